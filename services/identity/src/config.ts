@@ -1,0 +1,20 @@
+import { z } from "zod";
+import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+
+/** Env schema of the identity service (README "Configuration"). */
+export const identityEnvSchema = commonEnvSchema.extend({
+  /** Listen address of the gRPC server. */
+  IDENTITY_LISTEN_ADDR: grpcAddr("0.0.0.0:50051"),
+  IDENTITY_DATABASE_URL: optionalVar(),
+  /** Joins allowed per source (client IP) per UTC day (DESIGN.md §4, default 10). */
+  JOINS_PER_SOURCE_PER_DAY: intVar(10, 1),
+});
+
+/** Typed identity config. */
+export type IdentityConfig = z.infer<typeof identityEnvSchema> & { databaseUrl: string | undefined };
+
+/** Parses the identity service's config from `env`; throws listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): IdentityConfig {
+  const c = parseEnv(identityEnvSchema, env);
+  return { ...c, databaseUrl: c.IDENTITY_DATABASE_URL ?? c.DATABASE_URL };
+}

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { ApsError, unary, type Logger } from "@aps/platform";
+import type { identity } from "@aps/proto";
+import type { IdentityRepository, Seat } from "../store/repository.js";
+
+/** Validation of join input (DESIGN.md §4: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
+const joinInput = z.object({
+  name: z.string().min(1).max(64),
+  url: z.union([z.literal(""), z.url({ protocol: /^https?$/ }).max(2048)]),
+  source: z.string().min(1).max(256),
+});
+const seatInput = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
+
+function parse<T>(schema: z.ZodType<T>, v: unknown): T {
+  const r = schema.safeParse(v);
+  if (!r.success) throw new ApsError("invalid_request", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  return r.data;
+}
+
+/** gRPC handlers of aps.identity.v1.IdentityService, typed by the generated server interface. */
+export function identityHandlers(repo: IdentityRepository, log: Logger): identity.IdentityServiceServer {
+  return {
+    join: unary(log, async (req: identity.JoinRequest) => {
+      const { name, url, source } = parse(joinInput, req);
+      return repo.join(name, url, source);
+    }),
+    authenticate: unary(log, async (req: identity.AuthenticateRequest) => repo.authenticate(req.apiKey)),
+    getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
+    grantSeat: unary(log, async (req: identity.SeatRequest) => {
+      const { agentId, seat } = parse(seatInput, req);
+      return repo.grantSeat(agentId, seat as Seat);
+    }),
+    revokeSeat: unary(log, async (req: identity.SeatRequest) => {
+      const { agentId, seat } = parse(seatInput, req);
+      return repo.revokeSeat(agentId, seat as Seat);
+    }),
+  };
+}

@@ -1,0 +1,47 @@
+import { fileURLToPath } from "node:url";
+import { migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
+import { identity } from "@aps/proto";
+import { IdentityRepository } from "./store/repository.js";
+import { identityHandlers } from "./grpc/handlers.js";
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/** What `startIdentity` needs beyond the shared deps. */
+export interface IdentityOptions {
+  listenAddr: string;
+  joinsPerSourcePerDay: number;
+  clock?: Clock;
+}
+
+/** A running identity service. */
+export interface IdentityHandle {
+  port: number;
+  repo: IdentityRepository;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the identity service on `deps`: applies migrations, serves gRPC (+ health) on
+ * `opts.listenAddr`, and relays its outbox to the bus. `stop()` drains gRPC, the relay, then
+ * closes the database (the bus is the caller's).
+ */
+export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
+  await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], deps.log);
+  const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
+  const repo = new IdentityRepository(deps.db.pool, opts.clock ?? systemClock, opts.joinsPerSourcePerDay, () => relay.notify());
+  const grpc = await startGrpcServer(
+    opts.listenAddr,
+    [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation: identityHandlers(repo, deps.log) }],
+    deps.log,
+  );
+  relay.start();
+  return {
+    port: grpc.port,
+    repo,
+    stop: async () => {
+      await grpc.shutdown();
+      await relay.stop();
+      await deps.db.close();
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import type pg from "pg";
+import { ApsError, enqueueEvent, newId, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
+import { events, identity } from "@aps/proto";
+import { generateApiKey, hashKey, isWellFormedKey } from "../keys.js";
+
+/** A seat the platform owner grants (DESIGN.md §5). */
+export type Seat = "councillor" | "chief";
+
+interface AgentRow {
+  agent_id: string;
+  name: string;
+  url: string;
+  sagacity: string;
+  created_at: Date;
+  seats: string[] | null;
+}
+
+const AGENT_SELECT = `SELECT a.agent_id, a.name, a.url, a.sagacity, a.created_at,
+  (SELECT array_agg(s.seat ORDER BY s.seat DESC) FROM seats s WHERE s.agent_id = a.agent_id) AS seats
+  FROM agents a`;
+
+function toAgent(r: AgentRow): identity.Agent {
+  return {
+    agentId: r.agent_id,
+    name: r.name,
+    url: r.url,
+    sagacity: Number(r.sagacity),
+    seats: r.seats ?? [],
+    createdAt: r.created_at.toISOString(),
+  };
+}
+
+/**
+ * Identity storage on the service's own PostgreSQL schema (embedded PGlite or a real server,
+ * both through `pg`). All rule checks that need atomicity (join limit) happen in SQL.
+ */
+export class IdentityRepository {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: Clock,
+    private readonly joinsPerSourcePerDay: number,
+    /** Called after a transaction that enqueued events commits (wakes the outbox relay). */
+    private readonly eventsCommitted: () => void = () => undefined,
+  ) {}
+
+  /**
+   * Creates an agent and its first key, counting the join against `source` for today (UTC).
+   * Throws ApsError `rate_limited` (Retry-After = next UTC day) once the source's limit is
+   * reached; nothing is created then. Returns the agent and the plaintext key (never stored).
+   */
+  async join(name: string, url: string, source: string): Promise<{ agent: identity.Agent; apiKey: string }> {
+    const now = this.clock.now();
+    const out = await withTransaction(this.pool, async (tx) => {
+      const counted = await tx.query(
+        `INSERT INTO join_counters (source, day, n) VALUES ($1, $2, 1)
+         ON CONFLICT (source, day) DO UPDATE SET n = join_counters.n + 1 WHERE join_counters.n < $3
+         RETURNING n`,
+        [source, utcDay(now), this.joinsPerSourcePerDay],
+      );
+      if (counted.rowCount === 0) {
+        throw new ApsError("rate_limited", `at most ${this.joinsPerSourcePerDay} identities may join from one source per UTC day`, secondsToNextUtcDay(now));
+      }
+      const agentId = newId("ext_");
+      const apiKey = generateApiKey();
+      const ins = await tx.query<AgentRow>(
+        "INSERT INTO agents (agent_id, name, url, created_at) VALUES ($1, $2, $3, $4) RETURNING agent_id, name, url, sagacity, created_at, NULL::text[] AS seats",
+        [agentId, name, url, now],
+      );
+      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [hashKey(apiKey), agentId, now]);
+      const eventId = newId("");
+      await enqueueEvent(tx, {
+        subject: "identity.agent_joined",
+        eventId,
+        payload: events.AgentJoined.encode({ eventId, occurredAt: now.toISOString(), agentId, name }).finish(),
+      });
+      return { agent: toAgent(ins.rows[0]!), apiKey };
+    });
+    this.eventsCommitted();
+    return out;
+  }
+
+  /** The agent owning `apiKey`. Throws `unauthenticated` for malformed, unknown or revoked keys alike. */
+  async authenticate(apiKey: string): Promise<identity.Agent> {
+    if (!isWellFormedKey(apiKey)) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
+    const r = await this.pool.query<AgentRow>(
+      `${AGENT_SELECT} JOIN api_keys k ON k.agent_id = a.agent_id WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      [hashKey(apiKey)],
+    );
+    if (!r.rows[0]) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
+    return toAgent(r.rows[0]);
+  }
+
+  /** One agent; throws `not_found`. */
+  async get(agentId: string): Promise<identity.Agent> {
+    const r = await this.pool.query<AgentRow>(`${AGENT_SELECT} WHERE a.agent_id = $1`, [agentId]);
+    if (!r.rows[0]) throw new ApsError("not_found", `agent ${agentId} not found`);
+    return toAgent(r.rows[0]);
+  }
+
+  /** Grants `seat` (idempotent); `chief` implies `councillor` (DESIGN.md §5). Throws `not_found`. */
+  async grantSeat(agentId: string, seat: Seat): Promise<identity.Agent> {
+    await withTransaction(this.pool, async (tx) => {
+      await this.mustExist(tx, agentId);
+      const seats: Seat[] = seat === "chief" ? ["councillor", "chief"] : ["councillor"];
+      for (const s of seats) await tx.query("INSERT INTO seats (agent_id, seat) VALUES ($1, $2) ON CONFLICT DO NOTHING", [agentId, s]);
+    });
+    return this.get(agentId);
+  }
+
+  /** Revokes `seat` (idempotent); revoking `councillor` also revokes `chief`. Throws `not_found`. */
+  async revokeSeat(agentId: string, seat: Seat): Promise<identity.Agent> {
+    await withTransaction(this.pool, async (tx) => {
+      await this.mustExist(tx, agentId);
+      const seats: Seat[] = seat === "councillor" ? ["councillor", "chief"] : ["chief"];
+      await tx.query("DELETE FROM seats WHERE agent_id = $1 AND seat = ANY($2::text[])", [agentId, seats]);
+    });
+    return this.get(agentId);
+  }
+
+  private async mustExist(tx: Tx, agentId: string): Promise<void> {
+    const r = await tx.query("SELECT 1 FROM agents WHERE agent_id = $1 FOR UPDATE", [agentId]);
+    if (r.rowCount === 0) throw new ApsError("not_found", `agent ${agentId} not found`);
+  }
+}

@@ -1,0 +1,167 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  StorageType,
+  connect,
+  headers as natsHeaders,
+  nanos,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+} from "nats";
+import type { BusEvent, ConsumerSpec, EventBus, Subscription } from "./types.js";
+import type { Logger } from "../log.js";
+
+/** Where and how to reach JetStream. */
+export interface JetStreamOptions {
+  /** Comma-separated NATS URLs (`NATS_URL`). */
+  servers: string;
+  /** Stream holding every APS event (default `APS`). */
+  stream?: string;
+  /** Subject prefix (default `aps`); the stream captures `<prefix>.>`. */
+  prefix?: string;
+  /** Name shown in the NATS server's connection list. */
+  connectionName: string;
+  /** Redelivery delay after a failed handler, ms (default 1 000). */
+  nakDelayMs?: number;
+  log: Logger;
+}
+
+/**
+ * EventBus on NATS JetStream (DESIGN.md §6): a file-backed stream `<stream>` capturing
+ * `<prefix>.>` with a 2-minute duplicate window; publishes carry `Nats-Msg-Id = eventId`;
+ * consumers are durable pull consumers with explicit ack, redelivery by NAK with delay, and a
+ * dead-letter subject `<prefix>.dlq.<durable>` after `maxDeliver` failed deliveries. The client
+ * reconnects forever, so a NATS restart only delays delivery.
+ */
+export class JetStreamBus implements EventBus {
+  readonly prefix: string;
+  private readonly stream: string;
+  private readonly subs = new Set<Subscription>();
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly opts: JetStreamOptions,
+  ) {
+    this.prefix = opts.prefix ?? "aps";
+    this.stream = opts.stream ?? "APS";
+  }
+
+  /** Connects and creates (or updates) the stream. Throws when NATS cannot be reached. */
+  static async connect(opts: JetStreamOptions): Promise<JetStreamBus> {
+    const nc = await connect({
+      servers: opts.servers.split(",").map((s) => s.trim()),
+      name: opts.connectionName,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+    const jsm = await nc.jetstreamManager();
+    const bus = new JetStreamBus(nc, nc.jetstream(), jsm, opts);
+    await bus.ensureStream();
+    return bus;
+  }
+
+  private async ensureStream(): Promise<void> {
+    const subjects = [`${this.prefix}.>`];
+    try {
+      await this.jsm.streams.info(this.stream);
+    } catch {
+      try {
+        await this.jsm.streams.add({ name: this.stream, subjects, storage: StorageType.File, duplicate_window: nanos(120_000) });
+      } catch (err) {
+        // Another process may have created it in between.
+        await this.jsm.streams.info(this.stream).catch(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  async publish(event: BusEvent): Promise<void> {
+    const h = natsHeaders();
+    for (const [k, v] of Object.entries(event.headers)) h.set(k, v);
+    await this.js.publish(event.subject, event.payload, { msgID: event.eventId, headers: h, timeout: 5_000 });
+  }
+
+  async consume(spec: ConsumerSpec): Promise<Subscription> {
+    const parts = await Promise.all(
+      spec.subjects.map((subject) => this.consumeOne(spec, subject, spec.subjects.length === 1 ? spec.durable : `${spec.durable}__${subject.replace(/[.*>]/g, "_")}`)),
+    );
+    const sub: Subscription = {
+      stop: async () => {
+        this.subs.delete(sub);
+        await Promise.all(parts.map((p) => p.stop()));
+      },
+    };
+    this.subs.add(sub);
+    return sub;
+  }
+
+  private async consumeOne(spec: ConsumerSpec, subject: string, durable: string): Promise<Subscription> {
+    const config = {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: subject,
+      ack_wait: nanos(30_000),
+    };
+    try {
+      await this.jsm.consumers.add(this.stream, config);
+    } catch {
+      await this.jsm.consumers.update(this.stream, durable, { ack_wait: config.ack_wait });
+    }
+    const consumer = await this.js.consumers.get(this.stream, durable);
+    const messages: ConsumerMessages = await consumer.consume({ max_messages: 64 });
+    const loop = (async () => {
+      for await (const m of messages) await this.handle(spec, m);
+    })().catch((err: unknown) => this.opts.log.error({ err: String(err), durable }, "consumer loop ended"));
+    return {
+      stop: async () => {
+        await messages.close();
+        await loop;
+      },
+    };
+  }
+
+  private async handle(spec: ConsumerSpec, m: JsMsg): Promise<void> {
+    const headers: Record<string, string> = {};
+    if (m.headers) for (const [k, v] of m.headers) if (v[0] !== undefined) headers[k.toLowerCase()] = v[0];
+    const event: BusEvent = { subject: m.subject, eventId: headers["nats-msg-id"] ?? "", payload: m.data, headers };
+    const deliveryCount = m.info.redeliveryCount;
+    try {
+      await spec.handler(event, { deliveryCount });
+      m.ack();
+    } catch (err) {
+      const max = spec.maxDeliver ?? 5;
+      this.opts.log.warn({ err: String(err), durable: spec.durable, subject: m.subject, deliveryCount }, "event handler failed");
+      if (deliveryCount >= max) {
+        const h = natsHeaders();
+        for (const [k, v] of Object.entries(headers)) if (k !== "nats-msg-id") h.set(k, v);
+        h.set("aps-original-subject", m.subject);
+        try {
+          await this.js.publish(`${this.prefix}.dlq.${spec.durable}`, m.data, { headers: h });
+          m.term();
+          this.opts.log.error({ durable: spec.durable, subject: m.subject }, "event dead-lettered");
+        } catch {
+          m.nak(this.opts.nakDelayMs ?? 1_000);
+        }
+      } else {
+        m.nak(this.opts.nakDelayMs ?? 1_000);
+      }
+    }
+  }
+
+  /** Deletes this bus's stream (tests use a stream of their own). */
+  async deleteStream(): Promise<void> {
+    await this.jsm.streams.delete(this.stream).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.subs].map((s) => s.stop()));
+    await this.nc.drain().catch(() => undefined);
+  }
+}

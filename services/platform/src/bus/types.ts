@@ -1,0 +1,63 @@
+/**
+ * The event bus seam (DESIGN.md §6): NATS JetStream in the distributed mode, an in-process bus
+ * with the same at-least-once + dedupe semantics in the all-in-one default.
+ */
+
+/** One domain event as it travels on the bus. */
+export interface BusEvent {
+  /** Full subject, e.g. `aps.forum.vote_cast`. */
+  subject: string;
+  /** ULID; published as `Nats-Msg-Id` so the bus drops duplicates within its window. */
+  eventId: string;
+  /** Protobuf-encoded payload (messages of proto/aps/events). */
+  payload: Uint8Array;
+  /** Extra headers: `traceparent`/`tracestate` (W3C trace context), `aps-event-type`. */
+  headers: Record<string, string>;
+}
+
+/** A handler; throwing (or rejecting) means "not processed": the event is delivered again. */
+export type EventHandler = (event: BusEvent, meta: { deliveryCount: number }) => Promise<void>;
+
+/** A durable consumer: survives restarts (JetStream) and gets every matching event at least once. */
+export interface ConsumerSpec {
+  /** Durable consumer name, unique per consuming service and purpose, e.g. `identity-sagacity`. */
+  durable: string;
+  /** Subject filters relative to nothing (full subjects, NATS wildcards `*` and `>` allowed). */
+  subjects: string[];
+  handler: EventHandler;
+  /** Deliveries before the event goes to the dead-letter subject (default 5). */
+  maxDeliver?: number;
+}
+
+/** A running consumer. */
+export interface Subscription {
+  stop(): Promise<void>;
+}
+
+/** Publish/consume over one stream of domain events. */
+export interface EventBus {
+  /** Subject prefix of this deployment (default `aps`); subjects are `<prefix>.<service>.<event>`. */
+  readonly prefix: string;
+  /**
+   * Publishes one event. Resolves once the bus has durably accepted it (JetStream PubAck; for the
+   * in-process bus: once every consumer has handled or dead-lettered it). Rejects otherwise —
+   * the outbox relay then keeps the row and tries again.
+   */
+  publish(event: BusEvent): Promise<void>;
+  /** Starts a durable consumer. */
+  consume(spec: ConsumerSpec): Promise<Subscription>;
+  /** Stops consumers and closes the connection. */
+  close(): Promise<void>;
+}
+
+/** True when `subject` matches the NATS filter `filter` (`*` = one token, `>` = the rest). */
+export function subjectMatches(filter: string, subject: string): boolean {
+  const f = filter.split(".");
+  const s = subject.split(".");
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === ">") return s.length > i;
+    if (i >= s.length) return false;
+    if (f[i] !== "*" && f[i] !== s[i]) return false;
+  }
+  return f.length === s.length;
+}

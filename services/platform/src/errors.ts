@@ -1,0 +1,102 @@
+import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
+
+/**
+ * Stable error codes of the public contract (DESIGN.md §4). The gateway maps each to an HTTP
+ * status and an RFC 9457 problem document; services raise them as gRPC status codes.
+ */
+export type ErrorCode =
+  | "invalid_request"
+  | "unauthenticated"
+  | "forbidden"
+  | "not_found"
+  | "invalid_state"
+  | "idempotency_in_progress"
+  | "idempotency_mismatch"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "rate_limited"
+  | "quota_exceeded"
+  | "translation_not_cached"
+  | "upstream_unavailable"
+  | "internal";
+
+/** HTTP status for each stable code (DESIGN.md §4). */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  invalid_state: 409,
+  idempotency_in_progress: 409,
+  idempotency_mismatch: 422,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  quota_exceeded: 429,
+  translation_not_cached: 404,
+  upstream_unavailable: 503,
+  internal: 500,
+};
+
+const GRPC_FOR: Record<ErrorCode, GrpcStatus> = {
+  invalid_request: GrpcStatus.INVALID_ARGUMENT,
+  unauthenticated: GrpcStatus.UNAUTHENTICATED,
+  forbidden: GrpcStatus.PERMISSION_DENIED,
+  not_found: GrpcStatus.NOT_FOUND,
+  invalid_state: GrpcStatus.FAILED_PRECONDITION,
+  idempotency_in_progress: GrpcStatus.ABORTED,
+  idempotency_mismatch: GrpcStatus.INVALID_ARGUMENT,
+  payload_too_large: GrpcStatus.INVALID_ARGUMENT,
+  unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
+  rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
+  quota_exceeded: GrpcStatus.RESOURCE_EXHAUSTED,
+  translation_not_cached: GrpcStatus.NOT_FOUND,
+  upstream_unavailable: GrpcStatus.UNAVAILABLE,
+  internal: GrpcStatus.INTERNAL,
+};
+
+/** Metadata keys that carry the stable code and retry hint across a gRPC hop. */
+export const CODE_METADATA_KEY = "aps-code";
+export const RETRY_AFTER_METADATA_KEY = "aps-retry-after-s";
+
+/**
+ * A failure with a stable public code. `retryAfterSeconds` feeds the HTTP `Retry-After` header
+ * on 429/503. The message is safe to show to callers (it never carries secrets or stack traces).
+ */
+export class ApsError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = "ApsError";
+  }
+}
+
+/** Converts an ApsError (or anything else, as `internal`) into a grpc-js ServiceError. */
+export function toServiceError(err: unknown): Partial<ServiceError> {
+  const e = err instanceof ApsError ? err : new ApsError("internal", "internal error");
+  const metadata = new Metadata();
+  metadata.set(CODE_METADATA_KEY, e.code);
+  if (e.retryAfterSeconds !== undefined) metadata.set(RETRY_AFTER_METADATA_KEY, String(e.retryAfterSeconds));
+  return { code: GRPC_FOR[e.code], details: e.message, metadata };
+}
+
+/**
+ * Converts an error thrown by a grpc-js client call back into an ApsError. Connection-level
+ * failures (UNAVAILABLE, DEADLINE_EXCEEDED without an APS code) become `upstream_unavailable`.
+ */
+export function fromServiceError(err: unknown): ApsError {
+  if (err instanceof ApsError) return err;
+  const se = err as Partial<ServiceError>;
+  const md = se.metadata?.get(CODE_METADATA_KEY)[0];
+  const retry = se.metadata?.get(RETRY_AFTER_METADATA_KEY)[0];
+  if (typeof md === "string" && md in HTTP_STATUS) {
+    return new ApsError(md as ErrorCode, se.details ?? md, retry ? Number(retry) : undefined);
+  }
+  if (se.code === GrpcStatus.UNAVAILABLE || se.code === GrpcStatus.DEADLINE_EXCEEDED || se.code === GrpcStatus.CANCELLED) {
+    return new ApsError("upstream_unavailable", "a backing service is unavailable; retry later", 1);
+  }
+  return new ApsError("internal", "internal error");
+}

@@ -1,0 +1,75 @@
+import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation, type handleUnaryCall, type ServerUnaryCall } from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
+import { ApsError, toServiceError } from "../errors.js";
+import type { Logger } from "../log.js";
+
+/** One gRPC service to serve: its generated definition, implementation and full name for health. */
+export interface ServedService {
+  /** Fully qualified name, e.g. `aps.forum.v1.ForumService` (the health-check service key). */
+  name: string;
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
+/** A started gRPC server. */
+export interface RunningGrpcServer {
+  /** Bound port (useful when asked for port 0). */
+  port: number;
+  /** The health service; set NOT_SERVING before draining. */
+  health: HealthImplementation;
+  /** Marks NOT_SERVING, lets in-flight calls finish (up to `graceMs`, default 10 000 ms), then stops. */
+  shutdown(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts a gRPC server on `addr` (`host:port`, port 0 = any) serving `services` plus the standard
+ * gRPC health-checking protocol (`grpc.health.v1.Health`), all SERVING. Insecure transport:
+ * service-to-service traffic stays inside the cluster network (mTLS belongs to the mesh).
+ */
+export async function startGrpcServer(addr: string, services: ServedService[], log: Logger): Promise<RunningGrpcServer> {
+  const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024 });
+  const statuses: Record<string, "SERVING"> = { "": "SERVING" };
+  for (const s of services) {
+    server.addService(s.definition, s.implementation);
+    statuses[s.name] = "SERVING";
+  }
+  const health = new HealthImplementation(statuses);
+  health.addToServer(server);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(addr, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  log.info({ addr, port }, "gRPC server listening");
+  return {
+    port,
+    health,
+    shutdown: async (graceMs = 10_000) => {
+      for (const name of Object.keys(statuses)) health.setStatus(name, "NOT_SERVING");
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+/**
+ * Adapts an async handler to grpc-js's callback style. An ApsError becomes its gRPC status with
+ * the stable code in metadata; anything else is logged and answered as INTERNAL without detail.
+ */
+export function unary<Req, Res>(log: Logger, fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>): handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    fn(call.request, call).then(
+      (res) => callback(null, res),
+      (err: unknown) => {
+        if (!(err instanceof ApsError)) log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), method: call.getPath() }, "unhandled error in gRPC handler");
+        callback(toServiceError(err) as never);
+      },
+    );
+  };
+}

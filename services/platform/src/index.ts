@@ -1,0 +1,21 @@
+/**
+ * @aps/platform — the small shared plumbing of every APS service: config parsing, logging,
+ * identifiers, clock, errors, PostgreSQL access and migrations, the event bus (JetStream and
+ * in-process), the transactional outbox, and gRPC server/client helpers (DESIGN.md §2).
+ */
+export * from "./config.js";
+export * from "./log.js";
+export * from "./ids.js";
+export * from "./clock.js";
+export * from "./errors.js";
+export * from "./db/database.js";
+export * from "./db/migrate.js";
+export * from "./db/paths.js";
+export * from "./bus/types.js";
+export * from "./bus/memory.js";
+export * from "./bus/jetstream.js";
+export * from "./bus/outbox.js";
+export * from "./bus/consumer.js";
+export * from "./grpc/server.js";
+export * from "./grpc/client.js";
+export * from "./runtime.js";

@@ -1,0 +1,83 @@
+import { join } from "node:path";
+import { z } from "zod";
+import { openDatabase, type Database } from "./db/database.js";
+import { JetStreamBus } from "./bus/jetstream.js";
+import { InProcessBus } from "./bus/memory.js";
+import type { EventBus } from "./bus/types.js";
+import { createLogger, type Logger } from "./log.js";
+import { optionalVar } from "./config.js";
+
+/**
+ * Env vars every service shares (DESIGN.md §3). A service-specific database URL
+ * (`<SERVICE>_DATABASE_URL`) wins over `DATABASE_URL`; without either the service uses an
+ * embedded PGlite folder under `APS_DATA_DIR`. Without `NATS_URL` it needs an in-process bus
+ * handed over by the all-in-one launcher.
+ */
+export const commonEnvSchema = z.object({
+  DATABASE_URL: optionalVar(),
+  APS_DATA_DIR: z.string().default("./data"),
+  NATS_URL: optionalVar(),
+  NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("APS"),
+  APS_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_]+(\.[a-z0-9_]+)*$/).default("aps"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+/** The parsed shared part of a service's config. */
+export type CommonConfig = z.infer<typeof commonEnvSchema>;
+
+/** Infrastructure handed to a service's `start` function: the same code path in both run modes. */
+export interface ServiceDeps {
+  db: Database;
+  bus: EventBus;
+  log: Logger;
+}
+
+/**
+ * Opens the database and the bus for `service` from its config. `sharedBus` (all-in-one mode)
+ * is used when there is no `NATS_URL`. Throws when neither is available.
+ */
+export async function openServiceDeps(
+  service: string,
+  cfg: CommonConfig & { databaseUrl?: string | undefined },
+  sharedBus?: EventBus,
+  log: Logger = createLogger(service, cfg.LOG_LEVEL),
+): Promise<ServiceDeps> {
+  const db = await openDatabase({
+    url: cfg.databaseUrl ?? cfg.DATABASE_URL,
+    embeddedDir: join(cfg.APS_DATA_DIR, service),
+    schema: service,
+    log,
+  });
+  let bus: EventBus;
+  if (cfg.NATS_URL) {
+    bus = await JetStreamBus.connect({ servers: cfg.NATS_URL, stream: cfg.NATS_STREAM, prefix: cfg.APS_SUBJECT_PREFIX, connectionName: `aps-${service}`, log });
+  } else if (sharedBus) {
+    bus = sharedBus;
+  } else {
+    log.warn("NATS_URL is unset: using an in-process bus (events reach consumers in this process only)");
+    bus = new InProcessBus(log, cfg.APS_SUBJECT_PREFIX);
+  }
+  return { db, bus, log };
+}
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT (graceful shutdown: drain, then exit 0). A second
+ * signal exits at once.
+ */
+export function onShutdown(log: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err: String(err) }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => handler("SIGTERM"));
+  process.on("SIGINT", () => handler("SIGINT"));
+}
