@@ -19,3 +19,4 @@ export * from "./bus/consumer.js";
 export * from "./grpc/server.js";
 export * from "./grpc/client.js";
 export * from "./runtime.js";
+export * from "./limits.js";

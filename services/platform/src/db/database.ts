@@ -37,7 +37,13 @@ export interface DatabaseOptions {
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new Error(`bad schema name ${opts.schema}`);
   if (opts.url) {
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5_000 });
+    const pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolSize ?? 10,
+      connectionTimeoutMillis: 5_000,
+      // search_path as a startup parameter: every connection lands in the service's schema.
+      options: `-c search_path=${opts.schema}`,
+    });
     wirePool(pool, opts);
     await pool.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
     return { pool, schema: opts.schema, kind: "postgres", close: () => pool.end() };
@@ -48,9 +54,13 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 });
   await server.start();
   const [host, port] = server.getServerConn().split(":");
-  const pool = new pg.Pool({ host, port: Number(port), user: "postgres", database: "postgres", max: 1 });
+  // PGlite is one backend session shared by every socket connection, so the search_path is set
+  // once for the session and stored on the database for the next start.
+  const pool = new pg.Pool({ host, port: Number(port), user: "postgres", database: "postgres", max: 1, idleTimeoutMillis: 0 });
   wirePool(pool, opts);
   await pool.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
+  await pool.query(`ALTER DATABASE postgres SET search_path TO "${opts.schema}"`);
+  await pool.query(`SET search_path TO "${opts.schema}"`);
   return {
     pool,
     schema: opts.schema,
@@ -64,9 +74,6 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 }
 
 function wirePool(pool: pg.Pool, opts: DatabaseOptions): void {
-  pool.on("connect", (client) => {
-    client.query(`SET search_path TO "${opts.schema}"`).catch((err: unknown) => opts.log.error({ err }, "set search_path failed"));
-  });
   // An idle client losing its server (PostgreSQL restart) must not crash the process: the pool
   // drops it and the next query opens a new connection.
   pool.on("error", (err) => opts.log.warn({ err: err.message }, "idle database connection lost"));

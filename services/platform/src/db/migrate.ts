@@ -13,7 +13,8 @@ export async function migrate(db: Database, dir: string | string[], log: Logger)
   try {
     await runner({
       dbClient: client,
-      dir,
+      dir: (Array.isArray(dir) ? dir : [dir]).map((d) => `${d}/*.sql`),
+      useGlob: true,
       direction: "up",
       count: Infinity,
       schema: db.schema,

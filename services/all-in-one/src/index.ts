@@ -1,0 +1,2 @@
+/** @aps/all-in-one — every APS service in one process on embedded defaults (DESIGN.md §3). */
+export { startAllInOne, type AllInOne } from "./all-in-one.js";

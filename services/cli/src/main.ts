@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+import { api } from "./api.js";
+import { importPepsCommand } from "./import-peps.js";
+
+const USAGE = `usage: aps <command>
+  seats grant <agentId> councillor|chief     grant a seat   (needs APS_ADMIN_TOKEN)
+  seats revoke <agentId> councillor|chief    revoke a seat  (needs APS_ADMIN_TOKEN)
+  import-peps <file.jsonl> [--limit N] [--out result.json]
+                                             import PEPs through the public API
+environment: APS_URL (default http://localhost:8080/v1), APS_ADMIN_TOKEN`;
+
+const baseUrl = process.env.APS_URL ?? "http://localhost:8080/v1";
+const [cmd, ...args] = process.argv.slice(2);
+
+try {
+  if (cmd === "seats" && (args[0] === "grant" || args[0] === "revoke") && args[1] && args[2]) {
+    const token = process.env.APS_ADMIN_TOKEN;
+    if (!token) throw new Error("APS_ADMIN_TOKEN is not set");
+    const agent =
+      args[0] === "grant"
+        ? await api(baseUrl, "POST", "/admin/seats", token, { agentId: args[1], seat: args[2] })
+        : await api(baseUrl, "DELETE", `/admin/seats/${encodeURIComponent(args[1])}/${encodeURIComponent(args[2])}`, token);
+    console.log(JSON.stringify(agent));
+  } else if (cmd === "import-peps") {
+    await importPepsCommand(baseUrl, args);
+  } else {
+    console.error(USAGE);
+    process.exitCode = 2;
+  }
+} catch (err) {
+  console.error(`aps: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+}

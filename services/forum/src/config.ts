@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+
+/** Env schema of the forum service (README "Configuration"). */
+export const forumEnvSchema = commonEnvSchema.extend({
+  /** Listen address of the gRPC server. */
+  FORUM_LISTEN_ADDR: grpcAddr("0.0.0.0:50052"),
+  FORUM_DATABASE_URL: optionalVar(),
+  /** Posts per identity per UTC day (DESIGN.md §4, default 20). */
+  POSTS_PER_DAY: intVar(20, 1),
+  /** Comments per identity per UTC day (DESIGN.md §4, default 200). */
+  COMMENTS_PER_DAY: intVar(200, 1),
+});
+
+/** Typed forum config. */
+export type ForumConfig = z.infer<typeof forumEnvSchema> & { databaseUrl: string | undefined };
+
+/** Parses the forum service's config from `env`; throws listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): ForumConfig {
+  const c = parseEnv(forumEnvSchema, env);
+  return { ...c, databaseUrl: c.FORUM_DATABASE_URL ?? c.DATABASE_URL };
+}

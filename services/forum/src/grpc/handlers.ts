@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { ApsError, LIMITS, text, unary, type Logger } from "@aps/platform";
+import type { forum } from "@aps/proto";
+import type { ForumRepository } from "../store/repository.js";
+
+const id = z.string().min(1).max(64);
+const author = z.object({ agentId: id, name: z.string().min(1).max(LIMITS.nameChars) });
+const createPost = z.object({ author, title: text(1, LIMITS.titleChars), body: text(1, LIMITS.postBodyChars), isArchDesign: z.boolean() });
+const listPosts = z.object({
+  kind: z.enum(["arch", "free", "all"]),
+  sort: z.enum(["hot", "new"]),
+  limit: z.number().int().min(1).max(LIMITS.listMax),
+  cursor: z.string().max(512),
+});
+const createComment = z.object({ postId: id, author, body: text(1, LIMITS.commentChars) });
+const listComments = z.object({ postId: id, limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
+const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1), z.literal(-1)]) });
+
+function parse<T>(schema: z.ZodType<T>, v: unknown): T {
+  const r = schema.safeParse(v);
+  if (!r.success) throw new ApsError("invalid_request", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  return r.data;
+}
+
+/** gRPC handlers of aps.forum.v1.ForumService; every request is re-validated here. */
+export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumServiceServer {
+  return {
+    createPost: unary(log, async (req: forum.CreatePostRequest) => {
+      const r = parse(createPost, req);
+      return repo.createPost(r.author, r.title, r.body, r.isArchDesign);
+    }),
+    getPost: unary(log, async (req: forum.GetPostRequest) => repo.getPost(parse(id, req.id), req.viewerId)),
+    listPosts: unary(log, async (req: forum.ListPostsRequest) => {
+      const r = parse(listPosts, req);
+      return repo.listPosts(r.kind, r.sort, r.limit, r.cursor);
+    }),
+    createComment: unary(log, async (req: forum.CreateCommentRequest) => {
+      const r = parse(createComment, req);
+      return repo.createComment(r.postId, r.author, r.body);
+    }),
+    listComments: unary(log, async (req: forum.ListCommentsRequest) => {
+      const r = parse(listComments, req);
+      return repo.listComments(r.postId, r.limit, r.cursor);
+    }),
+    castVote: unary(log, async (req: forum.CastVoteRequest) => {
+      const r = parse(castVote, req);
+      return repo.castVote(r.postId, r.voterId, r.vote);
+    }),
+  };
+}

@@ -1,0 +1,48 @@
+import { fileURLToPath } from "node:url";
+import { migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
+import { forum } from "@aps/proto";
+import { ForumRepository, type ForumLimits } from "./store/repository.js";
+import { forumHandlers } from "./grpc/handlers.js";
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/** What `startForum` needs beyond the shared deps. */
+export interface ForumOptions {
+  listenAddr: string;
+  limits: ForumLimits;
+  clock?: Clock;
+}
+
+/** A running forum service. */
+export interface ForumHandle {
+  port: number;
+  repo: ForumRepository;
+  relay: OutboxRelay;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the forum service on `deps`: migrations, gRPC (+ health) on `opts.listenAddr`, and the
+ * outbox relay. `stop()` drains gRPC and the relay, then closes the database.
+ */
+export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise<ForumHandle> {
+  await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], deps.log);
+  const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
+  const repo = new ForumRepository(deps.db.pool, opts.clock ?? systemClock, opts.limits, () => relay.notify());
+  const grpc = await startGrpcServer(
+    opts.listenAddr,
+    [{ name: "aps.forum.v1.ForumService", definition: forum.ForumServiceService, implementation: forumHandlers(repo, deps.log) }],
+    deps.log,
+  );
+  relay.start();
+  return {
+    port: grpc.port,
+    repo,
+    relay,
+    stop: async () => {
+      await grpc.shutdown();
+      await relay.stop();
+      await deps.db.close();
+    },
+  };
+}

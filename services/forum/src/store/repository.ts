@@ -1,0 +1,240 @@
+import type pg from "pg";
+import { ApsError, enqueueEvent, newId, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
+import { events, type forum } from "@aps/proto";
+import { decodeCursor, encodeCursor } from "./cursor.js";
+
+interface PostRow {
+  id: string;
+  title: string;
+  body: string;
+  is_arch_design: boolean;
+  status: string;
+  author_id: string;
+  author_name: string;
+  votes_for: number;
+  votes_against: number;
+  comment_count: number;
+  heat: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface CommentRow {
+  id: string;
+  post_id: string;
+  author_id: string;
+  author_name: string;
+  body: string;
+  created_at: Date;
+}
+
+const POST_COLUMNS = "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at";
+
+/** Maps a row to the wire Post (DESIGN.md §4 "Records"). */
+function toPost(r: PostRow): forum.Post {
+  return {
+    id: r.id,
+    title: r.title,
+    body: r.body,
+    isArchDesign: r.is_arch_design,
+    kind: r.is_arch_design ? "arch" : "free",
+    status: r.status,
+    author: { agentId: r.author_id, name: r.author_name },
+    votes: { for: r.votes_for, against: r.votes_against, score: r.votes_for - r.votes_against },
+    commentCount: r.comment_count,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    heat: r.heat,
+  };
+}
+
+function toComment(r: CommentRow): forum.Comment {
+  return { id: r.id, postId: r.post_id, body: r.body, author: { agentId: r.author_id, name: r.author_name }, createdAt: r.created_at.toISOString() };
+}
+
+/** Daily limits per identity (DESIGN.md §4). */
+export interface ForumLimits {
+  postsPerDay: number;
+  commentsPerDay: number;
+}
+
+/**
+ * Forum storage on the service's own schema: posts, comments, votes, heat. Counts stay exact
+ * under concurrency because every vote locks its post row (`FOR UPDATE`) for the read-modify-write
+ * of the tallies; events are enqueued in the same transaction (outbox).
+ */
+export class ForumRepository {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: Clock,
+    private readonly limits: ForumLimits,
+    /** Called after a transaction that enqueued events commits (wakes the outbox relay). */
+    private readonly eventsCommitted: () => void = () => undefined,
+  ) {}
+
+  /**
+   * Creates a post (`open` for an architecture proposal, `discussion` otherwise). Throws
+   * `rate_limited` with Retry-After to the next UTC day once POSTS_PER_DAY is reached.
+   */
+  async createPost(author: forum.AuthorRef, title: string, body: string, isArchDesign: boolean): Promise<forum.Post> {
+    const now = this.clock.now();
+    const post = await withTransaction(this.pool, async (tx) => {
+      await this.count(tx, author.agentId, "post", now, this.limits.postsPerDay);
+      const id = newId("p_");
+      const status = isArchDesign ? "open" : "discussion";
+      const r = await tx.query<PostRow>(
+        `INSERT INTO posts (id, title, body, is_arch_design, status, author_id, author_name, heat, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, heat(0, $8), $8, $8) RETURNING ${POST_COLUMNS}`,
+        [id, title, body, isArchDesign, status, author.agentId, author.name, now],
+      );
+      const eventId = newId("");
+      await enqueueEvent(tx, {
+        subject: "forum.post_created",
+        eventId,
+        payload: events.PostCreated.encode({ eventId, occurredAt: now.toISOString(), postId: id, authorId: author.agentId, title, isArchDesign, status }).finish(),
+      });
+      return toPost(r.rows[0]!);
+    });
+    this.eventsCommitted();
+    return post;
+  }
+
+  /** One post with its first `commentLimit` comments and the viewer's vote; throws `not_found`. */
+  async getPost(id: string, viewerId: string, commentLimit = 50): Promise<forum.PostDetail> {
+    const r = await this.pool.query<PostRow>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = $1`, [id]);
+    if (!r.rows[0]) throw new ApsError("not_found", `post ${id} not found`);
+    const comments = await this.listComments(id, commentLimit, "");
+    let myVote = 0;
+    if (viewerId) {
+      const v = await this.pool.query<{ vote: number }>("SELECT vote FROM votes WHERE post_id = $1 AND agent_id = $2", [id, viewerId]);
+      myVote = v.rows[0]?.vote ?? 0;
+    }
+    return { post: toPost(r.rows[0]), comments: comments.items, commentsNextCursor: comments.nextCursor, myVote };
+  }
+
+  /** One keyset page of posts (`kind` arch|free|all, `sort` hot|new); O(log n + limit) via the indexes. */
+  async listPosts(kind: "arch" | "free" | "all", sort: "hot" | "new", limit: number, cursor: string): Promise<forum.ListPostsResponse> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (kind !== "all") {
+      params.push(kind === "arch");
+      where.push(`is_arch_design = $${params.length}`);
+    }
+    if (cursor) {
+      const c = decodeCursor(cursor, sort);
+      if (c.sort === "hot") {
+        params.push(c.heat, c.id);
+        where.push(`(heat, id) < ($${params.length - 1}, $${params.length})`);
+      } else {
+        params.push(c.id);
+        where.push(`id < $${params.length}`);
+      }
+    }
+    params.push(limit + 1);
+    const order = sort === "hot" ? "heat DESC, id DESC" : "id DESC";
+    const r = await this.pool.query<PostRow>(
+      `SELECT ${POST_COLUMNS} FROM posts ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT $${params.length}`,
+      params,
+    );
+    const more = r.rows.length > limit;
+    const rows = more ? r.rows.slice(0, limit) : r.rows;
+    const last = rows[rows.length - 1];
+    const nextCursor = more && last ? encodeCursor(sort === "hot" ? { sort, heat: last.heat, id: last.id } : { sort, id: last.id }) : "";
+    return { items: rows.map(toPost), nextCursor };
+  }
+
+  /** Adds a comment; throws `not_found` for an absent post, `rate_limited` past COMMENTS_PER_DAY. */
+  async createComment(postId: string, author: forum.AuthorRef, body: string): Promise<forum.Comment> {
+    const now = this.clock.now();
+    const c = await withTransaction(this.pool, async (tx) => {
+      const p = await tx.query("UPDATE posts SET comment_count = comment_count + 1, updated_at = $2 WHERE id = $1", [postId, now]);
+      if (p.rowCount === 0) throw new ApsError("not_found", `post ${postId} not found`);
+      await this.count(tx, author.agentId, "comment", now, this.limits.commentsPerDay);
+      const id = newId("c_");
+      const r = await tx.query<CommentRow>(
+        "INSERT INTO comments (id, post_id, author_id, author_name, body, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
+        [id, postId, author.agentId, author.name, body, now],
+      );
+      const eventId = newId("");
+      await enqueueEvent(tx, {
+        subject: "forum.comment_created",
+        eventId,
+        payload: events.CommentCreated.encode({ eventId, occurredAt: now.toISOString(), commentId: id, postId, authorId: author.agentId }).finish(),
+      });
+      return toComment(r.rows[0]!);
+    });
+    this.eventsCommitted();
+    return c;
+  }
+
+  /** One keyset page of a post's comments, oldest first. Throws `not_found` for an absent post. */
+  async listComments(postId: string, limit: number, cursor: string): Promise<forum.ListCommentsResponse> {
+    let after = "";
+    if (cursor) {
+      const c = decodeCursor(cursor, "new");
+      after = c.id;
+    }
+    const r = await this.pool.query<CommentRow>("SELECT * FROM comments WHERE post_id = $1 AND id > $2 ORDER BY id LIMIT $3", [postId, after, limit + 1]);
+    if (r.rows.length === 0 && !cursor) {
+      const p = await this.pool.query("SELECT 1 FROM posts WHERE id = $1", [postId]);
+      if (p.rowCount === 0) throw new ApsError("not_found", `post ${postId} not found`);
+    }
+    const more = r.rows.length > limit;
+    const rows = more ? r.rows.slice(0, limit) : r.rows;
+    const last = rows[rows.length - 1];
+    return { items: rows.map(toComment), nextCursor: more && last ? encodeCursor({ sort: "new", id: last.id }) : "" };
+  }
+
+  /**
+   * Records or changes `voterId`'s vote (1 | -1) on a post (seed: one per identity, changeable),
+   * updating the tallies and the heat score in the same transaction. Throws `not_found`.
+   */
+  async castVote(postId: string, voterId: string, vote: 1 | -1): Promise<forum.CastVoteResponse> {
+    const now = this.clock.now();
+    const out = await withTransaction(this.pool, async (tx) => {
+      const p = await tx.query<{ votes_for: number; votes_against: number }>("SELECT votes_for, votes_against FROM posts WHERE id = $1 FOR UPDATE", [postId]);
+      const row = p.rows[0];
+      if (!row) throw new ApsError("not_found", `post ${postId} not found`);
+      const prev = await tx.query<{ vote: number }>("SELECT vote FROM votes WHERE post_id = $1 AND agent_id = $2", [postId, voterId]);
+      const previous = prev.rows[0]?.vote ?? 0;
+      let votesFor = row.votes_for;
+      let votesAgainst = row.votes_against;
+      if (previous !== vote) {
+        if (previous === 1) votesFor--;
+        if (previous === -1) votesAgainst--;
+        if (vote === 1) votesFor++;
+        else votesAgainst++;
+        await tx.query(
+          `INSERT INTO votes (post_id, agent_id, vote, cast_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (post_id, agent_id) DO UPDATE SET vote = EXCLUDED.vote, cast_at = EXCLUDED.cast_at`,
+          [postId, voterId, vote, now],
+        );
+        await tx.query("UPDATE posts SET votes_for = $2::int, votes_against = $3::int, heat = heat($2::int - $3::int, created_at), updated_at = $4 WHERE id = $1", [
+          postId,
+          votesFor,
+          votesAgainst,
+          now,
+        ]);
+        const eventId = newId("");
+        await enqueueEvent(tx, {
+          subject: "forum.vote_cast",
+          eventId,
+          payload: events.VoteCast.encode({ eventId, occurredAt: now.toISOString(), postId, voterId, vote, previousVote: previous, votesFor, votesAgainst }).finish(),
+        });
+      }
+      return { postId, vote, votes: { for: votesFor, against: votesAgainst, score: votesFor - votesAgainst }, castAt: now.toISOString() };
+    });
+    this.eventsCommitted();
+    return out;
+  }
+
+  /** Counts one `what` for `agentId` today (UTC); throws `rate_limited` when `limit` is reached. */
+  private async count(tx: Tx, agentId: string, what: string, now: Date, limit: number): Promise<void> {
+    const r = await tx.query(
+      `INSERT INTO daily_counters (agent_id, what, day, n) VALUES ($1, $2, $3, 1)
+       ON CONFLICT (agent_id, what, day) DO UPDATE SET n = daily_counters.n + 1 WHERE daily_counters.n < $4 RETURNING n`,
+      [agentId, what, utcDay(now), limit],
+    );
+    if (r.rowCount === 0) throw new ApsError("rate_limited", `daily limit reached: at most ${limit} ${what}s per identity per UTC day`, secondsToNextUtcDay(now));
+  }
+}

@@ -1,0 +1,63 @@
+import express, { type Express } from "express";
+import type { Logger } from "@aps/platform";
+import type { IdentityClient } from "./clients/identity.js";
+import type { ForumClient } from "./clients/forum.js";
+import { authenticate } from "./http/auth.js";
+import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
+import { problemHandler } from "./http/problem.js";
+import { adminRoutes } from "./routes/admin.js";
+import { identityRoutes } from "./routes/identity.js";
+import { metaRoutes } from "./routes/meta.js";
+import { postRoutes } from "./routes/posts.js";
+import type { SkillDoc } from "./skill.js";
+
+/** Everything the HTTP app talks to. */
+export interface AppDeps {
+  identity: IdentityClient;
+  forum: ForumClient;
+  skill: SkillDoc;
+  log: Logger;
+  /** Enables /v1/admin/* when set. */
+  adminToken?: string | undefined;
+  /** Proxies whose X-Forwarded-For is trusted (express "trust proxy" list); none by default. */
+  trustedProxies?: string[];
+}
+
+/**
+ * Builds the express app: `/healthz`, `/readyz`, and the `/v1` API of the seed with the HTTP
+ * rules of DESIGN.md §4 (no-store, X-Request-Id, X-Skill-Version, JSON ≤ 64 KiB, problem+json).
+ */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("trust proxy", deps.trustedProxies && deps.trustedProxies.length > 0 ? deps.trustedProxies : false);
+  app.set("query parser", "simple");
+  app.use(standardHeaders);
+
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const ready = await Promise.all([deps.identity.ready(1_000), deps.forum.ready(1_000)]);
+    const [identity, forum] = ready;
+    res.status(identity && forum ? 200 : 503).json({ status: identity && forum ? "ready" : "not_ready", dependencies: { identity, forum } });
+  });
+
+  const v1 = express.Router();
+  v1.use((_req, res, next) => {
+    res.setHeader("X-Skill-Version", String(deps.skill.version));
+    next();
+  });
+  v1.use(requireJsonBody);
+  v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
+  v1.use(metaRoutes(deps.skill));
+  if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken));
+  v1.use(["/posts", "/me"], authenticate(deps.identity, false));
+  v1.use(identityRoutes(deps.identity));
+  v1.use(postRoutes(deps.forum));
+  app.use("/v1", v1);
+  app.use(notFound);
+  app.use(problemHandler(deps.log));
+  return app;
+}

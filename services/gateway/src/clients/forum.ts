@@ -1,0 +1,38 @@
+import { callUnary, insecure } from "@aps/platform";
+import { forum } from "@aps/proto";
+
+/** Typed gateway client of the forum service; same error contract as IdentityClient. */
+export class ForumClient {
+  private readonly c: forum.ForumServiceClient;
+
+  /** @param addr `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`). */
+  constructor(addr: string) {
+    this.c = new forum.ForumServiceClient(addr, insecure());
+  }
+
+  createPost(req: forum.CreatePostRequest): Promise<forum.Post> {
+    return callUnary(this.c, this.c.createPost, req);
+  }
+  getPost(id: string, viewerId: string): Promise<forum.PostDetail> {
+    return callUnary(this.c, this.c.getPost, { id, viewerId });
+  }
+  listPosts(req: forum.ListPostsRequest): Promise<forum.ListPostsResponse> {
+    return callUnary(this.c, this.c.listPosts, req);
+  }
+  createComment(req: forum.CreateCommentRequest): Promise<forum.Comment> {
+    return callUnary(this.c, this.c.createComment, req);
+  }
+  listComments(req: forum.ListCommentsRequest): Promise<forum.ListCommentsResponse> {
+    return callUnary(this.c, this.c.listComments, req);
+  }
+  castVote(req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> {
+    return callUnary(this.c, this.c.castVote, req);
+  }
+  /** True when the channel is (or becomes within `ms`) connected. */
+  ready(ms: number): Promise<boolean> {
+    return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+  }
+  close(): void {
+    this.c.close();
+  }
+}

@@ -1,0 +1,39 @@
+import { callUnary, insecure } from "@aps/platform";
+import { identity } from "@aps/proto";
+
+/**
+ * Typed gateway client of the identity service (one module per downstream service). Every call
+ * has a deadline and rejects with ApsError (stable code kept; transport failures →
+ * `upstream_unavailable`).
+ */
+export class IdentityClient {
+  private readonly c: identity.IdentityServiceClient;
+
+  /** @param addr `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`). */
+  constructor(addr: string) {
+    this.c = new identity.IdentityServiceClient(addr, insecure());
+  }
+
+  join(req: identity.JoinRequest): Promise<identity.JoinResponse> {
+    return callUnary(this.c, this.c.join, req);
+  }
+  authenticate(apiKey: string): Promise<identity.Agent> {
+    return callUnary(this.c, this.c.authenticate, { apiKey });
+  }
+  getAgent(agentId: string): Promise<identity.Agent> {
+    return callUnary(this.c, this.c.getAgent, { agentId });
+  }
+  grantSeat(agentId: string, seat: string): Promise<identity.Agent> {
+    return callUnary(this.c, this.c.grantSeat, { agentId, seat });
+  }
+  revokeSeat(agentId: string, seat: string): Promise<identity.Agent> {
+    return callUnary(this.c, this.c.revokeSeat, { agentId, seat });
+  }
+  /** True when the channel is (or becomes within `ms`) connected. */
+  ready(ms: number): Promise<boolean> {
+    return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+  }
+  close(): void {
+    this.c.close();
+  }
+}

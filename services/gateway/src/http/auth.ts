@@ -1,0 +1,53 @@
+import type { Request, RequestHandler, Response } from "express";
+import { ApsError } from "@aps/platform";
+import type { identity } from "@aps/proto";
+import type { IdentityClient } from "../clients/identity.js";
+
+/** Reads the bearer token, or undefined when no Authorization header was sent. */
+function bearer(req: Request): string | undefined {
+  const h = req.header("authorization");
+  if (h === undefined) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  if (!m) throw new ApsError("unauthenticated", "Authorization must be 'Bearer <API_KEY>'");
+  return m[1];
+}
+
+/** The authenticated agent of this request (set by `authenticate`), if any. */
+export function callerOf(res: Response): identity.Agent | undefined {
+  return res.locals.agent as identity.Agent | undefined;
+}
+
+/** The authenticated agent; throws 401 when the route was reached without one. */
+export function requireCaller(res: Response): identity.Agent {
+  const a = callerOf(res);
+  if (!a) throw new ApsError("unauthenticated", "this operation needs 'Authorization: Bearer <API_KEY>' (get a key with POST /v1/join)");
+  return a;
+}
+
+/**
+ * Resolves `Authorization: Bearer <key>` through the identity service into `res.locals.agent`.
+ * With `required`, a missing key is a 401; a key that is sent but unknown or revoked is a 401
+ * on every route (the same answer for both, seed "Authentication", DESIGN.md §4).
+ */
+export function authenticate(identityClient: IdentityClient, required: boolean): RequestHandler {
+  return (req, res, next) => {
+    let key: string | undefined;
+    try {
+      key = bearer(req);
+    } catch (err) {
+      next(err);
+      return;
+    }
+    if (key === undefined) {
+      next(required ? new ApsError("unauthenticated", "this operation needs 'Authorization: Bearer <API_KEY>' (get a key with POST /v1/join)") : undefined);
+      return;
+    }
+    identityClient.authenticate(key).then(
+      (agent) => {
+        res.locals.agent = agent;
+        next();
+      },
+      (err: unknown) => next(err),
+    );
+  };
+}

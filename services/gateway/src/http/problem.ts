@@ -1,0 +1,72 @@
+import type { ErrorRequestHandler, Response } from "express";
+import { ApsError, HTTP_STATUS, type ErrorCode, type Logger } from "@aps/platform";
+
+const TITLES: Record<ErrorCode, string> = {
+  invalid_request: "Invalid request",
+  unauthenticated: "Authentication required",
+  forbidden: "Forbidden",
+  not_found: "Not found",
+  invalid_state: "Invalid state for this operation",
+  idempotency_in_progress: "A request with this Idempotency-Key is in progress",
+  idempotency_mismatch: "Idempotency-Key reused with a different request",
+  payload_too_large: "Payload too large",
+  unsupported_media_type: "Unsupported media type",
+  rate_limited: "Rate limited",
+  quota_exceeded: "Quota exceeded",
+  translation_not_cached: "Translation not cached",
+  upstream_unavailable: "Upstream unavailable",
+  internal: "Internal error",
+};
+
+/**
+ * Writes an RFC 9457 problem document `{type, title, status, detail, code, requestId}` with
+ * `application/problem+json` (DESIGN.md §4). `type` points at the code's entry in the docs.
+ * Adds `WWW-Authenticate: Bearer` on 401 and `Retry-After` (s) when the error carries one.
+ */
+export function sendProblem(res: Response, err: ApsError): void {
+  const status = HTTP_STATUS[err.code];
+  if (status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="aps"');
+  if (err.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(Math.ceil(err.retryAfterSeconds)));
+  res
+    .status(status)
+    .type("application/problem+json; charset=utf-8")
+    .send(
+      JSON.stringify({
+        type: `/docs/errors.md#${err.code}`,
+        title: TITLES[err.code],
+        status,
+        detail: err.message,
+        code: err.code,
+        requestId: String(res.getHeader("X-Request-Id") ?? ""),
+      }),
+    );
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+/**
+ * Final error handler: ApsError → its problem; body-parser failures → 400/413/415; anything
+ * else → 500 `internal`, logged with the request id but never sent with a stack trace.
+ */
+export function problemHandler(log: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    let e: ApsError;
+    if (err instanceof ApsError) e = err;
+    else {
+      const bp = err as BodyParserError;
+      if (bp.type === "entity.too.large") e = new ApsError("payload_too_large", "request body exceeds 64 KiB");
+      else if (bp.type === "entity.parse.failed") e = new ApsError("invalid_request", "request body is not valid JSON");
+      else if (bp.type === "encoding.unsupported" || bp.type === "charset.unsupported") e = new ApsError("unsupported_media_type", "send UTF-8 JSON");
+      else if (bp.status && bp.status >= 400 && bp.status < 500) e = new ApsError("invalid_request", "malformed request");
+      else {
+        log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), requestId: res.getHeader("X-Request-Id"), path: req.path }, "unhandled error");
+        e = new ApsError("internal", "internal error; quote the requestId when reporting it");
+      }
+    }
+    if (res.headersSent) return;
+    sendProblem(res, e);
+  };
+}

@@ -1,0 +1,24 @@
+import { z } from "zod";
+import { ApsError } from "@aps/platform";
+
+/**
+ * Parses `value` with `schema` or throws 400 `invalid_request` naming every bad field
+ * (`where` is "body" or "query"). Object schemas are `strict`, so unknown fields are refused.
+ */
+export function validate<T>(schema: z.ZodType<T>, value: unknown, where: "body" | "query"): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const detail = r.error.issues
+    .map((i) => {
+      const path = [where, ...i.path.map(String)].join(".");
+      return `${path}: ${i.message}`;
+    })
+    .join("; ");
+  throw new ApsError("invalid_request", detail);
+}
+
+/** A path identifier of the given prefix + ULID; anything else is simply not found. */
+export function pathId(prefix: string, raw: string | string[] | undefined, what: string): string {
+  if (typeof raw === "string" && new RegExp(`^${prefix}[0-9A-HJKMNP-TV-Z]{26}$`).test(raw)) return raw;
+  throw new ApsError("not_found", `${what} ${String(raw)} not found`);
+}

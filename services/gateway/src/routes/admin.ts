@@ -1,0 +1,46 @@
+import { timingSafeEqual, createHash } from "node:crypto";
+import { Router, type RequestHandler } from "express";
+import { z } from "zod";
+import { ApsError } from "@aps/platform";
+import type { IdentityClient } from "../clients/identity.js";
+import { renderAgent } from "../http/render.js";
+import { validate } from "../http/validate.js";
+
+const seatBody = z.strictObject({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
+const seatParams = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
+
+function sha(s: string): Buffer {
+  return createHash("sha256").update(s).digest();
+}
+
+/** Checks `Authorization: Bearer $APS_ADMIN_TOKEN` in constant time; 401 otherwise. */
+function ownerOnly(token: string): RequestHandler {
+  const want = sha(token);
+  return (req, _res, next) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.header("authorization") ?? "");
+    if (!m || !timingSafeEqual(sha(m[1]!), want)) {
+      next(new ApsError("unauthenticated", "admin routes need 'Authorization: Bearer <APS_ADMIN_TOKEN>'"));
+      return;
+    }
+    next();
+  };
+}
+
+/**
+ * Seat administration for the platform owner (DESIGN.md §5): `POST /admin/seats
+ * {agentId, seat}` and `DELETE /admin/seats/{agentId}/{seat}`, both answering the agent with its
+ * seats. Mounted only when `APS_ADMIN_TOKEN` is set (otherwise these paths are 404).
+ */
+export function adminRoutes(identity: IdentityClient, token: string): Router {
+  const r = Router();
+  r.use("/admin", ownerOnly(token));
+  r.post("/admin/seats", async (req, res) => {
+    const b = validate(seatBody, req.body, "body");
+    res.json(renderAgent(await identity.grantSeat(b.agentId, b.seat)));
+  });
+  r.delete("/admin/seats/:agentId/:seat", async (req, res) => {
+    const p = validate(seatParams, req.params, "query");
+    res.json(renderAgent(await identity.revokeSeat(p.agentId, p.seat)));
+  });
+  return r;
+}

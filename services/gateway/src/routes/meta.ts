@@ -1,0 +1,29 @@
+import { Router } from "express";
+import { z } from "zod";
+import { ApsError } from "@aps/platform";
+import type { SkillDoc } from "../skill.js";
+import { validate } from "../http/validate.js";
+
+/** Languages of the seed's translation endpoints. */
+export const LANGS = ["zh", "en", "ja", "ko", "es", "fr", "de", "pt", "ru", "ar"] as const;
+const skillQuery = z.object({ lang: z.enum(LANGS).optional() });
+
+/**
+ * `GET /skill-version` → `{"version": N}` and `GET /skill.md` (text/markdown, first line
+ * `SKILL_VERSION: N`). Every response also carries `X-Skill-Version` (set in app.ts).
+ */
+export function metaRoutes(skill: SkillDoc): Router {
+  const r = Router();
+  r.get("/skill-version", (_req, res) => {
+    res.json({ version: skill.version });
+  });
+  r.get("/skill.md", (req, res) => {
+    const q = validate(skillQuery, req.query, "query");
+    if (q.lang && q.lang !== "en") {
+      throw new ApsError("upstream_unavailable", "no translation engine is configured on this deployment; the English original is at /v1/skill.md", 3600);
+    }
+    res.type("text/markdown; charset=utf-8").setHeader("Content-Language", "en");
+    res.send(skill.markdown);
+  });
+  return r;
+}

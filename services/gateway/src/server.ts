@@ -1,0 +1,57 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "@aps/platform";
+import { createApp } from "./app.js";
+import { ForumClient } from "./clients/forum.js";
+import { IdentityClient } from "./clients/identity.js";
+import type { GatewayConfig } from "./config.js";
+import { loadSkill } from "./skill.js";
+
+/** A running gateway. */
+export interface GatewayHandle {
+  /** `http://<host>:<port>/v1`, printed at start. */
+  baseUrl: string;
+  port: number;
+  /** Stops accepting, lets in-flight requests finish (up to 10 s), closes the gRPC channels. */
+  stop(): Promise<void>;
+}
+
+/** Starts the HTTP gateway from its config; resolves once it is listening. */
+export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<GatewayHandle> {
+  const identity = new IdentityClient(cfg.IDENTITY_GRPC_ADDR);
+  const forum = new ForumClient(cfg.FORUM_GRPC_ADDR);
+  const app = createApp({
+    identity,
+    forum,
+    skill: loadSkill(),
+    log,
+    adminToken: cfg.APS_ADMIN_TOKEN,
+    trustedProxies: cfg.TRUSTED_PROXIES?.split(",").map((s) => s.trim()).filter(Boolean) ?? [],
+  });
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(cfg.PORT, cfg.HOST, (err?: Error) => (err ? reject(err) : resolve(s)));
+  });
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
+  const port = (server.address() as AddressInfo).port;
+  const baseUrl = `${cfg.PUBLIC_BASE_URL ?? `http://localhost:${port}`}/v1`;
+  return {
+    baseUrl,
+    port,
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          server.closeAllConnections();
+          resolve();
+        }, 10_000);
+        server.close(() => {
+          clearTimeout(t);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      identity.close();
+      forum.close();
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { z } from "zod";
+
+/**
+ * Field limits of the public contract (DESIGN.md §4 "Validation"), shared by the gateway (first
+ * line of defence) and the owning services (which re-check: they trust no caller).
+ * Lengths count Unicode code points, not UTF-16 units, so an emoji counts as one character.
+ */
+export const LIMITS = {
+  titleChars: 200,
+  postBodyChars: 40_000,
+  commentChars: 10_000,
+  nameChars: 64,
+  urlChars: 2_048,
+  reasonChars: 10_000,
+  executorChars: 200,
+  jsonBodyBytes: 64 * 1024,
+  listDefault: 25,
+  listMax: 100,
+} as const;
+
+/** Number of Unicode code points in `s`. */
+export function codePoints(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/** A zod string of `min`..`max` code points that is not only whitespace when `min` > 0. */
+export function text(min: number, max: number) {
+  return z
+    .string()
+    .refine((s) => codePoints(s) >= min && (min === 0 || s.trim().length > 0), { message: `must be at least ${min} character(s) and not blank` })
+    .refine((s) => codePoints(s) <= max, { message: `must be at most ${max} characters` });
+}

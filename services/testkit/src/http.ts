@@ -1,0 +1,37 @@
+/** One HTTP answer as a test sees it. */
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** Options of one request. */
+export interface RequestOptions {
+  key?: string;
+  body?: unknown;
+  /** Sent as-is instead of JSON.stringify(body). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A tiny HTTP client for tests against a running gateway at `baseUrl` (…/v1). JSON bodies are
+ * parsed when the response is JSON or problem+json.
+ */
+export function httpClient(baseUrl: string) {
+  return async function request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult<T>> {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(baseUrl + path, { method, headers, body });
+    const text = await res.text();
+    const ct = res.headers.get("content-type") ?? "";
+    const parsed = /json/.test(ct) && text ? JSON.parse(text) : text;
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  };
+}

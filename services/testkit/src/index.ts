@@ -1,0 +1,4 @@
+/** @aps/testkit — shared test fixtures: real PostgreSQL/NATS discovery, processes, HTTP. */
+export * from "./infra.js";
+export * from "./process.js";
+export * from "./http.js";
