@@ -14,7 +14,8 @@ const CHECKSUM_LEN = 6;
  * (the scheme GitHub tokens use). The key is shown once and stored only as `hashKey(key)`.
  */
 export function generateApiKey(): string {
-  const body = base62.encode(randomBytes(32));
+  // 32 bytes need 43 base62 digits; pad so every key has the same length.
+  const body = base62.encode(randomBytes(32)).padStart(43, "0");
   return KEY_PREFIX + body + checksum(body);
 }
 

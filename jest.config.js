@@ -1,0 +1,18 @@
+/**
+ * One jest run over every workspace (`npm test`): unit tests beside the code
+ * (services/*\/src/**\/*.test.ts) and cross-service tests in test/. TypeScript is compiled by
+ * @swc/jest to ESM; workspace packages resolve to their built dist (npm test builds first).
+ * @type {import('jest').Config}
+ */
+export default {
+  testEnvironment: "node",
+  testMatch: ["<rootDir>/services/*/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
+  extensionsToTreatAsEsm: [".ts"],
+  transform: {
+    "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "es6" } }],
+  },
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
+  testTimeout: 120000,
+  maxWorkers: 2,
+  verbose: false,
+};
