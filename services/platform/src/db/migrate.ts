@@ -22,9 +22,20 @@ export async function migrate(db: Database, dir: string | string[], log: Logger)
       migrationsTable: "pgmigrations",
       migrationsSchema: db.schema,
       singleTransaction: true,
+      // One lock per schema: services sharing a database migrate side by side, while replicas
+      // of one service wait for each other.
+      lockValue: lockValueFor(db.schema),
+      advisoryLockMode: "wait",
       log: (msg: string) => log.debug({ migration: msg }, "migrate"),
     });
   } finally {
     client.release();
   }
+}
+
+/** A stable 31-bit advisory-lock key for `schema` (FNV-1a). */
+function lockValueFor(schema: string): number {
+  let h = 0x811c9dc5;
+  for (const ch of schema) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return h & 0x7fffffff;
 }

@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createLogger, InProcessBus } from "@aps/platform";
+import { startAllInOne } from "@aps/all-in-one";
+import { createTestDatabase, hasNats, hasPostgres, startNode, TEST_NATS_URL, uniqueBusNames, type TestProcess } from "@aps/testkit";
+
+/** Repository root (for spawning the built entry points). */
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * How a test runs APS:
+ * - `embedded`: every service in the jest process on PGlite + the in-process bus (the default
+ *   a newcomer gets from `npm start`);
+ * - `real`: every service in the jest process on the real PostgreSQL (a fresh database) and
+ *   NATS JetStream (a stream and subject prefix of its own);
+ * - `aio-process`: `node services/all-in-one/dist/main.js` as a child (what `npm start` runs);
+ * - `distributed`: `node deploy/local/start.mjs` — one process per service on real PostgreSQL + NATS.
+ */
+export type Mode = "embedded" | "real" | "aio-process" | "distributed";
+
+/** A running APS for one test file. */
+export interface System {
+  mode: Mode;
+  /** `http://localhost:<port>/v1` */
+  baseUrl: string;
+  adminToken: string;
+  /** The data folder of an embedded system (kept across `restart`). */
+  dataDir?: string;
+  /** The child process of a spawned mode. */
+  process?: TestProcess;
+  /** Stops the system and removes its data (database dropped, stream deleted, folder removed). */
+  stop(): Promise<void>;
+}
+
+/** Options for `startSystem`. */
+export interface SystemOptions {
+  /** Extra env vars (limits etc.). */
+  env?: Record<string, string>;
+  /** Reuse this embedded data folder (restart tests); it is then not removed on stop. */
+  dataDir?: string;
+}
+
+/**
+ * The modes this machine can run: always the embedded ones; the real-infrastructure ones when
+ * PostgreSQL and NATS are reachable (required under APS_TEST_REQUIRE_REAL=1, as in CI).
+ */
+export async function availableModes(): Promise<Mode[]> {
+  const real = (await hasPostgres()) && (await hasNats());
+  return real ? ["embedded", "real", "aio-process", "distributed"] : ["embedded", "aio-process"];
+}
+
+const ADMIN_TOKEN = "test-admin-token";
+
+/** Starts APS in `mode`. */
+export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise<System> {
+  const env: Record<string, string> = { APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", PORT: "0", ...(opts.env ?? {}) };
+  if (mode === "embedded" || mode === "aio-process") {
+    const ownDir = !opts.dataDir;
+    const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "aps-test-"));
+    const cleanup = () => (ownDir ? rmSync(dataDir, { recursive: true, force: true }) : undefined);
+    if (mode === "embedded") {
+      const log = createLogger("aps-test", "warn");
+      const aps = await startAllInOne({ ...env, APS_DATA_DIR: dataDir }, log, new InProcessBus(log));
+      return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, dataDir, stop: async () => (await aps.stop(), cleanup()) };
+    }
+    const p = await startNode([join(ROOT, "services/all-in-one/dist/main.js")], { ...env, APS_DATA_DIR: dataDir }, /APS ready at (\S+)/);
+    return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, dataDir, process: p, stop: async () => (await p.stop(), cleanup()) };
+  }
+  const db = await createTestDatabase();
+  const names = uniqueBusNames();
+  const realEnv = { ...env, DATABASE_URL: db.url, NATS_URL: TEST_NATS_URL, NATS_STREAM: names.stream, APS_SUBJECT_PREFIX: names.prefix };
+  const dropStream = async () => {
+    const { connect } = await import("nats");
+    const nc = await connect({ servers: TEST_NATS_URL });
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.delete(names.stream).catch(() => undefined);
+    await nc.close();
+  };
+  if (mode === "real") {
+    const log = createLogger("aps-test", "warn");
+    const aps = await startAllInOne(realEnv, log, new InProcessBus(log));
+    return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
+  }
+  const p = await startNode([join(ROOT, "deploy/local/start.mjs")], { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0" }, /APS ready at (\S+)/);
+  return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, process: p, stop: async () => (await p.stop(), await dropStream(), await db.drop()) };
+}
