@@ -1,0 +1,18 @@
+import { loadConfig } from "./config.js";
+
+describe("forum loadConfig(env)", () => {
+  it("applies the documented defaults (DESIGN.md §4)", () => {
+    const c = loadConfig({});
+    expect(c.FORUM_LISTEN_ADDR).toBe("0.0.0.0:50052");
+    expect(c.POSTS_PER_DAY).toBe(20);
+    expect(c.COMMENTS_PER_DAY).toBe(200);
+    expect(c.NATS_STREAM).toBe("APS");
+    expect(c.APS_SUBJECT_PREFIX).toBe("aps");
+  });
+
+  it("reads overrides and rejects non-integers", () => {
+    expect(loadConfig({ POSTS_PER_DAY: "3", FORUM_DATABASE_URL: "postgres://x/y" })).toMatchObject({ POSTS_PER_DAY: 3, databaseUrl: "postgres://x/y" });
+    expect(() => loadConfig({ POSTS_PER_DAY: "2.5" })).toThrow(/POSTS_PER_DAY/);
+    expect(() => loadConfig({ APS_SUBJECT_PREFIX: "Bad Prefix" })).toThrow(/APS_SUBJECT_PREFIX/);
+  });
+});

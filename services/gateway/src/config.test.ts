@@ -1,0 +1,15 @@
+import { loadConfig } from "./config.js";
+
+describe("gateway loadConfig(env)", () => {
+  it("applies the documented defaults (DESIGN.md §3)", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ PORT: 8080, IDENTITY_GRPC_ADDR: "127.0.0.1:50051", FORUM_GRPC_ADDR: "127.0.0.1:50052" });
+    expect(c.APS_ADMIN_TOKEN).toBeUndefined();
+  });
+
+  it("reads overrides and refuses bad values", () => {
+    expect(loadConfig({ PORT: "0", APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" })).toMatchObject({ PORT: 0, APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" });
+    expect(() => loadConfig({ PORT: "http" })).toThrow(/PORT/);
+    expect(() => loadConfig({ FORUM_GRPC_ADDR: "forum" })).toThrow(/FORUM_GRPC_ADDR/);
+  });
+});
