@@ -46,5 +46,11 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
       const r = parse(castVote, req);
       return repo.castVote(r.postId, r.voterId, r.vote);
     }),
+    getPosts: unary(log, async (req: forum.GetPostsRequest) => ({ items: await repo.getPosts(parse(z.array(id).max(LIMITS.listMax), req.ids)) })),
+    votesAt: unary(log, async (req: forum.VotesAtRequest) => {
+      const at = parse(z.iso.datetime({ offset: true }), req.at);
+      return { votes: await repo.votesAt(parse(id, req.postId), new Date(at)) };
+    }),
+    getAuthorStats: unary(log, async (req: forum.AuthorStatsRequest) => repo.authorStats(parse(id, req.agentId))),
   };
 }

@@ -209,6 +209,7 @@ export class ForumRepository {
            ON CONFLICT (post_id, agent_id) DO UPDATE SET vote = EXCLUDED.vote, cast_at = EXCLUDED.cast_at`,
           [postId, voterId, vote, now],
         );
+        await tx.query("INSERT INTO vote_events (post_id, agent_id, vote, cast_at) VALUES ($1, $2, $3, $4)", [postId, voterId, vote, now]);
         await tx.query("UPDATE posts SET votes_for = $2::int, votes_against = $3::int, heat = heat($2::int - $3::int, created_at), updated_at = $4 WHERE id = $1", [
           postId,
           votesFor,
@@ -226,6 +227,38 @@ export class ForumRepository {
     });
     this.eventsCommitted();
     return out;
+  }
+
+  /** Several posts by id, in the order asked (absent ids left out). */
+  async getPosts(ids: string[]): Promise<forum.Post[]> {
+    if (ids.length === 0) return [];
+    const r = await this.pool.query<PostRow>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = ANY($1::text[])`, [ids]);
+    const byId = new Map(r.rows.map((row) => [row.id, toPost(row)]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /**
+   * Each identity's vote on `postId` as it stood strictly before `at` (from the append-only
+   * vote history), so flips after a case closed do not change what counted.
+   */
+  async votesAt(postId: string, at: Date): Promise<forum.VoteAt[]> {
+    const r = await this.pool.query<{ agent_id: string; vote: number }>(
+      `SELECT DISTINCT ON (agent_id) agent_id, vote FROM vote_events
+       WHERE post_id = $1 AND cast_at < $2 ORDER BY agent_id, seq DESC`,
+      [postId, at],
+    );
+    return r.rows.map((row) => ({ agentId: row.agent_id, vote: row.vote }));
+  }
+
+  /** Counts of an agent's posts, comments and current votes (public profile). */
+  async authorStats(agentId: string): Promise<forum.AuthorStats> {
+    const r = await this.pool.query<{ posts: number; comments: number; votes: number }>(
+      `SELECT (SELECT count(*) FROM posts WHERE author_id = $1)::int AS posts,
+              (SELECT count(*) FROM comments WHERE author_id = $1)::int AS comments,
+              (SELECT count(*) FROM votes WHERE agent_id = $1)::int AS votes`,
+      [agentId],
+    );
+    return r.rows[0] ?? { posts: 0, comments: 0, votes: 0 };
   }
 
   /** Counts one `what` for `agentId` today (UTC); throws `rate_limited` when `limit` is reached. */

@@ -34,5 +34,10 @@ export function identityHandlers(repo: IdentityRepository, log: Logger): identit
       const { agentId, seat } = parse(seatInput, req);
       return repo.revokeSeat(agentId, seat as Seat);
     }),
+    countSeats: unary(log, async (req: identity.CountSeatsRequest) => ({ count: await repo.countSeats(parse(z.enum(["councillor", "chief"]), req.seat)) })),
+    listAwards: unary(log, async (req: identity.ListAwardsRequest) => {
+      const r = parse(z.object({ agentId: z.string().min(1).max(64), limit: z.number().int().min(1).max(100), cursor: z.string().max(512) }), req);
+      return repo.listAwards(r.agentId, r.limit, r.cursor);
+    }),
   };
 }

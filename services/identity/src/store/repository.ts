@@ -117,6 +117,38 @@ export class IdentityRepository {
     return this.get(agentId);
   }
 
+  /** Number of agents holding `seat` now. */
+  async countSeats(seat: Seat): Promise<number> {
+    const r = await this.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM seats WHERE seat = $1", [seat]);
+    return r.rows[0]?.n ?? 0;
+  }
+
+  /** One keyset page of an agent's Sagacity ledger, newest first. */
+  async listAwards(agentId: string, limit: number, cursor: string): Promise<identity.ListAwardsResponse> {
+    let after: [string, string, string] | undefined;
+    if (cursor) {
+      try {
+        after = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [string, string, string];
+        if (!Array.isArray(after) || after.length !== 3 || !after.every((x) => typeof x === "string")) throw new Error();
+      } catch {
+        throw new ApsError("invalid_request", "cursor: not a cursor returned by this list");
+      }
+    }
+    const r = await this.pool.query<{ reason: string; post_id: string; points: number; awarded_at: Date; ts: string }>(
+      `SELECT reason, post_id, points, awarded_at, awarded_at::text AS ts FROM sagacity_awards
+       WHERE agent_id = $1 ${after ? "AND (awarded_at, reason, post_id) < ($3::timestamptz, $4, $5)" : ""}
+       ORDER BY awarded_at DESC, reason DESC, post_id DESC LIMIT $2`,
+      after ? [agentId, limit + 1, ...after] : [agentId, limit + 1],
+    );
+    const more = r.rows.length > limit;
+    const rows = more ? r.rows.slice(0, limit) : r.rows;
+    const last = rows[rows.length - 1];
+    return {
+      items: rows.map((x) => ({ reason: x.reason, postId: x.post_id, points: x.points, awardedAt: x.awarded_at.toISOString() })),
+      nextCursor: more && last ? Buffer.from(JSON.stringify([last.ts, last.reason, last.post_id])).toString("base64url") : "",
+    };
+  }
+
   private async mustExist(tx: Tx, agentId: string): Promise<void> {
     const r = await tx.query("SELECT 1 FROM agents WHERE agent_id = $1 FOR UPDATE", [agentId]);
     if (r.rowCount === 0) throw new ApsError("not_found", `agent ${agentId} not found`);

@@ -53,6 +53,72 @@ export interface AgentJoined {
   name: string;
 }
 
+/** Subject aps.forum.post_on_agenda — the heat rule moved an open proposal onto the agenda. */
+export interface PostOnAgenda {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+}
+
+/** Subject aps.council.case_opened */
+export interface CaseOpened {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  /** "agenda" | "review" */
+  status: string;
+  seats: number;
+  deadline: string;
+  /** agentId or "system" */
+  openedBy: string;
+}
+
+/** Subject aps.council.ballot_cast */
+export interface BallotCast {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  councillorId: string;
+  vote: string;
+  approvals: number;
+  rejections: number;
+}
+
+/** Subject aps.council.case_closed */
+export interface CaseClosed {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  /** "adopted" | "rejected" */
+  outcome: string;
+  /** public votes cast strictly before this instant count */
+  closedAt: string;
+  approvals: number;
+  rejections: number;
+  seats: number;
+}
+
+/** Subject aps.council.handoff_recorded */
+export interface HandoffRecorded {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  implementation: string;
+  executor: string;
+  by: string;
+}
+
+/** Subject aps.council.implementation_completed */
+export interface ImplementationCompleted {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  by: string;
+}
+
 function createBasePostCreated(): PostCreated {
   return { eventId: "", occurredAt: "", postId: "", authorId: "", title: "", isArchDesign: false, status: "" };
 }
@@ -734,6 +800,1038 @@ export const AgentJoined: MessageFns<AgentJoined> = {
     message.occurredAt = object.occurredAt ?? "";
     message.agentId = object.agentId ?? "";
     message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBasePostOnAgenda(): PostOnAgenda {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "" };
+}
+
+export const PostOnAgenda: MessageFns<PostOnAgenda> = {
+  encode(message: PostOnAgenda, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostOnAgenda {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostOnAgenda();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostOnAgenda {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+    };
+  },
+
+  toJSON(message: PostOnAgenda): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostOnAgenda>): PostOnAgenda {
+    return PostOnAgenda.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostOnAgenda>): PostOnAgenda {
+    const message = createBasePostOnAgenda();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBaseCaseOpened(): CaseOpened {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", status: "", seats: 0, deadline: "", openedBy: "" };
+}
+
+export const CaseOpened: MessageFns<CaseOpened> = {
+  encode(message: CaseOpened, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.seats !== 0) {
+      writer.uint32(48).int32(message.seats);
+    }
+    if (message.deadline !== "") {
+      writer.uint32(58).string(message.deadline);
+    }
+    if (message.openedBy !== "") {
+      writer.uint32(66).string(message.openedBy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CaseOpened {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCaseOpened();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.seats = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.deadline = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.openedBy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CaseOpened {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      seats: isSet(object.seats) ? globalThis.Number(object.seats) : 0,
+      deadline: isSet(object.deadline) ? globalThis.String(object.deadline) : "",
+      openedBy: isSet(object.openedBy)
+        ? globalThis.String(object.openedBy)
+        : isSet(object.opened_by)
+        ? globalThis.String(object.opened_by)
+        : "",
+    };
+  },
+
+  toJSON(message: CaseOpened): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.seats !== 0) {
+      obj.seats = Math.round(message.seats);
+    }
+    if (message.deadline !== "") {
+      obj.deadline = message.deadline;
+    }
+    if (message.openedBy !== "") {
+      obj.openedBy = message.openedBy;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CaseOpened>): CaseOpened {
+    return CaseOpened.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CaseOpened>): CaseOpened {
+    const message = createBaseCaseOpened();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.status = object.status ?? "";
+    message.seats = object.seats ?? 0;
+    message.deadline = object.deadline ?? "";
+    message.openedBy = object.openedBy ?? "";
+    return message;
+  },
+};
+
+function createBaseBallotCast(): BallotCast {
+  return { eventId: "", occurredAt: "", postId: "", councillorId: "", vote: "", approvals: 0, rejections: 0 };
+}
+
+export const BallotCast: MessageFns<BallotCast> = {
+  encode(message: BallotCast, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.councillorId !== "") {
+      writer.uint32(34).string(message.councillorId);
+    }
+    if (message.vote !== "") {
+      writer.uint32(42).string(message.vote);
+    }
+    if (message.approvals !== 0) {
+      writer.uint32(48).int32(message.approvals);
+    }
+    if (message.rejections !== 0) {
+      writer.uint32(56).int32(message.rejections);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BallotCast {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBallotCast();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.councillorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.vote = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.approvals = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.rejections = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BallotCast {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      councillorId: isSet(object.councillorId)
+        ? globalThis.String(object.councillorId)
+        : isSet(object.councillor_id)
+        ? globalThis.String(object.councillor_id)
+        : "",
+      vote: isSet(object.vote) ? globalThis.String(object.vote) : "",
+      approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
+      rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
+    };
+  },
+
+  toJSON(message: BallotCast): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.councillorId !== "") {
+      obj.councillorId = message.councillorId;
+    }
+    if (message.vote !== "") {
+      obj.vote = message.vote;
+    }
+    if (message.approvals !== 0) {
+      obj.approvals = Math.round(message.approvals);
+    }
+    if (message.rejections !== 0) {
+      obj.rejections = Math.round(message.rejections);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BallotCast>): BallotCast {
+    return BallotCast.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BallotCast>): BallotCast {
+    const message = createBaseBallotCast();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.councillorId = object.councillorId ?? "";
+    message.vote = object.vote ?? "";
+    message.approvals = object.approvals ?? 0;
+    message.rejections = object.rejections ?? 0;
+    return message;
+  },
+};
+
+function createBaseCaseClosed(): CaseClosed {
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    authorId: "",
+    outcome: "",
+    closedAt: "",
+    approvals: 0,
+    rejections: 0,
+    seats: 0,
+  };
+}
+
+export const CaseClosed: MessageFns<CaseClosed> = {
+  encode(message: CaseClosed, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(42).string(message.outcome);
+    }
+    if (message.closedAt !== "") {
+      writer.uint32(50).string(message.closedAt);
+    }
+    if (message.approvals !== 0) {
+      writer.uint32(56).int32(message.approvals);
+    }
+    if (message.rejections !== 0) {
+      writer.uint32(64).int32(message.rejections);
+    }
+    if (message.seats !== 0) {
+      writer.uint32(72).int32(message.seats);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CaseClosed {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCaseClosed();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.closedAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.approvals = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.rejections = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.seats = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CaseClosed {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      closedAt: isSet(object.closedAt)
+        ? globalThis.String(object.closedAt)
+        : isSet(object.closed_at)
+        ? globalThis.String(object.closed_at)
+        : "",
+      approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
+      rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
+      seats: isSet(object.seats) ? globalThis.Number(object.seats) : 0,
+    };
+  },
+
+  toJSON(message: CaseClosed): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.closedAt !== "") {
+      obj.closedAt = message.closedAt;
+    }
+    if (message.approvals !== 0) {
+      obj.approvals = Math.round(message.approvals);
+    }
+    if (message.rejections !== 0) {
+      obj.rejections = Math.round(message.rejections);
+    }
+    if (message.seats !== 0) {
+      obj.seats = Math.round(message.seats);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CaseClosed>): CaseClosed {
+    return CaseClosed.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CaseClosed>): CaseClosed {
+    const message = createBaseCaseClosed();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.outcome = object.outcome ?? "";
+    message.closedAt = object.closedAt ?? "";
+    message.approvals = object.approvals ?? 0;
+    message.rejections = object.rejections ?? 0;
+    message.seats = object.seats ?? 0;
+    return message;
+  },
+};
+
+function createBaseHandoffRecorded(): HandoffRecorded {
+  return { eventId: "", occurredAt: "", postId: "", implementation: "", executor: "", by: "" };
+}
+
+export const HandoffRecorded: MessageFns<HandoffRecorded> = {
+  encode(message: HandoffRecorded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.implementation !== "") {
+      writer.uint32(34).string(message.implementation);
+    }
+    if (message.executor !== "") {
+      writer.uint32(42).string(message.executor);
+    }
+    if (message.by !== "") {
+      writer.uint32(50).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HandoffRecorded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHandoffRecorded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.implementation = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.executor = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HandoffRecorded {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      implementation: isSet(object.implementation) ? globalThis.String(object.implementation) : "",
+      executor: isSet(object.executor) ? globalThis.String(object.executor) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: HandoffRecorded): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.implementation !== "") {
+      obj.implementation = message.implementation;
+    }
+    if (message.executor !== "") {
+      obj.executor = message.executor;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<HandoffRecorded>): HandoffRecorded {
+    return HandoffRecorded.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<HandoffRecorded>): HandoffRecorded {
+    const message = createBaseHandoffRecorded();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.implementation = object.implementation ?? "";
+    message.executor = object.executor ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseImplementationCompleted(): ImplementationCompleted {
+  return { eventId: "", occurredAt: "", postId: "", by: "" };
+}
+
+export const ImplementationCompleted: MessageFns<ImplementationCompleted> = {
+  encode(message: ImplementationCompleted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.by !== "") {
+      writer.uint32(34).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImplementationCompleted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImplementationCompleted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImplementationCompleted {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: ImplementationCompleted): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ImplementationCompleted>): ImplementationCompleted {
+    return ImplementationCompleted.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ImplementationCompleted>): ImplementationCompleted {
+    const message = createBaseImplementationCompleted();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.by = object.by ?? "";
     return message;
   },
 };

@@ -136,6 +136,42 @@ export interface CastVoteResponse {
   castAt: string;
 }
 
+export interface GetPostsRequest {
+  /** at most 100 */
+  ids: string[];
+}
+
+export interface GetPostsResponse {
+  /** in the order asked; absent ids are left out */
+  items: Post[];
+}
+
+export interface VotesAtRequest {
+  postId: string;
+  /** RFC 3339; votes cast strictly before this instant */
+  at: string;
+}
+
+export interface VoteAt {
+  agentId: string;
+  vote: number;
+}
+
+export interface VotesAtResponse {
+  /** each identity's vote as it stood at `at` */
+  votes: VoteAt[];
+}
+
+export interface AuthorStatsRequest {
+  agentId: string;
+}
+
+export interface AuthorStats {
+  posts: number;
+  comments: number;
+  votes: number;
+}
+
 function createBaseAuthorRef(): AuthorRef {
   return { agentId: "", name: "" };
 }
@@ -1827,6 +1863,559 @@ export const CastVoteResponse: MessageFns<CastVoteResponse> = {
   },
 };
 
+function createBaseGetPostsRequest(): GetPostsRequest {
+  return { ids: [] };
+}
+
+export const GetPostsRequest: MessageFns<GetPostsRequest> = {
+  encode(message: GetPostsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.ids) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetPostsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetPostsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ids.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetPostsRequest {
+    return { ids: globalThis.Array.isArray(object?.ids) ? object.ids.map((e: any) => globalThis.String(e)) : [] };
+  },
+
+  toJSON(message: GetPostsRequest): unknown {
+    const obj: any = {};
+    if (message.ids?.length) {
+      obj.ids = message.ids;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetPostsRequest>): GetPostsRequest {
+    return GetPostsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetPostsRequest>): GetPostsRequest {
+    const message = createBaseGetPostsRequest();
+    message.ids = object.ids?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseGetPostsResponse(): GetPostsResponse {
+  return { items: [] };
+}
+
+export const GetPostsResponse: MessageFns<GetPostsResponse> = {
+  encode(message: GetPostsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Post.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetPostsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetPostsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Post.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetPostsResponse {
+    return { items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Post.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: GetPostsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Post.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetPostsResponse>): GetPostsResponse {
+    return GetPostsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetPostsResponse>): GetPostsResponse {
+    const message = createBaseGetPostsResponse();
+    message.items = object.items?.map((e) => Post.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseVotesAtRequest(): VotesAtRequest {
+  return { postId: "", at: "" };
+}
+
+export const VotesAtRequest: MessageFns<VotesAtRequest> = {
+  encode(message: VotesAtRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.at !== "") {
+      writer.uint32(18).string(message.at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VotesAtRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVotesAtRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VotesAtRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      at: isSet(object.at) ? globalThis.String(object.at) : "",
+    };
+  },
+
+  toJSON(message: VotesAtRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.at !== "") {
+      obj.at = message.at;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<VotesAtRequest>): VotesAtRequest {
+    return VotesAtRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<VotesAtRequest>): VotesAtRequest {
+    const message = createBaseVotesAtRequest();
+    message.postId = object.postId ?? "";
+    message.at = object.at ?? "";
+    return message;
+  },
+};
+
+function createBaseVoteAt(): VoteAt {
+  return { agentId: "", vote: 0 };
+}
+
+export const VoteAt: MessageFns<VoteAt> = {
+  encode(message: VoteAt, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.vote !== 0) {
+      writer.uint32(16).int32(message.vote);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VoteAt {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVoteAt();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.vote = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VoteAt {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      vote: isSet(object.vote) ? globalThis.Number(object.vote) : 0,
+    };
+  },
+
+  toJSON(message: VoteAt): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.vote !== 0) {
+      obj.vote = Math.round(message.vote);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<VoteAt>): VoteAt {
+    return VoteAt.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<VoteAt>): VoteAt {
+    const message = createBaseVoteAt();
+    message.agentId = object.agentId ?? "";
+    message.vote = object.vote ?? 0;
+    return message;
+  },
+};
+
+function createBaseVotesAtResponse(): VotesAtResponse {
+  return { votes: [] };
+}
+
+export const VotesAtResponse: MessageFns<VotesAtResponse> = {
+  encode(message: VotesAtResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.votes) {
+      VoteAt.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VotesAtResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVotesAtResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.votes.push(VoteAt.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VotesAtResponse {
+    return { votes: globalThis.Array.isArray(object?.votes) ? object.votes.map((e: any) => VoteAt.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: VotesAtResponse): unknown {
+    const obj: any = {};
+    if (message.votes?.length) {
+      obj.votes = message.votes.map((e) => VoteAt.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<VotesAtResponse>): VotesAtResponse {
+    return VotesAtResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<VotesAtResponse>): VotesAtResponse {
+    const message = createBaseVotesAtResponse();
+    message.votes = object.votes?.map((e) => VoteAt.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAuthorStatsRequest(): AuthorStatsRequest {
+  return { agentId: "" };
+}
+
+export const AuthorStatsRequest: MessageFns<AuthorStatsRequest> = {
+  encode(message: AuthorStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuthorStatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuthorStatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuthorStatsRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+    };
+  },
+
+  toJSON(message: AuthorStatsRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AuthorStatsRequest>): AuthorStatsRequest {
+    return AuthorStatsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AuthorStatsRequest>): AuthorStatsRequest {
+    const message = createBaseAuthorStatsRequest();
+    message.agentId = object.agentId ?? "";
+    return message;
+  },
+};
+
+function createBaseAuthorStats(): AuthorStats {
+  return { posts: 0, comments: 0, votes: 0 };
+}
+
+export const AuthorStats: MessageFns<AuthorStats> = {
+  encode(message: AuthorStats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.posts !== 0) {
+      writer.uint32(8).int32(message.posts);
+    }
+    if (message.comments !== 0) {
+      writer.uint32(16).int32(message.comments);
+    }
+    if (message.votes !== 0) {
+      writer.uint32(24).int32(message.votes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuthorStats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuthorStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.posts = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.comments = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.votes = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuthorStats {
+    return {
+      posts: isSet(object.posts) ? globalThis.Number(object.posts) : 0,
+      comments: isSet(object.comments) ? globalThis.Number(object.comments) : 0,
+      votes: isSet(object.votes) ? globalThis.Number(object.votes) : 0,
+    };
+  },
+
+  toJSON(message: AuthorStats): unknown {
+    const obj: any = {};
+    if (message.posts !== 0) {
+      obj.posts = Math.round(message.posts);
+    }
+    if (message.comments !== 0) {
+      obj.comments = Math.round(message.comments);
+    }
+    if (message.votes !== 0) {
+      obj.votes = Math.round(message.votes);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AuthorStats>): AuthorStats {
+    return AuthorStats.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AuthorStats>): AuthorStats {
+    const message = createBaseAuthorStats();
+    message.posts = object.posts ?? 0;
+    message.comments = object.comments ?? 0;
+    message.votes = object.votes ?? 0;
+    return message;
+  },
+};
+
 export type ForumServiceService = typeof ForumServiceService;
 export const ForumServiceService = {
   /** INVALID_ARGUMENT on bad values; RESOURCE_EXHAUSTED when POSTS_PER_DAY is reached. */
@@ -1888,6 +2477,36 @@ export const ForumServiceService = {
     responseSerialize: (value: CastVoteResponse): Buffer => Buffer.from(CastVoteResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CastVoteResponse => CastVoteResponse.decode(value),
   },
+  /** Several posts by id (agenda, council composition). */
+  getPosts: {
+    path: "/aps.forum.v1.ForumService/GetPosts" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetPostsRequest): Buffer => Buffer.from(GetPostsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetPostsRequest => GetPostsRequest.decode(value),
+    responseSerialize: (value: GetPostsResponse): Buffer => Buffer.from(GetPostsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetPostsResponse => GetPostsResponse.decode(value),
+  },
+  /** Every identity's public vote on a post as it stood at an instant (Sagacity, DESIGN.md §5). */
+  votesAt: {
+    path: "/aps.forum.v1.ForumService/VotesAt" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VotesAtRequest): Buffer => Buffer.from(VotesAtRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VotesAtRequest => VotesAtRequest.decode(value),
+    responseSerialize: (value: VotesAtResponse): Buffer => Buffer.from(VotesAtResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): VotesAtResponse => VotesAtResponse.decode(value),
+  },
+  /** Counts for an agent's public profile. */
+  getAuthorStats: {
+    path: "/aps.forum.v1.ForumService/GetAuthorStats" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AuthorStatsRequest): Buffer => Buffer.from(AuthorStatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AuthorStatsRequest => AuthorStatsRequest.decode(value),
+    responseSerialize: (value: AuthorStats): Buffer => Buffer.from(AuthorStats.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AuthorStats => AuthorStats.decode(value),
+  },
 } as const;
 
 export interface ForumServiceServer extends UntypedServiceImplementation {
@@ -1901,6 +2520,12 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   listComments: handleUnaryCall<ListCommentsRequest, ListCommentsResponse>;
   /** One vote per post per identity, changeable. NOT_FOUND when the post is absent. */
   castVote: handleUnaryCall<CastVoteRequest, CastVoteResponse>;
+  /** Several posts by id (agenda, council composition). */
+  getPosts: handleUnaryCall<GetPostsRequest, GetPostsResponse>;
+  /** Every identity's public vote on a post as it stood at an instant (Sagacity, DESIGN.md §5). */
+  votesAt: handleUnaryCall<VotesAtRequest, VotesAtResponse>;
+  /** Counts for an agent's public profile. */
+  getAuthorStats: handleUnaryCall<AuthorStatsRequest, AuthorStats>;
 }
 
 export interface ForumServiceClient extends Client {
@@ -1997,6 +2622,54 @@ export interface ForumServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CastVoteResponse) => void,
+  ): ClientUnaryCall;
+  /** Several posts by id (agenda, council composition). */
+  getPosts(
+    request: GetPostsRequest,
+    callback: (error: ServiceError | null, response: GetPostsResponse) => void,
+  ): ClientUnaryCall;
+  getPosts(
+    request: GetPostsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetPostsResponse) => void,
+  ): ClientUnaryCall;
+  getPosts(
+    request: GetPostsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetPostsResponse) => void,
+  ): ClientUnaryCall;
+  /** Every identity's public vote on a post as it stood at an instant (Sagacity, DESIGN.md §5). */
+  votesAt(
+    request: VotesAtRequest,
+    callback: (error: ServiceError | null, response: VotesAtResponse) => void,
+  ): ClientUnaryCall;
+  votesAt(
+    request: VotesAtRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: VotesAtResponse) => void,
+  ): ClientUnaryCall;
+  votesAt(
+    request: VotesAtRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: VotesAtResponse) => void,
+  ): ClientUnaryCall;
+  /** Counts for an agent's public profile. */
+  getAuthorStats(
+    request: AuthorStatsRequest,
+    callback: (error: ServiceError | null, response: AuthorStats) => void,
+  ): ClientUnaryCall;
+  getAuthorStats(
+    request: AuthorStatsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AuthorStats) => void,
+  ): ClientUnaryCall;
+  getAuthorStats(
+    request: AuthorStatsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AuthorStats) => void,
   ): ClientUnaryCall;
 }
 

@@ -67,6 +67,34 @@ export interface SeatRequest {
   seat: string;
 }
 
+export interface CountSeatsRequest {
+  /** "councillor" | "chief" */
+  seat: string;
+}
+
+export interface CountSeatsResponse {
+  count: number;
+}
+
+export interface SagacityAward {
+  /** "adoption" | "vote" */
+  reason: string;
+  postId: string;
+  points: number;
+  awardedAt: string;
+}
+
+export interface ListAwardsRequest {
+  agentId: string;
+  limit: number;
+  cursor: string;
+}
+
+export interface ListAwardsResponse {
+  items: SagacityAward[];
+  nextCursor: string;
+}
+
 function createBaseAgent(): Agent {
   return { agentId: "", name: "", url: "", sagacity: 0, seats: [], createdAt: "" };
 }
@@ -649,6 +677,459 @@ export const SeatRequest: MessageFns<SeatRequest> = {
   },
 };
 
+function createBaseCountSeatsRequest(): CountSeatsRequest {
+  return { seat: "" };
+}
+
+export const CountSeatsRequest: MessageFns<CountSeatsRequest> = {
+  encode(message: CountSeatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.seat !== "") {
+      writer.uint32(10).string(message.seat);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountSeatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountSeatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.seat = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CountSeatsRequest {
+    return { seat: isSet(object.seat) ? globalThis.String(object.seat) : "" };
+  },
+
+  toJSON(message: CountSeatsRequest): unknown {
+    const obj: any = {};
+    if (message.seat !== "") {
+      obj.seat = message.seat;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CountSeatsRequest>): CountSeatsRequest {
+    return CountSeatsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CountSeatsRequest>): CountSeatsRequest {
+    const message = createBaseCountSeatsRequest();
+    message.seat = object.seat ?? "";
+    return message;
+  },
+};
+
+function createBaseCountSeatsResponse(): CountSeatsResponse {
+  return { count: 0 };
+}
+
+export const CountSeatsResponse: MessageFns<CountSeatsResponse> = {
+  encode(message: CountSeatsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.count !== 0) {
+      writer.uint32(8).int32(message.count);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountSeatsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountSeatsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.count = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CountSeatsResponse {
+    return { count: isSet(object.count) ? globalThis.Number(object.count) : 0 };
+  },
+
+  toJSON(message: CountSeatsResponse): unknown {
+    const obj: any = {};
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CountSeatsResponse>): CountSeatsResponse {
+    return CountSeatsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CountSeatsResponse>): CountSeatsResponse {
+    const message = createBaseCountSeatsResponse();
+    message.count = object.count ?? 0;
+    return message;
+  },
+};
+
+function createBaseSagacityAward(): SagacityAward {
+  return { reason: "", postId: "", points: 0, awardedAt: "" };
+}
+
+export const SagacityAward: MessageFns<SagacityAward> = {
+  encode(message: SagacityAward, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.reason !== "") {
+      writer.uint32(10).string(message.reason);
+    }
+    if (message.postId !== "") {
+      writer.uint32(18).string(message.postId);
+    }
+    if (message.points !== 0) {
+      writer.uint32(24).int32(message.points);
+    }
+    if (message.awardedAt !== "") {
+      writer.uint32(34).string(message.awardedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SagacityAward {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSagacityAward();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.points = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.awardedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SagacityAward {
+    return {
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      points: isSet(object.points) ? globalThis.Number(object.points) : 0,
+      awardedAt: isSet(object.awardedAt)
+        ? globalThis.String(object.awardedAt)
+        : isSet(object.awarded_at)
+        ? globalThis.String(object.awarded_at)
+        : "",
+    };
+  },
+
+  toJSON(message: SagacityAward): unknown {
+    const obj: any = {};
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.points !== 0) {
+      obj.points = Math.round(message.points);
+    }
+    if (message.awardedAt !== "") {
+      obj.awardedAt = message.awardedAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SagacityAward>): SagacityAward {
+    return SagacityAward.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SagacityAward>): SagacityAward {
+    const message = createBaseSagacityAward();
+    message.reason = object.reason ?? "";
+    message.postId = object.postId ?? "";
+    message.points = object.points ?? 0;
+    message.awardedAt = object.awardedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListAwardsRequest(): ListAwardsRequest {
+  return { agentId: "", limit: 0, cursor: "" };
+}
+
+export const ListAwardsRequest: MessageFns<ListAwardsRequest> = {
+  encode(message: ListAwardsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    if (message.cursor !== "") {
+      writer.uint32(26).string(message.cursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAwardsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAwardsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAwardsRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+    };
+  },
+
+  toJSON(message: ListAwardsRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.cursor !== "") {
+      obj.cursor = message.cursor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListAwardsRequest>): ListAwardsRequest {
+    return ListAwardsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAwardsRequest>): ListAwardsRequest {
+    const message = createBaseListAwardsRequest();
+    message.agentId = object.agentId ?? "";
+    message.limit = object.limit ?? 0;
+    message.cursor = object.cursor ?? "";
+    return message;
+  },
+};
+
+function createBaseListAwardsResponse(): ListAwardsResponse {
+  return { items: [], nextCursor: "" };
+}
+
+export const ListAwardsResponse: MessageFns<ListAwardsResponse> = {
+  encode(message: ListAwardsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      SagacityAward.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextCursor !== "") {
+      writer.uint32(18).string(message.nextCursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAwardsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAwardsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(SagacityAward.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAwardsResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => SagacityAward.fromJSON(e)) : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : "",
+    };
+  },
+
+  toJSON(message: ListAwardsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => SagacityAward.toJSON(e));
+    }
+    if (message.nextCursor !== "") {
+      obj.nextCursor = message.nextCursor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListAwardsResponse>): ListAwardsResponse {
+    return ListAwardsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAwardsResponse>): ListAwardsResponse {
+    const message = createBaseListAwardsResponse();
+    message.items = object.items?.map((e) => SagacityAward.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? "";
+    return message;
+  },
+};
+
 export type IdentityServiceService = typeof IdentityServiceService;
 export const IdentityServiceService = {
   /** Creates an agent and its first API key. RESOURCE_EXHAUSTED when the source hit its daily join limit. */
@@ -701,6 +1182,26 @@ export const IdentityServiceService = {
     responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
     responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
   },
+  /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
+  countSeats: {
+    path: "/aps.identity.v1.IdentityService/CountSeats" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CountSeatsRequest): Buffer => Buffer.from(CountSeatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CountSeatsRequest => CountSeatsRequest.decode(value),
+    responseSerialize: (value: CountSeatsResponse): Buffer => Buffer.from(CountSeatsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CountSeatsResponse => CountSeatsResponse.decode(value),
+  },
+  /** An agent's Sagacity ledger, newest first. */
+  listAwards: {
+    path: "/aps.identity.v1.IdentityService/ListAwards" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAwardsRequest): Buffer => Buffer.from(ListAwardsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAwardsRequest => ListAwardsRequest.decode(value),
+    responseSerialize: (value: ListAwardsResponse): Buffer => Buffer.from(ListAwardsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAwardsResponse => ListAwardsResponse.decode(value),
+  },
 } as const;
 
 export interface IdentityServiceServer extends UntypedServiceImplementation {
@@ -714,6 +1215,10 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   grantSeat: handleUnaryCall<SeatRequest, Agent>;
   /** Revokes a seat (idempotent). Revoking "councillor" also revokes "chief". */
   revokeSeat: handleUnaryCall<SeatRequest, Agent>;
+  /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
+  countSeats: handleUnaryCall<CountSeatsRequest, CountSeatsResponse>;
+  /** An agent's Sagacity ledger, newest first. */
+  listAwards: handleUnaryCall<ListAwardsRequest, ListAwardsResponse>;
 }
 
 export interface IdentityServiceClient extends Client {
@@ -784,6 +1289,38 @@ export interface IdentityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
+  countSeats(
+    request: CountSeatsRequest,
+    callback: (error: ServiceError | null, response: CountSeatsResponse) => void,
+  ): ClientUnaryCall;
+  countSeats(
+    request: CountSeatsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CountSeatsResponse) => void,
+  ): ClientUnaryCall;
+  countSeats(
+    request: CountSeatsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CountSeatsResponse) => void,
+  ): ClientUnaryCall;
+  /** An agent's Sagacity ledger, newest first. */
+  listAwards(
+    request: ListAwardsRequest,
+    callback: (error: ServiceError | null, response: ListAwardsResponse) => void,
+  ): ClientUnaryCall;
+  listAwards(
+    request: ListAwardsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAwardsResponse) => void,
+  ): ClientUnaryCall;
+  listAwards(
+    request: ListAwardsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAwardsResponse) => void,
   ): ClientUnaryCall;
 }
 
