@@ -1,7 +1,7 @@
 import express, { type Express } from "express";
 import type { Logger } from "@aps/platform";
-import type { IdentityClient } from "./clients/identity.js";
-import type { ForumClient } from "./clients/forum.js";
+import type { IdentityClient } from "@aps/platform";
+import type { ForumClient } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";

@@ -2,8 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@aps/platform";
 import { createApp } from "./app.js";
-import { ForumClient } from "./clients/forum.js";
-import { IdentityClient } from "./clients/identity.js";
+import { ForumClient, IdentityClient } from "@aps/platform";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 

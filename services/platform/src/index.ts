@@ -20,3 +20,6 @@ export * from "./grpc/server.js";
 export * from "./grpc/client.js";
 export * from "./runtime.js";
 export * from "./limits.js";
+export * from "./clients/identity.js";
+export * from "./clients/forum.js";
+export * from "./clients/council.js";

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from "express";
 import { ApsError } from "@aps/platform";
 import type { identity } from "@aps/proto";
-import type { IdentityClient } from "../clients/identity.js";
+import type { IdentityClient } from "@aps/platform";
 
 /** Reads the bearer token, or undefined when no Authorization header was sent. */
 function bearer(req: Request): string | undefined {

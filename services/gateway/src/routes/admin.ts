@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from "node:crypto";
 import { Router, type RequestHandler } from "express";
 import { z } from "zod";
 import { ApsError } from "@aps/platform";
-import type { IdentityClient } from "../clients/identity.js";
+import type { IdentityClient } from "@aps/platform";
 import { renderAgent } from "../http/render.js";
 import { validate } from "../http/validate.js";
 

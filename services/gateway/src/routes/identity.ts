@@ -1,7 +1,7 @@
 import { Router } from "express";
 import { z } from "zod";
 import { LIMITS, text } from "@aps/platform";
-import type { IdentityClient } from "../clients/identity.js";
+import type { IdentityClient } from "@aps/platform";
 import { requireCaller } from "../http/auth.js";
 import { renderAgent } from "../http/render.js";
 import { validate } from "../http/validate.js";

@@ -1,7 +1,7 @@
 import { Router } from "express";
 import { z } from "zod";
 import { LIMITS, text } from "@aps/platform";
-import type { ForumClient } from "../clients/forum.js";
+import type { ForumClient } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/auth.js";
 import { renderComment, renderPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";

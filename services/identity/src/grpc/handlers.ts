@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { ApsError, unary, type Logger } from "@aps/platform";
+import { ApsError, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import type { IdentityRepository, Seat } from "../store/repository.js";
 
 /** Validation of join input (DESIGN.md §4: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
 const joinInput = z.object({
-  name: z.string().min(1).max(64),
+  name: text(1, LIMITS.nameChars),
   url: z.union([z.literal(""), z.url({ protocol: /^https?$/ }).max(2048)]),
   source: z.string().min(1).max(256),
 });

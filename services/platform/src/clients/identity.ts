@@ -1,8 +1,8 @@
-import { callUnary, insecure } from "@aps/platform";
+import { callUnary, insecure } from "../grpc/client.js";
 import { identity } from "@aps/proto";
 
 /**
- * Typed gateway client of the identity service (one module per downstream service). Every call
+ * Typed client of the identity service (one module per downstream service). Every call
  * has a deadline and rejects with ApsError (stable code kept; transport failures →
  * `upstream_unavailable`).
  */
@@ -32,6 +32,12 @@ export class IdentityClient {
   /** True when the channel is (or becomes within `ms`) connected. */
   ready(ms: number): Promise<boolean> {
     return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+  }
+  countSeats(seat: string): Promise<number> {
+    return callUnary(this.c, this.c.countSeats, { seat }).then((r) => r.count);
+  }
+  listAwards(req: identity.ListAwardsRequest): Promise<identity.ListAwardsResponse> {
+    return callUnary(this.c, this.c.listAwards, req);
   }
   close(): void {
     this.c.close();

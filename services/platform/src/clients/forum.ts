@@ -1,7 +1,7 @@
-import { callUnary, insecure } from "@aps/platform";
+import { callUnary, insecure } from "../grpc/client.js";
 import { forum } from "@aps/proto";
 
-/** Typed gateway client of the forum service; same error contract as IdentityClient. */
+/** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient. */
 export class ForumClient {
   private readonly c: forum.ForumServiceClient;
 
@@ -31,6 +31,15 @@ export class ForumClient {
   /** True when the channel is (or becomes within `ms`) connected. */
   ready(ms: number): Promise<boolean> {
     return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+  }
+  getPosts(ids: string[]): Promise<forum.GetPostsResponse> {
+    return callUnary(this.c, this.c.getPosts, { ids });
+  }
+  votesAt(postId: string, at: string): Promise<forum.VotesAtResponse> {
+    return callUnary(this.c, this.c.votesAt, { postId, at });
+  }
+  authorStats(agentId: string): Promise<forum.AuthorStats> {
+    return callUnary(this.c, this.c.getAuthorStats, { agentId });
   }
   close(): void {
     this.c.close();

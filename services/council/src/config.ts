@@ -1,0 +1,38 @@
+import ms from "ms";
+import { z } from "zod";
+import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+
+/** A duration such as `7d`, `12h`, `90s` or a number of milliseconds (the `ms` package's syntax). */
+const duration = (def: string) =>
+  z
+    .string()
+    .default(def)
+    .transform((v, ctx) => {
+      const n = /^\d+$/.test(v) ? Number(v) : ms(v as ms.StringValue);
+      if (typeof n !== "number" || !Number.isFinite(n) || n <= 0) {
+        ctx.addIssue({ code: "custom", message: "expected a duration like 7d, 12h, 30m or milliseconds" });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+/** Env schema of the council service (README "Configuration"). */
+export const councilEnvSchema = commonEnvSchema.extend({
+  COUNCIL_LISTEN_ADDR: grpcAddr("0.0.0.0:50053"),
+  COUNCIL_DATABASE_URL: optionalVar(),
+  IDENTITY_GRPC_ADDR: grpcAddr("127.0.0.1:50051"),
+  FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
+  /** Time from a case's opening to its deadline close (DESIGN.md §5, default 7 days); ms after parsing. */
+  COUNCIL_DEADLINE: duration("7d"),
+  /** How often the scheduler closes due cases, ms (default 5 000). */
+  COUNCIL_TICK_MS: intVar(5_000, 10),
+});
+
+/** Typed council config (`COUNCIL_DEADLINE` in ms). */
+export type CouncilConfig = z.infer<typeof councilEnvSchema> & { databaseUrl: string | undefined };
+
+/** Parses the council service's config from `env`; throws listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): CouncilConfig {
+  const c = parseEnv(councilEnvSchema, env);
+  return { ...c, databaseUrl: c.COUNCIL_DATABASE_URL ?? c.DATABASE_URL };
+}

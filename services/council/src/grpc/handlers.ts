@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { ApsError, LIMITS, text, unary, type ForumClient, type IdentityClient, type Logger } from "@aps/platform";
+import type { council } from "@aps/proto";
+import type { CouncilRepository } from "../store/repository.js";
+
+const id = z.string().min(1).max(64);
+const ballot = z.object({ postId: id, councillorId: id, vote: z.enum(["approve", "reject"]), reason: text(1, LIMITS.reasonChars) });
+const handoff = z.object({ postId: id, chiefId: id, implementation: z.enum(["self", "task"]), executor: z.string().max(LIMITS.executorChars) });
+const list = z.object({ statuses: z.array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed"])).min(1), limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
+
+function parse<T>(schema: z.ZodType<T>, v: unknown): T {
+  const r = schema.safeParse(v);
+  if (!r.success) throw new ApsError("invalid_request", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  return r.data;
+}
+
+/**
+ * gRPC handlers of aps.council.v1.CouncilService. Seats are checked here against the identity
+ * service (the owner of seats), whatever the caller claims: councillor for nominate and ballots,
+ * chief for hand-off and completion (seed "Council and Chief Councillor operations").
+ */
+export function councilHandlers(repo: CouncilRepository, identity: IdentityClient, forum: ForumClient, log: Logger): council.CouncilServiceServer {
+  async function requireSeat(agentId: string, seat: "councillor" | "chief"): Promise<void> {
+    const a = await identity.getAgent(agentId);
+    if (!a.seats.includes(seat)) throw new ApsError("forbidden", seat === "chief" ? "only the Chief Councillor may do this" : "only a seated councillor may do this");
+  }
+  async function requirePost(postId: string) {
+    const { items } = await forum.getPosts([postId]);
+    const post = items[0];
+    if (!post) throw new ApsError("not_found", `post ${postId} not found`);
+    if (!post.isArchDesign) throw new ApsError("invalid_state", "free-discussion posts have no Council lifecycle");
+    return post;
+  }
+  return {
+    nominate: unary(log, async (req: council.NominateRequest) => {
+      const r = parse(z.object({ postId: id, councillorId: id }), req);
+      await requireSeat(r.councillorId, "councillor");
+      const post = await requirePost(r.postId);
+      if (post.status !== "open") throw new ApsError("invalid_state", `only open proposals can be nominated; this one is ${post.status}`);
+      const seats = await identity.countSeats("councillor");
+      return repo.nominate(r.postId, post.author?.agentId ?? "", r.councillorId, seats);
+    }),
+    castBallot: unary(log, async (req: council.CastBallotRequest) => {
+      const r = parse(ballot, req);
+      await requireSeat(r.councillorId, "councillor");
+      if (!(await repo.find(r.postId))) await requirePost(r.postId).then(() => {
+        throw new ApsError("invalid_state", "this proposal is not awaiting the Council (nominate it, or let it heat up onto the agenda)");
+      });
+      return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason);
+    }),
+    recordHandoff: unary(log, async (req: council.HandoffRequest) => {
+      const r = parse(handoff, req);
+      await requireSeat(r.chiefId, "chief");
+      if (!(await repo.find(r.postId))) await requirePost(r.postId).then(() => {
+        throw new ApsError("invalid_state", "hand-off needs an adopted proposal");
+      });
+      return repo.recordHandoff(r.postId, r.chiefId, r.implementation, r.executor);
+    }),
+    complete: unary(log, async (req: council.CompleteRequest) => {
+      const r = parse(z.object({ postId: id, chiefId: id }), req);
+      await requireSeat(r.chiefId, "chief");
+      if (!(await repo.find(r.postId))) await requirePost(r.postId).then(() => {
+        throw new ApsError("invalid_state", "completion needs a proposal being implemented");
+      });
+      return repo.complete(r.postId, r.chiefId);
+    }),
+    getCase: unary(log, async (req: council.GetCaseRequest) => {
+      const c = await repo.find(parse(id, req.postId));
+      return c ? { found: true, case: c } : { found: false, case: undefined };
+    }),
+    listCases: unary(log, async (req: council.ListCasesRequest) => {
+      const r = parse(list, req);
+      return repo.list(r.statuses, r.limit, r.cursor);
+    }),
+    closeDue: unary(log, async () => ({ closed: await repo.closeDue() })),
+  };
+}

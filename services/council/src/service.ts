@@ -1,0 +1,62 @@
+import { fileURLToPath } from "node:url";
+import { ForumClient, IdentityClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
+import { council } from "@aps/proto";
+import { CouncilRepository } from "./store/repository.js";
+import { councilHandlers } from "./grpc/handlers.js";
+import { consumeAgenda } from "./events/consumers.js";
+import { DeadlineScheduler } from "./scheduler.js";
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/** What `startCouncil` needs beyond the shared deps. */
+export interface CouncilOptions {
+  listenAddr: string;
+  identityAddr: string;
+  forumAddr: string;
+  /** COUNCIL_DEADLINE in ms. */
+  deadlineMs: number;
+  /** Scheduler period, ms. */
+  tickMs: number;
+  clock?: Clock;
+}
+
+/** A running council service. */
+export interface CouncilHandle {
+  port: number;
+  repo: CouncilRepository;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the council: migrations, gRPC (+ health), the outbox relay, the `post_on_agenda`
+ * consumer and the deadline scheduler.
+ */
+export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Promise<CouncilHandle> {
+  await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], deps.log);
+  const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
+  const repo = new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, () => relay.notify());
+  const identity = new IdentityClient(opts.identityAddr);
+  const forum = new ForumClient(opts.forumAddr);
+  const grpc = await startGrpcServer(
+    opts.listenAddr,
+    [{ name: "aps.council.v1.CouncilService", definition: council.CouncilServiceService, implementation: councilHandlers(repo, identity, forum, deps.log) }],
+    deps.log,
+  );
+  const agenda = await consumeAgenda(deps.bus, repo, identity);
+  const scheduler = new DeadlineScheduler(repo, opts.tickMs, deps.log);
+  relay.start();
+  scheduler.start();
+  return {
+    port: grpc.port,
+    repo,
+    stop: async () => {
+      await scheduler.stop();
+      await agenda.stop();
+      await grpc.shutdown();
+      await relay.stop();
+      identity.close();
+      forum.close();
+      await deps.db.close();
+    },
+  };
+}

@@ -1,0 +1,289 @@
+import type pg from "pg";
+import { ApsError, enqueueEvent, newId, processOnce, withTransaction, type Clock, type Tx } from "@aps/platform";
+import { events, type council } from "@aps/proto";
+import { deadlineOutcome, decisiveOutcome, type Outcome } from "../rules.js";
+
+interface CaseRow {
+  post_id: string;
+  author_id: string;
+  status: string;
+  seats: number;
+  opened_at: Date;
+  opened_by: string;
+  deadline: Date;
+  closed_at: Date | null;
+  approvals: number;
+  rejections: number;
+  handoff_implementation: string | null;
+  handoff_executor: string | null;
+  handoff_at: Date | null;
+  handoff_by: string | null;
+}
+
+/** Statuses in which ballots are accepted (DESIGN.md §5). */
+const OPEN_STATUSES = ["agenda", "review"];
+
+/**
+ * Council storage and state machine on the service's own schema. Every transition locks the
+ * case row (`FOR UPDATE`), records a transition row and enqueues its event in the same
+ * transaction, so the case and its events never disagree.
+ */
+export class CouncilRepository {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: Clock,
+    /** Case lifetime before the deadline close, ms (COUNCIL_DEADLINE). */
+    private readonly deadlineMs: number,
+    private readonly eventsCommitted: () => void = () => undefined,
+  ) {}
+
+  /**
+   * Opens a case on `postId` in `status` (`agenda` from the heat rule, `review` from a
+   * nomination). Returns false when a case already exists (nothing changes then).
+   */
+  async openCase(tx: Tx, postId: string, authorId: string, status: "agenda" | "review", by: string, seats: number, now: Date): Promise<boolean> {
+    const deadline = new Date(now.getTime() + this.deadlineMs);
+    const r = await tx.query(
+      `INSERT INTO cases (post_id, author_id, status, seats, opened_at, opened_by, deadline)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (post_id) DO NOTHING`,
+      [postId, authorId, status, seats, now, by, deadline],
+    );
+    if (r.rowCount === 0) return false;
+    await this.transition(tx, postId, status, now, by);
+    const eventId = newId("");
+    await enqueueEvent(tx, {
+      subject: "council.case_opened",
+      eventId,
+      payload: events.CaseOpened.encode({ eventId, occurredAt: now.toISOString(), postId, authorId, status, seats, deadline: deadline.toISOString(), openedBy: by }).finish(),
+    });
+    return true;
+  }
+
+  /**
+   * Opens an `agenda` case for the heat rule's `forum.post_on_agenda` event `eventId`, exactly
+   * once per event (processed_events in the same transaction) and once per post.
+   */
+  async openFromAgenda(eventId: string, postId: string, authorId: string, seats: number): Promise<void> {
+    const now = this.clock.now();
+    let opened = false;
+    await processOnce(this.pool, "council-agenda", eventId, async (tx) => {
+      opened = await this.openCase(tx, postId, authorId, "agenda", "system", seats, now);
+    });
+    if (opened) this.eventsCommitted();
+  }
+
+  /**
+   * Nomination: opens a `review` case and casts the nominator's approve ballot (seed: "The
+   * nominator's Council vote in favour is cast automatically"); may close the case at once.
+   * Throws `invalid_state` when a case already exists.
+   */
+  async nominate(postId: string, authorId: string, councillorId: string, seats: number): Promise<council.Case> {
+    const now = this.clock.now();
+    await withTransaction(this.pool, async (tx) => {
+      const opened = await this.openCase(tx, postId, authorId, "review", councillorId, seats, now);
+      if (!opened) throw new ApsError("invalid_state", "this proposal is already before the Council (or past it); only open proposals can be nominated");
+      await this.ballotInTx(tx, postId, councillorId, "approve", "Nominated for Council review.", now);
+    });
+    this.eventsCommitted();
+    return this.get(postId);
+  }
+
+  /**
+   * Casts or changes a councillor's ballot while the case is `agenda` or `review`; closes the
+   * case when the outcome is decided. Throws `invalid_state` without an open case.
+   */
+  async castBallot(postId: string, councillorId: string, vote: "approve" | "reject", reason: string): Promise<council.Case> {
+    const now = this.clock.now();
+    await withTransaction(this.pool, (tx) => this.ballotInTx(tx, postId, councillorId, vote, reason, now));
+    this.eventsCommitted();
+    return this.get(postId);
+  }
+
+  private async ballotInTx(tx: Tx, postId: string, councillorId: string, vote: "approve" | "reject", reason: string, now: Date): Promise<void> {
+    const c = await this.lock(tx, postId);
+    if (!c || !OPEN_STATUSES.includes(c.status)) {
+      throw new ApsError("invalid_state", c ? `the case is ${c.status}; ballots are accepted only while it is agenda or review` : "this proposal is not awaiting the Council");
+    }
+    await tx.query(
+      `INSERT INTO ballots (post_id, councillor_id, vote, reason, cast_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (post_id, councillor_id) DO UPDATE SET vote = EXCLUDED.vote, reason = EXCLUDED.reason, cast_at = EXCLUDED.cast_at`,
+      [postId, councillorId, vote, reason, now],
+    );
+    const t = await tx.query<{ approvals: number; rejections: number }>(
+      `UPDATE cases SET approvals = (SELECT count(*) FROM ballots WHERE post_id = $1 AND vote = 'approve'),
+                        rejections = (SELECT count(*) FROM ballots WHERE post_id = $1 AND vote = 'reject')
+       WHERE post_id = $1 RETURNING approvals, rejections`,
+      [postId],
+    );
+    const { approvals, rejections } = t.rows[0]!;
+    const eventId = newId("");
+    await enqueueEvent(tx, {
+      subject: "council.ballot_cast",
+      eventId,
+      payload: events.BallotCast.encode({ eventId, occurredAt: now.toISOString(), postId, councillorId, vote, approvals, rejections }).finish(),
+    });
+    const outcome = decisiveOutcome(c.seats, approvals, approvals + rejections);
+    if (outcome) await this.close(tx, c, outcome, approvals, rejections, now, councillorId);
+  }
+
+  /**
+   * Closes every open case whose deadline has passed by the clock, each in its own transaction
+   * with `FOR UPDATE SKIP LOCKED`, so several replicas never close one case twice. Returns the count.
+   */
+  async closeDue(): Promise<number> {
+    let closed = 0;
+    for (;;) {
+      const now = this.clock.now();
+      const did = await withTransaction(this.pool, async (tx) => {
+        const r = await tx.query<CaseRow>(
+          `SELECT * FROM cases WHERE status IN ('agenda', 'review') AND deadline <= $1 ORDER BY deadline LIMIT 1 FOR UPDATE SKIP LOCKED`,
+          [now],
+        );
+        const c = r.rows[0];
+        if (!c) return false;
+        await this.close(tx, c, deadlineOutcome(c.seats, c.approvals, c.approvals + c.rejections), c.approvals, c.rejections, now, "system");
+        return true;
+      });
+      if (!did) break;
+      closed++;
+    }
+    if (closed > 0) this.eventsCommitted();
+    return closed;
+  }
+
+  private async close(tx: Tx, c: CaseRow, outcome: Outcome, approvals: number, rejections: number, now: Date, by: string): Promise<void> {
+    await tx.query("UPDATE cases SET status = $2, closed_at = $3 WHERE post_id = $1", [c.post_id, outcome, now]);
+    await this.transition(tx, c.post_id, outcome, now, by);
+    const eventId = newId("");
+    await enqueueEvent(tx, {
+      subject: "council.case_closed",
+      eventId,
+      payload: events.CaseClosed.encode({
+        eventId,
+        occurredAt: now.toISOString(),
+        postId: c.post_id,
+        authorId: c.author_id,
+        outcome,
+        closedAt: now.toISOString(),
+        approvals,
+        rejections,
+        seats: c.seats,
+      }).finish(),
+    });
+  }
+
+  /** Chief's hand-off: `adopted` → `implementing`, recording how and by whom. */
+  async recordHandoff(postId: string, chiefId: string, implementation: "self" | "task", executor: string): Promise<council.Case> {
+    const now = this.clock.now();
+    await withTransaction(this.pool, async (tx) => {
+      const c = await this.lock(tx, postId);
+      if (!c || c.status !== "adopted") throw new ApsError("invalid_state", `hand-off needs an adopted proposal; this one is ${c?.status ?? "not before the Council"}`);
+      await tx.query(
+        "UPDATE cases SET status = 'implementing', handoff_implementation = $2, handoff_executor = $3, handoff_at = $4, handoff_by = $5 WHERE post_id = $1",
+        [postId, implementation, executor, now, chiefId],
+      );
+      await this.transition(tx, postId, "implementing", now, chiefId);
+      const eventId = newId("");
+      await enqueueEvent(tx, {
+        subject: "council.handoff_recorded",
+        eventId,
+        payload: events.HandoffRecorded.encode({ eventId, occurredAt: now.toISOString(), postId, implementation, executor, by: chiefId }).finish(),
+      });
+    });
+    this.eventsCommitted();
+    return this.get(postId);
+  }
+
+  /** Chief's completion: `implementing` → `completed`. */
+  async complete(postId: string, chiefId: string): Promise<council.Case> {
+    const now = this.clock.now();
+    await withTransaction(this.pool, async (tx) => {
+      const c = await this.lock(tx, postId);
+      if (!c || c.status !== "implementing") throw new ApsError("invalid_state", `completion needs a proposal being implemented; this one is ${c?.status ?? "not before the Council"}`);
+      await tx.query("UPDATE cases SET status = 'completed' WHERE post_id = $1", [postId]);
+      await this.transition(tx, postId, "completed", now, chiefId);
+      const eventId = newId("");
+      await enqueueEvent(tx, {
+        subject: "council.implementation_completed",
+        eventId,
+        payload: events.ImplementationCompleted.encode({ eventId, occurredAt: now.toISOString(), postId, by: chiefId }).finish(),
+      });
+    });
+    this.eventsCommitted();
+    return this.get(postId);
+  }
+
+  /** The case of `postId`, or undefined. */
+  async find(postId: string): Promise<council.Case | undefined> {
+    const r = await this.pool.query<CaseRow>("SELECT * FROM cases WHERE post_id = $1", [postId]);
+    if (!r.rows[0]) return undefined;
+    return (await this.hydrate(r.rows))[0];
+  }
+
+  /** The case of `postId`; throws `not_found`. */
+  async get(postId: string): Promise<council.Case> {
+    const c = await this.find(postId);
+    if (!c) throw new ApsError("not_found", `no Council case for ${postId}`);
+    return c;
+  }
+
+  /** Cases in `statuses`, oldest opened first, keyset-paginated by (opened_at, post_id). */
+  async list(statuses: string[], limit: number, cursor: string): Promise<council.ListCasesResponse> {
+    let after: [string, string] = ["-infinity", ""];
+    if (cursor) {
+      try {
+        const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+        if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== "string" || typeof v[1] !== "string") throw new Error();
+        after = [v[0], v[1]];
+      } catch {
+        throw new ApsError("invalid_request", "cursor: not a cursor returned by this list");
+      }
+    }
+    const r = await this.pool.query<CaseRow & { opened_text: string }>(
+      `SELECT *, opened_at::text AS opened_text FROM cases WHERE status = ANY($1::text[]) AND (opened_at, post_id) > ($2::timestamptz, $3)
+       ORDER BY opened_at, post_id LIMIT $4`,
+      [statuses, after[0], after[1], limit + 1],
+    );
+    const more = r.rows.length > limit;
+    const rows = more ? r.rows.slice(0, limit) : r.rows;
+    const last = rows[rows.length - 1];
+    return { items: await this.hydrate(rows), nextCursor: more && last ? Buffer.from(JSON.stringify([last.opened_text, last.post_id])).toString("base64url") : "" };
+  }
+
+  private async hydrate(rows: CaseRow[]): Promise<council.Case[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.post_id);
+    const [b, t] = await Promise.all([
+      this.pool.query<{ post_id: string; councillor_id: string; vote: string; reason: string; cast_at: Date }>(
+        "SELECT * FROM ballots WHERE post_id = ANY($1::text[]) ORDER BY cast_at, councillor_id",
+        [ids],
+      ),
+      this.pool.query<{ post_id: string; status: string; at: Date; by: string }>("SELECT * FROM transitions WHERE post_id = ANY($1::text[]) ORDER BY seq", [ids]),
+    ]);
+    return rows.map((r) => ({
+      postId: r.post_id,
+      authorId: r.author_id,
+      status: r.status,
+      seats: r.seats,
+      openedAt: r.opened_at.toISOString(),
+      deadline: r.deadline.toISOString(),
+      closedAt: r.closed_at?.toISOString() ?? "",
+      approvals: r.approvals,
+      rejections: r.rejections,
+      ballots: b.rows.filter((x) => x.post_id === r.post_id).map((x) => ({ councillorId: x.councillor_id, vote: x.vote, reason: x.reason, castAt: x.cast_at.toISOString() })),
+      handoff: r.handoff_at
+        ? { implementation: r.handoff_implementation ?? "", executor: r.handoff_executor ?? "", at: r.handoff_at.toISOString(), by: r.handoff_by ?? "" }
+        : undefined,
+      timeline: t.rows.filter((x) => x.post_id === r.post_id).map((x) => ({ status: x.status, at: x.at.toISOString(), by: x.by })),
+    }));
+  }
+
+  private async lock(tx: Tx, postId: string): Promise<CaseRow | undefined> {
+    const r = await tx.query<CaseRow>("SELECT * FROM cases WHERE post_id = $1 FOR UPDATE", [postId]);
+    return r.rows[0];
+  }
+
+  private async transition(tx: Tx, postId: string, status: string, at: Date, by: string): Promise<void> {
+    await tx.query("INSERT INTO transitions (post_id, status, at, by) VALUES ($1, $2, $3, $4)", [postId, status, at, by]);
+  }
+}

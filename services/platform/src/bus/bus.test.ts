@@ -1,0 +1,296 @@
+import { hasNats, TEST_NATS_URL, uniqueBusNames, uniqueSuffix } from "@aps/testkit";
+import { createLogger } from "../log.js";
+import { InProcessBus } from "./memory.js";
+import { JetStreamBus } from "./jetstream.js";
+import type { BusEvent, EventBus, EventHandler, Subscription } from "./types.js";
+
+/**
+ * The EventBus contract (DESIGN.md §3, §6), run unchanged against the in-process bus of the
+ * all-in-one mode and against NATS JetStream (a stream and subject prefix of its own per test):
+ * durable consumers get every published event with its headers, duplicate eventIds are dropped,
+ * a failing handler gets the event again with a growing deliveryCount, NATS subject wildcards
+ * route, and (JetStream) a durable consumer resumes where it stopped.
+ */
+const log = createLogger("bus-test", "silent");
+const natsUp = await hasNats();
+if (!natsUp) {
+  console.warn(
+    `\n\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n` +
+      `!! bus.test.ts: NO NATS at ${TEST_NATS_URL} — the JetStreamBus contract suite is SKIPPED.\n` +
+      `!! Only the InProcessBus was tested. Start nats-server -js to test the real bus.\n` +
+      `!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n`,
+  );
+}
+
+/** One bus under test, plus how to get another client of the same stream and to clean up. */
+interface Harness {
+  bus: EventBus;
+  /** A second, independent client of the same stream/prefix (a "restarted process"). */
+  reconnect(): Promise<EventBus>;
+  cleanup(): Promise<void>;
+}
+
+interface Flavour {
+  name: string;
+  /** True when consumers survive being stopped (JetStream); the in-process bus forgets them. */
+  durableAcrossStops: boolean;
+  open(): Promise<Harness>;
+}
+
+const inProcess: Flavour = {
+  name: "InProcessBus",
+  durableAcrossStops: false,
+  open: async () => {
+    const prefix = `t${uniqueSuffix()}.aps`;
+    const bus = new InProcessBus(log, prefix, 120_000, 5);
+    return {
+      bus,
+      reconnect: async () => {
+        throw new Error("the in-process bus has no second client");
+      },
+      cleanup: () => bus.close(),
+    };
+  },
+};
+
+const jetStream: Flavour = {
+  name: "JetStreamBus",
+  durableAcrossStops: true,
+  open: async () => {
+    const { stream, prefix } = uniqueBusNames();
+    const opts = { servers: TEST_NATS_URL, stream, prefix, connectionName: "aps-bus-test", nakDelayMs: 100, log };
+    const bus = await JetStreamBus.connect(opts);
+    const others: JetStreamBus[] = [];
+    return {
+      bus,
+      reconnect: async () => {
+        const b = await JetStreamBus.connect(opts);
+        others.push(b);
+        return b;
+      },
+      cleanup: async () => {
+        // Delete through a client that is still open (a test may have closed the first one).
+        const live = await JetStreamBus.connect(opts);
+        await live.deleteStream();
+        await live.close();
+        for (const b of others) await b.close();
+        await bus.close();
+      },
+    };
+  },
+};
+
+const flavours = natsUp ? [inProcess, jetStream] : [inProcess];
+
+/** Polls `cond` every 20 ms until it holds; throws with `what` after `ms`. */
+async function waitFor(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+let seq = 0;
+/** A fresh event on `subject` with a unique id and a recognisable payload. */
+function event(subject: string, headers: Record<string, string> = {}): BusEvent {
+  const eventId = `01TEST${String(++seq).padStart(6, "0")}${uniqueSuffix()}`.toUpperCase();
+  return { subject, eventId, payload: new TextEncoder().encode(`payload of ${eventId}`), headers };
+}
+
+/** A handler that records every delivery. */
+function recorder() {
+  const got: { event: BusEvent; deliveryCount: number }[] = [];
+  const handler: EventHandler = async (e, meta) => {
+    got.push({ event: e, deliveryCount: meta.deliveryCount });
+  };
+  return { got, handler, ids: () => got.map((g) => g.event.eventId) };
+}
+
+describe.each(flavours)("EventBus contract: $name", (flavour) => {
+  let h: Harness;
+  let p: string;
+  const subs: Subscription[] = [];
+
+  beforeEach(async () => {
+    h = await flavour.open();
+    p = h.bus.prefix;
+  });
+  afterEach(async () => {
+    for (const s of subs.splice(0)) await s.stop().catch(() => undefined);
+    await h.cleanup();
+  });
+
+  it("delivers a published event to a durable consumer with its id, payload and headers", async () => {
+    const r = recorder();
+    subs.push(await h.bus.consume({ durable: "headers", subjects: [`${p}.forum.post_created`], handler: r.handler }));
+    const e = event(`${p}.forum.post_created`, {
+      traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      tracestate: "vendor=value",
+      "aps-event-type": "forum.post_created",
+    });
+    await h.bus.publish(e);
+    await waitFor("the event", () => r.got.length >= 1);
+    await sleep(200);
+    expect(r.got).toHaveLength(1);
+    const got = r.got[0]!;
+    expect(got.event.subject).toBe(`${p}.forum.post_created`);
+    expect(got.event.eventId).toBe(e.eventId);
+    expect(new TextDecoder().decode(got.event.payload)).toBe(`payload of ${e.eventId}`);
+    expect(got.event.headers).toMatchObject({
+      traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      tracestate: "vendor=value",
+      "aps-event-type": "forum.post_created",
+    });
+    expect(got.deliveryCount).toBe(1);
+  });
+
+  it("delivers an eventId published twice only once", async () => {
+    const r = recorder();
+    subs.push(await h.bus.consume({ durable: "dedupe", subjects: [`${p}.forum.>`], handler: r.handler }));
+    const e = event(`${p}.forum.vote_cast`);
+    await h.bus.publish(e);
+    // A relay retry after a crash re-publishes the same row (same id, same bytes).
+    await h.bus.publish({ ...e, payload: new Uint8Array(e.payload), headers: { ...e.headers } });
+    const after = event(`${p}.forum.vote_cast`);
+    await h.bus.publish(after);
+    await h.bus.publish(after);
+    const sentinel = event(`${p}.forum.sentinel`);
+    await h.bus.publish(sentinel);
+    await waitFor("the sentinel", () => r.ids().includes(sentinel.eventId));
+    await sleep(300);
+    expect(r.ids()).toEqual([e.eventId, after.eventId, sentinel.eventId]);
+  });
+
+  it("redelivers to a failing handler with deliveryCount 1, 2, 3 until it succeeds", async () => {
+    const counts: number[] = [];
+    let handled = 0;
+    subs.push(
+      await h.bus.consume({
+        durable: "flaky",
+        subjects: [`${p}.council.case_closed`],
+        maxDeliver: 5,
+        handler: async (_e, { deliveryCount }) => {
+          counts.push(deliveryCount);
+          if (counts.length <= 2) throw new Error(`transient failure ${counts.length}`);
+          handled++;
+        },
+      }),
+    );
+    await h.bus.publish(event(`${p}.council.case_closed`));
+    await waitFor("the third delivery", () => handled === 1);
+    // Acknowledged after the success: no fourth delivery.
+    await sleep(500);
+    expect(counts).toEqual([1, 2, 3]);
+    expect(handled).toBe(1);
+  });
+
+  it("routes by subject filters with * and > wildcards, also with several filters per consumer", async () => {
+    const forumAny = recorder();
+    const anyVote = recorder();
+    const everything = recorder();
+    const exact = recorder();
+    const multi = recorder();
+    subs.push(await h.bus.consume({ durable: "forum-any", subjects: [`${p}.forum.*`], handler: forumAny.handler }));
+    subs.push(await h.bus.consume({ durable: "any-vote", subjects: [`${p}.*.vote_cast`], handler: anyVote.handler }));
+    subs.push(await h.bus.consume({ durable: "everything", subjects: [`${p}.>`], handler: everything.handler }));
+    subs.push(await h.bus.consume({ durable: "exact", subjects: [`${p}.forum.vote_cast`], handler: exact.handler }));
+    subs.push(await h.bus.consume({ durable: "multi", subjects: [`${p}.identity.*`, `${p}.council.>`], handler: multi.handler }));
+
+    const forumVote = event(`${p}.forum.vote_cast`);
+    const forumPost = event(`${p}.forum.post_created`);
+    const councilVote = event(`${p}.council.vote_cast`);
+    const joined = event(`${p}.identity.agent_joined`);
+    const deep = event(`${p}.council.case.closed`);
+    const forumDeep = event(`${p}.forum.post.deleted`);
+    for (const e of [forumVote, forumPost, councilVote, joined, deep, forumDeep]) await h.bus.publish(e);
+
+    await waitFor("all events on the > consumer", () => everything.got.length >= 6);
+    await waitFor("the multi-filter consumer", () => multi.got.length >= 3);
+    await sleep(400);
+    const sorted = (ids: string[]) => [...ids].sort();
+    expect(sorted(forumAny.ids())).toEqual(sorted([forumVote.eventId, forumPost.eventId]));
+    expect(sorted(anyVote.ids())).toEqual(sorted([forumVote.eventId, councilVote.eventId]));
+    expect(sorted(everything.ids())).toEqual(sorted([forumVote, forumPost, councilVote, joined, deep, forumDeep].map((e) => e.eventId)));
+    expect(exact.ids()).toEqual([forumVote.eventId]);
+    expect(sorted(multi.ids())).toEqual(sorted([councilVote.eventId, joined.eventId, deep.eventId]));
+    // Every delivery carries the full subject it was published on.
+    for (const g of everything.got) {
+      const sent = [forumVote, forumPost, councilVote, joined, deep, forumDeep].find((e) => e.eventId === g.event.eventId);
+      expect(g.event.subject).toBe(sent!.subject);
+    }
+  });
+
+  it("delivers events of one subject to one consumer in publish order", async () => {
+    const r = recorder();
+    subs.push(await h.bus.consume({ durable: "ordered", subjects: [`${p}.forum.vote_cast`], handler: r.handler }));
+    const sent = Array.from({ length: 20 }, () => event(`${p}.forum.vote_cast`));
+    for (const e of sent) await h.bus.publish(e);
+    await waitFor("20 events", () => r.got.length >= 20);
+    expect(r.ids()).toEqual(sent.map((e) => e.eventId));
+  });
+
+  if (flavour.durableAcrossStops) {
+    it("resumes a stopped durable consumer with the events published while it was stopped", async () => {
+      const subject = `${p}.forum.comment_added`;
+      const first = recorder();
+      const sub = await h.bus.consume({ durable: "resumer", subjects: [subject], handler: first.handler });
+      const before = event(subject);
+      await h.bus.publish(before);
+      await waitFor("the event before the stop", () => first.got.length === 1);
+      await sub.stop();
+
+      const whileStopped = [event(subject), event(subject), event(subject)];
+      for (const e of whileStopped) await h.bus.publish(e);
+      await sleep(300);
+      expect(first.ids()).toEqual([before.eventId]);
+
+      const second = recorder();
+      subs.push(await h.bus.consume({ durable: "resumer", subjects: [subject], handler: second.handler }));
+      // Well below the 30 s ack wait: nothing may be parked on the stopped consumer's pull.
+      await waitFor("the events published while stopped", () => second.got.length >= 3, 5_000);
+      await sleep(300);
+      // The acknowledged event is not delivered again; the others arrive in order.
+      expect(second.ids()).toEqual(whileStopped.map((e) => e.eventId));
+    });
+
+    it("resumes a durable consumer from another connection (a restarted process)", async () => {
+      const subject = `${p}.identity.agent_joined`;
+      const first = recorder();
+      const sub = await h.bus.consume({ durable: "restarted", subjects: [subject, `${p}.identity.key_rotated`], handler: first.handler });
+      const before = event(subject);
+      await h.bus.publish(before);
+      await waitFor("the event before the stop", () => first.got.length === 1);
+      await sub.stop();
+      await h.bus.close();
+
+      const other = await h.reconnect();
+      const whileDown = [event(subject), event(`${p}.identity.key_rotated`)];
+      for (const e of whileDown) await other.publish(e);
+      const second = recorder();
+      subs.push(await other.consume({ durable: "restarted", subjects: [subject, `${p}.identity.key_rotated`], handler: second.handler }));
+      await waitFor("the events published while down", () => second.got.length >= 2, 5_000);
+      await sleep(300);
+      expect([...second.ids()].sort()).toEqual(whileDown.map((e) => e.eventId).sort());
+    });
+  } else {
+    it("stops delivering to a stopped consumer and lets the same durable name start again", async () => {
+      const subject = `${p}.forum.comment_added`;
+      const first = recorder();
+      const sub = await h.bus.consume({ durable: "resumer", subjects: [subject], handler: first.handler });
+      await h.bus.publish(event(subject));
+      await sub.stop();
+      await h.bus.publish(event(subject));
+      const second = recorder();
+      subs.push(await h.bus.consume({ durable: "resumer", subjects: [subject], handler: second.handler }));
+      const later = event(subject);
+      await h.bus.publish(later);
+      expect(first.got).toHaveLength(1);
+      expect(second.ids()).toContain(later.eventId);
+    });
+  }
+});

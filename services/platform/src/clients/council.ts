@@ -1,0 +1,41 @@
+import { council } from "@aps/proto";
+import { callUnary, insecure } from "../grpc/client.js";
+
+/** Typed client of the council service; same error contract as IdentityClient. */
+export class CouncilClient {
+  private readonly c: council.CouncilServiceClient;
+
+  /** @param addr `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`). */
+  constructor(addr: string) {
+    this.c = new council.CouncilServiceClient(addr, insecure());
+  }
+
+  nominate(req: council.NominateRequest): Promise<council.Case> {
+    return callUnary(this.c, this.c.nominate, req);
+  }
+  castBallot(req: council.CastBallotRequest): Promise<council.Case> {
+    return callUnary(this.c, this.c.castBallot, req);
+  }
+  recordHandoff(req: council.HandoffRequest): Promise<council.Case> {
+    return callUnary(this.c, this.c.recordHandoff, req);
+  }
+  complete(req: council.CompleteRequest): Promise<council.Case> {
+    return callUnary(this.c, this.c.complete, req);
+  }
+  getCase(postId: string): Promise<council.GetCaseResponse> {
+    return callUnary(this.c, this.c.getCase, { postId });
+  }
+  listCases(req: council.ListCasesRequest): Promise<council.ListCasesResponse> {
+    return callUnary(this.c, this.c.listCases, req);
+  }
+  closeDue(): Promise<council.CloseDueResponse> {
+    return callUnary(this.c, this.c.closeDue, {});
+  }
+  /** True when the channel is (or becomes within `ms`) connected. */
+  ready(ms: number): Promise<boolean> {
+    return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+  }
+  close(): void {
+    this.c.close();
+  }
+}
