@@ -5,7 +5,8 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test NATS_URL=nats://127.0.0.1:4222 \
 //     npm run start:distributed
 //
-// Service ports: IDENTITY_PORT (default 50051), FORUM_PORT (50052), gateway PORT (8080); 0 picks
+// Service ports: IDENTITY_PORT (default 50051), FORUM_PORT (50052), COUNCIL_PORT (50053), gateway
+// PORT (8080); 0 picks
 // free ports. Prints "APS ready at <base url>" once the gateway's /readyz answers 200.
 // SIGTERM/SIGINT stop every child gracefully (the gateway first, then the services).
 import { spawn } from "node:child_process";
@@ -36,6 +37,7 @@ const pick = async (v, def) => (v === undefined || v === "" ? def : Number(v) ==
 
 const identityPort = await pick(env.IDENTITY_PORT, 50051);
 const forumPort = await pick(env.FORUM_PORT, 50052);
+const councilPort = await pick(env.COUNCIL_PORT, 50053);
 const gatewayPort = await pick(env.PORT, 8080);
 
 const children = [];
@@ -68,13 +70,15 @@ async function stop(code = 0) {
 process.on("SIGTERM", () => stop(0));
 process.on("SIGINT", () => stop(0));
 
-run("identity", "services/identity/dist/main.js", { IDENTITY_LISTEN_ADDR: `127.0.0.1:${identityPort}` });
-run("forum", "services/forum/dist/main.js", { FORUM_LISTEN_ADDR: `127.0.0.1:${forumPort}` });
-run("gateway", "services/gateway/dist/main.js", {
-  PORT: String(gatewayPort),
+const addrs = {
   IDENTITY_GRPC_ADDR: `127.0.0.1:${identityPort}`,
   FORUM_GRPC_ADDR: `127.0.0.1:${forumPort}`,
-});
+  COUNCIL_GRPC_ADDR: `127.0.0.1:${councilPort}`,
+};
+run("forum", "services/forum/dist/main.js", { ...addrs, FORUM_LISTEN_ADDR: addrs.FORUM_GRPC_ADDR });
+run("identity", "services/identity/dist/main.js", { ...addrs, IDENTITY_LISTEN_ADDR: addrs.IDENTITY_GRPC_ADDR });
+run("council", "services/council/dist/main.js", { ...addrs, COUNCIL_LISTEN_ADDR: addrs.COUNCIL_GRPC_ADDR });
+run("gateway", "services/gateway/dist/main.js", { ...addrs, PORT: String(gatewayPort) });
 
 const base = `http://127.0.0.1:${gatewayPort}`;
 const deadline = Date.now() + 60_000;

@@ -1,6 +1,7 @@
-import { openServiceDeps, type EventBus, type Logger } from "@aps/platform";
+import { openServiceDeps, systemClock, type Clock, type EventBus, type Logger } from "@aps/platform";
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { loadConfig as forumConfig, startForum } from "@aps/forum";
+import { loadConfig as councilConfig, startCouncil } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
 
 /** A running all-in-one APS. */
@@ -10,28 +11,50 @@ export interface AllInOne {
   stop(): Promise<void>;
 }
 
+/** Test seams of the all-in-one. */
+export interface AllInOneOptions {
+  /** One clock for every service (tests drive Council deadlines with it). */
+  clock?: Clock;
+}
+
 /**
  * Starts every service in this process (DESIGN.md §3 "All-in-one"): each with its own database
  * (embedded PGlite under `APS_DATA_DIR/<service>` unless a DATABASE_URL is set), the given bus
  * (in-process unless NATS_URL is set), gRPC on loopback ports chosen by the OS, and the gateway
  * on `PORT`. The same `start*` functions run each service in the distributed mode.
+ * Start order follows the gRPC dependencies: forum → identity → council → gateway.
  */
-export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: EventBus): Promise<AllInOne> {
+export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: EventBus, opts: AllInOneOptions = {}): Promise<AllInOne> {
+  const clock = opts.clock ?? systemClock;
   const idCfg = identityConfig(env);
   const forumCfg = forumConfig(env);
+  const councilCfg = councilConfig(env);
   const gwCfg = gatewayConfig(env);
   const loopback = "127.0.0.1:0";
 
-  const [idDeps, forumDeps] = await Promise.all([
+  const [idDeps, forumDeps, councilDeps] = await Promise.all([
     openServiceDeps("identity", idCfg, bus, log.child({ service: "identity" })),
     openServiceDeps("forum", forumCfg, bus, log.child({ service: "forum" })),
+    openServiceDeps("council", councilCfg, bus, log.child({ service: "council" })),
   ]);
-  const [identity, forum] = await Promise.all([
-    startIdentity(idDeps, { listenAddr: loopback, joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY }),
-    startForum(forumDeps, { listenAddr: loopback, limits: { postsPerDay: forumCfg.POSTS_PER_DAY, commentsPerDay: forumCfg.COMMENTS_PER_DAY } }),
-  ]);
+  const forum = await startForum(forumDeps, {
+    listenAddr: loopback,
+    clock,
+    limits: { postsPerDay: forumCfg.POSTS_PER_DAY, commentsPerDay: forumCfg.COMMENTS_PER_DAY, agendaMinScore: forumCfg.AGENDA_MIN_SCORE, agendaSize: forumCfg.AGENDA_SIZE },
+  });
+  const forumAddr = `127.0.0.1:${forum.port}`;
+  const identity = await startIdentity(idDeps, { listenAddr: loopback, clock, forumAddr, joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY });
+  const identityAddr = `127.0.0.1:${identity.port}`;
+  const council = await startCouncil(councilDeps, {
+    listenAddr: loopback,
+    clock,
+    identityAddr,
+    forumAddr,
+    deadlineMs: councilCfg.COUNCIL_DEADLINE,
+    tickMs: councilCfg.COUNCIL_TICK_MS,
+  });
   const gateway = await startGateway(
-    { ...gwCfg, IDENTITY_GRPC_ADDR: `127.0.0.1:${identity.port}`, FORUM_GRPC_ADDR: `127.0.0.1:${forum.port}` },
+    { ...gwCfg, IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}` },
     log.child({ service: "gateway" }),
   );
   return {
@@ -39,9 +62,10 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
     port: gateway.port,
     stop: async () => {
       await gateway.stop();
-      await Promise.all([identity.stop(), forum.stop()]);
-      if (idDeps.bus !== bus) await idDeps.bus.close();
-      if (forumDeps.bus !== bus) await forumDeps.bus.close();
+      await council.stop();
+      await identity.stop();
+      await forum.stop();
+      for (const d of [idDeps, forumDeps, councilDeps]) if (d.bus !== bus) await d.bus.close();
       await bus.close();
     },
   };

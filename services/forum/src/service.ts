@@ -3,6 +3,7 @@ import { migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemC
 import { forum } from "@aps/proto";
 import { ForumRepository, type ForumLimits } from "./store/repository.js";
 import { forumHandlers } from "./grpc/handlers.js";
+import { consumeCouncilEvents } from "./events/consumers.js";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
@@ -17,13 +18,12 @@ export interface ForumOptions {
 export interface ForumHandle {
   port: number;
   repo: ForumRepository;
-  relay: OutboxRelay;
   stop(): Promise<void>;
 }
 
 /**
  * Starts the forum service on `deps`: migrations, gRPC (+ health) on `opts.listenAddr`, and the
- * outbox relay. `stop()` drains gRPC and the relay, then closes the database.
+ * outbox relay, and the status projection of council events. `stop()` drains gRPC and the relay, then closes the database.
  */
 export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise<ForumHandle> {
   await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], deps.log);
@@ -34,12 +34,13 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
     [{ name: "aps.forum.v1.ForumService", definition: forum.ForumServiceService, implementation: forumHandlers(repo, deps.log) }],
     deps.log,
   );
+  const statusProjection = await consumeCouncilEvents(deps.bus, deps.db.pool, repo);
   relay.start();
   return {
     port: grpc.port,
     repo,
-    relay,
     stop: async () => {
+      await statusProjection.stop();
       await grpc.shutdown();
       await relay.stop();
       await deps.db.close();

@@ -1,11 +1,12 @@
 import express, { type Express } from "express";
 import type { Logger } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
-import type { ForumClient } from "@aps/platform";
+import type { CouncilClient, ForumClient } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
 import { adminRoutes } from "./routes/admin.js";
+import { councilRoutes } from "./routes/council.js";
 import { identityRoutes } from "./routes/identity.js";
 import { metaRoutes } from "./routes/meta.js";
 import { postRoutes } from "./routes/posts.js";
@@ -15,6 +16,7 @@ import type { SkillDoc } from "./skill.js";
 export interface AppDeps {
   identity: IdentityClient;
   forum: ForumClient;
+  council: CouncilClient;
   skill: SkillDoc;
   log: Logger;
   /** Enables /v1/admin/* when set. */
@@ -39,9 +41,9 @@ export function createApp(deps: AppDeps): Express {
     res.json({ status: "ok" });
   });
   app.get("/readyz", async (_req, res) => {
-    const ready = await Promise.all([deps.identity.ready(1_000), deps.forum.ready(1_000)]);
-    const [identity, forum] = ready;
-    res.status(identity && forum ? 200 : 503).json({ status: identity && forum ? "ready" : "not_ready", dependencies: { identity, forum } });
+    const [identity, forum, council] = await Promise.all([deps.identity.ready(1_000), deps.forum.ready(1_000), deps.council.ready(1_000)]);
+    const ok = identity && forum && council;
+    res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "not_ready", dependencies: { identity, forum, council } });
   });
 
   const v1 = express.Router();
@@ -53,9 +55,10 @@ export function createApp(deps: AppDeps): Express {
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   v1.use(metaRoutes(deps.skill));
   if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken));
-  v1.use(["/posts", "/me"], authenticate(deps.identity, false));
-  v1.use(identityRoutes(deps.identity));
-  v1.use(postRoutes(deps.forum));
+  v1.use(["/posts", "/me", "/agenda", "/agents"], authenticate(deps.identity, false));
+  v1.use(identityRoutes(deps.identity, deps.forum));
+  v1.use(councilRoutes(deps.council, deps.forum, deps.identity));
+  v1.use(postRoutes(deps.forum, deps.council, deps.identity));
   app.use("/v1", v1);
   app.use(notFound);
   app.use(problemHandler(deps.log));

@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@aps/platform";
 import { createApp } from "./app.js";
-import { ForumClient, IdentityClient } from "@aps/platform";
+import { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 
@@ -19,9 +19,11 @@ export interface GatewayHandle {
 export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<GatewayHandle> {
   const identity = new IdentityClient(cfg.IDENTITY_GRPC_ADDR);
   const forum = new ForumClient(cfg.FORUM_GRPC_ADDR);
+  const council = new CouncilClient(cfg.COUNCIL_GRPC_ADDR);
   const app = createApp({
     identity,
     forum,
+    council,
     skill: loadSkill(),
     log,
     adminToken: cfg.APS_ADMIN_TOKEN,
@@ -51,6 +53,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
       });
       identity.close();
       forum.close();
+      council.close();
     },
   };
 }

@@ -1,14 +1,17 @@
 import { fileURLToPath } from "node:url";
-import { migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
+import { ForumClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
 import { identity } from "@aps/proto";
 import { IdentityRepository } from "./store/repository.js";
 import { identityHandlers } from "./grpc/handlers.js";
+import { consumeCaseClosed } from "./events/sagacity.js";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
 /** What `startIdentity` needs beyond the shared deps. */
 export interface IdentityOptions {
   listenAddr: string;
+  /** Forum gRPC address (votes as they stood at a case's close, for Sagacity). */
+  forumAddr: string;
   joinsPerSourcePerDay: number;
   clock?: Clock;
 }
@@ -22,7 +25,7 @@ export interface IdentityHandle {
 
 /**
  * Starts the identity service on `deps`: applies migrations, serves gRPC (+ health) on
- * `opts.listenAddr`, and relays its outbox to the bus. `stop()` drains gRPC, the relay, then
+ * `opts.listenAddr`, relays its outbox to the bus, and awards Sagacity from `council.case_closed`. `stop()` drains gRPC, the relay, then
  * closes the database (the bus is the caller's).
  */
 export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
@@ -34,11 +37,15 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation: identityHandlers(repo, deps.log) }],
     deps.log,
   );
+  const forum = new ForumClient(opts.forumAddr);
+  const sagacity = await consumeCaseClosed(deps.bus, deps.db.pool, forum);
   relay.start();
   return {
     port: grpc.port,
     repo,
     stop: async () => {
+      await sagacity.stop();
+      forum.close();
       await grpc.shutdown();
       await relay.stop();
       await deps.db.close();

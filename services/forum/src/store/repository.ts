@@ -56,7 +56,14 @@ function toComment(r: CommentRow): forum.Comment {
 export interface ForumLimits {
   postsPerDay: number;
   commentsPerDay: number;
+  /** Heat rule (DESIGN.md §5): minimum score s = for − against to reach the agenda (AGENDA_MIN_SCORE). */
+  agendaMinScore: number;
+  /** Heat rule: only the top N open proposals by heat may move (AGENDA_SIZE). */
+  agendaSize: number;
 }
+
+/** Lifecycle order of the status projection; a status never moves backwards. */
+const STATUS_RANK: Record<string, number> = { open: 0, agenda: 1, review: 2, adopted: 3, rejected: 3, implementing: 4, completed: 5 };
 
 /**
  * Forum storage on the service's own schema: posts, comments, votes, heat. Counts stay exact
@@ -210,12 +217,12 @@ export class ForumRepository {
           [postId, voterId, vote, now],
         );
         await tx.query("INSERT INTO vote_events (post_id, agent_id, vote, cast_at) VALUES ($1, $2, $3, $4)", [postId, voterId, vote, now]);
-        await tx.query("UPDATE posts SET votes_for = $2::int, votes_against = $3::int, heat = heat($2::int - $3::int, created_at), updated_at = $4 WHERE id = $1", [
-          postId,
-          votesFor,
-          votesAgainst,
-          now,
-        ]);
+        const u = await tx.query<{ heat: number; status: string; is_arch_design: boolean; author_id: string }>(
+          "UPDATE posts SET votes_for = $2::int, votes_against = $3::int, heat = heat($2::int - $3::int, created_at), updated_at = $4 WHERE id = $1 RETURNING heat, status, is_arch_design, author_id",
+          [postId, votesFor, votesAgainst, now],
+        );
+        const p = u.rows[0]!;
+        if (p.is_arch_design && p.status === "open") await this.applyAgendaRule(tx, postId, p.author_id, p.heat, votesFor - votesAgainst, now);
         const eventId = newId("");
         await enqueueEvent(tx, {
           subject: "forum.vote_cast",
@@ -227,6 +234,42 @@ export class ForumRepository {
     });
     this.eventsCommitted();
     return out;
+  }
+
+  /**
+   * The heat rule (DESIGN.md §5): an `open` proposal with s ≥ AGENDA_MIN_SCORE that ranks among
+   * the top AGENDA_SIZE open proposals by heat moves to `agenda` (and never back), and
+   * `forum.post_on_agenda` is enqueued for the council. The rank query reads at most
+   * AGENDA_SIZE index entries (partial index posts_open_hot), so it is O(log n).
+   */
+  private async applyAgendaRule(tx: Tx, postId: string, authorId: string, heat: number, score: number, now: Date): Promise<void> {
+    if (score < this.limits.agendaMinScore) return;
+    const ahead = await tx.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (
+         SELECT 1 FROM posts WHERE is_arch_design AND status = 'open' AND (heat, id) > ($1::float8, $2) ORDER BY heat DESC, id DESC LIMIT $3
+       ) t`,
+      [heat, postId, this.limits.agendaSize],
+    );
+    if ((ahead.rows[0]?.n ?? 0) >= this.limits.agendaSize) return;
+    await tx.query("UPDATE posts SET status = 'agenda' WHERE id = $1", [postId]);
+    const eventId = newId("");
+    await enqueueEvent(tx, {
+      subject: "forum.post_on_agenda",
+      eventId,
+      payload: events.PostOnAgenda.encode({ eventId, occurredAt: now.toISOString(), postId, authorId }).finish(),
+    });
+  }
+
+  /**
+   * Status projection from council events: sets the post's status unless that would move it
+   * backwards in the lifecycle (events may arrive late or twice). Returns true when it changed.
+   */
+  async projectStatus(tx: Tx, postId: string, status: string, at: Date): Promise<boolean> {
+    const r = await tx.query<{ status: string }>("SELECT status FROM posts WHERE id = $1 FOR UPDATE", [postId]);
+    const cur = r.rows[0]?.status;
+    if (cur === undefined || (STATUS_RANK[status] ?? -1) <= (STATUS_RANK[cur] ?? 99)) return false;
+    await tx.query("UPDATE posts SET status = $2, updated_at = greatest(updated_at, $3) WHERE id = $1", [postId, status, at]);
+    return true;
   }
 
   /** Several posts by id, in the order asked (absent ids left out). */

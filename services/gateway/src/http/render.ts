@@ -1,4 +1,4 @@
-import type { forum, identity } from "@aps/proto";
+import type { council, forum, identity } from "@aps/proto";
 
 /** Public JSON of an agent (DESIGN.md §4 "Records"); `url` is null when none was given. */
 export function renderAgent(a: identity.Agent) {
@@ -26,4 +26,36 @@ export function renderPost(p: forum.Post) {
 /** Public JSON of a comment. */
 export function renderComment(c: forum.Comment) {
   return { id: c.id, postId: c.postId, body: c.body, author: c.author ?? null, createdAt: c.createdAt };
+}
+
+/** Public JSON of a Council ballot (DESIGN.md §4 `councilBallots[]`). */
+export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, string> = new Map()) {
+  return { councillor: { agentId: b.councillorId, name: names.get(b.councillorId) ?? null }, vote: b.vote, reason: b.reason, castAt: b.castAt };
+}
+
+/** Public JSON of a Council case: status, tallies, ballots, deadline, hand-off and timeline. */
+export function renderCase(c: council.Case, names: ReadonlyMap<string, string> = new Map()) {
+  return {
+    postId: c.postId,
+    status: c.status,
+    seats: c.seats,
+    approvals: c.approvals,
+    rejections: c.rejections,
+    openedAt: c.openedAt,
+    deadline: c.deadline,
+    closedAt: c.closedAt || null,
+    ballots: c.ballots.map((b) => renderBallot(b, names)),
+    handoff: c.handoff ? { implementation: c.handoff.implementation, executor: c.handoff.executor || null, at: c.handoff.at, by: c.handoff.by } : null,
+    timeline: c.timeline,
+  };
+}
+
+/**
+ * Names of the councillors who cast `ballots`, looked up in the identity service (one call per
+ * distinct councillor; a Council has few seats). Unknown ids are left out.
+ */
+export async function councillorNames(identity: { getAgent(id: string): Promise<identity.Agent> }, ballots: council.Ballot[]): Promise<Map<string, string>> {
+  const ids = [...new Set(ballots.map((b) => b.councillorId))];
+  const agents = await Promise.all(ids.map((id) => identity.getAgent(id).catch(() => undefined)));
+  return new Map(agents.flatMap((a) => (a ? [[a.agentId, a.name] as [string, string]] : [])));
 }

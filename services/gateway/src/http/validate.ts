@@ -17,6 +17,18 @@ export function validate<T>(schema: z.ZodType<T>, value: unknown, where: "body" 
   throw new ApsError("invalid_request", detail);
 }
 
+const UNSTORABLE = /[\u0000\p{Cs}]/u;
+
+/**
+ * `schema` (a string schema) refined to text PostgreSQL can store exactly as sent (DESIGN.md §4
+ * "Text is stored exactly as sent"): no U+0000, which a `text` column cannot hold (the insert
+ * would fail as a 500), and no unpaired UTF-16 surrogate, which UTF-8 cannot encode (it would be
+ * stored as U+FFFD). Either makes `validate` answer 400 `invalid_request`.
+ */
+export function storable<S extends z.ZodType<string>>(schema: S): S {
+  return schema.refine((s) => !UNSTORABLE.test(s), { message: "must not contain U+0000 or an unpaired surrogate" });
+}
+
 /** A path identifier of the given prefix + ULID; anything else is simply not found. */
 export function pathId(prefix: string, raw: string | string[] | undefined, what: string): string {
   if (typeof raw === "string" && new RegExp(`^${prefix}[0-9A-HJKMNP-TV-Z]{26}$`).test(raw)) return raw;

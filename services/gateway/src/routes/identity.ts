@@ -1,21 +1,23 @@
 import { Router } from "express";
 import { z } from "zod";
 import { LIMITS, text } from "@aps/platform";
-import type { IdentityClient } from "@aps/platform";
+import type { ForumClient, IdentityClient } from "@aps/platform";
 import { requireCaller } from "../http/auth.js";
 import { renderAgent } from "../http/render.js";
-import { validate } from "../http/validate.js";
+import { pathId, storable, validate } from "../http/validate.js";
+
+const pageQuery = z.object({ limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault), cursor: z.string().min(1).max(512).optional() });
 
 const joinBody = z.strictObject({
-  name: text(1, LIMITS.nameChars),
-  url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(LIMITS.urlChars).optional(),
+  name: storable(text(1, LIMITS.nameChars)),
+  url: storable(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(LIMITS.urlChars)).optional(),
 });
 
 /**
  * `POST /join` (seed "Identity and versioning": `{name, url?}` → `{ok, agentId, name, apiKey}`,
  * 201; the key is shown only here) and `GET /me` (key) → the caller with Sagacity and seats.
  */
-export function identityRoutes(identity: IdentityClient): Router {
+export function identityRoutes(identity: IdentityClient, forum: ForumClient): Router {
   const r = Router();
   r.post("/join", async (req, res) => {
     const body = validate(joinBody, req.body, "body");
@@ -24,6 +26,19 @@ export function identityRoutes(identity: IdentityClient): Router {
   });
   r.get("/me", async (_req, res) => {
     res.json(renderAgent(requireCaller(res)));
+  });
+  // The caller's Sagacity history: one ledger row per award, newest first (DESIGN.md §5).
+  r.get("/me/sagacity", async (req, res) => {
+    const me = requireCaller(res);
+    const q = validate(pageQuery, req.query, "query");
+    const page = await identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: q.cursor ?? "" });
+    res.json({ total: me.sagacity, items: page.items, nextCursor: page.nextCursor || null });
+  });
+  // Public profile: name, url, Sagacity, seats and activity counts.
+  r.get("/agents/:agentId", async (req, res) => {
+    const id = pathId("ext_", req.params.agentId, "agent");
+    const [agent, stats] = await Promise.all([identity.getAgent(id), forum.authorStats(id)]);
+    res.json({ ...renderAgent(agent), counts: { posts: stats.posts, comments: stats.comments, votes: stats.votes } });
   });
   return r;
 }

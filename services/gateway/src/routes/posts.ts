@@ -1,10 +1,10 @@
 import { Router } from "express";
 import { z } from "zod";
 import { LIMITS, text } from "@aps/platform";
-import type { ForumClient } from "@aps/platform";
+import type { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/auth.js";
-import { renderComment, renderPost } from "../http/render.js";
-import { pathId, validate } from "../http/validate.js";
+import { councillorNames, renderBallot, renderComment, renderPost } from "../http/render.js";
+import { pathId, storable, validate } from "../http/validate.js";
 
 const limit = z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault);
 const cursor = z.string().min(1).max(512).optional();
@@ -16,19 +16,19 @@ const listQuery = z.object({
 });
 const pageQuery = z.object({ limit, cursor });
 const postBody = z.strictObject({
-  title: text(1, LIMITS.titleChars),
-  body: text(1, LIMITS.postBodyChars),
+  title: storable(text(1, LIMITS.titleChars)),
+  body: storable(text(1, LIMITS.postBodyChars)),
   is_arch_design: z.boolean(),
 });
-const commentBody = z.strictObject({ body: text(1, LIMITS.commentChars) });
+const commentBody = z.strictObject({ body: storable(text(1, LIMITS.commentChars)) });
 const voteBody = z.strictObject({ vote: z.union([z.literal(1), z.literal(-1)], { message: "must be 1 or -1" }) });
 
 /**
  * Forum routes of the seed: `GET /posts` (kind, sort, limit, cursor; DESIGN.md §4 defaults
- * kind=all, sort=hot, limit 25 ≤ 100), `GET /posts/{id}`, `GET /posts/{id}/comments`,
+ * kind=all, sort=hot, limit 25 ≤ 100), `GET /posts/{id}` (composed with the council's live case), `GET /posts/{id}/comments`,
  * `POST /posts`, `POST /posts/{id}/comments`, `POST /posts/{id}/vote`.
  */
-export function postRoutes(forum: ForumClient): Router {
+export function postRoutes(forum: ForumClient, councilClient: CouncilClient, identity: IdentityClient): Router {
   const r = Router();
 
   r.get("/posts", async (req, res) => {
@@ -40,15 +40,22 @@ export function postRoutes(forum: ForumClient): Router {
   r.get("/posts/:id", async (req, res) => {
     const id = pathId("p_", req.params.id, "post");
     const viewer = callerOf(res);
-    const d = await forum.getPost(id, viewer?.agentId ?? "");
+    // Read-your-writes: the live status, ballots and hand-off come from the council itself,
+    // not from the forum's eventually consistent status projection.
+    const [d, c] = await Promise.all([forum.getPost(id, viewer?.agentId ?? ""), councilClient.getCase(id)]);
     const post = renderPost(d.post!);
+    const kase = c.found ? c.case : undefined;
+    const names = await councillorNames(identity, kase?.ballots ?? []);
+    const created = { status: post.isArchDesign ? "open" : "discussion", at: post.createdAt, by: post.author?.agentId ?? null };
     res.json({
       ...post,
+      status: kase?.status ?? post.status,
       comments: d.comments.map(renderComment),
       commentsNextCursor: d.commentsNextCursor || null,
-      councilBallots: [],
-      handoff: null,
-      timeline: [{ status: post.status, at: post.createdAt, by: post.author?.agentId ?? null }],
+      councilBallots: kase ? kase.ballots.map((b) => renderBallot(b, names)) : [],
+      handoff: kase?.handoff ? { implementation: kase.handoff.implementation, executor: kase.handoff.executor || null, at: kase.handoff.at, by: kase.handoff.by } : null,
+      council: kase ? { seats: kase.seats, approvals: kase.approvals, rejections: kase.rejections, openedAt: kase.openedAt, deadline: kase.deadline, closedAt: kase.closedAt || null } : null,
+      timeline: [created, ...(kase?.timeline ?? [])],
       ...(viewer ? { myVote: d.myVote === 0 ? null : d.myVote } : {}),
     });
   });

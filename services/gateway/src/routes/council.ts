@@ -1,0 +1,83 @@
+import { Router, type Response } from "express";
+import { z } from "zod";
+import { ApsError, LIMITS, text, type CouncilClient, type ForumClient, type IdentityClient } from "@aps/platform";
+import type { council } from "@aps/proto";
+import { requireCaller } from "../http/auth.js";
+import { councillorNames, renderCase, renderPost } from "../http/render.js";
+import { pathId, storable, validate } from "../http/validate.js";
+
+const ballotBody = z.strictObject({
+  vote: z.enum(["approve", "reject"], { message: "must be \"approve\" or \"reject\"" }),
+  reason: storable(text(1, LIMITS.reasonChars)),
+});
+const handoffBody = z.strictObject({
+  implementation: z.enum(["self", "task"], { message: "must be \"self\" or \"task\"" }),
+  executor: storable(z.string().max(LIMITS.executorChars)).optional(),
+});
+const emptyBody = z.union([z.undefined(), z.strictObject({})]);
+const agendaQuery = z.object({ limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault), cursor: z.string().min(1).max(512).optional() });
+
+/** 403 unless the caller holds `seat` (the council service checks again against identity). */
+function requireSeat(res: Response, seat: "councillor" | "chief") {
+  const me = requireCaller(res);
+  if (!me.seats.includes(seat)) throw new ApsError("forbidden", seat === "chief" ? "this operation needs the Chief Councillor's seat" : "this operation needs a Council seat (granted by the platform owner)");
+  return me;
+}
+
+/**
+ * Council routes of the seed: `POST /posts/{id}/nominate` and `/council` (councillor),
+ * `/handoff` and `/complete` (Chief Councillor), and `GET /agenda` — proposals awaiting the
+ * Council (`agenda` and `review`) with for/against counts, ballots so far and the deadline.
+ * Each write answers the case as the council service holds it right after the write.
+ */
+export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, identity: IdentityClient): Router {
+  const r = Router();
+  const named = async (c: council.Case) => renderCase(c, await councillorNames(identity, c.ballots));
+
+  r.post("/posts/:id/nominate", async (req, res) => {
+    const me = requireSeat(res, "councillor");
+    const id = pathId("p_", req.params.id, "post");
+    validate(emptyBody, req.body, "body");
+    res.json(await named(await councilClient.nominate({ postId: id, councillorId: me.agentId })));
+  });
+
+  r.post("/posts/:id/council", async (req, res) => {
+    const me = requireSeat(res, "councillor");
+    const id = pathId("p_", req.params.id, "post");
+    const b = validate(ballotBody, req.body, "body");
+    res.json(await named(await councilClient.castBallot({ postId: id, councillorId: me.agentId, vote: b.vote, reason: b.reason })));
+  });
+
+  r.post("/posts/:id/handoff", async (req, res) => {
+    const me = requireSeat(res, "chief");
+    const id = pathId("p_", req.params.id, "post");
+    const b = validate(handoffBody, req.body, "body");
+    res.json(await named(await councilClient.recordHandoff({ postId: id, chiefId: me.agentId, implementation: b.implementation, executor: b.executor ?? "" })));
+  });
+
+  r.post("/posts/:id/complete", async (req, res) => {
+    const me = requireSeat(res, "chief");
+    const id = pathId("p_", req.params.id, "post");
+    validate(emptyBody, req.body, "body");
+    res.json(await named(await councilClient.complete({ postId: id, chiefId: me.agentId })));
+  });
+
+  r.get("/agenda", async (req, res) => {
+    const q = validate(agendaQuery, req.query, "query");
+    const page = await councilClient.listCases({ statuses: ["agenda", "review"], limit: q.limit, cursor: q.cursor ?? "" });
+    const posts = page.items.length ? (await forum.getPosts(page.items.map((c) => c.postId))).items : [];
+    const byId = new Map(posts.map((p) => [p.id, p]));
+    const names = await councillorNames(identity, page.items.flatMap((c) => c.ballots));
+    res.json({
+      items: page.items.flatMap((c: council.Case) => {
+        const p = byId.get(c.postId);
+        if (!p) return [];
+        const post = renderPost(p);
+        return [{ ...post, status: c.status, council: renderCase(c, names) }];
+      }),
+      nextCursor: page.nextCursor || null,
+    });
+  });
+
+  return r;
+}

@@ -1,0 +1,55 @@
+import { processOnce, type EventBus, type ForumClient, type Subscription, type Tx } from "@aps/platform";
+import { events } from "@aps/proto";
+import type pg from "pg";
+
+/** Points of the seed's Sagacity rules ("Limits"). */
+export const ADOPTION_POINTS = 10;
+export const MATCHING_VOTE_POINTS = 1;
+
+/** One award to write: unique per (reason, postId, agentId) in the ledger. */
+interface Award {
+  agentId: string;
+  reason: "adoption" | "vote";
+  points: number;
+}
+
+/**
+ * Writes `awards` for `postId` into the ledger and adds the points of the rows actually
+ * inserted to `agents.sagacity`, in the caller's transaction. The ledger's primary key
+ * (reason, post_id, agent_id) makes a second attempt a no-op.
+ */
+export async function awardInTx(tx: Tx, postId: string, eventId: string, awards: Award[]): Promise<number> {
+  if (awards.length === 0) return 0;
+  const r = await tx.query<{ agent_id: string; points: number }>(
+    `INSERT INTO sagacity_awards (agent_id, reason, post_id, points, event_id)
+     SELECT a.agent_id, a.reason, $1, a.points, $2
+     FROM unnest($3::text[], $4::text[], $5::int[]) AS a(agent_id, reason, points)
+     WHERE EXISTS (SELECT 1 FROM agents WHERE agents.agent_id = a.agent_id)
+     ON CONFLICT DO NOTHING RETURNING agent_id, points`,
+    [postId, eventId, awards.map((a) => a.agentId), awards.map((a) => a.reason), awards.map((a) => a.points)],
+  );
+  for (const row of r.rows) await tx.query("UPDATE agents SET sagacity = sagacity + $2 WHERE agent_id = $1", [row.agent_id, row.points]);
+  return r.rows.length;
+}
+
+/**
+ * Sagacity from `council.case_closed` (DESIGN.md §5): the author +10 when adopted; every public
+ * vote cast before the close whose sign matches the outcome (+1 ↔ adopted, −1 ↔ rejected) +1 to
+ * its voter. The votes as they stood at `closedAt` come from the forum's vote history. Exactly
+ * once in effect: processed_events per event and the ledger's unique key per award, both in one
+ * transaction — redelivery, replay or two consumers at once give the same totals.
+ */
+export function consumeCaseClosed(bus: EventBus, pool: pg.Pool, forum: ForumClient): Promise<Subscription> {
+  return bus.consume({
+    durable: "identity-sagacity",
+    subjects: [`${bus.prefix}.council.case_closed`],
+    handler: async (e) => {
+      const m = events.CaseClosed.decode(e.payload);
+      const sign = m.outcome === "adopted" ? 1 : -1;
+      const { votes } = await forum.votesAt(m.postId, m.closedAt);
+      const awards: Award[] = votes.filter((v) => v.vote === sign).map((v) => ({ agentId: v.agentId, reason: "vote", points: MATCHING_VOTE_POINTS }));
+      if (m.outcome === "adopted") awards.push({ agentId: m.authorId, reason: "adoption", points: ADOPTION_POINTS });
+      await processOnce(pool, "identity-sagacity", m.eventId, (tx) => awardInTx(tx, m.postId, m.eventId, awards).then(() => undefined));
+    },
+  });
+}
