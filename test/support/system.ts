@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createLogger, InProcessBus } from "@aps/platform";
+import { createLogger, InProcessBus, type Clock } from "@aps/platform";
 import { startAllInOne } from "@aps/all-in-one";
 import { createTestDatabase, hasNats, hasPostgres, startNode, TEST_NATS_URL, uniqueBusNames, type TestProcess } from "@aps/testkit";
 
@@ -40,6 +40,8 @@ export interface SystemOptions {
   env?: Record<string, string>;
   /** Reuse this embedded data folder (restart tests); it is then not removed on stop. */
   dataDir?: string;
+  /** One clock for every service (modes `embedded` and `real` only: they run in jest). */
+  clock?: Clock;
 }
 
 /**
@@ -56,13 +58,14 @@ const ADMIN_TOKEN = "test-admin-token";
 /** Starts APS in `mode`. */
 export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise<System> {
   const env: Record<string, string> = { APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", PORT: "0", ...(opts.env ?? {}) };
+  if (opts.clock && mode !== "embedded" && mode !== "real") throw new Error(`a test clock needs an in-jest mode, not ${mode}`);
   if (mode === "embedded" || mode === "aio-process") {
     const ownDir = !opts.dataDir;
     const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "aps-test-"));
     const cleanup = () => (ownDir ? rmSync(dataDir, { recursive: true, force: true }) : undefined);
     if (mode === "embedded") {
       const log = createLogger("aps-test", "warn");
-      const aps = await startAllInOne({ ...env, APS_DATA_DIR: dataDir }, log, new InProcessBus(log));
+      const aps = await startAllInOne({ ...env, APS_DATA_DIR: dataDir }, log, new InProcessBus(log), { clock: opts.clock });
       return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, dataDir, stop: async () => (await aps.stop(), cleanup()) };
     }
     const p = await startNode([join(ROOT, "services/all-in-one/dist/main.js")], { ...env, APS_DATA_DIR: dataDir }, /APS ready at (\S+)/);
@@ -80,7 +83,7 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
   };
   if (mode === "real") {
     const log = createLogger("aps-test", "warn");
-    const aps = await startAllInOne(realEnv, log, new InProcessBus(log));
+    const aps = await startAllInOne(realEnv, log, new InProcessBus(log), { clock: opts.clock });
     return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
   }
   const p = await startNode([join(ROOT, "deploy/local/start.mjs")], { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0" }, /APS ready at (\S+)/);

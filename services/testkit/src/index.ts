@@ -2,3 +2,4 @@
 export * from "./infra.js";
 export * from "./process.js";
 export * from "./http.js";
+export * from "./clock.js";

@@ -43,9 +43,11 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
     castBallot: unary(log, async (req: council.CastBallotRequest) => {
       const r = parse(ballot, req);
       await requireSeat(r.councillorId, "councillor");
-      if (!(await repo.find(r.postId))) await requirePost(r.postId).then(() => {
-        throw new ApsError("invalid_state", "this proposal is not awaiting the Council (nominate it, or let it heat up onto the agenda)");
-      });
+      if (!(await repo.find(r.postId))) {
+        const post = await requirePost(r.postId);
+        if (post.status !== "agenda") throw new ApsError("invalid_state", "this proposal is not awaiting the Council (nominate it, or let it heat up onto the agenda)");
+        await repo.ensureAgendaCase(r.postId, post.author?.agentId ?? "", await identity.countSeats("councillor"));
+      }
       return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason);
     }),
     recordHandoff: unary(log, async (req: council.HandoffRequest) => {

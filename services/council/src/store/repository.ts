@@ -73,6 +73,16 @@ export class CouncilRepository {
   }
 
   /**
+   * Opens the `agenda` case of a post the forum already shows on the agenda, when a ballot
+   * arrives before the `post_on_agenda` event did (read-your-writes); a no-op if it exists.
+   */
+  async ensureAgendaCase(postId: string, authorId: string, seats: number): Promise<void> {
+    const now = this.clock.now();
+    const opened = await withTransaction(this.pool, (tx) => this.openCase(tx, postId, authorId, "agenda", "system", seats, now));
+    if (opened) this.eventsCommitted();
+  }
+
+  /**
    * Nomination: opens a `review` case and casts the nominator's approve ballot (seed: "The
    * nominator's Council vote in favour is cast automatically"); may close the case at once.
    * Throws `invalid_state` when a case already exists.

@@ -4,10 +4,11 @@ import { z } from "zod";
 import { ApsError } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
 import { renderAgent } from "../http/render.js";
-import { validate } from "../http/validate.js";
+import { storable, validate } from "../http/validate.js";
 
-const seatBody = z.strictObject({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
-const seatParams = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
+const agentId = storable(z.string().min(1).max(64));
+const seatBody = z.strictObject({ agentId, seat: z.enum(["councillor", "chief"]) });
+const seatParams = z.object({ agentId, seat: z.enum(["councillor", "chief"]) });
 
 function sha(s: string): Buffer {
   return createHash("sha256").update(s).digest();

@@ -1,0 +1,17 @@
+/**
+ * A clock for tests that runs with real time plus an offset the test moves forward
+ * (`advance(ms)`), so deadlines can be reached without sleeping while instants still strictly
+ * increase (a vote cast before a close stays before it). Implements @aps/platform's Clock.
+ */
+export class OffsetClock {
+  private offsetMs = 0;
+
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+
+  /** Moves this clock `ms` milliseconds forward. */
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}

@@ -1,0 +1,244 @@
+import { httpClient, OffsetClock } from "@aps/testkit";
+import { availableModes, startSystem, type System } from "../support/system.js";
+
+/**
+ * The proposal lifecycle of the seed's "States and transitions" through HTTP (issue 3):
+ * every transition, every refusal, the close rules (decisive majority, deadline with and
+ * without quorum, ties), the heat rule onto the agenda, and Sagacity on close. Deadlines are
+ * reached by moving an injected clock, not by sleeping.
+ */
+const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
+const DAY = 86_400_000;
+
+type Agent = { agentId: string; apiKey: string; name: string };
+
+describe.each(modes)("Council lifecycle (%s)", (mode) => {
+  let sys: System;
+  let req: ReturnType<typeof httpClient>;
+  const clock = new OffsetClock();
+  let councillors: Agent[] = [];
+  let chief: Agent;
+
+  beforeAll(async () => {
+    sys = await startSystem(mode, { clock, env: { AGENDA_MIN_SCORE: "3", AGENDA_SIZE: "10", COUNCIL_DEADLINE: "7d", COUNCIL_TICK_MS: "50", JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000" } });
+    req = httpClient(sys.baseUrl);
+    chief = await join("chief");
+    await seat(chief, "chief");
+  });
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  async function join(name: string): Promise<Agent> {
+    const r = await req("POST", "/join", { body: { name } });
+    expect(r.status).toBe(201);
+    return { agentId: r.body.agentId, apiKey: r.body.apiKey, name };
+  }
+  async function seat(a: Agent, s: "councillor" | "chief") {
+    const r = await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: a.agentId, seat: s } });
+    expect(r.status).toBe(200);
+  }
+  async function unseat(a: Agent) {
+    const r = await req("DELETE", `/admin/seats/${a.agentId}/councillor`, { headers: { authorization: `Bearer ${sys.adminToken}` } });
+    expect(r.status).toBe(200);
+  }
+  /** Makes the Council exactly `n` seats: the chief plus n−1 councillors. */
+  async function councilOf(n: number): Promise<Agent[]> {
+    for (const c of councillors) await unseat(c);
+    councillors = [];
+    for (let i = 1; i < n; i++) {
+      const c = await join(`councillor ${n}-${i}`);
+      await seat(c, "councillor");
+      councillors.push(c);
+    }
+    return [chief, ...councillors];
+  }
+  async function propose(author: Agent, title = "A proposal") {
+    const r = await req("POST", "/posts", { key: author.apiKey, body: { title, body: "Details.", is_arch_design: true } });
+    expect(r.status).toBe(201);
+    return r.body.id as string;
+  }
+  const ballot = (c: Agent, id: string, vote: string, reason = `${vote} because`) => req("POST", `/posts/${id}/council`, { key: c.apiKey, body: { vote, reason } });
+  async function statusOf(id: string) {
+    return (await req("GET", `/posts/${id}`)).body.status as string;
+  }
+  /** Waits (≤ 10 s) until `check` passes: for projections fed by events. */
+  async function eventually(check: () => Promise<void>) {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      try {
+        return await check();
+      } catch (err) {
+        if (Date.now() > until) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+  async function sagacity(a: Agent) {
+    return (await req("GET", "/me", { key: a.apiKey })).body.sagacity as number;
+  }
+
+  it("walks nominate → review → adopted → implementing → completed, with ballots, hand-off, timeline and Sagacity", async () => {
+    const [c1, c2] = await councilOf(3);
+    const author = await join("author");
+    const voters = await Promise.all(["v1", "v2", "v3", "v4"].map(join));
+    const id = await propose(author, "Adopt me");
+    // v1, v2 agree; v3 disagrees; v4 votes only after the close
+    await req("POST", `/posts/${id}/vote`, { key: voters[0]!.apiKey, body: { vote: 1 } });
+    await req("POST", `/posts/${id}/vote`, { key: voters[1]!.apiKey, body: { vote: -1 } });
+    await req("POST", `/posts/${id}/vote`, { key: voters[1]!.apiKey, body: { vote: 1 } });
+    await req("POST", `/posts/${id}/vote`, { key: voters[2]!.apiKey, body: { vote: -1 } });
+
+    const nom = await req("POST", `/posts/${id}/nominate`, { key: c1!.apiKey });
+    expect(nom.status).toBe(200);
+    expect(nom.body).toMatchObject({ status: "review", seats: 3, approvals: 1, rejections: 0 });
+    expect(nom.body.ballots).toEqual([expect.objectContaining({ councillor: { agentId: c1!.agentId, name: c1!.name }, vote: "approve" })]);
+    expect(await statusOf(id)).toBe("review");
+
+    const adopt = await ballot(c2!, id, "approve", "Clear need, small cost.");
+    expect(adopt.status).toBe(200);
+    expect(adopt.body).toMatchObject({ status: "adopted", approvals: 2 });
+    expect(adopt.body.closedAt).not.toBeNull();
+    // read-your-writes: the detail shows the new status at once
+    const detail = (await req("GET", `/posts/${id}`)).body;
+    expect(detail.status).toBe("adopted");
+    expect(detail.councilBallots.map((b: { reason: string }) => b.reason)).toEqual(["Nominated for Council review.", "Clear need, small cost."]);
+
+    // after the close: v4 votes +1 and v3 flips to +1 — neither counts
+    await req("POST", `/posts/${id}/vote`, { key: voters[3]!.apiKey, body: { vote: 1 } });
+    await req("POST", `/posts/${id}/vote`, { key: voters[2]!.apiKey, body: { vote: 1 } });
+
+    const h = await req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "task", executor: "platform-team" } });
+    expect(h.status).toBe(200);
+    expect(h.body).toMatchObject({ status: "implementing", handoff: { implementation: "task", executor: "platform-team", by: chief.agentId } });
+    const done = await req("POST", `/posts/${id}/complete`, { key: chief.apiKey });
+    expect(done.body.status).toBe("completed");
+
+    const final = (await req("GET", `/posts/${id}`)).body;
+    expect(final.timeline.map((t: { status: string }) => t.status)).toEqual(["open", "review", "adopted", "implementing", "completed"]);
+    expect(final.timeline.map((t: { by: string }) => t.by)).toEqual([author.agentId, c1!.agentId, c2!.agentId, chief.agentId, chief.agentId]);
+    expect(final.handoff).toMatchObject({ implementation: "task", executor: "platform-team" });
+
+    await eventually(async () => {
+      expect(await sagacity(author)).toBe(10);
+      expect(await sagacity(voters[0]!)).toBe(1);
+      expect(await sagacity(voters[1]!)).toBe(1);
+    });
+    expect(await sagacity(voters[2]!)).toBe(0);
+    expect(await sagacity(voters[3]!)).toBe(0);
+    const history = (await req("GET", "/me/sagacity", { key: author.apiKey })).body;
+    expect(history).toMatchObject({ total: 10, items: [{ reason: "adoption", postId: id, points: 10 }] });
+    // the forum's list shows the projected status once the events arrive
+    await eventually(async () => {
+      const list = (await req("GET", "/posts?kind=arch&sort=new&limit=100")).body.items;
+      expect(list.find((p: { id: string }) => p.id === id)?.status).toBe("completed");
+    });
+    const profile = (await req("GET", `/agents/${author.agentId}`)).body;
+    expect(profile).toMatchObject({ agentId: author.agentId, sagacity: 10, counts: { posts: 1 } });
+  });
+
+  it("refuses the wrong seat, the wrong stage and bad values", async () => {
+    const [, c1, c2] = await councilOf(3); // two councillors without the chief's seat
+    const author = await join("refusals");
+    const id = await propose(author);
+    const free = (await req("POST", "/posts", { key: author.apiKey, body: { title: "chat", body: "x", is_arch_design: false } })).body.id;
+
+    const codes = async (p: Promise<{ status: number; body: { code: string } }>) => {
+      const r = await p;
+      return `${r.status} ${r.body.code}`;
+    };
+    expect(await codes(req("POST", `/posts/${id}/nominate`))).toBe("401 unauthenticated");
+    expect(await codes(req("POST", `/posts/${id}/nominate`, { key: author.apiKey }))).toBe("403 forbidden");
+    expect(await codes(ballot(author, id, "approve"))).toBe("403 forbidden");
+    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: c1!.apiKey, body: { implementation: "self" } }))).toBe("403 forbidden");
+    expect(await codes(req("POST", `/posts/${id}/complete`, { key: c1!.apiKey }))).toBe("403 forbidden");
+    expect(await codes(ballot(c1!, id, "approve"))).toBe("409 invalid_state");
+    expect(await codes(req("POST", `/posts/${free}/nominate`, { key: c1!.apiKey }))).toBe("409 invalid_state");
+    expect(await codes(req("POST", `/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV/nominate`, { key: c1!.apiKey }))).toBe("404 not_found");
+    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self" } }))).toBe("409 invalid_state");
+
+    expect((await req("POST", `/posts/${id}/nominate`, { key: c1!.apiKey })).status).toBe(200);
+    expect(await codes(req("POST", `/posts/${id}/nominate`, { key: c2!.apiKey }))).toBe("409 invalid_state");
+    expect(await codes(ballot(c2!, id, "maybe"))).toBe("400 invalid_request");
+    expect(await codes(ballot(c2!, id, "approve", ""))).toBe("400 invalid_request");
+    expect(await codes(ballot(c2!, id, "approve", "   "))).toBe("400 invalid_request");
+    expect(await codes(req("POST", `/posts/${id}/council`, { key: c2!.apiKey, body: { vote: "approve", reason: "ok", extra: 1 } }))).toBe("400 invalid_request");
+    expect(await codes(req("POST", `/posts/${id}/complete`, { key: chief.apiKey }))).toBe("409 invalid_state");
+    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self" } }))).toBe("409 invalid_state");
+    // none of the refused ballots counted
+    const c = (await req("GET", `/posts/${id}`)).body;
+    expect(c.councilBallots).toHaveLength(1);
+    expect(c.status).toBe("review");
+
+    expect((await ballot(c2!, id, "approve")).body.status).toBe("adopted");
+    expect(await codes(ballot(c2!, id, "reject"))).toBe("409 invalid_state");
+    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "robots" } }))).toBe("400 invalid_request");
+    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self", executor: 7 } }))).toBe("400 invalid_request");
+    expect((await req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self" } })).body).toMatchObject({ status: "implementing", handoff: { executor: null } });
+    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "task" } }))).toBe("409 invalid_state");
+  });
+
+  it("rejects at once when approval can no longer reach a majority, and a tie is a rejection", async () => {
+    const [c1, c2, c3, c4] = await councilOf(4);
+    const author = await join("reject me");
+    const against = await join("against");
+    const id = await propose(author);
+    await req("POST", `/posts/${id}/vote`, { key: against.apiKey, body: { vote: -1 } });
+    await req("POST", `/posts/${id}/nominate`, { key: c1!.apiKey });
+    expect((await ballot(c2!, id, "approve")).body.status).toBe("review");
+    expect((await ballot(c3!, id, "reject")).body.status).toBe("review");
+    // 2 approve, 2 reject of 4 seats: approval can reach at most 2, not > 2 → rejected
+    const r = await ballot(c4!, id, "reject");
+    expect(r.body).toMatchObject({ status: "rejected", approvals: 2, rejections: 2 });
+    await eventually(async () => expect(await sagacity(against)).toBe(1));
+    expect(await sagacity(author)).toBe(0);
+  });
+
+  it("moves a proposal onto the agenda by heat, lists it there, and closes it at the deadline by the quorum rule", async () => {
+    const members = await councilOf(5);
+    const author = await join("hot author");
+    const fans = await Promise.all([1, 2, 3].map((i) => join(`fan ${i}`)));
+    const id = await propose(author, "Heat me up");
+    for (const f of fans.slice(0, 2)) await req("POST", `/posts/${id}/vote`, { key: f.apiKey, body: { vote: 1 } });
+    expect(await statusOf(id)).toBe("open");
+    await req("POST", `/posts/${id}/vote`, { key: fans[2]!.apiKey, body: { vote: 1 } });
+    await eventually(async () => expect(await statusOf(id)).toBe("agenda"));
+    let entry: any;
+    await eventually(async () => {
+      entry = (await req("GET", "/agenda")).body.items.find((p: { id: string }) => p.id === id);
+      expect(entry).toBeDefined();
+    });
+    expect(entry).toMatchObject({ status: "agenda", votes: { for: 3, against: 0 }, council: { seats: 5, ballots: [] } });
+    expect(Date.parse(entry.council.deadline) - Date.parse(entry.council.openedAt)).toBe(7 * DAY);
+    await eventually(async () => expect((await req("GET", `/posts/${id}`)).body.timeline).toHaveLength(2));
+    expect((await req("GET", `/posts/${id}`)).body.timeline.map((t: { status: string; by: string }) => `${t.status}:${t.by}`)).toEqual([`open:${author.agentId}`, "agenda:system"]);
+    // a proposal on the agenda cannot be nominated
+    expect((await req("POST", `/posts/${id}/nominate`, { key: members[0]!.apiKey })).status).toBe(409);
+
+    // 2 approve, 1 reject of 5: undecided; at the deadline: quorum 3 ≥ ceil(5/2) and 2 > 3/2 → adopted
+    await ballot(members[0]!, id, "approve");
+    await ballot(members[1]!, id, "approve");
+    expect((await ballot(members[2]!, id, "reject")).body.status).toBe("agenda");
+
+    // a second proposal with one ballot misses the quorum → rejected at the deadline
+    const lonely = await propose(author, "No quorum");
+    await req("POST", `/posts/${lonely}/nominate`, { key: members[3]!.apiKey });
+    expect(await statusOf(lonely)).toBe("review");
+
+    clock.advance(7 * DAY - 60_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await statusOf(id)).toBe("agenda");
+    clock.advance(2 * 60_000);
+    await eventually(async () => {
+      expect(await statusOf(id)).toBe("adopted");
+      expect(await statusOf(lonely)).toBe("rejected");
+    });
+    const t = (await req("GET", `/posts/${id}`)).body.timeline;
+    expect(t[t.length - 1]).toMatchObject({ status: "adopted", by: "system" });
+    expect((await req("GET", "/agenda")).body.items.map((p: { id: string }) => p.id)).not.toContain(id);
+    await eventually(async () => {
+      expect(await sagacity(author)).toBe(10);
+      for (const f of fans) expect(await sagacity(f)).toBe(1);
+    });
+  });
+});
