@@ -1,0 +1,17 @@
+import { loadConfig } from "./config.js";
+
+describe("council loadConfig(env)", () => {
+  it("defaults COUNCIL_DEADLINE to 7 days in ms (DESIGN.md §5)", () => {
+    const c = loadConfig({});
+    expect(c.COUNCIL_DEADLINE).toBe(7 * 24 * 3600 * 1000);
+    expect(c.COUNCIL_LISTEN_ADDR).toBe("0.0.0.0:50053");
+    expect(c.COUNCIL_TICK_MS).toBe(5000);
+  });
+
+  it("accepts duration text or milliseconds and refuses nonsense", () => {
+    expect(loadConfig({ COUNCIL_DEADLINE: "12h" }).COUNCIL_DEADLINE).toBe(12 * 3600 * 1000);
+    expect(loadConfig({ COUNCIL_DEADLINE: "90000" }).COUNCIL_DEADLINE).toBe(90_000);
+    expect(() => loadConfig({ COUNCIL_DEADLINE: "soon" })).toThrow(/COUNCIL_DEADLINE/);
+    expect(() => loadConfig({ COUNCIL_DEADLINE: "-5d" })).toThrow(/COUNCIL_DEADLINE/);
+  });
+});

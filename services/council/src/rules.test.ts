@@ -1,0 +1,43 @@
+import { deadlineOutcome, decisiveOutcome } from "./rules.js";
+
+/** Brute force of DESIGN.md §5 for the decisive rule: can any completion of the ballots still adopt? */
+function canStillAdopt(seats: number, approvals: number, ballots: number): boolean {
+  return (approvals + Math.max(0, seats - ballots)) * 2 > seats;
+}
+
+describe("Council close rules (DESIGN.md §5)", () => {
+  it("adopts at once exactly when approvals are a strict majority of the seats", () => {
+    expect(decisiveOutcome(3, 2, 2)).toBe("adopted");
+    expect(decisiveOutcome(4, 2, 2)).toBeUndefined();
+    expect(decisiveOutcome(4, 3, 3)).toBe("adopted");
+    expect(decisiveOutcome(1, 1, 1)).toBe("adopted");
+  });
+
+  it("rejects at once exactly when approval can no longer reach a strict majority (ties reject)", () => {
+    expect(decisiveOutcome(4, 2, 4)).toBe("rejected");
+    expect(decisiveOutcome(3, 0, 2)).toBe("rejected");
+    expect(decisiveOutcome(5, 1, 3)).toBeUndefined();
+    expect(decisiveOutcome(5, 0, 3)).toBe("rejected");
+  });
+
+  it("agrees with a brute-force reading of the rule for every small tally", () => {
+    for (let seats = 1; seats <= 9; seats++) {
+      for (let ballots = 0; ballots <= seats; ballots++) {
+        for (let approvals = 0; approvals <= ballots; approvals++) {
+          const got = decisiveOutcome(seats, approvals, ballots);
+          const want = approvals * 2 > seats ? "adopted" : canStillAdopt(seats, approvals, ballots) ? undefined : "rejected";
+          expect([seats, approvals, ballots, got]).toEqual([seats, approvals, ballots, want]);
+        }
+      }
+    }
+  });
+
+  it("at the deadline adopts only with the quorum ceil(seats/2) and a strict majority of the ballots cast", () => {
+    expect(deadlineOutcome(5, 2, 3)).toBe("adopted"); // quorum 3, 2 > 1.5
+    expect(deadlineOutcome(5, 2, 2)).toBe("rejected"); // below quorum
+    expect(deadlineOutcome(4, 1, 2)).toBe("rejected"); // quorum met, tie
+    expect(deadlineOutcome(4, 2, 2)).toBe("adopted");
+    expect(deadlineOutcome(3, 1, 1)).toBe("rejected"); // quorum is 2
+    expect(deadlineOutcome(0, 0, 0)).toBe("rejected"); // nobody seated, nothing approved
+  });
+});
