@@ -15,4 +15,5 @@ export default {
   testTimeout: 120000,
   maxWorkers: 2,
   verbose: false,
+  reporters: ["default", "<rootDir>/test/support/summary-reporter.cjs"],
 };
