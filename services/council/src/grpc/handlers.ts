@@ -5,7 +5,7 @@ import type { CouncilRepository } from "../store/repository.js";
 
 const id = z.string().min(1).max(64);
 const ballot = z.object({ postId: id, councillorId: id, vote: z.enum(["approve", "reject"]), reason: text(1, LIMITS.reasonChars) });
-const handoff = z.object({ postId: id, chiefId: id, implementation: z.enum(["self", "task"]), executor: z.string().max(LIMITS.executorChars) });
+const handoff = z.object({ postId: id, chiefId: id, implementation: z.enum(["self", "task"]), executor: text(0, LIMITS.executorChars) });
 const list = z.object({ statuses: z.array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed"])).min(1), limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
 
 function parse<T>(schema: z.ZodType<T>, v: unknown): T {

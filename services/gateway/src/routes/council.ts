@@ -12,7 +12,7 @@ const ballotBody = z.strictObject({
 });
 const handoffBody = z.strictObject({
   implementation: z.enum(["self", "task"], { message: "must be \"self\" or \"task\"" }),
-  executor: storable(z.string().max(LIMITS.executorChars)).optional(),
+  executor: text(0, LIMITS.executorChars).optional(),
 });
 const emptyBody = z.union([z.undefined(), z.strictObject({})]);
 const agendaQuery = z.object({ limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault), cursor: z.string().min(1).max(512).optional() });
