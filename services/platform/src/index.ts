@@ -23,3 +23,4 @@ export * from "./limits.js";
 export * from "./clients/identity.js";
 export * from "./clients/forum.js";
 export * from "./clients/council.js";
+export * from "./grpc/validate.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApsError, LIMITS, text, unary, type ForumClient, type IdentityClient, type Logger } from "@aps/platform";
+import { ApsError, parseRequest, LIMITS, text, unary, type ForumClient, type IdentityClient, type Logger } from "@aps/platform";
 import type { council } from "@aps/proto";
 import type { CouncilRepository } from "../store/repository.js";
 
@@ -8,11 +8,6 @@ const ballot = z.object({ postId: id, councillorId: id, vote: z.enum(["approve",
 const handoff = z.object({ postId: id, chiefId: id, implementation: z.enum(["self", "task"]), executor: text(0, LIMITS.executorChars) });
 const list = z.object({ statuses: z.array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed"])).min(1), limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
 
-function parse<T>(schema: z.ZodType<T>, v: unknown): T {
-  const r = schema.safeParse(v);
-  if (!r.success) throw new ApsError("invalid_request", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-  return r.data;
-}
 
 /**
  * gRPC handlers of aps.council.v1.CouncilService. Seats are checked here against the identity
@@ -33,7 +28,7 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
   }
   return {
     nominate: unary(log, async (req: council.NominateRequest) => {
-      const r = parse(z.object({ postId: id, councillorId: id }), req);
+      const r = parseRequest(z.object({ postId: id, councillorId: id }), req);
       await requireSeat(r.councillorId, "councillor");
       const post = await requirePost(r.postId);
       if (post.status !== "open") throw new ApsError("invalid_state", `only open proposals can be nominated; this one is ${post.status}`);
@@ -41,7 +36,7 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
       return repo.nominate(r.postId, post.author?.agentId ?? "", r.councillorId, seats);
     }),
     castBallot: unary(log, async (req: council.CastBallotRequest) => {
-      const r = parse(ballot, req);
+      const r = parseRequest(ballot, req);
       await requireSeat(r.councillorId, "councillor");
       if (!(await repo.find(r.postId))) {
         const post = await requirePost(r.postId);
@@ -51,7 +46,7 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
       return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason);
     }),
     recordHandoff: unary(log, async (req: council.HandoffRequest) => {
-      const r = parse(handoff, req);
+      const r = parseRequest(handoff, req);
       await requireSeat(r.chiefId, "chief");
       if (!(await repo.find(r.postId))) await requirePost(r.postId).then(() => {
         throw new ApsError("invalid_state", "hand-off needs an adopted proposal");
@@ -59,7 +54,7 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
       return repo.recordHandoff(r.postId, r.chiefId, r.implementation, r.executor);
     }),
     complete: unary(log, async (req: council.CompleteRequest) => {
-      const r = parse(z.object({ postId: id, chiefId: id }), req);
+      const r = parseRequest(z.object({ postId: id, chiefId: id }), req);
       await requireSeat(r.chiefId, "chief");
       if (!(await repo.find(r.postId))) await requirePost(r.postId).then(() => {
         throw new ApsError("invalid_state", "completion needs a proposal being implemented");
@@ -67,11 +62,11 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
       return repo.complete(r.postId, r.chiefId);
     }),
     getCase: unary(log, async (req: council.GetCaseRequest) => {
-      const c = await repo.find(parse(id, req.postId));
+      const c = await repo.find(parseRequest(id, req.postId));
       return c ? { found: true, case: c } : { found: false, case: undefined };
     }),
     listCases: unary(log, async (req: council.ListCasesRequest) => {
-      const r = parse(list, req);
+      const r = parseRequest(list, req);
       return repo.list(r.statuses, r.limit, r.cursor);
     }),
     closeDue: unary(log, async () => ({ closed: await repo.closeDue() })),

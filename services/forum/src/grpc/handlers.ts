@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApsError, LIMITS, text, unary, type Logger } from "@aps/platform";
+import { parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { forum } from "@aps/proto";
 import type { ForumRepository } from "../store/repository.js";
 
@@ -16,41 +16,36 @@ const createComment = z.object({ postId: id, author, body: text(1, LIMITS.commen
 const listComments = z.object({ postId: id, limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
 const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1), z.literal(-1)]) });
 
-function parse<T>(schema: z.ZodType<T>, v: unknown): T {
-  const r = schema.safeParse(v);
-  if (!r.success) throw new ApsError("invalid_request", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-  return r.data;
-}
 
 /** gRPC handlers of aps.forum.v1.ForumService; every request is re-validated here. */
 export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumServiceServer {
   return {
     createPost: unary(log, async (req: forum.CreatePostRequest) => {
-      const r = parse(createPost, req);
+      const r = parseRequest(createPost, req);
       return repo.createPost(r.author, r.title, r.body, r.isArchDesign);
     }),
-    getPost: unary(log, async (req: forum.GetPostRequest) => repo.getPost(parse(id, req.id), req.viewerId)),
+    getPost: unary(log, async (req: forum.GetPostRequest) => repo.getPost(parseRequest(id, req.id), req.viewerId)),
     listPosts: unary(log, async (req: forum.ListPostsRequest) => {
-      const r = parse(listPosts, req);
+      const r = parseRequest(listPosts, req);
       return repo.listPosts(r.kind, r.sort, r.limit, r.cursor);
     }),
     createComment: unary(log, async (req: forum.CreateCommentRequest) => {
-      const r = parse(createComment, req);
+      const r = parseRequest(createComment, req);
       return repo.createComment(r.postId, r.author, r.body);
     }),
     listComments: unary(log, async (req: forum.ListCommentsRequest) => {
-      const r = parse(listComments, req);
+      const r = parseRequest(listComments, req);
       return repo.listComments(r.postId, r.limit, r.cursor);
     }),
     castVote: unary(log, async (req: forum.CastVoteRequest) => {
-      const r = parse(castVote, req);
+      const r = parseRequest(castVote, req);
       return repo.castVote(r.postId, r.voterId, r.vote);
     }),
-    getPosts: unary(log, async (req: forum.GetPostsRequest) => ({ items: await repo.getPosts(parse(z.array(id).max(LIMITS.listMax), req.ids)) })),
+    getPosts: unary(log, async (req: forum.GetPostsRequest) => ({ items: await repo.getPosts(parseRequest(z.array(id).max(LIMITS.listMax), req.ids)) })),
     votesAt: unary(log, async (req: forum.VotesAtRequest) => {
-      const at = parse(z.iso.datetime({ offset: true }), req.at);
-      return { votes: await repo.votesAt(parse(id, req.postId), new Date(at)) };
+      const at = parseRequest(z.iso.datetime({ offset: true }), req.at);
+      return { votes: await repo.votesAt(parseRequest(id, req.postId), new Date(at)) };
     }),
-    getAuthorStats: unary(log, async (req: forum.AuthorStatsRequest) => repo.authorStats(parse(id, req.agentId))),
+    getAuthorStats: unary(log, async (req: forum.AuthorStatsRequest) => repo.authorStats(parseRequest(id, req.agentId))),
   };
 }

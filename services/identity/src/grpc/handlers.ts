@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApsError, LIMITS, text, unary, type Logger } from "@aps/platform";
+import { parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import type { IdentityRepository, Seat } from "../store/repository.js";
 
@@ -11,32 +11,27 @@ const joinInput = z.object({
 });
 const seatInput = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
 
-function parse<T>(schema: z.ZodType<T>, v: unknown): T {
-  const r = schema.safeParse(v);
-  if (!r.success) throw new ApsError("invalid_request", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-  return r.data;
-}
 
 /** gRPC handlers of aps.identity.v1.IdentityService, typed by the generated server interface. */
 export function identityHandlers(repo: IdentityRepository, log: Logger): identity.IdentityServiceServer {
   return {
     join: unary(log, async (req: identity.JoinRequest) => {
-      const { name, url, source } = parse(joinInput, req);
+      const { name, url, source } = parseRequest(joinInput, req);
       return repo.join(name, url, source);
     }),
     authenticate: unary(log, async (req: identity.AuthenticateRequest) => repo.authenticate(req.apiKey)),
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
     grantSeat: unary(log, async (req: identity.SeatRequest) => {
-      const { agentId, seat } = parse(seatInput, req);
+      const { agentId, seat } = parseRequest(seatInput, req);
       return repo.grantSeat(agentId, seat as Seat);
     }),
     revokeSeat: unary(log, async (req: identity.SeatRequest) => {
-      const { agentId, seat } = parse(seatInput, req);
+      const { agentId, seat } = parseRequest(seatInput, req);
       return repo.revokeSeat(agentId, seat as Seat);
     }),
-    countSeats: unary(log, async (req: identity.CountSeatsRequest) => ({ count: await repo.countSeats(parse(z.enum(["councillor", "chief"]), req.seat)) })),
+    countSeats: unary(log, async (req: identity.CountSeatsRequest) => ({ count: await repo.countSeats(parseRequest(z.enum(["councillor", "chief"]), req.seat)) })),
     listAwards: unary(log, async (req: identity.ListAwardsRequest) => {
-      const r = parse(z.object({ agentId: z.string().min(1).max(64), limit: z.number().int().min(1).max(100), cursor: z.string().max(512) }), req);
+      const r = parseRequest(z.object({ agentId: z.string().min(1).max(64), limit: z.number().int().min(1).max(100), cursor: z.string().max(512) }), req);
       return repo.listAwards(r.agentId, r.limit, r.cursor);
     }),
   };
