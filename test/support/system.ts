@@ -30,6 +30,12 @@ export interface System {
   dataDir?: string;
   /** The child process of a spawned mode. */
   process?: TestProcess;
+  /**
+   * The env the services run with, in the real-infrastructure modes (`real`, `distributed`):
+   * DATABASE_URL, NATS_URL, NATS_STREAM and APS_SUBJECT_PREFIX of this system's own database and
+   * stream, for tests that read or publish on them directly.
+   */
+  env?: Record<string, string>;
   /** Stops the system and removes its data (database dropped, stream deleted, folder removed). */
   stop(): Promise<void>;
 }
@@ -84,8 +90,8 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
   if (mode === "real") {
     const log = createLogger("aps-test", "warn");
     const aps = await startAllInOne(realEnv, log, new InProcessBus(log), { clock: opts.clock });
-    return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
+    return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, env: realEnv, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
   }
   const p = await startNode([join(ROOT, "deploy/local/start.mjs")], { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0" }, /APS ready at (\S+)/);
-  return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, process: p, stop: async () => (await p.stop(), await dropStream(), await db.drop()) };
+  return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, process: p, env: realEnv, stop: async () => (await p.stop(), await dropStream(), await db.drop()) };
 }

@@ -14,6 +14,9 @@ import {
 import type { BusEvent, ConsumerSpec, EventBus, Subscription } from "./types.js";
 import type { Logger } from "../log.js";
 
+/** How long one pull request of a consumer waits for events, ms (also the longest a stop waits). */
+const FETCH_EXPIRES_MS = 1_000;
+
 /** Where and how to reach JetStream. */
 export interface JetStreamOptions {
   /** Comma-separated NATS URLs (`NATS_URL`). */
@@ -33,7 +36,8 @@ export interface JetStreamOptions {
  * EventBus on NATS JetStream (DESIGN.md §6): a file-backed stream `<stream>` capturing
  * `<prefix>.>` with a 2-minute duplicate window; publishes carry `Nats-Msg-Id = eventId`;
  * consumers are durable pull consumers with explicit ack, redelivery by NAK with delay, and a
- * dead-letter subject `<prefix>.dlq.<durable>` after `maxDeliver` failed deliveries. The client
+ * dead-letter subject `<prefix>.dlq.<durable>` after `maxDeliver` failed deliveries; they pull in
+ * fetches of ≤ 1 s, so a stopped consumer leaves no delivery in flight unacknowledged behind it. The client
  * reconnects forever, so a NATS restart only delays delivery.
  */
 export class JetStreamBus implements EventBus {
@@ -115,13 +119,29 @@ export class JetStreamBus implements EventBus {
       await this.jsm.consumers.update(this.stream, durable, { ack_wait: config.ack_wait });
     }
     const consumer = await this.js.consumers.get(this.stream, durable);
-    const messages: ConsumerMessages = await consumer.consume({ max_messages: 64 });
+    // Pull in bounded fetches rather than one endless `consume()`: closing a consume() drops
+    // deliveries already on the wire to its inbox, and those stay unacknowledged until ack_wait
+    // (30 s) passes. A fetch ends when the server has answered its pull request (batch full or
+    // expired), so stopping between fetches strands nothing; a stop waits ≤ FETCH_EXPIRES_MS.
+    let stopping = false;
+    let failing = false;
     const loop = (async () => {
-      for await (const m of messages) await this.handle(spec, m);
-    })().catch((err: unknown) => this.opts.log.error({ err: String(err), durable }, "consumer loop ended"));
+      while (!stopping) {
+        try {
+          const batch: ConsumerMessages = await consumer.fetch({ max_messages: 64, expires: FETCH_EXPIRES_MS });
+          for await (const m of batch) await this.handle(spec, m);
+          failing = false;
+        } catch (err) {
+          if (stopping) break;
+          if (!failing) this.opts.log.warn({ err: String(err), durable }, "pulling events failed; retrying");
+          failing = true;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    })();
     return {
       stop: async () => {
-        await messages.close();
+        stopping = true;
         await loop;
       },
     };
