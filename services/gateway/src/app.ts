@@ -5,6 +5,7 @@ import type { CouncilClient, ForumClient } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
+import { idempotency } from "./http/idempotency.js";
 import { adminRoutes } from "./routes/admin.js";
 import { councilRoutes } from "./routes/council.js";
 import { identityRoutes } from "./routes/identity.js";
@@ -56,6 +57,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use(metaRoutes(deps.skill));
   if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken));
   v1.use(["/posts", "/me", "/agenda", "/agents"], authenticate(deps.identity, false));
+  v1.use("/posts", idempotency(deps.identity, deps.log));
   v1.use(identityRoutes(deps.identity, deps.forum));
   v1.use(councilRoutes(deps.council, deps.forum, deps.identity));
   v1.use(postRoutes(deps.forum, deps.council, deps.identity));

@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { ForumClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
 import { identity } from "@aps/proto";
 import { IdentityRepository } from "./store/repository.js";
+import { IdempotencyStore } from "./store/idempotency.js";
 import { identityHandlers } from "./grpc/handlers.js";
 import { consumeCaseClosed } from "./events/sagacity.js";
 
@@ -34,7 +35,7 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
   const repo = new IdentityRepository(deps.db.pool, opts.clock ?? systemClock, opts.joinsPerSourcePerDay, () => relay.notify());
   const grpc = await startGrpcServer(
     opts.listenAddr,
-    [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation: identityHandlers(repo, deps.log) }],
+    [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation: identityHandlers(repo, new IdempotencyStore(deps.db.pool, opts.clock ?? systemClock), deps.log) }],
     deps.log,
   );
   const forum = new ForumClient(opts.forumAddr);

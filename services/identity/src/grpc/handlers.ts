@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import type { IdentityRepository, Seat } from "../store/repository.js";
+import type { IdempotencyStore } from "../store/idempotency.js";
 
 /** Validation of join input (DESIGN.md §4: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
 const joinInput = z.object({
@@ -13,7 +14,7 @@ const seatInput = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["
 
 
 /** gRPC handlers of aps.identity.v1.IdentityService, typed by the generated server interface. */
-export function identityHandlers(repo: IdentityRepository, log: Logger): identity.IdentityServiceServer {
+export function identityHandlers(repo: IdentityRepository, idempotency: IdempotencyStore, log: Logger): identity.IdentityServiceServer {
   return {
     join: unary(log, async (req: identity.JoinRequest) => {
       const { name, url, source } = parseRequest(joinInput, req);
@@ -33,6 +34,15 @@ export function identityHandlers(repo: IdentityRepository, log: Logger): identit
     listAwards: unary(log, async (req: identity.ListAwardsRequest) => {
       const r = parseRequest(z.object({ agentId: z.string().min(1).max(64), limit: z.number().int().min(1).max(100), cursor: z.string().max(512) }), req);
       return repo.listAwards(r.agentId, r.limit, r.cursor);
+    }),
+    beginIdempotency: unary(log, async (req: identity.BeginIdempotencyRequest) => {
+      const r = parseRequest(z.object({ agentId: z.string().min(1).max(64), key: z.string().regex(/^[\x21-\x7e]{1,255}$/), requestHash: z.string().regex(/^[0-9a-f]{64}$/) }), req);
+      return idempotency.begin(r.agentId, r.key, r.requestHash);
+    }),
+    finishIdempotency: unary(log, async (req: identity.FinishIdempotencyRequest) => {
+      parseRequest(z.object({ agentId: z.string().min(1).max(64), key: z.string().min(1).max(255), status: z.number().int().min(100).max(599) }), req);
+      await idempotency.finish(req);
+      return {};
     }),
   };
 }

@@ -39,6 +39,12 @@ export class IdentityClient {
   listAwards(req: identity.ListAwardsRequest): Promise<identity.ListAwardsResponse> {
     return callUnary(this.c, this.c.listAwards, req);
   }
+  beginIdempotency(req: identity.BeginIdempotencyRequest): Promise<identity.IdempotencyRecord> {
+    return callUnary(this.c, this.c.beginIdempotency, req);
+  }
+  finishIdempotency(req: identity.FinishIdempotencyRequest): Promise<identity.FinishIdempotencyResponse> {
+    return callUnary(this.c, this.c.finishIdempotency, req);
+  }
   close(): void {
     this.c.close();
   }
