@@ -8,6 +8,7 @@ import { problemHandler } from "./http/problem.js";
 import { idempotency } from "./http/idempotency.js";
 import { adminRoutes } from "./routes/admin.js";
 import { councilRoutes } from "./routes/council.js";
+import { docsRoutes } from "./routes/docs.js";
 import { identityRoutes } from "./routes/identity.js";
 import { metaRoutes } from "./routes/meta.js";
 import { postRoutes } from "./routes/posts.js";
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use(councilRoutes(deps.council, deps.forum, deps.identity));
   v1.use(postRoutes(deps.forum, deps.council, deps.identity));
   app.use("/v1", v1);
+  app.use("/docs", docsRoutes());
   app.use(notFound);
   app.use(problemHandler(deps.log));
   return app;
