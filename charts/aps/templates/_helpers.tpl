@@ -1,0 +1,197 @@
+{{/* Chart name. */}}
+{{- define "aps.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: <release>-<chart>, or the release name when it already contains the chart name. */}}
+{{- define "aps.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Name of a component's resources: <fullname>-<component>. Call with (dict "root" $ "name" "gateway"). */}}
+{{- define "aps.componentName" -}}
+{{- printf "%s-%s" (include "aps.fullname" .root) .name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "aps.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Selector labels (stable across upgrades): name + instance (+ component). Call with (dict "root" $ "component" "gateway"). */}}
+{{- define "aps.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "aps.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- if .component }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+{{- end }}
+
+{{/* Common labels. Call with (dict "root" $ "component" "gateway"); component may be empty. */}}
+{{- define "aps.labels" -}}
+helm.sh/chart: {{ include "aps.chart" .root }}
+{{ include "aps.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: aps
+{{- end }}
+
+{{/* Labels shared by every APS application pod of this release (NetworkPolicy peers). */}}
+{{- define "aps.appPodSelector" -}}
+app.kubernetes.io/name: {{ include "aps.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+aps.dev/tier: app
+{{- end }}
+
+{{/* Image reference. */}}
+{{- define "aps.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
+{{- end -}}
+{{- end }}
+
+{{- define "aps.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "aps.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Name of the Secret holding URLs and tokens (the chart's own or secrets.existingSecret). */}}
+{{- define "aps.secretName" -}}
+{{- default (include "aps.fullname" .) .Values.secrets.existingSecret }}
+{{- end }}
+
+{{/* A component merged over the shared defaults. Call with (dict "root" $ "name" "gateway"); returns YAML. */}}
+{{- define "aps.component" -}}
+{{- $c := index .root.Values.components .name }}
+{{- toYaml (mustMergeOverwrite (deepCopy .root.Values.defaults) (deepCopy $c)) }}
+{{- end }}
+
+{{- define "aps.postgresqlHost" -}}
+{{ include "aps.fullname" . }}-postgresql
+{{- end }}
+
+{{- define "aps.natsHost" -}}
+{{ include "aps.fullname" . }}-nats
+{{- end }}
+
+{{/*
+Validation of the dependency choices: each of PostgreSQL and NATS must be either external (a URL,
+or an existingSecret that carries it) or deployed by this chart — exactly one.
+*/}}
+{{- define "aps.validate" -}}
+{{- $pg := .Values.postgresql }}
+{{- $pgExternal := or $pg.external.url (gt (len (default (dict) $pg.external.perService)) 0) }}
+{{- $existing := .Values.secrets.existingSecret }}
+{{- if and $pg.deployed.enabled $pgExternal }}
+{{- fail "PostgreSQL: set either postgresql.external.url (or perService URLs) or postgresql.deployed.enabled=true, not both" }}
+{{- end }}
+{{- if not (or $pg.deployed.enabled $pgExternal $existing) }}
+{{- fail "PostgreSQL is not configured: set postgresql.external.url (an external server), or postgresql.deployed.enabled=true (a StatefulSet in this release), or secrets.existingSecret with a DATABASE_URL key" }}
+{{- end }}
+{{- $nats := .Values.nats }}
+{{- if and $nats.deployed.enabled $nats.external.url }}
+{{- fail "NATS: set either nats.external.url or nats.deployed.enabled=true, not both" }}
+{{- end }}
+{{- if not (or $nats.deployed.enabled $nats.external.url $existing) }}
+{{- fail "NATS JetStream is not configured: set nats.external.url (an external JetStream server), or nats.deployed.enabled=true (a StatefulSet in this release), or secrets.existingSecret with a NATS_URL key" }}
+{{- end }}
+{{- range $name, $c := .Values.components }}
+{{- if not (has $c.protocol (list "http" "grpc")) }}
+{{- fail (printf "components.%s.protocol must be http or grpc" $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Env shared by every application container. */}}
+{{- define "aps.commonEnv" -}}
+{{- $root := . -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: LOG_LEVEL
+  value: {{ .Values.config.logLevel | quote }}
+- name: NATS_STREAM
+  value: {{ .Values.config.natsStream | quote }}
+- name: APS_SUBJECT_PREFIX
+  value: {{ .Values.config.subjectPrefix | quote }}
+- name: APS_DATA_DIR
+  value: /tmp/aps-data
+{{- range $name, $c := .Values.components }}
+{{- if and $c.enabled (eq $c.protocol "grpc") }}
+- name: {{ upper $name }}_GRPC_ADDR
+  value: {{ printf "%s:%v" (include "aps.componentName" (dict "root" $root "name" $name)) $c.service.port | quote }}
+{{- end }}
+{{- end }}
+{{- if .Values.nats.deployed.enabled }}
+- name: NATS_URL
+  value: {{ printf "nats://%s:4222" (include "aps.natsHost" .) | quote }}
+{{- else }}
+- name: NATS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "aps.secretName" . }}
+      key: NATS_URL
+{{- end }}
+{{- if .Values.otel.endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .Values.otel.endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ .Values.otel.protocol | quote }}
+- name: OTEL_TRACES_EXPORTER
+  value: otlp
+- name: OTEL_METRICS_EXPORTER
+  value: otlp
+- name: OTEL_PROPAGATORS
+  value: tracecontext,baggage
+{{- else }}
+- name: OTEL_SDK_DISABLED
+  value: "true"
+{{- end }}
+{{- end }}
+
+{{/* Database env for a component that owns a schema. Call with (dict "root" $ "name" "forum"). */}}
+{{- define "aps.databaseEnv" -}}
+{{- $root := .root -}}
+{{- $secret := include "aps.secretName" $root -}}
+{{- $pg := $root.Values.postgresql -}}
+{{- if $pg.deployed.enabled }}
+- name: POSTGRES_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: POSTGRES_PASSWORD
+- name: DATABASE_URL
+  value: {{ printf "postgresql://%s:$(POSTGRES_PASSWORD)@%s:5432/%s" $pg.deployed.username (include "aps.postgresqlHost" $root) $pg.deployed.database | quote }}
+{{- else }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: DATABASE_URL
+      optional: {{ not (or $pg.external.url $root.Values.secrets.existingSecret) }}
+- name: {{ upper .name }}_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ upper .name }}_DATABASE_URL
+      optional: true
+{{- end }}
+{{- end }}

