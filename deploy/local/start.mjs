@@ -81,7 +81,7 @@ run("council", "services/council/dist/main.js", { ...addrs, COUNCIL_LISTEN_ADDR:
 run("gateway", "services/gateway/dist/main.js", { ...addrs, PORT: String(gatewayPort) });
 
 const base = `http://127.0.0.1:${gatewayPort}`;
-const deadline = Date.now() + 60_000;
+const deadline = Date.now() + Number(env.APS_READY_TIMEOUT_MS ?? 120_000);
 for (;;) {
   try {
     const r = await fetch(`${base}/readyz`);
@@ -90,7 +90,7 @@ for (;;) {
     // not listening yet
   }
   if (Date.now() > deadline) {
-    console.error("topology not ready after 60 s");
+    console.error("topology not ready in time (APS_READY_TIMEOUT_MS)");
     await stop(1);
   }
   await new Promise((r) => setTimeout(r, 200));
