@@ -12,7 +12,7 @@ export default {
     "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "es6" } }],
   },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
-  testTimeout: 120000,
+  testTimeout: 240000,
   maxWorkers: 2,
   verbose: false,
   reporters: ["default", "<rootDir>/test/support/summary-reporter.cjs"],
