@@ -5,6 +5,7 @@ import type { CouncilClient, ForumClient } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
+import { hardening } from "./http/hardening.js";
 import { idempotency } from "./http/idempotency.js";
 import { adminRoutes } from "./routes/admin.js";
 import { councilRoutes } from "./routes/council.js";
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("trust proxy", deps.trustedProxies && deps.trustedProxies.length > 0 ? deps.trustedProxies : false);
   app.set("query parser", "simple");
+  app.use(hardening);
   app.use(standardHeaders);
 
   app.get("/healthz", (_req, res) => {

@@ -1,10 +1,13 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@aps/platform";
 import { createApp } from "./app.js";
 import { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
+
+/** Largest request head (request line + headers) the gateway accepts, bytes. */
+export const MAX_HEADER_BYTES = 16 * 1024;
 
 /** A running gateway. */
 export interface GatewayHandle {
@@ -30,7 +33,13 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
     trustedProxies: cfg.TRUSTED_PROXIES?.split(",").map((s) => s.trim()).filter(Boolean) ?? [],
   });
   const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(cfg.PORT, cfg.HOST, (err?: Error) => (err ? reject(err) : resolve(s)));
+    // Request headers are capped at 16 KiB (431 beyond, answered by node's HTTP parser).
+    const s = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+    s.once("error", reject);
+    s.listen(cfg.PORT, cfg.HOST, () => {
+      s.off("error", reject);
+      resolve(s);
+    });
   });
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;

@@ -4,7 +4,7 @@ import type { identity } from "@aps/proto";
 import type { IdentityClient } from "@aps/platform";
 
 /** Reads the bearer token, or undefined when no Authorization header was sent. */
-function bearer(req: Request): string | undefined {
+export function bearer(req: Request): string | undefined {
   const h = req.header("authorization");
   if (h === undefined) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);

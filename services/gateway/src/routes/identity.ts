@@ -1,8 +1,8 @@
 import { Router } from "express";
 import { z } from "zod";
-import { LIMITS, text } from "@aps/platform";
+import { ApsError, LIMITS, text } from "@aps/platform";
 import type { ForumClient, IdentityClient } from "@aps/platform";
-import { requireCaller } from "../http/auth.js";
+import { bearer, requireCaller } from "../http/auth.js";
 import { renderAgent } from "../http/render.js";
 import { pathId, storable, validate } from "../http/validate.js";
 
@@ -13,9 +13,12 @@ const joinBody = z.strictObject({
   url: storable(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(LIMITS.urlChars)).optional(),
 });
 
+const emptyBody = z.strictObject({});
+
 /**
  * `POST /join` (seed "Identity and versioning": `{name, url?}` → `{ok, agentId, name, apiKey}`,
- * 201; the key is shown only here) and `GET /me` (key) → the caller with Sagacity and seats.
+ * 201; the key is shown only here), `GET /me` (key) → the caller with Sagacity and seats, and
+ * `POST /me/keys/rotate` (key) → 201 `{agentId, apiKey, createdAt}`, the old key revoked.
  */
 export function identityRoutes(identity: IdentityClient, forum: ForumClient): Router {
   const r = Router();
@@ -33,6 +36,17 @@ export function identityRoutes(identity: IdentityClient, forum: ForumClient): Ro
     const q = validate(pageQuery, req.query, "query");
     const page = await identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: q.cursor ?? "" });
     res.json({ total: me.sagacity, items: page.items, nextCursor: page.nextCursor || null });
+  });
+  // Self-service key rotation: revokes the presented key and returns a new one, shown once.
+  // Not under the Idempotency-Key middleware (mounted on /posts only): a replay must never hand
+  // a key to a caller whose key was just revoked.
+  r.post("/me/keys/rotate", async (req, res) => {
+    requireCaller(res);
+    validate(emptyBody, req.body ?? {}, "body");
+    const key = bearer(req);
+    if (key === undefined) throw new ApsError("unauthenticated", "this operation needs 'Authorization: Bearer <API_KEY>'");
+    const out = await identity.rotateKey(key);
+    res.status(201).json({ agentId: out.agentId, apiKey: out.apiKey, createdAt: out.createdAt });
   });
   // Public profile: name, url, Sagacity, seats and activity counts.
   r.get("/agents/:agentId", async (req, res) => {

@@ -21,6 +21,7 @@ export function identityHandlers(repo: IdentityRepository, idempotency: Idempote
       return repo.join(name, url, source);
     }),
     authenticate: unary(log, async (req: identity.AuthenticateRequest) => repo.authenticate(req.apiKey)),
+    rotateKey: unary(log, async (req: identity.RotateKeyRequest) => repo.rotateKey(req.apiKey)),
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
     grantSeat: unary(log, async (req: identity.SeatRequest) => {
       const { agentId, seat } = parseRequest(seatInput, req);

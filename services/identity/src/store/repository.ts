@@ -90,6 +90,29 @@ export class IdentityRepository {
     return toAgent(r.rows[0]);
   }
 
+  /**
+   * Self-service rotation: in one transaction, revokes the presented key (matched by its
+   * SHA-256) and inserts a new key for the same agent. The `UPDATE … WHERE revoked_at IS NULL`
+   * decides between concurrent rotations with the same key: exactly one revokes it, the others
+   * find no live row and get `unauthenticated` (the same answer as an unknown key).
+   * Returns the new plaintext key (never stored).
+   */
+  async rotateKey(apiKey: string): Promise<{ agentId: string; apiKey: string; createdAt: string }> {
+    if (!isWellFormedKey(apiKey)) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
+    const now = this.clock.now();
+    return withTransaction(this.pool, async (tx) => {
+      const revoked = await tx.query<{ agent_id: string }>(
+        "UPDATE api_keys SET revoked_at = $2 WHERE key_hash = $1 AND revoked_at IS NULL RETURNING agent_id",
+        [hashKey(apiKey), now],
+      );
+      const agentId = revoked.rows[0]?.agent_id;
+      if (!agentId) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
+      const fresh = generateApiKey();
+      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [hashKey(fresh), agentId, now]);
+      return { agentId, apiKey: fresh, createdAt: now.toISOString() };
+    });
+  }
+
   /** One agent; throws `not_found`. */
   async get(agentId: string): Promise<identity.Agent> {
     const r = await this.pool.query<AgentRow>(`${AGENT_SELECT} WHERE a.agent_id = $1`, [agentId]);

@@ -20,6 +20,10 @@ export class IdentityClient {
   authenticate(apiKey: string): Promise<identity.Agent> {
     return callUnary(this.c, this.c.authenticate, { apiKey });
   }
+  /** Revokes `apiKey` and returns a new key for the same agent (UNAUTHENTICATED → 401 if already revoked). */
+  rotateKey(apiKey: string): Promise<identity.RotateKeyResponse> {
+    return callUnary(this.c, this.c.rotateKey, { apiKey });
+  }
   getAgent(agentId: string): Promise<identity.Agent> {
     return callUnary(this.c, this.c.getAgent, { agentId });
   }

@@ -57,6 +57,19 @@ export interface AuthenticateRequest {
   apiKey: string;
 }
 
+/** Self-service key rotation: the caller presents its current key (hashed in identity). */
+export interface RotateKeyRequest {
+  apiKey: string;
+}
+
+export interface RotateKeyResponse {
+  agentId: string;
+  /** the new key, returned once; stored only as SHA-256 */
+  apiKey: string;
+  /** RFC 3339, UTC */
+  createdAt: string;
+}
+
 export interface GetAgentRequest {
   agentId: string;
 }
@@ -544,6 +557,192 @@ export const AuthenticateRequest: MessageFns<AuthenticateRequest> = {
   fromPartial(object: DeepPartial<AuthenticateRequest>): AuthenticateRequest {
     const message = createBaseAuthenticateRequest();
     message.apiKey = object.apiKey ?? "";
+    return message;
+  },
+};
+
+function createBaseRotateKeyRequest(): RotateKeyRequest {
+  return { apiKey: "" };
+}
+
+export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
+  encode(message: RotateKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiKey !== "") {
+      writer.uint32(10).string(message.apiKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RotateKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRotateKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RotateKeyRequest {
+    return {
+      apiKey: isSet(object.apiKey)
+        ? globalThis.String(object.apiKey)
+        : isSet(object.api_key)
+        ? globalThis.String(object.api_key)
+        : "",
+    };
+  },
+
+  toJSON(message: RotateKeyRequest): unknown {
+    const obj: any = {};
+    if (message.apiKey !== "") {
+      obj.apiKey = message.apiKey;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RotateKeyRequest>): RotateKeyRequest {
+    return RotateKeyRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RotateKeyRequest>): RotateKeyRequest {
+    const message = createBaseRotateKeyRequest();
+    message.apiKey = object.apiKey ?? "";
+    return message;
+  },
+};
+
+function createBaseRotateKeyResponse(): RotateKeyResponse {
+  return { agentId: "", apiKey: "", createdAt: "" };
+}
+
+export const RotateKeyResponse: MessageFns<RotateKeyResponse> = {
+  encode(message: RotateKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.apiKey !== "") {
+      writer.uint32(18).string(message.apiKey);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(26).string(message.createdAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RotateKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRotateKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.apiKey = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RotateKeyResponse {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      apiKey: isSet(object.apiKey)
+        ? globalThis.String(object.apiKey)
+        : isSet(object.api_key)
+        ? globalThis.String(object.api_key)
+        : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+    };
+  },
+
+  toJSON(message: RotateKeyResponse): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.apiKey !== "") {
+      obj.apiKey = message.apiKey;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RotateKeyResponse>): RotateKeyResponse {
+    return RotateKeyResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RotateKeyResponse>): RotateKeyResponse {
+    const message = createBaseRotateKeyResponse();
+    message.agentId = object.agentId ?? "";
+    message.apiKey = object.apiKey ?? "";
+    message.createdAt = object.createdAt ?? "";
     return message;
   },
 };
@@ -1656,6 +1855,19 @@ export const IdentityServiceService = {
     responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
     responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
   },
+  /**
+   * Revokes the presented key and issues a new one for the same agent, in one transaction.
+   * UNAUTHENTICATED for unknown or already revoked keys (of concurrent rotations, one wins).
+   */
+  rotateKey: {
+    path: "/aps.identity.v1.IdentityService/RotateKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RotateKeyRequest): Buffer => Buffer.from(RotateKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RotateKeyRequest => RotateKeyRequest.decode(value),
+    responseSerialize: (value: RotateKeyResponse): Buffer => Buffer.from(RotateKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RotateKeyResponse => RotateKeyResponse.decode(value),
+  },
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent: {
     path: "/aps.identity.v1.IdentityService/GetAgent" as const,
@@ -1736,6 +1948,11 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   join: handleUnaryCall<JoinRequest, JoinResponse>;
   /** Resolves an API key to its agent. UNAUTHENTICATED for unknown or revoked keys. */
   authenticate: handleUnaryCall<AuthenticateRequest, Agent>;
+  /**
+   * Revokes the presented key and issues a new one for the same agent, in one transaction.
+   * UNAUTHENTICATED for unknown or already revoked keys (of concurrent rotations, one wins).
+   */
+  rotateKey: handleUnaryCall<RotateKeyRequest, RotateKeyResponse>;
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent: handleUnaryCall<GetAgentRequest, Agent>;
   /** Grants a seat (idempotent). "chief" also grants "councillor". */
@@ -1781,6 +1998,25 @@ export interface IdentityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  /**
+   * Revokes the presented key and issues a new one for the same agent, in one transaction.
+   * UNAUTHENTICATED for unknown or already revoked keys (of concurrent rotations, one wins).
+   */
+  rotateKey(
+    request: RotateKeyRequest,
+    callback: (error: ServiceError | null, response: RotateKeyResponse) => void,
+  ): ClientUnaryCall;
+  rotateKey(
+    request: RotateKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RotateKeyResponse) => void,
+  ): ClientUnaryCall;
+  rotateKey(
+    request: RotateKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RotateKeyResponse) => void,
   ): ClientUnaryCall;
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent(request: GetAgentRequest, callback: (error: ServiceError | null, response: Agent) => void): ClientUnaryCall;
