@@ -449,6 +449,31 @@ describe("charts/aps", () => {
     });
   });
 
+  describe.each([
+    ["per-service databases, external NATS, no existingSecret", [
+      "--set", "postgresql.deployed.enabled=false", "--set", "nats.deployed.enabled=false", "--set", "nats.external.url=nats://n:4222",
+      "--set", "postgresql.external.perService.identity=postgresql://u@db/identity",
+      "--set", "postgresql.external.perService.forum=postgresql://u@db/forum",
+      "--set", "postgresql.external.perService.council=postgresql://u@db/council",
+    ]],
+    ["no NetworkPolicy, no tests", ["--set", "networkPolicy.enabled=false", "--set", "tests.enabled=false"]],
+    ["ingress, autoscaling with a memory target, image digest, fullnameOverride", [
+      "--set", "ingress.enabled=true", "--set", "defaults.autoscaling.enabled=true", "--set", "defaults.autoscaling.targetMemoryUtilizationPercentage=80",
+      "--set", `image.digest=sha256:${"a".repeat(64)}`, "--set", "fullnameOverride=aps-x", "--set", "otel.endpoint=http://collector:4317",
+    ]],
+    ["an existing ServiceAccount", ["--set", "serviceAccount.create=false", "--set", "serviceAccount.name=aps-runner"]],
+  ])("helm template variant: %s", (_label, args) => {
+    it("validates and keeps the invariants", async () => {
+      if (skipped()) return;
+      const ms = parseManifests(await helmRun(templateArgs(args)));
+      expect(ms.length).toBeGreaterThan(5);
+      for (const m of ms) validateAgainstSchema(m);
+      expect(ms.flatMap(unknownFields)).toEqual([]);
+      expect(invariants(ms)).toEqual([]);
+      expect(byKind(ms, "Deployment")).toHaveLength(4);
+    });
+  });
+
   describe("refuses configurations it cannot run", () => {
     const failsWith = async (args: string[], message: RegExp) => {
       let stderr = "";
@@ -473,6 +498,14 @@ describe("charts/aps", () => {
     it("fails when PostgreSQL is both external and deployed", async () => {
       if (skipped()) return;
       await failsWith(["--set", "postgresql.external.url=postgresql://a@b/c"], /set either postgresql\.external\.url .* not both/);
+    });
+
+    it("fails when per-service database URLs leave a service without one", async () => {
+      if (skipped()) return;
+      await failsWith(
+        ["--set", "postgresql.deployed.enabled=false", "--set", "postgresql.external.perService.forum=postgresql://u@db/forum"],
+        /perService has no URL for (council|identity)/,
+      );
     });
 
     it("rejects values that break values.schema.json", async () => {

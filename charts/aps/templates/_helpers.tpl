@@ -101,6 +101,13 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- if not (or $pg.deployed.enabled $pgExternal $existing) }}
 {{- fail "PostgreSQL is not configured: set postgresql.external.url (an external server), or postgresql.deployed.enabled=true (a StatefulSet in this release), or secrets.existingSecret with a DATABASE_URL key" }}
 {{- end }}
+{{- if and (not $pg.external.url) (not $pg.deployed.enabled) $pg.external.perService }}
+{{- range $name, $c := .Values.components }}
+{{- if and $c.enabled $c.database (not (hasKey $pg.external.perService $name)) }}
+{{- fail (printf "PostgreSQL: postgresql.external.perService has no URL for %s and there is no postgresql.external.url to fall back on" $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- $nats := .Values.nats }}
 {{- if and $nats.deployed.enabled $nats.external.url }}
 {{- fail "NATS: set either nats.external.url or nats.deployed.enabled=true, not both" }}
