@@ -513,6 +513,8 @@ describe("charts/aps", () => {
       await failsWith(["--set", "components.gateway.protocol=udp"], /protocol/);
       await failsWith(["--set", "components.forum.port=abc"], /port/);
       await failsWith(["--set", "unknownTopLevel=1"], /unknownTopLevel|additional properties/i);
+      await failsWith(["--set", "components.forum.replcias=2"], /replcias|additional properties/i);
+      await failsWith(["--set", "defaults.pdb.minAvaliable=1"], /minAvaliable|additional properties/i);
     });
 
     it("renders with external URLs only (no existingSecret) into the chart's Secret", async () => {
