@@ -1,0 +1,32 @@
+#!/bin/sh
+# Collects the runtime file set of the APS image into $1 (deploy/docker/Dockerfile, build stage).
+# Run from the repository root after `turbo run build` and `npm prune --omit=dev`:
+#   root package.json + node_modules (production only);
+#   per workspace package with a dist/: package.json, dist/ (migrations are copied into dist by
+#   each build) and nested node_modules if npm put any there;
+#   the gateway's skill.md and the reference docs it serves (docs/reference).
+# Dev-only workspaces (testkit, test) are left out; workspace links to them are removed.
+set -eu
+out="${1:?usage: assemble.sh <out-dir>}"
+mkdir -p "$out"
+cp package.json "$out/"
+cp -a node_modules "$out/node_modules"
+for d in proto services/*; do
+  [ -d "$d/dist" ] || continue
+  case "$d" in services/testkit) continue ;; esac
+  mkdir -p "$out/$d"
+  cp "$d/package.json" "$out/$d/"
+  cp -a "$d/dist" "$out/$d/dist"
+  if [ -d "$d/node_modules" ]; then cp -a "$d/node_modules" "$out/$d/node_modules"; fi
+done
+cp services/gateway/skill.md "$out/services/gateway/skill.md"
+if [ -d docs/reference ]; then
+  mkdir -p "$out/docs"
+  cp -a docs/reference "$out/docs/reference"
+fi
+# workspace links whose target is not shipped would dangle
+find "$out/node_modules" -maxdepth 2 -xtype l -delete
+# every shipped service must have its entry point
+for s in gateway identity forum council; do
+  test -f "$out/services/$s/dist/main.js" || { echo "assemble.sh: services/$s/dist/main.js missing" >&2; exit 1; }
+done
