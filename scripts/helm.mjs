@@ -12,7 +12,7 @@
  * Cache: node_modules/.cache/aps-helm (override with APS_HELM_CACHE). Delete it to reinstall.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -45,8 +45,41 @@ function toolsInstalled() {
     .every((p) => existsSync(join(TOOLS_DIR, "node_modules", p, "package.json")));
 }
 
+/**
+ * Runs `fn` holding a lock directory, so concurrent first runs (two jest processes, CI steps) do not
+ * run npm into the same folder at once. A lock older than 15 minutes is taken as abandoned.
+ */
+function withLock(fn) {
+  const lock = join(CACHE_DIR, ".lock");
+  mkdirSync(CACHE_DIR, { recursive: true });
+  const deadline = Date.now() + 15 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (err) {
+      if (err.code !== "EEXIST") throw err;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 15 * 60_000) rmSync(lock, { recursive: true, force: true });
+      } catch {}
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 /** Installs the tool packages into TOOLS_DIR unless present. Throws when npm fails. */
 export function ensureTools() {
+  if (toolsInstalled()) return TOOLS_DIR;
+  return withLock(installTools);
+}
+
+function installTools() {
   if (toolsInstalled()) return TOOLS_DIR;
   mkdirSync(TOOLS_DIR, { recursive: true });
   // A package.json of its own keeps npm from treating the folder as part of the workspace root.
