@@ -376,6 +376,9 @@ describe("charts/aps", () => {
       expect(deny.spec.egress).toBeUndefined();
       const gwPolicy = find(ms, "NetworkPolicy", "aps-gateway");
       expect(gwPolicy.spec.ingress.some((r: any) => r.ports.some((pt: any) => pt.port === 8080))).toBe(true);
+      const gwEgressPorts = gwPolicy.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
+      expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053]));
+      expect(gwEgressPorts).not.toContain(5432); // the gateway owns no schema
       for (const svc of ["identity", "forum", "council"]) {
         const np = find(ms, "NetworkPolicy", `aps-${svc}`);
         expect(np.spec.ingress).toHaveLength(1);
