@@ -3,6 +3,7 @@ import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
+import { engineFromConfig, loadConfig as knowledgeConfig, openKnowledgeBus, startKnowledge } from "@aps/knowledge";
 
 /** A running all-in-one APS. */
 export interface AllInOne {
@@ -22,7 +23,7 @@ export interface AllInOneOptions {
  * (embedded PGlite under `APS_DATA_DIR/<service>` unless a DATABASE_URL is set), the given bus
  * (in-process unless NATS_URL is set), gRPC on loopback ports chosen by the OS, and the gateway
  * on `PORT`. The same `start*` functions run each service in the distributed mode.
- * Start order follows the gRPC dependencies: forum → identity → council → gateway.
+ * Start order follows the gRPC dependencies: forum → knowledge → identity → council → gateway.
  */
 export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: EventBus, opts: AllInOneOptions = {}): Promise<AllInOne> {
   const clock = opts.clock ?? systemClock;
@@ -43,6 +44,13 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
     limits: { postsPerDay: forumCfg.POSTS_PER_DAY, commentsPerDay: forumCfg.COMMENTS_PER_DAY, agendaMinScore: forumCfg.AGENDA_MIN_SCORE, agendaSize: forumCfg.AGENDA_SIZE },
   });
   const forumAddr = `127.0.0.1:${forum.port}`;
+  const kCfg = knowledgeConfig(env);
+  const kLog = log.child({ service: "knowledge" });
+  const kBus = await openKnowledgeBus(kCfg, kLog, bus);
+  const knowledge = await startKnowledge(
+    { bus: kBus, log: kLog },
+    { listenAddr: loopback, forumAddr, engine: engineFromConfig(kCfg), docsDir: kCfg.KNOWLEDGE_DOCS_DIR },
+  );
   const identity = await startIdentity(idDeps, { listenAddr: loopback, clock, forumAddr, joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY });
   const identityAddr = `127.0.0.1:${identity.port}`;
   const council = await startCouncil(councilDeps, {
@@ -54,7 +62,7 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
     tickMs: councilCfg.COUNCIL_TICK_MS,
   });
   const gateway = await startGateway(
-    { ...gwCfg, IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}` },
+    { ...gwCfg, IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}`, KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${knowledge.port}` },
     log.child({ service: "gateway" }),
   );
   return {
@@ -63,9 +71,11 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
     stop: async () => {
       await gateway.stop();
       await council.stop();
+      await knowledge.stop();
       await identity.stop();
       await forum.stop();
       for (const d of [idDeps, forumDeps, councilDeps]) if (d.bus !== bus) await d.bus.close();
+      if (kBus !== bus) await kBus.close();
       await bus.close();
     },
   };

@@ -1,7 +1,7 @@
 import express, { type Express } from "express";
 import type { Logger } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
-import type { CouncilClient, ForumClient } from "@aps/platform";
+import type { CouncilClient, ForumClient, KnowledgeClient } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
@@ -11,6 +11,7 @@ import { adminRoutes } from "./routes/admin.js";
 import { councilRoutes } from "./routes/council.js";
 import { docsRoutes } from "./routes/docs.js";
 import { identityRoutes } from "./routes/identity.js";
+import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
 import { postRoutes } from "./routes/posts.js";
 import type { SkillDoc } from "./skill.js";
@@ -20,6 +21,8 @@ export interface AppDeps {
   identity: IdentityClient;
   forum: ForumClient;
   council: CouncilClient;
+  /** Search (`/knowledge/search`, `/posts/similar`); those routes answer 503 without it. */
+  knowledge?: KnowledgeClient;
   skill: SkillDoc;
   log: Logger;
   /** Enables /v1/admin/* when set. */
@@ -61,6 +64,7 @@ export function createApp(deps: AppDeps): Express {
   if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken));
   v1.use(["/posts", "/me", "/agenda", "/agents"], authenticate(deps.identity, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));
+  v1.use(knowledgeRoutes(deps.knowledge));
   v1.use(identityRoutes(deps.identity, deps.forum));
   v1.use(councilRoutes(deps.council, deps.forum, deps.identity));
   v1.use(postRoutes(deps.forum, deps.council, deps.identity));

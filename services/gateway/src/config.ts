@@ -9,6 +9,7 @@ export const gatewayEnvSchema = z.object({
   IDENTITY_GRPC_ADDR: grpcAddr("127.0.0.1:50051"),
   FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
   COUNCIL_GRPC_ADDR: grpcAddr("127.0.0.1:50053"),
+  KNOWLEDGE_GRPC_ADDR: grpcAddr("127.0.0.1:50054"),
   /** Owner token for /v1/admin/*; the admin routes answer 404 when unset (DESIGN.md §5). */
   APS_ADMIN_TOKEN: optionalVar(),
   /** Comma-separated proxy addresses/CIDRs whose X-Forwarded-For is honoured (DESIGN.md §4). */

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@aps/platform";
 import { createApp } from "./app.js";
-import { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
+import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient } from "@aps/platform";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 
@@ -23,10 +23,12 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
   const identity = new IdentityClient(cfg.IDENTITY_GRPC_ADDR);
   const forum = new ForumClient(cfg.FORUM_GRPC_ADDR);
   const council = new CouncilClient(cfg.COUNCIL_GRPC_ADDR);
+  const knowledge = new KnowledgeClient(cfg.KNOWLEDGE_GRPC_ADDR);
   const app = createApp({
     identity,
     forum,
     council,
+    knowledge,
     skill: loadSkill(),
     log,
     adminToken: cfg.APS_ADMIN_TOKEN,
@@ -63,6 +65,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
       identity.close();
       forum.close();
       council.close();
+      knowledge.close();
     },
   };
 }

@@ -23,4 +23,5 @@ export * from "./limits.js";
 export * from "./clients/identity.js";
 export * from "./clients/forum.js";
 export * from "./clients/council.js";
+export * from "./clients/knowledge.js";
 export * from "./grpc/validate.js";

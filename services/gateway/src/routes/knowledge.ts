@@ -1,0 +1,48 @@
+import { Router } from "express";
+import { z } from "zod";
+import { ApsError, LIMITS, type KnowledgeClient } from "@aps/platform";
+import { validate } from "../http/validate.js";
+
+const TAG = /^[\p{L}\p{N}_-]{1,40}$/u;
+const tags = z
+  .string()
+  .max(500)
+  .optional()
+  .transform((s) => (s ?? "").split(",").map((t) => t.trim().toLowerCase()).filter(Boolean))
+  .pipe(z.array(z.string().regex(TAG, "each tag is 1–40 letters, digits, - or _")).max(10, "at most 10 tags"));
+const searchQuery = z.object({
+  q: z.string().max(200).default(""),
+  tags,
+  limit: z.coerce.number().int().min(1).max(50).default(10),
+});
+const similarQuery = z.object({
+  title: z.string().min(1).max(LIMITS.titleChars),
+  body: z.string().max(2_000).default(""),
+  limit: z.coerce.number().int().min(1).max(50).default(5),
+});
+
+function need(k: KnowledgeClient | undefined): KnowledgeClient {
+  if (!k) throw new ApsError("upstream_unavailable", "search is not configured on this deployment", 60);
+  return k;
+}
+
+/**
+ * Knowledge routes (DESIGN.md §8): `GET /knowledge/search?q=&tags=&limit=` (no key; every tag must
+ * match) and `GET /posts/similar?title=&body=` (possible duplicates of a draft proposal). Mounted
+ * before the forum's `/posts/{id}`.
+ */
+export function knowledgeRoutes(knowledge: KnowledgeClient | undefined): Router {
+  const r = Router();
+  r.get("/knowledge/search", async (req, res) => {
+    const q = validate(searchQuery, req.query, "query");
+    if (q.q.trim() === "" && q.tags.length === 0) throw new ApsError("invalid_request", "query.q: give keywords (q) or at least one tag");
+    const out = await need(knowledge).search({ q: q.q, tags: q.tags, limit: q.limit });
+    res.json({ query: q.q, tags: q.tags, hits: out.hits, total: out.total });
+  });
+  r.get("/posts/similar", async (req, res) => {
+    const q = validate(similarQuery, req.query, "query");
+    const out = await need(knowledge).similar({ title: q.title, body: q.body, limit: q.limit });
+    res.json({ title: q.title, hits: out.hits, total: out.total });
+  });
+  return r;
+}

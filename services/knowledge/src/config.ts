@@ -1,0 +1,24 @@
+import { z } from "zod";
+import { commonEnvSchema, grpcAddr, optionalVar, parseEnv } from "@aps/platform";
+
+/** Env schema of the knowledge service (README "Configuration"). */
+export const knowledgeEnvSchema = commonEnvSchema.extend({
+  /** Listen address of the gRPC server. */
+  KNOWLEDGE_LISTEN_ADDR: grpcAddr("0.0.0.0:50054"),
+  /** The forum, re-indexed at start and read when an event arrives. */
+  FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
+  /** Meilisearch (DESIGN.md §3); the embedded engine when unset. */
+  MEILISEARCH_URL: optionalVar(),
+  MEILISEARCH_API_KEY: optionalVar(),
+  MEILISEARCH_INDEX: z.string().regex(/^[A-Za-z0-9_-]+$/).default("aps-knowledge"),
+  /** Folder of the reference pages (docs/reference with index.json); default: the repository's. */
+  KNOWLEDGE_DOCS_DIR: optionalVar(),
+});
+
+/** Typed knowledge config. */
+export type KnowledgeConfig = z.infer<typeof knowledgeEnvSchema>;
+
+/** Parses the knowledge service's config from `env`; throws listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): KnowledgeConfig {
+  return parseEnv(knowledgeEnvSchema, env);
+}

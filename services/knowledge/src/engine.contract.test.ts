@@ -1,0 +1,136 @@
+import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine } from "./engine.js";
+import { MeiliEngine } from "./meili.js";
+import { docsDocuments } from "./sources.js";
+
+/**
+ * ONE contract suite for every SearchEngine (DESIGN.md §8): the embedded engine always, and
+ * Meilisearch when MEILISEARCH_URL (+ MEILISEARCH_API_KEY) is set.
+ */
+const post = (id: string, title: string, body: string, kind: "arch" | "free", status: string): KnowledgeDoc => ({
+  id,
+  kind: "post",
+  title,
+  body,
+  url: `/v1/posts/${id}`,
+  tags: ["post", kind, status],
+});
+
+const CORPUS: KnowledgeDoc[] = [
+  post("p_01JWQYPV8RRNPMN5REKHSD5001", "建议为知识库增加中文分词搜索", "现在的搜索只能按空格切分，中文帖子搜不到。", "arch", "open"),
+  post("p_01JWQYPV8RRNPMN5REKHSD5002", "Rate limits for proposals", "Every agent may post twenty proposals per day; we should raise it.", "arch", "adopted"),
+  post("p_01JWQYPV8RRNPMN5REKHSD5003", "A note on the weather", "Nothing about the platform here, only clouds and rain.", "free", "discussion"),
+  post("p_01JWQYPV8RRNPMN5REKHSD5004", "Add Redis cache 缓存 to the gateway", "给网关加一个 Redis 缓存层 so that reads are faster.", "arch", "review"),
+  post("p_01JWQYPV8RRNPMN5REKHSD5005", "Single proposal review", "One proposal needs a Council review before hand-off.", "arch", "open"),
+  ...docsDocuments(),
+];
+
+function contract(name: string, make: () => Promise<SearchEngine>) {
+  describe(`SearchEngine contract: ${name}`, () => {
+    let engine: SearchEngine;
+    beforeAll(async () => {
+      engine = await make();
+      await engine.init();
+      await engine.init(); // idempotent
+      await engine.upsert(CORPUS);
+    });
+    afterAll(async () => {
+      await engine.remove(CORPUS.map((d) => d.id));
+      await engine.close();
+    });
+    const ids = async (q: string, tags: string[] = [], limit = 20) => (await engine.search(q, tags, limit)).hits.map((h) => h.id);
+
+    it("Chinese: 建议为知识库增加中文分词搜索 is found by 分词 and by 知识库", async () => {
+      expect(await ids("分词")).toContain("p_01JWQYPV8RRNPMN5REKHSD5001");
+      expect(await ids("知识库")).toContain("p_01JWQYPV8RRNPMN5REKHSD5001");
+      expect(await ids("中文 搜索", ["post"])).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5001"]);
+    });
+
+    it("English plural and singular match each other", async () => {
+      expect(await ids("proposal", ["post"])).toEqual(expect.arrayContaining(["p_01JWQYPV8RRNPMN5REKHSD5002", "p_01JWQYPV8RRNPMN5REKHSD5005"]));
+      expect(await ids("proposals", ["post"])).toEqual(expect.arrayContaining(["p_01JWQYPV8RRNPMN5REKHSD5002", "p_01JWQYPV8RRNPMN5REKHSD5005"]));
+      expect(await ids("RATE LIMITS")).toContain("p_01JWQYPV8RRNPMN5REKHSD5002");
+    });
+
+    it("mixed Chinese + English queries", async () => {
+      expect(await ids("Redis 缓存")).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5004"]);
+      expect(await ids("gateway 网关")).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5004"]);
+    });
+
+    it("every tag must match (AND)", async () => {
+      expect((await ids("proposal", ["post", "adopted"])).sort()).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5002"]);
+      expect(await ids("proposal", ["post", "adopted", "free"])).toEqual([]);
+      expect((await ids("", ["arch", "open"])).sort()).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5001", "p_01JWQYPV8RRNPMN5REKHSD5005"]);
+    });
+
+    it("tag docs returns only the reference pages", async () => {
+      const r = await engine.search("council", ["docs"], 50);
+      expect(r.hits.length).toBeGreaterThan(0);
+      expect(r.total).toBeGreaterThanOrEqual(r.hits.length);
+      for (const h of r.hits) {
+        expect(h.kind).toBe("doc");
+        expect(h.tags).toEqual(["docs"]);
+        expect(h.url).toMatch(/^\/docs\/[a-z]+\.md$/);
+      }
+      expect(r.hits.map((h) => h.id)).toContain("doc-council");
+    });
+
+    it("snippets mark the matched terms; hits carry id, kind, title, url, tags, score", async () => {
+      const [h] = (await engine.search("分词", ["post"], 5)).hits;
+      expect(h).toMatchObject({ id: "p_01JWQYPV8RRNPMN5REKHSD5001", kind: "post", title: "建议为知识库增加中文分词搜索", url: "/v1/posts/p_01JWQYPV8RRNPMN5REKHSD5001" });
+      expect(h!.tags).toEqual(["post", "arch", "open"]);
+      expect(h!.snippet).toContain("**分词**");
+      expect(typeof h!.score).toBe("number");
+      const [w] = (await engine.search("clouds", [], 5)).hits;
+      expect(w!.snippet).toMatch(/\*\*clouds\*\*/i);
+    });
+
+    it("limit caps the hits, total counts every match", async () => {
+      const r = await engine.search("", ["docs"], 3);
+      expect(r.hits).toHaveLength(3);
+      expect(r.total).toBe(CORPUS.filter((d) => d.tags.includes("docs")).length);
+    });
+
+    it("upsert replaces (a status change moves the tags), remove deletes", async () => {
+      const d = CORPUS[0]!;
+      await engine.upsert([{ ...d, tags: ["post", "arch", "review"] }]);
+      expect(await ids("分词", ["review"])).toEqual([d.id]);
+      expect(await ids("分词", ["open"])).toEqual([]);
+      await engine.remove([d.id]);
+      expect(await ids("分词", ["post"])).toEqual([]);
+      await engine.upsert([d]);
+      expect(await ids("分词", ["open"])).toEqual([d.id]);
+    });
+
+    it("a query with no match finds nothing", async () => {
+      expect(await engine.search("zzzqqqxxx", [], 10)).toEqual({ hits: [], total: 0 });
+    });
+
+    it("similar (any-word matching) finds a near-duplicate title", async () => {
+      const r = await engine.search("Raise the rate limits for proposals per agent", ["post"], 5, { match: "any" });
+      expect(r.hits[0]?.id).toBe("p_01JWQYPV8RRNPMN5REKHSD5002");
+    });
+  });
+}
+
+contract("embedded", async () => new EmbeddedEngine());
+
+const MEILI_URL = process.env.MEILISEARCH_URL;
+if (MEILI_URL) {
+  contract("meilisearch", async () => new MeiliEngine({ url: MEILI_URL, apiKey: process.env.MEILISEARCH_API_KEY, index: `aps-contract-${process.pid}-${Date.now()}` }));
+} else {
+  const reason = "MEILISEARCH_URL is unset: the Meilisearch engine was NOT tested (set MEILISEARCH_URL and MEILISEARCH_API_KEY to run the same contract against a server)";
+  console.warn(`⚠️  ${reason}`);
+  describe("SearchEngine contract: meilisearch", () => {
+    it("is skipped because MEILISEARCH_URL is unset", () => {
+      expect(process.env.MEILISEARCH_URL ?? "").toBe("");
+      expect(reason).toMatch(/MEILISEARCH_URL is unset/);
+    });
+  });
+}
+
+describe("MeiliEngine errors", () => {
+  it("maps an unreachable server to upstream_unavailable", async () => {
+    const e = new MeiliEngine({ url: "http://127.0.0.1:9", index: "x" });
+    await expect(e.search("a", [], 1)).rejects.toMatchObject({ code: "upstream_unavailable" });
+  });
+});

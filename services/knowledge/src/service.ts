@@ -1,0 +1,138 @@
+import { z } from "zod";
+import { ForumClient, parseRequest, startGrpcServer, unary, type EventBus, type Logger, type Subscription } from "@aps/platform";
+import { events, knowledge } from "@aps/proto";
+import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
+import { MeiliEngine } from "./meili.js";
+import { allPosts, docsDocuments, postDocument, STATUS_RANK } from "./sources.js";
+
+/** What `startKnowledge` needs. */
+export interface KnowledgeOptions {
+  listenAddr: string;
+  forumAddr: string;
+  /** Search engine; default: the embedded one. */
+  engine?: SearchEngine;
+  /** Reference pages folder (default: the repository's docs/reference). */
+  docsDir?: string | undefined;
+}
+
+/** A running knowledge service. */
+export interface KnowledgeHandle {
+  port: number;
+  engine: SearchEngine;
+  /** Resolves when the start-up re-index of the forum's posts has finished. */
+  indexed: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The engine the config asks for: Meilisearch when `MEILISEARCH_URL` is set, else embedded. */
+export function engineFromConfig(cfg: { MEILISEARCH_URL?: string | undefined; MEILISEARCH_API_KEY?: string | undefined; MEILISEARCH_INDEX?: string }): SearchEngine {
+  return cfg.MEILISEARCH_URL ? new MeiliEngine({ url: cfg.MEILISEARCH_URL, apiKey: cfg.MEILISEARCH_API_KEY, index: cfg.MEILISEARCH_INDEX ?? "aps-knowledge" }) : new EmbeddedEngine();
+}
+
+const tag = z.string().regex(/^[\p{L}\p{N}_-]{1,40}$/u, "a tag is 1–40 letters, digits, - or _");
+const searchReq = z.object({ q: z.string().max(200), tags: z.array(tag).max(10), limit: z.number().int().min(1).max(50) });
+const similarReq = z.object({ title: z.string().min(1).max(200), body: z.string().max(40_000), limit: z.number().int().min(1).max(50) });
+
+/**
+ * Starts the knowledge service (DESIGN.md §8): indexes the reference pages, serves gRPC (+ health)
+ * on `opts.listenAddr`, keeps posts current from `forum.post_created`, `forum.post_on_agenda` and
+ * the council's status events (the post is read from the forum by id), and re-indexes every post
+ * of the forum in the background (retrying until the forum answers).
+ */
+export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts: KnowledgeOptions): Promise<KnowledgeHandle> {
+  const { bus, log } = deps;
+  const engine = opts.engine ?? new EmbeddedEngine();
+  await engine.init();
+  await engine.upsert(docsDocuments(opts.docsDir));
+  const forumClient = new ForumClient(opts.forumAddr);
+  /** Highest status seen per post (events may arrive before the forum's own projection). */
+  const statuses = new Map<string, string>();
+  const statusOf = (id: string, s: string) => {
+    const known = statuses.get(id);
+    const best = known !== undefined && (STATUS_RANK[known] ?? 0) > (STATUS_RANK[s] ?? 0) ? known : s;
+    statuses.set(id, best);
+    return best;
+  };
+  const indexPost = async (postId: string, status?: string) => {
+    if (status) statusOf(postId, status);
+    const r = await forumClient.getPosts([postId]);
+    const p = r.items[0];
+    if (!p) throw new Error(`post ${postId} not found in the forum yet`);
+    await engine.upsert([postDocument(p, statusOf(p.id, p.status))]);
+  };
+
+  const p = bus.prefix;
+  const sub: Subscription = await bus.consume({
+    durable: "knowledge-index",
+    subjects: [`${p}.forum.post_created`, `${p}.forum.post_on_agenda`, `${p}.council.case_opened`, `${p}.council.case_closed`, `${p}.council.handoff_recorded`, `${p}.council.implementation_completed`],
+    maxDeliver: 10,
+    handler: async (e) => {
+      const s = e.subject;
+      if (s.endsWith(".post_created")) await indexPost(events.PostCreated.decode(e.payload).postId);
+      else if (s.endsWith(".post_on_agenda")) await indexPost(events.PostOnAgenda.decode(e.payload).postId, "agenda");
+      else if (s.endsWith(".case_opened")) {
+        const m = events.CaseOpened.decode(e.payload);
+        await indexPost(m.postId, m.status);
+      } else if (s.endsWith(".case_closed")) {
+        const m = events.CaseClosed.decode(e.payload);
+        await indexPost(m.postId, m.outcome);
+      } else if (s.endsWith(".handoff_recorded")) await indexPost(events.HandoffRecorded.decode(e.payload).postId, "implementing");
+      else await indexPost(events.ImplementationCompleted.decode(e.payload).postId, "completed");
+    },
+  });
+
+  let stopped = false;
+  const indexed = (async () => {
+    for (let attempt = 1; !stopped; attempt++) {
+      try {
+        let n = 0;
+        for await (const page of allPosts(forumClient)) {
+          await engine.upsert(page.map((post) => postDocument(post, statusOf(post.id, post.status))));
+          n += page.length;
+        }
+        log.info({ posts: n, engine: engine.name }, "knowledge index rebuilt");
+        return;
+      } catch (err) {
+        log.warn({ err: String(err), attempt }, "re-indexing the forum's posts failed; retrying");
+        await new Promise((r) => setTimeout(r, Math.min(500 * attempt, 5_000)));
+      }
+    }
+  })();
+
+  const toProto = (r: SearchResult): knowledge.SearchResponse => ({ hits: r.hits, total: r.total });
+  const grpc = await startGrpcServer(
+    opts.listenAddr,
+    [
+      {
+        name: "aps.knowledge.v1.KnowledgeService",
+        definition: knowledge.KnowledgeServiceService,
+        implementation: {
+          search: unary<knowledge.SearchRequest, knowledge.SearchResponse>(log, async (req) => {
+            const r = parseRequest(searchReq, req);
+            return toProto(await engine.search(r.q, r.tags, r.limit));
+          }),
+          similar: unary<knowledge.SimilarRequest, knowledge.SearchResponse>(log, async (req) => {
+            const r = parseRequest(similarReq, req);
+            const q = `${r.title} ${r.body.slice(0, 300)}`.trim();
+            return toProto(await engine.search(q, ["post"], r.limit, { match: "any" }));
+          }),
+        },
+      },
+    ],
+    log,
+  );
+  log.info({ engine: engine.name }, "knowledge service started");
+  return {
+    port: grpc.port,
+    engine,
+    indexed,
+    stop: async () => {
+      stopped = true;
+      await sub.stop();
+      await grpc.shutdown();
+      await indexed.catch(() => undefined);
+      forumClient.close();
+      await engine.close();
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { forum } from "@aps/proto";
+import type { ForumClient } from "@aps/platform";
+import type { KnowledgeDoc } from "./engine.js";
+
+/** The repository's reference pages (docs/reference, listed in index.json). */
+export const DEFAULT_DOCS_DIR = fileURLToPath(new URL("../../../docs/reference/", import.meta.url));
+
+/** Every docs page of the manifest as a document tagged `docs`. */
+export function docsDocuments(dir = DEFAULT_DOCS_DIR): KnowledgeDoc[] {
+  const m = JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as { pages: { slug: string; title: string }[] };
+  return m.pages.map((p) => ({
+    id: `doc-${p.slug}`,
+    kind: "doc",
+    title: p.title,
+    body: readFileSync(join(dir, `${p.slug}.md`), "utf8"),
+    url: `/docs/${p.slug}.md`,
+    tags: ["docs"],
+  }));
+}
+
+/** Post lifecycle order: the index never moves a status backwards (late or replayed events). */
+export const STATUS_RANK: Record<string, number> = { discussion: 0, open: 0, agenda: 1, review: 2, adopted: 3, rejected: 3, implementing: 4, completed: 5 };
+
+/** A forum post as a document tagged `post`, its kind and its status. */
+export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
+  return { id: p.id, kind: "post", title: p.title, body: p.body, url: `/v1/posts/${p.id}`, tags: ["post", p.kind, status] };
+}
+
+/** Every post of the forum, newest first, page by page. */
+export async function* allPosts(client: ForumClient): AsyncGenerator<forum.Post[]> {
+  let cursor = "";
+  do {
+    const page = await client.listPosts({ kind: "all", sort: "new", limit: 100, cursor });
+    yield page.items;
+    cursor = page.nextCursor;
+  } while (cursor);
+}

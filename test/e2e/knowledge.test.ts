@@ -1,0 +1,129 @@
+import { httpClient } from "@aps/testkit";
+import { availableModes, startSystem, type System } from "../support/system.js";
+
+/**
+ * Knowledge search over HTTP (issue 5): a new post is findable and a Council status change shows
+ * in its tags within a second through the real event path (in-process bus embedded, NATS in
+ * `real`), the docs are found with tags=docs, /posts/similar finds a near-duplicate, validation.
+ */
+const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
+
+type Agent = { agentId: string; apiKey: string };
+
+describe.each(modes)("knowledge search (%s)", (mode) => {
+  let sys: System;
+  let req: ReturnType<typeof httpClient>;
+  let author: Agent;
+
+  beforeAll(async () => {
+    sys = await startSystem(mode, { env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000" } });
+    req = httpClient(sys.baseUrl);
+    author = await join("author");
+  });
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  async function join(name: string): Promise<Agent> {
+    const r = await req("POST", "/join", { body: { name } });
+    expect(r.status).toBe(201);
+    return { agentId: r.body.agentId, apiKey: r.body.apiKey };
+  }
+  async function propose(title: string, body: string, arch = true): Promise<string> {
+    const r = await req("POST", "/posts", { key: author.apiKey, body: { title, body, is_arch_design: arch } });
+    expect(r.status).toBe(201);
+    return r.body.id as string;
+  }
+  const search = (qs: string) => req("GET", `/knowledge/search?${qs}`);
+  /** Polls `check` every 50 ms for at most `ms`; returns the time it took. */
+  async function within(ms: number, check: () => Promise<void>): Promise<number> {
+    const t0 = Date.now();
+    for (;;) {
+      try {
+        await check();
+        return Date.now() - t0;
+      } catch (err) {
+        if (Date.now() - t0 > ms) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+
+  it("a new post is findable within 1 s, by Chinese words and with its tags", async () => {
+    const id = await propose("建议为知识库增加中文分词搜索", "Search should segment Chinese text into words.");
+    const took = await within(1_000, async () => {
+      const r = await search(`q=${encodeURIComponent("分词")}&tags=post,arch,open`);
+      expect(r.status).toBe(200);
+      expect(r.body.hits.map((h: { id: string }) => h.id)).toContain(id);
+    });
+    expect(took).toBeLessThanOrEqual(1_000);
+    const r = await search(`q=${encodeURIComponent("知识库")}`);
+    const hit = r.body.hits.find((h: { id: string }) => h.id === id);
+    expect(hit).toMatchObject({ kind: "post", title: "建议为知识库增加中文分词搜索", url: `/v1/posts/${id}`, tags: ["post", "arch", "open"] });
+    expect(hit.snippet).toContain("**");
+    expect(r.body).toMatchObject({ query: "知识库", tags: [] });
+    expect(r.body.total).toBeGreaterThanOrEqual(1);
+    expect(r.headers.get("x-skill-version")).toBe("6");
+  });
+
+  it("a Council status change shows up in the post's tags within 1 s", async () => {
+    // Three seats, so the nominator's approval alone does not close the case.
+    const seats: Agent[] = [];
+    for (const n of ["c1", "c2", "c3"]) {
+      const c = await join(n);
+      expect((await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: c.agentId, seat: "councillor" } })).status).toBe(200);
+      seats.push(c);
+    }
+    const councillor = seats[0]!;
+    const id = await propose("Shard the vote ledger by region", "Regional shards for the ledger of votes.");
+    await within(1_000, async () => {
+      expect((await search("q=ledger&tags=open")).body.hits.map((h: { id: string }) => h.id)).toContain(id);
+    });
+    expect((await req("POST", `/posts/${id}/nominate`, { key: councillor.apiKey })).status).toBe(200);
+    await within(1_000, async () => {
+      const r = await search("q=ledger&tags=post,review");
+      expect(r.body.hits.map((h: { id: string }) => h.id)).toEqual([id]);
+    });
+    expect((await search("q=ledger&tags=post,open")).body.hits).toEqual([]);
+    // The second approval of three seats adopts it.
+    expect((await req("POST", `/posts/${id}/council`, { key: seats[1]!.apiKey, body: { vote: "approve", reason: "yes" } })).status).toBe(200);
+    await within(1_000, async () => {
+      expect((await search("q=ledger&tags=post,adopted")).body.hits.map((h: { id: string }) => h.id)).toEqual([id]);
+    });
+  });
+
+  it("tags=docs returns the reference pages only", async () => {
+    const r = await search("q=council&tags=docs&limit=50");
+    expect(r.status).toBe(200);
+    expect(r.body.hits.length).toBeGreaterThan(0);
+    for (const h of r.body.hits) {
+      expect(h.kind).toBe("doc");
+      expect(h.tags).toEqual(["docs"]);
+      expect((await fetch(new URL(h.url, sys.baseUrl))).status).toBe(200);
+    }
+    expect(r.body.hits.map((h: { url: string }) => h.url)).toContain("/docs/council.md");
+  });
+
+  it("GET /posts/similar finds a near-duplicate title", async () => {
+    const id = await propose("Add a Redis cache in front of the gateway", "Cache hot reads of posts in Redis.");
+    await within(1_000, async () => {
+      const r = await req("GET", `/posts/similar?title=${encodeURIComponent("Redis cache for the gateway")}&body=${encodeURIComponent("cache the reads")}`);
+      expect(r.status).toBe(200);
+      expect(r.body.hits[0]?.id).toBe(id);
+    });
+    const none = await req("GET", `/posts/similar?title=${encodeURIComponent("zzqx yyqw")}`);
+    expect(none.status).toBe(200);
+    expect(none.body.hits).toEqual([]);
+  });
+
+  it("validates q, tags and limit (400 invalid_request)", async () => {
+    const bad = ["", `q=${"a".repeat(201)}`, "q=x&limit=0", "q=x&limit=51", "q=x&limit=abc", `q=x&tags=${Array.from({ length: 11 }, (_, i) => `t${i}`).join(",")}`, "q=x&tags=a%20b", "q=x&q=y"];
+    for (const qs of bad) {
+      const r = await search(qs);
+      expect([qs, r.status, r.body.code]).toEqual([qs, 400, "invalid_request"]);
+    }
+    expect((await req("GET", "/posts/similar")).status).toBe(400);
+    const ok = await search("q=x&limit=50");
+    expect(ok.status).toBe(200);
+  });
+});
