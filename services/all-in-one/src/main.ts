@@ -1,5 +1,9 @@
-import { createLogger, InProcessBus, onShutdown } from "@aps/platform";
-import { startAllInOne } from "./all-in-one.js";
+import { startTelemetry } from "@aps/platform/telemetry";
+
+// Tracing first: pg, gRPC, http and express are imported only after the SDK has hooked them.
+await startTelemetry("aps");
+const { createLogger, InProcessBus, onShutdown } = await import("@aps/platform");
+const { startAllInOne } = await import("./all-in-one.js");
 
 const log = createLogger("aps");
 const started = Date.now();

@@ -1,6 +1,10 @@
-import { onShutdown, openServiceDeps } from "@aps/platform";
-import { loadConfig } from "./config.js";
-import { startCouncil } from "./service.js";
+import { startTelemetry } from "@aps/platform/telemetry";
+
+// Tracing first: pg, gRPC and http are imported only after the SDK has hooked them.
+await startTelemetry("council");
+const { metricsPortFromEnv, onShutdown, openServiceDeps, startMetricsServer } = await import("@aps/platform");
+const { loadConfig } = await import("./config.js");
+const { startCouncil } = await import("./service.js");
 
 const cfg = loadConfig(process.env);
 const deps = await openServiceDeps("council", cfg);
@@ -11,7 +15,9 @@ const svc = await startCouncil(deps, {
   deadlineMs: cfg.COUNCIL_DEADLINE,
   tickMs: cfg.COUNCIL_TICK_MS,
 });
+const metrics = await startMetricsServer(metricsPortFromEnv(), deps.log);
 onShutdown(deps.log, async () => {
   await svc.stop();
+  await metrics?.stop();
   await deps.bus.close();
 });

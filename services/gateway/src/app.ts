@@ -6,6 +6,7 @@ import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
 import { hardening } from "./http/hardening.js";
+import { httpMetrics, metricsEndpoint } from "./http/metrics.js";
 import { idempotency } from "./http/idempotency.js";
 import { adminRoutes } from "./routes/admin.js";
 import { councilRoutes } from "./routes/council.js";
@@ -41,8 +42,10 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("trust proxy", deps.trustedProxies && deps.trustedProxies.length > 0 ? deps.trustedProxies : false);
   app.set("query parser", "simple");
+  app.use(httpMetrics);
   app.use(hardening);
   app.use(standardHeaders);
+  app.get("/metrics", metricsEndpoint);
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

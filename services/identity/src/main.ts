@@ -1,11 +1,17 @@
-import { onShutdown, openServiceDeps } from "@aps/platform";
-import { loadConfig } from "./config.js";
-import { startIdentity } from "./service.js";
+import { startTelemetry } from "@aps/platform/telemetry";
+
+// Tracing first: pg, gRPC and http are imported only after the SDK has hooked them.
+await startTelemetry("identity");
+const { metricsPortFromEnv, onShutdown, openServiceDeps, startMetricsServer } = await import("@aps/platform");
+const { loadConfig } = await import("./config.js");
+const { startIdentity } = await import("./service.js");
 
 const cfg = loadConfig(process.env);
 const deps = await openServiceDeps("identity", cfg);
 const svc = await startIdentity(deps, { listenAddr: cfg.IDENTITY_LISTEN_ADDR, forumAddr: cfg.FORUM_GRPC_ADDR, joinsPerSourcePerDay: cfg.JOINS_PER_SOURCE_PER_DAY });
+const metrics = await startMetricsServer(metricsPortFromEnv(), deps.log);
 onShutdown(deps.log, async () => {
   await svc.stop();
+  await metrics?.stop();
   await deps.bus.close();
 });

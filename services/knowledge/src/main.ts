@@ -1,7 +1,11 @@
-import { createLogger, onShutdown } from "@aps/platform";
-import { openKnowledgeBus } from "./bus.js";
-import { loadConfig } from "./config.js";
-import { engineFromConfig, startKnowledge } from "./service.js";
+import { startTelemetry } from "@aps/platform/telemetry";
+
+// Tracing first: gRPC and http are imported only after the SDK has hooked them.
+await startTelemetry("knowledge");
+const { createLogger, metricsPortFromEnv, onShutdown, startMetricsServer } = await import("@aps/platform");
+const { openKnowledgeBus } = await import("./bus.js");
+const { loadConfig } = await import("./config.js");
+const { engineFromConfig, startKnowledge } = await import("./service.js");
 
 const cfg = loadConfig(process.env);
 const log = createLogger("knowledge", cfg.LOG_LEVEL);
@@ -12,7 +16,9 @@ const svc = await startKnowledge({ bus, log }, {
   engine: engineFromConfig(cfg),
   docsDir: cfg.KNOWLEDGE_DOCS_DIR,
 });
+const metrics = await startMetricsServer(metricsPortFromEnv(), log);
 onShutdown(log, async () => {
   await svc.stop();
+  await metrics?.stop();
   await bus.close();
 });

@@ -25,3 +25,6 @@ export * from "./clients/forum.js";
 export * from "./clients/council.js";
 export * from "./clients/knowledge.js";
 export * from "./grpc/validate.js";
+export * from "./metrics.js";
+export * from "./bus/tracing.js";
+export { shutdownTelemetry } from "./telemetry-hooks.js";

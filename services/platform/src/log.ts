@@ -1,19 +1,30 @@
 import { pino, type Logger } from "pino";
+import { context, isSpanContextValid, trace } from "@opentelemetry/api";
 
 export type { Logger };
 
 /**
  * A JSON (pino) logger for one service. Authorization headers, API keys and bodies are redacted
- * wherever they appear under the usual field names (DESIGN.md §9: never a key or a body).
+ * wherever they appear under the usual field names (DESIGN.md §9: never a key or a body). Inside a
+ * trace every line carries `trace_id` and `span_id` of the active span.
  */
 export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? "info"): Logger {
   return pino({
     name: service,
     level,
     base: { service },
+    mixin: traceIds,
     redact: {
       paths: ["apiKey", "*.apiKey", "api_key", "*.api_key", "authorization", "*.authorization", "req.headers.authorization", "body", "*.body"],
       censor: "[redacted]",
     },
   });
+}
+
+/** `trace_id`/`span_id` of the active span, if any (pino mixin). */
+function traceIds(): Record<string, string> {
+  const span = trace.getSpan(context.active());
+  if (!span) return {};
+  const sc = span.spanContext();
+  return isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
 }

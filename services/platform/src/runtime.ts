@@ -6,6 +6,7 @@ import { InProcessBus } from "./bus/memory.js";
 import type { EventBus } from "./bus/types.js";
 import { createLogger, type Logger } from "./log.js";
 import { optionalVar } from "./config.js";
+import { shutdownTelemetry } from "./telemetry-hooks.js";
 
 /**
  * Env vars every service shares (DESIGN.md §3). A service-specific database URL
@@ -61,8 +62,8 @@ export async function openServiceDeps(
 }
 
 /**
- * Runs `stop` once on SIGTERM or SIGINT (graceful shutdown: drain, then exit 0). A second
- * signal exits at once.
+ * Runs `stop` once on SIGTERM or SIGINT (graceful shutdown: drain, flush pending spans, then
+ * exit 0). A second signal exits at once.
  */
 export function onShutdown(log: Logger, stop: () => Promise<void>): void {
   let stopping = false;
@@ -71,7 +72,7 @@ export function onShutdown(log: Logger, stop: () => Promise<void>): void {
     stopping = true;
     log.info({ signal }, "shutting down");
     stop().then(
-      () => process.exit(0),
+      () => shutdownTelemetry().finally(() => process.exit(0)),
       (err: unknown) => {
         log.error({ err: String(err) }, "shutdown failed");
         process.exit(1);

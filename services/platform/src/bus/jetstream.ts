@@ -13,6 +13,7 @@ import {
 } from "nats";
 import type { BusEvent, ConsumerSpec, EventBus, Subscription } from "./types.js";
 import type { Logger } from "../log.js";
+import { withConsumerSpan } from "./tracing.js";
 
 /** How long one pull request of a consumer waits for events, ms (also the longest a stop waits). */
 const FETCH_EXPIRES_MS = 1_000;
@@ -153,7 +154,7 @@ export class JetStreamBus implements EventBus {
     const event: BusEvent = { subject: m.subject, eventId: headers["nats-msg-id"] ?? "", payload: m.data, headers };
     const deliveryCount = m.info.redeliveryCount;
     try {
-      await spec.handler(event, { deliveryCount });
+      await withConsumerSpan(event, spec.durable, deliveryCount, () => spec.handler(event, { deliveryCount }));
       m.ack();
     } catch (err) {
       const max = spec.maxDeliver ?? 5;

@@ -1,6 +1,7 @@
 import type { BusEvent, ConsumerSpec, EventBus, Subscription } from "./types.js";
 import { subjectMatches } from "./types.js";
 import type { Logger } from "../log.js";
+import { withConsumerSpan } from "./tracing.js";
 
 interface Registered {
   spec: ConsumerSpec;
@@ -51,7 +52,7 @@ export class InProcessBus implements EventBus {
     const max = reg.spec.maxDeliver ?? 5;
     for (let n = 1; n <= max && !reg.stopped; n++) {
       try {
-        await reg.spec.handler(event, { deliveryCount: n });
+        await withConsumerSpan(event, reg.spec.durable, n, () => reg.spec.handler(event, { deliveryCount: n }));
         return;
       } catch (err) {
         this.log.warn({ err: errMessage(err), durable: reg.spec.durable, subject: event.subject, eventId: event.eventId, deliveryCount: n }, "event handler failed");

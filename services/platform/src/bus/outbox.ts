@@ -1,8 +1,11 @@
 import type pg from "pg";
+import { context, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { Tx } from "../db/database.js";
 import type { EventBus } from "./types.js";
 import type { Logger } from "../log.js";
 import { newId } from "../ids.js";
+import { traceHeaders, withProducerSpan } from "./tracing.js";
+import { registerBacklog } from "../metrics.js";
 
 /** An event to record in the outbox; `subject` is relative to the bus prefix (`forum.vote_cast`). */
 export interface OutboxEvent {
@@ -15,7 +18,8 @@ export interface OutboxEvent {
 
 /**
  * Records `event` in the outbox inside the caller's transaction `tx`, so it is published if and
- * only if the state change commits (DESIGN.md §6). Returns the eventId.
+ * only if the state change commits (DESIGN.md §6), with the trace context active now (W3C
+ * `traceparent`/`tracestate`) so its consumers join the trace. Returns the eventId.
  */
 export async function enqueueEvent(tx: Tx, event: OutboxEvent): Promise<string> {
   const eventId = event.eventId ?? newId("");
@@ -23,7 +27,7 @@ export async function enqueueEvent(tx: Tx, event: OutboxEvent): Promise<string> 
     eventId,
     event.subject,
     Buffer.from(event.payload),
-    JSON.stringify({ "aps-event-type": event.subject, ...(event.headers ?? {}) }),
+    JSON.stringify({ "aps-event-type": event.subject, ...traceHeaders(), ...(event.headers ?? {}) }),
   ]);
   return eventId;
 }
@@ -51,6 +55,7 @@ export class OutboxRelay {
   private wake = false;
   private lastCleanup = 0;
   private failures = 0;
+  private unregisterBacklog: (() => void) | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -61,6 +66,8 @@ export class OutboxRelay {
 
   /** Starts polling. */
   start(): void {
+    const service = (this.log.bindings() as { service?: unknown }).service;
+    this.unregisterBacklog ??= registerBacklog(this, typeof service === "string" ? service : "unknown");
     this.schedule(0);
   }
 
@@ -88,6 +95,7 @@ export class OutboxRelay {
   /** Stops after the pass in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unregisterBacklog?.();
     if (this.timer) clearTimeout(this.timer);
     await this.running;
   }
@@ -95,10 +103,15 @@ export class OutboxRelay {
   private schedule(ms: number): void {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.running = this.loop().finally(() => (this.running = undefined));
-    }, ms);
+    // Outside any trace: a pass woken by a request must not run (and poll forever) in its trace;
+    // each row's publish joins the trace recorded with it instead.
+    this.timer = setTimeout(
+      context.bind(ROOT_CONTEXT, () => {
+        this.timer = undefined;
+        this.running = this.loop().finally(() => (this.running = undefined));
+      }),
+      ms,
+    );
   }
 
   private async loop(): Promise<void> {
@@ -126,12 +139,8 @@ export class OutboxRelay {
     );
     for (const row of rows) {
       try {
-        await this.bus.publish({
-          subject: `${this.bus.prefix}.${row.subject}`,
-          eventId: row.event_id,
-          payload: new Uint8Array(row.payload),
-          headers: row.headers,
-        });
+        const event = { subject: `${this.bus.prefix}.${row.subject}`, eventId: row.event_id, payload: new Uint8Array(row.payload), headers: row.headers };
+        await withProducerSpan(event, (headers) => this.bus.publish({ ...event, headers }));
       } catch (err) {
         await this.pool.query("UPDATE outbox SET attempts = attempts + 1 WHERE seq = $1", [row.seq]).catch(() => undefined);
         throw err;

@@ -2,6 +2,7 @@ import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceI
 import { HealthImplementation } from "grpc-health-check";
 import { ApsError, toServiceError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { grpcDuration, grpcHandled } from "../metrics.js";
 
 /** One gRPC service to serve: its generated definition, implementation and full name for health. */
 export interface ServedService {
@@ -61,14 +62,26 @@ export async function startGrpcServer(addr: string, services: ServedService[], l
 /**
  * Adapts an async handler to grpc-js's callback style. An ApsError becomes its gRPC status with
  * the stable code in metadata; anything else is logged and answered as INTERNAL without detail.
+ * Counts every call in `aps_grpc_server_handled_total` / `aps_grpc_server_handling_seconds`.
  */
 export function unary<Req, Res>(log: Logger, fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>): handleUnaryCall<Req, Res> {
   return (call, callback) => {
+    const started = process.hrtime.bigint();
+    const observe = (code: number) => {
+      const labels = { method: call.getPath(), code: String(code) };
+      grpcHandled.inc(labels);
+      grpcDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    };
     fn(call.request, call).then(
-      (res) => callback(null, res),
+      (res) => {
+        observe(0);
+        callback(null, res);
+      },
       (err: unknown) => {
         if (!(err instanceof ApsError)) log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), method: call.getPath() }, "unhandled error in gRPC handler");
-        callback(toServiceError(err) as never);
+        const se = toServiceError(err);
+        observe(Number((se as { code?: number }).code ?? 2));
+        callback(se as never);
       },
     );
   };

@@ -1,0 +1,25 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { httpDuration, httpRequests, metricsText } from "@aps/platform";
+
+/**
+ * RED metrics of the HTTP API: counts and times every request by method, route template (never
+ * the raw path: ids stay out of the label set; `unmatched` for a 404 outside any route) and status.
+ */
+export const httpMetrics: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
+  const started = process.hrtime.bigint();
+  res.once("finish", () => {
+    const route = req.route?.path !== undefined ? `${req.baseUrl}${String(req.route.path)}` : "unmatched";
+    const labels = { method: req.method, route, status: String(res.statusCode) };
+    httpRequests.inc(labels);
+    httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+  });
+  next();
+};
+
+/** `GET /metrics`: Prometheus text of this process (in the all-in-one: of every service). */
+export const metricsEndpoint: RequestHandler = (_req, res, next) => {
+  metricsText().then(({ contentType, body }) => {
+    res.setHeader("Content-Type", contentType);
+    res.send(body);
+  }, next);
+};

@@ -1,0 +1,128 @@
+import { createServer, type Server } from "node:http";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Logger } from "./log.js";
+
+/**
+ * Prometheus metrics of the process (DESIGN.md §9). One registry per process: in the all-in-one
+ * every service shares it, so the gateway's `/metrics` shows them all. Names:
+ * - `aps_http_requests_total{method,route,status}`, `aps_http_request_duration_seconds{…}` (gateway)
+ * - `aps_grpc_server_handled_total{method,code}`, `aps_grpc_server_handling_seconds{method,code}`
+ * - `aps_outbox_backlog{service}` (rows not yet published, sampled on scrape)
+ * - `aps_consumer_deliveries_total{durable}`, `aps_consumer_failures_total{durable}`
+ * - the prom-client default process metrics (`process_*`, `nodejs_*`).
+ */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry });
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export const httpRequests = new Counter({
+  name: "aps_http_requests_total",
+  help: "HTTP requests answered by the gateway, by route template and status.",
+  labelNames: ["method", "route", "status"] as const,
+  registers: [metricsRegistry],
+});
+export const httpDuration = new Histogram({
+  name: "aps_http_request_duration_seconds",
+  help: "HTTP request duration at the gateway, by route template and status.",
+  labelNames: ["method", "route", "status"] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [metricsRegistry],
+});
+export const grpcHandled = new Counter({
+  name: "aps_grpc_server_handled_total",
+  help: "gRPC calls handled, by full method and status code.",
+  labelNames: ["method", "code"] as const,
+  registers: [metricsRegistry],
+});
+export const grpcDuration = new Histogram({
+  name: "aps_grpc_server_handling_seconds",
+  help: "gRPC handling duration, by full method and status code.",
+  labelNames: ["method", "code"] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [metricsRegistry],
+});
+export const consumerDeliveries = new Counter({
+  name: "aps_consumer_deliveries_total",
+  help: "Events delivered to a durable consumer's handler (redeliveries included).",
+  labelNames: ["durable"] as const,
+  registers: [metricsRegistry],
+});
+export const consumerFailures = new Counter({
+  name: "aps_consumer_failures_total",
+  help: "Deliveries whose handler failed (the event is delivered again or dead-lettered).",
+  labelNames: ["durable"] as const,
+  registers: [metricsRegistry],
+});
+
+/** Something with an outbox backlog (an OutboxRelay). */
+export interface BacklogSource {
+  backlog(): Promise<number>;
+}
+
+const backlogSources = new Map<BacklogSource, string>();
+
+/** Registers a relay for `aps_outbox_backlog{service}`; returns the unregister. */
+export function registerBacklog(source: BacklogSource, service: string): () => void {
+  backlogSources.set(source, service);
+  return () => void backlogSources.delete(source);
+}
+
+new Gauge({
+  name: "aps_outbox_backlog",
+  help: "Outbox rows not yet published, per service (sampled on scrape).",
+  labelNames: ["service"] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    this.reset();
+    const totals = new Map<string, number>();
+    await Promise.all(
+      [...backlogSources].map(async ([src, service]) => {
+        const n = await src.backlog().catch(() => undefined);
+        if (n !== undefined) totals.set(service, (totals.get(service) ?? 0) + n);
+        else if (!totals.has(service)) totals.set(service, 0);
+      }),
+    );
+    for (const [service, n] of totals) this.set({ service }, n);
+  },
+});
+
+/** The Prometheus text exposition of every metric of this process. */
+export async function metricsText(): Promise<{ contentType: string; body: string }> {
+  return { contentType: metricsRegistry.contentType, body: await metricsRegistry.metrics() };
+}
+
+/** A running metrics endpoint. */
+export interface MetricsServer {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves `GET /metrics` on `port` (gRPC services: `METRICS_PORT`); port 0 or unset = off
+ * (returns undefined). Binds every interface: Prometheus scrapes from outside the pod.
+ */
+export async function startMetricsServer(port: number, log: Logger, host = "0.0.0.0"): Promise<MetricsServer | undefined> {
+  if (!Number.isInteger(port) || port <= 0) return undefined;
+  const server: Server = createServer((req, res) => {
+    if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
+      res.writeHead(404).end();
+      return;
+    }
+    metricsText().then(
+      ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, host, () => resolve()));
+  const bound = (server.address() as { port: number }).port;
+  log.info({ port: bound }, "metrics endpoint listening");
+  return { port: bound, stop: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** `METRICS_PORT` of a gRPC service (0 or unset = no metrics endpoint). */
+export function metricsPortFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.METRICS_PORT ?? 0);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new Error(`METRICS_PORT must be a port number, got ${env.METRICS_PORT}`);
+  return n;
+}

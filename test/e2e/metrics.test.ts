@@ -1,0 +1,82 @@
+import { httpClient } from "@aps/testkit";
+import { availableModes, startSystem, type System } from "../support/system.js";
+
+/**
+ * Prometheus metrics (issue 6, DESIGN.md §9): the gateway's `GET /metrics` (outside `/v1`)
+ * answers the text exposition of the process — in the all-in-one every service's series: HTTP
+ * RED by route template, gRPC handled/duration by method and code, the outbox backlog per
+ * service, and consumer deliveries by durable.
+ */
+const modes = (await availableModes()).filter((m) => m === "embedded" || m === "aio-process");
+
+/** The value of the sample `name{labels}` in `text` (label order as exposed), or undefined. */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const inner = line.slice(name.length + 1, line.lastIndexOf("}"));
+    const got = Object.fromEntries([...inner.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return undefined;
+}
+
+describe.each(modes)("metrics (%s)", (mode) => {
+  let sys: System;
+  let metricsUrl: string;
+  beforeAll(async () => {
+    sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1", JOINS_PER_SOURCE_PER_DAY: "10000" } });
+    metricsUrl = sys.baseUrl.replace(/\/v1$/, "") + "/metrics";
+  });
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  async function scrape(): Promise<string> {
+    const r = await fetch(metricsUrl);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    return r.text();
+  }
+
+  it("counts requests by route template and status, and times them", async () => {
+    const labels = { method: "GET", route: "/v1/skill-version", status: "200" };
+    const before = sample(await scrape(), "aps_http_requests_total", labels) ?? 0;
+    const req = httpClient(sys.baseUrl);
+    expect((await req("GET", "/skill-version")).status).toBe(200);
+    expect((await req("GET", "/skill-version")).status).toBe(200);
+    const text = await scrape();
+    expect(sample(text, "aps_http_requests_total", labels)).toBe(before + 2);
+    expect(sample(text, "aps_http_request_duration_seconds_count", labels)).toBe(before + 2);
+    expect(text).toMatch(/^# TYPE aps_http_request_duration_seconds histogram$/m);
+    // Raw paths never become labels.
+    const author = await req("POST", "/join", { body: { name: "metrics author" } });
+    const post = await req("POST", "/posts", { key: author.body.apiKey, body: { title: "Metrics", body: "Counted.", is_arch_design: true } });
+    expect(post.status).toBe(201);
+    await req("GET", `/posts/${post.body.id}`, { key: author.body.apiKey });
+    const after = await scrape();
+    expect(after).not.toContain(post.body.id);
+    expect(sample(after, "aps_http_requests_total", { method: "GET", route: "/v1/posts/:id" })).toBeGreaterThan(0);
+  });
+
+  it("exposes gRPC, outbox backlog and consumer series of every service", async () => {
+    const req = httpClient(sys.baseUrl);
+    const author = await req("POST", "/join", { body: { name: "backlog author" } });
+    const voter = await req("POST", "/join", { body: { name: "backlog voter" } });
+    const post = await req("POST", "/posts", { key: author.body.apiKey, body: { title: "Backlog", body: "Events.", is_arch_design: true } });
+    expect((await req("POST", `/posts/${post.body.id}/vote`, { key: voter.body.apiKey, body: { vote: 1 } })).status).toBeLessThan(300);
+    let text = "";
+    const until = Date.now() + 15_000;
+    do {
+      text = await scrape();
+      if ((sample(text, "aps_consumer_deliveries_total", { durable: "council-agenda" }) ?? 0) > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    } while (Date.now() < until);
+    expect(text).toMatch(/^# TYPE aps_outbox_backlog gauge$/m);
+    for (const service of ["identity", "forum", "council"]) expect(sample(text, "aps_outbox_backlog", { service })).toBeGreaterThanOrEqual(0);
+    expect(sample(text, "aps_grpc_server_handled_total", { method: "/aps.forum.v1.ForumService/CastVote", code: "0" })).toBeGreaterThan(0);
+    expect(sample(text, "aps_grpc_server_handling_seconds_count", { method: "/aps.forum.v1.ForumService/CastVote", code: "0" })).toBeGreaterThan(0);
+    expect(sample(text, "aps_consumer_deliveries_total", { durable: "council-agenda" })).toBeGreaterThan(0);
+    expect(text).toMatch(/^# TYPE aps_consumer_failures_total counter$/m);
+    expect(text).toMatch(/^process_cpu_user_seconds_total /m);
+  });
+});

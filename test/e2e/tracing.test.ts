@@ -1,0 +1,135 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { SpanKind } from "@opentelemetry/api";
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { startTelemetry, shutdownTelemetry, type PreloadedModule } from "@aps/platform/telemetry";
+import { httpClient } from "@aps/testkit";
+
+/**
+ * One trace across the system (issue 6, DESIGN.md §9): `POST /v1/posts/{id}/vote` that moves a
+ * post onto the agenda is traced from the gateway's HTTP server span through the forum's gRPC
+ * CastVote (client and server), its PostgreSQL queries, the outbox relay's PRODUCER span for
+ * `forum.post_on_agenda`, to the council's CONSUMER span and what the council does in it — all
+ * under one trace id, with the parent/child edges asserted. No span attribute carries the API key
+ * or a request body.
+ *
+ * The SDK starts in this jest worker before the system is imported (jest's module registry is
+ * invisible to the Node loader hooks, so the instrumented modules are handed over to be patched).
+ */
+const exporter = new InMemorySpanExporter();
+const ROOT = new URL("../../", import.meta.url);
+function preloaded(name: string, exports: unknown): PreloadedModule {
+  const version = name === "http" ? process.versions.node : (JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, ROOT), "utf8")) as { version: string }).version;
+  return { exports, version };
+}
+// Through require, not import: the patched exports (gRPC's client constructors) must be what the
+// system's ESM imports of them see, so no ESM view of these modules may exist before the patch.
+const require = createRequire(import.meta.url);
+await startTelemetry("aps-test", {
+  spanProcessors: [new SimpleSpanProcessor(exporter)],
+  preloaded: {
+    http: preloaded("http", require("node:http")),
+    express: preloaded("express", require("express")),
+    "@grpc/grpc-js": preloaded("@grpc/grpc-js", require("@grpc/grpc-js")),
+    pg: preloaded("pg", require("pg")),
+    "pg-pool": preloaded("pg-pool", require("pg-pool")),
+  },
+});
+const { availableModes, startSystem } = await import("../support/system.js");
+
+const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
+const SECRET_BODY = "plugh-secret-body-text";
+
+afterAll(async () => {
+  await shutdownTelemetry();
+});
+
+const scope = (s: ReadableSpan) => s.instrumentationScope.name;
+const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
+const idOf = (s: ReadableSpan) => s.spanContext().spanId;
+
+describe.each(modes)("tracing (%s)", (mode) => {
+  it("one trace: gateway → gRPC forum → PostgreSQL → publish → council consumer; no keys or bodies", async () => {
+    const sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1", AGENDA_SIZE: "10", JOINS_PER_SOURCE_PER_DAY: "10000" } });
+    try {
+      const req = httpClient(sys.baseUrl);
+      const author = await req("POST", "/join", { body: { name: "trace author" } });
+      const voter = await req("POST", "/join", { body: { name: "trace voter" } });
+      expect(voter.status).toBe(201);
+      const post = await req("POST", "/posts", { key: author.body.apiKey, body: { title: "Traced proposal", body: SECRET_BODY, is_arch_design: true } });
+      expect(post.status).toBe(201);
+      const postId = post.body.id as string;
+      exporter.reset();
+
+      const vote = await req("POST", `/posts/${postId}/vote`, { key: voter.body.apiKey, body: { vote: 1 } });
+      expect(vote.status).toBeLessThan(300);
+
+      // The vote's HTTP server span.
+      const server = await waitFor(() =>
+        exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && scope(s).endsWith("instrumentation-http") && String(s.attributes["http.route"] ?? s.attributes["http.target"] ?? s.attributes["url.path"] ?? s.name).includes("vote")),
+      );
+      const traceId = server.spanContext().traceId;
+      const inTrace = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+      const consumer = await waitFor(() =>
+        inTrace().find((s) => s.kind === SpanKind.CONSUMER && s.name.endsWith("forum.post_on_agenda process") && s.attributes["messaging.consumer.group.name"] === "council-agenda"),
+      );
+      // The council's work inside the consumer span (gRPC to identity, its PostgreSQL queries).
+      await waitFor(() => {
+        const t = inTrace();
+        const child = (kind: SpanKind) => t.some((s) => s.kind === kind && parentOf(s) === idOf(consumer));
+        return (child(SpanKind.CLIENT) && t.some((s) => scope(s).endsWith("instrumentation-pg") && parentOf(s) === idOf(consumer))) || undefined;
+      });
+      const spans = inTrace();
+      const byId = new Map(spans.map((s) => [idOf(s), s]));
+      const ancestors = (s: ReadableSpan): ReadableSpan[] => {
+        const out: ReadableSpan[] = [];
+        for (let p = byId.get(parentOf(s) ?? ""); p; p = byId.get(parentOf(p) ?? "")) out.push(p);
+        return out;
+      };
+
+      expect(parentOf(server)).toBeUndefined();
+      // gRPC CastVote: a client span under the HTTP request and the forum's server span under it.
+      const castClient = spans.find((s) => s.kind === SpanKind.CLIENT && s.name.includes("ForumService/CastVote"));
+      const castServer = spans.find((s) => s.kind === SpanKind.SERVER && s.name.includes("ForumService/CastVote"));
+      expect(castClient).toBeDefined();
+      expect(castServer).toBeDefined();
+      expect(ancestors(castClient!)).toContain(server);
+      expect(parentOf(castServer!)).toBe(idOf(castClient!));
+      // PostgreSQL queries of the forum under its server span.
+      const forumQueries = spans.filter((s) => scope(s).endsWith("instrumentation-pg") && ancestors(s).includes(castServer!));
+      expect(forumQueries.length).toBeGreaterThan(0);
+      // The relay's publish, parented to the context captured when the event was enqueued.
+      const producer = spans.find((s) => s.kind === SpanKind.PRODUCER && s.name.endsWith("forum.post_on_agenda publish"));
+      expect(producer).toBeDefined();
+      expect(ancestors(producer!)).toContain(castServer!);
+      expect(producer!.attributes["messaging.system"]).toBe("nats");
+      // The council's consumer, a child of the publish.
+      expect(parentOf(consumer)).toBe(idOf(producer!));
+      expect(consumer.attributes).toMatchObject({
+        "messaging.system": "nats",
+        "messaging.destination.name": producer!.attributes["messaging.destination.name"],
+        "messaging.message.id": producer!.attributes["messaging.message.id"],
+        "messaging.consumer.group.name": "council-agenda",
+      });
+      const councilWork = spans.filter((s) => ancestors(s).includes(consumer));
+      expect(councilWork.some((s) => scope(s).endsWith("instrumentation-pg"))).toBe(true);
+      expect(councilWork.some((s) => s.kind === SpanKind.CLIENT && scope(s).endsWith("instrumentation-grpc"))).toBe(true);
+
+      // Never a key or a body, in any span of any trace.
+      const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.events.map((e) => e.attributes), s.status]));
+      for (const secret of [author.body.apiKey as string, voter.body.apiKey as string, SECRET_BODY, '"vote":1']) expect(everything).not.toContain(secret);
+    } finally {
+      await sys.stop();
+    }
+  });
+});
+
+async function waitFor<T>(probe: () => T | undefined, ms = 15_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = probe();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for spans; have: ${exporter.getFinishedSpans().filter((s) => /agenda|CastVote|vote|outbox/i.test(s.name + JSON.stringify(s.attributes))).map((s) => `${s.kind}:${s.name}[${s.spanContext().traceId.slice(0, 6)}/${s.spanContext().spanId.slice(0, 6)}<-${s.parentSpanContext?.spanId.slice(0, 6)}]`).join(", ").slice(0, 4000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
