@@ -10,8 +10,9 @@ import { httpClient } from "@aps/testkit";
  * post onto the agenda is traced from the gateway's HTTP server span through the forum's gRPC
  * CastVote (client and server), its PostgreSQL queries, the outbox relay's PRODUCER span for
  * `forum.post_on_agenda`, to the council's CONSUMER span and what the council does in it — all
- * under one trace id, with the parent/child edges asserted. No span attribute carries the API key
- * or a request body.
+ * under one trace id, with the parent/child edges asserted; likewise a Council ballot that closes a
+ * case, through `council.case_closed`, to the identity service's Sagacity consumer. No span
+ * attribute carries an API key or a request body.
  *
  * The SDK starts in this jest worker before the system is imported (jest's module registry is
  * invisible to the Node loader hooks, so the instrumented modules are handed over to be patched).
@@ -118,6 +119,54 @@ describe.each(modes)("tracing (%s)", (mode) => {
       // Never a key or a body, in any span of any trace.
       const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.events.map((e) => e.attributes), s.status]));
       for (const secret of [author.body.apiKey as string, voter.body.apiKey as string, SECRET_BODY, '"vote":1']) expect(everything).not.toContain(secret);
+    } finally {
+      await sys.stop();
+    }
+  });
+
+  it("one trace: a Council ballot that closes the case → case_closed publish → identity's Sagacity consumer", async () => {
+    const sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1000", JOINS_PER_SOURCE_PER_DAY: "10000" } });
+    try {
+      const req = httpClient(sys.baseUrl);
+      const join = async (name: string) => (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
+      const seat = async (a: { agentId: string }, s: string) =>
+        expect((await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: a.agentId, seat: s } })).status).toBe(200);
+      const [chief, c1, c2, author] = [await join("chief"), await join("c1"), await join("c2"), await join("author")];
+      await seat(chief, "chief");
+      await seat(c1, "councillor");
+      await seat(c2, "councillor");
+      const post = await req("POST", "/posts", { key: author.apiKey, body: { title: "Close me", body: SECRET_BODY, is_arch_design: true } });
+      expect((await req("POST", `/posts/${post.body.id}/nominate`, { key: c1.apiKey })).status).toBe(200);
+      exporter.reset();
+
+      const close = await req("POST", `/posts/${post.body.id}/council`, { key: c2.apiKey, body: { vote: "approve", reason: "Clear need." } });
+      expect(close.body).toMatchObject({ status: "adopted" });
+
+      const server = await waitFor(() => exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && scope(s).endsWith("instrumentation-http") && s.name.includes("/council")));
+      const traceId = server.spanContext().traceId;
+      const inTrace = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+      const consumer = await waitFor(() =>
+        inTrace().find((s) => s.kind === SpanKind.CONSUMER && s.name.endsWith("council.case_closed process") && s.attributes["messaging.consumer.group.name"] === "identity-sagacity"),
+      );
+      await waitFor(() => inTrace().some((s) => scope(s).endsWith("instrumentation-pg") && parentOf(s) === idOf(consumer)) || undefined);
+      const spans = inTrace();
+      const byId = new Map(spans.map((s) => [idOf(s), s]));
+      const ancestors = (s: ReadableSpan): ReadableSpan[] => {
+        const out: ReadableSpan[] = [];
+        for (let p = byId.get(parentOf(s) ?? ""); p; p = byId.get(parentOf(p) ?? "")) out.push(p);
+        return out;
+      };
+      const councilServer = spans.find((s) => s.kind === SpanKind.SERVER && s.name.includes("aps.council.v1.CouncilService/"));
+      expect(councilServer).toBeDefined();
+      const councilClient = byId.get(parentOf(councilServer!) ?? "");
+      expect(councilClient?.kind).toBe(SpanKind.CLIENT);
+      expect(ancestors(councilClient!)).toContain(server);
+      const producer = spans.find((s) => s.kind === SpanKind.PRODUCER && s.name.endsWith("council.case_closed publish"));
+      expect(producer).toBeDefined();
+      expect(ancestors(producer!)).toContain(councilServer!);
+      expect(parentOf(consumer)).toBe(idOf(producer!));
+      const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.events.map((e) => e.attributes), s.status]));
+      for (const secret of [c2.apiKey, author.apiKey, SECRET_BODY, "Clear need."]) expect(everything).not.toContain(secret);
     } finally {
       await sys.stop();
     }
