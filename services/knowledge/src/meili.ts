@@ -72,7 +72,8 @@ export class MeiliEngine implements SearchEngine {
   async search(q: string, tags: string[], limit: number, opts: SearchOptions = {}): Promise<SearchResult> {
     return mapped("search", async () => {
       const r = await this.idx.search(q, {
-        filter: tags.map((t) => `tags = ${JSON.stringify(t.toLowerCase())}`),
+        // Every tag must match: an array of filters is their AND.
+        ...(tags.length > 0 ? { filter: tags.map((t) => `tags = ${JSON.stringify(t.toLowerCase())}`) } : {}),
         limit,
         matchingStrategy: opts.match === "any" ? "last" : "all",
         attributesToCrop: ["body"],
