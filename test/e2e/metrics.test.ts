@@ -5,9 +5,9 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  * Prometheus metrics (issue 6, DESIGN.md §9): the gateway's `GET /metrics` (outside `/v1`)
  * answers the text exposition of the process — in the all-in-one every service's series: HTTP
  * RED by route template, gRPC handled/duration by method and code, the outbox backlog per
- * service, and consumer deliveries by durable.
+ * service, consumer deliveries by durable, and (JetStream) consumer lag.
  */
-const modes = (await availableModes()).filter((m) => m === "embedded" || m === "aio-process");
+const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real" || m === "aio-process");
 
 /** The value of the sample `name{labels}` in `text` (label order as exposed), or undefined. */
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
@@ -78,5 +78,7 @@ describe.each(modes)("metrics (%s)", (mode) => {
     expect(sample(text, "aps_consumer_deliveries_total", { durable: "council-agenda" })).toBeGreaterThan(0);
     expect(text).toMatch(/^# TYPE aps_consumer_failures_total counter$/m);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
+    expect(text).toMatch(/^# TYPE aps_consumer_pending gauge$/m);
+    if (mode === "real") expect(sample(text, "aps_consumer_pending", { durable: "council-agenda" })).toBeGreaterThanOrEqual(0);
   });
 });

@@ -9,6 +9,7 @@ import type { Logger } from "./log.js";
  * - `aps_grpc_server_handled_total{method,code}`, `aps_grpc_server_handling_seconds{method,code}`
  * - `aps_outbox_backlog{service}` (rows not yet published, sampled on scrape)
  * - `aps_consumer_deliveries_total{durable}`, `aps_consumer_failures_total{durable}`
+ * - `aps_consumer_pending{durable}` (JetStream: events not yet delivered + delivered but unacked)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
 export const metricsRegistry = new Registry();
@@ -84,6 +85,31 @@ new Gauge({
       }),
     );
     for (const [service, n] of totals) this.set({ service }, n);
+  },
+});
+
+/** Something that knows its consumers' lag (a JetStreamBus): pending events by durable. */
+export interface LagSource {
+  pending(): Promise<Record<string, number>>;
+}
+
+const lagSources = new Set<LagSource>();
+
+/** Registers a bus for `aps_consumer_pending{durable}`; returns the unregister. */
+export function registerLag(source: LagSource): () => void {
+  lagSources.add(source);
+  return () => void lagSources.delete(source);
+}
+
+new Gauge({
+  name: "aps_consumer_pending",
+  help: "Consumer lag: events in the stream not yet delivered to the durable, plus delivered but not yet acknowledged (sampled on scrape).",
+  labelNames: ["durable"] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    this.reset();
+    const all = await Promise.all([...lagSources].map((s) => s.pending().catch(() => ({}) as Record<string, number>)));
+    for (const byDurable of all) for (const [durable, n] of Object.entries(byDurable)) this.set({ durable }, n);
   },
 });
 

@@ -14,6 +14,7 @@ import {
 import type { BusEvent, ConsumerSpec, EventBus, Subscription } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
+import { registerLag } from "../metrics.js";
 
 /** How long one pull request of a consumer waits for events, ms (also the longest a stop waits). */
 const FETCH_EXPIRES_MS = 1_000;
@@ -45,6 +46,8 @@ export class JetStreamBus implements EventBus {
   readonly prefix: string;
   private readonly stream: string;
   private readonly subs = new Set<Subscription>();
+  private readonly durables = new Set<string>();
+  private readonly unregisterLag = registerLag(this);
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -120,6 +123,7 @@ export class JetStreamBus implements EventBus {
       await this.jsm.consumers.update(this.stream, durable, { ack_wait: config.ack_wait });
     }
     const consumer = await this.js.consumers.get(this.stream, durable);
+    this.durables.add(durable);
     // Pull in bounded fetches rather than one endless `consume()`: closing a consume() drops
     // deliveries already on the wire to its inbox, and those stay unacknowledged until ack_wait
     // (30 s) passes. A fetch ends when the server has answered its pull request (batch full or
@@ -143,6 +147,7 @@ export class JetStreamBus implements EventBus {
     return {
       stop: async () => {
         stopping = true;
+        this.durables.delete(durable);
         await loop;
       },
     };
@@ -181,7 +186,20 @@ export class JetStreamBus implements EventBus {
     await this.jsm.streams.delete(this.stream).catch(() => undefined);
   }
 
+  /** Lag of this bus's running consumers (`aps_consumer_pending`): pending + unacknowledged. */
+  async pending(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    await Promise.all(
+      [...this.durables].map(async (d) => {
+        const info = await this.jsm.consumers.info(this.stream, d).catch(() => undefined);
+        if (info) out[d] = info.num_pending + info.num_ack_pending;
+      }),
+    );
+    return out;
+  }
+
   async close(): Promise<void> {
+    this.unregisterLag();
     await Promise.all([...this.subs].map((s) => s.stop()));
     await this.nc.drain().catch(() => undefined);
   }
