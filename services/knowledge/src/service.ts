@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ForumClient, parseRequest, startGrpcServer, unary, type EventBus, type Logger, type Subscription } from "@aps/platform";
-import { events, knowledge } from "@aps/proto";
+import { events, knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
 import { allPosts, docsDocuments, postDocument, STATUS_RANK } from "./sources.js";
@@ -53,11 +53,16 @@ export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts:
     statuses.set(id, best);
     return best;
   };
+  /** The last indexed form of each post: a status event re-tags it without a forum round trip. */
+  const known = new Map<string, forum.Post>();
   const indexPost = async (postId: string, status?: string) => {
     if (status) statusOf(postId, status);
-    const r = await forumClient.getPosts([postId]);
-    const p = r.items[0];
-    if (!p) throw new Error(`post ${postId} not found in the forum yet`);
+    let p = status ? known.get(postId) : undefined;
+    if (!p) {
+      p = (await forumClient.getPosts([postId])).items[0];
+      if (!p) throw new Error(`post ${postId} not found in the forum yet`);
+      known.set(p.id, p);
+    }
     await engine.upsert([postDocument(p, statusOf(p.id, p.status))]);
   };
 
@@ -87,6 +92,7 @@ export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts:
       try {
         let n = 0;
         for await (const page of allPosts(forumClient)) {
+          for (const post of page) known.set(post.id, post);
           await engine.upsert(page.map((post) => postDocument(post, statusOf(post.id, post.status))));
           n += page.length;
         }
