@@ -21,8 +21,8 @@ export function createLogger(service: string, level: string = process.env.LOG_LE
   });
 }
 
-/** `trace_id`/`span_id` of the active span, if any (pino mixin). */
-function traceIds(): Record<string, string> {
+/** `trace_id`/`span_id` of the active span, if any (the loggers' pino mixin). */
+export function traceIds(): Record<string, string> {
   const span = trace.getSpan(context.active());
   if (!span) return {};
   const sc = span.spanContext();
