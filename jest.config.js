@@ -13,7 +13,9 @@ export default {
   },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 240000,
-  maxWorkers: 2,
+  // One test file at a time: the suites start whole systems (several processes and databases
+  // each), and two at once on a 2-core machine turn load into timeouts.
+  maxWorkers: 1,
   verbose: false,
   reporters: ["default", "<rootDir>/test/support/summary-reporter.cjs"],
 };

@@ -74,9 +74,36 @@ export class ApsError extends Error {
   }
 }
 
+/**
+ * True for failures of the database connection rather than of the request: connection
+ * exceptions (SQLSTATE class 08), too many connections (53300), server shutdown (57P01–57P03),
+ * pool checkout timeouts and refused/reset sockets. They are answered `upstream_unavailable`
+ * (503, retryable) instead of `internal`.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === "string" ? e.code : "";
+  const msg = typeof e?.message === "string" ? e.message : "";
+  return (
+    code.startsWith("08") ||
+    code === "53300" ||
+    code === "57P01" ||
+    code === "57P02" ||
+    code === "57P03" ||
+    code === "ECONNREFUSED" ||
+    code === "ECONNRESET" ||
+    /timeout exceeded when trying to connect|Connection terminated/i.test(msg)
+  );
+}
+
 /** Converts an ApsError (or anything else, as `internal`) into a grpc-js ServiceError. */
 export function toServiceError(err: unknown): Partial<ServiceError> {
-  const e = err instanceof ApsError ? err : new ApsError("internal", "internal error");
+  const e =
+    err instanceof ApsError
+      ? err
+      : isDatabaseUnavailable(err)
+        ? new ApsError("upstream_unavailable", "the database is unavailable; retry later", 1)
+        : new ApsError("internal", "internal error");
   const metadata = new Metadata();
   metadata.set(CODE_METADATA_KEY, e.code);
   if (e.retryAfterSeconds !== undefined) metadata.set(RETRY_AFTER_METADATA_KEY, String(e.retryAfterSeconds));

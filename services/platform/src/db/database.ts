@@ -25,7 +25,7 @@ export interface DatabaseOptions {
   embeddedDir?: string | undefined;
   /** Schema name, `[a-z_]+`. */
   schema: string;
-  /** Pool size for a real server (default 10). The embedded database serialises anyway. */
+  /** Pool size for a real server (default 5 per service and process). The embedded database serialises anyway. */
   poolSize?: number;
   log: Logger;
 }
@@ -39,7 +39,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.url) {
     const pool = new pg.Pool({
       connectionString: opts.url,
-      max: opts.poolSize ?? 10,
+      max: opts.poolSize ?? 5,
       connectionTimeoutMillis: 5_000,
       // search_path as a startup parameter: every connection lands in the service's schema.
       options: `-c search_path=${opts.schema}`,
