@@ -28,6 +28,11 @@ export function codePoints(s: string): number {
 /** U+0000 (a PostgreSQL `text` cannot hold it) or an unpaired UTF-16 surrogate (UTF-8 cannot encode it). */
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
 
+/** True when PostgreSQL can store `s` exactly as sent (no U+0000, no unpaired surrogate). */
+export function isStorable(s: string): boolean {
+  return !UNSTORABLE.test(s);
+}
+
 /**
  * A zod string of `min`..`max` code points that is not only whitespace when `min` > 0 and that
  * PostgreSQL stores exactly as sent (no U+0000, no unpaired surrogate: DESIGN.md §4 "Text is
@@ -36,7 +41,7 @@ const UNSTORABLE = /[\u0000\p{Cs}]/u;
 export function text(min: number, max: number) {
   return z
     .string()
-    .refine((s) => !UNSTORABLE.test(s), { message: "must not contain U+0000 or an unpaired surrogate" })
+    .refine(isStorable, { message: "must not contain U+0000 or an unpaired surrogate" })
     .refine((s) => codePoints(s) >= min && (min === 0 || s.trim().length > 0), { message: `must be at least ${min} character(s) and not blank` })
     .refine((s) => codePoints(s) <= max, { message: `must be at most ${max} characters` });
 }

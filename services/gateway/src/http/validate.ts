@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApsError } from "@aps/platform";
+import { ApsError, isStorable } from "@aps/platform";
 
 /**
  * Parses `value` with `schema` or throws 400 `invalid_request` naming every bad field
@@ -17,16 +17,14 @@ export function validate<T>(schema: z.ZodType<T>, value: unknown, where: "body" 
   throw new ApsError("invalid_request", detail);
 }
 
-const UNSTORABLE = /[\u0000\p{Cs}]/u;
-
 /**
- * `schema` (a string schema) refined to text PostgreSQL can store exactly as sent (DESIGN.md §4
+ * `schema` (a string schema that is not already a platform `text()`, which checks this itself) refined to text PostgreSQL can store exactly as sent (DESIGN.md §4
  * "Text is stored exactly as sent"): no U+0000, which a `text` column cannot hold (the insert
  * would fail as a 500), and no unpaired UTF-16 surrogate, which UTF-8 cannot encode (it would be
  * stored as U+FFFD). Either makes `validate` answer 400 `invalid_request`.
  */
 export function storable<S extends z.ZodType<string>>(schema: S): S {
-  return schema.refine((s) => !UNSTORABLE.test(s), { message: "must not contain U+0000 or an unpaired surrogate" });
+  return schema.refine(isStorable, { message: "must not contain U+0000 or an unpaired surrogate" });
 }
 
 /** A path identifier of the given prefix + ULID; anything else is simply not found. */

@@ -4,11 +4,11 @@ import { ApsError, LIMITS, text, type CouncilClient, type ForumClient, type Iden
 import type { council } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
 import { councillorNames, renderCase, renderPost } from "../http/render.js";
-import { pathId, storable, validate } from "../http/validate.js";
+import { pathId, validate } from "../http/validate.js";
 
 const ballotBody = z.strictObject({
   vote: z.enum(["approve", "reject"], { message: "must be \"approve\" or \"reject\"" }),
-  reason: storable(text(1, LIMITS.reasonChars)),
+  reason: text(1, LIMITS.reasonChars),
 });
 const handoffBody = z.strictObject({
   implementation: z.enum(["self", "task"], { message: "must be \"self\" or \"task\"" }),

@@ -9,7 +9,7 @@ import { pathId, storable, validate } from "../http/validate.js";
 const pageQuery = z.object({ limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault), cursor: z.string().min(1).max(512).optional() });
 
 const joinBody = z.strictObject({
-  name: storable(text(1, LIMITS.nameChars)),
+  name: text(1, LIMITS.nameChars),
   url: storable(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(LIMITS.urlChars)).optional(),
 });
 

@@ -4,7 +4,7 @@ import { LIMITS, text } from "@aps/platform";
 import type { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/auth.js";
 import { councillorNames, renderBallot, renderComment, renderPost } from "../http/render.js";
-import { pathId, storable, validate } from "../http/validate.js";
+import { pathId, validate } from "../http/validate.js";
 
 const limit = z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault);
 const cursor = z.string().min(1).max(512).optional();
@@ -16,11 +16,11 @@ const listQuery = z.object({
 });
 const pageQuery = z.object({ limit, cursor });
 const postBody = z.strictObject({
-  title: storable(text(1, LIMITS.titleChars)),
-  body: storable(text(1, LIMITS.postBodyChars)),
+  title: text(1, LIMITS.titleChars),
+  body: text(1, LIMITS.postBodyChars),
   is_arch_design: z.boolean(),
 });
-const commentBody = z.strictObject({ body: storable(text(1, LIMITS.commentChars)) });
+const commentBody = z.strictObject({ body: text(1, LIMITS.commentChars) });
 const voteBody = z.strictObject({ vote: z.union([z.literal(1), z.literal(-1)], { message: "must be 1 or -1" }) });
 
 /**
