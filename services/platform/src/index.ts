@@ -28,3 +28,4 @@ export * from "./grpc/validate.js";
 export * from "./metrics.js";
 export * from "./bus/tracing.js";
 export { shutdownTelemetry } from "./telemetry-hooks.js";
+export * from "./keyset.js";

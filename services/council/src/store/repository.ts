@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { ApsError, enqueueEvent, newId, processOnce, withTransaction, type Clock, type Tx } from "@aps/platform";
+import { ApsError, decodeTupleCursor, encodeTupleCursor, enqueueEvent, PG_TIMESTAMPTZ_TEXT, newId, processOnce, withTransaction, type Clock, type Tx } from "@aps/platform";
 import { events, type council } from "@aps/proto";
 import { deadlineOutcome, decisiveOutcome, type Outcome } from "../rules.js";
 
@@ -239,16 +239,7 @@ export class CouncilRepository {
 
   /** Cases in `statuses`, oldest opened first, keyset-paginated by (opened_at, post_id). */
   async list(statuses: string[], limit: number, cursor: string): Promise<council.ListCasesResponse> {
-    let after: [string, string] = ["-infinity", ""];
-    if (cursor) {
-      try {
-        const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-        if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== "string" || typeof v[1] !== "string") throw new Error();
-        after = [v[0], v[1]];
-      } catch {
-        throw new ApsError("invalid_request", "cursor: not a cursor returned by this list");
-      }
-    }
+    const after = cursor ? decodeTupleCursor(cursor, 2, [PG_TIMESTAMPTZ_TEXT]) : ["-infinity", ""];
     const r = await this.pool.query<CaseRow & { opened_text: string }>(
       `SELECT *, opened_at::text AS opened_text FROM cases WHERE status = ANY($1::text[]) AND (opened_at, post_id) > ($2::timestamptz, $3)
        ORDER BY opened_at, post_id LIMIT $4`,
@@ -257,7 +248,7 @@ export class CouncilRepository {
     const more = r.rows.length > limit;
     const rows = more ? r.rows.slice(0, limit) : r.rows;
     const last = rows[rows.length - 1];
-    return { items: await this.hydrate(rows), nextCursor: more && last ? Buffer.from(JSON.stringify([last.opened_text, last.post_id])).toString("base64url") : "" };
+    return { items: await this.hydrate(rows), nextCursor: more && last ? encodeTupleCursor([last.opened_text, last.post_id]) : "" };
   }
 
   private async hydrate(rows: CaseRow[]): Promise<council.Case[]> {

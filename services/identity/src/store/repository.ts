@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { ApsError, enqueueEvent, newId, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
+import { ApsError, decodeTupleCursor, encodeTupleCursor, enqueueEvent, PG_TIMESTAMPTZ_TEXT, newId, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
 import { events, identity } from "@aps/proto";
 import { generateApiKey, hashKey, isWellFormedKey } from "../keys.js";
 
@@ -148,15 +148,7 @@ export class IdentityRepository {
 
   /** One keyset page of an agent's Sagacity ledger, newest first. */
   async listAwards(agentId: string, limit: number, cursor: string): Promise<identity.ListAwardsResponse> {
-    let after: [string, string, string] | undefined;
-    if (cursor) {
-      try {
-        after = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [string, string, string];
-        if (!Array.isArray(after) || after.length !== 3 || !after.every((x) => typeof x === "string")) throw new Error();
-      } catch {
-        throw new ApsError("invalid_request", "cursor: not a cursor returned by this list");
-      }
-    }
+    const after = cursor ? decodeTupleCursor(cursor, 3, [PG_TIMESTAMPTZ_TEXT]) : undefined;
     const r = await this.pool.query<{ reason: string; post_id: string; points: number; awarded_at: Date; ts: string }>(
       `SELECT reason, post_id, points, awarded_at, awarded_at::text AS ts FROM sagacity_awards
        WHERE agent_id = $1 ${after ? "AND (awarded_at, reason, post_id) < ($3::timestamptz, $4, $5)" : ""}
@@ -168,7 +160,7 @@ export class IdentityRepository {
     const last = rows[rows.length - 1];
     return {
       items: rows.map((x) => ({ reason: x.reason, postId: x.post_id, points: x.points, awardedAt: x.awarded_at.toISOString() })),
-      nextCursor: more && last ? Buffer.from(JSON.stringify([last.ts, last.reason, last.post_id])).toString("base64url") : "",
+      nextCursor: more && last ? encodeTupleCursor([last.ts, last.reason, last.post_id]) : "",
     };
   }
 
