@@ -46,11 +46,13 @@ describe("deploy/docker", () => {
       "services/forum/dist/main.js",
       "services/gateway/dist/main.js",
       "services/identity/dist/main.js",
+      "services/knowledge/dist/main.js",
     ]);
     for (const s of scripts) {
       const svc = s.split("/")[1];
       expect(existsSync(join(ROOT, "services", svc, "src/main.ts"))).toBe(true);
       expect(assemble).toContain(svc);
+      expect(assemble).toMatch(new RegExp(`for s in [a-z ]*\\b${svc}\\b[a-z ]*; do`)); // its entry point is checked
     }
     expect(assemble).toMatch(/skill\.md/);
     expect(assemble).toMatch(/docs\/reference/);

@@ -321,7 +321,7 @@ describe("charts/aps", () => {
     beforeAll(async () => {
       if (skipReason) return;
       // A fixed password keeps the in-chart PostgreSQL Secret reproducible for the golden file.
-      text = await helmRun(templateArgs([...extra, "--set", "postgresql.deployed.password=golden-render-only"]));
+      text = await helmRun(templateArgs([...extra, "--set", "postgresql.deployed.password=golden-render-only", "--set", "meilisearch.deployed.masterKey=golden-render-only"]));
       ms = parseManifests(text);
     }, 120_000);
 
@@ -345,10 +345,10 @@ describe("charts/aps", () => {
       expect(invariants(ms)).toEqual([]);
     });
 
-    it("deploys the four services from one image with the right probes", () => {
+    it("deploys every service from one image with the right probes", () => {
       if (skipped()) return;
       const deployments = byKind(ms, "Deployment");
-      expect(deployments.map((d) => d.metadata.labels!["app.kubernetes.io/component"]).sort()).toEqual(["council", "forum", "gateway", "identity"]);
+      expect(deployments.map((d) => d.metadata.labels!["app.kubernetes.io/component"]).sort()).toEqual(["council", "forum", "gateway", "identity", "knowledge"]);
       expect(new Set(deployments.map((d) => container(d).image)).size).toBe(1);
       const gw = find(ms, "Deployment", "aps-gateway");
       expect(container(gw).args).toEqual(["services/gateway/dist/main.js"]);
@@ -362,10 +362,21 @@ describe("charts/aps", () => {
         expect(envOf(d)[`${svc.toUpperCase()}_LISTEN_ADDR`].value).toBe(`0.0.0.0:${port}`);
         expect(envOf(d).DATABASE_URL).toBeDefined();
         expect(envOf(d).NATS_URL).toBeDefined();
+        expect(envOf(d).METRICS_PORT.value).toBe("9464");
+        expect(container(d).ports).toEqual(expect.arrayContaining([{ name: "metrics", containerPort: 9464, protocol: "TCP" }]));
+        expect(d.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9464");
       }
+      const knowledge = find(ms, "Deployment", "aps-knowledge");
+      expect(container(knowledge).args).toEqual(["services/knowledge/dist/main.js"]);
+      expect(container(knowledge).readinessProbe.grpc).toEqual({ port: 50054 });
+      expect(envOf(knowledge).MEILISEARCH_URL).toBeDefined();
+      expect(envOf(knowledge).DATABASE_URL).toBeUndefined(); // the index lives in Meilisearch
+      expect(envOf(gw).KNOWLEDGE_GRPC_ADDR.value).toBe("aps-knowledge:50054");
       expect(envOf(gw).DATABASE_URL).toBeUndefined();
+      expect(envOf(gw).MEILISEARCH_URL).toBeUndefined();
+      expect(gw.spec.template.metadata.annotations["prometheus.io/port"]).toBe("8080");
       expect(envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.key).toBe("APS_ADMIN_TOKEN");
-      expect(byKind(ms, "PodDisruptionBudget")).toHaveLength(4);
+      expect(byKind(ms, "PodDisruptionBudget")).toHaveLength(deployments.length);
     });
 
     it("has a default-deny NetworkPolicy and helm test pods for /healthz and /readyz", () => {
@@ -377,14 +388,24 @@ describe("charts/aps", () => {
       const gwPolicy = find(ms, "NetworkPolicy", "aps-gateway");
       expect(gwPolicy.spec.ingress.some((r: any) => r.ports.some((pt: any) => pt.port === 8080))).toBe(true);
       const gwEgressPorts = gwPolicy.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
-      expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053]));
+      expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053, 50054]));
       expect(gwEgressPorts).not.toContain(5432); // the gateway owns no schema
-      for (const svc of ["identity", "forum", "council"]) {
+      expect(gwEgressPorts).not.toContain(7700); // nor the search index
+      for (const svc of ["identity", "forum", "council", "knowledge"]) {
         const np = find(ms, "NetworkPolicy", `aps-${svc}`);
-        expect(np.spec.ingress).toHaveLength(1);
+        // gRPC from the release's app pods, and the metrics port for Prometheus
+        expect(np.spec.ingress).toHaveLength(2);
         expect(np.spec.ingress[0].from[0].podSelector.matchLabels["aps.dev/tier"]).toBe("app");
+        expect(np.spec.ingress[1].ports).toEqual([{ port: 9464, protocol: "TCP" }]);
         const egressPorts = np.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
-        expect(egressPorts).toEqual(expect.arrayContaining([53, 5432, 4222, 50051, 50052, 50053]));
+        expect(egressPorts).toEqual(expect.arrayContaining([53, 4222, 50051, 50052, 50053, 50054]));
+        if (svc === "knowledge") {
+          expect(egressPorts).toContain(7700);
+          expect(egressPorts).not.toContain(5432);
+        } else {
+          expect(egressPorts).toContain(5432);
+          expect(egressPorts).not.toContain(7700);
+        }
       }
       const tests = byKind(ms, "Pod");
       expect(tests.map((t) => t.metadata.annotations!["helm.sh/hook"])).toEqual(["test", "test"]);
@@ -406,15 +427,24 @@ describe("charts/aps", () => {
       ms = parseManifests(await helmRun(templateArgs()));
     }, 120_000);
 
-    it("deploys PostgreSQL and NATS JetStream (-js, sync_interval: always) as StatefulSets with a generated password", () => {
+    it("deploys PostgreSQL, NATS JetStream (-js, sync_interval: always) and Meilisearch as StatefulSets with generated secrets", () => {
       if (skipped()) return;
-      expect(byKind(ms, "StatefulSet").map((s) => s.metadata.name).sort()).toEqual(["aps-nats", "aps-postgresql"]);
+      expect(byKind(ms, "StatefulSet").map((s) => s.metadata.name).sort()).toEqual(["aps-meilisearch", "aps-nats", "aps-postgresql"]);
+      const meili = find(ms, "StatefulSet", "aps-meilisearch");
+      expect(envOf(meili).MEILI_MASTER_KEY.valueFrom.secretKeyRef).toEqual({ name: "aps", key: "MEILI_MASTER_KEY" });
+      expect(envOf(meili).MEILI_ENV.value).toBe("production");
+      const knowledge = envOf(find(ms, "Deployment", "aps-knowledge"));
+      expect(knowledge.MEILISEARCH_URL.value).toBe("http://aps-meilisearch:7700");
+      expect(knowledge.MEILISEARCH_API_KEY.valueFrom.secretKeyRef).toEqual({ name: "aps", key: "MEILI_MASTER_KEY" });
+      const meiliPolicy = find(ms, "NetworkPolicy", "aps-meilisearch");
+      expect(meiliPolicy.spec.ingress[0].ports).toEqual([{ port: 7700, protocol: "TCP" }]);
       const nats = find(ms, "StatefulSet", "aps-nats");
       expect(container(nats).args).toContain("-js");
       const conf = find(ms, "ConfigMap", "aps-nats").data!["nats.conf"];
       expect(conf).toMatch(/jetstream\s*\{[^}]*sync_interval:\s*always/);
       const secret = find(ms, "Secret", "aps");
       expect(secret.stringData!.POSTGRES_PASSWORD).toMatch(/^[A-Za-z0-9]{32}$/);
+      expect(secret.stringData!.MEILI_MASTER_KEY).toMatch(/^[A-Za-z0-9]{32}$/);
       const forum = envOf(find(ms, "Deployment", "aps-forum"));
       expect(forum.DATABASE_URL.value).toBe("postgresql://aps:$(POSTGRES_PASSWORD)@aps-postgresql:5432/aps");
       expect(forum.NATS_URL.value).toBe("nats://aps-nats:4222");
@@ -435,7 +465,10 @@ describe("charts/aps", () => {
       expect(byKind(ms, "StatefulSet")).toHaveLength(0);
       expect(byKind(ms, "Secret")).toHaveLength(0);
       const hpas = byKind(ms, "HorizontalPodAutoscaler");
-      expect(hpas).toHaveLength(4);
+      expect(hpas).toHaveLength(byKind(ms, "Deployment").length);
+      const knowledge = envOf(find(ms, "Deployment", "aps-knowledge"));
+      expect(knowledge.MEILISEARCH_URL.valueFrom.secretKeyRef).toEqual({ name: "aps-secrets", key: "MEILISEARCH_URL" });
+      expect(knowledge.MEILISEARCH_API_KEY.valueFrom.secretKeyRef).toEqual({ name: "aps-secrets", key: "MEILISEARCH_API_KEY", optional: true });
       for (const h of hpas) expect(h.spec.minReplicas).toBeGreaterThanOrEqual(2);
       for (const pdb of byKind(ms, "PodDisruptionBudget")) expect(pdb.spec.minAvailable).toBe(1);
       for (const svc of ["identity", "forum", "council"]) {
@@ -473,7 +506,7 @@ describe("charts/aps", () => {
       for (const m of ms) validateAgainstSchema(m);
       expect(ms.flatMap(unknownFields)).toEqual([]);
       expect(invariants(ms)).toEqual([]);
-      expect(byKind(ms, "Deployment")).toHaveLength(4);
+      expect(byKind(ms, "Deployment")).toHaveLength(5);
     });
   });
 
@@ -496,6 +529,12 @@ describe("charts/aps", () => {
     it("fails when NATS is neither external nor deployed", async () => {
       if (skipped()) return;
       await failsWith(["--set", "nats.deployed.enabled=false"], /NATS JetStream is not configured: set nats\.external\.url/);
+    });
+
+    it("fails when Meilisearch is neither external nor deployed, or both", async () => {
+      if (skipped()) return;
+      await failsWith(["--set", "meilisearch.deployed.enabled=false"], /Meilisearch is not configured: set meilisearch\.external\.url/);
+      await failsWith(["--set", "meilisearch.external.url=http://m:7700"], /Meilisearch: set either meilisearch\.external\.url .* not both/);
     });
 
     it("fails when PostgreSQL is both external and deployed", async () => {
@@ -527,11 +566,13 @@ describe("charts/aps", () => {
           templateArgs([
             "--set", "postgresql.deployed.enabled=false", "--set", "nats.deployed.enabled=false",
             "--set", "postgresql.external.url=postgresql://u:p@db:5432/aps", "--set", "nats.external.url=nats://nats:4222",
-            "--set", "secrets.adminToken=t0ken",
+            "--set", "secrets.adminToken=t0ken", "--set", "meilisearch.deployed.enabled=false", "--set", "meilisearch.external.url=https://meili:7700",
+            "--set", "secrets.meilisearchApiKey=mk",
           ]),
         ),
       );
-      expect(find(ms, "Secret", "aps").stringData).toEqual({ APS_ADMIN_TOKEN: "t0ken", DATABASE_URL: "postgresql://u:p@db:5432/aps", NATS_URL: "nats://nats:4222" });
+      expect(find(ms, "Secret", "aps").stringData).toEqual({ APS_ADMIN_TOKEN: "t0ken", DATABASE_URL: "postgresql://u:p@db:5432/aps", NATS_URL: "nats://nats:4222", MEILISEARCH_API_KEY: "mk" });
+      expect(envOf(find(ms, "Deployment", "aps-knowledge")).MEILISEARCH_URL.value).toBe("https://meili:7700");
       expect(invariants(ms)).toEqual([]);
       for (const m of ms) validateAgainstSchema(m);
     });

@@ -87,6 +87,40 @@ aps.dev/tier: app
 {{ include "aps.fullname" . }}-nats
 {{- end }}
 
+{{- define "aps.meilisearchHost" -}}
+{{ include "aps.fullname" . }}-meilisearch
+{{- end }}
+
+{{/* Search env for a component with `search: true` (the knowledge service, DESIGN.md §8). */}}
+{{- define "aps.searchEnv" -}}
+{{- $m := .Values.meilisearch -}}
+{{- if $m.deployed.enabled }}
+- name: MEILISEARCH_URL
+  value: {{ printf "http://%s:7700" (include "aps.meilisearchHost" .) | quote }}
+- name: MEILISEARCH_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "aps.secretName" . }}
+      key: MEILI_MASTER_KEY
+{{- else }}
+- name: MEILISEARCH_URL
+  {{- if $m.external.url }}
+  value: {{ $m.external.url | quote }}
+  {{- else }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "aps.secretName" . }}
+      key: MEILISEARCH_URL
+  {{- end }}
+- name: MEILISEARCH_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "aps.secretName" . }}
+      key: MEILISEARCH_API_KEY
+      optional: true
+{{- end }}
+{{- end }}
+
 {{/*
 Validation of the dependency choices: each of PostgreSQL and NATS must be either external (a URL,
 or an existingSecret that carries it) or deployed by this chart — exactly one.
@@ -114,6 +148,13 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- end }}
 {{- if not (or $nats.deployed.enabled $nats.external.url $existing) }}
 {{- fail "NATS JetStream is not configured: set nats.external.url (an external JetStream server), or nats.deployed.enabled=true (a StatefulSet in this release), or secrets.existingSecret with a NATS_URL key" }}
+{{- end }}
+{{- $meili := .Values.meilisearch }}
+{{- if and $meili.deployed.enabled $meili.external.url }}
+{{- fail "Meilisearch: set either meilisearch.external.url or meilisearch.deployed.enabled=true, not both" }}
+{{- end }}
+{{- if not (or $meili.deployed.enabled $meili.external.url $existing) }}
+{{- fail "Meilisearch is not configured: set meilisearch.external.url (an external server), or meilisearch.deployed.enabled=true (a StatefulSet in this release), or secrets.existingSecret with a MEILISEARCH_URL key" }}
 {{- end }}
 {{- range $name, $c := .Values.components }}
 {{- if not (has $c.protocol (list "http" "grpc")) }}
