@@ -81,4 +81,15 @@ describe.each(modes)("metrics (%s)", (mode) => {
     expect(text).toMatch(/^# TYPE aps_consumer_pending gauge$/m);
     if (mode === "real") expect(sample(text, "aps_consumer_pending", { durable: "council-agenda" })).toBeGreaterThanOrEqual(0);
   });
+
+  it("exposes the search latency of the knowledge engine, by kind", async () => {
+    const req = httpClient(sys.baseUrl);
+    const labels = { engine: "embedded", kind: "search", outcome: "ok" };
+    const before = sample(await scrape(), "aps_search_duration_seconds_count", labels) ?? 0;
+    expect((await req("GET", "/knowledge/search?q=council&limit=3")).status).toBe(200);
+    expect((await req("GET", "/knowledge/search?q=proposal")).status).toBe(200);
+    const text = await scrape();
+    expect(text).toMatch(/^# TYPE aps_search_duration_seconds histogram$/m);
+    expect(sample(text, "aps_search_duration_seconds_count", labels)).toBe(before + 2);
+  });
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ForumClient, parseRequest, startGrpcServer, unary, type EventBus, type Logger, type Subscription } from "@aps/platform";
+import { ForumClient, parseRequest, searchDuration, startGrpcServer, unary, type EventBus, type Logger, type Subscription } from "@aps/platform";
 import { events, knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
@@ -106,6 +106,18 @@ export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts:
   })();
 
   const toProto = (r: SearchResult): knowledge.SearchResponse => ({ hits: r.hits, total: r.total });
+  /** Runs one engine search and records its latency in `aps_search_duration_seconds`. */
+  const timedSearch = async (kind: "search" | "similar", run: () => Promise<SearchResult>): Promise<SearchResult> => {
+    const end = searchDuration.startTimer({ engine: engine.name, kind });
+    try {
+      const result = await run();
+      end({ outcome: "ok" });
+      return result;
+    } catch (err) {
+      end({ outcome: "error" });
+      throw err;
+    }
+  };
   const grpc = await startGrpcServer(
     opts.listenAddr,
     [
@@ -115,12 +127,12 @@ export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts:
         implementation: {
           search: unary<knowledge.SearchRequest, knowledge.SearchResponse>(log, async (req) => {
             const r = parseRequest(searchReq, req);
-            return toProto(await engine.search(r.q, r.tags, r.limit));
+            return toProto(await timedSearch("search", () => engine.search(r.q, r.tags, r.limit)));
           }),
           similar: unary<knowledge.SimilarRequest, knowledge.SearchResponse>(log, async (req) => {
             const r = parseRequest(similarReq, req);
             const q = `${r.title} ${r.body.slice(0, 300)}`.trim();
-            return toProto(await engine.search(q, ["post"], r.limit, { match: "any" }));
+            return toProto(await timedSearch("similar", () => engine.search(q, ["post"], r.limit, { match: "any" })));
           }),
         },
       },

@@ -10,6 +10,7 @@ import type { Logger } from "./log.js";
  * - `aps_outbox_backlog{service}` (rows not yet published, sampled on scrape)
  * - `aps_consumer_deliveries_total{durable}`, `aps_consumer_failures_total{durable}`
  * - `aps_consumer_pending{durable}` (JetStream: events not yet delivered + delivered but unacked)
+ * - `aps_search_duration_seconds{engine,kind}` (knowledge: one search in the engine)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
 export const metricsRegistry = new Registry();
@@ -53,6 +54,19 @@ export const consumerFailures = new Counter({
   name: "aps_consumer_failures_total",
   help: "Deliveries whose handler failed (the event is delivered again or dead-lettered).",
   labelNames: ["durable"] as const,
+  registers: [metricsRegistry],
+});
+
+/**
+ * Time one knowledge search spends in its engine (seconds; DESIGN.md §8–§9). Labels: `engine`
+ * (`embedded` | `meilisearch`), `kind` (`search` = /knowledge/search, `similar` = /posts/similar),
+ * `outcome` (`ok` | `error`).
+ */
+export const searchDuration = new Histogram({
+  name: "aps_search_duration_seconds",
+  help: "Knowledge search latency in the engine, by engine, kind and outcome.",
+  labelNames: ["engine", "kind", "outcome"] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   registers: [metricsRegistry],
 });
 
