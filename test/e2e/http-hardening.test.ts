@@ -101,6 +101,13 @@ describe.each(modes)("HTTP hardening (%s)", (mode) => {
     expect(await rawGetStatus(sys.baseUrl, "/skill-version", 64 * 1024)).toBe(431);
     const big = await fetch(`${sys.baseUrl}/skill-version`, { headers: { "x-padding": "b".repeat(20 * 1024) } });
     expect(big.status).toBe(431);
+    expect(big.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    const problem = await big.json();
+    expect(problem).toMatchObject({ status: 431, code: "headers_too_large", type: "/docs/errors.md#headers_too_large" });
+    expect(problem.requestId).toBe(big.headers.get("x-request-id"));
+    const longUrl = await fetch(`${sys.baseUrl}/knowledge/search?q=${"q".repeat(70_000)}`);
+    expect(longUrl.status).toBe(431);
+    expect((await longUrl.json()).code).toBe("headers_too_large");
     const after = await req("GET", "/skill-version");
     expect(after.status).toBe(200);
     expect(after.body).toEqual({ version: 6 });

@@ -5,6 +5,7 @@ import { createApp } from "./app.js";
 import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient } from "@aps/platform";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
+import { answerClientError } from "./http/client-error.js";
 
 /** Largest request head (request line + headers) the gateway accepts, bytes. */
 export const MAX_HEADER_BYTES = 16 * 1024;
@@ -35,8 +36,9 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
     trustedProxies: cfg.TRUSTED_PROXIES?.split(",").map((s) => s.trim()).filter(Boolean) ?? [],
   });
   const server: Server = await new Promise((resolve, reject) => {
-    // Request headers are capped at 16 KiB (431 beyond, answered by node's HTTP parser).
+    // Request heads are capped at 16 KiB: beyond, 431 problem+json (http/client-error.ts).
     const s = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+    s.on("clientError", answerClientError);
     s.once("error", reject);
     s.listen(cfg.PORT, cfg.HOST, () => {
       s.off("error", reject);

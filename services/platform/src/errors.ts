@@ -13,6 +13,7 @@ export type ErrorCode =
   | "idempotency_in_progress"
   | "idempotency_mismatch"
   | "payload_too_large"
+  | "headers_too_large"
   | "unsupported_media_type"
   | "rate_limited"
   | "quota_exceeded"
@@ -30,6 +31,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   idempotency_in_progress: 409,
   idempotency_mismatch: 422,
   payload_too_large: 413,
+  headers_too_large: 431,
   unsupported_media_type: 415,
   rate_limited: 429,
   quota_exceeded: 429,
@@ -47,6 +49,7 @@ const GRPC_FOR: Record<ErrorCode, GrpcStatus> = {
   idempotency_in_progress: GrpcStatus.ABORTED,
   idempotency_mismatch: GrpcStatus.INVALID_ARGUMENT,
   payload_too_large: GrpcStatus.INVALID_ARGUMENT,
+  headers_too_large: GrpcStatus.INVALID_ARGUMENT,
   unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   quota_exceeded: GrpcStatus.RESOURCE_EXHAUSTED,

@@ -10,6 +10,7 @@ const TITLES: Record<ErrorCode, string> = {
   idempotency_in_progress: "A request with this Idempotency-Key is in progress",
   idempotency_mismatch: "Idempotency-Key reused with a different request",
   payload_too_large: "Payload too large",
+  headers_too_large: "Request header fields too large",
   unsupported_media_type: "Unsupported media type",
   rate_limited: "Rate limited",
   quota_exceeded: "Quota exceeded",
