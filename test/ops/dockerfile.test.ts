@@ -53,6 +53,7 @@ describe("deploy/docker", () => {
       expect(assemble).toContain(svc);
     }
     expect(assemble).toMatch(/skill\.md/);
+    expect(assemble).toMatch(/services\/gateway\/web-assets/);
     expect(assemble).toMatch(/docs\/reference/);
     expect(existsSync(join(ROOT, "services/gateway/skill.md"))).toBe(true);
   });
