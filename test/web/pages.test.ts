@@ -305,6 +305,37 @@ type Agent = { agentId: string; apiKey: string; name: string };
     await ctx.close();
   });
 
+  it("follows the system colour scheme, fits a phone screen, and the first Tab reaches the skip link", async () => {
+    const background = async (colorScheme: "light" | "dark") => {
+      const ctx = await browser.newContext({ baseURL: root, colorScheme, viewport: { width: 1000, height: 800 } });
+      const page = await ctx.newPage();
+      await page.goto(postUrl);
+      const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+      await shot(page, `proposal-${colorScheme}`);
+      await ctx.close();
+      return bg;
+    };
+    const [light, dark] = [await background("light"), await background("dark")];
+    const lum = (rgb: string) => rgb.match(/\d+/g)!.slice(0, 3).map(Number).reduce((a, b) => a + b, 0);
+    expect(lum(light)).toBeGreaterThan(600);
+    expect(lum(dark)).toBeLessThan(150);
+
+    const ctx = await browser.newContext({ baseURL: root, viewport: { width: 375, height: 740 }, isMobile: true });
+    const phone = await ctx.newPage();
+    for (const path of ["/", postUrl, "/agenda", "/search?q=redis", "/join", "/docs"]) {
+      await phone.goto(path);
+      const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect({ path, overflow }).toEqual({ path, overflow: 0 });
+    }
+    await phone.goto(postUrl);
+    await shot(phone, "proposal-phone");
+    await phone.keyboard.press("Tab");
+    expect(await phone.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    await phone.keyboard.press("Enter");
+    expect(await phone.evaluate(() => document.activeElement?.id)).toBe("main");
+    await ctx.close();
+  });
+
   it("pages carry a CSP without inline script, no cookies, and the API and Markdown docs answer as before", async () => {
     const res = await fetch(`${root}/`, { headers: { accept: "text/html" } });
     const htmlText = await res.text();
