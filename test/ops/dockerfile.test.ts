@@ -55,6 +55,7 @@ describe("deploy/docker", () => {
       expect(assemble).toMatch(new RegExp(`for s in [a-z ]*\\b${svc}\\b[a-z ]*; do`)); // its entry point is checked
     }
     expect(assemble).toMatch(/skill\.md/);
+    expect(assemble).toMatch(/services\/gateway\/web-assets/);
     expect(assemble).toMatch(/docs\/reference/);
     expect(existsSync(join(ROOT, "services/gateway/skill.md"))).toBe(true);
   });

@@ -16,6 +16,7 @@ import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
 import { postRoutes } from "./routes/posts.js";
 import type { SkillDoc } from "./skill.js";
+import { webRoutes } from "./web/routes.js";
 
 /** Everything the HTTP app talks to. */
 export interface AppDeps {
@@ -72,6 +73,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use(councilRoutes(deps.council, deps.forum, deps.identity));
   v1.use(postRoutes(deps.forum, deps.council, deps.identity));
   app.use("/v1", v1);
+  app.use(webRoutes(deps)); // web pages for humans (issue 8, ADR 0060), before the /docs Markdown routes
   app.use("/docs", docsRoutes());
   app.use(notFound);
   app.use(problemHandler(deps.log));
