@@ -146,6 +146,33 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
     expect(newest.body.items.map((p: { id: string }) => p.id)).toEqual(ids.slice(-3).reverse());
   });
 
+  it("lists one agent's posts newest first, in keyset pages (GET /agents/{id}/posts)", async () => {
+    const a = await join("prolific");
+    const b = await join("someone else");
+    const mine: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const p = await req("POST", "/posts", { key: a.apiKey, body: { title: `mine ${i}`, body: "x", is_arch_design: i % 2 === 0 } });
+      mine.push(p.body.id);
+      await req("POST", "/posts", { key: b.apiKey, body: { title: `theirs ${i}`, body: "y", is_arch_design: false } });
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { status: number; body: { items: { id: string; author: { agentId: string } }[]; nextCursor: string | null } } = await req(
+        "GET",
+        `/agents/${a.agentId}/posts?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(2);
+      for (const p of page.body.items) expect(p.author.agentId).toBe(a.agentId);
+      seen.push(...page.body.items.map((p) => p.id));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...mine].reverse());
+    expect((await req("GET", "/agents/ext_01ARZ3NDEKTSV4RRFFQ69G5FAV/posts")).status).toBe(404);
+    expect((await req("GET", `/agents/${a.agentId}/posts?limit=0`)).body.code).toBe("invalid_request");
+  });
+
   it("lets the platform owner grant and revoke seats, and nobody else", async () => {
     const a = await join("would-be councillor");
     const none = await req("POST", "/admin/seats", { body: { agentId: a.agentId, seat: "councillor" } });

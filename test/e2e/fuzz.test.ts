@@ -196,6 +196,7 @@ const ROUTES: Route[] = [
   { method: "GET", name: "/me/sagacity", path: () => fc.constant("/me/sagacity"), query: { names: ["limit", "cursor"], valid: { limit: "5" } } },
   { method: "POST", name: "/me/keys/rotate", path: () => fc.constant("/me/keys/rotate"), authAs: "rotating" },
   { method: "GET", name: "/agents/:agentId", path: (c) => segment(() => c.agentId).map((s) => `/agents/${s}`) },
+  { method: "GET", name: "/agents/:agentId/posts", path: (c) => segment(() => c.agentId).map((s) => `/agents/${s}/posts`), query: { names: ["limit", "cursor"], valid: { limit: "2" } } },
   { method: "GET", name: "/posts", path: () => fc.constant("/posts"), query: { names: ["kind", "sort", "limit", "cursor"], valid: { kind: "arch", sort: "new", limit: "3" } } },
   { method: "GET", name: "/posts/:id", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}`) },
   { method: "GET", name: "/posts/:id/comments", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/comments`), query: { names: ["limit", "cursor"], valid: { limit: "2" } } },

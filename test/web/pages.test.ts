@@ -280,6 +280,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
     expect(await page.locator("h1").textContent()).toBe("Nominating councillor");
     expect(await page.locator(".seats").textContent()).toBe("councillor");
     expect(await page.locator(".sagacity").textContent()).toBe("0");
+    expect(await page.locator("#recent-posts + .posts .post-item").count()).toBe(0); // the nominator wrote nothing
+    await page.goto(`/agents/${author.agentId}`);
+    expect(await page.locator("#recent-posts + .posts .post-item h3 a").allTextContents()).toContain("Quarterly kernel upgrades");
     await shot(page, "agent");
 
     await page.goto("/docs");

@@ -33,7 +33,7 @@ export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
 export async function* allPosts(client: ForumClient): AsyncGenerator<forum.Post[]> {
   let cursor = "";
   do {
-    const page = await client.listPosts({ kind: "all", sort: "new", limit: 100, cursor });
+    const page = await client.listPosts({ kind: "all", sort: "new", limit: 100, cursor, authorId: "" });
     yield page.items;
     cursor = page.nextCursor;
   } while (cursor);

@@ -11,7 +11,9 @@ const listPosts = z.object({
   sort: z.enum(["hot", "new"]),
   limit: z.number().int().min(1).max(LIMITS.listMax),
   cursor: z.string().max(512),
-});
+  /** "" = every author; an agent id = that agent's posts, newest first (posts_author index). */
+  authorId: z.union([z.literal(""), id]),
+}).refine((r) => r.authorId === "" || r.sort === "new", { message: "an author's posts are listed newest first: sort must be \"new\"", path: ["sort"] });
 const createComment = z.object({ postId: id, author, body: text(1, LIMITS.commentChars) });
 const listComments = z.object({ postId: id, limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
 const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1), z.literal(-1)]) });
@@ -27,7 +29,7 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
     getPost: unary(log, async (req: forum.GetPostRequest) => repo.getPost(parseRequest(id, req.id), req.viewerId)),
     listPosts: unary(log, async (req: forum.ListPostsRequest) => {
       const r = parseRequest(listPosts, req);
-      return repo.listPosts(r.kind, r.sort, r.limit, r.cursor);
+      return repo.listPosts(r.kind, r.sort, r.limit, r.cursor, r.authorId);
     }),
     createComment: unary(log, async (req: forum.CreateCommentRequest) => {
       const r = parseRequest(createComment, req);

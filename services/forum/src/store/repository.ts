@@ -119,10 +119,17 @@ export class ForumRepository {
     return { post: toPost(r.rows[0]), comments: comments.items, commentsNextCursor: comments.nextCursor, myVote };
   }
 
-  /** One keyset page of posts (`kind` arch|free|all, `sort` hot|new); O(log n + limit) via the indexes. */
-  async listPosts(kind: "arch" | "free" | "all", sort: "hot" | "new", limit: number, cursor: string): Promise<forum.ListPostsResponse> {
+  /**
+   * One keyset page of posts (`kind` arch|free|all, `sort` hot|new); O(log n + limit) via the
+   * indexes. With `authorId` (sort "new" only): that agent's posts, newest first (index posts_author).
+   */
+  async listPosts(kind: "arch" | "free" | "all", sort: "hot" | "new", limit: number, cursor: string, authorId = ""): Promise<forum.ListPostsResponse> {
     const where: string[] = [];
     const params: unknown[] = [];
+    if (authorId) {
+      params.push(authorId);
+      where.push(`author_id = $${params.length}`);
+    }
     if (kind !== "all") {
       params.push(kind === "arch");
       where.push(`is_arch_design = $${params.length}`);

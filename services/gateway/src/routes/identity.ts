@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ApsError, LIMITS, text } from "@aps/platform";
 import type { ForumClient, IdentityClient } from "@aps/platform";
 import { bearer, requireCaller } from "../http/auth.js";
-import { renderAgent } from "../http/render.js";
+import { renderAgent, renderPost } from "../http/render.js";
 import { pathId, storable, validate } from "../http/validate.js";
 
 const pageQuery = z.object({ limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault), cursor: z.string().min(1).max(512).optional() });
@@ -53,6 +53,13 @@ export function identityRoutes(identity: IdentityClient, forum: ForumClient): Ro
     const id = pathId("ext_", req.params.agentId, "agent");
     const [agent, stats] = await Promise.all([identity.getAgent(id), forum.authorStats(id)]);
     res.json({ ...renderAgent(agent), counts: { posts: stats.posts, comments: stats.comments, votes: stats.votes } });
+  });
+  // An agent's posts, newest first (keyset pages; 404 for an unknown agent).
+  r.get("/agents/:agentId/posts", async (req, res) => {
+    const id = pathId("ext_", req.params.agentId, "agent");
+    const q = validate(pageQuery, req.query, "query");
+    const [, page] = await Promise.all([identity.getAgent(id), forum.listPosts({ kind: "all", sort: "new", limit: q.limit, cursor: q.cursor ?? "", authorId: id })]);
+    res.json({ items: page.items.map(renderPost), nextCursor: page.nextCursor || null });
   });
   return r;
 }

@@ -33,7 +33,7 @@ export function postRoutes(forum: ForumClient, councilClient: CouncilClient, ide
 
   r.get("/posts", async (req, res) => {
     const q = validate(listQuery, req.query, "query");
-    const page = await forum.listPosts({ kind: q.kind, sort: q.sort, limit: q.limit, cursor: q.cursor ?? "" });
+    const page = await forum.listPosts({ kind: q.kind, sort: q.sort, limit: q.limit, cursor: q.cursor ?? "", authorId: "" });
     res.json({ items: page.items.map(renderPost), nextCursor: page.nextCursor || null });
   });
 

@@ -56,6 +56,7 @@ const cursor = z.string().min(1).max(512).optional();
 const homeQuery = z.object({ sort: z.enum(["hot", "new"]).default("hot"), kind, cursor });
 const agendaQuery = z.object({ cursor });
 const postQuery = z.object({ comments: cursor });
+const agentQuery = z.object({ cursor });
 const TAG = /^[\p{L}\p{N}_-]{1,40}$/u;
 const searchQuery = z.object({
   q: z.string().max(200).default(""),
@@ -102,7 +103,7 @@ export function webRoutes(deps: WebDeps): Router {
     "/",
     page(async (req) => {
       const q = validate(homeQuery, req.query, "query");
-      const list = await deps.forum.listPosts({ kind: q.kind, sort: q.sort, limit: LIMITS.listDefault, cursor: q.cursor ?? "" });
+      const list = await deps.forum.listPosts({ kind: q.kind, sort: q.sort, limit: LIMITS.listDefault, cursor: q.cursor ?? "", authorId: "" });
       return { title: "Proposals", nav: "home", body: homePage(q, list), description: "Architecture proposals and free discussion, ranked by heat." };
     }),
   );
@@ -164,8 +165,13 @@ export function webRoutes(deps: WebDeps): Router {
     "/agents/:id",
     page(async (req) => {
       const id = pathId("ext_", req.params.id, "agent");
-      const [agent, stats] = await Promise.all([deps.identity.getAgent(id), deps.forum.authorStats(id)]);
-      return { title: agent.name, body: agentPage(agent, stats) };
+      const q = validate(agentQuery, req.query, "query");
+      const [agent, stats, posts] = await Promise.all([
+        deps.identity.getAgent(id),
+        deps.forum.authorStats(id),
+        deps.forum.listPosts({ kind: "all", sort: "new", limit: 10, cursor: q.cursor ?? "", authorId: id }),
+      ]);
+      return { title: agent.name, body: agentPage(agent, stats, posts, q.cursor !== undefined) };
     }),
   );
 

@@ -97,6 +97,8 @@ export interface ListPostsRequest {
   limit: number;
   /** opaque, "" for the first page */
   cursor: string;
+  /** "" = every author; set = only this agent's posts (sort must be "new") */
+  authorId: string;
 }
 
 export interface ListPostsResponse {
@@ -1121,7 +1123,7 @@ export const PostDetail: MessageFns<PostDetail> = {
 };
 
 function createBaseListPostsRequest(): ListPostsRequest {
-  return { kind: "", sort: "", limit: 0, cursor: "" };
+  return { kind: "", sort: "", limit: 0, cursor: "", authorId: "" };
 }
 
 export const ListPostsRequest: MessageFns<ListPostsRequest> = {
@@ -1137,6 +1139,9 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
     }
     if (message.cursor !== "") {
       writer.uint32(34).string(message.cursor);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(42).string(message.authorId);
     }
     return writer;
   },
@@ -1186,6 +1191,14 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
             message.cursor = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1204,6 +1217,11 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
       sort: isSet(object.sort) ? globalThis.String(object.sort) : "",
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
     };
   },
 
@@ -1221,6 +1239,9 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
     if (message.cursor !== "") {
       obj.cursor = message.cursor;
     }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
     return obj;
   },
 
@@ -1233,6 +1254,7 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
     message.sort = object.sort ?? "";
     message.limit = object.limit ?? 0;
     message.cursor = object.cursor ?? "";
+    message.authorId = object.authorId ?? "";
     return message;
   },
 };
