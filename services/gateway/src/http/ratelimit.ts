@@ -1,0 +1,188 @@
+import type { Request, RequestHandler, Response } from "express";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, RLWrapperTimeouts, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { ApsError, type Database, type IdentityClient, type Logger } from "@aps/platform";
+import { AUTH_RESULT, bearer } from "./auth.js";
+
+/** Length of every per-minute window, seconds (DESIGN.md §4 "…_PER_MINUTE"). */
+export const RATE_WINDOW_SECONDS = 60;
+
+/** Table (in the gateway's own schema) holding the shared counters; created by the gateway's migration. */
+export const RATE_LIMIT_TABLE = "rate_limits";
+
+/** The two request-rate policies of DESIGN.md §4: per API key (its agent) and per client IP. */
+export type RatePolicyName = "keyed" | "anon";
+
+/** Requests allowed per window for each policy (`RATE_LIMIT_KEYED_PER_MINUTE`, `RATE_LIMIT_ANON_PER_MINUTE`). */
+export interface RateLimits {
+  keyedPerMinute: number;
+  anonPerMinute: number;
+}
+
+/**
+ * Where the counters live: `memory` (one process only — the embedded all-in-one mode, where
+ * exactly one gateway runs) or `postgres` (shared by every gateway replica). See
+ * docs/adr/0070-request-rate-limits-in-the-gateway.md.
+ */
+export type RateStore = { kind: "memory" } | { kind: "postgres"; pool: Database["pool"]; schema: string };
+
+/** What one partition (an agent or an IP) has left in its current window. */
+export interface RateState {
+  policy: RatePolicyName;
+  /** Requests allowed per window. */
+  limit: number;
+  /** Requests counted in the current window (may exceed `limit` once refused requests are counted). */
+  used: number;
+  remaining: number;
+  /** Seconds until the window resets (≥ 0; 0 when no window is open). */
+  resetSeconds: number;
+}
+
+/** Budget of one counter-store call before the per-process insurance limiter answers instead, ms. */
+const STORE_TIMEOUT_MS = 500;
+
+/**
+ * Per-minute request rate limits enforced in the gateway with `rate-limiter-flexible`
+ * (DESIGN.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
+ * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
+ * for everything else (policy `anon`). With a PostgreSQL store the counters are shared by every
+ * replica; when the store fails or takes longer than 500 ms, an in-memory limiter of the same
+ * size answers for this replica (degraded, never unlimited and never a 503 — ADR 0070).
+ * The partition keys are agent ids and IPs: an API key is never stored.
+ */
+export class RequestRateLimiter {
+  private readonly keyed: RateLimiterAbstract;
+  private readonly anon: RateLimiterAbstract;
+
+  constructor(
+    readonly limits: RateLimits,
+    store: RateStore,
+  ) {
+    this.keyed = build("keyed", limits.keyedPerMinute, store);
+    this.anon = build("anon", limits.anonPerMinute, store);
+  }
+
+  /** Limit of `policy`, requests per window. */
+  limitOf(policy: RatePolicyName): number {
+    return policy === "keyed" ? this.limits.keyedPerMinute : this.limits.anonPerMinute;
+  }
+
+  /**
+   * Counts one request of `partition` under `policy`. Resolves with the state after counting
+   * and `allowed` false when this request is over the limit (the caller answers 429).
+   */
+  async consume(policy: RatePolicyName, partition: string): Promise<RateState & { allowed: boolean }> {
+    const limiter = policy === "keyed" ? this.keyed : this.anon;
+    try {
+      const r = await limiter.consume(partition, 1);
+      return { ...this.state(policy, r), allowed: true };
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return { ...this.state(policy, err), allowed: false };
+      throw err;
+    }
+  }
+
+  /** The current state of `partition` under `policy` without counting anything. */
+  async peek(policy: RatePolicyName, partition: string): Promise<RateState> {
+    const limiter = policy === "keyed" ? this.keyed : this.anon;
+    const r = await limiter.get(partition);
+    return r ? this.state(policy, r) : { policy, limit: this.limitOf(policy), used: 0, remaining: this.limitOf(policy), resetSeconds: 0 };
+  }
+
+  private state(policy: RatePolicyName, r: RateLimiterRes): RateState {
+    const limit = this.limitOf(policy);
+    const used = r.consumedPoints;
+    return { policy, limit, used, remaining: Math.max(0, limit - used), resetSeconds: Math.max(0, Math.ceil(r.msBeforeNext / 1000)) };
+  }
+}
+
+function build(policy: RatePolicyName, points: number, store: RateStore): RateLimiterAbstract {
+  const memory = new RateLimiterMemory({ keyPrefix: policy, points, duration: RATE_WINDOW_SECONDS });
+  if (store.kind === "memory") return memory;
+  const shared = new RateLimiterPostgres({
+    storeClient: store.pool,
+    storeType: "pool",
+    schemaName: store.schema,
+    tableName: RATE_LIMIT_TABLE,
+    tableCreated: true,
+    keyPrefix: policy,
+    points,
+    duration: RATE_WINDOW_SECONDS,
+    // Expired rows are purged by the limiter itself (hourly sweep every 5 minutes).
+    clearExpiredByTimeout: true,
+  });
+  return new RLWrapperTimeouts({ limiter: shared, timeoutMs: STORE_TIMEOUT_MS, insuranceLimiter: memory });
+}
+
+/** Which policy and partition a request counts against (see `RequestRateLimiter`). */
+export interface RatePartition {
+  policy: RatePolicyName;
+  /** `ext_…` agent id for `keyed`, the client IP for `anon`. */
+  partition: string;
+}
+
+/**
+ * `RateLimit-Policy` and `RateLimit` field values of draft-ietf-httpapi-ratelimit-headers-10
+ * (§3, §4): `"keyed";q=600;w=60` and `"keyed";r=599;t=42` (policy name as an sf-string,
+ * q = quota, w = window s, r = remaining, t = seconds to reset).
+ */
+export function rateLimitHeaderValues(s: RateState): { policy: string; limit: string } {
+  return { policy: `"${s.policy}";q=${s.limit};w=${RATE_WINDOW_SECONDS}`, limit: `"${s.policy}";r=${s.remaining};t=${s.resetSeconds}` };
+}
+
+/** Paths that are counted against nobody (orchestrator probes); they still get the headers. */
+const UNCOUNTED = new Set(["/healthz", "/readyz"]);
+
+/**
+ * Express middleware for every response (root and /v1): decides the partition, counts the
+ * request, sets `RateLimit-Policy`/`RateLimit`, and answers 429 `rate_limited` problem+json
+ * with `Retry-After` (s, DESIGN.md §4) over the limit.
+ *
+ * A request with `Authorization: Bearer <key>` is resolved through the identity service here
+ * (the result is kept in `res.locals` so `authenticate` does not ask twice); a valid key counts
+ * against its agent, anything else (no key, malformed header, unknown or revoked key, identity
+ * down) against the client IP — so sending random keys does not buy a fresh budget.
+ */
+export function rateLimit(limiter: RequestRateLimiter, identity: IdentityClient, log: Logger): RequestHandler {
+  return (req, res, next) => {
+    partitionOf(req, res, identity)
+      .then(async (p) => {
+        const s = UNCOUNTED.has(req.path) ? await limiter.peek(p.policy, p.partition) : await limiter.consume(p.policy, p.partition);
+        const h = rateLimitHeaderValues(s);
+        res.setHeader("RateLimit-Policy", h.policy);
+        res.setHeader("RateLimit", h.limit);
+        if ("allowed" in s && !s.allowed) {
+          next(new ApsError("rate_limited", `rate limit reached: at most ${s.limit} requests per ${RATE_WINDOW_SECONDS} s for this ${p.policy === "keyed" ? "API key" : "client address"}`, Math.max(1, s.resetSeconds)));
+          return;
+        }
+        next();
+      })
+      .catch((err: unknown) => {
+        // Both stores failing is a bug, not an outage (the memory limiter cannot fail): log, let the request through.
+        log.error({ err: String(err) }, "rate limiter failed; request not counted");
+        next();
+      });
+  };
+}
+
+/**
+ * Resolves the caller's key once per request. Stores `{agent}` or `{error}` under
+ * `res.locals[AUTH_RESULT]` for `authenticate`, and returns the partition to count against.
+ */
+async function partitionOf(req: Request, res: Response, identity: IdentityClient): Promise<RatePartition> {
+  const anon: RatePartition = { policy: "anon", partition: req.ip ?? req.socket.remoteAddress ?? "unknown" };
+  let key: string | undefined;
+  try {
+    key = bearer(req);
+  } catch {
+    return anon;
+  }
+  if (key === undefined) return anon;
+  try {
+    const agent = await identity.authenticate(key);
+    res.locals[AUTH_RESULT] = { agent };
+    return { policy: "keyed", partition: agent.agentId };
+  } catch (error) {
+    res.locals[AUTH_RESULT] = { error };
+    return anon;
+  }
+}
