@@ -37,15 +37,15 @@ export interface RateState {
   resetSeconds: number;
 }
 
-/** Budget of one counter-store call before the per-process insurance limiter answers instead, ms. */
-const STORE_TIMEOUT_MS = 500;
+/** Budget of one counter-store call before the per-process insurance limiter answers instead, ms (a refused connection fails at once; this bounds a hanging one). */
+const STORE_TIMEOUT_MS = 2_000;
 
 /**
  * Per-minute request rate limits enforced in the gateway with `rate-limiter-flexible`
  * (DESIGN.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
  * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
  * for everything else (policy `anon`). With a PostgreSQL store the counters are shared by every
- * replica; when the store fails or takes longer than 500 ms, an in-memory limiter of the same
+ * replica; when the store fails or takes longer than 2 s, an in-memory limiter of the same
  * size answers for this replica (degraded, never unlimited and never a 503 — ADR 0070).
  * The partition keys are agent ids and IPs: an API key is never stored.
  */
