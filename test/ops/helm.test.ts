@@ -363,7 +363,8 @@ describe("charts/aps", () => {
         expect(envOf(d).DATABASE_URL).toBeDefined();
         expect(envOf(d).NATS_URL).toBeDefined();
       }
-      expect(envOf(gw).DATABASE_URL).toBeUndefined();
+      // the gateway keeps the shared rate-limit counters in its schema (ADR 0070)
+      expect(envOf(gw).DATABASE_URL).toBeDefined();
       expect(envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.key).toBe("APS_ADMIN_TOKEN");
       expect(byKind(ms, "PodDisruptionBudget")).toHaveLength(4);
     });
@@ -378,7 +379,7 @@ describe("charts/aps", () => {
       expect(gwPolicy.spec.ingress.some((r: any) => r.ports.some((pt: any) => pt.port === 8080))).toBe(true);
       const gwEgressPorts = gwPolicy.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
       expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053]));
-      expect(gwEgressPorts).not.toContain(5432); // the gateway owns no schema
+      expect(gwEgressPorts).toContain(5432); // the gateway owns the schema of the rate-limit counters
       for (const svc of ["identity", "forum", "council"]) {
         const np = find(ms, "NetworkPolicy", `aps-${svc}`);
         expect(np.spec.ingress).toHaveLength(1);
@@ -458,6 +459,7 @@ describe("charts/aps", () => {
       "--set", "postgresql.external.perService.identity=postgresql://u@db/identity",
       "--set", "postgresql.external.perService.forum=postgresql://u@db/forum",
       "--set", "postgresql.external.perService.council=postgresql://u@db/council",
+      "--set", "postgresql.external.perService.gateway=postgresql://u@db/gateway",
     ]],
     ["no NetworkPolicy, no tests", ["--set", "networkPolicy.enabled=false", "--set", "tests.enabled=false"]],
     ["ingress, autoscaling with a memory target, image digest, fullnameOverride", [
@@ -507,7 +509,7 @@ describe("charts/aps", () => {
       if (skipped()) return;
       await failsWith(
         ["--set", "postgresql.deployed.enabled=false", "--set", "postgresql.external.perService.forum=postgresql://u@db/forum"],
-        /perService has no URL for (council|identity)/,
+        /perService has no URL for (council|identity|gateway)/,
       );
     });
 
