@@ -129,6 +129,9 @@ export function rateLimitHeaderValues(s: RateState): { policy: string; limit: st
   return { policy: `"${s.policy}";q=${s.limit};w=${RATE_WINDOW_SECONDS}`, limit: `"${s.policy}";r=${s.remaining};t=${s.resetSeconds}` };
 }
 
+/** Prefix of every API key (DESIGN.md §4 "Records"). */
+const API_KEY_PREFIX = "sk_src_";
+
 /** Paths that are counted against nobody (orchestrator probes); they still get the headers. */
 const UNCOUNTED = new Set(["/healthz", "/readyz"]);
 
@@ -139,8 +142,9 @@ const UNCOUNTED = new Set(["/healthz", "/readyz"]);
  *
  * A request with `Authorization: Bearer <key>` is resolved through the identity service here
  * (the result is kept in `res.locals` so `authenticate` does not ask twice); a valid key counts
- * against its agent, anything else (no key, malformed header, unknown or revoked key, identity
- * down) against the client IP — so sending random keys does not buy a fresh budget.
+ * against its agent, anything else (no key, malformed header, a token that is not `sk_src_…`,
+ * unknown or revoked key, identity down) against the client IP — so sending random keys does not
+ * buy a fresh budget.
  */
 export function rateLimit(limiter: RequestRateLimiter, identity: IdentityClient, log: Logger): RequestHandler {
   return (req, res, next) => {
@@ -176,7 +180,8 @@ async function partitionOf(req: Request, res: Response, identity: IdentityClient
   } catch {
     return anon;
   }
-  if (key === undefined) return anon;
+  // Only API-key-shaped tokens go to the identity service (an admin token is never sent there).
+  if (key === undefined || !key.startsWith(API_KEY_PREFIX)) return anon;
   try {
     const agent = await identity.authenticate(key);
     res.locals[AUTH_RESULT] = { agent };
