@@ -10,7 +10,8 @@ import { availableModes, ROOT, startSystem, type System } from "../support/syste
  * IETF `RateLimit-Policy`/`RateLimit` headers on every answer (2xx, 4xx, 5xx, root), 429
  * `rate_limited` + `Retry-After`, counters shared by two gateway processes, and
  * `GET /v1/me/quotas`. Each scenario uses its own client IP through `X-Forwarded-For` (the
- * loopback proxy is trusted here), so the scenarios do not share a budget.
+ * loopback proxy is trusted here), so the scenarios do not share a budget. A last block runs the
+ * embedded all-in-one, whose single gateway counts in memory (ADR 0070).
  */
 const real = (await availableModes()).includes("real");
 if (!real) console.warn("[rate-limits.test] NO REAL PostgreSQL + NATS: the shared rate-limit tests are SKIPPED");
@@ -264,5 +265,31 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     expect({ status: overC.status, code: overC.body.code }).toEqual({ status: 429, code: "rate_limited" });
     expect(Math.abs(Number(overC.headers.get("retry-after")) - toMidnight)).toBeLessThanOrEqual(5);
     expect(view(await quotas())).toEqual({ requests: [KEYED, sent, KEYED - sent], posts: [POSTS_PER_DAY, POSTS_PER_DAY, 0], comments: [COMMENTS_PER_DAY, COMMENTS_PER_DAY, 0] });
+  });
+});
+
+describe("per-minute rate limits in the embedded all-in-one (in-process counters, one gateway)", () => {
+  let sys: System;
+  let req: ReturnType<typeof httpClient>;
+  beforeAll(async () => {
+    sys = await startSystem("embedded", { env: { RATE_LIMIT_ANON_PER_MINUTE: "4", RATE_LIMIT_KEYED_PER_MINUTE: "6", JOINS_PER_SOURCE_PER_DAY: "100" } });
+    req = httpClient(sys.baseUrl);
+  });
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  it("enforces both limits with the headers and /me/quotas, like the shared store", async () => {
+    const j = await req("POST", "/join", { body: { name: "embedded" } });
+    expect(j.status).toBe(201);
+    expect(parseRateHeaders(j)).toMatchObject({ policy: "anon", q: 4, r: 3 });
+    for (const r of [2, 1, 0]) expect(parseRateHeaders(await req("GET", "/skill-version"))).toMatchObject({ policy: "anon", r });
+    expectRateLimited(await req("GET", "/skill-version"), "anon");
+    // the key has its own budget
+    const q = await req("GET", "/me/quotas", { key: j.body.apiKey });
+    expect(q.status).toBe(200);
+    expect(q.body.requests).toMatchObject({ limit: 6, used: 1, remaining: 5 });
+    for (let i = 0; i < 5; i++) expect((await req("GET", "/me", { key: j.body.apiKey })).status).toBe(200);
+    expectRateLimited(await req("GET", "/me", { key: j.body.apiKey }), "keyed");
   });
 });
