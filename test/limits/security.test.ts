@@ -168,7 +168,7 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
     try {
       const r2 = httpClient(off.baseUrl);
       for (const route of adminRoutes) {
-        for (const headers of [{}, { authorization: "Bearer test-admin-token" }, { authorization: "Bearer " }]) {
+        for (const headers of [{}, { authorization: "Bearer test-admin-token" }, { authorization: "Bearer " }] as Record<string, string>[]) {
           const r = await r2(route.method, route.path(), { headers, body: route.body() });
           expect({ route: route.path(), headers, status: r.status, code: r.body?.code }).toEqual({ route: route.path(), headers, status: 404, code: "not_found" });
         }
