@@ -100,6 +100,10 @@ describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", ()
     expect(down.map((r) => r.status)).toEqual([...Array(ANON).fill(200), 429]);
     expect(down.slice(0, ANON).map(remaining)).toEqual(Array.from({ length: ANON }, (_, i) => ANON - 1 - i));
     expect(down[ANON]!.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
+    // the degradation is visible to the operator
+    const metrics = await httpClient(gw!.baseUrl.replace(/\/v1$/, ""))("GET", "/metrics", { headers: { "x-forwarded-for": "198.51.100.9" } });
+    const failures = Number(/^aps_rate_limit_store_failures_total (\d+)/m.exec(metrics.text)?.[1] ?? "0");
+    expect(failures).toBeGreaterThanOrEqual(ANON + 1);
 
     // hang: connections accepted but never answered → each count waits ≤ 2 s, then the insurance limiter
     await proxy.listen();

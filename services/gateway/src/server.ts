@@ -40,7 +40,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
     await migrate(db, MIGRATIONS_DIR, log);
   }
   const limits = { keyedPerMinute: cfg.RATE_LIMIT_KEYED_PER_MINUTE, anonPerMinute: cfg.RATE_LIMIT_ANON_PER_MINUTE };
-  const rateLimiter = new RequestRateLimiter(limits, db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" });
+  const rateLimiter = new RequestRateLimiter(limits, db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" }, log);
   const identity = new IdentityClient(cfg.IDENTITY_GRPC_ADDR);
   const forum = new ForumClient(cfg.FORUM_GRPC_ADDR);
   const council = new CouncilClient(cfg.COUNCIL_GRPC_ADDR);

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from "express";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, RLWrapperTimeouts, type RateLimiterAbstract } from "rate-limiter-flexible";
-import { ApsError, type Database, type IdentityClient, type Logger } from "@aps/platform";
+import { ApsError, rateLimitStoreFailures, type Database, type IdentityClient, type Logger } from "@aps/platform";
 import { AUTH_RESULT, bearer } from "./auth.js";
 
 /** Length of every per-minute window, seconds (DESIGN.md §4 "…_PER_MINUTE"). */
@@ -37,7 +37,7 @@ export interface RateState {
   resetSeconds: number;
 }
 
-/** Budget of one counter-store call before the per-process insurance limiter answers instead, ms (a refused connection fails at once; this bounds a hanging one). */
+/** Budget of one shared-store call before the per-process fallback answers instead, ms (a refused connection fails at once; this bounds a hanging one). */
 const STORE_TIMEOUT_MS = 2_000;
 
 /**
@@ -46,19 +46,31 @@ const STORE_TIMEOUT_MS = 2_000;
  * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
  * for everything else (policy `anon`). With a PostgreSQL store the counters are shared by every
  * replica; when the store fails or takes longer than 2 s, an in-memory limiter of the same
- * size answers for this replica (degraded, never unlimited and never a 503 — ADR 0070).
+ * size answers for this replica (degraded, never unlimited and never a 503 — ADR 0070), counted
+ * in `aps_rate_limit_store_failures_total` and logged (one warning per 10 s).
  * The partition keys are agent ids and IPs: an API key is never stored.
  */
 export class RequestRateLimiter {
-  private readonly keyed: RateLimiterAbstract;
-  private readonly anon: RateLimiterAbstract;
+  /** Per policy: the shared store (PostgreSQL, timeout-wrapped) or undefined in memory mode. */
+  private readonly shared: Record<RatePolicyName, RateLimiterAbstract | undefined>;
+  /** Per policy: this process's counters (the store in memory mode, the fallback otherwise). */
+  private readonly local: Record<RatePolicyName, RateLimiterAbstract>;
+  private lastWarning = 0;
 
+  /** @param log receives one warning per 10 s while the shared store fails. */
   constructor(
     readonly limits: RateLimits,
     store: RateStore,
+    private readonly log?: Logger,
   ) {
-    this.keyed = build("keyed", limits.keyedPerMinute, store);
-    this.anon = build("anon", limits.anonPerMinute, store);
+    this.local = {
+      keyed: new RateLimiterMemory({ keyPrefix: "keyed", points: limits.keyedPerMinute, duration: RATE_WINDOW_SECONDS }),
+      anon: new RateLimiterMemory({ keyPrefix: "anon", points: limits.anonPerMinute, duration: RATE_WINDOW_SECONDS }),
+    };
+    this.shared =
+      store.kind === "memory"
+        ? { keyed: undefined, anon: undefined }
+        : { keyed: shared("keyed", limits.keyedPerMinute, store), anon: shared("anon", limits.anonPerMinute, store) };
   }
 
   /** Limit of `policy`, requests per window. */
@@ -71,9 +83,8 @@ export class RequestRateLimiter {
    * and `allowed` false when this request is over the limit (the caller answers 429).
    */
   async consume(policy: RatePolicyName, partition: string): Promise<RateState & { allowed: boolean }> {
-    const limiter = policy === "keyed" ? this.keyed : this.anon;
     try {
-      const r = await limiter.consume(partition, 1);
+      const r = await this.withFallback(policy, (l) => l.consume(partition, 1));
       return { ...this.state(policy, r), allowed: true };
     } catch (err) {
       if (err instanceof RateLimiterRes) return { ...this.state(policy, err), allowed: false };
@@ -83,9 +94,25 @@ export class RequestRateLimiter {
 
   /** The current state of `partition` under `policy` without counting anything. */
   async peek(policy: RatePolicyName, partition: string): Promise<RateState> {
-    const limiter = policy === "keyed" ? this.keyed : this.anon;
-    const r = await limiter.get(partition);
+    const r = await this.withFallback(policy, (l) => l.get(partition));
     return r ? this.state(policy, r) : { policy, limit: this.limitOf(policy), used: 0, remaining: this.limitOf(policy), resetSeconds: 0 };
+  }
+
+  /** Runs `op` on the shared store; on a store failure (not a refusal) counts it and runs `op` locally. */
+  private async withFallback<T>(policy: RatePolicyName, op: (l: RateLimiterAbstract) => Promise<T>): Promise<T> {
+    const shared = this.shared[policy];
+    if (!shared) return op(this.local[policy]);
+    try {
+      return await op(shared);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) throw err;
+      rateLimitStoreFailures.inc();
+      if (Date.now() - this.lastWarning > 10_000) {
+        this.lastWarning = Date.now();
+        this.log?.warn({ err: err instanceof Error ? err.message : String(err) }, "rate-limit store failed; counting in this process until it answers again");
+      }
+      return op(this.local[policy]);
+    }
   }
 
   private state(policy: RatePolicyName, r: RateLimiterRes): RateState {
@@ -95,10 +122,9 @@ export class RequestRateLimiter {
   }
 }
 
-function build(policy: RatePolicyName, points: number, store: RateStore): RateLimiterAbstract {
-  const memory = new RateLimiterMemory({ keyPrefix: policy, points, duration: RATE_WINDOW_SECONDS });
-  if (store.kind === "memory") return memory;
-  const shared = new RateLimiterPostgres({
+/** The shared PostgreSQL counters of `policy`, each call bounded by STORE_TIMEOUT_MS. */
+function shared(policy: RatePolicyName, points: number, store: Extract<RateStore, { kind: "postgres" }>): RateLimiterAbstract {
+  const pgLimiter = new RateLimiterPostgres({
     storeClient: store.pool,
     storeType: "pool",
     schemaName: store.schema,
@@ -107,10 +133,10 @@ function build(policy: RatePolicyName, points: number, store: RateStore): RateLi
     keyPrefix: policy,
     points,
     duration: RATE_WINDOW_SECONDS,
-    // Expired rows are purged by the limiter itself (hourly sweep every 5 minutes).
+    // Expired rows are purged by the limiter itself (rows expired for an hour, every 5 minutes).
     clearExpiredByTimeout: true,
   });
-  return new RLWrapperTimeouts({ limiter: shared, timeoutMs: STORE_TIMEOUT_MS, insuranceLimiter: memory });
+  return new RLWrapperTimeouts({ limiter: pgLimiter, timeoutMs: STORE_TIMEOUT_MS });
 }
 
 /** Which policy and partition a request counts against (see `RequestRateLimiter`). */
