@@ -17,7 +17,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "aps-bench-"));
 
 const t0 = performance.now();
 const child = spawn(process.execPath, [join(root, "services/all-in-one/dist/main.js")], {
-  env: { ...process.env, APS_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", POSTS_PER_DAY: "100000", JOINS_PER_SOURCE_PER_DAY: "100000", COMMENTS_PER_DAY: "100000" },
+  env: { ...process.env, APS_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", POSTS_PER_DAY: "100000", JOINS_PER_SOURCE_PER_DAY: "100000", COMMENTS_PER_DAY: "100000", RATE_LIMIT_KEYED_PER_MINUTE: "10000000", RATE_LIMIT_ANON_PER_MINUTE: "10000000" },
   stdio: ["ignore", "pipe", "inherit"],
 });
 const base = await new Promise((resolve, reject) => {

@@ -11,7 +11,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 
 const ALLOWED = ["authorization", "content-type", "idempotency-key", "x-request-id"];
-const EXPOSED = ["x-request-id", "x-skill-version", "retry-after", "location", "idempotent-replayed"];
+const EXPOSED = ["x-request-id", "x-skill-version", "retry-after", "location", "idempotent-replayed", "ratelimit-policy", "ratelimit"];
 const list = (h: string | null) => (h ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean).sort();
 
 /** Sends a raw GET with one extra header of `size` bytes; resolves with the status code of the answer. */

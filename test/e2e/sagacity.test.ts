@@ -8,7 +8,7 @@ import { loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil, type CouncilHandle } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
 import { createTestDatabase, httpClient, OffsetClock, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type HttpResult, type TestDatabase } from "@aps/testkit";
-import { availableModes, startSystem, type System } from "../support/system.js";
+import { availableModes, startSystem, TEST_RATE_LIMITS, type System } from "../support/system.js";
 
 /**
  * Sagacity (DESIGN.md §5 "Sagacity on close", §6 events) against an independent computation
@@ -606,6 +606,7 @@ async function startByParts(clock: OffsetClock) {
   const db: TestDatabase = await createTestDatabase();
   const names = uniqueBusNames();
   const env: Record<string, string> = {
+    ...TEST_RATE_LIMITS,
     ...LIMITS_ENV,
     APS_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: "warn",

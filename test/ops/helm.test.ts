@@ -372,7 +372,8 @@ describe("charts/aps", () => {
       expect(envOf(knowledge).MEILISEARCH_URL).toBeDefined();
       expect(envOf(knowledge).DATABASE_URL).toBeUndefined(); // the index lives in Meilisearch
       expect(envOf(gw).KNOWLEDGE_GRPC_ADDR.value).toBe("aps-knowledge:50054");
-      expect(envOf(gw).DATABASE_URL).toBeUndefined();
+      // the gateway keeps the shared rate-limit counters in its schema (ADR 0070)
+      expect(envOf(gw).DATABASE_URL).toBeDefined();
       expect(envOf(gw).MEILISEARCH_URL).toBeUndefined();
       expect(gw.spec.template.metadata.annotations["prometheus.io/port"]).toBe("8080");
       expect(envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.key).toBe("APS_ADMIN_TOKEN");
@@ -389,8 +390,8 @@ describe("charts/aps", () => {
       expect(gwPolicy.spec.ingress.some((r: any) => r.ports.some((pt: any) => pt.port === 8080))).toBe(true);
       const gwEgressPorts = gwPolicy.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
       expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053, 50054]));
-      expect(gwEgressPorts).not.toContain(5432); // the gateway owns no schema
-      expect(gwEgressPorts).not.toContain(7700); // nor the search index
+      expect(gwEgressPorts).toContain(5432); // the gateway owns the schema of the rate-limit counters
+      expect(gwEgressPorts).not.toContain(7700); // not the search index
       for (const svc of ["identity", "forum", "council", "knowledge"]) {
         const np = find(ms, "NetworkPolicy", `aps-${svc}`);
         // gRPC from the release's app pods, and the metrics port for Prometheus
@@ -491,6 +492,7 @@ describe("charts/aps", () => {
       "--set", "postgresql.external.perService.identity=postgresql://u@db/identity",
       "--set", "postgresql.external.perService.forum=postgresql://u@db/forum",
       "--set", "postgresql.external.perService.council=postgresql://u@db/council",
+      "--set", "postgresql.external.perService.gateway=postgresql://u@db/gateway",
     ]],
     ["no NetworkPolicy, no tests", ["--set", "networkPolicy.enabled=false", "--set", "tests.enabled=false"]],
     ["ingress, autoscaling with a memory target, image digest, fullnameOverride", [
@@ -546,7 +548,7 @@ describe("charts/aps", () => {
       if (skipped()) return;
       await failsWith(
         ["--set", "postgresql.deployed.enabled=false", "--set", "postgresql.external.perService.forum=postgresql://u@db/forum"],
-        /perService has no URL for (council|identity)/,
+        /perService has no URL for (council|identity|gateway)/,
       );
     });
 

@@ -36,6 +36,11 @@ export interface System {
    * stream, for tests that read or publish on them directly.
    */
   env?: Record<string, string>;
+  /**
+   * gRPC addresses of the services (`IDENTITY_GRPC_ADDR`, `FORUM_GRPC_ADDR`, `COUNCIL_GRPC_ADDR`,
+   * `KNOWLEDGE_GRPC_ADDR`), in the in-jest modes, for tests that start another gateway on them.
+   */
+  grpcAddrs?: Record<string, string>;
   /** Stops the system and removes its data (database dropped, stream deleted, folder removed). */
   stop(): Promise<void>;
 }
@@ -61,9 +66,16 @@ export async function availableModes(): Promise<Mode[]> {
 
 const ADMIN_TOKEN = "test-admin-token";
 
+/**
+ * Per-minute request limits of a test system unless the test passes its own: high, because the
+ * suite sends thousands of requests a minute from 127.0.0.1 (pep-replay, concurrency, bench).
+ * `npm start` keeps the DESIGN.md §4 defaults (600 keyed, 300 anonymous).
+ */
+export const TEST_RATE_LIMITS = { RATE_LIMIT_KEYED_PER_MINUTE: "10000000", RATE_LIMIT_ANON_PER_MINUTE: "10000000" };
+
 /** Starts APS in `mode`. */
 export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise<System> {
-  const env: Record<string, string> = { APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", PORT: "0", ...(opts.env ?? {}) };
+  const env: Record<string, string> = { APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", PORT: "0", ...TEST_RATE_LIMITS, ...(opts.env ?? {}) };
   if (opts.clock && mode !== "embedded" && mode !== "real") throw new Error(`a test clock needs an in-jest mode, not ${mode}`);
   if (mode === "embedded" || mode === "aio-process") {
     const ownDir = !opts.dataDir;
@@ -72,7 +84,7 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
     if (mode === "embedded") {
       const log = createLogger("aps-test", "warn");
       const aps = await startAllInOne({ ...env, APS_DATA_DIR: dataDir }, log, new InProcessBus(log), { clock: opts.clock });
-      return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, dataDir, stop: async () => (await aps.stop(), cleanup()) };
+      return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, dataDir, grpcAddrs: aps.grpcAddrs, stop: async () => (await aps.stop(), cleanup()) };
     }
     const p = await startNode([join(ROOT, "services/all-in-one/dist/main.js")], { ...env, APS_DATA_DIR: dataDir }, /APS ready at (\S+)/);
     return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, dataDir, process: p, stop: async () => (await p.stop(), cleanup()) };
@@ -90,7 +102,7 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
   if (mode === "real") {
     const log = createLogger("aps-test", "warn");
     const aps = await startAllInOne(realEnv, log, new InProcessBus(log), { clock: opts.clock });
-    return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, env: realEnv, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
+    return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, env: realEnv, grpcAddrs: aps.grpcAddrs, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
   }
   const p = await startNode([join(ROOT, "deploy/local/start.mjs")], { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0", KNOWLEDGE_PORT: "0" }, /APS ready at (\S+)/);
   return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, process: p, env: realEnv, stop: async () => (await p.stop(), await dropStream(), await db.drop()) };

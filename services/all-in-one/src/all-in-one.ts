@@ -9,6 +9,8 @@ import { engineFromConfig, loadConfig as knowledgeConfig, openKnowledgeBus, star
 export interface AllInOne {
   baseUrl: string;
   port: number;
+  /** Loopback gRPC addresses of the services, keyed by their env var (`FORUM_GRPC_ADDR`, …), for another gateway to use. */
+  grpcAddrs: Record<"IDENTITY_GRPC_ADDR" | "FORUM_GRPC_ADDR" | "COUNCIL_GRPC_ADDR" | "KNOWLEDGE_GRPC_ADDR", string>;
   stop(): Promise<void>;
 }
 
@@ -61,13 +63,12 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
     deadlineMs: councilCfg.COUNCIL_DEADLINE,
     tickMs: councilCfg.COUNCIL_TICK_MS,
   });
-  const gateway = await startGateway(
-    { ...gwCfg, IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}`, KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${knowledge.port}` },
-    log.child({ service: "gateway" }),
-  );
+  const grpcAddrs = { IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}`, KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${knowledge.port}` };
+  const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }));
   return {
     baseUrl: gateway.baseUrl,
     port: gateway.port,
+    grpcAddrs,
     stop: async () => {
       await gateway.stop();
       await council.stop();

@@ -8,6 +8,7 @@ import { problemHandler } from "./http/problem.js";
 import { hardening } from "./http/hardening.js";
 import { httpMetrics, metricsEndpoint } from "./http/metrics.js";
 import { idempotency } from "./http/idempotency.js";
+import { rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { adminRoutes } from "./routes/admin.js";
 import { councilRoutes } from "./routes/council.js";
 import { docsRoutes } from "./routes/docs.js";
@@ -15,6 +16,7 @@ import { identityRoutes } from "./routes/identity.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
 import { postRoutes } from "./routes/posts.js";
+import { quotaRoutes } from "./routes/quotas.js";
 import type { SkillDoc } from "./skill.js";
 import { webRoutes } from "./web/routes.js";
 
@@ -31,6 +33,11 @@ export interface AppDeps {
   adminToken?: string | undefined;
   /** Proxies whose X-Forwarded-For is trusted (express "trust proxy" list); none by default. */
   trustedProxies?: string[];
+  /**
+   * Per-minute request limits (DESIGN.md §4); every response carries RateLimit headers.
+   * Default: in-process counters with the DESIGN.md defaults (600 keyed, 300 anonymous).
+   */
+  rateLimiter?: RequestRateLimiter;
 }
 
 /**
@@ -39,6 +46,7 @@ export interface AppDeps {
  */
 export function createApp(deps: AppDeps): Express {
   const app = express();
+  const rateLimiter = deps.rateLimiter ?? new RequestRateLimiter({ keyedPerMinute: 600, anonPerMinute: 300 }, { kind: "memory" });
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", deps.trustedProxies && deps.trustedProxies.length > 0 ? deps.trustedProxies : false);
@@ -46,6 +54,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(httpMetrics);
   app.use(hardening);
   app.use(standardHeaders);
+  app.use(rateLimit(rateLimiter, deps.identity, deps.log));
   app.get("/metrics", metricsEndpoint);
 
   app.get("/healthz", (_req, res) => {
@@ -70,6 +79,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use("/posts", idempotency(deps.identity, deps.log));
   v1.use(knowledgeRoutes(deps.knowledge));
   v1.use(identityRoutes(deps.identity, deps.forum));
+  v1.use(quotaRoutes(deps.forum, rateLimiter));
   v1.use(councilRoutes(deps.council, deps.forum, deps.identity));
   v1.use(postRoutes(deps.forum, deps.council, deps.identity));
   app.use("/v1", v1);

@@ -5,6 +5,16 @@ describe("gateway loadConfig(env)", () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ PORT: 8080, IDENTITY_GRPC_ADDR: "127.0.0.1:50051", FORUM_GRPC_ADDR: "127.0.0.1:50052" });
     expect(c.APS_ADMIN_TOKEN).toBeUndefined();
+    expect(c).toMatchObject({ RATE_LIMIT_KEYED_PER_MINUTE: 600, RATE_LIMIT_ANON_PER_MINUTE: 300 });
+    expect(c.databaseUrl).toBeUndefined();
+  });
+
+  it("reads the rate limits and the gateway's database (its own URL wins over DATABASE_URL)", () => {
+    const c = loadConfig({ RATE_LIMIT_KEYED_PER_MINUTE: "5", RATE_LIMIT_ANON_PER_MINUTE: "3", DATABASE_URL: "postgres://a/x", GATEWAY_DATABASE_URL: "postgres://b/y" });
+    expect(c).toMatchObject({ RATE_LIMIT_KEYED_PER_MINUTE: 5, RATE_LIMIT_ANON_PER_MINUTE: 3, databaseUrl: "postgres://b/y" });
+    expect(loadConfig({ DATABASE_URL: "postgres://a/x" }).databaseUrl).toBe("postgres://a/x");
+    expect(() => loadConfig({ RATE_LIMIT_KEYED_PER_MINUTE: "0" })).toThrow(/RATE_LIMIT_KEYED_PER_MINUTE/);
+    expect(() => loadConfig({ RATE_LIMIT_ANON_PER_MINUTE: "many" })).toThrow(/RATE_LIMIT_ANON_PER_MINUTE/);
   });
 
   it("reads overrides and refuses bad values", () => {

@@ -16,13 +16,22 @@ export const gatewayEnvSchema = z.object({
   TRUSTED_PROXIES: optionalVar(),
   /** Base URL printed at start and used in links; default http://localhost:<port>. */
   PUBLIC_BASE_URL: optionalVar(),
+  /** PostgreSQL for the shared rate-limit counters (schema `gateway`); unset = in-process counters (ADR 0070). */
+  DATABASE_URL: optionalVar(),
+  /** A separate database for the gateway; wins over DATABASE_URL (like `<SERVICE>_DATABASE_URL`). */
+  GATEWAY_DATABASE_URL: optionalVar(),
+  /** Requests per minute per API key (DESIGN.md §4, default 600). */
+  RATE_LIMIT_KEYED_PER_MINUTE: intVar(600, 1),
+  /** Requests per minute per client IP without a valid key (DESIGN.md §4, default 300). */
+  RATE_LIMIT_ANON_PER_MINUTE: intVar(300, 1),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
-/** Typed gateway config. */
-export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;
+/** Typed gateway config; `databaseUrl` is GATEWAY_DATABASE_URL ?? DATABASE_URL. */
+export type GatewayConfig = z.infer<typeof gatewayEnvSchema> & { databaseUrl?: string | undefined };
 
 /** Parses the gateway's config from `env`; throws listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
-  return parseEnv(gatewayEnvSchema, env);
+  const c = parseEnv(gatewayEnvSchema, env);
+  return { ...c, databaseUrl: c.GATEWAY_DATABASE_URL ?? c.DATABASE_URL };
 }

@@ -1,6 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Logger } from "@aps/platform";
+import { fileURLToPath } from "node:url";
+import { migrate, openDatabase, type Database, type Logger } from "@aps/platform";
+import { RequestRateLimiter } from "./http/ratelimit.js";
 import { createApp } from "./app.js";
 import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient } from "@aps/platform";
 import type { GatewayConfig } from "./config.js";
@@ -9,6 +11,12 @@ import { answerClientError } from "./http/client-error.js";
 
 /** Largest request head (request line + headers) the gateway accepts, bytes. */
 export const MAX_HEADER_BYTES = 16 * 1024;
+
+/** The gateway's own migrations (the shared rate-limit counters). */
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/** Schema of the gateway's tables in a shared database (docs/adr/0003). */
+export const GATEWAY_SCHEMA = "gateway";
 
 /** A running gateway. */
 export interface GatewayHandle {
@@ -19,8 +27,21 @@ export interface GatewayHandle {
   stop(): Promise<void>;
 }
 
-/** Starts the HTTP gateway from its config; resolves once it is listening. */
+/**
+ * Starts the HTTP gateway from its config; resolves once it is listening. With a database URL
+ * (GATEWAY_DATABASE_URL or DATABASE_URL) it migrates the `gateway` schema and keeps the
+ * per-minute rate-limit counters there, shared by every replica; without one the counters live
+ * in this process (the embedded all-in-one runs exactly one gateway — ADR 0070).
+ * Throws when the database is configured but unreachable at start.
+ */
 export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<GatewayHandle> {
+  let db: Database | undefined;
+  if (cfg.databaseUrl) {
+    db = await openDatabase({ url: cfg.databaseUrl, schema: GATEWAY_SCHEMA, log });
+    await migrate(db, MIGRATIONS_DIR, log);
+  }
+  const limits = { keyedPerMinute: cfg.RATE_LIMIT_KEYED_PER_MINUTE, anonPerMinute: cfg.RATE_LIMIT_ANON_PER_MINUTE };
+  const rateLimiter = new RequestRateLimiter(limits, db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" }, log);
   const identity = new IdentityClient(cfg.IDENTITY_GRPC_ADDR);
   const forum = new ForumClient(cfg.FORUM_GRPC_ADDR);
   const council = new CouncilClient(cfg.COUNCIL_GRPC_ADDR);
@@ -32,6 +53,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
     knowledge,
     skill: loadSkill(),
     log,
+    rateLimiter,
     adminToken: cfg.APS_ADMIN_TOKEN,
     trustedProxies: cfg.TRUSTED_PROXIES?.split(",").map((s) => s.trim()).filter(Boolean) ?? [],
   });
@@ -68,6 +90,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
       forum.close();
       council.close();
       knowledge.close();
+      await db?.close();
     },
   };
 }

@@ -11,6 +11,7 @@ import type { Logger } from "./log.js";
  * - `aps_consumer_deliveries_total{durable}`, `aps_consumer_failures_total{durable}`
  * - `aps_consumer_pending{durable}` (JetStream: events not yet delivered + delivered but unacked)
  * - `aps_search_duration_seconds{engine,kind}` (knowledge: one search in the engine)
+ * - `aps_rate_limit_store_failures_total` (gateway: counts answered by the per-process fallback, ADR 0070)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
 export const metricsRegistry = new Registry();
@@ -22,6 +23,11 @@ export const httpRequests = new Counter({
   name: "aps_http_requests_total",
   help: "HTTP requests answered by the gateway, by route template and status.",
   labelNames: ["method", "route", "status"] as const,
+  registers: [metricsRegistry],
+});
+export const rateLimitStoreFailures = new Counter({
+  name: "aps_rate_limit_store_failures_total",
+  help: "Rate-limit counts the shared store failed or timed out on (answered by the per-process fallback).",
   registers: [metricsRegistry],
 });
 export const httpDuration = new Histogram({

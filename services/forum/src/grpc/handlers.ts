@@ -49,5 +49,6 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
       return { votes: await repo.votesAt(parseRequest(id, req.postId), new Date(at)) };
     }),
     getAuthorStats: unary(log, async (req: forum.AuthorStatsRequest) => repo.authorStats(parseRequest(id, req.agentId))),
+    getDailyUsage: unary(log, async (req: forum.DailyUsageRequest) => repo.dailyUsage(parseRequest(id, req.agentId))),
   };
 }

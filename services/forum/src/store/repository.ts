@@ -311,6 +311,25 @@ export class ForumRepository {
     return r.rows[0] ?? { posts: 0, comments: 0, votes: 0 };
   }
 
+  /**
+   * What `agentId` has used today (UTC day of the service clock) of POSTS_PER_DAY and
+   * COMMENTS_PER_DAY, read from the same `daily_counters` rows the writes count in (so refused
+   * attempts are not counted). `resetAt` is the next UTC midnight (DESIGN.md §4 "Limits").
+   */
+  async dailyUsage(agentId: string): Promise<forum.DailyUsage> {
+    const now = this.clock.now();
+    const r = await this.pool.query<{ what: string; n: number }>(
+      "SELECT what, n FROM daily_counters WHERE agent_id = $1 AND day = $2 AND what IN ('post', 'comment')",
+      [agentId, utcDay(now)],
+    );
+    const used = (what: string) => r.rows.find((row) => row.what === what)?.n ?? 0;
+    const resetIso = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString();
+    return {
+      posts: { limit: this.limits.postsPerDay, used: used("post"), resetAt: resetIso },
+      comments: { limit: this.limits.commentsPerDay, used: used("comment"), resetAt: resetIso },
+    };
+  }
+
   /** Counts one `what` for `agentId` today (UTC); throws `rate_limited` when `limit` is reached. */
   private async count(tx: Tx, agentId: string, what: string, now: Date, limit: number): Promise<void> {
     const r = await tx.query(

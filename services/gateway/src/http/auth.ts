@@ -3,6 +3,9 @@ import { ApsError } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import type { IdentityClient } from "@aps/platform";
 
+/** `res.locals` key where the rate limiter leaves the outcome of resolving the request's key. */
+export const AUTH_RESULT = "authResult";
+
 /** Reads the bearer token, or undefined when no Authorization header was sent. */
 export function bearer(req: Request): string | undefined {
   const h = req.header("authorization");
@@ -40,6 +43,13 @@ export function authenticate(identityClient: IdentityClient, required: boolean):
     }
     if (key === undefined) {
       next(required ? new ApsError("unauthenticated", "this operation needs 'Authorization: Bearer <API_KEY>' (get a key with POST /v1/join)") : undefined);
+      return;
+    }
+    // Already resolved by the rate limiter for this request (http/ratelimit.ts): reuse its answer.
+    const known = res.locals[AUTH_RESULT] as { agent?: identity.Agent; error?: unknown } | undefined;
+    if (known) {
+      if (known.agent) res.locals.agent = known.agent;
+      next(known.agent ? undefined : known.error);
       return;
     }
     identityClient.authenticate(key).then(

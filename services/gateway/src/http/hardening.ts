@@ -9,7 +9,7 @@ import type { RequestHandler } from "express";
  * `Access-Control-Allow-Credentials` is never sent. Preflights answer 204.
  */
 export const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"];
-export const CORS_EXPOSED_HEADERS = ["X-Request-Id", "X-Skill-Version", "Retry-After", "Location", "Idempotent-Replayed"];
+export const CORS_EXPOSED_HEADERS = ["X-Request-Id", "X-Skill-Version", "Retry-After", "Location", "Idempotent-Replayed", "RateLimit-Policy", "RateLimit"];
 
 /**
  * HTTP hardening for every response (server root and /v1): helmet's defaults (nosniff, frame

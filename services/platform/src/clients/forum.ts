@@ -41,6 +41,10 @@ export class ForumClient {
   authorStats(agentId: string): Promise<forum.AuthorStats> {
     return callUnary(this.c, this.c.getAuthorStats, { agentId });
   }
+  /** Today's posts/comments against POSTS_PER_DAY / COMMENTS_PER_DAY for `agentId` (GET /v1/me/quotas). */
+  dailyUsage(agentId: string): Promise<forum.DailyUsage> {
+    return callUnary(this.c, this.c.getDailyUsage, { agentId });
+  }
   close(): void {
     this.c.close();
   }

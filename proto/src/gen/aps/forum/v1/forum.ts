@@ -174,6 +174,25 @@ export interface AuthorStats {
   votes: number;
 }
 
+export interface DailyUsageRequest {
+  agentId: string;
+}
+
+/** One daily limit of an identity today (UTC day, DESIGN.md §4 "Limits"). */
+export interface DailyAllowance {
+  /** POSTS_PER_DAY / COMMENTS_PER_DAY */
+  limit: number;
+  /** counted today (refused attempts are not counted) */
+  used: number;
+  /** RFC 3339: the next UTC midnight */
+  resetAt: string;
+}
+
+export interface DailyUsage {
+  posts: DailyAllowance | undefined;
+  comments: DailyAllowance | undefined;
+}
+
 function createBaseAuthorRef(): AuthorRef {
   return { agentId: "", name: "" };
 }
@@ -2438,6 +2457,273 @@ export const AuthorStats: MessageFns<AuthorStats> = {
   },
 };
 
+function createBaseDailyUsageRequest(): DailyUsageRequest {
+  return { agentId: "" };
+}
+
+export const DailyUsageRequest: MessageFns<DailyUsageRequest> = {
+  encode(message: DailyUsageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DailyUsageRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDailyUsageRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DailyUsageRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DailyUsageRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DailyUsageRequest>): DailyUsageRequest {
+    return DailyUsageRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DailyUsageRequest>): DailyUsageRequest {
+    const message = createBaseDailyUsageRequest();
+    message.agentId = object.agentId ?? "";
+    return message;
+  },
+};
+
+function createBaseDailyAllowance(): DailyAllowance {
+  return { limit: 0, used: 0, resetAt: "" };
+}
+
+export const DailyAllowance: MessageFns<DailyAllowance> = {
+  encode(message: DailyAllowance, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.limit !== 0) {
+      writer.uint32(8).int32(message.limit);
+    }
+    if (message.used !== 0) {
+      writer.uint32(16).int32(message.used);
+    }
+    if (message.resetAt !== "") {
+      writer.uint32(26).string(message.resetAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DailyAllowance {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDailyAllowance();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.used = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.resetAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DailyAllowance {
+    return {
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      used: isSet(object.used) ? globalThis.Number(object.used) : 0,
+      resetAt: isSet(object.resetAt)
+        ? globalThis.String(object.resetAt)
+        : isSet(object.reset_at)
+        ? globalThis.String(object.reset_at)
+        : "",
+    };
+  },
+
+  toJSON(message: DailyAllowance): unknown {
+    const obj: any = {};
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.used !== 0) {
+      obj.used = Math.round(message.used);
+    }
+    if (message.resetAt !== "") {
+      obj.resetAt = message.resetAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DailyAllowance>): DailyAllowance {
+    return DailyAllowance.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DailyAllowance>): DailyAllowance {
+    const message = createBaseDailyAllowance();
+    message.limit = object.limit ?? 0;
+    message.used = object.used ?? 0;
+    message.resetAt = object.resetAt ?? "";
+    return message;
+  },
+};
+
+function createBaseDailyUsage(): DailyUsage {
+  return { posts: undefined, comments: undefined };
+}
+
+export const DailyUsage: MessageFns<DailyUsage> = {
+  encode(message: DailyUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.posts !== undefined) {
+      DailyAllowance.encode(message.posts, writer.uint32(10).fork()).join();
+    }
+    if (message.comments !== undefined) {
+      DailyAllowance.encode(message.comments, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DailyUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDailyUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.posts = DailyAllowance.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.comments = DailyAllowance.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DailyUsage {
+    return {
+      posts: isSet(object.posts) ? DailyAllowance.fromJSON(object.posts) : undefined,
+      comments: isSet(object.comments) ? DailyAllowance.fromJSON(object.comments) : undefined,
+    };
+  },
+
+  toJSON(message: DailyUsage): unknown {
+    const obj: any = {};
+    if (message.posts !== undefined) {
+      obj.posts = DailyAllowance.toJSON(message.posts);
+    }
+    if (message.comments !== undefined) {
+      obj.comments = DailyAllowance.toJSON(message.comments);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DailyUsage>): DailyUsage {
+    return DailyUsage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DailyUsage>): DailyUsage {
+    const message = createBaseDailyUsage();
+    message.posts = (object.posts !== undefined && object.posts !== null)
+      ? DailyAllowance.fromPartial(object.posts)
+      : undefined;
+    message.comments = (object.comments !== undefined && object.comments !== null)
+      ? DailyAllowance.fromPartial(object.comments)
+      : undefined;
+    return message;
+  },
+};
+
 export type ForumServiceService = typeof ForumServiceService;
 export const ForumServiceService = {
   /** INVALID_ARGUMENT on bad values; RESOURCE_EXHAUSTED when POSTS_PER_DAY is reached. */
@@ -2529,6 +2815,16 @@ export const ForumServiceService = {
     responseSerialize: (value: AuthorStats): Buffer => Buffer.from(AuthorStats.encode(value).finish()),
     responseDeserialize: (value: Buffer): AuthorStats => AuthorStats.decode(value),
   },
+  /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
+  getDailyUsage: {
+    path: "/aps.forum.v1.ForumService/GetDailyUsage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DailyUsageRequest): Buffer => Buffer.from(DailyUsageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DailyUsageRequest => DailyUsageRequest.decode(value),
+    responseSerialize: (value: DailyUsage): Buffer => Buffer.from(DailyUsage.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DailyUsage => DailyUsage.decode(value),
+  },
 } as const;
 
 export interface ForumServiceServer extends UntypedServiceImplementation {
@@ -2548,6 +2844,8 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   votesAt: handleUnaryCall<VotesAtRequest, VotesAtResponse>;
   /** Counts for an agent's public profile. */
   getAuthorStats: handleUnaryCall<AuthorStatsRequest, AuthorStats>;
+  /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
+  getDailyUsage: handleUnaryCall<DailyUsageRequest, DailyUsage>;
 }
 
 export interface ForumServiceClient extends Client {
@@ -2692,6 +2990,22 @@ export interface ForumServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AuthorStats) => void,
+  ): ClientUnaryCall;
+  /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
+  getDailyUsage(
+    request: DailyUsageRequest,
+    callback: (error: ServiceError | null, response: DailyUsage) => void,
+  ): ClientUnaryCall;
+  getDailyUsage(
+    request: DailyUsageRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DailyUsage) => void,
+  ): ClientUnaryCall;
+  getDailyUsage(
+    request: DailyUsageRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DailyUsage) => void,
   ): ClientUnaryCall;
 }
 

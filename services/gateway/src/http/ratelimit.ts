@@ -1,0 +1,219 @@
+import type { Request, RequestHandler, Response } from "express";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, RLWrapperTimeouts, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { ApsError, rateLimitStoreFailures, type Database, type IdentityClient, type Logger } from "@aps/platform";
+import { AUTH_RESULT, bearer } from "./auth.js";
+
+/** Length of every per-minute window, seconds (DESIGN.md §4 "…_PER_MINUTE"). */
+export const RATE_WINDOW_SECONDS = 60;
+
+/** Table (in the gateway's own schema) holding the shared counters; created by the gateway's migration. */
+export const RATE_LIMIT_TABLE = "rate_limits";
+
+/** The two request-rate policies of DESIGN.md §4: per API key (its agent) and per client IP. */
+export type RatePolicyName = "keyed" | "anon";
+
+/** Requests allowed per window for each policy (`RATE_LIMIT_KEYED_PER_MINUTE`, `RATE_LIMIT_ANON_PER_MINUTE`). */
+export interface RateLimits {
+  keyedPerMinute: number;
+  anonPerMinute: number;
+}
+
+/**
+ * Where the counters live: `memory` (one process only — the embedded all-in-one mode, where
+ * exactly one gateway runs) or `postgres` (shared by every gateway replica). See
+ * docs/adr/0070-request-rate-limits-in-the-gateway.md.
+ */
+export type RateStore = { kind: "memory" } | { kind: "postgres"; pool: Database["pool"]; schema: string };
+
+/** What one partition (an agent or an IP) has left in its current window. */
+export interface RateState {
+  policy: RatePolicyName;
+  /** Requests allowed per window. */
+  limit: number;
+  /** Requests counted in the current window (may exceed `limit` once refused requests are counted). */
+  used: number;
+  remaining: number;
+  /** Seconds until the window resets (≥ 0; 0 when no window is open). */
+  resetSeconds: number;
+}
+
+/** Budget of one shared-store call before the per-process fallback answers instead, ms (a refused connection fails at once; this bounds a hanging one). */
+const STORE_TIMEOUT_MS = 2_000;
+
+/**
+ * Per-minute request rate limits enforced in the gateway with `rate-limiter-flexible`
+ * (DESIGN.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
+ * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
+ * for everything else (policy `anon`). With a PostgreSQL store the counters are shared by every
+ * replica; when the store fails or takes longer than 2 s, an in-memory limiter of the same
+ * size answers for this replica (degraded, never unlimited and never a 503 — ADR 0070), counted
+ * in `aps_rate_limit_store_failures_total` and logged (one warning per 10 s).
+ * The partition keys are agent ids and IPs: an API key is never stored.
+ */
+export class RequestRateLimiter {
+  /** Per policy: the shared store (PostgreSQL, timeout-wrapped) or undefined in memory mode. */
+  private readonly shared: Record<RatePolicyName, RateLimiterAbstract | undefined>;
+  /** Per policy: this process's counters (the store in memory mode, the fallback otherwise). */
+  private readonly local: Record<RatePolicyName, RateLimiterAbstract>;
+  private lastWarning = 0;
+
+  /** @param log receives one warning per 10 s while the shared store fails. */
+  constructor(
+    readonly limits: RateLimits,
+    store: RateStore,
+    private readonly log?: Logger,
+  ) {
+    this.local = {
+      keyed: new RateLimiterMemory({ keyPrefix: "keyed", points: limits.keyedPerMinute, duration: RATE_WINDOW_SECONDS }),
+      anon: new RateLimiterMemory({ keyPrefix: "anon", points: limits.anonPerMinute, duration: RATE_WINDOW_SECONDS }),
+    };
+    this.shared =
+      store.kind === "memory"
+        ? { keyed: undefined, anon: undefined }
+        : { keyed: shared("keyed", limits.keyedPerMinute, store), anon: shared("anon", limits.anonPerMinute, store) };
+  }
+
+  /** Limit of `policy`, requests per window. */
+  limitOf(policy: RatePolicyName): number {
+    return policy === "keyed" ? this.limits.keyedPerMinute : this.limits.anonPerMinute;
+  }
+
+  /**
+   * Counts one request of `partition` under `policy`. Resolves with the state after counting
+   * and `allowed` false when this request is over the limit (the caller answers 429).
+   */
+  async consume(policy: RatePolicyName, partition: string): Promise<RateState & { allowed: boolean }> {
+    try {
+      const r = await this.withFallback(policy, (l) => l.consume(partition, 1));
+      return { ...this.state(policy, r), allowed: true };
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return { ...this.state(policy, err), allowed: false };
+      throw err;
+    }
+  }
+
+  /** The current state of `partition` under `policy` without counting anything. */
+  async peek(policy: RatePolicyName, partition: string): Promise<RateState> {
+    const r = await this.withFallback(policy, (l) => l.get(partition));
+    return r ? this.state(policy, r) : { policy, limit: this.limitOf(policy), used: 0, remaining: this.limitOf(policy), resetSeconds: 0 };
+  }
+
+  /** Runs `op` on the shared store; on a store failure (not a refusal) counts it and runs `op` locally. */
+  private async withFallback<T>(policy: RatePolicyName, op: (l: RateLimiterAbstract) => Promise<T>): Promise<T> {
+    const shared = this.shared[policy];
+    if (!shared) return op(this.local[policy]);
+    try {
+      return await op(shared);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) throw err;
+      rateLimitStoreFailures.inc();
+      if (Date.now() - this.lastWarning > 10_000) {
+        this.lastWarning = Date.now();
+        this.log?.warn({ err: err instanceof Error ? err.message : String(err) }, "rate-limit store failed; counting in this process until it answers again");
+      }
+      return op(this.local[policy]);
+    }
+  }
+
+  private state(policy: RatePolicyName, r: RateLimiterRes): RateState {
+    const limit = this.limitOf(policy);
+    const used = r.consumedPoints;
+    return { policy, limit, used, remaining: Math.max(0, limit - used), resetSeconds: Math.max(0, Math.ceil(r.msBeforeNext / 1000)) };
+  }
+}
+
+/** The shared PostgreSQL counters of `policy`, each call bounded by STORE_TIMEOUT_MS. */
+function shared(policy: RatePolicyName, points: number, store: Extract<RateStore, { kind: "postgres" }>): RateLimiterAbstract {
+  const pgLimiter = new RateLimiterPostgres({
+    storeClient: store.pool,
+    storeType: "pool",
+    schemaName: store.schema,
+    tableName: RATE_LIMIT_TABLE,
+    tableCreated: true,
+    keyPrefix: policy,
+    points,
+    duration: RATE_WINDOW_SECONDS,
+    // Expired rows are purged by the limiter itself (rows expired for an hour, every 5 minutes).
+    clearExpiredByTimeout: true,
+  });
+  return new RLWrapperTimeouts({ limiter: pgLimiter, timeoutMs: STORE_TIMEOUT_MS });
+}
+
+/** Which policy and partition a request counts against (see `RequestRateLimiter`). */
+export interface RatePartition {
+  policy: RatePolicyName;
+  /** `ext_…` agent id for `keyed`, the client IP for `anon`. */
+  partition: string;
+}
+
+/**
+ * `RateLimit-Policy` and `RateLimit` field values of draft-ietf-httpapi-ratelimit-headers-10
+ * (§3, §4): `"keyed";q=600;w=60` and `"keyed";r=599;t=42` (policy name as an sf-string,
+ * q = quota, w = window s, r = remaining, t = seconds to reset).
+ */
+export function rateLimitHeaderValues(s: RateState): { policy: string; limit: string } {
+  return { policy: `"${s.policy}";q=${s.limit};w=${RATE_WINDOW_SECONDS}`, limit: `"${s.policy}";r=${s.remaining};t=${s.resetSeconds}` };
+}
+
+/** Prefix of every API key (DESIGN.md §4 "Records"). */
+const API_KEY_PREFIX = "sk_src_";
+
+/** Paths that are counted against nobody (orchestrator probes); they still get the headers. */
+const UNCOUNTED = new Set(["/healthz", "/readyz"]);
+
+/**
+ * Express middleware for every response (root and /v1): decides the partition, counts the
+ * request, sets `RateLimit-Policy`/`RateLimit`, and answers 429 `rate_limited` problem+json
+ * with `Retry-After` (s, DESIGN.md §4) over the limit.
+ *
+ * A request with `Authorization: Bearer <key>` is resolved through the identity service here
+ * (the result is kept in `res.locals` so `authenticate` does not ask twice); a valid key counts
+ * against its agent, anything else (no key, malformed header, a token that is not `sk_src_…`,
+ * unknown or revoked key, identity down) against the client IP — so sending random keys does not
+ * buy a fresh budget.
+ */
+export function rateLimit(limiter: RequestRateLimiter, identity: IdentityClient, log: Logger): RequestHandler {
+  return (req, res, next) => {
+    partitionOf(req, res, identity)
+      .then(async (p) => {
+        const s = UNCOUNTED.has(req.path) ? await limiter.peek(p.policy, p.partition) : await limiter.consume(p.policy, p.partition);
+        const h = rateLimitHeaderValues(s);
+        res.setHeader("RateLimit-Policy", h.policy);
+        res.setHeader("RateLimit", h.limit);
+        if ("allowed" in s && !s.allowed) {
+          next(new ApsError("rate_limited", `rate limit reached: at most ${s.limit} requests per ${RATE_WINDOW_SECONDS} s for this ${p.policy === "keyed" ? "API key" : "client address"}`, Math.max(1, s.resetSeconds)));
+          return;
+        }
+        next();
+      })
+      .catch((err: unknown) => {
+        // Both stores failing is a bug, not an outage (the memory limiter cannot fail): log, let the request through.
+        log.error({ err: String(err) }, "rate limiter failed; request not counted");
+        next();
+      });
+  };
+}
+
+/**
+ * Resolves the caller's key once per request. Stores `{agent}` or `{error}` under
+ * `res.locals[AUTH_RESULT]` for `authenticate`, and returns the partition to count against.
+ */
+async function partitionOf(req: Request, res: Response, identity: IdentityClient): Promise<RatePartition> {
+  const anon: RatePartition = { policy: "anon", partition: req.ip ?? req.socket.remoteAddress ?? "unknown" };
+  let key: string | undefined;
+  try {
+    key = bearer(req);
+  } catch {
+    return anon;
+  }
+  // Only API-key-shaped tokens go to the identity service (an admin token is never sent there).
+  if (key === undefined || !key.startsWith(API_KEY_PREFIX)) return anon;
+  try {
+    const agent = await identity.authenticate(key);
+    res.locals[AUTH_RESULT] = { agent };
+    return { policy: "keyed", partition: agent.agentId };
+  } catch (error) {
+    res.locals[AUTH_RESULT] = { error };
+    return anon;
+  }
+}

@@ -1,0 +1,126 @@
+import net from "node:net";
+import { createLogger } from "@aps/platform";
+import { loadConfig, startGateway, type GatewayHandle } from "@aps/gateway";
+import { httpClient, type HttpResult } from "@aps/testkit";
+import { availableModes, startSystem, type System } from "../support/system.js";
+
+/**
+ * What the gateway does when its rate-limit store fails (ADR 0070: neither fail open nor 503 —
+ * an in-memory limiter of the same size answers for that replica, and the shared counters are
+ * used again once the store is back). The gateway reaches the real PostgreSQL through a TCP proxy
+ * owned by this test, which can refuse connections ("down") or swallow them ("hang"); the
+ * machine's PostgreSQL itself is never touched.
+ */
+const real = (await availableModes()).includes("real");
+if (!real) console.warn("[store-outage.test] NO REAL PostgreSQL + NATS: the store-outage test is SKIPPED");
+const describeReal = real ? describe : describe.skip;
+
+const ANON = 5;
+
+/** A TCP proxy to `target` that can be switched between forwarding, refusing and swallowing. */
+class FlakyProxy {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  mode: "up" | "hang" = "up";
+  port = 0;
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async listen(): Promise<void> {
+    this.server = net.createServer((s) => {
+      this.sockets.add(s);
+      s.on("close", () => this.sockets.delete(s));
+      s.on("error", () => undefined);
+      if (this.mode === "hang") return; // accept, never answer
+      const up = net.connect(this.target.port, this.target.host);
+      this.sockets.add(up);
+      up.on("close", () => this.sockets.delete(up));
+      up.on("error", () => s.destroy());
+      s.pipe(up).pipe(s);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", resolve));
+    this.port = (this.server.address() as net.AddressInfo).port;
+  }
+
+  /** Cuts every connection and stops listening: new connections are refused. */
+  async down(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  /** Cuts every connection; new ones are accepted and never answered. */
+  hang(): void {
+    this.mode = "hang";
+    for (const s of this.sockets) s.destroy();
+  }
+}
+
+function remaining(r: HttpResult): number {
+  const m = /^"anon";r=(\d+);t=\d+$/.exec(r.headers.get("ratelimit") ?? "");
+  if (!m) throw new Error(`no RateLimit header on ${r.status}`);
+  return Number(m[1]);
+}
+
+describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", () => {
+  let sys: System;
+  let proxy: FlakyProxy;
+  let gw: GatewayHandle | undefined;
+  let req: ReturnType<typeof httpClient>;
+
+  beforeAll(async () => {
+    sys = await startSystem("real", { env: { TRUSTED_PROXIES: "loopback" } });
+    const url = new URL(sys.env!.DATABASE_URL!);
+    proxy = new FlakyProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    await proxy.listen();
+    url.port = String(proxy.port);
+    url.hostname = "127.0.0.1";
+    gw = await startGateway(
+      loadConfig({ ...sys.grpcAddrs, GATEWAY_DATABASE_URL: url.toString(), RATE_LIMIT_ANON_PER_MINUTE: String(ANON), TRUSTED_PROXIES: "loopback", PORT: "0", HOST: "127.0.0.1" }),
+      createLogger("outage-gateway", "silent"),
+    );
+    req = httpClient(gw.baseUrl);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await proxy?.down();
+    await sys?.stop();
+  });
+
+  const from = (ip: string) => req("GET", "/skill-version", { headers: { "x-forwarded-for": ip } });
+
+  it("store up → shared counts; down or hanging → per-process limits, no 5xx; back up → the shared counts again", async () => {
+    // up: two requests of A are in the shared table
+    expect([remaining(await from("198.51.100.1")), remaining(await from("198.51.100.1"))]).toEqual([ANON - 1, ANON - 2]);
+
+    // down: connections refused → the insurance limiter answers at once, and still limits
+    await proxy.down();
+    const t0 = performance.now();
+    const down: HttpResult[] = [];
+    for (let i = 0; i <= ANON; i++) down.push(await from("198.51.100.2"));
+    const downMs = (performance.now() - t0) / down.length;
+    expect(down.map((r) => r.status)).toEqual([...Array(ANON).fill(200), 429]);
+    expect(down.slice(0, ANON).map(remaining)).toEqual(Array.from({ length: ANON }, (_, i) => ANON - 1 - i));
+    expect(down[ANON]!.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
+    // the degradation is visible to the operator
+    const metrics = await httpClient(gw!.baseUrl.replace(/\/v1$/, ""))("GET", "/metrics", { headers: { "x-forwarded-for": "198.51.100.9" } });
+    const failures = Number(/^aps_rate_limit_store_failures_total (\d+)/m.exec(metrics.text)?.[1] ?? "0");
+    expect(failures).toBeGreaterThanOrEqual(ANON + 1);
+
+    // hang: connections accepted but never answered → each count waits ≤ 2 s, then the insurance limiter
+    await proxy.listen();
+    proxy.hang();
+    const t1 = performance.now();
+    const hung = await from("198.51.100.3");
+    const hangMs = performance.now() - t1;
+    expect(hung.status).toBe(200);
+    expect(remaining(hung)).toBe(ANON - 1);
+    expect(hangMs).toBeLessThan(10_000);
+
+    // back up: once the hanging connection attempts have timed out (pool: 5 s), the pool
+    // reconnects and A's shared count continues where it was (the insurance limiter never saw A)
+    proxy.mode = "up";
+    await new Promise((r) => setTimeout(r, 6_000));
+    const back = await from("198.51.100.1");
+    expect({ status: back.status, remaining: remaining(back) }).toEqual({ status: 200, remaining: ANON - 3 });
+    console.log(`[store-outage] store down: ${down.length} requests, ${downMs.toFixed(1)} ms each, limit held at ${ANON}; store hanging: ${hangMs.toFixed(0)} ms for one request; recovered to the shared counters`);
+  });
+});
