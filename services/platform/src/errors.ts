@@ -17,6 +17,7 @@ export type ErrorCode =
   | "rate_limited"
   | "quota_exceeded"
   | "translation_not_cached"
+  | "unsupported_language_pair"
   | "upstream_unavailable"
   | "internal";
 
@@ -34,6 +35,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   quota_exceeded: 429,
   translation_not_cached: 404,
+  unsupported_language_pair: 422,
   upstream_unavailable: 503,
   internal: 500,
 };
@@ -51,6 +53,7 @@ const GRPC_FOR: Record<ErrorCode, GrpcStatus> = {
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   quota_exceeded: GrpcStatus.RESOURCE_EXHAUSTED,
   translation_not_cached: GrpcStatus.NOT_FOUND,
+  unsupported_language_pair: GrpcStatus.FAILED_PRECONDITION,
   upstream_unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
 };
