@@ -1,7 +1,7 @@
 import express, { type Express } from "express";
 import type { Logger } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
-import type { CouncilClient, ForumClient, KnowledgeClient } from "@aps/platform";
+import type { CouncilClient, ForumClient, KnowledgeClient, TranslationClient } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
@@ -15,6 +15,7 @@ import { identityRoutes } from "./routes/identity.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
 import { postRoutes } from "./routes/posts.js";
+import { translationRoutes } from "./routes/translation.js";
 import type { SkillDoc } from "./skill.js";
 
 /** Everything the HTTP app talks to. */
@@ -24,6 +25,8 @@ export interface AppDeps {
   council: CouncilClient;
   /** Search (`/knowledge/search`, `/posts/similar`); those routes answer 503 without it. */
   knowledge?: KnowledgeClient;
+  /** Translations (`/posts/{id}/translation`, `/posts/translations`, `/skill.md?lang=`); 503 without it. */
+  translation?: TranslationClient;
   skill: SkillDoc;
   log: Logger;
   /** Enables /v1/admin/* when set. */
@@ -65,8 +68,9 @@ export function createApp(deps: AppDeps): Express {
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   v1.use(metaRoutes(deps.skill));
   if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken));
-  v1.use(["/posts", "/me", "/agenda", "/agents"], authenticate(deps.identity, false));
+  v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(deps.identity, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));
+  v1.use(translationRoutes(deps.translation, deps.skill));
   v1.use(knowledgeRoutes(deps.knowledge));
   v1.use(identityRoutes(deps.identity, deps.forum));
   v1.use(councilRoutes(deps.council, deps.forum, deps.identity));

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@aps/platform";
 import { createApp } from "./app.js";
-import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient } from "@aps/platform";
+import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient, TranslationClient } from "@aps/platform";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 
@@ -24,11 +24,13 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
   const forum = new ForumClient(cfg.FORUM_GRPC_ADDR);
   const council = new CouncilClient(cfg.COUNCIL_GRPC_ADDR);
   const knowledge = new KnowledgeClient(cfg.KNOWLEDGE_GRPC_ADDR);
+  const translation = new TranslationClient(cfg.TRANSLATION_GRPC_ADDR);
   const app = createApp({
     identity,
     forum,
     council,
     knowledge,
+    translation,
     skill: loadSkill(),
     log,
     adminToken: cfg.APS_ADMIN_TOKEN,
@@ -66,6 +68,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
       forum.close();
       council.close();
       knowledge.close();
+      translation.close();
     },
   };
 }

@@ -4,7 +4,8 @@
  * copied byte for byte: fenced code blocks (``` and ~~~, any indentation, unterminated = to the
  * end), indented code blocks (4 spaces or a tab after a blank line), inline code, link and image
  * destinations `](url "title")`, reference definitions, autolinks, bare URLs, HTML tags, block
- * markers at line starts (headings, quotes, list bullets, numbers) and table pipes.
+ * markers at line starts (headings, quotes, list bullets, numbers), emphasis markers (`*`, `_`
+ * at word edges) and table pipes.
  */
 
 /** One piece of a document: translatable prose or protected bytes. */
@@ -73,9 +74,11 @@ const INLINE_KEEP = new RegExp(
     "^[ \\t]*(?:#{1,6}[ \\t]+|(?:>[ \\t]?)+|[-*+][ \\t]+|\\d{1,9}[.)][ \\t]+)", // block markers
     "^[ \\t]*\\|?(?:[ \\t]*:?-{3,}:?[ \\t]*\\|)+[ \\t]*:?-*:?[ \\t]*$", // table separator row
     "\\|", // table pipes
+    "\\*+", // emphasis markers
+    "(?<![\\p{L}\\p{N}])_+|_+(?![\\p{L}\\p{N}])", // _emphasis_ markers (not snake_case)
     "^[ \\t]*(?:[-*_][ \\t]*){3,}$", // thematic break
   ].join("|"),
-  "gm",
+  "gmu",
 );
 
 /**
