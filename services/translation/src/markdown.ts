@@ -83,8 +83,8 @@ const INLINE_KEEP = new RegExp(
 
 /**
  * Cuts `md` into text and keep segments; joining every `value` gives `md` back exactly.
- * Text segments carry no leading/trailing whitespace (that goes into keep segments) and contain
- * at least one letter; anything else is kept.
+ * Text segments carry no leading/trailing whitespace (that goes into keep segments), never span
+ * a blank line and contain at least one letter; anything else is kept.
  */
 export function segment(md: string): Segment[] {
   const out: Segment[] = [];
@@ -94,13 +94,15 @@ export function segment(md: string): Segment[] {
     if (last?.kind === "keep") last.value += v;
     else out.push({ kind: "keep", value: v });
   };
-  const text = (v: string) => {
+  const paragraph = (v: string) => {
     const m = /^(\s*)([\s\S]*?)(\s*)$/.exec(v)!;
     keep(m[1]!);
     if (/\p{L}/u.test(m[2]!)) out.push({ kind: "text", value: m[2]! });
     else keep(m[2]!);
     keep(m[3]!);
   };
+  // A text segment never spans a blank line: one paragraph (soft line breaks kept) at most.
+  const text = (v: string) => v.split(/(\n[ \t]*\n)/).forEach((p, i) => (i % 2 === 1 ? keep(p) : paragraph(p)));
   for (const b of blocks(md)) {
     if (b.kind === "keep") {
       keep(b.value);
