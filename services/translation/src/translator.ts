@@ -139,7 +139,8 @@ export class Translator {
   async quota(agentId: string): Promise<{ limit: number; used: number; resetAt: string }> {
     const now = this.opts.clock.now();
     const used = await this.repo.quotaUsed(agentId, now);
-    return { limit: this.opts.dailyQuota, used, resetAt: new Date(now.getTime() + secondsToNextUtcDay(now) * 1000).toISOString() };
+    const resetAt = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString();
+    return { limit: this.opts.dailyQuota, used, resetAt };
   }
 
   /** Cache hit, or (keyed caller) one generation shared by every concurrent identical request. */
