@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 const QUOTA = 4;
-const TIMEOUT_MS = 1_500;
+const TIMEOUT_MS = 5_000;
 const FENCE = /^```[^\n]*\n[\s\S]*?^```$/gm;
 
 interface PepLine {
