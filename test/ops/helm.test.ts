@@ -345,16 +345,16 @@ describe("charts/aps", () => {
       expect(invariants(ms)).toEqual([]);
     });
 
-    it("deploys the four services from one image with the right probes", () => {
+    it("deploys the five services from one image with the right probes", () => {
       if (skipped()) return;
       const deployments = byKind(ms, "Deployment");
-      expect(deployments.map((d) => d.metadata.labels!["app.kubernetes.io/component"]).sort()).toEqual(["council", "forum", "gateway", "identity"]);
+      expect(deployments.map((d) => d.metadata.labels!["app.kubernetes.io/component"]).sort()).toEqual(["council", "forum", "gateway", "identity", "translation"]);
       expect(new Set(deployments.map((d) => container(d).image)).size).toBe(1);
       const gw = find(ms, "Deployment", "aps-gateway");
       expect(container(gw).args).toEqual(["services/gateway/dist/main.js"]);
       expect(container(gw).livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
       expect(container(gw).readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
-      for (const [svc, port] of [["identity", 50051], ["forum", 50052], ["council", 50053]] as const) {
+      for (const [svc, port] of [["identity", 50051], ["forum", 50052], ["council", 50053], ["translation", 50055]] as const) {
         const d = find(ms, "Deployment", `aps-${svc}`);
         expect(container(d).args).toEqual([`services/${svc}/dist/main.js`]);
         expect(container(d).livenessProbe.grpc).toEqual({ port });
@@ -364,8 +364,13 @@ describe("charts/aps", () => {
         expect(envOf(d).NATS_URL).toBeDefined();
       }
       expect(envOf(gw).DATABASE_URL).toBeUndefined();
+      expect(envOf(gw).TRANSLATION_GRPC_ADDR.value).toBe("aps-translation:50055");
+      // The translation engine's API keys come from the Secret (optional), only to that service.
+      const tr = envOf(find(ms, "Deployment", "aps-translation"));
+      for (const k of ["LIBRETRANSLATE_API_KEY", "OPENAI_API_KEY"]) expect(tr[k].valueFrom.secretKeyRef).toEqual({ name: envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.name, key: k, optional: true });
+      expect(envOf(gw).OPENAI_API_KEY).toBeUndefined();
       expect(envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.key).toBe("APS_ADMIN_TOKEN");
-      expect(byKind(ms, "PodDisruptionBudget")).toHaveLength(4);
+      expect(byKind(ms, "PodDisruptionBudget")).toHaveLength(5);
     });
 
     it("has a default-deny NetworkPolicy and helm test pods for /healthz and /readyz", () => {
@@ -377,9 +382,9 @@ describe("charts/aps", () => {
       const gwPolicy = find(ms, "NetworkPolicy", "aps-gateway");
       expect(gwPolicy.spec.ingress.some((r: any) => r.ports.some((pt: any) => pt.port === 8080))).toBe(true);
       const gwEgressPorts = gwPolicy.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
-      expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053]));
+      expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053, 50055]));
       expect(gwEgressPorts).not.toContain(5432); // the gateway owns no schema
-      for (const svc of ["identity", "forum", "council"]) {
+      for (const svc of ["identity", "forum", "council", "translation"]) {
         const np = find(ms, "NetworkPolicy", `aps-${svc}`);
         expect(np.spec.ingress).toHaveLength(1);
         expect(np.spec.ingress[0].from[0].podSelector.matchLabels["aps.dev/tier"]).toBe("app");
@@ -435,7 +440,7 @@ describe("charts/aps", () => {
       expect(byKind(ms, "StatefulSet")).toHaveLength(0);
       expect(byKind(ms, "Secret")).toHaveLength(0);
       const hpas = byKind(ms, "HorizontalPodAutoscaler");
-      expect(hpas).toHaveLength(4);
+      expect(hpas).toHaveLength(5);
       for (const h of hpas) expect(h.spec.minReplicas).toBeGreaterThanOrEqual(2);
       for (const pdb of byKind(ms, "PodDisruptionBudget")) expect(pdb.spec.minAvailable).toBe(1);
       for (const svc of ["identity", "forum", "council"]) {
@@ -458,6 +463,7 @@ describe("charts/aps", () => {
       "--set", "postgresql.external.perService.identity=postgresql://u@db/identity",
       "--set", "postgresql.external.perService.forum=postgresql://u@db/forum",
       "--set", "postgresql.external.perService.council=postgresql://u@db/council",
+      "--set", "postgresql.external.perService.translation=postgresql://u@db/translation",
     ]],
     ["no NetworkPolicy, no tests", ["--set", "networkPolicy.enabled=false", "--set", "tests.enabled=false"]],
     ["ingress, autoscaling with a memory target, image digest, fullnameOverride", [
@@ -473,7 +479,7 @@ describe("charts/aps", () => {
       for (const m of ms) validateAgainstSchema(m);
       expect(ms.flatMap(unknownFields)).toEqual([]);
       expect(invariants(ms)).toEqual([]);
-      expect(byKind(ms, "Deployment")).toHaveLength(4);
+      expect(byKind(ms, "Deployment")).toHaveLength(5);
     });
   });
 
