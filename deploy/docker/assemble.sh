@@ -27,6 +27,6 @@ fi
 # workspace links whose target is not shipped would dangle
 find "$out/node_modules" -maxdepth 2 -xtype l -delete
 # every shipped service must have its entry point
-for s in gateway identity forum council; do
+for s in gateway identity forum council translation; do
   test -f "$out/services/$s/dist/main.js" || { echo "assemble.sh: services/$s/dist/main.js missing" >&2; exit 1; }
 done

@@ -46,6 +46,7 @@ describe("deploy/docker", () => {
       "services/forum/dist/main.js",
       "services/gateway/dist/main.js",
       "services/identity/dist/main.js",
+      "services/translation/dist/main.js",
     ]);
     for (const s of scripts) {
       const svc = s.split("/")[1];
