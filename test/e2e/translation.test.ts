@@ -341,3 +341,52 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
     console.log(`[translation ${mode}] cache-hit latency over 100 calls: p50 ${ms[49]!.toFixed(2)} ms, p95 ${ms[94]!.toFixed(2)} ms, max ${ms[99]!.toFixed(2)} ms`);
   }, 60_000);
 });
+
+describe("translation without an engine (embedded, restart on the same data)", () => {
+  if (!apy) {
+    it.skip("SKIPPED: no apertium-apy (needed to fill the cache before the restart)", () => undefined);
+    return;
+  }
+  let dataDir: string | undefined;
+  afterAll(async () => {
+    if (dataDir) (await import("node:fs")).rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("no engine → generation answers 503 (Retry-After 3600) while cached translations still read; the system starts without one", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    dataDir = mkdtempSync(join(tmpdir(), "aps-translation-"));
+    const base = { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000" };
+    // 1. With Apertium: translate one post.
+    let sys = await startSystem("embedded", { dataDir, env: { ...base, TRANSLATION_ENGINE: "apertium", APERTIUM_URL: apy.url } });
+    let req = httpClient(sys.baseUrl);
+    const author = (await req("POST", "/join", { body: { name: "no-engine author" } })).body.apiKey as string;
+    const id = (await req("POST", "/posts", { key: author, body: { title: "Add object storage", body: "The platform should offer object storage with versioning.", is_arch_design: true } })).body.id as string;
+    const other = (await req("POST", "/posts", { key: author, body: { title: "Add a CDN", body: "The platform should offer a content delivery network in front of object storage.", is_arch_design: true } })).body.id as string;
+    const first = await req("GET", `/posts/${id}/translation?lang=es`, { key: author });
+    expect(first.status).toBe(200);
+    await sys.stop();
+    // 2. Same data, no engine.
+    sys = await startSystem("embedded", { dataDir, env: base });
+    try {
+      req = httpClient(sys.baseUrl);
+      const cached = await req("GET", `/posts/${id}/translation?lang=es`);
+      expect(cached.status).toBe(200);
+      expect(cached.body).toEqual(first.body);
+      const gen = await req("GET", `/posts/${other}/translation?lang=es`, { key: author });
+      expect(gen.status).toBe(503);
+      expect(gen.body.code).toBe("upstream_unavailable");
+      expect(gen.headers.get("retry-after")).toBe("3600");
+      expect((await req("GET", `/posts/${other}/translation?lang=es`)).body.code).toBe("translation_not_cached");
+      const skill = await req("GET", "/skill.md?lang=fr", { key: author });
+      expect(skill.status).toBe(503);
+      expect((await req("GET", "/skill.md?lang=en")).status).toBe(200);
+      expect((await req("GET", "/skill.md?foo=1")).status).toBe(200);
+      const titles = await req("GET", `/posts/translations?lang=es&ids=${id},${other}`);
+      expect(titles.body.items.map((i: { id: string }) => i.id)).toEqual([id]);
+      expect(titles.body.missing).toEqual([other]);
+    } finally {
+      await sys.stop();
+    }
+  }, 120_000);
+});

@@ -11,6 +11,7 @@ export const MAX_TITLE_IDS = 50;
 
 const POST_ID = /^p_[0-9A-HJKMNP-TV-Z]{26}$/;
 const langQuery = z.strictObject({ lang: z.enum(LANGS) });
+const skillQuery = z.object({ lang: z.enum(LANGS).optional() });
 const titlesQuery = z.strictObject({
   lang: z.enum(LANGS),
   ids: z
@@ -71,7 +72,8 @@ export function translationRoutes(translation: TranslationClient | undefined, sk
   });
 
   r.get("/skill.md", async (req, res, next) => {
-    const q = validate(z.strictObject({ lang: z.enum(LANGS).optional() }), req.query, "query");
+    // Same (non-strict) query rules as the original in routes/meta.ts.
+    const q = validate(skillQuery, req.query, "query");
     if (!q.lang || q.lang === "en") return next();
     const [first, ...rest] = skill.markdown.split("\n");
     const d = await need(translation).translateDocument({ docId: "skill.md", text: rest.join("\n"), sourceLang: "en", lang: q.lang, agentId: callerOf(res)?.agentId ?? "" });
