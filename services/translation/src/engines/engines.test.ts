@@ -22,7 +22,7 @@ interface Seen {
   body: any;
 }
 
-async function stub(handle: (seen: Seen, res: ServerResponse) => void | Promise<void>) {
+async function stub(handle: (seen: Seen, res: ServerResponse) => unknown) {
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -46,7 +46,7 @@ async function stub(handle: (seen: Seen, res: ServerResponse) => void | Promise<
   };
 }
 
-const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+const json = (res: ServerResponse, status: number, body: unknown): void => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 /** The stub's "translation": a recognisable transform of each segment. */
 const fakeEs = (s: string) => `ES(${s})`;
 
