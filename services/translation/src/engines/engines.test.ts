@@ -144,6 +144,22 @@ describe("OpenAI-compatible engine (stub server)", () => {
     }
   });
 
+  it("a long document goes in several requests of at most ~4 000 characters, answers joined in order", async () => {
+    const s = await stub((seen, res) => {
+      const segments = JSON.parse(seen.body.messages[1].content) as string[];
+      json(res, 200, { choices: [{ index: 0, message: { role: "assistant", content: JSON.stringify(segments.map(fakeEs)) } }] });
+    });
+    try {
+      const texts = Array.from({ length: 30 }, (_, i) => `Paragraph ${i} `.padEnd(500, "x"));
+      const out = await new OpenAiEngine(s.url, undefined, "m", 2_000).translate(texts, "en", "es");
+      expect(out).toEqual(texts.map(fakeEs));
+      expect(s.seen.length).toBeGreaterThanOrEqual(4);
+      for (const r of s.seen) expect((JSON.parse(r.body.messages[1].content) as string[]).join("").length).toBeLessThanOrEqual(4_500);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("a fenced JSON answer is accepted; prose, a wrong count, no choices or HTTP 429/500 → unavailable", async () => {
     let content: unknown = "```json\n[\"uno\"]\n```";
     let status = 200;

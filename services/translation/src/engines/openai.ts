@@ -1,5 +1,8 @@
 import type { Lang } from "../langs.js";
-import { EngineError, postJson, type TranslationEngine } from "./types.js";
+import { EngineError, mapLimit, postJson, type TranslationEngine } from "./types.js";
+
+/** Most characters of segments per chat request. */
+const CHUNK_CHARS = 4_000;
 
 const NAMES: Record<Lang, string> = { zh: "Simplified Chinese", en: "English", ja: "Japanese", ko: "Korean", es: "Spanish", fr: "French", de: "German", pt: "Portuguese", ru: "Russian", ar: "Arabic" };
 
@@ -7,8 +10,9 @@ const NAMES: Record<Lang, string> = { zh: "Simplified Chinese", en: "English", j
  * An OpenAI-compatible chat-completions API (`POST {OPENAI_BASE_URL}/chat/completions`, bearer
  * `OPENAI_API_KEY`): request `{model, messages: [{role: "system"|"user", content}], temperature: 0}`
  * → `{choices: [{message: {content}}]}`. The segments travel as one JSON array of strings and the
- * model must answer a JSON array of the same length (anything else is `unavailable`). Every pair
- * of our ten languages is offered.
+ * model must answer a JSON array of the same length (anything else is `unavailable`). Long
+ * documents go in chunks of ≤ 4 000 characters (two requests at a time) so each answer stays well
+ * inside a model's output limit. Every pair of our ten languages is offered.
  */
 export class OpenAiEngine implements TranslationEngine {
   readonly name = "openai";
@@ -21,6 +25,20 @@ export class OpenAiEngine implements TranslationEngine {
   ) {}
 
   async translate(texts: string[], from: Lang, to: Lang): Promise<string[]> {
+    const chunks: string[][] = [];
+    let size = 0;
+    for (const t of texts) {
+      if (chunks.length === 0 || size + t.length > CHUNK_CHARS) {
+        chunks.push([]);
+        size = 0;
+      }
+      chunks[chunks.length - 1]!.push(t);
+      size += t.length;
+    }
+    return (await mapLimit(chunks, 2, (c) => this.translateChunk(c, from, to))).flat();
+  }
+
+  private async translateChunk(texts: string[], from: Lang, to: Lang): Promise<string[]> {
     const system =
       `You translate from ${NAMES[from]} to ${NAMES[to]}. The user sends a JSON array of text segments. ` +
       "Answer with only a JSON array of strings of the same length: the translation of each segment, in order. " +
