@@ -28,6 +28,6 @@ fi
 # workspace links whose target is not shipped would dangle
 find "$out/node_modules" -maxdepth 2 -xtype l -delete
 # every shipped service must have its entry point
-for s in gateway identity forum council knowledge; do
+for s in gateway identity forum council knowledge translation; do
   test -f "$out/services/$s/dist/main.js" || { echo "assemble.sh: services/$s/dist/main.js missing" >&2; exit 1; }
 done

@@ -5,7 +5,7 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test NATS_URL=nats://127.0.0.1:4222 \
 //     npm run start:distributed
 //
-// Service ports: IDENTITY_PORT (default 50051), FORUM_PORT (50052), COUNCIL_PORT (50053), KNOWLEDGE_PORT (50054), gateway
+// Service ports: IDENTITY_PORT (default 50051), FORUM_PORT (50052), COUNCIL_PORT (50053), KNOWLEDGE_PORT (50054), TRANSLATION_PORT (50055), gateway
 // PORT (8080); 0 picks
 // free ports. Prints "APS ready at <base url>" once the gateway's /readyz answers 200.
 // SIGTERM/SIGINT stop every child gracefully (the gateway first, then the services).
@@ -39,6 +39,7 @@ const identityPort = await pick(env.IDENTITY_PORT, 50051);
 const forumPort = await pick(env.FORUM_PORT, 50052);
 const councilPort = await pick(env.COUNCIL_PORT, 50053);
 const knowledgePort = await pick(env.KNOWLEDGE_PORT, 50054);
+const translationPort = await pick(env.TRANSLATION_PORT, 50055);
 const gatewayPort = await pick(env.PORT, 8080);
 
 const children = [];
@@ -76,9 +77,11 @@ const addrs = {
   FORUM_GRPC_ADDR: `127.0.0.1:${forumPort}`,
   COUNCIL_GRPC_ADDR: `127.0.0.1:${councilPort}`,
   KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${knowledgePort}`,
+  TRANSLATION_GRPC_ADDR: `127.0.0.1:${translationPort}`,
 };
 run("forum", "services/forum/dist/main.js", { ...addrs, FORUM_LISTEN_ADDR: addrs.FORUM_GRPC_ADDR });
 run("knowledge", "services/knowledge/dist/main.js", { ...addrs, KNOWLEDGE_LISTEN_ADDR: addrs.KNOWLEDGE_GRPC_ADDR });
+run("translation", "services/translation/dist/main.js", { ...addrs, TRANSLATION_LISTEN_ADDR: addrs.TRANSLATION_GRPC_ADDR });
 run("identity", "services/identity/dist/main.js", { ...addrs, IDENTITY_LISTEN_ADDR: addrs.IDENTITY_GRPC_ADDR });
 run("council", "services/council/dist/main.js", { ...addrs, COUNCIL_LISTEN_ADDR: addrs.COUNCIL_GRPC_ADDR });
 run("gateway", "services/gateway/dist/main.js", { ...addrs, PORT: String(gatewayPort) });

@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { connect } from "node:net";
+import { join } from "node:path";
 import { httpClient } from "@aps/testkit";
-import { availableModes, startSystem, type System } from "../support/system.js";
+import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
  * HTTP hardening of the gateway (issue 7; ADR 0040): helmet's default headers on every response,
@@ -110,6 +112,7 @@ describe.each(modes)("HTTP hardening (%s)", (mode) => {
     expect((await longUrl.json()).code).toBe("headers_too_large");
     const after = await req("GET", "/skill-version");
     expect(after.status).toBe(200);
-    expect(after.body).toEqual({ version: 6 });
+    const skillVersion = Number(/^SKILL_VERSION: (\d+)/.exec(readFileSync(join(ROOT, "services/gateway/skill.md"), "utf8"))![1]);
+    expect(after.body).toEqual({ version: skillVersion });
   });
 });

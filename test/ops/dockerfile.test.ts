@@ -47,6 +47,7 @@ describe("deploy/docker", () => {
       "services/gateway/dist/main.js",
       "services/identity/dist/main.js",
       "services/knowledge/dist/main.js",
+      "services/translation/dist/main.js",
     ]);
     for (const s of scripts) {
       const svc = s.split("/")[1];

@@ -348,13 +348,13 @@ describe("charts/aps", () => {
     it("deploys every service from one image with the right probes", () => {
       if (skipped()) return;
       const deployments = byKind(ms, "Deployment");
-      expect(deployments.map((d) => d.metadata.labels!["app.kubernetes.io/component"]).sort()).toEqual(["council", "forum", "gateway", "identity", "knowledge"]);
+      expect(deployments.map((d) => d.metadata.labels!["app.kubernetes.io/component"]).sort()).toEqual(["council", "forum", "gateway", "identity", "knowledge", "translation"]);
       expect(new Set(deployments.map((d) => container(d).image)).size).toBe(1);
       const gw = find(ms, "Deployment", "aps-gateway");
       expect(container(gw).args).toEqual(["services/gateway/dist/main.js"]);
       expect(container(gw).livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
       expect(container(gw).readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
-      for (const [svc, port] of [["identity", 50051], ["forum", 50052], ["council", 50053]] as const) {
+      for (const [svc, port] of [["identity", 50051], ["forum", 50052], ["council", 50053], ["translation", 50055]] as const) {
         const d = find(ms, "Deployment", `aps-${svc}`);
         expect(container(d).args).toEqual([`services/${svc}/dist/main.js`]);
         expect(container(d).livenessProbe.grpc).toEqual({ port });
@@ -377,6 +377,11 @@ describe("charts/aps", () => {
       expect(envOf(gw).MEILISEARCH_URL).toBeUndefined();
       expect(gw.spec.template.metadata.annotations["prometheus.io/port"]).toBe("8080");
       expect(envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.key).toBe("APS_ADMIN_TOKEN");
+      expect(envOf(gw).TRANSLATION_GRPC_ADDR.value).toBe("aps-translation:50055");
+      // The translation engine's API keys come from the Secret (optional), only to that service.
+      const tr = envOf(find(ms, "Deployment", "aps-translation"));
+      for (const k of ["LIBRETRANSLATE_API_KEY", "OPENAI_API_KEY"]) expect(tr[k].valueFrom.secretKeyRef).toEqual({ name: envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.name, key: k, optional: true });
+      expect(envOf(gw).OPENAI_API_KEY).toBeUndefined();
       expect(byKind(ms, "PodDisruptionBudget")).toHaveLength(deployments.length);
     });
 
@@ -389,17 +394,17 @@ describe("charts/aps", () => {
       const gwPolicy = find(ms, "NetworkPolicy", "aps-gateway");
       expect(gwPolicy.spec.ingress.some((r: any) => r.ports.some((pt: any) => pt.port === 8080))).toBe(true);
       const gwEgressPorts = gwPolicy.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
-      expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053, 50054]));
+      expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053, 50054, 50055]));
       expect(gwEgressPorts).toContain(5432); // the gateway owns the schema of the rate-limit counters
       expect(gwEgressPorts).not.toContain(7700); // not the search index
-      for (const svc of ["identity", "forum", "council", "knowledge"]) {
+      for (const svc of ["identity", "forum", "council", "knowledge", "translation"]) {
         const np = find(ms, "NetworkPolicy", `aps-${svc}`);
         // gRPC from the release's app pods, and the metrics port for Prometheus
         expect(np.spec.ingress).toHaveLength(2);
         expect(np.spec.ingress[0].from[0].podSelector.matchLabels["aps.dev/tier"]).toBe("app");
         expect(np.spec.ingress[1].ports).toEqual([{ port: 9464, protocol: "TCP" }]);
         const egressPorts = np.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
-        expect(egressPorts).toEqual(expect.arrayContaining([53, 4222, 50051, 50052, 50053, 50054]));
+        expect(egressPorts).toEqual(expect.arrayContaining([53, 4222, 50051, 50052, 50053, 50054, 50055]));
         if (svc === "knowledge") {
           expect(egressPorts).toContain(7700);
           expect(egressPorts).not.toContain(5432);
@@ -493,6 +498,7 @@ describe("charts/aps", () => {
       "--set", "postgresql.external.perService.forum=postgresql://u@db/forum",
       "--set", "postgresql.external.perService.council=postgresql://u@db/council",
       "--set", "postgresql.external.perService.gateway=postgresql://u@db/gateway",
+      "--set", "postgresql.external.perService.translation=postgresql://u@db/translation",
     ]],
     ["no NetworkPolicy, no tests", ["--set", "networkPolicy.enabled=false", "--set", "tests.enabled=false"]],
     ["ingress, autoscaling with a memory target, image digest, fullnameOverride", [
@@ -508,7 +514,7 @@ describe("charts/aps", () => {
       for (const m of ms) validateAgainstSchema(m);
       expect(ms.flatMap(unknownFields)).toEqual([]);
       expect(invariants(ms)).toEqual([]);
-      expect(byKind(ms, "Deployment")).toHaveLength(5);
+      expect(byKind(ms, "Deployment")).toHaveLength(6);
     });
   });
 

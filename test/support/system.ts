@@ -104,6 +104,6 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
     const aps = await startAllInOne(realEnv, log, new InProcessBus(log), { clock: opts.clock });
     return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, env: realEnv, grpcAddrs: aps.grpcAddrs, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
   }
-  const p = await startNode([join(ROOT, "deploy/local/start.mjs")], { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0", KNOWLEDGE_PORT: "0" }, /APS ready at (\S+)/);
+  const p = await startNode([join(ROOT, "deploy/local/start.mjs")], { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0", KNOWLEDGE_PORT: "0", TRANSLATION_PORT: "0" }, /APS ready at (\S+)/);
   return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, process: p, env: realEnv, stop: async () => (await p.stop(), await dropStream(), await db.drop()) };
 }

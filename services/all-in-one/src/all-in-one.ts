@@ -1,9 +1,11 @@
-import { openServiceDeps, systemClock, type Clock, type EventBus, type Logger } from "@aps/platform";
+import { join } from "node:path";
+import { openDatabase, openServiceDeps, systemClock, type Clock, type EventBus, type Logger } from "@aps/platform";
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
 import { engineFromConfig, loadConfig as knowledgeConfig, openKnowledgeBus, startKnowledge } from "@aps/knowledge";
+import { engineFromConfig as translationEngine, loadConfig as translationConfig, startTranslation } from "@aps/translation";
 
 /** A running all-in-one APS. */
 export interface AllInOne {
@@ -25,7 +27,9 @@ export interface AllInOneOptions {
  * (embedded PGlite under `APS_DATA_DIR/<service>` unless a DATABASE_URL is set), the given bus
  * (in-process unless NATS_URL is set), gRPC on loopback ports chosen by the OS, and the gateway
  * on `PORT`. The same `start*` functions run each service in the distributed mode.
- * Start order follows the gRPC dependencies: forum → knowledge → identity → council → gateway.
+ * Start order follows the gRPC dependencies: forum → knowledge, translation → identity → council → gateway.
+ * The translation engine comes from env (`TRANSLATION_ENGINE`…); without one the system still starts
+ * and translation generation answers 503.
  */
 export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: EventBus, opts: AllInOneOptions = {}): Promise<AllInOne> {
   const clock = opts.clock ?? systemClock;
@@ -53,6 +57,13 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
     { bus: kBus, log: kLog },
     { listenAddr: loopback, forumAddr, engine: engineFromConfig(kCfg), docsDir: kCfg.KNOWLEDGE_DOCS_DIR },
   );
+  const tCfg = translationConfig(env);
+  const tLog = log.child({ service: "translation" });
+  const tDb = await openDatabase({ url: tCfg.databaseUrl, embeddedDir: join(tCfg.APS_DATA_DIR, "translation"), schema: "translation", log: tLog });
+  const translation = await startTranslation(
+    { db: tDb, log: tLog },
+    { listenAddr: loopback, forumAddr, clock, engine: translationEngine(tCfg), dailyQuota: tCfg.TRANSLATION_DAILY_QUOTA, timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS },
+  );
   const identity = await startIdentity(idDeps, { listenAddr: loopback, clock, forumAddr, joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY });
   const identityAddr = `127.0.0.1:${identity.port}`;
   const council = await startCouncil(councilDeps, {
@@ -63,7 +74,7 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
     deadlineMs: councilCfg.COUNCIL_DEADLINE,
     tickMs: councilCfg.COUNCIL_TICK_MS,
   });
-  const grpcAddrs = { IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}`, KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${knowledge.port}` };
+  const grpcAddrs = { IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}`, KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${knowledge.port}`, TRANSLATION_GRPC_ADDR: `127.0.0.1:${translation.port}` };
   const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }));
   return {
     baseUrl: gateway.baseUrl,
@@ -73,6 +84,7 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
       await gateway.stop();
       await council.stop();
       await knowledge.stop();
+      await translation.stop();
       await identity.stop();
       await forum.stop();
       for (const d of [idDeps, forumDeps, councilDeps]) if (d.bus !== bus) await d.bus.close();

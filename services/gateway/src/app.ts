@@ -1,7 +1,7 @@
 import express, { type Express } from "express";
 import type { Logger } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
-import type { CouncilClient, ForumClient, KnowledgeClient } from "@aps/platform";
+import type { CouncilClient, ForumClient, KnowledgeClient, TranslationClient } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
@@ -17,6 +17,7 @@ import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
 import { postRoutes } from "./routes/posts.js";
 import { quotaRoutes } from "./routes/quotas.js";
+import { translationRoutes } from "./routes/translation.js";
 import type { SkillDoc } from "./skill.js";
 import { webRoutes } from "./web/routes.js";
 
@@ -27,6 +28,8 @@ export interface AppDeps {
   council: CouncilClient;
   /** Search (`/knowledge/search`, `/posts/similar`); those routes answer 503 without it. */
   knowledge?: KnowledgeClient;
+  /** Translations (`/posts/{id}/translation`, `/posts/translations`, `/skill.md?lang=`); 503 without it. */
+  translation?: TranslationClient;
   skill: SkillDoc;
   log: Logger;
   /** Enables /v1/admin/* when set. */
@@ -75,11 +78,12 @@ export function createApp(deps: AppDeps): Express {
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   v1.use(metaRoutes(deps.skill));
   if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken));
-  v1.use(["/posts", "/me", "/agenda", "/agents"], authenticate(deps.identity, false));
+  v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(deps.identity, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));
+  v1.use(translationRoutes(deps.translation, deps.skill));
   v1.use(knowledgeRoutes(deps.knowledge));
   v1.use(identityRoutes(deps.identity, deps.forum));
-  v1.use(quotaRoutes(deps.forum, rateLimiter));
+  v1.use(quotaRoutes(deps.forum, rateLimiter, deps.translation));
   v1.use(councilRoutes(deps.council, deps.forum, deps.identity));
   v1.use(postRoutes(deps.forum, deps.council, deps.identity));
   app.use("/v1", v1);

@@ -21,5 +21,8 @@ describe("gateway loadConfig(env)", () => {
     expect(loadConfig({ PORT: "0", APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" })).toMatchObject({ PORT: 0, APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" });
     expect(() => loadConfig({ PORT: "http" })).toThrow(/PORT/);
     expect(() => loadConfig({ FORUM_GRPC_ADDR: "forum" })).toThrow(/FORUM_GRPC_ADDR/);
+    expect(loadConfig({}).TRANSLATION_GRPC_ADDR).toBe("127.0.0.1:50055");
+    expect(loadConfig({ TRANSLATION_GRPC_ADDR: "aps-translation:50055" }).TRANSLATION_GRPC_ADDR).toBe("aps-translation:50055");
+    expect(() => loadConfig({ TRANSLATION_GRPC_ADDR: "translation" })).toThrow(/TRANSLATION_GRPC_ADDR/);
   });
 });

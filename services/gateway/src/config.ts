@@ -10,6 +10,8 @@ export const gatewayEnvSchema = z.object({
   FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
   COUNCIL_GRPC_ADDR: grpcAddr("127.0.0.1:50053"),
   KNOWLEDGE_GRPC_ADDR: grpcAddr("127.0.0.1:50054"),
+  /** Where the translation service is (DESIGN.md §7). */
+  TRANSLATION_GRPC_ADDR: grpcAddr("127.0.0.1:50055"),
   /** Owner token for /v1/admin/*; the admin routes answer 404 when unset (DESIGN.md §5). */
   APS_ADMIN_TOKEN: optionalVar(),
   /** Comma-separated proxy addresses/CIDRs whose X-Forwarded-For is honoured (DESIGN.md §4). */

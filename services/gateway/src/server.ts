@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { migrate, openDatabase, type Database, type Logger } from "@aps/platform";
 import { RequestRateLimiter } from "./http/ratelimit.js";
 import { createApp } from "./app.js";
-import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient } from "@aps/platform";
+import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient, TranslationClient } from "@aps/platform";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 import { answerClientError } from "./http/client-error.js";
@@ -46,11 +46,13 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
   const forum = new ForumClient(cfg.FORUM_GRPC_ADDR);
   const council = new CouncilClient(cfg.COUNCIL_GRPC_ADDR);
   const knowledge = new KnowledgeClient(cfg.KNOWLEDGE_GRPC_ADDR);
+  const translation = new TranslationClient(cfg.TRANSLATION_GRPC_ADDR);
   const app = createApp({
     identity,
     forum,
     council,
     knowledge,
+    translation,
     skill: loadSkill(),
     log,
     rateLimiter,
@@ -90,6 +92,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
       forum.close();
       council.close();
       knowledge.close();
+      translation.close();
       await db?.close();
     },
   };

@@ -18,6 +18,7 @@ export type ErrorCode =
   | "rate_limited"
   | "quota_exceeded"
   | "translation_not_cached"
+  | "unsupported_language_pair"
   | "upstream_unavailable"
   | "internal";
 
@@ -36,6 +37,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   quota_exceeded: 429,
   translation_not_cached: 404,
+  unsupported_language_pair: 422,
   upstream_unavailable: 503,
   internal: 500,
 };
@@ -54,6 +56,7 @@ const GRPC_FOR: Record<ErrorCode, GrpcStatus> = {
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   quota_exceeded: GrpcStatus.RESOURCE_EXHAUSTED,
   translation_not_cached: GrpcStatus.NOT_FOUND,
+  unsupported_language_pair: GrpcStatus.FAILED_PRECONDITION,
   upstream_unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
 };

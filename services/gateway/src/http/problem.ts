@@ -15,6 +15,7 @@ const TITLES: Record<ErrorCode, string> = {
   rate_limited: "Rate limited",
   quota_exceeded: "Quota exceeded",
   translation_not_cached: "Translation not cached",
+  unsupported_language_pair: "Unsupported language pair",
   upstream_unavailable: "Upstream unavailable",
   internal: "Internal error",
 };

@@ -1,6 +1,5 @@
 import { Router } from "express";
 import { z } from "zod";
-import { ApsError } from "@aps/platform";
 import type { SkillDoc } from "../skill.js";
 import { validate } from "../http/validate.js";
 
@@ -10,18 +9,17 @@ const skillQuery = z.object({ lang: z.enum(LANGS).optional() });
 
 /**
  * `GET /skill-version` → `{"version": N}` and `GET /skill.md` (text/markdown, first line
- * `SKILL_VERSION: N`). Every response also carries `X-Skill-Version` (set in app.ts).
+ * `SKILL_VERSION: N`; `?lang=` other than `en` falls through to routes/translation.ts). Every response also carries `X-Skill-Version` (set in app.ts).
  */
 export function metaRoutes(skill: SkillDoc): Router {
   const r = Router();
   r.get("/skill-version", (_req, res) => {
     res.json({ version: skill.version });
   });
-  r.get("/skill.md", (req, res) => {
+  r.get("/skill.md", (req, res, next) => {
     const q = validate(skillQuery, req.query, "query");
-    if (q.lang && q.lang !== "en") {
-      throw new ApsError("upstream_unavailable", "no translation engine is configured on this deployment; the English original is at /v1/skill.md", 3600);
-    }
+    // Another language is served by the translation routes (routes/translation.ts).
+    if (q.lang && q.lang !== "en") return next();
     res.type("text/markdown; charset=utf-8").setHeader("Content-Language", "en");
     res.send(skill.markdown);
   });

@@ -1,6 +1,6 @@
 import { Router } from "express";
-import type { ForumClient } from "@aps/platform";
-import type { forum } from "@aps/proto";
+import type { ForumClient, TranslationClient } from "@aps/platform";
+import type { forum, translation } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
 import type { RequestRateLimiter } from "../http/ratelimit.js";
 
@@ -22,12 +22,12 @@ export interface QuotasView {
   posts: QuotaView;
   /** COMMENTS_PER_DAY, UTC day. */
   comments: QuotaView;
-  // LEAD-MERGE(translation quota): add `translations: QuotaView` (TRANSLATION_DAILY_QUOTA, per key
-  // per UTC day) here and fill it in `quotaRoutes` below from the translation helper's counter.
+  /** New translations generated today (TRANSLATION_DAILY_QUOTA, UTC day); null when the translation service is not deployed. */
+  translations: QuotaView | null;
 }
 
-/** A daily allowance of the forum as a QuotaView (`remaining` never negative). */
-function daily(a: forum.DailyAllowance | undefined): QuotaView {
+/** A daily allowance of the forum or the translation service as a QuotaView (`remaining` never negative). */
+function daily(a: forum.DailyAllowance | translation.Quota | undefined): QuotaView {
   const limit = a?.limit ?? 0;
   const used = a?.used ?? 0;
   return { limit, used, remaining: Math.max(0, limit - used), resetAt: a?.resetAt ?? "" };
@@ -36,20 +36,25 @@ function daily(a: forum.DailyAllowance | undefined): QuotaView {
 /**
  * `GET /me/quotas` (key required, 401 otherwise): what the caller has left now (DESIGN.md §4
  * "Limits"; issue #7) — requests this minute (shared counters of the rate limiter, without
- * counting again), posts and comments today (the forum's daily counters). Joins are limited per
- * client IP, not per key, so they are not listed here.
+ * counting again), posts and comments today (the forum's daily counters), and new translations
+ * today (the translation service's quota, DESIGN.md §7). Joins are limited per client IP, not per
+ * key, so they are not listed here.
  */
-export function quotaRoutes(forumClient: ForumClient, limiter: RequestRateLimiter): Router {
+export function quotaRoutes(forumClient: ForumClient, limiter: RequestRateLimiter, translationClient?: TranslationClient): Router {
   const r = Router();
   r.get("/me/quotas", async (_req, res) => {
     const me = requireCaller(res);
-    const [rate, usage] = await Promise.all([limiter.peek("keyed", me.agentId), forumClient.dailyUsage(me.agentId)]);
+    const [rate, usage, translations] = await Promise.all([
+      limiter.peek("keyed", me.agentId),
+      forumClient.dailyUsage(me.agentId),
+      translationClient ? translationClient.getQuota(me.agentId) : Promise.resolve(undefined),
+    ]);
     const body: QuotasView = {
       agentId: me.agentId,
       requests: { limit: rate.limit, used: rate.used, remaining: rate.remaining, resetAt: new Date(Date.now() + rate.resetSeconds * 1000).toISOString() },
       posts: daily(usage.posts),
       comments: daily(usage.comments),
-      // LEAD-MERGE(translation quota): translations: …
+      translations: translations ? daily(translations) : null,
     };
     res.json(body);
   });

@@ -1,0 +1,85 @@
+import { Router } from "express";
+import { z } from "zod";
+import { ApsError, type TranslationClient } from "@aps/platform";
+import { callerOf } from "../http/auth.js";
+import { pathId, validate } from "../http/validate.js";
+import type { SkillDoc } from "../skill.js";
+import { LANGS } from "./meta.js";
+
+/** Most ids per `GET /posts/translations` (seed "Limits"). */
+export const MAX_TITLE_IDS = 50;
+
+const POST_ID = /^p_[0-9A-HJKMNP-TV-Z]{26}$/;
+const langQuery = z.strictObject({ lang: z.enum(LANGS) });
+const skillQuery = z.object({ lang: z.enum(LANGS).optional() });
+const titlesQuery = z.strictObject({
+  lang: z.enum(LANGS),
+  ids: z
+    .string()
+    .max(MAX_TITLE_IDS * 40)
+    .transform((s) => [...new Set(s.split(",").map((x) => x.trim()).filter(Boolean))])
+    .pipe(z.array(z.string().regex(POST_ID, "each id is p_ + ULID")).min(1, "give at least one id").max(MAX_TITLE_IDS, `at most ${MAX_TITLE_IDS} ids`)),
+});
+
+function need(t: TranslationClient | undefined): TranslationClient {
+  if (!t) throw new ApsError("upstream_unavailable", "no translation service is configured on this deployment", 3600);
+  return t;
+}
+
+/**
+ * Translation routes (DESIGN.md §7, seed "Translation rules"), mounted before the forum's
+ * `/posts/{id}` so `/posts/translations` is not taken for an id:
+ * - `GET /posts/{id}/translation?lang=` → the post in `lang` with `sourceLang`, `engine`,
+ *   `machineTranslation`, `originalPrevails: true`, `version`, `translatedAt`; `Content-Language`.
+ * - `GET /posts/translations?lang=&ids=a,b` (≤ 50 ids) → `{lang, items: [{id, title, sourceLang,
+ *   engine, machineTranslation}], missing}`.
+ * - `GET /skill.md?lang=xx` (xx ≠ en) → skill.md translated below its untranslated first line and
+ *   a machine-translation note; `lang` absent or `en` falls through to the original.
+ * Anonymous callers read only the cache (404 `translation_not_cached`); keyed callers may
+ * generate within their daily quota (429 `quota_exceeded`); no engine → 503.
+ */
+export function translationRoutes(translation: TranslationClient | undefined, skill: SkillDoc): Router {
+  const r = Router();
+
+  r.get("/posts/translations", async (req, res) => {
+    const q = validate(titlesQuery, req.query, "query");
+    const out = await need(translation).translateTitles({ postIds: q.ids, lang: q.lang, agentId: callerOf(res)?.agentId ?? "" });
+    res.setHeader("Content-Language", q.lang);
+    res.json({
+      lang: q.lang,
+      items: out.items.map((i) => ({ id: i.id, title: i.title, sourceLang: i.sourceLang, engine: i.engine || null, machineTranslation: i.machineTranslation })),
+      missing: out.missing,
+    });
+  });
+
+  r.get("/posts/:id/translation", async (req, res) => {
+    const id = pathId("p_", req.params.id, "post");
+    const q = validate(langQuery, req.query, "query");
+    const t = await need(translation).translatePost({ postId: id, lang: q.lang, agentId: callerOf(res)?.agentId ?? "" });
+    res.setHeader("Content-Language", t.lang);
+    res.json({
+      id: t.id,
+      lang: t.lang,
+      sourceLang: t.sourceLang,
+      title: t.title,
+      body: t.body,
+      engine: t.engine || null,
+      machineTranslation: t.machineTranslation,
+      originalPrevails: true,
+      version: t.version,
+      translatedAt: t.translatedAt || null,
+    });
+  });
+
+  r.get("/skill.md", async (req, res, next) => {
+    // Same (non-strict) query rules as the original in routes/meta.ts.
+    const q = validate(skillQuery, req.query, "query");
+    if (!q.lang || q.lang === "en") return next();
+    const [first, ...rest] = skill.markdown.split("\n");
+    const d = await need(translation).translateDocument({ docId: "skill.md", text: rest.join("\n"), sourceLang: "en", lang: q.lang, agentId: callerOf(res)?.agentId ?? "" });
+    const note = `> Machine translation (${d.engine}, ${q.lang}) of the English original at /v1/skill.md; the English original prevails.`;
+    res.type("text/markdown; charset=utf-8").setHeader("Content-Language", q.lang);
+    res.send(`${first}\n${note}\n${d.text}`);
+  });
+  return r;
+}

@@ -1,0 +1,222 @@
+import { createHash, randomUUID } from "node:crypto";
+import { ApsError, secondsToNextUtcDay, type Clock, type ForumClient, type Logger } from "@aps/platform";
+import type { forum } from "@aps/proto";
+import { EngineError, type TranslationEngine } from "./engines/types.js";
+import { detectLang, type Lang } from "./langs.js";
+import { translateMarkdown } from "./markdown.js";
+import { cacheLookups, engineCalls } from "./metrics.js";
+import { leaseKey, type CachedTranslation, type TranslationKey, type TranslationRepository } from "./store/repository.js";
+
+/** A post (or its title) in a language: cached/generated translation or the original. */
+export interface TranslatedPost {
+  id: string;
+  lang: Lang;
+  sourceLang: Lang;
+  title: string;
+  body: string;
+  /** undefined when the original is returned. */
+  engine: string | undefined;
+  machineTranslation: boolean;
+  version: string;
+  /** RFC 3339; undefined for the original. */
+  translatedAt: string | undefined;
+}
+
+/** Tunables of the translator. */
+export interface TranslatorOptions {
+  /** New translations per key per UTC day (`TRANSLATION_DAILY_QUOTA`). */
+  dailyQuota: number;
+  /** Engine request timeout, ms (`TRANSLATION_TIMEOUT_MS`); the generation lease lasts 3× this (≥ 60 s). */
+  timeoutMs: number;
+  clock: Clock;
+  log: Logger;
+}
+
+/** The content version of a post: first 16 hex digits of SHA-256 over title, NUL, body. */
+export function versionOf(title: string, body: string): string {
+  return createHash("sha256").update(title).update("\0").update(body).digest("hex").slice(0, 16);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The translation rules of DESIGN.md §7 and the seed ("Translation rules"): cache per
+ * (subject, version, lang, part) forever; anonymous callers only read the cache
+ * (`translation_not_cached`); a keyed caller generates within the daily quota (`quota_exceeded`,
+ * Retry-After to the next UTC midnight); a requested language equal to the detected source
+ * answers the original (no engine call, not counted). Concurrent identical generations call the
+ * engine once: in-process single-flight plus a lease row in PostgreSQL that replicas share.
+ * Engine failures are never cached and never counted against the quota.
+ */
+export class Translator {
+  private readonly inflight = new Map<string, Promise<CachedTranslation>>();
+
+  constructor(
+    private readonly repo: TranslationRepository,
+    private readonly forum: ForumClient,
+    private readonly engine: TranslationEngine | undefined,
+    private readonly opts: TranslatorOptions,
+  ) {}
+
+  /** The engine's name, or undefined when none is configured. */
+  get engineName(): string | undefined {
+    return this.engine?.name;
+  }
+
+  /** Post `postId` in `lang` for `agentId` ("" = anonymous). Throws not_found for an unknown post. */
+  async post(postId: string, lang: Lang, agentId: string): Promise<TranslatedPost> {
+    const detail = await this.forum.getPost(postId, "");
+    const p = detail.post!;
+    const version = versionOf(p.title, p.body);
+    const sourceLang = detectLang(`${p.title}\n\n${p.body}`);
+    if (sourceLang === lang) return original(p, lang, version);
+    const t = await this.obtain({ subject: p.id, version, lang, part: "full" }, sourceLang, agentId, async (e) => ({
+      title: await translateMarkdown(p.title, (x) => e.translate(x, sourceLang, lang)),
+      body: await translateMarkdown(p.body, (x) => e.translate(x, sourceLang, lang)),
+    }));
+    return fromCache(t, lang);
+  }
+
+  /**
+   * Titles of `ids` in `lang`. Unknown posts, and posts whose translation is not cached for an
+   * anonymous caller, beyond the caller's quota or of a pair the engine lacks, go to `missing`.
+   * An engine outage (or no engine, when something must be generated) throws upstream_unavailable.
+   */
+  async titles(ids: string[], lang: Lang, agentId: string): Promise<{ items: TranslatedPost[]; missing: string[] }> {
+    const posts = (await this.forum.getPosts(ids)).items;
+    const byId = new Map(posts.map((p) => [p.id, p]));
+    const out = new Map<string, TranslatedPost>();
+    const todo: { p: forum.Post; version: string; sourceLang: Lang }[] = [];
+    const versions = new Map<string, string>();
+    for (const p of posts) {
+      const version = versionOf(p.title, p.body);
+      const sourceLang = detectLang(`${p.title}\n\n${p.body}`);
+      if (sourceLang === lang) out.set(p.id, original(p, lang, version));
+      else {
+        todo.push({ p, version, sourceLang });
+        versions.set(p.id, version);
+      }
+    }
+    const cached = await this.repo.findTitles(versions, lang);
+    let quotaLeft = true;
+    const gen: typeof todo = [];
+    for (const t of todo) {
+      const c = cached.get(t.p.id);
+      cacheLookups.inc({ result: c ? "hit" : "miss" });
+      if (c) out.set(t.p.id, fromCache(c, lang));
+      else if (agentId) gen.push(t);
+    }
+    for (const t of gen) {
+      if (!quotaLeft) break;
+      try {
+        const c = await this.obtain({ subject: t.p.id, version: t.version, lang, part: "title" }, t.sourceLang, agentId, async (e) => ({
+          title: await translateMarkdown(t.p.title, (x) => e.translate(x, t.sourceLang, lang)),
+          body: "",
+        }), true);
+        out.set(t.p.id, fromCache(c, lang));
+      } catch (err) {
+        if (err instanceof ApsError && err.code === "quota_exceeded") quotaLeft = false;
+        else if (!(err instanceof ApsError && err.code === "unsupported_language_pair")) throw err;
+      }
+    }
+    const items = ids.flatMap((id) => out.get(id) ?? []);
+    const missing = ids.filter((id) => !out.has(id) || !byId.has(id));
+    return { items, missing };
+  }
+
+  /** Markdown document `docId` (`text` in `sourceLang`) in `lang`; same cache, anonymity and quota rules. */
+  async document(docId: string, text: string, sourceLang: Lang, lang: Lang, agentId: string): Promise<{ text: string; engine: string | undefined; version: string; translatedAt: string | undefined }> {
+    const version = versionOf(docId, text);
+    if (sourceLang === lang) return { text, engine: undefined, version, translatedAt: undefined };
+    const t = await this.obtain({ subject: `doc:${docId}`, version, lang, part: "full" }, sourceLang, agentId, async (e) => ({
+      title: "",
+      body: await translateMarkdown(text, (x) => e.translate(x, sourceLang, lang)),
+    }));
+    return { text: t.body, engine: t.engine, version, translatedAt: t.translatedAt };
+  }
+
+  /** `agentId`'s quota today: `{limit, used, resetAt}` (resetAt = next UTC midnight, RFC 3339). */
+  async quota(agentId: string): Promise<{ limit: number; used: number; resetAt: string }> {
+    const now = this.opts.clock.now();
+    const used = await this.repo.quotaUsed(agentId, now);
+    const resetAt = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString();
+    return { limit: this.opts.dailyQuota, used, resetAt };
+  }
+
+  /** Cache hit, or (keyed caller) one generation shared by every concurrent identical request. */
+  private async obtain(
+    key: TranslationKey,
+    sourceLang: Lang,
+    agentId: string,
+    generate: (e: TranslationEngine) => Promise<{ title: string; body: string }>,
+    counted = false,
+  ): Promise<CachedTranslation> {
+    if (!counted) {
+      const hit = await this.repo.find(key);
+      cacheLookups.inc({ result: hit ? "hit" : "miss" });
+      if (hit) return hit;
+    }
+    if (!agentId) throw new ApsError("translation_not_cached", `no ${key.lang} translation of this version is cached yet; call with an API key to generate it`);
+    if (!this.engine) throw new ApsError("upstream_unavailable", "no translation engine is configured on this deployment", 3600);
+    const lk = leaseKey(key);
+    let p = this.inflight.get(lk);
+    if (!p) {
+      p = this.generateOnce(key, lk, sourceLang, agentId, this.engine, generate).finally(() => this.inflight.delete(lk));
+      this.inflight.set(lk, p);
+    }
+    return p;
+  }
+
+  private async generateOnce(
+    key: TranslationKey,
+    lk: string,
+    sourceLang: Lang,
+    agentId: string,
+    engine: TranslationEngine,
+    generate: (e: TranslationEngine) => Promise<{ title: string; body: string }>,
+  ): Promise<CachedTranslation> {
+    const holder = randomUUID();
+    const leaseMs = Math.max(60_000, this.opts.timeoutMs * 3);
+    const giveUp = Date.now() + leaseMs + 5_000;
+    // Another replica may hold the lease: wait for its row (or for the lease to end or expire).
+    while (!(await this.repo.acquireLease(lk, holder, this.opts.clock.now(), leaseMs))) {
+      await sleep(100);
+      const hit = await this.repo.find(key);
+      if (hit) return hit;
+      if (Date.now() > giveUp) throw new ApsError("upstream_unavailable", "the translation is still being generated; retry later", 5);
+    }
+    try {
+      const again = await this.repo.find(key);
+      if (again) return again;
+      const now = this.opts.clock.now();
+      if (!(await this.repo.reserveQuota(agentId, now, this.opts.dailyQuota))) {
+        throw new ApsError("quota_exceeded", `daily translation quota used up: at most ${this.opts.dailyQuota} new translations per key per UTC day`, secondsToNextUtcDay(now));
+      }
+      let out: { title: string; body: string };
+      try {
+        out = await generate(engine);
+        engineCalls.inc({ engine: engine.name, outcome: "ok" });
+      } catch (err) {
+        await this.repo.refundQuota(agentId, now);
+        const kind = err instanceof EngineError ? err.kind : "unavailable";
+        engineCalls.inc({ engine: engine.name, outcome: kind });
+        this.opts.log.warn({ engine: engine.name, err: (err as Error).message, subject: key.subject, lang: key.lang }, "translation engine failed");
+        if (kind === "unsupported_pair") throw new ApsError("unsupported_language_pair", `the ${engine.name} engine cannot translate ${sourceLang} → ${key.lang}`);
+        throw new ApsError("upstream_unavailable", `the translation engine failed (${(err as Error).message}); retry later`, 5);
+      }
+      const row: CachedTranslation = { ...key, sourceLang, title: out.title, body: out.body, engine: engine.name, translatedAt: this.opts.clock.now().toISOString() };
+      await this.repo.insert(row);
+      return row;
+    } finally {
+      await this.repo.releaseLease(lk, holder).catch(() => undefined);
+    }
+  }
+}
+
+function original(p: forum.Post, lang: Lang, version: string): TranslatedPost {
+  return { id: p.id, lang, sourceLang: lang, title: p.title, body: p.body, engine: undefined, machineTranslation: false, version, translatedAt: undefined };
+}
+
+function fromCache(c: CachedTranslation, lang: Lang): TranslatedPost {
+  return { id: c.subject, lang, sourceLang: c.sourceLang as Lang, title: c.title, body: c.body, engine: c.engine, machineTranslation: true, version: c.version, translatedAt: c.translatedAt };
+}
