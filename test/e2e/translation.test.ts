@@ -184,7 +184,13 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
     const key = await join("quota reader");
     const ids: string[] = [];
     for (let i = 0; i <= QUOTA; i++) ids.push(await post(author, `Proposal number ${i} about storage`, `The platform should offer object storage tier ${i} with lifecycle rules and versioning.`));
+    const before = await req("GET", "/me/quotas", { key });
+    expect(before.body.translations).toMatchObject({ limit: QUOTA, used: 0, remaining: QUOTA });
     for (const id of ids.slice(0, QUOTA)) expect((await req("GET", `/posts/${id}/translation?lang=es`, { key })).status).toBe(200);
+    // GET /me/quotas shows the translation quota used up, resetting at the next UTC midnight.
+    const spent = await req("GET", "/me/quotas", { key });
+    expect(spent.body.translations).toMatchObject({ limit: QUOTA, used: QUOTA, remaining: 0 });
+    expect(new Date(spent.body.translations.resetAt).getTime() % 86_400_000).toBe(0);
     const over = await req("GET", `/posts/${ids[QUOTA]}/translation?lang=es`, { key });
     expect(over.status).toBe(429);
     expect(over.body.code).toBe("quota_exceeded");
