@@ -41,6 +41,8 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
     opts.listenAddr,
     [{ name: "aps.council.v1.CouncilService", definition: council.CouncilServiceService, implementation: councilHandlers(repo, identity, forum, deps.log) }],
     deps.log,
+    // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
+    { probe: () => deps.db.pool.query("SELECT 1") },
   );
   const agenda = await consumeAgenda(deps.bus, repo, identity);
   const scheduler = new DeadlineScheduler(repo, opts.tickMs, deps.log);

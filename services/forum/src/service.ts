@@ -33,6 +33,8 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
     opts.listenAddr,
     [{ name: "aps.forum.v1.ForumService", definition: forum.ForumServiceService, implementation: forumHandlers(repo, deps.log) }],
     deps.log,
+    // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
+    { probe: () => deps.db.pool.query("SELECT 1") },
   );
   const statusProjection = await consumeCouncilEvents(deps.bus, deps.db.pool, repo);
   relay.start();

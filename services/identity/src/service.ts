@@ -37,6 +37,8 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     opts.listenAddr,
     [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation: identityHandlers(repo, new IdempotencyStore(deps.db.pool, opts.clock ?? systemClock), deps.log) }],
     deps.log,
+    // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
+    { probe: () => deps.db.pool.query("SELECT 1") },
   );
   const forum = new ForumClient(opts.forumAddr);
   const sagacity = await consumeCaseClosed(deps.bus, deps.db.pool, forum);

@@ -1,13 +1,16 @@
 import { callUnary, insecure } from "../grpc/client.js";
+import { HealthClient } from "../grpc/health.js";
 import { forum } from "@aps/proto";
 
 /** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient. */
 export class ForumClient {
   private readonly c: forum.ForumServiceClient;
+  private readonly health: HealthClient;
 
   /** @param addr `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`). */
   constructor(addr: string) {
     this.c = new forum.ForumServiceClient(addr, insecure());
+    this.health = new HealthClient(addr);
   }
 
   createPost(req: forum.CreatePostRequest): Promise<forum.Post> {
@@ -28,9 +31,12 @@ export class ForumClient {
   castVote(req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> {
     return callUnary(this.c, this.c.castVote, req);
   }
-  /** True when the channel is (or becomes within `ms`) connected. */
+  /**
+   * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
+   * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
+   */
   ready(ms: number): Promise<boolean> {
-    return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+    return this.health.serving(ms);
   }
   getPosts(ids: string[]): Promise<forum.GetPostsResponse> {
     return callUnary(this.c, this.c.getPosts, { ids });
@@ -43,5 +49,6 @@ export class ForumClient {
   }
   close(): void {
     this.c.close();
+    this.health.close();
   }
 }

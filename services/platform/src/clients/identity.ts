@@ -1,4 +1,5 @@
 import { callUnary, insecure } from "../grpc/client.js";
+import { HealthClient } from "../grpc/health.js";
 import { identity } from "@aps/proto";
 
 /**
@@ -8,10 +9,12 @@ import { identity } from "@aps/proto";
  */
 export class IdentityClient {
   private readonly c: identity.IdentityServiceClient;
+  private readonly health: HealthClient;
 
   /** @param addr `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`). */
   constructor(addr: string) {
     this.c = new identity.IdentityServiceClient(addr, insecure());
+    this.health = new HealthClient(addr);
   }
 
   join(req: identity.JoinRequest): Promise<identity.JoinResponse> {
@@ -33,9 +36,12 @@ export class IdentityClient {
   revokeSeat(agentId: string, seat: string): Promise<identity.Agent> {
     return callUnary(this.c, this.c.revokeSeat, { agentId, seat });
   }
-  /** True when the channel is (or becomes within `ms`) connected. */
+  /**
+   * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
+   * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
+   */
   ready(ms: number): Promise<boolean> {
-    return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+    return this.health.serving(ms);
   }
   countSeats(seat: string): Promise<number> {
     return callUnary(this.c, this.c.countSeats, { seat }).then((r) => r.count);
@@ -51,5 +57,6 @@ export class IdentityClient {
   }
   close(): void {
     this.c.close();
+    this.health.close();
   }
 }

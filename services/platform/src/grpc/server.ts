@@ -3,6 +3,7 @@ import { HealthImplementation } from "grpc-health-check";
 import { ApsError, toServiceError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { grpcDuration, grpcHandled } from "../metrics.js";
+import { watchDependency, type DependencyProbe } from "./health.js";
 
 /** One gRPC service to serve: its generated definition, implementation and full name for health. */
 export interface ServedService {
@@ -22,12 +23,23 @@ export interface RunningGrpcServer {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/** Optional behaviour of `startGrpcServer`. */
+export interface GrpcServerOptions {
+  /**
+   * Readiness probe (e.g. `SELECT 1` on the service's pool): run every `probeIntervalMs`
+   * (default 1 000 ms); while it fails every health entry is NOT_SERVING (see watchDependency).
+   */
+  probe?: DependencyProbe;
+  probeIntervalMs?: number;
+}
+
 /**
  * Starts a gRPC server on `addr` (`host:port`, port 0 = any) serving `services` plus the standard
- * gRPC health-checking protocol (`grpc.health.v1.Health`), all SERVING. Insecure transport:
- * service-to-service traffic stays inside the cluster network (mTLS belongs to the mesh).
+ * gRPC health-checking protocol (`grpc.health.v1.Health`), all SERVING — or NOT_SERVING while
+ * `opts.probe` fails. Insecure transport: service-to-service traffic stays inside the cluster
+ * network (mTLS belongs to the mesh).
  */
-export async function startGrpcServer(addr: string, services: ServedService[], log: Logger): Promise<RunningGrpcServer> {
+export async function startGrpcServer(addr: string, services: ServedService[], log: Logger, opts: GrpcServerOptions = {}): Promise<RunningGrpcServer> {
   const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024 });
   const statuses: Record<string, "SERVING"> = { "": "SERVING" };
   for (const s of services) {
@@ -39,11 +51,13 @@ export async function startGrpcServer(addr: string, services: ServedService[], l
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(addr, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
+  const watch = opts.probe ? watchDependency(health, Object.keys(statuses), opts.probe, log, { intervalMs: opts.probeIntervalMs }) : undefined;
   log.info({ addr, port }, "gRPC server listening");
   return {
     port,
     health,
     shutdown: async (graceMs = 10_000) => {
+      await watch?.stop();
       for (const name of Object.keys(statuses)) health.setStatus(name, "NOT_SERVING");
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
