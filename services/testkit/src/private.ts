@@ -62,9 +62,10 @@ export interface PrivateServer {
   remove(): Promise<void>;
 }
 
-/** True when a private NATS can be started here (the binary exists). Says so loudly when not. */
+/** True when a private NATS can be started here (the binary exists). Says so loudly when not; throws under APS_TEST_REQUIRE_REAL=1. */
 export function canRunPrivateNats(): boolean {
   const ok = existsSync(NATS_SERVER_BIN);
+  if (!ok && process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but no nats-server at ${NATS_SERVER_BIN}`);
   if (!ok) console.warn(`[testkit] NO nats-server at ${NATS_SERVER_BIN} (set NATS_SERVER_BIN): private-NATS fault tests are SKIPPED`);
   return ok;
 }
@@ -115,10 +116,11 @@ export async function startPrivateNats(): Promise<PrivateServer> {
 const asPostgres = (cmd: string, args: string[]) =>
   process.getuid?.() === 0 ? run("runuser", ["-u", "postgres", "--", cmd, ...args]) : run(cmd, args);
 
-/** True when a private PostgreSQL can be started here (binaries present; root or the postgres user). */
+/** True when a private PostgreSQL can be started here (binaries present; root or the postgres user); loud when not, throws under APS_TEST_REQUIRE_REAL=1. */
 export function canRunPrivatePostgres(): boolean {
   const bins = existsSync(join(PG_BIN_DIR, "initdb")) && existsSync(join(PG_BIN_DIR, "pg_ctl"));
   const user = process.getuid?.() === 0 || process.env.USER === "postgres";
+  if ((!bins || !user) && process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but no private PostgreSQL can start (binaries in ${PG_BIN_DIR}: ${bins}; root or postgres user: ${user})`);
   if (!bins || !user)
     console.warn(`[testkit] CANNOT START A PRIVATE POSTGRESQL (binaries in ${PG_BIN_DIR}: ${bins}; root or postgres user: ${user}): private-PostgreSQL fault tests are SKIPPED`);
   return bins && user;
