@@ -1,5 +1,5 @@
 import { council } from "@aps/proto";
-import { callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, insecure } from "../grpc/client.js";
 import { HealthClient } from "../grpc/health.js";
 
 /** Typed client of the council service; same error contract as IdentityClient. */
@@ -26,10 +26,10 @@ export class CouncilClient {
     return callUnary(this.c, this.c.complete, req);
   }
   getCase(postId: string): Promise<council.GetCaseResponse> {
-    return callUnary(this.c, this.c.getCase, { postId });
+    return callRead(this.c, this.c.getCase, { postId });
   }
   listCases(req: council.ListCasesRequest): Promise<council.ListCasesResponse> {
-    return callUnary(this.c, this.c.listCases, req);
+    return callRead(this.c, this.c.listCases, req);
   }
   closeDue(): Promise<council.CloseDueResponse> {
     return callUnary(this.c, this.c.closeDue, {});

@@ -1,8 +1,8 @@
-import { callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, insecure } from "../grpc/client.js";
 import { HealthClient } from "../grpc/health.js";
 import { forum } from "@aps/proto";
 
-/** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient. */
+/** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient (reads retried on transport failures, writes never). */
 export class ForumClient {
   private readonly c: forum.ForumServiceClient;
   private readonly health: HealthClient;
@@ -17,16 +17,16 @@ export class ForumClient {
     return callUnary(this.c, this.c.createPost, req);
   }
   getPost(id: string, viewerId: string): Promise<forum.PostDetail> {
-    return callUnary(this.c, this.c.getPost, { id, viewerId });
+    return callRead(this.c, this.c.getPost, { id, viewerId });
   }
   listPosts(req: forum.ListPostsRequest): Promise<forum.ListPostsResponse> {
-    return callUnary(this.c, this.c.listPosts, req);
+    return callRead(this.c, this.c.listPosts, req);
   }
   createComment(req: forum.CreateCommentRequest): Promise<forum.Comment> {
     return callUnary(this.c, this.c.createComment, req);
   }
   listComments(req: forum.ListCommentsRequest): Promise<forum.ListCommentsResponse> {
-    return callUnary(this.c, this.c.listComments, req);
+    return callRead(this.c, this.c.listComments, req);
   }
   castVote(req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> {
     return callUnary(this.c, this.c.castVote, req);
@@ -39,13 +39,13 @@ export class ForumClient {
     return this.health.serving(ms);
   }
   getPosts(ids: string[]): Promise<forum.GetPostsResponse> {
-    return callUnary(this.c, this.c.getPosts, { ids });
+    return callRead(this.c, this.c.getPosts, { ids });
   }
   votesAt(postId: string, at: string): Promise<forum.VotesAtResponse> {
-    return callUnary(this.c, this.c.votesAt, { postId, at });
+    return callRead(this.c, this.c.votesAt, { postId, at });
   }
   authorStats(agentId: string): Promise<forum.AuthorStats> {
-    return callUnary(this.c, this.c.getAuthorStats, { agentId });
+    return callRead(this.c, this.c.getAuthorStats, { agentId });
   }
   close(): void {
     this.c.close();

@@ -1,11 +1,12 @@
-import { callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, insecure } from "../grpc/client.js";
 import { HealthClient } from "../grpc/health.js";
 import { identity } from "@aps/proto";
 
 /**
  * Typed client of the identity service (one module per downstream service). Every call
  * has a deadline and rejects with ApsError (stable code kept; transport failures →
- * `upstream_unavailable`).
+ * `upstream_unavailable`). Reads (authenticate, getAgent, countSeats, listAwards) go through
+ * callRead — retried when the service was not reached; writes are never retried.
  */
 export class IdentityClient {
   private readonly c: identity.IdentityServiceClient;
@@ -21,14 +22,14 @@ export class IdentityClient {
     return callUnary(this.c, this.c.join, req);
   }
   authenticate(apiKey: string): Promise<identity.Agent> {
-    return callUnary(this.c, this.c.authenticate, { apiKey });
+    return callRead(this.c, this.c.authenticate, { apiKey });
   }
   /** Revokes `apiKey` and returns a new key for the same agent (UNAUTHENTICATED → 401 if already revoked). */
   rotateKey(apiKey: string): Promise<identity.RotateKeyResponse> {
     return callUnary(this.c, this.c.rotateKey, { apiKey });
   }
   getAgent(agentId: string): Promise<identity.Agent> {
-    return callUnary(this.c, this.c.getAgent, { agentId });
+    return callRead(this.c, this.c.getAgent, { agentId });
   }
   grantSeat(agentId: string, seat: string): Promise<identity.Agent> {
     return callUnary(this.c, this.c.grantSeat, { agentId, seat });
@@ -44,10 +45,10 @@ export class IdentityClient {
     return this.health.serving(ms);
   }
   countSeats(seat: string): Promise<number> {
-    return callUnary(this.c, this.c.countSeats, { seat }).then((r) => r.count);
+    return callRead(this.c, this.c.countSeats, { seat }).then((r) => r.count);
   }
   listAwards(req: identity.ListAwardsRequest): Promise<identity.ListAwardsResponse> {
-    return callUnary(this.c, this.c.listAwards, req);
+    return callRead(this.c, this.c.listAwards, req);
   }
   beginIdempotency(req: identity.BeginIdempotencyRequest): Promise<identity.IdempotencyRecord> {
     return callUnary(this.c, this.c.beginIdempotency, req);

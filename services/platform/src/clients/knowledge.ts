@@ -1,4 +1,4 @@
-import { callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, insecure } from "../grpc/client.js";
 import { HealthClient } from "../grpc/health.js";
 import { knowledge } from "@aps/proto";
 
@@ -14,10 +14,10 @@ export class KnowledgeClient {
   }
 
   search(req: knowledge.SearchRequest): Promise<knowledge.SearchResponse> {
-    return callUnary(this.c, this.c.search, req);
+    return callRead(this.c, this.c.search, req);
   }
   similar(req: knowledge.SimilarRequest): Promise<knowledge.SearchResponse> {
-    return callUnary(this.c, this.c.similar, req);
+    return callRead(this.c, this.c.similar, req);
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its

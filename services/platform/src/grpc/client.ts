@@ -1,5 +1,5 @@
-import { credentials, Metadata, type CallOptions, type Client, type ServiceError } from "@grpc/grpc-js";
-import { fromServiceError } from "../errors.js";
+import { credentials, Metadata, status as GrpcStatus, type CallOptions, type Client, type ServiceError } from "@grpc/grpc-js";
+import { CODE_METADATA_KEY, fromServiceError } from "../errors.js";
 
 /** A generated client method in callback style. */
 type UnaryMethod<Req, Res> = (req: Req, metadata: Metadata, options: Partial<CallOptions>, cb: (err: ServiceError | null, res: Res) => void) => unknown;
@@ -15,6 +15,33 @@ export function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res
   return new Promise((resolve, reject) => {
     method.call(client, req, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(fromServiceError(err)) : resolve(res)));
   });
+}
+
+/** Pauses before the retries of a read, ms (a restarting or re-connecting service; issue #7 "retries only where idempotent"). */
+export const READ_RETRY_DELAYS_MS = [100, 400];
+
+/**
+ * Like callUnary, for idempotent calls only (reads: nothing changes however often it runs):
+ * a transport failure — UNAVAILABLE without an APS code, i.e. the service was not reached — is
+ * retried after 100 ms and 400 ms while the deadline (`deadlineMs`, for all attempts) allows.
+ * Anything the service itself answered, and every write, is never retried here.
+ */
+export async function callRead<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, req: Req, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
+  const deadline = Date.now() + deadlineMs;
+  for (let attempt = 0; ; attempt++) {
+    const left = deadline - Date.now();
+    try {
+      return await new Promise<Res>((resolve, reject) => {
+        method.call(client, req, new Metadata(), { deadline: Date.now() + left }, (err, res) => (err ? reject(err) : resolve(res)));
+      });
+    } catch (err) {
+      const se = err as Partial<ServiceError>;
+      const transport = se.code === GrpcStatus.UNAVAILABLE && se.metadata?.get(CODE_METADATA_KEY)[0] === undefined;
+      const pause = READ_RETRY_DELAYS_MS[attempt];
+      if (!transport || pause === undefined || Date.now() + pause >= deadline) throw fromServiceError(err);
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
 }
 
 /** Insecure channel credentials for in-cluster gRPC (see startGrpcServer). */

@@ -1,6 +1,6 @@
 import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation, type handleUnaryCall, type ServerUnaryCall } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
-import { ApsError, toServiceError } from "../errors.js";
+import { ApsError, isDatabaseUnavailable, toServiceError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { grpcDuration, grpcHandled } from "../metrics.js";
 import { watchDependency, type DependencyProbe } from "./health.js";
@@ -92,7 +92,9 @@ export function unary<Req, Res>(log: Logger, fn: (req: Req, call: ServerUnaryCal
         callback(null, res);
       },
       (err: unknown) => {
-        if (!(err instanceof ApsError)) log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), method: call.getPath() }, "unhandled error in gRPC handler");
+        // A database outage is an expected fault (answered 503, readiness already NOT_SERVING): one warn line, no stack.
+        if (!(err instanceof ApsError) && isDatabaseUnavailable(err)) log.warn({ err: err instanceof Error ? err.message : String(err), method: call.getPath() }, "database unavailable");
+        else if (!(err instanceof ApsError)) log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), method: call.getPath() }, "unhandled error in gRPC handler");
         const se = toServiceError(err);
         observe(Number((se as { code?: number }).code ?? 2));
         callback(se as never);
