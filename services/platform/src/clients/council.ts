@@ -1,5 +1,5 @@
 import { council } from "@aps/proto";
-import { callRead, callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
 import { HealthClient } from "../grpc/health.js";
 
 /** Typed client of the council service; same error contract as IdentityClient. */
@@ -9,7 +9,7 @@ export class CouncilClient {
 
   /** @param addr `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`). */
   constructor(addr: string) {
-    this.c = new council.CouncilServiceClient(addr, insecure());
+    this.c = new council.CouncilServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
     this.health = new HealthClient(addr);
   }
 

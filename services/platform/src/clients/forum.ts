@@ -1,4 +1,4 @@
-import { callRead, callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
 import { HealthClient } from "../grpc/health.js";
 import { forum } from "@aps/proto";
 
@@ -9,7 +9,7 @@ export class ForumClient {
 
   /** @param addr `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`). */
   constructor(addr: string) {
-    this.c = new forum.ForumServiceClient(addr, insecure());
+    this.c = new forum.ForumServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
     this.health = new HealthClient(addr);
   }
 

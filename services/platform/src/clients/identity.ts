@@ -1,4 +1,4 @@
-import { callRead, callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
 import { HealthClient } from "../grpc/health.js";
 import { identity } from "@aps/proto";
 
@@ -14,7 +14,7 @@ export class IdentityClient {
 
   /** @param addr `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`). */
   constructor(addr: string) {
-    this.c = new identity.IdentityServiceClient(addr, insecure());
+    this.c = new identity.IdentityServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
     this.health = new HealthClient(addr);
   }
 

@@ -1,4 +1,4 @@
-import { callRead, callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
 import { HealthClient } from "../grpc/health.js";
 import { knowledge } from "@aps/proto";
 
@@ -9,7 +9,7 @@ export class KnowledgeClient {
 
   /** @param addr `host:port` of the knowledge gRPC server (`KNOWLEDGE_GRPC_ADDR`). */
   constructor(addr: string) {
-    this.c = new knowledge.KnowledgeServiceClient(addr, insecure());
+    this.c = new knowledge.KnowledgeServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
     this.health = new HealthClient(addr);
   }
 

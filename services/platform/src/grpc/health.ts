@@ -1,6 +1,6 @@
 import { makeGenericClientConstructor, Metadata, type Client, type ServiceDefinition } from "@grpc/grpc-js";
 import { service as healthService, type HealthImplementation } from "grpc-health-check";
-import { insecure } from "./client.js";
+import { CHANNEL_OPTIONS, insecure } from "./client.js";
 import type { Logger } from "../log.js";
 
 /** How often a service re-checks its dependencies by default, ms (DESIGN.md §9 readiness). */
@@ -88,7 +88,7 @@ export class HealthClient {
 
   /** @param addr `host:port` of a service's gRPC server. */
   constructor(addr: string) {
-    this.c = new HealthClientCtor(addr, insecure()) as unknown as Client & { Check: CheckMethod };
+    this.c = new HealthClientCtor(addr, insecure(), { ...CHANNEL_OPTIONS }) as unknown as Client & { Check: CheckMethod };
   }
 
   /** Status of `service` ("" = the whole server) within `ms` (deadline); never rejects. */
