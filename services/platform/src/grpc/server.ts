@@ -23,6 +23,12 @@ export interface RunningGrpcServer {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/**
+ * Health-check service name answered SERVING while the process is up, whatever its dependencies
+ * (the Kubernetes liveness probe asks for it; readiness asks for "" which follows the probe).
+ */
+export const LIVENESS_SERVICE = "liveness";
+
 /** Optional behaviour of `startGrpcServer`. */
 export interface GrpcServerOptions {
   /**
@@ -51,6 +57,9 @@ export async function startGrpcServer(addr: string, services: ServedService[], l
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(addr, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
+  // Liveness stays SERVING through a database outage (restarting the pod would not help);
+  // "" and the named services are readiness (docs/adr/0075).
+  health.setStatus(LIVENESS_SERVICE, "SERVING");
   const watch = opts.probe ? watchDependency(health, Object.keys(statuses), opts.probe, log, { intervalMs: opts.probeIntervalMs }) : undefined;
   log.info({ addr, port }, "gRPC server listening");
   return {
@@ -58,7 +67,7 @@ export async function startGrpcServer(addr: string, services: ServedService[], l
     health,
     shutdown: async (graceMs = 10_000) => {
       await watch?.stop();
-      for (const name of Object.keys(statuses)) health.setStatus(name, "NOT_SERVING");
+      for (const name of [...Object.keys(statuses), LIVENESS_SERVICE]) health.setStatus(name, "NOT_SERVING");
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
           server.forceShutdown();
