@@ -18,12 +18,12 @@ export function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res
 }
 
 /** Pauses before the retries of a read, ms (a restarting or re-connecting service; issue #7 "retries only where idempotent"). */
-export const READ_RETRY_DELAYS_MS = [100, 400];
+export const READ_RETRY_DELAYS_MS = [250, 1_000];
 
 /**
  * Like callUnary, for idempotent calls only (reads: nothing changes however often it runs):
  * a transport failure — UNAVAILABLE without an APS code, i.e. the service was not reached — is
- * retried after 100 ms and 400 ms while the deadline (`deadlineMs`, for all attempts) allows.
+ * retried after 250 ms and 1 s (past the channel's first reconnect backoff, 500 ms) while the deadline (`deadlineMs`, for all attempts) allows.
  * Anything the service itself answered, and every write, is never retried here.
  */
 export async function callRead<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, req: Req, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
