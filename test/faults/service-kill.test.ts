@@ -107,6 +107,18 @@ const TIMEOUT = 240_000;
     },
     TIMEOUT,
   );
+
+  it(
+    "stops every process gracefully on SIGTERM (gateway first), each exiting 0",
+    async () => {
+      const codes: Record<string, number | null> = {};
+      const t0 = Date.now();
+      for (const n of ["gateway", "council", "identity", "knowledge", "forum"] as const) codes[n] = await topo.children[n].kill("SIGTERM");
+      expect(codes).toEqual({ gateway: 0, council: 0, identity: 0, knowledge: 0, forum: 0 });
+      console.log(`[faults/kill] SIGTERM of the 5 processes one after another: all exited 0 in ${Date.now() - t0} ms`);
+    },
+    TIMEOUT,
+  );
 });
 
 if (!real) {
