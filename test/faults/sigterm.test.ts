@@ -78,7 +78,7 @@ describe.each(variants)("SIGTERM of the all-in-one process during writes (%s)", 
               else refused++;
             }
           } catch {
-            // connection refused or cut: the gateway has stopped
+            // connection refused (the gateway stopped accepting) or cut after the 10 s drain
             if (Date.now() < stopAt) throw new Error("a request failed before SIGTERM");
             cut++;
             return;
@@ -112,12 +112,12 @@ describe.each(variants)("SIGTERM of the all-in-one process during writes (%s)", 
         votes += want.votes;
       }
       expect(missing).toEqual([]);
-      // and no write beyond them: each agent's posts are exactly the accepted ones
+      // the list agrees (a request cut by the shutdown may have been applied, so ≥, not =)
       const listed = ok(await req2("GET", "/posts?kind=all&sort=new&limit=100"), 200, "list");
-      expect(listed.items.length).toBe(Math.min(100, posts.size));
+      expect(listed.items.length).toBeGreaterThanOrEqual(Math.min(100, posts.size));
       console.log(
         `[faults/sigterm] ${variant}: ${sent} requests sent by ${WORKERS} agents, ${posts.size} posts + ${comments} comments + ${votes} votes answered 2xx ` +
-          `(all present after restart, lost 0); ${refused} answered non-2xx, ${cut} cut by the shutdown; exit code ${code} ${exitMs} ms after SIGTERM`,
+          `(all present after restart, lost 0); ${refused} answered non-2xx, ${cut} refused or cut by the shutdown; exit code ${code} ${exitMs} ms after SIGTERM`,
       );
     },
     TIMEOUT,
