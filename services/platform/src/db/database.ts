@@ -79,6 +79,16 @@ function wirePool(pool: pg.Pool, opts: DatabaseOptions): void {
   pool.on("error", (err) => opts.log.warn({ err: err.message }, "idle database connection lost"));
 }
 
+/**
+ * The readiness probe of `db` for `startGrpcServer` (docs/adr/0075): `SELECT 1` on the service's
+ * pool for a real PostgreSQL server; none for the embedded PGlite, which lives in the process
+ * (it cannot become unreachable) and serialises every query on one connection, so a slow probe
+ * there would only mean "busy".
+ */
+export function readinessProbe(db: Database): (() => Promise<unknown>) | undefined {
+  return db.kind === "postgres" ? () => db.pool.query("SELECT 1") : undefined;
+}
+
 /** A client checked out for one transaction. */
 export type Tx = pg.PoolClient;
 

@@ -5,8 +5,11 @@ import type { Logger } from "../log.js";
 
 /** How often a service re-checks its dependencies by default, ms (DESIGN.md §9 readiness). */
 export const DEFAULT_PROBE_INTERVAL_MS = 1_000;
-/** A probe slower than this counts as failed, ms (a hung PostgreSQL is as bad as a stopped one). */
-export const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
+/**
+ * A probe slower than this counts as failed, ms (a hung PostgreSQL is as bad as a stopped one;
+ * long enough that a pool queue under load is not taken for an outage — pg's connect timeout is 5 s).
+ */
+export const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
 
 /** A cheap check of what a service needs to answer (its database); rejects when unavailable. */
 export type DependencyProbe = () => Promise<unknown>;
@@ -21,7 +24,7 @@ export interface DependencyWatch {
 
 /**
  * Runs `probe` every `intervalMs` (default 1 000 ms; a probe taking longer than `timeoutMs`,
- * default 2 000 ms, fails) and mirrors the result on the gRPC health service: every name in
+ * default 5 000 ms, fails) and mirrors the result on the gRPC health service: every name in
  * `names` becomes NOT_SERVING after a failed probe and SERVING again after a successful one.
  * This is what makes the gateway's `/readyz` answer 503 while a service's PostgreSQL is down
  * (issue #6 "Health"; docs/adr/0075-readiness-from-database-probes.md). Transitions are logged once.

@@ -35,7 +35,7 @@ export interface GrpcServerOptions {
    * Readiness probe (e.g. `SELECT 1` on the service's pool): run every `probeIntervalMs`
    * (default 1 000 ms); while it fails every health entry is NOT_SERVING (see watchDependency).
    */
-  probe?: DependencyProbe;
+  probe?: DependencyProbe | undefined;
   probeIntervalMs?: number;
 }
 
