@@ -55,11 +55,12 @@ const TIMEOUT = 240_000;
 
       const down503 = async (method: string, path: string, body?: unknown) => {
         const r = await req(method, path, { key: author.apiKey, ...(body ? { body } : {}) });
-        expect({ path, status: r.status, type: r.headers.get("content-type")?.split(";")[0], code: r.body?.code }).toEqual({
+        expect({ path, status: r.status, type: r.headers.get("content-type")?.split(";")[0], code: r.body?.code, retryAfter: r.headers.get("retry-after") !== null }).toEqual({
           path,
           status: 503,
           type: "application/problem+json",
           code: "upstream_unavailable",
+          retryAfter: true,
         });
       };
       await down503("GET", "/posts?limit=5");

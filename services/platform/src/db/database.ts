@@ -3,6 +3,7 @@ import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import type { Logger } from "../log.js";
+import { isDatabaseUnavailable } from "../errors.js";
 
 /**
  * One service's PostgreSQL, reached only through `pg` whichever way it runs (DESIGN.md §3):
@@ -99,6 +100,7 @@ export type Tx = pg.PoolClient;
  */
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const tx = await pool.connect();
+  let broken: Error | undefined;
   try {
     await tx.query("BEGIN");
     const out = await fn(tx);
@@ -106,8 +108,10 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
     return out;
   } catch (err) {
     await tx.query("ROLLBACK").catch(() => undefined);
+    // A connection that failed (server restarted, socket reset) is destroyed, never pooled again.
+    broken = isDatabaseUnavailable(err) ? (err as Error) : undefined;
     throw err;
   } finally {
-    tx.release();
+    tx.release(broken);
   }
 }
