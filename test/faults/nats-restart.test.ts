@@ -15,7 +15,8 @@ import {
 } from "./support.js";
 
 /**
- * Fault: NATS JetStream stopped during a run of writes and started again (issue #7 "Faults").
+ * Fault: NATS JetStream stopped during a run of writes and started again (issue #7 "Faults"),
+ * once gracefully (SIGTERM) and once killed (SIGKILL: no flush, as in a crash of the process).
  * APS runs in jest on the shared PostgreSQL (a fresh database) and a PRIVATE nats-server this
  * test stops and starts (the machine's NATS is never touched). Writes keep being accepted while
  * NATS is down (the outbox holds their events; `aps_outbox_backlog` shows them); once NATS is
@@ -25,7 +26,9 @@ import {
 const real = (await hasPostgres()) && canRunPrivateNats();
 const TIMEOUT = 240_000;
 
-(real ? describe : describe.skip)("NATS stopped during writes, started again (private nats-server, real PostgreSQL)", () => {
+const stops = real ? (["SIGTERM", "SIGKILL"] as const) : [];
+
+describe.each(stops)("NATS stopped (%s) during writes, started again (private nats-server, real PostgreSQL)", (signal) => {
   let nats: PrivateServer;
   let db: TestDatabase;
   let aps: Awaited<ReturnType<typeof startAio>>;
@@ -99,7 +102,7 @@ const TIMEOUT = 240_000;
       const burst = Promise.all([voteOn(posts[3]!.id, 3), voteOn(posts[4]!.id, 4), comment(posts[0]!.id, agents[5]!)]);
       await new Promise((r) => setTimeout(r, 150));
       const stoppedAt = Date.now();
-      await nats.stop();
+      await nats.stop(signal === "SIGKILL");
       await burst;
       await close(posts[0]!.id, posts[0]!.author, "adopted");
 
@@ -145,7 +148,7 @@ const TIMEOUT = 240_000;
       const expectedRows = closes.filter((c) => c.outcome === "adopted").length + Object.values(expected).reduce((a, b) => a + b, 0) - 10 * closes.filter((c) => c.outcome === "adopted").length;
       expect(ledgerRows).toBe(expectedRows);
       console.log(
-        `[faults/nats] ${writes} writes accepted (${posts.length} posts, ${votes.length} votes, ${closes.length} closes); NATS down ${downMs} ms with ` +
+        `[faults/nats] ${signal}: ${writes} writes accepted (${posts.length} posts, ${votes.length} votes, ${closes.length} closes); NATS down ${downMs} ms with ` +
           `${backlogWhileDown} events in the outbox; after restart Sagacity exact in ${sagacityMs} ms, search complete in ${searchMs} ms, ` +
           `everything settled in ${recoveryMs} ms; ${ledgerRows} ledger rows, events lost 0, duplicate effects 0`,
       );
