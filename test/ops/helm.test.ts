@@ -357,7 +357,8 @@ describe("charts/aps", () => {
       for (const [svc, port] of [["identity", 50051], ["forum", 50052], ["council", 50053], ["translation", 50055]] as const) {
         const d = find(ms, "Deployment", `aps-${svc}`);
         expect(container(d).args).toEqual([`services/${svc}/dist/main.js`]);
-        expect(container(d).livenessProbe.grpc).toEqual({ port });
+        // liveness asks the "liveness" entry (SERVING through a database outage); readiness "" (follows the database probe, docs/adr/0075)
+        expect(container(d).livenessProbe.grpc).toEqual({ port, service: "liveness" });
         expect(container(d).readinessProbe.grpc).toEqual({ port });
         expect(envOf(d)[`${svc.toUpperCase()}_LISTEN_ADDR`].value).toBe(`0.0.0.0:${port}`);
         expect(envOf(d).DATABASE_URL).toBeDefined();

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { ForumClient, IdentityClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
+import { ForumClient, IdentityClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
 import { council } from "@aps/proto";
 import { CouncilRepository } from "./store/repository.js";
 import { councilHandlers } from "./grpc/handlers.js";
@@ -41,6 +41,8 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
     opts.listenAddr,
     [{ name: "aps.council.v1.CouncilService", definition: council.CouncilServiceService, implementation: councilHandlers(repo, identity, forum, deps.log) }],
     deps.log,
+    // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
+    { probe: readinessProbe(deps.db) },
   );
   const agenda = await consumeAgenda(deps.bus, repo, identity);
   const scheduler = new DeadlineScheduler(repo, opts.tickMs, deps.log);

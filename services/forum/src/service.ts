@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
+import { migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
 import { forum } from "@aps/proto";
 import { ForumRepository, type ForumLimits } from "./store/repository.js";
 import { forumHandlers } from "./grpc/handlers.js";
@@ -33,6 +33,8 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
     opts.listenAddr,
     [{ name: "aps.forum.v1.ForumService", definition: forum.ForumServiceService, implementation: forumHandlers(repo, deps.log) }],
     deps.log,
+    // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
+    { probe: readinessProbe(deps.db) },
   );
   const statusProjection = await consumeCouncilEvents(deps.bus, deps.db.pool, repo);
   relay.start();

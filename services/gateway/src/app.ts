@@ -63,10 +63,18 @@ export function createApp(deps: AppDeps): Express {
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
+  // Ready = every backing service answers its gRPC health check SERVING (reachable, not
+  // draining, and its PostgreSQL up — services probe it every second; docs/adr/0075).
   app.get("/readyz", async (_req, res) => {
-    const [identity, forum, council] = await Promise.all([deps.identity.ready(1_000), deps.forum.ready(1_000), deps.council.ready(1_000)]);
-    const ok = identity && forum && council;
-    res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "not_ready", dependencies: { identity, forum, council } });
+    const [identity, forum, council, knowledge, translation] = await Promise.all([
+      deps.identity.ready(1_000),
+      deps.forum.ready(1_000),
+      deps.council.ready(1_000),
+      deps.knowledge ? deps.knowledge.ready(1_000) : Promise.resolve(true),
+      deps.translation ? deps.translation.ready(1_000) : Promise.resolve(true),
+    ]);
+    const ok = identity && forum && council && knowledge && translation;
+    res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "not_ready", dependencies: { identity, forum, council, knowledge, translation } });
   });
 
   const v1 = express.Router();

@@ -23,7 +23,11 @@ export interface GatewayHandle {
   /** `http://<host>:<port>/v1`, printed at start. */
   baseUrl: string;
   port: number;
-  /** Stops accepting, lets in-flight requests finish (up to 10 s), closes the gRPC channels. */
+  /**
+   * Graceful stop (SIGTERM): stops accepting connections, answers the requests in flight (and
+   * any arriving on open keep-alive connections, with `Connection: close`) for up to 10 s, then
+   * cuts what is left and closes the gRPC channels. The services are stopped only after this.
+   */
   stop(): Promise<void>;
 }
 
@@ -59,9 +63,15 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
     adminToken: cfg.APS_ADMIN_TOKEN,
     trustedProxies: cfg.TRUSTED_PROXIES?.split(",").map((s) => s.trim()).filter(Boolean) ?? [],
   });
+  let draining = false;
   const server: Server = await new Promise((resolve, reject) => {
     // Request heads are capped at 16 KiB: beyond, 431 problem+json (http/client-error.ts).
-    const s = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+    // While draining (stop), every answer carries `Connection: close`, so a keep-alive client
+    // cannot hold the server open with new requests on an old connection.
+    const s = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+      if (draining) res.setHeader("Connection", "close");
+      app(req, res);
+    });
     s.on("clientError", answerClientError);
     s.once("error", reject);
     s.listen(cfg.PORT, cfg.HOST, () => {
@@ -77,6 +87,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
     baseUrl,
     port,
     stop: async () => {
+      draining = true;
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
           server.closeAllConnections();

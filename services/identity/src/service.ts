@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { ForumClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
+import { ForumClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
 import { identity } from "@aps/proto";
 import { IdentityRepository } from "./store/repository.js";
 import { IdempotencyStore } from "./store/idempotency.js";
@@ -37,6 +37,8 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     opts.listenAddr,
     [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation: identityHandlers(repo, new IdempotencyStore(deps.db.pool, opts.clock ?? systemClock), deps.log) }],
     deps.log,
+    // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
+    { probe: readinessProbe(deps.db) },
   );
   const forum = new ForumClient(opts.forumAddr);
   const sagacity = await consumeCaseClosed(deps.bus, deps.db.pool, forum);

@@ -18,6 +18,7 @@ export * from "./bus/outbox.js";
 export * from "./bus/consumer.js";
 export * from "./grpc/server.js";
 export * from "./grpc/client.js";
+export * from "./grpc/health.js";
 export * from "./runtime.js";
 export * from "./limits.js";
 export * from "./clients/identity.js";

@@ -3,3 +3,4 @@ export * from "./infra.js";
 export * from "./process.js";
 export * from "./http.js";
 export * from "./clock.js";
+export * from "./private.js";

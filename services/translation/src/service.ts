@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { ForumClient, migrate, startGrpcServer, systemClock, type Clock, type Database, type Logger } from "@aps/platform";
+import { ForumClient, migrate, readinessProbe, startGrpcServer, systemClock, type Clock, type Database, type Logger } from "@aps/platform";
 import { translation } from "@aps/proto";
 import type { TranslationEngine } from "./engines/types.js";
 import { translationHandlers } from "./grpc/handlers.js";
@@ -45,6 +45,7 @@ export async function startTranslation(deps: { db: Database; log: Logger }, opts
     opts.listenAddr,
     [{ name: "aps.translation.v1.TranslationService", definition: translation.TranslationServiceService, implementation: translationHandlers(translator, deps.log) }],
     deps.log,
+    { probe: readinessProbe(deps.db) },
   );
   deps.log.info({ engine: opts.engine?.name ?? "none", dailyQuota: opts.dailyQuota }, "translation service ready");
   return {

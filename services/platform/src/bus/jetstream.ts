@@ -19,6 +19,9 @@ import { registerLag } from "../metrics.js";
 /** How long one pull request of a consumer waits for events, ms (also the longest a stop waits). */
 const FETCH_EXPIRES_MS = 1_000;
 
+/** Longest a close waits for the connection to drain before closing it outright, ms. */
+const CLOSE_DRAIN_MS = 3_000;
+
 /** Where and how to reach JetStream. */
 export interface JetStreamOptions {
   /** Comma-separated NATS URLs (`NATS_URL`). */
@@ -198,9 +201,24 @@ export class JetStreamBus implements EventBus {
     return out;
   }
 
+  /**
+   * Stops every consumer (each finishes the fetch in hand and acks what it handled), then drains
+   * the connection. A drain needs the server: when NATS is unreachable it gives up after
+   * CLOSE_DRAIN_MS and closes the connection, so a shutdown during a NATS outage still ends
+   * (nothing is lost: unpublished events stay in the outboxes, unacked ones are redelivered).
+   */
   async close(): Promise<void> {
     this.unregisterLag();
     await Promise.all([...this.subs].map((s) => s.stop()));
-    await this.nc.drain().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      this.nc.drain().then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), CLOSE_DRAIN_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!drained) await this.nc.close().catch(() => undefined);
   }
 }

@@ -1,45 +1,51 @@
-import { callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
+import { HealthClient } from "../grpc/health.js";
 import { forum } from "@aps/proto";
 
-/** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient. */
+/** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient (reads retried on transport failures, writes never). */
 export class ForumClient {
   private readonly c: forum.ForumServiceClient;
+  private readonly health: HealthClient;
 
   /** @param addr `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`). */
   constructor(addr: string) {
-    this.c = new forum.ForumServiceClient(addr, insecure());
+    this.c = new forum.ForumServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
+    this.health = new HealthClient(addr);
   }
 
   createPost(req: forum.CreatePostRequest): Promise<forum.Post> {
     return callUnary(this.c, this.c.createPost, req);
   }
   getPost(id: string, viewerId: string): Promise<forum.PostDetail> {
-    return callUnary(this.c, this.c.getPost, { id, viewerId });
+    return callRead(this.c, this.c.getPost, { id, viewerId });
   }
   listPosts(req: forum.ListPostsRequest): Promise<forum.ListPostsResponse> {
-    return callUnary(this.c, this.c.listPosts, req);
+    return callRead(this.c, this.c.listPosts, req);
   }
   createComment(req: forum.CreateCommentRequest): Promise<forum.Comment> {
     return callUnary(this.c, this.c.createComment, req);
   }
   listComments(req: forum.ListCommentsRequest): Promise<forum.ListCommentsResponse> {
-    return callUnary(this.c, this.c.listComments, req);
+    return callRead(this.c, this.c.listComments, req);
   }
   castVote(req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> {
     return callUnary(this.c, this.c.castVote, req);
   }
-  /** True when the channel is (or becomes within `ms`) connected. */
+  /**
+   * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
+   * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
+   */
   ready(ms: number): Promise<boolean> {
-    return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+    return this.health.serving(ms);
   }
   getPosts(ids: string[]): Promise<forum.GetPostsResponse> {
-    return callUnary(this.c, this.c.getPosts, { ids });
+    return callRead(this.c, this.c.getPosts, { ids });
   }
   votesAt(postId: string, at: string): Promise<forum.VotesAtResponse> {
-    return callUnary(this.c, this.c.votesAt, { postId, at });
+    return callRead(this.c, this.c.votesAt, { postId, at });
   }
   authorStats(agentId: string): Promise<forum.AuthorStats> {
-    return callUnary(this.c, this.c.getAuthorStats, { agentId });
+    return callRead(this.c, this.c.getAuthorStats, { agentId });
   }
   /** Today's posts/comments against POSTS_PER_DAY / COMMENTS_PER_DAY for `agentId` (GET /v1/me/quotas). */
   dailyUsage(agentId: string): Promise<forum.DailyUsage> {
@@ -47,5 +53,6 @@ export class ForumClient {
   }
   close(): void {
     this.c.close();
+    this.health.close();
   }
 }

@@ -1,31 +1,35 @@
-import { callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
+import { HealthClient } from "../grpc/health.js";
 import { identity } from "@aps/proto";
 
 /**
  * Typed client of the identity service (one module per downstream service). Every call
  * has a deadline and rejects with ApsError (stable code kept; transport failures →
- * `upstream_unavailable`).
+ * `upstream_unavailable`). Reads (authenticate, getAgent, countSeats, listAwards) go through
+ * callRead — retried when the service was not reached; writes are never retried.
  */
 export class IdentityClient {
   private readonly c: identity.IdentityServiceClient;
+  private readonly health: HealthClient;
 
   /** @param addr `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`). */
   constructor(addr: string) {
-    this.c = new identity.IdentityServiceClient(addr, insecure());
+    this.c = new identity.IdentityServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
+    this.health = new HealthClient(addr);
   }
 
   join(req: identity.JoinRequest): Promise<identity.JoinResponse> {
     return callUnary(this.c, this.c.join, req);
   }
   authenticate(apiKey: string): Promise<identity.Agent> {
-    return callUnary(this.c, this.c.authenticate, { apiKey });
+    return callRead(this.c, this.c.authenticate, { apiKey });
   }
   /** Revokes `apiKey` and returns a new key for the same agent (UNAUTHENTICATED → 401 if already revoked). */
   rotateKey(apiKey: string): Promise<identity.RotateKeyResponse> {
     return callUnary(this.c, this.c.rotateKey, { apiKey });
   }
   getAgent(agentId: string): Promise<identity.Agent> {
-    return callUnary(this.c, this.c.getAgent, { agentId });
+    return callRead(this.c, this.c.getAgent, { agentId });
   }
   grantSeat(agentId: string, seat: string): Promise<identity.Agent> {
     return callUnary(this.c, this.c.grantSeat, { agentId, seat });
@@ -33,15 +37,18 @@ export class IdentityClient {
   revokeSeat(agentId: string, seat: string): Promise<identity.Agent> {
     return callUnary(this.c, this.c.revokeSeat, { agentId, seat });
   }
-  /** True when the channel is (or becomes within `ms`) connected. */
+  /**
+   * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
+   * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
+   */
   ready(ms: number): Promise<boolean> {
-    return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+    return this.health.serving(ms);
   }
   countSeats(seat: string): Promise<number> {
-    return callUnary(this.c, this.c.countSeats, { seat }).then((r) => r.count);
+    return callRead(this.c, this.c.countSeats, { seat }).then((r) => r.count);
   }
   listAwards(req: identity.ListAwardsRequest): Promise<identity.ListAwardsResponse> {
-    return callUnary(this.c, this.c.listAwards, req);
+    return callRead(this.c, this.c.listAwards, req);
   }
   beginIdempotency(req: identity.BeginIdempotencyRequest): Promise<identity.IdempotencyRecord> {
     return callUnary(this.c, this.c.beginIdempotency, req);
@@ -51,5 +58,6 @@ export class IdentityClient {
   }
   close(): void {
     this.c.close();
+    this.health.close();
   }
 }

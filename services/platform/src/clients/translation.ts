@@ -1,4 +1,5 @@
-import { callUnary, insecure } from "../grpc/client.js";
+import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
+import { HealthClient } from "../grpc/health.js";
 
 /** Deadline of calls that may generate (an engine at work), ms: below the gateway's 30 s request timeout. */
 export const TRANSLATION_DEADLINE_MS = 28_000;
@@ -7,10 +8,15 @@ import { translation } from "@aps/proto";
 /** Typed client of the translation service (gateway); same error contract as IdentityClient. */
 export class TranslationClient {
   private readonly c: translation.TranslationServiceClient;
+  private readonly health: HealthClient;
 
-  /** @param addr `host:port` of the translation gRPC server (`TRANSLATION_GRPC_ADDR`). */
+  /**
+   * @param addr `host:port` of the translation gRPC server (`TRANSLATION_GRPC_ADDR`).
+   * Calls that may generate (and spend quota) are never retried; `getQuota` is a read and is.
+   */
   constructor(addr: string) {
-    this.c = new translation.TranslationServiceClient(addr, insecure());
+    this.c = new translation.TranslationServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
+    this.health = new HealthClient(addr);
   }
 
   /** A post in `lang`; `agentId` "" = anonymous (cache only → translation_not_cached). */
@@ -27,13 +33,14 @@ export class TranslationClient {
   }
   /** `agentId`'s translation quota today: `{limit, used, resetAt}`. */
   getQuota(agentId: string): Promise<translation.Quota> {
-    return callUnary(this.c, this.c.getQuota, { agentId });
+    return callRead(this.c, this.c.getQuota, { agentId });
   }
-  /** True when the channel is (or becomes within `ms`) connected. */
+  /** True when the service answers its gRPC health check SERVING within `ms` (docs/adr/0075). */
   ready(ms: number): Promise<boolean> {
-    return new Promise((resolve) => this.c.waitForReady(Date.now() + ms, (err) => resolve(!err)));
+    return this.health.serving(ms);
   }
   close(): void {
     this.c.close();
+    this.health.close();
   }
 }

@@ -3,6 +3,7 @@ import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import type { Logger } from "../log.js";
+import { isDatabaseUnavailable } from "../errors.js";
 
 /**
  * One service's PostgreSQL, reached only through `pg` whichever way it runs (DESIGN.md §3):
@@ -79,6 +80,16 @@ function wirePool(pool: pg.Pool, opts: DatabaseOptions): void {
   pool.on("error", (err) => opts.log.warn({ err: err.message }, "idle database connection lost"));
 }
 
+/**
+ * The readiness probe of `db` for `startGrpcServer` (docs/adr/0075): `SELECT 1` on the service's
+ * pool for a real PostgreSQL server; none for the embedded PGlite, which lives in the process
+ * (it cannot become unreachable) and serialises every query on one connection, so a slow probe
+ * there would only mean "busy".
+ */
+export function readinessProbe(db: Database): (() => Promise<unknown>) | undefined {
+  return db.kind === "postgres" ? () => db.pool.query("SELECT 1") : undefined;
+}
+
 /** A client checked out for one transaction. */
 export type Tx = pg.PoolClient;
 
@@ -89,6 +100,7 @@ export type Tx = pg.PoolClient;
  */
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const tx = await pool.connect();
+  let broken: Error | undefined;
   try {
     await tx.query("BEGIN");
     const out = await fn(tx);
@@ -96,8 +108,10 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
     return out;
   } catch (err) {
     await tx.query("ROLLBACK").catch(() => undefined);
+    // A connection that failed (server restarted, socket reset) is destroyed, never pooled again.
+    broken = isDatabaseUnavailable(err) ? (err as Error) : undefined;
     throw err;
   } finally {
-    tx.release();
+    tx.release(broken);
   }
 }

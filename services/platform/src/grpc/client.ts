@@ -1,5 +1,5 @@
-import { credentials, Metadata, type CallOptions, type Client, type ServiceError } from "@grpc/grpc-js";
-import { fromServiceError } from "../errors.js";
+import { credentials, Metadata, status as GrpcStatus, type CallOptions, type Client, type ServiceError } from "@grpc/grpc-js";
+import { CODE_METADATA_KEY, fromServiceError } from "../errors.js";
 
 /** A generated client method in callback style. */
 type UnaryMethod<Req, Res> = (req: Req, metadata: Metadata, options: Partial<CallOptions>, cb: (err: ServiceError | null, res: Res) => void) => unknown;
@@ -16,6 +16,41 @@ export function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res
     method.call(client, req, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(fromServiceError(err)) : resolve(res)));
   });
 }
+
+/** Pauses before the retries of a read, ms (a restarting or re-connecting service; issue #7 "retries only where idempotent"). */
+export const READ_RETRY_DELAYS_MS = [250, 1_000];
+
+/**
+ * Like callUnary, for idempotent calls only (reads: nothing changes however often it runs):
+ * a transport failure — UNAVAILABLE without an APS code, i.e. the service was not reached — is
+ * retried after 250 ms and 1 s (past the channel's first reconnect backoff, 500 ms) while the deadline (`deadlineMs`, for all attempts) allows.
+ * Anything the service itself answered, and every write, is never retried here.
+ */
+export async function callRead<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, req: Req, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
+  const deadline = Date.now() + deadlineMs;
+  for (let attempt = 0; ; attempt++) {
+    const left = deadline - Date.now();
+    try {
+      return await new Promise<Res>((resolve, reject) => {
+        method.call(client, req, new Metadata(), { deadline: Date.now() + left }, (err, res) => (err ? reject(err) : resolve(res)));
+      });
+    } catch (err) {
+      const se = err as Partial<ServiceError>;
+      const transport = se.code === GrpcStatus.UNAVAILABLE && se.metadata?.get(CODE_METADATA_KEY)[0] === undefined;
+      const pause = READ_RETRY_DELAYS_MS[attempt];
+      if (!transport || pause === undefined || Date.now() + pause >= deadline) throw fromServiceError(err);
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+}
+
+/**
+ * Channel options of every service-to-service client: after a service restarts, a channel
+ * reconnects within ≤ 5 s (grpc-js would otherwise back off up to 120 s, keeping the gateway
+ * answering 503 long after the service is back). Same options everywhere, so the clients of one
+ * address (typed client + health client) share one subchannel.
+ */
+export const CHANNEL_OPTIONS = { "grpc.initial_reconnect_backoff_ms": 500, "grpc.max_reconnect_backoff_ms": 5_000 } as const;
 
 /** Insecure channel credentials for in-cluster gRPC (see startGrpcServer). */
 export const insecure = () => credentials.createInsecure();

@@ -1,8 +1,9 @@
 import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation, type handleUnaryCall, type ServerUnaryCall } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
-import { ApsError, toServiceError } from "../errors.js";
+import { ApsError, isDatabaseUnavailable, toServiceError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { grpcDuration, grpcHandled } from "../metrics.js";
+import { watchDependency, type DependencyProbe } from "./health.js";
 
 /** One gRPC service to serve: its generated definition, implementation and full name for health. */
 export interface ServedService {
@@ -23,11 +24,28 @@ export interface RunningGrpcServer {
 }
 
 /**
- * Starts a gRPC server on `addr` (`host:port`, port 0 = any) serving `services` plus the standard
- * gRPC health-checking protocol (`grpc.health.v1.Health`), all SERVING. Insecure transport:
- * service-to-service traffic stays inside the cluster network (mTLS belongs to the mesh).
+ * Health-check service name answered SERVING while the process is up, whatever its dependencies
+ * (the Kubernetes liveness probe asks for it; readiness asks for "" which follows the probe).
  */
-export async function startGrpcServer(addr: string, services: ServedService[], log: Logger): Promise<RunningGrpcServer> {
+export const LIVENESS_SERVICE = "liveness";
+
+/** Optional behaviour of `startGrpcServer`. */
+export interface GrpcServerOptions {
+  /**
+   * Readiness probe (e.g. `SELECT 1` on the service's pool): run every `probeIntervalMs`
+   * (default 1 000 ms); while it fails every health entry is NOT_SERVING (see watchDependency).
+   */
+  probe?: DependencyProbe | undefined;
+  probeIntervalMs?: number;
+}
+
+/**
+ * Starts a gRPC server on `addr` (`host:port`, port 0 = any) serving `services` plus the standard
+ * gRPC health-checking protocol (`grpc.health.v1.Health`), all SERVING — or NOT_SERVING while
+ * `opts.probe` fails. Insecure transport: service-to-service traffic stays inside the cluster
+ * network (mTLS belongs to the mesh).
+ */
+export async function startGrpcServer(addr: string, services: ServedService[], log: Logger, opts: GrpcServerOptions = {}): Promise<RunningGrpcServer> {
   const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024 });
   const statuses: Record<string, "SERVING"> = { "": "SERVING" };
   for (const s of services) {
@@ -39,12 +57,17 @@ export async function startGrpcServer(addr: string, services: ServedService[], l
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(addr, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
+  // Liveness stays SERVING through a database outage (restarting the pod would not help);
+  // "" and the named services are readiness (docs/adr/0075).
+  health.setStatus(LIVENESS_SERVICE, "SERVING");
+  const watch = opts.probe ? watchDependency(health, Object.keys(statuses), opts.probe, log, { intervalMs: opts.probeIntervalMs }) : undefined;
   log.info({ addr, port }, "gRPC server listening");
   return {
     port,
     health,
     shutdown: async (graceMs = 10_000) => {
-      for (const name of Object.keys(statuses)) health.setStatus(name, "NOT_SERVING");
+      await watch?.stop();
+      for (const name of [...Object.keys(statuses), LIVENESS_SERVICE]) health.setStatus(name, "NOT_SERVING");
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
           server.forceShutdown();
@@ -78,7 +101,9 @@ export function unary<Req, Res>(log: Logger, fn: (req: Req, call: ServerUnaryCal
         callback(null, res);
       },
       (err: unknown) => {
-        if (!(err instanceof ApsError)) log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), method: call.getPath() }, "unhandled error in gRPC handler");
+        // A database outage is an expected fault (answered 503, readiness already NOT_SERVING): one warn line, no stack.
+        if (!(err instanceof ApsError) && isDatabaseUnavailable(err)) log.warn({ err: err instanceof Error ? err.message : String(err), method: call.getPath() }, "database unavailable");
+        else if (!(err instanceof ApsError)) log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), method: call.getPath() }, "unhandled error in gRPC handler");
         const se = toServiceError(err);
         observe(Number((se as { code?: number }).code ?? 2));
         callback(se as never);

@@ -1,0 +1,175 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { reachable } from "./infra.js";
+
+const run = promisify(execFile);
+
+/**
+ * Private infrastructure for fault-injection tests (test/faults): a NATS JetStream server and a
+ * PostgreSQL 15 cluster of the test's own, on free loopback ports and temporary folders, that a
+ * test may stop, restart or kill without touching the machine's shared servers (other test files
+ * use those). Binaries: `NATS_SERVER_BIN` (default /usr/sbin/nats-server) and `PG_BIN_DIR`
+ * (default /usr/lib/postgresql/15/bin); PostgreSQL runs as the `postgres` OS user through
+ * `runuser` when the tests run as root.
+ */
+export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? "/usr/sbin/nats-server";
+export const PG_BIN_DIR = process.env.PG_BIN_DIR ?? "/usr/lib/postgresql/15/bin";
+
+/** A free TCP port on 127.0.0.1 (asked from the OS, then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once `url`'s port accepts TCP connections (or rejects after `ms`, default 20 000). */
+export async function waitReachable(url: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await reachable(url, 500))) {
+    if (Date.now() > deadline) throw new Error(`${url} not reachable after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Resolves once nothing listens on `url`'s port any more. */
+async function waitUnreachable(url: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (await reachable(url, 500)) {
+    if (Date.now() > deadline) throw new Error(`${url} still reachable after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A server a fault test controls: stop it, start it again on the same port and data, remove it. */
+export interface PrivateServer {
+  /** Connection URL (`nats://127.0.0.1:<port>` or `postgres://postgres@127.0.0.1:<port>/postgres`). */
+  url: string;
+  port: number;
+  /** Stops the server (graceful by default; `kill` = SIGKILL / immediate shutdown) and waits until the port is closed. */
+  stop(kill?: boolean): Promise<void>;
+  /** Starts it again on the same port and data folder; resolves once it accepts connections. */
+  start(): Promise<void>;
+  /** Stops it and removes its data. */
+  remove(): Promise<void>;
+}
+
+/** True when a private NATS can be started here (the binary exists). Says so loudly when not; throws under APS_TEST_REQUIRE_REAL=1. */
+export function canRunPrivateNats(): boolean {
+  const ok = existsSync(NATS_SERVER_BIN);
+  if (!ok && process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but no nats-server at ${NATS_SERVER_BIN}`);
+  if (!ok) console.warn(`[testkit] NO nats-server at ${NATS_SERVER_BIN} (set NATS_SERVER_BIN): private-NATS fault tests are SKIPPED`);
+  return ok;
+}
+
+/**
+ * Starts `nats-server -a 127.0.0.1 -p <free port> -js -sd <tmp dir>`. A graceful `stop()`
+ * (SIGTERM) lets the server flush its JetStream files, as a rolling restart would.
+ */
+export async function startPrivateNats(): Promise<PrivateServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "aps-nats-"));
+  const url = `nats://127.0.0.1:${port}`;
+  const probe = `http://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  let output = "";
+  const start = async () => {
+    child = spawn(NATS_SERVER_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
+    child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
+    try {
+      await waitReachable(probe);
+    } catch (err) {
+      throw new Error(`${String(err)}\n${output}`);
+    }
+  };
+  const stop = async (kill = false) => {
+    const c = child;
+    child = undefined;
+    if (!c || c.exitCode !== null) return;
+    const exited = new Promise((r) => c.once("exit", r));
+    c.kill(kill ? "SIGKILL" : "SIGTERM");
+    await exited;
+    await waitUnreachable(probe);
+  };
+  await start();
+  return {
+    url,
+    port,
+    stop,
+    start,
+    remove: async () => {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const asPostgres = (cmd: string, args: string[]) =>
+  process.getuid?.() === 0 ? run("runuser", ["-u", "postgres", "--", cmd, ...args]) : run(cmd, args);
+
+/** True when a private PostgreSQL can be started here (binaries present; root or the postgres user); loud when not, throws under APS_TEST_REQUIRE_REAL=1. */
+export function canRunPrivatePostgres(): boolean {
+  const bins = existsSync(join(PG_BIN_DIR, "initdb")) && existsSync(join(PG_BIN_DIR, "pg_ctl"));
+  const user = process.getuid?.() === 0 || process.env.USER === "postgres";
+  if ((!bins || !user) && process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but no private PostgreSQL can start (binaries in ${PG_BIN_DIR}: ${bins}; root or postgres user: ${user})`);
+  if (!bins || !user)
+    console.warn(`[testkit] CANNOT START A PRIVATE POSTGRESQL (binaries in ${PG_BIN_DIR}: ${bins}; root or postgres user: ${user}): private-PostgreSQL fault tests are SKIPPED`);
+  return bins && user;
+}
+
+/**
+ * Creates a PostgreSQL 15 cluster in a temporary folder owned by `postgres` (`initdb -A trust`)
+ * and starts it with `pg_ctl` on a free port (`-k <tmp socket dir>`, listening on 127.0.0.1;
+ * fsync off: a test cluster). `stop()` is a fast shutdown (clients are disconnected, as in a
+ * restart); `stop(true)` an immediate one (crash-like, recovery on the next start).
+ */
+export async function startPrivatePostgres(): Promise<PrivateServer> {
+  const port = await freePort();
+  const root = mkdtempSync(join(tmpdir(), "aps-pg-"));
+  const data = join(root, "data");
+  const sock = root;
+  if (process.getuid?.() === 0) {
+    const pw = await run("id", ["-u", "postgres"]);
+    const gid = await run("id", ["-g", "postgres"]);
+    chownSync(root, Number(pw.stdout.trim()), Number(gid.stdout.trim()));
+  }
+  await asPostgres(join(PG_BIN_DIR, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const probe = `http://127.0.0.1:${port}`;
+  const opts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
+  const start = async () => {
+    await asPostgres(join(PG_BIN_DIR, "pg_ctl"), ["-D", data, "-o", opts, "-l", join(root, "log"), "-w", "-t", "60", "start"]);
+    await waitReachable(probe);
+  };
+  let running = false;
+  const stop = async (kill = false) => {
+    if (!running) return;
+    running = false;
+    await asPostgres(join(PG_BIN_DIR, "pg_ctl"), ["-D", data, "-m", kill ? "immediate" : "fast", "-w", "stop"]);
+    await waitUnreachable(probe);
+  };
+  await start();
+  running = true;
+  return {
+    url,
+    port,
+    stop,
+    start: async () => {
+      await start();
+      running = true;
+    },
+    remove: async () => {
+      await stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import { createLogger, InProcessBus } from "@aps/platform";
+import { startAllInOne, type AllInOne } from "@aps/all-in-one";
+import { httpClient, type HttpResult } from "@aps/testkit";
+
+/**
+ * Shared helpers of the fault-injection tests (issue #7 "Faults", issue #6 readiness/SIGTERM):
+ * an all-in-one APS in jest on given PostgreSQL/NATS URLs, HTTP helpers, polling, and the
+ * Sagacity rule written from DESIGN.md §5 (not imported from the services).
+ */
+
+export const ADMIN_TOKEN = "faults-admin-token";
+
+/** Limits that keep the runs deterministic: cases open only by nomination; no daily caps in the way. */
+export const FAULT_LIMITS = {
+  AGENDA_MIN_SCORE: "1000000",
+  COUNCIL_DEADLINE: "7d",
+  COUNCIL_TICK_MS: "200",
+  JOINS_PER_SOURCE_PER_DAY: "100000",
+  POSTS_PER_DAY: "100000",
+  COMMENTS_PER_DAY: "100000",
+  RATE_LIMIT_KEYED_PER_MINUTE: "1000000",
+  RATE_LIMIT_ANON_PER_MINUTE: "1000000",
+};
+
+export type Req = ReturnType<typeof httpClient>;
+export type Agent = { agentId: string; apiKey: string; name: string };
+
+/** Every service of APS in this jest process on `env` (DATABASE_URL, NATS_URL, …). */
+export async function startAio(env: Record<string, string>): Promise<AllInOne & { req: Req }> {
+  const log = createLogger("aps-faults", "error");
+  const aps = await startAllInOne({ APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "error", PORT: "0", ...FAULT_LIMITS, ...env }, log, new InProcessBus(log));
+  return { ...aps, req: httpClient(aps.baseUrl) };
+}
+
+/** The body of `r` when its status is `status`; throws with the answer otherwise. */
+export function ok<T>(r: HttpResult<T>, status: number, what: string): T {
+  if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${r.text.slice(0, 300)}`);
+  return r.body;
+}
+
+/** Retries `check` every 100 ms until it passes or `ms` (default 30 000) have passed; returns the ms it took. */
+export async function eventually(check: () => Promise<void>, ms = 30_000): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    try {
+      await check();
+      return Date.now() - t0;
+    } catch (err) {
+      if (Date.now() - t0 > ms) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** `n` agents joined in parallel. */
+export async function joinAll(req: Req, n: number, label: string): Promise<Agent[]> {
+  return Promise.all(
+    [...Array(n).keys()].map(async (i) => {
+      const name = `${label} agent ${i}`;
+      const b = ok(await req("POST", "/join", { body: { name } }), 201, `join ${name}`);
+      return { agentId: b.agentId as string, apiKey: b.apiKey as string, name };
+    }),
+  );
+}
+
+/** Seats `members` (the first as chief) through the admin API. */
+export async function seatCouncil(req: Req, members: Agent[]): Promise<void> {
+  for (const [i, a] of members.entries()) {
+    ok(await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: { agentId: a.agentId, seat: i === 0 ? "chief" : "councillor" } }), 200, "seat");
+  }
+}
+
+/** GET /v1/readyz is outside /v1: the gateway root of `baseUrl`. */
+export async function readyz(baseUrl: string): Promise<number> {
+  try {
+    return (await fetch(baseUrl.replace(/\/v1$/, "") + "/readyz")).status;
+  } catch {
+    return 0;
+  }
+}
+
+/** Ids of posts whose text matches `q` with every tag in `tags`, from the public search. */
+export async function searchIds(req: Req, q: string, tags: string[] = ["post"]): Promise<Set<string>> {
+  const r = ok(await req("GET", `/knowledge/search?q=${encodeURIComponent(q)}&tags=${tags.join(",")}&limit=50`), 200, "search");
+  return new Set((r.hits as { id: string }[]).map((h) => h.id));
+}
+
+/** One acknowledged public vote (order = acknowledgement order). */
+export interface AckedVote {
+  post: string;
+  agent: string;
+  vote: 1 | -1;
+}
+
+/**
+ * Expected Sagacity per agent from the rules (DESIGN.md §5), computed by the test: author +10 for
+ * an adopted post; +1 to every agent whose vote in effect at the close (its last acknowledged
+ * vote; the tests send no vote on a post while it closes) has the outcome's sign.
+ */
+export function expectedSagacity(agents: Agent[], votes: AckedVote[], closes: { post: string; author: string; outcome: "adopted" | "rejected" }[]): Record<string, number> {
+  const totals: Record<string, number> = Object.fromEntries(agents.map((a) => [a.agentId, 0]));
+  for (const c of closes) {
+    if (c.outcome === "adopted") totals[c.author] = (totals[c.author] ?? 0) + 10;
+    const inEffect = new Map<string, 1 | -1>();
+    for (const v of votes) if (v.post === c.post) inEffect.set(v.agent, v.vote);
+    const sign = c.outcome === "adopted" ? 1 : -1;
+    for (const [agent, v] of inEffect) if (v === sign) totals[agent] = (totals[agent] ?? 0) + 1;
+  }
+  return totals;
+}
+
+/** Sagacity of every agent as `GET /v1/me` shows it. */
+export async function actualSagacity(req: Req, agents: Agent[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  await Promise.all(agents.map(async (a) => (out[a.agentId] = ok(await req("GET", "/me", { key: a.apiKey }), 200, "me").sagacity as number)));
+  return out;
+}
+
+/** `aps_outbox_backlog` summed over services, from the gateway's /metrics (all-in-one: one registry). */
+export async function outboxBacklog(baseUrl: string): Promise<number> {
+  const text = await (await fetch(baseUrl.replace(/\/v1$/, "") + "/metrics")).text();
+  let n = 0;
+  for (const m of text.matchAll(/^aps_outbox_backlog\{[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  return n;
+}

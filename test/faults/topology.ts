@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { HealthClient } from "@aps/platform";
+import { freePort } from "@aps/testkit";
+import { ROOT } from "../support/system.js";
+import { ADMIN_TOKEN, FAULT_LIMITS } from "./support.js";
+
+/** The gRPC services of the distributed topology (as deploy/local/start.mjs runs them). */
+export type ServiceName = "forum" | "knowledge" | "translation" | "identity" | "council";
+const SERVICES: ServiceName[] = ["forum", "knowledge", "translation", "identity", "council"];
+
+/** One child of the topology that a test may kill and start again on the same port. */
+export interface Child {
+  readonly name: ServiceName | "gateway";
+  readonly addr: string;
+  /** Sends `signal` (SIGKILL: a crash) and waits for the exit; resolves the exit code. */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Starts the process again with the same env and port; resolves when it is healthy. */
+  start(): Promise<void>;
+  output(): string;
+}
+
+/**
+ * The distributed topology of deploy/local/start.mjs (one process per service, gRPC between
+ * them, real PostgreSQL + NATS from `env`), spawned child by child so a fault test can kill and
+ * restart any one of them. A service counts as started when its gRPC health check answers
+ * SERVING; the gateway when `/healthz` answers.
+ */
+export async function startTopology(env: Record<string, string>): Promise<{ baseUrl: string; children: Record<ServiceName | "gateway", Child>; stop(): Promise<void> }> {
+  const ports = Object.fromEntries(await Promise.all([...SERVICES, "gateway"].map(async (s) => [s, await freePort()] as const))) as Record<ServiceName | "gateway", number>;
+  const addrs = {
+    IDENTITY_GRPC_ADDR: `127.0.0.1:${ports.identity}`,
+    FORUM_GRPC_ADDR: `127.0.0.1:${ports.forum}`,
+    COUNCIL_GRPC_ADDR: `127.0.0.1:${ports.council}`,
+    KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${ports.knowledge}`,
+    TRANSLATION_GRPC_ADDR: `127.0.0.1:${ports.translation}`,
+  };
+  const base = { ...process.env, APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", ...FAULT_LIMITS, ...env, ...addrs };
+  const make = (name: ServiceName | "gateway"): Child => {
+    const addr = `127.0.0.1:${ports[name]}`;
+    const childEnv = name === "gateway" ? { ...base, PORT: String(ports.gateway), HOST: "127.0.0.1" } : { ...base, [`${name.toUpperCase()}_LISTEN_ADDR`]: addr };
+    let child: ChildProcess | undefined;
+    let out = "";
+    const started = async () => {
+      const deadline = Date.now() + 120_000;
+      const health = name === "gateway" ? undefined : new HealthClient(addr);
+      try {
+        for (;;) {
+          if (child?.exitCode !== null && child?.exitCode !== undefined) throw new Error(`${name} exited (${child.exitCode}):\n${out.slice(-3000)}`);
+          const ok = health ? await health.serving(500) : await fetch(`http://${addr}/healthz`).then((r) => r.ok, () => false);
+          if (ok) return;
+          if (Date.now() > deadline) throw new Error(`${name} not started in 120 s:\n${out.slice(-3000)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        health?.close();
+      }
+    };
+    return {
+      name,
+      addr,
+      output: () => out,
+      start: async () => {
+        child = spawn(process.execPath, [join(ROOT, `services/${name}/dist/main.js`)], { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+        child.stdout?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+        child.stderr?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+        await started();
+      },
+      kill: async (signal = "SIGTERM") => {
+        const c = child;
+        if (!c || c.exitCode !== null) return c?.exitCode ?? null;
+        const exited = new Promise<number | null>((r) => c.once("exit", (code) => r(code)));
+        c.kill(signal);
+        return exited;
+      },
+    };
+  };
+  const children = Object.fromEntries([...SERVICES, "gateway" as const].map((n) => [n, make(n)])) as Record<ServiceName | "gateway", Child>;
+  // start order of the gRPC dependencies (as start.mjs): forum → knowledge → translation → identity → council → gateway
+  for (const n of [...SERVICES, "gateway" as const]) await children[n].start();
+  return {
+    baseUrl: `http://127.0.0.1:${ports.gateway}/v1`,
+    children,
+    stop: async () => {
+      for (const n of ["gateway", "council", "identity", "translation", "knowledge", "forum"] as const) await children[n].kill("SIGTERM");
+    },
+  };
+}
