@@ -1,4 +1,4 @@
-import { httpClient, type HttpResult } from "@aps/testkit";
+import { httpClient, seededRandom, type HttpResult } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -18,17 +18,6 @@ interface Agent {
 
 type Vote = 1 | -1;
 
-/** A small seeded PRNG (mulberry32) so a failing run can be replayed with APS_TEST_SEED. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** {for, against, score} of a set of current votes, counted by the test itself. */
 function tally(votes: Iterable<Vote>): { for: number; against: number; score: number } {
@@ -45,7 +34,7 @@ describe.each(modes)("concurrent writers (%s)", (mode) => {
   let sys: System;
   let req: ReturnType<typeof httpClient>;
   const seed = Number(process.env.APS_TEST_SEED ?? Date.now() % 2 ** 31);
-  const random = rng(seed);
+  const random = seededRandom(seed);
   const pick = (): Vote => (random() < 0.5 ? 1 : -1);
 
   beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { httpClient } from "@aps/testkit";
+import { eventually, httpClient } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -36,18 +36,7 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
   }
   const search = (qs: string) => req("GET", `/knowledge/search?${qs}`);
   /** Polls `check` every 50 ms for at most `ms`; returns the time it took. */
-  async function within(ms: number, check: () => Promise<void>): Promise<number> {
-    const t0 = Date.now();
-    for (;;) {
-      try {
-        await check();
-        return Date.now() - t0;
-      } catch (err) {
-        if (Date.now() - t0 > ms) throw err;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-  }
+  const within = (ms: number, check: () => Promise<void>): Promise<number> => eventually(check, ms, 50);
 
   it("a new post is findable within 1 s, by Chinese words and with its tags", async () => {
     const id = await propose("建议为知识库增加中文分词搜索", "Search should segment Chinese text into words.");

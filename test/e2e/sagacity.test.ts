@@ -7,7 +7,7 @@ import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil, type CouncilHandle } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
-import { createTestDatabase, httpClient, OffsetClock, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type HttpResult, type TestDatabase } from "@aps/testkit";
+import { createTestDatabase, deleteTestStream, httpClient, OffsetClock, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type HttpResult, type TestDatabase } from "@aps/testkit";
 import { availableModes, startSystem, TEST_RATE_LIMITS, type System } from "../support/system.js";
 
 /**
@@ -676,9 +676,7 @@ async function startByParts(clock: OffsetClock) {
       await identity?.stop();
       await forum.stop();
       for (const d of [forumDeps, councilDeps]) await d.bus.close();
-      const nc = await connect({ servers: TEST_NATS_URL });
-      await (await nc.jetstreamManager()).streams.delete(names.stream).catch(() => undefined);
-      await nc.close();
+      await deleteTestStream(names.stream);
       await db.drop();
     },
   };

@@ -1,5 +1,4 @@
-import { connect } from "nats";
-import { canRunPrivatePostgres, hasNats, startPrivatePostgres, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type PrivateServer } from "@aps/testkit";
+import { canRunPrivatePostgres, deleteTestStream, hasNats, startPrivatePostgres, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type PrivateServer } from "@aps/testkit";
 import { eventually, joinAll, ok, readyz, searchIds, seatCouncil, startAio, type Req } from "./support.js";
 
 /**
@@ -29,9 +28,7 @@ const TIMEOUT = 240_000;
   afterAll(async () => {
     await aps?.stop();
     await pgServer?.remove();
-    const nc = await connect({ servers: TEST_NATS_URL });
-    await (await nc.jetstreamManager()).streams.delete(names.stream).catch(() => undefined);
-    await nc.close();
+    await deleteTestStream(names.stream);
   }, TIMEOUT);
 
   it(

@@ -1,5 +1,4 @@
-import { connect } from "nats";
-import { createTestDatabase, hasNats, hasPostgres, httpClient, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type TestDatabase } from "@aps/testkit";
+import { createTestDatabase, deleteTestStream, hasNats, hasPostgres, httpClient, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type TestDatabase } from "@aps/testkit";
 import { eventually, joinAll, ok, readyz, searchIds, seatCouncil, type Req } from "./support.js";
 import { startTopology } from "./topology.js";
 
@@ -30,9 +29,7 @@ const TIMEOUT = 240_000;
   }, TIMEOUT);
   afterAll(async () => {
     await topo?.stop();
-    const nc = await connect({ servers: TEST_NATS_URL });
-    await (await nc.jetstreamManager()).streams.delete(names.stream).catch(() => undefined);
-    await nc.close();
+    await deleteTestStream(names.stream);
     await db?.drop();
   }, TIMEOUT);
 

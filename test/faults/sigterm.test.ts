@@ -1,8 +1,7 @@
-import { connect } from "nats";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestDatabase, hasNats, hasPostgres, httpClient, TEST_NATS_URL, uniqueBusNames, type TestDatabase } from "@aps/testkit";
+import { createTestDatabase, deleteTestStream, hasNats, hasPostgres, httpClient, TEST_NATS_URL, uniqueBusNames, type TestDatabase } from "@aps/testkit";
 import { startSystem, type System } from "../support/system.js";
 import { FAULT_LIMITS, joinAll, ok } from "./support.js";
 
@@ -37,9 +36,7 @@ describe.each(variants)("SIGTERM of the all-in-one process during writes (%s)", 
     await sys?.stop();
     rmSync(dataDir, { recursive: true, force: true });
     if (variant === "real") {
-      const nc = await connect({ servers: TEST_NATS_URL });
-      await (await nc.jetstreamManager()).streams.delete(names.stream).catch(() => undefined);
-      await nc.close();
+      await deleteTestStream(names.stream);
       await db?.drop();
     }
   }, TIMEOUT);

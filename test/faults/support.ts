@@ -38,19 +38,8 @@ export function ok<T>(r: HttpResult<T>, status: number, what: string): T {
   return r.body;
 }
 
-/** Retries `check` every 100 ms until it passes or `ms` (default 30 000) have passed; returns the ms it took. */
-export async function eventually(check: () => Promise<void>, ms = 30_000): Promise<number> {
-  const t0 = Date.now();
-  for (;;) {
-    try {
-      await check();
-      return Date.now() - t0;
-    } catch (err) {
-      if (Date.now() - t0 > ms) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+/** Retries `check` until it passes (default 30 s); resolves the ms it took (shared testkit helper). */
+export { eventually } from "@aps/testkit";
 
 /** `n` agents joined in parallel. */
 export async function joinAll(req: Req, n: number, label: string): Promise<Agent[]> {

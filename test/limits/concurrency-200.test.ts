@@ -1,5 +1,5 @@
 import pg from "pg";
-import { httpClient, type HttpResult } from "@aps/testkit";
+import { httpClient, seededRandom, type HttpResult } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -18,17 +18,6 @@ const ACTIONS_PER_AGENT = 8;
 
 type Vote = 1 | -1;
 
-/** mulberry32, seeded (APS_TEST_SEED replays a run). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
@@ -36,7 +25,7 @@ describeReal("200 agents voting and flipping on 20 posts at once (real)", () => 
   let sys: System;
   let req: ReturnType<typeof httpClient>;
   const seed = Number(process.env.APS_TEST_SEED ?? Date.now() % 2 ** 31);
-  const random = rng(seed);
+  const random = seededRandom(seed);
 
   beforeAll(async () => {
     sys = await startSystem("real", { env: { JOINS_PER_SOURCE_PER_DAY: "10000" } });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLogger, InProcessBus, type Clock } from "@aps/platform";
 import { startAllInOne } from "@aps/all-in-one";
-import { createTestDatabase, hasNats, hasPostgres, startNode, TEST_NATS_URL, uniqueBusNames, type TestProcess } from "@aps/testkit";
+import { createTestDatabase, deleteTestStream, hasNats, hasPostgres, startNode, TEST_NATS_URL, uniqueBusNames, type TestProcess } from "@aps/testkit";
 
 /** Repository root (for spawning the built entry points). */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -92,13 +92,7 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
   const db = await createTestDatabase();
   const names = uniqueBusNames();
   const realEnv = { ...env, DATABASE_URL: db.url, NATS_URL: TEST_NATS_URL, NATS_STREAM: names.stream, APS_SUBJECT_PREFIX: names.prefix };
-  const dropStream = async () => {
-    const { connect } = await import("nats");
-    const nc = await connect({ servers: TEST_NATS_URL });
-    const jsm = await nc.jetstreamManager();
-    await jsm.streams.delete(names.stream).catch(() => undefined);
-    await nc.close();
-  };
+  const dropStream = () => deleteTestStream(names.stream);
   if (mode === "real") {
     const log = createLogger("aps-test", "warn");
     const aps = await startAllInOne(realEnv, log, new InProcessBus(log), { clock: opts.clock });

@@ -4,3 +4,4 @@ export * from "./process.js";
 export * from "./http.js";
 export * from "./clock.js";
 export * from "./private.js";
+export * from "./wait.js";

@@ -86,3 +86,14 @@ export function uniqueBusNames(): { stream: string; prefix: string } {
   const s = uniqueSuffix();
   return { stream: `APS_T_${s}`, prefix: `t${s}.aps` };
 }
+
+/** Deletes the JetStream stream `name` on the test NATS (`url`); an absent stream is fine. */
+export async function deleteTestStream(name: string, url = TEST_NATS_URL): Promise<void> {
+  const { connect } = await import("nats");
+  const nc = await connect({ servers: url });
+  try {
+    await (await nc.jetstreamManager()).streams.delete(name).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
+}
