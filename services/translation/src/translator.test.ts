@@ -41,9 +41,8 @@ class CountingEngine implements TranslationEngine {
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
-    // One after the other: two concurrent `CREATE SCHEMA IF NOT EXISTS` can race in PostgreSQL.
-    dbs = [];
-    for (let i = 0; i < 2; i++) dbs.push(await openDatabase({ url: tdb.url, schema: "translation", log }));
+    // Two replicas starting at the same moment (schema creation is serialised by openDatabase).
+    dbs = await Promise.all([0, 1].map(() => openDatabase({ url: tdb.url, schema: "translation", log })));
     await Promise.all(dbs.map((db) => migrate(db, MIGRATIONS, log)));
     engine = new CountingEngine(300);
     replicas = dbs.map((db) => new Translator(new TranslationRepository(db.pool), {} as ForumClient, engine, { dailyQuota: QUOTA, timeoutMs: 1_000, clock: systemClock, log }));

@@ -46,7 +46,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       options: `-c search_path=${opts.schema}`,
     });
     wirePool(pool, opts);
-    await pool.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
+    await createSchema(pool, opts.schema);
     return { pool, schema: opts.schema, kind: "postgres", close: () => pool.end() };
   }
   if (!opts.embeddedDir) throw new Error("openDatabase: give a DATABASE_URL or an embedded data folder");
@@ -88,6 +88,26 @@ function wirePool(pool: pg.Pool, opts: DatabaseOptions): void {
  */
 export function readinessProbe(db: Database): (() => Promise<unknown>) | undefined {
   return db.kind === "postgres" ? () => db.pool.query("SELECT 1") : undefined;
+}
+
+/**
+ * `CREATE SCHEMA IF NOT EXISTS` under a transaction-level advisory lock keyed by the schema name:
+ * replicas starting at the same moment would otherwise race in PostgreSQL's catalog (the loser
+ * fails with a unique violation on pg_namespace despite IF NOT EXISTS).
+ */
+async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
+  const c = await pool.connect();
+  try {
+    await c.query("BEGIN");
+    await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`aps-create-schema:${schema}`]);
+    await c.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await c.query("COMMIT");
+  } catch (err) {
+    await c.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  } finally {
+    c.release();
+  }
 }
 
 /** A client checked out for one transaction. */
