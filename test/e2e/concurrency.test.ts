@@ -4,7 +4,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
 /**
  * Many agents writing at once over HTTP: the vote tallies of a post must equal what the agents'
  * acknowledged votes add up to (one vote per identity, changeable — seed "Voting"), and posts
- * created concurrently are each listed exactly once. Runs in-process (embedded PGlite, and real
+ * created concurrently are each listed exactly once. Runs in-process (embedded PostgreSQL, and real
  * PostgreSQL + NATS when present) and in the multi-process topology, where the gateway and the
  * forum are separate processes.
  */

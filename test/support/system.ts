@@ -11,7 +11,7 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * How a test runs APS:
- * - `embedded`: every service in the jest process on PGlite + the in-process bus (the default
+ * - `embedded`: every service in the jest process on the embedded PostgreSQL server + the in-process bus (the default
  *   a newcomer gets from `npm start`);
  * - `real`: every service in the jest process on the real PostgreSQL (a fresh database) and
  *   NATS JetStream (a stream and subject prefix of its own);

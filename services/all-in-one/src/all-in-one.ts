@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { openDatabase, openServiceDeps, systemClock, type Clock, type EventBus, type Logger } from "@aps/platform";
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { loadConfig as forumConfig, startForum } from "@aps/forum";
@@ -6,11 +5,15 @@ import { loadConfig as councilConfig, startCouncil } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
 import { engineFromConfig, loadConfig as knowledgeConfig, openKnowledgeBus, startKnowledge } from "@aps/knowledge";
 import { engineFromConfig as translationEngine, loadConfig as translationConfig, startTranslation } from "@aps/translation";
+import { loadConfig } from "./config.js";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 
 /** A running all-in-one APS. */
 export interface AllInOne {
   baseUrl: string;
   port: number;
+  /** The database URL the services use: the embedded server's, or the DATABASE_URL given. */
+  databaseUrl: string;
   /** Loopback gRPC addresses of the services, keyed by their env var (`FORUM_GRPC_ADDR`, …), for another gateway to use. */
   grpcAddrs: Record<"IDENTITY_GRPC_ADDR" | "FORUM_GRPC_ADDR" | "COUNCIL_GRPC_ADDR" | "KNOWLEDGE_GRPC_ADDR", string>;
   stop(): Promise<void>;
@@ -23,20 +26,36 @@ export interface AllInOneOptions {
 }
 
 /**
- * Starts every service in this process (DESIGN.md §3 "All-in-one"): each with its own database
- * (embedded PGlite under `APS_DATA_DIR/<service>` unless a DATABASE_URL is set), the given bus
+ * Starts every service in this process: each in its own schema of one PostgreSQL — the embedded
+ * server under `APS_DATA_DIR/postgres` (docs/adr/0080) unless DATABASE_URL is set —, the given bus
  * (in-process unless NATS_URL is set), gRPC on loopback ports chosen by the OS, and the gateway
  * on `PORT`. The same `start*` functions run each service in the distributed mode.
  * Start order follows the gRPC dependencies: forum → knowledge, translation → identity → council → gateway.
  * The translation engine comes from env (`TRANSLATION_ENGINE`…); without one the system still starts
  * and translation generation answers 503.
  */
-export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: EventBus, opts: AllInOneOptions = {}): Promise<AllInOne> {
+export async function startAllInOne(givenEnv: NodeJS.ProcessEnv, log: Logger, bus: EventBus, opts: AllInOneOptions = {}): Promise<AllInOne> {
   const clock = opts.clock ?? systemClock;
+  const aioCfg = loadConfig(givenEnv);
+  const embedded = aioCfg.DATABASE_URL
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: aioCfg.APS_DATA_DIR, port: aioCfg.APS_EMBEDDED_PG_PORT, log: log.child({ service: "postgres" }) });
+  try {
+    return await startServices(givenEnv, embedded, log, bus, clock);
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
+
+async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPostgres | undefined, log: Logger, bus: EventBus, clock: Clock): Promise<AllInOne> {
+  // Every service reads DATABASE_URL; the gateway keeps its per-minute counters in this process
+  // unless a database is given explicitly (one gateway here, docs/adr/0070).
+  const env = embedded ? { ...givenEnv, DATABASE_URL: embedded.url } : givenEnv;
   const idCfg = identityConfig(env);
   const forumCfg = forumConfig(env);
   const councilCfg = councilConfig(env);
-  const gwCfg = gatewayConfig(env);
+  const gwCfg = gatewayConfig(givenEnv);
   const loopback = "127.0.0.1:0";
 
   const [idDeps, forumDeps, councilDeps] = await Promise.all([
@@ -59,7 +78,7 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
   );
   const tCfg = translationConfig(env);
   const tLog = log.child({ service: "translation" });
-  const tDb = await openDatabase({ url: tCfg.databaseUrl, embeddedDir: join(tCfg.APS_DATA_DIR, "translation"), schema: "translation", log: tLog });
+  const tDb = await openDatabase({ url: tCfg.databaseUrl, schema: "translation", log: tLog });
   const translation = await startTranslation(
     { db: tDb, log: tLog },
     { listenAddr: loopback, forumAddr, clock, engine: translationEngine(tCfg), dailyQuota: tCfg.TRANSLATION_DAILY_QUOTA, timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS },
@@ -79,6 +98,7 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
   return {
     baseUrl: gateway.baseUrl,
     port: gateway.port,
+    databaseUrl: env.DATABASE_URL!,
     grpcAddrs,
     stop: async () => {
       await gateway.stop();
@@ -90,6 +110,7 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
       for (const d of [idDeps, forumDeps, councilDeps]) if (d.bus !== bus) await d.bus.close();
       if (kBus !== bus) await kBus.close();
       await bus.close();
+      await embedded?.stop();
     },
   };
 }

@@ -1,2 +1,4 @@
-/** @aps/all-in-one — every APS service in one process on embedded defaults (DESIGN.md §3). */
+/** @aps/all-in-one — every APS service in one process on embedded defaults (docs/adr/0080). */
 export { startAllInOne, type AllInOne, type AllInOneOptions } from "./all-in-one.js";
+export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from "./embedded-postgres.js";
+export { loadConfig, type AllInOneConfig } from "./config.js";

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { z } from "zod";
 import { openDatabase, type Database } from "./db/database.js";
 import { JetStreamBus } from "./bus/jetstream.js";
@@ -9,10 +8,10 @@ import { optionalVar } from "./config.js";
 import { shutdownTelemetry } from "./telemetry-hooks.js";
 
 /**
- * Env vars every service shares (DESIGN.md §3). A service-specific database URL
- * (`<SERVICE>_DATABASE_URL`) wins over `DATABASE_URL`; without either the service uses an
- * embedded PGlite folder under `APS_DATA_DIR`. Without `NATS_URL` it needs an in-process bus
- * handed over by the all-in-one launcher.
+ * Env vars every service shares. A service-specific database URL (`<SERVICE>_DATABASE_URL`) wins
+ * over `DATABASE_URL`; a service run on its own needs one of them (the all-in-one sets
+ * `DATABASE_URL` to its embedded server, docs/adr/0080, and keeps it under `APS_DATA_DIR`).
+ * Without `NATS_URL` a service needs an in-process bus handed over by the all-in-one launcher.
  */
 export const commonEnvSchema = z.object({
   DATABASE_URL: optionalVar(),
@@ -35,7 +34,7 @@ export interface ServiceDeps {
 
 /**
  * Opens the database and the bus for `service` from its config. `sharedBus` (all-in-one mode)
- * is used when there is no `NATS_URL`. Throws when neither is available.
+ * is used when there is no `NATS_URL`. Throws when there is no database URL (see openDatabase).
  */
 export async function openServiceDeps(
   service: string,
@@ -43,12 +42,7 @@ export async function openServiceDeps(
   sharedBus?: EventBus,
   log: Logger = createLogger(service, cfg.LOG_LEVEL),
 ): Promise<ServiceDeps> {
-  const db = await openDatabase({
-    url: cfg.databaseUrl ?? cfg.DATABASE_URL,
-    embeddedDir: join(cfg.APS_DATA_DIR, service),
-    schema: service,
-    log,
-  });
+  const db = await openDatabase({ url: cfg.databaseUrl ?? cfg.DATABASE_URL, schema: service, log });
   let bus: EventBus;
   if (cfg.NATS_URL) {
     bus = await JetStreamBus.connect({ servers: cfg.NATS_URL, stream: cfg.NATS_STREAM, prefix: cfg.APS_SUBJECT_PREFIX, connectionName: `aps-${service}`, log });

@@ -3,14 +3,13 @@ import { startTelemetry } from "@aps/platform/telemetry";
 // Tracing first: pg, gRPC and http are imported only after the SDK has hooked them.
 await startTelemetry("translation");
 const { createLogger, metricsPortFromEnv, onShutdown, openDatabase, startMetricsServer } = await import("@aps/platform");
-const { join } = await import("node:path");
 const { loadConfig } = await import("./config.js");
 const { engineFromConfig } = await import("./engines/index.js");
 const { startTranslation } = await import("./service.js");
 
 const cfg = loadConfig(process.env);
 const log = createLogger("translation", cfg.LOG_LEVEL);
-const db = await openDatabase({ url: cfg.databaseUrl, embeddedDir: join(cfg.APS_DATA_DIR, "translation"), schema: "translation", log });
+const db = await openDatabase({ url: cfg.databaseUrl, schema: "translation", log });
 const svc = await startTranslation({ db, log }, {
   listenAddr: cfg.TRANSLATION_LISTEN_ADDR,
   forumAddr: cfg.FORUM_GRPC_ADDR,

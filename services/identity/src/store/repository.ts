@@ -31,7 +31,7 @@ function toAgent(r: AgentRow): identity.Agent {
 }
 
 /**
- * Identity storage on the service's own PostgreSQL schema (embedded PGlite or a real server,
+ * Identity storage on the service's own PostgreSQL schema (the embedded server of the all-in-one or the platform's,
  * both through `pg`). All rule checks that need atomicity (join limit) happen in SQL.
  */
 export class IdentityRepository {

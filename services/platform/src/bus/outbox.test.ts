@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { openDatabase, withTransaction, type Database } from "../db/database.js";
@@ -12,7 +9,7 @@ import type { BusEvent, EventBus, Subscription } from "./types.js";
 
 /**
  * The transactional outbox and the idempotent consumer (DESIGN.md §6), on the real PostgreSQL
- * (a fresh database) and on the embedded PGlite: events exist if and only if their transaction
+ * (a fresh database): events exist if and only if their transaction
  * commits, the relay publishes them in order exactly once and survives a failing bus, and
  * processOnce applies an effect once per eventId even under concurrent redelivery.
  */
@@ -22,7 +19,6 @@ if (!pgUp) {
   console.warn(
     `\n\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n` +
       `!! outbox.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — the real-PostgreSQL suite is SKIPPED.\n` +
-      `!! Only the embedded PGlite was tested.\n` +
       `!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n`,
   );
 }
@@ -47,22 +43,8 @@ const postgres: Backend = {
   },
 };
 
-const pglite: Backend = {
-  name: "embedded PGlite",
-  open: async () => {
-    const dir = mkdtempSync(join(tmpdir(), "aps-outbox-"));
-    const db = await openDatabase({ embeddedDir: join(dir, "svc"), schema: "outbox_test", log });
-    return {
-      db,
-      cleanup: async () => {
-        await db.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
-};
-
-const backends = pgUp ? [postgres, pglite] : [pglite];
+// The embedded database of the all-in-one is the same PostgreSQL (docs/adr/0080): one backend.
+const backends = [postgres];
 
 /** A bus that records what it was asked to publish; its first `failFirst` publishes reject. */
 class RecordingBus implements EventBus {
@@ -92,7 +74,7 @@ async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
-describe.each(backends)("transactional outbox on $name", (backend) => {
+(pgUp ? describe.each(backends) : describe.skip.each(backends))("transactional outbox on $name (SKIPPED when no PostgreSQL is reachable)", (backend) => {
   let db: Database;
   let cleanup: () => Promise<void>;
   const relays: OutboxRelay[] = [];

@@ -1,77 +1,50 @@
-import { mkdirSync } from "node:fs";
 import pg from "pg";
-import { PGlite } from "@electric-sql/pglite";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import type { Logger } from "../log.js";
 import { isDatabaseUnavailable } from "../errors.js";
 
 /**
- * One service's PostgreSQL, reached only through `pg` whichever way it runs (DESIGN.md §3):
- * a real server from a connection URL, or the embedded PGlite (real PostgreSQL in WASM) served
- * on a loopback socket by pglite-socket. `pool` is set to the service's own schema.
+ * One service's PostgreSQL schema, reached through a `pg` pool whichever way APS runs: a
+ * PostgreSQL server from a connection URL — in the all-in-one, the embedded server it starts
+ * (docs/adr/0080); in the distributed mode, the platform's. `pool` lands in the service's own
+ * schema (docs/adr/0003).
  */
 export interface Database {
   readonly pool: pg.Pool;
   /** The schema this service owns (every table lives there; `search_path` points at it). */
   readonly schema: string;
-  /** "postgres" for a real server, "pglite" for the embedded one. */
-  readonly kind: "postgres" | "pglite";
-  /** Ends the pool and, for the embedded database, stops its socket server and closes the files. */
+  /** Ends the pool. */
   close(): Promise<void>;
 }
 
-/** How to reach a service's database: `url` wins; otherwise `embeddedDir` holds a PGlite data folder. */
+/** How to reach a service's database. */
 export interface DatabaseOptions {
-  url?: string | undefined;
-  embeddedDir?: string | undefined;
+  /** `postgres://…` connection URL (DATABASE_URL or `<SERVICE>_DATABASE_URL`). */
+  url: string | undefined;
   /** Schema name, `[a-z_]+`. */
   schema: string;
-  /** Pool size for a real server (default 5 per service and process). The embedded database serialises anyway. */
+  /** Connections in the pool (default 5 per service and process). */
   poolSize?: number;
   log: Logger;
 }
 
 /**
- * Opens the database described by `opts`. Throws when neither `url` nor `embeddedDir` is given,
+ * Opens the database described by `opts` and creates the service's schema. Throws when no `url`
+ * is given (a service on its own needs DATABASE_URL; `npm start` provides an embedded server),
  * or when the server cannot be reached at all (the pool then reconnects by itself later).
  */
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new Error(`bad schema name ${opts.schema}`);
-  if (opts.url) {
-    const pool = new pg.Pool({
-      connectionString: opts.url,
-      max: opts.poolSize ?? 5,
-      connectionTimeoutMillis: 5_000,
-      // search_path as a startup parameter: every connection lands in the service's schema.
-      options: `-c search_path=${opts.schema}`,
-    });
-    wirePool(pool, opts);
-    await createSchema(pool, opts.schema);
-    return { pool, schema: opts.schema, kind: "postgres", close: () => pool.end() };
-  }
-  if (!opts.embeddedDir) throw new Error("openDatabase: give a DATABASE_URL or an embedded data folder");
-  mkdirSync(opts.embeddedDir, { recursive: true });
-  const db = await PGlite.create(opts.embeddedDir);
-  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 });
-  await server.start();
-  const [host, port] = server.getServerConn().split(":");
-  // PGlite is one backend session shared by every socket connection, so the search_path is set
-  // once for the session and stored on the database for the next start.
-  const pool = new pg.Pool({ host, port: Number(port), user: "postgres", database: "postgres", max: 1, idleTimeoutMillis: 0 });
+  if (!opts.url) throw new Error(`no database for the ${opts.schema} service: set DATABASE_URL (or ${opts.schema.toUpperCase()}_DATABASE_URL), or run the all-in-one (npm start), which starts an embedded PostgreSQL`);
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.poolSize ?? 5,
+    connectionTimeoutMillis: 5_000,
+    // search_path as a startup parameter: every connection lands in the service's schema.
+    options: `-c search_path=${opts.schema}`,
+  });
   wirePool(pool, opts);
-  await pool.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
-  await pool.query(`ALTER DATABASE postgres SET search_path TO "${opts.schema}"`);
-  await pool.query(`SET search_path TO "${opts.schema}"`);
-  return {
-    pool,
-    schema: opts.schema,
-    kind: "pglite",
-    close: async () => {
-      await pool.end();
-      await server.stop();
-      await db.close();
-    },
-  };
+  await createSchema(pool, opts.schema);
+  return { pool, schema: opts.schema, close: () => pool.end() };
 }
 
 function wirePool(pool: pg.Pool, opts: DatabaseOptions): void {
@@ -82,12 +55,10 @@ function wirePool(pool: pg.Pool, opts: DatabaseOptions): void {
 
 /**
  * The readiness probe of `db` for `startGrpcServer` (docs/adr/0075): `SELECT 1` on the service's
- * pool for a real PostgreSQL server; none for the embedded PGlite, which lives in the process
- * (it cannot become unreachable) and serialises every query on one connection, so a slow probe
- * there would only mean "busy".
+ * pool — the embedded server of the all-in-one is a separate process that can fail too.
  */
-export function readinessProbe(db: Database): (() => Promise<unknown>) | undefined {
-  return db.kind === "postgres" ? () => db.pool.query("SELECT 1") : undefined;
+export function readinessProbe(db: Database): () => Promise<unknown> {
+  return () => db.pool.query("SELECT 1");
 }
 
 /**
@@ -115,8 +86,8 @@ export type Tx = pg.PoolClient;
 
 /**
  * Runs `fn` inside one transaction (READ COMMITTED) and commits, or rolls back and rethrows.
- * Everything `fn` does must go through `tx`: another pool query inside would wait for this
- * transaction's connection on the embedded database.
+ * Everything `fn` does must go through `tx` (a pool query inside would run outside the
+ * transaction, on another connection).
  */
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const tx = await pool.connect();
