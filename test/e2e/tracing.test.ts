@@ -7,8 +7,9 @@ import { httpClient } from "@aps/testkit";
 
 /**
  * One trace across the system (issue 6, DESIGN.md §9): `POST /v1/posts/{id}/vote` that moves a
- * post onto the agenda is traced from the gateway's HTTP server span through the forum's gRPC
- * CastVote (client and server), its PostgreSQL queries, the outbox relay's PRODUCER span for
+ * post onto the agenda is traced from the gateway's HTTP server span through the forum's
+ * CastVote (client and server spans — in these all-in-one modes made by the in-process transport,
+ * docs/adr/0085, named like the gRPC instrumentation's), its PostgreSQL queries, the outbox relay's PRODUCER span for
  * `forum.post_on_agenda`, to the council's CONSUMER span and what the council does in it — all
  * under one trace id, with the parent/child edges asserted; likewise a Council ballot that closes a
  * case, through `council.case_closed`, to the identity service's Sagacity consumer. No span
@@ -46,11 +47,13 @@ afterAll(async () => {
 });
 
 const scope = (s: ReadableSpan) => s.instrumentationScope.name;
+/** Scope of the spans of a service call in these all-in-one modes (the in-process transport, docs/adr/0085). */
+const LOCAL_TRANSPORT = "@aps/platform/local-transport";
 const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
 const idOf = (s: ReadableSpan) => s.spanContext().spanId;
 
 describe.each(modes)("tracing (%s)", (mode) => {
-  it("one trace: gateway → gRPC forum → PostgreSQL → publish → council consumer; no keys or bodies", async () => {
+  it("one trace: gateway → forum call → PostgreSQL → publish → council consumer; no keys or bodies", async () => {
     const sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1", AGENDA_SIZE: "10", JOINS_PER_SOURCE_PER_DAY: "10000" } });
     try {
       const req = httpClient(sys.baseUrl);
@@ -74,7 +77,7 @@ describe.each(modes)("tracing (%s)", (mode) => {
       const consumer = await waitFor(() =>
         inTrace().find((s) => s.kind === SpanKind.CONSUMER && s.name.endsWith("forum.post_on_agenda process") && s.attributes["messaging.consumer.group.name"] === "council-agenda"),
       );
-      // The council's work inside the consumer span (gRPC to identity, its PostgreSQL queries).
+      // The council's work inside the consumer span (a call to identity, its PostgreSQL queries).
       await waitFor(() => {
         const t = inTrace();
         const child = (kind: SpanKind) => t.some((s) => s.kind === kind && parentOf(s) === idOf(consumer));
@@ -89,11 +92,15 @@ describe.each(modes)("tracing (%s)", (mode) => {
       };
 
       expect(parentOf(server)).toBeUndefined();
-      // gRPC CastVote: a client span under the HTTP request and the forum's server span under it.
+      // CastVote: a client span under the HTTP request and the forum's server span under it.
       const castClient = spans.find((s) => s.kind === SpanKind.CLIENT && s.name.includes("ForumService/CastVote"));
       const castServer = spans.find((s) => s.kind === SpanKind.SERVER && s.name.includes("ForumService/CastVote"));
       expect(castClient).toBeDefined();
       expect(castServer).toBeDefined();
+      // In-process (the all-in-one calls its services without gRPC), with the RPC attributes.
+      expect(scope(castClient!)).toBe(LOCAL_TRANSPORT);
+      expect(castClient!.attributes).toMatchObject({ "rpc.system": "aps_local", "rpc.service": "aps.forum.v1.ForumService", "rpc.method": "CastVote", "rpc.grpc.status_code": 0 });
+      expect(spans.some((s) => scope(s).endsWith("instrumentation-grpc"))).toBe(false);
       expect(ancestors(castClient!)).toContain(server);
       expect(parentOf(castServer!)).toBe(idOf(castClient!));
       // PostgreSQL queries of the forum under its server span.
@@ -114,7 +121,7 @@ describe.each(modes)("tracing (%s)", (mode) => {
       });
       const councilWork = spans.filter((s) => ancestors(s).includes(consumer));
       expect(councilWork.some((s) => scope(s).endsWith("instrumentation-pg"))).toBe(true);
-      expect(councilWork.some((s) => s.kind === SpanKind.CLIENT && scope(s).endsWith("instrumentation-grpc"))).toBe(true);
+      expect(councilWork.some((s) => s.kind === SpanKind.CLIENT && scope(s) === LOCAL_TRANSPORT)).toBe(true);
 
       // Never a key or a body, in any span of any trace.
       const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.events.map((e) => e.attributes), s.status]));

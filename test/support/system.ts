@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLogger, InProcessBus, type Clock } from "@aps/platform";
-import { startAllInOne } from "@aps/all-in-one";
+import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import { createTestDatabase, deleteTestStream, hasNats, hasPostgres, startNode, TEST_NATS_URL, uniqueBusNames, type TestProcess } from "@aps/testkit";
 
 /** Repository root (for spawning the built entry points). */
@@ -41,6 +41,11 @@ export interface System {
    * `KNOWLEDGE_GRPC_ADDR`), in the in-jest modes, for tests that start another gateway on them.
    */
   grpcAddrs?: Record<string, string>;
+  /**
+   * The in-process endpoints the all-in-one's own clients call (in-jest modes), for tests that
+   * compare them with the gRPC addresses (docs/adr/0085).
+   */
+  local?: AllInOne["local"];
   /** Stops the system and removes its data (database dropped, stream deleted, folder removed). */
   stop(): Promise<void>;
 }
@@ -84,7 +89,7 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
     if (mode === "embedded") {
       const log = createLogger("aps-test", "warn");
       const aps = await startAllInOne({ ...env, APS_DATA_DIR: dataDir }, log, new InProcessBus(log), { clock: opts.clock });
-      return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, dataDir, grpcAddrs: aps.grpcAddrs, stop: async () => (await aps.stop(), cleanup()) };
+      return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, dataDir, grpcAddrs: aps.grpcAddrs, local: aps.local, stop: async () => (await aps.stop(), cleanup()) };
     }
     const p = await startNode([join(ROOT, "services/all-in-one/dist/main.js")], { ...env, APS_DATA_DIR: dataDir }, /APS ready at (\S+)/);
     return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, dataDir, process: p, stop: async () => (await p.stop(), cleanup()) };
@@ -96,7 +101,7 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
   if (mode === "real") {
     const log = createLogger("aps-test", "warn");
     const aps = await startAllInOne(realEnv, log, new InProcessBus(log), { clock: opts.clock });
-    return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, env: realEnv, grpcAddrs: aps.grpcAddrs, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
+    return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, env: realEnv, grpcAddrs: aps.grpcAddrs, local: aps.local, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
   }
   const p = await startNode([join(ROOT, "deploy/local/start.mjs")], { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0", KNOWLEDGE_PORT: "0", TRANSLATION_PORT: "0" }, /APS ready at (\S+)/);
   return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, process: p, env: realEnv, stop: async () => (await p.stop(), await dropStream(), await db.drop()) };

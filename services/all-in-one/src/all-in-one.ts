@@ -2,7 +2,7 @@ import { openDatabase, openServiceDeps, systemClock, type Clock, type EventBus, 
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil } from "@aps/council";
-import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
+import { loadConfig as gatewayConfig, startGateway, type LocalServices } from "@aps/gateway";
 import { engineFromConfig, loadConfig as knowledgeConfig, openKnowledgeBus, startKnowledge } from "@aps/knowledge";
 import { engineFromConfig as translationEngine, loadConfig as translationConfig, startTranslation } from "@aps/translation";
 import { loadConfig } from "./config.js";
@@ -14,8 +14,13 @@ export interface AllInOne {
   port: number;
   /** The database URL the services use: the embedded server's, or the DATABASE_URL given. */
   databaseUrl: string;
-  /** Loopback gRPC addresses of the services, keyed by their env var (`FORUM_GRPC_ADDR`, …), for another gateway to use. */
-  grpcAddrs: Record<"IDENTITY_GRPC_ADDR" | "FORUM_GRPC_ADDR" | "COUNCIL_GRPC_ADDR" | "KNOWLEDGE_GRPC_ADDR", string>;
+  /**
+   * Loopback gRPC addresses of the services, keyed by their env var (`FORUM_GRPC_ADDR`, …), for
+   * another gateway (or grpcurl) to use. Nothing inside this process calls them: its clients use `local`.
+   */
+  grpcAddrs: Record<"IDENTITY_GRPC_ADDR" | "FORUM_GRPC_ADDR" | "COUNCIL_GRPC_ADDR" | "KNOWLEDGE_GRPC_ADDR" | "TRANSLATION_GRPC_ADDR", string>;
+  /** The in-process endpoints every client of this process calls (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  local: Required<LocalServices>;
   stop(): Promise<void>;
 }
 
@@ -29,7 +34,9 @@ export interface AllInOneOptions {
  * Starts every service in this process: each in its own schema of one PostgreSQL — the embedded
  * server under `APS_DATA_DIR/postgres` (docs/adr/0080) unless DATABASE_URL is set —, the given bus
  * (in-process unless NATS_URL is set), gRPC on loopback ports chosen by the OS, and the gateway
- * on `PORT`. The same `start*` functions run each service in the distributed mode.
+ * on `PORT`. The same `start*` functions run each service in the distributed mode. Inside this
+ * process the clients call the services in-process (no HTTP/2, no protobuf; docs/adr/0085);
+ * the gRPC ports stay open for a second gateway and for tooling.
  * Start order follows the gRPC dependencies: forum → knowledge, translation → identity → council → gateway.
  * The translation engine comes from env (`TRANSLATION_ENGINE`…); without one the system still starts
  * and translation generation answers 503.
@@ -68,38 +75,39 @@ async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPost
     clock,
     limits: { postsPerDay: forumCfg.POSTS_PER_DAY, commentsPerDay: forumCfg.COMMENTS_PER_DAY, agendaMinScore: forumCfg.AGENDA_MIN_SCORE, agendaSize: forumCfg.AGENDA_SIZE },
   });
-  const forumAddr = `127.0.0.1:${forum.port}`;
   const kCfg = knowledgeConfig(env);
   const kLog = log.child({ service: "knowledge" });
   const kBus = await openKnowledgeBus(kCfg, kLog, bus);
   const knowledge = await startKnowledge(
     { bus: kBus, log: kLog },
-    { listenAddr: loopback, forumAddr, engine: engineFromConfig(kCfg), docsDir: kCfg.KNOWLEDGE_DOCS_DIR },
+    { listenAddr: loopback, forumAddr: forum.local, engine: engineFromConfig(kCfg), docsDir: kCfg.KNOWLEDGE_DOCS_DIR },
   );
   const tCfg = translationConfig(env);
   const tLog = log.child({ service: "translation" });
   const tDb = await openDatabase({ url: tCfg.databaseUrl, schema: "translation", log: tLog });
   const translation = await startTranslation(
     { db: tDb, log: tLog },
-    { listenAddr: loopback, forumAddr, clock, engine: translationEngine(tCfg), dailyQuota: tCfg.TRANSLATION_DAILY_QUOTA, timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS },
+    { listenAddr: loopback, forumAddr: forum.local, clock, engine: translationEngine(tCfg), dailyQuota: tCfg.TRANSLATION_DAILY_QUOTA, timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS },
   );
-  const identity = await startIdentity(idDeps, { listenAddr: loopback, clock, forumAddr, joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY });
-  const identityAddr = `127.0.0.1:${identity.port}`;
+  const identity = await startIdentity(idDeps, { listenAddr: loopback, clock, forumAddr: forum.local, joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY });
   const council = await startCouncil(councilDeps, {
     listenAddr: loopback,
     clock,
-    identityAddr,
-    forumAddr,
+    identityAddr: identity.local,
+    forumAddr: forum.local,
     deadlineMs: councilCfg.COUNCIL_DEADLINE,
     tickMs: councilCfg.COUNCIL_TICK_MS,
   });
-  const grpcAddrs = { IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}`, KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${knowledge.port}`, TRANSLATION_GRPC_ADDR: `127.0.0.1:${translation.port}` };
-  const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }));
+  const at = (port: number) => `127.0.0.1:${port}`;
+  const grpcAddrs = { IDENTITY_GRPC_ADDR: at(identity.port), FORUM_GRPC_ADDR: at(forum.port), COUNCIL_GRPC_ADDR: at(council.port), KNOWLEDGE_GRPC_ADDR: at(knowledge.port), TRANSLATION_GRPC_ADDR: at(translation.port) };
+  const local = { identity: identity.local, forum: forum.local, council: council.local, knowledge: knowledge.local, translation: translation.local };
+  const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }), local);
   return {
     baseUrl: gateway.baseUrl,
     port: gateway.port,
     databaseUrl: env.DATABASE_URL!,
     grpcAddrs,
+    local,
     stop: async () => {
       await gateway.stop();
       await council.stop();

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
-import { ForumClient, IdentityClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
-import { council } from "@aps/proto";
+import { ForumClient, IdentityClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type LocalEndpoint, type ServiceDeps, type ServiceTarget } from "@aps/platform";
+import { council, type forum, type identity as identityProto } from "@aps/proto";
 import { CouncilRepository } from "./store/repository.js";
 import { councilHandlers } from "./grpc/handlers.js";
 import { consumeAgenda } from "./events/consumers.js";
@@ -11,8 +11,10 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 /** What `startCouncil` needs beyond the shared deps. */
 export interface CouncilOptions {
   listenAddr: string;
-  identityAddr: string;
-  forumAddr: string;
+  /** The identity service: its gRPC address, or in the all-in-one its in-process endpoint (docs/adr/0085). */
+  identityAddr: ServiceTarget<typeof identityProto.IdentityServiceDefinition>;
+  /** The forum: its gRPC address, or in the all-in-one its in-process endpoint. */
+  forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
   /** COUNCIL_DEADLINE in ms. */
   deadlineMs: number;
   /** Scheduler period, ms. */
@@ -24,6 +26,8 @@ export interface CouncilOptions {
 export interface CouncilHandle {
   port: number;
   repo: CouncilRepository;
+  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  local: LocalEndpoint<typeof council.CouncilServiceDefinition>;
   stop(): Promise<void>;
 }
 
@@ -37,9 +41,10 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
   const repo = new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, () => relay.notify());
   const identity = new IdentityClient(opts.identityAddr);
   const forum = new ForumClient(opts.forumAddr);
+  const implementation = councilHandlers(repo, identity, forum, deps.log);
   const grpc = await startGrpcServer(
     opts.listenAddr,
-    [{ name: "aps.council.v1.CouncilService", definition: council.CouncilServiceService, implementation: councilHandlers(repo, identity, forum, deps.log) }],
+    [{ name: "aps.council.v1.CouncilService", definition: council.CouncilServiceService, implementation }],
     deps.log,
     // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
     { probe: readinessProbe(deps.db) },
@@ -51,6 +56,7 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
   return {
     port: grpc.port,
     repo,
+    local: grpc.local(council.CouncilServiceDefinition, implementation),
     stop: async () => {
       await scheduler.stop();
       await agenda.stop();

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
+import { migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type LocalEndpoint, type ServiceDeps } from "@aps/platform";
 import { forum } from "@aps/proto";
 import { ForumRepository, type ForumLimits } from "./store/repository.js";
 import { forumHandlers } from "./grpc/handlers.js";
@@ -18,6 +18,8 @@ export interface ForumOptions {
 export interface ForumHandle {
   port: number;
   repo: ForumRepository;
+  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  local: LocalEndpoint<typeof forum.ForumServiceDefinition>;
   stop(): Promise<void>;
 }
 
@@ -29,9 +31,10 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
   await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], deps.log);
   const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
   const repo = new ForumRepository(deps.db.pool, opts.clock ?? systemClock, opts.limits, () => relay.notify());
+  const implementation = forumHandlers(repo, deps.log);
   const grpc = await startGrpcServer(
     opts.listenAddr,
-    [{ name: "aps.forum.v1.ForumService", definition: forum.ForumServiceService, implementation: forumHandlers(repo, deps.log) }],
+    [{ name: "aps.forum.v1.ForumService", definition: forum.ForumServiceService, implementation }],
     deps.log,
     // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
     { probe: readinessProbe(deps.db) },
@@ -41,6 +44,7 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
   return {
     port: grpc.port,
     repo,
+    local: grpc.local(forum.ForumServiceDefinition, implementation),
     stop: async () => {
       await statusProjection.stop();
       await grpc.shutdown();

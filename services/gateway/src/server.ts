@@ -1,7 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { migrate, openDatabase, type Database, type Logger } from "@aps/platform";
+import { migrate, openDatabase, type Database, type LocalEndpoint, type Logger } from "@aps/platform";
+import type { council as councilProto, forum as forumProto, identity as identityProto, knowledge as knowledgeProto, translation as translationProto } from "@aps/proto";
 import { RequestRateLimiter } from "./http/ratelimit.js";
 import { createApp } from "./app.js";
 import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient, TranslationClient } from "@aps/platform";
@@ -32,13 +33,26 @@ export interface GatewayHandle {
 }
 
 /**
+ * In-process endpoints of the services, used instead of their gRPC addresses when the gateway runs
+ * in the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). Each one is optional.
+ */
+export interface LocalServices {
+  identity?: LocalEndpoint<typeof identityProto.IdentityServiceDefinition>;
+  forum?: LocalEndpoint<typeof forumProto.ForumServiceDefinition>;
+  council?: LocalEndpoint<typeof councilProto.CouncilServiceDefinition>;
+  knowledge?: LocalEndpoint<typeof knowledgeProto.KnowledgeServiceDefinition>;
+  translation?: LocalEndpoint<typeof translationProto.TranslationServiceDefinition>;
+}
+
+/**
  * Starts the HTTP gateway from its config; resolves once it is listening. With a database URL
  * (GATEWAY_DATABASE_URL or DATABASE_URL) it migrates the `gateway` schema and keeps the
  * per-minute rate-limit counters there, shared by every replica; without one the counters live
  * in this process (the embedded all-in-one runs exactly one gateway — ADR 0070).
- * Throws when the database is configured but unreachable at start.
+ * Throws when the database is configured but unreachable at start. A service given in `local` is
+ * called in-process; the others over gRPC at their `*_GRPC_ADDR`.
  */
-export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<GatewayHandle> {
+export async function startGateway(cfg: GatewayConfig, log: Logger, local: LocalServices = {}): Promise<GatewayHandle> {
   let db: Database | undefined;
   if (cfg.databaseUrl) {
     db = await openDatabase({ url: cfg.databaseUrl, schema: GATEWAY_SCHEMA, log });
@@ -46,11 +60,11 @@ export async function startGateway(cfg: GatewayConfig, log: Logger): Promise<Gat
   }
   const limits = { keyedPerMinute: cfg.RATE_LIMIT_KEYED_PER_MINUTE, anonPerMinute: cfg.RATE_LIMIT_ANON_PER_MINUTE };
   const rateLimiter = new RequestRateLimiter(limits, db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" }, log);
-  const identity = new IdentityClient(cfg.IDENTITY_GRPC_ADDR);
-  const forum = new ForumClient(cfg.FORUM_GRPC_ADDR);
-  const council = new CouncilClient(cfg.COUNCIL_GRPC_ADDR);
-  const knowledge = new KnowledgeClient(cfg.KNOWLEDGE_GRPC_ADDR);
-  const translation = new TranslationClient(cfg.TRANSLATION_GRPC_ADDR);
+  const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR);
+  const forum = new ForumClient(local.forum ?? cfg.FORUM_GRPC_ADDR);
+  const council = new CouncilClient(local.council ?? cfg.COUNCIL_GRPC_ADDR);
+  const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR);
+  const translation = new TranslationClient(local.translation ?? cfg.TRANSLATION_GRPC_ADDR);
   const app = createApp({
     identity,
     forum,

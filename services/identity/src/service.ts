@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
-import { ForumClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type ServiceDeps } from "@aps/platform";
-import { identity } from "@aps/proto";
+import { ForumClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type LocalEndpoint, type ServiceDeps, type ServiceTarget } from "@aps/platform";
+import { identity, type forum } from "@aps/proto";
 import { IdentityRepository } from "./store/repository.js";
 import { IdempotencyStore } from "./store/idempotency.js";
 import { identityHandlers } from "./grpc/handlers.js";
@@ -11,8 +11,8 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 /** What `startIdentity` needs beyond the shared deps. */
 export interface IdentityOptions {
   listenAddr: string;
-  /** Forum gRPC address (votes as they stood at a case's close, for Sagacity). */
-  forumAddr: string;
+  /** The forum (votes as they stood at a case's close, for Sagacity): its gRPC address, or in the all-in-one its in-process endpoint. */
+  forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
   joinsPerSourcePerDay: number;
   clock?: Clock;
 }
@@ -21,6 +21,8 @@ export interface IdentityOptions {
 export interface IdentityHandle {
   port: number;
   repo: IdentityRepository;
+  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  local: LocalEndpoint<typeof identity.IdentityServiceDefinition>;
   stop(): Promise<void>;
 }
 
@@ -33,9 +35,10 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
   await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], deps.log);
   const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
   const repo = new IdentityRepository(deps.db.pool, opts.clock ?? systemClock, opts.joinsPerSourcePerDay, () => relay.notify());
+  const implementation = identityHandlers(repo, new IdempotencyStore(deps.db.pool, opts.clock ?? systemClock), deps.log);
   const grpc = await startGrpcServer(
     opts.listenAddr,
-    [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation: identityHandlers(repo, new IdempotencyStore(deps.db.pool, opts.clock ?? systemClock), deps.log) }],
+    [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation }],
     deps.log,
     // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
     { probe: readinessProbe(deps.db) },
@@ -46,6 +49,7 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
   return {
     port: grpc.port,
     repo,
+    local: grpc.local(identity.IdentityServiceDefinition, implementation),
     stop: async () => {
       await sagacity.stop();
       forum.close();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ForumClient, parseRequest, searchDuration, startGrpcServer, unary, type EventBus, type Logger, type Subscription } from "@aps/platform";
+import { ForumClient, parseRequest, searchDuration, startGrpcServer, unary, type EventBus, type LocalEndpoint, type Logger, type ServiceTarget, type Subscription } from "@aps/platform";
 import { events, knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
@@ -8,7 +8,8 @@ import { allPosts, docsDocuments, postDocument, STATUS_RANK } from "./sources.js
 /** What `startKnowledge` needs. */
 export interface KnowledgeOptions {
   listenAddr: string;
-  forumAddr: string;
+  /** The forum: its gRPC address (`FORUM_GRPC_ADDR`), or in the all-in-one its in-process endpoint (docs/adr/0085). */
+  forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
   /** Search engine; default: the embedded one. */
   engine?: SearchEngine;
   /** Reference pages folder (default: the repository's docs/reference). */
@@ -19,6 +20,8 @@ export interface KnowledgeOptions {
 export interface KnowledgeHandle {
   port: number;
   engine: SearchEngine;
+  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  local: LocalEndpoint<typeof knowledge.KnowledgeServiceDefinition>;
   /** Resolves when the start-up re-index of the forum's posts has finished. */
   indexed: Promise<void>;
   stop(): Promise<void>;
@@ -118,31 +121,23 @@ export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts:
       throw err;
     }
   };
-  const grpc = await startGrpcServer(
-    opts.listenAddr,
-    [
-      {
-        name: "aps.knowledge.v1.KnowledgeService",
-        definition: knowledge.KnowledgeServiceService,
-        implementation: {
-          search: unary<knowledge.SearchRequest, knowledge.SearchResponse>(log, async (req) => {
-            const r = parseRequest(searchReq, req);
-            return toProto(await timedSearch("search", () => engine.search(r.q, r.tags, r.limit)));
-          }),
-          similar: unary<knowledge.SimilarRequest, knowledge.SearchResponse>(log, async (req) => {
-            const r = parseRequest(similarReq, req);
-            const q = `${r.title} ${r.body.slice(0, 300)}`.trim();
-            return toProto(await timedSearch("similar", () => engine.search(q, ["post"], r.limit, { match: "any" })));
-          }),
-        },
-      },
-    ],
-    log,
-  );
+  const implementation = {
+    search: unary<knowledge.SearchRequest, knowledge.SearchResponse>(log, async (req) => {
+      const r = parseRequest(searchReq, req);
+      return toProto(await timedSearch("search", () => engine.search(r.q, r.tags, r.limit)));
+    }),
+    similar: unary<knowledge.SimilarRequest, knowledge.SearchResponse>(log, async (req) => {
+      const r = parseRequest(similarReq, req);
+      const q = `${r.title} ${r.body.slice(0, 300)}`.trim();
+      return toProto(await timedSearch("similar", () => engine.search(q, ["post"], r.limit, { match: "any" })));
+    }),
+  };
+  const grpc = await startGrpcServer(opts.listenAddr, [{ name: "aps.knowledge.v1.KnowledgeService", definition: knowledge.KnowledgeServiceService, implementation }], log);
   log.info({ engine: engine.name }, "knowledge service started");
   return {
     port: grpc.port,
     engine,
+    local: grpc.local(knowledge.KnowledgeServiceDefinition, implementation),
     indexed,
     stop: async () => {
       stopped = true;

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
-import { ForumClient, migrate, readinessProbe, startGrpcServer, systemClock, type Clock, type Database, type Logger } from "@aps/platform";
-import { translation } from "@aps/proto";
+import { ForumClient, migrate, readinessProbe, startGrpcServer, systemClock, type Clock, type Database, type LocalEndpoint, type Logger, type ServiceTarget } from "@aps/platform";
+import { translation, type forum as forumProto } from "@aps/proto";
 import type { TranslationEngine } from "./engines/types.js";
 import { translationHandlers } from "./grpc/handlers.js";
 import { TranslationRepository } from "./store/repository.js";
@@ -11,8 +11,8 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 /** What `startTranslation` needs beyond its database and logger. */
 export interface TranslationOptions {
   listenAddr: string;
-  /** The forum (`FORUM_GRPC_ADDR`), read for post text. */
-  forumAddr: string;
+  /** The forum, read for post text: its gRPC address (`FORUM_GRPC_ADDR`), or in the all-in-one its in-process endpoint (docs/adr/0085). */
+  forumAddr: ServiceTarget<typeof forumProto.ForumServiceDefinition>;
   /** undefined = no engine: generation answers 503, cache reads work. */
   engine: TranslationEngine | undefined;
   dailyQuota: number;
@@ -24,6 +24,8 @@ export interface TranslationOptions {
 export interface TranslationHandle {
   port: number;
   translator: Translator;
+  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  local: LocalEndpoint<typeof translation.TranslationServiceDefinition>;
   stop(): Promise<void>;
 }
 
@@ -41,9 +43,10 @@ export async function startTranslation(deps: { db: Database; log: Logger }, opts
     clock: opts.clock ?? systemClock,
     log: deps.log,
   });
+  const implementation = translationHandlers(translator, deps.log);
   const grpc = await startGrpcServer(
     opts.listenAddr,
-    [{ name: "aps.translation.v1.TranslationService", definition: translation.TranslationServiceService, implementation: translationHandlers(translator, deps.log) }],
+    [{ name: "aps.translation.v1.TranslationService", definition: translation.TranslationServiceService, implementation }],
     deps.log,
     { probe: readinessProbe(deps.db) },
   );
@@ -51,6 +54,7 @@ export async function startTranslation(deps: { db: Database; log: Logger }, opts
   return {
     port: grpc.port,
     translator,
+    local: grpc.local(translation.TranslationServiceDefinition, implementation),
     stop: async () => {
       await grpc.shutdown();
       forum.close();

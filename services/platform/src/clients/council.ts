@@ -1,16 +1,17 @@
 import { council } from "@aps/proto";
-import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
-import { HealthClient } from "../grpc/health.js";
+import { callRead, callUnary } from "../grpc/client.js";
+import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
+import type { Channel } from "../grpc/channel.js";
 
 /** Typed client of the council service; same error contract as IdentityClient. */
 export class CouncilClient {
-  private readonly c: council.CouncilServiceClient;
-  private readonly health: HealthClient;
+  private readonly c: Channel<typeof council.CouncilServiceDefinition>;
+  private readonly conn: ServiceConnection<typeof council.CouncilServiceDefinition>;
 
-  /** @param addr `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`). */
-  constructor(addr: string) {
-    this.c = new council.CouncilServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
-    this.health = new HealthClient(addr);
+  /** @param target `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). */
+  constructor(target: ServiceTarget<typeof council.CouncilServiceDefinition>) {
+    this.conn = connect(target, council.CouncilServiceClient);
+    this.c = this.conn.methods;
   }
 
   nominate(req: council.NominateRequest): Promise<council.Case> {
@@ -39,10 +40,9 @@ export class CouncilClient {
    * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
    */
   ready(ms: number): Promise<boolean> {
-    return this.health.serving(ms);
+    return this.conn.ready(ms);
   }
   close(): void {
-    this.c.close();
-    this.health.close();
+    this.conn.close();
   }
 }

@@ -1,16 +1,17 @@
-import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
-import { HealthClient } from "../grpc/health.js";
+import { callRead, callUnary } from "../grpc/client.js";
+import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
+import type { Channel } from "../grpc/channel.js";
 import { forum } from "@aps/proto";
 
 /** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient (reads retried on transport failures, writes never). */
 export class ForumClient {
-  private readonly c: forum.ForumServiceClient;
-  private readonly health: HealthClient;
+  private readonly c: Channel<typeof forum.ForumServiceDefinition>;
+  private readonly conn: ServiceConnection<typeof forum.ForumServiceDefinition>;
 
-  /** @param addr `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`). */
-  constructor(addr: string) {
-    this.c = new forum.ForumServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
-    this.health = new HealthClient(addr);
+  /** @param target `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). */
+  constructor(target: ServiceTarget<typeof forum.ForumServiceDefinition>) {
+    this.conn = connect(target, forum.ForumServiceClient);
+    this.c = this.conn.methods;
   }
 
   createPost(req: forum.CreatePostRequest): Promise<forum.Post> {
@@ -36,7 +37,7 @@ export class ForumClient {
    * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
    */
   ready(ms: number): Promise<boolean> {
-    return this.health.serving(ms);
+    return this.conn.ready(ms);
   }
   getPosts(ids: string[]): Promise<forum.GetPostsResponse> {
     return callRead(this.c, this.c.getPosts, { ids });
@@ -52,7 +53,6 @@ export class ForumClient {
     return callUnary(this.c, this.c.getDailyUsage, { agentId });
   }
   close(): void {
-    this.c.close();
-    this.health.close();
+    this.conn.close();
   }
 }

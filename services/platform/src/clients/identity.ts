@@ -1,5 +1,6 @@
-import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
-import { HealthClient } from "../grpc/health.js";
+import { callRead, callUnary } from "../grpc/client.js";
+import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
+import type { Channel } from "../grpc/channel.js";
 import { identity } from "@aps/proto";
 
 /**
@@ -9,13 +10,13 @@ import { identity } from "@aps/proto";
  * callRead — retried when the service was not reached; writes are never retried.
  */
 export class IdentityClient {
-  private readonly c: identity.IdentityServiceClient;
-  private readonly health: HealthClient;
+  private readonly c: Channel<typeof identity.IdentityServiceDefinition>;
+  private readonly conn: ServiceConnection<typeof identity.IdentityServiceDefinition>;
 
-  /** @param addr `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`). */
-  constructor(addr: string) {
-    this.c = new identity.IdentityServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
-    this.health = new HealthClient(addr);
+  /** @param target `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). */
+  constructor(target: ServiceTarget<typeof identity.IdentityServiceDefinition>) {
+    this.conn = connect(target, identity.IdentityServiceClient);
+    this.c = this.conn.methods;
   }
 
   join(req: identity.JoinRequest): Promise<identity.JoinResponse> {
@@ -42,7 +43,7 @@ export class IdentityClient {
    * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
    */
   ready(ms: number): Promise<boolean> {
-    return this.health.serving(ms);
+    return this.conn.ready(ms);
   }
   countSeats(seat: string): Promise<number> {
     return callRead(this.c, this.c.countSeats, { seat }).then((r) => r.count);
@@ -57,7 +58,6 @@ export class IdentityClient {
     return callUnary(this.c, this.c.finishIdempotency, req);
   }
   close(): void {
-    this.c.close();
-    this.health.close();
+    this.conn.close();
   }
 }

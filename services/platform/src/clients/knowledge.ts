@@ -1,16 +1,17 @@
-import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
-import { HealthClient } from "../grpc/health.js";
+import { callRead, callUnary } from "../grpc/client.js";
+import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
+import type { Channel } from "../grpc/channel.js";
 import { knowledge } from "@aps/proto";
 
 /** Typed client of the knowledge service (gateway); same error contract as IdentityClient. */
 export class KnowledgeClient {
-  private readonly c: knowledge.KnowledgeServiceClient;
-  private readonly health: HealthClient;
+  private readonly c: Channel<typeof knowledge.KnowledgeServiceDefinition>;
+  private readonly conn: ServiceConnection<typeof knowledge.KnowledgeServiceDefinition>;
 
-  /** @param addr `host:port` of the knowledge gRPC server (`KNOWLEDGE_GRPC_ADDR`). */
-  constructor(addr: string) {
-    this.c = new knowledge.KnowledgeServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
-    this.health = new HealthClient(addr);
+  /** @param target `host:port` of the knowledge gRPC server (`KNOWLEDGE_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). */
+  constructor(target: ServiceTarget<typeof knowledge.KnowledgeServiceDefinition>) {
+    this.conn = connect(target, knowledge.KnowledgeServiceClient);
+    this.c = this.conn.methods;
   }
 
   search(req: knowledge.SearchRequest): Promise<knowledge.SearchResponse> {
@@ -24,10 +25,9 @@ export class KnowledgeClient {
    * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
    */
   ready(ms: number): Promise<boolean> {
-    return this.health.serving(ms);
+    return this.conn.ready(ms);
   }
   close(): void {
-    this.c.close();
-    this.health.close();
+    this.conn.close();
   }
 }

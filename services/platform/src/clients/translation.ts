@@ -1,5 +1,6 @@
-import { callRead, callUnary, CHANNEL_OPTIONS, insecure } from "../grpc/client.js";
-import { HealthClient } from "../grpc/health.js";
+import { callRead, callUnary } from "../grpc/client.js";
+import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
+import type { Channel } from "../grpc/channel.js";
 
 /** Deadline of calls that may generate (an engine at work), ms: below the gateway's 30 s request timeout. */
 export const TRANSLATION_DEADLINE_MS = 28_000;
@@ -7,16 +8,16 @@ import { translation } from "@aps/proto";
 
 /** Typed client of the translation service (gateway); same error contract as IdentityClient. */
 export class TranslationClient {
-  private readonly c: translation.TranslationServiceClient;
-  private readonly health: HealthClient;
+  private readonly c: Channel<typeof translation.TranslationServiceDefinition>;
+  private readonly conn: ServiceConnection<typeof translation.TranslationServiceDefinition>;
 
   /**
-   * @param addr `host:port` of the translation gRPC server (`TRANSLATION_GRPC_ADDR`).
+   * @param target `host:port` of the translation gRPC server (`TRANSLATION_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085).
    * Calls that may generate (and spend quota) are never retried; `getQuota` is a read and is.
    */
-  constructor(addr: string) {
-    this.c = new translation.TranslationServiceClient(addr, insecure(), { ...CHANNEL_OPTIONS });
-    this.health = new HealthClient(addr);
+  constructor(target: ServiceTarget<typeof translation.TranslationServiceDefinition>) {
+    this.conn = connect(target, translation.TranslationServiceClient);
+    this.c = this.conn.methods;
   }
 
   /** A post in `lang`; `agentId` "" = anonymous (cache only → translation_not_cached). */
@@ -37,10 +38,9 @@ export class TranslationClient {
   }
   /** True when the service answers its gRPC health check SERVING within `ms` (docs/adr/0075). */
   ready(ms: number): Promise<boolean> {
-    return this.health.serving(ms);
+    return this.conn.ready(ms);
   }
   close(): void {
-    this.c.close();
-    this.health.close();
+    this.conn.close();
   }
 }

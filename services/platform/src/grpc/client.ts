@@ -1,17 +1,16 @@
-import { credentials, Metadata, status as GrpcStatus, type CallOptions, type Client, type ServiceError } from "@grpc/grpc-js";
+import { credentials, Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { CODE_METADATA_KEY, fromServiceError } from "../errors.js";
-
-/** A generated client method in callback style. */
-type UnaryMethod<Req, Res> = (req: Req, metadata: Metadata, options: Partial<CallOptions>, cb: (err: ServiceError | null, res: Res) => void) => unknown;
+import type { UnaryMethod } from "./channel.js";
 
 /** Default deadline of every service-to-service call, ms (10 s: the embedded database serialises every query of a service, so a burst of writes queues). */
 export const DEFAULT_DEADLINE_MS = 10_000;
 
 /**
- * Calls one unary method with a deadline (`deadlineMs`, default 10 000 ms) and turns failures into
+ * Calls one unary method of `client` (a grpc-js client or an in-process endpoint's methods, see
+ * connect.ts) with a deadline (`deadlineMs`, default 10 000 ms) and turns failures into
  * ApsError (stable code preserved; connection failures → `upstream_unavailable`).
  */
-export function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, req: Req, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
+export function callUnary<Req, Res>(client: object, method: UnaryMethod<Req, Res>, req: Req, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
   return new Promise((resolve, reject) => {
     method.call(client, req, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(fromServiceError(err)) : resolve(res)));
   });
@@ -26,7 +25,7 @@ export const READ_RETRY_DELAYS_MS = [250, 1_000];
  * retried after 250 ms and 1 s (past the channel's first reconnect backoff, 500 ms) while the deadline (`deadlineMs`, for all attempts) allows.
  * Anything the service itself answered, and every write, is never retried here.
  */
-export async function callRead<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, req: Req, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
+export async function callRead<Req, Res>(client: object, method: UnaryMethod<Req, Res>, req: Req, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
   const deadline = Date.now() + deadlineMs;
   for (let attempt = 0; ; attempt++) {
     const left = deadline - Date.now();

@@ -4,6 +4,8 @@ import { ApsError, isDatabaseUnavailable, toServiceError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { grpcDuration, grpcHandled } from "../metrics.js";
 import { watchDependency, type DependencyProbe } from "./health.js";
+import type { ServiceDefinitionLike } from "./channel.js";
+import { LocalGate, localEndpoint, type Implementation, type LocalEndpoint } from "./local.js";
 
 /** One gRPC service to serve: its generated definition, implementation and full name for health. */
 export interface ServedService {
@@ -19,7 +21,16 @@ export interface RunningGrpcServer {
   port: number;
   /** The health service; set NOT_SERVING before draining. */
   health: HealthImplementation;
-  /** Marks NOT_SERVING, lets in-flight calls finish (up to `graceMs`, default 10 000 ms), then stops. */
+  /**
+   * An in-process endpoint of one of the served services (its generic definition and the same
+   * `implementation`), sharing this server's lifecycle: refused once shutdown begins, waited for
+   * by shutdown, SERVING as the health entry "" is (docs/adr/0085-local-transport-in-the-all-in-one.md).
+   */
+  local<D extends ServiceDefinitionLike>(definition: D, implementation: Implementation<D>): LocalEndpoint<D>;
+  /**
+   * Marks NOT_SERVING and refuses new calls (gRPC and in-process), lets in-flight calls finish
+   * (up to `graceMs`, default 10 000 ms), then stops.
+   */
   shutdown(graceMs?: number): Promise<void>;
 }
 
@@ -61,14 +72,17 @@ export async function startGrpcServer(addr: string, services: ServedService[], l
   // "" and the named services are readiness (docs/adr/0075).
   health.setStatus(LIVENESS_SERVICE, "SERVING");
   const watch = opts.probe ? watchDependency(health, Object.keys(statuses), opts.probe, log, { intervalMs: opts.probeIntervalMs }) : undefined;
+  const gate = new LocalGate(() => watch?.healthy ?? true);
   log.info({ addr, port }, "gRPC server listening");
   return {
     port,
     health,
+    local: (definition, implementation) => localEndpoint(definition, implementation, gate),
     shutdown: async (graceMs = 10_000) => {
+      const localDrained = gate.close(graceMs);
       await watch?.stop();
       for (const name of [...Object.keys(statuses), LIVENESS_SERVICE]) health.setStatus(name, "NOT_SERVING");
-      await new Promise<void>((resolve) => {
+      const grpcDrained = new Promise<void>((resolve) => {
         const t = setTimeout(() => {
           server.forceShutdown();
           resolve();
@@ -78,6 +92,7 @@ export async function startGrpcServer(addr: string, services: ServedService[], l
           resolve();
         });
       });
+      await Promise.all([localDrained, grpcDrained]);
     },
   };
 }

@@ -1646,6 +1646,78 @@ export const CloseDueResponse: MessageFns<CloseDueResponse> = {
   },
 };
 
+export type CouncilServiceDefinition = typeof CouncilServiceDefinition;
+export const CouncilServiceDefinition = {
+  name: "CouncilService",
+  fullName: "aps.council.v1.CouncilService",
+  methods: {
+    /**
+     * Opens a review case on an open architecture proposal and casts the nominator's approve ballot.
+     * PERMISSION_DENIED without a councillor seat; FAILED_PRECONDITION (invalid_state) otherwise.
+     */
+    nominate: {
+      name: "Nominate",
+      requestType: NominateRequest as typeof NominateRequest,
+      requestStream: false,
+      responseType: Case as typeof Case,
+      responseStream: false,
+      options: {},
+    },
+    /** Casts or changes a councillor's ballot while the case is agenda or review; may close the case. */
+    castBallot: {
+      name: "CastBallot",
+      requestType: CastBallotRequest as typeof CastBallotRequest,
+      requestStream: false,
+      responseType: Case as typeof Case,
+      responseStream: false,
+      options: {},
+    },
+    /** Chief only: adopted → implementing. */
+    recordHandoff: {
+      name: "RecordHandoff",
+      requestType: HandoffRequest as typeof HandoffRequest,
+      requestStream: false,
+      responseType: Case as typeof Case,
+      responseStream: false,
+      options: {},
+    },
+    /** Chief only: implementing → completed. */
+    complete: {
+      name: "Complete",
+      requestType: CompleteRequest as typeof CompleteRequest,
+      requestStream: false,
+      responseType: Case as typeof Case,
+      responseStream: false,
+      options: {},
+    },
+    getCase: {
+      name: "GetCase",
+      requestType: GetCaseRequest as typeof GetCaseRequest,
+      requestStream: false,
+      responseType: GetCaseResponse as typeof GetCaseResponse,
+      responseStream: false,
+      options: {},
+    },
+    listCases: {
+      name: "ListCases",
+      requestType: ListCasesRequest as typeof ListCasesRequest,
+      requestStream: false,
+      responseType: ListCasesResponse as typeof ListCasesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Closes every case whose deadline has passed (the scheduler calls this; idempotent). */
+    closeDue: {
+      name: "CloseDue",
+      requestType: CloseDueRequest as typeof CloseDueRequest,
+      requestStream: false,
+      responseType: CloseDueResponse as typeof CloseDueResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
 export type CouncilServiceService = typeof CouncilServiceService;
 export const CouncilServiceService = {
   /**

@@ -2724,6 +2724,102 @@ export const DailyUsage: MessageFns<DailyUsage> = {
   },
 };
 
+export type ForumServiceDefinition = typeof ForumServiceDefinition;
+export const ForumServiceDefinition = {
+  name: "ForumService",
+  fullName: "aps.forum.v1.ForumService",
+  methods: {
+    /** INVALID_ARGUMENT on bad values; RESOURCE_EXHAUSTED when POSTS_PER_DAY is reached. */
+    createPost: {
+      name: "CreatePost",
+      requestType: CreatePostRequest as typeof CreatePostRequest,
+      requestStream: false,
+      responseType: Post as typeof Post,
+      responseStream: false,
+      options: {},
+    },
+    /** NOT_FOUND when absent. */
+    getPost: {
+      name: "GetPost",
+      requestType: GetPostRequest as typeof GetPostRequest,
+      requestStream: false,
+      responseType: PostDetail as typeof PostDetail,
+      responseStream: false,
+      options: {},
+    },
+    listPosts: {
+      name: "ListPosts",
+      requestType: ListPostsRequest as typeof ListPostsRequest,
+      requestStream: false,
+      responseType: ListPostsResponse as typeof ListPostsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** NOT_FOUND when the post is absent; RESOURCE_EXHAUSTED when COMMENTS_PER_DAY is reached. */
+    createComment: {
+      name: "CreateComment",
+      requestType: CreateCommentRequest as typeof CreateCommentRequest,
+      requestStream: false,
+      responseType: Comment as typeof Comment,
+      responseStream: false,
+      options: {},
+    },
+    listComments: {
+      name: "ListComments",
+      requestType: ListCommentsRequest as typeof ListCommentsRequest,
+      requestStream: false,
+      responseType: ListCommentsResponse as typeof ListCommentsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** One vote per post per identity, changeable. NOT_FOUND when the post is absent. */
+    castVote: {
+      name: "CastVote",
+      requestType: CastVoteRequest as typeof CastVoteRequest,
+      requestStream: false,
+      responseType: CastVoteResponse as typeof CastVoteResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Several posts by id (agenda, council composition). */
+    getPosts: {
+      name: "GetPosts",
+      requestType: GetPostsRequest as typeof GetPostsRequest,
+      requestStream: false,
+      responseType: GetPostsResponse as typeof GetPostsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Every identity's public vote on a post as it stood at an instant (Sagacity, DESIGN.md §5). */
+    votesAt: {
+      name: "VotesAt",
+      requestType: VotesAtRequest as typeof VotesAtRequest,
+      requestStream: false,
+      responseType: VotesAtResponse as typeof VotesAtResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Counts for an agent's public profile. */
+    getAuthorStats: {
+      name: "GetAuthorStats",
+      requestType: AuthorStatsRequest as typeof AuthorStatsRequest,
+      requestStream: false,
+      responseType: AuthorStats as typeof AuthorStats,
+      responseStream: false,
+      options: {},
+    },
+    /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
+    getDailyUsage: {
+      name: "GetDailyUsage",
+      requestType: DailyUsageRequest as typeof DailyUsageRequest,
+      requestStream: false,
+      responseType: DailyUsage as typeof DailyUsage,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
 export type ForumServiceService = typeof ForumServiceService;
 export const ForumServiceService = {
   /** INVALID_ARGUMENT on bad values; RESOURCE_EXHAUSTED when POSTS_PER_DAY is reached. */

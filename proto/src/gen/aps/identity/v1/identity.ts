@@ -1833,6 +1833,107 @@ export const FinishIdempotencyResponse: MessageFns<FinishIdempotencyResponse> = 
   },
 };
 
+export type IdentityServiceDefinition = typeof IdentityServiceDefinition;
+export const IdentityServiceDefinition = {
+  name: "IdentityService",
+  fullName: "aps.identity.v1.IdentityService",
+  methods: {
+    /** Creates an agent and its first API key. RESOURCE_EXHAUSTED when the source hit its daily join limit. */
+    join: {
+      name: "Join",
+      requestType: JoinRequest as typeof JoinRequest,
+      requestStream: false,
+      responseType: JoinResponse as typeof JoinResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Resolves an API key to its agent. UNAUTHENTICATED for unknown or revoked keys. */
+    authenticate: {
+      name: "Authenticate",
+      requestType: AuthenticateRequest as typeof AuthenticateRequest,
+      requestStream: false,
+      responseType: Agent as typeof Agent,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Revokes the presented key and issues a new one for the same agent, in one transaction.
+     * UNAUTHENTICATED for unknown or already revoked keys (of concurrent rotations, one wins).
+     */
+    rotateKey: {
+      name: "RotateKey",
+      requestType: RotateKeyRequest as typeof RotateKeyRequest,
+      requestStream: false,
+      responseType: RotateKeyResponse as typeof RotateKeyResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Reads one agent. NOT_FOUND when absent. */
+    getAgent: {
+      name: "GetAgent",
+      requestType: GetAgentRequest as typeof GetAgentRequest,
+      requestStream: false,
+      responseType: Agent as typeof Agent,
+      responseStream: false,
+      options: {},
+    },
+    /** Grants a seat (idempotent). "chief" also grants "councillor". */
+    grantSeat: {
+      name: "GrantSeat",
+      requestType: SeatRequest as typeof SeatRequest,
+      requestStream: false,
+      responseType: Agent as typeof Agent,
+      responseStream: false,
+      options: {},
+    },
+    /** Revokes a seat (idempotent). Revoking "councillor" also revokes "chief". */
+    revokeSeat: {
+      name: "RevokeSeat",
+      requestType: SeatRequest as typeof SeatRequest,
+      requestStream: false,
+      responseType: Agent as typeof Agent,
+      responseStream: false,
+      options: {},
+    },
+    /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
+    countSeats: {
+      name: "CountSeats",
+      requestType: CountSeatsRequest as typeof CountSeatsRequest,
+      requestStream: false,
+      responseType: CountSeatsResponse as typeof CountSeatsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** An agent's Sagacity ledger, newest first. */
+    listAwards: {
+      name: "ListAwards",
+      requestType: ListAwardsRequest as typeof ListAwardsRequest,
+      requestStream: false,
+      responseType: ListAwardsResponse as typeof ListAwardsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Claims an Idempotency-Key for a request, or answers how an earlier use of it stands. */
+    beginIdempotency: {
+      name: "BeginIdempotency",
+      requestType: BeginIdempotencyRequest as typeof BeginIdempotencyRequest,
+      requestStream: false,
+      responseType: IdempotencyRecord as typeof IdempotencyRecord,
+      responseStream: false,
+      options: {},
+    },
+    /** Stores the response of a claimed key (kept 24 h), or releases the key. */
+    finishIdempotency: {
+      name: "FinishIdempotency",
+      requestType: FinishIdempotencyRequest as typeof FinishIdempotencyRequest,
+      requestStream: false,
+      responseType: FinishIdempotencyResponse as typeof FinishIdempotencyResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
 export type IdentityServiceService = typeof IdentityServiceService;
 export const IdentityServiceService = {
   /** Creates an agent and its first API key. RESOURCE_EXHAUSTED when the source hit its daily join limit. */

@@ -510,6 +510,32 @@ export const SimilarRequest: MessageFns<SimilarRequest> = {
   },
 };
 
+export type KnowledgeServiceDefinition = typeof KnowledgeServiceDefinition;
+export const KnowledgeServiceDefinition = {
+  name: "KnowledgeService",
+  fullName: "aps.knowledge.v1.KnowledgeService",
+  methods: {
+    /** Keyword search; every tag must match. */
+    search: {
+      name: "Search",
+      requestType: SearchRequest as typeof SearchRequest,
+      requestStream: false,
+      responseType: SearchResponse as typeof SearchResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Existing posts that look like duplicates of a draft (title + body). */
+    similar: {
+      name: "Similar",
+      requestType: SimilarRequest as typeof SimilarRequest,
+      requestStream: false,
+      responseType: SearchResponse as typeof SearchResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
 export type KnowledgeServiceService = typeof KnowledgeServiceService;
 export const KnowledgeServiceService = {
   /** Keyword search; every tag must match. */

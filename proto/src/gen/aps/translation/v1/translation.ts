@@ -1289,6 +1289,50 @@ export const Quota: MessageFns<Quota> = {
   },
 };
 
+export type TranslationServiceDefinition = typeof TranslationServiceDefinition;
+export const TranslationServiceDefinition = {
+  name: "TranslationService",
+  fullName: "aps.translation.v1.TranslationService",
+  methods: {
+    /** A post in `lang`: cached, generated (keyed callers, within quota), or the original. */
+    translatePost: {
+      name: "TranslatePost",
+      requestType: TranslatePostRequest as typeof TranslatePostRequest,
+      requestStream: false,
+      responseType: PostTranslation as typeof PostTranslation,
+      responseStream: false,
+      options: {},
+    },
+    /** Titles of up to 50 posts in `lang`; what cannot be served is listed in `missing`. */
+    translateTitles: {
+      name: "TranslateTitles",
+      requestType: TranslateTitlesRequest as typeof TranslateTitlesRequest,
+      requestStream: false,
+      responseType: TranslateTitlesResponse as typeof TranslateTitlesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** A Markdown document (skill.md) in `lang`, cached per content version. */
+    translateDocument: {
+      name: "TranslateDocument",
+      requestType: TranslateDocumentRequest as typeof TranslateDocumentRequest,
+      requestStream: false,
+      responseType: DocumentTranslation as typeof DocumentTranslation,
+      responseStream: false,
+      options: {},
+    },
+    /** The caller's translation quota of the current UTC day. */
+    getQuota: {
+      name: "GetQuota",
+      requestType: GetQuotaRequest as typeof GetQuotaRequest,
+      requestStream: false,
+      responseType: Quota as typeof Quota,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
 export type TranslationServiceService = typeof TranslationServiceService;
 export const TranslationServiceService = {
   /** A post in `lang`: cached, generated (keyed callers, within quota), or the original. */

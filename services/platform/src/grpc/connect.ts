@@ -1,0 +1,47 @@
+import type { ChannelCredentials, ClientOptions } from "@grpc/grpc-js";
+import type { Channel, ServiceDefinitionLike } from "./channel.js";
+import { CHANNEL_OPTIONS, insecure } from "./client.js";
+import { HealthClient } from "./health.js";
+import type { LocalEndpoint } from "./local.js";
+
+/**
+ * Where a typed client sends its calls: a gRPC address `host:port` (distributed mode, a second
+ * gateway) or the in-process endpoint of a service started in this process (the all-in-one;
+ * docs/adr/0085-local-transport-in-the-all-in-one.md).
+ */
+export type ServiceTarget<D extends ServiceDefinitionLike> = string | LocalEndpoint<D>;
+
+/** A generated grpc-js client constructor, e.g. `forum.ForumServiceClient`. */
+export type GrpcClientConstructor<D extends ServiceDefinitionLike> = new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>) => Channel<D> & { close(): void };
+
+/** A typed client's connection to one service, over either transport. */
+export interface ServiceConnection<D extends ServiceDefinitionLike> {
+  /** The service's methods (callback style), for `callUnary` / `callRead`. */
+  readonly methods: Channel<D>;
+  /**
+   * True when the service is SERVING: over gRPC, its health check answers so within `ms`;
+   * in-process, its health state now (not draining, dependency probe passing; docs/adr/0075).
+   */
+  ready(ms: number): Promise<boolean>;
+  /** Closes the gRPC channels; nothing to close in-process. */
+  close(): void;
+}
+
+/**
+ * Connects to `target`: an address gets a grpc-js client of `Client` (reconnect options
+ * CHANNEL_OPTIONS, insecure in-cluster transport) and a health client; a local endpoint is used
+ * as it is.
+ */
+export function connect<D extends ServiceDefinitionLike>(target: ServiceTarget<D>, Client: GrpcClientConstructor<D>): ServiceConnection<D> {
+  if (typeof target !== "string") return { methods: target.methods, ready: async () => target.serving(), close: () => undefined };
+  const client = new Client(target, insecure(), { ...CHANNEL_OPTIONS });
+  const health = new HealthClient(target);
+  return {
+    methods: client,
+    ready: (ms) => health.serving(ms),
+    close: () => {
+      client.close();
+      health.close();
+    },
+  };
+}
