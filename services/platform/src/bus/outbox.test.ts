@@ -78,6 +78,9 @@ class RecordingBus implements EventBus {
   async consume(): Promise<Subscription> {
     throw new Error("not used");
   }
+  async subscribe(): Promise<Subscription> {
+    throw new Error("not used");
+  }
   async close(): Promise<void> {}
 }
 
@@ -251,6 +254,7 @@ describe.each(backends)("transactional outbox on $name", (backend) => {
         await bus.publish(e);
       },
       consume: () => bus.consume(),
+      subscribe: () => bus.subscribe(),
       close: async () => {},
     };
     const ids: string[] = [];
