@@ -75,7 +75,8 @@ export async function startAllInOne(env: NodeJS.ProcessEnv, log: Logger, bus: Ev
     tickMs: councilCfg.COUNCIL_TICK_MS,
   });
   const grpcAddrs = { IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}`, KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${knowledge.port}`, TRANSLATION_GRPC_ADDR: `127.0.0.1:${translation.port}` };
-  const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }));
+  // The gateway invalidates its caches from the same bus (its own NATS connection when NATS_URL is set).
+  const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }), { bus });
   return {
     baseUrl: gateway.baseUrl,
     port: gateway.port,
