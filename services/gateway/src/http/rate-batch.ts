@@ -50,6 +50,10 @@ interface Window {
   shared: number;
   /** Admitted here, not yet sent to the store. */
   pending: number;
+  /** Sent to the store, answer not back yet (admitted requests and exact-path requests). */
+  inflight: number;
+  /** The latest store call carrying a batch, while it runs. */
+  sending: Promise<unknown> | undefined;
   /** Refused here without asking the store (the window is known to be spent). */
   refused: number;
   /** End of the window, ms since the epoch (from the store's answer). */
@@ -65,13 +69,15 @@ const SWEEP_EVERY_MS = 60_000;
  * One policy's request counter on a shared store, counted locally between reconciliations
  * (docs/adr/0089). A request is answered:
  * - locally refused, with no store call, when this replica already knows the window is spent;
- * - locally admitted (fast path) when its view of the shared count is fresh (≤ maxViewAgeMs),
- *   at least `headroom` below the limit and fewer than `batch` requests are pending — the pending
- *   requests are sent in one `+n` every `syncMs`;
- * - otherwise counted in the store at once together with what is pending (exact path), and
- *   admitted when the store's total is within the limit.
- * Across R replicas a burst can therefore pass the limit by at most R × batch requests per
- * window, and only when a replica's fresh view lags the others by more than headroom − batch.
+ * - locally admitted (fast path) when its view of the shared count is fresh (≤ maxViewAgeMs) and
+ *   at least `headroom` below the limit, and fewer than `batch` requests admitted here are still
+ *   unknown to the store — those are sent in one `+n` every `syncMs`, or with the request that
+ *   finds the batch full (which waits for the store's answer, as do those arriving meanwhile);
+ * - otherwise (no fresh view, or near the limit) counted in the store at once together with what
+ *   is pending (exact path), and admitted when the store's total is within the limit.
+ * At most `batch` requests admitted by one replica are unknown to the store at any time, so
+ * across R replicas a burst passes the limit by at most R × batch requests per window, and only
+ * when a replica's fresh view lags the others by more than `headroom − batch`.
  */
 export class BatchedCounter {
   private readonly windows = new Map<string, Window>();
@@ -95,31 +101,55 @@ export class BatchedCounter {
 
   /** Counts one request of `partition` (see the class comment for where it is counted). */
   async consume(partition: string): Promise<CountResult> {
-    const now = Date.now();
-    let w = this.windows.get(partition);
-    if (w && now >= w.resetAt) {
-      // The window closed: its pending requests belonged to it, not to the next one.
-      this.windows.delete(partition);
-      this.dirty.delete(partition);
-      w = undefined;
+    for (;;) {
+      const now = Date.now();
+      let w = this.windows.get(partition);
+      if (w && now >= w.resetAt && w.inflight === 0) {
+        // The window closed: its pending requests belonged to it, not to the next one.
+        this.windows.delete(partition);
+        this.dirty.delete(partition);
+        w = undefined;
+      }
+      if (w && w.shared + w.pending + w.inflight >= this.limit) {
+        w.refused++;
+        return { used: w.shared + w.pending + w.inflight + w.refused, resetMs: Math.max(0, w.resetAt - now), allowed: false };
+      }
+      const roomy = w !== undefined && now - w.syncedAt <= this.opts.maxViewAgeMs && w.shared + w.pending + w.inflight + 1 <= this.limit - this.opts.headroom;
+      if (w && roomy && w.pending + w.inflight < this.opts.batch) {
+        w.pending++;
+        this.dirty.add(partition);
+        return { used: w.shared + w.pending + w.inflight, resetMs: Math.max(0, w.resetAt - now), allowed: true };
+      }
+      if (w && roomy && w.sending) {
+        // The batch budget is on its way to the store: decide again once it has answered.
+        await w.sending.catch(() => undefined);
+        continue;
+      }
+      const points = 1 + (w?.pending ?? 0);
+      if (w) {
+        w.pending = 0;
+        this.dirty.delete(partition);
+      }
+      const r = await this.send(partition, w, points);
+      return { used: r.consumedPoints, resetMs: r.msBeforeNext, allowed: r.consumedPoints <= this.limit };
     }
-    if (w && w.shared + w.pending >= this.limit) {
-      w.refused++;
-      return { used: w.shared + w.pending + w.refused, resetMs: w.resetAt - now, allowed: false };
+  }
+
+  /** One store call of `points` for `partition`, tracked as in flight on its window `w` (if any). */
+  private async send(partition: string, w: Window | undefined, points: number): Promise<StoreCount> {
+    if (w) w.inflight += points;
+    const call = this.store(partition, points);
+    if (w && points > 1) w.sending = call;
+    try {
+      const r = await call;
+      this.record(partition, r);
+      return r;
+    } finally {
+      if (w) {
+        w.inflight -= points;
+        if (w.sending === call) w.sending = undefined;
+      }
     }
-    if (w && w.pending < this.opts.batch && now - w.syncedAt <= this.opts.maxViewAgeMs && w.shared + w.pending + 1 <= this.limit - this.opts.headroom) {
-      w.pending++;
-      this.dirty.add(partition);
-      return { used: w.shared + w.pending, resetMs: w.resetAt - now, allowed: true };
-    }
-    const points = 1 + (w?.pending ?? 0);
-    if (w) {
-      w.pending = 0;
-      this.dirty.delete(partition);
-    }
-    const r = await this.store(partition, points);
-    this.record(partition, r);
-    return { used: r.consumedPoints, resetMs: r.msBeforeNext, allowed: r.consumedPoints <= this.limit };
   }
 
   /** Requests of `partition` admitted here and not yet in the store (added to a store read by `peek`). */
@@ -142,24 +172,20 @@ export class BatchedCounter {
   }
 
   private async flushOnce(): Promise<void> {
-    const jobs: Promise<void>[] = [];
+    const jobs: Promise<unknown>[] = [];
     for (const partition of this.dirty) {
       const w = this.windows.get(partition);
       if (!w || w.pending === 0) continue;
       const points = w.pending;
       w.pending = 0;
-      jobs.push(
-        this.store(partition, points).then(
-          (r) => this.record(partition, r),
-          () => undefined, // a StoreCall does not reject; should one, the requests stay admitted
-        ),
-      );
+      // A StoreCall does not reject; should one, the requests stay admitted.
+      jobs.push(this.send(partition, w, points).catch(() => undefined));
     }
     this.dirty.clear();
     const now = Date.now();
     if (now - this.lastSweep > SWEEP_EVERY_MS) {
       this.lastSweep = now;
-      for (const [p, w] of this.windows) if (now >= w.resetAt && w.pending === 0) this.windows.delete(p);
+      for (const [p, w] of this.windows) if (now >= w.resetAt && w.pending === 0 && w.inflight === 0) this.windows.delete(p);
     }
     await Promise.all(jobs);
   }
@@ -170,12 +196,12 @@ export class BatchedCounter {
     const w = this.windows.get(partition);
     if (!r.shared) {
       // Counted by the per-process fallback: no view of the shared count; ask the store next time.
-      if (w && w.pending === 0) this.windows.delete(partition);
+      if (w) w.syncedAt = 0;
       return;
     }
     const resetAt = now + r.msBeforeNext;
     if (!w) {
-      this.windows.set(partition, { shared: r.consumedPoints, pending: 0, refused: 0, resetAt, syncedAt: now });
+      this.windows.set(partition, { shared: r.consumedPoints, pending: 0, inflight: 0, sending: undefined, refused: 0, resetAt, syncedAt: now });
       return;
     }
     if (resetAt > w.resetAt + 1_000) {
