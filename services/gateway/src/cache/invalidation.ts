@@ -18,12 +18,17 @@ const POST_EVENTS: Record<string, (payload: Uint8Array) => { postId: string }> =
 
 /**
  * Applies one event to the gateway's caches (docs/adr/0087, 0088): `identity.key_rotated` drops
- * the agent's cached authentications; a forum or council event about a post drops that post's
+ * the agent's cached authentications; `knowledge.post_indexed` drops the cached search results;
+ * a forum or council event about a post drops that post's
  * detail and every collection; any other forum or council event (or one that does not decode)
  * drops every cached read. Returns what it did, for logs and tests.
  */
-export function applyEvent(prefix: string, e: BusEvent, reads: ReadCache, auth: AuthCache): "key" | "post" | "all" | "ignored" {
+export function applyEvent(prefix: string, e: BusEvent, reads: ReadCache, auth: AuthCache): "key" | "post" | "search" | "all" | "ignored" {
   const type = e.subject.startsWith(`${prefix}.`) ? e.subject.slice(prefix.length + 1) : e.subject;
+  if (type === "knowledge.post_indexed") {
+    reads.invalidateSearch();
+    return "search";
+  }
   if (type === "identity.key_rotated") {
     let agentId = "";
     try {
@@ -54,13 +59,14 @@ export function applyEvent(prefix: string, e: BusEvent, reads: ReadCache, auth: 
 
 /**
  * Subscribes this gateway to the events that invalidate its caches: `<prefix>.forum.>`,
- * `<prefix>.council.>` and `<prefix>.identity.key_rotated`, as an ephemeral subscription
+ * `<prefix>.council.>`, `<prefix>.identity.key_rotated` and `<prefix>.knowledge.post_indexed`, as
+ * an ephemeral subscription
  * (EventBus.subscribe — no durable consumer per replica). Events missed while disconnected are
  * not replayed: the caches' TTLs bound what that costs.
  */
 export function subscribeInvalidation(bus: EventBus, reads: ReadCache, auth: AuthCache, log: Logger): Promise<Subscription> {
   const p = bus.prefix;
-  return bus.subscribe([`${p}.forum.>`, `${p}.council.>`, `${p}.identity.key_rotated`], (e) => {
+  return bus.subscribe([`${p}.forum.>`, `${p}.council.>`, `${p}.identity.key_rotated`, `${p}.knowledge.post_indexed`], (e) => {
     const what = applyEvent(p, e, reads, auth);
     if (what === "all") log.debug({ subject: e.subject }, "event not attributable to one post: read cache cleared");
   });

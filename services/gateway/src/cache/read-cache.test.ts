@@ -38,6 +38,7 @@ async function harness(ttlMs = 60_000, maxBytes = 1 << 20): Promise<Harness> {
   };
   app.get("/posts", route("/posts", { kind: "collection" }));
   app.get("/posts/:id", (req, res) => route(`/posts/${req.params.id}`, { kind: "post", postId: req.params.id })(req, res));
+  app.get("/search", route("/search", { kind: "search" }));
   app.get("/big/:n", (req, res) => route(`/big/${req.params.n}`, { kind: "collection" }, 10_000)(req, res));
   app.get("/mine", async (req, res) => {
     await cache.serveUncached(req, res, async () => ({ mine: version.n }));
@@ -105,6 +106,18 @@ describe("ReadCache", () => {
     h.version.n++;
     h.cache.invalidateAll();
     expect((await (await fetch(`${h.url}/posts/p_2`)).json()).v).toBe(2);
+  });
+
+  it("invalidateSearch drops search results only; a post invalidation drops them too", async () => {
+    h = await harness();
+    for (const p of ["/posts", "/search", "/posts/p_1"]) await fetch(h.url + p);
+    h.version.n++;
+    h.cache.invalidateSearch();
+    const v = async (p: string) => (await (await fetch(h.url + p)).json()).v;
+    expect({ list: await v("/posts"), search: await v("/search"), post: await v("/posts/p_1") }).toEqual({ list: 0, search: 1, post: 0 });
+    h.version.n++;
+    h.cache.invalidatePost("p_2");
+    expect({ list: await v("/posts"), search: await v("/search"), post: await v("/posts/p_1") }).toEqual({ list: 2, search: 2, post: 0 });
   });
 
   it("concurrent misses of one key share one production; a miss invalidated while produced is answered but not kept", async () => {

@@ -6,10 +6,12 @@ import { notModified, strongEtag } from "../http/conditional.js";
 /**
  * What a cached read depends on, for invalidation (docs/adr/0088):
  * - `post`: one post's detail (`GET /posts/{id}`), dropped by any event or write about that post;
- * - `collection`: a page that may show any post (`/posts` lists, `/agenda`, `/knowledge/search`),
- *   dropped by every forum or council event and write.
+ * - `collection`: a page that may show any post (`/posts` lists, `/agenda`), dropped by every
+ *   forum or council event and write;
+ * - `search`: a search result (`/knowledge/search`), dropped like a collection and also whenever
+ *   the search index changes (`knowledge.post_indexed`, after the forum's event).
  */
-export type ReadScope = { kind: "collection" } | { kind: "post"; postId: string };
+export type ReadScope = { kind: "collection" } | { kind: "search" } | { kind: "post"; postId: string };
 
 /** Tunables (gateway config READ_CACHE_TTL_MS, READ_CACHE_MAX_BYTES); either at 0 turns caching off. */
 export interface ReadCacheOptions {
@@ -23,8 +25,10 @@ export interface ReadCacheOptions {
 interface Representation {
   body: Buffer;
   etag: string;
-  /** Collection generation the entry was produced under (collections only). */
+  /** Collection generation the entry was produced under (collections and searches). */
   gen: number;
+  /** Search generation the entry was produced under (searches). */
+  searchGen: number;
 }
 
 /** A miss being produced; requests for the same key wait for it instead of asking again. */
@@ -56,6 +60,8 @@ export class ReadCache {
   private readonly fills = new Map<string, Fill>();
   /** Collection generation: bumped by every invalidation; older collection entries are stale. */
   private gen = 0;
+  /** Search generation: bumped when the search index changes; older search entries are stale. */
+  private searchGen = 0;
 
   constructor(opts: ReadCacheOptions) {
     if (opts.ttlMs > 0 && opts.maxBytes > 0) {
@@ -76,7 +82,7 @@ export class ReadCache {
   async serve(req: Request, res: Response, key: string, scope: ReadScope, produce: () => Promise<unknown>): Promise<void> {
     if (!this.lru) return this.serveUncached(req, res, produce);
     const hit = this.lru.get(key);
-    if (hit && (scope.kind === "post" || hit.gen === this.gen)) {
+    if (hit && this.current(hit, scope)) {
       gatewayCacheLookups.inc({ cache: "read", result: "hit" });
       send(req, res, hit);
       return;
@@ -94,7 +100,7 @@ export class ReadCache {
   /** Answers from `produce` without caching (caller-specific bodies), with ETag and 304 all the same. */
   async serveUncached(req: Request, res: Response, produce: () => Promise<unknown>): Promise<void> {
     gatewayCacheLookups.inc({ cache: "read", result: "bypass" });
-    send(req, res, represent(await produce(), this.gen));
+    send(req, res, represent(await produce(), this.gen, this.searchGen));
   }
 
   /** Drops `postId`'s detail and every collection (an event or a write about that post). */
@@ -102,7 +108,13 @@ export class ReadCache {
     this.gen++;
     const key = postKey(postId);
     this.lru?.delete(key);
-    for (const [k, f] of this.fills) if (f.scope.kind === "collection" || k === key) this.fills.delete(k);
+    for (const [k, f] of this.fills) if (f.scope.kind !== "post" || k === key) this.fills.delete(k);
+  }
+
+  /** Drops every search result (the search index changed). */
+  invalidateSearch(): void {
+    this.searchGen++;
+    for (const [k, f] of this.fills) if (f.scope.kind === "search") this.fills.delete(k);
   }
 
   /** Drops everything (an event the cache cannot attribute to one post). */
@@ -117,13 +129,20 @@ export class ReadCache {
     return { entries: this.lru?.size ?? 0, bytes: this.lru?.calculatedSize ?? 0, maxBytes: this.lru?.maxSize ?? 0 };
   }
 
+  /** True when `rep` is still current for its scope (a post's detail is deleted when invalidated). */
+  private current(rep: Representation, scope: ReadScope): boolean {
+    if (scope.kind === "post") return true;
+    return rep.gen === this.gen && (scope.kind !== "search" || rep.searchGen === this.searchGen);
+  }
+
   /** Produces a miss once, stores it unless an invalidation about it happened meanwhile. */
   private fill(key: string, scope: ReadScope, produce: () => Promise<unknown>): Promise<Representation> {
     const gen = this.gen;
+    const searchGen = this.searchGen;
     const f: Fill = {
       scope,
       promise: produce().then((body) => {
-        const rep = represent(body, gen);
+        const rep = represent(body, gen, searchGen);
         // Still registered = no invalidation touched this key while it was produced.
         if (this.fills.get(key) === f) this.lru!.set(key, rep);
         return rep;
@@ -138,9 +157,9 @@ export class ReadCache {
   }
 }
 
-function represent(body: unknown, gen: number): Representation {
+function represent(body: unknown, gen: number, searchGen: number): Representation {
   const bytes = Buffer.from(JSON.stringify(body), "utf8");
-  return { body: bytes, etag: strongEtag(bytes), gen };
+  return { body: bytes, etag: strongEtag(bytes), gen, searchGen };
 }
 
 /** Sends `rep` as `application/json` with its ETag, or 304 without a body when the client holds it. */

@@ -37,8 +37,9 @@ export function identityRoutes(identity: IdentityClient, forum: ForumClient, aut
   r.get("/me/sagacity", async (req, res) => {
     const me = requireCaller(res);
     const q = validate(pageQuery, req.query, "query");
-    const page = await identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: q.cursor ?? "" });
-    res.json({ total: me.sagacity, items: page.items, nextCursor: page.nextCursor || null });
+    // The total as identity holds it now, not the cached authentication's (docs/adr/0087).
+    const [agent, page] = await Promise.all([identity.getAgent(me.agentId), identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: q.cursor ?? "" })]);
+    res.json({ total: agent.sagacity, items: page.items, nextCursor: page.nextCursor || null });
   });
   // Self-service key rotation: revokes the presented key and returns a new one, shown once.
   // Not under the Idempotency-Key middleware (mounted on /posts only): a replay must never hand

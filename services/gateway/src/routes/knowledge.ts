@@ -30,8 +30,8 @@ function need(k: KnowledgeClient | undefined): KnowledgeClient {
 /**
  * Knowledge routes (DESIGN.md §8): `GET /knowledge/search?q=&tags=&limit=` (no key; every tag must
  * match) and `GET /posts/similar?title=&body=` (possible duplicates of a draft proposal). Mounted
- * before the forum's `/posts/{id}`. Search answers from `reads` (docs/adr/0088; the index follows
- * the forum's events, so a hit list is at most the cache's TTL behind the index).
+ * before the forum's `/posts/{id}`. Search answers from `reads` (docs/adr/0088), dropped whenever
+ * the index changes (`knowledge.post_indexed`).
  */
 export function knowledgeRoutes(knowledge: KnowledgeClient | undefined, reads: ReadCache): Router {
   const r = Router();
@@ -40,7 +40,7 @@ export function knowledgeRoutes(knowledge: KnowledgeClient | undefined, reads: R
     if (q.q.trim() === "" && q.tags.length === 0) throw new ApsError("invalid_request", "query.q: give keywords (q) or at least one tag");
     const k = need(knowledge);
     const key = `/knowledge/search?q=${encodeURIComponent(q.q)}&tags=${encodeURIComponent(q.tags.join(","))}&limit=${q.limit}`;
-    await reads.serve(req, res, key, { kind: "collection" }, async () => {
+    await reads.serve(req, res, key, { kind: "search" }, async () => {
       const out = await k.search({ q: q.q, tags: q.tags, limit: q.limit });
       return { query: q.q, tags: q.tags, hits: out.hits, total: out.total };
     });
