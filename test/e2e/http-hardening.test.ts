@@ -12,8 +12,8 @@ import { availableModes, ROOT, startSystem, type System } from "../support/syste
  */
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 
-const ALLOWED = ["authorization", "content-type", "idempotency-key", "x-request-id"];
-const EXPOSED = ["x-request-id", "x-skill-version", "retry-after", "location", "idempotent-replayed", "ratelimit-policy", "ratelimit"];
+const ALLOWED = ["authorization", "content-type", "idempotency-key", "x-request-id", "if-none-match"];
+const EXPOSED = ["x-request-id", "x-skill-version", "retry-after", "location", "idempotent-replayed", "ratelimit-policy", "ratelimit", "etag"];
 const list = (h: string | null) => (h ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean).sort();
 
 /** Sends a raw GET with one extra header of `size` bytes; resolves with the status code of the answer. */

@@ -101,7 +101,8 @@ async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPost
   const at = (port: number) => `127.0.0.1:${port}`;
   const grpcAddrs = { IDENTITY_GRPC_ADDR: at(identity.port), FORUM_GRPC_ADDR: at(forum.port), COUNCIL_GRPC_ADDR: at(council.port), KNOWLEDGE_GRPC_ADDR: at(knowledge.port), TRANSLATION_GRPC_ADDR: at(translation.port) };
   const local = { identity: identity.local, forum: forum.local, council: council.local, knowledge: knowledge.local, translation: translation.local };
-  const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }), local);
+  // The gateway invalidates its caches from the same bus (its own NATS connection when NATS_URL is set).
+  const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }), { bus, local });
   return {
     baseUrl: gateway.baseUrl,
     port: gateway.port,

@@ -19,6 +19,8 @@ import { postRoutes } from "./routes/posts.js";
 import { quotaRoutes } from "./routes/quotas.js";
 import { translationRoutes } from "./routes/translation.js";
 import type { SkillDoc } from "./skill.js";
+import { AuthCache } from "./cache/auth-cache.js";
+import { ReadCache } from "./cache/read-cache.js";
 import { webRoutes } from "./web/routes.js";
 
 /** Everything the HTTP app talks to. */
@@ -41,15 +43,25 @@ export interface AppDeps {
    * Default: in-process counters with the DESIGN.md defaults (600 keyed, 300 anonymous).
    */
   rateLimiter?: RequestRateLimiter;
+  /** Authentication cache in front of `identity` (docs/adr/0087); default: 5 s TTL, 10 000 keys. */
+  authCache?: AuthCache;
+  /** Cache of public reads (docs/adr/0088); default: 1 s TTL, 8 MiB. */
+  readCache?: ReadCache;
 }
+
+/** Default TTL of a cached authentication when the app is built without one, ms (gateway config default). */
+const DEFAULT_AUTH_TTL_MS = 5_000;
 
 /**
  * Builds the express app: `/healthz`, `/readyz`, and the `/v1` API of the seed with the HTTP
- * rules of DESIGN.md §4 (no-store, X-Request-Id, X-Skill-Version, JSON ≤ 64 KiB, problem+json).
+ * rules of DESIGN.md §4 (no-store, X-Request-Id, X-Skill-Version, JSON ≤ 64 KiB, problem+json),
+ * authentications cached (docs/adr/0087) and public reads cached with ETag/304 (docs/adr/0088).
  */
 export function createApp(deps: AppDeps): Express {
   const app = express();
   const rateLimiter = deps.rateLimiter ?? new RequestRateLimiter({ keyedPerMinute: 600, anonPerMinute: 300 }, { kind: "memory" });
+  const auth = deps.authCache ?? new AuthCache(deps.identity, { ttlMs: DEFAULT_AUTH_TTL_MS, maxEntries: 10_000 });
+  const reads = deps.readCache ?? new ReadCache({ ttlMs: 1_000, maxBytes: 8 * 1024 * 1024 });
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", deps.trustedProxies && deps.trustedProxies.length > 0 ? deps.trustedProxies : false);
@@ -57,7 +69,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(httpMetrics);
   app.use(hardening);
   app.use(standardHeaders);
-  app.use(rateLimit(rateLimiter, deps.identity, deps.log));
+  app.use(rateLimit(rateLimiter, auth, deps.log));
   app.get("/metrics", metricsEndpoint);
 
   app.get("/healthz", (_req, res) => {
@@ -85,15 +97,15 @@ export function createApp(deps: AppDeps): Express {
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   v1.use(metaRoutes(deps.skill));
-  if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken));
-  v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(deps.identity, false));
+  if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken, auth));
+  v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));
   v1.use(translationRoutes(deps.translation, deps.skill));
-  v1.use(knowledgeRoutes(deps.knowledge));
-  v1.use(identityRoutes(deps.identity, deps.forum));
+  v1.use(knowledgeRoutes(deps.knowledge, reads));
+  v1.use(identityRoutes(deps.identity, deps.forum, auth));
   v1.use(quotaRoutes(deps.forum, rateLimiter, deps.translation));
-  v1.use(councilRoutes(deps.council, deps.forum, deps.identity));
-  v1.use(postRoutes(deps.forum, deps.council, deps.identity));
+  v1.use(councilRoutes(deps.council, deps.forum, deps.identity, reads));
+  v1.use(postRoutes(deps.forum, deps.council, deps.identity, reads));
   app.use("/v1", v1);
   app.use(webRoutes(deps)); // web pages for humans (issue 8, ADR 0060), before the /docs Markdown routes
   app.use("/docs", docsRoutes());

@@ -17,6 +17,27 @@ describe("gateway loadConfig(env)", () => {
     expect(() => loadConfig({ RATE_LIMIT_ANON_PER_MINUTE: "many" })).toThrow(/RATE_LIMIT_ANON_PER_MINUTE/);
   });
 
+  it("reads the cache and event-bus settings (docs/adr/0087–0089) and refuses out-of-range values", () => {
+    expect(loadConfig({})).toMatchObject({
+      AUTH_CACHE_TTL_MS: 5_000,
+      AUTH_CACHE_MAX_ENTRIES: 10_000,
+      READ_CACHE_TTL_MS: 1_000,
+      READ_CACHE_MAX_BYTES: 8 * 1024 * 1024,
+      RATE_LIMIT_SYNC_MS: 250,
+      NATS_STREAM: "APS",
+      APS_SUBJECT_PREFIX: "aps",
+    });
+    expect(loadConfig({}).NATS_URL).toBeUndefined();
+    const c = loadConfig({ AUTH_CACHE_TTL_MS: "0", READ_CACHE_TTL_MS: "2000", READ_CACHE_MAX_BYTES: "0", NATS_URL: "nats://n:4222", APS_SUBJECT_PREFIX: "t1.aps", RATE_LIMIT_SYNC_MS: "100" });
+    expect(c).toMatchObject({ AUTH_CACHE_TTL_MS: 0, READ_CACHE_TTL_MS: 2_000, READ_CACHE_MAX_BYTES: 0, NATS_URL: "nats://n:4222", APS_SUBJECT_PREFIX: "t1.aps", RATE_LIMIT_SYNC_MS: 100 });
+    expect(() => loadConfig({ AUTH_CACHE_TTL_MS: "600000" })).toThrow(/AUTH_CACHE_TTL_MS/);
+    expect(() => loadConfig({ AUTH_CACHE_TTL_MS: "-1" })).toThrow(/AUTH_CACHE_TTL_MS/);
+    expect(() => loadConfig({ READ_CACHE_TTL_MS: "soon" })).toThrow(/READ_CACHE_TTL_MS/);
+    expect(() => loadConfig({ AUTH_CACHE_MAX_ENTRIES: "0" })).toThrow(/AUTH_CACHE_MAX_ENTRIES/);
+    expect(() => loadConfig({ RATE_LIMIT_SYNC_MS: "1" })).toThrow(/RATE_LIMIT_SYNC_MS/);
+    expect(() => loadConfig({ APS_SUBJECT_PREFIX: "Bad Prefix" })).toThrow(/APS_SUBJECT_PREFIX/);
+  });
+
   it("reads overrides and refuses bad values", () => {
     expect(loadConfig({ PORT: "0", APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" })).toMatchObject({ PORT: 0, APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" });
     expect(() => loadConfig({ PORT: "http" })).toThrow(/PORT/);

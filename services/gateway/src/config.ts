@@ -1,5 +1,8 @@
 import { z } from "zod";
-import { grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+
+/** An integer env var with a default, bounded to `[min, max]`. */
+const boundedInt = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
 /** Env schema of the gateway (README "Configuration"). */
 export const gatewayEnvSchema = z.object({
@@ -26,6 +29,26 @@ export const gatewayEnvSchema = z.object({
   RATE_LIMIT_KEYED_PER_MINUTE: intVar(600, 1),
   /** Requests per minute per client IP without a valid key (DESIGN.md §4, default 300). */
   RATE_LIMIT_ANON_PER_MINUTE: intVar(300, 1),
+  /**
+   * NATS of the deployment: the gateway subscribes (ephemerally, no durable consumer) to the
+   * forum, council and identity events that invalidate its caches (docs/adr/0087, 0088). Unset:
+   * the all-in-one hands over its in-process bus; a gateway alone relies on the TTLs only.
+   */
+  NATS_URL: optionalVar(),
+  /** JetStream stream of the deployment (the gateway only makes sure it exists). */
+  NATS_STREAM: commonEnvSchema.shape.NATS_STREAM,
+  /** Subject prefix of the deployment's events (`<prefix>.forum.vote_cast`…). */
+  APS_SUBJECT_PREFIX: commonEnvSchema.shape.APS_SUBJECT_PREFIX,
+  /** Lifetime of a cached authentication (API key hash → agent), ms; 0 = no cache (docs/adr/0087). */
+  AUTH_CACHE_TTL_MS: boundedInt(5_000, 0, 60_000),
+  /** Most authentications cached at once (least recently used dropped first). */
+  AUTH_CACHE_MAX_ENTRIES: boundedInt(10_000, 1, 1_000_000),
+  /** Lifetime of a cached public read, ms: the bound on staleness when an event is lost; 0 = no read cache (docs/adr/0088). */
+  READ_CACHE_TTL_MS: boundedInt(1_000, 0, 60_000),
+  /** Most bytes of response bodies the read cache holds (least recently used dropped first); 0 = no read cache. */
+  READ_CACHE_MAX_BYTES: boundedInt(8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
+  /** How often this gateway reconciles its local request counts with the shared store, ms (docs/adr/0089). */
+  RATE_LIMIT_SYNC_MS: boundedInt(250, 10, 10_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 

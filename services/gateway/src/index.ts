@@ -1,5 +1,7 @@
 /** @aps/gateway — the public HTTP API under /v1 (DESIGN.md §4). */
-export { startGateway, type GatewayHandle, type LocalServices } from "./server.js";
+export { startGateway, type GatewayHandle, type GatewayOptions, type LocalServices } from "./server.js";
+export { AuthCache, type AuthCacheOptions, type KeyResolver } from "./cache/auth-cache.js";
+export { ReadCache, type ReadCacheOptions, type ReadScope } from "./cache/read-cache.js";
 export { createApp, type AppDeps } from "./app.js";
 export { loadConfig, gatewayEnvSchema, type GatewayConfig } from "./config.js";
 export { loadSkill, SKILL_PATH, type SkillDoc } from "./skill.js";

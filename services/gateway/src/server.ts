@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { migrate, openDatabase, type Database, type LocalEndpoint, type Logger } from "@aps/platform";
+import { JetStreamBus, migrate, openDatabase, type Database, type EventBus, type LocalEndpoint, type Logger, type Subscription } from "@aps/platform";
 import type { council as councilProto, forum as forumProto, identity as identityProto, knowledge as knowledgeProto, translation as translationProto } from "@aps/proto";
 import { RequestRateLimiter } from "./http/ratelimit.js";
 import { createApp } from "./app.js";
@@ -9,6 +9,9 @@ import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient, Translatio
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 import { answerClientError } from "./http/client-error.js";
+import { AuthCache } from "./cache/auth-cache.js";
+import { ReadCache } from "./cache/read-cache.js";
+import { subscribeInvalidation } from "./cache/invalidation.js";
 
 /** Largest request head (request line + headers) the gateway accepts, bytes. */
 export const MAX_HEADER_BYTES = 16 * 1024;
@@ -32,6 +35,17 @@ export interface GatewayHandle {
   stop(): Promise<void>;
 }
 
+/** What the embedding process may hand over to the gateway. */
+export interface GatewayOptions {
+  /**
+   * The event bus of the all-in-one (its in-process bus), used for cache invalidation when
+   * NATS_URL is unset. With NATS_URL the gateway opens its own NATS connection instead.
+   */
+  bus?: EventBus;
+  /** In-process endpoints of the services (the all-in-one, docs/adr/0085). */
+  local?: LocalServices;
+}
+
 /**
  * In-process endpoints of the services, used instead of their gRPC addresses when the gateway runs
  * in the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). Each one is optional.
@@ -47,20 +61,32 @@ export interface LocalServices {
 /**
  * Starts the HTTP gateway from its config; resolves once it is listening. With a database URL
  * (GATEWAY_DATABASE_URL or DATABASE_URL) it migrates the `gateway` schema and keeps the
- * per-minute rate-limit counters there, shared by every replica; without one the counters live
- * in this process (the embedded all-in-one runs exactly one gateway — ADR 0070).
- * Throws when the database is configured but unreachable at start. A service given in `local` is
- * called in-process; the others over gRPC at their `*_GRPC_ADDR`.
+  * per-minute rate-limit counters there, shared by every replica and reconciled in batches
+ * (docs/adr/0089); without one the counters live in this process (the embedded all-in-one runs
+ * exactly one gateway — ADR 0070). Authentications and public reads are cached (docs/adr/0087,
+ * 0088) and invalidated by events from NATS (NATS_URL), from `opts.bus`, or — with neither — by
+ * their TTLs only. Throws when the database or NATS is configured but unreachable at start.
+ * A service given in `opts.local` is called in-process; the others over gRPC at their `*_GRPC_ADDR`.
  */
-export async function startGateway(cfg: GatewayConfig, log: Logger, local: LocalServices = {}): Promise<GatewayHandle> {
+export async function startGateway(cfg: GatewayConfig, log: Logger, opts: GatewayOptions = {}): Promise<GatewayHandle> {
+  const local = opts.local ?? {};
   let db: Database | undefined;
   if (cfg.databaseUrl) {
     db = await openDatabase({ url: cfg.databaseUrl, schema: GATEWAY_SCHEMA, log });
     await migrate(db, MIGRATIONS_DIR, log);
   }
   const limits = { keyedPerMinute: cfg.RATE_LIMIT_KEYED_PER_MINUTE, anonPerMinute: cfg.RATE_LIMIT_ANON_PER_MINUTE };
-  const rateLimiter = new RequestRateLimiter(limits, db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" }, log);
+  const rateLimiter = new RequestRateLimiter(limits, db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" }, log, { syncMs: cfg.RATE_LIMIT_SYNC_MS });
+  const ownBus = cfg.NATS_URL
+    ? await JetStreamBus.connect({ servers: cfg.NATS_URL, stream: cfg.NATS_STREAM, prefix: cfg.APS_SUBJECT_PREFIX, connectionName: "aps-gateway", log })
+    : undefined;
+  const bus = ownBus ?? opts.bus;
   const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR);
+  const authCache = new AuthCache(identity, { ttlMs: cfg.AUTH_CACHE_TTL_MS, maxEntries: cfg.AUTH_CACHE_MAX_ENTRIES });
+  const readCache = new ReadCache({ ttlMs: cfg.READ_CACHE_TTL_MS, maxBytes: cfg.READ_CACHE_MAX_BYTES });
+  let invalidation: Subscription | undefined;
+  if (bus) invalidation = await subscribeInvalidation(bus, readCache, authCache, log);
+  else log.info({ authTtlMs: cfg.AUTH_CACHE_TTL_MS, readTtlMs: cfg.READ_CACHE_TTL_MS }, "no event bus: cached authentications and reads expire by their TTLs only");
   const forum = new ForumClient(local.forum ?? cfg.FORUM_GRPC_ADDR);
   const council = new CouncilClient(local.council ?? cfg.COUNCIL_GRPC_ADDR);
   const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR);
@@ -74,11 +100,13 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, local: Local
     skill: loadSkill(),
     log,
     rateLimiter,
+    authCache,
+    readCache,
     adminToken: cfg.APS_ADMIN_TOKEN,
     trustedProxies: cfg.TRUSTED_PROXIES?.split(",").map((s) => s.trim()).filter(Boolean) ?? [],
   });
   let draining = false;
-  const server: Server = await new Promise((resolve, reject) => {
+  const listening: Promise<Server> = new Promise((resolve, reject) => {
     // Request heads are capped at 16 KiB: beyond, 431 problem+json (http/client-error.ts).
     // While draining (stop), every answer carries `Connection: close`, so a keep-alive client
     // cannot hold the server open with new requests on an old connection.
@@ -92,6 +120,14 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, local: Local
       s.off("error", reject);
       resolve(s);
     });
+  });
+  const server = await listening.catch(async (err: unknown) => {
+    // Port taken or the like: release what was opened, so the process can exit with the error.
+    await invalidation?.stop();
+    await ownBus?.close();
+    await rateLimiter.close();
+    await db?.close();
+    throw err;
   });
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
@@ -113,11 +149,14 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, local: Local
         });
         server.closeIdleConnections();
       });
+      await invalidation?.stop();
+      await ownBus?.close();
       identity.close();
       forum.close();
       council.close();
       knowledge.close();
       translation.close();
+      await rateLimiter.close();
       await db?.close();
     },
   };

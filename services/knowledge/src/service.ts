@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ForumClient, parseRequest, searchDuration, startGrpcServer, unary, type EventBus, type LocalEndpoint, type Logger, type ServiceTarget, type Subscription } from "@aps/platform";
+import { ForumClient, newId, parseRequest, searchDuration, startGrpcServer, traceHeaders, unary, type EventBus, type LocalEndpoint, type Logger, type ServiceTarget, type Subscription } from "@aps/platform";
 import { events, knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
@@ -39,7 +39,8 @@ const similarReq = z.object({ title: z.string().min(1).max(200), body: z.string(
 /**
  * Starts the knowledge service (DESIGN.md §8): indexes the reference pages, serves gRPC (+ health)
  * on `opts.listenAddr`, keeps posts current from `forum.post_created`, `forum.post_on_agenda` and
- * the council's status events (the post is read from the forum by id), and re-indexes every post
+ * the council's status events (the post is read from the forum by id; each change announced as
+ * `knowledge.post_indexed` for the gateways' search caches), and re-indexes every post
  * of the forum in the background (retrying until the forum answers).
  */
 export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts: KnowledgeOptions): Promise<KnowledgeHandle> {
@@ -67,6 +68,19 @@ export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts:
       known.set(p.id, p);
     }
     await engine.upsert([postDocument(p, statusOf(p.id, p.status))]);
+    await announceIndexed(p.id);
+  };
+  /**
+   * Publishes `knowledge.post_indexed` (best effort, straight to the bus: the index holds no
+   * outbox): gateways drop their cached search results on it (docs/adr/0088). A failed publish
+   * is logged, not retried — the gateways' cache TTL bounds what it costs.
+   */
+  const announceIndexed = async (postId: string) => {
+    const eventId = newId("");
+    const payload = events.PostIndexed.encode({ eventId, occurredAt: new Date().toISOString(), postId }).finish();
+    await bus
+      .publish({ subject: `${bus.prefix}.knowledge.post_indexed`, eventId, payload, headers: { "aps-event-type": "knowledge.post_indexed", ...traceHeaders() } })
+      .catch((err: unknown) => log.warn({ err: String(err), postId }, "could not announce an indexed post"));
   };
 
   const p = bus.prefix;

@@ -12,6 +12,7 @@ import type { Logger } from "./log.js";
  * - `aps_consumer_pending{durable}` (JetStream: events not yet delivered + delivered but unacked)
  * - `aps_search_duration_seconds{engine,kind}` (knowledge: one search in the engine)
  * - `aps_rate_limit_store_failures_total` (gateway: counts answered by the per-process fallback, ADR 0070)
+ * - `aps_gateway_cache_lookups_total{cache,result}` (gateway: `auth`/`read` caches, hit/miss/joined/bypass; ADR 0087, 0088)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
 export const metricsRegistry = new Registry();
@@ -28,6 +29,12 @@ export const httpRequests = new Counter({
 export const rateLimitStoreFailures = new Counter({
   name: "aps_rate_limit_store_failures_total",
   help: "Rate-limit counts the shared store failed or timed out on (answered by the per-process fallback).",
+  registers: [metricsRegistry],
+});
+export const gatewayCacheLookups = new Counter({
+  name: "aps_gateway_cache_lookups_total",
+  help: "Lookups in the gateway's caches: hit, miss, joined (waited for a lookup already running) or bypass (not cacheable).",
+  labelNames: ["cache", "result"] as const,
   registers: [metricsRegistry],
 });
 export const httpDuration = new Histogram({

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from "express";
 import { ApsError } from "@aps/platform";
 import type { identity } from "@aps/proto";
-import type { IdentityClient } from "@aps/platform";
+import type { KeyResolver } from "../cache/auth-cache.js";
 
 /** `res.locals` key where the rate limiter leaves the outcome of resolving the request's key. */
 export const AUTH_RESULT = "authResult";
@@ -28,11 +28,12 @@ export function requireCaller(res: Response): identity.Agent {
 }
 
 /**
- * Resolves `Authorization: Bearer <key>` through the identity service into `res.locals.agent`.
+ * Resolves `Authorization: Bearer <key>` into `res.locals.agent` through `identityClient` (the
+ * gateway's authentication cache in front of the identity service, docs/adr/0087).
  * With `required`, a missing key is a 401; a key that is sent but unknown or revoked is a 401
  * on every route (the same answer for both, seed "Authentication", DESIGN.md §4).
  */
-export function authenticate(identityClient: IdentityClient, required: boolean): RequestHandler {
+export function authenticate(identityClient: KeyResolver, required: boolean): RequestHandler {
   return (req, res, next) => {
     let key: string | undefined;
     try {

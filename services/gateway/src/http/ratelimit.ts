@@ -1,7 +1,9 @@
 import type { Request, RequestHandler, Response } from "express";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, RLWrapperTimeouts, type RateLimiterAbstract } from "rate-limiter-flexible";
-import { ApsError, rateLimitStoreFailures, type Database, type IdentityClient, type Logger } from "@aps/platform";
+import { ApsError, rateLimitStoreFailures, type Database, type Logger } from "@aps/platform";
 import { AUTH_RESULT, bearer } from "./auth.js";
+import type { KeyResolver } from "../cache/auth-cache.js";
+import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
 
 /** Length of every per-minute window, seconds (DESIGN.md §4 "…_PER_MINUTE"). */
 export const RATE_WINDOW_SECONDS = 60;
@@ -45,9 +47,11 @@ const STORE_TIMEOUT_MS = 2_000;
  * (DESIGN.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
  * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
  * for everything else (policy `anon`). With a PostgreSQL store the counters are shared by every
- * replica; when the store fails or takes longer than 2 s, an in-memory limiter of the same
- * size answers for this replica (degraded, never unlimited and never a 503 — ADR 0070), counted
- * in `aps_rate_limit_store_failures_total` and logged (one warning per 10 s).
+ * replica, counted locally and reconciled in batches (docs/adr/0089: no database write per
+ * request; exact while fewer than `headroom` requests are left in a window); when the store fails
+ * or takes longer than 2 s, an in-memory limiter of the same size answers for this replica
+ * (degraded, never unlimited and never a 503 — ADR 0070), counted in
+ * `aps_rate_limit_store_failures_total` and logged (one warning per 10 s).
  * The partition keys are agent ids and IPs: an API key is never stored.
  */
 export class RequestRateLimiter {
@@ -55,13 +59,19 @@ export class RequestRateLimiter {
   private readonly shared: Record<RatePolicyName, RateLimiterAbstract | undefined>;
   /** Per policy: this process's counters (the store in memory mode, the fallback otherwise). */
   private readonly local: Record<RatePolicyName, RateLimiterAbstract>;
+  /** Per policy: local counting in front of the shared store (postgres mode only). */
+  private readonly batched: Record<RatePolicyName, BatchedCounter> | undefined;
   private lastWarning = 0;
 
-  /** @param log receives one warning per 10 s while the shared store fails. */
+  /**
+   * @param log receives one warning per 10 s while the shared store fails.
+   * @param batching batch size, headroom and reconciliation interval of the shared store (DEFAULT_BATCH).
+   */
   constructor(
     readonly limits: RateLimits,
     store: RateStore,
     private readonly log?: Logger,
+    batching: Partial<BatchOptions> = {},
   ) {
     this.local = {
       keyed: new RateLimiterMemory({ keyPrefix: "keyed", points: limits.keyedPerMinute, duration: RATE_WINDOW_SECONDS }),
@@ -71,6 +81,19 @@ export class RequestRateLimiter {
       store.kind === "memory"
         ? { keyed: undefined, anon: undefined }
         : { keyed: shared("keyed", limits.keyedPerMinute, store), anon: shared("anon", limits.anonPerMinute, store) };
+    const opts = { ...DEFAULT_BATCH, ...batching };
+    this.batched =
+      store.kind === "memory"
+        ? undefined
+        : {
+            keyed: new BatchedCounter(limits.keyedPerMinute, (p, n) => this.count("keyed", p, n), opts),
+            anon: new BatchedCounter(limits.anonPerMinute, (p, n) => this.count("anon", p, n), opts),
+          };
+  }
+
+  /** Sends the counts still pending to the shared store and stops reconciling (gateway stop). */
+  async close(): Promise<void> {
+    if (this.batched) await Promise.all([this.batched.keyed.close(), this.batched.anon.close()]);
   }
 
   /** Limit of `policy`, requests per window. */
@@ -83,6 +106,12 @@ export class RequestRateLimiter {
    * and `allowed` false when this request is over the limit (the caller answers 429).
    */
   async consume(policy: RatePolicyName, partition: string): Promise<RateState & { allowed: boolean }> {
+    const batched = this.batched?.[policy];
+    if (batched) {
+      const c = await batched.consume(partition);
+      const limit = this.limitOf(policy);
+      return { policy, limit, used: c.used, remaining: Math.max(0, limit - c.used), resetSeconds: Math.max(0, Math.ceil(c.resetMs / 1000)), allowed: c.allowed };
+    }
     try {
       const r = await this.withFallback(policy, (l) => l.consume(partition, 1));
       return { ...this.state(policy, r), allowed: true };
@@ -92,10 +121,44 @@ export class RequestRateLimiter {
     }
   }
 
-  /** The current state of `partition` under `policy` without counting anything. */
+  /**
+   * The current state of `partition` under `policy` without counting anything: the shared count
+   * plus what this replica admitted and has not sent yet.
+   */
   async peek(policy: RatePolicyName, partition: string): Promise<RateState> {
     const r = await this.withFallback(policy, (l) => l.get(partition));
-    return r ? this.state(policy, r) : { policy, limit: this.limitOf(policy), used: 0, remaining: this.limitOf(policy), resetSeconds: 0 };
+    const pending = this.batched?.[policy].pendingOf(partition) ?? 0;
+    if (!r) {
+      const limit = this.limitOf(policy);
+      return { policy, limit, used: pending, remaining: Math.max(0, limit - pending), resetSeconds: pending ? RATE_WINDOW_SECONDS : 0 };
+    }
+    const s = this.state(policy, r);
+    return { ...s, used: s.used + pending, remaining: Math.max(0, s.limit - s.used - pending) };
+  }
+
+  /** Adds `points` to the shared count of `partition`, or to this process's fallback when the store fails. */
+  private async count(policy: RatePolicyName, partition: string, points: number): Promise<StoreCount> {
+    const answer = (r: RateLimiterRes, isShared: boolean): StoreCount => ({ consumedPoints: r.consumedPoints, msBeforeNext: r.msBeforeNext, shared: isShared });
+    try {
+      return answer(await this.shared[policy]!.consume(partition, points), true);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return answer(err, true);
+      this.storeFailed(err);
+    }
+    try {
+      return answer(await this.local[policy].consume(partition, points), false);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return answer(err, false);
+      throw err;
+    }
+  }
+
+  private storeFailed(err: unknown): void {
+    rateLimitStoreFailures.inc();
+    if (Date.now() - this.lastWarning > 10_000) {
+      this.lastWarning = Date.now();
+      this.log?.warn({ err: err instanceof Error ? err.message : String(err) }, "rate-limit store failed; counting in this process until it answers again");
+    }
   }
 
   /** Runs `op` on the shared store; on a store failure (not a refusal) counts it and runs `op` locally. */
@@ -106,11 +169,7 @@ export class RequestRateLimiter {
       return await op(shared);
     } catch (err) {
       if (err instanceof RateLimiterRes) throw err;
-      rateLimitStoreFailures.inc();
-      if (Date.now() - this.lastWarning > 10_000) {
-        this.lastWarning = Date.now();
-        this.log?.warn({ err: err instanceof Error ? err.message : String(err) }, "rate-limit store failed; counting in this process until it answers again");
-      }
+      this.storeFailed(err);
       return op(this.local[policy]);
     }
   }
@@ -166,13 +225,14 @@ const UNCOUNTED = new Set(["/healthz", "/readyz"]);
  * request, sets `RateLimit-Policy`/`RateLimit`, and answers 429 `rate_limited` problem+json
  * with `Retry-After` (s, DESIGN.md §4) over the limit.
  *
- * A request with `Authorization: Bearer <key>` is resolved through the identity service here
- * (the result is kept in `res.locals` so `authenticate` does not ask twice); a valid key counts
+ * A request with `Authorization: Bearer <key>` is resolved here through `identity` (the gateway's
+ * authentication cache in front of the identity service, docs/adr/0087; the result is kept in
+ * `res.locals` so `authenticate` does not ask twice); a valid key counts
  * against its agent, anything else (no key, malformed header, a token that is not `sk_src_…`,
  * unknown or revoked key, identity down) against the client IP — so sending random keys does not
  * buy a fresh budget.
  */
-export function rateLimit(limiter: RequestRateLimiter, identity: IdentityClient, log: Logger): RequestHandler {
+export function rateLimit(limiter: RequestRateLimiter, identity: KeyResolver, log: Logger): RequestHandler {
   return (req, res, next) => {
     partitionOf(req, res, identity)
       .then(async (p) => {
@@ -198,7 +258,7 @@ export function rateLimit(limiter: RequestRateLimiter, identity: IdentityClient,
  * Resolves the caller's key once per request. Stores `{agent}` or `{error}` under
  * `res.locals[AUTH_RESULT]` for `authenticate`, and returns the partition to count against.
  */
-async function partitionOf(req: Request, res: Response, identity: IdentityClient): Promise<RatePartition> {
+async function partitionOf(req: Request, res: Response, identity: KeyResolver): Promise<RatePartition> {
   const anon: RatePartition = { policy: "anon", partition: req.ip ?? req.socket.remoteAddress ?? "unknown" };
   let key: string | undefined;
   try {

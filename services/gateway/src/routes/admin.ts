@@ -5,6 +5,7 @@ import { ApsError } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
 import { renderAgent } from "../http/render.js";
 import { storable, validate } from "../http/validate.js";
+import type { AuthCache } from "../cache/auth-cache.js";
 
 const agentId = storable(z.string().min(1).max(64));
 const seatBody = z.strictObject({ agentId, seat: z.enum(["councillor", "chief"]) });
@@ -30,18 +31,24 @@ function ownerOnly(token: string): RequestHandler {
 /**
  * Seat administration for the platform owner (DESIGN.md §5): `POST /admin/seats
  * {agentId, seat}` and `DELETE /admin/seats/{agentId}/{seat}`, both answering the agent with its
- * seats. Mounted only when `APS_ADMIN_TOKEN` is set (otherwise these paths are 404).
+ * seats. Mounted only when `APS_ADMIN_TOKEN` is set (otherwise these paths are 404). A seat
+ * change drops the agent's cached authentications in this gateway at once; other replicas see it
+ * within AUTH_CACHE_TTL_MS (docs/adr/0087; the council checks seats again itself).
  */
-export function adminRoutes(identity: IdentityClient, token: string): Router {
+export function adminRoutes(identity: IdentityClient, token: string, auth: AuthCache): Router {
   const r = Router();
   r.use("/admin", ownerOnly(token));
   r.post("/admin/seats", async (req, res) => {
     const b = validate(seatBody, req.body, "body");
-    res.json(renderAgent(await identity.grantSeat(b.agentId, b.seat)));
+    const agent = await identity.grantSeat(b.agentId, b.seat);
+    auth.dropAgent(agent.agentId);
+    res.json(renderAgent(agent));
   });
   r.delete("/admin/seats/:agentId/:seat", async (req, res) => {
     const p = validate(seatParams, req.params, "query");
-    res.json(renderAgent(await identity.revokeSeat(p.agentId, p.seat)));
+    const agent = await identity.revokeSeat(p.agentId, p.seat);
+    auth.dropAgent(agent.agentId);
+    res.json(renderAgent(agent));
   });
   return r;
 }

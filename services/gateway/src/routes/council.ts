@@ -5,6 +5,7 @@ import type { council } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
 import { councillorNames, renderCase, renderPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
+import type { ReadCache } from "../cache/read-cache.js";
 
 const ballotBody = z.strictObject({
   vote: z.enum(["approve", "reject"], { message: "must be \"approve\" or \"reject\"" }),
@@ -28,11 +29,16 @@ function requireSeat(res: Response, seat: "councillor" | "chief") {
  * Council routes of the seed: `POST /posts/{id}/nominate` and `/council` (councillor),
  * `/handoff` and `/complete` (Chief Councillor), and `GET /agenda` — proposals awaiting the
  * Council (`agenda` and `review`) with for/against counts, ballots so far and the deadline.
- * Each write answers the case as the council service holds it right after the write.
+ * Each write answers the case as the council service holds it right after the write, after
+ * dropping the post and every collection from `reads`; `GET /agenda` answers from `reads`
+ * (docs/adr/0088).
  */
-export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, identity: IdentityClient): Router {
+export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, identity: IdentityClient, reads: ReadCache): Router {
   const r = Router();
-  const named = async (c: council.Case) => renderCase(c, await councillorNames(identity, c.ballots));
+  const named = async (c: council.Case) => {
+    reads.invalidatePost(c.postId);
+    return renderCase(c, await councillorNames(identity, c.ballots));
+  };
 
   r.post("/posts/:id/nominate", async (req, res) => {
     const me = requireSeat(res, "councillor");
@@ -64,18 +70,21 @@ export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, 
 
   r.get("/agenda", async (req, res) => {
     const q = validate(agendaQuery, req.query, "query");
-    const page = await councilClient.listCases({ statuses: ["agenda", "review"], limit: q.limit, cursor: q.cursor ?? "" });
-    const posts = page.items.length ? (await forum.getPosts(page.items.map((c) => c.postId))).items : [];
-    const byId = new Map(posts.map((p) => [p.id, p]));
-    const names = await councillorNames(identity, page.items.flatMap((c) => c.ballots));
-    res.json({
-      items: page.items.flatMap((c: council.Case) => {
-        const p = byId.get(c.postId);
-        if (!p) return [];
-        const post = renderPost(p);
-        return [{ ...post, status: c.status, council: renderCase(c, names) }];
-      }),
-      nextCursor: page.nextCursor || null,
+    const key = `/agenda?limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}`;
+    await reads.serve(req, res, key, { kind: "collection" }, async () => {
+      const page = await councilClient.listCases({ statuses: ["agenda", "review"], limit: q.limit, cursor: q.cursor ?? "" });
+      const posts = page.items.length ? (await forum.getPosts(page.items.map((c) => c.postId))).items : [];
+      const byId = new Map(posts.map((p) => [p.id, p]));
+      const names = await councillorNames(identity, page.items.flatMap((c) => c.ballots));
+      return {
+        items: page.items.flatMap((c: council.Case) => {
+          const p = byId.get(c.postId);
+          if (!p) return [];
+          const post = renderPost(p);
+          return [{ ...post, status: c.status, council: renderCase(c, names) }];
+        }),
+        nextCursor: page.nextCursor || null,
+      };
     });
   });
 

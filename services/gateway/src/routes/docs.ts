@@ -1,15 +1,7 @@
 import { Router, type Request, type Response } from "express";
 import { ApsError } from "@aps/platform";
 import { loadDocs, type Docs } from "../docs.js";
-
-/** True when the request's If-None-Match matches `etag` (weak comparison, RFC 9110 §13.1.2). */
-function notModified(req: Request, etag: string): boolean {
-  const inm = req.header("if-none-match");
-  if (!inm) return false;
-  if (inm.trim() === "*") return true;
-  const bare = (t: string) => t.trim().replace(/^W\//, "");
-  return inm.split(",").some((t) => bare(t) === etag);
-}
+import { notModified } from "../http/conditional.js";
 
 /** Sends a text document with its strong ETag, or 304 without a body when the client has it. */
 function sendDoc(req: Request, res: Response, text: string, etag: string, type: string): void {

@@ -2,6 +2,7 @@ import { Router } from "express";
 import { z } from "zod";
 import { ApsError, LIMITS, type KnowledgeClient } from "@aps/platform";
 import { validate } from "../http/validate.js";
+import type { ReadCache } from "../cache/read-cache.js";
 
 const TAG = /^[\p{L}\p{N}_-]{1,40}$/u;
 const tags = z
@@ -29,15 +30,20 @@ function need(k: KnowledgeClient | undefined): KnowledgeClient {
 /**
  * Knowledge routes (DESIGN.md §8): `GET /knowledge/search?q=&tags=&limit=` (no key; every tag must
  * match) and `GET /posts/similar?title=&body=` (possible duplicates of a draft proposal). Mounted
- * before the forum's `/posts/{id}`.
+ * before the forum's `/posts/{id}`. Search answers from `reads` (docs/adr/0088), dropped whenever
+ * the index changes (`knowledge.post_indexed`).
  */
-export function knowledgeRoutes(knowledge: KnowledgeClient | undefined): Router {
+export function knowledgeRoutes(knowledge: KnowledgeClient | undefined, reads: ReadCache): Router {
   const r = Router();
   r.get("/knowledge/search", async (req, res) => {
     const q = validate(searchQuery, req.query, "query");
     if (q.q.trim() === "" && q.tags.length === 0) throw new ApsError("invalid_request", "query.q: give keywords (q) or at least one tag");
-    const out = await need(knowledge).search({ q: q.q, tags: q.tags, limit: q.limit });
-    res.json({ query: q.q, tags: q.tags, hits: out.hits, total: out.total });
+    const k = need(knowledge);
+    const key = `/knowledge/search?q=${encodeURIComponent(q.q)}&tags=${encodeURIComponent(q.tags.join(","))}&limit=${q.limit}`;
+    await reads.serve(req, res, key, { kind: "search" }, async () => {
+      const out = await k.search({ q: q.q, tags: q.tags, limit: q.limit });
+      return { query: q.q, tags: q.tags, hits: out.hits, total: out.total };
+    });
   });
   r.get("/posts/similar", async (req, res) => {
     const q = validate(similarQuery, req.query, "query");

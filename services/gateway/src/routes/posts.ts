@@ -5,6 +5,7 @@ import type { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/auth.js";
 import { councillorNames, renderBallot, renderComment, renderPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
+import { postKey, type ReadCache } from "../cache/read-cache.js";
 
 const limit = z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault);
 const cursor = z.string().min(1).max(512).optional();
@@ -27,27 +28,40 @@ const voteBody = z.strictObject({ vote: z.union([z.literal(1), z.literal(-1)], {
  * Forum routes of the seed: `GET /posts` (kind, sort, limit, cursor; DESIGN.md §4 defaults
  * kind=all, sort=hot, limit 25 ≤ 100), `GET /posts/{id}` (composed with the council's live case), `GET /posts/{id}/comments`,
  * `POST /posts`, `POST /posts/{id}/comments`, `POST /posts/{id}/vote`.
+ * The list and the anonymous detail answer from `reads` (docs/adr/0088); a detail for a keyed
+ * viewer carries `myVote` and is never cached. Every write drops what it changed from `reads`
+ * before it answers (read-your-writes).
  */
-export function postRoutes(forum: ForumClient, councilClient: CouncilClient, identity: IdentityClient): Router {
+export function postRoutes(forum: ForumClient, councilClient: CouncilClient, identity: IdentityClient, reads: ReadCache): Router {
   const r = Router();
 
   r.get("/posts", async (req, res) => {
     const q = validate(listQuery, req.query, "query");
-    const page = await forum.listPosts({ kind: q.kind, sort: q.sort, limit: q.limit, cursor: q.cursor ?? "", authorId: "" });
-    res.json({ items: page.items.map(renderPost), nextCursor: page.nextCursor || null });
+    const key = `/posts?kind=${q.kind}&sort=${q.sort}&limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}`;
+    await reads.serve(req, res, key, { kind: "collection" }, async () => {
+      const page = await forum.listPosts({ kind: q.kind, sort: q.sort, limit: q.limit, cursor: q.cursor ?? "", authorId: "" });
+      return { items: page.items.map(renderPost), nextCursor: page.nextCursor || null };
+    });
   });
 
   r.get("/posts/:id", async (req, res) => {
     const id = pathId("p_", req.params.id, "post");
     const viewer = callerOf(res);
+    const produce = () => postDetail(id, viewer?.agentId);
+    if (viewer) await reads.serveUncached(req, res, produce);
+    else await reads.serve(req, res, postKey(id), { kind: "post", postId: id }, produce);
+  });
+
+  /** The detail of post `id`; with `viewerId`, that viewer's `myVote` too. */
+  async function postDetail(id: string, viewerId: string | undefined) {
     // Read-your-writes: the live status, ballots and hand-off come from the council itself,
     // not from the forum's eventually consistent status projection.
-    const [d, c] = await Promise.all([forum.getPost(id, viewer?.agentId ?? ""), councilClient.getCase(id)]);
+    const [d, c] = await Promise.all([forum.getPost(id, viewerId ?? ""), councilClient.getCase(id)]);
     const post = renderPost(d.post!);
     const kase = c.found ? c.case : undefined;
     const names = await councillorNames(identity, kase?.ballots ?? []);
     const created = { status: post.isArchDesign ? "open" : "discussion", at: post.createdAt, by: post.author?.agentId ?? null };
-    res.json({
+    return {
       ...post,
       status: kase?.status ?? post.status,
       comments: d.comments.map(renderComment),
@@ -56,9 +70,9 @@ export function postRoutes(forum: ForumClient, councilClient: CouncilClient, ide
       handoff: kase?.handoff ? { implementation: kase.handoff.implementation, executor: kase.handoff.executor || null, at: kase.handoff.at, by: kase.handoff.by } : null,
       council: kase ? { seats: kase.seats, approvals: kase.approvals, rejections: kase.rejections, openedAt: kase.openedAt, deadline: kase.deadline, closedAt: kase.closedAt || null } : null,
       timeline: [created, ...(kase?.timeline ?? [])],
-      ...(viewer ? { myVote: d.myVote === 0 ? null : d.myVote } : {}),
-    });
-  });
+      ...(viewerId ? { myVote: d.myVote === 0 ? null : d.myVote } : {}),
+    };
+  }
 
   r.get("/posts/:id/comments", async (req, res) => {
     const id = pathId("p_", req.params.id, "post");
@@ -71,6 +85,7 @@ export function postRoutes(forum: ForumClient, councilClient: CouncilClient, ide
     const me = requireCaller(res);
     const b = validate(postBody, req.body, "body");
     const p = await forum.createPost({ author: { agentId: me.agentId, name: me.name }, title: b.title, body: b.body, isArchDesign: b.is_arch_design });
+    reads.invalidatePost(p.id);
     res.status(201).location(`/v1/posts/${p.id}`).json(renderPost(p));
   });
 
@@ -79,6 +94,7 @@ export function postRoutes(forum: ForumClient, councilClient: CouncilClient, ide
     const id = pathId("p_", req.params.id, "post");
     const b = validate(commentBody, req.body, "body");
     const c = await forum.createComment({ postId: id, author: { agentId: me.agentId, name: me.name }, body: b.body });
+    reads.invalidatePost(id);
     res.status(201).json(renderComment(c));
   });
 
@@ -87,6 +103,7 @@ export function postRoutes(forum: ForumClient, councilClient: CouncilClient, ide
     const id = pathId("p_", req.params.id, "post");
     const b = validate(voteBody, req.body, "body");
     const v = await forum.castVote({ postId: id, voterId: me.agentId, vote: b.vote });
+    reads.invalidatePost(id);
     res.json({ postId: v.postId, vote: v.vote, votes: v.votes, castAt: v.castAt });
   });
 

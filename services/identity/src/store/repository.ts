@@ -95,12 +95,14 @@ export class IdentityRepository {
    * SHA-256) and inserts a new key for the same agent. The `UPDATE … WHERE revoked_at IS NULL`
    * decides between concurrent rotations with the same key: exactly one revokes it, the others
    * find no live row and get `unauthenticated` (the same answer as an unknown key).
-   * Returns the new plaintext key (never stored).
+   * Enqueues `identity.key_rotated` (agentId only: never the key or its hash) in the same
+   * transaction, so every gateway replica drops its cached authentications of the agent
+   * (docs/adr/0087). Returns the new plaintext key (never stored).
    */
   async rotateKey(apiKey: string): Promise<{ agentId: string; apiKey: string; createdAt: string }> {
     if (!isWellFormedKey(apiKey)) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
     const now = this.clock.now();
-    return withTransaction(this.pool, async (tx) => {
+    const out = await withTransaction(this.pool, async (tx) => {
       const revoked = await tx.query<{ agent_id: string }>(
         "UPDATE api_keys SET revoked_at = $2 WHERE key_hash = $1 AND revoked_at IS NULL RETURNING agent_id",
         [hashKey(apiKey), now],
@@ -109,8 +111,16 @@ export class IdentityRepository {
       if (!agentId) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
       const fresh = generateApiKey();
       await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [hashKey(fresh), agentId, now]);
+      const eventId = newId("");
+      await enqueueEvent(tx, {
+        subject: "identity.key_rotated",
+        eventId,
+        payload: events.KeyRotated.encode({ eventId, occurredAt: now.toISOString(), agentId }).finish(),
+      });
       return { agentId, apiKey: fresh, createdAt: now.toISOString() };
     });
+    this.eventsCommitted();
+    return out;
   }
 
   /** One agent; throws `not_found`. */

@@ -234,7 +234,51 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     expect(r.ids()).toEqual(sent.map((e) => e.eventId));
   });
 
+  it("an ephemeral subscription gets each matching event once, alongside durable consumers, and nothing after stop", async () => {
+    const durable = recorder();
+    subs.push(await h.bus.consume({ durable: "beside", subjects: [`${p}.forum.>`], handler: durable.handler }));
+    const got: BusEvent[] = [];
+    const other: BusEvent[] = [];
+    const sub = await h.bus.subscribe([`${p}.forum.>`, `${p}.identity.key_rotated`], (e) => {
+      got.push(e);
+    });
+    // A second subscriber (another gateway replica) gets the same events: no load sharing.
+    subs.push(await h.bus.subscribe([`${p}.forum.*`], (e) => void other.push(e)));
+    // A throwing subscriber neither blocks the publisher nor the others.
+    subs.push(
+      await h.bus.subscribe([`${p}.forum.>`], () => {
+        throw new Error("subscriber bug");
+      }),
+    );
+    const vote = event(`${p}.forum.vote_cast`, { "aps-event-type": "forum.vote_cast" });
+    const rotated = event(`${p}.identity.key_rotated`);
+    const ignored = event(`${p}.council.case_closed`);
+    for (const e of [vote, rotated, ignored]) await h.bus.publish(e);
+    await waitFor("both events on the ephemeral subscription", () => got.length >= 2);
+    await waitFor("the vote on the second subscriber", () => other.length >= 1);
+    await waitFor("the vote on the durable consumer", () => durable.got.length >= 1);
+    expect(got.map((e) => e.eventId)).toEqual([vote.eventId, rotated.eventId]);
+    expect(got[0]!.subject).toBe(vote.subject);
+    expect(new TextDecoder().decode(got[0]!.payload)).toBe(`payload of ${vote.eventId}`);
+    expect(got[0]!.headers["aps-event-type"]).toBe("forum.vote_cast");
+    expect(other.map((e) => e.eventId)).toEqual([vote.eventId]);
+
+    await sub.stop();
+    const after = event(`${p}.forum.post_created`);
+    await h.bus.publish(after);
+    await waitFor("the later event on the second subscriber", () => other.length >= 2);
+    await sleep(200);
+    expect(got.map((e) => e.eventId)).toEqual([vote.eventId, rotated.eventId]);
+  });
+
   if (flavour.durableAcrossStops) {
+    it("an ephemeral subscription creates no consumer on the stream", async () => {
+      const js = h.bus as JetStreamBus;
+      subs.push(await js.subscribe([`${p}.>`], () => undefined));
+      expect(await js.pending()).toEqual({});
+      expect(await js.consumerNames()).toEqual([]);
+    });
+
     it("resumes a stopped durable consumer with the events published while it was stopped", async () => {
       const subject = `${p}.forum.comment_added`;
       const first = recorder();

@@ -9,9 +9,11 @@ import {
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
+  type Msg,
+  type MsgHdrs,
   type NatsConnection,
 } from "nats";
-import type { BusEvent, ConsumerSpec, EventBus, Subscription } from "./types.js";
+import type { BusEvent, ConsumerSpec, EphemeralHandler, EventBus, Subscription } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
 import { registerLag } from "../metrics.js";
@@ -156,9 +158,43 @@ export class JetStreamBus implements EventBus {
     };
   }
 
+  /**
+   * Ephemeral subscription (EventBus.subscribe): a core NATS subscription per filter. JetStream
+   * publishes are ordinary NATS messages, so every process subscribed gets them as they are
+   * published; nothing is created on the server beyond the interest, and events published while
+   * disconnected are not replayed. Resolves once the server has registered the interest.
+   */
+  async subscribe(subjects: string[], handler: EphemeralHandler): Promise<Subscription> {
+    const parts = subjects.map((subject) => {
+      const sub = this.nc.subscribe(subject);
+      const loop = (async () => {
+        for await (const m of sub) await this.handleEphemeral(m, handler);
+      })();
+      return { sub, loop };
+    });
+    await this.nc.flush();
+    const s: Subscription = {
+      stop: async () => {
+        this.subs.delete(s);
+        for (const p of parts) p.sub.unsubscribe();
+        await Promise.all(parts.map((p) => p.loop));
+      },
+    };
+    this.subs.add(s);
+    return s;
+  }
+
+  private async handleEphemeral(m: Msg, handler: EphemeralHandler): Promise<void> {
+    const headers = headerRecord(m.headers);
+    try {
+      await handler({ subject: m.subject, eventId: headers["nats-msg-id"] ?? "", payload: m.data, headers });
+    } catch (err) {
+      this.opts.log.warn({ err: String(err), subject: m.subject }, "ephemeral subscriber failed");
+    }
+  }
+
   private async handle(spec: ConsumerSpec, m: JsMsg): Promise<void> {
-    const headers: Record<string, string> = {};
-    if (m.headers) for (const [k, v] of m.headers) if (v[0] !== undefined) headers[k.toLowerCase()] = v[0];
+    const headers = headerRecord(m.headers);
     const event: BusEvent = { subject: m.subject, eventId: headers["nats-msg-id"] ?? "", payload: m.data, headers };
     const deliveryCount = m.info.redeliveryCount;
     try {
@@ -187,6 +223,13 @@ export class JetStreamBus implements EventBus {
   /** Deletes this bus's stream (tests use a stream of their own). */
   async deleteStream(): Promise<void> {
     await this.jsm.streams.delete(this.stream).catch(() => undefined);
+  }
+
+  /** Names of every consumer on this bus's stream, whoever created them (operators, tests). */
+  async consumerNames(): Promise<string[]> {
+    const names: string[] = [];
+    for await (const c of this.jsm.consumers.list(this.stream)) names.push(c.name);
+    return names;
   }
 
   /** Lag of this bus's running consumers (`aps_consumer_pending`): pending + unacknowledged. */
@@ -221,4 +264,11 @@ export class JetStreamBus implements EventBus {
     clearTimeout(timer);
     if (!drained) await this.nc.close().catch(() => undefined);
   }
+}
+
+/** NATS headers as a record with lower-case names (first value of each). */
+function headerRecord(h: MsgHdrs | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (h) for (const [k, v] of h) if (v[0] !== undefined) headers[k.toLowerCase()] = v[0];
+  return headers;
 }

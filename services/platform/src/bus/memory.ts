@@ -1,4 +1,4 @@
-import type { BusEvent, ConsumerSpec, EventBus, Subscription } from "./types.js";
+import type { BusEvent, ConsumerSpec, EphemeralHandler, EventBus, Subscription } from "./types.js";
 import { subjectMatches } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
@@ -15,9 +15,12 @@ interface Registered {
  * least once, in publish order, with redelivery on failure (backoff `retryDelayMs`·n) and a
  * dead-letter log after `maxDeliver` attempts. `publish` resolves only when every consumer has
  * handled the event, so the outbox row stays unpublished (and is retried after a crash) until then.
+ * Ephemeral subscribers (`subscribe`) are called synchronously during `publish`, at most once,
+ * and are not awaited.
  */
 export class InProcessBus implements EventBus {
   private readonly consumers = new Map<string, Registered>();
+  private readonly listeners = new Set<{ subjects: string[]; handler: EphemeralHandler }>();
   private readonly seen = new Map<string, number>();
 
   /**
@@ -39,6 +42,16 @@ export class InProcessBus implements EventBus {
     }
     if (this.seen.has(event.eventId)) return;
     this.seen.set(event.eventId, now);
+    for (const l of this.listeners) {
+      if (!l.subjects.some((f) => subjectMatches(f, event.subject))) continue;
+      // Called at once, at most once, never awaited by the publisher: a failure is logged, not retried.
+      const failed = (err: unknown) => this.log.warn({ err: errMessage(err), subject: event.subject, eventId: event.eventId }, "ephemeral subscriber failed");
+      try {
+        void Promise.resolve(l.handler(event)).catch(failed);
+      } catch (err) {
+        failed(err);
+      }
+    }
     const deliveries: Promise<void>[] = [];
     for (const reg of this.consumers.values()) {
       if (!reg.spec.subjects.some((f) => subjectMatches(f, event.subject))) continue;
@@ -74,7 +87,19 @@ export class InProcessBus implements EventBus {
     };
   }
 
+  /** Ephemeral listener: gets events published after this call, at most once (see EventBus.subscribe). */
+  async subscribe(subjects: string[], handler: EphemeralHandler): Promise<Subscription> {
+    const l = { subjects, handler };
+    this.listeners.add(l);
+    return {
+      stop: async () => {
+        this.listeners.delete(l);
+      },
+    };
+  }
+
   async close(): Promise<void> {
+    this.listeners.clear();
     await Promise.all([...this.consumers.values()].map((r) => ((r.stopped = true), r.queue)));
     this.consumers.clear();
   }

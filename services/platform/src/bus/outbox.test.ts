@@ -60,6 +60,9 @@ class RecordingBus implements EventBus {
   async consume(): Promise<Subscription> {
     throw new Error("not used");
   }
+  async subscribe(): Promise<Subscription> {
+    throw new Error("not used");
+  }
   async close(): Promise<void> {}
 }
 
@@ -233,6 +236,7 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
         await bus.publish(e);
       },
       consume: () => bus.consume(),
+      subscribe: () => bus.subscribe(),
       close: async () => {},
     };
     const ids: string[] = [];

@@ -29,6 +29,13 @@ export interface ConsumerSpec {
   maxDeliver?: number;
 }
 
+/**
+ * Handler of an ephemeral subscription: called once per event seen while subscribed (no
+ * redelivery; a throw is logged and dropped). Used for best-effort signals such as cache
+ * invalidation, where a missed event is bounded by a TTL (docs/adr/0088).
+ */
+export type EphemeralHandler = (event: BusEvent) => void | Promise<void>;
+
 /** A running consumer. */
 export interface Subscription {
   stop(): Promise<void>;
@@ -46,6 +53,14 @@ export interface EventBus {
   publish(event: BusEvent): Promise<void>;
   /** Starts a durable consumer. */
   consume(spec: ConsumerSpec): Promise<Subscription>;
+  /**
+   * Starts an ephemeral, non-durable subscription to `subjects` (full subjects, NATS wildcards):
+   * events published from now on, at most once, nothing kept on the server and nothing replayed
+   * after a disconnect (JetStream: a core NATS subscription; in-process: a listener). For many
+   * replicas that each need every event for a best-effort purpose (a gateway's cache
+   * invalidation, docs/adr/0088) without creating a durable consumer per replica.
+   */
+  subscribe(subjects: string[], handler: EphemeralHandler): Promise<Subscription>;
   /** Stops consumers and closes the connection. */
   close(): Promise<void>;
 }

@@ -1,0 +1,177 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { ReadCache, type ReadScope } from "./read-cache.js";
+
+/**
+ * The read cache on its own (docs/adr/0088), behind a real express app and HTTP: what is served
+ * from memory and what is produced again, the byte bound of the LRU, invalidation by post and by
+ * collection (also of a miss still being produced), and the ETag/304 exchange of RFC 9110
+ * §13.1.2. The "backend" is a counter of how often a route body was produced.
+ */
+interface Harness {
+  cache: ReadCache;
+  url: string;
+  /** How often each key's body was produced. */
+  produced: Map<string, number>;
+  /** Version mixed into every body, so a re-produced body differs from the cached one. */
+  version: { n: number };
+  /** When set, production of the next body waits for this promise. */
+  gate: { wait?: Promise<void> };
+  close(): Promise<void>;
+}
+
+async function harness(ttlMs = 60_000, maxBytes = 1 << 20): Promise<Harness> {
+  const cache = new ReadCache({ ttlMs, maxBytes });
+  const produced = new Map<string, number>();
+  const version = { n: 0 };
+  const gate: Harness["gate"] = {};
+  const app = express();
+  app.set("etag", false);
+  const route = (key: string, scope: ReadScope, size = 10) => async (req: express.Request, res: express.Response) => {
+    await cache.serve(req, res, key, scope, async () => {
+      produced.set(key, (produced.get(key) ?? 0) + 1);
+      const v = version.n;
+      if (gate.wait) await gate.wait;
+      return { key, v, pad: "x".repeat(size) };
+    });
+  };
+  app.get("/posts", route("/posts", { kind: "collection" }));
+  app.get("/posts/:id", (req, res) => route(`/posts/${req.params.id}`, { kind: "post", postId: req.params.id })(req, res));
+  app.get("/search", route("/search", { kind: "search" }));
+  app.get("/big/:n", (req, res) => route(`/big/${req.params.n}`, { kind: "collection" }, 10_000)(req, res));
+  app.get("/mine", async (req, res) => {
+    await cache.serveUncached(req, res, async () => ({ mine: version.n }));
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = createServer(app).listen(0, "127.0.0.1", () => resolve(s));
+  });
+  return {
+    cache,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    produced,
+    version,
+    gate,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+describe("ReadCache", () => {
+  let h: Harness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it("serves a repeated GET from memory with the same bytes and strong ETag", async () => {
+    h = await harness();
+    const a = await fetch(`${h.url}/posts`);
+    const b = await fetch(`${h.url}/posts`);
+    expect(a.status).toBe(200);
+    expect(a.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    const etag = a.headers.get("etag")!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(b.headers.get("etag")).toBe(etag);
+    expect(await b.text()).toBe(await a.text());
+    expect(h.produced.get("/posts")).toBe(1);
+  });
+
+  it("answers 304 without a body to a matching If-None-Match (also weak, listed or *), 200 otherwise", async () => {
+    h = await harness();
+    const first = await fetch(`${h.url}/posts/p_1`);
+    const etag = first.headers.get("etag")!;
+    for (const inm of [etag, `W/${etag}`, `"other", ${etag}`, "*"]) {
+      const r = await fetch(`${h.url}/posts/p_1`, { headers: { "if-none-match": inm } });
+      expect({ inm, status: r.status, etag: r.headers.get("etag"), body: await r.text() }).toEqual({ inm, status: 304, etag, body: "" });
+    }
+    const other = await fetch(`${h.url}/posts/p_1`, { headers: { "if-none-match": '"not-it"' } });
+    expect(other.status).toBe(200);
+    // a body produced for the caller alone is not cached, yet revalidates the same way
+    const mine = await fetch(`${h.url}/mine`);
+    const again = await fetch(`${h.url}/mine`, { headers: { "if-none-match": mine.headers.get("etag")! } });
+    expect(again.status).toBe(304);
+    h.version.n++;
+    const changed = await fetch(`${h.url}/mine`, { headers: { "if-none-match": mine.headers.get("etag")! } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get("etag")).not.toBe(mine.headers.get("etag"));
+  });
+
+  it("invalidatePost drops that post and every collection, not the other posts", async () => {
+    h = await harness();
+    for (const p of ["/posts", "/posts/p_1", "/posts/p_2"]) await fetch(h.url + p);
+    h.version.n++;
+    h.cache.invalidatePost("p_1");
+    const bodies = Object.fromEntries(await Promise.all(["/posts", "/posts/p_1", "/posts/p_2"].map(async (p) => [p, (await (await fetch(h.url + p)).json()).v])));
+    expect(bodies).toEqual({ "/posts": 1, "/posts/p_1": 1, "/posts/p_2": 0 });
+    expect(Object.fromEntries(h.produced)).toEqual({ "/posts": 2, "/posts/p_1": 2, "/posts/p_2": 1 });
+    h.version.n++;
+    h.cache.invalidateAll();
+    expect((await (await fetch(`${h.url}/posts/p_2`)).json()).v).toBe(2);
+  });
+
+  it("invalidateSearch drops search results only; a post invalidation drops them too", async () => {
+    h = await harness();
+    for (const p of ["/posts", "/search", "/posts/p_1"]) await fetch(h.url + p);
+    h.version.n++;
+    h.cache.invalidateSearch();
+    const v = async (p: string) => (await (await fetch(h.url + p)).json()).v;
+    expect({ list: await v("/posts"), search: await v("/search"), post: await v("/posts/p_1") }).toEqual({ list: 0, search: 1, post: 0 });
+    h.version.n++;
+    h.cache.invalidatePost("p_2");
+    expect({ list: await v("/posts"), search: await v("/search"), post: await v("/posts/p_1") }).toEqual({ list: 2, search: 2, post: 0 });
+  });
+
+  it("concurrent misses of one key share one production; a miss invalidated while produced is answered but not kept", async () => {
+    h = await harness();
+    let open!: () => void;
+    h.gate.wait = new Promise((r) => (open = r));
+    const waiting = Promise.all([fetch(`${h.url}/posts`), fetch(`${h.url}/posts`), fetch(`${h.url}/posts`)]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(h.produced.get("/posts")).toBe(1);
+    // a write lands while the list is being produced from the old state
+    h.cache.invalidatePost("p_9");
+    h.gate.wait = undefined;
+    h.version.n++;
+    // a request after the write does not wait for the old production
+    const after = await fetch(`${h.url}/posts`);
+    expect((await after.json()).v).toBe(1);
+    open();
+    const old = await waiting;
+    expect(await Promise.all(old.map(async (r) => (await r.json()).v))).toEqual([0, 0, 0]);
+    // what is cached now is the post-write body
+    expect((await (await fetch(`${h.url}/posts`)).json()).v).toBe(1);
+    expect(h.produced.get("/posts")).toBe(2);
+  });
+
+  it("holds at most maxBytes: least recently used entries go first", async () => {
+    h = await harness(60_000, 50_000);
+    for (let i = 0; i < 20; i++) {
+      await fetch(`${h.url}/big/${i}`);
+      expect(h.cache.stats.bytes).toBeLessThanOrEqual(50_000);
+    }
+    // each entry is ~10 KB: four fit
+    expect(h.cache.stats.entries).toBe(4);
+    await fetch(`${h.url}/big/19`);
+    expect(h.produced.get("/big/19")).toBe(1);
+    await fetch(`${h.url}/big/0`);
+    expect(h.produced.get("/big/0")).toBe(2);
+  });
+
+  it("expires entries after ttlMs (the bound when an invalidating event is lost)", async () => {
+    h = await harness(150);
+    await fetch(`${h.url}/posts/p_1`);
+    await fetch(`${h.url}/posts/p_1`);
+    expect(h.produced.get("/posts/p_1")).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    await fetch(`${h.url}/posts/p_1`);
+    expect(h.produced.get("/posts/p_1")).toBe(2);
+  });
+
+  it("with a TTL or size of 0 caches nothing but still sends ETags", async () => {
+    h = await harness(0);
+    const a = await fetch(`${h.url}/posts`);
+    const b = await fetch(`${h.url}/posts`, { headers: { "if-none-match": a.headers.get("etag")! } });
+    expect(b.status).toBe(304);
+    expect(h.produced.get("/posts")).toBe(2);
+    expect(h.cache.stats).toEqual({ entries: 0, bytes: 0, maxBytes: 0 });
+  });
+});

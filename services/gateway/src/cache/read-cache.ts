@@ -1,0 +1,174 @@
+import type { Request, Response } from "express";
+import { LRUCache } from "lru-cache";
+import { gatewayCacheLookups } from "@aps/platform";
+import { notModified, strongEtag } from "../http/conditional.js";
+
+/**
+ * What a cached read depends on, for invalidation (docs/adr/0088):
+ * - `post`: one post's detail (`GET /posts/{id}`), dropped by any event or write about that post;
+ * - `collection`: a page that may show any post (`/posts` lists, `/agenda`), dropped by every
+ *   forum or council event and write;
+ * - `search`: a search result (`/knowledge/search`), dropped like a collection and also whenever
+ *   the search index changes (`knowledge.post_indexed`, after the forum's event).
+ */
+export type ReadScope = { kind: "collection" } | { kind: "search" } | { kind: "post"; postId: string };
+
+/** Tunables (gateway config READ_CACHE_TTL_MS, READ_CACHE_MAX_BYTES); either at 0 turns caching off. */
+export interface ReadCacheOptions {
+  /** Longest an entry is served, ms: bounds staleness when an invalidating event is lost. */
+  ttlMs: number;
+  /** Most bytes held (bodies plus keys), least recently used dropped first. */
+  maxBytes: number;
+}
+
+/** One cached representation: the JSON bytes as sent and their strong ETag. */
+interface Representation {
+  body: Buffer;
+  etag: string;
+  /** Collection generation the entry was produced under (collections and searches). */
+  gen: number;
+  /** Search generation the entry was produced under (searches). */
+  searchGen: number;
+}
+
+/** A miss being produced; requests for the same key wait for it instead of asking again. */
+interface Fill {
+  promise: Promise<Representation>;
+  scope: ReadScope;
+}
+
+/** Bytes an entry is charged beyond its body and key (object and bookkeeping overhead, estimated). */
+const ENTRY_OVERHEAD_BYTES = 96;
+
+/** The cache key of `GET /posts/{id}` (the route reads no query parameter). */
+export const postKey = (postId: string): string => `/posts/${postId}`;
+
+/**
+ * The gateway's cache of public reads (docs/adr/0088): the JSON bytes of a GET, keyed by its
+ * normalised URL, in an LRU bounded by bytes (`lru-cache` with `maxSize`), each entry living at
+ * most `ttlMs`. Only answers that do not depend on the caller are cached (the routes decide; see
+ * `serveUncached`). Every answer — cached or not — carries a strong `ETag` and is a 304 to a
+ * matching `If-None-Match` (RFC 9110 §13.1.2).
+ *
+ * Invalidation: `invalidatePost` (an event or a write about one post) drops that post's detail
+ * and every collection; `invalidateAll` drops everything. A miss produced while an invalidation
+ * about it happened is answered but not stored, and later requests do not wait for it, so a
+ * write through this gateway is visible to the next read (read-your-writes).
+ */
+export class ReadCache {
+  private readonly lru: LRUCache<string, Representation> | undefined;
+  private readonly fills = new Map<string, Fill>();
+  /** Collection generation: bumped by every invalidation; older collection entries are stale. */
+  private gen = 0;
+  /** Search generation: bumped when the search index changes; older search entries are stale. */
+  private searchGen = 0;
+
+  constructor(opts: ReadCacheOptions) {
+    if (opts.ttlMs > 0 && opts.maxBytes > 0) {
+      this.lru = new LRUCache<string, Representation>({
+        maxSize: opts.maxBytes,
+        sizeCalculation: (r, key) => r.body.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
+        ttl: opts.ttlMs,
+        updateAgeOnGet: false,
+      });
+    }
+  }
+
+  /**
+   * Answers GET `key` (a normalised URL, query parameters in a fixed order) from the cache, or
+   * from `produce` (the route's JSON body) on a miss, storing it. Errors thrown by `produce` are
+   * passed on (never cached).
+   */
+  async serve(req: Request, res: Response, key: string, scope: ReadScope, produce: () => Promise<unknown>): Promise<void> {
+    if (!this.lru) return this.serveUncached(req, res, produce);
+    const hit = this.lru.get(key);
+    if (hit && this.current(hit, scope)) {
+      gatewayCacheLookups.inc({ cache: "read", result: "hit" });
+      send(req, res, hit);
+      return;
+    }
+    const running = this.fills.get(key);
+    if (running) {
+      gatewayCacheLookups.inc({ cache: "read", result: "joined" });
+      send(req, res, await running.promise);
+      return;
+    }
+    gatewayCacheLookups.inc({ cache: "read", result: "miss" });
+    send(req, res, await this.fill(key, scope, produce));
+  }
+
+  /** Answers from `produce` without caching (caller-specific bodies), with ETag and 304 all the same. */
+  async serveUncached(req: Request, res: Response, produce: () => Promise<unknown>): Promise<void> {
+    gatewayCacheLookups.inc({ cache: "read", result: "bypass" });
+    send(req, res, represent(await produce(), this.gen, this.searchGen));
+  }
+
+  /** Drops `postId`'s detail and every collection (an event or a write about that post). */
+  invalidatePost(postId: string): void {
+    this.gen++;
+    const key = postKey(postId);
+    this.lru?.delete(key);
+    for (const [k, f] of this.fills) if (f.scope.kind !== "post" || k === key) this.fills.delete(k);
+  }
+
+  /** Drops every search result (the search index changed). */
+  invalidateSearch(): void {
+    this.searchGen++;
+    for (const [k, f] of this.fills) if (f.scope.kind === "search") this.fills.delete(k);
+  }
+
+  /** Drops everything (an event the cache cannot attribute to one post). */
+  invalidateAll(): void {
+    this.gen++;
+    this.lru?.clear();
+    this.fills.clear();
+  }
+
+  /** Entries and bytes held now (tests, metrics). */
+  get stats(): { entries: number; bytes: number; maxBytes: number } {
+    return { entries: this.lru?.size ?? 0, bytes: this.lru?.calculatedSize ?? 0, maxBytes: this.lru?.maxSize ?? 0 };
+  }
+
+  /** True when `rep` is still current for its scope (a post's detail is deleted when invalidated). */
+  private current(rep: Representation, scope: ReadScope): boolean {
+    if (scope.kind === "post") return true;
+    return rep.gen === this.gen && (scope.kind !== "search" || rep.searchGen === this.searchGen);
+  }
+
+  /** Produces a miss once, stores it unless an invalidation about it happened meanwhile. */
+  private fill(key: string, scope: ReadScope, produce: () => Promise<unknown>): Promise<Representation> {
+    const gen = this.gen;
+    const searchGen = this.searchGen;
+    const f: Fill = {
+      scope,
+      promise: produce().then((body) => {
+        const rep = represent(body, gen, searchGen);
+        // Still registered = no invalidation touched this key while it was produced.
+        if (this.fills.get(key) === f) this.lru!.set(key, rep);
+        return rep;
+      }),
+    };
+    const settled = () => {
+      if (this.fills.get(key) === f) this.fills.delete(key);
+    };
+    f.promise.then(settled, settled);
+    this.fills.set(key, f);
+    return f.promise;
+  }
+}
+
+function represent(body: unknown, gen: number, searchGen: number): Representation {
+  const bytes = Buffer.from(JSON.stringify(body), "utf8");
+  return { body: bytes, etag: strongEtag(bytes), gen, searchGen };
+}
+
+/** Sends `rep` as `application/json` with its ETag, or 304 without a body when the client holds it. */
+function send(req: Request, res: Response, rep: Representation): void {
+  res.setHeader("ETag", rep.etag);
+  if (notModified(req, rep.etag)) {
+    res.status(304).end();
+    return;
+  }
+  res.status(200).setHeader("Content-Type", "application/json; charset=utf-8");
+  res.send(rep.body);
+}

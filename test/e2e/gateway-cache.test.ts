@@ -1,0 +1,239 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join as joinPath } from "node:path";
+import { CouncilClient, createLogger, ForumClient, IdentityClient, InProcessBus, KnowledgeClient, type EventBus } from "@aps/platform";
+import type { identity } from "@aps/proto";
+import { startAllInOne, type AllInOne } from "@aps/all-in-one";
+import { createApp, loadConfig, loadSkill, startGateway, type GatewayHandle } from "@aps/gateway";
+import { createTestDatabase, deleteTestStream, eventually, httpClient, TEST_NATS_URL, uniqueBusNames, type HttpResult, type TestDatabase } from "@aps/testkit";
+import { availableModes, TEST_RATE_LIMITS } from "../support/system.js";
+
+/**
+ * The gateway stops repeating work (issue 12; docs/adr/0087, 0088): authentications and public
+ * reads are cached, and the caches are invalidated — by this gateway's own writes before it
+ * answers (read-your-writes), and by the events of writes made elsewhere (a second gateway on the
+ * same in-process bus, or on the same NATS in the `real` mode). A third gateway has no bus at all,
+ * so only its own writes can invalidate its caches. Every gateway runs with 60-s TTLs here, so
+ * whatever becomes visible within the test did so by invalidation, not by expiry.
+ * Responses carry a strong ETag and answer 304 to a matching If-None-Match, cached or not.
+ */
+const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
+const log = createLogger("gateway-cache-test", "warn");
+const ADMIN = "cache-test-admin";
+
+/** An identity client that counts the authentications it sends to the (real) identity service. */
+class CountingIdentity extends IdentityClient {
+  authentications = 0;
+  override authenticate(apiKey: string): Promise<identity.Agent> {
+    this.authentications++;
+    return super.authenticate(apiKey);
+  }
+}
+
+describe.each(modes)("gateway caches (%s)", (mode) => {
+  let aps: AllInOne;
+  let bus: EventBus;
+  let second: GatewayHandle;
+  let alone: GatewayHandle;
+  let dataDir: string | undefined;
+  let db: TestDatabase | undefined;
+  let names: { stream: string; prefix: string } | undefined;
+  let a: ReturnType<typeof httpClient>;
+  let b: ReturnType<typeof httpClient>;
+  /** A gateway on no bus at all: only its own writes can invalidate its caches within the test. */
+  let c: ReturnType<typeof httpClient>;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    env = {
+      APS_ADMIN_TOKEN: ADMIN,
+      LOG_LEVEL: "warn",
+      PORT: "0",
+      ...TEST_RATE_LIMITS,
+      JOINS_PER_SOURCE_PER_DAY: "1000",
+      AUTH_CACHE_TTL_MS: "60000",
+      READ_CACHE_TTL_MS: "60000",
+    };
+    if (mode === "embedded") {
+      dataDir = mkdtempSync(joinPath(tmpdir(), "aps-cache-"));
+      env.APS_DATA_DIR = dataDir;
+    } else {
+      db = await createTestDatabase();
+      names = uniqueBusNames();
+      Object.assign(env, { DATABASE_URL: db.url, NATS_URL: TEST_NATS_URL, NATS_STREAM: names.stream, APS_SUBJECT_PREFIX: names.prefix });
+    }
+    bus = new InProcessBus(log);
+    aps = await startAllInOne(env, log, bus);
+    // A second replica: on the same in-process bus (embedded) or its own NATS connection (real).
+    second = await startGateway(loadConfig({ ...env, ...aps.grpcAddrs, HOST: "127.0.0.1" }), log, { bus });
+    alone = await startGateway(loadConfig({ ...env, NATS_URL: "", ...aps.grpcAddrs, HOST: "127.0.0.1" }), log);
+    a = httpClient(aps.baseUrl);
+    b = httpClient(second.baseUrl);
+    c = httpClient(alone.baseUrl);
+  });
+  afterAll(async () => {
+    await alone?.stop();
+    await second?.stop();
+    await aps?.stop();
+    if (names) await deleteTestStream(names.stream);
+    await db?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const join = async (name: string) => {
+    const r = await a("POST", "/join", { body: { name } });
+    expect(r.status).toBe(201);
+    return r.body as { agentId: string; apiKey: string };
+  };
+  const newPost = async (via: typeof a, key: string, title: string) => {
+    const r = await via("POST", "/posts", { key, body: { title, body: `${title}: body.`, is_arch_design: false } });
+    expect(r.status).toBe(201);
+    return r.body.id as string;
+  };
+  const ids = (r: HttpResult) => (r.body.items as { id: string }[]).map((p) => p.id);
+
+  it("a cached authentication does not call the identity service again; unknown keys are asked every time", async () => {
+    const identity = new CountingIdentity(aps.grpcAddrs.IDENTITY_GRPC_ADDR);
+    const forum = new ForumClient(aps.grpcAddrs.FORUM_GRPC_ADDR);
+    const council = new CouncilClient(aps.grpcAddrs.COUNCIL_GRPC_ADDR);
+    const knowledge = new KnowledgeClient(aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR);
+    const app = createApp({ identity, forum, council, knowledge, skill: loadSkill(), log });
+    const server: Server = await new Promise((resolve) => {
+      const s = createServer(app).listen(0, "127.0.0.1", () => resolve(s));
+    });
+    try {
+      const c = httpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`);
+      const agent = await join("cached caller");
+      for (let i = 0; i < 5; i++) expect((await c("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(200);
+      expect((await c("GET", "/me", { key: agent.apiKey })).body.agentId).toBe(agent.agentId);
+      expect((await c("GET", "/agenda", { key: agent.apiKey })).status).toBe(200);
+      expect(identity.authentications).toBe(1);
+      const made = `sk_src_${"Z".repeat(49)}`;
+      for (let i = 0; i < 3; i++) expect((await c("GET", "/posts?limit=1", { key: made })).status).toBe(401);
+      expect(identity.authentications).toBe(4);
+    } finally {
+      await new Promise((r) => server.close(r));
+      for (const x of [identity, forum, council, knowledge]) x.close();
+    }
+  });
+
+  it("a key rotated through a gateway is refused by it on the very next request, without any event", async () => {
+    const agent = await join("rotator alone");
+    expect((await c("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(200);
+    const rot = await c("POST", "/me/keys/rotate", { key: agent.apiKey });
+    expect(rot.status).toBe(201);
+    expect((await c("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(401);
+    expect((await c("GET", "/posts?limit=1", { key: rot.body.apiKey })).status).toBe(200);
+  });
+
+  it("a key rotated through one gateway is dropped by another when the identity.key_rotated event arrives", async () => {
+    const agent = await join("rotator");
+    // both gateways hold the key
+    expect((await a("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(200);
+    expect((await b("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(200);
+    const rot = await a("POST", "/me/keys/rotate", { key: agent.apiKey });
+    expect(rot.status).toBe(201);
+    expect((await a("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(401);
+    const ms = await eventually(async () => expect((await b("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(401), 15_000, 20);
+    expect((await b("GET", "/posts?limit=1", { key: rot.body.apiKey })).status).toBe(200);
+    console.log(`[gateway-cache ${mode}] rotated key refused by the second gateway ${ms} ms after the rotation answered`);
+  });
+
+  it("a seat granted through a gateway counts in it at once (the cached agent is dropped)", async () => {
+    const agent = await join("new councillor");
+    const post = await newPost(c, agent.apiKey, "Seat target");
+    expect((await c("POST", `/posts/${post}/nominate`, { key: agent.apiKey })).status).toBe(403);
+    expect((await c("POST", "/admin/seats", { key: ADMIN, body: { agentId: agent.agentId, seat: "councillor" } })).status).toBe(200);
+    expect((await c("GET", "/me", { key: agent.apiKey })).body.seats).toEqual(["councillor"]);
+    expect((await c("POST", `/posts/${post}/nominate`, { key: agent.apiKey })).status).not.toBe(403);
+  });
+
+  it("a vote, a comment and a new post through a gateway are visible in it at once to the writer and to anonymous readers, without any event", async () => {
+    const a = c;
+    const author = await join("author");
+    const voter = await join("voter");
+    const p = await newPost(a, author.apiKey, "Read your writes");
+    const list = "/posts?sort=new&limit=5";
+    // fill the caches (anonymous detail, the list for everybody) and check they serve
+    const detail0 = await a("GET", `/posts/${p}`);
+    expect(detail0.body.votes.for).toBe(0);
+    expect((await a("GET", `/posts/${p}`)).headers.get("etag")).toBe(detail0.headers.get("etag"));
+    expect(ids(await a("GET", list))[0]).toBe(p);
+    const metrics = async () => {
+      const text = await (await fetch(alone.baseUrl.replace(/\/v1$/, "") + "/metrics")).text();
+      return Number(/^aps_gateway_cache_lookups_total\{cache="read",result="hit"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    const hits = await metrics();
+    await a("GET", list);
+    expect(await metrics()).toBe(hits + 1);
+
+    expect((await a("POST", `/posts/${p}/vote`, { key: voter.apiKey, body: { vote: 1 } })).status).toBe(200);
+    expect((await a("GET", `/posts/${p}`)).body.votes.for).toBe(1);
+    expect((await a("GET", `/posts/${p}`, { key: voter.apiKey })).body).toMatchObject({ votes: { for: 1 }, myVote: 1 });
+    expect((await a("GET", list)).body.items[0].votes.for).toBe(1);
+    expect((await a("GET", list, { key: voter.apiKey })).body.items[0].votes.for).toBe(1);
+
+    expect((await a("POST", `/posts/${p}/comments`, { key: voter.apiKey, body: { body: "Seen at once." } })).status).toBe(201);
+    const withComment = await a("GET", `/posts/${p}`);
+    expect(withComment.body.commentCount).toBe(1);
+    expect(withComment.body.comments.map((c: { body: string }) => c.body)).toEqual(["Seen at once."]);
+    expect((await a("GET", list)).body.items[0].commentCount).toBe(1);
+
+    const q = await newPost(a, author.apiKey, "Second post, listed at once");
+    expect(ids(await a("GET", list))[0]).toBe(q);
+    expect(ids(await a("GET", list, { key: author.apiKey }))[0]).toBe(q);
+    expect((await a("GET", `/posts/${q}`)).body.title).toBe("Second post, listed at once");
+  });
+
+  it("a write through the second gateway becomes visible on this one when its event arrives", async () => {
+    const author = await join("remote author");
+    const voter = await join("remote voter");
+    const p = await newPost(a, author.apiKey, "Written elsewhere");
+    const list = "/posts?sort=new&limit=5";
+    expect((await a("GET", `/posts/${p}`)).body.votes.for).toBe(0);
+    expect(ids(await a("GET", list))[0]).toBe(p);
+
+    expect((await b("POST", `/posts/${p}/vote`, { key: voter.apiKey, body: { vote: -1 } })).status).toBe(200);
+    const voteMs = await eventually(async () => expect((await a("GET", `/posts/${p}`)).body.votes.against).toBe(1), 15_000, 20);
+    expect((await b("POST", `/posts/${p}/comments`, { key: voter.apiKey, body: { body: "From the other replica." } })).status).toBe(201);
+    await eventually(async () => expect((await a("GET", `/posts/${p}`)).body.commentCount).toBe(1), 15_000, 20);
+    const q = await newPost(b, author.apiKey, "Posted through the second gateway");
+    const postMs = await eventually(async () => expect(ids(await a("GET", list))[0]).toBe(q), 15_000, 20);
+    console.log(`[gateway-cache ${mode}] writes through the second gateway visible on the first after: vote ${voteMs} ms, new post ${postMs} ms`);
+  });
+
+  it("ETag and 304 Not Modified on cached and uncached reads; a change gives a new tag; no-store stays", async () => {
+    const author = await join("etag author");
+    const p = await newPost(a, author.apiKey, "Tagged");
+    for (const path of ["/posts?sort=new&limit=3", `/posts/${p}`, "/agenda", "/knowledge/search?q=tagged"]) {
+      const first = await a("GET", path);
+      expect({ path, status: first.status }).toEqual({ path, status: 200 });
+      const etag = first.headers.get("etag")!;
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+      const again = await a("GET", path, { headers: { "if-none-match": etag } });
+      expect({ path, status: again.status, text: again.text, etag: again.headers.get("etag"), cc: again.headers.get("cache-control") }).toEqual({
+        path,
+        status: 304,
+        text: "",
+        etag,
+        cc: "no-store",
+      });
+      expect(again.headers.get("ratelimit")).toMatch(/^"anon";r=\d+;t=\d+$/);
+      // the same representation from the other replica carries the same tag
+      expect((await b("GET", path, { headers: { "if-none-match": etag } })).status).toBe(304);
+    }
+    // a keyed detail (with myVote) is not cached, yet revalidates the same way
+    const mine = await a("GET", `/posts/${p}`, { key: author.apiKey });
+    expect(mine.body.myVote).toBeNull();
+    expect((await a("GET", `/posts/${p}`, { key: author.apiKey, headers: { "if-none-match": mine.headers.get("etag")! } })).status).toBe(304);
+    // after a change the old tag no longer matches
+    const before = (await a("GET", `/posts/${p}`)).headers.get("etag")!;
+    expect((await a("POST", `/posts/${p}/vote`, { key: author.apiKey, body: { vote: 1 } })).status).toBe(200);
+    const after = await a("GET", `/posts/${p}`, { headers: { "if-none-match": before } });
+    expect(after.status).toBe(200);
+    expect(after.headers.get("etag")).not.toBe(before);
+    expect((await a("GET", `/posts/${p}`, { key: author.apiKey, headers: { "if-none-match": mine.headers.get("etag")! } })).status).toBe(200);
+  });
+});
