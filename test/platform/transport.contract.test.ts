@@ -24,7 +24,8 @@ interface Clients {
 }
 
 /** The outcome of a call as data: its result, or its ApsError (code, message, retry hint). */
-async function outcome<T>(p: Promise<T>): Promise<{ ok: T } | { error: { code: string; message: string; retry: number | undefined } }> {
+type Outcome<T> = { ok: T } | { error: { code: string; message: string; retry: number | undefined } };
+async function outcome<T>(p: Promise<T>): Promise<Outcome<T>> {
   try {
     return { ok: await p };
   } catch (err) {
@@ -39,7 +40,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
   let both: [Clients, Clients];
   /** Runs `call` over both transports and expects the same outcome; returns it. */
   const same = async <T>(call: (c: Clients) => Promise<T>) => {
-    const [viaGrpc, viaLocal] = await Promise.all(both.map((c) => outcome(call(c))));
+    const [viaGrpc, viaLocal] = (await Promise.all(both.map((c) => outcome(call(c))))) as [Outcome<T>, Outcome<T>];
     expect(viaLocal).toEqual(viaGrpc);
     return viaLocal;
   };
