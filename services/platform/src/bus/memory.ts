@@ -17,6 +17,8 @@ interface Registered {
  * handled the event, so the outbox row stays unpublished (and is retried after a crash) until then.
  */
 export class InProcessBus implements EventBus {
+  /** `publish` appends to each consumer's queue before its first await (docs/adr/0091). */
+  readonly ordersConcurrentPublishes = true;
   private readonly consumers = new Map<string, Registered>();
   private readonly seen = new Map<string, number>();
 
