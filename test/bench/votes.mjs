@@ -18,7 +18,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -87,6 +87,41 @@ async function load(one) {
   return { ops: lat.length, errors, firstError, perSecond: Math.round(lat.length / secs), p50Ms: pct(0.5), p99Ms: pct(0.99) };
 }
 
+/** CPU time (utime + stime) of process `pid` in ms, 0 once it is gone (Linux /proc). */
+function procCpuMs(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // fields 14, 15 in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Measures the CPU spent during a load, per operation: by the PostgreSQL backends of the bench
+ * database (sum over its connections, sampled before and after) and by the node process doing
+ * the work (`serverPid`, or this process). CPU per vote is far less sensitive than votes/s to
+ * other load on a shared machine.
+ */
+async function cpuMeter(url, serverPid) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const backends = async () => (await c.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows.map((r) => r.pid);
+  const sample = async () => {
+    const pids = await backends();
+    return { pg: new Map(pids.map((p) => [p, procCpuMs(p)])), node: serverPid ? procCpuMs(serverPid) : process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000 };
+  };
+  const before = await sample();
+  return async (ops) => {
+    const after = await sample();
+    await c.end();
+    let pgMs = 0;
+    for (const [pid, ms] of after.pg) pgMs += ms - (before.pg.get(pid) ?? 0);
+    const per = (ms) => Math.round((ms / Math.max(1, ops)) * 1000) / 1000;
+    return { postgres: per(pgMs), node: per(after.node - before.node) };
+  };
+}
+
 const pick = (draw, n) => Math.floor(draw() * n);
 const voteOf = (draw) => (draw() < 0.6 ? 1 : -1);
 
@@ -123,12 +158,14 @@ async function benchRaw(url) {
   const pool = new pg.Pool({ connectionString: url, max: C });
   try {
     await pool.query("CREATE TABLE raw_votes (post_id text NOT NULL, agent_id text NOT NULL, vote smallint NOT NULL, cast_at timestamptz NOT NULL, PRIMARY KEY (post_id, agent_id))");
-    return await load((draw) =>
+    const cpu = await cpuMeter(url);
+    const res = await load((draw) =>
       pool.query(
         "INSERT INTO raw_votes (post_id, agent_id, vote, cast_at) VALUES ($1, $2, $3, now()) ON CONFLICT (post_id, agent_id) DO UPDATE SET vote = EXCLUDED.vote, cast_at = EXCLUDED.cast_at",
         [`p${pick(draw, POSTS)}`, `a${pick(draw, AGENTS)}`, voteOf(draw)],
       ),
     );
+    return { ...res, cpuMsPerOp: await cpu(res.ops) };
   } finally {
     await pool.end();
   }
@@ -144,8 +181,9 @@ async function benchRepo(url) {
     const repo = new ForumRepository(db.pool, platform.systemClock, { postsPerDay: 1e9, commentsPerDay: 1e9, agendaMinScore: 3, agendaSize: 10 });
     const ids = [];
     for (let i = 0; i < POSTS; i++) ids.push((await repo.createPost({ agentId: `ag_author${i % 50}`, name: "author" }, `Proposal ${i}`, "body", i % 3 !== 0)).id);
+    const cpu = await cpuMeter(url);
     const res = await load((draw) => repo.castVote(ids[pick(draw, POSTS)], `ag_${pick(draw, AGENTS)}`, voteOf(draw)));
-    return { ...res, tallyMismatches: await tallyMismatches(db.pool, "forum") };
+    return { ...res, cpuMsPerOp: await cpu(res.ops), tallyMismatches: await tallyMismatches(db.pool, "forum") };
   } finally {
     await db.close();
   }
@@ -215,6 +253,7 @@ async function benchHttp(url) {
     // BENCH_SIGNAL_CHILD: SIGUSR2 to the server right before and after the load (a profiling hook
     // loaded with BENCH_NODE_ARGS may reset and dump its counters on it).
     if (process.env.BENCH_SIGNAL_CHILD) child.kill("SIGUSR2");
+    const cpu = await cpuMeter(url, child.pid);
     const res = await load((draw) => request(agent, base, "POST", `/posts/${ids[pick(draw, httpPosts)]}/vote`, keys[pick(draw, httpAgents)], { vote: voteOf(draw) }));
     if (process.env.BENCH_SIGNAL_CHILD) child.kill("SIGUSR2");
     const pool = new pg.Pool({ connectionString: url, max: 1 });
@@ -227,7 +266,9 @@ async function benchHttp(url) {
         if (backlog === 0) break;
         await new Promise((r) => setTimeout(r, 50));
       }
-      return { ...res, agents: httpAgents, posts: httpPosts, outboxDrainMs: Math.round(performance.now() - t), backlogLeft: backlog, tallyMismatches: await tallyMismatches(pool, "forum") };
+      // CPU per vote including the relay's work for it (sampled once the outbox is drained)
+      const cpuMsPerOp = await cpu(res.ops);
+      return { ...res, cpuMsPerOp, agents: httpAgents, posts: httpPosts, outboxDrainMs: Math.round(performance.now() - t), backlogLeft: backlog, tallyMismatches: await tallyMismatches(pool, "forum") };
     } finally {
       await pool.end();
     }

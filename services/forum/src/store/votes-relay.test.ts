@@ -101,7 +101,7 @@ describe.each(setups)("vote events through the relay ($name)", (setup) => {
       });
       relay.start();
       try {
-        const posts = [];
+        const posts: string[] = [];
         for (let i = 0; i < 4; i++) posts.push((await repo.createPost({ agentId: "ag_author", name: "A" }, `Post ${i}`, "body", i % 2 === 0)).id);
         const seed = Number(process.env.APS_TEST_SEED ?? Date.now() % 2 ** 31);
         const random = seededRandom(seed);

@@ -234,7 +234,7 @@ describe.each(pgUp ? [postgres, pglite] : [pglite])("votes on $name", (backend) 
           if (i % 5 === 0) await Promise.all([r.castVote(post.id, agent, v), r.castVote(post.id, agent, -v as 1 | -1)]);
           else {
             const ack = await r.castVote(post.id, agent, v);
-            expect(ack.votes.score).toBe(ack.votes.for - ack.votes.against);
+            expect(ack.votes!.score).toBe(ack.votes!.for - ack.votes!.against);
             last.set(agent, v);
           }
         }
