@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { ApsError, enqueueEvent, newId, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
+import { ApsError, enqueueEvent, newId, outboxHeaders, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
 import { events, type forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 
@@ -67,8 +67,8 @@ const STATUS_RANK: Record<string, number> = { open: 0, agenda: 1, review: 2, ado
 
 /**
  * Forum storage on the service's own schema: posts, comments, votes, heat. Counts stay exact
- * under concurrency because every vote locks its post row (`FOR UPDATE`) for the read-modify-write
- * of the tallies; events are enqueued in the same transaction (outbox).
+ * under concurrency: a vote moves the tallies by increments under its post row's lock (the SQL
+ * function `cast_vote`, docs/adr/0090); events are enqueued in the same transaction (outbox).
  */
 export class ForumRepository {
   constructor(
@@ -200,71 +200,45 @@ export class ForumRepository {
   }
 
   /**
-   * Records or changes `voterId`'s vote (1 | -1) on a post (seed: one per identity, changeable),
-   * updating the tallies and the heat score in the same transaction. Throws `not_found`.
+   * Records or changes `voterId`'s vote (1 | -1) on a post (seed: one per identity, changeable) in
+   * ONE statement, the SQL function `cast_vote` (migration 1731000000002, docs/adr/0090): the
+   * votes row, the history row (docs/adr/0015), the tallies and heat, the heat rule
+   * (docs/adr/0014) and the outbox rows commit together in one round trip. The same vote again
+   * changes nothing and enqueues nothing. Tallies stay exact under concurrency (row locks, see the
+   * migration). Returns the post's tallies after the vote and `castAt` = the service clock's now
+   * (UTC). Throws `not_found` for an absent post.
    */
   async castVote(postId: string, voterId: string, vote: 1 | -1): Promise<forum.CastVoteResponse> {
     const now = this.clock.now();
-    const out = await withTransaction(this.pool, async (tx) => {
-      const p = await tx.query<{ votes_for: number; votes_against: number }>("SELECT votes_for, votes_against FROM posts WHERE id = $1 FOR UPDATE", [postId]);
-      const row = p.rows[0];
-      if (!row) throw new ApsError("not_found", `post ${postId} not found`);
-      const prev = await tx.query<{ vote: number }>("SELECT vote FROM votes WHERE post_id = $1 AND agent_id = $2", [postId, voterId]);
-      const previous = prev.rows[0]?.vote ?? 0;
-      let votesFor = row.votes_for;
-      let votesAgainst = row.votes_against;
-      if (previous !== vote) {
-        if (previous === 1) votesFor--;
-        if (previous === -1) votesAgainst--;
-        if (vote === 1) votesFor++;
-        else votesAgainst++;
-        await tx.query(
-          `INSERT INTO votes (post_id, agent_id, vote, cast_at) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (post_id, agent_id) DO UPDATE SET vote = EXCLUDED.vote, cast_at = EXCLUDED.cast_at`,
-          [postId, voterId, vote, now],
-        );
-        await tx.query("INSERT INTO vote_events (post_id, agent_id, vote, cast_at) VALUES ($1, $2, $3, $4)", [postId, voterId, vote, now]);
-        const u = await tx.query<{ heat: number; status: string; is_arch_design: boolean; author_id: string }>(
-          "UPDATE posts SET votes_for = $2::int, votes_against = $3::int, heat = heat($2::int - $3::int, created_at), updated_at = $4 WHERE id = $1 RETURNING heat, status, is_arch_design, author_id",
-          [postId, votesFor, votesAgainst, now],
-        );
-        const p = u.rows[0]!;
-        if (p.is_arch_design && p.status === "open") await this.applyAgendaRule(tx, postId, p.author_id, p.heat, votesFor - votesAgainst, now);
-        const eventId = newId("");
-        await enqueueEvent(tx, {
-          subject: "forum.vote_cast",
-          eventId,
-          payload: events.VoteCast.encode({ eventId, occurredAt: now.toISOString(), postId, voterId, vote, previousVote: previous, votesFor, votesAgainst }).finish(),
-        });
-      }
-      return { postId, vote, votes: { for: votesFor, against: votesAgainst, score: votesFor - votesAgainst }, castAt: now.toISOString() };
+    const occurredAt = now.toISOString();
+    const voteEventId = newId("");
+    const agendaEventId = newId("");
+    // The fields known before the transaction; cast_vote appends previous_vote/votes_for/
+    // votes_against (and the agenda event's author_id), which it learns under the locks.
+    const votePrefix = events.VoteCast.encode({ eventId: voteEventId, occurredAt, postId, voterId, vote, previousVote: 0, votesFor: 0, votesAgainst: 0 }).finish();
+    const agendaPrefix = events.PostOnAgenda.encode({ eventId: agendaEventId, occurredAt, postId, authorId: "" }).finish();
+    const r = await this.pool.query<{ post_found: boolean; changed: boolean; tally_for: number; tally_against: number }>({
+      name: "forum.cast_vote",
+      text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+      values: [
+        postId,
+        voterId,
+        vote,
+        now,
+        this.limits.agendaMinScore,
+        this.limits.agendaSize,
+        voteEventId,
+        Buffer.from(votePrefix),
+        outboxHeaders("forum.vote_cast"),
+        agendaEventId,
+        Buffer.from(agendaPrefix),
+        outboxHeaders("forum.post_on_agenda"),
+      ],
     });
-    this.eventsCommitted();
-    return out;
-  }
-
-  /**
-   * The heat rule (DESIGN.md §5): an `open` proposal with s ≥ AGENDA_MIN_SCORE that ranks among
-   * the top AGENDA_SIZE open proposals by heat moves to `agenda` (and never back), and
-   * `forum.post_on_agenda` is enqueued for the council. The rank query reads at most
-   * AGENDA_SIZE index entries (partial index posts_open_hot), so it is O(log n).
-   */
-  private async applyAgendaRule(tx: Tx, postId: string, authorId: string, heat: number, score: number, now: Date): Promise<void> {
-    if (score < this.limits.agendaMinScore) return;
-    const ahead = await tx.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM (
-         SELECT 1 FROM posts WHERE is_arch_design AND status = 'open' AND (heat, id) > ($1::float8, $2) ORDER BY heat DESC, id DESC LIMIT $3
-       ) t`,
-      [heat, postId, this.limits.agendaSize],
-    );
-    if ((ahead.rows[0]?.n ?? 0) >= this.limits.agendaSize) return;
-    await tx.query("UPDATE posts SET status = 'agenda' WHERE id = $1", [postId]);
-    const eventId = newId("");
-    await enqueueEvent(tx, {
-      subject: "forum.post_on_agenda",
-      eventId,
-      payload: events.PostOnAgenda.encode({ eventId, occurredAt: now.toISOString(), postId, authorId }).finish(),
-    });
+    const row = r.rows[0]!;
+    if (!row.post_found) throw new ApsError("not_found", `post ${postId} not found`);
+    if (row.changed) this.eventsCommitted();
+    return { postId, vote, votes: { for: row.tally_for, against: row.tally_against, score: row.tally_for - row.tally_against }, castAt: occurredAt };
   }
 
   /**

@@ -49,6 +49,8 @@ export interface JetStreamOptions {
  */
 export class JetStreamBus implements EventBus {
   readonly prefix: string;
+  /** One connection: the server stores publishes in the order they were sent (docs/adr/0091). */
+  readonly ordersConcurrentPublishes = true;
   private readonly stream: string;
   private readonly subs = new Set<Subscription>();
   private readonly durables = new Set<string>();

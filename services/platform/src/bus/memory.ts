@@ -19,6 +19,8 @@ interface Registered {
  * and are not awaited.
  */
 export class InProcessBus implements EventBus {
+  /** `publish` appends to each consumer's queue before its first await (docs/adr/0091). */
+  readonly ordersConcurrentPublishes = true;
   private readonly consumers = new Map<string, Registered>();
   private readonly listeners = new Set<{ subjects: string[]; handler: EphemeralHandler }>();
   private readonly seen = new Map<string, number>();

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { openDatabase, withTransaction, type Database } from "../db/database.js";
@@ -25,7 +26,7 @@ if (!pgUp) {
 
 interface Backend {
   name: string;
-  open(): Promise<{ db: Database; cleanup(): Promise<void> }>;
+  open(): Promise<{ db: Database; url?: string; cleanup(): Promise<void> }>;
 }
 
 const postgres: Backend = {
@@ -35,6 +36,7 @@ const postgres: Backend = {
     const db = await openDatabase({ url: tdb.url, schema: "outbox_test", log });
     return {
       db,
+      url: tdb.url,
       cleanup: async () => {
         await db.close();
         await tdb.drop();
@@ -66,6 +68,36 @@ class RecordingBus implements EventBus {
   async close(): Promise<void> {}
 }
 
+/**
+ * A bus that, like JetStream and the in-process bus, keeps the order of concurrent publishes
+ * (`ordersConcurrentPublishes`) and drops a repeated eventId. Each publish settles after a random
+ * 0–4 ms, so they complete out of order; the calls numbered in `failCalls` reject.
+ */
+class PipelineBus implements EventBus {
+  readonly prefix = "aps";
+  readonly ordersConcurrentPublishes = true;
+  /** Events the bus took, first copy of each eventId, in the order the publishes were started. */
+  readonly stored: BusEvent[] = [];
+  calls = 0;
+  inFlight = 0;
+  maxInFlight = 0;
+  constructor(private readonly failCalls: number[] = []) {}
+  async publish(event: BusEvent): Promise<void> {
+    const call = ++this.calls;
+    const fail = this.failCalls.includes(call);
+    if (!fail && !this.stored.some((e) => e.eventId === event.eventId)) this.stored.push(event);
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    await new Promise((res) => setTimeout(res, Math.floor(Math.random() * 5)));
+    this.inFlight--;
+    if (fail) throw new Error(`bus unavailable (call ${call})`);
+  }
+  async consume(): Promise<Subscription> {
+    throw new Error("not used");
+  }
+  async close(): Promise<void> {}
+}
+
 async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
   const until = Date.now() + ms;
   while (!(await cond())) {
@@ -79,11 +111,12 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
 (pgUp ? describe.each(backends) : describe.skip.each(backends))("transactional outbox on $name (SKIPPED when no PostgreSQL is reachable)", (backend) => {
   let db: Database;
+  let url: string | undefined;
   let cleanup: () => Promise<void>;
   const relays: OutboxRelay[] = [];
 
   beforeAll(async () => {
-    ({ db, cleanup } = await backend.open());
+    ({ db, url, cleanup } = await backend.open());
     await migrate(db, PLATFORM_MIGRATIONS_DIR, log);
     // Running the migrations again is a no-op (every start runs them).
     await migrate(db, PLATFORM_MIGRATIONS_DIR, log);
@@ -246,6 +279,74 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
     await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
     await new Promise((res) => setTimeout(res, 300));
     expect(bus.published.map((e) => e.eventId)).toEqual(ids);
+  });
+
+  it("pipelines a batch on a bus that keeps the order of concurrent publishes, in seq order, and marks every row", async () => {
+    const bus = new PipelineBus();
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`b${i}`) })));
+    const r = relay(bus, { batchSize: 100 });
+    await r.drain();
+    // all 30 publishes were in flight together (one batch), started in seq order
+    expect(bus.maxInFlight).toBe(30);
+    expect(bus.stored.map((e) => e.eventId)).toEqual(ids);
+    expect(bus.calls).toBe(30);
+    expect(await r.backlog()).toBe(0);
+    const rows = await db.pool.query<{ published_at: Date | null; attempts: number }>("SELECT published_at, attempts FROM outbox ORDER BY seq");
+    expect(rows.rows.every((x) => x.published_at instanceof Date && x.attempts === 0)).toBe(true);
+  });
+
+  it("after a failure inside a pipelined batch marks only the rows before it, retries from it, and delivers every event once", async () => {
+    const bus = new PipelineBus([3]);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`f${i}`) })));
+    const r = relay(bus);
+    await expect(r.drain()).rejects.toThrow(/bus unavailable \(call 3\)/);
+    const rows = async () => (await db.pool.query<{ published: boolean; attempts: number }>("SELECT published_at IS NOT NULL AS published, attempts FROM outbox ORDER BY seq")).rows;
+    // rows 1–2 published; row 3 failed once; rows 4–6 reached the bus but stay unmarked
+    expect(await rows()).toEqual([
+      { published: true, attempts: 0 },
+      { published: true, attempts: 0 },
+      { published: false, attempts: 1 },
+      { published: false, attempts: 0 },
+      { published: false, attempts: 0 },
+      { published: false, attempts: 0 },
+    ]);
+    await r.drain();
+    expect((await rows()).every((x) => x.published)).toBe(true);
+    // rows 1–2 were not sent again; 3–6 were (the bus dropped 4–6 as duplicates): each event once
+    expect(bus.calls).toBe(6 + 4);
+    expect(bus.stored.map((e) => e.eventId).sort()).toEqual([...ids].sort());
+    expect(bus.stored.slice(0, 2).map((e) => e.eventId)).toEqual(ids.slice(0, 2));
+  });
+
+  it("keeps the backoff after a failed pass: commits during a bus outage do not trigger extra publishes", async () => {
+    const bus = new RecordingBus(1);
+    await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes("x") }));
+    const r = relay(bus, { pollMs: 60_000 });
+    r.start();
+    await waitFor("the first (failing) publish", () => bus.calls >= 1);
+    await new Promise((res) => setTimeout(res, 20));
+    for (let i = 0; i < 20; i++) r.notify();
+    await new Promise((res) => setTimeout(res, 100));
+    // the backoff after the first failure is 200 ms: no publish in the meantime
+    expect(bus.calls).toBe(1);
+    await waitFor("the retry", () => bus.published.length === 1, 5_000);
+  });
+
+  it("publishes, on its safety poll, rows committed through another connection pool without a notify", async () => {
+    const bus = new RecordingBus();
+    const r = relay(bus, { pollMs: 50 });
+    r.start();
+    await new Promise((res) => setTimeout(res, 100));
+    // another process (its own pool) committed and died before relaying: nobody calls notify()
+    const other = url ? new pg.Pool({ connectionString: url, max: 1, options: "-c search_path=outbox_test" }) : db.pool;
+    try {
+      const id = await withTransaction(other, (tx) => enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("orphan") }));
+      await waitFor("the orphan row published", () => bus.published.some((e) => e.eventId === id), 5_000);
+    } finally {
+      if (other !== db.pool) await other.end();
+    }
   });
 
   it("runs processOnce's effect once for a duplicate eventId, also for concurrent calls", async () => {

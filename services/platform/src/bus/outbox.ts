@@ -27,14 +27,28 @@ export async function enqueueEvent(tx: Tx, event: OutboxEvent): Promise<string> 
     eventId,
     event.subject,
     Buffer.from(event.payload),
-    JSON.stringify({ "aps-event-type": event.subject, ...traceHeaders(), ...(event.headers ?? {}) }),
+    outboxHeaders(event.subject, event.headers),
   ]);
   return eventId;
 }
 
+/**
+ * The `outbox.headers` value (JSON text for the jsonb column) of an event with the relative
+ * `subject`: `aps-event-type`, the W3C trace context active now (`traceparent`/`tracestate`),
+ * then `extra`. For code that writes outbox rows in SQL of its own (the forum's `cast_vote`,
+ * docs/adr/0090) rather than through `enqueueEvent`.
+ */
+export function outboxHeaders(subject: string, extra: Record<string, string> = {}): string {
+  return JSON.stringify({ "aps-event-type": subject, ...traceHeaders(), ...extra });
+}
+
 /** Tunables of the relay. */
 export interface RelayOptions {
-  /** Poll interval when idle, ms (default 500). `notify()` wakes it at once. */
+  /**
+   * Safety poll when idle, ms (default 5 000). The relay is woken by `notify()` after every
+   * commit of its own process; the poll only finds rows no `notify()` announced: committed by a
+   * process that died before publishing them, or written by another process (docs/adr/0091).
+   */
   pollMs?: number;
   /** Rows per batch (default 100). */
   batchSize?: number;
@@ -42,11 +56,31 @@ export interface RelayOptions {
   retainMs?: number;
 }
 
+/** One unpublished outbox row as the relay reads it. */
+interface OutboxRow {
+  seq: string;
+  event_id: string;
+  subject: string;
+  payload: Buffer;
+  headers: Record<string, string>;
+}
+
+/** What publishing a batch achieved: the first `published` events are on the bus; `error` stopped the rest. */
+interface BatchOutcome {
+  published: number;
+  error?: unknown;
+}
+
 /**
  * Publishes outbox rows in `seq` order and marks them published. At-least-once: a crash between
  * publish and mark re-publishes the row, which the bus drops by `Nats-Msg-Id` and consumers by
  * their processed-event table. Several replicas may run one each; duplicates are harmless. A
  * failed publish (bus down) keeps the row and retries with backoff up to 5 s, so nothing is lost.
+ *
+ * Batches (docs/adr/0091): one SELECT of up to `batchSize` rows, the publishes pipelined when the
+ * bus keeps the order of concurrent publishes (`EventBus.ordersConcurrentPublishes`; awaited one
+ * by one otherwise), then one `UPDATE … WHERE seq = ANY($1)` for the leading rows that succeeded.
+ * Woken, not polled: `notify()` after each commit; the idle poll is only a slow safety net.
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
@@ -64,24 +98,28 @@ export class OutboxRelay {
     private readonly opts: RelayOptions = {},
   ) {}
 
-  /** Starts polling. */
+  /** Starts the relay: a pass at once, then passes on `notify()` and on the safety poll. */
   start(): void {
     const service = (this.log.bindings() as { service?: unknown }).service;
     this.unregisterBacklog ??= registerBacklog(this, typeof service === "string" ? service : "unknown");
     this.schedule(0);
   }
 
-  /** Asks for an immediate pass (call after committing a transaction that enqueued events). */
+  /**
+   * Asks for an immediate pass (call after committing a transaction that enqueued events). While
+   * a pass runs, another follows it; after a failed pass the backoff is kept (a burst of commits
+   * during a bus outage must not turn into a burst of doomed publishes).
+   */
   notify(): void {
     if (this.stopped) return;
-    if (this.running) {
+    if (this.running || this.failures > 0) {
       this.wake = true;
       return;
     }
     this.schedule(0);
   }
 
-  /** Number of rows not yet published (backlog metric). */
+  /** Number of rows not yet published (backlog metric; index-only on the partial index outbox_unpublished). */
   async backlog(): Promise<number> {
     const r = await this.pool.query<{ n: string }>("SELECT count(*) AS n FROM outbox WHERE published_at IS NULL");
     return Number(r.rows[0]?.n ?? 0);
@@ -115,7 +153,7 @@ export class OutboxRelay {
   }
 
   private async loop(): Promise<void> {
-    let next = this.opts.pollMs ?? 500;
+    let next = this.opts.pollMs ?? 5_000;
     try {
       let n: number;
       do {
@@ -131,24 +169,49 @@ export class OutboxRelay {
     this.schedule(next);
   }
 
-  /** One batch: returns how many rows it published. */
+  /** One batch: returns how many rows it read (and published, unless it throws). */
   private async pass(): Promise<number> {
-    const { rows } = await this.pool.query<{ seq: string; event_id: string; subject: string; payload: Buffer; headers: Record<string, string> }>(
+    const { rows } = await this.pool.query<OutboxRow>(
       "SELECT seq, event_id, subject, payload, headers FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT $1",
       [this.opts.batchSize ?? 100],
     );
-    for (const row of rows) {
-      try {
-        const event = { subject: `${this.bus.prefix}.${row.subject}`, eventId: row.event_id, payload: new Uint8Array(row.payload), headers: row.headers };
-        await withProducerSpan(event, (headers) => this.bus.publish({ ...event, headers }));
-      } catch (err) {
-        await this.pool.query("UPDATE outbox SET attempts = attempts + 1 WHERE seq = $1", [row.seq]).catch(() => undefined);
-        throw err;
+    if (rows.length > 0) {
+      const { published, error } = await this.publish(rows);
+      if (published > 0) await this.pool.query("UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])", [rows.slice(0, published).map((r) => r.seq)]);
+      if (published < rows.length) {
+        // The first row that failed; the rows after it are published again on the next pass
+        // (the bus drops the ones it already took as duplicates of their eventId).
+        await this.pool.query("UPDATE outbox SET attempts = attempts + 1 WHERE seq = $1", [rows[published]!.seq]).catch(() => undefined);
+        throw error;
       }
-      await this.pool.query("UPDATE outbox SET published_at = now() WHERE seq = $1", [row.seq]);
     }
     await this.cleanup();
     return rows.length;
+  }
+
+  /**
+   * Publishes `rows` in seq order, each under its PRODUCER span: all started at once when the bus
+   * keeps their order, else one after another stopping at the first failure. Returns how many
+   * leading rows were published and the first error.
+   */
+  private async publish(rows: OutboxRow[]): Promise<BatchOutcome> {
+    const one = (row: OutboxRow) => {
+      const event = { subject: `${this.bus.prefix}.${row.subject}`, eventId: row.event_id, payload: new Uint8Array(row.payload), headers: row.headers };
+      return withProducerSpan(event, (headers) => this.bus.publish({ ...event, headers }));
+    };
+    if (this.bus.ordersConcurrentPublishes) {
+      const settled = await Promise.allSettled(rows.map(one));
+      const failed = settled.findIndex((s) => s.status === "rejected");
+      return failed < 0 ? { published: rows.length } : { published: failed, error: (settled[failed] as PromiseRejectedResult).reason };
+    }
+    for (let i = 0; i < rows.length; i++) {
+      try {
+        await one(rows[i]!);
+      } catch (error) {
+        return { published: i, error };
+      }
+    }
+    return { published: rows.length };
   }
 
   private async cleanup(): Promise<void> {

@@ -51,6 +51,14 @@ export interface EventBus {
    * the outbox relay then keeps the row and tries again.
    */
   publish(event: BusEvent): Promise<void>;
+  /**
+   * True when publishes started one after another, without awaiting the previous one, are stored
+   * and delivered in the order they were started, as long as they succeed (JetStream: one
+   * connection, the server stores in arrival order; in-process: each consumer's queue is appended
+   * in call order). The outbox relay then pipelines its batches (docs/adr/0091); otherwise it
+   * awaits each publish before starting the next.
+   */
+  readonly ordersConcurrentPublishes?: boolean;
   /** Starts a durable consumer. */
   consume(spec: ConsumerSpec): Promise<Subscription>;
   /**
