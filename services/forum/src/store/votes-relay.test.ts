@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLogger, InProcessBus, JetStreamBus, migrate, openDatabase, OutboxRelay, PLATFORM_MIGRATIONS_DIR, systemClock, type Database, type EventBus } from "@aps/platform";
 import { events } from "@aps/proto";
@@ -12,7 +9,7 @@ import { ForumRepository } from "./repository.js";
  * by many agents on a few posts arrive, per post, in the order they were committed, each once.
  * Checked without trusting the order itself: each `forum.vote_cast` must apply its transition
  * (previousVote → vote) to the tallies of the post's previous event. Runs on JetStream with the
- * real PostgreSQL when both are up, and on the in-process bus (PostgreSQL, and PGlite).
+ * real PostgreSQL when both are up, and on the in-process bus.
  */
 const log = createLogger("forum-votes-relay-test", "silent");
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
@@ -35,25 +32,7 @@ async function realDatabase(): Promise<{ db: Database; drop(): Promise<void> }> 
   };
 }
 
-const setups: Setup[] = [
-  {
-    name: "PGlite + in-process bus",
-    open: async () => {
-      const dir = mkdtempSync(join(tmpdir(), "aps-votes-relay-"));
-      const db = await openDatabase({ embeddedDir: join(dir, "forum"), schema: "forum", log });
-      const bus = new InProcessBus(log);
-      return {
-        db,
-        bus,
-        cleanup: async () => {
-          await bus.close();
-          await db.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
+const setups: Setup[] = [];
 if (pgUp) {
   setups.push({
     name: "PostgreSQL + in-process bus",
@@ -84,7 +63,8 @@ if (pgUp && natsUp) {
   });
 }
 
-describe.each(setups)("vote events through the relay ($name)", (setup) => {
+if (setups.length === 0) console.warn("!! votes-relay.test.ts: NO POSTGRESQL reachable: every case is SKIPPED");
+(setups.length ? describe.each(setups) : describe.skip.each([{ name: "no PostgreSQL: SKIPPED" } as Setup]))("vote events through the relay ($name)", (setup) => {
   it("arrive once each and in commit order per post, under concurrent votes", async () => {
     const { db, bus, cleanup } = await setup.open();
     try {
