@@ -99,7 +99,7 @@ async function benchVotes(sys, seed, sqlUrl) {
     log("votes: raw upsert baseline");
     raw = await rawUpsert(sqlUrl, seed.postIds, seed.agents.map((a) => a.agentId));
   }
-  return { aps, rawUpsert: raw, rawUpsertNote: sqlUrl ? undefined : "no SQL access to the embedded database", settled, rejected: oracle.rejected, pairs: oracle.pairs, tally };
+  return { connections: LOAD.connections, aps, rawUpsert: raw, rawUpsertNote: sqlUrl ? undefined : "no SQL access to the embedded database", settled, rejected: oracle.rejected, pairs: oracle.pairs, tally };
 }
 
 /** Hot list first page and random keyset pages on the running system. */

@@ -82,7 +82,7 @@ export function modeMarkdown(m) {
   L.push("", "| measure | APS | baseline | APS ÷ baseline |", "|---|---|---|---|");
   const v = m.votes;
   if (v?.tally) {
-    L.push(`| \`POST /v1/posts/{id}/vote\` (random agent/post/±1) | ${fmtLoad(v.aps, "votes/s")} | raw \`INSERT … ON CONFLICT DO UPDATE\`: ${v.rawUpsert ? fmtLoad(v.rawUpsert, "upserts/s") : `n/a (${v.rawUpsertNote})`} | ${fmtX(ratio(v.aps.reqPerSec, v.rawUpsert?.reqPerSec))} |`);
+    L.push(`| \`POST /v1/posts/{id}/vote\` (random agent/post/±1) | ${fmtLoad(v.aps, "votes/s")} | raw \`INSERT … ON CONFLICT DO UPDATE\`${v.rawUpsert && v.rawUpsert.concurrency !== v.connections ? ` (${v.rawUpsert.concurrency} connections: max_connections)` : ""}: ${v.rawUpsert ? fmtLoad(v.rawUpsert, "upserts/s") : `n/a (${v.rawUpsertNote})`} | ${fmtX(ratio(v.aps.reqPerSec, v.rawUpsert?.reqPerSec))} |`);
     const t = v.tally;
     L.push(`| vote tallies vs the bench's own record | ${t.exact}/${t.posts} posts exact (${v.pairs.toLocaleString("en")} agent×post votes; ${v.settled} re-sent after the load; ${v.rejected} 4xx; checked in ${t.waitedMs} ms) | | |`);
   }
