@@ -73,36 +73,38 @@ export function modeMarkdown(m) {
   L.push(`### ${m.title}`, "");
   if (m.error) L.push(`**Failed:** ${m.error}`, "");
   if (m.sqlNote) L.push(`_${m.sqlNote}_`, "");
-  L.push("| measure | APS | minimal express 5 | bare node:http | APS ÷ express | APS ÷ bare |", "|---|---|---|---|---|---|");
+  const reads = [];
   for (const [k, label] of [["hot", "`GET /v1/posts?sort=hot&limit=25`"], ["post", "`GET /v1/posts/{id}`"]]) {
     const r = m.reads?.[k];
     if (!r) continue;
-    L.push(`| ${label} (${r.note}) | ${fmtLoad(r.aps)} | ${fmtLoad(r.express)} | ${fmtLoad(r.bare)} | ${fmtX(ratio(r.aps.reqPerSec, r.express.reqPerSec))} | ${fmtX(ratio(r.aps.reqPerSec, r.bare.reqPerSec))} |`);
+    reads.push(`| ${label} (${r.note}) | ${fmtLoad(r.aps)} | ${fmtLoad(r.express)} | ${fmtLoad(r.bare)} | ${fmtX(ratio(r.aps.reqPerSec, r.express.reqPerSec))} | ${fmtX(ratio(r.aps.reqPerSec, r.bare.reqPerSec))} |`);
   }
-  L.push("", "| measure | APS | baseline | APS ÷ baseline |", "|---|---|---|---|");
+  if (reads.length) L.push("| measure | APS | minimal express 5 | bare node:http | APS ÷ express | APS ÷ bare |", "|---|---|---|---|---|---|", ...reads, "");
+  const rows = [];
   const v = m.votes;
   if (v?.tally) {
-    L.push(`| \`POST /v1/posts/{id}/vote\` (random agent/post/±1) | ${fmtLoad(v.aps, "votes/s")} | raw \`INSERT … ON CONFLICT DO UPDATE\`${v.rawUpsert && v.rawUpsert.concurrency !== v.connections ? ` (${v.rawUpsert.concurrency} connections: max_connections)` : ""}: ${v.rawUpsert ? fmtLoad(v.rawUpsert, "upserts/s") : `n/a (${v.rawUpsertNote})`} | ${fmtX(ratio(v.aps.reqPerSec, v.rawUpsert?.reqPerSec))} |`);
+    rows.push(`| \`POST /v1/posts/{id}/vote\` (random agent/post/±1) | ${fmtLoad(v.aps, "votes/s")} | raw \`INSERT … ON CONFLICT DO UPDATE\`${v.rawUpsert && v.rawUpsert.concurrency !== v.connections ? ` (${v.rawUpsert.concurrency} connections: max_connections)` : ""}: ${v.rawUpsert ? fmtLoad(v.rawUpsert, "upserts/s") : `n/a (${v.rawUpsertNote})`} | ${fmtX(ratio(v.aps.reqPerSec, v.rawUpsert?.reqPerSec))} |`);
     const t = v.tally;
-    L.push(`| vote tallies vs the bench's own record | ${t.exact}/${t.posts} posts exact (${v.pairs.toLocaleString("en")} agent×post votes; ${v.settled} re-sent after the load; ${v.rejected} 4xx; checked in ${t.waitedMs} ms) | | |`);
+    rows.push(`| vote tallies vs the bench's own record | ${t.exact}/${t.posts} posts exact (${v.pairs.toLocaleString("en")} agent×post votes; ${v.settled} re-sent after the load; ${v.rejected} 4xx; checked in ${t.waitedMs} ms) | | |`);
   }
   for (const [k, label] of [["empty", "empty"], ["existing", "existing"]]) {
     const st = m.start?.[k];
-    if (st) L.push(`| start to ready, ${label} data | "APS ready at" ${fmtS(st.lineMs)} · /readyz 200 ${fmtS(st.readyzMs)} | | |`);
+    if (st) rows.push(`| start to ready, ${label} data | "APS ready at" ${fmtS(st.lineMs)} · /readyz 200 ${fmtS(st.readyzMs)} | | |`);
   }
-  if (m.memory?.idle) L.push(`| memory of the process tree, idle after start | ${fmtMem(m.memory.idle)} | | |`);
-  if (m.memory?.peak) L.push(`| memory of the process tree, peak under reads and votes | ${fmtMem(m.memory.peak)} | | |`);
+  if (m.memory?.idle) rows.push(`| memory of the process tree, idle after start | ${fmtMem(m.memory.idle)} | | |`);
+  if (m.memory?.peak) rows.push(`| memory of the process tree, peak under reads and votes | ${fmtMem(m.memory.peak)} | | |`);
   const s = m.scale;
-  if (s?.skipped) L.push(`| hot list at 10k vs 1M posts (SQL-seeded) | skipped: ${s.skipped} | | |`);
+  if (s?.skipped) rows.push(`| hot list at 10k vs 1M posts (SQL-seeded) | skipped: ${s.skipped} | | |`);
   else if (s) {
     const big = count(s.at1M.posts);
     const small = count(s.at10k.posts);
     for (const [k, label] of [["first", "first page"], ["deep", "random keyset page (cursor)"]]) {
-      L.push(`| hot list ${label} at ${big} posts | ${fmtLoad(s.at1M[k])} | same at ${small} posts: ${fmtLoad(s.at10k[k])} | p99: ${fmtX(ratio(s.at1M[k].p99, s.at10k[k].p99))} |`);
+      rows.push(`| hot list ${label} at ${big} posts | ${fmtLoad(s.at1M[k])} | same at ${small} posts: ${fmtLoad(s.at10k[k])} | p99: ${fmtX(ratio(s.at1M[k].p99, s.at10k[k].p99))} |`);
     }
-    L.push(`| posts seeded in SQL | to ${small}: ${s.at10k.seed.inserted.toLocaleString("en")} rows in ${s.at10k.seed.seconds} s · to ${big}: ${s.at1M.seed.inserted.toLocaleString("en")} rows in ${s.at1M.seed.seconds} s; restart with ${big} posts: ${fmtS(Math.max(s.at1M.start.lineMs, s.at1M.start.readyzMs))} · tree ${fmtMem(s.at1M.memory)} | | |`);
+    rows.push(`| posts seeded in SQL | to ${small}: ${s.at10k.seed.inserted.toLocaleString("en")} rows in ${s.at10k.seed.seconds} s · to ${big}: ${s.at1M.seed.inserted.toLocaleString("en")} rows in ${s.at1M.seed.seconds} s; restart with ${big} posts: ${fmtS(Math.max(s.at1M.start.lineMs, s.at1M.start.readyzMs))} · tree ${fmtMem(s.at1M.memory)} | | |`);
   }
-  L.push("", "| goal (issue 12) | value | result |", "|---|---|---|");
+  if (rows.length) L.push("| measure | APS | baseline | APS ÷ baseline |", "|---|---|---|---|", ...rows, "");
+  L.push("| goal (issue 12) | value | result |", "|---|---|---|");
   for (const g of m.goals ?? []) L.push(`| ${g.goal} | ${g.shown} | ${g.pass == null ? "n/a" : g.pass ? "PASS" : "**FAIL**"} |`);
   if (s?.explain) {
     L.push("", `<details><summary>EXPLAIN ANALYZE of the hot list at ${count(s.at1M.posts)} posts (hot index used: first page ${s.explain.firstPage.usesHotIndex}, deep page ${s.explain.deepPage.usesHotIndex})</summary>`, "", "```", s.explain.firstPage.plan, "", s.explain.deepPage.plan, "```", "</details>");
