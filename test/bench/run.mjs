@@ -25,7 +25,7 @@ import { recordResponses, startBaseline } from "./lib/baselines.mjs";
 import { cleanupAll, cleanupOnSignalsAndCrashes, cleanupStarted, onCleanup, wasSignalled } from "./lib/cleanup.mjs";
 import { createDistributedInfra, embeddedSqlUrl } from "./lib/infra.mjs";
 import { LOAD, load, randomPathRequest } from "./lib/load.mjs";
-import { sampleTreeMemory, treeMemory } from "./lib/proctree.mjs";
+import { sampleTreeMemory, treeMemory, waitQuiet } from "./lib/proctree.mjs";
 import { goals, modeMarkdown } from "./lib/report.mjs";
 import { explainHot, openSql, randomHotCursors, seedPostsTo } from "./lib/scale.mjs";
 import { freePort, startSystem } from "./lib/system.mjs";
@@ -53,6 +53,17 @@ const tmp = mkdtempSync(join(os.tmpdir(), "aps-bench-"));
 // Traversable by other users: as root, the embedded PostgreSQL server runs as user `postgres`.
 chmodSync(tmp, 0o755);
 onCleanup(`remove ${tmp}`, () => rmSync(tmp, { recursive: true, force: true }));
+
+/**
+ * Waits until the system's process tree is quiet (background work such as the knowledge index
+ * rebuilt from every post after a start is done; at most BENCH_SETTLE_MAX_S, default 240 s), so
+ * that a load measures the request path, not a start-up job. Returns `{ quietAfterMs, quiet }`.
+ */
+async function settle(sys, when) {
+  const r = await waitQuiet(sys.pid, { maxMs: Number(env.BENCH_SETTLE_MAX_S ?? 240) * 1000 });
+  log(`  ${r.quiet ? "quiet" : "still busy (gave up)"} ${(r.quietAfterMs / 1000).toFixed(1)} s ${when}`);
+  return r;
+}
 
 /** GET loads of one path set against APS and both baselines (bare first, then express, then APS). */
 async function readTriplet(sys, request, responses) {
@@ -131,13 +142,14 @@ async function benchScale(ctx, seed, sqlUrlOf) {
     log("scale: restarting the system (cold caches)");
     await ctx.sys.stop();
     ctx.sys = await ctx.start();
+    const quiet = await settle(ctx.sys, `after the restart with ${total.toLocaleString("en")} posts`);
     sql = await openSql(sqlUrlOf());
     const explain = await explainHot(sql.client);
     const cursors = await randomHotCursors(sql.client, CFG.cursors);
     await sql.close();
     log(`scale: hot list at ${total.toLocaleString("en")} posts (hot index used: ${explain.firstPage.usesHotIndex}/${explain.deepPage.usesHotIndex})`);
     const loads = await hotLoads(ctx.sys, cursors);
-    out[key] = { posts: total, seed: seeded, start: { lineMs: ctx.sys.lineMs, readyzMs: ctx.sys.readyzMs }, explain, ...loads, memory: treeMemory(ctx.sys.pid) };
+    out[key] = { posts: total, seed: seeded, start: { lineMs: ctx.sys.lineMs, readyzMs: ctx.sys.readyzMs }, settle: quiet, explain, ...loads, memory: treeMemory(ctx.sys.pid) };
   }
   out.explain = out.at1M.explain;
   return out;
@@ -178,6 +190,7 @@ async function benchMode(mode) {
     log(`${mode}: seeding ${CFG.agents} agents and ${CFG.posts} posts through the API`);
     const seed = await seedViaApi(ctx.sys.base, CFG.agents, CFG.posts);
     m.seed = { agents: CFG.agents, posts: CFG.posts, seconds: seed.seconds };
+    m.seed.settle = await settle(ctx.sys, "after seeding");
     const sampler = sampleTreeMemory(ctx.sys.pid);
     try {
       m.reads = await benchReads(ctx.sys, seed);
@@ -228,7 +241,7 @@ const md = [
   `${run.machine.cpus} × ${run.machine.cpu}, ${run.machine.memGiB} GiB, node ${run.machine.node}, load average at start ${run.machine.loadAvgAtStart.join(" / ")}; ` +
     `autocannon ${LOAD.connections} connections × ${LOAD.duration} s (after ${LOAD.warmup} s warm-up) for every HTTP row; ${CFG.agents} agents, ${CFG.posts} posts; run took ${run.seconds} s.`,
   "",
-  ...run.modes.map(modeMarkdown),
+  ...run.modes.flatMap((m) => [modeMarkdown(m), ""]),
   "",
 ].join("\n");
 const dir = join(root, "test/bench/results");

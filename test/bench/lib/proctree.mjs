@@ -95,3 +95,48 @@ export function sampleTreeMemory(root, everyMs = 1000) {
     },
   };
 }
+
+/** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`; 100 on Linux x86-64 and arm64). */
+const CLK_TCK = 100;
+
+/** CPU seconds (user + system) used so far by the living processes of the tree under `root`. */
+export function treeCpuSeconds(root) {
+  let ticks = 0;
+  for (const pid of treePids(root)) {
+    try {
+      const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15 of proc(5))
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ticks / CLK_TCK;
+}
+
+/**
+ * Waits until the tree under `root` is quiet: its CPU use averaged over the last `windowMs` is
+ * below `cores` (e.g. 0.25 = a quarter of one core), i.e. background work after a start or a
+ * seeding (a search index rebuilt from every post, an outbox backlog) is done. Gives up after
+ * `maxMs`. Returns `{ quietAfterMs, quiet }` (`quiet` false when it gave up).
+ * @param {number} root
+ * @param {{ cores?: number, windowMs?: number, maxMs?: number }} [o] defaults 0.25 cores, 3000 ms, 240000 ms
+ */
+export async function waitQuiet(root, o = {}) {
+  const cores = o.cores ?? 0.25;
+  const windowMs = o.windowMs ?? 3000;
+  const maxMs = o.maxMs ?? 240_000;
+  const t0 = performance.now();
+  const samples = [{ t: t0, cpu: treeCpuSeconds(root) }];
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = performance.now();
+    samples.push({ t: now, cpu: treeCpuSeconds(root) });
+    while (samples.length > 2 && now - samples[1].t >= windowMs) samples.shift();
+    const first = samples[0];
+    if (now - first.t >= windowMs && (samples.at(-1).cpu - first.cpu) / ((now - first.t) / 1000) < cores) {
+      return { quietAfterMs: Math.round(now - t0), quiet: true };
+    }
+    if (now - t0 > maxMs) return { quietAfterMs: Math.round(now - t0), quiet: false };
+  }
+}

@@ -63,6 +63,7 @@ function fmtLoad(r, unit = "req/s") {
 const fmtX = (v) => (v == null ? "n/a" : `${v}×`);
 const fmtMem = (m) => (m ? `RSS ${round(m.rss / MiB)} MiB · PSS ${round(m.pss / MiB)} MiB (${m.processes} process${m.processes === 1 ? "" : "es"})` : "n/a");
 const fmtS = (ms) => `${round(ms / 1000, 2)} s`;
+const fmtSettle = (q) => (q ? (q.quiet ? `busy in the background for ${fmtS(q.quietAfterMs)} more (measured after)` : `still busy after ${fmtS(q.quietAfterMs)} (measured anyway)`) : "");
 
 /**
  * The markdown report of one mode: measurements (each beside its baseline) and goal lines.
@@ -101,7 +102,7 @@ export function modeMarkdown(m) {
     for (const [k, label] of [["first", "first page"], ["deep", "random keyset page (cursor)"]]) {
       rows.push(`| hot list ${label} at ${big} posts | ${fmtLoad(s.at1M[k])} | same at ${small} posts: ${fmtLoad(s.at10k[k])} | p99: ${fmtX(ratio(s.at1M[k].p99, s.at10k[k].p99))} |`);
     }
-    rows.push(`| posts seeded in SQL | to ${small}: ${s.at10k.seed.inserted.toLocaleString("en")} rows in ${s.at10k.seed.seconds} s · to ${big}: ${s.at1M.seed.inserted.toLocaleString("en")} rows in ${s.at1M.seed.seconds} s; restart with ${big} posts: ${fmtS(Math.max(s.at1M.start.lineMs, s.at1M.start.readyzMs))} · tree ${fmtMem(s.at1M.memory)} | | |`);
+    rows.push(`| posts seeded in SQL | to ${small}: ${s.at10k.seed.inserted.toLocaleString("en")} rows in ${s.at10k.seed.seconds} s · to ${big}: ${s.at1M.seed.inserted.toLocaleString("en")} rows in ${s.at1M.seed.seconds} s; restart with ${big} posts: ready in ${fmtS(Math.max(s.at1M.start.lineMs, s.at1M.start.readyzMs))}, ${fmtSettle(s.at1M.settle)} · tree ${fmtMem(s.at1M.memory)} | | |`);
   }
   if (rows.length) L.push("| measure | APS | baseline | APS ÷ baseline |", "|---|---|---|---|", ...rows, "");
   L.push("| goal (issue 12) | value | result |", "|---|---|---|");
