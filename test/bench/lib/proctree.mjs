@@ -120,11 +120,12 @@ export function treeCpuSeconds(root) {
  * seeding (a search index rebuilt from every post, an outbox backlog) is done. Gives up after
  * `maxMs`. Returns `{ quietAfterMs, quiet }` (`quiet` false when it gave up).
  * @param {number} root
- * @param {{ cores?: number, windowMs?: number, maxMs?: number }} [o] defaults 0.25 cores, 3000 ms, 240000 ms
+ * @param {{ cores?: number, windowMs?: number, maxMs?: number }} [o] defaults 0.25 cores, 8000 ms, 240000 ms
  */
 export async function waitQuiet(root, o = {}) {
   const cores = o.cores ?? 0.25;
-  const windowMs = o.windowMs ?? 3000;
+  // 8 s: a job paced by round trips to a busy shared server can idle for a few seconds at a time.
+  const windowMs = o.windowMs ?? 8000;
   const maxMs = o.maxMs ?? 240_000;
   const t0 = performance.now();
   const samples = [{ t: t0, cpu: treeCpuSeconds(root) }];

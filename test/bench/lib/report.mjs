@@ -47,10 +47,13 @@ export function goals(m) {
     line("votes ≥ 0.1× raw upsert", voteRatio, voteRatio >= 0.1, x(voteRatio));
   }
   line("vote tallies exact", tally ? tally.exact : null, tally?.exact === tally?.posts, tally ? `${tally.exact}/${tally.posts} posts` : "");
-  for (const [k, label] of [["first", "first page"], ["deep", "random keyset page"]]) {
-    const r = ratio(m.scale?.at1M?.[k]?.p99, m.scale?.at10k?.[k]?.p99);
-    line(`hot list p99 at ${count(m.scale?.at1M?.posts ?? 1e6)} ≤ 1.5× at ${count(m.scale?.at10k?.posts ?? 1e4)} (${label})`, r, r <= 1.5, x(r));
-  }
+  const big = count(m.scale?.at1M?.posts ?? 1e6);
+  const small = count(m.scale?.at10k?.posts ?? 1e4);
+  const first = ratio(m.scale?.at1M?.first?.p99, m.scale?.at10k?.first?.p99);
+  line(`hot list p99 at ${big} ≤ 1.5× at ${small}`, first, first <= 1.5, x(first));
+  // Not a goal of the issue: random deep pages also measure how much of the table fits in memory.
+  const deep = ratio(m.scale?.at1M?.deep?.p99, m.scale?.at10k?.deep?.p99);
+  out.push({ goal: `(info) random keyset pages: p99 at ${big} ÷ at ${small}`, value: deep, pass: null, info: true, shown: deep == null ? "n/a" : x(deep) });
   return out;
 }
 
@@ -63,7 +66,7 @@ function fmtLoad(r, unit = "req/s") {
 const fmtX = (v) => (v == null ? "n/a" : `${v}×`);
 const fmtMem = (m) => (m ? `RSS ${round(m.rss / MiB)} MiB · PSS ${round(m.pss / MiB)} MiB (${m.processes} process${m.processes === 1 ? "" : "es"})` : "n/a");
 const fmtS = (ms) => `${round(ms / 1000, 2)} s`;
-const fmtSettle = (q) => (q ? (q.quiet ? `busy in the background for ${fmtS(q.quietAfterMs)} more (measured after)` : `still busy after ${fmtS(q.quietAfterMs)} (measured anyway)`) : "");
+const fmtSettle = (q) => (q ? (q.quiet ? `busy in the background for ${fmtS(q.quietAfterMs)}` : `still busy in the background after ${fmtS(q.quietAfterMs)} (gave up waiting)`) : "");
 
 /**
  * The markdown report of one mode: measurements (each beside its baseline) and goal lines.
@@ -102,11 +105,13 @@ export function modeMarkdown(m) {
     for (const [k, label] of [["first", "first page"], ["deep", "random keyset page (cursor)"]]) {
       rows.push(`| hot list ${label} at ${big} posts | ${fmtLoad(s.at1M[k])} | same at ${small} posts: ${fmtLoad(s.at10k[k])} | p99: ${fmtX(ratio(s.at1M[k].p99, s.at10k[k].p99))} |`);
     }
-    rows.push(`| posts seeded in SQL | to ${small}: ${s.at10k.seed.inserted.toLocaleString("en")} rows in ${s.at10k.seed.seconds} s · to ${big}: ${s.at1M.seed.inserted.toLocaleString("en")} rows in ${s.at1M.seed.seconds} s; restart with ${big} posts: ready in ${fmtS(Math.max(s.at1M.start.lineMs, s.at1M.start.readyzMs))}, ${fmtSettle(s.at1M.settle)} · tree ${fmtMem(s.at1M.memory)} | | |`);
+    rows.push(`| posts seeded in SQL | to ${small}: ${s.at10k.seed.inserted.toLocaleString("en")} rows in ${s.at10k.seed.seconds} s · to ${big}: ${s.at1M.seed.inserted.toLocaleString("en")} rows in ${s.at1M.seed.seconds} s · tree at ${big}: ${fmtMem(s.at1M.memory)} | | |`);
+    const r = s.restart;
+    if (r) rows.push(`| restart with ${big} posts | ready in ${fmtS(Math.max(r.lineMs, r.readyzMs))}, then ${fmtSettle(r.settle)} · tree ${fmtMem(r.memory)} | | |`);
   }
   if (rows.length) L.push("| measure | APS | baseline | APS ÷ baseline |", "|---|---|---|---|", ...rows, "");
   L.push("| goal (issue 12) | value | result |", "|---|---|---|");
-  for (const g of m.goals ?? []) L.push(`| ${g.goal} | ${g.shown} | ${g.pass == null ? "n/a" : g.pass ? "PASS" : "**FAIL**"} |`);
+  for (const g of m.goals ?? []) L.push(`| ${g.goal} | ${g.shown} | ${g.info ? "info" : g.pass == null ? "n/a" : g.pass ? "PASS" : "**FAIL**"} |`);
   if (s?.explain) {
     L.push("", `<details><summary>EXPLAIN ANALYZE of the hot list at ${count(s.at1M.posts)} posts (hot index used: first page ${s.explain.firstPage.usesHotIndex}, deep page ${s.explain.deepPage.usesHotIndex})</summary>`, "", "```", s.explain.firstPage.plan, "", s.explain.deepPage.plan, "```", "</details>");
   }
