@@ -13,7 +13,7 @@
 // DATABASE_URL and NATS_URL are set (on a fresh database and stream, dropped at the end).
 // Env: BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (50), BENCH_AGENTS (200),
 // BENCH_POSTS (1000), BENCH_SCALE (once = in the first mode with SQL access; all; 0 = skip),
-// BENCH_SCALE_POSTS (1000000), BENCH_SETTLE_MAX_S (120), BENCH_MODES
+// BENCH_SCALE_POSTS (1000000), BENCH_SETTLE_MAX_S (60), BENCH_MODES
 // (embedded,distributed), BENCH_STRICT (1 = exit 1 when a goal fails).
 // Prints progress on stderr, the markdown report on stdout, and writes test/bench/results/latest.{json,md}.
 // Exits 1 when a mode failed to run or a tally was wrong (correctness), 0 otherwise.
@@ -58,11 +58,11 @@ onCleanup(`remove ${tmp}`, () => rmSync(tmp, { recursive: true, force: true }));
 
 /**
  * Waits until the system's process tree is quiet (background work such as the knowledge index
- * rebuilt from every post after a start is done; at most BENCH_SETTLE_MAX_S, default 120 s), so
+ * rebuilt from every post after a start is done; at most BENCH_SETTLE_MAX_S, default 60 s), so
  * that a load measures the request path, not a start-up job. Returns `{ quietAfterMs, quiet }`.
  */
 async function settle(sys, when) {
-  const r = await waitQuiet(sys.pid, { maxMs: Number(env.BENCH_SETTLE_MAX_S ?? 120) * 1000 });
+  const r = await waitQuiet(sys.pid, { maxMs: Number(env.BENCH_SETTLE_MAX_S ?? 60) * 1000 });
   log(`  ${r.quiet ? "quiet" : "still busy (gave up)"} ${(r.quietAfterMs / 1000).toFixed(1)} s ${when}`);
   return r;
 }
@@ -133,11 +133,11 @@ async function hotLoads(sys, cursors) {
  * Scale: posts seeded in SQL to 10k, then one post created through the API (its event
  * invalidates any read cache, as SQL seeding sends none), EXPLAIN, loads; the same at 1M. Then
  * one restart with 1M posts, for the start time and the background work a start does with them
- * (informational, bounded by BENCH_SETTLE_MAX_S). `ctx.sys` is replaced by the restart;
+ * (informational, bounded by BENCH_SETTLE_MAX_S). Fills `out` step by step (a failure keeps
+ * what was measured). `ctx.sys` is replaced by the restart;
  * `sqlUrlOf()` is re-read after it (an embedded server may come back on another port).
  */
-async function benchScale(ctx, seed, sqlUrlOf) {
-  const out = {};
+async function benchScale(ctx, seed, sqlUrlOf, out) {
   const author = seed.agents[0];
   for (const [key, total] of [["at10k", CFG.smallPosts], ["at1M", CFG.scalePosts]]) {
     log(`scale: seeding ${total.toLocaleString("en")} posts in SQL`);
@@ -161,7 +161,6 @@ async function benchScale(ctx, seed, sqlUrlOf) {
   ctx.sys = await ctx.start();
   const quiet = await settle(ctx.sys, `after the restart with ${CFG.scalePosts.toLocaleString("en")} posts`);
   out.restart = { lineMs: ctx.sys.lineMs, readyzMs: ctx.sys.readyzMs, settle: quiet, memory: treeMemory(ctx.sys.pid) };
-  return out;
 }
 
 /** The mode that ran the scale step (BENCH_SCALE=once runs it in one mode only: the forum query is the same in both). */
@@ -218,7 +217,8 @@ async function benchMode(mode) {
     else if (CFG.scale === "once" && scaleDone) m.scale = { skipped: `measured in the ${scaleDone} mode (BENCH_SCALE=all: in every mode)` };
     else {
       scaleDone = mode;
-      m.scale = await benchScale(ctx, seed, sqlUrlOf);
+      m.scale = {};
+      await benchScale(ctx, seed, sqlUrlOf, m.scale);
     }
   } catch (err) {
     m.error = err.message.split("\n")[0];

@@ -99,7 +99,7 @@ export function modeMarkdown(m) {
   if (m.memory?.peak) rows.push(`| memory of the process tree, peak under reads and votes | ${fmtMem(m.memory.peak)} | | |`);
   const s = m.scale;
   if (s?.skipped) rows.push(`| hot list at 10k vs 1M posts (SQL-seeded) | skipped: ${s.skipped} | | |`);
-  else if (s) {
+  else if (s?.at10k && s?.at1M) {
     const big = count(s.at1M.posts);
     const small = count(s.at10k.posts);
     for (const [k, label] of [["first", "first page"], ["deep", "random keyset page (cursor)"]]) {
