@@ -1,101 +1,273 @@
 #!/usr/bin/env node
-// `npm run bench`: speed and memory of the all-in-one (`npm start` entry) on its embedded
-// defaults, or on real PostgreSQL + NATS when DATABASE_URL and NATS_URL are set (the child
-// inherits them). Seeds BENCH_POSTS posts (default 1000) through the public API, then measures
-// latency percentiles of the hot paths and write throughput, and the process's resident memory.
-// Prints one JSON report. Bounded: fixed request counts, loopback only, stops by itself.
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// `npm run bench` (issue 12, "Benchmark (not a timed test)"; method: docs/adr/0092-bench-method.md,
+// how to read it: docs/performance.md). ONE run measures, per mode, each figure beside a baseline
+// measured the same way on this machine in this run:
+//   - reads (autocannon, same connections and duration): the system vs a bare node:http process
+//     and a minimal express 5 process serving the system's own recorded bytes;
+//   - votes: random agent/post/±1 vs a raw INSERT … ON CONFLICT DO UPDATE loop on the same
+//     PostgreSQL at the same concurrency, then the tallies checked against the bench's own record;
+//   - start to ready on an empty and on an existing data folder;
+//   - memory of the whole process tree (RSS sum and PSS sum);
+//   - hot-list p99 at 10k vs 1M posts seeded in SQL (BENCH_SCALE=0 skips it).
+// Modes: embedded (`npm start` entry) always; distributed (deploy/local/start.mjs) too when
+// DATABASE_URL and NATS_URL are set (on a fresh database and stream, dropped at the end).
+// Env: BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (50), BENCH_AGENTS (200),
+// BENCH_POSTS (1000), BENCH_SCALE (once = in the first mode with SQL access; all; 0 = skip),
+// BENCH_SCALE_POSTS (1000000), BENCH_SETTLE_MAX_S (60), BENCH_MODES
+// (embedded,distributed), BENCH_STRICT (1 = exit 1 when a goal fails).
+// Prints progress on stderr, the markdown report on stdout, and writes test/bench/results/latest.{json,md}.
+// Exits 1 when a mode failed to run or a tally was wrong (correctness), 0 otherwise.
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { call, seedViaApi } from "./lib/api.mjs";
+import { recordResponses, startBaseline } from "./lib/baselines.mjs";
+import { cleanupAll, cleanupOnSignalsAndCrashes, cleanupStarted, onCleanup, wasSignalled } from "./lib/cleanup.mjs";
+import { createDistributedInfra, embeddedSqlUrl } from "./lib/infra.mjs";
+import { LOAD, load, randomPathRequest } from "./lib/load.mjs";
+import { sampleTreeMemory, treeMemory, waitQuiet } from "./lib/proctree.mjs";
+import { goals, modeMarkdown } from "./lib/report.mjs";
+import { explainHot, openSql, randomHotCursors, seedPostsTo } from "./lib/scale.mjs";
+import { freePort, startSystem } from "./lib/system.mjs";
+import { rawUpsert } from "./lib/upsert.mjs";
+import { checkTallies, voteOracle } from "./lib/votes.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const POSTS = Number(process.env.BENCH_POSTS ?? 1000);
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
-const dataDir = mkdtempSync(join(tmpdir(), "aps-bench-"));
-
+const env = process.env;
+const CFG = {
+  agents: Number(env.BENCH_AGENTS ?? 200),
+  posts: Number(env.BENCH_POSTS ?? 1000),
+  /** "once": the scale step in the first mode with SQL access; "all": in every mode; "0": never */
+  scale: env.BENCH_SCALE === "0" ? "0" : env.BENCH_SCALE === "all" ? "all" : "once",
+  smallPosts: 10_000,
+  scalePosts: Number(env.BENCH_SCALE_POSTS ?? 1_000_000),
+  /** distinct /posts/{id} paths and hot-list cursors loaded at random */
+  postPaths: 100,
+  cursors: 5000,
+};
+const HOT = "/v1/posts?sort=hot&limit=25";
 const t0 = performance.now();
-const child = spawn(process.execPath, [join(root, "services/all-in-one/dist/main.js")], {
-  env: { ...process.env, APS_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", POSTS_PER_DAY: "100000", JOINS_PER_SOURCE_PER_DAY: "100000", COMMENTS_PER_DAY: "100000", RATE_LIMIT_KEYED_PER_MINUTE: "10000000", RATE_LIMIT_ANON_PER_MINUTE: "10000000" },
-  stdio: ["ignore", "pipe", "inherit"],
-});
-const base = await new Promise((resolve, reject) => {
-  let out = "";
-  child.stdout.on("data", (d) => {
-    out += d;
-    const m = /APS ready at (\S+)/.exec(out);
-    if (m) resolve(m[1]);
-  });
-  child.on("exit", (c) => reject(new Error(`exited ${c}`)));
-});
-const startMs = Math.round(performance.now() - t0);
+const log = (msg) => console.error(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${msg}`);
 
-async function call(method, path, key, body) {
-  const headers = {};
-  if (key) headers.authorization = `Bearer ${key}`;
-  if (body) headers["content-type"] = "application/json";
-  const res = await fetch(base + path, { method, headers, body: body ? JSON.stringify(body) : undefined });
-  const text = await res.text();
-  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-  return { json: text ? JSON.parse(text) : undefined, bytes: Buffer.byteLength(text) };
-}
-async function pool(n, concurrency, fn) {
-  let i = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (i < n) await fn(i++);
-  }));
-}
-function pct(xs, p) {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 100) / 100;
-}
-async function measure(label, n, concurrency, fn) {
-  const lat = [];
-  const t = performance.now();
-  await pool(n, concurrency, async (i) => {
-    const s = performance.now();
-    await fn(i);
-    lat.push(performance.now() - s);
-  });
-  const secs = (performance.now() - t) / 1000;
-  return { label, requests: n, concurrency, p50Ms: pct(lat, 50), p95Ms: pct(lat, 95), p99Ms: pct(lat, 99), perSecond: Math.round(n / secs) };
-}
-function rssMiB() {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
-  return m ? Math.round(Number(m[1]) / 1024) : null;
+cleanupOnSignalsAndCrashes();
+const tmp = mkdtempSync(join(os.tmpdir(), "aps-bench-"));
+// Traversable by other users: as root, the embedded PostgreSQL server runs as user `postgres`.
+chmodSync(tmp, 0o755);
+onCleanup(`remove ${tmp}`, () => rmSync(tmp, { recursive: true, force: true }));
+
+/**
+ * Waits until the system's process tree is quiet (background work such as the knowledge index
+ * rebuilt from every post after a start is done; at most BENCH_SETTLE_MAX_S, default 60 s), so
+ * that a load measures the request path, not a start-up job. Returns `{ quietAfterMs, quiet }`.
+ */
+async function settle(sys, when) {
+  const r = await waitQuiet(sys.pid, { maxMs: Number(env.BENCH_SETTLE_MAX_S ?? 60) * 1000 });
+  log(`  ${r.quiet ? "quiet" : "still busy (gave up)"} ${(r.quietAfterMs / 1000).toFixed(1)} s ${when}`);
+  return r;
 }
 
+/** GET loads of one path set against APS and both baselines (bare first, then express, then APS). */
+async function readTriplet(sys, request, responses) {
+  const bare = await startBaseline("bare", responses, tmp);
+  const express = await startBaseline("express", responses, tmp);
+  try {
+    const out = {};
+    for (const [name, origin] of [["bare", bare.origin], ["express", express.origin], ["aps", sys.origin]]) {
+      log(`  load ${request.path.slice(0, 40)}… on ${name}`);
+      out[name] = await load(origin, request);
+    }
+    return out;
+  } finally {
+    await bare.stop();
+    await express.stop();
+  }
+}
+
+/** Reads: the hot list and /posts/{id} (100 ids at random) vs the baselines serving the same bytes. */
+async function benchReads(sys, seed) {
+  const ids = [...seed.postIds].sort(() => Math.random() - 0.5).slice(0, CFG.postPaths);
+  const postPaths = ids.map((id) => `/v1/posts/${id}`);
+  const hotResp = await recordResponses(sys.origin, [HOT]);
+  const postResp = await recordResponses(sys.origin, postPaths);
+  const size = (rs) => Math.round(rs.reduce((s, r) => s + Buffer.from(r.body, "base64").length, 0) / rs.length);
+  log("reads: hot list");
+  const hot = await readTriplet(sys, { method: "GET", path: HOT }, hotResp);
+  log("reads: /posts/{id}");
+  const post = await readTriplet(sys, randomPathRequest(postPaths), postResp);
+  return {
+    hot: { ...hot, bodyBytes: size(hotResp), note: `${(size(hotResp) / 1024).toFixed(1)} KiB body` },
+    post: { ...post, bodyBytes: size(postResp), note: `${ids.length} ids at random, ${(size(postResp) / 1024).toFixed(1)} KiB body` },
+  };
+}
+
+/** Votes through HTTP with the oracle, then the tally check. */
+async function benchVotes(sys, seed) {
+  log("votes: APS");
+  const oracle = voteOracle(seed.agents, seed.postIds);
+  const aps = await load(sys.origin, oracle.request);
+  const settled = await oracle.settle(sys.base);
+  log("votes: checking tallies");
+  const tally = await checkTallies(sys.base, oracle.expected());
+  return { connections: LOAD.connections, aps, settled, rejected: oracle.rejected, pairs: oracle.pairs, tally };
+}
+
+/**
+ * The raw upsert baseline on the system's PostgreSQL, or null with a note when it is not reachable.
+ * Run outside the memory sampling: its backends are children of an embedded server.
+ */
+async function benchRawUpsert(seed, sqlUrl) {
+  if (!sqlUrl) return { rawUpsert: null, rawUpsertNote: "no SQL access to the embedded database" };
+  log("votes: raw upsert baseline");
+  return { rawUpsert: await rawUpsert(sqlUrl, seed.postIds, seed.agents.map((a) => a.agentId)) };
+}
+
+/** Hot list first page and random keyset pages on the running system. */
+async function hotLoads(sys, cursors) {
+  const first = await load(sys.origin, { method: "GET", path: HOT });
+  const deep = await load(sys.origin, randomPathRequest(cursors.map((c) => `${HOT}&cursor=${c}`)));
+  return { first, deep };
+}
+
+/**
+ * Scale: posts seeded in SQL to 10k, then one post created through the API (its event
+ * invalidates any read cache, as SQL seeding sends none), EXPLAIN, loads; the same at 1M. Then
+ * one restart with 1M posts, for the start time and the background work a start does with them
+ * (informational, bounded by BENCH_SETTLE_MAX_S). Fills `out` step by step (a failure keeps
+ * what was measured). `ctx.sys` is replaced by the restart;
+ * `sqlUrlOf()` is re-read after it (an embedded server may come back on another port).
+ */
+async function benchScale(ctx, seed, sqlUrlOf, out) {
+  const author = seed.agents[0];
+  for (const [key, total] of [["at10k", CFG.smallPosts], ["at1M", CFG.scalePosts]]) {
+    log(`scale: seeding ${total.toLocaleString("en")} posts in SQL`);
+    const sql = await openSql(sqlUrlOf());
+    try {
+      const seeded = await seedPostsTo(sql.client, total, seed.agents, (m) => log(`  ${m}`));
+      await call(ctx.sys.base, "POST", "/posts", author.apiKey, { title: `Bench marker at ${total} posts`, body: "Created through the API after the SQL seeding.", is_arch_design: false });
+      const quiet = await settle(ctx.sys, `after seeding ${total.toLocaleString("en")} posts`);
+      const explain = await explainHot(sql.client);
+      const cursors = await randomHotCursors(sql.client, CFG.cursors);
+      log(`scale: hot list at ${total.toLocaleString("en")} posts (hot index used: ${explain.firstPage.usesHotIndex}/${explain.deepPage.usesHotIndex})`);
+      const loads = await hotLoads(ctx.sys, cursors);
+      out[key] = { posts: total, seed: seeded, settle: quiet, explain, ...loads, memory: treeMemory(ctx.sys.pid) };
+    } finally {
+      await sql.close();
+    }
+  }
+  out.explain = out.at1M.explain;
+  log(`scale: restarting with ${CFG.scalePosts.toLocaleString("en")} posts`);
+  await ctx.sys.stop();
+  ctx.sys = await ctx.start();
+  const quiet = await settle(ctx.sys, `after the restart with ${CFG.scalePosts.toLocaleString("en")} posts`);
+  out.restart = { lineMs: ctx.sys.lineMs, readyzMs: ctx.sys.readyzMs, settle: quiet, memory: treeMemory(ctx.sys.pid) };
+}
+
+/** The mode that ran the scale step (BENCH_SCALE=once runs it in one mode only: the forum query is the same in both). */
+let scaleDone = null;
+
+/** Runs every step for one mode; never throws (a failure is recorded in `error`). */
+async function benchMode(mode) {
+  const title = mode === "embedded" ? "embedded — `npm start` (services/all-in-one/dist/main.js, embedded defaults)" : "distributed — `deploy/local/start.mjs` (one process per service, real PostgreSQL + NATS)";
+  const m = { mode, title };
+  const ctx = { sys: null, start: null };
+  let infra = null;
+  const dataDir = join(tmp, `data-${mode}`);
+  try {
+    let sqlUrlOf;
+    const port = await freePort();
+    if (mode === "distributed") {
+      infra = await createDistributedInfra(env.DATABASE_URL, env.NATS_URL);
+      m.database = infra.database;
+      sqlUrlOf = () => infra.sqlUrl;
+      ctx.start = () => startSystem({ root, mode, port, infraEnv: infra.env });
+    } else {
+      mkdirSync(dataDir, { recursive: true });
+      sqlUrlOf = () => embeddedSqlUrl(dataDir);
+      ctx.start = () => startSystem({ root, mode, port, dataDir });
+    }
+    log(`${mode}: start on empty data`);
+    ctx.sys = await ctx.start();
+    m.start = { empty: { lineMs: ctx.sys.lineMs, readyzMs: ctx.sys.readyzMs } };
+    await ctx.sys.stop();
+    log(`${mode}: start on existing data`);
+    ctx.sys = await ctx.start();
+    m.start.existing = { lineMs: ctx.sys.lineMs, readyzMs: ctx.sys.readyzMs };
+    const sqlUrl = sqlUrlOf();
+    m.sqlAccess = Boolean(sqlUrl);
+    if (!sqlUrl) m.sqlNote = "No SQL access to the embedded database (no $APS_DATA_DIR/postgres.url): raw-upsert baseline and SQL seeding are n/a.";
+    await new Promise((r) => setTimeout(r, 1000));
+    m.memory = { idle: treeMemory(ctx.sys.pid) };
+    log(`${mode}: seeding ${CFG.agents} agents and ${CFG.posts} posts through the API`);
+    const seed = await seedViaApi(ctx.sys.base, CFG.agents, CFG.posts);
+    m.seed = { agents: CFG.agents, posts: CFG.posts, seconds: seed.seconds };
+    m.seed.settle = await settle(ctx.sys, "after seeding");
+    const sampler = sampleTreeMemory(ctx.sys.pid);
+    try {
+      m.reads = await benchReads(ctx.sys, seed);
+      m.votes = await benchVotes(ctx.sys, seed);
+    } finally {
+      const s = sampler.stop();
+      m.memory.peak = s.peak;
+      m.memory.end = s.last;
+    }
+    Object.assign(m.votes, await benchRawUpsert(seed, sqlUrl));
+    if (CFG.scale === "0") m.scale = { skipped: "BENCH_SCALE=0" };
+    else if (!sqlUrl) m.scale = { skipped: "no SQL access to the embedded database" };
+    else if (CFG.scale === "once" && scaleDone) m.scale = { skipped: `measured in the ${scaleDone} mode (BENCH_SCALE=all: in every mode)` };
+    else {
+      scaleDone = mode;
+      m.scale = {};
+      await benchScale(ctx, seed, sqlUrlOf, m.scale);
+    }
+  } catch (err) {
+    m.error = err.message.split("\n")[0];
+    log(`${mode} FAILED: ${err.stack}`);
+  } finally {
+    await ctx.sys?.stop();
+    await infra?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  m.goals = goals(m);
+  return m;
+}
+
+const modes = (env.BENCH_MODES ?? "embedded,distributed").split(",").map((s) => s.trim());
+const run = {
+  at: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAvgAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+  config: { ...LOAD, ...CFG },
+  modes: [],
+};
+let exitCode = 0;
 try {
-  const agents = [];
-  for (let i = 0; i < 20; i++) agents.push((await call("POST", "/join", undefined, { name: `bench ${i}` })).json);
-  const ids = [];
-  const seed = await measure("POST /posts (seeding)", POSTS, 4, async (i) => {
-    const a = agents[i % agents.length];
-    ids.push((await call("POST", "/posts", a.apiKey, { title: `Bench proposal ${i}`, body: `Body ${i} `.repeat(50), is_arch_design: i % 3 !== 0 })).json.id);
-  });
-  const rssAfterSeed = rssMiB();
-  const results = [seed];
-  results.push(await measure("POST /posts/{id}/vote", SAMPLES, 8, (i) => call("POST", `/posts/${ids[i % ids.length]}/vote`, agents[i % agents.length].apiKey, { vote: i % 4 === 0 ? -1 : 1 })));
-  let hotBytes = 0;
-  results.push(await measure("GET /posts?sort=hot&limit=25", SAMPLES, 4, async () => (hotBytes = (await call("GET", "/posts?sort=hot&limit=25")).bytes)));
-  results.push(await measure("GET /posts?kind=arch&sort=new&limit=100", SAMPLES, 4, () => call("GET", "/posts?kind=arch&sort=new&limit=100")));
-  // deep keyset page: follow 10 cursors, then time the 11th page
-  let cursor = null;
-  for (let p = 0; p < 10; p++) cursor = (await call("GET", `/posts?sort=hot&limit=25${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`)).json.nextCursor;
-  results.push(await measure("GET /posts?sort=hot (page 11 via cursor)", SAMPLES, 4, () => call("GET", `/posts?sort=hot&limit=25&cursor=${encodeURIComponent(cursor)}`)));
-  results.push(await measure("GET /posts/{id}", SAMPLES, 4, (i) => call("GET", `/posts/${ids[(i * 7) % ids.length]}`)));
-  results.push(await measure("GET /me", SAMPLES, 4, (i) => call("GET", "/me", agents[i % agents.length].apiKey)));
-  console.log(JSON.stringify({
-    mode: process.env.DATABASE_URL ? "all-in-one on real PostgreSQL/NATS" : "all-in-one embedded (PGlite, in-process bus)",
-    posts: POSTS,
-    startToReadyMs: startMs,
-    rssMiB: { afterSeed: rssAfterSeed, atEnd: rssMiB() },
-    hotPageBytes: hotBytes,
-    results,
-  }, null, 2));
+  if (modes.includes("embedded")) run.modes.push(await benchMode("embedded"));
+  if (modes.includes("distributed") && !cleanupStarted()) {
+    if (env.DATABASE_URL && env.NATS_URL) run.modes.push(await benchMode("distributed"));
+    else log("distributed: skipped (DATABASE_URL and NATS_URL are not both set)");
+  }
 } finally {
-  child.kill("SIGTERM");
-  await new Promise((r) => child.once("exit", r));
-  rmSync(dataDir, { recursive: true, force: true });
+  await cleanupAll();
 }
+if (wasSignalled()) process.exit(130); // abandoned run: no report (the signal handler normally exits first)
+run.seconds = Math.round((performance.now() - t0) / 1000);
+const md = [
+  `## APS benchmark — ${run.at}`,
+  "",
+  `${run.machine.cpus} × ${run.machine.cpu}, ${run.machine.memGiB} GiB, node ${run.machine.node}, load average at start ${run.machine.loadAvgAtStart.join(" / ")}; ` +
+    `autocannon ${LOAD.connections} connections × ${LOAD.duration} s (after ${LOAD.warmup} s warm-up) for every HTTP row; ${CFG.agents} agents, ${CFG.posts} posts; run took ${run.seconds} s.`,
+  "",
+  ...run.modes.flatMap((m) => [modeMarkdown(m), ""]),
+  "",
+].join("\n");
+const dir = join(root, "test/bench/results");
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, "latest.json"), JSON.stringify(run, null, 2) + "\n");
+writeFileSync(join(dir, "latest.md"), md);
+console.log(md);
+log(`wrote test/bench/results/latest.json and latest.md`);
+for (const m of run.modes) {
+  if (m.error || (m.votes && m.votes.tally.exact !== m.votes.tally.posts)) exitCode = 1;
+  if (env.BENCH_STRICT === "1" && m.goals.some((g) => g.pass === false)) exitCode = 1;
+}
+process.exit(exitCode);

@@ -1,0 +1,152 @@
+// Starting and stopping the system under test: the `npm start` entry (all-in-one on its embedded
+// defaults) or the distributed topology (`deploy/local/start.mjs`, one process per service), each
+// as a child process of the bench, timed from spawn to its "APS ready at" line and to /readyz 200.
+import { spawn } from "node:child_process";
+import net from "node:net";
+import { join } from "node:path";
+import { cleanupStarted, onCleanup } from "./cleanup.mjs";
+import { statOf, treePids } from "./proctree.mjs";
+
+/** A free TCP port on 127.0.0.1 (the OS picks it; free when this resolves). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Env of a child with every variable that would point it at outside infrastructure removed. */
+function isolatedEnv() {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) {
+    if (k === "DATABASE_URL" || k.endsWith("_DATABASE_URL") || k === "NATS_URL" || k === "PUBLIC_BASE_URL" || k.endsWith("_GRPC_ADDR") || k.endsWith("_LISTEN_ADDR")) delete env[k];
+  }
+  return env;
+}
+
+/** Limits raised so that the load measures speed, not the per-day and per-minute quotas. */
+const UNLIMITED = {
+  POSTS_PER_DAY: "1000000",
+  COMMENTS_PER_DAY: "1000000",
+  JOINS_PER_SOURCE_PER_DAY: "1000000",
+  RATE_LIMIT_KEYED_PER_MINUTE: "100000000",
+  RATE_LIMIT_ANON_PER_MINUTE: "100000000",
+};
+
+/**
+ * A running system under test.
+ * @typedef {object} RunningSystem
+ * @property {number} pid top process (the tree under it is the system)
+ * @property {string} base `http://127.0.0.1:<port>/v1`
+ * @property {string} origin `http://127.0.0.1:<port>`
+ * @property {number} port gateway port
+ * @property {number} lineMs spawn → "APS ready at" printed (ms)
+ * @property {number} readyzMs spawn → first `GET /readyz` 200 (ms)
+ * @property {() => Promise<void>} stop SIGTERM, wait (≤ 30 s), then SIGKILL whatever of the tree is left
+ */
+
+/**
+ * Spawns the system and resolves once it printed "APS ready at" AND /readyz answered 200.
+ * @param {{ root: string, mode: "embedded" | "distributed", port: number, dataDir?: string, infraEnv?: Record<string,string> }} o
+ *   `dataDir`: APS_DATA_DIR (embedded); `infraEnv`: DATABASE_URL, NATS_URL, NATS_STREAM,
+ *   APS_SUBJECT_PREFIX (distributed).
+ * @returns {Promise<RunningSystem>} rejects when the process exits or is not ready within
+ *   BENCH_READY_TIMEOUT_MS (default 120 s); the process tree is stopped then.
+ */
+export async function startSystem(o) {
+  if (cleanupStarted()) throw new Error("interrupted");
+  const env = { ...isolatedEnv(), ...UNLIMITED, LOG_LEVEL: "warn", HOST: "127.0.0.1", PORT: String(o.port) };
+  let script;
+  if (o.mode === "embedded") {
+    script = join(o.root, "services/all-in-one/dist/main.js");
+    env.APS_DATA_DIR = o.dataDir;
+  } else {
+    script = join(o.root, "deploy/local/start.mjs");
+    Object.assign(env, o.infraEnv, { IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0", KNOWLEDGE_PORT: "0", TRANSLATION_PORT: "0" });
+  }
+  const origin = `http://127.0.0.1:${o.port}`;
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [script], { cwd: o.root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const tail = [];
+  const keep = (d) => {
+    for (const line of String(d).split("\n")) if (line) tail.push(line.slice(0, 400));
+    tail.splice(0, Math.max(0, tail.length - 40));
+  };
+  let known = [];
+  const stop = onCleanup(`stop ${o.mode} system (pid ${child.pid})`, () => stopTree(child, known));
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
+  // Refresh the tree snapshot while it runs, so that an orphan left by a crash is still known.
+  const snap = setInterval(() => (known = snapshot(child.pid, known)), 2000);
+  exited.then(() => clearInterval(snap));
+  try {
+    const line = new Promise((resolve) => {
+      let out = "";
+      child.stdout.on("data", (d) => {
+        keep(d);
+        if (out === null) return;
+        out += d;
+        if (/APS ready at \S+/.test(out)) {
+          out = null;
+          resolve(performance.now() - t0);
+        }
+      });
+      child.stderr.on("data", keep);
+    });
+    const readyz = (async () => {
+      const deadline = Date.now() + Number(process.env.BENCH_READY_TIMEOUT_MS ?? 120_000);
+      while (Date.now() < deadline && child.exitCode === null) {
+        try {
+          const r = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(2000) });
+          await r.arrayBuffer();
+          if (r.status === 200) return performance.now() - t0;
+        } catch {
+          // not listening yet
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error("not ready in time (BENCH_READY_TIMEOUT_MS)");
+    })();
+    const failed = exited.then((c) => Promise.reject(new Error(`exited (${c}) before ready`)));
+    const [lineMs, readyzMs] = await Promise.race([Promise.all([line, readyz]), failed]);
+    known = snapshot(child.pid, known);
+    return { pid: child.pid, base: `${origin}/v1`, origin, port: o.port, lineMs: Math.round(lineMs), readyzMs: Math.round(readyzMs), stop };
+  } catch (err) {
+    await stop();
+    throw new Error(`${o.mode} system: ${err.message}\n--- last output ---\n${tail.join("\n")}`);
+  }
+}
+
+/** `known` plus every living descendant of `pid`, each with its start time (tells a reused pid apart). */
+function snapshot(pid, known) {
+  const byPid = new Map(known.map((k) => [k.pid, k]));
+  for (const p of treePids(pid)) {
+    const st = statOf(p);
+    if (st && !byPid.has(p)) byPid.set(p, { pid: p, start: st.start });
+  }
+  return [...byPid.values()].filter((k) => statOf(k.pid)?.start === k.start);
+}
+
+/** SIGTERM to the top process, wait ≤ 30 s for it, ≤ 5 s for its tree, then SIGKILL the rest. */
+async function stopTree(child, known) {
+  const tree = snapshot(child.pid, known);
+  if (child.exitCode === null && child.signalCode === null) {
+    const gone = new Promise((r) => child.once("exit", r));
+    child.kill("SIGTERM");
+    const t = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    await gone;
+    clearTimeout(t);
+  }
+  const alive = () => tree.filter((k) => statOf(k.pid)?.start === k.start);
+  for (let i = 0; i < 50 && alive().length; i++) await new Promise((r) => setTimeout(r, 100));
+  for (const k of alive()) {
+    try {
+      process.kill(k.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
