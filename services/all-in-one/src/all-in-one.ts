@@ -55,6 +55,14 @@ export async function startAllInOne(givenEnv: NodeJS.ProcessEnv, log: Logger, bu
   }
 }
 
+/**
+ * Connections per service on the embedded server (docs/adr/0080): every backend costs ~15 MiB of
+ * RSS, and only the forum takes a write load (votes: 10 connections let PostgreSQL group the
+ * commits' WAL flushes); identity is mostly behind the gateway's authentication cache, the council
+ * and translation are rarely called. 17 in all.
+ */
+const EMBEDDED_POOLS = { forum: 10, identity: 3, council: 2, translation: 2 } as const;
+
 async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPostgres | undefined, log: Logger, bus: EventBus, clock: Clock): Promise<AllInOne> {
   // Every service reads DATABASE_URL; the gateway keeps its per-minute counters in this process
   // unless a database is given explicitly (one gateway here, docs/adr/0070).
@@ -63,12 +71,13 @@ async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPost
   const forumCfg = forumConfig(env);
   const councilCfg = councilConfig(env);
   const gwCfg = gatewayConfig(givenEnv);
+  const pools = embedded ? EMBEDDED_POOLS : undefined;
   const loopback = "127.0.0.1:0";
 
   const [idDeps, forumDeps, councilDeps] = await Promise.all([
-    openServiceDeps("identity", idCfg, bus, log.child({ service: "identity" })),
-    openServiceDeps("forum", forumCfg, bus, log.child({ service: "forum" })),
-    openServiceDeps("council", councilCfg, bus, log.child({ service: "council" })),
+    openServiceDeps("identity", idCfg, bus, log.child({ service: "identity" }), pools?.identity),
+    openServiceDeps("forum", forumCfg, bus, log.child({ service: "forum" }), pools?.forum),
+    openServiceDeps("council", councilCfg, bus, log.child({ service: "council" }), pools?.council),
   ]);
   const forum = await startForum(forumDeps, {
     listenAddr: loopback,
@@ -84,7 +93,7 @@ async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPost
   );
   const tCfg = translationConfig(env);
   const tLog = log.child({ service: "translation" });
-  const tDb = await openDatabase({ url: tCfg.databaseUrl, schema: "translation", log: tLog });
+  const tDb = await openDatabase({ url: tCfg.databaseUrl, schema: "translation", log: tLog, ...(pools ? { poolSize: pools.translation } : {}) });
   const translation = await startTranslation(
     { db: tDb, log: tLog },
     { listenAddr: loopback, forumAddr: forum.local, clock, engine: translationEngine(tCfg), dailyQuota: tCfg.TRANSLATION_DAILY_QUOTA, timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS },

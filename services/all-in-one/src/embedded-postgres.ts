@@ -33,7 +33,7 @@ export interface EmbeddedPostgresOptions {
 const SERVER_SETTINGS: Record<string, string> = {
   listen_addresses: "127.0.0.1",
   unix_socket_directories: "",
-  shared_buffers: "32MB",
+  shared_buffers: "16MB",
   max_connections: "60",
   wal_level: "minimal",
   max_wal_senders: "0",

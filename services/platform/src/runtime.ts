@@ -34,15 +34,17 @@ export interface ServiceDeps {
 
 /**
  * Opens the database and the bus for `service` from its config. `sharedBus` (all-in-one mode)
- * is used when there is no `NATS_URL`. Throws when there is no database URL (see openDatabase).
+ * is used when there is no `NATS_URL`. `poolSize` caps the service's connections (default 5, see
+ * openDatabase). Throws when there is no database URL (see openDatabase).
  */
 export async function openServiceDeps(
   service: string,
   cfg: CommonConfig & { databaseUrl?: string | undefined },
   sharedBus?: EventBus,
   log: Logger = createLogger(service, cfg.LOG_LEVEL),
+  poolSize?: number,
 ): Promise<ServiceDeps> {
-  const db = await openDatabase({ url: cfg.databaseUrl ?? cfg.DATABASE_URL, schema: service, log });
+  const db = await openDatabase({ url: cfg.databaseUrl ?? cfg.DATABASE_URL, schema: service, log, ...(poolSize ? { poolSize } : {}) });
   let bus: EventBus;
   if (cfg.NATS_URL) {
     bus = await JetStreamBus.connect({ servers: cfg.NATS_URL, stream: cfg.NATS_STREAM, prefix: cfg.APS_SUBJECT_PREFIX, connectionName: `aps-${service}`, log });
