@@ -59,9 +59,9 @@ export async function startAllInOne(givenEnv: NodeJS.ProcessEnv, log: Logger, bu
  * Connections per service on the embedded server (docs/adr/0080): every backend costs ~15 MiB of
  * RSS, and only the forum takes a write load (votes: 10 connections let PostgreSQL group the
  * commits' WAL flushes); identity is mostly behind the gateway's authentication cache, the council
- * and translation are rarely called. 17 in all.
+ * and translation are rarely called. 16 in all.
  */
-const EMBEDDED_POOLS = { forum: 10, identity: 3, council: 2, translation: 2 } as const;
+const EMBEDDED_POOLS = { forum: 10, identity: 2, council: 2, translation: 2 } as const;
 
 async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPostgres | undefined, log: Logger, bus: EventBus, clock: Clock): Promise<AllInOne> {
   // Every service reads DATABASE_URL; the gateway keeps its per-minute counters in this process

@@ -38,6 +38,7 @@ const SERVER_SETTINGS: Record<string, string> = {
   wal_level: "minimal",
   max_wal_senders: "0",
   jit: "off",
+  io_method: "sync",
   huge_pages: "off",
   log_min_messages: "warning",
   log_checkpoints: "off",
