@@ -50,7 +50,7 @@ export async function createDistributedInfra(databaseUrl, natsUrl) {
 
 /**
  * The connection URL of the embedded PostgreSQL server of a running all-in-one
- * (`$APS_DATA_DIR/postgres.url`), or null when there is none (embedded PGlite: no SQL access).
+ * (`$APS_DATA_DIR/postgres.url`), or null when there is none.
  * @param {string} dataDir APS_DATA_DIR
  */
 export function embeddedSqlUrl(dataDir) {

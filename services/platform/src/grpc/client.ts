@@ -2,7 +2,7 @@ import { credentials, Metadata, status as GrpcStatus, type ServiceError } from "
 import { CODE_METADATA_KEY, fromServiceError } from "../errors.js";
 import type { UnaryMethod } from "./channel.js";
 
-/** Default deadline of every service-to-service call, ms (10 s: the embedded database serialises every query of a service, so a burst of writes queues). */
+/** Default deadline of every service-to-service call, ms (10 s: a burst of writes may queue for a pool connection; docs/adr/0018). */
 export const DEFAULT_DEADLINE_MS = 10_000;
 
 /**
