@@ -24,6 +24,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { seededRandom } from "@aps/testkit";
 
 const { values: args } = parseArgs({
   options: {
@@ -47,18 +48,6 @@ const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0
 const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const suffix = randomBytes(4).toString("hex");
 
-/** mulberry32: a small seeded PRNG, so every run draws the same votes. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Runs `one(worker, draw)` in `C` loops for SECONDS; returns {ops, errors, perSecond, p50, p99}. */
 async function load(one) {
   const until = performance.now() + SECONDS * 1000;
@@ -68,7 +57,7 @@ async function load(one) {
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: C }, async (_, w) => {
-      const draw = rng(1000 + w);
+      const draw = seededRandom(1000 + w);
       while (performance.now() < until) {
         const s = performance.now();
         try {
