@@ -81,12 +81,14 @@ describe("embedded PostgreSQL", () => {
     await s.stop();
   });
 
-  it("says clearly when the configured port is taken", async () => {
+  it("says clearly when the configured port is taken, and leaves the data folder unclaimed", async () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", () => r()));
     const port = (blocker.address() as net.AddressInfo).port;
     try {
-      await expect(startEmbeddedPostgres({ dataDir: newDir(), port, log })).rejects.toThrow(new RegExp(`port ${port} on 127.0.0.1 is taken`));
+      const dir = newDir();
+      await expect(startEmbeddedPostgres({ dataDir: dir, port, log })).rejects.toThrow(new RegExp(`port ${port} on 127.0.0.1 is taken`));
+      expect(existsSync(join(dir, "all-in-one.pid"))).toBe(false);
     } finally {
       blocker.close();
     }

@@ -59,15 +59,25 @@ const READY_LINE = "database system is ready to accept connections";
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const dataDir = resolve(opts.dataDir);
-  const clusterDir = join(dataDir, "postgres");
-  const passwordFile = join(dataDir, "postgres.password");
-  const urlFile = join(dataDir, "postgres.url");
   mkdirSync(dataDir, { recursive: true });
   const bin = await binaries();
   const owner = serverUser(opts.log);
   if (owner) makeTraversable(dataDir);
 
   claimDataDir(dataDir);
+  try {
+    return await startClaimed(opts, bin, owner, dataDir);
+  } catch (err) {
+    releaseDataDir(dataDir);
+    throw err;
+  }
+}
+
+/** The rest of startEmbeddedPostgres, once this process holds `dataDir`. */
+async function startClaimed(opts: EmbeddedPostgresOptions, bin: { initdb: string; postgres: string }, owner: { uid: number; gid: number } | undefined, dataDir: string): Promise<EmbeddedPostgres> {
+  const clusterDir = join(dataDir, "postgres");
+  const passwordFile = join(dataDir, "postgres.password");
+  const urlFile = join(dataDir, "postgres.url");
   await stopOrphan(clusterDir, opts.log);
 
   if (!existsSync(join(clusterDir, "PG_VERSION"))) {
@@ -112,7 +122,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     }
   };
   process.on("exit", killOnExit);
-  await waitReady(child, opts.log);
+  try {
+    await waitReady(child, opts.log);
+  } catch (err) {
+    process.off("exit", killOnExit);
+    await stopChild(child);
+    throw err;
+  }
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   writeFileSync(urlFile, `${url}\n`, { mode: 0o600 });
   opts.log.info({ port, dir: clusterDir }, "embedded PostgreSQL ready");
