@@ -2,6 +2,7 @@ import type pg from "pg";
 import { ApsError, enqueueEvent, newId, outboxHeaders, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
 import { events, type forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
+import { GroupCommit } from "./group-commit.js";
 
 interface PostRow {
   id: string;
@@ -60,6 +61,35 @@ export interface ForumLimits {
   agendaMinScore: number;
   /** Heat rule: only the top N open proposals by heat may move (AGENDA_SIZE). */
   agendaSize: number;
+}
+
+/** Largest group commit of votes (docs/adr/0097): bounds one batch's lock time to a few ms. */
+const VOTE_BATCH_MAX = 64;
+
+/** The arguments of one `cast_vote` call (migration 1731000000002). */
+interface VoteArgs {
+  postId: string;
+  voterId: string;
+  vote: 1 | -1;
+  /** The service clock's now (UTC): `cast_at` of the vote. */
+  now: Date;
+  voteEventId: string;
+  /** `forum.VoteCast` fields 1–5, encoded. */
+  votePayload: Buffer;
+  /** JSON text of the outbox headers (event type, trace context). */
+  voteHeaders: string;
+  agendaEventId: string;
+  /** `forum.PostOnAgenda` fields 1–3, encoded. */
+  agendaPayload: Buffer;
+  agendaHeaders: string;
+}
+
+/** What `cast_vote` answers for one vote. */
+interface VoteOutcome {
+  post_found: boolean;
+  changed: boolean;
+  tally_for: number;
+  tally_against: number;
 }
 
 /** Lifecycle order of the status projection; a status never moves backwards. */
@@ -200,13 +230,14 @@ export class ForumRepository {
   }
 
   /**
-   * Records or changes `voterId`'s vote (1 | -1) on a post (seed: one per identity, changeable) in
-   * ONE statement, the SQL function `cast_vote` (migration 1731000000002, docs/adr/0090): the
-   * votes row, the history row (docs/adr/0015), the tallies and heat, the heat rule
-   * (docs/adr/0014) and the outbox rows commit together in one round trip. The same vote again
-   * changes nothing and enqueues nothing. Tallies stay exact under concurrency (row locks, see the
-   * migration). Returns the post's tallies after the vote and `castAt` = the service clock's now
-   * (UTC). Throws `not_found` for an absent post.
+   * Records or changes `voterId`'s vote (1 | -1) on a post (seed: one per identity, changeable).
+   * Each vote is the SQL function `cast_vote` (migration 1731000000002, docs/adr/0090): the votes
+   * row, the history row (docs/adr/0015), the tallies and heat, the heat rule (docs/adr/0014) and
+   * the outbox rows commit together. Votes arriving while earlier ones are being written are
+   * written together in one statement, `cast_votes` (group commit, docs/adr/0097). The same vote
+   * again changes nothing and enqueues nothing. Tallies stay exact under concurrency (row locks,
+   * see the migrations). Returns the post's tallies after the vote and `castAt` = the service
+   * clock's now (UTC). Throws `not_found` for an absent post.
    */
   async castVote(postId: string, voterId: string, vote: 1 | -1): Promise<forum.CastVoteResponse> {
     const now = this.clock.now();
@@ -214,31 +245,69 @@ export class ForumRepository {
     const voteEventId = newId("");
     const agendaEventId = newId("");
     // The fields known before the transaction; cast_vote appends previous_vote/votes_for/
-    // votes_against (and the agenda event's author_id), which it learns under the locks.
-    const votePrefix = events.VoteCast.encode({ eventId: voteEventId, occurredAt, postId, voterId, vote, previousVote: 0, votesFor: 0, votesAgainst: 0 }).finish();
-    const agendaPrefix = events.PostOnAgenda.encode({ eventId: agendaEventId, occurredAt, postId, authorId: "" }).finish();
-    const r = await this.pool.query<{ post_found: boolean; changed: boolean; tally_for: number; tally_against: number }>({
+    // votes_against (and the agenda event's author_id), which it learns under the locks. The
+    // headers carry the trace context of this call, so they are taken now, not in the batch.
+    const v: VoteArgs = {
+      postId,
+      voterId,
+      vote,
+      now,
+      voteEventId,
+      votePayload: Buffer.from(events.VoteCast.encode({ eventId: voteEventId, occurredAt, postId, voterId, vote, previousVote: 0, votesFor: 0, votesAgainst: 0 }).finish()),
+      voteHeaders: outboxHeaders("forum.vote_cast"),
+      agendaEventId,
+      agendaPayload: Buffer.from(events.PostOnAgenda.encode({ eventId: agendaEventId, occurredAt, postId, authorId: "" }).finish()),
+      agendaHeaders: outboxHeaders("forum.post_on_agenda"),
+    };
+    const row = await this.votes.submit(v);
+    if (!row.post_found) throw new ApsError("not_found", `post ${postId} not found`);
+    return { postId, vote, votes: { for: row.tally_for, against: row.tally_against, score: row.tally_for - row.tally_against }, castAt: occurredAt };
+  }
+
+  /** Group commit of votes (docs/adr/0097); one batch in flight per repository. */
+  private readonly votes = new GroupCommit<VoteArgs, VoteOutcome>(
+    (batch) => this.castVotes(batch),
+    (one) => this.castOneVote(one),
+    VOTE_BATCH_MAX,
+  );
+
+  /** One vote, one statement (`cast_vote`). */
+  private async castOneVote(v: VoteArgs): Promise<VoteOutcome> {
+    const r = await this.pool.query<VoteOutcome>({
       name: "forum.cast_vote",
       text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-      values: [
-        postId,
-        voterId,
-        vote,
-        now,
-        this.limits.agendaMinScore,
-        this.limits.agendaSize,
-        voteEventId,
-        Buffer.from(votePrefix),
-        outboxHeaders("forum.vote_cast"),
-        agendaEventId,
-        Buffer.from(agendaPrefix),
-        outboxHeaders("forum.post_on_agenda"),
-      ],
+      values: [v.postId, v.voterId, v.vote, v.now, this.limits.agendaMinScore, this.limits.agendaSize, v.voteEventId, v.votePayload, v.voteHeaders, v.agendaEventId, v.agendaPayload, v.agendaHeaders],
     });
     const row = r.rows[0]!;
-    if (!row.post_found) throw new ApsError("not_found", `post ${postId} not found`);
     if (row.changed) this.eventsCommitted();
-    return { postId, vote, votes: { for: row.tally_for, against: row.tally_against, score: row.tally_for - row.tally_against }, castAt: occurredAt };
+    return row;
+  }
+
+  /** Several votes, one statement (`cast_votes`); results in the order of `batch`. */
+  private async castVotes(batch: VoteArgs[]): Promise<VoteOutcome[]> {
+    const col = <K extends keyof VoteArgs>(k: K) => batch.map((v) => v[k]);
+    const r = await this.pool.query<VoteOutcome & { idx: number }>({
+      name: "forum.cast_votes",
+      text: "SELECT idx, post_found, changed, tally_for, tally_against FROM cast_votes($1::text[], $2::text[], $3::smallint[], $4::timestamptz[], $5, $6, $7::text[], $8::bytea[], $9::jsonb[], $10::text[], $11::bytea[], $12::jsonb[])",
+      values: [
+        col("postId"),
+        col("voterId"),
+        col("vote"),
+        col("now"),
+        this.limits.agendaMinScore,
+        this.limits.agendaSize,
+        col("voteEventId"),
+        col("votePayload"),
+        col("voteHeaders"),
+        col("agendaEventId"),
+        col("agendaPayload"),
+        col("agendaHeaders"),
+      ],
+    });
+    const out: VoteOutcome[] = new Array(batch.length);
+    for (const row of r.rows) out[row.idx - 1] = row;
+    if (r.rows.some((row) => row.changed)) this.eventsCommitted();
+    return out;
   }
 
   /**
