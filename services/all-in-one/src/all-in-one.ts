@@ -56,12 +56,14 @@ export async function startAllInOne(givenEnv: NodeJS.ProcessEnv, log: Logger, bu
 }
 
 /**
- * Connections per service on the embedded server (docs/adr/0080): every backend costs ~15 MiB of
- * RSS, and only the forum takes a write load (votes: 10 connections let PostgreSQL group the
- * commits' WAL flushes); identity is mostly behind the gateway's authentication cache, the council
- * and translation are rarely called. 16 in all.
+ * Connections per service on the embedded server (docs/adr/0080): every backend costs ~20 MiB of
+ * RSS. The forum takes the write load, but its votes go through one connection at a time (group
+ * commit, docs/adr/0097), so 4 cover votes, the outbox relay and the read misses; identity is
+ * mostly behind the gateway's authentication cache; the council is rarely called; translation
+ * makes single statements only (no transaction holds a connection while it asks for another). 9
+ * in all.
  */
-const EMBEDDED_POOLS = { forum: 10, identity: 2, council: 2, translation: 2 } as const;
+const EMBEDDED_POOLS = { forum: 4, identity: 2, council: 2, translation: 1 } as const;
 
 async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPostgres | undefined, log: Logger, bus: EventBus, clock: Clock): Promise<AllInOne> {
   // Every service reads DATABASE_URL; the gateway keeps its per-minute counters in this process

@@ -33,7 +33,7 @@ export interface EmbeddedPostgresOptions {
 const SERVER_SETTINGS: Record<string, string> = {
   listen_addresses: "127.0.0.1",
   unix_socket_directories: "",
-  shared_buffers: "16MB",
+  shared_buffers: "8MB",
   max_connections: "60",
   wal_level: "minimal",
   max_wal_senders: "0",
@@ -42,6 +42,8 @@ const SERVER_SETTINGS: Record<string, string> = {
   huge_pages: "off",
   log_min_messages: "warning",
   log_checkpoints: "off",
+  max_logical_replication_workers: "0",
+  autovacuum_max_workers: "1",
 };
 
 const READY_LINE = "database system is ready to accept connections";
