@@ -16,6 +16,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { otlpTracesProtocol } from "@aps/platform/otlp-exporter";
 
 const run = promisify(execFile);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -483,8 +484,16 @@ describe("charts/aps", () => {
         expect(env.DATABASE_URL.valueFrom.secretKeyRef).toEqual({ name: "aps-secrets", key: "DATABASE_URL", optional: false });
         expect(env[`${svc.toUpperCase()}_DATABASE_URL`].valueFrom.secretKeyRef).toEqual({ name: "aps-secrets", key: `${svc.toUpperCase()}_DATABASE_URL`, optional: true });
         expect(env.NATS_URL.valueFrom.secretKeyRef).toEqual({ name: "aps-secrets", key: "NATS_URL" });
+        // gRPC to the collector's gRPC port (deploy/otel/collector.yaml: grpc 4317, http 4318); the
+        // services honour the protocol (docs/adr/0093; test/e2e/tracing-export.test.ts sends
+        // spans this way to a real receiver).
         expect(env.OTEL_EXPORTER_OTLP_ENDPOINT.value).toBe("http://otel-collector.observability.svc:4317");
+        expect(env.OTEL_EXPORTER_OTLP_PROTOCOL.value).toBe("grpc");
+        expect(otlpTracesProtocol(Object.fromEntries(Object.entries(env).map(([k, e]: [string, any]) => [k, e.value])))).toBe("grpc");
         expect(env.OTEL_SERVICE_NAME.value).toBe(`aps-${svc}`);
+        // The NetworkPolicy lets the pod reach the endpoint's port.
+        const egressPorts = find(ms, "NetworkPolicy", `aps-${svc}`).spec.egress.flatMap((r: any) => (r.ports ?? []).map((p: any) => p.port));
+        expect(egressPorts).toContain(Number(new URL(env.OTEL_EXPORTER_OTLP_ENDPOINT.value).port));
       }
       const gwPolicy = find(ms, "NetworkPolicy", "aps-gateway");
       expect(gwPolicy.spec.ingress[0].from[0].namespaceSelector.matchLabels).toEqual({ "kubernetes.io/metadata.name": "ingress-nginx" });
