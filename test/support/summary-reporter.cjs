@@ -14,7 +14,7 @@ const path = require("node:path");
 
 /** The file's first error line (jest's testExecError or failureMessage), without ANSI colours. */
 function firstLine(r) {
-  const text = String(r.testExecError?.message ?? r.failureMessage ?? "error").replace(/\u001b\[[0-9;]*m/g, "");
+  const text = String(r.testExecError?.message || r.failureMessage || "error").replace(/\u001b\[[0-9;]*m/g, "");
   return text.split("\n").map((l) => l.trim()).find((l) => l && !l.startsWith("●")) ?? "error";
 }
 
