@@ -1,8 +1,12 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import fc from "fast-check";
 import pg from "pg";
 import { HTTP_STATUS } from "@aps/platform";
 import { httpClient, type HttpResult } from "@aps/testkit";
-import { availableModes, startSystem, type System } from "../support/system.js";
+import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
  * Property-based fuzzing of every `/v1` route (issue #7, DESIGN.md §4): fast-check builds requests
@@ -210,6 +214,9 @@ const ROUTES: Route[] = [
   { method: "POST", name: "/posts/:id/complete", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/complete`) },
   { method: "GET", name: "/knowledge/search", path: () => fc.constant("/knowledge/search"), query: { names: ["q", "tags", "limit"], valid: { q: "proposal", tags: "post" } } },
   { method: "GET", name: "/posts/similar", path: () => fc.constant("/posts/similar"), query: { names: ["title", "body", "limit"], valid: { title: "fuzzed title" } } },
+  { method: "GET", name: "/me/quotas", path: () => fc.constant("/me/quotas") },
+  { method: "GET", name: "/posts/:id/translation", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/translation`), query: { names: ["lang"], valid: { lang: "es" } } },
+  { method: "GET", name: "/posts/translations", path: () => fc.constant("/posts/translations"), query: { names: ["lang", "ids"], valid: { lang: "es", ids: "POSTID" } } },
   { method: "POST", name: "/admin/seats", path: () => fc.constant("/admin/seats"), body: { agentId: "AGENT", seat: "councillor" }, authAs: "admin" },
   {
     method: "DELETE",
@@ -231,7 +238,45 @@ interface Req {
 
 const modes = real ? (["real"] as const) : (["embedded"] as const);
 
-describe.each(modes)("fuzzing every route (%s)", (mode) => {
+/**
+ * The `/v1` routes the gateway defines, read from its route modules (services/gateway/src/routes,
+ * all mounted under /v1 except the /docs pages): the fuzzer must cover each of them.
+ */
+function gatewayV1Routes(): string[] {
+  const dir = join(ROOT, "services/gateway/src/routes");
+  const out: string[] = [];
+  for (const f of readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && f !== "docs.ts")) {
+    for (const m of readFileSync(join(dir, f), "utf8").matchAll(/\.(get|post|put|patch|delete)\(\s*"(\/[^"]*)"/g)) out.push(`${m[1]!.toUpperCase()} ${m[2]}`);
+  }
+  return [...new Set(out)].sort();
+}
+
+it("the fuzzer covers every /v1 route the gateway defines", () => {
+  const routes = gatewayV1Routes();
+  expect(routes.length).toBeGreaterThan(20);
+  expect(ROUTES.map((r) => `${r.method} ${r.name}`).sort()).toEqual(routes);
+});
+
+/**
+ * A translation engine for the translation routes: a LibreTranslate-API stub in the test (no
+ * translation engine runs here; test/e2e/translation.test.ts covers the real Apertium). It
+ * answers each text with itself prefixed by the target language.
+ */
+async function startTranslationStub(): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString()));
+    req.on("end", () => {
+      const q = JSON.parse(body || "{}") as { q?: string[] | string; target?: string };
+      const texts = Array.isArray(q.q) ? q.q : [q.q ?? ""];
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ translatedText: texts.map((t) => `[${q.target}] ${t}`) }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stop: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+}
+
+describe.each(modes)("fuzzing every route (%s; translation engine: a LibreTranslate-API stub)", (mode) => {
   let sys: System;
   let ctx: Ctx;
   let seq = 0;
@@ -240,8 +285,11 @@ describe.each(modes)("fuzzing every route (%s)", (mode) => {
   const statusCounts = new Map<number, number>();
   const failures: string[] = [];
 
+  let engine: Awaited<ReturnType<typeof startTranslationStub>>;
+
   beforeAll(async () => {
-    sys = await startSystem(mode, { env: { POSTS_PER_DAY: "100000", COMMENTS_PER_DAY: "100000", JOINS_PER_SOURCE_PER_DAY: "100000" } });
+    engine = await startTranslationStub();
+    sys = await startSystem(mode, { env: { POSTS_PER_DAY: "100000", COMMENTS_PER_DAY: "100000", JOINS_PER_SOURCE_PER_DAY: "100000", TRANSLATION_ENGINE: "libretranslate", LIBRETRANSLATE_URL: engine.url } });
     const req = httpClient(sys.baseUrl);
     const a = await req("POST", "/join", { body: { name: "fuzz councillor" } });
     const b = await req("POST", "/join", { body: { name: "fuzz bystander" } });
@@ -257,6 +305,7 @@ describe.each(modes)("fuzzing every route (%s)", (mode) => {
 
   afterAll(async () => {
     await sys?.stop();
+    await engine?.stop();
   });
 
   /** Sends one generated request and checks property 1; records the marker for property 2. */
@@ -275,7 +324,7 @@ describe.each(modes)("fuzzing every route (%s)", (mode) => {
       payload = JSON.stringify(tag(json, marker));
     } else if ("raw" in r.body) payload = marker + r.body.raw;
     if (payload !== undefined && r.contentType !== "") headers["content-type"] = r.contentType;
-    const query = r.query ? `?${r.query}` : "";
+    const query = r.query ? `?${r.query.replaceAll("POSTID", ctx.postId)}` : "";
     const url = `${sys.baseUrl}${r.path}${query}`;
     const res = await fetch(url, { method: route.method, headers, body: route.method === "GET" ? undefined : payload });
     const text = await res.text();

@@ -6,6 +6,7 @@ import {
   joinAll,
   ok,
   outboxBacklog,
+  unsettledConsumers,
   searchIds,
   seatCouncil,
   startAio,
@@ -139,8 +140,10 @@ describe.each(stops)("NATS stopped (%s) during writes, started again (private na
       }, 60_000);
       await eventually(async () => expect(await outboxBacklog(aps.baseUrl)).toBe(0), 30_000);
       const recoveryMs = Date.now() - restartedAt;
-      // still exact a while later (no late duplicate deliveries)
-      await new Promise((r) => setTimeout(r, 2_000));
+      // Every event of every type reached every consumer: each durable has delivered the whole
+      // stream and has no delivery unacknowledged, so no late redelivery (ack_wait 30 s) can come;
+      // then the effects are still exact (no late duplicate).
+      const settledMs = await eventually(async () => expect(await unsettledConsumers(nats.url, "APS")).toEqual([]), 90_000, 250);
       expect(await actualSagacity(req, agents)).toEqual(expected);
       const ledgerRows = (
         await Promise.all(agents.map(async (a) => ok(await req("GET", "/me/sagacity?limit=100", { key: a.apiKey }), 200, "ledger").items as unknown[]))
@@ -150,7 +153,7 @@ describe.each(stops)("NATS stopped (%s) during writes, started again (private na
       console.log(
         `[faults/nats] ${signal}: ${writes} writes accepted (${posts.length} posts, ${votes.length} votes, ${closes.length} closes); NATS down ${downMs} ms with ` +
           `${backlogWhileDown} events in the outbox; after restart Sagacity exact in ${sagacityMs} ms, search complete in ${searchMs} ms, ` +
-          `everything settled in ${recoveryMs} ms; ${ledgerRows} ledger rows, events lost 0, duplicate effects 0`,
+          `outbox empty in ${recoveryMs} ms, every consumer acked everything ${settledMs} ms later; ${ledgerRows} ledger rows, events lost 0, duplicate effects 0`,
       );
     },
     TIMEOUT,

@@ -1,5 +1,6 @@
 import { createTestDatabase, deleteTestStream, hasNats, hasPostgres, httpClient, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type TestDatabase } from "@aps/testkit";
-import { eventually, joinAll, ok, readyz, searchIds, seatCouncil, type Req } from "./support.js";
+import pg from "pg";
+import { eventually, joinAll, ok, readyz, searchIds, seatCouncil, unsettledConsumers, type Req } from "./support.js";
 import { startTopology } from "./topology.js";
 
 /**
@@ -24,6 +25,17 @@ const AUTH_TTL_MS = 1_000;
   let req: Req;
   const names = uniqueBusNames();
   const word = `killfault${uniqueSuffix()}`;
+
+  /** One query on this test's database (the services' schemas). */
+  const sql = async (text: string) => {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return await c.query(text);
+    } finally {
+      await c.end();
+    }
+  };
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -52,6 +64,8 @@ const AUTH_TTL_MS = 1_000;
       for (const r of burst) accepted.push(ok(r, 201, "post").id as string);
       const killedAt = Date.now();
       expect(await topo.children.forum.kill("SIGKILL")).toBe(null);
+      // What the crash left in the forum's outbox: rows committed with the posts, not yet published.
+      const pendingAtKill = Number((await sql("SELECT count(*) AS n FROM forum.outbox WHERE published_at IS NULL")).rows[0].n);
 
       const down503 = async (method: string, path: string, body?: unknown) => {
         const r = await req(method, path, { key: author.apiKey, ...(body ? { body } : {}) });
@@ -79,6 +93,8 @@ const AUTH_TTL_MS = 1_000;
       expect(mine.map((p) => p.id).sort()).toEqual([...accepted].sort());
       // the events the killed process had not relayed go out after its restart
       const searchMs = await eventually(async () => expect([...(await searchIds(req, word))].sort()).toEqual([...accepted].sort()), 60_000);
+      // Every outbox row — those pending at the kill included — is published after the restart.
+      await eventually(async () => expect(Number((await sql("SELECT count(*) AS n FROM forum.outbox WHERE published_at IS NULL")).rows[0].n)).toBe(0), 60_000);
       ok(await req("POST", `/posts/${accepted[0]}/vote`, { key: agents[3]!.apiKey, body: { vote: 1 } }), 200, "vote after restart");
 
       // identity killed right after a Council close: its Sagacity award happens after the restart, once
@@ -97,7 +113,9 @@ const AUTH_TTL_MS = 1_000;
         expect(ok(await req("GET", "/me", { key: author.apiKey }), 200, "me").sagacity).toBe(10);
         expect(ok(await req("GET", `/posts/${target}`), 200, "detail").status).toBe("adopted");
       }, 60_000);
-      await new Promise((r) => setTimeout(r, 1_500));
+      // No duplicate can come any more once no consumer has a delivery outstanding (a redelivery
+      // comes only after ack_wait, 30 s): wait for that, not for a fixed time.
+      const settledMs = await eventually(async () => expect(await unsettledConsumers(TEST_NATS_URL, names.stream)).toEqual([]), 90_000, 250);
       const ledger = ok(await req("GET", "/me/sagacity", { key: author.apiKey }), 200, "ledger");
       expect(ledger).toMatchObject({ total: 10 });
       expect(ledger.items).toHaveLength(1);
@@ -105,7 +123,7 @@ const AUTH_TTL_MS = 1_000;
       expect(ok(await req("GET", "/me", { key: agents[3]!.apiKey }), 200, "me").sagacity).toBe(0);
       console.log(
         `[faults/kill] forum SIGKILLed after ${accepted.length} accepted posts: 503s while down, back in ${forumBackMs} ms (readyz 200 ${readyMs} ms later), ` +
-          `search complete ${searchMs} ms later; identity SIGKILLed after a close: award landed once ${sagacityMs} ms after its restart (${Date.now() - idKilledAt} ms after the kill)`,
+          `search complete ${searchMs} ms later; ${pendingAtKill} outbox rows pending at the kill, all published after the restart; identity SIGKILLed after a close: award landed once ${sagacityMs} ms after its restart, still once when every consumer had settled ${settledMs} ms later (${Date.now() - idKilledAt} ms after the kill)`,
       );
     },
     TIMEOUT,

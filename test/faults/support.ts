@@ -1,5 +1,6 @@
 import { createLogger, InProcessBus } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
+import { connect } from "nats";
 import { httpClient, type HttpResult } from "@aps/testkit";
 
 /**
@@ -111,4 +112,23 @@ export async function outboxBacklog(baseUrl: string): Promise<number> {
   let n = 0;
   for (const m of text.matchAll(/^aps_outbox_backlog\{[^}]*\} (\d+)/gm)) n += Number(m[1]);
   return n;
+}
+
+/**
+ * Consumers of JetStream stream `stream` that still have messages to deliver or deliveries not yet
+ * acknowledged (`num_pending`, `num_ack_pending`), as `durable: pending/ackPending`. Empty means no
+ * redelivery can come any more: a test waits for it before it asserts "no duplicate effect".
+ */
+export async function unsettledConsumers(natsUrl: string, stream: string): Promise<string[]> {
+  const nc = await connect({ servers: natsUrl });
+  try {
+    const jsm = await nc.jetstreamManager();
+    const out: string[] = [];
+    for await (const c of jsm.consumers.list(stream)) {
+      if (c.num_pending > 0 || c.num_ack_pending > 0) out.push(`${c.name}: ${c.num_pending}/${c.num_ack_pending}`);
+    }
+    return out;
+  } finally {
+    await nc.close();
+  }
 }

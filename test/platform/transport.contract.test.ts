@@ -1,4 +1,5 @@
 import { ApsError, CouncilClient, ForumClient, IdentityClient, KnowledgeClient, TranslationClient } from "@aps/platform";
+import { eventually } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -100,8 +101,10 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       const opened = await writer.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId });
       expect(opened).toMatchObject({ postId: post.id, ballots: [expect.objectContaining({ councillorId: councillor.agent!.agentId, vote: "approve" })] });
       expect(await same((c) => c.council.getCase(post.id))).toEqual({ ok: { found: true, case: opened } });
-      // Nominating twice is an invalid_state on either transport.
-      await same((c) => c.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId }));
+      // Nominating twice is an invalid_state on either transport. Its message names the post's
+      // status, which the forum learns from the council's events (review, then adopted): compare
+      // once both transports read the settled status (condition wait, generous ceiling).
+      await eventually(() => same((c) => c.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId })), 30_000, 100);
     }
     const pages = [
       await same((c) => c.forum.listPosts({ kind: "all", sort: "hot", limit: 25, cursor: "", authorId: "" })),

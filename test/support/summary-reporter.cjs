@@ -1,11 +1,44 @@
 /**
- * Prints one closing line "tests: N passed, N failed, N skipped" after the jest run, so CI
- * readers (and people) see the totals in a runner-neutral form.
+ * Prints the closing lines of a jest run in a runner-neutral form, for CI readers and people:
+ *
+ *   tests: N passed, N failed, N skipped
+ *   files: N crashed            (only when some did; then one line per file with its error)
+ *   skipped: N in <file> › <outermost describe or test name> (one line per group; the reason is in the name)
+ *
+ * Skipped (`it.skip`, `describe.skip`, todo) tests count as skipped, never as passed. A file that
+ * crashed (an error while loading it or in a hook outside any test, e.g. APS_TEST_REQUIRE_REAL=1
+ * and a missing dependency) ran none of its tests, so jest's test counts miss it: it is listed
+ * here and counted as failed in the totals (docs/adr/0094).
  */
+const path = require("node:path");
+
+/** The file's first error line (jest's testExecError or failureMessage), without ANSI colours. */
+function firstLine(r) {
+  const text = String(r.testExecError?.message || r.failureMessage || "error").replace(/\u001b\[[0-9;]*m/g, "");
+  return text.split("\n").map((l) => l.trim()).find((l) => l && !l.startsWith("●")) ?? "error";
+}
+
 class SummaryReporter {
+  constructor(globalConfig) {
+    this.rootDir = globalConfig?.rootDir ?? process.cwd();
+  }
+
   onRunComplete(_contexts, results) {
+    const crashed = results.testResults.filter((r) => r.testExecError || (r.failureMessage && r.numFailingTests === 0 && r.numPassingTests === 0));
+    const skippedTests = results.testResults.flatMap((r) =>
+      r.testResults.filter((t) => t.status === "pending" || t.status === "skipped" || t.status === "todo").map((t) => `${path.relative(this.rootDir, r.testFilePath)} › ${t.ancestorTitles[0] ?? t.title}`),
+    );
     const skipped = results.numPendingTests + results.numTodoTests;
-    process.stdout.write(`\ntests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${skipped} skipped\n`);
+    const failed = results.numFailedTests + crashed.length;
+    const out = [`\ntests: ${results.numPassedTests} passed, ${failed} failed, ${skipped} skipped`];
+    if (crashed.length > 0) {
+      out.push(`files: ${crashed.length} crashed (none of their tests ran; each counted once as failed above)`);
+      for (const r of crashed) out.push(`  crashed: ${path.relative(this.rootDir, r.testFilePath)}: ${firstLine(r)}`);
+    }
+    const names = new Map();
+    for (const n of skippedTests) names.set(n, (names.get(n) ?? 0) + 1);
+    for (const [n, c] of names) out.push(`  skipped: ${c} in ${n}`);
+    process.stdout.write(`${out.join("\n")}\n`);
   }
 }
 module.exports = SummaryReporter;

@@ -24,8 +24,9 @@ const CORPUS: KnowledgeDoc[] = [
   ...docsDocuments(),
 ];
 
-function contract(name: string, make: () => Promise<SearchEngine>) {
-  describe(`SearchEngine contract: ${name}`, () => {
+/** Runs the contract against the engine `make` builds, inside `d` (`describe.skip` when the engine is absent). */
+function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Describe = describe) {
+  d(`SearchEngine contract: ${name}`, () => {
     let engine: SearchEngine;
     beforeAll(async () => {
       engine = await make();
@@ -114,19 +115,15 @@ function contract(name: string, make: () => Promise<SearchEngine>) {
 
 contract("embedded", async () => new EmbeddedEngine());
 
+// Without a server the Meilisearch contract is reported as skipped, test by test, with the
+// reason in the name (CI has no Meilisearch; docs/adr/0094).
 const MEILI_URL = process.env.MEILISEARCH_URL;
-if (MEILI_URL) {
-  contract("meilisearch", async () => new MeiliEngine({ url: MEILI_URL, apiKey: process.env.MEILISEARCH_API_KEY, index: `aps-contract-${process.pid}-${Date.now()}` }));
-} else {
-  const reason = "MEILISEARCH_URL is unset: the Meilisearch engine was NOT tested (set MEILISEARCH_URL and MEILISEARCH_API_KEY to run the same contract against a server)";
-  console.warn(`⚠️  ${reason}`);
-  describe("SearchEngine contract: meilisearch", () => {
-    it("is skipped because MEILISEARCH_URL is unset", () => {
-      expect(process.env.MEILISEARCH_URL ?? "").toBe("");
-      expect(reason).toMatch(/MEILISEARCH_URL is unset/);
-    });
-  });
-}
+if (!MEILI_URL) console.warn("⚠️  MEILISEARCH_URL is unset: the Meilisearch engine is NOT tested (set MEILISEARCH_URL and MEILISEARCH_API_KEY to run the same contract against a server)");
+contract(
+  MEILI_URL ? "meilisearch" : "meilisearch (SKIPPED: MEILISEARCH_URL is unset)",
+  async () => new MeiliEngine({ url: MEILI_URL!, apiKey: process.env.MEILISEARCH_API_KEY, index: `aps-contract-${process.pid}-${Date.now()}` }),
+  MEILI_URL ? describe : describe.skip,
+);
 
 describe("MeiliEngine errors", () => {
   it("maps an unreachable server to upstream_unavailable", async () => {

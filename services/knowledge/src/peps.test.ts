@@ -10,6 +10,7 @@ import { MeiliEngine } from "./meili.js";
  */
 const DATASET = fileURLToPath(new URL("../../../../shared/datasets/peps.jsonl", import.meta.url));
 const have = existsSync(DATASET);
+if (!have && process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing at ${DATASET}`);
 if (!have) console.warn(`!! peps.test.ts: ${DATASET} is missing — the PEP search benchmark is SKIPPED`);
 
 /** mulberry32: a small seeded PRNG. */
@@ -28,7 +29,7 @@ const STOP = new Set("the and for with from into that this about using use via p
 const titleWords = (t: string) => [...new Set(t.toLowerCase().match(/[a-z][a-z0-9_]{3,}/g) ?? [])].filter((w) => !STOP.has(w));
 
 function bench(name: string, make: () => SearchEngine) {
-  (have ? describe : describe.skip)(`PEP search benchmark: ${name}`, () => {
+  (have ? describe : describe.skip)(have ? `PEP search benchmark: ${name}` : `PEP search benchmark: ${name} (SKIPPED: the PEP dataset is missing)`, () => {
     it("finds 50 seeded PEPs by two distinctive title words in the top 5", async () => {
       const lines = readFileSync(DATASET, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { pep: number; title: string; text: string | null; abstract: string | null; status: string });
       const docs: KnowledgeDoc[] = lines.map((p) => ({

@@ -1,13 +1,13 @@
 import { register } from "node:module";
 import { createAddHookMessageChannel } from "import-in-the-middle";
 import { NodeSDK } from "@opentelemetry/sdk-node";
-import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { Instrumentation } from "@opentelemetry/instrumentation";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { ExpressInstrumentation } from "@opentelemetry/instrumentation-express";
 import { GrpcInstrumentation } from "@opentelemetry/instrumentation-grpc";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
+import { otlpTraceExporter, otlpTracesProtocol } from "./otlp-exporter.js";
 import { setTelemetryShutdown, shutdownTelemetry } from "./telemetry-hooks.js";
 
 export { shutdownTelemetry };
@@ -61,8 +61,10 @@ let started = false;
 /**
  * Starts OpenTelemetry tracing for `serviceName`, configured only by the standard `OTEL_*` env
  * vars: off when `OTEL_SDK_DISABLED=true` or when no `OTEL_EXPORTER_OTLP_ENDPOINT` /
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (nothing is loaded, spans are no-ops); otherwise an
- * OTLP/HTTP exporter behind a batch processor. `OTEL_SERVICE_NAME` wins over `serviceName`.
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (nothing is loaded, spans are no-ops); otherwise the
+ * official OTLP exporter of `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` / `OTEL_EXPORTER_OTLP_PROTOCOL`
+ * (`grpc`, `http/protobuf` — the default —, `http/json`; anything else throws) behind a batch
+ * processor (`OTEL_BSP_*`), docs/adr/0093. `OTEL_SERVICE_NAME` wins over `serviceName`.
  *
  * Must run before pg, @grpc/grpc-js, express and http are imported: each entry point calls it
  * first and then imports the service with a dynamic `import()`. Returns true when tracing is on.
@@ -73,6 +75,8 @@ export async function startTelemetry(serviceName: string, opts: TelemetryOptions
   if ((env.OTEL_SDK_DISABLED ?? "").trim().toLowerCase() === "true") return false;
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (!opts.spanProcessors && !endpoint) return false;
+  // Before anything is hooked: a bad protocol fails the start-up with nothing half-started.
+  const exporter = opts.spanProcessors ? undefined : otlpTraceExporter(otlpTracesProtocol(env));
   started = true;
 
   let waitForHooks: (() => Promise<void>) | undefined;
@@ -86,7 +90,8 @@ export async function startTelemetry(serviceName: string, opts: TelemetryOptions
   const instrumentations = apsInstrumentations();
   const sdk = new NodeSDK({
     ...(env.OTEL_SERVICE_NAME ? {} : { serviceName }),
-    spanProcessors: opts.spanProcessors ?? [new BatchSpanProcessor(new OTLPTraceExporter())],
+    // A trace exporter alone: the SDK puts it behind a batch processor configured by OTEL_BSP_*.
+    ...(opts.spanProcessors ? { spanProcessors: opts.spanProcessors } : { traceExporter: exporter }),
     instrumentations,
   });
   sdk.start();
