@@ -1,4 +1,4 @@
-import { createLogger, openDatabase, type Database } from "@aps/platform";
+import { createLogger, openDatabase, withTransaction, type Database } from "@aps/platform";
 import { createTestDatabase, hasPostgres } from "@aps/testkit";
 
 /**
@@ -24,6 +24,34 @@ if (!real) console.warn("database.test.ts: PostgreSQL is not reachable — the c
       }
     } finally {
       for (const db of dbs) await db.close();
+      await tdb.drop();
+    }
+  }, 60_000);
+
+  it("withTransaction: a connection killed while the transaction waits between queries fails that transaction, not the process; the pool goes on", async () => {
+    const tdb = await createTestDatabase();
+    const db = await openDatabase({ url: tdb.url, schema: "lost_conn", log: createLogger("db-test", "silent") });
+    const unhandled: unknown[] = [];
+    const onUncaught = (err: unknown) => unhandled.push(err);
+    process.on("uncaughtException", onUncaught);
+    try {
+      await db.pool.query("CREATE TABLE t (n int)");
+      const attempt = withTransaction(db.pool, async (tx) => {
+        await tx.query("INSERT INTO t VALUES (1)");
+        const pid = (await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+        // another connection kills this one while no query of it is running
+        await db.pool.query("SELECT pg_terminate_backend($1)", [pid]);
+        await new Promise((r) => setTimeout(r, 300));
+        await tx.query("INSERT INTO t VALUES (2)");
+      });
+      await expect(attempt).rejects.toThrow();
+      expect(unhandled).toEqual([]);
+      // nothing of the failed transaction was kept, and the pool serves the next one
+      await withTransaction(db.pool, (tx) => tx.query("INSERT INTO t VALUES (3)"));
+      expect((await db.pool.query<{ n: number }>("SELECT n FROM t ORDER BY n")).rows.map((r) => r.n)).toEqual([3]);
+    } finally {
+      process.off("uncaughtException", onUncaught);
+      await db.close();
       await tdb.drop();
     }
   }, 60_000);

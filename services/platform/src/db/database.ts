@@ -68,6 +68,9 @@ export function readinessProbe(db: Database): () => Promise<unknown> {
  */
 async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
   const c = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (err: Error) => void (lost = err); // see withTransaction
+  c.on("error", onError);
   try {
     await c.query("BEGIN");
     await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`aps-create-schema:${schema}`]);
@@ -77,7 +80,8 @@ async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
     await c.query("ROLLBACK").catch(() => undefined);
     throw err;
   } finally {
-    c.release();
+    c.removeListener("error", onError);
+    c.release(lost);
   }
 }
 
@@ -92,6 +96,11 @@ export type Tx = pg.PoolClient;
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const tx = await pool.connect();
   let broken: Error | undefined;
+  // A checked-out client has no pool listener: if its connection dies while `fn` awaits something
+  // else (no query running), pg emits 'error' on it, which would crash the process. Keep it: the
+  // next query fails, the transaction rolls back, and the client is destroyed below.
+  const lost = (err: Error) => void (broken = err);
+  tx.on("error", lost);
   try {
     await tx.query("BEGIN");
     const out = await fn(tx);
@@ -100,9 +109,10 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
   } catch (err) {
     await tx.query("ROLLBACK").catch(() => undefined);
     // A connection that failed (server restarted, socket reset) is destroyed, never pooled again.
-    broken = isDatabaseUnavailable(err) ? (err as Error) : undefined;
+    broken ??= isDatabaseUnavailable(err) ? (err as Error) : undefined;
     throw err;
   } finally {
+    tx.removeListener("error", lost);
     tx.release(broken);
   }
 }

@@ -10,6 +10,10 @@ import type { Logger } from "../log.js";
  */
 export async function migrate(db: Database, dir: string | string[], log: Logger): Promise<void> {
   const client = await db.pool.connect();
+  // A lost connection must fail the migration, not crash the process (see withTransaction).
+  let lost: Error | undefined;
+  const onError = (err: Error) => void (lost = err);
+  client.on("error", onError);
   try {
     await runner({
       dbClient: client,
@@ -29,7 +33,8 @@ export async function migrate(db: Database, dir: string | string[], log: Logger)
       log: (msg: string) => log.debug({ migration: msg }, "migrate"),
     });
   } finally {
-    client.release();
+    client.removeListener("error", onError);
+    client.release(lost);
   }
 }
 
