@@ -16,7 +16,8 @@ import {
 import type { BusEvent, ConsumerSpec, EphemeralHandler, EventBus, Subscription } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
-import { eventsParked, registerDeadLetters, registerLag } from "../metrics.js";
+import { eventsParked, registerDeadLetters, registerLag, registerStream } from "../metrics.js";
+import { DEFAULT_STREAM_LIMITS, limitsOfConfig, streamLimitConfig, type StreamLimits } from "./stream-limits.js";
 import { DEFAULT_REDELIVERY, decideRedelivery, errorText, type DeadLetterQueue, type FailureKind, type ParkedEvent, type RedeliveryPolicy } from "./redelivery.js";
 
 /** How long one pull request of a consumer waits for events, ms (also the longest a stop waits). */
@@ -35,6 +36,12 @@ export interface JetStreamOptions {
   prefix?: string;
   /** Name shown in the NATS server's connection list. */
   connectionName: string;
+  /**
+   * Retention limits the stream is created with — and updated to when it exists with others
+   * (docs/adr/0101). Unset: a missing stream is created with DEFAULT_STREAM_LIMITS and an
+   * existing one is left as it is (the gateway, which only subscribes, passes none).
+   */
+  limits?: StreamLimits;
   /** Backoff and limits of redelivery after a failed handler (default DEFAULT_REDELIVERY; docs/adr/0100). */
   redelivery?: Partial<RedeliveryPolicy>;
   log: Logger;
@@ -42,7 +49,8 @@ export interface JetStreamOptions {
 
 /**
  * EventBus on NATS JetStream (DESIGN.md §6): a file-backed stream `<stream>` capturing
- * `<prefix>.>` with a 2-minute duplicate window; publishes carry `Nats-Msg-Id = eventId`;
+ * `<prefix>.>` with a 2-minute duplicate window and retention limits (max age, bytes, events per
+ * subject; docs/adr/0101); publishes carry `Nats-Msg-Id = eventId`;
  * consumers are durable pull consumers with explicit ack and redelivery by NAK with an exponential
  * backoff (1 s doubling to 60 s); an outage is retried for as long as it lasts, and only poison
  * events (or ones failing with an unclassified error `maxDeliver` times) are parked on the
@@ -60,6 +68,7 @@ export class JetStreamBus implements EventBus {
   private readonly durables = new Set<string>();
   private readonly unregisterLag = registerLag(this);
   private readonly unregisterDeadLetters = registerDeadLetters(this);
+  private readonly unregisterStream = registerStream(this);
   private readonly policy: RedeliveryPolicy;
 
   private constructor(
@@ -89,11 +98,12 @@ export class JetStreamBus implements EventBus {
 
   private async ensureStream(): Promise<void> {
     const subjects = [`${this.prefix}.>`];
-    try {
-      await this.jsm.streams.info(this.stream);
-    } catch {
+    const wanted = this.opts.limits;
+    const info = await this.jsm.streams.info(this.stream).catch(() => undefined);
+    if (!info) {
       try {
-        await this.jsm.streams.add({ name: this.stream, subjects, storage: StorageType.File, duplicate_window: nanos(120_000) });
+        await this.jsm.streams.add({ name: this.stream, subjects, storage: StorageType.File, duplicate_window: nanos(120_000), ...streamLimitConfig(wanted ?? DEFAULT_STREAM_LIMITS) });
+        return;
       } catch (err) {
         // Another process may have created it in between.
         await this.jsm.streams.info(this.stream).catch(() => {
@@ -101,6 +111,18 @@ export class JetStreamBus implements EventBus {
         });
       }
     }
+    const current = info?.config ?? (await this.jsm.streams.info(this.stream)).config;
+    const have = limitsOfConfig(current);
+    if (wanted && (have.maxAgeSeconds !== wanted.maxAgeSeconds || have.maxBytes !== wanted.maxBytes || have.maxMsgsPerSubject !== wanted.maxMsgsPerSubject || current.discard !== streamLimitConfig(wanted).discard)) {
+      await this.jsm.streams.update(this.stream, { ...current, ...streamLimitConfig(wanted) });
+      this.opts.log.info({ stream: this.stream, from: have, to: wanted }, "event stream limits updated");
+    }
+  }
+
+  /** The stream's configured limits and what it holds now (`aps_event_stream_*`, docs/adr/0101). */
+  async streamState(): Promise<{ limits: StreamLimits; bytes: number; messages: number }> {
+    const info = await this.jsm.streams.info(this.stream);
+    return { limits: limitsOfConfig(info.config), bytes: info.state.bytes, messages: info.state.messages };
   }
 
   async publish(event: BusEvent): Promise<void> {
@@ -334,6 +356,7 @@ export class JetStreamBus implements EventBus {
   async close(): Promise<void> {
     this.unregisterLag();
     this.unregisterDeadLetters();
+    this.unregisterStream();
     await Promise.all([...this.subs].map((s) => s.stop()));
     let timer: NodeJS.Timeout | undefined;
     const drained = await Promise.race([
