@@ -92,6 +92,10 @@ export type Tx = pg.PoolClient;
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const tx = await pool.connect();
   let broken: Error | undefined;
+  // A checked-out client has no 'error' listener of the pool's: a server that dies between two
+  // queries would emit an unhandled 'error' and crash the process. Note it; the next query fails.
+  const lost = (err: Error) => (broken = err);
+  tx.on("error", lost);
   try {
     await tx.query("BEGIN");
     const out = await fn(tx);
@@ -100,9 +104,10 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
   } catch (err) {
     await tx.query("ROLLBACK").catch(() => undefined);
     // A connection that failed (server restarted, socket reset) is destroyed, never pooled again.
-    broken = isDatabaseUnavailable(err) ? (err as Error) : undefined;
+    broken = broken ?? (isDatabaseUnavailable(err) ? (err as Error) : undefined);
     throw err;
   } finally {
+    tx.off("error", lost);
     tx.release(broken);
   }
 }
