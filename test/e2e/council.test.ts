@@ -242,3 +242,44 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     });
   });
 });
+
+/**
+ * A case opened before any councillor is seated (issue 15 item 10, docs/adr/0017): its
+ * electorate is taken when the first councillor acts — every councillor seated then — so with 3
+ * seated the first approval does not decide alone; a second one (2 of 3) adopts. Before, the case
+ * kept `seats: 0` and the first approval adopted it at once.
+ */
+describe("a case opened with no councillor seated (embedded)", () => {
+  let sys: System;
+  let req: ReturnType<typeof httpClient>;
+  beforeAll(async () => {
+    sys = await startSystem("embedded", { env: { AGENDA_MIN_SCORE: "1", AGENDA_SIZE: "10", COUNCIL_TICK_MS: "50" } });
+    req = httpClient(sys.baseUrl);
+  });
+  afterAll(async () => {
+    await sys?.stop();
+  });
+  const join = async (name: string) => (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
+
+  it("takes every councillor seated at the first ballot as the electorate: 3 seats need 2 approvals", async () => {
+    const author = await join("author");
+    const voter = await join("voter");
+    const post = (await req("POST", "/posts", { key: author.apiKey, body: { title: "Hot before any seat", body: "x", is_arch_design: true } })).body;
+    expect((await req("POST", `/posts/${post.id}/vote`, { key: voter.apiKey, body: { vote: 1 } })).status).toBe(200);
+    // the heat rule puts it on the agenda; the Council opens the case with nobody seated
+    let opened: any;
+    for (let i = 0; i < 100 && !opened; i++) {
+      opened = (await req("GET", `/posts/${post.id}`)).body.council;
+      if (!opened) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(opened).toMatchObject({ seats: 0 });
+    const council = [await join("c1"), await join("c2"), await join("c3")];
+    for (const c of council) expect((await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: c.agentId, seat: "councillor" } })).status).toBe(200);
+
+    const first = await req("POST", `/posts/${post.id}/council`, { key: council[0]!.apiKey, body: { vote: "approve", reason: "good" } });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ status: "agenda", seats: 3, approvals: 1 });
+    const second = await req("POST", `/posts/${post.id}/council`, { key: council[1]!.apiKey, body: { vote: "approve", reason: "agreed" } });
+    expect(second.body).toMatchObject({ status: "adopted", seats: 3, approvals: 2 });
+  });
+});

@@ -449,6 +449,24 @@ function checkGolden(name: string, rendered: string) {
     });
   });
 
+  describe("alert rules (metrics.prometheusRule, docs/adr/0100)", () => {
+    it("renders no PrometheusRule by default, and one alerting on parked events and consumer lag when enabled", async () => {
+      if (skipped()) return;
+      expect(byKind(parseManifests(await helmRun(templateArgs())), "PrometheusRule")).toHaveLength(0);
+      const ms = parseManifests(await helmRun(templateArgs(["--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.prometheusRule.labels.release=kube-prometheus"])));
+      const [rule] = byKind(ms, "PrometheusRule");
+      expect(rule!.apiVersion).toBe("monitoring.coreos.com/v1");
+      expect(rule!.metadata.labels!.release).toBe("kube-prometheus");
+      const rules = rule!.spec.groups.flatMap((g: any) => g.rules);
+      const parked = rules.find((r: any) => r.alert === "APSEventsParked");
+      // the metric the buses export (services/platform/src/metrics.ts), per durable consumer
+      expect(parked.expr).toMatch(/^max by \(durable\) \(aps_dead_letter_events\) > 0$/);
+      expect(parked.for).toBe("5m");
+      expect(parked.annotations.description).toContain("aps events dlq");
+      expect(rules.find((r: any) => r.alert === "APSConsumerLagHigh").expr).toBe("max by (durable) (aps_consumer_pending) > 1000");
+    }, 120_000);
+  });
+
   describe("values-production.yaml", () => {
     let ms: Manifest[] = [];
     beforeAll(async () => {

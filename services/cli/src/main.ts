@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 import { api } from "./api.js";
 import { importPepsCommand } from "./import-peps.js";
+import { deadLetterCommand } from "./dead-letters.js";
 
 const USAGE = `usage: aps <command>
   seats grant <agentId> councillor|chief     grant a seat   (needs APS_ADMIN_TOKEN)
   seats revoke <agentId> councillor|chief    revoke a seat  (needs APS_ADMIN_TOKEN)
+  events dlq list [--limit N]                list events parked in the dead-letter queue (needs APS_ADMIN_TOKEN)
+  events dlq replay <id>… | --all            publish parked events again and remove them (needs APS_ADMIN_TOKEN)
   import-peps <file.jsonl> [--limit N] [--out result.json]
                                              import PEPs through the public API
 environment: APS_URL (default http://localhost:8080/v1), APS_ADMIN_TOKEN`;
@@ -21,6 +24,10 @@ try {
         ? await api(baseUrl, "POST", "/admin/seats", token, { agentId: args[1], seat: args[2] })
         : await api(baseUrl, "DELETE", `/admin/seats/${encodeURIComponent(args[1])}/${encodeURIComponent(args[2])}`, token);
     console.log(JSON.stringify(agent));
+  } else if (cmd === "events" && args[0] === "dlq" && (args[1] === "list" || args[1] === "replay")) {
+    const token = process.env.APS_ADMIN_TOKEN;
+    if (!token) throw new Error("APS_ADMIN_TOKEN is not set");
+    await deadLetterCommand(baseUrl, token, args[1], args.slice(2));
   } else if (cmd === "import-peps") {
     await importPepsCommand(baseUrl, args);
   } else {

@@ -1,5 +1,5 @@
 import express, { type Express } from "express";
-import type { Logger } from "@aps/platform";
+import type { DeadLetterQueue, Logger } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
 import type { CouncilClient, ForumClient, KnowledgeClient, TranslationClient } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
@@ -36,6 +36,8 @@ export interface AppDeps {
   log: Logger;
   /** Enables /v1/admin/* when set. */
   adminToken?: string | undefined;
+  /** The event bus's dead-letter queue (`/v1/admin/events/dlq`, docs/adr/0100); 503 without it. */
+  deadLetters?: DeadLetterQueue | undefined;
   /** Proxies whose X-Forwarded-For is trusted (express "trust proxy" list); none by default. */
   trustedProxies?: string[];
   /**
@@ -97,7 +99,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   v1.use(metaRoutes(deps.skill));
-  if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken, auth));
+  if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters));
   v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));
   v1.use(translationRoutes(deps.translation, deps.skill));

@@ -103,6 +103,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     authCache,
     readCache,
     adminToken: cfg.APS_ADMIN_TOKEN,
+    deadLetters: bus?.deadLetters,
     trustedProxies: cfg.TRUSTED_PROXIES?.split(",").map((s) => s.trim()).filter(Boolean) ?? [],
   });
   let draining = false;

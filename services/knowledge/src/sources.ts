@@ -33,7 +33,8 @@ export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
 export async function* allPosts(client: ForumClient): AsyncGenerator<forum.Post[]> {
   let cursor = "";
   do {
-    const page = await client.listPosts({ kind: "all", sort: "new", limit: 100, cursor, authorId: "" });
+    // the index needs whole bodies (lists carry excerpts by default, docs/adr/0102)
+    const page = await client.listPosts({ kind: "all", sort: "new", limit: 100, cursor, authorId: "", fullBodies: true });
     yield page.items;
     cursor = page.nextCursor;
   } while (cursor);

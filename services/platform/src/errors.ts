@@ -70,12 +70,17 @@ export const RETRY_AFTER_METADATA_KEY = "aps-retry-after-s";
  * on 429/503. The message is safe to show to callers (it never carries secrets or stack traces).
  */
 export class ApsError extends Error {
+  /**
+   * @param options.cause what caused it (e.g. the grpc-js ServiceError of a failed call), for the
+   *   gateway's log line of a 5xx — never sent to the caller (docs/adr/0102)
+   */
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly retryAfterSeconds?: number,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = "ApsError";
   }
 }
@@ -126,10 +131,10 @@ export function fromServiceError(err: unknown): ApsError {
   const md = se.metadata?.get(CODE_METADATA_KEY)[0];
   const retry = se.metadata?.get(RETRY_AFTER_METADATA_KEY)[0];
   if (typeof md === "string" && md in HTTP_STATUS) {
-    return new ApsError(md as ErrorCode, se.details ?? md, retry ? Number(retry) : undefined);
+    return new ApsError(md as ErrorCode, se.details ?? md, retry ? Number(retry) : undefined, { cause: err });
   }
   if (se.code === GrpcStatus.UNAVAILABLE || se.code === GrpcStatus.DEADLINE_EXCEEDED || se.code === GrpcStatus.CANCELLED) {
-    return new ApsError("upstream_unavailable", "a backing service is unavailable; retry later", 1);
+    return new ApsError("upstream_unavailable", "a backing service is unavailable; retry later", 1, { cause: err });
   }
-  return new ApsError("internal", "internal error");
+  return new ApsError("internal", "internal error", undefined, { cause: err });
 }

@@ -16,6 +16,8 @@ export * from "./bus/memory.js";
 export * from "./bus/jetstream.js";
 export * from "./bus/outbox.js";
 export * from "./bus/consumer.js";
+export * from "./bus/redelivery.js";
+export * from "./bus/stream-limits.js";
 export * from "./grpc/server.js";
 export * from "./grpc/client.js";
 export * from "./grpc/health.js";

@@ -16,7 +16,30 @@ export const LIMITS = {
   jsonBodyBytes: 64 * 1024,
   listDefault: 25,
   listMax: 100,
+  /** Code points of a post body shown in lists (docs/adr/0102); the full body is on /posts/{id}. */
+  excerptChars: 500,
+  /**
+   * Largest gRPC message any APS client or server sends or accepts, bytes (docs/adr/0102), set
+   * explicitly on both sides instead of grpc-js's 4 MiB receive default. The largest legitimate
+   * message is a GetPosts/ListPosts answer with 100 full bodies: ≈ 6.6 MB behind the gateway's
+   * 64 KiB JSON cap, ≈ 16.1 MB at the services' own maximum (40 000 code points × 4 bytes + title
+   * 800 + ≈ 300 of fields, × 100); twice that leaves room for growth.
+   */
+  grpcMessageBytes: 32 * 1024 * 1024,
 } as const;
+
+/** The first `max` code points of `s` (a surrogate pair is never split). */
+export function firstCodePoints(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let n = 0;
+  let end = 0;
+  for (const ch of s) {
+    if (n === max) break;
+    n++;
+    end += ch.length;
+  }
+  return s.slice(0, end);
+}
 
 /** Number of Unicode code points in `s`. */
 export function codePoints(s: string): number {

@@ -10,6 +10,9 @@ import type { Logger } from "./log.js";
  * - `aps_outbox_backlog{service}` (rows not yet published, sampled on scrape)
  * - `aps_consumer_deliveries_total{durable}`, `aps_consumer_failures_total{durable}`
  * - `aps_consumer_pending{durable}` (JetStream: events not yet delivered + delivered but unacked)
+ * - `aps_events_parked_total{durable,kind}` (events this process parked in the dead-letter queue; docs/adr/0100)
+ * - `aps_event_stream_limit{limit}`, `aps_event_stream_usage{measure}` (the JetStream stream's retention limits and contents, sampled on scrape; docs/adr/0101)
+ * - `aps_dead_letter_events{durable}` (events in the dead-letter queue now, sampled on scrape; docs/adr/0100)
  * - `aps_search_duration_seconds{engine,kind}` (knowledge: one search in the engine)
  * - `aps_rate_limit_store_failures_total` (gateway: counts answered by the per-process fallback, ADR 0070)
  * - `aps_gateway_cache_lookups_total{cache,result}` (gateway: `auth`/`read` caches, hit/miss/joined/bypass; ADR 0087, 0088)
@@ -68,6 +71,89 @@ export const consumerFailures = new Counter({
   help: "Deliveries whose handler failed (the event is delivered again or dead-lettered).",
   labelNames: ["durable"] as const,
   registers: [metricsRegistry],
+});
+/** Events a consumer of this process parked in the dead-letter queue (docs/adr/0100); `kind` = poison | unknown. */
+export const eventsParked = new Counter({
+  name: "aps_events_parked_total",
+  help: "Events parked in the dead-letter queue by a consumer of this process, by durable and failure kind (poison | unknown).",
+  labelNames: ["durable", "kind"] as const,
+  registers: [metricsRegistry],
+});
+
+/** Something that can count the events in its dead-letter queue, by durable (a bus). */
+export interface DeadLetterCountSource {
+  deadLetterCounts(): Promise<Record<string, number>>;
+}
+
+const deadLetterSources = new Set<DeadLetterCountSource>();
+
+/** Registers a bus for `aps_dead_letter_events{durable}`; returns the unregister. */
+export function registerDeadLetters(source: DeadLetterCountSource): () => void {
+  deadLetterSources.add(source);
+  return () => void deadLetterSources.delete(source);
+}
+
+new Gauge({
+  name: "aps_dead_letter_events",
+  help: "Events parked in the dead-letter queue and not replayed yet, by the durable consumer that parked them (sampled on scrape).",
+  labelNames: ["durable"] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    this.reset();
+    const all = await Promise.all([...deadLetterSources].map((s) => s.deadLetterCounts().catch(() => ({}) as Record<string, number>)));
+    for (const byDurable of all) for (const [durable, n] of Object.entries(byDurable)) this.set({ durable }, n);
+  },
+});
+
+/** Something that knows the event stream's limits and contents (a JetStreamBus). */
+export interface StreamSource {
+  streamState(): Promise<{ limits: { maxAgeSeconds: number; maxBytes: number; maxMsgsPerSubject: number }; bytes: number; messages: number }>;
+}
+
+const streamSources = new Set<StreamSource>();
+
+/** Registers a bus for `aps_event_stream_limit` / `aps_event_stream_usage`; returns the unregister. */
+export function registerStream(source: StreamSource): () => void {
+  streamSources.add(source);
+  return () => void streamSources.delete(source);
+}
+
+/** First registered stream's state, or undefined (every bus of a process uses the same stream). */
+async function sampleStream(): Promise<Awaited<ReturnType<StreamSource["streamState"]>> | undefined> {
+  for (const s of streamSources) {
+    const st = await s.streamState().catch(() => undefined);
+    if (st) return st;
+  }
+  return undefined;
+}
+
+new Gauge({
+  name: "aps_event_stream_limit",
+  help: "Retention limits the JetStream event stream is configured with: max_age_seconds, max_bytes, max_msgs_per_subject (-1 or 0 = none; sampled on scrape).",
+  labelNames: ["limit"] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    this.reset();
+    const st = await sampleStream();
+    if (!st) return;
+    this.set({ limit: "max_age_seconds" }, st.limits.maxAgeSeconds);
+    this.set({ limit: "max_bytes" }, st.limits.maxBytes);
+    this.set({ limit: "max_msgs_per_subject" }, st.limits.maxMsgsPerSubject);
+  },
+});
+
+new Gauge({
+  name: "aps_event_stream_usage",
+  help: "What the JetStream event stream holds now: bytes, messages (sampled on scrape).",
+  labelNames: ["measure"] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    this.reset();
+    const st = await sampleStream();
+    if (!st) return;
+    this.set({ measure: "bytes" }, st.bytes);
+    this.set({ measure: "messages" }, st.messages);
+  },
 });
 
 /**

@@ -4,7 +4,8 @@ import { JetStreamBus } from "./bus/jetstream.js";
 import { InProcessBus } from "./bus/memory.js";
 import type { EventBus } from "./bus/types.js";
 import { createLogger, type Logger } from "./log.js";
-import { optionalVar } from "./config.js";
+import { intVar, optionalVar } from "./config.js";
+import { DEFAULT_STREAM_LIMITS, type StreamLimits } from "./bus/stream-limits.js";
 import { shutdownTelemetry } from "./telemetry-hooks.js";
 
 /**
@@ -20,7 +21,18 @@ export const commonEnvSchema = z.object({
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("APS"),
   APS_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_]+(\.[a-z0-9_]+)*$/).default("aps"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** JetStream stream retention (docs/adr/0101): longest an event is kept, seconds (default 7 days). */
+  NATS_STREAM_MAX_AGE_S: intVar(DEFAULT_STREAM_LIMITS.maxAgeSeconds, 60),
+  /** … and the stream's size cap, bytes (default 1 GiB); the oldest events go first. */
+  NATS_STREAM_MAX_BYTES: intVar(DEFAULT_STREAM_LIMITS.maxBytes, 1_048_576),
+  /** … and the most events kept per subject (default 1 000 000), so one busy subject cannot evict the others. */
+  NATS_STREAM_MAX_MSGS_PER_SUBJECT: intVar(DEFAULT_STREAM_LIMITS.maxMsgsPerSubject, 1),
 });
+
+/** The stream limits a service applies when it connects to JetStream (docs/adr/0101). */
+export function streamLimitsOf(cfg: CommonConfig): StreamLimits {
+  return { maxAgeSeconds: cfg.NATS_STREAM_MAX_AGE_S, maxBytes: cfg.NATS_STREAM_MAX_BYTES, maxMsgsPerSubject: cfg.NATS_STREAM_MAX_MSGS_PER_SUBJECT };
+}
 
 /** The parsed shared part of a service's config. */
 export type CommonConfig = z.infer<typeof commonEnvSchema>;
@@ -47,7 +59,7 @@ export async function openServiceDeps(
   const db = await openDatabase({ url: cfg.databaseUrl ?? cfg.DATABASE_URL, schema: service, log, ...(poolSize ? { poolSize } : {}) });
   let bus: EventBus;
   if (cfg.NATS_URL) {
-    bus = await JetStreamBus.connect({ servers: cfg.NATS_URL, stream: cfg.NATS_STREAM, prefix: cfg.APS_SUBJECT_PREFIX, connectionName: `aps-${service}`, log });
+    bus = await JetStreamBus.connect({ servers: cfg.NATS_URL, stream: cfg.NATS_STREAM, prefix: cfg.APS_SUBJECT_PREFIX, connectionName: `aps-${service}`, log, limits: streamLimitsOf(cfg) });
   } else if (sharedBus) {
     bus = sharedBus;
   } else {

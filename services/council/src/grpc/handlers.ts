@@ -43,7 +43,7 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
         if (post.status !== "agenda") throw new ApsError("invalid_state", "this proposal is not awaiting the Council (nominate it, or let it heat up onto the agenda)");
         await repo.ensureAgendaCase(r.postId, post.author?.agentId ?? "", await identity.countSeats("councillor"));
       }
-      return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason);
+      return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason, () => identity.countSeats("councillor"));
     }),
     recordHandoff: unary(log, async (req: council.HandoffRequest) => {
       const r = parseRequest(handoff, req);

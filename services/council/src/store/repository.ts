@@ -92,7 +92,7 @@ export class CouncilRepository {
     await withTransaction(this.pool, async (tx) => {
       const opened = await this.openCase(tx, postId, authorId, "review", councillorId, seats, now);
       if (!opened) throw new ApsError("invalid_state", "this proposal is already before the Council (or past it); only open proposals can be nominated");
-      await this.ballotInTx(tx, postId, councillorId, "approve", "Nominated for Council review.", now);
+      await this.ballotInTx(tx, postId, councillorId, "approve", "Nominated for Council review.", now, async () => seats);
     });
     this.eventsCommitted();
     return this.get(postId);
@@ -100,19 +100,26 @@ export class CouncilRepository {
 
   /**
    * Casts or changes a councillor's ballot while the case is `agenda` or `review`; closes the
-   * case when the outcome is decided. Throws `invalid_state` without an open case.
+   * case when the outcome is decided. Throws `invalid_state` without an open case. A case opened
+   * with no councillor seated (`seats` 0) takes its electorate at this first ballot:
+   * `seatedNow()` councillors (at least 1, the one acting), stored in `seats` (docs/adr/0017).
    */
-  async castBallot(postId: string, councillorId: string, vote: "approve" | "reject", reason: string): Promise<council.Case> {
+  async castBallot(postId: string, councillorId: string, vote: "approve" | "reject", reason: string, seatedNow: () => Promise<number> = async () => 1): Promise<council.Case> {
     const now = this.clock.now();
-    await withTransaction(this.pool, (tx) => this.ballotInTx(tx, postId, councillorId, vote, reason, now));
+    await withTransaction(this.pool, (tx) => this.ballotInTx(tx, postId, councillorId, vote, reason, now, seatedNow));
     this.eventsCommitted();
     return this.get(postId);
   }
 
-  private async ballotInTx(tx: Tx, postId: string, councillorId: string, vote: "approve" | "reject", reason: string, now: Date): Promise<void> {
+  private async ballotInTx(tx: Tx, postId: string, councillorId: string, vote: "approve" | "reject", reason: string, now: Date, seatedNow: () => Promise<number>): Promise<void> {
     const c = await this.lock(tx, postId);
     if (!c || !OPEN_STATUSES.includes(c.status)) {
       throw new ApsError("invalid_state", c ? `the case is ${c.status}; ballots are accepted only while it is agenda or review` : "this proposal is not awaiting the Council");
+    }
+    if (c.seats === 0) {
+      // Opened before anyone was seated: the electorate is every councillor seated now (ADR 0017).
+      c.seats = Math.max(1, await seatedNow());
+      await tx.query("UPDATE cases SET seats = $2 WHERE post_id = $1", [postId, c.seats]);
     }
     await tx.query(
       `INSERT INTO ballots (post_id, councillor_id, vote, reason, cast_at) VALUES ($1, $2, $3, $4, $5)

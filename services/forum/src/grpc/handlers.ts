@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
+import { firstCodePoints, parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { forum } from "@aps/proto";
 import type { ForumRepository } from "../store/repository.js";
 
@@ -18,6 +18,13 @@ const createComment = z.object({ postId: id, author, body: text(1, LIMITS.commen
 const listComments = z.object({ postId: id, limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
 const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1), z.literal(-1)]) });
 
+/**
+ * A listed post: its body cut to the first LIMITS.excerptChars code points (`bodyLength` keeps
+ * the full length), so a page of 100 stays far below the gRPC message limit (docs/adr/0102).
+ */
+function excerpt(p: forum.Post): forum.Post {
+  return { ...p, body: firstCodePoints(p.body, LIMITS.excerptChars) };
+}
 
 /** gRPC handlers of aps.forum.v1.ForumService; every request is re-validated here. */
 export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumServiceServer {
@@ -29,7 +36,8 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
     getPost: unary(log, async (req: forum.GetPostRequest) => repo.getPost(parseRequest(id, req.id), req.viewerId)),
     listPosts: unary(log, async (req: forum.ListPostsRequest) => {
       const r = parseRequest(listPosts, req);
-      return repo.listPosts(r.kind, r.sort, r.limit, r.cursor, r.authorId);
+      const page = await repo.listPosts(r.kind, r.sort, r.limit, r.cursor, r.authorId);
+      return req.fullBodies ? page : { ...page, items: page.items.map(excerpt) };
     }),
     createComment: unary(log, async (req: forum.CreateCommentRequest) => {
       const r = parseRequest(createComment, req);
@@ -43,7 +51,10 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
       const r = parseRequest(castVote, req);
       return repo.castVote(r.postId, r.voterId, r.vote);
     }),
-    getPosts: unary(log, async (req: forum.GetPostsRequest) => ({ items: await repo.getPosts(parseRequest(z.array(id).max(LIMITS.listMax), req.ids)) })),
+    getPosts: unary(log, async (req: forum.GetPostsRequest) => {
+      const items = await repo.getPosts(parseRequest(z.array(id).max(LIMITS.listMax), req.ids));
+      return { items: req.excerpts ? items.map(excerpt) : items };
+    }),
     votesAt: unary(log, async (req: forum.VotesAtRequest) => {
       const at = parseRequest(z.iso.datetime({ offset: true }), req.at);
       return { votes: await repo.votesAt(parseRequest(id, req.postId), new Date(at)) };

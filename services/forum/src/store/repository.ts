@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { ApsError, enqueueEvent, newId, outboxHeaders, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
+import { ApsError, codePoints, enqueueEvent, newId, outboxHeaders, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
 import { events, type forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { GroupCommit } from "./group-commit.js";
@@ -46,6 +46,7 @@ function toPost(r: PostRow): forum.Post {
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
     heat: r.heat,
+    bodyLength: codePoints(r.body),
   };
 }
 

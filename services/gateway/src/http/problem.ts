@@ -49,6 +49,16 @@ interface BodyParserError {
   status?: number;
 }
 
+/** Logs a 5xx answer with its cause chain (message, gRPC code and details); 503 at warn, 500 at error. */
+function logServerError(log: Logger, e: ApsError, path: string, requestId: unknown): void {
+  const status = HTTP_STATUS[e.code];
+  if (status < 500) return;
+  const cause = e.cause as { message?: unknown; code?: unknown; details?: unknown } | undefined;
+  const line = { code: e.code, status, path, requestId, err: e.message, cause: cause === undefined ? undefined : { message: String(cause.message ?? cause), grpcCode: cause.code, details: cause.details } };
+  if (status === 503) log.warn(line, "answered 503");
+  else log.error(line, "answered 500");
+}
+
 /**
  * Final error handler: ApsError → its problem; body-parser failures → 400/413/415; anything
  * else → 500 `internal`, logged with the request id but never sent with a stack trace.
@@ -68,6 +78,9 @@ export function problemHandler(log: Logger): ErrorRequestHandler {
         e = new ApsError("internal", "internal error; quote the requestId when reporting it");
       }
     }
+    // Every 5xx leaves a log line with its cause (e.g. the gRPC status and details of the failed
+    // call); the caller gets only the problem document (docs/adr/0102).
+    if (err instanceof ApsError) logServerError(log, err, req.path, res.getHeader("X-Request-Id"));
     if (res.headersSent) return;
     sendProblem(res, e);
   };

@@ -5,12 +5,13 @@ export function renderAgent(a: identity.Agent) {
   return { agentId: a.agentId, name: a.name, url: a.url || null, sagacity: a.sagacity, seats: a.seats, createdAt: a.createdAt };
 }
 
-/** Public JSON of a post in lists and details. */
+/** Public JSON of a post's detail (`GET /posts/{id}`): the full body and its length in code points. */
 export function renderPost(p: forum.Post) {
   return {
     id: p.id,
     title: p.title,
     body: p.body,
+    bodyLength: p.bodyLength,
     isArchDesign: p.isArchDesign,
     kind: p.kind,
     status: p.status,
@@ -21,6 +22,16 @@ export function renderPost(p: forum.Post) {
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
   };
+}
+
+/**
+ * Public JSON of a post in a list (`/posts`, `/agents/{id}/posts`, `/agenda`; docs/adr/0102):
+ * no `body`, but `excerpt` — its first 500 code points, as the forum sent it — and `bodyLength`
+ * (code points of the full body; `excerpt` is the whole body when they are equal).
+ */
+export function renderListedPost(p: forum.Post) {
+  const { body, ...rest } = renderPost(p);
+  return { ...rest, excerpt: body };
 }
 
 /** Public JSON of a comment. */

@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from "node:crypto";
 import { Router, type RequestHandler } from "express";
 import { z } from "zod";
 import { ApsError } from "@aps/platform";
-import type { IdentityClient } from "@aps/platform";
+import type { DeadLetterQueue, IdentityClient } from "@aps/platform";
 import { renderAgent } from "../http/render.js";
 import { storable, validate } from "../http/validate.js";
 import type { AuthCache } from "../cache/auth-cache.js";
@@ -10,6 +10,8 @@ import type { AuthCache } from "../cache/auth-cache.js";
 const agentId = storable(z.string().min(1).max(64));
 const seatBody = z.strictObject({ agentId, seat: z.enum(["councillor", "chief"]) });
 const seatParams = z.object({ agentId, seat: z.enum(["councillor", "chief"]) });
+const dlqQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+const dlqParams = z.object({ id: z.string().regex(/^[0-9]{1,20}$/, "a dead-letter id (digits)") });
 
 function sha(s: string): Buffer {
   return createHash("sha256").update(s).digest();
@@ -34,8 +36,13 @@ function ownerOnly(token: string): RequestHandler {
  * seats. Mounted only when `APS_ADMIN_TOKEN` is set (otherwise these paths are 404). A seat
  * change drops the agent's cached authentications in this gateway at once; other replicas see it
  * within AUTH_CACHE_TTL_MS (docs/adr/0087; the council checks seats again itself).
+ *
+ * The dead-letter queue of the event bus (docs/adr/0100): `GET /admin/events/dlq?limit=` answers
+ * `{ items: ParkedEvent[] }` (oldest first, ≤ limit, default 100, max 1000); `POST
+ * /admin/events/dlq/{id}/replay` publishes that event again and removes it (`{ replayed: id }`,
+ * 404 when there is no such id); both 503 when the gateway has no event bus.
  */
-export function adminRoutes(identity: IdentityClient, token: string, auth: AuthCache): Router {
+export function adminRoutes(identity: IdentityClient, token: string, auth: AuthCache, deadLetters?: DeadLetterQueue): Router {
   const r = Router();
   r.use("/admin", ownerOnly(token));
   r.post("/admin/seats", async (req, res) => {
@@ -49,6 +56,19 @@ export function adminRoutes(identity: IdentityClient, token: string, auth: AuthC
     const agent = await identity.revokeSeat(p.agentId, p.seat);
     auth.dropAgent(agent.agentId);
     res.json(renderAgent(agent));
+  });
+  const dlq = (): DeadLetterQueue => {
+    if (!deadLetters) throw new ApsError("upstream_unavailable", "this gateway has no event bus (NATS_URL unset and no in-process bus)", 30);
+    return deadLetters;
+  };
+  r.get("/admin/events/dlq", async (req, res) => {
+    const q = validate(dlqQuery, req.query, "query");
+    res.json({ items: await dlq().list(q.limit) });
+  });
+  r.post("/admin/events/dlq/:id/replay", async (req, res) => {
+    const p = validate(dlqParams, req.params, "query");
+    if (!(await dlq().replay(p.id))) throw new ApsError("not_found", `no parked event ${p.id}`);
+    res.json({ replayed: p.id });
   });
   return r;
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ApsError, LIMITS, text, type CouncilClient, type ForumClient, type IdentityClient } from "@aps/platform";
 import type { council } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
-import { councillorNames, renderCase, renderPost } from "../http/render.js";
+import { councillorNames, renderCase, renderListedPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
 import type { ReadCache } from "../cache/read-cache.js";
 
@@ -73,14 +73,14 @@ export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, 
     const key = `/agenda?limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}`;
     await reads.serve(req, res, key, { kind: "collection" }, async () => {
       const page = await councilClient.listCases({ statuses: ["agenda", "review"], limit: q.limit, cursor: q.cursor ?? "" });
-      const posts = page.items.length ? (await forum.getPosts(page.items.map((c) => c.postId))).items : [];
+      const posts = page.items.length ? (await forum.getPosts(page.items.map((c) => c.postId), true)).items : [];
       const byId = new Map(posts.map((p) => [p.id, p]));
       const names = await councillorNames(identity, page.items.flatMap((c) => c.ballots));
       return {
         items: page.items.flatMap((c: council.Case) => {
           const p = byId.get(c.postId);
           if (!p) return [];
-          const post = renderPost(p);
+          const post = renderListedPost(p);
           return [{ ...post, status: c.status, council: renderCase(c, names) }];
         }),
         nextCursor: page.nextCursor || null,

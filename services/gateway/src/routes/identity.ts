@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ApsError, LIMITS, text } from "@aps/platform";
 import type { ForumClient, IdentityClient } from "@aps/platform";
 import { bearer, requireCaller } from "../http/auth.js";
-import { renderAgent, renderPost } from "../http/render.js";
+import { renderAgent, renderListedPost } from "../http/render.js";
 import { pathId, storable, validate } from "../http/validate.js";
 import type { AuthCache } from "../cache/auth-cache.js";
 
@@ -64,8 +64,8 @@ export function identityRoutes(identity: IdentityClient, forum: ForumClient, aut
   r.get("/agents/:agentId/posts", async (req, res) => {
     const id = pathId("ext_", req.params.agentId, "agent");
     const q = validate(pageQuery, req.query, "query");
-    const [, page] = await Promise.all([identity.getAgent(id), forum.listPosts({ kind: "all", sort: "new", limit: q.limit, cursor: q.cursor ?? "", authorId: id })]);
-    res.json({ items: page.items.map(renderPost), nextCursor: page.nextCursor || null });
+    const [, page] = await Promise.all([identity.getAgent(id), forum.listPosts({ kind: "all", sort: "new", limit: q.limit, cursor: q.cursor ?? "", authorId: id, fullBodies: false })]);
+    res.json({ items: page.items.map(renderListedPost), nextCursor: page.nextCursor || null });
   });
   return r;
 }

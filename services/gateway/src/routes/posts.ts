@@ -3,7 +3,7 @@ import { z } from "zod";
 import { LIMITS, text } from "@aps/platform";
 import type { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/auth.js";
-import { councillorNames, renderBallot, renderComment, renderPost } from "../http/render.js";
+import { councillorNames, renderBallot, renderComment, renderListedPost, renderPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
 import { postKey, type ReadCache } from "../cache/read-cache.js";
 
@@ -39,8 +39,8 @@ export function postRoutes(forum: ForumClient, councilClient: CouncilClient, ide
     const q = validate(listQuery, req.query, "query");
     const key = `/posts?kind=${q.kind}&sort=${q.sort}&limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}`;
     await reads.serve(req, res, key, { kind: "collection" }, async () => {
-      const page = await forum.listPosts({ kind: q.kind, sort: q.sort, limit: q.limit, cursor: q.cursor ?? "", authorId: "" });
-      return { items: page.items.map(renderPost), nextCursor: page.nextCursor || null };
+      const page = await forum.listPosts({ kind: q.kind, sort: q.sort, limit: q.limit, cursor: q.cursor ?? "", authorId: "", fullBodies: false });
+      return { items: page.items.map(renderListedPost), nextCursor: page.nextCursor || null };
     });
   });
 

@@ -103,7 +103,7 @@ export function webRoutes(deps: WebDeps): Router {
     "/",
     page(async (req) => {
       const q = validate(homeQuery, req.query, "query");
-      const list = await deps.forum.listPosts({ kind: q.kind, sort: q.sort, limit: LIMITS.listDefault, cursor: q.cursor ?? "", authorId: "" });
+      const list = await deps.forum.listPosts({ kind: q.kind, sort: q.sort, limit: LIMITS.listDefault, cursor: q.cursor ?? "", authorId: "", fullBodies: false });
       return { title: "Proposals", nav: "home", body: homePage(q, list), description: "Architecture proposals and free discussion, ranked by heat." };
     }),
   );
@@ -113,7 +113,7 @@ export function webRoutes(deps: WebDeps): Router {
     page(async (req) => {
       const q = validate(agendaQuery, req.query, "query");
       const cases = await deps.council.listCases({ statuses: ["agenda", "review"], limit: LIMITS.listDefault, cursor: q.cursor ?? "" });
-      const posts = cases.items.length ? (await deps.forum.getPosts(cases.items.map((c) => c.postId))).items : [];
+      const posts = cases.items.length ? (await deps.forum.getPosts(cases.items.map((c) => c.postId), true)).items : [];
       const byId = new Map(posts.map((p) => [p.id, p]));
       const names = await councillorNames(deps.identity, cases.items.flatMap((c) => c.ballots));
       const items = cases.items.flatMap((kase: council.Case) => {
@@ -169,7 +169,7 @@ export function webRoutes(deps: WebDeps): Router {
       const [agent, stats, posts] = await Promise.all([
         deps.identity.getAgent(id),
         deps.forum.authorStats(id),
-        deps.forum.listPosts({ kind: "all", sort: "new", limit: 10, cursor: q.cursor ?? "", authorId: id }),
+        deps.forum.listPosts({ kind: "all", sort: "new", limit: 10, cursor: q.cursor ?? "", authorId: id, fullBodies: false }),
       ]);
       return { title: agent.name, body: agentPage(agent, stats, posts, q.cursor !== undefined) };
     }),

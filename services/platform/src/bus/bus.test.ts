@@ -3,6 +3,8 @@ import { createLogger } from "../log.js";
 import { InProcessBus } from "./memory.js";
 import { JetStreamBus } from "./jetstream.js";
 import type { BusEvent, EventBus, EventHandler, Subscription } from "./types.js";
+import { PoisonEventError, type ParkedEvent } from "./redelivery.js";
+import { ApsError } from "../errors.js";
 
 /**
  * The EventBus contract (DESIGN.md §3, §6), run unchanged against the in-process bus of the
@@ -42,7 +44,7 @@ const inProcess: Flavour = {
   durableAcrossStops: false,
   open: async () => {
     const prefix = `t${uniqueSuffix()}.aps`;
-    const bus = new InProcessBus(log, prefix, 120_000, 5);
+    const bus = new InProcessBus(log, prefix, 120_000, { baseDelayMs: 5, maxDelayMs: 20 });
     return {
       bus,
       reconnect: async () => {
@@ -58,7 +60,7 @@ const jetStream: Flavour = {
   durableAcrossStops: true,
   open: async () => {
     const { stream, prefix } = uniqueBusNames();
-    const opts = { servers: TEST_NATS_URL, stream, prefix, connectionName: "aps-bus-test", nakDelayMs: 100, log };
+    const opts = { servers: TEST_NATS_URL, stream, prefix, connectionName: "aps-bus-test", redelivery: { baseDelayMs: 100, maxDelayMs: 200 }, log };
     const bus = await JetStreamBus.connect(opts);
     const others: JetStreamBus[] = [];
     return {
@@ -88,6 +90,17 @@ async function waitFor(what: string, cond: () => boolean, ms = 10_000): Promise<
   while (!cond()) {
     if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await sleep(20);
+  }
+}
+
+/** Polls the bus's dead-letter queue until it holds `n` events; returns them. */
+async function parkedSoon(bus: EventBus, n: number, ms = 10_000): Promise<ParkedEvent[]> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const list = await bus.deadLetters!.list();
+    if (list.length >= n) return list;
+    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${n} parked events (have ${list.length})`);
+    await sleep(100);
   }
 }
 
@@ -187,6 +200,77 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     await sleep(500);
     expect(counts).toEqual([1, 2, 3]);
     expect(handled).toBe(1);
+  });
+
+  it("keeps redelivering through an outage (transient errors) past maxDeliver, with growing delays", async () => {
+    const at: number[] = [];
+    subs.push(
+      await h.bus.consume({
+        durable: "outage",
+        subjects: [`${p}.council.case_closed`],
+        maxDeliver: 2,
+        handler: async () => {
+          at.push(Date.now());
+          if (at.length <= 6) throw new ApsError("upstream_unavailable", "a backing service is unavailable; retry later", 1);
+        },
+      }),
+    );
+    const e = event(`${p}.council.case_closed`);
+    await h.bus.publish(e);
+    await waitFor("the seventh delivery", () => at.length === 7);
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    // capped exponential backoff: the later gaps are never shorter than the first (test policy: base·2^n ≤ cap)
+    expect(Math.max(...gaps.slice(2))).toBeGreaterThanOrEqual(gaps[0]! * 0.9);
+    expect(await h.bus.deadLetters!.list()).toEqual([]);
+  });
+
+  it("parks a poison event at once, lists it, and replays it to its consumer", async () => {
+    let deliveries = 0;
+    let poisoned = true;
+    const handled: string[] = [];
+    subs.push(
+      await h.bus.consume({
+        durable: "poisoned",
+        subjects: [`${p}.forum.post_created`],
+        handler: async (ev) => {
+          deliveries++;
+          if (poisoned) throw new PoisonEventError("cannot decode");
+          handled.push(ev.eventId);
+        },
+      }),
+    );
+    const e = event(`${p}.forum.post_created`);
+    await h.bus.publish(e);
+    const parked = await parkedSoon(h.bus, 1);
+    expect(deliveries).toBe(1);
+    expect(parked[0]).toMatchObject({ durable: "poisoned", subject: e.subject, eventId: e.eventId, kind: "poison", deliveryCount: 1, payloadBytes: e.payload.length });
+    expect(parked[0]!.error).toContain("cannot decode");
+    poisoned = false;
+    expect(await h.bus.deadLetters!.replay(parked[0]!.id)).toBe(true);
+    await waitFor("the replayed event", () => handled.length === 1);
+    expect(handled).toEqual([e.eventId]);
+    expect(await h.bus.deadLetters!.list()).toEqual([]);
+    expect(await h.bus.deadLetters!.replay(parked[0]!.id)).toBe(false);
+  });
+
+  it("parks an event failing with an unclassified error after maxDeliver deliveries", async () => {
+    let deliveries = 0;
+    subs.push(
+      await h.bus.consume({
+        durable: "buggy",
+        subjects: [`${p}.forum.post_created`],
+        maxDeliver: 3,
+        handler: async () => {
+          deliveries++;
+          throw new TypeError("x is undefined");
+        },
+      }),
+    );
+    await h.bus.publish(event(`${p}.forum.post_created`));
+    const parked = await parkedSoon(h.bus, 1);
+    expect(parked[0]).toMatchObject({ durable: "buggy", kind: "unknown", deliveryCount: 3 });
+    await sleep(500);
+    expect(deliveries).toBe(3);
   });
 
   it("routes by subject filters with * and > wildcards, also with several filters per consumer", async () => {

@@ -16,7 +16,9 @@ import {
 import type { BusEvent, ConsumerSpec, EphemeralHandler, EventBus, Subscription } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
-import { registerLag } from "../metrics.js";
+import { eventsParked, registerDeadLetters, registerLag, registerStream } from "../metrics.js";
+import { DEFAULT_STREAM_LIMITS, limitsOfConfig, streamLimitConfig, type StreamLimits } from "./stream-limits.js";
+import { DEFAULT_REDELIVERY, decideRedelivery, errorText, type DeadLetterQueue, type FailureKind, type ParkedEvent, type RedeliveryPolicy } from "./redelivery.js";
 
 /** How long one pull request of a consumer waits for events, ms (also the longest a stop waits). */
 const FETCH_EXPIRES_MS = 1_000;
@@ -34,16 +36,26 @@ export interface JetStreamOptions {
   prefix?: string;
   /** Name shown in the NATS server's connection list. */
   connectionName: string;
-  /** Redelivery delay after a failed handler, ms (default 1 000). */
-  nakDelayMs?: number;
+  /**
+   * Retention limits the stream is created with — and updated to when it exists with others
+   * (docs/adr/0101). Unset: a missing stream is created with DEFAULT_STREAM_LIMITS and an
+   * existing one is left as it is (the gateway, which only subscribes, passes none).
+   */
+  limits?: StreamLimits;
+  /** Backoff and limits of redelivery after a failed handler (default DEFAULT_REDELIVERY; docs/adr/0100). */
+  redelivery?: Partial<RedeliveryPolicy>;
   log: Logger;
 }
 
 /**
  * EventBus on NATS JetStream (DESIGN.md §6): a file-backed stream `<stream>` capturing
- * `<prefix>.>` with a 2-minute duplicate window; publishes carry `Nats-Msg-Id = eventId`;
- * consumers are durable pull consumers with explicit ack, redelivery by NAK with delay, and a
- * dead-letter subject `<prefix>.dlq.<durable>` after `maxDeliver` failed deliveries; they pull in
+ * `<prefix>.>` with a 2-minute duplicate window and retention limits (max age, bytes, events per
+ * subject; docs/adr/0101); publishes carry `Nats-Msg-Id = eventId`;
+ * consumers are durable pull consumers with explicit ack and redelivery by NAK with an exponential
+ * backoff (1 s doubling to 60 s); an outage is retried for as long as it lasts, and only poison
+ * events (or ones failing with an unclassified error `maxDeliver` times) are parked on the
+ * dead-letter subject `<prefix>.dlq.<durable>`, listed and replayed through `deadLetters`
+ * (docs/adr/0100); they pull in
  * fetches of ≤ 1 s, so a stopped consumer leaves no delivery in flight unacknowledged behind it. The client
  * reconnects forever, so a NATS restart only delays delivery.
  */
@@ -55,6 +67,9 @@ export class JetStreamBus implements EventBus {
   private readonly subs = new Set<Subscription>();
   private readonly durables = new Set<string>();
   private readonly unregisterLag = registerLag(this);
+  private readonly unregisterDeadLetters = registerDeadLetters(this);
+  private readonly unregisterStream = registerStream(this);
+  private readonly policy: RedeliveryPolicy;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -64,6 +79,7 @@ export class JetStreamBus implements EventBus {
   ) {
     this.prefix = opts.prefix ?? "aps";
     this.stream = opts.stream ?? "APS";
+    this.policy = { ...DEFAULT_REDELIVERY, ...opts.redelivery };
   }
 
   /** Connects and creates (or updates) the stream. Throws when NATS cannot be reached. */
@@ -82,11 +98,12 @@ export class JetStreamBus implements EventBus {
 
   private async ensureStream(): Promise<void> {
     const subjects = [`${this.prefix}.>`];
-    try {
-      await this.jsm.streams.info(this.stream);
-    } catch {
+    const wanted = this.opts.limits;
+    const info = await this.jsm.streams.info(this.stream).catch(() => undefined);
+    if (!info) {
       try {
-        await this.jsm.streams.add({ name: this.stream, subjects, storage: StorageType.File, duplicate_window: nanos(120_000) });
+        await this.jsm.streams.add({ name: this.stream, subjects, storage: StorageType.File, duplicate_window: nanos(120_000), ...streamLimitConfig(wanted ?? DEFAULT_STREAM_LIMITS) });
+        return;
       } catch (err) {
         // Another process may have created it in between.
         await this.jsm.streams.info(this.stream).catch(() => {
@@ -94,6 +111,18 @@ export class JetStreamBus implements EventBus {
         });
       }
     }
+    const current = info?.config ?? (await this.jsm.streams.info(this.stream)).config;
+    const have = limitsOfConfig(current);
+    if (wanted && (have.maxAgeSeconds !== wanted.maxAgeSeconds || have.maxBytes !== wanted.maxBytes || have.maxMsgsPerSubject !== wanted.maxMsgsPerSubject || current.discard !== streamLimitConfig(wanted).discard)) {
+      await this.jsm.streams.update(this.stream, { ...current, ...streamLimitConfig(wanted) });
+      this.opts.log.info({ stream: this.stream, from: have, to: wanted }, "event stream limits updated");
+    }
+  }
+
+  /** The stream's configured limits and what it holds now (`aps_event_stream_*`, docs/adr/0101). */
+  async streamState(): Promise<{ limits: StreamLimits; bytes: number; messages: number }> {
+    const info = await this.jsm.streams.info(this.stream);
+    return { limits: limitsOfConfig(info.config), bytes: info.state.bytes, messages: info.state.messages };
   }
 
   async publish(event: BusEvent): Promise<void> {
@@ -189,7 +218,7 @@ export class JetStreamBus implements EventBus {
   private async handleEphemeral(m: Msg, handler: EphemeralHandler): Promise<void> {
     const headers = headerRecord(m.headers);
     try {
-      await handler({ subject: m.subject, eventId: headers["nats-msg-id"] ?? "", payload: m.data, headers });
+      await handler({ subject: m.subject, eventId: eventIdOf(headers), payload: m.data, headers });
     } catch (err) {
       this.opts.log.warn({ err: String(err), subject: m.subject }, "ephemeral subscriber failed");
     }
@@ -197,29 +226,101 @@ export class JetStreamBus implements EventBus {
 
   private async handle(spec: ConsumerSpec, m: JsMsg): Promise<void> {
     const headers = headerRecord(m.headers);
-    const event: BusEvent = { subject: m.subject, eventId: headers["nats-msg-id"] ?? "", payload: m.data, headers };
+    const event: BusEvent = { subject: m.subject, eventId: eventIdOf(headers), payload: m.data, headers };
     const deliveryCount = m.info.redeliveryCount;
     try {
       await withConsumerSpan(event, spec.durable, deliveryCount, () => spec.handler(event, { deliveryCount }));
       m.ack();
     } catch (err) {
-      const max = spec.maxDeliver ?? 5;
-      this.opts.log.warn({ err: String(err), durable: spec.durable, subject: m.subject, deliveryCount }, "event handler failed");
-      if (deliveryCount >= max) {
-        const h = natsHeaders();
-        for (const [k, v] of Object.entries(headers)) if (k !== "nats-msg-id") h.set(k, v);
-        h.set("aps-original-subject", m.subject);
-        try {
-          await this.js.publish(`${this.prefix}.dlq.${spec.durable}`, m.data, { headers: h });
-          m.term();
-          this.opts.log.error({ durable: spec.durable, subject: m.subject }, "event dead-lettered");
-        } catch {
-          m.nak(this.opts.nakDelayMs ?? 1_000);
-        }
-      } else {
-        m.nak(this.opts.nakDelayMs ?? 1_000);
+      const policy = spec.maxDeliver ? { ...this.policy, maxDeliver: spec.maxDeliver } : this.policy;
+      const decision = decideRedelivery(err, deliveryCount, policy);
+      this.opts.log.warn({ err: String(err), durable: spec.durable, subject: m.subject, deliveryCount, kind: decision.kind }, "event handler failed");
+      if (decision.action === "retry") {
+        m.nak(decision.delayMs);
+        return;
+      }
+      try {
+        await this.park(spec.durable, m, headers, err, decision.kind, deliveryCount);
+        m.term();
+        eventsParked.inc({ durable: spec.durable, kind: decision.kind });
+        this.opts.log.error({ durable: spec.durable, subject: m.subject, eventId: event.eventId, kind: decision.kind }, "event parked in the dead-letter queue");
+      } catch {
+        m.nak(policy.maxDelayMs);
       }
     }
+  }
+
+  /**
+   * Publishes a failed delivery on `<prefix>.dlq.<durable>` with the original headers and
+   * `aps-original-subject`, `aps-durable`, `aps-event-id`, `aps-delivery-count`, `aps-failure-kind`,
+   * `aps-error`, `aps-parked-at`. Its message id is derived from the delivered message's stream sequence, so parking twice
+   * (a crash between the publish and the term) stores it once.
+   */
+  private async park(durable: string, m: JsMsg, headers: Record<string, string>, err: unknown, kind: FailureKind, deliveryCount: number): Promise<void> {
+    const h = natsHeaders();
+    for (const [k, v] of Object.entries(headers)) if (k !== "nats-msg-id") h.set(k, v);
+    const eventId = eventIdOf(headers);
+    h.set(DLQ.subject, m.subject);
+    h.set(DLQ.durable, durable);
+    h.set(DLQ.eventId, eventId);
+    h.set(DLQ.deliveryCount, String(deliveryCount));
+    h.set(DLQ.kind, kind);
+    h.set(DLQ.error, errorText(err).replace(/[\r\n]+/g, " "));
+    h.set(DLQ.parkedAt, new Date().toISOString());
+    await this.js.publish(`${this.prefix}.dlq.${durable}`, m.data, { headers: h, msgID: `dlq.${durable}.${m.info.streamSequence}`, timeout: 5_000 });
+  }
+
+  /**
+   * The dead-letter queue of this stream (docs/adr/0100): `list` reads `<prefix>.dlq.>` with an
+   * ordered consumer; `replay(id)` publishes the message of stream sequence `id` again on its
+   * original subject (a new message id, so the duplicate window does not drop it; every consumer
+   * of that subject gets it, and their processed-event records make it a no-op where it was
+   * already handled), then deletes it from the stream.
+   */
+  readonly deadLetters: DeadLetterQueue = {
+    list: async (limit = 100) => {
+      const total = Object.values(await this.deadLetterCounts()).reduce((a, b) => a + b, 0);
+      if (total === 0) return [];
+      const consumer = await this.js.consumers.get(this.stream, { filterSubjects: `${this.prefix}.dlq.>` });
+      const out: ParkedEvent[] = [];
+      const want = Math.min(limit, total);
+      while (out.length < want) {
+        const batch = await consumer.fetch({ max_messages: want - out.length, expires: 2_000 });
+        let got = 0;
+        for await (const m of batch) {
+          got++;
+          out.push(parkedFrom(String(m.seq), m.subject, headerRecord(m.headers), m.data.length, m.info.timestampNanos));
+        }
+        if (got === 0) break;
+      }
+      return out; // an ordered consumer is ephemeral: the server removes it once idle
+    },
+    replay: async (id) => {
+      const seq = Number(id);
+      if (!Number.isSafeInteger(seq) || seq <= 0) return false;
+      const sm = await this.jsm.streams.getMessage(this.stream, { seq }).catch(() => undefined);
+      if (!sm || !sm.subject.startsWith(`${this.prefix}.dlq.`)) return false;
+      const headers = headerRecord(sm.header);
+      const original = headers[DLQ.subject];
+      if (!original) return false;
+      const h = natsHeaders();
+      for (const [k, v] of Object.entries(headers)) if (!(Object.values(DLQ) as string[]).includes(k) && k !== "nats-msg-id") h.set(k, v);
+      // the replay keeps the event's id for its consumers, though its Nats-Msg-Id is new
+      const eventId = headers[DLQ.eventId];
+      if (eventId) h.set(DLQ.eventId, eventId);
+      await this.js.publish(original, sm.data, { headers: h, msgID: `replay.${this.stream}.${seq}`, timeout: 5_000 });
+      await this.jsm.streams.deleteMessage(this.stream, seq, false);
+      return true;
+    },
+  };
+
+  /** Events in the dead-letter queue by the durable that parked them (`aps_dead_letter_events`). */
+  async deadLetterCounts(): Promise<Record<string, number>> {
+    const info = await this.jsm.streams.info(this.stream, { subjects_filter: `${this.prefix}.dlq.>` });
+    const out: Record<string, number> = {};
+    const head = `${this.prefix}.dlq.`;
+    for (const [subject, n] of Object.entries(info.state.subjects ?? {})) out[subject.slice(head.length)] = (out[subject.slice(head.length)] ?? 0) + n;
+    return out;
   }
 
   /** Deletes this bus's stream (tests use a stream of their own). */
@@ -254,6 +355,8 @@ export class JetStreamBus implements EventBus {
    */
   async close(): Promise<void> {
     this.unregisterLag();
+    this.unregisterDeadLetters();
+    this.unregisterStream();
     await Promise.all([...this.subs].map((s) => s.stop()));
     let timer: NodeJS.Timeout | undefined;
     const drained = await Promise.race([
@@ -268,9 +371,41 @@ export class JetStreamBus implements EventBus {
   }
 }
 
+/** The event's id: `aps-event-id` on a replayed event (docs/adr/0100), its `Nats-Msg-Id` otherwise. */
+function eventIdOf(headers: Record<string, string>): string {
+  return headers["aps-event-id"] ?? headers["nats-msg-id"] ?? "";
+}
+
 /** NATS headers as a record with lower-case names (first value of each). */
 function headerRecord(h: MsgHdrs | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   if (h) for (const [k, v] of h) if (v[0] !== undefined) headers[k.toLowerCase()] = v[0];
   return headers;
+}
+
+/** Headers a parked event carries in the dead-letter queue (lower case, as headerRecord gives them). */
+const DLQ = {
+  subject: "aps-original-subject",
+  durable: "aps-durable",
+  eventId: "aps-event-id",
+  deliveryCount: "aps-delivery-count",
+  kind: "aps-failure-kind",
+  error: "aps-error",
+  parkedAt: "aps-parked-at",
+} as const;
+
+/** A ParkedEvent from a dead-letter message's headers. */
+function parkedFrom(id: string, subject: string, h: Record<string, string>, payloadBytes: number, timestampNanos: number): ParkedEvent {
+  const kind = h[DLQ.kind];
+  return {
+    id,
+    durable: h[DLQ.durable] ?? subject.split(".").pop() ?? "",
+    subject: h[DLQ.subject] ?? "",
+    eventId: h[DLQ.eventId] ?? "",
+    deliveryCount: Number(h[DLQ.deliveryCount] ?? 0),
+    kind: kind === "poison" || kind === "transient" ? kind : "unknown",
+    error: h[DLQ.error] ?? "",
+    parkedAt: h[DLQ.parkedAt] ?? new Date(Math.floor(timestampNanos / 1e6)).toISOString(),
+    payloadBytes,
+  };
 }

@@ -2,19 +2,28 @@ import type { BusEvent, ConsumerSpec, EphemeralHandler, EventBus, Subscription }
 import { subjectMatches } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
+import { eventsParked, registerDeadLetters } from "../metrics.js";
+import { decideRedelivery, errorText, type DeadLetterQueue, type ParkedEvent, type RedeliveryPolicy } from "./redelivery.js";
+
+/** Redelivery of the in-process bus: 250 ms doubling to 30 s; unknown failures parked after 20 deliveries. */
+export const IN_PROCESS_REDELIVERY: RedeliveryPolicy = { baseDelayMs: 250, maxDelayMs: 30_000, maxDeliver: 20 };
 
 interface Registered {
   spec: ConsumerSpec;
   queue: Promise<void>;
   stopped: boolean;
+  /** Ends the backoff wait in progress (set while waiting). */
+  wake?: () => void;
 }
 
 /**
  * The in-process event bus of the all-in-one mode. Same contract as JetStream (DESIGN.md §3):
  * duplicate `eventId`s within the dedupe window are dropped; every consumer gets each event at
- * least once, in publish order, with redelivery on failure (backoff `retryDelayMs`·n) and a
- * dead-letter log after `maxDeliver` attempts. `publish` resolves only when every consumer has
- * handled the event, so the outbox row stays unpublished (and is retried after a crash) until then.
+ * least once, in publish order, with redelivery on failure — exponential backoff, without limit
+ * for outage errors — and poison events parked in an in-memory dead-letter queue (also logged
+ * with their payload; docs/adr/0100). `publish` resolves only when every consumer has handled or
+ * parked the event, and rejects when a consumer is stopped first, so the outbox row stays
+ * unpublished (and is retried after a restart) until then.
  * Ephemeral subscribers (`subscribe`) are called synchronously during `publish`, at most once,
  * and are not awaited.
  */
@@ -24,17 +33,23 @@ export class InProcessBus implements EventBus {
   private readonly consumers = new Map<string, Registered>();
   private readonly listeners = new Set<{ subjects: string[]; handler: EphemeralHandler }>();
   private readonly seen = new Map<string, number>();
+  private readonly parked = new Map<string, { event: BusEvent; info: ParkedEvent }>();
+  private parkedSeq = 0;
+  private readonly policy: RedeliveryPolicy;
+  private readonly unregisterDeadLetters = registerDeadLetters(this);
 
   /**
    * @param dedupeWindowMs how long an eventId is remembered (default 120 000 ms, JetStream's default)
-   * @param retryDelayMs base delay between redeliveries (ms)
+   * @param redelivery backoff and limits of redelivery (default IN_PROCESS_REDELIVERY)
    */
   constructor(
     private readonly log: Logger,
     readonly prefix = "aps",
     private readonly dedupeWindowMs = 120_000,
-    private readonly retryDelayMs = 50,
-  ) {}
+    redelivery: Partial<RedeliveryPolicy> = {},
+  ) {
+    this.policy = { ...IN_PROCESS_REDELIVERY, ...redelivery };
+  }
 
   async publish(event: BusEvent): Promise<void> {
     const now = Date.now();
@@ -57,24 +72,81 @@ export class InProcessBus implements EventBus {
     const deliveries: Promise<void>[] = [];
     for (const reg of this.consumers.values()) {
       if (!reg.spec.subjects.some((f) => subjectMatches(f, event.subject))) continue;
-      reg.queue = reg.queue.then(() => this.deliver(reg, event));
-      deliveries.push(reg.queue);
+      deliveries.push(this.enqueue(reg, event));
     }
     await Promise.all(deliveries);
   }
 
+  /** Appends a delivery to the consumer's queue; the promise rejects when the consumer stopped first. */
+  private enqueue(reg: Registered, event: BusEvent): Promise<void> {
+    const delivery = reg.queue.then(() => this.deliver(reg, event));
+    reg.queue = delivery.catch(() => undefined);
+    return delivery;
+  }
+
   private async deliver(reg: Registered, event: BusEvent): Promise<void> {
-    const max = reg.spec.maxDeliver ?? 5;
-    for (let n = 1; n <= max && !reg.stopped; n++) {
+    const policy = reg.spec.maxDeliver ? { ...this.policy, maxDeliver: reg.spec.maxDeliver } : this.policy;
+    for (let n = 1; !reg.stopped; n++) {
       try {
         await withConsumerSpan(event, reg.spec.durable, n, () => reg.spec.handler(event, { deliveryCount: n }));
         return;
       } catch (err) {
-        this.log.warn({ err: errMessage(err), durable: reg.spec.durable, subject: event.subject, eventId: event.eventId, deliveryCount: n }, "event handler failed");
-        await new Promise((r) => setTimeout(r, this.retryDelayMs * n));
+        const decision = decideRedelivery(err, n, policy);
+        this.log.warn({ err: errMessage(err), durable: reg.spec.durable, subject: event.subject, eventId: event.eventId, deliveryCount: n, kind: decision.kind }, "event handler failed");
+        if (decision.action === "park") {
+          this.park(reg.spec.durable, event, err, decision.kind, n);
+          return;
+        }
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, decision.delayMs);
+          reg.wake = () => (clearTimeout(t), r());
+        });
+        reg.wake = undefined;
       }
     }
-    if (!reg.stopped) this.log.error({ durable: reg.spec.durable, subject: event.subject, eventId: event.eventId }, "event dead-lettered");
+    throw new Error(`consumer ${reg.spec.durable} stopped before handling ${event.eventId}`);
+  }
+
+  private park(durable: string, event: BusEvent, err: unknown, kind: ParkedEvent["kind"], deliveryCount: number): void {
+    const id = String(++this.parkedSeq);
+    const info: ParkedEvent = {
+      id,
+      durable,
+      subject: event.subject,
+      eventId: event.eventId,
+      deliveryCount,
+      kind,
+      error: errorText(err),
+      parkedAt: new Date().toISOString(),
+      payloadBytes: event.payload.length,
+    };
+    this.parked.set(id, { event, info });
+    eventsParked.inc({ durable, kind });
+    // The queue lives in memory: the log line keeps what is needed to replay it after a restart.
+    this.log.error({ ...info, payload: Buffer.from(event.payload).toString("base64"), headers: event.headers }, "event parked in the dead-letter queue");
+  }
+
+  /**
+   * The in-memory dead-letter queue (docs/adr/0100): `replay(id)` delivers the parked event again
+   * to the consumer that parked it (if it is still running) and removes it from the queue.
+   */
+  readonly deadLetters: DeadLetterQueue = {
+    list: async (limit = 100) => [...this.parked.values()].slice(0, limit).map((p) => p.info),
+    replay: async (id) => {
+      const p = this.parked.get(id);
+      const reg = p && this.consumers.get(p.info.durable);
+      if (!p || !reg) return false;
+      this.parked.delete(id);
+      await this.enqueue(reg, p.event).catch(() => undefined);
+      return true;
+    },
+  };
+
+  /** Parked events by durable (`aps_dead_letter_events`). */
+  async deadLetterCounts(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const { info } of this.parked.values()) out[info.durable] = (out[info.durable] ?? 0) + 1;
+    return out;
   }
 
   async consume(spec: ConsumerSpec): Promise<Subscription> {
@@ -83,6 +155,7 @@ export class InProcessBus implements EventBus {
     return {
       stop: async () => {
         reg.stopped = true;
+        reg.wake?.();
         this.consumers.delete(spec.durable);
         await reg.queue;
       },
@@ -101,8 +174,9 @@ export class InProcessBus implements EventBus {
   }
 
   async close(): Promise<void> {
+    this.unregisterDeadLetters();
     this.listeners.clear();
-    await Promise.all([...this.consumers.values()].map((r) => ((r.stopped = true), r.queue)));
+    await Promise.all([...this.consumers.values()].map((r) => ((r.stopped = true), r.wake?.(), r.queue)));
     this.consumers.clear();
   }
 }

@@ -1,3 +1,5 @@
+import type { DeadLetterQueue } from "./redelivery.js";
+
 /**
  * The event bus seam (DESIGN.md §6): NATS JetStream in the distributed mode, an in-process bus
  * with the same at-least-once + dedupe semantics in the all-in-one default.
@@ -15,7 +17,10 @@ export interface BusEvent {
   headers: Record<string, string>;
 }
 
-/** A handler; throwing (or rejecting) means "not processed": the event is delivered again. */
+/**
+ * A handler; throwing (or rejecting) means "not processed": the event is delivered again after a
+ * backoff, or parked when the error says it never can be (PoisonEventError; docs/adr/0100).
+ */
 export type EventHandler = (event: BusEvent, meta: { deliveryCount: number }) => Promise<void>;
 
 /** A durable consumer: survives restarts (JetStream) and gets every matching event at least once. */
@@ -25,7 +30,11 @@ export interface ConsumerSpec {
   /** Subject filters relative to nothing (full subjects, NATS wildcards `*` and `>` allowed). */
   subjects: string[];
   handler: EventHandler;
-  /** Deliveries before the event goes to the dead-letter subject (default 5). */
+  /**
+   * Deliveries of an event failing with an unclassified error before it is parked in the
+   * dead-letter queue (default 20). Outage errors are retried without limit and poison events
+   * are parked at once, whatever this says (docs/adr/0100, redelivery.ts).
+   */
   maxDeliver?: number;
 }
 
@@ -69,6 +78,8 @@ export interface EventBus {
    * invalidation, docs/adr/0088) without creating a durable consumer per replica.
    */
   subscribe(subjects: string[], handler: EphemeralHandler): Promise<Subscription>;
+  /** The bus's dead-letter queue of parked events (docs/adr/0100). */
+  readonly deadLetters?: DeadLetterQueue;
   /** Stops consumers and closes the connection. */
   close(): Promise<void>;
 }

@@ -39,8 +39,9 @@ export class ForumClient {
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);
   }
-  getPosts(ids: string[]): Promise<forum.GetPostsResponse> {
-    return callRead(this.c, this.c.getPosts, { ids });
+  /** Posts by id (≤ 100); `excerpts` cuts each body to LIMITS.excerptChars code points (docs/adr/0102). */
+  getPosts(ids: string[], excerpts = false): Promise<forum.GetPostsResponse> {
+    return callRead(this.c, this.c.getPosts, { ids, excerpts });
   }
   votesAt(postId: string, at: string): Promise<forum.VotesAtResponse> {
     return callRead(this.c, this.c.votesAt, { postId, at });

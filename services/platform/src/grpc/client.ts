@@ -1,6 +1,7 @@
 import { credentials, Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { CODE_METADATA_KEY, fromServiceError } from "../errors.js";
 import type { UnaryMethod } from "./channel.js";
+import { LIMITS } from "../limits.js";
 
 /** Default deadline of every service-to-service call, ms (10 s: a burst of writes may queue for a pool connection; docs/adr/0018). */
 export const DEFAULT_DEADLINE_MS = 10_000;
@@ -46,10 +47,17 @@ export async function callRead<Req, Res>(client: object, method: UnaryMethod<Req
 /**
  * Channel options of every service-to-service client: after a service restarts, a channel
  * reconnects within ≤ 5 s (grpc-js would otherwise back off up to 120 s, keeping the gateway
- * answering 503 long after the service is back). Same options everywhere, so the clients of one
- * address (typed client + health client) share one subchannel.
+ * answering 503 long after the service is back). Message sizes are capped explicitly at
+ * LIMITS.grpcMessageBytes both ways (grpc-js would receive only 4 MiB; docs/adr/0102). Same
+ * options everywhere, so the clients of one address (typed client + health client) share one
+ * subchannel.
  */
-export const CHANNEL_OPTIONS = { "grpc.initial_reconnect_backoff_ms": 500, "grpc.max_reconnect_backoff_ms": 5_000 } as const;
+export const CHANNEL_OPTIONS = {
+  "grpc.initial_reconnect_backoff_ms": 500,
+  "grpc.max_reconnect_backoff_ms": 5_000,
+  "grpc.max_receive_message_length": LIMITS.grpcMessageBytes,
+  "grpc.max_send_message_length": LIMITS.grpcMessageBytes,
+} as const;
 
 /** Insecure channel credentials for in-cluster gRPC (see startGrpcServer). */
 export const insecure = () => credentials.createInsecure();

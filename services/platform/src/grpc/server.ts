@@ -2,6 +2,7 @@ import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceI
 import { HealthImplementation } from "grpc-health-check";
 import { ApsError, isDatabaseUnavailable, toServiceError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { LIMITS } from "../limits.js";
 import { grpcDuration, grpcHandled } from "../metrics.js";
 import { watchDependency, type DependencyProbe } from "./health.js";
 import type { ServiceDefinitionLike } from "./channel.js";
@@ -57,7 +58,8 @@ export interface GrpcServerOptions {
  * network (mTLS belongs to the mesh).
  */
 export async function startGrpcServer(addr: string, services: ServedService[], log: Logger, opts: GrpcServerOptions = {}): Promise<RunningGrpcServer> {
-  const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024 });
+  // Message sizes explicit both ways, the same as the clients' (LIMITS.grpcMessageBytes, docs/adr/0102).
+  const server = new Server({ "grpc.max_receive_message_length": LIMITS.grpcMessageBytes, "grpc.max_send_message_length": LIMITS.grpcMessageBytes });
   const statuses: Record<string, "SERVING"> = { "": "SERVING" };
   for (const s of services) {
     server.addService(s.definition, s.implementation);

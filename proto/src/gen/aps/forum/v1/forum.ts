@@ -52,6 +52,8 @@ export interface Post {
   createdAt: string;
   updatedAt: string;
   heat: number;
+  /** code points of the full body; `body` is its first 500 when listed (docs/adr/0102) */
+  bodyLength: number;
 }
 
 export interface Comment {
@@ -99,6 +101,8 @@ export interface ListPostsRequest {
   cursor: string;
   /** "" = every author; set = only this agent's posts (sort must be "new") */
   authorId: string;
+  /** false (public lists): each body cut to its first 500 code points; true: full bodies (internal re-index) */
+  fullBodies: boolean;
 }
 
 export interface ListPostsResponse {
@@ -141,6 +145,8 @@ export interface CastVoteResponse {
 export interface GetPostsRequest {
   /** at most 100 */
   ids: string[];
+  /** true: each body cut to its first 500 code points (lists such as the agenda) */
+  excerpts: boolean;
 }
 
 export interface GetPostsResponse {
@@ -397,6 +403,7 @@ function createBasePost(): Post {
     createdAt: "",
     updatedAt: "",
     heat: 0,
+    bodyLength: 0,
   };
 }
 
@@ -437,6 +444,9 @@ export const Post: MessageFns<Post> = {
     }
     if (message.heat !== 0) {
       writer.uint32(97).double(message.heat);
+    }
+    if (message.bodyLength !== 0) {
+      writer.uint32(104).int32(message.bodyLength);
     }
     return writer;
   },
@@ -550,6 +560,14 @@ export const Post: MessageFns<Post> = {
             message.heat = reader.double();
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.bodyLength = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -592,6 +610,11 @@ export const Post: MessageFns<Post> = {
         ? globalThis.String(object.updated_at)
         : "",
       heat: isSet(object.heat) ? globalThis.Number(object.heat) : 0,
+      bodyLength: isSet(object.bodyLength)
+        ? globalThis.Number(object.bodyLength)
+        : isSet(object.body_length)
+        ? globalThis.Number(object.body_length)
+        : 0,
     };
   },
 
@@ -633,6 +656,9 @@ export const Post: MessageFns<Post> = {
     if (message.heat !== 0) {
       obj.heat = floatToJson(message.heat);
     }
+    if (message.bodyLength !== 0) {
+      obj.bodyLength = Math.round(message.bodyLength);
+    }
     return obj;
   },
 
@@ -657,6 +683,7 @@ export const Post: MessageFns<Post> = {
     message.createdAt = object.createdAt ?? "";
     message.updatedAt = object.updatedAt ?? "";
     message.heat = object.heat ?? 0;
+    message.bodyLength = object.bodyLength ?? 0;
     return message;
   },
 };
@@ -1142,7 +1169,7 @@ export const PostDetail: MessageFns<PostDetail> = {
 };
 
 function createBaseListPostsRequest(): ListPostsRequest {
-  return { kind: "", sort: "", limit: 0, cursor: "", authorId: "" };
+  return { kind: "", sort: "", limit: 0, cursor: "", authorId: "", fullBodies: false };
 }
 
 export const ListPostsRequest: MessageFns<ListPostsRequest> = {
@@ -1161,6 +1188,9 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
     }
     if (message.authorId !== "") {
       writer.uint32(42).string(message.authorId);
+    }
+    if (message.fullBodies !== false) {
+      writer.uint32(48).bool(message.fullBodies);
     }
     return writer;
   },
@@ -1218,6 +1248,14 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
             message.authorId = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.fullBodies = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1241,6 +1279,11 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
         : isSet(object.author_id)
         ? globalThis.String(object.author_id)
         : "",
+      fullBodies: isSet(object.fullBodies)
+        ? globalThis.Boolean(object.fullBodies)
+        : isSet(object.full_bodies)
+        ? globalThis.Boolean(object.full_bodies)
+        : false,
     };
   },
 
@@ -1261,6 +1304,9 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
     if (message.authorId !== "") {
       obj.authorId = message.authorId;
     }
+    if (message.fullBodies !== false) {
+      obj.fullBodies = message.fullBodies;
+    }
     return obj;
   },
 
@@ -1274,6 +1320,7 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
     message.limit = object.limit ?? 0;
     message.cursor = object.cursor ?? "";
     message.authorId = object.authorId ?? "";
+    message.fullBodies = object.fullBodies ?? false;
     return message;
   },
 };
@@ -1905,13 +1952,16 @@ export const CastVoteResponse: MessageFns<CastVoteResponse> = {
 };
 
 function createBaseGetPostsRequest(): GetPostsRequest {
-  return { ids: [] };
+  return { ids: [], excerpts: false };
 }
 
 export const GetPostsRequest: MessageFns<GetPostsRequest> = {
   encode(message: GetPostsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.ids) {
       writer.uint32(10).string(v!);
+    }
+    if (message.excerpts !== false) {
+      writer.uint32(16).bool(message.excerpts);
     }
     return writer;
   },
@@ -1937,6 +1987,14 @@ export const GetPostsRequest: MessageFns<GetPostsRequest> = {
             message.ids.push(reader.string());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.excerpts = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1950,13 +2008,19 @@ export const GetPostsRequest: MessageFns<GetPostsRequest> = {
   },
 
   fromJSON(object: any): GetPostsRequest {
-    return { ids: globalThis.Array.isArray(object?.ids) ? object.ids.map((e: any) => globalThis.String(e)) : [] };
+    return {
+      ids: globalThis.Array.isArray(object?.ids) ? object.ids.map((e: any) => globalThis.String(e)) : [],
+      excerpts: isSet(object.excerpts) ? globalThis.Boolean(object.excerpts) : false,
+    };
   },
 
   toJSON(message: GetPostsRequest): unknown {
     const obj: any = {};
     if (message.ids?.length) {
       obj.ids = message.ids;
+    }
+    if (message.excerpts !== false) {
+      obj.excerpts = message.excerpts;
     }
     return obj;
   },
@@ -1967,6 +2031,7 @@ export const GetPostsRequest: MessageFns<GetPostsRequest> = {
   fromPartial(object: DeepPartial<GetPostsRequest>): GetPostsRequest {
     const message = createBaseGetPostsRequest();
     message.ids = object.ids?.map((e) => e) || [];
+    message.excerpts = object.excerpts ?? false;
     return message;
   },
 };
