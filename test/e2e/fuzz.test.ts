@@ -224,6 +224,8 @@ const ROUTES: Route[] = [
     path: (c) => fc.tuple(segment(() => c.agentId), fc.oneof(fc.constantFrom("councillor", "chief"), hostile.map((s) => pct(s) || "x"))).map(([a, s]) => `/admin/seats/${a}/${s}`),
     authAs: "admin",
   },
+  { method: "GET", name: "/admin/events/dlq", path: () => fc.constant("/admin/events/dlq"), query: { names: ["limit"], valid: { limit: "10" } }, authAs: "admin" },
+  { method: "POST", name: "/admin/events/dlq/:id/replay", path: () => segment(() => "1").map((s) => `/admin/events/dlq/${s}/replay`), authAs: "admin" },
 ];
 
 /** One generated request. */
