@@ -56,14 +56,20 @@ export async function startAllInOne(givenEnv: NodeJS.ProcessEnv, log: Logger, bu
 }
 
 /**
- * Connections per service on the embedded server (docs/adr/0080): every backend costs ~20 MiB of
- * RSS. The forum takes the write load, but its votes go through one connection at a time (group
- * commit, docs/adr/0097), so 4 cover votes, the outbox relay and the read misses; identity is
- * mostly behind the gateway's authentication cache; the council is rarely called; translation
- * makes single statements only (no transaction holds a connection while it asks for another). 9
- * in all.
+ * Connection pools on the embedded server (docs/adr/0080): every backend costs ~20 MiB of RSS, so
+ * each service keeps few, and closes one that stayed idle for 2 s. The forum takes the write
+ * load, but its votes go through one connection at a time (group commit, docs/adr/0097), so 3
+ * cover votes, the outbox relay and the read misses; identity is mostly behind the gateway's
+ * authentication cache; the council is rarely called; translation makes single statements only
+ * (no transaction holds a connection while it asks for another).
  */
-const EMBEDDED_POOLS = { forum: 4, identity: 2, council: 2, translation: 1 } as const;
+const IDLE_MS = 2_000;
+const EMBEDDED_POOLS = {
+  forum: { poolSize: 3, idleTimeoutMs: IDLE_MS },
+  identity: { poolSize: 2, idleTimeoutMs: IDLE_MS },
+  council: { poolSize: 2, idleTimeoutMs: IDLE_MS },
+  translation: { poolSize: 1, idleTimeoutMs: IDLE_MS },
+} as const;
 
 async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPostgres | undefined, log: Logger, bus: EventBus, clock: Clock): Promise<AllInOne> {
   // Every service reads DATABASE_URL; the gateway keeps its per-minute counters in this process
@@ -95,7 +101,7 @@ async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPost
   );
   const tCfg = translationConfig(env);
   const tLog = log.child({ service: "translation" });
-  const tDb = await openDatabase({ url: tCfg.databaseUrl, schema: "translation", log: tLog, ...(pools ? { poolSize: pools.translation } : {}) });
+  const tDb = await openDatabase({ url: tCfg.databaseUrl, schema: "translation", log: tLog, ...pools?.translation });
   const translation = await startTranslation(
     { db: tDb, log: tLog },
     { listenAddr: loopback, forumAddr: forum.local, clock, engine: translationEngine(tCfg), dailyQuota: tCfg.TRANSLATION_DAILY_QUOTA, timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS },

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { openDatabase, type Database } from "./db/database.js";
+import { openDatabase, type PoolSizing, type Database } from "./db/database.js";
 import { JetStreamBus } from "./bus/jetstream.js";
 import { InProcessBus } from "./bus/memory.js";
 import type { EventBus } from "./bus/types.js";
@@ -46,17 +46,18 @@ export interface ServiceDeps {
 
 /**
  * Opens the database and the bus for `service` from its config. `sharedBus` (all-in-one mode)
- * is used when there is no `NATS_URL`. `poolSize` caps the service's connections (default 5, see
- * openDatabase). Throws when there is no database URL (see openDatabase).
+ * is used when there is no `NATS_URL`. `pool` sizes the service's connection pool (default 5
+ * connections kept 10 s when idle, see openDatabase). Throws when there is no database URL (see
+ * openDatabase).
  */
 export async function openServiceDeps(
   service: string,
   cfg: CommonConfig & { databaseUrl?: string | undefined },
   sharedBus?: EventBus,
   log: Logger = createLogger(service, cfg.LOG_LEVEL),
-  poolSize?: number,
+  pool?: PoolSizing,
 ): Promise<ServiceDeps> {
-  const db = await openDatabase({ url: cfg.databaseUrl ?? cfg.DATABASE_URL, schema: service, log, ...(poolSize ? { poolSize } : {}) });
+  const db = await openDatabase({ url: cfg.databaseUrl ?? cfg.DATABASE_URL, schema: service, log, ...pool });
   let bus: EventBus;
   if (cfg.NATS_URL) {
     bus = await JetStreamBus.connect({ servers: cfg.NATS_URL, stream: cfg.NATS_STREAM, prefix: cfg.APS_SUBJECT_PREFIX, connectionName: `aps-${service}`, log, limits: streamLimitsOf(cfg) });

@@ -24,8 +24,13 @@ export interface DatabaseOptions {
   schema: string;
   /** Connections in the pool (default 5 per service and process). */
   poolSize?: number;
+  /** How long an idle connection is kept before it is closed, ms (default 10 000, pg's own). */
+  idleTimeoutMs?: number;
   log: Logger;
 }
+
+/** The pool part of DatabaseOptions: how many connections a service keeps, and for how long. */
+export type PoolSizing = Pick<DatabaseOptions, "poolSize" | "idleTimeoutMs">;
 
 /**
  * Opens the database described by `opts` and creates the service's schema. Throws when no `url`
@@ -38,9 +43,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.poolSize ?? 5,
+    idleTimeoutMillis: opts.idleTimeoutMs ?? 10_000,
     connectionTimeoutMillis: 5_000,
     // search_path as a startup parameter: every connection lands in the service's schema.
     options: `-c search_path=${opts.schema}`,
+    // Names the service in pg_stat_activity and the server's logs.
+    application_name: `aps-${opts.schema}`,
   });
   wirePool(pool, opts);
   await createSchema(pool, opts.schema);
