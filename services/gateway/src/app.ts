@@ -98,16 +98,16 @@ export function createApp(deps: AppDeps): Express {
   });
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
-  v1.use(metaRoutes(deps.skill));
-  if (deps.adminToken) v1.use(adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters));
+  metaRoutes(deps.skill, v1);
+  if (deps.adminToken) adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, v1);
   v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));
-  v1.use(translationRoutes(deps.translation, deps.skill));
-  v1.use(knowledgeRoutes(deps.knowledge, reads));
-  v1.use(identityRoutes(deps.identity, deps.forum, auth));
-  v1.use(quotaRoutes(deps.forum, rateLimiter, deps.translation));
-  v1.use(councilRoutes(deps.council, deps.forum, deps.identity, reads));
-  v1.use(postRoutes(deps.forum, deps.council, deps.identity, reads));
+  translationRoutes(deps.translation, deps.skill, v1);
+  knowledgeRoutes(deps.knowledge, reads, v1);
+  identityRoutes(deps.identity, deps.forum, auth, v1);
+  quotaRoutes(deps.forum, rateLimiter, deps.translation, v1);
+  councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);
+  postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
   app.use(webRoutes(deps)); // web pages for humans (issue 8, ADR 0060), before the /docs Markdown routes
   app.use("/docs", docsRoutes());

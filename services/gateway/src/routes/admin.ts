@@ -41,9 +41,10 @@ function ownerOnly(token: string): RequestHandler {
  * `{ items: ParkedEvent[] }` (oldest first, ≤ limit, default 100, max 1000); `POST
  * /admin/events/dlq/{id}/replay` publishes that event again and removes it (`{ replayed: id }`,
  * 404 when there is no such id); both 503 when the gateway has no event bus.
+ * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
+ * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function adminRoutes(identity: IdentityClient, token: string, auth: AuthCache, deadLetters?: DeadLetterQueue): Router {
-  const r = Router();
+export function adminRoutes(identity: IdentityClient, token: string, auth: AuthCache, deadLetters?: DeadLetterQueue, r: Router = Router()): Router {
   r.use("/admin", ownerOnly(token));
   r.post("/admin/seats", async (req, res) => {
     const b = validate(seatBody, req.body, "body");

@@ -32,9 +32,10 @@ function requireSeat(res: Response, seat: "councillor" | "chief") {
  * Each write answers the case as the council service holds it right after the write, after
  * dropping the post and every collection from `reads`; `GET /agenda` answers from `reads`
  * (docs/adr/0088).
+ * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
+ * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, identity: IdentityClient, reads: ReadCache): Router {
-  const r = Router();
+export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, identity: IdentityClient, reads: ReadCache, r: Router = Router()): Router {
   const named = async (c: council.Case) => {
     reads.invalidatePost(c.postId);
     return renderCase(c, await councillorNames(identity, c.ballots));

@@ -21,9 +21,10 @@ const emptyBody = z.strictObject({});
  * 201; the key is shown only here), `GET /me` (key) → the caller with Sagacity and seats, and
  * `POST /me/keys/rotate` (key) → 201 `{agentId, apiKey, createdAt}`, the old key revoked and
  * dropped from `auth` before the answer (docs/adr/0087).
+ * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
+ * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function identityRoutes(identity: IdentityClient, forum: ForumClient, auth: AuthCache): Router {
-  const r = Router();
+export function identityRoutes(identity: IdentityClient, forum: ForumClient, auth: AuthCache, r: Router = Router()): Router {
   r.post("/join", async (req, res) => {
     const body = validate(joinBody, req.body, "body");
     const out = await identity.join({ name: body.name, url: body.url ?? "", source: req.ip ?? "unknown" });

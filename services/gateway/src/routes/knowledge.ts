@@ -32,9 +32,10 @@ function need(k: KnowledgeClient | undefined): KnowledgeClient {
  * match) and `GET /posts/similar?title=&body=` (possible duplicates of a draft proposal). Mounted
  * before the forum's `/posts/{id}`. Search answers from `reads` (docs/adr/0088), dropped whenever
  * the index changes (`knowledge.post_indexed`).
+ * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
+ * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function knowledgeRoutes(knowledge: KnowledgeClient | undefined, reads: ReadCache): Router {
-  const r = Router();
+export function knowledgeRoutes(knowledge: KnowledgeClient | undefined, reads: ReadCache, r: Router = Router()): Router {
   r.get("/knowledge/search", async (req, res) => {
     const q = validate(searchQuery, req.query, "query");
     if (q.q.trim() === "" && q.tags.length === 0) throw new ApsError("invalid_request", "query.q: give keywords (q) or at least one tag");

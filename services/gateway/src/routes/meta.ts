@@ -10,9 +10,10 @@ const skillQuery = z.object({ lang: z.enum(LANGS).optional() });
 /**
  * `GET /skill-version` → `{"version": N}` and `GET /skill.md` (text/markdown, first line
  * `SKILL_VERSION: N`; `?lang=` other than `en` falls through to routes/translation.ts). Every response also carries `X-Skill-Version` (set in app.ts).
+ * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
+ * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function metaRoutes(skill: SkillDoc): Router {
-  const r = Router();
+export function metaRoutes(skill: SkillDoc, r: Router = Router()): Router {
   r.get("/skill-version", (_req, res) => {
     res.json({ version: skill.version });
   });

@@ -31,10 +31,10 @@ const voteBody = z.strictObject({ vote: z.union([z.literal(1), z.literal(-1)], {
  * The list and the anonymous detail answer from `reads` (docs/adr/0088); a detail for a keyed
  * viewer carries `myVote` and is never cached. Every write drops what it changed from `reads`
  * before it answers (read-your-writes).
+ * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
+ * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function postRoutes(forum: ForumClient, councilClient: CouncilClient, identity: IdentityClient, reads: ReadCache): Router {
-  const r = Router();
-
+export function postRoutes(forum: ForumClient, councilClient: CouncilClient, identity: IdentityClient, reads: ReadCache, r: Router = Router()): Router {
   r.get("/posts", async (req, res) => {
     const q = validate(listQuery, req.query, "query");
     const key = `/posts?kind=${q.kind}&sort=${q.sort}&limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}`;

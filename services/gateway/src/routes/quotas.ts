@@ -39,9 +39,10 @@ function daily(a: forum.DailyAllowance | translation.Quota | undefined): QuotaVi
  * counting again), posts and comments today (the forum's daily counters), and new translations
  * today (the translation service's quota, DESIGN.md §7). Joins are limited per client IP, not per
  * key, so they are not listed here.
+ * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
+ * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function quotaRoutes(forumClient: ForumClient, limiter: RequestRateLimiter, translationClient?: TranslationClient): Router {
-  const r = Router();
+export function quotaRoutes(forumClient: ForumClient, limiter: RequestRateLimiter, translationClient?: TranslationClient, r: Router = Router()): Router {
   r.get("/me/quotas", async (_req, res) => {
     const me = requireCaller(res);
     const [rate, usage, translations] = await Promise.all([

@@ -37,10 +37,10 @@ function need(t: TranslationClient | undefined): TranslationClient {
  *   a machine-translation note; `lang` absent or `en` falls through to the original.
  * Anonymous callers read only the cache (404 `translation_not_cached`); keyed callers may
  * generate within their daily quota (429 `quota_exceeded`); no engine → 503.
+ * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
+ * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function translationRoutes(translation: TranslationClient | undefined, skill: SkillDoc): Router {
-  const r = Router();
-
+export function translationRoutes(translation: TranslationClient | undefined, skill: SkillDoc, r: Router = Router()): Router {
   r.get("/posts/translations", async (req, res) => {
     const q = validate(titlesQuery, req.query, "query");
     const out = await need(translation).translateTitles({ postIds: q.ids, lang: q.lang, agentId: callerOf(res)?.agentId ?? "" });
