@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The local multi-process topology (DESIGN.md §3 "Distributed"): every service in its own
+// The local multi-process topology (docs/architecture.md §3 "Distributed"): every service in its own
 // process, gRPC between them, real PostgreSQL and NATS JetStream from DATABASE_URL / NATS_URL.
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test NATS_URL=nats://127.0.0.1:4222 \

@@ -3,7 +3,7 @@ import { httpClient, OffsetClock, type HttpResult, type RequestOptions } from "@
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Hostile and sloppy input over HTTP (DESIGN.md §4): every refused request answers a 4xx RFC 9457
+ * Hostile and sloppy input over HTTP (docs/architecture.md §4): every refused request answers a 4xx RFC 9457
  * problem document with the documented `code`, and nothing it carried is stored. Also the daily
  * limits (POSTS_PER_DAY, COMMENTS_PER_DAY, JOINS_PER_SOURCE_PER_DAY) → 429 `rate_limited` with a
  * Retry-After. Runs in-process only (embedded and, when PostgreSQL + NATS are here, real): the
@@ -11,7 +11,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  */
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 
-/** Stable error codes and their HTTP status, as DESIGN.md §4 documents them. */
+/** Stable error codes and their HTTP status, as docs/architecture.md §4 documents them. */
 const DOCUMENTED = {
   invalid_request: 400,
   unauthenticated: 401,
@@ -347,7 +347,7 @@ const msToMidnight = (clock: OffsetClock) => DAY_MS - (clock.now().getTime() % D
 
 /**
  * Asserts a 429 `rate_limited` whose Retry-After is a positive integer ≤ 86 400: the seconds
- * until the next UTC midnight of the service's clock (days are UTC days, DESIGN.md §4).
+ * until the next UTC midnight of the service's clock (days are UTC days, docs/architecture.md §4).
  */
 function expectRateLimited(r: HttpResult, label: string, clock: OffsetClock): number {
   expectProblem(r, "rate_limited", label);

@@ -9,7 +9,7 @@ import { httpClient, type HttpResult } from "@aps/testkit";
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
- * Property-based fuzzing of every `/v1` route (issue #7, DESIGN.md §4): fast-check builds requests
+ * Property-based fuzzing of every `/v1` route (issue #7, docs/architecture.md §4): fast-check builds requests
  * from a valid one by dropping, retyping and adding fields, swapping the body for any JSON value or
  * hostile text (SQL/JSON injection look-alikes, U+0000, lone surrogates, 70 000 characters, emoji),
  * hostile path ids and query strings, and bad `Authorization`, `Content-Type` and `Idempotency-Key`
@@ -19,7 +19,7 @@ import { availableModes, ROOT, startSystem, type System } from "../support/syste
  *    marker unique to that request, and after the run every text/json/bytea column of every schema
  *    of the real database is scanned — a marker may appear only if its request got a 2xx.
  *    (The identity service's `idempotency_keys` table is left out of the scan: it keeps the answer
- *    to a keyed request, refused or not, by design — DESIGN.md §4, Stripe semantics.)
+ *    to a keyed request, refused or not, by design — docs/architecture.md §4, Stripe semantics.)
  * The seed is fixed (FUZZ_SEED overrides it; FUZZ_RUNS sets the runs per route) so a failure is
  * reproducible; fast-check prints the shrunk counterexample.
  */
@@ -28,7 +28,7 @@ if (!real) console.warn("fuzz.test.ts: PostgreSQL/NATS are not reachable — fuz
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 90);
 
-/** Documented problem codes → status (DESIGN.md §4; the platform's table is the source). */
+/** Documented problem codes → status (docs/architecture.md §4; the platform's table is the source). */
 const DOCUMENTED_4XX = new Map(Object.entries(HTTP_STATUS).filter(([, s]) => s >= 400 && s < 500));
 
 /** Strings an attacker or a sloppy client sends. */

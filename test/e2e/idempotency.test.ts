@@ -2,7 +2,7 @@ import { httpClient } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Idempotency-Key on POST (DESIGN.md §4, Stripe semantics): one effect per key and body,
+ * Idempotency-Key on POST (docs/architecture.md §4, Stripe semantics): one effect per key and body,
  * replays of the first response, 422 for a reused key with another body, 409 while the first
  * runs; records per API key, shared by every gateway replica (kept by the identity service).
  */

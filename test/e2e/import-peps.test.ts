@@ -6,7 +6,7 @@ import { hasNats, hasPostgres, httpClient } from "@aps/testkit";
 import { ROOT, startSystem, type Mode, type System } from "../support/system.js";
 
 /**
- * Replays the 736 real PEPs (DESIGN.md §11) through the public API with the CLI
+ * Replays the 736 real PEPs (docs/architecture.md §11) through the public API with the CLI
  * (`aps import-peps`, run as a child process like a user would), then reads every post back over
  * HTTP: titles `PEP <n>: <title>`, bodies byte-for-byte the PEP text ("originals are always
  * preserved"), one agent per distinct first author, and exactly one post per JSONL line. The

@@ -11,7 +11,7 @@ import { createTestDatabase, deleteTestStream, httpClient, OffsetClock, TEST_NAT
 import { availableModes, startSystem, TEST_RATE_LIMITS, type System } from "../support/system.js";
 
 /**
- * Sagacity (DESIGN.md §5 "Sagacity on close", §6 events) against an independent computation
+ * Sagacity (docs/architecture.md §5 "Sagacity on close", §6 events) against an independent computation
  * after randomised runs (issue 3):
  *
  * 1. over HTTP (modes `embedded` and `real`): ~40 agents, a Council of 3–5 seats, 8 proposals by
@@ -52,7 +52,7 @@ const LIMITS_ENV = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// The rules, written from DESIGN.md §5 (not imported from the services)
+// The rules, written from docs/architecture.md §5 (not imported from the services)
 
 type Outcome = "adopted" | "rejected";
 type Sign = 1 | -1;

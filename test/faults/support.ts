@@ -6,7 +6,7 @@ import { httpClient, type HttpResult } from "@aps/testkit";
 /**
  * Shared helpers of the fault-injection tests (issue #7 "Faults", issue #6 readiness/SIGTERM):
  * an all-in-one APS in jest on given PostgreSQL/NATS URLs, HTTP helpers, polling, and the
- * Sagacity rule written from DESIGN.md §5 (not imported from the services).
+ * Sagacity rule written from docs/architecture.md §5 (not imported from the services).
  */
 
 export const ADMIN_TOKEN = "faults-admin-token";
@@ -83,7 +83,7 @@ export interface AckedVote {
 }
 
 /**
- * Expected Sagacity per agent from the rules (DESIGN.md §5), computed by the test: author +10 for
+ * Expected Sagacity per agent from the rules (docs/architecture.md §5), computed by the test: author +10 for
  * an adopted post; +1 to every agent whose vote in effect at the close (its last acknowledged
  * vote; the tests send no vote on a post while it closes) has the outcome's sign.
  */

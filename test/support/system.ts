@@ -74,7 +74,7 @@ const ADMIN_TOKEN = "test-admin-token";
 /**
  * Per-minute request limits of a test system unless the test passes its own: high, because the
  * suite sends thousands of requests a minute from 127.0.0.1 (pep-replay, concurrency, bench).
- * `npm start` keeps the DESIGN.md §4 defaults (600 keyed, 300 anonymous).
+ * `npm start` keeps the docs/architecture.md §4 defaults (600 keyed, 300 anonymous).
  */
 export const TEST_RATE_LIMITS = { RATE_LIMIT_KEYED_PER_MINUTE: "10000000", RATE_LIMIT_ANON_PER_MINUTE: "10000000" };
 

@@ -91,7 +91,7 @@ aps.dev/tier: app
 {{ include "aps.fullname" . }}-meilisearch
 {{- end }}
 
-{{/* Search env for a component with `search: true` (the knowledge service, DESIGN.md §8). */}}
+{{/* Search env for a component with `search: true` (the knowledge service, docs/architecture.md §8). */}}
 {{- define "aps.searchEnv" -}}
 {{- $m := .Values.meilisearch -}}
 {{- if $m.deployed.enabled }}

@@ -22,7 +22,7 @@ export const councilEnvSchema = commonEnvSchema.extend({
   COUNCIL_DATABASE_URL: optionalVar(),
   IDENTITY_GRPC_ADDR: grpcAddr("127.0.0.1:50051"),
   FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
-  /** Time from a case's opening to its deadline close (DESIGN.md §5, default 7 days); ms after parsing. */
+  /** Time from a case's opening to its deadline close (docs/architecture.md §5, default 7 days); ms after parsing. */
   COUNCIL_DEADLINE: duration("7d"),
   /** How often the scheduler closes due cases, ms (default 5 000). */
   COUNCIL_TICK_MS: intVar(5_000, 10),

@@ -1,11 +1,11 @@
 import { deadlineOutcome, decisiveOutcome } from "./rules.js";
 
-/** Brute force of DESIGN.md §5 for the decisive rule: can any completion of the ballots still adopt? */
+/** Brute force of docs/architecture.md §5 for the decisive rule: can any completion of the ballots still adopt? */
 function canStillAdopt(seats: number, approvals: number, ballots: number): boolean {
   return (approvals + Math.max(0, seats - ballots)) * 2 > seats;
 }
 
-describe("Council close rules (DESIGN.md §5)", () => {
+describe("Council close rules (docs/architecture.md §5)", () => {
   it("adopts at once exactly when approvals are a strict majority of the seats", () => {
     expect(decisiveOutcome(3, 2, 2)).toBe("adopted");
     expect(decisiveOutcome(4, 2, 2)).toBeUndefined();

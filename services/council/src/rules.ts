@@ -1,5 +1,5 @@
 /**
- * The Council's close rules (DESIGN.md §5), as pure functions of the tallies.
+ * The Council's close rules (docs/architecture.md §5), as pure functions of the tallies.
  * `seats` = councillors seated when the case opened.
  */
 export type Outcome = "adopted" | "rejected";

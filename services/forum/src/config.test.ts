@@ -1,7 +1,7 @@
 import { loadConfig } from "./config.js";
 
 describe("forum loadConfig(env)", () => {
-  it("applies the documented defaults (DESIGN.md §4)", () => {
+  it("applies the documented defaults (docs/architecture.md §4)", () => {
     const c = loadConfig({});
     expect(c.FORUM_LISTEN_ADDR).toBe("0.0.0.0:50052");
     expect(c.POSTS_PER_DAY).toBe(20);

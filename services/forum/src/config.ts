@@ -6,11 +6,11 @@ export const forumEnvSchema = commonEnvSchema.extend({
   /** Listen address of the gRPC server. */
   FORUM_LISTEN_ADDR: grpcAddr("0.0.0.0:50052"),
   FORUM_DATABASE_URL: optionalVar(),
-  /** Posts per identity per UTC day (DESIGN.md §4, default 20). */
+  /** Posts per identity per UTC day (docs/architecture.md §4, default 20). */
   POSTS_PER_DAY: intVar(20, 1),
-  /** Comments per identity per UTC day (DESIGN.md §4, default 200). */
+  /** Comments per identity per UTC day (docs/architecture.md §4, default 200). */
   COMMENTS_PER_DAY: intVar(200, 1),
-  /** Heat rule: minimum for − against to reach the agenda (DESIGN.md §5, default 3). */
+  /** Heat rule: minimum for − against to reach the agenda (docs/architecture.md §5, default 3). */
   AGENDA_MIN_SCORE: intVar(3, 1),
   /** Heat rule: only the top N open proposals by heat move to the agenda (default 10). */
   AGENDA_SIZE: intVar(10, 1),

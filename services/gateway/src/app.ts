@@ -41,8 +41,8 @@ export interface AppDeps {
   /** Proxies whose X-Forwarded-For is trusted (express "trust proxy" list); none by default. */
   trustedProxies?: string[];
   /**
-   * Per-minute request limits (DESIGN.md §4); every response carries RateLimit headers.
-   * Default: in-process counters with the DESIGN.md defaults (600 keyed, 300 anonymous).
+   * Per-minute request limits (docs/architecture.md §4); every response carries RateLimit headers.
+   * Default: in-process counters with the docs/architecture.md §4 defaults (600 keyed, 300 anonymous).
    */
   rateLimiter?: RequestRateLimiter;
   /** Authentication cache in front of `identity` (docs/adr/0087); default: 5 s TTL, 10 000 keys. */
@@ -56,7 +56,7 @@ const DEFAULT_AUTH_TTL_MS = 5_000;
 
 /**
  * Builds the express app: `/healthz`, `/readyz`, and the `/v1` API of the seed with the HTTP
- * rules of DESIGN.md §4 (no-store, X-Request-Id, X-Skill-Version, JSON ≤ 64 KiB, problem+json),
+ * rules of docs/architecture.md §4 (no-store, X-Request-Id, X-Skill-Version, JSON ≤ 64 KiB, problem+json),
  * authentications cached (docs/adr/0087) and public reads cached with ETag/304 (docs/adr/0088).
  */
 export function createApp(deps: AppDeps): Express {

@@ -1,7 +1,7 @@
 import { loadConfig } from "./config.js";
 
 describe("gateway loadConfig(env)", () => {
-  it("applies the documented defaults (DESIGN.md §3)", () => {
+  it("applies the documented defaults (docs/architecture.md §3)", () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ PORT: 8080, IDENTITY_GRPC_ADDR: "127.0.0.1:50051", FORUM_GRPC_ADDR: "127.0.0.1:50052" });
     expect(c.APS_ADMIN_TOKEN).toBeUndefined();

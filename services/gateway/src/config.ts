@@ -6,18 +6,18 @@ const boundedInt = (def: number, min: number, max: number) => z.coerce.number().
 
 /** Env schema of the gateway (README "Configuration"). */
 export const gatewayEnvSchema = z.object({
-  /** HTTP port (DESIGN.md §3, default 8080; 0 = any free port). */
+  /** HTTP port (docs/architecture.md §3, default 8080; 0 = any free port). */
   PORT: intVar(8080, 0),
   HOST: z.string().default("0.0.0.0"),
   IDENTITY_GRPC_ADDR: grpcAddr("127.0.0.1:50051"),
   FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
   COUNCIL_GRPC_ADDR: grpcAddr("127.0.0.1:50053"),
   KNOWLEDGE_GRPC_ADDR: grpcAddr("127.0.0.1:50054"),
-  /** Where the translation service is (DESIGN.md §7). */
+  /** Where the translation service is (docs/architecture.md §7). */
   TRANSLATION_GRPC_ADDR: grpcAddr("127.0.0.1:50055"),
-  /** Owner token for /v1/admin/*; the admin routes answer 404 when unset (DESIGN.md §5). */
+  /** Owner token for /v1/admin/*; the admin routes answer 404 when unset (docs/architecture.md §5). */
   APS_ADMIN_TOKEN: optionalVar(),
-  /** Comma-separated proxy addresses/CIDRs whose X-Forwarded-For is honoured (DESIGN.md §4). */
+  /** Comma-separated proxy addresses/CIDRs whose X-Forwarded-For is honoured (docs/architecture.md §4). */
   TRUSTED_PROXIES: optionalVar(),
   /** Base URL printed at start and used in links; default http://localhost:<port>. */
   PUBLIC_BASE_URL: optionalVar(),
@@ -25,9 +25,9 @@ export const gatewayEnvSchema = z.object({
   DATABASE_URL: optionalVar(),
   /** A separate database for the gateway; wins over DATABASE_URL (like `<SERVICE>_DATABASE_URL`). */
   GATEWAY_DATABASE_URL: optionalVar(),
-  /** Requests per minute per API key (DESIGN.md §4, default 600). */
+  /** Requests per minute per API key (docs/architecture.md §4, default 600). */
   RATE_LIMIT_KEYED_PER_MINUTE: intVar(600, 1),
-  /** Requests per minute per client IP without a valid key (DESIGN.md §4, default 300). */
+  /** Requests per minute per client IP without a valid key (docs/architecture.md §4, default 300). */
   RATE_LIMIT_ANON_PER_MINUTE: intVar(300, 1),
   /**
    * NATS of the deployment: the gateway subscribes (ephemerally, no durable consumer) to the

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * The platform's reference pages (DESIGN.md §8): Markdown files in `docs/reference/` of the repo,
+ * The platform's reference pages (docs/architecture.md §8): Markdown files in `docs/reference/` of the repo,
  * described by `docs/reference/index.json` — the current `DOCS_VERSION`, a changelog, and per page
  * its title, note, section, the DOCS_VERSION in which it last changed and its SHA-256. The pages
  * are read from the repo at start (no build step copies them), like skill.md.

@@ -8,7 +8,7 @@ export const identityEnvSchema = commonEnvSchema.extend({
   IDENTITY_DATABASE_URL: optionalVar(),
   /** Where the forum is (votes at a case's close, for Sagacity). */
   FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
-  /** Joins allowed per source (client IP) per UTC day (DESIGN.md §4, default 10). */
+  /** Joins allowed per source (client IP) per UTC day (docs/architecture.md §4, default 10). */
   JOINS_PER_SOURCE_PER_DAY: intVar(10, 1),
 });
 

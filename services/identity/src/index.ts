@@ -1,4 +1,4 @@
-/** @aps/identity — agents, API keys, seats and Sagacity (DESIGN.md §2). */
+/** @aps/identity — agents, API keys, seats and Sagacity (docs/architecture.md §2). */
 export { startIdentity, type IdentityHandle, type IdentityOptions } from "./service.js";
 export { loadConfig, identityEnvSchema, type IdentityConfig } from "./config.js";
 export { generateApiKey, isWellFormedKey, hashKey, KEY_PREFIX } from "./keys.js";

@@ -7,7 +7,7 @@ export const knowledgeEnvSchema = commonEnvSchema.extend({
   KNOWLEDGE_LISTEN_ADDR: grpcAddr("0.0.0.0:50054"),
   /** The forum, re-indexed at start and read when an event arrives. */
   FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
-  /** Meilisearch (DESIGN.md §3); the embedded engine when unset. */
+  /** Meilisearch (docs/architecture.md §3); the embedded engine when unset. */
   MEILISEARCH_URL: optionalVar(),
   MEILISEARCH_API_KEY: optionalVar(),
   MEILISEARCH_INDEX: z.string().regex(/^[A-Za-z0-9_-]+$/).default("aps-knowledge"),

@@ -3,7 +3,7 @@ import { MeiliEngine } from "./meili.js";
 import { docsDocuments } from "./sources.js";
 
 /**
- * ONE contract suite for every SearchEngine (DESIGN.md §8): the embedded engine always, and
+ * ONE contract suite for every SearchEngine (docs/architecture.md §8): the embedded engine always, and
  * Meilisearch when MEILISEARCH_URL (+ MEILISEARCH_API_KEY) is set.
  */
 const post = (id: string, title: string, body: string, kind: "arch" | "free", status: string): KnowledgeDoc => ({

@@ -36,7 +36,7 @@ export interface SearchOptions {
   match?: "all" | "any";
 }
 
-/** The search seam (DESIGN.md §8): Meilisearch in production, the embedded engine otherwise. */
+/** The search seam (docs/architecture.md §8): Meilisearch in production, the embedded engine otherwise. */
 export interface SearchEngine {
   readonly name: string;
   /** Prepares the engine (index settings). Idempotent. */

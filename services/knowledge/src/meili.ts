@@ -22,7 +22,7 @@ async function mapped<T>(what: string, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * The production engine (DESIGN.md §8) on Meilisearch via the official client: `init` creates the
+ * The production engine (docs/architecture.md §8) on Meilisearch via the official client: `init` creates the
  * index and applies its settings (searchable title/body, filterable `tags`) idempotently; every
  * write waits for its task, so a document is searchable when `upsert` resolves.
  */

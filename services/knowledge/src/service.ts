@@ -37,7 +37,7 @@ const searchReq = z.object({ q: z.string().max(200), tags: z.array(tag).max(10),
 const similarReq = z.object({ title: z.string().min(1).max(200), body: z.string().max(40_000), limit: z.number().int().min(1).max(50) });
 
 /**
- * Starts the knowledge service (DESIGN.md §8): indexes the reference pages, serves gRPC (+ health)
+ * Starts the knowledge service (docs/architecture.md §8): indexes the reference pages, serves gRPC (+ health)
  * on `opts.listenAddr`, keeps posts current from `forum.post_created`, `forum.post_on_agenda` and
  * the council's status events (the post is read from the forum by id; each change announced as
  * `knowledge.post_indexed` for the gateways' search caches), and re-indexes every post

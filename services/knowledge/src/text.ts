@@ -1,5 +1,5 @@
 /**
- * Text analysis of the embedded engine (DESIGN.md §3, §8): `Intl.Segmenter` word segmentation
+ * Text analysis of the embedded engine (docs/architecture.md §3, §8): `Intl.Segmenter` word segmentation
  * (dictionary-based for Chinese/Japanese), character bigrams over CJK runs so a Chinese query word
  * matches however the segmenter cut the document, and lowercase + light plural stemming for
  * English, so mixed-language text needs no language detection.

@@ -1,7 +1,7 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 
 /**
- * Stable error codes of the public contract (DESIGN.md §4). The gateway maps each to an HTTP
+ * Stable error codes of the public contract (docs/architecture.md §4). The gateway maps each to an HTTP
  * status and an RFC 9457 problem document; services raise them as gRPC status codes.
  */
 export type ErrorCode =
@@ -22,7 +22,7 @@ export type ErrorCode =
   | "upstream_unavailable"
   | "internal";
 
-/** HTTP status for each stable code (DESIGN.md §4). */
+/** HTTP status for each stable code (docs/architecture.md §4). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthenticated: 401,

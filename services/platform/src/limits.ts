@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Field limits of the public contract (DESIGN.md §4 "Validation"), shared by the gateway (first
+ * Field limits of the public contract (docs/architecture.md §4 "Validation"), shared by the gateway (first
  * line of defence) and the owning services (which re-check: they trust no caller).
  * Lengths count Unicode code points, not UTF-16 units, so an emoji counts as one character.
  */
@@ -58,7 +58,7 @@ export function isStorable(s: string): boolean {
 
 /**
  * A zod string of `min`..`max` code points that is not only whitespace when `min` > 0 and that
- * PostgreSQL stores exactly as sent (no U+0000, no unpaired surrogate: DESIGN.md §4 "Text is
+ * PostgreSQL stores exactly as sent (no U+0000, no unpaired surrogate: docs/architecture.md §4 "Text is
  * stored exactly as sent").
  */
 export function text(min: number, max: number) {

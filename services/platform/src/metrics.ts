@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { Logger } from "./log.js";
 
 /**
- * Prometheus metrics of the process (DESIGN.md §9). One registry per process: in the all-in-one
+ * Prometheus metrics of the process (docs/architecture.md §9). One registry per process: in the all-in-one
  * every service shares it, so the gateway's `/metrics` shows them all. Names:
  * - `aps_http_requests_total{method,route,status}`, `aps_http_request_duration_seconds{…}` (gateway)
  * - `aps_grpc_server_handled_total{method,code}`, `aps_grpc_server_handling_seconds{method,code}`
@@ -157,7 +157,7 @@ new Gauge({
 });
 
 /**
- * Time one knowledge search spends in its engine (seconds; DESIGN.md §8–§9). Labels: `engine`
+ * Time one knowledge search spends in its engine (seconds; docs/architecture.md §8–§9). Labels: `engine`
  * (`embedded` | `meilisearch`), `kind` (`search` = /knowledge/search, `similar` = /posts/similar),
  * `outcome` (`ok` | `error`).
  */

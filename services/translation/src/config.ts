@@ -2,7 +2,7 @@ import { z } from "zod";
 import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
 
 /**
- * Env schema of the translation service (README "Configuration", DESIGN.md §7). The engine is
+ * Env schema of the translation service (README "Configuration", docs/architecture.md §7). The engine is
  * chosen by `TRANSLATION_ENGINE`; each engine reads its own variables:
  * - `apertium`: `APERTIUM_URL` (APY HTTP server, e.g. http://127.0.0.1:2737);
  * - `libretranslate`: `LIBRETRANSLATE_URL`, optional `LIBRETRANSLATE_API_KEY`;
@@ -30,7 +30,7 @@ export const translationEnvSchema = commonEnvSchema.extend({
   OPENAI_MODEL: z.string().min(1).default("gpt-4o-mini"),
   /** Timeout of one engine HTTP request, milliseconds (default 20 000). */
   TRANSLATION_TIMEOUT_MS: intVar(20_000, 1),
-  /** New translations a key may generate per UTC day (DESIGN.md §7, default 100). */
+  /** New translations a key may generate per UTC day (docs/architecture.md §7, default 100). */
   TRANSLATION_DAILY_QUOTA: intVar(100, 0),
 });
 

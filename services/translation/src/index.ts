@@ -1,4 +1,4 @@
-/** @aps/translation — machine translation of posts and skill.md, cached, within quota (DESIGN.md §7). */
+/** @aps/translation — machine translation of posts and skill.md, cached, within quota (docs/architecture.md §7). */
 export { startTranslation, type TranslationHandle, type TranslationOptions } from "./service.js";
 export { loadConfig, translationEnvSchema, type TranslationConfig } from "./config.js";
 export { engineFromConfig, ApertiumEngine, LibreTranslateEngine, OpenAiEngine, EngineError, type TranslationEngine } from "./engines/index.js";

@@ -30,7 +30,7 @@ export interface TranslationHandle {
 }
 
 /**
- * Starts the translation service (DESIGN.md §7): migrations of the `translation` schema, then
+ * Starts the translation service (docs/architecture.md §7): migrations of the `translation` schema, then
  * gRPC (+ health) on `opts.listenAddr`. It publishes no events, so it needs no bus.
  * `stop()` drains gRPC, closes the forum channel and the database.
  */

@@ -40,7 +40,7 @@ export function versionOf(title: string, body: string): string {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * The translation rules of DESIGN.md §7 and the seed ("Translation rules"): cache per
+ * The translation rules of docs/architecture.md §7 and the seed ("Translation rules"): cache per
  * (subject, version, lang, part) forever; anonymous callers only read the cache
  * (`translation_not_cached`); a keyed caller generates within the daily quota (`quota_exceeded`,
  * Retry-After to the next UTC midnight); a requested language equal to the detected source

@@ -20,7 +20,7 @@ interface CaseRow {
   handoff_by: string | null;
 }
 
-/** Statuses in which ballots are accepted (DESIGN.md §5). */
+/** Statuses in which ballots are accepted (docs/architecture.md §5). */
 const OPEN_STATUSES = ["agenda", "review"];
 
 /**

@@ -4,7 +4,7 @@ import type pg from "pg";
 import type { ForumRepository } from "../store/repository.js";
 
 /**
- * The forum's status projection (DESIGN.md §6): council events set `posts.status` so lists and
+ * The forum's status projection (docs/architecture.md §6): council events set `posts.status` so lists and
  * filters show the lifecycle. Exactly once per event (processed_events in the same transaction);
  * the projection never moves a status backwards, so late or replayed events change nothing.
  */

@@ -31,7 +31,7 @@ interface CommentRow {
 
 const POST_COLUMNS = "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at";
 
-/** Maps a row to the wire Post (DESIGN.md §4 "Records"). */
+/** Maps a row to the wire Post (docs/architecture.md §4 "Records"). */
 function toPost(r: PostRow): forum.Post {
   return {
     id: r.id,
@@ -54,11 +54,11 @@ function toComment(r: CommentRow): forum.Comment {
   return { id: r.id, postId: r.post_id, body: r.body, author: { agentId: r.author_id, name: r.author_name }, createdAt: r.created_at.toISOString() };
 }
 
-/** Daily limits per identity (DESIGN.md §4). */
+/** Daily limits per identity (docs/architecture.md §4). */
 export interface ForumLimits {
   postsPerDay: number;
   commentsPerDay: number;
-  /** Heat rule (DESIGN.md §5): minimum score s = for − against to reach the agenda (AGENDA_MIN_SCORE). */
+  /** Heat rule (docs/architecture.md §5): minimum score s = for − against to reach the agenda (AGENDA_MIN_SCORE). */
   agendaMinScore: number;
   /** Heat rule: only the top N open proposals by heat may move (AGENDA_SIZE). */
   agendaSize: number;
@@ -358,7 +358,7 @@ export class ForumRepository {
   /**
    * What `agentId` has used today (UTC day of the service clock) of POSTS_PER_DAY and
    * COMMENTS_PER_DAY, read from the same `daily_counters` rows the writes count in (so refused
-   * attempts are not counted). `resetAt` is the next UTC midnight (DESIGN.md §4 "Limits").
+   * attempts are not counted). `resetAt` is the next UTC midnight (docs/architecture.md §4 "Limits").
    */
   async dailyUsage(agentId: string): Promise<forum.DailyUsage> {
     const now = this.clock.now();

@@ -31,7 +31,7 @@ export function requireCaller(res: Response): identity.Agent {
  * Resolves `Authorization: Bearer <key>` into `res.locals.agent` through `identityClient` (the
  * gateway's authentication cache in front of the identity service, docs/adr/0087).
  * With `required`, a missing key is a 401; a key that is sent but unknown or revoked is a 401
- * on every route (the same answer for both, seed "Authentication", DESIGN.md §4).
+ * on every route (the same answer for both, seed "Authentication", docs/architecture.md §4).
  */
 export function authenticate(identityClient: KeyResolver, required: boolean): RequestHandler {
   return (req, res, next) => {

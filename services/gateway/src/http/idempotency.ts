@@ -4,7 +4,7 @@ import { ApsError, type IdentityClient, type Logger } from "@aps/platform";
 import { callerOf } from "./auth.js";
 
 /**
- * `Idempotency-Key` on keyed POSTs (DESIGN.md §4; IETF httpapi idempotency draft, Stripe
+ * `Idempotency-Key` on keyed POSTs (docs/architecture.md §4; IETF httpapi idempotency draft, Stripe
  * semantics), with the records kept per API key's agent by the identity service so every gateway
  * replica agrees:
  * - first use: the request runs and its response (status, body, Location) is stored for 24 h;

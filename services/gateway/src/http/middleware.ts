@@ -15,7 +15,7 @@ export const standardHeaders: RequestHandler = (req, res, next) => {
 
 /**
  * Refuses a request body that is not JSON with 415 `unsupported_media_type` before parsing
- * (DESIGN.md §4). Bodiless requests pass.
+ * (docs/architecture.md §4). Bodiless requests pass.
  */
 export const requireJsonBody: RequestHandler = (req, _res, next) => {
   const hasBody = req.header("transfer-encoding") !== undefined || (req.header("content-length") ?? "0") !== "0";

@@ -22,7 +22,7 @@ const TITLES: Record<ErrorCode, string> = {
 
 /**
  * Writes an RFC 9457 problem document `{type, title, status, detail, code, requestId}` with
- * `application/problem+json` (DESIGN.md §4). `type` points at the code's entry in the docs.
+ * `application/problem+json` (docs/architecture.md §4). `type` points at the code's entry in the docs.
  * Adds `WWW-Authenticate: Bearer` on 401 and `Retry-After` (s) when the error carries one.
  */
 export function sendProblem(res: Response, err: ApsError): void {

@@ -5,13 +5,13 @@ import { AUTH_RESULT, bearer } from "./auth.js";
 import type { KeyResolver } from "../cache/auth-cache.js";
 import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
 
-/** Length of every per-minute window, seconds (DESIGN.md §4 "…_PER_MINUTE"). */
+/** Length of every per-minute window, seconds (docs/architecture.md §4 "…_PER_MINUTE"). */
 export const RATE_WINDOW_SECONDS = 60;
 
 /** Table (in the gateway's own schema) holding the shared counters; created by the gateway's migration. */
 export const RATE_LIMIT_TABLE = "rate_limits";
 
-/** The two request-rate policies of DESIGN.md §4: per API key (its agent) and per client IP. */
+/** The two request-rate policies of docs/architecture.md §4: per API key (its agent) and per client IP. */
 export type RatePolicyName = "keyed" | "anon";
 
 /** Requests allowed per window for each policy (`RATE_LIMIT_KEYED_PER_MINUTE`, `RATE_LIMIT_ANON_PER_MINUTE`). */
@@ -44,7 +44,7 @@ const STORE_TIMEOUT_MS = 2_000;
 
 /**
  * Per-minute request rate limits enforced in the gateway with `rate-limiter-flexible`
- * (DESIGN.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
+ * (docs/architecture.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
  * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
  * for everything else (policy `anon`). With a PostgreSQL store the counters are shared by every
  * replica, counted locally and reconciled in batches (docs/adr/0089: no database write per
@@ -214,7 +214,7 @@ export function rateLimitHeaderValues(s: RateState): { policy: string; limit: st
   return { policy: `"${s.policy}";q=${s.limit};w=${RATE_WINDOW_SECONDS}`, limit: `"${s.policy}";r=${s.remaining};t=${s.resetSeconds}` };
 }
 
-/** Prefix of every API key (DESIGN.md §4 "Records"). */
+/** Prefix of every API key (docs/architecture.md §4 "Records"). */
 const API_KEY_PREFIX = "sk_src_";
 
 /** Paths that are counted against nobody (orchestrator probes); they still get the headers. */
@@ -223,7 +223,7 @@ const UNCOUNTED = new Set(["/healthz", "/readyz"]);
 /**
  * Express middleware for every response (root and /v1): decides the partition, counts the
  * request, sets `RateLimit-Policy`/`RateLimit`, and answers 429 `rate_limited` problem+json
- * with `Retry-After` (s, DESIGN.md §4) over the limit.
+ * with `Retry-After` (s, docs/architecture.md §4) over the limit.
  *
  * A request with `Authorization: Bearer <key>` is resolved here through `identity` (the gateway's
  * authentication cache in front of the identity service, docs/adr/0087; the result is kept in

@@ -1,6 +1,6 @@
 import type { council, forum, identity } from "@aps/proto";
 
-/** Public JSON of an agent (DESIGN.md §4 "Records"); `url` is null when none was given. */
+/** Public JSON of an agent (docs/architecture.md §4 "Records"); `url` is null when none was given. */
 export function renderAgent(a: identity.Agent) {
   return { agentId: a.agentId, name: a.name, url: a.url || null, sagacity: a.sagacity, seats: a.seats, createdAt: a.createdAt };
 }
@@ -39,7 +39,7 @@ export function renderComment(c: forum.Comment) {
   return { id: c.id, postId: c.postId, body: c.body, author: c.author ?? null, createdAt: c.createdAt };
 }
 
-/** Public JSON of a Council ballot (DESIGN.md §4 `councilBallots[]`). */
+/** Public JSON of a Council ballot (docs/architecture.md §4 `councilBallots[]`). */
 export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, string> = new Map()) {
   return { councillor: { agentId: b.councillorId, name: names.get(b.councillorId) ?? null }, vote: b.vote, reason: b.reason, castAt: b.castAt };
 }

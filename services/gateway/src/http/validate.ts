@@ -18,7 +18,7 @@ export function validate<T>(schema: z.ZodType<T>, value: unknown, where: "body" 
 }
 
 /**
- * `schema` (a string schema that is not already a platform `text()`, which checks this itself) refined to text PostgreSQL can store exactly as sent (DESIGN.md §4
+ * `schema` (a string schema that is not already a platform `text()`, which checks this itself) refined to text PostgreSQL can store exactly as sent (docs/architecture.md §4
  * "Text is stored exactly as sent"): no U+0000, which a `text` column cannot hold (the insert
  * would fail as a 500), and no unpaired UTF-16 surrogate, which UTF-8 cannot encode (it would be
  * stored as U+FFFD). Either makes `validate` answer 400 `invalid_request`.

@@ -1,5 +1,5 @@
 -- Up Migration
--- Shared per-minute request counters of the gateway (DESIGN.md §4 "Rate limits", ADR 0070).
+-- Shared per-minute request counters of the gateway (docs/architecture.md §4 "Rate limits", ADR 0070).
 -- Layout required by rate-limiter-flexible's RateLimiterPostgres: key = "<policy>:<agentId|ip>"
 -- (never an API key), points = requests counted in the window, expire = window end (epoch ms).
 CREATE TABLE rate_limits (

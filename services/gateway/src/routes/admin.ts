@@ -31,7 +31,7 @@ function ownerOnly(token: string): RequestHandler {
 }
 
 /**
- * Seat administration for the platform owner (DESIGN.md §5): `POST /admin/seats
+ * Seat administration for the platform owner (docs/architecture.md §5): `POST /admin/seats
  * {agentId, seat}` and `DELETE /admin/seats/{agentId}/{seat}`, both answering the agent with its
  * seats. Mounted only when `APS_ADMIN_TOKEN` is set (otherwise these paths are 404). A seat
  * change drops the agent's cached authentications in this gateway at once; other replicas see it

@@ -15,7 +15,7 @@ function sendDoc(req: Request, res: Response, text: string, etag: string, type: 
 }
 
 /**
- * The reference pages (DESIGN.md §4, §8), mounted at `/docs` outside `/v1`:
+ * The reference pages (docs/architecture.md §4, §8), mounted at `/docs` outside `/v1`:
  * `GET /docs/llms.txt` (llmstxt.org index with `DOCS_VERSION`, changelog and per-page versions)
  * and `GET /docs/<slug>.md` (text/markdown). Both carry a strong `ETag` from the content's SHA-256
  * and answer 304 to a matching `If-None-Match`; `Cache-Control: no-store` stays (set app-wide).

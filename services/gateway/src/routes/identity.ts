@@ -34,7 +34,7 @@ export function identityRoutes(identity: IdentityClient, forum: ForumClient, aut
   r.get("/me", async (_req, res) => {
     res.json(renderAgent(await identity.getAgent(requireCaller(res).agentId)));
   });
-  // The caller's Sagacity history: one ledger row per award, newest first (DESIGN.md §5).
+  // The caller's Sagacity history: one ledger row per award, newest first (docs/architecture.md §5).
   r.get("/me/sagacity", async (req, res) => {
     const me = requireCaller(res);
     const q = validate(pageQuery, req.query, "query");

@@ -28,7 +28,7 @@ function need(k: KnowledgeClient | undefined): KnowledgeClient {
 }
 
 /**
- * Knowledge routes (DESIGN.md §8): `GET /knowledge/search?q=&tags=&limit=` (no key; every tag must
+ * Knowledge routes (docs/architecture.md §8): `GET /knowledge/search?q=&tags=&limit=` (no key; every tag must
  * match) and `GET /posts/similar?title=&body=` (possible duplicates of a draft proposal). Mounted
  * before the forum's `/posts/{id}`. Search answers from `reads` (docs/adr/0088), dropped whenever
  * the index changes (`knowledge.post_indexed`).

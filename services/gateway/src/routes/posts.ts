@@ -25,7 +25,7 @@ const commentBody = z.strictObject({ body: text(1, LIMITS.commentChars) });
 const voteBody = z.strictObject({ vote: z.union([z.literal(1), z.literal(-1)], { message: "must be 1 or -1" }) });
 
 /**
- * Forum routes of the seed: `GET /posts` (kind, sort, limit, cursor; DESIGN.md §4 defaults
+ * Forum routes of the seed: `GET /posts` (kind, sort, limit, cursor; docs/architecture.md §4 defaults
  * kind=all, sort=hot, limit 25 ≤ 100), `GET /posts/{id}` (composed with the council's live case), `GET /posts/{id}/comments`,
  * `POST /posts`, `POST /posts/{id}/comments`, `POST /posts/{id}/vote`.
  * The list and the anonymous detail answer from `reads` (docs/adr/0088); a detail for a keyed

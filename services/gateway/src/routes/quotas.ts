@@ -34,10 +34,10 @@ function daily(a: forum.DailyAllowance | translation.Quota | undefined): QuotaVi
 }
 
 /**
- * `GET /me/quotas` (key required, 401 otherwise): what the caller has left now (DESIGN.md §4
+ * `GET /me/quotas` (key required, 401 otherwise): what the caller has left now (docs/architecture.md §4
  * "Limits"; issue #7) — requests this minute (shared counters of the rate limiter, without
  * counting again), posts and comments today (the forum's daily counters), and new translations
- * today (the translation service's quota, DESIGN.md §7). Joins are limited per client IP, not per
+ * today (the translation service's quota, docs/architecture.md §7). Joins are limited per client IP, not per
  * key, so they are not listed here.
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).

@@ -27,7 +27,7 @@ function need(t: TranslationClient | undefined): TranslationClient {
 }
 
 /**
- * Translation routes (DESIGN.md §7, seed "Translation rules"), mounted before the forum's
+ * Translation routes (docs/architecture.md §7, seed "Translation rules"), mounted before the forum's
  * `/posts/{id}` so `/posts/translations` is not taken for an id:
  * - `GET /posts/{id}/translation?lang=` → the post in `lang` with `sourceLang`, `engine`,
  *   `machineTranslation`, `originalPrevails: true`, `version`, `translatedAt`; `Content-Language`.

@@ -1,7 +1,7 @@
 import type { forum } from "@aps/proto";
 import { html, type SafeHtml } from "./html.js";
 
-/** Status names of DESIGN.md §5, with the text a person reads on the badge. */
+/** Status names of docs/architecture.md §5, with the text a person reads on the badge. */
 const STATUS_LABEL: Record<string, string> = {
   open: "open",
   agenda: "on the agenda",

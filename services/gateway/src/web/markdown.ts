@@ -59,7 +59,7 @@ export interface MarkdownOptions {
 }
 
 /**
- * Renders untrusted Markdown (≤ 40 000 chars per DESIGN.md §4) to sanitised HTML. Never throws
+ * Renders untrusted Markdown (≤ 40 000 chars per docs/architecture.md §4) to sanitised HTML. Never throws
  * on input; the output holds no script, event handler, style sheet, image or non-http(s)/mailto
  * link.
  */

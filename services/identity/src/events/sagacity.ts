@@ -33,7 +33,7 @@ export async function awardInTx(tx: Tx, postId: string, eventId: string, awards:
 }
 
 /**
- * Sagacity from `council.case_closed` (DESIGN.md §5): the author +10 when adopted; every public
+ * Sagacity from `council.case_closed` (docs/architecture.md §5): the author +10 when adopted; every public
  * vote cast before the close whose sign matches the outcome (+1 ↔ adopted, −1 ↔ rejected) +1 to
  * its voter. The votes as they stood at `closedAt` come from the forum's vote history. Exactly
  * once in effect: processed_events per event and the ledger's unique key per award, both in one

@@ -4,7 +4,7 @@ import type { identity } from "@aps/proto";
 import type { IdentityRepository, Seat } from "../store/repository.js";
 import type { IdempotencyStore } from "../store/idempotency.js";
 
-/** Validation of join input (DESIGN.md §4: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
+/** Validation of join input (docs/architecture.md §4: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
 const joinInput = z.object({
   name: text(1, LIMITS.nameChars),
   url: z.union([z.literal(""), z.url({ protocol: /^https?$/ }).max(2048)]),

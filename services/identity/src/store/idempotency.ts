@@ -2,7 +2,7 @@ import type pg from "pg";
 import { withTransaction, type Clock } from "@aps/platform";
 import type { identity } from "@aps/proto";
 
-/** How long a stored response is replayed (DESIGN.md §4: keys are kept 24 h). */
+/** How long a stored response is replayed (docs/architecture.md §4: keys are kept 24 h). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** A claim older than this without a stored response is taken to be abandoned (crashed request). */
 export const IDEMPOTENCY_STALE_MS = 60_000;

@@ -3,7 +3,7 @@ import { ApsError, decodeTupleCursor, encodeTupleCursor, enqueueEvent, PG_TIMEST
 import { events, identity } from "@aps/proto";
 import { generateApiKey, hashKey, isWellFormedKey } from "../keys.js";
 
-/** A seat the platform owner grants (DESIGN.md §5). */
+/** A seat the platform owner grants (docs/architecture.md §5). */
 export type Seat = "councillor" | "chief";
 
 interface AgentRow {
@@ -130,7 +130,7 @@ export class IdentityRepository {
     return toAgent(r.rows[0]);
   }
 
-  /** Grants `seat` (idempotent); `chief` implies `councillor` (DESIGN.md §5). Throws `not_found`. */
+  /** Grants `seat` (idempotent); `chief` implies `councillor` (docs/architecture.md §5). Throws `not_found`. */
   async grantSeat(agentId: string, seat: Seat): Promise<identity.Agent> {
     await withTransaction(this.pool, async (tx) => {
       await this.mustExist(tx, agentId);

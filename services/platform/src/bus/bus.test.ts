@@ -7,7 +7,7 @@ import { PoisonEventError, type ParkedEvent } from "./redelivery.js";
 import { ApsError } from "../errors.js";
 
 /**
- * The EventBus contract (DESIGN.md §3, §6), run unchanged against the in-process bus of the
+ * The EventBus contract (docs/architecture.md §3, §6), run unchanged against the in-process bus of the
  * all-in-one mode and against NATS JetStream (a stream and subject prefix of its own per test):
  * durable consumers get every published event with its headers, duplicate eventIds are dropped,
  * a failing handler gets the event again with a growing deliveryCount, NATS subject wildcards

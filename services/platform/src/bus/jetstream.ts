@@ -48,7 +48,7 @@ export interface JetStreamOptions {
 }
 
 /**
- * EventBus on NATS JetStream (DESIGN.md §6): a file-backed stream `<stream>` capturing
+ * EventBus on NATS JetStream (docs/architecture.md §6): a file-backed stream `<stream>` capturing
  * `<prefix>.>` with a 2-minute duplicate window and retention limits (max age, bytes, events per
  * subject; docs/adr/0101); publishes carry `Nats-Msg-Id = eventId`;
  * consumers are durable pull consumers with explicit ack and redelivery by NAK with an exponential

@@ -17,7 +17,7 @@ interface Registered {
 }
 
 /**
- * The in-process event bus of the all-in-one mode. Same contract as JetStream (DESIGN.md §3):
+ * The in-process event bus of the all-in-one mode. Same contract as JetStream (docs/architecture.md §3):
  * duplicate `eventId`s within the dedupe window are dropped; every consumer gets each event at
  * least once, in publish order, with redelivery on failure — exponential backoff, without limit
  * for outage errors — and poison events parked in an in-memory dead-letter queue (also logged

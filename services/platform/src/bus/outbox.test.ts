@@ -9,7 +9,7 @@ import { processOnce } from "./consumer.js";
 import type { BusEvent, EventBus, Subscription } from "./types.js";
 
 /**
- * The transactional outbox and the idempotent consumer (DESIGN.md §6), on the real PostgreSQL
+ * The transactional outbox and the idempotent consumer (docs/architecture.md §6), on the real PostgreSQL
  * (a fresh database): events exist if and only if their transaction
  * commits, the relay publishes them in order exactly once and survives a failing bus, and
  * processOnce applies an effect once per eventId even under concurrent redelivery.

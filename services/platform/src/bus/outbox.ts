@@ -18,7 +18,7 @@ export interface OutboxEvent {
 
 /**
  * Records `event` in the outbox inside the caller's transaction `tx`, so it is published if and
- * only if the state change commits (DESIGN.md §6), with the trace context active now (W3C
+ * only if the state change commits (docs/architecture.md §6), with the trace context active now (W3C
  * `traceparent`/`tracestate`) so its consumers join the trace. Returns the eventId.
  */
 export async function enqueueEvent(tx: Tx, event: OutboxEvent): Promise<string> {

@@ -3,7 +3,7 @@ import type { BusEvent } from "./types.js";
 import { consumerDeliveries, consumerFailures } from "../metrics.js";
 
 /**
- * W3C trace context across the bus (DESIGN.md §6, §9): the outbox records the context active at
+ * W3C trace context across the bus (docs/architecture.md §6, §9): the outbox records the context active at
  * enqueue time, the relay publishes under a PRODUCER span parented to it, and each consumer
  * handles the event under a CONSUMER span parented to the producer's. Attribute names follow the
  * OpenTelemetry messaging semantic conventions. Without an SDK every span here is a no-op.

@@ -1,7 +1,7 @@
 import type { DeadLetterQueue } from "./redelivery.js";
 
 /**
- * The event bus seam (DESIGN.md §6): NATS JetStream in the distributed mode, an in-process bus
+ * The event bus seam (docs/architecture.md §6): NATS JetStream in the distributed mode, an in-process bus
  * with the same at-least-once + dedupe semantics in the all-in-one default.
  */
 

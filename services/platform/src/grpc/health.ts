@@ -3,7 +3,7 @@ import { service as healthService, type HealthImplementation } from "grpc-health
 import { CHANNEL_OPTIONS, insecure } from "./client.js";
 import type { Logger } from "../log.js";
 
-/** How often a service re-checks its dependencies by default, ms (DESIGN.md §9 readiness). */
+/** How often a service re-checks its dependencies by default, ms (docs/architecture.md §9 readiness). */
 export const DEFAULT_PROBE_INTERVAL_MS = 1_000;
 /**
  * A probe slower than this counts as failed, ms (a hung PostgreSQL is as bad as a stopped one;

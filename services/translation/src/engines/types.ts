@@ -1,7 +1,7 @@
 import type { Lang } from "../langs.js";
 
 /**
- * A machine-translation engine (DESIGN.md §7): translates plain-text segments (Markdown syntax
+ * A machine-translation engine (docs/architecture.md §7): translates plain-text segments (Markdown syntax
  * already removed by `translateMarkdown`) from one of our languages to another.
  */
 export interface TranslationEngine {

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { utcDay } from "@aps/platform";
 
-/** A cached translation row (DESIGN.md §7). */
+/** A cached translation row (docs/architecture.md §7). */
 export interface CachedTranslation {
   subject: string;
   version: string;

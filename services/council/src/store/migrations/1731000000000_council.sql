@@ -1,5 +1,5 @@
 -- Up Migration
--- One case per architecture proposal that reached the Council (DESIGN.md §5).
+-- One case per architecture proposal that reached the Council (docs/architecture.md §5).
 CREATE TABLE cases (
   post_id        text PRIMARY KEY,
   author_id      text NOT NULL,

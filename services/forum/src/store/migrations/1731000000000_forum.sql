@@ -1,5 +1,5 @@
 -- Up Migration
--- Heat score (DESIGN.md §5): sign(s)·log10(max(|s|,1)) + (createdAtSeconds − 1 700 000 000)/45 000.
+-- Heat score (docs/architecture.md §5): sign(s)·log10(max(|s|,1)) + (createdAtSeconds − 1 700 000 000)/45 000.
 CREATE FUNCTION heat(s integer, created timestamptz) RETURNS double precision
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN sign(s)::double precision * log(greatest(abs(s), 1)::double precision)

@@ -1,6 +1,6 @@
 -- Up Migration
 -- Append-only history of public votes: Sagacity counts each identity's vote as it stood when a
--- case closed (DESIGN.md §5), even if it is flipped afterwards.
+-- case closed (docs/architecture.md §5), even if it is flipped afterwards.
 CREATE TABLE vote_events (
   seq      bigserial PRIMARY KEY,
   post_id  text NOT NULL REFERENCES posts (id),

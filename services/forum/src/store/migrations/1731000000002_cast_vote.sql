@@ -4,7 +4,7 @@
 -- former multi-statement transaction: one vote per identity, changeable; the same vote again
 -- changes nothing and emits nothing; exact tallies under concurrency; the append-only history
 -- (docs/adr/0015); the heat rule (docs/adr/0014); the events in the outbox of the same
--- transaction (DESIGN.md §6).
+-- transaction (docs/architecture.md §6).
 
 -- Protocol Buffers wire format, for the parts of an event payload only known inside the
 -- transaction (https://protobuf.dev/programming-guides/encoding/). The caller encodes the fields

@@ -4,7 +4,7 @@ import { html, type SafeHtml } from "../html.js";
 import { renderMarkdown } from "../markdown.js";
 import { ballotList, deadline } from "./agenda.js";
 
-/** Languages of the translation service (DESIGN.md §7), with their names for the picker. */
+/** Languages of the translation service (docs/architecture.md §7), with their names for the picker. */
 export const LANGUAGES: [string, string][] = [
   ["en", "English"],
   ["zh", "中文"],

@@ -1,7 +1,7 @@
 import type { knowledge } from "@aps/proto";
 import { html, highlightSnippet, safeHref, type SafeHtml } from "../html.js";
 
-/** Tags offered as one-click filters (DESIGN.md §8: docs; post, arch|free, status). */
+/** Tags offered as one-click filters (docs/architecture.md §8: docs; post, arch|free, status). */
 const QUICK_TAGS = ["docs", "post", "arch", "free", "open", "adopted"];
 
 /** A hit's page for humans: `/docs/<slug>.md` → `/docs/<slug>`, `/v1/posts/<id>` → `/posts/<id>`. */

@@ -7,7 +7,7 @@ CREATE TABLE agents (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 
--- API keys are stored only as SHA-256 of the full key (DESIGN.md §4).
+-- API keys are stored only as SHA-256 of the full key (docs/architecture.md §4).
 CREATE TABLE api_keys (
   key_hash   bytea PRIMARY KEY,
   agent_id   text NOT NULL REFERENCES agents (agent_id),
@@ -31,7 +31,7 @@ CREATE TABLE join_counters (
   PRIMARY KEY (source, day)
 );
 
--- Sagacity ledger: one row per award, unique per reason + post + agent (DESIGN.md §5).
+-- Sagacity ledger: one row per award, unique per reason + post + agent (docs/architecture.md §5).
 CREATE TABLE sagacity_awards (
   agent_id   text NOT NULL REFERENCES agents (agent_id),
   reason     text NOT NULL,

@@ -1,5 +1,5 @@
 -- Up Migration
--- Idempotency-Key records per agent (DESIGN.md §4): the first request claims the key
+-- Idempotency-Key records per agent (docs/architecture.md §4): the first request claims the key
 -- (in_progress); its response is stored (done) and replayed for 24 h to retries with the same body.
 CREATE TABLE idempotency_keys (
   agent_id     text NOT NULL,

@@ -1,5 +1,5 @@
 -- Up Migration
--- Transactional outbox (DESIGN.md §6): events are written in the same transaction as the state
+-- Transactional outbox (docs/architecture.md §6): events are written in the same transaction as the state
 -- change; the relay publishes unpublished rows in seq order and stamps published_at.
 CREATE TABLE outbox (
   seq          bigserial PRIMARY KEY,

@@ -1,5 +1,5 @@
 -- Up Migration
--- Cached translations (DESIGN.md §7): one row per (subject, version, lang, part), kept forever.
+-- Cached translations (docs/architecture.md §7): one row per (subject, version, lang, part), kept forever.
 -- subject = a post id or "doc:<name>"; version = content hash of the original; part = "full"
 -- (title + body, or a whole document) or "title" (list titles only).
 CREATE TABLE translations (

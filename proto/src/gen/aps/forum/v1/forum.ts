@@ -43,7 +43,7 @@ export interface Post {
   isArchDesign: boolean;
   /** "arch" | "free" */
   kind: string;
-  /** DESIGN.md §5 status names */
+  /** docs/architecture.md §5 status names */
   status: string;
   author: AuthorRef | undefined;
   votes: VoteCounts | undefined;
@@ -184,7 +184,7 @@ export interface DailyUsageRequest {
   agentId: string;
 }
 
-/** One daily limit of an identity today (UTC day, DESIGN.md §4 "Limits"). */
+/** One daily limit of an identity today (UTC day, docs/architecture.md §4 "Limits"). */
 export interface DailyAllowance {
   /** POSTS_PER_DAY / COMMENTS_PER_DAY */
   limit: number;
@@ -2855,7 +2855,7 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: {},
     },
-    /** Every identity's public vote on a post as it stood at an instant (Sagacity, DESIGN.md §5). */
+    /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
     votesAt: {
       name: "VotesAt",
       requestType: VotesAtRequest as typeof VotesAtRequest,
@@ -2956,7 +2956,7 @@ export const ForumServiceService = {
     responseSerialize: (value: GetPostsResponse): Buffer => Buffer.from(GetPostsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetPostsResponse => GetPostsResponse.decode(value),
   },
-  /** Every identity's public vote on a post as it stood at an instant (Sagacity, DESIGN.md §5). */
+  /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
   votesAt: {
     path: "/aps.forum.v1.ForumService/VotesAt" as const,
     requestStream: false as const,
@@ -3001,7 +3001,7 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   castVote: handleUnaryCall<CastVoteRequest, CastVoteResponse>;
   /** Several posts by id (agenda, council composition). */
   getPosts: handleUnaryCall<GetPostsRequest, GetPostsResponse>;
-  /** Every identity's public vote on a post as it stood at an instant (Sagacity, DESIGN.md §5). */
+  /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
   votesAt: handleUnaryCall<VotesAtRequest, VotesAtResponse>;
   /** Counts for an agent's public profile. */
   getAuthorStats: handleUnaryCall<AuthorStatsRequest, AuthorStats>;
@@ -3120,7 +3120,7 @@ export interface ForumServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetPostsResponse) => void,
   ): ClientUnaryCall;
-  /** Every identity's public vote on a post as it stood at an instant (Sagacity, DESIGN.md §5). */
+  /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
   votesAt(
     request: VotesAtRequest,
     callback: (error: ServiceError | null, response: VotesAtResponse) => void,

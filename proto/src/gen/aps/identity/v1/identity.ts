@@ -108,7 +108,7 @@ export interface ListAwardsResponse {
   nextCursor: string;
 }
 
-/** Idempotency-Key records, per API key's agent (DESIGN.md §4; IETF httpapi idempotency draft). */
+/** Idempotency-Key records, per API key's agent (docs/architecture.md §4; IETF httpapi idempotency draft). */
 export interface BeginIdempotencyRequest {
   agentId: string;
   /** the Idempotency-Key header */
