@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm run bench` (issue 12, "Benchmark (not a timed test)"; method: docs/adr/0092-bench-method.md,
-// how to read it: docs/performance.md). ONE run measures, per mode, each figure beside a baseline
+// `npm run bench` (method: docs/adr/0092-bench-method.md; how to read it: docs/performance.md).
+// ONE run measures, per mode, each figure beside a baseline
 // measured the same way on this machine in this run:
 //   - reads (autocannon, same connections and duration): the system vs a bare node:http process
 //     and a minimal express 5 process serving the system's own recorded bytes;

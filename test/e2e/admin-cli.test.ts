@@ -8,7 +8,7 @@ import { ROOT, startSystem, type System } from "../support/system.js";
 const run = promisify(execFile);
 const CLI = join(ROOT, "services/cli/dist/main.js");
 
-/** The admin CLI grants and revokes seats through the same owner-only HTTP routes (issue 3). */
+/** The admin CLI grants and revokes seats through the same owner-only HTTP routes (docs/architecture.md §5). */
 describe("aps seats (admin CLI)", () => {
   let sys: System;
   beforeAll(async () => {
@@ -39,7 +39,7 @@ describe("aps seats (admin CLI)", () => {
 const realUp = (await hasNats()) && (await hasPostgres());
 
 /**
- * `aps events dlq list|replay` (issue 15 item 2, docs/adr/0100), on real PostgreSQL + NATS: an
+ * `aps events dlq list|replay` (docs/adr/0100), on real PostgreSQL + NATS: an
  * undecodable `council.case_closed` is parked at once by each of its consumers, listed by the
  * CLI with its durable, subject and failure kind, counted by `aps_dead_letter_events`, and a
  * replay publishes it again (its consumers get it once more and, still poison, park it anew).

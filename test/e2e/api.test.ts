@@ -2,7 +2,7 @@ import { httpClient } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * End-to-end over HTTP (issue 2): several agents drive every endpoint of the foundation, in
+ * End-to-end over HTTP (docs/architecture.md §4): several agents drive every endpoint of the foundation, in
  * every run mode this machine supports — the all-in-one (in jest and as `npm start` runs it)
  * and, on real PostgreSQL + NATS, the multi-process topology of deploy/local.
  */

@@ -9,7 +9,7 @@ import { httpClient, type HttpResult } from "@aps/testkit";
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
- * Property-based fuzzing of every `/v1` route (issue #7, docs/architecture.md §4): fast-check builds requests
+ * Property-based fuzzing of every `/v1` route (docs/architecture.md §4): fast-check builds requests
  * from a valid one by dropping, retyping and adding fields, swapping the body for any JSON value or
  * hostile text (SQL/JSON injection look-alikes, U+0000, lone surrogates, 70 000 characters, emoji),
  * hostile path ids and query strings, and bad `Authorization`, `Content-Type` and `Idempotency-Key`

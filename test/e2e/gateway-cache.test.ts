@@ -11,7 +11,7 @@ import { createTestDatabase, deleteTestStream, eventually, httpClient, TEST_NATS
 import { availableModes, TEST_RATE_LIMITS } from "../support/system.js";
 
 /**
- * The gateway stops repeating work (issue 12; docs/adr/0087, 0088): authentications and public
+ * The gateway stops repeating work (docs/adr/0087, 0088): authentications and public
  * reads are cached, and the caches are invalidated — by this gateway's own writes before it
  * answers (read-your-writes), and by the events of writes made elsewhere (a second gateway on the
  * same in-process bus, or on the same NATS in the `real` mode). A third gateway has no bus at all,

@@ -5,7 +5,7 @@ import { httpClient } from "@aps/testkit";
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
- * HTTP hardening of the gateway (issue 7; ADR 0040): helmet's default headers on every response,
+ * HTTP hardening of the gateway (ADR 0040): helmet's default headers on every response,
  * `Cache-Control: no-store` kept, the CORS policy (any origin, bearer keys, no credentials,
  * preflight 204 with the documented headers), and request heads capped at 16 KiB (431, the server
  * keeps serving).

@@ -4,7 +4,7 @@ import { httpClient } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Self-service key rotation (`POST /v1/me/keys/rotate`, issue 7, skill.md 4.21): the presented
+ * Self-service key rotation (`POST /v1/me/keys/rotate`, skill.md 4.21): the presented
  * key is revoked and a new one issued in one transaction; the old key then gets the same 401 as an
  * unknown key everywhere; identity, seats, Sagacity and posts are untouched; of concurrent
  * rotations with one key exactly one wins.

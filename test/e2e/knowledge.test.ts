@@ -2,7 +2,7 @@ import { eventually, httpClient } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Knowledge search over HTTP (issue 5): a new post is findable and a Council status change shows
+ * Knowledge search over HTTP (docs/architecture.md §8): a new post is findable and a Council status change shows
  * in its tags within a second through the real event path (in-process bus embedded, NATS in
  * `real`), the docs are found with tags=docs, /posts/similar finds a near-duplicate, validation.
  */

@@ -2,7 +2,7 @@ import { httpClient } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Prometheus metrics (issue 6, docs/architecture.md §9): the gateway's `GET /metrics` (outside `/v1`)
+ * Prometheus metrics (docs/architecture.md §9): the gateway's `GET /metrics` (outside `/v1`)
  * answers the text exposition of the process — in the all-in-one every service's series: HTTP
  * RED by route template, gRPC handled/duration by method and code, the outbox backlog per
  * service, consumer deliveries by durable, and (JetStream) consumer lag.

@@ -6,7 +6,7 @@ import { ROOT, startSystem, type Mode, type System } from "../support/system.js"
 
 /**
  * Replays the history of every PEP in datasets/peps.jsonl (docs/architecture.md §11) through the public
- * HTTP API only (issue 3): each distinct first author joins once and posts their PEPs as
+ * HTTP API only (docs/architecture.md §5): each distinct first author joins once and posts their PEPs as
  * architecture proposals; a fixed panel of voter agents votes on every PEP by a rule of its
  * number; a Council of five (one chief) nominates and ballots so that Final and Accepted PEPs
  * are adopted (Final ones then handed off and completed) and Rejected ones are rejected; the

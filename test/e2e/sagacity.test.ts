@@ -12,7 +12,7 @@ import { availableModes, startSystem, TEST_RATE_LIMITS, type System } from "../s
 
 /**
  * Sagacity (docs/architecture.md §5 "Sagacity on close", §6 events) against an independent computation
- * after randomised runs (issue 3):
+ * after randomised runs (docs/architecture.md §5):
  *
  * 1. over HTTP (modes `embedded` and `real`): ~40 agents, a Council of 3–5 seats, 8 proposals by
  *    random authors, random public votes and flips before the close, nominations and ballots to a

@@ -4,7 +4,7 @@ import { ROOT } from "../support/system.js";
 import { startOtlpReceiver, type OtlpReceiver, type OtlpReceiverProtocol, type ReceivedSpan } from "../support/otlp-receiver.js";
 
 /**
- * Traces reach a collector from the production start-up path (issue 20, docs/adr/0093): the
+ * Traces reach a collector from the production start-up path (docs/adr/0093): the
  * identity service and the gateway run as their own processes, started as the chart starts them
  * (`node services/<component>/dist/main.js`, the image's entry point) with the OTEL_* variables
  * the chart sets from `otel.endpoint` / `otel.protocol` (charts/aps/templates/_helpers.tpl,

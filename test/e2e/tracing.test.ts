@@ -6,7 +6,7 @@ import { startTelemetry, shutdownTelemetry, type PreloadedModule } from "@aps/pl
 import { httpClient } from "@aps/testkit";
 
 /**
- * One trace across the system (issue 6, docs/architecture.md §9): `POST /v1/posts/{id}/vote` that moves a
+ * One trace across the system (docs/architecture.md §9): `POST /v1/posts/{id}/vote` that moves a
  * post onto the agenda is traced from the gateway's HTTP server span through the forum's
  * CastVote (client and server spans — in these all-in-one modes made by the in-process transport,
  * docs/adr/0085, named like the gRPC instrumentation's), its PostgreSQL queries, the outbox relay's PRODUCER span for

@@ -6,7 +6,7 @@ import { startApertium, startEngineProxy, type Apertium, type EngineProxy } from
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
- * Translation over HTTP with a REAL engine (issue #4, docs/architecture.md §7): Apertium APY (Debian
+ * Translation over HTTP with a REAL engine (docs/architecture.md §7): Apertium APY (Debian
  * `apertium-apy` + `apertium-eng-spa`) behind a counting proxy that can also play "down"
  * (connection reset) and "slow" (no answer). Real English PEPs from ../shared/datasets/peps.jsonl
  * become posts and are translated to Spanish through the gateway. Without APY the file skips

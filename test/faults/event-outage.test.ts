@@ -4,7 +4,7 @@ import { createLogger, InProcessBus, JetStreamBus, processOnce, type EventBus, t
 import { canRunPrivatePostgres, deleteTestStream, hasNats, startPrivatePostgres, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type PrivateServer } from "@aps/testkit";
 
 /**
- * Fault (issue 15 item 2): a consumer's database is down for 8 s while events arrive. Before the
+ * Fault (docs/reliability.md): a consumer's database is down for 8 s while events arrive. Before the
  * fix, JetStream consumers gave up after 5 deliveries 1 s apart and the in-process bus after
  * ~0.75 s, so every event of the outage was dead-lettered (lost for the effect). Now outage
  * errors are redelivered with exponential backoff (capped) for as long as the outage lasts

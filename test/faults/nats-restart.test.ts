@@ -16,7 +16,7 @@ import {
 } from "./support.js";
 
 /**
- * Fault: NATS JetStream stopped during a run of writes and started again (issue #7 "Faults"),
+ * Fault: NATS JetStream stopped during a run of writes and started again (docs/reliability.md),
  * once gracefully (SIGTERM) and once killed (SIGKILL: no flush, as in a crash of the process).
  * APS runs in jest on the shared PostgreSQL (a fresh database) and a PRIVATE nats-server this
  * test stops and starts (the machine's NATS is never touched). Writes keep being accepted while

@@ -2,7 +2,7 @@ import { canRunPrivatePostgres, deleteTestStream, hasNats, startPrivatePostgres,
 import { eventually, joinAll, ok, readyz, searchIds, seatCouncil, startAio, type Req } from "./support.js";
 
 /**
- * Fault: PostgreSQL restarted under a running APS (issue #7 "Faults", issue #6 "Health").
+ * Fault: PostgreSQL restarted under a running APS (docs/reliability.md).
  * Every service of APS runs in jest on a PRIVATE PostgreSQL 15 this test stops and starts (fast
  * shutdown, then an immediate — crash-like — one) and on the shared NATS (a stream of its own).
  * While the database is down the gateway's /readyz answers 503 (each service's gRPC health turns

@@ -5,7 +5,7 @@ import { startTopology } from "./topology.js";
 
 /**
  * Fault: a service process killed (SIGKILL, no graceful stop) in the distributed topology and
- * started again (issue #7 "kill a service process mid-flow"). The test spawns the services of
+ * started again (docs/reliability.md). The test spawns the services of
  * deploy/local/start.mjs one by one on the shared PostgreSQL (a fresh database) and NATS (a
  * stream of its own). While the forum is dead, the gateway answers 503 `upstream_unavailable`
  * problem+json on what needs it (and /readyz 503) but keeps serving what does not; after the

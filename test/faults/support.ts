@@ -4,7 +4,7 @@ import { connect } from "nats";
 import { httpClient, type HttpResult } from "@aps/testkit";
 
 /**
- * Shared helpers of the fault-injection tests (issue #7 "Faults", issue #6 readiness/SIGTERM):
+ * Shared helpers of the fault-injection tests (docs/reliability.md: readiness, SIGTERM):
  * an all-in-one APS in jest on given PostgreSQL/NATS URLs, HTTP helpers, polling, and the
  * Sagacity rule written from docs/architecture.md §5 (not imported from the services).
  */

@@ -5,7 +5,7 @@ import { httpClient, startNode, type HttpResult, type TestProcess } from "@aps/t
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
- * Per-minute request limits (docs/architecture.md §4, issue #7, ADR 0070) on the real PostgreSQL store:
+ * Per-minute request limits (docs/architecture.md §4, ADR 0070) on the real PostgreSQL store:
  * `RATE_LIMIT_KEYED_PER_MINUTE` per API key and `RATE_LIMIT_ANON_PER_MINUTE` per client IP, the
  * IETF `RateLimit-Policy`/`RateLimit` headers on every answer (2xx, 4xx, 5xx, root), 429
  * `rate_limited` + `Retry-After`, counters shared by two gateway processes, and

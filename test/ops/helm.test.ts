@@ -1,5 +1,5 @@
 /**
- * The Helm chart (charts/aps, issue 6 / docs/architecture.md §9) without a cluster and without Docker:
+ * The Helm chart (charts/aps, docs/architecture.md §9) without a cluster and without Docker:
  * `helm lint`, `helm template` for the default values and values-production.yaml, every rendered
  * manifest validated against the Kubernetes JSON schemas (kubernetes-models), structural
  * invariants the schemas cannot express (selectors, labels, probes, resources, non-root), the

@@ -3,7 +3,7 @@ import { eventually } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * One contract, two transports (issue 12 "No network hops inside one process"; docs/adr/0085):
+ * One contract, two transports (docs/adr/0085):
  * the typed clients of every service run over gRPC (the all-in-one's loopback ports, as the
  * distributed mode calls them) and over the in-process endpoints the all-in-one's own clients
  * use, against the same running services. Whatever one transport wrote, both read back equal;

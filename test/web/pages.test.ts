@@ -8,7 +8,7 @@ import { ROOT, startSystem, type System } from "../support/system.js";
 import { ARTIFACTS, hasChromium, launch, rootOf } from "./browser.js";
 
 /**
- * Web pages in a real browser (issue 8): Debian's chromium through playwright-core against the
+ * Web pages in a real browser (docs/adr/0060): Debian's chromium through playwright-core against the
  * embedded all-in-one server. A person joins, signs in with the key, posts, votes and comments;
  * councillors (seats granted with the admin CLI) nominate, ballot, hand off and complete from
  * the page; the page shows `adopted` with the ballot reasons. Reading works with JavaScript off.

@@ -109,7 +109,7 @@ export function createApp(deps: AppDeps): Express {
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
-  app.use(webRoutes(deps)); // web pages for humans (issue 8, ADR 0060), before the /docs Markdown routes
+  app.use(webRoutes(deps)); // web pages for humans (ADR 0060), before the /docs Markdown routes
   app.use("/docs", docsRoutes());
   app.use(notFound);
   app.use(problemHandler(deps.log));

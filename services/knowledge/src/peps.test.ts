@@ -4,7 +4,7 @@ import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine } from "./engine.j
 import { MeiliEngine } from "./meili.js";
 
 /**
- * Real input (issue 5): every PEP of ../shared/datasets/peps.jsonl indexed as a post; for 50 PEPs
+ * Real input (docs/architecture.md §8): every PEP of ../shared/datasets/peps.jsonl indexed as a post; for 50 PEPs
  * chosen by a fixed seed, a query of two distinctive words of the title must return the PEP in
  * the top 5. Prints the hit rate and p50/p95 query latency.
  */

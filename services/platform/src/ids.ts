@@ -8,8 +8,8 @@ let next = POOL_BYTES;
 /**
  * A uniform number in [0, 1) from the OS CSPRNG, drawn from a 4 KiB pool of random bytes refilled
  * by one `randomFillSync` call: ulidx's default PRNG asks `crypto.getRandomValues` for ONE byte
- * per character (16 calls per ULID), which showed as 3.7 % of the CPU of a vote load (issue 12
- * profile, docs/performance.md). Same source, same distribution (one byte per character, as
+ * per character (16 calls per ULID), which showed as 3.7 % of the CPU of a vote load (the
+ * profile in docs/performance.md). Same source, same distribution (one byte per character, as
  * ulidx's own: 256 values over 32 symbols, exactly 8 each).
  */
 function pooledPrng(): number {

@@ -29,7 +29,7 @@ const DOC = [
 /** A fake engine that upper-cases: enough to see what was sent and what was kept. */
 const upper = async (texts: string[]) => texts.map((t) => t.toUpperCase());
 
-describe("Markdown protection (issue #4: structure survives translation)", () => {
+describe("Markdown protection (structure survives translation, docs/architecture.md §7)", () => {
   it("segments join back to the exact input", () => {
     expect(segment(DOC).map((s) => s.value).join("")).toBe(DOC);
     expect(segment("").map((s) => s.value).join("")).toBe("");

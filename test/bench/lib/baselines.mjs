@@ -1,4 +1,4 @@
-// Read baselines (issue 12, "Benchmark"): the real responses of the system are recorded first,
+// Read baselines (docs/performance.md): the real responses of the system are recorded first,
 // then served byte for byte by a bare node:http process and a minimal express 5 process
 // (baseline-server.mjs), so that the three are loaded with the same requests for the same bytes.
 import { spawn } from "node:child_process";

@@ -1,6 +1,6 @@
 // Cleanup stack of the bench: every resource it creates (child processes, temp folders, databases,
 // NATS streams) registers an undo step here; they run last-in first-out on normal exit, on failure
-// and on SIGINT/SIGTERM, so a run leaves nothing behind (issue 12, "Benchmark").
+// and on SIGINT/SIGTERM, so a run leaves nothing behind (docs/performance.md).
 
 /** @type {{ label: string, fn: () => Promise<void> | void }[]} */
 const steps = [];

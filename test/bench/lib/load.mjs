@@ -1,11 +1,11 @@
-// HTTP load with autocannon (issue 12: the same connections and duration for the system and its
+// HTTP load with autocannon (docs/performance.md: the same connections and duration for the system and its
 // baselines). One function runs one measured load against one origin, after a short warm-up
 // run that is not recorded (JIT, connection pools, caches).
 import autocannon from "autocannon";
 
 /** Load settings shared by every HTTP measurement of a run. */
 export const LOAD = {
-  /** Concurrent keep-alive connections (issue 12: 50). */
+  /** Concurrent keep-alive connections (docs/performance.md: 50). */
   connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
   /** Measured seconds per load (BENCH_DURATION, default 10). */
   duration: Number(process.env.BENCH_DURATION ?? 10),

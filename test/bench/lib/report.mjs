@@ -1,4 +1,4 @@
-// The bench's output: goal lines of issue 12 ("Done means") judged on a mode's figures, a
+// The bench's output: goal lines of docs/performance.md ("Goals") judged on a mode's figures, a
 // markdown report (measurements beside their baselines, then pass/fail per goal) and the JSON.
 import { round } from "./load.mjs";
 
@@ -17,8 +17,8 @@ export function ratio(a, b) {
 }
 
 /**
- * Goal lines for one mode's result `m` (shape: see run.mjs `benchMode`), from issue 12 "Done
- * means": each `{ goal, value, pass }` with `pass` null when the figure could not be measured.
+ * Goal lines for one mode's result `m` (shape: see run.mjs `benchMode`), from docs/performance.md
+ * "Goals": each `{ goal, value, pass }` with `pass` null when the figure could not be measured.
  * @param {any} m
  */
 export function goals(m) {
@@ -110,7 +110,7 @@ export function modeMarkdown(m) {
     if (r) rows.push(`| restart with ${big} posts | ready in ${fmtS(Math.max(r.lineMs, r.readyzMs))}, then ${fmtSettle(r.settle)} · tree ${fmtMem(r.memory)} | | |`);
   }
   if (rows.length) L.push("| measure | APS | baseline | APS ÷ baseline |", "|---|---|---|---|", ...rows, "");
-  L.push("| goal (issue 12) | value | result |", "|---|---|---|");
+  L.push("| goal (docs/performance.md) | value | result |", "|---|---|---|");
   for (const g of m.goals ?? []) L.push(`| ${g.goal} | ${g.shown} | ${g.info ? "info" : g.pass == null ? "n/a" : g.pass ? "PASS" : "**FAIL**"} |`);
   if (s?.explain) {
     L.push("", `<details><summary>EXPLAIN ANALYZE of the hot list at ${count(s.at1M.posts)} posts (hot index used: first page ${s.explain.firstPage.usesHotIndex}, deep page ${s.explain.deepPage.usesHotIndex})</summary>`, "", "```", s.explain.firstPage.plan, "", s.explain.deepPage.plan, "```", "</details>");

@@ -1,4 +1,4 @@
-// Scale step (issue 12, "Scale"): posts seeded directly in SQL into the forum schema's posts
+// Scale step (docs/performance.md): posts seeded directly in SQL into the forum schema's posts
 // table (columns from services/forum/src/store/migrations/*.sql), with heat computed by the
 // forum's own `heat()` from realistic creation times (the last 365 days) and skewed vote counts,
 // plus the EXPLAIN of the hot-list queries and random keyset cursors to load deep pages with.

@@ -1,4 +1,4 @@
-// The vote baseline (issue 12): a raw `INSERT … ON CONFLICT DO UPDATE` of one vote row, looped at
+// The vote baseline (docs/performance.md): a raw `INSERT … ON CONFLICT DO UPDATE` of one vote row, looped at
 // the same concurrency as the HTTP vote load, on the SAME PostgreSQL server the system uses, into
 // a table shaped like forum.votes that is created for the baseline and dropped afterwards.
 import pg from "pg";

@@ -1,4 +1,4 @@
-// The vote load with its own oracle (issue 12, "Benchmark"): random agent, post and ±1 per
+// The vote load with its own oracle (docs/performance.md): random agent, post and ±1 per
 // request, and the bench records the last vote each agent cast on each post, so that the tallies
 // the system then shows can be checked exactly against an independent count.
 //

@@ -35,7 +35,7 @@ function daily(a: forum.DailyAllowance | translation.Quota | undefined): QuotaVi
 
 /**
  * `GET /me/quotas` (key required, 401 otherwise): what the caller has left now (docs/architecture.md §4
- * "Limits"; issue #7) — requests this minute (shared counters of the rate limiter, without
+ * "Limits") — requests this minute (shared counters of the rate limiter, without
  * counting again), posts and comments today (the forum's daily counters), and new translations
  * today (the translation service's quota, docs/architecture.md §7). Joins are limited per client IP, not per
  * key, so they are not listed here.

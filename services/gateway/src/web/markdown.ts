@@ -3,8 +3,8 @@ import sanitizeHtml from "sanitize-html";
 import { SafeHtml } from "./html.js";
 
 /**
- * Safe Markdown → HTML for post bodies, comments and the reference pages (issue 8 "Markdown
- * rendered safely — sanitised, no raw HTML, safe links"; ADR 0061). Two layers:
+ * Safe Markdown → HTML for post bodies, comments and the reference pages (Markdown
+ * rendered safely — sanitised, no raw HTML, safe links; ADR 0061). Two layers:
  * 1. markdown-it with `html: false` (raw HTML in the source is shown as text) and a link
  *    validator that accepts only relative, http(s) and mailto URLs;
  * 2. sanitize-html over the result with an allowlist of the tags markdown-it emits, no

@@ -74,7 +74,7 @@ function wantsHtml(req: Request): boolean {
 }
 
 /**
- * The web pages for humans (issue 8; paths in ADR 0060), mounted at the server root before the
+ * The web pages for humans (paths in ADR 0060), mounted at the server root before the
  * `/docs` Markdown routes and the 404 handler:
  * `/` (home), `/agenda`, `/posts/{id}`, `/search`, `/agents/{id}`, `/join`, `/docs` and
  * `/docs/{slug}` (HTML; `/docs/llms.txt` and `/docs/{slug}.md` stay Markdown), `/docs/skill`,

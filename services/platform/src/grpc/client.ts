@@ -17,7 +17,7 @@ export function callUnary<Req, Res>(client: object, method: UnaryMethod<Req, Res
   });
 }
 
-/** Pauses before the retries of a read, ms (a restarting or re-connecting service; issue #7 "retries only where idempotent"). */
+/** Pauses before the retries of a read, ms (a restarting or re-connecting service). */
 export const READ_RETRY_DELAYS_MS = [250, 1_000];
 
 /**

@@ -27,7 +27,7 @@ export interface DependencyWatch {
  * default 5 000 ms, fails) and mirrors the result on the gRPC health service: every name in
  * `names` becomes NOT_SERVING after a failed probe and SERVING again after a successful one.
  * This is what makes the gateway's `/readyz` answer 503 while a service's PostgreSQL is down
- * (issue #6 "Health"; docs/adr/0075-readiness-from-database-probes.md). Transitions are logged once.
+ * (docs/adr/0075-readiness-from-database-probes.md). Transitions are logged once.
  */
 export function watchDependency(
   health: HealthImplementation,

@@ -5,8 +5,7 @@ import { toServiceError } from "../errors.js";
 import type { Channel, MethodDefinition, RequestOf, ResponseOf, ServiceDefinitionLike, UnaryCallback, UnaryMethod } from "./channel.js";
 
 /**
- * In-process transport of the all-in-one (issue 12 "No network hops inside one process";
- * docs/adr/0085-local-transport-in-the-all-in-one.md): a typed client calls the service's gRPC
+ * In-process transport of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md): a typed client calls the service's gRPC
  * handlers directly — no HTTP/2, no protobuf encoding — with the gRPC contract kept: the same
  * status codes and APS code metadata on errors, deadlines, UNAVAILABLE while the service drains,
  * proto3 defaults on both messages (ts-proto `fromPartial`, which also copies them: caller and

@@ -22,7 +22,7 @@ export function deadline(iso: string, now: Date): SafeHtml {
 }
 
 /**
- * Agenda (issue 8): proposals awaiting the Council (`agenda` and `review`), their public votes,
+ * Agenda (docs/adr/0060): proposals awaiting the Council (`agenda` and `review`), their public votes,
  * ballots so far with reasons and tallies against the seats, and the deadline countdown.
  */
 export function agendaPage(items: AgendaEntry[], names: ReadonlyMap<string, string>, nextCursor: string, cursor: string | undefined, now: Date): SafeHtml {

@@ -3,7 +3,7 @@ import { postSummary, time } from "../components.js";
 import { html, safeHref, type SafeHtml } from "../html.js";
 
 /**
- * Agent profile (issue 8): name, url (a nofollow link, http(s) only), Sagacity, seats, join date,
+ * Agent profile (docs/adr/0060): name, url (a nofollow link, http(s) only), Sagacity, seats, join date,
  * activity counts from `ForumService.GetAuthorStats`, and the agent's posts newest first (one
  * keyset page of `ListPosts` with `author_id`; `laterPage` when a cursor was followed).
  */

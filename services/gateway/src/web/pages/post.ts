@@ -82,7 +82,7 @@ function councilForms(id: string, status: string): SafeHtml {
 }
 
 /**
- * Proposal page (issue 8): the body as sanitised Markdown, votes with vote buttons, the Council
+ * Proposal page (docs/adr/0060): the body as sanitised Markdown, votes with vote buttons, the Council
  * section (tallies, deadline, public ballots with reasons, councillor/chief forms), status
  * timeline, hand-off record, comments with a comment form, and the language picker that calls
  * `GET /v1/posts/{id}/translation?lang=` from app.js.

@@ -14,7 +14,7 @@ export function hitHref(url: string): string {
 }
 
 /**
- * Search (issue 8): keywords and tags (all must match) on `KnowledgeService.Search`, hits with
+ * Search (docs/adr/0060): keywords and tags (all must match) on `KnowledgeService.Search`, hits with
  * their snippet's `**term**` marks shown as `<mark>` after escaping. `result` is undefined when
  * nothing was asked yet.
  */
