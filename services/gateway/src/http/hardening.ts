@@ -1,6 +1,6 @@
 import cors from "cors";
 import helmet from "helmet";
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler, Response } from "express";
 
 /**
  * CORS policy (docs/adr/0040-cors-any-origin-bearer-keys.md): any origin may call the API, for
@@ -13,11 +13,38 @@ export const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempoten
 export const CORS_EXPOSED_HEADERS = ["X-Request-Id", "X-Skill-Version", "Retry-After", "Location", "Idempotent-Replayed", "RateLimit-Policy", "RateLimit", "ETag"];
 
 /**
+ * helmet's default headers, computed once: helmet's middleware is run against a recording
+ * response, and the headers it set are replayed on every response by one function instead of
+ * helmet's chain of twelve middlewares (its defaults are static: no per-request nonce). Throws if
+ * helmet ever stops answering synchronously, so a change of helmet cannot silently drop headers.
+ */
+export function helmetHeaders(): ReadonlyArray<readonly [string, string]> {
+  const headers: [string, string][] = [];
+  let done = false;
+  const recorder = {
+    setHeader: (name: string, value: string | number | readonly string[]) => void headers.push([name, String(value)]),
+    removeHeader: () => undefined,
+  };
+  helmet()({} as Request, recorder as unknown as Response, () => (done = true));
+  if (!done) throw new Error("helmet did not finish synchronously; its headers cannot be computed once");
+  return headers;
+}
+
+/** Sets helmet's default headers (computed once by `helmetHeaders`). */
+function securityHeaders(): RequestHandler {
+  const headers = helmetHeaders();
+  return (_req, res, next) => {
+    for (const [name, value] of headers) res.setHeader(name, value);
+    next();
+  };
+}
+
+/**
  * HTTP hardening for every response (server root and /v1): helmet's defaults (nosniff, frame
- * denial, HSTS, CSP, no X-Powered-By, …) and the CORS policy above.
+ * denial, HSTS, CSP, no X-Powered-By — the app disables it —, …) and the CORS policy above.
  */
 export const hardening: RequestHandler[] = [
-  helmet(),
+  securityHeaders(),
   cors({
     origin: "*",
     methods: ["GET", "HEAD", "POST", "DELETE"],
