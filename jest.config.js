@@ -1,12 +1,12 @@
 /**
  * One jest run over every workspace (`npm test`): unit tests beside the code
- * (services/*\/src/**\/*.test.ts) and cross-service tests in test/. TypeScript is compiled by
+ * (packages/*\/src/**\/*.test.ts, services/*\/src/**\/*.test.ts) and cross-service tests in test/. TypeScript is compiled by
  * @swc/jest to ESM; workspace packages resolve to their built dist (npm test builds first).
  * @type {import('jest').Config}
  */
 export default {
   testEnvironment: "node",
-  testMatch: ["<rootDir>/services/*/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
+  testMatch: ["<rootDir>/packages/*/src/**/*.test.ts", "<rootDir>/services/*/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
   extensionsToTreatAsEsm: [".ts"],
   transform: {
     "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "es6" } }],

@@ -11,9 +11,9 @@ out="${1:?usage: assemble.sh <out-dir>}"
 mkdir -p "$out"
 cp package.json "$out/"
 cp -a node_modules "$out/node_modules"
-for d in proto services/*; do
+for d in proto packages/* services/*; do
   [ -d "$d/dist" ] || continue
-  case "$d" in services/testkit) continue ;; esac
+  case "$d" in packages/testkit) continue ;; esac
   mkdir -p "$out/$d"
   cp "$d/package.json" "$out/$d/"
   cp -a "$d/dist" "$out/$d/dist"

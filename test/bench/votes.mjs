@@ -161,7 +161,7 @@ async function benchRaw(url) {
 }
 
 async function benchRepo(url) {
-  const platform = await import(pathToFileURL(join(root, "services/platform/dist/index.js")).href);
+  const platform = await import(pathToFileURL(join(root, "packages/platform/dist/index.js")).href);
   const { ForumRepository } = await import(pathToFileURL(join(root, "services/forum/dist/store/repository.js")).href);
   const log = platform.createLogger("bench", "silent");
   const db = await platform.openDatabase({ url, schema: "forum", poolSize: POOL, log });

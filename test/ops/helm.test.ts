@@ -458,7 +458,7 @@ function checkGolden(name: string, rendered: string) {
       expect(rule!.metadata.labels!.release).toBe("kube-prometheus");
       const rules = rule!.spec.groups.flatMap((g: any) => g.rules);
       const parked = rules.find((r: any) => r.alert === "APSEventsParked");
-      // the metric the buses export (services/platform/src/metrics.ts), per durable consumer
+      // the metric the buses export (packages/platform/src/metrics.ts), per durable consumer
       expect(parked.expr).toMatch(/^max by \(durable\) \(aps_dead_letter_events\) > 0$/);
       expect(parked.for).toBe("5m");
       expect(parked.annotations.description).toContain("aps events dlq");
