@@ -6,10 +6,17 @@
  */
 export default {
   testEnvironment: "node",
-  testMatch: ["<rootDir>/packages/*/src/**/*.test.ts", "<rootDir>/services/*/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
+  testMatch: [
+    "<rootDir>/packages/*/src/**/*.test.ts",
+    "<rootDir>/services/*/src/**/*.test.ts",
+    "<rootDir>/test/**/*.test.ts",
+  ],
   extensionsToTreatAsEsm: [".ts"],
   transform: {
-    "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "es6" } }],
+    "^.+\\.ts$": [
+      "@swc/jest",
+      { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "es6" } },
+    ],
   },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 240000,

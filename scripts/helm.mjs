@@ -90,7 +90,8 @@ function installTools() {
     ["install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", TOOLS_DIR, ...wantedPackages()],
     { stdio: ["ignore", 2, 2], cwd: TOOLS_DIR },
   );
-  if (!toolsInstalled()) throw new Error(`npm install into ${TOOLS_DIR} did not produce ${wantedPackages().join(", ")}`);
+  if (!toolsInstalled())
+    throw new Error(`npm install into ${TOOLS_DIR} did not produce ${wantedPackages().join(", ")}`);
   return TOOLS_DIR;
 }
 

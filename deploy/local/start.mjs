@@ -44,7 +44,11 @@ const gatewayPort = await pick(env.PORT, 8080);
 
 const children = [];
 function run(name, script, extra) {
-  const child = spawn(process.execPath, [script], { cwd: root, env: { ...env, ...extra }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [script], {
+    cwd: root,
+    env: { ...env, ...extra },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   child.stdout.on("data", (d) => process.stdout.write(d));
   child.stderr.on("data", (d) => process.stderr.write(d));
   child.on("exit", (code, signal) => {
@@ -81,7 +85,10 @@ const addrs = {
 };
 run("forum", "services/forum/dist/main.js", { ...addrs, FORUM_LISTEN_ADDR: addrs.FORUM_GRPC_ADDR });
 run("knowledge", "services/knowledge/dist/main.js", { ...addrs, KNOWLEDGE_LISTEN_ADDR: addrs.KNOWLEDGE_GRPC_ADDR });
-run("translation", "services/translation/dist/main.js", { ...addrs, TRANSLATION_LISTEN_ADDR: addrs.TRANSLATION_GRPC_ADDR });
+run("translation", "services/translation/dist/main.js", {
+  ...addrs,
+  TRANSLATION_LISTEN_ADDR: addrs.TRANSLATION_GRPC_ADDR,
+});
 run("identity", "services/identity/dist/main.js", { ...addrs, IDENTITY_LISTEN_ADDR: addrs.IDENTITY_GRPC_ADDR });
 run("council", "services/council/dist/main.js", { ...addrs, COUNCIL_LISTEN_ADDR: addrs.COUNCIL_GRPC_ADDR });
 run("gateway", "services/gateway/dist/main.js", { ...addrs, PORT: String(gatewayPort) });

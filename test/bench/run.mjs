@@ -73,7 +73,11 @@ async function readTriplet(sys, request, responses) {
   const express = await startBaseline("express", responses, tmp);
   try {
     const out = {};
-    for (const [name, origin] of [["bare", bare.origin], ["express", express.origin], ["aps", sys.origin]]) {
+    for (const [name, origin] of [
+      ["bare", bare.origin],
+      ["express", express.origin],
+      ["aps", sys.origin],
+    ]) {
       log(`  load ${request.path.slice(0, 40)}… on ${name}`);
       out[name] = await load(origin, request);
     }
@@ -97,7 +101,11 @@ async function benchReads(sys, seed) {
   const post = await readTriplet(sys, randomPathRequest(postPaths), postResp);
   return {
     hot: { ...hot, bodyBytes: size(hotResp), note: `${(size(hotResp) / 1024).toFixed(1)} KiB body` },
-    post: { ...post, bodyBytes: size(postResp), note: `${ids.length} ids at random, ${(size(postResp) / 1024).toFixed(1)} KiB body` },
+    post: {
+      ...post,
+      bodyBytes: size(postResp),
+      note: `${ids.length} ids at random, ${(size(postResp) / 1024).toFixed(1)} KiB body`,
+    },
   };
 }
 
@@ -119,7 +127,13 @@ async function benchVotes(sys, seed) {
 async function benchRawUpsert(seed, sqlUrl) {
   if (!sqlUrl) return { rawUpsert: null, rawUpsertNote: "no SQL access to the embedded database" };
   log("votes: raw upsert baseline");
-  return { rawUpsert: await rawUpsert(sqlUrl, seed.postIds, seed.agents.map((a) => a.agentId)) };
+  return {
+    rawUpsert: await rawUpsert(
+      sqlUrl,
+      seed.postIds,
+      seed.agents.map((a) => a.agentId),
+    ),
+  };
 }
 
 /** Hot list first page and random keyset pages on the running system. */
@@ -139,16 +153,25 @@ async function hotLoads(sys, cursors) {
  */
 async function benchScale(ctx, seed, sqlUrlOf, out) {
   const author = seed.agents[0];
-  for (const [key, total] of [["at10k", CFG.smallPosts], ["at1M", CFG.scalePosts]]) {
+  for (const [key, total] of [
+    ["at10k", CFG.smallPosts],
+    ["at1M", CFG.scalePosts],
+  ]) {
     log(`scale: seeding ${total.toLocaleString("en")} posts in SQL`);
     const sql = await openSql(sqlUrlOf());
     try {
       const seeded = await seedPostsTo(sql.client, total, seed.agents, (m) => log(`  ${m}`));
-      await call(ctx.sys.base, "POST", "/posts", author.apiKey, { title: `Bench marker at ${total} posts`, body: "Created through the API after the SQL seeding.", is_arch_design: false });
+      await call(ctx.sys.base, "POST", "/posts", author.apiKey, {
+        title: `Bench marker at ${total} posts`,
+        body: "Created through the API after the SQL seeding.",
+        is_arch_design: false,
+      });
       const quiet = await settle(ctx.sys, `after seeding ${total.toLocaleString("en")} posts`);
       const explain = await explainHot(sql.client);
       const cursors = await randomHotCursors(sql.client, CFG.cursors);
-      log(`scale: hot list at ${total.toLocaleString("en")} posts (hot index used: ${explain.firstPage.usesHotIndex}/${explain.deepPage.usesHotIndex})`);
+      log(
+        `scale: hot list at ${total.toLocaleString("en")} posts (hot index used: ${explain.firstPage.usesHotIndex}/${explain.deepPage.usesHotIndex})`,
+      );
       const loads = await hotLoads(ctx.sys, cursors);
       out[key] = { posts: total, seed: seeded, settle: quiet, explain, ...loads, memory: treeMemory(ctx.sys.pid) };
     } finally {
@@ -168,7 +191,10 @@ let scaleDone = null;
 
 /** Runs every step for one mode; never throws (a failure is recorded in `error`). */
 async function benchMode(mode) {
-  const title = mode === "embedded" ? "embedded — `npm start` (services/all-in-one/dist/main.js, embedded defaults)" : "distributed — `deploy/local/start.mjs` (one process per service, real PostgreSQL + NATS)";
+  const title =
+    mode === "embedded"
+      ? "embedded — `npm start` (services/all-in-one/dist/main.js, embedded defaults)"
+      : "distributed — `deploy/local/start.mjs` (one process per service, real PostgreSQL + NATS)";
   const m = { mode, title };
   const ctx = { sys: null, start: null };
   let infra = null;
@@ -195,7 +221,9 @@ async function benchMode(mode) {
     m.start.existing = { lineMs: ctx.sys.lineMs, readyzMs: ctx.sys.readyzMs };
     const sqlUrl = sqlUrlOf();
     m.sqlAccess = Boolean(sqlUrl);
-    if (!sqlUrl) m.sqlNote = "No SQL access to the embedded database (no $APS_DATA_DIR/postgres.url): raw-upsert baseline and SQL seeding are n/a.";
+    if (!sqlUrl)
+      m.sqlNote =
+        "No SQL access to the embedded database (no $APS_DATA_DIR/postgres.url): raw-upsert baseline and SQL seeding are n/a.";
     await new Promise((r) => setTimeout(r, 1000));
     m.memory = { idle: treeMemory(ctx.sys.pid) };
     log(`${mode}: seeding ${CFG.agents} agents and ${CFG.posts} posts through the API`);
@@ -214,7 +242,8 @@ async function benchMode(mode) {
     Object.assign(m.votes, await benchRawUpsert(seed, sqlUrl));
     if (CFG.scale === "0") m.scale = { skipped: "BENCH_SCALE=0" };
     else if (!sqlUrl) m.scale = { skipped: "no SQL access to the embedded database" };
-    else if (CFG.scale === "once" && scaleDone) m.scale = { skipped: `measured in the ${scaleDone} mode (BENCH_SCALE=all: in every mode)` };
+    else if (CFG.scale === "once" && scaleDone)
+      m.scale = { skipped: `measured in the ${scaleDone} mode (BENCH_SCALE=all: in every mode)` };
     else {
       scaleDone = mode;
       m.scale = {};
@@ -235,7 +264,13 @@ async function benchMode(mode) {
 const modes = (env.BENCH_MODES ?? "embedded,distributed").split(",").map((s) => s.trim());
 const run = {
   at: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAvgAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+  machine: {
+    cpus: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    loadAvgAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100),
+  },
   config: { ...LOAD, ...CFG },
   modes: [],
 };

@@ -73,7 +73,14 @@ async function load(one) {
   const secs = (performance.now() - t0) / 1000;
   lat.sort((a, b) => a - b);
   const pct = (p) => Math.round((lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? 0) * 100) / 100;
-  return { ops: lat.length, errors, firstError, perSecond: Math.round(lat.length / secs), p50Ms: pct(0.5), p99Ms: pct(0.99) };
+  return {
+    ops: lat.length,
+    errors,
+    firstError,
+    perSecond: Math.round(lat.length / secs),
+    p50Ms: pct(0.5),
+    p99Ms: pct(0.99),
+  };
 }
 
 /** CPU time (utime + stime) of process `pid` in ms, 0 once it is gone (Linux /proc). */
@@ -95,10 +102,16 @@ function procCpuMs(pid) {
 async function cpuMeter(url, serverPid) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  const backends = async () => (await c.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")).rows.map((r) => r.pid);
+  const backends = async () =>
+    (
+      await c.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    ).rows.map((r) => r.pid);
   const sample = async () => {
     const pids = await backends();
-    return { pg: new Map(pids.map((p) => [p, procCpuMs(p)])), node: serverPid ? procCpuMs(serverPid) : process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000 };
+    return {
+      pg: new Map(pids.map((p) => [p, procCpuMs(p)])),
+      node: serverPid ? procCpuMs(serverPid) : process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
+    };
   };
   const before = await sample();
   return async (ops) => {
@@ -146,7 +159,9 @@ async function tallyMismatches(pool, schema) {
 async function benchRaw(url) {
   const pool = new pg.Pool({ connectionString: url, max: C });
   try {
-    await pool.query("CREATE TABLE raw_votes (post_id text NOT NULL, agent_id text NOT NULL, vote smallint NOT NULL, cast_at timestamptz NOT NULL, PRIMARY KEY (post_id, agent_id))");
+    await pool.query(
+      "CREATE TABLE raw_votes (post_id text NOT NULL, agent_id text NOT NULL, vote smallint NOT NULL, cast_at timestamptz NOT NULL, PRIMARY KEY (post_id, agent_id))",
+    );
     const cpu = await cpuMeter(url);
     const res = await load((draw) =>
       pool.query(
@@ -167,9 +182,18 @@ async function benchRepo(url) {
   const db = await platform.openDatabase({ url, schema: "forum", poolSize: POOL, log });
   try {
     await platform.migrate(db, [platform.PLATFORM_MIGRATIONS_DIR, join(root, "services/forum/dist/migrations")], log);
-    const repo = new ForumRepository(db.pool, platform.systemClock, { postsPerDay: 1e9, commentsPerDay: 1e9, agendaMinScore: 3, agendaSize: 10 });
+    const repo = new ForumRepository(db.pool, platform.systemClock, {
+      postsPerDay: 1e9,
+      commentsPerDay: 1e9,
+      agendaMinScore: 3,
+      agendaSize: 10,
+    });
     const ids = [];
-    for (let i = 0; i < POSTS; i++) ids.push((await repo.createPost({ agentId: `ag_author${i % 50}`, name: "author" }, `Proposal ${i}`, "body", i % 3 !== 0)).id);
+    for (let i = 0; i < POSTS; i++)
+      ids.push(
+        (await repo.createPost({ agentId: `ag_author${i % 50}`, name: "author" }, `Proposal ${i}`, "body", i % 3 !== 0))
+          .id,
+      );
     const cpu = await cpuMeter(url);
     const res = await load((draw) => repo.castVote(ids[pick(draw, POSTS)], `ag_${pick(draw, AGENTS)}`, voteOf(draw)));
     return { ...res, cpuMsPerOp: await cpu(res.ops), tallyMismatches: await tallyMismatches(db.pool, "forum") };
@@ -183,7 +207,14 @@ function request(agent, base, method, path, key, body) {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
       new URL(base + path),
-      { method, agent, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(data ? { "content-type": "application/json", "content-length": Buffer.byteLength(data) } : {}) } },
+      {
+        method,
+        agent,
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(data ? { "content-type": "application/json", "content-length": Buffer.byteLength(data) } : {}),
+        },
+      },
       (res) => {
         const chunks = [];
         res.on("data", (c) => chunks.push(c));
@@ -235,15 +266,29 @@ async function benchHttp(url) {
     });
     const httpAgents = Math.min(AGENTS, 500);
     const keys = [];
-    for (let i = 0; i < httpAgents; i++) keys.push((await request(agent, base, "POST", "/join", undefined, { name: `voter ${i}` })).apiKey);
+    for (let i = 0; i < httpAgents; i++)
+      keys.push((await request(agent, base, "POST", "/join", undefined, { name: `voter ${i}` })).apiKey);
     const ids = [];
     const httpPosts = Math.min(POSTS, 300);
-    for (let i = 0; i < httpPosts; i++) ids.push((await request(agent, base, "POST", "/posts", keys[i % keys.length], { title: `Proposal ${i}`, body: "body", is_arch_design: i % 3 !== 0 })).id);
+    for (let i = 0; i < httpPosts; i++)
+      ids.push(
+        (
+          await request(agent, base, "POST", "/posts", keys[i % keys.length], {
+            title: `Proposal ${i}`,
+            body: "body",
+            is_arch_design: i % 3 !== 0,
+          })
+        ).id,
+      );
     // BENCH_SIGNAL_CHILD: SIGUSR2 to the server right before and after the load (a profiling hook
     // loaded with BENCH_NODE_ARGS may reset and dump its counters on it).
     if (process.env.BENCH_SIGNAL_CHILD) child.kill("SIGUSR2");
     const cpu = await cpuMeter(url, child.pid);
-    const res = await load((draw) => request(agent, base, "POST", `/posts/${ids[pick(draw, httpPosts)]}/vote`, keys[pick(draw, httpAgents)], { vote: voteOf(draw) }));
+    const res = await load((draw) =>
+      request(agent, base, "POST", `/posts/${ids[pick(draw, httpPosts)]}/vote`, keys[pick(draw, httpAgents)], {
+        vote: voteOf(draw),
+      }),
+    );
     if (process.env.BENCH_SIGNAL_CHILD) child.kill("SIGUSR2");
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
@@ -251,13 +296,23 @@ async function benchHttp(url) {
       const t = performance.now();
       let backlog = -1;
       while (performance.now() - t < 30_000) {
-        backlog = Number((await pool.query("SELECT count(*) AS n FROM forum.outbox WHERE published_at IS NULL")).rows[0].n);
+        backlog = Number(
+          (await pool.query("SELECT count(*) AS n FROM forum.outbox WHERE published_at IS NULL")).rows[0].n,
+        );
         if (backlog === 0) break;
         await new Promise((r) => setTimeout(r, 50));
       }
       // CPU per vote including the relay's work for it (sampled once the outbox is drained)
       const cpuMsPerOp = await cpu(res.ops);
-      return { ...res, cpuMsPerOp, agents: httpAgents, posts: httpPosts, outboxDrainMs: Math.round(performance.now() - t), backlogLeft: backlog, tallyMismatches: await tallyMismatches(pool, "forum") };
+      return {
+        ...res,
+        cpuMsPerOp,
+        agents: httpAgents,
+        posts: httpPosts,
+        outboxDrainMs: Math.round(performance.now() - t),
+        backlogLeft: backlog,
+        tallyMismatches: await tallyMismatches(pool, "forum"),
+      };
     } finally {
       await pool.end();
     }
@@ -280,5 +335,8 @@ if (modes.has("raw")) report.results.rawUpsert = await withDatabase(benchRaw);
 if (modes.has("repo")) report.results.repository = await withDatabase(benchRepo);
 if (modes.has("http")) report.results.http = await withDatabase(benchHttp);
 const raw = report.results.rawUpsert?.perSecond;
-if (raw) for (const k of ["repository", "http"]) if (report.results[k]) report.results[k].vsRawUpsert = Math.round((report.results[k].perSecond / raw) * 1000) / 1000;
+if (raw)
+  for (const k of ["repository", "http"])
+    if (report.results[k])
+      report.results[k].vsRawUpsert = Math.round((report.results[k].perSecond / raw) * 1000) / 1000;
 console.log(JSON.stringify(report, null, 2));

@@ -18,7 +18,8 @@ describe("aps seats (admin CLI)", () => {
     await sys?.stop();
   });
 
-  const cli = (args: string[], token = sys.adminToken) => run(process.execPath, [CLI, ...args], { env: { ...process.env, APS_URL: sys.baseUrl, APS_ADMIN_TOKEN: token } });
+  const cli = (args: string[], token = sys.adminToken) =>
+    run(process.execPath, [CLI, ...args], { env: { ...process.env, APS_URL: sys.baseUrl, APS_ADMIN_TOKEN: token } });
 
   it("grants chief (with councillor) and revokes it, as GET /me then shows", async () => {
     const req = httpClient(sys.baseUrl);
@@ -31,8 +32,14 @@ describe("aps seats (admin CLI)", () => {
   });
 
   it("fails with a clear message and exit code 1 on a wrong token, and 2 on bad usage", async () => {
-    await expect(cli(["seats", "grant", "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV", "chief"], "wrong")).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/401 unauthenticated/) });
-    await expect(cli(["seats", "promote"])).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/usage: aps/) });
+    await expect(cli(["seats", "grant", "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV", "chief"], "wrong")).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/401 unauthenticated/),
+    });
+    await expect(cli(["seats", "promote"])).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/usage: aps/),
+    });
   });
 });
 
@@ -52,8 +59,15 @@ const realUp = (await hasNats()) && (await hasPostgres());
   afterAll(async () => {
     await sys?.stop();
   });
-  const cli = (args: string[]) => run(process.execPath, [CLI, ...args], { env: { ...process.env, APS_URL: sys.baseUrl, APS_ADMIN_TOKEN: sys.adminToken } });
-  const list = async () => (await cli(["events", "dlq", "list"])).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const cli = (args: string[]) =>
+    run(process.execPath, [CLI, ...args], {
+      env: { ...process.env, APS_URL: sys.baseUrl, APS_ADMIN_TOKEN: sys.adminToken },
+    });
+  const list = async () =>
+    (await cli(["events", "dlq", "list"])).stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   const waitList = async (n: number) => {
     const until = Date.now() + 30_000;
     for (;;) {
@@ -83,6 +97,9 @@ const realUp = (await hasNats()) && (await hasPostgres());
     const after = await waitList(5);
     expect(after.map((i) => i.id)).not.toContain(first.id);
     expect(after.length).toBe(5);
-    await expect(cli(["events", "dlq", "replay", String(first.id)])).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/404 not_found/) });
+    await expect(cli(["events", "dlq", "replay", String(first.id)])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/404 not_found/),
+    });
   });
 });

@@ -61,7 +61,11 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
 
     const proposal = await req("POST", "/posts", {
       key: alice.apiKey,
-      body: { title: "Add a managed Redis", body: "## Why\nCaches everywhere.\n\n```yaml\nkind: Redis\n```", is_arch_design: true },
+      body: {
+        title: "Add a managed Redis",
+        body: "## Why\nCaches everywhere.\n\n```yaml\nkind: Redis\n```",
+        is_arch_design: true,
+      },
     });
     expect(proposal.status).toBe(201);
     expect(proposal.headers.get("location")).toBe(`/v1/posts/${proposal.body.id}`);
@@ -76,13 +80,23 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
       commentCount: 0,
     });
     expect(proposal.body.id).toMatch(/^p_[0-9A-Z]{26}$/);
-    const free = await req("POST", "/posts", { key: bob.apiKey, body: { title: "Hello from bob", body: "free talk", is_arch_design: false } });
+    const free = await req("POST", "/posts", {
+      key: bob.apiKey,
+      body: { title: "Hello from bob", body: "free talk", is_arch_design: false },
+    });
     expect(free.status).toBe(201);
     expect(free.body).toMatchObject({ kind: "free", status: "discussion", isArchDesign: false });
 
-    const c1 = await req("POST", `/posts/${proposal.body.id}/comments`, { key: bob.apiKey, body: { body: "Which version?" } });
+    const c1 = await req("POST", `/posts/${proposal.body.id}/comments`, {
+      key: bob.apiKey,
+      body: { body: "Which version?" },
+    });
     expect(c1.status).toBe(201);
-    expect(c1.body).toMatchObject({ postId: proposal.body.id, body: "Which version?", author: { agentId: bob.agentId, name: "bob" } });
+    expect(c1.body).toMatchObject({
+      postId: proposal.body.id,
+      body: "Which version?",
+      author: { agentId: bob.agentId, name: "bob" },
+    });
     expect(c1.body.id).toMatch(/^c_/);
     await req("POST", `/posts/${proposal.body.id}/comments`, { key: carol.apiKey, body: { body: "7.2, please" } });
 
@@ -98,7 +112,15 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
 
     const detail = await req("GET", `/posts/${proposal.body.id}`, { key: carol.apiKey });
     expect(detail.status).toBe(200);
-    expect(detail.body).toMatchObject({ id: proposal.body.id, status: "open", votes: { for: 2, against: 0, score: 2 }, commentCount: 2, myVote: 1, councilBallots: [], handoff: null });
+    expect(detail.body).toMatchObject({
+      id: proposal.body.id,
+      status: "open",
+      votes: { for: 2, against: 0, score: 2 },
+      commentCount: 2,
+      myVote: 1,
+      councilBallots: [],
+      handoff: null,
+    });
     expect(detail.body.comments.map((c: { body: string }) => c.body)).toEqual(["Which version?", "7.2, please"]);
     expect(detail.body.timeline[0]).toMatchObject({ status: "open", by: alice.agentId });
     const anonymous = await req("GET", `/posts/${proposal.body.id}`);
@@ -118,7 +140,10 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
 
     const comments = await req("GET", `/posts/${proposal.body.id}/comments?limit=1`);
     expect(comments.body.items).toHaveLength(1);
-    const rest = await req("GET", `/posts/${proposal.body.id}/comments?limit=1&cursor=${encodeURIComponent(comments.body.nextCursor)}`);
+    const rest = await req(
+      "GET",
+      `/posts/${proposal.body.id}/comments?limit=1&cursor=${encodeURIComponent(comments.body.nextCursor)}`,
+    );
     expect(rest.body.items[0].body).toBe("7.2, please");
     expect(rest.body.nextCursor).toBeNull();
   });
@@ -127,14 +152,20 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
     const a = await join("pager");
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) {
-      const p = await req("POST", "/posts", { key: a.apiKey, body: { title: `page ${i}`, body: "x", is_arch_design: i % 2 === 0 } });
+      const p = await req("POST", "/posts", {
+        key: a.apiKey,
+        body: { title: `page ${i}`, body: "x", is_arch_design: i % 2 === 0 },
+      });
       ids.push(p.body.id);
     }
     for (const sort of ["new", "hot"]) {
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const page: { body: { items: { id: string }[]; nextCursor: string | null } } = await req("GET", `/posts?sort=${sort}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        const page: { body: { items: { id: string }[]; nextCursor: string | null } } = await req(
+          "GET",
+          `/posts?sort=${sort}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        );
         expect(page.body.items.length).toBeLessThanOrEqual(2);
         seen.push(...page.body.items.map((p) => p.id));
         cursor = page.body.nextCursor;
@@ -151,14 +182,20 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
     const b = await join("someone else");
     const mine: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const p = await req("POST", "/posts", { key: a.apiKey, body: { title: `mine ${i}`, body: "x", is_arch_design: i % 2 === 0 } });
+      const p = await req("POST", "/posts", {
+        key: a.apiKey,
+        body: { title: `mine ${i}`, body: "x", is_arch_design: i % 2 === 0 },
+      });
       mine.push(p.body.id);
       await req("POST", "/posts", { key: b.apiKey, body: { title: `theirs ${i}`, body: "y", is_arch_design: false } });
     }
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { status: number; body: { items: { id: string; author: { agentId: string } }[]; nextCursor: string | null } } = await req(
+      const page: {
+        status: number;
+        body: { items: { id: string; author: { agentId: string } }[]; nextCursor: string | null };
+      } = await req(
         "GET",
         `/agents/${a.agentId}/posts?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
       );
@@ -177,15 +214,26 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
     const a = await join("would-be councillor");
     const none = await req("POST", "/admin/seats", { body: { agentId: a.agentId, seat: "councillor" } });
     expect(none.status).toBe(401);
-    const wrong = await req("POST", "/admin/seats", { key: a.apiKey, body: { agentId: a.agentId, seat: "councillor" } });
+    const wrong = await req("POST", "/admin/seats", {
+      key: a.apiKey,
+      body: { agentId: a.agentId, seat: "councillor" },
+    });
     expect(wrong.status).toBe(401);
-    const chief = await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: a.agentId, seat: "chief" } });
+    const chief = await req("POST", "/admin/seats", {
+      headers: { authorization: `Bearer ${sys.adminToken}` },
+      body: { agentId: a.agentId, seat: "chief" },
+    });
     expect(chief.status).toBe(200);
     expect(chief.body.seats.sort()).toEqual(["chief", "councillor"]);
     expect((await req("GET", "/me", { key: a.apiKey })).body.seats.sort()).toEqual(["chief", "councillor"]);
-    const revoked = await req("DELETE", `/admin/seats/${a.agentId}/chief`, { headers: { authorization: `Bearer ${sys.adminToken}` } });
+    const revoked = await req("DELETE", `/admin/seats/${a.agentId}/chief`, {
+      headers: { authorization: `Bearer ${sys.adminToken}` },
+    });
     expect(revoked.body.seats).toEqual(["councillor"]);
-    const unknown = await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV", seat: "chief" } });
+    const unknown = await req("POST", "/admin/seats", {
+      headers: { authorization: `Bearer ${sys.adminToken}` },
+      body: { agentId: "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV", seat: "chief" },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe("not_found");
   });
@@ -194,7 +242,13 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
     const r = await req("GET", "/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV");
     expect(r.status).toBe(404);
     expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-    expect(r.body).toMatchObject({ status: 404, code: "not_found", title: expect.any(String), detail: expect.any(String), type: expect.any(String) });
+    expect(r.body).toMatchObject({
+      status: 404,
+      code: "not_found",
+      title: expect.any(String),
+      detail: expect.any(String),
+      type: expect.any(String),
+    });
     expect(r.body.requestId).toBe(r.headers.get("x-request-id"));
     expect((await req("GET", "/nope")).status).toBe(404);
   });

@@ -69,7 +69,11 @@ const UNKNOWN_POST = "p_01ARZ3NDEKTSV4RRFFQ69G5FAV";
 const GOOD_POST = { title: "a fine title", body: "a fine body", is_arch_design: true };
 
 /** A raw body sent as application/json. */
-const raw = (text: string, key?: string): RequestOptions => ({ rawBody: text, headers: { "content-type": "application/json" }, ...(key ? { key } : {}) });
+const raw = (text: string, key?: string): RequestOptions => ({
+  rawBody: text,
+  headers: { "content-type": "application/json" },
+  ...(key ? { key } : {}),
+});
 
 interface Case {
   label: string;
@@ -77,7 +81,11 @@ interface Case {
   send: (c: Ctx) => Promise<HttpResult>;
 }
 
-const post = (label: string, body: unknown): Case => ({ label: `POST /posts ${label}`, code: "invalid_request", send: (c) => c.req("POST", "/posts", { key: c.bob.apiKey, body }) });
+const post = (label: string, body: unknown): Case => ({
+  label: `POST /posts ${label}`,
+  code: "invalid_request",
+  send: (c) => c.req("POST", "/posts", { key: c.bob.apiKey, body }),
+});
 const comment = (label: string, body: unknown): Case => ({
   label: `POST /posts/{id}/comments ${label}`,
   code: "invalid_request",
@@ -88,7 +96,11 @@ const vote = (label: string, body: unknown): Case => ({
   code: "invalid_request",
   send: (c) => c.req("POST", `/posts/${c.postId}/vote`, { key: c.bob.apiKey, body }),
 });
-const join = (label: string, body: unknown): Case => ({ label: `POST /join ${label}`, code: "invalid_request", send: (c) => c.req("POST", "/join", { body }) });
+const join = (label: string, body: unknown): Case => ({
+  label: `POST /join ${label}`,
+  code: "invalid_request",
+  send: (c) => c.req("POST", "/join", { body }),
+});
 const list = (query: string | ((c: Ctx) => string), label?: string): Case => ({
   label: `GET /posts?${label ?? query}`,
   code: "invalid_request",
@@ -98,7 +110,12 @@ const list = (query: string | ((c: Ctx) => string), label?: string): Case => ({
 /** Every write endpoint, for the checks that apply to all of them (path, valid body). */
 const WRITES: { name: string; path: (c: Ctx) => string; body: unknown; keyed: boolean }[] = [
   { name: "POST /posts", path: () => "/posts", body: GOOD_POST, keyed: true },
-  { name: "POST /posts/{id}/comments", path: (c) => `/posts/${c.postId}/comments`, body: { body: "a fine comment" }, keyed: true },
+  {
+    name: "POST /posts/{id}/comments",
+    path: (c) => `/posts/${c.postId}/comments`,
+    body: { body: "a fine comment" },
+    keyed: true,
+  },
   { name: "POST /posts/{id}/vote", path: (c) => `/posts/${c.postId}/vote`, body: { vote: 1 }, keyed: true },
   { name: "POST /join", path: () => "/join", body: { name: "a fine name" }, keyed: false },
 ];
@@ -107,32 +124,71 @@ const keyOf = (w: (typeof WRITES)[number], c: Ctx) => (w.keyed ? { key: c.bob.ap
 const CASES: Case[] = [
   // --- bodies that are not a JSON object ---
   ...WRITES.flatMap((w): Case[] => [
-    { label: `${w.name} malformed JSON`, code: "invalid_request", send: (c) => c.req("POST", w.path(c), { ...raw('{"title": "x", "body":', undefined), ...keyOf(w, c) }) },
-    { label: `${w.name} single-quoted JSON`, code: "invalid_request", send: (c) => c.req("POST", w.path(c), { ...raw("{'vote': 1}"), ...keyOf(w, c) }) },
-    { label: `${w.name} JSON array`, code: "invalid_request", send: (c) => c.req("POST", w.path(c), { ...raw(JSON.stringify([w.body])), ...keyOf(w, c) }) },
-    { label: `${w.name} JSON string`, code: "invalid_request", send: (c) => c.req("POST", w.path(c), { ...raw('"hello"'), ...keyOf(w, c) }) },
-    { label: `${w.name} JSON null`, code: "invalid_request", send: (c) => c.req("POST", w.path(c), { ...raw("null"), ...keyOf(w, c) }) },
-    { label: `${w.name} JSON number`, code: "invalid_request", send: (c) => c.req("POST", w.path(c), { ...raw("1"), ...keyOf(w, c) }) },
+    {
+      label: `${w.name} malformed JSON`,
+      code: "invalid_request",
+      send: (c) => c.req("POST", w.path(c), { ...raw('{"title": "x", "body":', undefined), ...keyOf(w, c) }),
+    },
+    {
+      label: `${w.name} single-quoted JSON`,
+      code: "invalid_request",
+      send: (c) => c.req("POST", w.path(c), { ...raw("{'vote': 1}"), ...keyOf(w, c) }),
+    },
+    {
+      label: `${w.name} JSON array`,
+      code: "invalid_request",
+      send: (c) => c.req("POST", w.path(c), { ...raw(JSON.stringify([w.body])), ...keyOf(w, c) }),
+    },
+    {
+      label: `${w.name} JSON string`,
+      code: "invalid_request",
+      send: (c) => c.req("POST", w.path(c), { ...raw('"hello"'), ...keyOf(w, c) }),
+    },
+    {
+      label: `${w.name} JSON null`,
+      code: "invalid_request",
+      send: (c) => c.req("POST", w.path(c), { ...raw("null"), ...keyOf(w, c) }),
+    },
+    {
+      label: `${w.name} JSON number`,
+      code: "invalid_request",
+      send: (c) => c.req("POST", w.path(c), { ...raw("1"), ...keyOf(w, c) }),
+    },
     { label: `${w.name} no body at all`, code: "invalid_request", send: (c) => c.req("POST", w.path(c), keyOf(w, c)) },
     // --- media type ---
     {
       label: `${w.name} JSON text sent as text/plain`,
       code: "unsupported_media_type",
-      send: (c) => c.req("POST", w.path(c), { rawBody: JSON.stringify(w.body), headers: { "content-type": "text/plain" }, ...keyOf(w, c) }),
+      send: (c) =>
+        c.req("POST", w.path(c), {
+          rawBody: JSON.stringify(w.body),
+          headers: { "content-type": "text/plain" },
+          ...keyOf(w, c),
+        }),
     },
     {
       label: `${w.name} form-encoded`,
       code: "unsupported_media_type",
-      send: (c) => c.req("POST", w.path(c), { rawBody: "vote=1&name=x", headers: { "content-type": "application/x-www-form-urlencoded" }, ...keyOf(w, c) }),
+      send: (c) =>
+        c.req("POST", w.path(c), {
+          rawBody: "vote=1&name=x",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          ...keyOf(w, c),
+        }),
     },
     // --- size ---
     {
       label: `${w.name} body over 64 KiB`,
       code: "payload_too_large",
-      send: (c) => c.req("POST", w.path(c), { body: { ...(w.body as object), padding: rep("x", 70_000) }, ...keyOf(w, c) }),
+      send: (c) =>
+        c.req("POST", w.path(c), { body: { ...(w.body as object), padding: rep("x", 70_000) }, ...keyOf(w, c) }),
     },
     // --- strict objects ---
-    { label: `${w.name} unknown extra field`, code: "invalid_request", send: (c) => c.req("POST", w.path(c), { body: { ...(w.body as object), extra: true }, ...keyOf(w, c) }) },
+    {
+      label: `${w.name} unknown extra field`,
+      code: "invalid_request",
+      send: (c) => c.req("POST", w.path(c), { body: { ...(w.body as object), extra: true }, ...keyOf(w, c) }),
+    },
   ]),
 
   // --- the 64 KiB limit counts bytes, and exactly 64 KiB is still parsed ---
@@ -150,14 +206,32 @@ const CASES: Case[] = [
   {
     label: "POST /posts 16 385 four-byte emoji (≤ 40 000 characters, > 64 KiB)",
     code: "payload_too_large",
-    send: (c) => c.req("POST", "/posts", { key: c.bob.apiKey, body: { title: "t", body: rep("😀", 16_385), is_arch_design: false } }),
+    send: (c) =>
+      c.req("POST", "/posts", {
+        key: c.bob.apiKey,
+        body: { title: "t", body: rep("😀", 16_385), is_arch_design: false },
+      }),
   },
   {
     label: "POST /posts chunked body over 64 KiB (no Content-Length)",
     code: "payload_too_large",
-    send: (c) => chunked(c, `/posts`, JSON.stringify({ title: "t", body: rep("y", 30_000), is_arch_design: false, b: rep("z", 40_000) })),
+    send: (c) =>
+      chunked(
+        c,
+        `/posts`,
+        JSON.stringify({ title: "t", body: rep("y", 30_000), is_arch_design: false, b: rep("z", 40_000) }),
+      ),
   },
-  { label: "POST /posts JSON in latin1", code: "unsupported_media_type", send: (c) => c.req("POST", "/posts", { key: c.bob.apiKey, rawBody: JSON.stringify(GOOD_POST), headers: { "content-type": "application/json; charset=latin1" } }) },
+  {
+    label: "POST /posts JSON in latin1",
+    code: "unsupported_media_type",
+    send: (c) =>
+      c.req("POST", "/posts", {
+        key: c.bob.apiKey,
+        rawBody: JSON.stringify(GOOD_POST),
+        headers: { "content-type": "application/json; charset=latin1" },
+      }),
+  },
 
   // --- wrong types ---
   post("title is a number", { ...GOOD_POST, title: 42 }),
@@ -192,7 +266,10 @@ const CASES: Case[] = [
   vote("voting for someone else (agentId)", { vote: 1, agentId: "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV" }),
   post("setting its own status", { ...GOOD_POST, status: "adopted" }),
   post("setting its own votes", { ...GOOD_POST, votes: { for: 100, against: 0 } }),
-  comment("setting its own author", { body: "x", author: { agentId: "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV", name: "someone" } }),
+  comment("setting its own author", {
+    body: "x",
+    author: { agentId: "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV", name: "someone" },
+  }),
   join("granting itself seats", { name: "n", seats: ["chief"] }),
   join("granting itself sagacity", { name: "n", sagacity: 1000 }),
   post("__proto__ member", JSON.parse('{"title":"t","body":"b","is_arch_design":true,"__proto__":{"x":1}}')),
@@ -224,7 +301,10 @@ const CASES: Case[] = [
   join("url data:", { name: "n", url: "data:text/html,<script>alert(1)</script>" }),
   join("url mailto:", { name: "n", url: "mailto:a@example.com" }),
   join("url without a scheme", { name: "n", url: "www.example.com" }),
-  join("url of 2 049 characters", { name: "n", url: "https://a.example/" + rep("p", 2_049 - "https://a.example/".length) }),
+  join("url of 2 049 characters", {
+    name: "n",
+    url: "https://a.example/" + rep("p", 2_049 - "https://a.example/".length),
+  }),
 
   // --- text the database cannot store exactly as sent ---
   post("title with U+0000", { ...GOOD_POST, title: "nul\u0000byte" }),
@@ -254,27 +334,95 @@ const CASES: Case[] = [
   list((c) => `sort=hot&cursor=${encodeURIComponent(c.newCursor)}`, "sort=hot&cursor=<a sort=new cursor>"),
   list((c) => `sort=new&cursor=${encodeURIComponent(c.hotCursor)}`, "sort=new&cursor=<a sort=hot cursor>"),
   list((c) => `cursor=${encodeURIComponent(c.newCursor)}`, "cursor=<a sort=new cursor> (default sort=hot)"),
-  { label: "GET /posts/{id}/comments?limit=0", code: "invalid_request", send: (c) => c.req("GET", `/posts/${c.postId}/comments?limit=0`) },
-  { label: "GET /posts/{id}/comments?limit=101", code: "invalid_request", send: (c) => c.req("GET", `/posts/${c.postId}/comments?limit=101`) },
-  { label: "GET /posts/{id}/comments?cursor=garbage", code: "invalid_request", send: (c) => c.req("GET", `/posts/${c.postId}/comments?cursor=garbage`) },
+  {
+    label: "GET /posts/{id}/comments?limit=0",
+    code: "invalid_request",
+    send: (c) => c.req("GET", `/posts/${c.postId}/comments?limit=0`),
+  },
+  {
+    label: "GET /posts/{id}/comments?limit=101",
+    code: "invalid_request",
+    send: (c) => c.req("GET", `/posts/${c.postId}/comments?limit=101`),
+  },
+  {
+    label: "GET /posts/{id}/comments?cursor=garbage",
+    code: "invalid_request",
+    send: (c) => c.req("GET", `/posts/${c.postId}/comments?cursor=garbage`),
+  },
 
   // --- authentication ---
   ...WRITES.filter((w) => w.keyed).flatMap((w): Case[] => [
-    { label: `${w.name} without a key`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: w.body }) },
-    { label: `${w.name} with Basic auth`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: w.body, headers: { authorization: "Basic " + Buffer.from(`bob:${c.bob.apiKey}`).toString("base64") } }) },
-    { label: `${w.name} with "Bearer" alone`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: w.body, headers: { authorization: "Bearer" } }) },
-    { label: `${w.name} with "Bearer " and nothing`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: w.body, headers: { authorization: "Bearer   " } }) },
-    { label: `${w.name} with two tokens`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: w.body, headers: { authorization: `Bearer ${c.bob.apiKey} ${c.alice.apiKey}` } }) },
-    { label: `${w.name} with the bare key (no scheme)`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: w.body, headers: { authorization: c.bob.apiKey } }) },
-    { label: `${w.name} with a well-formed unknown key`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: w.body, key: generateApiKey() }) },
-    { label: `${w.name} with a tampered key`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: w.body, key: tamper(c.bob.apiKey) }) },
-    { label: `${w.name} with the key's prefix only`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: w.body, key: "sk_src_" }) },
+    {
+      label: `${w.name} without a key`,
+      code: "unauthenticated",
+      send: (c) => c.req("POST", w.path(c), { body: w.body }),
+    },
+    {
+      label: `${w.name} with Basic auth`,
+      code: "unauthenticated",
+      send: (c) =>
+        c.req("POST", w.path(c), {
+          body: w.body,
+          headers: { authorization: "Basic " + Buffer.from(`bob:${c.bob.apiKey}`).toString("base64") },
+        }),
+    },
+    {
+      label: `${w.name} with "Bearer" alone`,
+      code: "unauthenticated",
+      send: (c) => c.req("POST", w.path(c), { body: w.body, headers: { authorization: "Bearer" } }),
+    },
+    {
+      label: `${w.name} with "Bearer " and nothing`,
+      code: "unauthenticated",
+      send: (c) => c.req("POST", w.path(c), { body: w.body, headers: { authorization: "Bearer   " } }),
+    },
+    {
+      label: `${w.name} with two tokens`,
+      code: "unauthenticated",
+      send: (c) =>
+        c.req("POST", w.path(c), {
+          body: w.body,
+          headers: { authorization: `Bearer ${c.bob.apiKey} ${c.alice.apiKey}` },
+        }),
+    },
+    {
+      label: `${w.name} with the bare key (no scheme)`,
+      code: "unauthenticated",
+      send: (c) => c.req("POST", w.path(c), { body: w.body, headers: { authorization: c.bob.apiKey } }),
+    },
+    {
+      label: `${w.name} with a well-formed unknown key`,
+      code: "unauthenticated",
+      send: (c) => c.req("POST", w.path(c), { body: w.body, key: generateApiKey() }),
+    },
+    {
+      label: `${w.name} with a tampered key`,
+      code: "unauthenticated",
+      send: (c) => c.req("POST", w.path(c), { body: w.body, key: tamper(c.bob.apiKey) }),
+    },
+    {
+      label: `${w.name} with the key's prefix only`,
+      code: "unauthenticated",
+      send: (c) => c.req("POST", w.path(c), { body: w.body, key: "sk_src_" }),
+    },
     // the key check comes before body validation: an anonymous caller learns nothing about bodies
-    { label: `${w.name} without a key and with a bad body`, code: "unauthenticated", send: (c) => c.req("POST", w.path(c), { body: { nonsense: true } }) },
+    {
+      label: `${w.name} without a key and with a bad body`,
+      code: "unauthenticated",
+      send: (c) => c.req("POST", w.path(c), { body: { nonsense: true } }),
+    },
   ]),
   { label: "GET /me without a key", code: "unauthenticated", send: (c) => c.req("GET", "/me") },
-  { label: "GET /me with a well-formed unknown key", code: "unauthenticated", send: (c) => c.req("GET", "/me", { key: generateApiKey() }) },
-  { label: "GET /me with Basic auth", code: "unauthenticated", send: (c) => c.req("GET", "/me", { headers: { authorization: "Basic Ym9iOnNlY3JldA==" } }) },
+  {
+    label: "GET /me with a well-formed unknown key",
+    code: "unauthenticated",
+    send: (c) => c.req("GET", "/me", { key: generateApiKey() }),
+  },
+  {
+    label: "GET /me with Basic auth",
+    code: "unauthenticated",
+    send: (c) => c.req("GET", "/me", { headers: { authorization: "Basic Ym9iOnNlY3JldA==" } }),
+  },
 
   // --- seat administration (bob's seats are part of the /me snapshot) ---
   ...(
@@ -284,31 +432,77 @@ const CASES: Case[] = [
       ["unknown extra field", (c: Ctx) => ({ agentId: c.bob.agentId, seat: "chief", expires: "never" })],
       ["agentId a number", () => ({ agentId: 1, seat: "chief" })],
     ] as const
-  ).map(
-    ([label, body]): Case => ({
-      label: `POST /admin/seats ${label}`,
-      code: "invalid_request",
-      send: (c) => c.req("POST", "/admin/seats", { body: body(c), headers: { authorization: `Bearer ${c.adminToken}` } }),
-    }),
-  ),
-  { label: "DELETE /admin/seats/{agentId with U+0000}/chief", code: "invalid_request", send: (c) => c.req("DELETE", "/admin/seats/ext_%00/chief", { headers: { authorization: `Bearer ${c.adminToken}` } }) },
-  { label: "POST /admin/seats with an agent's key", code: "unauthenticated", send: (c) => c.req("POST", "/admin/seats", { key: c.bob.apiKey, body: { agentId: c.bob.agentId, seat: "chief" } }) },
-  { label: "DELETE /admin/seats without a token", code: "unauthenticated", send: (c) => c.req("DELETE", `/admin/seats/${c.bob.agentId}/councillor`) },
+  ).map(([label, body]): Case => ({
+    label: `POST /admin/seats ${label}`,
+    code: "invalid_request",
+    send: (c) => c.req("POST", "/admin/seats", { body: body(c), headers: { authorization: `Bearer ${c.adminToken}` } }),
+  })),
+  {
+    label: "DELETE /admin/seats/{agentId with U+0000}/chief",
+    code: "invalid_request",
+    send: (c) =>
+      c.req("DELETE", "/admin/seats/ext_%00/chief", { headers: { authorization: `Bearer ${c.adminToken}` } }),
+  },
+  {
+    label: "POST /admin/seats with an agent's key",
+    code: "unauthenticated",
+    send: (c) => c.req("POST", "/admin/seats", { key: c.bob.apiKey, body: { agentId: c.bob.agentId, seat: "chief" } }),
+  },
+  {
+    label: "DELETE /admin/seats without a token",
+    code: "unauthenticated",
+    send: (c) => c.req("DELETE", `/admin/seats/${c.bob.agentId}/councillor`),
+  },
 
   // --- unknown and malformed post ids ---
-  ...["123", "p_", "p_01arz3ndektsv4rrffq69g5fav", "p_01ARZ3NDEKTSV4RRFFQ69G5FA", "p_01ARZ3NDEKTSV4RRFFQ69G5FAVX", "p_01ARZ3NDEKTSV4RRFFQ69G5FAI", "x_01ARZ3NDEKTSV4RRFFQ69G5FAV", "%27%20OR%201%3D1--"].flatMap(
-    (bad): Case[] => [
-      { label: `GET /posts/${bad}`, code: "not_found", send: (c) => c.req("GET", `/posts/${bad}`) },
-      { label: `GET /posts/${bad}/comments`, code: "not_found", send: (c) => c.req("GET", `/posts/${bad}/comments`) },
-      { label: `POST /posts/${bad}/vote`, code: "not_found", send: (c) => c.req("POST", `/posts/${bad}/vote`, { key: c.bob.apiKey, body: { vote: 1 } }) },
-      { label: `POST /posts/${bad}/comments`, code: "not_found", send: (c) => c.req("POST", `/posts/${bad}/comments`, { key: c.bob.apiKey, body: { body: "hi" } }) },
-    ],
-  ),
-  { label: "GET unknown post", code: "not_found", send: (c) => c.req("GET", `/posts/${UNKNOWN_POST}`, { key: c.bob.apiKey }) },
-  { label: "GET comments of an unknown post", code: "not_found", send: (c) => c.req("GET", `/posts/${UNKNOWN_POST}/comments`) },
-  { label: "POST vote on an unknown post", code: "not_found", send: (c) => c.req("POST", `/posts/${UNKNOWN_POST}/vote`, { key: c.bob.apiKey, body: { vote: 1 } }) },
-  { label: "POST vote -1 on an unknown post", code: "not_found", send: (c) => c.req("POST", `/posts/${UNKNOWN_POST}/vote`, { key: c.alice.apiKey, body: { vote: -1 } }) },
-  { label: "POST comment on an unknown post", code: "not_found", send: (c) => c.req("POST", `/posts/${UNKNOWN_POST}/comments`, { key: c.bob.apiKey, body: { body: "hello?" } }) },
+  ...[
+    "123",
+    "p_",
+    "p_01arz3ndektsv4rrffq69g5fav",
+    "p_01ARZ3NDEKTSV4RRFFQ69G5FA",
+    "p_01ARZ3NDEKTSV4RRFFQ69G5FAVX",
+    "p_01ARZ3NDEKTSV4RRFFQ69G5FAI",
+    "x_01ARZ3NDEKTSV4RRFFQ69G5FAV",
+    "%27%20OR%201%3D1--",
+  ].flatMap((bad): Case[] => [
+    { label: `GET /posts/${bad}`, code: "not_found", send: (c) => c.req("GET", `/posts/${bad}`) },
+    { label: `GET /posts/${bad}/comments`, code: "not_found", send: (c) => c.req("GET", `/posts/${bad}/comments`) },
+    {
+      label: `POST /posts/${bad}/vote`,
+      code: "not_found",
+      send: (c) => c.req("POST", `/posts/${bad}/vote`, { key: c.bob.apiKey, body: { vote: 1 } }),
+    },
+    {
+      label: `POST /posts/${bad}/comments`,
+      code: "not_found",
+      send: (c) => c.req("POST", `/posts/${bad}/comments`, { key: c.bob.apiKey, body: { body: "hi" } }),
+    },
+  ]),
+  {
+    label: "GET unknown post",
+    code: "not_found",
+    send: (c) => c.req("GET", `/posts/${UNKNOWN_POST}`, { key: c.bob.apiKey }),
+  },
+  {
+    label: "GET comments of an unknown post",
+    code: "not_found",
+    send: (c) => c.req("GET", `/posts/${UNKNOWN_POST}/comments`),
+  },
+  {
+    label: "POST vote on an unknown post",
+    code: "not_found",
+    send: (c) => c.req("POST", `/posts/${UNKNOWN_POST}/vote`, { key: c.bob.apiKey, body: { vote: 1 } }),
+  },
+  {
+    label: "POST vote -1 on an unknown post",
+    code: "not_found",
+    send: (c) => c.req("POST", `/posts/${UNKNOWN_POST}/vote`, { key: c.alice.apiKey, body: { vote: -1 } }),
+  },
+  {
+    label: "POST comment on an unknown post",
+    code: "not_found",
+    send: (c) => c.req("POST", `/posts/${UNKNOWN_POST}/comments`, { key: c.bob.apiKey, body: { body: "hello?" } }),
+  },
 ];
 
 /** A POST /posts JSON text of exactly `n` UTF-8 bytes (ASCII padding in `body`). */
@@ -334,10 +528,20 @@ async function chunked(c: Ctx, path: string, text: string): Promise<HttpResult> 
       ctl.close();
     },
   });
-  const init = { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${c.bob.apiKey}` }, body: stream, duplex: "half" };
+  const init = {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${c.bob.apiKey}` },
+    body: stream,
+    duplex: "half",
+  };
   const res = await fetch(c.baseUrl + path, init as RequestInit);
   const t = await res.text();
-  return { status: res.status, headers: res.headers, text: t, body: /json/.test(res.headers.get("content-type") ?? "") && t ? JSON.parse(t) : t };
+  return {
+    status: res.status,
+    headers: res.headers,
+    text: t,
+    body: /json/.test(res.headers.get("content-type") ?? "") && t ? JSON.parse(t) : t,
+  };
 }
 
 const DAY_MS = 86_400_000;
@@ -403,25 +607,45 @@ describe.each(modes)("bad input is refused with a problem document and stores no
     };
     const alice = await joinAs("alice");
     const bob = await joinAs("bob");
-    const p = await req("POST", "/posts", { key: alice.apiKey, body: { title: "Target proposal", body: "the post every bad request aims at", is_arch_design: true } });
+    const p = await req("POST", "/posts", {
+      key: alice.apiKey,
+      body: { title: "Target proposal", body: "the post every bad request aims at", is_arch_design: true },
+    });
     expect(p.status).toBe(201);
-    const other = await req("POST", "/posts", { key: bob.apiKey, body: { title: "Another post", body: "so the lists have two pages", is_arch_design: false } });
+    const other = await req("POST", "/posts", {
+      key: bob.apiKey,
+      body: { title: "Another post", body: "so the lists have two pages", is_arch_design: false },
+    });
     expect(other.status).toBe(201);
     for (const [who, text] of [
       [alice, "first comment"],
       [bob, "second comment"],
     ] as const) {
-      expect((await req("POST", `/posts/${p.body.id}/comments`, { key: who.apiKey, body: { body: text } })).status).toBe(201);
+      expect(
+        (await req("POST", `/posts/${p.body.id}/comments`, { key: who.apiKey, body: { body: text } })).status,
+      ).toBe(201);
     }
     expect((await req("POST", `/posts/${p.body.id}/vote`, { key: bob.apiKey, body: { vote: 1 } })).status).toBe(200);
     expect((await req("POST", `/posts/${p.body.id}/vote`, { key: alice.apiKey, body: { vote: -1 } })).status).toBe(200);
-    const seat = await req("POST", "/admin/seats", { body: { agentId: bob.agentId, seat: "councillor" }, headers: { authorization: `Bearer ${sys.adminToken}` } });
+    const seat = await req("POST", "/admin/seats", {
+      body: { agentId: bob.agentId, seat: "councillor" },
+      headers: { authorization: `Bearer ${sys.adminToken}` },
+    });
     expect(seat.status).toBe(200);
     const newPage = await req("GET", "/posts?sort=new&limit=1");
     const hotPage = await req("GET", "/posts?sort=hot&limit=1");
     expect(typeof newPage.body.nextCursor).toBe("string");
     expect(typeof hotPage.body.nextCursor).toBe("string");
-    ctx = { req, baseUrl: sys.baseUrl, adminToken: sys.adminToken, alice, bob, postId: p.body.id, newCursor: newPage.body.nextCursor, hotCursor: hotPage.body.nextCursor };
+    ctx = {
+      req,
+      baseUrl: sys.baseUrl,
+      adminToken: sys.adminToken,
+      alice,
+      bob,
+      postId: p.body.id,
+      newCursor: newPage.body.nextCursor,
+      hotCursor: hotPage.body.nextCursor,
+    };
     before = await snapshot();
     // the fixture is what the comparisons below assume
     expect(before.detailAsBob).toMatchObject({ votes: { for: 1, against: 1, score: 0 }, commentCount: 2, myVote: 1 });
@@ -437,7 +661,11 @@ describe.each(modes)("bad input is refused with a problem document and stores no
   });
 
   it("answers the refused requests with a requestId of the caller's choosing when one is sent", async () => {
-    const r = await ctx.req("POST", "/posts", { key: ctx.bob.apiKey, body: { ...GOOD_POST, title: "" }, headers: { "x-request-id": "bad-input-42" } });
+    const r = await ctx.req("POST", "/posts", {
+      key: ctx.bob.apiKey,
+      body: { ...GOOD_POST, title: "" },
+      headers: { "x-request-id": "bad-input-42" },
+    });
     expectProblem(r, "invalid_request");
     expect(r.body.requestId).toBe("bad-input-42");
   });
@@ -456,7 +684,10 @@ describe.each(modes)("bad input is refused with a problem document and stores no
     expect(p.status).toBe(201);
     expect(p.body.title).toBe(title);
     expect((await req("GET", `/posts/${p.body.id}`)).body).toMatchObject({ title, body });
-    const ascii = await req("POST", "/posts", { key: bob.apiKey, body: { title: rep("a", 200), body: "  padded  ", is_arch_design: true } });
+    const ascii = await req("POST", "/posts", {
+      key: bob.apiKey,
+      body: { title: rep("a", 200), body: "  padded  ", is_arch_design: true },
+    });
     expect(ascii.status).toBe(201);
     expect(ascii.body.body).toBe("  padded  ");
     const c = await req("POST", `/posts/${postId}/comments`, { key: bob.apiKey, body: { body: rep("💬", 10_000) } });
@@ -483,7 +714,10 @@ describe.each(modes)("daily limits answer 429 rate_limited with Retry-After (%s)
   let exhausted: { a: Agent; target: string } | undefined;
 
   beforeAll(async () => {
-    sys = await startSystem(mode, { env: { POSTS_PER_DAY: "2", COMMENTS_PER_DAY: "2", JOINS_PER_SOURCE_PER_DAY: "3" }, clock });
+    sys = await startSystem(mode, {
+      env: { POSTS_PER_DAY: "2", COMMENTS_PER_DAY: "2", JOINS_PER_SOURCE_PER_DAY: "3" },
+      clock,
+    });
     req = httpClient(sys.baseUrl);
     // run the day at 12:00 UTC on the services' clock: no UTC midnight can pass mid-test
     const sinceMidnight = clock.now().getTime() % DAY_MS;
@@ -496,7 +730,11 @@ describe.each(modes)("daily limits answer 429 rate_limited with Retry-After (%s)
   it("refuses the 4th join, 3rd post and 3rd comment of a day, counting only what was accepted", async () => {
     // refused joins, posts and comments do not use up the day's allowance
     expectProblem(await req("POST", "/join", { body: { name: "" } }), "invalid_request", "blank join");
-    expectProblem(await req("POST", "/join", { body: { name: "x", url: "ftp://x.example" } }), "invalid_request", "ftp join");
+    expectProblem(
+      await req("POST", "/join", { body: { name: "x", url: "ftp://x.example" } }),
+      "invalid_request",
+      "ftp join",
+    );
     const agents: Agent[] = [];
     for (const name of ["one", "two", "three"]) {
       const r = await req("POST", "/join", { body: { name } });
@@ -508,20 +746,37 @@ describe.each(modes)("daily limits answer 429 rate_limited with Retry-After (%s)
     expect(fourth.text).not.toMatch(/sk_src_/);
 
     const [a, b] = agents as [Agent, Agent];
-    expectProblem(await req("POST", "/posts", { key: a.apiKey, body: { title: " ", body: "b", is_arch_design: true } }), "invalid_request", "blank post");
-    expectProblem(await req("POST", `/posts/${UNKNOWN_POST}/comments`, { key: a.apiKey, body: { body: "nobody home" } }), "not_found", "comment on unknown post");
+    expectProblem(
+      await req("POST", "/posts", { key: a.apiKey, body: { title: " ", body: "b", is_arch_design: true } }),
+      "invalid_request",
+      "blank post",
+    );
+    expectProblem(
+      await req("POST", `/posts/${UNKNOWN_POST}/comments`, { key: a.apiKey, body: { body: "nobody home" } }),
+      "not_found",
+      "comment on unknown post",
+    );
     const ids: string[] = [];
     for (const n of [1, 2]) {
-      const r = await req("POST", "/posts", { key: a.apiKey, body: { title: `allowed ${n}`, body: "b", is_arch_design: n === 1 } });
+      const r = await req("POST", "/posts", {
+        key: a.apiKey,
+        body: { title: `allowed ${n}`, body: "b", is_arch_design: n === 1 },
+      });
       expect({ n, status: r.status }).toEqual({ n, status: 201 });
       ids.push(r.body.id);
     }
-    const third = await req("POST", "/posts", { key: a.apiKey, body: { title: "one too many", body: "b", is_arch_design: true } });
+    const third = await req("POST", "/posts", {
+      key: a.apiKey,
+      body: { title: "one too many", body: "b", is_arch_design: true },
+    });
     expectRateLimited(third, "3rd post", clock);
     const listed = (await req("GET", "/posts?sort=new&limit=100")).body.items as { id: string; title: string }[];
     expect(listed.map((p) => p.title).sort()).toEqual(["allowed 1", "allowed 2"]);
     // the limit is per identity: another agent may still post
-    const byB = await req("POST", "/posts", { key: b.apiKey, body: { title: "b posts", body: "b", is_arch_design: false } });
+    const byB = await req("POST", "/posts", {
+      key: b.apiKey,
+      body: { title: "b posts", body: "b", is_arch_design: false },
+    });
     expect(byB.status).toBe(201);
 
     const target = ids[0]!;
@@ -535,9 +790,19 @@ describe.each(modes)("daily limits answer 429 rate_limited with Retry-After (%s)
     expect(detail.body.commentCount).toBe(2);
     expect(detail.body.comments.map((c: { body: string }) => c.body)).toEqual(["comment 1", "comment 2"]);
     // still refused on a retry, and on another post
-    expectRateLimited(await req("POST", `/posts/${ids[1]}/comments`, { key: a.apiKey, body: { body: "elsewhere" } }), "3rd comment elsewhere", clock);
-    expectRateLimited(await req("POST", "/posts", { key: a.apiKey, body: { title: "again", body: "b", is_arch_design: false } }), "3rd post retried", clock);
-    expect((await req("POST", `/posts/${target}/comments`, { key: b.apiKey, body: { body: "b comments" } })).status).toBe(201);
+    expectRateLimited(
+      await req("POST", `/posts/${ids[1]}/comments`, { key: a.apiKey, body: { body: "elsewhere" } }),
+      "3rd comment elsewhere",
+      clock,
+    );
+    expectRateLimited(
+      await req("POST", "/posts", { key: a.apiKey, body: { title: "again", body: "b", is_arch_design: false } }),
+      "3rd post retried",
+      clock,
+    );
+    expect(
+      (await req("POST", `/posts/${target}/comments`, { key: b.apiKey, body: { body: "b comments" } })).status,
+    ).toBe(201);
     expect((await req("GET", `/posts/${target}`)).body.commentCount).toBe(3);
     expect((await req("GET", "/posts?limit=100")).body.items).toHaveLength(3);
     // votes are not a daily-limited action
@@ -548,14 +813,19 @@ describe.each(modes)("daily limits answer 429 rate_limited with Retry-After (%s)
   it("gives the allowance back when Retry-After has passed (the next UTC day), not before", async () => {
     expect(exhausted).toBeDefined();
     const { a, target } = exhausted!;
-    const newPost = (title: string) => req("POST", "/posts", { key: a.apiKey, body: { title, body: "b", is_arch_design: false } });
+    const newPost = (title: string) =>
+      req("POST", "/posts", { key: a.apiKey, body: { title, body: "b", is_arch_design: false } });
     const newComment = (body: string) => req("POST", `/posts/${target}/comments`, { key: a.apiKey, body: { body } });
     const retryAfter = expectRateLimited(await newPost("still today"), "post before the wait", clock);
 
     clock.advance((retryAfter - 2) * 1000);
     expectRateLimited(await newPost("still today"), "post 2 s before Retry-After ends", clock);
     expectRateLimited(await newComment("still today"), "comment 2 s before Retry-After ends", clock);
-    expectRateLimited(await req("POST", "/join", { body: { name: "five" } }), "join 2 s before Retry-After ends", clock);
+    expectRateLimited(
+      await req("POST", "/join", { body: { name: "five" } }),
+      "join 2 s before Retry-After ends",
+      clock,
+    );
 
     clock.advance(3_000);
     const tomorrow = await newPost("tomorrow 1");

@@ -18,7 +18,6 @@ interface Agent {
 
 type Vote = 1 | -1;
 
-
 /** {for, against, score} of a set of current votes, counted by the test itself. */
 function tally(votes: Iterable<Vote>): { for: number; against: number; score: number } {
   let f = 0;
@@ -48,7 +47,9 @@ describe.each(modes)("concurrent writers (%s)", (mode) => {
 
   /** `n` agents joining all at once. */
   async function joinMany(n: number, prefix: string): Promise<Agent[]> {
-    const rs = await Promise.all(Array.from({ length: n }, (_, i) => req("POST", "/join", { body: { name: `${prefix}-${i}` } })));
+    const rs = await Promise.all(
+      Array.from({ length: n }, (_, i) => req("POST", "/join", { body: { name: `${prefix}-${i}` } })),
+    );
     expect(rs.map((r) => r.status)).toEqual(rs.map(() => 201));
     const agents = rs.map((r) => r.body as Agent);
     expect(new Set(agents.map((a) => a.agentId)).size).toBe(n);
@@ -76,7 +77,10 @@ describe.each(modes)("concurrent writers (%s)", (mode) => {
   it("50 agents voting and flipping at once: the tallies equal their last acknowledged votes", async () => {
     const agents = await joinMany(50, "voter");
     const [author] = await joinMany(1, "author");
-    const p = await req("POST", "/posts", { key: author!.apiKey, body: { title: "Everyone votes on this", body: "at once", is_arch_design: false } });
+    const p = await req("POST", "/posts", {
+      key: author!.apiKey,
+      body: { title: "Everyone votes on this", body: "at once", is_arch_design: false },
+    });
     expect(p.status).toBe(201);
     const postId: string = p.body.id;
     const last = new Map<string, Vote>();
@@ -109,11 +113,15 @@ describe.each(modes)("concurrent writers (%s)", (mode) => {
     const truth = tally(last.values());
     expect({ seed, votes: (await votesOf(postId)).votes }).toEqual({ seed, votes: truth });
     // the list view shows the same tallies as the detail
-    const listed = (await req("GET", "/posts?sort=new&limit=100")).body.items.find((x: { id: string }) => x.id === postId);
+    const listed = (await req("GET", "/posts?sort=new&limit=100")).body.items.find(
+      (x: { id: string }) => x.id === postId,
+    );
     expect(listed.votes).toEqual(truth);
     // myVote of a sample of agents (and the author, who did not vote)
     const sample = agents.filter(() => random() < 0.4).concat(agents[0]!, agents[49]!);
-    const mine = await Promise.all(sample.map(async (a) => ({ agent: a.name, myVote: (await votesOf(postId, a.apiKey)).myVote })));
+    const mine = await Promise.all(
+      sample.map(async (a) => ({ agent: a.name, myVote: (await votesOf(postId, a.apiKey)).myVote })),
+    );
     expect(mine).toEqual(sample.map((a) => ({ agent: a.name, myVote: last.get(a.agentId) })));
     expect((await votesOf(postId, author!.apiKey)).myVote).toBeNull();
   });
@@ -121,7 +129,10 @@ describe.each(modes)("concurrent writers (%s)", (mode) => {
   it("conflicting votes sent at the same instant by the same agents still add up to their stored votes", async () => {
     const agents = await joinMany(20, "racer");
     const [author] = await joinMany(1, "race-author");
-    const p = await req("POST", "/posts", { key: author!.apiKey, body: { title: "Racing votes", body: "same agent, many requests", is_arch_design: false } });
+    const p = await req("POST", "/posts", {
+      key: author!.apiKey,
+      body: { title: "Racing votes", body: "same agent, many requests", is_arch_design: false },
+    });
     expect(p.status).toBe(201);
     const postId: string = p.body.id;
     // each agent fires 2–5 votes of both signs without waiting: the order they apply in is up
@@ -138,18 +149,34 @@ describe.each(modes)("concurrent writers (%s)", (mode) => {
       expect({ agent: a.name, ok: v === 1 || v === -1 }).toEqual({ agent: a.name, ok: true });
       expect(sent.get(a.agentId)!.has(v as Vote)).toBe(true);
     }
-    expect({ seed, votes: (await votesOf(postId)).votes }).toEqual({ seed, votes: tally(stored.map((s) => s.v as Vote)) });
+    expect({ seed, votes: (await votesOf(postId)).votes }).toEqual({
+      seed,
+      votes: tally(stored.map((s) => s.v as Vote)),
+    });
   });
 
   it("20 agents posting at once: every post is listed exactly once, in both sort orders and across pages", async () => {
     const agents = await joinMany(20, "poster");
     const rs = await Promise.all(
-      agents.map((a, i) => req("POST", "/posts", { key: a.apiKey, body: { title: `concurrent post ${i}`, body: `by ${a.name}`, is_arch_design: i % 2 === 0 } })),
+      agents.map((a, i) =>
+        req("POST", "/posts", {
+          key: a.apiKey,
+          body: { title: `concurrent post ${i}`, body: `by ${a.name}`, is_arch_design: i % 2 === 0 },
+        }),
+      ),
     );
     expect(rs.map((r) => r.status)).toEqual(rs.map(() => 201));
-    const created = rs.map((r, i) => ({ id: r.body.id as string, title: `concurrent post ${i}`, author: agents[i]!.agentId }));
+    const created = rs.map((r, i) => ({
+      id: r.body.id as string,
+      title: `concurrent post ${i}`,
+      author: agents[i]!.agentId,
+    }));
     expect(new Set(created.map((c) => c.id)).size).toBe(20);
-    for (const [i, r] of rs.entries()) expect(r.body).toMatchObject({ title: `concurrent post ${i}`, author: { agentId: agents[i]!.agentId, name: agents[i]!.name } });
+    for (const [i, r] of rs.entries())
+      expect(r.body).toMatchObject({
+        title: `concurrent post ${i}`,
+        author: { agentId: agents[i]!.agentId, name: agents[i]!.name },
+      });
 
     const mine = new Set(created.map((c) => c.id));
     for (const sort of ["new", "hot"] as const) {
@@ -170,14 +197,20 @@ describe.each(modes)("concurrent writers (%s)", (mode) => {
         const ours = seen.filter((p) => mine.has(p.id));
         expect({ sort, limit, count: ours.length }).toEqual({ sort, limit, count: 20 });
         expect(new Set(seen.map((p) => p.id)).size).toBe(seen.length);
-        expect(ours.map((p) => ({ id: p.id, title: p.title, author: p.author.agentId })).sort((x, y) => x.id.localeCompare(y.id))).toEqual(
-          [...created].sort((x, y) => x.id.localeCompare(y.id)),
-        );
+        expect(
+          ours
+            .map((p) => ({ id: p.id, title: p.title, author: p.author.agentId }))
+            .sort((x, y) => x.id.localeCompare(y.id)),
+        ).toEqual([...created].sort((x, y) => x.id.localeCompare(y.id)));
       }
     }
     // and by kind
-    const arch = (await req("GET", "/posts?kind=arch&limit=100")).body.items.filter((p: { id: string }) => mine.has(p.id));
-    const free = (await req("GET", "/posts?kind=free&limit=100")).body.items.filter((p: { id: string }) => mine.has(p.id));
+    const arch = (await req("GET", "/posts?kind=arch&limit=100")).body.items.filter((p: { id: string }) =>
+      mine.has(p.id),
+    );
+    const free = (await req("GET", "/posts?kind=free&limit=100")).body.items.filter((p: { id: string }) =>
+      mine.has(p.id),
+    );
     expect([arch.length, free.length]).toEqual([10, 10]);
   });
 });

@@ -20,7 +20,17 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
   let chief: Agent;
 
   beforeAll(async () => {
-    sys = await startSystem(mode, { clock, env: { AGENDA_MIN_SCORE: "3", AGENDA_SIZE: "10", COUNCIL_DEADLINE: "7d", COUNCIL_TICK_MS: "50", JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000" } });
+    sys = await startSystem(mode, {
+      clock,
+      env: {
+        AGENDA_MIN_SCORE: "3",
+        AGENDA_SIZE: "10",
+        COUNCIL_DEADLINE: "7d",
+        COUNCIL_TICK_MS: "50",
+        JOINS_PER_SOURCE_PER_DAY: "10000",
+        POSTS_PER_DAY: "1000",
+      },
+    });
     req = httpClient(sys.baseUrl);
     chief = await join("chief");
     await seat(chief, "chief");
@@ -35,11 +45,16 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     return { agentId: r.body.agentId, apiKey: r.body.apiKey, name };
   }
   async function seat(a: Agent, s: "councillor" | "chief") {
-    const r = await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: a.agentId, seat: s } });
+    const r = await req("POST", "/admin/seats", {
+      headers: { authorization: `Bearer ${sys.adminToken}` },
+      body: { agentId: a.agentId, seat: s },
+    });
     expect(r.status).toBe(200);
   }
   async function unseat(a: Agent) {
-    const r = await req("DELETE", `/admin/seats/${a.agentId}/councillor`, { headers: { authorization: `Bearer ${sys.adminToken}` } });
+    const r = await req("DELETE", `/admin/seats/${a.agentId}/councillor`, {
+      headers: { authorization: `Bearer ${sys.adminToken}` },
+    });
     expect(r.status).toBe(200);
   }
   /** Makes the Council exactly `n` seats: the chief plus n−1 councillors. */
@@ -54,11 +69,15 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     return [chief, ...councillors];
   }
   async function propose(author: Agent, title = "A proposal") {
-    const r = await req("POST", "/posts", { key: author.apiKey, body: { title, body: "Details.", is_arch_design: true } });
+    const r = await req("POST", "/posts", {
+      key: author.apiKey,
+      body: { title, body: "Details.", is_arch_design: true },
+    });
     expect(r.status).toBe(201);
     return r.body.id as string;
   }
-  const ballot = (c: Agent, id: string, vote: string, reason = `${vote} because`) => req("POST", `/posts/${id}/council`, { key: c.apiKey, body: { vote, reason } });
+  const ballot = (c: Agent, id: string, vote: string, reason = `${vote} because`) =>
+    req("POST", `/posts/${id}/council`, { key: c.apiKey, body: { vote, reason } });
   async function statusOf(id: string) {
     return (await req("GET", `/posts/${id}`)).body.status as string;
   }
@@ -92,7 +111,9 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     const nom = await req("POST", `/posts/${id}/nominate`, { key: c1!.apiKey });
     expect(nom.status).toBe(200);
     expect(nom.body).toMatchObject({ status: "review", seats: 3, approvals: 1, rejections: 0 });
-    expect(nom.body.ballots).toEqual([expect.objectContaining({ councillor: { agentId: c1!.agentId, name: c1!.name }, vote: "approve" })]);
+    expect(nom.body.ballots).toEqual([
+      expect.objectContaining({ councillor: { agentId: c1!.agentId, name: c1!.name }, vote: "approve" }),
+    ]);
     expect(await statusOf(id)).toBe("review");
 
     const adopt = await ballot(c2!, id, "approve", "Clear need, small cost.");
@@ -102,21 +123,42 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     // read-your-writes: the detail shows the new status at once
     const detail = (await req("GET", `/posts/${id}`)).body;
     expect(detail.status).toBe("adopted");
-    expect(detail.councilBallots.map((b: { reason: string }) => b.reason)).toEqual(["Nominated for Council review.", "Clear need, small cost."]);
+    expect(detail.councilBallots.map((b: { reason: string }) => b.reason)).toEqual([
+      "Nominated for Council review.",
+      "Clear need, small cost.",
+    ]);
 
     // after the close: v4 votes +1 and v3 flips to +1 — neither counts
     await req("POST", `/posts/${id}/vote`, { key: voters[3]!.apiKey, body: { vote: 1 } });
     await req("POST", `/posts/${id}/vote`, { key: voters[2]!.apiKey, body: { vote: 1 } });
 
-    const h = await req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "task", executor: "platform-team" } });
+    const h = await req("POST", `/posts/${id}/handoff`, {
+      key: chief.apiKey,
+      body: { implementation: "task", executor: "platform-team" },
+    });
     expect(h.status).toBe(200);
-    expect(h.body).toMatchObject({ status: "implementing", handoff: { implementation: "task", executor: "platform-team", by: chief.agentId } });
+    expect(h.body).toMatchObject({
+      status: "implementing",
+      handoff: { implementation: "task", executor: "platform-team", by: chief.agentId },
+    });
     const done = await req("POST", `/posts/${id}/complete`, { key: chief.apiKey });
     expect(done.body.status).toBe("completed");
 
     const final = (await req("GET", `/posts/${id}`)).body;
-    expect(final.timeline.map((t: { status: string }) => t.status)).toEqual(["open", "review", "adopted", "implementing", "completed"]);
-    expect(final.timeline.map((t: { by: string }) => t.by)).toEqual([author.agentId, c1!.agentId, c2!.agentId, chief.agentId, chief.agentId]);
+    expect(final.timeline.map((t: { status: string }) => t.status)).toEqual([
+      "open",
+      "review",
+      "adopted",
+      "implementing",
+      "completed",
+    ]);
+    expect(final.timeline.map((t: { by: string }) => t.by)).toEqual([
+      author.agentId,
+      c1!.agentId,
+      c2!.agentId,
+      chief.agentId,
+      chief.agentId,
+    ]);
     expect(final.handoff).toMatchObject({ implementation: "task", executor: "platform-team" });
 
     await eventually(async () => {
@@ -141,7 +183,9 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     const [, c1, c2] = await councilOf(3); // two councillors without the chief's seat
     const author = await join("refusals");
     const id = await propose(author);
-    const free = (await req("POST", "/posts", { key: author.apiKey, body: { title: "chat", body: "x", is_arch_design: false } })).body.id;
+    const free = (
+      await req("POST", "/posts", { key: author.apiKey, body: { title: "chat", body: "x", is_arch_design: false } })
+    ).body.id;
 
     const codes = async (p: Promise<{ status: number; body: { code: string } }>) => {
       const r = await p;
@@ -150,21 +194,33 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     expect(await codes(req("POST", `/posts/${id}/nominate`))).toBe("401 unauthenticated");
     expect(await codes(req("POST", `/posts/${id}/nominate`, { key: author.apiKey }))).toBe("403 forbidden");
     expect(await codes(ballot(author, id, "approve"))).toBe("403 forbidden");
-    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: c1!.apiKey, body: { implementation: "self" } }))).toBe("403 forbidden");
+    expect(
+      await codes(req("POST", `/posts/${id}/handoff`, { key: c1!.apiKey, body: { implementation: "self" } })),
+    ).toBe("403 forbidden");
     expect(await codes(req("POST", `/posts/${id}/complete`, { key: c1!.apiKey }))).toBe("403 forbidden");
     expect(await codes(ballot(c1!, id, "approve"))).toBe("409 invalid_state");
     expect(await codes(req("POST", `/posts/${free}/nominate`, { key: c1!.apiKey }))).toBe("409 invalid_state");
-    expect(await codes(req("POST", `/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV/nominate`, { key: c1!.apiKey }))).toBe("404 not_found");
-    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self" } }))).toBe("409 invalid_state");
+    expect(await codes(req("POST", `/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV/nominate`, { key: c1!.apiKey }))).toBe(
+      "404 not_found",
+    );
+    expect(
+      await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self" } })),
+    ).toBe("409 invalid_state");
 
     expect((await req("POST", `/posts/${id}/nominate`, { key: c1!.apiKey })).status).toBe(200);
     expect(await codes(req("POST", `/posts/${id}/nominate`, { key: c2!.apiKey }))).toBe("409 invalid_state");
     expect(await codes(ballot(c2!, id, "maybe"))).toBe("400 invalid_request");
     expect(await codes(ballot(c2!, id, "approve", ""))).toBe("400 invalid_request");
     expect(await codes(ballot(c2!, id, "approve", "   "))).toBe("400 invalid_request");
-    expect(await codes(req("POST", `/posts/${id}/council`, { key: c2!.apiKey, body: { vote: "approve", reason: "ok", extra: 1 } }))).toBe("400 invalid_request");
+    expect(
+      await codes(
+        req("POST", `/posts/${id}/council`, { key: c2!.apiKey, body: { vote: "approve", reason: "ok", extra: 1 } }),
+      ),
+    ).toBe("400 invalid_request");
     expect(await codes(req("POST", `/posts/${id}/complete`, { key: chief.apiKey }))).toBe("409 invalid_state");
-    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self" } }))).toBe("409 invalid_state");
+    expect(
+      await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self" } })),
+    ).toBe("409 invalid_state");
     // none of the refused ballots counted
     const c = (await req("GET", `/posts/${id}`)).body;
     expect(c.councilBallots).toHaveLength(1);
@@ -172,10 +228,20 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
 
     expect((await ballot(c2!, id, "approve")).body.status).toBe("adopted");
     expect(await codes(ballot(c2!, id, "reject"))).toBe("409 invalid_state");
-    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "robots" } }))).toBe("400 invalid_request");
-    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self", executor: 7 } }))).toBe("400 invalid_request");
-    expect((await req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self" } })).body).toMatchObject({ status: "implementing", handoff: { executor: null } });
-    expect(await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "task" } }))).toBe("409 invalid_state");
+    expect(
+      await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "robots" } })),
+    ).toBe("400 invalid_request");
+    expect(
+      await codes(
+        req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self", executor: 7 } }),
+      ),
+    ).toBe("400 invalid_request");
+    expect(
+      (await req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "self" } })).body,
+    ).toMatchObject({ status: "implementing", handoff: { executor: null } });
+    expect(
+      await codes(req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: { implementation: "task" } })),
+    ).toBe("409 invalid_state");
   });
 
   it("rejects at once when approval can no longer reach a majority, and a tie is a rejection", async () => {
@@ -208,10 +274,18 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
       entry = (await req("GET", "/agenda")).body.items.find((p: { id: string }) => p.id === id);
       expect(entry).toBeDefined();
     });
-    expect(entry).toMatchObject({ status: "agenda", votes: { for: 3, against: 0 }, council: { seats: 5, ballots: [] } });
+    expect(entry).toMatchObject({
+      status: "agenda",
+      votes: { for: 3, against: 0 },
+      council: { seats: 5, ballots: [] },
+    });
     expect(Date.parse(entry.council.deadline) - Date.parse(entry.council.openedAt)).toBe(7 * DAY);
     await eventually(async () => expect((await req("GET", `/posts/${id}`)).body.timeline).toHaveLength(2));
-    expect((await req("GET", `/posts/${id}`)).body.timeline.map((t: { status: string; by: string }) => `${t.status}:${t.by}`)).toEqual([`open:${author.agentId}`, "agenda:system"]);
+    expect(
+      (await req("GET", `/posts/${id}`)).body.timeline.map(
+        (t: { status: string; by: string }) => `${t.status}:${t.by}`,
+      ),
+    ).toEqual([`open:${author.agentId}`, "agenda:system"]);
     // a proposal on the agenda cannot be nominated
     expect((await req("POST", `/posts/${id}/nominate`, { key: members[0]!.apiKey })).status).toBe(409);
 
@@ -259,12 +333,18 @@ describe("a case opened with no councillor seated (embedded)", () => {
   afterAll(async () => {
     await sys?.stop();
   });
-  const join = async (name: string) => (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
+  const join = async (name: string) =>
+    (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
 
   it("takes every councillor seated at the first ballot as the electorate: 3 seats need 2 approvals", async () => {
     const author = await join("author");
     const voter = await join("voter");
-    const post = (await req("POST", "/posts", { key: author.apiKey, body: { title: "Hot before any seat", body: "x", is_arch_design: true } })).body;
+    const post = (
+      await req("POST", "/posts", {
+        key: author.apiKey,
+        body: { title: "Hot before any seat", body: "x", is_arch_design: true },
+      })
+    ).body;
     expect((await req("POST", `/posts/${post.id}/vote`, { key: voter.apiKey, body: { vote: 1 } })).status).toBe(200);
     // the heat rule puts it on the agenda; the Council opens the case with nobody seated
     let opened: any;
@@ -274,12 +354,26 @@ describe("a case opened with no councillor seated (embedded)", () => {
     }
     expect(opened).toMatchObject({ seats: 0 });
     const council = [await join("c1"), await join("c2"), await join("c3")];
-    for (const c of council) expect((await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: c.agentId, seat: "councillor" } })).status).toBe(200);
+    for (const c of council)
+      expect(
+        (
+          await req("POST", "/admin/seats", {
+            headers: { authorization: `Bearer ${sys.adminToken}` },
+            body: { agentId: c.agentId, seat: "councillor" },
+          })
+        ).status,
+      ).toBe(200);
 
-    const first = await req("POST", `/posts/${post.id}/council`, { key: council[0]!.apiKey, body: { vote: "approve", reason: "good" } });
+    const first = await req("POST", `/posts/${post.id}/council`, {
+      key: council[0]!.apiKey,
+      body: { vote: "approve", reason: "good" },
+    });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ status: "agenda", seats: 3, approvals: 1 });
-    const second = await req("POST", `/posts/${post.id}/council`, { key: council[1]!.apiKey, body: { vote: "approve", reason: "agreed" } });
+    const second = await req("POST", `/posts/${post.id}/council`, {
+      key: council[1]!.apiKey,
+      body: { vote: "approve", reason: "agreed" },
+    });
     expect(second.body).toMatchObject({ status: "adopted", seats: 3, approvals: 2 });
   });
 });

@@ -24,7 +24,10 @@ import { availableModes, ROOT, startSystem, type System } from "../support/syste
  * reproducible; fast-check prints the shrunk counterexample.
  */
 const real = (await availableModes()).includes("real");
-if (!real) console.warn("fuzz.test.ts: PostgreSQL/NATS are not reachable — fuzzing the embedded mode WITHOUT the database scan (property 2 is not checked)");
+if (!real)
+  console.warn(
+    "fuzz.test.ts: PostgreSQL/NATS are not reachable — fuzzing the embedded mode WITHOUT the database scan (property 2 is not checked)",
+  );
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 90);
 
@@ -35,7 +38,7 @@ const DOCUMENTED_4XX = new Map(Object.entries(HTTP_STATUS).filter(([, s]) => s >
 const NASTY = [
   "' OR '1'='1",
   "'; DROP TABLE forum.posts; --",
-  "\" OR \"\"=\"",
+  '" OR ""="',
   '{"$ne": null}',
   '{"__proto__": {"admin": true}}',
   "\u0000",
@@ -69,7 +72,19 @@ const hostile: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** Enum words kept verbatim (a marker would make them invalid, and we want valid paths too). */
-const ENUM_WORDS = new Set(["approve", "reject", "self", "task", "councillor", "chief", "arch", "free", "all", "hot", "new"]);
+const ENUM_WORDS = new Set([
+  "approve",
+  "reject",
+  "self",
+  "task",
+  "councillor",
+  "chief",
+  "arch",
+  "free",
+  "all",
+  "hot",
+  "new",
+]);
 
 /** Prefixes every free-text string in `v` with `marker` (deeply); enum words and ids stay. */
 function tag(v: unknown, marker: string): unknown {
@@ -94,13 +109,23 @@ function bodies(valid: Record<string, unknown> | undefined): fc.Arbitrary<Body> 
     const keys = Object.keys(valid);
     arms.push(
       fc.constant<Body>({ json: valid }),
-      fc.constantFrom(...keys).map((k) => ({ json: Object.fromEntries(Object.entries(valid).filter(([key]) => key !== k)) })),
+      fc
+        .constantFrom(...keys)
+        .map((k) => ({ json: Object.fromEntries(Object.entries(valid).filter(([key]) => key !== k)) })),
       fc.tuple(fc.constantFrom(...keys), fc.oneof(anyJson, hostile)).map(([k, v]) => ({ json: { ...valid, [k]: v } })),
       fc.tuple(fc.constantFrom(...keys), hostile).map(([k, v]) => ({ json: { ...valid, [k]: v } })),
-      fc.tuple(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !keys.includes(k)), anyJson).map(([k, v]) => ({ json: { ...valid, [k]: v } })),
+      fc
+        .tuple(
+          fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !keys.includes(k)),
+          anyJson,
+        )
+        .map(([k, v]) => ({ json: { ...valid, [k]: v } })),
     );
   } else {
-    arms.push(fc.constant<Body>({ json: {} }), fc.dictionary(fc.string({ maxLength: 8 }), anyJson, { minKeys: 1, maxKeys: 3 }).map((json) => ({ json })));
+    arms.push(
+      fc.constant<Body>({ json: {} }),
+      fc.dictionary(fc.string({ maxLength: 8 }), anyJson, { minKeys: 1, maxKeys: 3 }).map((json) => ({ json })),
+    );
   }
   return fc.oneof(...arms);
 }
@@ -146,7 +171,12 @@ const contentTypes = fc.oneof(
 const idemKeys = fc.option(fc.oneof(fc.uuid(), hostile.map(headerSafe)), { nil: undefined, freq: 3 });
 
 /** Percent-encodes the UTF-8 bytes of `s` (lone surrogates become U+FFFD, as on the wire). */
-const pct = (s: string) => [...Buffer.from(s, "utf8")].map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, "0")}`)).join("");
+const pct = (s: string) =>
+  [...Buffer.from(s, "utf8")]
+    .map((b) =>
+      /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, "0")}`,
+    )
+    .join("");
 
 /** A path segment: a real id most of the time, else hostile text (URL-encoded) or broken escapes. */
 const segment = (real: () => string) =>
@@ -154,13 +184,33 @@ const segment = (real: () => string) =>
     .oneof(
       { weight: 3, arbitrary: fc.constant(null) },
       { weight: 2, arbitrary: hostile.map((s) => pct(s.slice(0, 300)) || "%20") },
-      { weight: 1, arbitrary: fc.constantFrom("%", "%zz", "%C0%AF", "%ED%A0%80", "%00", "..", "%2e%2e", "%2F", "p_01ARZ3NDEKTSV4RRFFQ69G5FAV", "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV") },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          "%",
+          "%zz",
+          "%C0%AF",
+          "%ED%A0%80",
+          "%00",
+          "..",
+          "%2e%2e",
+          "%2F",
+          "p_01ARZ3NDEKTSV4RRFFQ69G5FAV",
+          "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV",
+        ),
+      },
     )
     .map((s) => s ?? real());
 
 /** A query string over `names` (plus unknown names), with repeats and hostile values. */
 function queries(names: string[], valid: Record<string, string>): fc.Arbitrary<string> {
-  const pair = fc.tuple(fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 6 })), fc.oneof(hostile.map((s) => s.slice(0, 600)), fc.integer({ min: -5, max: 500 }).map(String)));
+  const pair = fc.tuple(
+    fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 6 })),
+    fc.oneof(
+      hostile.map((s) => s.slice(0, 600)),
+      fc.integer({ min: -5, max: 500 }).map(String),
+    ),
+  );
   return fc.oneof(
     fc.constant(new URLSearchParams(valid).toString()),
     fc.array(pair, { maxLength: 4 }).map((ps) => new URLSearchParams([...Object.entries(valid), ...ps]).toString()),
@@ -194,38 +244,152 @@ interface Route {
 
 const ROUTES: Route[] = [
   { method: "GET", name: "/skill-version", path: () => fc.constant("/skill-version") },
-  { method: "GET", name: "/skill.md", path: () => fc.constant("/skill.md"), query: { names: ["lang"], valid: { lang: "en" } } },
-  { method: "POST", name: "/join", path: () => fc.constant("/join"), body: { name: "fuzz agent", url: "https://agent.example/" } },
+  {
+    method: "GET",
+    name: "/skill.md",
+    path: () => fc.constant("/skill.md"),
+    query: { names: ["lang"], valid: { lang: "en" } },
+  },
+  {
+    method: "POST",
+    name: "/join",
+    path: () => fc.constant("/join"),
+    body: { name: "fuzz agent", url: "https://agent.example/" },
+  },
   { method: "GET", name: "/me", path: () => fc.constant("/me") },
-  { method: "GET", name: "/me/sagacity", path: () => fc.constant("/me/sagacity"), query: { names: ["limit", "cursor"], valid: { limit: "5" } } },
+  {
+    method: "GET",
+    name: "/me/sagacity",
+    path: () => fc.constant("/me/sagacity"),
+    query: { names: ["limit", "cursor"], valid: { limit: "5" } },
+  },
   { method: "POST", name: "/me/keys/rotate", path: () => fc.constant("/me/keys/rotate"), authAs: "rotating" },
   { method: "GET", name: "/agents/:agentId", path: (c) => segment(() => c.agentId).map((s) => `/agents/${s}`) },
-  { method: "GET", name: "/agents/:agentId/posts", path: (c) => segment(() => c.agentId).map((s) => `/agents/${s}/posts`), query: { names: ["limit", "cursor"], valid: { limit: "2" } } },
-  { method: "GET", name: "/posts", path: () => fc.constant("/posts"), query: { names: ["kind", "sort", "limit", "cursor"], valid: { kind: "arch", sort: "new", limit: "3" } } },
+  {
+    method: "GET",
+    name: "/agents/:agentId/posts",
+    path: (c) => segment(() => c.agentId).map((s) => `/agents/${s}/posts`),
+    query: { names: ["limit", "cursor"], valid: { limit: "2" } },
+  },
+  {
+    method: "GET",
+    name: "/posts",
+    path: () => fc.constant("/posts"),
+    query: { names: ["kind", "sort", "limit", "cursor"], valid: { kind: "arch", sort: "new", limit: "3" } },
+  },
   { method: "GET", name: "/posts/:id", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}`) },
-  { method: "GET", name: "/posts/:id/comments", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/comments`), query: { names: ["limit", "cursor"], valid: { limit: "2" } } },
-  { method: "POST", name: "/posts", path: () => fc.constant("/posts"), body: { title: "fuzzed title", body: "fuzzed **body**", is_arch_design: true } },
-  { method: "POST", name: "/posts/:id/comments", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/comments`), body: { body: "fuzzed comment" } },
-  { method: "POST", name: "/posts/:id/vote", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/vote`), body: { vote: 1 } },
-  { method: "GET", name: "/agenda", path: () => fc.constant("/agenda"), query: { names: ["limit", "cursor"], valid: { limit: "5" } } },
-  { method: "POST", name: "/posts/:id/nominate", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/nominate`) },
-  { method: "POST", name: "/posts/:id/council", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/council`), body: { vote: "approve", reason: "fuzzed reason" } },
-  { method: "POST", name: "/posts/:id/handoff", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/handoff`), body: { implementation: "task", executor: "fuzz executor" } },
-  { method: "POST", name: "/posts/:id/complete", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/complete`) },
-  { method: "GET", name: "/knowledge/search", path: () => fc.constant("/knowledge/search"), query: { names: ["q", "tags", "limit"], valid: { q: "proposal", tags: "post" } } },
-  { method: "GET", name: "/posts/similar", path: () => fc.constant("/posts/similar"), query: { names: ["title", "body", "limit"], valid: { title: "fuzzed title" } } },
+  {
+    method: "GET",
+    name: "/posts/:id/comments",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/comments`),
+    query: { names: ["limit", "cursor"], valid: { limit: "2" } },
+  },
+  {
+    method: "POST",
+    name: "/posts",
+    path: () => fc.constant("/posts"),
+    body: { title: "fuzzed title", body: "fuzzed **body**", is_arch_design: true },
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/comments",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/comments`),
+    body: { body: "fuzzed comment" },
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/vote",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/vote`),
+    body: { vote: 1 },
+  },
+  {
+    method: "GET",
+    name: "/agenda",
+    path: () => fc.constant("/agenda"),
+    query: { names: ["limit", "cursor"], valid: { limit: "5" } },
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/nominate",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/nominate`),
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/council",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/council`),
+    body: { vote: "approve", reason: "fuzzed reason" },
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/handoff",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/handoff`),
+    body: { implementation: "task", executor: "fuzz executor" },
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/complete",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/complete`),
+  },
+  {
+    method: "GET",
+    name: "/knowledge/search",
+    path: () => fc.constant("/knowledge/search"),
+    query: { names: ["q", "tags", "limit"], valid: { q: "proposal", tags: "post" } },
+  },
+  {
+    method: "GET",
+    name: "/posts/similar",
+    path: () => fc.constant("/posts/similar"),
+    query: { names: ["title", "body", "limit"], valid: { title: "fuzzed title" } },
+  },
   { method: "GET", name: "/me/quotas", path: () => fc.constant("/me/quotas") },
-  { method: "GET", name: "/posts/:id/translation", path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/translation`), query: { names: ["lang"], valid: { lang: "es" } } },
-  { method: "GET", name: "/posts/translations", path: () => fc.constant("/posts/translations"), query: { names: ["lang", "ids"], valid: { lang: "es", ids: "POSTID" } } },
-  { method: "POST", name: "/admin/seats", path: () => fc.constant("/admin/seats"), body: { agentId: "AGENT", seat: "councillor" }, authAs: "admin" },
+  {
+    method: "GET",
+    name: "/posts/:id/translation",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/translation`),
+    query: { names: ["lang"], valid: { lang: "es" } },
+  },
+  {
+    method: "GET",
+    name: "/posts/translations",
+    path: () => fc.constant("/posts/translations"),
+    query: { names: ["lang", "ids"], valid: { lang: "es", ids: "POSTID" } },
+  },
+  {
+    method: "POST",
+    name: "/admin/seats",
+    path: () => fc.constant("/admin/seats"),
+    body: { agentId: "AGENT", seat: "councillor" },
+    authAs: "admin",
+  },
   {
     method: "DELETE",
     name: "/admin/seats/:agentId/:seat",
-    path: (c) => fc.tuple(segment(() => c.agentId), fc.oneof(fc.constantFrom("councillor", "chief"), hostile.map((s) => pct(s) || "x"))).map(([a, s]) => `/admin/seats/${a}/${s}`),
+    path: (c) =>
+      fc
+        .tuple(
+          segment(() => c.agentId),
+          fc.oneof(
+            fc.constantFrom("councillor", "chief"),
+            hostile.map((s) => pct(s) || "x"),
+          ),
+        )
+        .map(([a, s]) => `/admin/seats/${a}/${s}`),
     authAs: "admin",
   },
-  { method: "GET", name: "/admin/events/dlq", path: () => fc.constant("/admin/events/dlq"), query: { names: ["limit"], valid: { limit: "10" } }, authAs: "admin" },
-  { method: "POST", name: "/admin/events/dlq/:id/replay", path: () => segment(() => "1").map((s) => `/admin/events/dlq/${s}/replay`), authAs: "admin" },
+  {
+    method: "GET",
+    name: "/admin/events/dlq",
+    path: () => fc.constant("/admin/events/dlq"),
+    query: { names: ["limit"], valid: { limit: "10" } },
+    authAs: "admin",
+  },
+  {
+    method: "POST",
+    name: "/admin/events/dlq/:id/replay",
+    path: () => segment(() => "1").map((s) => `/admin/events/dlq/${s}/replay`),
+    authAs: "admin",
+  },
 ];
 
 /** One generated request. */
@@ -248,7 +412,8 @@ function gatewayV1Routes(): string[] {
   const dir = join(ROOT, "services/gateway/src/routes");
   const out: string[] = [];
   for (const f of readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && f !== "docs.ts")) {
-    for (const m of readFileSync(join(dir, f), "utf8").matchAll(/\.(get|post|put|patch|delete)\(\s*"(\/[^"]*)"/g)) out.push(`${m[1]!.toUpperCase()} ${m[2]}`);
+    for (const m of readFileSync(join(dir, f), "utf8").matchAll(/\.(get|post|put|patch|delete)\(\s*"(\/[^"]*)"/g))
+      out.push(`${m[1]!.toUpperCase()} ${m[2]}`);
   }
   return [...new Set(out)].sort();
 }
@@ -271,11 +436,16 @@ async function startTranslationStub(): Promise<{ url: string; stop(): Promise<vo
     req.on("end", () => {
       const q = JSON.parse(body || "{}") as { q?: string[] | string; target?: string };
       const texts = Array.isArray(q.q) ? q.q : [q.q ?? ""];
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ translatedText: texts.map((t) => `[${q.target}] ${t}`) }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ translatedText: texts.map((t) => `[${q.target}] ${t}`) }));
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stop: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
 }
 
 describe.each(modes)("fuzzing every route (%s; translation engine: a LibreTranslate-API stub)", (mode) => {
@@ -291,18 +461,39 @@ describe.each(modes)("fuzzing every route (%s; translation engine: a LibreTransl
 
   beforeAll(async () => {
     engine = await startTranslationStub();
-    sys = await startSystem(mode, { env: { POSTS_PER_DAY: "100000", COMMENTS_PER_DAY: "100000", JOINS_PER_SOURCE_PER_DAY: "100000", TRANSLATION_ENGINE: "libretranslate", LIBRETRANSLATE_URL: engine.url } });
+    sys = await startSystem(mode, {
+      env: {
+        POSTS_PER_DAY: "100000",
+        COMMENTS_PER_DAY: "100000",
+        JOINS_PER_SOURCE_PER_DAY: "100000",
+        TRANSLATION_ENGINE: "libretranslate",
+        LIBRETRANSLATE_URL: engine.url,
+      },
+    });
     const req = httpClient(sys.baseUrl);
     const a = await req("POST", "/join", { body: { name: "fuzz councillor" } });
     const b = await req("POST", "/join", { body: { name: "fuzz bystander" } });
     const r = await req("POST", "/join", { body: { name: "fuzz rotator" } });
     for (const seat of ["councillor", "chief"]) {
-      const g = await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: a.body.agentId, seat } });
+      const g = await req("POST", "/admin/seats", {
+        headers: { authorization: `Bearer ${sys.adminToken}` },
+        body: { agentId: a.body.agentId, seat },
+      });
       expect(g.status).toBeLessThan(300);
     }
-    const p = await req("POST", "/posts", { key: b.body.apiKey, body: { title: "Fuzz target", body: "A proposal the fuzzer aims at.", is_arch_design: true } });
+    const p = await req("POST", "/posts", {
+      key: b.body.apiKey,
+      body: { title: "Fuzz target", body: "A proposal the fuzzer aims at.", is_arch_design: true },
+    });
     expect(p.status).toBe(201);
-    ctx = { sys, key: a.body.apiKey, otherKey: b.body.apiKey, rotating: { key: r.body.apiKey }, agentId: a.body.agentId, postId: p.body.id };
+    ctx = {
+      sys,
+      key: a.body.apiKey,
+      otherKey: b.body.apiKey,
+      rotating: { key: r.body.apiKey },
+      agentId: a.body.agentId,
+      postId: p.body.id,
+    };
   }, 240_000);
 
   afterAll(async () => {
@@ -322,7 +513,10 @@ describe.each(modes)("fuzzing every route (%s; translation engine: a LibreTransl
     if (r.idempotencyKey !== undefined) headers["idempotency-key"] = marker + r.idempotencyKey;
     let payload: string | undefined;
     if ("json" in r.body) {
-      const json = route.name === "/admin/seats" ? JSON.parse(JSON.stringify(r.body.json).replaceAll('"AGENT"', JSON.stringify(ctx.agentId))) : r.body.json;
+      const json =
+        route.name === "/admin/seats"
+          ? JSON.parse(JSON.stringify(r.body.json).replaceAll('"AGENT"', JSON.stringify(ctx.agentId)))
+          : r.body.json;
       payload = JSON.stringify(tag(json, marker));
     } else if ("raw" in r.body) payload = marker + r.body.raw;
     if (payload !== undefined && r.contentType !== "") headers["content-type"] = r.contentType;
@@ -335,12 +529,25 @@ describe.each(modes)("fuzzing every route (%s; translation engine: a LibreTransl
     const label = `${route.method} ${(r.path + query).slice(0, 200)} auth=${typeof r.auth === "string" ? r.auth : "custom"} ct=${JSON.stringify(r.contentType)} body=${(payload ?? "").slice(0, 200)}`;
     const ct = res.headers.get("content-type") ?? "";
     if (res.status >= 500) failures.push(`${res.status} ${label}: ${text.slice(0, 300)}`);
-    expect({ label, status: res.status, fiveXX: res.status >= 500 }).toEqual({ label, status: res.status, fiveXX: false });
+    expect({ label, status: res.status, fiveXX: res.status >= 500 }).toEqual({
+      label,
+      status: res.status,
+      fiveXX: false,
+    });
     expect(text).not.toMatch(/\n\s+at [\w.<>]+ \(|\.(?:ts|js):\d+:\d+/);
     if (res.status >= 400) {
-      const result: HttpResult = { status: res.status, headers: res.headers, body: /json/.test(ct) ? JSON.parse(text) : text, text };
+      const result: HttpResult = {
+        status: res.status,
+        headers: res.headers,
+        body: /json/.test(ct) ? JSON.parse(text) : text,
+        text,
+      };
       expect({ label, ct }).toEqual({ label, ct: expect.stringMatching(/^application\/problem\+json/) });
-      expect({ label, code: result.body.code, status: DOCUMENTED_4XX.get(result.body.code) }).toEqual({ label, code: result.body.code, status: res.status });
+      expect({ label, code: result.body.code, status: DOCUMENTED_4XX.get(result.body.code) }).toEqual({
+        label,
+        code: result.body.code,
+        status: res.status,
+      });
       expect(result.body.status).toBe(res.status);
     } else {
       expect([200, 201, 204]).toContain(res.status);
@@ -352,30 +559,37 @@ describe.each(modes)("fuzzing every route (%s; translation engine: a LibreTransl
     }
   }
 
-  it.each(ROUTES.map((r) => [`${r.method} ${r.name}`, r] as const))("%s: every answer is 2xx or a documented 4xx problem", async (_name, route) => {
-    const req: fc.Arbitrary<Req> = fc.record({
-      path: route.path(ctx),
-      query: route.query ? queries(route.query.names, route.query.valid) : fc.constant(""),
-      body: route.method === "GET" ? fc.constant<Body>({ none: true }) : bodies(route.body),
-      auth: auths,
-      contentType: contentTypes,
-      idempotencyKey: route.method === "GET" ? fc.constant(undefined) : idemKeys,
-    });
-    await fc.assert(
-      fc.asyncProperty(req, (r) => send(route, r)),
-      { seed: SEED + route.name.length * 31 + route.method.length, numRuns: RUNS, endOnFailure: true },
-    );
-    expect(failures).toEqual([]);
-  });
+  it.each(ROUTES.map((r) => [`${r.method} ${r.name}`, r] as const))(
+    "%s: every answer is 2xx or a documented 4xx problem",
+    async (_name, route) => {
+      const req: fc.Arbitrary<Req> = fc.record({
+        path: route.path(ctx),
+        query: route.query ? queries(route.query.names, route.query.valid) : fc.constant(""),
+        body: route.method === "GET" ? fc.constant<Body>({ none: true }) : bodies(route.body),
+        auth: auths,
+        contentType: contentTypes,
+        idempotencyKey: route.method === "GET" ? fc.constant(undefined) : idemKeys,
+      });
+      await fc.assert(
+        fc.asyncProperty(req, (r) => send(route, r)),
+        { seed: SEED + route.name.length * 31 + route.method.length, numRuns: RUNS, endOnFailure: true },
+      );
+      expect(failures).toEqual([]);
+    },
+  );
 
   it("stores nothing from a refused request (every column of every schema scanned for the markers)", async () => {
     const total = [...statusCounts.values()].reduce((a, b) => a + b, 0);
-    console.log(`fuzz (${mode}): ${total} requests over ${ROUTES.length} routes; statuses ${JSON.stringify(Object.fromEntries([...statusCounts].sort((a, b) => a[0] - b[0])))}`);
+    console.log(
+      `fuzz (${mode}): ${total} requests over ${ROUTES.length} routes; statuses ${JSON.stringify(Object.fromEntries([...statusCounts].sort((a, b) => a[0] - b[0])))}`,
+    );
     expect(total).toBe(ROUTES.length * RUNS);
     const refused = [...sent.values()].filter((s) => s.status >= 400).length;
     expect(refused).toBeGreaterThan(total / 2);
     if (!real) {
-      console.warn("fuzz.test.ts: no real PostgreSQL here — the database scan for refused requests' markers was NOT run");
+      console.warn(
+        "fuzz.test.ts: no real PostgreSQL here — the database scan for refused requests' markers was NOT run",
+      );
       return;
     }
     const client = new pg.Client({ connectionString: sys.env!.DATABASE_URL });
@@ -393,16 +607,23 @@ describe.each(modes)("fuzzing every route (%s; translation engine: a LibreTransl
       for (const col of scanned) {
         const ident = (x: string) => `"${x.replaceAll('"', '""')}"`;
         const expr = col.d === "bytea" ? `encode(${ident(col.c)}, 'escape')` : `${ident(col.c)}::text`;
-        const rows = await client.query<{ v: string }>(`SELECT ${expr} AS v FROM ${ident(col.s)}.${ident(col.t)} WHERE ${expr} LIKE '%FUZZMARK%'`);
-        for (const row of rows.rows) for (const m of row.v.matchAll(/FUZZMARK[0-9a-z]+X/g)) found.set(m[0], `${col.s}.${col.t}.${col.c}`);
+        const rows = await client.query<{ v: string }>(
+          `SELECT ${expr} AS v FROM ${ident(col.s)}.${ident(col.t)} WHERE ${expr} LIKE '%FUZZMARK%'`,
+        );
+        for (const row of rows.rows)
+          for (const m of row.v.matchAll(/FUZZMARK[0-9a-z]+X/g)) found.set(m[0], `${col.s}.${col.t}.${col.c}`);
       }
-      const storedFromRefused = [...found].filter(([m]) => (sent.get(m)?.status ?? 0) >= 300).map(([m, where]) => `${m} (${sent.get(m)?.route} → ${sent.get(m)?.status}) in ${where}`);
+      const storedFromRefused = [...found]
+        .filter(([m]) => (sent.get(m)?.status ?? 0) >= 300)
+        .map(([m, where]) => `${m} (${sent.get(m)?.route} → ${sent.get(m)?.status}) in ${where}`);
       expect(storedFromRefused).toEqual([]);
       // The scan can see what was stored: accepted writes that carried text left their markers.
       const acceptedPosts = [...sent].filter(([, s]) => s.route === "POST /posts" && s.status === 201).map(([m]) => m);
       expect(acceptedPosts.length).toBeGreaterThan(0);
       for (const m of acceptedPosts) expect(found.has(m)).toBe(true);
-      console.log(`fuzz (${mode}): ${scanned.length} columns scanned; ${found.size} markers stored, all from 2xx requests; ${refused} refused requests left nothing`);
+      console.log(
+        `fuzz (${mode}): ${scanned.length} columns scanned; ${found.size} markers stored, all from 2xx requests; ${refused} refused requests left nothing`,
+      );
     } finally {
       await client.end();
     }

@@ -3,11 +3,28 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join as joinPath } from "node:path";
-import { CouncilClient, createLogger, ForumClient, IdentityClient, InProcessBus, KnowledgeClient, type EventBus } from "@aps/platform";
+import {
+  CouncilClient,
+  createLogger,
+  ForumClient,
+  IdentityClient,
+  InProcessBus,
+  KnowledgeClient,
+  type EventBus,
+} from "@aps/platform";
 import type { identity } from "@aps/proto";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import { createApp, loadConfig, loadSkill, startGateway, type GatewayHandle } from "@aps/gateway";
-import { createTestDatabase, deleteTestStream, eventually, httpClient, TEST_NATS_URL, uniqueBusNames, type HttpResult, type TestDatabase } from "@aps/testkit";
+import {
+  createTestDatabase,
+  deleteTestStream,
+  eventually,
+  httpClient,
+  TEST_NATS_URL,
+  uniqueBusNames,
+  type HttpResult,
+  type TestDatabase,
+} from "@aps/testkit";
 import { availableModes, TEST_RATE_LIMITS } from "../support/system.js";
 
 /**
@@ -62,7 +79,12 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     } else {
       db = await createTestDatabase();
       names = uniqueBusNames();
-      Object.assign(env, { DATABASE_URL: db.url, NATS_URL: TEST_NATS_URL, NATS_STREAM: names.stream, APS_SUBJECT_PREFIX: names.prefix });
+      Object.assign(env, {
+        DATABASE_URL: db.url,
+        NATS_URL: TEST_NATS_URL,
+        NATS_STREAM: names.stream,
+        APS_SUBJECT_PREFIX: names.prefix,
+      });
     }
     bus = new InProcessBus(log);
     aps = await startAllInOne(env, log, bus);
@@ -136,16 +158,24 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     const rot = await a("POST", "/me/keys/rotate", { key: agent.apiKey });
     expect(rot.status).toBe(201);
     expect((await a("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(401);
-    const ms = await eventually(async () => expect((await b("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(401), 15_000, 20);
+    const ms = await eventually(
+      async () => expect((await b("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(401),
+      15_000,
+      20,
+    );
     expect((await b("GET", "/posts?limit=1", { key: rot.body.apiKey })).status).toBe(200);
-    console.log(`[gateway-cache ${mode}] rotated key refused by the second gateway ${ms} ms after the rotation answered`);
+    console.log(
+      `[gateway-cache ${mode}] rotated key refused by the second gateway ${ms} ms after the rotation answered`,
+    );
   });
 
   it("a seat granted through a gateway counts in it at once (the cached agent is dropped)", async () => {
     const agent = await join("new councillor");
     const post = await newPost(c, agent.apiKey, "Seat target");
     expect((await c("POST", `/posts/${post}/nominate`, { key: agent.apiKey })).status).toBe(403);
-    expect((await c("POST", "/admin/seats", { key: ADMIN, body: { agentId: agent.agentId, seat: "councillor" } })).status).toBe(200);
+    expect(
+      (await c("POST", "/admin/seats", { key: ADMIN, body: { agentId: agent.agentId, seat: "councillor" } })).status,
+    ).toBe(200);
     expect((await c("GET", "/me", { key: agent.apiKey })).body.seats).toEqual(["councillor"]);
     expect((await c("POST", `/posts/${post}/nominate`, { key: agent.apiKey })).status).not.toBe(403);
   });
@@ -175,7 +205,9 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     expect((await a("GET", list)).body.items[0].votes.for).toBe(1);
     expect((await a("GET", list, { key: voter.apiKey })).body.items[0].votes.for).toBe(1);
 
-    expect((await a("POST", `/posts/${p}/comments`, { key: voter.apiKey, body: { body: "Seen at once." } })).status).toBe(201);
+    expect(
+      (await a("POST", `/posts/${p}/comments`, { key: voter.apiKey, body: { body: "Seen at once." } })).status,
+    ).toBe(201);
     const withComment = await a("GET", `/posts/${p}`);
     expect(withComment.body.commentCount).toBe(1);
     expect(withComment.body.comments.map((c: { body: string }) => c.body)).toEqual(["Seen at once."]);
@@ -196,12 +228,21 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     expect(ids(await a("GET", list))[0]).toBe(p);
 
     expect((await b("POST", `/posts/${p}/vote`, { key: voter.apiKey, body: { vote: -1 } })).status).toBe(200);
-    const voteMs = await eventually(async () => expect((await a("GET", `/posts/${p}`)).body.votes.against).toBe(1), 15_000, 20);
-    expect((await b("POST", `/posts/${p}/comments`, { key: voter.apiKey, body: { body: "From the other replica." } })).status).toBe(201);
+    const voteMs = await eventually(
+      async () => expect((await a("GET", `/posts/${p}`)).body.votes.against).toBe(1),
+      15_000,
+      20,
+    );
+    expect(
+      (await b("POST", `/posts/${p}/comments`, { key: voter.apiKey, body: { body: "From the other replica." } }))
+        .status,
+    ).toBe(201);
     await eventually(async () => expect((await a("GET", `/posts/${p}`)).body.commentCount).toBe(1), 15_000, 20);
     const q = await newPost(b, author.apiKey, "Posted through the second gateway");
     const postMs = await eventually(async () => expect(ids(await a("GET", list))[0]).toBe(q), 15_000, 20);
-    console.log(`[gateway-cache ${mode}] writes through the second gateway visible on the first after: vote ${voteMs} ms, new post ${postMs} ms`);
+    console.log(
+      `[gateway-cache ${mode}] writes through the second gateway visible on the first after: vote ${voteMs} ms, new post ${postMs} ms`,
+    );
   });
 
   it("ETag and 304 Not Modified on cached and uncached reads; a change gives a new tag; no-store stays", async () => {
@@ -213,7 +254,13 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
       const etag = first.headers.get("etag")!;
       expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
       const again = await a("GET", path, { headers: { "if-none-match": etag } });
-      expect({ path, status: again.status, text: again.text, etag: again.headers.get("etag"), cc: again.headers.get("cache-control") }).toEqual({
+      expect({
+        path,
+        status: again.status,
+        text: again.text,
+        etag: again.headers.get("etag"),
+        cc: again.headers.get("cache-control"),
+      }).toEqual({
         path,
         status: 304,
         text: "",
@@ -227,13 +274,19 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     // a keyed detail (with myVote) is not cached, yet revalidates the same way
     const mine = await a("GET", `/posts/${p}`, { key: author.apiKey });
     expect(mine.body.myVote).toBeNull();
-    expect((await a("GET", `/posts/${p}`, { key: author.apiKey, headers: { "if-none-match": mine.headers.get("etag")! } })).status).toBe(304);
+    expect(
+      (await a("GET", `/posts/${p}`, { key: author.apiKey, headers: { "if-none-match": mine.headers.get("etag")! } }))
+        .status,
+    ).toBe(304);
     // after a change the old tag no longer matches
     const before = (await a("GET", `/posts/${p}`)).headers.get("etag")!;
     expect((await a("POST", `/posts/${p}/vote`, { key: author.apiKey, body: { vote: 1 } })).status).toBe(200);
     const after = await a("GET", `/posts/${p}`, { headers: { "if-none-match": before } });
     expect(after.status).toBe(200);
     expect(after.headers.get("etag")).not.toBe(before);
-    expect((await a("GET", `/posts/${p}`, { key: author.apiKey, headers: { "if-none-match": mine.headers.get("etag")! } })).status).toBe(200);
+    expect(
+      (await a("GET", `/posts/${p}`, { key: author.apiKey, headers: { "if-none-match": mine.headers.get("etag")! } }))
+        .status,
+    ).toBe(200);
   });
 });

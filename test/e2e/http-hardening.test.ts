@@ -13,8 +13,22 @@ import { availableModes, ROOT, startSystem, type System } from "../support/syste
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 
 const ALLOWED = ["authorization", "content-type", "idempotency-key", "x-request-id", "if-none-match"];
-const EXPOSED = ["x-request-id", "x-skill-version", "retry-after", "location", "idempotent-replayed", "ratelimit-policy", "ratelimit", "etag"];
-const list = (h: string | null) => (h ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean).sort();
+const EXPOSED = [
+  "x-request-id",
+  "x-skill-version",
+  "retry-after",
+  "location",
+  "idempotent-replayed",
+  "ratelimit-policy",
+  "ratelimit",
+  "etag",
+];
+const list = (h: string | null) =>
+  (h ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean)
+    .sort();
 
 /** Sends a raw GET with one extra header of `size` bytes; resolves with the status code of the answer. */
 function rawGetStatus(baseUrl: string, path: string, size: number): Promise<number> {
@@ -33,7 +47,9 @@ function rawGetStatus(baseUrl: string, path: string, size: number): Promise<numb
     });
     sock.on("error", reject);
     sock.on("close", () => reject(new Error(`closed without a status line: ${JSON.stringify(data.slice(0, 200))}`)));
-    sock.write(`GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nX-Padding: ${"a".repeat(size)}\r\nConnection: close\r\n\r\n`);
+    sock.write(
+      `GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nX-Padding: ${"a".repeat(size)}\r\nConnection: close\r\n\r\n`,
+    );
   });
 }
 
@@ -50,7 +66,13 @@ describe.each(modes)("HTTP hardening (%s)", (mode) => {
 
   it("sends helmet's default headers and no-store on answers, errors and the server root", async () => {
     const root = sys.baseUrl.replace(/\/v1$/, "");
-    const answers = [await req("GET", "/posts"), await req("GET", "/skill.md"), await req("GET", "/nope"), await req("POST", "/posts", { body: {} }), await fetch(`${root}/healthz`)];
+    const answers = [
+      await req("GET", "/posts"),
+      await req("GET", "/skill.md"),
+      await req("GET", "/nope"),
+      await req("POST", "/posts", { body: {} }),
+      await fetch(`${root}/healthz`),
+    ];
     for (const r of answers) {
       const h = r.headers;
       expect(h.get("x-content-type-options")).toBe("nosniff");
@@ -72,13 +94,19 @@ describe.each(modes)("HTTP hardening (%s)", (mode) => {
     ] as const) {
       const r = await fetch(sys.baseUrl + path, {
         method: "OPTIONS",
-        headers: { origin: "https://random-origin-4711.example", "access-control-request-method": method, "access-control-request-headers": "authorization, content-type, idempotency-key, x-request-id" },
+        headers: {
+          origin: "https://random-origin-4711.example",
+          "access-control-request-method": method,
+          "access-control-request-headers": "authorization, content-type, idempotency-key, x-request-id",
+        },
       });
       expect(r.status).toBe(204);
       expect(await r.text()).toBe("");
       expect(r.headers.get("access-control-allow-origin")).toBe("*");
       expect(list(r.headers.get("access-control-allow-headers"))).toEqual([...ALLOWED].sort());
-      expect(list(r.headers.get("access-control-allow-methods"))).toEqual(expect.arrayContaining([method.toLowerCase()]));
+      expect(list(r.headers.get("access-control-allow-methods"))).toEqual(
+        expect.arrayContaining([method.toLowerCase()]),
+      );
       expect(r.headers.get("access-control-allow-credentials")).toBeNull();
     }
   });
@@ -91,7 +119,11 @@ describe.each(modes)("HTTP hardening (%s)", (mode) => {
     expect(list(read.headers.get("access-control-expose-headers"))).toEqual([...EXPOSED].sort());
     const joined = await req("POST", "/join", { body: { name: "cross-origin agent" }, headers: origin });
     expect(joined.status).toBe(201);
-    const post = await req("POST", "/posts", { key: joined.body.apiKey, body: { title: "From a browser", body: "CORS write", is_arch_design: false }, headers: origin });
+    const post = await req("POST", "/posts", {
+      key: joined.body.apiKey,
+      body: { title: "From a browser", body: "CORS write", is_arch_design: false },
+      headers: origin,
+    });
     expect(post.status).toBe(201);
     expect(post.headers.get("access-control-allow-origin")).toBe("*");
     expect(post.headers.get("access-control-allow-credentials")).toBeNull();
@@ -105,14 +137,20 @@ describe.each(modes)("HTTP hardening (%s)", (mode) => {
     expect(big.status).toBe(431);
     expect(big.headers.get("content-type")).toMatch(/^application\/problem\+json/);
     const problem = await big.json();
-    expect(problem).toMatchObject({ status: 431, code: "headers_too_large", type: "/docs/errors.md#headers_too_large" });
+    expect(problem).toMatchObject({
+      status: 431,
+      code: "headers_too_large",
+      type: "/docs/errors.md#headers_too_large",
+    });
     expect(problem.requestId).toBe(big.headers.get("x-request-id"));
     const longUrl = await fetch(`${sys.baseUrl}/knowledge/search?q=${"q".repeat(70_000)}`);
     expect(longUrl.status).toBe(431);
     expect((await longUrl.json()).code).toBe("headers_too_large");
     const after = await req("GET", "/skill-version");
     expect(after.status).toBe(200);
-    const skillVersion = Number(/^SKILL_VERSION: (\d+)/.exec(readFileSync(join(ROOT, "services/gateway/skill.md"), "utf8"))![1]);
+    const skillVersion = Number(
+      /^SKILL_VERSION: (\d+)/.exec(readFileSync(join(ROOT, "services/gateway/skill.md"), "utf8"))![1],
+    );
     expect(after.body).toEqual({ version: skillVersion });
   });
 });

@@ -36,9 +36,16 @@ interface PepLine {
 }
 
 /** Runs the built CLI; resolves its exit code and output. */
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, "services/cli/dist/main.js"), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(ROOT, "services/cli/dist/main.js"), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -62,7 +69,11 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): P
   let sys: System | undefined;
   let req: ReturnType<typeof httpClient>;
   const tmp = mkdtempSync(join(tmpdir(), "aps-peps-"));
-  const lines = haveDataset ? readFileSync(DATASET, "utf8").split("\n").filter((l) => l.trim() !== "") : [];
+  const lines = haveDataset
+    ? readFileSync(DATASET, "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+    : [];
   const peps: PepLine[] = lines.map((l) => JSON.parse(l) as PepLine);
 
   beforeAll(async () => {
@@ -92,7 +103,9 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): P
       const t0 = Date.now();
       const run = await runCli(["import-peps", DATASET, "--out", out], { APS_URL: sys!.baseUrl });
       const importMs = Date.now() - t0;
-      console.log(`[import-peps.test] imported ${peps.length} PEPs in ${importMs} ms (${mode}); CLI said: ${run.stdout.trim()}`);
+      console.log(
+        `[import-peps.test] imported ${peps.length} PEPs in ${importMs} ms (${mode}); CLI said: ${run.stdout.trim()}`,
+      );
       if (run.code !== 0) throw new Error(`aps import-peps exited ${run.code}:\n${run.stderr}\n${run.stdout}`);
       expect(JSON.parse(run.stdout.trim().split("\n").at(-1)!)).toMatchObject({ imported: peps.length });
 
@@ -127,22 +140,32 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): P
         const id = postIdOf.get(pep.pep);
         if (!id) return void mismatches.push(`PEP ${pep.pep}: no post id`);
         const r = await req("GET", `/posts/${id}`);
-        if (r.status !== 200) return void mismatches.push(`PEP ${pep.pep}: GET /posts/${id} → ${r.status} ${r.text.slice(0, 200)}`);
+        if (r.status !== 200)
+          return void mismatches.push(`PEP ${pep.pep}: GET /posts/${id} → ${r.status} ${r.text.slice(0, 200)}`);
         const expectedTitle = `PEP ${pep.pep}: ${pep.title}`;
-        if (r.body.title !== expectedTitle) mismatches.push(`PEP ${pep.pep}: title ${JSON.stringify(r.body.title)} ≠ ${JSON.stringify(expectedTitle)}`);
+        if (r.body.title !== expectedTitle)
+          mismatches.push(`PEP ${pep.pep}: title ${JSON.stringify(r.body.title)} ≠ ${JSON.stringify(expectedTitle)}`);
         if (r.body.body !== pep.text) {
           const got = String(r.body.body);
           const want = pep.text ?? "";
           let at = 0;
           while (at < got.length && got[at] === want[at]) at++;
-          mismatches.push(`PEP ${pep.pep}: body differs (lengths ${String(r.body.body).length}/${pep.text?.length}, first difference at ${at})`);
+          mismatches.push(
+            `PEP ${pep.pep}: body differs (lengths ${String(r.body.body).length}/${pep.text?.length}, first difference at ${at})`,
+          );
         }
         if (r.body.isArchDesign !== true) mismatches.push(`PEP ${pep.pep}: not an architecture proposal`);
         const firstAuthor = pep.authors[0]!;
-        if (r.body.author?.name !== firstAuthor) mismatches.push(`PEP ${pep.pep}: author ${JSON.stringify(r.body.author?.name)} ≠ ${JSON.stringify(firstAuthor)}`);
+        if (r.body.author?.name !== firstAuthor)
+          mismatches.push(
+            `PEP ${pep.pep}: author ${JSON.stringify(r.body.author?.name)} ≠ ${JSON.stringify(firstAuthor)}`,
+          );
         const known = agentOfAuthor.get(firstAuthor);
         if (known === undefined) agentOfAuthor.set(firstAuthor, r.body.author.agentId);
-        else if (known !== r.body.author.agentId) mismatches.push(`PEP ${pep.pep}: ${firstAuthor} is agent ${r.body.author.agentId} here but ${known} elsewhere`);
+        else if (known !== r.body.author.agentId)
+          mismatches.push(
+            `PEP ${pep.pep}: ${firstAuthor} is agent ${r.body.author.agentId} here but ${known} elsewhere`,
+          );
       });
       expect(mismatches).toEqual([]);
 
@@ -155,7 +178,9 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): P
       await pool([...firstAuthors], 8, async (author) => {
         const me = await req("GET", "/me", { key: result.agents[author]!.apiKey });
         if (me.status !== 200 || me.body.agentId !== agentOfAuthor.get(author) || me.body.name !== author)
-          wrongKeys.push(`${author}: GET /me → ${me.status} ${me.body?.agentId}/${me.body?.name}, posts by ${agentOfAuthor.get(author)}`);
+          wrongKeys.push(
+            `${author}: GET /me → ${me.status} ${me.body?.agentId}/${me.body?.name}, posts by ${agentOfAuthor.get(author)}`,
+          );
       });
       expect(wrongKeys).toEqual([]);
     },

@@ -36,9 +36,15 @@ describe.each(modes)("key rotation (%s)", (mode) => {
 
   it("revokes the old key, returns a working new one once, and keeps the agent's identity, seats and posts", async () => {
     const a = await join("rotating agent");
-    const grant = await req("POST", "/admin/seats", { key: sys.adminToken, body: { agentId: a.agentId, seat: "councillor" } });
+    const grant = await req("POST", "/admin/seats", {
+      key: sys.adminToken,
+      body: { agentId: a.agentId, seat: "councillor" },
+    });
     expect(grant.status).toBe(200);
-    const post = await req("POST", "/posts", { key: a.apiKey, body: { title: "Before rotation", body: "Written with the first key.", is_arch_design: false } });
+    const post = await req("POST", "/posts", {
+      key: a.apiKey,
+      body: { title: "Before rotation", body: "Written with the first key.", is_arch_design: false },
+    });
     expect(post.status).toBe(201);
     const before = await req("GET", "/me", { key: a.apiKey });
     expect(before.status).toBe(200);
@@ -58,8 +64,14 @@ describe.each(modes)("key rotation (%s)", (mode) => {
     const unknown = await req("GET", "/me", { key: "sk_src_0000000000000000000000000000000000000000000abcdef" });
     expect(unknown.status).toBe(401);
     expectUnknownKey401(await req("GET", "/me", { key: a.apiKey }), unknown);
-    expectUnknownKey401(await req("POST", "/posts", { key: a.apiKey, body: { title: "x", body: "y", is_arch_design: false } }), unknown);
-    expectUnknownKey401(await req("POST", `/posts/${post.body.id}/comments`, { key: a.apiKey, body: { body: "late" } }), unknown);
+    expectUnknownKey401(
+      await req("POST", "/posts", { key: a.apiKey, body: { title: "x", body: "y", is_arch_design: false } }),
+      unknown,
+    );
+    expectUnknownKey401(
+      await req("POST", `/posts/${post.body.id}/comments`, { key: a.apiKey, body: { body: "late" } }),
+      unknown,
+    );
     expectUnknownKey401(await req("GET", "/posts", { key: a.apiKey }), unknown);
     expectUnknownKey401(await req("POST", "/me/keys/rotate", { key: a.apiKey }), unknown);
 
@@ -73,7 +85,10 @@ describe.each(modes)("key rotation (%s)", (mode) => {
     expect(detail.status).toBe(200);
     expect(detail.body.author.agentId).toBe(a.agentId);
     expect(detail.body.title).toBe("Before rotation");
-    const comment = await req("POST", `/posts/${post.body.id}/comments`, { key: fresh, body: { body: "with the new key" } });
+    const comment = await req("POST", `/posts/${post.body.id}/comments`, {
+      key: fresh,
+      body: { body: "with the new key" },
+    });
     expect(comment.status).toBe(201);
     expect(comment.body.author.agentId).toBe(a.agentId);
     expect((await req("GET", `/posts/${post.body.id}`)).body.commentCount).toBe(1);
@@ -87,7 +102,9 @@ describe.each(modes)("key rotation (%s)", (mode) => {
 
   it("lets exactly one of 12 concurrent rotations with the same key win; the others get 401", async () => {
     const a = await join("racing agent");
-    const answers = await Promise.all(Array.from({ length: 12 }, () => req("POST", "/me/keys/rotate", { key: a.apiKey })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => req("POST", "/me/keys/rotate", { key: a.apiKey })),
+    );
     const won = answers.filter((r) => r.status === 201);
     const lost = answers.filter((r) => r.status === 401);
     expect(won).toHaveLength(1);
@@ -101,7 +118,12 @@ describe.each(modes)("key rotation (%s)", (mode) => {
       const db = new pg.Client({ connectionString: sys.env.DATABASE_URL });
       await db.connect();
       try {
-        const rows = (await db.query<{ key_hash: Buffer; revoked: boolean }>("SELECT key_hash, revoked_at IS NOT NULL AS revoked FROM identity.api_keys WHERE agent_id = $1 ORDER BY created_at, revoked_at NULLS LAST", [a.agentId])).rows;
+        const rows = (
+          await db.query<{ key_hash: Buffer; revoked: boolean }>(
+            "SELECT key_hash, revoked_at IS NOT NULL AS revoked FROM identity.api_keys WHERE agent_id = $1 ORDER BY created_at, revoked_at NULLS LAST",
+            [a.agentId],
+          )
+        ).rows;
         const sha = (k: string) => createHash("sha256").update(k).digest("hex");
         expect(rows.map((r) => [r.key_hash.toString("hex"), r.revoked])).toEqual(
           expect.arrayContaining([

@@ -48,7 +48,12 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
     expect(took).toBeLessThanOrEqual(1_000);
     const r = await search(`q=${encodeURIComponent("知识库")}`);
     const hit = r.body.hits.find((h: { id: string }) => h.id === id);
-    expect(hit).toMatchObject({ kind: "post", title: "建议为知识库增加中文分词搜索", url: `/v1/posts/${id}`, tags: ["post", "arch", "open"] });
+    expect(hit).toMatchObject({
+      kind: "post",
+      title: "建议为知识库增加中文分词搜索",
+      url: `/v1/posts/${id}`,
+      tags: ["post", "arch", "open"],
+    });
     expect(hit.snippet).toContain("**");
     expect(r.body).toMatchObject({ query: "知识库", tags: [] });
     expect(r.body.total).toBeGreaterThanOrEqual(1);
@@ -60,7 +65,14 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
     const seats: Agent[] = [];
     for (const n of ["c1", "c2", "c3"]) {
       const c = await join(n);
-      expect((await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: c.agentId, seat: "councillor" } })).status).toBe(200);
+      expect(
+        (
+          await req("POST", "/admin/seats", {
+            headers: { authorization: `Bearer ${sys.adminToken}` },
+            body: { agentId: c.agentId, seat: "councillor" },
+          })
+        ).status,
+      ).toBe(200);
       seats.push(c);
     }
     const councillor = seats[0]!;
@@ -75,7 +87,10 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
     });
     expect((await search("q=ledger&tags=post,open")).body.hits).toEqual([]);
     // The second approval of three seats adopts it.
-    expect((await req("POST", `/posts/${id}/council`, { key: seats[1]!.apiKey, body: { vote: "approve", reason: "yes" } })).status).toBe(200);
+    expect(
+      (await req("POST", `/posts/${id}/council`, { key: seats[1]!.apiKey, body: { vote: "approve", reason: "yes" } }))
+        .status,
+    ).toBe(200);
     await within(1_000, async () => {
       expect((await search("q=ledger&tags=post,adopted")).body.hits.map((h: { id: string }) => h.id)).toEqual([id]);
     });
@@ -96,7 +111,10 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
   it("GET /posts/similar finds a near-duplicate title", async () => {
     const id = await propose("Add a Redis cache in front of the gateway", "Cache hot reads of posts in Redis.");
     await within(1_000, async () => {
-      const r = await req("GET", `/posts/similar?title=${encodeURIComponent("Redis cache for the gateway")}&body=${encodeURIComponent("cache the reads")}`);
+      const r = await req(
+        "GET",
+        `/posts/similar?title=${encodeURIComponent("Redis cache for the gateway")}&body=${encodeURIComponent("cache the reads")}`,
+      );
       expect(r.status).toBe(200);
       expect(r.body.hits[0]?.id).toBe(id);
     });
@@ -106,7 +124,16 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
   });
 
   it("validates q, tags and limit (400 invalid_request)", async () => {
-    const bad = ["", `q=${"a".repeat(201)}`, "q=x&limit=0", "q=x&limit=51", "q=x&limit=abc", `q=x&tags=${Array.from({ length: 11 }, (_, i) => `t${i}`).join(",")}`, "q=x&tags=a%20b", "q=x&q=y"];
+    const bad = [
+      "",
+      `q=${"a".repeat(201)}`,
+      "q=x&limit=0",
+      "q=x&limit=51",
+      "q=x&limit=abc",
+      `q=x&tags=${Array.from({ length: 11 }, (_, i) => `t${i}`).join(",")}`,
+      "q=x&tags=a%20b",
+      "q=x&q=y",
+    ];
     for (const qs of bad) {
       const r = await search(qs);
       expect([qs, r.status, r.body.code]).toEqual([qs, 400, "invalid_request"]);

@@ -50,7 +50,10 @@ describe.each(modes)("metrics (%s)", (mode) => {
     expect(text).toMatch(/^# TYPE aps_http_request_duration_seconds histogram$/m);
     // Raw paths never become labels.
     const author = await req("POST", "/join", { body: { name: "metrics author" } });
-    const post = await req("POST", "/posts", { key: author.body.apiKey, body: { title: "Metrics", body: "Counted.", is_arch_design: true } });
+    const post = await req("POST", "/posts", {
+      key: author.body.apiKey,
+      body: { title: "Metrics", body: "Counted.", is_arch_design: true },
+    });
     expect(post.status).toBe(201);
     await req("GET", `/posts/${post.body.id}`, { key: author.body.apiKey });
     const after = await scrape();
@@ -62,8 +65,13 @@ describe.each(modes)("metrics (%s)", (mode) => {
     const req = httpClient(sys.baseUrl);
     const author = await req("POST", "/join", { body: { name: "backlog author" } });
     const voter = await req("POST", "/join", { body: { name: "backlog voter" } });
-    const post = await req("POST", "/posts", { key: author.body.apiKey, body: { title: "Backlog", body: "Events.", is_arch_design: true } });
-    expect((await req("POST", `/posts/${post.body.id}/vote`, { key: voter.body.apiKey, body: { vote: 1 } })).status).toBeLessThan(300);
+    const post = await req("POST", "/posts", {
+      key: author.body.apiKey,
+      body: { title: "Backlog", body: "Events.", is_arch_design: true },
+    });
+    expect(
+      (await req("POST", `/posts/${post.body.id}/vote`, { key: voter.body.apiKey, body: { vote: 1 } })).status,
+    ).toBeLessThan(300);
     let text = "";
     const until = Date.now() + 15_000;
     do {
@@ -72,14 +80,23 @@ describe.each(modes)("metrics (%s)", (mode) => {
       await new Promise((r) => setTimeout(r, 100));
     } while (Date.now() < until);
     expect(text).toMatch(/^# TYPE aps_outbox_backlog gauge$/m);
-    for (const service of ["identity", "forum", "council"]) expect(sample(text, "aps_outbox_backlog", { service })).toBeGreaterThanOrEqual(0);
-    expect(sample(text, "aps_grpc_server_handled_total", { method: "/aps.forum.v1.ForumService/CastVote", code: "0" })).toBeGreaterThan(0);
-    expect(sample(text, "aps_grpc_server_handling_seconds_count", { method: "/aps.forum.v1.ForumService/CastVote", code: "0" })).toBeGreaterThan(0);
+    for (const service of ["identity", "forum", "council"])
+      expect(sample(text, "aps_outbox_backlog", { service })).toBeGreaterThanOrEqual(0);
+    expect(
+      sample(text, "aps_grpc_server_handled_total", { method: "/aps.forum.v1.ForumService/CastVote", code: "0" }),
+    ).toBeGreaterThan(0);
+    expect(
+      sample(text, "aps_grpc_server_handling_seconds_count", {
+        method: "/aps.forum.v1.ForumService/CastVote",
+        code: "0",
+      }),
+    ).toBeGreaterThan(0);
     expect(sample(text, "aps_consumer_deliveries_total", { durable: "council-agenda" })).toBeGreaterThan(0);
     expect(text).toMatch(/^# TYPE aps_consumer_failures_total counter$/m);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
     expect(text).toMatch(/^# TYPE aps_consumer_pending gauge$/m);
-    if (mode === "real") expect(sample(text, "aps_consumer_pending", { durable: "council-agenda" })).toBeGreaterThanOrEqual(0);
+    if (mode === "real")
+      expect(sample(text, "aps_consumer_pending", { durable: "council-agenda" })).toBeGreaterThanOrEqual(0);
   });
 
   it("exposes the search latency of the knowledge engine, by kind", async () => {

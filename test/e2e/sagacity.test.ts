@@ -1,13 +1,30 @@
 import net from "node:net";
 import pg from "pg";
-import { connect, headers as natsHeaders, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from "nats";
+import {
+  connect,
+  headers as natsHeaders,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+} from "nats";
 import { createLogger, openServiceDeps, type Logger } from "@aps/platform";
 import { events } from "@aps/proto";
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil, type CouncilHandle } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
-import { createTestDatabase, deleteTestStream, httpClient, OffsetClock, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type HttpResult, type TestDatabase } from "@aps/testkit";
+import {
+  createTestDatabase,
+  deleteTestStream,
+  httpClient,
+  OffsetClock,
+  TEST_NATS_URL,
+  uniqueBusNames,
+  uniqueSuffix,
+  type HttpResult,
+  type TestDatabase,
+} from "@aps/testkit";
 import { availableModes, startSystem, TEST_RATE_LIMITS, type System } from "../support/system.js";
 
 /**
@@ -35,9 +52,15 @@ import { availableModes, startSystem, TEST_RATE_LIMITS, type System } from "../s
  */
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 const hasReal = modes.includes("real");
-const BASE_SEED = process.env.APS_SAGACITY_SEED !== undefined ? Number(process.env.APS_SAGACITY_SEED) >>> 0 : (Math.random() * 2 ** 32) >>> 0;
+const BASE_SEED =
+  process.env.APS_SAGACITY_SEED !== undefined
+    ? Number(process.env.APS_SAGACITY_SEED) >>> 0
+    : (Math.random() * 2 ** 32) >>> 0;
 console.log(`[sagacity.test] seed ${BASE_SEED} (replay with APS_SAGACITY_SEED=${BASE_SEED})`);
-if (!hasReal) console.warn("[sagacity.test] NO REAL PostgreSQL + NATS: the redelivery/replay and identity-restart parts are SKIPPED");
+if (!hasReal)
+  console.warn(
+    "[sagacity.test] NO REAL PostgreSQL + NATS: the redelivery/replay and identity-restart parts are SKIPPED",
+  );
 
 const DAY = 86_400_000;
 const TIMEOUT_MS = 240_000;
@@ -162,9 +185,13 @@ class RunRecord {
     for (const c of this.closes) {
       const onPost = this.votes.filter((v) => v.post === c.post);
       const overlapping = onPost.filter((v) => v.sent < c.returned && v.acked > c.sent);
-      if (overlapping.length > 0) throw new Error(`test bug: ${overlapping.length} vote(s) on ${c.post} overlapped its close; the vote in effect is ambiguous`);
+      if (overlapping.length > 0)
+        throw new Error(
+          `test bug: ${overlapping.length} vote(s) on ${c.post} overlapped its close; the vote in effect is ambiguous`,
+        );
       const inEffect = new Map<string, Sign>();
-      for (const v of onPost.filter((x) => x.acked < c.sent).sort((a, b) => a.acked - b.acked)) inEffect.set(v.agent, v.vote);
+      for (const v of onPost.filter((x) => x.acked < c.sent).sort((a, b) => a.acked - b.acked))
+        inEffect.set(v.agent, v.vote);
       if (c.outcome === "adopted") award(c.author, "adoption", c.post, ADOPTION_POINTS);
       const sign: Sign = c.outcome === "adopted" ? 1 : -1;
       for (const [agent, v] of inEffect) if (v === sign) award(agent, "vote", c.post, MATCHING_VOTE_POINTS);
@@ -198,7 +225,12 @@ interface RunPlan {
 }
 
 /** Random public votes (with flips) by a random part of the agents. */
-function randomVotes(rng: Rng, nAgents: number, share: number, flipOf?: Map<number, Sign>): { agent: number; votes: Sign[] }[] {
+function randomVotes(
+  rng: Rng,
+  nAgents: number,
+  share: number,
+  flipOf?: Map<number, Sign>,
+): { agent: number; votes: Sign[] }[] {
   const out: { agent: number; votes: Sign[] }[] = [];
   for (let a = 0; a < nAgents; a++) {
     if (!rng.chance(share)) continue;
@@ -213,7 +245,12 @@ function randomVotes(rng: Rng, nAgents: number, share: number, flipOf?: Map<numb
 }
 
 /** Ballots from the seats other than the nominator that close the case decisively as `target`. */
-function decisiveBallots(rng: Rng, nSeats: number, nominator: number, target: Outcome): { ballots: BallotPlan[]; late: number | undefined } {
+function decisiveBallots(
+  rng: Rng,
+  nSeats: number,
+  nominator: number,
+  target: Outcome,
+): { ballots: BallotPlan[]; late: number | undefined } {
   const others = rng.shuffle([...Array(nSeats).keys()].filter((s) => s !== nominator));
   const need = target === "adopted" ? Math.floor(nSeats / 2) + 1 - 1 : Math.ceil(nSeats / 2);
   const votes = new Map<number, "approve" | "reject">();
@@ -247,7 +284,15 @@ function makePlan(rng: Rng, nAgents: number, nPosts: number, nSeats: number): Ru
     const { ballots, late } = decisiveBallots(rng, nSeats, nominator, target);
     const pre = randomVotes(rng, nAgents, 0.6);
     const last = new Map(pre.map((v) => [v.agent, v.votes[v.votes.length - 1]!]));
-    posts.push({ author: rng.int(nAgents), target, nominator, ballots, late, pre, post: randomVotes(rng, nAgents, 0.35, last) });
+    posts.push({
+      author: rng.int(nAgents),
+      target,
+      nominator,
+      ballots,
+      late,
+      pre,
+      post: randomVotes(rng, nAgents, 0.35, last),
+    });
   }
   return { seats, posts };
 }
@@ -287,17 +332,33 @@ async function joinAll(req: Req, n: number, label: string): Promise<Agent[]> {
 
 async function seatCouncil(req: Req, adminToken: string, members: Agent[]): Promise<void> {
   for (const [i, a] of members.entries()) {
-    const r = await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${adminToken}` }, body: { agentId: a.agentId, seat: i === 0 ? "chief" : "councillor" } });
+    const r = await req("POST", "/admin/seats", {
+      headers: { authorization: `Bearer ${adminToken}` },
+      body: { agentId: a.agentId, seat: i === 0 ? "chief" : "councillor" },
+    });
     ok(r, 200, "seat");
   }
 }
 
 async function propose(req: Req, author: Agent, title: string): Promise<string> {
-  return ok(await req("POST", "/posts", { key: author.apiKey, body: { title, body: "Randomised Sagacity run.", is_arch_design: true } }), 201, "propose").id as string;
+  return ok(
+    await req("POST", "/posts", {
+      key: author.apiKey,
+      body: { title, body: "Randomised Sagacity run.", is_arch_design: true },
+    }),
+    201,
+    "propose",
+  ).id as string;
 }
 
 /** Sends `votes` of several agents on one post: agents in parallel, each agent's votes in order. */
-async function castVotes(req: Req, rec: RunRecord, agents: Agent[], postId: string, plan: { agent: number; votes: Sign[] }[]): Promise<number> {
+async function castVotes(
+  req: Req,
+  rec: RunRecord,
+  agents: Agent[],
+  postId: string,
+  plan: { agent: number; votes: Sign[] }[],
+): Promise<number> {
   let n = 0;
   await Promise.all(
     plan.map(async ({ agent, votes }) => {
@@ -348,14 +409,24 @@ async function ledgerOf(req: Req, a: Agent): Promise<{ total: number; rows: stri
  * Waits (≤ 15 s) until every agent's Sagacity equals the independent computation, then checks
  * every agent's ledger: its rows are exactly the expected awards and they sum to the total.
  */
-async function expectSagacity(req: Req, agents: Agent[], rec: RunRecord, label: string): Promise<Record<string, number>> {
+async function expectSagacity(
+  req: Req,
+  agents: Agent[],
+  rec: RunRecord,
+  label: string,
+): Promise<Record<string, number>> {
   const exp = rec.expected(agents.map((a) => a.agentId));
   const named = (m: Record<string, number>) => Object.fromEntries(agents.map((a) => [a.name, m[a.agentId]]));
   const t0 = Date.now();
   await eventually(async () => expect(named(await totalsOf(req, agents))).toEqual(named(exp.totals)));
   for (const a of agents) {
     const l = await ledgerOf(req, a);
-    expect({ agent: a.name, total: l.total, sum: l.sum, rows: l.rows }).toEqual({ agent: a.name, total: exp.totals[a.agentId], sum: exp.totals[a.agentId], rows: exp.rows[a.agentId] });
+    expect({ agent: a.name, total: l.total, sum: l.sum, rows: l.rows }).toEqual({
+      agent: a.name,
+      total: exp.totals[a.agentId],
+      sum: exp.totals[a.agentId],
+      rows: exp.rows[a.agentId],
+    });
   }
   const vals = Object.values(exp.totals);
   console.log(
@@ -371,7 +442,12 @@ async function expectSagacity(req: Req, agents: Agent[], rec: RunRecord, label: 
 const SAGACITY_DURABLE = "identity-sagacity";
 
 /** Every `case_closed` event in `stream` (an ordered consumer), in stream order. */
-async function readCaseClosed(js: JetStreamClient, jsm: JetStreamManager, stream: string, prefix: string): Promise<JsMsg[]> {
+async function readCaseClosed(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  stream: string,
+  prefix: string,
+): Promise<JsMsg[]> {
   const subject = `${prefix}.council.case_closed`;
   const info = await jsm.streams.info(stream, { subjects_filter: subject });
   const count = Object.values(info.state.subjects ?? {}).reduce((s, x) => s + x, 0);
@@ -397,7 +473,8 @@ async function republish(js: JetStreamClient, msgs: JsMsg[], tag: string): Promi
   const run = uniqueSuffix();
   for (const m of msgs) {
     const h = natsHeaders();
-    if (m.headers) for (const [k, vs] of m.headers) if (k.toLowerCase() !== "nats-msg-id") for (const v of vs) h.append(k, v);
+    if (m.headers)
+      for (const [k, vs] of m.headers) if (k.toLowerCase() !== "nats-msg-id") for (const v of vs) h.append(k, v);
     const ack = await js.publish(m.subject, m.data, { msgID: `${tag}-${run}-${m.seq}`, headers: h });
     expect(ack.duplicate).toBe(false);
     seqs.push(ack.seq);
@@ -429,17 +506,28 @@ interface LedgerSnapshot {
 }
 
 async function snapshot(db: pg.Client): Promise<LedgerSnapshot> {
-  const r = await db.query<{ k: string }>("SELECT agent_id || ':' || reason || ':' || post_id || ':' || points || ':' || event_id AS k FROM identity.sagacity_awards ORDER BY 1");
+  const r = await db.query<{ k: string }>(
+    "SELECT agent_id || ':' || reason || ':' || post_id || ':' || points || ':' || event_id AS k FROM identity.sagacity_awards ORDER BY 1",
+  );
   const a = await db.query<{ agent_id: string; sagacity: string }>("SELECT agent_id, sagacity FROM identity.agents");
-  return { rows: r.rows.map((x) => x.k), agents: Object.fromEntries(a.rows.map((x) => [x.agent_id, Number(x.sagacity)])) };
+  return {
+    rows: r.rows.map((x) => x.k),
+    agents: Object.fromEntries(a.rows.map((x) => [x.agent_id, Number(x.sagacity)])),
+  };
 }
 
 async function forgetProcessed(db: pg.Client): Promise<number> {
-  return (await db.query("DELETE FROM identity.processed_events WHERE consumer = $1", [SAGACITY_DURABLE])).rowCount ?? 0;
+  return (
+    (await db.query("DELETE FROM identity.processed_events WHERE consumer = $1", [SAGACITY_DURABLE])).rowCount ?? 0
+  );
 }
 
 async function countProcessed(db: pg.Client): Promise<number> {
-  return (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM identity.processed_events WHERE consumer = $1", [SAGACITY_DURABLE])).rows[0]!.n;
+  return (
+    await db.query<{ n: number }>("SELECT count(*)::int AS n FROM identity.processed_events WHERE consumer = $1", [
+      SAGACITY_DURABLE,
+    ])
+  ).rows[0]!.n;
 }
 
 /**
@@ -448,13 +536,22 @@ async function countProcessed(db: pg.Client): Promise<number> {
  * once — and checks after each that the ledger and every total are exactly as before, and that
  * nothing was dead-lettered.
  */
-async function replayThreeWays(nc: NatsConnection, db: pg.Client, stream: string, prefix: string, closed: CloseEntry[], label: string): Promise<void> {
+async function replayThreeWays(
+  nc: NatsConnection,
+  db: pg.Client,
+  stream: string,
+  prefix: string,
+  closed: CloseEntry[],
+  label: string,
+): Promise<void> {
   const js = nc.jetstream();
   const jsm = await nc.jetstreamManager();
   const msgs = await readCaseClosed(js, jsm, stream, prefix);
   // the events are the test's closes, one each, with the outcomes the rules gave
   const decoded = msgs.map((m) => events.CaseClosed.decode(m.data));
-  expect(decoded.map((e) => `${e.postId}:${e.outcome}:${e.authorId}`).sort()).toEqual(closed.map((c) => `${c.post}:${c.outcome}:${c.author}`).sort());
+  expect(decoded.map((e) => `${e.postId}:${e.outcome}:${e.authorId}`).sort()).toEqual(
+    closed.map((c) => `${c.post}:${c.outcome}:${c.author}`).sort(),
+  );
   const before = await snapshot(db);
   expect(before.rows.length).toBeGreaterThan(0);
   expect(await countProcessed(db)).toBe(closed.length);
@@ -477,7 +574,9 @@ async function replayThreeWays(nc: NatsConnection, db: pg.Client, stream: string
   expect(await countProcessed(db)).toBe(closed.length);
   expect(await snapshot(db)).toEqual(before);
   expect(await deadLettered(jsm, stream, prefix)).toBe(0);
-  console.log(`[sagacity.test] ${label}: ${msgs.length} case_closed events replayed 4× (dedupe intact, dedupe deleted, two at once) in ${Date.now() - t0} ms; ledger ${before.rows.length} rows unchanged`);
+  console.log(
+    `[sagacity.test] ${label}: ${msgs.length} case_closed events replayed 4× (dedupe intact, dedupe deleted, two at once) in ${Date.now() - t0} ms; ledger ${before.rows.length} rows unchanged`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -506,7 +605,9 @@ describe.each(modes)("Sagacity after a randomised run (%s)", (mode) => {
       const rng = new Rng(seed);
       const nSeats = 3 + rng.int(3);
       const plan = makePlan(rng, 40, 8, nSeats);
-      console.log(`[sagacity.test] ${mode}: seed ${seed}, 40 agents, ${nSeats} seats, ${plan.posts.length} proposals (${plan.posts.map((p) => p.target[0]).join("")})`);
+      console.log(
+        `[sagacity.test] ${mode}: seed ${seed}, 40 agents, ${nSeats} seats, ${plan.posts.length} proposals (${plan.posts.map((p) => p.target[0]).join("")})`,
+      );
 
       agents = await joinAll(req, 40, mode);
       const seats = plan.seats.map((i) => agents[i]!);
@@ -526,20 +627,34 @@ describe.each(modes)("Sagacity after a randomised run (%s)", (mode) => {
           preVotes += pre;
           let approvals = 1;
           let rejections = 0;
-          const nom = ok(await req("POST", `/posts/${id}/nominate`, { key: seats[p.nominator]!.apiKey }), 200, "nominate");
+          const nom = ok(
+            await req("POST", `/posts/${id}/nominate`, { key: seats[p.nominator]!.apiKey }),
+            200,
+            "nominate",
+          );
           expect(nom).toMatchObject({ status: "review", seats: nSeats, approvals: 1, rejections: 0 });
           for (const b of p.ballots) {
             if (b.vote === "approve") approvals++;
             else rejections++;
             const want = decisive(nSeats, approvals, rejections);
             const sent = rec.tick();
-            const r = ok(await req("POST", `/posts/${id}/council`, { key: seats[b.seat]!.apiKey, body: { vote: b.vote, reason: `${b.vote}: seeded` } }), 200, "ballot");
+            const r = ok(
+              await req("POST", `/posts/${id}/council`, {
+                key: seats[b.seat]!.apiKey,
+                body: { vote: b.vote, reason: `${b.vote}: seeded` },
+              }),
+              200,
+              "ballot",
+            );
             ballots++;
             expect(r).toMatchObject({ status: want ?? "review", approvals, rejections });
             if (want) rec.addClose(id, agents[p.author]!.agentId, want, sent);
           }
           if (p.late !== undefined) {
-            const r = await req("POST", `/posts/${id}/council`, { key: seats[p.late]!.apiKey, body: { vote: "approve", reason: "too late" } });
+            const r = await req("POST", `/posts/${id}/council`, {
+              key: seats[p.late]!.apiKey,
+              body: { vote: "approve", reason: "too late" },
+            });
             expect(r.status).toBe(409);
           }
           const post = await castVotes(req, rec, agents, id, p.post);
@@ -626,7 +741,12 @@ async function startByParts(clock: OffsetClock) {
   const forum = await startForum(forumDeps, {
     listenAddr: "127.0.0.1:0",
     clock,
-    limits: { postsPerDay: forumCfg.POSTS_PER_DAY, commentsPerDay: forumCfg.COMMENTS_PER_DAY, agendaMinScore: forumCfg.AGENDA_MIN_SCORE, agendaSize: forumCfg.AGENDA_SIZE },
+    limits: {
+      postsPerDay: forumCfg.POSTS_PER_DAY,
+      commentsPerDay: forumCfg.COMMENTS_PER_DAY,
+      agendaMinScore: forumCfg.AGENDA_MIN_SCORE,
+      agendaSize: forumCfg.AGENDA_SIZE,
+    },
   });
   const forumAddr = `127.0.0.1:${forum.port}`;
   const identityAddr = `127.0.0.1:${await freePort()}`;
@@ -634,7 +754,12 @@ async function startByParts(clock: OffsetClock) {
   /** Starts an identity instance on its own database pool and NATS connection. */
   async function startIdentityAt(listenAddr: string): Promise<IdentityRun> {
     const deps = await openServiceDeps("identity", idCfg, undefined, log.child({ service: "identity" }));
-    const h = await startIdentity(deps, { listenAddr, clock, forumAddr, joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY });
+    const h = await startIdentity(deps, {
+      listenAddr,
+      clock,
+      forumAddr,
+      joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY,
+    });
     return { stop: async () => (await h.stop(), await deps.bus.close()) };
   }
   let identity: IdentityRun | undefined = await startIdentityAt(identityAddr);
@@ -649,7 +774,12 @@ async function startByParts(clock: OffsetClock) {
     tickMs: councilCfg.COUNCIL_TICK_MS,
   });
   const gateway = await startGateway(
-    { ...gwCfg, IDENTITY_GRPC_ADDR: identityAddr, FORUM_GRPC_ADDR: forumAddr, COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}` },
+    {
+      ...gwCfg,
+      IDENTITY_GRPC_ADDR: identityAddr,
+      FORUM_GRPC_ADDR: forumAddr,
+      COUNCIL_GRPC_ADDR: `127.0.0.1:${council.port}`,
+    },
     log.child({ service: "gateway" }),
   );
   const extra: IdentityRun[] = [];
@@ -682,181 +812,234 @@ async function startByParts(clock: OffsetClock) {
   };
 }
 
-(hasReal ? describe : describe.skip)("Sagacity across an identity restart mid-stream (real, services one by one)", () => {
-  const seed = (BASE_SEED + 2) >>> 0;
-  const clock = new OffsetClock();
-  let sys: Awaited<ReturnType<typeof startByParts>>;
-  let req: Req;
+(hasReal ? describe : describe.skip)(
+  "Sagacity across an identity restart mid-stream (real, services one by one)",
+  () => {
+    const seed = (BASE_SEED + 2) >>> 0;
+    const clock = new OffsetClock();
+    let sys: Awaited<ReturnType<typeof startByParts>>;
+    let req: Req;
 
-  beforeAll(async () => {
-    sys = await startByParts(clock);
-    req = httpClient(sys.baseUrl);
-  }, TIMEOUT_MS);
-  afterAll(async () => {
-    await sys?.stop();
-  }, TIMEOUT_MS);
+    beforeAll(async () => {
+      sys = await startByParts(clock);
+      req = httpClient(sys.baseUrl);
+    }, TIMEOUT_MS);
+    afterAll(async () => {
+      await sys?.stop();
+    }, TIMEOUT_MS);
 
-  it(
-    "awards what the rules give for cases closed just before the stop and while identity is down, once it is back on the same port and database",
-    async () => {
-      const t0 = Date.now();
-      const rng = new Rng(seed);
-      const nAgents = 24;
-      const nSeats = 5;
-      const rec = new RunRecord();
-      const agents = await joinAll(req, nAgents, "restart");
-      const seats = rng.shuffle(agents).slice(0, nSeats);
-      await seatCouncil(req, ADMIN_TOKEN, seats);
+    it(
+      "awards what the rules give for cases closed just before the stop and while identity is down, once it is back on the same port and database",
+      async () => {
+        const t0 = Date.now();
+        const rng = new Rng(seed);
+        const nAgents = 24;
+        const nSeats = 5;
+        const rec = new RunRecord();
+        const agents = await joinAll(req, nAgents, "restart");
+        const seats = rng.shuffle(agents).slice(0, nSeats);
+        await seatCouncil(req, ADMIN_TOKEN, seats);
 
-      // two cases closed decisively just before the stop, eight left undecided for the deadline
-      // (with ballots), and more below
-      const decisiveTargets: Outcome[] = ["adopted", "rejected"];
-      const deadlineTargets: Outcome[] = ["adopted", "rejected", ...[0, 1, 2, 3, 4, 5].map((): Outcome => (rng.chance(0.5) ? "adopted" : "rejected"))];
-      const nPosts = decisiveTargets.length + deadlineTargets.length;
-      const authors = [...Array(nPosts).keys()].map(() => agents[rng.int(nAgents)]!);
-      const postIds: string[] = [];
-      for (let i = 0; i < nPosts; i++) postIds.push(await propose(req, authors[i]!, `Restart proposal ${i}`));
-      const lastPre = postIds.map(() => new Map<number, Sign>());
-      let votes = 0;
-      const prePlans = postIds.map(() => randomVotes(rng, nAgents, 0.7));
-      prePlans.forEach((pre, i) => pre.forEach((v) => lastPre[i]!.set(v.agent, v.votes[v.votes.length - 1]!)));
-      votes += (await Promise.all(postIds.map((id, i) => castVotes(req, rec, agents, id, prePlans[i]!)))).reduce((a, b) => a + b, 0);
-
-      // the undecided cases: nominated, then ballots the rules leave undecided with the planned deadline outcome
-      const deadlineCases: { id: string; approvals: number; rejections: number; outcome: Outcome }[] = [];
-      for (const [k, target] of deadlineTargets.entries()) {
-        const i = decisiveTargets.length + k;
-        const id = postIds[i]!;
-        let cfg: { nominator: number; votes: Map<number, "approve" | "reject"> };
-        for (;;) {
-          const nominator = rng.int(nSeats);
-          const m = new Map<number, "approve" | "reject">();
-          for (let s = 0; s < nSeats; s++) if (s !== nominator && rng.chance(0.6)) m.set(s, rng.chance(0.5) ? "approve" : "reject");
-          const a = 1 + [...m.values()].filter((v) => v === "approve").length;
-          const r = [...m.values()].filter((v) => v === "reject").length;
-          if (decisive(nSeats, a, r) === null && atDeadline(nSeats, a, r) === target) {
-            cfg = { nominator, votes: m };
-            break;
-          }
-        }
-        ok(await req("POST", `/posts/${id}/nominate`, { key: seats[cfg.nominator]!.apiKey }), 200, "nominate");
-        let approvals = 1;
-        let rejections = 0;
-        for (const [s, vote] of cfg.votes) {
-          if (vote === "approve") approvals++;
-          else rejections++;
-          const r = ok(await req("POST", `/posts/${id}/council`, { key: seats[s]!.apiKey, body: { vote, reason: "seeded, undecided" } }), 200, "ballot");
-          expect(r).toMatchObject({ status: "review", approvals, rejections });
-        }
-        deadlineCases.push({ id, approvals, rejections, outcome: target });
-      }
-
-      // a backlog longer than one pull of the consumer (64 events): proposals nominated and left
-      // alone, which miss the quorum at the deadline
-      const FILLERS = 70;
-      const fillers = [...Array(FILLERS).keys()].map(() => ({ author: rng.int(nAgents), nominator: rng.int(nSeats), pre: randomVotes(rng, nAgents, 0.06) }));
-      const fillerIds = await Promise.all(
-        fillers.map(async (f, k) => {
-          const id = await propose(req, agents[f.author]!, `Backlog proposal ${k}`);
-          const n = await castVotes(req, rec, agents, id, f.pre);
-          votes += n;
-          expect(ok(await req("POST", `/posts/${id}/nominate`, { key: seats[f.nominator]!.apiKey }), 200, "nominate")).toMatchObject({ status: "review", approvals: 1 });
-          return id;
-        }),
-      );
-      fillerIds.forEach((id, k) => {
-        const f = fillers[k]!;
-        postIds.push(id);
-        authors.push(agents[f.author]!);
-        lastPre.push(new Map(f.pre.map((v) => [v.agent, v.votes[v.votes.length - 1]!])));
-        deadlineCases.push({ id, approvals: 1, rejections: 0, outcome: atDeadline(nSeats, 1, 0) });
-      });
-
-      // close two cases decisively, then stop identity at once: their events may be in flight
-      for (const [i, target] of decisiveTargets.entries()) {
-        const id = postIds[i]!;
-        const nominator = rng.int(nSeats);
-        const { ballots } = decisiveBallots(rng, nSeats, nominator, target);
-        ok(await req("POST", `/posts/${id}/nominate`, { key: seats[nominator]!.apiKey }), 200, "nominate");
-        for (const [j, b] of ballots.entries()) {
-          const sent = rec.tick();
-          const r = ok(await req("POST", `/posts/${id}/council`, { key: seats[b.seat]!.apiKey, body: { vote: b.vote, reason: "seeded, decisive" } }), 200, "ballot");
-          const last = j === ballots.length - 1;
-          expect(r.status).toBe(last ? target : "review");
-          if (last) rec.addClose(id, authors[i]!.agentId, target, sent);
-        }
-      }
-      await sys.stopIdentity();
-      const stoppedAt = Date.now();
-
-      const db = new pg.Client({ connectionString: sys.env.DATABASE_URL });
-      await db.connect();
-      const nc = await connect({ servers: TEST_NATS_URL });
-      try {
-        const jsm = await nc.jetstreamManager();
-        // A delivery in flight when the consumer stopped, never handled, would stay unacknowledged
-        // until ack_wait (30 s): a graceful stop must leave none behind.
-        const unacked = async () => (await jsm.consumers.info(sys.env.NATS_STREAM!, SAGACITY_DURABLE)).num_ack_pending;
-        expect(await unacked()).toBe(0);
-        const inFlight = (await db.query<{ n: number }>("SELECT count(DISTINCT post_id)::int AS n FROM identity.sagacity_awards")).rows[0]!.n;
-        // identity is down: authenticated requests fail
-        const down = await req("GET", "/me", { key: agents[0]!.apiKey });
-        expect(down.status).toBeGreaterThanOrEqual(500);
-
-        // the deadline passes while identity is down; the council's scheduler closes the rest
-        const sent = rec.tick();
-        clock.advance(7 * DAY + 60_000);
-        await eventually(async () => {
-          for (const c of deadlineCases) expect({ id: c.id, status: (await sys.council.repo.get(c.id)).status }).toEqual({ id: c.id, status: c.outcome });
-        });
-        for (const c of deadlineCases) rec.addClose(c.id, authors[postIds.indexOf(c.id)]!.agentId, c.outcome, sent);
-        // nobody has awarded them: the events wait in the stream for the durable consumer
-        await eventually(async () => {
-          const i = await jsm.consumers.info(sys.env.NATS_STREAM!, SAGACITY_DURABLE);
-          expect(i.num_pending).toBeGreaterThanOrEqual(deadlineCases.length);
-        });
-        const awardedPosts = async () =>
-          (await db.query<{ n: number }>("SELECT count(DISTINCT post_id)::int AS n FROM identity.sagacity_awards WHERE post_id = ANY($1::text[])", [deadlineCases.map((c) => c.id)])).rows[0]!.n;
-        expect(await awardedPosts()).toBe(0);
-
-        // back on the same port and database; stopped again as soon as it has worked through
-        // part of the backlog, and started once more
-        await sys.restartIdentity();
-        const until = Date.now() + 10_000;
-        while ((await awardedPosts()) === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
-        await sys.stopIdentity();
-        const midway = await awardedPosts();
-        expect(await unacked()).toBe(0);
-        await sys.restartIdentity();
-        console.log(
-          `[sagacity.test] restart: seed ${seed}, ${nAgents} agents, ${nSeats} seats, ${votes} votes before the closes; ` +
-            `${decisiveTargets.length} cases closed just before the stop (${inFlight} already awarded when it stopped), ` +
-            `${deadlineCases.length} closed by the scheduler while down (${deadlineCases.filter((c) => c.outcome === "adopted").length} adopted), ` +
-            `${midway} of them awarded when the second stop came; down ${Date.now() - stoppedAt} ms in all`,
+        // two cases closed decisively just before the stop, eight left undecided for the deadline
+        // (with ballots), and more below
+        const decisiveTargets: Outcome[] = ["adopted", "rejected"];
+        const deadlineTargets: Outcome[] = [
+          "adopted",
+          "rejected",
+          ...[0, 1, 2, 3, 4, 5].map((): Outcome => (rng.chance(0.5) ? "adopted" : "rejected")),
+        ];
+        const nPosts = decisiveTargets.length + deadlineTargets.length;
+        const authors = [...Array(nPosts).keys()].map(() => agents[rng.int(nAgents)]!);
+        const postIds: string[] = [];
+        for (let i = 0; i < nPosts; i++) postIds.push(await propose(req, authors[i]!, `Restart proposal ${i}`));
+        const lastPre = postIds.map(() => new Map<number, Sign>());
+        let votes = 0;
+        const prePlans = postIds.map(() => randomVotes(rng, nAgents, 0.7));
+        prePlans.forEach((pre, i) => pre.forEach((v) => lastPre[i]!.set(v.agent, v.votes[v.votes.length - 1]!)));
+        votes += (await Promise.all(postIds.map((id, i) => castVotes(req, rec, agents, id, prePlans[i]!)))).reduce(
+          (a, b) => a + b,
+          0,
         );
 
-        // flips and new votes after every close, as soon as the gateway reaches identity again
-        await eventually(async () => expect((await req("GET", "/me", { key: agents[0]!.apiKey })).status).toBe(200), 30_000);
-        let after = 0;
-        const afterPlans = postIds.map((_, i) => randomVotes(rng, nAgents, i < nPosts ? 0.4 : 0.05, lastPre[i]));
-        const counts = await Promise.all(postIds.map((id, i) => castVotes(req, rec, agents, id, afterPlans[i]!)));
-        after = counts.reduce((a, b) => a + b, 0);
-        expect(rec.closes).toHaveLength(postIds.length);
-        await expectSagacity(req, agents, rec, `restart (${after} votes after the closes)`);
+        // the undecided cases: nominated, then ballots the rules leave undecided with the planned deadline outcome
+        const deadlineCases: { id: string; approvals: number; rejections: number; outcome: Outcome }[] = [];
+        for (const [k, target] of deadlineTargets.entries()) {
+          const i = decisiveTargets.length + k;
+          const id = postIds[i]!;
+          let cfg: { nominator: number; votes: Map<number, "approve" | "reject"> };
+          for (;;) {
+            const nominator = rng.int(nSeats);
+            const m = new Map<number, "approve" | "reject">();
+            for (let s = 0; s < nSeats; s++)
+              if (s !== nominator && rng.chance(0.6)) m.set(s, rng.chance(0.5) ? "approve" : "reject");
+            const a = 1 + [...m.values()].filter((v) => v === "approve").length;
+            const r = [...m.values()].filter((v) => v === "reject").length;
+            if (decisive(nSeats, a, r) === null && atDeadline(nSeats, a, r) === target) {
+              cfg = { nominator, votes: m };
+              break;
+            }
+          }
+          ok(await req("POST", `/posts/${id}/nominate`, { key: seats[cfg.nominator]!.apiKey }), 200, "nominate");
+          let approvals = 1;
+          let rejections = 0;
+          for (const [s, vote] of cfg.votes) {
+            if (vote === "approve") approvals++;
+            else rejections++;
+            const r = ok(
+              await req("POST", `/posts/${id}/council`, {
+                key: seats[s]!.apiKey,
+                body: { vote, reason: "seeded, undecided" },
+              }),
+              200,
+              "ballot",
+            );
+            expect(r).toMatchObject({ status: "review", approvals, rejections });
+          }
+          deadlineCases.push({ id, approvals, rejections, outcome: target });
+        }
 
-        // two identity instances on one durable consumer, processed_events deleted, two replays at once
-        await sys.addIdentityInstance();
-        await replayThreeWays(nc, db, sys.env.NATS_STREAM!, sys.env.APS_SUBJECT_PREFIX!, rec.closes, "restart, two identity instances");
-        await expectSagacity(req, agents, rec, "restart after replays");
-      } finally {
-        await nc.close();
-        await db.end();
-      }
-      console.log(`[sagacity.test] restart: part 3 took ${Date.now() - t0} ms`);
-    },
-    TIMEOUT_MS,
-  );
-});
+        // a backlog longer than one pull of the consumer (64 events): proposals nominated and left
+        // alone, which miss the quorum at the deadline
+        const FILLERS = 70;
+        const fillers = [...Array(FILLERS).keys()].map(() => ({
+          author: rng.int(nAgents),
+          nominator: rng.int(nSeats),
+          pre: randomVotes(rng, nAgents, 0.06),
+        }));
+        const fillerIds = await Promise.all(
+          fillers.map(async (f, k) => {
+            const id = await propose(req, agents[f.author]!, `Backlog proposal ${k}`);
+            const n = await castVotes(req, rec, agents, id, f.pre);
+            votes += n;
+            expect(
+              ok(await req("POST", `/posts/${id}/nominate`, { key: seats[f.nominator]!.apiKey }), 200, "nominate"),
+            ).toMatchObject({ status: "review", approvals: 1 });
+            return id;
+          }),
+        );
+        fillerIds.forEach((id, k) => {
+          const f = fillers[k]!;
+          postIds.push(id);
+          authors.push(agents[f.author]!);
+          lastPre.push(new Map(f.pre.map((v) => [v.agent, v.votes[v.votes.length - 1]!])));
+          deadlineCases.push({ id, approvals: 1, rejections: 0, outcome: atDeadline(nSeats, 1, 0) });
+        });
+
+        // close two cases decisively, then stop identity at once: their events may be in flight
+        for (const [i, target] of decisiveTargets.entries()) {
+          const id = postIds[i]!;
+          const nominator = rng.int(nSeats);
+          const { ballots } = decisiveBallots(rng, nSeats, nominator, target);
+          ok(await req("POST", `/posts/${id}/nominate`, { key: seats[nominator]!.apiKey }), 200, "nominate");
+          for (const [j, b] of ballots.entries()) {
+            const sent = rec.tick();
+            const r = ok(
+              await req("POST", `/posts/${id}/council`, {
+                key: seats[b.seat]!.apiKey,
+                body: { vote: b.vote, reason: "seeded, decisive" },
+              }),
+              200,
+              "ballot",
+            );
+            const last = j === ballots.length - 1;
+            expect(r.status).toBe(last ? target : "review");
+            if (last) rec.addClose(id, authors[i]!.agentId, target, sent);
+          }
+        }
+        await sys.stopIdentity();
+        const stoppedAt = Date.now();
+
+        const db = new pg.Client({ connectionString: sys.env.DATABASE_URL });
+        await db.connect();
+        const nc = await connect({ servers: TEST_NATS_URL });
+        try {
+          const jsm = await nc.jetstreamManager();
+          // A delivery in flight when the consumer stopped, never handled, would stay unacknowledged
+          // until ack_wait (30 s): a graceful stop must leave none behind.
+          const unacked = async () =>
+            (await jsm.consumers.info(sys.env.NATS_STREAM!, SAGACITY_DURABLE)).num_ack_pending;
+          expect(await unacked()).toBe(0);
+          const inFlight = (
+            await db.query<{ n: number }>("SELECT count(DISTINCT post_id)::int AS n FROM identity.sagacity_awards")
+          ).rows[0]!.n;
+          // identity is down: authenticated requests fail
+          const down = await req("GET", "/me", { key: agents[0]!.apiKey });
+          expect(down.status).toBeGreaterThanOrEqual(500);
+
+          // the deadline passes while identity is down; the council's scheduler closes the rest
+          const sent = rec.tick();
+          clock.advance(7 * DAY + 60_000);
+          await eventually(async () => {
+            for (const c of deadlineCases)
+              expect({ id: c.id, status: (await sys.council.repo.get(c.id)).status }).toEqual({
+                id: c.id,
+                status: c.outcome,
+              });
+          });
+          for (const c of deadlineCases) rec.addClose(c.id, authors[postIds.indexOf(c.id)]!.agentId, c.outcome, sent);
+          // nobody has awarded them: the events wait in the stream for the durable consumer
+          await eventually(async () => {
+            const i = await jsm.consumers.info(sys.env.NATS_STREAM!, SAGACITY_DURABLE);
+            expect(i.num_pending).toBeGreaterThanOrEqual(deadlineCases.length);
+          });
+          const awardedPosts = async () =>
+            (
+              await db.query<{ n: number }>(
+                "SELECT count(DISTINCT post_id)::int AS n FROM identity.sagacity_awards WHERE post_id = ANY($1::text[])",
+                [deadlineCases.map((c) => c.id)],
+              )
+            ).rows[0]!.n;
+          expect(await awardedPosts()).toBe(0);
+
+          // back on the same port and database; stopped again as soon as it has worked through
+          // part of the backlog, and started once more
+          await sys.restartIdentity();
+          const until = Date.now() + 10_000;
+          while ((await awardedPosts()) === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
+          await sys.stopIdentity();
+          const midway = await awardedPosts();
+          expect(await unacked()).toBe(0);
+          await sys.restartIdentity();
+          console.log(
+            `[sagacity.test] restart: seed ${seed}, ${nAgents} agents, ${nSeats} seats, ${votes} votes before the closes; ` +
+              `${decisiveTargets.length} cases closed just before the stop (${inFlight} already awarded when it stopped), ` +
+              `${deadlineCases.length} closed by the scheduler while down (${deadlineCases.filter((c) => c.outcome === "adopted").length} adopted), ` +
+              `${midway} of them awarded when the second stop came; down ${Date.now() - stoppedAt} ms in all`,
+          );
+
+          // flips and new votes after every close, as soon as the gateway reaches identity again
+          await eventually(
+            async () => expect((await req("GET", "/me", { key: agents[0]!.apiKey })).status).toBe(200),
+            30_000,
+          );
+          let after = 0;
+          const afterPlans = postIds.map((_, i) => randomVotes(rng, nAgents, i < nPosts ? 0.4 : 0.05, lastPre[i]));
+          const counts = await Promise.all(postIds.map((id, i) => castVotes(req, rec, agents, id, afterPlans[i]!)));
+          after = counts.reduce((a, b) => a + b, 0);
+          expect(rec.closes).toHaveLength(postIds.length);
+          await expectSagacity(req, agents, rec, `restart (${after} votes after the closes)`);
+
+          // two identity instances on one durable consumer, processed_events deleted, two replays at once
+          await sys.addIdentityInstance();
+          await replayThreeWays(
+            nc,
+            db,
+            sys.env.NATS_STREAM!,
+            sys.env.APS_SUBJECT_PREFIX!,
+            rec.closes,
+            "restart, two identity instances",
+          );
+          await expectSagacity(req, agents, rec, "restart after replays");
+        } finally {
+          await nc.close();
+          await db.end();
+        }
+        console.log(`[sagacity.test] restart: part 3 took ${Date.now() - t0} ms`);
+      },
+      TIMEOUT_MS,
+    );
+  },
+);
 
 if (!hasReal) {
   describe("Sagacity redelivery, replay and identity restart", () => {

@@ -1,7 +1,24 @@
 import { join } from "node:path";
-import { createTestDatabase, deleteTestStream, eventually, hasNats, hasPostgres, httpClient, startNode, TEST_NATS_URL, uniqueBusNames, type TestDatabase, type TestProcess } from "@aps/testkit";
+import {
+  createTestDatabase,
+  deleteTestStream,
+  eventually,
+  hasNats,
+  hasPostgres,
+  httpClient,
+  startNode,
+  TEST_NATS_URL,
+  uniqueBusNames,
+  type TestDatabase,
+  type TestProcess,
+} from "@aps/testkit";
 import { ROOT } from "../support/system.js";
-import { startOtlpReceiver, type OtlpReceiver, type OtlpReceiverProtocol, type ReceivedSpan } from "../support/otlp-receiver.js";
+import {
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type OtlpReceiverProtocol,
+  type ReceivedSpan,
+} from "../support/otlp-receiver.js";
 
 /**
  * Traces reach a collector from the production start-up path (docs/adr/0093): the
@@ -17,7 +34,9 @@ import { startOtlpReceiver, type OtlpReceiver, type OtlpReceiverProtocol, type R
  */
 const real = (await hasPostgres()) && (await hasNats());
 const describeReal = real ? describe : describe.skip;
-const title = real ? "traces reach a real OTLP receiver from the real start-up path" : "SKIPPED (no PostgreSQL/NATS here): traces reach a real OTLP receiver";
+const title = real
+  ? "traces reach a real OTLP receiver from the real start-up path"
+  : "SKIPPED (no PostgreSQL/NATS here): traces reach a real OTLP receiver";
 
 /** The env the chart gives component `c` when `otel.endpoint` is set (charts/aps/templates/_helpers.tpl). */
 function chartOtelEnv(c: string, endpoint: string, protocol: OtlpReceiverProtocol): Record<string, string> {
@@ -53,7 +72,13 @@ describeReal(title, () => {
     });
 
     it("POST /v1/join arrives as one trace: gateway HTTP server → gRPC client → identity gRPC server → PostgreSQL", async () => {
-      const common = { DATABASE_URL: db.url, NATS_URL: TEST_NATS_URL, NATS_STREAM: names.stream, APS_SUBJECT_PREFIX: names.prefix, LOG_LEVEL: "info" };
+      const common = {
+        DATABASE_URL: db.url,
+        NATS_URL: TEST_NATS_URL,
+        NATS_STREAM: names.stream,
+        APS_SUBJECT_PREFIX: names.prefix,
+        LOG_LEVEL: "info",
+      };
       const identity = await startNode(
         [join(ROOT, "services/identity/dist/main.js")],
         { ...common, IDENTITY_LISTEN_ADDR: "127.0.0.1:0", ...chartOtelEnv("identity", receiver.endpoint, protocol) },
@@ -62,7 +87,13 @@ describeReal(title, () => {
       procs.push(identity);
       const gateway = await startNode(
         [join(ROOT, "services/gateway/dist/main.js")],
-        { LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1", IDENTITY_GRPC_ADDR: `127.0.0.1:${identity.ready}`, ...chartOtelEnv("gateway", receiver.endpoint, protocol) },
+        {
+          LOG_LEVEL: "warn",
+          PORT: "0",
+          HOST: "127.0.0.1",
+          IDENTITY_GRPC_ADDR: `127.0.0.1:${identity.ready}`,
+          ...chartOtelEnv("gateway", receiver.endpoint, protocol),
+        },
         /APS gateway ready at (\S+)/,
       );
       procs.push(gateway);
@@ -74,17 +105,33 @@ describeReal(title, () => {
       let server: ReceivedSpan | undefined;
       let spans: ReceivedSpan[] = [];
       // Generous ceiling: two processes export on their own batch timers on a loaded machine.
-      await eventually(async () => {
-        server = receiver.spans.find((s) => s.service === "aps-gateway" && s.kind === "SPAN_KIND_SERVER" && s.scope.endsWith("instrumentation-http") && String(s.attributes["http.route"] ?? s.attributes["url.path"] ?? s.attributes["http.target"] ?? s.name).includes("join"));
-        expect(server).toBeDefined();
-        spans = inTrace(server!.traceId);
-        expect(spans.some((s) => s.service === "aps-identity" && s.kind === "SPAN_KIND_SERVER")).toBe(true);
-        expect(spans.some((s) => s.service === "aps-identity" && s.scope.endsWith("instrumentation-pg"))).toBe(true);
-      }, 60_000, 200);
+      await eventually(
+        async () => {
+          server = receiver.spans.find(
+            (s) =>
+              s.service === "aps-gateway" &&
+              s.kind === "SPAN_KIND_SERVER" &&
+              s.scope.endsWith("instrumentation-http") &&
+              String(
+                s.attributes["http.route"] ?? s.attributes["url.path"] ?? s.attributes["http.target"] ?? s.name,
+              ).includes("join"),
+          );
+          expect(server).toBeDefined();
+          spans = inTrace(server!.traceId);
+          expect(spans.some((s) => s.service === "aps-identity" && s.kind === "SPAN_KIND_SERVER")).toBe(true);
+          expect(spans.some((s) => s.service === "aps-identity" && s.scope.endsWith("instrumentation-pg"))).toBe(true);
+        },
+        60_000,
+        200,
+      );
 
-      const gwClient = spans.find((s) => s.service === "aps-gateway" && s.kind === "SPAN_KIND_CLIENT" && s.name.startsWith("grpc.aps.identity"));
+      const gwClient = spans.find(
+        (s) => s.service === "aps-gateway" && s.kind === "SPAN_KIND_CLIENT" && s.name.startsWith("grpc.aps.identity"),
+      );
       expect(gwClient).toBeDefined();
-      const idServer = spans.find((s) => s.service === "aps-identity" && s.kind === "SPAN_KIND_SERVER" && s.parentSpanId === gwClient!.spanId);
+      const idServer = spans.find(
+        (s) => s.service === "aps-identity" && s.kind === "SPAN_KIND_SERVER" && s.parentSpanId === gwClient!.spanId,
+      );
       expect(idServer).toBeDefined();
       expect(idServer!.name).toBe(gwClient!.name);
       // Resource attributes from OTEL_RESOURCE_ATTRIBUTES arrive with the spans.
@@ -92,7 +139,8 @@ describeReal(title, () => {
       expect(idServer!.resource["deployment.environment"]).toBe("test");
       // The pg spans are the identity server span's descendants (same process, same trace).
       const byId = new Map(spans.map((s) => [s.spanId, s]));
-      const underServer = (s: ReceivedSpan): boolean => s.parentSpanId === idServer!.spanId || (byId.has(s.parentSpanId) && underServer(byId.get(s.parentSpanId)!));
+      const underServer = (s: ReceivedSpan): boolean =>
+        s.parentSpanId === idServer!.spanId || (byId.has(s.parentSpanId) && underServer(byId.get(s.parentSpanId)!));
       expect(spans.filter((s) => s.scope.endsWith("instrumentation-pg")).every(underServer)).toBe(true);
       // No API key anywhere in what left the processes.
       const apiKey = String(joined.body.apiKey);
@@ -105,7 +153,11 @@ describe("otlp receiver (the test's own oracle)", () => {
   it("an endpoint nothing exports to receives nothing (so a pass above means spans arrived)", async () => {
     const r = await startOtlpReceiver("http/protobuf");
     try {
-      const res = await fetch(`${r.endpoint}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      const res = await fetch(`${r.endpoint}/v1/traces`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
       expect(res.status).toBe(415);
       expect(r.spans).toEqual([]);
     } finally {

@@ -21,7 +21,11 @@ import { httpClient } from "@aps/testkit";
 const exporter = new InMemorySpanExporter();
 const ROOT = new URL("../../", import.meta.url);
 function preloaded(name: string, exports: unknown): PreloadedModule {
-  const version = name === "http" ? process.versions.node : (JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, ROOT), "utf8")) as { version: string }).version;
+  const version =
+    name === "http"
+      ? process.versions.node
+      : (JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, ROOT), "utf8")) as { version: string })
+          .version;
   return { exports, version };
 }
 // Through require, not import: the patched exports (gRPC's client constructors) must be what the
@@ -54,13 +58,18 @@ const idOf = (s: ReadableSpan) => s.spanContext().spanId;
 
 describe.each(modes)("tracing (%s)", (mode) => {
   it("one trace: gateway → forum call → PostgreSQL → publish → council consumer; no keys or bodies", async () => {
-    const sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1", AGENDA_SIZE: "10", JOINS_PER_SOURCE_PER_DAY: "10000" } });
+    const sys = await startSystem(mode, {
+      env: { AGENDA_MIN_SCORE: "1", AGENDA_SIZE: "10", JOINS_PER_SOURCE_PER_DAY: "10000" },
+    });
     try {
       const req = httpClient(sys.baseUrl);
       const author = await req("POST", "/join", { body: { name: "trace author" } });
       const voter = await req("POST", "/join", { body: { name: "trace voter" } });
       expect(voter.status).toBe(201);
-      const post = await req("POST", "/posts", { key: author.body.apiKey, body: { title: "Traced proposal", body: SECRET_BODY, is_arch_design: true } });
+      const post = await req("POST", "/posts", {
+        key: author.body.apiKey,
+        body: { title: "Traced proposal", body: SECRET_BODY, is_arch_design: true },
+      });
       expect(post.status).toBe(201);
       const postId = post.body.id as string;
       exporter.reset();
@@ -70,18 +79,36 @@ describe.each(modes)("tracing (%s)", (mode) => {
 
       // The vote's HTTP server span.
       const server = await waitFor(() =>
-        exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && scope(s).endsWith("instrumentation-http") && String(s.attributes["http.route"] ?? s.attributes["http.target"] ?? s.attributes["url.path"] ?? s.name).includes("vote")),
+        exporter
+          .getFinishedSpans()
+          .find(
+            (s) =>
+              s.kind === SpanKind.SERVER &&
+              scope(s).endsWith("instrumentation-http") &&
+              String(
+                s.attributes["http.route"] ?? s.attributes["http.target"] ?? s.attributes["url.path"] ?? s.name,
+              ).includes("vote"),
+          ),
       );
       const traceId = server.spanContext().traceId;
       const inTrace = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
       const consumer = await waitFor(() =>
-        inTrace().find((s) => s.kind === SpanKind.CONSUMER && s.name.endsWith("forum.post_on_agenda process") && s.attributes["messaging.consumer.group.name"] === "council-agenda"),
+        inTrace().find(
+          (s) =>
+            s.kind === SpanKind.CONSUMER &&
+            s.name.endsWith("forum.post_on_agenda process") &&
+            s.attributes["messaging.consumer.group.name"] === "council-agenda",
+        ),
       );
       // The council's work inside the consumer span (a call to identity, its PostgreSQL queries).
       await waitFor(() => {
         const t = inTrace();
         const child = (kind: SpanKind) => t.some((s) => s.kind === kind && parentOf(s) === idOf(consumer));
-        return (child(SpanKind.CLIENT) && t.some((s) => scope(s).endsWith("instrumentation-pg") && parentOf(s) === idOf(consumer))) || undefined;
+        return (
+          (child(SpanKind.CLIENT) &&
+            t.some((s) => scope(s).endsWith("instrumentation-pg") && parentOf(s) === idOf(consumer))) ||
+          undefined
+        );
       });
       const spans = inTrace();
       const byId = new Map(spans.map((s) => [idOf(s), s]));
@@ -99,15 +126,24 @@ describe.each(modes)("tracing (%s)", (mode) => {
       expect(castServer).toBeDefined();
       // In-process (the all-in-one calls its services without gRPC), with the RPC attributes.
       expect(scope(castClient!)).toBe(LOCAL_TRANSPORT);
-      expect(castClient!.attributes).toMatchObject({ "rpc.system": "aps_local", "rpc.service": "aps.forum.v1.ForumService", "rpc.method": "CastVote", "rpc.grpc.status_code": 0 });
+      expect(castClient!.attributes).toMatchObject({
+        "rpc.system": "aps_local",
+        "rpc.service": "aps.forum.v1.ForumService",
+        "rpc.method": "CastVote",
+        "rpc.grpc.status_code": 0,
+      });
       expect(spans.some((s) => scope(s).endsWith("instrumentation-grpc"))).toBe(false);
       expect(ancestors(castClient!)).toContain(server);
       expect(parentOf(castServer!)).toBe(idOf(castClient!));
       // PostgreSQL queries of the forum under its server span.
-      const forumQueries = spans.filter((s) => scope(s).endsWith("instrumentation-pg") && ancestors(s).includes(castServer!));
+      const forumQueries = spans.filter(
+        (s) => scope(s).endsWith("instrumentation-pg") && ancestors(s).includes(castServer!),
+      );
       expect(forumQueries.length).toBeGreaterThan(0);
       // The relay's publish, parented to the context captured when the event was enqueued.
-      const producer = spans.find((s) => s.kind === SpanKind.PRODUCER && s.name.endsWith("forum.post_on_agenda publish"));
+      const producer = spans.find(
+        (s) => s.kind === SpanKind.PRODUCER && s.name.endsWith("forum.post_on_agenda publish"),
+      );
       expect(producer).toBeDefined();
       expect(ancestors(producer!)).toContain(castServer!);
       expect(producer!.attributes["messaging.system"]).toBe("nats");
@@ -124,8 +160,11 @@ describe.each(modes)("tracing (%s)", (mode) => {
       expect(councilWork.some((s) => s.kind === SpanKind.CLIENT && scope(s) === LOCAL_TRANSPORT)).toBe(true);
 
       // Never a key or a body, in any span of any trace.
-      const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.events.map((e) => e.attributes), s.status]));
-      for (const secret of [author.body.apiKey as string, voter.body.apiKey as string, SECRET_BODY, '"vote":1']) expect(everything).not.toContain(secret);
+      const everything = JSON.stringify(
+        exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.events.map((e) => e.attributes), s.status]),
+      );
+      for (const secret of [author.body.apiKey as string, voter.body.apiKey as string, SECRET_BODY, '"vote":1'])
+        expect(everything).not.toContain(secret);
     } finally {
       await sys.stop();
     }
@@ -135,27 +174,56 @@ describe.each(modes)("tracing (%s)", (mode) => {
     const sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1000", JOINS_PER_SOURCE_PER_DAY: "10000" } });
     try {
       const req = httpClient(sys.baseUrl);
-      const join = async (name: string) => (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
+      const join = async (name: string) =>
+        (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
       const seat = async (a: { agentId: string }, s: string) =>
-        expect((await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${sys.adminToken}` }, body: { agentId: a.agentId, seat: s } })).status).toBe(200);
+        expect(
+          (
+            await req("POST", "/admin/seats", {
+              headers: { authorization: `Bearer ${sys.adminToken}` },
+              body: { agentId: a.agentId, seat: s },
+            })
+          ).status,
+        ).toBe(200);
       const [chief, c1, c2, author] = [await join("chief"), await join("c1"), await join("c2"), await join("author")];
       await seat(chief, "chief");
       await seat(c1, "councillor");
       await seat(c2, "councillor");
-      const post = await req("POST", "/posts", { key: author.apiKey, body: { title: "Close me", body: SECRET_BODY, is_arch_design: true } });
+      const post = await req("POST", "/posts", {
+        key: author.apiKey,
+        body: { title: "Close me", body: SECRET_BODY, is_arch_design: true },
+      });
       expect((await req("POST", `/posts/${post.body.id}/nominate`, { key: c1.apiKey })).status).toBe(200);
       exporter.reset();
 
-      const close = await req("POST", `/posts/${post.body.id}/council`, { key: c2.apiKey, body: { vote: "approve", reason: "Clear need." } });
+      const close = await req("POST", `/posts/${post.body.id}/council`, {
+        key: c2.apiKey,
+        body: { vote: "approve", reason: "Clear need." },
+      });
       expect(close.body).toMatchObject({ status: "adopted" });
 
-      const server = await waitFor(() => exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && scope(s).endsWith("instrumentation-http") && s.name.includes("/council")));
+      const server = await waitFor(() =>
+        exporter
+          .getFinishedSpans()
+          .find(
+            (s) =>
+              s.kind === SpanKind.SERVER && scope(s).endsWith("instrumentation-http") && s.name.includes("/council"),
+          ),
+      );
       const traceId = server.spanContext().traceId;
       const inTrace = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
       const consumer = await waitFor(() =>
-        inTrace().find((s) => s.kind === SpanKind.CONSUMER && s.name.endsWith("council.case_closed process") && s.attributes["messaging.consumer.group.name"] === "identity-sagacity"),
+        inTrace().find(
+          (s) =>
+            s.kind === SpanKind.CONSUMER &&
+            s.name.endsWith("council.case_closed process") &&
+            s.attributes["messaging.consumer.group.name"] === "identity-sagacity",
+        ),
       );
-      await waitFor(() => inTrace().some((s) => scope(s).endsWith("instrumentation-pg") && parentOf(s) === idOf(consumer)) || undefined);
+      await waitFor(
+        () =>
+          inTrace().some((s) => scope(s).endsWith("instrumentation-pg") && parentOf(s) === idOf(consumer)) || undefined,
+      );
       const spans = inTrace();
       const byId = new Map(spans.map((s) => [idOf(s), s]));
       const ancestors = (s: ReadableSpan): ReadableSpan[] => {
@@ -163,17 +231,24 @@ describe.each(modes)("tracing (%s)", (mode) => {
         for (let p = byId.get(parentOf(s) ?? ""); p; p = byId.get(parentOf(p) ?? "")) out.push(p);
         return out;
       };
-      const councilServer = spans.find((s) => s.kind === SpanKind.SERVER && s.name.includes("aps.council.v1.CouncilService/"));
+      const councilServer = spans.find(
+        (s) => s.kind === SpanKind.SERVER && s.name.includes("aps.council.v1.CouncilService/"),
+      );
       expect(councilServer).toBeDefined();
       const councilClient = byId.get(parentOf(councilServer!) ?? "");
       expect(councilClient?.kind).toBe(SpanKind.CLIENT);
       expect(ancestors(councilClient!)).toContain(server);
-      const producer = spans.find((s) => s.kind === SpanKind.PRODUCER && s.name.endsWith("council.case_closed publish"));
+      const producer = spans.find(
+        (s) => s.kind === SpanKind.PRODUCER && s.name.endsWith("council.case_closed publish"),
+      );
       expect(producer).toBeDefined();
       expect(ancestors(producer!)).toContain(councilServer!);
       expect(parentOf(consumer)).toBe(idOf(producer!));
-      const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.events.map((e) => e.attributes), s.status]));
-      for (const secret of [c2.apiKey, author.apiKey, SECRET_BODY, "Clear need."]) expect(everything).not.toContain(secret);
+      const everything = JSON.stringify(
+        exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.events.map((e) => e.attributes), s.status]),
+      );
+      for (const secret of [c2.apiKey, author.apiKey, SECRET_BODY, "Clear need."])
+        expect(everything).not.toContain(secret);
     } finally {
       await sys.stop();
     }
@@ -185,7 +260,18 @@ async function waitFor<T>(probe: () => T | undefined, ms = 15_000): Promise<T> {
   for (;;) {
     const v = probe();
     if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for spans; have: ${exporter.getFinishedSpans().filter((s) => /agenda|CastVote|vote|outbox/i.test(s.name + JSON.stringify(s.attributes))).map((s) => `${s.kind}:${s.name}[${s.spanContext().traceId.slice(0, 6)}/${s.spanContext().spanId.slice(0, 6)}<-${s.parentSpanContext?.spanId.slice(0, 6)}]`).join(", ").slice(0, 4000)}`);
+    if (Date.now() > until)
+      throw new Error(
+        `timed out waiting for spans; have: ${exporter
+          .getFinishedSpans()
+          .filter((s) => /agenda|CastVote|vote|outbox/i.test(s.name + JSON.stringify(s.attributes)))
+          .map(
+            (s) =>
+              `${s.kind}:${s.name}[${s.spanContext().traceId.slice(0, 6)}/${s.spanContext().spanId.slice(0, 6)}<-${s.parentSpanContext?.spanId.slice(0, 6)}]`,
+          )
+          .join(", ")
+          .slice(0, 4000)}`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
 }

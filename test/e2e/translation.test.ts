@@ -128,7 +128,14 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
       const took = Date.now() - t0;
       expect(r.status).toBe(200);
       expect(r.headers.get("content-language")).toBe("es");
-      expect(r.body).toMatchObject({ id, lang: "es", sourceLang: "en", engine: "apertium", machineTranslation: true, originalPrevails: true });
+      expect(r.body).toMatchObject({
+        id,
+        lang: "es",
+        sourceLang: "en",
+        engine: "apertium",
+        machineTranslation: true,
+        originalPrevails: true,
+      });
       expect(r.body.translatedAt).toEqual(expect.any(String));
       expect(r.body.body).not.toBe(pep.body);
       expect(r.body.title).not.toBe(pep.title);
@@ -148,19 +155,33 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
       expect(proxy.translateRequests).toBe(requests);
       expect(await engineJobs()).toBe(jobs0 + 1);
       expect(await metric("aps_translation_cache_total", { result: "hit" })).toBe(hits0 + 2);
-      console.log(`[translation ${mode}] ${pep.title.slice(0, 40)}: ${pep.body.length} chars, ${fences.length} code blocks, translated in ${took} ms`);
+      console.log(
+        `[translation ${mode}] ${pep.title.slice(0, 40)}: ${pep.body.length} chars, ${fences.length} code blocks, translated in ${took} ms`,
+      );
     }
   }, 180_000);
 
   it("same language: the original, machineTranslation false, engine null, no engine call and no quota", async () => {
     const author = await join("en author");
     const key = await join("en reader");
-    const id = await post(author, "Keep a changelog for every service", "Each service should keep a changelog of its public interface so that agents can follow changes.");
+    const id = await post(
+      author,
+      "Keep a changelog for every service",
+      "Each service should keep a changelog of its public interface so that agents can follow changes.",
+    );
     const jobs0 = await engineJobs();
     for (let i = 0; i < QUOTA + 1; i++) {
       const r = await req("GET", `/posts/${id}/translation?lang=en`, { key });
       expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ id, lang: "en", sourceLang: "en", engine: null, machineTranslation: false, originalPrevails: true, translatedAt: null });
+      expect(r.body).toMatchObject({
+        id,
+        lang: "en",
+        sourceLang: "en",
+        engine: null,
+        machineTranslation: false,
+        originalPrevails: true,
+        translatedAt: null,
+      });
       expect(r.body.body).toContain("changelog of its public interface");
     }
     expect(await engineJobs()).toBe(jobs0);
@@ -170,7 +191,11 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
 
   it("anonymous: cache only → 404 translation_not_cached, and nothing is generated", async () => {
     const author = await join("anon author");
-    const id = await post(author, "Add a managed message queue", "The platform should offer a managed message queue with at-least-once delivery.");
+    const id = await post(
+      author,
+      "Add a managed message queue",
+      "The platform should offer a managed message queue with at-least-once delivery.",
+    );
     const jobs0 = await engineJobs();
     const r = await req("GET", `/posts/${id}/translation?lang=es`);
     expect(r.status).toBe(404);
@@ -183,10 +208,18 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
     const author = await join("quota author");
     const key = await join("quota reader");
     const ids: string[] = [];
-    for (let i = 0; i <= QUOTA; i++) ids.push(await post(author, `Proposal number ${i} about storage`, `The platform should offer object storage tier ${i} with lifecycle rules and versioning.`));
+    for (let i = 0; i <= QUOTA; i++)
+      ids.push(
+        await post(
+          author,
+          `Proposal number ${i} about storage`,
+          `The platform should offer object storage tier ${i} with lifecycle rules and versioning.`,
+        ),
+      );
     const before = await req("GET", "/me/quotas", { key });
     expect(before.body.translations).toMatchObject({ limit: QUOTA, used: 0, remaining: QUOTA });
-    for (const id of ids.slice(0, QUOTA)) expect((await req("GET", `/posts/${id}/translation?lang=es`, { key })).status).toBe(200);
+    for (const id of ids.slice(0, QUOTA))
+      expect((await req("GET", `/posts/${id}/translation?lang=es`, { key })).status).toBe(200);
     // GET /me/quotas shows the translation quota used up, resetting at the next UTC midnight.
     const spent = await req("GET", "/me/quotas", { key });
     expect(spent.body.translations).toMatchObject({ limit: QUOTA, used: QUOTA, remaining: 0 });
@@ -201,7 +234,9 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
     expect(Math.abs(retry - toMidnight)).toBeLessThan(30);
     // Cached translations still read fine over quota, and another key has its own quota.
     expect((await req("GET", `/posts/${ids[0]}/translation?lang=es`, { key })).status).toBe(200);
-    expect((await req("GET", `/posts/${ids[QUOTA]}/translation?lang=es`, { key: await join("other reader") })).status).toBe(200);
+    expect(
+      (await req("GET", `/posts/${ids[QUOTA]}/translation?lang=es`, { key: await join("other reader") })).status,
+    ).toBe(200);
   }, 60_000);
 
   it("bad input: unsupported lang → 400, 51 ids → 400, malformed id → 400, unknown post → 404", async () => {
@@ -231,21 +266,36 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   it("unsupported pair → 422 unsupported_language_pair; nothing cached, no quota used", async () => {
     const author = await join("pair author");
     const key = await join("pair reader");
-    const id = await post(author, "Publish status page", "The platform should publish a public status page with incident history.");
+    const id = await post(
+      author,
+      "Publish status page",
+      "The platform should publish a public status page with incident history.",
+    );
     const r = await req("GET", `/posts/${id}/translation?lang=fr`, { key });
     expect(r.status).toBe(422);
     expect(r.body.code).toBe("unsupported_language_pair");
     expect((await req("GET", `/posts/${id}/translation?lang=fr`)).body.code).toBe("translation_not_cached");
     // The failure cost nothing: the whole quota is still there.
     const more: string[] = [];
-    for (let i = 0; i < QUOTA; i++) more.push(await post(author, `Status page part ${i}`, `The status page should list component ${i} and its uptime history.`));
+    for (let i = 0; i < QUOTA; i++)
+      more.push(
+        await post(
+          author,
+          `Status page part ${i}`,
+          `The status page should list component ${i} and its uptime history.`,
+        ),
+      );
     for (const m of more) expect((await req("GET", `/posts/${m}/translation?lang=es`, { key })).status).toBe(200);
   }, 60_000);
 
   it("engine down → 503 upstream_unavailable, nothing cached; engine slow → 503 after TRANSLATION_TIMEOUT_MS; both recover", async () => {
     const author = await join("outage author");
     const key = await join("outage reader");
-    const id = await post(author, "Add regional failover", "Databases should fail over to a second region within five minutes.");
+    const id = await post(
+      author,
+      "Add regional failover",
+      "Databases should fail over to a second region within five minutes.",
+    );
     proxy.mode = "down";
     try {
       const r = await req("GET", `/posts/${id}/translation?lang=es`, { key });
@@ -273,23 +323,45 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   it("20 concurrent identical requests for a missing translation → exactly one engine job", async () => {
     const author = await join("burst author");
     const keys = await Promise.all([1, 2, 3, 4].map((i) => join(`burst reader ${i}`)));
-    const id = await post(author, "Introduce request tracing", "Every request should carry a trace id across services so that operators can follow it end to end.");
+    const id = await post(
+      author,
+      "Introduce request tracing",
+      "Every request should carry a trace id across services so that operators can follow it end to end.",
+    );
     const jobs0 = await engineJobs();
     const requests0 = proxy.translateRequests;
-    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => req("GET", `/posts/${id}/translation?lang=es`, { key: keys[i % keys.length] })));
+    const all = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        req("GET", `/posts/${id}/translation?lang=es`, { key: keys[i % keys.length] }),
+      ),
+    );
     expect(all.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(new Set(all.map((r) => r.body.body)).size).toBe(1);
     const jobs = (await engineJobs()) - jobs0;
     expect(jobs).toBe(1);
-    console.log(`[translation ${mode}] 20 concurrent identical requests → ${jobs} engine job (${proxy.translateRequests - requests0} APY segment requests)`);
+    console.log(
+      `[translation ${mode}] 20 concurrent identical requests → ${jobs} engine job (${proxy.translateRequests - requests0} APY segment requests)`,
+    );
   }, 60_000);
 
   it("GET /posts/translations: titles; anonymous reads only cached ones (rest in missing), keyed generates them", async () => {
     const author = await join("titles author");
     const key = await join("titles reader");
-    const a = await post(author, "Offer managed Redis", "The platform should offer a managed Redis with persistence and replicas.");
-    const b = await post(author, "Offer managed Kafka", "The platform should offer a managed Kafka cluster with schema registry.");
-    const en = await post(author, "Archive old logs", "Logs older than ninety days should be archived to cold storage automatically.");
+    const a = await post(
+      author,
+      "Offer managed Redis",
+      "The platform should offer a managed Redis with persistence and replicas.",
+    );
+    const b = await post(
+      author,
+      "Offer managed Kafka",
+      "The platform should offer a managed Kafka cluster with schema registry.",
+    );
+    const en = await post(
+      author,
+      "Archive old logs",
+      "Logs older than ninety days should be archived to cold storage automatically.",
+    );
     const unknown = "p_01J00000000000000000000000";
     expect((await req("GET", `/posts/${a}/translation?lang=es`, { key })).status).toBe(200);
     const anon = await req("GET", `/posts/translations?lang=es&ids=${[a, b, unknown].join(",")}`);
@@ -303,7 +375,9 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
     expect(keyed.body.items.map((i: { id: string }) => i.id)).toEqual([a, b]);
     expect(keyed.body.missing).toEqual([unknown]);
     const same = await req("GET", `/posts/translations?lang=en&ids=${en}`);
-    expect(same.body.items).toEqual([{ id: en, title: "Archive old logs", sourceLang: "en", engine: null, machineTranslation: false }]);
+    expect(same.body.items).toEqual([
+      { id: en, title: "Archive old logs", sourceLang: "en", engine: null, machineTranslation: false },
+    ]);
   }, 60_000);
 
   it("GET /skill.md?lang=es: first line untranslated, a machine-translation note, Spanish, code blocks intact; anonymous reads the cache", async () => {
@@ -334,7 +408,11 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   it("measures the cache-hit latency (p50/p95 over 100 sequential calls)", async () => {
     const author = await join("latency author");
     const key = await join("latency reader");
-    const id = await post(author, "Cache translations forever", "Translations should be cached per post version and language, forever.");
+    const id = await post(
+      author,
+      "Cache translations forever",
+      "Translations should be cached per post version and language, forever.",
+    );
     expect((await req("GET", `/posts/${id}/translation?lang=es`, { key })).status).toBe(200);
     const ms: number[] = [];
     for (let i = 0; i < 100; i++) {
@@ -344,7 +422,9 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
       expect(r.status).toBe(200);
     }
     ms.sort((x, y) => x - y);
-    console.log(`[translation ${mode}] cache-hit latency over 100 calls: p50 ${ms[49]!.toFixed(2)} ms, p95 ${ms[94]!.toFixed(2)} ms, max ${ms[99]!.toFixed(2)} ms`);
+    console.log(
+      `[translation ${mode}] cache-hit latency over 100 calls: p50 ${ms[49]!.toFixed(2)} ms, p95 ${ms[94]!.toFixed(2)} ms, max ${ms[99]!.toFixed(2)} ms`,
+    );
   }, 60_000);
 });
 
@@ -364,11 +444,32 @@ describe("translation without an engine (embedded, restart on the same data)", (
     dataDir = mkdtempSync(join(tmpdir(), "aps-translation-"));
     const base = { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000" };
     // 1. With Apertium: translate one post.
-    let sys = await startSystem("embedded", { dataDir, env: { ...base, TRANSLATION_ENGINE: "apertium", APERTIUM_URL: apy.url } });
+    let sys = await startSystem("embedded", {
+      dataDir,
+      env: { ...base, TRANSLATION_ENGINE: "apertium", APERTIUM_URL: apy.url },
+    });
     let req = httpClient(sys.baseUrl);
     const author = (await req("POST", "/join", { body: { name: "no-engine author" } })).body.apiKey as string;
-    const id = (await req("POST", "/posts", { key: author, body: { title: "Add object storage", body: "The platform should offer object storage with versioning.", is_arch_design: true } })).body.id as string;
-    const other = (await req("POST", "/posts", { key: author, body: { title: "Add a CDN", body: "The platform should offer a content delivery network in front of object storage.", is_arch_design: true } })).body.id as string;
+    const id = (
+      await req("POST", "/posts", {
+        key: author,
+        body: {
+          title: "Add object storage",
+          body: "The platform should offer object storage with versioning.",
+          is_arch_design: true,
+        },
+      })
+    ).body.id as string;
+    const other = (
+      await req("POST", "/posts", {
+        key: author,
+        body: {
+          title: "Add a CDN",
+          body: "The platform should offer a content delivery network in front of object storage.",
+          is_arch_design: true,
+        },
+      })
+    ).body.id as string;
     const first = await req("GET", `/posts/${id}/translation?lang=es`, { key: author });
     expect(first.status).toBe(200);
     await sys.stop();

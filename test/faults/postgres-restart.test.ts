@@ -1,4 +1,13 @@
-import { canRunPrivatePostgres, deleteTestStream, hasNats, startPrivatePostgres, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type PrivateServer } from "@aps/testkit";
+import {
+  canRunPrivatePostgres,
+  deleteTestStream,
+  hasNats,
+  startPrivatePostgres,
+  TEST_NATS_URL,
+  uniqueBusNames,
+  uniqueSuffix,
+  type PrivateServer,
+} from "@aps/testkit";
 import { eventually, joinAll, ok, readyz, searchIds, seatCouncil, startAio, type Req } from "./support.js";
 
 /**
@@ -25,7 +34,12 @@ const READYZ_503_WITHIN_MS = 5_000;
 
   beforeAll(async () => {
     pgServer = await startPrivatePostgres();
-    aps = await startAio({ DATABASE_URL: pgServer.url, NATS_URL: TEST_NATS_URL, NATS_STREAM: names.stream, APS_SUBJECT_PREFIX: names.prefix });
+    aps = await startAio({
+      DATABASE_URL: pgServer.url,
+      NATS_URL: TEST_NATS_URL,
+      NATS_STREAM: names.stream,
+      APS_SUBJECT_PREFIX: names.prefix,
+    });
     req = aps.req;
   }, TIMEOUT);
   afterAll(async () => {
@@ -42,7 +56,14 @@ const READYZ_503_WITHIN_MS = 5_000;
       const author = agents[3]!;
       const posted: string[] = [];
       const post = async (label: string) => {
-        const b = ok(await req("POST", "/posts", { key: author.apiKey, body: { title: `${word} ${label}`, body: `PostgreSQL fault run ${word}.`, is_arch_design: true } }), 201, `post ${label}`);
+        const b = ok(
+          await req("POST", "/posts", {
+            key: author.apiKey,
+            body: { title: `${word} ${label}`, body: `PostgreSQL fault run ${word}.`, is_arch_design: true },
+          }),
+          201,
+          `post ${label}`,
+        );
         posted.push(b.id as string);
         return b.id as string;
       };
@@ -63,10 +84,16 @@ const READYZ_503_WITHIN_MS = 5_000;
         // every service with a database reports it within a probe period or two
         await eventually(async () => {
           const body = await (await fetch(aps.baseUrl.replace(/\/v1$/, "") + "/readyz")).json();
-          expect(body).toMatchObject({ status: "not_ready", dependencies: { identity: false, forum: false, council: false, knowledge: true, translation: false } });
+          expect(body).toMatchObject({
+            status: "not_ready",
+            dependencies: { identity: false, forum: false, council: false, knowledge: true, translation: false },
+          });
         }, 10_000);
         // a write and a read while it is down: 503 upstream_unavailable problem+json, nothing stored
-        const w = await req("POST", "/posts", { key: author.apiKey, body: { title: `${word} refused ${mode}`, body: "must not be stored", is_arch_design: true } });
+        const w = await req("POST", "/posts", {
+          key: author.apiKey,
+          body: { title: `${word} refused ${mode}`, body: "must not be stored", is_arch_design: true },
+        });
         expect(w.status).toBe(503);
         expect(w.headers.get("content-type")).toMatch(/^application\/problem\+json/);
         expect(w.body).toMatchObject({ status: 503, code: "upstream_unavailable" });
@@ -79,7 +106,9 @@ const READYZ_503_WITHIN_MS = 5_000;
         const readyMs = await eventually(async () => expect(await readyz(aps.baseUrl)).toBe(200), 30_000);
         // writes accepted again without restarting any service
         const firstWriteMs = await eventually(async () => void (await post(`after ${mode}`)), 30_000);
-        figures.push(`${mode}: readyz 503 after ${notReadyMs} ms, down ${startedAt - stoppedAt} ms, readyz 200 ${readyMs} ms after start, first write ${firstWriteMs} ms after that`);
+        figures.push(
+          `${mode}: readyz 503 after ${notReadyMs} ms, down ${startedAt - stoppedAt} ms, readyz 200 ${readyMs} ms after start, first write ${firstWriteMs} ms after that`,
+        );
       }
 
       // everything accepted is there; nothing refused was stored
@@ -88,16 +117,30 @@ const READYZ_503_WITHIN_MS = 5_000;
       expect(ids.map((p) => p.id).sort()).toEqual([...posted].sort());
       expect(ids.some((p) => p.title.includes("refused"))).toBe(false);
       // the outbox relay and the consumers survived: search sees posts written after the restarts
-      await eventually(async () => expect([...(await searchIds(req, word))].sort()).toEqual([...posted].sort()), 30_000);
+      await eventually(
+        async () => expect([...(await searchIds(req, word))].sort()).toEqual([...posted].sort()),
+        30_000,
+      );
       // and a Council close still reaches identity (Sagacity) and the forum (status projection)
       const target = posted[posted.length - 1]!;
       ok(await req("POST", `/posts/${target}/nominate`, { key: agents[0]!.apiKey }), 200, "nominate");
-      expect(ok(await req("POST", `/posts/${target}/council`, { key: agents[1]!.apiKey, body: { vote: "approve", reason: "after restarts" } }), 200, "ballot").status).toBe("adopted");
+      expect(
+        ok(
+          await req("POST", `/posts/${target}/council`, {
+            key: agents[1]!.apiKey,
+            body: { vote: "approve", reason: "after restarts" },
+          }),
+          200,
+          "ballot",
+        ).status,
+      ).toBe("adopted");
       await eventually(async () => {
         expect(ok(await req("GET", "/me", { key: author.apiKey }), 200, "me").sagacity).toBe(10);
         expect(ok(await req("GET", `/posts/${target}`), 200, "detail").status).toBe("adopted");
       }, 30_000);
-      console.log(`[faults/postgres] ${figures.join("; ")}; ${posted.length} posts accepted, 2 refused with 503 and not stored`);
+      console.log(
+        `[faults/postgres] ${figures.join("; ")}; ${posted.length} posts accepted, 2 refused with 503 and not stored`,
+      );
     },
     TIMEOUT,
   );

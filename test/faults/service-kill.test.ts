@@ -1,4 +1,14 @@
-import { createTestDatabase, deleteTestStream, hasNats, hasPostgres, httpClient, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, type TestDatabase } from "@aps/testkit";
+import {
+  createTestDatabase,
+  deleteTestStream,
+  hasNats,
+  hasPostgres,
+  httpClient,
+  TEST_NATS_URL,
+  uniqueBusNames,
+  uniqueSuffix,
+  type TestDatabase,
+} from "@aps/testkit";
 import pg from "pg";
 import { eventually, joinAll, ok, readyz, searchIds, seatCouncil, unsettledConsumers, type Req } from "./support.js";
 import { startTopology } from "./topology.js";
@@ -39,7 +49,13 @@ const AUTH_TTL_MS = 1_000;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    topo = await startTopology({ DATABASE_URL: db.url, NATS_URL: TEST_NATS_URL, NATS_STREAM: names.stream, APS_SUBJECT_PREFIX: names.prefix, AUTH_CACHE_TTL_MS: String(AUTH_TTL_MS) });
+    topo = await startTopology({
+      DATABASE_URL: db.url,
+      NATS_URL: TEST_NATS_URL,
+      NATS_STREAM: names.stream,
+      APS_SUBJECT_PREFIX: names.prefix,
+      AUTH_CACHE_TTL_MS: String(AUTH_TTL_MS),
+    });
     req = httpClient(topo.baseUrl);
   }, TIMEOUT);
   afterAll(async () => {
@@ -58,18 +74,29 @@ const AUTH_TTL_MS = 1_000;
       // a burst of posts, and the forum killed while their events may still sit in its outbox
       const burst = await Promise.all(
         [...Array(12).keys()].map(async (i) =>
-          req("POST", "/posts", { key: author.apiKey, body: { title: `${word} ${i}`, body: `Kill fault run ${word}.`, is_arch_design: true } }),
+          req("POST", "/posts", {
+            key: author.apiKey,
+            body: { title: `${word} ${i}`, body: `Kill fault run ${word}.`, is_arch_design: true },
+          }),
         ),
       );
       for (const r of burst) accepted.push(ok(r, 201, "post").id as string);
       const killedAt = Date.now();
       expect(await topo.children.forum.kill("SIGKILL")).toBe(null);
       // What the crash left in the forum's outbox: rows committed with the posts, not yet published.
-      const pendingAtKill = Number((await sql("SELECT count(*) AS n FROM forum.outbox WHERE published_at IS NULL")).rows[0].n);
+      const pendingAtKill = Number(
+        (await sql("SELECT count(*) AS n FROM forum.outbox WHERE published_at IS NULL")).rows[0].n,
+      );
 
       const down503 = async (method: string, path: string, body?: unknown) => {
         const r = await req(method, path, { key: author.apiKey, ...(body ? { body } : {}) });
-        expect({ path, status: r.status, type: r.headers.get("content-type")?.split(";")[0], code: r.body?.code, retryAfter: r.headers.get("retry-after") !== null }).toEqual({
+        expect({
+          path,
+          status: r.status,
+          type: r.headers.get("content-type")?.split(";")[0],
+          code: r.body?.code,
+          retryAfter: r.headers.get("retry-after") !== null,
+        }).toEqual({
           path,
           status: 503,
           type: "application/problem+json",
@@ -92,15 +119,37 @@ const AUTH_TTL_MS = 1_000;
       const mine = (list.items as { id: string; title: string }[]).filter((p) => p.title.startsWith(word));
       expect(mine.map((p) => p.id).sort()).toEqual([...accepted].sort());
       // the events the killed process had not relayed go out after its restart
-      const searchMs = await eventually(async () => expect([...(await searchIds(req, word))].sort()).toEqual([...accepted].sort()), 60_000);
+      const searchMs = await eventually(
+        async () => expect([...(await searchIds(req, word))].sort()).toEqual([...accepted].sort()),
+        60_000,
+      );
       // Every outbox row — those pending at the kill included — is published after the restart.
-      await eventually(async () => expect(Number((await sql("SELECT count(*) AS n FROM forum.outbox WHERE published_at IS NULL")).rows[0].n)).toBe(0), 60_000);
-      ok(await req("POST", `/posts/${accepted[0]}/vote`, { key: agents[3]!.apiKey, body: { vote: 1 } }), 200, "vote after restart");
+      await eventually(
+        async () =>
+          expect(
+            Number((await sql("SELECT count(*) AS n FROM forum.outbox WHERE published_at IS NULL")).rows[0].n),
+          ).toBe(0),
+        60_000,
+      );
+      ok(
+        await req("POST", `/posts/${accepted[0]}/vote`, { key: agents[3]!.apiKey, body: { vote: 1 } }),
+        200,
+        "vote after restart",
+      );
 
       // identity killed right after a Council close: its Sagacity award happens after the restart, once
       const target = accepted[1]!;
       ok(await req("POST", `/posts/${target}/nominate`, { key: agents[0]!.apiKey }), 200, "nominate");
-      expect(ok(await req("POST", `/posts/${target}/council`, { key: agents[1]!.apiKey, body: { vote: "approve", reason: "kill run" } }), 200, "ballot").status).toBe("adopted");
+      expect(
+        ok(
+          await req("POST", `/posts/${target}/council`, {
+            key: agents[1]!.apiKey,
+            body: { vote: "approve", reason: "kill run" },
+          }),
+          200,
+          "ballot",
+        ).status,
+      ).toBe("adopted");
       const idKilledAt = Date.now();
       await topo.children.identity.kill("SIGKILL");
       // keys the gateway authenticated within its cache TTL keep working until it expires
@@ -115,7 +164,11 @@ const AUTH_TTL_MS = 1_000;
       }, 60_000);
       // No duplicate can come any more once no consumer has a delivery outstanding (a redelivery
       // comes only after ack_wait, 30 s): wait for that, not for a fixed time.
-      const settledMs = await eventually(async () => expect(await unsettledConsumers(TEST_NATS_URL, names.stream)).toEqual([]), 90_000, 250);
+      const settledMs = await eventually(
+        async () => expect(await unsettledConsumers(TEST_NATS_URL, names.stream)).toEqual([]),
+        90_000,
+        250,
+      );
       const ledger = ok(await req("GET", "/me/sagacity", { key: author.apiKey }), 200, "ledger");
       expect(ledger).toMatchObject({ total: 10 });
       expect(ledger.items).toHaveLength(1);
@@ -134,7 +187,8 @@ const AUTH_TTL_MS = 1_000;
     async () => {
       const codes: Record<string, number | null> = {};
       const t0 = Date.now();
-      for (const n of ["gateway", "council", "identity", "translation", "knowledge", "forum"] as const) codes[n] = await topo.children[n].kill("SIGTERM");
+      for (const n of ["gateway", "council", "identity", "translation", "knowledge", "forum"] as const)
+        codes[n] = await topo.children[n].kill("SIGTERM");
       expect(codes).toEqual({ gateway: 0, council: 0, identity: 0, translation: 0, knowledge: 0, forum: 0 });
       console.log(`[faults/kill] SIGTERM of the 6 processes one after another: all exited 0 in ${Date.now() - t0} ms`);
     },

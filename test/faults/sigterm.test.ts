@@ -1,7 +1,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestDatabase, deleteTestStream, hasNats, hasPostgres, httpClient, TEST_NATS_URL, uniqueBusNames, type TestDatabase } from "@aps/testkit";
+import {
+  createTestDatabase,
+  deleteTestStream,
+  hasNats,
+  hasPostgres,
+  httpClient,
+  TEST_NATS_URL,
+  uniqueBusNames,
+  type TestDatabase,
+} from "@aps/testkit";
 import { startSystem, type System } from "../support/system.js";
 import { FAULT_LIMITS, joinAll, ok } from "./support.js";
 
@@ -12,8 +21,10 @@ import { FAULT_LIMITS, joinAll, ok } from "./support.js";
  * after a restart on the same data every write that was answered 2xx is there — counted one by
  * one. Runs on the embedded databases (always) and on real PostgreSQL + NATS when present.
  */
-const variants: ("embedded" | "real")[] = (await hasPostgres()) && (await hasNats()) ? ["embedded", "real"] : ["embedded"];
-if (!variants.includes("real")) console.warn("[faults/sigterm] NO REAL PostgreSQL + NATS: only the embedded variant runs");
+const variants: ("embedded" | "real")[] =
+  (await hasPostgres()) && (await hasNats()) ? ["embedded", "real"] : ["embedded"];
+if (!variants.includes("real"))
+  console.warn("[faults/sigterm] NO REAL PostgreSQL + NATS: only the embedded variant runs");
 const TIMEOUT = 240_000;
 const WORKERS = 8;
 
@@ -29,7 +40,12 @@ describe.each(variants)("SIGTERM of the all-in-one process during writes (%s)", 
     env = { ...FAULT_LIMITS };
     if (variant === "real") {
       db = await createTestDatabase();
-      Object.assign(env, { DATABASE_URL: db.url, NATS_URL: TEST_NATS_URL, NATS_STREAM: names.stream, APS_SUBJECT_PREFIX: names.prefix });
+      Object.assign(env, {
+        DATABASE_URL: db.url,
+        NATS_URL: TEST_NATS_URL,
+        NATS_STREAM: names.stream,
+        APS_SUBJECT_PREFIX: names.prefix,
+      });
     }
   }, TIMEOUT);
   afterAll(async () => {
@@ -62,7 +78,10 @@ describe.each(variants)("SIGTERM of the all-in-one process during writes (%s)", 
             sent++;
             const step = i % 3;
             if (step === 0 || !last) {
-              const r = await req("POST", "/posts", { key: a.apiKey, body: { title: `sigterm ${k}/${i}`, body: "load during shutdown", is_arch_design: i % 2 === 0 } });
+              const r = await req("POST", "/posts", {
+                key: a.apiKey,
+                body: { title: `sigterm ${k}/${i}`, body: "load during shutdown", is_arch_design: i % 2 === 0 },
+              });
               if (r.status === 201) posts.set((last = r.body.id as string), { comments: 0, votes: 0 });
               else refused++;
             } else if (step === 1) {
@@ -104,7 +123,11 @@ describe.each(variants)("SIGTERM of the all-in-one process during writes (%s)", 
           missing.push(id);
           continue;
         }
-        expect({ id, comments: r.body.commentCount, for: r.body.votes.for }).toEqual({ id, comments: want.comments, for: want.votes });
+        expect({ id, comments: r.body.commentCount, for: r.body.votes.for }).toEqual({
+          id,
+          comments: want.comments,
+          for: want.votes,
+        });
         comments += want.comments;
         votes += want.votes;
       }

@@ -29,7 +29,11 @@ export type Agent = { agentId: string; apiKey: string; name: string };
 /** Every service of APS in this jest process on `env` (DATABASE_URL, NATS_URL, …). */
 export async function startAio(env: Record<string, string>): Promise<AllInOne & { req: Req }> {
   const log = createLogger("aps-faults", "error");
-  const aps = await startAllInOne({ APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "error", PORT: "0", ...FAULT_LIMITS, ...env }, log, new InProcessBus(log));
+  const aps = await startAllInOne(
+    { APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "error", PORT: "0", ...FAULT_LIMITS, ...env },
+    log,
+    new InProcessBus(log),
+  );
   return { ...aps, req: httpClient(aps.baseUrl) };
 }
 
@@ -56,7 +60,14 @@ export async function joinAll(req: Req, n: number, label: string): Promise<Agent
 /** Seats `members` (the first as chief) through the admin API. */
 export async function seatCouncil(req: Req, members: Agent[]): Promise<void> {
   for (const [i, a] of members.entries()) {
-    ok(await req("POST", "/admin/seats", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: { agentId: a.agentId, seat: i === 0 ? "chief" : "councillor" } }), 200, "seat");
+    ok(
+      await req("POST", "/admin/seats", {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: { agentId: a.agentId, seat: i === 0 ? "chief" : "councillor" },
+      }),
+      200,
+      "seat",
+    );
   }
 }
 
@@ -71,7 +82,11 @@ export async function readyz(baseUrl: string): Promise<number> {
 
 /** Ids of posts whose text matches `q` with every tag in `tags`, from the public search. */
 export async function searchIds(req: Req, q: string, tags: string[] = ["post"]): Promise<Set<string>> {
-  const r = ok(await req("GET", `/knowledge/search?q=${encodeURIComponent(q)}&tags=${tags.join(",")}&limit=50`), 200, "search");
+  const r = ok(
+    await req("GET", `/knowledge/search?q=${encodeURIComponent(q)}&tags=${tags.join(",")}&limit=50`),
+    200,
+    "search",
+  );
   return new Set((r.hits as { id: string }[]).map((h) => h.id));
 }
 
@@ -87,7 +102,11 @@ export interface AckedVote {
  * an adopted post; +1 to every agent whose vote in effect at the close (its last acknowledged
  * vote; the tests send no vote on a post while it closes) has the outcome's sign.
  */
-export function expectedSagacity(agents: Agent[], votes: AckedVote[], closes: { post: string; author: string; outcome: "adopted" | "rejected" }[]): Record<string, number> {
+export function expectedSagacity(
+  agents: Agent[],
+  votes: AckedVote[],
+  closes: { post: string; author: string; outcome: "adopted" | "rejected" }[],
+): Record<string, number> {
   const totals: Record<string, number> = Object.fromEntries(agents.map((a) => [a.agentId, 0]));
   for (const c of closes) {
     if (c.outcome === "adopted") totals[c.author] = (totals[c.author] ?? 0) + 10;
@@ -102,7 +121,11 @@ export function expectedSagacity(agents: Agent[], votes: AckedVote[], closes: { 
 /** Sagacity of every agent as `GET /v1/me` shows it. */
 export async function actualSagacity(req: Req, agents: Agent[]): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  await Promise.all(agents.map(async (a) => (out[a.agentId] = ok(await req("GET", "/me", { key: a.apiKey }), 200, "me").sagacity as number)));
+  await Promise.all(
+    agents.map(
+      async (a) => (out[a.agentId] = ok(await req("GET", "/me", { key: a.apiKey }), 200, "me").sagacity as number),
+    ),
+  );
   return out;
 }
 

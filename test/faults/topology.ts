@@ -26,8 +26,12 @@ export interface Child {
  * restart any one of them. A service counts as started when its gRPC health check answers
  * SERVING; the gateway when `/healthz` answers.
  */
-export async function startTopology(env: Record<string, string>): Promise<{ baseUrl: string; children: Record<ServiceName | "gateway", Child>; stop(): Promise<void> }> {
-  const ports = Object.fromEntries(await Promise.all([...SERVICES, "gateway"].map(async (s) => [s, await freePort()] as const))) as Record<ServiceName | "gateway", number>;
+export async function startTopology(
+  env: Record<string, string>,
+): Promise<{ baseUrl: string; children: Record<ServiceName | "gateway", Child>; stop(): Promise<void> }> {
+  const ports = Object.fromEntries(
+    await Promise.all([...SERVICES, "gateway"].map(async (s) => [s, await freePort()] as const)),
+  ) as Record<ServiceName | "gateway", number>;
   const addrs = {
     IDENTITY_GRPC_ADDR: `127.0.0.1:${ports.identity}`,
     FORUM_GRPC_ADDR: `127.0.0.1:${ports.forum}`,
@@ -38,7 +42,10 @@ export async function startTopology(env: Record<string, string>): Promise<{ base
   const base = { ...process.env, APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", ...FAULT_LIMITS, ...env, ...addrs };
   const make = (name: ServiceName | "gateway"): Child => {
     const addr = `127.0.0.1:${ports[name]}`;
-    const childEnv = name === "gateway" ? { ...base, PORT: String(ports.gateway), HOST: "127.0.0.1" } : { ...base, [`${name.toUpperCase()}_LISTEN_ADDR`]: addr };
+    const childEnv =
+      name === "gateway"
+        ? { ...base, PORT: String(ports.gateway), HOST: "127.0.0.1" }
+        : { ...base, [`${name.toUpperCase()}_LISTEN_ADDR`]: addr };
     let child: ChildProcess | undefined;
     let out = "";
     const started = async () => {
@@ -46,8 +53,14 @@ export async function startTopology(env: Record<string, string>): Promise<{ base
       const health = name === "gateway" ? undefined : new HealthClient(addr);
       try {
         for (;;) {
-          if (child?.exitCode !== null && child?.exitCode !== undefined) throw new Error(`${name} exited (${child.exitCode}):\n${out.slice(-3000)}`);
-          const ok = health ? await health.serving(500) : await fetch(`http://${addr}/healthz`).then((r) => r.ok, () => false);
+          if (child?.exitCode !== null && child?.exitCode !== undefined)
+            throw new Error(`${name} exited (${child.exitCode}):\n${out.slice(-3000)}`);
+          const ok = health
+            ? await health.serving(500)
+            : await fetch(`http://${addr}/healthz`).then(
+                (r) => r.ok,
+                () => false,
+              );
           if (ok) return;
           if (Date.now() > deadline) throw new Error(`${name} not started in 120 s:\n${out.slice(-3000)}`);
           await new Promise((r) => setTimeout(r, 100));
@@ -61,7 +74,11 @@ export async function startTopology(env: Record<string, string>): Promise<{ base
       addr,
       output: () => out,
       start: async () => {
-        child = spawn(process.execPath, [join(ROOT, `services/${name}/dist/main.js`)], { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+        child = spawn(process.execPath, [join(ROOT, `services/${name}/dist/main.js`)], {
+          cwd: ROOT,
+          env: childEnv,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
         child.stdout?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
         child.stderr?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
         await started();
@@ -75,14 +92,18 @@ export async function startTopology(env: Record<string, string>): Promise<{ base
       },
     };
   };
-  const children = Object.fromEntries([...SERVICES, "gateway" as const].map((n) => [n, make(n)])) as Record<ServiceName | "gateway", Child>;
+  const children = Object.fromEntries([...SERVICES, "gateway" as const].map((n) => [n, make(n)])) as Record<
+    ServiceName | "gateway",
+    Child
+  >;
   // start order of the gRPC dependencies (as start.mjs): forum → knowledge → translation → identity → council → gateway
   for (const n of [...SERVICES, "gateway" as const]) await children[n].start();
   return {
     baseUrl: `http://127.0.0.1:${ports.gateway}/v1`,
     children,
     stop: async () => {
-      for (const n of ["gateway", "council", "identity", "translation", "knowledge", "forum"] as const) await children[n].kill("SIGTERM");
+      for (const n of ["gateway", "council", "identity", "translation", "knowledge", "forum"] as const)
+        await children[n].kill("SIGTERM");
     },
   };
 }

@@ -18,8 +18,8 @@ const ACTIONS_PER_AGENT = 8;
 
 type Vote = 1 | -1;
 
-
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 describeReal("200 agents voting and flipping on 20 posts at once (real)", () => {
   let sys: System;
@@ -39,13 +39,20 @@ describeReal("200 agents voting and flipping on 20 posts at once (real)", () => 
     const statuses = new Map<number, number>();
     const note = (r: HttpResult) => statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
 
-    const joined = await Promise.all(Array.from({ length: AGENTS }, (_, i) => req("POST", "/join", { body: { name: `crowd-${i}` } })));
+    const joined = await Promise.all(
+      Array.from({ length: AGENTS }, (_, i) => req("POST", "/join", { body: { name: `crowd-${i}` } })),
+    );
     joined.forEach(note);
     expect(joined.filter((r) => r.status !== 201).map((r) => r.status)).toEqual([]);
     const agents = joined.map((r) => r.body as { agentId: string; apiKey: string; name: string });
 
     const created = await Promise.all(
-      Array.from({ length: POSTS }, (_, i) => req("POST", "/posts", { key: agents[i]!.apiKey, body: { title: `crowd post ${i}`, body: "vote on me", is_arch_design: i % 2 === 0 } })),
+      Array.from({ length: POSTS }, (_, i) =>
+        req("POST", "/posts", {
+          key: agents[i]!.apiKey,
+          body: { title: `crowd post ${i}`, body: "vote on me", is_arch_design: i % 2 === 0 },
+        }),
+      ),
     );
     created.forEach(note);
     expect(created.map((r) => r.status)).toEqual(created.map(() => 201));
@@ -67,7 +74,8 @@ describeReal("200 agents voting and flipping on 20 posts at once (real)", () => 
           const r = await req("POST", `/posts/${postId}/vote`, { key: a.apiKey, body: { vote } });
           latencies.push(performance.now() - t0);
           note(r);
-          if (r.status !== 200 || r.body.vote !== vote) failures.push({ agent: a.name, status: r.status, body: r.body });
+          if (r.status !== 200 || r.body.vote !== vote)
+            failures.push({ agent: a.name, status: r.status, body: r.body });
           else last.set(`${a.agentId} ${postId}`, vote);
         }
       }),
@@ -90,14 +98,21 @@ describeReal("200 agents voting and flipping on 20 posts at once (real)", () => 
       expect({ id, votes: d.body.votes }).toEqual({ id, votes: truth.get(id) });
     }
     const listed = new Map<string, unknown>();
-    for (const kind of ["arch", "free"]) for (const p of (await req("GET", `/posts?kind=${kind}&sort=new&limit=100`)).body.items) listed.set(p.id, p.votes);
+    for (const kind of ["arch", "free"])
+      for (const p of (await req("GET", `/posts?kind=${kind}&sort=new&limit=100`)).body.items)
+        listed.set(p.id, p.votes);
     for (const id of postIds) expect({ id, votes: listed.get(id) }).toEqual({ id, votes: truth.get(id) });
 
     // the database: one row per (agent, post) that voted, holding the last acknowledged vote
     const db = new pg.Client({ connectionString: sys.env!.DATABASE_URL });
     await db.connect();
     try {
-      const rows = (await db.query<{ agent_id: string; post_id: string; vote: number }>("SELECT agent_id, post_id, vote FROM forum.votes WHERE post_id = ANY($1)", [postIds])).rows;
+      const rows = (
+        await db.query<{ agent_id: string; post_id: string; vote: number }>(
+          "SELECT agent_id, post_id, vote FROM forum.votes WHERE post_id = ANY($1)",
+          [postIds],
+        )
+      ).rows;
       expect(new Map(rows.map((r) => [`${r.agent_id} ${r.post_id}`, r.vote]))).toEqual(last);
     } finally {
       await db.end();

@@ -102,7 +102,13 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
       const r = await calls[i % calls.length]!();
       statuses.add(r.status);
       const rl = parseRateHeaders(r);
-      expect({ i, policy: rl.policy, q: rl.q, w: rl.w, r: rl.r }).toEqual({ i, policy: "anon", q: ANON, w: 60, r: last - 1 });
+      expect({ i, policy: rl.policy, q: rl.q, w: rl.w, r: rl.r }).toEqual({
+        i,
+        policy: "anon",
+        q: ANON,
+        w: 60,
+        r: last - 1,
+      });
       expect(rl.t).toBeGreaterThanOrEqual(0);
       expect(rl.t).toBeLessThanOrEqual(60);
       last = rl.r;
@@ -130,7 +136,11 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     const ip = newIp();
     const a = await joinAgent(ip, "keyed-limit");
     const h = { "x-forwarded-for": ip };
-    const post = await req("POST", "/posts", { key: a.apiKey, headers: h, body: { title: "limits", body: "counted", is_arch_design: false } });
+    const post = await req("POST", "/posts", {
+      key: a.apiKey,
+      headers: h,
+      body: { title: "limits", body: "counted", is_arch_design: false },
+    });
     expect(post.status).toBe(201);
     expect(parseRateHeaders(post)).toMatchObject({ policy: "keyed", q: KEYED, r: KEYED - 1 });
     const calls: (() => Promise<HttpResult>)[] = [
@@ -144,13 +154,29 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     for (let i = 1; i < KEYED; i++) {
       const r = await calls[i % calls.length]!();
       statuses.add(r.status);
-      expect({ i, ...parseRateHeaders(r), t: 0 }).toEqual({ i, policy: "keyed", q: KEYED, w: 60, r: KEYED - 1 - i, t: 0 });
+      expect({ i, ...parseRateHeaders(r), t: 0 }).toEqual({
+        i,
+        policy: "keyed",
+        q: KEYED,
+        w: 60,
+        r: KEYED - 1 - i,
+        t: 0,
+      });
     }
     expect([...statuses].sort()).toEqual([200, 400, 403, 404]);
     expectRateLimited(await req("GET", "/me", { key: a.apiKey, headers: h }), "keyed");
-    expectRateLimited(await req("POST", "/posts", { key: a.apiKey, headers: h, body: { title: "over", body: "the limit", is_arch_design: false } }), "keyed");
+    expectRateLimited(
+      await req("POST", "/posts", {
+        key: a.apiKey,
+        headers: h,
+        body: { title: "over", body: "the limit", is_arch_design: false },
+      }),
+      "keyed",
+    );
     // the refused POST created nothing
-    const mine = (await req("GET", "/posts?sort=new&limit=100", { headers: { "x-forwarded-for": newIp() } })).body.items.filter((p: { author: { agentId: string } }) => p.author.agentId === a.agentId);
+    const mine = (
+      await req("GET", "/posts?sort=new&limit=100", { headers: { "x-forwarded-for": newIp() } })
+    ).body.items.filter((p: { author: { agentId: string } }) => p.author.agentId === a.agentId);
     expect(mine).toHaveLength(1);
 
     // the same IP without a key still has its own (anonymous) budget: 1 join so far
@@ -165,7 +191,15 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
   it("two gateway processes on one store: requests split across both are limited by the combined count", async () => {
     second = await startNode(
       [join(ROOT, "services/gateway/dist/main.js")],
-      { ...sys.env, ...sys.grpcAddrs, ...env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", APS_ADMIN_TOKEN: sys.adminToken },
+      {
+        ...sys.env,
+        ...sys.grpcAddrs,
+        ...env,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
+        APS_ADMIN_TOKEN: sys.adminToken,
+      },
       /APS gateway ready at (\S+)/,
     );
     const gws = [req, httpClient(second.ready)];
@@ -184,19 +218,33 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     // keyed, in parallel bursts on both gateways: exactly KEYED answers are let through
     const kip = newIp();
     const a = await joinAgent(kip, "two-gateways");
-    const rs = await Promise.all(Array.from({ length: KEYED + 10 }, (_, i) => gws[i % 2]!("GET", "/me", { key: a.apiKey, headers: { "x-forwarded-for": kip } })));
+    const rs = await Promise.all(
+      Array.from({ length: KEYED + 10 }, (_, i) =>
+        gws[i % 2]!("GET", "/me", { key: a.apiKey, headers: { "x-forwarded-for": kip } }),
+      ),
+    );
     const ok = rs.filter((r) => r.status === 200);
     const limited = rs.filter((r) => r.status === 429);
     expect({ ok: ok.length, limited: limited.length }).toEqual({ ok: KEYED, limited: 10 });
     // each let-through request saw a distinct remaining count: one shared counter
     expect(new Set(ok.map((r) => parseRateHeaders(r).r)).size).toBe(KEYED);
     for (const r of limited) expectRateLimited(r, "keyed");
-    console.log(`[rate-limits] two gateways: ${ANON} anonymous + ${KEYED + 10} keyed requests split across both; limits held at ${ANON} and ${KEYED}`);
+    console.log(
+      `[rate-limits] two gateways: ${ANON} anonymous + ${KEYED + 10} keyed requests split across both; limits held at ${ANON} and ${KEYED}`,
+    );
   });
 
   it("a 5xx answer (forum unreachable: 503 upstream_unavailable) carries the RateLimit headers too", async () => {
     broken = await startGateway(
-      loadConfig({ ...sys.env, ...sys.grpcAddrs, ...env, FORUM_GRPC_ADDR: "127.0.0.1:1", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent" }),
+      loadConfig({
+        ...sys.env,
+        ...sys.grpcAddrs,
+        ...env,
+        FORUM_GRPC_ADDR: "127.0.0.1:1",
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "silent",
+      }),
       createLogger("broken-gateway", "silent"),
     );
     const ip = newIp();
@@ -237,34 +285,59 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
       expect(r.body.comments.resetAt).toBe(nextMidnight());
       return r.body;
     };
-    const view = (q: { requests: { used: number; remaining: number; limit: number }; posts: { used: number; remaining: number; limit: number }; comments: { used: number; remaining: number; limit: number } }) => ({
+    const view = (q: {
+      requests: { used: number; remaining: number; limit: number };
+      posts: { used: number; remaining: number; limit: number };
+      comments: { used: number; remaining: number; limit: number };
+    }) => ({
       requests: [q.requests.limit, q.requests.used, q.requests.remaining],
       posts: [q.posts.limit, q.posts.used, q.posts.remaining],
       comments: [q.comments.limit, q.comments.used, q.comments.remaining],
     });
 
-    expect(view(await quotas())).toEqual({ requests: [KEYED, sent, KEYED - sent], posts: [POSTS_PER_DAY, 0, POSTS_PER_DAY], comments: [COMMENTS_PER_DAY, 0, COMMENTS_PER_DAY] });
+    expect(view(await quotas())).toEqual({
+      requests: [KEYED, sent, KEYED - sent],
+      posts: [POSTS_PER_DAY, 0, POSTS_PER_DAY],
+      comments: [COMMENTS_PER_DAY, 0, COMMENTS_PER_DAY],
+    });
     const p = await keyed("POST", "/posts", { title: "quota 1", body: "b", is_arch_design: false });
     expect(p.status).toBe(201);
-    expect(view(await quotas())).toEqual({ requests: [KEYED, sent, KEYED - sent], posts: [POSTS_PER_DAY, 1, POSTS_PER_DAY - 1], comments: [COMMENTS_PER_DAY, 0, COMMENTS_PER_DAY] });
-    for (let i = 0; i < 2; i++) expect((await keyed("POST", `/posts/${p.body.id}/comments`, { body: `c${i}` })).status).toBe(201);
+    expect(view(await quotas())).toEqual({
+      requests: [KEYED, sent, KEYED - sent],
+      posts: [POSTS_PER_DAY, 1, POSTS_PER_DAY - 1],
+      comments: [COMMENTS_PER_DAY, 0, COMMENTS_PER_DAY],
+    });
+    for (let i = 0; i < 2; i++)
+      expect((await keyed("POST", `/posts/${p.body.id}/comments`, { body: `c${i}` })).status).toBe(201);
     // a refused comment (bad body) is not counted
     expect((await keyed("POST", `/posts/${p.body.id}/comments`, { body: "" })).status).toBe(400);
-    expect(view(await quotas())).toEqual({ requests: [KEYED, sent, KEYED - sent], posts: [POSTS_PER_DAY, 1, POSTS_PER_DAY - 1], comments: [COMMENTS_PER_DAY, 2, COMMENTS_PER_DAY - 2] });
+    expect(view(await quotas())).toEqual({
+      requests: [KEYED, sent, KEYED - sent],
+      posts: [POSTS_PER_DAY, 1, POSTS_PER_DAY - 1],
+      comments: [COMMENTS_PER_DAY, 2, COMMENTS_PER_DAY - 2],
+    });
 
     // use up the daily posts: the next one is 429 with Retry-After to the next UTC midnight
-    for (let i = 2; i <= POSTS_PER_DAY; i++) expect((await keyed("POST", "/posts", { title: `quota ${i}`, body: "b", is_arch_design: false })).status).toBe(201);
+    for (let i = 2; i <= POSTS_PER_DAY; i++)
+      expect((await keyed("POST", "/posts", { title: `quota ${i}`, body: "b", is_arch_design: false })).status).toBe(
+        201,
+      );
     const over = await keyed("POST", "/posts", { title: "one too many", body: "b", is_arch_design: false });
     expect({ status: over.status, code: over.body.code }).toEqual({ status: 429, code: "rate_limited" });
     const toMidnight = (Date.parse(nextMidnight()) - Date.now()) / 1000;
     expect(Math.abs(Number(over.headers.get("retry-after")) - toMidnight)).toBeLessThanOrEqual(5);
     // the daily 429 is also a counted request with the per-minute headers
     expect(parseRateHeaders(over)).toMatchObject({ policy: "keyed", r: KEYED - sent });
-    for (let i = 2; i < COMMENTS_PER_DAY; i++) expect((await keyed("POST", `/posts/${p.body.id}/comments`, { body: `c${i}` })).status).toBe(201);
+    for (let i = 2; i < COMMENTS_PER_DAY; i++)
+      expect((await keyed("POST", `/posts/${p.body.id}/comments`, { body: `c${i}` })).status).toBe(201);
     const overC = await keyed("POST", `/posts/${p.body.id}/comments`, { body: "one too many" });
     expect({ status: overC.status, code: overC.body.code }).toEqual({ status: 429, code: "rate_limited" });
     expect(Math.abs(Number(overC.headers.get("retry-after")) - toMidnight)).toBeLessThanOrEqual(5);
-    expect(view(await quotas())).toEqual({ requests: [KEYED, sent, KEYED - sent], posts: [POSTS_PER_DAY, POSTS_PER_DAY, 0], comments: [COMMENTS_PER_DAY, COMMENTS_PER_DAY, 0] });
+    expect(view(await quotas())).toEqual({
+      requests: [KEYED, sent, KEYED - sent],
+      posts: [POSTS_PER_DAY, POSTS_PER_DAY, 0],
+      comments: [COMMENTS_PER_DAY, COMMENTS_PER_DAY, 0],
+    });
   });
 });
 
@@ -272,7 +345,9 @@ describe("per-minute rate limits in the embedded all-in-one (in-process counters
   let sys: System;
   let req: ReturnType<typeof httpClient>;
   beforeAll(async () => {
-    sys = await startSystem("embedded", { env: { RATE_LIMIT_ANON_PER_MINUTE: "4", RATE_LIMIT_KEYED_PER_MINUTE: "6", JOINS_PER_SOURCE_PER_DAY: "100" } });
+    sys = await startSystem("embedded", {
+      env: { RATE_LIMIT_ANON_PER_MINUTE: "4", RATE_LIMIT_KEYED_PER_MINUTE: "6", JOINS_PER_SOURCE_PER_DAY: "100" },
+    });
     req = httpClient(sys.baseUrl);
   });
   afterAll(async () => {
@@ -283,7 +358,8 @@ describe("per-minute rate limits in the embedded all-in-one (in-process counters
     const j = await req("POST", "/join", { body: { name: "embedded" } });
     expect(j.status).toBe(201);
     expect(parseRateHeaders(j)).toMatchObject({ policy: "anon", q: 4, r: 3 });
-    for (const r of [2, 1, 0]) expect(parseRateHeaders(await req("GET", "/skill-version"))).toMatchObject({ policy: "anon", r });
+    for (const r of [2, 1, 0])
+      expect(parseRateHeaders(await req("GET", "/skill-version"))).toMatchObject({ policy: "anon", r });
     expectRateLimited(await req("GET", "/skill-version"), "anon");
     // the key has its own budget
     const q = await req("GET", "/me/quotas", { key: j.body.apiKey });

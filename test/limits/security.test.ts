@@ -65,21 +65,54 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
       keys.push(r.body.apiKey);
       return r.body;
     };
-    [plain, councillor, chief, author] = [await join("plain"), await join("councillor"), await join("chief"), await join("author")];
+    [plain, councillor, chief, author] = [
+      await join("plain"),
+      await join("councillor"),
+      await join("chief"),
+      await join("author"),
+    ];
     const admin = { authorization: `Bearer ${sys.adminToken}` };
-    for (const [a, seat] of [[councillor, "councillor"], [chief, "councillor"], [chief, "chief"]] as const) {
-      expect((await req("POST", "/admin/seats", { headers: admin, body: { agentId: a.agentId, seat } })).status).toBe(200);
+    for (const [a, seat] of [
+      [councillor, "councillor"],
+      [chief, "councillor"],
+      [chief, "chief"],
+    ] as const) {
+      expect((await req("POST", "/admin/seats", { headers: admin, body: { agentId: a.agentId, seat } })).status).toBe(
+        200,
+      );
     }
-    const p = await req("POST", "/posts", { key: author.apiKey, headers: { "idempotency-key": "sec-1" }, body: { title: "Secure proposal", body: "text", is_arch_design: true } });
+    const p = await req("POST", "/posts", {
+      key: author.apiKey,
+      headers: { "idempotency-key": "sec-1" },
+      body: { title: "Secure proposal", body: "text", is_arch_design: true },
+    });
     expect(p.status).toBe(201);
     postId = p.body.id;
-    expect((await req("POST", `/posts/${postId}/comments`, { key: plain.apiKey, headers: { "idempotency-key": "sec-2" }, body: { body: "a comment" } })).status).toBe(201);
+    expect(
+      (
+        await req("POST", `/posts/${postId}/comments`, {
+          key: plain.apiKey,
+          headers: { "idempotency-key": "sec-2" },
+          body: { body: "a comment" },
+        })
+      ).status,
+    ).toBe(201);
     expect((await req("POST", `/posts/${postId}/vote`, { key: plain.apiKey, body: { vote: 1 } })).status).toBe(200);
     expect((await req("GET", "/me/quotas", { key: plain.apiKey })).status).toBe(200);
     // a second proposal goes through a Council case (nominate → ballots)
-    const p2 = await req("POST", "/posts", { key: author.apiKey, body: { title: "Reviewed proposal", body: "text", is_arch_design: true } });
+    const p2 = await req("POST", "/posts", {
+      key: author.apiKey,
+      body: { title: "Reviewed proposal", body: "text", is_arch_design: true },
+    });
     expect((await req("POST", `/posts/${p2.body.id}/nominate`, { key: councillor.apiKey, body: {} })).status).toBe(200);
-    expect((await req("POST", `/posts/${p2.body.id}/council`, { key: chief.apiKey, body: { vote: "approve", reason: "fine" } })).status).toBe(200);
+    expect(
+      (
+        await req("POST", `/posts/${p2.body.id}/council`, {
+          key: chief.apiKey,
+          body: { vote: "approve", reason: "fine" },
+        })
+      ).status,
+    ).toBe(200);
     // a rotated key: the old one is revoked
     const extra = await join("rotator");
     const rot = await req("POST", "/me/keys/rotate", { key: extra.apiKey });
@@ -99,17 +132,37 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
   /** The Council and Chief routes (skill.md 4.14–4.17) with a valid body each. */
   const seatRoutes = [
     { method: "POST", path: () => `/posts/${postId}/nominate`, seat: "councillor", body: {} },
-    { method: "POST", path: () => `/posts/${postId}/council`, seat: "councillor", body: { vote: "approve", reason: "looks right" } },
+    {
+      method: "POST",
+      path: () => `/posts/${postId}/council`,
+      seat: "councillor",
+      body: { vote: "approve", reason: "looks right" },
+    },
     { method: "POST", path: () => `/posts/${postId}/handoff`, seat: "chief", body: { implementation: "self" } },
     { method: "POST", path: () => `/posts/${postId}/complete`, seat: "chief", body: {} },
   ] as const;
 
   const callers = [
     { who: "no key", headers: noKey, status: 401, code: "unauthenticated" },
-    { who: "unknown key", headers: () => ({ authorization: `Bearer sk_src_${"7".repeat(49)}` }), status: 401, code: "unauthenticated" },
+    {
+      who: "unknown key",
+      headers: () => ({ authorization: `Bearer sk_src_${"7".repeat(49)}` }),
+      status: 401,
+      code: "unauthenticated",
+    },
     { who: "revoked key", headers: withKey(() => revoked), status: 401, code: "unauthenticated" },
-    { who: "malformed Authorization", headers: () => ({ authorization: "Basic Zm9vOmJhcg==" }), status: 401, code: "unauthenticated" },
-    { who: "admin token as a key", headers: () => ({ authorization: "Bearer test-admin-token" }), status: 401, code: "unauthenticated" },
+    {
+      who: "malformed Authorization",
+      headers: () => ({ authorization: "Basic Zm9vOmJhcg==" }),
+      status: 401,
+      code: "unauthenticated",
+    },
+    {
+      who: "admin token as a key",
+      headers: () => ({ authorization: "Bearer test-admin-token" }),
+      status: 401,
+      code: "unauthenticated",
+    },
     { who: "plain key", headers: withKey(() => plain.apiKey), status: 403, code: "forbidden" },
     { who: "author's key", headers: withKey(() => author.apiKey), status: 403, code: "forbidden" },
   ];
@@ -118,16 +171,38 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
     const before = await req("GET", `/posts/${postId}`);
     let checked = 0;
     for (const route of seatRoutes) {
-      const cases = [...callers, ...(route.seat === "chief" ? [{ who: "councillor on a chief route", headers: withKey(() => councillor.apiKey), status: 403, code: "forbidden" }] : [])];
+      const cases = [
+        ...callers,
+        ...(route.seat === "chief"
+          ? [
+              {
+                who: "councillor on a chief route",
+                headers: withKey(() => councillor.apiKey),
+                status: 403,
+                code: "forbidden",
+              },
+            ]
+          : []),
+      ];
       for (const c of cases) {
         const r: HttpResult = await req(route.method, route.path(), { headers: c.headers(), body: route.body });
-        expect({ route: route.path(), who: c.who, status: r.status, code: r.body?.code }).toEqual({ route: route.path(), who: c.who, status: c.status, code: c.code });
+        expect({ route: route.path(), who: c.who, status: r.status, code: r.body?.code }).toEqual({
+          route: route.path(),
+          who: c.who,
+          status: c.status,
+          code: c.code,
+        });
         if (c.status === 401) expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
         checked++;
       }
     }
     const after = await req("GET", `/posts/${postId}`);
-    expect({ status: after.body.status, ballots: after.body.councilBallots, handoff: after.body.handoff, timeline: after.body.timeline }).toEqual({
+    expect({
+      status: after.body.status,
+      ballots: after.body.councilBallots,
+      handoff: after.body.handoff,
+      timeline: after.body.timeline,
+    }).toEqual({
       status: before.body.status,
       ballots: before.body.councilBallots,
       handoff: before.body.handoff,
@@ -150,12 +225,20 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
       { who: "plain key", headers: withKey(() => plain.apiKey) },
       { who: "councillor key", headers: withKey(() => councillor.apiKey) },
       { who: "chief key", headers: withKey(() => chief.apiKey) },
-      { who: "token as Basic", headers: () => ({ authorization: `Basic ${Buffer.from(`x:${sys.adminToken}`).toString("base64")}` }) },
+      {
+        who: "token as Basic",
+        headers: () => ({ authorization: `Basic ${Buffer.from(`x:${sys.adminToken}`).toString("base64")}` }),
+      },
     ];
     for (const route of adminRoutes) {
       for (const c of adminCallers) {
         const r = await req(route.method, route.path(), { headers: c.headers(), body: route.body() });
-        expect({ route: route.path(), who: c.who, status: r.status, code: r.body?.code }).toEqual({ route: route.path(), who: c.who, status: 401, code: "unauthenticated" });
+        expect({ route: route.path(), who: c.who, status: r.status, code: r.body?.code }).toEqual({
+          route: route.path(),
+          who: c.who,
+          status: 401,
+          code: "unauthenticated",
+        });
       }
     }
     // nothing changed: the plain agent has no seat, the councillor keeps hers
@@ -168,9 +251,18 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
     try {
       const r2 = httpClient(off.baseUrl);
       for (const route of adminRoutes) {
-        for (const headers of [{}, { authorization: "Bearer test-admin-token" }, { authorization: "Bearer " }] as Record<string, string>[]) {
+        for (const headers of [
+          {},
+          { authorization: "Bearer test-admin-token" },
+          { authorization: "Bearer " },
+        ] as Record<string, string>[]) {
           const r = await r2(route.method, route.path(), { headers, body: route.body() });
-          expect({ route: route.path(), headers, status: r.status, code: r.body?.code }).toEqual({ route: route.path(), headers, status: 404, code: "not_found" });
+          expect({ route: route.path(), headers, status: r.status, code: r.body?.code }).toEqual({
+            route: route.path(),
+            headers,
+            status: 404,
+            code: "not_found",
+          });
         }
       }
     } finally {
@@ -199,6 +291,8 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
     }
     expect(leaks).toEqual([]);
     expect(logs).not.toContain("sk_src_");
-    console.log(`[security] ${keys.length} keys searched in ${dump.rows} rows of ${dump.tables} tables and ${logs.length} bytes of logs: 0 found`);
+    console.log(
+      `[security] ${keys.length} keys searched in ${dump.rows} rows of ${dump.tables} tables and ${logs.length} bytes of logs: 0 found`,
+    );
   });
 });

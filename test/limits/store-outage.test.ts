@@ -74,7 +74,14 @@ describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", ()
     url.port = String(proxy.port);
     url.hostname = "127.0.0.1";
     gw = await startGateway(
-      loadConfig({ ...sys.grpcAddrs, GATEWAY_DATABASE_URL: url.toString(), RATE_LIMIT_ANON_PER_MINUTE: String(ANON), TRUSTED_PROXIES: "loopback", PORT: "0", HOST: "127.0.0.1" }),
+      loadConfig({
+        ...sys.grpcAddrs,
+        GATEWAY_DATABASE_URL: url.toString(),
+        RATE_LIMIT_ANON_PER_MINUTE: String(ANON),
+        TRUSTED_PROXIES: "loopback",
+        PORT: "0",
+        HOST: "127.0.0.1",
+      }),
       createLogger("outage-gateway", "silent"),
     );
     req = httpClient(gw.baseUrl);
@@ -89,7 +96,10 @@ describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", ()
 
   it("store up → shared counts; down or hanging → per-process limits, no 5xx; back up → the shared counts again", async () => {
     // up: two requests of A are in the shared table
-    expect([remaining(await from("198.51.100.1")), remaining(await from("198.51.100.1"))]).toEqual([ANON - 1, ANON - 2]);
+    expect([remaining(await from("198.51.100.1")), remaining(await from("198.51.100.1"))]).toEqual([
+      ANON - 1,
+      ANON - 2,
+    ]);
 
     // down: connections refused → the insurance limiter answers at once, and still limits
     await proxy.down();
@@ -101,7 +111,9 @@ describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", ()
     expect(down.slice(0, ANON).map(remaining)).toEqual(Array.from({ length: ANON }, (_, i) => ANON - 1 - i));
     expect(down[ANON]!.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
     // the degradation is visible to the operator
-    const metrics = await httpClient(gw!.baseUrl.replace(/\/v1$/, ""))("GET", "/metrics", { headers: { "x-forwarded-for": "198.51.100.9" } });
+    const metrics = await httpClient(gw!.baseUrl.replace(/\/v1$/, ""))("GET", "/metrics", {
+      headers: { "x-forwarded-for": "198.51.100.9" },
+    });
     const failures = Number(/^aps_rate_limit_store_failures_total (\d+)/m.exec(metrics.text)?.[1] ?? "0");
     expect(failures).toBeGreaterThanOrEqual(ANON + 1);
 
@@ -121,6 +133,8 @@ describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", ()
     await new Promise((r) => setTimeout(r, 6_000));
     const back = await from("198.51.100.1");
     expect({ status: back.status, remaining: remaining(back) }).toEqual({ status: 200, remaining: ANON - 3 });
-    console.log(`[store-outage] store down: ${down.length} requests, ${downMs.toFixed(1)} ms each, limit held at ${ANON}; store hanging: ${hangMs.toFixed(0)} ms for one request; recovered to the shared counters`);
+    console.log(
+      `[store-outage] store down: ${down.length} requests, ${downMs.toFixed(1)} ms each, limit held at ${ANON}; store hanging: ${hangMs.toFixed(0)} ms for one request; recovered to the shared counters`,
+    );
   });
 });

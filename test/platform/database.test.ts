@@ -7,7 +7,8 @@ import { createTestDatabase, hasPostgres } from "@aps/testkit";
  * violation on pg_namespace. Real PostgreSQL (the embedded server of the all-in-one is the same engine, docs/adr/0080).
  */
 const real = await hasPostgres();
-if (!real) console.warn("database.test.ts: PostgreSQL is not reachable — the concurrent schema creation test is SKIPPED");
+if (!real)
+  console.warn("database.test.ts: PostgreSQL is not reachable — the concurrent schema creation test is SKIPPED");
 
 (real ? describe : describe.skip)("openDatabase on PostgreSQL", () => {
   it("opens one schema from 8 replicas at once without a catalog race", async () => {
@@ -19,7 +20,10 @@ if (!real) console.warn("database.test.ts: PostgreSQL is not reachable — the c
         const schema = `race_${round}`;
         const opened = await Promise.all(Array.from({ length: 8 }, () => openDatabase({ url: tdb.url, schema, log })));
         dbs.push(...opened);
-        const r = await opened[0]!.pool.query<{ n: string }>("SELECT count(*) AS n FROM pg_namespace WHERE nspname = $1", [schema]);
+        const r = await opened[0]!.pool.query<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_namespace WHERE nspname = $1",
+          [schema],
+        );
         expect(Number(r.rows[0]!.n)).toBe(1);
       }
     } finally {

@@ -1,4 +1,11 @@
-import { ApsError, CouncilClient, ForumClient, IdentityClient, KnowledgeClient, TranslationClient } from "@aps/platform";
+import {
+  ApsError,
+  CouncilClient,
+  ForumClient,
+  IdentityClient,
+  KnowledgeClient,
+  TranslationClient,
+} from "@aps/platform";
 import { eventually } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
@@ -47,7 +54,9 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
   };
 
   beforeAll(async () => {
-    sys = await startSystem(mode, { env: { POSTS_PER_DAY: String(POSTS_PER_DAY), JOINS_PER_SOURCE_PER_DAY: "1000", AGENDA_MIN_SCORE: "1000" } });
+    sys = await startSystem(mode, {
+      env: { POSTS_PER_DAY: String(POSTS_PER_DAY), JOINS_PER_SOURCE_PER_DAY: "1000", AGENDA_MIN_SCORE: "1000" },
+    });
     const addrs = sys.grpcAddrs!;
     const local = sys.local!;
     both = [
@@ -70,7 +79,8 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
     ];
   });
   afterAll(async () => {
-    for (const c of both ?? []) for (const client of [c.identity, c.forum, c.council, c.knowledge, c.translation]) client.close();
+    for (const c of both ?? [])
+      for (const client of [c.identity, c.forum, c.council, c.knowledge, c.translation]) client.close();
     if (!stopped) await sys?.stop();
   });
 
@@ -81,7 +91,12 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       expect(await same((c) => c.identity.getAgent(joined.agent!.agentId))).toEqual({ ok: joined.agent });
       const author = { agentId: joined.agent!.agentId, name: joined.agent!.name };
 
-      const post = await writer.forum.createPost({ author, title: `Proposal via ${writer.name}`, body: "Use one transport contract for both modes.", isArchDesign: true });
+      const post = await writer.forum.createPost({
+        author,
+        title: `Proposal via ${writer.name}`,
+        body: "Use one transport contract for both modes.",
+        isArchDesign: true,
+      });
       expect(await same((c) => c.forum.getPosts([post.id]))).toEqual({ ok: { items: [post] } });
       const comment = await writer.forum.createComment({ postId: post.id, author, body: "A comment." });
       const vote = await writer.forum.castVote({ postId: post.id, voterId: author.agentId, vote: 1 });
@@ -96,15 +111,26 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       await same((c) => c.identity.listAwards({ agentId: author.agentId, limit: 10, cursor: "" }));
 
       // The council calls identity and forum itself: over the transport of the all-in-one.
-      const councillor = await writer.identity.join({ name: `councillor via ${writer.name}`, url: "", source: "203.0.113.9" });
+      const councillor = await writer.identity.join({
+        name: `councillor via ${writer.name}`,
+        url: "",
+        source: "203.0.113.9",
+      });
       await writer.identity.grantSeat(councillor.agent!.agentId, "councillor");
       const opened = await writer.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId });
-      expect(opened).toMatchObject({ postId: post.id, ballots: [expect.objectContaining({ councillorId: councillor.agent!.agentId, vote: "approve" })] });
+      expect(opened).toMatchObject({
+        postId: post.id,
+        ballots: [expect.objectContaining({ councillorId: councillor.agent!.agentId, vote: "approve" })],
+      });
       expect(await same((c) => c.council.getCase(post.id))).toEqual({ ok: { found: true, case: opened } });
       // Nominating twice is an invalid_state on either transport. Its message names the post's
       // status, which the forum learns from the council's events (review, then adopted): compare
       // once both transports read the settled status (condition wait, generous ceiling).
-      await eventually(() => same((c) => c.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId })), 30_000, 100);
+      await eventually(
+        () => same((c) => c.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId })),
+        30_000,
+        100,
+      );
     }
     const pages = [
       await same((c) => c.forum.listPosts({ kind: "all", sort: "hot", limit: 25, cursor: "", authorId: "" })),
@@ -120,12 +146,29 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
   it("answers the same errors over both transports", async () => {
     const missing = await same((c) => c.forum.getPost("p_01ARZ3NDEKTSV4RRFFQ69G5FAV", ""));
     expect(missing).toMatchObject({ error: { code: "not_found" } });
-    expect(await same((c) => c.identity.getAgent("ext_01ARZ3NDEKTSV4RRFFQ69G5FAV"))).toMatchObject({ error: { code: "not_found" } });
-    const invalid = await same((c) => c.forum.listPosts({ kind: "all", sort: "hot", limit: 0, cursor: "", authorId: "" }));
+    expect(await same((c) => c.identity.getAgent("ext_01ARZ3NDEKTSV4RRFFQ69G5FAV"))).toMatchObject({
+      error: { code: "not_found" },
+    });
+    const invalid = await same((c) =>
+      c.forum.listPosts({ kind: "all", sort: "hot", limit: 0, cursor: "", authorId: "" }),
+    );
     expect(invalid).toMatchObject({ error: { code: "invalid_request", message: expect.stringContaining("limit") } });
-    expect(await same((c) => c.knowledge.search({ q: "x", tags: ["not a tag!"], limit: 5 }))).toMatchObject({ error: { code: "invalid_request" } });
-    expect(await same((c) => c.identity.authenticate("aps_not-a-key"))).toMatchObject({ error: { code: "unauthenticated" } });
-    expect(await same((c) => c.council.castBallot({ postId: "p_01ARZ3NDEKTSV4RRFFQ69G5FAV", councillorId: "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV", vote: "approve", reason: "x" }))).toMatchObject({
+    expect(await same((c) => c.knowledge.search({ q: "x", tags: ["not a tag!"], limit: 5 }))).toMatchObject({
+      error: { code: "invalid_request" },
+    });
+    expect(await same((c) => c.identity.authenticate("aps_not-a-key"))).toMatchObject({
+      error: { code: "unauthenticated" },
+    });
+    expect(
+      await same((c) =>
+        c.council.castBallot({
+          postId: "p_01ARZ3NDEKTSV4RRFFQ69G5FAV",
+          councillorId: "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV",
+          vote: "approve",
+          reason: "x",
+        }),
+      ),
+    ).toMatchObject({
       error: { code: expect.stringMatching(/^(invalid_state|forbidden|not_found)$/) },
     });
 
@@ -133,8 +176,13 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
     const [first] = both;
     const joined = await first.identity.join({ name: "prolific", url: "", source: "203.0.113.10" });
     const author = { agentId: joined.agent!.agentId, name: joined.agent!.name };
-    for (let i = 0; i < POSTS_PER_DAY; i++) await first.forum.createPost({ author, title: `Post ${i}`, body: "Body.", isArchDesign: false });
-    const limited = await Promise.all(both.map((c) => outcome(c.forum.createPost({ author, title: "One too many", body: "Body.", isArchDesign: false }))));
+    for (let i = 0; i < POSTS_PER_DAY; i++)
+      await first.forum.createPost({ author, title: `Post ${i}`, body: "Body.", isArchDesign: false });
+    const limited = await Promise.all(
+      both.map((c) =>
+        outcome(c.forum.createPost({ author, title: "One too many", body: "Body.", isArchDesign: false })),
+      ),
+    );
     const errors = limited.map((o) => ("error" in o ? o.error : undefined));
     expect(errors[0]).toMatchObject({ code: "rate_limited", retry: expect.any(Number) });
     expect(errors[1]).toMatchObject({ code: errors[0]!.code, message: errors[0]!.message });
@@ -143,16 +191,34 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
   });
 
   it("is ready while serving; unavailable and not ready over both once the services stop", async () => {
-    for (const c of both) expect([c.name, await c.forum.ready(2_000), await c.identity.ready(2_000), await c.council.ready(2_000), await c.knowledge.ready(2_000), await c.translation.ready(2_000)]).toEqual([c.name, true, true, true, true, true]);
+    for (const c of both)
+      expect([
+        c.name,
+        await c.forum.ready(2_000),
+        await c.identity.ready(2_000),
+        await c.council.ready(2_000),
+        await c.knowledge.ready(2_000),
+        await c.translation.ready(2_000),
+      ]).toEqual([c.name, true, true, true, true, true]);
     const [first] = both;
     const joined = await first.identity.join({ name: "last voter", url: "", source: "203.0.113.11" });
-    const post = await first.forum.createPost({ author: { agentId: joined.agent!.agentId, name: "last voter" }, title: "Last", body: "Body.", isArchDesign: false });
+    const post = await first.forum.createPost({
+      author: { agentId: joined.agent!.agentId, name: "last voter" },
+      title: "Last",
+      body: "Body.",
+      isArchDesign: false,
+    });
     stopped = true;
     await sys.stop();
     // A write (never retried) and a read (retried on transport failures, then given up).
-    expect(await same((c) => c.forum.castVote({ postId: post.id, voterId: joined.agent!.agentId, vote: 1 }))).toMatchObject({ error: { code: "upstream_unavailable" } });
+    expect(
+      await same((c) => c.forum.castVote({ postId: post.id, voterId: joined.agent!.agentId, vote: 1 })),
+    ).toMatchObject({ error: { code: "upstream_unavailable" } });
     expect(await same((c) => c.forum.getPosts([post.id]))).toMatchObject({ error: { code: "upstream_unavailable" } });
-    expect(await same((c) => c.identity.authenticate(joined.apiKey))).toMatchObject({ error: { code: "upstream_unavailable" } });
-    for (const c of both) expect([c.name, await c.forum.ready(500), await c.council.ready(500)]).toEqual([c.name, false, false]);
+    expect(await same((c) => c.identity.authenticate(joined.apiKey))).toMatchObject({
+      error: { code: "upstream_unavailable" },
+    });
+    for (const c of both)
+      expect([c.name, await c.forum.ready(500), await c.council.ready(500)]).toEqual([c.name, false, false]);
   });
 });

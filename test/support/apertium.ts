@@ -28,7 +28,10 @@ async function freePort(): Promise<number> {
  */
 export async function startApertium(): Promise<Apertium | undefined> {
   if (!existsSync(APY_BIN) || !existsSync(APY_MODES)) {
-    if (process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but ${APY_BIN} or ${APY_MODES} is missing (apt-get install apertium-apy apertium-eng-spa)`);
+    if (process.env.APS_TEST_REQUIRE_REAL === "1")
+      throw new Error(
+        `APS_TEST_REQUIRE_REAL=1 but ${APY_BIN} or ${APY_MODES} is missing (apt-get install apertium-apy apertium-eng-spa)`,
+      );
     console.warn(`[apertium] NO APERTIUM APY at ${APY_BIN}: the real-engine translation tests are SKIPPED`);
     return undefined;
   }
@@ -105,8 +108,14 @@ export async function startEngineProxy(upstream: string): Promise<EngineProxy> {
       }
     }
     try {
-      const r = await fetch(upstream + req.url, { method: req.method, headers: { "content-type": req.headers["content-type"] ?? "text/plain" }, body: req.method === "GET" ? undefined : body });
-      res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" }).end(Buffer.from(await r.arrayBuffer()));
+      const r = await fetch(upstream + req.url, {
+        method: req.method,
+        headers: { "content-type": req.headers["content-type"] ?? "text/plain" },
+        body: req.method === "GET" ? undefined : body,
+      });
+      res
+        .writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" })
+        .end(Buffer.from(await r.arrayBuffer()));
     } catch {
       req.socket.destroy();
     }

@@ -46,12 +46,28 @@ export interface OtlpReceiver {
 const PROTO = fileURLToPath(new URL("./otlp/trace_service.proto", import.meta.url));
 const SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService";
 
-type AnyValue = { stringValue?: string; boolValue?: boolean; intValue?: string; doubleValue?: number; bytesValue?: Buffer };
+type AnyValue = {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: string;
+  doubleValue?: number;
+  bytesValue?: Buffer;
+};
 type KeyValue = { key: string; value?: AnyValue };
 type Request = {
   resourceSpans: Array<{
     resource?: { attributes: KeyValue[] };
-    scopeSpans: Array<{ scope?: { name: string }; spans: Array<{ traceId: Buffer; spanId: Buffer; parentSpanId: Buffer; name: string; kind: string; attributes: KeyValue[] }> }>;
+    scopeSpans: Array<{
+      scope?: { name: string };
+      spans: Array<{
+        traceId: Buffer;
+        spanId: Buffer;
+        parentSpanId: Buffer;
+        name: string;
+        kind: string;
+        attributes: KeyValue[];
+      }>;
+    }>;
   }>;
 };
 
@@ -59,7 +75,12 @@ function attrs(kvs: KeyValue[] = []): Record<string, string | number | boolean> 
   const out: Record<string, string | number | boolean> = {};
   for (const { key, value } of kvs) {
     if (!value) continue;
-    const v = value.stringValue ?? value.boolValue ?? (value.intValue !== undefined ? Number(value.intValue) : undefined) ?? value.doubleValue ?? value.bytesValue?.toString("hex");
+    const v =
+      value.stringValue ??
+      value.boolValue ??
+      (value.intValue !== undefined ? Number(value.intValue) : undefined) ??
+      value.doubleValue ??
+      value.bytesValue?.toString("hex");
     if (v !== undefined) out[key] = v;
   }
   return out;
@@ -106,7 +127,9 @@ export async function startOtlpReceiver(protocol: OtlpReceiverProtocol): Promise
       },
     });
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      ),
     );
     return {
       protocol,

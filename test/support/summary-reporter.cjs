@@ -15,7 +15,12 @@ const path = require("node:path");
 /** The file's first error line (jest's testExecError or failureMessage), without ANSI colours. */
 function firstLine(r) {
   const text = String(r.testExecError?.message || r.failureMessage || "error").replace(/\u001b\[[0-9;]*m/g, "");
-  return text.split("\n").map((l) => l.trim()).find((l) => l && !l.startsWith("●")) ?? "error";
+  return (
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l && !l.startsWith("●")) ?? "error"
+  );
 }
 
 class SummaryReporter {
@@ -24,9 +29,13 @@ class SummaryReporter {
   }
 
   onRunComplete(_contexts, results) {
-    const crashed = results.testResults.filter((r) => r.testExecError || (r.failureMessage && r.numFailingTests === 0 && r.numPassingTests === 0));
+    const crashed = results.testResults.filter(
+      (r) => r.testExecError || (r.failureMessage && r.numFailingTests === 0 && r.numPassingTests === 0),
+    );
     const skippedTests = results.testResults.flatMap((r) =>
-      r.testResults.filter((t) => t.status === "pending" || t.status === "skipped" || t.status === "todo").map((t) => `${path.relative(this.rootDir, r.testFilePath)} › ${t.ancestorTitles[0] ?? t.title}`),
+      r.testResults
+        .filter((t) => t.status === "pending" || t.status === "skipped" || t.status === "todo")
+        .map((t) => `${path.relative(this.rootDir, r.testFilePath)} › ${t.ancestorTitles[0] ?? t.title}`),
     );
     const skipped = results.numPendingTests + results.numTodoTests;
     const failed = results.numFailedTests + crashed.length;

@@ -4,7 +4,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLogger, InProcessBus, type Clock } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
-import { createTestDatabase, deleteTestStream, hasNats, hasPostgres, startNode, TEST_NATS_URL, uniqueBusNames, type TestProcess } from "@aps/testkit";
+import {
+  createTestDatabase,
+  deleteTestStream,
+  hasNats,
+  hasPostgres,
+  startNode,
+  TEST_NATS_URL,
+  uniqueBusNames,
+  type TestProcess,
+} from "@aps/testkit";
 
 /** Repository root (for spawning the built entry points). */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -80,29 +89,82 @@ export const TEST_RATE_LIMITS = { RATE_LIMIT_KEYED_PER_MINUTE: "10000000", RATE_
 
 /** Starts APS in `mode`. */
 export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise<System> {
-  const env: Record<string, string> = { APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", PORT: "0", ...TEST_RATE_LIMITS, ...(opts.env ?? {}) };
-  if (opts.clock && mode !== "embedded" && mode !== "real") throw new Error(`a test clock needs an in-jest mode, not ${mode}`);
+  const env: Record<string, string> = {
+    APS_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: "warn",
+    PORT: "0",
+    ...TEST_RATE_LIMITS,
+    ...(opts.env ?? {}),
+  };
+  if (opts.clock && mode !== "embedded" && mode !== "real")
+    throw new Error(`a test clock needs an in-jest mode, not ${mode}`);
   if (mode === "embedded" || mode === "aio-process") {
     const ownDir = !opts.dataDir;
     const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "aps-test-"));
     const cleanup = () => (ownDir ? rmSync(dataDir, { recursive: true, force: true }) : undefined);
     if (mode === "embedded") {
       const log = createLogger("aps-test", "warn");
-      const aps = await startAllInOne({ ...env, APS_DATA_DIR: dataDir }, log, new InProcessBus(log), { clock: opts.clock });
-      return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, dataDir, grpcAddrs: aps.grpcAddrs, local: aps.local, stop: async () => (await aps.stop(), cleanup()) };
+      const aps = await startAllInOne({ ...env, APS_DATA_DIR: dataDir }, log, new InProcessBus(log), {
+        clock: opts.clock,
+      });
+      return {
+        mode,
+        baseUrl: aps.baseUrl,
+        adminToken: ADMIN_TOKEN,
+        dataDir,
+        grpcAddrs: aps.grpcAddrs,
+        local: aps.local,
+        stop: async () => (await aps.stop(), cleanup()),
+      };
     }
-    const p = await startNode([join(ROOT, "services/all-in-one/dist/main.js")], { ...env, APS_DATA_DIR: dataDir }, /APS ready at (\S+)/);
-    return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, dataDir, process: p, stop: async () => (await p.stop(), cleanup()) };
+    const p = await startNode(
+      [join(ROOT, "services/all-in-one/dist/main.js")],
+      { ...env, APS_DATA_DIR: dataDir },
+      /APS ready at (\S+)/,
+    );
+    return {
+      mode,
+      baseUrl: p.ready,
+      adminToken: ADMIN_TOKEN,
+      dataDir,
+      process: p,
+      stop: async () => (await p.stop(), cleanup()),
+    };
   }
   const db = await createTestDatabase();
   const names = uniqueBusNames();
-  const realEnv = { ...env, DATABASE_URL: db.url, NATS_URL: TEST_NATS_URL, NATS_STREAM: names.stream, APS_SUBJECT_PREFIX: names.prefix };
+  const realEnv = {
+    ...env,
+    DATABASE_URL: db.url,
+    NATS_URL: TEST_NATS_URL,
+    NATS_STREAM: names.stream,
+    APS_SUBJECT_PREFIX: names.prefix,
+  };
   const dropStream = () => deleteTestStream(names.stream);
   if (mode === "real") {
     const log = createLogger("aps-test", "warn");
     const aps = await startAllInOne(realEnv, log, new InProcessBus(log), { clock: opts.clock });
-    return { mode, baseUrl: aps.baseUrl, adminToken: ADMIN_TOKEN, env: realEnv, grpcAddrs: aps.grpcAddrs, local: aps.local, stop: async () => (await aps.stop(), await dropStream(), await db.drop()) };
+    return {
+      mode,
+      baseUrl: aps.baseUrl,
+      adminToken: ADMIN_TOKEN,
+      env: realEnv,
+      grpcAddrs: aps.grpcAddrs,
+      local: aps.local,
+      stop: async () => (await aps.stop(), await dropStream(), await db.drop()),
+    };
   }
-  const p = await startNode([join(ROOT, "deploy/local/start.mjs")], { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0", KNOWLEDGE_PORT: "0", TRANSLATION_PORT: "0" }, /APS ready at (\S+)/);
-  return { mode, baseUrl: p.ready, adminToken: ADMIN_TOKEN, process: p, env: realEnv, stop: async () => (await p.stop(), await dropStream(), await db.drop()) };
+  const p = await startNode(
+    [join(ROOT, "deploy/local/start.mjs")],
+    { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0", KNOWLEDGE_PORT: "0", TRANSLATION_PORT: "0" },
+    /APS ready at (\S+)/,
+  );
+  return {
+    mode,
+    baseUrl: p.ready,
+    adminToken: ADMIN_TOKEN,
+    process: p,
+    env: realEnv,
+    stop: async () => (await p.stop(), await dropStream(), await db.drop()),
+  };
 }

@@ -17,12 +17,23 @@ export const ARTIFACTS = join(ROOT, "test/artifacts/web");
  * Flags for chromium on a closed network: without the background-networking/component/sync
  * switches it stalls waiting for Google endpoints; --no-sandbox because CI runs as root.
  */
-export const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 /** True when the browser exists; throws under APS_TEST_REQUIRE_REAL=1 when it does not. */
 export function hasChromium(): boolean {
   if (existsSync(CHROMIUM)) return true;
-  if (process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+  if (process.env.APS_TEST_REQUIRE_REAL === "1")
+    throw new Error(
+      `APS_TEST_REQUIRE_REAL=1 but no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`,
+    );
   console.warn(`SKIPPED browser tests: no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
   return false;
 }

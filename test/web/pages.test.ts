@@ -66,7 +66,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
     return { agentId: r.body.agentId, apiKey: r.body.apiKey, name };
   }
   async function grant(agentId: string, seat: "councillor" | "chief") {
-    await run(process.execPath, [CLI, "seats", "grant", agentId, seat], { env: { ...process.env, APS_URL: sys.baseUrl, APS_ADMIN_TOKEN: sys.adminToken } });
+    await run(process.execPath, [CLI, "seats", "grant", agentId, seat], {
+      env: { ...process.env, APS_URL: sys.baseUrl, APS_ADMIN_TOKEN: sys.adminToken },
+    });
   }
   async function signIn(page: Page, key: string) {
     await page.goto("/");
@@ -94,7 +96,11 @@ type Agent = { agentId: string; apiKey: string; name: string };
     await expect(page.locator("#key-once .warning").textContent()).resolves.toMatch(/shown only once/);
     await shot(page, "join");
     // Nothing is stored until the person signs in, and never a cookie.
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([0, 0, ""]);
+    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([
+      0,
+      0,
+      "",
+    ]);
 
     await page.getByLabel("Sign in with key").fill(key);
     await page.locator("#signin button[type=submit]").click();
@@ -104,8 +110,15 @@ type Agent = { agentId: string; apiKey: string; name: string };
 
     await page.goto("/");
     await page.getByLabel("Title").fill("Add a managed Redis offering");
-    await page.getByLabel("Body (Markdown)").fill("## Why\n\nTeams run **their own** Redis today.\n\n- fewer pages at night\n- one [runbook](https://example.org/runbook)");
-    await Promise.all([page.waitForURL(/\/posts\/p_[0-9A-Z]{26}$/), page.getByRole("button", { name: "Publish" }).click()]);
+    await page
+      .getByLabel("Body (Markdown)")
+      .fill(
+        "## Why\n\nTeams run **their own** Redis today.\n\n- fewer pages at night\n- one [runbook](https://example.org/runbook)",
+      );
+    await Promise.all([
+      page.waitForURL(/\/posts\/p_[0-9A-Z]{26}$/),
+      page.getByRole("button", { name: "Publish" }).click(),
+    ]);
     postUrl = new URL(page.url()).pathname;
     postId = postUrl.split("/").pop()!;
     expect(await page.locator("h1#post-title").textContent()).toBe("Add a managed Redis offering");
@@ -114,7 +127,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
 
     await submitAndReload(page, () => page.getByRole("button", { name: "▲ Vote for" }).click());
     expect(await page.locator(".vote .n-for").textContent()).toBe("1");
-    await page.waitForFunction(() => document.querySelector("#vote-form button[value='1']")?.getAttribute("aria-pressed") === "true");
+    await page.waitForFunction(
+      () => document.querySelector("#vote-form button[value='1']")?.getAttribute("aria-pressed") === "true",
+    );
 
     await page.getByLabel("Your comment (Markdown)").fill("I would *use* this on day one.");
     await submitAndReload(page, () => page.getByRole("button", { name: "Comment" }).click());
@@ -122,7 +137,12 @@ type Agent = { agentId: string; apiKey: string; name: string };
 
     // The writes went through the public API: the API sees them too.
     const api = (await req("GET", `/posts/${postId}`, { key })).body;
-    expect(api).toMatchObject({ title: "Add a managed Redis offering", votes: { for: 1, against: 0 }, myVote: 1, status: "open" });
+    expect(api).toMatchObject({
+      title: "Add a managed Redis offering",
+      votes: { for: 1, against: 0 },
+      myVote: 1,
+      status: "open",
+    });
     expect(api.comments.map((c: { body: string }) => c.body)).toEqual(["I would *use* this on day one."]);
     expect(await ctx.cookies()).toEqual([]);
     await shot(page, "proposal-open");
@@ -160,7 +180,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
     await a.locator("#ballot-form").getByLabel("approve").check();
     await a.getByLabel("Reason (public)").fill("Approve: the <b>on-call</b> load drops & costs are capped.");
     await submitAndReload(a, () => a.getByRole("button", { name: "Cast ballot" }).click());
-    expect(await a.locator(".council .reason").allTextContents()).toEqual(["Approve: the <b>on-call</b> load drops & costs are capped."]);
+    expect(await a.locator(".council .reason").allTextContents()).toEqual([
+      "Approve: the <b>on-call</b> load drops & costs are capped.",
+    ]);
 
     // The agenda lists the case with the ballot so far and a countdown to the deadline.
     await a.goto("/agenda");
@@ -177,7 +199,10 @@ type Agent = { agentId: string; apiKey: string; name: string };
     await submitAndReload(b, () => b.getByRole("button", { name: "Cast ballot" }).click());
     expect(await b.locator(".proposal header .badge").textContent()).toBe("adopted");
     expect(await b.locator(".council .reason").allTextContents()).toEqual(
-      expect.arrayContaining(["Approve: the <b>on-call</b> load drops & costs are capped.", "Approve: clear rollback plan."]),
+      expect.arrayContaining([
+        "Approve: the <b>on-call</b> load drops & costs are capped.",
+        "Approve: clear rollback plan.",
+      ]),
     );
     expect(await b.locator("#ballot-form").count()).toBe(0); // no ballots after the case closed
     expect(await b.locator("#handoff-form").isVisible()).toBe(false); // a councillor without the chief seat
@@ -196,7 +221,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
     expect(await a.locator(".handoff").textContent()).toMatch(/task.*team-storage.*Chief Grace/s);
     await submitAndReload(a, () => a.getByRole("button", { name: "Mark implementation complete" }).click());
     expect(await a.locator(".proposal header .badge").getAttribute("data-status")).toBe("completed");
-    const steps = await a.locator(".timeline .badge").evaluateAll((els) => els.map((e) => e.getAttribute("data-status")));
+    const steps = await a
+      .locator(".timeline .badge")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-status")));
     expect(steps).toEqual(["open", "review", "adopted", "implementing", "completed"]);
     expect(problems).toEqual([]);
     await ctxA.close();
@@ -210,7 +237,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
     await page.getByRole("button", { name: "Translate" }).click();
     // Whatever the server answers (route absent, not cached, no engine), the page says so and keeps the original.
     await page.waitForFunction(() => (document.querySelector("#translation")?.textContent ?? "") !== "Translating…");
-    expect(await page.locator("#translation").textContent()).toMatch(/not available|No cached translation|original prevails/);
+    expect(await page.locator("#translation").textContent()).toMatch(
+      /not available|No cached translation|original prevails/,
+    );
     expect(await page.locator("h1#post-title").textContent()).toBe("Add a managed Redis offering");
 
     // Translation endpoint stubbed in the browser (built in parallel, another issue): the shape
@@ -219,14 +248,27 @@ type Agent = { agentId: string; apiKey: string; name: string };
       route.fulfill({
         status: 200,
         contentType: "application/json",
-        body: JSON.stringify({ id: postId, lang: "de", sourceLang: "en", title: "Verwaltetes Redis <img src=x onerror=window.__pwned=1>", body: "## Warum\n\n<script>window.__pwned=1</script>", engine: "apertium", machineTranslation: true, originalPrevails: true }),
+        body: JSON.stringify({
+          id: postId,
+          lang: "de",
+          sourceLang: "en",
+          title: "Verwaltetes Redis <img src=x onerror=window.__pwned=1>",
+          body: "## Warum\n\n<script>window.__pwned=1</script>",
+          engine: "apertium",
+          machineTranslation: true,
+          originalPrevails: true,
+        }),
       }),
     );
     await page.getByLabel("Read in").selectOption("de");
     await page.getByRole("button", { name: "Translate" }).click();
     await page.locator("#translation .mt-note").waitFor();
-    expect(await page.locator("#translation .mt-note").textContent()).toMatch(/Machine translation .*— the original prevails/);
-    expect(await page.locator("#translation h2").textContent()).toBe("Verwaltetes Redis <img src=x onerror=window.__pwned=1>");
+    expect(await page.locator("#translation .mt-note").textContent()).toMatch(
+      /Machine translation .*— the original prevails/,
+    );
+    expect(await page.locator("#translation h2").textContent()).toBe(
+      "Verwaltetes Redis <img src=x onerror=window.__pwned=1>",
+    );
     expect(await page.locator("#translation").getAttribute("lang")).toBe("de");
     expect(await page.locator("#translation img, #translation script").count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
@@ -237,11 +279,21 @@ type Agent = { agentId: string; apiKey: string; name: string };
     const author = await joinAgent("Reader's author");
     const nominator = await joinAgent("Nominating councillor");
     await grant(nominator.agentId, "councillor");
-    const created = await req("POST", "/posts", { key: author.apiKey, body: { title: "Quarterly kernel upgrades", body: "Upgrade **kernels** every quarter; zanzibarquux keyword.", is_arch_design: true } });
+    const created = await req("POST", "/posts", {
+      key: author.apiKey,
+      body: {
+        title: "Quarterly kernel upgrades",
+        body: "Upgrade **kernels** every quarter; zanzibarquux keyword.",
+        is_arch_design: true,
+      },
+    });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
     expect((await req("POST", `/posts/${id}/nominate`, { key: nominator.apiKey })).status).toBe(200);
-    await req("POST", `/posts/${id}/comments`, { key: nominator.apiKey, body: { body: "Nominated; see the `kernel` policy." } });
+    await req("POST", `/posts/${id}/comments`, {
+      key: nominator.apiKey,
+      body: { body: "Nominated; see the `kernel` policy." },
+    });
     // The post reaches the search index through events: wait for it (≤ 10 s).
     const t0 = Date.now();
     while ((await req("GET", "/knowledge/search?q=zanzibarquux")).body.total !== 1) {
@@ -252,7 +304,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
     const ctx = await context({ javaScriptEnabled: false });
     const page = await ctx.newPage();
     await page.goto("/");
-    expect(await page.locator(".post-item h3 a").allTextContents()).toEqual(expect.arrayContaining(["Quarterly kernel upgrades", "Add a managed Redis offering"]));
+    expect(await page.locator(".post-item h3 a").allTextContents()).toEqual(
+      expect.arrayContaining(["Quarterly kernel upgrades", "Add a managed Redis offering"]),
+    );
     expect(await page.locator("#post-form").isVisible()).toBe(false); // writing needs JS; reading does not
     await shot(page, "home");
     await page.goto("/?sort=new&kind=arch");
@@ -282,7 +336,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
     expect(await page.locator(".sagacity").textContent()).toBe("0");
     expect(await page.locator("#recent-posts + .posts .post-item").count()).toBe(0); // the nominator wrote nothing
     await page.goto(`/agents/${author.agentId}`);
-    expect(await page.locator("#recent-posts + .posts .post-item h3 a").allTextContents()).toContain("Quarterly kernel upgrades");
+    expect(await page.locator("#recent-posts + .posts .post-item h3 a").allTextContents()).toContain(
+      "Quarterly kernel upgrades",
+    );
     await shot(page, "agent");
 
     await page.goto("/docs");
@@ -319,7 +375,12 @@ type Agent = { agentId: string; apiKey: string; name: string };
       return bg;
     };
     const [light, dark] = [await background("light"), await background("dark")];
-    const lum = (rgb: string) => rgb.match(/\d+/g)!.slice(0, 3).map(Number).reduce((a, b) => a + b, 0);
+    const lum = (rgb: string) =>
+      rgb
+        .match(/\d+/g)!
+        .slice(0, 3)
+        .map(Number)
+        .reduce((a, b) => a + b, 0);
     expect(lum(light)).toBeGreaterThan(600);
     expect(lum(dark)).toBeLessThan(150);
 
@@ -348,7 +409,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
     expect(csp).toMatch(/form-action 'self'/);
     expect(csp).toMatch(/connect-src 'self'/);
     expect(res.headers.get("set-cookie")).toBeNull();
-    expect(htmlText.match(/<script\b[^>]*>/g)).toEqual([expect.stringMatching(/^<script src="\/assets\/app\.[0-9a-f]{12}\.js" defer>$/)]);
+    expect(htmlText.match(/<script\b[^>]*>/g)).toEqual([
+      expect.stringMatching(/^<script src="\/assets\/app\.[0-9a-f]{12}\.js" defer>$/),
+    ]);
     expect(htmlText).not.toMatch(/\son[a-z]+=/i);
     const asset = /href="(\/assets\/app\.[0-9a-f]{12}\.css)"/.exec(htmlText)![1]!;
     const css = await fetch(root + asset);
@@ -356,10 +419,14 @@ type Agent = { agentId: string; apiKey: string; name: string };
     expect(css.headers.get("content-type")).toMatch(/^text\/css/);
     // Unchanged for agents: Markdown docs, problem+json 404s for non-HTML clients, /v1.
     expect((await fetch(`${root}/docs/llms.txt`)).headers.get("content-type")).toMatch(/^text\/plain/);
-    expect((await fetch(`${root}/docs/voting.md`, { headers: { accept: "text/html" } })).headers.get("content-type")).toMatch(/^text\/markdown/);
+    expect(
+      (await fetch(`${root}/docs/voting.md`, { headers: { accept: "text/html" } })).headers.get("content-type"),
+    ).toMatch(/^text\/markdown/);
     expect((await fetch(`${root}/docs/voting`)).headers.get("content-type")).toMatch(/^application\/problem\+json/);
     expect((await fetch(`${root}/nope`)).headers.get("content-type")).toMatch(/^application\/problem\+json/);
-    expect((await fetch(`${root}/v1/nope`, { headers: { accept: "text/html" } })).headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect((await fetch(`${root}/v1/nope`, { headers: { accept: "text/html" } })).headers.get("content-type")).toMatch(
+      /^application\/problem\+json/,
+    );
     expect((await fetch(`${root}/healthz`)).status).toBe(200);
   });
 });

@@ -36,7 +36,9 @@ function quantile(sorted: number[], q: number): number {
 describe("home page with 1,000 posts (embedded all-in-one)", () => {
   let sys: System;
   beforeAll(async () => {
-    sys = await startSystem("embedded", { env: { POSTS_PER_DAY: String(POSTS + 10), RATE_LIMIT_KEYED_PER_MINUTE: "100000" } });
+    sys = await startSystem("embedded", {
+      env: { POSTS_PER_DAY: String(POSTS + 10), RATE_LIMIT_KEYED_PER_MINUTE: "100000" },
+    });
   });
   afterAll(async () => {
     await sys?.stop();
@@ -50,7 +52,14 @@ describe("home page with 1,000 posts (embedded all-in-one)", () => {
     const worker = async () => {
       while (next < POSTS) {
         const i = next++;
-        const r = await req("POST", "/posts", { key: author.apiKey, body: { title: `Seeded proposal ${i}: ${i % 2 ? "managed queues" : "object storage tiers"}`, body: `Body of proposal ${i}.\n\n- point one\n- point two`, is_arch_design: i % 3 !== 0 } });
+        const r = await req("POST", "/posts", {
+          key: author.apiKey,
+          body: {
+            title: `Seeded proposal ${i}: ${i % 2 ? "managed queues" : "object storage tiers"}`,
+            body: `Body of proposal ${i}.\n\n- point one\n- point two`,
+            is_arch_design: i % 3 !== 0,
+          },
+        });
         if (r.status !== 201) throw new Error(`seeding post ${i}: ${r.status} ${r.text}`);
       }
     };
@@ -78,17 +87,32 @@ describe("home page with 1,000 posts (embedded all-in-one)", () => {
     expect(titles(second).filter((id) => titles(page).includes(id))).toEqual([]);
     const assets = [...page.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
     expect(assets).toHaveLength(2);
-    const assetBytes = await Promise.all(assets.map(async (a) => (await (await fetch(root + a)).arrayBuffer()).byteLength));
+    const assetBytes = await Promise.all(
+      assets.map(async (a) => (await (await fetch(root + a)).arrayBuffer()).byteLength),
+    );
     const total = htmlBytes + assetBytes.reduce((a, b) => a + b, 0);
 
     const result = {
       posts: POSTS,
       seedSeconds,
-      ttfbMs: { p50: quantile(samples, 0.5), p90: quantile(samples, 0.9), min: samples[0], max: samples[samples.length - 1], samples: SAMPLES },
-      pageWeightBytes: { html: htmlBytes, assets: Object.fromEntries(assets.map((a, i) => [a, assetBytes[i]])), total, uncompressed: true },
+      ttfbMs: {
+        p50: quantile(samples, 0.5),
+        p90: quantile(samples, 0.9),
+        min: samples[0],
+        max: samples[samples.length - 1],
+        samples: SAMPLES,
+      },
+      pageWeightBytes: {
+        html: htmlBytes,
+        assets: Object.fromEntries(assets.map((a, i) => [a, assetBytes[i]])),
+        total,
+        uncompressed: true,
+      },
     };
     mkdirSync(ARTIFACTS, { recursive: true });
     writeFileSync(join(ARTIFACTS, "perf.json"), `${JSON.stringify(result, null, 2)}\n`);
-    console.log(`home page with ${POSTS} posts: TTFB p50 ${result.ttfbMs.p50.toFixed(1)} ms (p90 ${result.ttfbMs.p90.toFixed(1)} ms, n=${SAMPLES}); page weight ${total} bytes (HTML ${htmlBytes} + assets ${assetBytes.join(" + ")}), uncompressed; seeding took ${seedSeconds.toFixed(1)} s`);
+    console.log(
+      `home page with ${POSTS} posts: TTFB p50 ${result.ttfbMs.p50.toFixed(1)} ms (p90 ${result.ttfbMs.p90.toFixed(1)} ms, n=${SAMPLES}); page weight ${total} bytes (HTML ${htmlBytes} + assets ${assetBytes.join(" + ")}), uncompressed; seeding took ${seedSeconds.toFixed(1)} s`,
+    );
   });
 });

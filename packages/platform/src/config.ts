@@ -26,4 +26,8 @@ export function optionalVar() {
 }
 
 /** A gRPC listen or dial address such as `127.0.0.1:50051` or `0.0.0.0:0`. */
-export const grpcAddr = (def: string) => z.string().regex(/^[\w.\-:[\]]+:\d+$/, "expected host:port").default(def);
+export const grpcAddr = (def: string) =>
+  z
+    .string()
+    .regex(/^[\w.\-:[\]]+:\d+$/, "expected host:port")
+    .default(def);

@@ -8,7 +8,11 @@ describe("errors across a gRPC hop (docs/architecture.md §4 codes)", () => {
   });
 
   it("answers database outages as upstream_unavailable and other failures as internal without detail", () => {
-    for (const e of [Object.assign(new Error("sorry, too many clients already"), { code: "53300" }), Object.assign(new Error("x"), { code: "57P01" }), new Error("timeout exceeded when trying to connect")]) {
+    for (const e of [
+      Object.assign(new Error("sorry, too many clients already"), { code: "53300" }),
+      Object.assign(new Error("x"), { code: "57P01" }),
+      new Error("timeout exceeded when trying to connect"),
+    ]) {
       expect(isDatabaseUnavailable(e)).toBe(true);
       expect(toServiceError(e)).toMatchObject({ code: status.UNAVAILABLE });
       expect(fromServiceError(toServiceError(e)).code).toBe("upstream_unavailable");

@@ -133,7 +133,11 @@ export function fromServiceError(err: unknown): ApsError {
   if (typeof md === "string" && md in HTTP_STATUS) {
     return new ApsError(md as ErrorCode, se.details ?? md, retry ? Number(retry) : undefined, { cause: err });
   }
-  if (se.code === GrpcStatus.UNAVAILABLE || se.code === GrpcStatus.DEADLINE_EXCEEDED || se.code === GrpcStatus.CANCELLED) {
+  if (
+    se.code === GrpcStatus.UNAVAILABLE ||
+    se.code === GrpcStatus.DEADLINE_EXCEEDED ||
+    se.code === GrpcStatus.CANCELLED
+  ) {
     return new ApsError("upstream_unavailable", "a backing service is unavailable; retry later", 1, { cause: err });
   }
   return new ApsError("internal", "internal error", undefined, { cause: err });

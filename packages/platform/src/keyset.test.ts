@@ -9,7 +9,19 @@ describe("tuple keyset cursors", () => {
   });
 
   it("refuses tampered text, the wrong arity, non-strings, U+0000 and a timestamp PostgreSQL would reject", () => {
-    const bad = ["%%%", b64(["2026-11-21 23:43:50+00"]), b64([1, "x"]), b64(["2026-11-21 23:43:50+00", "a\u0000"]), b64(["not a time", "p_1"]), b64(["2026-13-45 99:99:99+00'; --", "p"]), b64(["2026-02-31 10:00:00+00", "p"]), b64(["2026-11-21 24:00:00+00", "p"])];
-    for (const t of bad) expect(() => decodeTupleCursor(t, 2, [PG_TIMESTAMPTZ_TEXT])).toThrow(expect.objectContaining({ code: "invalid_request" }));
+    const bad = [
+      "%%%",
+      b64(["2026-11-21 23:43:50+00"]),
+      b64([1, "x"]),
+      b64(["2026-11-21 23:43:50+00", "a\u0000"]),
+      b64(["not a time", "p_1"]),
+      b64(["2026-13-45 99:99:99+00'; --", "p"]),
+      b64(["2026-02-31 10:00:00+00", "p"]),
+      b64(["2026-11-21 24:00:00+00", "p"]),
+    ];
+    for (const t of bad)
+      expect(() => decodeTupleCursor(t, 2, [PG_TIMESTAMPTZ_TEXT])).toThrow(
+        expect.objectContaining({ code: "invalid_request" }),
+      );
   });
 });

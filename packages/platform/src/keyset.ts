@@ -19,7 +19,14 @@ export function PG_TIMESTAMPTZ_TEXT(x: string): boolean {
   if (!m) return false;
   const [, y, mo, d, h, mi, se] = m.map(Number) as number[];
   const date = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, se!));
-  return date.getUTCFullYear() === y && date.getUTCMonth() === mo! - 1 && date.getUTCDate() === d && date.getUTCHours() === h && date.getUTCMinutes() === mi && date.getUTCSeconds() === se;
+  return (
+    date.getUTCFullYear() === y &&
+    date.getUTCMonth() === mo! - 1 &&
+    date.getUTCDate() === d &&
+    date.getUTCHours() === h &&
+    date.getUTCMinutes() === mi &&
+    date.getUTCSeconds() === se
+  );
 }
 
 /**
@@ -27,7 +34,11 @@ export function PG_TIMESTAMPTZ_TEXT(x: string): boolean {
  * accept part i. Throws ApsError `invalid_request` for anything else (tampered text, wrong
  * shape, U+0000), so a bad cursor is a 400 and never reaches the database as an error.
  */
-export function decodeTupleCursor(text: string, arity: number, checks: (((part: string) => boolean) | undefined)[] = []): string[] {
+export function decodeTupleCursor(
+  text: string,
+  arity: number,
+  checks: (((part: string) => boolean) | undefined)[] = [],
+): string[] {
   let v: unknown;
   try {
     v = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));

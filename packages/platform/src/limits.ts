@@ -65,6 +65,8 @@ export function text(min: number, max: number) {
   return z
     .string()
     .refine(isStorable, { message: "must not contain U+0000 or an unpaired surrogate" })
-    .refine((s) => codePoints(s) >= min && (min === 0 || s.trim().length > 0), { message: `must be at least ${min} character(s) and not blank` })
+    .refine((s) => codePoints(s) >= min && (min === 0 || s.trim().length > 0), {
+      message: `must be at least ${min} character(s) and not blank`,
+    })
     .refine((s) => codePoints(s) <= max, { message: `must be at most ${max} characters` });
 }

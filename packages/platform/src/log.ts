@@ -15,7 +15,17 @@ export function createLogger(service: string, level: string = process.env.LOG_LE
     base: { service },
     mixin: traceIds,
     redact: {
-      paths: ["apiKey", "*.apiKey", "api_key", "*.api_key", "authorization", "*.authorization", "req.headers.authorization", "body", "*.body"],
+      paths: [
+        "apiKey",
+        "*.apiKey",
+        "api_key",
+        "*.api_key",
+        "authorization",
+        "*.authorization",
+        "req.headers.authorization",
+        "body",
+        "*.body",
+      ],
       censor: "[redacted]",
     },
   });

@@ -100,14 +100,20 @@ new Gauge({
   registers: [metricsRegistry],
   async collect() {
     this.reset();
-    const all = await Promise.all([...deadLetterSources].map((s) => s.deadLetterCounts().catch(() => ({}) as Record<string, number>)));
+    const all = await Promise.all(
+      [...deadLetterSources].map((s) => s.deadLetterCounts().catch(() => ({}) as Record<string, number>)),
+    );
     for (const byDurable of all) for (const [durable, n] of Object.entries(byDurable)) this.set({ durable }, n);
   },
 });
 
 /** Something that knows the event stream's limits and contents (a JetStreamBus). */
 export interface StreamSource {
-  streamState(): Promise<{ limits: { maxAgeSeconds: number; maxBytes: number; maxMsgsPerSubject: number }; bytes: number; messages: number }>;
+  streamState(): Promise<{
+    limits: { maxAgeSeconds: number; maxBytes: number; maxMsgsPerSubject: number };
+    bytes: number;
+    messages: number;
+  }>;
 }
 
 const streamSources = new Set<StreamSource>();
@@ -241,7 +247,11 @@ export interface MetricsServer {
  * Serves `GET /metrics` on `port` (gRPC services: `METRICS_PORT`); port 0 or unset = off
  * (returns undefined). Binds every interface: Prometheus scrapes from outside the pod.
  */
-export async function startMetricsServer(port: number, log: Logger, host = "0.0.0.0"): Promise<MetricsServer | undefined> {
+export async function startMetricsServer(
+  port: number,
+  log: Logger,
+  host = "0.0.0.0",
+): Promise<MetricsServer | undefined> {
   if (!Number.isInteger(port) || port <= 0) return undefined;
   const server: Server = createServer((req, res) => {
     if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
@@ -262,6 +272,7 @@ export async function startMetricsServer(port: number, log: Logger, host = "0.0.
 /** `METRICS_PORT` of a gRPC service (0 or unset = no metrics endpoint). */
 export function metricsPortFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const n = Number(env.METRICS_PORT ?? 0);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new Error(`METRICS_PORT must be a port number, got ${env.METRICS_PORT}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new Error(`METRICS_PORT must be a port number, got ${env.METRICS_PORT}`);
   return n;
 }

@@ -8,13 +8,21 @@ describe("otlpTracesProtocol", () => {
   it("defaults to http/protobuf; the traces variable wins over the generic one; blank counts as unset", () => {
     expect(otlpTracesProtocol({})).toBe("http/protobuf");
     expect(otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toBe("grpc");
-    expect(otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json" })).toBe("http/json");
-    expect(otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: " " })).toBe("grpc");
+    expect(
+      otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json" }),
+    ).toBe("http/json");
+    expect(otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: " " })).toBe(
+      "grpc",
+    );
   });
 
   it("refuses an unknown protocol, naming the variable", () => {
-    expect(() => otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "http" })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL=http is not an OTLP protocol/);
-    expect(() => otlpTracesProtocol({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "GRPC" })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL/);
+    expect(() => otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "http" })).toThrow(
+      /OTEL_EXPORTER_OTLP_PROTOCOL=http is not an OTLP protocol/,
+    );
+    expect(() => otlpTracesProtocol({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "GRPC" })).toThrow(
+      /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL/,
+    );
   });
 
   it("maps each protocol to its official exporter", async () => {

@@ -18,8 +18,14 @@ export const commonEnvSchema = z.object({
   DATABASE_URL: optionalVar(),
   APS_DATA_DIR: z.string().default("./data"),
   NATS_URL: optionalVar(),
-  NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("APS"),
-  APS_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_]+(\.[a-z0-9_]+)*$/).default("aps"),
+  NATS_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("APS"),
+  APS_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_]+(\.[a-z0-9_]+)*$/)
+    .default("aps"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** JetStream stream retention (docs/adr/0101): longest an event is kept, seconds (default 7 days). */
   NATS_STREAM_MAX_AGE_S: intVar(DEFAULT_STREAM_LIMITS.maxAgeSeconds, 60),
@@ -31,7 +37,11 @@ export const commonEnvSchema = z.object({
 
 /** The stream limits a service applies when it connects to JetStream (docs/adr/0101). */
 export function streamLimitsOf(cfg: CommonConfig): StreamLimits {
-  return { maxAgeSeconds: cfg.NATS_STREAM_MAX_AGE_S, maxBytes: cfg.NATS_STREAM_MAX_BYTES, maxMsgsPerSubject: cfg.NATS_STREAM_MAX_MSGS_PER_SUBJECT };
+  return {
+    maxAgeSeconds: cfg.NATS_STREAM_MAX_AGE_S,
+    maxBytes: cfg.NATS_STREAM_MAX_BYTES,
+    maxMsgsPerSubject: cfg.NATS_STREAM_MAX_MSGS_PER_SUBJECT,
+  };
 }
 
 /** The parsed shared part of a service's config. */
@@ -60,7 +70,14 @@ export async function openServiceDeps(
   const db = await openDatabase({ url: cfg.databaseUrl ?? cfg.DATABASE_URL, schema: service, log, ...pool });
   let bus: EventBus;
   if (cfg.NATS_URL) {
-    bus = await JetStreamBus.connect({ servers: cfg.NATS_URL, stream: cfg.NATS_STREAM, prefix: cfg.APS_SUBJECT_PREFIX, connectionName: `aps-${service}`, log, limits: streamLimitsOf(cfg) });
+    bus = await JetStreamBus.connect({
+      servers: cfg.NATS_URL,
+      stream: cfg.NATS_STREAM,
+      prefix: cfg.APS_SUBJECT_PREFIX,
+      connectionName: `aps-${service}`,
+      log,
+      limits: streamLimitsOf(cfg),
+    });
   } else if (sharedBus) {
     bus = sharedBus;
   } else {

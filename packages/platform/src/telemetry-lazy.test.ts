@@ -30,9 +30,14 @@ describe("startTelemetry loads the SDK only when tracing is on", () => {
     expect(JSON.parse(probe({}))).toEqual({ on: false, loaded: false });
   });
   it("OTEL_SDK_DISABLED=true: tracing off, SDK not loaded", () => {
-    expect(JSON.parse(probe({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_SDK_DISABLED: "true" }))).toEqual({ on: false, loaded: false });
+    expect(JSON.parse(probe({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_SDK_DISABLED: "true" }))).toEqual(
+      { on: false, loaded: false },
+    );
   });
   it("an endpoint: tracing on, SDK loaded", () => {
-    expect(JSON.parse(probe({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }))).toEqual({ on: true, loaded: true });
+    expect(JSON.parse(probe({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }))).toEqual({
+      on: true,
+      loaded: true,
+    });
   });
 });

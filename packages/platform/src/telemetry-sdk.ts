@@ -28,7 +28,10 @@ export function apsInstrumentations(): Instrumentation[] {
       ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? "").split("?")[0] ?? ""),
       // Outgoing HTTP of the services is telemetry export itself or nothing: keep it out.
       ignoreOutgoingRequestHook: () => true,
-      headersToSpanAttributes: { client: { requestHeaders: [], responseHeaders: [] }, server: { requestHeaders: [], responseHeaders: [] } },
+      headersToSpanAttributes: {
+        client: { requestHeaders: [], responseHeaders: [] },
+        server: { requestHeaders: [], responseHeaders: [] },
+      },
     }),
     new ExpressInstrumentation(),
     new GrpcInstrumentation({ ignoreGrpcMethods: [/^Check$/, /^Watch$/] }),
@@ -49,7 +52,13 @@ export function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter {
  * loader hooks (or `opts.preloaded` patched in place), the instrumentations, the exporter or
  * `opts.spanProcessors`, and the shutdown hook, which calls `onShutdown` at its end.
  */
-export async function startSdk(serviceName: string, opts: TelemetryOptions, env: NodeJS.ProcessEnv, exporter: SpanExporter | undefined, onShutdown: () => void): Promise<void> {
+export async function startSdk(
+  serviceName: string,
+  opts: TelemetryOptions,
+  env: NodeJS.ProcessEnv,
+  exporter: SpanExporter | undefined,
+  onShutdown: () => void,
+): Promise<void> {
   let waitForHooks: (() => Promise<void>) | undefined;
   if (!opts.preloaded) {
     // ESM: imports of CJS packages bypass require hooks, so register import-in-the-middle's
@@ -80,7 +89,15 @@ export async function startSdk(serviceName: string, opts: TelemetryOptions, env:
 function patchPreloaded(instrumentations: Instrumentation[], preloaded: Record<string, PreloadedModule>): () => void {
   const undo: Array<() => void> = [];
   for (const inst of instrumentations) {
-    const defs = (inst as unknown as { getModuleDefinitions(): Array<{ name: string; patch?: (e: unknown, v?: string) => unknown; unpatch?: (e: unknown, v?: string) => void }> }).getModuleDefinitions();
+    const defs = (
+      inst as unknown as {
+        getModuleDefinitions(): Array<{
+          name: string;
+          patch?: (e: unknown, v?: string) => unknown;
+          unpatch?: (e: unknown, v?: string) => void;
+        }>;
+      }
+    ).getModuleDefinitions();
     for (const def of defs) {
       const mod = preloaded[def.name];
       if (!mod || !def.patch) continue;

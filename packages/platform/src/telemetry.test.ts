@@ -18,14 +18,21 @@ describe("telemetry", () => {
     expect(await startTelemetry("t")).toBe(false);
     process.env.OTEL_SDK_DISABLED = "true";
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = "http://127.0.0.1:1";
-    expect(await startTelemetry("t", { spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())], preloaded: {} })).toBe(false);
+    expect(
+      await startTelemetry("t", {
+        spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())],
+        preloaded: {},
+      }),
+    ).toBe(false);
     expect(traceIds()).toEqual({});
   });
 
   it("puts trace_id and span_id of the active span into log fields", async () => {
     delete process.env.OTEL_SDK_DISABLED;
     const exporter = new InMemorySpanExporter();
-    expect(await startTelemetry("t", { spanProcessors: [new SimpleSpanProcessor(exporter)], preloaded: {} })).toBe(true);
+    expect(await startTelemetry("t", { spanProcessors: [new SimpleSpanProcessor(exporter)], preloaded: {} })).toBe(
+      true,
+    );
     expect(traceIds()).toEqual({});
     trace.getTracer("test").startActiveSpan("s", (span) => {
       expect(span.isRecording()).toBe(true);

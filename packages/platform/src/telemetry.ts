@@ -51,4 +51,3 @@ export async function startTelemetry(serviceName: string, opts: TelemetryOptions
   await sdk.startSdk(serviceName, opts, env, exporter, () => (started = false));
   return true;
 }
-

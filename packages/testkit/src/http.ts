@@ -20,7 +20,11 @@ export interface RequestOptions {
  * parsed when the response is JSON or problem+json.
  */
 export function httpClient(baseUrl: string) {
-  return async function request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult<T>> {
+  return async function request<T = any>(
+    method: string,
+    path: string,
+    opts: RequestOptions = {},
+  ): Promise<HttpResult<T>> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.key) headers.authorization = `Bearer ${opts.key}`;
     let body: string | undefined = opts.rawBody;

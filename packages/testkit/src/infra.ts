@@ -40,7 +40,10 @@ export async function hasPostgres(): Promise<boolean> {
   pgChecked ??= reachable(ADMIN_DATABASE_URL);
   const ok = await pgChecked;
   if (!ok && requireReal) throw new Error(`APS_TEST_REQUIRE_REAL=1 but no PostgreSQL at ${ADMIN_DATABASE_URL}`);
-  if (!ok) console.warn(`[testkit] NO REAL POSTGRESQL at ${ADMIN_DATABASE_URL}: tests that need it are SKIPPED; the embedded all-in-one tests still run`);
+  if (!ok)
+    console.warn(
+      `[testkit] NO REAL POSTGRESQL at ${ADMIN_DATABASE_URL}: tests that need it are SKIPPED; the embedded all-in-one tests still run`,
+    );
   return ok;
 }
 
@@ -50,7 +53,10 @@ export async function hasNats(): Promise<boolean> {
   natsChecked ??= reachable(TEST_NATS_URL.replace(/^nats:/, "http:"));
   const ok = await natsChecked;
   if (!ok && requireReal) throw new Error(`APS_TEST_REQUIRE_REAL=1 but no NATS at ${TEST_NATS_URL}`);
-  if (!ok) console.warn(`[testkit] NO REAL NATS at ${TEST_NATS_URL}: tests that need it are SKIPPED; in-process bus tests still run`);
+  if (!ok)
+    console.warn(
+      `[testkit] NO REAL NATS at ${TEST_NATS_URL}: tests that need it are SKIPPED; in-process bus tests still run`,
+    );
   return ok;
 }
 

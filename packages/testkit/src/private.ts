@@ -65,8 +65,12 @@ export interface PrivateServer {
 /** True when a private NATS can be started here (the binary exists). Says so loudly when not; throws under APS_TEST_REQUIRE_REAL=1. */
 export function canRunPrivateNats(): boolean {
   const ok = existsSync(NATS_SERVER_BIN);
-  if (!ok && process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but no nats-server at ${NATS_SERVER_BIN}`);
-  if (!ok) console.warn(`[testkit] NO nats-server at ${NATS_SERVER_BIN} (set NATS_SERVER_BIN): private-NATS fault tests are SKIPPED`);
+  if (!ok && process.env.APS_TEST_REQUIRE_REAL === "1")
+    throw new Error(`APS_TEST_REQUIRE_REAL=1 but no nats-server at ${NATS_SERVER_BIN}`);
+  if (!ok)
+    console.warn(
+      `[testkit] NO nats-server at ${NATS_SERVER_BIN} (set NATS_SERVER_BIN): private-NATS fault tests are SKIPPED`,
+    );
   return ok;
 }
 
@@ -82,7 +86,9 @@ export async function startPrivateNats(): Promise<PrivateServer> {
   let child: ChildProcess | undefined;
   let output = "";
   const start = async () => {
-    child = spawn(NATS_SERVER_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], { stdio: ["ignore", "pipe", "pipe"] });
+    child = spawn(NATS_SERVER_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
     child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
     try {
@@ -120,9 +126,14 @@ const asPostgres = (cmd: string, args: string[]) =>
 export function canRunPrivatePostgres(): boolean {
   const bins = existsSync(join(PG_BIN_DIR, "initdb")) && existsSync(join(PG_BIN_DIR, "pg_ctl"));
   const user = process.getuid?.() === 0 || process.env.USER === "postgres";
-  if ((!bins || !user) && process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but no private PostgreSQL can start (binaries in ${PG_BIN_DIR}: ${bins}; root or postgres user: ${user})`);
+  if ((!bins || !user) && process.env.APS_TEST_REQUIRE_REAL === "1")
+    throw new Error(
+      `APS_TEST_REQUIRE_REAL=1 but no private PostgreSQL can start (binaries in ${PG_BIN_DIR}: ${bins}; root or postgres user: ${user})`,
+    );
   if (!bins || !user)
-    console.warn(`[testkit] CANNOT START A PRIVATE POSTGRESQL (binaries in ${PG_BIN_DIR}: ${bins}; root or postgres user: ${user}): private-PostgreSQL fault tests are SKIPPED`);
+    console.warn(
+      `[testkit] CANNOT START A PRIVATE POSTGRESQL (binaries in ${PG_BIN_DIR}: ${bins}; root or postgres user: ${user}): private-PostgreSQL fault tests are SKIPPED`,
+    );
   return bins && user;
 }
 
@@ -142,12 +153,33 @@ export async function startPrivatePostgres(): Promise<PrivateServer> {
     const gid = await run("id", ["-g", "postgres"]);
     chownSync(root, Number(pw.stdout.trim()), Number(gid.stdout.trim()));
   }
-  await asPostgres(join(PG_BIN_DIR, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
+  await asPostgres(join(PG_BIN_DIR, "initdb"), [
+    "-D",
+    data,
+    "-A",
+    "trust",
+    "-U",
+    "postgres",
+    "--no-sync",
+    "-E",
+    "UTF8",
+  ]);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const probe = `http://127.0.0.1:${port}`;
   const opts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
   const start = async () => {
-    await asPostgres(join(PG_BIN_DIR, "pg_ctl"), ["-D", data, "-o", opts, "-l", join(root, "log"), "-w", "-t", "60", "start"]);
+    await asPostgres(join(PG_BIN_DIR, "pg_ctl"), [
+      "-D",
+      data,
+      "-o",
+      opts,
+      "-l",
+      join(root, "log"),
+      "-w",
+      "-t",
+      "60",
+      "start",
+    ]);
     await waitReachable(probe);
   };
   let running = false;

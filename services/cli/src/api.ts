@@ -12,11 +12,21 @@ export class ApiError extends Error {
 }
 
 /** Calls `method path` under `baseUrl` (…/v1) with an optional bearer `token` and JSON `body`. */
-export async function api<T>(baseUrl: string, method: string, path: string, token?: string, body?: unknown): Promise<T> {
+export async function api<T>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(baseUrl.replace(/\/$/, "") + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(baseUrl.replace(/\/$/, "") + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   const json: unknown = text ? JSON.parse(text) : undefined;
   if (!res.ok) throw new ApiError(res.status, json as { code?: string; detail?: string });

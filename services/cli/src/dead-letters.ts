@@ -18,7 +18,12 @@ interface Parked {
  * prints `{"replayed": id}` per event; an unknown id fails the command (exit 1) after the others.
  * Both go through the owner-only admin routes of the gateway (docs/adr/0100).
  */
-export async function deadLetterCommand(baseUrl: string, token: string, sub: "list" | "replay", args: string[]): Promise<void> {
+export async function deadLetterCommand(
+  baseUrl: string,
+  token: string,
+  sub: "list" | "replay",
+  args: string[],
+): Promise<void> {
   if (sub === "list") {
     const i = args.indexOf("--limit");
     const limit = i >= 0 ? Number(args[i + 1]) : 100;
@@ -28,12 +33,16 @@ export async function deadLetterCommand(baseUrl: string, token: string, sub: "li
     if (items.length === 0) console.error("aps: the dead-letter queue is empty");
     return;
   }
-  const ids = args.includes("--all") ? (await api<{ items: Parked[] }>(baseUrl, "GET", "/admin/events/dlq?limit=1000", token)).items.map((p) => p.id) : args;
+  const ids = args.includes("--all")
+    ? (await api<{ items: Parked[] }>(baseUrl, "GET", "/admin/events/dlq?limit=1000", token)).items.map((p) => p.id)
+    : args;
   if (ids.length === 0) throw new Error("replay needs dead-letter ids or --all");
   let failed = 0;
   for (const id of ids) {
     try {
-      console.log(JSON.stringify(await api(baseUrl, "POST", `/admin/events/dlq/${encodeURIComponent(id)}/replay`, token)));
+      console.log(
+        JSON.stringify(await api(baseUrl, "POST", `/admin/events/dlq/${encodeURIComponent(id)}/replay`, token)),
+      );
     } catch (err) {
       failed++;
       console.error(`aps: ${id}: ${err instanceof Error ? err.message : String(err)}`);

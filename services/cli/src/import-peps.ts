@@ -53,7 +53,9 @@ export async function importPeps(baseUrl: string, peps: Pep[], concurrency = 4):
   const agentFor = (author: string) => {
     let p = joining.get(author);
     if (!p) {
-      p = api<{ agentId: string; apiKey: string }>(baseUrl, "POST", "/join", undefined, { name: author.slice(0, 64) }).then((a) => {
+      p = api<{ agentId: string; apiKey: string }>(baseUrl, "POST", "/join", undefined, {
+        name: author.slice(0, 64),
+      }).then((a) => {
         result.agents[author] = { agentId: a.agentId, apiKey: a.apiKey };
         return a;
       });
@@ -69,7 +71,13 @@ export async function importPeps(baseUrl: string, peps: Pep[], concurrency = 4):
       const agent = await agentFor(author);
       const post = pepToPost(pep);
       const created = await api<{ id: string }>(baseUrl, "POST", "/posts", agent.apiKey, post);
-      result.posts.push({ pep: pep.pep, postId: created.id, authorAgentId: agent.agentId, title: post.title, body: post.body });
+      result.posts.push({
+        pep: pep.pep,
+        postId: created.id,
+        authorAgentId: agent.agentId,
+        title: post.title,
+        body: post.body,
+      });
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -88,5 +96,7 @@ export async function importPepsCommand(baseUrl: string, args: string[]): Promis
   const started = Date.now();
   const r = await importPeps(baseUrl, peps);
   if (outAt >= 0 && args[outAt + 1]) writeFileSync(args[outAt + 1]!, JSON.stringify(r, null, 2));
-  console.log(JSON.stringify({ imported: r.posts.length, agents: Object.keys(r.agents).length, ms: Date.now() - started }));
+  console.log(
+    JSON.stringify({ imported: r.posts.length, agents: Object.keys(r.agents).length, ms: Date.now() - started }),
+  );
 }

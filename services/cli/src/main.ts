@@ -22,7 +22,12 @@ try {
     const agent =
       args[0] === "grant"
         ? await api(baseUrl, "POST", "/admin/seats", token, { agentId: args[1], seat: args[2] })
-        : await api(baseUrl, "DELETE", `/admin/seats/${encodeURIComponent(args[1])}/${encodeURIComponent(args[2])}`, token);
+        : await api(
+            baseUrl,
+            "DELETE",
+            `/admin/seats/${encodeURIComponent(args[1])}/${encodeURIComponent(args[2])}`,
+            token,
+          );
     console.log(JSON.stringify(agent));
   } else if (cmd === "events" && args[0] === "dlq" && (args[1] === "list" || args[1] === "replay")) {
     const token = process.env.APS_ADMIN_TOKEN;

@@ -25,7 +25,8 @@ describe("Council close rules (docs/architecture.md §5)", () => {
       for (let ballots = 0; ballots <= seats; ballots++) {
         for (let approvals = 0; approvals <= ballots; approvals++) {
           const got = decisiveOutcome(seats, approvals, ballots);
-          const want = approvals * 2 > seats ? "adopted" : canStillAdopt(seats, approvals, ballots) ? undefined : "rejected";
+          const want =
+            approvals * 2 > seats ? "adopted" : canStillAdopt(seats, approvals, ballots) ? undefined : "rejected";
           expect([seats, approvals, ballots, got]).toEqual([seats, approvals, ballots, want]);
         }
       }

@@ -18,7 +18,9 @@ export class DeadlineScheduler {
 
   start(): void {
     this.timer = setInterval(() => {
-      this.running = this.repo.closeDue().catch((err: unknown) => this.log.warn({ err: String(err) }, "deadline pass failed"));
+      this.running = this.repo
+        .closeDue()
+        .catch((err: unknown) => this.log.warn({ err: String(err) }, "deadline pass failed"));
     }, this.tickMs);
     this.timer.unref();
   }

@@ -1,5 +1,18 @@
 import { fileURLToPath } from "node:url";
-import { ForumClient, IdentityClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type LocalEndpoint, type ServiceDeps, type ServiceTarget } from "@aps/platform";
+import {
+  ForumClient,
+  IdentityClient,
+  migrate,
+  OutboxRelay,
+  PLATFORM_MIGRATIONS_DIR,
+  readinessProbe,
+  startGrpcServer,
+  systemClock,
+  type Clock,
+  type LocalEndpoint,
+  type ServiceDeps,
+  type ServiceTarget,
+} from "@aps/platform";
 import { council, type forum, type identity as identityProto } from "@aps/proto";
 import { CouncilRepository } from "./store/repository.js";
 import { councilHandlers } from "./grpc/handlers.js";

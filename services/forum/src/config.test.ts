@@ -11,7 +11,10 @@ describe("forum loadConfig(env)", () => {
   });
 
   it("reads overrides and rejects non-integers", () => {
-    expect(loadConfig({ POSTS_PER_DAY: "3", FORUM_DATABASE_URL: "postgres://x/y" })).toMatchObject({ POSTS_PER_DAY: 3, databaseUrl: "postgres://x/y" });
+    expect(loadConfig({ POSTS_PER_DAY: "3", FORUM_DATABASE_URL: "postgres://x/y" })).toMatchObject({
+      POSTS_PER_DAY: 3,
+      databaseUrl: "postgres://x/y",
+    });
     expect(() => loadConfig({ POSTS_PER_DAY: "2.5" })).toThrow(/POSTS_PER_DAY/);
     expect(() => loadConfig({ APS_SUBJECT_PREFIX: "Bad Prefix" })).toThrow(/APS_SUBJECT_PREFIX/);
   });

@@ -10,7 +10,12 @@ const cfg = loadConfig(process.env);
 const deps = await openServiceDeps("forum", cfg);
 const svc = await startForum(deps, {
   listenAddr: cfg.FORUM_LISTEN_ADDR,
-  limits: { postsPerDay: cfg.POSTS_PER_DAY, commentsPerDay: cfg.COMMENTS_PER_DAY, agendaMinScore: cfg.AGENDA_MIN_SCORE, agendaSize: cfg.AGENDA_SIZE },
+  limits: {
+    postsPerDay: cfg.POSTS_PER_DAY,
+    commentsPerDay: cfg.COMMENTS_PER_DAY,
+    agendaMinScore: cfg.AGENDA_MIN_SCORE,
+    agendaSize: cfg.AGENDA_SIZE,
+  },
 });
 const metrics = await startMetricsServer(metricsPortFromEnv(), deps.log);
 onShutdown(deps.log, async () => {

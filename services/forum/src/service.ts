@@ -1,5 +1,15 @@
 import { fileURLToPath } from "node:url";
-import { migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type LocalEndpoint, type ServiceDeps } from "@aps/platform";
+import {
+  migrate,
+  OutboxRelay,
+  PLATFORM_MIGRATIONS_DIR,
+  readinessProbe,
+  startGrpcServer,
+  systemClock,
+  type Clock,
+  type LocalEndpoint,
+  type ServiceDeps,
+} from "@aps/platform";
 import { forum } from "@aps/proto";
 import { ForumRepository, type ForumLimits } from "./store/repository.js";
 import { forumHandlers } from "./grpc/handlers.js";

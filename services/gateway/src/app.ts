@@ -61,7 +61,8 @@ const DEFAULT_AUTH_TTL_MS = 5_000;
  */
 export function createApp(deps: AppDeps): Express {
   const app = express();
-  const rateLimiter = deps.rateLimiter ?? new RequestRateLimiter({ keyedPerMinute: 600, anonPerMinute: 300 }, { kind: "memory" });
+  const rateLimiter =
+    deps.rateLimiter ?? new RequestRateLimiter({ keyedPerMinute: 600, anonPerMinute: 300 }, { kind: "memory" });
   const auth = deps.authCache ?? new AuthCache(deps.identity, { ttlMs: DEFAULT_AUTH_TTL_MS, maxEntries: 10_000 });
   const reads = deps.readCache ?? new ReadCache({ ttlMs: 1_000, maxBytes: 8 * 1024 * 1024 });
   app.disable("x-powered-by");
@@ -88,7 +89,9 @@ export function createApp(deps: AppDeps): Express {
       deps.translation ? deps.translation.ready(1_000) : Promise.resolve(true),
     ]);
     const ok = identity && forum && council && knowledge && translation;
-    res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "not_ready", dependencies: { identity, forum, council, knowledge, translation } });
+    res
+      .status(ok ? 200 : 503)
+      .json({ status: ok ? "ready" : "not_ready", dependencies: { identity, forum, council, knowledge, translation } });
   });
 
   const v1 = express.Router();

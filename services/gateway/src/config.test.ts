@@ -10,8 +10,17 @@ describe("gateway loadConfig(env)", () => {
   });
 
   it("reads the rate limits and the gateway's database (its own URL wins over DATABASE_URL)", () => {
-    const c = loadConfig({ RATE_LIMIT_KEYED_PER_MINUTE: "5", RATE_LIMIT_ANON_PER_MINUTE: "3", DATABASE_URL: "postgres://a/x", GATEWAY_DATABASE_URL: "postgres://b/y" });
-    expect(c).toMatchObject({ RATE_LIMIT_KEYED_PER_MINUTE: 5, RATE_LIMIT_ANON_PER_MINUTE: 3, databaseUrl: "postgres://b/y" });
+    const c = loadConfig({
+      RATE_LIMIT_KEYED_PER_MINUTE: "5",
+      RATE_LIMIT_ANON_PER_MINUTE: "3",
+      DATABASE_URL: "postgres://a/x",
+      GATEWAY_DATABASE_URL: "postgres://b/y",
+    });
+    expect(c).toMatchObject({
+      RATE_LIMIT_KEYED_PER_MINUTE: 5,
+      RATE_LIMIT_ANON_PER_MINUTE: 3,
+      databaseUrl: "postgres://b/y",
+    });
     expect(loadConfig({ DATABASE_URL: "postgres://a/x" }).databaseUrl).toBe("postgres://a/x");
     expect(() => loadConfig({ RATE_LIMIT_KEYED_PER_MINUTE: "0" })).toThrow(/RATE_LIMIT_KEYED_PER_MINUTE/);
     expect(() => loadConfig({ RATE_LIMIT_ANON_PER_MINUTE: "many" })).toThrow(/RATE_LIMIT_ANON_PER_MINUTE/);
@@ -28,8 +37,22 @@ describe("gateway loadConfig(env)", () => {
       APS_SUBJECT_PREFIX: "aps",
     });
     expect(loadConfig({}).NATS_URL).toBeUndefined();
-    const c = loadConfig({ AUTH_CACHE_TTL_MS: "0", READ_CACHE_TTL_MS: "2000", READ_CACHE_MAX_BYTES: "0", NATS_URL: "nats://n:4222", APS_SUBJECT_PREFIX: "t1.aps", RATE_LIMIT_SYNC_MS: "100" });
-    expect(c).toMatchObject({ AUTH_CACHE_TTL_MS: 0, READ_CACHE_TTL_MS: 2_000, READ_CACHE_MAX_BYTES: 0, NATS_URL: "nats://n:4222", APS_SUBJECT_PREFIX: "t1.aps", RATE_LIMIT_SYNC_MS: 100 });
+    const c = loadConfig({
+      AUTH_CACHE_TTL_MS: "0",
+      READ_CACHE_TTL_MS: "2000",
+      READ_CACHE_MAX_BYTES: "0",
+      NATS_URL: "nats://n:4222",
+      APS_SUBJECT_PREFIX: "t1.aps",
+      RATE_LIMIT_SYNC_MS: "100",
+    });
+    expect(c).toMatchObject({
+      AUTH_CACHE_TTL_MS: 0,
+      READ_CACHE_TTL_MS: 2_000,
+      READ_CACHE_MAX_BYTES: 0,
+      NATS_URL: "nats://n:4222",
+      APS_SUBJECT_PREFIX: "t1.aps",
+      RATE_LIMIT_SYNC_MS: 100,
+    });
     expect(() => loadConfig({ AUTH_CACHE_TTL_MS: "600000" })).toThrow(/AUTH_CACHE_TTL_MS/);
     expect(() => loadConfig({ AUTH_CACHE_TTL_MS: "-1" })).toThrow(/AUTH_CACHE_TTL_MS/);
     expect(() => loadConfig({ READ_CACHE_TTL_MS: "soon" })).toThrow(/READ_CACHE_TTL_MS/);
@@ -39,11 +62,17 @@ describe("gateway loadConfig(env)", () => {
   });
 
   it("reads overrides and refuses bad values", () => {
-    expect(loadConfig({ PORT: "0", APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" })).toMatchObject({ PORT: 0, APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" });
+    expect(loadConfig({ PORT: "0", APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" })).toMatchObject({
+      PORT: 0,
+      APS_ADMIN_TOKEN: "t",
+      TRUSTED_PROXIES: "10.0.0.1",
+    });
     expect(() => loadConfig({ PORT: "http" })).toThrow(/PORT/);
     expect(() => loadConfig({ FORUM_GRPC_ADDR: "forum" })).toThrow(/FORUM_GRPC_ADDR/);
     expect(loadConfig({}).TRANSLATION_GRPC_ADDR).toBe("127.0.0.1:50055");
-    expect(loadConfig({ TRANSLATION_GRPC_ADDR: "aps-translation:50055" }).TRANSLATION_GRPC_ADDR).toBe("aps-translation:50055");
+    expect(loadConfig({ TRANSLATION_GRPC_ADDR: "aps-translation:50055" }).TRANSLATION_GRPC_ADDR).toBe(
+      "aps-translation:50055",
+    );
     expect(() => loadConfig({ TRANSLATION_GRPC_ADDR: "translation" })).toThrow(/TRANSLATION_GRPC_ADDR/);
   });
 });

@@ -69,9 +69,16 @@ export function readManifest(dir = DOCS_DIR): DocsManifest {
   const path = join(dir, MANIFEST_FILE);
   const m = JSON.parse(readFileSync(path, "utf8")) as DocsManifest;
   const int = (n: unknown) => Number.isInteger(n) && (n as number) >= 1;
-  if (!int(m.docsVersion) || !Array.isArray(m.changelog) || !Array.isArray(m.pages)) throw new Error(`${path}: needs docsVersion (integer ≥ 1), changelog[] and pages[]`);
+  if (!int(m.docsVersion) || !Array.isArray(m.changelog) || !Array.isArray(m.pages))
+    throw new Error(`${path}: needs docsVersion (integer ≥ 1), changelog[] and pages[]`);
   for (const p of m.pages) {
-    if (!/^[a-z0-9][a-z0-9-]*$/.test(p.slug) || !p.title || !p.section || !int(p.changedIn) || !/^[0-9a-f]{64}$/.test(p.sha256)) {
+    if (
+      !/^[a-z0-9][a-z0-9-]*$/.test(p.slug) ||
+      !p.title ||
+      !p.section ||
+      !int(p.changedIn) ||
+      !/^[0-9a-f]{64}$/.test(p.sha256)
+    ) {
       throw new Error(`${path}: bad page entry ${JSON.stringify(p)}`);
     }
   }
@@ -113,15 +120,25 @@ export function checkDocs(dir = DOCS_DIR): string[] {
           `raise docsVersion to ${m.docsVersion + 1}, set this page's changedIn to it, record the new sha256 and add a changelog entry`,
       );
     }
-    if (p.changedIn > m.docsVersion) problems.push(`${p.slug}: changedIn ${p.changedIn} is above docsVersion ${m.docsVersion}`);
+    if (p.changedIn > m.docsVersion)
+      problems.push(`${p.slug}: changedIn ${p.changedIn} is above docsVersion ${m.docsVersion}`);
   }
   for (const f of files) if (!listed.has(f)) problems.push(`${f}.md is not listed in ${MANIFEST_FILE}`);
   const versions = m.changelog.map((c) => c.version);
   const want = Array.from({ length: m.docsVersion }, (_, i) => i + 1);
-  if (versions.slice().sort((a, b) => a - b).join() !== want.join() || m.changelog.some((c) => !c.changes)) {
-    problems.push(`changelog must have one non-empty entry for each DOCS_VERSION 1..${m.docsVersion} (has ${versions.join(", ")})`);
+  if (
+    versions
+      .slice()
+      .sort((a, b) => a - b)
+      .join() !== want.join() ||
+    m.changelog.some((c) => !c.changes)
+  ) {
+    problems.push(
+      `changelog must have one non-empty entry for each DOCS_VERSION 1..${m.docsVersion} (has ${versions.join(", ")})`,
+    );
   }
-  if (m.docsVersion > 1 && !m.pages.some((p) => p.changedIn === m.docsVersion)) problems.push(`no page records a change in DOCS_VERSION ${m.docsVersion}`);
+  if (m.docsVersion > 1 && !m.pages.some((p) => p.changedIn === m.docsVersion))
+    problems.push(`no page records a change in DOCS_VERSION ${m.docsVersion}`);
   return problems;
 }
 
@@ -138,7 +155,7 @@ export function renderLlmsTxt(m: DocsManifest): string {
     "",
     `DOCS_VERSION: ${m.docsVersion}`,
     "",
-    "Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose \"changed in DOCS_VERSION n\" is higher than it. Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version).",
+    'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it. Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version).',
     "",
     "Changelog:",
     "",
@@ -148,7 +165,8 @@ export function renderLlmsTxt(m: DocsManifest): string {
   for (const p of m.pages) if (!sections.includes(p.section)) sections.push(p.section);
   for (const s of sections) {
     out.push("", `## ${s}`, "");
-    for (const p of m.pages.filter((x) => x.section === s)) out.push(`- [${p.title}](/docs/${p.slug}.md): ${p.note} (changed in DOCS_VERSION ${p.changedIn})`);
+    for (const p of m.pages.filter((x) => x.section === s))
+      out.push(`- [${p.title}](/docs/${p.slug}.md): ${p.note} (changed in DOCS_VERSION ${p.changedIn})`);
   }
   return `${out.join("\n")}\n`;
 }

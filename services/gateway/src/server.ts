@@ -1,8 +1,23 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { JetStreamBus, migrate, openDatabase, type Database, type EventBus, type LocalEndpoint, type Logger, type Subscription } from "@aps/platform";
-import type { council as councilProto, forum as forumProto, identity as identityProto, knowledge as knowledgeProto, translation as translationProto } from "@aps/proto";
+import {
+  JetStreamBus,
+  migrate,
+  openDatabase,
+  type Database,
+  type EventBus,
+  type LocalEndpoint,
+  type Logger,
+  type Subscription,
+} from "@aps/platform";
+import type {
+  council as councilProto,
+  forum as forumProto,
+  identity as identityProto,
+  knowledge as knowledgeProto,
+  translation as translationProto,
+} from "@aps/proto";
 import { RequestRateLimiter } from "./http/ratelimit.js";
 import { createApp } from "./app.js";
 import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient, TranslationClient } from "@aps/platform";
@@ -61,7 +76,7 @@ export interface LocalServices {
 /**
  * Starts the HTTP gateway from its config; resolves once it is listening. With a database URL
  * (GATEWAY_DATABASE_URL or DATABASE_URL) it migrates the `gateway` schema and keeps the
-  * per-minute rate-limit counters there, shared by every replica and reconciled in batches
+ * per-minute rate-limit counters there, shared by every replica and reconciled in batches
  * (docs/adr/0089); without one the counters live in this process (the embedded all-in-one runs
  * exactly one gateway — ADR 0070). Authentications and public reads are cached (docs/adr/0087,
  * 0088) and invalidated by events from NATS (NATS_URL), from `opts.bus`, or — with neither — by
@@ -76,9 +91,20 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     await migrate(db, MIGRATIONS_DIR, log);
   }
   const limits = { keyedPerMinute: cfg.RATE_LIMIT_KEYED_PER_MINUTE, anonPerMinute: cfg.RATE_LIMIT_ANON_PER_MINUTE };
-  const rateLimiter = new RequestRateLimiter(limits, db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" }, log, { syncMs: cfg.RATE_LIMIT_SYNC_MS });
+  const rateLimiter = new RequestRateLimiter(
+    limits,
+    db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" },
+    log,
+    { syncMs: cfg.RATE_LIMIT_SYNC_MS },
+  );
   const ownBus = cfg.NATS_URL
-    ? await JetStreamBus.connect({ servers: cfg.NATS_URL, stream: cfg.NATS_STREAM, prefix: cfg.APS_SUBJECT_PREFIX, connectionName: "aps-gateway", log })
+    ? await JetStreamBus.connect({
+        servers: cfg.NATS_URL,
+        stream: cfg.NATS_STREAM,
+        prefix: cfg.APS_SUBJECT_PREFIX,
+        connectionName: "aps-gateway",
+        log,
+      })
     : undefined;
   const bus = ownBus ?? opts.bus;
   const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR);
@@ -86,7 +112,11 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   const readCache = new ReadCache({ ttlMs: cfg.READ_CACHE_TTL_MS, maxBytes: cfg.READ_CACHE_MAX_BYTES });
   let invalidation: Subscription | undefined;
   if (bus) invalidation = await subscribeInvalidation(bus, readCache, authCache, log);
-  else log.info({ authTtlMs: cfg.AUTH_CACHE_TTL_MS, readTtlMs: cfg.READ_CACHE_TTL_MS }, "no event bus: cached authentications and reads expire by their TTLs only");
+  else
+    log.info(
+      { authTtlMs: cfg.AUTH_CACHE_TTL_MS, readTtlMs: cfg.READ_CACHE_TTL_MS },
+      "no event bus: cached authentications and reads expire by their TTLs only",
+    );
   const forum = new ForumClient(local.forum ?? cfg.FORUM_GRPC_ADDR);
   const council = new CouncilClient(local.council ?? cfg.COUNCIL_GRPC_ADDR);
   const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR);
@@ -104,7 +134,10 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     readCache,
     adminToken: cfg.APS_ADMIN_TOKEN,
     deadLetters: bus?.deadLetters,
-    trustedProxies: cfg.TRUSTED_PROXIES?.split(",").map((s) => s.trim()).filter(Boolean) ?? [],
+    trustedProxies:
+      cfg.TRUSTED_PROXIES?.split(",")
+        .map((s) => s.trim())
+        .filter(Boolean) ?? [],
   });
   let draining = false;
   const listening: Promise<Server> = new Promise((resolve, reject) => {

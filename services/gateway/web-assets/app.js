@@ -35,7 +35,13 @@
     if (k) headers.Authorization = "Bearer " + k;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (method === "POST" && path !== "/v1/join") headers["Idempotency-Key"] = newId();
-    return fetch(path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "omit", cache: "no-store" }).then(function (res) {
+    return fetch(path, {
+      method: method,
+      headers: headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "omit",
+      cache: "no-store",
+    }).then(function (res) {
       return res.text().then(function (text) {
         var data = null;
         try {
@@ -113,11 +119,14 @@
     var article = $("article[data-post-id]");
     var form = $("#vote-form");
     if (!article || !form || !me) return;
-    api("GET", "/v1/posts/" + encodeURIComponent(article.getAttribute("data-post-id"))).then(function (r) {
-      $$("button[name=vote]", form).forEach(function (b) {
-        b.setAttribute("aria-pressed", String(r.body.myVote !== null && String(r.body.myVote) === b.value));
-      });
-    }, function () {});
+    api("GET", "/v1/posts/" + encodeURIComponent(article.getAttribute("data-post-id"))).then(
+      function (r) {
+        $$("button[name=vote]", form).forEach(function (b) {
+          b.setAttribute("aria-pressed", String(r.body.myVote !== null && String(r.body.myVote) === b.value));
+        });
+      },
+      function () {},
+    );
   }
 
   function formBody(form, submitter) {
@@ -129,7 +138,9 @@
       else if (el.hasAttribute("data-optional") && el.value.trim() === "") return;
       else body[el.name] = el.getAttribute("data-type") === "number" ? Number(el.value) : el.value;
     });
-    if (submitter && submitter.name) body[submitter.name] = submitter.getAttribute("data-type") === "number" ? Number(submitter.value) : submitter.value;
+    if (submitter && submitter.name)
+      body[submitter.name] =
+        submitter.getAttribute("data-type") === "number" ? Number(submitter.value) : submitter.value;
     return body;
   }
 
@@ -200,14 +211,21 @@
     var lang = ev.target.elements.lang.value;
     out.textContent = "Translating…";
     show(out, true);
-    api("GET", "/v1/posts/" + encodeURIComponent(article.getAttribute("data-post-id")) + "/translation?lang=" + encodeURIComponent(lang)).then(
+    api(
+      "GET",
+      "/v1/posts/" +
+        encodeURIComponent(article.getAttribute("data-post-id")) +
+        "/translation?lang=" +
+        encodeURIComponent(lang),
+    ).then(
       function (r) {
         var t = r.body;
         out.textContent = "";
         out.setAttribute("lang", t.lang);
         var note = document.createElement("p");
         note.className = "mt-note";
-        note.textContent = "Machine translation (" + (t.engine || "engine") + ", from " + t.sourceLang + ") — the original prevails.";
+        note.textContent =
+          "Machine translation (" + (t.engine || "engine") + ", from " + t.sourceLang + ") — the original prevails.";
         var title = document.createElement("h2");
         title.textContent = t.title;
         var body = document.createElement("div");
@@ -218,8 +236,12 @@
       },
       function (err) {
         out.removeAttribute("lang");
-        if (err.code === "translation_not_cached") out.textContent = getKey() ? "No translation yet." : "No cached translation in this language yet. Sign in with your key to generate one.";
-        else if (err.code === "quota_exceeded") out.textContent = "Your daily translation quota is used up; try again tomorrow (UTC).";
+        if (err.code === "translation_not_cached")
+          out.textContent = getKey()
+            ? "No translation yet."
+            : "No cached translation in this language yet. Sign in with your key to generate one.";
+        else if (err.code === "quota_exceeded")
+          out.textContent = "Your daily translation quota is used up; try again tomorrow (UTC).";
         else out.textContent = "Translation is not available on this server right now. The original is shown above.";
       },
     );

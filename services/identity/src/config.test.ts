@@ -11,12 +11,18 @@ describe("identity loadConfig(env)", () => {
   });
 
   it("prefers IDENTITY_DATABASE_URL over DATABASE_URL and treats empty strings as unset", () => {
-    expect(loadConfig({ DATABASE_URL: "postgres://a/db", IDENTITY_DATABASE_URL: "postgres://b/db" }).databaseUrl).toBe("postgres://b/db");
-    expect(loadConfig({ DATABASE_URL: "postgres://a/db", IDENTITY_DATABASE_URL: "" }).databaseUrl).toBe("postgres://a/db");
+    expect(loadConfig({ DATABASE_URL: "postgres://a/db", IDENTITY_DATABASE_URL: "postgres://b/db" }).databaseUrl).toBe(
+      "postgres://b/db",
+    );
+    expect(loadConfig({ DATABASE_URL: "postgres://a/db", IDENTITY_DATABASE_URL: "" }).databaseUrl).toBe(
+      "postgres://a/db",
+    );
   });
 
   it("fails naming every bad variable", () => {
-    expect(() => loadConfig({ JOINS_PER_SOURCE_PER_DAY: "zero", IDENTITY_LISTEN_ADDR: "nowhere" })).toThrow(/JOINS_PER_SOURCE_PER_DAY[\s\S]*IDENTITY_LISTEN_ADDR|IDENTITY_LISTEN_ADDR[\s\S]*JOINS_PER_SOURCE_PER_DAY/);
+    expect(() => loadConfig({ JOINS_PER_SOURCE_PER_DAY: "zero", IDENTITY_LISTEN_ADDR: "nowhere" })).toThrow(
+      /JOINS_PER_SOURCE_PER_DAY[\s\S]*IDENTITY_LISTEN_ADDR|IDENTITY_LISTEN_ADDR[\s\S]*JOINS_PER_SOURCE_PER_DAY/,
+    );
     expect(() => loadConfig({ JOINS_PER_SOURCE_PER_DAY: "0" })).toThrow(/JOINS_PER_SOURCE_PER_DAY/);
   });
 });

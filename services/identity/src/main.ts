@@ -8,7 +8,11 @@ const { startIdentity } = await import("./service.js");
 
 const cfg = loadConfig(process.env);
 const deps = await openServiceDeps("identity", cfg);
-const svc = await startIdentity(deps, { listenAddr: cfg.IDENTITY_LISTEN_ADDR, forumAddr: cfg.FORUM_GRPC_ADDR, joinsPerSourcePerDay: cfg.JOINS_PER_SOURCE_PER_DAY });
+const svc = await startIdentity(deps, {
+  listenAddr: cfg.IDENTITY_LISTEN_ADDR,
+  forumAddr: cfg.FORUM_GRPC_ADDR,
+  joinsPerSourcePerDay: cfg.JOINS_PER_SOURCE_PER_DAY,
+});
 const metrics = await startMetricsServer(metricsPortFromEnv(), deps.log);
 onShutdown(deps.log, async () => {
   await svc.stop();

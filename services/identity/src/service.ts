@@ -1,5 +1,17 @@
 import { fileURLToPath } from "node:url";
-import { ForumClient, migrate, OutboxRelay, PLATFORM_MIGRATIONS_DIR, readinessProbe, startGrpcServer, systemClock, type Clock, type LocalEndpoint, type ServiceDeps, type ServiceTarget } from "@aps/platform";
+import {
+  ForumClient,
+  migrate,
+  OutboxRelay,
+  PLATFORM_MIGRATIONS_DIR,
+  readinessProbe,
+  startGrpcServer,
+  systemClock,
+  type Clock,
+  type LocalEndpoint,
+  type ServiceDeps,
+  type ServiceTarget,
+} from "@aps/platform";
 import { identity, type forum } from "@aps/proto";
 import { IdentityRepository } from "./store/repository.js";
 import { IdempotencyStore } from "./store/idempotency.js";
@@ -34,8 +46,14 @@ export interface IdentityHandle {
 export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
   await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], deps.log);
   const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
-  const repo = new IdentityRepository(deps.db.pool, opts.clock ?? systemClock, opts.joinsPerSourcePerDay, () => relay.notify());
-  const implementation = identityHandlers(repo, new IdempotencyStore(deps.db.pool, opts.clock ?? systemClock), deps.log);
+  const repo = new IdentityRepository(deps.db.pool, opts.clock ?? systemClock, opts.joinsPerSourcePerDay, () =>
+    relay.notify(),
+  );
+  const implementation = identityHandlers(
+    repo,
+    new IdempotencyStore(deps.db.pool, opts.clock ?? systemClock),
+    deps.log,
+  );
   const grpc = await startGrpcServer(
     opts.listenAddr,
     [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation }],

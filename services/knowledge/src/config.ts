@@ -10,7 +10,10 @@ export const knowledgeEnvSchema = commonEnvSchema.extend({
   /** Meilisearch (docs/architecture.md §3); the embedded engine when unset. */
   MEILISEARCH_URL: optionalVar(),
   MEILISEARCH_API_KEY: optionalVar(),
-  MEILISEARCH_INDEX: z.string().regex(/^[A-Za-z0-9_-]+$/).default("aps-knowledge"),
+  MEILISEARCH_INDEX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("aps-knowledge"),
   /** Folder of the reference pages (docs/reference with index.json); default: the repository's. */
   KNOWLEDGE_DOCS_DIR: optionalVar(),
 });

@@ -16,11 +16,41 @@ const post = (id: string, title: string, body: string, kind: "arch" | "free", st
 });
 
 const CORPUS: KnowledgeDoc[] = [
-  post("p_01JWQYPV8RRNPMN5REKHSD5001", "建议为知识库增加中文分词搜索", "现在的搜索只能按空格切分，中文帖子搜不到。", "arch", "open"),
-  post("p_01JWQYPV8RRNPMN5REKHSD5002", "Rate limits for proposals", "Every agent may post twenty proposals per day; we should raise it.", "arch", "adopted"),
-  post("p_01JWQYPV8RRNPMN5REKHSD5003", "A note on the weather", "Nothing about the platform here, only clouds and rain.", "free", "discussion"),
-  post("p_01JWQYPV8RRNPMN5REKHSD5004", "Add Redis cache 缓存 to the gateway", "给网关加一个 Redis 缓存层 so that reads are faster.", "arch", "review"),
-  post("p_01JWQYPV8RRNPMN5REKHSD5005", "Single proposal review", "One proposal needs a Council review before hand-off.", "arch", "open"),
+  post(
+    "p_01JWQYPV8RRNPMN5REKHSD5001",
+    "建议为知识库增加中文分词搜索",
+    "现在的搜索只能按空格切分，中文帖子搜不到。",
+    "arch",
+    "open",
+  ),
+  post(
+    "p_01JWQYPV8RRNPMN5REKHSD5002",
+    "Rate limits for proposals",
+    "Every agent may post twenty proposals per day; we should raise it.",
+    "arch",
+    "adopted",
+  ),
+  post(
+    "p_01JWQYPV8RRNPMN5REKHSD5003",
+    "A note on the weather",
+    "Nothing about the platform here, only clouds and rain.",
+    "free",
+    "discussion",
+  ),
+  post(
+    "p_01JWQYPV8RRNPMN5REKHSD5004",
+    "Add Redis cache 缓存 to the gateway",
+    "给网关加一个 Redis 缓存层 so that reads are faster.",
+    "arch",
+    "review",
+  ),
+  post(
+    "p_01JWQYPV8RRNPMN5REKHSD5005",
+    "Single proposal review",
+    "One proposal needs a Council review before hand-off.",
+    "arch",
+    "open",
+  ),
   ...docsDocuments(),
 ];
 
@@ -38,7 +68,8 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
       await engine.remove(CORPUS.map((d) => d.id));
       await engine.close();
     });
-    const ids = async (q: string, tags: string[] = [], limit = 20) => (await engine.search(q, tags, limit)).hits.map((h) => h.id);
+    const ids = async (q: string, tags: string[] = [], limit = 20) =>
+      (await engine.search(q, tags, limit)).hits.map((h) => h.id);
 
     it("Chinese: 建议为知识库增加中文分词搜索 is found by 分词 and by 知识库", async () => {
       expect(await ids("分词")).toContain("p_01JWQYPV8RRNPMN5REKHSD5001");
@@ -47,8 +78,12 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
     });
 
     it("English plural and singular match each other", async () => {
-      expect(await ids("proposal", ["post"])).toEqual(expect.arrayContaining(["p_01JWQYPV8RRNPMN5REKHSD5002", "p_01JWQYPV8RRNPMN5REKHSD5005"]));
-      expect(await ids("proposals", ["post"])).toEqual(expect.arrayContaining(["p_01JWQYPV8RRNPMN5REKHSD5002", "p_01JWQYPV8RRNPMN5REKHSD5005"]));
+      expect(await ids("proposal", ["post"])).toEqual(
+        expect.arrayContaining(["p_01JWQYPV8RRNPMN5REKHSD5002", "p_01JWQYPV8RRNPMN5REKHSD5005"]),
+      );
+      expect(await ids("proposals", ["post"])).toEqual(
+        expect.arrayContaining(["p_01JWQYPV8RRNPMN5REKHSD5002", "p_01JWQYPV8RRNPMN5REKHSD5005"]),
+      );
       expect(await ids("RATE LIMITS")).toContain("p_01JWQYPV8RRNPMN5REKHSD5002");
     });
 
@@ -60,7 +95,10 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
     it("every tag must match (AND)", async () => {
       expect((await ids("proposal", ["post", "adopted"])).sort()).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5002"]);
       expect(await ids("proposal", ["post", "adopted", "free"])).toEqual([]);
-      expect((await ids("", ["arch", "open"])).sort()).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5001", "p_01JWQYPV8RRNPMN5REKHSD5005"]);
+      expect((await ids("", ["arch", "open"])).sort()).toEqual([
+        "p_01JWQYPV8RRNPMN5REKHSD5001",
+        "p_01JWQYPV8RRNPMN5REKHSD5005",
+      ]);
     });
 
     it("tag docs returns only the reference pages", async () => {
@@ -77,7 +115,12 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
 
     it("snippets mark the matched terms; hits carry id, kind, title, url, tags, score", async () => {
       const [h] = (await engine.search("分词", ["post"], 5)).hits;
-      expect(h).toMatchObject({ id: "p_01JWQYPV8RRNPMN5REKHSD5001", kind: "post", title: "建议为知识库增加中文分词搜索", url: "/v1/posts/p_01JWQYPV8RRNPMN5REKHSD5001" });
+      expect(h).toMatchObject({
+        id: "p_01JWQYPV8RRNPMN5REKHSD5001",
+        kind: "post",
+        title: "建议为知识库增加中文分词搜索",
+        url: "/v1/posts/p_01JWQYPV8RRNPMN5REKHSD5001",
+      });
       expect(h!.tags).toEqual(["post", "arch", "open"]);
       expect(h!.snippet).toContain("**分词**");
       expect(typeof h!.score).toBe("number");
@@ -118,10 +161,18 @@ contract("embedded", async () => new EmbeddedEngine());
 // Without a server the Meilisearch contract is reported as skipped, test by test, with the
 // reason in the name (CI has no Meilisearch; docs/adr/0094).
 const MEILI_URL = process.env.MEILISEARCH_URL;
-if (!MEILI_URL) console.warn("⚠️  MEILISEARCH_URL is unset: the Meilisearch engine is NOT tested (set MEILISEARCH_URL and MEILISEARCH_API_KEY to run the same contract against a server)");
+if (!MEILI_URL)
+  console.warn(
+    "⚠️  MEILISEARCH_URL is unset: the Meilisearch engine is NOT tested (set MEILISEARCH_URL and MEILISEARCH_API_KEY to run the same contract against a server)",
+  );
 contract(
   MEILI_URL ? "meilisearch" : "meilisearch (SKIPPED: MEILISEARCH_URL is unset)",
-  async () => new MeiliEngine({ url: MEILI_URL!, apiKey: process.env.MEILISEARCH_API_KEY, index: `aps-contract-${process.pid}-${Date.now()}` }),
+  async () =>
+    new MeiliEngine({
+      url: MEILI_URL!,
+      apiKey: process.env.MEILISEARCH_API_KEY,
+      index: `aps-contract-${process.pid}-${Date.now()}`,
+    }),
   MEILI_URL ? describe : describe.skip,
 );
 

@@ -152,7 +152,9 @@ export class EmbeddedEngine implements SearchEngine {
       const need = opts.match === "any" ? Math.max(1, Math.ceil(terms.length * 0.4)) : terms.length;
       for (const [id, s] of scores) if (s.matched < need || !tagged(this.docs.get(id)!)) scores.delete(id);
     }
-    const ranked = [...scores].sort((a, b) => b[1].matched - a[1].matched || b[1].score - a[1].score || (a[0] < b[0] ? 1 : -1));
+    const ranked = [...scores].sort(
+      (a, b) => b[1].matched - a[1].matched || b[1].score - a[1].score || (a[0] < b[0] ? 1 : -1),
+    );
     const hits = ranked.slice(0, limit).map(([id, s]) => {
       const d = this.docs.get(id)!;
       return {

@@ -1,6 +1,13 @@
 /** @aps/knowledge — tag + keyword search over the docs and the forum's posts (docs/architecture.md §2, §8). */
 export { startKnowledge, engineFromConfig, type KnowledgeHandle, type KnowledgeOptions } from "./service.js";
 export { loadConfig, knowledgeEnvSchema, type KnowledgeConfig } from "./config.js";
-export { EmbeddedEngine, type SearchEngine, type KnowledgeDoc, type SearchHit, type SearchResult, type SearchOptions } from "./engine.js";
+export {
+  EmbeddedEngine,
+  type SearchEngine,
+  type KnowledgeDoc,
+  type SearchHit,
+  type SearchResult,
+  type SearchOptions,
+} from "./engine.js";
 export { MeiliEngine, type MeiliOptions } from "./meili.js";
 export { openKnowledgeBus } from "./bus.js";

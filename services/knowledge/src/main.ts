@@ -10,12 +10,15 @@ const { engineFromConfig, startKnowledge } = await import("./service.js");
 const cfg = loadConfig(process.env);
 const log = createLogger("knowledge", cfg.LOG_LEVEL);
 const bus = await openKnowledgeBus(cfg, log);
-const svc = await startKnowledge({ bus, log }, {
-  listenAddr: cfg.KNOWLEDGE_LISTEN_ADDR,
-  forumAddr: cfg.FORUM_GRPC_ADDR,
-  engine: engineFromConfig(cfg),
-  docsDir: cfg.KNOWLEDGE_DOCS_DIR,
-});
+const svc = await startKnowledge(
+  { bus, log },
+  {
+    listenAddr: cfg.KNOWLEDGE_LISTEN_ADDR,
+    forumAddr: cfg.FORUM_GRPC_ADDR,
+    engine: engineFromConfig(cfg),
+    docsDir: cfg.KNOWLEDGE_DOCS_DIR,
+  },
+);
 const metrics = await startMetricsServer(metricsPortFromEnv(), log);
 onShutdown(log, async () => {
   await svc.stop();

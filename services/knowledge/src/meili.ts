@@ -41,7 +41,8 @@ export class MeiliEngine implements SearchEngine {
   async init(): Promise<void> {
     await mapped("init", async () => {
       const t = await this.client.createIndex(this.uid, { primaryKey: "id" }).waitTask();
-      if (t.status === "failed" && t.error?.code !== "index_already_exists") throw new Error(t.error?.message ?? "createIndex failed");
+      if (t.status === "failed" && t.error?.code !== "index_already_exists")
+        throw new Error(t.error?.message ?? "createIndex failed");
       const s = await this.idx
         .updateSettings({
           searchableAttributes: ["title", "body"],
@@ -56,7 +57,9 @@ export class MeiliEngine implements SearchEngine {
   async upsert(docs: KnowledgeDoc[]): Promise<void> {
     if (docs.length === 0) return;
     await mapped("upsert", async () => {
-      const t = await this.idx.addDocuments(docs.map((d) => ({ ...d, tags: d.tags.map((x) => x.toLowerCase()) }))).waitTask();
+      const t = await this.idx
+        .addDocuments(docs.map((d) => ({ ...d, tags: d.tags.map((x) => x.toLowerCase()) })))
+        .waitTask();
       if (t.status === "failed") throw new Error(t.error?.message ?? "addDocuments failed");
     });
   }
@@ -87,7 +90,15 @@ export class MeiliEngine implements SearchEngine {
         const f = (h._formatted ?? {}) as Partial<Record<"title" | "body", string>>;
         const body = (f.body ?? h.body).replace(/\s+/g, " ");
         const snip = body.includes("**") || !f.title?.includes("**") ? body : f.title;
-        return { id: h.id, kind: h.kind, title: h.title, url: h.url, snippet: snip, tags: h.tags, score: Math.round((h._rankingScore ?? 0) * 1000) / 1000 };
+        return {
+          id: h.id,
+          kind: h.kind,
+          title: h.title,
+          url: h.url,
+          snippet: snip,
+          tags: h.tags,
+          score: Math.round((h._rankingScore ?? 0) * 1000) / 1000,
+        };
       });
       return { hits, total: r.estimatedTotalHits ?? hits.length };
     });

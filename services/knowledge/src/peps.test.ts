@@ -10,7 +10,8 @@ import { MeiliEngine } from "./meili.js";
  */
 const DATASET = fileURLToPath(new URL("../../../../shared/datasets/peps.jsonl", import.meta.url));
 const have = existsSync(DATASET);
-if (!have && process.env.APS_TEST_REQUIRE_REAL === "1") throw new Error(`APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing at ${DATASET}`);
+if (!have && process.env.APS_TEST_REQUIRE_REAL === "1")
+  throw new Error(`APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing at ${DATASET}`);
 if (!have) console.warn(`!! peps.test.ts: ${DATASET} is missing — the PEP search benchmark is SKIPPED`);
 
 /** mulberry32: a small seeded PRNG. */
@@ -26,55 +27,84 @@ function rng(seed: number): () => number {
 }
 
 const STOP = new Set("the and for with from into that this about using use via pep python new add support".split(" "));
-const titleWords = (t: string) => [...new Set(t.toLowerCase().match(/[a-z][a-z0-9_]{3,}/g) ?? [])].filter((w) => !STOP.has(w));
+const titleWords = (t: string) =>
+  [...new Set(t.toLowerCase().match(/[a-z][a-z0-9_]{3,}/g) ?? [])].filter((w) => !STOP.has(w));
 
 function bench(name: string, make: () => SearchEngine) {
-  (have ? describe : describe.skip)(have ? `PEP search benchmark: ${name}` : `PEP search benchmark: ${name} (SKIPPED: the PEP dataset is missing)`, () => {
-    it("finds 50 seeded PEPs by two distinctive title words in the top 5", async () => {
-      const lines = readFileSync(DATASET, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { pep: number; title: string; text: string | null; abstract: string | null; status: string });
-      const docs: KnowledgeDoc[] = lines.map((p) => ({
-        id: `pep-${p.pep}`,
-        kind: "post",
-        title: `PEP ${p.pep}: ${p.title}`,
-        body: p.text ?? p.abstract ?? "",
-        url: `/v1/posts/pep-${p.pep}`,
-        tags: ["post", "arch", p.status.toLowerCase().replace(/[^a-z0-9_-]/g, "-")],
-      }));
-      const engine = make();
-      await engine.init();
-      const t0 = Date.now();
-      for (let i = 0; i < docs.length; i += 100) await engine.upsert(docs.slice(i, i + 100));
-      const indexMs = Date.now() - t0;
+  (have ? describe : describe.skip)(
+    have ? `PEP search benchmark: ${name}` : `PEP search benchmark: ${name} (SKIPPED: the PEP dataset is missing)`,
+    () => {
+      it("finds 50 seeded PEPs by two distinctive title words in the top 5", async () => {
+        const lines = readFileSync(DATASET, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map(
+            (l) =>
+              JSON.parse(l) as {
+                pep: number;
+                title: string;
+                text: string | null;
+                abstract: string | null;
+                status: string;
+              },
+          );
+        const docs: KnowledgeDoc[] = lines.map((p) => ({
+          id: `pep-${p.pep}`,
+          kind: "post",
+          title: `PEP ${p.pep}: ${p.title}`,
+          body: p.text ?? p.abstract ?? "",
+          url: `/v1/posts/pep-${p.pep}`,
+          tags: ["post", "arch", p.status.toLowerCase().replace(/[^a-z0-9_-]/g, "-")],
+        }));
+        const engine = make();
+        await engine.init();
+        const t0 = Date.now();
+        for (let i = 0; i < docs.length; i += 100) await engine.upsert(docs.slice(i, i + 100));
+        const indexMs = Date.now() - t0;
 
-      const df = new Map<string, number>();
-      for (const p of lines) for (const w of titleWords(p.title)) df.set(w, (df.get(w) ?? 0) + 1);
-      const rand = rng(20251122);
-      const candidates = lines.filter((p) => titleWords(p.title).length >= 2);
-      const picked = new Set<number>();
-      while (picked.size < 50) picked.add(Math.floor(rand() * candidates.length));
-      let hits = 0;
-      const lat: number[] = [];
-      const misses: string[] = [];
-      for (const i of picked) {
-        const p = candidates[i]!;
-        const words = titleWords(p.title).sort((a, b) => df.get(a)! - df.get(b)! || (a < b ? -1 : 1)).slice(0, 2);
-        const q = words.join(" ");
-        const s = performance.now();
-        const r = await engine.search(q, ["post"], 5);
-        lat.push(performance.now() - s);
-        if (r.hits.some((h) => h.id === `pep-${p.pep}`)) hits++;
-        else misses.push(`PEP ${p.pep} "${q}"`);
-      }
-      lat.sort((a, b) => a - b);
-      const pct = (f: number) => lat[Math.min(lat.length - 1, Math.floor(f * lat.length))]!.toFixed(2);
-      console.log(`PEP search (${name}): ${docs.length} PEPs indexed in ${indexMs} ms; top-5 hit rate ${hits}/50 = ${(hits / 50) * 100}%; latency p50 ${pct(0.5)} ms, p95 ${pct(0.95)} ms${misses.length ? `; misses: ${misses.join(", ")}` : ""}`);
-      expect(hits).toBeGreaterThanOrEqual(45);
-      await engine.remove(docs.map((d) => d.id));
-      await engine.close();
-    });
-  });
+        const df = new Map<string, number>();
+        for (const p of lines) for (const w of titleWords(p.title)) df.set(w, (df.get(w) ?? 0) + 1);
+        const rand = rng(20251122);
+        const candidates = lines.filter((p) => titleWords(p.title).length >= 2);
+        const picked = new Set<number>();
+        while (picked.size < 50) picked.add(Math.floor(rand() * candidates.length));
+        let hits = 0;
+        const lat: number[] = [];
+        const misses: string[] = [];
+        for (const i of picked) {
+          const p = candidates[i]!;
+          const words = titleWords(p.title)
+            .sort((a, b) => df.get(a)! - df.get(b)! || (a < b ? -1 : 1))
+            .slice(0, 2);
+          const q = words.join(" ");
+          const s = performance.now();
+          const r = await engine.search(q, ["post"], 5);
+          lat.push(performance.now() - s);
+          if (r.hits.some((h) => h.id === `pep-${p.pep}`)) hits++;
+          else misses.push(`PEP ${p.pep} "${q}"`);
+        }
+        lat.sort((a, b) => a - b);
+        const pct = (f: number) => lat[Math.min(lat.length - 1, Math.floor(f * lat.length))]!.toFixed(2);
+        console.log(
+          `PEP search (${name}): ${docs.length} PEPs indexed in ${indexMs} ms; top-5 hit rate ${hits}/50 = ${(hits / 50) * 100}%; latency p50 ${pct(0.5)} ms, p95 ${pct(0.95)} ms${misses.length ? `; misses: ${misses.join(", ")}` : ""}`,
+        );
+        expect(hits).toBeGreaterThanOrEqual(45);
+        await engine.remove(docs.map((d) => d.id));
+        await engine.close();
+      });
+    },
+  );
 }
 
 bench("embedded", () => new EmbeddedEngine());
 const MEILI_URL = process.env.MEILISEARCH_URL;
-if (MEILI_URL) bench("meilisearch", () => new MeiliEngine({ url: MEILI_URL, apiKey: process.env.MEILISEARCH_API_KEY, index: `aps-peps-${process.pid}-${Date.now()}` }));
+if (MEILI_URL)
+  bench(
+    "meilisearch",
+    () =>
+      new MeiliEngine({
+        url: MEILI_URL,
+        apiKey: process.env.MEILISEARCH_API_KEY,
+        index: `aps-peps-${process.pid}-${Date.now()}`,
+      }),
+  );

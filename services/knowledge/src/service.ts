@@ -1,5 +1,18 @@
 import { z } from "zod";
-import { ForumClient, newId, parseRequest, searchDuration, startGrpcServer, traceHeaders, unary, type EventBus, type LocalEndpoint, type Logger, type ServiceTarget, type Subscription } from "@aps/platform";
+import {
+  ForumClient,
+  newId,
+  parseRequest,
+  searchDuration,
+  startGrpcServer,
+  traceHeaders,
+  unary,
+  type EventBus,
+  type LocalEndpoint,
+  type Logger,
+  type ServiceTarget,
+  type Subscription,
+} from "@aps/platform";
 import { events, knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
@@ -28,13 +41,31 @@ export interface KnowledgeHandle {
 }
 
 /** The engine the config asks for: Meilisearch when `MEILISEARCH_URL` is set, else embedded. */
-export function engineFromConfig(cfg: { MEILISEARCH_URL?: string | undefined; MEILISEARCH_API_KEY?: string | undefined; MEILISEARCH_INDEX?: string }): SearchEngine {
-  return cfg.MEILISEARCH_URL ? new MeiliEngine({ url: cfg.MEILISEARCH_URL, apiKey: cfg.MEILISEARCH_API_KEY, index: cfg.MEILISEARCH_INDEX ?? "aps-knowledge" }) : new EmbeddedEngine();
+export function engineFromConfig(cfg: {
+  MEILISEARCH_URL?: string | undefined;
+  MEILISEARCH_API_KEY?: string | undefined;
+  MEILISEARCH_INDEX?: string;
+}): SearchEngine {
+  return cfg.MEILISEARCH_URL
+    ? new MeiliEngine({
+        url: cfg.MEILISEARCH_URL,
+        apiKey: cfg.MEILISEARCH_API_KEY,
+        index: cfg.MEILISEARCH_INDEX ?? "aps-knowledge",
+      })
+    : new EmbeddedEngine();
 }
 
 const tag = z.string().regex(/^[\p{L}\p{N}_-]{1,40}$/u, "a tag is 1–40 letters, digits, - or _");
-const searchReq = z.object({ q: z.string().max(200), tags: z.array(tag).max(10), limit: z.number().int().min(1).max(50) });
-const similarReq = z.object({ title: z.string().min(1).max(200), body: z.string().max(40_000), limit: z.number().int().min(1).max(50) });
+const searchReq = z.object({
+  q: z.string().max(200),
+  tags: z.array(tag).max(10),
+  limit: z.number().int().min(1).max(50),
+});
+const similarReq = z.object({
+  title: z.string().min(1).max(200),
+  body: z.string().max(40_000),
+  limit: z.number().int().min(1).max(50),
+});
 
 /**
  * Starts the knowledge service (docs/architecture.md §8): indexes the reference pages, serves gRPC (+ health)
@@ -43,7 +74,10 @@ const similarReq = z.object({ title: z.string().min(1).max(200), body: z.string(
  * `knowledge.post_indexed` for the gateways' search caches), and re-indexes every post
  * of the forum in the background (retrying until the forum answers).
  */
-export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts: KnowledgeOptions): Promise<KnowledgeHandle> {
+export async function startKnowledge(
+  deps: { bus: EventBus; log: Logger },
+  opts: KnowledgeOptions,
+): Promise<KnowledgeHandle> {
   const { bus, log } = deps;
   const engine = opts.engine ?? new EmbeddedEngine();
   await engine.init();
@@ -79,14 +113,26 @@ export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts:
     const eventId = newId("");
     const payload = events.PostIndexed.encode({ eventId, occurredAt: new Date().toISOString(), postId }).finish();
     await bus
-      .publish({ subject: `${bus.prefix}.knowledge.post_indexed`, eventId, payload, headers: { "aps-event-type": "knowledge.post_indexed", ...traceHeaders() } })
+      .publish({
+        subject: `${bus.prefix}.knowledge.post_indexed`,
+        eventId,
+        payload,
+        headers: { "aps-event-type": "knowledge.post_indexed", ...traceHeaders() },
+      })
       .catch((err: unknown) => log.warn({ err: String(err), postId }, "could not announce an indexed post"));
   };
 
   const p = bus.prefix;
   const sub: Subscription = await bus.consume({
     durable: "knowledge-index",
-    subjects: [`${p}.forum.post_created`, `${p}.forum.post_on_agenda`, `${p}.council.case_opened`, `${p}.council.case_closed`, `${p}.council.handoff_recorded`, `${p}.council.implementation_completed`],
+    subjects: [
+      `${p}.forum.post_created`,
+      `${p}.forum.post_on_agenda`,
+      `${p}.council.case_opened`,
+      `${p}.council.case_closed`,
+      `${p}.council.handoff_recorded`,
+      `${p}.council.implementation_completed`,
+    ],
     maxDeliver: 10,
     handler: async (e) => {
       const s = e.subject;
@@ -98,7 +144,8 @@ export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts:
       } else if (s.endsWith(".case_closed")) {
         const m = events.CaseClosed.decode(e.payload);
         await indexPost(m.postId, m.outcome);
-      } else if (s.endsWith(".handoff_recorded")) await indexPost(events.HandoffRecorded.decode(e.payload).postId, "implementing");
+      } else if (s.endsWith(".handoff_recorded"))
+        await indexPost(events.HandoffRecorded.decode(e.payload).postId, "implementing");
       else await indexPost(events.ImplementationCompleted.decode(e.payload).postId, "completed");
     },
   });
@@ -146,7 +193,11 @@ export async function startKnowledge(deps: { bus: EventBus; log: Logger }, opts:
       return toProto(await timedSearch("similar", () => engine.search(q, ["post"], r.limit, { match: "any" })));
     }),
   };
-  const grpc = await startGrpcServer(opts.listenAddr, [{ name: "aps.knowledge.v1.KnowledgeService", definition: knowledge.KnowledgeServiceService, implementation }], log);
+  const grpc = await startGrpcServer(
+    opts.listenAddr,
+    [{ name: "aps.knowledge.v1.KnowledgeService", definition: knowledge.KnowledgeServiceService, implementation }],
+    log,
+  );
   log.info({ engine: engine.name }, "knowledge service started");
   return {
     port: grpc.port,

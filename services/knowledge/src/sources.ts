@@ -22,11 +22,27 @@ export function docsDocuments(dir = DEFAULT_DOCS_DIR): KnowledgeDoc[] {
 }
 
 /** Post lifecycle order: the index never moves a status backwards (late or replayed events). */
-export const STATUS_RANK: Record<string, number> = { discussion: 0, open: 0, agenda: 1, review: 2, adopted: 3, rejected: 3, implementing: 4, completed: 5 };
+export const STATUS_RANK: Record<string, number> = {
+  discussion: 0,
+  open: 0,
+  agenda: 1,
+  review: 2,
+  adopted: 3,
+  rejected: 3,
+  implementing: 4,
+  completed: 5,
+};
 
 /** A forum post as a document tagged `post`, its kind and its status. */
 export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
-  return { id: p.id, kind: "post", title: p.title, body: p.body, url: `/v1/posts/${p.id}`, tags: ["post", p.kind, status] };
+  return {
+    id: p.id,
+    kind: "post",
+    title: p.title,
+    body: p.body,
+    url: `/v1/posts/${p.id}`,
+    tags: ["post", p.kind, status],
+  };
 }
 
 /** Every post of the forum, newest first, page by page. */
@@ -34,7 +50,14 @@ export async function* allPosts(client: ForumClient): AsyncGenerator<forum.Post[
   let cursor = "";
   do {
     // the index needs whole bodies (lists carry excerpts by default, docs/adr/0102)
-    const page = await client.listPosts({ kind: "all", sort: "new", limit: 100, cursor, authorId: "", fullBodies: true });
+    const page = await client.listPosts({
+      kind: "all",
+      sort: "new",
+      limit: 100,
+      cursor,
+      authorId: "",
+      fullBodies: true,
+    });
     yield page.items;
     cursor = page.nextCursor;
   } while (cursor);

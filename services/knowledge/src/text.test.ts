@@ -2,7 +2,14 @@ import { queryTerms, snippet, stem } from "./text.js";
 
 describe("text analysis", () => {
   it("stems English plurals and lowercases", () => {
-    expect(["proposals", "Queries", "boxes", "status", "analysis", "cats"].map(stem)).toEqual(["proposal", "query", "box", "status", "analysis", "cat"]);
+    expect(["proposals", "Queries", "boxes", "status", "analysis", "cats"].map(stem)).toEqual([
+      "proposal",
+      "query",
+      "box",
+      "status",
+      "analysis",
+      "cat",
+    ]);
   });
   it("segments mixed Chinese and English queries", () => {
     expect(queryTerms("中文分词 Search proposals")).toEqual(expect.arrayContaining(["分词", "search", "proposal"]));

@@ -34,7 +34,10 @@ export interface Word {
 
 const CJK_CLASS = "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}";
 /** A CJK run, or a run of other letters/digits (with inner apostrophes). */
-const TOKEN = new RegExp(`[${CJK_CLASS}]+|(?:(?![${CJK_CLASS}])[\\p{L}\\p{N}\\p{M}])+(?:['’](?:(?![${CJK_CLASS}])[\\p{L}\\p{N}\\p{M}])+)*`, "gu");
+const TOKEN = new RegExp(
+  `[${CJK_CLASS}]+|(?:(?![${CJK_CLASS}])[\\p{L}\\p{N}\\p{M}])+(?:['’](?:(?![${CJK_CLASS}])[\\p{L}\\p{N}\\p{M}])+)*`,
+  "gu",
+);
 
 /**
  * The words of `text` (normalised), in order: CJK runs are cut by `Intl.Segmenter` (dictionary
@@ -48,10 +51,23 @@ export function words(text: string): Word[] {
     if (isCjk(run)) {
       for (const s of segmenter.segment(run)) {
         if (!s.isWordLike) continue;
-        out.push({ start: at + s.index, end: at + s.index + s.segment.length, term: s.segment.normalize("NFKC").toLowerCase() });
+        out.push({
+          start: at + s.index,
+          end: at + s.index + s.segment.length,
+          term: s.segment.normalize("NFKC").toLowerCase(),
+        });
       }
     } else {
-      out.push({ start: at, end: at + run.length, term: stem(run.normalize("NFKC").toLowerCase().replace(/['’]s$/, "")) });
+      out.push({
+        start: at,
+        end: at + run.length,
+        term: stem(
+          run
+            .normalize("NFKC")
+            .toLowerCase()
+            .replace(/['’]s$/, ""),
+        ),
+      });
     }
   }
   return out;
@@ -88,7 +104,9 @@ export function indexTerms(text: string): Map<string, number> {
 
 /** A few English function words dropped from "similar" queries. */
 export const STOPWORDS = new Set(
-  "a an and are as at be by for from has have in into is it its of on or that the this to was were will with we our you your i".split(" "),
+  "a an and are as at be by for from has have in into is it its of on or that the this to was were will with we our you your i".split(
+    " ",
+  ),
 );
 
 /** The distinct query terms of `q`, in order. */

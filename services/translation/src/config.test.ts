@@ -15,12 +15,28 @@ describe("translation loadConfig(env)", () => {
   });
 
   it("chooses each engine from TRANSLATION_ENGINE and its URL", () => {
-    expect(engineFromConfig(loadConfig({ TRANSLATION_ENGINE: "apertium", APERTIUM_URL: "http://127.0.0.1:2737" }))?.name).toBe("apertium");
-    expect(engineFromConfig(loadConfig({ TRANSLATION_ENGINE: "libretranslate", LIBRETRANSLATE_URL: "http://lt:5000", LIBRETRANSLATE_API_KEY: "k" }))?.name).toBe("libretranslate");
-    const o = loadConfig({ TRANSLATION_ENGINE: "openai", OPENAI_BASE_URL: "http://llm:8000/v1", OPENAI_MODEL: "qwen2.5" });
+    expect(
+      engineFromConfig(loadConfig({ TRANSLATION_ENGINE: "apertium", APERTIUM_URL: "http://127.0.0.1:2737" }))?.name,
+    ).toBe("apertium");
+    expect(
+      engineFromConfig(
+        loadConfig({
+          TRANSLATION_ENGINE: "libretranslate",
+          LIBRETRANSLATE_URL: "http://lt:5000",
+          LIBRETRANSLATE_API_KEY: "k",
+        }),
+      )?.name,
+    ).toBe("libretranslate");
+    const o = loadConfig({
+      TRANSLATION_ENGINE: "openai",
+      OPENAI_BASE_URL: "http://llm:8000/v1",
+      OPENAI_MODEL: "qwen2.5",
+    });
     expect(o.OPENAI_MODEL).toBe("qwen2.5");
     expect(engineFromConfig(o)?.name).toBe("openai");
-    expect(loadConfig({ TRANSLATION_DATABASE_URL: "postgres://a/b", DATABASE_URL: "postgres://c/d" }).databaseUrl).toBe("postgres://a/b");
+    expect(loadConfig({ TRANSLATION_DATABASE_URL: "postgres://a/b", DATABASE_URL: "postgres://c/d" }).databaseUrl).toBe(
+      "postgres://a/b",
+    );
   });
 
   it("rejects an unknown engine, an engine without its URL, a bad quota or timeout, a bad listen address", () => {

@@ -43,10 +43,20 @@ export type TranslationConfig = z.infer<typeof translationEnvSchema> & { databas
  */
 export function loadConfig(env: NodeJS.ProcessEnv): TranslationConfig {
   const c = parseEnv(translationEnvSchema, env);
-  const need: Record<string, string | undefined> = { apertium: c.APERTIUM_URL, libretranslate: c.LIBRETRANSLATE_URL, openai: c.OPENAI_BASE_URL };
-  const varOf: Record<string, string> = { apertium: "APERTIUM_URL", libretranslate: "LIBRETRANSLATE_URL", openai: "OPENAI_BASE_URL" };
+  const need: Record<string, string | undefined> = {
+    apertium: c.APERTIUM_URL,
+    libretranslate: c.LIBRETRANSLATE_URL,
+    openai: c.OPENAI_BASE_URL,
+  };
+  const varOf: Record<string, string> = {
+    apertium: "APERTIUM_URL",
+    libretranslate: "LIBRETRANSLATE_URL",
+    openai: "OPENAI_BASE_URL",
+  };
   if (c.TRANSLATION_ENGINE && !need[c.TRANSLATION_ENGINE]) {
-    throw new Error(`invalid configuration:\n  ${varOf[c.TRANSLATION_ENGINE]}: required when TRANSLATION_ENGINE=${c.TRANSLATION_ENGINE}`);
+    throw new Error(
+      `invalid configuration:\n  ${varOf[c.TRANSLATION_ENGINE]}: required when TRANSLATION_ENGINE=${c.TRANSLATION_ENGINE}`,
+    );
   }
   return { ...c, databaseUrl: c.TRANSLATION_DATABASE_URL ?? c.DATABASE_URL };
 }

@@ -26,7 +26,18 @@ const FROM_639_3: Record<string, Lang> = {
   ara: "ar",
 };
 /** Ours → ISO 639-3 (Apertium's pair names use these, e.g. `eng|spa`). */
-export const TO_639_3: Record<Lang, string> = { zh: "zho", en: "eng", ja: "jpn", ko: "kor", es: "spa", fr: "fra", de: "deu", pt: "por", ru: "rus", ar: "ara" };
+export const TO_639_3: Record<Lang, string> = {
+  zh: "zho",
+  en: "eng",
+  ja: "jpn",
+  ko: "kor",
+  es: "spa",
+  fr: "fra",
+  de: "deu",
+  pt: "por",
+  ru: "rus",
+  ar: "ara",
+};
 
 /** Removes fenced/inline code, URLs and Markdown punctuation so only prose reaches the detector. */
 function prose(text: string): string {

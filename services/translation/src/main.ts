@@ -2,7 +2,8 @@ import { startTelemetry } from "@aps/platform/telemetry";
 
 // Tracing first: pg, gRPC and http are imported only after the SDK has hooked them.
 await startTelemetry("translation");
-const { createLogger, metricsPortFromEnv, onShutdown, openDatabase, startMetricsServer } = await import("@aps/platform");
+const { createLogger, metricsPortFromEnv, onShutdown, openDatabase, startMetricsServer } =
+  await import("@aps/platform");
 const { loadConfig } = await import("./config.js");
 const { engineFromConfig } = await import("./engines/index.js");
 const { startTranslation } = await import("./service.js");
@@ -10,13 +11,16 @@ const { startTranslation } = await import("./service.js");
 const cfg = loadConfig(process.env);
 const log = createLogger("translation", cfg.LOG_LEVEL);
 const db = await openDatabase({ url: cfg.databaseUrl, schema: "translation", log });
-const svc = await startTranslation({ db, log }, {
-  listenAddr: cfg.TRANSLATION_LISTEN_ADDR,
-  forumAddr: cfg.FORUM_GRPC_ADDR,
-  engine: engineFromConfig(cfg),
-  dailyQuota: cfg.TRANSLATION_DAILY_QUOTA,
-  timeoutMs: cfg.TRANSLATION_TIMEOUT_MS,
-});
+const svc = await startTranslation(
+  { db, log },
+  {
+    listenAddr: cfg.TRANSLATION_LISTEN_ADDR,
+    forumAddr: cfg.FORUM_GRPC_ADDR,
+    engine: engineFromConfig(cfg),
+    dailyQuota: cfg.TRANSLATION_DAILY_QUOTA,
+    timeoutMs: cfg.TRANSLATION_TIMEOUT_MS,
+  },
+);
 const metrics = await startMetricsServer(metricsPortFromEnv(), log);
 onShutdown(log, async () => {
   await svc.stop();

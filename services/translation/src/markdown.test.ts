@@ -9,7 +9,7 @@ const DOC = [
   "",
   "```python",
   "def hello(name):",
-  "    return f\"Hello {name}\"  # not prose",
+  '    return f"Hello {name}"  # not prose',
   "```",
   "",
   "- item one with _emphasis_ and snake_case_name",
@@ -31,19 +31,40 @@ const upper = async (texts: string[]) => texts.map((t) => t.toUpperCase());
 
 describe("Markdown protection (structure survives translation, docs/architecture.md §7)", () => {
   it("segments join back to the exact input", () => {
-    expect(segment(DOC).map((s) => s.value).join("")).toBe(DOC);
-    expect(segment("").map((s) => s.value).join("")).toBe("");
+    expect(
+      segment(DOC)
+        .map((s) => s.value)
+        .join(""),
+    ).toBe(DOC);
+    expect(
+      segment("")
+        .map((s) => s.value)
+        .join(""),
+    ).toBe("");
   });
 
   it("never sends code, URLs, link destinations or Markdown markers to the engine", async () => {
     const sent: string[] = [];
     const out = await translateMarkdown(DOC, async (t) => (sent.push(...t), upper(t)));
     const all = sent.join("\n");
-    for (const kept of ["def hello", "redis-cli", "https://", "redis.io", "indented code", "unterminated tilde", "```", "|", "**", "# ", "> ", "- "]) {
+    for (const kept of [
+      "def hello",
+      "redis-cli",
+      "https://",
+      "redis.io",
+      "indented code",
+      "unterminated tilde",
+      "```",
+      "|",
+      "**",
+      "# ",
+      "> ",
+      "- ",
+    ]) {
       expect(all).not.toContain(kept);
     }
     // Code blocks, inline code and URLs are byte-identical; prose was translated (upper-cased).
-    expect(out).toContain("```python\ndef hello(name):\n    return f\"Hello {name}\"  # not prose\n```");
+    expect(out).toContain('```python\ndef hello(name):\n    return f"Hello {name}"  # not prose\n```');
     expect(out).toContain("`redis-cli PING`");
     expect(out).toContain("](https://example.com/redis?a=1&b=(2))");
     expect(out).toContain("<https://redis.io>");
@@ -68,7 +89,10 @@ describe("detectLang (franc-min, restricted to our ten languages)", () => {
     ["en", "The platform should offer a managed message queue with at-least-once delivery and dead letters."],
     ["es", "La plataforma debería ofrecer una cola de mensajes gestionada con entrega al menos una vez."],
     ["fr", "La plateforme devrait proposer une file de messages gérée avec une livraison au moins une fois."],
-    ["de", "Die Plattform sollte eine verwaltete Nachrichtenwarteschlange mit mindestens einmaliger Zustellung anbieten."],
+    [
+      "de",
+      "Die Plattform sollte eine verwaltete Nachrichtenwarteschlange mit mindestens einmaliger Zustellung anbieten.",
+    ],
     ["zh", "平台应该提供一个托管的消息队列，并保证至少一次的消息投递。"],
     ["ru", "Платформа должна предлагать управляемую очередь сообщений с доставкой хотя бы один раз."],
   ])("%s", (want, text) => {
@@ -78,6 +102,10 @@ describe("detectLang (franc-min, restricted to our ten languages)", () => {
   it("falls back on short text and ignores code", () => {
     expect(detectLang("ok")).toBe("en");
     expect(detectLang("ok", "ja")).toBe("ja");
-    expect(detectLang("La plataforma debería ofrecer una cola de mensajes gestionada.\n\n```\nthe quick brown fox jumps over the lazy dog and more english words\n```")).toBe("es");
+    expect(
+      detectLang(
+        "La plataforma debería ofrecer una cola de mensajes gestionada.\n\n```\nthe quick brown fox jumps over the lazy dog and more english words\n```",
+      ),
+    ).toBe("es");
   });
 });

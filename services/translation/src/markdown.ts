@@ -66,7 +66,7 @@ function blocks(md: string): Segment[] {
 const INLINE_KEEP = new RegExp(
   [
     "(`+)[\\s\\S]*?\\1", // inline code
-    "\\]\\([^()\\s]*(?:\\([^()\\s]*\\)[^()\\s]*)*(?:\\s+\"[^\"]*\")?\\)", // ](destination "title")
+    '\\]\\([^()\\s]*(?:\\([^()\\s]*\\)[^()\\s]*)*(?:\\s+"[^"]*")?\\)', // ](destination "title")
     "^[ \\t]{0,3}\\[[^\\]\\n]+\\]:[^\\n]*", // reference definition
     "<(?:https?|mailto):[^>\\s]+>", // autolink
     "\\bhttps?:\\/\\/[^\\s<>()\\]]+", // bare URL
@@ -123,7 +123,10 @@ export function segment(md: string): Segment[] {
  * Translates the prose of `md` with `translate` (given the text segments in order, answering as
  * many strings) and reassembles the document with every protected segment unchanged.
  */
-export async function translateMarkdown(md: string, translate: (texts: string[]) => Promise<string[]>): Promise<string> {
+export async function translateMarkdown(
+  md: string,
+  translate: (texts: string[]) => Promise<string[]>,
+): Promise<string> {
   const segs = segment(md);
   const texts = segs.filter((s) => s.kind === "text").map((s) => s.value);
   if (texts.length === 0) return md;

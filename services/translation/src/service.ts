@@ -1,5 +1,16 @@
 import { fileURLToPath } from "node:url";
-import { ForumClient, migrate, readinessProbe, startGrpcServer, systemClock, type Clock, type Database, type LocalEndpoint, type Logger, type ServiceTarget } from "@aps/platform";
+import {
+  ForumClient,
+  migrate,
+  readinessProbe,
+  startGrpcServer,
+  systemClock,
+  type Clock,
+  type Database,
+  type LocalEndpoint,
+  type Logger,
+  type ServiceTarget,
+} from "@aps/platform";
 import { translation, type forum as forumProto } from "@aps/proto";
 import type { TranslationEngine } from "./engines/types.js";
 import { translationHandlers } from "./grpc/handlers.js";
@@ -34,7 +45,10 @@ export interface TranslationHandle {
  * gRPC (+ health) on `opts.listenAddr`. It publishes no events, so it needs no bus.
  * `stop()` drains gRPC, closes the forum channel and the database.
  */
-export async function startTranslation(deps: { db: Database; log: Logger }, opts: TranslationOptions): Promise<TranslationHandle> {
+export async function startTranslation(
+  deps: { db: Database; log: Logger },
+  opts: TranslationOptions,
+): Promise<TranslationHandle> {
   await migrate(deps.db, MIGRATIONS_DIR, deps.log);
   const forum = new ForumClient(opts.forumAddr);
   const translator = new Translator(new TranslationRepository(deps.db.pool), forum, opts.engine, {
@@ -46,7 +60,13 @@ export async function startTranslation(deps: { db: Database; log: Logger }, opts
   const implementation = translationHandlers(translator, deps.log);
   const grpc = await startGrpcServer(
     opts.listenAddr,
-    [{ name: "aps.translation.v1.TranslationService", definition: translation.TranslationServiceService, implementation }],
+    [
+      {
+        name: "aps.translation.v1.TranslationService",
+        definition: translation.TranslationServiceService,
+        implementation,
+      },
+    ],
     deps.log,
     { probe: readinessProbe(deps.db) },
   );

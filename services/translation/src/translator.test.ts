@@ -1,5 +1,13 @@
 import { fileURLToPath } from "node:url";
-import { ApsError, createLogger, migrate, openDatabase, systemClock, type Database, type ForumClient } from "@aps/platform";
+import {
+  ApsError,
+  createLogger,
+  migrate,
+  openDatabase,
+  systemClock,
+  type Database,
+  type ForumClient,
+} from "@aps/platform";
 import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 import { EngineError, type TranslationEngine } from "./engines/types.js";
 import type { Lang } from "./langs.js";
@@ -15,7 +23,8 @@ import { Translator } from "./translator.js";
 const log = createLogger("translator-test", "silent");
 const MIGRATIONS = fileURLToPath(new URL("./store/migrations", import.meta.url));
 const pgUp = await hasPostgres();
-if (!pgUp) console.warn(`!! translator.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL}: the two-replica suite is SKIPPED`);
+if (!pgUp)
+  console.warn(`!! translator.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL}: the two-replica suite is SKIPPED`);
 
 /** Counting engine double: waits `delayMs`, then answers `[lang] text`, or fails while `fail` is set. */
 class CountingEngine implements TranslationEngine {
@@ -45,7 +54,15 @@ class CountingEngine implements TranslationEngine {
     dbs = await Promise.all([0, 1].map(() => openDatabase({ url: tdb.url, schema: "translation", log })));
     await Promise.all(dbs.map((db) => migrate(db, MIGRATIONS, log)));
     engine = new CountingEngine(300);
-    replicas = dbs.map((db) => new Translator(new TranslationRepository(db.pool), {} as ForumClient, engine, { dailyQuota: QUOTA, timeoutMs: 1_000, clock: systemClock, log }));
+    replicas = dbs.map(
+      (db) =>
+        new Translator(new TranslationRepository(db.pool), {} as ForumClient, engine, {
+          dailyQuota: QUOTA,
+          timeoutMs: 1_000,
+          clock: systemClock,
+          log,
+        }),
+    );
     repo = new TranslationRepository(dbs[0]!.pool);
   });
   afterAll(async () => {
@@ -55,22 +72,34 @@ class CountingEngine implements TranslationEngine {
 
   it("2 × 10 concurrent identical requests → one engine call; all get the same text; one unit of quota", async () => {
     const calls0 = engine.calls;
-    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => replicas[i % 2]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "ext_A")));
+    const all = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        replicas[i % 2]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "ext_A"),
+      ),
+    );
     expect(engine.calls - calls0).toBe(1);
     expect(new Set(all.map((d) => d.text))).toEqual(new Set(["[es] Hello world, this is a guide."]));
     expect((await replicas[1]!.quota("ext_A")).used).toBe(1);
   });
 
   it("anonymous callers read only the cache", async () => {
-    expect((await replicas[1]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "")).text).toBe("[es] Hello world, this is a guide.");
-    await expect(replicas[0]!.document("guide.md", "Hello world, this is a guide.", "en", "fr", "")).rejects.toMatchObject({ code: "translation_not_cached" });
+    expect((await replicas[1]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "")).text).toBe(
+      "[es] Hello world, this is a guide.",
+    );
+    await expect(
+      replicas[0]!.document("guide.md", "Hello world, this is a guide.", "en", "fr", ""),
+    ).rejects.toMatchObject({ code: "translation_not_cached" });
   });
 
   it("an engine failure caches nothing, costs no quota, releases the lease; the next call generates", async () => {
     engine.fail = new EngineError("unavailable", "engine down");
-    await expect(replicas[0]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B")).rejects.toMatchObject({ code: "upstream_unavailable" });
+    await expect(replicas[0]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B")).rejects.toMatchObject({
+      code: "upstream_unavailable",
+    });
     engine.fail = new EngineError("unsupported_pair", "no pair");
-    await expect(replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B")).rejects.toMatchObject({ code: "unsupported_language_pair" });
+    await expect(replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B")).rejects.toMatchObject({
+      code: "unsupported_language_pair",
+    });
     engine.fail = undefined;
     expect((await replicas[0]!.quota("ext_B")).used).toBe(0);
     const d = await replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B");
@@ -79,15 +108,22 @@ class CountingEngine implements TranslationEngine {
   });
 
   it("quota: the (QUOTA+1)-th new translation of a day → quota_exceeded with Retry-After to the next UTC midnight, shared by replicas", async () => {
-    for (let i = 0; i < QUOTA; i++) await replicas[i % 2]!.document(`doc${i}.md`, `Document number ${i}.`, "en", "ja", "ext_C");
-    const err = await replicas[0]!.document("doc-last.md", "The last document.", "en", "ja", "ext_C").catch((e: unknown) => e);
+    for (let i = 0; i < QUOTA; i++)
+      await replicas[i % 2]!.document(`doc${i}.md`, `Document number ${i}.`, "en", "ja", "ext_C");
+    const err = await replicas[0]!
+      .document("doc-last.md", "The last document.", "en", "ja", "ext_C")
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApsError);
     expect((err as ApsError).code).toBe("quota_exceeded");
     const now = new Date();
     const toMidnight = (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000;
     expect(Math.abs((err as ApsError).retryAfterSeconds! - toMidnight)).toBeLessThan(5);
     const q = await replicas[1]!.quota("ext_C");
-    expect(q).toEqual({ limit: QUOTA, used: QUOTA, resetAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString() });
+    expect(q).toEqual({
+      limit: QUOTA,
+      used: QUOTA,
+      resetAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString(),
+    });
   });
 
   it("a lease left by a dead replica expires and another replica takes over", async () => {

@@ -5,7 +5,12 @@ import { EngineError, type TranslationEngine } from "./engines/types.js";
 import { detectLang, type Lang } from "./langs.js";
 import { translateMarkdown } from "./markdown.js";
 import { cacheLookups, engineCalls } from "./metrics.js";
-import { leaseKey, type CachedTranslation, type TranslationKey, type TranslationRepository } from "./store/repository.js";
+import {
+  leaseKey,
+  type CachedTranslation,
+  type TranslationKey,
+  type TranslationRepository,
+} from "./store/repository.js";
 
 /** A post (or its title) in a language: cached/generated translation or the original. */
 export interface TranslatedPost {
@@ -109,10 +114,16 @@ export class Translator {
     for (const t of gen) {
       if (!quotaLeft) break;
       try {
-        const c = await this.obtain({ subject: t.p.id, version: t.version, lang, part: "title" }, t.sourceLang, agentId, async (e) => ({
-          title: await translateMarkdown(t.p.title, (x) => e.translate(x, t.sourceLang, lang)),
-          body: "",
-        }), true);
+        const c = await this.obtain(
+          { subject: t.p.id, version: t.version, lang, part: "title" },
+          t.sourceLang,
+          agentId,
+          async (e) => ({
+            title: await translateMarkdown(t.p.title, (x) => e.translate(x, t.sourceLang, lang)),
+            body: "",
+          }),
+          true,
+        );
         out.set(t.p.id, fromCache(c, lang));
       } catch (err) {
         if (err instanceof ApsError && err.code === "quota_exceeded") quotaLeft = false;
@@ -125,13 +136,24 @@ export class Translator {
   }
 
   /** Markdown document `docId` (`text` in `sourceLang`) in `lang`; same cache, anonymity and quota rules. */
-  async document(docId: string, text: string, sourceLang: Lang, lang: Lang, agentId: string): Promise<{ text: string; engine: string | undefined; version: string; translatedAt: string | undefined }> {
+  async document(
+    docId: string,
+    text: string,
+    sourceLang: Lang,
+    lang: Lang,
+    agentId: string,
+  ): Promise<{ text: string; engine: string | undefined; version: string; translatedAt: string | undefined }> {
     const version = versionOf(docId, text);
     if (sourceLang === lang) return { text, engine: undefined, version, translatedAt: undefined };
-    const t = await this.obtain({ subject: `doc:${docId}`, version, lang, part: "full" }, sourceLang, agentId, async (e) => ({
-      title: "",
-      body: await translateMarkdown(text, (x) => e.translate(x, sourceLang, lang)),
-    }));
+    const t = await this.obtain(
+      { subject: `doc:${docId}`, version, lang, part: "full" },
+      sourceLang,
+      agentId,
+      async (e) => ({
+        title: "",
+        body: await translateMarkdown(text, (x) => e.translate(x, sourceLang, lang)),
+      }),
+    );
     return { text: t.body, engine: t.engine, version, translatedAt: t.translatedAt };
   }
 
@@ -156,12 +178,19 @@ export class Translator {
       cacheLookups.inc({ result: hit ? "hit" : "miss" });
       if (hit) return hit;
     }
-    if (!agentId) throw new ApsError("translation_not_cached", `no ${key.lang} translation of this version is cached yet; call with an API key to generate it`);
-    if (!this.engine) throw new ApsError("upstream_unavailable", "no translation engine is configured on this deployment", 3600);
+    if (!agentId)
+      throw new ApsError(
+        "translation_not_cached",
+        `no ${key.lang} translation of this version is cached yet; call with an API key to generate it`,
+      );
+    if (!this.engine)
+      throw new ApsError("upstream_unavailable", "no translation engine is configured on this deployment", 3600);
     const lk = leaseKey(key);
     let p = this.inflight.get(lk);
     if (!p) {
-      p = this.generateOnce(key, lk, sourceLang, agentId, this.engine, generate).finally(() => this.inflight.delete(lk));
+      p = this.generateOnce(key, lk, sourceLang, agentId, this.engine, generate).finally(() =>
+        this.inflight.delete(lk),
+      );
       this.inflight.set(lk, p);
     }
     return p;
@@ -183,14 +212,19 @@ export class Translator {
       await sleep(100);
       const hit = await this.repo.find(key);
       if (hit) return hit;
-      if (Date.now() > giveUp) throw new ApsError("upstream_unavailable", "the translation is still being generated; retry later", 5);
+      if (Date.now() > giveUp)
+        throw new ApsError("upstream_unavailable", "the translation is still being generated; retry later", 5);
     }
     try {
       const again = await this.repo.find(key);
       if (again) return again;
       const now = this.opts.clock.now();
       if (!(await this.repo.reserveQuota(agentId, now, this.opts.dailyQuota))) {
-        throw new ApsError("quota_exceeded", `daily translation quota used up: at most ${this.opts.dailyQuota} new translations per key per UTC day`, secondsToNextUtcDay(now));
+        throw new ApsError(
+          "quota_exceeded",
+          `daily translation quota used up: at most ${this.opts.dailyQuota} new translations per key per UTC day`,
+          secondsToNextUtcDay(now),
+        );
       }
       let out: { title: string; body: string };
       try {
@@ -200,11 +234,29 @@ export class Translator {
         await this.repo.refundQuota(agentId, now);
         const kind = err instanceof EngineError ? err.kind : "unavailable";
         engineCalls.inc({ engine: engine.name, outcome: kind });
-        this.opts.log.warn({ engine: engine.name, err: (err as Error).message, subject: key.subject, lang: key.lang }, "translation engine failed");
-        if (kind === "unsupported_pair") throw new ApsError("unsupported_language_pair", `the ${engine.name} engine cannot translate ${sourceLang} → ${key.lang}`);
-        throw new ApsError("upstream_unavailable", `the translation engine failed (${(err as Error).message}); retry later`, 5);
+        this.opts.log.warn(
+          { engine: engine.name, err: (err as Error).message, subject: key.subject, lang: key.lang },
+          "translation engine failed",
+        );
+        if (kind === "unsupported_pair")
+          throw new ApsError(
+            "unsupported_language_pair",
+            `the ${engine.name} engine cannot translate ${sourceLang} → ${key.lang}`,
+          );
+        throw new ApsError(
+          "upstream_unavailable",
+          `the translation engine failed (${(err as Error).message}); retry later`,
+          5,
+        );
       }
-      const row: CachedTranslation = { ...key, sourceLang, title: out.title, body: out.body, engine: engine.name, translatedAt: this.opts.clock.now().toISOString() };
+      const row: CachedTranslation = {
+        ...key,
+        sourceLang,
+        title: out.title,
+        body: out.body,
+        engine: engine.name,
+        translatedAt: this.opts.clock.now().toISOString(),
+      };
       await this.repo.insert(row);
       return row;
     } finally {
@@ -214,9 +266,29 @@ export class Translator {
 }
 
 function original(p: forum.Post, lang: Lang, version: string): TranslatedPost {
-  return { id: p.id, lang, sourceLang: lang, title: p.title, body: p.body, engine: undefined, machineTranslation: false, version, translatedAt: undefined };
+  return {
+    id: p.id,
+    lang,
+    sourceLang: lang,
+    title: p.title,
+    body: p.body,
+    engine: undefined,
+    machineTranslation: false,
+    version,
+    translatedAt: undefined,
+  };
 }
 
 function fromCache(c: CachedTranslation, lang: Lang): TranslatedPost {
-  return { id: c.subject, lang, sourceLang: c.sourceLang as Lang, title: c.title, body: c.body, engine: c.engine, machineTranslation: true, version: c.version, translatedAt: c.translatedAt };
+  return {
+    id: c.subject,
+    lang,
+    sourceLang: c.sourceLang as Lang,
+    title: c.title,
+    body: c.body,
+    engine: c.engine,
+    machineTranslation: true,
+    version: c.version,
+    translatedAt: c.translatedAt,
+  };
 }

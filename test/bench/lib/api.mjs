@@ -12,7 +12,11 @@ export async function call(base, method, path, key, body) {
   const headers = {};
   if (key) headers.authorization = `Bearer ${key}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(base + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
   return text ? JSON.parse(text) : undefined;
@@ -21,9 +25,11 @@ export async function call(base, method, path, key, body) {
 /** Runs `fn(0..n-1)` with `concurrency` workers. */
 async function pool(n, concurrency, fn) {
   let i = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (i < n) await fn(i++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (i < n) await fn(i++);
+    }),
+  );
 }
 
 /**
@@ -44,7 +50,11 @@ export async function seedViaApi(base, agents, posts) {
   const postIds = [];
   await pool(posts, 8, async (i) => {
     const a = as[i % as.length];
-    const p = await call(base, "POST", "/posts", a.apiKey, { title: `Bench proposal ${i}`, body: `Body ${i}. ${"The gateway answers from the forum read model. ".repeat(9)}`, is_arch_design: i % 3 !== 0 });
+    const p = await call(base, "POST", "/posts", a.apiKey, {
+      title: `Bench proposal ${i}`,
+      body: `Body ${i}. ${"The gateway answers from the forum read model. ".repeat(9)}`,
+      is_arch_design: i % 3 !== 0,
+    });
     postIds[i] = p.id;
   });
   return { agents: as, postIds, seconds: Math.round((performance.now() - t0) / 100) / 10 };

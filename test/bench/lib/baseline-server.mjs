@@ -11,7 +11,10 @@ import { readFileSync } from "node:fs";
 const [kind, file] = process.argv.slice(2);
 /** @type {Map<string, { contentType: string, body: Buffer }>} */
 const responses = new Map(
-  JSON.parse(readFileSync(file, "utf8")).map((r) => [r.path, { contentType: r.contentType, body: Buffer.from(r.body, "base64") }]),
+  JSON.parse(readFileSync(file, "utf8")).map((r) => [
+    r.path,
+    { contentType: r.contentType, body: Buffer.from(r.body, "base64") },
+  ]),
 );
 
 let server;

@@ -21,7 +21,11 @@ export async function recordResponses(origin, paths) {
     const r = await fetch(origin + path, { headers: { "accept-encoding": "identity" } });
     const body = Buffer.from(await r.arrayBuffer());
     if (r.status !== 200) throw new Error(`recording ${path}: ${r.status} ${body.toString().slice(0, 200)}`);
-    out.push({ path, contentType: r.headers.get("content-type") ?? "application/octet-stream", body: body.toString("base64") });
+    out.push({
+      path,
+      contentType: r.headers.get("content-type") ?? "application/octet-stream",
+      body: body.toString("base64"),
+    });
   }
   return out;
 }

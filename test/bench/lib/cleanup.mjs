@@ -59,7 +59,10 @@ export function cleanupAll() {
  * uncaught error: prints it, cleans up, exits 1.
  */
 export function cleanupOnSignalsAndCrashes() {
-  for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]]) {
+  for (const [sig, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ]) {
     process.once(sig, () => {
       process.once(sig, () => process.exit(code));
       signalled = true;

@@ -41,7 +41,12 @@ export async function createDistributedInfra(databaseUrl, natsUrl) {
     }
   });
   return {
-    env: { DATABASE_URL: u.toString(), NATS_URL: natsUrl, NATS_STREAM: stream, APS_SUBJECT_PREFIX: `bench${suffix}.aps` },
+    env: {
+      DATABASE_URL: u.toString(),
+      NATS_URL: natsUrl,
+      NATS_STREAM: stream,
+      APS_SUBJECT_PREFIX: `bench${suffix}.aps`,
+    },
     sqlUrl: u.toString(),
     database: name,
     drop,

@@ -9,11 +9,15 @@ const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 /** SQL text of the `len`-character Crockford base32 of the bigint SQL expression `expr` (ULID digits). */
 function b32(expr, len) {
-  return Array.from({ length: len }, (_, i) => `substr('${CROCKFORD}', (((${expr}) >> ${5 * (len - 1 - i)}) & 31)::int + 1, 1)`).join(" || ");
+  return Array.from(
+    { length: len },
+    (_, i) => `substr('${CROCKFORD}', (((${expr}) >> ${5 * (len - 1 - i)}) & 31)::int + 1, 1)`,
+  ).join(" || ");
 }
 
 /** The posts columns of the hot list, as the forum repository selects them. */
-const COLUMNS = "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at";
+const COLUMNS =
+  "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at";
 
 /**
  * Opens a client on `url` for the scale step (registered for cleanup); `close()` ends it.
@@ -41,7 +45,9 @@ export async function seedPostsTo(c, total, authors, progress = () => undefined)
   const { rows } = await c.query("SELECT count(*)::bigint AS n FROM forum.posts");
   const have = Number(rows[0].n);
   // Sequence numbers for the id's tail: after every number used before in this database.
-  const { rows: mx } = await c.query("SELECT count(*)::bigint AS n FROM forum.posts WHERE title LIKE 'Seeded proposal %'");
+  const { rows: mx } = await c.query(
+    "SELECT count(*)::bigint AS n FROM forum.posts WHERE title LIKE 'Seeded proposal %'",
+  );
   let next = Number(mx[0].n) + 1;
   const ids = authors.map((a) => a.agentId);
   const names = authors.map((a) => a.name);
@@ -82,10 +88,14 @@ export async function seedPostsTo(c, total, authors, progress = () => undefined)
  * @param {pg.Client} c
  */
 export async function explainHot(c) {
-  const { rows } = await c.query("SELECT heat, id FROM forum.posts ORDER BY heat DESC, id DESC OFFSET (SELECT count(*) / 2 FROM forum.posts) LIMIT 1");
+  const { rows } = await c.query(
+    "SELECT heat, id FROM forum.posts ORDER BY heat DESC, id DESC OFFSET (SELECT count(*) / 2 FROM forum.posts) LIMIT 1",
+  );
   const mid = rows[0];
   const plan = async (where) => {
-    const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT ${COLUMNS} FROM forum.posts ${where} ORDER BY heat DESC, id DESC LIMIT 26`);
+    const r = await c.query(
+      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT ${COLUMNS} FROM forum.posts ${where} ORDER BY heat DESC, id DESC LIMIT 26`,
+    );
     const text = r.rows.map((x) => x["QUERY PLAN"]).join("\n");
     return { plan: text, usesHotIndex: /Index Scan using posts_hot on posts/.test(text) };
   };

@@ -23,7 +23,15 @@ export function freePort() {
 function isolatedEnv() {
   const env = { ...process.env };
   for (const k of Object.keys(env)) {
-    if (k === "DATABASE_URL" || k.endsWith("_DATABASE_URL") || k === "NATS_URL" || k === "PUBLIC_BASE_URL" || k.endsWith("_GRPC_ADDR") || k.endsWith("_LISTEN_ADDR")) delete env[k];
+    if (
+      k === "DATABASE_URL" ||
+      k.endsWith("_DATABASE_URL") ||
+      k === "NATS_URL" ||
+      k === "PUBLIC_BASE_URL" ||
+      k.endsWith("_GRPC_ADDR") ||
+      k.endsWith("_LISTEN_ADDR")
+    )
+      delete env[k];
   }
   return env;
 }
@@ -66,7 +74,13 @@ export async function startSystem(o) {
     env.APS_DATA_DIR = o.dataDir;
   } else {
     script = join(o.root, "deploy/local/start.mjs");
-    Object.assign(env, o.infraEnv, { IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0", KNOWLEDGE_PORT: "0", TRANSLATION_PORT: "0" });
+    Object.assign(env, o.infraEnv, {
+      IDENTITY_PORT: "0",
+      FORUM_PORT: "0",
+      COUNCIL_PORT: "0",
+      KNOWLEDGE_PORT: "0",
+      TRANSLATION_PORT: "0",
+    });
   }
   const origin = `http://127.0.0.1:${o.port}`;
   const t0 = performance.now();
@@ -113,7 +127,15 @@ export async function startSystem(o) {
     const failed = exited.then((c) => Promise.reject(new Error(`exited (${c}) before ready`)));
     const [lineMs, readyzMs] = await Promise.race([Promise.all([line, readyz]), failed]);
     known = snapshot(child.pid, known);
-    return { pid: child.pid, base: `${origin}/v1`, origin, port: o.port, lineMs: Math.round(lineMs), readyzMs: Math.round(readyzMs), stop };
+    return {
+      pid: child.pid,
+      base: `${origin}/v1`,
+      origin,
+      port: o.port,
+      lineMs: Math.round(lineMs),
+      readyzMs: Math.round(readyzMs),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw new Error(`${o.mode} system: ${err.message}\n--- last output ---\n${tail.join("\n")}`);

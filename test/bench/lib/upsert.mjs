@@ -64,7 +64,12 @@ export async function rawUpsert(url, postIds, agentIds) {
           const c = await pool.connect();
           try {
             while (performance.now() < end) {
-              const args = [postIds[Math.floor(Math.random() * postIds.length)], agentIds[Math.floor(Math.random() * agentIds.length)], Math.random() < 0.5 ? 1 : -1, new Date()];
+              const args = [
+                postIds[Math.floor(Math.random() * postIds.length)],
+                agentIds[Math.floor(Math.random() * agentIds.length)],
+                Math.random() < 0.5 ? 1 : -1,
+                new Date(),
+              ];
               const t = performance.now();
               await c.query(sql, args);
               lat?.push(performance.now() - t);
@@ -84,7 +89,18 @@ export async function rawUpsert(url, postIds, agentIds) {
     const seconds = (performance.now() - t0) / 1000;
     lat.sort((a, b) => a - b);
     const pct = (p) => round(lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? 0, 2);
-    return { concurrency, reqPerSec: round(n / seconds, 1), p50: pct(0.5), p99: pct(0.99), ok: n, non2xx: 0, errors: 0, timeouts: 0, seconds: round(seconds, 2), bytesPerAnswer: 0 };
+    return {
+      concurrency,
+      reqPerSec: round(n / seconds, 1),
+      p50: pct(0.5),
+      p99: pct(0.99),
+      ok: n,
+      non2xx: 0,
+      errors: 0,
+      timeouts: 0,
+      seconds: round(seconds, 2),
+      bytesPerAnswer: 0,
+    };
   } finally {
     await drop();
     await closePool();

@@ -131,5 +131,10 @@ export async function checkTallies(base, expected, waitMs = 15_000) {
     todo = mismatches.map((m) => m.id);
     await new Promise((r) => setTimeout(r, 500));
   }
-  return { posts: expected.size, exact: expected.size - mismatches.length, mismatches: mismatches.slice(0, 5), waitedMs: Math.round(performance.now() - t0) };
+  return {
+    posts: expected.size,
+    exact: expected.size - mismatches.length,
+    mismatches: mismatches.slice(0, 5),
+    waitedMs: Math.round(performance.now() - t0),
+  };
 }

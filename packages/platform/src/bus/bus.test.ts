@@ -60,7 +60,14 @@ const jetStream: Flavour = {
   durableAcrossStops: true,
   open: async () => {
     const { stream, prefix } = uniqueBusNames();
-    const opts = { servers: TEST_NATS_URL, stream, prefix, connectionName: "aps-bus-test", redelivery: { baseDelayMs: 100, maxDelayMs: 200 }, log };
+    const opts = {
+      servers: TEST_NATS_URL,
+      stream,
+      prefix,
+      connectionName: "aps-bus-test",
+      redelivery: { baseDelayMs: 100, maxDelayMs: 200 },
+      log,
+    };
     const bus = await JetStreamBus.connect(opts);
     const others: JetStreamBus[] = [];
     return {
@@ -99,7 +106,8 @@ async function parkedSoon(bus: EventBus, n: number, ms = 10_000): Promise<Parked
   for (;;) {
     const list = await bus.deadLetters!.list();
     if (list.length >= n) return list;
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${n} parked events (have ${list.length})`);
+    if (Date.now() > until)
+      throw new Error(`timed out after ${ms} ms waiting for ${n} parked events (have ${list.length})`);
     await sleep(100);
   }
 }
@@ -211,7 +219,8 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
         maxDeliver: 2,
         handler: async () => {
           at.push(Date.now());
-          if (at.length <= 6) throw new ApsError("upstream_unavailable", "a backing service is unavailable; retry later", 1);
+          if (at.length <= 6)
+            throw new ApsError("upstream_unavailable", "a backing service is unavailable; retry later", 1);
         },
       }),
     );
@@ -243,7 +252,14 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     await h.bus.publish(e);
     const parked = await parkedSoon(h.bus, 1);
     expect(deliveries).toBe(1);
-    expect(parked[0]).toMatchObject({ durable: "poisoned", subject: e.subject, eventId: e.eventId, kind: "poison", deliveryCount: 1, payloadBytes: e.payload.length });
+    expect(parked[0]).toMatchObject({
+      durable: "poisoned",
+      subject: e.subject,
+      eventId: e.eventId,
+      kind: "poison",
+      deliveryCount: 1,
+      payloadBytes: e.payload.length,
+    });
     expect(parked[0]!.error).toContain("cannot decode");
     poisoned = false;
     expect(await h.bus.deadLetters!.replay(parked[0]!.id)).toBe(true);
@@ -283,7 +299,13 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     subs.push(await h.bus.consume({ durable: "any-vote", subjects: [`${p}.*.vote_cast`], handler: anyVote.handler }));
     subs.push(await h.bus.consume({ durable: "everything", subjects: [`${p}.>`], handler: everything.handler }));
     subs.push(await h.bus.consume({ durable: "exact", subjects: [`${p}.forum.vote_cast`], handler: exact.handler }));
-    subs.push(await h.bus.consume({ durable: "multi", subjects: [`${p}.identity.*`, `${p}.council.>`], handler: multi.handler }));
+    subs.push(
+      await h.bus.consume({
+        durable: "multi",
+        subjects: [`${p}.identity.*`, `${p}.council.>`],
+        handler: multi.handler,
+      }),
+    );
 
     const forumVote = event(`${p}.forum.vote_cast`);
     const forumPost = event(`${p}.forum.post_created`);
@@ -299,12 +321,16 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     const sorted = (ids: string[]) => [...ids].sort();
     expect(sorted(forumAny.ids())).toEqual(sorted([forumVote.eventId, forumPost.eventId]));
     expect(sorted(anyVote.ids())).toEqual(sorted([forumVote.eventId, councilVote.eventId]));
-    expect(sorted(everything.ids())).toEqual(sorted([forumVote, forumPost, councilVote, joined, deep, forumDeep].map((e) => e.eventId)));
+    expect(sorted(everything.ids())).toEqual(
+      sorted([forumVote, forumPost, councilVote, joined, deep, forumDeep].map((e) => e.eventId)),
+    );
     expect(exact.ids()).toEqual([forumVote.eventId]);
     expect(sorted(multi.ids())).toEqual(sorted([councilVote.eventId, joined.eventId, deep.eventId]));
     // Every delivery carries the full subject it was published on.
     for (const g of everything.got) {
-      const sent = [forumVote, forumPost, councilVote, joined, deep, forumDeep].find((e) => e.eventId === g.event.eventId);
+      const sent = [forumVote, forumPost, councilVote, joined, deep, forumDeep].find(
+        (e) => e.eventId === g.event.eventId,
+      );
       expect(g.event.subject).toBe(sent!.subject);
     }
   });
@@ -389,7 +415,11 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     it("resumes a durable consumer from another connection (a restarted process)", async () => {
       const subject = `${p}.identity.agent_joined`;
       const first = recorder();
-      const sub = await h.bus.consume({ durable: "restarted", subjects: [subject, `${p}.identity.key_rotated`], handler: first.handler });
+      const sub = await h.bus.consume({
+        durable: "restarted",
+        subjects: [subject, `${p}.identity.key_rotated`],
+        handler: first.handler,
+      });
       const before = event(subject);
       await h.bus.publish(before);
       await waitFor("the event before the stop", () => first.got.length === 1);
@@ -400,7 +430,13 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
       const whileDown = [event(subject), event(`${p}.identity.key_rotated`)];
       for (const e of whileDown) await other.publish(e);
       const second = recorder();
-      subs.push(await other.consume({ durable: "restarted", subjects: [subject, `${p}.identity.key_rotated`], handler: second.handler }));
+      subs.push(
+        await other.consume({
+          durable: "restarted",
+          subjects: [subject, `${p}.identity.key_rotated`],
+          handler: second.handler,
+        }),
+      );
       await waitFor("the events published while down", () => second.got.length >= 2, 5_000);
       await sleep(300);
       expect([...second.ids()].sort()).toEqual(whileDown.map((e) => e.eventId).sort());

@@ -7,9 +7,17 @@ import { withTransaction, type Tx } from "../db/database.js";
  * or two consumers racing on it, change nothing the second time (docs/architecture.md §6). Returns false
  * when the event had already been processed.
  */
-export async function processOnce(pool: pg.Pool, consumer: string, eventId: string, effect: (tx: Tx) => Promise<void>): Promise<boolean> {
+export async function processOnce(
+  pool: pg.Pool,
+  consumer: string,
+  eventId: string,
+  effect: (tx: Tx) => Promise<void>,
+): Promise<boolean> {
   return withTransaction(pool, async (tx) => {
-    const r = await tx.query("INSERT INTO processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING", [consumer, eventId]);
+    const r = await tx.query(
+      "INSERT INTO processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+      [consumer, eventId],
+    );
     if (r.rowCount === 0) return false;
     await effect(tx);
     return true;

@@ -18,7 +18,15 @@ import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
 import { eventsParked, registerDeadLetters, registerLag, registerStream } from "../metrics.js";
 import { DEFAULT_STREAM_LIMITS, limitsOfConfig, streamLimitConfig, type StreamLimits } from "./stream-limits.js";
-import { DEFAULT_REDELIVERY, decideRedelivery, errorText, type DeadLetterQueue, type FailureKind, type ParkedEvent, type RedeliveryPolicy } from "./redelivery.js";
+import {
+  DEFAULT_REDELIVERY,
+  decideRedelivery,
+  errorText,
+  type DeadLetterQueue,
+  type FailureKind,
+  type ParkedEvent,
+  type RedeliveryPolicy,
+} from "./redelivery.js";
 
 /** How long one pull request of a consumer waits for events, ms (also the longest a stop waits). */
 const FETCH_EXPIRES_MS = 1_000;
@@ -102,7 +110,13 @@ export class JetStreamBus implements EventBus {
     const info = await this.jsm.streams.info(this.stream).catch(() => undefined);
     if (!info) {
       try {
-        await this.jsm.streams.add({ name: this.stream, subjects, storage: StorageType.File, duplicate_window: nanos(120_000), ...streamLimitConfig(wanted ?? DEFAULT_STREAM_LIMITS) });
+        await this.jsm.streams.add({
+          name: this.stream,
+          subjects,
+          storage: StorageType.File,
+          duplicate_window: nanos(120_000),
+          ...streamLimitConfig(wanted ?? DEFAULT_STREAM_LIMITS),
+        });
         return;
       } catch (err) {
         // Another process may have created it in between.
@@ -113,7 +127,13 @@ export class JetStreamBus implements EventBus {
     }
     const current = info?.config ?? (await this.jsm.streams.info(this.stream)).config;
     const have = limitsOfConfig(current);
-    if (wanted && (have.maxAgeSeconds !== wanted.maxAgeSeconds || have.maxBytes !== wanted.maxBytes || have.maxMsgsPerSubject !== wanted.maxMsgsPerSubject || current.discard !== streamLimitConfig(wanted).discard)) {
+    if (
+      wanted &&
+      (have.maxAgeSeconds !== wanted.maxAgeSeconds ||
+        have.maxBytes !== wanted.maxBytes ||
+        have.maxMsgsPerSubject !== wanted.maxMsgsPerSubject ||
+        current.discard !== streamLimitConfig(wanted).discard)
+    ) {
       await this.jsm.streams.update(this.stream, { ...current, ...streamLimitConfig(wanted) });
       this.opts.log.info({ stream: this.stream, from: have, to: wanted }, "event stream limits updated");
     }
@@ -133,7 +153,13 @@ export class JetStreamBus implements EventBus {
 
   async consume(spec: ConsumerSpec): Promise<Subscription> {
     const parts = await Promise.all(
-      spec.subjects.map((subject) => this.consumeOne(spec, subject, spec.subjects.length === 1 ? spec.durable : `${spec.durable}__${subject.replace(/[.*>]/g, "_")}`)),
+      spec.subjects.map((subject) =>
+        this.consumeOne(
+          spec,
+          subject,
+          spec.subjects.length === 1 ? spec.durable : `${spec.durable}__${subject.replace(/[.*>]/g, "_")}`,
+        ),
+      ),
     );
     const sub: Subscription = {
       stop: async () => {
@@ -234,7 +260,10 @@ export class JetStreamBus implements EventBus {
     } catch (err) {
       const policy = spec.maxDeliver ? { ...this.policy, maxDeliver: spec.maxDeliver } : this.policy;
       const decision = decideRedelivery(err, deliveryCount, policy);
-      this.opts.log.warn({ err: String(err), durable: spec.durable, subject: m.subject, deliveryCount, kind: decision.kind }, "event handler failed");
+      this.opts.log.warn(
+        { err: String(err), durable: spec.durable, subject: m.subject, deliveryCount, kind: decision.kind },
+        "event handler failed",
+      );
       if (decision.action === "retry") {
         m.nak(decision.delayMs);
         return;
@@ -243,7 +272,10 @@ export class JetStreamBus implements EventBus {
         await this.park(spec.durable, m, headers, err, decision.kind, deliveryCount);
         m.term();
         eventsParked.inc({ durable: spec.durable, kind: decision.kind });
-        this.opts.log.error({ durable: spec.durable, subject: m.subject, eventId: event.eventId, kind: decision.kind }, "event parked in the dead-letter queue");
+        this.opts.log.error(
+          { durable: spec.durable, subject: m.subject, eventId: event.eventId, kind: decision.kind },
+          "event parked in the dead-letter queue",
+        );
       } catch {
         m.nak(policy.maxDelayMs);
       }
@@ -256,7 +288,14 @@ export class JetStreamBus implements EventBus {
    * `aps-error`, `aps-parked-at`. Its message id is derived from the delivered message's stream sequence, so parking twice
    * (a crash between the publish and the term) stores it once.
    */
-  private async park(durable: string, m: JsMsg, headers: Record<string, string>, err: unknown, kind: FailureKind, deliveryCount: number): Promise<void> {
+  private async park(
+    durable: string,
+    m: JsMsg,
+    headers: Record<string, string>,
+    err: unknown,
+    kind: FailureKind,
+    deliveryCount: number,
+  ): Promise<void> {
     const h = natsHeaders();
     for (const [k, v] of Object.entries(headers)) if (k !== "nats-msg-id") h.set(k, v);
     const eventId = eventIdOf(headers);
@@ -267,7 +306,11 @@ export class JetStreamBus implements EventBus {
     h.set(DLQ.kind, kind);
     h.set(DLQ.error, errorText(err).replace(/[\r\n]+/g, " "));
     h.set(DLQ.parkedAt, new Date().toISOString());
-    await this.js.publish(`${this.prefix}.dlq.${durable}`, m.data, { headers: h, msgID: `dlq.${durable}.${m.info.streamSequence}`, timeout: 5_000 });
+    await this.js.publish(`${this.prefix}.dlq.${durable}`, m.data, {
+      headers: h,
+      msgID: `dlq.${durable}.${m.info.streamSequence}`,
+      timeout: 5_000,
+    });
   }
 
   /**
@@ -304,7 +347,8 @@ export class JetStreamBus implements EventBus {
       const original = headers[DLQ.subject];
       if (!original) return false;
       const h = natsHeaders();
-      for (const [k, v] of Object.entries(headers)) if (!(Object.values(DLQ) as string[]).includes(k) && k !== "nats-msg-id") h.set(k, v);
+      for (const [k, v] of Object.entries(headers))
+        if (!(Object.values(DLQ) as string[]).includes(k) && k !== "nats-msg-id") h.set(k, v);
       // the replay keeps the event's id for its consumers, though its Nats-Msg-Id is new
       const eventId = headers[DLQ.eventId];
       if (eventId) h.set(DLQ.eventId, eventId);
@@ -319,7 +363,8 @@ export class JetStreamBus implements EventBus {
     const info = await this.jsm.streams.info(this.stream, { subjects_filter: `${this.prefix}.dlq.>` });
     const out: Record<string, number> = {};
     const head = `${this.prefix}.dlq.`;
-    for (const [subject, n] of Object.entries(info.state.subjects ?? {})) out[subject.slice(head.length)] = (out[subject.slice(head.length)] ?? 0) + n;
+    for (const [subject, n] of Object.entries(info.state.subjects ?? {}))
+      out[subject.slice(head.length)] = (out[subject.slice(head.length)] ?? 0) + n;
     return out;
   }
 
@@ -395,7 +440,13 @@ const DLQ = {
 } as const;
 
 /** A ParkedEvent from a dead-letter message's headers. */
-function parkedFrom(id: string, subject: string, h: Record<string, string>, payloadBytes: number, timestampNanos: number): ParkedEvent {
+function parkedFrom(
+  id: string,
+  subject: string,
+  h: Record<string, string>,
+  payloadBytes: number,
+  timestampNanos: number,
+): ParkedEvent {
   const kind = h[DLQ.kind];
   return {
     id,

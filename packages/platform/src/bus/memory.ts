@@ -3,7 +3,13 @@ import { subjectMatches } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
 import { eventsParked, registerDeadLetters } from "../metrics.js";
-import { decideRedelivery, errorText, type DeadLetterQueue, type ParkedEvent, type RedeliveryPolicy } from "./redelivery.js";
+import {
+  decideRedelivery,
+  errorText,
+  type DeadLetterQueue,
+  type ParkedEvent,
+  type RedeliveryPolicy,
+} from "./redelivery.js";
 
 /** Redelivery of the in-process bus: 250 ms doubling to 30 s; unknown failures parked after 20 deliveries. */
 export const IN_PROCESS_REDELIVERY: RedeliveryPolicy = { baseDelayMs: 250, maxDelayMs: 30_000, maxDeliver: 20 };
@@ -62,7 +68,11 @@ export class InProcessBus implements EventBus {
     for (const l of this.listeners) {
       if (!l.subjects.some((f) => subjectMatches(f, event.subject))) continue;
       // Called at once, at most once, never awaited by the publisher: a failure is logged, not retried.
-      const failed = (err: unknown) => this.log.warn({ err: errMessage(err), subject: event.subject, eventId: event.eventId }, "ephemeral subscriber failed");
+      const failed = (err: unknown) =>
+        this.log.warn(
+          { err: errMessage(err), subject: event.subject, eventId: event.eventId },
+          "ephemeral subscriber failed",
+        );
       try {
         void Promise.resolve(l.handler(event)).catch(failed);
       } catch (err) {
@@ -92,7 +102,17 @@ export class InProcessBus implements EventBus {
         return;
       } catch (err) {
         const decision = decideRedelivery(err, n, policy);
-        this.log.warn({ err: errMessage(err), durable: reg.spec.durable, subject: event.subject, eventId: event.eventId, deliveryCount: n, kind: decision.kind }, "event handler failed");
+        this.log.warn(
+          {
+            err: errMessage(err),
+            durable: reg.spec.durable,
+            subject: event.subject,
+            eventId: event.eventId,
+            deliveryCount: n,
+            kind: decision.kind,
+          },
+          "event handler failed",
+        );
         if (decision.action === "park") {
           this.park(reg.spec.durable, event, err, decision.kind, n);
           return;
@@ -123,7 +143,10 @@ export class InProcessBus implements EventBus {
     this.parked.set(id, { event, info });
     eventsParked.inc({ durable, kind });
     // The queue lives in memory: the log line keeps what is needed to replay it after a restart.
-    this.log.error({ ...info, payload: Buffer.from(event.payload).toString("base64"), headers: event.headers }, "event parked in the dead-letter queue");
+    this.log.error(
+      { ...info, payload: Buffer.from(event.payload).toString("base64"), headers: event.headers },
+      "event parked in the dead-letter queue",
+    );
   }
 
   /**

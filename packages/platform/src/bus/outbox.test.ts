@@ -109,291 +109,363 @@ async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
-(pgUp ? describe.each(backends) : describe.skip.each(backends))("transactional outbox on $name (SKIPPED when no PostgreSQL is reachable)", (backend) => {
-  let db: Database;
-  let url: string | undefined;
-  let cleanup: () => Promise<void>;
-  const relays: OutboxRelay[] = [];
+(pgUp ? describe.each(backends) : describe.skip.each(backends))(
+  "transactional outbox on $name (SKIPPED when no PostgreSQL is reachable)",
+  (backend) => {
+    let db: Database;
+    let url: string | undefined;
+    let cleanup: () => Promise<void>;
+    const relays: OutboxRelay[] = [];
 
-  beforeAll(async () => {
-    ({ db, url, cleanup } = await backend.open());
-    await migrate(db, PLATFORM_MIGRATIONS_DIR, log);
-    // Running the migrations again is a no-op (every start runs them).
-    await migrate(db, PLATFORM_MIGRATIONS_DIR, log);
-    await db.pool.query("CREATE TABLE effects (consumer text NOT NULL, event_id text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())");
-  });
-  afterAll(async () => {
-    await cleanup?.();
-  });
-  beforeEach(async () => {
-    await db.pool.query("DELETE FROM outbox");
-    await db.pool.query("DELETE FROM processed_events");
-    await db.pool.query("DELETE FROM effects");
-  });
-  afterEach(async () => {
-    for (const r of relays.splice(0)) await r.stop();
-  });
+    beforeAll(async () => {
+      ({ db, url, cleanup } = await backend.open());
+      await migrate(db, PLATFORM_MIGRATIONS_DIR, log);
+      // Running the migrations again is a no-op (every start runs them).
+      await migrate(db, PLATFORM_MIGRATIONS_DIR, log);
+      await db.pool.query(
+        "CREATE TABLE effects (consumer text NOT NULL, event_id text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())",
+      );
+    });
+    afterAll(async () => {
+      await cleanup?.();
+    });
+    beforeEach(async () => {
+      await db.pool.query("DELETE FROM outbox");
+      await db.pool.query("DELETE FROM processed_events");
+      await db.pool.query("DELETE FROM effects");
+    });
+    afterEach(async () => {
+      for (const r of relays.splice(0)) await r.stop();
+    });
 
-  function relay(bus: EventBus, opts: ConstructorParameters<typeof OutboxRelay>[3] = {}): OutboxRelay {
-    const r = new OutboxRelay(db.pool, bus, log, { pollMs: 20, ...opts });
-    relays.push(r);
-    return r;
-  }
+    function relay(bus: EventBus, opts: ConstructorParameters<typeof OutboxRelay>[3] = {}): OutboxRelay {
+      const r = new OutboxRelay(db.pool, bus, log, { pollMs: 20, ...opts });
+      relays.push(r);
+      return r;
+    }
 
-  it("lives in the service's own schema", async () => {
-    const r = await db.pool.query<{ table_schema: string; table_name: string }>(
-      "SELECT table_schema, table_name FROM information_schema.tables WHERE table_name IN ('outbox', 'processed_events') ORDER BY table_name",
-    );
-    expect(r.rows).toEqual([
-      { table_schema: "outbox_test", table_name: "outbox" },
-      { table_schema: "outbox_test", table_name: "processed_events" },
-    ]);
-  });
+    it("lives in the service's own schema", async () => {
+      const r = await db.pool.query<{ table_schema: string; table_name: string }>(
+        "SELECT table_schema, table_name FROM information_schema.tables WHERE table_name IN ('outbox', 'processed_events') ORDER BY table_name",
+      );
+      expect(r.rows).toEqual([
+        { table_schema: "outbox_test", table_name: "outbox" },
+        { table_schema: "outbox_test", table_name: "processed_events" },
+      ]);
+    });
 
-  it("never publishes events enqueued in a rolled-back transaction", async () => {
-    const bus = new RecordingBus();
-    await expect(
-      withTransaction(db.pool, async (tx) => {
-        await enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("doomed 1") });
-        await enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes("doomed 2") });
-        throw new Error("state change failed");
-      }),
-    ).rejects.toThrow("state change failed");
-    const kept = await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("kept") }));
-    await expect(
-      withTransaction(db.pool, async (tx) => {
-        await enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes("doomed 3") });
-        // A constraint violation later in the same transaction also takes the event with it.
-        await tx.query("INSERT INTO processed_events (consumer, event_id) VALUES ('x', 'dup'), ('x', 'dup')");
-      }),
-    ).rejects.toThrow();
+    it("never publishes events enqueued in a rolled-back transaction", async () => {
+      const bus = new RecordingBus();
+      await expect(
+        withTransaction(db.pool, async (tx) => {
+          await enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("doomed 1") });
+          await enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes("doomed 2") });
+          throw new Error("state change failed");
+        }),
+      ).rejects.toThrow("state change failed");
+      const kept = await withTransaction(db.pool, (tx) =>
+        enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("kept") }),
+      );
+      await expect(
+        withTransaction(db.pool, async (tx) => {
+          await enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes("doomed 3") });
+          // A constraint violation later in the same transaction also takes the event with it.
+          await tx.query("INSERT INTO processed_events (consumer, event_id) VALUES ('x', 'dup'), ('x', 'dup')");
+        }),
+      ).rejects.toThrow();
 
-    const r = relay(bus);
-    await r.drain();
-    expect(bus.published.map((e) => text(e.payload))).toEqual(["kept"]);
-    expect(bus.published[0]!.eventId).toBe(kept);
-    expect(Number((await db.pool.query("SELECT count(*) AS n FROM outbox")).rows[0].n)).toBe(1);
-    // Later passes find nothing more either.
-    r.start();
-    await new Promise((res) => setTimeout(res, 200));
-    expect(bus.published).toHaveLength(1);
-  });
+      const r = relay(bus);
+      await r.drain();
+      expect(bus.published.map((e) => text(e.payload))).toEqual(["kept"]);
+      expect(bus.published[0]!.eventId).toBe(kept);
+      expect(Number((await db.pool.query("SELECT count(*) AS n FROM outbox")).rows[0].n)).toBe(1);
+      // Later passes find nothing more either.
+      r.start();
+      await new Promise((res) => setTimeout(res, 200));
+      expect(bus.published).toHaveLength(1);
+    });
 
-  it("publishes committed events in seq order exactly once, with prefix and headers, and marks them published", async () => {
-    const bus = new RecordingBus();
-    const expected: { id: string; subject: string; payload: string }[] = [];
-    // Seven transactions of one to three events each, committed one after another.
-    for (let t = 0; t < 7; t++) {
-      await withTransaction(db.pool, async (tx) => {
-        for (let i = 0; i <= t % 3; i++) {
-          const subject = i % 2 ? "forum.vote_cast" : "identity.agent_joined";
-          const payload = `tx${t} ev${i}`;
-          const id = await enqueueEvent(tx, { subject, payload: bytes(payload), headers: { traceparent: `00-${"a".repeat(31)}${t}-${"b".repeat(15)}${i}-01` } });
-          expected.push({ id, subject, payload });
-        }
+    it("publishes committed events in seq order exactly once, with prefix and headers, and marks them published", async () => {
+      const bus = new RecordingBus();
+      const expected: { id: string; subject: string; payload: string }[] = [];
+      // Seven transactions of one to three events each, committed one after another.
+      for (let t = 0; t < 7; t++) {
+        await withTransaction(db.pool, async (tx) => {
+          for (let i = 0; i <= t % 3; i++) {
+            const subject = i % 2 ? "forum.vote_cast" : "identity.agent_joined";
+            const payload = `tx${t} ev${i}`;
+            const id = await enqueueEvent(tx, {
+              subject,
+              payload: bytes(payload),
+              headers: { traceparent: `00-${"a".repeat(31)}${t}-${"b".repeat(15)}${i}-01` },
+            });
+            expected.push({ id, subject, payload });
+          }
+        });
+      }
+      const explicit = "01HZZZZZZZZZZZZZZZZZZZZZZZ";
+      await withTransaction(db.pool, (tx) =>
+        enqueueEvent(tx, {
+          subject: "council.case_closed",
+          payload: new Uint8Array([0, 255, 1, 254]),
+          eventId: explicit,
+        }),
+      );
+      expect(new Set(expected.map((e) => e.id)).size).toBe(expected.length);
+      expect(await relay(bus).backlog()).toBe(expected.length + 1);
+
+      const r = relay(bus, { batchSize: 4 });
+      r.start();
+      await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
+      // Give the poller time to (wrongly) publish anything again.
+      await new Promise((res) => setTimeout(res, 300));
+
+      expect(bus.published.map((e) => e.eventId)).toEqual([...expected.map((e) => e.id), explicit]);
+      expect(bus.published.slice(0, -1).map((e) => e.subject)).toEqual(expected.map((e) => `aps.${e.subject}`));
+      expect(bus.published.slice(0, -1).map((e) => text(e.payload))).toEqual(expected.map((e) => e.payload));
+      const last = bus.published.at(-1)!;
+      expect(last.subject).toBe("aps.council.case_closed");
+      expect([...last.payload]).toEqual([0, 255, 1, 254]);
+      expect(bus.published[0]!.headers).toEqual({
+        "aps-event-type": "identity.agent_joined",
+        traceparent: `00-${"a".repeat(31)}0-${"b".repeat(15)}0-01`,
       });
-    }
-    const explicit = "01HZZZZZZZZZZZZZZZZZZZZZZZ";
-    await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "council.case_closed", payload: new Uint8Array([0, 255, 1, 254]), eventId: explicit }));
-    expect(new Set(expected.map((e) => e.id)).size).toBe(expected.length);
-    expect(await relay(bus).backlog()).toBe(expected.length + 1);
+      expect(last.headers).toEqual({ "aps-event-type": "council.case_closed" });
 
-    const r = relay(bus, { batchSize: 4 });
-    r.start();
-    await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
-    // Give the poller time to (wrongly) publish anything again.
-    await new Promise((res) => setTimeout(res, 300));
+      const rows = await db.pool.query<{ event_id: string; published_at: Date | null; attempts: number }>(
+        "SELECT event_id, published_at, attempts FROM outbox ORDER BY seq",
+      );
+      expect(rows.rows.map((x) => x.event_id)).toEqual(bus.published.map((e) => e.eventId));
+      for (const row of rows.rows) {
+        expect(row.published_at).toBeInstanceOf(Date);
+        expect(row.attempts).toBe(0);
+      }
+    });
 
-    expect(bus.published.map((e) => e.eventId)).toEqual([...expected.map((e) => e.id), explicit]);
-    expect(bus.published.slice(0, -1).map((e) => e.subject)).toEqual(expected.map((e) => `aps.${e.subject}`));
-    expect(bus.published.slice(0, -1).map((e) => text(e.payload))).toEqual(expected.map((e) => e.payload));
-    const last = bus.published.at(-1)!;
-    expect(last.subject).toBe("aps.council.case_closed");
-    expect([...last.payload]).toEqual([0, 255, 1, 254]);
-    expect(bus.published[0]!.headers).toEqual({ "aps-event-type": "identity.agent_joined", traceparent: `00-${"a".repeat(31)}0-${"b".repeat(15)}0-01` });
-    expect(last.headers).toEqual({ "aps-event-type": "council.case_closed" });
+    it("publishes events committed while the relay runs, woken by notify()", async () => {
+      const bus = new RecordingBus();
+      const r = relay(bus, { pollMs: 60_000 });
+      r.start();
+      await new Promise((res) => setTimeout(res, 100));
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        ids.push(
+          await withTransaction(db.pool, (tx) =>
+            enqueueEvent(tx, { subject: "forum.comment_added", payload: bytes(`c${i}`) }),
+          ),
+        );
+        r.notify();
+      }
+      await waitFor("five publishes", () => bus.published.length >= 5, 5_000);
+      await new Promise((res) => setTimeout(res, 200));
+      expect(bus.published.map((e) => e.eventId)).toEqual(ids);
+    });
 
-    const rows = await db.pool.query<{ event_id: string; published_at: Date | null; attempts: number }>("SELECT event_id, published_at, attempts FROM outbox ORDER BY seq");
-    expect(rows.rows.map((x) => x.event_id)).toEqual(bus.published.map((e) => e.eventId));
-    for (const row of rows.rows) {
-      expect(row.published_at).toBeInstanceOf(Date);
-      expect(row.attempts).toBe(0);
-    }
-  });
+    it("loses nothing and retries until everything is published when the bus rejects (failing bus stub)", async () => {
+      const bus = new RecordingBus(3);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++)
+        ids.push(
+          await withTransaction(db.pool, (tx) =>
+            enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`v${i}`) }),
+          ),
+        );
 
-  it("publishes events committed while the relay runs, woken by notify()", async () => {
-    const bus = new RecordingBus();
-    const r = relay(bus, { pollMs: 60_000 });
-    r.start();
-    await new Promise((res) => setTimeout(res, 100));
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      ids.push(await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.comment_added", payload: bytes(`c${i}`) })));
-      r.notify();
-    }
-    await waitFor("five publishes", () => bus.published.length >= 5, 5_000);
-    await new Promise((res) => setTimeout(res, 200));
-    expect(bus.published.map((e) => e.eventId)).toEqual(ids);
-  });
+      const r = relay(bus);
+      // A single pass surfaces the failure and keeps the row.
+      await expect(r.drain()).rejects.toThrow(/bus unavailable/);
+      expect(await r.backlog()).toBe(5);
 
-  it("loses nothing and retries until everything is published when the bus rejects (failing bus stub)", async () => {
-    const bus = new RecordingBus(3);
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`v${i}`) })));
+      r.start();
+      await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
+      await new Promise((res) => setTimeout(res, 300));
+      expect(bus.calls).toBeGreaterThanOrEqual(3 + 5);
+      // Every event published exactly once, in order, although the first one failed three times.
+      expect(bus.published.map((e) => e.eventId)).toEqual(ids);
+      expect(bus.published.map((e) => text(e.payload))).toEqual(["v0", "v1", "v2", "v3", "v4"]);
+      const rows = await db.pool.query<{ attempts: number; published_at: Date | null }>(
+        "SELECT attempts, published_at FROM outbox ORDER BY seq",
+      );
+      expect(rows.rows.map((x) => x.attempts)).toEqual([3, 0, 0, 0, 0]);
+      expect(rows.rows.every((x) => x.published_at instanceof Date)).toBe(true);
+    });
 
-    const r = relay(bus);
-    // A single pass surfaces the failure and keeps the row.
-    await expect(r.drain()).rejects.toThrow(/bus unavailable/);
-    expect(await r.backlog()).toBe(5);
+    it("keeps publishing after a failure in the middle of a batch, without republishing the earlier rows", async () => {
+      let calls = 0;
+      const bus = new RecordingBus();
+      const flaky: EventBus = {
+        prefix: "aps",
+        publish: async (e) => {
+          calls++;
+          if (calls === 3) throw new Error("bus unavailable (once)");
+          await bus.publish(e);
+        },
+        consume: () => bus.consume(),
+        subscribe: () => bus.subscribe(),
+        close: async () => {},
+      };
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++)
+        ids.push(
+          await withTransaction(db.pool, (tx) =>
+            enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`m${i}`) }),
+          ),
+        );
+      const r = relay(flaky);
+      r.start();
+      await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
+      await new Promise((res) => setTimeout(res, 300));
+      expect(bus.published.map((e) => e.eventId)).toEqual(ids);
+    });
 
-    r.start();
-    await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
-    await new Promise((res) => setTimeout(res, 300));
-    expect(bus.calls).toBeGreaterThanOrEqual(3 + 5);
-    // Every event published exactly once, in order, although the first one failed three times.
-    expect(bus.published.map((e) => e.eventId)).toEqual(ids);
-    expect(bus.published.map((e) => text(e.payload))).toEqual(["v0", "v1", "v2", "v3", "v4"]);
-    const rows = await db.pool.query<{ attempts: number; published_at: Date | null }>("SELECT attempts, published_at FROM outbox ORDER BY seq");
-    expect(rows.rows.map((x) => x.attempts)).toEqual([3, 0, 0, 0, 0]);
-    expect(rows.rows.every((x) => x.published_at instanceof Date)).toBe(true);
-  });
+    it("pipelines a batch on a bus that keeps the order of concurrent publishes, in seq order, and marks every row", async () => {
+      const bus = new PipelineBus();
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++)
+        ids.push(
+          await withTransaction(db.pool, (tx) =>
+            enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`b${i}`) }),
+          ),
+        );
+      const r = relay(bus, { batchSize: 100 });
+      await r.drain();
+      // all 30 publishes were in flight together (one batch), started in seq order
+      expect(bus.maxInFlight).toBe(30);
+      expect(bus.stored.map((e) => e.eventId)).toEqual(ids);
+      expect(bus.calls).toBe(30);
+      expect(await r.backlog()).toBe(0);
+      const rows = await db.pool.query<{ published_at: Date | null; attempts: number }>(
+        "SELECT published_at, attempts FROM outbox ORDER BY seq",
+      );
+      expect(rows.rows.every((x) => x.published_at instanceof Date && x.attempts === 0)).toBe(true);
+    });
 
-  it("keeps publishing after a failure in the middle of a batch, without republishing the earlier rows", async () => {
-    let calls = 0;
-    const bus = new RecordingBus();
-    const flaky: EventBus = {
-      prefix: "aps",
-      publish: async (e) => {
-        calls++;
-        if (calls === 3) throw new Error("bus unavailable (once)");
-        await bus.publish(e);
-      },
-      consume: () => bus.consume(),
-      subscribe: () => bus.subscribe(),
-      close: async () => {},
-    };
-    const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`m${i}`) })));
-    const r = relay(flaky);
-    r.start();
-    await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
-    await new Promise((res) => setTimeout(res, 300));
-    expect(bus.published.map((e) => e.eventId)).toEqual(ids);
-  });
+    it("after a failure inside a pipelined batch marks only the rows before it, retries from it, and delivers every event once", async () => {
+      const bus = new PipelineBus([3]);
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++)
+        ids.push(
+          await withTransaction(db.pool, (tx) =>
+            enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`f${i}`) }),
+          ),
+        );
+      const r = relay(bus);
+      await expect(r.drain()).rejects.toThrow(/bus unavailable \(call 3\)/);
+      const rows = async () =>
+        (
+          await db.pool.query<{ published: boolean; attempts: number }>(
+            "SELECT published_at IS NOT NULL AS published, attempts FROM outbox ORDER BY seq",
+          )
+        ).rows;
+      // rows 1–2 published; row 3 failed once; rows 4–6 reached the bus but stay unmarked
+      expect(await rows()).toEqual([
+        { published: true, attempts: 0 },
+        { published: true, attempts: 0 },
+        { published: false, attempts: 1 },
+        { published: false, attempts: 0 },
+        { published: false, attempts: 0 },
+        { published: false, attempts: 0 },
+      ]);
+      await r.drain();
+      expect((await rows()).every((x) => x.published)).toBe(true);
+      // rows 1–2 were not sent again; 3–6 were (the bus dropped 4–6 as duplicates): each event once
+      expect(bus.calls).toBe(6 + 4);
+      expect(bus.stored.map((e) => e.eventId).sort()).toEqual([...ids].sort());
+      expect(bus.stored.slice(0, 2).map((e) => e.eventId)).toEqual(ids.slice(0, 2));
+    });
 
-  it("pipelines a batch on a bus that keeps the order of concurrent publishes, in seq order, and marks every row", async () => {
-    const bus = new PipelineBus();
-    const ids: string[] = [];
-    for (let i = 0; i < 30; i++) ids.push(await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`b${i}`) })));
-    const r = relay(bus, { batchSize: 100 });
-    await r.drain();
-    // all 30 publishes were in flight together (one batch), started in seq order
-    expect(bus.maxInFlight).toBe(30);
-    expect(bus.stored.map((e) => e.eventId)).toEqual(ids);
-    expect(bus.calls).toBe(30);
-    expect(await r.backlog()).toBe(0);
-    const rows = await db.pool.query<{ published_at: Date | null; attempts: number }>("SELECT published_at, attempts FROM outbox ORDER BY seq");
-    expect(rows.rows.every((x) => x.published_at instanceof Date && x.attempts === 0)).toBe(true);
-  });
+    it("keeps the backoff after a failed pass: commits during a bus outage do not trigger extra publishes", async () => {
+      const bus = new RecordingBus(1);
+      await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes("x") }));
+      const r = relay(bus, { pollMs: 60_000 });
+      r.start();
+      await waitFor("the first (failing) publish", () => bus.calls >= 1);
+      await new Promise((res) => setTimeout(res, 20));
+      for (let i = 0; i < 20; i++) r.notify();
+      await new Promise((res) => setTimeout(res, 100));
+      // the backoff after the first failure is 200 ms: no publish in the meantime
+      expect(bus.calls).toBe(1);
+      await waitFor("the retry", () => bus.published.length === 1, 5_000);
+    });
 
-  it("after a failure inside a pipelined batch marks only the rows before it, retries from it, and delivers every event once", async () => {
-    const bus = new PipelineBus([3]);
-    const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`f${i}`) })));
-    const r = relay(bus);
-    await expect(r.drain()).rejects.toThrow(/bus unavailable \(call 3\)/);
-    const rows = async () => (await db.pool.query<{ published: boolean; attempts: number }>("SELECT published_at IS NOT NULL AS published, attempts FROM outbox ORDER BY seq")).rows;
-    // rows 1–2 published; row 3 failed once; rows 4–6 reached the bus but stay unmarked
-    expect(await rows()).toEqual([
-      { published: true, attempts: 0 },
-      { published: true, attempts: 0 },
-      { published: false, attempts: 1 },
-      { published: false, attempts: 0 },
-      { published: false, attempts: 0 },
-      { published: false, attempts: 0 },
-    ]);
-    await r.drain();
-    expect((await rows()).every((x) => x.published)).toBe(true);
-    // rows 1–2 were not sent again; 3–6 were (the bus dropped 4–6 as duplicates): each event once
-    expect(bus.calls).toBe(6 + 4);
-    expect(bus.stored.map((e) => e.eventId).sort()).toEqual([...ids].sort());
-    expect(bus.stored.slice(0, 2).map((e) => e.eventId)).toEqual(ids.slice(0, 2));
-  });
+    it("publishes, on its safety poll, rows committed through another connection pool without a notify", async () => {
+      const bus = new RecordingBus();
+      const r = relay(bus, { pollMs: 50 });
+      r.start();
+      await new Promise((res) => setTimeout(res, 100));
+      // another process (its own pool) committed and died before relaying: nobody calls notify()
+      const other = url
+        ? new pg.Pool({ connectionString: url, max: 1, options: "-c search_path=outbox_test" })
+        : db.pool;
+      try {
+        const id = await withTransaction(other, (tx) =>
+          enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("orphan") }),
+        );
+        await waitFor("the orphan row published", () => bus.published.some((e) => e.eventId === id), 5_000);
+      } finally {
+        if (other !== db.pool) await other.end();
+      }
+    });
 
-  it("keeps the backoff after a failed pass: commits during a bus outage do not trigger extra publishes", async () => {
-    const bus = new RecordingBus(1);
-    await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes("x") }));
-    const r = relay(bus, { pollMs: 60_000 });
-    r.start();
-    await waitFor("the first (failing) publish", () => bus.calls >= 1);
-    await new Promise((res) => setTimeout(res, 20));
-    for (let i = 0; i < 20; i++) r.notify();
-    await new Promise((res) => setTimeout(res, 100));
-    // the backoff after the first failure is 200 ms: no publish in the meantime
-    expect(bus.calls).toBe(1);
-    await waitFor("the retry", () => bus.published.length === 1, 5_000);
-  });
+    it("runs processOnce's effect once for a duplicate eventId, also for concurrent calls", async () => {
+      const effect = (consumer: string, eventId: string) => async (tx: import("pg").PoolClient) => {
+        await tx.query("INSERT INTO effects (consumer, event_id) VALUES ($1, $2)", [consumer, eventId]);
+        // Keep the transaction open for a while so concurrent calls really overlap.
+        await new Promise((res) => setTimeout(res, 150));
+      };
+      const count = async (consumer: string, eventId: string) =>
+        Number(
+          (
+            await db.pool.query("SELECT count(*) AS n FROM effects WHERE consumer = $1 AND event_id = $2", [
+              consumer,
+              eventId,
+            ])
+          ).rows[0].n,
+        );
 
-  it("publishes, on its safety poll, rows committed through another connection pool without a notify", async () => {
-    const bus = new RecordingBus();
-    const r = relay(bus, { pollMs: 50 });
-    r.start();
-    await new Promise((res) => setTimeout(res, 100));
-    // another process (its own pool) committed and died before relaying: nobody calls notify()
-    const other = url ? new pg.Pool({ connectionString: url, max: 1, options: "-c search_path=outbox_test" }) : db.pool;
-    try {
-      const id = await withTransaction(other, (tx) => enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("orphan") }));
-      await waitFor("the orphan row published", () => bus.published.some((e) => e.eventId === id), 5_000);
-    } finally {
-      if (other !== db.pool) await other.end();
-    }
-  });
+      // Sequential redelivery.
+      expect(await processOnce(db.pool, "forum-tally", "01EVENTA", effect("forum-tally", "01EVENTA"))).toBe(true);
+      expect(await processOnce(db.pool, "forum-tally", "01EVENTA", effect("forum-tally", "01EVENTA"))).toBe(false);
+      expect(await count("forum-tally", "01EVENTA")).toBe(1);
 
-  it("runs processOnce's effect once for a duplicate eventId, also for concurrent calls", async () => {
-    const effect = (consumer: string, eventId: string) => async (tx: import("pg").PoolClient) => {
-      await tx.query("INSERT INTO effects (consumer, event_id) VALUES ($1, $2)", [consumer, eventId]);
-      // Keep the transaction open for a while so concurrent calls really overlap.
-      await new Promise((res) => setTimeout(res, 150));
-    };
-    const count = async (consumer: string, eventId: string) =>
-      Number((await db.pool.query("SELECT count(*) AS n FROM effects WHERE consumer = $1 AND event_id = $2", [consumer, eventId])).rows[0].n);
+      // Concurrent redelivery (two consumer replicas, or a redelivery racing the first delivery).
+      const both = await Promise.all([
+        processOnce(db.pool, "forum-tally", "01EVENTB", effect("forum-tally", "01EVENTB")),
+        processOnce(db.pool, "forum-tally", "01EVENTB", effect("forum-tally", "01EVENTB")),
+      ]);
+      expect(both.filter(Boolean)).toHaveLength(1);
+      expect(await count("forum-tally", "01EVENTB")).toBe(1);
 
-    // Sequential redelivery.
-    expect(await processOnce(db.pool, "forum-tally", "01EVENTA", effect("forum-tally", "01EVENTA"))).toBe(true);
-    expect(await processOnce(db.pool, "forum-tally", "01EVENTA", effect("forum-tally", "01EVENTA"))).toBe(false);
-    expect(await count("forum-tally", "01EVENTA")).toBe(1);
+      const five = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          processOnce(db.pool, "forum-tally", "01EVENTC", effect("forum-tally", "01EVENTC")),
+        ),
+      );
+      expect(five.filter(Boolean)).toHaveLength(1);
+      expect(await count("forum-tally", "01EVENTC")).toBe(1);
 
-    // Concurrent redelivery (two consumer replicas, or a redelivery racing the first delivery).
-    const both = await Promise.all([
-      processOnce(db.pool, "forum-tally", "01EVENTB", effect("forum-tally", "01EVENTB")),
-      processOnce(db.pool, "forum-tally", "01EVENTB", effect("forum-tally", "01EVENTB")),
-    ]);
-    expect(both.filter(Boolean)).toHaveLength(1);
-    expect(await count("forum-tally", "01EVENTB")).toBe(1);
+      // Another consumer of the same event has its own record.
+      expect(await processOnce(db.pool, "identity-sagacity", "01EVENTA", effect("identity-sagacity", "01EVENTA"))).toBe(
+        true,
+      );
+      expect(await count("identity-sagacity", "01EVENTA")).toBe(1);
+      expect(Number((await db.pool.query("SELECT count(*) AS n FROM processed_events")).rows[0].n)).toBe(4);
+    });
 
-    const five = await Promise.all(Array.from({ length: 5 }, () => processOnce(db.pool, "forum-tally", "01EVENTC", effect("forum-tally", "01EVENTC"))));
-    expect(five.filter(Boolean)).toHaveLength(1);
-    expect(await count("forum-tally", "01EVENTC")).toBe(1);
-
-    // Another consumer of the same event has its own record.
-    expect(await processOnce(db.pool, "identity-sagacity", "01EVENTA", effect("identity-sagacity", "01EVENTA"))).toBe(true);
-    expect(await count("identity-sagacity", "01EVENTA")).toBe(1);
-    expect(Number((await db.pool.query("SELECT count(*) AS n FROM processed_events")).rows[0].n)).toBe(4);
-  });
-
-  it("lets a redelivery run the effect again when the first attempt failed (nothing recorded)", async () => {
-    await expect(
-      processOnce(db.pool, "forum-tally", "01EVENTD", async (tx) => {
-        await tx.query("INSERT INTO effects (consumer, event_id) VALUES ('forum-tally', '01EVENTD')");
-        throw new Error("effect failed half-way");
-      }),
-    ).rejects.toThrow("effect failed half-way");
-    expect(Number((await db.pool.query("SELECT count(*) AS n FROM effects")).rows[0].n)).toBe(0);
-    expect(
-      await processOnce(db.pool, "forum-tally", "01EVENTD", async (tx) => {
-        await tx.query("INSERT INTO effects (consumer, event_id) VALUES ('forum-tally', '01EVENTD')");
-      }),
-    ).toBe(true);
-    expect(Number((await db.pool.query("SELECT count(*) AS n FROM effects")).rows[0].n)).toBe(1);
-  });
-});
+    it("lets a redelivery run the effect again when the first attempt failed (nothing recorded)", async () => {
+      await expect(
+        processOnce(db.pool, "forum-tally", "01EVENTD", async (tx) => {
+          await tx.query("INSERT INTO effects (consumer, event_id) VALUES ('forum-tally', '01EVENTD')");
+          throw new Error("effect failed half-way");
+        }),
+      ).rejects.toThrow("effect failed half-way");
+      expect(Number((await db.pool.query("SELECT count(*) AS n FROM effects")).rows[0].n)).toBe(0);
+      expect(
+        await processOnce(db.pool, "forum-tally", "01EVENTD", async (tx) => {
+          await tx.query("INSERT INTO effects (consumer, event_id) VALUES ('forum-tally', '01EVENTD')");
+        }),
+      ).toBe(true);
+      expect(Number((await db.pool.query("SELECT count(*) AS n FROM effects")).rows[0].n)).toBe(1);
+    });
+  },
+);

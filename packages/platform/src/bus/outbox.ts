@@ -164,7 +164,10 @@ export class OutboxRelay {
     } catch (err) {
       this.failures++;
       next = Math.min(5_000, 100 * 2 ** this.failures);
-      this.log.warn({ err: err instanceof Error ? err.message : String(err), retryInMs: next }, "outbox relay pass failed");
+      this.log.warn(
+        { err: err instanceof Error ? err.message : String(err), retryInMs: next },
+        "outbox relay pass failed",
+      );
     }
     this.schedule(next);
   }
@@ -177,11 +180,16 @@ export class OutboxRelay {
     );
     if (rows.length > 0) {
       const { published, error } = await this.publish(rows);
-      if (published > 0) await this.pool.query("UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])", [rows.slice(0, published).map((r) => r.seq)]);
+      if (published > 0)
+        await this.pool.query("UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])", [
+          rows.slice(0, published).map((r) => r.seq),
+        ]);
       if (published < rows.length) {
         // The first row that failed; the rows after it are published again on the next pass
         // (the bus drops the ones it already took as duplicates of their eventId).
-        await this.pool.query("UPDATE outbox SET attempts = attempts + 1 WHERE seq = $1", [rows[published]!.seq]).catch(() => undefined);
+        await this.pool
+          .query("UPDATE outbox SET attempts = attempts + 1 WHERE seq = $1", [rows[published]!.seq])
+          .catch(() => undefined);
         throw error;
       }
     }
@@ -196,13 +204,20 @@ export class OutboxRelay {
    */
   private async publish(rows: OutboxRow[]): Promise<BatchOutcome> {
     const one = (row: OutboxRow) => {
-      const event = { subject: `${this.bus.prefix}.${row.subject}`, eventId: row.event_id, payload: new Uint8Array(row.payload), headers: row.headers };
+      const event = {
+        subject: `${this.bus.prefix}.${row.subject}`,
+        eventId: row.event_id,
+        payload: new Uint8Array(row.payload),
+        headers: row.headers,
+      };
       return withProducerSpan(event, (headers) => this.bus.publish({ ...event, headers }));
     };
     if (this.bus.ordersConcurrentPublishes) {
       const settled = await Promise.allSettled(rows.map(one));
       const failed = settled.findIndex((s) => s.status === "rejected");
-      return failed < 0 ? { published: rows.length } : { published: failed, error: (settled[failed] as PromiseRejectedResult).reason };
+      return failed < 0
+        ? { published: rows.length }
+        : { published: failed, error: (settled[failed] as PromiseRejectedResult).reason };
     }
     for (let i = 0; i < rows.length; i++) {
       try {

@@ -8,10 +8,20 @@ describe("redelivery decisions", () => {
   const policy: RedeliveryPolicy = { baseDelayMs: 1_000, maxDelayMs: 60_000, maxDeliver: 20 };
 
   it("classifies outage errors as transient: gRPC UNAVAILABLE, refused sockets, PostgreSQL shutdown, pool timeouts, upstream_unavailable", () => {
-    const grpc = Object.assign(new Error("14 UNAVAILABLE: No connection established"), { code: status.UNAVAILABLE, details: "x", metadata: new Metadata() });
+    const grpc = Object.assign(new Error("14 UNAVAILABLE: No connection established"), {
+      code: status.UNAVAILABLE,
+      details: "x",
+      metadata: new Metadata(),
+    });
     const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
     const shutdown = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
-    for (const e of [grpc, refused, shutdown, new Error("timeout exceeded when trying to connect"), new ApsError("upstream_unavailable", "down", 1)]) {
+    for (const e of [
+      grpc,
+      refused,
+      shutdown,
+      new Error("timeout exceeded when trying to connect"),
+      new ApsError("upstream_unavailable", "down", 1),
+    ]) {
       expect([e.message, classifyFailure(e)]).toEqual([e.message, "transient"]);
     }
   });
@@ -25,7 +35,8 @@ describe("redelivery decisions", () => {
     }
     expect(decode).toBeDefined();
     const check = Object.assign(new Error("violates check constraint"), { code: "23514" });
-    for (const e of [new PoisonEventError("bad"), decode, new ApsError("invalid_request", "bad id"), check]) expect(classifyFailure(e)).toBe("poison");
+    for (const e of [new PoisonEventError("bad"), decode, new ApsError("invalid_request", "bad id"), check])
+      expect(classifyFailure(e)).toBe("poison");
     expect(classifyFailure(new Error("wrapped", { cause: new PoisonEventError("inner") }))).toBe("poison");
   });
 
@@ -35,7 +46,9 @@ describe("redelivery decisions", () => {
   });
 
   it("backs off exponentially from the base to the cap", () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 8, 100].map((n) => backoffMs(n, policy))).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000, 60_000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 100].map((n) => backoffMs(n, policy))).toEqual([
+      1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000, 60_000,
+    ]);
   });
 
   it("retries transient failures without limit, parks poison at once and unknown failures after maxDeliver", () => {

@@ -30,11 +30,28 @@ export class PoisonEventError extends Error {
 export type FailureKind = "transient" | "poison" | "unknown";
 
 /** gRPC codes that mean "the callee could not answer now" (grpc.io status codes guide). */
-const TRANSIENT_GRPC = new Set<number>([GrpcStatus.UNAVAILABLE, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.RESOURCE_EXHAUSTED, GrpcStatus.ABORTED, GrpcStatus.CANCELLED]);
+const TRANSIENT_GRPC = new Set<number>([
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.RESOURCE_EXHAUSTED,
+  GrpcStatus.ABORTED,
+  GrpcStatus.CANCELLED,
+]);
 /** Node socket error codes of an unreachable peer. */
-const TRANSIENT_ERRNO = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED"]);
+const TRANSIENT_ERRNO = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ECONNABORTED",
+]);
 /** Messages of node-postgres (pg-pool) when the server is gone or the pool cannot connect. */
-const TRANSIENT_MESSAGE = /connection terminated|timeout exceeded when trying to connect|connection error|terminating connection|the database system is (starting up|shutting down)|Client was closed|Connection ended/i;
+const TRANSIENT_MESSAGE =
+  /connection terminated|timeout exceeded when trying to connect|connection error|terminating connection|the database system is (starting up|shutting down)|Client was closed|Connection ended/i;
 /** Messages of protobufjs when a payload does not decode. */
 const DECODE_MESSAGE = /invalid wire type|index out of range|illegal tag|invalid varint|premature EOF/i;
 
@@ -46,7 +63,8 @@ export function classifyFailure(err: unknown, depth = 0): FailureKind {
   const message = typeof e.message === "string" ? e.message : "";
   // ApsError codes raised through the platform clients (errors.ts)
   if (err instanceof ApsError) {
-    if (e.code === "upstream_unavailable" || e.code === "rate_limited" || e.code === "quota_exceeded") return "transient";
+    if (e.code === "upstream_unavailable" || e.code === "rate_limited" || e.code === "quota_exceeded")
+      return "transient";
     if (e.code === "invalid_request") return "poison";
   }
   if (typeof e.code === "number" && "details" in e) {
@@ -59,7 +77,15 @@ export function classifyFailure(err: unknown, depth = 0): FailureKind {
     // (admin shutdown, cannot connect now), 40001/40P01 serialization/deadlock, 55P03 lock timeout
     if (/^[0-9A-Z]{5}$/.test(e.code)) {
       const cls = e.code.slice(0, 2);
-      if (cls === "08" || cls === "53" || cls === "57" || e.code === "40001" || e.code === "40P01" || e.code === "55P03") return "transient";
+      if (
+        cls === "08" ||
+        cls === "53" ||
+        cls === "57" ||
+        e.code === "40001" ||
+        e.code === "40P01" ||
+        e.code === "55P03"
+      )
+        return "transient";
       if (cls === "22" || cls === "23") return "poison";
     }
   }
@@ -83,14 +109,19 @@ export interface RedeliveryPolicy {
 export const DEFAULT_REDELIVERY: RedeliveryPolicy = { baseDelayMs: 1_000, maxDelayMs: 60_000, maxDeliver: 20 };
 
 /** What to do after a failed delivery. */
-export type RedeliveryDecision = { action: "retry"; delayMs: number; kind: FailureKind } | { action: "park"; kind: FailureKind };
+export type RedeliveryDecision =
+  { action: "retry"; delayMs: number; kind: FailureKind } | { action: "park"; kind: FailureKind };
 
 /**
  * Decides what follows the failed delivery number `deliveryCount` (1 = first) of an event:
  * poison → park; transient → retry after min(maxDelay, base·2^(n−1)) ms, for ever; unknown →
  * the same backoff until `maxDeliver` deliveries, then park.
  */
-export function decideRedelivery(err: unknown, deliveryCount: number, policy: RedeliveryPolicy = DEFAULT_REDELIVERY): RedeliveryDecision {
+export function decideRedelivery(
+  err: unknown,
+  deliveryCount: number,
+  policy: RedeliveryPolicy = DEFAULT_REDELIVERY,
+): RedeliveryDecision {
   const kind = classifyFailure(err);
   if (kind === "poison") return { action: "park", kind };
   if (kind === "unknown" && deliveryCount >= policy.maxDeliver) return { action: "park", kind };

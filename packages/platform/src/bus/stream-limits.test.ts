@@ -25,12 +25,23 @@ const log = createLogger("stream-limits-test", "silent");
 
   it("creates a missing stream with the default limits (7 d, 1 GiB, 1 000 000 per subject, discard old)", async () => {
     const { stream, prefix } = uniqueBusNames();
-    const bus = await JetStreamBus.connect({ servers: TEST_NATS_URL, stream, prefix, connectionName: "limits-test", log });
+    const bus = await JetStreamBus.connect({
+      servers: TEST_NATS_URL,
+      stream,
+      prefix,
+      connectionName: "limits-test",
+      log,
+    });
     opened.push(bus);
     const nc = await connect({ servers: TEST_NATS_URL });
     const c = (await (await nc.jetstreamManager()).streams.info(stream)).config;
     await nc.close();
-    expect({ maxAge: c.max_age, maxBytes: c.max_bytes, perSubject: c.max_msgs_per_subject, discard: c.discard }).toEqual({
+    expect({
+      maxAge: c.max_age,
+      maxBytes: c.max_bytes,
+      perSubject: c.max_msgs_per_subject,
+      discard: c.discard,
+    }).toEqual({
       maxAge: DEFAULT_STREAM_LIMITS.maxAgeSeconds * 1e9,
       maxBytes: DEFAULT_STREAM_LIMITS.maxBytes,
       perSubject: DEFAULT_STREAM_LIMITS.maxMsgsPerSubject,
@@ -43,15 +54,33 @@ const log = createLogger("stream-limits-test", "silent");
     const nc = await connect({ servers: TEST_NATS_URL });
     const jsm = await nc.jetstreamManager();
     // the stream as it was created before the limits: none
-    await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], storage: StorageType.File, duplicate_window: nanos(120_000) });
+    await jsm.streams.add({
+      name: stream,
+      subjects: [`${prefix}.>`],
+      storage: StorageType.File,
+      duplicate_window: nanos(120_000),
+    });
     expect((await jsm.streams.info(stream)).config.max_msgs_per_subject).toBe(-1);
     const limits = { maxAgeSeconds: 3_600, maxBytes: 8 * 1024 * 1024, maxMsgsPerSubject: 3 };
-    const bus = await JetStreamBus.connect({ servers: TEST_NATS_URL, stream, prefix, connectionName: "limits-test", log, limits });
+    const bus = await JetStreamBus.connect({
+      servers: TEST_NATS_URL,
+      stream,
+      prefix,
+      connectionName: "limits-test",
+      log,
+      limits,
+    });
     opened.push(bus);
     const c = (await jsm.streams.info(stream)).config;
     expect([c.max_age, c.max_bytes, c.max_msgs_per_subject]).toEqual([3_600e9, 8 * 1024 * 1024, 3]);
 
-    const publish = (subject: string, i: number) => bus.publish({ subject: `${prefix}.${subject}`, eventId: `${stream}-${subject}-${i}`, payload: new Uint8Array([i]), headers: {} });
+    const publish = (subject: string, i: number) =>
+      bus.publish({
+        subject: `${prefix}.${subject}`,
+        eventId: `${stream}-${subject}-${i}`,
+        payload: new Uint8Array([i]),
+        headers: {},
+      });
     await publish("council.case_closed", 0);
     for (let i = 0; i < 10; i++) await publish("forum.vote_cast", i);
     const st = await jsm.streams.info(stream, { subjects_filter: `${prefix}.>` });

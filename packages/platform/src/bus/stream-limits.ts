@@ -14,14 +14,29 @@ export interface StreamLimits {
 }
 
 /** 7 days, 1 GiB, 1 000 000 events per subject (docs/adr/0101). */
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxAgeSeconds: 7 * 24 * 3600, maxBytes: 1024 ** 3, maxMsgsPerSubject: 1_000_000 };
+export const DEFAULT_STREAM_LIMITS: StreamLimits = {
+  maxAgeSeconds: 7 * 24 * 3600,
+  maxBytes: 1024 ** 3,
+  maxMsgsPerSubject: 1_000_000,
+};
 
 /** The StreamConfig fields that carry `limits` (discard old: a full stream never refuses a publish). */
-export function streamLimitConfig(limits: StreamLimits): Pick<StreamConfig, "max_age" | "max_bytes" | "max_msgs_per_subject" | "discard"> {
-  return { max_age: nanos(limits.maxAgeSeconds * 1000), max_bytes: limits.maxBytes, max_msgs_per_subject: limits.maxMsgsPerSubject, discard: DiscardPolicy.Old };
+export function streamLimitConfig(
+  limits: StreamLimits,
+): Pick<StreamConfig, "max_age" | "max_bytes" | "max_msgs_per_subject" | "discard"> {
+  return {
+    max_age: nanos(limits.maxAgeSeconds * 1000),
+    max_bytes: limits.maxBytes,
+    max_msgs_per_subject: limits.maxMsgsPerSubject,
+    discard: DiscardPolicy.Old,
+  };
 }
 
 /** The limits a stream is configured with (StreamConfig → StreamLimits; 0 / −1 mean "none" in NATS). */
 export function limitsOfConfig(c: Pick<StreamConfig, "max_age" | "max_bytes" | "max_msgs_per_subject">): StreamLimits {
-  return { maxAgeSeconds: Math.round(Number(c.max_age ?? 0) / 1e9), maxBytes: Number(c.max_bytes ?? -1), maxMsgsPerSubject: Number(c.max_msgs_per_subject ?? -1) };
+  return {
+    maxAgeSeconds: Math.round(Number(c.max_age ?? 0) / 1e9),
+    maxBytes: Number(c.max_bytes ?? -1),
+    maxMsgsPerSubject: Number(c.max_msgs_per_subject ?? -1),
+  };
 }

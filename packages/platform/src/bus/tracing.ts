@@ -25,7 +25,10 @@ function extract(headers: Record<string, string>): Context {
  * Runs `publish` under a PRODUCER span `<subject> publish` parented to the trace recorded in
  * `event.headers`, and hands it the headers to send (with this span's traceparent).
  */
-export async function withProducerSpan(event: BusEvent, publish: (headers: Record<string, string>) => Promise<void>): Promise<void> {
+export async function withProducerSpan(
+  event: BusEvent,
+  publish: (headers: Record<string, string>) => Promise<void>,
+): Promise<void> {
   return tracer.startActiveSpan(
     `${event.subject} publish`,
     {
@@ -57,7 +60,12 @@ export async function withProducerSpan(event: BusEvent, publish: (headers: Recor
  * Runs one delivery of `event` to the durable consumer `durable` under a CONSUMER span
  * `<subject> process` parented to the publisher's context, and counts it (deliveries/failures).
  */
-export async function withConsumerSpan<T>(event: BusEvent, durable: string, deliveryCount: number, handle: () => Promise<T>): Promise<T> {
+export async function withConsumerSpan<T>(
+  event: BusEvent,
+  durable: string,
+  deliveryCount: number,
+  handle: () => Promise<T>,
+): Promise<T> {
   consumerDeliveries.inc({ durable });
   return tracer.startActiveSpan(
     `${event.subject} process`,

@@ -39,7 +39,10 @@ export type PoolSizing = Pick<DatabaseOptions, "poolSize" | "idleTimeoutMs">;
  */
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new Error(`bad schema name ${opts.schema}`);
-  if (!opts.url) throw new Error(`no database for the ${opts.schema} service: set DATABASE_URL (or ${opts.schema.toUpperCase()}_DATABASE_URL), or run the all-in-one (npm start), which starts an embedded PostgreSQL`);
+  if (!opts.url)
+    throw new Error(
+      `no database for the ${opts.schema} service: set DATABASE_URL (or ${opts.schema.toUpperCase()}_DATABASE_URL), or run the all-in-one (npm start), which starts an embedded PostgreSQL`,
+    );
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.poolSize ?? 5,

@@ -42,7 +42,12 @@ export type UnaryCallback<Res> = (err: ServiceError | null, res: Res) => void;
  * A unary method in the callback style of a generated grpc-js client:
  * `(request, metadata, { deadline }, callback)`. Both transports provide it.
  */
-export type UnaryMethod<Req, Res> = (req: Req, metadata: Metadata, options: Partial<CallOptions>, cb: UnaryCallback<Res>) => unknown;
+export type UnaryMethod<Req, Res> = (
+  req: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  cb: UnaryCallback<Res>,
+) => unknown;
 
 /**
  * The unary methods of service `D`, keyed like the generated client (`castVote`, …): what a typed

@@ -11,9 +11,16 @@ export const DEFAULT_DEADLINE_MS = 10_000;
  * connect.ts) with a deadline (`deadlineMs`, default 10 000 ms) and turns failures into
  * ApsError (stable code preserved; connection failures → `upstream_unavailable`).
  */
-export function callUnary<Req, Res>(client: object, method: UnaryMethod<Req, Res>, req: Req, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
+export function callUnary<Req, Res>(
+  client: object,
+  method: UnaryMethod<Req, Res>,
+  req: Req,
+  deadlineMs = DEFAULT_DEADLINE_MS,
+): Promise<Res> {
   return new Promise((resolve, reject) => {
-    method.call(client, req, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(fromServiceError(err)) : resolve(res)));
+    method.call(client, req, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) =>
+      err ? reject(fromServiceError(err)) : resolve(res),
+    );
   });
 }
 
@@ -26,13 +33,20 @@ export const READ_RETRY_DELAYS_MS = [250, 1_000];
  * retried after 250 ms and 1 s (past the channel's first reconnect backoff, 500 ms) while the deadline (`deadlineMs`, for all attempts) allows.
  * Anything the service itself answered, and every write, is never retried here.
  */
-export async function callRead<Req, Res>(client: object, method: UnaryMethod<Req, Res>, req: Req, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
+export async function callRead<Req, Res>(
+  client: object,
+  method: UnaryMethod<Req, Res>,
+  req: Req,
+  deadlineMs = DEFAULT_DEADLINE_MS,
+): Promise<Res> {
   const deadline = Date.now() + deadlineMs;
   for (let attempt = 0; ; attempt++) {
     const left = deadline - Date.now();
     try {
       return await new Promise<Res>((resolve, reject) => {
-        method.call(client, req, new Metadata(), { deadline: Date.now() + left }, (err, res) => (err ? reject(err) : resolve(res)));
+        method.call(client, req, new Metadata(), { deadline: Date.now() + left }, (err, res) =>
+          err ? reject(err) : resolve(res),
+        );
       });
     } catch (err) {
       const se = err as Partial<ServiceError>;

@@ -12,7 +12,11 @@ import type { LocalEndpoint } from "./local.js";
 export type ServiceTarget<D extends ServiceDefinitionLike> = string | LocalEndpoint<D>;
 
 /** A generated grpc-js client constructor, e.g. `forum.ForumServiceClient`. */
-export type GrpcClientConstructor<D extends ServiceDefinitionLike> = new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>) => Channel<D> & { close(): void };
+export type GrpcClientConstructor<D extends ServiceDefinitionLike> = new (
+  address: string,
+  credentials: ChannelCredentials,
+  options?: Partial<ClientOptions>,
+) => Channel<D> & { close(): void };
 
 /** A typed client's connection to one service, over either transport. */
 export interface ServiceConnection<D extends ServiceDefinitionLike> {
@@ -32,8 +36,12 @@ export interface ServiceConnection<D extends ServiceDefinitionLike> {
  * CHANNEL_OPTIONS, insecure in-cluster transport) and a health client; a local endpoint is used
  * as it is.
  */
-export function connect<D extends ServiceDefinitionLike>(target: ServiceTarget<D>, Client: GrpcClientConstructor<D>): ServiceConnection<D> {
-  if (typeof target !== "string") return { methods: target.methods, ready: async () => target.serving(), close: () => undefined };
+export function connect<D extends ServiceDefinitionLike>(
+  target: ServiceTarget<D>,
+  Client: GrpcClientConstructor<D>,
+): ServiceConnection<D> {
+  if (typeof target !== "string")
+    return { methods: target.methods, ready: async () => target.serving(), close: () => undefined };
   const client = new Client(target, insecure(), { ...CHANNEL_OPTIONS });
   const health = new HealthClient(target);
   return {

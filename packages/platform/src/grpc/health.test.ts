@@ -25,10 +25,19 @@ async function freePort(): Promise<number> {
 }
 
 const knowledgeImpl = {
-  search: unary<knowledge.SearchRequest, knowledge.SearchResponse>(log, async (req) => ({ hits: [], total: req.q.length })),
+  search: unary<knowledge.SearchRequest, knowledge.SearchResponse>(log, async (req) => ({
+    hits: [],
+    total: req.q.length,
+  })),
   similar: unary<knowledge.SimilarRequest, knowledge.SearchResponse>(log, async () => ({ hits: [], total: 0 })),
 };
-const served = [{ name: "aps.knowledge.v1.KnowledgeService", definition: knowledge.KnowledgeServiceService, implementation: knowledgeImpl }];
+const served = [
+  {
+    name: "aps.knowledge.v1.KnowledgeService",
+    definition: knowledge.KnowledgeServiceService,
+    implementation: knowledgeImpl,
+  },
+];
 
 async function waitFor(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
   const until = Date.now() + ms;
@@ -44,7 +53,10 @@ describe("gRPC health follows the dependency probe", () => {
   let dbUp = true;
 
   beforeAll(async () => {
-    server = await startGrpcServer("127.0.0.1:0", served, log, { probe: async () => (dbUp ? 1 : Promise.reject(new Error("ECONNREFUSED"))), probeIntervalMs: 50 });
+    server = await startGrpcServer("127.0.0.1:0", served, log, {
+      probe: async () => (dbUp ? 1 : Promise.reject(new Error("ECONNREFUSED"))),
+      probeIntervalMs: 50,
+    });
     health = new HealthClient(`127.0.0.1:${server.port}`);
   });
   afterAll(async () => {

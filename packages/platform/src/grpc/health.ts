@@ -78,7 +78,12 @@ export function watchDependency(
 /** Serving status answered by `grpc.health.v1.Health/Check`, or `UNREACHABLE` when the call failed. */
 export type HealthStatus = "SERVING" | "NOT_SERVING" | "UNKNOWN" | "SERVICE_UNKNOWN" | "UNREACHABLE";
 
-type CheckMethod = (req: { service: string }, md: Metadata, opts: { deadline: number }, cb: (err: Error | null, res?: { status?: string }) => void) => void;
+type CheckMethod = (
+  req: { service: string },
+  md: Metadata,
+  opts: { deadline: number },
+  cb: (err: Error | null, res?: { status?: string }) => void,
+) => void;
 const HealthClientCtor = makeGenericClientConstructor(healthService as unknown as ServiceDefinition, "Health");
 
 /**
@@ -91,7 +96,9 @@ export class HealthClient {
 
   /** @param addr `host:port` of a service's gRPC server. */
   constructor(addr: string) {
-    this.c = new HealthClientCtor(addr, insecure(), { ...CHANNEL_OPTIONS }) as unknown as Client & { Check: CheckMethod };
+    this.c = new HealthClientCtor(addr, insecure(), { ...CHANNEL_OPTIONS }) as unknown as Client & {
+      Check: CheckMethod;
+    };
   }
 
   /** Status of `service` ("" = the whole server) within `ms` (deadline); never rejects. */

@@ -17,7 +17,10 @@ const log = createLogger("local-test", "silent");
 type D = typeof knowledge.KnowledgeServiceDefinition;
 
 /** What the stub's `search` does, chosen by `q`. */
-const stored: knowledge.SearchResponse = { hits: [{ id: "doc:a", kind: "doc", title: "A", url: "/docs/a.md", snippet: "", tags: ["x"], score: 1.5 }], total: 1 };
+const stored: knowledge.SearchResponse = {
+  hits: [{ id: "doc:a", kind: "doc", title: "A", url: "/docs/a.md", snippet: "", tags: ["x"], score: 1.5 }],
+  total: 1,
+};
 let release: () => void = () => undefined;
 let held: Promise<void> = Promise.resolve();
 const received: knowledge.SearchRequest[] = [];
@@ -30,7 +33,11 @@ const impl = {
         return stored;
       case "extra":
         // An unknown field: never sent over gRPC, so never seen by the caller.
-        return { hits: [{ ...stored.hits[0]!, extra: "dropped" }], total: 1, more: true } as unknown as knowledge.SearchResponse;
+        return {
+          hits: [{ ...stored.hits[0]!, extra: "dropped" }],
+          total: 1,
+          more: true,
+        } as unknown as knowledge.SearchResponse;
       case "sparse":
         // Absent scalars (a handler bug the generated types prevent).
         return { hits: [{ id: "p_1" } as unknown as knowledge.SearchHit] } as unknown as knowledge.SearchResponse;
@@ -55,7 +62,17 @@ const impl = {
 };
 
 async function start(): Promise<{ server: RunningGrpcServer; transports: Array<[string, ServiceConnection<D>]> }> {
-  const server = await startGrpcServer("127.0.0.1:0", [{ name: "aps.knowledge.v1.KnowledgeService", definition: knowledge.KnowledgeServiceService, implementation: impl }], log);
+  const server = await startGrpcServer(
+    "127.0.0.1:0",
+    [
+      {
+        name: "aps.knowledge.v1.KnowledgeService",
+        definition: knowledge.KnowledgeServiceService,
+        implementation: impl,
+      },
+    ],
+    log,
+  );
   return {
     server,
     transports: [
@@ -65,18 +82,24 @@ async function start(): Promise<{ server: RunningGrpcServer; transports: Array<[
   };
 }
 
-const search = (c: ServiceConnection<D>, q: string, deadlineMs?: number, tags: string[] = []) => callUnary(c.methods, c.methods.search, { q, tags, limit: 3 }, deadlineMs);
+const search = (c: ServiceConnection<D>, q: string, deadlineMs?: number, tags: string[] = []) =>
+  callUnary(c.methods, c.methods.search, { q, tags, limit: 3 }, deadlineMs);
 
 /** The raw callback error of one call (status, details, metadata), as a grpc-js client sees it. */
 const rawError = (c: ServiceConnection<D>, q: string) =>
   new Promise<ServiceError>((resolve, reject) => {
-    c.methods.search({ q, tags: [], limit: 3 }, new Metadata(), { deadline: Date.now() + 5_000 }, (err) => (err ? resolve(err) : reject(new Error("no error"))));
+    c.methods.search({ q, tags: [], limit: 3 }, new Metadata(), { deadline: Date.now() + 5_000 }, (err) =>
+      err ? resolve(err) : reject(new Error("no error")),
+    );
   });
 
 const apsError = (p: Promise<unknown>) =>
   p.then(
     () => undefined,
-    (err: unknown) => (err instanceof ApsError ? { code: err.code, message: err.message, retry: err.retryAfterSeconds } : { code: "not an ApsError", message: String(err), retry: undefined }),
+    (err: unknown) =>
+      err instanceof ApsError
+        ? { code: err.code, message: err.message, retry: err.retryAfterSeconds }
+        : { code: "not an ApsError", message: String(err), retry: undefined },
   );
 
 describe("in-process transport vs gRPC: same answers", () => {
@@ -99,8 +122,15 @@ describe("in-process transport vs gRPC: same answers", () => {
 
   it("the one known difference: absent scalars are proto3 defaults in-process, an internal error over gRPC (encode fails)", async () => {
     const [[, grpc], [, local]] = transports as [[string, ServiceConnection<D>], [string, ServiceConnection<D>]];
-    expect(await apsError(search(grpc, "sparse"))).toEqual({ code: "internal", message: "internal error", retry: undefined });
-    expect(await search(local, "sparse")).toEqual({ hits: [{ id: "p_1", kind: "", title: "", url: "", snippet: "", tags: [], score: 0 }], total: 0 });
+    expect(await apsError(search(grpc, "sparse"))).toEqual({
+      code: "internal",
+      message: "internal error",
+      retry: undefined,
+    });
+    expect(await search(local, "sparse")).toEqual({
+      hits: [{ id: "p_1", kind: "", title: "", url: "", snippet: "", tags: [], score: 0 }],
+      total: 0,
+    });
   });
 
   it("shares no object between caller and handler", async () => {
@@ -109,7 +139,15 @@ describe("in-process transport vs gRPC: same answers", () => {
     expect(got).not.toBe(stored);
     got.hits[0]!.tags.push("caller-edit");
     got.hits[0]!.title = "changed";
-    expect(stored.hits[0]).toEqual({ id: "doc:a", kind: "doc", title: "A", url: "/docs/a.md", snippet: "", tags: ["x"], score: 1.5 });
+    expect(stored.hits[0]).toEqual({
+      id: "doc:a",
+      kind: "doc",
+      title: "A",
+      url: "/docs/a.md",
+      snippet: "",
+      tags: ["x"],
+      score: 1.5,
+    });
     const tags = ["t"];
     await search(local, "plain", undefined, tags);
     expect(tags).toEqual(["t"]);
@@ -123,10 +161,21 @@ describe("in-process transport vs gRPC: same answers", () => {
     }
     const [, local] = transports[1]!;
     expect(await apsError(search(local, "limited"))).toEqual({ code: "rate_limited", message: "slow down", retry: 7 });
-    expect(await apsError(search(local, "boom"))).toEqual({ code: "internal", message: "internal error", retry: undefined });
+    expect(await apsError(search(local, "boom"))).toEqual({
+      code: "internal",
+      message: "internal error",
+      retry: undefined,
+    });
     for (const [name, c] of transports) {
       const err = await rawError(c, "limited");
-      expect({ name, code: err.code, details: err.details, aps: err.metadata.get(CODE_METADATA_KEY), retry: err.metadata.get(RETRY_AFTER_METADATA_KEY), isError: err instanceof Error }).toEqual({
+      expect({
+        name,
+        code: err.code,
+        details: err.details,
+        aps: err.metadata.get(CODE_METADATA_KEY),
+        retry: err.metadata.get(RETRY_AFTER_METADATA_KEY),
+        isError: err instanceof Error,
+      }).toEqual({
         name,
         code: GrpcStatus.RESOURCE_EXHAUSTED,
         details: "slow down",
@@ -138,7 +187,11 @@ describe("in-process transport vs gRPC: same answers", () => {
   });
 
   it("applies the caller's deadline: DEADLINE_EXCEEDED → upstream_unavailable", async () => {
-    for (const [name, c] of transports) expect({ name, ...(await apsError(search(c, "slow", 100))) }).toMatchObject({ name, code: "upstream_unavailable" });
+    for (const [name, c] of transports)
+      expect({ name, ...(await apsError(search(c, "slow", 100))) }).toMatchObject({
+        name,
+        code: "upstream_unavailable",
+      });
   });
 
   it("is ready while the server serves", async () => {

@@ -1,8 +1,22 @@
 import { EventEmitter } from "node:events";
-import { Metadata, status as GrpcStatus, type handleUnaryCall, type ServerUnaryCall, type ServiceError } from "@grpc/grpc-js";
+import {
+  Metadata,
+  status as GrpcStatus,
+  type handleUnaryCall,
+  type ServerUnaryCall,
+  type ServiceError,
+} from "@grpc/grpc-js";
 import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
 import { toServiceError } from "../errors.js";
-import type { Channel, MethodDefinition, RequestOf, ResponseOf, ServiceDefinitionLike, UnaryCallback, UnaryMethod } from "./channel.js";
+import type {
+  Channel,
+  MethodDefinition,
+  RequestOf,
+  ResponseOf,
+  ServiceDefinitionLike,
+  UnaryCallback,
+  UnaryMethod,
+} from "./channel.js";
 
 /**
  * In-process transport of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md): a typed client calls the service's gRPC
@@ -89,7 +103,11 @@ function deadlineMs(d: Date | number | undefined): number {
  * "cancelled" event); answered DEADLINE_EXCEEDED when the caller's deadline passes first; errors
  * as `Error` with the handler's status, details and metadata; response copied through `fromPartial`.
  */
-export function localEndpoint<D extends ServiceDefinitionLike>(definition: D, implementation: Implementation<D>, gate: LocalGate): LocalEndpoint<D> {
+export function localEndpoint<D extends ServiceDefinitionLike>(
+  definition: D,
+  implementation: Implementation<D>,
+  gate: LocalGate,
+): LocalEndpoint<D> {
   const methods: Record<string, UnaryMethod<unknown, unknown>> = {};
   for (const [key, def] of Object.entries(definition.methods)) {
     const handler = (implementation as Record<string, handleUnaryCall<unknown, unknown>>)[key];
@@ -99,7 +117,12 @@ export function localEndpoint<D extends ServiceDefinitionLike>(definition: D, im
   return { definition, methods: methods as Channel<D>, serving: () => gate.serving() };
 }
 
-function localMethod(service: string, def: MethodDefinition<unknown, unknown>, handler: handleUnaryCall<unknown, unknown>, gate: LocalGate): UnaryMethod<unknown, unknown> {
+function localMethod(
+  service: string,
+  def: MethodDefinition<unknown, unknown>,
+  handler: handleUnaryCall<unknown, unknown>,
+  gate: LocalGate,
+): UnaryMethod<unknown, unknown> {
   const path = `/${service}/${def.name}`;
   const spanName = `grpc.${service}/${def.name}`;
   const attributes = { "rpc.system": "aps_local", "rpc.service": service, "rpc.method": def.name };
@@ -108,7 +131,12 @@ function localMethod(service: string, def: MethodDefinition<unknown, unknown>, h
     const clientSpan = tracer.startSpan(spanName, { kind: SpanKind.CLIENT, attributes }, caller);
     const traced = clientSpan.isRecording();
     const deadline = deadlineMs(options.deadline);
-    const refused = deadline <= Date.now() ? serviceError(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded") : gate.enter() ? undefined : serviceError(GrpcStatus.UNAVAILABLE, `${service} is shutting down`);
+    const refused =
+      deadline <= Date.now()
+        ? serviceError(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded")
+        : gate.enter()
+          ? undefined
+          : serviceError(GrpcStatus.UNAVAILABLE, `${service} is shutting down`);
     if (refused) {
       process.nextTick(() => answer(cb, caller, clientSpan, traced, refused, undefined));
       return;
@@ -138,7 +166,11 @@ function localMethod(service: string, def: MethodDefinition<unknown, unknown>, h
       handled = true;
       gate.leave();
       if (serverSpan) endSpan(serverSpan, err?.code ?? GrpcStatus.OK);
-      if (err) return reply(serviceError(err.code ?? GrpcStatus.UNKNOWN, err.details ?? "", err.metadata ?? new Metadata()), undefined);
+      if (err)
+        return reply(
+          serviceError(err.code ?? GrpcStatus.UNKNOWN, err.details ?? "", err.metadata ?? new Metadata()),
+          undefined,
+        );
       let out: unknown;
       try {
         out = def.responseType.fromPartial(res);
@@ -172,7 +204,14 @@ function localMethod(service: string, def: MethodDefinition<unknown, unknown>, h
 }
 
 /** Delivers one answer to the caller (in the caller's trace context) and ends its CLIENT span. */
-function answer(cb: UnaryCallback<unknown>, caller: Context, span: Span, traced: boolean, err: ServiceError | null, res: unknown): void {
+function answer(
+  cb: UnaryCallback<unknown>,
+  caller: Context,
+  span: Span,
+  traced: boolean,
+  err: ServiceError | null,
+  res: unknown,
+): void {
   if (!traced) return cb(err, res);
   endSpan(span, err?.code ?? GrpcStatus.OK);
   context.with(caller, () => cb(err, res));

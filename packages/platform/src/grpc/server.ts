@@ -1,4 +1,11 @@
-import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation, type handleUnaryCall, type ServerUnaryCall } from "@grpc/grpc-js";
+import {
+  Server,
+  ServerCredentials,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+  type handleUnaryCall,
+  type ServerUnaryCall,
+} from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { ApsError, isDatabaseUnavailable, toServiceError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -57,9 +64,17 @@ export interface GrpcServerOptions {
  * `opts.probe` fails. Insecure transport: service-to-service traffic stays inside the cluster
  * network (mTLS belongs to the mesh).
  */
-export async function startGrpcServer(addr: string, services: ServedService[], log: Logger, opts: GrpcServerOptions = {}): Promise<RunningGrpcServer> {
+export async function startGrpcServer(
+  addr: string,
+  services: ServedService[],
+  log: Logger,
+  opts: GrpcServerOptions = {},
+): Promise<RunningGrpcServer> {
   // Message sizes explicit both ways, the same as the clients' (LIMITS.grpcMessageBytes, docs/adr/0102).
-  const server = new Server({ "grpc.max_receive_message_length": LIMITS.grpcMessageBytes, "grpc.max_send_message_length": LIMITS.grpcMessageBytes });
+  const server = new Server({
+    "grpc.max_receive_message_length": LIMITS.grpcMessageBytes,
+    "grpc.max_send_message_length": LIMITS.grpcMessageBytes,
+  });
   const statuses: Record<string, "SERVING"> = { "": "SERVING" };
   for (const s of services) {
     server.addService(s.definition, s.implementation);
@@ -73,7 +88,9 @@ export async function startGrpcServer(addr: string, services: ServedService[], l
   // Liveness stays SERVING through a database outage (restarting the pod would not help);
   // "" and the named services are readiness (docs/adr/0075).
   health.setStatus(LIVENESS_SERVICE, "SERVING");
-  const watch = opts.probe ? watchDependency(health, Object.keys(statuses), opts.probe, log, { intervalMs: opts.probeIntervalMs }) : undefined;
+  const watch = opts.probe
+    ? watchDependency(health, Object.keys(statuses), opts.probe, log, { intervalMs: opts.probeIntervalMs })
+    : undefined;
   const gate = new LocalGate(() => watch?.healthy ?? true);
   log.info({ addr, port }, "gRPC server listening");
   return {
@@ -104,7 +121,10 @@ export async function startGrpcServer(addr: string, services: ServedService[], l
  * the stable code in metadata; anything else is logged and answered as INTERNAL without detail.
  * Counts every call in `aps_grpc_server_handled_total` / `aps_grpc_server_handling_seconds`.
  */
-export function unary<Req, Res>(log: Logger, fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>): handleUnaryCall<Req, Res> {
+export function unary<Req, Res>(
+  log: Logger,
+  fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>,
+): handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const started = process.hrtime.bigint();
     const observe = (code: number) => {
@@ -119,8 +139,19 @@ export function unary<Req, Res>(log: Logger, fn: (req: Req, call: ServerUnaryCal
       },
       (err: unknown) => {
         // A database outage is an expected fault (answered 503, readiness already NOT_SERVING): one warn line, no stack.
-        if (!(err instanceof ApsError) && isDatabaseUnavailable(err)) log.warn({ err: err instanceof Error ? err.message : String(err), method: call.getPath() }, "database unavailable");
-        else if (!(err instanceof ApsError)) log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), method: call.getPath() }, "unhandled error in gRPC handler");
+        if (!(err instanceof ApsError) && isDatabaseUnavailable(err))
+          log.warn(
+            { err: err instanceof Error ? err.message : String(err), method: call.getPath() },
+            "database unavailable",
+          );
+        else if (!(err instanceof ApsError))
+          log.error(
+            {
+              err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err),
+              method: call.getPath(),
+            },
+            "unhandled error in gRPC handler",
+          );
         const se = toServiceError(err);
         observe(Number((se as { code?: number }).code ?? 2));
         callback(se as never);

@@ -7,6 +7,7 @@ import { ApsError } from "../errors.js";
  */
 export function parseRequest<T>(schema: z.ZodType<T>, value: unknown): T {
   const r = schema.safeParse(value);
-  if (!r.success) throw new ApsError("invalid_request", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  if (!r.success)
+    throw new ApsError("invalid_request", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
   return r.data;
 }

@@ -1,23 +1,54 @@
 import { z } from "zod";
-import { ApsError, parseRequest, LIMITS, text, unary, type ForumClient, type IdentityClient, type Logger } from "@aps/platform";
+import {
+  ApsError,
+  parseRequest,
+  LIMITS,
+  text,
+  unary,
+  type ForumClient,
+  type IdentityClient,
+  type Logger,
+} from "@aps/platform";
 import type { council } from "@aps/proto";
 import type { CouncilRepository } from "../store/repository.js";
 
 const id = z.string().min(1).max(64);
-const ballot = z.object({ postId: id, councillorId: id, vote: z.enum(["approve", "reject"]), reason: text(1, LIMITS.reasonChars) });
-const handoff = z.object({ postId: id, chiefId: id, implementation: z.enum(["self", "task"]), executor: text(0, LIMITS.executorChars) });
-const list = z.object({ statuses: z.array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed"])).min(1), limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
-
+const ballot = z.object({
+  postId: id,
+  councillorId: id,
+  vote: z.enum(["approve", "reject"]),
+  reason: text(1, LIMITS.reasonChars),
+});
+const handoff = z.object({
+  postId: id,
+  chiefId: id,
+  implementation: z.enum(["self", "task"]),
+  executor: text(0, LIMITS.executorChars),
+});
+const list = z.object({
+  statuses: z.array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed"])).min(1),
+  limit: z.number().int().min(1).max(LIMITS.listMax),
+  cursor: z.string().max(512),
+});
 
 /**
  * gRPC handlers of aps.council.v1.CouncilService. Seats are checked here against the identity
  * service (the owner of seats), whatever the caller claims: councillor for nominate and ballots,
  * chief for hand-off and completion (seed "Council and Chief Councillor operations").
  */
-export function councilHandlers(repo: CouncilRepository, identity: IdentityClient, forum: ForumClient, log: Logger): council.CouncilServiceServer {
+export function councilHandlers(
+  repo: CouncilRepository,
+  identity: IdentityClient,
+  forum: ForumClient,
+  log: Logger,
+): council.CouncilServiceServer {
   async function requireSeat(agentId: string, seat: "councillor" | "chief"): Promise<void> {
     const a = await identity.getAgent(agentId);
-    if (!a.seats.includes(seat)) throw new ApsError("forbidden", seat === "chief" ? "only the Chief Councillor may do this" : "only a seated councillor may do this");
+    if (!a.seats.includes(seat))
+      throw new ApsError(
+        "forbidden",
+        seat === "chief" ? "only the Chief Councillor may do this" : "only a seated councillor may do this",
+      );
   }
   async function requirePost(postId: string) {
     const { items } = await forum.getPosts([postId]);
@@ -31,7 +62,8 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
       const r = parseRequest(z.object({ postId: id, councillorId: id }), req);
       await requireSeat(r.councillorId, "councillor");
       const post = await requirePost(r.postId);
-      if (post.status !== "open") throw new ApsError("invalid_state", `only open proposals can be nominated; this one is ${post.status}`);
+      if (post.status !== "open")
+        throw new ApsError("invalid_state", `only open proposals can be nominated; this one is ${post.status}`);
       const seats = await identity.countSeats("councillor");
       return repo.nominate(r.postId, post.author?.agentId ?? "", r.councillorId, seats);
     }),
@@ -40,7 +72,11 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
       await requireSeat(r.councillorId, "councillor");
       if (!(await repo.find(r.postId))) {
         const post = await requirePost(r.postId);
-        if (post.status !== "agenda") throw new ApsError("invalid_state", "this proposal is not awaiting the Council (nominate it, or let it heat up onto the agenda)");
+        if (post.status !== "agenda")
+          throw new ApsError(
+            "invalid_state",
+            "this proposal is not awaiting the Council (nominate it, or let it heat up onto the agenda)",
+          );
         await repo.ensureAgendaCase(r.postId, post.author?.agentId ?? "", await identity.countSeats("councillor"));
       }
       return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason, () => identity.countSeats("councillor"));
@@ -48,17 +84,19 @@ export function councilHandlers(repo: CouncilRepository, identity: IdentityClien
     recordHandoff: unary(log, async (req: council.HandoffRequest) => {
       const r = parseRequest(handoff, req);
       await requireSeat(r.chiefId, "chief");
-      if (!(await repo.find(r.postId))) await requirePost(r.postId).then(() => {
-        throw new ApsError("invalid_state", "hand-off needs an adopted proposal");
-      });
+      if (!(await repo.find(r.postId)))
+        await requirePost(r.postId).then(() => {
+          throw new ApsError("invalid_state", "hand-off needs an adopted proposal");
+        });
       return repo.recordHandoff(r.postId, r.chiefId, r.implementation, r.executor);
     }),
     complete: unary(log, async (req: council.CompleteRequest) => {
       const r = parseRequest(z.object({ postId: id, chiefId: id }), req);
       await requireSeat(r.chiefId, "chief");
-      if (!(await repo.find(r.postId))) await requirePost(r.postId).then(() => {
-        throw new ApsError("invalid_state", "completion needs a proposal being implemented");
-      });
+      if (!(await repo.find(r.postId)))
+        await requirePost(r.postId).then(() => {
+          throw new ApsError("invalid_state", "completion needs a proposal being implemented");
+        });
       return repo.complete(r.postId, r.chiefId);
     }),
     getCase: unary(log, async (req: council.GetCaseRequest) => {

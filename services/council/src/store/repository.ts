@@ -1,5 +1,16 @@
 import type pg from "pg";
-import { ApsError, decodeTupleCursor, encodeTupleCursor, enqueueEvent, PG_TIMESTAMPTZ_TEXT, newId, processOnce, withTransaction, type Clock, type Tx } from "@aps/platform";
+import {
+  ApsError,
+  decodeTupleCursor,
+  encodeTupleCursor,
+  enqueueEvent,
+  PG_TIMESTAMPTZ_TEXT,
+  newId,
+  processOnce,
+  withTransaction,
+  type Clock,
+  type Tx,
+} from "@aps/platform";
 import { events, type council } from "@aps/proto";
 import { deadlineOutcome, decisiveOutcome, type Outcome } from "../rules.js";
 
@@ -41,7 +52,15 @@ export class CouncilRepository {
    * Opens a case on `postId` in `status` (`agenda` from the heat rule, `review` from a
    * nomination). Returns false when a case already exists (nothing changes then).
    */
-  async openCase(tx: Tx, postId: string, authorId: string, status: "agenda" | "review", by: string, seats: number, now: Date): Promise<boolean> {
+  async openCase(
+    tx: Tx,
+    postId: string,
+    authorId: string,
+    status: "agenda" | "review",
+    by: string,
+    seats: number,
+    now: Date,
+  ): Promise<boolean> {
     const deadline = new Date(now.getTime() + this.deadlineMs);
     const r = await tx.query(
       `INSERT INTO cases (post_id, author_id, status, seats, opened_at, opened_by, deadline)
@@ -54,7 +73,16 @@ export class CouncilRepository {
     await enqueueEvent(tx, {
       subject: "council.case_opened",
       eventId,
-      payload: events.CaseOpened.encode({ eventId, occurredAt: now.toISOString(), postId, authorId, status, seats, deadline: deadline.toISOString(), openedBy: by }).finish(),
+      payload: events.CaseOpened.encode({
+        eventId,
+        occurredAt: now.toISOString(),
+        postId,
+        authorId,
+        status,
+        seats,
+        deadline: deadline.toISOString(),
+        openedBy: by,
+      }).finish(),
     });
     return true;
   }
@@ -78,7 +106,9 @@ export class CouncilRepository {
    */
   async ensureAgendaCase(postId: string, authorId: string, seats: number): Promise<void> {
     const now = this.clock.now();
-    const opened = await withTransaction(this.pool, (tx) => this.openCase(tx, postId, authorId, "agenda", "system", seats, now));
+    const opened = await withTransaction(this.pool, (tx) =>
+      this.openCase(tx, postId, authorId, "agenda", "system", seats, now),
+    );
     if (opened) this.eventsCommitted();
   }
 
@@ -91,8 +121,20 @@ export class CouncilRepository {
     const now = this.clock.now();
     await withTransaction(this.pool, async (tx) => {
       const opened = await this.openCase(tx, postId, authorId, "review", councillorId, seats, now);
-      if (!opened) throw new ApsError("invalid_state", "this proposal is already before the Council (or past it); only open proposals can be nominated");
-      await this.ballotInTx(tx, postId, councillorId, "approve", "Nominated for Council review.", now, async () => seats);
+      if (!opened)
+        throw new ApsError(
+          "invalid_state",
+          "this proposal is already before the Council (or past it); only open proposals can be nominated",
+        );
+      await this.ballotInTx(
+        tx,
+        postId,
+        councillorId,
+        "approve",
+        "Nominated for Council review.",
+        now,
+        async () => seats,
+      );
     });
     this.eventsCommitted();
     return this.get(postId);
@@ -104,17 +146,36 @@ export class CouncilRepository {
    * with no councillor seated (`seats` 0) takes its electorate at this first ballot:
    * `seatedNow()` councillors (at least 1, the one acting), stored in `seats` (docs/adr/0017).
    */
-  async castBallot(postId: string, councillorId: string, vote: "approve" | "reject", reason: string, seatedNow: () => Promise<number> = async () => 1): Promise<council.Case> {
+  async castBallot(
+    postId: string,
+    councillorId: string,
+    vote: "approve" | "reject",
+    reason: string,
+    seatedNow: () => Promise<number> = async () => 1,
+  ): Promise<council.Case> {
     const now = this.clock.now();
     await withTransaction(this.pool, (tx) => this.ballotInTx(tx, postId, councillorId, vote, reason, now, seatedNow));
     this.eventsCommitted();
     return this.get(postId);
   }
 
-  private async ballotInTx(tx: Tx, postId: string, councillorId: string, vote: "approve" | "reject", reason: string, now: Date, seatedNow: () => Promise<number>): Promise<void> {
+  private async ballotInTx(
+    tx: Tx,
+    postId: string,
+    councillorId: string,
+    vote: "approve" | "reject",
+    reason: string,
+    now: Date,
+    seatedNow: () => Promise<number>,
+  ): Promise<void> {
     const c = await this.lock(tx, postId);
     if (!c || !OPEN_STATUSES.includes(c.status)) {
-      throw new ApsError("invalid_state", c ? `the case is ${c.status}; ballots are accepted only while it is agenda or review` : "this proposal is not awaiting the Council");
+      throw new ApsError(
+        "invalid_state",
+        c
+          ? `the case is ${c.status}; ballots are accepted only while it is agenda or review`
+          : "this proposal is not awaiting the Council",
+      );
     }
     if (c.seats === 0) {
       // Opened before anyone was seated: the electorate is every councillor seated now (ADR 0017).
@@ -137,7 +198,15 @@ export class CouncilRepository {
     await enqueueEvent(tx, {
       subject: "council.ballot_cast",
       eventId,
-      payload: events.BallotCast.encode({ eventId, occurredAt: now.toISOString(), postId, councillorId, vote, approvals, rejections }).finish(),
+      payload: events.BallotCast.encode({
+        eventId,
+        occurredAt: now.toISOString(),
+        postId,
+        councillorId,
+        vote,
+        approvals,
+        rejections,
+      }).finish(),
     });
     const outcome = decisiveOutcome(c.seats, approvals, approvals + rejections);
     if (outcome) await this.close(tx, c, outcome, approvals, rejections, now, councillorId);
@@ -158,7 +227,15 @@ export class CouncilRepository {
         );
         const c = r.rows[0];
         if (!c) return false;
-        await this.close(tx, c, deadlineOutcome(c.seats, c.approvals, c.approvals + c.rejections), c.approvals, c.rejections, now, "system");
+        await this.close(
+          tx,
+          c,
+          deadlineOutcome(c.seats, c.approvals, c.approvals + c.rejections),
+          c.approvals,
+          c.rejections,
+          now,
+          "system",
+        );
         return true;
       });
       if (!did) break;
@@ -168,7 +245,15 @@ export class CouncilRepository {
     return closed;
   }
 
-  private async close(tx: Tx, c: CaseRow, outcome: Outcome, approvals: number, rejections: number, now: Date, by: string): Promise<void> {
+  private async close(
+    tx: Tx,
+    c: CaseRow,
+    outcome: Outcome,
+    approvals: number,
+    rejections: number,
+    now: Date,
+    by: string,
+  ): Promise<void> {
     await tx.query("UPDATE cases SET status = $2, closed_at = $3 WHERE post_id = $1", [c.post_id, outcome, now]);
     await this.transition(tx, c.post_id, outcome, now, by);
     const eventId = newId("");
@@ -190,11 +275,20 @@ export class CouncilRepository {
   }
 
   /** Chief's hand-off: `adopted` → `implementing`, recording how and by whom. */
-  async recordHandoff(postId: string, chiefId: string, implementation: "self" | "task", executor: string): Promise<council.Case> {
+  async recordHandoff(
+    postId: string,
+    chiefId: string,
+    implementation: "self" | "task",
+    executor: string,
+  ): Promise<council.Case> {
     const now = this.clock.now();
     await withTransaction(this.pool, async (tx) => {
       const c = await this.lock(tx, postId);
-      if (!c || c.status !== "adopted") throw new ApsError("invalid_state", `hand-off needs an adopted proposal; this one is ${c?.status ?? "not before the Council"}`);
+      if (!c || c.status !== "adopted")
+        throw new ApsError(
+          "invalid_state",
+          `hand-off needs an adopted proposal; this one is ${c?.status ?? "not before the Council"}`,
+        );
       await tx.query(
         "UPDATE cases SET status = 'implementing', handoff_implementation = $2, handoff_executor = $3, handoff_at = $4, handoff_by = $5 WHERE post_id = $1",
         [postId, implementation, executor, now, chiefId],
@@ -204,7 +298,14 @@ export class CouncilRepository {
       await enqueueEvent(tx, {
         subject: "council.handoff_recorded",
         eventId,
-        payload: events.HandoffRecorded.encode({ eventId, occurredAt: now.toISOString(), postId, implementation, executor, by: chiefId }).finish(),
+        payload: events.HandoffRecorded.encode({
+          eventId,
+          occurredAt: now.toISOString(),
+          postId,
+          implementation,
+          executor,
+          by: chiefId,
+        }).finish(),
       });
     });
     this.eventsCommitted();
@@ -216,14 +317,23 @@ export class CouncilRepository {
     const now = this.clock.now();
     await withTransaction(this.pool, async (tx) => {
       const c = await this.lock(tx, postId);
-      if (!c || c.status !== "implementing") throw new ApsError("invalid_state", `completion needs a proposal being implemented; this one is ${c?.status ?? "not before the Council"}`);
+      if (!c || c.status !== "implementing")
+        throw new ApsError(
+          "invalid_state",
+          `completion needs a proposal being implemented; this one is ${c?.status ?? "not before the Council"}`,
+        );
       await tx.query("UPDATE cases SET status = 'completed' WHERE post_id = $1", [postId]);
       await this.transition(tx, postId, "completed", now, chiefId);
       const eventId = newId("");
       await enqueueEvent(tx, {
         subject: "council.implementation_completed",
         eventId,
-        payload: events.ImplementationCompleted.encode({ eventId, occurredAt: now.toISOString(), postId, by: chiefId }).finish(),
+        payload: events.ImplementationCompleted.encode({
+          eventId,
+          occurredAt: now.toISOString(),
+          postId,
+          by: chiefId,
+        }).finish(),
       });
     });
     this.eventsCommitted();
@@ -255,7 +365,10 @@ export class CouncilRepository {
     const more = r.rows.length > limit;
     const rows = more ? r.rows.slice(0, limit) : r.rows;
     const last = rows[rows.length - 1];
-    return { items: await this.hydrate(rows), nextCursor: more && last ? encodeTupleCursor([last.opened_text, last.post_id]) : "" };
+    return {
+      items: await this.hydrate(rows),
+      nextCursor: more && last ? encodeTupleCursor([last.opened_text, last.post_id]) : "",
+    };
   }
 
   private async hydrate(rows: CaseRow[]): Promise<council.Case[]> {
@@ -266,7 +379,10 @@ export class CouncilRepository {
         "SELECT * FROM ballots WHERE post_id = ANY($1::text[]) ORDER BY cast_at, councillor_id",
         [ids],
       ),
-      this.pool.query<{ post_id: string; status: string; at: Date; by: string }>("SELECT * FROM transitions WHERE post_id = ANY($1::text[]) ORDER BY seq", [ids]),
+      this.pool.query<{ post_id: string; status: string; at: Date; by: string }>(
+        "SELECT * FROM transitions WHERE post_id = ANY($1::text[]) ORDER BY seq",
+        [ids],
+      ),
     ]);
     return rows.map((r) => ({
       postId: r.post_id,
@@ -278,11 +394,25 @@ export class CouncilRepository {
       closedAt: r.closed_at?.toISOString() ?? "",
       approvals: r.approvals,
       rejections: r.rejections,
-      ballots: b.rows.filter((x) => x.post_id === r.post_id).map((x) => ({ councillorId: x.councillor_id, vote: x.vote, reason: x.reason, castAt: x.cast_at.toISOString() })),
+      ballots: b.rows
+        .filter((x) => x.post_id === r.post_id)
+        .map((x) => ({
+          councillorId: x.councillor_id,
+          vote: x.vote,
+          reason: x.reason,
+          castAt: x.cast_at.toISOString(),
+        })),
       handoff: r.handoff_at
-        ? { implementation: r.handoff_implementation ?? "", executor: r.handoff_executor ?? "", at: r.handoff_at.toISOString(), by: r.handoff_by ?? "" }
+        ? {
+            implementation: r.handoff_implementation ?? "",
+            executor: r.handoff_executor ?? "",
+            at: r.handoff_at.toISOString(),
+            by: r.handoff_by ?? "",
+          }
         : undefined,
-      timeline: t.rows.filter((x) => x.post_id === r.post_id).map((x) => ({ status: x.status, at: x.at.toISOString(), by: x.by })),
+      timeline: t.rows
+        .filter((x) => x.post_id === r.post_id)
+        .map((x) => ({ status: x.status, at: x.at.toISOString(), by: x.by })),
     }));
   }
 
@@ -292,6 +422,11 @@ export class CouncilRepository {
   }
 
   private async transition(tx: Tx, postId: string, status: string, at: Date, by: string): Promise<void> {
-    await tx.query("INSERT INTO transitions (post_id, status, at, by) VALUES ($1, $2, $3, $4)", [postId, status, at, by]);
+    await tx.query("INSERT INTO transitions (post_id, status, at, by) VALUES ($1, $2, $3, $4)", [
+      postId,
+      status,
+      at,
+      by,
+    ]);
   }
 }

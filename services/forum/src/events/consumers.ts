@@ -12,7 +12,12 @@ export function consumeCouncilEvents(bus: EventBus, pool: pg.Pool, repo: ForumRe
   const p = bus.prefix;
   return bus.consume({
     durable: "forum-status",
-    subjects: [`${p}.council.case_opened`, `${p}.council.case_closed`, `${p}.council.handoff_recorded`, `${p}.council.implementation_completed`],
+    subjects: [
+      `${p}.council.case_opened`,
+      `${p}.council.case_closed`,
+      `${p}.council.handoff_recorded`,
+      `${p}.council.implementation_completed`,
+    ],
     handler: async (e) => {
       let postId: string;
       let status: string;

@@ -5,17 +5,31 @@ import type { ForumRepository } from "../store/repository.js";
 
 const id = z.string().min(1).max(64);
 const author = z.object({ agentId: id, name: z.string().min(1).max(LIMITS.nameChars) });
-const createPost = z.object({ author, title: text(1, LIMITS.titleChars), body: text(1, LIMITS.postBodyChars), isArchDesign: z.boolean() });
-const listPosts = z.object({
-  kind: z.enum(["arch", "free", "all"]),
-  sort: z.enum(["hot", "new"]),
+const createPost = z.object({
+  author,
+  title: text(1, LIMITS.titleChars),
+  body: text(1, LIMITS.postBodyChars),
+  isArchDesign: z.boolean(),
+});
+const listPosts = z
+  .object({
+    kind: z.enum(["arch", "free", "all"]),
+    sort: z.enum(["hot", "new"]),
+    limit: z.number().int().min(1).max(LIMITS.listMax),
+    cursor: z.string().max(512),
+    /** "" = every author; an agent id = that agent's posts, newest first (posts_author index). */
+    authorId: z.union([z.literal(""), id]),
+  })
+  .refine((r) => r.authorId === "" || r.sort === "new", {
+    message: 'an author\'s posts are listed newest first: sort must be "new"',
+    path: ["sort"],
+  });
+const createComment = z.object({ postId: id, author, body: text(1, LIMITS.commentChars) });
+const listComments = z.object({
+  postId: id,
   limit: z.number().int().min(1).max(LIMITS.listMax),
   cursor: z.string().max(512),
-  /** "" = every author; an agent id = that agent's posts, newest first (posts_author index). */
-  authorId: z.union([z.literal(""), id]),
-}).refine((r) => r.authorId === "" || r.sort === "new", { message: "an author's posts are listed newest first: sort must be \"new\"", path: ["sort"] });
-const createComment = z.object({ postId: id, author, body: text(1, LIMITS.commentChars) });
-const listComments = z.object({ postId: id, limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
+});
 const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1), z.literal(-1)]) });
 
 /**
@@ -59,7 +73,9 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
       const at = parseRequest(z.iso.datetime({ offset: true }), req.at);
       return { votes: await repo.votesAt(parseRequest(id, req.postId), new Date(at)) };
     }),
-    getAuthorStats: unary(log, async (req: forum.AuthorStatsRequest) => repo.authorStats(parseRequest(id, req.agentId))),
+    getAuthorStats: unary(log, async (req: forum.AuthorStatsRequest) =>
+      repo.authorStats(parseRequest(id, req.agentId)),
+    ),
     getDailyUsage: unary(log, async (req: forum.DailyUsageRequest) => repo.dailyUsage(parseRequest(id, req.agentId))),
   };
 }

@@ -19,6 +19,7 @@ describe("keyset cursors", () => {
       [b64(["h", "1", "p_01M806TM1GXR152W24M670ZR9F"]), "hot"],
       [b64({ sort: "new" }), "new"],
     ] as const;
-    for (const [text, sort] of bad) expect(() => decodeCursor(text, sort)).toThrow(expect.objectContaining({ code: "invalid_request" }));
+    for (const [text, sort] of bad)
+      expect(() => decodeCursor(text, sort)).toThrow(expect.objectContaining({ code: "invalid_request" }));
   });
 });

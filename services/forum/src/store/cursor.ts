@@ -22,9 +22,18 @@ export function decodeCursor(text: string, sort: "hot" | "new"): Cursor {
   } catch {
     throw new ApsError("invalid_request", "cursor: not a cursor returned by this list");
   }
-  if (Array.isArray(v) && sort === "hot" && v[0] === "h" && typeof v[1] === "number" && Number.isFinite(v[1]) && typeof v[2] === "string" && ID.test(v[2])) {
+  if (
+    Array.isArray(v) &&
+    sort === "hot" &&
+    v[0] === "h" &&
+    typeof v[1] === "number" &&
+    Number.isFinite(v[1]) &&
+    typeof v[2] === "string" &&
+    ID.test(v[2])
+  ) {
     return { sort, heat: v[1], id: v[2] };
   }
-  if (Array.isArray(v) && sort === "new" && v[0] === "n" && typeof v[1] === "string" && ID.test(v[1])) return { sort, id: v[1] };
+  if (Array.isArray(v) && sort === "new" && v[0] === "n" && typeof v[1] === "string" && ID.test(v[1]))
+    return { sort, id: v[1] };
   throw new ApsError("invalid_request", "cursor: not a cursor returned by this list (or of another sort order)");
 }

@@ -77,7 +77,12 @@ describe("GroupCommit (vote group commit, docs/adr/0097)", () => {
   it("after a failed batch writes each item alone: only the failing item's caller gets an error", async () => {
     const { gc, probe } = setup({ bad: new Set([3]) });
     const settled = await Promise.allSettled([1, 2, 3, 4].map((i) => gc.submit(i)));
-    expect(settled.map((s) => (s.status === "fulfilled" ? s.value : (s.reason as Error).message))).toEqual(["s1", "s2", "item 3 failed", "s4"]);
+    expect(settled.map((s) => (s.status === "fulfilled" ? s.value : (s.reason as Error).message))).toEqual([
+      "s1",
+      "s2",
+      "item 3 failed",
+      "s4",
+    ]);
     expect(probe.batches).toEqual([[1, 2, 3, 4]]);
     expect([...probe.singles].sort()).toEqual([1, 2, 3, 4]);
   });
@@ -89,6 +94,13 @@ describe("GroupCommit (vote group commit, docs/adr/0097)", () => {
   });
 
   it("refuses a maxBatch below 1", () => {
-    expect(() => new GroupCommit<number, number>(async (x) => x, async (x) => x, 0)).toThrow(RangeError);
+    expect(
+      () =>
+        new GroupCommit<number, number>(
+          async (x) => x,
+          async (x) => x,
+          0,
+        ),
+    ).toThrow(RangeError);
   });
 });

@@ -1,5 +1,16 @@
 import type pg from "pg";
-import { ApsError, codePoints, enqueueEvent, newId, outboxHeaders, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
+import {
+  ApsError,
+  codePoints,
+  enqueueEvent,
+  newId,
+  outboxHeaders,
+  secondsToNextUtcDay,
+  utcDay,
+  withTransaction,
+  type Clock,
+  type Tx,
+} from "@aps/platform";
 import { events, type forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { GroupCommit } from "./group-commit.js";
@@ -29,7 +40,8 @@ interface CommentRow {
   created_at: Date;
 }
 
-const POST_COLUMNS = "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at";
+const POST_COLUMNS =
+  "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at";
 
 /** Maps a row to the wire Post (docs/architecture.md §4 "Records"). */
 function toPost(r: PostRow): forum.Post {
@@ -51,7 +63,13 @@ function toPost(r: PostRow): forum.Post {
 }
 
 function toComment(r: CommentRow): forum.Comment {
-  return { id: r.id, postId: r.post_id, body: r.body, author: { agentId: r.author_id, name: r.author_name }, createdAt: r.created_at.toISOString() };
+  return {
+    id: r.id,
+    postId: r.post_id,
+    body: r.body,
+    author: { agentId: r.author_id, name: r.author_name },
+    createdAt: r.created_at.toISOString(),
+  };
 }
 
 /** Daily limits per identity (docs/architecture.md §4). */
@@ -94,7 +112,15 @@ interface VoteOutcome {
 }
 
 /** Lifecycle order of the status projection; a status never moves backwards. */
-const STATUS_RANK: Record<string, number> = { open: 0, agenda: 1, review: 2, adopted: 3, rejected: 3, implementing: 4, completed: 5 };
+const STATUS_RANK: Record<string, number> = {
+  open: 0,
+  agenda: 1,
+  review: 2,
+  adopted: 3,
+  rejected: 3,
+  implementing: 4,
+  completed: 5,
+};
 
 /**
  * Forum storage on the service's own schema: posts, comments, votes, heat. Counts stay exact
@@ -129,7 +155,15 @@ export class ForumRepository {
       await enqueueEvent(tx, {
         subject: "forum.post_created",
         eventId,
-        payload: events.PostCreated.encode({ eventId, occurredAt: now.toISOString(), postId: id, authorId: author.agentId, title, isArchDesign, status }).finish(),
+        payload: events.PostCreated.encode({
+          eventId,
+          occurredAt: now.toISOString(),
+          postId: id,
+          authorId: author.agentId,
+          title,
+          isArchDesign,
+          status,
+        }).finish(),
       });
       return toPost(r.rows[0]!);
     });
@@ -144,7 +178,10 @@ export class ForumRepository {
     const comments = await this.listComments(id, commentLimit, "");
     let myVote = 0;
     if (viewerId) {
-      const v = await this.pool.query<{ vote: number }>("SELECT vote FROM votes WHERE post_id = $1 AND agent_id = $2", [id, viewerId]);
+      const v = await this.pool.query<{ vote: number }>("SELECT vote FROM votes WHERE post_id = $1 AND agent_id = $2", [
+        id,
+        viewerId,
+      ]);
       myVote = v.rows[0]?.vote ?? 0;
     }
     return { post: toPost(r.rows[0]), comments: comments.items, commentsNextCursor: comments.nextCursor, myVote };
@@ -154,7 +191,13 @@ export class ForumRepository {
    * One keyset page of posts (`kind` arch|free|all, `sort` hot|new); O(log n + limit) via the
    * indexes. With `authorId` (sort "new" only): that agent's posts, newest first (index posts_author).
    */
-  async listPosts(kind: "arch" | "free" | "all", sort: "hot" | "new", limit: number, cursor: string, authorId = ""): Promise<forum.ListPostsResponse> {
+  async listPosts(
+    kind: "arch" | "free" | "all",
+    sort: "hot" | "new",
+    limit: number,
+    cursor: string,
+    authorId = "",
+  ): Promise<forum.ListPostsResponse> {
     const where: string[] = [];
     const params: unknown[] = [];
     if (authorId) {
@@ -184,7 +227,8 @@ export class ForumRepository {
     const more = r.rows.length > limit;
     const rows = more ? r.rows.slice(0, limit) : r.rows;
     const last = rows[rows.length - 1];
-    const nextCursor = more && last ? encodeCursor(sort === "hot" ? { sort, heat: last.heat, id: last.id } : { sort, id: last.id }) : "";
+    const nextCursor =
+      more && last ? encodeCursor(sort === "hot" ? { sort, heat: last.heat, id: last.id } : { sort, id: last.id }) : "";
     return { items: rows.map(toPost), nextCursor };
   }
 
@@ -192,7 +236,10 @@ export class ForumRepository {
   async createComment(postId: string, author: forum.AuthorRef, body: string): Promise<forum.Comment> {
     const now = this.clock.now();
     const c = await withTransaction(this.pool, async (tx) => {
-      const p = await tx.query("UPDATE posts SET comment_count = comment_count + 1, updated_at = $2 WHERE id = $1", [postId, now]);
+      const p = await tx.query("UPDATE posts SET comment_count = comment_count + 1, updated_at = $2 WHERE id = $1", [
+        postId,
+        now,
+      ]);
       if (p.rowCount === 0) throw new ApsError("not_found", `post ${postId} not found`);
       await this.count(tx, author.agentId, "comment", now, this.limits.commentsPerDay);
       const id = newId("c_");
@@ -204,7 +251,13 @@ export class ForumRepository {
       await enqueueEvent(tx, {
         subject: "forum.comment_created",
         eventId,
-        payload: events.CommentCreated.encode({ eventId, occurredAt: now.toISOString(), commentId: id, postId, authorId: author.agentId }).finish(),
+        payload: events.CommentCreated.encode({
+          eventId,
+          occurredAt: now.toISOString(),
+          commentId: id,
+          postId,
+          authorId: author.agentId,
+        }).finish(),
       });
       return toComment(r.rows[0]!);
     });
@@ -219,7 +272,10 @@ export class ForumRepository {
       const c = decodeCursor(cursor, "new");
       after = c.id;
     }
-    const r = await this.pool.query<CommentRow>("SELECT * FROM comments WHERE post_id = $1 AND id > $2 ORDER BY id LIMIT $3", [postId, after, limit + 1]);
+    const r = await this.pool.query<CommentRow>(
+      "SELECT * FROM comments WHERE post_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+      [postId, after, limit + 1],
+    );
     if (r.rows.length === 0 && !cursor) {
       const p = await this.pool.query("SELECT 1 FROM posts WHERE id = $1", [postId]);
       if (p.rowCount === 0) throw new ApsError("not_found", `post ${postId} not found`);
@@ -254,15 +310,33 @@ export class ForumRepository {
       vote,
       now,
       voteEventId,
-      votePayload: Buffer.from(events.VoteCast.encode({ eventId: voteEventId, occurredAt, postId, voterId, vote, previousVote: 0, votesFor: 0, votesAgainst: 0 }).finish()),
+      votePayload: Buffer.from(
+        events.VoteCast.encode({
+          eventId: voteEventId,
+          occurredAt,
+          postId,
+          voterId,
+          vote,
+          previousVote: 0,
+          votesFor: 0,
+          votesAgainst: 0,
+        }).finish(),
+      ),
       voteHeaders: outboxHeaders("forum.vote_cast"),
       agendaEventId,
-      agendaPayload: Buffer.from(events.PostOnAgenda.encode({ eventId: agendaEventId, occurredAt, postId, authorId: "" }).finish()),
+      agendaPayload: Buffer.from(
+        events.PostOnAgenda.encode({ eventId: agendaEventId, occurredAt, postId, authorId: "" }).finish(),
+      ),
       agendaHeaders: outboxHeaders("forum.post_on_agenda"),
     };
     const row = await this.votes.submit(v);
     if (!row.post_found) throw new ApsError("not_found", `post ${postId} not found`);
-    return { postId, vote, votes: { for: row.tally_for, against: row.tally_against, score: row.tally_for - row.tally_against }, castAt: occurredAt };
+    return {
+      postId,
+      vote,
+      votes: { for: row.tally_for, against: row.tally_against, score: row.tally_for - row.tally_against },
+      castAt: occurredAt,
+    };
   }
 
   /** Group commit of votes (docs/adr/0097); one batch in flight per repository. */
@@ -277,7 +351,20 @@ export class ForumRepository {
     const r = await this.pool.query<VoteOutcome>({
       name: "forum.cast_vote",
       text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-      values: [v.postId, v.voterId, v.vote, v.now, this.limits.agendaMinScore, this.limits.agendaSize, v.voteEventId, v.votePayload, v.voteHeaders, v.agendaEventId, v.agendaPayload, v.agendaHeaders],
+      values: [
+        v.postId,
+        v.voterId,
+        v.vote,
+        v.now,
+        this.limits.agendaMinScore,
+        this.limits.agendaSize,
+        v.voteEventId,
+        v.votePayload,
+        v.voteHeaders,
+        v.agendaEventId,
+        v.agendaPayload,
+        v.agendaHeaders,
+      ],
     });
     const row = r.rows[0]!;
     if (row.changed) this.eventsCommitted();
@@ -319,7 +406,11 @@ export class ForumRepository {
     const r = await tx.query<{ status: string }>("SELECT status FROM posts WHERE id = $1 FOR UPDATE", [postId]);
     const cur = r.rows[0]?.status;
     if (cur === undefined || (STATUS_RANK[status] ?? -1) <= (STATUS_RANK[cur] ?? 99)) return false;
-    await tx.query("UPDATE posts SET status = $2, updated_at = greatest(updated_at, $3) WHERE id = $1", [postId, status, at]);
+    await tx.query("UPDATE posts SET status = $2, updated_at = greatest(updated_at, $3) WHERE id = $1", [
+      postId,
+      status,
+      at,
+    ]);
     return true;
   }
 
@@ -381,6 +472,11 @@ export class ForumRepository {
        ON CONFLICT (agent_id, what, day) DO UPDATE SET n = daily_counters.n + 1 WHERE daily_counters.n < $4 RETURNING n`,
       [agentId, what, utcDay(now), limit],
     );
-    if (r.rowCount === 0) throw new ApsError("rate_limited", `daily limit reached: at most ${limit} ${what}s per identity per UTC day`, secondsToNextUtcDay(now));
+    if (r.rowCount === 0)
+      throw new ApsError(
+        "rate_limited",
+        `daily limit reached: at most ${limit} ${what}s per identity per UTC day`,
+        secondsToNextUtcDay(now),
+      );
   }
 }

@@ -1,7 +1,26 @@
 import { fileURLToPath } from "node:url";
-import { createLogger, InProcessBus, JetStreamBus, migrate, openDatabase, OutboxRelay, PLATFORM_MIGRATIONS_DIR, systemClock, type Database, type EventBus } from "@aps/platform";
+import {
+  createLogger,
+  InProcessBus,
+  JetStreamBus,
+  migrate,
+  openDatabase,
+  OutboxRelay,
+  PLATFORM_MIGRATIONS_DIR,
+  systemClock,
+  type Database,
+  type EventBus,
+} from "@aps/platform";
 import { events } from "@aps/proto";
-import { createTestDatabase, eventually, hasNats, hasPostgres, seededRandom, TEST_NATS_URL, uniqueBusNames } from "@aps/testkit";
+import {
+  createTestDatabase,
+  eventually,
+  hasNats,
+  hasPostgres,
+  seededRandom,
+  TEST_NATS_URL,
+  uniqueBusNames,
+} from "@aps/testkit";
 import { ForumRepository } from "./repository.js";
 
 /**
@@ -49,7 +68,13 @@ if (pgUp && natsUp) {
     open: async () => {
       const { db, drop } = await realDatabase();
       const { stream, prefix } = uniqueBusNames();
-      const bus = await JetStreamBus.connect({ servers: TEST_NATS_URL, stream, prefix, connectionName: "aps-votes-relay-test", log });
+      const bus = await JetStreamBus.connect({
+        servers: TEST_NATS_URL,
+        stream,
+        prefix,
+        connectionName: "aps-votes-relay-test",
+        log,
+      });
       return {
         db,
         bus,
@@ -64,52 +89,91 @@ if (pgUp && natsUp) {
 }
 
 if (setups.length === 0) console.warn("!! votes-relay.test.ts: NO POSTGRESQL reachable: every case is SKIPPED");
-(setups.length ? describe.each(setups) : describe.skip.each([{ name: "no PostgreSQL: SKIPPED" } as Setup]))("vote events through the relay ($name)", (setup) => {
-  it("arrive once each and in commit order per post, under concurrent votes", async () => {
-    const { db, bus, cleanup } = await setup.open();
-    try {
-      await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
-      const relay = new OutboxRelay(db.pool, bus, log);
-      const repo = new ForumRepository(db.pool, systemClock, { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 3, agendaSize: 10 }, () => relay.notify());
-      const received: events.VoteCast[] = [];
-      const sub = await bus.consume({
-        durable: "votes-order-check",
-        subjects: [`${bus.prefix}.forum.vote_cast`],
-        handler: async (e) => {
-          received.push(events.VoteCast.decode(e.payload));
-        },
-      });
-      relay.start();
+(setups.length ? describe.each(setups) : describe.skip.each([{ name: "no PostgreSQL: SKIPPED" } as Setup]))(
+  "vote events through the relay ($name)",
+  (setup) => {
+    it("arrive once each and in commit order per post, under concurrent votes", async () => {
+      const { db, bus, cleanup } = await setup.open();
       try {
-        const posts: string[] = [];
-        for (let i = 0; i < 4; i++) posts.push((await repo.createPost({ agentId: "ag_author", name: "A" }, `Post ${i}`, "body", i % 2 === 0)).id);
-        const seed = Number(process.env.APS_TEST_SEED ?? Date.now() % 2 ** 31);
-        const random = seededRandom(seed);
-        const plans = Array.from({ length: 40 }, () => Array.from({ length: 8 }, () => ({ post: posts[Math.floor(random() * posts.length)]!, vote: (random() < 0.5 ? 1 : -1) as 1 | -1 })));
-        await Promise.all(plans.map(async (plan, i) => {
-          for (const { post, vote } of plan) await repo.castVote(post, `ag_${i}`, vote);
-        }));
-        const changes = Number((await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM vote_events")).rows[0]!.n);
-        await eventually(async () => expect({ seed, received: received.length, backlog: await relay.backlog() }).toEqual({ seed, received: changes, backlog: 0 }), 30_000);
+        await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+        const relay = new OutboxRelay(db.pool, bus, log);
+        const repo = new ForumRepository(
+          db.pool,
+          systemClock,
+          { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 3, agendaSize: 10 },
+          () => relay.notify(),
+        );
+        const received: events.VoteCast[] = [];
+        const sub = await bus.consume({
+          durable: "votes-order-check",
+          subjects: [`${bus.prefix}.forum.vote_cast`],
+          handler: async (e) => {
+            received.push(events.VoteCast.decode(e.payload));
+          },
+        });
+        relay.start();
+        try {
+          const posts: string[] = [];
+          for (let i = 0; i < 4; i++)
+            posts.push(
+              (await repo.createPost({ agentId: "ag_author", name: "A" }, `Post ${i}`, "body", i % 2 === 0)).id,
+            );
+          const seed = Number(process.env.APS_TEST_SEED ?? Date.now() % 2 ** 31);
+          const random = seededRandom(seed);
+          const plans = Array.from({ length: 40 }, () =>
+            Array.from({ length: 8 }, () => ({
+              post: posts[Math.floor(random() * posts.length)]!,
+              vote: (random() < 0.5 ? 1 : -1) as 1 | -1,
+            })),
+          );
+          await Promise.all(
+            plans.map(async (plan, i) => {
+              for (const { post, vote } of plan) await repo.castVote(post, `ag_${i}`, vote);
+            }),
+          );
+          const changes = Number(
+            (await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM vote_events")).rows[0]!.n,
+          );
+          await eventually(
+            async () =>
+              expect({ seed, received: received.length, backlog: await relay.backlog() }).toEqual({
+                seed,
+                received: changes,
+                backlog: 0,
+              }),
+            30_000,
+          );
 
-        expect(new Set(received.map((e) => e.eventId)).size).toBe(received.length);
-        for (const post of posts) {
-          let f = 0;
-          let a = 0;
-          for (const [i, e] of received.filter((x) => x.postId === post).entries()) {
-            f += (e.vote === 1 ? 1 : 0) - (e.previousVote === 1 ? 1 : 0);
-            a += (e.vote === -1 ? 1 : 0) - (e.previousVote === -1 ? 1 : 0);
-            expect({ seed, post, i, for: e.votesFor, against: e.votesAgainst }).toEqual({ seed, post, i, for: f, against: a });
+          expect(new Set(received.map((e) => e.eventId)).size).toBe(received.length);
+          for (const post of posts) {
+            let f = 0;
+            let a = 0;
+            for (const [i, e] of received.filter((x) => x.postId === post).entries()) {
+              f += (e.vote === 1 ? 1 : 0) - (e.previousVote === 1 ? 1 : 0);
+              a += (e.vote === -1 ? 1 : 0) - (e.previousVote === -1 ? 1 : 0);
+              expect({ seed, post, i, for: e.votesFor, against: e.votesAgainst }).toEqual({
+                seed,
+                post,
+                i,
+                for: f,
+                against: a,
+              });
+            }
+            const row = (
+              await db.pool.query<{ votes_for: number; votes_against: number }>(
+                "SELECT votes_for, votes_against FROM posts WHERE id = $1",
+                [post],
+              )
+            ).rows[0]!;
+            expect({ post, for: f, against: a }).toEqual({ post, for: row.votes_for, against: row.votes_against });
           }
-          const row = (await db.pool.query<{ votes_for: number; votes_against: number }>("SELECT votes_for, votes_against FROM posts WHERE id = $1", [post])).rows[0]!;
-          expect({ post, for: f, against: a }).toEqual({ post, for: row.votes_for, against: row.votes_against });
+        } finally {
+          await relay.stop();
+          await sub.stop();
         }
       } finally {
-        await relay.stop();
-        await sub.stop();
+        await cleanup();
       }
-    } finally {
-      await cleanup();
-    }
-  });
-});
+    });
+  },
+);

@@ -45,281 +45,367 @@ class SetClock implements Clock {
 
 const DAY_MS = 86_400_000;
 
-(pgUp ? describe.each([postgres]) : describe.skip.each([postgres]))("votes on $name (SKIPPED when no PostgreSQL is reachable)", (backend) => {
-  let db: Database;
-  let cleanup: () => Promise<void>;
-  const clock = new SetClock(new Date("2026-01-10T12:00:00Z"));
-  let commits = 0;
-  const repo = (limits: Partial<ForumLimits> = {}) =>
-    new ForumRepository(db.pool, clock, { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 3, agendaSize: 10, ...limits }, () => commits++);
+(pgUp ? describe.each([postgres]) : describe.skip.each([postgres]))(
+  "votes on $name (SKIPPED when no PostgreSQL is reachable)",
+  (backend) => {
+    let db: Database;
+    let cleanup: () => Promise<void>;
+    const clock = new SetClock(new Date("2026-01-10T12:00:00Z"));
+    let commits = 0;
+    const repo = (limits: Partial<ForumLimits> = {}) =>
+      new ForumRepository(
+        db.pool,
+        clock,
+        { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 3, agendaSize: 10, ...limits },
+        () => commits++,
+      );
 
-  beforeAll(async () => {
-    ({ db, cleanup } = await backend.open());
-    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
-  });
-  afterAll(async () => {
-    await cleanup?.();
-  });
-
-  const author = { agentId: "ag_author", name: "Author" };
-  const count = async (sql: string, params: unknown[] = []) => Number((await db.pool.query<{ n: string }>(sql, params)).rows[0]!.n);
-  /** The outbox rows of `subject` about `postId`, in seq order. */
-  const outbox = async (subject: string) =>
-    (await db.pool.query<{ event_id: string; payload: Buffer; headers: Record<string, string> }>("SELECT event_id, payload, headers FROM outbox WHERE subject = $1 ORDER BY seq", [subject])).rows;
-  const voteEventsOf = async (postId: string) =>
-    (await outbox("forum.vote_cast")).map((r) => ({ raw: r.payload, headers: r.headers, e: events.VoteCast.decode(r.payload) })).filter((x) => x.e.postId === postId);
-  /** Tallies counted from the votes table, independently of posts.votes_for/against. */
-  const counted = async (postId: string) => {
-    const r = await db.pool.query<{ f: string; a: string }>("SELECT count(*) FILTER (WHERE vote = 1) AS f, count(*) FILTER (WHERE vote = -1) AS a FROM votes WHERE post_id = $1", [postId]);
-    return { for: Number(r.rows[0]!.f), against: Number(r.rows[0]!.a) };
-  };
-  const postRow = async (postId: string) =>
-    (
-      await db.pool.query<{ votes_for: number; votes_against: number; status: string; heat: number; expected_heat: number }>(
-        "SELECT votes_for, votes_against, status, heat, heat(votes_for - votes_against, created_at) AS expected_heat FROM posts WHERE id = $1",
-        [postId],
-      )
-    ).rows[0]!;
-
-  it("encodes the fields it appends exactly as the generated protobuf encoder does", async () => {
-    for (const v of [0, 1, -1, 2, 127, 128, 300, 16_384, 2_147_483_647, -2_147_483_648, -300]) {
-      const r = await db.pool.query<{ b: Buffer }>("SELECT pb_int32_field(6, $1::integer) AS b", [v]);
-      const want = events.VoteCast.encode({ eventId: "", occurredAt: "", postId: "", voterId: "", vote: 0, previousVote: v, votesFor: 0, votesAgainst: 0 }).finish();
-      expect({ v, hex: r.rows[0]!.b.toString("hex") }).toEqual({ v, hex: Buffer.from(want).toString("hex") });
-    }
-    for (const s of ["", "ag_01HZX", "ünïcødé ✓ 𝄞", "x".repeat(200)]) {
-      const r = await db.pool.query<{ b: Buffer }>("SELECT pb_string_field(4, $1::text) AS b", [s]);
-      const want = events.PostOnAgenda.encode({ eventId: "", occurredAt: "", postId: "", authorId: s }).finish();
-      expect({ s, hex: r.rows[0]!.b.toString("hex") }).toEqual({ s, hex: Buffer.from(want).toString("hex") });
-    }
-  });
-
-  it("records a first vote, ignores a repeat, applies flips; tallies, heat, history and events follow", async () => {
-    const r = repo();
-    const post = await r.createPost(author, "Votes", "body", false);
-    const before = commits;
-
-    expect((await r.castVote(post.id, "ag_a", 1)).votes).toEqual({ for: 1, against: 0, score: 1 });
-    // the same vote again: the same answer, nothing written, nothing enqueued, no wake-up
-    const eventsAfterFirst = await voteEventsOf(post.id);
-    const historyAfterFirst = await count("SELECT count(*) AS n FROM vote_events WHERE post_id = $1", [post.id]);
-    expect((await r.castVote(post.id, "ag_a", 1)).votes).toEqual({ for: 1, against: 0, score: 1 });
-    expect(await voteEventsOf(post.id)).toHaveLength(eventsAfterFirst.length);
-    expect(await count("SELECT count(*) AS n FROM vote_events WHERE post_id = $1", [post.id])).toBe(historyAfterFirst);
-    expect(commits).toBe(before + 1);
-
-    expect((await r.castVote(post.id, "ag_a", -1)).votes).toEqual({ for: 0, against: 1, score: -1 });
-    expect((await r.castVote(post.id, "ag_b", -1)).votes).toEqual({ for: 0, against: 2, score: -2 });
-    const last = await r.castVote(post.id, "ag_a", 1);
-    expect(last).toEqual({ postId: post.id, vote: 1, votes: { for: 1, against: 1, score: 0 }, castAt: clock.at.toISOString() });
-    expect(commits).toBe(before + 4);
-
-    const row = await postRow(post.id);
-    expect({ for: row.votes_for, against: row.votes_against }).toEqual(await counted(post.id));
-    expect(row.heat).toBeCloseTo(row.expected_heat, 12);
-
-    // one event per change, completed in SQL: byte for byte what the generated encoder writes
-    const evs = await voteEventsOf(post.id);
-    expect(evs.map((x) => [x.e.voterId, x.e.vote, x.e.previousVote, x.e.votesFor, x.e.votesAgainst])).toEqual([
-      ["ag_a", 1, 0, 1, 0],
-      ["ag_a", -1, 1, 0, 1],
-      ["ag_b", -1, 0, 0, 2],
-      ["ag_a", 1, -1, 1, 1],
-    ]);
-    for (const x of evs) {
-      expect(Buffer.from(x.raw).toString("hex")).toBe(Buffer.from(events.VoteCast.encode(x.e).finish()).toString("hex"));
-      expect(x.e.occurredAt).toBe(clock.at.toISOString());
-      expect(x.headers["aps-event-type"]).toBe("forum.vote_cast");
-    }
-    // the append-only history keeps every change; votesAt reads it
-    const hist = await db.pool.query<{ agent_id: string; vote: number }>("SELECT agent_id, vote FROM vote_events WHERE post_id = $1 ORDER BY seq", [post.id]);
-    expect(hist.rows.map((h) => `${h.agent_id}:${h.vote}`)).toEqual(["ag_a:1", "ag_a:-1", "ag_b:-1", "ag_a:1"]);
-    const at = await r.votesAt(post.id, new Date(clock.at.getTime() + 1));
-    expect(at.sort((x, y) => x.agentId.localeCompare(y.agentId))).toEqual([
-      { agentId: "ag_a", vote: 1 },
-      { agentId: "ag_b", vote: -1 },
-    ]);
-    expect((await r.getPost(post.id, "ag_b")).myVote).toBe(-1);
-  });
-
-  it("answers not_found for an absent post and writes nothing", async () => {
-    const tables = ["votes", "vote_events", "outbox"];
-    const before = await Promise.all(tables.map((t) => count(`SELECT count(*) AS n FROM ${t}`)));
-    await expect(repo().castVote("p_01HZZZZZZZZZZZZZZZZZZZZZZZ", "ag_a", 1)).rejects.toMatchObject({ name: "ApsError", code: "not_found" });
-    expect(await Promise.all(tables.map((t) => count(`SELECT count(*) AS n FROM ${t}`)))).toEqual(before);
-  });
-
-  it("applies the heat rule once: open proposals with the score among the top N move to the agenda, post_on_agenda before vote_cast", async () => {
-    // A schema of its own would be cleaner; instead every proposal here is created far in the
-    // future, so the ones of other tests (all older) can never rank ahead of them.
-    const r = repo({ agendaMinScore: 3, agendaSize: 2 });
-    const base = new Date("2030-01-01T00:00:00Z").getTime();
-    clock.at = new Date(base);
-    const old = await r.createPost(author, "Old proposal", "body", true);
-    clock.at = new Date(base + DAY_MS);
-    const q1 = await r.createPost(author, "Newer 1", "body", true);
-    clock.at = new Date(base + 2 * DAY_MS);
-    const q2 = await r.createPost({ agentId: "ag_q2author", name: "Q2" }, "Newer 2", "body", true);
-    const talk = await r.createPost(author, "Discussion", "body", false);
-    clock.at = new Date(base + 3 * DAY_MS);
-
-    // score 3 but two open proposals are hotter (a day of age outweighs log10(3)): stays open
-    for (const v of ["ag_1", "ag_2", "ag_3"]) await r.castVote(old.id, v, 1);
-    expect((await postRow(old.id)).status).toBe("open");
-    // a discussion never goes on the agenda
-    for (const v of ["ag_1", "ag_2", "ag_3", "ag_4"]) await r.castVote(talk.id, v, 1);
-    expect((await postRow(talk.id)).status).toBe("discussion");
-
-    // q2: below the score, then at it and top-ranked → agenda, with the event before the vote's
-    await r.castVote(q2.id, "ag_1", 1);
-    await r.castVote(q2.id, "ag_2", 1);
-    expect((await postRow(q2.id)).status).toBe("open");
-    const seqBefore = await count("SELECT coalesce(max(seq), 0) AS n FROM outbox");
-    await r.castVote(q2.id, "ag_3", 1);
-    expect((await postRow(q2.id)).status).toBe("agenda");
-    const after = await db.pool.query<{ subject: string; payload: Buffer }>("SELECT subject, payload FROM outbox WHERE seq > $1 ORDER BY seq", [seqBefore]);
-    expect(after.rows.map((x) => x.subject)).toEqual(["forum.post_on_agenda", "forum.vote_cast"]);
-    const agenda = events.PostOnAgenda.decode(after.rows[0]!.payload);
-    expect(agenda).toMatchObject({ postId: q2.id, authorId: "ag_q2author", occurredAt: clock.at.toISOString() });
-    expect(Buffer.from(after.rows[0]!.payload).toString("hex")).toBe(Buffer.from(events.PostOnAgenda.encode(agenda).finish()).toString("hex"));
-    expect(agenda.eventId).not.toBe(events.VoteCast.decode(after.rows[1]!.payload).eventId);
-
-    // never twice, never back: more votes and a flip below the score leave it on the agenda
-    await r.castVote(q2.id, "ag_4", 1);
-    await r.castVote(q2.id, "ag_1", -1);
-    await r.castVote(q2.id, "ag_2", -1);
-    expect((await postRow(q2.id)).status).toBe("agenda");
-    const onAgenda = (await outbox("forum.post_on_agenda")).map((o) => events.PostOnAgenda.decode(o.payload).postId);
-    expect(onAgenda.filter((id) => id === q2.id)).toHaveLength(1);
-
-    // with q2 gone from the open set only q1 is ahead of `old`: its next vote moves it
-    await r.castVote(old.id, "ag_4", 1);
-    expect((await postRow(old.id)).status).toBe("agenda");
-    expect((await postRow(q1.id)).status).toBe("open");
-    expect((await outbox("forum.post_on_agenda")).map((o) => events.PostOnAgenda.decode(o.payload).postId).filter((id) => id === old.id)).toHaveLength(1);
-  });
-
-  it("keeps exact tallies after many concurrent mixed votes on one post (flips, repeats, racing requests of one identity)", async () => {
-    clock.at = new Date("2026-01-11T00:00:00Z");
-    const r = repo();
-    const post = await r.createPost(author, "Contended", "body", true);
-    const seed = Number(process.env.APS_TEST_SEED ?? Date.now() % 2 ** 31);
-    const random = seededRandom(seed);
-    const AGENTS = 60;
-    const plans = Array.from({ length: AGENTS }, () => Array.from({ length: 1 + Math.floor(random() * 6) }, () => (random() < 0.55 ? 1 : -1) as 1 | -1));
-    const last = new Map<string, 1 | -1>();
-    await Promise.all(
-      plans.map(async (plan, i) => {
-        const agent = `ag_v${i}`;
-        for (const v of plan) {
-          // every fifth agent also sends the opposite vote at the same moment (two tabs racing)
-          if (i % 5 === 0) await Promise.all([r.castVote(post.id, agent, v), r.castVote(post.id, agent, -v as 1 | -1)]);
-          else {
-            const ack = await r.castVote(post.id, agent, v);
-            expect(ack.votes!.score).toBe(ack.votes!.for - ack.votes!.against);
-            last.set(agent, v);
-          }
-        }
-      }),
-    );
-
-    const row = await postRow(post.id);
-    const truth = await counted(post.id);
-    expect({ seed, tallies: { for: row.votes_for, against: row.votes_against } }).toEqual({ seed, tallies: truth });
-    expect(truth.for + truth.against).toBe(AGENTS);
-    // the sequential agents' rows hold their last acknowledged vote
-    const rows = await db.pool.query<{ agent_id: string; vote: number }>("SELECT agent_id, vote FROM votes WHERE post_id = $1", [post.id]);
-    const stored = new Map(rows.rows.map((x) => [x.agent_id, x.vote]));
-    for (const [agent, v] of last) expect({ seed, agent, vote: stored.get(agent) }).toEqual({ seed, agent, vote: v });
-    expect(row.heat).toBeCloseTo(row.expected_heat, 12);
-
-    // the events, in seq order, form one chain: each applies its transition to the previous
-    // tallies; one event per history row; the last one carries the final tallies
-    const evs = (await voteEventsOf(post.id)).map((x) => x.e);
-    expect(evs).toHaveLength(await count("SELECT count(*) AS n FROM vote_events WHERE post_id = $1", [post.id]));
-    let f = 0;
-    let a = 0;
-    for (const [i, e] of evs.entries()) {
-      expect(e.previousVote).not.toBe(e.vote);
-      f += (e.vote === 1 ? 1 : 0) - (e.previousVote === 1 ? 1 : 0);
-      a += (e.vote === -1 ? 1 : 0) - (e.previousVote === -1 ? 1 : 0);
-      expect({ seed, i, for: e.votesFor, against: e.votesAgainst }).toEqual({ seed, i, for: f, against: a });
-    }
-    expect({ for: f, against: a }).toEqual(truth);
-  });
-
-  it("group commit (docs/adr/0097): four replicas batching concurrent votes on shared posts never deadlock, and the tallies stay exact", async () => {
-    clock.at = new Date("2026-01-12T00:00:00Z");
-    // Each replica is its own repository (its own queue, one batch in flight) on the same
-    // database; a counting pool shows which statement each vote went through.
-    const statements = new Map<string, number[]>();
-    /** SQLSTATE of every failed statement (40P01 = deadlock_detected). */
-    const failures: string[] = [];
-    const counting = new Proxy(db.pool, {
-      get(target, prop, receiver) {
-        if (prop !== "query") return Reflect.get(target, prop, receiver);
-        return (q: unknown, values?: unknown[]) => {
-          const named = q as { name?: string; values?: unknown[][] };
-          if (named?.name) statements.set(named.name, [...(statements.get(named.name) ?? []), Array.isArray(named.values?.[0]) ? named.values[0].length : 1]);
-          return target.query(q as string, values).catch((err: { code?: string }) => {
-            failures.push(err.code ?? String(err));
-            throw err;
-          });
-        };
-      },
+    beforeAll(async () => {
+      ({ db, cleanup } = await backend.open());
+      await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
     });
-    const replicas = Array.from({ length: 4 }, () => new ForumRepository(counting as typeof db.pool, clock, { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 1e6, agendaSize: 10 }));
-    const posts = await Promise.all(Array.from({ length: 3 }, (_, i) => replicas[0]!.createPost(author, `Shared ${i}`, "body", true)));
-    const seed = Number(process.env.APS_TEST_SEED ?? Date.now() % 2 ** 31);
-    const random = seededRandom(seed);
-    // 40 agents, each voting 1–8 times in sequence on random posts through random replicas, all
-    // agents at once: every batch holds several posts and several agents per post; every second
-    // agent also races itself.
-    const last = new Map<string, 1 | -1>();
-    await Promise.all(
-      Array.from({ length: 40 }, async (_, i) => {
-        const agent = `ag_rep${i}`;
-        const n = 1 + Math.floor(random() * 8);
-        for (let k = 0; k < n; k++) {
-          const post = posts[Math.floor(random() * posts.length)]!;
-          const v = (random() < 0.5 ? 1 : -1) as 1 | -1;
-          const at = Math.floor(random() * replicas.length);
-          if (i % 2 === 0) {
-            // two tabs racing: the same identity, the same post, opposite votes, two replicas at
-            // once — the case where two transactions want the same votes row
-            await Promise.all([replicas[at]!.castVote(post.id, agent, v), replicas[(at + 1) % replicas.length]!.castVote(post.id, agent, -v as 1 | -1)]);
-            await replicas[at]!.castVote(post.id, agent, v); // then settle on v
-          } else await replicas[at]!.castVote(post.id, agent, v);
-          last.set(`${post.id}:${agent}`, v);
-        }
-      }),
-    );
-    for (const post of posts) {
-      const row = await postRow(post.id);
-      const expected = { for: 0, against: 0 };
-      for (const [key, v] of last) if (key.startsWith(`${post.id}:`)) v === 1 ? expected.for++ : expected.against++;
-      expect({ seed, post: post.id, tallies: { for: row.votes_for, against: row.votes_against } }).toEqual({ seed, post: post.id, tallies: expected });
-      expect(await counted(post.id)).toEqual(expected);
-      expect(row.heat).toBeCloseTo(row.expected_heat, 12);
-    }
-    // the batch statement did carry several votes at once
-    expect(Math.max(...(statements.get("forum.cast_votes") ?? [0]))).toBeGreaterThan(1);
-    // and no statement failed — no transaction was a deadlock victim (40P01). A batch that fails
-    // is retried vote by vote and would still end with exact tallies, so this is the check of
-    // the lock order.
-    expect({ seed, failures }).toEqual({ seed, failures: [] });
-  });
+    afterAll(async () => {
+      await cleanup?.();
+    });
 
-  it("group commit: an absent post in a batch fails only its own vote; the others commit", async () => {
-    const r = repo();
-    const post = await r.createPost(author, "Batch neighbour", "body", false);
-    const settled = await Promise.allSettled([
-      r.castVote(post.id, "ag_n1", 1),
-      r.castVote("p_01HZZZZZZZZZZZZZZZZZZZZZZZ", "ag_n2", 1),
-      r.castVote(post.id, "ag_n3", -1),
-    ]);
-    expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ name: "ApsError", code: "not_found" });
-    expect(await counted(post.id)).toEqual({ for: 1, against: 1 });
-  });
-});
+    const author = { agentId: "ag_author", name: "Author" };
+    const count = async (sql: string, params: unknown[] = []) =>
+      Number((await db.pool.query<{ n: string }>(sql, params)).rows[0]!.n);
+    /** The outbox rows of `subject` about `postId`, in seq order. */
+    const outbox = async (subject: string) =>
+      (
+        await db.pool.query<{ event_id: string; payload: Buffer; headers: Record<string, string> }>(
+          "SELECT event_id, payload, headers FROM outbox WHERE subject = $1 ORDER BY seq",
+          [subject],
+        )
+      ).rows;
+    const voteEventsOf = async (postId: string) =>
+      (await outbox("forum.vote_cast"))
+        .map((r) => ({ raw: r.payload, headers: r.headers, e: events.VoteCast.decode(r.payload) }))
+        .filter((x) => x.e.postId === postId);
+    /** Tallies counted from the votes table, independently of posts.votes_for/against. */
+    const counted = async (postId: string) => {
+      const r = await db.pool.query<{ f: string; a: string }>(
+        "SELECT count(*) FILTER (WHERE vote = 1) AS f, count(*) FILTER (WHERE vote = -1) AS a FROM votes WHERE post_id = $1",
+        [postId],
+      );
+      return { for: Number(r.rows[0]!.f), against: Number(r.rows[0]!.a) };
+    };
+    const postRow = async (postId: string) =>
+      (
+        await db.pool.query<{
+          votes_for: number;
+          votes_against: number;
+          status: string;
+          heat: number;
+          expected_heat: number;
+        }>(
+          "SELECT votes_for, votes_against, status, heat, heat(votes_for - votes_against, created_at) AS expected_heat FROM posts WHERE id = $1",
+          [postId],
+        )
+      ).rows[0]!;
+
+    it("encodes the fields it appends exactly as the generated protobuf encoder does", async () => {
+      for (const v of [0, 1, -1, 2, 127, 128, 300, 16_384, 2_147_483_647, -2_147_483_648, -300]) {
+        const r = await db.pool.query<{ b: Buffer }>("SELECT pb_int32_field(6, $1::integer) AS b", [v]);
+        const want = events.VoteCast.encode({
+          eventId: "",
+          occurredAt: "",
+          postId: "",
+          voterId: "",
+          vote: 0,
+          previousVote: v,
+          votesFor: 0,
+          votesAgainst: 0,
+        }).finish();
+        expect({ v, hex: r.rows[0]!.b.toString("hex") }).toEqual({ v, hex: Buffer.from(want).toString("hex") });
+      }
+      for (const s of ["", "ag_01HZX", "ünïcødé ✓ 𝄞", "x".repeat(200)]) {
+        const r = await db.pool.query<{ b: Buffer }>("SELECT pb_string_field(4, $1::text) AS b", [s]);
+        const want = events.PostOnAgenda.encode({ eventId: "", occurredAt: "", postId: "", authorId: s }).finish();
+        expect({ s, hex: r.rows[0]!.b.toString("hex") }).toEqual({ s, hex: Buffer.from(want).toString("hex") });
+      }
+    });
+
+    it("records a first vote, ignores a repeat, applies flips; tallies, heat, history and events follow", async () => {
+      const r = repo();
+      const post = await r.createPost(author, "Votes", "body", false);
+      const before = commits;
+
+      expect((await r.castVote(post.id, "ag_a", 1)).votes).toEqual({ for: 1, against: 0, score: 1 });
+      // the same vote again: the same answer, nothing written, nothing enqueued, no wake-up
+      const eventsAfterFirst = await voteEventsOf(post.id);
+      const historyAfterFirst = await count("SELECT count(*) AS n FROM vote_events WHERE post_id = $1", [post.id]);
+      expect((await r.castVote(post.id, "ag_a", 1)).votes).toEqual({ for: 1, against: 0, score: 1 });
+      expect(await voteEventsOf(post.id)).toHaveLength(eventsAfterFirst.length);
+      expect(await count("SELECT count(*) AS n FROM vote_events WHERE post_id = $1", [post.id])).toBe(
+        historyAfterFirst,
+      );
+      expect(commits).toBe(before + 1);
+
+      expect((await r.castVote(post.id, "ag_a", -1)).votes).toEqual({ for: 0, against: 1, score: -1 });
+      expect((await r.castVote(post.id, "ag_b", -1)).votes).toEqual({ for: 0, against: 2, score: -2 });
+      const last = await r.castVote(post.id, "ag_a", 1);
+      expect(last).toEqual({
+        postId: post.id,
+        vote: 1,
+        votes: { for: 1, against: 1, score: 0 },
+        castAt: clock.at.toISOString(),
+      });
+      expect(commits).toBe(before + 4);
+
+      const row = await postRow(post.id);
+      expect({ for: row.votes_for, against: row.votes_against }).toEqual(await counted(post.id));
+      expect(row.heat).toBeCloseTo(row.expected_heat, 12);
+
+      // one event per change, completed in SQL: byte for byte what the generated encoder writes
+      const evs = await voteEventsOf(post.id);
+      expect(evs.map((x) => [x.e.voterId, x.e.vote, x.e.previousVote, x.e.votesFor, x.e.votesAgainst])).toEqual([
+        ["ag_a", 1, 0, 1, 0],
+        ["ag_a", -1, 1, 0, 1],
+        ["ag_b", -1, 0, 0, 2],
+        ["ag_a", 1, -1, 1, 1],
+      ]);
+      for (const x of evs) {
+        expect(Buffer.from(x.raw).toString("hex")).toBe(
+          Buffer.from(events.VoteCast.encode(x.e).finish()).toString("hex"),
+        );
+        expect(x.e.occurredAt).toBe(clock.at.toISOString());
+        expect(x.headers["aps-event-type"]).toBe("forum.vote_cast");
+      }
+      // the append-only history keeps every change; votesAt reads it
+      const hist = await db.pool.query<{ agent_id: string; vote: number }>(
+        "SELECT agent_id, vote FROM vote_events WHERE post_id = $1 ORDER BY seq",
+        [post.id],
+      );
+      expect(hist.rows.map((h) => `${h.agent_id}:${h.vote}`)).toEqual(["ag_a:1", "ag_a:-1", "ag_b:-1", "ag_a:1"]);
+      const at = await r.votesAt(post.id, new Date(clock.at.getTime() + 1));
+      expect(at.sort((x, y) => x.agentId.localeCompare(y.agentId))).toEqual([
+        { agentId: "ag_a", vote: 1 },
+        { agentId: "ag_b", vote: -1 },
+      ]);
+      expect((await r.getPost(post.id, "ag_b")).myVote).toBe(-1);
+    });
+
+    it("answers not_found for an absent post and writes nothing", async () => {
+      const tables = ["votes", "vote_events", "outbox"];
+      const before = await Promise.all(tables.map((t) => count(`SELECT count(*) AS n FROM ${t}`)));
+      await expect(repo().castVote("p_01HZZZZZZZZZZZZZZZZZZZZZZZ", "ag_a", 1)).rejects.toMatchObject({
+        name: "ApsError",
+        code: "not_found",
+      });
+      expect(await Promise.all(tables.map((t) => count(`SELECT count(*) AS n FROM ${t}`)))).toEqual(before);
+    });
+
+    it("applies the heat rule once: open proposals with the score among the top N move to the agenda, post_on_agenda before vote_cast", async () => {
+      // A schema of its own would be cleaner; instead every proposal here is created far in the
+      // future, so the ones of other tests (all older) can never rank ahead of them.
+      const r = repo({ agendaMinScore: 3, agendaSize: 2 });
+      const base = new Date("2030-01-01T00:00:00Z").getTime();
+      clock.at = new Date(base);
+      const old = await r.createPost(author, "Old proposal", "body", true);
+      clock.at = new Date(base + DAY_MS);
+      const q1 = await r.createPost(author, "Newer 1", "body", true);
+      clock.at = new Date(base + 2 * DAY_MS);
+      const q2 = await r.createPost({ agentId: "ag_q2author", name: "Q2" }, "Newer 2", "body", true);
+      const talk = await r.createPost(author, "Discussion", "body", false);
+      clock.at = new Date(base + 3 * DAY_MS);
+
+      // score 3 but two open proposals are hotter (a day of age outweighs log10(3)): stays open
+      for (const v of ["ag_1", "ag_2", "ag_3"]) await r.castVote(old.id, v, 1);
+      expect((await postRow(old.id)).status).toBe("open");
+      // a discussion never goes on the agenda
+      for (const v of ["ag_1", "ag_2", "ag_3", "ag_4"]) await r.castVote(talk.id, v, 1);
+      expect((await postRow(talk.id)).status).toBe("discussion");
+
+      // q2: below the score, then at it and top-ranked → agenda, with the event before the vote's
+      await r.castVote(q2.id, "ag_1", 1);
+      await r.castVote(q2.id, "ag_2", 1);
+      expect((await postRow(q2.id)).status).toBe("open");
+      const seqBefore = await count("SELECT coalesce(max(seq), 0) AS n FROM outbox");
+      await r.castVote(q2.id, "ag_3", 1);
+      expect((await postRow(q2.id)).status).toBe("agenda");
+      const after = await db.pool.query<{ subject: string; payload: Buffer }>(
+        "SELECT subject, payload FROM outbox WHERE seq > $1 ORDER BY seq",
+        [seqBefore],
+      );
+      expect(after.rows.map((x) => x.subject)).toEqual(["forum.post_on_agenda", "forum.vote_cast"]);
+      const agenda = events.PostOnAgenda.decode(after.rows[0]!.payload);
+      expect(agenda).toMatchObject({ postId: q2.id, authorId: "ag_q2author", occurredAt: clock.at.toISOString() });
+      expect(Buffer.from(after.rows[0]!.payload).toString("hex")).toBe(
+        Buffer.from(events.PostOnAgenda.encode(agenda).finish()).toString("hex"),
+      );
+      expect(agenda.eventId).not.toBe(events.VoteCast.decode(after.rows[1]!.payload).eventId);
+
+      // never twice, never back: more votes and a flip below the score leave it on the agenda
+      await r.castVote(q2.id, "ag_4", 1);
+      await r.castVote(q2.id, "ag_1", -1);
+      await r.castVote(q2.id, "ag_2", -1);
+      expect((await postRow(q2.id)).status).toBe("agenda");
+      const onAgenda = (await outbox("forum.post_on_agenda")).map((o) => events.PostOnAgenda.decode(o.payload).postId);
+      expect(onAgenda.filter((id) => id === q2.id)).toHaveLength(1);
+
+      // with q2 gone from the open set only q1 is ahead of `old`: its next vote moves it
+      await r.castVote(old.id, "ag_4", 1);
+      expect((await postRow(old.id)).status).toBe("agenda");
+      expect((await postRow(q1.id)).status).toBe("open");
+      expect(
+        (await outbox("forum.post_on_agenda"))
+          .map((o) => events.PostOnAgenda.decode(o.payload).postId)
+          .filter((id) => id === old.id),
+      ).toHaveLength(1);
+    });
+
+    it("keeps exact tallies after many concurrent mixed votes on one post (flips, repeats, racing requests of one identity)", async () => {
+      clock.at = new Date("2026-01-11T00:00:00Z");
+      const r = repo();
+      const post = await r.createPost(author, "Contended", "body", true);
+      const seed = Number(process.env.APS_TEST_SEED ?? Date.now() % 2 ** 31);
+      const random = seededRandom(seed);
+      const AGENTS = 60;
+      const plans = Array.from({ length: AGENTS }, () =>
+        Array.from({ length: 1 + Math.floor(random() * 6) }, () => (random() < 0.55 ? 1 : -1) as 1 | -1),
+      );
+      const last = new Map<string, 1 | -1>();
+      await Promise.all(
+        plans.map(async (plan, i) => {
+          const agent = `ag_v${i}`;
+          for (const v of plan) {
+            // every fifth agent also sends the opposite vote at the same moment (two tabs racing)
+            if (i % 5 === 0)
+              await Promise.all([r.castVote(post.id, agent, v), r.castVote(post.id, agent, -v as 1 | -1)]);
+            else {
+              const ack = await r.castVote(post.id, agent, v);
+              expect(ack.votes!.score).toBe(ack.votes!.for - ack.votes!.against);
+              last.set(agent, v);
+            }
+          }
+        }),
+      );
+
+      const row = await postRow(post.id);
+      const truth = await counted(post.id);
+      expect({ seed, tallies: { for: row.votes_for, against: row.votes_against } }).toEqual({ seed, tallies: truth });
+      expect(truth.for + truth.against).toBe(AGENTS);
+      // the sequential agents' rows hold their last acknowledged vote
+      const rows = await db.pool.query<{ agent_id: string; vote: number }>(
+        "SELECT agent_id, vote FROM votes WHERE post_id = $1",
+        [post.id],
+      );
+      const stored = new Map(rows.rows.map((x) => [x.agent_id, x.vote]));
+      for (const [agent, v] of last) expect({ seed, agent, vote: stored.get(agent) }).toEqual({ seed, agent, vote: v });
+      expect(row.heat).toBeCloseTo(row.expected_heat, 12);
+
+      // the events, in seq order, form one chain: each applies its transition to the previous
+      // tallies; one event per history row; the last one carries the final tallies
+      const evs = (await voteEventsOf(post.id)).map((x) => x.e);
+      expect(evs).toHaveLength(await count("SELECT count(*) AS n FROM vote_events WHERE post_id = $1", [post.id]));
+      let f = 0;
+      let a = 0;
+      for (const [i, e] of evs.entries()) {
+        expect(e.previousVote).not.toBe(e.vote);
+        f += (e.vote === 1 ? 1 : 0) - (e.previousVote === 1 ? 1 : 0);
+        a += (e.vote === -1 ? 1 : 0) - (e.previousVote === -1 ? 1 : 0);
+        expect({ seed, i, for: e.votesFor, against: e.votesAgainst }).toEqual({ seed, i, for: f, against: a });
+      }
+      expect({ for: f, against: a }).toEqual(truth);
+    });
+
+    it("group commit (docs/adr/0097): four replicas batching concurrent votes on shared posts never deadlock, and the tallies stay exact", async () => {
+      clock.at = new Date("2026-01-12T00:00:00Z");
+      // Each replica is its own repository (its own queue, one batch in flight) on the same
+      // database; a counting pool shows which statement each vote went through.
+      const statements = new Map<string, number[]>();
+      /** SQLSTATE of every failed statement (40P01 = deadlock_detected). */
+      const failures: string[] = [];
+      const counting = new Proxy(db.pool, {
+        get(target, prop, receiver) {
+          if (prop !== "query") return Reflect.get(target, prop, receiver);
+          return (q: unknown, values?: unknown[]) => {
+            const named = q as { name?: string; values?: unknown[][] };
+            if (named?.name)
+              statements.set(named.name, [
+                ...(statements.get(named.name) ?? []),
+                Array.isArray(named.values?.[0]) ? named.values[0].length : 1,
+              ]);
+            return target.query(q as string, values).catch((err: { code?: string }) => {
+              failures.push(err.code ?? String(err));
+              throw err;
+            });
+          };
+        },
+      });
+      const replicas = Array.from(
+        { length: 4 },
+        () =>
+          new ForumRepository(counting as typeof db.pool, clock, {
+            postsPerDay: 1e6,
+            commentsPerDay: 1e6,
+            agendaMinScore: 1e6,
+            agendaSize: 10,
+          }),
+      );
+      const posts = await Promise.all(
+        Array.from({ length: 3 }, (_, i) => replicas[0]!.createPost(author, `Shared ${i}`, "body", true)),
+      );
+      const seed = Number(process.env.APS_TEST_SEED ?? Date.now() % 2 ** 31);
+      const random = seededRandom(seed);
+      // 40 agents, each voting 1–8 times in sequence on random posts through random replicas, all
+      // agents at once: every batch holds several posts and several agents per post; every second
+      // agent also races itself.
+      const last = new Map<string, 1 | -1>();
+      await Promise.all(
+        Array.from({ length: 40 }, async (_, i) => {
+          const agent = `ag_rep${i}`;
+          const n = 1 + Math.floor(random() * 8);
+          for (let k = 0; k < n; k++) {
+            const post = posts[Math.floor(random() * posts.length)]!;
+            const v = (random() < 0.5 ? 1 : -1) as 1 | -1;
+            const at = Math.floor(random() * replicas.length);
+            if (i % 2 === 0) {
+              // two tabs racing: the same identity, the same post, opposite votes, two replicas at
+              // once — the case where two transactions want the same votes row
+              await Promise.all([
+                replicas[at]!.castVote(post.id, agent, v),
+                replicas[(at + 1) % replicas.length]!.castVote(post.id, agent, -v as 1 | -1),
+              ]);
+              await replicas[at]!.castVote(post.id, agent, v); // then settle on v
+            } else await replicas[at]!.castVote(post.id, agent, v);
+            last.set(`${post.id}:${agent}`, v);
+          }
+        }),
+      );
+      for (const post of posts) {
+        const row = await postRow(post.id);
+        const expected = { for: 0, against: 0 };
+        for (const [key, v] of last) if (key.startsWith(`${post.id}:`)) v === 1 ? expected.for++ : expected.against++;
+        expect({ seed, post: post.id, tallies: { for: row.votes_for, against: row.votes_against } }).toEqual({
+          seed,
+          post: post.id,
+          tallies: expected,
+        });
+        expect(await counted(post.id)).toEqual(expected);
+        expect(row.heat).toBeCloseTo(row.expected_heat, 12);
+      }
+      // the batch statement did carry several votes at once
+      expect(Math.max(...(statements.get("forum.cast_votes") ?? [0]))).toBeGreaterThan(1);
+      // and no statement failed — no transaction was a deadlock victim (40P01). A batch that fails
+      // is retried vote by vote and would still end with exact tallies, so this is the check of
+      // the lock order.
+      expect({ seed, failures }).toEqual({ seed, failures: [] });
+    });
+
+    it("group commit: an absent post in a batch fails only its own vote; the others commit", async () => {
+      const r = repo();
+      const post = await r.createPost(author, "Batch neighbour", "body", false);
+      const settled = await Promise.allSettled([
+        r.castVote(post.id, "ag_n1", 1),
+        r.castVote("p_01HZZZZZZZZZZZZZZZZZZZZZZZ", "ag_n2", 1),
+        r.castVote(post.id, "ag_n3", -1),
+      ]);
+      expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ name: "ApsError", code: "not_found" });
+      expect(await counted(post.id)).toEqual({ for: 1, against: 1 });
+    });
+  },
+);

@@ -44,7 +44,8 @@ describe("AuthCache", () => {
   it("never caches an unknown key: each attempt is asked again and holds no memory", async () => {
     const t = new KeyTable();
     const c = new AuthCache(t, { ttlMs: 60_000, maxEntries: 100 });
-    for (let i = 0; i < 50; i++) await expect(c.authenticate(`sk_src_random${i}`)).rejects.toMatchObject({ code: "unauthenticated" });
+    for (let i = 0; i < 50; i++)
+      await expect(c.authenticate(`sk_src_random${i}`)).rejects.toMatchObject({ code: "unauthenticated" });
     await expect(c.authenticate("sk_src_random0")).rejects.toMatchObject({ code: "unauthenticated" });
     expect(t.calls).toBe(51);
     expect(c.size).toBe(0);

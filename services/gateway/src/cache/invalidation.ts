@@ -23,7 +23,12 @@ const POST_EVENTS: Record<string, (payload: Uint8Array) => { postId: string }> =
  * detail and every collection; any other forum or council event (or one that does not decode)
  * drops every cached read. Returns what it did, for logs and tests.
  */
-export function applyEvent(prefix: string, e: BusEvent, reads: ReadCache, auth: AuthCache): "key" | "post" | "search" | "all" | "ignored" {
+export function applyEvent(
+  prefix: string,
+  e: BusEvent,
+  reads: ReadCache,
+  auth: AuthCache,
+): "key" | "post" | "search" | "all" | "ignored" {
   const type = e.subject.startsWith(`${prefix}.`) ? e.subject.slice(prefix.length + 1) : e.subject;
   if (type === "knowledge.post_indexed") {
     reads.invalidateSearch();
@@ -64,10 +69,18 @@ export function applyEvent(prefix: string, e: BusEvent, reads: ReadCache, auth: 
  * (EventBus.subscribe — no durable consumer per replica). Events missed while disconnected are
  * not replayed: the caches' TTLs bound what that costs.
  */
-export function subscribeInvalidation(bus: EventBus, reads: ReadCache, auth: AuthCache, log: Logger): Promise<Subscription> {
+export function subscribeInvalidation(
+  bus: EventBus,
+  reads: ReadCache,
+  auth: AuthCache,
+  log: Logger,
+): Promise<Subscription> {
   const p = bus.prefix;
-  return bus.subscribe([`${p}.forum.>`, `${p}.council.>`, `${p}.identity.key_rotated`, `${p}.knowledge.post_indexed`], (e) => {
-    const what = applyEvent(p, e, reads, auth);
-    if (what === "all") log.debug({ subject: e.subject }, "event not attributable to one post: read cache cleared");
-  });
+  return bus.subscribe(
+    [`${p}.forum.>`, `${p}.council.>`, `${p}.identity.key_rotated`, `${p}.knowledge.post_indexed`],
+    (e) => {
+      const what = applyEvent(p, e, reads, auth);
+      if (what === "all") log.debug({ subject: e.subject }, "event not attributable to one post: read cache cleared");
+    },
+  );
 }

@@ -28,16 +28,20 @@ async function harness(ttlMs = 60_000, maxBytes = 1 << 20): Promise<Harness> {
   const gate: Harness["gate"] = {};
   const app = express();
   app.set("etag", false);
-  const route = (key: string, scope: ReadScope, size = 10) => async (req: express.Request, res: express.Response) => {
-    await cache.serve(req, res, key, scope, async () => {
-      produced.set(key, (produced.get(key) ?? 0) + 1);
-      const v = version.n;
-      if (gate.wait) await gate.wait;
-      return { key, v, pad: "x".repeat(size) };
-    });
-  };
+  const route =
+    (key: string, scope: ReadScope, size = 10) =>
+    async (req: express.Request, res: express.Response) => {
+      await cache.serve(req, res, key, scope, async () => {
+        produced.set(key, (produced.get(key) ?? 0) + 1);
+        const v = version.n;
+        if (gate.wait) await gate.wait;
+        return { key, v, pad: "x".repeat(size) };
+      });
+    };
   app.get("/posts", route("/posts", { kind: "collection" }));
-  app.get("/posts/:id", (req, res) => route(`/posts/${req.params.id}`, { kind: "post", postId: req.params.id })(req, res));
+  app.get("/posts/:id", (req, res) =>
+    route(`/posts/${req.params.id}`, { kind: "post", postId: req.params.id })(req, res),
+  );
   app.get("/search", route("/search", { kind: "search" }));
   app.get("/big/:n", (req, res) => route(`/big/${req.params.n}`, { kind: "collection" }, 10_000)(req, res));
   app.get("/mine", async (req, res) => {
@@ -81,7 +85,12 @@ describe("ReadCache", () => {
     const etag = first.headers.get("etag")!;
     for (const inm of [etag, `W/${etag}`, `"other", ${etag}`, "*"]) {
       const r = await fetch(`${h.url}/posts/p_1`, { headers: { "if-none-match": inm } });
-      expect({ inm, status: r.status, etag: r.headers.get("etag"), body: await r.text() }).toEqual({ inm, status: 304, etag, body: "" });
+      expect({ inm, status: r.status, etag: r.headers.get("etag"), body: await r.text() }).toEqual({
+        inm,
+        status: 304,
+        etag,
+        body: "",
+      });
     }
     const other = await fetch(`${h.url}/posts/p_1`, { headers: { "if-none-match": '"not-it"' } });
     expect(other.status).toBe(200);
@@ -100,7 +109,11 @@ describe("ReadCache", () => {
     for (const p of ["/posts", "/posts/p_1", "/posts/p_2"]) await fetch(h.url + p);
     h.version.n++;
     h.cache.invalidatePost("p_1");
-    const bodies = Object.fromEntries(await Promise.all(["/posts", "/posts/p_1", "/posts/p_2"].map(async (p) => [p, (await (await fetch(h.url + p)).json()).v])));
+    const bodies = Object.fromEntries(
+      await Promise.all(
+        ["/posts", "/posts/p_1", "/posts/p_2"].map(async (p) => [p, (await (await fetch(h.url + p)).json()).v]),
+      ),
+    );
     expect(bodies).toEqual({ "/posts": 1, "/posts/p_1": 1, "/posts/p_2": 0 });
     expect(Object.fromEntries(h.produced)).toEqual({ "/posts": 2, "/posts/p_1": 2, "/posts/p_2": 1 });
     h.version.n++;
@@ -114,10 +127,18 @@ describe("ReadCache", () => {
     h.version.n++;
     h.cache.invalidateSearch();
     const v = async (p: string) => (await (await fetch(h.url + p)).json()).v;
-    expect({ list: await v("/posts"), search: await v("/search"), post: await v("/posts/p_1") }).toEqual({ list: 0, search: 1, post: 0 });
+    expect({ list: await v("/posts"), search: await v("/search"), post: await v("/posts/p_1") }).toEqual({
+      list: 0,
+      search: 1,
+      post: 0,
+    });
     h.version.n++;
     h.cache.invalidatePost("p_2");
-    expect({ list: await v("/posts"), search: await v("/search"), post: await v("/posts/p_1") }).toEqual({ list: 2, search: 2, post: 0 });
+    expect({ list: await v("/posts"), search: await v("/search"), post: await v("/posts/p_1") }).toEqual({
+      list: 2,
+      search: 2,
+      post: 0,
+    });
   });
 
   it("concurrent misses of one key share one production; a miss invalidated while produced is answered but not kept", async () => {

@@ -79,7 +79,13 @@ export class ReadCache {
    * from `produce` (the route's JSON body) on a miss, storing it. Errors thrown by `produce` are
    * passed on (never cached).
    */
-  async serve(req: Request, res: Response, key: string, scope: ReadScope, produce: () => Promise<unknown>): Promise<void> {
+  async serve(
+    req: Request,
+    res: Response,
+    key: string,
+    scope: ReadScope,
+    produce: () => Promise<unknown>,
+  ): Promise<void> {
     if (!this.lru) return this.serveUncached(req, res, produce);
     const hit = this.lru.get(key);
     if (hit && this.current(hit, scope)) {

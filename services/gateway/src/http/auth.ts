@@ -23,7 +23,11 @@ export function callerOf(res: Response): identity.Agent | undefined {
 /** The authenticated agent; throws 401 when the route was reached without one. */
 export function requireCaller(res: Response): identity.Agent {
   const a = callerOf(res);
-  if (!a) throw new ApsError("unauthenticated", "this operation needs 'Authorization: Bearer <API_KEY>' (get a key with POST /v1/join)");
+  if (!a)
+    throw new ApsError(
+      "unauthenticated",
+      "this operation needs 'Authorization: Bearer <API_KEY>' (get a key with POST /v1/join)",
+    );
   return a;
 }
 
@@ -43,7 +47,14 @@ export function authenticate(identityClient: KeyResolver, required: boolean): Re
       return;
     }
     if (key === undefined) {
-      next(required ? new ApsError("unauthenticated", "this operation needs 'Authorization: Bearer <API_KEY>' (get a key with POST /v1/join)") : undefined);
+      next(
+        required
+          ? new ApsError(
+              "unauthenticated",
+              "this operation needs 'Authorization: Bearer <API_KEY>' (get a key with POST /v1/join)",
+            )
+          : undefined,
+      );
       return;
     }
     // Already resolved by the rate limiter for this request (http/ratelimit.ts): reuse its answer.

@@ -21,7 +21,10 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     type: `/docs/errors.md#${code}`,
     title: code === "headers_too_large" ? "Request header fields too large" : "Invalid request",
     status,
-    detail: code === "headers_too_large" ? "the request line and headers are over 16 KiB" : "the request is not valid HTTP/1.1",
+    detail:
+      code === "headers_too_large"
+        ? "the request line and headers are over 16 KiB"
+        : "the request is not valid HTTP/1.1",
     code,
     requestId,
   });

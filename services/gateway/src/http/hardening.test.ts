@@ -32,7 +32,9 @@ describe("hardening headers", () => {
     expect(names.length).toBeGreaterThanOrEqual(10);
     for (const name of names) expect({ name, value: ours[name] }).toEqual({ name, value: helmets[name] });
     // and nothing helmet sets is missing from the recorded list
-    const helmetOnly = Object.keys(helmets).filter((h) => !["content-type", "content-length", "date", "connection", "keep-alive", "etag"].includes(h));
+    const helmetOnly = Object.keys(helmets).filter(
+      (h) => !["content-type", "content-length", "date", "connection", "keep-alive", "etag"].includes(h),
+    );
     expect(helmetOnly.sort()).toEqual([...names].sort());
     expect(ours["access-control-allow-origin"]).toBe("*");
   });

@@ -9,8 +9,23 @@ import type { Request, RequestHandler, Response } from "express";
  * `Access-Control-Allow-Credentials` is never sent. Preflights answer 204. `If-None-Match` and
  * `ETag` are allowed/exposed so a page can revalidate reads (docs/adr/0088).
  */
-export const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id", "If-None-Match"];
-export const CORS_EXPOSED_HEADERS = ["X-Request-Id", "X-Skill-Version", "Retry-After", "Location", "Idempotent-Replayed", "RateLimit-Policy", "RateLimit", "ETag"];
+export const CORS_ALLOWED_HEADERS = [
+  "Authorization",
+  "Content-Type",
+  "Idempotency-Key",
+  "X-Request-Id",
+  "If-None-Match",
+];
+export const CORS_EXPOSED_HEADERS = [
+  "X-Request-Id",
+  "X-Skill-Version",
+  "Retry-After",
+  "Location",
+  "Idempotent-Replayed",
+  "RateLimit-Policy",
+  "RateLimit",
+  "ETag",
+];
 
 /**
  * helmet's default headers, computed once: helmet's middleware is run against a recording

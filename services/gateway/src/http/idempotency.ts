@@ -28,21 +28,44 @@ export function idempotency(identity: IdentityClient, log: Logger): RequestHandl
       next(new ApsError("invalid_request", "Idempotency-Key must be 1–255 visible ASCII characters"));
       return;
     }
-    const requestHash = createHash("sha256").update(`${req.method} ${req.baseUrl}${req.path}\n${JSON.stringify(req.body ?? null)}`).digest("hex");
+    const requestHash = createHash("sha256")
+      .update(`${req.method} ${req.baseUrl}${req.path}\n${JSON.stringify(req.body ?? null)}`)
+      .digest("hex");
     identity.beginIdempotency({ agentId: agent.agentId, key, requestHash }).then(
       (rec) => {
-        if (rec.state === "mismatch") return next(new ApsError("idempotency_mismatch", "this Idempotency-Key was used with a different request; use a new key"));
-        if (rec.state === "in_progress") return next(new ApsError("idempotency_in_progress", "a request with this Idempotency-Key is still running; retry shortly", 1));
+        if (rec.state === "mismatch")
+          return next(
+            new ApsError(
+              "idempotency_mismatch",
+              "this Idempotency-Key was used with a different request; use a new key",
+            ),
+          );
+        if (rec.state === "in_progress")
+          return next(
+            new ApsError(
+              "idempotency_in_progress",
+              "a request with this Idempotency-Key is still running; retry shortly",
+              1,
+            ),
+          );
         if (rec.state === "replay") {
           res.setHeader("Idempotent-Replayed", "true");
           if (rec.location) res.setHeader("Location", rec.location);
-          res.status(rec.status).type(rec.contentType || "application/json").send(rec.body);
+          res
+            .status(rec.status)
+            .type(rec.contentType || "application/json")
+            .send(rec.body);
           return;
         }
         let body = "";
         const send = res.send.bind(res);
         res.send = (chunk?: unknown) => {
-          body = typeof chunk === "string" ? chunk : Buffer.isBuffer(chunk) ? chunk.toString("utf8") : JSON.stringify(chunk ?? null);
+          body =
+            typeof chunk === "string"
+              ? chunk
+              : Buffer.isBuffer(chunk)
+                ? chunk.toString("utf8")
+                : JSON.stringify(chunk ?? null);
           return send(chunk as never);
         };
         res.on("finish", () => {

@@ -14,11 +14,14 @@ describe("problemHandler logs 5xx answers with their cause", () => {
     const lines: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
     const rec = (level: string) => (obj: Record<string, unknown>, msg: string) => void lines.push({ level, obj, msg });
     const log = { error: rec("error"), warn: rec("warn"), info: rec("info") } as unknown as Logger;
-    const tooBig = Object.assign(new Error("8 RESOURCE_EXHAUSTED: Received message larger than max (4500000 vs 4194304)"), {
-      code: status.RESOURCE_EXHAUSTED,
-      details: "Received message larger than max (4500000 vs 4194304)",
-      metadata: new Metadata(),
-    });
+    const tooBig = Object.assign(
+      new Error("8 RESOURCE_EXHAUSTED: Received message larger than max (4500000 vs 4194304)"),
+      {
+        code: status.RESOURCE_EXHAUSTED,
+        details: "Received message larger than max (4500000 vs 4194304)",
+        metadata: new Metadata(),
+      },
+    );
     const app = express();
     app.get("/500", () => {
       throw fromServiceError(tooBig);
@@ -41,6 +44,9 @@ describe("problemHandler logs 5xx answers with their cause", () => {
       server.close();
     }
     expect(lines.map((l) => `${l.level} ${l.obj.status} ${l.obj.path}`)).toEqual(["error 500 /500", "warn 503 /503"]);
-    expect(lines[0]!.obj.cause).toMatchObject({ grpcCode: status.RESOURCE_EXHAUSTED, details: expect.stringContaining("larger than max") });
+    expect(lines[0]!.obj.cause).toMatchObject({
+      grpcCode: status.RESOURCE_EXHAUSTED,
+      details: expect.stringContaining("larger than max"),
+    });
   });
 });

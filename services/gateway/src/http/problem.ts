@@ -54,7 +54,17 @@ function logServerError(log: Logger, e: ApsError, path: string, requestId: unkno
   const status = HTTP_STATUS[e.code];
   if (status < 500) return;
   const cause = e.cause as { message?: unknown; code?: unknown; details?: unknown } | undefined;
-  const line = { code: e.code, status, path, requestId, err: e.message, cause: cause === undefined ? undefined : { message: String(cause.message ?? cause), grpcCode: cause.code, details: cause.details } };
+  const line = {
+    code: e.code,
+    status,
+    path,
+    requestId,
+    err: e.message,
+    cause:
+      cause === undefined
+        ? undefined
+        : { message: String(cause.message ?? cause), grpcCode: cause.code, details: cause.details },
+  };
   if (status === 503) log.warn(line, "answered 503");
   else log.error(line, "answered 500");
 }
@@ -71,10 +81,19 @@ export function problemHandler(log: Logger): ErrorRequestHandler {
       const bp = err as BodyParserError;
       if (bp.type === "entity.too.large") e = new ApsError("payload_too_large", "request body exceeds 64 KiB");
       else if (bp.type === "entity.parse.failed") e = new ApsError("invalid_request", "request body is not valid JSON");
-      else if (bp.type === "encoding.unsupported" || bp.type === "charset.unsupported") e = new ApsError("unsupported_media_type", "send UTF-8 JSON");
-      else if (bp.status && bp.status >= 400 && bp.status < 500) e = new ApsError("invalid_request", "malformed request");
+      else if (bp.type === "encoding.unsupported" || bp.type === "charset.unsupported")
+        e = new ApsError("unsupported_media_type", "send UTF-8 JSON");
+      else if (bp.status && bp.status >= 400 && bp.status < 500)
+        e = new ApsError("invalid_request", "malformed request");
       else {
-        log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), requestId: res.getHeader("X-Request-Id"), path: req.path }, "unhandled error");
+        log.error(
+          {
+            err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err),
+            requestId: res.getHeader("X-Request-Id"),
+            path: req.path,
+          },
+          "unhandled error",
+        );
         e = new ApsError("internal", "internal error; quote the requestId when reporting it");
       }
     }

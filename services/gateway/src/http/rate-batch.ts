@@ -112,9 +112,16 @@ export class BatchedCounter {
       }
       if (w && w.shared + w.pending + w.inflight >= this.limit) {
         w.refused++;
-        return { used: w.shared + w.pending + w.inflight + w.refused, resetMs: Math.max(0, w.resetAt - now), allowed: false };
+        return {
+          used: w.shared + w.pending + w.inflight + w.refused,
+          resetMs: Math.max(0, w.resetAt - now),
+          allowed: false,
+        };
       }
-      const roomy = w !== undefined && now - w.syncedAt <= this.opts.maxViewAgeMs && w.shared + w.pending + w.inflight + 1 <= this.limit - this.opts.headroom;
+      const roomy =
+        w !== undefined &&
+        now - w.syncedAt <= this.opts.maxViewAgeMs &&
+        w.shared + w.pending + w.inflight + 1 <= this.limit - this.opts.headroom;
       if (w && roomy && w.pending + w.inflight < this.opts.batch) {
         w.pending++;
         this.dirty.add(partition);
@@ -185,7 +192,8 @@ export class BatchedCounter {
     const now = Date.now();
     if (now - this.lastSweep > SWEEP_EVERY_MS) {
       this.lastSweep = now;
-      for (const [p, w] of this.windows) if (now >= w.resetAt && w.pending === 0 && w.inflight === 0) this.windows.delete(p);
+      for (const [p, w] of this.windows)
+        if (now >= w.resetAt && w.pending === 0 && w.inflight === 0) this.windows.delete(p);
     }
     await Promise.all(jobs);
   }
@@ -201,7 +209,15 @@ export class BatchedCounter {
     }
     const resetAt = now + r.msBeforeNext;
     if (!w) {
-      this.windows.set(partition, { shared: r.consumedPoints, pending: 0, inflight: 0, sending: undefined, refused: 0, resetAt, syncedAt: now });
+      this.windows.set(partition, {
+        shared: r.consumedPoints,
+        pending: 0,
+        inflight: 0,
+        sending: undefined,
+        refused: 0,
+        resetAt,
+        syncedAt: now,
+      });
       return;
     }
     if (resetAt > w.resetAt + 1_000) {

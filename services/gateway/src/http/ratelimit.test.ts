@@ -28,7 +28,13 @@ describe("RequestRateLimiter", () => {
     // peek does not count
     expect(await rl.peek("keyed", "ext_B")).toMatchObject({ used: 1, remaining: 2 });
     expect(await rl.peek("keyed", "ext_B")).toMatchObject({ used: 1, remaining: 2 });
-    expect(await rl.peek("anon", "10.0.0.9")).toEqual({ policy: "anon", limit: 2, used: 0, remaining: 2, resetSeconds: 0 });
+    expect(await rl.peek("anon", "10.0.0.9")).toEqual({
+      policy: "anon",
+      limit: 2,
+      used: 0,
+      remaining: 2,
+      resetSeconds: 0,
+    });
   });
 
   it("writes draft-ietf-httpapi-ratelimit-headers-10 field values", () => {
@@ -39,10 +45,16 @@ describe("RequestRateLimiter", () => {
   });
 
   it("with the PostgreSQL store unreachable (stub: a closed port), limits still hold per process (insurance limiter), never unlimited", async () => {
-    const pool = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/none", connectionTimeoutMillis: 500 });
+    const pool = new pg.Pool({
+      connectionString: "postgres://postgres@127.0.0.1:1/none",
+      connectionTimeoutMillis: 500,
+    });
     pool.on("error", () => undefined);
     try {
-      const rl = new RequestRateLimiter({ keyedPerMinute: 2, anonPerMinute: 2 }, { kind: "postgres", pool, schema: "gateway" });
+      const rl = new RequestRateLimiter(
+        { keyedPerMinute: 2, anonPerMinute: 2 },
+        { kind: "postgres", pool, schema: "gateway" },
+      );
       const states = [];
       for (let i = 0; i < 3; i++) states.push(await rl.consume("anon", "192.0.2.1"));
       expect(states.map((s) => [s.allowed, s.remaining])).toEqual([
@@ -70,7 +82,10 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
   let writes = 0;
   const limiters: RequestRateLimiter[] = [];
   const replica = (keyed: number, anon: number) => {
-    const rl = new RequestRateLimiter({ keyedPerMinute: keyed, anonPerMinute: anon }, { kind: "postgres", pool: db.pool, schema: db.schema });
+    const rl = new RequestRateLimiter(
+      { keyedPerMinute: keyed, anonPerMinute: anon },
+      { kind: "postgres", pool: db.pool, schema: db.schema },
+    );
     limiters.push(rl);
     return rl;
   };
@@ -78,7 +93,11 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
   beforeAll(async () => {
     tdb = await createTestDatabase();
     db = await openDatabase({ url: tdb.url, schema: "gateway", log: createLogger("ratelimit-test", "silent") });
-    await migrate(db, fileURLToPath(new URL("../migrations", import.meta.url)), createLogger("ratelimit-test", "silent"));
+    await migrate(
+      db,
+      fileURLToPath(new URL("../migrations", import.meta.url)),
+      createLogger("ratelimit-test", "silent"),
+    );
     const query = db.pool.query.bind(db.pool) as (...a: unknown[]) => unknown;
     (db.pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
       const q = a[0] as string | { text?: string };

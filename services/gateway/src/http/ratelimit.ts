@@ -1,5 +1,11 @@
 import type { Request, RequestHandler, Response } from "express";
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, RLWrapperTimeouts, type RateLimiterAbstract } from "rate-limiter-flexible";
+import {
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+  RLWrapperTimeouts,
+  type RateLimiterAbstract,
+} from "rate-limiter-flexible";
 import { ApsError, rateLimitStoreFailures, type Database, type Logger } from "@aps/platform";
 import { AUTH_RESULT, bearer } from "./auth.js";
 import type { KeyResolver } from "../cache/auth-cache.js";
@@ -74,7 +80,11 @@ export class RequestRateLimiter {
     batching: Partial<BatchOptions> = {},
   ) {
     this.local = {
-      keyed: new RateLimiterMemory({ keyPrefix: "keyed", points: limits.keyedPerMinute, duration: RATE_WINDOW_SECONDS }),
+      keyed: new RateLimiterMemory({
+        keyPrefix: "keyed",
+        points: limits.keyedPerMinute,
+        duration: RATE_WINDOW_SECONDS,
+      }),
       anon: new RateLimiterMemory({ keyPrefix: "anon", points: limits.anonPerMinute, duration: RATE_WINDOW_SECONDS }),
     };
     this.shared =
@@ -110,7 +120,14 @@ export class RequestRateLimiter {
     if (batched) {
       const c = await batched.consume(partition);
       const limit = this.limitOf(policy);
-      return { policy, limit, used: c.used, remaining: Math.max(0, limit - c.used), resetSeconds: Math.max(0, Math.ceil(c.resetMs / 1000)), allowed: c.allowed };
+      return {
+        policy,
+        limit,
+        used: c.used,
+        remaining: Math.max(0, limit - c.used),
+        resetSeconds: Math.max(0, Math.ceil(c.resetMs / 1000)),
+        allowed: c.allowed,
+      };
     }
     try {
       const r = await this.withFallback(policy, (l) => l.consume(partition, 1));
@@ -130,7 +147,13 @@ export class RequestRateLimiter {
     const pending = this.batched?.[policy].pendingOf(partition) ?? 0;
     if (!r) {
       const limit = this.limitOf(policy);
-      return { policy, limit, used: pending, remaining: Math.max(0, limit - pending), resetSeconds: pending ? RATE_WINDOW_SECONDS : 0 };
+      return {
+        policy,
+        limit,
+        used: pending,
+        remaining: Math.max(0, limit - pending),
+        resetSeconds: pending ? RATE_WINDOW_SECONDS : 0,
+      };
     }
     const s = this.state(policy, r);
     return { ...s, used: s.used + pending, remaining: Math.max(0, s.limit - s.used - pending) };
@@ -138,7 +161,11 @@ export class RequestRateLimiter {
 
   /** Adds `points` to the shared count of `partition`, or to this process's fallback when the store fails. */
   private async count(policy: RatePolicyName, partition: string, points: number): Promise<StoreCount> {
-    const answer = (r: RateLimiterRes, isShared: boolean): StoreCount => ({ consumedPoints: r.consumedPoints, msBeforeNext: r.msBeforeNext, shared: isShared });
+    const answer = (r: RateLimiterRes, isShared: boolean): StoreCount => ({
+      consumedPoints: r.consumedPoints,
+      msBeforeNext: r.msBeforeNext,
+      shared: isShared,
+    });
     try {
       return answer(await this.shared[policy]!.consume(partition, points), true);
     } catch (err) {
@@ -157,7 +184,10 @@ export class RequestRateLimiter {
     rateLimitStoreFailures.inc();
     if (Date.now() - this.lastWarning > 10_000) {
       this.lastWarning = Date.now();
-      this.log?.warn({ err: err instanceof Error ? err.message : String(err) }, "rate-limit store failed; counting in this process until it answers again");
+      this.log?.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "rate-limit store failed; counting in this process until it answers again",
+      );
     }
   }
 
@@ -177,12 +207,22 @@ export class RequestRateLimiter {
   private state(policy: RatePolicyName, r: RateLimiterRes): RateState {
     const limit = this.limitOf(policy);
     const used = r.consumedPoints;
-    return { policy, limit, used, remaining: Math.max(0, limit - used), resetSeconds: Math.max(0, Math.ceil(r.msBeforeNext / 1000)) };
+    return {
+      policy,
+      limit,
+      used,
+      remaining: Math.max(0, limit - used),
+      resetSeconds: Math.max(0, Math.ceil(r.msBeforeNext / 1000)),
+    };
   }
 }
 
 /** The shared PostgreSQL counters of `policy`, each call bounded by STORE_TIMEOUT_MS. */
-function shared(policy: RatePolicyName, points: number, store: Extract<RateStore, { kind: "postgres" }>): RateLimiterAbstract {
+function shared(
+  policy: RatePolicyName,
+  points: number,
+  store: Extract<RateStore, { kind: "postgres" }>,
+): RateLimiterAbstract {
   const pgLimiter = new RateLimiterPostgres({
     storeClient: store.pool,
     storeType: "pool",
@@ -211,7 +251,10 @@ export interface RatePartition {
  * q = quota, w = window s, r = remaining, t = seconds to reset).
  */
 export function rateLimitHeaderValues(s: RateState): { policy: string; limit: string } {
-  return { policy: `"${s.policy}";q=${s.limit};w=${RATE_WINDOW_SECONDS}`, limit: `"${s.policy}";r=${s.remaining};t=${s.resetSeconds}` };
+  return {
+    policy: `"${s.policy}";q=${s.limit};w=${RATE_WINDOW_SECONDS}`,
+    limit: `"${s.policy}";r=${s.remaining};t=${s.resetSeconds}`,
+  };
 }
 
 /** Prefix of every API key (docs/architecture.md §4 "Records"). */
@@ -236,12 +279,20 @@ export function rateLimit(limiter: RequestRateLimiter, identity: KeyResolver, lo
   return (req, res, next) => {
     partitionOf(req, res, identity)
       .then(async (p) => {
-        const s = UNCOUNTED.has(req.path) ? await limiter.peek(p.policy, p.partition) : await limiter.consume(p.policy, p.partition);
+        const s = UNCOUNTED.has(req.path)
+          ? await limiter.peek(p.policy, p.partition)
+          : await limiter.consume(p.policy, p.partition);
         const h = rateLimitHeaderValues(s);
         res.setHeader("RateLimit-Policy", h.policy);
         res.setHeader("RateLimit", h.limit);
         if ("allowed" in s && !s.allowed) {
-          next(new ApsError("rate_limited", `rate limit reached: at most ${s.limit} requests per ${RATE_WINDOW_SECONDS} s for this ${p.policy === "keyed" ? "API key" : "client address"}`, Math.max(1, s.resetSeconds)));
+          next(
+            new ApsError(
+              "rate_limited",
+              `rate limit reached: at most ${s.limit} requests per ${RATE_WINDOW_SECONDS} s for this ${p.policy === "keyed" ? "API key" : "client address"}`,
+              Math.max(1, s.resetSeconds),
+            ),
+          );
           return;
         }
         next();

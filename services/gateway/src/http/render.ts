@@ -2,7 +2,14 @@ import type { council, forum, identity } from "@aps/proto";
 
 /** Public JSON of an agent (docs/architecture.md §4 "Records"); `url` is null when none was given. */
 export function renderAgent(a: identity.Agent) {
-  return { agentId: a.agentId, name: a.name, url: a.url || null, sagacity: a.sagacity, seats: a.seats, createdAt: a.createdAt };
+  return {
+    agentId: a.agentId,
+    name: a.name,
+    url: a.url || null,
+    sagacity: a.sagacity,
+    seats: a.seats,
+    createdAt: a.createdAt,
+  };
 }
 
 /** Public JSON of a post's detail (`GET /posts/{id}`): the full body and its length in code points. */
@@ -41,7 +48,12 @@ export function renderComment(c: forum.Comment) {
 
 /** Public JSON of a Council ballot (docs/architecture.md §4 `councilBallots[]`). */
 export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, string> = new Map()) {
-  return { councillor: { agentId: b.councillorId, name: names.get(b.councillorId) ?? null }, vote: b.vote, reason: b.reason, castAt: b.castAt };
+  return {
+    councillor: { agentId: b.councillorId, name: names.get(b.councillorId) ?? null },
+    vote: b.vote,
+    reason: b.reason,
+    castAt: b.castAt,
+  };
 }
 
 /** Public JSON of a Council case: status, tallies, ballots, deadline, hand-off and timeline. */
@@ -56,7 +68,14 @@ export function renderCase(c: council.Case, names: ReadonlyMap<string, string> =
     deadline: c.deadline,
     closedAt: c.closedAt || null,
     ballots: c.ballots.map((b) => renderBallot(b, names)),
-    handoff: c.handoff ? { implementation: c.handoff.implementation, executor: c.handoff.executor || null, at: c.handoff.at, by: c.handoff.by } : null,
+    handoff: c.handoff
+      ? {
+          implementation: c.handoff.implementation,
+          executor: c.handoff.executor || null,
+          at: c.handoff.at,
+          by: c.handoff.by,
+        }
+      : null,
     timeline: c.timeline,
   };
 }
@@ -65,7 +84,10 @@ export function renderCase(c: council.Case, names: ReadonlyMap<string, string> =
  * Names of the councillors who cast `ballots`, looked up in the identity service (one call per
  * distinct councillor; a Council has few seats). Unknown ids are left out.
  */
-export async function councillorNames(identity: { getAgent(id: string): Promise<identity.Agent> }, ballots: council.Ballot[]): Promise<Map<string, string>> {
+export async function councillorNames(
+  identity: { getAgent(id: string): Promise<identity.Agent> },
+  ballots: council.Ballot[],
+): Promise<Map<string, string>> {
   const ids = [...new Set(ballots.map((b) => b.councillorId))];
   const agents = await Promise.all(ids.map((id) => identity.getAgent(id).catch(() => undefined)));
   return new Map(agents.flatMap((a) => (a ? [[a.agentId, a.name] as [string, string]] : [])));

@@ -44,7 +44,13 @@ function ownerOnly(token: string): RequestHandler {
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function adminRoutes(identity: IdentityClient, token: string, auth: AuthCache, deadLetters?: DeadLetterQueue, r: Router = Router()): Router {
+export function adminRoutes(
+  identity: IdentityClient,
+  token: string,
+  auth: AuthCache,
+  deadLetters?: DeadLetterQueue,
+  r: Router = Router(),
+): Router {
   r.use("/admin", ownerOnly(token));
   r.post("/admin/seats", async (req, res) => {
     const b = validate(seatBody, req.body, "body");
@@ -59,7 +65,12 @@ export function adminRoutes(identity: IdentityClient, token: string, auth: AuthC
     res.json(renderAgent(agent));
   });
   const dlq = (): DeadLetterQueue => {
-    if (!deadLetters) throw new ApsError("upstream_unavailable", "this gateway has no event bus (NATS_URL unset and no in-process bus)", 30);
+    if (!deadLetters)
+      throw new ApsError(
+        "upstream_unavailable",
+        "this gateway has no event bus (NATS_URL unset and no in-process bus)",
+        30,
+      );
     return deadLetters;
   };
   r.get("/admin/events/dlq", async (req, res) => {

@@ -8,20 +8,29 @@ import { pathId, validate } from "../http/validate.js";
 import type { ReadCache } from "../cache/read-cache.js";
 
 const ballotBody = z.strictObject({
-  vote: z.enum(["approve", "reject"], { message: "must be \"approve\" or \"reject\"" }),
+  vote: z.enum(["approve", "reject"], { message: 'must be "approve" or "reject"' }),
   reason: text(1, LIMITS.reasonChars),
 });
 const handoffBody = z.strictObject({
-  implementation: z.enum(["self", "task"], { message: "must be \"self\" or \"task\"" }),
+  implementation: z.enum(["self", "task"], { message: 'must be "self" or "task"' }),
   executor: text(0, LIMITS.executorChars).optional(),
 });
 const emptyBody = z.union([z.undefined(), z.strictObject({})]);
-const agendaQuery = z.object({ limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault), cursor: z.string().min(1).max(512).optional() });
+const agendaQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault),
+  cursor: z.string().min(1).max(512).optional(),
+});
 
 /** 403 unless the caller holds `seat` (the council service checks again against identity). */
 function requireSeat(res: Response, seat: "councillor" | "chief") {
   const me = requireCaller(res);
-  if (!me.seats.includes(seat)) throw new ApsError("forbidden", seat === "chief" ? "this operation needs the Chief Councillor's seat" : "this operation needs a Council seat (granted by the platform owner)");
+  if (!me.seats.includes(seat))
+    throw new ApsError(
+      "forbidden",
+      seat === "chief"
+        ? "this operation needs the Chief Councillor's seat"
+        : "this operation needs a Council seat (granted by the platform owner)",
+    );
   return me;
 }
 
@@ -35,7 +44,13 @@ function requireSeat(res: Response, seat: "councillor" | "chief") {
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, identity: IdentityClient, reads: ReadCache, r: Router = Router()): Router {
+export function councilRoutes(
+  councilClient: CouncilClient,
+  forum: ForumClient,
+  identity: IdentityClient,
+  reads: ReadCache,
+  r: Router = Router(),
+): Router {
   const named = async (c: council.Case) => {
     reads.invalidatePost(c.postId);
     return renderCase(c, await councillorNames(identity, c.ballots));
@@ -52,14 +67,27 @@ export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, 
     const me = requireSeat(res, "councillor");
     const id = pathId("p_", req.params.id, "post");
     const b = validate(ballotBody, req.body, "body");
-    res.json(await named(await councilClient.castBallot({ postId: id, councillorId: me.agentId, vote: b.vote, reason: b.reason })));
+    res.json(
+      await named(
+        await councilClient.castBallot({ postId: id, councillorId: me.agentId, vote: b.vote, reason: b.reason }),
+      ),
+    );
   });
 
   r.post("/posts/:id/handoff", async (req, res) => {
     const me = requireSeat(res, "chief");
     const id = pathId("p_", req.params.id, "post");
     const b = validate(handoffBody, req.body, "body");
-    res.json(await named(await councilClient.recordHandoff({ postId: id, chiefId: me.agentId, implementation: b.implementation, executor: b.executor ?? "" })));
+    res.json(
+      await named(
+        await councilClient.recordHandoff({
+          postId: id,
+          chiefId: me.agentId,
+          implementation: b.implementation,
+          executor: b.executor ?? "",
+        }),
+      ),
+    );
   });
 
   r.post("/posts/:id/complete", async (req, res) => {
@@ -73,10 +101,24 @@ export function councilRoutes(councilClient: CouncilClient, forum: ForumClient, 
     const q = validate(agendaQuery, req.query, "query");
     const key = `/agenda?limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}`;
     await reads.serve(req, res, key, { kind: "collection" }, async () => {
-      const page = await councilClient.listCases({ statuses: ["agenda", "review"], limit: q.limit, cursor: q.cursor ?? "" });
-      const posts = page.items.length ? (await forum.getPosts(page.items.map((c) => c.postId), true)).items : [];
+      const page = await councilClient.listCases({
+        statuses: ["agenda", "review"],
+        limit: q.limit,
+        cursor: q.cursor ?? "",
+      });
+      const posts = page.items.length
+        ? (
+            await forum.getPosts(
+              page.items.map((c) => c.postId),
+              true,
+            )
+          ).items
+        : [];
       const byId = new Map(posts.map((p) => [p.id, p]));
-      const names = await councillorNames(identity, page.items.flatMap((c) => c.ballots));
+      const names = await councillorNames(
+        identity,
+        page.items.flatMap((c) => c.ballots),
+      );
       return {
         items: page.items.flatMap((c: council.Case) => {
           const p = byId.get(c.postId);

@@ -8,9 +8,24 @@ import { createApp } from "../app.js";
 import { checkDocs, DOCS_DIR, pageFiles, readManifest, renderLlmsTxt, sha256 } from "../docs.js";
 import { loadSkill, SKILL_PATH } from "../skill.js";
 
-const quiet = { info() {}, warn() {}, error() {}, debug() {}, child() { return quiet; } } as unknown as Logger;
+const quiet = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  child() {
+    return quiet;
+  },
+} as unknown as Logger;
 /** The gateway app with clients that are never called by these tests (docs and routing only). */
-const app = createApp({ identity: {} as never, forum: {} as never, council: {} as never, skill: loadSkill(), log: quiet, adminToken: "t" });
+const app = createApp({
+  identity: {} as never,
+  forum: {} as never,
+  council: {} as never,
+  skill: loadSkill(),
+  log: quiet,
+  adminToken: "t",
+});
 
 let server: Server;
 let origin: string;
@@ -51,18 +66,27 @@ describe("docs manifest (docs/reference/index.json)", () => {
       m.docsVersion += 1;
       writeFileSync(join(dir, "index.json"), JSON.stringify(m));
       expect(checkDocs(dir).join("\n")).toMatch(/changelog must have one non-empty entry/);
-      expect(checkDocs(dir).join("\n")).toMatch(new RegExp(`no page records a change in DOCS_VERSION ${m.docsVersion}\\b`));
+      expect(checkDocs(dir).join("\n")).toMatch(
+        new RegExp(`no page records a change in DOCS_VERSION ${m.docsVersion}\\b`),
+      );
 
       v.changedIn = m.docsVersion;
       m.changelog.push({ version: m.docsVersion, changes: "voting: one more sentence" });
       writeFileSync(join(dir, "index.json"), JSON.stringify(m));
       expect(checkDocs(dir)).toEqual([]);
-      expect(renderLlmsTxt(m)).toMatch(new RegExp(`\\[Voting\\]\\(/docs/voting\\.md\\): .*\\(changed in DOCS_VERSION ${m.docsVersion}\\)`));
+      expect(renderLlmsTxt(m)).toMatch(
+        new RegExp(`\\[Voting\\]\\(/docs/voting\\.md\\): .*\\(changed in DOCS_VERSION ${m.docsVersion}\\)`),
+      );
 
       // A page file that the manifest does not list, and a listed page that is gone.
       writeFileSync(join(dir, "extra.md"), "# Extra\n");
       rmSync(join(dir, "search.md"));
-      expect(checkDocs(dir)).toEqual(expect.arrayContaining(["extra.md is not listed in index.json", expect.stringMatching(/^search: listed in index.json but search\.md does not exist/)]));
+      expect(checkDocs(dir)).toEqual(
+        expect.arrayContaining([
+          "extra.md is not listed in index.json",
+          expect.stringMatching(/^search: listed in index.json but search\.md does not exist/),
+        ]),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -70,7 +94,19 @@ describe("docs manifest (docs/reference/index.json)", () => {
 
   it("has the pages the knowledge issue asks for", () => {
     expect(pageFiles()).toEqual(
-      ["concepts", "council", "errors", "limits", "overview", "proposing", "sagacity", "search", "translation", "versioning", "voting"].sort(),
+      [
+        "concepts",
+        "council",
+        "errors",
+        "limits",
+        "overview",
+        "proposing",
+        "sagacity",
+        "search",
+        "translation",
+        "versioning",
+        "voting",
+      ].sort(),
     );
   });
 });
@@ -140,7 +176,15 @@ describe("GET /docs/<slug>.md", () => {
     expect(await stale.text()).toBe(want);
   });
 
-  it.each(["/docs/nope.md", "/docs/index.json", "/docs/overview", "/docs/Overview.md", "/docs/..%2Fpackage.json", "/docs/a/b.md", "/docs/"])("%s → 404 problem+json", async (path) => {
+  it.each([
+    "/docs/nope.md",
+    "/docs/index.json",
+    "/docs/overview",
+    "/docs/Overview.md",
+    "/docs/..%2Fpackage.json",
+    "/docs/a/b.md",
+    "/docs/",
+  ])("%s → 404 problem+json", async (path) => {
     const res = await get(path);
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
@@ -173,10 +217,15 @@ describe("errors.md", () => {
 /** Every route of the app as "METHOD /path" (express 5 router stack; params as {name}). */
 function routesOf(stack: unknown[], prefix = ""): string[] {
   const out: string[] = [];
-  for (const l of stack as { route?: { path: string; methods: Record<string, boolean> }; handle?: { stack?: unknown[] }; rawPath?: string | string[] }[]) {
+  for (const l of stack as {
+    route?: { path: string; methods: Record<string, boolean> };
+    handle?: { stack?: unknown[] };
+    rawPath?: string | string[];
+  }[]) {
     if (l.route) {
       const path = (prefix + l.route.path).replace(/:(\w+)/g, "{$1}");
-      for (const [method, on] of Object.entries(l.route.methods)) if (on && method !== "_all") out.push(`${method.toUpperCase()} ${path}`);
+      for (const [method, on] of Object.entries(l.route.methods))
+        if (on && method !== "_all") out.push(`${method.toUpperCase()} ${path}`);
     } else if (l.handle?.stack) {
       const raw = typeof l.rawPath === "string" ? l.rawPath : "/";
       out.push(...routesOf(l.handle.stack, prefix + (raw === "/" ? "" : raw)));
@@ -187,7 +236,9 @@ function routesOf(stack: unknown[], prefix = ""): string[] {
 
 /** `METHOD /path` named in the `### …` endpoint headings of a skill.md text. */
 function headedRoutes(skill: string): string[] {
-  return [...skill.matchAll(/^### .*$/gm)].flatMap((h) => [...h[0].matchAll(/\b(GET|POST|PUT|PATCH|DELETE) (\/[^\s,`)]+)/g)].map((m) => `${m[1]} ${m[2]}`));
+  return [...skill.matchAll(/^### .*$/gm)].flatMap((h) =>
+    [...h[0].matchAll(/\b(GET|POST|PUT|PATCH|DELETE) (\/[^\s,`)]+)/g)].map((m) => `${m[1]} ${m[2]}`),
+  );
 }
 
 /** Routes under /v1 (written relative to /v1) that `skill` lacks an endpoint heading or a summary-table row for. */
@@ -216,7 +267,14 @@ describe("skill.md documents exactly the routes the gateway serves", () => {
   const v1 = all.filter((r) => r.split(" ")[1]!.startsWith("/v1/")).map((r) => r.replace(" /v1/", " /"));
 
   it("finds the routes", () => {
-    expect(v1).toEqual(expect.arrayContaining(["GET /skill.md", "POST /posts", "GET /posts/{id}/comments", "DELETE /admin/seats/{agentId}/{seat}"]));
+    expect(v1).toEqual(
+      expect.arrayContaining([
+        "GET /skill.md",
+        "POST /posts",
+        "GET /posts/{id}/comments",
+        "DELETE /admin/seats/{agentId}/{seat}",
+      ]),
+    );
     expect(all).toEqual(expect.arrayContaining(["GET /healthz", "GET /readyz", "GET /docs/llms.txt"]));
   });
 
@@ -237,6 +295,8 @@ describe("skill.md documents exactly the routes the gateway serves", () => {
     const noRow = skill.replace(/^\| 4\.9 \| GET \| `\/posts\/\{id\}\/comments` \|.*\n/m, "");
     expect(noRow).not.toBe(skill);
     expect(undocumented(noRow, v1).sort()).toEqual([...base, "GET /posts/{id}/comments"].sort());
-    expect(unserved(`${skill}\n### 4.99 GET /posts/trending\n`, all).sort()).toEqual([...unserved(skill, all), "GET /posts/trending"].sort());
+    expect(unserved(`${skill}\n### 4.99 GET /posts/trending\n`, all).sort()).toEqual(
+      [...unserved(skill, all), "GET /posts/trending"].sort(),
+    );
   });
 });

@@ -7,7 +7,10 @@ import { renderAgent, renderListedPost } from "../http/render.js";
 import { pathId, storable, validate } from "../http/validate.js";
 import type { AuthCache } from "../cache/auth-cache.js";
 
-const pageQuery = z.object({ limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault), cursor: z.string().min(1).max(512).optional() });
+const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault),
+  cursor: z.string().min(1).max(512).optional(),
+});
 
 const joinBody = z.strictObject({
   name: text(1, LIMITS.nameChars),
@@ -24,7 +27,12 @@ const emptyBody = z.strictObject({});
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function identityRoutes(identity: IdentityClient, forum: ForumClient, auth: AuthCache, r: Router = Router()): Router {
+export function identityRoutes(
+  identity: IdentityClient,
+  forum: ForumClient,
+  auth: AuthCache,
+  r: Router = Router(),
+): Router {
   r.post("/join", async (req, res) => {
     const body = validate(joinBody, req.body, "body");
     const out = await identity.join({ name: body.name, url: body.url ?? "", source: req.ip ?? "unknown" });
@@ -39,7 +47,10 @@ export function identityRoutes(identity: IdentityClient, forum: ForumClient, aut
     const me = requireCaller(res);
     const q = validate(pageQuery, req.query, "query");
     // The total as identity holds it now, not the cached authentication's (docs/adr/0087).
-    const [agent, page] = await Promise.all([identity.getAgent(me.agentId), identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: q.cursor ?? "" })]);
+    const [agent, page] = await Promise.all([
+      identity.getAgent(me.agentId),
+      identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: q.cursor ?? "" }),
+    ]);
     res.json({ total: agent.sagacity, items: page.items, nextCursor: page.nextCursor || null });
   });
   // Self-service key rotation: revokes the presented key and returns a new one, shown once.
@@ -49,7 +60,8 @@ export function identityRoutes(identity: IdentityClient, forum: ForumClient, aut
     requireCaller(res);
     validate(emptyBody, req.body ?? {}, "body");
     const key = bearer(req);
-    if (key === undefined) throw new ApsError("unauthenticated", "this operation needs 'Authorization: Bearer <API_KEY>'");
+    if (key === undefined)
+      throw new ApsError("unauthenticated", "this operation needs 'Authorization: Bearer <API_KEY>'");
     const out = await identity.rotateKey(key);
     // Other gateway replicas drop it on `identity.key_rotated`; this one before answering.
     auth.dropAgent(out.agentId);
@@ -65,7 +77,17 @@ export function identityRoutes(identity: IdentityClient, forum: ForumClient, aut
   r.get("/agents/:agentId/posts", async (req, res) => {
     const id = pathId("ext_", req.params.agentId, "agent");
     const q = validate(pageQuery, req.query, "query");
-    const [, page] = await Promise.all([identity.getAgent(id), forum.listPosts({ kind: "all", sort: "new", limit: q.limit, cursor: q.cursor ?? "", authorId: id, fullBodies: false })]);
+    const [, page] = await Promise.all([
+      identity.getAgent(id),
+      forum.listPosts({
+        kind: "all",
+        sort: "new",
+        limit: q.limit,
+        cursor: q.cursor ?? "",
+        authorId: id,
+        fullBodies: false,
+      }),
+    ]);
     res.json({ items: page.items.map(renderListedPost), nextCursor: page.nextCursor || null });
   });
   return r;

@@ -9,7 +9,12 @@ const tags = z
   .string()
   .max(500)
   .optional()
-  .transform((s) => (s ?? "").split(",").map((t) => t.trim().toLowerCase()).filter(Boolean))
+  .transform((s) =>
+    (s ?? "")
+      .split(",")
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean),
+  )
   .pipe(z.array(z.string().regex(TAG, "each tag is 1–40 letters, digits, - or _")).max(10, "at most 10 tags"));
 const searchQuery = z.object({
   q: z.string().max(200).default(""),
@@ -35,10 +40,15 @@ function need(k: KnowledgeClient | undefined): KnowledgeClient {
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function knowledgeRoutes(knowledge: KnowledgeClient | undefined, reads: ReadCache, r: Router = Router()): Router {
+export function knowledgeRoutes(
+  knowledge: KnowledgeClient | undefined,
+  reads: ReadCache,
+  r: Router = Router(),
+): Router {
   r.get("/knowledge/search", async (req, res) => {
     const q = validate(searchQuery, req.query, "query");
-    if (q.q.trim() === "" && q.tags.length === 0) throw new ApsError("invalid_request", "query.q: give keywords (q) or at least one tag");
+    if (q.q.trim() === "" && q.tags.length === 0)
+      throw new ApsError("invalid_request", "query.q: give keywords (q) or at least one tag");
     const k = need(knowledge);
     const key = `/knowledge/search?q=${encodeURIComponent(q.q)}&tags=${encodeURIComponent(q.tags.join(","))}&limit=${q.limit}`;
     await reads.serve(req, res, key, { kind: "search" }, async () => {

@@ -34,12 +34,25 @@ const voteBody = z.strictObject({ vote: z.union([z.literal(1), z.literal(-1)], {
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function postRoutes(forum: ForumClient, councilClient: CouncilClient, identity: IdentityClient, reads: ReadCache, r: Router = Router()): Router {
+export function postRoutes(
+  forum: ForumClient,
+  councilClient: CouncilClient,
+  identity: IdentityClient,
+  reads: ReadCache,
+  r: Router = Router(),
+): Router {
   r.get("/posts", async (req, res) => {
     const q = validate(listQuery, req.query, "query");
     const key = `/posts?kind=${q.kind}&sort=${q.sort}&limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}`;
     await reads.serve(req, res, key, { kind: "collection" }, async () => {
-      const page = await forum.listPosts({ kind: q.kind, sort: q.sort, limit: q.limit, cursor: q.cursor ?? "", authorId: "", fullBodies: false });
+      const page = await forum.listPosts({
+        kind: q.kind,
+        sort: q.sort,
+        limit: q.limit,
+        cursor: q.cursor ?? "",
+        authorId: "",
+        fullBodies: false,
+      });
       return { items: page.items.map(renderListedPost), nextCursor: page.nextCursor || null };
     });
   });
@@ -60,15 +73,35 @@ export function postRoutes(forum: ForumClient, councilClient: CouncilClient, ide
     const post = renderPost(d.post!);
     const kase = c.found ? c.case : undefined;
     const names = await councillorNames(identity, kase?.ballots ?? []);
-    const created = { status: post.isArchDesign ? "open" : "discussion", at: post.createdAt, by: post.author?.agentId ?? null };
+    const created = {
+      status: post.isArchDesign ? "open" : "discussion",
+      at: post.createdAt,
+      by: post.author?.agentId ?? null,
+    };
     return {
       ...post,
       status: kase?.status ?? post.status,
       comments: d.comments.map(renderComment),
       commentsNextCursor: d.commentsNextCursor || null,
       councilBallots: kase ? kase.ballots.map((b) => renderBallot(b, names)) : [],
-      handoff: kase?.handoff ? { implementation: kase.handoff.implementation, executor: kase.handoff.executor || null, at: kase.handoff.at, by: kase.handoff.by } : null,
-      council: kase ? { seats: kase.seats, approvals: kase.approvals, rejections: kase.rejections, openedAt: kase.openedAt, deadline: kase.deadline, closedAt: kase.closedAt || null } : null,
+      handoff: kase?.handoff
+        ? {
+            implementation: kase.handoff.implementation,
+            executor: kase.handoff.executor || null,
+            at: kase.handoff.at,
+            by: kase.handoff.by,
+          }
+        : null,
+      council: kase
+        ? {
+            seats: kase.seats,
+            approvals: kase.approvals,
+            rejections: kase.rejections,
+            openedAt: kase.openedAt,
+            deadline: kase.deadline,
+            closedAt: kase.closedAt || null,
+          }
+        : null,
       timeline: [created, ...(kase?.timeline ?? [])],
       ...(viewerId ? { myVote: d.myVote === 0 ? null : d.myVote } : {}),
     };
@@ -84,7 +117,12 @@ export function postRoutes(forum: ForumClient, councilClient: CouncilClient, ide
   r.post("/posts", async (req, res) => {
     const me = requireCaller(res);
     const b = validate(postBody, req.body, "body");
-    const p = await forum.createPost({ author: { agentId: me.agentId, name: me.name }, title: b.title, body: b.body, isArchDesign: b.is_arch_design });
+    const p = await forum.createPost({
+      author: { agentId: me.agentId, name: me.name },
+      title: b.title,
+      body: b.body,
+      isArchDesign: b.is_arch_design,
+    });
     reads.invalidatePost(p.id);
     res.status(201).location(`/v1/posts/${p.id}`).json(renderPost(p));
   });

@@ -42,7 +42,12 @@ function daily(a: forum.DailyAllowance | translation.Quota | undefined): QuotaVi
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function quotaRoutes(forumClient: ForumClient, limiter: RequestRateLimiter, translationClient?: TranslationClient, r: Router = Router()): Router {
+export function quotaRoutes(
+  forumClient: ForumClient,
+  limiter: RequestRateLimiter,
+  translationClient?: TranslationClient,
+  r: Router = Router(),
+): Router {
   r.get("/me/quotas", async (_req, res) => {
     const me = requireCaller(res);
     const [rate, usage, translations] = await Promise.all([
@@ -52,7 +57,12 @@ export function quotaRoutes(forumClient: ForumClient, limiter: RequestRateLimite
     ]);
     const body: QuotasView = {
       agentId: me.agentId,
-      requests: { limit: rate.limit, used: rate.used, remaining: rate.remaining, resetAt: new Date(Date.now() + rate.resetSeconds * 1000).toISOString() },
+      requests: {
+        limit: rate.limit,
+        used: rate.used,
+        remaining: rate.remaining,
+        resetAt: new Date(Date.now() + rate.resetSeconds * 1000).toISOString(),
+      },
       posts: daily(usage.posts),
       comments: daily(usage.comments),
       translations: translations ? daily(translations) : null,

@@ -17,8 +17,20 @@ const titlesQuery = z.strictObject({
   ids: z
     .string()
     .max(MAX_TITLE_IDS * 40)
-    .transform((s) => [...new Set(s.split(",").map((x) => x.trim()).filter(Boolean))])
-    .pipe(z.array(z.string().regex(POST_ID, "each id is p_ + ULID")).min(1, "give at least one id").max(MAX_TITLE_IDS, `at most ${MAX_TITLE_IDS} ids`)),
+    .transform((s) => [
+      ...new Set(
+        s
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
+    ])
+    .pipe(
+      z
+        .array(z.string().regex(POST_ID, "each id is p_ + ULID"))
+        .min(1, "give at least one id")
+        .max(MAX_TITLE_IDS, `at most ${MAX_TITLE_IDS} ids`),
+    ),
 });
 
 function need(t: TranslationClient | undefined): TranslationClient {
@@ -40,14 +52,28 @@ function need(t: TranslationClient | undefined): TranslationClient {
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function translationRoutes(translation: TranslationClient | undefined, skill: SkillDoc, r: Router = Router()): Router {
+export function translationRoutes(
+  translation: TranslationClient | undefined,
+  skill: SkillDoc,
+  r: Router = Router(),
+): Router {
   r.get("/posts/translations", async (req, res) => {
     const q = validate(titlesQuery, req.query, "query");
-    const out = await need(translation).translateTitles({ postIds: q.ids, lang: q.lang, agentId: callerOf(res)?.agentId ?? "" });
+    const out = await need(translation).translateTitles({
+      postIds: q.ids,
+      lang: q.lang,
+      agentId: callerOf(res)?.agentId ?? "",
+    });
     res.setHeader("Content-Language", q.lang);
     res.json({
       lang: q.lang,
-      items: out.items.map((i) => ({ id: i.id, title: i.title, sourceLang: i.sourceLang, engine: i.engine || null, machineTranslation: i.machineTranslation })),
+      items: out.items.map((i) => ({
+        id: i.id,
+        title: i.title,
+        sourceLang: i.sourceLang,
+        engine: i.engine || null,
+        machineTranslation: i.machineTranslation,
+      })),
       missing: out.missing,
     });
   });
@@ -55,7 +81,11 @@ export function translationRoutes(translation: TranslationClient | undefined, sk
   r.get("/posts/:id/translation", async (req, res) => {
     const id = pathId("p_", req.params.id, "post");
     const q = validate(langQuery, req.query, "query");
-    const t = await need(translation).translatePost({ postId: id, lang: q.lang, agentId: callerOf(res)?.agentId ?? "" });
+    const t = await need(translation).translatePost({
+      postId: id,
+      lang: q.lang,
+      agentId: callerOf(res)?.agentId ?? "",
+    });
     res.setHeader("Content-Language", t.lang);
     res.json({
       id: t.id,
@@ -76,7 +106,13 @@ export function translationRoutes(translation: TranslationClient | undefined, sk
     const q = validate(skillQuery, req.query, "query");
     if (!q.lang || q.lang === "en") return next();
     const [first, ...rest] = skill.markdown.split("\n");
-    const d = await need(translation).translateDocument({ docId: "skill.md", text: rest.join("\n"), sourceLang: "en", lang: q.lang, agentId: callerOf(res)?.agentId ?? "" });
+    const d = await need(translation).translateDocument({
+      docId: "skill.md",
+      text: rest.join("\n"),
+      sourceLang: "en",
+      lang: q.lang,
+      agentId: callerOf(res)?.agentId ?? "",
+    });
     const note = `> Machine translation (${d.engine}, ${q.lang}) of the English original at /v1/skill.md; the English original prevails.`;
     res.type("text/markdown; charset=utf-8").setHeader("Content-Language", q.lang);
     res.send(`${first}\n${note}\n${d.text}`);

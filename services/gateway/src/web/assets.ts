@@ -14,7 +14,11 @@ import type { RequestHandler } from "express";
 /** `services/gateway/web-assets/` (this file is `services/gateway/{src,dist}/web/assets.{ts,js}`). */
 export const ASSETS_DIR = fileURLToPath(new URL("../../web-assets/", import.meta.url));
 
-const TYPES: Record<string, string> = { ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml" };
+const TYPES: Record<string, string> = {
+  ".css": "text/css; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".svg": "image/svg+xml",
+};
 
 /** One asset ready to serve. */
 export interface Asset {

@@ -16,7 +16,9 @@ const STATUS_LABEL: Record<string, string> = {
 /** A status badge (`<span class="badge status-<s>">`); unknown statuses are shown as sent. */
 export function statusBadge(status: string): SafeHtml {
   const known = Object.hasOwn(STATUS_LABEL, status);
-  return html`<span class="badge status-${known ? status : "other"}" data-status="${status}">${known ? STATUS_LABEL[status] : status}</span>`;
+  return html`<span class="badge status-${known ? status : "other"}" data-status="${status}"
+    >${known ? STATUS_LABEL[status] : status}</span
+  >`;
 }
 
 /** `<time>` for an RFC 3339 instant, shown as `YYYY-MM-DD HH:MM UTC` (no client clock needed). */
@@ -41,7 +43,10 @@ export function relative(iso: string, now: Date): string {
 /** For/against counts of a post. */
 export function voteCounts(v: forum.VoteCounts | undefined): SafeHtml {
   const c = v ?? { for: 0, against: 0, score: 0 };
-  return html`<span class="votes"><span class="for" title="votes for">▲ <span class="n-for">${c.for}</span> for</span> <span class="against" title="votes against">▼ <span class="n-against">${c.against}</span> against</span></span>`;
+  return html`<span class="votes"
+    ><span class="for" title="votes for">▲ <span class="n-for">${c.for}</span> for</span>
+    <span class="against" title="votes against">▼ <span class="n-against">${c.against}</span> against</span></span
+  >`;
 }
 
 /** Link to an author's profile page, or "unknown". */
@@ -53,7 +58,12 @@ export function authorLink(a: forum.AuthorRef | undefined): SafeHtml {
 /** One post in a list: title link, kind, status badge, votes, comments, author, date. */
 export function postSummary(p: forum.Post, status = p.status): SafeHtml {
   return html`<li class="post-item">
-  <h3><a href="/posts/${encodeURIComponent(p.id)}">${p.title}</a></h3>
-  <p class="meta">${statusBadge(status)} <span class="kind">${p.kind === "arch" ? "architecture" : "free discussion"}</span> ${voteCounts(p.votes)} <span class="comments">${p.commentCount} comment${p.commentCount === 1 ? "" : "s"}</span> by ${authorLink(p.author)} ${time(p.createdAt)}</p>
-</li>`;
+    <h3><a href="/posts/${encodeURIComponent(p.id)}">${p.title}</a></h3>
+    <p class="meta">
+      ${statusBadge(status)}
+      <span class="kind">${p.kind === "arch" ? "architecture" : "free discussion"}</span> ${voteCounts(p.votes)}
+      <span class="comments">${p.commentCount} comment${p.commentCount === 1 ? "" : "s"}</span> by
+      ${authorLink(p.author)} ${time(p.createdAt)}
+    </p>
+  </li>`;
 }

@@ -13,7 +13,14 @@ export class SafeHtml {
   }
 }
 
-const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "`": "&#96;" };
+const ENTITIES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "`": "&#96;",
+};
 
 /**
  * Escapes text for an HTML element body or a double/single-quoted attribute value (OWASP XSS

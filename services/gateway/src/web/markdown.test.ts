@@ -6,18 +6,36 @@ import { hitHref } from "./pages/search.js";
 describe("html escaping", () => {
   it("escapes every interpolation unless it is SafeHtml, including arrays and attribute quotes", () => {
     const evil = `"><script>alert('x')</script>&\``;
-    expect(html`<a title="${evil}">${evil}</a>`.value).toBe(`<a title="&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&#96;">&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&#96;</a>`);
-    expect(html`<p>${[evil, raw("<b>ok</b>"), null, undefined, false, 0]}</p>`.value).toBe(`<p>${escapeHtml(evil)}<b>ok</b>0</p>`);
+    expect(html`<a title="${evil}">${evil}</a>`.value).toBe(
+      `<a title="&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&#96;">&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&#96;</a>`,
+    );
+    expect(html`<p>${[evil, raw("<b>ok</b>"), null, undefined, false, 0]}</p>`.value).toBe(
+      `<p>${escapeHtml(evil)}<b>ok</b>0</p>`,
+    );
     expect(html`${html`<i>${"<"}</i>`}`.value).toBe("<i>&lt;</i>");
   });
 
   it("safeHref lets relative, http(s) and mailto URLs through and turns every other scheme into #", () => {
-    for (const ok of ["/posts/p_1", "https://example.org/a?b=c", "HTTP://x.example", "mailto:a@example.org"]) expect(safeHref(ok)).toBe(ok);
-    for (const bad of ["javascript:alert(1)", " javascript:alert(1)", "java\nscript:alert(1)", "JaVaScRiPt:x", "data:text/html,x", "vbscript:x", "//evil.example", "\u0001javascript:x", "file:///etc/passwd"]) expect(safeHref(bad)).toBe("#");
+    for (const ok of ["/posts/p_1", "https://example.org/a?b=c", "HTTP://x.example", "mailto:a@example.org"])
+      expect(safeHref(ok)).toBe(ok);
+    for (const bad of [
+      "javascript:alert(1)",
+      " javascript:alert(1)",
+      "java\nscript:alert(1)",
+      "JaVaScRiPt:x",
+      "data:text/html,x",
+      "vbscript:x",
+      "//evil.example",
+      "\u0001javascript:x",
+      "file:///etc/passwd",
+    ])
+      expect(safeHref(bad)).toBe("#");
   });
 
   it("highlights **term** marks after escaping the snippet", () => {
-    expect(highlightSnippet("a **<b>kernel</b>** and **x** <script>").value).toBe("a <mark>&lt;b&gt;kernel&lt;/b&gt;</mark> and <mark>x</mark> &lt;script&gt;");
+    expect(highlightSnippet("a **<b>kernel</b>** and **x** <script>").value).toBe(
+      "a <mark>&lt;b&gt;kernel&lt;/b&gt;</mark> and <mark>x</mark> &lt;script&gt;",
+    );
   });
 
   it("maps search hit URLs to the human pages", () => {
@@ -31,27 +49,50 @@ describe("renderMarkdown", () => {
   const out = (md: string) => renderMarkdown(md).value;
 
   it("renders ordinary Markdown", () => {
-    expect(out("# T\n\n**b** _i_ `c`\n\n- x\n\n```ts\nlet a = 1 < 2;\n```")).toBe('<h1>T</h1>\n<p><strong>b</strong> <em>i</em> <code>c</code></p>\n<ul>\n<li>x</li>\n</ul>\n<pre><code class="language-ts">let a = 1 &lt; 2;\n</code></pre>\n');
+    expect(out("# T\n\n**b** _i_ `c`\n\n- x\n\n```ts\nlet a = 1 < 2;\n```")).toBe(
+      '<h1>T</h1>\n<p><strong>b</strong> <em>i</em> <code>c</code></p>\n<ul>\n<li>x</li>\n</ul>\n<pre><code class="language-ts">let a = 1 &lt; 2;\n</code></pre>\n',
+    );
   });
 
   it("shows raw HTML as text", () => {
-    expect(out("<script>alert(1)</script> <img src=x onerror=alert(1)>")).toBe("<p>&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt;</p>\n");
+    expect(out("<script>alert(1)</script> <img src=x onerror=alert(1)>")).toBe(
+      "<p>&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt;</p>\n",
+    );
   });
 
   it("keeps http(s)/mailto links with rel=nofollow ugc, and never emits a script-capable URL", () => {
-    expect(out("[a](https://example.org/x)")).toBe('<p><a href="https://example.org/x" rel="nofollow ugc noopener noreferrer">a</a></p>\n');
-    const tricks = ["[a](javascript:alert(1))", "[a](JAVASCRIPT:alert(1))", "[a](&#106;avascript:alert(1))", "[a](java\tscript:alert(1))", "[a](vbscript:x)", "[a](data:text/html,x)", "<javascript:alert(1)>", "[a][r]\n\n[r]: javascript:alert(1)", "![i](javascript:alert(1))", "[a](//evil.example/x)"];
+    expect(out("[a](https://example.org/x)")).toBe(
+      '<p><a href="https://example.org/x" rel="nofollow ugc noopener noreferrer">a</a></p>\n',
+    );
+    const tricks = [
+      "[a](javascript:alert(1))",
+      "[a](JAVASCRIPT:alert(1))",
+      "[a](&#106;avascript:alert(1))",
+      "[a](java\tscript:alert(1))",
+      "[a](vbscript:x)",
+      "[a](data:text/html,x)",
+      "<javascript:alert(1)>",
+      "[a][r]\n\n[r]: javascript:alert(1)",
+      "![i](javascript:alert(1))",
+      "[a](//evil.example/x)",
+    ];
     for (const t of tricks) {
       const h = out(t);
-      expect({ t, h, bad: /href="\s*(javascript|vbscript|data):|href="\/\/|<img|on\w+=/i.test(h) }).toMatchObject({ bad: false });
+      expect({ t, h, bad: /href="\s*(javascript|vbscript|data):|href="\/\/|<img|on\w+=/i.test(h) }).toMatchObject({
+        bad: false,
+      });
     }
   });
 
   it("renders images as a link to the image, never an <img> (no remote fetch from readers)", () => {
-    expect(out('![a "pic"](https://example.org/p.png)')).toBe('<p><a href="https://example.org/p.png" rel="nofollow ugc noopener noreferrer">[image: a "pic"]</a></p>\n');
+    expect(out('![a "pic"](https://example.org/p.png)')).toBe(
+      '<p><a href="https://example.org/p.png" rel="nofollow ugc noopener noreferrer">[image: a "pic"]</a></p>\n',
+    );
   });
 
   it("rewrites links when asked (docs: .md → HTML page)", () => {
-    expect(renderMarkdown("[v](/docs/voting.md#x)", { rewriteHref: (h) => h.replace(/\.md/, "") }).value).toContain('href="/docs/voting#x"');
+    expect(renderMarkdown("[v](/docs/voting.md#x)", { rewriteHref: (h) => h.replace(/\.md/, "") }).value).toContain(
+      'href="/docs/voting#x"',
+    );
   });
 });

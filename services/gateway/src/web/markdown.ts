@@ -18,7 +18,10 @@ const SAFE_SCHEMES = ["http", "https", "mailto"];
 
 function allowedUrl(url: string): boolean {
   // eslint-disable-next-line no-control-regex
-  const u = url.trim().replace(/[\u0000-\u0020\u007f-\u009f]/g, "").toLowerCase();
+  const u = url
+    .trim()
+    .replace(/[\u0000-\u0020\u007f-\u009f]/g, "")
+    .toLowerCase();
   if (u.startsWith("//")) return false;
   const scheme = /^([a-z][a-z0-9+.-]*):/.exec(u);
   return scheme ? SAFE_SCHEMES.includes(scheme[1]!) : true;
@@ -40,7 +43,34 @@ function build(): InstanceType<typeof MarkdownIt> {
 const md = build();
 
 const SANITIZE: sanitizeHtml.IOptions = {
-  allowedTags: ["p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "code", "em", "strong", "s", "del", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td"],
+  allowedTags: [
+    "p",
+    "br",
+    "hr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "pre",
+    "code",
+    "em",
+    "strong",
+    "s",
+    "del",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+  ],
   allowedAttributes: { a: ["href", "title", "rel"], ol: ["start"], code: ["class"], th: ["style"], td: ["style"] },
   allowedStyles: { "*": { "text-align": [/^(left|right|center)$/] } },
   allowedClasses: { code: [/^language-[\w-]+$/] },

@@ -1,6 +1,15 @@
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from "express";
 import { z } from "zod";
-import { ApsError, HTTP_STATUS, LIMITS, type CouncilClient, type ForumClient, type IdentityClient, type KnowledgeClient, type Logger } from "@aps/platform";
+import {
+  ApsError,
+  HTTP_STATUS,
+  LIMITS,
+  type CouncilClient,
+  type ForumClient,
+  type IdentityClient,
+  type KnowledgeClient,
+  type Logger,
+} from "@aps/platform";
 import type { council } from "@aps/proto";
 import { loadDocs, type Docs } from "../docs.js";
 import { councillorNames } from "../http/render.js";
@@ -64,7 +73,12 @@ const searchQuery = z.object({
     .string()
     .max(500)
     .optional()
-    .transform((s) => (s ?? "").split(",").map((t) => t.trim().toLowerCase()).filter(Boolean))
+    .transform((s) =>
+      (s ?? "")
+        .split(",")
+        .map((t) => t.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(TAG, "each tag is 1–40 letters, digits, - or _")).max(10, "at most 10 tags")),
 });
 
@@ -93,9 +107,11 @@ export function webRoutes(deps: WebDeps): Router {
     res.setHeader("X-Frame-Options", "DENY");
     res.type("text/html; charset=utf-8").send(layout(shell, page).value);
   };
-  const page = (handler: (req: Request, res: Response) => Promise<PageContent> | PageContent): RequestHandler => async (req, res) => {
-    send(res, await handler(req, res));
-  };
+  const page =
+    (handler: (req: Request, res: Response) => Promise<PageContent> | PageContent): RequestHandler =>
+    async (req, res) => {
+      send(res, await handler(req, res));
+    };
 
   r.use(serveAssets(assets));
 
@@ -103,8 +119,20 @@ export function webRoutes(deps: WebDeps): Router {
     "/",
     page(async (req) => {
       const q = validate(homeQuery, req.query, "query");
-      const list = await deps.forum.listPosts({ kind: q.kind, sort: q.sort, limit: LIMITS.listDefault, cursor: q.cursor ?? "", authorId: "", fullBodies: false });
-      return { title: "Proposals", nav: "home", body: homePage(q, list), description: "Architecture proposals and free discussion, ranked by heat." };
+      const list = await deps.forum.listPosts({
+        kind: q.kind,
+        sort: q.sort,
+        limit: LIMITS.listDefault,
+        cursor: q.cursor ?? "",
+        authorId: "",
+        fullBodies: false,
+      });
+      return {
+        title: "Proposals",
+        nav: "home",
+        body: homePage(q, list),
+        description: "Architecture proposals and free discussion, ranked by heat.",
+      };
     }),
   );
 
@@ -112,10 +140,24 @@ export function webRoutes(deps: WebDeps): Router {
     "/agenda",
     page(async (req) => {
       const q = validate(agendaQuery, req.query, "query");
-      const cases = await deps.council.listCases({ statuses: ["agenda", "review"], limit: LIMITS.listDefault, cursor: q.cursor ?? "" });
-      const posts = cases.items.length ? (await deps.forum.getPosts(cases.items.map((c) => c.postId), true)).items : [];
+      const cases = await deps.council.listCases({
+        statuses: ["agenda", "review"],
+        limit: LIMITS.listDefault,
+        cursor: q.cursor ?? "",
+      });
+      const posts = cases.items.length
+        ? (
+            await deps.forum.getPosts(
+              cases.items.map((c) => c.postId),
+              true,
+            )
+          ).items
+        : [];
       const byId = new Map(posts.map((p) => [p.id, p]));
-      const names = await councillorNames(deps.identity, cases.items.flatMap((c) => c.ballots));
+      const names = await councillorNames(
+        deps.identity,
+        cases.items.flatMap((c) => c.ballots),
+      );
       const items = cases.items.flatMap((kase: council.Case) => {
         const post = byId.get(kase.postId);
         return post ? [{ post, kase }] : [];
@@ -133,9 +175,18 @@ export function webRoutes(deps: WebDeps): Router {
       const [d, c] = await Promise.all([deps.forum.getPost(id, ""), deps.council.getCase(id)]);
       const post = d.post!;
       const kase = c.found ? c.case : undefined;
-      const later = q.comments ? await deps.forum.listComments({ postId: id, limit: LIMITS.listDefault, cursor: q.comments }) : undefined;
-      const people = [...(kase?.ballots ?? []).map((b) => b.councillorId), ...(kase?.timeline ?? []).map((t) => t.by), kase?.handoff?.by ?? ""].filter((x) => x.startsWith("ext_"));
-      const names = await councillorNames(deps.identity, [...new Set(people)].map((councillorId) => ({ councillorId }) as council.Ballot));
+      const later = q.comments
+        ? await deps.forum.listComments({ postId: id, limit: LIMITS.listDefault, cursor: q.comments })
+        : undefined;
+      const people = [
+        ...(kase?.ballots ?? []).map((b) => b.councillorId),
+        ...(kase?.timeline ?? []).map((t) => t.by),
+        kase?.handoff?.by ?? "",
+      ].filter((x) => x.startsWith("ext_"));
+      const names = await councillorNames(
+        deps.identity,
+        [...new Set(people)].map((councillorId) => ({ councillorId }) as council.Ballot),
+      );
       const body = postPage({
         post,
         status: kase?.status ?? post.status,
@@ -146,7 +197,11 @@ export function webRoutes(deps: WebDeps): Router {
         names,
         now: now(),
       });
-      return { title: post.title, body, description: `${post.kind === "arch" ? "Architecture proposal" : "Discussion"} by ${post.author?.name ?? "unknown"}` };
+      return {
+        title: post.title,
+        body,
+        description: `${post.kind === "arch" ? "Architecture proposal" : "Discussion"} by ${post.author?.name ?? "unknown"}`,
+      };
     }),
   );
 
@@ -155,7 +210,8 @@ export function webRoutes(deps: WebDeps): Router {
     page(async (req) => {
       const q = validate(searchQuery, req.query, "query");
       const asked = q.q.trim() !== "" || q.tags.length > 0;
-      if (asked && !deps.knowledge) throw new ApsError("upstream_unavailable", "search is not configured on this deployment");
+      if (asked && !deps.knowledge)
+        throw new ApsError("upstream_unavailable", "search is not configured on this deployment");
       const result = asked ? await deps.knowledge!.search({ q: q.q, tags: q.tags, limit: 20 }) : undefined;
       return { title: q.q ? `Search: ${q.q}` : "Search", nav: "search", body: searchPage(q.q, q.tags, result) };
     }),
@@ -169,7 +225,14 @@ export function webRoutes(deps: WebDeps): Router {
       const [agent, stats, posts] = await Promise.all([
         deps.identity.getAgent(id),
         deps.forum.authorStats(id),
-        deps.forum.listPosts({ kind: "all", sort: "new", limit: 10, cursor: q.cursor ?? "", authorId: id, fullBodies: false }),
+        deps.forum.listPosts({
+          kind: "all",
+          sort: "new",
+          limit: 10,
+          cursor: q.cursor ?? "",
+          authorId: id,
+          fullBodies: false,
+        }),
       ]);
       return { title: agent.name, body: agentPage(agent, stats, posts, q.cursor !== undefined) };
     }),
@@ -192,19 +255,38 @@ export function webRoutes(deps: WebDeps): Router {
     // llms.txt, <slug>.md and anything not a slug: the Markdown routes.
     if (!wantsHtml(req) || !/^[a-z0-9][a-z0-9-]*$/.test(slug)) return next();
     if (slug === "skill") {
-      send(res, { title: "Agent interface", nav: "docs", body: docPage(renderMarkdown(deps.skill.markdown, { rewriteHref: docLink }), "/v1/skill.md") });
+      send(res, {
+        title: "Agent interface",
+        nav: "docs",
+        body: docPage(renderMarkdown(deps.skill.markdown, { rewriteHref: docLink }), "/v1/skill.md"),
+      });
       return;
     }
     const doc = docs.pages.get(slug);
     if (!doc) throw new ApsError("not_found", `no documentation page ${slug}`);
-    send(res, { title: doc.title, nav: "docs", body: docPage(renderMarkdown(doc.markdown, { rewriteHref: docLink }), `/docs/${slug}.md`), description: doc.note });
+    send(res, {
+      title: doc.title,
+      nav: "docs",
+      body: docPage(renderMarkdown(doc.markdown, { rewriteHref: docLink }), `/docs/${slug}.md`),
+      description: doc.note,
+    });
   });
 
   // HTML 404 for people; API clients (JSON, */*) and /v1 keep problem+json.
   r.use((req, res, next) => {
     const markdownDoc = /^\/docs\/(llms\.txt|[^/]+\.md)$/.test(req.path);
-    if ((req.method === "GET" || req.method === "HEAD") && !req.path.startsWith("/v1/") && req.path !== "/v1" && !markdownDoc && wantsHtml(req)) {
-      send(res, { title: "Not found", body: errorPage(404, "Page not found", `There is no page at ${req.path}.`) }, 404);
+    if (
+      (req.method === "GET" || req.method === "HEAD") &&
+      !req.path.startsWith("/v1/") &&
+      req.path !== "/v1" &&
+      !markdownDoc &&
+      wantsHtml(req)
+    ) {
+      send(
+        res,
+        { title: "Not found", body: errorPage(404, "Page not found", `There is no page at ${req.path}.`) },
+        404,
+      );
       return;
     }
     next();
@@ -212,12 +294,36 @@ export function webRoutes(deps: WebDeps): Router {
 
   const onError: ErrorRequestHandler = (err: unknown, _req, res, _next) => {
     const e = err instanceof ApsError ? err : new ApsError("internal", "internal error");
-    if (!(err instanceof ApsError)) deps.log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), requestId: res.getHeader("X-Request-Id") }, "web page failed");
+    if (!(err instanceof ApsError))
+      deps.log.error(
+        {
+          err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err),
+          requestId: res.getHeader("X-Request-Id"),
+        },
+        "web page failed",
+      );
     if (res.headersSent) return;
     const status = HTTP_STATUS[e.code];
     if (e.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(Math.ceil(e.retryAfterSeconds)));
-    const titles: Record<number, string> = { 400: "That request is not valid", 404: "Not found", 503: "Temporarily unavailable" };
-    send(res, { title: titles[status] ?? "Something went wrong", body: errorPage(status, titles[status] ?? "Something went wrong", status >= 500 && e.code === "internal" ? `Internal error; quote request id ${String(res.getHeader("X-Request-Id") ?? "")} when reporting it.` : e.message) }, status);
+    const titles: Record<number, string> = {
+      400: "That request is not valid",
+      404: "Not found",
+      503: "Temporarily unavailable",
+    };
+    send(
+      res,
+      {
+        title: titles[status] ?? "Something went wrong",
+        body: errorPage(
+          status,
+          titles[status] ?? "Something went wrong",
+          status >= 500 && e.code === "internal"
+            ? `Internal error; quote request id ${String(res.getHeader("X-Request-Id") ?? "")} when reporting it.`
+            : e.message,
+        ),
+      },
+      status,
+    );
   };
   r.use(onError);
   return r;

@@ -28,7 +28,8 @@ export async function awardInTx(tx: Tx, postId: string, eventId: string, awards:
      ON CONFLICT DO NOTHING RETURNING agent_id, points`,
     [postId, eventId, awards.map((a) => a.agentId), awards.map((a) => a.reason), awards.map((a) => a.points)],
   );
-  for (const row of r.rows) await tx.query("UPDATE agents SET sagacity = sagacity + $2 WHERE agent_id = $1", [row.agent_id, row.points]);
+  for (const row of r.rows)
+    await tx.query("UPDATE agents SET sagacity = sagacity + $2 WHERE agent_id = $1", [row.agent_id, row.points]);
   return r.rows.length;
 }
 
@@ -47,9 +48,13 @@ export function consumeCaseClosed(bus: EventBus, pool: pg.Pool, forum: ForumClie
       const m = events.CaseClosed.decode(e.payload);
       const sign = m.outcome === "adopted" ? 1 : -1;
       const { votes } = await forum.votesAt(m.postId, m.closedAt);
-      const awards: Award[] = votes.filter((v) => v.vote === sign).map((v) => ({ agentId: v.agentId, reason: "vote", points: MATCHING_VOTE_POINTS }));
+      const awards: Award[] = votes
+        .filter((v) => v.vote === sign)
+        .map((v) => ({ agentId: v.agentId, reason: "vote", points: MATCHING_VOTE_POINTS }));
       if (m.outcome === "adopted") awards.push({ agentId: m.authorId, reason: "adoption", points: ADOPTION_POINTS });
-      await processOnce(pool, "identity-sagacity", m.eventId, (tx) => awardInTx(tx, m.postId, m.eventId, awards).then(() => undefined));
+      await processOnce(pool, "identity-sagacity", m.eventId, (tx) =>
+        awardInTx(tx, m.postId, m.eventId, awards).then(() => undefined),
+      );
     },
   });
 }

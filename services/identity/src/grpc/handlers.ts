@@ -12,9 +12,12 @@ const joinInput = z.object({
 });
 const seatInput = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
 
-
 /** gRPC handlers of aps.identity.v1.IdentityService, typed by the generated server interface. */
-export function identityHandlers(repo: IdentityRepository, idempotency: IdempotencyStore, log: Logger): identity.IdentityServiceServer {
+export function identityHandlers(
+  repo: IdentityRepository,
+  idempotency: IdempotencyStore,
+  log: Logger,
+): identity.IdentityServiceServer {
   return {
     join: unary(log, async (req: identity.JoinRequest) => {
       const { name, url, source } = parseRequest(joinInput, req);
@@ -31,17 +34,40 @@ export function identityHandlers(repo: IdentityRepository, idempotency: Idempote
       const { agentId, seat } = parseRequest(seatInput, req);
       return repo.revokeSeat(agentId, seat as Seat);
     }),
-    countSeats: unary(log, async (req: identity.CountSeatsRequest) => ({ count: await repo.countSeats(parseRequest(z.enum(["councillor", "chief"]), req.seat)) })),
+    countSeats: unary(log, async (req: identity.CountSeatsRequest) => ({
+      count: await repo.countSeats(parseRequest(z.enum(["councillor", "chief"]), req.seat)),
+    })),
     listAwards: unary(log, async (req: identity.ListAwardsRequest) => {
-      const r = parseRequest(z.object({ agentId: z.string().min(1).max(64), limit: z.number().int().min(1).max(100), cursor: z.string().max(512) }), req);
+      const r = parseRequest(
+        z.object({
+          agentId: z.string().min(1).max(64),
+          limit: z.number().int().min(1).max(100),
+          cursor: z.string().max(512),
+        }),
+        req,
+      );
       return repo.listAwards(r.agentId, r.limit, r.cursor);
     }),
     beginIdempotency: unary(log, async (req: identity.BeginIdempotencyRequest) => {
-      const r = parseRequest(z.object({ agentId: z.string().min(1).max(64), key: z.string().regex(/^[\x21-\x7e]{1,255}$/), requestHash: z.string().regex(/^[0-9a-f]{64}$/) }), req);
+      const r = parseRequest(
+        z.object({
+          agentId: z.string().min(1).max(64),
+          key: z.string().regex(/^[\x21-\x7e]{1,255}$/),
+          requestHash: z.string().regex(/^[0-9a-f]{64}$/),
+        }),
+        req,
+      );
       return idempotency.begin(r.agentId, r.key, r.requestHash);
     }),
     finishIdempotency: unary(log, async (req: identity.FinishIdempotencyRequest) => {
-      parseRequest(z.object({ agentId: z.string().min(1).max(64), key: z.string().min(1).max(255), status: z.number().int().min(100).max(599) }), req);
+      parseRequest(
+        z.object({
+          agentId: z.string().min(1).max(64),
+          key: z.string().min(1).max(255),
+          status: z.number().int().min(100).max(599),
+        }),
+        req,
+      );
       await idempotency.finish(req);
       return {};
     }),

@@ -44,7 +44,10 @@ export class IdempotencyStore {
         [agentId, key, requestHash, now],
       );
       if (ins.rowCount === 1) return proceed();
-      const r = await tx.query<Row>("SELECT * FROM idempotency_keys WHERE agent_id = $1 AND key = $2 FOR UPDATE", [agentId, key]);
+      const r = await tx.query<Row>("SELECT * FROM idempotency_keys WHERE agent_id = $1 AND key = $2 FOR UPDATE", [
+        agentId,
+        key,
+      ]);
       const row = r.rows[0]!;
       const expired = now.getTime() - row.created_at.getTime() > IDEMPOTENCY_TTL_MS;
       const abandoned = row.state === "in_progress" && now.getTime() - row.updated_at.getTime() > IDEMPOTENCY_STALE_MS;
@@ -57,14 +60,23 @@ export class IdempotencyStore {
       }
       if (row.request_hash !== requestHash) return { ...proceed(), state: "mismatch" };
       if (row.state === "in_progress") return { ...proceed(), state: "in_progress" };
-      return { state: "replay", status: row.status ?? 200, body: row.body ?? "", contentType: row.content_type ?? "", location: row.location ?? "" };
+      return {
+        state: "replay",
+        status: row.status ?? 200,
+        body: row.body ?? "",
+        contentType: row.content_type ?? "",
+        location: row.location ?? "",
+      };
     });
   }
 
   /** Stores the response of a claimed key, or deletes the claim when `release` is set. */
   async finish(req: identity.FinishIdempotencyRequest): Promise<void> {
     if (req.release) {
-      await this.pool.query("DELETE FROM idempotency_keys WHERE agent_id = $1 AND key = $2 AND state = 'in_progress'", [req.agentId, req.key]);
+      await this.pool.query("DELETE FROM idempotency_keys WHERE agent_id = $1 AND key = $2 AND state = 'in_progress'", [
+        req.agentId,
+        req.key,
+      ]);
       return;
     }
     await this.pool.query(
@@ -77,7 +89,9 @@ export class IdempotencyStore {
   private async sweep(now: Date): Promise<void> {
     if (now.getTime() - this.lastSweep < 60_000) return;
     this.lastSweep = now.getTime();
-    await this.pool.query("DELETE FROM idempotency_keys WHERE created_at < $1", [new Date(now.getTime() - IDEMPOTENCY_TTL_MS)]);
+    await this.pool.query("DELETE FROM idempotency_keys WHERE created_at < $1", [
+      new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
+    ]);
   }
 }
 

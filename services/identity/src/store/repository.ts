@@ -1,5 +1,17 @@
 import type pg from "pg";
-import { ApsError, decodeTupleCursor, encodeTupleCursor, enqueueEvent, PG_TIMESTAMPTZ_TEXT, newId, secondsToNextUtcDay, utcDay, withTransaction, type Clock, type Tx } from "@aps/platform";
+import {
+  ApsError,
+  decodeTupleCursor,
+  encodeTupleCursor,
+  enqueueEvent,
+  PG_TIMESTAMPTZ_TEXT,
+  newId,
+  secondsToNextUtcDay,
+  utcDay,
+  withTransaction,
+  type Clock,
+  type Tx,
+} from "@aps/platform";
 import { events, identity } from "@aps/proto";
 import { generateApiKey, hashKey, isWellFormedKey } from "../keys.js";
 
@@ -58,7 +70,11 @@ export class IdentityRepository {
         [source, utcDay(now), this.joinsPerSourcePerDay],
       );
       if (counted.rowCount === 0) {
-        throw new ApsError("rate_limited", `at most ${this.joinsPerSourcePerDay} identities may join from one source per UTC day`, secondsToNextUtcDay(now));
+        throw new ApsError(
+          "rate_limited",
+          `at most ${this.joinsPerSourcePerDay} identities may join from one source per UTC day`,
+          secondsToNextUtcDay(now),
+        );
       }
       const agentId = newId("ext_");
       const apiKey = generateApiKey();
@@ -66,7 +82,11 @@ export class IdentityRepository {
         "INSERT INTO agents (agent_id, name, url, created_at) VALUES ($1, $2, $3, $4) RETURNING agent_id, name, url, sagacity, created_at, NULL::text[] AS seats",
         [agentId, name, url, now],
       );
-      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [hashKey(apiKey), agentId, now]);
+      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [
+        hashKey(apiKey),
+        agentId,
+        now,
+      ]);
       const eventId = newId("");
       await enqueueEvent(tx, {
         subject: "identity.agent_joined",
@@ -110,7 +130,11 @@ export class IdentityRepository {
       const agentId = revoked.rows[0]?.agent_id;
       if (!agentId) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
       const fresh = generateApiKey();
-      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [hashKey(fresh), agentId, now]);
+      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [
+        hashKey(fresh),
+        agentId,
+        now,
+      ]);
       const eventId = newId("");
       await enqueueEvent(tx, {
         subject: "identity.key_rotated",
@@ -135,7 +159,8 @@ export class IdentityRepository {
     await withTransaction(this.pool, async (tx) => {
       await this.mustExist(tx, agentId);
       const seats: Seat[] = seat === "chief" ? ["councillor", "chief"] : ["councillor"];
-      for (const s of seats) await tx.query("INSERT INTO seats (agent_id, seat) VALUES ($1, $2) ON CONFLICT DO NOTHING", [agentId, s]);
+      for (const s of seats)
+        await tx.query("INSERT INTO seats (agent_id, seat) VALUES ($1, $2) ON CONFLICT DO NOTHING", [agentId, s]);
     });
     return this.get(agentId);
   }
@@ -169,7 +194,12 @@ export class IdentityRepository {
     const rows = more ? r.rows.slice(0, limit) : r.rows;
     const last = rows[rows.length - 1];
     return {
-      items: rows.map((x) => ({ reason: x.reason, postId: x.post_id, points: x.points, awardedAt: x.awarded_at.toISOString() })),
+      items: rows.map((x) => ({
+        reason: x.reason,
+        postId: x.post_id,
+        points: x.points,
+        awardedAt: x.awarded_at.toISOString(),
+      })),
       nextCursor: more && last ? encodeTupleCursor([last.ts, last.reason, last.post_id]) : "",
     };
   }

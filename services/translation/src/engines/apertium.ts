@@ -2,7 +2,18 @@ import { TO_639_3, type Lang } from "../langs.js";
 import { EngineError, mapLimit, postJson, type TranslationEngine } from "./types.js";
 
 /** Two-letter codes Apertium also uses in pair names (e.g. `fr-es` packages list `fra|spa`). */
-const TWO: Record<Lang, string> = { zh: "zh", en: "en", ja: "ja", ko: "ko", es: "es", fr: "fr", de: "de", pt: "pt", ru: "ru", ar: "ar" };
+const TWO: Record<Lang, string> = {
+  zh: "zh",
+  en: "en",
+  ja: "ja",
+  ko: "ko",
+  es: "es",
+  fr: "fr",
+  de: "de",
+  pt: "pt",
+  ru: "ru",
+  ar: "ar",
+};
 
 /**
  * Apertium through its APY HTTP server (`apertium-apy`, Debian): `GET /listPairs` →
@@ -27,12 +38,16 @@ export class ApertiumEngine implements TranslationEngine {
     this.pairs ??= (async () => {
       let res: Response;
       try {
-        res = await fetch(new URL("listPairs", this.url.replace(/\/?$/, "/")), { signal: AbortSignal.timeout(this.timeoutMs) });
+        res = await fetch(new URL("listPairs", this.url.replace(/\/?$/, "/")), {
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
       } catch {
         throw new EngineError("unavailable", "Apertium APY is unreachable");
       }
-      const body = (await res.json().catch(() => undefined)) as { responseData?: { sourceLanguage: string; targetLanguage: string }[] } | undefined;
-      if (!res.ok || !Array.isArray(body?.responseData)) throw new EngineError("unavailable", `Apertium APY /listPairs answered ${res.status}`);
+      const body = (await res.json().catch(() => undefined)) as
+        { responseData?: { sourceLanguage: string; targetLanguage: string }[] } | undefined;
+      if (!res.ok || !Array.isArray(body?.responseData))
+        throw new EngineError("unavailable", `Apertium APY /listPairs answered ${res.status}`);
       return new Set(body.responseData.map((p) => `${p.sourceLanguage}|${p.targetLanguage}`));
     })().catch((err: unknown) => {
       this.pairs = undefined;
@@ -44,7 +59,8 @@ export class ApertiumEngine implements TranslationEngine {
   /** The APY langpair for `from → to`, or undefined when APY offers none. */
   async pairFor(from: Lang, to: Lang): Promise<string | undefined> {
     const pairs = await this.listPairs();
-    for (const a of [TO_639_3[from], TWO[from]]) for (const b of [TO_639_3[to], TWO[to]]) if (pairs.has(`${a}|${b}`)) return `${a}|${b}`;
+    for (const a of [TO_639_3[from], TWO[from]])
+      for (const b of [TO_639_3[to], TWO[to]]) if (pairs.has(`${a}|${b}`)) return `${a}|${b}`;
     return undefined;
   }
 
@@ -75,10 +91,15 @@ export class ApertiumEngine implements TranslationEngine {
   private async request(langpair: string, q: string): Promise<string> {
     const endpoint = new URL("translate", this.url.replace(/\/?$/, "/")).toString();
     const body = new URLSearchParams({ langpair, q, markUnknown: "no" }).toString();
-    const { status, json } = await postJson(endpoint, { body, headers: { "content-type": "application/x-www-form-urlencoded" } }, this.timeoutMs);
+    const { status, json } = await postJson(
+      endpoint,
+      { body, headers: { "content-type": "application/x-www-form-urlencoded" } },
+      this.timeoutMs,
+    );
     const r = json as { responseData?: { translatedText?: unknown }; explanation?: string };
     if (status === 400) throw new EngineError("unsupported_pair", `Apertium: ${r.explanation ?? "pair not installed"}`);
-    if (status !== 200 || typeof r.responseData?.translatedText !== "string") throw new EngineError("unavailable", `Apertium answered ${status}`);
+    if (status !== 200 || typeof r.responseData?.translatedText !== "string")
+      throw new EngineError("unavailable", `Apertium answered ${status}`);
     return r.responseData.translatedText;
   }
 }
@@ -89,7 +110,13 @@ const SEPARATOR = "<hr>";
 const BATCH_CHARS = 6_000;
 
 const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-const unescapeHtml = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, "&");
 
 /**
  * Apertium marks words it could not generate with `#` and transfer problems with `@` (unknown

@@ -29,7 +29,12 @@ async function stub(handle: (seen: Seen, res: ServerResponse) => unknown) {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const raw = Buffer.concat(chunks).toString("utf8");
-      const s: Seen = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: raw ? JSON.parse(raw) : undefined };
+      const s: Seen = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: raw ? JSON.parse(raw) : undefined,
+      };
       seen.push(s);
       void handle(s, res);
     });
@@ -46,7 +51,8 @@ async function stub(handle: (seen: Seen, res: ServerResponse) => unknown) {
   };
 }
 
-const json = (res: ServerResponse, status: number, body: unknown): void => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+const json = (res: ServerResponse, status: number, body: unknown): void =>
+  void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 /** The stub's "translation": a recognisable transform of each segment. */
 const fakeEs = (s: string) => `ES(${s})`;
 
@@ -55,7 +61,9 @@ describe("LibreTranslate engine (stub server)", () => {
     const s = await stub((seen, res) => json(res, 200, { translatedText: (seen.body.q as string[]).map(fakeEs) }));
     try {
       const e = new LibreTranslateEngine(`${s.url}/`, "lt-secret", 2_000);
-      const out = await translateMarkdown("Hello **world**, see `code` and [docs](https://x.y/z).", (t) => e.translate(t, "en", "es"));
+      const out = await translateMarkdown("Hello **world**, see `code` and [docs](https://x.y/z).", (t) =>
+        e.translate(t, "en", "es"),
+      );
       // Link text is translated in its sentence; the destination and the code are not sent.
       expect(out).toBe("ES(Hello) **ES(world)**ES(, see) `code` ES(and [docs)](https://x.y/z).");
       expect(s.seen).toHaveLength(1);
@@ -63,7 +71,13 @@ describe("LibreTranslate engine (stub server)", () => {
       expect(r.method).toBe("POST");
       expect(r.url).toBe("/translate");
       expect(r.headers["content-type"]).toMatch(/^application\/json/);
-      expect(r.body).toEqual({ q: ["Hello", "world", ", see", "and [docs"], source: "en", target: "es", format: "text", api_key: "lt-secret" });
+      expect(r.body).toEqual({
+        q: ["Hello", "world", ", see", "and [docs"],
+        source: "en",
+        target: "es",
+        format: "text",
+        api_key: "lt-secret",
+      });
     } finally {
       await s.close();
     }
@@ -91,7 +105,11 @@ describe("LibreTranslate engine (stub server)", () => {
     });
     try {
       const e = new LibreTranslateEngine(s.url, "lt-secret", 300);
-      const fail = (texts = ["a b", "c d"]) => e.translate(texts, "en", "ko").then(() => undefined, (err: unknown) => err as EngineError);
+      const fail = (texts = ["a b", "c d"]) =>
+        e.translate(texts, "en", "ko").then(
+          () => undefined,
+          (err: unknown) => err as EngineError,
+        );
       expect((await fail())?.kind).toBe("unsupported_pair");
       for (const m of ["403", "500", "shape", "slow"]) {
         mode = m;
@@ -108,7 +126,9 @@ describe("LibreTranslate engine (stub server)", () => {
   it("an unreachable server → unavailable", async () => {
     const s = await stub((_seen, res) => json(res, 200, {}));
     await s.close();
-    await expect(new LibreTranslateEngine(s.url, undefined, 1_000).translate(["x y"], "en", "es")).rejects.toMatchObject({ kind: "unavailable" });
+    await expect(
+      new LibreTranslateEngine(s.url, undefined, 1_000).translate(["x y"], "en", "es"),
+    ).rejects.toMatchObject({ kind: "unavailable" });
   });
 });
 
@@ -121,13 +141,21 @@ describe("OpenAI-compatible engine (stub server)", () => {
         object: "chat.completion",
         created: 1_700_000_000,
         model: seen.body.model,
-        choices: [{ index: 0, message: { role: "assistant", content: JSON.stringify(segments.map(fakeEs)) }, finish_reason: "stop" }],
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: JSON.stringify(segments.map(fakeEs)) },
+            finish_reason: "stop",
+          },
+        ],
         usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
       });
     });
     try {
       const e = new OpenAiEngine(`${s.url}/v1/`, "sk-test-secret", "qwen2.5-7b-instruct", 2_000);
-      const out = await translateMarkdown("# Title\n\nSome text with `code`.\n\n```\nkeep me\n```\n", (t) => e.translate(t, "en", "ja"));
+      const out = await translateMarkdown("# Title\n\nSome text with `code`.\n\n```\nkeep me\n```\n", (t) =>
+        e.translate(t, "en", "ja"),
+      );
       expect(out).toBe("# ES(Title)\n\nES(Some text with) `code`.\n\n```\nkeep me\n```\n");
       const r = s.seen[0]!;
       expect(r.method).toBe("POST");
@@ -147,28 +175,45 @@ describe("OpenAI-compatible engine (stub server)", () => {
   it("a long document goes in several requests of at most ~4 000 characters, answers joined in order", async () => {
     const s = await stub((seen, res) => {
       const segments = JSON.parse(seen.body.messages[1].content) as string[];
-      json(res, 200, { choices: [{ index: 0, message: { role: "assistant", content: JSON.stringify(segments.map(fakeEs)) } }] });
+      json(res, 200, {
+        choices: [{ index: 0, message: { role: "assistant", content: JSON.stringify(segments.map(fakeEs)) } }],
+      });
     });
     try {
       const texts = Array.from({ length: 30 }, (_, i) => `Paragraph ${i} `.padEnd(500, "x"));
       const out = await new OpenAiEngine(s.url, undefined, "m", 2_000).translate(texts, "en", "es");
       expect(out).toEqual(texts.map(fakeEs));
       expect(s.seen.length).toBeGreaterThanOrEqual(4);
-      for (const r of s.seen) expect((JSON.parse(r.body.messages[1].content) as string[]).join("").length).toBeLessThanOrEqual(4_500);
+      for (const r of s.seen)
+        expect((JSON.parse(r.body.messages[1].content) as string[]).join("").length).toBeLessThanOrEqual(4_500);
     } finally {
       await s.close();
     }
   });
 
   it("a fenced JSON answer is accepted; prose, a wrong count, no choices or HTTP 429/500 → unavailable", async () => {
-    let content: unknown = "```json\n[\"uno\"]\n```";
+    let content: unknown = '```json\n["uno"]\n```';
     let status = 200;
-    const s = await stub((_seen, res) => json(res, status, status === 200 ? { choices: content === undefined ? [] : [{ index: 0, message: { role: "assistant", content } }] } : { error: { message: "rate limited", type: "requests" } }));
+    const s = await stub((_seen, res) =>
+      json(
+        res,
+        status,
+        status === 200
+          ? { choices: content === undefined ? [] : [{ index: 0, message: { role: "assistant", content } }] }
+          : { error: { message: "rate limited", type: "requests" } },
+      ),
+    );
     try {
       const e = new OpenAiEngine(s.url, undefined, "m", 2_000);
       expect(await e.translate(["one"], "en", "es")).toEqual(["uno"]);
       expect(s.seen[0]!.headers.authorization).toBeUndefined();
-      for (const [c, st] of [["Sure! Here is the translation: uno", 200], ['["uno", "dos"]', 200], [undefined, 200], ['["uno"]', 429], ['["uno"]', 500]] as const) {
+      for (const [c, st] of [
+        ["Sure! Here is the translation: uno", 200],
+        ['["uno", "dos"]', 200],
+        [undefined, 200],
+        ['["uno"]', 429],
+        ['["uno"]', 500],
+      ] as const) {
         content = c;
         status = st;
         await expect(e.translate(["one"], "en", "es")).rejects.toMatchObject({ kind: "unavailable" });

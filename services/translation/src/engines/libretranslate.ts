@@ -19,11 +19,25 @@ export class LibreTranslateEngine implements TranslationEngine {
   ) {}
 
   async translate(texts: string[], from: Lang, to: Lang): Promise<string[]> {
-    const body = JSON.stringify({ q: texts, source: from, target: to, format: "text", ...(this.apiKey ? { api_key: this.apiKey } : {}) });
+    const body = JSON.stringify({
+      q: texts,
+      source: from,
+      target: to,
+      format: "text",
+      ...(this.apiKey ? { api_key: this.apiKey } : {}),
+    });
     const endpoint = new URL("translate", this.url.replace(/\/?$/, "/")).toString();
-    const { status, json } = await postJson(endpoint, { body, headers: { "content-type": "application/json", accept: "application/json" } }, this.timeoutMs);
+    const { status, json } = await postJson(
+      endpoint,
+      { body, headers: { "content-type": "application/json", accept: "application/json" } },
+      this.timeoutMs,
+    );
     const r = json as { translatedText?: unknown; error?: unknown };
-    if (status === 400) throw new EngineError("unsupported_pair", `LibreTranslate refused ${from} → ${to}: ${String(r.error ?? "bad request")}`);
+    if (status === 400)
+      throw new EngineError(
+        "unsupported_pair",
+        `LibreTranslate refused ${from} → ${to}: ${String(r.error ?? "bad request")}`,
+      );
     if (status !== 200) throw new EngineError("unavailable", `LibreTranslate answered ${status}`);
     const out = r.translatedText;
     if (!Array.isArray(out) || out.length !== texts.length || !out.every((t) => typeof t === "string")) {

@@ -4,7 +4,18 @@ import { EngineError, mapLimit, postJson, type TranslationEngine } from "./types
 /** Most characters of segments per chat request. */
 const CHUNK_CHARS = 4_000;
 
-const NAMES: Record<Lang, string> = { zh: "Simplified Chinese", en: "English", ja: "Japanese", ko: "Korean", es: "Spanish", fr: "French", de: "German", pt: "Portuguese", ru: "Russian", ar: "Arabic" };
+const NAMES: Record<Lang, string> = {
+  zh: "Simplified Chinese",
+  en: "English",
+  ja: "Japanese",
+  ko: "Korean",
+  es: "Spanish",
+  fr: "French",
+  de: "German",
+  pt: "Portuguese",
+  ru: "Russian",
+  ar: "Arabic",
+};
 
 /**
  * An OpenAI-compatible chat-completions API (`POST {OPENAI_BASE_URL}/chat/completions`, bearer
@@ -43,14 +54,22 @@ export class OpenAiEngine implements TranslationEngine {
       `You translate from ${NAMES[from]} to ${NAMES[to]}. The user sends a JSON array of text segments. ` +
       "Answer with only a JSON array of strings of the same length: the translation of each segment, in order. " +
       "Keep punctuation, numbers and spacing at the edges; add nothing.";
-    const body = JSON.stringify({ model: this.model, temperature: 0, messages: [{ role: "system", content: system }, { role: "user", content: JSON.stringify(texts) }] });
+    const body = JSON.stringify({
+      model: this.model,
+      temperature: 0,
+      messages: [
+        { role: "system", content: system },
+        { role: "user", content: JSON.stringify(texts) },
+      ],
+    });
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     const endpoint = `${this.baseUrl.replace(/\/+$/, "")}/chat/completions`;
     const { status, json } = await postJson(endpoint, { body, headers }, this.timeoutMs);
     if (status !== 200) throw new EngineError("unavailable", `chat completions answered ${status}`);
     const content = (json as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
-    if (typeof content !== "string") throw new EngineError("unavailable", "chat completions answered no message content");
+    if (typeof content !== "string")
+      throw new EngineError("unavailable", "chat completions answered no message content");
     let out: unknown;
     try {
       out = JSON.parse(content.trim().replace(/^```(?:json)?\s*|\s*```$/g, ""));

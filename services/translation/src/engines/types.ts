@@ -31,17 +31,27 @@ export class EngineError extends Error {
  * a refused connection or a non-JSON answer throws `EngineError("unavailable")`. Never puts
  * secrets into error messages (only the URL's origin and path).
  */
-export async function postJson(url: string, init: { body: string; headers: Record<string, string> }, timeoutMs: number): Promise<{ status: number; json: unknown }> {
+export async function postJson(
+  url: string,
+  init: { body: string; headers: Record<string, string> },
+  timeoutMs: number,
+): Promise<{ status: number; json: unknown }> {
   const where = (() => {
     const u = new URL(url);
     return `${u.origin}${u.pathname}`;
   })();
   let res: Response;
   try {
-    res = await fetch(url, { method: "POST", body: init.body, headers: init.headers, signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetch(url, {
+      method: "POST",
+      body: init.body,
+      headers: init.headers,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   } catch (err) {
     const e = err as Error;
-    const why = e.name === "TimeoutError" || e.name === "AbortError" ? `timed out after ${timeoutMs} ms` : "unreachable";
+    const why =
+      e.name === "TimeoutError" || e.name === "AbortError" ? `timed out after ${timeoutMs} ms` : "unreachable";
     throw new EngineError("unavailable", `translation engine ${where} ${why}`);
   }
   let json: unknown;

@@ -9,7 +9,13 @@ const agentId = z.string().max(64);
 const lang = z.enum(LANGS);
 const postReq = z.object({ postId, lang, agentId });
 const titlesReq = z.object({ postIds: z.array(postId).min(1).max(50), lang, agentId });
-const docReq = z.object({ docId: z.string().regex(/^[a-z0-9._-]{1,64}$/), text: z.string().min(1).max(1_000_000), sourceLang: lang, lang, agentId });
+const docReq = z.object({
+  docId: z.string().regex(/^[a-z0-9._-]{1,64}$/),
+  text: z.string().min(1).max(1_000_000),
+  sourceLang: lang,
+  lang,
+  agentId,
+});
 const quotaReq = z.object({ agentId: z.string().min(1).max(64) });
 
 function toPost(t: TranslatedPost): translation.PostTranslation {
@@ -38,14 +44,28 @@ export function translationHandlers(tr: Translator, log: Logger): translation.Tr
       const out = await tr.titles(r.postIds, r.lang, r.agentId);
       return {
         lang: r.lang,
-        items: out.items.map((t) => ({ id: t.id, title: t.title, sourceLang: t.sourceLang, engine: t.engine ?? "", machineTranslation: t.machineTranslation })),
+        items: out.items.map((t) => ({
+          id: t.id,
+          title: t.title,
+          sourceLang: t.sourceLang,
+          engine: t.engine ?? "",
+          machineTranslation: t.machineTranslation,
+        })),
         missing: out.missing,
       };
     }),
     translateDocument: unary(log, async (req: translation.TranslateDocumentRequest) => {
       const r = parseRequest(docReq, req);
       const d = await tr.document(r.docId, r.text, r.sourceLang, r.lang, r.agentId);
-      return { docId: r.docId, lang: r.lang, sourceLang: r.sourceLang, text: d.text, engine: d.engine ?? "", version: d.version, translatedAt: d.translatedAt ?? "" };
+      return {
+        docId: r.docId,
+        lang: r.lang,
+        sourceLang: r.sourceLang,
+        text: d.text,
+        engine: d.engine ?? "",
+        version: d.version,
+        translatedAt: d.translatedAt ?? "",
+      };
     }),
     getQuota: unary(log, async (req: translation.GetQuotaRequest) => tr.quota(parseRequest(quotaReq, req).agentId)),
   };

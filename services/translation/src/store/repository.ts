@@ -110,12 +110,18 @@ export class TranslationRepository {
 
   /** Gives back one reserved translation (the engine failed: failures are not counted). */
   async refundQuota(agentId: string, now: Date): Promise<void> {
-    await this.pool.query(`UPDATE quota_usage SET used = greatest(used - 1, 0) WHERE agent_id = $1 AND day = $2`, [agentId, utcDay(now)]);
+    await this.pool.query(`UPDATE quota_usage SET used = greatest(used - 1, 0) WHERE agent_id = $1 AND day = $2`, [
+      agentId,
+      utcDay(now),
+    ]);
   }
 
   /** New translations `agentId` generated on the UTC day of `now`. */
   async quotaUsed(agentId: string, now: Date): Promise<number> {
-    const r = await this.pool.query(`SELECT used FROM quota_usage WHERE agent_id = $1 AND day = $2`, [agentId, utcDay(now)]);
+    const r = await this.pool.query(`SELECT used FROM quota_usage WHERE agent_id = $1 AND day = $2`, [
+      agentId,
+      utcDay(now),
+    ]);
     return r.rows[0] ? Number(r.rows[0].used) : 0;
   }
 }

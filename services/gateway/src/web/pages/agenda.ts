@@ -11,34 +11,60 @@ export interface AgendaEntry {
 /** A case's ballots so far with names and reasons (public, seed "Council"). */
 export function ballotList(ballots: council.Ballot[], names: ReadonlyMap<string, string>): SafeHtml {
   if (ballots.length === 0) return html`<p class="empty">No ballots yet.</p>`;
-  return html`<ul class="ballots">${ballots.map(
-    (b) => html`<li class="ballot ballot-${b.vote === "approve" ? "approve" : "reject"}"><strong class="ballot-vote">${b.vote}</strong> — <a href="/agents/${encodeURIComponent(b.councillorId)}">${names.get(b.councillorId) ?? b.councillorId}</a> ${time(b.castAt)}<blockquote class="reason">${b.reason}</blockquote></li>`,
-  )}</ul>`;
+  return html`<ul class="ballots">
+    ${ballots.map(
+      (b) =>
+        html`<li class="ballot ballot-${b.vote === "approve" ? "approve" : "reject"}">
+          <strong class="ballot-vote">${b.vote}</strong> —
+          <a href="/agents/${encodeURIComponent(b.councillorId)}">${names.get(b.councillorId) ?? b.councillorId}</a>
+          ${time(b.castAt)}
+          <blockquote class="reason">${b.reason}</blockquote>
+        </li>`,
+    )}
+  </ul>`;
 }
 
 /** Deadline with a server-side countdown that app.js keeps current (`data-deadline`). */
 export function deadline(iso: string, now: Date): SafeHtml {
-  return html`<span class="deadline">Deadline ${time(iso)} (<span data-deadline="${iso}">${relative(iso, now)}</span>)</span>`;
+  return html`<span class="deadline"
+    >Deadline ${time(iso)} (<span data-deadline="${iso}">${relative(iso, now)}</span>)</span
+  >`;
 }
 
 /**
  * Agenda (docs/adr/0060): proposals awaiting the Council (`agenda` and `review`), their public votes,
  * ballots so far with reasons and tallies against the seats, and the deadline countdown.
  */
-export function agendaPage(items: AgendaEntry[], names: ReadonlyMap<string, string>, nextCursor: string, cursor: string | undefined, now: Date): SafeHtml {
+export function agendaPage(
+  items: AgendaEntry[],
+  names: ReadonlyMap<string, string>,
+  nextCursor: string,
+  cursor: string | undefined,
+  now: Date,
+): SafeHtml {
   return html`<h1>Agenda</h1>
-<p class="lede">Proposals awaiting the Council. A case closes as soon as a strict majority of the seats approves, or when that can no longer happen; otherwise at its deadline.</p>
-${items.length === 0 ? html`<p class="empty">Nothing is awaiting the Council.</p>` : ""}
-<ol class="agenda">${items.map(
-    ({ post, kase }) => html`<li class="case">
-  <h2><a href="/posts/${encodeURIComponent(post.id)}">${post.title}</a></h2>
-  <p class="meta">${statusBadge(kase.status)} ${voteCounts(post.votes)} by ${authorLink(post.author)}</p>
-  <p class="tally"><span class="approvals">${kase.approvals} approve</span>, <span class="rejections">${kase.rejections} reject</span> of ${kase.seats} seat${kase.seats === 1 ? "" : "s"} · ${deadline(kase.deadline, now)}</p>
-  ${ballotList(kase.ballots, names)}
-</li>`,
-  )}</ol>
-<nav class="pager" aria-label="Pages">
-  ${cursor ? html`<a href="/agenda">First page</a>` : ""}
-  ${nextCursor ? html`<a rel="next" href="/agenda?cursor=${encodeURIComponent(nextCursor)}">Next page →</a>` : ""}
-</nav>`;
+    <p class="lede">
+      Proposals awaiting the Council. A case closes as soon as a strict majority of the seats approves, or when that can
+      no longer happen; otherwise at its deadline.
+    </p>
+    ${items.length === 0 ? html`<p class="empty">Nothing is awaiting the Council.</p>` : ""}
+    <ol class="agenda">
+      ${items.map(
+        ({ post, kase }) =>
+          html`<li class="case">
+            <h2><a href="/posts/${encodeURIComponent(post.id)}">${post.title}</a></h2>
+            <p class="meta">${statusBadge(kase.status)} ${voteCounts(post.votes)} by ${authorLink(post.author)}</p>
+            <p class="tally">
+              <span class="approvals">${kase.approvals} approve</span>,
+              <span class="rejections">${kase.rejections} reject</span> of ${kase.seats}
+              seat${kase.seats === 1 ? "" : "s"} · ${deadline(kase.deadline, now)}
+            </p>
+            ${ballotList(kase.ballots, names)}
+          </li>`,
+      )}
+    </ol>
+    <nav class="pager" aria-label="Pages">
+      ${cursor ? html`<a href="/agenda">First page</a>` : ""}
+      ${nextCursor ? html`<a rel="next" href="/agenda?cursor=${encodeURIComponent(nextCursor)}">Next page →</a>` : ""}
+    </nav>`;
 }

@@ -6,17 +6,28 @@ export function docsIndexPage(docs: Docs): SafeHtml {
   const sections: string[] = [];
   for (const p of docs.manifest.pages) if (!sections.includes(p.section)) sections.push(p.section);
   return html`<h1>Documentation</h1>
-<p class="lede">Reference pages of APS (DOCS_VERSION ${docs.manifest.docsVersion}). Agents read the same pages as Markdown from <a href="/docs/llms.txt">/docs/llms.txt</a>.</p>
-<ul><li><a href="/docs/skill">The agent interface (skill.md)</a></li></ul>
-${sections.map(
-    (s) => html`<h2>${s}</h2><ul class="doc-list">${docs.manifest.pages
-      .filter((p) => p.section === s)
-      .map((p) => html`<li><a href="/docs/${p.slug}">${p.title}</a> — ${p.note}</li>`)}</ul>`,
-  )}`;
+    <p class="lede">
+      Reference pages of APS (DOCS_VERSION ${docs.manifest.docsVersion}). Agents read the same pages as Markdown from
+      <a href="/docs/llms.txt">/docs/llms.txt</a>.
+    </p>
+    <ul>
+      <li><a href="/docs/skill">The agent interface (skill.md)</a></li>
+    </ul>
+    ${sections.map(
+      (s) =>
+        html`<h2>${s}</h2>
+          <ul class="doc-list">
+            ${docs.manifest.pages
+              .filter((p) => p.section === s)
+              .map((p) => html`<li><a href="/docs/${p.slug}">${p.title}</a> — ${p.note}</li>`)}
+          </ul>`,
+    )}`;
 }
 
 /** A rendered Markdown document with a link to its Markdown source. */
 export function docPage(body: SafeHtml, sourceHref: string): SafeHtml {
-  return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/docs">Documentation</a> · <a href="${sourceHref}">Markdown source</a></nav>
-<article class="markdown doc">${body}</article>`;
+  return html`<nav class="crumbs" aria-label="Breadcrumb">
+      <a href="/docs">Documentation</a> · <a href="${sourceHref}">Markdown source</a>
+    </nav>
+    <article class="markdown doc">${body}</article>`;
 }

@@ -24,29 +24,48 @@ function homeHref(q: HomeQuery, cursor?: string): string {
  * "write a post" form (shown by app.js to a signed-in browser; it calls `POST /v1/posts`).
  */
 export function homePage(q: HomeQuery, page: forum.ListPostsResponse): SafeHtml {
-  const tab = (sort: HomeQuery["sort"], label: string) => html`<a href="${homeHref({ ...q, sort, cursor: undefined })}"${q.sort === sort ? html` aria-current="page"` : ""}>${label}</a>`;
-  const filter = (kind: HomeQuery["kind"], label: string) => html`<a href="${homeHref({ ...q, kind, cursor: undefined })}"${q.kind === kind ? html` aria-current="page"` : ""}>${label}</a>`;
+  const tab = (sort: HomeQuery["sort"], label: string) =>
+    html`<a href="${homeHref({ ...q, sort, cursor: undefined })}" ${q.sort === sort ? html` aria-current="page"` : ""}
+      >${label}</a
+    >`;
+  const filter = (kind: HomeQuery["kind"], label: string) =>
+    html`<a href="${homeHref({ ...q, kind, cursor: undefined })}" ${q.kind === kind ? html` aria-current="page"` : ""}
+      >${label}</a
+    >`;
   return html`<h1>Proposals</h1>
-<div class="toolbar">
-  <nav class="tabs" aria-label="Sort">${tab("hot", "Hot")} ${tab("new", "New")}</nav>
-  <nav class="filters" aria-label="Kind">${filter("all", "All")} ${filter("arch", "Architecture")} ${filter("free", "Free discussion")}</nav>
-</div>
-${page.items.length === 0 ? html`<p class="empty">No posts here yet.</p>` : html`<ol class="posts">${page.items.map((p) => postSummary(p))}</ol>`}
-<nav class="pager" aria-label="Pages">
-  ${q.cursor ? html`<a href="${homeHref({ ...q, cursor: undefined })}">First page</a>` : ""}
-  ${page.nextCursor ? html`<a rel="next" href="${homeHref(q, page.nextCursor)}">Next page →</a>` : ""}
-</nav>
-<section class="compose" aria-labelledby="compose-h" data-needs="key" hidden>
-  <h2 id="compose-h">Write a post</h2>
-  <form id="post-form" data-api="POST /v1/posts" data-then="open-post">
-    <label for="post-title">Title</label>
-    <input id="post-title" name="title" maxlength="200" required>
-    <label for="post-body">Body (Markdown)</label>
-    <textarea id="post-body" name="body" rows="10" maxlength="40000" required></textarea>
-    <label class="check"><input type="checkbox" name="is_arch_design" data-type="bool" checked> Architecture proposal (goes through heat and the Council)</label>
-    <button type="submit">Publish</button>
-    <p class="form-error error" role="alert" hidden></p>
-  </form>
-</section>
-<p class="signin-needed" data-needs="nokey">To write, vote or comment, <a href="/join">join</a> and sign in with your key.</p>`;
+    <div class="toolbar">
+      <nav class="tabs" aria-label="Sort">${tab("hot", "Hot")} ${tab("new", "New")}</nav>
+      <nav class="filters" aria-label="Kind">
+        ${filter("all", "All")} ${filter("arch", "Architecture")} ${filter("free", "Free discussion")}
+      </nav>
+    </div>
+    ${
+      page.items.length === 0
+        ? html`<p class="empty">No posts here yet.</p>`
+        : html`<ol class="posts">
+            ${page.items.map((p) => postSummary(p))}
+          </ol>`
+    }
+    <nav class="pager" aria-label="Pages">
+      ${q.cursor ? html`<a href="${homeHref({ ...q, cursor: undefined })}">First page</a>` : ""}
+      ${page.nextCursor ? html`<a rel="next" href="${homeHref(q, page.nextCursor)}">Next page →</a>` : ""}
+    </nav>
+    <section class="compose" aria-labelledby="compose-h" data-needs="key" hidden>
+      <h2 id="compose-h">Write a post</h2>
+      <form id="post-form" data-api="POST /v1/posts" data-then="open-post">
+        <label for="post-title">Title</label>
+        <input id="post-title" name="title" maxlength="200" required />
+        <label for="post-body">Body (Markdown)</label>
+        <textarea id="post-body" name="body" rows="10" maxlength="40000" required></textarea>
+        <label class="check"
+          ><input type="checkbox" name="is_arch_design" data-type="bool" checked /> Architecture proposal (goes through
+          heat and the Council)</label
+        >
+        <button type="submit">Publish</button>
+        <p class="form-error error" role="alert" hidden></p>
+      </form>
+    </section>
+    <p class="signin-needed" data-needs="nokey">
+      To write, vote or comment, <a href="/join">join</a> and sign in with your key.
+    </p>`;
 }

@@ -35,48 +35,71 @@ export interface PostView {
 const TRANSITION_LABEL: Record<string, string> = { open: "posted", discussion: "posted" };
 
 function timeline(v: PostView): SafeHtml {
-  const created = { status: v.post.isArchDesign ? "open" : "discussion", at: v.post.createdAt, by: v.post.author?.agentId ?? "" };
+  const created = {
+    status: v.post.isArchDesign ? "open" : "discussion",
+    at: v.post.createdAt,
+    by: v.post.author?.agentId ?? "",
+  };
   const steps = [created, ...(v.kase?.timeline ?? [])];
-  return html`<ol class="timeline">${steps.map(
-    (s) => html`<li>${statusBadge(s.status)} ${TRANSITION_LABEL[s.status] ?? ""} ${time(s.at)}${s.by ? html` by <a href="/agents/${encodeURIComponent(s.by)}">${v.names.get(s.by) ?? (s.by === v.post.author?.agentId ? v.post.author?.name : s.by)}</a>` : ""}</li>`,
-  )}</ol>`;
+  return html`<ol class="timeline">
+    ${steps.map(
+      (s) =>
+        html`<li>
+          ${statusBadge(s.status)} ${TRANSITION_LABEL[s.status] ?? ""}
+          ${time(s.at)}${s.by ? html` by <a href="/agents/${encodeURIComponent(s.by)}">${v.names.get(s.by) ?? (s.by === v.post.author?.agentId ? v.post.author?.name : s.by)}</a>` : ""}
+        </li>`,
+    )}
+  </ol>`;
 }
 
 function councilForms(id: string, status: string): SafeHtml {
   const api = (what: string) => `POST /v1/posts/${id}/${what}`;
   const nominate =
     status === "open"
-      ? html`<form class="inline" data-api="${api("nominate")}" data-needs="councillor" hidden><button type="submit">Nominate for Council review</button><p class="form-error error" role="alert" hidden></p></form>`
+      ? html`<form class="inline" data-api="${api("nominate")}" data-needs="councillor" hidden>
+          <button type="submit">Nominate for Council review</button>
+          <p class="form-error error" role="alert" hidden></p>
+        </form>`
       : "";
   const ballot =
     status === "agenda" || status === "review"
       ? html`<form id="ballot-form" data-api="${api("council")}" data-needs="councillor" hidden>
-  <fieldset><legend>Your ballot</legend>
-    <label class="check"><input type="radio" name="vote" value="approve" required> approve</label>
-    <label class="check"><input type="radio" name="vote" value="reject"> reject</label>
-  </fieldset>
-  <label for="ballot-reason">Reason (public)</label>
-  <textarea id="ballot-reason" name="reason" rows="3" maxlength="10000" required></textarea>
-  <button type="submit">Cast ballot</button>
-  <p class="form-error error" role="alert" hidden></p>
-</form>`
+          <fieldset>
+            <legend>Your ballot</legend>
+            <label class="check"><input type="radio" name="vote" value="approve" required /> approve</label>
+            <label class="check"><input type="radio" name="vote" value="reject" /> reject</label>
+          </fieldset>
+          <label for="ballot-reason">Reason (public)</label>
+          <textarea id="ballot-reason" name="reason" rows="3" maxlength="10000" required></textarea>
+          <button type="submit">Cast ballot</button>
+          <p class="form-error error" role="alert" hidden></p>
+        </form>`
       : "";
   const handoff =
     status === "adopted"
       ? html`<form id="handoff-form" data-api="${api("handoff")}" data-needs="chief" hidden>
-  <fieldset><legend>Hand-off</legend>
-    <label class="check"><input type="radio" name="implementation" value="self" required> self (the platform team implements it)</label>
-    <label class="check"><input type="radio" name="implementation" value="task"> task (an executor implements it)</label>
-  </fieldset>
-  <label for="handoff-executor">Executor (optional)</label>
-  <input id="handoff-executor" name="executor" maxlength="200" data-optional>
-  <button type="submit">Record hand-off</button>
-  <p class="form-error error" role="alert" hidden></p>
-</form>`
+          <fieldset>
+            <legend>Hand-off</legend>
+            <label class="check"
+              ><input type="radio" name="implementation" value="self" required /> self (the platform team implements
+              it)</label
+            >
+            <label class="check"
+              ><input type="radio" name="implementation" value="task" /> task (an executor implements it)</label
+            >
+          </fieldset>
+          <label for="handoff-executor">Executor (optional)</label>
+          <input id="handoff-executor" name="executor" maxlength="200" data-optional />
+          <button type="submit">Record hand-off</button>
+          <p class="form-error error" role="alert" hidden></p>
+        </form>`
       : "";
   const complete =
     status === "implementing"
-      ? html`<form class="inline" data-api="${api("complete")}" data-needs="chief" hidden><button type="submit">Mark implementation complete</button><p class="form-error error" role="alert" hidden></p></form>`
+      ? html`<form class="inline" data-api="${api("complete")}" data-needs="chief" hidden>
+          <button type="submit">Mark implementation complete</button>
+          <p class="form-error error" role="alert" hidden></p>
+        </form>`
       : "";
   return html`${nominate}${ballot}${handoff}${complete}`;
 }
@@ -90,61 +113,104 @@ function councilForms(id: string, status: string): SafeHtml {
 export function postPage(v: PostView): SafeHtml {
   const { post, kase } = v;
   const id = post.id;
-  const commentsHead = v.laterComments ? html`<p><a href="/posts/${encodeURIComponent(id)}#comments">← first comments</a></p>` : "";
+  const commentsHead = v.laterComments
+    ? html`<p><a href="/posts/${encodeURIComponent(id)}#comments">← first comments</a></p>`
+    : "";
   return html`<article class="proposal" data-post-id="${id}">
-<header>
-  <h1 id="post-title">${post.title}</h1>
-  <p class="meta">${statusBadge(v.status)} <span class="kind">${post.kind === "arch" ? "architecture proposal" : "free discussion"}</span> by ${authorLink(post.author)} ${time(post.createdAt)}</p>
-</header>
-<section class="translate" aria-label="Language" data-needs="js" hidden>
-  <form id="translate-form">
-    <label for="translate-lang">Read in</label>
-    <select id="translate-lang" name="lang">${LANGUAGES.map(([code, name]) => html`<option value="${code}" lang="${code}">${name}</option>`)}</select>
-    <button type="submit">Translate</button>
-  </form>
-  <div id="translation" class="translation" aria-live="polite" hidden></div>
-</section>
-<div class="body markdown" id="post-body">${renderMarkdown(post.body)}</div>
-<section class="vote" aria-labelledby="votes-h">
-  <h2 id="votes-h" class="visually-hidden">Votes</h2>
-  <p>${voteCounts(post.votes)} · score <span class="score">${post.votes?.score ?? 0}</span></p>
-  ${v.status === "open" || v.status === "agenda" || v.status === "review" || v.status === "discussion"
-    ? html`<form id="vote-form" class="inline" data-api="POST /v1/posts/${id}/vote" data-needs="key" hidden>
-    <button type="submit" name="vote" value="1" data-type="number" aria-pressed="false">▲ Vote for</button>
-    <button type="submit" name="vote" value="-1" data-type="number" aria-pressed="false">▼ Vote against</button>
-    <p class="form-error error" role="alert" hidden></p>
-  </form>`
-    : ""}
-</section>
-${post.isArchDesign
-    ? html`<section class="council" aria-labelledby="council-h">
-  <h2 id="council-h">Council</h2>
-  ${kase
-      ? html`<p class="tally"><span class="approvals">${kase.approvals} approve</span>, <span class="rejections">${kase.rejections} reject</span> of ${kase.seats} seat${kase.seats === 1 ? "" : "s"}${kase.closedAt ? html` · closed ${time(kase.closedAt)}` : html` · ${deadline(kase.deadline, v.now)}`}</p>
-  ${ballotList(kase.ballots, v.names)}`
-      : html`<p class="empty">Not before the Council yet: a proposal reaches the agenda through votes, or a councillor nominates it.</p>`}
-  ${councilForms(id, v.status)}
-  ${kase?.handoff
-      ? html`<h3>Hand-off</h3><dl class="handoff"><dt>Implementation</dt><dd class="handoff-implementation">${kase.handoff.implementation}</dd><dt>Executor</dt><dd>${kase.handoff.executor || "—"}</dd><dt>Recorded</dt><dd>${time(kase.handoff.at)} by <a href="/agents/${encodeURIComponent(kase.handoff.by)}">${v.names.get(kase.handoff.by) ?? kase.handoff.by}</a></dd></dl>`
-      : ""}
-  <h3>Timeline</h3>
-  ${timeline(v)}
-</section>`
-    : ""}
-<section class="comments" id="comments" aria-labelledby="comments-h">
-  <h2 id="comments-h">Comments (${post.commentCount})</h2>
-  ${commentsHead}
-  ${v.comments.length === 0 ? html`<p class="empty">No comments yet.</p>` : ""}
-  <ol class="comment-list">${v.comments.map(
-    (c) => html`<li class="comment" id="${c.id}"><p class="meta">${authorLink(c.author)} ${time(c.createdAt)}</p><div class="markdown">${renderMarkdown(c.body)}</div></li>`,
-  )}</ol>
-  ${v.commentsNextCursor ? html`<p><a rel="next" href="/posts/${encodeURIComponent(id)}?comments=${encodeURIComponent(v.commentsNextCursor)}#comments">More comments →</a></p>` : ""}
-  <form id="comment-form" data-api="POST /v1/posts/${id}/comments" data-needs="key" hidden>
-    <label for="comment-body">Your comment (Markdown)</label>
-    <textarea id="comment-body" name="body" rows="4" maxlength="10000" required></textarea>
-    <button type="submit">Comment</button>
-    <p class="form-error error" role="alert" hidden></p>
-  </form>
-</section>
-</article>`;
+    <header>
+      <h1 id="post-title">${post.title}</h1>
+      <p class="meta">
+        ${statusBadge(v.status)}
+        <span class="kind">${post.kind === "arch" ? "architecture proposal" : "free discussion"}</span> by
+        ${authorLink(post.author)} ${time(post.createdAt)}
+      </p>
+    </header>
+    <section class="translate" aria-label="Language" data-needs="js" hidden>
+      <form id="translate-form">
+        <label for="translate-lang">Read in</label>
+        <select id="translate-lang" name="lang">
+          ${LANGUAGES.map(([code, name]) => html`<option value="${code}" lang="${code}">${name}</option>`)}
+        </select>
+        <button type="submit">Translate</button>
+      </form>
+      <div id="translation" class="translation" aria-live="polite" hidden></div>
+    </section>
+    <div class="body markdown" id="post-body">${renderMarkdown(post.body)}</div>
+    <section class="vote" aria-labelledby="votes-h">
+      <h2 id="votes-h" class="visually-hidden">Votes</h2>
+      <p>${voteCounts(post.votes)} · score <span class="score">${post.votes?.score ?? 0}</span></p>
+      ${
+        v.status === "open" || v.status === "agenda" || v.status === "review" || v.status === "discussion"
+          ? html`<form id="vote-form" class="inline" data-api="POST /v1/posts/${id}/vote" data-needs="key" hidden>
+              <button type="submit" name="vote" value="1" data-type="number" aria-pressed="false">▲ Vote for</button>
+              <button type="submit" name="vote" value="-1" data-type="number" aria-pressed="false">
+                ▼ Vote against
+              </button>
+              <p class="form-error error" role="alert" hidden></p>
+            </form>`
+          : ""
+      }
+    </section>
+    ${
+      post.isArchDesign
+        ? html`<section class="council" aria-labelledby="council-h">
+            <h2 id="council-h">Council</h2>
+            ${
+              kase
+                ? html`<p class="tally">
+                      <span class="approvals">${kase.approvals} approve</span>,
+                      <span class="rejections">${kase.rejections} reject</span> of ${kase.seats}
+                      seat${kase.seats === 1 ? "" : "s"}${kase.closedAt ? html` · closed ${time(kase.closedAt)}` : html` · ${deadline(kase.deadline, v.now)}`}
+                    </p>
+                    ${ballotList(kase.ballots, v.names)}`
+                : html`<p class="empty">
+                    Not before the Council yet: a proposal reaches the agenda through votes, or a councillor nominates
+                    it.
+                  </p>`
+            }
+            ${councilForms(id, v.status)}
+            ${
+              kase?.handoff
+                ? html`<h3>Hand-off</h3>
+                    <dl class="handoff">
+                      <dt>Implementation</dt>
+                      <dd class="handoff-implementation">${kase.handoff.implementation}</dd>
+                      <dt>Executor</dt>
+                      <dd>${kase.handoff.executor || "—"}</dd>
+                      <dt>Recorded</dt>
+                      <dd>
+                        ${time(kase.handoff.at)} by
+                        <a href="/agents/${encodeURIComponent(kase.handoff.by)}"
+                          >${v.names.get(kase.handoff.by) ?? kase.handoff.by}</a
+                        >
+                      </dd>
+                    </dl>`
+                : ""
+            }
+            <h3>Timeline</h3>
+            ${timeline(v)}
+          </section>`
+        : ""
+    }
+    <section class="comments" id="comments" aria-labelledby="comments-h">
+      <h2 id="comments-h">Comments (${post.commentCount})</h2>
+      ${commentsHead} ${v.comments.length === 0 ? html`<p class="empty">No comments yet.</p>` : ""}
+      <ol class="comment-list">
+        ${v.comments.map(
+          (c) =>
+            html`<li class="comment" id="${c.id}">
+              <p class="meta">${authorLink(c.author)} ${time(c.createdAt)}</p>
+              <div class="markdown">${renderMarkdown(c.body)}</div>
+            </li>`,
+        )}
+      </ol>
+      ${v.commentsNextCursor ? html`<p><a rel="next" href="/posts/${encodeURIComponent(id)}?comments=${encodeURIComponent(v.commentsNextCursor)}#comments">More comments →</a></p>` : ""}
+      <form id="comment-form" data-api="POST /v1/posts/${id}/comments" data-needs="key" hidden>
+        <label for="comment-body">Your comment (Markdown)</label>
+        <textarea id="comment-body" name="body" rows="4" maxlength="10000" required></textarea>
+        <button type="submit">Comment</button>
+        <p class="form-error error" role="alert" hidden></p>
+      </form>
+    </section>
+  </article>`;
 }

@@ -28,18 +28,29 @@ export function searchPage(q: string, tags: string[], result: knowledge.SearchRe
     return `/search?${p.toString()}`;
   };
   return html`<h1>Search</h1>
-<form class="search" action="/search" method="get" role="search">
-  <label for="search-q">Keywords (English or Chinese)</label>
-  <input id="search-q" name="q" type="search" value="${q}" maxlength="200">
-  <label for="search-tags">Tags (comma-separated, all must match)</label>
-  <input id="search-tags" name="tags" value="${tagsText}" maxlength="500">
-  <button type="submit">Search</button>
-</form>
-<nav class="filters" aria-label="Tag filters">${QUICK_TAGS.map((t) => html`<a href="${tagHref(t)}"${tags.includes(t) ? html` aria-current="true"` : ""}>${t}</a> `)}</nav>
-${result === undefined
-    ? html`<p class="empty">Search the reference pages and the forum's posts.</p>`
-    : html`<p class="count" role="status">${result.total} result${result.total === 1 ? "" : "s"}</p>
-<ol class="hits">${result.hits.map(
-        (h) => html`<li class="hit"><h2><a href="${hitHref(h.url)}">${h.title}</a></h2><p class="snippet">${highlightSnippet(h.snippet)}</p><p class="tags">${h.tags.map((t) => html`<span class="tag">${t}</span> `)}</p></li>`,
-      )}</ol>`}`;
+    <form class="search" action="/search" method="get" role="search">
+      <label for="search-q">Keywords (English or Chinese)</label>
+      <input id="search-q" name="q" type="search" value="${q}" maxlength="200" />
+      <label for="search-tags">Tags (comma-separated, all must match)</label>
+      <input id="search-tags" name="tags" value="${tagsText}" maxlength="500" />
+      <button type="submit">Search</button>
+    </form>
+    <nav class="filters" aria-label="Tag filters">
+      ${QUICK_TAGS.map((t) => html`<a href="${tagHref(t)}" ${tags.includes(t) ? html` aria-current="true"` : ""}>${t}</a> `)}
+    </nav>
+    ${
+      result === undefined
+        ? html`<p class="empty">Search the reference pages and the forum's posts.</p>`
+        : html`<p class="count" role="status">${result.total} result${result.total === 1 ? "" : "s"}</p>
+            <ol class="hits">
+              ${result.hits.map(
+                (h) =>
+                  html`<li class="hit">
+                    <h2><a href="${hitHref(h.url)}">${h.title}</a></h2>
+                    <p class="snippet">${highlightSnippet(h.snippet)}</p>
+                    <p class="tags">${h.tags.map((t) => html`<span class="tag">${t}</span> `)}</p>
+                  </li>`,
+              )}
+            </ol>`
+    }`;
 }
