@@ -27,7 +27,9 @@ if [ -d docs/reference ]; then
 fi
 # workspace links whose target is not shipped would dangle
 find "$out/node_modules" -maxdepth 2 -xtype l -delete
-# every shipped service must have its entry point
-for s in gateway identity forum council knowledge translation; do
-  test -f "$out/services/$s/dist/main.js" || { echo "assemble.sh: services/$s/dist/main.js missing" >&2; exit 1; }
+# every deployable of the one service list (packages/platform/src/topology.ts) must have its entry point
+entries=$(node --input-type=module -e 'const t = await import("./packages/platform/dist/topology.js"); console.log([...t.SERVICES, t.GATEWAY].map((s) => t.entryPoint(s.name)).join(" "))')
+[ -n "$entries" ] || { echo "assemble.sh: no service list" >&2; exit 1; }
+for e in $entries; do
+  test -f "$out/$e" || { echo "assemble.sh: $e missing" >&2; exit 1; }
 done

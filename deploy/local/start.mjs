@@ -5,18 +5,21 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test NATS_URL=nats://127.0.0.1:4222 \
 //     npm run start:distributed
 //
-// Service ports: IDENTITY_PORT (default 50051), FORUM_PORT (50052), COUNCIL_PORT (50053), KNOWLEDGE_PORT (50054), TRANSLATION_PORT (50055), gateway
-// PORT (8080); 0 picks
-// free ports. Prints "APS ready at <base url>" once the gateway's /readyz answers 200.
+// The services, their start order and default ports come from the one service list
+// (packages/platform/src/topology.ts, docs/adr/0105): <NAME>_PORT overrides a service's port
+// (IDENTITY_PORT, FORUM_PORT, …), PORT the gateway's (8080); 0 picks a free port.
+// Prints "APS ready at <base url>" once the gateway's /readyz answers 200.
+// APS_TOPOLOGY_PLAN=1 prints the processes it would start (JSON) and exits: test/ops/service-list.test.ts.
 // SIGTERM/SIGINT stop every child gracefully (the gateway first, then the services).
 import { spawn } from "node:child_process";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import { entryPoint, GATEWAY, grpcAddrEnv, listenAddrEnv, SERVICES } from "../../packages/platform/dist/topology.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const env = process.env;
 for (const v of ["DATABASE_URL", "NATS_URL"]) {
-  if (!env[v]) {
+  if (!env[v] && !env.APS_TOPOLOGY_PLAN) {
     console.error(`deploy/local/start.mjs: ${v} is required (the distributed mode runs on real PostgreSQL and NATS)`);
     process.exit(2);
   }
@@ -35,12 +38,9 @@ function freePort() {
 }
 const pick = async (v, def) => (v === undefined || v === "" ? def : Number(v) === 0 ? freePort() : Number(v));
 
-const identityPort = await pick(env.IDENTITY_PORT, 50051);
-const forumPort = await pick(env.FORUM_PORT, 50052);
-const councilPort = await pick(env.COUNCIL_PORT, 50053);
-const knowledgePort = await pick(env.KNOWLEDGE_PORT, 50054);
-const translationPort = await pick(env.TRANSLATION_PORT, 50055);
-const gatewayPort = await pick(env.PORT, 8080);
+const ports = {};
+for (const svc of SERVICES) ports[svc.name] = await pick(env[`${svc.name.toUpperCase()}_PORT`], svc.port);
+const gatewayPort = await pick(env.PORT, GATEWAY.port);
 
 const children = [];
 function run(name, script, extra) {
@@ -76,22 +76,20 @@ async function stop(code = 0) {
 process.on("SIGTERM", () => stop(0));
 process.on("SIGINT", () => stop(0));
 
-const addrs = {
-  IDENTITY_GRPC_ADDR: `127.0.0.1:${identityPort}`,
-  FORUM_GRPC_ADDR: `127.0.0.1:${forumPort}`,
-  COUNCIL_GRPC_ADDR: `127.0.0.1:${councilPort}`,
-  KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${knowledgePort}`,
-  TRANSLATION_GRPC_ADDR: `127.0.0.1:${translationPort}`,
-};
-run("forum", "services/forum/dist/main.js", { ...addrs, FORUM_LISTEN_ADDR: addrs.FORUM_GRPC_ADDR });
-run("knowledge", "services/knowledge/dist/main.js", { ...addrs, KNOWLEDGE_LISTEN_ADDR: addrs.KNOWLEDGE_GRPC_ADDR });
-run("translation", "services/translation/dist/main.js", {
-  ...addrs,
-  TRANSLATION_LISTEN_ADDR: addrs.TRANSLATION_GRPC_ADDR,
-});
-run("identity", "services/identity/dist/main.js", { ...addrs, IDENTITY_LISTEN_ADDR: addrs.IDENTITY_GRPC_ADDR });
-run("council", "services/council/dist/main.js", { ...addrs, COUNCIL_LISTEN_ADDR: addrs.COUNCIL_GRPC_ADDR });
-run("gateway", "services/gateway/dist/main.js", { ...addrs, PORT: String(gatewayPort) });
+const addrs = Object.fromEntries(SERVICES.map((svc) => [grpcAddrEnv(svc.name), `127.0.0.1:${ports[svc.name]}`]));
+const plan = [
+  ...SERVICES.map((svc) => ({
+    name: svc.name,
+    script: entryPoint(svc.name),
+    env: { ...addrs, [listenAddrEnv(svc.name)]: addrs[grpcAddrEnv(svc.name)] },
+  })),
+  { name: GATEWAY.name, script: entryPoint(GATEWAY.name), env: { ...addrs, PORT: String(gatewayPort) } },
+];
+if (env.APS_TOPOLOGY_PLAN) {
+  console.log(JSON.stringify(plan));
+  process.exit(0);
+}
+for (const p of plan) run(p.name, p.script, p.env);
 
 const base = `http://127.0.0.1:${gatewayPort}`;
 const deadline = Date.now() + Number(env.APS_READY_TIMEOUT_MS ?? 120_000);

@@ -1,13 +1,20 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { HealthClient } from "@aps/platform";
+import {
+  entryPoint,
+  grpcAddrEnv,
+  HealthClient,
+  listenAddrEnv,
+  SERVICES as SPECS,
+  type ServiceName,
+} from "@aps/platform";
 import { freePort } from "@aps/testkit";
 import { ROOT } from "../support/system.js";
 import { ADMIN_TOKEN, FAULT_LIMITS } from "./support.js";
 
-/** The gRPC services of the distributed topology (as deploy/local/start.mjs runs them). */
-export type ServiceName = "forum" | "knowledge" | "translation" | "identity" | "council";
-const SERVICES: ServiceName[] = ["forum", "knowledge", "translation", "identity", "council"];
+export type { ServiceName };
+/** The gRPC services of the distributed topology, in start order: the one service list (docs/adr/0105). */
+const SERVICES: ServiceName[] = SPECS.map((s) => s.name);
 
 /** One child of the topology that a test may kill and start again on the same port. */
 export interface Child {
@@ -32,20 +39,14 @@ export async function startTopology(
   const ports = Object.fromEntries(
     await Promise.all([...SERVICES, "gateway"].map(async (s) => [s, await freePort()] as const)),
   ) as Record<ServiceName | "gateway", number>;
-  const addrs = {
-    IDENTITY_GRPC_ADDR: `127.0.0.1:${ports.identity}`,
-    FORUM_GRPC_ADDR: `127.0.0.1:${ports.forum}`,
-    COUNCIL_GRPC_ADDR: `127.0.0.1:${ports.council}`,
-    KNOWLEDGE_GRPC_ADDR: `127.0.0.1:${ports.knowledge}`,
-    TRANSLATION_GRPC_ADDR: `127.0.0.1:${ports.translation}`,
-  };
+  const addrs = Object.fromEntries(SERVICES.map((s) => [grpcAddrEnv(s), `127.0.0.1:${ports[s]}`]));
   const base = { ...process.env, APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", ...FAULT_LIMITS, ...env, ...addrs };
   const make = (name: ServiceName | "gateway"): Child => {
     const addr = `127.0.0.1:${ports[name]}`;
     const childEnv =
       name === "gateway"
         ? { ...base, PORT: String(ports.gateway), HOST: "127.0.0.1" }
-        : { ...base, [`${name.toUpperCase()}_LISTEN_ADDR`]: addr };
+        : { ...base, [listenAddrEnv(name)]: addr };
     let child: ChildProcess | undefined;
     let out = "";
     const started = async () => {
@@ -74,7 +75,7 @@ export async function startTopology(
       addr,
       output: () => out,
       start: async () => {
-        child = spawn(process.execPath, [join(ROOT, `services/${name}/dist/main.js`)], {
+        child = spawn(process.execPath, [join(ROOT, entryPoint(name))], {
           cwd: ROOT,
           env: childEnv,
           stdio: ["ignore", "pipe", "pipe"],
@@ -96,7 +97,7 @@ export async function startTopology(
     ServiceName | "gateway",
     Child
   >;
-  // start order of the gRPC dependencies (as start.mjs): forum → knowledge → translation → identity → council → gateway
+  // start order of the gRPC dependencies (the service list's order), then the gateway
   for (const n of [...SERVICES, "gateway" as const]) await children[n].start();
   return {
     baseUrl: `http://127.0.0.1:${ports.gateway}/v1`,

@@ -36,3 +36,4 @@ export * from "./metrics.js";
 export * from "./bus/tracing.js";
 export { shutdownTelemetry } from "./telemetry-hooks.js";
 export * from "./keyset.js";
+export * from "./topology.js";

@@ -1,4 +1,15 @@
-import { openDatabase, openServiceDeps, systemClock, type Clock, type EventBus, type Logger } from "@aps/platform";
+import {
+  grpcAddrEnv,
+  openDatabase,
+  openServiceDeps,
+  SERVICES,
+  systemClock,
+  type Clock,
+  type EventBus,
+  type GrpcAddrEnv,
+  type Logger,
+  type ServiceName,
+} from "@aps/platform";
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil } from "@aps/council";
@@ -22,10 +33,7 @@ export interface AllInOne {
    * Loopback gRPC addresses of the services, keyed by their env var (`FORUM_GRPC_ADDR`, …), for
    * another gateway (or grpcurl) to use. Nothing inside this process calls them: its clients use `local`.
    */
-  grpcAddrs: Record<
-    "IDENTITY_GRPC_ADDR" | "FORUM_GRPC_ADDR" | "COUNCIL_GRPC_ADDR" | "KNOWLEDGE_GRPC_ADDR" | "TRANSLATION_GRPC_ADDR",
-    string
-  >;
+  grpcAddrs: Record<GrpcAddrEnv, string>;
   /** The in-process endpoints every client of this process calls (docs/adr/0085-local-transport-in-the-all-in-one.md). */
   local: Required<LocalServices>;
   stop(): Promise<void>;
@@ -155,20 +163,22 @@ async function startServices(
     tickMs: councilCfg.COUNCIL_TICK_MS,
   });
   const at = (port: number) => `127.0.0.1:${port}`;
-  const grpcAddrs = {
-    IDENTITY_GRPC_ADDR: at(identity.port),
-    FORUM_GRPC_ADDR: at(forum.port),
-    COUNCIL_GRPC_ADDR: at(council.port),
-    KNOWLEDGE_GRPC_ADDR: at(knowledge.port),
-    TRANSLATION_GRPC_ADDR: at(translation.port),
-  };
+  // Keyed by the one service list (docs/adr/0105): a service missing here fails the type check.
+  const started = { forum, knowledge, translation, identity, council } satisfies Record<
+    ServiceName,
+    { port: number; stop(): Promise<void> }
+  >;
+  const grpcAddrs = Object.fromEntries(SERVICES.map((s) => [grpcAddrEnv(s.name), at(started[s.name].port)])) as Record<
+    GrpcAddrEnv,
+    string
+  >;
   const local = {
     identity: identity.local,
     forum: forum.local,
     council: council.local,
     knowledge: knowledge.local,
     translation: translation.local,
-  };
+  } satisfies Record<ServiceName, unknown>;
   // The gateway invalidates its caches from the same bus (its own NATS connection when NATS_URL is set).
   const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }), { bus, local });
   return {
@@ -179,11 +189,8 @@ async function startServices(
     local,
     stop: async () => {
       await gateway.stop();
-      await council.stop();
-      await knowledge.stop();
-      await translation.stop();
-      await identity.stop();
-      await forum.stop();
+      // reverse start order: a service stops after everything that calls it
+      for (const s of [...SERVICES].reverse()) await started[s.name].stop();
       for (const d of [idDeps, forumDeps, councilDeps]) if (d.bus !== bus) await d.bus.close();
       if (kBus !== bus) await kBus.close();
       await bus.close();

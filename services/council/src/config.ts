@@ -1,6 +1,14 @@
 import ms from "ms";
 import { z } from "zod";
-import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import {
+  commonEnvSchema,
+  defaultGrpcAddr,
+  defaultListenAddr,
+  grpcAddr,
+  intVar,
+  optionalVar,
+  parseEnv,
+} from "@aps/platform";
 
 /** A duration such as `7d`, `12h`, `90s` or a number of milliseconds (the `ms` package's syntax). */
 const duration = (def: string) =>
@@ -18,10 +26,10 @@ const duration = (def: string) =>
 
 /** Env schema of the council service (README "Configuration"). */
 export const councilEnvSchema = commonEnvSchema.extend({
-  COUNCIL_LISTEN_ADDR: grpcAddr("0.0.0.0:50053"),
+  COUNCIL_LISTEN_ADDR: grpcAddr(defaultListenAddr("council")),
   COUNCIL_DATABASE_URL: optionalVar(),
-  IDENTITY_GRPC_ADDR: grpcAddr("127.0.0.1:50051"),
-  FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
+  IDENTITY_GRPC_ADDR: grpcAddr(defaultGrpcAddr("identity")),
+  FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   /** Time from a case's opening to its deadline close (docs/architecture.md §5, default 7 days); ms after parsing. */
   COUNCIL_DEADLINE: duration("7d"),
   /** How often the scheduler closes due cases, ms (default 5 000). */

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import { commonEnvSchema, defaultListenAddr, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
 
 /** Env schema of the forum service (README "Configuration"). */
 export const forumEnvSchema = commonEnvSchema.extend({
   /** Listen address of the gRPC server. */
-  FORUM_LISTEN_ADDR: grpcAddr("0.0.0.0:50052"),
+  FORUM_LISTEN_ADDR: grpcAddr(defaultListenAddr("forum")),
   FORUM_DATABASE_URL: optionalVar(),
   /** Posts per identity per UTC day (docs/architecture.md §4, default 20). */
   POSTS_PER_DAY: intVar(20, 1),

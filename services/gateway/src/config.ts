@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import { commonEnvSchema, defaultGrpcAddr, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
 
 /** An integer env var with a default, bounded to `[min, max]`. */
 const boundedInt = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -9,12 +9,12 @@ export const gatewayEnvSchema = z.object({
   /** HTTP port (docs/architecture.md §3, default 8080; 0 = any free port). */
   PORT: intVar(8080, 0),
   HOST: z.string().default("0.0.0.0"),
-  IDENTITY_GRPC_ADDR: grpcAddr("127.0.0.1:50051"),
-  FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
-  COUNCIL_GRPC_ADDR: grpcAddr("127.0.0.1:50053"),
-  KNOWLEDGE_GRPC_ADDR: grpcAddr("127.0.0.1:50054"),
+  IDENTITY_GRPC_ADDR: grpcAddr(defaultGrpcAddr("identity")),
+  FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
+  COUNCIL_GRPC_ADDR: grpcAddr(defaultGrpcAddr("council")),
+  KNOWLEDGE_GRPC_ADDR: grpcAddr(defaultGrpcAddr("knowledge")),
   /** Where the translation service is (docs/architecture.md §7). */
-  TRANSLATION_GRPC_ADDR: grpcAddr("127.0.0.1:50055"),
+  TRANSLATION_GRPC_ADDR: grpcAddr(defaultGrpcAddr("translation")),
   /** Owner token for /v1/admin/*; the admin routes answer 404 when unset (docs/architecture.md §5). */
   APS_ADMIN_TOKEN: optionalVar(),
   /** Comma-separated proxy addresses/CIDRs whose X-Forwarded-For is honoured (docs/architecture.md §4). */

@@ -1,13 +1,21 @@
 import { z } from "zod";
-import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import {
+  commonEnvSchema,
+  defaultGrpcAddr,
+  defaultListenAddr,
+  grpcAddr,
+  intVar,
+  optionalVar,
+  parseEnv,
+} from "@aps/platform";
 
 /** Env schema of the identity service (README "Configuration"). */
 export const identityEnvSchema = commonEnvSchema.extend({
   /** Listen address of the gRPC server. */
-  IDENTITY_LISTEN_ADDR: grpcAddr("0.0.0.0:50051"),
+  IDENTITY_LISTEN_ADDR: grpcAddr(defaultListenAddr("identity")),
   IDENTITY_DATABASE_URL: optionalVar(),
   /** Where the forum is (votes at a case's close, for Sagacity). */
-  FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
+  FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   /** Joins allowed per source (client IP) per UTC day (docs/architecture.md §4, default 10). */
   JOINS_PER_SOURCE_PER_DAY: intVar(10, 1),
 });

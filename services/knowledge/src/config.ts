@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { commonEnvSchema, grpcAddr, optionalVar, parseEnv } from "@aps/platform";
+import { commonEnvSchema, defaultGrpcAddr, defaultListenAddr, grpcAddr, optionalVar, parseEnv } from "@aps/platform";
 
 /** Env schema of the knowledge service (README "Configuration"). */
 export const knowledgeEnvSchema = commonEnvSchema.extend({
   /** Listen address of the gRPC server. */
-  KNOWLEDGE_LISTEN_ADDR: grpcAddr("0.0.0.0:50054"),
+  KNOWLEDGE_LISTEN_ADDR: grpcAddr(defaultListenAddr("knowledge")),
   /** The forum, re-indexed at start and read when an event arrives. */
-  FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
+  FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   /** Meilisearch (docs/architecture.md §3); the embedded engine when unset. */
   MEILISEARCH_URL: optionalVar(),
   MEILISEARCH_API_KEY: optionalVar(),

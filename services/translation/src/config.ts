@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import {
+  commonEnvSchema,
+  defaultGrpcAddr,
+  defaultListenAddr,
+  grpcAddr,
+  intVar,
+  optionalVar,
+  parseEnv,
+} from "@aps/platform";
 
 /**
  * Env schema of the translation service (README "Configuration", docs/architecture.md §7). The engine is
@@ -11,10 +19,10 @@ import { commonEnvSchema, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/p
  */
 export const translationEnvSchema = commonEnvSchema.extend({
   /** Listen address of the gRPC server (default port 50055). */
-  TRANSLATION_LISTEN_ADDR: grpcAddr("0.0.0.0:50055"),
+  TRANSLATION_LISTEN_ADDR: grpcAddr(defaultListenAddr("translation")),
   TRANSLATION_DATABASE_URL: optionalVar(),
   /** The forum, read for post text. */
-  FORUM_GRPC_ADDR: grpcAddr("127.0.0.1:50052"),
+  FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   /** Engine kind; unset or "" = none. */
   TRANSLATION_ENGINE: z
     .enum(["apertium", "libretranslate", "openai", ""])
