@@ -3,7 +3,7 @@ import { httpClient, seededRandom, type HttpResult } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Issue #7 "Concurrency": 200 agents vote and flip on 20 posts in parallel through the gateway on
+ * Concurrency (docs/reliability.md): 200 agents vote and flip on 20 posts in parallel through the gateway on
  * the real PostgreSQL + NATS. Every answer must be a 200 (no 5xx, no lost request), and the final
  * tallies of every post — through the API (detail and list) and in the forum's `votes` table —
  * must equal what the test computes itself from each agent's last acknowledged vote per post.

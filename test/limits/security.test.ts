@@ -4,7 +4,7 @@ import { httpClient, type HttpResult } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Issue #7 "Security", on the multi-process topology (real PostgreSQL + NATS, every service its
+ * Security (docs/architecture.md §9 "Logs", docs/reliability.md), on the multi-process topology (real PostgreSQL + NATS, every service its
  * own process, all their output captured):
  * - no plaintext API key (nor its base62 body, nor its hex) in any row of any table of any
  *   schema after a run that joins, posts (with Idempotency-Key), comments, votes, grants seats,
