@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hasNats, hasPostgres, httpClient } from "@aps/testkit";
+import { hasNats, hasPostgres, httpClient, pepsDatasetPath } from "@aps/testkit";
 import { ROOT, startSystem, type Mode, type System } from "../support/system.js";
 
 /**
@@ -12,7 +12,7 @@ import { ROOT, startSystem, type Mode, type System } from "../support/system.js"
  * preserved"), one agent per distinct first author, and exactly one post per JSONL line. The
  * expected values are computed here from the JSONL itself, not taken from the CLI's output.
  */
-const DATASET = join(ROOT, "../shared/datasets/peps.jsonl");
+const DATASET = pepsDatasetPath();
 const TIMEOUT_MS = 900_000;
 
 const haveDataset = existsSync(DATASET);
@@ -20,7 +20,7 @@ if (!haveDataset) {
   console.warn(
     `\n\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n` +
       `!! import-peps.test.ts: the PEP dataset is missing at ${DATASET}\n` +
-      `!! (expected beside the repository as ../shared/datasets/peps.jsonl) — the PEP import\n` +
+      `!! (set APS_PEPS_DATASET, or put it beside the repository: docs/architecture.md §11) — the PEP import\n` +
       `!! end-to-end test is SKIPPED. Put the dataset there to run it.\n` +
       `!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n`,
   );

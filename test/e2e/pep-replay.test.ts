@@ -1,8 +1,7 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { readPeps, pepToPost, type Pep } from "@aps/cli";
-import { hasNats, hasPostgres, httpClient, type HttpResult } from "@aps/testkit";
-import { ROOT, startSystem, type Mode, type System } from "../support/system.js";
+import { hasNats, hasPostgres, httpClient, pepsDatasetPath, type HttpResult } from "@aps/testkit";
+import { startSystem, type Mode, type System } from "../support/system.js";
 
 /**
  * Replays the history of every PEP in datasets/peps.jsonl (docs/architecture.md §11) through the public
@@ -18,7 +17,7 @@ import { ROOT, startSystem, type Mode, type System } from "../support/system.js"
  * and every agent's Sagacity on GET /me. All expected values come from the plan below, computed
  * independently of the service's answers; the service's answers only give ids and keys.
  */
-const DATASET = join(ROOT, "../shared/datasets/peps.jsonl");
+const DATASET = pepsDatasetPath();
 const TIMEOUT_MS = 900_000;
 /** Requests in flight at once. */
 const PARALLEL = 8;
@@ -38,7 +37,7 @@ if (!haveDataset) {
   console.warn(
     `\n\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n` +
       `!! pep-replay.test.ts: the PEP dataset is missing at ${DATASET}\n` +
-      `!! (expected beside the repository as ../shared/datasets/peps.jsonl) — the PEP history\n` +
+      `!! (set APS_PEPS_DATASET, or put it beside the repository: docs/architecture.md §11) — the PEP history\n` +
       `!! replay end-to-end test is SKIPPED. Put the dataset there to run it.\n` +
       `!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n`,
   );

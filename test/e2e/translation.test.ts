@@ -1,18 +1,18 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { franc } from "franc-min";
-import { httpClient } from "@aps/testkit";
+import { httpClient, pepsDatasetPath } from "@aps/testkit";
 import { startApertium, startEngineProxy, type Apertium, type EngineProxy } from "../support/apertium.js";
-import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
+import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
  * Translation over HTTP with a REAL engine (docs/architecture.md §7): Apertium APY (Debian
  * `apertium-apy` + `apertium-eng-spa`) behind a counting proxy that can also play "down"
- * (connection reset) and "slow" (no answer). Real English PEPs from ../shared/datasets/peps.jsonl
+ * (connection reset) and "slow" (no answer). Real English PEPs from the PEP dataset (docs/architecture.md §11)
  * become posts and are translated to Spanish through the gateway. Without APY the file skips
  * LOUDLY; under APS_TEST_REQUIRE_REAL=1 a missing APY or dataset fails.
  */
-const DATASET = join(ROOT, "../shared/datasets/peps.jsonl");
+const DATASET = pepsDatasetPath();
 const requireReal = process.env.APS_TEST_REQUIRE_REAL === "1";
 if (!existsSync(DATASET)) {
   if (requireReal) throw new Error(`APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing at ${DATASET}`);

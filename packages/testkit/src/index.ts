@@ -5,3 +5,4 @@ export * from "./http.js";
 export * from "./clock.js";
 export * from "./private.js";
 export * from "./wait.js";
+export * from "./datasets.js";

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { pepsDatasetPath } from "@aps/testkit";
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
 
 /**
- * Real input (docs/architecture.md §8): every PEP of ../shared/datasets/peps.jsonl indexed as a post; for 50 PEPs
+ * Real input (docs/architecture.md §8): every PEP of the dataset (docs/architecture.md §11) indexed as a post; for 50 PEPs
  * chosen by a fixed seed, a query of two distinctive words of the title must return the PEP in
  * the top 5. Prints the hit rate and p50/p95 query latency.
  */
-const DATASET = fileURLToPath(new URL("../../../../shared/datasets/peps.jsonl", import.meta.url));
+const DATASET = pepsDatasetPath();
 const have = existsSync(DATASET);
 if (!have && process.env.APS_TEST_REQUIRE_REAL === "1")
   throw new Error(`APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing at ${DATASET}`);
