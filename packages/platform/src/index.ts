@@ -15,6 +15,7 @@ export * from "./bus/types.js";
 export * from "./bus/memory.js";
 export * from "./bus/jetstream.js";
 export * from "./bus/outbox.js";
+export * from "./bus/catalogue.js";
 export * from "./bus/consumer.js";
 export * from "./bus/redelivery.js";
 export * from "./bus/stream-limits.js";

@@ -1,10 +1,12 @@
 import { z } from "zod";
 import {
+  consumeEvents,
+  encodeEvent,
   ForumClient,
-  newId,
   parseRequest,
   searchDuration,
   startGrpcServer,
+  subjectOf,
   traceHeaders,
   unary,
   type EventBus,
@@ -13,7 +15,7 @@ import {
   type ServiceTarget,
   type Subscription,
 } from "@aps/platform";
-import { events, knowledge, type forum } from "@aps/proto";
+import { knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
 import { allPosts, docsDocuments, postDocument, STATUS_RANK } from "./sources.js";
@@ -110,11 +112,10 @@ export async function startKnowledge(
    * is logged, not retried — the gateways' cache TTL bounds what it costs.
    */
   const announceIndexed = async (postId: string) => {
-    const eventId = newId("");
-    const payload = events.PostIndexed.encode({ eventId, occurredAt: new Date().toISOString(), postId }).finish();
+    const { eventId, payload } = encodeEvent("knowledge.post_indexed", { postId });
     await bus
       .publish({
-        subject: `${bus.prefix}.knowledge.post_indexed`,
+        subject: subjectOf(bus, "knowledge.post_indexed"),
         eventId,
         payload,
         headers: { "aps-event-type": "knowledge.post_indexed", ...traceHeaders() },
@@ -123,30 +124,16 @@ export async function startKnowledge(
   };
 
   const p = bus.prefix;
-  const sub: Subscription = await bus.consume({
+  const sub: Subscription = await consumeEvents(bus, {
     durable: "knowledge-index",
-    subjects: [
-      `${p}.forum.post_created`,
-      `${p}.forum.post_on_agenda`,
-      `${p}.council.case_opened`,
-      `${p}.council.case_closed`,
-      `${p}.council.handoff_recorded`,
-      `${p}.council.implementation_completed`,
-    ],
     maxDeliver: 10,
-    handler: async (e) => {
-      const s = e.subject;
-      if (s.endsWith(".post_created")) await indexPost(events.PostCreated.decode(e.payload).postId);
-      else if (s.endsWith(".post_on_agenda")) await indexPost(events.PostOnAgenda.decode(e.payload).postId, "agenda");
-      else if (s.endsWith(".case_opened")) {
-        const m = events.CaseOpened.decode(e.payload);
-        await indexPost(m.postId, m.status);
-      } else if (s.endsWith(".case_closed")) {
-        const m = events.CaseClosed.decode(e.payload);
-        await indexPost(m.postId, m.outcome);
-      } else if (s.endsWith(".handoff_recorded"))
-        await indexPost(events.HandoffRecorded.decode(e.payload).postId, "implementing");
-      else await indexPost(events.ImplementationCompleted.decode(e.payload).postId, "completed");
+    handlers: {
+      "forum.post_created": (m) => indexPost(m.postId),
+      "forum.post_on_agenda": (m) => indexPost(m.postId, "agenda"),
+      "council.case_opened": (m) => indexPost(m.postId, m.status),
+      "council.case_closed": (m) => indexPost(m.postId, m.outcome),
+      "council.handoff_recorded": (m) => indexPost(m.postId, "implementing"),
+      "council.implementation_completed": (m) => indexPost(m.postId, "completed"),
     },
   });
 

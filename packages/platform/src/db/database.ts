@@ -99,6 +99,21 @@ async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
 /** A client checked out for one transaction. */
 export type Tx = pg.PoolClient;
 
+/** Callbacks to run after the commit of a transaction of `withTransaction` (dropped on rollback). */
+const commitHooks = new WeakMap<Tx, Set<() => void>>();
+
+/**
+ * Runs `fn` once after `tx` commits, and never if it rolls back; the same `fn` registered twice
+ * in one transaction runs once. For signals that must follow the commit, such as waking the outbox
+ * relay (EventOutbox, docs/adr/0107). `fn` runs synchronously after COMMIT; an exception from it
+ * is swallowed (the commit has happened; a hook must not turn it into a failure).
+ */
+export function afterCommit(tx: Tx, fn: () => void): void {
+  let hooks = commitHooks.get(tx);
+  if (!hooks) commitHooks.set(tx, (hooks = new Set()));
+  hooks.add(fn);
+}
+
 /**
  * Runs `fn` inside one transaction (READ COMMITTED) and commits, or rolls back and rethrows.
  * Everything `fn` does must go through `tx` (a pool query inside would run outside the
@@ -116,6 +131,15 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
     await tx.query("BEGIN");
     const out = await fn(tx);
     await tx.query("COMMIT");
+    const hooks = commitHooks.get(tx);
+    commitHooks.delete(tx);
+    for (const hook of hooks ?? []) {
+      try {
+        hook();
+      } catch {
+        // see afterCommit
+      }
+    }
     return out;
   } catch (err) {
     await tx.query("ROLLBACK").catch(() => undefined);
@@ -123,6 +147,7 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
     broken ??= isDatabaseUnavailable(err) ? (err as Error) : undefined;
     throw err;
   } finally {
+    commitHooks.delete(tx);
     tx.removeListener("error", lost);
     tx.release(broken);
   }

@@ -1,5 +1,4 @@
-import type { EventBus, IdentityClient, Subscription } from "@aps/platform";
-import { events } from "@aps/proto";
+import { consumeEvents, type EventBus, type IdentityClient, type Subscription } from "@aps/platform";
 import type { CouncilRepository } from "../store/repository.js";
 
 /**
@@ -7,13 +6,13 @@ import type { CouncilRepository } from "../store/repository.js";
  * with the councillors seated at that moment. Idempotent per event and per post.
  */
 export function consumeAgenda(bus: EventBus, repo: CouncilRepository, identity: IdentityClient): Promise<Subscription> {
-  return bus.consume({
+  return consumeEvents(bus, {
     durable: "council-agenda",
-    subjects: [`${bus.prefix}.forum.post_on_agenda`],
-    handler: async (e) => {
-      const m = events.PostOnAgenda.decode(e.payload);
-      const seats = await identity.countSeats("councillor");
-      await repo.openFromAgenda(m.eventId, m.postId, m.authorId, seats);
+    handlers: {
+      "forum.post_on_agenda": async (m) => {
+        const seats = await identity.countSeats("councillor");
+        await repo.openFromAgenda(m.eventId, m.postId, m.authorId, seats);
+      },
     },
   });
 }

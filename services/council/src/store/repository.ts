@@ -3,15 +3,14 @@ import {
   ApsError,
   decodeTupleCursor,
   encodeTupleCursor,
-  enqueueEvent,
+  EventOutbox,
   PG_TIMESTAMPTZ_TEXT,
-  newId,
   processOnce,
   withTransaction,
   type Clock,
   type Tx,
 } from "@aps/platform";
-import { events, type council } from "@aps/proto";
+import type { council } from "@aps/proto";
 import { deadlineOutcome, decisiveOutcome, type Outcome } from "../rules.js";
 
 interface CaseRow {
@@ -40,13 +39,19 @@ const OPEN_STATUSES = ["agenda", "review"];
  * transaction, so the case and its events never disagree.
  */
 export class CouncilRepository {
+  /** Writes this service's events to its outbox (docs/adr/0107). */
+  private readonly outbox: EventOutbox;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
     /** Case lifetime before the deadline close, ms (COUNCIL_DEADLINE). */
     private readonly deadlineMs: number,
-    private readonly eventsCommitted: () => void = () => undefined,
-  ) {}
+    /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/adr/0107). */
+    wake: () => void = () => undefined,
+  ) {
+    this.outbox = new EventOutbox(wake);
+  }
 
   /**
    * Opens a case on `postId` in `status` (`agenda` from the heat rule, `review` from a
@@ -69,20 +74,14 @@ export class CouncilRepository {
     );
     if (r.rowCount === 0) return false;
     await this.transition(tx, postId, status, now, by);
-    const eventId = newId("");
-    await enqueueEvent(tx, {
-      subject: "council.case_opened",
-      eventId,
-      payload: events.CaseOpened.encode({
-        eventId,
-        occurredAt: now.toISOString(),
-        postId,
-        authorId,
-        status,
-        seats,
-        deadline: deadline.toISOString(),
-        openedBy: by,
-      }).finish(),
+    await this.outbox.publish(tx, "council.case_opened", {
+      occurredAt: now.toISOString(),
+      postId,
+      authorId,
+      status,
+      seats,
+      deadline: deadline.toISOString(),
+      openedBy: by,
     });
     return true;
   }
@@ -97,7 +96,6 @@ export class CouncilRepository {
     await processOnce(this.pool, "council-agenda", eventId, async (tx) => {
       opened = await this.openCase(tx, postId, authorId, "agenda", "system", seats, now);
     });
-    if (opened) this.eventsCommitted();
   }
 
   /**
@@ -109,7 +107,6 @@ export class CouncilRepository {
     const opened = await withTransaction(this.pool, (tx) =>
       this.openCase(tx, postId, authorId, "agenda", "system", seats, now),
     );
-    if (opened) this.eventsCommitted();
   }
 
   /**
@@ -136,7 +133,6 @@ export class CouncilRepository {
         async () => seats,
       );
     });
-    this.eventsCommitted();
     return this.get(postId);
   }
 
@@ -155,7 +151,6 @@ export class CouncilRepository {
   ): Promise<council.Case> {
     const now = this.clock.now();
     await withTransaction(this.pool, (tx) => this.ballotInTx(tx, postId, councillorId, vote, reason, now, seatedNow));
-    this.eventsCommitted();
     return this.get(postId);
   }
 
@@ -194,19 +189,13 @@ export class CouncilRepository {
       [postId],
     );
     const { approvals, rejections } = t.rows[0]!;
-    const eventId = newId("");
-    await enqueueEvent(tx, {
-      subject: "council.ballot_cast",
-      eventId,
-      payload: events.BallotCast.encode({
-        eventId,
-        occurredAt: now.toISOString(),
-        postId,
-        councillorId,
-        vote,
-        approvals,
-        rejections,
-      }).finish(),
+    await this.outbox.publish(tx, "council.ballot_cast", {
+      occurredAt: now.toISOString(),
+      postId,
+      councillorId,
+      vote,
+      approvals,
+      rejections,
     });
     const outcome = decisiveOutcome(c.seats, approvals, approvals + rejections);
     if (outcome) await this.close(tx, c, outcome, approvals, rejections, now, councillorId);
@@ -241,7 +230,6 @@ export class CouncilRepository {
       if (!did) break;
       closed++;
     }
-    if (closed > 0) this.eventsCommitted();
     return closed;
   }
 
@@ -256,21 +244,15 @@ export class CouncilRepository {
   ): Promise<void> {
     await tx.query("UPDATE cases SET status = $2, closed_at = $3 WHERE post_id = $1", [c.post_id, outcome, now]);
     await this.transition(tx, c.post_id, outcome, now, by);
-    const eventId = newId("");
-    await enqueueEvent(tx, {
-      subject: "council.case_closed",
-      eventId,
-      payload: events.CaseClosed.encode({
-        eventId,
-        occurredAt: now.toISOString(),
-        postId: c.post_id,
-        authorId: c.author_id,
-        outcome,
-        closedAt: now.toISOString(),
-        approvals,
-        rejections,
-        seats: c.seats,
-      }).finish(),
+    await this.outbox.publish(tx, "council.case_closed", {
+      occurredAt: now.toISOString(),
+      postId: c.post_id,
+      authorId: c.author_id,
+      outcome,
+      closedAt: now.toISOString(),
+      approvals,
+      rejections,
+      seats: c.seats,
     });
   }
 
@@ -294,21 +276,14 @@ export class CouncilRepository {
         [postId, implementation, executor, now, chiefId],
       );
       await this.transition(tx, postId, "implementing", now, chiefId);
-      const eventId = newId("");
-      await enqueueEvent(tx, {
-        subject: "council.handoff_recorded",
-        eventId,
-        payload: events.HandoffRecorded.encode({
-          eventId,
-          occurredAt: now.toISOString(),
-          postId,
-          implementation,
-          executor,
-          by: chiefId,
-        }).finish(),
+      await this.outbox.publish(tx, "council.handoff_recorded", {
+        occurredAt: now.toISOString(),
+        postId,
+        implementation,
+        executor,
+        by: chiefId,
       });
     });
-    this.eventsCommitted();
     return this.get(postId);
   }
 
@@ -324,19 +299,12 @@ export class CouncilRepository {
         );
       await tx.query("UPDATE cases SET status = 'completed' WHERE post_id = $1", [postId]);
       await this.transition(tx, postId, "completed", now, chiefId);
-      const eventId = newId("");
-      await enqueueEvent(tx, {
-        subject: "council.implementation_completed",
-        eventId,
-        payload: events.ImplementationCompleted.encode({
-          eventId,
-          occurredAt: now.toISOString(),
-          postId,
-          by: chiefId,
-        }).finish(),
+      await this.outbox.publish(tx, "council.implementation_completed", {
+        occurredAt: now.toISOString(),
+        postId,
+        by: chiefId,
       });
     });
-    this.eventsCommitted();
     return this.get(postId);
   }
 

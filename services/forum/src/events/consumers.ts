@@ -1,5 +1,4 @@
-import { processOnce, type EventBus, type Subscription } from "@aps/platform";
-import { events } from "@aps/proto";
+import { consumeEvents, processOnce, type EventBus, type Subscription } from "@aps/platform";
 import type pg from "pg";
 import type { ForumRepository } from "../store/repository.js";
 
@@ -9,36 +8,17 @@ import type { ForumRepository } from "../store/repository.js";
  * the projection never moves a status backwards, so late or replayed events change nothing.
  */
 export function consumeCouncilEvents(bus: EventBus, pool: pg.Pool, repo: ForumRepository): Promise<Subscription> {
-  const p = bus.prefix;
-  return bus.consume({
+  const project = (eventId: string, postId: string, status: string, at: string) =>
+    processOnce(pool, "forum-status", eventId, async (tx) => {
+      await repo.projectStatus(tx, postId, status, new Date(at));
+    }).then(() => undefined);
+  return consumeEvents(bus, {
     durable: "forum-status",
-    subjects: [
-      `${p}.council.case_opened`,
-      `${p}.council.case_closed`,
-      `${p}.council.handoff_recorded`,
-      `${p}.council.implementation_completed`,
-    ],
-    handler: async (e) => {
-      let postId: string;
-      let status: string;
-      let eventId: string;
-      let at: string;
-      if (e.subject.endsWith(".case_opened")) {
-        const m = events.CaseOpened.decode(e.payload);
-        [postId, status, eventId, at] = [m.postId, m.status, m.eventId, m.occurredAt];
-      } else if (e.subject.endsWith(".case_closed")) {
-        const m = events.CaseClosed.decode(e.payload);
-        [postId, status, eventId, at] = [m.postId, m.outcome, m.eventId, m.occurredAt];
-      } else if (e.subject.endsWith(".handoff_recorded")) {
-        const m = events.HandoffRecorded.decode(e.payload);
-        [postId, status, eventId, at] = [m.postId, "implementing", m.eventId, m.occurredAt];
-      } else {
-        const m = events.ImplementationCompleted.decode(e.payload);
-        [postId, status, eventId, at] = [m.postId, "completed", m.eventId, m.occurredAt];
-      }
-      await processOnce(pool, "forum-status", eventId, async (tx) => {
-        await repo.projectStatus(tx, postId, status, new Date(at));
-      });
+    handlers: {
+      "council.case_opened": (m) => project(m.eventId, m.postId, m.status, m.occurredAt),
+      "council.case_closed": (m) => project(m.eventId, m.postId, m.outcome, m.occurredAt),
+      "council.handoff_recorded": (m) => project(m.eventId, m.postId, "implementing", m.occurredAt),
+      "council.implementation_completed": (m) => project(m.eventId, m.postId, "completed", m.occurredAt),
     },
   });
 }

@@ -2,7 +2,7 @@ import type pg from "pg";
 import {
   ApsError,
   codePoints,
-  enqueueEvent,
+  EventOutbox,
   newId,
   outboxHeaders,
   secondsToNextUtcDay,
@@ -128,13 +128,18 @@ const STATUS_RANK: Record<string, number> = {
  * function `cast_vote`, docs/adr/0090); events are enqueued in the same transaction (outbox).
  */
 export class ForumRepository {
+  /** Writes this service's events to its outbox (docs/adr/0107). */
+  private readonly outbox: EventOutbox;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
     private readonly limits: ForumLimits,
-    /** Called after a transaction that enqueued events commits (wakes the outbox relay). */
-    private readonly eventsCommitted: () => void = () => undefined,
-  ) {}
+    /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/adr/0107). */
+    wake: () => void = () => undefined,
+  ) {
+    this.outbox = new EventOutbox(wake);
+  }
 
   /**
    * Creates a post (`open` for an architecture proposal, `discussion` otherwise). Throws
@@ -151,23 +156,16 @@ export class ForumRepository {
          VALUES ($1, $2, $3, $4, $5, $6, $7, heat(0, $8), $8, $8) RETURNING ${POST_COLUMNS}`,
         [id, title, body, isArchDesign, status, author.agentId, author.name, now],
       );
-      const eventId = newId("");
-      await enqueueEvent(tx, {
-        subject: "forum.post_created",
-        eventId,
-        payload: events.PostCreated.encode({
-          eventId,
-          occurredAt: now.toISOString(),
-          postId: id,
-          authorId: author.agentId,
-          title,
-          isArchDesign,
-          status,
-        }).finish(),
+      await this.outbox.publish(tx, "forum.post_created", {
+        occurredAt: now.toISOString(),
+        postId: id,
+        authorId: author.agentId,
+        title,
+        isArchDesign,
+        status,
       });
       return toPost(r.rows[0]!);
     });
-    this.eventsCommitted();
     return post;
   }
 
@@ -247,21 +245,14 @@ export class ForumRepository {
         "INSERT INTO comments (id, post_id, author_id, author_name, body, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
         [id, postId, author.agentId, author.name, body, now],
       );
-      const eventId = newId("");
-      await enqueueEvent(tx, {
-        subject: "forum.comment_created",
-        eventId,
-        payload: events.CommentCreated.encode({
-          eventId,
-          occurredAt: now.toISOString(),
-          commentId: id,
-          postId,
-          authorId: author.agentId,
-        }).finish(),
+      await this.outbox.publish(tx, "forum.comment_created", {
+        occurredAt: now.toISOString(),
+        commentId: id,
+        postId,
+        authorId: author.agentId,
       });
       return toComment(r.rows[0]!);
     });
-    this.eventsCommitted();
     return c;
   }
 
@@ -367,7 +358,7 @@ export class ForumRepository {
       ],
     });
     const row = r.rows[0]!;
-    if (row.changed) this.eventsCommitted();
+    if (row.changed) this.outbox.committed();
     return row;
   }
 
@@ -394,7 +385,7 @@ export class ForumRepository {
     });
     const out: VoteOutcome[] = new Array(batch.length);
     for (const row of r.rows) out[row.idx - 1] = row;
-    if (r.rows.some((row) => row.changed)) this.eventsCommitted();
+    if (r.rows.some((row) => row.changed)) this.outbox.committed();
     return out;
   }
 

@@ -1,20 +1,25 @@
-import type { BusEvent, EventBus, Logger, Subscription } from "@aps/platform";
+import {
+  EVENT_TYPES,
+  type BusEvent,
+  type EventBus,
+  type EventType,
+  type Logger,
+  type Subscription,
+} from "@aps/platform";
 import { events } from "@aps/proto";
+
+/** The post a forum or council event is about ("" when it does not decode): every one of them names one. */
+function postIdOf(type: string, payload: Uint8Array): string {
+  if (!(type in EVENT_TYPES)) return "";
+  try {
+    const m = EVENT_TYPES[type as EventType].decode(payload);
+    return "postId" in m ? m.postId : "";
+  } catch {
+    return "";
+  }
+}
 import type { AuthCache } from "./auth-cache.js";
 import type { ReadCache } from "./read-cache.js";
-
-/** Decoders of the forum and council events, by subject without the prefix; each names one post. */
-const POST_EVENTS: Record<string, (payload: Uint8Array) => { postId: string }> = {
-  "forum.post_created": (b) => events.PostCreated.decode(b),
-  "forum.comment_created": (b) => events.CommentCreated.decode(b),
-  "forum.vote_cast": (b) => events.VoteCast.decode(b),
-  "forum.post_on_agenda": (b) => events.PostOnAgenda.decode(b),
-  "council.case_opened": (b) => events.CaseOpened.decode(b),
-  "council.ballot_cast": (b) => events.BallotCast.decode(b),
-  "council.case_closed": (b) => events.CaseClosed.decode(b),
-  "council.handoff_recorded": (b) => events.HandoffRecorded.decode(b),
-  "council.implementation_completed": (b) => events.ImplementationCompleted.decode(b),
-};
 
 /**
  * Applies one event to the gateway's caches (docs/adr/0087, 0088): `identity.key_rotated` drops
@@ -47,13 +52,7 @@ export function applyEvent(
     return "key";
   }
   if (!type.startsWith("forum.") && !type.startsWith("council.")) return "ignored";
-  const decode = POST_EVENTS[type];
-  let postId = "";
-  try {
-    postId = decode ? decode(e.payload).postId : "";
-  } catch {
-    postId = "";
-  }
+  const postId = postIdOf(type, e.payload);
   if (postId) {
     reads.invalidatePost(postId);
     return "post";

@@ -1,5 +1,4 @@
-import { processOnce, type EventBus, type ForumClient, type Subscription, type Tx } from "@aps/platform";
-import { events } from "@aps/proto";
+import { consumeEvents, processOnce, type EventBus, type ForumClient, type Subscription, type Tx } from "@aps/platform";
 import type pg from "pg";
 
 /** Points of the seed's Sagacity rules ("Limits"). */
@@ -41,20 +40,20 @@ export async function awardInTx(tx: Tx, postId: string, eventId: string, awards:
  * transaction — redelivery, replay or two consumers at once give the same totals.
  */
 export function consumeCaseClosed(bus: EventBus, pool: pg.Pool, forum: ForumClient): Promise<Subscription> {
-  return bus.consume({
+  return consumeEvents(bus, {
     durable: "identity-sagacity",
-    subjects: [`${bus.prefix}.council.case_closed`],
-    handler: async (e) => {
-      const m = events.CaseClosed.decode(e.payload);
-      const sign = m.outcome === "adopted" ? 1 : -1;
-      const { votes } = await forum.votesAt(m.postId, m.closedAt);
-      const awards: Award[] = votes
-        .filter((v) => v.vote === sign)
-        .map((v) => ({ agentId: v.agentId, reason: "vote", points: MATCHING_VOTE_POINTS }));
-      if (m.outcome === "adopted") awards.push({ agentId: m.authorId, reason: "adoption", points: ADOPTION_POINTS });
-      await processOnce(pool, "identity-sagacity", m.eventId, (tx) =>
-        awardInTx(tx, m.postId, m.eventId, awards).then(() => undefined),
-      );
+    handlers: {
+      "council.case_closed": async (m) => {
+        const sign = m.outcome === "adopted" ? 1 : -1;
+        const { votes } = await forum.votesAt(m.postId, m.closedAt);
+        const awards: Award[] = votes
+          .filter((v) => v.vote === sign)
+          .map((v) => ({ agentId: v.agentId, reason: "vote", points: MATCHING_VOTE_POINTS }));
+        if (m.outcome === "adopted") awards.push({ agentId: m.authorId, reason: "adoption", points: ADOPTION_POINTS });
+        await processOnce(pool, "identity-sagacity", m.eventId, (tx) =>
+          awardInTx(tx, m.postId, m.eventId, awards).then(() => undefined),
+        );
+      },
     },
   });
 }

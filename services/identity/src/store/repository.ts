@@ -3,7 +3,7 @@ import {
   ApsError,
   decodeTupleCursor,
   encodeTupleCursor,
-  enqueueEvent,
+  EventOutbox,
   PG_TIMESTAMPTZ_TEXT,
   newId,
   secondsToNextUtcDay,
@@ -12,7 +12,7 @@ import {
   type Clock,
   type Tx,
 } from "@aps/platform";
-import { events, identity } from "@aps/proto";
+import { identity } from "@aps/proto";
 import { generateApiKey, hashKey, isWellFormedKey } from "../keys.js";
 
 /** A seat the platform owner grants (docs/architecture.md §5). */
@@ -47,13 +47,18 @@ function toAgent(r: AgentRow): identity.Agent {
  * both through `pg`). All rule checks that need atomicity (join limit) happen in SQL.
  */
 export class IdentityRepository {
+  /** Writes this service's events to its outbox (docs/adr/0107). */
+  private readonly outbox: EventOutbox;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
     private readonly joinsPerSourcePerDay: number,
-    /** Called after a transaction that enqueued events commits (wakes the outbox relay). */
-    private readonly eventsCommitted: () => void = () => undefined,
-  ) {}
+    /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/adr/0107). */
+    wake: () => void = () => undefined,
+  ) {
+    this.outbox = new EventOutbox(wake);
+  }
 
   /**
    * Creates an agent and its first key, counting the join against `source` for today (UTC).
@@ -87,15 +92,9 @@ export class IdentityRepository {
         agentId,
         now,
       ]);
-      const eventId = newId("");
-      await enqueueEvent(tx, {
-        subject: "identity.agent_joined",
-        eventId,
-        payload: events.AgentJoined.encode({ eventId, occurredAt: now.toISOString(), agentId, name }).finish(),
-      });
+      await this.outbox.publish(tx, "identity.agent_joined", { occurredAt: now.toISOString(), agentId, name });
       return { agent: toAgent(ins.rows[0]!), apiKey };
     });
-    this.eventsCommitted();
     return out;
   }
 
@@ -135,15 +134,9 @@ export class IdentityRepository {
         agentId,
         now,
       ]);
-      const eventId = newId("");
-      await enqueueEvent(tx, {
-        subject: "identity.key_rotated",
-        eventId,
-        payload: events.KeyRotated.encode({ eventId, occurredAt: now.toISOString(), agentId }).finish(),
-      });
+      await this.outbox.publish(tx, "identity.key_rotated", { occurredAt: now.toISOString(), agentId });
       return { agentId, apiKey: fresh, createdAt: now.toISOString() };
     });
-    this.eventsCommitted();
     return out;
   }
 

@@ -1,0 +1,131 @@
+import { events } from "@aps/proto";
+import { afterCommit, type Tx } from "../db/database.js";
+import { newId } from "../ids.js";
+import { enqueueEvent } from "./outbox.js";
+import type { BusEvent, EventBus, Subscription } from "./types.js";
+
+/**
+ * The event catalogue (docs/architecture.md §6, docs/adr/0107-one-event-catalogue.md): every APS
+ * event type — its subject relative to the bus prefix, `<service>.<event>` — and the proto message
+ * (proto/aps/events/v1/events.proto) its payload is. Producers and consumers name events by these
+ * keys only, so a subject and its payload type cannot drift apart.
+ */
+export const EVENT_TYPES = {
+  "identity.agent_joined": events.AgentJoined,
+  "identity.key_rotated": events.KeyRotated,
+  "forum.post_created": events.PostCreated,
+  "forum.comment_created": events.CommentCreated,
+  "forum.vote_cast": events.VoteCast,
+  "forum.post_on_agenda": events.PostOnAgenda,
+  "council.case_opened": events.CaseOpened,
+  "council.ballot_cast": events.BallotCast,
+  "council.case_closed": events.CaseClosed,
+  "council.handoff_recorded": events.HandoffRecorded,
+  "council.implementation_completed": events.ImplementationCompleted,
+  "knowledge.post_indexed": events.PostIndexed,
+} as const;
+
+/** An event type of the catalogue, e.g. `"forum.vote_cast"`. */
+export type EventType = keyof typeof EVENT_TYPES;
+
+/** The decoded payload of event type `T`, e.g. `events.VoteCast` for `"forum.vote_cast"`. */
+export type EventMessage<T extends EventType> = ReturnType<(typeof EVENT_TYPES)[T]["decode"]>;
+
+/** The fields a producer gives: the payload without `eventId` and `occurredAt`, which default. */
+export type EventFields<T extends EventType> = Omit<EventMessage<T>, "eventId" | "occurredAt"> & {
+  /** ULID of the event; a new one by default. */
+  eventId?: string;
+  /** ISO-8601 UTC instant of the change; now by default (pass the transaction's clock instant). */
+  occurredAt?: string;
+};
+
+/** The full subject of `type` on `bus` (`aps.forum.vote_cast`). */
+export function subjectOf(bus: Pick<EventBus, "prefix">, type: EventType): string {
+  return `${bus.prefix}.${type}`;
+}
+
+/**
+ * Encodes event `type` with its catalogue message type, filling `eventId` (a new ULID) and
+ * `occurredAt` (now, ISO-8601 UTC) when not given. Returns the eventId and the payload bytes.
+ */
+export function encodeEvent<T extends EventType>(
+  type: T,
+  fields: EventFields<T>,
+): { eventId: string; payload: Uint8Array } {
+  const eventId = fields.eventId ?? newId("");
+  const message = { ...fields, eventId, occurredAt: fields.occurredAt ?? new Date().toISOString() };
+  const codec = EVENT_TYPES[type] as unknown as { encode(m: unknown): { finish(): Uint8Array } };
+  return { eventId, payload: codec.encode(message).finish() };
+}
+
+/**
+ * The producer side of the catalogue, one per service: `publish` writes the outbox row of a typed
+ * event inside the caller's transaction and wakes the outbox relay once that transaction commits
+ * (`afterCommit`), so an event leaves if and only if its state change commits (docs/adr/0005,
+ * docs/adr/0091).
+ */
+export class EventOutbox {
+  /** @param wake called after a commit that wrote events (the relay's `notify`; a no-op in tests). */
+  constructor(private readonly wake: () => void = () => undefined) {}
+
+  /**
+   * Records event `type` with `fields` in the outbox inside `tx`; resolves its eventId. Encodes
+   * with the catalogue's message type, so a field of the wrong type or name fails the type check.
+   */
+  async publish<T extends EventType>(tx: Tx, type: T, fields: EventFields<T>): Promise<string> {
+    const { eventId, payload } = encodeEvent(type, fields);
+    await enqueueEvent(tx, { subject: type, eventId, payload });
+    afterCommit(tx, this.wake);
+    return eventId;
+  }
+
+  /** Wakes the relay now: for events written by SQL of the service's own (the forum's `cast_votes`). */
+  committed(): void {
+    this.wake();
+  }
+}
+
+/** Handlers of a consumer, one per event type it consumes; the handled types are its subjects. */
+export type EventHandlers = {
+  [T in EventType]?: (message: EventMessage<T>, event: BusEvent, meta: { deliveryCount: number }) => Promise<void>;
+};
+
+/** A durable consumer of typed events (ConsumerSpec without raw subjects and handler). */
+export interface TypedConsumerSpec {
+  /** Durable consumer name, unique per consuming service and purpose, e.g. `identity-sagacity`. */
+  durable: string;
+  handlers: EventHandlers;
+  /** As ConsumerSpec.maxDeliver (docs/adr/0100). */
+  maxDeliver?: number;
+}
+
+/**
+ * Starts a durable consumer on `bus` for exactly the event types `spec.handlers` names: it
+ * subscribes to their subjects, decodes each payload with the catalogue's message type and calls
+ * the type's handler. Errors behave as for `EventBus.consume` (a throw means redelivery, docs/adr/0100).
+ */
+export function consumeEvents(bus: EventBus, spec: TypedConsumerSpec): Promise<Subscription> {
+  const byType = new Map<string, EventType>();
+  for (const type of Object.keys(spec.handlers) as EventType[]) byType.set(subjectOf(bus, type), type);
+  return bus.consume({
+    durable: spec.durable,
+    subjects: [...byType.keys()],
+    ...(spec.maxDeliver === undefined ? {} : { maxDeliver: spec.maxDeliver }),
+    handler: async (event, meta) => {
+      const type = byType.get(event.subject);
+      if (!type) throw new Error(`consumer ${spec.durable} got ${event.subject}, which it does not consume`);
+      const handler = spec.handlers[type] as (
+        m: unknown,
+        e: BusEvent,
+        meta: { deliveryCount: number },
+      ) => Promise<void>;
+      await handler(EVENT_TYPES[type].decode(event.payload), event, meta);
+    },
+  });
+}
+
+/** The catalogue type of a full subject on `bus`, or undefined for a subject outside it. */
+export function eventTypeOf(bus: Pick<EventBus, "prefix">, subject: string): EventType | undefined {
+  const rel = subject.startsWith(`${bus.prefix}.`) ? subject.slice(bus.prefix.length + 1) : undefined;
+  return rel !== undefined && rel in EVENT_TYPES ? (rel as EventType) : undefined;
+}
