@@ -178,7 +178,7 @@ function invariants(ms: Manifest[]): string[] {
       const defined = new Set<string>();
       for (const e of c.env ?? []) {
         for (const ref of String(e.value ?? "").matchAll(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g)) {
-          if (!defined.has(ref[1])) p(w, `env ${e.name} refers to $(${ref[1]}) before it is defined`);
+          if (!defined.has(ref[1] ?? "")) p(w, `env ${e.name} refers to $(${ref[1]}) before it is defined`);
         }
         defined.add(e.name);
       }
@@ -236,7 +236,7 @@ function invariants(ms: Manifest[]): string[] {
       for (const e of c.env ?? []) {
         if (!e.name.endsWith("_GRPC_ADDR")) continue;
         const [host, port] = String(e.value).split(":");
-        const svc = services.get(host);
+        const svc = services.get(host ?? "");
         if (!svc || !svc.spec.ports.some((pt: any) => String(pt.port) === port))
           p(w, `${e.name}=${e.value} is not a rendered Service port`);
       }
@@ -383,7 +383,7 @@ function unknownFields(m: Manifest): string[] {
   const check = (obj: any, kind: keyof typeof KNOWN, where: string) => {
     if (!obj || typeof obj !== "object") return;
     for (const k of Object.keys(obj))
-      if (!KNOWN[kind].includes(k)) out.push(`${m.kind}/${m.metadata?.name}: unknown field ${where}.${k}`);
+      if (!(KNOWN[kind] ?? []).includes(k)) out.push(`${m.kind}/${m.metadata?.name}: unknown field ${where}.${k}`);
   };
   check(m, "top", "");
   check(m.metadata, "metadata", "metadata");

@@ -127,14 +127,19 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       // status, which the forum learns from the council's events (review, then adopted): compare
       // once both transports read the settled status (condition wait, generous ceiling).
       await eventually(
-        () => same((c) => c.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId })),
+        async () =>
+          void (await same((c) => c.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId }))),
         30_000,
         100,
       );
     }
     const pages = [
-      await same((c) => c.forum.listPosts({ kind: "all", sort: "hot", limit: 25, cursor: "", authorId: "" })),
-      await same((c) => c.forum.listPosts({ kind: "arch", sort: "new", limit: 1, cursor: "", authorId: "" })),
+      await same((c) =>
+        c.forum.listPosts({ kind: "all", sort: "hot", limit: 25, cursor: "", authorId: "", fullBodies: false }),
+      ),
+      await same((c) =>
+        c.forum.listPosts({ kind: "arch", sort: "new", limit: 1, cursor: "", authorId: "", fullBodies: false }),
+      ),
     ];
     expect(pages.map((p) => ("ok" in p ? p.ok.items.length : -1))).toEqual([2, 1]);
     await same((c) => c.identity.countSeats("councillor"));
@@ -150,7 +155,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       error: { code: "not_found" },
     });
     const invalid = await same((c) =>
-      c.forum.listPosts({ kind: "all", sort: "hot", limit: 0, cursor: "", authorId: "" }),
+      c.forum.listPosts({ kind: "all", sort: "hot", limit: 0, cursor: "", authorId: "", fullBodies: false }),
     );
     expect(invalid).toMatchObject({ error: { code: "invalid_request", message: expect.stringContaining("limit") } });
     expect(await same((c) => c.knowledge.search({ q: "x", tags: ["not a tag!"], limit: 5 }))).toMatchObject({

@@ -111,7 +111,7 @@ export async function startEngineProxy(upstream: string): Promise<EngineProxy> {
       const r = await fetch(upstream + req.url, {
         method: req.method,
         headers: { "content-type": req.headers["content-type"] ?? "text/plain" },
-        body: req.method === "GET" ? undefined : body,
+        body: req.method === "GET" ? undefined : body.toString("utf8"),
       });
       res
         .writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" })

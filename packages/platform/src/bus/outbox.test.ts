@@ -95,6 +95,9 @@ class PipelineBus implements EventBus {
   async consume(): Promise<Subscription> {
     throw new Error("not used");
   }
+  async subscribe(): Promise<Subscription> {
+    throw new Error("not used");
+  }
   async close(): Promise<void> {}
 }
 

@@ -111,14 +111,17 @@ describe("ReadCache", () => {
     h.cache.invalidatePost("p_1");
     const bodies = Object.fromEntries(
       await Promise.all(
-        ["/posts", "/posts/p_1", "/posts/p_2"].map(async (p) => [p, (await (await fetch(h.url + p)).json()).v]),
+        ["/posts", "/posts/p_1", "/posts/p_2"].map(async (p) => [
+          p,
+          ((await (await fetch(h.url + p)).json()) as { v: number }).v,
+        ]),
       ),
     );
     expect(bodies).toEqual({ "/posts": 1, "/posts/p_1": 1, "/posts/p_2": 0 });
     expect(Object.fromEntries(h.produced)).toEqual({ "/posts": 2, "/posts/p_1": 2, "/posts/p_2": 1 });
     h.version.n++;
     h.cache.invalidateAll();
-    expect((await (await fetch(`${h.url}/posts/p_2`)).json()).v).toBe(2);
+    expect(((await (await fetch(`${h.url}/posts/p_2`)).json()) as { v: number }).v).toBe(2);
   });
 
   it("invalidateSearch drops search results only; a post invalidation drops them too", async () => {
@@ -126,7 +129,7 @@ describe("ReadCache", () => {
     for (const p of ["/posts", "/search", "/posts/p_1"]) await fetch(h.url + p);
     h.version.n++;
     h.cache.invalidateSearch();
-    const v = async (p: string) => (await (await fetch(h.url + p)).json()).v;
+    const v = async (p: string) => ((await (await fetch(h.url + p)).json()) as { v: number }).v;
     expect({ list: await v("/posts"), search: await v("/search"), post: await v("/posts/p_1") }).toEqual({
       list: 0,
       search: 1,
@@ -154,12 +157,12 @@ describe("ReadCache", () => {
     h.version.n++;
     // a request after the write does not wait for the old production
     const after = await fetch(`${h.url}/posts`);
-    expect((await after.json()).v).toBe(1);
+    expect(((await after.json()) as { v: number }).v).toBe(1);
     open();
     const old = await waiting;
-    expect(await Promise.all(old.map(async (r) => (await r.json()).v))).toEqual([0, 0, 0]);
+    expect(await Promise.all(old.map(async (r) => ((await r.json()) as { v: number }).v))).toEqual([0, 0, 0]);
     // what is cached now is the post-write body
-    expect((await (await fetch(`${h.url}/posts`)).json()).v).toBe(1);
+    expect(((await (await fetch(`${h.url}/posts`)).json()) as { v: number }).v).toBe(1);
     expect(h.produced.get("/posts")).toBe(2);
   });
 
