@@ -61,8 +61,10 @@ function withLock(fn) {
       if (err.code !== "EEXIST") throw err;
       try {
         if (Date.now() - statSync(lock).mtimeMs > 15 * 60_000) rmSync(lock, { recursive: true, force: true });
-      } catch {}
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`);
+      } catch {
+        // another process removed or replaced the stale lock first
+      }
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`, { cause: err });
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
     }
   }

@@ -102,7 +102,7 @@ const join = (label: string, body: unknown): Case => ({
   send: (c) => c.req("POST", "/join", { body }),
 });
 const list = (query: string | ((c: Ctx) => string), label?: string): Case => ({
-  label: `GET /posts?${label ?? query}`,
+  label: `GET /posts?${label ?? (typeof query === "string" ? query : "(computed)")}`,
   code: "invalid_request",
   send: (c) => c.req("GET", `/posts?${typeof query === "string" ? query : query(c)}`),
 });
@@ -534,7 +534,7 @@ async function chunked(c: Ctx, path: string, text: string): Promise<HttpResult> 
     body: stream,
     duplex: "half",
   };
-  const res = await fetch(c.baseUrl + path, init as RequestInit);
+  const res = await fetch(c.baseUrl + path, init);
   const t = await res.text();
   return {
     status: res.status,

@@ -40,8 +40,10 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
     const originals = created.filter((r) => r.headers.get("idempotent-replayed") === null);
     expect(originals).toHaveLength(1);
     for (const r of created)
-      if (r !== originals[0])
-        (expect(r.headers.get("idempotent-replayed")).toBe("true"), expect(r.body).toEqual(originals[0]!.body));
+      if (r !== originals[0]) {
+        expect(r.headers.get("idempotent-replayed")).toBe("true");
+        expect(r.body).toEqual(originals[0]!.body);
+      }
     for (const r of busy) expect(r.body.code).toBe("idempotency_in_progress");
     console.log(
       `Idempotency-Key × 50 concurrent (${mode}): 1 original, ${created.length - 1} replays, ${busy.length} × 409 in progress`,

@@ -72,7 +72,7 @@ describe.each(modes)("metrics (%s)", (mode) => {
     expect(
       (await req("POST", `/posts/${post.body.id}/vote`, { key: voter.body.apiKey, body: { vote: 1 } })).status,
     ).toBeLessThan(300);
-    let text = "";
+    let text: string;
     const until = Date.now() + 15_000;
     do {
       text = await scrape();

@@ -190,7 +190,7 @@ function plan(peps: Pep[]): PlannedPep[] {
       }
       // After the close: one voter flips (if it had voted) and a latecomer sides with the outcome.
       const flipper = n % VOTERS;
-      if (effective[flipper]) p.lateVotes.push({ voter: flipper, vote: -effective[flipper]! as Vote });
+      if (effective[flipper]) p.lateVotes.push({ voter: flipper, vote: -effective[flipper] as Vote });
       if (n % 3 === 0) p.lateVotes.push({ voter: "late", vote: outcome === "adopted" ? 1 : -1 });
     } else if (reviewDrafts.includes(n)) {
       p.nominator = n % 5;

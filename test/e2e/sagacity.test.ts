@@ -390,7 +390,7 @@ async function totalsOf(req: Req, agents: Agent[]): Promise<Record<string, numbe
 async function ledgerOf(req: Req, a: Agent): Promise<{ total: number; rows: string[]; sum: number }> {
   const rows: string[] = [];
   let sum = 0;
-  let total = NaN;
+  let total: number;
   let cursor: string | null = null;
   do {
     const q: string = `/me/sagacity?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
@@ -570,7 +570,7 @@ async function replayThreeWays(
 
   expect(await forgetProcessed(db)).toBe(closed.length);
   const [s3, s4] = await Promise.all([republish(js, msgs, "replay3a"), republish(js, msgs, "replay3b")]);
-  await consumerCaughtUp(jsm, stream, Math.max(...s3!, ...s4!));
+  await consumerCaughtUp(jsm, stream, Math.max(...s3, ...s4));
   expect(await countProcessed(db)).toBe(closed.length);
   expect(await snapshot(db)).toEqual(before);
   expect(await deadLettered(jsm, stream, prefix)).toBe(0);

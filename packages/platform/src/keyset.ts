@@ -17,8 +17,8 @@ export function encodeTupleCursor(parts: string[]): string {
 export function PG_TIMESTAMPTZ_TEXT(x: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?([+-]\d{2})(?::(\d{2}))?$/.exec(x);
   if (!m) return false;
-  const [, y, mo, d, h, mi, se] = m.map(Number) as number[];
-  const date = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, se!));
+  const [, y, mo, d, h, mi, se] = m.map(Number);
+  const date = new Date(Date.UTC(y!, mo! - 1, d, h, mi, se));
   return (
     date.getUTCFullYear() === y &&
     date.getUTCMonth() === mo! - 1 &&

@@ -100,9 +100,7 @@ new Gauge({
   registers: [metricsRegistry],
   async collect() {
     this.reset();
-    const all = await Promise.all(
-      [...deadLetterSources].map((s) => s.deadLetterCounts().catch(() => ({}) as Record<string, number>)),
-    );
+    const all = await Promise.all([...deadLetterSources].map((s) => s.deadLetterCounts().catch(() => ({}))));
     for (const byDurable of all) for (const [durable, n] of Object.entries(byDurable)) this.set({ durable }, n);
   },
 });
@@ -227,7 +225,7 @@ new Gauge({
   registers: [metricsRegistry],
   async collect() {
     this.reset();
-    const all = await Promise.all([...lagSources].map((s) => s.pending().catch(() => ({}) as Record<string, number>)));
+    const all = await Promise.all([...lagSources].map((s) => s.pending().catch(() => ({}))));
     for (const byDurable of all) for (const [durable, n] of Object.entries(byDurable)) this.set({ durable }, n);
   },
 });

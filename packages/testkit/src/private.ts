@@ -94,7 +94,7 @@ export async function startPrivateNats(): Promise<PrivateServer> {
     try {
       await waitReachable(probe);
     } catch (err) {
-      throw new Error(`${String(err)}\n${output}`);
+      throw new Error(`${String(err)}\n${output}`, { cause: err });
     }
   };
   const stop = async (kill = false) => {

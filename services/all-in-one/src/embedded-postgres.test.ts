@@ -124,7 +124,7 @@ describe("embedded PostgreSQL", () => {
     });
     const url = await new Promise<string>((resolve, reject) => {
       let out = "";
-      child.stdout!.on("data", (d: Buffer) => {
+      child.stdout.on("data", (d: Buffer) => {
         out += d.toString();
         const m = /URL (\S+)/.exec(out);
         if (m) resolve(m[1]!);

@@ -133,6 +133,7 @@ async function startClaimed(
       rmSync(clusterDir, { recursive: true, force: true });
       throw new Error(
         `embedded PostgreSQL: initdb failed: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`,
+        { cause: err },
       );
     } finally {
       rmSync(pwfile, { force: true });

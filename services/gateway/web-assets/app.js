@@ -43,10 +43,10 @@
       cache: "no-store",
     }).then(function (res) {
       return res.text().then(function (text) {
-        var data = null;
+        var data;
         try {
           data = text ? JSON.parse(text) : null;
-        } catch (e) {
+        } catch {
           data = null;
         }
         if (!res.ok) {

@@ -78,7 +78,7 @@ export class EmbeddedEngine implements SearchEngine {
       const all = new Set([...title.keys(), ...body.keys()]);
       for (const t of all) {
         let p = this.index.get(t);
-        if (!p) this.index.set(t, (p = new Map()));
+        if (!p) this.index.set(t, (p = new Map<string, Posting>()));
         p.set(d.id, { title: title.get(t) ?? 0, body: body.get(t) ?? 0 });
       }
       this.terms.set(d.id, [...all]);

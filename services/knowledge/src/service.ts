@@ -123,7 +123,6 @@ export async function startKnowledge(
       .catch((err: unknown) => log.warn({ err: String(err), postId }, "could not announce an indexed post"));
   };
 
-  const p = bus.prefix;
   const sub: Subscription = await consumeEvents(bus, {
     durable: "knowledge-index",
     maxDeliver: 10,

@@ -138,7 +138,7 @@ export async function startSystem(o) {
     };
   } catch (err) {
     await stop();
-    throw new Error(`${o.mode} system: ${err.message}\n--- last output ---\n${tail.join("\n")}`);
+    throw new Error(`${o.mode} system: ${err.message}\n--- last output ---\n${tail.join("\n")}`, { cause: err });
   }
 }
 

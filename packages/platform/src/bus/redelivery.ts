@@ -69,7 +69,7 @@ export function classifyFailure(err: unknown, depth = 0): FailureKind {
   }
   if (typeof e.code === "number" && "details" in e) {
     if (TRANSIENT_GRPC.has(e.code)) return "transient";
-    if (e.code === GrpcStatus.INVALID_ARGUMENT) return "poison";
+    if (e.code === (GrpcStatus.INVALID_ARGUMENT as number)) return "poison";
   }
   if (typeof e.code === "string") {
     if (TRANSIENT_ERRNO.has(e.code)) return "transient";

@@ -1,4 +1,4 @@
-import { callRead, callUnary } from "../grpc/client.js";
+import { callRead } from "../grpc/client.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 import { knowledge } from "@aps/proto";

@@ -27,6 +27,7 @@ export interface ServiceDefinitionLike {
   /** e.g. `aps.forum.v1.ForumService` */
   readonly fullName: string;
   // `any`: each method has its own message types (RequestOf/ResponseOf recover them).
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
   readonly methods: { readonly [method: string]: MethodDefinition<any, any> };
 }
 

@@ -1,4 +1,4 @@
-import { makeGenericClientConstructor, Metadata, type Client, type ServiceDefinition } from "@grpc/grpc-js";
+import { makeGenericClientConstructor, Metadata, type Client } from "@grpc/grpc-js";
 import { service as healthService, type HealthImplementation } from "grpc-health-check";
 import { CHANNEL_OPTIONS, insecure } from "./client.js";
 import type { Logger } from "../log.js";
@@ -84,7 +84,7 @@ type CheckMethod = (
   opts: { deadline: number },
   cb: (err: Error | null, res?: { status?: string }) => void,
 ) => void;
-const HealthClientCtor = makeGenericClientConstructor(healthService as unknown as ServiceDefinition, "Health");
+const HealthClientCtor = makeGenericClientConstructor(healthService, "Health");
 
 /**
  * Client of the standard gRPC health-checking protocol of one service address (`host:port`).

@@ -141,8 +141,9 @@ function localMethod(
       process.nextTick(() => answer(cb, caller, clientSpan, traced, refused, undefined));
       return;
     }
+    const noRequestYet: unknown = undefined; // set by run() below
     const call = Object.assign(new EventEmitter(), {
-      request: undefined as unknown,
+      request: noRequestYet,
       metadata,
       cancelled: false,
       getPath: () => path,

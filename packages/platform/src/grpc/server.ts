@@ -154,7 +154,7 @@ export function unary<Req, Res>(
           );
         const se = toServiceError(err);
         observe(Number((se as { code?: number }).code ?? 2));
-        callback(se as never);
+        callback(se);
       },
     );
   };

@@ -92,9 +92,8 @@ export class CouncilRepository {
    */
   async openFromAgenda(eventId: string, postId: string, authorId: string, seats: number): Promise<void> {
     const now = this.clock.now();
-    let opened = false;
     await processOnce(this.pool, "council-agenda", eventId, async (tx) => {
-      opened = await this.openCase(tx, postId, authorId, "agenda", "system", seats, now);
+      await this.openCase(tx, postId, authorId, "agenda", "system", seats, now);
     });
   }
 
@@ -104,9 +103,7 @@ export class CouncilRepository {
    */
   async ensureAgendaCase(postId: string, authorId: string, seats: number): Promise<void> {
     const now = this.clock.now();
-    const opened = await withTransaction(this.pool, (tx) =>
-      this.openCase(tx, postId, authorId, "agenda", "system", seats, now),
-    );
+    await withTransaction(this.pool, (tx) => this.openCase(tx, postId, authorId, "agenda", "system", seats, now));
   }
 
   /**

@@ -383,7 +383,7 @@ export class ForumRepository {
         col("agendaHeaders"),
       ],
     });
-    const out: VoteOutcome[] = new Array(batch.length);
+    const out = new Array<VoteOutcome>(batch.length);
     for (const row of r.rows) out[row.idx - 1] = row;
     if (r.rows.some((row) => row.changed)) this.outbox.committed();
     return out;

@@ -123,7 +123,7 @@ if (setups.length === 0) console.warn("!! votes-relay.test.ts: NO POSTGRESQL rea
           const plans = Array.from({ length: 40 }, () =>
             Array.from({ length: 8 }, () => ({
               post: posts[Math.floor(random() * posts.length)]!,
-              vote: (random() < 0.5 ? 1 : -1) as 1 | -1,
+              vote: random() < 0.5 ? (1 as const) : (-1 as const),
             })),
           );
           await Promise.all(

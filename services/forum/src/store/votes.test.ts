@@ -264,7 +264,7 @@ const DAY_MS = 86_400_000;
       const random = seededRandom(seed);
       const AGENTS = 60;
       const plans = Array.from({ length: AGENTS }, () =>
-        Array.from({ length: 1 + Math.floor(random() * 6) }, () => (random() < 0.55 ? 1 : -1) as 1 | -1),
+        Array.from({ length: 1 + Math.floor(random() * 6) }, () => (random() < 0.55 ? 1 : -1)),
       );
       const last = new Map<string, 1 | -1>();
       await Promise.all(
@@ -329,7 +329,7 @@ const DAY_MS = 86_400_000;
                 Array.isArray(named.values?.[0]) ? named.values[0].length : 1,
               ]);
             return target.query(q as string, values).catch((err: { code?: string }) => {
-              failures.push(err.code ?? String(err));
+              failures.push(err.code ?? "no code");
               throw err;
             });
           };
@@ -338,7 +338,7 @@ const DAY_MS = 86_400_000;
       const replicas = Array.from(
         { length: 4 },
         () =>
-          new ForumRepository(counting as typeof db.pool, clock, {
+          new ForumRepository(counting, clock, {
             postsPerDay: 1e6,
             commentsPerDay: 1e6,
             agendaMinScore: 1e6,
@@ -360,7 +360,7 @@ const DAY_MS = 86_400_000;
           const n = 1 + Math.floor(random() * 8);
           for (let k = 0; k < n; k++) {
             const post = posts[Math.floor(random() * posts.length)]!;
-            const v = (random() < 0.5 ? 1 : -1) as 1 | -1;
+            const v = random() < 0.5 ? 1 : -1;
             const at = Math.floor(random() * replicas.length);
             if (i % 2 === 0) {
               // two tabs racing: the same identity, the same post, opposite votes, two replicas at
@@ -378,7 +378,11 @@ const DAY_MS = 86_400_000;
       for (const post of posts) {
         const row = await postRow(post.id);
         const expected = { for: 0, against: 0 };
-        for (const [key, v] of last) if (key.startsWith(`${post.id}:`)) v === 1 ? expected.for++ : expected.against++;
+        for (const [key, v] of last) {
+          if (!key.startsWith(`${post.id}:`)) continue;
+          if (v === 1) expected.for++;
+          else expected.against++;
+        }
         expect({ seed, post: post.id, tallies: { for: row.votes_for, against: row.votes_against } }).toEqual({
           seed,
           post: post.id,

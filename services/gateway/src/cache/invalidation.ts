@@ -40,7 +40,7 @@ export function applyEvent(
     return "search";
   }
   if (type === "identity.key_rotated") {
-    let agentId = "";
+    let agentId: string;
     try {
       agentId = events.KeyRotated.decode(e.payload).agentId;
     } catch {

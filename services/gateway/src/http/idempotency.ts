@@ -66,7 +66,7 @@ export function idempotency(identity: IdentityClient, log: Logger): RequestHandl
               : Buffer.isBuffer(chunk)
                 ? chunk.toString("utf8")
                 : JSON.stringify(chunk ?? null);
-          return send(chunk as never);
+          return send(chunk);
         };
         res.on("finish", () => {
           const status = res.statusCode;

@@ -8,7 +8,8 @@ import { httpDuration, httpRequests, metricsText } from "@aps/platform";
 export const httpMetrics: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
   const started = process.hrtime.bigint();
   res.once("finish", () => {
-    const route = req.route?.path !== undefined ? `${req.baseUrl}${String(req.route.path)}` : "unmatched";
+    const path = (req.route as { path?: string | RegExp } | undefined)?.path;
+    const route = path !== undefined ? `${req.baseUrl}${String(path)}` : "unmatched";
     const labels = { method: req.method, route, status: String(res.statusCode) };
     httpRequests.inc(labels);
     httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);

@@ -8,7 +8,7 @@ import { ApsError } from "@aps/platform";
  */
 export const standardHeaders: RequestHandler = (req, res, next) => {
   const given = req.header("x-request-id");
-  res.setHeader("X-Request-Id", given && /^[\w.:\-]{1,128}$/.test(given) ? given : randomUUID());
+  res.setHeader("X-Request-Id", given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID());
   res.setHeader("Cache-Control", "no-store");
   next();
 };

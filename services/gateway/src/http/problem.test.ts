@@ -43,7 +43,10 @@ describe("problemHandler logs 5xx answers with their cause", () => {
     } finally {
       server.close();
     }
-    expect(lines.map((l) => `${l.level} ${l.obj.status} ${l.obj.path}`)).toEqual(["error 500 /500", "warn 503 /503"]);
+    expect(lines.map((l) => `${l.level} ${String(l.obj.status)} ${String(l.obj.path)}`)).toEqual([
+      "error 500 /500",
+      "warn 503 /503",
+    ]);
     expect(lines[0]!.obj.cause).toMatchObject({
       grpcCode: status.RESOURCE_EXHAUSTED,
       details: expect.stringContaining("larger than max"),

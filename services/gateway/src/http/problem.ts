@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import type { ErrorRequestHandler, Response } from "express";
 import { ApsError, HTTP_STATUS, type ErrorCode, type Logger } from "@aps/platform";
 
@@ -63,7 +64,11 @@ function logServerError(log: Logger, e: ApsError, path: string, requestId: unkno
     cause:
       cause === undefined
         ? undefined
-        : { message: String(cause.message ?? cause), grpcCode: cause.code, details: cause.details },
+        : {
+            message: typeof cause.message === "string" ? cause.message : inspect(cause, { depth: 2 }),
+            grpcCode: cause.code,
+            details: cause.details,
+          },
   };
   if (status === 503) log.warn(line, "answered 503");
   else log.error(line, "answered 500");

@@ -44,7 +44,7 @@ function part(v: Interpolation): string {
 /** Tagged template: literal parts are trusted markup, interpolations are escaped (see `Interpolation`). */
 export function html(strings: TemplateStringsArray, ...values: Interpolation[]): SafeHtml {
   let out = strings[0]!;
-  for (let i = 0; i < values.length; i++) out += part(values[i]!) + strings[i + 1]!;
+  for (let i = 0; i < values.length; i++) out += part(values[i]) + strings[i + 1]!;
   return new SafeHtml(out);
 }
 
@@ -59,7 +59,6 @@ export function raw(trusted: string): SafeHtml {
  * `#`. Control characters and whitespace are stripped first, as browsers do when parsing schemes.
  */
 export function safeHref(url: string): string {
-  // eslint-disable-next-line no-control-regex
   const u = url.replace(/[\u0000-\u0020\u007f-\u009f]/g, "");
   if (/^\/(?!\/)/.test(u)) return url;
   if (/^(https?|mailto):/i.test(u)) return url;

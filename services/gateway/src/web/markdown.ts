@@ -17,7 +17,6 @@ import { SafeHtml } from "./html.js";
 const SAFE_SCHEMES = ["http", "https", "mailto"];
 
 function allowedUrl(url: string): boolean {
-  // eslint-disable-next-line no-control-regex
   const u = url
     .trim()
     .replace(/[\u0000-\u0020\u007f-\u009f]/g, "")

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { identity } from "@aps/proto";
-import type { IdentityRepository, Seat } from "../store/repository.js";
+import type { IdentityRepository } from "../store/repository.js";
 import type { IdempotencyStore } from "../store/idempotency.js";
 
 /** Validation of join input (docs/architecture.md §4: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
@@ -28,11 +28,11 @@ export function identityHandlers(
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
     grantSeat: unary(log, async (req: identity.SeatRequest) => {
       const { agentId, seat } = parseRequest(seatInput, req);
-      return repo.grantSeat(agentId, seat as Seat);
+      return repo.grantSeat(agentId, seat);
     }),
     revokeSeat: unary(log, async (req: identity.SeatRequest) => {
       const { agentId, seat } = parseRequest(seatInput, req);
-      return repo.revokeSeat(agentId, seat as Seat);
+      return repo.revokeSeat(agentId, seat);
     }),
     countSeats: unary(log, async (req: identity.CountSeatsRequest) => ({
       count: await repo.countSeats(parseRequest(z.enum(["councillor", "chief"]), req.seat)),

@@ -36,13 +36,13 @@ export class LibreTranslateEngine implements TranslationEngine {
     if (status === 400)
       throw new EngineError(
         "unsupported_pair",
-        `LibreTranslate refused ${from} → ${to}: ${String(r.error ?? "bad request")}`,
+        `LibreTranslate refused ${from} → ${to}: ${typeof r.error === "string" ? r.error : "bad request"}`,
       );
     if (status !== 200) throw new EngineError("unavailable", `LibreTranslate answered ${status}`);
     const out = r.translatedText;
     if (!Array.isArray(out) || out.length !== texts.length || !out.every((t) => typeof t === "string")) {
       throw new EngineError("unavailable", "LibreTranslate answered an unexpected shape");
     }
-    return out as string[];
+    return out;
   }
 }

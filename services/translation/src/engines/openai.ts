@@ -79,6 +79,6 @@ export class OpenAiEngine implements TranslationEngine {
     if (!Array.isArray(out) || out.length !== texts.length || !out.every((t) => typeof t === "string")) {
       throw new EngineError("unavailable", "the model answered a different number of segments");
     }
-    return out as string[];
+    return out;
   }
 }

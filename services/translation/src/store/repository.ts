@@ -35,7 +35,7 @@ export class TranslationRepository {
   /** The cached translation of `k`, if any. With part "title", a cached "full" row serves too. */
   async find(k: TranslationKey): Promise<CachedTranslation | undefined> {
     const parts = k.part === "title" ? ["full", "title"] : ["full"];
-    const r = await this.pool.query(
+    const r = await this.pool.query<Record<string, unknown>>(
       `SELECT subject, version, lang, part, source_lang, title, body, engine, translated_at FROM translations
         WHERE subject = $1 AND version = $2 AND lang = $3 AND part = ANY($4::text[]) ORDER BY part LIMIT 1`,
       [k.subject, k.version, k.lang, parts],
@@ -47,7 +47,7 @@ export class TranslationRepository {
   async findTitles(versions: Map<string, string>, lang: string): Promise<Map<string, CachedTranslation>> {
     if (versions.size === 0) return new Map();
     const ids = [...versions.keys()];
-    const r = await this.pool.query(
+    const r = await this.pool.query<Record<string, unknown>>(
       `SELECT subject, version, lang, part, source_lang, title, body, engine, translated_at FROM translations
         WHERE subject = ANY($1::text[]) AND lang = $2 ORDER BY part`,
       [ids, lang],
@@ -118,10 +118,10 @@ export class TranslationRepository {
 
   /** New translations `agentId` generated on the UTC day of `now`. */
   async quotaUsed(agentId: string, now: Date): Promise<number> {
-    const r = await this.pool.query(`SELECT used FROM quota_usage WHERE agent_id = $1 AND day = $2`, [
-      agentId,
-      utcDay(now),
-    ]);
+    const r = await this.pool.query<{ used: string | number }>(
+      `SELECT used FROM quota_usage WHERE agent_id = $1 AND day = $2`,
+      [agentId, utcDay(now)],
+    );
     return r.rows[0] ? Number(r.rows[0].used) : 0;
   }
 }
