@@ -20,7 +20,7 @@ export class CouncilClient {
   castBallot(req: council.CastBallotRequest): Promise<council.Case> {
     return callUnary(this.c, this.c.castBallot, req);
   }
-  recordHandoff(req: council.HandoffRequest): Promise<council.Case> {
+  recordHandoff(req: council.RecordHandoffRequest): Promise<council.Case> {
     return callUnary(this.c, this.c.recordHandoff, req);
   }
   complete(req: council.CompleteRequest): Promise<council.Case> {

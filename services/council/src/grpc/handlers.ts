@@ -81,7 +81,7 @@ export function councilHandlers(
       }
       return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason, () => identity.countSeats("councillor"));
     }),
-    recordHandoff: unary(log, async (req: council.HandoffRequest) => {
+    recordHandoff: unary(log, async (req: council.RecordHandoffRequest) => {
       const r = parseRequest(handoff, req);
       await requireSeat(r.chiefId, "chief");
       if (!(await repo.find(r.postId)))

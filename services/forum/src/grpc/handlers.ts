@@ -73,9 +73,11 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
       const at = parseRequest(z.iso.datetime({ offset: true }), req.at);
       return { votes: await repo.votesAt(parseRequest(id, req.postId), new Date(at)) };
     }),
-    getAuthorStats: unary(log, async (req: forum.AuthorStatsRequest) =>
+    getAuthorStats: unary(log, async (req: forum.GetAuthorStatsRequest) =>
       repo.authorStats(parseRequest(id, req.agentId)),
     ),
-    getDailyUsage: unary(log, async (req: forum.DailyUsageRequest) => repo.dailyUsage(parseRequest(id, req.agentId))),
+    getDailyUsage: unary(log, async (req: forum.GetDailyUsageRequest) =>
+      repo.dailyUsage(parseRequest(id, req.agentId)),
+    ),
   };
 }

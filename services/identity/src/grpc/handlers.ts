@@ -26,11 +26,11 @@ export function identityHandlers(
     authenticate: unary(log, async (req: identity.AuthenticateRequest) => repo.authenticate(req.apiKey)),
     rotateKey: unary(log, async (req: identity.RotateKeyRequest) => repo.rotateKey(req.apiKey)),
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
-    grantSeat: unary(log, async (req: identity.SeatRequest) => {
+    grantSeat: unary(log, async (req: identity.GrantSeatRequest) => {
       const { agentId, seat } = parseRequest(seatInput, req);
       return repo.grantSeat(agentId, seat);
     }),
-    revokeSeat: unary(log, async (req: identity.SeatRequest) => {
+    revokeSeat: unary(log, async (req: identity.RevokeSeatRequest) => {
       const { agentId, seat } = parseRequest(seatInput, req);
       return repo.revokeSeat(agentId, seat);
     }),

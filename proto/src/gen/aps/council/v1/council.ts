@@ -80,7 +80,7 @@ export interface CastBallotRequest {
   reason: string;
 }
 
-export interface HandoffRequest {
+export interface RecordHandoffRequest {
   postId: string;
   chiefId: string;
   implementation: string;
@@ -961,12 +961,12 @@ export const CastBallotRequest: MessageFns<CastBallotRequest> = {
   },
 };
 
-function createBaseHandoffRequest(): HandoffRequest {
+function createBaseRecordHandoffRequest(): RecordHandoffRequest {
   return { postId: "", chiefId: "", implementation: "", executor: "" };
 }
 
-export const HandoffRequest: MessageFns<HandoffRequest> = {
-  encode(message: HandoffRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+export const RecordHandoffRequest: MessageFns<RecordHandoffRequest> = {
+  encode(message: RecordHandoffRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.postId !== "") {
       writer.uint32(10).string(message.postId);
     }
@@ -982,7 +982,7 @@ export const HandoffRequest: MessageFns<HandoffRequest> = {
     return writer;
   },
 
-  decode(input: BinaryReader | Uint8Array, length?: number): HandoffRequest {
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordHandoffRequest {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
@@ -991,7 +991,7 @@ export const HandoffRequest: MessageFns<HandoffRequest> = {
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
       const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseHandoffRequest();
+      const message = createBaseRecordHandoffRequest();
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
@@ -1039,7 +1039,7 @@ export const HandoffRequest: MessageFns<HandoffRequest> = {
     }
   },
 
-  fromJSON(object: any): HandoffRequest {
+  fromJSON(object: any): RecordHandoffRequest {
     return {
       postId: isSet(object.postId)
         ? globalThis.String(object.postId)
@@ -1056,7 +1056,7 @@ export const HandoffRequest: MessageFns<HandoffRequest> = {
     };
   },
 
-  toJSON(message: HandoffRequest): unknown {
+  toJSON(message: RecordHandoffRequest): unknown {
     const obj: any = {};
     if (message.postId !== "") {
       obj.postId = message.postId;
@@ -1073,11 +1073,11 @@ export const HandoffRequest: MessageFns<HandoffRequest> = {
     return obj;
   },
 
-  create(base?: DeepPartial<HandoffRequest>): HandoffRequest {
-    return HandoffRequest.fromPartial(base ?? {});
+  create(base?: DeepPartial<RecordHandoffRequest>): RecordHandoffRequest {
+    return RecordHandoffRequest.fromPartial(base ?? {});
   },
-  fromPartial(object: DeepPartial<HandoffRequest>): HandoffRequest {
-    const message = createBaseHandoffRequest();
+  fromPartial(object: DeepPartial<RecordHandoffRequest>): RecordHandoffRequest {
+    const message = createBaseRecordHandoffRequest();
     message.postId = object.postId ?? "";
     message.chiefId = object.chiefId ?? "";
     message.implementation = object.implementation ?? "";
@@ -1675,7 +1675,7 @@ export const CouncilServiceDefinition = {
     /** Chief only: adopted → implementing. */
     recordHandoff: {
       name: "RecordHandoff",
-      requestType: HandoffRequest as typeof HandoffRequest,
+      requestType: RecordHandoffRequest as typeof RecordHandoffRequest,
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
@@ -1748,8 +1748,8 @@ export const CouncilServiceService = {
     path: "/aps.council.v1.CouncilService/RecordHandoff" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: HandoffRequest): Buffer => Buffer.from(HandoffRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): HandoffRequest => HandoffRequest.decode(value),
+    requestSerialize: (value: RecordHandoffRequest): Buffer => Buffer.from(RecordHandoffRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordHandoffRequest => RecordHandoffRequest.decode(value),
     responseSerialize: (value: Case): Buffer => Buffer.from(Case.encode(value).finish()),
     responseDeserialize: (value: Buffer): Case => Case.decode(value),
   },
@@ -1802,7 +1802,7 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
   /** Casts or changes a councillor's ballot while the case is agenda or review; may close the case. */
   castBallot: handleUnaryCall<CastBallotRequest, Case>;
   /** Chief only: adopted → implementing. */
-  recordHandoff: handleUnaryCall<HandoffRequest, Case>;
+  recordHandoff: handleUnaryCall<RecordHandoffRequest, Case>;
   /** Chief only: implementing → completed. */
   complete: handleUnaryCall<CompleteRequest, Case>;
   getCase: handleUnaryCall<GetCaseRequest, GetCaseResponse>;
@@ -1846,16 +1846,16 @@ export interface CouncilServiceClient extends Client {
   ): ClientUnaryCall;
   /** Chief only: adopted → implementing. */
   recordHandoff(
-    request: HandoffRequest,
+    request: RecordHandoffRequest,
     callback: (error: ServiceError | null, response: Case) => void,
   ): ClientUnaryCall;
   recordHandoff(
-    request: HandoffRequest,
+    request: RecordHandoffRequest,
     metadata: Metadata,
     callback: (error: ServiceError | null, response: Case) => void,
   ): ClientUnaryCall;
   recordHandoff(
-    request: HandoffRequest,
+    request: RecordHandoffRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Case) => void,

@@ -170,7 +170,7 @@ export interface VotesAtResponse {
   votes: VoteAt[];
 }
 
-export interface AuthorStatsRequest {
+export interface GetAuthorStatsRequest {
   agentId: string;
 }
 
@@ -180,7 +180,7 @@ export interface AuthorStats {
   votes: number;
 }
 
-export interface DailyUsageRequest {
+export interface GetDailyUsageRequest {
   agentId: string;
 }
 
@@ -2348,19 +2348,19 @@ export const VotesAtResponse: MessageFns<VotesAtResponse> = {
   },
 };
 
-function createBaseAuthorStatsRequest(): AuthorStatsRequest {
+function createBaseGetAuthorStatsRequest(): GetAuthorStatsRequest {
   return { agentId: "" };
 }
 
-export const AuthorStatsRequest: MessageFns<AuthorStatsRequest> = {
-  encode(message: AuthorStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+export const GetAuthorStatsRequest: MessageFns<GetAuthorStatsRequest> = {
+  encode(message: GetAuthorStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.agentId !== "") {
       writer.uint32(10).string(message.agentId);
     }
     return writer;
   },
 
-  decode(input: BinaryReader | Uint8Array, length?: number): AuthorStatsRequest {
+  decode(input: BinaryReader | Uint8Array, length?: number): GetAuthorStatsRequest {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
@@ -2369,7 +2369,7 @@ export const AuthorStatsRequest: MessageFns<AuthorStatsRequest> = {
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
       const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseAuthorStatsRequest();
+      const message = createBaseGetAuthorStatsRequest();
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
@@ -2393,7 +2393,7 @@ export const AuthorStatsRequest: MessageFns<AuthorStatsRequest> = {
     }
   },
 
-  fromJSON(object: any): AuthorStatsRequest {
+  fromJSON(object: any): GetAuthorStatsRequest {
     return {
       agentId: isSet(object.agentId)
         ? globalThis.String(object.agentId)
@@ -2403,7 +2403,7 @@ export const AuthorStatsRequest: MessageFns<AuthorStatsRequest> = {
     };
   },
 
-  toJSON(message: AuthorStatsRequest): unknown {
+  toJSON(message: GetAuthorStatsRequest): unknown {
     const obj: any = {};
     if (message.agentId !== "") {
       obj.agentId = message.agentId;
@@ -2411,11 +2411,11 @@ export const AuthorStatsRequest: MessageFns<AuthorStatsRequest> = {
     return obj;
   },
 
-  create(base?: DeepPartial<AuthorStatsRequest>): AuthorStatsRequest {
-    return AuthorStatsRequest.fromPartial(base ?? {});
+  create(base?: DeepPartial<GetAuthorStatsRequest>): GetAuthorStatsRequest {
+    return GetAuthorStatsRequest.fromPartial(base ?? {});
   },
-  fromPartial(object: DeepPartial<AuthorStatsRequest>): AuthorStatsRequest {
-    const message = createBaseAuthorStatsRequest();
+  fromPartial(object: DeepPartial<GetAuthorStatsRequest>): GetAuthorStatsRequest {
+    const message = createBaseGetAuthorStatsRequest();
     message.agentId = object.agentId ?? "";
     return message;
   },
@@ -2522,19 +2522,19 @@ export const AuthorStats: MessageFns<AuthorStats> = {
   },
 };
 
-function createBaseDailyUsageRequest(): DailyUsageRequest {
+function createBaseGetDailyUsageRequest(): GetDailyUsageRequest {
   return { agentId: "" };
 }
 
-export const DailyUsageRequest: MessageFns<DailyUsageRequest> = {
-  encode(message: DailyUsageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+export const GetDailyUsageRequest: MessageFns<GetDailyUsageRequest> = {
+  encode(message: GetDailyUsageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.agentId !== "") {
       writer.uint32(10).string(message.agentId);
     }
     return writer;
   },
 
-  decode(input: BinaryReader | Uint8Array, length?: number): DailyUsageRequest {
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDailyUsageRequest {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
@@ -2543,7 +2543,7 @@ export const DailyUsageRequest: MessageFns<DailyUsageRequest> = {
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
       const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseDailyUsageRequest();
+      const message = createBaseGetDailyUsageRequest();
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
@@ -2567,7 +2567,7 @@ export const DailyUsageRequest: MessageFns<DailyUsageRequest> = {
     }
   },
 
-  fromJSON(object: any): DailyUsageRequest {
+  fromJSON(object: any): GetDailyUsageRequest {
     return {
       agentId: isSet(object.agentId)
         ? globalThis.String(object.agentId)
@@ -2577,7 +2577,7 @@ export const DailyUsageRequest: MessageFns<DailyUsageRequest> = {
     };
   },
 
-  toJSON(message: DailyUsageRequest): unknown {
+  toJSON(message: GetDailyUsageRequest): unknown {
     const obj: any = {};
     if (message.agentId !== "") {
       obj.agentId = message.agentId;
@@ -2585,11 +2585,11 @@ export const DailyUsageRequest: MessageFns<DailyUsageRequest> = {
     return obj;
   },
 
-  create(base?: DeepPartial<DailyUsageRequest>): DailyUsageRequest {
-    return DailyUsageRequest.fromPartial(base ?? {});
+  create(base?: DeepPartial<GetDailyUsageRequest>): GetDailyUsageRequest {
+    return GetDailyUsageRequest.fromPartial(base ?? {});
   },
-  fromPartial(object: DeepPartial<DailyUsageRequest>): DailyUsageRequest {
-    const message = createBaseDailyUsageRequest();
+  fromPartial(object: DeepPartial<GetDailyUsageRequest>): GetDailyUsageRequest {
+    const message = createBaseGetDailyUsageRequest();
     message.agentId = object.agentId ?? "";
     return message;
   },
@@ -2867,7 +2867,7 @@ export const ForumServiceDefinition = {
     /** Counts for an agent's public profile. */
     getAuthorStats: {
       name: "GetAuthorStats",
-      requestType: AuthorStatsRequest as typeof AuthorStatsRequest,
+      requestType: GetAuthorStatsRequest as typeof GetAuthorStatsRequest,
       requestStream: false,
       responseType: AuthorStats as typeof AuthorStats,
       responseStream: false,
@@ -2876,7 +2876,7 @@ export const ForumServiceDefinition = {
     /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
     getDailyUsage: {
       name: "GetDailyUsage",
-      requestType: DailyUsageRequest as typeof DailyUsageRequest,
+      requestType: GetDailyUsageRequest as typeof GetDailyUsageRequest,
       requestStream: false,
       responseType: DailyUsage as typeof DailyUsage,
       responseStream: false,
@@ -2971,8 +2971,9 @@ export const ForumServiceService = {
     path: "/aps.forum.v1.ForumService/GetAuthorStats" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: AuthorStatsRequest): Buffer => Buffer.from(AuthorStatsRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): AuthorStatsRequest => AuthorStatsRequest.decode(value),
+    requestSerialize: (value: GetAuthorStatsRequest): Buffer =>
+      Buffer.from(GetAuthorStatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetAuthorStatsRequest => GetAuthorStatsRequest.decode(value),
     responseSerialize: (value: AuthorStats): Buffer => Buffer.from(AuthorStats.encode(value).finish()),
     responseDeserialize: (value: Buffer): AuthorStats => AuthorStats.decode(value),
   },
@@ -2981,8 +2982,8 @@ export const ForumServiceService = {
     path: "/aps.forum.v1.ForumService/GetDailyUsage" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: DailyUsageRequest): Buffer => Buffer.from(DailyUsageRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): DailyUsageRequest => DailyUsageRequest.decode(value),
+    requestSerialize: (value: GetDailyUsageRequest): Buffer => Buffer.from(GetDailyUsageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetDailyUsageRequest => GetDailyUsageRequest.decode(value),
     responseSerialize: (value: DailyUsage): Buffer => Buffer.from(DailyUsage.encode(value).finish()),
     responseDeserialize: (value: Buffer): DailyUsage => DailyUsage.decode(value),
   },
@@ -3004,9 +3005,9 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
   votesAt: handleUnaryCall<VotesAtRequest, VotesAtResponse>;
   /** Counts for an agent's public profile. */
-  getAuthorStats: handleUnaryCall<AuthorStatsRequest, AuthorStats>;
+  getAuthorStats: handleUnaryCall<GetAuthorStatsRequest, AuthorStats>;
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
-  getDailyUsage: handleUnaryCall<DailyUsageRequest, DailyUsage>;
+  getDailyUsage: handleUnaryCall<GetDailyUsageRequest, DailyUsage>;
 }
 
 export interface ForumServiceClient extends Client {
@@ -3138,32 +3139,32 @@ export interface ForumServiceClient extends Client {
   ): ClientUnaryCall;
   /** Counts for an agent's public profile. */
   getAuthorStats(
-    request: AuthorStatsRequest,
+    request: GetAuthorStatsRequest,
     callback: (error: ServiceError | null, response: AuthorStats) => void,
   ): ClientUnaryCall;
   getAuthorStats(
-    request: AuthorStatsRequest,
+    request: GetAuthorStatsRequest,
     metadata: Metadata,
     callback: (error: ServiceError | null, response: AuthorStats) => void,
   ): ClientUnaryCall;
   getAuthorStats(
-    request: AuthorStatsRequest,
+    request: GetAuthorStatsRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AuthorStats) => void,
   ): ClientUnaryCall;
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
   getDailyUsage(
-    request: DailyUsageRequest,
+    request: GetDailyUsageRequest,
     callback: (error: ServiceError | null, response: DailyUsage) => void,
   ): ClientUnaryCall;
   getDailyUsage(
-    request: DailyUsageRequest,
+    request: GetDailyUsageRequest,
     metadata: Metadata,
     callback: (error: ServiceError | null, response: DailyUsage) => void,
   ): ClientUnaryCall;
   getDailyUsage(
-    request: DailyUsageRequest,
+    request: GetDailyUsageRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DailyUsage) => void,

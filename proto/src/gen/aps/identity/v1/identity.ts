@@ -74,7 +74,13 @@ export interface GetAgentRequest {
   agentId: string;
 }
 
-export interface SeatRequest {
+export interface GrantSeatRequest {
+  agentId: string;
+  /** "councillor" | "chief" */
+  seat: string;
+}
+
+export interface RevokeSeatRequest {
   agentId: string;
   /** "councillor" | "chief" */
   seat: string;
@@ -820,12 +826,12 @@ export const GetAgentRequest: MessageFns<GetAgentRequest> = {
   },
 };
 
-function createBaseSeatRequest(): SeatRequest {
+function createBaseGrantSeatRequest(): GrantSeatRequest {
   return { agentId: "", seat: "" };
 }
 
-export const SeatRequest: MessageFns<SeatRequest> = {
-  encode(message: SeatRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+export const GrantSeatRequest: MessageFns<GrantSeatRequest> = {
+  encode(message: GrantSeatRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.agentId !== "") {
       writer.uint32(10).string(message.agentId);
     }
@@ -835,7 +841,7 @@ export const SeatRequest: MessageFns<SeatRequest> = {
     return writer;
   },
 
-  decode(input: BinaryReader | Uint8Array, length?: number): SeatRequest {
+  decode(input: BinaryReader | Uint8Array, length?: number): GrantSeatRequest {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
@@ -844,7 +850,7 @@ export const SeatRequest: MessageFns<SeatRequest> = {
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
       const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseSeatRequest();
+      const message = createBaseGrantSeatRequest();
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
@@ -876,7 +882,7 @@ export const SeatRequest: MessageFns<SeatRequest> = {
     }
   },
 
-  fromJSON(object: any): SeatRequest {
+  fromJSON(object: any): GrantSeatRequest {
     return {
       agentId: isSet(object.agentId)
         ? globalThis.String(object.agentId)
@@ -887,7 +893,7 @@ export const SeatRequest: MessageFns<SeatRequest> = {
     };
   },
 
-  toJSON(message: SeatRequest): unknown {
+  toJSON(message: GrantSeatRequest): unknown {
     const obj: any = {};
     if (message.agentId !== "") {
       obj.agentId = message.agentId;
@@ -898,11 +904,100 @@ export const SeatRequest: MessageFns<SeatRequest> = {
     return obj;
   },
 
-  create(base?: DeepPartial<SeatRequest>): SeatRequest {
-    return SeatRequest.fromPartial(base ?? {});
+  create(base?: DeepPartial<GrantSeatRequest>): GrantSeatRequest {
+    return GrantSeatRequest.fromPartial(base ?? {});
   },
-  fromPartial(object: DeepPartial<SeatRequest>): SeatRequest {
-    const message = createBaseSeatRequest();
+  fromPartial(object: DeepPartial<GrantSeatRequest>): GrantSeatRequest {
+    const message = createBaseGrantSeatRequest();
+    message.agentId = object.agentId ?? "";
+    message.seat = object.seat ?? "";
+    return message;
+  },
+};
+
+function createBaseRevokeSeatRequest(): RevokeSeatRequest {
+  return { agentId: "", seat: "" };
+}
+
+export const RevokeSeatRequest: MessageFns<RevokeSeatRequest> = {
+  encode(message: RevokeSeatRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.seat !== "") {
+      writer.uint32(18).string(message.seat);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeSeatRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeSeatRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.seat = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeSeatRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      seat: isSet(object.seat) ? globalThis.String(object.seat) : "",
+    };
+  },
+
+  toJSON(message: RevokeSeatRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.seat !== "") {
+      obj.seat = message.seat;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RevokeSeatRequest>): RevokeSeatRequest {
+    return RevokeSeatRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RevokeSeatRequest>): RevokeSeatRequest {
+    const message = createBaseRevokeSeatRequest();
     message.agentId = object.agentId ?? "";
     message.seat = object.seat ?? "";
     return message;
@@ -1880,7 +1975,7 @@ export const IdentityServiceDefinition = {
     /** Grants a seat (idempotent). "chief" also grants "councillor". */
     grantSeat: {
       name: "GrantSeat",
-      requestType: SeatRequest as typeof SeatRequest,
+      requestType: GrantSeatRequest as typeof GrantSeatRequest,
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
@@ -1889,7 +1984,7 @@ export const IdentityServiceDefinition = {
     /** Revokes a seat (idempotent). Revoking "councillor" also revokes "chief". */
     revokeSeat: {
       name: "RevokeSeat",
-      requestType: SeatRequest as typeof SeatRequest,
+      requestType: RevokeSeatRequest as typeof RevokeSeatRequest,
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
@@ -1984,8 +2079,8 @@ export const IdentityServiceService = {
     path: "/aps.identity.v1.IdentityService/GrantSeat" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: SeatRequest): Buffer => Buffer.from(SeatRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): SeatRequest => SeatRequest.decode(value),
+    requestSerialize: (value: GrantSeatRequest): Buffer => Buffer.from(GrantSeatRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GrantSeatRequest => GrantSeatRequest.decode(value),
     responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
     responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
   },
@@ -1994,8 +2089,8 @@ export const IdentityServiceService = {
     path: "/aps.identity.v1.IdentityService/RevokeSeat" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: SeatRequest): Buffer => Buffer.from(SeatRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): SeatRequest => SeatRequest.decode(value),
+    requestSerialize: (value: RevokeSeatRequest): Buffer => Buffer.from(RevokeSeatRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeSeatRequest => RevokeSeatRequest.decode(value),
     responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
     responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
   },
@@ -2057,9 +2152,9 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent: handleUnaryCall<GetAgentRequest, Agent>;
   /** Grants a seat (idempotent). "chief" also grants "councillor". */
-  grantSeat: handleUnaryCall<SeatRequest, Agent>;
+  grantSeat: handleUnaryCall<GrantSeatRequest, Agent>;
   /** Revokes a seat (idempotent). Revoking "councillor" also revokes "chief". */
-  revokeSeat: handleUnaryCall<SeatRequest, Agent>;
+  revokeSeat: handleUnaryCall<RevokeSeatRequest, Agent>;
   /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
   countSeats: handleUnaryCall<CountSeatsRequest, CountSeatsResponse>;
   /** An agent's Sagacity ledger, newest first. */
@@ -2133,27 +2228,33 @@ export interface IdentityServiceClient extends Client {
     callback: (error: ServiceError | null, response: Agent) => void,
   ): ClientUnaryCall;
   /** Grants a seat (idempotent). "chief" also grants "councillor". */
-  grantSeat(request: SeatRequest, callback: (error: ServiceError | null, response: Agent) => void): ClientUnaryCall;
   grantSeat(
-    request: SeatRequest,
+    request: GrantSeatRequest,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  grantSeat(
+    request: GrantSeatRequest,
     metadata: Metadata,
     callback: (error: ServiceError | null, response: Agent) => void,
   ): ClientUnaryCall;
   grantSeat(
-    request: SeatRequest,
+    request: GrantSeatRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Agent) => void,
   ): ClientUnaryCall;
   /** Revokes a seat (idempotent). Revoking "councillor" also revokes "chief". */
-  revokeSeat(request: SeatRequest, callback: (error: ServiceError | null, response: Agent) => void): ClientUnaryCall;
   revokeSeat(
-    request: SeatRequest,
+    request: RevokeSeatRequest,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  revokeSeat(
+    request: RevokeSeatRequest,
     metadata: Metadata,
     callback: (error: ServiceError | null, response: Agent) => void,
   ): ClientUnaryCall;
   revokeSeat(
-    request: SeatRequest,
+    request: RevokeSeatRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Agent) => void,
