@@ -1,5 +1,5 @@
 import { council } from "@aps/proto";
-import { callRead, callUnary } from "../grpc/client.js";
+import { callMethod } from "../grpc/client.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 
@@ -15,25 +15,25 @@ export class CouncilClient {
   }
 
   nominate(req: council.NominateRequest): Promise<council.Case> {
-    return callUnary(this.c, this.c.nominate, req);
+    return callMethod(this.c, council.CouncilServiceDefinition, "nominate", req);
   }
   castBallot(req: council.CastBallotRequest): Promise<council.Case> {
-    return callUnary(this.c, this.c.castBallot, req);
+    return callMethod(this.c, council.CouncilServiceDefinition, "castBallot", req);
   }
   recordHandoff(req: council.RecordHandoffRequest): Promise<council.Case> {
-    return callUnary(this.c, this.c.recordHandoff, req);
+    return callMethod(this.c, council.CouncilServiceDefinition, "recordHandoff", req);
   }
   complete(req: council.CompleteRequest): Promise<council.Case> {
-    return callUnary(this.c, this.c.complete, req);
+    return callMethod(this.c, council.CouncilServiceDefinition, "complete", req);
   }
   getCase(postId: string): Promise<council.GetCaseResponse> {
-    return callRead(this.c, this.c.getCase, { postId });
+    return callMethod(this.c, council.CouncilServiceDefinition, "getCase", { postId });
   }
   listCases(req: council.ListCasesRequest): Promise<council.ListCasesResponse> {
-    return callRead(this.c, this.c.listCases, req);
+    return callMethod(this.c, council.CouncilServiceDefinition, "listCases", req);
   }
   closeDue(): Promise<council.CloseDueResponse> {
-    return callUnary(this.c, this.c.closeDue, {});
+    return callMethod(this.c, council.CouncilServiceDefinition, "closeDue", {});
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its

@@ -1,9 +1,9 @@
-import { callRead, callUnary } from "../grpc/client.js";
+import { callMethod } from "../grpc/client.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 import { forum } from "@aps/proto";
 
-/** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient (reads retried on transport failures, writes never). */
+/** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient (methods the .proto declares free of side effects are retried on transport failures, the rest never; docs/adr/0108). */
 export class ForumClient {
   private readonly c: Channel<typeof forum.ForumServiceDefinition>;
   private readonly conn: ServiceConnection<typeof forum.ForumServiceDefinition>;
@@ -15,22 +15,22 @@ export class ForumClient {
   }
 
   createPost(req: forum.CreatePostRequest): Promise<forum.Post> {
-    return callUnary(this.c, this.c.createPost, req);
+    return callMethod(this.c, forum.ForumServiceDefinition, "createPost", req);
   }
   getPost(id: string, viewerId: string): Promise<forum.PostDetail> {
-    return callRead(this.c, this.c.getPost, { id, viewerId });
+    return callMethod(this.c, forum.ForumServiceDefinition, "getPost", { id, viewerId });
   }
   listPosts(req: forum.ListPostsRequest): Promise<forum.ListPostsResponse> {
-    return callRead(this.c, this.c.listPosts, req);
+    return callMethod(this.c, forum.ForumServiceDefinition, "listPosts", req);
   }
   createComment(req: forum.CreateCommentRequest): Promise<forum.Comment> {
-    return callUnary(this.c, this.c.createComment, req);
+    return callMethod(this.c, forum.ForumServiceDefinition, "createComment", req);
   }
   listComments(req: forum.ListCommentsRequest): Promise<forum.ListCommentsResponse> {
-    return callRead(this.c, this.c.listComments, req);
+    return callMethod(this.c, forum.ForumServiceDefinition, "listComments", req);
   }
   castVote(req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> {
-    return callUnary(this.c, this.c.castVote, req);
+    return callMethod(this.c, forum.ForumServiceDefinition, "castVote", req);
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
@@ -41,17 +41,17 @@ export class ForumClient {
   }
   /** Posts by id (≤ 100); `excerpts` cuts each body to LIMITS.excerptChars code points (docs/adr/0102). */
   getPosts(ids: string[], excerpts = false): Promise<forum.GetPostsResponse> {
-    return callRead(this.c, this.c.getPosts, { ids, excerpts });
+    return callMethod(this.c, forum.ForumServiceDefinition, "getPosts", { ids, excerpts });
   }
   votesAt(postId: string, at: string): Promise<forum.VotesAtResponse> {
-    return callRead(this.c, this.c.votesAt, { postId, at });
+    return callMethod(this.c, forum.ForumServiceDefinition, "votesAt", { postId, at });
   }
   authorStats(agentId: string): Promise<forum.AuthorStats> {
-    return callRead(this.c, this.c.getAuthorStats, { agentId });
+    return callMethod(this.c, forum.ForumServiceDefinition, "getAuthorStats", { agentId });
   }
   /** Today's posts/comments against POSTS_PER_DAY / COMMENTS_PER_DAY for `agentId` (GET /v1/me/quotas). */
   dailyUsage(agentId: string): Promise<forum.DailyUsage> {
-    return callUnary(this.c, this.c.getDailyUsage, { agentId });
+    return callMethod(this.c, forum.ForumServiceDefinition, "getDailyUsage", { agentId });
   }
   close(): void {
     this.conn.close();

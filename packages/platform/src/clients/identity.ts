@@ -1,4 +1,4 @@
-import { callRead, callUnary } from "../grpc/client.js";
+import { callMethod } from "../grpc/client.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 import { identity } from "@aps/proto";
@@ -6,8 +6,9 @@ import { identity } from "@aps/proto";
 /**
  * Typed client of the identity service (one module per downstream service). Every call
  * has a deadline and rejects with ApsError (stable code kept; transport failures →
- * `upstream_unavailable`). Reads (authenticate, getAgent, countSeats, listAwards) go through
- * callRead — retried when the service was not reached; writes are never retried.
+ * `upstream_unavailable`). Whether a call is retried when the service was not reached comes
+ * from the .proto: methods declared `idempotency_level = NO_SIDE_EFFECTS` are (callMethod,
+ * docs/adr/0108); every other method is never retried.
  */
 export class IdentityClient {
   private readonly c: Channel<typeof identity.IdentityServiceDefinition>;
@@ -20,23 +21,23 @@ export class IdentityClient {
   }
 
   join(req: identity.JoinRequest): Promise<identity.JoinResponse> {
-    return callUnary(this.c, this.c.join, req);
+    return callMethod(this.c, identity.IdentityServiceDefinition, "join", req);
   }
   authenticate(apiKey: string): Promise<identity.Agent> {
-    return callRead(this.c, this.c.authenticate, { apiKey });
+    return callMethod(this.c, identity.IdentityServiceDefinition, "authenticate", { apiKey });
   }
   /** Revokes `apiKey` and returns a new key for the same agent (UNAUTHENTICATED → 401 if already revoked). */
   rotateKey(apiKey: string): Promise<identity.RotateKeyResponse> {
-    return callUnary(this.c, this.c.rotateKey, { apiKey });
+    return callMethod(this.c, identity.IdentityServiceDefinition, "rotateKey", { apiKey });
   }
   getAgent(agentId: string): Promise<identity.Agent> {
-    return callRead(this.c, this.c.getAgent, { agentId });
+    return callMethod(this.c, identity.IdentityServiceDefinition, "getAgent", { agentId });
   }
   grantSeat(agentId: string, seat: string): Promise<identity.Agent> {
-    return callUnary(this.c, this.c.grantSeat, { agentId, seat });
+    return callMethod(this.c, identity.IdentityServiceDefinition, "grantSeat", { agentId, seat });
   }
   revokeSeat(agentId: string, seat: string): Promise<identity.Agent> {
-    return callUnary(this.c, this.c.revokeSeat, { agentId, seat });
+    return callMethod(this.c, identity.IdentityServiceDefinition, "revokeSeat", { agentId, seat });
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
@@ -46,16 +47,16 @@ export class IdentityClient {
     return this.conn.ready(ms);
   }
   countSeats(seat: string): Promise<number> {
-    return callRead(this.c, this.c.countSeats, { seat }).then((r) => r.count);
+    return callMethod(this.c, identity.IdentityServiceDefinition, "countSeats", { seat }).then((r) => r.count);
   }
   listAwards(req: identity.ListAwardsRequest): Promise<identity.ListAwardsResponse> {
-    return callRead(this.c, this.c.listAwards, req);
+    return callMethod(this.c, identity.IdentityServiceDefinition, "listAwards", req);
   }
   beginIdempotency(req: identity.BeginIdempotencyRequest): Promise<identity.IdempotencyRecord> {
-    return callUnary(this.c, this.c.beginIdempotency, req);
+    return callMethod(this.c, identity.IdentityServiceDefinition, "beginIdempotency", req);
   }
   finishIdempotency(req: identity.FinishIdempotencyRequest): Promise<identity.FinishIdempotencyResponse> {
-    return callUnary(this.c, this.c.finishIdempotency, req);
+    return callMethod(this.c, identity.IdentityServiceDefinition, "finishIdempotency", req);
   }
   close(): void {
     this.conn.close();

@@ -1,4 +1,4 @@
-import { callRead } from "../grpc/client.js";
+import { callMethod } from "../grpc/client.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 import { knowledge } from "@aps/proto";
@@ -15,10 +15,10 @@ export class KnowledgeClient {
   }
 
   search(req: knowledge.SearchRequest): Promise<knowledge.SearchResponse> {
-    return callRead(this.c, this.c.search, req);
+    return callMethod(this.c, knowledge.KnowledgeServiceDefinition, "search", req);
   }
   similar(req: knowledge.SimilarRequest): Promise<knowledge.SearchResponse> {
-    return callRead(this.c, this.c.similar, req);
+    return callMethod(this.c, knowledge.KnowledgeServiceDefinition, "similar", req);
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its

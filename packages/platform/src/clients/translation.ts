@@ -1,4 +1,4 @@
-import { callRead, callUnary } from "../grpc/client.js";
+import { callMethod } from "../grpc/client.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 
@@ -22,19 +22,31 @@ export class TranslationClient {
 
   /** A post in `lang`; `agentId` "" = anonymous (cache only → translation_not_cached). */
   translatePost(req: translation.TranslatePostRequest): Promise<translation.PostTranslation> {
-    return callUnary(this.c, this.c.translatePost, req, TRANSLATION_DEADLINE_MS);
+    return callMethod(this.c, translation.TranslationServiceDefinition, "translatePost", req, TRANSLATION_DEADLINE_MS);
   }
   /** Titles of ≤ 50 posts in `lang`; what cannot be served is in `missing`. */
   translateTitles(req: translation.TranslateTitlesRequest): Promise<translation.TranslateTitlesResponse> {
-    return callUnary(this.c, this.c.translateTitles, req, TRANSLATION_DEADLINE_MS);
+    return callMethod(
+      this.c,
+      translation.TranslationServiceDefinition,
+      "translateTitles",
+      req,
+      TRANSLATION_DEADLINE_MS,
+    );
   }
   /** A Markdown document (skill.md) in `lang`, cached per content version. */
   translateDocument(req: translation.TranslateDocumentRequest): Promise<translation.DocumentTranslation> {
-    return callUnary(this.c, this.c.translateDocument, req, TRANSLATION_DEADLINE_MS);
+    return callMethod(
+      this.c,
+      translation.TranslationServiceDefinition,
+      "translateDocument",
+      req,
+      TRANSLATION_DEADLINE_MS,
+    );
   }
   /** `agentId`'s translation quota today: `{limit, used, resetAt}`. */
   getQuota(agentId: string): Promise<translation.Quota> {
-    return callRead(this.c, this.c.getQuota, { agentId });
+    return callMethod(this.c, translation.TranslationServiceDefinition, "getQuota", { agentId });
   }
   /** True when the service answers its gRPC health check SERVING within `ms` (docs/adr/0075). */
   ready(ms: number): Promise<boolean> {

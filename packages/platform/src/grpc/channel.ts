@@ -17,6 +17,8 @@ export interface MethodDefinition<Req, Res> {
   readonly responseType: MessageType<Res>;
   readonly requestStream: false;
   readonly responseStream: false;
+  /** Method options from the .proto; `idempotencyLevel` decides retries (client.ts isRetriable, docs/adr/0108). */
+  readonly options?: { readonly idempotencyLevel?: string };
 }
 
 /**

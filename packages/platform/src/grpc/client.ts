@@ -1,6 +1,6 @@
 import { credentials, Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { CODE_METADATA_KEY, fromServiceError } from "../errors.js";
-import type { UnaryMethod } from "./channel.js";
+import type { Channel, RequestOf, ResponseOf, ServiceDefinitionLike, UnaryMethod } from "./channel.js";
 import { LIMITS } from "../limits.js";
 
 /** Default deadline of every service-to-service call, ms (10 s: a burst of writes may queue for a pool connection; docs/adr/0018). */
@@ -56,6 +56,39 @@ export async function callRead<Req, Res>(
       await new Promise((r) => setTimeout(r, pause));
     }
   }
+}
+
+/** Idempotency levels (google/protobuf/descriptor.proto, MethodOptions) whose methods may run twice. */
+const RETRIABLE_LEVELS = new Set(["NO_SIDE_EFFECTS", "IDEMPOTENT"]);
+
+/**
+ * True when the .proto declares `option idempotency_level = NO_SIDE_EFFECTS` (or `IDEMPOTENT`)
+ * on `method`: running it again changes nothing, so a call that never reached the service may be
+ * sent again (docs/adr/0108).
+ */
+export function isRetriable(method: { readonly options?: { readonly idempotencyLevel?: string } }): boolean {
+  return RETRIABLE_LEVELS.has(method.options?.idempotencyLevel ?? "");
+}
+
+/**
+ * Calls method `name` of service `def` over `channel` (a generated client or an in-process
+ * endpoint) with a deadline (`deadlineMs`, default DEFAULT_DEADLINE_MS). The retry policy comes
+ * from the .proto, declared once per method: retried as callRead when isRetriable, never retried
+ * (callUnary) otherwise. Rejects with ApsError like both.
+ */
+export function callMethod<D extends ServiceDefinitionLike, K extends keyof D["methods"] & string>(
+  channel: Channel<D>,
+  def: D,
+  name: K,
+  req: RequestOf<D["methods"][K]>,
+  deadlineMs = DEFAULT_DEADLINE_MS,
+): Promise<ResponseOf<D["methods"][K]>> {
+  const method = channel[name] as UnaryMethod<RequestOf<D["methods"][K]>, ResponseOf<D["methods"][K]>>;
+  const definition = def.methods[name];
+  if (!definition) throw new Error(`${def.fullName} has no method ${name}`);
+  return isRetriable(definition)
+    ? callRead(channel, method, req, deadlineMs)
+    : callUnary(channel, method, req, deadlineMs);
 }
 
 /**

@@ -1696,7 +1696,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: GetCaseResponse as typeof GetCaseResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     listCases: {
       name: "ListCases",
@@ -1704,9 +1704,13 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: ListCasesResponse as typeof ListCasesResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** Closes every case whose deadline has passed (the scheduler calls this; idempotent). */
+    /**
+     * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
+     * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
+     * repository); this RPC is the manual pass for operators (grpcurl) and tests.
+     */
     closeDue: {
       name: "CloseDue",
       requestType: CloseDueRequest as typeof CloseDueRequest,
@@ -1781,7 +1785,11 @@ export const CouncilServiceService = {
     responseSerialize: (value: ListCasesResponse): Buffer => Buffer.from(ListCasesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListCasesResponse => ListCasesResponse.decode(value),
   },
-  /** Closes every case whose deadline has passed (the scheduler calls this; idempotent). */
+  /**
+   * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
+   * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
+   * repository); this RPC is the manual pass for operators (grpcurl) and tests.
+   */
   closeDue: {
     path: "/aps.council.v1.CouncilService/CloseDue" as const,
     requestStream: false as const,
@@ -1807,7 +1815,11 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
   complete: handleUnaryCall<CompleteRequest, Case>;
   getCase: handleUnaryCall<GetCaseRequest, GetCaseResponse>;
   listCases: handleUnaryCall<ListCasesRequest, ListCasesResponse>;
-  /** Closes every case whose deadline has passed (the scheduler calls this; idempotent). */
+  /**
+   * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
+   * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
+   * repository); this RPC is the manual pass for operators (grpcurl) and tests.
+   */
   closeDue: handleUnaryCall<CloseDueRequest, CloseDueResponse>;
 }
 
@@ -1903,7 +1915,11 @@ export interface CouncilServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListCasesResponse) => void,
   ): ClientUnaryCall;
-  /** Closes every case whose deadline has passed (the scheduler calls this; idempotent). */
+  /**
+   * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
+   * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
+   * repository); this RPC is the manual pass for operators (grpcurl) and tests.
+   */
   closeDue(
     request: CloseDueRequest,
     callback: (error: ServiceError | null, response: CloseDueResponse) => void,

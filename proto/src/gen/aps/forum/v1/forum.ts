@@ -2810,7 +2810,7 @@ export const ForumServiceDefinition = {
       requestStream: false,
       responseType: PostDetail as typeof PostDetail,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     listPosts: {
       name: "ListPosts",
@@ -2818,7 +2818,7 @@ export const ForumServiceDefinition = {
       requestStream: false,
       responseType: ListPostsResponse as typeof ListPostsResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /** NOT_FOUND when the post is absent; RESOURCE_EXHAUSTED when COMMENTS_PER_DAY is reached. */
     createComment: {
@@ -2835,7 +2835,7 @@ export const ForumServiceDefinition = {
       requestStream: false,
       responseType: ListCommentsResponse as typeof ListCommentsResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /** One vote per post per identity, changeable. NOT_FOUND when the post is absent. */
     castVote: {
@@ -2853,7 +2853,7 @@ export const ForumServiceDefinition = {
       requestStream: false,
       responseType: GetPostsResponse as typeof GetPostsResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
     votesAt: {
@@ -2862,7 +2862,7 @@ export const ForumServiceDefinition = {
       requestStream: false,
       responseType: VotesAtResponse as typeof VotesAtResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /** Counts for an agent's public profile. */
     getAuthorStats: {
@@ -2871,7 +2871,7 @@ export const ForumServiceDefinition = {
       requestStream: false,
       responseType: AuthorStats as typeof AuthorStats,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
     getDailyUsage: {
@@ -2880,7 +2880,7 @@ export const ForumServiceDefinition = {
       requestStream: false,
       responseType: DailyUsage as typeof DailyUsage,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
   },
 } as const;

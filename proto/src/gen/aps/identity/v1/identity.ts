@@ -1949,7 +1949,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /**
      * Revokes the presented key and issues a new one for the same agent, in one transaction.
@@ -1970,7 +1970,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /** Grants a seat (idempotent). "chief" also grants "councillor". */
     grantSeat: {
@@ -1997,7 +1997,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: CountSeatsResponse as typeof CountSeatsResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /** An agent's Sagacity ledger, newest first. */
     listAwards: {
@@ -2006,7 +2006,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: ListAwardsResponse as typeof ListAwardsResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /** Claims an Idempotency-Key for a request, or answers how an earlier use of it stands. */
     beginIdempotency: {

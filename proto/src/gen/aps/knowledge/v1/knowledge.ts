@@ -522,7 +522,7 @@ export const KnowledgeServiceDefinition = {
       requestStream: false,
       responseType: SearchResponse as typeof SearchResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /** Existing posts that look like duplicates of a draft (title + body). */
     similar: {
@@ -531,7 +531,7 @@ export const KnowledgeServiceDefinition = {
       requestStream: false,
       responseType: SearchResponse as typeof SearchResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
   },
 } as const;

@@ -1328,7 +1328,7 @@ export const TranslationServiceDefinition = {
       requestStream: false,
       responseType: Quota as typeof Quota,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
   },
 } as const;

@@ -1,0 +1,63 @@
+import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { council, forum, identity, knowledge, translation } from "@aps/proto";
+import type { ServiceDefinitionLike, UnaryCallback } from "./channel.js";
+import { callMethod, isRetriable } from "./client.js";
+
+/**
+ * Retries are declared once per method in the .proto (`option idempotency_level =
+ * NO_SIDE_EFFECTS`, docs/adr/0108) and applied by one helper, callMethod. Every RPC of every
+ * service is classified here by its verb, so a new RPC without the right declaration fails.
+ */
+const SERVICES: ServiceDefinitionLike[] = [
+  council.CouncilServiceDefinition,
+  forum.ForumServiceDefinition,
+  identity.IdentityServiceDefinition,
+  knowledge.KnowledgeServiceDefinition,
+  translation.TranslationServiceDefinition,
+];
+/** Verbs of methods that only read: running them twice changes nothing. */
+const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate)/;
+/** Verbs of methods that change state (or spend quota): never sent twice by the client. */
+const WRITES = /^(Create|Cast|Join|Rotate|Grant|Revoke|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue)/;
+
+describe("retry policy from the proto", () => {
+  it.each(SERVICES.map((s) => [s.fullName, s] as const))("%s: every read is retriable, no write is", (_n, svc) => {
+    for (const m of Object.values(svc.methods)) {
+      const kind = READS.test(m.name) ? "read" : WRITES.test(m.name) ? "write" : "unclassified";
+      expect([m.name, kind, isRetriable(m)]).toEqual([m.name, kind, kind === "read"]);
+    }
+  });
+
+  /** A channel whose method fails with `failures` transport errors (UNAVAILABLE, no APS code), then answers. */
+  function flaky(failures: number) {
+    const calls = { n: 0 };
+    const method = (_req: unknown, _md: Metadata, _opts: unknown, cb: UnaryCallback<unknown>) => {
+      calls.n++;
+      if (calls.n <= failures) {
+        const err: ServiceError = Object.assign(new Error("connect ECONNREFUSED"), {
+          code: GrpcStatus.UNAVAILABLE,
+          details: "connect ECONNREFUSED",
+          metadata: new Metadata(),
+        });
+        cb(err, undefined);
+      } else cb(null, { ok: true });
+    };
+    return { calls, channel: new Proxy({}, { get: () => method }) };
+  }
+
+  it("retries GetDailyUsage (a read the old wrappers never retried) after a transport failure", async () => {
+    const { calls, channel } = flaky(1);
+    await expect(
+      callMethod(channel as never, forum.ForumServiceDefinition, "getDailyUsage", { agentId: "ext_1" }),
+    ).resolves.toEqual({ ok: true });
+    expect(calls.n).toBe(2);
+  });
+
+  it("never sends a write twice: CastVote fails with the first transport failure", async () => {
+    const { calls, channel } = flaky(1);
+    await expect(
+      callMethod(channel as never, forum.ForumServiceDefinition, "castVote", { postId: "p_1", voterId: "a", vote: 1 }),
+    ).rejects.toMatchObject({ code: "upstream_unavailable" });
+    expect(calls.n).toBe(1);
+  });
+});
