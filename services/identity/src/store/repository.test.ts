@@ -1,0 +1,220 @@
+import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import {
+  ApsError,
+  createLogger,
+  migrate,
+  openDatabase,
+  PLATFORM_MIGRATIONS_DIR,
+  withTransaction,
+  type Clock,
+  type Database,
+} from "@aps/platform";
+import { events } from "@aps/proto";
+import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { awardInTx } from "../events/sagacity.js";
+import { IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS, IdempotencyStore } from "./idempotency.js";
+import { IdentityRepository } from "./repository.js";
+
+/**
+ * The identity service's storage on the real PostgreSQL: joins and their per-source daily limit
+ * (UTC days), API keys stored only as SHA-256 and rotated atomically, seats (`chief` implies
+ * `councillor`), the Sagacity ledger's once-per-award rule, and Idempotency-Key records (Stripe
+ * semantics: proceed, replay, in progress, mismatch; 24 h expiry; a claim abandoned for 60 s is
+ * taken over). docs/architecture.md §4–§5.
+ */
+const log = createLogger("identity-repository-test", "silent");
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+const pgUp = await hasPostgres();
+if (!pgUp) console.warn("!! identity repository.test.ts: NO POSTGRESQL — the identity repository suite is SKIPPED");
+
+class SetClock implements Clock {
+  constructor(public at: Date) {}
+  now(): Date {
+    return this.at;
+  }
+}
+
+const code = async (p: Promise<unknown>) =>
+  p.then(
+    () => "ok",
+    (e: unknown) => (e instanceof ApsError ? e.code : String(e)),
+  );
+
+(pgUp ? describe : describe.skip)("identity storage on the real PostgreSQL (SKIPPED without PostgreSQL)", () => {
+  let tdb: TestDatabase;
+  let db: Database;
+  let clock: SetClock;
+  let n = 0;
+  const source = () => `203.0.113.${++n}`;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    db = await openDatabase({ url: tdb.url, schema: "identity", poolSize: 8, log });
+    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await tdb?.drop();
+  });
+  beforeEach(() => {
+    clock = new SetClock(new Date("2026-04-10T23:59:00Z"));
+  });
+
+  it("stores only the SHA-256 of a key; the key authenticates its agent, a wrong one nobody", async () => {
+    const repo = new IdentityRepository(db.pool, clock, 10);
+    const { agent, apiKey } = await repo.join("alice", "https://alice.example", source());
+    const stored = await db.pool.query<{ key_hash: Buffer }>("SELECT key_hash FROM api_keys WHERE agent_id = $1", [
+      agent.agentId,
+    ]);
+    expect(stored.rows.map((r) => r.key_hash.toString("hex"))).toEqual([
+      createHash("sha256").update(apiKey).digest("hex"),
+    ]);
+    const dump = JSON.stringify((await db.pool.query("SELECT * FROM api_keys")).rows);
+    expect(dump).not.toContain(apiKey);
+    expect((await repo.authenticate(apiKey)).agentId).toBe(agent.agentId);
+    expect(await code(repo.authenticate(apiKey.slice(0, -1) + (apiKey.endsWith("A") ? "B" : "A")))).toBe(
+      "unauthenticated",
+    );
+    expect(await code(repo.authenticate("not a key"))).toBe("unauthenticated");
+  });
+
+  it("counts joins per source per UTC day: the limit refuses the next one until midnight UTC", async () => {
+    const repo = new IdentityRepository(db.pool, clock, 2);
+    const src = source();
+    await repo.join("a1", "", src);
+    await repo.join("a2", "", src);
+    const refused = await repo.join("a3", "", src).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApsError);
+    expect((refused as ApsError).code).toBe("rate_limited");
+    expect((refused as ApsError).retryAfterSeconds).toBe(60); // 23:59:00 → 00:00:00 UTC
+    expect(await code(repo.join("b1", "", source()))).toBe("ok"); // another source is not counted
+    const agents = await db.pool.query("SELECT 1 FROM agents WHERE name = 'a3'");
+    expect(agents.rowCount).toBe(0); // nothing created when refused
+    clock.at = new Date("2026-04-11T00:00:00Z");
+    expect(await code(repo.join("a3", "", src))).toBe("ok");
+  });
+
+  it("rotation revokes the presented key and issues one new key; of two racing rotations exactly one wins", async () => {
+    let wakes = 0;
+    const repo = new IdentityRepository(db.pool, clock, 10, () => wakes++);
+    const { agent, apiKey } = await repo.join("bob", "", source());
+    const results = await Promise.allSettled([repo.rotateKey(apiKey), repo.rotateKey(apiKey)]);
+    const won = results.filter((r) => r.status === "fulfilled");
+    expect(won.length).toBe(1);
+    const lost = results.find((r) => r.status === "rejected");
+    expect((lost as PromiseRejectedResult).reason).toMatchObject({ code: "unauthenticated" });
+    const fresh = (won[0] as PromiseFulfilledResult<{ apiKey: string; agentId: string }>).value;
+    expect(fresh.agentId).toBe(agent.agentId);
+    expect(await code(repo.authenticate(apiKey))).toBe("unauthenticated");
+    expect((await repo.authenticate(fresh.apiKey)).agentId).toBe(agent.agentId);
+    const live = await db.pool.query("SELECT 1 FROM api_keys WHERE agent_id = $1 AND revoked_at IS NULL", [
+      agent.agentId,
+    ]);
+    expect(live.rowCount).toBe(1);
+    // the event names the agent only: never the key or its hash
+    const ev = await db.pool.query<{ payload: Buffer }>(
+      "SELECT payload FROM outbox WHERE subject = 'identity.key_rotated' ORDER BY seq DESC LIMIT 1",
+    );
+    const rotated = events.KeyRotated.decode(ev.rows[0]!.payload);
+    expect(rotated.agentId).toBe(agent.agentId);
+    expect(ev.rows[0]!.payload.toString("latin1")).not.toContain(fresh.apiKey);
+    expect(wakes).toBeGreaterThanOrEqual(2); // the join and the rotation committed events
+  });
+
+  it("seats: chief implies councillor; revoking councillor drops chief; both idempotent", async () => {
+    const repo = new IdentityRepository(db.pool, clock, 10);
+    const { agent } = await repo.join("carol", "", source());
+    const before = await repo.countSeats("councillor");
+    expect((await repo.grantSeat(agent.agentId, "chief")).seats).toEqual(["councillor", "chief"]);
+    expect((await repo.grantSeat(agent.agentId, "chief")).seats).toEqual(["councillor", "chief"]);
+    expect(await repo.countSeats("councillor")).toBe(before + 1);
+    expect((await repo.revokeSeat(agent.agentId, "chief")).seats).toEqual(["councillor"]);
+    await repo.grantSeat(agent.agentId, "chief");
+    expect((await repo.revokeSeat(agent.agentId, "councillor")).seats).toEqual([]);
+    expect((await repo.revokeSeat(agent.agentId, "councillor")).seats).toEqual([]);
+    expect(await code(repo.grantSeat("ext_nobody", "councillor"))).toBe("not_found");
+  });
+
+  it("the Sagacity ledger awards once per (reason, post, agent), whatever the redeliveries", async () => {
+    const repo = new IdentityRepository(db.pool, clock, 10);
+    const { agent: author } = await repo.join("dora", "", source());
+    const { agent: voter } = await repo.join("erin", "", source());
+    const awards = [
+      { agentId: author.agentId, reason: "adoption" as const, points: 10 },
+      { agentId: voter.agentId, reason: "vote" as const, points: 1 },
+      { agentId: "ext_gone", reason: "vote" as const, points: 1 }, // not an agent here: skipped
+    ];
+    const first = await withTransaction(db.pool, (tx) => awardInTx(tx, "p_1", "evt_1", awards));
+    const again = await withTransaction(db.pool, (tx) => awardInTx(tx, "p_1", "evt_1", awards));
+    expect([first, again]).toEqual([2, 0]);
+    expect([(await repo.get(author.agentId)).sagacity, (await repo.get(voter.agentId)).sagacity]).toEqual([10, 1]);
+    const ledger = await repo.listAwards(author.agentId, 10, "");
+    expect(ledger.items.map((a) => [a.reason, a.postId, a.points])).toEqual([["adoption", "p_1", 10]]);
+  });
+
+  describe("Idempotency-Key records", () => {
+    it("proceeds once, replays the stored answer, reports in-progress and mismatch", async () => {
+      const store = new IdempotencyStore(db.pool, clock);
+      expect((await store.begin("ext_1", "k1", "h1")).state).toBe("proceed");
+      expect((await store.begin("ext_1", "k1", "h1")).state).toBe("in_progress");
+      expect((await store.begin("ext_1", "k1", "h2")).state).toBe("mismatch");
+      expect((await store.begin("ext_2", "k1", "h1")).state).toBe("proceed"); // keys are per agent
+      await store.finish({
+        agentId: "ext_1",
+        key: "k1",
+        release: false,
+        status: 201,
+        body: '{"id":"p_1"}',
+        contentType: "application/json",
+        location: "/v1/posts/p_1",
+      });
+      expect(await store.begin("ext_1", "k1", "h1")).toEqual({
+        state: "replay",
+        status: 201,
+        body: '{"id":"p_1"}',
+        contentType: "application/json",
+        location: "/v1/posts/p_1",
+      });
+      expect((await store.begin("ext_1", "k1", "h2")).state).toBe("mismatch");
+    });
+
+    it("a released claim can be taken again; an abandoned one after 60 s by the same request only", async () => {
+      const store = new IdempotencyStore(db.pool, clock);
+      expect((await store.begin("ext_3", "k", "h")).state).toBe("proceed");
+      await store.finish({
+        agentId: "ext_3",
+        key: "k",
+        release: true,
+        status: 0,
+        body: "",
+        contentType: "",
+        location: "",
+      });
+      expect((await store.begin("ext_3", "k", "h")).state).toBe("proceed");
+      clock.at = new Date(clock.at.getTime() + IDEMPOTENCY_STALE_MS - 1);
+      expect((await store.begin("ext_3", "k", "h")).state).toBe("in_progress");
+      clock.at = new Date(clock.at.getTime() + 2);
+      expect((await store.begin("ext_3", "k", "other")).state).toBe("mismatch");
+      expect((await store.begin("ext_3", "k", "h")).state).toBe("proceed");
+    });
+
+    it("expires a record after 24 h: the key then starts afresh, even for another request", async () => {
+      const store = new IdempotencyStore(db.pool, clock);
+      await store.begin("ext_4", "k", "h");
+      await store.finish({
+        agentId: "ext_4",
+        key: "k",
+        release: false,
+        status: 200,
+        body: "{}",
+        contentType: "",
+        location: "",
+      });
+      clock.at = new Date(clock.at.getTime() + IDEMPOTENCY_TTL_MS);
+      expect((await store.begin("ext_4", "k", "h2")).state).toBe("mismatch"); // exactly 24 h: still kept
+      clock.at = new Date(clock.at.getTime() + 1);
+      expect((await store.begin("ext_4", "k", "h2")).state).toBe("proceed");
+    });
+  });
+});
