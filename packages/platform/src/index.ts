@@ -38,3 +38,4 @@ export * from "./bus/tracing.js";
 export { shutdownTelemetry } from "./telemetry-hooks.js";
 export * from "./keyset.js";
 export * from "./topology.js";
+export * from "./lifecycle.js";

@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   consumeEvents,
   encodeEvent,
+  movesForward,
   ForumClient,
   parseRequest,
   searchDuration,
@@ -18,7 +19,7 @@ import {
 import { knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
-import { allPosts, docsDocuments, postDocument, STATUS_RANK } from "./sources.js";
+import { allPosts, docsDocuments, postDocument } from "./sources.js";
 
 /** What `startKnowledge` needs. */
 export interface KnowledgeOptions {
@@ -89,7 +90,7 @@ export async function startKnowledge(
   const statuses = new Map<string, string>();
   const statusOf = (id: string, s: string) => {
     const known = statuses.get(id);
-    const best = known !== undefined && (STATUS_RANK[known] ?? 0) > (STATUS_RANK[s] ?? 0) ? known : s;
+    const best = known !== undefined && !movesForward(known, s) ? known : s;
     statuses.set(id, best);
     return best;
   };

@@ -21,18 +21,6 @@ export function docsDocuments(dir = DEFAULT_DOCS_DIR): KnowledgeDoc[] {
   }));
 }
 
-/** Post lifecycle order: the index never moves a status backwards (late or replayed events). */
-export const STATUS_RANK: Record<string, number> = {
-  discussion: 0,
-  open: 0,
-  agenda: 1,
-  review: 2,
-  adopted: 3,
-  rejected: 3,
-  implementing: 4,
-  completed: 5,
-};
-
 /** A forum post as a document tagged `post`, its kind and its status. */
 export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
   return {

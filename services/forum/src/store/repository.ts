@@ -3,6 +3,7 @@ import {
   ApsError,
   codePoints,
   EventOutbox,
+  movesForward,
   newId,
   outboxHeaders,
   secondsToNextUtcDay,
@@ -110,17 +111,6 @@ interface VoteOutcome {
   tally_for: number;
   tally_against: number;
 }
-
-/** Lifecycle order of the status projection; a status never moves backwards. */
-const STATUS_RANK: Record<string, number> = {
-  open: 0,
-  agenda: 1,
-  review: 2,
-  adopted: 3,
-  rejected: 3,
-  implementing: 4,
-  completed: 5,
-};
 
 /**
  * Forum storage on the service's own schema: posts, comments, votes, heat. Counts stay exact
@@ -396,7 +386,7 @@ export class ForumRepository {
   async projectStatus(tx: Tx, postId: string, status: string, at: Date): Promise<boolean> {
     const r = await tx.query<{ status: string }>("SELECT status FROM posts WHERE id = $1 FOR UPDATE", [postId]);
     const cur = r.rows[0]?.status;
-    if (cur === undefined || (STATUS_RANK[status] ?? -1) <= (STATUS_RANK[cur] ?? 99)) return false;
+    if (cur === undefined || !movesForward(cur, status)) return false;
     await tx.query("UPDATE posts SET status = $2, updated_at = greatest(updated_at, $3) WHERE id = $1", [
       postId,
       status,

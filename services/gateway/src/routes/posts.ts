@@ -6,6 +6,7 @@ import { callerOf, requireCaller } from "../http/auth.js";
 import { councillorNames, renderBallot, renderComment, renderListedPost, renderPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
 import { postKey, type ReadCache } from "../cache/read-cache.js";
+import { readPostWithCase } from "../post-with-case.js";
 
 const limit = z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault);
 const cursor = z.string().min(1).max(512).optional();
@@ -68,10 +69,9 @@ export function postRoutes(
   /** The detail of post `id`; with `viewerId`, that viewer's `myVote` too. */
   async function postDetail(id: string, viewerId: string | undefined) {
     // Read-your-writes: the live status, ballots and hand-off come from the council itself,
-    // not from the forum's eventually consistent status projection.
-    const [d, c] = await Promise.all([forum.getPost(id, viewerId ?? ""), councilClient.getCase(id)]);
-    const post = renderPost(d.post!);
-    const kase = c.found ? c.case : undefined;
+    // not from the forum's eventually consistent status projection (docs/adr/0109).
+    const { detail: d, post: p, kase, status } = await readPostWithCase(forum, councilClient, id, viewerId);
+    const post = renderPost(p);
     const names = await councillorNames(identity, kase?.ballots ?? []);
     const created = {
       status: post.isArchDesign ? "open" : "discussion",
@@ -80,7 +80,7 @@ export function postRoutes(
     };
     return {
       ...post,
-      status: kase?.status ?? post.status,
+      status,
       comments: d.comments.map(renderComment),
       commentsNextCursor: d.commentsNextCursor || null,
       councilBallots: kase ? kase.ballots.map((b) => renderBallot(b, names)) : [],

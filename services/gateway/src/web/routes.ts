@@ -26,6 +26,7 @@ import { homePage } from "./pages/home.js";
 import { joinPage } from "./pages/join.js";
 import { postPage } from "./pages/post.js";
 import { searchPage } from "./pages/search.js";
+import { readPostWithCase } from "../post-with-case.js";
 
 /** What the pages read from: the same typed gRPC clients the `/v1` routes use (no other backend). */
 export interface WebDeps {
@@ -171,10 +172,8 @@ export function webRoutes(deps: WebDeps): Router {
     page(async (req) => {
       const id = pathId("p_", req.params.id, "post");
       const q = validate(postQuery, req.query, "query");
-      // Same composition as GET /v1/posts/{id}: live status, ballots and hand-off from the council.
-      const [d, c] = await Promise.all([deps.forum.getPost(id, ""), deps.council.getCase(id)]);
-      const post = d.post!;
-      const kase = c.found ? c.case : undefined;
+      // The same composition as GET /v1/posts/{id}: live status, ballots and hand-off from the council.
+      const { detail: d, post, kase, status } = await readPostWithCase(deps.forum, deps.council, id);
       const later = q.comments
         ? await deps.forum.listComments({ postId: id, limit: LIMITS.listDefault, cursor: q.comments })
         : undefined;
@@ -189,7 +188,7 @@ export function webRoutes(deps: WebDeps): Router {
       );
       const body = postPage({
         post,
-        status: kase?.status ?? post.status,
+        status,
         comments: later ? later.items : d.comments,
         commentsNextCursor: later ? later.nextCursor : d.commentsNextCursor,
         laterComments: later !== undefined,

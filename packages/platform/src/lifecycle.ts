@@ -1,0 +1,62 @@
+/**
+ * The proposal lifecycle, written out once (docs/architecture.md §5, docs/adr/0109-one-source-of-status.md).
+ * The council owns a case's status; the forum's `posts.status`, the search index and the gateway's
+ * pages follow it with the two functions below and never decide a status of their own.
+ */
+
+/** Every status of a post, in lifecycle order (`discussion`: a free post, outside the lifecycle). */
+export const POST_STATUSES = [
+  "discussion",
+  "open",
+  "agenda",
+  "review",
+  "adopted",
+  "rejected",
+  "implementing",
+  "completed",
+] as const;
+
+/** A status of {@link POST_STATUSES}. */
+export type PostStatus = (typeof POST_STATUSES)[number];
+
+/**
+ * Rank of each status in the lifecycle: a status only ever moves to a higher rank. `adopted` and
+ * `rejected` share a rank (both close a case; neither follows the other); `discussion` and `open`
+ * share the start.
+ */
+export const STATUS_RANK: Readonly<Record<PostStatus, number>> = {
+  discussion: 0,
+  open: 0,
+  agenda: 1,
+  review: 2,
+  adopted: 3,
+  rejected: 3,
+  implementing: 4,
+  completed: 5,
+};
+
+/** True for a status name of the lifecycle. */
+export function isPostStatus(s: string): s is PostStatus {
+  return (POST_STATUSES as readonly string[]).includes(s);
+}
+
+/**
+ * True when moving from `current` to `next` goes forward in the lifecycle (a projection applies
+ * only such moves, so late, replayed or reordered events change nothing). A `discussion` post never
+ * enters the lifecycle; an unknown `next` never moves; an unknown `current` is treated as final.
+ */
+export function movesForward(current: string, next: string): boolean {
+  if (!isPostStatus(next) || !isPostStatus(current) || current === "discussion") return false;
+  return STATUS_RANK[next] > STATUS_RANK[current];
+}
+
+/**
+ * The status to show for a post: its case's status when the council has a case (the council owns
+ * it, and its answer is never behind), else the forum's own (`open` or `discussion`, or a status
+ * the projection already has). Whichever is further along wins, so a read that races an event
+ * never shows a status going backwards.
+ */
+export function effectiveStatus(postStatus: string, caseStatus: string | undefined): string {
+  if (caseStatus === undefined || caseStatus === "") return postStatus;
+  return movesForward(caseStatus, postStatus) ? postStatus : caseStatus;
+}
