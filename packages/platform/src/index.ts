@@ -39,3 +39,4 @@ export { shutdownTelemetry } from "./telemetry-hooks.js";
 export * from "./keyset.js";
 export * from "./topology.js";
 export * from "./lifecycle.js";
+export * from "./service-template.js";

@@ -2,11 +2,7 @@ import { fileURLToPath } from "node:url";
 import {
   ForumClient,
   IdentityClient,
-  migrate,
-  OutboxRelay,
-  PLATFORM_MIGRATIONS_DIR,
-  readinessProbe,
-  startGrpcServer,
+  startService,
   systemClock,
   type Clock,
   type LocalEndpoint,
@@ -49,35 +45,20 @@ export interface CouncilHandle {
  * consumer and the deadline scheduler.
  */
 export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Promise<CouncilHandle> {
-  await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], deps.log);
-  const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
-  const repo = new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, () => relay.notify());
   const identity = new IdentityClient(opts.identityAddr);
   const forum = new ForumClient(opts.forumAddr);
-  const implementation = councilHandlers(repo, identity, forum, deps.log);
-  const grpc = await startGrpcServer(
-    opts.listenAddr,
-    [{ name: "aps.council.v1.CouncilService", definition: council.CouncilServiceService, implementation }],
-    deps.log,
-    // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
-    { probe: readinessProbe(deps.db) },
-  );
-  const agenda = await consumeAgenda(deps.bus, repo, identity);
-  const scheduler = new DeadlineScheduler(repo, opts.tickMs, deps.log);
-  relay.start();
-  scheduler.start();
-  return {
-    port: grpc.port,
-    repo,
-    local: grpc.local(council.CouncilServiceDefinition, implementation),
-    stop: async () => {
-      await scheduler.stop();
-      await agenda.stop();
-      await grpc.shutdown();
-      await relay.stop();
-      identity.close();
-      forum.close();
-      await deps.db.close();
+  return startService(deps, {
+    migrationsDir: MIGRATIONS_DIR,
+    listenAddr: opts.listenAddr,
+    service: { grpc: council.CouncilServiceService, generic: council.CouncilServiceDefinition },
+    repository: (wake) => new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, wake),
+    handlers: (repo) => councilHandlers(repo, identity, forum, deps.log),
+    background: async (repo) => {
+      const agenda = await consumeAgenda(deps.bus, repo, identity);
+      const scheduler = new DeadlineScheduler(repo, opts.tickMs, deps.log);
+      scheduler.start();
+      return [agenda, scheduler];
     },
-  };
+    closeAfterDrain: [identity, forum],
+  });
 }

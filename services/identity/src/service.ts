@@ -1,11 +1,7 @@
 import { fileURLToPath } from "node:url";
 import {
   ForumClient,
-  migrate,
-  OutboxRelay,
-  PLATFORM_MIGRATIONS_DIR,
-  readinessProbe,
-  startGrpcServer,
+  startService,
   systemClock,
   type Clock,
   type LocalEndpoint,
@@ -44,36 +40,15 @@ export interface IdentityHandle {
  * closes the database (the bus is the caller's).
  */
 export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
-  await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], deps.log);
-  const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
-  const repo = new IdentityRepository(deps.db.pool, opts.clock ?? systemClock, opts.joinsPerSourcePerDay, () =>
-    relay.notify(),
-  );
-  const implementation = identityHandlers(
-    repo,
-    new IdempotencyStore(deps.db.pool, opts.clock ?? systemClock),
-    deps.log,
-  );
-  const grpc = await startGrpcServer(
-    opts.listenAddr,
-    [{ name: "aps.identity.v1.IdentityService", definition: identity.IdentityServiceService, implementation }],
-    deps.log,
-    // Readiness: NOT_SERVING while the service's PostgreSQL does not answer (docs/adr/0075).
-    { probe: readinessProbe(deps.db) },
-  );
-  const forum = new ForumClient(opts.forumAddr);
-  const sagacity = await consumeCaseClosed(deps.bus, deps.db.pool, forum);
-  relay.start();
-  return {
-    port: grpc.port,
-    repo,
-    local: grpc.local(identity.IdentityServiceDefinition, implementation),
-    stop: async () => {
-      await sagacity.stop();
-      forum.close();
-      await grpc.shutdown();
-      await relay.stop();
-      await deps.db.close();
-    },
-  };
+  const clock = opts.clock ?? systemClock;
+  const forumClient = new ForumClient(opts.forumAddr);
+  return startService(deps, {
+    migrationsDir: MIGRATIONS_DIR,
+    listenAddr: opts.listenAddr,
+    service: { grpc: identity.IdentityServiceService, generic: identity.IdentityServiceDefinition },
+    repository: (wake) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake),
+    handlers: (repo) => identityHandlers(repo, new IdempotencyStore(deps.db.pool, clock), deps.log),
+    background: async () => [await consumeCaseClosed(deps.bus, deps.db.pool, forumClient)],
+    closeAfterDrain: [forumClient],
+  });
 }
