@@ -15,3 +15,15 @@ export class OffsetClock {
     this.offsetMs += ms;
   }
 }
+
+/**
+ * A clock that stands still at `at` until the test sets it (`clock.at = …`): for rules that depend
+ * on exact instants (UTC day boundaries, deadlines, heat). Implements @aps/platform's Clock.
+ */
+export class SetClock {
+  constructor(public at: Date) {}
+
+  now(): Date {
+    return this.at;
+  }
+}

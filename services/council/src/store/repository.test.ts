@@ -1,15 +1,7 @@
 import { fileURLToPath } from "node:url";
-import {
-  ApsError,
-  createLogger,
-  migrate,
-  openDatabase,
-  PLATFORM_MIGRATIONS_DIR,
-  type Clock,
-  type Database,
-} from "@aps/platform";
+import { ApsError, createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
 import { events } from "@aps/proto";
-import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { CouncilRepository } from "./repository.js";
 
 /**
@@ -25,14 +17,6 @@ const log = createLogger("council-repository-test", "silent");
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 const pgUp = await hasPostgres();
 if (!pgUp) console.warn("!! council repository.test.ts: NO POSTGRESQL — the council repository suite is SKIPPED");
-
-/** A clock the test moves (deadlines). */
-class SetClock implements Clock {
-  constructor(public at: Date) {}
-  now(): Date {
-    return this.at;
-  }
-}
 
 const DEADLINE_MS = 7 * 86_400_000;
 

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
-import { createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Clock, type Database } from "@aps/platform";
+import { createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
 import { events } from "@aps/proto";
-import { createTestDatabase, hasPostgres, seededRandom } from "@aps/testkit";
+import { createTestDatabase, hasPostgres, seededRandom, SetClock } from "@aps/testkit";
 import { ForumRepository, type ForumLimits } from "./repository.js";
 
 /**
@@ -34,14 +34,6 @@ const postgres: Backend = {
     };
   },
 };
-
-/** A clock the test sets (post creation instants decide the heat). */
-class SetClock implements Clock {
-  constructor(public at: Date) {}
-  now(): Date {
-    return this.at;
-  }
-}
 
 const DAY_MS = 86_400_000;
 

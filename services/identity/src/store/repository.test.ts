@@ -7,11 +7,10 @@ import {
   openDatabase,
   PLATFORM_MIGRATIONS_DIR,
   withTransaction,
-  type Clock,
   type Database,
 } from "@aps/platform";
 import { events } from "@aps/proto";
-import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { awardInTx } from "../events/sagacity.js";
 import { IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS, IdempotencyStore } from "./idempotency.js";
 import { IdentityRepository } from "./repository.js";
@@ -27,13 +26,6 @@ const log = createLogger("identity-repository-test", "silent");
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 const pgUp = await hasPostgres();
 if (!pgUp) console.warn("!! identity repository.test.ts: NO POSTGRESQL — the identity repository suite is SKIPPED");
-
-class SetClock implements Clock {
-  constructor(public at: Date) {}
-  now(): Date {
-    return this.at;
-  }
-}
 
 const code = async (p: Promise<unknown>) =>
   p.then(
