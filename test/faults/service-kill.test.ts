@@ -183,6 +183,34 @@ const AUTH_TTL_MS = 1_000;
   );
 
   it(
+    "keeps the gateway ready (degraded) while an optional service is dead: only its routes answer 503",
+    async () => {
+      const root = topo.baseUrl.replace(/\/v1$/, "");
+      await topo.children.knowledge.kill("SIGKILL");
+      // readiness is computed at most once a second (docs/adr/0111): wait for the next answer
+      const degradedMs = await eventually(async () => {
+        const r = await fetch(`${root}/readyz`);
+        expect({ status: r.status, body: await r.json() }).toMatchObject({
+          status: 200,
+          body: { status: "degraded", dependencies: { identity: true, forum: true, council: true, knowledge: false } },
+        });
+      }, 10_000);
+      const search = await req("GET", `/knowledge/search?q=${word}`);
+      expect({ status: search.status, code: search.body?.code }).toEqual({ status: 503, code: "upstream_unavailable" });
+      expect(ok(await req("GET", "/posts?limit=5"), 200, "list while search is down").items.length).toBeGreaterThan(0);
+      await topo.children.knowledge.start();
+      const readyMs = await eventually(async () => {
+        const r = await fetch(`${root}/readyz`);
+        expect({ status: r.status, body: await r.json() }).toMatchObject({ status: 200, body: { status: "ready" } });
+      }, 30_000);
+      console.log(
+        `[faults/kill] knowledge SIGKILLed: /readyz 200 "degraded" after ${degradedMs} ms, search 503, lists 200; "ready" ${readyMs} ms after its restart`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
     "stops every process gracefully on SIGTERM (gateway first), each exiting 0",
     async () => {
       const codes: Record<string, number | null> = {};

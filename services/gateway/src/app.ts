@@ -22,6 +22,7 @@ import type { SkillDoc } from "./skill.js";
 import { AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { webRoutes } from "./web/routes.js";
+import { ReadinessCheck } from "./http/readiness.js";
 
 /** Everything the HTTP app talks to. */
 export interface AppDeps {
@@ -78,20 +79,16 @@ export function createApp(deps: AppDeps): Express {
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
-  // Ready = every backing service answers its gRPC health check SERVING (reachable, not
-  // draining, and its PostgreSQL up — services probe it every second; docs/adr/0075).
+  // Ready = every required service answers its gRPC health check SERVING (reachable, not
+  // draining, its PostgreSQL up; docs/adr/0075). Search and translation are optional: reported,
+  // "degraded" while down, but their routes answer 503 themselves (docs/adr/0111).
+  const readiness = new ReadinessCheck(
+    { identity: deps.identity, forum: deps.forum, council: deps.council },
+    { knowledge: deps.knowledge, translation: deps.translation },
+  );
   app.get("/readyz", async (_req, res) => {
-    const [identity, forum, council, knowledge, translation] = await Promise.all([
-      deps.identity.ready(1_000),
-      deps.forum.ready(1_000),
-      deps.council.ready(1_000),
-      deps.knowledge ? deps.knowledge.ready(1_000) : Promise.resolve(true),
-      deps.translation ? deps.translation.ready(1_000) : Promise.resolve(true),
-    ]);
-    const ok = identity && forum && council && knowledge && translation;
-    res
-      .status(ok ? 200 : 503)
-      .json({ status: ok ? "ready" : "not_ready", dependencies: { identity, forum, council, knowledge, translation } });
+    const r = await readiness.get();
+    res.status(r.status === "not_ready" ? 503 : 200).json(r);
   });
 
   const v1 = express.Router();

@@ -1,0 +1,59 @@
+/** One dependency the gateway checks for readiness: its gRPC health check within `ms`. */
+export interface ReadinessProbe {
+  ready(ms: number): Promise<boolean>;
+}
+
+/** What `/readyz` reports (docs/adr/0111-readiness-required-and-optional.md). */
+export interface Readiness {
+  /** `ready`: everything answers; `degraded`: a required part is fine but an optional one is not; `not_ready`: a required part is down. */
+  status: "ready" | "degraded" | "not_ready";
+  /** Each dependency by name: true when its health check answered SERVING within 1 s. */
+  dependencies: Record<string, boolean>;
+  /** The optional dependencies: their routes answer 503 while down, the rest of the API serves. */
+  optional: string[];
+}
+
+/**
+ * The gateway's readiness (docs/adr/0111): ready for traffic when every *required* service
+ * answers its gRPC health check SERVING (identity, forum, council: nothing else works without
+ * them); the *optional* ones (search, translation) are reported but do not take the gateway out of
+ * the load balancer, because their own routes already degrade to a 503 problem. The answer is
+ * computed at most once per `maxAgeMs` (default 1 000 ms) and shared by concurrent requests, so
+ * outside traffic on `/readyz` costs at most one health check per service per second.
+ */
+export class ReadinessCheck {
+  private last: { at: number; value: Readiness } | undefined;
+  private inFlight: Promise<Readiness> | undefined;
+
+  constructor(
+    private readonly required: Record<string, ReadinessProbe>,
+    private readonly optional: Record<string, ReadinessProbe | undefined>,
+    private readonly maxAgeMs = 1_000,
+    private readonly timeoutMs = 1_000,
+  ) {}
+
+  /** The current readiness: cached when younger than `maxAgeMs`, else checked (once for all callers). */
+  async get(): Promise<Readiness> {
+    if (this.last && Date.now() - this.last.at < this.maxAgeMs) return this.last.value;
+    this.inFlight ??= this.check().finally(() => (this.inFlight = undefined));
+    return this.inFlight;
+  }
+
+  private async check(): Promise<Readiness> {
+    const ask = async ([name, p]: [string, ReadinessProbe | undefined]) =>
+      [name, p ? await p.ready(this.timeoutMs).catch(() => false) : true] as const;
+    const [req, opt] = await Promise.all([
+      Promise.all(Object.entries(this.required).map(ask)),
+      Promise.all(Object.entries(this.optional).map(ask)),
+    ]);
+    const requiredOk = req.every(([, ok]) => ok);
+    const optionalOk = opt.every(([, ok]) => ok);
+    const value: Readiness = {
+      status: !requiredOk ? "not_ready" : optionalOk ? "ready" : "degraded",
+      dependencies: Object.fromEntries([...req, ...opt]),
+      optional: Object.keys(this.optional),
+    };
+    this.last = { at: Date.now(), value };
+    return value;
+  }
+}
