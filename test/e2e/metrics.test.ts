@@ -1,4 +1,4 @@
-import { httpClient } from "@aps/testkit";
+import { freePort, httpClient } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -108,5 +108,25 @@ describe.each(modes)("metrics (%s)", (mode) => {
     const text = await scrape();
     expect(text).toMatch(/^# TYPE aps_search_duration_seconds histogram$/m);
     expect(sample(text, "aps_search_duration_seconds_count", labels)).toBe(before + 2);
+  });
+});
+
+describe.each(modes.filter((m) => m === "embedded"))("metrics on a separate port (%s, METRICS_PORT)", (mode) => {
+  let sys: System;
+  let metricsPort: number;
+  beforeAll(async () => {
+    metricsPort = await freePort();
+    sys = await startSystem(mode, { env: { METRICS_PORT: String(metricsPort) } });
+  });
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  it("serves /metrics on METRICS_PORT only: the public port (and so the Ingress) answers 404", async () => {
+    const onPublic = await fetch(sys.baseUrl.replace(/\/v1$/, "") + "/metrics");
+    expect(onPublic.status).toBe(404);
+    const onMetrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(onMetrics.status).toBe(200);
+    expect(await onMetrics.text()).toMatch(/^# TYPE aps_http_requests_total counter$/m);
   });
 });

@@ -538,7 +538,12 @@ function checkGolden(name: string, rendered: string) {
         // the gateway keeps the shared rate-limit counters in its schema (ADR 0070)
         expect(envOf(gw).DATABASE_URL).toBeDefined();
         expect(envOf(gw).MEILISEARCH_URL).toBeUndefined();
-        expect(gw.spec.template.metadata.annotations["prometheus.io/port"]).toBe("8080");
+        // the gateway's /metrics on the metrics port, never on the public one behind the Ingress (docs/adr/0112)
+        expect(gw.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9464");
+        expect(envOf(gw).METRICS_PORT.value).toBe("9464");
+        expect(container(gw).ports).toEqual(
+          expect.arrayContaining([{ name: "metrics", containerPort: 9464, protocol: "TCP" }]),
+        );
         expect(envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.key).toBe("APS_ADMIN_TOKEN");
         expect(envOf(gw).TRANSLATION_GRPC_ADDR.value).toBe("aps-translation:50055");
         // The translation engine's API keys come from the Secret (optional), only to that service.
@@ -560,6 +565,7 @@ function checkGolden(name: string, rendered: string) {
         expect(deny.spec.egress).toBeUndefined();
         const gwPolicy = find(ms, "NetworkPolicy", "aps-gateway");
         expect(gwPolicy.spec.ingress.some((r: any) => r.ports.some((pt: any) => pt.port === 8080))).toBe(true);
+        expect(gwPolicy.spec.ingress.at(-1).ports).toEqual([{ port: 9464, protocol: "TCP" }]);
         const gwEgressPorts = gwPolicy.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
         expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053, 50054, 50055]));
         expect(gwEgressPorts).toContain(5432); // the gateway owns the schema of the rate-limit counters

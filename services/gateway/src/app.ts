@@ -37,6 +37,8 @@ export interface AppDeps {
   log: Logger;
   /** Enables /v1/admin/* when set. */
   adminToken?: string | undefined;
+  /** Serve `GET /metrics` on the API's port (default true); false when a separate METRICS_PORT serves it. */
+  metricsOnApiPort?: boolean;
   /** The event bus's dead-letter queue (`/v1/admin/events/dlq`, docs/adr/0100); 503 without it. */
   deadLetters?: DeadLetterQueue | undefined;
   /** Proxies whose X-Forwarded-For is trusted (express "trust proxy" list); none by default. */
@@ -74,7 +76,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(hardening);
   app.use(standardHeaders);
   app.use(rateLimit(rateLimiter, auth, deps.log));
-  app.get("/metrics", metricsEndpoint);
+  // Beside the API only without a separate metrics port (METRICS_PORT, docs/adr/0112).
+  if (deps.metricsOnApiPort !== false) app.get("/metrics", metricsEndpoint);
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

@@ -9,6 +9,12 @@ export const gatewayEnvSchema = z.object({
   /** HTTP port (docs/architecture.md §3, default 8080; 0 = any free port). */
   PORT: intVar(8080, 0),
   HOST: z.string().default("0.0.0.0"),
+  /**
+   * Port of a separate `GET /metrics` listener (docs/adr/0112). 0 (default) = /metrics is served
+   * on PORT with the API, as a single process wants it; the chart sets it, so the public port and
+   * the Ingress never expose the metrics.
+   */
+  METRICS_PORT: intVar(0, 0),
   IDENTITY_GRPC_ADDR: grpcAddr(defaultGrpcAddr("identity")),
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   COUNCIL_GRPC_ADDR: grpcAddr(defaultGrpcAddr("council")),

@@ -5,6 +5,7 @@ import {
   JetStreamBus,
   migrate,
   openDatabase,
+  startMetricsServer,
   type Database,
   type EventBus,
   type LocalEndpoint,
@@ -42,6 +43,8 @@ export interface GatewayHandle {
   /** `http://<host>:<port>/v1`, printed at start. */
   baseUrl: string;
   port: number;
+  /** Port of the separate `/metrics` listener (METRICS_PORT), undefined when /metrics is on `port`. */
+  metricsPort: number | undefined;
   /**
    * Graceful stop (SIGTERM): stops accepting connections, answers the requests in flight (and
    * any arriving on open keep-alive connections, with `Connection: close`) for up to 10 s, then
@@ -133,6 +136,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     authCache,
     readCache,
     adminToken: cfg.APS_ADMIN_TOKEN,
+    metricsOnApiPort: cfg.METRICS_PORT === 0,
     deadLetters: bus?.deadLetters,
     trustedProxies:
       cfg.TRUSTED_PROXIES?.split(",")
@@ -166,10 +170,13 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
   const port = (server.address() as AddressInfo).port;
+  // A separate metrics listener keeps /metrics off the public port (docs/adr/0112).
+  const metrics = await startMetricsServer(cfg.METRICS_PORT, log, cfg.HOST);
   const baseUrl = `${cfg.PUBLIC_BASE_URL ?? `http://localhost:${port}`}/v1`;
   return {
     baseUrl,
     port,
+    metricsPort: metrics?.port,
     stop: async () => {
       draining = true;
       await new Promise<void>((resolve) => {
@@ -183,6 +190,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
         });
         server.closeIdleConnections();
       });
+      await metrics?.stop();
       await invalidation?.stop();
       await ownBus?.close();
       identity.close();
