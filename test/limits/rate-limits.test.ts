@@ -132,6 +132,24 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     expect(parseRateHeaders(other)).toMatchObject({ policy: "anon", r: ANON - 1 });
   });
 
+  it("anonymous IPv6 callers are counted per /64: a fresh address in the same /64 shares the budget, another /64 does not (docs/adr/0113)", async () => {
+    const net = `2001:db8:${++ipSeq}:1`;
+    for (let i = 0; i < ANON; i++) {
+      const r = await req("GET", "/skill-version", {
+        headers: { "x-forwarded-for": `${net}::${(i + 1).toString(16)}` },
+      });
+      expect({ i, status: r.status }).toEqual({ i, status: 200 });
+    }
+    expectRateLimited(
+      await req("GET", "/skill-version", { headers: { "x-forwarded-for": `${net}:ffff:ffff:ffff:ffff` } }),
+      "anon",
+    );
+    const elsewhere = await req("GET", "/skill-version", {
+      headers: { "x-forwarded-for": `2001:db8:${++ipSeq}:1::1` },
+    });
+    expect(elsewhere.status).toBe(200);
+  });
+
   it("keyed: counted per key across every route and answer; the N+1th request is 429; unknown keys count against the IP, not a fresh key budget", async () => {
     const ip = newIp();
     const a = await joinAgent(ip, "keyed-limit");

@@ -541,6 +541,10 @@ function checkGolden(name: string, rendered: string) {
         // the gateway's /metrics on the metrics port, never on the public one behind the Ingress (docs/adr/0112)
         expect(gw.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9464");
         expect(envOf(gw).METRICS_PORT.value).toBe("9464");
+        // X-Forwarded-For honoured from the private ranges an in-cluster ingress controller lives in (docs/adr/0113)
+        expect(envOf(gw).TRUSTED_PROXIES.value).toBe(
+          golden === "default.yaml" ? "loopback, uniquelocal" : "10.0.0.0/8",
+        );
         expect(container(gw).ports).toEqual(
           expect.arrayContaining([{ name: "metrics", containerPort: 9464, protocol: "TCP" }]),
         );

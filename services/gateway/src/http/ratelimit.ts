@@ -10,6 +10,7 @@ import { ApsError, rateLimitStoreFailures, type Database, type Logger } from "@a
 import { AUTH_RESULT, bearer } from "./auth.js";
 import type { KeyResolver } from "../cache/auth-cache.js";
 import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
+import { clientSource } from "./client-source.js";
 
 /** Length of every per-minute window, seconds (docs/architecture.md §4 "…_PER_MINUTE"). */
 export const RATE_WINDOW_SECONDS = 60;
@@ -310,7 +311,7 @@ export function rateLimit(limiter: RequestRateLimiter, identity: KeyResolver, lo
  * `res.locals[AUTH_RESULT]` for `authenticate`, and returns the partition to count against.
  */
 async function partitionOf(req: Request, res: Response, identity: KeyResolver): Promise<RatePartition> {
-  const anon: RatePartition = { policy: "anon", partition: req.ip ?? req.socket.remoteAddress ?? "unknown" };
+  const anon: RatePartition = { policy: "anon", partition: clientSource(req.ip ?? req.socket.remoteAddress) };
   let key: string | undefined;
   try {
     key = bearer(req);

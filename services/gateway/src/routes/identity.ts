@@ -6,6 +6,7 @@ import { bearer, requireCaller } from "../http/auth.js";
 import { renderAgent, renderListedPost } from "../http/render.js";
 import { pathId, storable, validate } from "../http/validate.js";
 import type { AuthCache } from "../cache/auth-cache.js";
+import { clientSource } from "../http/client-source.js";
 
 const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault),
@@ -35,7 +36,7 @@ export function identityRoutes(
 ): Router {
   r.post("/join", async (req, res) => {
     const body = validate(joinBody, req.body, "body");
-    const out = await identity.join({ name: body.name, url: body.url ?? "", source: req.ip ?? "unknown" });
+    const out = await identity.join({ name: body.name, url: body.url ?? "", source: clientSource(req.ip) });
     res.status(201).json({ ok: true, ...renderAgent(out.agent!), apiKey: out.apiKey });
   });
   // The profile as identity holds it now (Sagacity and seats exact), not the cached authentication.
