@@ -110,6 +110,10 @@ describe.each(modes)("tracing (%s)", (mode) => {
           undefined
         );
       });
+      // The producer span ends after its consumers (see the ballot test below): wait for it too.
+      await waitFor(() =>
+        inTrace().find((s) => s.kind === SpanKind.PRODUCER && s.name.endsWith("forum.post_on_agenda publish")),
+      );
       const spans = inTrace();
       const byId = new Map(spans.map((s) => [idOf(s), s]));
       const ancestors = (s: ReadableSpan): ReadableSpan[] => {
@@ -223,6 +227,11 @@ describe.each(modes)("tracing (%s)", (mode) => {
       await waitFor(
         () =>
           inTrace().some((s) => scope(s).endsWith("instrumentation-pg") && parentOf(s) === idOf(consumer)) || undefined,
+      );
+      // The in-process bus resolves a publish once its consumers have handled the event, so the
+      // producer span ends after the consumer span: wait for it as well (a race under load).
+      await waitFor(() =>
+        inTrace().find((s) => s.kind === SpanKind.PRODUCER && s.name.endsWith("council.case_closed publish")),
       );
       const spans = inTrace();
       const byId = new Map(spans.map((s) => [idOf(s), s]));
