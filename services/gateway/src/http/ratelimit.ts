@@ -311,21 +311,22 @@ export function rateLimit(limiter: RequestRateLimiter, identity: KeyResolver, lo
  * `res.locals[AUTH_RESULT]` for `authenticate`, and returns the partition to count against.
  */
 async function partitionOf(req: Request, res: Response, identity: KeyResolver): Promise<RatePartition> {
-  const anon: RatePartition = { policy: "anon", partition: clientSource(req.ip ?? req.socket.remoteAddress) };
+  // computed only for anonymous callers (keyed ones are counted per agent)
+  const anon = (): RatePartition => ({ policy: "anon", partition: clientSource(req.ip ?? req.socket.remoteAddress) });
   let key: string | undefined;
   try {
     key = bearer(req);
   } catch {
-    return anon;
+    return anon();
   }
   // Only API-key-shaped tokens go to the identity service (an admin token is never sent there).
-  if (key === undefined || !key.startsWith(API_KEY_PREFIX)) return anon;
+  if (key === undefined || !key.startsWith(API_KEY_PREFIX)) return anon();
   try {
     const agent = await identity.authenticate(key);
     res.locals[AUTH_RESULT] = { agent };
     return { policy: "keyed", partition: agent.agentId };
   } catch (error) {
     res.locals[AUTH_RESULT] = { error };
-    return anon;
+    return anon();
   }
 }
