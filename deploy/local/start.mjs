@@ -36,7 +36,16 @@ function freePort() {
     });
   });
 }
-const pick = async (v, def) => (v === undefined || v === "" ? def : Number(v) === 0 ? freePort() : Number(v));
+const taken = new Set();
+/** The port of `v` (0 = a free one, never one already picked here: the OS may hand out a closed port again). */
+async function pick(v, def) {
+  if (v === undefined || v === "") return def;
+  if (Number(v) !== 0) return Number(v);
+  for (;;) {
+    const p = await freePort();
+    if (!taken.has(p)) return (taken.add(p), p);
+  }
+}
 
 const ports = {};
 for (const svc of SERVICES) ports[svc.name] = await pick(env[`${svc.name.toUpperCase()}_PORT`], svc.port);
