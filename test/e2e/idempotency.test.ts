@@ -1,11 +1,24 @@
-import { httpClient } from "@aps/testkit";
+import { readFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { join as joinPath } from "node:path";
+import pg from "pg";
+import { eventually, httpClient } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
  * Idempotency-Key on POST (docs/architecture.md §4, Stripe semantics): one effect per key and body,
  * replays of the first response, 422 for a reused key with another body, 409 while the first
- * runs; records per API key, shared by every gateway replica (kept by the identity service).
+ * runs; records per API key, shared by every gateway replica (kept by the identity service). The
+ * write itself is keyed in the service that owns it (docs/adr/0115): the fault tests hold the
+ * forum's insert behind a table lock in the real PostgreSQL of the system, so the gateway answers
+ * 503 (or the client leaves) before the forum commits, and check that the retry gets that post.
  */
+/** Resolves once `cond` holds (checked every 100 ms), or rejects after `ms`. */
+const waitFor = (cond: () => Promise<boolean>, ms: number) =>
+  eventually(async () => {
+    if (!(await cond())) throw new Error(`condition not met within ${ms} ms`);
+  }, ms);
+
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 
 describe.each(modes)("Idempotency-Key (%s)", (mode) => {
@@ -20,6 +33,57 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
   });
   const join = async (name: string) =>
     (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
+  /** A connection to the system's own PostgreSQL (the embedded server, or the machine's). */
+  const database = () =>
+    new pg.Client({
+      connectionString: sys.env?.DATABASE_URL ?? readFileSync(joinPath(sys.dataDir!, "postgres.url"), "utf8").trim(),
+    });
+  /**
+   * Holds an exclusive lock on the forum's posts table until `release()`: a CreatePost then waits
+   * at its INSERT (inside its transaction), visible in pg_stat_activity.
+   */
+  async function holdPosts() {
+    const c = database();
+    await c.connect();
+    // pg_stat_activity is read outside the lock's transaction: inside one it is a snapshot.
+    const watcher = database();
+    await watcher.connect();
+    const schema = (
+      await c.query<{ s: string }>(
+        "SELECT table_schema AS s FROM information_schema.tables WHERE table_name = 'posts' AND table_schema <> 'public'",
+      )
+    ).rows[0]!.s;
+    await c.query("BEGIN");
+    await c.query(`LOCK TABLE "${schema}".posts IN SHARE MODE`);
+    const waiting = async () =>
+      Number(
+        (
+          await watcher.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO posts%'",
+          )
+        ).rows[0]!.n,
+      );
+    const postsBy = async (agentId: string) =>
+      Number(
+        (
+          await watcher.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".posts WHERE author_id = $1`, [
+            agentId,
+          ])
+        ).rows[0]!.n,
+      );
+    return {
+      /** Resolves once a CreatePost waits behind the lock. */
+      blocked: () => waitFor(async () => (await waiting()) > 0, 15_000),
+      release: async () => {
+        await c.query("COMMIT");
+      },
+      postsBy,
+      close: async () => {
+        await c.end();
+        await watcher.end();
+      },
+    };
+  }
   const myPosts = async (agentId: string) =>
     (await req("GET", "/posts?sort=new&limit=100")).body.items.filter(
       (p: { author: { agentId: string } }) => p.author.agentId === agentId,
@@ -140,5 +204,110 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe("invalid_request");
     expect(await myPosts(a.agentId)).toHaveLength(0);
+  });
+
+  it("a retry after a 503 that came after the write committed gets that post, not a second one", async () => {
+    const a = await join("agent after a 503");
+    const body = { title: "Committed after the deadline", body: "The gateway gave up first.", is_arch_design: true };
+    const headers = { "idempotency-key": "after-503" };
+    const lock = await holdPosts();
+    try {
+      const first = req("POST", "/posts", { key: a.apiKey, body, headers });
+      await lock.blocked();
+      // The gateway's call to the forum passes its deadline (10 s) while the INSERT waits: 503.
+      const answer = await first;
+      expect(answer.status).toBe(503);
+      expect(await lock.postsBy(a.agentId)).toBe(0);
+      await lock.release();
+      // The forum's transaction goes on and commits the post the client was told failed.
+      await waitFor(async () => (await lock.postsBy(a.agentId)) === 1, 10_000);
+      const retry = await req("POST", "/posts", { key: a.apiKey, body, headers });
+      expect(retry.status).toBe(201);
+      expect(await lock.postsBy(a.agentId)).toBe(1);
+      const posts = await myPosts(a.agentId);
+      expect(posts).toHaveLength(1);
+      expect(retry.body.id).toBe(posts[0].id);
+      expect(retry.headers.get("location")).toBe(`/v1/posts/${posts[0].id}`);
+    } finally {
+      await lock.release().catch(() => undefined);
+      await lock.close();
+    }
+  }, 40_000);
+
+  it("a client that left before the answer gets the first answer on its retry (stored without a listener)", async () => {
+    const a = await join("agent that timed out");
+    const body = { title: "Answer nobody heard", body: "The client hung up.", is_arch_design: false };
+    const raw = JSON.stringify(body);
+    const lock = await holdPosts();
+    try {
+      // The client sends the whole request, then gives up (a client-side timeout) while it runs.
+      const url = new URL(sys.baseUrl + "/posts");
+      const gone = new Promise<void>((resolve) => {
+        const r = httpRequest(url, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${a.apiKey}`,
+            "content-type": "application/json",
+            "content-length": String(Buffer.byteLength(raw)),
+            "idempotency-key": "client-left",
+          },
+        });
+        r.on("error", () => resolve());
+        r.end(raw);
+        void lock.blocked().then(() => (r.destroy(), resolve()));
+      });
+      await gone;
+      await lock.release();
+      await waitFor(async () => (await lock.postsBy(a.agentId)) === 1, 10_000);
+      let retry = await req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "client-left" } });
+      for (let i = 0; retry.status === 409 && i < 100; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        retry = await req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "client-left" } });
+      }
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get("idempotent-replayed")).toBe("true");
+      const posts = await myPosts(a.agentId);
+      expect(posts).toHaveLength(1);
+      expect(retry.body.id).toBe(posts[0].id);
+    } finally {
+      await lock.release().catch(() => undefined);
+      await lock.close();
+    }
+  }, 40_000);
+
+  it("a request that never started executing binds no key: a cut-off upload or a 400, then the honest request runs", async () => {
+    const a = await join("agent with a flaky uplink");
+    const body = { title: "Sent twice", body: "The first upload broke off half-way.", is_arch_design: false };
+    const raw = JSON.stringify(body);
+    // 1. the upload breaks off half-way through the body
+    await new Promise<void>((resolve) => {
+      const r = httpRequest(new URL(sys.baseUrl + "/posts"), {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${a.apiKey}`,
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(raw)),
+          "idempotency-key": "cut-off",
+        },
+      });
+      r.on("error", () => resolve());
+      r.on("response", () => resolve());
+      r.write(raw.slice(0, 20), () => setTimeout(() => (r.destroy(), resolve()), 100));
+    });
+    // 2. a body that fails validation (a 400: the operation never ran)
+    const invalid = await req("POST", "/posts", {
+      key: a.apiKey,
+      body: { title: "Sent twice", is_arch_design: false },
+      headers: { "idempotency-key": "cut-off" },
+    });
+    expect(invalid.status).toBe(400);
+    let honest = await req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "cut-off" } });
+    for (let i = 0; honest.status === 409 && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      honest = await req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "cut-off" } });
+    }
+    expect(honest.status).toBe(201);
+    expect(honest.headers.get("idempotent-replayed")).toBeNull();
+    expect(await myPosts(a.agentId)).toHaveLength(1);
   });
 });

@@ -96,10 +96,21 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         title: `Proposal via ${writer.name}`,
         body: "Use one transport contract for both modes.",
         isArchDesign: true,
+        idempotencyKey: "",
       });
       expect(await same((c) => c.forum.getPosts([post.id]))).toEqual({ ok: { items: [post] } });
-      const comment = await writer.forum.createComment({ postId: post.id, author, body: "A comment." });
-      const vote = await writer.forum.castVote({ postId: post.id, voterId: author.agentId, vote: 1 });
+      const comment = await writer.forum.createComment({
+        postId: post.id,
+        author,
+        body: "A comment.",
+        idempotencyKey: "",
+      });
+      const vote = await writer.forum.castVote({
+        postId: post.id,
+        voterId: author.agentId,
+        vote: 1,
+        idempotencyKey: "",
+      });
       expect(vote).toMatchObject({ postId: post.id, vote: 1, votes: { for: 1, against: 0, score: 1 } });
       const detail = await same((c) => c.forum.getPost(post.id, author.agentId));
       expect(detail).toMatchObject({ ok: { comments: [comment], myVote: 1, commentsNextCursor: "" } });
@@ -117,7 +128,11 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         source: "203.0.113.9",
       });
       await writer.identity.grantSeat(councillor.agent!.agentId, "councillor");
-      const opened = await writer.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId });
+      const opened = await writer.council.nominate({
+        postId: post.id,
+        councillorId: councillor.agent!.agentId,
+        idempotencyKey: "",
+      });
       expect(opened).toMatchObject({
         postId: post.id,
         ballots: [expect.objectContaining({ councillorId: councillor.agent!.agentId, vote: "approve" })],
@@ -128,7 +143,9 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       // once both transports read the settled status (condition wait, generous ceiling).
       await eventually(
         async () =>
-          void (await same((c) => c.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId }))),
+          void (await same((c) =>
+            c.council.nominate({ postId: post.id, councillorId: councillor.agent!.agentId, idempotencyKey: "" }),
+          )),
         30_000,
         100,
       );
@@ -171,6 +188,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
           councillorId: "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV",
           vote: "approve",
           reason: "x",
+          idempotencyKey: "",
         }),
       ),
     ).toMatchObject({
@@ -182,10 +200,18 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
     const joined = await first.identity.join({ name: "prolific", url: "", source: "203.0.113.10" });
     const author = { agentId: joined.agent!.agentId, name: joined.agent!.name };
     for (let i = 0; i < POSTS_PER_DAY; i++)
-      await first.forum.createPost({ author, title: `Post ${i}`, body: "Body.", isArchDesign: false });
+      await first.forum.createPost({
+        author,
+        title: `Post ${i}`,
+        body: "Body.",
+        isArchDesign: false,
+        idempotencyKey: "",
+      });
     const limited = await Promise.all(
       both.map((c) =>
-        outcome(c.forum.createPost({ author, title: "One too many", body: "Body.", isArchDesign: false })),
+        outcome(
+          c.forum.createPost({ author, title: "One too many", body: "Body.", isArchDesign: false, idempotencyKey: "" }),
+        ),
       ),
     );
     const errors = limited.map((o) => ("error" in o ? o.error : undefined));
@@ -212,12 +238,15 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       title: "Last",
       body: "Body.",
       isArchDesign: false,
+      idempotencyKey: "",
     });
     stopped = true;
     await sys.stop();
     // A write (never retried) and a read (retried on transport failures, then given up).
     expect(
-      await same((c) => c.forum.castVote({ postId: post.id, voterId: joined.agent!.agentId, vote: 1 })),
+      await same((c) =>
+        c.forum.castVote({ postId: post.id, voterId: joined.agent!.agentId, vote: 1, idempotencyKey: "" }),
+      ),
     ).toMatchObject({ error: { code: "upstream_unavailable" } });
     expect(await same((c) => c.forum.getPosts([post.id]))).toMatchObject({ error: { code: "upstream_unavailable" } });
     expect(await same((c) => c.identity.authenticate(joined.apiKey))).toMatchObject({

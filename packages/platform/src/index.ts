@@ -11,6 +11,7 @@ export * from "./errors.js";
 export * from "./db/database.js";
 export * from "./db/migrate.js";
 export * from "./db/paths.js";
+export * from "./db/idempotent-writes.js";
 export * from "./bus/types.js";
 export * from "./bus/memory.js";
 export * from "./bus/jetstream.js";

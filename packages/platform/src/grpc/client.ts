@@ -58,6 +58,12 @@ export async function callRead<Req, Res>(
   }
 }
 
+/** True when `req` is a keyed write: a non-empty `idempotencyKey` field (docs/adr/0115). */
+function hasIdempotencyKey(req: unknown): boolean {
+  const key: unknown = (req as { idempotencyKey?: unknown } | null)?.idempotencyKey;
+  return typeof key === "string" && key !== "";
+}
+
 /** Idempotency levels (google/protobuf/descriptor.proto, MethodOptions) whose methods may run twice. */
 const RETRIABLE_LEVELS = new Set(["NO_SIDE_EFFECTS", "IDEMPOTENT"]);
 
@@ -74,7 +80,9 @@ export function isRetriable(method: { readonly options?: { readonly idempotencyL
  * Calls method `name` of service `def` over `channel` (a generated client or an in-process
  * endpoint) with a deadline (`deadlineMs`, default DEFAULT_DEADLINE_MS). The retry policy comes
  * from the .proto, declared once per method: retried as callRead when isRetriable, never retried
- * (callUnary) otherwise. Rejects with ApsError like both.
+ * (callUnary) otherwise — except a write that carries an `idempotencyKey`: its service runs it
+ * at most once per key and replays the first outcome (docs/adr/0115), so it is retried like a
+ * read. Rejects with ApsError like both.
  */
 export function callMethod<D extends ServiceDefinitionLike, K extends keyof D["methods"] & string>(
   channel: Channel<D>,
@@ -86,7 +94,7 @@ export function callMethod<D extends ServiceDefinitionLike, K extends keyof D["m
   const method = channel[name] as UnaryMethod<RequestOf<D["methods"][K]>, ResponseOf<D["methods"][K]>>;
   const definition = def.methods[name];
   if (!definition) throw new Error(`${def.fullName} has no method ${name}`);
-  return isRetriable(definition)
+  return isRetriable(definition) || hasIdempotencyKey(req)
     ? callRead(channel, method, req, deadlineMs)
     : callUnary(channel, method, req, deadlineMs);
 }

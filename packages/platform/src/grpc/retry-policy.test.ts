@@ -56,8 +56,26 @@ describe("retry policy from the proto", () => {
   it("never sends a write twice: CastVote fails with the first transport failure", async () => {
     const { calls, channel } = flaky(1);
     await expect(
-      callMethod(channel as never, forum.ForumServiceDefinition, "castVote", { postId: "p_1", voterId: "a", vote: 1 }),
+      callMethod(channel as never, forum.ForumServiceDefinition, "castVote", {
+        postId: "p_1",
+        voterId: "a",
+        vote: 1,
+        idempotencyKey: "",
+      }),
     ).rejects.toMatchObject({ code: "upstream_unavailable" });
     expect(calls.n).toBe(1);
+  });
+
+  it("retries a write that carries an Idempotency-Key (its service runs it once per key, docs/adr/0115)", async () => {
+    const { calls, channel } = flaky(1);
+    await expect(
+      callMethod(channel as never, forum.ForumServiceDefinition, "castVote", {
+        postId: "p_1",
+        voterId: "a",
+        vote: 1,
+        idempotencyKey: "vote-1",
+      }),
+    ).resolves.toEqual({ ok: true });
+    expect(calls.n).toBe(2);
   });
 });

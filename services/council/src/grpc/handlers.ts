@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   ApsError,
+  idempotencyScope,
   parseRequest,
   LIMITS,
   text,
@@ -9,10 +10,12 @@ import {
   type IdentityClient,
   type Logger,
 } from "@aps/platform";
-import type { council } from "@aps/proto";
+import { council } from "@aps/proto";
 import type { CouncilRepository } from "../store/repository.js";
 
 const id = z.string().min(1).max(64);
+/** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/adr/0115). */
+const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
 const ballot = z.object({
   postId: id,
   councillorId: id,
@@ -57,18 +60,31 @@ export function councilHandlers(
     if (!post.isArchDesign) throw new ApsError("invalid_state", "free-discussion posts have no Council lifecycle");
     return post;
   }
+  /**
+   * The scope of a keyed Council write and, when the key was used before, the case as that first
+   * call left it: checked before the seat and state checks, which the first call may have made
+   * false (a nominated post is no longer open; docs/adr/0115).
+   */
+  async function keyed(agentId: string, key: string, operation: string, request: unknown) {
+    const idem = idempotencyScope(agentId, parseRequest(idempotencyKey, key), operation, request);
+    return { idem, first: await repo.idempotent.replay(idem, council.Case) };
+  }
   return {
     nominate: unary(log, async (req: council.NominateRequest) => {
       const r = parseRequest(z.object({ postId: id, councillorId: id }), req);
+      const { idem, first } = await keyed(r.councillorId, req.idempotencyKey, "council.Nominate", r);
+      if (first) return first;
       await requireSeat(r.councillorId, "councillor");
       const post = await requirePost(r.postId);
       if (post.status !== "open")
         throw new ApsError("invalid_state", `only open proposals can be nominated; this one is ${post.status}`);
       const seats = await identity.countSeats("councillor");
-      return repo.nominate(r.postId, post.author?.agentId ?? "", r.councillorId, seats);
+      return repo.nominate(r.postId, post.author?.agentId ?? "", r.councillorId, seats, idem);
     }),
     castBallot: unary(log, async (req: council.CastBallotRequest) => {
       const r = parseRequest(ballot, req);
+      const { idem, first } = await keyed(r.councillorId, req.idempotencyKey, "council.CastBallot", r);
+      if (first) return first;
       await requireSeat(r.councillorId, "councillor");
       if (!(await repo.find(r.postId))) {
         const post = await requirePost(r.postId);
@@ -79,25 +95,29 @@ export function councilHandlers(
           );
         await repo.ensureAgendaCase(r.postId, post.author?.agentId ?? "", await identity.countSeats("councillor"));
       }
-      return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason, () => identity.countSeats("councillor"));
+      return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason, () => identity.countSeats("councillor"), idem);
     }),
     recordHandoff: unary(log, async (req: council.RecordHandoffRequest) => {
       const r = parseRequest(handoff, req);
+      const { idem, first } = await keyed(r.chiefId, req.idempotencyKey, "council.RecordHandoff", r);
+      if (first) return first;
       await requireSeat(r.chiefId, "chief");
       if (!(await repo.find(r.postId)))
         await requirePost(r.postId).then(() => {
           throw new ApsError("invalid_state", "hand-off needs an adopted proposal");
         });
-      return repo.recordHandoff(r.postId, r.chiefId, r.implementation, r.executor);
+      return repo.recordHandoff(r.postId, r.chiefId, r.implementation, r.executor, idem);
     }),
     complete: unary(log, async (req: council.CompleteRequest) => {
       const r = parseRequest(z.object({ postId: id, chiefId: id }), req);
+      const { idem, first } = await keyed(r.chiefId, req.idempotencyKey, "council.Complete", r);
+      if (first) return first;
       await requireSeat(r.chiefId, "chief");
       if (!(await repo.find(r.postId)))
         await requirePost(r.postId).then(() => {
           throw new ApsError("invalid_state", "completion needs a proposal being implemented");
         });
-      return repo.complete(r.postId, r.chiefId);
+      return repo.complete(r.postId, r.chiefId, idem);
     }),
     getCase: unary(log, async (req: council.GetCaseRequest) => {
       const c = await repo.find(parseRequest(id, req.postId));

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { ApsError, createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
-import { events } from "@aps/proto";
+import { council, events } from "@aps/proto";
 import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { CouncilRepository } from "./repository.js";
 
@@ -158,6 +158,39 @@ const DEADLINE_MS = 7 * 86_400_000;
       ["implementing", "ext_chief"],
       ["completed", "ext_chief"],
     ]);
+    expect((await outbox(id)).map(([s]) => s)).toEqual([
+      "council.case_opened",
+      "council.ballot_cast",
+      "council.case_closed",
+      "council.handoff_recorded",
+      "council.implementation_completed",
+    ]);
+  });
+
+  it("keyed writes (Idempotency-Key, docs/adr/0115): a retried hand-off returns the first case, not a 409, and records one step", async () => {
+    const id = post();
+    const scope = (key: string, operation: string) => ({
+      agentId: "ext_chief",
+      key,
+      operation,
+      request: { postId: id },
+    });
+    await repo.nominate(id, "ext_author", "ext_c1", 1, scope("nominate-1", "council.Nominate"));
+    const again = await repo.nominate(id, "ext_author", "ext_c1", 1, scope("nominate-1", "council.Nominate"));
+    expect(again.status).toBe("adopted");
+    const h = await repo.recordHandoff(id, "ext_chief", "task", "team-x", scope("handoff-1", "council.RecordHandoff"));
+    await repo.complete(id, "ext_chief");
+    // after completion, the retry of the hand-off answers what the hand-off answered
+    const retry = await repo.recordHandoff(
+      id,
+      "ext_chief",
+      "task",
+      "team-x",
+      scope("handoff-1", "council.RecordHandoff"),
+    );
+    expect(retry).toEqual(h);
+    expect(retry.status).toBe("implementing");
+    expect(await repo.idempotent.replay(scope("handoff-1", "council.RecordHandoff"), council.Case)).toEqual(h);
     expect((await outbox(id)).map(([s]) => s)).toEqual([
       "council.case_opened",
       "council.ballot_cast",

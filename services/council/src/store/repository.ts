@@ -4,13 +4,15 @@ import {
   decodeTupleCursor,
   encodeTupleCursor,
   EventOutbox,
+  IdempotentWrites,
   PG_TIMESTAMPTZ_TEXT,
   processOnce,
   withTransaction,
   type Clock,
+  type IdempotencyScope,
   type Tx,
 } from "@aps/platform";
-import type { council } from "@aps/proto";
+import { council } from "@aps/proto";
 import { deadlineOutcome, decisiveOutcome, type Outcome } from "../rules.js";
 
 interface CaseRow {
@@ -30,6 +32,9 @@ interface CaseRow {
   handoff_by: string | null;
 }
 
+/** A pool or a transaction's client: where a read runs. */
+type Queryable = Pick<pg.Pool, "query">;
+
 /** Statuses in which ballots are accepted (docs/architecture.md §5). */
 const OPEN_STATUSES = ["agenda", "review"];
 
@@ -41,6 +46,8 @@ const OPEN_STATUSES = ["agenda", "review"];
 export class CouncilRepository {
   /** Writes this service's events to its outbox (docs/adr/0107). */
   private readonly outbox: EventOutbox;
+  /** Outcomes of keyed writes, stored with the write (docs/adr/0115). */
+  readonly idempotent: IdempotentWrites;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -51,6 +58,7 @@ export class CouncilRepository {
     wake: () => void = () => undefined,
   ) {
     this.outbox = new EventOutbox(wake);
+    this.idempotent = new IdempotentWrites(pool, clock);
   }
 
   /**
@@ -109,11 +117,18 @@ export class CouncilRepository {
   /**
    * Nomination: opens a `review` case and casts the nominator's approve ballot (seed: "The
    * nominator's Council vote in favour is cast automatically"); may close the case at once.
-   * Throws `invalid_state` when a case already exists.
+   * Throws `invalid_state` when a case already exists. With a keyed `idem` scope, a retry returns
+   * the case as the first call left it (docs/adr/0115), as do the other Council writes.
    */
-  async nominate(postId: string, authorId: string, councillorId: string, seats: number): Promise<council.Case> {
+  async nominate(
+    postId: string,
+    authorId: string,
+    councillorId: string,
+    seats: number,
+    idem?: IdempotencyScope,
+  ): Promise<council.Case> {
     const now = this.clock.now();
-    await withTransaction(this.pool, async (tx) => {
+    return this.idempotent.run(idem, council.Case, async (tx) => {
       const opened = await this.openCase(tx, postId, authorId, "review", councillorId, seats, now);
       if (!opened)
         throw new ApsError(
@@ -129,8 +144,8 @@ export class CouncilRepository {
         now,
         async () => seats,
       );
+      return this.get(postId, tx);
     });
-    return this.get(postId);
   }
 
   /**
@@ -145,10 +160,13 @@ export class CouncilRepository {
     vote: "approve" | "reject",
     reason: string,
     seatedNow: () => Promise<number> = async () => 1,
+    idem?: IdempotencyScope,
   ): Promise<council.Case> {
     const now = this.clock.now();
-    await withTransaction(this.pool, (tx) => this.ballotInTx(tx, postId, councillorId, vote, reason, now, seatedNow));
-    return this.get(postId);
+    return this.idempotent.run(idem, council.Case, async (tx) => {
+      await this.ballotInTx(tx, postId, councillorId, vote, reason, now, seatedNow);
+      return this.get(postId, tx);
+    });
   }
 
   private async ballotInTx(
@@ -259,9 +277,10 @@ export class CouncilRepository {
     chiefId: string,
     implementation: "self" | "task",
     executor: string,
+    idem?: IdempotencyScope,
   ): Promise<council.Case> {
     const now = this.clock.now();
-    await withTransaction(this.pool, async (tx) => {
+    return this.idempotent.run(idem, council.Case, async (tx) => {
       const c = await this.lock(tx, postId);
       if (!c || c.status !== "adopted")
         throw new ApsError(
@@ -280,14 +299,14 @@ export class CouncilRepository {
         executor,
         by: chiefId,
       });
+      return this.get(postId, tx);
     });
-    return this.get(postId);
   }
 
   /** Chief's completion: `implementing` → `completed`. */
-  async complete(postId: string, chiefId: string): Promise<council.Case> {
+  async complete(postId: string, chiefId: string, idem?: IdempotencyScope): Promise<council.Case> {
     const now = this.clock.now();
-    await withTransaction(this.pool, async (tx) => {
+    return this.idempotent.run(idem, council.Case, async (tx) => {
       const c = await this.lock(tx, postId);
       if (!c || c.status !== "implementing")
         throw new ApsError(
@@ -301,20 +320,20 @@ export class CouncilRepository {
         postId,
         by: chiefId,
       });
+      return this.get(postId, tx);
     });
-    return this.get(postId);
   }
 
-  /** The case of `postId`, or undefined. */
-  async find(postId: string): Promise<council.Case | undefined> {
-    const r = await this.pool.query<CaseRow>("SELECT * FROM cases WHERE post_id = $1", [postId]);
+  /** The case of `postId`, or undefined; read through `q` (a transaction sees its own writes). */
+  async find(postId: string, q: Queryable = this.pool): Promise<council.Case | undefined> {
+    const r = await q.query<CaseRow>("SELECT * FROM cases WHERE post_id = $1", [postId]);
     if (!r.rows[0]) return undefined;
-    return (await this.hydrate(r.rows))[0];
+    return (await this.hydrate(r.rows, q))[0];
   }
 
   /** The case of `postId`; throws `not_found`. */
-  async get(postId: string): Promise<council.Case> {
-    const c = await this.find(postId);
+  async get(postId: string, q: Queryable = this.pool): Promise<council.Case> {
+    const c = await this.find(postId, q);
     if (!c) throw new ApsError("not_found", `no Council case for ${postId}`);
     return c;
   }
@@ -336,15 +355,15 @@ export class CouncilRepository {
     };
   }
 
-  private async hydrate(rows: CaseRow[]): Promise<council.Case[]> {
+  private async hydrate(rows: CaseRow[], q: Queryable = this.pool): Promise<council.Case[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.post_id);
     const [b, t] = await Promise.all([
-      this.pool.query<{ post_id: string; councillor_id: string; vote: string; reason: string; cast_at: Date }>(
+      q.query<{ post_id: string; councillor_id: string; vote: string; reason: string; cast_at: Date }>(
         "SELECT * FROM ballots WHERE post_id = ANY($1::text[]) ORDER BY cast_at, councillor_id",
         [ids],
       ),
-      this.pool.query<{ post_id: string; status: string; at: Date; by: string }>(
+      q.query<{ post_id: string; status: string; at: Date; by: string }>(
         "SELECT * FROM transitions WHERE post_id = ANY($1::text[]) ORDER BY seq",
         [ids],
       ),

@@ -1,9 +1,11 @@
 import { z } from "zod";
-import { firstCodePoints, parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
+import { firstCodePoints, idempotencyScope, parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { forum } from "@aps/proto";
 import type { ForumRepository } from "../store/repository.js";
 
 const id = z.string().min(1).max(64);
+/** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/adr/0115). */
+const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
 const author = z.object({ agentId: id, name: z.string().min(1).max(LIMITS.nameChars) });
 const createPost = z.object({
   author,
@@ -45,7 +47,13 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
   return {
     createPost: unary(log, async (req: forum.CreatePostRequest) => {
       const r = parseRequest(createPost, req);
-      return repo.createPost(r.author, r.title, r.body, r.isArchDesign);
+      const idem = idempotencyScope(
+        r.author.agentId,
+        parseRequest(idempotencyKey, req.idempotencyKey),
+        "forum.CreatePost",
+        r,
+      );
+      return repo.createPost(r.author, r.title, r.body, r.isArchDesign, idem);
     }),
     getPost: unary(log, async (req: forum.GetPostRequest) => repo.getPost(parseRequest(id, req.id), req.viewerId)),
     listPosts: unary(log, async (req: forum.ListPostsRequest) => {
@@ -55,7 +63,13 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
     }),
     createComment: unary(log, async (req: forum.CreateCommentRequest) => {
       const r = parseRequest(createComment, req);
-      return repo.createComment(r.postId, r.author, r.body);
+      const key = parseRequest(idempotencyKey, req.idempotencyKey);
+      return repo.createComment(
+        r.postId,
+        r.author,
+        r.body,
+        idempotencyScope(r.author.agentId, key, "forum.CreateComment", r),
+      );
     }),
     listComments: unary(log, async (req: forum.ListCommentsRequest) => {
       const r = parseRequest(listComments, req);
@@ -63,7 +77,8 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
     }),
     castVote: unary(log, async (req: forum.CastVoteRequest) => {
       const r = parseRequest(castVote, req);
-      return repo.castVote(r.postId, r.voterId, r.vote);
+      const key = parseRequest(idempotencyKey, req.idempotencyKey);
+      return repo.castVote(r.postId, r.voterId, r.vote, idempotencyScope(r.voterId, key, "forum.CastVote", r));
     }),
     getPosts: unary(log, async (req: forum.GetPostsRequest) => {
       const items = await repo.getPosts(parseRequest(z.array(id).max(LIMITS.listMax), req.ids));

@@ -2,17 +2,19 @@ import type pg from "pg";
 import {
   ApsError,
   codePoints,
+  afterCommit,
   EventOutbox,
+  IdempotentWrites,
   movesForward,
   newId,
   outboxHeaders,
   secondsToNextUtcDay,
   utcDay,
-  withTransaction,
   type Clock,
+  type IdempotencyScope,
   type Tx,
 } from "@aps/platform";
-import { events, type forum } from "@aps/proto";
+import { events, forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { GroupCommit } from "./group-commit.js";
 
@@ -120,6 +122,8 @@ interface VoteOutcome {
 export class ForumRepository {
   /** Writes this service's events to its outbox (docs/adr/0107). */
   private readonly outbox: EventOutbox;
+  /** Outcomes of keyed writes, stored with the write (docs/adr/0115). */
+  readonly idempotent: IdempotentWrites;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -129,15 +133,23 @@ export class ForumRepository {
     wake: () => void = () => undefined,
   ) {
     this.outbox = new EventOutbox(wake);
+    this.idempotent = new IdempotentWrites(pool, clock);
   }
 
   /**
    * Creates a post (`open` for an architecture proposal, `discussion` otherwise). Throws
-   * `rate_limited` with Retry-After to the next UTC day once POSTS_PER_DAY is reached.
+   * `rate_limited` with Retry-After to the next UTC day once POSTS_PER_DAY is reached. With a keyed
+   * `idem` scope, one post per (agent, key): a retry returns the first post (docs/adr/0115).
    */
-  async createPost(author: forum.AuthorRef, title: string, body: string, isArchDesign: boolean): Promise<forum.Post> {
+  async createPost(
+    author: forum.AuthorRef,
+    title: string,
+    body: string,
+    isArchDesign: boolean,
+    idem?: IdempotencyScope,
+  ): Promise<forum.Post> {
     const now = this.clock.now();
-    const post = await withTransaction(this.pool, async (tx) => {
+    const post = await this.idempotent.run(idem, forum.Post, async (tx) => {
       await this.count(tx, author.agentId, "post", now, this.limits.postsPerDay);
       const id = newId("p_");
       const status = isArchDesign ? "open" : "discussion";
@@ -220,10 +232,18 @@ export class ForumRepository {
     return { items: rows.map(toPost), nextCursor };
   }
 
-  /** Adds a comment; throws `not_found` for an absent post, `rate_limited` past COMMENTS_PER_DAY. */
-  async createComment(postId: string, author: forum.AuthorRef, body: string): Promise<forum.Comment> {
+  /**
+   * Adds a comment; throws `not_found` for an absent post, `rate_limited` past COMMENTS_PER_DAY.
+   * With a keyed `idem` scope, one comment per (agent, key) (docs/adr/0115).
+   */
+  async createComment(
+    postId: string,
+    author: forum.AuthorRef,
+    body: string,
+    idem?: IdempotencyScope,
+  ): Promise<forum.Comment> {
     const now = this.clock.now();
-    const c = await withTransaction(this.pool, async (tx) => {
+    const c = await this.idempotent.run(idem, forum.Comment, async (tx) => {
       const p = await tx.query("UPDATE posts SET comment_count = comment_count + 1, updated_at = $2 WHERE id = $1", [
         postId,
         now,
@@ -275,9 +295,16 @@ export class ForumRepository {
    * written together in one statement, `cast_votes` (group commit, docs/adr/0097). The same vote
    * again changes nothing and enqueues nothing. Tallies stay exact under concurrency (row locks,
    * see the migrations). Returns the post's tallies after the vote and `castAt` = the service
-   * clock's now (UTC). Throws `not_found` for an absent post.
+   * clock's now (UTC). Throws `not_found` for an absent post. A keyed vote (`idem`) runs alone, in
+   * a transaction with its outcome (docs/adr/0115): a retry returns the first answer even after
+   * later votes of the same agent, and never casts it again.
    */
-  async castVote(postId: string, voterId: string, vote: 1 | -1): Promise<forum.CastVoteResponse> {
+  async castVote(
+    postId: string,
+    voterId: string,
+    vote: 1 | -1,
+    idem?: IdempotencyScope,
+  ): Promise<forum.CastVoteResponse> {
     const now = this.clock.now();
     const occurredAt = now.toISOString();
     const voteEventId = newId("");
@@ -310,14 +337,18 @@ export class ForumRepository {
       ),
       agendaHeaders: outboxHeaders("forum.post_on_agenda"),
     };
-    const row = await this.votes.submit(v);
-    if (!row.post_found) throw new ApsError("not_found", `post ${postId} not found`);
-    return {
-      postId,
-      vote,
-      votes: { for: row.tally_for, against: row.tally_against, score: row.tally_for - row.tally_against },
-      castAt: occurredAt,
+    const answer = (row: VoteOutcome): forum.CastVoteResponse => {
+      if (!row.post_found) throw new ApsError("not_found", `post ${postId} not found`);
+      return {
+        postId,
+        vote,
+        votes: { for: row.tally_for, against: row.tally_against, score: row.tally_for - row.tally_against },
+        castAt: occurredAt,
+      };
     };
+    if (idem)
+      return this.idempotent.run(idem, forum.CastVoteResponse, async (tx) => answer(await this.castOneVote(v, tx)));
+    return answer(await this.votes.submit(v));
   }
 
   /** Group commit of votes (docs/adr/0097); one batch in flight per repository. */
@@ -327,9 +358,9 @@ export class ForumRepository {
     VOTE_BATCH_MAX,
   );
 
-  /** One vote, one statement (`cast_vote`). */
-  private async castOneVote(v: VoteArgs): Promise<VoteOutcome> {
-    const r = await this.pool.query<VoteOutcome>({
+  /** One vote, one statement (`cast_vote`), on its own or inside `tx`. */
+  private async castOneVote(v: VoteArgs, tx?: Tx): Promise<VoteOutcome> {
+    const r = await (tx ?? this.pool).query<VoteOutcome>({
       name: "forum.cast_vote",
       text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
       values: [
@@ -348,7 +379,10 @@ export class ForumRepository {
       ],
     });
     const row = r.rows[0]!;
-    if (row.changed) this.outbox.committed();
+    if (row.changed) {
+      if (tx) afterCommit(tx, () => this.outbox.committed());
+      else this.outbox.committed();
+    }
     return row;
   }
 

@@ -119,6 +119,31 @@ const DAY_MS = 86_400_000;
       }
     });
 
+    it("a keyed vote (Idempotency-Key, docs/adr/0115) is cast once: its retry after a later flip answers the first result and changes nothing", async () => {
+      const r = repo();
+      const post = await r.createPost(author, "Keyed votes", "body", false);
+      const scope = {
+        agentId: "ag_k",
+        key: "vote-up",
+        operation: "forum.CastVote",
+        request: { postId: post.id, vote: 1 },
+      };
+      const up = await r.castVote(post.id, "ag_k", 1, scope);
+      expect(up.votes).toEqual({ for: 1, against: 0, score: 1 });
+      clock.at = new Date(clock.at.getTime() + 1_000);
+      await r.castVote(post.id, "ag_k", -1);
+      const retry = await r.castVote(post.id, "ag_k", 1, scope);
+      expect(retry).toEqual(up);
+      expect(await counted(post.id)).toEqual({ for: 0, against: 1 });
+      expect(await voteEventsOf(post.id)).toHaveLength(2);
+      // a keyed post, retried: one post
+      const pScope = { agentId: author.agentId, key: "post-1", operation: "forum.CreatePost", request: { t: "K" } };
+      const p1 = await r.createPost(author, "K", "body", false, pScope);
+      const p2 = await r.createPost(author, "K", "body", false, pScope);
+      expect(p2).toEqual(p1);
+      expect(await count("SELECT count(*) AS n FROM posts WHERE title = 'K'")).toBe(1);
+    });
+
     it("records a first vote, ignores a repeat, applies flips; tallies, heat, history and events follow", async () => {
       const r = repo();
       const post = await r.createPost(author, "Votes", "body", false);

@@ -1,18 +1,44 @@
 import { createHash } from "node:crypto";
-import type { RequestHandler } from "express";
+import type { RequestHandler, Response } from "express";
 import { ApsError, type IdentityClient, type Logger } from "@aps/platform";
 import { callerOf } from "./auth.js";
 
+/** Where the middleware leaves the request's key for the routes (res.locals). */
+const KEY_LOCAL = "idempotencyKey";
+
+/**
+ * The `Idempotency-Key` of a keyed POST that the middleware let through (it claimed the key), or
+ * "" when the request has none. Routes pass it to the service that owns the write, which stores
+ * the outcome with the write (docs/adr/0115).
+ */
+export function idempotencyKeyOf(res: Response): string {
+  const k: unknown = res.locals[KEY_LOCAL];
+  return typeof k === "string" ? k : "";
+}
+
+/**
+ * True when a response of this status records the key's outcome: the operation ran and answered
+ * (2xx, or a 4xx of its own: 403, 404, 409, 422). Otherwise the key is released and a retry runs
+ * again: 400 (the request failed validation: it never started executing, Stripe's rule), 429 (it
+ * was refused before it ran) and every 5xx (the outcome is unknown here; if the write committed,
+ * the owning service replays it, docs/adr/0115).
+ */
+export function recordsOutcome(status: number): boolean {
+  return status < 400 || status === 403 || status === 404 || status === 409 || status === 422;
+}
+
 /**
  * `Idempotency-Key` on keyed POSTs (docs/architecture.md §4; IETF httpapi idempotency draft, Stripe
- * semantics), with the records kept per API key's agent by the identity service so every gateway
- * replica agrees:
- * - first use: the request runs and its response (status, body, Location) is stored for 24 h;
- * - a retry with the same key, method, path and body gets that response again, with
- *   `Idempotent-Replayed: true`;
- * - the same key with another request → 422 `idempotency_mismatch`;
- * - a retry while the first is still running → 409 `idempotency_in_progress` (Retry-After: 1);
- * - a first request that ends in a 5xx releases the key, so a retry runs again.
+ * semantics), in two layers (docs/adr/0115):
+ * - the HTTP answer is kept per API key's agent by the identity service, so every gateway replica
+ *   agrees: a retry with the same key, method, path and body gets it again, with
+ *   `Idempotent-Replayed: true`; the same key with another request → 422 `idempotency_mismatch`;
+ *   a retry while the first still runs → 409 `idempotency_in_progress` (Retry-After: 1);
+ * - the write itself is keyed in the service that owns it (the key travels in the gRPC request),
+ *   in the write's own transaction: a retry after a lost answer (client timeout, gateway crash, a
+ *   503 after the commit) gets the first result and never writes twice.
+ * The answer is stored when the handler has produced it, whether or not the client is still
+ * connected; answers that do not record an outcome (recordsOutcome) release the key.
  * Requests without the header, or without a key (join, admin), pass through unchanged.
  * The header must be 1–255 visible ASCII characters (400 otherwise).
  */
@@ -57,31 +83,31 @@ export function idempotency(identity: IdentityClient, log: Logger): RequestHandl
             .send(rec.body);
           return;
         }
-        let body = "";
+        res.locals[KEY_LOCAL] = key;
+        let stored = false;
         const send = res.send.bind(res);
+        // express's send() turns an object into JSON and calls send() again with the string: the
+        // answer is final when send() gets a string, a Buffer or nothing.
         res.send = (chunk?: unknown) => {
-          body =
-            typeof chunk === "string"
-              ? chunk
-              : Buffer.isBuffer(chunk)
-                ? chunk.toString("utf8")
-                : JSON.stringify(chunk ?? null);
+          const final = chunk === undefined || chunk === null || typeof chunk === "string" || Buffer.isBuffer(chunk);
+          if (final && !stored) {
+            stored = true;
+            const status = res.statusCode;
+            const body = typeof chunk === "string" ? chunk : Buffer.isBuffer(chunk) ? chunk.toString("utf8") : "";
+            identity
+              .finishIdempotency({
+                agentId: agent.agentId,
+                key,
+                status,
+                body,
+                contentType: String(res.getHeader("content-type") ?? "application/json"),
+                location: String(res.getHeader("location") ?? ""),
+                release: !recordsOutcome(status),
+              })
+              .catch((err: unknown) => log.warn({ err: String(err) }, "could not store the idempotent response"));
+          }
           return send(chunk);
         };
-        res.on("finish", () => {
-          const status = res.statusCode;
-          identity
-            .finishIdempotency({
-              agentId: agent.agentId,
-              key,
-              status,
-              body,
-              contentType: String(res.getHeader("content-type") ?? ""),
-              location: String(res.getHeader("location") ?? ""),
-              release: status >= 500,
-            })
-            .catch((err: unknown) => log.warn({ err: String(err) }, "could not store the idempotent response"));
-        });
         next();
       },
       (err: unknown) => next(err),

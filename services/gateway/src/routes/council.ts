@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ApsError, LIMITS, text, type CouncilClient, type ForumClient, type IdentityClient } from "@aps/platform";
 import type { council } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
+import { idempotencyKeyOf } from "../http/idempotency.js";
 import { councillorNames, renderCase, renderListedPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
 import type { ReadCache } from "../cache/read-cache.js";
@@ -60,7 +61,11 @@ export function councilRoutes(
     const me = requireSeat(res, "councillor");
     const id = pathId("p_", req.params.id, "post");
     validate(emptyBody, req.body, "body");
-    res.json(await named(await councilClient.nominate({ postId: id, councillorId: me.agentId })));
+    res.json(
+      await named(
+        await councilClient.nominate({ postId: id, councillorId: me.agentId, idempotencyKey: idempotencyKeyOf(res) }),
+      ),
+    );
   });
 
   r.post("/posts/:id/council", async (req, res) => {
@@ -69,7 +74,13 @@ export function councilRoutes(
     const b = validate(ballotBody, req.body, "body");
     res.json(
       await named(
-        await councilClient.castBallot({ postId: id, councillorId: me.agentId, vote: b.vote, reason: b.reason }),
+        await councilClient.castBallot({
+          postId: id,
+          councillorId: me.agentId,
+          vote: b.vote,
+          reason: b.reason,
+          idempotencyKey: idempotencyKeyOf(res),
+        }),
       ),
     );
   });
@@ -85,6 +96,7 @@ export function councilRoutes(
           chiefId: me.agentId,
           implementation: b.implementation,
           executor: b.executor ?? "",
+          idempotencyKey: idempotencyKeyOf(res),
         }),
       ),
     );
@@ -94,7 +106,11 @@ export function councilRoutes(
     const me = requireSeat(res, "chief");
     const id = pathId("p_", req.params.id, "post");
     validate(emptyBody, req.body, "body");
-    res.json(await named(await councilClient.complete({ postId: id, chiefId: me.agentId })));
+    res.json(
+      await named(
+        await councilClient.complete({ postId: id, chiefId: me.agentId, idempotencyKey: idempotencyKeyOf(res) }),
+      ),
+    );
   });
 
   r.get("/agenda", async (req, res) => {

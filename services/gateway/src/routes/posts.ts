@@ -3,6 +3,7 @@ import { z } from "zod";
 import { LIMITS, text } from "@aps/platform";
 import type { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/auth.js";
+import { idempotencyKeyOf } from "../http/idempotency.js";
 import { councillorNames, renderBallot, renderComment, renderListedPost, renderPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
 import { postKey, type ReadCache } from "../cache/read-cache.js";
@@ -122,6 +123,7 @@ export function postRoutes(
       title: b.title,
       body: b.body,
       isArchDesign: b.is_arch_design,
+      idempotencyKey: idempotencyKeyOf(res),
     });
     reads.invalidatePost(p.id);
     res.status(201).location(`/v1/posts/${p.id}`).json(renderPost(p));
@@ -131,7 +133,12 @@ export function postRoutes(
     const me = requireCaller(res);
     const id = pathId("p_", req.params.id, "post");
     const b = validate(commentBody, req.body, "body");
-    const c = await forum.createComment({ postId: id, author: { agentId: me.agentId, name: me.name }, body: b.body });
+    const c = await forum.createComment({
+      postId: id,
+      author: { agentId: me.agentId, name: me.name },
+      body: b.body,
+      idempotencyKey: idempotencyKeyOf(res),
+    });
     reads.invalidatePost(id);
     res.status(201).json(renderComment(c));
   });
@@ -140,7 +147,12 @@ export function postRoutes(
     const me = requireCaller(res);
     const id = pathId("p_", req.params.id, "post");
     const b = validate(voteBody, req.body, "body");
-    const v = await forum.castVote({ postId: id, voterId: me.agentId, vote: b.vote });
+    const v = await forum.castVote({
+      postId: id,
+      voterId: me.agentId,
+      vote: b.vote,
+      idempotencyKey: idempotencyKeyOf(res),
+    });
     reads.invalidatePost(id);
     res.json({ postId: v.postId, vote: v.vote, votes: v.votes, castAt: v.castAt });
   });

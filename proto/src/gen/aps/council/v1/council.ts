@@ -71,6 +71,8 @@ export interface Case {
 export interface NominateRequest {
   postId: string;
   councillorId: string;
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  idempotencyKey: string;
 }
 
 export interface CastBallotRequest {
@@ -78,6 +80,8 @@ export interface CastBallotRequest {
   councillorId: string;
   vote: string;
   reason: string;
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  idempotencyKey: string;
 }
 
 export interface RecordHandoffRequest {
@@ -85,11 +89,15 @@ export interface RecordHandoffRequest {
   chiefId: string;
   implementation: string;
   executor: string;
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  idempotencyKey: string;
 }
 
 export interface CompleteRequest {
   postId: string;
   chiefId: string;
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  idempotencyKey: string;
 }
 
 export interface GetCaseRequest {
@@ -744,7 +752,7 @@ export const Case: MessageFns<Case> = {
 };
 
 function createBaseNominateRequest(): NominateRequest {
-  return { postId: "", councillorId: "" };
+  return { postId: "", councillorId: "", idempotencyKey: "" };
 }
 
 export const NominateRequest: MessageFns<NominateRequest> = {
@@ -754,6 +762,9 @@ export const NominateRequest: MessageFns<NominateRequest> = {
     }
     if (message.councillorId !== "") {
       writer.uint32(18).string(message.councillorId);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(26).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -787,6 +798,14 @@ export const NominateRequest: MessageFns<NominateRequest> = {
             message.councillorId = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -811,6 +830,11 @@ export const NominateRequest: MessageFns<NominateRequest> = {
         : isSet(object.councillor_id)
         ? globalThis.String(object.councillor_id)
         : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -822,6 +846,9 @@ export const NominateRequest: MessageFns<NominateRequest> = {
     if (message.councillorId !== "") {
       obj.councillorId = message.councillorId;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -832,12 +859,13 @@ export const NominateRequest: MessageFns<NominateRequest> = {
     const message = createBaseNominateRequest();
     message.postId = object.postId ?? "";
     message.councillorId = object.councillorId ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
 
 function createBaseCastBallotRequest(): CastBallotRequest {
-  return { postId: "", councillorId: "", vote: "", reason: "" };
+  return { postId: "", councillorId: "", vote: "", reason: "", idempotencyKey: "" };
 }
 
 export const CastBallotRequest: MessageFns<CastBallotRequest> = {
@@ -853,6 +881,9 @@ export const CastBallotRequest: MessageFns<CastBallotRequest> = {
     }
     if (message.reason !== "") {
       writer.uint32(34).string(message.reason);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(42).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -902,6 +933,14 @@ export const CastBallotRequest: MessageFns<CastBallotRequest> = {
             message.reason = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -928,6 +967,11 @@ export const CastBallotRequest: MessageFns<CastBallotRequest> = {
         : "",
       vote: isSet(object.vote) ? globalThis.String(object.vote) : "",
       reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -945,6 +989,9 @@ export const CastBallotRequest: MessageFns<CastBallotRequest> = {
     if (message.reason !== "") {
       obj.reason = message.reason;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -957,12 +1004,13 @@ export const CastBallotRequest: MessageFns<CastBallotRequest> = {
     message.councillorId = object.councillorId ?? "";
     message.vote = object.vote ?? "";
     message.reason = object.reason ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
 
 function createBaseRecordHandoffRequest(): RecordHandoffRequest {
-  return { postId: "", chiefId: "", implementation: "", executor: "" };
+  return { postId: "", chiefId: "", implementation: "", executor: "", idempotencyKey: "" };
 }
 
 export const RecordHandoffRequest: MessageFns<RecordHandoffRequest> = {
@@ -978,6 +1026,9 @@ export const RecordHandoffRequest: MessageFns<RecordHandoffRequest> = {
     }
     if (message.executor !== "") {
       writer.uint32(34).string(message.executor);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(42).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -1027,6 +1078,14 @@ export const RecordHandoffRequest: MessageFns<RecordHandoffRequest> = {
             message.executor = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1053,6 +1112,11 @@ export const RecordHandoffRequest: MessageFns<RecordHandoffRequest> = {
         : "",
       implementation: isSet(object.implementation) ? globalThis.String(object.implementation) : "",
       executor: isSet(object.executor) ? globalThis.String(object.executor) : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -1070,6 +1134,9 @@ export const RecordHandoffRequest: MessageFns<RecordHandoffRequest> = {
     if (message.executor !== "") {
       obj.executor = message.executor;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -1082,12 +1149,13 @@ export const RecordHandoffRequest: MessageFns<RecordHandoffRequest> = {
     message.chiefId = object.chiefId ?? "";
     message.implementation = object.implementation ?? "";
     message.executor = object.executor ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
 
 function createBaseCompleteRequest(): CompleteRequest {
-  return { postId: "", chiefId: "" };
+  return { postId: "", chiefId: "", idempotencyKey: "" };
 }
 
 export const CompleteRequest: MessageFns<CompleteRequest> = {
@@ -1097,6 +1165,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     }
     if (message.chiefId !== "") {
       writer.uint32(18).string(message.chiefId);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(26).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -1130,6 +1201,14 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
             message.chiefId = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1154,6 +1233,11 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
         : isSet(object.chief_id)
         ? globalThis.String(object.chief_id)
         : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -1165,6 +1249,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     if (message.chiefId !== "") {
       obj.chiefId = message.chiefId;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -1175,6 +1262,7 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     const message = createBaseCompleteRequest();
     message.postId = object.postId ?? "";
     message.chiefId = object.chiefId ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };

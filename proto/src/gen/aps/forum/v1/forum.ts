@@ -70,6 +70,8 @@ export interface CreatePostRequest {
   title: string;
   body: string;
   isArchDesign: boolean;
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  idempotencyKey: string;
 }
 
 export interface GetPostRequest {
@@ -115,6 +117,8 @@ export interface CreateCommentRequest {
   postId: string;
   author: AuthorRef | undefined;
   body: string;
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  idempotencyKey: string;
 }
 
 export interface ListCommentsRequest {
@@ -133,6 +137,8 @@ export interface CastVoteRequest {
   voterId: string;
   /** 1 | -1 */
   vote: number;
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  idempotencyKey: string;
 }
 
 export interface CastVoteResponse {
@@ -832,7 +838,7 @@ export const Comment: MessageFns<Comment> = {
 };
 
 function createBaseCreatePostRequest(): CreatePostRequest {
-  return { author: undefined, title: "", body: "", isArchDesign: false };
+  return { author: undefined, title: "", body: "", isArchDesign: false, idempotencyKey: "" };
 }
 
 export const CreatePostRequest: MessageFns<CreatePostRequest> = {
@@ -848,6 +854,9 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
     }
     if (message.isArchDesign !== false) {
       writer.uint32(32).bool(message.isArchDesign);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(42).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -897,6 +906,14 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
             message.isArchDesign = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -919,6 +936,11 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
         : isSet(object.is_arch_design)
         ? globalThis.Boolean(object.is_arch_design)
         : false,
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -936,6 +958,9 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
     if (message.isArchDesign !== false) {
       obj.isArchDesign = message.isArchDesign;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -950,6 +975,7 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
     message.title = object.title ?? "";
     message.body = object.body ?? "";
     message.isArchDesign = object.isArchDesign ?? false;
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
@@ -1415,7 +1441,7 @@ export const ListPostsResponse: MessageFns<ListPostsResponse> = {
 };
 
 function createBaseCreateCommentRequest(): CreateCommentRequest {
-  return { postId: "", author: undefined, body: "" };
+  return { postId: "", author: undefined, body: "", idempotencyKey: "" };
 }
 
 export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
@@ -1428,6 +1454,9 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     }
     if (message.body !== "") {
       writer.uint32(26).string(message.body);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(34).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -1469,6 +1498,14 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
             message.body = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1490,6 +1527,11 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
         : "",
       author: isSet(object.author) ? AuthorRef.fromJSON(object.author) : undefined,
       body: isSet(object.body) ? globalThis.String(object.body) : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -1504,6 +1546,9 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     if (message.body !== "") {
       obj.body = message.body;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -1517,6 +1562,7 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
       ? AuthorRef.fromPartial(object.author)
       : undefined;
     message.body = object.body ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
@@ -1716,7 +1762,7 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
 };
 
 function createBaseCastVoteRequest(): CastVoteRequest {
-  return { postId: "", voterId: "", vote: 0 };
+  return { postId: "", voterId: "", vote: 0, idempotencyKey: "" };
 }
 
 export const CastVoteRequest: MessageFns<CastVoteRequest> = {
@@ -1729,6 +1775,9 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     }
     if (message.vote !== 0) {
       writer.uint32(24).int32(message.vote);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(34).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -1770,6 +1819,14 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
             message.vote = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1795,6 +1852,11 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
         ? globalThis.String(object.voter_id)
         : "",
       vote: isSet(object.vote) ? globalThis.Number(object.vote) : 0,
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -1809,6 +1871,9 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     if (message.vote !== 0) {
       obj.vote = Math.round(message.vote);
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -1820,6 +1885,7 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     message.postId = object.postId ?? "";
     message.voterId = object.voterId ?? "";
     message.vote = object.vote ?? 0;
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
