@@ -169,6 +169,58 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     );
   });
 
+  it("the owner's suspension and key revocation (ADR 0116) hold on every gateway once identity.access_changed arrives", async () => {
+    const agent = await join("misbehaving agent");
+    const admin = { key: ADMIN };
+    // both gateways hold the key (cached for 60 s: only the event can end that early)
+    expect((await a("GET", "/me", { key: agent.apiKey })).status).toBe(200);
+    expect((await b("GET", "/me", { key: agent.apiKey })).status).toBe(200);
+
+    // refused without the owner token, unknown agents are 404, a reason is required
+    expect((await a("POST", `/admin/agents/${agent.agentId}/suspend`, { body: { reason: "spam" } })).status).toBe(401);
+    expect(
+      (await a("POST", "/admin/agents/ext_01ARZ3NDEKTSV4RRFFQ69G5FAV/suspend", { ...admin, body: { reason: "x" } }))
+        .status,
+    ).toBe(404);
+    const noReason = await a("POST", `/admin/agents/${agent.agentId}/suspend`, { ...admin, body: {} });
+    expect(noReason.status).toBe(400);
+    expect((await a("GET", "/me", { key: agent.apiKey })).status).toBe(200); // the 400 changed nothing
+
+    const susp = await a("POST", `/admin/agents/${agent.agentId}/suspend`, { ...admin, body: { reason: "spam run" } });
+    expect(susp.status).toBe(200);
+    expect(susp.body).toMatchObject({ agentId: agent.agentId, suspendedReason: "spam run" });
+    expect(new Date(susp.body.suspendedAt).toISOString()).toBe(susp.body.suspendedAt);
+    const refused = await a("POST", "/posts", {
+      key: agent.apiKey,
+      body: { title: "More spam", body: "spam", is_arch_design: false },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe("forbidden");
+    expect(refused.body.detail).toContain("spam run");
+    const ms = await eventually(
+      async () => expect((await b("GET", "/me", { key: agent.apiKey })).status).toBe(403),
+      15_000,
+      20,
+    );
+    // its public profile and posts stay readable; reinstating restores the key everywhere
+    expect((await a("GET", `/agents/${agent.agentId}`)).status).toBe(200);
+    const back = await a("POST", `/admin/agents/${agent.agentId}/reinstate`, admin);
+    expect(back.status).toBe(200);
+    expect(back.body.suspendedAt).toBeNull();
+    expect((await a("GET", "/me", { key: agent.apiKey })).status).toBe(200);
+    await eventually(async () => expect((await b("GET", "/me", { key: agent.apiKey })).status).toBe(200), 15_000, 20);
+
+    // revoking the keys: the same 401 as an unknown key, on both gateways; the agent remains
+    const rev = await a("POST", `/admin/agents/${agent.agentId}/keys/revoke`, admin);
+    expect(rev.status).toBe(200);
+    expect(rev.body).toEqual({ agentId: agent.agentId, revoked: 1 });
+    expect((await a("GET", "/me", { key: agent.apiKey })).status).toBe(401);
+    await eventually(async () => expect((await b("GET", "/me", { key: agent.apiKey })).status).toBe(401), 15_000, 20);
+    expect((await a("POST", `/admin/agents/${agent.agentId}/keys/revoke`, admin)).body.revoked).toBe(0);
+    expect((await a("GET", `/agents/${agent.agentId}`)).body.agentId).toBe(agent.agentId);
+    console.log(`[gateway-cache ${mode}] suspension refused by the second gateway ${ms} ms after it was answered`);
+  });
+
   it("a seat granted through a gateway counts in it at once (the cached agent is dropped)", async () => {
     const agent = await join("new councillor");
     const post = await newPost(c, agent.apiKey, "Seat target");

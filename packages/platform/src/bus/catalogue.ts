@@ -13,6 +13,7 @@ import type { BusEvent, EventBus, Subscription } from "./types.js";
 export const EVENT_TYPES = {
   "identity.agent_joined": events.AgentJoined,
   "identity.key_rotated": events.KeyRotated,
+  "identity.access_changed": events.AccessChanged,
   "forum.post_created": events.PostCreated,
   "forum.comment_created": events.CommentCreated,
   "forum.vote_cast": events.VoteCast,

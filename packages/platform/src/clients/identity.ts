@@ -39,6 +39,18 @@ export class IdentityClient {
   revokeSeat(agentId: string, seat: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "revokeSeat", { agentId, seat });
   }
+  /** Revokes every valid key of `agentId` (owner action, docs/adr/0116); NOT_FOUND → 404. */
+  revokeKeys(agentId: string): Promise<identity.RevokeKeysResponse> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "revokeKeys", { agentId });
+  }
+  /** Suspends `agentId` with `reason` (owner action, docs/adr/0116); NOT_FOUND → 404. */
+  suspendAgent(agentId: string, reason: string): Promise<identity.Agent> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "suspendAgent", { agentId, reason });
+  }
+  /** Lifts a suspension of `agentId` (docs/adr/0116); NOT_FOUND → 404. */
+  reinstateAgent(agentId: string): Promise<identity.Agent> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "reinstateAgent", { agentId });
+  }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
    * own database up (readiness, docs/adr/0075); false when down, draining or its database is.

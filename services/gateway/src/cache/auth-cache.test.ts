@@ -9,7 +9,16 @@ import { AuthCache, type KeyResolver } from "./auth-cache.js";
  * identity service is tested in test/e2e/gateway-cache.test.ts.
  */
 function agent(agentId: string): identity.Agent {
-  return { agentId, name: agentId, url: "", sagacity: 0, seats: [], createdAt: "2026-01-01T00:00:00.000Z" };
+  return {
+    agentId,
+    name: agentId,
+    url: "",
+    sagacity: 0,
+    seats: [],
+    createdAt: "2026-01-01T00:00:00.000Z",
+    suspendedAt: "",
+    suspendedReason: "",
+  };
 }
 
 class KeyTable implements KeyResolver {

@@ -22,7 +22,8 @@ import type { AuthCache } from "./auth-cache.js";
 import type { ReadCache } from "./read-cache.js";
 
 /**
- * Applies one event to the gateway's caches (docs/adr/0087, 0088): `identity.key_rotated` drops
+ * Applies one event to the gateway's caches (docs/adr/0087, 0088, 0116): `identity.key_rotated` and
+ * `identity.access_changed` drop
  * the agent's cached authentications; `knowledge.post_indexed` drops the cached search results;
  * a forum or council event about a post drops that post's
  * detail and every collection; any other forum or council event (or one that does not decode)
@@ -39,10 +40,11 @@ export function applyEvent(
     reads.invalidateSearch();
     return "search";
   }
-  if (type === "identity.key_rotated") {
+  if (type === "identity.key_rotated" || type === "identity.access_changed") {
     let agentId: string;
     try {
-      agentId = events.KeyRotated.decode(e.payload).agentId;
+      // Both messages carry agent_id as field 3 (docs/adr/0116).
+      agentId = (type === "identity.key_rotated" ? events.KeyRotated : events.AccessChanged).decode(e.payload).agentId;
     } catch {
       agentId = "";
     }
@@ -63,7 +65,8 @@ export function applyEvent(
 
 /**
  * Subscribes this gateway to the events that invalidate its caches: `<prefix>.forum.>`,
- * `<prefix>.council.>`, `<prefix>.identity.key_rotated` and `<prefix>.knowledge.post_indexed`, as
+ * `<prefix>.council.>`, `<prefix>.identity.key_rotated`, `<prefix>.identity.access_changed` and
+ * `<prefix>.knowledge.post_indexed`, as
  * an ephemeral subscription
  * (EventBus.subscribe — no durable consumer per replica). Events missed while disconnected are
  * not replayed: the caches' TTLs bound what that costs.
@@ -76,7 +79,13 @@ export function subscribeInvalidation(
 ): Promise<Subscription> {
   const p = bus.prefix;
   return bus.subscribe(
-    [`${p}.forum.>`, `${p}.council.>`, `${p}.identity.key_rotated`, `${p}.knowledge.post_indexed`],
+    [
+      `${p}.forum.>`,
+      `${p}.council.>`,
+      `${p}.identity.key_rotated`,
+      `${p}.identity.access_changed`,
+      `${p}.knowledge.post_indexed`,
+    ],
     (e) => {
       const what = applyEvent(p, e, reads, auth);
       if (what === "all") log.debug({ subject: e.subject }, "event not attributable to one post: read cache cleared");

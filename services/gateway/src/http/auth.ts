@@ -32,10 +32,23 @@ export function requireCaller(res: Response): identity.Agent {
 }
 
 /**
+ * The 403 of a suspended agent (docs/adr/0116), or undefined when `agent` is not suspended: a
+ * suspended agent's key still identifies it, but every request made with it is refused.
+ */
+export function suspension(agent: identity.Agent): ApsError | undefined {
+  if (!agent.suspendedAt) return undefined;
+  return new ApsError(
+    "forbidden",
+    `this agent is suspended by the platform owner since ${agent.suspendedAt}: ${agent.suspendedReason}`,
+  );
+}
+
+/**
  * Resolves `Authorization: Bearer <key>` into `res.locals.agent` through `identityClient` (the
  * gateway's authentication cache in front of the identity service, docs/adr/0087).
  * With `required`, a missing key is a 401; a key that is sent but unknown or revoked is a 401
  * on every route (the same answer for both, seed "Authentication", docs/architecture.md §4).
+ * A suspended agent's key gets 403 `forbidden` with the owner's reason (docs/adr/0116).
  */
 export function authenticate(identityClient: KeyResolver, required: boolean): RequestHandler {
   return (req, res, next) => {
@@ -61,13 +74,13 @@ export function authenticate(identityClient: KeyResolver, required: boolean): Re
     const known = res.locals[AUTH_RESULT] as { agent?: identity.Agent; error?: unknown } | undefined;
     if (known) {
       if (known.agent) res.locals.agent = known.agent;
-      next(known.agent ? undefined : known.error);
+      next(known.agent ? suspension(known.agent) : known.error);
       return;
     }
     identityClient.authenticate(key).then(
       (agent) => {
         res.locals.agent = agent;
-        next();
+        next(suspension(agent));
       },
       (err: unknown) => next(err),
     );

@@ -1,8 +1,9 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import { Router, type RequestHandler } from "express";
 import { z } from "zod";
-import { ApsError } from "@aps/platform";
+import { ApsError, LIMITS, text } from "@aps/platform";
 import type { DeadLetterQueue, IdentityClient } from "@aps/platform";
+import type { identity } from "@aps/proto";
 import { renderAgent } from "../http/render.js";
 import { storable, validate } from "../http/validate.js";
 import type { AuthCache } from "../cache/auth-cache.js";
@@ -10,6 +11,9 @@ import type { AuthCache } from "../cache/auth-cache.js";
 const agentId = storable(z.string().min(1).max(64));
 const seatBody = z.strictObject({ agentId, seat: z.enum(["councillor", "chief"]) });
 const seatParams = z.object({ agentId, seat: z.enum(["councillor", "chief"]) });
+const agentParams = z.object({ agentId });
+const suspendBody = z.strictObject({ reason: text(1, LIMITS.reasonChars) });
+const emptyBody = z.strictObject({});
 const dlqQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 const dlqParams = z.object({ id: z.string().regex(/^[0-9]{1,20}$/, "a dead-letter id (digits)") });
 
@@ -37,6 +41,13 @@ function ownerOnly(token: string): RequestHandler {
  * change drops the agent's cached authentications in this gateway at once; other replicas see it
  * within AUTH_CACHE_TTL_MS (docs/adr/0087; the council checks seats again itself).
  *
+ * Access control of agents (docs/adr/0116): `POST /admin/agents/{agentId}/keys/revoke` revokes
+ * every valid key of the agent now (`{ agentId, revoked }`); `POST /admin/agents/{agentId}/suspend
+ * {reason}` refuses every keyed request of the agent with 403 (its keys stay valid) and
+ * `POST /admin/agents/{agentId}/reinstate` lifts that; both answer the agent with
+ * `suspendedAt`/`suspendedReason` (null when not suspended). 404 for an unknown agent. Every
+ * gateway drops the agent's cached authentications on `identity.access_changed`; this one at once.
+ *
  * The dead-letter queue of the event bus (docs/adr/0100): `GET /admin/events/dlq?limit=` answers
  * `{ items: ParkedEvent[] }` (oldest first, ≤ limit, default 100, max 1000); `POST
  * /admin/events/dlq/{id}/replay` publishes that event again and removes it (`{ replayed: id }`,
@@ -63,6 +74,32 @@ export function adminRoutes(
     const agent = await identity.revokeSeat(p.agentId, p.seat);
     auth.dropAgent(agent.agentId);
     res.json(renderAgent(agent));
+  });
+  const adminAgent = (a: identity.Agent) => ({
+    ...renderAgent(a),
+    suspendedAt: a.suspendedAt || null,
+    suspendedReason: a.suspendedReason || null,
+  });
+  r.post("/admin/agents/:agentId/keys/revoke", async (req, res) => {
+    const p = validate(agentParams, req.params, "query");
+    validate(emptyBody, req.body ?? {}, "body");
+    const out = await identity.revokeKeys(p.agentId);
+    auth.dropAgent(p.agentId);
+    res.json({ agentId: out.agentId, revoked: out.revoked });
+  });
+  r.post("/admin/agents/:agentId/suspend", async (req, res) => {
+    const p = validate(agentParams, req.params, "query");
+    const b = validate(suspendBody, req.body, "body");
+    const agent = await identity.suspendAgent(p.agentId, b.reason);
+    auth.dropAgent(p.agentId);
+    res.json(adminAgent(agent));
+  });
+  r.post("/admin/agents/:agentId/reinstate", async (req, res) => {
+    const p = validate(agentParams, req.params, "query");
+    validate(emptyBody, req.body ?? {}, "body");
+    const agent = await identity.reinstateAgent(p.agentId);
+    auth.dropAgent(p.agentId);
+    res.json(adminAgent(agent));
   });
   const dlq = (): DeadLetterQueue => {
     if (!deadLetters)

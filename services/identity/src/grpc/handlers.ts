@@ -10,6 +10,7 @@ const joinInput = z.object({
   url: z.union([z.literal(""), z.url({ protocol: /^https?$/ }).max(2048)]),
   source: z.string().min(1).max(256),
 });
+const agentIdInput = z.string().min(1).max(64);
 const seatInput = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
 
 /** gRPC handlers of aps.identity.v1.IdentityService, typed by the generated server interface. */
@@ -34,6 +35,17 @@ export function identityHandlers(
       const { agentId, seat } = parseRequest(seatInput, req);
       return repo.revokeSeat(agentId, seat);
     }),
+    revokeKeys: unary(log, async (req: identity.RevokeKeysRequest) => {
+      const agentId = parseRequest(agentIdInput, req.agentId);
+      return { agentId, revoked: await repo.revokeKeys(agentId) };
+    }),
+    suspendAgent: unary(log, async (req: identity.SuspendAgentRequest) => {
+      const r = parseRequest(z.object({ agentId: agentIdInput, reason: text(1, LIMITS.reasonChars) }), req);
+      return repo.setSuspension(r.agentId, r.reason);
+    }),
+    reinstateAgent: unary(log, async (req: identity.ReinstateAgentRequest) =>
+      repo.setSuspension(parseRequest(agentIdInput, req.agentId), undefined),
+    ),
     countSeats: unary(log, async (req: identity.CountSeatsRequest) => ({
       count: await repo.countSeats(parseRequest(z.enum(["councillor", "chief"]), req.seat)),
     })),

@@ -25,9 +25,11 @@ interface AgentRow {
   sagacity: string;
   created_at: Date;
   seats: string[] | null;
+  suspended_at: Date | null;
+  suspended_reason: string | null;
 }
 
-const AGENT_SELECT = `SELECT a.agent_id, a.name, a.url, a.sagacity, a.created_at,
+const AGENT_SELECT = `SELECT a.agent_id, a.name, a.url, a.sagacity, a.created_at, a.suspended_at, a.suspended_reason,
   (SELECT array_agg(s.seat ORDER BY s.seat DESC) FROM seats s WHERE s.agent_id = a.agent_id) AS seats
   FROM agents a`;
 
@@ -39,6 +41,8 @@ function toAgent(r: AgentRow): identity.Agent {
     sagacity: Number(r.sagacity),
     seats: r.seats ?? [],
     createdAt: r.created_at.toISOString(),
+    suspendedAt: r.suspended_at?.toISOString() ?? "",
+    suspendedReason: r.suspended_reason ?? "",
   };
 }
 
@@ -164,6 +168,53 @@ export class IdentityRepository {
       await this.mustExist(tx, agentId);
       const seats: Seat[] = seat === "councillor" ? ["councillor", "chief"] : ["chief"];
       await tx.query("DELETE FROM seats WHERE agent_id = $1 AND seat = ANY($2::text[])", [agentId, seats]);
+    });
+    return this.get(agentId);
+  }
+
+  /**
+   * Revokes every valid key of `agentId` now (owner action, docs/adr/0116) and enqueues
+   * `identity.access_changed` so every gateway drops its cached authentications. Returns how many
+   * keys were revoked (0 when none was valid: idempotent). Throws `not_found`.
+   */
+  async revokeKeys(agentId: string): Promise<number> {
+    const now = this.clock.now();
+    return withTransaction(this.pool, async (tx) => {
+      await this.mustExist(tx, agentId);
+      const r = await tx.query("UPDATE api_keys SET revoked_at = $2 WHERE agent_id = $1 AND revoked_at IS NULL", [
+        agentId,
+        now,
+      ]);
+      await this.outbox.publish(tx, "identity.access_changed", {
+        occurredAt: now.toISOString(),
+        agentId,
+        change: "keys_revoked",
+      });
+      return r.rowCount ?? 0;
+    });
+  }
+
+  /**
+   * Suspends (`reason` set) or reinstates (`reason` undefined) `agentId` (docs/adr/0116): while
+   * suspended its keys stay valid but the gateway refuses every keyed request with 403. A repeated
+   * suspension keeps the first instant and takes the new reason. Enqueues
+   * `identity.access_changed`. Throws `not_found`.
+   */
+  async setSuspension(agentId: string, reason: string | undefined): Promise<identity.Agent> {
+    const now = this.clock.now();
+    await withTransaction(this.pool, async (tx) => {
+      await this.mustExist(tx, agentId);
+      await tx.query(
+        reason === undefined
+          ? "UPDATE agents SET suspended_at = NULL, suspended_reason = NULL WHERE agent_id = $1"
+          : "UPDATE agents SET suspended_at = coalesce(suspended_at, $2), suspended_reason = $3 WHERE agent_id = $1",
+        reason === undefined ? [agentId] : [agentId, now, reason],
+      );
+      await this.outbox.publish(tx, "identity.access_changed", {
+        occurredAt: now.toISOString(),
+        agentId,
+        change: reason === undefined ? "reinstated" : "suspended",
+      });
     });
     return this.get(agentId);
   }

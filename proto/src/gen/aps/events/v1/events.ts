@@ -141,6 +141,19 @@ export interface PostIndexed {
   postId: string;
 }
 
+/**
+ * Subject aps.identity.access_changed — the owner revoked an agent's keys, suspended it or
+ * reinstated it (docs/adr/0116). Carries no key: gateways drop every cached authentication of
+ * the agent, as for KeyRotated.
+ */
+export interface AccessChanged {
+  eventId: string;
+  occurredAt: string;
+  agentId: string;
+  /** "keys_revoked" | "suspended" | "reinstated" */
+  change: string;
+}
+
 function createBasePostCreated(): PostCreated {
   return { eventId: "", occurredAt: "", postId: "", authorId: "", title: "", isArchDesign: false, status: "" };
 }
@@ -2080,6 +2093,135 @@ export const PostIndexed: MessageFns<PostIndexed> = {
     message.eventId = object.eventId ?? "";
     message.occurredAt = object.occurredAt ?? "";
     message.postId = object.postId ?? "";
+    return message;
+  },
+};
+
+function createBaseAccessChanged(): AccessChanged {
+  return { eventId: "", occurredAt: "", agentId: "", change: "" };
+}
+
+export const AccessChanged: MessageFns<AccessChanged> = {
+  encode(message: AccessChanged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(26).string(message.agentId);
+    }
+    if (message.change !== "") {
+      writer.uint32(34).string(message.change);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AccessChanged {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAccessChanged();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.change = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AccessChanged {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      change: isSet(object.change) ? globalThis.String(object.change) : "",
+    };
+  },
+
+  toJSON(message: AccessChanged): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.change !== "") {
+      obj.change = message.change;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AccessChanged>): AccessChanged {
+    return AccessChanged.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AccessChanged>): AccessChanged {
+    const message = createBaseAccessChanged();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.agentId = object.agentId ?? "";
+    message.change = object.change ?? "";
     return message;
   },
 };

@@ -35,6 +35,10 @@ export interface Agent {
   seats: string[];
   /** RFC 3339, UTC */
   createdAt: string;
+  /** RFC 3339, UTC; "" when not suspended (docs/adr/0116) */
+  suspendedAt: string;
+  /** why the owner suspended it; "" when not suspended */
+  suspendedReason: string;
 }
 
 export interface JoinRequest {
@@ -84,6 +88,26 @@ export interface RevokeSeatRequest {
   agentId: string;
   /** "councillor" | "chief" */
   seat: string;
+}
+
+export interface RevokeKeysRequest {
+  agentId: string;
+}
+
+export interface RevokeKeysResponse {
+  agentId: string;
+  /** keys that were valid and are revoked now */
+  revoked: number;
+}
+
+export interface SuspendAgentRequest {
+  agentId: string;
+  /** shown to the agent in its 403s */
+  reason: string;
+}
+
+export interface ReinstateAgentRequest {
+  agentId: string;
 }
 
 export interface CountSeatsRequest {
@@ -148,7 +172,16 @@ export interface FinishIdempotencyResponse {
 }
 
 function createBaseAgent(): Agent {
-  return { agentId: "", name: "", url: "", sagacity: 0, seats: [], createdAt: "" };
+  return {
+    agentId: "",
+    name: "",
+    url: "",
+    sagacity: 0,
+    seats: [],
+    createdAt: "",
+    suspendedAt: "",
+    suspendedReason: "",
+  };
 }
 
 export const Agent: MessageFns<Agent> = {
@@ -170,6 +203,12 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.createdAt !== "") {
       writer.uint32(50).string(message.createdAt);
+    }
+    if (message.suspendedAt !== "") {
+      writer.uint32(58).string(message.suspendedAt);
+    }
+    if (message.suspendedReason !== "") {
+      writer.uint32(66).string(message.suspendedReason);
     }
     return writer;
   },
@@ -235,6 +274,22 @@ export const Agent: MessageFns<Agent> = {
             message.createdAt = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.suspendedAt = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.suspendedReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -263,6 +318,16 @@ export const Agent: MessageFns<Agent> = {
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
+      suspendedAt: isSet(object.suspendedAt)
+        ? globalThis.String(object.suspendedAt)
+        : isSet(object.suspended_at)
+        ? globalThis.String(object.suspended_at)
+        : "",
+      suspendedReason: isSet(object.suspendedReason)
+        ? globalThis.String(object.suspendedReason)
+        : isSet(object.suspended_reason)
+        ? globalThis.String(object.suspended_reason)
+        : "",
     };
   },
 
@@ -286,6 +351,12 @@ export const Agent: MessageFns<Agent> = {
     if (message.createdAt !== "") {
       obj.createdAt = message.createdAt;
     }
+    if (message.suspendedAt !== "") {
+      obj.suspendedAt = message.suspendedAt;
+    }
+    if (message.suspendedReason !== "") {
+      obj.suspendedReason = message.suspendedReason;
+    }
     return obj;
   },
 
@@ -300,6 +371,8 @@ export const Agent: MessageFns<Agent> = {
     message.sagacity = object.sagacity ?? 0;
     message.seats = object.seats?.map((e) => e) || [];
     message.createdAt = object.createdAt ?? "";
+    message.suspendedAt = object.suspendedAt ?? "";
+    message.suspendedReason = object.suspendedReason ?? "";
     return message;
   },
 };
@@ -1000,6 +1073,330 @@ export const RevokeSeatRequest: MessageFns<RevokeSeatRequest> = {
     const message = createBaseRevokeSeatRequest();
     message.agentId = object.agentId ?? "";
     message.seat = object.seat ?? "";
+    return message;
+  },
+};
+
+function createBaseRevokeKeysRequest(): RevokeKeysRequest {
+  return { agentId: "" };
+}
+
+export const RevokeKeysRequest: MessageFns<RevokeKeysRequest> = {
+  encode(message: RevokeKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeKeysRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeKeysRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeKeysRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RevokeKeysRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RevokeKeysRequest>): RevokeKeysRequest {
+    return RevokeKeysRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RevokeKeysRequest>): RevokeKeysRequest {
+    const message = createBaseRevokeKeysRequest();
+    message.agentId = object.agentId ?? "";
+    return message;
+  },
+};
+
+function createBaseRevokeKeysResponse(): RevokeKeysResponse {
+  return { agentId: "", revoked: 0 };
+}
+
+export const RevokeKeysResponse: MessageFns<RevokeKeysResponse> = {
+  encode(message: RevokeKeysResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.revoked !== 0) {
+      writer.uint32(16).int32(message.revoked);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeKeysResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeKeysResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.revoked = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeKeysResponse {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      revoked: isSet(object.revoked) ? globalThis.Number(object.revoked) : 0,
+    };
+  },
+
+  toJSON(message: RevokeKeysResponse): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.revoked !== 0) {
+      obj.revoked = Math.round(message.revoked);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RevokeKeysResponse>): RevokeKeysResponse {
+    return RevokeKeysResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RevokeKeysResponse>): RevokeKeysResponse {
+    const message = createBaseRevokeKeysResponse();
+    message.agentId = object.agentId ?? "";
+    message.revoked = object.revoked ?? 0;
+    return message;
+  },
+};
+
+function createBaseSuspendAgentRequest(): SuspendAgentRequest {
+  return { agentId: "", reason: "" };
+}
+
+export const SuspendAgentRequest: MessageFns<SuspendAgentRequest> = {
+  encode(message: SuspendAgentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SuspendAgentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSuspendAgentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SuspendAgentRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: SuspendAgentRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SuspendAgentRequest>): SuspendAgentRequest {
+    return SuspendAgentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SuspendAgentRequest>): SuspendAgentRequest {
+    const message = createBaseSuspendAgentRequest();
+    message.agentId = object.agentId ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseReinstateAgentRequest(): ReinstateAgentRequest {
+  return { agentId: "" };
+}
+
+export const ReinstateAgentRequest: MessageFns<ReinstateAgentRequest> = {
+  encode(message: ReinstateAgentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReinstateAgentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReinstateAgentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReinstateAgentRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ReinstateAgentRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReinstateAgentRequest>): ReinstateAgentRequest {
+    return ReinstateAgentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReinstateAgentRequest>): ReinstateAgentRequest {
+    const message = createBaseReinstateAgentRequest();
+    message.agentId = object.agentId ?? "";
     return message;
   },
 };
@@ -1990,6 +2387,36 @@ export const IdentityServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** Revokes every valid key of an agent at once (owner action). NOT_FOUND when absent. */
+    revokeKeys: {
+      name: "RevokeKeys",
+      requestType: RevokeKeysRequest as typeof RevokeKeysRequest,
+      requestStream: false,
+      responseType: RevokeKeysResponse as typeof RevokeKeysResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Suspends an agent: its keys stay valid but every keyed request is refused (idempotent; a
+     * second call keeps the first instant and replaces the reason). NOT_FOUND when absent.
+     */
+    suspendAgent: {
+      name: "SuspendAgent",
+      requestType: SuspendAgentRequest as typeof SuspendAgentRequest,
+      requestStream: false,
+      responseType: Agent as typeof Agent,
+      responseStream: false,
+      options: {},
+    },
+    /** Lifts a suspension (idempotent). NOT_FOUND when absent. */
+    reinstateAgent: {
+      name: "ReinstateAgent",
+      requestType: ReinstateAgentRequest as typeof ReinstateAgentRequest,
+      requestStream: false,
+      responseType: Agent as typeof Agent,
+      responseStream: false,
+      options: {},
+    },
     /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
     countSeats: {
       name: "CountSeats",
@@ -2094,6 +2521,40 @@ export const IdentityServiceService = {
     responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
     responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
   },
+  /** Revokes every valid key of an agent at once (owner action). NOT_FOUND when absent. */
+  revokeKeys: {
+    path: "/aps.identity.v1.IdentityService/RevokeKeys" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevokeKeysRequest): Buffer => Buffer.from(RevokeKeysRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeKeysRequest => RevokeKeysRequest.decode(value),
+    responseSerialize: (value: RevokeKeysResponse): Buffer => Buffer.from(RevokeKeysResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RevokeKeysResponse => RevokeKeysResponse.decode(value),
+  },
+  /**
+   * Suspends an agent: its keys stay valid but every keyed request is refused (idempotent; a
+   * second call keeps the first instant and replaces the reason). NOT_FOUND when absent.
+   */
+  suspendAgent: {
+    path: "/aps.identity.v1.IdentityService/SuspendAgent" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SuspendAgentRequest): Buffer => Buffer.from(SuspendAgentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SuspendAgentRequest => SuspendAgentRequest.decode(value),
+    responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
+  },
+  /** Lifts a suspension (idempotent). NOT_FOUND when absent. */
+  reinstateAgent: {
+    path: "/aps.identity.v1.IdentityService/ReinstateAgent" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReinstateAgentRequest): Buffer =>
+      Buffer.from(ReinstateAgentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReinstateAgentRequest => ReinstateAgentRequest.decode(value),
+    responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
+  },
   /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
   countSeats: {
     path: "/aps.identity.v1.IdentityService/CountSeats" as const,
@@ -2155,6 +2616,15 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   grantSeat: handleUnaryCall<GrantSeatRequest, Agent>;
   /** Revokes a seat (idempotent). Revoking "councillor" also revokes "chief". */
   revokeSeat: handleUnaryCall<RevokeSeatRequest, Agent>;
+  /** Revokes every valid key of an agent at once (owner action). NOT_FOUND when absent. */
+  revokeKeys: handleUnaryCall<RevokeKeysRequest, RevokeKeysResponse>;
+  /**
+   * Suspends an agent: its keys stay valid but every keyed request is refused (idempotent; a
+   * second call keeps the first instant and replaces the reason). NOT_FOUND when absent.
+   */
+  suspendAgent: handleUnaryCall<SuspendAgentRequest, Agent>;
+  /** Lifts a suspension (idempotent). NOT_FOUND when absent. */
+  reinstateAgent: handleUnaryCall<ReinstateAgentRequest, Agent>;
   /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
   countSeats: handleUnaryCall<CountSeatsRequest, CountSeatsResponse>;
   /** An agent's Sagacity ledger, newest first. */
@@ -2255,6 +2725,57 @@ export interface IdentityServiceClient extends Client {
   ): ClientUnaryCall;
   revokeSeat(
     request: RevokeSeatRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  /** Revokes every valid key of an agent at once (owner action). NOT_FOUND when absent. */
+  revokeKeys(
+    request: RevokeKeysRequest,
+    callback: (error: ServiceError | null, response: RevokeKeysResponse) => void,
+  ): ClientUnaryCall;
+  revokeKeys(
+    request: RevokeKeysRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RevokeKeysResponse) => void,
+  ): ClientUnaryCall;
+  revokeKeys(
+    request: RevokeKeysRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RevokeKeysResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Suspends an agent: its keys stay valid but every keyed request is refused (idempotent; a
+   * second call keeps the first instant and replaces the reason). NOT_FOUND when absent.
+   */
+  suspendAgent(
+    request: SuspendAgentRequest,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  suspendAgent(
+    request: SuspendAgentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  suspendAgent(
+    request: SuspendAgentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  /** Lifts a suspension (idempotent). NOT_FOUND when absent. */
+  reinstateAgent(
+    request: ReinstateAgentRequest,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  reinstateAgent(
+    request: ReinstateAgentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  reinstateAgent(
+    request: ReinstateAgentRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Agent) => void,
