@@ -18,7 +18,8 @@ const SERVICES: ServiceDefinitionLike[] = [
 /** Verbs of methods that only read: running them twice changes nothing. */
 const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate)/;
 /** Verbs of methods that change state (or spend quota): never sent twice by the client. */
-const WRITES = /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue)/;
+const WRITES =
+  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue)/;
 
 describe("retry policy from the proto", () => {
   it.each(SERVICES.map((s) => [s.fullName, s] as const))("%s: every read is retriable, no write is", (_n, svc) => {
