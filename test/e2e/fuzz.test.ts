@@ -227,6 +227,8 @@ interface Ctx {
   /** Keys that `POST /me/keys/rotate` may rotate (replaced from its answer). */
   rotating: { key: string };
   agentId: string;
+  /** An agent the owner's access routes (suspend, reinstate, revoke keys) aim at (ADR 0116). */
+  victimId: string;
   postId: string;
 }
 
@@ -378,6 +380,25 @@ const ROUTES: Route[] = [
     authAs: "admin",
   },
   {
+    method: "POST",
+    name: "/admin/agents/:agentId/suspend",
+    path: (c) => segment(() => c.victimId).map((s) => `/admin/agents/${s}/suspend`),
+    body: { reason: "fuzzed suspension" },
+    authAs: "admin",
+  },
+  {
+    method: "POST",
+    name: "/admin/agents/:agentId/reinstate",
+    path: (c) => segment(() => c.victimId).map((s) => `/admin/agents/${s}/reinstate`),
+    authAs: "admin",
+  },
+  {
+    method: "POST",
+    name: "/admin/agents/:agentId/keys/revoke",
+    path: (c) => segment(() => c.victimId).map((s) => `/admin/agents/${s}/keys/revoke`),
+    authAs: "admin",
+  },
+  {
     method: "GET",
     name: "/admin/events/dlq",
     path: () => fc.constant("/admin/events/dlq"),
@@ -474,6 +495,7 @@ describe.each(modes)("fuzzing every route (%s; translation engine: a LibreTransl
     const a = await req("POST", "/join", { body: { name: "fuzz councillor" } });
     const b = await req("POST", "/join", { body: { name: "fuzz bystander" } });
     const r = await req("POST", "/join", { body: { name: "fuzz rotator" } });
+    const v = await req("POST", "/join", { body: { name: "fuzz victim" } });
     for (const seat of ["councillor", "chief"]) {
       const g = await req("POST", "/admin/seats", {
         headers: { authorization: `Bearer ${sys.adminToken}` },
@@ -492,6 +514,7 @@ describe.each(modes)("fuzzing every route (%s; translation engine: a LibreTransl
       otherKey: b.body.apiKey,
       rotating: { key: r.body.apiKey },
       agentId: a.body.agentId,
+      victimId: v.body.agentId,
       postId: p.body.id,
     };
   }, 240_000);

@@ -215,6 +215,9 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
   const adminRoutes = [
     { method: "POST", path: () => "/admin/seats", body: () => ({ agentId: plain.agentId, seat: "chief" }) },
     { method: "DELETE", path: () => `/admin/seats/${councillor.agentId}/councillor`, body: () => undefined },
+    { method: "POST", path: () => `/admin/agents/${plain.agentId}/suspend`, body: () => ({ reason: "no" }) },
+    { method: "POST", path: () => `/admin/agents/${plain.agentId}/reinstate`, body: () => ({}) },
+    { method: "POST", path: () => `/admin/agents/${plain.agentId}/keys/revoke`, body: () => ({}) },
   ] as const;
 
   it("every admin route refuses callers without the owner token (401), including API keys of seated agents", async () => {
