@@ -138,7 +138,7 @@ describe.each(modes)("key rotation (%s)", (mode) => {
     }
   });
 
-  it("needs a valid key, refuses a body other than {}, and ignores Idempotency-Key", async () => {
+  it("needs a valid key, refuses a body other than {}; an Idempotency-Key never replays a stored key", async () => {
     const none = await req("POST", "/me/keys/rotate");
     expect(none.status).toBe(401);
     expect(none.headers.get("www-authenticate")).toMatch(/^Bearer/);
@@ -148,13 +148,37 @@ describe.each(modes)("key rotation (%s)", (mode) => {
     expect(bad.body.code).toBe("invalid_request");
     expect((await req("GET", "/me", { key: a.apiKey })).status).toBe(200); // a refused rotation revokes nothing
 
-    // a retried rotation with the same Idempotency-Key is not replayed: the revoked key gets 401
+    const badKey = await req("POST", "/me/keys/rotate", { key: a.apiKey, headers: { "idempotency-key": "a b" } });
+    expect(badKey.status).toBe(400);
+    expect((await req("GET", "/me", { key: a.apiKey })).status).toBe(200);
+  });
+
+  it("completes a rotation whose answer was lost: the same Idempotency-Key within 5 minutes revokes the lost key and issues another (ADR 0117)", async () => {
+    const unknown = await req("GET", "/me", { key: "sk_src_0000000000000000000000000000000000000000000abcdef" });
+    const a = await join("agent on a bad link");
     const headers = { "idempotency-key": "rotate-once" };
-    const first = await req("POST", "/me/keys/rotate", { key: a.apiKey, headers });
-    expect(first.status).toBe(201);
+    const lost = await req("POST", "/me/keys/rotate", { key: a.apiKey, headers });
+    expect(lost.status).toBe(201);
+    // the answer never arrived: the client retries with its old key and the same Idempotency-Key
     const retry = await req("POST", "/me/keys/rotate", { key: a.apiKey, headers });
-    expect(retry.status).toBe(401);
-    expect(retry.text).not.toContain(first.body.apiKey);
+    expect(retry.status).toBe(201);
+    expect(retry.body.agentId).toBe(a.agentId);
+    expect(retry.body.apiKey).toMatch(KEY_RE);
+    expect(retry.body.apiKey).not.toBe(lost.body.apiKey); // a new secret: none is ever stored to replay
     expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect((await req("GET", "/me", { key: retry.body.apiKey })).status).toBe(200);
+    expectUnknownKey401(await req("GET", "/me", { key: lost.body.apiKey }), unknown);
+    expectUnknownKey401(await req("GET", "/me", { key: a.apiKey }), unknown); // refused for everything else
+    // another Idempotency-Key, or none, does not reopen the old key
+    expectUnknownKey401(
+      await req("POST", "/me/keys/rotate", { key: a.apiKey, headers: { "idempotency-key": "another" } }),
+      unknown,
+    );
+    expectUnknownKey401(await req("POST", "/me/keys/rotate", { key: a.apiKey }), unknown);
+    expect((await req("GET", "/me", { key: retry.body.apiKey })).status).toBe(200);
+    // a rotation made without an Idempotency-Key cannot be completed that way
+    const b = await join("agent without a key");
+    expect((await req("POST", "/me/keys/rotate", { key: b.apiKey })).status).toBe(201);
+    expectUnknownKey401(await req("POST", "/me/keys/rotate", { key: b.apiKey, headers }), unknown);
   });
 });

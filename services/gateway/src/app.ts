@@ -12,7 +12,7 @@ import { rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { adminRoutes } from "./routes/admin.js";
 import { councilRoutes } from "./routes/council.js";
 import { docsRoutes } from "./routes/docs.js";
-import { identityRoutes } from "./routes/identity.js";
+import { identityRoutes, rotationRoute } from "./routes/identity.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
 import { postRoutes } from "./routes/posts.js";
@@ -103,6 +103,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   metaRoutes(deps.skill, v1);
   if (deps.adminToken) adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, v1);
+  rotationRoute(deps.identity, auth, v1); // checks its key itself (docs/adr/0117)
   v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));
   translationRoutes(deps.translation, deps.skill, v1);

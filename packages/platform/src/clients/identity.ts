@@ -26,9 +26,13 @@ export class IdentityClient {
   authenticate(apiKey: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "authenticate", { apiKey });
   }
-  /** Revokes `apiKey` and returns a new key for the same agent (UNAUTHENTICATED → 401 if already revoked). */
-  rotateKey(apiKey: string): Promise<identity.RotateKeyResponse> {
-    return callMethod(this.c, identity.IdentityServiceDefinition, "rotateKey", { apiKey });
+  /**
+   * Revokes `apiKey` and returns a new key for the same agent (UNAUTHENTICATED → 401 if already
+   * revoked). With `idempotencyKey`, a retry within 5 minutes completes a rotation whose answer was
+   * lost (docs/adr/0117).
+   */
+  rotateKey(apiKey: string, idempotencyKey = ""): Promise<identity.RotateKeyResponse> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "rotateKey", { apiKey, idempotencyKey });
   }
   getAgent(agentId: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "getAgent", { agentId });

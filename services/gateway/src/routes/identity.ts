@@ -2,7 +2,7 @@ import { Router } from "express";
 import { z } from "zod";
 import { ApsError, LIMITS, text } from "@aps/platform";
 import type { ForumClient, IdentityClient } from "@aps/platform";
-import { bearer, requireCaller } from "../http/auth.js";
+import { bearer, requireCaller, suspension } from "../http/auth.js";
 import { renderAgent, renderListedPost } from "../http/render.js";
 import { pathId, storable, validate } from "../http/validate.js";
 import type { AuthCache } from "../cache/auth-cache.js";
@@ -21,10 +21,46 @@ const joinBody = z.strictObject({
 const emptyBody = z.strictObject({});
 
 /**
+ * `POST /me/keys/rotate` (key) → 201 `{agentId, apiKey, createdAt}`: revokes the presented key
+ * and returns a new one, shown once; the agent's cached authentications are dropped here before
+ * the answer, and on every other gateway by `identity.key_rotated` (docs/adr/0087). Registered
+ * BEFORE the authenticate middleware: the identity service checks the key itself, because with an
+ * `Idempotency-Key` the just-revoked key may complete a rotation whose answer was lost, within
+ * 5 minutes (docs/adr/0117) — the old key is refused everywhere else. No stored answer is ever
+ * replayed: the response holds a secret, which is never stored.
+ */
+export function rotationRoute(identity: IdentityClient, auth: AuthCache, r: Router = Router()): Router {
+  r.post("/me/keys/rotate", async (req, res) => {
+    const key = bearer(req);
+    if (key === undefined)
+      throw new ApsError(
+        "unauthenticated",
+        "this operation needs 'Authorization: Bearer <API_KEY>' (get a key with POST /v1/join)",
+      );
+    const idem = req.header("idempotency-key") ?? "";
+    // The documented check order: authentication (401) and suspension (403) before the body
+    // (400) — except for a key that may be completing a lost rotation, which only the identity
+    // service can tell (it answers the same 401 otherwise).
+    const caller = await auth.authenticate(key).catch((err: unknown) => {
+      if (idem === "" || !(err instanceof ApsError) || err.code !== "unauthenticated") throw err;
+      return undefined;
+    });
+    const refused = caller && suspension(caller);
+    if (refused) throw refused;
+    if (req.header("idempotency-key") !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idem))
+      throw new ApsError("invalid_request", "Idempotency-Key must be 1–255 visible ASCII characters");
+    validate(emptyBody, req.body ?? {}, "body");
+    const out = await identity.rotateKey(key, idem);
+    auth.dropAgent(out.agentId);
+    res.status(201).json({ agentId: out.agentId, apiKey: out.apiKey, createdAt: out.createdAt });
+  });
+  return r;
+}
+
+/**
  * `POST /join` (seed "Identity and versioning": `{name, url?}` → `{ok, agentId, name, apiKey}`,
- * 201; the key is shown only here), `GET /me` (key) → the caller with Sagacity and seats, and
- * `POST /me/keys/rotate` (key) → 201 `{agentId, apiKey, createdAt}`, the old key revoked and
- * dropped from `auth` before the answer (docs/adr/0087).
+ * 201; the key is shown only here), `GET /me` (key) → the caller with Sagacity and seats, the
+ * caller's Sagacity ledger and public profiles (rotation: `rotationRoute`).
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
@@ -53,20 +89,6 @@ export function identityRoutes(
       identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: q.cursor ?? "" }),
     ]);
     res.json({ total: agent.sagacity, items: page.items, nextCursor: page.nextCursor || null });
-  });
-  // Self-service key rotation: revokes the presented key and returns a new one, shown once.
-  // Not under the Idempotency-Key middleware (mounted on /posts only): a replay must never hand
-  // a key to a caller whose key was just revoked.
-  r.post("/me/keys/rotate", async (req, res) => {
-    requireCaller(res);
-    validate(emptyBody, req.body ?? {}, "body");
-    const key = bearer(req);
-    if (key === undefined)
-      throw new ApsError("unauthenticated", "this operation needs 'Authorization: Bearer <API_KEY>'");
-    const out = await identity.rotateKey(key);
-    // Other gateway replicas drop it on `identity.key_rotated`; this one before answering.
-    auth.dropAgent(out.agentId);
-    res.status(201).json({ agentId: out.agentId, apiKey: out.apiKey, createdAt: out.createdAt });
   });
   // Public profile: name, url, Sagacity, seats and activity counts.
   r.get("/agents/:agentId", async (req, res) => {

@@ -25,7 +25,9 @@ export function identityHandlers(
       return repo.join(name, url, source);
     }),
     authenticate: unary(log, async (req: identity.AuthenticateRequest) => repo.authenticate(req.apiKey)),
-    rotateKey: unary(log, async (req: identity.RotateKeyRequest) => repo.rotateKey(req.apiKey)),
+    rotateKey: unary(log, async (req: identity.RotateKeyRequest) =>
+      repo.rotateKey(req.apiKey, parseRequest(z.string().regex(/^[\x21-\x7e]{0,255}$/), req.idempotencyKey)),
+    ),
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
     grantSeat: unary(log, async (req: identity.GrantSeatRequest) => {
       const { agentId, seat } = parseRequest(seatInput, req);

@@ -13,7 +13,7 @@ import { events } from "@aps/proto";
 import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { awardInTx } from "../events/sagacity.js";
 import { IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS, IdempotencyStore } from "./idempotency.js";
-import { IdentityRepository } from "./repository.js";
+import { IdentityRepository, ROTATION_RECOVERY_MS } from "./repository.js";
 
 /**
  * The identity service's storage on the real PostgreSQL: joins and their per-source daily limit
@@ -112,6 +112,51 @@ const code = async (p: Promise<unknown>) =>
     expect(rotated.agentId).toBe(agent.agentId);
     expect(ev.rows[0]!.payload.toString("latin1")).not.toContain(fresh.apiKey);
     expect(wakes).toBeGreaterThanOrEqual(2); // the join and the rotation committed events
+  });
+
+  it("a rotation whose answer was lost completes with its Idempotency-Key within 5 minutes, and only so (docs/adr/0117)", async () => {
+    const repo = new IdentityRepository(db.pool, clock, 10);
+    const { agent, apiKey } = await repo.join("lossy link", "", source());
+    const lost = await repo.rotateKey(apiKey, "rot-1");
+    expect(await code(repo.rotateKey(apiKey))).toBe("unauthenticated"); // no key: no recovery
+    expect(await code(repo.rotateKey(apiKey, "rot-2"))).toBe("unauthenticated"); // another key: none
+    clock.at = new Date(clock.at.getTime() + ROTATION_RECOVERY_MS - 1);
+    const again = await repo.rotateKey(apiKey, "rot-1");
+    expect(again.agentId).toBe(agent.agentId);
+    expect(again.apiKey).not.toBe(lost.apiKey);
+    expect(await code(repo.authenticate(lost.apiKey))).toBe("unauthenticated"); // nobody got it: revoked
+    expect(await code(repo.authenticate(apiKey))).toBe("unauthenticated"); // refused for everything else
+    expect((await repo.authenticate(again.apiKey)).agentId).toBe(agent.agentId);
+    const live = await db.pool.query("SELECT 1 FROM api_keys WHERE agent_id = $1 AND revoked_at IS NULL", [
+      agent.agentId,
+    ]);
+    expect(live.rowCount).toBe(1);
+    // the window counts from the first rotation
+    clock.at = new Date(clock.at.getTime() + 2);
+    expect(await code(repo.rotateKey(apiKey, "rot-1"))).toBe("unauthenticated");
+    expect((await repo.authenticate(again.apiKey)).agentId).toBe(agent.agentId);
+    // a suspended agent cannot rotate (docs/adr/0116)
+    await repo.setSuspension(agent.agentId, "abuse");
+    expect(await code(repo.rotateKey(again.apiKey))).toBe("forbidden");
+    expect((await repo.authenticate(again.apiKey)).suspendedReason).toBe("abuse");
+    await repo.setSuspension(agent.agentId, undefined);
+    expect((await repo.authenticate(again.apiKey)).suspendedAt).toBe("");
+  });
+
+  it("the owner revokes every key of an agent at once; the event names the agent only (docs/adr/0116)", async () => {
+    const repo = new IdentityRepository(db.pool, clock, 10);
+    const { agent, apiKey } = await repo.join("leaky", "", source());
+    expect(await repo.revokeKeys(agent.agentId)).toBe(1);
+    expect(await code(repo.authenticate(apiKey))).toBe("unauthenticated");
+    expect(await repo.revokeKeys(agent.agentId)).toBe(0);
+    expect(await code(repo.revokeKeys("ext_nobody"))).toBe("not_found");
+    const ev = await db.pool.query<{ payload: Buffer }>(
+      "SELECT payload FROM outbox WHERE subject = 'identity.access_changed' ORDER BY seq DESC LIMIT 1",
+    );
+    expect(events.AccessChanged.decode(ev.rows[0]!.payload)).toMatchObject({
+      agentId: agent.agentId,
+      change: "keys_revoked",
+    });
   });
 
   it("seats: chief implies councillor; revoking councillor drops chief; both idempotent", async () => {

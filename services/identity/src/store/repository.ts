@@ -46,6 +46,9 @@ function toAgent(r: AgentRow): identity.Agent {
   };
 }
 
+/** How long a rotation whose answer was lost can be completed with its Idempotency-Key, ms (docs/adr/0117). */
+export const ROTATION_RECOVERY_MS = 5 * 60_000;
+
 /**
  * Identity storage on the service's own PostgreSQL schema (the embedded server of the all-in-one or the platform's,
  * both through `pg`). All rule checks that need atomicity (join limit) happen in SQL.
@@ -121,22 +124,55 @@ export class IdentityRepository {
    * Enqueues `identity.key_rotated` (agentId only: never the key or its hash) in the same
    * transaction, so every gateway replica drops its cached authentications of the agent
    * (docs/adr/0087). Returns the new plaintext key (never stored).
+   *
+   * Completing a rotation whose answer was lost (docs/adr/0117): a rotation made with a non-empty
+   * `idempotencyKey` records it on the revoked key. For ROTATION_RECOVERY_MS (5 min) after, the
+   * revoked key presented again with the same `idempotencyKey` revokes the key that rotation
+   * issued (nobody received it) and issues another; any other use of the revoked key is refused
+   * as before. Throws `forbidden` for a suspended agent (docs/adr/0116).
    */
-  async rotateKey(apiKey: string): Promise<{ agentId: string; apiKey: string; createdAt: string }> {
+  async rotateKey(
+    apiKey: string,
+    idempotencyKey = "",
+  ): Promise<{ agentId: string; apiKey: string; createdAt: string }> {
     if (!isWellFormedKey(apiKey)) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
     const now = this.clock.now();
+    const old = hashKey(apiKey);
     const out = await withTransaction(this.pool, async (tx) => {
       const revoked = await tx.query<{ agent_id: string }>(
-        "UPDATE api_keys SET revoked_at = $2 WHERE key_hash = $1 AND revoked_at IS NULL RETURNING agent_id",
-        [hashKey(apiKey), now],
+        "UPDATE api_keys SET revoked_at = $2, rotation_key = nullif($3, '') WHERE key_hash = $1 AND revoked_at IS NULL RETURNING agent_id",
+        [old, now, idempotencyKey],
       );
-      const agentId = revoked.rows[0]?.agent_id;
+      let agentId = revoked.rows[0]?.agent_id;
+      if (!agentId && idempotencyKey) {
+        // A retry of a rotation whose answer was lost: same key, same Idempotency-Key, in time.
+        const retry = await tx.query<{ agent_id: string }>(
+          "SELECT agent_id FROM api_keys WHERE key_hash = $1 AND rotation_key = $2 AND revoked_at > $3 FOR UPDATE",
+          [old, idempotencyKey, new Date(now.getTime() - ROTATION_RECOVERY_MS)],
+        );
+        agentId = retry.rows[0]?.agent_id;
+        if (agentId)
+          await tx.query("UPDATE api_keys SET revoked_at = $2 WHERE rotated_from = $1 AND revoked_at IS NULL", [
+            old,
+            now,
+          ]);
+      }
       if (!agentId) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
+      const suspended = await tx.query<{ suspended_reason: string }>(
+        "SELECT suspended_reason FROM agents WHERE agent_id = $1 AND suspended_at IS NOT NULL",
+        [agentId],
+      );
+      if (suspended.rows[0])
+        throw new ApsError(
+          "forbidden",
+          `this agent is suspended by the platform owner: ${suspended.rows[0].suspended_reason}`,
+        );
       const fresh = generateApiKey();
-      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [
+      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at, rotated_from) VALUES ($1, $2, $3, $4)", [
         hashKey(fresh),
         agentId,
         now,
+        old,
       ]);
       await this.outbox.publish(tx, "identity.key_rotated", { occurredAt: now.toISOString(), agentId });
       return { agentId, apiKey: fresh, createdAt: now.toISOString() };

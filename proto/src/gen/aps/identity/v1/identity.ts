@@ -64,6 +64,11 @@ export interface AuthenticateRequest {
 /** Self-service key rotation: the caller presents its current key (hashed in identity). */
 export interface RotateKeyRequest {
   apiKey: string;
+  /**
+   * The caller's Idempotency-Key, "" for none. Within 5 minutes, the same key completes a rotation
+   * whose answer was lost: the key it issued is revoked and another is issued (docs/adr/0117).
+   */
+  idempotencyKey: string;
 }
 
 export interface RotateKeyResponse {
@@ -641,13 +646,16 @@ export const AuthenticateRequest: MessageFns<AuthenticateRequest> = {
 };
 
 function createBaseRotateKeyRequest(): RotateKeyRequest {
-  return { apiKey: "" };
+  return { apiKey: "", idempotencyKey: "" };
 }
 
 export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
   encode(message: RotateKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.apiKey !== "") {
       writer.uint32(10).string(message.apiKey);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(18).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -673,6 +681,14 @@ export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
             message.apiKey = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -692,6 +708,11 @@ export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
         : isSet(object.api_key)
         ? globalThis.String(object.api_key)
         : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -699,6 +720,9 @@ export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
     const obj: any = {};
     if (message.apiKey !== "") {
       obj.apiKey = message.apiKey;
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
     }
     return obj;
   },
@@ -709,6 +733,7 @@ export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
   fromPartial(object: DeepPartial<RotateKeyRequest>): RotateKeyRequest {
     const message = createBaseRotateKeyRequest();
     message.apiKey = object.apiKey ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
