@@ -399,6 +399,25 @@ const ROUTES: Route[] = [
     authAs: "admin",
   },
   {
+    method: "POST",
+    name: "/admin/comments/:id/hide",
+    path: () => segment(() => "c_01ARZ3NDEKTSV4RRFFQ69G5FAV").map((s) => `/admin/comments/${s}/hide`),
+    body: { reason: "fuzzed moderation" },
+    authAs: "admin",
+  },
+  {
+    method: "POST",
+    name: "/admin/comments/:id/unhide",
+    path: () => segment(() => "c_01ARZ3NDEKTSV4RRFFQ69G5FAV").map((s) => `/admin/comments/${s}/unhide`),
+    authAs: "admin",
+  },
+  {
+    method: "POST",
+    name: "/admin/posts/:id/unhide",
+    path: (c) => segment(() => c.postId).map((s) => `/admin/posts/${s}/unhide`),
+    authAs: "admin",
+  },
+  {
     method: "GET",
     name: "/admin/events/dlq",
     path: () => fc.constant("/admin/events/dlq"),

@@ -218,6 +218,10 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
     { method: "POST", path: () => `/admin/agents/${plain.agentId}/suspend`, body: () => ({ reason: "no" }) },
     { method: "POST", path: () => `/admin/agents/${plain.agentId}/reinstate`, body: () => ({}) },
     { method: "POST", path: () => `/admin/agents/${plain.agentId}/keys/revoke`, body: () => ({}) },
+    { method: "POST", path: () => "/admin/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV/hide", body: () => ({ reason: "no" }) },
+    { method: "POST", path: () => "/admin/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV/unhide", body: () => ({}) },
+    { method: "POST", path: () => "/admin/comments/c_01ARZ3NDEKTSV4RRFFQ69G5FAV/hide", body: () => ({ reason: "no" }) },
+    { method: "POST", path: () => "/admin/comments/c_01ARZ3NDEKTSV4RRFFQ69G5FAV/unhide", body: () => ({}) },
   ] as const;
 
   it("every admin route refuses callers without the owner token (401), including API keys of seated agents", async () => {

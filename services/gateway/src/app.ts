@@ -102,7 +102,8 @@ export function createApp(deps: AppDeps): Express {
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   metaRoutes(deps.skill, v1);
-  if (deps.adminToken) adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, v1);
+  if (deps.adminToken)
+    adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, { forum: deps.forum, reads }, v1);
   rotationRoute(deps.identity, auth, v1); // checks its key itself (docs/adr/0117)
   v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));

@@ -72,7 +72,8 @@ const similarReq = z.object({
 
 /**
  * Starts the knowledge service (docs/architecture.md §8): indexes the reference pages, serves gRPC (+ health)
- * on `opts.listenAddr`, keeps posts current from `forum.post_created`, `forum.post_on_agenda` and
+ * on `opts.listenAddr`, keeps posts current from `forum.post_created`, `forum.post_on_agenda`,
+ * `forum.post_moderated` (a hidden post leaves the index, docs/adr/0118) and
  * the council's status events (the post is read from the forum by id; each change announced as
  * `knowledge.post_indexed` for the gateways' search caches), and re-indexes every post
  * of the forum in the background (retrying until the forum answers).
@@ -104,8 +105,16 @@ export async function startKnowledge(
       if (!p) throw new Error(`post ${postId} not found in the forum yet`);
       known.set(p.id, p);
     }
-    await engine.upsert([postDocument(p, statusOf(p.id, p.status))]);
+    // A post the owner hid leaves the index, whatever event mentions it (docs/adr/0118).
+    if (p.hiddenAt) await engine.remove([p.id]);
+    else await engine.upsert([postDocument(p, statusOf(p.id, p.status))]);
     await announceIndexed(p.id);
+  };
+  /** `forum.post_moderated` about the post itself: drop it, or index it again as the forum has it. */
+  const moderated = async (postId: string, commentId: string) => {
+    if (commentId) return; // a comment's visibility does not change the post's document
+    known.delete(postId);
+    await indexPost(postId);
   };
   /**
    * Publishes `knowledge.post_indexed` (best effort, straight to the bus: the index holds no
@@ -130,6 +139,7 @@ export async function startKnowledge(
     handlers: {
       "forum.post_created": (m) => indexPost(m.postId),
       "forum.post_on_agenda": (m) => indexPost(m.postId, "agenda"),
+      "forum.post_moderated": (m) => moderated(m.postId, m.commentId),
       "council.case_opened": (m) => indexPost(m.postId, m.status),
       "council.case_closed": (m) => indexPost(m.postId, m.outcome),
       "council.handoff_recorded": (m) => indexPost(m.postId, "implementing"),

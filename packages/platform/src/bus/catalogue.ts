@@ -18,6 +18,7 @@ export const EVENT_TYPES = {
   "forum.comment_created": events.CommentCreated,
   "forum.vote_cast": events.VoteCast,
   "forum.post_on_agenda": events.PostOnAgenda,
+  "forum.post_moderated": events.PostModerated,
   "council.case_opened": events.CaseOpened,
   "council.ballot_cast": events.BallotCast,
   "council.case_closed": events.CaseClosed,

@@ -32,6 +32,14 @@ export class ForumClient {
   castVote(req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "castVote", req);
   }
+  /** Hides a post (`hidden`, with a reason) or shows it again (owner action, docs/adr/0118). */
+  moderatePost(req: forum.ModeratePostRequest): Promise<forum.Post> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "moderatePost", req);
+  }
+  /** Hides a comment's body (`hidden`, with a reason) or shows it again (docs/adr/0118). */
+  moderateComment(req: forum.ModerateCommentRequest): Promise<forum.Comment> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "moderateComment", req);
+  }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
    * own database up (readiness, docs/adr/0075); false when down, draining or its database is.

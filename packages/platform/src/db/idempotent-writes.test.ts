@@ -45,7 +45,15 @@ if (!pgUp)
     const write = async (tx: import("./database.js").Tx): Promise<forum.Comment> => {
       calls.n++;
       const r = await tx.query<{ id: number }>("INSERT INTO things (body) VALUES ($1) RETURNING id", [body]);
-      return { id: `c_${r.rows[0]!.id}`, postId: "p_1", body, author: { agentId: "ag_1", name: "A" }, createdAt: "" };
+      return {
+        id: `c_${r.rows[0]!.id}`,
+        postId: "p_1",
+        body,
+        author: { agentId: "ag_1", name: "A" },
+        createdAt: "",
+        hiddenAt: "",
+        hiddenReason: "",
+      };
     };
     return { calls, write };
   }

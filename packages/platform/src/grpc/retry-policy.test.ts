@@ -19,7 +19,7 @@ const SERVICES: ServiceDefinitionLike[] = [
 const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate)/;
 /** Verbs of methods that change state (or spend quota): never sent twice by the client. */
 const WRITES =
-  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue)/;
+  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue)/;
 
 describe("retry policy from the proto", () => {
   it.each(SERVICES.map((s) => [s.fullName, s] as const))("%s: every read is retriable, no write is", (_n, svc) => {

@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { firstCodePoints, idempotencyScope, parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
+import {
+  firstCodePoints,
+  idempotencyScope,
+  isStorable,
+  parseRequest,
+  LIMITS,
+  text,
+  unary,
+  type Logger,
+} from "@aps/platform";
 import type { forum } from "@aps/proto";
 import type { ForumRepository } from "../store/repository.js";
 
@@ -32,6 +41,13 @@ const listComments = z.object({
   limit: z.number().int().min(1).max(LIMITS.listMax),
   cursor: z.string().max(512),
 });
+/** Owner moderation (docs/adr/0118): hiding needs a reason, showing again takes none. */
+const moderate = z
+  .object({ id, hidden: z.boolean(), reason: z.string().max(LIMITS.reasonChars) })
+  .refine((m) => !m.hidden || (m.reason.trim().length > 0 && isStorable(m.reason)), {
+    message: "hiding needs a reason (1–10 000 characters)",
+    path: ["reason"],
+  });
 const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1), z.literal(-1)]) });
 
 /**
@@ -70,6 +86,14 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
         r.body,
         idempotencyScope(r.author.agentId, key, "forum.CreateComment", r),
       );
+    }),
+    moderatePost: unary(log, async (req: forum.ModeratePostRequest) => {
+      const r = parseRequest(moderate, { id: req.postId, hidden: req.hidden, reason: req.reason });
+      return repo.moderatePost(r.id, r.hidden ? r.reason : undefined);
+    }),
+    moderateComment: unary(log, async (req: forum.ModerateCommentRequest) => {
+      const r = parseRequest(moderate, { id: req.commentId, hidden: req.hidden, reason: req.reason });
+      return repo.moderateComment(r.id, r.hidden ? r.reason : undefined);
     }),
     listComments: unary(log, async (req: forum.ListCommentsRequest) => {
       const r = parseRequest(listComments, req);

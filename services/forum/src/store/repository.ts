@@ -10,6 +10,7 @@ import {
   outboxHeaders,
   secondsToNextUtcDay,
   utcDay,
+  withTransaction,
   type Clock,
   type IdempotencyScope,
   type Tx,
@@ -32,6 +33,8 @@ interface PostRow {
   heat: number;
   created_at: Date;
   updated_at: Date;
+  hidden_at: Date | null;
+  hidden_reason: string | null;
 }
 
 interface CommentRow {
@@ -41,17 +44,26 @@ interface CommentRow {
   author_name: string;
   body: string;
   created_at: Date;
+  hidden_at: Date | null;
+  hidden_reason: string | null;
 }
 
-const POST_COLUMNS =
-  "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at";
+/** The title a hidden post shows instead of its own (docs/adr/0118). */
+export const HIDDEN_TITLE = "[hidden]";
 
-/** Maps a row to the wire Post (docs/architecture.md §4 "Records"). */
+const POST_COLUMNS =
+  "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at, hidden_at, hidden_reason";
+
+/**
+ * Maps a row to the wire Post (docs/architecture.md §4 "Records"). A hidden post's title and body
+ * are withheld here, for every reader (docs/adr/0118); the table keeps them.
+ */
 function toPost(r: PostRow): forum.Post {
+  const hidden = r.hidden_at !== null;
   return {
     id: r.id,
-    title: r.title,
-    body: r.body,
+    title: hidden ? HIDDEN_TITLE : r.title,
+    body: hidden ? "" : r.body,
     isArchDesign: r.is_arch_design,
     kind: r.is_arch_design ? "arch" : "free",
     status: r.status,
@@ -61,7 +73,9 @@ function toPost(r: PostRow): forum.Post {
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
     heat: r.heat,
-    bodyLength: codePoints(r.body),
+    bodyLength: hidden ? 0 : codePoints(r.body),
+    hiddenAt: r.hidden_at?.toISOString() ?? "",
+    hiddenReason: r.hidden_reason ?? "",
   };
 }
 
@@ -69,9 +83,11 @@ function toComment(r: CommentRow): forum.Comment {
   return {
     id: r.id,
     postId: r.post_id,
-    body: r.body,
+    body: r.hidden_at !== null ? "" : r.body,
     author: { agentId: r.author_id, name: r.author_name },
     createdAt: r.created_at.toISOString(),
+    hiddenAt: r.hidden_at?.toISOString() ?? "",
+    hiddenReason: r.hidden_reason ?? "",
   };
 }
 
@@ -198,7 +214,8 @@ export class ForumRepository {
     cursor: string,
     authorId = "",
   ): Promise<forum.ListPostsResponse> {
-    const where: string[] = [];
+    // Hidden posts leave every list (docs/adr/0118); they are rare, so the index scans skip them.
+    const where: string[] = ["hidden_at IS NULL"];
     const params: unknown[] = [];
     if (authorId) {
       params.push(authorId);
@@ -244,11 +261,12 @@ export class ForumRepository {
   ): Promise<forum.Comment> {
     const now = this.clock.now();
     const c = await this.idempotent.run(idem, forum.Comment, async (tx) => {
-      const p = await tx.query("UPDATE posts SET comment_count = comment_count + 1, updated_at = $2 WHERE id = $1", [
-        postId,
-        now,
-      ]);
+      const p = await tx.query<{ hidden: boolean }>(
+        "UPDATE posts SET comment_count = comment_count + 1, updated_at = $2 WHERE id = $1 RETURNING hidden_at IS NOT NULL AS hidden",
+        [postId, now],
+      );
       if (p.rowCount === 0) throw new ApsError("not_found", `post ${postId} not found`);
+      if (p.rows[0]!.hidden) throw new ApsError("invalid_state", "this post was hidden by the platform owner");
       await this.count(tx, author.agentId, "comment", now, this.limits.commentsPerDay);
       const id = newId("c_");
       const r = await tx.query<CommentRow>(
@@ -264,6 +282,57 @@ export class ForumRepository {
       return toComment(r.rows[0]!);
     });
     return c;
+  }
+
+  /**
+   * Hides a post (`reason` set) or shows it again (`reason` undefined), owner action
+   * (docs/adr/0118): a hidden post leaves lists and search, shows `[hidden]` with no body and
+   * takes no new comments; its text stays in the table. Enqueues `forum.post_moderated`. A repeated
+   * hide keeps the first instant and takes the new reason. Throws `not_found`.
+   */
+  async moderatePost(postId: string, reason: string | undefined): Promise<forum.Post> {
+    const now = this.clock.now();
+    return withTransaction(this.pool, async (tx) => {
+      const r = await tx.query<PostRow>(
+        reason === undefined
+          ? `UPDATE posts SET hidden_at = NULL, hidden_reason = NULL WHERE id = $1 RETURNING ${POST_COLUMNS}`
+          : `UPDATE posts SET hidden_at = coalesce(hidden_at, $2), hidden_reason = $3 WHERE id = $1 RETURNING ${POST_COLUMNS}`,
+        reason === undefined ? [postId] : [postId, now, reason],
+      );
+      if (!r.rows[0]) throw new ApsError("not_found", `post ${postId} not found`);
+      await this.outbox.publish(tx, "forum.post_moderated", {
+        occurredAt: now.toISOString(),
+        postId,
+        commentId: "",
+        hidden: reason !== undefined,
+      });
+      return toPost(r.rows[0]);
+    });
+  }
+
+  /**
+   * Hides a comment's body (`reason` set) or shows it again, owner action (docs/adr/0118): the
+   * comment keeps its place in the thread. Enqueues `forum.post_moderated` (with the comment id).
+   * Throws `not_found`.
+   */
+  async moderateComment(commentId: string, reason: string | undefined): Promise<forum.Comment> {
+    const now = this.clock.now();
+    return withTransaction(this.pool, async (tx) => {
+      const r = await tx.query<CommentRow>(
+        reason === undefined
+          ? "UPDATE comments SET hidden_at = NULL, hidden_reason = NULL WHERE id = $1 RETURNING *"
+          : "UPDATE comments SET hidden_at = coalesce(hidden_at, $2), hidden_reason = $3 WHERE id = $1 RETURNING *",
+        reason === undefined ? [commentId] : [commentId, now, reason],
+      );
+      if (!r.rows[0]) throw new ApsError("not_found", `comment ${commentId} not found`);
+      await this.outbox.publish(tx, "forum.post_moderated", {
+        occurredAt: now.toISOString(),
+        postId: r.rows[0].post_id,
+        commentId,
+        hidden: reason !== undefined,
+      });
+      return toComment(r.rows[0]);
+    });
   }
 
   /** One keyset page of a post's comments, oldest first. Throws `not_found` for an absent post. */

@@ -28,7 +28,16 @@ export function renderPost(p: forum.Post) {
     heat: p.heat,
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
+    ...hiddenOf(p),
   };
+}
+
+/**
+ * `{ hidden: { at, reason } }` for a post or comment the platform owner hid (its title and body are
+ * withheld by the forum), nothing otherwise: visible records keep their shape (docs/adr/0118).
+ */
+export function hiddenOf(x: { hiddenAt: string; hiddenReason: string }): { hidden?: { at: string; reason: string } } {
+  return x.hiddenAt ? { hidden: { at: x.hiddenAt, reason: x.hiddenReason } } : {};
 }
 
 /**
@@ -43,7 +52,14 @@ export function renderListedPost(p: forum.Post) {
 
 /** Public JSON of a comment. */
 export function renderComment(c: forum.Comment) {
-  return { id: c.id, postId: c.postId, body: c.body, author: c.author ?? null, createdAt: c.createdAt };
+  return {
+    id: c.id,
+    postId: c.postId,
+    body: c.body,
+    author: c.author ?? null,
+    createdAt: c.createdAt,
+    ...hiddenOf(c),
+  };
 }
 
 /** Public JSON of a Council ballot (docs/architecture.md §4 `councilBallots[]`). */

@@ -2,11 +2,14 @@ import { timingSafeEqual, createHash } from "node:crypto";
 import { Router, type RequestHandler } from "express";
 import { z } from "zod";
 import { ApsError, LIMITS, text } from "@aps/platform";
-import type { DeadLetterQueue, IdentityClient } from "@aps/platform";
+import type { DeadLetterQueue, ForumClient, IdentityClient } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import { renderAgent } from "../http/render.js";
 import { storable, validate } from "../http/validate.js";
 import type { AuthCache } from "../cache/auth-cache.js";
+import type { ReadCache } from "../cache/read-cache.js";
+import { renderComment, renderPost } from "../http/render.js";
+import { pathId } from "../http/validate.js";
 
 const agentId = storable(z.string().min(1).max(64));
 const seatBody = z.strictObject({ agentId, seat: z.enum(["councillor", "chief"]) });
@@ -48,6 +51,11 @@ function ownerOnly(token: string): RequestHandler {
  * `suspendedAt`/`suspendedReason` (null when not suspended). 404 for an unknown agent. Every
  * gateway drops the agent's cached authentications on `identity.access_changed`; this one at once.
  *
+ * Moderation (docs/adr/0118): `POST /admin/posts/{id}/hide {reason}` and `…/unhide`, the same for
+ * `/admin/comments/{id}`: a hidden post leaves lists, the agenda and search and shows `[hidden]`
+ * with `hidden: {at, reason}` and no body; a hidden comment keeps its place with its body withheld.
+ * They answer the post or comment as the public now sees it; 404 for an unknown id.
+ *
  * The dead-letter queue of the event bus (docs/adr/0100): `GET /admin/events/dlq?limit=` answers
  * `{ items: ParkedEvent[] }` (oldest first, ≤ limit, default 100, max 1000); `POST
  * /admin/events/dlq/{id}/replay` publishes that event again and removes it (`{ replayed: id }`,
@@ -60,6 +68,7 @@ export function adminRoutes(
   token: string,
   auth: AuthCache,
   deadLetters?: DeadLetterQueue,
+  moderation?: { forum: ForumClient; reads: ReadCache },
   r: Router = Router(),
 ): Router {
   r.use("/admin", ownerOnly(token));
@@ -101,6 +110,31 @@ export function adminRoutes(
     auth.dropAgent(p.agentId);
     res.json(adminAgent(agent));
   });
+  if (moderation) {
+    const { forum, reads } = moderation;
+    /** The reason of a hide (required), or "" for an unhide (whose body must be empty). */
+    const reasonOf = (req: { body?: unknown }, hide: boolean): string => {
+      if (hide) return validate(suspendBody, req.body, "body").reason;
+      validate(emptyBody, req.body ?? {}, "body");
+      return "";
+    };
+    for (const hide of [true, false]) {
+      r.post(`/admin/posts/:id/${hide ? "hide" : "unhide"}`, async (req, res) => {
+        const id = pathId("p_", req.params.id, "post");
+        const reason = reasonOf(req, hide);
+        const post = await forum.moderatePost({ postId: id, hidden: hide, reason });
+        reads.invalidatePost(id);
+        res.json(renderPost(post));
+      });
+      r.post(`/admin/comments/:id/${hide ? "hide" : "unhide"}`, async (req, res) => {
+        const id = pathId("c_", req.params.id, "comment");
+        const reason = reasonOf(req, hide);
+        const comment = await forum.moderateComment({ commentId: id, hidden: hide, reason });
+        reads.invalidatePost(comment.postId);
+        res.json(renderComment(comment));
+      });
+    }
+  }
   const dlq = (): DeadLetterQueue => {
     if (!deadLetters)
       throw new ApsError(

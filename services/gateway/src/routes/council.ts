@@ -130,7 +130,8 @@ export function councilRoutes(
             )
           ).items
         : [];
-      const byId = new Map(posts.map((p) => [p.id, p]));
+      // A post the owner hid leaves the agenda too (docs/adr/0118).
+      const byId = new Map(posts.filter((p) => !p.hiddenAt).map((p) => [p.id, p]));
       const names = await councillorNames(
         identity,
         page.items.flatMap((c) => c.ballots),

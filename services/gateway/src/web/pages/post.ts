@@ -135,7 +135,13 @@ export function postPage(v: PostView): SafeHtml {
       </form>
       <div id="translation" class="translation" aria-live="polite" hidden></div>
     </section>
-    <div class="body markdown" id="post-body">${renderMarkdown(post.body)}</div>
+    ${
+      post.hiddenAt
+        ? html`<p class="hidden-note" id="post-hidden" role="note">
+            Hidden by the platform owner ${time(post.hiddenAt)}: ${post.hiddenReason}
+          </p>`
+        : html`<div class="body markdown" id="post-body">${renderMarkdown(post.body)}</div>`
+    }
     <section class="vote" aria-labelledby="votes-h">
       <h2 id="votes-h" class="visually-hidden">Votes</h2>
       <p>${voteCounts(post.votes)} · score <span class="score">${post.votes?.score ?? 0}</span></p>
@@ -200,7 +206,11 @@ export function postPage(v: PostView): SafeHtml {
           (c) =>
             html`<li class="comment" id="${c.id}">
               <p class="meta">${authorLink(c.author)} ${time(c.createdAt)}</p>
-              <div class="markdown">${renderMarkdown(c.body)}</div>
+              ${
+                c.hiddenAt
+                  ? html`<p class="hidden-note" role="note">Hidden by the platform owner: ${c.hiddenReason}</p>`
+                  : html`<div class="markdown">${renderMarkdown(c.body)}</div>`
+              }
             </li>`,
         )}
       </ol>

@@ -154,6 +154,20 @@ export interface AccessChanged {
   change: string;
 }
 
+/**
+ * Subject aps.forum.post_moderated — the platform owner hid a post or a comment, or showed it again
+ * (docs/adr/0118). The search index drops a hidden post (and takes it back when shown); gateways
+ * drop the post's cached reads.
+ */
+export interface PostModerated {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** "" when the post itself was moderated */
+  commentId: string;
+  hidden: boolean;
+}
+
 function createBasePostCreated(): PostCreated {
   return { eventId: "", occurredAt: "", postId: "", authorId: "", title: "", isArchDesign: false, status: "" };
 }
@@ -2222,6 +2236,155 @@ export const AccessChanged: MessageFns<AccessChanged> = {
     message.occurredAt = object.occurredAt ?? "";
     message.agentId = object.agentId ?? "";
     message.change = object.change ?? "";
+    return message;
+  },
+};
+
+function createBasePostModerated(): PostModerated {
+  return { eventId: "", occurredAt: "", postId: "", commentId: "", hidden: false };
+}
+
+export const PostModerated: MessageFns<PostModerated> = {
+  encode(message: PostModerated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(34).string(message.commentId);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(40).bool(message.hidden);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostModerated {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostModerated();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostModerated {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+    };
+  },
+
+  toJSON(message: PostModerated): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostModerated>): PostModerated {
+    return PostModerated.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostModerated>): PostModerated {
+    const message = createBasePostModerated();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.commentId = object.commentId ?? "";
+    message.hidden = object.hidden ?? false;
     return message;
   },
 };

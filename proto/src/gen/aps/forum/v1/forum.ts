@@ -54,6 +54,10 @@ export interface Post {
   heat: number;
   /** code points of the full body; `body` is its first 500 when listed (docs/adr/0102) */
   bodyLength: number;
+  /** RFC 3339, UTC, when the platform owner hid it ("" = visible); title and body are then withheld (docs/adr/0118) */
+  hiddenAt: string;
+  /** the owner's reason, "" when visible */
+  hiddenReason: string;
 }
 
 export interface Comment {
@@ -63,6 +67,9 @@ export interface Comment {
   body: string;
   author: AuthorRef | undefined;
   createdAt: string;
+  /** as Post.hidden_at: the body is then withheld (docs/adr/0118) */
+  hiddenAt: string;
+  hiddenReason: string;
 }
 
 export interface CreatePostRequest {
@@ -119,6 +126,19 @@ export interface CreateCommentRequest {
   body: string;
   /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
   idempotencyKey: string;
+}
+
+export interface ModeratePostRequest {
+  postId: string;
+  /** true: hide (reason required); false: show again */
+  hidden: boolean;
+  reason: string;
+}
+
+export interface ModerateCommentRequest {
+  commentId: string;
+  hidden: boolean;
+  reason: string;
 }
 
 export interface ListCommentsRequest {
@@ -410,6 +430,8 @@ function createBasePost(): Post {
     updatedAt: "",
     heat: 0,
     bodyLength: 0,
+    hiddenAt: "",
+    hiddenReason: "",
   };
 }
 
@@ -453,6 +475,12 @@ export const Post: MessageFns<Post> = {
     }
     if (message.bodyLength !== 0) {
       writer.uint32(104).int32(message.bodyLength);
+    }
+    if (message.hiddenAt !== "") {
+      writer.uint32(114).string(message.hiddenAt);
+    }
+    if (message.hiddenReason !== "") {
+      writer.uint32(122).string(message.hiddenReason);
     }
     return writer;
   },
@@ -574,6 +602,22 @@ export const Post: MessageFns<Post> = {
             message.bodyLength = reader.int32();
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.hiddenAt = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.hiddenReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -621,6 +665,16 @@ export const Post: MessageFns<Post> = {
         : isSet(object.body_length)
         ? globalThis.Number(object.body_length)
         : 0,
+      hiddenAt: isSet(object.hiddenAt)
+        ? globalThis.String(object.hiddenAt)
+        : isSet(object.hidden_at)
+        ? globalThis.String(object.hidden_at)
+        : "",
+      hiddenReason: isSet(object.hiddenReason)
+        ? globalThis.String(object.hiddenReason)
+        : isSet(object.hidden_reason)
+        ? globalThis.String(object.hidden_reason)
+        : "",
     };
   },
 
@@ -665,6 +719,12 @@ export const Post: MessageFns<Post> = {
     if (message.bodyLength !== 0) {
       obj.bodyLength = Math.round(message.bodyLength);
     }
+    if (message.hiddenAt !== "") {
+      obj.hiddenAt = message.hiddenAt;
+    }
+    if (message.hiddenReason !== "") {
+      obj.hiddenReason = message.hiddenReason;
+    }
     return obj;
   },
 
@@ -690,12 +750,14 @@ export const Post: MessageFns<Post> = {
     message.updatedAt = object.updatedAt ?? "";
     message.heat = object.heat ?? 0;
     message.bodyLength = object.bodyLength ?? 0;
+    message.hiddenAt = object.hiddenAt ?? "";
+    message.hiddenReason = object.hiddenReason ?? "";
     return message;
   },
 };
 
 function createBaseComment(): Comment {
-  return { id: "", postId: "", body: "", author: undefined, createdAt: "" };
+  return { id: "", postId: "", body: "", author: undefined, createdAt: "", hiddenAt: "", hiddenReason: "" };
 }
 
 export const Comment: MessageFns<Comment> = {
@@ -714,6 +776,12 @@ export const Comment: MessageFns<Comment> = {
     }
     if (message.createdAt !== "") {
       writer.uint32(42).string(message.createdAt);
+    }
+    if (message.hiddenAt !== "") {
+      writer.uint32(50).string(message.hiddenAt);
+    }
+    if (message.hiddenReason !== "") {
+      writer.uint32(58).string(message.hiddenReason);
     }
     return writer;
   },
@@ -771,6 +839,22 @@ export const Comment: MessageFns<Comment> = {
             message.createdAt = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.hiddenAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.hiddenReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -798,6 +882,16 @@ export const Comment: MessageFns<Comment> = {
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
+      hiddenAt: isSet(object.hiddenAt)
+        ? globalThis.String(object.hiddenAt)
+        : isSet(object.hidden_at)
+        ? globalThis.String(object.hidden_at)
+        : "",
+      hiddenReason: isSet(object.hiddenReason)
+        ? globalThis.String(object.hiddenReason)
+        : isSet(object.hidden_reason)
+        ? globalThis.String(object.hidden_reason)
+        : "",
     };
   },
 
@@ -818,6 +912,12 @@ export const Comment: MessageFns<Comment> = {
     if (message.createdAt !== "") {
       obj.createdAt = message.createdAt;
     }
+    if (message.hiddenAt !== "") {
+      obj.hiddenAt = message.hiddenAt;
+    }
+    if (message.hiddenReason !== "") {
+      obj.hiddenReason = message.hiddenReason;
+    }
     return obj;
   },
 
@@ -833,6 +933,8 @@ export const Comment: MessageFns<Comment> = {
       ? AuthorRef.fromPartial(object.author)
       : undefined;
     message.createdAt = object.createdAt ?? "";
+    message.hiddenAt = object.hiddenAt ?? "";
+    message.hiddenReason = object.hiddenReason ?? "";
     return message;
   },
 };
@@ -1563,6 +1665,216 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
       : undefined;
     message.body = object.body ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseModeratePostRequest(): ModeratePostRequest {
+  return { postId: "", hidden: false, reason: "" };
+}
+
+export const ModeratePostRequest: MessageFns<ModeratePostRequest> = {
+  encode(message: ModeratePostRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(16).bool(message.hidden);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModeratePostRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModeratePostRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModeratePostRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ModeratePostRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ModeratePostRequest>): ModeratePostRequest {
+    return ModeratePostRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ModeratePostRequest>): ModeratePostRequest {
+    const message = createBaseModeratePostRequest();
+    message.postId = object.postId ?? "";
+    message.hidden = object.hidden ?? false;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseModerateCommentRequest(): ModerateCommentRequest {
+  return { commentId: "", hidden: false, reason: "" };
+}
+
+export const ModerateCommentRequest: MessageFns<ModerateCommentRequest> = {
+  encode(message: ModerateCommentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.commentId !== "") {
+      writer.uint32(10).string(message.commentId);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(16).bool(message.hidden);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModerateCommentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModerateCommentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModerateCommentRequest {
+    return {
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ModerateCommentRequest): unknown {
+    const obj: any = {};
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ModerateCommentRequest>): ModerateCommentRequest {
+    return ModerateCommentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ModerateCommentRequest>): ModerateCommentRequest {
+    const message = createBaseModerateCommentRequest();
+    message.commentId = object.commentId ?? "";
+    message.hidden = object.hidden ?? false;
+    message.reason = object.reason ?? "";
     return message;
   },
 };
@@ -2895,6 +3207,24 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** Hides a post from lists and search, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+    moderatePost: {
+      name: "ModeratePost",
+      requestType: ModeratePostRequest as typeof ModeratePostRequest,
+      requestStream: false,
+      responseType: Post as typeof Post,
+      responseStream: false,
+      options: {},
+    },
+    /** Hides a comment's body, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+    moderateComment: {
+      name: "ModerateComment",
+      requestType: ModerateCommentRequest as typeof ModerateCommentRequest,
+      requestStream: false,
+      responseType: Comment as typeof Comment,
+      responseStream: false,
+      options: {},
+    },
     listComments: {
       name: "ListComments",
       requestType: ListCommentsRequest as typeof ListCommentsRequest,
@@ -2992,6 +3322,27 @@ export const ForumServiceService = {
     responseSerialize: (value: Comment): Buffer => Buffer.from(Comment.encode(value).finish()),
     responseDeserialize: (value: Buffer): Comment => Comment.decode(value),
   },
+  /** Hides a post from lists and search, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  moderatePost: {
+    path: "/aps.forum.v1.ForumService/ModeratePost" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ModeratePostRequest): Buffer => Buffer.from(ModeratePostRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ModeratePostRequest => ModeratePostRequest.decode(value),
+    responseSerialize: (value: Post): Buffer => Buffer.from(Post.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Post => Post.decode(value),
+  },
+  /** Hides a comment's body, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  moderateComment: {
+    path: "/aps.forum.v1.ForumService/ModerateComment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ModerateCommentRequest): Buffer =>
+      Buffer.from(ModerateCommentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ModerateCommentRequest => ModerateCommentRequest.decode(value),
+    responseSerialize: (value: Comment): Buffer => Buffer.from(Comment.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Comment => Comment.decode(value),
+  },
   listComments: {
     path: "/aps.forum.v1.ForumService/ListComments" as const,
     requestStream: false as const,
@@ -3063,6 +3414,10 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   listPosts: handleUnaryCall<ListPostsRequest, ListPostsResponse>;
   /** NOT_FOUND when the post is absent; RESOURCE_EXHAUSTED when COMMENTS_PER_DAY is reached. */
   createComment: handleUnaryCall<CreateCommentRequest, Comment>;
+  /** Hides a post from lists and search, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  moderatePost: handleUnaryCall<ModeratePostRequest, Post>;
+  /** Hides a comment's body, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  moderateComment: handleUnaryCall<ModerateCommentRequest, Comment>;
   listComments: handleUnaryCall<ListCommentsRequest, ListCommentsResponse>;
   /** One vote per post per identity, changeable. NOT_FOUND when the post is absent. */
   castVote: handleUnaryCall<CastVoteRequest, CastVoteResponse>;
@@ -3136,6 +3491,38 @@ export interface ForumServiceClient extends Client {
   ): ClientUnaryCall;
   createComment(
     request: CreateCommentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Comment) => void,
+  ): ClientUnaryCall;
+  /** Hides a post from lists and search, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  moderatePost(
+    request: ModeratePostRequest,
+    callback: (error: ServiceError | null, response: Post) => void,
+  ): ClientUnaryCall;
+  moderatePost(
+    request: ModeratePostRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Post) => void,
+  ): ClientUnaryCall;
+  moderatePost(
+    request: ModeratePostRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Post) => void,
+  ): ClientUnaryCall;
+  /** Hides a comment's body, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  moderateComment(
+    request: ModerateCommentRequest,
+    callback: (error: ServiceError | null, response: Comment) => void,
+  ): ClientUnaryCall;
+  moderateComment(
+    request: ModerateCommentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Comment) => void,
+  ): ClientUnaryCall;
+  moderateComment(
+    request: ModerateCommentRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Comment) => void,
