@@ -413,6 +413,14 @@ const ROUTES: Route[] = [
   },
   {
     method: "POST",
+    name: "/admin/posts/:id/hide",
+    // an absent post (404): hiding the fuzzer's own target would change what the other routes test
+    path: () => segment(() => "p_01ARZ3NDEKTSV4RRFFQ69G5FAV").map((s) => `/admin/posts/${s}/hide`),
+    body: { reason: "fuzzed moderation" },
+    authAs: "admin",
+  },
+  {
+    method: "POST",
     name: "/admin/posts/:id/unhide",
     path: (c) => segment(() => c.postId).map((s) => `/admin/posts/${s}/unhide`),
     authAs: "admin",

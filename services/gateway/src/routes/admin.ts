@@ -118,22 +118,32 @@ export function adminRoutes(
       validate(emptyBody, req.body ?? {}, "body");
       return "";
     };
-    for (const hide of [true, false]) {
-      r.post(`/admin/posts/:id/${hide ? "hide" : "unhide"}`, async (req, res) => {
-        const id = pathId("p_", req.params.id, "post");
-        const reason = reasonOf(req, hide);
-        const post = await forum.moderatePost({ postId: id, hidden: hide, reason });
-        reads.invalidatePost(id);
-        res.json(renderPost(post));
-      });
-      r.post(`/admin/comments/:id/${hide ? "hide" : "unhide"}`, async (req, res) => {
-        const id = pathId("c_", req.params.id, "comment");
-        const reason = reasonOf(req, hide);
-        const comment = await forum.moderateComment({ commentId: id, hidden: hide, reason });
-        reads.invalidatePost(comment.postId);
-        res.json(renderComment(comment));
-      });
-    }
+    const post = async (id: string, hidden: boolean, reason: string) => {
+      const p = await forum.moderatePost({ postId: id, hidden, reason });
+      reads.invalidatePost(id);
+      return renderPost(p);
+    };
+    const comment = async (id: string, hidden: boolean, reason: string) => {
+      const c = await forum.moderateComment({ commentId: id, hidden, reason });
+      reads.invalidatePost(c.postId);
+      return renderComment(c);
+    };
+    r.post("/admin/posts/:id/hide", async (req, res) => {
+      const id = pathId("p_", req.params.id, "post");
+      res.json(await post(id, true, reasonOf(req, true)));
+    });
+    r.post("/admin/posts/:id/unhide", async (req, res) => {
+      const id = pathId("p_", req.params.id, "post");
+      res.json(await post(id, false, reasonOf(req, false)));
+    });
+    r.post("/admin/comments/:id/hide", async (req, res) => {
+      const id = pathId("c_", req.params.id, "comment");
+      res.json(await comment(id, true, reasonOf(req, true)));
+    });
+    r.post("/admin/comments/:id/unhide", async (req, res) => {
+      const id = pathId("c_", req.params.id, "comment");
+      res.json(await comment(id, false, reasonOf(req, false)));
+    });
   }
   const dlq = (): DeadLetterQueue => {
     if (!deadLetters)
