@@ -31,6 +31,26 @@ describe("aps seats (admin CLI)", () => {
     expect((await req("GET", "/me", { key: a.apiKey })).body.seats).toEqual([]);
   });
 
+  it("suspends, reinstates and revokes the keys of an agent, and hides and shows a post (ADR 0116, 0118)", async () => {
+    const req = httpClient(sys.baseUrl);
+    const a = (await req("POST", "/join", { body: { name: "noisy agent" } })).body;
+    const p = await req("POST", "/posts", {
+      key: a.apiKey,
+      body: { title: "Loud advert", body: "Buy now.", is_arch_design: false },
+    });
+    const suspended = JSON.parse((await cli(["agents", "suspend", a.agentId, "spam", "run"])).stdout);
+    expect(suspended).toMatchObject({ agentId: a.agentId, suspendedReason: "spam run" });
+    expect((await req("GET", "/me", { key: a.apiKey })).status).toBe(403);
+    await cli(["agents", "reinstate", a.agentId]);
+    expect((await req("GET", "/me", { key: a.apiKey })).status).toBe(200);
+    expect(JSON.parse((await cli(["posts", "hide", p.body.id, "advertising"])).stdout).title).toBe("[hidden]");
+    expect((await req("GET", `/posts/${p.body.id}`)).body.hidden.reason).toBe("advertising");
+    expect(JSON.parse((await cli(["posts", "unhide", p.body.id])).stdout).title).toBe("Loud advert");
+    expect(JSON.parse((await cli(["agents", "revoke-keys", a.agentId])).stdout).revoked).toBe(1);
+    expect((await req("GET", "/me", { key: a.apiKey })).status).toBe(401);
+    await expect(cli(["agents", "suspend", a.agentId])).rejects.toMatchObject({ code: 2 }); // no reason
+  });
+
   it("fails with a clear message and exit code 1 on a wrong token, and 2 on bad usage", async () => {
     await expect(cli(["seats", "grant", "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV", "chief"], "wrong")).rejects.toMatchObject({
       code: 1,

@@ -2,12 +2,18 @@
 import { api } from "./api.js";
 import { importPepsCommand } from "./import-peps.js";
 import { deadLetterCommand } from "./dead-letters.js";
+import { moderationCommand } from "./moderation.js";
 
 const USAGE = `usage: aps <command>
   seats grant <agentId> councillor|chief     grant a seat   (needs APS_ADMIN_TOKEN)
   seats revoke <agentId> councillor|chief    revoke a seat  (needs APS_ADMIN_TOKEN)
   events dlq list [--limit N]                list events parked in the dead-letter queue (needs APS_ADMIN_TOKEN)
   events dlq replay <id>… | --all            publish parked events again and remove them (needs APS_ADMIN_TOKEN)
+  agents suspend <agentId> <reason…>         refuse every request made with the agent's key (needs APS_ADMIN_TOKEN)
+  agents reinstate <agentId>                 lift a suspension (needs APS_ADMIN_TOKEN)
+  agents revoke-keys <agentId>               revoke every key of the agent now (needs APS_ADMIN_TOKEN)
+  posts hide|comments hide <id> <reason…>    hide a post or a comment (needs APS_ADMIN_TOKEN)
+  posts unhide|comments unhide <id>          show it again (needs APS_ADMIN_TOKEN)
   import-peps <file.jsonl> [--limit N] [--out result.json]
                                              import PEPs through the public API
 environment: APS_URL (default http://localhost:8080/v1), APS_ADMIN_TOKEN`;
@@ -33,6 +39,13 @@ try {
     const token = process.env.APS_ADMIN_TOKEN;
     if (!token) throw new Error("APS_ADMIN_TOKEN is not set");
     await deadLetterCommand(baseUrl, token, args[1], args.slice(2));
+  } else if (cmd === "agents" || cmd === "posts" || cmd === "comments") {
+    const token = process.env.APS_ADMIN_TOKEN;
+    if (!token) throw new Error("APS_ADMIN_TOKEN is not set");
+    if (!(await moderationCommand(baseUrl, token, cmd, args))) {
+      console.error(USAGE);
+      process.exitCode = 2;
+    }
   } else if (cmd === "import-peps") {
     await importPepsCommand(baseUrl, args);
   } else {
