@@ -10,6 +10,8 @@ set -eu
 out="${1:?usage: assemble.sh <out-dir>}"
 mkdir -p "$out"
 cp package.json "$out/"
+# the embedded PostgreSQL's library symlinks, made now: the image's root file system is read-only
+node --input-type=module -e 'await (await import("./services/all-in-one/dist/embedded-postgres.js")).binaries()'
 cp -a node_modules "$out/node_modules"
 for d in proto packages/* services/*; do
   [ -d "$d/dist" ] || continue

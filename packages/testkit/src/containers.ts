@@ -1,0 +1,240 @@
+/**
+ * APS in containers for the tests (docs/adr/0120): the image `npm run image` builds, and PostgreSQL
+ * and NATS JetStream images built from Debian's packages (`npm run image -- --infra`), run with
+ * testcontainers on one Docker network.
+ *
+ * Which images: `APS_TEST_IMAGE` (e.g. `aps:dev`) turns the container modes on;
+ * `APS_TEST_POSTGRES_IMAGE` / `APS_TEST_NATS_IMAGE` default to `aps-base/postgres:bookworm` and
+ * `aps-base/nats:bookworm`. Without an engine or the images the container tests skip loudly; with
+ * `APS_TEST_REQUIRE_DOCKER=1` (CI) that is a failure instead.
+ *
+ * testcontainers' reaper (Ryuk) is an image from Docker Hub, which is unreachable here: it is
+ * turned off, and every test stops what it started (the containers are also labelled
+ * `org.testcontainers=true` for a manual clean-up).
+ */
+import { randomBytes } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from "testcontainers";
+import { entryPoint, GATEWAY, grpcAddrEnv, listenAddrEnv, SERVICES } from "@aps/platform";
+
+/** The images the container tests run. */
+export interface ContainerImages {
+  /** The APS image (`npm run image`). */
+  aps: string;
+  /** PostgreSQL from Debian's package (deploy/docker/base/postgres.Dockerfile). */
+  postgres: string;
+  /** NATS JetStream from Debian's package (deploy/docker/base/nats.Dockerfile). */
+  nats: string;
+}
+
+/** Whether a test must fail (not skip) when Docker or the images are missing: `APS_TEST_REQUIRE_DOCKER=1`. */
+export function dockerRequired(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.APS_TEST_REQUIRE_DOCKER === "1";
+}
+
+/**
+ * The container images to test, or the reason they cannot be used (no `APS_TEST_IMAGE`, no
+ * engine, an image missing). Synchronous: test files call it while declaring their suites.
+ */
+export function containerImages(env: NodeJS.ProcessEnv = process.env): ContainerImages | { missing: string } {
+  if (!env.APS_TEST_IMAGE) return { missing: "APS_TEST_IMAGE is not set (npm run image builds aps:dev)" };
+  const images: ContainerImages = {
+    aps: env.APS_TEST_IMAGE,
+    postgres: env.APS_TEST_POSTGRES_IMAGE ?? "aps-base/postgres:bookworm",
+    nats: env.APS_TEST_NATS_IMAGE ?? "aps-base/nats:bookworm",
+  };
+  const engine = spawnSync("docker", ["version", "--format", "{{.Server.Version}}"], { encoding: "utf8" });
+  if (engine.status !== 0) return { missing: `no Docker engine (${(engine.stderr || String(engine.error)).trim()})` };
+  for (const ref of Object.values(images))
+    if (spawnSync("docker", ["image", "inspect", ref], { stdio: "ignore" }).status !== 0)
+      return { missing: `image ${ref} is missing (npm run image -- --infra)` };
+  process.env.TESTCONTAINERS_RYUK_DISABLED ??= "true";
+  return images;
+}
+
+/**
+ * The images, or: under `APS_TEST_REQUIRE_DOCKER=1` an error; otherwise a loud warning and
+ * undefined (the caller declares its suite with `describe.skip` and the reason in its name).
+ */
+export function containerImagesOrSkip(suite: string): ContainerImages | undefined {
+  const images = containerImages();
+  if (!("missing" in images)) return images;
+  if (dockerRequired()) throw new Error(`${suite}: ${images.missing}, and APS_TEST_REQUIRE_DOCKER=1`);
+  console.warn(`\n⚠️  SKIPPED ${suite}: ${images.missing}\n`);
+  return undefined;
+}
+
+/** A GenericContainer whose root file system is read-only, as the chart runs the image. */
+class ReadOnlyContainer extends GenericContainer {
+  /** Mounts the image's root file system read-only (`docker run --read-only`). */
+  withReadOnlyRootFilesystem(): this {
+    this.hostConfig.ReadonlyRootfs = true;
+    return this;
+  }
+}
+
+/** An APS service container from the image: read-only root, writable `/tmp`, the given command and env. */
+export function apsContainer(image: string, script: string, env: Record<string, string>): ReadOnlyContainer {
+  return new ReadOnlyContainer(image)
+    .withReadOnlyRootFilesystem()
+    .withTmpFs({ "/tmp": "rw,size=256m" })
+    .withCommand([script])
+    .withEnvironment(env);
+}
+
+/** PostgreSQL (Debian's package) on `network` as `postgres`, port 5432 published for the test. */
+export async function startPostgresContainer(
+  images: ContainerImages,
+  network: StartedNetwork,
+  password: string,
+): Promise<StartedTestContainer> {
+  return new GenericContainer(images.postgres)
+    .withNetwork(network)
+    .withNetworkAliases("postgres")
+    .withEnvironment({ POSTGRES_PASSWORD: password, POSTGRES_DB: "aps" })
+    .withExposedPorts(5432)
+    .withWaitStrategy(Wait.forListeningPorts())
+    .withStartupTimeout(60_000)
+    .start();
+}
+
+/** NATS JetStream (Debian's package) on `network` as `nats`, port 4222 published for the test. */
+export async function startNatsContainer(
+  images: ContainerImages,
+  network: StartedNetwork,
+): Promise<StartedTestContainer> {
+  return new GenericContainer(images.nats)
+    .withNetwork(network)
+    .withNetworkAliases("nats")
+    .withExposedPorts(4222)
+    .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
+    .withStartupTimeout(60_000)
+    .start();
+}
+
+/** The containerised distributed topology: the infrastructure and one container per deployable. */
+export interface ContainerTopology {
+  network: StartedNetwork;
+  postgres: StartedTestContainer;
+  nats: StartedTestContainer;
+  /** Containers by deployable name (the gRPC services and `gateway`). */
+  services: Record<string, StartedTestContainer>;
+  /** `http://127.0.0.1:<published port>` of the gateway. */
+  gatewayUrl: string;
+  /** The env every APS container got (DATABASE_URL with the container host names, NATS_URL, …). */
+  env: Record<string, string>;
+  /** DATABASE_URL / NATS_URL as the test process reaches them (published ports on 127.0.0.1). */
+  hostUrls: { database: string; nats: string };
+  /** Stops every container (the gateway first) and removes the network. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the distributed topology in containers: PostgreSQL, NATS, then each service of the one
+ * service list in its start order and the gateway last, every one from the APS image on the
+ * same network, reached by its service name (`forum:50052`, …). `env` is added to every APS
+ * container. Resolves once the gateway's `/readyz` answers 200 (`readyTimeoutMs`, default 180 s).
+ */
+export async function startContainerTopology(
+  images: ContainerImages,
+  env: Record<string, string> = {},
+  readyTimeoutMs = 180_000,
+): Promise<ContainerTopology> {
+  const network = await new Network().start();
+  const started: StartedTestContainer[] = [];
+  const stop = async () => {
+    for (const c of started.reverse()) await c.stop({ timeout: 10_000 }).catch(() => undefined);
+    await network.stop().catch(() => undefined);
+  };
+  try {
+    const password = randomBytes(12).toString("hex");
+    const [postgres, nats] = await Promise.all([
+      startPostgresContainer(images, network, password),
+      startNatsContainer(images, network),
+    ]);
+    started.push(postgres, nats);
+    const addrs = Object.fromEntries(SERVICES.map((s) => [grpcAddrEnv(s.name), `${s.name}:${s.port}`]));
+    const common = {
+      DATABASE_URL: `postgres://postgres:${password}@postgres:5432/aps`,
+      NATS_URL: "nats://nats:4222",
+      LOG_LEVEL: "warn",
+      ...addrs,
+      ...env,
+    };
+    const services: Record<string, StartedTestContainer> = {};
+    for (const s of SERVICES) {
+      services[s.name] = await apsContainer(images.aps, entryPoint(s.name), {
+        ...common,
+        [listenAddrEnv(s.name)]: `0.0.0.0:${s.port}`,
+      })
+        .withNetwork(network)
+        .withNetworkAliases(s.name)
+        .withStartupTimeout(readyTimeoutMs)
+        .withWaitStrategy(Wait.forListeningPorts())
+        .withExposedPorts(s.port)
+        .start();
+      started.push(services[s.name]!);
+    }
+    const gateway = await apsContainer(images.aps, entryPoint(GATEWAY.name), {
+      ...common,
+      PORT: String(GATEWAY.port),
+    })
+      .withNetwork(network)
+      .withNetworkAliases(GATEWAY.name)
+      .withExposedPorts(GATEWAY.port)
+      .withWaitStrategy(Wait.forHttp("/readyz", GATEWAY.port).forStatusCode(200))
+      .withStartupTimeout(readyTimeoutMs)
+      .start();
+    started.push(gateway);
+    services[GATEWAY.name] = gateway;
+    return {
+      network,
+      postgres,
+      nats,
+      services,
+      gatewayUrl: `http://127.0.0.1:${gateway.getMappedPort(GATEWAY.port)}`,
+      env: common,
+      hostUrls: {
+        database: `postgres://postgres:${password}@127.0.0.1:${postgres.getMappedPort(5432)}/aps`,
+        nats: `nats://127.0.0.1:${nats.getMappedPort(4222)}`,
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** The all-in-one in one container (embedded PostgreSQL on the image's `/data` volume). */
+export interface ContainerAllInOne {
+  container: StartedTestContainer;
+  /** `http://127.0.0.1:<published port>` */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `services/all-in-one/dist/main.js` from the image as `docker run --read-only --tmpfs /tmp`
+ * with its data on the image's `/data` volume; resolves once `/readyz` answers 200.
+ */
+export async function startContainerAllInOne(
+  images: ContainerImages,
+  env: Record<string, string> = {},
+  readyTimeoutMs = 180_000,
+): Promise<ContainerAllInOne> {
+  const container = await apsContainer(images.aps, "services/all-in-one/dist/main.js", {
+    LOG_LEVEL: "warn",
+    ...env,
+    PORT: String(GATEWAY.port),
+  })
+    .withExposedPorts(GATEWAY.port)
+    .withWaitStrategy(Wait.forHttp("/readyz", GATEWAY.port).forStatusCode(200))
+    .withStartupTimeout(readyTimeoutMs)
+    .start();
+  return {
+    container,
+    url: `http://127.0.0.1:${container.getMappedPort(GATEWAY.port)}`,
+    stop: async () => void (await container.stop({ timeout: 15_000, removeVolumes: true })),
+  };
+}
