@@ -20,6 +20,7 @@ export * from "./bus/catalogue.js";
 export * from "./bus/consumer.js";
 export * from "./bus/redelivery.js";
 export * from "./bus/stream-limits.js";
+export * from "./bus/nats-permissions.js";
 export * from "./grpc/server.js";
 export * from "./grpc/client.js";
 export * from "./grpc/health.js";
