@@ -11,10 +11,13 @@
 // Prints "APS ready at <base url>" once the gateway's /readyz answers 200.
 // APS_TOPOLOGY_PLAN=1 prints the processes it would start (JSON) and exits: test/ops/service-list.test.ts.
 // SIGTERM/SIGINT stop every child gracefully (the gateway first, then the services).
+// Internal trust (docs/adr/0119): each process gets a random APS_INTERNAL_TOKEN per run and the
+// digests of the others' (APS_PEER_DIGESTS), so every gRPC call carries and is checked for its caller.
 import { spawn } from "node:child_process";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { entryPoint, GATEWAY, grpcAddrEnv, listenAddrEnv, SERVICES } from "../../packages/platform/dist/topology.js";
+import { generateTrustEnv } from "../../packages/platform/dist/trust-env.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const env = process.env;
@@ -98,7 +101,8 @@ if (env.APS_TOPOLOGY_PLAN) {
   console.log(JSON.stringify(plan));
   process.exit(0);
 }
-for (const p of plan) run(p.name, p.script, p.env);
+const trust = generateTrustEnv(plan.map((p) => p.name));
+for (const p of plan) run(p.name, p.script, { ...p.env, ...trust[p.name] });
 
 const base = `http://127.0.0.1:${gatewayPort}`;
 const deadline = Date.now() + Number(env.APS_READY_TIMEOUT_MS ?? 120_000);

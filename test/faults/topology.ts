@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import {
   entryPoint,
+  generateTrustEnv,
   grpcAddrEnv,
   HealthClient,
   listenAddrEnv,
@@ -41,12 +42,14 @@ export async function startTopology(
   ) as Record<ServiceName | "gateway", number>;
   const addrs = Object.fromEntries(SERVICES.map((s) => [grpcAddrEnv(s), `127.0.0.1:${ports[s]}`]));
   const base = { ...process.env, APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", ...FAULT_LIMITS, ...env, ...addrs };
+  // Every process calls and is called with its own token, as deploy/local/start.mjs runs them (docs/adr/0119).
+  const trust = generateTrustEnv([...SERVICES, "gateway"]);
   const make = (name: ServiceName | "gateway"): Child => {
     const addr = `127.0.0.1:${ports[name]}`;
     const childEnv =
       name === "gateway"
-        ? { ...base, PORT: String(ports.gateway), HOST: "127.0.0.1" }
-        : { ...base, [listenAddrEnv(name)]: addr };
+        ? { ...base, ...trust.gateway, PORT: String(ports.gateway), HOST: "127.0.0.1" }
+        : { ...base, ...trust[name], [listenAddrEnv(name)]: addr };
     let child: ChildProcess | undefined;
     let out = "";
     const started = async () => {

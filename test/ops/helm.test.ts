@@ -17,7 +17,9 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { createHash } from "node:crypto";
 import { otlpTracesProtocol } from "@aps/platform/otlp-exporter";
+import { natsPermissions } from "@aps/platform/bus/nats-permissions";
 
 const run = promisify(execFile);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -471,6 +473,8 @@ function checkGolden(name: string, rendered: string) {
             "postgresql.deployed.password=golden-render-only",
             "--set",
             "meilisearch.deployed.masterKey=golden-render-only",
+            "--set",
+            "internalTrust.seed=golden-render-only",
           ]),
         );
         ms = parseManifests(text);
@@ -630,11 +634,80 @@ function checkGolden(name: string, rendered: string) {
         expect(secret.stringData!.POSTGRES_PASSWORD).toMatch(/^[A-Za-z0-9]{32}$/);
         expect(secret.stringData!.MEILI_MASTER_KEY).toMatch(/^[A-Za-z0-9]{32}$/);
         const forum = envOf(find(ms, "Deployment", "aps-forum"));
-        expect(forum.DATABASE_URL.value).toBe("postgresql://aps:$(POSTGRES_PASSWORD)@aps-postgresql:5432/aps");
+        expect(forum.DATABASE_URL.value).toBe("postgresql://aps_forum:$(POSTGRES_PASSWORD)@aps-postgresql:5432/aps");
         expect(forum.NATS_URL.value).toBe("nats://aps-nats:4222");
         expect(forum.OTEL_SDK_DISABLED.value).toBe("true");
         expect(byKind(ms, "HorizontalPodAutoscaler")).toHaveLength(0);
       });
+    });
+
+    describe("internal trust (docs/adr/0119)", () => {
+      let ms: Manifest[] = [];
+      beforeAll(async () => {
+        ms = parseManifests(await helmRun(templateArgs()));
+      }, 120_000);
+      const COMPONENTS = ["council", "forum", "gateway", "identity", "knowledge", "translation"];
+
+      it("gives each component its own gRPC token and the digests of the others' tokens", () => {
+        const secret = find(ms, "Secret", "aps").stringData!;
+        const sha = (t: string) => createHash("sha256").update(t).digest("hex");
+        for (const name of COMPONENTS) {
+          expect(secret[`APS_INTERNAL_TOKEN_${name.toUpperCase()}`]).toMatch(/^[A-Za-z0-9]{48}$/);
+          const env = envOf(find(ms, "Deployment", `aps-${name}`));
+          expect(env.APS_INTERNAL_TOKEN.valueFrom.secretKeyRef).toEqual({
+            name: "aps",
+            key: `APS_INTERNAL_TOKEN_${name.toUpperCase()}`,
+          });
+          // one render, one set of tokens: every digest is the hash of the token in the Secret
+          const expected = COMPONENTS.filter((o) => o !== name)
+            .map((o) => `${o}=${sha(secret[`APS_INTERNAL_TOKEN_${o.toUpperCase()}`]!)}`)
+            .join(",");
+          expect(env.APS_PEER_DIGESTS.value).toBe(expected);
+          expect(JSON.stringify(env)).not.toContain(secret[`APS_INTERNAL_TOKEN_${name.toUpperCase()}`]);
+        }
+      });
+
+      it("renders NATS users with exactly natsPermissions() of packages/platform, passwords from the Secret", () => {
+        const conf = find(ms, "ConfigMap", "aps-nats").data!["nats.conf"]!;
+        const users = [...conf.matchAll(/\{ user: "([a-z]+)", password: \$(\w+)(?:, permissions: (\{.*\}))? \}/g)];
+        expect(users.map((u) => u[1]).sort()).toEqual([...COMPONENTS, "operator"].sort());
+        for (const [, user, pwVar, perms] of users) {
+          expect(pwVar).toBe(`NATS_PASSWORD_${user!.toUpperCase()}`);
+          if (user === "operator") expect(perms).toBeUndefined();
+          else expect(JSON.parse(perms!)).toEqual(natsPermissions(user!, "aps", "APS"));
+        }
+        const natsEnv = envOf(find(ms, "StatefulSet", "aps-nats"));
+        expect(natsEnv.NATS_PASSWORD_FORUM.valueFrom.secretKeyRef).toEqual({ name: "aps", key: "NATS_PASSWORD_FORUM" });
+        const forum = envOf(find(ms, "Deployment", "aps-forum"));
+        expect(forum.NATS_USER.value).toBe("forum");
+        expect(forum.NATS_PASSWORD.valueFrom.secretKeyRef).toEqual({ name: "aps", key: "NATS_PASSWORD_FORUM" });
+      });
+
+      it("connects each service as its own PostgreSQL role, created with its schema by the init script", () => {
+        const init = find(ms, "ConfigMap", "aps-postgresql-init").data!["10-roles.sh"]!;
+        for (const name of ["council", "forum", "gateway", "identity", "translation"]) {
+          expect(init).toContain(`CREATE ROLE aps_${name} LOGIN PASSWORD '$POSTGRES_PASSWORD_${name.toUpperCase()}';`);
+          expect(init).toContain(`CREATE SCHEMA ${name} AUTHORIZATION aps_${name};`);
+          const env = envOf(find(ms, "Deployment", `aps-${name}`));
+          expect(env.DATABASE_URL.value).toBe(`postgresql://aps_${name}:$(POSTGRES_PASSWORD)@aps-postgresql:5432/aps`);
+          expect(env.POSTGRES_PASSWORD.valueFrom.secretKeyRef.key).toBe(`POSTGRES_PASSWORD_${name.toUpperCase()}`);
+        }
+        expect(init).not.toContain("aps_knowledge");
+        expect(init).toContain("REVOKE CREATE ON DATABASE");
+        const pg = find(ms, "StatefulSet", "aps-postgresql");
+        expect(container(pg).volumeMounts).toEqual(
+          expect.arrayContaining([{ name: "init", mountPath: "/docker-entrypoint-initdb.d", readOnly: true }]),
+        );
+      });
+
+      it("internalTrust.enabled=false renders the flat trust of before (no tokens, no NATS users, one role)", async () => {
+        const flat = parseManifests(await helmRun(templateArgs(["--set", "internalTrust.enabled=false"])));
+        expect(find(flat, "ConfigMap", "aps-nats").data!["nats.conf"]).not.toContain("authorization");
+        expect(envOf(find(flat, "Deployment", "aps-forum")).APS_INTERNAL_TOKEN).toBeUndefined();
+        expect(envOf(find(flat, "Deployment", "aps-forum")).DATABASE_URL.value).toBe(
+          "postgresql://aps:$(POSTGRES_PASSWORD)@aps-postgresql:5432/aps",
+        );
+      }, 120_000);
     });
 
     describe("alert rules (metrics.prometheusRule, docs/adr/0100)", () => {
@@ -865,11 +938,16 @@ function checkGolden(name: string, rendered: string) {
             ]),
           ),
         );
+        // the gRPC tokens are the chart's whatever the dependencies (docs/adr/0119); no NATS users or roles for external servers
+        const tokens = ["COUNCIL", "FORUM", "GATEWAY", "IDENTITY", "KNOWLEDGE", "TRANSLATION"].map(
+          (n) => `APS_INTERNAL_TOKEN_${n}`,
+        );
         expect(find(ms, "Secret", "aps").stringData).toEqual({
           APS_ADMIN_TOKEN: "t0ken",
           DATABASE_URL: "postgresql://u:p@db:5432/aps",
           NATS_URL: "nats://nats:4222",
           MEILISEARCH_API_KEY: "mk",
+          ...Object.fromEntries(tokens.map((k) => [k, expect.stringMatching(/^[A-Za-z0-9]{48}$/)])),
         });
         expect(envOf(find(ms, "Deployment", "aps-knowledge")).MEILISEARCH_URL.value).toBe("https://meili:7700");
         expect(invariants(ms)).toEqual([]);

@@ -220,7 +220,16 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- $root := .root -}}
 {{- $secret := include "aps.secretName" $root -}}
 {{- $pg := $root.Values.postgresql -}}
-{{- if $pg.deployed.enabled }}
+{{- if and $pg.deployed.enabled $root.Values.internalTrust.enabled }}
+{{- /* its own role aps_<name>, owner of its schema only (docs/adr/0119) */}}
+- name: POSTGRES_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ printf "POSTGRES_PASSWORD_%s" (upper .name) }}
+- name: DATABASE_URL
+  value: {{ printf "postgresql://aps_%s:$(POSTGRES_PASSWORD)@%s:5432/%s" .name (include "aps.postgresqlHost" $root) $pg.deployed.database | quote }}
+{{- else if $pg.deployed.enabled }}
 - name: POSTGRES_PASSWORD
   valueFrom:
     secretKeyRef:
@@ -241,5 +250,120 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
       name: {{ $secret }}
       key: {{ upper .name }}_DATABASE_URL
       optional: true
+{{- end }}
+{{- end }}
+
+{{/*
+Internal trust (docs/adr/0119-internal-trust.md): the generated secrets of every enabled component,
+as YAML {key: value}: APS_INTERNAL_TOKEN_<NAME> (its gRPC token), NATS_PASSWORD_<NAME> (in-chart
+NATS), POSTGRES_PASSWORD_<NAME> (its role aps_<name> on the in-chart PostgreSQL), and
+NATS_PASSWORD_OPERATOR. Each is read back from the live Secret when it exists, else random (or
+derived from internalTrust.seed, for reproducible renders in tests only). Computed once per render
+(kept in .Values._apsTrust): secret.yaml and components.yaml must see the same values.
+*/}}
+{{- define "aps.trustSecrets" -}}
+{{- if not (hasKey .Values "_apsTrust") }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "aps.fullname" .) }}
+{{- $data := ($existing | default dict).data | default dict }}
+{{- $out := dict }}
+{{- $keys := list }}
+{{- if .Values.internalTrust.enabled }}
+{{- range $name, $c := .Values.components }}
+{{- if $c.enabled }}
+{{- $keys = append $keys (printf "APS_INTERNAL_TOKEN_%s" (upper $name)) }}
+{{- if $.Values.nats.deployed.enabled }}
+{{- $keys = append $keys (printf "NATS_PASSWORD_%s" (upper $name)) }}
+{{- end }}
+{{- if and $c.database $.Values.postgresql.deployed.enabled }}
+{{- $keys = append $keys (printf "POSTGRES_PASSWORD_%s" (upper $name)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if .Values.nats.deployed.enabled }}
+{{- $keys = append $keys "NATS_PASSWORD_OPERATOR" }}
+{{- end }}
+{{- end }}
+{{- range $keys }}
+{{- if $.Values.internalTrust.seed }}
+{{- $_ := set $out . (printf "%s:%s" $.Values.internalTrust.seed . | sha256sum | trunc 48) }}
+{{- else if index $data . }}
+{{- $_ := set $out . (index $data . | b64dec) }}
+{{- else }}
+{{- $_ := set $out . (randAlphaNum 48) }}
+{{- end }}
+{{- end }}
+{{- $_ := set .Values "_apsTrust" $out }}
+{{- end }}
+{{- toYaml .Values._apsTrust }}
+{{- end }}
+
+{{/* APS_PEER_DIGESTS of component .name: <caller>=sha256(token) of every other enabled component. Call with (dict "root" $ "name" "forum"). */}}
+{{- define "aps.peerDigests" -}}
+{{- $secrets := include "aps.trustSecrets" .root | fromYaml }}
+{{- $me := .name }}
+{{- $out := list }}
+{{- range $name, $c := .root.Values.components }}
+{{- if and $c.enabled (ne $name $me) }}
+{{- $out = append $out (printf "%s=%s" $name (index $secrets (printf "APS_INTERNAL_TOKEN_%s" (upper $name)) | sha256sum)) }}
+{{- end }}
+{{- end }}
+{{- join "," $out }}
+{{- end }}
+
+{{/*
+NATS permissions of component .name as JSON: the same lists as natsPermissions() in
+packages/platform/src/bus/nats-permissions.ts (test/ops/helm.test.ts compares them).
+Call with (dict "root" $ "name" "forum").
+*/}}
+{{- define "aps.natsPermissions" -}}
+{{- $p := .root.Values.config.subjectPrefix }}
+{{- $s := .root.Values.config.natsStream }}
+{{- $durables := dict "forum" (list "forum-status") "identity" (list "identity-sagacity") "council" (list "council-agenda") "knowledge" (list "knowledge-index") }}
+{{- $js := list "$JS.API.INFO" (printf "$JS.API.STREAM.INFO.%s" $s) "$JS.API.CONSUMER.>" (printf "$JS.ACK.%s.>" $s) }}
+{{- if eq .name "gateway" }}
+{{- dict "publish" (dict "allow" (append $js (printf "$JS.API.STREAM.MSG.GET.%s" $s))) "subscribe" (dict "allow" (list "_INBOX.>" (printf "%s.>" $p))) | toJson | replace "\\u003e" ">" }}
+{{- else }}
+{{- $pub := list (printf "%s.%s.>" $p .name) }}
+{{- range (index $durables .name | default list) }}
+{{- $pub = append $pub (printf "%s.dlq.%s" $p .) }}
+{{- end }}
+{{- $pub = concat $pub $js (list (printf "$JS.API.STREAM.CREATE.%s" $s) (printf "$JS.API.STREAM.UPDATE.%s" $s)) }}
+{{- dict "publish" (dict "allow" $pub) "subscribe" (dict "allow" (list "_INBOX.>")) | toJson | replace "\\u003e" ">" }}
+{{- end }}
+{{- end }}
+
+{{/* Internal-trust env of component .name (docs/adr/0119): its gRPC token, the digests it accepts, its NATS user. */}}
+{{- define "aps.trustEnv" -}}
+{{- $root := .root -}}
+{{- $secret := include "aps.secretName" $root -}}
+{{- $N := upper .name -}}
+{{- if $root.Values.internalTrust.enabled }}
+{{- if $root.Values.secrets.existingSecret }}
+{{- range list (list "APS_INTERNAL_TOKEN" (printf "APS_INTERNAL_TOKEN_%s" $N)) (list "APS_PEER_DIGESTS" (printf "APS_PEER_DIGESTS_%s" $N)) (list "NATS_USER" (printf "NATS_USER_%s" $N)) (list "NATS_PASSWORD" (printf "NATS_PASSWORD_%s" $N)) }}
+- name: {{ index . 0 }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ index . 1 }}
+      optional: true
+{{- end }}
+{{- else }}
+- name: APS_INTERNAL_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ printf "APS_INTERNAL_TOKEN_%s" $N }}
+- name: APS_PEER_DIGESTS
+  value: {{ include "aps.peerDigests" . | quote }}
+{{- if $root.Values.nats.deployed.enabled }}
+- name: NATS_USER
+  value: {{ .name | quote }}
+- name: NATS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ printf "NATS_PASSWORD_%s" $N }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from "./log.js";
 import { intVar, optionalVar } from "./config.js";
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from "./bus/stream-limits.js";
 import { shutdownTelemetry } from "./telemetry-hooks.js";
+import { internalTrustOf, trustEnvSchema, type InternalTrust } from "./trust.js";
 
 /**
  * Env vars every service shares. A service-specific database URL (`<SERVICE>_DATABASE_URL`) wins
@@ -33,6 +34,10 @@ export const commonEnvSchema = z.object({
   NATS_STREAM_MAX_BYTES: intVar(DEFAULT_STREAM_LIMITS.maxBytes, 1_048_576),
   /** … and the most events kept per subject (default 1 000 000), so one busy subject cannot evict the others. */
   NATS_STREAM_MAX_MSGS_PER_SUBJECT: intVar(DEFAULT_STREAM_LIMITS.maxMsgsPerSubject, 1),
+  /** NATS user and password of this service (the chart's per-service users, docs/adr/0119); unset = no authentication. */
+  NATS_USER: optionalVar(),
+  NATS_PASSWORD: optionalVar(),
+  ...trustEnvSchema,
 });
 
 /** The stream limits a service applies when it connects to JetStream (docs/adr/0101). */
@@ -52,6 +57,8 @@ export interface ServiceDeps {
   db: Database;
   bus: EventBus;
   log: Logger;
+  /** Who the service is on gRPC and whom it accepts (docs/adr/0119); absent = no caller check. */
+  trust?: InternalTrust;
 }
 
 /**
@@ -77,6 +84,8 @@ export async function openServiceDeps(
       connectionName: `aps-${service}`,
       log,
       limits: streamLimitsOf(cfg),
+      user: cfg.NATS_USER,
+      pass: cfg.NATS_PASSWORD,
     });
   } else if (sharedBus) {
     bus = sharedBus;
@@ -84,7 +93,7 @@ export async function openServiceDeps(
     log.warn("NATS_URL is unset: using an in-process bus (events reach consumers in this process only)");
     bus = new InProcessBus(log, cfg.APS_SUBJECT_PREFIX);
   }
-  return { db, bus, log };
+  return { db, bus, log, trust: internalTrustOf(service, cfg) };
 }
 
 /**

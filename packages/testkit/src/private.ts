@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -76,17 +76,25 @@ export function canRunPrivateNats(): boolean {
 
 /**
  * Starts `nats-server -a 127.0.0.1 -p <free port> -js -sd <tmp dir>`. A graceful `stop()`
- * (SIGTERM) lets the server flush its JetStream files, as a rolling restart would.
+ * (SIGTERM) lets the server flush its JetStream files, as a rolling restart would. `opts.config`:
+ * text of a nats-server config file (e.g. an `authorization` block, docs/adr/0119) written to the
+ * data folder and passed with `-c`; the command-line flags win over it.
  */
-export async function startPrivateNats(): Promise<PrivateServer> {
+export async function startPrivateNats(opts: { config?: string } = {}): Promise<PrivateServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "aps-nats-"));
   const url = `nats://127.0.0.1:${port}`;
   const probe = `http://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   let output = "";
+  const configArgs: string[] = [];
+  if (opts.config !== undefined) {
+    const file = join(dir, "nats.conf");
+    writeFileSync(file, opts.config);
+    configArgs.push("-c", file);
+  }
   const start = async () => {
-    child = spawn(NATS_SERVER_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], {
+    child = spawn(NATS_SERVER_BIN, [...configArgs, "-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));

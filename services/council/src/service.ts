@@ -45,8 +45,8 @@ export interface CouncilHandle {
  * consumer and the deadline scheduler.
  */
 export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Promise<CouncilHandle> {
-  const identity = new IdentityClient(opts.identityAddr);
-  const forum = new ForumClient(opts.forumAddr);
+  const identity = new IdentityClient(opts.identityAddr, deps.trust?.caller);
+  const forum = new ForumClient(opts.forumAddr, deps.trust?.caller);
   return startService(deps, {
     migrationsDir: MIGRATIONS_DIR,
     listenAddr: opts.listenAddr,

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { commonEnvSchema, defaultGrpcAddr, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import {
+  commonEnvSchema,
+  defaultGrpcAddr,
+  grpcAddr,
+  intVar,
+  optionalVar,
+  parseEnv,
+  trustEnvSchema,
+} from "@aps/platform";
 
 /** An integer env var with a default, bounded to `[min, max]`. */
 const boundedInt = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -45,6 +53,11 @@ export const gatewayEnvSchema = z.object({
   NATS_STREAM: commonEnvSchema.shape.NATS_STREAM,
   /** Subject prefix of the deployment's events (`<prefix>.forum.vote_cast`…). */
   APS_SUBJECT_PREFIX: commonEnvSchema.shape.APS_SUBJECT_PREFIX,
+  /** NATS user and password of the gateway (the chart's per-service users, docs/adr/0119). */
+  NATS_USER: optionalVar(),
+  NATS_PASSWORD: optionalVar(),
+  /** Its own gRPC token (`APS_INTERNAL_TOKEN`) and APS_PEER_DIGESTS (unused: it serves no gRPC), docs/adr/0119. */
+  ...trustEnvSchema,
   /** Lifetime of a cached authentication (API key hash → agent), ms; 0 = no cache (docs/adr/0087). */
   AUTH_CACHE_TTL_MS: boundedInt(5_000, 0, 60_000),
   /** Most authentications cached at once (least recently used dropped first). */

@@ -11,6 +11,8 @@ import {
   type LocalEndpoint,
   type Logger,
   type Subscription,
+  internalTrustOf,
+  GATEWAY,
 } from "@aps/platform";
 import type {
   council as councilProto,
@@ -88,6 +90,8 @@ export interface LocalServices {
  */
 export async function startGateway(cfg: GatewayConfig, log: Logger, opts: GatewayOptions = {}): Promise<GatewayHandle> {
   const local = opts.local ?? {};
+  // Who the gateway is on gRPC (docs/adr/0119): its token goes with every call over the network.
+  const { caller } = internalTrustOf(GATEWAY.name, cfg);
   let db: Database | undefined;
   if (cfg.databaseUrl) {
     db = await openDatabase({ url: cfg.databaseUrl, schema: GATEWAY_SCHEMA, log });
@@ -106,11 +110,13 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
         stream: cfg.NATS_STREAM,
         prefix: cfg.APS_SUBJECT_PREFIX,
         connectionName: "aps-gateway",
+        user: cfg.NATS_USER,
+        pass: cfg.NATS_PASSWORD,
         log,
       })
     : undefined;
   const bus = ownBus ?? opts.bus;
-  const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR);
+  const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR, caller);
   const authCache = new AuthCache(identity, { ttlMs: cfg.AUTH_CACHE_TTL_MS, maxEntries: cfg.AUTH_CACHE_MAX_ENTRIES });
   const readCache = new ReadCache({ ttlMs: cfg.READ_CACHE_TTL_MS, maxBytes: cfg.READ_CACHE_MAX_BYTES });
   let invalidation: Subscription | undefined;
@@ -120,10 +126,10 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       { authTtlMs: cfg.AUTH_CACHE_TTL_MS, readTtlMs: cfg.READ_CACHE_TTL_MS },
       "no event bus: cached authentications and reads expire by their TTLs only",
     );
-  const forum = new ForumClient(local.forum ?? cfg.FORUM_GRPC_ADDR);
-  const council = new CouncilClient(local.council ?? cfg.COUNCIL_GRPC_ADDR);
-  const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR);
-  const translation = new TranslationClient(local.translation ?? cfg.TRANSLATION_GRPC_ADDR);
+  const forum = new ForumClient(local.forum ?? cfg.FORUM_GRPC_ADDR, caller);
+  const council = new CouncilClient(local.council ?? cfg.COUNCIL_GRPC_ADDR, caller);
+  const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR, caller);
+  const translation = new TranslationClient(local.translation ?? cfg.TRANSLATION_GRPC_ADDR, caller);
   const app = createApp({
     identity,
     forum,

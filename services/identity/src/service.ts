@@ -41,7 +41,7 @@ export interface IdentityHandle {
  */
 export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
   const clock = opts.clock ?? systemClock;
-  const forumClient = new ForumClient(opts.forumAddr);
+  const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller);
   return startService(deps, {
     migrationsDir: MIGRATIONS_DIR,
     listenAddr: opts.listenAddr,

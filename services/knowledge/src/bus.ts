@@ -20,6 +20,8 @@ export async function openKnowledgeBus(cfg: CommonConfig, log: Logger, sharedBus
       connectionName: "aps-knowledge",
       log,
       limits: streamLimitsOf(cfg),
+      user: cfg.NATS_USER,
+      pass: cfg.NATS_PASSWORD,
     });
   if (sharedBus) return sharedBus;
   log.warn("NATS_URL is unset: using an in-process bus (events reach consumers in this process only)");

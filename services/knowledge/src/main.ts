@@ -2,7 +2,8 @@ import { startTelemetry } from "@aps/platform/telemetry";
 
 // Tracing first: gRPC and http are imported only after the SDK has hooked them.
 await startTelemetry("knowledge");
-const { createLogger, metricsPortFromEnv, onShutdown, startMetricsServer } = await import("@aps/platform");
+const { createLogger, internalTrustOf, metricsPortFromEnv, onShutdown, startMetricsServer } =
+  await import("@aps/platform");
 const { openKnowledgeBus } = await import("./bus.js");
 const { loadConfig } = await import("./config.js");
 const { engineFromConfig, startKnowledge } = await import("./service.js");
@@ -11,7 +12,7 @@ const cfg = loadConfig(process.env);
 const log = createLogger("knowledge", cfg.LOG_LEVEL);
 const bus = await openKnowledgeBus(cfg, log);
 const svc = await startKnowledge(
-  { bus, log },
+  { bus, log, trust: internalTrustOf("knowledge", cfg) },
   {
     listenAddr: cfg.KNOWLEDGE_LISTEN_ADDR,
     forumAddr: cfg.FORUM_GRPC_ADDR,

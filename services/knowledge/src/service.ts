@@ -15,6 +15,7 @@ import {
   type Logger,
   type ServiceTarget,
   type Subscription,
+  type InternalTrust,
 } from "@aps/platform";
 import { knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
@@ -79,14 +80,14 @@ const similarReq = z.object({
  * of the forum in the background (retrying until the forum answers).
  */
 export async function startKnowledge(
-  deps: { bus: EventBus; log: Logger },
+  deps: { bus: EventBus; log: Logger; trust?: InternalTrust | undefined },
   opts: KnowledgeOptions,
 ): Promise<KnowledgeHandle> {
   const { bus, log } = deps;
   const engine = opts.engine ?? new EmbeddedEngine();
   await engine.init();
   await engine.upsert(docsDocuments(opts.docsDir));
-  const forumClient = new ForumClient(opts.forumAddr);
+  const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller);
   /** Highest status seen per post (events may arrive before the forum's own projection). */
   const statuses = new Map<string, string>();
   const statusOf = (id: string, s: string) => {
@@ -194,6 +195,7 @@ export async function startKnowledge(
     opts.listenAddr,
     [{ name: "aps.knowledge.v1.KnowledgeService", definition: knowledge.KnowledgeServiceService, implementation }],
     log,
+    { callers: deps.trust?.callers },
   );
   log.info({ engine: engine.name }, "knowledge service started");
   return {

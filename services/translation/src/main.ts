@@ -2,7 +2,7 @@ import { startTelemetry } from "@aps/platform/telemetry";
 
 // Tracing first: pg, gRPC and http are imported only after the SDK has hooked them.
 await startTelemetry("translation");
-const { createLogger, metricsPortFromEnv, onShutdown, openDatabase, startMetricsServer } =
+const { createLogger, internalTrustOf, metricsPortFromEnv, onShutdown, openDatabase, startMetricsServer } =
   await import("@aps/platform");
 const { loadConfig } = await import("./config.js");
 const { engineFromConfig } = await import("./engines/index.js");
@@ -12,7 +12,7 @@ const cfg = loadConfig(process.env);
 const log = createLogger("translation", cfg.LOG_LEVEL);
 const db = await openDatabase({ url: cfg.databaseUrl, schema: "translation", log });
 const svc = await startTranslation(
-  { db, log },
+  { db, log, trust: internalTrustOf("translation", cfg) },
   {
     listenAddr: cfg.TRANSLATION_LISTEN_ADDR,
     forumAddr: cfg.FORUM_GRPC_ADDR,

@@ -10,6 +10,7 @@ import {
   type LocalEndpoint,
   type Logger,
   type ServiceTarget,
+  type InternalTrust,
 } from "@aps/platform";
 import { translation, type forum as forumProto } from "@aps/proto";
 import type { TranslationEngine } from "./engines/types.js";
@@ -46,11 +47,11 @@ export interface TranslationHandle {
  * `stop()` drains gRPC, closes the forum channel and the database.
  */
 export async function startTranslation(
-  deps: { db: Database; log: Logger },
+  deps: { db: Database; log: Logger; trust?: InternalTrust | undefined },
   opts: TranslationOptions,
 ): Promise<TranslationHandle> {
   await migrate(deps.db, MIGRATIONS_DIR, deps.log);
-  const forum = new ForumClient(opts.forumAddr);
+  const forum = new ForumClient(opts.forumAddr, deps.trust?.caller);
   const translator = new Translator(new TranslationRepository(deps.db.pool), forum, opts.engine, {
     dailyQuota: opts.dailyQuota,
     timeoutMs: opts.timeoutMs,
@@ -68,7 +69,7 @@ export async function startTranslation(
       },
     ],
     deps.log,
-    { probe: readinessProbe(deps.db) },
+    { probe: readinessProbe(deps.db), callers: deps.trust?.callers },
   );
   deps.log.info({ engine: opts.engine?.name ?? "none", dailyQuota: opts.dailyQuota }, "translation service ready");
   return {

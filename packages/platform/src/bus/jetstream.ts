@@ -44,6 +44,9 @@ export interface JetStreamOptions {
   prefix?: string;
   /** Name shown in the NATS server's connection list. */
   connectionName: string;
+  /** NATS user and password (`NATS_USER` / `NATS_PASSWORD`; the chart's per-service users, docs/adr/0119). */
+  user?: string | undefined;
+  pass?: string | undefined;
   /**
    * Retention limits the stream is created with — and updated to when it exists with others
    * (docs/adr/0101). Unset: a missing stream is created with DEFAULT_STREAM_LIMITS and an
@@ -95,6 +98,7 @@ export class JetStreamBus implements EventBus {
     const nc = await connect({
       servers: opts.servers.split(",").map((s) => s.trim()),
       name: opts.connectionName,
+      ...(opts.user !== undefined ? { user: opts.user, pass: opts.pass ?? "" } : {}),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
     });

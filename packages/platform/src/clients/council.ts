@@ -1,5 +1,6 @@
 import { council } from "@aps/proto";
 import { callMethod } from "../grpc/client.js";
+import type { CallerIdentity } from "../grpc/caller-auth.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 
@@ -8,9 +9,9 @@ export class CouncilClient {
   private readonly c: Channel<typeof council.CouncilServiceDefinition>;
   private readonly conn: ServiceConnection<typeof council.CouncilServiceDefinition>;
 
-  /** @param target `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). */
-  constructor(target: ServiceTarget<typeof council.CouncilServiceDefinition>) {
-    this.conn = connect(target, council.CouncilServiceClient);
+  /** @param target `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). */
+  constructor(target: ServiceTarget<typeof council.CouncilServiceDefinition>, caller?: CallerIdentity) {
+    this.conn = connect(target, council.CouncilServiceClient, caller);
     this.c = this.conn.methods;
   }
 

@@ -1,4 +1,5 @@
 import { callMethod } from "../grpc/client.js";
+import type { CallerIdentity } from "../grpc/caller-auth.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 import { forum } from "@aps/proto";
@@ -8,9 +9,9 @@ export class ForumClient {
   private readonly c: Channel<typeof forum.ForumServiceDefinition>;
   private readonly conn: ServiceConnection<typeof forum.ForumServiceDefinition>;
 
-  /** @param target `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). */
-  constructor(target: ServiceTarget<typeof forum.ForumServiceDefinition>) {
-    this.conn = connect(target, forum.ForumServiceClient);
+  /** @param target `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). */
+  constructor(target: ServiceTarget<typeof forum.ForumServiceDefinition>, caller?: CallerIdentity) {
+    this.conn = connect(target, forum.ForumServiceClient, caller);
     this.c = this.conn.methods;
   }
 

@@ -1,4 +1,5 @@
 import { callMethod } from "../grpc/client.js";
+import type { CallerIdentity } from "../grpc/caller-auth.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 import { identity } from "@aps/proto";
@@ -14,9 +15,9 @@ export class IdentityClient {
   private readonly c: Channel<typeof identity.IdentityServiceDefinition>;
   private readonly conn: ServiceConnection<typeof identity.IdentityServiceDefinition>;
 
-  /** @param target `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). */
-  constructor(target: ServiceTarget<typeof identity.IdentityServiceDefinition>) {
-    this.conn = connect(target, identity.IdentityServiceClient);
+  /** @param target `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). */
+  constructor(target: ServiceTarget<typeof identity.IdentityServiceDefinition>, caller?: CallerIdentity) {
+    this.conn = connect(target, identity.IdentityServiceClient, caller);
     this.c = this.conn.methods;
   }
 

@@ -1,4 +1,5 @@
 import { callMethod } from "../grpc/client.js";
+import type { CallerIdentity } from "../grpc/caller-auth.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 import { knowledge } from "@aps/proto";
@@ -8,9 +9,9 @@ export class KnowledgeClient {
   private readonly c: Channel<typeof knowledge.KnowledgeServiceDefinition>;
   private readonly conn: ServiceConnection<typeof knowledge.KnowledgeServiceDefinition>;
 
-  /** @param target `host:port` of the knowledge gRPC server (`KNOWLEDGE_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). */
-  constructor(target: ServiceTarget<typeof knowledge.KnowledgeServiceDefinition>) {
-    this.conn = connect(target, knowledge.KnowledgeServiceClient);
+  /** @param target `host:port` of the knowledge gRPC server (`KNOWLEDGE_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). */
+  constructor(target: ServiceTarget<typeof knowledge.KnowledgeServiceDefinition>, caller?: CallerIdentity) {
+    this.conn = connect(target, knowledge.KnowledgeServiceClient, caller);
     this.c = this.conn.methods;
   }
 

@@ -1,4 +1,5 @@
 import { callMethod } from "../grpc/client.js";
+import type { CallerIdentity } from "../grpc/caller-auth.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
 
@@ -15,8 +16,8 @@ export class TranslationClient {
    * @param target `host:port` of the translation gRPC server (`TRANSLATION_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085).
    * Calls that may generate (and spend quota) are never retried; `getQuota` is a read and is.
    */
-  constructor(target: ServiceTarget<typeof translation.TranslationServiceDefinition>) {
-    this.conn = connect(target, translation.TranslationServiceClient);
+  constructor(target: ServiceTarget<typeof translation.TranslationServiceDefinition>, caller?: CallerIdentity) {
+    this.conn = connect(target, translation.TranslationServiceClient, caller);
     this.c = this.conn.methods;
   }
 

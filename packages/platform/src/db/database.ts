@@ -75,7 +75,9 @@ export function readinessProbe(db: Database): () => Promise<unknown> {
 /**
  * `CREATE SCHEMA IF NOT EXISTS` under a transaction-level advisory lock keyed by the schema name:
  * replicas starting at the same moment would otherwise race in PostgreSQL's catalog (the loser
- * fails with a unique violation on pg_namespace despite IF NOT EXISTS).
+ * fails with a unique violation on pg_namespace despite IF NOT EXISTS). An existing schema is left
+ * alone without the CREATE: a per-service role owns only its schema and has no CREATE on the
+ * database, and PostgreSQL checks that privilege before IF NOT EXISTS (docs/adr/0119).
  */
 async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
   const c = await pool.connect();
@@ -85,7 +87,8 @@ async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
   try {
     await c.query("BEGIN");
     await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`aps-create-schema:${schema}`]);
-    await c.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    const exists = await c.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+    if (exists.rowCount === 0) await c.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await c.query("COMMIT");
   } catch (err) {
     await c.query("ROLLBACK").catch(() => undefined);

@@ -22,7 +22,9 @@ export async function migrate(db: Database, dir: string | string[], log: Logger)
       direction: "up",
       count: Infinity,
       schema: db.schema,
-      createSchema: true,
+      // openDatabase has made sure it exists; node-pg-migrate's CREATE SCHEMA IF NOT EXISTS would
+      // need CREATE on the database, which a per-service role lacks (docs/adr/0119).
+      createSchema: false,
       migrationsTable: "pgmigrations",
       migrationsSchema: db.schema,
       singleTransaction: true,

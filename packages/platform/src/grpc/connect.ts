@@ -2,6 +2,7 @@ import type { ChannelCredentials, ClientOptions } from "@grpc/grpc-js";
 import type { Channel, ServiceDefinitionLike } from "./channel.js";
 import { CHANNEL_OPTIONS, insecure } from "./client.js";
 import { HealthClient } from "./health.js";
+import { callerInterceptor, type CallerIdentity } from "./caller-auth.js";
 import type { LocalEndpoint } from "./local.js";
 
 /**
@@ -33,16 +34,21 @@ export interface ServiceConnection<D extends ServiceDefinitionLike> {
 
 /**
  * Connects to `target`: an address gets a grpc-js client of `Client` (reconnect options
- * CHANNEL_OPTIONS, insecure in-cluster transport) and a health client; a local endpoint is used
- * as it is.
+ * CHANNEL_OPTIONS, insecure in-cluster transport; with `caller`, every call carries its name and
+ * token, docs/adr/0119-internal-trust.md) and a health client (unchecked, as the kubelet's probes
+ * are); a local endpoint is used as it is.
  */
 export function connect<D extends ServiceDefinitionLike>(
   target: ServiceTarget<D>,
   Client: GrpcClientConstructor<D>,
+  caller?: CallerIdentity,
 ): ServiceConnection<D> {
   if (typeof target !== "string")
     return { methods: target.methods, ready: async () => target.serving(), close: () => undefined };
-  const client = new Client(target, insecure(), { ...CHANNEL_OPTIONS });
+  const client = new Client(target, insecure(), {
+    ...CHANNEL_OPTIONS,
+    ...(caller ? { interceptors: [callerInterceptor(caller)] } : {}),
+  });
   const health = new HealthClient(target);
   return {
     methods: client,

@@ -14,6 +14,7 @@ import { grpcDuration, grpcHandled } from "../metrics.js";
 import { watchDependency, type DependencyProbe } from "./health.js";
 import type { ServiceDefinitionLike } from "./channel.js";
 import { LocalGate, localEndpoint, type Implementation, type LocalEndpoint } from "./local.js";
+import { guardImplementation, type CallerVerifier } from "./caller-check.js";
 
 /** One gRPC service to serve: its generated definition, implementation and full name for health. */
 export interface ServedService {
@@ -56,13 +57,19 @@ export interface GrpcServerOptions {
    */
   probe?: DependencyProbe | undefined;
   probeIntervalMs?: number;
+  /**
+   * The callers this server accepts (docs/adr/0119-internal-trust.md): when set, every call over
+   * the network must carry a declared caller's token (caller-check.ts); unset = no check (the
+   * all-in-one on loopback). The health service and the in-process endpoints are never checked.
+   */
+  callers?: CallerVerifier | undefined;
 }
 
 /**
  * Starts a gRPC server on `addr` (`host:port`, port 0 = any) serving `services` plus the standard
  * gRPC health-checking protocol (`grpc.health.v1.Health`), all SERVING — or NOT_SERVING while
- * `opts.probe` fails. Insecure transport: service-to-service traffic stays inside the cluster
- * network (mTLS belongs to the mesh).
+ * `opts.probe` fails. Plaintext transport inside the cluster network; each call's caller is checked
+ * against `opts.callers` when given (docs/adr/0119-internal-trust.md).
  */
 export async function startGrpcServer(
   addr: string,
@@ -77,7 +84,10 @@ export async function startGrpcServer(
   });
   const statuses: Record<string, "SERVING"> = { "": "SERVING" };
   for (const s of services) {
-    server.addService(s.definition, s.implementation);
+    server.addService(
+      s.definition,
+      opts.callers ? guardImplementation(s.name, s.implementation, opts.callers) : s.implementation,
+    );
     statuses[s.name] = "SERVING";
   }
   const health = new HealthImplementation(statuses);
@@ -92,7 +102,9 @@ export async function startGrpcServer(
     ? watchDependency(health, Object.keys(statuses), opts.probe, log, { intervalMs: opts.probeIntervalMs })
     : undefined;
   const gate = new LocalGate(() => watch?.healthy ?? true);
-  log.info({ addr, port }, "gRPC server listening");
+  log.info({ addr, port, callerCheck: opts.callers !== undefined }, "gRPC server listening");
+  if (!opts.callers && !/^(127\.|\[::1\]|localhost)/.test(addr))
+    log.warn({ addr }, "gRPC caller check off (no APS_PEER_DIGESTS) on a non-loopback address (docs/adr/0119)");
   return {
     port,
     health,

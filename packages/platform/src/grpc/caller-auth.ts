@@ -1,0 +1,59 @@
+import { createHash } from "node:crypto";
+import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
+
+/**
+ * Internal trust, the caller's side (docs/adr/0119-internal-trust.md): every gRPC call a service
+ * makes carries who it is (`aps-caller: <service>`) and its secret (`authorization: Bearer
+ * <token>`); the called server checks both against its declared callers (caller-check.ts).
+ */
+
+/** Metadata key naming the calling deployable (`gateway`, `council`, …). */
+export const CALLER_METADATA_KEY = "aps-caller";
+/** Metadata key carrying the caller's token as `Bearer <token>`. */
+export const AUTHORIZATION_METADATA_KEY = "authorization";
+
+/** Who this process is when it calls another service: its deployable name and its secret token. */
+export interface CallerIdentity {
+  /** Deployable name (packages/platform/src/topology.ts), e.g. `gateway`. */
+  readonly name: string;
+  /** Its secret (`APS_INTERNAL_TOKEN`), ≥ 32 characters; never logged. */
+  readonly token: string;
+}
+
+/** SHA-256 of `token` (32 bytes): what a server keeps of a caller's token (`APS_PEER_DIGESTS`). */
+export function tokenDigest(token: string): Buffer {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
+/**
+ * A grpc-js client interceptor that adds `aps-caller` and `authorization: Bearer <token>` of
+ * `identity` to every call's metadata (set in the channel's options by `connect`).
+ */
+export function callerInterceptor(identity: CallerIdentity): Interceptor {
+  return (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        metadata.set(CALLER_METADATA_KEY, identity.name);
+        metadata.set(AUTHORIZATION_METADATA_KEY, `Bearer ${identity.token}`);
+        next(metadata, listener);
+      },
+    });
+}
+
+/**
+ * Parses `APS_PEER_DIGESTS`: comma-separated `<caller>=<sha256 hex of its token>` (whitespace
+ * around entries ignored). Returns caller → 32-byte digest. Throws on a malformed entry or a
+ * caller named twice.
+ */
+export function parsePeerDigests(text: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (const entry of text.split(",").map((s) => s.trim())) {
+    if (entry === "") continue;
+    const m = /^([a-z][a-z0-9-]*)=([0-9a-fA-F]{64})$/.exec(entry);
+    if (!m) throw new Error("APS_PEER_DIGESTS: expected <caller>=<64 hex digits>, comma-separated");
+    const [, name, hex] = m as unknown as [string, string, string];
+    if (out.has(name)) throw new Error(`APS_PEER_DIGESTS: ${name} named twice`);
+    out.set(name, Buffer.from(hex, "hex"));
+  }
+  return out;
+}

@@ -1,0 +1,67 @@
+/**
+ * Which deployable may call which gRPC method (docs/adr/0119-internal-trust.md), declared once for
+ * every service: keyed by the service's full name, then by the method key of its generated
+ * definition (`grantSeat`, …). A method missing here is refused to everyone when the check is on
+ * (a new RPC must be declared; test/platform/internal-trust.test.ts checks every method is).
+ * Derived from who calls what today: the gateway is the edge and calls everything; the other
+ * services only read the forum, and the council reads seats and agents from identity.
+ */
+
+/** Callers of the forum's reads: every service that reads posts or votes. */
+const FORUM_READERS = ["gateway", "identity", "council", "knowledge", "translation"] as const;
+const GATEWAY = ["gateway"] as const;
+
+/** Allowed callers per service (full name) and method key. */
+export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
+  "aps.identity.v1.IdentityService": {
+    join: GATEWAY,
+    authenticate: GATEWAY,
+    rotateKey: GATEWAY,
+    getAgent: ["gateway", "council"],
+    // owner actions: seats decide who may close Council cases, and so who earns Sagacity
+    grantSeat: GATEWAY,
+    revokeSeat: GATEWAY,
+    revokeKeys: GATEWAY,
+    suspendAgent: GATEWAY,
+    reinstateAgent: GATEWAY,
+    countSeats: ["gateway", "council"],
+    listAwards: GATEWAY,
+    beginIdempotency: GATEWAY,
+    finishIdempotency: GATEWAY,
+  },
+  "aps.forum.v1.ForumService": {
+    createPost: GATEWAY,
+    getPost: FORUM_READERS,
+    listPosts: FORUM_READERS,
+    createComment: GATEWAY,
+    moderatePost: GATEWAY,
+    moderateComment: GATEWAY,
+    listComments: FORUM_READERS,
+    castVote: GATEWAY,
+    getPosts: FORUM_READERS,
+    votesAt: FORUM_READERS,
+    getAuthorStats: FORUM_READERS,
+    getDailyUsage: FORUM_READERS,
+  },
+  "aps.council.v1.CouncilService": {
+    nominate: GATEWAY,
+    castBallot: GATEWAY,
+    recordHandoff: GATEWAY,
+    complete: GATEWAY,
+    getCase: GATEWAY,
+    listCases: GATEWAY,
+    closeDue: GATEWAY,
+  },
+  "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },
+  "aps.translation.v1.TranslationService": {
+    translatePost: GATEWAY,
+    translateTitles: GATEWAY,
+    translateDocument: GATEWAY,
+    getQuota: GATEWAY,
+  },
+};
+
+/** The callers allowed to call `method` (key) of `service` (full name); empty when undeclared. */
+export function allowedCallers(service: string, method: string): readonly string[] {
+  return CALLER_POLICY[service]?.[method] ?? [];
+}
