@@ -1,5 +1,6 @@
 /**
- * Static checks of deploy/docker (no Docker engine here, so the image is never built in tests):
+ * Static checks of deploy/docker (the image itself is built by `npm run image` and tested in
+ * containers by CI's container leg, docs/adr/0120):
  * multi-stage, non-root numeric USER, `node` entry point, production-only dependencies, and the
  * scripts the chart runs exist as service entry points that the assemble step ships.
  */
@@ -18,10 +19,16 @@ describe("deploy/docker", () => {
   const stages = [...dockerfile.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/gim)].map((m) => m[2]);
   const runtime = dockerfile.slice(dockerfile.search(/^FROM\s+\S+\s+AS\s+runtime/im));
 
-  it("is multi-stage: a build stage and a runtime stage copying only /out", () => {
-    expect(stages).toEqual(["build", "runtime"]);
+  it("is multi-stage: manifests, build, and a runtime stage copying only /out and the empty data folder", () => {
+    expect(stages).toEqual(["manifests", "build", "runtime"]);
     expect(runtime).not.toMatch(/^RUN\s/m);
-    expect([...runtime.matchAll(/^COPY\s+(.*)$/gm)].map((m) => m[1])).toEqual(["--from=build --chown=0:0 /out/ /app/"]);
+    expect([...runtime.matchAll(/^COPY\s+(.*)$/gm)].map((m) => m[1])).toEqual([
+      "--from=build --chown=0:0 /out/ /app/",
+      "--from=build --chown=1000:1000 /data /data",
+    ]);
+    expect(runtime).toMatch(/^VOLUME \["\/data"\]$/m);
+    // no `# syntax=` line: BuildKit would pull its frontend from a registry (docs/adr/0120)
+    expect(dockerfile).not.toMatch(/^#\s*syntax=/m);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
     expect(dockerfile).toMatch(/sh deploy\/docker\/assemble\.sh \/out/);
   });

@@ -15,7 +15,7 @@
 import { randomBytes } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from "testcontainers";
-import { entryPoint, GATEWAY, grpcAddrEnv, listenAddrEnv, SERVICES } from "@aps/platform";
+import { entryPoint, GATEWAY, generateTrustEnv, grpcAddrEnv, listenAddrEnv, SERVICES } from "@aps/platform";
 
 /** The images the container tests run. */
 export interface ContainerImages {
@@ -132,7 +132,8 @@ export interface ContainerTopology {
 /**
  * Starts the distributed topology in containers: PostgreSQL, NATS, then each service of the one
  * service list in its start order and the gateway last, every one from the APS image on the
- * same network, reached by its service name (`forum:50052`, …). `env` is added to every APS
+ * same network, reached by its service name (`forum:50052`, …), each with its own internal
+ * token and its peers' digests as deploy/local does (docs/adr/0119). `env` is added to every APS
  * container. Resolves once the gateway's `/readyz` answers 200 (`readyTimeoutMs`, default 180 s).
  */
 export async function startContainerTopology(
@@ -161,10 +162,12 @@ export async function startContainerTopology(
       ...addrs,
       ...env,
     };
+    const trust = generateTrustEnv([...SERVICES.map((s) => s.name), GATEWAY.name]);
     const services: Record<string, StartedTestContainer> = {};
     for (const s of SERVICES) {
       services[s.name] = await apsContainer(images.aps, entryPoint(s.name), {
         ...common,
+        ...trust[s.name],
         [listenAddrEnv(s.name)]: `0.0.0.0:${s.port}`,
       })
         .withNetwork(network)
@@ -177,6 +180,7 @@ export async function startContainerTopology(
     }
     const gateway = await apsContainer(images.aps, entryPoint(GATEWAY.name), {
       ...common,
+      ...trust[GATEWAY.name],
       PORT: String(GATEWAY.port),
     })
       .withNetwork(network)
