@@ -17,6 +17,7 @@ import {
   startOtlpReceiver,
   type OtlpReceiver,
   type OtlpReceiverProtocol,
+  chartOtelEnv,
   type ReceivedSpan,
 } from "../support/otlp-receiver.js";
 
@@ -37,21 +38,6 @@ const describeReal = real ? describe : describe.skip;
 const title = real
   ? "traces reach a real OTLP receiver from the real start-up path"
   : "SKIPPED (no PostgreSQL/NATS here): traces reach a real OTLP receiver";
-
-/** The env the chart gives component `c` when `otel.endpoint` is set (charts/aps/templates/_helpers.tpl). */
-function chartOtelEnv(c: string, endpoint: string, protocol: OtlpReceiverProtocol): Record<string, string> {
-  return {
-    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-    OTEL_TRACES_EXPORTER: "otlp",
-    OTEL_METRICS_EXPORTER: "otlp",
-    OTEL_PROPAGATORS: "tracecontext,baggage",
-    OTEL_SERVICE_NAME: `aps-${c}`,
-    OTEL_RESOURCE_ATTRIBUTES: "service.namespace=aps,deployment.environment=test",
-    // Not set by the chart: a short batch delay so the test does not wait out the 5 s default.
-    OTEL_BSP_SCHEDULE_DELAY: "200",
-  };
-}
 
 describeReal(title, () => {
   describe.each<OtlpReceiverProtocol>(["grpc", "http/protobuf"])("OTEL_EXPORTER_OTLP_PROTOCOL=%s", (protocol) => {

@@ -109,8 +109,11 @@ function flatten(req: Request): ReceivedSpan[] {
   return out;
 }
 
-/** Starts a receiver for `protocol` on 127.0.0.1 (a free port). */
-export async function startOtlpReceiver(protocol: OtlpReceiverProtocol): Promise<OtlpReceiver> {
+/**
+ * Starts a receiver for `protocol` on `host` (default 127.0.0.1; `0.0.0.0` for exporters in
+ * containers), on a free port. `endpoint` names 127.0.0.1 either way.
+ */
+export async function startOtlpReceiver(protocol: OtlpReceiverProtocol, host = "127.0.0.1"): Promise<OtlpReceiver> {
   const def = await protoLoader.load(PROTO, { keepCase: false, longs: String, enums: String, defaults: true });
   const methods = def[SERVICE] as protoLoader.ServiceDefinition;
   const exportMethod = methods.Export!;
@@ -127,7 +130,7 @@ export async function startOtlpReceiver(protocol: OtlpReceiverProtocol): Promise
       },
     });
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) =>
+      server.bindAsync(`${host}:0`, grpc.ServerCredentials.createInsecure(), (err, p) =>
         err ? reject(err) : resolve(p),
       ),
     );
@@ -164,7 +167,7 @@ export async function startOtlpReceiver(protocol: OtlpReceiverProtocol): Promise
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
     protocol,
@@ -172,5 +175,24 @@ export async function startOtlpReceiver(protocol: OtlpReceiverProtocol): Promise
     spans,
     otherRequests,
     stop: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+/**
+ * The env the chart gives component `c` when `otel.endpoint` is set (charts/aps/templates/_helpers.tpl,
+ * components.yaml): endpoint without a path, protocol, OTLP traces and metrics exporters,
+ * propagators, `OTEL_SERVICE_NAME=aps-<c>`, resource attributes — plus a 200 ms batch delay (not
+ * set by the chart) so a test does not wait out the 5 s default.
+ */
+export function chartOtelEnv(c: string, endpoint: string, protocol: OtlpReceiverProtocol): Record<string, string> {
+  return {
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    OTEL_TRACES_EXPORTER: "otlp",
+    OTEL_METRICS_EXPORTER: "otlp",
+    OTEL_PROPAGATORS: "tracecontext,baggage",
+    OTEL_SERVICE_NAME: `aps-${c}`,
+    OTEL_RESOURCE_ATTRIBUTES: "service.namespace=aps,deployment.environment=test",
+    OTEL_BSP_SCHEDULE_DELAY: "200",
   };
 }

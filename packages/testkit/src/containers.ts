@@ -129,18 +129,33 @@ export interface ContainerTopology {
   stop(): Promise<void>;
 }
 
+/** Options of {@link startContainerTopology}. */
+export interface ContainerTopologyOptions {
+  /** How long the gateway may take to answer `/readyz` 200, in ms (default 180 000). */
+  readyTimeoutMs?: number;
+  /** Extra env for one deployable (e.g. its OTEL_SERVICE_NAME), added after the common env. */
+  envFor?: (name: string) => Record<string, string>;
+  /**
+   * `/etc/hosts` entries for every APS container, host name → IP; `host-gateway` is the engine's
+   * address of the host (how a container reaches a receiver the test runs, docs/adr/0120).
+   */
+  extraHosts?: Record<string, string>;
+}
+
 /**
  * Starts the distributed topology in containers: PostgreSQL, NATS, then each service of the one
  * service list in its start order and the gateway last, every one from the APS image on the
  * same network, reached by its service name (`forum:50052`, …), each with its own internal
  * token and its peers' digests as deploy/local does (docs/adr/0119). `env` is added to every APS
- * container. Resolves once the gateway's `/readyz` answers 200 (`readyTimeoutMs`, default 180 s).
+ * container. Resolves once the gateway's `/readyz` answers 200.
  */
 export async function startContainerTopology(
   images: ContainerImages,
   env: Record<string, string> = {},
-  readyTimeoutMs = 180_000,
+  opts: ContainerTopologyOptions = {},
 ): Promise<ContainerTopology> {
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 180_000;
+  const extraHosts = Object.entries(opts.extraHosts ?? {}).map(([host, ipAddress]) => ({ host, ipAddress }));
   const network = await new Network().start();
   const started: StartedTestContainer[] = [];
   const stop = async () => {
@@ -169,7 +184,9 @@ export async function startContainerTopology(
         ...common,
         ...trust[s.name],
         [listenAddrEnv(s.name)]: `0.0.0.0:${s.port}`,
+        ...opts.envFor?.(s.name),
       })
+        .withExtraHosts(extraHosts)
         .withNetwork(network)
         .withNetworkAliases(s.name)
         .withStartupTimeout(readyTimeoutMs)
@@ -182,7 +199,9 @@ export async function startContainerTopology(
       ...common,
       ...trust[GATEWAY.name],
       PORT: String(GATEWAY.port),
+      ...opts.envFor?.(GATEWAY.name),
     })
+      .withExtraHosts(extraHosts)
       .withNetwork(network)
       .withNetworkAliases(GATEWAY.name)
       .withExposedPorts(GATEWAY.port)
