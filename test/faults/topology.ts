@@ -35,6 +35,10 @@ export interface Child {
  */
 export async function startTopology(
   env: Record<string, string>,
+  options: {
+    /** Extra env of one child (e.g. its own `METRICS_PORT`), applied over `env`. */
+    childEnv?: (name: ServiceName | "gateway") => Record<string, string>;
+  } = {},
 ): Promise<{ baseUrl: string; children: Record<ServiceName | "gateway", Child>; stop(): Promise<void> }> {
   const ports = Object.fromEntries(
     await Promise.all([...SERVICES, "gateway"].map(async (s) => [s, await freePort()] as const)),
@@ -43,10 +47,12 @@ export async function startTopology(
   const base = { ...process.env, APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", ...FAULT_LIMITS, ...env, ...addrs };
   const make = (name: ServiceName | "gateway"): Child => {
     const addr = `127.0.0.1:${ports[name]}`;
-    const childEnv =
-      name === "gateway"
+    const childEnv = {
+      ...(name === "gateway"
         ? { ...base, PORT: String(ports.gateway), HOST: "127.0.0.1" }
-        : { ...base, [listenAddrEnv(name)]: addr };
+        : { ...base, [listenAddrEnv(name)]: addr }),
+      ...options.childEnv?.(name),
+    };
     let child: ChildProcess | undefined;
     let out = "";
     const started = async () => {
