@@ -1,4 +1,4 @@
-import { pino, type DestinationStream, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
 import { context, isSpanContextValid, trace } from "@opentelemetry/api";
 
 export type { Logger };
@@ -14,7 +14,7 @@ export function createLogger(
   level: string = process.env.LOG_LEVEL ?? "info",
   destination?: DestinationStream,
 ): Logger {
-  const options: Parameters<typeof pino>[0] = {
+  const options: LoggerOptions<never, false> = {
     name: service,
     level,
     base: { service },

@@ -72,11 +72,11 @@ function verifying(request, verify, counts) {
       request.onResponse?.(status, body, context, headers);
       if (status < 200 || status >= 300) return;
       counts.checked++;
-      let good = false;
+      let good;
       try {
-        good = verify(String(body), context.verifyPath);
+        good = verify(String(body), context.verifyPath) === true;
       } catch {
-        good = false;
+        good = false; // unparsable: wrong content
       }
       if (!good) counts.wrong++;
     },
