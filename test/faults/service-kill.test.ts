@@ -10,7 +10,17 @@ import {
   type TestDatabase,
 } from "@aps/testkit";
 import pg from "pg";
-import { eventually, joinAll, ok, readyz, searchIds, seatCouncil, unsettledConsumers, type Req } from "./support.js";
+import {
+  eventually,
+  joinAll,
+  ok,
+  readyz,
+  searchIds,
+  seatCouncil,
+  TcpProxy,
+  unsettledConsumers,
+  type Req,
+} from "./support.js";
 import { startTopology } from "./topology.js";
 
 /**
@@ -35,6 +45,11 @@ const AUTH_TTL_MS = 1_000;
   let req: Req;
   const names = uniqueBusNames();
   const word = `killfault${uniqueSuffix()}`;
+  /** The forum's only way to NATS: cut before the burst, so the burst's events are pending at the kill. */
+  const forumNats = new TcpProxy({
+    host: new URL(TEST_NATS_URL).hostname,
+    port: Number(new URL(TEST_NATS_URL).port || 4222),
+  });
 
   /** One query on this test's database (the services' schemas). */
   const sql = async (text: string) => {
@@ -49,17 +64,22 @@ const AUTH_TTL_MS = 1_000;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    topo = await startTopology({
-      DATABASE_URL: db.url,
-      NATS_URL: TEST_NATS_URL,
-      NATS_STREAM: names.stream,
-      APS_SUBJECT_PREFIX: names.prefix,
-      AUTH_CACHE_TTL_MS: String(AUTH_TTL_MS),
-    });
+    await forumNats.up();
+    topo = await startTopology(
+      {
+        DATABASE_URL: db.url,
+        NATS_URL: TEST_NATS_URL,
+        NATS_STREAM: names.stream,
+        APS_SUBJECT_PREFIX: names.prefix,
+        AUTH_CACHE_TTL_MS: String(AUTH_TTL_MS),
+      },
+      { childEnv: (name) => (name === "forum" ? { NATS_URL: `nats://127.0.0.1:${forumNats.port}` } : {}) },
+    );
     req = httpClient(topo.baseUrl);
   }, TIMEOUT);
   afterAll(async () => {
     await topo?.stop();
+    await forumNats.down();
     await deleteTestStream(names.stream);
     await db?.drop();
   }, TIMEOUT);
@@ -71,7 +91,9 @@ const AUTH_TTL_MS = 1_000;
       await seatCouncil(req, agents.slice(0, 3));
       const author = agents[4]!;
       const accepted: string[] = [];
-      // a burst of posts, and the forum killed while their events may still sit in its outbox
+      // The forum loses NATS (its proxy cut), then a burst of posts: accepted, their events
+      // committed in the outbox and not publishable — so the kill below happens with rows pending.
+      await forumNats.down();
       const burst = await Promise.all(
         [...Array(12).keys()].map(async (i) =>
           req("POST", "/posts", {
@@ -87,6 +109,7 @@ const AUTH_TTL_MS = 1_000;
       const pendingAtKill = Number(
         (await sql("SELECT count(*) AS n FROM forum.outbox WHERE published_at IS NULL")).rows[0].n,
       );
+      expect(pendingAtKill).toBeGreaterThanOrEqual(accepted.length);
 
       const down503 = async (method: string, path: string, body?: unknown) => {
         const r = await req(method, path, { key: author.apiKey, ...(body ? { body } : {}) });
@@ -112,6 +135,7 @@ const AUTH_TTL_MS = 1_000;
       // what does not need the forum still works
       expect(ok(await req("GET", "/me", { key: author.apiKey }), 200, "me").agentId).toBe(author.agentId);
 
+      await forumNats.up();
       await topo.children.forum.start();
       const forumBackMs = Date.now() - killedAt;
       const readyMs = await eventually(async () => expect(await readyz(topo.baseUrl)).toBe(200), 30_000);
@@ -152,9 +176,9 @@ const AUTH_TTL_MS = 1_000;
       ).toBe("adopted");
       const idKilledAt = Date.now();
       await topo.children.identity.kill("SIGKILL");
-      // keys the gateway authenticated within its cache TTL keep working until it expires
-      await new Promise((r) => setTimeout(r, AUTH_TTL_MS + 500));
-      await down503("GET", "/me");
+      // keys the gateway authenticated within its cache TTL keep working until it expires: wait for
+      // the expiry (a condition with a generous ceiling, not a sleep of the TTL)
+      await eventually(() => down503("GET", "/me"), 30_000, 100);
       await down503("POST", "/posts", { title: `${word} refused 2`, body: "identity is down", is_arch_design: true });
       expect(await readyz(topo.baseUrl)).toBe(503);
       await topo.children.identity.start();
