@@ -73,7 +73,10 @@ const AUTH_TTL_MS = 1_000;
         APS_SUBJECT_PREFIX: names.prefix,
         AUTH_CACHE_TTL_MS: String(AUTH_TTL_MS),
       },
-      { childEnv: (name) => (name === "forum" ? { NATS_URL: `nats://127.0.0.1:${forumNats.port}` } : {}) },
+      {
+        childEnv: (name): Record<string, string> =>
+          name === "forum" ? { NATS_URL: `nats://127.0.0.1:${forumNats.port}` } : {},
+      },
     );
     req = httpClient(topo.baseUrl);
   }, TIMEOUT);
