@@ -819,7 +819,8 @@ async function startByParts(clock: OffsetClock) {
 }
 
 (hasReal ? describe : describe.skip)(
-  "Sagacity across an identity restart mid-stream (real, services one by one)",
+  "Sagacity across an identity restart mid-stream (real, services one by one)" +
+    (hasReal ? "" : " (SKIPPED: no real PostgreSQL + NATS)"),
   () => {
     const seed = (BASE_SEED + 2) >>> 0;
     const clock = new OffsetClock();

@@ -18,7 +18,11 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  */
 const real = (await availableModes()).includes("distributed");
 if (!real) console.warn("[security.test] NO REAL PostgreSQL + NATS: the security tests are SKIPPED");
-const describeReal = real ? describe : describe.skip;
+/** `describe`, or without the real servers `describe.skip` with the reason in the name. */
+const describeReal = real
+  ? describe
+  : (name: string, fn: () => void) =>
+      describe.skip(`${name} (SKIPPED: no real PostgreSQL + NATS for the distributed topology)`, fn);
 
 interface Agent {
   agentId: string;
