@@ -21,12 +21,14 @@ import { eventually, FAULT_LIMITS, joinAll, ok } from "./support.js";
  * after a restart on the same data every write that was answered 2xx is there — counted one by
  * one. Runs on the embedded databases (always) and on real PostgreSQL + NATS when present.
  *
- * What an answer may be, by when it was sent (docs/reliability.md, SIGTERM row):
- * - before SIGTERM: 2xx only. Any other answer (a 4xx, a 5xx) or a connection failure fails the
- *   test — nothing is shutting down yet, so it is a defect, not a "refusal";
- * - after SIGTERM: 2xx (the drain answers in-flight requests and those arriving on open keep-alive
- *   connections), 503 problem+json (a service already stopping), or a connection refused / cut
- *   (the gateway stopped accepting, or the 10 s drain ended). Any other status fails the test.
+ * What an answer may be, by when the request was sent (docs/reliability.md, SIGTERM row):
+ * - sent before SIGTERM: 2xx, or (only if the failure comes after SIGTERM) a connection cut at the
+ *   end of the 10 s drain. Any other status — a 4xx, a 5xx, even a 503 — fails the test: the
+ *   gateway drains in-flight requests before the services stop, so nothing may refuse them; and a
+ *   connection failure before SIGTERM fails it too;
+ * - sent after SIGTERM: 2xx (the drain answers requests arriving on open keep-alive connections),
+ *   503 problem+json (a service already stopping), or a connection refused / cut (the gateway
+ *   stopped accepting, or the drain ended). Any other status fails the test.
  * The load runs until 5 posts per agent are accepted (a condition, not a fixed time), then SIGTERM.
  */
 const variants: ("embedded" | "real")[] =
