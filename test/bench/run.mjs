@@ -14,9 +14,12 @@
 // Env: BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (50), BENCH_AGENTS (200),
 // BENCH_POSTS (1000), BENCH_SCALE (once = in the first mode with SQL access; all; 0 = skip),
 // BENCH_SCALE_POSTS (1000000), BENCH_SETTLE_MAX_S (60), BENCH_MODES
-// (embedded,distributed), BENCH_STRICT (1 = exit 1 when a goal fails).
+// (embedded,distributed), BENCH_STRICT (1 = exit 1 when a goal fails), BENCH_SMALL (1 = the small
+// run below: smaller defaults for everything above).
 // Prints progress on stderr, the markdown report on stdout, and writes test/bench/results/latest.{json,md}.
-// Exits 1 when a mode failed to run or a tally was wrong (correctness), 0 otherwise.
+// Exits 1 when a mode failed to run, a tally was wrong or a read answered wrong content (every 2xx
+// body of every measured read load is checked), 0 otherwise. CI (.ci/run) runs it once small:
+// BENCH_SMALL=1 (20 agents, 60 posts, 10 connections, 2 s loads, no scale step), so it cannot rot.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -25,7 +28,7 @@ import { call, seedViaApi } from "./lib/api.mjs";
 import { recordResponses, startBaseline } from "./lib/baselines.mjs";
 import { cleanupAll, cleanupOnSignalsAndCrashes, cleanupStarted, onCleanup, wasSignalled } from "./lib/cleanup.mjs";
 import { createDistributedInfra, embeddedSqlUrl } from "./lib/infra.mjs";
-import { LOAD, load, randomPathRequest } from "./lib/load.mjs";
+import { LOAD, load, randomPathRequest, SMALL } from "./lib/load.mjs";
 import { sampleTreeMemory, treeMemory, waitQuiet } from "./lib/proctree.mjs";
 import { goals, modeMarkdown } from "./lib/report.mjs";
 import { explainHot, openSql, randomHotCursors, seedPostsTo } from "./lib/scale.mjs";
@@ -36,10 +39,15 @@ import { checkTallies, voteOracle } from "./lib/votes.mjs";
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const env = process.env;
 const CFG = {
-  agents: Number(env.BENCH_AGENTS ?? 200),
-  posts: Number(env.BENCH_POSTS ?? 1000),
-  /** "once": the scale step in the first mode with SQL access; "all": in every mode; "0": never */
-  scale: env.BENCH_SCALE === "0" ? "0" : env.BENCH_SCALE === "all" ? "all" : "once",
+  agents: Number(env.BENCH_AGENTS ?? (SMALL ? 20 : 200)),
+  posts: Number(env.BENCH_POSTS ?? (SMALL ? 60 : 1000)),
+  /** "once": the scale step in the first mode with SQL access; "all": in every mode; "0": never (default of BENCH_SMALL=1) */
+  scale:
+    env.BENCH_SCALE === "0" || (SMALL && env.BENCH_SCALE === undefined)
+      ? "0"
+      : env.BENCH_SCALE === "all"
+        ? "all"
+        : "once",
   smallPosts: 10_000,
   scalePosts: Number(env.BENCH_SCALE_POSTS ?? 1_000_000),
   /** distinct /posts/{id} paths and hot-list cursors loaded at random */
@@ -62,13 +70,13 @@ onCleanup(`remove ${tmp}`, () => rmSync(tmp, { recursive: true, force: true }));
  * that a load measures the request path, not a start-up job. Returns `{ quietAfterMs, quiet }`.
  */
 async function settle(sys, when) {
-  const r = await waitQuiet(sys.pid, { maxMs: Number(env.BENCH_SETTLE_MAX_S ?? 60) * 1000 });
+  const r = await waitQuiet(sys.pid, { maxMs: Number(env.BENCH_SETTLE_MAX_S ?? (SMALL ? 15 : 60)) * 1000 });
   log(`  ${r.quiet ? "quiet" : "still busy (gave up)"} ${(r.quietAfterMs / 1000).toFixed(1)} s ${when}`);
   return r;
 }
 
-/** GET loads of one path set against APS and both baselines (bare first, then express, then APS). */
-async function readTriplet(sys, request, responses) {
+/** GET loads of one path set against APS and both baselines (bare first, then express, then APS); `verify` checks every 2xx body. */
+async function readTriplet(sys, request, responses, verify) {
   const bare = await startBaseline("bare", responses, tmp);
   const express = await startBaseline("express", responses, tmp);
   try {
@@ -79,7 +87,7 @@ async function readTriplet(sys, request, responses) {
       ["aps", sys.origin],
     ]) {
       log(`  load ${request.path.slice(0, 40)}… on ${name}`);
-      out[name] = await load(origin, request);
+      out[name] = await load(origin, request, { verify });
     }
     return out;
   } finally {
@@ -95,10 +103,20 @@ async function benchReads(sys, seed) {
   const hotResp = await recordResponses(sys.origin, [HOT]);
   const postResp = await recordResponses(sys.origin, postPaths);
   const size = (rs) => Math.round(rs.reduce((s, r) => s + Buffer.from(r.body, "base64").length, 0) / rs.length);
+  // Content checks (every 2xx answer of every measured load): the hot list has as many items as
+  // when it was recorded, each a post of the seed; /posts/{id} is the post asked for.
+  const known = new Set(seed.postIds);
+  const hotItems = JSON.parse(Buffer.from(hotResp[0].body, "base64").toString()).items.length;
+  if (hotItems === 0) throw new Error("the hot list is empty after seeding");
+  const hotOk = (body) => {
+    const items = JSON.parse(body).items;
+    return items.length === hotItems && items.every((p) => known.has(p.id));
+  };
+  const postOk = (body, path) => JSON.parse(body).id === path.slice(path.lastIndexOf("/") + 1);
   log("reads: hot list");
-  const hot = await readTriplet(sys, { method: "GET", path: HOT }, hotResp);
+  const hot = await readTriplet(sys, { method: "GET", path: HOT }, hotResp, hotOk);
   log("reads: /posts/{id}");
-  const post = await readTriplet(sys, randomPathRequest(postPaths), postResp);
+  const post = await readTriplet(sys, randomPathRequest(postPaths), postResp, postOk);
   return {
     hot: { ...hot, bodyBytes: size(hotResp), note: `${(size(hotResp) / 1024).toFixed(1)} KiB body` },
     post: {
@@ -301,8 +319,20 @@ writeFileSync(join(dir, "latest.json"), JSON.stringify(run, null, 2) + "\n");
 writeFileSync(join(dir, "latest.md"), md);
 console.log(md);
 log(`wrote test/bench/results/latest.json and latest.md`);
+/** Read loads whose content check failed: a wrong body, or no 2xx body checked at all. */
+const wrongContent = (m) =>
+  Object.entries(m.reads ?? {}).flatMap(([what, t]) =>
+    ["bare", "express", "aps"]
+      .filter((k) => t[k] && (t[k].wrong > 0 || t[k].checked === 0))
+      .map((k) => `${m.mode} ${what} ${k}: ${t[k].wrong} wrong of ${t[k].checked} checked`),
+  );
 for (const m of run.modes) {
   if (m.error || (m.votes && m.votes.tally.exact !== m.votes.tally.posts)) exitCode = 1;
+  if (m.votes && m.votes.tally.posts === 0) exitCode = 1;
+  for (const w of wrongContent(m)) {
+    log(`WRONG CONTENT: ${w}`);
+    exitCode = 1;
+  }
   if (env.BENCH_STRICT === "1" && m.goals.some((g) => g.pass === false)) exitCode = 1;
 }
 process.exit(exitCode);

@@ -71,55 +71,58 @@ const realUp = (await hasNats()) && (await hasPostgres());
  * CLI with its durable, subject and failure kind, counted by `aps_dead_letter_events`, and a
  * replay publishes it again (its consumers get it once more and, still poison, park it anew).
  */
-(realUp ? describe : describe.skip)("aps events dlq (admin CLI, real PostgreSQL + NATS)", () => {
-  let sys: System;
-  beforeAll(async () => {
-    sys = await startSystem("real");
-  });
-  afterAll(async () => {
-    await sys?.stop();
-  });
-  const cli = (args: string[]) =>
-    run(process.execPath, [CLI, ...args], {
-      env: { ...process.env, APS_URL: sys.baseUrl, APS_ADMIN_TOKEN: sys.adminToken },
+(realUp ? describe : describe.skip)(
+  "aps events dlq (admin CLI, real PostgreSQL + NATS)" + (realUp ? "" : " (SKIPPED: no real PostgreSQL + NATS)"),
+  () => {
+    let sys: System;
+    beforeAll(async () => {
+      sys = await startSystem("real");
     });
-  const list = async () =>
-    (await cli(["events", "dlq", "list"])).stdout
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const waitList = async (n: number) => {
-    const until = Date.now() + 30_000;
-    for (;;) {
-      const items = await list();
-      if (items.length >= n || Date.now() > until) return items;
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  };
-
-  it("lists an undecodable event parked by each consumer, counts it in /metrics, and replays it", async () => {
-    expect(await list()).toEqual([]);
-    const nc = await connect({ servers: sys.env!.NATS_URL });
-    const subject = `${sys.env!.APS_SUBJECT_PREFIX}.council.case_closed`;
-    await nc.jetstream().publish(subject, new Uint8Array([0xff, 0xff, 0xff]), { msgID: `garbage-${Date.now()}` });
-    await nc.close();
-    const consumers = ["forum-status", "identity-sagacity", "knowledge-index"];
-    const items = await waitList(consumers.length);
-    expect(items.map((i) => i.durable).sort()).toEqual(consumers);
-    for (const i of items) expect(i).toMatchObject({ subject, kind: "poison", deliveryCount: 1, payloadBytes: 3 });
-    const metrics = await (await fetch(sys.baseUrl.replace(/\/v1$/, "") + "/metrics")).text();
-    for (const d of consumers) expect(metrics).toMatch(new RegExp(`aps_dead_letter_events\\{durable="${d}"\\} 1\\b`));
-
-    const first = items[0]!;
-    const replayed = await cli(["events", "dlq", "replay", String(first.id)]);
-    expect(JSON.parse(replayed.stdout)).toEqual({ replayed: first.id });
-    // the replay went to every consumer of the subject; each parked it again: 3 + 2 new = 5, the replayed id gone
-    const after = await waitList(5);
-    expect(after.map((i) => i.id)).not.toContain(first.id);
-    expect(after.length).toBe(5);
-    await expect(cli(["events", "dlq", "replay", String(first.id)])).rejects.toMatchObject({
-      code: 1,
-      stderr: expect.stringMatching(/404 not_found/),
+    afterAll(async () => {
+      await sys?.stop();
     });
-  });
-});
+    const cli = (args: string[]) =>
+      run(process.execPath, [CLI, ...args], {
+        env: { ...process.env, APS_URL: sys.baseUrl, APS_ADMIN_TOKEN: sys.adminToken },
+      });
+    const list = async () =>
+      (await cli(["events", "dlq", "list"])).stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const waitList = async (n: number) => {
+      const until = Date.now() + 30_000;
+      for (;;) {
+        const items = await list();
+        if (items.length >= n || Date.now() > until) return items;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    };
+
+    it("lists an undecodable event parked by each consumer, counts it in /metrics, and replays it", async () => {
+      expect(await list()).toEqual([]);
+      const nc = await connect({ servers: sys.env!.NATS_URL });
+      const subject = `${sys.env!.APS_SUBJECT_PREFIX}.council.case_closed`;
+      await nc.jetstream().publish(subject, new Uint8Array([0xff, 0xff, 0xff]), { msgID: `garbage-${Date.now()}` });
+      await nc.close();
+      const consumers = ["forum-status", "identity-sagacity", "knowledge-index"];
+      const items = await waitList(consumers.length);
+      expect(items.map((i) => i.durable).sort()).toEqual(consumers);
+      for (const i of items) expect(i).toMatchObject({ subject, kind: "poison", deliveryCount: 1, payloadBytes: 3 });
+      const metrics = await (await fetch(sys.baseUrl.replace(/\/v1$/, "") + "/metrics")).text();
+      for (const d of consumers) expect(metrics).toMatch(new RegExp(`aps_dead_letter_events\\{durable="${d}"\\} 1\\b`));
+
+      const first = items[0]!;
+      const replayed = await cli(["events", "dlq", "replay", String(first.id)]);
+      expect(JSON.parse(replayed.stdout)).toEqual({ replayed: first.id });
+      // the replay went to every consumer of the subject; each parked it again: 3 + 2 new = 5, the replayed id gone
+      const after = await waitList(5);
+      expect(after.map((i) => i.id)).not.toContain(first.id);
+      expect(after.length).toBe(5);
+      await expect(cli(["events", "dlq", "replay", String(first.id)])).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/404 not_found/),
+      });
+    });
+  },
+);

@@ -16,7 +16,8 @@ const POSTS = 70;
 const CHARS = 16_000;
 
 (real ? describe : describe.skip)(
-  "list pages of long multibyte posts over gRPC (real PostgreSQL + NATS, gateway process)",
+  "list pages of long multibyte posts over gRPC (real PostgreSQL + NATS, gateway process)" +
+    (real ? "" : " (SKIPPED: no real PostgreSQL + NATS)"),
   () => {
     let sys: System;
     let gw: TestProcess;

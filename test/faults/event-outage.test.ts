@@ -48,7 +48,8 @@ async function waitUntil(what: string, check: () => Promise<boolean>, ms: number
 }
 
 (real ? describe : describe.skip)(
-  "events survive an 8-s outage of their consumer's database (private PostgreSQL 15; real NATS and in-process bus)",
+  "events survive an 8-s outage of their consumer's database (private PostgreSQL 15; real NATS and in-process bus)" +
+    (real ? "" : " (SKIPPED: no real NATS or no PostgreSQL 15 binaries runnable as postgres)"),
   () => {
     let server: PrivateServer;
     let admin: pg.Pool;

@@ -36,6 +36,10 @@ export interface Child {
  */
 export async function startTopology(
   env: Record<string, string>,
+  options: {
+    /** Extra env of one child (e.g. its own `METRICS_PORT`), applied over `env`. */
+    childEnv?: (name: ServiceName | "gateway") => Record<string, string>;
+  } = {},
 ): Promise<{ baseUrl: string; children: Record<ServiceName | "gateway", Child>; stop(): Promise<void> }> {
   const ports = Object.fromEntries(
     await Promise.all([...SERVICES, "gateway"].map(async (s) => [s, await freePort()] as const)),
@@ -46,10 +50,12 @@ export async function startTopology(
   const trust = generateTrustEnv([...SERVICES, "gateway"]);
   const make = (name: ServiceName | "gateway"): Child => {
     const addr = `127.0.0.1:${ports[name]}`;
-    const childEnv =
-      name === "gateway"
+    const childEnv = {
+      ...(name === "gateway"
         ? { ...base, ...trust.gateway, PORT: String(ports.gateway), HOST: "127.0.0.1" }
-        : { ...base, ...trust[name], [listenAddrEnv(name)]: addr };
+        : { ...base, ...trust[name], [listenAddrEnv(name)]: addr }),
+      ...options.childEnv?.(name),
+    };
     let child: ChildProcess | undefined;
     let out = "";
     const started = async () => {

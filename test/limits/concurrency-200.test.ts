@@ -10,7 +10,10 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  */
 const real = (await availableModes()).includes("real");
 if (!real) console.warn("[concurrency-200.test] NO REAL PostgreSQL + NATS: the 200-agent test is SKIPPED");
-const describeReal = real ? describe : describe.skip;
+/** `describe`, or without the real servers `describe.skip` with the reason in the name. */
+const describeReal = real
+  ? describe
+  : (name: string, fn: () => void) => describe.skip(`${name} (SKIPPED: no real PostgreSQL + NATS)`, fn);
 
 const AGENTS = 200;
 const POSTS = 20;

@@ -15,7 +15,10 @@ import { availableModes, ROOT, startSystem, type System } from "../support/syste
  */
 const real = (await availableModes()).includes("real");
 if (!real) console.warn("[rate-limits.test] NO REAL PostgreSQL + NATS: the shared rate-limit tests are SKIPPED");
-const describeReal = real ? describe : describe.skip;
+/** `describe`, or without the real servers `describe.skip` with the reason in the name. */
+const describeReal = real
+  ? describe
+  : (name: string, fn: () => void) => describe.skip(`${name} (SKIPPED: no real PostgreSQL + NATS)`, fn);
 
 const KEYED = 40;
 const ANON = 30;

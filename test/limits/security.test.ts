@@ -9,7 +9,8 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  * - no plaintext API key (nor its base62 body, nor its hex) in any row of any table of any
  *   schema after a run that joins, posts (with Idempotency-Key), comments, votes, grants seats,
  *   runs a Council case and rotates a key — while each key's SHA-256 is found (the dump sees
- *   the key store) — and none in the services' logs (level debug);
+ *   the key store) — and none in the services' logs (level debug), nor the owner token, while
+ *   the log lines of keyed requests answered 503 (their request ids) are there;
  * - every Council, Chief and admin route refuses the wrong caller (table-driven): no key 401,
  *   plain key 403, councillor on a chief route 403, unknown or revoked key 401, wrong admin
  *   token / an API key on an admin route 401, admin routes 404 when the owner token is unset;
@@ -17,7 +18,11 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  */
 const real = (await availableModes()).includes("distributed");
 if (!real) console.warn("[security.test] NO REAL PostgreSQL + NATS: the security tests are SKIPPED");
-const describeReal = real ? describe : describe.skip;
+/** `describe`, or without the real servers `describe.skip` with the reason in the name. */
+const describeReal = real
+  ? describe
+  : (name: string, fn: () => void) =>
+      describe.skip(`${name} (SKIPPED: no real PostgreSQL + NATS for the distributed topology)`, fn);
 
 interface Agent {
   agentId: string;
@@ -55,6 +60,8 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
   let postId: string;
   const keys: string[] = [];
   let revoked: string;
+  /** Request ids of keyed requests the gateway logged (503 at warn). */
+  const loggedRequestIds: string[] = [];
 
   beforeAll(async () => {
     sys = await startSystem("distributed", { env: { JOINS_PER_SOURCE_PER_DAY: "1000", LOG_LEVEL: "debug" } });
@@ -121,6 +128,17 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
     keys.push(rot.body.apiKey);
     // failed authentications with real-looking keys must not be logged either
     expect((await req("GET", "/me", { key: revoked })).status).toBe(401);
+    // Keyed requests that the gateway logs (a 503 is logged at warn with its request id): no
+    // translation engine runs here, so a translation answers 503 upstream_unavailable. The logs
+    // must carry each one's request id (the positive control) and never its key.
+    for (const [k, lang] of [
+      [plain.apiKey, "es"],
+      [rot.body.apiKey as string, "fr"],
+    ] as const) {
+      const t = await req("GET", `/posts/${postId}/translation?lang=${lang}`, { key: k });
+      expect({ status: t.status, code: t.body.code }).toEqual({ status: 503, code: "upstream_unavailable" });
+      loggedRequestIds.push(t.headers.get("x-request-id")!);
+    }
   });
   afterAll(async () => {
     await sys?.stop();
@@ -288,6 +306,15 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
 
     const logs = sys.process!.output();
     expect(logs.length).toBeGreaterThan(0);
+    // positive control: the lines of the keyed requests that were logged are in the captured output
+    expect(loggedRequestIds).toHaveLength(2);
+    for (const id of loggedRequestIds) {
+      expect(id).toMatch(/\S{8,}/);
+      expect(logs).toContain(id);
+    }
+    expect(logs).toMatch(/"level":\s*(20|"debug")/); // debug lines were captured (LOG_LEVEL=debug)
+    // nor the owner token, sent as a bearer token on every admin call above
+    expect(logs).not.toContain(sys.adminToken);
     const leaks: string[] = [];
     for (const k of keys) {
       const forms = { key: k, body: k.slice("sk_src_".length), hex: Buffer.from(k).toString("hex") };

@@ -1,7 +1,7 @@
 import net from "node:net";
 import { createLogger } from "@aps/platform";
 import { loadConfig, startGateway, type GatewayHandle } from "@aps/gateway";
-import { httpClient, type HttpResult } from "@aps/testkit";
+import { eventually, httpClient, type HttpResult } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -13,7 +13,10 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  */
 const real = (await availableModes()).includes("real");
 if (!real) console.warn("[store-outage.test] NO REAL PostgreSQL + NATS: the store-outage test is SKIPPED");
-const describeReal = real ? describe : describe.skip;
+/** `describe`, or without the real servers `describe.skip` with the reason in the name. */
+const describeReal = real
+  ? describe
+  : (name: string, fn: () => void) => describe.skip(`${name} (SKIPPED: no real PostgreSQL + NATS)`, fn);
 
 const ANON = 5;
 
@@ -100,6 +103,10 @@ describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", ()
       ANON - 1,
       ANON - 2,
     ]);
+    // probes for the recovery below: each address spends 2 requests in the shared table now, so
+    // its next request says which counter answered it (shared: ANON - 3; per-process: ANON - 1)
+    const probes = Array.from({ length: 60 }, (_, i) => `203.0.113.${i + 1}`);
+    for (const ip of probes) for (let k = 0; k < 2; k++) expect((await from(ip)).status).toBe(200);
 
     // down: connections refused → the insurance limiter answers at once, and still limits
     await proxy.down();
@@ -129,12 +136,22 @@ describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", ()
 
     // back up: once the hanging connection attempts have timed out (pool: 5 s), the pool
     // reconnects and A's shared count continues where it was (the insurance limiter never saw A)
+    // (a condition, not a fixed wait: each 500 ms one unused probe until one is counted shared)
     proxy.mode = "up";
-    await new Promise((r) => setTimeout(r, 6_000));
+    const unused = [...probes];
+    const recoveredMs = await eventually(
+      async () => {
+        const ip = unused.shift();
+        if (!ip) throw new Error("out of probes: the shared counters did not come back in 30 s");
+        expect(remaining(await from(ip))).toBe(ANON - 3);
+      },
+      30_000,
+      500,
+    );
     const back = await from("198.51.100.1");
     expect({ status: back.status, remaining: remaining(back) }).toEqual({ status: 200, remaining: ANON - 3 });
     console.log(
-      `[store-outage] store down: ${down.length} requests, ${downMs.toFixed(1)} ms each, limit held at ${ANON}; store hanging: ${hangMs.toFixed(0)} ms for one request; recovered to the shared counters`,
+      `[store-outage] store down: ${down.length} requests, ${downMs.toFixed(1)} ms each, limit held at ${ANON}; store hanging: ${hangMs.toFixed(0)} ms for one request; recovered to the shared counters ${recoveredMs} ms after the store answered again`,
     );
   });
 });

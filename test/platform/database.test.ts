@@ -10,7 +10,7 @@ const real = await hasPostgres();
 if (!real)
   console.warn("database.test.ts: PostgreSQL is not reachable — the concurrent schema creation test is SKIPPED");
 
-(real ? describe : describe.skip)("openDatabase on PostgreSQL", () => {
+(real ? describe : describe.skip)("openDatabase on PostgreSQL" + (real ? "" : " (SKIPPED: no PostgreSQL)"), () => {
   it("opens one schema from 8 replicas at once without a catalog race", async () => {
     const tdb = await createTestDatabase();
     const log = createLogger("db-test", "silent");

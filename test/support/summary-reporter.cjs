@@ -3,7 +3,7 @@
  *
  *   tests: N passed, N failed, N skipped
  *   files: N crashed            (only when some did; then one line per file with its error)
- *   skipped: N in <file> › <outermost describe or test name> (one line per group; the reason is in the name)
+ *   skipped: N in <file> › <names down to the one with the reason> (one line per group; the reason is in the name)
  *
  * Skipped (`it.skip`, `describe.skip`, todo) tests count as skipped, never as passed. A file that
  * crashed (an error while loading it or in a hook outside any test, e.g. APS_TEST_REQUIRE_REAL=1
@@ -23,6 +23,18 @@ function firstLine(r) {
   );
 }
 
+/**
+ * The name a skipped test is grouped under: its titles (outermost describe first, the test last)
+ * down to the first one that gives the reason (it says "SKIPPED" or "skipped: …"), so the line shows why; a skip whose
+ * names give no reason is grouped under its outermost name and marked "(no reason in its name)".
+ */
+function skipGroup(t) {
+  const titles = [...t.ancestorTitles, t.title];
+  const i = titles.findIndex((x) => /skipped/i.test(x));
+  if (i >= 0) return titles.slice(0, i + 1).join(" › ");
+  return `${titles[0]} (no reason in its name)`;
+}
+
 class SummaryReporter {
   constructor(globalConfig) {
     this.rootDir = globalConfig?.rootDir ?? process.cwd();
@@ -35,7 +47,7 @@ class SummaryReporter {
     const skippedTests = results.testResults.flatMap((r) =>
       r.testResults
         .filter((t) => t.status === "pending" || t.status === "skipped" || t.status === "todo")
-        .map((t) => `${path.relative(this.rootDir, r.testFilePath)} › ${t.ancestorTitles[0] ?? t.title}`),
+        .map((t) => `${path.relative(this.rootDir, r.testFilePath)} › ${skipGroup(t)}`),
     );
     const skipped = results.numPendingTests + results.numTodoTests;
     const failed = results.numFailedTests + crashed.length;

@@ -1,4 +1,4 @@
-import { pino, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
 import { context, isSpanContextValid, trace } from "@opentelemetry/api";
 
 export type { Logger };
@@ -6,10 +6,15 @@ export type { Logger };
 /**
  * A JSON (pino) logger for one service. Authorization headers, API keys and bodies are redacted
  * wherever they appear under the usual field names (docs/architecture.md §9: never a key or a body). Inside a
- * trace every line carries `trace_id` and `span_id` of the active span.
+ * trace every line carries `trace_id` and `span_id` of the active span. Lines go to stdout, or to
+ * `destination` (tests capture them there).
  */
-export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? "info"): Logger {
-  return pino({
+export function createLogger(
+  service: string,
+  level: string = process.env.LOG_LEVEL ?? "info",
+  destination?: DestinationStream,
+): Logger {
+  const options: LoggerOptions<never, false> = {
     name: service,
     level,
     base: { service },
@@ -28,7 +33,8 @@ export function createLogger(service: string, level: string = process.env.LOG_LE
       ],
       censor: "[redacted]",
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** `trace_id`/`span_id` of the active span, if any (the loggers' pino mixin). */

@@ -40,96 +40,106 @@ class CountingEngine implements TranslationEngine {
   }
 }
 
-(pgUp ? describe : describe.skip)("Translator on real PostgreSQL, two replicas", () => {
-  let tdb: TestDatabase;
-  let dbs: Database[];
-  let engine: CountingEngine;
-  let replicas: Translator[];
-  let repo: TranslationRepository;
-  const QUOTA = 3;
+(pgUp ? describe : describe.skip)(
+  "Translator on real PostgreSQL, two replicas" + (pgUp ? "" : " (SKIPPED: no PostgreSQL)"),
+  () => {
+    let tdb: TestDatabase;
+    let dbs: Database[];
+    let engine: CountingEngine;
+    let replicas: Translator[];
+    let repo: TranslationRepository;
+    const QUOTA = 3;
 
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    // Two replicas starting at the same moment (schema creation is serialised by openDatabase).
-    dbs = await Promise.all([0, 1].map(() => openDatabase({ url: tdb.url, schema: "translation", log })));
-    await Promise.all(dbs.map((db) => migrate(db, MIGRATIONS, log)));
-    engine = new CountingEngine(300);
-    replicas = dbs.map(
-      (db) =>
-        new Translator(new TranslationRepository(db.pool), {} as ForumClient, engine, {
-          dailyQuota: QUOTA,
-          timeoutMs: 1_000,
-          clock: systemClock,
-          log,
-        }),
-    );
-    repo = new TranslationRepository(dbs[0]!.pool);
-  });
-  afterAll(async () => {
-    for (const db of dbs ?? []) await db.close();
-    await tdb?.drop();
-  });
-
-  it("2 × 10 concurrent identical requests → one engine call; all get the same text; one unit of quota", async () => {
-    const calls0 = engine.calls;
-    const all = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        replicas[i % 2]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "ext_A"),
-      ),
-    );
-    expect(engine.calls - calls0).toBe(1);
-    expect(new Set(all.map((d) => d.text))).toEqual(new Set(["[es] Hello world, this is a guide."]));
-    expect((await replicas[1]!.quota("ext_A")).used).toBe(1);
-  });
-
-  it("anonymous callers read only the cache", async () => {
-    expect((await replicas[1]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "")).text).toBe(
-      "[es] Hello world, this is a guide.",
-    );
-    await expect(
-      replicas[0]!.document("guide.md", "Hello world, this is a guide.", "en", "fr", ""),
-    ).rejects.toMatchObject({ code: "translation_not_cached" });
-  });
-
-  it("an engine failure caches nothing, costs no quota, releases the lease; the next call generates", async () => {
-    engine.fail = new EngineError("unavailable", "engine down");
-    await expect(replicas[0]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B")).rejects.toMatchObject({
-      code: "upstream_unavailable",
+    beforeAll(async () => {
+      tdb = await createTestDatabase();
+      // Two replicas starting at the same moment (schema creation is serialised by openDatabase).
+      dbs = await Promise.all([0, 1].map(() => openDatabase({ url: tdb.url, schema: "translation", log })));
+      await Promise.all(dbs.map((db) => migrate(db, MIGRATIONS, log)));
+      engine = new CountingEngine(300);
+      replicas = dbs.map(
+        (db) =>
+          new Translator(new TranslationRepository(db.pool), {} as ForumClient, engine, {
+            dailyQuota: QUOTA,
+            // the production default: the engine double answers in 300 ms, a loaded 2-core machine
+            // must not turn that into a timeout
+            timeoutMs: 20_000,
+            clock: systemClock,
+            log,
+          }),
+      );
+      repo = new TranslationRepository(dbs[0]!.pool);
     });
-    engine.fail = new EngineError("unsupported_pair", "no pair");
-    await expect(replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B")).rejects.toMatchObject({
-      code: "unsupported_language_pair",
+    afterAll(async () => {
+      for (const db of dbs ?? []) await db.close();
+      await tdb?.drop();
     });
-    engine.fail = undefined;
-    expect((await replicas[0]!.quota("ext_B")).used).toBe(0);
-    const d = await replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B");
-    expect(d.text).toBe("[de] Questions and answers.");
-    expect((await replicas[0]!.quota("ext_B")).used).toBe(1);
-  });
 
-  it("quota: the (QUOTA+1)-th new translation of a day → quota_exceeded with Retry-After to the next UTC midnight, shared by replicas", async () => {
-    for (let i = 0; i < QUOTA; i++)
-      await replicas[i % 2]!.document(`doc${i}.md`, `Document number ${i}.`, "en", "ja", "ext_C");
-    const err = await replicas[0]!
-      .document("doc-last.md", "The last document.", "en", "ja", "ext_C")
-      .catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ApsError);
-    expect((err as ApsError).code).toBe("quota_exceeded");
-    const now = new Date();
-    const toMidnight = (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000;
-    expect(Math.abs((err as ApsError).retryAfterSeconds! - toMidnight)).toBeLessThan(5);
-    const q = await replicas[1]!.quota("ext_C");
-    expect(q).toEqual({
-      limit: QUOTA,
-      used: QUOTA,
-      resetAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString(),
+    it("2 × 10 concurrent identical requests → one engine call; all get the same text; one unit of quota", async () => {
+      const calls0 = engine.calls;
+      const all = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          replicas[i % 2]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "ext_A"),
+        ),
+      );
+      expect(engine.calls - calls0).toBe(1);
+      expect(new Set(all.map((d) => d.text))).toEqual(new Set(["[es] Hello world, this is a guide."]));
+      expect((await replicas[1]!.quota("ext_A")).used).toBe(1);
     });
-  });
 
-  it("a lease left by a dead replica expires and another replica takes over", async () => {
-    const now = new Date();
-    expect(await repo.acquireLease("x|v|es|full", "dead-holder", now, 50)).toBe(true);
-    expect(await repo.acquireLease("x|v|es|full", "other", now, 50)).toBe(false);
-    expect(await repo.acquireLease("x|v|es|full", "other", new Date(now.getTime() + 100), 50)).toBe(true);
-  });
-});
+    it("anonymous callers read only the cache", async () => {
+      expect((await replicas[1]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "")).text).toBe(
+        "[es] Hello world, this is a guide.",
+      );
+      await expect(
+        replicas[0]!.document("guide.md", "Hello world, this is a guide.", "en", "fr", ""),
+      ).rejects.toMatchObject({ code: "translation_not_cached" });
+    });
+
+    it("an engine failure caches nothing, costs no quota, releases the lease; the next call generates", async () => {
+      engine.fail = new EngineError("unavailable", "engine down");
+      await expect(
+        replicas[0]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B"),
+      ).rejects.toMatchObject({
+        code: "upstream_unavailable",
+      });
+      engine.fail = new EngineError("unsupported_pair", "no pair");
+      await expect(
+        replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B"),
+      ).rejects.toMatchObject({
+        code: "unsupported_language_pair",
+      });
+      engine.fail = undefined;
+      expect((await replicas[0]!.quota("ext_B")).used).toBe(0);
+      const d = await replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B");
+      expect(d.text).toBe("[de] Questions and answers.");
+      expect((await replicas[0]!.quota("ext_B")).used).toBe(1);
+    });
+
+    it("quota: the (QUOTA+1)-th new translation of a day → quota_exceeded with Retry-After to the next UTC midnight, shared by replicas", async () => {
+      for (let i = 0; i < QUOTA; i++)
+        await replicas[i % 2]!.document(`doc${i}.md`, `Document number ${i}.`, "en", "ja", "ext_C");
+      const err = await replicas[0]!
+        .document("doc-last.md", "The last document.", "en", "ja", "ext_C")
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApsError);
+      expect((err as ApsError).code).toBe("quota_exceeded");
+      const now = new Date();
+      const toMidnight =
+        (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000;
+      expect(Math.abs((err as ApsError).retryAfterSeconds! - toMidnight)).toBeLessThan(5);
+      const q = await replicas[1]!.quota("ext_C");
+      expect(q).toEqual({
+        limit: QUOTA,
+        used: QUOTA,
+        resetAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString(),
+      });
+    });
+
+    it("a lease left by a dead replica expires and another replica takes over", async () => {
+      const now = new Date();
+      expect(await repo.acquireLease("x|v|es|full", "dead-holder", now, 50)).toBe(true);
+      expect(await repo.acquireLease("x|v|es|full", "other", now, 50)).toBe(false);
+      expect(await repo.acquireLease("x|v|es|full", "other", new Date(now.getTime() + 100), 50)).toBe(true);
+    });
+  },
+);

@@ -3,20 +3,25 @@
 // run that is not recorded (JIT, connection pools, caches).
 import autocannon from "autocannon";
 
+/** BENCH_SMALL=1: the small run CI makes so the bench cannot rot (its figures mean nothing). */
+export const SMALL = process.env.BENCH_SMALL === "1";
+
 /** Load settings shared by every HTTP measurement of a run. */
 export const LOAD = {
-  /** Concurrent keep-alive connections (docs/performance.md: 50). */
-  connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
-  /** Measured seconds per load (BENCH_DURATION, default 10). */
-  duration: Number(process.env.BENCH_DURATION ?? 10),
-  /** Unrecorded warm-up seconds before each load (BENCH_WARMUP, default 2; 0 = none). */
-  warmup: Number(process.env.BENCH_WARMUP ?? 2),
+  /** Concurrent keep-alive connections (docs/performance.md: 50; small run 10). */
+  connections: Number(process.env.BENCH_CONNECTIONS ?? (SMALL ? 10 : 50)),
+  /** Measured seconds per load (BENCH_DURATION, default 10; small run 2). */
+  duration: Number(process.env.BENCH_DURATION ?? (SMALL ? 2 : 10)),
+  /** Unrecorded warm-up seconds before each load (BENCH_WARMUP, default 2; small run 1; 0 = none). */
+  warmup: Number(process.env.BENCH_WARMUP ?? (SMALL ? 1 : 2)),
 };
 
 /**
  * Summary of one load: successful answers per second, latency percentiles (ms) over every
- * answer, and what went wrong (`non2xx` answers, socket `errors`, `timeouts`).
- * @typedef {{ reqPerSec: number, p50: number, p99: number, ok: number, non2xx: number, errors: number, timeouts: number, seconds: number, bytesPerAnswer: number }} LoadResult
+ * answer, and what went wrong (`non2xx` answers, socket `errors`, `timeouts`). With a `verify`
+ * option, `checked` 2xx answers of the measured run had their body checked and `wrong` of them
+ * failed the check (both 0 without one).
+ * @typedef {{ reqPerSec: number, p50: number, p99: number, ok: number, non2xx: number, errors: number, timeouts: number, seconds: number, bytesPerAnswer: number, checked: number, wrong: number }} LoadResult
  */
 
 /**
@@ -25,13 +30,17 @@ export const LOAD = {
  * @param {string} origin `http://127.0.0.1:<port>`
  * @param {object} request one autocannon request: `{ method, path, headers, body, setupRequest, onResponse }`
  *   (`setupRequest(req, context)` may change path/body/headers per request).
- * @param {{ duration?: number, warmup?: number }} [opts] overrides of LOAD for this load
+ * @param {{ duration?: number, warmup?: number, verify?: (body: string, path: string) => boolean }} [opts]
+ *   overrides of LOAD for this load; `verify` checks the body of every 2xx answer of the measured
+ *   run against the path it was sent to (a figure for wrong content is no figure)
  * @returns {Promise<LoadResult>}
  */
 export async function load(origin, request, opts = {}) {
   const warmup = opts.warmup ?? LOAD.warmup;
   if (warmup > 0) await run(origin, request, warmup);
-  const r = await run(origin, request, opts.duration ?? LOAD.duration);
+  const counts = { checked: 0, wrong: 0 };
+  const measured = opts.verify ? verifying(request, opts.verify, counts) : request;
+  const r = await run(origin, measured, opts.duration ?? LOAD.duration);
   const ok = r["2xx"];
   return {
     reqPerSec: round(ok / r.duration, 1),
@@ -43,6 +52,34 @@ export async function load(origin, request, opts = {}) {
     timeouts: r.timeouts,
     seconds: round(r.duration, 2),
     bytesPerAnswer: r.requests.total ? Math.round(r.throughput.total / r.requests.total) : 0,
+    ...counts,
+  };
+}
+
+/**
+ * `request` with every 2xx answer's body passed to `verify(body, path)`; counts into `counts`.
+ * The path is the one `setupRequest` chose for that request (one request in flight per connection).
+ */
+function verifying(request, verify, counts) {
+  return {
+    ...request,
+    setupRequest(req, context) {
+      const out = request.setupRequest ? request.setupRequest(req, context) : req;
+      context.verifyPath = out?.path ?? request.path;
+      return out;
+    },
+    onResponse(status, body, context, headers) {
+      request.onResponse?.(status, body, context, headers);
+      if (status < 200 || status >= 300) return;
+      counts.checked++;
+      let good;
+      try {
+        good = verify(String(body), context.verifyPath) === true;
+      } catch {
+        good = false; // unparsable: wrong content
+      }
+      if (!good) counts.wrong++;
+    },
   };
 }
 

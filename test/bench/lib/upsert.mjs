@@ -4,6 +4,7 @@
 import pg from "pg";
 import { onCleanup } from "./cleanup.mjs";
 import { LOAD, round } from "./load.mjs";
+import { percentile } from "./stats.mjs";
 
 /**
  * How many more connections the server at `url` accepts now (max_connections minus every backend
@@ -88,7 +89,7 @@ export async function rawUpsert(url, postIds, agentIds) {
     const n = await loop(LOAD.duration, lat);
     const seconds = (performance.now() - t0) / 1000;
     lat.sort((a, b) => a - b);
-    const pct = (p) => round(lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? 0, 2);
+    const pct = (p) => round(percentile(lat, p) ?? 0, 2);
     return {
       concurrency,
       reqPerSec: round(n / seconds, 1),

@@ -76,93 +76,100 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
  * on the real server: two limiters on one store stand for two gateway replicas. Store writes are
  * counted on the real pool (every rate-limiter-flexible upsert is one INSERT … ON CONFLICT).
  */
-(pgUp ? describe : describe.skip)("RequestRateLimiter on the shared PostgreSQL store, batched (real)", () => {
-  let tdb: TestDatabase;
-  let db: Database;
-  let writes = 0;
-  const limiters: RequestRateLimiter[] = [];
-  const replica = (keyed: number, anon: number) => {
-    const rl = new RequestRateLimiter(
-      { keyedPerMinute: keyed, anonPerMinute: anon },
-      { kind: "postgres", pool: db.pool, schema: db.schema },
-    );
-    limiters.push(rl);
-    return rl;
-  };
-
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    db = await openDatabase({ url: tdb.url, schema: "gateway", log: createLogger("ratelimit-test", "silent") });
-    await migrate(
-      db,
-      fileURLToPath(new URL("../migrations", import.meta.url)),
-      createLogger("ratelimit-test", "silent"),
-    );
-    const query = db.pool.query.bind(db.pool) as (...a: unknown[]) => unknown;
-    (db.pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-      const q = a[0] as string | { text?: string };
-      if (/INSERT INTO/i.test(typeof q === "string" ? q : (q.text ?? ""))) writes++;
-      return query(...a);
+(pgUp ? describe : describe.skip)(
+  "RequestRateLimiter on the shared PostgreSQL store, batched (real)" + (pgUp ? "" : " (SKIPPED: no PostgreSQL)"),
+  () => {
+    let tdb: TestDatabase;
+    let db: Database;
+    let writes = 0;
+    const limiters: RequestRateLimiter[] = [];
+    const replica = (keyed: number, anon: number) => {
+      const rl = new RequestRateLimiter(
+        { keyedPerMinute: keyed, anonPerMinute: anon },
+        { kind: "postgres", pool: db.pool, schema: db.schema },
+      );
+      limiters.push(rl);
+      return rl;
     };
-  });
-  afterAll(async () => {
-    for (const rl of limiters) await rl.close();
-    await db?.close();
-    await tdb?.drop();
-  });
 
-  it("far from the limit, 1 000 requests cost a few dozen store writes and the shared count is exact after the flush", async () => {
-    const a = replica(1_000_000, 1_000_000);
-    const before = writes;
-    const states = [];
-    for (let i = 0; i < 1_000; i++) states.push(await a.consume("anon", "198.51.100.1"));
-    expect(states.every((s) => s.allowed)).toBe(true);
-    // `used` as this replica knows it never goes backwards and ends at the number sent
-    expect(states.map((s) => s.used)).toEqual(states.map((_, i) => i + 1));
-    await a.close();
-    const spent = writes - before;
-    expect(spent).toBeLessThanOrEqual(1_000 / 32 + 10);
-    // another replica reads the shared count: every request is there
-    const b = replica(1_000_000, 1_000_000);
-    expect(await b.peek("anon", "198.51.100.1")).toMatchObject({ used: 1_000, remaining: 1_000_000 - 1_000 });
-    console.log(`[ratelimit] 1000 requests far from the limit: ${spent} store writes`);
-  });
+    beforeAll(async () => {
+      tdb = await createTestDatabase();
+      db = await openDatabase({ url: tdb.url, schema: "gateway", log: createLogger("ratelimit-test", "silent") });
+      await migrate(
+        db,
+        fileURLToPath(new URL("../migrations", import.meta.url)),
+        createLogger("ratelimit-test", "silent"),
+      );
+      const query = db.pool.query.bind(db.pool) as (...a: unknown[]) => unknown;
+      (db.pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+        const q = a[0] as string | { text?: string };
+        if (/INSERT INTO/i.test(typeof q === "string" ? q : (q.text ?? ""))) writes++;
+        return query(...a);
+      };
+    });
+    afterAll(async () => {
+      for (const rl of limiters) await rl.close();
+      await db?.close();
+      await tdb?.drop();
+    });
 
-  it("within the headroom every request is counted in the store first: two replicas in parallel admit exactly the limit", async () => {
-    const a = replica(100, 100);
-    const b = replica(100, 100);
-    const rs = await Promise.all(Array.from({ length: 130 }, (_, i) => (i % 2 ? a : b).consume("keyed", "ext_EXACT")));
-    const ok = rs.filter((r) => r.allowed);
-    expect(ok).toHaveLength(100);
-    expect(new Set(ok.map((r) => r.used)).size).toBe(100);
-    // once a replica knows the window is spent it refuses without writing
-    await a.consume("keyed", "ext_EXACT");
-    await b.consume("keyed", "ext_EXACT");
-    const before = writes;
-    for (let i = 0; i < 50; i++) expect((await (i % 2 ? a : b).consume("keyed", "ext_EXACT")).allowed).toBe(false);
-    expect(writes - before).toBe(0);
-    expect((await a.peek("keyed", "ext_EXACT")).remaining).toBe(0);
-  });
+    it("far from the limit, 1 000 requests cost a few dozen store writes and the shared count is exact after the flush", async () => {
+      const a = replica(1_000_000, 1_000_000);
+      const before = writes;
+      const states = [];
+      for (let i = 0; i < 1_000; i++) states.push(await a.consume("anon", "198.51.100.1"));
+      expect(states.every((s) => s.allowed)).toBe(true);
+      // `used` as this replica knows it never goes backwards and ends at the number sent
+      expect(states.map((s) => s.used)).toEqual(states.map((_, i) => i + 1));
+      await a.close();
+      const spent = writes - before;
+      expect(spent).toBeLessThanOrEqual(1_000 / 32 + 10);
+      // another replica reads the shared count: every request is there
+      const b = replica(1_000_000, 1_000_000);
+      expect(await b.peek("anon", "198.51.100.1")).toMatchObject({ used: 1_000, remaining: 1_000_000 - 1_000 });
+      console.log(`[ratelimit] 1000 requests far from the limit: ${spent} store writes`);
+    });
 
-  it("a burst across two replicas above the headroom passes the limit by at most 2 × 32 (ADR 0089), never less than the limit", async () => {
-    const a = replica(600, 600);
-    const b = replica(600, 600);
-    // each replica has a fresh view of the partition
-    await a.consume("keyed", "ext_BURST");
-    await b.consume("keyed", "ext_BURST");
-    const rs = await Promise.all(Array.from({ length: 800 }, (_, i) => (i % 2 ? a : b).consume("keyed", "ext_BURST")));
-    const admitted = 2 + rs.filter((r) => r.allowed).length;
-    expect(admitted).toBeGreaterThanOrEqual(600);
-    expect(admitted).toBeLessThanOrEqual(600 + 2 * 32);
-    for (const r of rs.filter((x) => !x.allowed)) expect(r.remaining).toBe(0);
-    console.log(`[ratelimit] 802 requests across two replicas, limit 600: ${admitted} admitted`);
-  });
+    it("within the headroom every request is counted in the store first: two replicas in parallel admit exactly the limit", async () => {
+      const a = replica(100, 100);
+      const b = replica(100, 100);
+      const rs = await Promise.all(
+        Array.from({ length: 130 }, (_, i) => (i % 2 ? a : b).consume("keyed", "ext_EXACT")),
+      );
+      const ok = rs.filter((r) => r.allowed);
+      expect(ok).toHaveLength(100);
+      expect(new Set(ok.map((r) => r.used)).size).toBe(100);
+      // once a replica knows the window is spent it refuses without writing
+      await a.consume("keyed", "ext_EXACT");
+      await b.consume("keyed", "ext_EXACT");
+      const before = writes;
+      for (let i = 0; i < 50; i++) expect((await (i % 2 ? a : b).consume("keyed", "ext_EXACT")).allowed).toBe(false);
+      expect(writes - before).toBe(0);
+      expect((await a.peek("keyed", "ext_EXACT")).remaining).toBe(0);
+    });
 
-  it("GET /me/quotas' view (peek) includes what this replica admitted and has not sent yet", async () => {
-    const a = replica(1_000_000, 1_000_000);
-    for (let i = 0; i < 10; i++) await a.consume("keyed", "ext_PEEK");
-    expect(await a.peek("keyed", "ext_PEEK")).toMatchObject({ used: 10 });
-    await a.close();
-    expect(await replica(1_000_000, 1_000_000).peek("keyed", "ext_PEEK")).toMatchObject({ used: 10 });
-  });
-});
+    it("a burst across two replicas above the headroom passes the limit by at most 2 × 32 (ADR 0089), never less than the limit", async () => {
+      const a = replica(600, 600);
+      const b = replica(600, 600);
+      // each replica has a fresh view of the partition
+      await a.consume("keyed", "ext_BURST");
+      await b.consume("keyed", "ext_BURST");
+      const rs = await Promise.all(
+        Array.from({ length: 800 }, (_, i) => (i % 2 ? a : b).consume("keyed", "ext_BURST")),
+      );
+      const admitted = 2 + rs.filter((r) => r.allowed).length;
+      expect(admitted).toBeGreaterThanOrEqual(600);
+      expect(admitted).toBeLessThanOrEqual(600 + 2 * 32);
+      for (const r of rs.filter((x) => !x.allowed)) expect(r.remaining).toBe(0);
+      console.log(`[ratelimit] 802 requests across two replicas, limit 600: ${admitted} admitted`);
+    });
+
+    it("GET /me/quotas' view (peek) includes what this replica admitted and has not sent yet", async () => {
+      const a = replica(1_000_000, 1_000_000);
+      for (let i = 0; i < 10; i++) await a.consume("keyed", "ext_PEEK");
+      expect(await a.peek("keyed", "ext_PEEK")).toMatchObject({ used: 10 });
+      await a.close();
+      expect(await replica(1_000_000, 1_000_000).peek("keyed", "ext_PEEK")).toMatchObject({ used: 10 });
+    });
+  },
+);

@@ -100,11 +100,15 @@ describe("LibreTranslate engine (stub server)", () => {
       if (mode === "403") return json(res, 403, { error: "Invalid API key" });
       if (mode === "500") return json(res, 500, { error: "boom" });
       if (mode === "shape") return json(res, 200, { translatedText: "one string for two" });
-      await new Promise((r) => setTimeout(r, 1_500));
+      await slowAnswer; // answers only after the engine's timeout has fired (released at the end)
       json(res, 200, { translatedText: ["late"] });
     });
+    let release = (): void => undefined;
+    const slowAnswer = new Promise<void>((r) => (release = r));
     try {
-      const e = new LibreTranslateEngine(s.url, "lt-secret", 300);
+      // 2 s: long enough for the stub's immediate answers on a loaded 2-core machine; the slow
+      // mode never answers within it, whatever the load
+      const e = new LibreTranslateEngine(s.url, "lt-secret", 2_000);
       const fail = (texts = ["a b", "c d"]) =>
         e.translate(texts, "en", "ko").then(
           () => undefined,
@@ -119,6 +123,7 @@ describe("LibreTranslate engine (stub server)", () => {
         expect(err?.message).not.toContain("lt-secret");
       }
     } finally {
+      release();
       await s.close();
     }
   });

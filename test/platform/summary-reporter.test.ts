@@ -1,0 +1,78 @@
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { ROOT } from "../support/system.js";
+
+/**
+ * The closing summary of a jest run (test/support/summary-reporter.cjs, docs/adr/0094): skipped
+ * tests are counted as skipped (never passed) and listed by the names that carry the reason, a
+ * skip without a reason is marked, and a file that crashed is listed and counted as failed.
+ */
+const require = createRequire(import.meta.url);
+type Reporter = new (cfg: { rootDir: string }) => { onRunComplete(c: unknown, r: unknown): void };
+const SummaryReporter = require(join(ROOT, "test/support/summary-reporter.cjs")) as Reporter;
+
+/** One test result as jest reports it. */
+const t = (status: string, ancestorTitles: string[], title: string) => ({ status, ancestorTitles, title });
+
+function summarise(results: unknown): string {
+  const writes: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  const capture = (chunk: string | Uint8Array): boolean => {
+    writes.push(String(chunk));
+    return true;
+  };
+  process.stdout.write = capture;
+  try {
+    new SummaryReporter({ rootDir: ROOT }).onRunComplete(undefined, results);
+  } finally {
+    process.stdout.write = write;
+  }
+  return writes.join("");
+}
+
+describe("summary reporter", () => {
+  it("counts skips as skipped, names their reason, marks a reasonless skip, lists a crashed file as failed", () => {
+    const out = summarise({
+      numPassedTests: 3,
+      numFailedTests: 1,
+      numPendingTests: 4,
+      numTodoTests: 0,
+      testResults: [
+        {
+          testFilePath: join(ROOT, "test/ops/helm.test.ts"),
+          numFailingTests: 0,
+          numPassingTests: 0,
+          testResults: [
+            t("pending", ["charts/aps (SKIPPED: helm missing)", "lint"], "lints"),
+            t("pending", ["charts/aps (SKIPPED: helm missing)", "render"], "renders"),
+          ],
+        },
+        {
+          testFilePath: join(ROOT, "test/e2e/sagacity.test.ts"),
+          numFailingTests: 0,
+          numPassingTests: 3,
+          testResults: [
+            t("passed", ["Sagacity (real)"], "adds up"),
+            t("pending", ["Sagacity (embedded)"], "SKIPPED in this mode (needs NATS): replays"),
+            t("pending", ["Sagacity (embedded)"], "a quiet skip"),
+          ],
+        },
+        {
+          testFilePath: join(ROOT, "test/e2e/broken.test.ts"),
+          numFailingTests: 0,
+          numPassingTests: 0,
+          testExecError: { message: "APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing" },
+          testResults: [],
+        },
+      ],
+    });
+    expect(out).toContain("tests: 3 passed, 2 failed, 4 skipped");
+    expect(out).toContain("files: 1 crashed");
+    expect(out).toContain("crashed: test/e2e/broken.test.ts: APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing");
+    expect(out).toContain("skipped: 2 in test/ops/helm.test.ts › charts/aps (SKIPPED: helm missing)\n");
+    expect(out).toContain(
+      "skipped: 1 in test/e2e/sagacity.test.ts › Sagacity (embedded) › SKIPPED in this mode (needs NATS): replays\n",
+    );
+    expect(out).toContain("skipped: 1 in test/e2e/sagacity.test.ts › Sagacity (embedded) (no reason in its name)\n");
+  });
+});
