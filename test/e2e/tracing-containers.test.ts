@@ -5,7 +5,13 @@ import {
   startContainerTopology,
   type ContainerTopology,
 } from "@aps/testkit";
-import { chartOtelEnv, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.js";
+import {
+  chartOtelEnv,
+  findHttpServerSpan,
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from "../support/otlp-receiver.js";
 
 /**
  * A trace spans every hop of the containerised topology (docs/adr/0120): one container per service
@@ -61,12 +67,7 @@ describeImages(images ? SUITE : `SKIPPED (no Docker engine or image here): ${SUI
     // Generous ceiling: six containers export on their own batch timers on a 2-core machine.
     await eventually(
       async () => {
-        server = receiver.spans.find(
-          (s) =>
-            s.service === "aps-gateway" &&
-            s.kind === "SPAN_KIND_SERVER" &&
-            String(s.attributes["http.route"] ?? s.attributes["url.path"] ?? s.name).includes("vote"),
-        );
+        server = findHttpServerSpan(receiver.spans, "aps-gateway", "vote");
         expect(server).toBeDefined();
         spans = receiver.spans.filter((s) => s.traceId === server!.traceId);
         expect(byName(spans, "aps-council", "SPAN_KIND_CONSUMER", "post_on_agenda")).toBeDefined();

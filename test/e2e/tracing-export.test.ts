@@ -18,6 +18,7 @@ import {
   type OtlpReceiver,
   type OtlpReceiverProtocol,
   chartOtelEnv,
+  findHttpServerSpan,
   type ReceivedSpan,
 } from "../support/otlp-receiver.js";
 
@@ -93,15 +94,7 @@ describeReal(title, () => {
       // Generous ceiling: two processes export on their own batch timers on a loaded machine.
       await eventually(
         async () => {
-          server = receiver.spans.find(
-            (s) =>
-              s.service === "aps-gateway" &&
-              s.kind === "SPAN_KIND_SERVER" &&
-              s.scope.endsWith("instrumentation-http") &&
-              String(
-                s.attributes["http.route"] ?? s.attributes["url.path"] ?? s.attributes["http.target"] ?? s.name,
-              ).includes("join"),
-          );
+          server = findHttpServerSpan(receiver.spans, "aps-gateway", "join");
           expect(server).toBeDefined();
           spans = inTrace(server!.traceId);
           expect(spans.some((s) => s.service === "aps-identity" && s.kind === "SPAN_KIND_SERVER")).toBe(true);

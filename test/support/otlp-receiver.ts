@@ -196,3 +196,23 @@ export function chartOtelEnv(c: string, endpoint: string, protocol: OtlpReceiver
     OTEL_BSP_SCHEDULE_DELAY: "200",
   };
 }
+
+/**
+ * The first HTTP server span of `service` whose route (or path, or name) contains `routePart`:
+ * how the tracing tests find the root of the request they sent.
+ */
+export function findHttpServerSpan(
+  spans: ReceivedSpan[],
+  service: string,
+  routePart: string,
+): ReceivedSpan | undefined {
+  return spans.find(
+    (s) =>
+      s.service === service &&
+      s.kind === "SPAN_KIND_SERVER" &&
+      s.scope.endsWith("instrumentation-http") &&
+      String(s.attributes["http.route"] ?? s.attributes["url.path"] ?? s.attributes["http.target"] ?? s.name).includes(
+        routePart,
+      ),
+  );
+}
