@@ -13,7 +13,8 @@
  * `org.testcontainers=true` for a manual clean-up).
  */
 import { randomBytes } from "node:crypto";
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from "testcontainers";
 import { entryPoint, GATEWAY, generateTrustEnv, grpcAddrEnv, listenAddrEnv, SERVICES } from "@aps/platform";
 
@@ -64,18 +65,52 @@ export function containerImagesOrSkip(suite: string): ContainerImages | undefine
   return undefined;
 }
 
-/** A GenericContainer whose root file system is read-only, as the chart runs the image. */
-class ReadOnlyContainer extends GenericContainer {
+const execFileAsync = promisify(execFile);
+
+/** Runs `docker <args>` and resolves its trimmed standard output; rejects with its standard error. */
+export async function docker(...args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync("docker", args, { encoding: "utf8" });
+  return stdout.trim();
+}
+
+/**
+ * A GenericContainer with what testcontainers lacks: a read-only root file system, further
+ * networks joined before the container starts (testcontainers joins one), and named volumes.
+ */
+class ApsGenericContainer extends GenericContainer {
+  private readonly extraNetworks: { network: StartedNetwork; aliases: string[] }[] = [];
+
   /** Mounts the image's root file system read-only (`docker run --read-only`). */
   withReadOnlyRootFilesystem(): this {
     this.hostConfig.ReadonlyRootfs = true;
     return this;
   }
+
+  /**
+   * Joins `network` too (with `aliases`), before the container starts: its process finds it there
+   * at once. An undefined network is ignored (the topology's optional NATS network).
+   */
+  withExtraNetworks(network: StartedNetwork | undefined, ...aliases: string[]): this {
+    if (network) this.extraNetworks.push({ network, aliases });
+    return this;
+  }
+
+  /** Mounts the named Docker volume `name` at `target` (`docker run -v name:target`). */
+  withNamedVolume(name: string, target: string): this {
+    this.hostConfig.Mounts = [...(this.hostConfig.Mounts ?? []), { Type: "volume", Source: name, Target: target }];
+    return this;
+  }
+
+  /** testcontainers' hook between create and start: joins the further networks. */
+  protected override async containerCreated(containerId: string): Promise<void> {
+    for (const { network, aliases } of this.extraNetworks)
+      await docker("network", "connect", ...aliases.flatMap((a) => ["--alias", a]), network.getName(), containerId);
+  }
 }
 
 /** An APS service container from the image: read-only root, writable `/tmp`, the given command and env. */
-export function apsContainer(image: string, script: string, env: Record<string, string>): ReadOnlyContainer {
-  return new ReadOnlyContainer(image)
+export function apsContainer(image: string, script: string, env: Record<string, string>): ApsGenericContainer {
+  return new ApsGenericContainer(image)
     .withReadOnlyRootFilesystem()
     .withTmpFs({ "/tmp": "rw,size=256m" })
     .withCommand([script])
@@ -98,12 +133,18 @@ export async function startPostgresContainer(
     .start();
 }
 
-/** NATS JetStream (Debian's package) on `network` as `nats`, port 4222 published for the test. */
+/**
+ * NATS JetStream (Debian's package) on `network` as `nats`, port 4222 published for the test;
+ * with `dataVolume`, JetStream's `/data` on that named volume (it outlives the container).
+ */
 export async function startNatsContainer(
   images: ContainerImages,
   network: StartedNetwork,
+  dataVolume?: string,
 ): Promise<StartedTestContainer> {
-  return new GenericContainer(images.nats)
+  const container = new ApsGenericContainer(images.nats);
+  if (dataVolume) container.withNamedVolume(dataVolume, "/data");
+  return container
     .withNetwork(network)
     .withNetworkAliases("nats")
     .withExposedPorts(4222)
@@ -112,9 +153,30 @@ export async function startNatsContainer(
     .start();
 }
 
+/** How startContainerTopology runs the topology. */
+export interface ContainerTopologyOptions {
+  /** How long the containers may take to be ready (default 180 s). */
+  readyTimeoutMs?: number;
+  /**
+   * NATS on a network of its own that every APS container joins as well (without aliases there:
+   * peers resolve each other on `network` only), so that `docker network disconnect <natsNetwork>
+   * <container>` cuts that service off NATS only — its gRPC peers and PostgreSQL stay reachable.
+   */
+  separateNatsNetwork?: boolean;
+  /**
+   * JetStream's `/data` on a named Docker volume created for the run (and removed by `stop()`),
+   * so that the NATS container can be stopped and started with its data.
+   */
+  natsVolume?: boolean;
+}
+
 /** The containerised distributed topology: the infrastructure and one container per deployable. */
 export interface ContainerTopology {
   network: StartedNetwork;
+  /** The network NATS is on: `network`, or a network of its own (`separateNatsNetwork`). */
+  natsNetwork: StartedNetwork;
+  /** The named volume of JetStream's data (`natsVolume`), else undefined. */
+  natsVolume?: string;
   postgres: StartedTestContainer;
   nats: StartedTestContainer;
   /** Containers by deployable name (the gRPC services and `gateway`). */
@@ -135,23 +197,36 @@ export interface ContainerTopology {
  * same network, reached by its service name (`forum:50052`, …), each with its own internal
  * token and its peers' digests as deploy/local does (docs/adr/0119). `env` is added to every APS
  * container. Resolves once the gateway's `/readyz` answers 200 (`readyTimeoutMs`, default 180 s).
+ * The fault suites ask for NATS on a network of its own and JetStream on a named volume
+ * (ContainerTopologyOptions).
  */
 export async function startContainerTopology(
   images: ContainerImages,
   env: Record<string, string> = {},
-  readyTimeoutMs = 180_000,
+  options: ContainerTopologyOptions = {},
 ): Promise<ContainerTopology> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 180_000;
   const network = await new Network().start();
   const started: StartedTestContainer[] = [];
+  let natsNetwork: StartedNetwork | undefined;
+  let natsVolume: string | undefined;
   const stop = async () => {
     for (const c of started.reverse()) await c.stop({ timeout: 10_000 }).catch(() => undefined);
+    // a container a fault test left cut off still counts as an endpoint of nothing: remove the networks
+    await natsNetwork?.stop().catch(() => undefined);
     await network.stop().catch(() => undefined);
+    if (natsVolume) await docker("volume", "rm", "-f", natsVolume).catch(() => undefined);
   };
   try {
+    if (options.separateNatsNetwork) natsNetwork = await new Network().start();
+    if (options.natsVolume) {
+      natsVolume = `aps-test-nats-${randomBytes(6).toString("hex")}`;
+      await docker("volume", "create", "--label", "org.testcontainers=true", natsVolume);
+    }
     const password = randomBytes(12).toString("hex");
     const [postgres, nats] = await Promise.all([
       startPostgresContainer(images, network, password),
-      startNatsContainer(images, network),
+      startNatsContainer(images, natsNetwork ?? network, natsVolume),
     ]);
     started.push(postgres, nats);
     const addrs = Object.fromEntries(SERVICES.map((s) => [grpcAddrEnv(s.name), `${s.name}:${s.port}`]));
@@ -172,6 +247,7 @@ export async function startContainerTopology(
       })
         .withNetwork(network)
         .withNetworkAliases(s.name)
+        .withExtraNetworks(natsNetwork)
         .withStartupTimeout(readyTimeoutMs)
         .withWaitStrategy(Wait.forListeningPorts())
         .withExposedPorts(s.port)
@@ -185,6 +261,7 @@ export async function startContainerTopology(
     })
       .withNetwork(network)
       .withNetworkAliases(GATEWAY.name)
+      .withExtraNetworks(natsNetwork)
       .withExposedPorts(GATEWAY.port)
       .withWaitStrategy(Wait.forHttp("/readyz", GATEWAY.port).forStatusCode(200))
       .withStartupTimeout(readyTimeoutMs)
@@ -193,6 +270,8 @@ export async function startContainerTopology(
     services[GATEWAY.name] = gateway;
     return {
       network,
+      natsNetwork: natsNetwork ?? network,
+      natsVolume,
       postgres,
       nats,
       services,
