@@ -78,6 +78,8 @@ class Workload {
   readonly closes: Close[] = [];
   readonly posts: { id: string; author: Agent }[] = [];
   readonly tally: Tally = { requests: 0, accepted: 0, unavailable: 0, inProgress: 0, slowestMs: 0 };
+  /** Numbers the proposals' titles (taken before the request: proposals run in parallel). */
+  private proposals = 0;
 
   constructor(
     private readonly req: Req,
@@ -117,7 +119,7 @@ class Workload {
 
   /** A proposal by `author`, recorded as accepted. */
   async propose(author: Agent): Promise<string> {
-    const n = this.posts.length;
+    const n = this.proposals++;
     const b = await this.write(
       author,
       "/posts",
@@ -157,7 +159,7 @@ class Workload {
 
   /**
    * Every agent, in parallel, votes round after round on `targets` (flips included), comments
-   * every 4th round and proposes every 8th (twice at most), until `done()` holds after at least
+   * every 4th round and proposes in rounds 1, 4 and 7, until `done()` holds after at least
    * `minRounds` rounds.
    */
   async burst(targets: string[], done: () => boolean, minRounds: number): Promise<void> {
@@ -168,7 +170,7 @@ class Workload {
           const post = targets[(k + r) % targets.length]!;
           await this.vote(a, post, (k * 3 + r) % 5 < 3 ? 1 : -1);
           if (r % 4 === 3) await this.write(a, `/posts/${post}/comments`, { body: `comment ${r} by ${a.name}` }, 201);
-          if (r % 8 === 7 && r < 24) await this.propose(a);
+          if (r % 3 === 1 && r < 10) await this.propose(a);
         }
       }),
     );
