@@ -202,7 +202,6 @@ interface Fault {
   let seats: Agent[];
   /** The NATS URL the test reaches (its published port changes when the container starts again). */
   let natsUrl: string;
-  const figures: string[] = [];
 
   beforeAll(async () => {
     topo = await startContainerTopology(
@@ -217,7 +216,6 @@ interface Fault {
   }, TIMEOUT);
   afterAll(async () => {
     await topo?.stop();
-    if (figures.length) console.log(figures.join("\n"));
   }, TIMEOUT);
 
   /**
@@ -313,7 +311,6 @@ interface Fault {
       `after the fault: Sagacity exact in ${sagacityMs} ms, search complete in ${searchMs} ms, outboxes empty in ${drainedMs} ms, ` +
       `every consumer settled in ${settledMs} ms; ${ledgerRows} ledger rows; events lost 0, duplicate effects 0`;
     console.log(line);
-    figures.push(line);
     return line;
   }
 
