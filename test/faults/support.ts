@@ -1,6 +1,7 @@
 import { createLogger, InProcessBus } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import { connect } from "nats";
+import pg from "pg";
 import { httpClient, type HttpResult } from "@aps/testkit";
 
 /**
@@ -191,5 +192,41 @@ export class TcpProxy {
     for (const s of this.sockets) s.destroy();
     await new Promise((resolve) => this.server?.close(resolve));
     this.server = undefined;
+  }
+}
+
+/**
+ * Unpublished outbox rows per service schema, read from PostgreSQL at `databaseUrl` (every schema
+ * with an `outbox` table): what the distributed topology's services still have to relay.
+ */
+export async function outboxRowsPending(databaseUrl: string): Promise<Record<string, number>> {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    const schemas = await c.query<{ s: string }>(
+      "SELECT table_schema AS s FROM information_schema.tables WHERE table_name = 'outbox' ORDER BY 1",
+    );
+    const out: Record<string, number> = {};
+    for (const { s } of schemas.rows)
+      out[s] = Number(
+        (await c.query<{ n: string }>(`SELECT count(*) AS n FROM "${s}".outbox WHERE published_at IS NULL`)).rows[0]!.n,
+      );
+    return out;
+  } finally {
+    await c.end();
+  }
+}
+
+/** Messages held by JetStream stream `stream` and the names of its durable consumers. */
+export async function streamState(natsUrl: string, stream: string): Promise<{ messages: number; consumers: string[] }> {
+  const nc = await connect({ servers: natsUrl });
+  try {
+    const jsm = await nc.jetstreamManager();
+    const info = await jsm.streams.info(stream);
+    const consumers: string[] = [];
+    for await (const c of jsm.consumers.list(stream)) consumers.push(c.name);
+    return { messages: info.state.messages, consumers: consumers.sort() };
+  } finally {
+    await nc.close();
   }
 }

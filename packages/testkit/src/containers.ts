@@ -13,7 +13,8 @@
  * `org.testcontainers=true` for a manual clean-up).
  */
 import { randomBytes } from "node:crypto";
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from "testcontainers";
 import { entryPoint, GATEWAY, generateTrustEnv, grpcAddrEnv, listenAddrEnv, SERVICES } from "@aps/platform";
 
@@ -64,18 +65,52 @@ export function containerImagesOrSkip(suite: string): ContainerImages | undefine
   return undefined;
 }
 
-/** A GenericContainer whose root file system is read-only, as the chart runs the image. */
-class ReadOnlyContainer extends GenericContainer {
+const execFileAsync = promisify(execFile);
+
+/** Runs `docker <args>` and resolves its trimmed standard output; rejects with its standard error. */
+export async function docker(...args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync("docker", args, { encoding: "utf8" });
+  return stdout.trim();
+}
+
+/**
+ * A GenericContainer with what testcontainers lacks: a read-only root file system, further
+ * networks joined before the container starts (testcontainers joins one), and named volumes.
+ */
+class ApsGenericContainer extends GenericContainer {
+  private readonly extraNetworks: { network: StartedNetwork; aliases: string[] }[] = [];
+
   /** Mounts the image's root file system read-only (`docker run --read-only`). */
   withReadOnlyRootFilesystem(): this {
     this.hostConfig.ReadonlyRootfs = true;
     return this;
   }
+
+  /**
+   * Joins `network` too (with `aliases`), before the container starts: its process finds it there
+   * at once. An undefined network is ignored (the topology's optional NATS network).
+   */
+  withExtraNetworks(network: StartedNetwork | undefined, ...aliases: string[]): this {
+    if (network) this.extraNetworks.push({ network, aliases });
+    return this;
+  }
+
+  /** Mounts the named Docker volume `name` at `target` (`docker run -v name:target`). */
+  withNamedVolume(name: string, target: string): this {
+    this.hostConfig.Mounts = [...(this.hostConfig.Mounts ?? []), { Type: "volume", Source: name, Target: target }];
+    return this;
+  }
+
+  /** testcontainers' hook between create and start: joins the further networks. */
+  protected override async containerCreated(containerId: string): Promise<void> {
+    for (const { network, aliases } of this.extraNetworks)
+      await docker("network", "connect", ...aliases.flatMap((a) => ["--alias", a]), network.getName(), containerId);
+  }
 }
 
 /** An APS service container from the image: read-only root, writable `/tmp`, the given command and env. */
-export function apsContainer(image: string, script: string, env: Record<string, string>): ReadOnlyContainer {
-  return new ReadOnlyContainer(image)
+export function apsContainer(image: string, script: string, env: Record<string, string>): ApsGenericContainer {
+  return new ApsGenericContainer(image)
     .withReadOnlyRootFilesystem()
     .withTmpFs({ "/tmp": "rw,size=256m" })
     .withCommand([script])
@@ -98,12 +133,18 @@ export async function startPostgresContainer(
     .start();
 }
 
-/** NATS JetStream (Debian's package) on `network` as `nats`, port 4222 published for the test. */
+/**
+ * NATS JetStream (Debian's package) on `network` as `nats`, port 4222 published for the test;
+ * with `dataVolume`, JetStream's `/data` on that named volume (it outlives the container).
+ */
 export async function startNatsContainer(
   images: ContainerImages,
   network: StartedNetwork,
+  dataVolume?: string,
 ): Promise<StartedTestContainer> {
-  return new GenericContainer(images.nats)
+  const container = new ApsGenericContainer(images.nats);
+  if (dataVolume) container.withNamedVolume(dataVolume, "/data");
+  return container
     .withNetwork(network)
     .withNetworkAliases("nats")
     .withExposedPorts(4222)
@@ -112,9 +153,37 @@ export async function startNatsContainer(
     .start();
 }
 
+/** How startContainerTopology runs the topology. */
+export interface ContainerTopologyOptions {
+  /** How long the containers may take to be ready (default 180 s). */
+  readyTimeoutMs?: number;
+  /**
+   * NATS on a network of its own that every APS container joins as well (without aliases there:
+   * peers resolve each other on `network` only), so that `docker network disconnect <natsNetwork>
+   * <container>` cuts that service off NATS only — its gRPC peers and PostgreSQL stay reachable.
+   */
+  separateNatsNetwork?: boolean;
+  /**
+   * JetStream's `/data` on a named Docker volume created for the run (and removed by `stop()`),
+   * so that the NATS container can be stopped and started with its data.
+   */
+  natsVolume?: boolean;
+  /** Extra env for one deployable (e.g. its OTEL_SERVICE_NAME), added after the common env. */
+  envFor?: (name: string) => Record<string, string>;
+  /**
+   * `/etc/hosts` entries for every APS container, host name → IP; `host-gateway` is the engine's
+   * address of the host (how a container reaches a receiver the test runs, docs/adr/0120).
+   */
+  extraHosts?: Record<string, string>;
+}
+
 /** The containerised distributed topology: the infrastructure and one container per deployable. */
 export interface ContainerTopology {
   network: StartedNetwork;
+  /** The network NATS is on: `network`, or a network of its own (`separateNatsNetwork`). */
+  natsNetwork: StartedNetwork;
+  /** The named volume of JetStream's data (`natsVolume`), else undefined. */
+  natsVolume?: string;
   postgres: StartedTestContainer;
   nats: StartedTestContainer;
   /** Containers by deployable name (the gRPC services and `gateway`). */
@@ -129,44 +198,43 @@ export interface ContainerTopology {
   stop(): Promise<void>;
 }
 
-/** Options of {@link startContainerTopology}. */
-export interface ContainerTopologyOptions {
-  /** How long the gateway may take to answer `/readyz` 200, in ms (default 180 000). */
-  readyTimeoutMs?: number;
-  /** Extra env for one deployable (e.g. its OTEL_SERVICE_NAME), added after the common env. */
-  envFor?: (name: string) => Record<string, string>;
-  /**
-   * `/etc/hosts` entries for every APS container, host name → IP; `host-gateway` is the engine's
-   * address of the host (how a container reaches a receiver the test runs, docs/adr/0120).
-   */
-  extraHosts?: Record<string, string>;
-}
-
 /**
  * Starts the distributed topology in containers: PostgreSQL, NATS, then each service of the one
  * service list in its start order and the gateway last, every one from the APS image on the
  * same network, reached by its service name (`forum:50052`, …), each with its own internal
  * token and its peers' digests as deploy/local does (docs/adr/0119). `env` is added to every APS
- * container. Resolves once the gateway's `/readyz` answers 200.
+ * container. Resolves once the gateway's `/readyz` answers 200 (`readyTimeoutMs`, default 180 s).
+ * The fault suites ask for NATS on a network of its own and JetStream on a named volume
+ * (ContainerTopologyOptions).
  */
 export async function startContainerTopology(
   images: ContainerImages,
   env: Record<string, string> = {},
-  opts: ContainerTopologyOptions = {},
+  options: ContainerTopologyOptions = {},
 ): Promise<ContainerTopology> {
-  const readyTimeoutMs = opts.readyTimeoutMs ?? 180_000;
-  const extraHosts = Object.entries(opts.extraHosts ?? {}).map(([host, ipAddress]) => ({ host, ipAddress }));
+  const readyTimeoutMs = options.readyTimeoutMs ?? 180_000;
+  const extraHosts = Object.entries(options.extraHosts ?? {}).map(([host, ipAddress]) => ({ host, ipAddress }));
   const network = await new Network().start();
   const started: StartedTestContainer[] = [];
+  let natsNetwork: StartedNetwork | undefined;
+  let natsVolume: string | undefined;
   const stop = async () => {
     for (const c of started.reverse()) await c.stop({ timeout: 10_000 }).catch(() => undefined);
+    // a container a fault test left cut off still counts as an endpoint of nothing: remove the networks
+    await natsNetwork?.stop().catch(() => undefined);
     await network.stop().catch(() => undefined);
+    if (natsVolume) await docker("volume", "rm", "-f", natsVolume).catch(() => undefined);
   };
   try {
+    if (options.separateNatsNetwork) natsNetwork = await new Network().start();
+    if (options.natsVolume) {
+      natsVolume = `aps-test-nats-${randomBytes(6).toString("hex")}`;
+      await docker("volume", "create", "--label", "org.testcontainers=true", natsVolume);
+    }
     const password = randomBytes(12).toString("hex");
     const [postgres, nats] = await Promise.all([
       startPostgresContainer(images, network, password),
-      startNatsContainer(images, network),
+      startNatsContainer(images, natsNetwork ?? network, natsVolume),
     ]);
     started.push(postgres, nats);
     const addrs = Object.fromEntries(SERVICES.map((s) => [grpcAddrEnv(s.name), `${s.name}:${s.port}`]));
@@ -184,11 +252,12 @@ export async function startContainerTopology(
         ...common,
         ...trust[s.name],
         [listenAddrEnv(s.name)]: `0.0.0.0:${s.port}`,
-        ...opts.envFor?.(s.name),
+        ...options.envFor?.(s.name),
       })
         .withExtraHosts(extraHosts)
         .withNetwork(network)
         .withNetworkAliases(s.name)
+        .withExtraNetworks(natsNetwork)
         .withStartupTimeout(readyTimeoutMs)
         .withWaitStrategy(Wait.forListeningPorts())
         .withExposedPorts(s.port)
@@ -199,11 +268,12 @@ export async function startContainerTopology(
       ...common,
       ...trust[GATEWAY.name],
       PORT: String(GATEWAY.port),
-      ...opts.envFor?.(GATEWAY.name),
+      ...options.envFor?.(GATEWAY.name),
     })
       .withExtraHosts(extraHosts)
       .withNetwork(network)
       .withNetworkAliases(GATEWAY.name)
+      .withExtraNetworks(natsNetwork)
       .withExposedPorts(GATEWAY.port)
       .withWaitStrategy(Wait.forHttp("/readyz", GATEWAY.port).forStatusCode(200))
       .withStartupTimeout(readyTimeoutMs)
@@ -212,6 +282,8 @@ export async function startContainerTopology(
     services[GATEWAY.name] = gateway;
     return {
       network,
+      natsNetwork: natsNetwork ?? network,
+      natsVolume,
       postgres,
       nats,
       services,
