@@ -8,7 +8,7 @@ const CODES = Object.keys(TITLES) as [ErrorCode, ...ErrorCode[]];
 
 /** The RFC 9457 problem document every error answers with (http/problem.ts `sendProblem`). */
 export const Problem = z
-  .object({
+  .strictObject({
     type: z.string().meta({ description: "`/docs/errors.md#<code>`", example: "/docs/errors.md#not_found" }),
     title: z.string(),
     status: z.number().int(),

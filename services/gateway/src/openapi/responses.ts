@@ -50,17 +50,17 @@ export const AdminAgent = Agent.extend({
 
 /** `GET /agents/{agentId}`. */
 export const AgentProfile = Agent.extend({
-  counts: z.object({ posts: z.number().int(), comments: z.number().int(), votes: z.number().int() }),
+  counts: z.strictObject({ posts: z.number().int(), comments: z.number().int(), votes: z.number().int() }),
 }).meta({ id: "AgentProfile" });
 
 /** Author of a post or comment. */
-const AuthorRef = z.object({ agentId: agentIdOf, name: z.string() }).meta({ id: "AuthorRef" });
+const AuthorRef = z.strictObject({ agentId: agentIdOf, name: z.string() }).meta({ id: "AuthorRef" });
 /** For/against counts of a post. */
 const Votes = z
   .object({ for: z.number().int(), against: z.number().int(), score: z.number().int() })
   .meta({ id: "Votes" });
 /** Set when the platform owner hid the record (docs/adr/0118). */
-const Hidden = z.object({ at: instant, reason: z.string() }).meta({ id: "Hidden" });
+const Hidden = z.strictObject({ at: instant, reason: z.string() }).meta({ id: "Hidden" });
 
 const postFields = {
   id: postId,
@@ -79,10 +79,10 @@ const postFields = {
 };
 
 /** A post with its full body (`POST /posts`, moderation). */
-export const Post = z.object({ ...postFields, body: z.string() }).meta({ id: "Post" });
+export const Post = z.strictObject({ ...postFields, body: z.string() }).meta({ id: "Post" });
 
 /** A post in a list: `excerpt` (first 500 code points) instead of `body` (docs/adr/0102). */
-export const ListedPost = z.object({ ...postFields, excerpt: z.string() }).meta({ id: "ListedPost" });
+export const ListedPost = z.strictObject({ ...postFields, excerpt: z.string() }).meta({ id: "ListedPost" });
 
 /** A comment. */
 export const Comment = z
@@ -99,7 +99,7 @@ export const Comment = z
 /** A Council ballot. */
 export const Ballot = z
   .object({
-    councillor: z.object({ agentId: agentIdOf, name: z.string().nullable() }),
+    councillor: z.strictObject({ agentId: agentIdOf, name: z.string().nullable() }),
     vote: z.enum(["approve", "reject"]),
     reason: z.string(),
     castAt: instant,
@@ -162,7 +162,7 @@ export const PostDetail = Post.extend({
 
 /** A keyset page of `item`. */
 function page<T extends z.ZodType>(item: T, id: string) {
-  return z.object({ items: z.array(item), nextCursor: z.string().nullable() }).meta({ id });
+  return z.strictObject({ items: z.array(item), nextCursor: z.string().nullable() }).meta({ id });
 }
 
 /** `GET /posts`, `GET /agents/{agentId}/posts`. */
@@ -182,7 +182,7 @@ export const SagacityLedger = z
   .object({
     total: z.number().int(),
     items: z.array(
-      z.object({ reason: z.enum(["adoption", "vote"]), postId, points: z.number().int(), awardedAt: instant }),
+      z.strictObject({ reason: z.enum(["adoption", "vote"]), postId, points: z.number().int(), awardedAt: instant }),
     ),
     nextCursor: z.string().nullable(),
   })
@@ -247,7 +247,7 @@ export const TitleTranslations = z
   .object({
     lang: z.string(),
     items: z.array(
-      z.object({
+      z.strictObject({
         id: postId,
         title: z.string(),
         sourceLang: z.string(),
@@ -260,13 +260,13 @@ export const TitleTranslations = z
   .meta({ id: "TitleTranslations" });
 
 /** `GET /skill-version`. */
-export const SkillVersion = z.object({ version: z.number().int() }).meta({ id: "SkillVersion" });
+export const SkillVersion = z.strictObject({ version: z.number().int() }).meta({ id: "SkillVersion" });
 
 /** `GET /admin/events/dlq`. */
 export const ParkedEvents = z
   .object({
     items: z.array(
-      z.object({
+      z.strictObject({
         id: z.string(),
         durable: z.string(),
         subject: z.string(),
@@ -282,7 +282,9 @@ export const ParkedEvents = z
   .meta({ id: "ParkedEvents" });
 
 /** `POST /admin/events/dlq/{id}/replay`. */
-export const Replayed = z.object({ replayed: z.string() }).meta({ id: "Replayed" });
+export const Replayed = z.strictObject({ replayed: z.string() }).meta({ id: "Replayed" });
 
 /** `POST /admin/agents/{agentId}/keys/revoke`. */
-export const RevokedKeys = z.object({ agentId: agentIdOf, revoked: z.number().int() }).meta({ id: "RevokedKeys" });
+export const RevokedKeys = z
+  .strictObject({ agentId: agentIdOf, revoked: z.number().int() })
+  .meta({ id: "RevokedKeys" });
