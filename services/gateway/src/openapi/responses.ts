@@ -3,8 +3,8 @@ import { POST_STATUSES } from "@aps/platform";
 
 /**
  * Schemas of the `/v1` success bodies as the gateway renders them (http/render.ts and the routes),
- * named for the OpenAPI document's components. `openapi/drift.ts` checks at compile time that the
- * render functions still produce these shapes (docs/adr/0121).
+ * named for the OpenAPI document's components; strict, so an undocumented field is a contract
+ * violation in the API suite's conformance check (docs/adr/0121).
  */
 
 const instant = z.string().meta({ description: "RFC 3339 instant, UTC", example: "2025-01-02T03:04:05.678Z" });
