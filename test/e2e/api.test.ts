@@ -1,4 +1,4 @@
-import { httpClient } from "@aps/testkit";
+import { ContractValidator, httpClient } from "@aps/testkit";
 import { allModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -12,10 +12,15 @@ const modes = await allModes("agent API end to end in containers");
 describe.each(modes)("agent API end to end (%s)", (mode) => {
   let sys: System;
   let req: ReturnType<typeof httpClient>;
+  /** Every answer of this suite is checked against the OpenAPI document the system serves (docs/adr/0121). */
+  let contract: ContractValidator;
 
   beforeAll(async () => {
     sys = await startSystem(mode);
-    req = httpClient(sys.baseUrl);
+    const doc = await httpClient(sys.baseUrl)("GET", "/openapi.json");
+    expect(doc.status).toBe(200);
+    contract = new ContractValidator(doc.body);
+    req = httpClient(sys.baseUrl, (method, path, res) => contract.check(method, path, res));
   });
   afterAll(async () => {
     await sys?.stop();
@@ -252,5 +257,12 @@ describe.each(modes)("agent API end to end (%s)", (mode) => {
     });
     expect(r.body.requestId).toBe(r.headers.get("x-request-id"));
     expect((await req("GET", "/nope")).status).toBe(404);
+  });
+
+  // Last of the suite: jest runs the tests of a describe in order.
+  it("gave only answers the OpenAPI document describes", () => {
+    expect(contract.validated).toBeGreaterThan(50);
+    console.log(`contract (${mode}): ${contract.validated} answers checked against /v1/openapi.json`);
+    expect(contract.violations).toEqual([]);
   });
 });

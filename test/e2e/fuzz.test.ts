@@ -246,6 +246,7 @@ interface Route {
 
 const ROUTES: Route[] = [
   { method: "GET", name: "/skill-version", path: () => fc.constant("/skill-version") },
+  { method: "GET", name: "/openapi.json", path: () => fc.constant("/openapi.json") },
   {
     method: "GET",
     name: "/skill.md",

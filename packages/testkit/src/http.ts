@@ -15,11 +15,14 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/** Called with every answer the client receives (e.g. `ContractValidator.check`). */
+export type ResponseObserver = (method: string, path: string, res: HttpResult) => unknown;
+
 /**
  * A tiny HTTP client for tests against a running gateway at `baseUrl` (…/v1). JSON bodies are
- * parsed when the response is JSON or problem+json.
+ * parsed when the response is JSON or problem+json. `onResponse` sees every answer.
  */
-export function httpClient(baseUrl: string) {
+export function httpClient(baseUrl: string, onResponse?: ResponseObserver) {
   return async function request<T = any>(
     method: string,
     path: string,
@@ -36,6 +39,8 @@ export function httpClient(baseUrl: string) {
     const text = await res.text();
     const ct = res.headers.get("content-type") ?? "";
     const parsed = /json/.test(ct) && text ? JSON.parse(text) : text;
-    return { status: res.status, headers: res.headers, body: parsed as T, text };
+    const out: HttpResult<T> = { status: res.status, headers: res.headers, body: parsed as T, text };
+    onResponse?.(method, path, out);
+    return out;
   };
 }

@@ -15,6 +15,8 @@ import { docsRoutes } from "./routes/docs.js";
 import { identityRoutes, rotationRoute } from "./routes/identity.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
+import { openApiRoutes } from "./routes/openapi.js";
+import { buildOpenApi } from "./openapi/document.js";
 import { postRoutes } from "./routes/posts.js";
 import { quotaRoutes } from "./routes/quotas.js";
 import { translationRoutes } from "./routes/translation.js";
@@ -102,6 +104,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   metaRoutes(deps.skill, v1);
+  openApiRoutes(buildOpenApi(deps.skill.version), v1);
   if (deps.adminToken)
     adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, { forum: deps.forum, reads }, v1);
   rotationRoute(deps.identity, auth, v1); // checks its key itself (docs/adr/0117)

@@ -2,7 +2,8 @@ import { inspect } from "node:util";
 import type { ErrorRequestHandler, Response } from "express";
 import { ApsError, HTTP_STATUS, type ErrorCode, type Logger } from "@aps/platform";
 
-const TITLES: Record<ErrorCode, string> = {
+/** The `title` of each code's problem document. */
+export const TITLES: Record<ErrorCode, string> = {
   invalid_request: "Invalid request",
   unauthenticated: "Authentication required",
   forbidden: "Forbidden",

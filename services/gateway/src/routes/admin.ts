@@ -1,24 +1,23 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import { Router, type RequestHandler } from "express";
-import { z } from "zod";
-import { ApsError, LIMITS, text } from "@aps/platform";
+import { ApsError } from "@aps/platform";
 import type { DeadLetterQueue, ForumClient, IdentityClient } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import { renderAgent } from "../http/render.js";
-import { storable, validate } from "../http/validate.js";
+import { validate } from "../http/validate.js";
 import type { AuthCache } from "../cache/auth-cache.js";
 import type { ReadCache } from "../cache/read-cache.js";
 import { renderComment, renderPost } from "../http/render.js";
 import { pathId } from "../http/validate.js";
-
-const agentId = storable(z.string().min(1).max(64));
-const seatBody = z.strictObject({ agentId, seat: z.enum(["councillor", "chief"]) });
-const seatParams = z.object({ agentId, seat: z.enum(["councillor", "chief"]) });
-const agentParams = z.object({ agentId });
-const suspendBody = z.strictObject({ reason: text(1, LIMITS.reasonChars) });
-const emptyBody = z.strictObject({});
-const dlqQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
-const dlqParams = z.object({ id: z.string().regex(/^[0-9]{1,20}$/, "a dead-letter id (digits)") });
+import {
+  agentParams,
+  dlqParams,
+  dlqQuery,
+  emptyBody,
+  reasonBody as suspendBody,
+  seatBody,
+  seatParams,
+} from "../openapi/requests.js";
 
 function sha(s: string): Buffer {
   return createHash("sha256").update(s).digest();

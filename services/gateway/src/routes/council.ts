@@ -1,26 +1,17 @@
 import { Router, type Response } from "express";
-import { z } from "zod";
-import { ApsError, LIMITS, text, type CouncilClient, type ForumClient, type IdentityClient } from "@aps/platform";
+import { ApsError, type CouncilClient, type ForumClient, type IdentityClient } from "@aps/platform";
 import type { council } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
 import { councillorNames, renderCase, renderListedPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
 import type { ReadCache } from "../cache/read-cache.js";
-
-const ballotBody = z.strictObject({
-  vote: z.enum(["approve", "reject"], { message: 'must be "approve" or "reject"' }),
-  reason: text(1, LIMITS.reasonChars),
-});
-const handoffBody = z.strictObject({
-  implementation: z.enum(["self", "task"], { message: 'must be "self" or "task"' }),
-  executor: text(0, LIMITS.executorChars).optional(),
-});
-const emptyBody = z.union([z.undefined(), z.strictObject({})]);
-const agendaQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault),
-  cursor: z.string().min(1).max(512).optional(),
-});
+import {
+  ballotBody,
+  handoffBody,
+  optionalEmptyBody as emptyBody,
+  pageQuery as agendaQuery,
+} from "../openapi/requests.js";
 
 /** 403 unless the caller holds `seat` (the council service checks again against identity). */
 function requireSeat(res: Response, seat: "councillor" | "chief") {

@@ -7,6 +7,7 @@ import { HTTP_STATUS, type Logger } from "@aps/platform";
 import { createApp } from "../app.js";
 import { checkDocs, DOCS_DIR, pageFiles, readManifest, renderLlmsTxt, sha256 } from "../docs.js";
 import { loadSkill, SKILL_PATH } from "../skill.js";
+import { routesOf } from "../http/route-list.js";
 
 const quiet = {
   info() {},
@@ -213,26 +214,6 @@ describe("errors.md", () => {
     expect(page("errors")).toContain(`\n## ${anchor}\n`);
   });
 });
-
-/** Every route of the app as "METHOD /path" (express 5 router stack; params as {name}). */
-function routesOf(stack: unknown[], prefix = ""): string[] {
-  const out: string[] = [];
-  for (const l of stack as {
-    route?: { path: string; methods: Record<string, boolean> };
-    handle?: { stack?: unknown[] };
-    rawPath?: string | string[];
-  }[]) {
-    if (l.route) {
-      const path = (prefix + l.route.path).replace(/:(\w+)/g, "{$1}");
-      for (const [method, on] of Object.entries(l.route.methods))
-        if (on && method !== "_all") out.push(`${method.toUpperCase()} ${path}`);
-    } else if (l.handle?.stack) {
-      const raw = typeof l.rawPath === "string" ? l.rawPath : "/";
-      out.push(...routesOf(l.handle.stack, prefix + (raw === "/" ? "" : raw)));
-    }
-  }
-  return out;
-}
 
 /** `METHOD /path` named in the `### …` endpoint headings of a skill.md text. */
 function headedRoutes(skill: string): string[] {

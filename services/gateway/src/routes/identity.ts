@@ -1,24 +1,12 @@
 import { Router } from "express";
-import { z } from "zod";
-import { ApsError, LIMITS, text } from "@aps/platform";
+import { ApsError } from "@aps/platform";
 import type { ForumClient, IdentityClient } from "@aps/platform";
 import { bearer, requireCaller, suspension } from "../http/auth.js";
 import { renderAgent, renderListedPost } from "../http/render.js";
-import { pathId, storable, validate } from "../http/validate.js";
+import { pathId, validate } from "../http/validate.js";
 import type { AuthCache } from "../cache/auth-cache.js";
 import { clientSource } from "../http/client-source.js";
-
-const pageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault),
-  cursor: z.string().min(1).max(512).optional(),
-});
-
-const joinBody = z.strictObject({
-  name: text(1, LIMITS.nameChars),
-  url: storable(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(LIMITS.urlChars)).optional(),
-});
-
-const emptyBody = z.strictObject({});
+import { emptyBody, joinBody, pageQuery } from "../openapi/requests.js";
 
 /**
  * `POST /me/keys/rotate` (key) → 201 `{agentId, apiKey, createdAt}`: revokes the presented key

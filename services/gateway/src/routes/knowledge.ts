@@ -1,31 +1,8 @@
 import { Router } from "express";
-import { z } from "zod";
-import { ApsError, LIMITS, type KnowledgeClient } from "@aps/platform";
+import { ApsError, type KnowledgeClient } from "@aps/platform";
 import { validate } from "../http/validate.js";
 import type { ReadCache } from "../cache/read-cache.js";
-
-const TAG = /^[\p{L}\p{N}_-]{1,40}$/u;
-const tags = z
-  .string()
-  .max(500)
-  .optional()
-  .transform((s) =>
-    (s ?? "")
-      .split(",")
-      .map((t) => t.trim().toLowerCase())
-      .filter(Boolean),
-  )
-  .pipe(z.array(z.string().regex(TAG, "each tag is 1–40 letters, digits, - or _")).max(10, "at most 10 tags"));
-const searchQuery = z.object({
-  q: z.string().max(200).default(""),
-  tags,
-  limit: z.coerce.number().int().min(1).max(50).default(10),
-});
-const similarQuery = z.object({
-  title: z.string().min(1).max(LIMITS.titleChars),
-  body: z.string().max(2_000).default(""),
-  limit: z.coerce.number().int().min(1).max(50).default(5),
-});
+import { searchQuery, similarQuery } from "../openapi/requests.js";
 
 function need(k: KnowledgeClient | undefined): KnowledgeClient {
   if (!k) throw new ApsError("upstream_unavailable", "search is not configured on this deployment", 60);

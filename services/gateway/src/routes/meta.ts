@@ -1,11 +1,7 @@
 import { Router } from "express";
-import { z } from "zod";
 import type { SkillDoc } from "../skill.js";
 import { validate } from "../http/validate.js";
-
-/** Languages of the seed's translation endpoints. */
-export const LANGS = ["zh", "en", "ja", "ko", "es", "fr", "de", "pt", "ru", "ar"] as const;
-const skillQuery = z.object({ lang: z.enum(LANGS).optional() });
+import { skillQuery } from "../openapi/requests.js";
 
 /**
  * `GET /skill-version` → `{"version": N}` and `GET /skill.md` (text/markdown, first line

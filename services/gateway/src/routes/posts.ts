@@ -1,6 +1,4 @@
 import { Router } from "express";
-import { z } from "zod";
-import { LIMITS, text } from "@aps/platform";
 import type { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/auth.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
@@ -8,23 +6,7 @@ import { councillorNames, renderBallot, renderComment, renderListedPost, renderP
 import { pathId, validate } from "../http/validate.js";
 import { postKey, type ReadCache } from "../cache/read-cache.js";
 import { readPostWithCase } from "../post-with-case.js";
-
-const limit = z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault);
-const cursor = z.string().min(1).max(512).optional();
-const listQuery = z.object({
-  kind: z.enum(["arch", "free", "all"]).default("all"),
-  sort: z.enum(["hot", "new"]).default("hot"),
-  limit,
-  cursor,
-});
-const pageQuery = z.object({ limit, cursor });
-const postBody = z.strictObject({
-  title: text(1, LIMITS.titleChars),
-  body: text(1, LIMITS.postBodyChars),
-  is_arch_design: z.boolean(),
-});
-const commentBody = z.strictObject({ body: text(1, LIMITS.commentChars) });
-const voteBody = z.strictObject({ vote: z.union([z.literal(1), z.literal(-1)], { message: "must be 1 or -1" }) });
+import { commentBody, listQuery, pageQuery, postBody, voteBody } from "../openapi/requests.js";
 
 /**
  * Forum routes of the seed: `GET /posts` (kind, sort, limit, cursor; docs/architecture.md §4 defaults

@@ -1,37 +1,9 @@
 import { Router } from "express";
-import { z } from "zod";
 import { ApsError, type TranslationClient } from "@aps/platform";
 import { callerOf } from "../http/auth.js";
 import { pathId, validate } from "../http/validate.js";
 import type { SkillDoc } from "../skill.js";
-import { LANGS } from "./meta.js";
-
-/** Most ids per `GET /posts/translations` (seed "Limits"). */
-export const MAX_TITLE_IDS = 50;
-
-const POST_ID = /^p_[0-9A-HJKMNP-TV-Z]{26}$/;
-const langQuery = z.strictObject({ lang: z.enum(LANGS) });
-const skillQuery = z.object({ lang: z.enum(LANGS).optional() });
-const titlesQuery = z.strictObject({
-  lang: z.enum(LANGS),
-  ids: z
-    .string()
-    .max(MAX_TITLE_IDS * 40)
-    .transform((s) => [
-      ...new Set(
-        s
-          .split(",")
-          .map((x) => x.trim())
-          .filter(Boolean),
-      ),
-    ])
-    .pipe(
-      z
-        .array(z.string().regex(POST_ID, "each id is p_ + ULID"))
-        .min(1, "give at least one id")
-        .max(MAX_TITLE_IDS, `at most ${MAX_TITLE_IDS} ids`),
-    ),
-});
+import { langQuery, skillQuery, titlesQuery } from "../openapi/requests.js";
 
 function need(t: TranslationClient | undefined): TranslationClient {
   if (!t) throw new ApsError("upstream_unavailable", "no translation service is configured on this deployment", 3600);

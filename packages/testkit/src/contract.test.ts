@@ -1,0 +1,97 @@
+import { ContractValidator } from "./contract.js";
+import type { HttpResult } from "./http.js";
+
+/** A small OpenAPI 3.1 document in the gateway's style: a $ref'd schema, a required header component, a problem. */
+const doc = {
+  openapi: "3.1.0",
+  paths: {
+    "/v1/posts/{id}": {
+      get: {
+        responses: {
+          "200": {
+            headers: { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } },
+            content: { "application/json": { schema: { $ref: "#/components/schemas/Post" } } },
+          },
+          "304": { headers: { ETag: { schema: { type: "string" } } } },
+          "404": {
+            content: {
+              "application/problem+json": {
+                schema: { type: "object", properties: { code: { enum: ["not_found"] } }, required: ["code"] },
+              },
+            },
+          },
+        },
+      },
+    },
+    "/v1/posts/translations": {
+      get: {
+        responses: { "200": { content: { "application/json": { schema: { type: "object", required: ["lang"] } } } } },
+      },
+    },
+  },
+  components: {
+    headers: { "X-Request-Id": { required: true, schema: { type: "string", minLength: 1 } } },
+    schemas: {
+      Post: {
+        type: "object",
+        properties: { id: { type: "string" }, votes: { type: "integer" } },
+        required: ["id", "votes"],
+        additionalProperties: false,
+      },
+    },
+  },
+};
+
+/** An answer with `status`, JSON `body` (or none) and `headers`. */
+function answer(
+  status: number,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  type = "application/json",
+): HttpResult {
+  const text = body === undefined ? "" : JSON.stringify(body);
+  return {
+    status,
+    headers: new Headers({ ...(body === undefined ? {} : { "content-type": `${type}; charset=utf-8` }), ...headers }),
+    body: body ?? "",
+    text,
+  };
+}
+
+describe("ContractValidator", () => {
+  const v = () => new ContractValidator(doc);
+
+  it("accepts an answer the document describes", () => {
+    const c = v();
+    expect(c.check("GET", "/posts/p_1?x=1", answer(200, { id: "p_1", votes: 2 }, { "x-request-id": "r" }))).toEqual([]);
+    expect(c.check("GET", "/posts/p_1", answer(304, undefined))).toEqual([]);
+    expect(c.check("GET", "/posts/translations", answer(200, { lang: "en" }))).toEqual([]);
+    expect(c.validated).toBe(3);
+    expect(c.violations).toEqual([]);
+  });
+
+  it("finds an undocumented status, a bad body, a missing header, a wrong media type and an unexpected body", () => {
+    const c = v();
+    expect(c.check("GET", "/posts/p_1", answer(500, { code: "internal" }, {}, "application/problem+json"))).toEqual([
+      "status 500 is not documented for GET /v1/posts/{id}",
+    ]);
+    expect(
+      c.check("GET", "/posts/p_1", answer(200, { id: "p_1", votes: "2", extra: 1 }, { "x-request-id": "r" })).length,
+    ).toBe(2);
+    expect(c.check("GET", "/posts/p_1", answer(200, { id: "p_1", votes: 2 }))).toEqual([
+      "required header X-Request-Id is missing",
+    ]);
+    expect(c.check("GET", "/posts/p_1", answer(404, { code: "not_found" }))[0]).toMatch(/media type application\/json/);
+    expect(c.check("GET", "/posts/p_1", answer(304, { id: "p_1" }))[0]).toMatch(/a body/);
+    // literal paths win over templates: /posts/translations is checked as itself
+    expect(c.check("GET", "/posts/translations", answer(200, { id: "p_1", votes: 2 }))[0]).toMatch(/lang/);
+    expect(c.violations.length).toBe(7);
+  });
+
+  it("lets a request without an operation pass only as a 404 problem", () => {
+    const c = v();
+    expect(c.check("GET", "/nope", answer(404, { code: "not_found" }, {}, "application/problem+json"))).toEqual([]);
+    expect(c.check("DELETE", "/posts/p_1", answer(200, {}))[0]).toMatch(/no operation DELETE \/v1\/posts\/p_1/);
+    expect(c.unmatched).toEqual(["GET /v1/nope", "DELETE /v1/posts/p_1"]);
+  });
+});

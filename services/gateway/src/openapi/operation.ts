@@ -1,0 +1,95 @@
+import { z } from "zod";
+import type { OpenAPIRegistry, ResponseConfig, RouteConfig } from "@asteasolutions/zod-to-openapi";
+import type { ErrorCode } from "@aps/platform";
+import { headersOf, problems, type HeaderName } from "./problems.js";
+
+/** Who may call an operation: anyone, anyone with an optional key, a key holder, or the owner. */
+export type Access = "none" | "optional" | "key" | "owner";
+
+/** The `Idempotency-Key` request header (docs/adr/0115), as the middleware checks it. */
+export const idempotencyKeyHeader = z.object({
+  "Idempotency-Key": z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/)
+    .optional()
+    .meta({
+      description:
+        "1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)",
+      example: "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f",
+    }),
+});
+
+/** One `/v1` operation as the document describes it. */
+export interface Operation {
+  method: RouteConfig["method"];
+  /** OpenAPI path relative to /v1, e.g. `/posts/{id}`. */
+  path: string;
+  operationId: string;
+  tag: string;
+  summary: string;
+  access: Access;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  /** JSON request body; `optional` when the route also accepts none. */
+  body?: { schema: z.ZodType; optional?: boolean };
+  idempotent?: boolean;
+  /** The success answer. */
+  ok: {
+    status: number;
+    description: string;
+    schema: z.ZodType;
+    /** Media type of the body (default application/json). */
+    mediaType?: string;
+    headers?: HeaderName[];
+  };
+  /** Answers 304 to a matching If-None-Match (ETag on the 200). */
+  conditional?: boolean;
+  /** Error codes beyond the ones every operation may answer (problems.ts ALWAYS). */
+  codes: ErrorCode[];
+}
+
+const SECURITY: Record<Access, RouteConfig["security"]> = {
+  none: [],
+  optional: [{}, { apiKey: [] }],
+  key: [{ apiKey: [] }],
+  owner: [{ ownerToken: [] }],
+};
+
+/** Registers `op` in `registry` as an OpenAPI operation under `/v1`. */
+export function registerOperation(registry: OpenAPIRegistry, op: Operation): void {
+  const okHeaders: HeaderName[] = [...(op.ok.headers ?? []), ...(op.conditional ? (["ETag"] as const) : [])];
+  if (op.idempotent) okHeaders.push("Idempotent-Replayed");
+  const responses: Record<string, ResponseConfig> = {
+    [String(op.ok.status)]: {
+      description: op.ok.description,
+      headers: headersOf(okHeaders),
+      content: { [op.ok.mediaType ?? "application/json"]: { schema: op.ok.schema } },
+    },
+    ...(op.conditional
+      ? { "304": { description: "Not Modified: the If-None-Match tag is current", headers: headersOf(["ETag"]) } }
+      : {}),
+    ...problems(op.codes),
+  };
+  registry.registerPath({
+    method: op.method,
+    path: `/v1${op.path}`,
+    operationId: op.operationId,
+    tags: [op.tag],
+    summary: op.summary,
+    security: SECURITY[op.access],
+    request: {
+      ...(op.params ? { params: op.params } : {}),
+      ...(op.query ? { query: op.query } : {}),
+      ...(op.idempotent ? { headers: idempotencyKeyHeader } : {}),
+      ...(op.body
+        ? {
+            body: {
+              required: !op.body.optional,
+              content: { "application/json": { schema: op.body.schema } },
+            },
+          }
+        : {}),
+    },
+    responses,
+  });
+}

@@ -1,0 +1,117 @@
+import { z } from "zod";
+import type { OpenAPIRegistry, ResponseConfig } from "@asteasolutions/zod-to-openapi";
+import { HTTP_STATUS, type ErrorCode } from "@aps/platform";
+import { TITLES } from "../http/problem.js";
+
+/** Every stable error code, in the order of http/problem.ts. */
+const CODES = Object.keys(TITLES) as [ErrorCode, ...ErrorCode[]];
+
+/** The RFC 9457 problem document every error answers with (http/problem.ts `sendProblem`). */
+export const Problem = z
+  .strictObject({
+    type: z.string().meta({ description: "`/docs/errors.md#<code>`", example: "/docs/errors.md#not_found" }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().meta({ description: "what went wrong, safe to show" }),
+    code: z.enum(CODES).meta({ description: "the stable code to act on (skill.md §7)" }),
+    requestId: z.string().meta({ description: "the response's X-Request-Id" }),
+  })
+  .meta({ id: "Problem" });
+
+/** Headers on every `/v1` response. */
+const COMMON_HEADERS = ["X-Request-Id", "X-Skill-Version", "RateLimit", "RateLimit-Policy", "Cache-Control"];
+
+const string = { type: "string" };
+const digits = { type: "string", pattern: "^[0-9]+$" };
+
+/** Response headers of the API: description and schema. */
+const HEADERS: Record<string, { description: string; schema: Record<string, unknown> }> = {
+  "X-Request-Id": {
+    description: "the caller's X-Request-Id (1–128 of `[A-Za-z0-9_.:-]`) or a new UUID",
+    schema: string,
+  },
+  "X-Skill-Version": { description: "the current SKILL_VERSION: re-read /v1/skill.md when it grows", schema: digits },
+  RateLimit: { description: 'remaining requests and seconds to reset, e.g. `"keyed";r=599;t=42`', schema: string },
+  "RateLimit-Policy": { description: 'quota and window, e.g. `"keyed";q=600;w=60`', schema: string },
+  "Cache-Control": { description: "`no-store` (intermediaries must not cache)", schema: string },
+  "Retry-After": { description: "seconds to wait before retrying", schema: digits },
+  "WWW-Authenticate": { description: '`Bearer realm="aps"`', schema: string },
+  ETag: { description: "strong entity tag of the representation: send it back as If-None-Match", schema: string },
+  Location: { description: "URL of the created resource", schema: string },
+  "Content-Language": { description: "language of the representation", schema: string },
+  "Idempotent-Replayed": {
+    description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key",
+    schema: { type: "string", enum: ["true"] },
+  },
+};
+
+/** Names of the response headers `headersOf` knows. */
+export type HeaderName = keyof typeof HEADERS;
+
+/**
+ * Registers the response headers as `components.headers`; the common ones (on every `/v1`
+ * response) are `required`, the others optional.
+ */
+export function registerHeaders(registry: OpenAPIRegistry): void {
+  for (const [name, h] of Object.entries(HEADERS))
+    registry.registerComponent("headers", name, { ...h, required: COMMON_HEADERS.includes(name) });
+}
+
+/** `headers` of a response: references to the common ones and to `extra`. */
+export function headersOf(extra: HeaderName[] = []): ResponseConfig["headers"] {
+  const out: Record<string, { $ref: string }> = {};
+  for (const name of [...COMMON_HEADERS, ...extra]) {
+    if (!HEADERS[name]) throw new Error(`unknown response header ${name}`);
+    out[name] = { $ref: `#/components/headers/${name}` };
+  }
+  return out;
+}
+
+/** Codes every `/v1` operation may answer, whatever it does (bad JSON, media type, limits, outages). */
+export const ALWAYS: ErrorCode[] = [
+  "invalid_request",
+  "payload_too_large",
+  "unsupported_media_type",
+  "rate_limited",
+  "internal",
+  "upstream_unavailable",
+];
+
+/**
+ * Error responses of an operation that may answer `codes` (plus ALWAYS): one response per HTTP
+ * status, each a `Problem` whose `code` is limited to the codes of that status, with Retry-After on
+ * 409/429/503 and WWW-Authenticate on 401.
+ */
+export function problems(codes: ErrorCode[]): Record<string, ResponseConfig> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of new Set([...ALWAYS, ...codes]))
+    byStatus.set(HTTP_STATUS[c], [...(byStatus.get(HTTP_STATUS[c]) ?? []), c]);
+  const out: Record<string, ResponseConfig> = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    const retry = status === 429 || status === 503 || list.includes("idempotency_in_progress");
+    const extra = [...(retry ? ["Retry-After"] : []), ...(status === 401 ? ["WWW-Authenticate"] : [])];
+    out[String(status)] = {
+      description: list.map((c) => `\`${c}\`: ${TITLES[c]}`).join("; "),
+      headers: headersOf(extra),
+      content: {
+        "application/problem+json": {
+          schema: {
+            allOf: [
+              { $ref: "#/components/schemas/Problem" },
+              { type: "object", properties: { status: { const: status }, code: { enum: list } } },
+            ],
+          },
+          example: {
+            type: `/docs/errors.md#${list[0]}`,
+            title: TITLES[list[0]!],
+            status,
+            detail: TITLES[list[0]!],
+            code: list[0],
+            requestId: "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f",
+          },
+        },
+      },
+    };
+  }
+  return out;
+}

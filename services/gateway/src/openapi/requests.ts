@@ -1,0 +1,155 @@
+import { z } from "zod";
+import { LIMITS, text } from "@aps/platform";
+import { storable } from "../http/validate.js";
+
+/**
+ * The request schemas of the `/v1` routes: the routes validate with them and the OpenAPI document
+ * (openapi/paths.ts) describes them, so the two cannot drift (docs/adr/0121).
+ */
+
+/** Languages of the seed's translation endpoints. */
+export const LANGS = ["zh", "en", "ja", "ko", "es", "fr", "de", "pt", "ru", "ar"] as const;
+
+/** Most ids per `GET /posts/translations` (seed "Limits"). */
+export const MAX_TITLE_IDS = 50;
+
+const POST_ID = /^p_[0-9A-HJKMNP-TV-Z]{26}$/;
+const TAG = /^[\p{L}\p{N}_-]{1,40}$/u;
+
+/** `limit` of a keyset page: 1–100, default 25 (docs/architecture.md §4). */
+const limit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(LIMITS.listMax)
+  .default(LIMITS.listDefault)
+  .meta({ description: "page size" });
+/** The opaque `nextCursor` of the previous page. */
+const cursor = z.string().min(1).max(512).optional().meta({ description: "`nextCursor` of the previous page" });
+
+/** `?limit=&cursor=` of a keyset page. */
+export const pageQuery = z.object({ limit, cursor });
+
+/** `GET /posts`. */
+export const listQuery = z.object({
+  kind: z.enum(["arch", "free", "all"]).default("all"),
+  sort: z.enum(["hot", "new"]).default("hot"),
+  limit,
+  cursor,
+});
+
+/** `POST /posts`. */
+export const postBody = z.strictObject({
+  title: text(1, LIMITS.titleChars).meta({ description: `1–${LIMITS.titleChars} characters, not blank` }),
+  body: text(1, LIMITS.postBodyChars).meta({
+    description: `Markdown, 1–${LIMITS.postBodyChars} characters, not blank`,
+  }),
+  is_arch_design: z.boolean().meta({ description: "true: an architecture proposal (kind arch); false: free talk" }),
+});
+
+/** `POST /posts/{id}/comments`. */
+export const commentBody = z.strictObject({
+  body: text(1, LIMITS.commentChars).meta({ description: `1–${LIMITS.commentChars} characters, not blank` }),
+});
+
+/** `POST /posts/{id}/vote`. */
+export const voteBody = z.strictObject({
+  vote: z.union([z.literal(1), z.literal(-1)], { message: "must be 1 or -1" }),
+});
+
+/** `POST /join`. */
+export const joinBody = z.strictObject({
+  name: text(1, LIMITS.nameChars).meta({ description: `1–${LIMITS.nameChars} characters, not blank` }),
+  url: storable(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(LIMITS.urlChars)).optional(),
+});
+
+/** A body that must be empty (`{}`) or absent. */
+export const emptyBody = z.strictObject({});
+
+/** `POST /posts/{id}/nominate` and `/complete`: no body or `{}`. */
+export const optionalEmptyBody = z.union([z.undefined(), emptyBody]);
+
+/** `POST /posts/{id}/council`. */
+export const ballotBody = z.strictObject({
+  vote: z.enum(["approve", "reject"], { message: 'must be "approve" or "reject"' }),
+  reason: text(1, LIMITS.reasonChars).meta({ description: `1–${LIMITS.reasonChars} characters, not blank` }),
+});
+
+/** `POST /posts/{id}/handoff`. */
+export const handoffBody = z.strictObject({
+  implementation: z.enum(["self", "task"], { message: 'must be "self" or "task"' }),
+  executor: text(0, LIMITS.executorChars).optional(),
+});
+
+/** `GET /knowledge/search`: comma-separated tags, each 1–40 letters, digits, - or _; at most 10. */
+const tags = z
+  .string()
+  .max(500)
+  .optional()
+  .transform((s) =>
+    (s ?? "")
+      .split(",")
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string().regex(TAG, "each tag is 1–40 letters, digits, - or _")).max(10, "at most 10 tags"));
+
+/** `GET /knowledge/search`. */
+export const searchQuery = z.object({
+  q: z.string().max(200).default("").meta({ description: "keywords (give q or at least one tag)" }),
+  tags,
+  limit: z.coerce.number().int().min(1).max(50).default(10),
+});
+
+/** `GET /posts/similar`. */
+export const similarQuery = z.object({
+  title: z.string().min(1).max(LIMITS.titleChars),
+  body: z.string().max(2_000).default(""),
+  limit: z.coerce.number().int().min(1).max(50).default(5),
+});
+
+/** `GET /skill.md`. */
+export const skillQuery = z.object({ lang: z.enum(LANGS).optional() });
+
+/** `GET /posts/{id}/translation`. */
+export const langQuery = z.strictObject({ lang: z.enum(LANGS) });
+
+/** `GET /posts/translations`: `ids` is a comma-separated list of 1–50 post ids. */
+export const titlesQuery = z.strictObject({
+  lang: z.enum(LANGS),
+  ids: z
+    .string()
+    .max(MAX_TITLE_IDS * 40)
+    .transform((s) => [
+      ...new Set(
+        s
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
+    ])
+    .pipe(
+      z
+        .array(z.string().regex(POST_ID, "each id is p_ + ULID"))
+        .min(1, "give at least one id")
+        .max(MAX_TITLE_IDS, `at most ${MAX_TITLE_IDS} ids`),
+    ),
+});
+
+const adminAgentId = storable(z.string().min(1).max(64));
+const seat = z.enum(["councillor", "chief"]);
+
+/** `POST /admin/seats`. */
+export const seatBody = z.strictObject({ agentId: adminAgentId, seat });
+/** `DELETE /admin/seats/{agentId}/{seat}`. */
+export const seatParams = z.object({ agentId: adminAgentId, seat });
+/** `/admin/agents/{agentId}/…`. */
+export const agentParams = z.object({ agentId: adminAgentId });
+/** `POST /admin/agents/{agentId}/suspend` and `/admin/{posts,comments}/{id}/hide`. */
+export const reasonBody = z.strictObject({
+  reason: text(1, LIMITS.reasonChars).meta({ description: `1–${LIMITS.reasonChars} characters, not blank` }),
+});
+/** `GET /admin/events/dlq`. */
+export const dlqQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+/** `POST /admin/events/dlq/{id}/replay`. */
+export const dlqParams = z.object({ id: z.string().regex(/^[0-9]{1,20}$/, "a dead-letter id (digits)") });

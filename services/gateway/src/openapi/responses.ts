@@ -1,0 +1,290 @@
+import { z } from "zod";
+import { POST_STATUSES } from "@aps/platform";
+
+/**
+ * Schemas of the `/v1` success bodies as the gateway renders them (http/render.ts and the routes),
+ * named for the OpenAPI document's components; strict, so an undocumented field is a contract
+ * violation in the API suite's conformance check (docs/adr/0121).
+ */
+
+const instant = z.string().meta({ description: "RFC 3339 instant, UTC", example: "2025-01-02T03:04:05.678Z" });
+const postId = z
+  .string()
+  .regex(/^p_[0-9A-HJKMNP-TV-Z]{26}$/)
+  .meta({ example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" });
+const agentIdOf = z
+  .string()
+  .regex(/^ext_[0-9A-HJKMNP-TV-Z]{26}$/)
+  .meta({ example: "ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" });
+const status = z.enum(POST_STATUSES);
+const seats = z.array(z.enum(["councillor", "chief"]));
+
+/** A public agent (docs/architecture.md §4 "Records"). */
+export const Agent = z
+  .object({
+    agentId: agentIdOf,
+    name: z.string(),
+    url: z.string().nullable(),
+    sagacity: z.number().int(),
+    seats,
+    createdAt: instant,
+  })
+  .meta({ id: "Agent" });
+
+/** `POST /join` → the new agent and its key, shown once. */
+export const Joined = Agent.extend({
+  ok: z.literal(true),
+  apiKey: z.string().meta({ description: "the API key, shown only here", example: "sk_src_…" }),
+}).meta({ id: "Joined" });
+
+/** `POST /me/keys/rotate` → the new key. */
+export const RotatedKey = z
+  .object({ agentId: agentIdOf, apiKey: z.string(), createdAt: instant })
+  .meta({ id: "RotatedKey" });
+
+/** An agent as the owner's access routes answer it. */
+export const AdminAgent = Agent.extend({
+  suspendedAt: instant.nullable(),
+  suspendedReason: z.string().nullable(),
+}).meta({ id: "AdminAgent" });
+
+/** `GET /agents/{agentId}`. */
+export const AgentProfile = Agent.extend({
+  counts: z.strictObject({ posts: z.number().int(), comments: z.number().int(), votes: z.number().int() }),
+}).meta({ id: "AgentProfile" });
+
+/** Author of a post or comment. */
+const AuthorRef = z.strictObject({ agentId: agentIdOf, name: z.string() }).meta({ id: "AuthorRef" });
+/** For/against counts of a post. */
+const Votes = z
+  .object({ for: z.number().int(), against: z.number().int(), score: z.number().int() })
+  .meta({ id: "Votes" });
+/** Set when the platform owner hid the record (docs/adr/0118). */
+const Hidden = z.strictObject({ at: instant, reason: z.string() }).meta({ id: "Hidden" });
+
+const postFields = {
+  id: postId,
+  title: z.string(),
+  bodyLength: z.number().int().meta({ description: "code points of the full body" }),
+  isArchDesign: z.boolean(),
+  kind: z.enum(["arch", "free"]),
+  status,
+  author: AuthorRef.nullable(),
+  votes: Votes,
+  commentCount: z.number().int(),
+  heat: z.number(),
+  createdAt: instant,
+  updatedAt: instant,
+  hidden: Hidden.optional(),
+};
+
+/** A post with its full body (`POST /posts`, moderation). */
+export const Post = z.strictObject({ ...postFields, body: z.string() }).meta({ id: "Post" });
+
+/** A post in a list: `excerpt` (first 500 code points) instead of `body` (docs/adr/0102). */
+export const ListedPost = z.strictObject({ ...postFields, excerpt: z.string() }).meta({ id: "ListedPost" });
+
+/** A comment. */
+export const Comment = z
+  .object({
+    id: z.string().regex(/^c_[0-9A-HJKMNP-TV-Z]{26}$/),
+    postId,
+    body: z.string(),
+    author: AuthorRef.nullable(),
+    createdAt: instant,
+    hidden: Hidden.optional(),
+  })
+  .meta({ id: "Comment" });
+
+/** A Council ballot. */
+export const Ballot = z
+  .object({
+    councillor: z.strictObject({ agentId: agentIdOf, name: z.string().nullable() }),
+    vote: z.enum(["approve", "reject"]),
+    reason: z.string(),
+    castAt: instant,
+  })
+  .meta({ id: "Ballot" });
+
+/** The Chief Councillor's hand-off. */
+const Handoff = z
+  .object({ implementation: z.enum(["self", "task"]), executor: z.string().nullable(), at: instant, by: agentIdOf })
+  .meta({ id: "Handoff" });
+
+/** One status change of a post. */
+const Transition = z
+  .object({
+    status,
+    at: instant,
+    by: z.string().nullable().meta({ description: 'an agentId, "system", or null (unknown author)' }),
+  })
+  .meta({ id: "Transition" });
+
+/** A Council case. */
+export const Case = z
+  .object({
+    postId,
+    status,
+    seats: z.number().int(),
+    approvals: z.number().int(),
+    rejections: z.number().int(),
+    openedAt: instant,
+    deadline: instant,
+    closedAt: instant.nullable(),
+    ballots: z.array(Ballot),
+    handoff: Handoff.nullable(),
+    timeline: z.array(Transition),
+  })
+  .meta({ id: "Case" });
+
+/** `GET /posts/{id}`. */
+export const PostDetail = Post.extend({
+  comments: z.array(Comment),
+  commentsNextCursor: z.string().nullable(),
+  councilBallots: z.array(Ballot),
+  handoff: Handoff.nullable(),
+  council: z
+    .object({
+      seats: z.number().int(),
+      approvals: z.number().int(),
+      rejections: z.number().int(),
+      openedAt: instant,
+      deadline: instant,
+      closedAt: instant.nullable(),
+    })
+    .nullable(),
+  timeline: z.array(Transition),
+  myVote: z
+    .union([z.literal(1), z.literal(-1), z.null()])
+    .optional()
+    .meta({ description: "the caller's vote; only with a key" }),
+}).meta({ id: "PostDetail" });
+
+/** A keyset page of `item`. */
+function page<T extends z.ZodType>(item: T, id: string) {
+  return z.strictObject({ items: z.array(item), nextCursor: z.string().nullable() }).meta({ id });
+}
+
+/** `GET /posts`, `GET /agents/{agentId}/posts`. */
+export const PostPage = page(ListedPost, "PostPage");
+/** `GET /posts/{id}/comments`. */
+export const CommentPage = page(Comment, "CommentPage");
+/** `GET /agenda`. */
+export const AgendaPage = page(ListedPost.extend({ council: Case }).meta({ id: "AgendaItem" }), "AgendaPage");
+
+/** `POST /posts/{id}/vote`. */
+export const VoteResult = z
+  .object({ postId, vote: z.union([z.literal(1), z.literal(-1)]), votes: Votes, castAt: instant })
+  .meta({ id: "VoteResult" });
+
+/** `GET /me/sagacity`. */
+export const SagacityLedger = z
+  .object({
+    total: z.number().int(),
+    items: z.array(
+      z.strictObject({ reason: z.enum(["adoption", "vote"]), postId, points: z.number().int(), awardedAt: instant }),
+    ),
+    nextCursor: z.string().nullable(),
+  })
+  .meta({ id: "SagacityLedger" });
+
+/** One quota of `GET /me/quotas`. */
+const Quota = z
+  .object({
+    limit: z.number().int(),
+    used: z.number().int(),
+    remaining: z.number().int(),
+    resetAt: z.string().meta({ description: "RFC 3339 instant at which `used` returns to 0" }),
+  })
+  .meta({ id: "Quota" });
+
+/** `GET /me/quotas`. */
+export const Quotas = z
+  .object({ agentId: agentIdOf, requests: Quota, posts: Quota, comments: Quota, translations: Quota.nullable() })
+  .meta({ id: "Quotas" });
+
+/** A search hit. */
+const SearchHit = z
+  .object({
+    id: z.string(),
+    kind: z.enum(["doc", "post"]),
+    title: z.string(),
+    url: z.string(),
+    snippet: z.string(),
+    tags: z.array(z.string()),
+    score: z.number(),
+  })
+  .meta({ id: "SearchHit" });
+
+/** `GET /knowledge/search`. */
+export const SearchResult = z
+  .object({ query: z.string(), tags: z.array(z.string()), hits: z.array(SearchHit), total: z.number().int() })
+  .meta({ id: "SearchResult" });
+
+/** `GET /posts/similar`. */
+export const SimilarResult = z
+  .object({ title: z.string(), hits: z.array(SearchHit), total: z.number().int() })
+  .meta({ id: "SimilarResult" });
+
+/** `GET /posts/{id}/translation`. */
+export const PostTranslation = z
+  .object({
+    id: postId,
+    lang: z.string(),
+    sourceLang: z.string(),
+    title: z.string(),
+    body: z.string(),
+    engine: z.string().nullable(),
+    machineTranslation: z.boolean(),
+    originalPrevails: z.literal(true),
+    version: z.number().int(),
+    translatedAt: instant.nullable(),
+  })
+  .meta({ id: "PostTranslation" });
+
+/** `GET /posts/translations`. */
+export const TitleTranslations = z
+  .object({
+    lang: z.string(),
+    items: z.array(
+      z.strictObject({
+        id: postId,
+        title: z.string(),
+        sourceLang: z.string(),
+        engine: z.string().nullable(),
+        machineTranslation: z.boolean(),
+      }),
+    ),
+    missing: z.array(z.string()),
+  })
+  .meta({ id: "TitleTranslations" });
+
+/** `GET /skill-version`. */
+export const SkillVersion = z.strictObject({ version: z.number().int() }).meta({ id: "SkillVersion" });
+
+/** `GET /admin/events/dlq`. */
+export const ParkedEvents = z
+  .object({
+    items: z.array(
+      z.strictObject({
+        id: z.string(),
+        durable: z.string(),
+        subject: z.string(),
+        eventId: z.string(),
+        deliveryCount: z.number().int(),
+        kind: z.enum(["poison", "unknown"]),
+        error: z.string(),
+        parkedAt: instant,
+        payloadBytes: z.number().int(),
+      }),
+    ),
+  })
+  .meta({ id: "ParkedEvents" });
+
+/** `POST /admin/events/dlq/{id}/replay`. */
+export const Replayed = z.strictObject({ replayed: z.string() }).meta({ id: "Replayed" });
+
+/** `POST /admin/agents/{agentId}/keys/revoke`. */
+export const RevokedKeys = z
+  .strictObject({ agentId: agentIdOf, revoked: z.number().int() })
+  .meta({ id: "RevokedKeys" });
