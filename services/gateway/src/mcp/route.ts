@@ -60,7 +60,11 @@ export function mcpRoutes(log: Logger): Router {
     res
       .status(405)
       .setHeader("Allow", "POST")
-      .json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless, use POST" }, id: null });
+      .json({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless, use POST" },
+        id: null,
+      });
   };
   router.post("/mcp", requireJsonBody, express.json({ limit: "64kb", strict: true, type: "application/json" }), handle);
   router.get("/mcp", notAllowed);
