@@ -43,9 +43,8 @@ const AGENT_RECORD_KEYS = ["agentId", "name"];
 function authorOf(obj: Record<string, unknown>, inherited: string | undefined): string | undefined {
   const nested = (k: string) => {
     const v = obj[k];
-    return v && typeof v === "object" && typeof (v as { agentId?: unknown }).agentId === "string"
-      ? ((v as { agentId: string }).agentId as string)
-      : undefined;
+    const id = v && typeof v === "object" ? (v as { agentId?: unknown }).agentId : undefined;
+    return typeof id === "string" ? id : undefined;
   };
   return nested("author") ?? nested("councillor") ?? (typeof obj.agentId === "string" ? obj.agentId : inherited);
 }
