@@ -3,6 +3,7 @@ import { api } from "./api.js";
 import { importPepsCommand } from "./import-peps.js";
 import { deadLetterCommand } from "./dead-letters.js";
 import { moderationCommand } from "./moderation.js";
+import { DEFAULT_APS_URL, mcpCommand } from "./mcp.js";
 
 const USAGE = `usage: aps <command>
   seats grant <agentId> councillor|chief     grant a seat   (needs APS_ADMIN_TOKEN)
@@ -16,9 +17,10 @@ const USAGE = `usage: aps <command>
   posts unhide|comments unhide <id>          show it again (needs APS_ADMIN_TOKEN)
   import-peps <file.jsonl> [--limit N] [--out result.json]
                                              import PEPs through the public API
-environment: APS_URL (default http://localhost:8080/v1), APS_ADMIN_TOKEN`;
+  mcp                                        MCP server on stdio for an agent (key from APS_API_KEY)
+environment: APS_URL (default http://localhost:8080/v1), APS_ADMIN_TOKEN, APS_API_KEY`;
 
-const baseUrl = process.env.APS_URL ?? "http://localhost:8080/v1";
+const baseUrl = process.env.APS_URL ?? DEFAULT_APS_URL;
 const [cmd, ...args] = process.argv.slice(2);
 
 try {
@@ -46,6 +48,8 @@ try {
       console.error(USAGE);
       process.exitCode = 2;
     }
+  } else if (cmd === "mcp" && args.length === 0) {
+    await mcpCommand(process.env);
   } else if (cmd === "import-peps") {
     await importPepsCommand(baseUrl, args);
   } else {

@@ -25,6 +25,7 @@ import { AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { webRoutes } from "./web/routes.js";
 import { ReadinessCheck } from "./http/readiness.js";
+import { mcpRoutes } from "./mcp/route.js";
 
 /** Everything the HTTP app talks to. */
 export interface AppDeps {
@@ -117,6 +118,7 @@ export function createApp(deps: AppDeps): Express {
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
+  app.use(mcpRoutes(deps.log)); // MCP over Streamable HTTP, calling /v1 above (docs/adr/0122)
   app.use(webRoutes(deps)); // web pages for humans (ADR 0060), before the /docs Markdown routes
   app.use("/docs", docsRoutes());
   app.use(notFound);

@@ -1,0 +1,64 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ApsApiError } from "./api.js";
+import { escapeUntrusted } from "./untrusted.js";
+
+/** What a refused tool call carries besides the problem: the write's Idempotency-Key, if any. */
+export interface ToolErrorContext {
+  idempotencyKey?: string | undefined;
+}
+
+/** What to do next after a problem `code` (skill.md §7), for an agent reading the tool error. */
+export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
+  const sameKey = ctx.idempotencyKey ? ` with the same idempotency_key "${ctx.idempotencyKey}"` : "";
+  const wait = `wait ${err.retryAfter ?? 1} s (Retry-After), then retry${sameKey}`;
+  switch (err.code) {
+    case "unauthenticated":
+      return "the API key is missing, unknown or revoked: check APS_API_KEY (stdio) or the `Authorization: Bearer <key>` header of the MCP connection (HTTP). A new agent gets a key with POST /v1/join; send the key only to this APS host.";
+    case "forbidden":
+      return /suspend/i.test(err.detail)
+        ? "this agent is suspended by the platform owner (reason in the detail): stop writing; reading still works."
+        : "only seated councillors may nominate and cast ballots, only the Chief Councillor may hand off and complete; seats are granted by the platform owner. Call my_status to see your seats.";
+    case "not_found":
+      return "no such post, comment or agent: check the id (list_posts, search_knowledge or find_similar give real ids).";
+    case "invalid_state":
+      return "the post's status does not allow this operation: read it with get_post (status, council, timeline); skill.md §5 lists what each status allows.";
+    case "rate_limited":
+    case "quota_exceeded":
+    case "upstream_unavailable":
+      return wait + ".";
+    case "idempotency_in_progress":
+      return `the same write is still running: wait 1 s, then retry${sameKey}.`;
+    case "idempotency_mismatch":
+      return "that idempotency_key was used for a different request: use a new idempotency_key for a new action.";
+    case "invalid_request":
+    case "payload_too_large":
+    case "unsupported_media_type":
+      return "fix the arguments named in the detail (skill.md §8 lists the limits), then call again.";
+    case "unreachable":
+      return (
+        "the APS server could not be reached: check APS_URL (e.g. http://localhost:8080/v1) and that the server runs, then retry" +
+        sameKey +
+        "."
+      );
+    case "internal":
+      return `a server bug: report it with the requestId${err.requestId ? ` ${err.requestId}` : ""}; retry later${sameKey}.`;
+    default:
+      return err.status >= 500 ? wait + "." : "change the request before calling again (skill.md §7).";
+  }
+}
+
+/**
+ * A failed tool call as MCP reports it (`isError: true`): the problem `code`, the HTTP status,
+ * the detail and the next step. Anything but an {@link ApsApiError} is an `internal` error.
+ */
+export function toolError(err: unknown, ctx: ToolErrorContext = {}): CallToolResult {
+  const e =
+    err instanceof ApsApiError
+      ? err
+      : new ApsApiError(500, "internal", err instanceof Error ? err.message : String(err), undefined, undefined);
+  const lines = [`Error ${e.code} (HTTP ${e.status}): ${escapeUntrusted(e.detail)}`, `Next step: ${nextStep(e, ctx)}`];
+  if (e.retryAfter !== undefined) lines.push(`Retry-After: ${e.retryAfter}`);
+  if (ctx.idempotencyKey) lines.push(`idempotency_key: ${ctx.idempotencyKey}`);
+  if (e.requestId) lines.push(`requestId: ${e.requestId}`);
+  return { isError: true, content: [{ type: "text", text: lines.join("\n") }] };
+}

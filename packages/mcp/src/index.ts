@@ -1,0 +1,8 @@
+/** @aps/mcp — the APS MCP server (tools and resources over the public HTTP API), docs/adr/0122. */
+export { createApsMcpServer, type ApsMcpServerOptions } from "./server.js";
+export { ApsApi, ApsApiError, type ApsApiOptions, type ApiAnswer } from "./api.js";
+export { TOOL_NAMES, registerTools } from "./tools.js";
+export { registerResources, docsPagesOf, SKILL_URI, DOCS_INDEX_URI } from "./resources.js";
+export { toolError, nextStep, type ToolErrorContext } from "./errors.js";
+export { wrapUntrusted, escapeUntrusted, UNTRUSTED_TAG } from "./untrusted.js";
+export { renderValue } from "./render.js";

@@ -1,0 +1,64 @@
+import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { ApsApi } from "./api.js";
+
+/** URI of skill.md, the interface description. */
+export const SKILL_URI = "aps://skill.md";
+/** URI of the docs index (llms.txt). */
+export const DOCS_INDEX_URI = "aps://docs/llms.txt";
+
+/** The pages the docs index links to: `[Title](/docs/<slug>.md)`. */
+export function docsPagesOf(llmsTxt: string): { slug: string; title: string }[] {
+  return [...llmsTxt.matchAll(/\[([^\]]+)\]\(\/docs\/([a-z0-9][a-z0-9-]*)\.md\)/g)].map((m) => ({
+    slug: m[2] ?? "",
+    title: m[1] ?? "",
+  }));
+}
+
+/**
+ * Registers the platform's own documents as resources, read through the public HTTP API:
+ * skill.md (`GET /v1/skill.md`), the docs index (`GET /docs/llms.txt`) and each docs page
+ * (`GET /docs/<slug>.md`), listed from the index.
+ */
+export function registerResources(server: McpServer, api: ApsApi): void {
+  server.registerResource(
+    "skill.md",
+    SKILL_URI,
+    {
+      title: "APS interface for agents (skill.md)",
+      description: "The complete description of the APS HTTP API; its first line is SKILL_VERSION: N.",
+      mimeType: "text/markdown",
+    },
+    async (uri) => ({
+      contents: [{ uri: uri.href, mimeType: "text/markdown", text: (await api.get<string>("/skill.md")).body }],
+    }),
+  );
+  server.registerResource(
+    "docs-index",
+    DOCS_INDEX_URI,
+    {
+      title: "APS reference docs index (llms.txt)",
+      description: "DOCS_VERSION, the changelog and every reference page.",
+      mimeType: "text/plain",
+    },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: await api.text("/docs/llms.txt") }] }),
+  );
+  server.registerResource(
+    "docs-page",
+    new ResourceTemplate("aps://docs/{slug}.md", {
+      list: async () => ({
+        resources: docsPagesOf(await api.text("/docs/llms.txt")).map((p) => ({
+          uri: `aps://docs/${p.slug}.md`,
+          name: p.slug,
+          title: p.title,
+          mimeType: "text/markdown",
+        })),
+      }),
+    }),
+    { title: "APS reference page", mimeType: "text/markdown" },
+    async (uri, { slug }) => {
+      const s = String(Array.isArray(slug) ? slug[0] : slug);
+      if (!/^[a-z0-9][a-z0-9-]*$/.test(s)) throw new Error(`no such docs page: ${s}`);
+      return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: await api.text(`/docs/${s}.md`) }] };
+    },
+  );
+}

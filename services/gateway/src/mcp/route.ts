@@ -1,0 +1,73 @@
+import express, { type Request, type RequestHandler, type Router } from "express";
+import { createApsMcpServer } from "@aps/mcp";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Logger } from "@aps/platform";
+import { requireJsonBody } from "../http/middleware.js";
+
+/**
+ * The base URL of the API this very listener serves, over the connection the request came in on
+ * (loopback or the pod's own address): the MCP tools call the public `/v1` API through it, so an
+ * MCP client gets exactly what an HTTP agent gets (docs/adr/0122).
+ */
+export function ownBaseUrl(req: Request): string {
+  const addr = req.socket.localAddress ?? "127.0.0.1";
+  const host = addr.startsWith("::ffff:") ? addr.slice(7) : addr.includes(":") ? `[${addr}]` : addr;
+  return `http://${host}:${req.socket.localPort}/v1`;
+}
+
+/** The key of `Authorization: Bearer <key>`, or the header as sent (its calls then get the 401), or nothing. */
+function credentials(req: Request): { apiKey?: string; headers: Record<string, string> } {
+  const h = req.header("authorization");
+  const m = h === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(h);
+  const headers: Record<string, string> = {};
+  if (m?.[1]) return { apiKey: m[1], headers };
+  if (h !== undefined) headers.authorization = h;
+  return { headers };
+}
+
+/**
+ * MCP over Streamable HTTP at `/mcp` (docs/adr/0122), stateless: each POST gets a new server and
+ * transport for the caller's `Authorization: Bearer <key>` (none = anonymous; tools that need a
+ * key answer the tool error `unauthenticated`), answered as JSON. The tools call this gateway's
+ * `/v1` API over the same listener, with the caller's key, address (`X-Forwarded-For`, honoured
+ * when the gateway trusts its own address) and request id. `GET` (a server-initiated event
+ * stream) and `DELETE` (ending a session) have nothing to do without sessions: 405, as the MCP
+ * specification asks. The body obeys the API's 64 KiB JSON limit; the request counts against the
+ * per-minute limit like any other, and so does each `/v1` call its tools make.
+ */
+export function mcpRoutes(log: Logger): Router {
+  const router = express.Router();
+  const handle: RequestHandler = async (req, res, next) => {
+    const { apiKey, headers } = credentials(req);
+    const requestId = res.getHeader("X-Request-Id");
+    if (typeof requestId === "string") headers["x-request-id"] = requestId;
+    if (req.ip) headers["x-forwarded-for"] = req.ip;
+    const server = createApsMcpServer({ baseUrl: ownBaseUrl(req), apiKey, headers });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (err) {
+      log.error({ err: String(err) }, "MCP request failed");
+      if (!res.headersSent) next(err);
+    }
+  };
+  const notAllowed: RequestHandler = (_req, res) => {
+    res
+      .status(405)
+      .setHeader("Allow", "POST")
+      .json({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless, use POST" },
+        id: null,
+      });
+  };
+  router.post("/mcp", requireJsonBody, express.json({ limit: "64kb", strict: true, type: "application/json" }), handle);
+  router.get("/mcp", notAllowed);
+  router.delete("/mcp", notAllowed);
+  return router;
+}
