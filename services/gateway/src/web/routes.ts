@@ -14,6 +14,7 @@ import type { council } from "@aps/proto";
 import { loadDocs, type Docs } from "../docs.js";
 import { councillorNames } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
+import { searchQuery as apiSearchQuery } from "../openapi/requests.js";
 import type { SkillDoc } from "../skill.js";
 import { assetPath, loadAssets, serveAssets, type Assets } from "./assets.js";
 import { layout, type PageContent, type Shell } from "./layout.js";
@@ -67,21 +68,8 @@ const homeQuery = z.object({ sort: z.enum(["hot", "new"]).default("hot"), kind, 
 const agendaQuery = z.object({ cursor });
 const postQuery = z.object({ comments: cursor });
 const agentQuery = z.object({ cursor });
-const TAG = /^[\p{L}\p{N}_-]{1,40}$/u;
-const searchQuery = z.object({
-  q: z.string().max(200).default(""),
-  tags: z
-    .string()
-    .max(500)
-    .optional()
-    .transform((s) =>
-      (s ?? "")
-        .split(",")
-        .map((t) => t.trim().toLowerCase())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.string().regex(TAG, "each tag is 1–40 letters, digits, - or _")).max(10, "at most 10 tags")),
-});
+/** The search page takes the API's `q` and `tags` (same rules: openapi/requests.ts). */
+const searchQuery = apiSearchQuery.pick({ q: true, tags: true });
 
 /** True when the client asked for HTML rather than JSON/problem+json (browsers do). */
 function wantsHtml(req: Request): boolean {
