@@ -14,8 +14,8 @@ export function typosAllowed(term: string): number {
 
 /**
  * The words `term` becomes with two adjacent letters swapped. Meilisearch counts a transposition as
- * one typo (Damerau–Levenshtein); MiniSearch's Levenshtein counts two, so a 5–8 letter word also
- * looks these up exactly.
+ * one typo (Damerau–Levenshtein); MiniSearch's Levenshtein counts two, so the query also looks these
+ * up, with one edit fewer than the word allows.
  */
 export function transpositions(term: string): string[] {
   const c = [...term];
@@ -29,7 +29,7 @@ export function transpositions(term: string): string[] {
 
 /**
  * The MiniSearch query for one analysed query term (issue 18, docs/adr/0124):
- * - Latin: the term with `typosAllowed` edits, plus its transpositions (exact) when 1 edit is allowed;
+ * - Latin: the term with `typosAllowed` edits, plus its transpositions with one edit fewer;
  *   a prefix match when `prefix` (Meilisearch: the last query word).
  * - CJK: the word itself, or every character bigram of it (however the segmenter cut the document).
  */
@@ -42,12 +42,12 @@ export function termQuery(term: string, prefix: boolean): Query {
   }
   const typos = typosAllowed(term);
   const base: MiniOptions = { prefix, fuzzy: typos === 0 ? false : typos };
-  if (typos !== 1) return { ...base, combineWith: "OR", queries: [term] };
+  if (typos === 0) return { ...base, combineWith: "OR", queries: [term] };
   return {
     combineWith: "OR",
     queries: [
       { ...base, combineWith: "OR", queries: [term] },
-      { combineWith: "OR", queries: transpositions(term), fuzzy: false, prefix: false },
+      { combineWith: "OR", queries: transpositions(term), fuzzy: typos === 2 ? 1 : false, prefix: false },
     ],
   };
 }
