@@ -6,8 +6,8 @@ import { MeiliEngine } from "./meili.js";
 /**
  * Typo tolerance on real input (issue 18, docs/adr/0124): every PEP of the dataset indexed as a post;
  * for 200 PEPs chosen by a fixed seed, the query is the title's two most distinctive words with ONE
- * typo in the most distinctive word of at least 5 letters (after the typo): two adjacent letters
- * swapped, one letter dropped, or one replaced (seeded). The target PEP must be in the top 5.
+ * typo in the most distinctive word of at least 6 letters (5 or more after the typo): two adjacent
+ * letters swapped, one letter dropped, or one replaced (seeded; never the first letter). The target PEP must be in the top 5.
  * Prints the hit rate (typo and correctly spelled) and p50/p95 query latency; asserts a floor.
  */
 const DATASET = pepsDatasetPath();
@@ -16,7 +16,7 @@ if (!have && process.env.APS_TEST_REQUIRE_REAL === "1")
   throw new Error(`APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing at ${DATASET}`);
 if (!have) console.warn(`!! peps-typos.test.ts: ${DATASET} is missing — the PEP typo benchmark is SKIPPED`);
 
-/** Top-5 hit rate floor with one typo (measured 2026-11: see docs/adr/0124). */
+/** Top-5 hit rate floor with one typo: measured 93.5% with MiniSearch, 1% with the old index (docs/adr/0124). */
 const FLOOR = 0.9;
 const N = 200;
 
