@@ -92,7 +92,7 @@ export function registerTools(server: McpServer, api: ApsApi): void {
     {
       title: "Find posts similar to a draft",
       description:
-        "Existing posts that look like duplicates of your draft (GET /v1/posts/similar). Call it before propose: if one covers your idea, comment and vote there instead." +
+        "Existing posts that look like duplicates of your draft (GET /v1/posts/similar), each with a score from 0 to 1 (the share of your draft's distinctive words it holds; below 0.3 left out). Call it before propose: if one covers your idea, comment and vote there instead." +
         UNTRUSTED_NOTE,
       inputSchema: {
         title: z.string().min(1).max(200).describe("Your draft's title."),

@@ -51,6 +51,27 @@ const CORPUS: KnowledgeDoc[] = [
     "arch",
     "open",
   ),
+  post(
+    "p_01JWQYPV8RRNPMN5REKHSD5006",
+    "Structured concurrency for the council workers",
+    "Run every council job in a task group so that cancellation reaches all of them.",
+    "arch",
+    "agenda",
+  ),
+  post(
+    "p_01JWQYPV8RRNPMN5REKHSD5007",
+    "Worker pools and concurrency limits",
+    "Structured logging of the pool; the workers share one queue.",
+    "free",
+    "discussion",
+  ),
+  post(
+    "p_01JWQYPV8RRNPMN5REKHSD5008",
+    "网关限流策略",
+    "为网关增加令牌桶限流，防止突发流量压垮服务。",
+    "arch",
+    "agenda",
+  ),
   ...docsDocuments(),
 ];
 
@@ -152,6 +173,57 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
     it("similar (any-word matching) finds a near-duplicate title", async () => {
       const r = await engine.search("Raise the rate limits for proposals per agent", ["post"], 5, { match: "any" });
       expect(r.hits[0]?.id).toBe("p_01JWQYPV8RRNPMN5REKHSD5002");
+    });
+
+    // Issue 18: typo tolerance (Meilisearch's rule: 1 typo from 5 letters, 2 from 9), prefix on the
+    // last word, ranking (every word > some; title > body), Chinese unchanged.
+    it("one typo from 5 letters: swapped, dropped or replaced letter", async () => {
+      expect(await ids("cocnurrency", ["post"])).toEqual(
+        expect.arrayContaining(["p_01JWQYPV8RRNPMN5REKHSD5006", "p_01JWQYPV8RRNPMN5REKHSD5007"]),
+      );
+      expect(await ids("wokrers", ["post"])).toContain("p_01JWQYPV8RRNPMN5REKHSD5006"); // 7 letters, swap
+      expect(await ids("proposl", ["post"])).toContain("p_01JWQYPV8RRNPMN5REKHSD5005"); // drop
+      expect(await ids("cancelation", ["post"])).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5006"]);
+    });
+
+    it("two typos from 9 letters, none below 5", async () => {
+      expect(await ids("concurency strutcured", ["post"])).toContain("p_01JWQYPV8RRNPMN5REKHSD5006");
+      expect(await ids("cocnurrenzy", ["post"])).toContain("p_01JWQYPV8RRNPMN5REKHSD5006"); // 11 letters: a swap and a replaced letter
+      expect(await ids("rian", ["post"])).toEqual([]); // "rain" with 2 letters swapped: 4 letters, no typo allowed
+      expect(await ids("wrokres", ["post"])).toEqual([]); // 7 letters, 2 typos: too many
+    });
+
+    it("prefix match on the last query word only", async () => {
+      expect(await ids("structured concur", ["post"])).toEqual(
+        expect.arrayContaining(["p_01JWQYPV8RRNPMN5REKHSD5006", "p_01JWQYPV8RRNPMN5REKHSD5007"]),
+      );
+      expect(await ids("concur structured", ["post"])).toEqual([]);
+    });
+
+    it("exact matches rank above typo matches; title matches above body matches", async () => {
+      // "worker" is in 5006's title; 5007's title has "Worker pools": both exact — the body-only typo loses
+      expect((await ids("structured", ["post"]))[0]).toBe("p_01JWQYPV8RRNPMN5REKHSD5006");
+      expect((await ids("pools", ["post"]))[0]).toBe("p_01JWQYPV8RRNPMN5REKHSD5007");
+      const r = await ids("limits", ["post"]);
+      expect(r.slice(0, 2).sort()).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5002", "p_01JWQYPV8RRNPMN5REKHSD5007"]);
+    });
+
+    it("Chinese keeps segmentation + bigrams: 限流 and 网关 find 网关限流策略", async () => {
+      expect(await ids("限流", ["post"])).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5008"]);
+      expect(await ids("网关 限流", ["post"])).toEqual(["p_01JWQYPV8RRNPMN5REKHSD5008"]);
+      expect((await ids("网关", ["post"]))[0]).toBe("p_01JWQYPV8RRNPMN5REKHSD5008"); // title beats body (5004)
+    });
+
+    it("similar: common and stop words carry no weight, a minimum score drops weak hits, scores are 0–1", async () => {
+      const opts = { match: "any", minScore: 0.3 } as const;
+      const weak = await engine.search("agent quota per hour", ["post"], 5, opts);
+      expect(weak.hits.map((h) => h.id)).not.toContain("p_01JWQYPV8RRNPMN5REKHSD5002");
+      const strong = await engine.search("Raise rate limits proposals agent", ["post"], 5, opts);
+      expect(strong.hits[0]?.id).toBe("p_01JWQYPV8RRNPMN5REKHSD5002");
+      for (const h of strong.hits) {
+        expect(h.score).toBeGreaterThanOrEqual(0.3);
+        expect(h.score).toBeLessThanOrEqual(1);
+      }
     });
   });
 }

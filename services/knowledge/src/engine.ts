@@ -1,4 +1,7 @@
-import { bigramsOf, indexTerms, isCjk, queryTerms, snippet, STOPWORDS } from "./text.js";
+import MiniSearch, { type Query, type SearchResult as MiniResult } from "minisearch";
+import { plainText } from "./markup.js";
+import { analyze, isCjk, queryTerms, snippet, STOPWORDS } from "./text.js";
+import { termQuery } from "./typos.js";
 
 /** One searchable document: a docs page or a forum post. */
 export interface KnowledgeDoc {
@@ -34,6 +37,11 @@ export interface SearchResult {
 export interface SearchOptions {
   /** `all` (default): every word must match; `any`: documents matching enough of them, ranked (duplicate check). */
   match?: "all" | "any";
+  /**
+   * `any` only: hits scoring below this are dropped. Scores of `any` are 0–1 on both engines
+   * (embedded: the IDF-weighted share of the query's words the document holds; Meilisearch: `_rankingScore`).
+   */
+  minScore?: number;
 }
 
 /** The search seam (docs/architecture.md §8): Meilisearch in production, the embedded engine otherwise. */
@@ -50,80 +58,63 @@ export interface SearchEngine {
   close(): Promise<void>;
 }
 
-interface Posting {
-  title: number;
-  body: number;
+/** Field boosts: a title word weighs as much as this many body words (issue 18: title matches weigh most). */
+const BOOST = { title: 4, body: 1 };
+/** Relative weight of a fuzzy / prefix match against an exact one (MiniSearch `weights`). */
+const WEIGHTS = { fuzzy: 0.3, prefix: 0.5 };
+/** `any`: a term found in more than this share of the documents is common and carries no weight. */
+const COMMON_SHARE = 0.25;
+
+/** One ranked candidate: how many query words it holds (`words`), how many of those only with a typo, the score. */
+interface Ranked {
+  id: string;
+  words: number;
+  typos: number;
+  score: number;
+  /** The document's terms that matched (for the snippet's marks). */
+  terms: string[];
 }
 
 /**
- * The embedded engine of the all-in-one mode: an in-memory inverted index (see text.ts for the
- * analysis). Scoring is term frequency (title ×5, body saturating) weighted by inverse document frequency.
- * Not persisted: the service re-indexes the docs and the forum's posts at start.
+ * The embedded engine of the all-in-one mode (docs/adr/0124): MiniSearch (BM25, radix tree with fuzzy
+ * and prefix lookup) over text.ts's analysis (Intl.Segmenter words + CJK bigrams, light stemming) of
+ * the plain text (markup.ts). Typo and prefix rules follow Meilisearch's (typos.ts); ranking: words
+ * matched, then words matched without a typo, then BM25 with title ×4. Not persisted: the service
+ * re-indexes the docs and the forum's posts at start.
  */
 export class EmbeddedEngine implements SearchEngine {
   readonly name = "embedded";
+  /** Every document as indexed (tags lowercased, body as plain text). */
   private readonly docs = new Map<string, KnowledgeDoc>();
-  private readonly terms = new Map<string, string[]>();
-  private readonly index = new Map<string, Map<string, Posting>>();
+  private readonly mini = new MiniSearch<KnowledgeDoc>({
+    fields: ["title", "body"],
+    storeFields: [],
+    tokenize: (text) => analyze(text),
+    processTerm: (t) => t,
+    searchOptions: { tokenize: (t) => [t], processTerm: (t) => t, boost: BOOST, weights: WEIGHTS },
+  });
 
   async init(): Promise<void> {}
 
   async upsert(docs: KnowledgeDoc[]): Promise<void> {
     for (const d of docs) {
-      this.drop(d.id);
-      const doc = { ...d, tags: d.tags.map((t) => t.toLowerCase()) };
+      if (this.docs.has(d.id)) this.mini.discard(d.id);
+      const doc = { ...d, body: plainText(d.body), tags: d.tags.map((t) => t.toLowerCase()) };
       this.docs.set(d.id, doc);
-      const title = indexTerms(d.title);
-      const body = indexTerms(d.body);
-      const all = new Set([...title.keys(), ...body.keys()]);
-      for (const t of all) {
-        let p = this.index.get(t);
-        if (!p) this.index.set(t, (p = new Map<string, Posting>()));
-        p.set(d.id, { title: title.get(t) ?? 0, body: body.get(t) ?? 0 });
-      }
-      this.terms.set(d.id, [...all]);
+      this.mini.add(doc);
     }
   }
 
   async remove(ids: string[]): Promise<void> {
-    for (const id of ids) this.drop(id);
+    for (const id of ids) {
+      if (!this.docs.delete(id)) continue;
+      this.mini.discard(id);
+    }
   }
 
-  private drop(id: string): void {
-    for (const t of this.terms.get(id) ?? []) {
-      const p = this.index.get(t);
-      p?.delete(id);
-      if (p && p.size === 0) this.index.delete(t);
-    }
-    this.terms.delete(id);
-    this.docs.delete(id);
-  }
-
-  /** Documents matching one query term with their weighted frequency. */
-  private match(term: string): Map<string, number> {
-    const out = new Map<string, number>();
-    // Title words weigh most; body frequency saturates (BM25-like), so long texts do not win by length.
-    const weigh = (p: Posting) => 5 * Math.min(p.title, 2) + (3 * p.body) / (p.body + 2);
-    for (const [id, p] of this.index.get(term) ?? []) out.set(id, weigh(p));
-    if (isCjk(term) && [...term].length >= 3) {
-      // However the segmenter cut the document: every bigram of the word must occur.
-      const grams = bigramsOf(term).map((g) => this.index.get(g) ?? new Map<string, Posting>());
-      for (const [id, p] of grams[0]!) {
-        if (out.has(id)) continue;
-        let w = weigh(p);
-        let all = true;
-        for (const g of grams.slice(1)) {
-          const q = g.get(id);
-          if (!q) {
-            all = false;
-            break;
-          }
-          w = Math.min(w, weigh(q));
-        }
-        if (all) out.set(id, w);
-      }
-    }
-    return out;
+  /** Documents matching `q` (one analysed term or a combination), restricted to `tagged`. */
+  private find(q: Query, tagged: (d: KnowledgeDoc) => boolean, combineWith: "AND" | "OR" = "OR"): MiniResult[] {
+    return this.mini.search(q, { combineWith, filter: (r) => tagged(this.docs.get(r.id as string)!) });
   }
 
   async search(q: string, tags: string[], limit: number, opts: SearchOptions = {}): Promise<SearchResult> {
@@ -131,43 +122,70 @@ export class EmbeddedEngine implements SearchEngine {
     const tagged = (d: KnowledgeDoc) => want.every((t) => d.tags.includes(t));
     let terms = queryTerms(q);
     if (opts.match === "any") terms = terms.filter((t) => !STOPWORDS.has(t) && !(isCjk(t) && [...t].length < 2));
-    const n = Math.max(this.docs.size, 1);
-    const scores = new Map<string, { score: number; matched: number }>();
+    let ranked: Ranked[];
     if (terms.length === 0) {
       if (q.trim() !== "") return { hits: [], total: 0 };
-      for (const d of this.docs.values()) if (tagged(d)) scores.set(d.id, { score: 0, matched: 0 });
-    } else {
-      terms.forEach((t, i) => {
-        const m = this.match(t);
-        const idf = Math.log(1 + n / Math.max(m.size, 1));
-        for (const [id, w] of m) {
-          const s = scores.get(id);
-          if (s) {
-            s.score += idf * w;
-            s.matched += 1;
-          } else if (i === 0 || opts.match === "any") scores.set(id, { score: idf * w, matched: 1 });
-        }
-        if (opts.match !== "any") for (const [id, s] of scores) if (s.matched !== i + 1) scores.delete(id);
-      });
-      const need = opts.match === "any" ? Math.max(1, Math.ceil(terms.length * 0.4)) : terms.length;
-      for (const [id, s] of scores) if (s.matched < need || !tagged(this.docs.get(id)!)) scores.delete(id);
-    }
-    const ranked = [...scores].sort(
-      (a, b) => b[1].matched - a[1].matched || b[1].score - a[1].score || (a[0] < b[0] ? 1 : -1),
-    );
-    const hits = ranked.slice(0, limit).map(([id, s]) => {
-      const d = this.docs.get(id)!;
+      ranked = [...this.docs.values()]
+        .filter(tagged)
+        .map((d) => ({ id: d.id, words: 0, typos: 0, score: 0, terms: [] }));
+    } else if (opts.match === "any") ranked = this.any(terms, tagged, opts.minScore ?? 0);
+    else ranked = this.all(terms, tagged);
+    ranked.sort((a, b) => b.words - a.words || a.typos - b.typos || b.score - a.score || (a.id < b.id ? 1 : -1));
+    const hits = ranked.slice(0, limit).map((r) => {
+      const d = this.docs.get(r.id)!;
       return {
-        id,
+        id: r.id,
         kind: d.kind,
         title: d.title,
         url: d.url,
-        snippet: bestSnippet(d, terms),
+        snippet: bestSnippet(d, [...new Set([...terms, ...r.terms])]),
         tags: d.tags,
-        score: Math.round(s.score * 1000) / 1000,
+        score: Math.round(r.score * 1000) / 1000,
       };
     });
-    return { hits, total: scores.size };
+    return { hits, total: ranked.length };
+  }
+
+  /** `all`: documents holding every term (typo/prefix rules of typos.ts), scored by BM25. */
+  private all(terms: string[], tagged: (d: KnowledgeDoc) => boolean): Ranked[] {
+    const last = terms.length - 1;
+    const query: Query = { combineWith: "AND", queries: terms.map((t, i) => termQuery(t, i === last && !isCjk(t))) };
+    return this.find(query, tagged).map((r) => ({
+      id: r.id as string,
+      words: terms.length,
+      typos: terms.filter((t, i) => !r.terms.some((m) => m === t || (i === last && m.startsWith(t)) || isCjk(t)))
+        .length,
+      score: r.score,
+      terms: r.terms,
+    }));
+  }
+
+  /**
+   * `any` (duplicate check): each term weighs its inverse document frequency, 0 for a term in more than
+   * `COMMON_SHARE` of the documents; a document's score is the share (0–1) of the query's weight it holds.
+   */
+  private any(terms: string[], tagged: (d: KnowledgeDoc) => boolean, minScore: number): Ranked[] {
+    const n = Math.max(this.docs.size, 1);
+    const all = () => true;
+    const weighted = terms.map((t) => {
+      const found = this.find(termQuery(t, false), all);
+      const df = found.length;
+      return { t, found, w: df === 0 || df > n * COMMON_SHARE ? 0 : Math.log(1 + n / df) };
+    });
+    const total = weighted.reduce((s, x) => s + x.w, 0) || 1;
+    const acc = new Map<string, Ranked>();
+    for (const { found, w } of weighted) {
+      if (w === 0) continue;
+      for (const r of found) {
+        if (!tagged(this.docs.get(r.id as string)!)) continue;
+        let a = acc.get(r.id as string);
+        if (!a) acc.set(r.id as string, (a = { id: r.id as string, words: 0, typos: 0, score: 0, terms: [] }));
+        a.score += w / total;
+        a.terms.push(...r.terms);
+      }
+    }
+    // Ranked by score alone: the share of distinctive words already weighs how many matched.
+    return [...acc.values()].filter((a) => a.score >= minScore);
   }
 
   async close(): Promise<void> {}

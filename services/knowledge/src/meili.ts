@@ -85,6 +85,7 @@ export class MeiliEngine implements SearchEngine {
         highlightPreTag: "**",
         highlightPostTag: "**",
         showRankingScore: true,
+        ...(opts.match === "any" && opts.minScore ? { rankingScoreThreshold: opts.minScore } : {}),
       });
       const hits = r.hits.map((h) => {
         const f = (h._formatted ?? {}) as Partial<Record<"title" | "body", string>>;

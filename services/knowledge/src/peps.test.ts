@@ -30,25 +30,28 @@ const STOP = new Set("the and for with from into that this about using use via p
 const titleWords = (t: string) =>
   [...new Set(t.toLowerCase().match(/[a-z][a-z0-9_]{3,}/g) ?? [])].filter((w) => !STOP.has(w));
 
+interface Pep {
+  pep: number;
+  title: string;
+  text: string | null;
+  abstract: string | null;
+  status: string;
+}
+
 function bench(name: string, make: () => SearchEngine) {
   (have ? describe : describe.skip)(
     have ? `PEP search benchmark: ${name}` : `PEP search benchmark: ${name} (SKIPPED: the PEP dataset is missing)`,
     () => {
-      it("finds 50 seeded PEPs by two distinctive title words in the top 5", async () => {
-        const lines = readFileSync(DATASET, "utf8")
+      let engine: SearchEngine;
+      let lines: Pep[];
+      let docs: KnowledgeDoc[];
+      let indexMs: number;
+      beforeAll(async () => {
+        lines = readFileSync(DATASET, "utf8")
           .split("\n")
           .filter(Boolean)
-          .map(
-            (l) =>
-              JSON.parse(l) as {
-                pep: number;
-                title: string;
-                text: string | null;
-                abstract: string | null;
-                status: string;
-              },
-          );
-        const docs: KnowledgeDoc[] = lines.map((p) => ({
+          .map((l) => JSON.parse(l) as Pep);
+        docs = lines.map((p) => ({
           id: `pep-${p.pep}`,
           kind: "post",
           title: `PEP ${p.pep}: ${p.title}`,
@@ -56,12 +59,18 @@ function bench(name: string, make: () => SearchEngine) {
           url: `/v1/posts/pep-${p.pep}`,
           tags: ["post", "arch", p.status.toLowerCase().replace(/[^a-z0-9_-]/g, "-")],
         }));
-        const engine = make();
+        engine = make();
         await engine.init();
         const t0 = Date.now();
         for (let i = 0; i < docs.length; i += 100) await engine.upsert(docs.slice(i, i + 100));
-        const indexMs = Date.now() - t0;
+        indexMs = Date.now() - t0;
+      });
+      afterAll(async () => {
+        await engine.remove(docs.map((d) => d.id));
+        await engine.close();
+      });
 
+      it("finds 50 seeded PEPs by two distinctive title words in the top 5", async () => {
         const df = new Map<string, number>();
         for (const p of lines) for (const w of titleWords(p.title)) df.set(w, (df.get(w) ?? 0) + 1);
         const rand = rng(20251122);
@@ -89,8 +98,25 @@ function bench(name: string, make: () => SearchEngine) {
           `PEP search (${name}): ${docs.length} PEPs indexed in ${indexMs} ms; top-5 hit rate ${hits}/50 = ${(hits / 50) * 100}%; latency p50 ${pct(0.5)} ms, p95 ${pct(0.95)} ms${misses.length ? `; misses: ${misses.join(", ")}` : ""}`,
         );
         expect(hits).toBeGreaterThanOrEqual(45);
-        await engine.remove(docs.map((d) => d.id));
-        await engine.close();
+      });
+
+      it('ranks "PEP 525: Asynchronous Generators" above "PEP 492: Coroutines with async and await syntax" for "async generators" (issue 18)', async () => {
+        const ids = (await engine.search("async generators", ["post"], 20)).hits.map((h) => h.id);
+        expect(ids).toContain("pep-525");
+        expect(ids.indexOf("pep-525")).toBeLessThan(ids.indexOf("pep-492") < 0 ? Infinity : ids.indexOf("pep-492"));
+        expect(ids.indexOf("pep-525")).toBeLessThan(3);
+      });
+
+      it("snippets are plain text: no reST roles, rules or Markdown marks besides the match marks", async () => {
+        const snippets: string[] = [];
+        for (const q of ["type hints", "pattern matching", "asyncio", "generators", "unicode", "packaging metadata"])
+          for (const h of (await engine.search(q, ["post"], 10)).hits) snippets.push(h.snippet);
+        expect(snippets.length).toBeGreaterThan(40);
+        for (const s of snippets) {
+          expect(s).not.toMatch(/:(pep|rfc|func|class|meth|ref|mod|data|attr|term|py:\w+):`/);
+          expect(s).not.toMatch(/={4,}|-{4,}|~{4,}|``/);
+          expect(s.replace(/\*\*/g, "")).not.toMatch(/\*\*/);
+        }
       });
     },
   );

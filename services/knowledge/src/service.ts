@@ -20,6 +20,7 @@ import {
 import { knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
+import { SIMILAR_MIN_SCORE, similarQuery } from "./similar.js";
 import { allPosts, docsDocuments, postDocument } from "./sources.js";
 
 /** What `startKnowledge` needs. */
@@ -187,8 +188,10 @@ export async function startKnowledge(
     }),
     similar: unary<knowledge.SimilarRequest, knowledge.SearchResponse>(log, async (req) => {
       const r = parseRequest(similarReq, req);
-      const q = `${r.title} ${r.body.slice(0, 300)}`.trim();
-      return toProto(await timedSearch("similar", () => engine.search(q, ["post"], r.limit, { match: "any" })));
+      const q = similarQuery(r.title, r.body);
+      if (q === "") return { hits: [], total: 0 }; // only stop-words: nothing to compare (an empty q would list every post)
+      const opts = { match: "any", minScore: SIMILAR_MIN_SCORE } as const;
+      return toProto(await timedSearch("similar", () => engine.search(q, ["post"], r.limit, opts)));
     }),
   };
   const grpc = await startGrpcServer(

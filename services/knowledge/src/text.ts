@@ -86,27 +86,34 @@ export function cjkGrams(text: string): string[] {
   return out;
 }
 
-/** Every index term of `text` with its count (segmenter words + CJK grams, deduplicated per position kind). */
-export function indexTerms(text: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  const add = (t: string) => counts.set(t, (counts.get(t) ?? 0) + 1);
+/**
+ * The index terms of `text` in order, repeated as often as they occur (term frequency counts): the
+ * segmenter's words, then the CJK unigrams and bigrams the segmenter did not already produce as words.
+ */
+export function analyze(text: string): string[] {
+  const out: string[] = [];
   const seenWords = new Set<string>();
   for (const w of words(text)) {
-    add(w.term);
+    out.push(w.term);
     if (isCjk(w.term)) seenWords.add(w.term);
   }
   // Grams the segmenter already produced as words are not counted twice.
-  const grams = new Map<string, number>();
-  for (const g of cjkGrams(text)) grams.set(g, (grams.get(g) ?? 0) + 1);
-  for (const [g, n] of grams) if (!seenWords.has(g)) counts.set(g, (counts.get(g) ?? 0) + n);
-  return counts;
+  for (const g of cjkGrams(text)) if (!seenWords.has(g)) out.push(g);
+  return out;
 }
 
-/** A few English function words dropped from "similar" queries. */
+/**
+ * English function words (and "per") dropped from "similar" queries: they carry no weight there
+ * (issue 18: two unrelated posts sharing "agent" and "per" were flagged as duplicates). Holds each word
+ * and its stem (`this` → `thi`), so it applies to query terms.
+ */
 export const STOPWORDS = new Set(
-  "a an and are as at be by for from has have in into is it its of on or that the this to was were will with we our you your i".split(
-    " ",
-  ),
+  `a an and are as at be by for from has have in into is it its of on or that the this to was were will with we our
+  you your i per can could should would may might must do does did not no but if so than then there their they them
+  these those what which who when where why how all any each some one also only more most other such about via
+  just very up out over under after before while been being had he she his her us my me him am`
+    .split(/\s+/)
+    .flatMap((w) => [w, stem(w)]),
 );
 
 /** The distinct query terms of `q`, in order. */
@@ -152,7 +159,7 @@ export function snippet(text: string, terms: string[], width = 200): string {
     if (!isCjk(t)) continue;
     for (let i = winLower.indexOf(t); i >= 0; i = winLower.indexOf(t, i + t.length)) ranges.push([i, i + t.length]);
   }
-  ranges.sort((a, b) => a[0] - b[0]);
+  ranges.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
   let out = "";
   let pos = 0;
   for (const [a, b] of ranges) {

@@ -210,9 +210,11 @@ const SearchHit = z
     kind: z.enum(["doc", "post"]),
     title: z.string(),
     url: z.string(),
-    snippet: z.string(),
+    snippet: z.string().meta({ description: "plain text around the match, matched words marked `**word**`" }),
     tags: z.array(z.string()),
-    score: z.number(),
+    score: z.number().meta({
+      description: "higher is better, comparable within one answer; /posts/similar: 0–1, hits below 0.3 are left out",
+    }),
   })
   .meta({ id: "SearchHit" });
 
