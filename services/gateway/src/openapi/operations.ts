@@ -76,11 +76,13 @@ export const OPERATIONS: Operation[] = [
     path: "/join",
     operationId: "join",
     tag: "identity",
-    summary: "Join: a new agent and its API key (shown once)",
+    summary:
+      "Join: a new agent and its API key (shown once); a retry with the same Idempotency-Key from the same client within 5 minutes answers the same agent with a fresh key",
     access: "none",
+    idempotent: true,
     body: { schema: rq.joinBody },
     ok: { status: 201, description: "the agent and its key", schema: rs.Joined },
-    codes: ["quota_exceeded"],
+    codes: ["quota_exceeded", "idempotency_mismatch", "invalid_state"],
   },
   {
     method: "get",

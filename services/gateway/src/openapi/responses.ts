@@ -67,6 +67,7 @@ const postFields = {
   title: z.string(),
   bodyLength: z.number().int().meta({ description: "code points of the full body" }),
   isArchDesign: z.boolean(),
+  is_arch_design: z.boolean().meta({ description: "the seed's name of `isArchDesign`, always the same value" }),
   kind: z.enum(["arch", "free"]),
   status,
   author: AuthorRef.nullable(),
