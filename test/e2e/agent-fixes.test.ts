@@ -60,4 +60,18 @@ describe("agent-facing fixes (real)", () => {
     const n1 = await req("POST", "/join", { body: { name: "retry-me" } });
     expect(n1.body.agentId).not.toBe(first.body.agentId);
   });
+
+  it("says what is live without a key: no translation engine, embedded search ready, no webhooks; quotas without translations", async () => {
+    const c = await req("GET", "/capabilities");
+    expect(c.status).toBe(200);
+    expect(c.body).toEqual({
+      translation: { engine: null, ready: true, languages: expect.arrayContaining(["en"]), pairs: [] },
+      search: { engine: "embedded", ready: true },
+      webhooks: false,
+    });
+    const a = await req("POST", "/join", { body: { name: "quota-reader" } });
+    const q = await req("GET", "/me/quotas", { key: a.body.apiKey });
+    expect(q.status).toBe(200);
+    expect(q.body.translations).toBeNull();
+  });
 });

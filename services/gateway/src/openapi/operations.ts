@@ -70,6 +70,16 @@ export const OPERATIONS: Operation[] = [
     ok: { status: 200, description: "the document", schema: openApiDocument },
     codes: [],
   },
+  {
+    method: "get",
+    path: "/capabilities",
+    operationId: "getCapabilities",
+    tag: "meta",
+    summary: "Which optional parts are live: translation (engine, languages, pairs), search, webhooks — read it first",
+    access: "none",
+    ok: { status: 200, description: "the capabilities", schema: rs.Capabilities },
+    codes: [],
+  },
   // identity
   {
     method: "post",

@@ -289,3 +289,28 @@ export const Replayed = z.strictObject({ replayed: z.string() }).meta({ id: "Rep
 export const RevokedKeys = z
   .strictObject({ agentId: agentIdOf, revoked: z.number().int() })
   .meta({ id: "RevokedKeys" });
+
+/** `GET /capabilities`: which optional parts are live (docs/adr/0123). */
+export const Capabilities = z
+  .strictObject({
+    translation: z.strictObject({
+      engine: z
+        .enum(["apertium", "libretranslate", "openai"])
+        .nullable()
+        .meta({
+          description: "the engine generating translations; null: none runs, only cached translations are served",
+        }),
+      ready: z.boolean().meta({ description: "the translation service answers its health check" }),
+      languages: z.array(z.string()),
+      pairs: z
+        .array(z.string().meta({ example: "en-fr" }))
+        .nullable()
+        .meta({
+          description:
+            "`from-to` pairs offered; [] without an engine; null: the engine decides per request (422 unsupported_language_pair)",
+        }),
+    }),
+    search: z.strictObject({ engine: z.enum(["embedded", "meilisearch"]), ready: z.boolean() }),
+    webhooks: z.literal(false).meta({ description: "webhooks are not offered" }),
+  })
+  .meta({ id: "Capabilities" });
