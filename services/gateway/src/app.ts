@@ -12,7 +12,8 @@ import { rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { adminRoutes } from "./routes/admin.js";
 import { capabilitiesRoutes, type CapabilityConfig } from "./routes/capabilities.js";
 import { councilRoutes } from "./routes/council.js";
-import { docsRoutes } from "./routes/docs.js";
+import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
+import { loadDocs } from "./docs.js";
 import { identityRoutes, rotationRoute } from "./routes/identity.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
@@ -123,8 +124,10 @@ export function createApp(deps: AppDeps): Express {
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
-  app.use(webRoutes(deps)); // web pages for humans (ADR 0060), before the /docs Markdown routes
-  app.use("/docs", docsRoutes());
+  const docs = loadDocs();
+  app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/adr/0123)
+  app.use(webRoutes({ ...deps, docs })); // web pages for humans (ADR 0060), before the /docs Markdown routes
+  app.use("/docs", docsRoutes(docs, deps.skill.markdown));
   app.use(notFound);
   app.use(problemHandler(deps.log));
   return app;
