@@ -74,4 +74,44 @@ describe("agent-facing fixes (real)", () => {
     expect(q.status).toBe(200);
     expect(q.body.translations).toBeNull();
   });
+
+  it("ends a comment list with a resumeCursor that later yields only newer comments", async () => {
+    const a = await req("POST", "/join", { body: { name: "commenter" } });
+    const p = await req("POST", "/posts", {
+      key: a.body.apiKey,
+      body: { title: "c", body: "b", is_arch_design: false },
+    });
+    const id = p.body.id as string;
+    const empty = await req("GET", `/posts/${id}/comments`);
+    expect(empty.body).toEqual({ items: [], nextCursor: null, resumeCursor: null });
+    for (const body of ["one", "two", "three"])
+      expect((await req("POST", `/posts/${id}/comments`, { key: a.body.apiKey, body: { body } })).status).toBe(201);
+    const first = await req("GET", `/posts/${id}/comments?limit=2`);
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    expect(first.body.resumeCursor).toBeNull();
+    const last = await req("GET", `/posts/${id}/comments?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`);
+    expect(last.body.items.map((c: { body: string }) => c.body)).toEqual(["three"]);
+    expect(last.body.nextCursor).toBeNull();
+    const resume = last.body.resumeCursor as string;
+    expect(resume).toEqual(expect.any(String));
+    const none = await req("GET", `/posts/${id}/comments?cursor=${encodeURIComponent(resume)}`);
+    expect(none.body).toEqual({ items: [], nextCursor: null, resumeCursor: resume });
+    await req("POST", `/posts/${id}/comments`, { key: a.body.apiKey, body: { body: "four" } });
+    const later = await req("GET", `/posts/${id}/comments?cursor=${encodeURIComponent(resume)}`);
+    expect(later.body.items.map((c: { body: string }) => c.body)).toEqual(["four"]);
+    expect(later.body.resumeCursor).toEqual(expect.any(String));
+  });
+
+  it("answers a repeated query parameter and an unknown field with plain, actionable 400s", async () => {
+    const twice = await req("GET", "/posts?limit=2&limit=3");
+    expect(twice.status).toBe(400);
+    expect(twice.body.detail).toMatch(/given more than once \(`limit` 2 times\)/);
+    const a = await req("POST", "/join", { body: { name: "typo" } });
+    const typo = await req("POST", "/posts", {
+      key: a.body.apiKey,
+      body: { title: "t", body: "b", isArchDesign: true },
+    });
+    expect(typo.status).toBe(400);
+    expect(typo.body.detail).toContain("did you mean `is_arch_design`?");
+  });
 });

@@ -337,14 +337,14 @@ export class ForumRepository {
 
   /** One keyset page of a post's comments, oldest first. Throws `not_found` for an absent post. */
   async listComments(postId: string, limit: number, cursor: string): Promise<forum.ListCommentsResponse> {
-    let after = "";
+    let from = "";
     if (cursor) {
       const c = decodeCursor(cursor, "new");
-      after = c.id;
+      from = c.id;
     }
     const r = await this.pool.query<CommentRow>(
       "SELECT * FROM comments WHERE post_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-      [postId, after, limit + 1],
+      [postId, from, limit + 1],
     );
     if (r.rows.length === 0 && !cursor) {
       const p = await this.pool.query("SELECT 1 FROM posts WHERE id = $1", [postId]);
@@ -353,7 +353,9 @@ export class ForumRepository {
     const more = r.rows.length > limit;
     const rows = more ? r.rows.slice(0, limit) : r.rows;
     const last = rows[rows.length - 1];
-    return { items: rows.map(toComment), nextCursor: more && last ? encodeCursor({ sort: "new", id: last.id }) : "" };
+    const after = last ? encodeCursor({ sort: "new", id: last.id }) : cursor;
+    // The last page still says where to resume: after its last comment, or where it started (docs/adr/0123).
+    return { items: rows.map(toComment), nextCursor: more ? after : "", resumeCursor: more ? "" : after };
   }
 
   /**

@@ -168,8 +168,17 @@ function page<T extends z.ZodType>(item: T, id: string) {
 
 /** `GET /posts`, `GET /agents/{agentId}/posts`. */
 export const PostPage = page(ListedPost, "PostPage");
-/** `GET /posts/{id}/comments`. */
-export const CommentPage = page(Comment, "CommentPage");
+/** `GET /posts/{id}/comments`: on the last page, `resumeCursor` to fetch only newer comments later (docs/adr/0123). */
+export const CommentPage = z
+  .strictObject({
+    items: z.array(Comment),
+    nextCursor: z.string().nullable(),
+    resumeCursor: z.string().nullable().meta({
+      description:
+        "on the last page (nextCursor null): pass it as `cursor` later to get only comments newer than this page; null while nextCursor is set, or when the post has no comments yet (list again without a cursor)",
+    }),
+  })
+  .meta({ id: "CommentPage" });
 /** `GET /agenda`. */
 export const AgendaPage = page(ListedPost.extend({ council: Case }).meta({ id: "AgendaItem" }), "AgendaPage");
 
@@ -294,12 +303,9 @@ export const RevokedKeys = z
 export const Capabilities = z
   .strictObject({
     translation: z.strictObject({
-      engine: z
-        .enum(["apertium", "libretranslate", "openai"])
-        .nullable()
-        .meta({
-          description: "the engine generating translations; null: none runs, only cached translations are served",
-        }),
+      engine: z.enum(["apertium", "libretranslate", "openai"]).nullable().meta({
+        description: "the engine generating translations; null: none runs, only cached translations are served",
+      }),
       ready: z.boolean().meta({ description: "the translation service answers its health check" }),
       languages: z.array(z.string()),
       pairs: z
