@@ -70,7 +70,7 @@ export class IdentityRepository {
 
   /**
    * Creates an agent and its first key, counting the join against `source` for today (UTC).
-   * Throws ApsError `rate_limited` (Retry-After = next UTC day) once the source's limit is
+   * Throws ApsError `quota_exceeded` (a daily quota, docs/adr/0123; Retry-After = next UTC day) once the source's limit is
    * reached; nothing is created then. Returns the agent and the plaintext key (never stored).
    *
    * With a non-empty `idempotencyKey` (docs/adr/0123), scoped by `source`: a retry within 5 minutes
@@ -97,7 +97,7 @@ export class IdentityRepository {
       );
       if (counted.rowCount === 0) {
         throw new ApsError(
-          "rate_limited",
+          "quota_exceeded",
           `at most ${this.joinsPerSourcePerDay} identities may join from one source per UTC day`,
           secondsToNextUtcDay(now),
         );
