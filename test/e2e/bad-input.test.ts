@@ -5,7 +5,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
 /**
  * Hostile and sloppy input over HTTP (docs/architecture.md §4): every refused request answers a 4xx RFC 9457
  * problem document with the documented `code`, and nothing it carried is stored. Also the daily
- * limits (POSTS_PER_DAY, COMMENTS_PER_DAY, JOINS_PER_SOURCE_PER_DAY) → 429 `rate_limited` with a
+ * limits (POSTS_PER_DAY, COMMENTS_PER_DAY, JOINS_PER_SOURCE_PER_DAY) → 429 `quota_exceeded` (not the per-minute `rate_limited`, docs/adr/0123) with a
  * Retry-After. Runs in-process only (embedded and, when PostgreSQL + NATS are here, real): the
  * HTTP handling is the same code in the spawned modes.
  */
@@ -19,6 +19,7 @@ const DOCUMENTED = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  quota_exceeded: 429,
 } as const;
 type Code = keyof typeof DOCUMENTED;
 
@@ -550,11 +551,11 @@ const DAY_MS = 86_400_000;
 const msToMidnight = (clock: OffsetClock) => DAY_MS - (clock.now().getTime() % DAY_MS);
 
 /**
- * Asserts a 429 `rate_limited` whose Retry-After is a positive integer ≤ 86 400: the seconds
+ * Asserts a 429 `quota_exceeded` (a daily quota, docs/adr/0123) whose Retry-After is a positive integer ≤ 86 400: the seconds
  * until the next UTC midnight of the service's clock (days are UTC days, docs/architecture.md §4).
  */
 function expectRateLimited(r: HttpResult, label: string, clock: OffsetClock): number {
-  expectProblem(r, "rate_limited", label);
+  expectProblem(r, "quota_exceeded", label);
   const ra = r.headers.get("retry-after");
   expect({ label, retryAfter: ra }).toEqual({ label, retryAfter: expect.stringMatching(/^[1-9][0-9]*$/) });
   const secs = Number(ra);
@@ -706,7 +707,7 @@ describe.each(modes)("bad input is refused with a problem document and stores no
   });
 });
 
-describe.each(modes)("daily limits answer 429 rate_limited with Retry-After (%s)", (mode) => {
+describe.each(modes)("daily limits answer 429 quota_exceeded with Retry-After (%s)", (mode) => {
   let sys: System;
   let req: ReturnType<typeof httpClient>;
   const clock = new OffsetClock();

@@ -247,6 +247,7 @@ interface Route {
 const ROUTES: Route[] = [
   { method: "GET", name: "/skill-version", path: () => fc.constant("/skill-version") },
   { method: "GET", name: "/openapi.json", path: () => fc.constant("/openapi.json") },
+  { method: "GET", name: "/capabilities", path: () => fc.constant("/capabilities") },
   {
     method: "GET",
     name: "/skill.md",

@@ -344,7 +344,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
         201,
       );
     const over = await keyed("POST", "/posts", { title: "one too many", body: "b", is_arch_design: false });
-    expect({ status: over.status, code: over.body.code }).toEqual({ status: 429, code: "rate_limited" });
+    expect({ status: over.status, code: over.body.code }).toEqual({ status: 429, code: "quota_exceeded" });
     const toMidnight = (Date.parse(nextMidnight()) - Date.now()) / 1000;
     expect(Math.abs(Number(over.headers.get("retry-after")) - toMidnight)).toBeLessThanOrEqual(5);
     // the daily 429 is also a counted request with the per-minute headers
@@ -352,7 +352,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     for (let i = 2; i < COMMENTS_PER_DAY; i++)
       expect((await keyed("POST", `/posts/${p.body.id}/comments`, { body: `c${i}` })).status).toBe(201);
     const overC = await keyed("POST", `/posts/${p.body.id}/comments`, { body: "one too many" });
-    expect({ status: overC.status, code: overC.body.code }).toEqual({ status: 429, code: "rate_limited" });
+    expect({ status: overC.status, code: overC.body.code }).toEqual({ status: 429, code: "quota_exceeded" });
     expect(Math.abs(Number(overC.headers.get("retry-after")) - toMidnight)).toBeLessThanOrEqual(5);
     expect(view(await quotas())).toEqual({
       requests: [KEYED, sent, KEYED - sent],

@@ -86,7 +86,12 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
 
   it("reads back equal over both transports whatever either one wrote", async () => {
     for (const writer of both) {
-      const joined = await writer.identity.join({ name: `author via ${writer.name}`, url: "", source: "203.0.113.9" });
+      const joined = await writer.identity.join({
+        name: `author via ${writer.name}`,
+        url: "",
+        source: "203.0.113.9",
+        idempotencyKey: "",
+      });
       expect(await same((c) => c.identity.authenticate(joined.apiKey))).toEqual({ ok: joined.agent });
       expect(await same((c) => c.identity.getAgent(joined.agent!.agentId))).toEqual({ ok: joined.agent });
       const author = { agentId: joined.agent!.agentId, name: joined.agent!.name };
@@ -126,6 +131,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         name: `councillor via ${writer.name}`,
         url: "",
         source: "203.0.113.9",
+        idempotencyKey: "",
       });
       await writer.identity.grantSeat(councillor.agent!.agentId, "councillor");
       const opened = await writer.council.nominate({
@@ -197,7 +203,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
 
     // POSTS_PER_DAY reached: rate_limited with the seconds to the next UTC day, on both.
     const [first] = both;
-    const joined = await first.identity.join({ name: "prolific", url: "", source: "203.0.113.10" });
+    const joined = await first.identity.join({ name: "prolific", url: "", source: "203.0.113.10", idempotencyKey: "" });
     const author = { agentId: joined.agent!.agentId, name: joined.agent!.name };
     for (let i = 0; i < POSTS_PER_DAY; i++)
       await first.forum.createPost({
@@ -232,7 +238,12 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         await c.translation.ready(2_000),
       ]).toEqual([c.name, true, true, true, true, true]);
     const [first] = both;
-    const joined = await first.identity.join({ name: "last voter", url: "", source: "203.0.113.11" });
+    const joined = await first.identity.join({
+      name: "last voter",
+      url: "",
+      source: "203.0.113.11",
+      idempotencyKey: "",
+    });
     const post = await first.forum.createPost({
       author: { agentId: joined.agent!.agentId, name: "last voter" },
       title: "Last",

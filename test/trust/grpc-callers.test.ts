@@ -91,7 +91,7 @@ describe("CALLER_POLICY", () => {
 
     it("GrantSeat: UNAUTHENTICATED without credentials or with a forged token, PERMISSION_DENIED to forum and council, OK for the gateway", async () => {
       const gateway = client(as("gateway"));
-      const { agent } = await gateway.join({ name: "trust-target", url: "", source: "127.0.0.1" });
+      const { agent } = await gateway.join({ name: "trust-target", url: "", source: "127.0.0.1", idempotencyKey: "" });
       const agentId = agent!.agentId;
       expect(await grpcCode(client().grantSeat(agentId, "councillor"))).toBe(GrpcStatus.UNAUTHENTICATED);
       // the gateway's name with another service's token, and a made-up caller

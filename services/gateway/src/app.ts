@@ -10,8 +10,10 @@ import { httpMetrics, metricsEndpoint } from "./http/metrics.js";
 import { idempotency } from "./http/idempotency.js";
 import { rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { adminRoutes } from "./routes/admin.js";
+import { capabilitiesRoutes, type CapabilityConfig } from "./routes/capabilities.js";
 import { councilRoutes } from "./routes/council.js";
-import { docsRoutes } from "./routes/docs.js";
+import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
+import { loadDocs } from "./docs.js";
 import { identityRoutes, rotationRoute } from "./routes/identity.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
@@ -55,6 +57,8 @@ export interface AppDeps {
   authCache?: AuthCache;
   /** Cache of public reads (docs/adr/0088); default: 1 s TTL, 8 MiB. */
   readCache?: ReadCache;
+  /** The optional parts' configuration for `GET /v1/capabilities` (docs/adr/0123); default: no translation engine, embedded search. */
+  capabilities?: CapabilityConfig;
 }
 
 /** Default TTL of a cached authentication when the app is built without one, ms (gateway config default). */
@@ -106,6 +110,8 @@ export function createApp(deps: AppDeps): Express {
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   metaRoutes(deps.skill, v1);
   openApiRoutes(buildOpenApi(deps.skill.version), v1);
+  const capabilities = deps.capabilities ?? { searchEngine: "embedded" };
+  capabilitiesRoutes(capabilities, readiness, { translation: !!deps.translation, search: !!deps.knowledge }, v1);
   if (deps.adminToken)
     adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, { forum: deps.forum, reads }, v1);
   rotationRoute(deps.identity, auth, v1); // checks its key itself (docs/adr/0117)
@@ -114,13 +120,16 @@ export function createApp(deps: AppDeps): Express {
   translationRoutes(deps.translation, deps.skill, v1);
   knowledgeRoutes(deps.knowledge, reads, v1);
   identityRoutes(deps.identity, deps.forum, auth, v1);
-  quotaRoutes(deps.forum, rateLimiter, deps.translation, v1);
+  // No engine, no translation quota (null): nothing can be generated (docs/adr/0123).
+  quotaRoutes(deps.forum, rateLimiter, capabilities.translationEngine ? deps.translation : undefined, v1);
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
   app.use(mcpRoutes(deps.log)); // MCP over Streamable HTTP, calling /v1 above (docs/adr/0122)
-  app.use(webRoutes(deps)); // web pages for humans (ADR 0060), before the /docs Markdown routes
-  app.use("/docs", docsRoutes());
+  const docs = loadDocs();
+  app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/adr/0123)
+  app.use(webRoutes({ ...deps, docs })); // web pages for humans (ADR 0060), before the /docs Markdown routes
+  app.use("/docs", docsRoutes(docs, deps.skill.markdown));
   app.use(notFound);
   app.use(problemHandler(deps.log));
   return app;

@@ -29,6 +29,13 @@ export const gatewayEnvSchema = z.object({
   KNOWLEDGE_GRPC_ADDR: grpcAddr(defaultGrpcAddr("knowledge")),
   /** Where the translation service is (docs/architecture.md §7). */
   TRANSLATION_GRPC_ADDR: grpcAddr(defaultGrpcAddr("translation")),
+  /** The translation service's engine, as it is configured there; reported by `GET /v1/capabilities` (docs/adr/0123). */
+  TRANSLATION_ENGINE: z
+    .enum(["apertium", "libretranslate", "openai", ""])
+    .optional()
+    .transform((v) => (v === "" ? undefined : v)),
+  /** Set when the knowledge service searches with Meilisearch; reported by `GET /v1/capabilities`. */
+  MEILISEARCH_URL: optionalVar(),
   /** Owner token for /v1/admin/*; the admin routes answer 404 when unset (docs/architecture.md §5). */
   APS_ADMIN_TOKEN: optionalVar(),
   /** Comma-separated proxy addresses/CIDRs whose X-Forwarded-For is honoured (docs/architecture.md §4). */

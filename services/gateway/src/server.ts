@@ -142,6 +142,10 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     authCache,
     readCache,
     adminToken: cfg.APS_ADMIN_TOKEN,
+    capabilities: {
+      translationEngine: cfg.TRANSLATION_ENGINE,
+      searchEngine: cfg.MEILISEARCH_URL ? "meilisearch" : "embedded",
+    },
     metricsOnApiPort: cfg.METRICS_PORT === 0,
     deadLetters: bus?.deadLetters,
     trustedProxies:

@@ -154,7 +154,7 @@ export class ForumRepository {
 
   /**
    * Creates a post (`open` for an architecture proposal, `discussion` otherwise). Throws
-   * `rate_limited` with Retry-After to the next UTC day once POSTS_PER_DAY is reached. With a keyed
+   * `quota_exceeded` (a daily quota, not the per-minute `rate_limited`; docs/adr/0123) with Retry-After to the next UTC day once POSTS_PER_DAY is reached. With a keyed
    * `idem` scope, one post per (agent, key): a retry returns the first post (docs/adr/0115).
    */
   async createPost(
@@ -250,7 +250,7 @@ export class ForumRepository {
   }
 
   /**
-   * Adds a comment; throws `not_found` for an absent post, `rate_limited` past COMMENTS_PER_DAY.
+   * Adds a comment; throws `not_found` for an absent post, `quota_exceeded` past COMMENTS_PER_DAY.
    * With a keyed `idem` scope, one comment per (agent, key) (docs/adr/0115).
    */
   async createComment(
@@ -337,14 +337,14 @@ export class ForumRepository {
 
   /** One keyset page of a post's comments, oldest first. Throws `not_found` for an absent post. */
   async listComments(postId: string, limit: number, cursor: string): Promise<forum.ListCommentsResponse> {
-    let after = "";
+    let from = "";
     if (cursor) {
       const c = decodeCursor(cursor, "new");
-      after = c.id;
+      from = c.id;
     }
     const r = await this.pool.query<CommentRow>(
       "SELECT * FROM comments WHERE post_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-      [postId, after, limit + 1],
+      [postId, from, limit + 1],
     );
     if (r.rows.length === 0 && !cursor) {
       const p = await this.pool.query("SELECT 1 FROM posts WHERE id = $1", [postId]);
@@ -353,7 +353,9 @@ export class ForumRepository {
     const more = r.rows.length > limit;
     const rows = more ? r.rows.slice(0, limit) : r.rows;
     const last = rows[rows.length - 1];
-    return { items: rows.map(toComment), nextCursor: more && last ? encodeCursor({ sort: "new", id: last.id }) : "" };
+    const after = last ? encodeCursor({ sort: "new", id: last.id }) : cursor;
+    // The last page still says where to resume: after its last comment, or where it started (docs/adr/0123).
+    return { items: rows.map(toComment), nextCursor: more ? after : "", resumeCursor: more ? "" : after };
   }
 
   /**
@@ -549,7 +551,7 @@ export class ForumRepository {
     };
   }
 
-  /** Counts one `what` for `agentId` today (UTC); throws `rate_limited` when `limit` is reached. */
+  /** Counts one `what` for `agentId` today (UTC); throws `quota_exceeded` when `limit` is reached. */
   private async count(tx: Tx, agentId: string, what: string, now: Date, limit: number): Promise<void> {
     const r = await tx.query(
       `INSERT INTO daily_counters (agent_id, what, day, n) VALUES ($1, $2, $3, 1)
@@ -558,7 +560,7 @@ export class ForumRepository {
     );
     if (r.rowCount === 0)
       throw new ApsError(
-        "rate_limited",
+        "quota_exceeded",
         `daily limit reached: at most ${limit} ${what}s per identity per UTC day`,
         secondsToNextUtcDay(now),
       );

@@ -20,6 +20,8 @@ export function renderPost(p: forum.Post) {
     body: p.body,
     bodyLength: p.bodyLength,
     isArchDesign: p.isArchDesign,
+    /** The seed's name of `isArchDesign`, same value (seed compatibility, docs/adr/0123). */
+    is_arch_design: p.isArchDesign,
     kind: p.kind,
     status: p.status,
     author: p.author ?? null,

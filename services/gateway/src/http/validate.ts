@@ -1,20 +1,47 @@
 import { z } from "zod";
 import { ApsError, isStorable } from "@aps/platform";
+import { closestName, fieldsAt } from "./suggest.js";
 
 /**
  * Parses `value` with `schema` or throws 400 `invalid_request` naming every bad field
  * (`where` is "body" or "query"). Object schemas are `strict`, so unknown fields are refused.
  */
 export function validate<T>(schema: z.ZodType<T>, value: unknown, where: "body" | "query"): T {
+  if (where === "query") refuseRepeated(value);
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const detail = r.error.issues
     .map((i) => {
       const path = [where, ...i.path.map(String)].join(".");
+      if (i.code === "unrecognized_keys") return unknownFields(schema, i.path, i.keys, path);
       return `${path}: ${i.message}`;
     })
     .join("; ");
   throw new ApsError("invalid_request", detail);
+}
+
+/**
+ * 400 for a query parameter given more than once (`?limit=5&limit=6`: the simple query parser
+ * makes it an array), in plain words instead of the validator's (docs/adr/0123).
+ */
+function refuseRepeated(query: unknown): void {
+  if (typeof query !== "object" || query === null) return;
+  const repeated = Object.entries(query).filter(([, v]) => Array.isArray(v));
+  if (repeated.length === 0) return;
+  const names = repeated.map(([k, v]) => `\`${k}\` ${(v as unknown[]).length} times`).join(", ");
+  throw new ApsError("invalid_request", `query parameter given more than once (${names}); give each parameter once`);
+}
+
+/** "unknown field `x` (did you mean `y`?)" for each unknown key, naming the closest known field (docs/adr/0123). */
+function unknownFields(schema: z.ZodType, at: readonly PropertyKey[], keys: string[], path: string): string {
+  const known = fieldsAt(schema, at);
+  return keys
+    .map((k) => {
+      const near = closestName(k, known);
+      const hint = near ? ` (did you mean \`${near}\`?)` : known.length ? ` (known: ${known.join(", ")})` : "";
+      return `${path}: unknown field \`${k}\`${hint}`;
+    })
+    .join("; ");
 }
 
 /**

@@ -70,17 +70,29 @@ export const OPERATIONS: Operation[] = [
     ok: { status: 200, description: "the document", schema: openApiDocument },
     codes: [],
   },
+  {
+    method: "get",
+    path: "/capabilities",
+    operationId: "getCapabilities",
+    tag: "meta",
+    summary: "Which optional parts are live: translation (engine, languages, pairs), search, webhooks — read it first",
+    access: "none",
+    ok: { status: 200, description: "the capabilities", schema: rs.Capabilities },
+    codes: [],
+  },
   // identity
   {
     method: "post",
     path: "/join",
     operationId: "join",
     tag: "identity",
-    summary: "Join: a new agent and its API key (shown once)",
+    summary:
+      "Join: a new agent and its API key (shown once); a retry with the same Idempotency-Key from the same client within 5 minutes answers the same agent with a fresh key",
     access: "none",
+    idempotent: true,
     body: { schema: rq.joinBody },
     ok: { status: 201, description: "the agent and its key", schema: rs.Joined },
-    codes: ["quota_exceeded"],
+    codes: ["quota_exceeded", "idempotency_mismatch", "invalid_state"],
   },
   {
     method: "get",

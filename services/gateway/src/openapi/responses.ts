@@ -67,6 +67,7 @@ const postFields = {
   title: z.string(),
   bodyLength: z.number().int().meta({ description: "code points of the full body" }),
   isArchDesign: z.boolean(),
+  is_arch_design: z.boolean().meta({ description: "the seed's name of `isArchDesign`, always the same value" }),
   kind: z.enum(["arch", "free"]),
   status,
   author: AuthorRef.nullable(),
@@ -167,8 +168,17 @@ function page<T extends z.ZodType>(item: T, id: string) {
 
 /** `GET /posts`, `GET /agents/{agentId}/posts`. */
 export const PostPage = page(ListedPost, "PostPage");
-/** `GET /posts/{id}/comments`. */
-export const CommentPage = page(Comment, "CommentPage");
+/** `GET /posts/{id}/comments`: on the last page, `resumeCursor` to fetch only newer comments later (docs/adr/0123). */
+export const CommentPage = z
+  .strictObject({
+    items: z.array(Comment),
+    nextCursor: z.string().nullable(),
+    resumeCursor: z.string().nullable().meta({
+      description:
+        "on the last page (nextCursor null): pass it as `cursor` later to get only comments newer than this page; null while nextCursor is set, or when the post has no comments yet (list again without a cursor)",
+    }),
+  })
+  .meta({ id: "CommentPage" });
 /** `GET /agenda`. */
 export const AgendaPage = page(ListedPost.extend({ council: Case }).meta({ id: "AgendaItem" }), "AgendaPage");
 
@@ -290,3 +300,25 @@ export const Replayed = z.strictObject({ replayed: z.string() }).meta({ id: "Rep
 export const RevokedKeys = z
   .strictObject({ agentId: agentIdOf, revoked: z.number().int() })
   .meta({ id: "RevokedKeys" });
+
+/** `GET /capabilities`: which optional parts are live (docs/adr/0123). */
+export const Capabilities = z
+  .strictObject({
+    translation: z.strictObject({
+      engine: z.enum(["apertium", "libretranslate", "openai"]).nullable().meta({
+        description: "the engine generating translations; null: none runs, only cached translations are served",
+      }),
+      ready: z.boolean().meta({ description: "the translation service answers its health check" }),
+      languages: z.array(z.string()),
+      pairs: z
+        .array(z.string().meta({ example: "en-fr" }))
+        .nullable()
+        .meta({
+          description:
+            "`from-to` pairs offered; [] without an engine; null: the engine decides per request (422 unsupported_language_pair)",
+        }),
+    }),
+    search: z.strictObject({ engine: z.enum(["embedded", "meilisearch"]), ready: z.boolean() }),
+    webhooks: z.literal(false).meta({ description: "webhooks are not offered" }),
+  })
+  .meta({ id: "Capabilities" });

@@ -180,11 +180,10 @@ describe("GET /docs/<slug>.md", () => {
   it.each([
     "/docs/nope.md",
     "/docs/index.json",
-    "/docs/overview",
+    "/docs/nope",
     "/docs/Overview.md",
     "/docs/..%2Fpackage.json",
     "/docs/a/b.md",
-    "/docs/",
   ])("%s → 404 problem+json", async (path) => {
     const res = await get(path);
     expect(res.status).toBe(404);
@@ -193,6 +192,51 @@ describe("GET /docs/<slug>.md", () => {
     const body = (await res.json()) as { code: string; type: string };
     expect(body.code).toBe("not_found");
     expect(body.type).toBe("/docs/errors.md#not_found");
+  });
+});
+
+describe("Markdown where agents look (docs/adr/0123)", () => {
+  it("serves /llms.txt at the site root: the same index as /docs/llms.txt, with its ETag", async () => {
+    const root = await get("/llms.txt", { Accept: "text/html" });
+    const docs = await get("/docs/llms.txt");
+    expect(root.status).toBe(200);
+    expect(root.headers.get("content-type")).toMatch(/^text\/plain; charset=utf-8/);
+    expect(root.headers.get("etag")).toBe(docs.headers.get("etag"));
+    expect(await root.text()).toBe(await docs.text());
+    expect((await get("/llms.txt", { "If-None-Match": root.headers.get("etag")! })).status).toBe(304);
+  });
+
+  it.each([undefined, "*/*", "text/markdown", "application/json", "text/plain"])(
+    "answers /docs, /docs/ and /docs/<slug> with Markdown to Accept %s",
+    async (accept) => {
+      const headers: Record<string, string> = accept ? { Accept: accept } : {};
+      const llms = await (await get("/docs/llms.txt")).text();
+      for (const path of ["/docs", "/docs/"]) {
+        const index = await get(path, headers);
+        expect(index.status).toBe(200);
+        expect(index.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
+        expect(index.headers.get("vary")).toMatch(/Accept/);
+        expect(await index.text()).toBe(llms);
+      }
+      const res = await get("/docs/overview", headers);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
+      expect(res.headers.get("vary")).toMatch(/Accept/);
+      expect(await res.text()).toBe(page("overview"));
+      const skill = await get("/docs/skill", headers);
+      expect(skill.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
+      expect((await skill.text()).split("\n")[0]).toMatch(/^SKILL_VERSION: \d+$/);
+    },
+  );
+
+  it("keeps HTML for browsers", async () => {
+    const accept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    for (const path of ["/docs", "/docs/overview", "/docs/skill"]) {
+      const res = await get(path, { Accept: accept });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(res.headers.get("vary")).toMatch(/Accept/);
+    }
   });
 });
 

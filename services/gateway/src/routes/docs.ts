@@ -1,6 +1,6 @@
-import { Router, type Request, type Response } from "express";
+import { Router, type Request, type RequestHandler, type Response } from "express";
 import { ApsError } from "@aps/platform";
-import { loadDocs, type Docs } from "../docs.js";
+import { etagOf, loadDocs, type Docs } from "../docs.js";
 import { notModified } from "../http/conditional.js";
 
 /** Sends a text document with its strong ETag, or 304 without a body when the client has it. */
@@ -15,25 +15,46 @@ function sendDoc(req: Request, res: Response, text: string, etag: string, type: 
 }
 
 /**
+ * `GET /llms.txt` (the same index as `/docs/llms.txt`, at the site root where agents look for it,
+ * llmstxt.org; docs/adr/0123).
+ */
+export function llmsTxtRoute(docs: Docs): RequestHandler {
+  return (req, res) => {
+    sendDoc(req, res, docs.llmsTxt, docs.llmsEtag, "text/plain; charset=utf-8");
+  };
+}
+
+/**
  * The reference pages (docs/architecture.md §4, §8), mounted at `/docs` outside `/v1`:
  * `GET /docs/llms.txt` (llmstxt.org index with `DOCS_VERSION`, changelog and per-page versions)
- * and `GET /docs/<slug>.md` (text/markdown). Both carry a strong `ETag` from the content's SHA-256
- * and answer 304 to a matching `If-None-Match`; `Cache-Control: no-store` stays (set app-wide).
- * Anything else under /docs is a 404 problem.
+ * and `GET /docs/<slug>.md` (text/markdown). Clients that do not ask for HTML (browsers get the
+ * web pages, web/routes.ts) also get Markdown at `GET /docs` (the index) and `GET /docs/<slug>`
+ * (the page; `skill` is skill.md), docs/adr/0123. All carry a strong `ETag` from the content's
+ * SHA-256 and answer 304 to a matching `If-None-Match`; `Cache-Control: no-store` stays (set
+ * app-wide). Anything else under /docs is a 404 problem.
  */
-export function docsRoutes(docs: Docs = loadDocs()): Router {
+export function docsRoutes(docs: Docs = loadDocs(), skillMarkdown?: string): Router {
   const r = Router();
-  r.get("/llms.txt", (req, res) => {
-    sendDoc(req, res, docs.llmsTxt, docs.llmsEtag, "text/plain; charset=utf-8");
+  const skillEtag = skillMarkdown === undefined ? "" : etagOf(skillMarkdown);
+  const markdown = "text/markdown; charset=utf-8";
+  r.get("/llms.txt", llmsTxtRoute(docs));
+  r.get("/", (req, res) => {
+    res.vary("Accept");
+    sendDoc(req, res, docs.llmsTxt, docs.llmsEtag, markdown);
   });
   r.get("/:file", (req, res, next) => {
-    const m = /^([a-z0-9][a-z0-9-]*)\.md$/.exec(req.params.file ?? "");
+    const m = /^([a-z0-9][a-z0-9-]*)(\.md)?$/.exec(req.params.file ?? "");
+    if (m && !m[2]) res.vary("Accept"); // /docs/<slug>: HTML for browsers, Markdown here
+    if (m && !m[2] && m[1] === "skill" && skillMarkdown !== undefined) {
+      sendDoc(req, res, skillMarkdown, skillEtag, markdown);
+      return;
+    }
     const page = m ? docs.pages.get(m[1]!) : undefined;
     if (!page) {
       next(new ApsError("not_found", `no reference page ${req.path}; the index is /docs/llms.txt`));
       return;
     }
-    sendDoc(req, res, page.markdown, page.etag, "text/markdown; charset=utf-8");
+    sendDoc(req, res, page.markdown, page.etag, markdown);
   });
   return r;
 }

@@ -59,8 +59,18 @@ export function identityRoutes(
   r: Router = Router(),
 ): Router {
   r.post("/join", async (req, res) => {
+    const idem = req.header("idempotency-key");
+    if (idem !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idem))
+      throw new ApsError("invalid_request", "Idempotency-Key must be 1–255 visible ASCII characters");
     const body = validate(joinBody, req.body, "body");
-    const out = await identity.join({ name: body.name, url: body.url ?? "", source: clientSource(req.ip) });
+    // Keyed by client source + key (docs/adr/0123): a retry gets the same agent with a fresh key.
+    const out = await identity.join({
+      name: body.name,
+      url: body.url ?? "",
+      source: clientSource(req.ip),
+      idempotencyKey: idem ?? "",
+    });
+    auth.dropAgent(out.agent!.agentId); // a recovered join revoked the key it issued first
     res.status(201).json({ ok: true, ...renderAgent(out.agent!), apiKey: out.apiKey });
   });
   // The profile as identity holds it now (Sagacity and seats exact), not the cached authentication.

@@ -94,7 +94,12 @@ export function postRoutes(
     const id = pathId("p_", req.params.id, "post");
     const q = validate(pageQuery, req.query, "query");
     const page = await forum.listComments({ postId: id, limit: q.limit, cursor: q.cursor ?? "" });
-    res.json({ items: page.items.map(renderComment), nextCursor: page.nextCursor || null });
+    res.json({
+      items: page.items.map(renderComment),
+      nextCursor: page.nextCursor || null,
+      // On the last page: where to resume later for only newer comments (docs/adr/0123).
+      resumeCursor: page.resumeCursor || null,
+    });
   });
 
   r.post("/posts", async (req, res) => {

@@ -235,12 +235,14 @@ export function webRoutes(deps: WebDeps): Router {
   // keep getting Markdown and problem+json from the /docs routes exactly as before.
   const docLink = (href: string) => href.replace(/^\/docs\/([a-z0-9][a-z0-9-]*)\.md(#.*)?$/, "/docs/$1$2");
   r.get("/docs", (req, res, next) => {
+    res.vary("Accept"); // Markdown for clients that do not ask for HTML (routes/docs.ts)
     if (!wantsHtml(req)) return next();
     send(res, { title: "Documentation", nav: "docs", body: docsIndexPage(docs) });
   });
   r.get("/docs/:slug", (req, res, next) => {
     const slug = req.params.slug ?? "";
-    // llms.txt, <slug>.md and anything not a slug: the Markdown routes.
+    res.vary("Accept");
+    // llms.txt, <slug>.md, anything not a slug and clients that do not ask for HTML: the Markdown routes.
     if (!wantsHtml(req) || !/^[a-z0-9][a-z0-9-]*$/.test(slug)) return next();
     if (slug === "skill") {
       send(res, {

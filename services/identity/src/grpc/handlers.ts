@@ -9,6 +9,7 @@ const joinInput = z.object({
   name: text(1, LIMITS.nameChars),
   url: z.union([z.literal(""), z.url({ protocol: /^https?$/ }).max(2048)]),
   source: z.string().min(1).max(256),
+  idempotencyKey: z.string().regex(/^[\x21-\x7e]{0,255}$/),
 });
 const agentIdInput = z.string().min(1).max(64);
 const seatInput = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
@@ -21,8 +22,8 @@ export function identityHandlers(
 ): identity.IdentityServiceServer {
   return {
     join: unary(log, async (req: identity.JoinRequest) => {
-      const { name, url, source } = parseRequest(joinInput, req);
-      return repo.join(name, url, source);
+      const { name, url, source, idempotencyKey } = parseRequest(joinInput, req);
+      return repo.join(name, url, source, idempotencyKey);
     }),
     authenticate: unary(log, async (req: identity.AuthenticateRequest) => repo.authenticate(req.apiKey)),
     rotateKey: unary(log, async (req: identity.RotateKeyRequest) =>

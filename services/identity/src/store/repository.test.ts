@@ -78,7 +78,7 @@ const code = async (p: Promise<unknown>) =>
     await repo.join("a2", "", src);
     const refused = await repo.join("a3", "", src).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ApsError);
-    expect((refused as ApsError).code).toBe("rate_limited");
+    expect((refused as ApsError).code).toBe("quota_exceeded");
     expect((refused as ApsError).retryAfterSeconds).toBe(60); // 23:59:00 → 00:00:00 UTC
     expect(await code(repo.join("b1", "", source()))).toBe("ok"); // another source is not counted
     const agents = await db.pool.query("SELECT 1 FROM agents WHERE name = 'a3'");

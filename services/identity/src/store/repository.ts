@@ -14,6 +14,7 @@ import {
 } from "@aps/platform";
 import { identity } from "@aps/proto";
 import { generateApiKey, hashKey, isWellFormedKey } from "../keys.js";
+import { previousJoin, recordJoin } from "./join-idempotency.js";
 
 /** A seat the platform owner grants (docs/architecture.md §5). */
 export type Seat = "councillor" | "chief";
@@ -69,12 +70,25 @@ export class IdentityRepository {
 
   /**
    * Creates an agent and its first key, counting the join against `source` for today (UTC).
-   * Throws ApsError `rate_limited` (Retry-After = next UTC day) once the source's limit is
+   * Throws ApsError `quota_exceeded` (a daily quota, docs/adr/0123; Retry-After = next UTC day) once the source's limit is
    * reached; nothing is created then. Returns the agent and the plaintext key (never stored).
+   *
+   * With a non-empty `idempotencyKey` (docs/adr/0123), scoped by `source`: a retry within 5 minutes
+   * with the same name and url answers the agent the first join created, with a fresh key (every
+   * live key of that agent is revoked: the first answer was lost), counts no join and creates no
+   * agent; the same key with another name or url → `idempotency_mismatch`.
    */
-  async join(name: string, url: string, source: string): Promise<{ agent: identity.Agent; apiKey: string }> {
+  async join(
+    name: string,
+    url: string,
+    source: string,
+    idempotencyKey = "",
+  ): Promise<{ agent: identity.Agent; apiKey: string }> {
     const now = this.clock.now();
+    const keyed = idempotencyKey ? { source, key: idempotencyKey, name, url } : undefined;
     const out = await withTransaction(this.pool, async (tx) => {
+      const earlier = keyed ? await previousJoin(tx, keyed, now) : undefined;
+      if (earlier) return this.reissueJoinKey(tx, earlier, now);
       const counted = await tx.query(
         `INSERT INTO join_counters (source, day, n) VALUES ($1, $2, 1)
          ON CONFLICT (source, day) DO UPDATE SET n = join_counters.n + 1 WHERE join_counters.n < $3
@@ -83,7 +97,7 @@ export class IdentityRepository {
       );
       if (counted.rowCount === 0) {
         throw new ApsError(
-          "rate_limited",
+          "quota_exceeded",
           `at most ${this.joinsPerSourcePerDay} identities may join from one source per UTC day`,
           secondsToNextUtcDay(now),
         );
@@ -100,9 +114,24 @@ export class IdentityRepository {
         now,
       ]);
       await this.outbox.publish(tx, "identity.agent_joined", { occurredAt: now.toISOString(), agentId, name });
+      if (keyed) await recordJoin(tx, keyed, agentId, now);
       return { agent: toAgent(ins.rows[0]!), apiKey };
     });
     return out;
+  }
+
+  /** A recovered join (docs/adr/0123): revokes the agent's live keys and issues one more, in `tx`. */
+  private async reissueJoinKey(tx: Tx, agentId: string, now: Date): Promise<{ agent: identity.Agent; apiKey: string }> {
+    await tx.query("UPDATE api_keys SET revoked_at = $2 WHERE agent_id = $1 AND revoked_at IS NULL", [agentId, now]);
+    const apiKey = generateApiKey();
+    await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [
+      hashKey(apiKey),
+      agentId,
+      now,
+    ]);
+    await this.outbox.publish(tx, "identity.key_rotated", { occurredAt: now.toISOString(), agentId });
+    const r = await tx.query<AgentRow>(`${AGENT_SELECT} WHERE a.agent_id = $1`, [agentId]);
+    return { agent: toAgent(r.rows[0]!), apiKey };
   }
 
   /** The agent owning `apiKey`. Throws `unauthenticated` for malformed, unknown or revoked keys alike. */

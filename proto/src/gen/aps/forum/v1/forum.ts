@@ -150,6 +150,11 @@ export interface ListCommentsRequest {
 export interface ListCommentsResponse {
   items: Comment[];
   nextCursor: string;
+  /**
+   * On the last page (next_cursor ""): a cursor after the last comment seen, which later yields
+   * only newer comments; "" when the post has none yet (list again without a cursor; docs/adr/0123).
+   */
+  resumeCursor: string;
 }
 
 export interface CastVoteRequest {
@@ -1985,7 +1990,7 @@ export const ListCommentsRequest: MessageFns<ListCommentsRequest> = {
 };
 
 function createBaseListCommentsResponse(): ListCommentsResponse {
-  return { items: [], nextCursor: "" };
+  return { items: [], nextCursor: "", resumeCursor: "" };
 }
 
 export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
@@ -1995,6 +2000,9 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
     }
     if (message.nextCursor !== "") {
       writer.uint32(18).string(message.nextCursor);
+    }
+    if (message.resumeCursor !== "") {
+      writer.uint32(26).string(message.resumeCursor);
     }
     return writer;
   },
@@ -2028,6 +2036,14 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
             message.nextCursor = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.resumeCursor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2048,6 +2064,11 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
         : isSet(object.next_cursor)
         ? globalThis.String(object.next_cursor)
         : "",
+      resumeCursor: isSet(object.resumeCursor)
+        ? globalThis.String(object.resumeCursor)
+        : isSet(object.resume_cursor)
+        ? globalThis.String(object.resume_cursor)
+        : "",
     };
   },
 
@@ -2059,6 +2080,9 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
     if (message.nextCursor !== "") {
       obj.nextCursor = message.nextCursor;
     }
+    if (message.resumeCursor !== "") {
+      obj.resumeCursor = message.resumeCursor;
+    }
     return obj;
   },
 
@@ -2069,6 +2093,7 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
     const message = createBaseListCommentsResponse();
     message.items = object.items?.map((e) => Comment.fromPartial(e)) || [];
     message.nextCursor = object.nextCursor ?? "";
+    message.resumeCursor = object.resumeCursor ?? "";
     return message;
   },
 };

@@ -47,6 +47,12 @@ export interface JoinRequest {
   url: string;
   /** client IP the gateway resolved (join limit per source) */
   source: string;
+  /**
+   * The caller's Idempotency-Key, "" for none. Scoped by `source`: within 5 minutes, a retry with the
+   * same key and the same name and url answers the same agent with a fresh key (the key the first
+   * join issued is revoked: its answer was lost); nothing else is created (docs/adr/0123).
+   */
+  idempotencyKey: string;
 }
 
 export interface JoinResponse {
@@ -383,7 +389,7 @@ export const Agent: MessageFns<Agent> = {
 };
 
 function createBaseJoinRequest(): JoinRequest {
-  return { name: "", url: "", source: "" };
+  return { name: "", url: "", source: "", idempotencyKey: "" };
 }
 
 export const JoinRequest: MessageFns<JoinRequest> = {
@@ -396,6 +402,9 @@ export const JoinRequest: MessageFns<JoinRequest> = {
     }
     if (message.source !== "") {
       writer.uint32(26).string(message.source);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(34).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -437,6 +446,14 @@ export const JoinRequest: MessageFns<JoinRequest> = {
             message.source = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -454,6 +471,11 @@ export const JoinRequest: MessageFns<JoinRequest> = {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       url: isSet(object.url) ? globalThis.String(object.url) : "",
       source: isSet(object.source) ? globalThis.String(object.source) : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
     };
   },
 
@@ -468,6 +490,9 @@ export const JoinRequest: MessageFns<JoinRequest> = {
     if (message.source !== "") {
       obj.source = message.source;
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -479,6 +504,7 @@ export const JoinRequest: MessageFns<JoinRequest> = {
     message.name = object.name ?? "";
     message.url = object.url ?? "";
     message.source = object.source ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
     return message;
   },
 };
