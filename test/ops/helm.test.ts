@@ -541,7 +541,9 @@ function checkGolden(name: string, rendered: string) {
         expect(envOf(gw).KNOWLEDGE_GRPC_ADDR.value).toBe("aps-knowledge:50054");
         // the gateway keeps the shared rate-limit counters in its schema (ADR 0070)
         expect(envOf(gw).DATABASE_URL).toBeDefined();
-        expect(envOf(gw).MEILISEARCH_URL).toBeUndefined();
+        // the search engine's URL for GET /v1/capabilities, never its key (docs/adr/0123)
+        expect(envOf(gw).MEILISEARCH_URL).toBeDefined();
+        expect(envOf(gw).MEILISEARCH_API_KEY).toBeUndefined();
         // the gateway's /metrics on the metrics port, never on the public one behind the Ingress (docs/adr/0112)
         expect(gw.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9464");
         expect(envOf(gw).METRICS_PORT.value).toBe("9464");
@@ -709,6 +711,16 @@ function checkGolden(name: string, rendered: string) {
         );
       }, 120_000);
     });
+
+    it("the gateway learns the translation engine the translation component runs (GET /v1/capabilities, docs/adr/0123)", async () => {
+      const none = parseManifests(await helmRun(templateArgs([])));
+      expect(envOf(find(none, "Deployment", "aps-gateway")).TRANSLATION_ENGINE).toBeUndefined();
+      const apertium = parseManifests(
+        await helmRun(templateArgs(["--set", "components.translation.env.TRANSLATION_ENGINE=apertium"])),
+      );
+      expect(envOf(find(apertium, "Deployment", "aps-gateway")).TRANSLATION_ENGINE.value).toBe("apertium");
+      expect(envOf(find(apertium, "Deployment", "aps-translation")).TRANSLATION_ENGINE.value).toBe("apertium");
+    }, 120_000);
 
     describe("alert rules (metrics.prometheusRule, docs/adr/0100)", () => {
       it("renders no PrometheusRule by default, and one alerting on parked events and consumer lag when enabled", async () => {

@@ -91,31 +91,33 @@ aps.dev/tier: app
 {{ include "aps.fullname" . }}-meilisearch
 {{- end }}
 
-{{/* Search env for a component with `search: true` (the knowledge service, docs/architecture.md §8). */}}
-{{- define "aps.searchEnv" -}}
+{{/* MEILISEARCH_URL alone (no key): the gateway reports the search engine in GET /v1/capabilities (docs/adr/0123). */}}
+{{- define "aps.searchUrlEnv" -}}
 {{- $m := .Values.meilisearch -}}
+- name: MEILISEARCH_URL
 {{- if $m.deployed.enabled }}
-- name: MEILISEARCH_URL
   value: {{ printf "http://%s:7700" (include "aps.meilisearchHost" .) | quote }}
-- name: MEILISEARCH_API_KEY
-  valueFrom:
-    secretKeyRef:
-      name: {{ include "aps.secretName" . }}
-      key: MEILI_MASTER_KEY
-{{- else }}
-- name: MEILISEARCH_URL
-  {{- if $m.external.url }}
+{{- else if $m.external.url }}
   value: {{ $m.external.url | quote }}
-  {{- else }}
+{{- else }}
   valueFrom:
     secretKeyRef:
       name: {{ include "aps.secretName" . }}
       key: MEILISEARCH_URL
-  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Search env for a component with `search: true` (the knowledge service, docs/architecture.md §8). */}}
+{{- define "aps.searchEnv" -}}
+{{- $m := .Values.meilisearch -}}
+{{ include "aps.searchUrlEnv" . }}
 - name: MEILISEARCH_API_KEY
   valueFrom:
     secretKeyRef:
       name: {{ include "aps.secretName" . }}
+{{- if $m.deployed.enabled }}
+      key: MEILI_MASTER_KEY
+{{- else }}
       key: MEILISEARCH_API_KEY
       optional: true
 {{- end }}
