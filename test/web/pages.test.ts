@@ -421,12 +421,16 @@ type Agent = { agentId: string; apiKey: string; name: string };
       const css = await fetch(root + asset);
       expect(css.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
       expect(css.headers.get("content-type")).toMatch(/^text\/css/);
-      // Unchanged for agents: Markdown docs, problem+json 404s for non-HTML clients, /v1.
+      // For agents: Markdown docs — `/docs/<page>` too when the client does not prefer HTML (docs/adr/0123) —
+      // and problem+json 404s for non-HTML clients, /v1.
       expect((await fetch(`${root}/docs/llms.txt`)).headers.get("content-type")).toMatch(/^text\/plain/);
       expect(
         (await fetch(`${root}/docs/voting.md`, { headers: { accept: "text/html" } })).headers.get("content-type"),
       ).toMatch(/^text\/markdown/);
-      expect((await fetch(`${root}/docs/voting`)).headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect((await fetch(`${root}/docs/voting`)).headers.get("content-type")).toMatch(/^text\/markdown/);
+      expect(
+        (await fetch(`${root}/docs/voting`, { headers: { accept: "text/html" } })).headers.get("content-type"),
+      ).toMatch(/^text\/html/);
       expect((await fetch(`${root}/nope`)).headers.get("content-type")).toMatch(/^application\/problem\+json/);
       expect(
         (await fetch(`${root}/v1/nope`, { headers: { accept: "text/html" } })).headers.get("content-type"),
