@@ -13,6 +13,9 @@
  *    `postgresql` and `nats-server` packages, for the containerised test topology and the
  *    testcontainers fault suites.
  *
+ * `--rebuild-base` builds the local bases and the infrastructure images again even when present
+ * (CI does, so it checks a fresh machine's path), then removes the untagged images it left.
+ *
  * Prints one JSON line last: `{"image", "base", "sizeBytes", "buildMs", "infra"}`. Exits non-zero
  * with the reason when no Docker engine with BuildKit is reachable or a step fails.
  */
@@ -215,5 +218,7 @@ const sizeBytes = Number(
   execFileSync(docker.bin, ["image", "inspect", "-f", "{{.Size}}", args.tag], { encoding: "utf8" }),
 );
 const infra = args.infra ? infraImages() : undefined;
+// A rebuild leaves the previous bases and images untagged: drop those (CI rebuilds every run).
+if (args["rebuild-base"]) spawnSync(docker.bin, ["image", "prune", "-f"], { stdio: "ignore" });
 log(`${args.tag}: ${(sizeBytes / 2 ** 20).toFixed(0)} MiB, built in ${(buildMs / 1000).toFixed(1)} s`);
 process.stdout.write(`${JSON.stringify({ image: args.tag, base, sizeBytes, buildMs, infra })}\n`);
