@@ -115,6 +115,11 @@ function total(text: string, name: string, match: Record<string, string | ((v: s
         ).toBe(200);
         expect((await req("GET", `/posts/${post.body.id}`)).status).toBe(200);
         expect((await req("GET", "/me/quotas", { key: author.body.apiKey })).status).toBe(200);
+        // translation: no engine here, so /me/quotas does not ask it (ADR 0123); an anonymous read of
+        // the cache does (404 translation_not_cached, answered by the translation service)
+        const cached = await req("GET", `/posts/${post.body.id}/translation?lang=es`);
+        expect(cached.status).toBe(404);
+        expect(cached.body.code).toBe("translation_not_cached");
         // search: the post is indexed by the knowledge consumer (a condition, generous ceiling)
         await eventually(async () => {
           const r = await req("GET", "/knowledge/search?q=scraped");

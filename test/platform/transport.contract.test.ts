@@ -201,7 +201,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       error: { code: expect.stringMatching(/^(invalid_state|forbidden|not_found)$/) },
     });
 
-    // POSTS_PER_DAY reached: rate_limited with the seconds to the next UTC day, on both.
+    // POSTS_PER_DAY reached: quota_exceeded (a daily limit, ADR 0123) with the seconds to the next UTC day, on both.
     const [first] = both;
     const joined = await first.identity.join({ name: "prolific", url: "", source: "203.0.113.10", idempotencyKey: "" });
     const author = { agentId: joined.agent!.agentId, name: joined.agent!.name };
@@ -221,7 +221,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       ),
     );
     const errors = limited.map((o) => ("error" in o ? o.error : undefined));
-    expect(errors[0]).toMatchObject({ code: "rate_limited", retry: expect.any(Number) });
+    expect(errors[0]).toMatchObject({ code: "quota_exceeded", retry: expect.any(Number) });
     expect(errors[1]).toMatchObject({ code: errors[0]!.code, message: errors[0]!.message });
     expect(Math.abs(errors[1]!.retry! - errors[0]!.retry!)).toBeLessThanOrEqual(1);
     expect(errors[0]!.retry!).toBeGreaterThan(0);

@@ -98,7 +98,11 @@ export class EmbeddedEngine implements SearchEngine {
 
   async upsert(docs: KnowledgeDoc[]): Promise<void> {
     for (const d of docs) {
-      if (this.docs.has(d.id)) this.mini.discard(d.id);
+      // remove(), not discard(): the stored copy is exactly what was added, and removing it keeps the
+      // term statistics exact at once (discard() leaves them until a vacuum, so one query could score
+      // differently from the next while a vacuum runs)
+      const prev = this.docs.get(d.id);
+      if (prev) this.mini.remove(prev);
       const doc = { ...d, body: plainText(d.body), tags: d.tags.map((t) => t.toLowerCase()) };
       this.docs.set(d.id, doc);
       this.mini.add(doc);
@@ -107,8 +111,10 @@ export class EmbeddedEngine implements SearchEngine {
 
   async remove(ids: string[]): Promise<void> {
     for (const id of ids) {
-      if (!this.docs.delete(id)) continue;
-      this.mini.discard(id);
+      const prev = this.docs.get(id);
+      if (!prev) continue;
+      this.docs.delete(id);
+      this.mini.remove(prev);
     }
   }
 
