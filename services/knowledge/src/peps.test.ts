@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { pepsDatasetPath } from "@aps/testkit";
+import { pepsDatasetPath, seededRandom } from "@aps/testkit";
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
 
@@ -14,17 +14,8 @@ if (!have && process.env.APS_TEST_REQUIRE_REAL === "1")
   throw new Error(`APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing at ${DATASET}`);
 if (!have) console.warn(`!! peps.test.ts: ${DATASET} is missing — the PEP search benchmark is SKIPPED`);
 
-/** mulberry32: a small seeded PRNG. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG every randomised test uses (mulberry32, testkit). */
+const rng = seededRandom;
 
 const STOP = new Set("the and for with from into that this about using use via pep python new add support".split(" "));
 const titleWords = (t: string) =>
