@@ -104,10 +104,13 @@ function debianSources() {
   return { suite: "bookworm", mirror: "http://deb.debian.org/debian" };
 }
 
-/** aps-base/debian:<suite>: a minimal Debian root filesystem from Debian's packages. */
+let debianBuilt;
+/** aps-base/debian:<suite>: a minimal Debian root filesystem from Debian's packages (built at most once a run). */
 function debianBase() {
+  if (debianBuilt) return debianBuilt;
   const { suite, mirror } = debianSources();
   const ref = `aps-base/debian:${suite}`;
+  debianBuilt = ref;
   if (hasImage(ref) && !args["rebuild-base"]) return ref;
   if (spawnSync("mmdebstrap", ["--version"], { stdio: "ignore" }).status !== 0) {
     if (process.getuid?.() !== 0) fail("mmdebstrap is missing: apt-get install mmdebstrap");
