@@ -11,7 +11,7 @@ import {
 import { createLogger, openServiceDeps, type Logger } from "@aps/platform";
 import { events } from "@aps/proto";
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
-import { loadConfig as forumConfig, startForum } from "@aps/forum";
+import { forumLimits, loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil, type CouncilHandle } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
 import {
@@ -747,12 +747,7 @@ async function startByParts(clock: OffsetClock) {
   const forum = await startForum(forumDeps, {
     listenAddr: "127.0.0.1:0",
     clock,
-    limits: {
-      postsPerDay: forumCfg.POSTS_PER_DAY,
-      commentsPerDay: forumCfg.COMMENTS_PER_DAY,
-      agendaMinScore: forumCfg.AGENDA_MIN_SCORE,
-      agendaSize: forumCfg.AGENDA_SIZE,
-    },
+    limits: forumLimits(forumCfg),
   });
   const forumAddr = `127.0.0.1:${forum.port}`;
   const identityAddr = `127.0.0.1:${await freePort()}`;

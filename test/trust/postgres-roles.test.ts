@@ -1,6 +1,6 @@
 import pg from "pg";
 import { createLogger, ForumClient, InProcessBus, openServiceDeps } from "@aps/platform";
-import { loadConfig as forumConfig, startForum, type ForumHandle } from "@aps/forum";
+import { forumLimits, loadConfig as forumConfig, startForum, type ForumHandle } from "@aps/forum";
 import { ADMIN_DATABASE_URL, hasPostgres, uniqueSuffix } from "@aps/testkit";
 
 /**
@@ -68,12 +68,7 @@ const real = await hasPostgres();
       const deps = await openServiceDeps("forum", cfg, new InProcessBus(log), log);
       forum = await startForum(deps, {
         listenAddr: cfg.FORUM_LISTEN_ADDR,
-        limits: {
-          postsPerDay: cfg.POSTS_PER_DAY,
-          commentsPerDay: cfg.COMMENTS_PER_DAY,
-          agendaMinScore: cfg.AGENDA_MIN_SCORE,
-          agendaSize: cfg.AGENDA_SIZE,
-        },
+        limits: forumLimits(cfg),
       });
       const client = new ForumClient(forum.local);
       const page = await client.listPosts({

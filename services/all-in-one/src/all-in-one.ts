@@ -11,7 +11,7 @@ import {
   type ServiceName,
 } from "@aps/platform";
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
-import { loadConfig as forumConfig, startForum } from "@aps/forum";
+import { forumLimits, loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil } from "@aps/council";
 import { loadConfig as gatewayConfig, startGateway, type LocalServices } from "@aps/gateway";
 import { engineFromConfig, loadConfig as knowledgeConfig, openKnowledgeBus, startKnowledge } from "@aps/knowledge";
@@ -120,12 +120,7 @@ async function startServices(
   const forum = await startForum(forumDeps, {
     listenAddr: loopback,
     clock,
-    limits: {
-      postsPerDay: forumCfg.POSTS_PER_DAY,
-      commentsPerDay: forumCfg.COMMENTS_PER_DAY,
-      agendaMinScore: forumCfg.AGENDA_MIN_SCORE,
-      agendaSize: forumCfg.AGENDA_SIZE,
-    },
+    limits: forumLimits(forumCfg),
   });
   const kCfg = knowledgeConfig(env);
   const kLog = log.child({ service: "knowledge" });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { commonEnvSchema, defaultListenAddr, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import type { ForumLimits } from "./store/repository.js";
 
 /** Env schema of the forum service (README "Configuration"). */
 export const forumEnvSchema = commonEnvSchema.extend({
@@ -23,4 +24,18 @@ export type ForumConfig = z.infer<typeof forumEnvSchema> & { databaseUrl: string
 export function loadConfig(env: NodeJS.ProcessEnv): ForumConfig {
   const c = parseEnv(forumEnvSchema, env);
   return { ...c, databaseUrl: c.FORUM_DATABASE_URL ?? c.DATABASE_URL };
+}
+
+/**
+ * The forum's limits from its config: daily posts and comments per identity, and the heat rule's
+ * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/architecture.md §4–5). One mapping for every place that
+ * starts the forum (its main, the all-in-one, tests).
+ */
+export function forumLimits(cfg: ForumConfig): ForumLimits {
+  return {
+    postsPerDay: cfg.POSTS_PER_DAY,
+    commentsPerDay: cfg.COMMENTS_PER_DAY,
+    agendaMinScore: cfg.AGENDA_MIN_SCORE,
+    agendaSize: cfg.AGENDA_SIZE,
+  };
 }

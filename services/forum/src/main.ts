@@ -3,19 +3,14 @@ import { startTelemetry } from "@aps/platform/telemetry";
 // Tracing first: pg, gRPC and http are imported only after the SDK has hooked them.
 await startTelemetry("forum");
 const { metricsPortFromEnv, onShutdown, openServiceDeps, startMetricsServer } = await import("@aps/platform");
-const { loadConfig } = await import("./config.js");
+const { forumLimits, loadConfig } = await import("./config.js");
 const { startForum } = await import("./service.js");
 
 const cfg = loadConfig(process.env);
 const deps = await openServiceDeps("forum", cfg);
 const svc = await startForum(deps, {
   listenAddr: cfg.FORUM_LISTEN_ADDR,
-  limits: {
-    postsPerDay: cfg.POSTS_PER_DAY,
-    commentsPerDay: cfg.COMMENTS_PER_DAY,
-    agendaMinScore: cfg.AGENDA_MIN_SCORE,
-    agendaSize: cfg.AGENDA_SIZE,
-  },
+  limits: forumLimits(cfg),
 });
 const metrics = await startMetricsServer(metricsPortFromEnv(), deps.log);
 onShutdown(deps.log, async () => {
