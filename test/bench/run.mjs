@@ -8,18 +8,23 @@
 //     PostgreSQL at the same concurrency, then the tallies checked against the bench's own record;
 //   - start to ready on an empty and on an existing data folder;
 //   - memory of the whole process tree (RSS sum and PSS sum);
-//   - hot-list p99 at 10k vs 1M posts seeded in SQL (BENCH_SCALE=0 skips it).
+//   - hot-list p99 at 10k vs 1M posts seeded in SQL (BENCH_SCALE=0 skips it);
+//   - search at scale: the embedded engine's durable index of 100,000 posts generated from the PEP
+//     dataset — search and /posts/similar p50/p95, size on disk, RSS, time to ready after a restart
+//     (lib/search-scale.mjs, docs/adr/0133; BENCH_SEARCH_POSTS=0 skips it).
 // Modes: embedded (`npm start` entry) always; distributed (deploy/local/start.mjs) too when
 // DATABASE_URL and NATS_URL are set (on a fresh database and stream, dropped at the end).
 // Env: BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (50), BENCH_AGENTS (200),
 // BENCH_POSTS (1000), BENCH_SCALE (once = in the first mode with SQL access; all; 0 = skip),
-// BENCH_SCALE_POSTS (1000000), BENCH_SETTLE_MAX_S (60), BENCH_MODES
+// BENCH_SCALE_POSTS (1000000), BENCH_SEARCH_POSTS (100000; 0 = skip the search section),
+// BENCH_SEARCH_QUERIES (300), BENCH_SETTLE_MAX_S (60), BENCH_MODES
 // (embedded,distributed), BENCH_STRICT (1 = exit 1 when a goal fails), BENCH_SMALL (1 = the small
 // run below: smaller defaults for everything above).
 // Prints progress on stderr, the markdown report on stdout, and writes test/bench/results/latest.{json,md}.
 // Exits 1 when a mode failed to run, a tally was wrong or a read answered wrong content (every 2xx
 // body of every measured read load is checked), 0 otherwise. CI (.ci/run) runs it once small:
-// BENCH_SMALL=1 (20 agents, 60 posts, 10 connections, 2 s loads, no scale step), so it cannot rot.
+// BENCH_SMALL=1 (20 agents, 60 posts, 10 connections, 2 s loads, no scale step, 2,000 posts in the
+// search section), so it cannot rot.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -33,6 +38,7 @@ import { sampleTreeMemory, treeMemory, waitQuiet } from "./lib/proctree.mjs";
 import { goals, modeMarkdown } from "./lib/report.mjs";
 import { explainHot, openSql, randomHotCursors, seedPostsTo } from "./lib/scale.mjs";
 import { freePort, startSystem } from "./lib/system.mjs";
+import { benchSearchScale, searchMarkdown } from "./lib/search-scale.mjs";
 import { rawUpsert } from "./lib/upsert.mjs";
 import { checkTallies, voteOracle } from "./lib/votes.mjs";
 
@@ -49,6 +55,9 @@ const CFG = {
         ? "all"
         : "once",
   smallPosts: 10_000,
+  /** search section (docs/adr/0133): generated posts indexed by the embedded engine, 0 = skip */
+  searchPosts: Number(env.BENCH_SEARCH_POSTS ?? (SMALL ? 2_000 : 100_000)),
+  searchQueries: Number(env.BENCH_SEARCH_QUERIES ?? (SMALL ? 50 : 300)),
   scalePosts: Number(env.BENCH_SCALE_POSTS ?? 1_000_000),
   /** distinct /posts/{id} paths and hot-list cursors loaded at random */
   postPaths: 100,
@@ -299,6 +308,20 @@ try {
     if (env.DATABASE_URL && env.NATS_URL) run.modes.push(await benchMode("distributed"));
     else log("distributed: skipped (DATABASE_URL and NATS_URL are not both set)");
   }
+  if (CFG.searchPosts > 0 && !cleanupStarted()) {
+    try {
+      run.search = await benchSearchScale({
+        posts: CFG.searchPosts,
+        queries: CFG.searchQueries,
+        seed: 18,
+        tmp,
+        log,
+      });
+    } catch (err) {
+      run.search = { error: err.message.split("\n")[0] };
+      log(`search FAILED: ${err.stack}`);
+    }
+  } else run.search = { skipped: "BENCH_SEARCH_POSTS=0" };
 } finally {
   await cleanupAll();
 }
@@ -311,6 +334,7 @@ const md = [
     `autocannon ${LOAD.connections} connections × ${LOAD.duration} s (after ${LOAD.warmup} s warm-up) for every HTTP row; ${CFG.agents} agents, ${CFG.posts} posts; run took ${run.seconds} s.`,
   "",
   ...run.modes.flatMap((m) => [modeMarkdown(m), ""]),
+  searchMarkdown(run.search),
   "",
 ].join("\n");
 const dir = join(root, "test/bench/results");
@@ -326,6 +350,7 @@ const wrongContent = (m) =>
       .filter((k) => t[k] && (t[k].wrong > 0 || t[k].checked === 0))
       .map((k) => `${m.mode} ${what} ${k}: ${t[k].wrong} wrong of ${t[k].checked} checked`),
   );
+if (run.search?.error) exitCode = 1;
 for (const m of run.modes) {
   if (m.error || (m.votes && m.votes.tally.exact !== m.votes.tally.posts)) exitCode = 1;
   if (m.votes && m.votes.tally.posts === 0) exitCode = 1;

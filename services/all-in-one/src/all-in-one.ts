@@ -1,3 +1,4 @@
+import { join, resolve } from "node:path";
 import {
   grpcAddrEnv,
   openDatabase,
@@ -72,7 +73,9 @@ export async function startAllInOne(
         log: log.child({ service: "postgres" }),
       });
   try {
-    return await startServices(givenEnv, embedded, log, bus, clock);
+    // the durable search index sits beside the embedded cluster it indexes (docs/adr/0132)
+    const indexDir = embedded ? join(resolve(aioCfg.APS_DATA_DIR), "knowledge") : undefined;
+    return await startServices(givenEnv, embedded, log, bus, clock, indexDir);
   } catch (err) {
     await embedded?.stop();
     throw err;
@@ -101,6 +104,7 @@ async function startServices(
   log: Logger,
   bus: EventBus,
   clock: Clock,
+  indexDir: string | undefined,
 ): Promise<AllInOne> {
   // Every service reads DATABASE_URL; the gateway keeps its per-minute counters in this process
   // unless a database is given explicitly (one gateway here, docs/adr/0070).
@@ -122,7 +126,7 @@ async function startServices(
     clock,
     limits: forumLimits(forumCfg),
   });
-  const kCfg = knowledgeConfig(env);
+  const kCfg = knowledgeConfig(indexDir && !env.KNOWLEDGE_INDEX_DIR ? { ...env, KNOWLEDGE_INDEX_DIR: indexDir } : env);
   const kLog = log.child({ service: "knowledge" });
   const kBus = await openKnowledgeBus(kCfg, kLog, bus);
   const knowledge = await startKnowledge(

@@ -14,6 +14,12 @@ export const knowledgeEnvSchema = commonEnvSchema.extend({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default("aps-knowledge"),
+  /**
+   * Folder of the embedded engine's durable index (snapshot + append log, docs/adr/0132); unset: the
+   * index lives in memory and is rebuilt from the forum at every start. The all-in-one defaults it to
+   * `APS_DATA_DIR/knowledge` when it runs its embedded PostgreSQL.
+   */
+  KNOWLEDGE_INDEX_DIR: optionalVar(),
   /** Folder of the reference pages (docs/reference with index.json); default: the repository's. */
   KNOWLEDGE_DOCS_DIR: optionalVar(),
 });

@@ -1,4 +1,6 @@
-import MiniSearch, { type Query, type SearchResult as MiniResult } from "minisearch";
+import { createHash } from "node:crypto";
+import MiniSearch, { type Options, type Query, type SearchResult as MiniResult } from "minisearch";
+import { IndexFiles, type IndexPosition, type LogRecord } from "./index-files.js";
 import { plainText } from "./markup.js";
 import { analyze, isCjk, queryTerms, snippet, STOPWORDS } from "./text.js";
 import { termQuery } from "./typos.js";
@@ -33,6 +35,12 @@ export interface SearchResult {
   total: number;
 }
 
+/**
+ * Bodies by id, for the snippets of one page of results (docs/adr/0132): the engine keeps no body in
+ * memory. Ids without a text are left out of the map (the snippet then comes from the title).
+ */
+export type TextSource = (ids: string[]) => Promise<Map<string, string>>;
+
 /** How the words of a query combine. */
 export interface SearchOptions {
   /** `all` (default): every word must match; `any`: documents matching enough of them, ranked (duplicate check). */
@@ -49,10 +57,23 @@ export interface SearchEngine {
   readonly name: string;
   /** Prepares the engine (index settings). Idempotent. */
   init(): Promise<void>;
-  /** Inserts or replaces documents by id; searchable when the promise resolves. */
-  upsert(docs: KnowledgeDoc[]): Promise<void>;
-  /** Removes documents by id (unknown ids are ignored). */
-  remove(ids: string[]): Promise<void>;
+  /**
+   * Inserts or replaces documents by id; searchable when the promise resolves. `eventId`: the event
+   * that caused the change (a durable engine logs the change with it before resolving, docs/adr/0132);
+   * without it, a bulk load that the caller ends with `checkpoint()`.
+   */
+  upsert(docs: KnowledgeDoc[], eventId?: string): Promise<void>;
+  /** Removes documents by id (unknown ids are ignored); `eventId` as in `upsert`. */
+  remove(ids: string[], eventId?: string): Promise<void>;
+  /**
+   * Durable engines only: true when `init()` restored the index from disk (snapshot + log), so the
+   * forum need not be read again (docs/adr/0132). Undefined or false: the caller re-indexes.
+   */
+  readonly restored?: boolean;
+  /** Durable engines only: writes a snapshot of everything applied so far (after a bulk load). */
+  checkpoint?(): Promise<void>;
+  /** Where the texts of the page of results come from (snippets are built on demand, docs/adr/0132). */
+  useTexts?(source: TextSource): void;
   /** Keyword search; every tag in `tags` must match. An empty `q` lists the tagged documents. */
   search(q: string, tags: string[], limit: number, opts?: SearchOptions): Promise<SearchResult>;
   close(): Promise<void>;
@@ -64,6 +85,8 @@ const BOOST = { title: 4, body: 1 };
 const WEIGHTS = { fuzzy: 0.3, prefix: 0.5 };
 /** `any`: a term found in more than this share of the documents is common and carries no weight. */
 const COMMON_SHARE = 0.25;
+/** Log records after which the durable engine writes a new snapshot (docs/adr/0132). */
+const SNAPSHOT_EVERY = 2_000;
 
 /** One ranked candidate: how many query words it holds (`words`), how many of those only with a typo, the score. */
 interface Ranked {
@@ -75,76 +98,222 @@ interface Ranked {
   terms: string[];
 }
 
+/** What the index stores per document (MiniSearch `storeFields`): no body, only a digest of the indexed text. */
+interface Stored {
+  kind: string;
+  title: string;
+  url: string;
+  tags: string[];
+  /** Digest of the indexed title + plain body: an upsert of the same text removes the old entry exactly. */
+  h: string;
+}
+
+/** A document as MiniSearch indexes it. */
+type Indexed = Stored & { id: string; body: string };
+
+const MINI_OPTIONS: Options<Indexed> = {
+  fields: ["title", "body"],
+  storeFields: ["kind", "title", "url", "tags", "h"],
+  tokenize: (text) => analyze(text),
+  processTerm: (t) => t,
+  searchOptions: { tokenize: (t) => [t], processTerm: (t) => t, boost: BOOST, weights: WEIGHTS },
+};
+
+/** What the embedded engine is built with. */
+export interface EmbeddedOptions {
+  /**
+   * Folder of the durable index (snapshot + append log, docs/adr/0132; the all-in-one's
+   * `APS_DATA_DIR/knowledge`). Unset: in memory only, rebuilt at every start.
+   */
+  dir?: string | undefined;
+  /** Bodies for snippets; default (and until `useTexts`): plain bodies kept in memory, for tests and tools. */
+  texts?: TextSource;
+  /** Log records between two snapshots (default 2000). */
+  snapshotEvery?: number;
+}
+
 /**
- * The embedded engine of the all-in-one mode (docs/adr/0124): MiniSearch (BM25, radix tree with fuzzy
- * and prefix lookup) over text.ts's analysis (Intl.Segmenter words + CJK bigrams, light stemming) of
- * the plain text (markup.ts). Typo and prefix rules follow Meilisearch's (typos.ts); ranking: words
- * matched, then words matched without a typo, then BM25 with title ×4. Not persisted: the service
- * re-indexes the docs and the forum's posts at start.
+ * The embedded engine of the all-in-one mode (docs/adr/0124, 0132): MiniSearch (BM25, radix tree with
+ * fuzzy and prefix lookup) over text.ts's analysis (Intl.Segmenter words + CJK bigrams, light stemming)
+ * of the plain text (markup.ts). Typo and prefix rules follow Meilisearch's (typos.ts); ranking: words
+ * matched, then words matched without a typo, then BM25 with title ×4. The index stores kind, title,
+ * url and tags per document, never the body: snippets are built from the `TextSource` for the page
+ * of results only. With `dir`, the index is durable: `init()` loads the last snapshot and replays the
+ * append log; every change made with an `eventId` is logged before `upsert`/`remove` resolve.
  */
 export class EmbeddedEngine implements SearchEngine {
   readonly name = "embedded";
-  /** Every document as indexed (tags lowercased, body as plain text). */
-  private readonly docs = new Map<string, KnowledgeDoc>();
-  private readonly mini = new MiniSearch<KnowledgeDoc>({
-    fields: ["title", "body"],
-    storeFields: [],
-    tokenize: (text) => analyze(text),
-    processTerm: (t) => t,
-    searchOptions: { tokenize: (t) => [t], processTerm: (t) => t, boost: BOOST, weights: WEIGHTS },
-  });
+  private mini = new MiniSearch<Indexed>(MINI_OPTIONS);
+  private readonly files: IndexFiles | undefined;
+  /** Plain bodies, only while no TextSource was given (tests, tools). */
+  private memory: Map<string, string> | undefined;
+  private texts: TextSource;
+  private position: IndexPosition = { eventId: "", applied: 0 };
+  private readonly snapshotEvery: number;
+  /** Changes not covered by a snapshot or a log record (bulk loads). */
+  private unsaved = false;
+  private saving: Promise<void> = Promise.resolve();
+  /** A snapshot of this index is on disk. */
+  private saved = false;
+  restored = false;
+  /** How `init()` went: restored, or why not (`empty`, `format`, `broken`, `memory` without a folder). */
+  startedFrom: "snapshot" | "empty" | "format" | "broken" | "memory" = "memory";
 
-  async init(): Promise<void> {}
-
-  async upsert(docs: KnowledgeDoc[]): Promise<void> {
-    for (const d of docs) {
-      // remove(), not discard(): the stored copy is exactly what was added, and removing it keeps the
-      // term statistics exact at once (discard() leaves them until a vacuum, so one query could score
-      // differently from the next while a vacuum runs)
-      const prev = this.docs.get(d.id);
-      if (prev) this.mini.remove(prev);
-      const doc = { ...d, body: plainText(d.body), tags: d.tags.map((t) => t.toLowerCase()) };
-      this.docs.set(d.id, doc);
-      this.mini.add(doc);
+  constructor(opts: EmbeddedOptions = {}) {
+    this.files = opts.dir ? new IndexFiles(opts.dir) : undefined;
+    this.snapshotEvery = opts.snapshotEvery ?? SNAPSHOT_EVERY;
+    if (opts.texts) this.texts = opts.texts;
+    else {
+      const memory = (this.memory = new Map());
+      this.texts = async (ids) => new Map(ids.flatMap((id) => (memory.has(id) ? [[id, memory.get(id)!]] : [])));
     }
   }
 
-  async remove(ids: string[]): Promise<void> {
-    for (const id of ids) {
-      const prev = this.docs.get(id);
-      if (!prev) continue;
-      this.docs.delete(id);
-      this.mini.remove(prev);
+  /** Loads the durable index when there is a usable one (a snapshot of another INDEX_FORMAT is dropped). */
+  async init(): Promise<void> {
+    if (!this.files) return;
+    const found = this.files.load();
+    if ("reason" in found) {
+      this.startedFrom = found.reason;
+      this.files.clear();
+      return;
     }
+    this.mini = MiniSearch.loadJSON<Indexed>(found.json, MINI_OPTIONS);
+    this.position = found.position;
+    for (const rec of found.log) this.replay(rec);
+    this.restored = this.saved = true;
+    this.startedFrom = "snapshot";
+  }
+
+  useTexts(source: TextSource): void {
+    this.texts = source;
+    this.memory = undefined;
+  }
+
+  /** Where the index stands: the last applied event. */
+  positionNow(): IndexPosition {
+    return { ...this.position };
+  }
+
+  /** Documents in the index. */
+  get size(): number {
+    return this.mini.documentCount;
+  }
+
+  /** Bytes of the durable index on disk (0 without a folder). */
+  sizeOnDisk(): number {
+    return this.files?.sizeOnDisk() ?? 0;
+  }
+
+  private replay(rec: LogRecord): void {
+    if (rec.op === "upsert") for (const d of rec.docs as KnowledgeDoc[]) this.apply(d);
+    else for (const id of rec.ids) this.drop(id);
+    this.position = { eventId: rec.eventId, applied: this.position.applied + 1 };
+  }
+
+  /**
+   * Indexes one document; an older entry with the same text is removed exactly, one with another text
+   * discarded. Returns false when the document was already indexed exactly so (same text and fields).
+   */
+  private apply(d: KnowledgeDoc): boolean {
+    const body = plainText(d.body);
+    const h = createHash("sha1").update(d.title).update("\0").update(body).digest("base64url").slice(0, 16);
+    const doc: Indexed = { id: d.id, kind: d.kind, title: d.title, url: d.url, tags: d.tags.map((t) => t.toLowerCase()), h, body };
+    let changed = true;
+    if (this.mini.has(d.id)) {
+      const prev = this.mini.getStoredFields(d.id) as Stored | undefined;
+      changed = !prev || prev.h !== h || prev.kind !== doc.kind || prev.url !== doc.url || prev.tags.join() !== doc.tags.join();
+      // remove() with the very text that was indexed keeps term statistics exact at once; another
+      // text (a docs page that changed between versions) is discarded (MiniSearch vacuums it later)
+      if (prev?.h === h) this.mini.remove(doc);
+      else this.mini.discard(d.id);
+    }
+    this.mini.add(doc);
+    this.memory?.set(d.id, d.body);
+    return changed;
+  }
+
+  private drop(id: string): boolean {
+    if (!this.mini.has(id)) return false;
+    this.mini.discard(id);
+    this.memory?.delete(id);
+    return true;
+  }
+
+  async upsert(docs: KnowledgeDoc[], eventId?: string): Promise<void> {
+    let changed = false;
+    for (const d of docs) changed = this.apply(d) || changed;
+    this.record({ op: "upsert", docs, eventId: eventId ?? "" }, eventId, changed);
+  }
+
+  async remove(ids: string[], eventId?: string): Promise<void> {
+    let changed = false;
+    for (const id of ids) changed = this.drop(id) || changed;
+    this.record({ op: "remove", ids, eventId: eventId ?? "" }, eventId, changed);
+  }
+
+  /** Logs a change made for an event (before the caller acknowledges it); a bulk change only marks the index unsaved. */
+  private record(rec: LogRecord, eventId: string | undefined, changed: boolean): void {
+    if (!this.files) return;
+    if (eventId === undefined) {
+      this.unsaved ||= changed;
+      return;
+    }
+    this.files.append(rec);
+    this.position = { eventId, applied: this.position.applied + 1 };
+    if (this.files.logged >= this.snapshotEvery) void this.checkpoint().catch(() => undefined);
+  }
+
+  /** Writes a snapshot now (one at a time); a no-op without a folder or when nothing changed since the last one. */
+  async checkpoint(): Promise<void> {
+    const files = this.files;
+    if (!files) return;
+    this.saving = this.saving.then(async () => {
+      if (!this.unsaved && files.logged === 0 && this.saved) return;
+      // serialised and the log generation switched in one synchronous step: no change falls between them
+      const json = JSON.stringify(this.mini);
+      const position = this.positionNow();
+      this.unsaved = false;
+      this.saved = true;
+      await files.snapshot(json, position);
+    });
+    return this.saving;
   }
 
   /** Documents matching `q` (one analysed term or a combination), restricted to `tagged`. */
-  private find(q: Query, tagged: (d: KnowledgeDoc) => boolean, combineWith: "AND" | "OR" = "OR"): MiniResult[] {
-    return this.mini.search(q, { combineWith, filter: (r) => tagged(this.docs.get(r.id as string)!) });
+  private find(q: Query, tagged: (tags: string[]) => boolean, combineWith: "AND" | "OR" = "OR"): MiniResult[] {
+    return this.mini.search(q, { combineWith, filter: (r) => tagged(r.tags as string[]) });
   }
 
   async search(q: string, tags: string[], limit: number, opts: SearchOptions = {}): Promise<SearchResult> {
     const want = tags.map((t) => t.toLowerCase());
-    const tagged = (d: KnowledgeDoc) => want.every((t) => d.tags.includes(t));
+    const tagged = (have: string[]) => want.every((t) => have.includes(t));
     let terms = queryTerms(q);
     if (opts.match === "any") terms = terms.filter((t) => !STOPWORDS.has(t) && !(isCjk(t) && [...t].length < 2));
     let ranked: Ranked[];
     if (terms.length === 0) {
       if (q.trim() !== "") return { hits: [], total: 0 };
-      ranked = [...this.docs.values()]
-        .filter(tagged)
-        .map((d) => ({ id: d.id, words: 0, typos: 0, score: 0, terms: [] }));
+      ranked = this.find(MiniSearch.wildcard, tagged).map((r) => ({
+        id: r.id as string,
+        words: 0,
+        typos: 0,
+        score: 0,
+        terms: [],
+      }));
     } else if (opts.match === "any") ranked = this.any(terms, tagged, opts.minScore ?? 0);
     else ranked = this.all(terms, tagged);
     ranked.sort((a, b) => b.words - a.words || a.typos - b.typos || b.score - a.score || (a.id < b.id ? 1 : -1));
-    const hits = ranked.slice(0, limit).map((r) => {
-      const d = this.docs.get(r.id)!;
+    const page = ranked.slice(0, limit);
+    const texts = page.length > 0 ? await this.texts(page.map((r) => r.id)) : new Map<string, string>();
+    const hits = page.map((r) => {
+      const d = this.mini.getStoredFields(r.id) as unknown as Stored;
+      const body = texts.get(r.id);
       return {
         id: r.id,
         kind: d.kind,
         title: d.title,
         url: d.url,
-        snippet: bestSnippet(d, [...new Set([...terms, ...r.terms])]),
+        snippet: bestSnippet(d.title, body === undefined ? "" : plainText(body), [...new Set([...terms, ...r.terms])]),
         tags: d.tags,
         score: Math.round(r.score * 1000) / 1000,
       };
@@ -153,7 +322,7 @@ export class EmbeddedEngine implements SearchEngine {
   }
 
   /** `all`: documents holding every term (typo/prefix rules of typos.ts), scored by BM25. */
-  private all(terms: string[], tagged: (d: KnowledgeDoc) => boolean): Ranked[] {
+  private all(terms: string[], tagged: (tags: string[]) => boolean): Ranked[] {
     const last = terms.length - 1;
     const query: Query = { combineWith: "AND", queries: terms.map((t, i) => termQuery(t, i === last && !isCjk(t))) };
     return this.find(query, tagged).map((r) => ({
@@ -170,11 +339,10 @@ export class EmbeddedEngine implements SearchEngine {
    * `any` (duplicate check): each term weighs its inverse document frequency, 0 for a term in more than
    * `COMMON_SHARE` of the documents; a document's score is the share (0–1) of the query's weight it holds.
    */
-  private any(terms: string[], tagged: (d: KnowledgeDoc) => boolean, minScore: number): Ranked[] {
-    const n = Math.max(this.docs.size, 1);
-    const all = () => true;
+  private any(terms: string[], tagged: (tags: string[]) => boolean, minScore: number): Ranked[] {
+    const n = Math.max(this.mini.documentCount, 1);
     const weighted = terms.map((t) => {
-      const found = this.find(termQuery(t, false), all);
+      const found = this.find(termQuery(t, false), () => true);
       const df = found.length;
       return { t, found, w: df === 0 || df > n * COMMON_SHARE ? 0 : Math.log(1 + n / df) };
     });
@@ -183,7 +351,7 @@ export class EmbeddedEngine implements SearchEngine {
     for (const { found, w } of weighted) {
       if (w === 0) continue;
       for (const r of found) {
-        if (!tagged(this.docs.get(r.id as string)!)) continue;
+        if (!tagged(r.tags as string[])) continue;
         let a = acc.get(r.id as string);
         if (!a) acc.set(r.id as string, (a = { id: r.id as string, words: 0, typos: 0, score: 0, terms: [] }));
         a.score += w / total;
@@ -194,13 +362,17 @@ export class EmbeddedEngine implements SearchEngine {
     return [...acc.values()].filter((a) => a.score >= minScore);
   }
 
-  async close(): Promise<void> {}
+  /** Writes a last snapshot when changes are pending (durable engines). */
+  async close(): Promise<void> {
+    if (this.files && (this.unsaved || this.files.logged > 0)) await this.checkpoint();
+    else await this.saving;
+  }
 }
 
 /** The body's snippet when it shows a match, else the title's (marked) when that does. */
-function bestSnippet(d: KnowledgeDoc, terms: string[]): string {
-  const body = snippet(d.body, terms);
+function bestSnippet(titleText: string, bodyText: string, terms: string[]): string {
+  const body = snippet(bodyText, terms);
   if (body.includes("**") || terms.length === 0) return body;
-  const title = snippet(d.title, terms);
+  const title = snippet(titleText, terms);
   return title.includes("**") ? title : body;
 }

@@ -18,7 +18,7 @@ import {
   type InternalTrust,
 } from "@aps/platform";
 import { knowledge, type forum } from "@aps/proto";
-import { EmbeddedEngine, type SearchEngine, type SearchResult } from "./engine.js";
+import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine, type SearchResult, type TextSource } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
 import { SIMILAR_MIN_SCORE, similarQuery } from "./similar.js";
 import { allPosts, docsDocuments, postDocument } from "./sources.js";
@@ -40,16 +40,25 @@ export interface KnowledgeHandle {
   engine: SearchEngine;
   /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
   local: LocalEndpoint<typeof knowledge.KnowledgeServiceDefinition>;
-  /** Resolves when the start-up re-index of the forum's posts has finished. */
+  /** Resolves when the index is complete: at once after a restore, else when the re-index of the forum's posts has finished. */
   indexed: Promise<void>;
+  /**
+   * How the index started (docs/adr/0132): `restored` from its snapshot + log (the forum was not
+   * read), else rebuilt; `rebuiltPosts` counts the posts read from the forum for it (0 after a restore).
+   */
+  startup: { restored: boolean; rebuiltPosts: number };
   stop(): Promise<void>;
 }
 
-/** The engine the config asks for: Meilisearch when `MEILISEARCH_URL` is set, else embedded. */
+/**
+ * The engine the config asks for: Meilisearch when `MEILISEARCH_URL` is set, else embedded — durable
+ * under `KNOWLEDGE_INDEX_DIR` when that is set (docs/adr/0132), in memory otherwise.
+ */
 export function engineFromConfig(cfg: {
   MEILISEARCH_URL?: string | undefined;
   MEILISEARCH_API_KEY?: string | undefined;
   MEILISEARCH_INDEX?: string;
+  KNOWLEDGE_INDEX_DIR?: string | undefined;
 }): SearchEngine {
   return cfg.MEILISEARCH_URL
     ? new MeiliEngine({
@@ -57,7 +66,7 @@ export function engineFromConfig(cfg: {
         apiKey: cfg.MEILISEARCH_API_KEY,
         index: cfg.MEILISEARCH_INDEX ?? "aps-knowledge",
       })
-    : new EmbeddedEngine();
+    : new EmbeddedEngine({ dir: cfg.KNOWLEDGE_INDEX_DIR });
 }
 
 const tag = z.string().regex(/^[\p{L}\p{N}_-]{1,40}$/u, "a tag is 1–40 letters, digits, - or _");
@@ -86,9 +95,18 @@ export async function startKnowledge(
 ): Promise<KnowledgeHandle> {
   const { bus, log } = deps;
   const engine = opts.engine ?? new EmbeddedEngine();
-  await engine.init();
-  await engine.upsert(docsDocuments(opts.docsDir));
   const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller);
+  const docs = docsDocuments(opts.docsDir);
+  engine.useTexts?.(textsOf(docs, forumClient));
+  await engine.init();
+  const restored = engine.restored === true;
+  if (restored) {
+    // pages of an older version that are gone from the manifest leave the index
+    const fresh = new Set(docs.map((d) => d.id));
+    const listed = await engine.search("", ["docs"], 1_000);
+    await engine.remove(listed.hits.map((h) => h.id).filter((id) => !fresh.has(id)));
+  }
+  await engine.upsert(docs);
   /** Highest status seen per post (events may arrive before the forum's own projection). */
   const statuses = new Map<string, string>();
   const statusOf = (id: string, s: string) => {
@@ -97,26 +115,20 @@ export async function startKnowledge(
     statuses.set(id, best);
     return best;
   };
-  /** The last indexed form of each post: a status event re-tags it without a forum round trip. */
-  const known = new Map<string, forum.Post>();
-  const indexPost = async (postId: string, status?: string) => {
+  /** Reads the post from the forum (the index keeps no body) and indexes it, or drops it when hidden; logged with `eventId`. */
+  const indexPost = async (eventId: string, postId: string, status?: string) => {
     if (status) statusOf(postId, status);
-    let p = status ? known.get(postId) : undefined;
-    if (!p) {
-      p = (await forumClient.getPosts([postId])).items[0];
-      if (!p) throw new Error(`post ${postId} not found in the forum yet`);
-      known.set(p.id, p);
-    }
+    const p = (await forumClient.getPosts([postId])).items[0];
+    if (!p) throw new Error(`post ${postId} not found in the forum yet`);
     // A post the owner hid leaves the index, whatever event mentions it (docs/adr/0118).
-    if (p.hiddenAt) await engine.remove([p.id]);
-    else await engine.upsert([postDocument(p, statusOf(p.id, p.status))]);
+    if (p.hiddenAt) await engine.remove([p.id], eventId);
+    else await engine.upsert([postDocument(p, statusOf(p.id, p.status))], eventId);
     await announceIndexed(p.id);
   };
   /** `forum.post_moderated` about the post itself: drop it, or index it again as the forum has it. */
-  const moderated = async (postId: string, commentId: string) => {
+  const moderated = async (eventId: string, postId: string, commentId: string) => {
     if (commentId) return; // a comment's visibility does not change the post's document
-    known.delete(postId);
-    await indexPost(postId);
+    await indexPost(eventId, postId);
   };
   /**
    * Publishes `knowledge.post_indexed` (best effort, straight to the bus: the index holds no
@@ -139,26 +151,33 @@ export async function startKnowledge(
     durable: "knowledge-index",
     maxDeliver: 10,
     handlers: {
-      "forum.post_created": (m) => indexPost(m.postId),
-      "forum.post_on_agenda": (m) => indexPost(m.postId, "agenda"),
-      "forum.post_moderated": (m) => moderated(m.postId, m.commentId),
-      "council.case_opened": (m) => indexPost(m.postId, m.status),
-      "council.case_closed": (m) => indexPost(m.postId, m.outcome),
-      "council.handoff_recorded": (m) => indexPost(m.postId, "implementing"),
-      "council.implementation_completed": (m) => indexPost(m.postId, "completed"),
+      "forum.post_created": (m) => indexPost(m.eventId, m.postId),
+      "forum.post_on_agenda": (m) => indexPost(m.eventId, m.postId, "agenda"),
+      "forum.post_moderated": (m) => moderated(m.eventId, m.postId, m.commentId),
+      "council.case_opened": (m) => indexPost(m.eventId, m.postId, m.status),
+      "council.case_closed": (m) => indexPost(m.eventId, m.postId, m.outcome),
+      "council.handoff_recorded": (m) => indexPost(m.eventId, m.postId, "implementing"),
+      "council.implementation_completed": (m) => indexPost(m.eventId, m.postId, "completed"),
     },
   });
 
   let stopped = false;
+  const startup = { restored, rebuiltPosts: 0 };
   const indexed = (async () => {
+    if (restored) {
+      await engine.checkpoint?.(); // only when the docs pages changed
+      log.info({ engine: engine.name }, "knowledge index restored from disk; the forum was not re-read");
+      return;
+    }
     for (let attempt = 1; !stopped; attempt++) {
       try {
         let n = 0;
         for await (const page of allPosts(forumClient)) {
-          for (const post of page) known.set(post.id, post);
           await engine.upsert(page.map((post) => postDocument(post, statusOf(post.id, post.status))));
           n += page.length;
+          startup.rebuiltPosts += page.length;
         }
+        await engine.checkpoint?.();
         log.info({ posts: n, engine: engine.name }, "knowledge index rebuilt");
         return;
       } catch (err) {
@@ -206,6 +225,7 @@ export async function startKnowledge(
     engine,
     local: grpc.local(knowledge.KnowledgeServiceDefinition, implementation),
     indexed,
+    startup,
     stop: async () => {
       stopped = true;
       await sub.stop();
@@ -214,5 +234,24 @@ export async function startKnowledge(
       forumClient.close();
       await engine.close();
     },
+  };
+}
+
+/**
+ * The texts of a page of results (docs/adr/0132): the reference pages from memory (a fixed, small
+ * set), posts read from the forum by id, one `GetPosts` call per page.
+ */
+function textsOf(docs: KnowledgeDoc[], forumClient: ForumClient): TextSource {
+  const pages = new Map(docs.map((d) => [d.id, d.body]));
+  return async (ids) => {
+    const out = new Map<string, string>();
+    const posts: string[] = [];
+    for (const id of ids) {
+      const page = pages.get(id);
+      if (page !== undefined) out.set(id, page);
+      else if (id.startsWith("p_")) posts.push(id);
+    }
+    if (posts.length > 0) for (const p of (await forumClient.getPosts(posts)).items) out.set(p.id, p.body);
+    return out;
   };
 }

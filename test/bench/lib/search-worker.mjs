@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// One process of the search bench (docs/adr/0133), spawned by search-scale.mjs:
+//   build <dir> <posts> <seed>: indexes the corpus (search-corpus.mjs) into a durable embedded
+//     engine under <dir>, writes its snapshot, then applies 100 changes as events (append log);
+//   query <dir> <posts> <seed> <queries>: a restart — loads the index from <dir> (time to ready),
+//     then times searches and duplicate checks on it.
+// Prints one JSON object on stdout. Run with --expose-gc (RSS/heap are read after a full GC).
+import { EmbeddedEngine } from "@aps/knowledge";
+import { SIMILAR_MIN_SCORE, similarQuery } from "@aps/knowledge/similar";
+import { pepsDatasetPath, seededRandom } from "@aps/testkit";
+import { benchPostIndex, loadPeps, postAt } from "./search-corpus.mjs";
+
+const [cmd, dir, postsArg, seedArg, queriesArg] = process.argv.slice(2);
+const posts = Number(postsArg);
+const seed = Number(seedArg);
+const datasetAt = performance.now();
+const peps = loadPeps(process.env.APS_PEPS_DATASET || pepsDatasetPath());
+const datasetMs = performance.now() - datasetAt;
+/** Bodies for the page of results, regenerated from the post's number (nothing kept). */
+const texts = async (ids) =>
+  new Map(ids.filter((id) => id.startsWith("p_bench")).map((id) => [id, postAt(peps, benchPostIndex(id), seed).body]));
+const memory = () => {
+  globalThis.gc?.();
+  const m = process.memoryUsage();
+  return { rssMiB: Math.round(m.rss / 2 ** 20), heapMiB: Math.round(m.heapUsed / 2 ** 20) };
+};
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 100) / 100;
+};
+const out = {};
+
+if (cmd === "build") {
+  const engine = new EmbeddedEngine({ dir, texts });
+  await engine.init();
+  const t0 = performance.now();
+  const BATCH = 1000;
+  for (let i = 0; i < posts; i += BATCH) {
+    const batch = [];
+    for (let j = i; j < Math.min(posts, i + BATCH); j++) batch.push(postAt(peps, j, seed));
+    await engine.upsert(batch);
+    if ((i / BATCH) % 10 === 9) process.stderr.write(`  indexed ${i + BATCH} posts\n`);
+  }
+  out.indexSeconds = Math.round((performance.now() - t0) / 100) / 10;
+  const t1 = performance.now();
+  await engine.checkpoint();
+  out.snapshotSeconds = Math.round((performance.now() - t1) / 100) / 10;
+  // 100 events after the snapshot: a status change per post, logged (the restart replays them)
+  for (let k = 0; k < 100; k++) {
+    const p = postAt(peps, k, seed);
+    await engine.upsert([{ ...p, tags: ["post", "arch", "review"] }], `bench-event-${k}`);
+  }
+  out.memory = memory();
+  out.bytesOnDisk = engine.sizeOnDisk();
+  out.documents = engine.size;
+} else if (cmd === "query") {
+  const queries = Number(queriesArg);
+  const t0 = performance.now();
+  const engine = new EmbeddedEngine({ dir, texts });
+  await engine.init();
+  out.loadMs = Math.round(performance.now() - t0);
+  // from the process's start: node, imports, the PEP dataset (the bench's text source) and the load
+  out.processReadyMs = Math.round(performance.now());
+  out.datasetMs = Math.round(datasetMs);
+  out.restored = engine.restored;
+  out.position = engine.positionNow();
+  out.documents = engine.size;
+  const rnd = seededRandom(seed + 1);
+  const pick = () => postAt(peps, Math.floor(rnd() * posts), seed);
+  const distinct = (text, min) =>
+    [...new Set(text.toLowerCase().match(/[a-z]{4,}/g) ?? [])].filter((w) => w.length >= min);
+  const time = async (fn) => {
+    const t = performance.now();
+    const r = await fn();
+    return { ms: performance.now() - t, r };
+  };
+  // warm-up (JIT, first radix-tree walks), not recorded
+  for (let k = 0; k < 20; k++) await engine.search(distinct(pick().title, 4).slice(0, 2).join(" "), [], 10);
+  const search = [];
+  const typo = [];
+  const similar = [];
+  let bodyFound = 0;
+  for (let k = 0; k < queries; k++) {
+    const p = pick();
+    const words = distinct(p.body, 6);
+    const three = words.slice(0, 3).join(" ");
+    const s = await time(() => engine.search(three, [], 10));
+    search.push(s.ms);
+    if (s.r.hits.some((h) => h.id === p.id)) bodyFound++;
+    const w = words[0] ?? "proposal";
+    const typoed = w.length >= 6 ? w[0] + w[2] + w[1] + w.slice(3) : w; // adjacent swap, not on the first letter
+    typo.push((await time(() => engine.search(`${typoed} ${words[1] ?? ""}`.trim(), [], 10))).ms);
+    const q = similarQuery(p.title, p.body);
+    const opts = { match: "any", minScore: SIMILAR_MIN_SCORE };
+    similar.push((await time(() => engine.search(q, ["post"], 5, opts))).ms);
+  }
+  out.queries = queries;
+  out.search = { p50: pct(search, 50), p95: pct(search, 95), foundTop10: bodyFound / queries };
+  out.typo = { p50: pct(typo, 50), p95: pct(typo, 95) };
+  out.similar = { p50: pct(similar, 50), p95: pct(similar, 95) };
+  out.memory = memory();
+} else {
+  throw new Error(`unknown command ${cmd}`);
+}
+process.stdout.write(`${JSON.stringify(out)}\n`);
