@@ -106,7 +106,7 @@ describe("EmbeddedEngine durable index", () => {
     expect(JSON.stringify(a)).not.toContain("The body of proposal");
 
     const r = await a.search(`${SECRET}7`, [], 3);
-    expect(ids(r)).toEqual([CORPUS[7]!.id]);
+    expect(ids(r)[0]).toBe(CORPUS[7]!.id); // exact first; "…17", "…27" follow as prefix matches
     expect(r.hits[0]!.snippet).toContain(`**${SECRET}7**`);
     const page = await a.search("caching", [], 5);
     expect(page.total).toBe(CORPUS.length);

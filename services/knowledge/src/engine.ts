@@ -85,6 +85,8 @@ const BOOST = { title: 4, body: 1 };
 const WEIGHTS = { fuzzy: 0.3, prefix: 0.5 };
 /** `any`: a term found in more than this share of the documents is common and carries no weight. */
 const COMMON_SHARE = 0.25;
+/** `any`: how many of the query's rarest words are looked up (Meilisearch reads a query's first 10 words). */
+const SIMILAR_TERMS = 10;
 /** Log records after which the durable engine writes a new snapshot (docs/adr/0132). */
 const SNAPSHOT_EVERY = 2_000;
 
@@ -336,13 +338,36 @@ export class EmbeddedEngine implements SearchEngine {
   }
 
   /**
-   * `any` (duplicate check): each term weighs its inverse document frequency, 0 for a term in more than
-   * `COMMON_SHARE` of the documents; a document's score is the share (0–1) of the query's weight it holds.
+   * Documents holding `term` exactly, in O(1): the longer of its title and body posting lists (a lower
+   * bound of the true count; MiniSearch has no public document-frequency call, so this reads its
+   * `_index` radix tree — minisearch is pinned to 7.x, docs/adr/0133).
+   */
+  private exactDf(term: string): number {
+    const index = (this.mini as unknown as { _index: { get(t: string): Map<number, Map<number, number>> | undefined } })
+      ._index;
+    let df = 0;
+    for (const docs of index.get(term)?.values() ?? []) df = Math.max(df, docs.size);
+    return df;
+  }
+
+  /**
+   * `any` (duplicate check): the query's `SIMILAR_TERMS` rarest words (a word in more than
+   * `COMMON_SHARE` of the documents carries no weight and is dropped first) each weigh their inverse
+   * document frequency; a document's score is the share (0–1) of that weight it holds. Looking up only
+   * the rare words, and a word the index holds exactly without typo expansion, keeps a duplicate
+   * check cheap however large the index (docs/adr/0133).
    */
   private any(terms: string[], tagged: (tags: string[]) => boolean, minScore: number): Ranked[] {
     const n = Math.max(this.mini.documentCount, 1);
-    const weighted = terms.map((t) => {
-      const found = this.find(termQuery(t, false), () => true);
+    const rare = terms
+      .map((t, i) => ({ t, i, df: this.exactDf(t) }))
+      .filter((x) => x.df <= n * COMMON_SHARE)
+      .sort((a, b) => a.df - b.df || a.i - b.i)
+      .slice(0, SIMILAR_TERMS);
+    const weighted = rare.map(({ t, df: exact }) => {
+      // a word the index holds is looked up as it is; only an unknown one (a typo?) with the typo rules
+      const q: Query = exact > 0 ? { combineWith: "OR", queries: [t], fuzzy: false, prefix: false } : termQuery(t, false);
+      const found = this.find(q, () => true);
       const df = found.length;
       return { t, found, w: df === 0 || df > n * COMMON_SHARE ? 0 : Math.log(1 + n / df) };
     });

@@ -34,6 +34,7 @@ if (cmd === "build") {
   const engine = new EmbeddedEngine({ dir, texts });
   await engine.init();
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const BATCH = 1000;
   for (let i = 0; i < posts; i += BATCH) {
     const batch = [];
@@ -42,6 +43,8 @@ if (cmd === "build") {
     if ((i / BATCH) % 10 === 9) process.stderr.write(`  indexed ${i + BATCH} posts\n`);
   }
   out.indexSeconds = Math.round((performance.now() - t0) / 100) / 10;
+  const c1 = process.cpuUsage(c0);
+  out.indexCpuSeconds = Math.round((c1.user + c1.system) / 1e5) / 10;
   const t1 = performance.now();
   await engine.checkpoint();
   out.snapshotSeconds = Math.round((performance.now() - t1) / 100) / 10;
@@ -56,9 +59,12 @@ if (cmd === "build") {
 } else if (cmd === "query") {
   const queries = Number(queriesArg);
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const engine = new EmbeddedEngine({ dir, texts });
   await engine.init();
   out.loadMs = Math.round(performance.now() - t0);
+  const c1 = process.cpuUsage(c0);
+  out.loadCpuMs = Math.round((c1.user + c1.system) / 1000);
   // from the process's start: node, imports, the PEP dataset (the bench's text source) and the load
   out.processReadyMs = Math.round(performance.now());
   out.datasetMs = Math.round(datasetMs);
@@ -69,16 +75,20 @@ if (cmd === "build") {
   const pick = () => postAt(peps, Math.floor(rnd() * posts), seed);
   const distinct = (text, min) =>
     [...new Set(text.toLowerCase().match(/[a-z]{4,}/g) ?? [])].filter((w) => w.length >= min);
+  /** Wall time and this process's CPU time (user + system) of one query, in ms. */
   const time = async (fn) => {
     const t = performance.now();
+    const c = process.cpuUsage();
     const r = await fn();
-    return { ms: performance.now() - t, r };
+    const cpu = process.cpuUsage(c);
+    return { ms: performance.now() - t, cpuMs: (cpu.user + cpu.system) / 1000, r };
   };
   // warm-up (JIT, first radix-tree walks), not recorded
   for (let k = 0; k < 20; k++) await engine.search(distinct(pick().title, 4).slice(0, 2).join(" "), [], 10);
   const search = [];
   const typo = [];
   const similar = [];
+  const cpu = { search: [], typo: [], similar: [] };
   let bodyFound = 0;
   for (let k = 0; k < queries; k++) {
     const p = pick();
@@ -86,18 +96,25 @@ if (cmd === "build") {
     const three = words.slice(0, 3).join(" ");
     const s = await time(() => engine.search(three, [], 10));
     search.push(s.ms);
+    cpu.search.push(s.cpuMs);
     if (s.r.hits.some((h) => h.id === p.id)) bodyFound++;
     const w = words[0] ?? "proposal";
     const typoed = w.length >= 6 ? w[0] + w[2] + w[1] + w.slice(3) : w; // adjacent swap, not on the first letter
-    typo.push((await time(() => engine.search(`${typoed} ${words[1] ?? ""}`.trim(), [], 10))).ms);
+    const ty = await time(() => engine.search(`${typoed} ${words[1] ?? ""}`.trim(), [], 10));
+    typo.push(ty.ms);
+    cpu.typo.push(ty.cpuMs);
     const q = similarQuery(p.title, p.body);
     const opts = { match: "any", minScore: SIMILAR_MIN_SCORE };
-    similar.push((await time(() => engine.search(q, ["post"], 5, opts))).ms);
+    const si = await time(() => engine.search(q, ["post"], 5, opts));
+    similar.push(si.ms);
+    cpu.similar.push(si.cpuMs);
   }
   out.queries = queries;
-  out.search = { p50: pct(search, 50), p95: pct(search, 95), foundTop10: bodyFound / queries };
-  out.typo = { p50: pct(typo, 50), p95: pct(typo, 95) };
-  out.similar = { p50: pct(similar, 50), p95: pct(similar, 95) };
+  const cpuPct = (k) => ({ cpuP50: pct(cpu[k], 50), cpuP95: pct(cpu[k], 95) });
+  out.search = { p50: pct(search, 50), p95: pct(search, 95), ...cpuPct("search"), foundTop10: bodyFound / queries };
+  out.typo = { p50: pct(typo, 50), p95: pct(typo, 95), ...cpuPct("typo") };
+  out.similar = { p50: pct(similar, 50), p95: pct(similar, 95), ...cpuPct("similar") };
+  out.loadAvg = (await import("node:os")).loadavg().map((x) => Math.round(x * 10) / 10);
   out.memory = memory();
 } else {
   throw new Error(`unknown command ${cmd}`);
