@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { forumLimits, loadConfig as forumConfig, startForum, type ForumHandle } from "@aps/forum";
 import { EmbeddedEngine, startKnowledge, type KnowledgeHandle } from "@aps/knowledge";
 import { createLogger, ForumClient, JetStreamBus, openServiceDeps, type EventBus } from "@aps/platform";
 import {
+  httpClient,
   createTestDatabase,
   deleteTestStream,
   eventually,
@@ -14,6 +15,7 @@ import {
   uniqueBusNames,
   type TestDatabase,
 } from "@aps/testkit";
+import { startSystem } from "../support/system.js";
 
 /**
  * The knowledge service's durable index across restarts (issue 18, docs/adr/0132), with a real
@@ -123,4 +125,40 @@ d("knowledge restart (real forum, PostgreSQL, JetStream)", () => {
     expect(fourth.k.startup).toEqual({ restored: true, rebuiltPosts: 0 });
     await stopK();
   }, 120_000);
+});
+
+describe("all-in-one restart (embedded PostgreSQL): the index lives in APS_DATA_DIR/knowledge", () => {
+  it("a restart restores the index from the data folder (position kept, no rebuild) and finds the post", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "aps-knowledge-aio-"));
+    const meta = () =>
+      JSON.parse(readFileSync(join(dataDir, "knowledge", "meta.json"), "utf8")) as {
+        generation: number;
+        position: { applied: number };
+      };
+    try {
+      let sys = await startSystem("embedded", { dataDir });
+      let req = httpClient(sys.baseUrl);
+      const agent = (await req("POST", "/join", { body: { name: "restarter" } })).body as { apiKey: string };
+      const created = await req("POST", "/posts", {
+        key: agent.apiKey,
+        body: { title: "Idempotent outbox relay", body: "Relay batches survive restarts.", is_arch_design: true },
+      });
+      expect(created.status).toBe(201);
+      const search = async () => (await req("GET", "/knowledge/search?q=idempotent&tags=post")).body.hits as { id: string }[];
+      await eventually(async () => expect((await search()).map((h) => h.id)).toEqual([created.body.id]), 30_000, 50);
+      await sys.stop();
+      expect(existsSync(join(dataDir, "knowledge", "meta.json"))).toBe(true);
+      const before = meta();
+      expect(before.position.applied).toBeGreaterThanOrEqual(1); // post_created (and nothing re-read)
+
+      sys = await startSystem("embedded", { dataDir });
+      req = httpClient(sys.baseUrl);
+      expect((await search()).map((h) => h.id)).toEqual([created.body.id]);
+      await sys.stop();
+      // restored, not rebuilt: a rebuild clears the folder and starts again at generation 1, position 0
+      expect(meta()).toEqual(before);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
