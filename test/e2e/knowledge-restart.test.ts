@@ -144,7 +144,8 @@ describe("all-in-one restart (embedded PostgreSQL): the index lives in APS_DATA_
         body: { title: "Idempotent outbox relay", body: "Relay batches survive restarts.", is_arch_design: true },
       });
       expect(created.status).toBe(201);
-      const search = async () => (await req("GET", "/knowledge/search?q=idempotent&tags=post")).body.hits as { id: string }[];
+      const search = async () =>
+        (await req("GET", "/knowledge/search?q=idempotent&tags=post")).body.hits as { id: string }[];
       await eventually(async () => expect((await search()).map((h) => h.id)).toEqual([created.body.id]), 30_000, 50);
       await sys.stop();
       expect(existsSync(join(dataDir, "knowledge", "meta.json"))).toBe(true);

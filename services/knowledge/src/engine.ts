@@ -220,11 +220,20 @@ export class EmbeddedEngine implements SearchEngine {
   private apply(d: KnowledgeDoc): boolean {
     const body = plainText(d.body);
     const h = createHash("sha1").update(d.title).update("\0").update(body).digest("base64url").slice(0, 16);
-    const doc: Indexed = { id: d.id, kind: d.kind, title: d.title, url: d.url, tags: d.tags.map((t) => t.toLowerCase()), h, body };
+    const doc: Indexed = {
+      id: d.id,
+      kind: d.kind,
+      title: d.title,
+      url: d.url,
+      tags: d.tags.map((t) => t.toLowerCase()),
+      h,
+      body,
+    };
     let changed = true;
     if (this.mini.has(d.id)) {
       const prev = this.mini.getStoredFields(d.id) as Stored | undefined;
-      changed = !prev || prev.h !== h || prev.kind !== doc.kind || prev.url !== doc.url || prev.tags.join() !== doc.tags.join();
+      changed =
+        !prev || prev.h !== h || prev.kind !== doc.kind || prev.url !== doc.url || prev.tags.join() !== doc.tags.join();
       // remove() with the very text that was indexed keeps term statistics exact at once; another
       // text (a docs page that changed between versions) is discarded (MiniSearch vacuums it later)
       if (prev?.h === h) this.mini.remove(doc);
@@ -366,7 +375,8 @@ export class EmbeddedEngine implements SearchEngine {
       .slice(0, SIMILAR_TERMS);
     const weighted = rare.map(({ t, df: exact }) => {
       // a word the index holds is looked up as it is; only an unknown one (a typo?) with the typo rules
-      const q: Query = exact > 0 ? { combineWith: "OR", queries: [t], fuzzy: false, prefix: false } : termQuery(t, false);
+      const q: Query =
+        exact > 0 ? { combineWith: "OR", queries: [t], fuzzy: false, prefix: false } : termQuery(t, false);
       const found = this.find(q, () => true);
       const df = found.length;
       return { t, found, w: df === 0 || df > n * COMMON_SHARE ? 0 : Math.log(1 + n / df) };

@@ -19,8 +19,7 @@ export interface IndexPosition {
 
 /** One change in the append log: an upsert of documents or a removal of ids, with the event that caused it. */
 export type LogRecord =
-  | { op: "upsert"; docs: unknown[]; eventId: string }
-  | { op: "remove"; ids: string[]; eventId: string };
+  { op: "upsert"; docs: unknown[]; eventId: string } | { op: "remove"; ids: string[]; eventId: string };
 
 /** `meta.json`: which snapshot is current and where the index stood when it was written. */
 interface Meta {
@@ -102,7 +101,8 @@ export class IndexFiles {
 
   /** Removes every file of the folder's index (before a rebuild). */
   clear(): void {
-    for (const f of readdirSync(this.dir)) if (/^(meta\.json|snapshot-\d+\.json|log-\d+\.jsonl)(\.tmp)?$/.test(f)) rmSync(join(this.dir, f));
+    for (const f of readdirSync(this.dir))
+      if (/^(meta\.json|snapshot-\d+\.json|log-\d+\.jsonl)(\.tmp)?$/.test(f)) rmSync(join(this.dir, f));
     this.generation = 0;
     this.logged = 0;
   }
@@ -121,7 +121,10 @@ export class IndexFiles {
     const g = ++this.generation;
     this.logged = 0;
     await writeAtomically(join(this.dir, `snapshot-${g}.json`), json);
-    await writeAtomically(join(this.dir, "meta.json"), JSON.stringify({ format: INDEX_FORMAT, generation: g, position }));
+    await writeAtomically(
+      join(this.dir, "meta.json"),
+      JSON.stringify({ format: INDEX_FORMAT, generation: g, position }),
+    );
     for (const f of readdirSync(this.dir)) {
       const m = /^(?:snapshot-(\d+)\.json|log-(\d+)\.jsonl)$/.exec(f);
       if (m && Number(m[1] ?? m[2]) < g) await rm(join(this.dir, f), { force: true });

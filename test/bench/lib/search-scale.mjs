@@ -40,7 +40,9 @@ export async function benchSearchScale({ posts, queries, seed, tmp, log }) {
   try {
     log(`search: indexing ${posts.toLocaleString("en")} generated posts (durable embedded engine)`);
     const build = await worker(["build", dir, String(posts), String(seed)], log);
-    log(`search: restart on the index (${(build.bytesOnDisk / 2 ** 20).toFixed(0)} MiB on disk), ${queries} queries of each kind`);
+    log(
+      `search: restart on the index (${(build.bytesOnDisk / 2 ** 20).toFixed(0)} MiB on disk), ${queries} queries of each kind`,
+    );
     const restart = await worker(["query", dir, String(posts), String(seed), String(queries)], log);
     return { posts, queries, seed, build, restart };
   } finally {
