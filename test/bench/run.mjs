@@ -38,7 +38,7 @@ import { sampleTreeMemory, treeMemory, waitQuiet } from "./lib/proctree.mjs";
 import { goals, modeMarkdown } from "./lib/report.mjs";
 import { explainHot, openSql, randomHotCursors, seedPostsTo } from "./lib/scale.mjs";
 import { freePort, startSystem } from "./lib/system.mjs";
-import { benchSearchScale, searchMarkdown } from "./lib/search-scale.mjs";
+import { benchSearchScale, SEARCH_GOALS, searchMarkdown } from "./lib/search-scale.mjs";
 import { rawUpsert } from "./lib/upsert.mjs";
 import { checkTallies, voteOracle } from "./lib/votes.mjs";
 
@@ -351,6 +351,12 @@ const wrongContent = (m) =>
       .map((k) => `${m.mode} ${what} ${k}: ${t[k].wrong} wrong of ${t[k].checked} checked`),
   );
 if (run.search?.error) exitCode = 1;
+if (
+  env.BENCH_STRICT === "1" &&
+  run.search?.restart &&
+  (run.search.restart.similar.p95 > SEARCH_GOALS.similarP95Ms || run.search.restart.loadMs > SEARCH_GOALS.readyMs)
+)
+  exitCode = 1;
 for (const m of run.modes) {
   if (m.error || (m.votes && m.votes.tally.exact !== m.votes.tally.posts)) exitCode = 1;
   if (m.votes && m.votes.tally.posts === 0) exitCode = 1;
