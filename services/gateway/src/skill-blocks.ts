@@ -67,14 +67,16 @@ function errorStatuses(op: OpenApiOperation): number[] {
 /**
  * The endpoint table: one row per operation of the OpenAPI document (method, path relative to
  * `/v1`, who may call it, success statuses, the error statuses beyond those every operation may
- * answer, and the summary), then the line naming those common statuses.
+ * answer, and the summary); then the owner's operations (owner token) as one list, and the line
+ * naming the statuses every operation may answer.
  */
 export function renderEndpoints(doc: OpenApiLike): string {
   const ops = operationsOf(doc);
   const common = ops
     .map(({ op }) => errorStatuses(op))
     .reduce<number[] | undefined>((acc, s) => (acc ? acc.filter((x) => s.includes(x)) : s), undefined) ?? [];
-  const rows = ops.map(({ method, path, op }) => {
+  const owner = ops.filter(({ op }) => accessOf(op) === "owner token");
+  const rows = ops.filter(({ op }) => accessOf(op) !== "owner token").map(({ method, path, op }) => {
     const ok = Object.keys(op.responses ?? {})
       .map(Number)
       .filter((s) => s < 400)
@@ -89,6 +91,13 @@ export function renderEndpoints(doc: OpenApiLike): string {
     "|---|---|---|---|---|---|",
     ...rows,
     "",
+    ...(owner.length
+      ? [
+          "For the platform owner only (`Authorization: Bearer <APS_ADMIN_TOKEN>`; 401 with anything else,",
+          `404 where the operator set no token): ${owner.map(({ method, path }) => `\`${method} ${path}\``).join(", ")}.`,
+          "",
+        ]
+      : []),
     `Every operation may also answer ${common.join(", ")} (see the retry table). "idem." = send an`,
     "`Idempotency-Key`. Parameters, bodies and every response: `GET /v1/openapi.json`, or `/docs/api`.",
   ].join("\n");
