@@ -345,11 +345,12 @@ describe("GET /docs/api (docs/adr/0137)", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const csp = res.headers.get("content-security-policy")!;
-    const nonce = /'nonce-([^']+)'/.exec(csp)![1]!;
     expect(csp).toContain("script-src 'self';");
-    expect(csp).not.toMatch(/unsafe-(inline|eval)|https?:/);
+    expect(csp).toContain("connect-src 'self';");
+    expect(csp).not.toMatch(/unsafe-eval|https?:/);
+    expect(csp.match(/unsafe-inline/g)).toHaveLength(1); // styles only
+    expect(csp).toMatch(/style-src 'self' 'unsafe-inline'/);
     const page = await res.text();
-    expect(page).toContain(`<meta property="csp-nonce" content="${nonce}">`);
     expect(page).toContain('data-url="/v1/openapi.json"');
     // no inline script: the bundle by src, and the empty element that carries Scalar's settings
     const scripts = [...page.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
@@ -368,8 +369,7 @@ describe("GET /docs/api (docs/adr/0137)", () => {
     const body = await script.text();
     expect(body.length).toBeGreaterThan(100_000);
     expect(body).toContain("createApiReference");
-    // a new nonce per response
-    const again = await get("/docs/api");
-    expect(again.headers.get("content-security-policy")).not.toBe(csp);
+    // the rest of the site keeps its stricter policy
+    expect((await get("/docs", { Accept: "text/html" })).headers.get("content-security-policy")).not.toMatch(/unsafe-inline/);
   });
 });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -37,45 +37,47 @@ export function loadScalarBundle(file = scalarBundlePath()): ScalarBundle {
 
 /**
  * Scalar's settings: system fonts (its default loads them from its CDN), no telemetry, no AI
- * agent, no "open client" button — nothing on this page talks to any host but this one.
+ * agent, no "open client" button, no developer toolbar (share/deploy to Scalar's hosts) and no
+ * "generate MCP" link (this gateway has its own MCP server at /mcp) — nothing on this page talks
+ * to any host but this one.
  */
 const SCALAR_CONFIG = {
   withDefaultFonts: false,
   telemetry: false,
   agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
   hideClientButton: true,
   metaData: { title: "APS API reference" },
 };
 
 /**
- * The page's Content-Security-Policy: the site's policy (web/routes.ts PAGE_CSP) except that the
- * bundle injects its style sheet as a `<style>` element carrying the nonce it reads from
- * `<meta property="csp-nonce">`, so `style-src` admits that per-response nonce; scripts stay
- * 'self' only (no inline script, no eval).
+ * The page's Content-Security-Policy: the site's policy (web/routes.ts PAGE_CSP) except that
+ * `style-src` admits inline styles — the bundle injects its style sheet and Vue's component styles
+ * as `<style>` elements and style attributes, most without the nonce it could carry (tried:
+ * blocked in Chromium). Scripts stay 'self' only (no inline script, no eval); fetches, images and
+ * fonts go to this host only. Inline styles cannot run code, and the page shows no participant's text.
  */
-export function apiReferenceCsp(nonce: string): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    `style-src 'self' 'nonce-${nonce}'`,
-    "img-src 'self' data: blob:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "form-action 'self'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-    "object-src 'none'",
-  ].join("; ");
-}
+export const API_REFERENCE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+  "object-src 'none'",
+].join("; ");
 
 /** The HTML of the page: the document's URL and Scalar's settings as data attributes, then the bundle. */
-export function apiReferenceHtml(bundlePath: string, nonce: string, specUrl = "/v1/openapi.json"): string {
+export function apiReferenceHtml(bundlePath: string, specUrl = "/v1/openapi.json"): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta property="csp-nonce" content="${escapeHtml(nonce)}">
 <title>APS API reference</title>
 </head>
 <body>
@@ -87,13 +89,13 @@ export function apiReferenceHtml(bundlePath: string, nonce: string, specUrl = "/
 `;
 }
 
-/** `GET /docs/api` (a new nonce per response, `no-store`) and the hashed bundle (immutable). */
+/** `GET /docs/api` (`no-store` like every page) and the hashed bundle (immutable). */
 export function apiReferenceRoutes(bundle: ScalarBundle = loadScalarBundle()): Router {
   const r = Router();
+  const page = apiReferenceHtml(bundle.path);
   r.get(API_REFERENCE_PATH, (_req, res) => {
-    const nonce = randomBytes(16).toString("base64");
-    res.setHeader("Content-Security-Policy", apiReferenceCsp(nonce));
-    res.type("text/html; charset=utf-8").send(apiReferenceHtml(bundle.path, nonce));
+    res.setHeader("Content-Security-Policy", API_REFERENCE_CSP);
+    res.type("text/html; charset=utf-8").send(page);
   });
   r.get(bundle.path, (_req, res) => {
     res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
