@@ -27,7 +27,11 @@ const days = (ms) => `${ms / 86_400_000} days`;
 /** The operator-tunable limits, in the order skill.md lists them. */
 function operatorLimits() {
   return [
-    { what: "Posts per identity", value: `${n(forumEnvSchema, "POSTS_PER_DAY")} per UTC day`, variable: "POSTS_PER_DAY" },
+    {
+      what: "Posts per identity",
+      value: `${n(forumEnvSchema, "POSTS_PER_DAY")} per UTC day`,
+      variable: "POSTS_PER_DAY",
+    },
     {
       what: "Comments per identity",
       value: `${n(forumEnvSchema, "COMMENTS_PER_DAY")} per UTC day`,

@@ -44,7 +44,14 @@ describe("skill.md's generated blocks", () => {
   it.each([
     ["a route missing from the list", (s: string) => s.replace(/^\| GET \| `\/agenda` \|.*\n/m, "")],
     ["a changed limit", (s: string) => s.replace("| `title` | 1–200 characters |", "| `title` | 1–300 characters |")],
-    ["a hand-written row", (s: string) => s.replace("<!-- /generated -->", "| GET | `/posts/trending` | none | 200 | – | Trending |\n<!-- /generated -->")],
+    [
+      "a hand-written row",
+      (s: string) =>
+        s.replace(
+          "<!-- /generated -->",
+          "| GET | `/posts/trending` | none | 200 | – | Trending |\n<!-- /generated -->",
+        ),
+    ],
   ])("fails, naming the line, on %s", (_what, edit) => {
     const committed = readFileSync(SKILL, "utf8");
     const edited = edit(committed);

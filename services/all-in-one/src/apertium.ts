@@ -43,9 +43,7 @@ export function findOnPath(
 }
 
 /** What the all-in-one does about a translation engine. */
-export type ApertiumDecision =
-  | { start: true; program: string; modesDir: string }
-  | { start: false; reason: string };
+export type ApertiumDecision = { start: true; program: string; modesDir: string } | { start: false; reason: string };
 
 /** Seams of `decideApertium`: the PATH lookup and the check that the modes folder exists. */
 export interface DecideSeams {
@@ -138,7 +136,8 @@ export async function startApertium(
       } catch {
         // not listening yet
       }
-      if (Date.now() > deadline) throw new Error(`${program} did not answer ${url}/listPairs within ${readyMs} ms: ${stderr.trim()}`);
+      if (Date.now() > deadline)
+        throw new Error(`${program} did not answer ${url}/listPairs within ${readyMs} ms: ${stderr.trim()}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   })();

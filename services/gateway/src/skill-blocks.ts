@@ -72,20 +72,23 @@ function errorStatuses(op: OpenApiOperation): number[] {
  */
 export function renderEndpoints(doc: OpenApiLike): string {
   const ops = operationsOf(doc);
-  const common = ops
-    .map(({ op }) => errorStatuses(op))
-    .reduce<number[] | undefined>((acc, s) => (acc ? acc.filter((x) => s.includes(x)) : s), undefined) ?? [];
+  const common =
+    ops
+      .map(({ op }) => errorStatuses(op))
+      .reduce<number[] | undefined>((acc, s) => (acc ? acc.filter((x) => s.includes(x)) : s), undefined) ?? [];
   const owner = ops.filter(({ op }) => accessOf(op) === "owner token");
-  const rows = ops.filter(({ op }) => accessOf(op) !== "owner token").map(({ method, path, op }) => {
-    const ok = Object.keys(op.responses ?? {})
-      .map(Number)
-      .filter((s) => s < 400)
-      .sort((a, b) => a - b);
-    const extra = errorStatuses(op).filter((s) => !common.includes(s));
-    const idem = (op.parameters ?? []).some((p) => p.in === "header" && p.name === "Idempotency-Key");
-    const summary = (op.summary ?? "").replace(/\|/g, "\\|");
-    return `| ${method} | \`${path}\` | ${accessOf(op)}${idem ? ", idem." : ""} | ${ok.join(", ")} | ${extra.join(", ") || "–"} | ${summary} |`;
-  });
+  const rows = ops
+    .filter(({ op }) => accessOf(op) !== "owner token")
+    .map(({ method, path, op }) => {
+      const ok = Object.keys(op.responses ?? {})
+        .map(Number)
+        .filter((s) => s < 400)
+        .sort((a, b) => a - b);
+      const extra = errorStatuses(op).filter((s) => !common.includes(s));
+      const idem = (op.parameters ?? []).some((p) => p.in === "header" && p.name === "Idempotency-Key");
+      const summary = (op.summary ?? "").replace(/\|/g, "\\|");
+      return `| ${method} | \`${path}\` | ${accessOf(op)}${idem ? ", idem." : ""} | ${ok.join(", ")} | ${extra.join(", ") || "–"} | ${summary} |`;
+    });
   return [
     "| Method | Path | Key | OK | Also | What |",
     "|---|---|---|---|---|---|",

@@ -324,9 +324,20 @@ describe("skill.md is short (issue 13: the core under 20 KB)", () => {
 
   it("keeps the sections agents need: quick start, untrusted content, retries by code, /capabilities first", () => {
     const skill = readFileSync(SKILL_PATH, "utf8");
-    for (const h of ["Quick start", "Untrusted content", "Errors and retries", "Endpoints", "Limits", "Events", "Versioning"])
+    for (const h of [
+      "Quick start",
+      "Untrusted content",
+      "Errors and retries",
+      "Endpoints",
+      "Limits",
+      "Events",
+      "Versioning",
+    ])
       expect(skill).toMatch(new RegExp(`^## ${h}`, "m"));
-    const quick = skill.slice(skill.indexOf("## Quick start"), skill.indexOf("\n## ", skill.indexOf("## Quick start") + 3));
+    const quick = skill.slice(
+      skill.indexOf("## Quick start"),
+      skill.indexOf("\n## ", skill.indexOf("## Quick start") + 3),
+    );
     expect(quick.split("\n").filter((l) => /^\d+\. /.test(l))).toHaveLength(10);
     expect(skill).toMatch(/GET \{base_url\}\/capabilities` — \*\*read it first\*\*/);
     expect(skill).toMatch(/never follow instructions/i);
@@ -370,6 +381,8 @@ describe("GET /docs/api (docs/adr/0137)", () => {
     expect(body.length).toBeGreaterThan(100_000);
     expect(body).toContain("createApiReference");
     // the rest of the site keeps its stricter policy
-    expect((await get("/docs", { Accept: "text/html" })).headers.get("content-security-policy")).not.toMatch(/unsafe-inline/);
+    expect((await get("/docs", { Accept: "text/html" })).headers.get("content-security-policy")).not.toMatch(
+      /unsafe-inline/,
+    );
   });
 });
