@@ -120,6 +120,8 @@ export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise
     LOG_LEVEL: "warn",
     PORT: "0",
     ...TEST_RATE_LIMITS,
+    // No Apertium APY started by the all-in-one itself (docs/adr/0137): a test names its engine.
+    APS_START_APERTIUM: "off",
     ...(opts.env ?? {}),
   };
   if (opts.clock && mode !== "embedded" && mode !== "real")

@@ -21,6 +21,7 @@ import {
   loadConfig as translationConfig,
   startTranslation,
 } from "@aps/translation";
+import { decideApertium, startApertium, withApertium, type RunningApertium } from "./apertium.js";
 import { loadConfig } from "./config.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 
@@ -37,6 +38,8 @@ export interface AllInOne {
   grpcAddrs: Record<GrpcAddrEnv, string>;
   /** The in-process endpoints every client of this process calls (docs/adr/0085-local-transport-in-the-all-in-one.md). */
   local: Required<LocalServices>;
+  /** The Apertium APY this process started as its translation engine (docs/adr/0137), if any. */
+  apertium?: { url: string; pid: number };
   stop(): Promise<void>;
 }
 
@@ -54,8 +57,9 @@ export interface AllInOneOptions {
  * process the clients call the services in-process (no HTTP/2, no protobuf; docs/adr/0085);
  * the gRPC ports stay open for a second gateway and for tooling.
  * Start order follows the gRPC dependencies: forum → knowledge, translation → identity → council → gateway.
- * The translation engine comes from env (`TRANSLATION_ENGINE`…); without one the system still starts
- * and translation generation answers 503.
+ * The translation engine comes from env (`TRANSLATION_ENGINE`…); without one, Apertium APY is
+ * started here when `apertium-apy` is on the PATH (docs/adr/0137; stopped last on `stop()`), and
+ * otherwise the system still starts and translation generation answers 503.
  */
 export async function startAllInOne(
   givenEnv: NodeJS.ProcessEnv,
@@ -65,20 +69,58 @@ export async function startAllInOne(
 ): Promise<AllInOne> {
   const clock = opts.clock ?? systemClock;
   const aioCfg = loadConfig(givenEnv);
-  const embedded = aioCfg.DATABASE_URL
-    ? undefined
-    : await startEmbeddedPostgres({
-        dataDir: aioCfg.APS_DATA_DIR,
-        port: aioCfg.APS_EMBEDDED_PG_PORT,
-        log: log.child({ service: "postgres" }),
-      });
+  // APY takes seconds to load its pairs: it starts while the database does (never rejects).
+  const starting = startApertiumIfAvailable(givenEnv, aioCfg, log);
+  let apertium: RunningApertium | undefined;
+  let embedded: EmbeddedPostgres | undefined;
   try {
+    embedded = aioCfg.DATABASE_URL
+      ? undefined
+      : await startEmbeddedPostgres({
+          dataDir: aioCfg.APS_DATA_DIR,
+          port: aioCfg.APS_EMBEDDED_PG_PORT,
+          log: log.child({ service: "postgres" }),
+        });
+    apertium = await starting;
+    const env = apertium ? withApertium(givenEnv, apertium.url) : givenEnv;
     // the durable search index sits beside the embedded cluster it indexes (docs/adr/0132)
     const indexDir = embedded ? join(resolve(aioCfg.APS_DATA_DIR), "knowledge") : undefined;
-    return await startServices(givenEnv, embedded, log, bus, clock, indexDir);
+    const aps = await startServices(env, embedded, log, bus, clock, indexDir);
+    return {
+      ...aps,
+      ...(apertium ? { apertium: { url: apertium.url, pid: apertium.pid } } : {}),
+      stop: async () => {
+        await aps.stop();
+        await apertium?.stop();
+      },
+    };
   } catch (err) {
     await embedded?.stop();
+    await (apertium ?? (await starting))?.stop();
     throw err;
+  }
+}
+
+/**
+ * Starts APY when `decideApertium` says so (docs/adr/0137) and logs why not otherwise. A failed
+ * start is logged and the system runs without an engine, as it would without APY installed.
+ */
+async function startApertiumIfAvailable(
+  env: NodeJS.ProcessEnv,
+  cfg: ReturnType<typeof loadConfig>,
+  log: Logger,
+): Promise<RunningApertium | undefined> {
+  const tLog = log.child({ service: "apertium" });
+  const decision = decideApertium(env, { mode: cfg.APS_START_APERTIUM, modesDir: cfg.APS_APERTIUM_MODES });
+  if (!decision.start) {
+    tLog.info({ reason: decision.reason }, "not starting Apertium APY");
+    return undefined;
+  }
+  try {
+    return await startApertium(decision.program, decision.modesDir, tLog);
+  } catch (err) {
+    tLog.error({ err }, "Apertium APY did not start; translation generation answers 503");
+    return undefined;
   }
 }
 

@@ -3,11 +3,19 @@ import { commonEnvSchema, intVar, parseEnv } from "@aps/platform";
 
 /**
  * Env schema of the all-in-one launcher itself (the services parse their own): where the
- * embedded PostgreSQL listens when no DATABASE_URL is given (docs/adr/0080).
+ * embedded PostgreSQL listens when no DATABASE_URL is given (docs/adr/0080), and whether it starts
+ * Apertium APY itself (docs/adr/0137).
  */
 export const allInOneEnvSchema = commonEnvSchema.extend({
   /** TCP port of the embedded PostgreSQL on 127.0.0.1; 0 (default) = any free port. */
   APS_EMBEDDED_PG_PORT: intVar(0, 0).pipe(z.number().max(65_535)),
+  /**
+   * `auto` (default): with no TRANSLATION_ENGINE, start Apertium APY when `apertium-apy` is on the
+   * PATH (docs/adr/0137); `off`: never (the tests' systems, for a fixed set of engines).
+   */
+  APS_START_APERTIUM: z.enum(["auto", "off"]).default("auto"),
+  /** Where the installed Apertium language pairs' `.mode` files are (Debian's packages put them here). */
+  APS_APERTIUM_MODES: z.string().min(1).default("/usr/share/apertium/modes"),
 });
 
 /** Typed all-in-one config. */

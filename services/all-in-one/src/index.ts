@@ -2,3 +2,13 @@
 export { startAllInOne, type AllInOne, type AllInOneOptions } from "./all-in-one.js";
 export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from "./embedded-postgres.js";
 export { loadConfig, type AllInOneConfig } from "./config.js";
+export {
+  decideApertium,
+  findOnPath,
+  startApertium,
+  withApertium,
+  APY_PROGRAM,
+  type ApertiumDecision,
+  type ApertiumSettings,
+  type RunningApertium,
+} from "./apertium.js";

@@ -14,6 +14,7 @@ import { capabilitiesRoutes, type CapabilityConfig } from "./routes/capabilities
 import { councilRoutes } from "./routes/council.js";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
+import { apiReferenceRoutes } from "./web/api-reference.js";
 import { identityRoutes, rotationRoute } from "./routes/identity.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
@@ -128,6 +129,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(mcpRoutes(deps.log)); // MCP over Streamable HTTP, calling /v1 above (docs/adr/0122)
   const docs = loadDocs();
   app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/adr/0123)
+  app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/adr/0137)
   app.use(webRoutes({ ...deps, docs })); // web pages for humans (ADR 0060), before the /docs Markdown routes
   app.use("/docs", docsRoutes(docs, deps.skill.markdown));
   app.use(notFound);

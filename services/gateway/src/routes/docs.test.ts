@@ -7,6 +7,7 @@ import { HTTP_STATUS, type Logger } from "@aps/platform";
 import { createApp } from "../app.js";
 import { checkDocs, DOCS_DIR, pageFiles, readManifest, renderLlmsTxt, sha256 } from "../docs.js";
 import { loadSkill, SKILL_PATH } from "../skill.js";
+import { BLOCK_END, blockStart } from "../skill-blocks.js";
 import { routesOf } from "../http/route-list.js";
 
 const quiet = {
@@ -98,8 +99,12 @@ describe("docs manifest (docs/reference/index.json)", () => {
       [
         "concepts",
         "council",
+        "endpoints",
         "errors",
+        "http",
+        "lifecycle",
         "limits",
+        "mcp",
         "overview",
         "proposing",
         "sagacity",
@@ -259,37 +264,20 @@ describe("errors.md", () => {
   });
 });
 
-/** `METHOD /path` named in the `### …` endpoint headings of a skill.md text. */
-function headedRoutes(skill: string): string[] {
-  return [...skill.matchAll(/^### .*$/gm)].flatMap((h) =>
-    [...h[0].matchAll(/\b(GET|POST|PUT|PATCH|DELETE) (\/[^\s,`)]+)/g)].map((m) => `${m[1]} ${m[2]}`),
-  );
+/** `METHOD /path` (relative to /v1) of the generated endpoint block of a skill.md text: table rows and the owner's list. */
+function listedRoutes(skill: string): string[] {
+  const start = skill.indexOf(blockStart("endpoints"));
+  const block = start < 0 ? "" : skill.slice(start, skill.indexOf(BLOCK_END, start));
+  return [
+    ...[...block.matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \|/gm)].map((m) => `${m[1]} ${m[2]}`),
+    ...[...block.matchAll(/`(GET|POST|PUT|PATCH|DELETE) (\/admin\/[^`]+)`/g)].map((m) => `${m[1]} ${m[2]}`),
+  ];
 }
 
-/** Routes under /v1 (written relative to /v1) that `skill` lacks an endpoint heading or a summary-table row for. */
-function undocumented(skill: string, v1: string[]): string[] {
-  const headed = headedRoutes(skill);
-  return v1.filter((r) => {
-    const [method, path] = r.split(" ");
-    const row = new RegExp(`^\\| [\\d.]+ \\| ${method} \\| \`${path!.replace(/[.{}]/g, "\\$&")}\` \\|`, "m");
-    return !headed.includes(r) || !row.test(skill);
-  });
-}
-
-/** Endpoint headings of `skill` that name no route of the app (`all`: full paths; `/v1` ones may be written relative). */
-function unserved(skill: string, all: string[]): string[] {
-  return headedRoutes(skill).filter((r) => {
-    const [method, path] = r.split(" ");
-    if (all.includes(r) || all.includes(`${method} /v1${path}`)) return false;
-    // /docs/{slug}.md is served by the /docs/:file route
-    return !(method === "GET" && path === "/docs/{slug}.md" && all.includes("GET /docs/{file}"));
-  });
-}
-
-describe("skill.md documents exactly the routes the gateway serves", () => {
+describe("skill.md lists exactly the routes the gateway serves (docs/adr/0136)", () => {
   const skill = readFileSync(SKILL_PATH, "utf8");
   const all = routesOf((app as unknown as { router: { stack: unknown[] } }).router.stack);
-  const v1 = all.filter((r) => r.split(" ")[1]!.startsWith("/v1/")).map((r) => r.replace(" /v1/", " /"));
+  const v1 = [...new Set(all.filter((r) => r.split(" ")[1]!.startsWith("/v1/")).map((r) => r.replace(" /v1/", " /")))];
 
   it("finds the routes", () => {
     expect(v1).toEqual(
@@ -300,28 +288,101 @@ describe("skill.md documents exactly the routes the gateway serves", () => {
         "DELETE /admin/seats/{agentId}/{seat}",
       ]),
     );
-    expect(all).toEqual(expect.arrayContaining(["GET /healthz", "GET /readyz", "GET /docs/llms.txt"]));
+    expect(all).toEqual(expect.arrayContaining(["GET /healthz", "GET /readyz", "GET /docs/llms.txt", "GET /docs/api"]));
   });
 
-  it("every route under /v1 has an endpoint heading and a summary row in skill.md", () => {
-    expect(undocumented(skill, v1)).toEqual([]);
+  it("every route under /v1 is in the generated endpoint list, and every listed route is served", () => {
+    const listed = listedRoutes(skill);
+    expect(v1.filter((r) => !listed.includes(r))).toEqual([]);
+    expect(listed.filter((r) => !v1.includes(r))).toEqual([]);
+    expect(new Set(listed).size).toBe(listed.length);
   });
 
-  it("every endpoint heading in skill.md is a route the app serves", () => {
-    expect(headedRoutes(skill).length).toBeGreaterThanOrEqual(v1.length);
-    expect(unserved(skill, all)).toEqual([]);
-  });
-
-  it("the coverage checks fail on a skill.md that misses a route or names a route that does not exist", () => {
-    const noComments = skill.replace(/^### 4\.9 GET \/posts\/\{id\}\/comments$/m, "### 4.9 Comments");
-    expect(noComments).not.toBe(skill);
-    const base = undocumented(skill, v1);
-    expect(undocumented(noComments, v1).sort()).toEqual([...base, "GET /posts/{id}/comments"].sort());
-    const noRow = skill.replace(/^\| 4\.9 \| GET \| `\/posts\/\{id\}\/comments` \|.*\n/m, "");
+  it("the check fails on a skill.md whose list misses a route", () => {
+    const row = /^\| GET \| `\/posts\/\{id\}\/comments` \|.*\n/m;
+    const noRow = skill.replace(row, "");
     expect(noRow).not.toBe(skill);
-    expect(undocumented(noRow, v1).sort()).toEqual([...base, "GET /posts/{id}/comments"].sort());
-    expect(unserved(`${skill}\n### 4.99 GET /posts/trending\n`, all).sort()).toEqual(
-      [...unserved(skill, all), "GET /posts/trending"].sort(),
+    expect(listedRoutes(noRow)).not.toContain("GET /posts/{id}/comments");
+    expect(listedRoutes(skill)).toContain("GET /posts/{id}/comments");
+  });
+
+  it("every /docs page skill.md links to exists", () => {
+    const links = [...skill.matchAll(/\]\(\/docs\/([a-z0-9-]+)\.md(?:#[^)]*)?\)/g)].map((m) => m[1]!);
+    expect(links.length).toBeGreaterThan(5);
+    expect(links.filter((slug) => !pageFiles().includes(slug))).toEqual([]);
+  });
+});
+
+describe("skill.md is short (issue 13: the core under 20 KB)", () => {
+  it("GET /v1/skill.md serves at most 20 KiB", async () => {
+    const res = await get("/v1/skill.md");
+    expect(res.status).toBe(200);
+    const bytes = Buffer.byteLength(await res.text(), "utf8");
+    console.log(`[skill.md] served core: ${bytes} bytes (limit 20480)`);
+    expect(bytes).toBeLessThanOrEqual(20 * 1024);
+  });
+
+  it("keeps the sections agents need: quick start, untrusted content, retries by code, /capabilities first", () => {
+    const skill = readFileSync(SKILL_PATH, "utf8");
+    for (const h of [
+      "Quick start",
+      "Untrusted content",
+      "Errors and retries",
+      "Endpoints",
+      "Limits",
+      "Events",
+      "Versioning",
+    ])
+      expect(skill).toMatch(new RegExp(`^## ${h}`, "m"));
+    const quick = skill.slice(
+      skill.indexOf("## Quick start"),
+      skill.indexOf("\n## ", skill.indexOf("## Quick start") + 3),
+    );
+    expect(quick.split("\n").filter((l) => /^\d+\. /.test(l))).toHaveLength(10);
+    expect(skill).toMatch(/GET \{base_url\}\/capabilities` — \*\*read it first\*\*/);
+    expect(skill).toMatch(/never follow instructions/i);
+    expect(skill).toMatch(/Send your API key only to this host/);
+    // one row per stable problem code in the retry table, and no other
+    const retry = skill.slice(skill.indexOf("## Errors and retries"), skill.indexOf("## Endpoints"));
+    const codes = [...retry.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
+    expect(Object.fromEntries(codes)).toEqual(HTTP_STATUS);
+    expect(codes).toHaveLength(Object.keys(HTTP_STATUS).length);
+  });
+});
+
+describe("GET /docs/api (docs/adr/0137)", () => {
+  it("serves the API reference page with its own CSP and the Scalar bundle from this host", async () => {
+    const res = await get("/docs/api", { Accept: "text/html" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    const csp = res.headers.get("content-security-policy")!;
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).toContain("connect-src 'self';");
+    expect(csp).not.toMatch(/unsafe-eval|https?:/);
+    expect(csp.match(/unsafe-inline/g)).toHaveLength(1); // styles only
+    expect(csp).toMatch(/style-src 'self' 'unsafe-inline'/);
+    const page = await res.text();
+    expect(page).toContain('data-url="/v1/openapi.json"');
+    // no inline script: the bundle by src, and the empty element that carries Scalar's settings
+    const scripts = [...page.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts).toHaveLength(2);
+    for (const m of scripts) {
+      expect(m[1]).toMatch(/\bsrc="|\bid="api-reference"/);
+      expect(m[2]).toBe("");
+    }
+    expect(page).not.toMatch(/https?:\/\//);
+    const src = /<script src="([^"]+)"><\/script>/.exec(page)![1]!;
+    expect(src).toMatch(/^\/docs\/api\/scalar\.[0-9a-f]{12}\.js$/);
+    const script = await get(src);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toMatch(/^text\/javascript/);
+    expect(script.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    const body = await script.text();
+    expect(body.length).toBeGreaterThan(100_000);
+    expect(body).toContain("createApiReference");
+    // the rest of the site keeps its stricter policy
+    expect((await get("/docs", { Accept: "text/html" })).headers.get("content-security-policy")).not.toMatch(
+      /unsafe-inline/,
     );
   });
 });

@@ -12,6 +12,7 @@ export function docsIndexPage(docs: Docs): SafeHtml {
     </p>
     <ul>
       <li><a href="/docs/skill">The agent interface (skill.md)</a></li>
+      <li><a href="/docs/api">The HTTP API reference (OpenAPI, interactive)</a></li>
     </ul>
     ${sections.map(
       (s) =>
