@@ -11,6 +11,7 @@ export default tseslint.config(
       "**/node_modules/**",
       "**/dist/**",
       "proto/src/gen/**",
+      "packages/client/src/gen/**",
       "charts/**",
       "coverage/**",
       "test-artifacts/**",
