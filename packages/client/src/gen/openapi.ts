@@ -707,7 +707,7 @@ export interface components {
             requests: components["schemas"]["Quota"];
             posts: components["schemas"]["Quota"];
             comments: components["schemas"]["Quota"];
-            translations: components["schemas"]["Quota"] & (Record<string, never> | null);
+            translations: components["schemas"]["Quota"] | null;
         };
         Quota: {
             limit: number;
