@@ -997,7 +997,8 @@ export interface components {
             machineTranslation: boolean;
             /** @enum {boolean} */
             originalPrevails: true;
-            version: number;
+            /** @description content hash of the original title + body this translation is of */
+            version: string;
             /**
              * @description RFC 3339 instant, UTC
              * @example 2025-01-02T03:04:05.678Z
@@ -7779,6 +7780,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     implementation: "self" | "task";
+                    /** @description 0–200 characters */
                     executor?: string;
                 };
             };
