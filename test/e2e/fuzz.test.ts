@@ -341,7 +341,7 @@ const ROUTES: Route[] = Object.entries(DOC.paths).flatMap(([template, item]) =>
                 fc.record(
                   Object.fromEntries(queryParams.map((p) => [p.name, urlValue(p.name, p.schema, op.operationId, c)])),
                   { requiredKeys: queryParams.filter((p) => p.required).map((p) => p.name) },
-                ) as fc.Arbitrary<Record<string, string>>,
+                ),
             }
           : undefined,
       authAs: security.includes("ownerToken") ? "admin" : op.operationId === "rotateKey" ? "rotating" : "agent",

@@ -77,7 +77,7 @@ export function installContractCheck(document: object): void {
     s.tally.responseViolations.push(...s.validator.violations.slice(before));
     s.tally.requestViolations.push(...s.validator.requestViolations.slice(beforeReq));
     return res;
-  } as typeof fetch;
+  };
 }
 
 /** The text of a request's body, when it is one fetch can show without consuming (string, bytes, a Request). */
