@@ -71,8 +71,13 @@ export function installContractCheck(document: object): void {
     s.validator ??= new ContractValidator(document as ConstructorParameters<typeof ContractValidator>[0]);
     const before = s.validator.violations.length;
     const beforeReq = s.validator.requestViolations.length;
-    s.validator.check(method, path, result);
-    s.validator.checkRequest(method, path, { headers, body }, res.status);
+    try {
+      s.validator.check(method, path, result);
+      s.validator.checkRequest(method, path, { headers, body }, res.status);
+    } catch (err) {
+      // A fault of the validator is reported as a violation, never thrown into the caller's fetch.
+      s.validator.violations.push({ method, path, status: res.status, problem: `validator error: ${String(err)}` });
+    }
     s.tally.validated++;
     s.tally.responseViolations.push(...s.validator.violations.slice(before));
     s.tally.requestViolations.push(...s.validator.requestViolations.slice(beforeReq));

@@ -189,7 +189,7 @@ export class ContractValidator {
     }
     const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     const content = body.content ?? {};
-    if (!(type in content))
+    if (!Object.hasOwn(content, type))
       return [...out, `request media type ${type || "(none)"} is not one of ${Object.keys(content).join(", ")}`];
     let parsed: unknown;
     try {
@@ -234,7 +234,12 @@ export class ContractValidator {
     }
     const pointer = `#/paths/${esc(t.template)}/${method.toLowerCase()}/responses`;
     const responses = this.doc.paths[t.template]![method.toLowerCase()]!.responses;
-    const key = String(res.status) in responses ? String(res.status) : "default" in responses ? "default" : undefined;
+    // Own keys only: a media type or status such as `constructor` is not on Object.prototype's list.
+    const key = Object.hasOwn(responses, String(res.status))
+      ? String(res.status)
+      : Object.hasOwn(responses, "default")
+        ? "default"
+        : undefined;
     if (!key) return [`status ${res.status} is not documented for ${method} ${t.template}`];
     const response = responses[key]!;
     const out: string[] = [];
@@ -254,7 +259,8 @@ export class ContractValidator {
       if (res.text !== "") out.push(`a body (${type}) where the document gives none`);
       return out;
     }
-    if (!(type in content)) return [...out, `media type ${type} is not one of ${Object.keys(content).join(", ")}`];
+    if (!Object.hasOwn(content, type))
+      return [...out, `media type ${type} is not one of ${Object.keys(content).join(", ")}`];
     if (content[type]!.schema === undefined) return out;
     const validate = this.compile(`openapi${pointer}/${esc(key)}/content/${esc(type)}/schema`);
     if (!validate(res.body))
