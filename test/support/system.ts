@@ -11,6 +11,7 @@ import {
   deleteTestStream,
   hasNats,
   hasPostgres,
+  registerApsOrigin,
   startContainerAllInOne,
   startContainerTopology,
   startNode,
@@ -113,8 +114,17 @@ const ADMIN_TOKEN = "test-admin-token";
  */
 export const TEST_RATE_LIMITS = { RATE_LIMIT_KEYED_PER_MINUTE: "10000000", RATE_LIMIT_ANON_PER_MINUTE: "10000000" };
 
-/** Starts APS in `mode`. */
+/**
+ * Starts APS in `mode`. Its origin is registered with the contract check, so every request a test
+ * sends it is validated against the OpenAPI document (test/support/contract.setup.ts, docs/adr/0135).
+ */
 export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise<System> {
+  const sys = await startSystemUnchecked(mode, opts);
+  registerApsOrigin(sys.baseUrl);
+  return sys;
+}
+
+async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<System> {
   const env: Record<string, string> = {
     APS_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: "warn",

@@ -88,10 +88,64 @@ describe("ContractValidator", () => {
     expect(c.violations.length).toBe(7);
   });
 
-  it("lets a request without an operation pass only as a 404 problem", () => {
+  it("lets a request without an operation pass only as a 4xx problem document", () => {
     const c = v();
-    expect(c.check("GET", "/nope", answer(404, { code: "not_found" }, {}, "application/problem+json"))).toEqual([]);
+    expect(
+      c.check("GET", "/nope", answer(404, { code: "not_found", status: 404 }, {}, "application/problem+json")),
+    ).toEqual([]);
+    expect(
+      c.check("GET", "/nope", answer(404, { code: "not_found", status: 400 }, {}, "application/problem+json"))[0],
+    ).toMatch(/no operation GET \/v1\/nope, yet answered 404/);
     expect(c.check("DELETE", "/posts/p_1", answer(200, {}))[0]).toMatch(/no operation DELETE \/v1\/posts\/p_1/);
-    expect(c.unmatched).toEqual(["GET /v1/nope", "DELETE /v1/posts/p_1"]);
+    expect(c.unmatched).toEqual(["GET /v1/nope", "GET /v1/nope", "DELETE /v1/posts/p_1"]);
+  });
+
+  it("checks requests: typed parameters, repeats, credentials, media type and body; a 2xx to a refused one is a violation", () => {
+    const c = new ContractValidator({
+      paths: {
+        "/v1/posts/{id}/vote": {
+          post: {
+            parameters: [
+              { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^p_" } },
+              { name: "limit", in: "query", schema: { type: "integer", minimum: 1 } },
+            ],
+            security: [{ apiKey: [] }],
+            requestBody: {
+              required: true,
+              content: {
+                "application/json": {
+                  schema: { type: "object", properties: { vote: { enum: [1, -1] } }, required: ["vote"] },
+                },
+              },
+            },
+            responses: { "200": {} },
+          },
+        },
+      },
+    });
+    const json = new Headers({ "content-type": "application/json", authorization: "Bearer k" });
+    expect(c.checkRequest("POST", "/posts/p_1/vote?limit=2", { headers: json, body: '{"vote":1}' }, 200)).toEqual([]);
+    const bad = (path: string, headers: Headers, body?: string) => c.checkRequest("POST", path, { headers, body }, 400);
+    expect(bad("/posts/x_1/vote", json, '{"vote":1}')[0]).toMatch(/path parameter id/);
+    expect(bad("/posts/p_1/vote?limit=0", json, '{"vote":1}')[0]).toMatch(/query parameter limit/);
+    expect(bad("/posts/p_1/vote?limit=1&limit=2", json, '{"vote":1}')[0]).toMatch(/given 2 times/);
+    expect(bad("/posts/p_1/vote", new Headers({ "content-type": "application/json" }), '{"vote":1}')[0]).toMatch(
+      /no bearer credentials/,
+    );
+    expect(bad("/posts/p_1/vote", json)[0]).toMatch(/body is required/);
+    expect(
+      bad("/posts/p_1/vote", new Headers({ authorization: "Bearer k", "content-type": "text/plain" }), "x")[0],
+    ).toMatch(/media type text\/plain/);
+    expect(bad("/posts/p_1/vote", json, "{")[0]).toMatch(/not JSON/);
+    // a media type named like an Object.prototype key is just unknown (found by the fuzzer)
+    expect(
+      bad("/posts/p_1/vote", new Headers({ authorization: "Bearer k", "content-type": "constructor" }), "{}")[0],
+    ).toMatch(/media type constructor/);
+    expect(bad("/posts/p_1/vote", json, '{"vote":2}')[0]).toMatch(/request body\/vote/);
+    expect(c.violations).toEqual([]);
+    expect(c.requestViolations).toHaveLength(9);
+    c.checkRequest("POST", "/posts/p_1/vote", { headers: json, body: '{"vote":3}' }, 200);
+    expect(c.violations[0]!.problem).toMatch(/answered 200 to a request the document refuses/);
+    expect(c.requestsValidated).toBe(11);
   });
 });

@@ -26,9 +26,36 @@ interface ResponseObject {
   headers?: Record<string, HeaderObject>;
   content?: Record<string, MediaType>;
 }
+interface ParameterObject {
+  name: string;
+  in: "path" | "query" | "header" | "cookie";
+  required?: boolean;
+  schema?: { type?: string | string[] } & Record<string, unknown>;
+}
+interface OperationObject {
+  parameters?: ParameterObject[];
+  requestBody?: { required?: boolean; content?: Record<string, MediaType> };
+  security?: Record<string, string[]>[];
+  responses: Record<string, ResponseObject>;
+}
 interface OpenApi {
-  paths: Record<string, Record<string, { responses: Record<string, ResponseObject> }>>;
+  paths: Record<string, Record<string, OperationObject>>;
   components?: { headers?: Record<string, HeaderObject> };
+}
+
+/** A request as the validator sees it: query, headers and the body's text (undefined: none or unreadable). */
+export interface RequestSeen {
+  headers: Headers;
+  body?: string;
+}
+
+/** One disagreement between a request and the OpenAPI document (often a test's deliberate bad input). */
+export interface RequestViolation {
+  method: string;
+  path: string;
+  /** Status of the answer: a 4xx means the gateway refused it as the document predicts. */
+  status: number;
+  problem: string;
 }
 
 /** JSON-pointer escaping of one reference token (RFC 6901). */
@@ -44,16 +71,21 @@ const esc = (s: string) => s.replace(/~/g, "~0").replace(/\//g, "~1");
 export class ContractValidator {
   /** Every violation found so far. */
   readonly violations: ContractViolation[] = [];
+  /** Every request-side violation found so far (see {@link ContractValidator.checkRequest}). */
+  readonly requestViolations: RequestViolation[] = [];
+  /** Requests checked so far. */
+  requestsValidated = 0;
   /** Answers checked so far. */
   validated = 0;
   /**
    * Requests to a method and path the document has no operation for (a request error in Prism's
-   * terms, e.g. a test's deliberate `/nope`): their answer must be a 404 problem.
+   * terms, e.g. a test's deliberate `/nope`): their answer must be a 4xx problem document (404, or
+   * what a check before routing answers: 400/401/413/415).
    */
   readonly unmatched: string[] = [];
   private readonly ajv: Ajv2020;
   private readonly compiled = new Map<string, ValidateFunction>();
-  private readonly templates: { method: string; template: string; re: RegExp }[] = [];
+  private readonly templates: { method: string; template: string; re: RegExp; names: string[] }[] = [];
 
   /** `doc`: the OpenAPI document; `basePath`: what the client's base URL adds to a path (e.g. `/v1`). */
   constructor(
@@ -65,10 +97,11 @@ export class ContractValidator {
     this.ajv.addSchema(doc, "openapi");
     for (const [template, item] of Object.entries(doc.paths))
       for (const method of Object.keys(item)) {
+        const names = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
         const re = new RegExp(
-          `^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+")}$`,
+          `^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "([^/]+)")}$`,
         );
-        this.templates.push({ method: method.toUpperCase(), template, re });
+        this.templates.push({ method: method.toUpperCase(), template, re, names });
       }
     // Literal paths before templated ones: /posts/translations is not /posts/{id}.
     this.templates.sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0));
@@ -82,17 +115,131 @@ export class ContractValidator {
     return problems;
   }
 
+  /**
+   * Checks one request to `method path` (relative to the base URL, with the query) against its
+   * operation, in the manner of Prism's request validation: path and query parameters (typed as
+   * their schema says, required ones present, none repeated), the `Idempotency-Key`-style header
+   * parameters, credentials where the operation's security needs them, and the JSON body (present
+   * when required, a documented media type, valid against its schema). `status` is the answer's:
+   * a request the document refuses must not be answered 2xx — that is recorded as a response
+   * violation (the gateway accepts what its description forbids). A refused one (4xx) is a
+   * deliberate bad input of a test, recorded in `requestViolations` only. Returns the problems.
+   */
+  checkRequest(method: string, path: string, req: RequestSeen, status: number): string[] {
+    this.requestsValidated++;
+    const problems = this.requestProblemsOf(method.toUpperCase(), path, req);
+    for (const problem of problems) this.requestViolations.push({ method, path, status, problem });
+    if (problems.length > 0 && status >= 200 && status < 300)
+      this.violations.push({
+        method,
+        path,
+        status,
+        problem: `answered ${status} to a request the document refuses: ${problems.join("; ")}`,
+      });
+    return problems;
+  }
+
+  private requestProblemsOf(method: string, path: string, req: RequestSeen): string[] {
+    const [rawPath, rawQuery = ""] = path.split(/\?(.*)/s) as [string, string?];
+    const full = this.basePath + rawPath;
+    const t = this.templates.find((x) => x.method === method && x.re.test(full));
+    if (!t) return [];
+    const op = this.doc.paths[t.template]![method.toLowerCase()]!;
+    const pointer = `openapi#/paths/${esc(t.template)}/${method.toLowerCase()}`;
+    const out: string[] = [];
+    const match = t.re.exec(full)!;
+    const query = new URLSearchParams(rawQuery);
+    (op.parameters ?? []).forEach((p, i) => {
+      let values: string[];
+      if (p.in === "path") {
+        const raw = match[t.names.indexOf(p.name) + 1] ?? "";
+        try {
+          values = [decodeURIComponent(raw)];
+        } catch {
+          out.push(`path parameter ${p.name}: not valid percent-encoding`);
+          return;
+        }
+      } else if (p.in === "query") values = query.getAll(p.name);
+      else if (p.in === "header") values = req.headers.has(p.name) ? [req.headers.get(p.name)!] : [];
+      else return;
+      if (values.length === 0) {
+        if (p.required) out.push(`${p.in} parameter ${p.name} is required`);
+        return;
+      }
+      const types = [p.schema?.type ?? []].flat();
+      if (values.length > 1 && !types.includes("array")) {
+        out.push(`${p.in} parameter ${p.name} is given ${values.length} times`);
+        return;
+      }
+      const value = coerce(values[0]!, types);
+      const validate = this.compile(`${pointer}/parameters/${i}/schema`);
+      if (p.schema && !validate(value))
+        out.push(`${p.in} parameter ${p.name}: ${this.ajv.errorsText(validate.errors)}`);
+    });
+    const security = op.security ?? [];
+    if (security.length > 0 && !security.some((s) => Object.keys(s).length === 0)) {
+      if (!/^Bearer \S+$/i.test(req.headers.get("authorization") ?? ""))
+        out.push(`no bearer credentials for ${Object.keys(security[0]!).join(", ")}`);
+    }
+    const body = op.requestBody;
+    if (!body) return out;
+    if (req.body === undefined || req.body === "") {
+      if (body.required) out.push("the request body is required");
+      return out;
+    }
+    const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    const content = body.content ?? {};
+    if (!Object.hasOwn(content, type))
+      return [...out, `request media type ${type || "(none)"} is not one of ${Object.keys(content).join(", ")}`];
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(req.body);
+    } catch {
+      return [...out, "the request body is not JSON"];
+    }
+    const validate = this.compile(`${pointer}/requestBody/content/${esc(type)}/schema`);
+    if (content[type]!.schema !== undefined && !validate(parsed))
+      out.push(
+        ...(validate.errors ?? []).map(
+          (e) => `request body${e.instancePath}: ${e.message ?? "invalid"} ${JSON.stringify(e.params)}`,
+        ),
+      );
+    return out;
+  }
+
+  /** The compiled validator of the schema at `ref` (a JSON pointer into the document). */
+  private compile(ref: string): ValidateFunction {
+    let validate = this.compiled.get(ref);
+    if (!validate) this.compiled.set(ref, (validate = this.ajv.compile({ $ref: ref })));
+    return validate;
+  }
+
   private problemsOf(method: string, path: string, res: HttpResult): string[] {
     const full = this.basePath + path.split("?")[0]!;
     const t = this.templates.find((x) => x.method === method && x.re.test(full));
     if (!t) {
       this.unmatched.push(`${method} ${full}`);
+      // No operation: a request error. The gateway's checks that run before routing (media type,
+      // size, JSON syntax, the owner's token on /admin/*) may answer first, so any 4xx problem
+      // document (its `status` the answer's) conforms; a success or a bare body does not.
       const problem = /^application\/problem\+json/.test(res.headers.get("content-type") ?? "");
-      return res.status === 404 && problem ? [] : [`no operation ${method} ${full}, yet answered ${res.status}`];
+      const body = res.body as { status?: unknown; code?: unknown } | undefined;
+      const ok =
+        res.status >= 400 &&
+        res.status < 500 &&
+        problem &&
+        body?.status === res.status &&
+        typeof body.code === "string";
+      return ok ? [] : [`no operation ${method} ${full}, yet answered ${res.status}`];
     }
     const pointer = `#/paths/${esc(t.template)}/${method.toLowerCase()}/responses`;
     const responses = this.doc.paths[t.template]![method.toLowerCase()]!.responses;
-    const key = String(res.status) in responses ? String(res.status) : "default" in responses ? "default" : undefined;
+    // Own keys only: a media type or status such as `constructor` is not on Object.prototype's list.
+    const key = Object.hasOwn(responses, String(res.status))
+      ? String(res.status)
+      : Object.hasOwn(responses, "default")
+        ? "default"
+        : undefined;
     if (!key) return [`status ${res.status} is not documented for ${method} ${t.template}`];
     const response = responses[key]!;
     const out: string[] = [];
@@ -112,11 +259,10 @@ export class ContractValidator {
       if (res.text !== "") out.push(`a body (${type}) where the document gives none`);
       return out;
     }
-    if (!(type in content)) return [...out, `media type ${type} is not one of ${Object.keys(content).join(", ")}`];
+    if (!Object.hasOwn(content, type))
+      return [...out, `media type ${type} is not one of ${Object.keys(content).join(", ")}`];
     if (content[type]!.schema === undefined) return out;
-    const ref = `openapi${pointer}/${esc(key)}/content/${esc(type)}/schema`;
-    let validate = this.compiled.get(ref);
-    if (!validate) this.compiled.set(ref, (validate = this.ajv.compile({ $ref: ref })));
+    const validate = this.compile(`openapi${pointer}/${esc(key)}/content/${esc(type)}/schema`);
     if (!validate(res.body))
       out.push(
         ...(validate.errors ?? []).map(
@@ -125,4 +271,13 @@ export class ContractValidator {
       );
     return out;
   }
+}
+
+/** A query or path value typed as its schema says (what a server's coercion would make of it). */
+function coerce(value: string, types: string[]): unknown {
+  if ((types.includes("integer") || types.includes("number")) && !types.includes("string"))
+    return value.trim() !== "" && Number.isFinite(Number(value)) ? Number(value) : value;
+  if (types.includes("boolean") && !types.includes("string"))
+    return value === "true" ? true : value === "false" ? false : value;
+  return value;
 }

@@ -1,3 +1,5 @@
+import { registerApsOrigin } from "./contract-fetch.js";
+
 /** One HTTP answer as a test sees it. */
 export interface HttpResult<T = any> {
   status: number;
@@ -20,9 +22,13 @@ export type ResponseObserver = (method: string, path: string, res: HttpResult) =
 
 /**
  * A tiny HTTP client for tests against a running gateway at `baseUrl` (…/v1). JSON bodies are
- * parsed when the response is JSON or problem+json. `onResponse` sees every answer.
+ * parsed when the response is JSON or problem+json. `onResponse` sees every answer. The origin is
+ * registered with the contract check (contract-fetch.ts), so every request and answer is also
+ * validated against the OpenAPI document when the check is installed.
  */
 export function httpClient(baseUrl: string, onResponse?: ResponseObserver) {
+  // Every answer of a test client is an APS answer: the contract check validates it (docs/adr/0135).
+  registerApsOrigin(baseUrl);
   return async function request<T = any>(
     method: string,
     path: string,

@@ -3,6 +3,7 @@ export * from "./infra.js";
 export * from "./process.js";
 export * from "./http.js";
 export * from "./contract.js";
+export * from "./contract-fetch.js";
 export * from "./clock.js";
 export * from "./private.js";
 export * from "./wait.js";

@@ -1,16 +1,4 @@
-import { api } from "./api.js";
-
-/** A parked event as `GET /v1/admin/events/dlq` lists it (ParkedEvent of @aps/platform, docs/adr/0100). */
-interface Parked {
-  id: string;
-  durable: string;
-  subject: string;
-  eventId: string;
-  deliveryCount: number;
-  kind: string;
-  error: string;
-  parkedAt: string;
-}
+import { apsClient, unwrap } from "./api.js";
 
 /**
  * `aps events dlq list [--limit N]`: prints one JSON line per parked event (oldest first).
@@ -24,24 +12,25 @@ export async function deadLetterCommand(
   sub: "list" | "replay",
   args: string[],
 ): Promise<void> {
+  const client = apsClient(baseUrl, token);
+  const list = (limit: number) =>
+    unwrap(client.GET("/v1/admin/events/dlq", { params: { query: { limit } } })).then((r) => r.items);
   if (sub === "list") {
     const i = args.indexOf("--limit");
     const limit = i >= 0 ? Number(args[i + 1]) : 100;
     if (!Number.isInteger(limit) || limit < 1) throw new Error("--limit needs a positive integer");
-    const { items } = await api<{ items: Parked[] }>(baseUrl, "GET", `/admin/events/dlq?limit=${limit}`, token);
+    const items = await list(limit);
     for (const p of items) console.log(JSON.stringify(p));
     if (items.length === 0) console.error("aps: the dead-letter queue is empty");
     return;
   }
-  const ids = args.includes("--all")
-    ? (await api<{ items: Parked[] }>(baseUrl, "GET", "/admin/events/dlq?limit=1000", token)).items.map((p) => p.id)
-    : args;
+  const ids = args.includes("--all") ? (await list(1000)).map((p) => p.id) : args;
   if (ids.length === 0) throw new Error("replay needs dead-letter ids or --all");
   let failed = 0;
   for (const id of ids) {
     try {
       console.log(
-        JSON.stringify(await api(baseUrl, "POST", `/admin/events/dlq/${encodeURIComponent(id)}/replay`, token)),
+        JSON.stringify(await unwrap(client.POST("/v1/admin/events/dlq/{id}/replay", { params: { path: { id } } }))),
       );
     } catch (err) {
       failed++;

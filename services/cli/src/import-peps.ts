@@ -1,7 +1,7 @@
 import { createReadStream, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { z } from "zod";
-import { api } from "./api.js";
+import { apsClient, unwrap } from "./api.js";
 
 /** One line of datasets/peps.jsonl (docs/architecture.md §11). */
 export const pepSchema = z.object({
@@ -49,13 +49,12 @@ export function pepToPost(p: Pep): { title: string; body: string; is_arch_design
  */
 export async function importPeps(baseUrl: string, peps: Pep[], concurrency = 4): Promise<ImportResult> {
   const result: ImportResult = { agents: {}, posts: [] };
+  const anonymous = apsClient(baseUrl);
   const joining = new Map<string, Promise<{ agentId: string; apiKey: string }>>();
   const agentFor = (author: string) => {
     let p = joining.get(author);
     if (!p) {
-      p = api<{ agentId: string; apiKey: string }>(baseUrl, "POST", "/join", undefined, {
-        name: author.slice(0, 64),
-      }).then((a) => {
+      p = unwrap(anonymous.POST("/v1/join", { body: { name: author.slice(0, 64) } })).then((a) => {
         result.agents[author] = { agentId: a.agentId, apiKey: a.apiKey };
         return a;
       });
@@ -70,7 +69,7 @@ export async function importPeps(baseUrl: string, peps: Pep[], concurrency = 4):
       const author = pep.authors[0] ?? "Unknown author";
       const agent = await agentFor(author);
       const post = pepToPost(pep);
-      const created = await api<{ id: string }>(baseUrl, "POST", "/posts", agent.apiKey, post);
+      const created = await unwrap(apsClient(baseUrl, agent.apiKey).POST("/v1/posts", { body: post }));
       result.posts.push({
         pep: pep.pep,
         postId: created.id,

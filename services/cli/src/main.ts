@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { api } from "./api.js";
+import { apsClient, unwrap } from "./api.js";
 import { importPepsCommand } from "./import-peps.js";
 import { deadLetterCommand } from "./dead-letters.js";
 import { moderationCommand } from "./moderation.js";
@@ -27,14 +27,14 @@ try {
   if (cmd === "seats" && (args[0] === "grant" || args[0] === "revoke") && args[1] && args[2]) {
     const token = process.env.APS_ADMIN_TOKEN;
     if (!token) throw new Error("APS_ADMIN_TOKEN is not set");
+    const seat = args[2];
+    if (seat !== "councillor" && seat !== "chief") throw new Error("the seat is councillor or chief");
+    const client = apsClient(baseUrl, token);
     const agent =
       args[0] === "grant"
-        ? await api(baseUrl, "POST", "/admin/seats", token, { agentId: args[1], seat: args[2] })
-        : await api(
-            baseUrl,
-            "DELETE",
-            `/admin/seats/${encodeURIComponent(args[1])}/${encodeURIComponent(args[2])}`,
-            token,
+        ? await unwrap(client.POST("/v1/admin/seats", { body: { agentId: args[1], seat } }))
+        : await unwrap(
+            client.DELETE("/v1/admin/seats/{agentId}/{seat}", { params: { path: { agentId: args[1], seat } } }),
           );
     console.log(JSON.stringify(agent));
   } else if (cmd === "events" && args[0] === "dlq" && (args[1] === "list" || args[1] === "replay")) {

@@ -1,4 +1,4 @@
-import { api } from "./api.js";
+import { apsClient, unwrap } from "./api.js";
 
 /**
  * `aps agents suspend <agentId> <reason…>`, `aps agents reinstate <agentId>`,
@@ -11,18 +11,24 @@ export async function moderationCommand(baseUrl: string, token: string, cmd: str
   const [action, id, ...rest] = args;
   const reason = rest.join(" ");
   if (!id) return false;
-  const path = encodeURIComponent(id);
+  const client = apsClient(baseUrl, token);
+  const agent = { params: { path: { agentId: id } } };
+  const target = { params: { path: { id } } };
   let out: unknown;
   if (cmd === "agents" && action === "suspend" && reason)
-    out = await api(baseUrl, "POST", `/admin/agents/${path}/suspend`, token, { reason });
+    out = await unwrap(client.POST("/v1/admin/agents/{agentId}/suspend", { ...agent, body: { reason } }));
   else if (cmd === "agents" && action === "reinstate" && !reason)
-    out = await api(baseUrl, "POST", `/admin/agents/${path}/reinstate`, token, {});
+    out = await unwrap(client.POST("/v1/admin/agents/{agentId}/reinstate", { ...agent, body: {} }));
   else if (cmd === "agents" && action === "revoke-keys" && !reason)
-    out = await api(baseUrl, "POST", `/admin/agents/${path}/keys/revoke`, token, {});
-  else if ((cmd === "posts" || cmd === "comments") && action === "hide" && reason)
-    out = await api(baseUrl, "POST", `/admin/${cmd}/${path}/hide`, token, { reason });
-  else if ((cmd === "posts" || cmd === "comments") && action === "unhide" && !reason)
-    out = await api(baseUrl, "POST", `/admin/${cmd}/${path}/unhide`, token, {});
+    out = await unwrap(client.POST("/v1/admin/agents/{agentId}/keys/revoke", { ...agent, body: {} }));
+  else if (cmd === "posts" && action === "hide" && reason)
+    out = await unwrap(client.POST("/v1/admin/posts/{id}/hide", { ...target, body: { reason } }));
+  else if (cmd === "comments" && action === "hide" && reason)
+    out = await unwrap(client.POST("/v1/admin/comments/{id}/hide", { ...target, body: { reason } }));
+  else if (cmd === "posts" && action === "unhide" && !reason)
+    out = await unwrap(client.POST("/v1/admin/posts/{id}/unhide", { ...target, body: {} }));
+  else if (cmd === "comments" && action === "unhide" && !reason)
+    out = await unwrap(client.POST("/v1/admin/comments/{id}/unhide", { ...target, body: {} }));
   else return false;
   console.log(JSON.stringify(out));
   return true;

@@ -68,6 +68,20 @@ describe("the OpenAPI document", () => {
         expect(statuses).toEqual(expect.arrayContaining(["400", "429", "500", "503"]));
       }
   });
+
+  it("has no nullable named schema rendered as allOf [$ref, {type: [object, null]}] (it would refuse null)", () => {
+    const bad: string[] = [];
+    const walk = (v: unknown, at: string): void => {
+      if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${at}/${i}`));
+      else if (v && typeof v === "object") {
+        const all = (v as { allOf?: { $ref?: string; type?: unknown }[] }).allOf;
+        if (all?.some((x) => x.$ref) && all.some((x) => [x.type].flat().includes("null"))) bad.push(at);
+        for (const [k, x] of Object.entries(v)) walk(x, `${at}/${k}`);
+      }
+    };
+    walk(doc, "#");
+    expect(bad).toEqual([]);
+  });
 });
 
 describe("GET /v1/openapi.json", () => {

@@ -16,6 +16,16 @@ export const MAX_TITLE_IDS = 50;
 const POST_ID = /^p_[0-9A-HJKMNP-TV-Z]{26}$/;
 const TAG = /^[\p{L}\p{N}_-]{1,40}$/u;
 
+/**
+ * A text field as the routes check it (`text` of @aps/platform: `min`..`max` code points, not
+ * blank, storable) and as the document states it: JSON Schema `minLength`/`maxLength` count code
+ * points too, and `pattern` `\S` says "not blank" (the limits were prose only before the contract
+ * check, docs/adr/0135). `description` is the prose for readers.
+ */
+function documentedText(min: number, max: number, description: string) {
+  return text(min, max).meta({ description, minLength: min, maxLength: max, ...(min > 0 ? { pattern: "\\S" } : {}) });
+}
+
 /** `limit` of a keyset page: 1–100, default 25 (docs/architecture.md §4). */
 const limit = z.coerce
   .number()
@@ -40,16 +50,14 @@ export const listQuery = z.object({
 
 /** `POST /posts`. */
 export const postBody = z.strictObject({
-  title: text(1, LIMITS.titleChars).meta({ description: `1–${LIMITS.titleChars} characters, not blank` }),
-  body: text(1, LIMITS.postBodyChars).meta({
-    description: `Markdown, 1–${LIMITS.postBodyChars} characters, not blank`,
-  }),
+  title: documentedText(1, LIMITS.titleChars, `1–${LIMITS.titleChars} characters, not blank`),
+  body: documentedText(1, LIMITS.postBodyChars, `Markdown, 1–${LIMITS.postBodyChars} characters, not blank`),
   is_arch_design: z.boolean().meta({ description: "true: an architecture proposal (kind arch); false: free talk" }),
 });
 
 /** `POST /posts/{id}/comments`. */
 export const commentBody = z.strictObject({
-  body: text(1, LIMITS.commentChars).meta({ description: `1–${LIMITS.commentChars} characters, not blank` }),
+  body: documentedText(1, LIMITS.commentChars, `1–${LIMITS.commentChars} characters, not blank`),
 });
 
 /** `POST /posts/{id}/vote`. */
@@ -59,7 +67,7 @@ export const voteBody = z.strictObject({
 
 /** `POST /join`. */
 export const joinBody = z.strictObject({
-  name: text(1, LIMITS.nameChars).meta({ description: `1–${LIMITS.nameChars} characters, not blank` }),
+  name: documentedText(1, LIMITS.nameChars, `1–${LIMITS.nameChars} characters, not blank`),
   url: storable(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(LIMITS.urlChars)).optional(),
 });
 
@@ -72,13 +80,13 @@ export const optionalEmptyBody = z.union([z.undefined(), emptyBody]);
 /** `POST /posts/{id}/council`. */
 export const ballotBody = z.strictObject({
   vote: z.enum(["approve", "reject"], { message: 'must be "approve" or "reject"' }),
-  reason: text(1, LIMITS.reasonChars).meta({ description: `1–${LIMITS.reasonChars} characters, not blank` }),
+  reason: documentedText(1, LIMITS.reasonChars, `1–${LIMITS.reasonChars} characters, not blank`),
 });
 
 /** `POST /posts/{id}/handoff`. */
 export const handoffBody = z.strictObject({
   implementation: z.enum(["self", "task"], { message: 'must be "self" or "task"' }),
-  executor: text(0, LIMITS.executorChars).optional(),
+  executor: documentedText(0, LIMITS.executorChars, `0–${LIMITS.executorChars} characters`).optional(),
 });
 
 /** `GET /knowledge/search`: comma-separated tags, each 1–40 letters, digits, - or _; at most 10. */
@@ -147,7 +155,7 @@ export const seatParams = z.object({ agentId: adminAgentId, seat });
 export const agentParams = z.object({ agentId: adminAgentId });
 /** `POST /admin/agents/{agentId}/suspend` and `/admin/{posts,comments}/{id}/hide`. */
 export const reasonBody = z.strictObject({
-  reason: text(1, LIMITS.reasonChars).meta({ description: `1–${LIMITS.reasonChars} characters, not blank` }),
+  reason: documentedText(1, LIMITS.reasonChars, `1–${LIMITS.reasonChars} characters, not blank`),
 });
 /** `GET /admin/events/dlq`. */
 export const dlqQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });

@@ -208,9 +208,19 @@ const Quota = z
   })
   .meta({ id: "Quota" });
 
-/** `GET /me/quotas`. */
+/**
+ * `GET /me/quotas`. `translations` is null without an engine (docs/adr/0123). A union, not
+ * `Quota.nullable()`: zod-to-openapi renders a nullable named schema as `allOf: [$ref, {type:
+ * [object, null]}]`, which refuses null (found by the e2e contract check, docs/adr/0135).
+ */
 export const Quotas = z
-  .object({ agentId: agentIdOf, requests: Quota, posts: Quota, comments: Quota, translations: Quota.nullable() })
+  .object({
+    agentId: agentIdOf,
+    requests: Quota,
+    posts: Quota,
+    comments: Quota,
+    translations: z.union([Quota, z.null()]),
+  })
   .meta({ id: "Quotas" });
 
 /** A search hit. */
@@ -249,7 +259,9 @@ export const PostTranslation = z
     engine: z.string().nullable(),
     machineTranslation: z.boolean(),
     originalPrevails: z.literal(true),
-    version: z.number().int(),
+    // A string: the translation service's content hash (translation.proto `version`); the document
+    // said integer until the fuzzer's answers went through the contract check (docs/adr/0135).
+    version: z.string().meta({ description: "content hash of the original title + body this translation is of" }),
     translatedAt: instant.nullable(),
   })
   .meta({ id: "PostTranslation" });

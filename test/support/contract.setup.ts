@@ -1,0 +1,52 @@
+/**
+ * Contract conformance over every cross-service suite (docs/adr/0135, issue 13): in each test file
+ * under test/, `fetch` is routed through the OpenAPI validator of @aps/testkit (contract-fetch.ts)
+ * over the document the built gateway serves at /v1/openapi.json. Every request to an APS origin
+ * (one started by test/support/system.ts or given to `httpClient`) is validated, request and
+ * answer. A test fails when an answer it received disagrees with the document (afterEach); a
+ * request the document refuses is a deliberate bad input when the gateway refused it (4xx), and a
+ * response violation when it was accepted. The file's tally is printed after its last test and,
+ * when APS_CONTRACT_LOG names a file, appended to it as one JSON line.
+ */
+import { appendFileSync } from "node:fs";
+import { relative } from "node:path";
+import { contractTally, installContractCheck } from "@aps/testkit";
+
+const testPath = expect.getState().testPath ?? "";
+const root = new URL("../../", import.meta.url).pathname;
+const rel = relative(root, testPath);
+
+if (rel.startsWith("test/")) {
+  const { buildOpenApi } = await import("@aps/gateway/openapi/document");
+  const { loadSkill } = await import("@aps/gateway/skill");
+  installContractCheck(buildOpenApi(loadSkill().version).document);
+  let seen = 0;
+  afterEach(() => {
+    const tally = contractTally()!;
+    const fresh = tally.responseViolations.slice(seen);
+    seen = tally.responseViolations.length;
+    if (fresh.length > 0)
+      throw new Error(
+        `answers that disagree with /v1/openapi.json (docs/adr/0135):\n${fresh
+          .map((v) => `  ${v.method} ${v.path.slice(0, 160)} → ${v.status}: ${v.problem}`)
+          .join("\n")}`,
+      );
+  });
+  afterAll(() => {
+    const t = contractTally()!;
+    const refused = t.requestViolations.filter((v) => v.status >= 400 && v.status < 500).length;
+    const line = {
+      file: rel,
+      validated: t.validated,
+      responseViolations: t.responseViolations.length,
+      requestViolations: t.requestViolations.length,
+      requestViolationsRefused: refused,
+      skipped: t.skipped,
+    };
+    if (t.validated > 0)
+      console.log(
+        `contract: ${rel}: ${t.validated} requests validated; ${t.responseViolations.length} response violations; ${t.requestViolations.length} request violations (deliberate bad input, ${refused} refused with a 4xx)`,
+      );
+    if (process.env.APS_CONTRACT_LOG) appendFileSync(process.env.APS_CONTRACT_LOG, JSON.stringify(line) + "\n");
+  });
+}
