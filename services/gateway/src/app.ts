@@ -12,6 +12,7 @@ import { rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { adminRoutes } from "./routes/admin.js";
 import { capabilitiesRoutes, type CapabilityConfig } from "./routes/capabilities.js";
 import { councilRoutes } from "./routes/council.js";
+import { councilDepthRoutes } from "./routes/council-depth.js";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
 import { identityRoutes, rotationRoute } from "./routes/identity.js";
@@ -123,6 +124,7 @@ export function createApp(deps: AppDeps): Express {
   // No engine, no translation quota (null): nothing can be generated (docs/adr/0123).
   quotaRoutes(deps.forum, rateLimiter, capabilities.translationEngine ? deps.translation : undefined, v1);
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);
+  councilDepthRoutes(deps.council, deps.identity, reads, v1); // docs/adr/0130
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
   app.use(mcpRoutes(deps.log)); // MCP over Streamable HTTP, calling /v1 above (docs/adr/0122)

@@ -146,6 +146,7 @@ export async function startKnowledge(
       "council.case_closed": (m) => indexPost(m.postId, m.outcome),
       "council.handoff_recorded": (m) => indexPost(m.postId, "implementing"),
       "council.implementation_completed": (m) => indexPost(m.postId, "completed"),
+      "council.post_duplicated": (m) => indexPost(m.postId, "duplicate"), // docs/adr/0130
     },
   });
 

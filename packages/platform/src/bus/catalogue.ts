@@ -24,6 +24,10 @@ export const EVENT_TYPES = {
   "council.case_closed": events.CaseClosed,
   "council.handoff_recorded": events.HandoffRecorded,
   "council.implementation_completed": events.ImplementationCompleted,
+  "council.concern_raised": events.ConcernRaised,
+  "council.concern_resolved": events.ConcernResolved,
+  "council.progress_reported": events.ProgressReported,
+  "council.post_duplicated": events.PostDuplicated,
   "knowledge.post_indexed": events.PostIndexed,
 } as const;
 

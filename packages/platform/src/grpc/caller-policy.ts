@@ -51,6 +51,10 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     getCase: GATEWAY,
     listCases: GATEWAY,
     closeDue: GATEWAY,
+    raiseConcern: GATEWAY,
+    resolveConcern: GATEWAY,
+    reportProgress: GATEWAY,
+    markDuplicate: GATEWAY,
   },
   "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },
   "aps.translation.v1.TranslationService": {

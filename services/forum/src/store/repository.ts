@@ -35,6 +35,8 @@ interface PostRow {
   updated_at: Date;
   hidden_at: Date | null;
   hidden_reason: string | null;
+  duplicate_of: string | null;
+  duplicate_count: number;
 }
 
 interface CommentRow {
@@ -52,7 +54,7 @@ interface CommentRow {
 export const HIDDEN_TITLE = "[hidden]";
 
 const POST_COLUMNS =
-  "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at, hidden_at, hidden_reason";
+  "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at, hidden_at, hidden_reason, duplicate_of, duplicate_count";
 
 /**
  * Maps a row to the wire Post (docs/architecture.md §4 "Records"). A hidden post's title and body
@@ -76,6 +78,8 @@ function toPost(r: PostRow): forum.Post {
     bodyLength: hidden ? 0 : codePoints(r.body),
     hiddenAt: r.hidden_at?.toISOString() ?? "",
     hiddenReason: r.hidden_reason ?? "",
+    duplicateOf: r.duplicate_of ?? "",
+    duplicateCount: r.duplicate_count,
   };
 }
 

@@ -58,6 +58,10 @@ export interface Post {
   hiddenAt: string;
   /** the owner's reason, "" when visible */
   hiddenReason: string;
+  /** status "duplicate": the original post's id, else "" */
+  duplicateOf: string;
+  /** posts marked duplicates of this one */
+  duplicateCount: number;
 }
 
 export interface Comment {
@@ -437,6 +441,8 @@ function createBasePost(): Post {
     bodyLength: 0,
     hiddenAt: "",
     hiddenReason: "",
+    duplicateOf: "",
+    duplicateCount: 0,
   };
 }
 
@@ -486,6 +492,12 @@ export const Post: MessageFns<Post> = {
     }
     if (message.hiddenReason !== "") {
       writer.uint32(122).string(message.hiddenReason);
+    }
+    if (message.duplicateOf !== "") {
+      writer.uint32(322).string(message.duplicateOf);
+    }
+    if (message.duplicateCount !== 0) {
+      writer.uint32(328).int32(message.duplicateCount);
     }
     return writer;
   },
@@ -623,6 +635,22 @@ export const Post: MessageFns<Post> = {
             message.hiddenReason = reader.string();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.duplicateOf = reader.string();
+            continue;
+          }
+          case 41: {
+            if (tag !== 328) {
+              break;
+            }
+
+            message.duplicateCount = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -680,6 +708,16 @@ export const Post: MessageFns<Post> = {
         : isSet(object.hidden_reason)
         ? globalThis.String(object.hidden_reason)
         : "",
+      duplicateOf: isSet(object.duplicateOf)
+        ? globalThis.String(object.duplicateOf)
+        : isSet(object.duplicate_of)
+        ? globalThis.String(object.duplicate_of)
+        : "",
+      duplicateCount: isSet(object.duplicateCount)
+        ? globalThis.Number(object.duplicateCount)
+        : isSet(object.duplicate_count)
+        ? globalThis.Number(object.duplicate_count)
+        : 0,
     };
   },
 
@@ -730,6 +768,12 @@ export const Post: MessageFns<Post> = {
     if (message.hiddenReason !== "") {
       obj.hiddenReason = message.hiddenReason;
     }
+    if (message.duplicateOf !== "") {
+      obj.duplicateOf = message.duplicateOf;
+    }
+    if (message.duplicateCount !== 0) {
+      obj.duplicateCount = Math.round(message.duplicateCount);
+    }
     return obj;
   },
 
@@ -757,6 +801,8 @@ export const Post: MessageFns<Post> = {
     message.bodyLength = object.bodyLength ?? 0;
     message.hiddenAt = object.hiddenAt ?? "";
     message.hiddenReason = object.hiddenReason ?? "";
+    message.duplicateOf = object.duplicateOf ?? "";
+    message.duplicateCount = object.duplicateCount ?? 0;
     return message;
   },
 };
