@@ -39,12 +39,13 @@ export interface TimelineEntry {
 
 /**
  * The case's timeline (`c` undefined: none): its status changes, concerns and progress updates in
- * time order (a status change first on a tie), each entry carrying the status it left the post in.
+ * time order, each entry carrying the status it left the post in. On a tie (one transaction) the
+ * concern or progress entry comes first: resolving the last concern is what closes the case.
  */
 export function caseTimeline(c: council.Case | undefined, start?: TimelineEntry): TimelineEntry[] {
   const entries: TimelineEntry[] = start ? [start] : [];
   if (!c) return entries;
-  const rank = (e: TimelineEntry) => (e.event === "status" ? 0 : 1);
+  const rank = (e: TimelineEntry) => (e.event === "status" ? 1 : 0);
   const items: TimelineEntry[] = [
     ...c.timeline.map(
       (t): TimelineEntry => ({
