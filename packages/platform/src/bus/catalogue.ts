@@ -19,6 +19,7 @@ export const EVENT_TYPES = {
   "forum.vote_cast": events.VoteCast,
   "forum.post_on_agenda": events.PostOnAgenda,
   "forum.post_moderated": events.PostModerated,
+  "forum.content_flagged": events.ContentFlagged,
   "council.case_opened": events.CaseOpened,
   "council.ballot_cast": events.BallotCast,
   "council.case_closed": events.CaseClosed,

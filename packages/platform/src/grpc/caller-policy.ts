@@ -36,6 +36,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     createComment: GATEWAY,
     moderatePost: GATEWAY,
     moderateComment: GATEWAY,
+    flag: GATEWAY,
     listComments: FORUM_READERS,
     castVote: GATEWAY,
     getPosts: FORUM_READERS,

@@ -18,6 +18,7 @@ import {
 import { events, forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { GroupCommit } from "./group-commit.js";
+import { ownerDecidedFlags } from "./flags.js";
 
 interface PostRow {
   id: string;
@@ -103,6 +104,8 @@ export interface ForumLimits {
   agendaMinScore: number;
   /** Heat rule: only the top N open proposals by heat may move (AGENDA_SIZE). */
   agendaSize: number;
+  /** Weighted flaggers that hide a post or comment (FLAG_HIDE_THRESHOLD, docs/adr/0131); default 3. */
+  flagHideThreshold?: number;
 }
 
 /** Largest group commit of votes (docs/adr/0097): bounds one batch's lock time to a few ms. */
@@ -140,8 +143,8 @@ interface VoteOutcome {
  * function `cast_vote`, docs/adr/0090); events are enqueued in the same transaction (outbox).
  */
 export class ForumRepository {
-  /** Writes this service's events to its outbox (docs/adr/0107). */
-  private readonly outbox: EventOutbox;
+  /** Writes this service's events to its outbox (docs/adr/0107); shared with store/flags.ts. */
+  readonly outbox: EventOutbox;
   /** Outcomes of keyed writes, stored with the write (docs/adr/0115). */
   readonly idempotent: IdempotentWrites;
 
@@ -304,6 +307,7 @@ export class ForumRepository {
         reason === undefined ? [postId] : [postId, now, reason],
       );
       if (!r.rows[0]) throw new ApsError("not_found", `post ${postId} not found`);
+      await ownerDecidedFlags(tx, "posts", postId, reason === undefined, now); // docs/adr/0131
       await this.outbox.publish(tx, "forum.post_moderated", {
         occurredAt: now.toISOString(),
         postId,
@@ -329,6 +333,7 @@ export class ForumRepository {
         reason === undefined ? [commentId] : [commentId, now, reason],
       );
       if (!r.rows[0]) throw new ApsError("not_found", `comment ${commentId} not found`);
+      await ownerDecidedFlags(tx, "comments", commentId, reason === undefined, now); // docs/adr/0131
       await this.outbox.publish(tx, "forum.post_moderated", {
         occurredAt: now.toISOString(),
         postId: r.rows[0].post_id,

@@ -3,6 +3,9 @@ import * as rq from "./requests-depth.js";
 import * as rs from "./responses.js";
 import type { Operation } from "./operation.js";
 
+const commentParams = z.object({
+  id: z.string().meta({ description: "c_ + ULID (anything else is 404)", example: "c_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+});
 const postParams = z.object({
   id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
 });
@@ -73,5 +76,31 @@ export const DEPTH_OPERATIONS: Operation[] = [
     body: { schema: rq.progressBody },
     ok: { status: 201, description: "the case after the write", schema: rs.Case },
     codes: [...CODES],
+  },
+  {
+    method: "post",
+    path: "/posts/{id}/flags",
+    operationId: "flagPost",
+    tag: "posts",
+    summary:
+      "Flag a post once (spam, abuse, off-topic, other + text); FLAG_HIDE_THRESHOLD flaggers with Sagacity ≥ 1 hide it until the owner decides",
+    access: "key",
+    idempotent: true,
+    params: postParams,
+    body: { schema: rq.flagBody },
+    ok: { status: 201, description: "the flag", schema: rs.Flag },
+    codes: [...CODES],
+  },
+  {
+    method: "post",
+    path: "/comments/{id}/flags",
+    operationId: "flagComment",
+    tag: "posts",
+    summary: "Flag a comment once (as a post's flag)",
+    access: "key",
+    params: commentParams,
+    body: { schema: rq.flagBody },
+    ok: { status: 201, description: "the flag", schema: rs.Flag },
+    codes: ["unauthenticated", "forbidden", "not_found", "invalid_state"],
   },
 ];

@@ -360,3 +360,18 @@ export const Capabilities = z
     webhooks: z.literal(false).meta({ description: "webhooks are not offered" }),
   })
   .meta({ id: "Capabilities" });
+
+/** `POST /posts/{id}/flags`, `POST /comments/{id}/flags` (docs/adr/0131). */
+export const Flag = z
+  .strictObject({
+    targetId: z.string().meta({ description: "the flagged post (p_…) or comment (c_…)" }),
+    postId,
+    reason: z.enum(["spam", "abuse", "off-topic", "other"]),
+    text: z.string().nullable(),
+    flaggedAt: instant,
+    counted: z.boolean().meta({
+      description: "false when the flagger has Sagacity < 1, or lost flag weight for 7 days (content it flagged was restored)",
+    }),
+    hidden: z.boolean().meta({ description: "the content is hidden now, awaiting the platform owner" }),
+  })
+  .meta({ id: "Flag" });

@@ -216,6 +216,22 @@ export interface PostDuplicated {
   authorId: string;
 }
 
+/**
+ * Subject aps.forum.content_flagged — an agent flagged a post or comment (docs/adr/0131). When the
+ * flag hid it, forum.post_moderated follows in the same transaction.
+ */
+export interface ContentFlagged {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** "" when the post itself was flagged */
+  commentId: string;
+  flaggerId: string;
+  reason: string;
+  counted: boolean;
+  hidden: boolean;
+}
+
 function createBasePostCreated(): PostCreated {
   return { eventId: "", occurredAt: "", postId: "", authorId: "", title: "", isArchDesign: false, status: "" };
 }
@@ -3114,6 +3130,216 @@ export const PostDuplicated: MessageFns<PostDuplicated> = {
     message.duplicateOf = object.duplicateOf ?? "";
     message.by = object.by ?? "";
     message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBaseContentFlagged(): ContentFlagged {
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    commentId: "",
+    flaggerId: "",
+    reason: "",
+    counted: false,
+    hidden: false,
+  };
+}
+
+export const ContentFlagged: MessageFns<ContentFlagged> = {
+  encode(message: ContentFlagged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(34).string(message.commentId);
+    }
+    if (message.flaggerId !== "") {
+      writer.uint32(42).string(message.flaggerId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    if (message.counted !== false) {
+      writer.uint32(56).bool(message.counted);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(64).bool(message.hidden);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContentFlagged {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContentFlagged();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.flaggerId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.counted = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContentFlagged {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      flaggerId: isSet(object.flaggerId)
+        ? globalThis.String(object.flaggerId)
+        : isSet(object.flagger_id)
+        ? globalThis.String(object.flagger_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      counted: isSet(object.counted) ? globalThis.Boolean(object.counted) : false,
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+    };
+  },
+
+  toJSON(message: ContentFlagged): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.flaggerId !== "") {
+      obj.flaggerId = message.flaggerId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.counted !== false) {
+      obj.counted = message.counted;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ContentFlagged>): ContentFlagged {
+    return ContentFlagged.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ContentFlagged>): ContentFlagged {
+    const message = createBaseContentFlagged();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.commentId = object.commentId ?? "";
+    message.flaggerId = object.flaggerId ?? "";
+    message.reason = object.reason ?? "";
+    message.counted = object.counted ?? false;
+    message.hidden = object.hidden ?? false;
     return message;
   },
 };
