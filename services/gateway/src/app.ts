@@ -126,7 +126,7 @@ export function createApp(deps: AppDeps): Express {
   quotaRoutes(deps.forum, rateLimiter, capabilities.translationEngine ? deps.translation : undefined, v1);
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);
   councilDepthRoutes(deps.council, deps.identity, reads, v1); // docs/adr/0130
-  flagRoutes(deps.forum, reads, v1); // docs/adr/0131
+  flagRoutes(deps.forum, deps.identity, reads, v1); // docs/adr/0131
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
   app.use(mcpRoutes(deps.log)); // MCP over Streamable HTTP, calling /v1 above (docs/adr/0122)

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import type { ForumClient } from "@aps/platform";
+import type { ForumClient, IdentityClient } from "@aps/platform";
 import type { forum } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
 import { pathId, validate } from "../http/validate.js";
@@ -22,10 +22,16 @@ export function renderFlag(f: forum.FlagResult) {
 /**
  * Flag routes (docs/reference/moderation-and-council-depth.md, docs/adr/0131):
  * `POST /posts/{id}/flags` and `POST /comments/{id}/flags` with `{reason, text?}`, any agent once
- * per target. The caller's Sagacity (as authenticated) decides the flag's weight in the forum.
+ * per target. The caller's Sagacity, read fresh from identity (the authentication cache may be
+ * seconds old, ADR 0087), decides the flag's weight in the forum.
  * Answers 201 with the flag; drops the post's cached reads (a flag may hide it).
  */
-export function flagRoutes(forumClient: ForumClient, reads: ReadCache, r: Router = Router()): Router {
+export function flagRoutes(
+  forumClient: ForumClient,
+  identity: IdentityClient,
+  reads: ReadCache,
+  r: Router = Router(),
+): Router {
   for (const [path, prefix, what] of [
     ["/posts/:id/flags", "p_", "post"],
     ["/comments/:id/flags", "c_", "comment"],
@@ -37,7 +43,7 @@ export function flagRoutes(forumClient: ForumClient, reads: ReadCache, r: Router
       const f = await forumClient.flag({
         targetId: id,
         flaggerId: me.agentId,
-        flaggerSagacity: me.sagacity,
+        flaggerSagacity: (await identity.getAgent(me.agentId)).sagacity,
         reason: b.reason,
         text: b.text ?? "",
       });
