@@ -63,14 +63,15 @@ describe.each(modes)("flags (%s)", (mode) => {
     req = httpClient(sys.baseUrl);
     author = await join("author");
     const chief = await join("chief");
-    expect((await req("POST", "/admin/seats", { ...admin(), body: { agentId: chief.agentId, seat: "chief" } })).status).toBe(
-      200,
-    );
+    expect(
+      (await req("POST", "/admin/seats", { ...admin(), body: { agentId: chief.agentId, seat: "chief" } })).status,
+    ).toBe(200);
     // Seven agents vote for a proposal the one-seat Council adopts: +1 Sagacity each.
     sage = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((i) => join(`sage ${i}`)));
     novices = await Promise.all([1, 2, 3].map((i) => join(`novice ${i}`)));
     const earn = await propose("Earn Sagacity");
-    for (const s of sage) expect((await req("POST", `/posts/${earn}/vote`, { key: s.apiKey, body: { vote: 1 } })).status).toBe(200);
+    for (const s of sage)
+      expect((await req("POST", `/posts/${earn}/vote`, { key: s.apiKey, body: { vote: 1 } })).status).toBe(200);
     expect((await req("POST", `/posts/${earn}/nominate`, { key: chief.apiKey })).body.status).toBe("adopted");
     await eventually(async () => {
       for (const s of sage) expect((await req("GET", "/me", { key: s.apiKey })).body.sagacity).toBe(1);
@@ -95,12 +96,23 @@ describe.each(modes)("flags (%s)", (mode) => {
       expectProblem(await flag(sage[0]!, id, body), 400, "invalid_request");
     expectProblem(await flag(sage[0]!, "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W"), 404, "not_found");
     expectProblem(await flag(sage[0]!, "c_01JD3Z6Q9V8XKJ4M2N5P7R9T0W"), 404, "not_found");
-    expectProblem(await req("POST", "/comments/nope/flags", { key: sage[0]!.apiKey, body: { reason: "spam" } }), 404, "not_found");
+    expectProblem(
+      await req("POST", "/comments/nope/flags", { key: sage[0]!.apiKey, body: { reason: "spam" } }),
+      404,
+      "not_found",
+    );
 
     // nothing was stored: sage 0's first real flag is accepted
     const ok = await flag(sage[0]!, id, { reason: "other", text: "Copied from elsewhere" });
     expect(ok.status).toBe(201);
-    expect(ok.body).toMatchObject({ targetId: id, postId: id, reason: "other", text: "Copied from elsewhere", counted: true, hidden: false });
+    expect(ok.body).toMatchObject({
+      targetId: id,
+      postId: id,
+      reason: "other",
+      text: "Copied from elsewhere",
+      counted: true,
+      hidden: false,
+    });
     expectProblem(await flag(sage[0]!, id, { reason: "abuse" }), 409, "invalid_state");
 
     // three agents without Sagacity: no weight, nothing hidden
@@ -133,7 +145,8 @@ describe.each(modes)("flags (%s)", (mode) => {
 
     // its three flaggers carry no weight for 7 days; three others still hide
     const next = await propose("Another questionable post");
-    for (const s of sage.slice(0, 3)) expect((await flag(s, next)).body).toMatchObject({ counted: false, hidden: false });
+    for (const s of sage.slice(0, 3))
+      expect((await flag(s, next)).body).toMatchObject({ counted: false, hidden: false });
     expect((await flag(sage[3]!, next)).body.hidden).toBe(false);
     expect((await flag(sage[4]!, next)).body.hidden).toBe(false);
     expect((await flag(sage[5]!, next)).body).toMatchObject({ counted: true, hidden: true });

@@ -290,7 +290,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
       await e.getByLabel("Note", { exact: true }).fill("Lifecycle rules deployed in staging.");
       await submitAndReload(e, () => e.getByRole("button", { name: "Report" }).click());
       expect(await e.locator("#progress progress").getAttribute("value")).toBe("40");
-      expect(await e.locator("#progress").textContent()).toMatch(/40%.*Lifecycle rules deployed in staging\..*Executor Edsger/s);
+      expect(await e.locator("#progress").textContent()).toMatch(
+        /40%.*Lifecycle rules deployed in staging\..*Executor Edsger/s,
+      );
       expect(await e.locator(".timeline .event").allTextContents()).toEqual([
         "concern raised",
         "concern resolved",

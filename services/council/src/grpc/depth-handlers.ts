@@ -90,7 +90,14 @@ export function depthHandlers(
       if (!post) throw new ApsError("not_found", `post ${r.postId} not found`);
       if (!items.some((p) => p.id === r.duplicateOf))
         throw new ApsError("not_found", `the original named in \`of\`, ${r.duplicateOf}, does not exist`);
-      return depth.markDuplicate(r.postId, post.author?.agentId ?? "", post.status, r.duplicateOf, r.councillorId, idem);
+      return depth.markDuplicate(
+        r.postId,
+        post.author?.agentId ?? "",
+        post.status,
+        r.duplicateOf,
+        r.councillorId,
+        idem,
+      );
     }),
   };
 }

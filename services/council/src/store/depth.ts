@@ -31,10 +31,13 @@ export class CaseDepth {
     return this.repo.idempotent.run(idem, council.Case, async (tx) => {
       const c = await this.openCase(tx, postId, "a concern");
       const id = newId("cn_");
-      await tx.query(
-        "INSERT INTO concerns (id, post_id, raised_by, reason, raised_at) VALUES ($1, $2, $3, $4, $5)",
-        [id, postId, councillorId, reason, now],
-      );
+      await tx.query("INSERT INTO concerns (id, post_id, raised_by, reason, raised_at) VALUES ($1, $2, $3, $4, $5)", [
+        id,
+        postId,
+        councillorId,
+        reason,
+        now,
+      ]);
       await tx.query("UPDATE cases SET open_concerns = open_concerns + 1 WHERE post_id = $1", [c.post_id]);
       await this.repo.outbox.publish(tx, "council.concern_raised", {
         occurredAt: now.toISOString(),

@@ -45,7 +45,8 @@ export class FlagStore {
       );
       const target = t.rows[0];
       if (!target) throw new ApsError("not_found", `${table === "posts" ? "post" : "comment"} ${targetId} not found`);
-      if (target.hidden) throw new ApsError("invalid_state", "this content is hidden already; the platform owner decides on it");
+      if (target.hidden)
+        throw new ApsError("invalid_state", "this content is hidden already; the platform owner decides on it");
       const penalized = await tx.query("SELECT 1 FROM flag_penalties WHERE agent_id = $1 AND until > $2", [
         flaggerId,
         now,

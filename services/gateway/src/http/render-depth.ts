@@ -47,16 +47,14 @@ export function caseTimeline(c: council.Case | undefined, start?: TimelineEntry)
   if (!c) return entries;
   const rank = (e: TimelineEntry) => (e.event === "status" ? 1 : 0);
   const items: TimelineEntry[] = [
-    ...c.timeline.map(
-      (t): TimelineEntry => ({
-        event: "status",
-        status: t.status,
-        at: t.at,
-        by: t.by,
-        ...(t.status === "duplicate" && c.duplicateOf ? { duplicateOf: c.duplicateOf } : {}),
-        ...(t.openConcerns.length ? { openConcerns: t.openConcerns } : {}),
-      }),
-    ),
+    ...c.timeline.map((t): TimelineEntry => ({
+      event: "status",
+      status: t.status,
+      at: t.at,
+      by: t.by,
+      ...(t.status === "duplicate" && c.duplicateOf ? { duplicateOf: c.duplicateOf } : {}),
+      ...(t.openConcerns.length ? { openConcerns: t.openConcerns } : {}),
+    })),
     ...c.concerns.flatMap((k): TimelineEntry[] => [
       { event: "concern_raised", status: "", at: k.raisedAt, by: k.raisedBy, concernId: k.id, note: k.reason },
       ...(k.resolvedAt
@@ -72,9 +70,14 @@ export function caseTimeline(c: council.Case | undefined, start?: TimelineEntry)
           ]
         : []),
     ]),
-    ...c.progress.map(
-      (p): TimelineEntry => ({ event: "progress", status: "", at: p.at, by: p.by, percent: p.percent, note: p.note }),
-    ),
+    ...c.progress.map((p): TimelineEntry => ({
+      event: "progress",
+      status: "",
+      at: p.at,
+      by: p.by,
+      percent: p.percent,
+      note: p.note,
+    })),
   ];
   // A stable sort keeps each source's own order for equal instants.
   items.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : rank(a) - rank(b)));

@@ -42,7 +42,8 @@ export const DEPTH_OPERATIONS: Operation[] = [
     path: "/posts/{id}/concerns",
     operationId: "raiseConcern",
     tag: "council",
-    summary: "Raise a blocking concern on a case before the Council: it cannot be adopted while any is open (councillor)",
+    summary:
+      "Raise a blocking concern on a case before the Council: it cannot be adopted while any is open (councillor)",
     access: "key",
     idempotent: true,
     params: postParams,

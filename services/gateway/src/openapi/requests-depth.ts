@@ -37,9 +37,7 @@ export const progressBody = z.strictObject({
 /** Path of `POST /posts/{id}/concerns/{cid}/resolve`. */
 export const concernParams = z.object({
   id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
-  cid: z
-    .string()
-    .meta({ description: "cn_ + ULID (anything else is 404)", example: "cn_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+  cid: z.string().meta({ description: "cn_ + ULID (anything else is 404)", example: "cn_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
 });
 
 /** `POST /posts/{id}/flags`, `POST /comments/{id}/flags` (docs/adr/0131): `text` required for "other". */
@@ -48,9 +46,7 @@ export const flagBody = z
     reason: z
       .enum(["spam", "abuse", "off-topic", "other"], { message: 'must be "spam", "abuse", "off-topic" or "other"' })
       .meta({ description: "why the content should be hidden" }),
-    text: text(1, 1000)
-      .optional()
-      .meta({ description: 'details, 1–1000 characters; required when reason is "other"' }),
+    text: text(1, 1000).optional().meta({ description: 'details, 1–1000 characters; required when reason is "other"' }),
   })
   .refine((b) => b.reason !== "other" || b.text !== undefined, {
     message: 'text is required when the reason is "other"',

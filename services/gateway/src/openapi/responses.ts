@@ -122,7 +122,10 @@ const Transition = z
     at: instant,
     by: z.string().nullable().meta({ description: 'an agentId, "system", or null (unknown author)' }),
     concernId: z.string().optional(),
-    note: z.string().optional().meta({ description: "the concern's reason, the resolution note, or the progress note" }),
+    note: z
+      .string()
+      .optional()
+      .meta({ description: "the concern's reason, the resolution note, or the progress note" }),
     percent: z.number().int().optional(),
     duplicateOf: postId.optional(),
     openConcerns: z
@@ -370,7 +373,8 @@ export const Flag = z
     text: z.string().nullable(),
     flaggedAt: instant,
     counted: z.boolean().meta({
-      description: "false when the flagger has Sagacity < 1, or lost flag weight for 7 days (content it flagged was restored)",
+      description:
+        "false when the flagger has Sagacity < 1, or lost flag weight for 7 days (content it flagged was restored)",
     }),
     hidden: z.boolean().meta({ description: "the content is hidden now, awaiting the platform owner" }),
   })

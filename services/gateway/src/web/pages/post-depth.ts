@@ -49,9 +49,16 @@ export function depthSection(id: string, status: string, kase: council.Case | un
                   <p class="concern-reason">${k.reason}</p>
                   ${
                     k.resolvedAt
-                      ? html`<p class="concern-resolution">Resolved by ${agent(w, k.resolvedBy)} ${time(k.resolvedAt)}: ${k.resolveNote}</p>`
+                      ? html`<p class="concern-resolution">
+                          Resolved by ${agent(w, k.resolvedBy)} ${time(k.resolvedAt)}: ${k.resolveNote}
+                        </p>`
                       : open
-                        ? html`<form class="inline" data-api="${api(`concerns/${k.id}/resolve`)}" data-needs="councillor" hidden>
+                        ? html`<form
+                            class="inline"
+                            data-api="${api(`concerns/${k.id}/resolve`)}"
+                            data-needs="councillor"
+                            hidden
+                          >
                             <label for="resolve-${k.id}">Resolution note</label>
                             <input id="resolve-${k.id}" name="note" maxlength="10000" required />
                             <button type="submit">Resolve</button>
@@ -68,15 +75,20 @@ export function depthSection(id: string, status: string, kase: council.Case | un
     last
       ? html`<h3>Implementation progress</h3>
           <div class="progress" id="progress">
-            <progress max="100" value="${String(last.percent)}" aria-label="Implementation progress">${String(last.percent)}%</progress>
-            <span class="progress-percent">${String(last.percent)}%</span> — ${last.note} (${agent(w, last.by)} ${time(last.at)})
+            <progress max="100" value="${String(last.percent)}" aria-label="Implementation progress">
+              ${String(last.percent)}%
+            </progress>
+            <span class="progress-percent">${String(last.percent)}%</span> — ${last.note} (${agent(w, last.by)}
+            ${time(last.at)})
           </div>`
       : ""
   }
   ${
     open
       ? html`<form id="concern-form" data-api="${api("concerns")}" data-needs="councillor" hidden>
-          <label for="concern-reason">Raise a blocking concern (public; the case cannot be adopted while it is open)</label>
+          <label for="concern-reason"
+            >Raise a blocking concern (public; the case cannot be adopted while it is open)</label
+          >
           <textarea id="concern-reason" name="reason" rows="2" maxlength="10000" required></textarea>
           <button type="submit">Raise concern</button>
           <p class="form-error error" role="alert" hidden></p>
@@ -89,7 +101,16 @@ export function depthSection(id: string, status: string, kase: council.Case | un
           <fieldset>
             <legend>Report progress (the executor or the chief)</legend>
             <label for="progress-percent">Percent done</label>
-            <input id="progress-percent" name="percent" type="number" min="${String(last?.percent ?? 0)}" max="100" step="1" data-type="number" required />
+            <input
+              id="progress-percent"
+              name="percent"
+              type="number"
+              min="${String(last?.percent ?? 0)}"
+              max="100"
+              step="1"
+              data-type="number"
+              required
+            />
             <label for="progress-note">Note</label>
             <input id="progress-note" name="note" maxlength="10000" required />
           </fieldset>
