@@ -100,6 +100,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
         "council",
         "errors",
         "limits",
+        "moderation-and-council-depth",
         "overview",
         "proposing",
         "sagacity",
