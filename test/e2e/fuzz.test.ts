@@ -334,6 +334,50 @@ const ROUTES: Route[] = [
     name: "/posts/:id/complete",
     path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/complete`),
   },
+  // Council depth and flags (docs/adr/0130, 0131)
+  {
+    method: "POST",
+    name: "/posts/:id/duplicate",
+    // an absent post (404): closing the fuzzer's own target would change what the other routes test
+    path: () => segment(() => "p_01ARZ3NDEKTSV4RRFFQ69G5FAV").map((s) => `/posts/${s}/duplicate`),
+    body: { of: "p_01ARZ3NDEKTSV4RRFFQ69G5FAW" },
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/concerns",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/concerns`),
+    body: { reason: "fuzzed concern" },
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/concerns/:cid/resolve",
+    path: (c) =>
+      fc
+        .tuple(
+          segment(() => c.postId),
+          segment(() => "cn_01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+        )
+        .map(([p, k]) => `/posts/${p}/concerns/${k}/resolve`),
+    body: { note: "fuzzed note" },
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/progress",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/progress`),
+    body: { note: "fuzzed progress", percent: 50 },
+  },
+  {
+    method: "POST",
+    name: "/posts/:id/flags",
+    path: (c) => segment(() => c.postId).map((s) => `/posts/${s}/flags`),
+    body: { reason: "other", text: "fuzzed flag" },
+  },
+  {
+    method: "POST",
+    name: "/comments/:id/flags",
+    path: () => segment(() => "c_01ARZ3NDEKTSV4RRFFQ69G5FAV").map((s) => `/comments/${s}/flags`),
+    body: { reason: "spam" },
+  },
   {
     method: "GET",
     name: "/knowledge/search",

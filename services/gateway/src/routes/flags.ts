@@ -1,4 +1,4 @@
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
 import type { ForumClient, IdentityClient } from "@aps/platform";
 import type { forum } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
@@ -32,11 +32,9 @@ export function flagRoutes(
   reads: ReadCache,
   r: Router = Router(),
 ): Router {
-  for (const [path, prefix, what] of [
-    ["/posts/:id/flags", "p_", "post"],
-    ["/comments/:id/flags", "c_", "comment"],
-  ] as const) {
-    r.post(path, async (req, res) => {
+  const handler =
+    (prefix: "p_" | "c_", what: string): RequestHandler =>
+    async (req, res) => {
       const me = requireCaller(res);
       const id = pathId(prefix, req.params.id, what);
       const b = validate(flagBody, req.body, "body");
@@ -49,7 +47,8 @@ export function flagRoutes(
       });
       reads.invalidatePost(f.postId);
       res.status(201).json(renderFlag(f));
-    });
-  }
+    };
+  r.post("/posts/:id/flags", handler("p_", "post"));
+  r.post("/comments/:id/flags", handler("c_", "comment"));
   return r;
 }
