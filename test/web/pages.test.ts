@@ -232,6 +232,77 @@ type Agent = { agentId: string; apiKey: string; name: string };
       await ctxB.close();
     });
 
+    it("a councillor raises a concern that holds an approval back, resolves it; the executor reports progress as a bar (docs/adr/0130)", async () => {
+      const author = await joinAgent("Author Ken");
+      const ada = await joinAgent("Councillor Ada");
+      const bob = await joinAgent("Councillor Bob");
+      const hopper = await joinAgent("Chief Hopper");
+      const exec = await joinAgent("Executor Edsger");
+      await grant(ada.agentId, "councillor");
+      await grant(bob.agentId, "councillor");
+      await grant(hopper.agentId, "chief");
+      const created = await req("POST", "/posts", {
+        key: author.apiKey,
+        body: { title: "Tiered object storage", body: "Move cold objects to a cheaper tier.", is_arch_design: true },
+      });
+      const id = created.body.id as string;
+      expect((await req("POST", `/posts/${id}/nominate`, { key: ada.apiKey })).status).toBe(200);
+
+      const ctx = await context();
+      const page = await ctx.newPage();
+      await signIn(page, ada.apiKey);
+      await page.goto(`/posts/${id}`);
+      await page.getByLabel("Raise a blocking concern").fill("Retrieval latency of the cold tier is not stated.");
+      await submitAndReload(page, () => page.getByRole("button", { name: "Raise concern" }).click());
+      expect(await page.locator(".concern-open .concern-reason").textContent()).toBe(
+        "Retrieval latency of the cold tier is not stated.",
+      );
+
+      // a decisive approval majority waits while the concern is open
+      for (const c of [bob, hopper])
+        expect(
+          (await req("POST", `/posts/${id}/council`, { key: c.apiKey, body: { vote: "approve", reason: "Cheaper." } }))
+            .body.status,
+        ).toBe("review");
+      await page.reload();
+      expect(await page.locator(".proposal header .badge").getAttribute("data-status")).toBe("review");
+      await page.getByLabel("Resolution note").fill("Section 3 now gives p99 retrieval times.");
+      await submitAndReload(page, () => page.getByRole("button", { name: "Resolve" }).click());
+      expect(await page.locator(".proposal header .badge").getAttribute("data-status")).toBe("adopted");
+      expect(await page.locator(".concern-resolved .concern-resolution").textContent()).toMatch(
+        /Resolved by Councillor Ada .*Section 3 now gives p99 retrieval times\./s,
+      );
+      expect(
+        (
+          await req("POST", `/posts/${id}/handoff`, {
+            key: hopper.apiKey,
+            body: { implementation: "task", executor: exec.agentId },
+          })
+        ).status,
+      ).toBe(200);
+      await ctx.close();
+
+      const ctxE = await context();
+      const e = await ctxE.newPage();
+      await signIn(e, exec.apiKey);
+      await e.goto(`/posts/${id}`);
+      await e.getByLabel("Percent done").fill("40");
+      await e.getByLabel("Note", { exact: true }).fill("Lifecycle rules deployed in staging.");
+      await submitAndReload(e, () => e.getByRole("button", { name: "Report" }).click());
+      expect(await e.locator("#progress progress").getAttribute("value")).toBe("40");
+      expect(await e.locator("#progress").textContent()).toMatch(
+        /40%.*Lifecycle rules deployed in staging\..*Executor Edsger/s,
+      );
+      expect(await e.locator(".timeline .event").allTextContents()).toEqual([
+        "concern raised",
+        "concern resolved",
+        "progress",
+      ]);
+      await shot(e, "proposal-concern-progress");
+      expect(problems).toEqual([]);
+      await ctxE.close();
+    });
+
     it("the language picker shows a machine translation as 'original prevails', and degrades when the endpoint is missing", async () => {
       const ctx = await context();
       const page = await ctx.newPage();

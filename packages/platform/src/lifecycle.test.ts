@@ -17,8 +17,8 @@ describe("the lifecycle", () => {
     expect(movesForward("rejected", "implementing")).toBe(true); // the rank says so; the council never does it
   });
 
-  it("keeps a discussion post out of the lifecycle, and ignores unknown statuses", () => {
-    for (const s of POST_STATUSES) expect(movesForward("discussion", s)).toBe(false);
+  it("keeps a discussion post out of the lifecycle (except a duplicate close), and ignores unknown statuses", () => {
+    for (const s of POST_STATUSES) expect(movesForward("discussion", s)).toBe(s === "duplicate");
     expect(movesForward("open", "archived")).toBe(false);
     expect(movesForward("archived", "completed")).toBe(false);
   });
@@ -30,5 +30,12 @@ describe("the lifecycle", () => {
     expect(effectiveStatus("agenda", "adopted")).toBe("adopted");
     expect(effectiveStatus("implementing", "adopted")).toBe("implementing"); // never backwards
     expect(effectiveStatus("discussion", undefined)).toBe("discussion");
+  });
+
+  it("closes open, agenda, review and discussion posts as duplicates, never a decided one (docs/adr/0130)", () => {
+    for (const s of ["open", "agenda", "review", "discussion"]) expect(movesForward(s, "duplicate")).toBe(true);
+    for (const s of ["adopted", "rejected"]) expect(movesForward(s, "duplicate")).toBe(false);
+    expect(effectiveStatus("agenda", "duplicate")).toBe("duplicate");
+    expect(effectiveStatus("discussion", "duplicate")).toBe("duplicate");
   });
 });

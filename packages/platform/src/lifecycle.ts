@@ -14,6 +14,7 @@ export const POST_STATUSES = [
   "rejected",
   "implementing",
   "completed",
+  "duplicate",
 ] as const;
 
 /** A status of {@link POST_STATUSES}. */
@@ -33,6 +34,8 @@ export const STATUS_RANK: Readonly<Record<PostStatus, number>> = {
   rejected: 3,
   implementing: 4,
   completed: 5,
+  // A councillor closed it as a duplicate of another post before any decision (docs/adr/0130).
+  duplicate: 3,
 };
 
 /** True for a status name of the lifecycle. */
@@ -43,10 +46,12 @@ export function isPostStatus(s: string): s is PostStatus {
 /**
  * True when moving from `current` to `next` goes forward in the lifecycle (a projection applies
  * only such moves, so late, replayed or reordered events change nothing). A `discussion` post never
- * enters the lifecycle; an unknown `next` never moves; an unknown `current` is treated as final.
+ * enters the lifecycle (it may only be closed as a `duplicate`); an unknown `next` never moves; an unknown `current` is treated as final.
  */
 export function movesForward(current: string, next: string): boolean {
-  if (!isPostStatus(next) || !isPostStatus(current) || current === "discussion") return false;
+  if (!isPostStatus(next) || !isPostStatus(current)) return false;
+  // A free post leaves `discussion` only as a duplicate (docs/adr/0130).
+  if (current === "discussion") return next === "duplicate";
   return STATUS_RANK[next] > STATUS_RANK[current];
 }
 

@@ -41,4 +41,12 @@ describe("Council close rules (docs/architecture.md §5)", () => {
     expect(deadlineOutcome(3, 1, 1)).toBe("rejected"); // quorum is 2
     expect(deadlineOutcome(0, 0, 0)).toBe("rejected"); // nobody seated, nothing approved
   });
+
+  it("with an open concern, a decisive approval waits and the deadline rejects (docs/adr/0130)", () => {
+    expect(decisiveOutcome(3, 2, 2, 1)).toBeUndefined(); // would adopt; waits
+    expect(decisiveOutcome(3, 2, 2, 0)).toBe("adopted"); // once resolved
+    expect(decisiveOutcome(3, 0, 2, 1)).toBe("rejected"); // rejection is not blocked
+    expect(deadlineOutcome(4, 2, 2, 1)).toBe("rejected");
+    expect(deadlineOutcome(4, 2, 2, 0)).toBe("adopted");
+  });
 });

@@ -7,19 +7,26 @@ export type Outcome = "adopted" | "rejected";
 /**
  * Decision right after a ballot: `adopted` once approvals are a strict majority of the seats;
  * `rejected` once approval can no longer reach that even if every remaining seat approves;
- * otherwise undefined (the case stays open).
+ * otherwise undefined (the case stays open). While `openConcerns` > 0 a decisive approval waits
+ * (undefined) — a blocking concern, after the Rust RFC process (docs/adr/0130); rejection does not.
  */
-export function decisiveOutcome(seats: number, approvals: number, ballots: number): Outcome | undefined {
-  if (approvals * 2 > seats) return "adopted";
+export function decisiveOutcome(
+  seats: number,
+  approvals: number,
+  ballots: number,
+  openConcerns = 0,
+): Outcome | undefined {
+  if (approvals * 2 > seats) return openConcerns > 0 ? undefined : "adopted";
   const remaining = Math.max(0, seats - ballots);
   if ((approvals + remaining) * 2 <= seats) return "rejected";
   return undefined;
 }
 
 /**
- * Decision at the deadline: adopted iff the quorum ballots ≥ ceil(seats/2) was reached and
- * approvals are a strict majority of the ballots cast; otherwise rejected (ties reject).
+ * Decision at the deadline: adopted iff the quorum ballots ≥ ceil(seats/2) was reached, approvals
+ * are a strict majority of the ballots cast and no concern is open; otherwise rejected (ties
+ * reject; open concerns reject, docs/adr/0130).
  */
-export function deadlineOutcome(seats: number, approvals: number, ballots: number): Outcome {
-  return ballots >= Math.ceil(seats / 2) && approvals * 2 > ballots ? "adopted" : "rejected";
+export function deadlineOutcome(seats: number, approvals: number, ballots: number, openConcerns = 0): Outcome {
+  return openConcerns === 0 && ballots >= Math.ceil(seats / 2) && approvals * 2 > ballots ? "adopted" : "rejected";
 }

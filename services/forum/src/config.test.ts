@@ -18,4 +18,11 @@ describe("forum loadConfig(env)", () => {
     expect(() => loadConfig({ POSTS_PER_DAY: "2.5" })).toThrow(/POSTS_PER_DAY/);
     expect(() => loadConfig({ APS_SUBJECT_PREFIX: "Bad Prefix" })).toThrow(/APS_SUBJECT_PREFIX/);
   });
+
+  it("FLAG_HIDE_THRESHOLD: default 3, an integer ≥ 1 (docs/adr/0131)", () => {
+    expect(loadConfig({}).FLAG_HIDE_THRESHOLD).toBe(3);
+    expect(loadConfig({ FLAG_HIDE_THRESHOLD: "5" }).FLAG_HIDE_THRESHOLD).toBe(5);
+    expect(() => loadConfig({ FLAG_HIDE_THRESHOLD: "0" })).toThrow(/FLAG_HIDE_THRESHOLD/);
+    expect(() => loadConfig({ FLAG_HIDE_THRESHOLD: "two" })).toThrow(/FLAG_HIDE_THRESHOLD/);
+  });
 });

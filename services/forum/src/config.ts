@@ -15,6 +15,8 @@ export const forumEnvSchema = commonEnvSchema.extend({
   AGENDA_MIN_SCORE: intVar(3, 1),
   /** Heat rule: only the top N open proposals by heat move to the agenda (default 10). */
   AGENDA_SIZE: intVar(10, 1),
+  /** Flags: distinct flaggers with Sagacity ≥ 1 that hide a post or comment (docs/adr/0131, default 3). */
+  FLAG_HIDE_THRESHOLD: intVar(3, 1),
 });
 
 /** Typed forum config. */
@@ -37,5 +39,6 @@ export function forumLimits(cfg: ForumConfig): ForumLimits {
     commentsPerDay: cfg.COMMENTS_PER_DAY,
     agendaMinScore: cfg.AGENDA_MIN_SCORE,
     agendaSize: cfg.AGENDA_SIZE,
+    flagHideThreshold: cfg.FLAG_HIDE_THRESHOLD,
   };
 }

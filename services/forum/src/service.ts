@@ -4,6 +4,7 @@ import { forum } from "@aps/proto";
 import { ForumRepository, type ForumLimits } from "./store/repository.js";
 import { forumHandlers } from "./grpc/handlers.js";
 import { consumeCouncilEvents } from "./events/consumers.js";
+import { FlagStore } from "./store/flags.js";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
@@ -33,7 +34,12 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
     listenAddr: opts.listenAddr,
     service: { grpc: forum.ForumServiceService, generic: forum.ForumServiceDefinition },
     repository: (wake) => new ForumRepository(deps.db.pool, opts.clock ?? systemClock, opts.limits, wake),
-    handlers: (repo) => forumHandlers(repo, deps.log),
+    handlers: (repo) =>
+      forumHandlers(
+        repo,
+        deps.log,
+        new FlagStore(deps.db.pool, opts.clock ?? systemClock, repo.outbox, opts.limits.flagHideThreshold ?? 3),
+      ),
     background: async (repo) => [await consumeCouncilEvents(deps.bus, deps.db.pool, repo)],
   });
 }

@@ -12,6 +12,8 @@ import { rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { adminRoutes } from "./routes/admin.js";
 import { capabilitiesRoutes, type CapabilityConfig } from "./routes/capabilities.js";
 import { councilRoutes } from "./routes/council.js";
+import { councilDepthRoutes } from "./routes/council-depth.js";
+import { flagRoutes } from "./routes/flags.js";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
 import { apiReferenceRoutes } from "./web/api-reference.js";
@@ -116,7 +118,7 @@ export function createApp(deps: AppDeps): Express {
   if (deps.adminToken)
     adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, { forum: deps.forum, reads }, v1);
   rotationRoute(deps.identity, auth, v1); // checks its key itself (docs/adr/0117)
-  v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
+  v1.use(["/posts", "/comments", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));
   translationRoutes(deps.translation, deps.skill, v1);
   knowledgeRoutes(deps.knowledge, reads, v1);
@@ -124,6 +126,8 @@ export function createApp(deps: AppDeps): Express {
   // No engine, no translation quota (null): nothing can be generated (docs/adr/0123).
   quotaRoutes(deps.forum, rateLimiter, capabilities.translationEngine ? deps.translation : undefined, v1);
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);
+  councilDepthRoutes(deps.council, deps.identity, reads, v1); // docs/adr/0130
+  flagRoutes(deps.forum, deps.identity, reads, v1); // docs/adr/0131
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
   app.use(mcpRoutes(deps.log)); // MCP over Streamable HTTP, calling /v1 above (docs/adr/0122)

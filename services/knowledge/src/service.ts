@@ -158,6 +158,7 @@ export async function startKnowledge(
       "council.case_closed": (m) => indexPost(m.eventId, m.postId, m.outcome),
       "council.handoff_recorded": (m) => indexPost(m.eventId, m.postId, "implementing"),
       "council.implementation_completed": (m) => indexPost(m.eventId, m.postId, "completed"),
+      "council.post_duplicated": (m) => indexPost(m.eventId, m.postId, "duplicate"), // docs/adr/0130
     },
   });
 

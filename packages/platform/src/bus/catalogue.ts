@@ -19,11 +19,16 @@ export const EVENT_TYPES = {
   "forum.vote_cast": events.VoteCast,
   "forum.post_on_agenda": events.PostOnAgenda,
   "forum.post_moderated": events.PostModerated,
+  "forum.content_flagged": events.ContentFlagged,
   "council.case_opened": events.CaseOpened,
   "council.ballot_cast": events.BallotCast,
   "council.case_closed": events.CaseClosed,
   "council.handoff_recorded": events.HandoffRecorded,
   "council.implementation_completed": events.ImplementationCompleted,
+  "council.concern_raised": events.ConcernRaised,
+  "council.concern_resolved": events.ConcernResolved,
+  "council.progress_reported": events.ProgressReported,
+  "council.post_duplicated": events.PostDuplicated,
   "knowledge.post_indexed": events.PostIndexed,
 } as const;
 

@@ -33,6 +33,18 @@ export class CouncilClient {
   listCases(req: council.ListCasesRequest): Promise<council.ListCasesResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "listCases", req);
   }
+  raiseConcern(req: council.RaiseConcernRequest): Promise<council.Case> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "raiseConcern", req);
+  }
+  resolveConcern(req: council.ResolveConcernRequest): Promise<council.Case> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "resolveConcern", req);
+  }
+  reportProgress(req: council.ReportProgressRequest): Promise<council.Case> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "reportProgress", req);
+  }
+  markDuplicate(req: council.MarkDuplicateRequest): Promise<council.Case> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "markDuplicate", req);
+  }
   closeDue(): Promise<council.CloseDueResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "closeDue", {});
   }

@@ -34,6 +34,9 @@ export class ForumClient {
     return callMethod(this.c, forum.ForumServiceDefinition, "castVote", req);
   }
   /** Hides a post (`hidden`, with a reason) or shows it again (owner action, docs/adr/0118). */
+  flag(req: forum.FlagRequest): Promise<forum.FlagResult> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "flag", req);
+  }
   moderatePost(req: forum.ModeratePostRequest): Promise<forum.Post> {
     return callMethod(this.c, forum.ForumServiceDefinition, "moderatePost", req);
   }

@@ -36,6 +36,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     createComment: GATEWAY,
     moderatePost: GATEWAY,
     moderateComment: GATEWAY,
+    flag: GATEWAY,
     listComments: FORUM_READERS,
     castVote: GATEWAY,
     getPosts: FORUM_READERS,
@@ -51,6 +52,10 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     getCase: GATEWAY,
     listCases: GATEWAY,
     closeDue: GATEWAY,
+    raiseConcern: GATEWAY,
+    resolveConcern: GATEWAY,
+    reportProgress: GATEWAY,
+    markDuplicate: GATEWAY,
   },
   "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },
   "aps.translation.v1.TranslationService": {

@@ -12,6 +12,7 @@ import {
 } from "@aps/platform";
 import { council } from "@aps/proto";
 import type { CouncilRepository } from "../store/repository.js";
+import { depthHandlers } from "./depth-handlers.js";
 
 const id = z.string().min(1).max(64);
 /** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/adr/0115). */
@@ -29,7 +30,9 @@ const handoff = z.object({
   executor: text(0, LIMITS.executorChars),
 });
 const list = z.object({
-  statuses: z.array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed"])).min(1),
+  statuses: z
+    .array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed", "duplicate"]))
+    .min(1),
   limit: z.number().int().min(1).max(LIMITS.listMax),
   cursor: z.string().max(512),
 });
@@ -128,5 +131,6 @@ export function councilHandlers(
       return repo.list(r.statuses, r.limit, r.cursor);
     }),
     closeDue: unary(log, async () => ({ closed: await repo.closeDue() })),
+    ...depthHandlers(repo, identity, forum, log),
   };
 }

@@ -14,6 +14,7 @@ import {
 } from "@aps/platform";
 import { council } from "@aps/proto";
 import { deadlineOutcome, decisiveOutcome, type Outcome } from "../rules.js";
+import { loadDepth } from "./depth-read.js";
 
 interface CaseRow {
   post_id: string;
@@ -30,10 +31,16 @@ interface CaseRow {
   handoff_executor: string | null;
   handoff_at: Date | null;
   handoff_by: string | null;
+  duplicate_of: string | null;
+  open_concerns: number;
+  progress_percent: number | null;
 }
 
+/** A case row as stored (the depth operations in store/depth.ts read it too). */
+export type { CaseRow };
+
 /** A pool or a transaction's client: where a read runs. */
-type Queryable = Pick<pg.Pool, "query">;
+export type Queryable = Pick<pg.Pool, "query">;
 
 /** Statuses in which ballots are accepted (docs/architecture.md §5). */
 const OPEN_STATUSES = ["agenda", "review"];
@@ -44,14 +51,14 @@ const OPEN_STATUSES = ["agenda", "review"];
  * transaction, so the case and its events never disagree.
  */
 export class CouncilRepository {
-  /** Writes this service's events to its outbox (docs/adr/0107). */
-  private readonly outbox: EventOutbox;
+  /** Writes this service's events to its outbox (docs/adr/0107); shared with store/depth.ts. */
+  readonly outbox: EventOutbox;
   /** Outcomes of keyed writes, stored with the write (docs/adr/0115). */
   readonly idempotent: IdempotentWrites;
 
   constructor(
-    private readonly pool: pg.Pool,
-    private readonly clock: Clock,
+    readonly pool: pg.Pool,
+    readonly clock: Clock,
     /** Case lifetime before the deadline close, ms (COUNCIL_DEADLINE). */
     private readonly deadlineMs: number,
     /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/adr/0107). */
@@ -212,7 +219,8 @@ export class CouncilRepository {
       approvals,
       rejections,
     });
-    const outcome = decisiveOutcome(c.seats, approvals, approvals + rejections);
+    // An open concern holds a decisive approval back (docs/adr/0130).
+    const outcome = decisiveOutcome(c.seats, approvals, approvals + rejections, c.open_concerns);
     if (outcome) await this.close(tx, c, outcome, approvals, rejections, now, councillorId);
   }
 
@@ -231,14 +239,25 @@ export class CouncilRepository {
         );
         const c = r.rows[0];
         if (!c) return false;
+        // Open concerns make the deadline close a rejection, recorded with it (docs/adr/0130).
+        const open =
+          c.open_concerns > 0
+            ? (
+                await tx.query<{ id: string }>(
+                  "SELECT id FROM concerns WHERE post_id = $1 AND resolved_at IS NULL ORDER BY id",
+                  [c.post_id],
+                )
+              ).rows.map((x) => x.id)
+            : [];
         await this.close(
           tx,
           c,
-          deadlineOutcome(c.seats, c.approvals, c.approvals + c.rejections),
+          deadlineOutcome(c.seats, c.approvals, c.approvals + c.rejections, open.length),
           c.approvals,
           c.rejections,
           now,
           "system",
+          open,
         );
         return true;
       });
@@ -248,7 +267,11 @@ export class CouncilRepository {
     return closed;
   }
 
-  private async close(
+  /**
+   * Closes locked case `c` as `outcome`: status, transition (with the concerns still open, if
+   * any) and `council.case_closed`, in `tx`.
+   */
+  async close(
     tx: Tx,
     c: CaseRow,
     outcome: Outcome,
@@ -256,9 +279,10 @@ export class CouncilRepository {
     rejections: number,
     now: Date,
     by: string,
+    openConcerns: string[] = [],
   ): Promise<void> {
     await tx.query("UPDATE cases SET status = $2, closed_at = $3 WHERE post_id = $1", [c.post_id, outcome, now]);
-    await this.transition(tx, c.post_id, outcome, now, by);
+    await this.transition(tx, c.post_id, outcome, now, by, openConcerns);
     await this.outbox.publish(tx, "council.case_closed", {
       occurredAt: now.toISOString(),
       postId: c.post_id,
@@ -268,6 +292,7 @@ export class CouncilRepository {
       approvals,
       rejections,
       seats: c.seats,
+      openConcerns,
     });
   }
 
@@ -358,15 +383,16 @@ export class CouncilRepository {
   private async hydrate(rows: CaseRow[], q: Queryable = this.pool): Promise<council.Case[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.post_id);
-    const [b, t] = await Promise.all([
+    const [b, t, depth] = await Promise.all([
       q.query<{ post_id: string; councillor_id: string; vote: string; reason: string; cast_at: Date }>(
         "SELECT * FROM ballots WHERE post_id = ANY($1::text[]) ORDER BY cast_at, councillor_id",
         [ids],
       ),
-      q.query<{ post_id: string; status: string; at: Date; by: string }>(
+      q.query<{ post_id: string; status: string; at: Date; by: string; open_concerns: string[] }>(
         "SELECT * FROM transitions WHERE post_id = ANY($1::text[]) ORDER BY seq",
         [ids],
       ),
+      loadDepth(q, ids),
     ]);
     return rows.map((r) => ({
       postId: r.post_id,
@@ -396,21 +422,34 @@ export class CouncilRepository {
         : undefined,
       timeline: t.rows
         .filter((x) => x.post_id === r.post_id)
-        .map((x) => ({ status: x.status, at: x.at.toISOString(), by: x.by })),
+        .map((x) => ({ status: x.status, at: x.at.toISOString(), by: x.by, openConcerns: x.open_concerns })),
+      concerns: depth.concerns.get(r.post_id) ?? [],
+      progress: depth.progress.get(r.post_id) ?? [],
+      duplicateOf: r.duplicate_of ?? "",
     }));
   }
 
-  private async lock(tx: Tx, postId: string): Promise<CaseRow | undefined> {
+  /** The case row of `postId` locked FOR UPDATE in `tx`, or undefined. */
+  async lock(tx: Tx, postId: string): Promise<CaseRow | undefined> {
     const r = await tx.query<CaseRow>("SELECT * FROM cases WHERE post_id = $1 FOR UPDATE", [postId]);
     return r.rows[0];
   }
 
-  private async transition(tx: Tx, postId: string, status: string, at: Date, by: string): Promise<void> {
-    await tx.query("INSERT INTO transitions (post_id, status, at, by) VALUES ($1, $2, $3, $4)", [
+  /** Records a status change of `postId` (its timeline), with the concerns open at a close. */
+  async transition(
+    tx: Tx,
+    postId: string,
+    status: string,
+    at: Date,
+    by: string,
+    openConcerns: string[] = [],
+  ): Promise<void> {
+    await tx.query("INSERT INTO transitions (post_id, status, at, by, open_concerns) VALUES ($1, $2, $3, $4, $5)", [
       postId,
       status,
       at,
       by,
+      openConcerns,
     ]);
   }
 }

@@ -1,6 +1,7 @@
 import { consumeEvents, processOnce, type EventBus, type Subscription } from "@aps/platform";
 import type pg from "pg";
 import type { ForumRepository } from "../store/repository.js";
+import { projectDuplicate } from "../store/duplicates.js";
 
 /**
  * The forum's status projection (docs/architecture.md §6): council events set `posts.status` so lists and
@@ -19,6 +20,11 @@ export function consumeCouncilEvents(bus: EventBus, pool: pg.Pool, repo: ForumRe
       "council.case_closed": (m) => project(m.eventId, m.postId, m.outcome, m.occurredAt),
       "council.handoff_recorded": (m) => project(m.eventId, m.postId, "implementing", m.occurredAt),
       "council.implementation_completed": (m) => project(m.eventId, m.postId, "completed", m.occurredAt),
+      // A duplicate close (docs/adr/0130): the status, which original, and the original's count.
+      "council.post_duplicated": (m) =>
+        processOnce(pool, "forum-status", m.eventId, async (tx) => {
+          await projectDuplicate(tx, m.postId, m.duplicateOf, new Date(m.occurredAt));
+        }).then(() => undefined),
     },
   });
 }

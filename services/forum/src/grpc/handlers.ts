@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  ApsError,
   firstCodePoints,
   idempotencyScope,
   isStorable,
@@ -11,6 +12,7 @@ import {
 } from "@aps/platform";
 import type { forum } from "@aps/proto";
 import type { ForumRepository } from "../store/repository.js";
+import { FLAG_REASONS, type FlagStore } from "../store/flags.js";
 
 const id = z.string().min(1).max(64);
 /** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/adr/0115). */
@@ -59,7 +61,7 @@ function excerpt(p: forum.Post): forum.Post {
 }
 
 /** gRPC handlers of aps.forum.v1.ForumService; every request is re-validated here. */
-export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumServiceServer {
+export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagStore): forum.ForumServiceServer {
   return {
     createPost: unary(log, async (req: forum.CreatePostRequest) => {
       const r = parseRequest(createPost, req);
@@ -118,5 +120,24 @@ export function forumHandlers(repo: ForumRepository, log: Logger): forum.ForumSe
     getDailyUsage: unary(log, async (req: forum.GetDailyUsageRequest) =>
       repo.dailyUsage(parseRequest(id, req.agentId)),
     ),
+    flag: unary(log, async (req: forum.FlagRequest) => {
+      const r = parseRequest(flagRequest, req);
+      if (!flags) throw new ApsError("upstream_unavailable", "flags are not configured in this forum");
+      return flags.flag(r.targetId, r.flaggerId, r.flaggerSagacity, r.reason, r.text);
+    }),
   };
 }
+
+/** A flag (docs/adr/0131): text is required for "other". */
+const flagRequest = z
+  .object({
+    targetId: z.string().regex(/^(p|c)_[0-9A-HJKMNP-TV-Z]{26}$/),
+    flaggerId: id,
+    flaggerSagacity: z.number().int(),
+    reason: z.enum(FLAG_REASONS),
+    text: text(0, LIMITS.reasonChars),
+  })
+  .refine((r) => r.reason !== "other" || r.text.trim() !== "", {
+    message: 'text is required when the reason is "other"',
+    path: ["text"],
+  });

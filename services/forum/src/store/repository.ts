@@ -18,6 +18,7 @@ import {
 import { events, forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { GroupCommit } from "./group-commit.js";
+import { ownerDecidedFlags } from "./flags.js";
 
 interface PostRow {
   id: string;
@@ -35,6 +36,8 @@ interface PostRow {
   updated_at: Date;
   hidden_at: Date | null;
   hidden_reason: string | null;
+  duplicate_of: string | null;
+  duplicate_count: number;
 }
 
 interface CommentRow {
@@ -52,7 +55,7 @@ interface CommentRow {
 export const HIDDEN_TITLE = "[hidden]";
 
 const POST_COLUMNS =
-  "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at, hidden_at, hidden_reason";
+  "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at, hidden_at, hidden_reason, duplicate_of, duplicate_count";
 
 /**
  * Maps a row to the wire Post (docs/architecture.md §4 "Records"). A hidden post's title and body
@@ -76,6 +79,8 @@ function toPost(r: PostRow): forum.Post {
     bodyLength: hidden ? 0 : codePoints(r.body),
     hiddenAt: r.hidden_at?.toISOString() ?? "",
     hiddenReason: r.hidden_reason ?? "",
+    duplicateOf: r.duplicate_of ?? "",
+    duplicateCount: r.duplicate_count,
   };
 }
 
@@ -99,6 +104,8 @@ export interface ForumLimits {
   agendaMinScore: number;
   /** Heat rule: only the top N open proposals by heat may move (AGENDA_SIZE). */
   agendaSize: number;
+  /** Weighted flaggers that hide a post or comment (FLAG_HIDE_THRESHOLD, docs/adr/0131); default 3. */
+  flagHideThreshold?: number;
 }
 
 /** Largest group commit of votes (docs/adr/0097): bounds one batch's lock time to a few ms. */
@@ -136,8 +143,8 @@ interface VoteOutcome {
  * function `cast_vote`, docs/adr/0090); events are enqueued in the same transaction (outbox).
  */
 export class ForumRepository {
-  /** Writes this service's events to its outbox (docs/adr/0107). */
-  private readonly outbox: EventOutbox;
+  /** Writes this service's events to its outbox (docs/adr/0107); shared with store/flags.ts. */
+  readonly outbox: EventOutbox;
   /** Outcomes of keyed writes, stored with the write (docs/adr/0115). */
   readonly idempotent: IdempotentWrites;
 
@@ -300,6 +307,7 @@ export class ForumRepository {
         reason === undefined ? [postId] : [postId, now, reason],
       );
       if (!r.rows[0]) throw new ApsError("not_found", `post ${postId} not found`);
+      await ownerDecidedFlags(tx, "posts", postId, reason === undefined, now); // docs/adr/0131
       await this.outbox.publish(tx, "forum.post_moderated", {
         occurredAt: now.toISOString(),
         postId,
@@ -325,6 +333,7 @@ export class ForumRepository {
         reason === undefined ? [commentId] : [commentId, now, reason],
       );
       if (!r.rows[0]) throw new ApsError("not_found", `comment ${commentId} not found`);
+      await ownerDecidedFlags(tx, "comments", commentId, reason === undefined, now); // docs/adr/0131
       await this.outbox.publish(tx, "forum.post_moderated", {
         occurredAt: now.toISOString(),
         postId: r.rows[0].post_id,

@@ -1,4 +1,5 @@
 import type { council, forum, identity } from "@aps/proto";
+import { caseDepth, caseTimeline } from "./render-depth.js";
 
 /** Public JSON of an agent (docs/architecture.md §4 "Records"); `url` is null when none was given. */
 export function renderAgent(a: identity.Agent) {
@@ -30,6 +31,9 @@ export function renderPost(p: forum.Post) {
     heat: p.heat,
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
+    // docs/adr/0130: the original of a duplicate, and how many duplicates this post has
+    duplicateOf: p.duplicateOf || null,
+    duplicateCount: p.duplicateCount,
     ...hiddenOf(p),
   };
 }
@@ -74,7 +78,10 @@ export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, strin
   };
 }
 
-/** Public JSON of a Council case: status, tallies, ballots, deadline, hand-off and timeline. */
+/**
+ * Public JSON of a Council case: status, tallies, ballots, deadline, hand-off, timeline, and its
+ * concerns, progress and duplicate original (docs/adr/0130).
+ */
 export function renderCase(c: council.Case, names: ReadonlyMap<string, string> = new Map()) {
   return {
     postId: c.postId,
@@ -94,7 +101,8 @@ export function renderCase(c: council.Case, names: ReadonlyMap<string, string> =
           by: c.handoff.by,
         }
       : null,
-    timeline: c.timeline,
+    timeline: caseTimeline(c),
+    ...caseDepth(c),
   };
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import * as rq from "./requests.js";
 import * as rs from "./responses.js";
 import type { Operation } from "./operation.js";
+import { DEPTH_OPERATIONS } from "./operations-depth.js";
 
 const postParams = z.object({
   id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
@@ -314,6 +315,7 @@ export const OPERATIONS: Operation[] = [
     ok: { status: 200, description: "the case after the write", schema: rs.Case },
     codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
   })),
+  ...DEPTH_OPERATIONS, // docs/adr/0130
   {
     method: "get",
     path: "/agenda",

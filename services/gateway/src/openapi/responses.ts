@@ -76,6 +76,8 @@ const postFields = {
   heat: z.number(),
   createdAt: instant,
   updatedAt: instant,
+  duplicateOf: postId.nullable().meta({ description: 'status "duplicate": the original post (docs/adr/0130)' }),
+  duplicateCount: z.number().int().meta({ description: "posts marked duplicates of this one" }),
   hidden: Hidden.optional(),
 };
 
@@ -112,14 +114,51 @@ const Handoff = z
   .object({ implementation: z.enum(["self", "task"]), executor: z.string().nullable(), at: instant, by: agentIdOf })
   .meta({ id: "Handoff" });
 
-/** One status change of a post. */
+/** One timeline entry of a post: a status change, a concern raised or resolved, a progress update (docs/adr/0130). */
 const Transition = z
   .object({
-    status,
+    event: z.enum(["status", "concern_raised", "concern_resolved", "progress"]),
+    status: status.meta({ description: "the post's status after this entry" }),
     at: instant,
     by: z.string().nullable().meta({ description: 'an agentId, "system", or null (unknown author)' }),
+    concernId: z.string().optional(),
+    note: z
+      .string()
+      .optional()
+      .meta({ description: "the concern's reason, the resolution note, or the progress note" }),
+    percent: z.number().int().optional(),
+    duplicateOf: postId.optional(),
+    openConcerns: z
+      .array(z.string())
+      .optional()
+      .meta({ description: "concerns still open when this change closed the case (a deadline rejection)" }),
   })
   .meta({ id: "Transition" });
+
+/** A councillor's blocking concern (docs/adr/0130). */
+const Concern = z
+  .object({
+    id: z.string().regex(/^cn_[0-9A-HJKMNP-TV-Z]{26}$/),
+    raisedBy: agentIdOf,
+    reason: z.string(),
+    raisedAt: instant,
+    resolved: z.strictObject({ by: agentIdOf, at: instant, note: z.string() }).nullable(),
+  })
+  .meta({ id: "Concern" });
+
+/** One implementation progress update (docs/adr/0130). */
+const Progress = z
+  .object({ percent: z.number().int().min(0).max(100), note: z.string(), by: agentIdOf, at: instant })
+  .meta({ id: "Progress" });
+
+/** Concerns, progress and the duplicate's original of a case or post (docs/adr/0130). */
+const depthFields = {
+  concerns: z.array(Concern),
+  openConcerns: z.number().int().meta({ description: "unresolved concerns; while > 0 the case cannot be adopted" }),
+  progress: Progress.nullable().meta({ description: "the latest progress update" }),
+  progressUpdates: z.array(Progress),
+  duplicateOf: postId.nullable(),
+};
 
 /** A Council case. */
 export const Case = z
@@ -135,6 +174,7 @@ export const Case = z
     ballots: z.array(Ballot),
     handoff: Handoff.nullable(),
     timeline: z.array(Transition),
+    ...depthFields,
   })
   .meta({ id: "Case" });
 
@@ -155,6 +195,7 @@ export const PostDetail = Post.extend({
     })
     .nullable(),
   timeline: z.array(Transition),
+  ...depthFields,
   myVote: z
     .union([z.literal(1), z.literal(-1), z.null()])
     .optional()
@@ -334,3 +375,19 @@ export const Capabilities = z
     webhooks: z.literal(false).meta({ description: "webhooks are not offered" }),
   })
   .meta({ id: "Capabilities" });
+
+/** `POST /posts/{id}/flags`, `POST /comments/{id}/flags` (docs/adr/0131). */
+export const Flag = z
+  .strictObject({
+    targetId: z.string().meta({ description: "the flagged post (p_…) or comment (c_…)" }),
+    postId,
+    reason: z.enum(["spam", "abuse", "off-topic", "other"]),
+    text: z.string().nullable(),
+    flaggedAt: instant,
+    counted: z.boolean().meta({
+      description:
+        "false when the flagger has Sagacity < 1, or lost flag weight for 7 days (content it flagged was restored)",
+    }),
+    hidden: z.boolean().meta({ description: "the content is hidden now, awaiting the platform owner" }),
+  })
+  .meta({ id: "Flag" });

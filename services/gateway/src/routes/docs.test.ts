@@ -105,6 +105,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
         "lifecycle",
         "limits",
         "mcp",
+        "moderation-and-council-depth",
         "overview",
         "proposing",
         "sagacity",

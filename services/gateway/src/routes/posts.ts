@@ -6,6 +6,7 @@ import { councillorNames, renderBallot, renderComment, renderListedPost, renderP
 import { pathId, validate } from "../http/validate.js";
 import { postKey, type ReadCache } from "../cache/read-cache.js";
 import { readPostWithCase } from "../post-with-case.js";
+import { caseDepth, caseTimeline } from "../http/render-depth.js";
 import { commentBody, listQuery, pageQuery, postBody, voteBody } from "../openapi/requests.js";
 
 /**
@@ -57,6 +58,7 @@ export function postRoutes(
     const post = renderPost(p);
     const names = await councillorNames(identity, kase?.ballots ?? []);
     const created = {
+      event: "status" as const,
       status: post.isArchDesign ? "open" : "discussion",
       at: post.createdAt,
       by: post.author?.agentId ?? null,
@@ -85,7 +87,11 @@ export function postRoutes(
             closedAt: kase.closedAt || null,
           }
         : null,
-      timeline: [created, ...(kase?.timeline ?? [])],
+      timeline: caseTimeline(kase, created),
+      // Concerns, progress and the duplicate's original, live from the council (docs/adr/0130).
+      ...(kase
+        ? caseDepth(kase)
+        : { concerns: [], openConcerns: 0, progress: null, progressUpdates: [], duplicateOf: null }),
       ...(viewerId ? { myVote: d.myVote === 0 ? null : d.myVote } : {}),
     };
   }

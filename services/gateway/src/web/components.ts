@@ -11,6 +11,7 @@ const STATUS_LABEL: Record<string, string> = {
   implementing: "implementing",
   completed: "completed",
   discussion: "discussion",
+  duplicate: "duplicate",
 };
 
 /** A status badge (`<span class="badge status-<s>">`); unknown statuses are shown as sent. */

@@ -170,6 +170,9 @@ export function webRoutes(deps: WebDeps): Router {
         ...(kase?.ballots ?? []).map((b) => b.councillorId),
         ...(kase?.timeline ?? []).map((t) => t.by),
         kase?.handoff?.by ?? "",
+        // concerns and progress updates (docs/adr/0130)
+        ...(kase?.concerns ?? []).flatMap((k) => [k.raisedBy, k.resolvedBy]),
+        ...(kase?.progress ?? []).map((p) => p.by),
       ].filter((x) => x.startsWith("ext_"));
       const names = await councillorNames(
         deps.identity,

@@ -3,6 +3,7 @@ import { authorLink, statusBadge, time, voteCounts } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 import { renderMarkdown } from "../markdown.js";
 import { ballotList, deadline } from "./agenda.js";
+import { depthSection, depthTimeline, duplicateNote } from "./post-depth.js";
 
 /** Languages of the translation service (docs/architecture.md §7), with their names for the picker. */
 export const LANGUAGES: [string, string][] = [
@@ -30,26 +31,6 @@ export interface PostView {
   kase: council.Case | undefined;
   names: ReadonlyMap<string, string>;
   now: Date;
-}
-
-const TRANSITION_LABEL: Record<string, string> = { open: "posted", discussion: "posted" };
-
-function timeline(v: PostView): SafeHtml {
-  const created = {
-    status: v.post.isArchDesign ? "open" : "discussion",
-    at: v.post.createdAt,
-    by: v.post.author?.agentId ?? "",
-  };
-  const steps = [created, ...(v.kase?.timeline ?? [])];
-  return html`<ol class="timeline">
-    ${steps.map(
-      (s) =>
-        html`<li>
-          ${statusBadge(s.status)} ${TRANSITION_LABEL[s.status] ?? ""}
-          ${time(s.at)}${s.by ? html` by <a href="/agents/${encodeURIComponent(s.by)}">${v.names.get(s.by) ?? (s.by === v.post.author?.agentId ? v.post.author?.name : s.by)}</a>` : ""}
-        </li>`,
-    )}
-  </ol>`;
 }
 
 function councilForms(id: string, status: string): SafeHtml {
@@ -124,6 +105,7 @@ export function postPage(v: PostView): SafeHtml {
         <span class="kind">${post.kind === "arch" ? "architecture proposal" : "free discussion"}</span> by
         ${authorLink(post.author)} ${time(post.createdAt)}
       </p>
+      ${duplicateNote(post, kase)}
     </header>
     <section class="translate" aria-label="Language" data-needs="js" hidden>
       <form id="translate-form">
@@ -174,7 +156,7 @@ export function postPage(v: PostView): SafeHtml {
                     it.
                   </p>`
             }
-            ${councilForms(id, v.status)}
+            ${councilForms(id, v.status)} ${depthSection(id, v.status, kase, { names: v.names, post })}
             ${
               kase?.handoff
                 ? html`<h3>Hand-off</h3>
@@ -194,7 +176,7 @@ export function postPage(v: PostView): SafeHtml {
                 : ""
             }
             <h3>Timeline</h3>
-            ${timeline(v)}
+            ${depthTimeline(kase, { names: v.names, post })}
           </section>`
         : ""
     }

@@ -47,6 +47,42 @@ export interface Transition {
   at: string;
   /** agentId, or "system" for the heat rule and deadline closes */
   by: string;
+  /**
+   * Ids of the concerns still unresolved when this transition closed the case (a deadline close
+   * with open concerns is a rejection, docs/reference/moderation-and-council-depth.md); else empty.
+   */
+  openConcerns: string[];
+}
+
+/**
+ * A councillor's blocking concern on a case (after the Rust RFC process's concerns;
+ * docs/reference/moderation-and-council-depth.md). While any is unresolved the case cannot close as adopted.
+ */
+export interface Concern {
+  /** "cn_" + ULID */
+  id: string;
+  postId: string;
+  /** the councillor's agentId */
+  raisedBy: string;
+  reason: string;
+  /** RFC 3339, UTC */
+  raisedAt: string;
+  /** "" while unresolved */
+  resolvedBy: string;
+  /** "" while unresolved */
+  resolvedAt: string;
+  resolveNote: string;
+}
+
+/** One implementation progress update while a case is implementing (after Decidim's accountability). */
+export interface ProgressUpdate {
+  /** 0..100, never below the previous update */
+  percent: number;
+  note: string;
+  /** agentId of the executor or the chief */
+  by: string;
+  /** RFC 3339, UTC */
+  at: string;
 }
 
 export interface Case {
@@ -66,6 +102,12 @@ export interface Case {
   timeline: Transition[];
   approvals: number;
   rejections: number;
+  /** oldest first */
+  concerns: Concern[];
+  /** oldest first; only while/after implementing */
+  progress: ProgressUpdate[];
+  /** the post this one duplicates (status "duplicate"), else "" */
+  duplicateOf: string;
 }
 
 export interface NominateRequest {
@@ -119,6 +161,40 @@ export interface ListCasesRequest {
 export interface ListCasesResponse {
   items: Case[];
   nextCursor: string;
+}
+
+export interface RaiseConcernRequest {
+  postId: string;
+  councillorId: string;
+  reason: string;
+  /** as NominateRequest.idempotency_key (docs/adr/0115) */
+  idempotencyKey: string;
+}
+
+export interface ResolveConcernRequest {
+  postId: string;
+  concernId: string;
+  /** the councillor who raised it, or the chief */
+  agentId: string;
+  note: string;
+  idempotencyKey: string;
+}
+
+export interface ReportProgressRequest {
+  postId: string;
+  /** the hand-off's ext_ executor, or the chief */
+  agentId: string;
+  percent: number;
+  note: string;
+  idempotencyKey: string;
+}
+
+export interface MarkDuplicateRequest {
+  postId: string;
+  councillorId: string;
+  /** the original post's id */
+  duplicateOf: string;
+  idempotencyKey: string;
 }
 
 export interface CloseDueRequest {
@@ -371,7 +447,7 @@ export const Handoff: MessageFns<Handoff> = {
 };
 
 function createBaseTransition(): Transition {
-  return { status: "", at: "", by: "" };
+  return { status: "", at: "", by: "", openConcerns: [] };
 }
 
 export const Transition: MessageFns<Transition> = {
@@ -384,6 +460,9 @@ export const Transition: MessageFns<Transition> = {
     }
     if (message.by !== "") {
       writer.uint32(26).string(message.by);
+    }
+    for (const v of message.openConcerns) {
+      writer.uint32(322).string(v!);
     }
     return writer;
   },
@@ -425,6 +504,14 @@ export const Transition: MessageFns<Transition> = {
             message.by = reader.string();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.openConcerns.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -442,6 +529,11 @@ export const Transition: MessageFns<Transition> = {
       status: isSet(object.status) ? globalThis.String(object.status) : "",
       at: isSet(object.at) ? globalThis.String(object.at) : "",
       by: isSet(object.by) ? globalThis.String(object.by) : "",
+      openConcerns: globalThis.Array.isArray(object?.openConcerns)
+        ? object.openConcerns.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.open_concerns)
+        ? object.open_concerns.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -456,6 +548,9 @@ export const Transition: MessageFns<Transition> = {
     if (message.by !== "") {
       obj.by = message.by;
     }
+    if (message.openConcerns?.length) {
+      obj.openConcerns = message.openConcerns;
+    }
     return obj;
   },
 
@@ -467,6 +562,338 @@ export const Transition: MessageFns<Transition> = {
     message.status = object.status ?? "";
     message.at = object.at ?? "";
     message.by = object.by ?? "";
+    message.openConcerns = object.openConcerns?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseConcern(): Concern {
+  return {
+    id: "",
+    postId: "",
+    raisedBy: "",
+    reason: "",
+    raisedAt: "",
+    resolvedBy: "",
+    resolvedAt: "",
+    resolveNote: "",
+  };
+}
+
+export const Concern: MessageFns<Concern> = {
+  encode(message: Concern, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.postId !== "") {
+      writer.uint32(18).string(message.postId);
+    }
+    if (message.raisedBy !== "") {
+      writer.uint32(26).string(message.raisedBy);
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    if (message.raisedAt !== "") {
+      writer.uint32(42).string(message.raisedAt);
+    }
+    if (message.resolvedBy !== "") {
+      writer.uint32(50).string(message.resolvedBy);
+    }
+    if (message.resolvedAt !== "") {
+      writer.uint32(58).string(message.resolvedAt);
+    }
+    if (message.resolveNote !== "") {
+      writer.uint32(66).string(message.resolveNote);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Concern {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConcern();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.raisedBy = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.raisedAt = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.resolvedBy = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.resolvedAt = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.resolveNote = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Concern {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      raisedBy: isSet(object.raisedBy)
+        ? globalThis.String(object.raisedBy)
+        : isSet(object.raised_by)
+        ? globalThis.String(object.raised_by)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      raisedAt: isSet(object.raisedAt)
+        ? globalThis.String(object.raisedAt)
+        : isSet(object.raised_at)
+        ? globalThis.String(object.raised_at)
+        : "",
+      resolvedBy: isSet(object.resolvedBy)
+        ? globalThis.String(object.resolvedBy)
+        : isSet(object.resolved_by)
+        ? globalThis.String(object.resolved_by)
+        : "",
+      resolvedAt: isSet(object.resolvedAt)
+        ? globalThis.String(object.resolvedAt)
+        : isSet(object.resolved_at)
+        ? globalThis.String(object.resolved_at)
+        : "",
+      resolveNote: isSet(object.resolveNote)
+        ? globalThis.String(object.resolveNote)
+        : isSet(object.resolve_note)
+        ? globalThis.String(object.resolve_note)
+        : "",
+    };
+  },
+
+  toJSON(message: Concern): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.raisedBy !== "") {
+      obj.raisedBy = message.raisedBy;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.raisedAt !== "") {
+      obj.raisedAt = message.raisedAt;
+    }
+    if (message.resolvedBy !== "") {
+      obj.resolvedBy = message.resolvedBy;
+    }
+    if (message.resolvedAt !== "") {
+      obj.resolvedAt = message.resolvedAt;
+    }
+    if (message.resolveNote !== "") {
+      obj.resolveNote = message.resolveNote;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Concern>): Concern {
+    return Concern.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Concern>): Concern {
+    const message = createBaseConcern();
+    message.id = object.id ?? "";
+    message.postId = object.postId ?? "";
+    message.raisedBy = object.raisedBy ?? "";
+    message.reason = object.reason ?? "";
+    message.raisedAt = object.raisedAt ?? "";
+    message.resolvedBy = object.resolvedBy ?? "";
+    message.resolvedAt = object.resolvedAt ?? "";
+    message.resolveNote = object.resolveNote ?? "";
+    return message;
+  },
+};
+
+function createBaseProgressUpdate(): ProgressUpdate {
+  return { percent: 0, note: "", by: "", at: "" };
+}
+
+export const ProgressUpdate: MessageFns<ProgressUpdate> = {
+  encode(message: ProgressUpdate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.percent !== 0) {
+      writer.uint32(8).int32(message.percent);
+    }
+    if (message.note !== "") {
+      writer.uint32(18).string(message.note);
+    }
+    if (message.by !== "") {
+      writer.uint32(26).string(message.by);
+    }
+    if (message.at !== "") {
+      writer.uint32(34).string(message.at);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProgressUpdate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProgressUpdate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.percent = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.at = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProgressUpdate {
+    return {
+      percent: isSet(object.percent) ? globalThis.Number(object.percent) : 0,
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      at: isSet(object.at) ? globalThis.String(object.at) : "",
+    };
+  },
+
+  toJSON(message: ProgressUpdate): unknown {
+    const obj: any = {};
+    if (message.percent !== 0) {
+      obj.percent = Math.round(message.percent);
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.at !== "") {
+      obj.at = message.at;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ProgressUpdate>): ProgressUpdate {
+    return ProgressUpdate.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ProgressUpdate>): ProgressUpdate {
+    const message = createBaseProgressUpdate();
+    message.percent = object.percent ?? 0;
+    message.note = object.note ?? "";
+    message.by = object.by ?? "";
+    message.at = object.at ?? "";
     return message;
   },
 };
@@ -485,6 +912,9 @@ function createBaseCase(): Case {
     timeline: [],
     approvals: 0,
     rejections: 0,
+    concerns: [],
+    progress: [],
+    duplicateOf: "",
   };
 }
 
@@ -525,6 +955,15 @@ export const Case: MessageFns<Case> = {
     }
     if (message.rejections !== 0) {
       writer.uint32(96).int32(message.rejections);
+    }
+    for (const v of message.concerns) {
+      Concern.encode(v!, writer.uint32(322).fork()).join();
+    }
+    for (const v of message.progress) {
+      ProgressUpdate.encode(v!, writer.uint32(330).fork()).join();
+    }
+    if (message.duplicateOf !== "") {
+      writer.uint32(338).string(message.duplicateOf);
     }
     return writer;
   },
@@ -638,6 +1077,30 @@ export const Case: MessageFns<Case> = {
             message.rejections = reader.int32();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.concerns.push(Concern.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 41: {
+            if (tag !== 330) {
+              break;
+            }
+
+            message.progress.push(ProgressUpdate.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 42: {
+            if (tag !== 338) {
+              break;
+            }
+
+            message.duplicateOf = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -684,6 +1147,15 @@ export const Case: MessageFns<Case> = {
         : [],
       approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
       rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
+      concerns: globalThis.Array.isArray(object?.concerns) ? object.concerns.map((e: any) => Concern.fromJSON(e)) : [],
+      progress: globalThis.Array.isArray(object?.progress)
+        ? object.progress.map((e: any) => ProgressUpdate.fromJSON(e))
+        : [],
+      duplicateOf: isSet(object.duplicateOf)
+        ? globalThis.String(object.duplicateOf)
+        : isSet(object.duplicate_of)
+        ? globalThis.String(object.duplicate_of)
+        : "",
     };
   },
 
@@ -725,6 +1197,15 @@ export const Case: MessageFns<Case> = {
     if (message.rejections !== 0) {
       obj.rejections = Math.round(message.rejections);
     }
+    if (message.concerns?.length) {
+      obj.concerns = message.concerns.map((e) => Concern.toJSON(e));
+    }
+    if (message.progress?.length) {
+      obj.progress = message.progress.map((e) => ProgressUpdate.toJSON(e));
+    }
+    if (message.duplicateOf !== "") {
+      obj.duplicateOf = message.duplicateOf;
+    }
     return obj;
   },
 
@@ -747,6 +1228,9 @@ export const Case: MessageFns<Case> = {
     message.timeline = object.timeline?.map((e) => Transition.fromPartial(e)) || [];
     message.approvals = object.approvals ?? 0;
     message.rejections = object.rejections ?? 0;
+    message.concerns = object.concerns?.map((e) => Concern.fromPartial(e)) || [];
+    message.progress = object.progress?.map((e) => ProgressUpdate.fromPartial(e)) || [];
+    message.duplicateOf = object.duplicateOf ?? "";
     return message;
   },
 };
@@ -1615,6 +2099,562 @@ export const ListCasesResponse: MessageFns<ListCasesResponse> = {
   },
 };
 
+function createBaseRaiseConcernRequest(): RaiseConcernRequest {
+  return { postId: "", councillorId: "", reason: "", idempotencyKey: "" };
+}
+
+export const RaiseConcernRequest: MessageFns<RaiseConcernRequest> = {
+  encode(message: RaiseConcernRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.councillorId !== "") {
+      writer.uint32(18).string(message.councillorId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(34).string(message.idempotencyKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RaiseConcernRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRaiseConcernRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.councillorId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RaiseConcernRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      councillorId: isSet(object.councillorId)
+        ? globalThis.String(object.councillorId)
+        : isSet(object.councillor_id)
+        ? globalThis.String(object.councillor_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+    };
+  },
+
+  toJSON(message: RaiseConcernRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.councillorId !== "") {
+      obj.councillorId = message.councillorId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RaiseConcernRequest>): RaiseConcernRequest {
+    return RaiseConcernRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RaiseConcernRequest>): RaiseConcernRequest {
+    const message = createBaseRaiseConcernRequest();
+    message.postId = object.postId ?? "";
+    message.councillorId = object.councillorId ?? "";
+    message.reason = object.reason ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseResolveConcernRequest(): ResolveConcernRequest {
+  return { postId: "", concernId: "", agentId: "", note: "", idempotencyKey: "" };
+}
+
+export const ResolveConcernRequest: MessageFns<ResolveConcernRequest> = {
+  encode(message: ResolveConcernRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.concernId !== "") {
+      writer.uint32(18).string(message.concernId);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(26).string(message.agentId);
+    }
+    if (message.note !== "") {
+      writer.uint32(34).string(message.note);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(42).string(message.idempotencyKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResolveConcernRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResolveConcernRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.concernId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResolveConcernRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      concernId: isSet(object.concernId)
+        ? globalThis.String(object.concernId)
+        : isSet(object.concern_id)
+        ? globalThis.String(object.concern_id)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+    };
+  },
+
+  toJSON(message: ResolveConcernRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.concernId !== "") {
+      obj.concernId = message.concernId;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResolveConcernRequest>): ResolveConcernRequest {
+    return ResolveConcernRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResolveConcernRequest>): ResolveConcernRequest {
+    const message = createBaseResolveConcernRequest();
+    message.postId = object.postId ?? "";
+    message.concernId = object.concernId ?? "";
+    message.agentId = object.agentId ?? "";
+    message.note = object.note ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseReportProgressRequest(): ReportProgressRequest {
+  return { postId: "", agentId: "", percent: 0, note: "", idempotencyKey: "" };
+}
+
+export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
+  encode(message: ReportProgressRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(18).string(message.agentId);
+    }
+    if (message.percent !== 0) {
+      writer.uint32(24).int32(message.percent);
+    }
+    if (message.note !== "") {
+      writer.uint32(34).string(message.note);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(42).string(message.idempotencyKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportProgressRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportProgressRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.percent = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReportProgressRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      percent: isSet(object.percent) ? globalThis.Number(object.percent) : 0,
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+    };
+  },
+
+  toJSON(message: ReportProgressRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.percent !== 0) {
+      obj.percent = Math.round(message.percent);
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReportProgressRequest>): ReportProgressRequest {
+    return ReportProgressRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReportProgressRequest>): ReportProgressRequest {
+    const message = createBaseReportProgressRequest();
+    message.postId = object.postId ?? "";
+    message.agentId = object.agentId ?? "";
+    message.percent = object.percent ?? 0;
+    message.note = object.note ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseMarkDuplicateRequest(): MarkDuplicateRequest {
+  return { postId: "", councillorId: "", duplicateOf: "", idempotencyKey: "" };
+}
+
+export const MarkDuplicateRequest: MessageFns<MarkDuplicateRequest> = {
+  encode(message: MarkDuplicateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.councillorId !== "") {
+      writer.uint32(18).string(message.councillorId);
+    }
+    if (message.duplicateOf !== "") {
+      writer.uint32(26).string(message.duplicateOf);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(34).string(message.idempotencyKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MarkDuplicateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMarkDuplicateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.councillorId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.duplicateOf = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MarkDuplicateRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      councillorId: isSet(object.councillorId)
+        ? globalThis.String(object.councillorId)
+        : isSet(object.councillor_id)
+        ? globalThis.String(object.councillor_id)
+        : "",
+      duplicateOf: isSet(object.duplicateOf)
+        ? globalThis.String(object.duplicateOf)
+        : isSet(object.duplicate_of)
+        ? globalThis.String(object.duplicate_of)
+        : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+    };
+  },
+
+  toJSON(message: MarkDuplicateRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.councillorId !== "") {
+      obj.councillorId = message.councillorId;
+    }
+    if (message.duplicateOf !== "") {
+      obj.duplicateOf = message.duplicateOf;
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<MarkDuplicateRequest>): MarkDuplicateRequest {
+    return MarkDuplicateRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<MarkDuplicateRequest>): MarkDuplicateRequest {
+    const message = createBaseMarkDuplicateRequest();
+    message.postId = object.postId ?? "";
+    message.councillorId = object.councillorId ?? "";
+    message.duplicateOf = object.duplicateOf ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
 function createBaseCloseDueRequest(): CloseDueRequest {
   return {};
 }
@@ -1794,6 +2834,48 @@ export const CouncilServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
+    /** Councillor: a blocking concern on an open case (agenda or review). FAILED_PRECONDITION otherwise. */
+    raiseConcern: {
+      name: "RaiseConcern",
+      requestType: RaiseConcernRequest as typeof RaiseConcernRequest,
+      requestStream: false,
+      responseType: Case as typeof Case,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * The concern's raiser or the chief: resolves it; when it was the last open one, a decisive
+     * approval majority that waited closes the case as adopted now.
+     */
+    resolveConcern: {
+      name: "ResolveConcern",
+      requestType: ResolveConcernRequest as typeof ResolveConcernRequest,
+      requestStream: false,
+      responseType: Case as typeof Case,
+      responseStream: false,
+      options: {},
+    },
+    /** The ext_ executor named at hand-off, or the chief: a progress update while implementing. */
+    reportProgress: {
+      name: "ReportProgress",
+      requestType: ReportProgressRequest as typeof ReportProgressRequest,
+      requestStream: false,
+      responseType: Case as typeof Case,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Councillor: marks a post (open, agenda, review or a free discussion) a duplicate of another;
+     * an open case closes as "duplicate" (no Sagacity).
+     */
+    markDuplicate: {
+      name: "MarkDuplicate",
+      requestType: MarkDuplicateRequest as typeof MarkDuplicateRequest,
+      requestStream: false,
+      responseType: Case as typeof Case,
+      responseStream: false,
+      options: {},
+    },
     /**
      * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
      * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
@@ -1873,6 +2955,54 @@ export const CouncilServiceService = {
     responseSerialize: (value: ListCasesResponse): Buffer => Buffer.from(ListCasesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListCasesResponse => ListCasesResponse.decode(value),
   },
+  /** Councillor: a blocking concern on an open case (agenda or review). FAILED_PRECONDITION otherwise. */
+  raiseConcern: {
+    path: "/aps.council.v1.CouncilService/RaiseConcern" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RaiseConcernRequest): Buffer => Buffer.from(RaiseConcernRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RaiseConcernRequest => RaiseConcernRequest.decode(value),
+    responseSerialize: (value: Case): Buffer => Buffer.from(Case.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Case => Case.decode(value),
+  },
+  /**
+   * The concern's raiser or the chief: resolves it; when it was the last open one, a decisive
+   * approval majority that waited closes the case as adopted now.
+   */
+  resolveConcern: {
+    path: "/aps.council.v1.CouncilService/ResolveConcern" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResolveConcernRequest): Buffer =>
+      Buffer.from(ResolveConcernRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResolveConcernRequest => ResolveConcernRequest.decode(value),
+    responseSerialize: (value: Case): Buffer => Buffer.from(Case.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Case => Case.decode(value),
+  },
+  /** The ext_ executor named at hand-off, or the chief: a progress update while implementing. */
+  reportProgress: {
+    path: "/aps.council.v1.CouncilService/ReportProgress" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReportProgressRequest): Buffer =>
+      Buffer.from(ReportProgressRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReportProgressRequest => ReportProgressRequest.decode(value),
+    responseSerialize: (value: Case): Buffer => Buffer.from(Case.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Case => Case.decode(value),
+  },
+  /**
+   * Councillor: marks a post (open, agenda, review or a free discussion) a duplicate of another;
+   * an open case closes as "duplicate" (no Sagacity).
+   */
+  markDuplicate: {
+    path: "/aps.council.v1.CouncilService/MarkDuplicate" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: MarkDuplicateRequest): Buffer => Buffer.from(MarkDuplicateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): MarkDuplicateRequest => MarkDuplicateRequest.decode(value),
+    responseSerialize: (value: Case): Buffer => Buffer.from(Case.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Case => Case.decode(value),
+  },
   /**
    * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
    * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
@@ -1903,6 +3033,20 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
   complete: handleUnaryCall<CompleteRequest, Case>;
   getCase: handleUnaryCall<GetCaseRequest, GetCaseResponse>;
   listCases: handleUnaryCall<ListCasesRequest, ListCasesResponse>;
+  /** Councillor: a blocking concern on an open case (agenda or review). FAILED_PRECONDITION otherwise. */
+  raiseConcern: handleUnaryCall<RaiseConcernRequest, Case>;
+  /**
+   * The concern's raiser or the chief: resolves it; when it was the last open one, a decisive
+   * approval majority that waited closes the case as adopted now.
+   */
+  resolveConcern: handleUnaryCall<ResolveConcernRequest, Case>;
+  /** The ext_ executor named at hand-off, or the chief: a progress update while implementing. */
+  reportProgress: handleUnaryCall<ReportProgressRequest, Case>;
+  /**
+   * Councillor: marks a post (open, agenda, review or a free discussion) a duplicate of another;
+   * an open case closes as "duplicate" (no Sagacity).
+   */
+  markDuplicate: handleUnaryCall<MarkDuplicateRequest, Case>;
   /**
    * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
    * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
@@ -2002,6 +3146,76 @@ export interface CouncilServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListCasesResponse) => void,
+  ): ClientUnaryCall;
+  /** Councillor: a blocking concern on an open case (agenda or review). FAILED_PRECONDITION otherwise. */
+  raiseConcern(
+    request: RaiseConcernRequest,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  raiseConcern(
+    request: RaiseConcernRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  raiseConcern(
+    request: RaiseConcernRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  /**
+   * The concern's raiser or the chief: resolves it; when it was the last open one, a decisive
+   * approval majority that waited closes the case as adopted now.
+   */
+  resolveConcern(
+    request: ResolveConcernRequest,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  resolveConcern(
+    request: ResolveConcernRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  resolveConcern(
+    request: ResolveConcernRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  /** The ext_ executor named at hand-off, or the chief: a progress update while implementing. */
+  reportProgress(
+    request: ReportProgressRequest,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  reportProgress(
+    request: ReportProgressRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  reportProgress(
+    request: ReportProgressRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  /**
+   * Councillor: marks a post (open, agenda, review or a free discussion) a duplicate of another;
+   * an open case closes as "duplicate" (no Sagacity).
+   */
+  markDuplicate(
+    request: MarkDuplicateRequest,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  markDuplicate(
+    request: MarkDuplicateRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  markDuplicate(
+    request: MarkDuplicateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Case) => void,
   ): ClientUnaryCall;
   /**
    * Closes every case whose deadline has passed, now; a second call closes nothing more. Each

@@ -99,6 +99,8 @@ export interface CaseClosed {
   approvals: number;
   rejections: number;
   seats: number;
+  /** concerns unresolved at a deadline close (then "rejected") */
+  openConcerns: string[];
 }
 
 /** Subject aps.council.handoff_recorded */
@@ -165,6 +167,68 @@ export interface PostModerated {
   postId: string;
   /** "" when the post itself was moderated */
   commentId: string;
+  hidden: boolean;
+}
+
+/**
+ * Subject aps.council.concern_raised — a councillor raised a blocking concern on an open case
+ * (docs/reference/moderation-and-council-depth.md).
+ */
+export interface ConcernRaised {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  concernId: string;
+  by: string;
+  reason: string;
+}
+
+/** Subject aps.council.concern_resolved */
+export interface ConcernResolved {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  concernId: string;
+  by: string;
+  note: string;
+}
+
+/** Subject aps.council.progress_reported — an implementation progress update (0..100, never decreasing). */
+export interface ProgressReported {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  percent: number;
+  note: string;
+  by: string;
+}
+
+/**
+ * Subject aps.council.post_duplicated — a councillor marked a post a duplicate of another; its
+ * open case (if any) closed as "duplicate". The forum projects the status and counts the original's duplicates.
+ */
+export interface PostDuplicated {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  duplicateOf: string;
+  by: string;
+  authorId: string;
+}
+
+/**
+ * Subject aps.forum.content_flagged — an agent flagged a post or comment (docs/adr/0131). When the
+ * flag hid it, forum.post_moderated follows in the same transaction.
+ */
+export interface ContentFlagged {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** "" when the post itself was flagged */
+  commentId: string;
+  flaggerId: string;
+  reason: string;
+  counted: boolean;
   hidden: boolean;
 }
 
@@ -1379,6 +1443,7 @@ function createBaseCaseClosed(): CaseClosed {
     approvals: 0,
     rejections: 0,
     seats: 0,
+    openConcerns: [],
   };
 }
 
@@ -1410,6 +1475,9 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     }
     if (message.seats !== 0) {
       writer.uint32(72).int32(message.seats);
+    }
+    for (const v of message.openConcerns) {
+      writer.uint32(322).string(v!);
     }
     return writer;
   },
@@ -1499,6 +1567,14 @@ export const CaseClosed: MessageFns<CaseClosed> = {
             message.seats = reader.int32();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.openConcerns.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1542,6 +1618,11 @@ export const CaseClosed: MessageFns<CaseClosed> = {
       approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
       rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
       seats: isSet(object.seats) ? globalThis.Number(object.seats) : 0,
+      openConcerns: globalThis.Array.isArray(object?.openConcerns)
+        ? object.openConcerns.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.open_concerns)
+        ? object.open_concerns.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1574,6 +1655,9 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     if (message.seats !== 0) {
       obj.seats = Math.round(message.seats);
     }
+    if (message.openConcerns?.length) {
+      obj.openConcerns = message.openConcerns;
+    }
     return obj;
   },
 
@@ -1591,6 +1675,7 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     message.approvals = object.approvals ?? 0;
     message.rejections = object.rejections ?? 0;
     message.seats = object.seats ?? 0;
+    message.openConcerns = object.openConcerns?.map((e) => e) || [];
     return message;
   },
 };
@@ -2384,6 +2469,876 @@ export const PostModerated: MessageFns<PostModerated> = {
     message.occurredAt = object.occurredAt ?? "";
     message.postId = object.postId ?? "";
     message.commentId = object.commentId ?? "";
+    message.hidden = object.hidden ?? false;
+    return message;
+  },
+};
+
+function createBaseConcernRaised(): ConcernRaised {
+  return { eventId: "", occurredAt: "", postId: "", concernId: "", by: "", reason: "" };
+}
+
+export const ConcernRaised: MessageFns<ConcernRaised> = {
+  encode(message: ConcernRaised, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.concernId !== "") {
+      writer.uint32(34).string(message.concernId);
+    }
+    if (message.by !== "") {
+      writer.uint32(42).string(message.by);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConcernRaised {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConcernRaised();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.concernId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConcernRaised {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      concernId: isSet(object.concernId)
+        ? globalThis.String(object.concernId)
+        : isSet(object.concern_id)
+        ? globalThis.String(object.concern_id)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ConcernRaised): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.concernId !== "") {
+      obj.concernId = message.concernId;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ConcernRaised>): ConcernRaised {
+    return ConcernRaised.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ConcernRaised>): ConcernRaised {
+    const message = createBaseConcernRaised();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.concernId = object.concernId ?? "";
+    message.by = object.by ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseConcernResolved(): ConcernResolved {
+  return { eventId: "", occurredAt: "", postId: "", concernId: "", by: "", note: "" };
+}
+
+export const ConcernResolved: MessageFns<ConcernResolved> = {
+  encode(message: ConcernResolved, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.concernId !== "") {
+      writer.uint32(34).string(message.concernId);
+    }
+    if (message.by !== "") {
+      writer.uint32(42).string(message.by);
+    }
+    if (message.note !== "") {
+      writer.uint32(50).string(message.note);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConcernResolved {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConcernResolved();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.concernId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConcernResolved {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      concernId: isSet(object.concernId)
+        ? globalThis.String(object.concernId)
+        : isSet(object.concern_id)
+        ? globalThis.String(object.concern_id)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+    };
+  },
+
+  toJSON(message: ConcernResolved): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.concernId !== "") {
+      obj.concernId = message.concernId;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ConcernResolved>): ConcernResolved {
+    return ConcernResolved.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ConcernResolved>): ConcernResolved {
+    const message = createBaseConcernResolved();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.concernId = object.concernId ?? "";
+    message.by = object.by ?? "";
+    message.note = object.note ?? "";
+    return message;
+  },
+};
+
+function createBaseProgressReported(): ProgressReported {
+  return { eventId: "", occurredAt: "", postId: "", percent: 0, note: "", by: "" };
+}
+
+export const ProgressReported: MessageFns<ProgressReported> = {
+  encode(message: ProgressReported, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.percent !== 0) {
+      writer.uint32(32).int32(message.percent);
+    }
+    if (message.note !== "") {
+      writer.uint32(42).string(message.note);
+    }
+    if (message.by !== "") {
+      writer.uint32(50).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProgressReported {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProgressReported();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.percent = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProgressReported {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      percent: isSet(object.percent) ? globalThis.Number(object.percent) : 0,
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: ProgressReported): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.percent !== 0) {
+      obj.percent = Math.round(message.percent);
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ProgressReported>): ProgressReported {
+    return ProgressReported.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ProgressReported>): ProgressReported {
+    const message = createBaseProgressReported();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.percent = object.percent ?? 0;
+    message.note = object.note ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBasePostDuplicated(): PostDuplicated {
+  return { eventId: "", occurredAt: "", postId: "", duplicateOf: "", by: "", authorId: "" };
+}
+
+export const PostDuplicated: MessageFns<PostDuplicated> = {
+  encode(message: PostDuplicated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.duplicateOf !== "") {
+      writer.uint32(34).string(message.duplicateOf);
+    }
+    if (message.by !== "") {
+      writer.uint32(42).string(message.by);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(50).string(message.authorId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostDuplicated {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostDuplicated();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.duplicateOf = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostDuplicated {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      duplicateOf: isSet(object.duplicateOf)
+        ? globalThis.String(object.duplicateOf)
+        : isSet(object.duplicate_of)
+        ? globalThis.String(object.duplicate_of)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+    };
+  },
+
+  toJSON(message: PostDuplicated): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.duplicateOf !== "") {
+      obj.duplicateOf = message.duplicateOf;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostDuplicated>): PostDuplicated {
+    return PostDuplicated.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostDuplicated>): PostDuplicated {
+    const message = createBasePostDuplicated();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.duplicateOf = object.duplicateOf ?? "";
+    message.by = object.by ?? "";
+    message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBaseContentFlagged(): ContentFlagged {
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    commentId: "",
+    flaggerId: "",
+    reason: "",
+    counted: false,
+    hidden: false,
+  };
+}
+
+export const ContentFlagged: MessageFns<ContentFlagged> = {
+  encode(message: ContentFlagged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(34).string(message.commentId);
+    }
+    if (message.flaggerId !== "") {
+      writer.uint32(42).string(message.flaggerId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    if (message.counted !== false) {
+      writer.uint32(56).bool(message.counted);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(64).bool(message.hidden);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContentFlagged {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContentFlagged();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.flaggerId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.counted = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContentFlagged {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      flaggerId: isSet(object.flaggerId)
+        ? globalThis.String(object.flaggerId)
+        : isSet(object.flagger_id)
+        ? globalThis.String(object.flagger_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      counted: isSet(object.counted) ? globalThis.Boolean(object.counted) : false,
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+    };
+  },
+
+  toJSON(message: ContentFlagged): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.flaggerId !== "") {
+      obj.flaggerId = message.flaggerId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.counted !== false) {
+      obj.counted = message.counted;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ContentFlagged>): ContentFlagged {
+    return ContentFlagged.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ContentFlagged>): ContentFlagged {
+    const message = createBaseContentFlagged();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.commentId = object.commentId ?? "";
+    message.flaggerId = object.flaggerId ?? "";
+    message.reason = object.reason ?? "";
+    message.counted = object.counted ?? false;
     message.hidden = object.hidden ?? false;
     return message;
   },

@@ -58,6 +58,10 @@ export interface Post {
   hiddenAt: string;
   /** the owner's reason, "" when visible */
   hiddenReason: string;
+  /** status "duplicate": the original post's id, else "" */
+  duplicateOf: string;
+  /** posts marked duplicates of this one */
+  duplicateCount: number;
 }
 
 export interface Comment {
@@ -228,6 +232,32 @@ export interface DailyAllowance {
 export interface DailyUsage {
   posts: DailyAllowance | undefined;
   comments: DailyAllowance | undefined;
+}
+
+/** A flag on a post or comment (docs/adr/0131): spam, abuse, off-topic or other (+ text). */
+export interface FlagRequest {
+  /** "p_…" (a post) or "c_…" (a comment) */
+  targetId: string;
+  flaggerId: string;
+  /** the flagger's Sagacity as the gateway authenticated it: < 1 carries no weight */
+  flaggerSagacity: number;
+  /** "spam" | "abuse" | "off-topic" | "other" */
+  reason: string;
+  /** required for "other", "" allowed otherwise */
+  text: string;
+}
+
+export interface FlagResult {
+  targetId: string;
+  /** the post, or the comment's post */
+  postId: string;
+  reason: string;
+  text: string;
+  flaggedAt: string;
+  /** false: Sagacity < 1, or the flagger lost flag weight (a restored flag, 7 days) */
+  counted: boolean;
+  /** the target is hidden now (this flag reached FLAG_HIDE_THRESHOLD, or it was) */
+  hidden: boolean;
 }
 
 function createBaseAuthorRef(): AuthorRef {
@@ -437,6 +467,8 @@ function createBasePost(): Post {
     bodyLength: 0,
     hiddenAt: "",
     hiddenReason: "",
+    duplicateOf: "",
+    duplicateCount: 0,
   };
 }
 
@@ -486,6 +518,12 @@ export const Post: MessageFns<Post> = {
     }
     if (message.hiddenReason !== "") {
       writer.uint32(122).string(message.hiddenReason);
+    }
+    if (message.duplicateOf !== "") {
+      writer.uint32(322).string(message.duplicateOf);
+    }
+    if (message.duplicateCount !== 0) {
+      writer.uint32(328).int32(message.duplicateCount);
     }
     return writer;
   },
@@ -623,6 +661,22 @@ export const Post: MessageFns<Post> = {
             message.hiddenReason = reader.string();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.duplicateOf = reader.string();
+            continue;
+          }
+          case 41: {
+            if (tag !== 328) {
+              break;
+            }
+
+            message.duplicateCount = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -680,6 +734,16 @@ export const Post: MessageFns<Post> = {
         : isSet(object.hidden_reason)
         ? globalThis.String(object.hidden_reason)
         : "",
+      duplicateOf: isSet(object.duplicateOf)
+        ? globalThis.String(object.duplicateOf)
+        : isSet(object.duplicate_of)
+        ? globalThis.String(object.duplicate_of)
+        : "",
+      duplicateCount: isSet(object.duplicateCount)
+        ? globalThis.Number(object.duplicateCount)
+        : isSet(object.duplicate_count)
+        ? globalThis.Number(object.duplicate_count)
+        : 0,
     };
   },
 
@@ -730,6 +794,12 @@ export const Post: MessageFns<Post> = {
     if (message.hiddenReason !== "") {
       obj.hiddenReason = message.hiddenReason;
     }
+    if (message.duplicateOf !== "") {
+      obj.duplicateOf = message.duplicateOf;
+    }
+    if (message.duplicateCount !== 0) {
+      obj.duplicateCount = Math.round(message.duplicateCount);
+    }
     return obj;
   },
 
@@ -757,6 +827,8 @@ export const Post: MessageFns<Post> = {
     message.bodyLength = object.bodyLength ?? 0;
     message.hiddenAt = object.hiddenAt ?? "";
     message.hiddenReason = object.hiddenReason ?? "";
+    message.duplicateOf = object.duplicateOf ?? "";
+    message.duplicateCount = object.duplicateCount ?? 0;
     return message;
   },
 };
@@ -3192,6 +3264,328 @@ export const DailyUsage: MessageFns<DailyUsage> = {
   },
 };
 
+function createBaseFlagRequest(): FlagRequest {
+  return { targetId: "", flaggerId: "", flaggerSagacity: 0, reason: "", text: "" };
+}
+
+export const FlagRequest: MessageFns<FlagRequest> = {
+  encode(message: FlagRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.targetId !== "") {
+      writer.uint32(10).string(message.targetId);
+    }
+    if (message.flaggerId !== "") {
+      writer.uint32(18).string(message.flaggerId);
+    }
+    if (message.flaggerSagacity !== 0) {
+      writer.uint32(24).int32(message.flaggerSagacity);
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    if (message.text !== "") {
+      writer.uint32(42).string(message.text);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FlagRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFlagRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.targetId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.flaggerId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.flaggerSagacity = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FlagRequest {
+    return {
+      targetId: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      flaggerId: isSet(object.flaggerId)
+        ? globalThis.String(object.flaggerId)
+        : isSet(object.flagger_id)
+        ? globalThis.String(object.flagger_id)
+        : "",
+      flaggerSagacity: isSet(object.flaggerSagacity)
+        ? globalThis.Number(object.flaggerSagacity)
+        : isSet(object.flagger_sagacity)
+        ? globalThis.Number(object.flagger_sagacity)
+        : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+    };
+  },
+
+  toJSON(message: FlagRequest): unknown {
+    const obj: any = {};
+    if (message.targetId !== "") {
+      obj.targetId = message.targetId;
+    }
+    if (message.flaggerId !== "") {
+      obj.flaggerId = message.flaggerId;
+    }
+    if (message.flaggerSagacity !== 0) {
+      obj.flaggerSagacity = Math.round(message.flaggerSagacity);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FlagRequest>): FlagRequest {
+    return FlagRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FlagRequest>): FlagRequest {
+    const message = createBaseFlagRequest();
+    message.targetId = object.targetId ?? "";
+    message.flaggerId = object.flaggerId ?? "";
+    message.flaggerSagacity = object.flaggerSagacity ?? 0;
+    message.reason = object.reason ?? "";
+    message.text = object.text ?? "";
+    return message;
+  },
+};
+
+function createBaseFlagResult(): FlagResult {
+  return { targetId: "", postId: "", reason: "", text: "", flaggedAt: "", counted: false, hidden: false };
+}
+
+export const FlagResult: MessageFns<FlagResult> = {
+  encode(message: FlagResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.targetId !== "") {
+      writer.uint32(10).string(message.targetId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(18).string(message.postId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    if (message.text !== "") {
+      writer.uint32(34).string(message.text);
+    }
+    if (message.flaggedAt !== "") {
+      writer.uint32(42).string(message.flaggedAt);
+    }
+    if (message.counted !== false) {
+      writer.uint32(48).bool(message.counted);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(56).bool(message.hidden);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FlagResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFlagResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.targetId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.flaggedAt = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.counted = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FlagResult {
+    return {
+      targetId: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      flaggedAt: isSet(object.flaggedAt)
+        ? globalThis.String(object.flaggedAt)
+        : isSet(object.flagged_at)
+        ? globalThis.String(object.flagged_at)
+        : "",
+      counted: isSet(object.counted) ? globalThis.Boolean(object.counted) : false,
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+    };
+  },
+
+  toJSON(message: FlagResult): unknown {
+    const obj: any = {};
+    if (message.targetId !== "") {
+      obj.targetId = message.targetId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.flaggedAt !== "") {
+      obj.flaggedAt = message.flaggedAt;
+    }
+    if (message.counted !== false) {
+      obj.counted = message.counted;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FlagResult>): FlagResult {
+    return FlagResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FlagResult>): FlagResult {
+    const message = createBaseFlagResult();
+    message.targetId = object.targetId ?? "";
+    message.postId = object.postId ?? "";
+    message.reason = object.reason ?? "";
+    message.text = object.text ?? "";
+    message.flaggedAt = object.flaggedAt ?? "";
+    message.counted = object.counted ?? false;
+    message.hidden = object.hidden ?? false;
+    return message;
+  },
+};
+
 export type ForumServiceDefinition = typeof ForumServiceDefinition;
 export const ForumServiceDefinition = {
   name: "ForumService",
@@ -3293,6 +3687,18 @@ export const ForumServiceDefinition = {
       responseType: AuthorStats as typeof AuthorStats,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /**
+     * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers
+     * (docs/adr/0131). NOT_FOUND when absent; FAILED_PRECONDITION when flagged already or hidden.
+     */
+    flag: {
+      name: "Flag",
+      requestType: FlagRequest as typeof FlagRequest,
+      requestStream: false,
+      responseType: FlagResult as typeof FlagResult,
+      responseStream: false,
+      options: {},
     },
     /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
     getDailyUsage: {
@@ -3419,6 +3825,19 @@ export const ForumServiceService = {
     responseSerialize: (value: AuthorStats): Buffer => Buffer.from(AuthorStats.encode(value).finish()),
     responseDeserialize: (value: Buffer): AuthorStats => AuthorStats.decode(value),
   },
+  /**
+   * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers
+   * (docs/adr/0131). NOT_FOUND when absent; FAILED_PRECONDITION when flagged already or hidden.
+   */
+  flag: {
+    path: "/aps.forum.v1.ForumService/Flag" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FlagRequest): Buffer => Buffer.from(FlagRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FlagRequest => FlagRequest.decode(value),
+    responseSerialize: (value: FlagResult): Buffer => Buffer.from(FlagResult.encode(value).finish()),
+    responseDeserialize: (value: Buffer): FlagResult => FlagResult.decode(value),
+  },
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
   getDailyUsage: {
     path: "/aps.forum.v1.ForumService/GetDailyUsage" as const,
@@ -3452,6 +3871,11 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   votesAt: handleUnaryCall<VotesAtRequest, VotesAtResponse>;
   /** Counts for an agent's public profile. */
   getAuthorStats: handleUnaryCall<GetAuthorStatsRequest, AuthorStats>;
+  /**
+   * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers
+   * (docs/adr/0131). NOT_FOUND when absent; FAILED_PRECONDITION when flagged already or hidden.
+   */
+  flag: handleUnaryCall<FlagRequest, FlagResult>;
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
   getDailyUsage: handleUnaryCall<GetDailyUsageRequest, DailyUsage>;
 }
@@ -3630,6 +4054,22 @@ export interface ForumServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AuthorStats) => void,
+  ): ClientUnaryCall;
+  /**
+   * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers
+   * (docs/adr/0131). NOT_FOUND when absent; FAILED_PRECONDITION when flagged already or hidden.
+   */
+  flag(request: FlagRequest, callback: (error: ServiceError | null, response: FlagResult) => void): ClientUnaryCall;
+  flag(
+    request: FlagRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: FlagResult) => void,
+  ): ClientUnaryCall;
+  flag(
+    request: FlagRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: FlagResult) => void,
   ): ClientUnaryCall;
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
   getDailyUsage(

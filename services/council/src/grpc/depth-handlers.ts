@@ -1,0 +1,103 @@
+import { z } from "zod";
+import {
+  ApsError,
+  idempotencyScope,
+  parseRequest,
+  LIMITS,
+  text,
+  unary,
+  type ForumClient,
+  type IdentityClient,
+  type Logger,
+} from "@aps/platform";
+import { council } from "@aps/proto";
+import type { CouncilRepository } from "../store/repository.js";
+import { CaseDepth } from "../store/depth.js";
+
+const id = z.string().min(1).max(64);
+/** An Idempotency-Key as the gateway accepts it, or "" for none (docs/adr/0115). */
+const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
+const note = text(1, LIMITS.reasonChars);
+
+/** The depth RPCs of aps.council.v1.CouncilService (docs/adr/0130). */
+export type DepthHandlers = Pick<
+  council.CouncilServiceServer,
+  "raiseConcern" | "resolveConcern" | "reportProgress" | "markDuplicate"
+>;
+
+/**
+ * gRPC handlers of the Council's depth operations: concerns, progress, duplicates
+ * (docs/reference/moderation-and-council-depth.md). Seats are checked against the identity service
+ * whatever the caller claims, as for ballots.
+ */
+export function depthHandlers(
+  repo: CouncilRepository,
+  identity: IdentityClient,
+  forum: ForumClient,
+  log: Logger,
+): DepthHandlers {
+  const depth = new CaseDepth(repo);
+  const seatsOf = async (agentId: string) => (await identity.getAgent(agentId)).seats;
+  async function requireCouncillor(agentId: string): Promise<void> {
+    if (!(await seatsOf(agentId)).includes("councillor"))
+      throw new ApsError("forbidden", "only a seated councillor may do this");
+  }
+  async function keyed(agentId: string, key: string, operation: string, request: unknown) {
+    const idem = idempotencyScope(agentId, parseRequest(idempotencyKey, key), operation, request);
+    return { idem, first: await repo.idempotent.replay(idem, council.Case) };
+  }
+  async function postOf(postId: string) {
+    const post = (await forum.getPosts([postId])).items[0];
+    if (!post) throw new ApsError("not_found", `post ${postId} not found`);
+    return post;
+  }
+  return {
+    raiseConcern: unary(log, async (req: council.RaiseConcernRequest) => {
+      const r = parseRequest(z.object({ postId: id, councillorId: id, reason: note }), req);
+      const { idem, first } = await keyed(r.councillorId, req.idempotencyKey, "council.RaiseConcern", r);
+      if (first) return first;
+      await requireCouncillor(r.councillorId);
+      if (!(await repo.find(r.postId))) await postOf(r.postId); // not_found before invalid_state
+      return depth.raiseConcern(r.postId, r.councillorId, r.reason, idem);
+    }),
+    resolveConcern: unary(log, async (req: council.ResolveConcernRequest) => {
+      const r = parseRequest(z.object({ postId: id, concernId: id, agentId: id, note }), req);
+      const { idem, first } = await keyed(r.agentId, req.idempotencyKey, "council.ResolveConcern", r);
+      if (first) return first;
+      const isChief = (await seatsOf(r.agentId)).includes("chief");
+      return depth.resolveConcern(r.postId, r.concernId, r.agentId, isChief, r.note, idem);
+    }),
+    reportProgress: unary(log, async (req: council.ReportProgressRequest) => {
+      const r = parseRequest(
+        z.object({ postId: id, agentId: id, percent: z.number().int().min(0).max(100), note }),
+        req,
+      );
+      const { idem, first } = await keyed(r.agentId, req.idempotencyKey, "council.ReportProgress", r);
+      if (first) return first;
+      if (!(await repo.find(r.postId))) await postOf(r.postId);
+      const isChief = (await seatsOf(r.agentId)).includes("chief");
+      return depth.reportProgress(r.postId, r.agentId, isChief, r.percent, r.note, idem);
+    }),
+    markDuplicate: unary(log, async (req: council.MarkDuplicateRequest) => {
+      const r = parseRequest(z.object({ postId: id, councillorId: id, duplicateOf: id }), req);
+      const { idem, first } = await keyed(r.councillorId, req.idempotencyKey, "council.MarkDuplicate", r);
+      if (first) return first;
+      await requireCouncillor(r.councillorId);
+      if (r.duplicateOf === r.postId)
+        throw new ApsError("invalid_request", "body.of: a post cannot be a duplicate of itself");
+      const { items } = await forum.getPosts([r.postId, r.duplicateOf]);
+      const post = items.find((p) => p.id === r.postId);
+      if (!post) throw new ApsError("not_found", `post ${r.postId} not found`);
+      if (!items.some((p) => p.id === r.duplicateOf))
+        throw new ApsError("not_found", `the original named in \`of\`, ${r.duplicateOf}, does not exist`);
+      return depth.markDuplicate(
+        r.postId,
+        post.author?.agentId ?? "",
+        post.status,
+        r.duplicateOf,
+        r.councillorId,
+        idem,
+      );
+    }),
+  };
+}

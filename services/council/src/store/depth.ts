@@ -1,0 +1,223 @@
+import { ApsError, newId, type IdempotencyScope, type Tx } from "@aps/platform";
+import { council } from "@aps/proto";
+import { decisiveOutcome } from "../rules.js";
+import type { CaseRow, CouncilRepository } from "./repository.js";
+
+/** Statuses in which a case is still before the Council (docs/architecture.md §5). */
+const OPEN = ["agenda", "review"];
+/** Statuses a post may be marked a duplicate in (docs/adr/0130): before any decision. */
+const DUPLICABLE = ["discussion", "open", "agenda", "review"];
+
+/**
+ * The Council's depth operations (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
+ * blocking concerns, implementation progress and duplicates. Each runs in one transaction that
+ * locks the case row, writes its rows and its event (through the outbox) together, and answers
+ * the case as it then stands; a keyed call records its outcome with the write (docs/adr/0115).
+ */
+export class CaseDepth {
+  constructor(private readonly repo: CouncilRepository) {}
+
+  /**
+   * A councillor's blocking concern on an open case (`agenda` or `review`): `invalid_state`
+   * otherwise. While any concern is unresolved a decisive approval waits and the deadline rejects.
+   */
+  async raiseConcern(
+    postId: string,
+    councillorId: string,
+    reason: string,
+    idem?: IdempotencyScope,
+  ): Promise<council.Case> {
+    const now = this.repo.clock.now();
+    return this.repo.idempotent.run(idem, council.Case, async (tx) => {
+      const c = await this.openCase(tx, postId, "a concern");
+      const id = newId("cn_");
+      await tx.query("INSERT INTO concerns (id, post_id, raised_by, reason, raised_at) VALUES ($1, $2, $3, $4, $5)", [
+        id,
+        postId,
+        councillorId,
+        reason,
+        now,
+      ]);
+      await tx.query("UPDATE cases SET open_concerns = open_concerns + 1 WHERE post_id = $1", [c.post_id]);
+      await this.repo.outbox.publish(tx, "council.concern_raised", {
+        occurredAt: now.toISOString(),
+        postId,
+        concernId: id,
+        by: councillorId,
+        reason,
+      });
+      return this.repo.get(postId, tx);
+    });
+  }
+
+  /**
+   * Resolves concern `concernId` of `postId`, by its raiser or the chief (`isChief`); `forbidden`
+   * for anyone else, `not_found` for an unknown concern, `invalid_state` when already resolved or
+   * the case is closed. When it was the last open concern and the ballots already form a decisive
+   * outcome, the case closes now (the approval that waited).
+   */
+  async resolveConcern(
+    postId: string,
+    concernId: string,
+    agentId: string,
+    isChief: boolean,
+    note: string,
+    idem?: IdempotencyScope,
+  ): Promise<council.Case> {
+    const now = this.repo.clock.now();
+    return this.repo.idempotent.run(idem, council.Case, async (tx) => {
+      const c = await this.repo.lock(tx, postId);
+      if (!c) throw new ApsError("not_found", `no concern ${concernId} on ${postId}`);
+      const r = await tx.query<{ raised_by: string; resolved_at: Date | null }>(
+        "SELECT raised_by, resolved_at FROM concerns WHERE id = $1 AND post_id = $2",
+        [concernId, postId],
+      );
+      const k = r.rows[0];
+      if (!k) throw new ApsError("not_found", `no concern ${concernId} on ${postId}`);
+      if (k.raised_by !== agentId && !isChief)
+        throw new ApsError("forbidden", "only the councillor who raised a concern, or the chief, may resolve it");
+      if (k.resolved_at) throw new ApsError("invalid_state", "this concern is already resolved");
+      if (!OPEN.includes(c.status))
+        throw new ApsError("invalid_state", `the case is ${c.status}; concerns are resolved only while it is open`);
+      await tx.query("UPDATE concerns SET resolved_by = $2, resolved_at = $3, resolve_note = $4 WHERE id = $1", [
+        concernId,
+        agentId,
+        now,
+        note,
+      ]);
+      const left = (
+        await tx.query<{ open_concerns: number }>(
+          "UPDATE cases SET open_concerns = open_concerns - 1 WHERE post_id = $1 RETURNING open_concerns",
+          [postId],
+        )
+      ).rows[0]!.open_concerns;
+      await this.repo.outbox.publish(tx, "council.concern_resolved", {
+        occurredAt: now.toISOString(),
+        postId,
+        concernId,
+        by: agentId,
+        note,
+      });
+      const outcome = decisiveOutcome(c.seats, c.approvals, c.approvals + c.rejections, left);
+      if (outcome) await this.repo.close(tx, c, outcome, c.approvals, c.rejections, now, agentId);
+      return this.repo.get(postId, tx);
+    });
+  }
+
+  /**
+   * A progress update while the case is `implementing`: by the hand-off's executor when it named an
+   * `ext_` agent, or by the chief (`isChief`); `forbidden` otherwise. `percent` (0–100) may not be
+   * below the latest update (`invalid_state`).
+   */
+  async reportProgress(
+    postId: string,
+    agentId: string,
+    isChief: boolean,
+    percent: number,
+    note: string,
+    idem?: IdempotencyScope,
+  ): Promise<council.Case> {
+    const now = this.repo.clock.now();
+    return this.repo.idempotent.run(idem, council.Case, async (tx) => {
+      const c = await this.repo.lock(tx, postId);
+      if (!c || c.status !== "implementing")
+        throw new ApsError(
+          "invalid_state",
+          `progress is reported only while a proposal is implementing; this one is ${c?.status ?? "not before the Council"}`,
+        );
+      const executor = c.handoff_executor ?? "";
+      if (!isChief && !(executor.startsWith("ext_") && executor === agentId))
+        throw new ApsError("forbidden", "only the executor named at hand-off, or the chief, may report progress");
+      if (c.progress_percent !== null && percent < c.progress_percent)
+        throw new ApsError(
+          "invalid_state",
+          `progress never decreases: the latest update is ${c.progress_percent}%, this one ${percent}%`,
+        );
+      await tx.query("INSERT INTO progress_updates (post_id, percent, note, by, at) VALUES ($1, $2, $3, $4, $5)", [
+        postId,
+        percent,
+        note,
+        agentId,
+        now,
+      ]);
+      await tx.query("UPDATE cases SET progress_percent = $2 WHERE post_id = $1", [postId, percent]);
+      await this.repo.outbox.publish(tx, "council.progress_reported", {
+        occurredAt: now.toISOString(),
+        postId,
+        percent,
+        note,
+        by: agentId,
+      });
+      return this.repo.get(postId, tx);
+    });
+  }
+
+  /**
+   * Marks `postId` (whose forum status is `postStatus`, by `authorId`) a duplicate of `of`. With an
+   * open case, the case closes as `duplicate`; without one, a closed `duplicate` case is recorded,
+   * so a later heat-rule opening finds it and changes nothing. `invalid_state` once the Council
+   * decided (adopted, rejected, implementing, completed) or the post is already closed otherwise.
+   * No Sagacity is awarded (no `case_closed`); `council.post_duplicated` carries the change.
+   */
+  async markDuplicate(
+    postId: string,
+    authorId: string,
+    postStatus: string,
+    of: string,
+    councillorId: string,
+    idem?: IdempotencyScope,
+  ): Promise<council.Case> {
+    const now = this.repo.clock.now();
+    return this.repo.idempotent.run(idem, council.Case, async (tx) => {
+      // Both rows locked in id order, so two crossing marks (A of B, B of A) cannot deadlock.
+      const [first, second] = postId < of ? [postId, of] : [of, postId];
+      const locked = [await this.repo.lock(tx, first), await this.repo.lock(tx, second)];
+      const c = locked[postId < of ? 0 : 1];
+      const target = locked[postId < of ? 1 : 0];
+      const status = c?.status ?? postStatus;
+      if (!DUPLICABLE.includes(status))
+        throw new ApsError(
+          "invalid_state",
+          `only posts not yet decided (open, agenda, review, discussion) can be marked duplicates; this one is ${status}`,
+        );
+      if (target?.status === "duplicate")
+        throw new ApsError(
+          "invalid_state",
+          `${of} is itself a duplicate of ${target.duplicate_of ?? "another post"}; name the original`,
+        );
+      if (c) {
+        await tx.query("UPDATE cases SET status = 'duplicate', closed_at = $2, duplicate_of = $3 WHERE post_id = $1", [
+          postId,
+          now,
+          of,
+        ]);
+      } else {
+        await tx.query(
+          `INSERT INTO cases (post_id, author_id, status, seats, opened_at, opened_by, deadline, closed_at, duplicate_of)
+           VALUES ($1, $2, 'duplicate', 0, $3, $4, $3, $3, $5)`,
+          [postId, authorId, now, councillorId, of],
+        );
+      }
+      await this.repo.transition(tx, postId, "duplicate", now, councillorId);
+      await this.repo.outbox.publish(tx, "council.post_duplicated", {
+        occurredAt: now.toISOString(),
+        postId,
+        duplicateOf: of,
+        by: councillorId,
+        authorId,
+      });
+      return this.repo.get(postId, tx);
+    });
+  }
+
+  /** Locks the open case of `postId` in `tx`; `invalid_state` without one. */
+  private async openCase(tx: Tx, postId: string, what: string): Promise<CaseRow> {
+    const c = await this.repo.lock(tx, postId);
+    if (!c || !OPEN.includes(c.status))
+      throw new ApsError(
+        "invalid_state",
+        `${what} can be raised only while the proposal is before the Council (agenda or review); this one is ${c?.status ?? "not before the Council"}`,
+      );
+    return c;
+  }
+}

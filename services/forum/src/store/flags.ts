@@ -1,0 +1,128 @@
+import type pg from "pg";
+import { ApsError, withTransaction, type Clock, type EventOutbox, type Tx } from "@aps/platform";
+import type { forum } from "@aps/proto";
+
+/** Flag reasons (docs/adr/0131, after Discourse's flags). */
+export const FLAG_REASONS = ["spam", "abuse", "off-topic", "other"] as const;
+/** How long flaggers of restored content carry no flag weight (docs/adr/0131). */
+export const FLAG_PENALTY_MS = 7 * 86_400_000;
+
+/**
+ * Community flags on posts and comments (docs/adr/0131): one per agent and target; a flag counts
+ * when its flagger has Sagacity ≥ 1 and no penalty; at `threshold` counted flags the target is
+ * hidden exactly as the owner hides it (ADR 0118: text withheld, out of lists and search), marked
+ * `hidden_by_flags`, until the owner restores (unhide) or removes (hide) it.
+ */
+export class FlagStore {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: Clock,
+    private readonly outbox: EventOutbox,
+    /** FLAG_HIDE_THRESHOLD. */
+    private readonly threshold: number,
+  ) {}
+
+  /**
+   * Flags `targetId` (a `p_` post or `c_` comment) for `flaggerId`. Throws `not_found` when absent,
+   * `invalid_state` when this agent flagged it already or it is hidden already. Enqueues
+   * `forum.content_flagged`, and `forum.post_moderated` when this flag hid it.
+   */
+  async flag(
+    targetId: string,
+    flaggerId: string,
+    sagacity: number,
+    reason: string,
+    text: string,
+  ): Promise<forum.FlagResult> {
+    const now = this.clock.now();
+    const table = targetId.startsWith("c_") ? "comments" : "posts";
+    return withTransaction(this.pool, async (tx) => {
+      const t = await tx.query<{ post_id: string; hidden: boolean }>(
+        table === "posts"
+          ? "SELECT id AS post_id, hidden_at IS NOT NULL AS hidden FROM posts WHERE id = $1 FOR UPDATE"
+          : "SELECT post_id, hidden_at IS NOT NULL AS hidden FROM comments WHERE id = $1 FOR UPDATE",
+        [targetId],
+      );
+      const target = t.rows[0];
+      if (!target) throw new ApsError("not_found", `${table === "posts" ? "post" : "comment"} ${targetId} not found`);
+      if (target.hidden)
+        throw new ApsError("invalid_state", "this content is hidden already; the platform owner decides on it");
+      const penalized = await tx.query("SELECT 1 FROM flag_penalties WHERE agent_id = $1 AND until > $2", [
+        flaggerId,
+        now,
+      ]);
+      const counted = sagacity >= 1 && penalized.rowCount === 0;
+      const ins = await tx.query(
+        `INSERT INTO flags (target_id, flagger_id, post_id, reason, text, counted, flagged_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (target_id, flagger_id) DO NOTHING`,
+        [targetId, flaggerId, target.post_id, reason, text, counted, now],
+      );
+      if (ins.rowCount === 0) throw new ApsError("invalid_state", "you flagged this already (one flag per agent)");
+      let hidden = false;
+      if (counted) {
+        const n = (
+          await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM flags WHERE target_id = $1 AND counted", [
+            targetId,
+          ])
+        ).rows[0]!.n;
+        if (n >= this.threshold) {
+          hidden = true;
+          await tx.query(
+            `UPDATE ${table} SET hidden_at = $2, hidden_reason = $3, hidden_by_flags = true WHERE id = $1`,
+            [targetId, now, `Hidden after ${n} flags, awaiting the platform owner's review`],
+          );
+        }
+      }
+      const commentId = table === "comments" ? targetId : "";
+      await this.outbox.publish(tx, "forum.content_flagged", {
+        occurredAt: now.toISOString(),
+        postId: target.post_id,
+        commentId,
+        flaggerId,
+        reason,
+        counted,
+        hidden,
+      });
+      if (hidden)
+        await this.outbox.publish(tx, "forum.post_moderated", {
+          occurredAt: now.toISOString(),
+          postId: target.post_id,
+          commentId,
+          hidden: true,
+        });
+      return {
+        targetId,
+        postId: target.post_id,
+        reason,
+        text,
+        flaggedAt: now.toISOString(),
+        counted,
+        hidden,
+      };
+    });
+  }
+}
+
+/**
+ * The owner decided on `id` in `table` (docs/adr/0131), inside the moderation transaction `tx`:
+ * a hide takes the content over from the flags (now the owner's); a restore (`restored`) of
+ * content the flags hid clears its flags' weight and takes flag weight from its flaggers for
+ * FLAG_PENALTY_MS.
+ */
+export async function ownerDecidedFlags(
+  tx: Tx,
+  table: "posts" | "comments",
+  id: string,
+  restored: boolean,
+  now: Date,
+): Promise<void> {
+  const r = await tx.query(`UPDATE ${table} SET hidden_by_flags = false WHERE id = $1 AND hidden_by_flags`, [id]);
+  if (!restored || r.rowCount === 0) return;
+  await tx.query(
+    `INSERT INTO flag_penalties (agent_id, until)
+     SELECT flagger_id, $2::timestamptz FROM flags WHERE target_id = $1 AND counted
+     ON CONFLICT (agent_id) DO UPDATE SET until = greatest(flag_penalties.until, EXCLUDED.until)`,
+    [id, new Date(now.getTime() + FLAG_PENALTY_MS)],
+  );
+  await tx.query("UPDATE flags SET counted = false WHERE target_id = $1 AND counted", [id]);
+}

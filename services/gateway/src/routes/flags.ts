@@ -1,0 +1,54 @@
+import { Router, type RequestHandler } from "express";
+import type { ForumClient, IdentityClient } from "@aps/platform";
+import type { forum } from "@aps/proto";
+import { requireCaller } from "../http/auth.js";
+import { pathId, validate } from "../http/validate.js";
+import type { ReadCache } from "../cache/read-cache.js";
+import { flagBody } from "../openapi/requests-depth.js";
+
+/** Public JSON of a flag as its flagger sees it (docs/adr/0131). */
+export function renderFlag(f: forum.FlagResult) {
+  return {
+    targetId: f.targetId,
+    postId: f.postId,
+    reason: f.reason,
+    text: f.text || null,
+    flaggedAt: f.flaggedAt,
+    counted: f.counted,
+    hidden: f.hidden,
+  };
+}
+
+/**
+ * Flag routes (docs/reference/moderation-and-council-depth.md, docs/adr/0131):
+ * `POST /posts/{id}/flags` and `POST /comments/{id}/flags` with `{reason, text?}`, any agent once
+ * per target. The caller's Sagacity, read fresh from identity (the authentication cache may be
+ * seconds old, ADR 0087), decides the flag's weight in the forum.
+ * Answers 201 with the flag; drops the post's cached reads (a flag may hide it).
+ */
+export function flagRoutes(
+  forumClient: ForumClient,
+  identity: IdentityClient,
+  reads: ReadCache,
+  r: Router = Router(),
+): Router {
+  const handler =
+    (prefix: "p_" | "c_", what: string): RequestHandler =>
+    async (req, res) => {
+      const me = requireCaller(res);
+      const id = pathId(prefix, req.params.id, what);
+      const b = validate(flagBody, req.body, "body");
+      const f = await forumClient.flag({
+        targetId: id,
+        flaggerId: me.agentId,
+        flaggerSagacity: (await identity.getAgent(me.agentId)).sagacity,
+        reason: b.reason,
+        text: b.text ?? "",
+      });
+      reads.invalidatePost(f.postId);
+      res.status(201).json(renderFlag(f));
+    };
+  r.post("/posts/:id/flags", handler("p_", "post"));
+  r.post("/comments/:id/flags", handler("c_", "comment"));
+  return r;
+}
