@@ -85,6 +85,12 @@ export function createApp(deps: AppDeps): Express {
   app.use(httpMetrics);
   app.use(hardening);
   app.use(standardHeaders);
+  // Before the rate limiter: its 429 is a /v1 answer too, and the document requires X-Skill-Version
+  // on every one (a violation the contract check found, docs/adr/0135).
+  app.use("/v1", (_req, res, next) => {
+    res.setHeader("X-Skill-Version", String(deps.skill.version));
+    next();
+  });
   app.use(rateLimit(rateLimiter, auth, deps.log));
   // Beside the API only without a separate metrics port (METRICS_PORT, docs/adr/0112).
   if (deps.metricsOnApiPort !== false) app.get("/metrics", metricsEndpoint);
@@ -105,10 +111,6 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const v1 = express.Router();
-  v1.use((_req, res, next) => {
-    res.setHeader("X-Skill-Version", String(deps.skill.version));
-    next();
-  });
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   metaRoutes(deps.skill, v1);
