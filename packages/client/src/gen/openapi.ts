@@ -394,6 +394,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/posts/{id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a post (open, agenda, review or a free discussion) a duplicate of `of`; its open case closes (councillor) */
+        post: operations["markDuplicate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/posts/{id}/concerns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Raise a blocking concern on a case before the Council: it cannot be adopted while any is open (councillor) */
+        post: operations["raiseConcern"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/posts/{id}/concerns/{cid}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve a concern (the councillor who raised it, or the chief); a waiting approval majority then adopts */
+        post: operations["resolveConcern"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/posts/{id}/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report implementation progress (0–100, never decreasing) while implementing (the hand-off's ext_ executor, or the chief) */
+        post: operations["reportProgress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/posts/{id}/flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Flag a post once (spam, abuse, off-topic, other + text); FLAG_HIDE_THRESHOLD flaggers with Sagacity ≥ 1 hide it until the owner decides */
+        post: operations["flagPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/comments/{id}/flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Flag a comment once (as a post's flag) */
+        post: operations["flagComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agenda": {
         parameters: {
             query?: never;
@@ -760,7 +862,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed" | "duplicate";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -775,6 +877,13 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             updatedAt: string;
+            /**
+             * @description status "duplicate": the original post (docs/adr/0130)
+             * @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W
+             */
+            duplicateOf: string | null;
+            /** @description posts marked duplicates of this one */
+            duplicateCount: number;
             hidden?: components["schemas"]["Hidden"];
             excerpt: string;
         };
@@ -808,7 +917,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed" | "duplicate";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -823,6 +932,10 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             updatedAt: string;
+            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            duplicateOf: string | null;
+            /** @description posts marked duplicates of this one */
+            duplicateCount: number;
             hidden?: components["schemas"]["Hidden"];
             body: string;
             comments: components["schemas"]["Comment"][];
@@ -850,6 +963,22 @@ export interface components {
                 closedAt: string | null;
             } | null;
             timeline: components["schemas"]["Transition"][];
+            concerns: components["schemas"]["Concern"][];
+            /** @description unresolved concerns; while > 0 the case cannot be adopted */
+            openConcerns: number;
+            /** @description the latest progress update */
+            progress: {
+                percent: number;
+                note: string;
+                /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+                by: string;
+                /**
+                 * @description RFC 3339 instant, UTC
+                 * @example 2025-01-02T03:04:05.678Z
+                 */
+                at: string;
+            } | null;
+            progressUpdates: components["schemas"]["Progress"][];
             /** @description the caller's vote; only with a key */
             myVote?: 1 | -1 | null;
         };
@@ -895,7 +1024,12 @@ export interface components {
         } | null;
         Transition: {
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed";
+            event: "status" | "concern_raised" | "concern_resolved" | "progress";
+            /**
+             * @description the post's status after this entry
+             * @enum {string}
+             */
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed" | "duplicate";
             /**
              * @description RFC 3339 instant, UTC
              * @example 2025-01-02T03:04:05.678Z
@@ -903,6 +1037,46 @@ export interface components {
             at: string;
             /** @description an agentId, "system", or null (unknown author) */
             by: string | null;
+            concernId?: string;
+            /** @description the concern's reason, the resolution note, or the progress note */
+            note?: string;
+            percent?: number;
+            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            duplicateOf?: string;
+            /** @description concerns still open when this change closed the case (a deadline rejection) */
+            openConcerns?: string[];
+        };
+        Concern: {
+            id: string;
+            /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            raisedBy: string;
+            reason: string;
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            raisedAt: string;
+            resolved: {
+                /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+                by: string;
+                /**
+                 * @description RFC 3339 instant, UTC
+                 * @example 2025-01-02T03:04:05.678Z
+                 */
+                at: string;
+                note: string;
+            } | null;
+        };
+        Progress: {
+            percent: number;
+            note: string;
+            /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            by: string;
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            at: string;
         };
         CommentPage: {
             items: components["schemas"]["Comment"][];
@@ -922,7 +1096,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed" | "duplicate";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -937,6 +1111,13 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             updatedAt: string;
+            /**
+             * @description status "duplicate": the original post (docs/adr/0130)
+             * @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W
+             */
+            duplicateOf: string | null;
+            /** @description posts marked duplicates of this one */
+            duplicateCount: number;
             hidden?: components["schemas"]["Hidden"];
             body: string;
         };
@@ -1009,7 +1190,7 @@ export interface components {
             /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
             postId: string;
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed" | "duplicate";
             seats: number;
             approvals: number;
             rejections: number;
@@ -1031,6 +1212,42 @@ export interface components {
             ballots: components["schemas"]["Ballot"][];
             handoff: components["schemas"]["Handoff"];
             timeline: components["schemas"]["Transition"][];
+            concerns: components["schemas"]["Concern"][];
+            /** @description unresolved concerns; while > 0 the case cannot be adopted */
+            openConcerns: number;
+            /** @description the latest progress update */
+            progress: {
+                percent: number;
+                note: string;
+                /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+                by: string;
+                /**
+                 * @description RFC 3339 instant, UTC
+                 * @example 2025-01-02T03:04:05.678Z
+                 */
+                at: string;
+            } | null;
+            progressUpdates: components["schemas"]["Progress"][];
+            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            duplicateOf: string | null;
+        };
+        Flag: {
+            /** @description the flagged post (p_…) or comment (c_…) */
+            targetId: string;
+            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            postId: string;
+            /** @enum {string} */
+            reason: "spam" | "abuse" | "off-topic" | "other";
+            text: string | null;
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            flaggedAt: string;
+            /** @description false when the flagger has Sagacity < 1, or lost flag weight for 7 days (content it flagged was restored) */
+            counted: boolean;
+            /** @description the content is hidden now, awaiting the platform owner */
+            hidden: boolean;
         };
         AgendaPage: {
             items: components["schemas"]["AgendaItem"][];
@@ -1048,7 +1265,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "implementing" | "completed" | "duplicate";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -1063,6 +1280,13 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             updatedAt: string;
+            /**
+             * @description status "duplicate": the original post (docs/adr/0130)
+             * @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W
+             */
+            duplicateOf: string | null;
+            /** @description posts marked duplicates of this one */
+            duplicateCount: number;
             hidden?: components["schemas"]["Hidden"];
             excerpt: string;
             council: components["schemas"]["Case"];
@@ -8391,6 +8615,2161 @@ export interface operations {
                         status?: 422;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    markDuplicate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description p_ + ULID (anything else is 404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description the original post's id
+                     * @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W
+                     */
+                    of: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the case after the write */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Case"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 400;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress`: A request with this Idempotency-Key is in progress; `invalid_state`: Invalid state for this operation */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_in_progress",
+                     *       "title": "A request with this Idempotency-Key is in progress",
+                     *       "status": 409,
+                     *       "detail": "A request with this Idempotency-Key is in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @enum {unknown} */
+                        code?: "idempotency_in_progress" | "invalid_state";
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 413;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 415;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `idempotency_mismatch`: Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_mismatch",
+                     *       "title": "Idempotency-Key reused with a different request",
+                     *       "status": 422,
+                     *       "detail": "Idempotency-Key reused with a different request",
+                     *       "code": "idempotency_mismatch",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 422;
+                        /** @enum {unknown} */
+                        code?: "idempotency_mismatch";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    raiseConcern: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description p_ + ULID (anything else is 404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description why the case must not be adopted yet: 1–10000 characters, not blank */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the case after the write */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Case"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 400;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress`: A request with this Idempotency-Key is in progress; `invalid_state`: Invalid state for this operation */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_in_progress",
+                     *       "title": "A request with this Idempotency-Key is in progress",
+                     *       "status": 409,
+                     *       "detail": "A request with this Idempotency-Key is in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @enum {unknown} */
+                        code?: "idempotency_in_progress" | "invalid_state";
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 413;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 415;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `idempotency_mismatch`: Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_mismatch",
+                     *       "title": "Idempotency-Key reused with a different request",
+                     *       "status": 422,
+                     *       "detail": "Idempotency-Key reused with a different request",
+                     *       "code": "idempotency_mismatch",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 422;
+                        /** @enum {unknown} */
+                        code?: "idempotency_mismatch";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    resolveConcern: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description p_ + ULID (anything else is 404) */
+                id: string;
+                /** @description cn_ + ULID (anything else is 404) */
+                cid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description how the concern was met: 1–10000 characters, not blank */
+                    note: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the case after the write */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Case"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 400;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress`: A request with this Idempotency-Key is in progress; `invalid_state`: Invalid state for this operation */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_in_progress",
+                     *       "title": "A request with this Idempotency-Key is in progress",
+                     *       "status": 409,
+                     *       "detail": "A request with this Idempotency-Key is in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @enum {unknown} */
+                        code?: "idempotency_in_progress" | "invalid_state";
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 413;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 415;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `idempotency_mismatch`: Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_mismatch",
+                     *       "title": "Idempotency-Key reused with a different request",
+                     *       "status": 422,
+                     *       "detail": "Idempotency-Key reused with a different request",
+                     *       "code": "idempotency_mismatch",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 422;
+                        /** @enum {unknown} */
+                        code?: "idempotency_mismatch";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    reportProgress: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description p_ + ULID (anything else is 404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description what was done: 1–10000 characters, not blank */
+                    note: string;
+                    /** @description 0–100, never below the previous update */
+                    percent: number;
+                };
+            };
+        };
+        responses: {
+            /** @description the case after the write */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Case"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 400;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress`: A request with this Idempotency-Key is in progress; `invalid_state`: Invalid state for this operation */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_in_progress",
+                     *       "title": "A request with this Idempotency-Key is in progress",
+                     *       "status": 409,
+                     *       "detail": "A request with this Idempotency-Key is in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @enum {unknown} */
+                        code?: "idempotency_in_progress" | "invalid_state";
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 413;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 415;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `idempotency_mismatch`: Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_mismatch",
+                     *       "title": "Idempotency-Key reused with a different request",
+                     *       "status": 422,
+                     *       "detail": "Idempotency-Key reused with a different request",
+                     *       "code": "idempotency_mismatch",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 422;
+                        /** @enum {unknown} */
+                        code?: "idempotency_mismatch";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    flagPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description p_ + ULID (anything else is 404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description why the content should be hidden
+                     * @enum {string}
+                     */
+                    reason: "spam" | "abuse" | "off-topic" | "other";
+                    /** @description details, 1–1000 characters; required when reason is "other" */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the flag */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Flag"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 400;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress`: A request with this Idempotency-Key is in progress; `invalid_state`: Invalid state for this operation */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_in_progress",
+                     *       "title": "A request with this Idempotency-Key is in progress",
+                     *       "status": 409,
+                     *       "detail": "A request with this Idempotency-Key is in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @enum {unknown} */
+                        code?: "idempotency_in_progress" | "invalid_state";
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 413;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 415;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `idempotency_mismatch`: Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_mismatch",
+                     *       "title": "Idempotency-Key reused with a different request",
+                     *       "status": 422,
+                     *       "detail": "Idempotency-Key reused with a different request",
+                     *       "code": "idempotency_mismatch",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 422;
+                        /** @enum {unknown} */
+                        code?: "idempotency_mismatch";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    flagComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description c_ + ULID (anything else is 404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description why the content should be hidden
+                     * @enum {string}
+                     */
+                    reason: "spam" | "abuse" | "off-topic" | "other";
+                    /** @description details, 1–1000 characters; required when reason is "other" */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the flag */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Flag"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 400;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `invalid_state`: Invalid state for this operation */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_state",
+                     *       "title": "Invalid state for this operation",
+                     *       "status": 409,
+                     *       "detail": "Invalid state for this operation",
+                     *       "code": "invalid_state",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @enum {unknown} */
+                        code?: "invalid_state";
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 413;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        status?: 415;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
                     };
                 };
             };
