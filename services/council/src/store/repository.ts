@@ -211,6 +211,7 @@ export class CouncilRepository {
       vote,
       approvals,
       rejections,
+      authorId: c.author_id,
     });
     const outcome = decisiveOutcome(c.seats, approvals, approvals + rejections);
     if (outcome) await this.close(tx, c, outcome, approvals, rejections, now, councillorId);
@@ -298,6 +299,7 @@ export class CouncilRepository {
         implementation,
         executor,
         by: chiefId,
+        authorId: c.author_id,
       });
       return this.get(postId, tx);
     });
@@ -319,6 +321,7 @@ export class CouncilRepository {
         occurredAt: now.toISOString(),
         postId,
         by: chiefId,
+        authorId: c.author_id,
       });
       return this.get(postId, tx);
     });
