@@ -152,7 +152,7 @@ export class FeedStore {
     const r = await this.pool.query<{ seq: string; event_id: string; type: string; at: string; data: Record<string, unknown> }>(
       `SELECT seq::text, event_id, type, to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, data
        FROM feed_events WHERE seq > $1 AND ($2::text[] IS NULL OR type = ANY($2::text[]))
-       ORDER BY seq LIMIT $3`,
+       ORDER BY feed_events.seq LIMIT $3`,
       [after.toString(), types.length > 0 ? types : null, limit],
     );
     return r.rows.map((x) => ({ cursor: x.seq, eventId: x.event_id, type: x.type, occurredAt: x.at, data: x.data }));

@@ -66,7 +66,7 @@ export class InboxStore {
     }>(
       `SELECT seq::text, event_id, type, post_id, actor_id,
               to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, data
-       FROM inbox_items WHERE agent_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+       FROM inbox_items WHERE agent_id = $1 AND seq > $2 ORDER BY inbox_items.seq LIMIT $3`,
       [agentId, from.toString(), limit],
     );
     return r.rows.map((x) => ({

@@ -78,7 +78,7 @@ export class WebhookStore {
   /** The agent's webhooks, oldest first (≤ 5: no paging needed). */
   async list(agentId: string): Promise<WebhookRow[]> {
     const r = await this.pool.query<HookDbRow>(
-      `SELECT ${HOOK_COLS} FROM webhooks WHERE agent_id = $1 ORDER BY created_at, id`,
+      `SELECT ${HOOK_COLS} FROM webhooks WHERE agent_id = $1 ORDER BY webhooks.created_at, webhooks.id`,
       [agentId],
     );
     return r.rows.map(toHook);
@@ -122,7 +122,7 @@ export class WebhookStore {
               CASE WHEN status = 'pending' THEN ${ISO("next_attempt_at")} ELSE '' END AS next_attempt_at,
               ${ISO("created_at")} AS created_at, ${ISO("delivered_at")} AS delivered_at
        FROM webhook_deliveries WHERE webhook_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint)
-       ORDER BY seq DESC LIMIT $3`,
+       ORDER BY webhook_deliveries.seq DESC LIMIT $3`,
       [webhookId, before, limit],
     );
     return r.rows.map((x) => ({
