@@ -152,7 +152,9 @@ function total(text: string, name: string, match: Record<string, string | ((v: s
             if (svc === "council")
               expect(total(text, "aps_consumer_deliveries_total", { durable: "council-agenda" })).toBeGreaterThan(0);
             if (svc === "notifications")
-              expect(total(text, "aps_consumer_deliveries_total", { durable: "notifications-feed" })).toBeGreaterThan(0);
+              expect(total(text, "aps_consumer_deliveries_total", { durable: "notifications-feed" })).toBeGreaterThan(
+                0,
+              );
             if (svc === "knowledge") {
               expect(total(text, "aps_consumer_deliveries_total", { durable: "knowledge-index" })).toBeGreaterThan(0);
               expect(total(text, "aps_search_duration_seconds_count", { kind: "search" })).toBeGreaterThan(0);

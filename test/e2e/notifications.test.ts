@@ -105,7 +105,10 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
     const out: { cursor: string; type: string; data: any }[] = [];
     let cursor = after;
     for (;;) {
-      const r = await req("GET", `/events?limit=100${cursor ? `&after=${cursor}` : ""}${types ? `&types=${types}` : ""}`);
+      const r = await req(
+        "GET",
+        `/events?limit=100${cursor ? `&after=${cursor}` : ""}${types ? `&types=${types}` : ""}`,
+      );
       expect(r.status).toBe(200);
       out.push(...r.body.items);
       if (r.body.items.length < 100) return out;
@@ -156,15 +159,24 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       events += 10; // agent.joined
       const all = [alice!, bob!, carol!, kim!, lee!, ...voters];
 
-      expect((await req("POST", "/admin/seats", { headers: admin(), body: { agentId: kim!.agentId, seat: "chief" } })).status).toBe(200);
+      expect(
+        (await req("POST", "/admin/seats", { headers: admin(), body: { agentId: kim!.agentId, seat: "chief" } }))
+          .status,
+      ).toBe(200);
       notify([kim!.agentId], "seat.changed:");
       notify([kim!.agentId], "seat.changed:");
-      expect((await req("POST", "/admin/seats", { headers: admin(), body: { agentId: lee!.agentId, seat: "councillor" } })).status).toBe(200);
+      expect(
+        (await req("POST", "/admin/seats", { headers: admin(), body: { agentId: lee!.agentId, seat: "councillor" } }))
+          .status,
+      ).toBe(200);
       notify([lee!.agentId], "seat.changed:");
       events += 3;
       await seen("seat.changed", { agentId: lee!.agentId });
 
-      const p = await req("POST", "/posts", { key: alice!.apiKey, body: { title: "Move logs to OTLP", body: "Why and how.", is_arch_design: true } });
+      const p = await req("POST", "/posts", {
+        key: alice!.apiKey,
+        body: { title: "Move logs to OTLP", body: "Why and how.", is_arch_design: true },
+      });
       expect(p.status).toBe(201);
       const P = p.body.id as string;
       posts.set(P, { author: alice!.agentId, commenters: new Set(), voters: new Set(), score: 0 });
@@ -172,7 +184,9 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       await seen("post.created", { postId: P });
 
       for (const c of [bob!, carol!, alice!]) {
-        expect((await req("POST", `/posts/${P}/comments`, { key: c.apiKey, body: { body: `from ${c.name}` } })).status).toBe(201);
+        expect(
+          (await req("POST", `/posts/${P}/comments`, { key: c.apiKey, body: { body: `from ${c.name}` } })).status,
+        ).toBe(201);
         const x = posts.get(P)!;
         notify([x.author, ...x.commenters], `comment.created:${P}`, c.agentId);
         x.commenters.add(c.agentId);
@@ -203,7 +217,10 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       notify(everyone(P), `council.ballot_cast:${P}`, kim!.agentId);
       events += 2;
       await seen("council.ballot_cast", { postId: P, councillorId: kim!.agentId });
-      const b = await req("POST", `/posts/${P}/council`, { key: lee!.apiKey, body: { vote: "approve", reason: "sound" } });
+      const b = await req("POST", `/posts/${P}/council`, {
+        key: lee!.apiKey,
+        body: { vote: "approve", reason: "sound" },
+      });
       expect(b.status).toBe(200);
       notify(everyone(P), `council.ballot_cast:${P}`, lee!.agentId);
       notify(everyone(P), `council.decided:${P}`);
@@ -213,9 +230,13 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       for (const v of voters) notify([v.agentId], `sagacity.awarded:${P}`);
       events += 6;
       await seen("council.decided", { postId: P, outcome: "adopted" });
-      await until("six awards", async () => ((await feedAfter("", "sagacity.awarded")).length === 6 ? true : undefined));
+      await until("six awards", async () =>
+        (await feedAfter("", "sagacity.awarded")).length === 6 ? true : undefined,
+      );
 
-      expect((await req("POST", `/posts/${P}/handoff`, { key: kim!.apiKey, body: { implementation: "self" } })).status).toBe(200);
+      expect(
+        (await req("POST", `/posts/${P}/handoff`, { key: kim!.apiKey, body: { implementation: "self" } })).status,
+      ).toBe(200);
       notify(everyone(P), `post.handed_off:${P}`, kim!.agentId);
       events += 2;
       await seen("post.handed_off", { postId: P });
@@ -224,11 +245,16 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       events += 2;
       await seen("post.completed", { postId: P });
 
-      const q = await req("POST", "/posts", { key: bob!.apiKey, body: { title: "Tabs or spaces", body: "Discuss.", is_arch_design: false } });
+      const q = await req("POST", "/posts", {
+        key: bob!.apiKey,
+        body: { title: "Tabs or spaces", body: "Discuss.", is_arch_design: false },
+      });
       const Q = q.body.id as string;
       events += 1;
       await seen("post.created", { postId: Q });
-      expect((await req("POST", `/posts/${Q}/comments`, { key: alice!.apiKey, body: { body: "spaces" } })).status).toBe(201);
+      expect((await req("POST", `/posts/${Q}/comments`, { key: alice!.apiKey, body: { body: "spaces" } })).status).toBe(
+        201,
+      );
       notify([bob!.agentId], `comment.created:${Q}`, alice!.agentId);
       events += 1;
       await seen("comment.created", { postId: Q });
@@ -272,7 +298,10 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
 
       // read marks: up to the 2nd item, then resume after it
       const aliceItems = await inbox(alice!);
-      const read = await req("POST", "/me/notifications/read", { key: alice!.apiKey, body: { upTo: aliceItems[1].cursor } });
+      const read = await req("POST", "/me/notifications/read", {
+        key: alice!.apiKey,
+        body: { upTo: aliceItems[1].cursor },
+      });
       expect(read.status).toBe(200);
       expect(read.body.unread).toBe(aliceItems.length - 2);
       const rest = await req("GET", `/me/notifications?after=${aliceItems[1].cursor}`, { key: alice!.apiKey });
@@ -295,7 +324,10 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       // SSE: resumes after Last-Event-ID with the same events
       const mid = feed[Math.floor(feed.length / 2)]!.cursor;
       const ctrl = new AbortController();
-      const sse = await fetch(`${sys.baseUrl}/events/stream`, { headers: { "last-event-id": mid }, signal: ctrl.signal });
+      const sse = await fetch(`${sys.baseUrl}/events/stream`, {
+        headers: { "last-event-id": mid },
+        signal: ctrl.signal,
+      });
       expect(sse.headers.get("content-type")).toMatch(/text\/event-stream/);
       const reader = sse.body!.getReader();
       let text = "";
@@ -336,11 +368,16 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       const sentAt = new Map<string, number>();
       for (let i = 0; i < N; i++) {
         const t = Date.now();
-        const r = await req("POST", "/posts", { key: owner.apiKey, body: { title: `hooked ${i}`, body: "b", is_arch_design: false } });
+        const r = await req("POST", "/posts", {
+          key: owner.apiKey,
+          body: { title: `hooked ${i}`, body: "b", is_arch_design: false },
+        });
         expect(r.status).toBe(201);
         sentAt.set(r.body.id, t);
       }
-      await until("N deliveries", async () => (ok.got.filter((g) => JSON.parse(g.body).type === "post.created").length >= N ? true : undefined));
+      await until("N deliveries", async () =>
+        ok.got.filter((g) => JSON.parse(g.body).type === "post.created").length >= N ? true : undefined,
+      );
       const created = ok.got.filter((g) => JSON.parse(g.body).type === "post.created");
       for (const g of ok.got) {
         expect(verifyStandardWebhook(a.body.secret, g.headers, g.body)).toBe(true);
@@ -359,7 +396,9 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       );
 
       // flaky: 3 failures then success, the same webhook-id every time, accepted exactly once per event
-      await until("flaky deliveries", async () => (flaky.got.filter((g) => g.status === 200).length >= N ? true : undefined));
+      await until("flaky deliveries", async () =>
+        flaky.got.filter((g) => g.status === 200).length >= N ? true : undefined,
+      );
       const byId = new Map<string, number[]>();
       for (const g of flaky.got) byId.set(g.id, [...(byId.get(g.id) ?? []), g.status]);
       expect(byId.size).toBe(N);

@@ -75,9 +75,16 @@ const TIMEOUT = 240_000;
       async () => {
         const [author, b, c] = await joinAll(req, 3, "notif-kill");
         const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-        ok(await req("POST", "/me/webhooks", { key: author!.apiKey, body: { url, events: ["comment.created"] } }), 201, "webhook");
+        ok(
+          await req("POST", "/me/webhooks", { key: author!.apiKey, body: { url, events: ["comment.created"] } }),
+          201,
+          "webhook",
+        );
         const p = ok(
-          await req("POST", "/posts", { key: author!.apiKey, body: { title: "Kill me", body: "b", is_arch_design: false } }),
+          await req("POST", "/posts", {
+            key: author!.apiKey,
+            body: { title: "Kill me", body: "b", is_arch_design: false },
+          }),
           201,
           "post",
         );

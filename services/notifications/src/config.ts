@@ -1,13 +1,6 @@
 import ms from "ms";
 import { z } from "zod";
-import {
-  commonEnvSchema,
-  defaultListenAddr,
-  grpcAddr,
-  intVar,
-  optionalVar,
-  parseEnv,
-} from "@aps/platform";
+import { commonEnvSchema, defaultListenAddr, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
 
 /** A duration such as `30d`, `12h`, `90s` or a number of milliseconds (the `ms` package's syntax); ms after parsing. */
 function toMs(v: string): number | undefined {

@@ -8,7 +8,10 @@ const { startNotifications } = await import("./service.js");
 
 const cfg = loadConfig(process.env);
 const deps = await openServiceDeps("notifications", cfg);
-if (cfg.WEBHOOK_ALLOW_PRIVATE) deps.log.warn("WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http and private addresses (tests and local setups only)");
+if (cfg.WEBHOOK_ALLOW_PRIVATE)
+  deps.log.warn(
+    "WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http and private addresses (tests and local setups only)",
+  );
 const svc = await startNotifications(deps, {
   listenAddr: cfg.NOTIFICATIONS_LISTEN_ADDR,
   feedRetentionMs: cfg.FEED_RETENTION,

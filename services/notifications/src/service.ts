@@ -75,10 +75,11 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
     background: async (repo) => {
       const feed = await consumeFeed(deps.bus, deps.db.pool, () => worker.notify(), deps.log);
       worker.start();
-      const prune = () =>
+      const prune = (): void => {
         repo.feed
           .prune(new Date(Date.now() - opts.feedRetentionMs))
           .catch((err: unknown) => deps.log.warn({ err: String(err) }, "feed retention failed"));
+      };
       const timer = setInterval(prune, PRUNE_EVERY_MS);
       timer.unref();
       const retention: Stoppable = { stop: () => clearInterval(timer) };

@@ -26,7 +26,15 @@ export const OWN_DURABLES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Names of the NATS users: every deployable (topology.ts) connects as itself. */
-export const NATS_USERS = ["gateway", "identity", "forum", "council", "knowledge", "translation", "notifications"] as const;
+export const NATS_USERS = [
+  "gateway",
+  "identity",
+  "forum",
+  "council",
+  "knowledge",
+  "translation",
+  "notifications",
+] as const;
 
 /**
  * The operator's NATS user: no restriction (replaying dead letters, inspecting the stream). Its

@@ -43,10 +43,18 @@ export const feedQuery = z.strictObject({
     .max(400)
     .optional()
     .transform((t, ctx) => {
-      const list = t ? t.split(",").map((x) => x.trim()).filter(Boolean) : [];
+      const list = t
+        ? t
+            .split(",")
+            .map((x) => x.trim())
+            .filter(Boolean)
+        : [];
       const bad = list.filter((x) => !(EVENT_TYPES as readonly string[]).includes(x));
       if (bad.length) {
-        ctx.addIssue({ code: "custom", message: `unknown event type ${bad.join(", ")} (known: ${EVENT_TYPES.join(", ")})` });
+        ctx.addIssue({
+          code: "custom",
+          message: `unknown event type ${bad.join(", ")} (known: ${EVENT_TYPES.join(", ")})`,
+        });
         return z.NEVER;
       }
       return [...new Set(list)];
@@ -66,16 +74,22 @@ export const readBody = z.strictObject({ upTo: seqCursor });
 
 /** `POST /me/webhooks {url, events}`. */
 export const webhookBody = z.strictObject({
-  url: z.string().min(1).max(2048).meta({ description: "https URL; must resolve to public addresses", example: "https://agent.example/hooks/aps" }),
+  url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .meta({ description: "https URL; must resolve to public addresses", example: "https://agent.example/hooks/aps" }),
   events: z
     .array(z.union([z.enum(EVENT_TYPES), z.literal("*")]))
     .min(1)
     .max(EVENT_TYPES.length + 1)
-    .meta({ description: "event types to deliver, or [\"*\"] for all" }),
+    .meta({ description: 'event types to deliver, or ["*"] for all' }),
 });
 
 /** `{id}` of a webhook path. */
-export const webhookParams = z.object({ id: z.string().meta({ description: "wh_ + ULID", example: "wh_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }) });
+export const webhookParams = z.object({
+  id: z.string().meta({ description: "wh_ + ULID", example: "wh_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+});
 
 /** `GET /me/webhooks/{id}/deliveries?cursor=&limit=`. */
 export const deliveriesQuery = z.strictObject({ cursor: seqCursor.optional(), limit });

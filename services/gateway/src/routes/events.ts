@@ -172,7 +172,12 @@ export function eventRoutes(n: NotificationsClient | undefined, streams: SseStre
     const me = requireCaller(res);
     const id = hookId(req.params.id);
     const q = validate(deliveriesQuery, req.query, "query");
-    const page = await need(n).listDeliveries({ agentId: me.agentId, webhookId: id, cursor: q.cursor ?? "", limit: q.limit });
+    const page = await need(n).listDeliveries({
+      agentId: me.agentId,
+      webhookId: id,
+      cursor: q.cursor ?? "",
+      limit: q.limit,
+    });
     res.json({ items: page.items.map(renderDelivery), nextCursor: page.nextCursor || null });
   });
   return r;

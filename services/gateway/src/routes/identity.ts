@@ -80,7 +80,12 @@ export function identityRoutes(
     const id = requireCaller(res).agentId;
     const [agent, unread] = await Promise.all([
       identity.getAgent(id),
-      notifications ? notifications.unread(id).then((u) => u.unread, () => null) : Promise.resolve(null),
+      notifications
+        ? notifications.unread(id).then(
+            (u) => u.unread,
+            () => null,
+          )
+        : Promise.resolve(null),
     ]);
     res.json({ ...renderAgent(agent), unread });
   });

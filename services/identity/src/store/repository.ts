@@ -222,8 +222,12 @@ export class IdentityRepository {
       await this.mustExist(tx, agentId);
       const seats: Seat[] = seat === "chief" ? ["councillor", "chief"] : ["councillor"];
       for (const s of seats) {
-        const r = await tx.query("INSERT INTO seats (agent_id, seat) VALUES ($1, $2) ON CONFLICT DO NOTHING", [agentId, s]);
-        if (r.rowCount) await this.outbox.publish(tx, "identity.seat_changed", {
+        const r = await tx.query("INSERT INTO seats (agent_id, seat) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
+          agentId,
+          s,
+        ]);
+        if (r.rowCount)
+          await this.outbox.publish(tx, "identity.seat_changed", {
             occurredAt: this.clock.now().toISOString(),
             agentId,
             seat: s,

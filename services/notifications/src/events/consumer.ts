@@ -40,15 +40,19 @@ export function consumeFeed(
   const handlers: EventHandlers = {};
   for (const type of types) {
     const handler = async (m: EventMessage<EventType>) => {
-      const rule = PUBLIC_EVENT_RULES[type] as ((x: typeof m) => ReturnType<NonNullable<typeof PUBLIC_EVENT_RULES["forum.post_created"]>>) | undefined;
-      const part = PARTICIPATION_RULES[type] as ((x: typeof m) => { postId: string; agentId: string; role: string }) | undefined;
+      const rule = PUBLIC_EVENT_RULES[type] as
+        ((x: typeof m) => ReturnType<NonNullable<(typeof PUBLIC_EVENT_RULES)["forum.post_created"]>>) | undefined;
+      const part = PARTICIPATION_RULES[type] as
+        ((x: typeof m) => { postId: string; agentId: string; role: string }) | undefined;
       const source = { eventId: m.eventId, occurredAt: m.occurredAt };
       const waitForAuthor = now() - Date.parse(m.occurredAt) < AUTHOR_WAIT_MS;
       await processOnce(pool, FEED_CONSUMER, m.eventId, async (tx) => {
         const r = await ingest(tx, source, rule ? rule(m) : [], part?.(m), wake);
         // Throwing rolls the whole event back: it is delivered again (docs/adr/0100).
-        if (r.authorUnknown && waitForAuthor) throw new Error(`author of the post of ${type} ${m.eventId} not known yet`);
-        if (r.authorUnknown) log.warn({ type, eventId: m.eventId }, "post author unknown; stored without the author's inbox item");
+        if (r.authorUnknown && waitForAuthor)
+          throw new Error(`author of the post of ${type} ${m.eventId} not known yet`);
+        if (r.authorUnknown)
+          log.warn({ type, eventId: m.eventId }, "post author unknown; stored without the author's inbox item");
       });
     };
     (handlers as Record<string, unknown>)[type] = handler;

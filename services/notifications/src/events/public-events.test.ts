@@ -28,7 +28,13 @@ describe("public events (docs/adr/0125)", () => {
       expect(Object.keys(EVENT_TYPES)).toContain(type);
       // an all-default message of the type: the rule runs and names only public types
       const codec = EVENT_TYPES[type as keyof typeof EVENT_TYPES] as unknown as { fromPartial(x: object): object };
-      const m = { ...codec.fromPartial({}), eventId: "e", occurredAt: "2026-01-01T00:00:00.000Z", votesFor: 5, vote: 1 };
+      const m = {
+        ...codec.fromPartial({}),
+        eventId: "e",
+        occurredAt: "2026-01-01T00:00:00.000Z",
+        votesFor: 5,
+        vote: 1,
+      };
       for (const e of (rule as (x: object) => { type: string }[])(m)) produced.add(e.type);
     }
     expect([...produced].sort()).toEqual([...PUBLIC_EVENT_TYPES].sort());

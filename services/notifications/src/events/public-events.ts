@@ -238,7 +238,11 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
  * query to another service per event): the role an event gives its agent on its post.
  */
 export const PARTICIPATION_RULES: {
-  [T in EventType]?: (m: EventMessage<T>) => { postId: string; agentId: string; role: "author" | "commenter" | "voter" };
+  [T in EventType]?: (m: EventMessage<T>) => {
+    postId: string;
+    agentId: string;
+    role: "author" | "commenter" | "voter";
+  };
 } = {
   "forum.post_created": (m) => ({ postId: m.postId, agentId: m.authorId, role: "author" }),
   "forum.comment_created": (m) => ({ postId: m.postId, agentId: m.authorId, role: "commenter" }),

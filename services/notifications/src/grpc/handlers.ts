@@ -85,10 +85,13 @@ export function notificationsHandlers(stores: NotificationsStores, policy: Targe
         return { webhook, secret };
       },
     ),
-    listWebhooks: unary(log, async (req: notifications.ListWebhooksRequest): Promise<notifications.ListWebhooksResponse> => {
-      const q = parseRequest(z.object({ agentId }), req);
-      return { items: await stores.webhooks.list(q.agentId) };
-    }),
+    listWebhooks: unary(
+      log,
+      async (req: notifications.ListWebhooksRequest): Promise<notifications.ListWebhooksResponse> => {
+        const q = parseRequest(z.object({ agentId }), req);
+        return { items: await stores.webhooks.list(q.agentId) };
+      },
+    ),
     getWebhook: unary(log, async (req: notifications.WebhookRef): Promise<notifications.Webhook> => {
       const q = parseRequest(z.object({ agentId, id: z.string().min(1).max(64) }), req);
       return stores.webhooks.get(q.agentId, q.id);
@@ -101,10 +104,7 @@ export function notificationsHandlers(stores: NotificationsStores, policy: Targe
     listDeliveries: unary(
       log,
       async (req: notifications.ListDeliveriesRequest): Promise<notifications.ListDeliveriesResponse> => {
-        const q = parseRequest(
-          z.object({ agentId, webhookId: z.string().min(1).max(64), cursor, limit }),
-          req,
-        );
+        const q = parseRequest(z.object({ agentId, webhookId: z.string().min(1).max(64), cursor, limit }), req);
         const rows = await stores.webhooks.deliveries(q.agentId, q.webhookId, q.cursor, q.limit);
         return {
           items: rows,

@@ -129,7 +129,8 @@ async function audienceOf(tx: Tx, e: PublicEvent): Promise<string[] | undefined>
     if (typeof id === "string" && id !== "") out.add(id);
   } else {
     if (!e.postId) return [];
-    const roles = e.audience === "post-author" ? [] : e.audience === "post-discussion" ? ["commenter"] : ["commenter", "voter"];
+    const roles =
+      e.audience === "post-author" ? [] : e.audience === "post-discussion" ? ["commenter"] : ["commenter", "voter"];
     const r = await tx.query<{ agent_id: string; role: string }>(
       "SELECT agent_id, role FROM participation WHERE post_id = $1 AND role = ANY($2::text[])",
       [e.postId, ["author", ...roles]],
@@ -149,7 +150,13 @@ export class FeedStore {
 
   /** Up to `limit` events after `after` (exclusive), oldest first, optionally only of `types`. */
   async list(after: bigint, types: string[], limit: number): Promise<FeedRow[]> {
-    const r = await this.pool.query<{ seq: string; event_id: string; type: string; at: string; data: Record<string, unknown> }>(
+    const r = await this.pool.query<{
+      seq: string;
+      event_id: string;
+      type: string;
+      at: string;
+      data: Record<string, unknown>;
+    }>(
       `SELECT seq::text, event_id, type, to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, data
        FROM feed_events WHERE seq > $1 AND ($2::text[] IS NULL OR type = ANY($2::text[]))
        ORDER BY feed_events.seq LIMIT $3`,

@@ -38,10 +38,18 @@ export async function addInboxItem(
   const r = await tx.query(
     `INSERT INTO inbox_items (agent_id, seq, event_id, type, post_id, actor_id, occurred_at, data)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (agent_id, event_id, type) DO NOTHING`,
-    [agentId, s.rows[0]!.last_seq, item.eventId, item.type, item.postId ?? null, item.actorId ?? null, item.occurredAt, item.data],
+    [
+      agentId,
+      s.rows[0]!.last_seq,
+      item.eventId,
+      item.type,
+      item.postId ?? null,
+      item.actorId ?? null,
+      item.occurredAt,
+      item.data,
+    ],
   );
-  if (r.rowCount === 0)
-    await tx.query("UPDATE inbox_state SET last_seq = last_seq - 1 WHERE agent_id = $1", [agentId]);
+  if (r.rowCount === 0) await tx.query("UPDATE inbox_state SET last_seq = last_seq - 1 WHERE agent_id = $1", [agentId]);
 }
 
 /**

@@ -47,7 +47,16 @@ describe("webhook SSRF guard", () => {
   it("classifies with ipaddr.js ranges", () => {
     expect(isPublicAddress("8.8.8.8")).toBe(true);
     expect(isPublicAddress("2001:4860:4860::8888")).toBe(true);
-    for (const ip of ["127.0.0.1", "10.0.0.1", "169.254.169.254", "::1", "fe80::1", "fc00::1", "::ffff:10.0.0.1", "nope"])
+    for (const ip of [
+      "127.0.0.1",
+      "10.0.0.1",
+      "169.254.169.254",
+      "::1",
+      "fe80::1",
+      "fc00::1",
+      "::ffff:10.0.0.1",
+      "nope",
+    ])
       expect([ip, isPublicAddress(ip)]).toEqual([ip, false]);
   });
 });

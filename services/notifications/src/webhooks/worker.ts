@@ -144,7 +144,10 @@ export class DeliveryWorker {
       "user-agent": "APS-Webhooks/1",
     };
     const pinned: LookupFunction = (_host, options, cb) => {
-      if ((options as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
+      if ((options as { all?: boolean }).all)
+        (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [
+          { address: target.address, family: target.family },
+        ]);
       else cb(null, target.address, target.family);
     };
     const mod = target.url.protocol === "https:" ? https : http;
