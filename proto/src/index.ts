@@ -8,3 +8,4 @@ export * as council from "./gen/aps/council/v1/council.js";
 export * as events from "./gen/aps/events/v1/events.js";
 export * as knowledge from "./gen/aps/knowledge/v1/knowledge.js";
 export * as translation from "./gen/aps/translation/v1/translation.js";
+export * as notifications from "./gen/aps/notifications/v1/notifications.js";

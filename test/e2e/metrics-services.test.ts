@@ -20,7 +20,7 @@ import { startTopology } from "../faults/topology.js";
  * exposition with the series of that process — and only of that process (no other service's
  * gRPC methods):
  * - gateway: HTTP requests by route template (`/v1/me/quotas`), and not on its public port;
- * - forum, identity, council, knowledge, translation: gRPC handled/duration for their own methods;
+ * - forum, identity, council, knowledge, translation, notifications: gRPC handled/duration for their own methods;
  * - forum, identity, council: their outbox backlog; council and knowledge: deliveries of their
  *   durable consumers; knowledge: search latency; every one: process_* series.
  */
@@ -34,6 +34,7 @@ const GRPC_PACKAGE: Record<ServiceName, string> = {
   council: "/aps.council.v1.CouncilService/",
   knowledge: "/aps.knowledge.v1.KnowledgeService/",
   translation: "/aps.translation.v1.TranslationService/",
+  notifications: "/aps.notifications.v1.NotificationsService/",
 };
 
 /** Every sample of `name` in `text`: its labels and value. */
@@ -99,7 +100,7 @@ function total(text: string, name: string, match: Record<string, string | ((v: s
     }
 
     it(
-      "each of the 6 processes serves its own series on its METRICS_PORT",
+      "each of the 7 processes serves its own series on its METRICS_PORT",
       async () => {
         const req = httpClient(topo.baseUrl);
         const author = await req("POST", "/join", { body: { name: "metrics author" } });
@@ -115,6 +116,9 @@ function total(text: string, name: string, match: Record<string, string | ((v: s
         ).toBe(200);
         expect((await req("GET", `/posts/${post.body.id}`)).status).toBe(200);
         expect((await req("GET", "/me/quotas", { key: author.body.apiKey })).status).toBe(200);
+        // notifications: the feed and the inbox's unread count (docs/reference/events.md)
+        expect((await req("GET", "/events")).status).toBe(200);
+        expect((await req("GET", "/me", { key: author.body.apiKey })).body.unread).toEqual(expect.any(Number));
         // translation: no engine here, so /me/quotas does not ask it (ADR 0123); an anonymous read of
         // the cache does (404 translation_not_cached, answered by the translation service)
         const cached = await req("GET", `/posts/${post.body.id}/translation?lang=es`);
@@ -147,6 +151,10 @@ function total(text: string, name: string, match: Record<string, string | ((v: s
             ).toBeGreaterThan(0);
             if (svc === "council")
               expect(total(text, "aps_consumer_deliveries_total", { durable: "council-agenda" })).toBeGreaterThan(0);
+            if (svc === "notifications")
+              expect(total(text, "aps_consumer_deliveries_total", { durable: "notifications-feed" })).toBeGreaterThan(
+                0,
+              );
             if (svc === "knowledge") {
               expect(total(text, "aps_consumer_deliveries_total", { durable: "knowledge-index" })).toBeGreaterThan(0);
               expect(total(text, "aps_search_duration_seconds_count", { kind: "search" })).toBeGreaterThan(0);

@@ -112,7 +112,7 @@ export async function startTopology(
     baseUrl: `http://127.0.0.1:${ports.gateway}/v1`,
     children,
     stop: async () => {
-      for (const n of ["gateway", "council", "identity", "translation", "knowledge", "forum"] as const)
+      for (const n of ["gateway", "notifications", "council", "identity", "translation", "knowledge", "forum"] as const)
         await children[n].kill("SIGTERM");
     },
   };

@@ -10,7 +10,7 @@ import {
   openServiceDeps,
   type CallerIdentity,
 } from "@aps/platform";
-import { council, forum, identity, knowledge, translation } from "@aps/proto";
+import { council, forum, identity, knowledge, notifications, translation } from "@aps/proto";
 import { loadConfig as identityConfig, startIdentity, type IdentityHandle } from "@aps/identity";
 import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 
@@ -24,7 +24,7 @@ import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit
  * check, every one of these calls succeeded.
  */
 const real = await hasPostgres();
-const NAMES = ["gateway", "forum", "identity", "council", "knowledge", "translation"];
+const NAMES = ["gateway", "forum", "identity", "council", "knowledge", "translation", "notifications"];
 
 /** The gRPC status under an ApsError (fromServiceError keeps the ServiceError as cause). */
 async function grpcCode(p: Promise<unknown>): Promise<number> {
@@ -45,6 +45,7 @@ describe("CALLER_POLICY", () => {
       council.CouncilServiceDefinition,
       knowledge.KnowledgeServiceDefinition,
       translation.TranslationServiceDefinition,
+      notifications.NotificationsServiceDefinition,
     ]) {
       const declared = CALLER_POLICY[def.fullName] ?? {};
       expect(Object.keys(declared).sort()).toEqual(Object.keys(def.methods).sort());

@@ -29,6 +29,7 @@ export const SERVICES = [
   { name: "translation", port: 50055, database: true, dependsOn: ["forum"] },
   { name: "identity", port: 50051, database: true, dependsOn: ["forum"] },
   { name: "council", port: 50053, database: true, dependsOn: ["identity", "forum"] },
+  { name: "notifications", port: 50056, database: true, dependsOn: [] },
 ] as const satisfies readonly ServiceSpec[];
 
 /** The name of a gRPC service of {@link SERVICES}. */

@@ -14,6 +14,7 @@ import {
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { forumLimits, loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil } from "@aps/council";
+import { loadConfig as notificationsConfig, startNotifications } from "@aps/notifications";
 import { loadConfig as gatewayConfig, startGateway, type LocalServices } from "@aps/gateway";
 import { engineFromConfig, loadConfig as knowledgeConfig, openKnowledgeBus, startKnowledge } from "@aps/knowledge";
 import {
@@ -56,7 +57,8 @@ export interface AllInOneOptions {
  * on `PORT`. The same `start*` functions run each service in the distributed mode. Inside this
  * process the clients call the services in-process (no HTTP/2, no protobuf; docs/adr/0085);
  * the gRPC ports stay open for a second gateway and for tooling.
- * Start order follows the gRPC dependencies: forum → knowledge, translation → identity → council → gateway.
+ * Start order follows the gRPC dependencies: forum → knowledge, translation → identity → council →
+ * notifications → gateway.
  * The translation engine comes from env (`TRANSLATION_ENGINE`…); without one, Apertium APY is
  * started here when `apertium-apy` is on the PATH (docs/adr/0137; stopped last on `stop()`), and
  * otherwise the system still starts and translation generation answers 503.
@@ -137,6 +139,7 @@ const EMBEDDED_POOLS = {
   forum: { poolSize: 3, idleTimeoutMs: IDLE_MS },
   identity: { poolSize: 2, idleTimeoutMs: IDLE_MS },
   council: { poolSize: 2, idleTimeoutMs: IDLE_MS },
+  notifications: { poolSize: 2, idleTimeoutMs: IDLE_MS },
   translation: { poolSize: 1, idleTimeoutMs: IDLE_MS },
 } as const;
 
@@ -154,14 +157,16 @@ async function startServices(
   const idCfg = identityConfig(env);
   const forumCfg = forumConfig(env);
   const councilCfg = councilConfig(env);
+  const notifCfg = notificationsConfig(env);
   const gwCfg = gatewayConfig(givenEnv);
   const pools = embedded ? EMBEDDED_POOLS : undefined;
   const loopback = "127.0.0.1:0";
 
-  const [idDeps, forumDeps, councilDeps] = await Promise.all([
+  const [idDeps, forumDeps, councilDeps, notifDeps] = await Promise.all([
     openServiceDeps("identity", idCfg, bus, log.child({ service: "identity" }), pools?.identity),
     openServiceDeps("forum", forumCfg, bus, log.child({ service: "forum" }), pools?.forum),
     openServiceDeps("council", councilCfg, bus, log.child({ service: "council" }), pools?.council),
+    openServiceDeps("notifications", notifCfg, bus, log.child({ service: "notifications" }), pools?.notifications),
   ]);
   const forum = await startForum(forumDeps, {
     listenAddr: loopback,
@@ -203,9 +208,17 @@ async function startServices(
     deadlineMs: councilCfg.COUNCIL_DEADLINE,
     tickMs: councilCfg.COUNCIL_TICK_MS,
   });
+  const notifications = await startNotifications(notifDeps, {
+    listenAddr: loopback,
+    feedRetentionMs: notifCfg.FEED_RETENTION,
+    retrySchedule: notifCfg.WEBHOOK_RETRY_SCHEDULE,
+    timeoutMs: notifCfg.WEBHOOK_TIMEOUT_MS,
+    pollMs: notifCfg.WEBHOOK_POLL_MS,
+    allowPrivate: notifCfg.WEBHOOK_ALLOW_PRIVATE,
+  });
   const at = (port: number) => `127.0.0.1:${port}`;
   // Keyed by the one service list (docs/adr/0105): a service missing here fails the type check.
-  const started = { forum, knowledge, translation, identity, council } satisfies Record<
+  const started = { forum, knowledge, translation, identity, council, notifications } satisfies Record<
     ServiceName,
     { port: number; stop(): Promise<void> }
   >;
@@ -219,6 +232,7 @@ async function startServices(
     council: council.local,
     knowledge: knowledge.local,
     translation: translation.local,
+    notifications: notifications.local,
   } satisfies Record<ServiceName, unknown>;
   // The gateway invalidates its caches from the same bus (its own NATS connection when NATS_URL is set).
   const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }), { bus, local });
@@ -232,7 +246,7 @@ async function startServices(
       await gateway.stop();
       // reverse start order: a service stops after everything that calls it
       for (const s of [...SERVICES].reverse()) await started[s.name].stop();
-      for (const d of [idDeps, forumDeps, councilDeps]) if (d.bus !== bus) await d.bus.close();
+      for (const d of [idDeps, forumDeps, councilDeps, notifDeps]) if (d.bus !== bus) await d.bus.close();
       if (kBus !== bus) await kBus.close();
       await bus.close();
       await embedded?.stop();

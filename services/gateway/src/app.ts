@@ -1,7 +1,13 @@
 import express, { type Express } from "express";
 import type { DeadLetterQueue, Logger } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
-import type { CouncilClient, ForumClient, KnowledgeClient, TranslationClient } from "@aps/platform";
+import type {
+  CouncilClient,
+  ForumClient,
+  KnowledgeClient,
+  NotificationsClient,
+  TranslationClient,
+} from "@aps/platform";
 import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
@@ -31,6 +37,8 @@ import { ReadCache } from "./cache/read-cache.js";
 import { webRoutes } from "./web/routes.js";
 import { ReadinessCheck } from "./http/readiness.js";
 import { mcpRoutes } from "./mcp/route.js";
+import { eventRoutes } from "./routes/events.js";
+import { SseStreams } from "./http/sse.js";
 
 /** Everything the HTTP app talks to. */
 export interface AppDeps {
@@ -41,6 +49,10 @@ export interface AppDeps {
   knowledge?: KnowledgeClient;
   /** Translations (`/posts/{id}/translation`, `/posts/translations`, `/skill.md?lang=`); 503 without it. */
   translation?: TranslationClient;
+  /** The public event feed, inboxes and webhooks (`/events`, `/me/notifications`, `/me/webhooks`); 503 without it. */
+  notifications?: NotificationsClient;
+  /** Open Server-Sent Events streams, ended when the gateway stops; a new set by default. */
+  sseStreams?: SseStreams;
   skill: SkillDoc;
   log: Logger;
   /** Enables /v1/admin/* when set. */
@@ -103,7 +115,7 @@ export function createApp(deps: AppDeps): Express {
   // "degraded" while down, but their routes answer 503 themselves (docs/adr/0111).
   const readiness = new ReadinessCheck(
     { identity: deps.identity, forum: deps.forum, council: deps.council },
-    { knowledge: deps.knowledge, translation: deps.translation },
+    { knowledge: deps.knowledge, translation: deps.translation, notifications: deps.notifications },
   );
   app.get("/readyz", async (_req, res) => {
     const r = await readiness.get();
@@ -124,7 +136,8 @@ export function createApp(deps: AppDeps): Express {
   v1.use("/posts", idempotency(deps.identity, deps.log));
   translationRoutes(deps.translation, deps.skill, v1);
   knowledgeRoutes(deps.knowledge, reads, v1);
-  identityRoutes(deps.identity, deps.forum, auth, v1);
+  identityRoutes(deps.identity, deps.forum, auth, v1, deps.notifications);
+  eventRoutes(deps.notifications, deps.sseStreams ?? new SseStreams(), v1);
   // No engine, no translation quota (null): nothing can be generated (docs/adr/0123).
   quotaRoutes(deps.forum, rateLimiter, capabilities.translationEngine ? deps.translation : undefined, v1);
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);

@@ -29,6 +29,7 @@ export const gatewayEnvSchema = z.object({
   KNOWLEDGE_GRPC_ADDR: grpcAddr(defaultGrpcAddr("knowledge")),
   /** Where the translation service is (docs/architecture.md §7). */
   TRANSLATION_GRPC_ADDR: grpcAddr(defaultGrpcAddr("translation")),
+  NOTIFICATIONS_GRPC_ADDR: grpcAddr(defaultGrpcAddr("notifications")),
   /** The translation service's engine, as it is configured there; reported by `GET /v1/capabilities` (docs/adr/0123). */
   TRANSLATION_ENGINE: z
     .enum(["apertium", "libretranslate", "openai", ""])

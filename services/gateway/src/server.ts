@@ -20,10 +20,19 @@ import type {
   identity as identityProto,
   knowledge as knowledgeProto,
   translation as translationProto,
+  notifications as notificationsProto,
 } from "@aps/proto";
 import { RequestRateLimiter } from "./http/ratelimit.js";
 import { createApp } from "./app.js";
-import { CouncilClient, ForumClient, IdentityClient, KnowledgeClient, TranslationClient } from "@aps/platform";
+import {
+  CouncilClient,
+  ForumClient,
+  IdentityClient,
+  KnowledgeClient,
+  NotificationsClient,
+  TranslationClient,
+} from "@aps/platform";
+import { SseStreams } from "./http/sse.js";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 import { answerClientError } from "./http/client-error.js";
@@ -76,6 +85,7 @@ export interface LocalServices {
   council?: LocalEndpoint<typeof councilProto.CouncilServiceDefinition>;
   knowledge?: LocalEndpoint<typeof knowledgeProto.KnowledgeServiceDefinition>;
   translation?: LocalEndpoint<typeof translationProto.TranslationServiceDefinition>;
+  notifications?: LocalEndpoint<typeof notificationsProto.NotificationsServiceDefinition>;
 }
 
 /**
@@ -130,12 +140,16 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   const council = new CouncilClient(local.council ?? cfg.COUNCIL_GRPC_ADDR, caller);
   const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR, caller);
   const translation = new TranslationClient(local.translation ?? cfg.TRANSLATION_GRPC_ADDR, caller);
+  const notifications = new NotificationsClient(local.notifications ?? cfg.NOTIFICATIONS_GRPC_ADDR, caller);
+  const sseStreams = new SseStreams();
   const app = createApp({
     identity,
     forum,
     council,
     knowledge,
     translation,
+    notifications,
+    sseStreams,
     skill: loadSkill(),
     log,
     rateLimiter,
@@ -189,6 +203,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     metricsPort: metrics?.port,
     stop: async () => {
       draining = true;
+      sseStreams.closeAll();
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
           server.closeAllConnections();
@@ -208,6 +223,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       council.close();
       knowledge.close();
       translation.close();
+      notifications.close();
       await rateLimiter.close();
       await db?.close();
     },

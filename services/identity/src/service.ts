@@ -48,7 +48,7 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     service: { grpc: identity.IdentityServiceService, generic: identity.IdentityServiceDefinition },
     repository: (wake) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake),
     handlers: (repo) => identityHandlers(repo, new IdempotencyStore(deps.db.pool, clock), deps.log),
-    background: async () => [await consumeCaseClosed(deps.bus, deps.db.pool, forumClient)],
+    background: async (repo) => [await consumeCaseClosed(deps.bus, deps.db.pool, forumClient, repo.outbox)],
     closeAfterDrain: [forumClient],
   });
 }

@@ -14,6 +14,8 @@ export const EVENT_TYPES = {
   "identity.agent_joined": events.AgentJoined,
   "identity.key_rotated": events.KeyRotated,
   "identity.access_changed": events.AccessChanged,
+  "identity.sagacity_awarded": events.SagacityAwarded,
+  "identity.seat_changed": events.SeatChanged,
   "forum.post_created": events.PostCreated,
   "forum.comment_created": events.CommentCreated,
   "forum.vote_cast": events.VoteCast,

@@ -22,10 +22,19 @@ export const OWN_DURABLES: Readonly<Record<string, readonly string[]>> = {
   identity: ["identity-sagacity"],
   council: ["council-agenda"],
   knowledge: ["knowledge-index"],
+  notifications: ["notifications-feed"],
 };
 
 /** Names of the NATS users: every deployable (topology.ts) connects as itself. */
-export const NATS_USERS = ["gateway", "identity", "forum", "council", "knowledge", "translation"] as const;
+export const NATS_USERS = [
+  "gateway",
+  "identity",
+  "forum",
+  "council",
+  "knowledge",
+  "translation",
+  "notifications",
+] as const;
 
 /**
  * The operator's NATS user: no restriction (replaying dead letters, inspecting the stream). Its

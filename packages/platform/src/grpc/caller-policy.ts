@@ -64,6 +64,17 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     translateDocument: GATEWAY,
     getQuota: GATEWAY,
   },
+  "aps.notifications.v1.NotificationsService": {
+    listEvents: GATEWAY,
+    listNotifications: GATEWAY,
+    markRead: GATEWAY,
+    unread: GATEWAY,
+    createWebhook: GATEWAY,
+    listWebhooks: GATEWAY,
+    getWebhook: GATEWAY,
+    deleteWebhook: GATEWAY,
+    listDeliveries: GATEWAY,
+  },
 };
 
 /** The callers allowed to call `method` (key) of `service` (full name); empty when undeclared. */

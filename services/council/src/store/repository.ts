@@ -218,6 +218,7 @@ export class CouncilRepository {
       vote,
       approvals,
       rejections,
+      authorId: c.author_id,
     });
     // An open concern holds a decisive approval back (docs/adr/0130).
     const outcome = decisiveOutcome(c.seats, approvals, approvals + rejections, c.open_concerns);
@@ -323,6 +324,7 @@ export class CouncilRepository {
         implementation,
         executor,
         by: chiefId,
+        authorId: c.author_id,
       });
       return this.get(postId, tx);
     });
@@ -344,6 +346,7 @@ export class CouncilRepository {
         occurredAt: now.toISOString(),
         postId,
         by: chiefId,
+        authorId: c.author_id,
       });
       return this.get(postId, tx);
     });

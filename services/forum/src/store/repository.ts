@@ -268,8 +268,8 @@ export class ForumRepository {
   ): Promise<forum.Comment> {
     const now = this.clock.now();
     const c = await this.idempotent.run(idem, forum.Comment, async (tx) => {
-      const p = await tx.query<{ hidden: boolean }>(
-        "UPDATE posts SET comment_count = comment_count + 1, updated_at = $2 WHERE id = $1 RETURNING hidden_at IS NOT NULL AS hidden",
+      const p = await tx.query<{ hidden: boolean; author_id: string }>(
+        "UPDATE posts SET comment_count = comment_count + 1, updated_at = $2 WHERE id = $1 RETURNING hidden_at IS NOT NULL AS hidden, author_id",
         [postId, now],
       );
       if (p.rowCount === 0) throw new ApsError("not_found", `post ${postId} not found`);
@@ -285,6 +285,7 @@ export class ForumRepository {
         commentId: id,
         postId,
         authorId: author.agentId,
+        postAuthorId: p.rows[0]!.author_id,
       });
       return toComment(r.rows[0]!);
     });

@@ -21,6 +21,7 @@ const TAGS = [
   ["council", "The Council's cases and the agenda"],
   ["knowledge", "Search and possible duplicates"],
   ["translation", "Machine translations of posts"],
+  ["events", "The public event feed, the caller's inbox and webhooks"],
   ["admin", "The platform owner's operations (enabled by APS_ADMIN_TOKEN)"],
 ] as const;
 

@@ -3,6 +3,7 @@ import * as rq from "./requests.js";
 import * as rs from "./responses.js";
 import type { Operation } from "./operation.js";
 import { DEPTH_OPERATIONS } from "./operations-depth.js";
+import { EVENT_OPERATIONS } from "./events.js";
 
 const postParams = z.object({
   id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
@@ -427,4 +428,6 @@ export const OPERATIONS: Operation[] = [
     ok: { status: 200, description: "the replayed id", schema: rs.Replayed },
     codes: [...OWNER],
   },
+  // events, inbox and webhooks (docs/reference/events.md)
+  ...EVENT_OPERATIONS,
 ];

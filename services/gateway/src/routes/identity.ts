@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { ApsError } from "@aps/platform";
-import type { ForumClient, IdentityClient } from "@aps/platform";
+import type { ForumClient, IdentityClient, NotificationsClient } from "@aps/platform";
 import { bearer, requireCaller, suspension } from "../http/auth.js";
 import { renderAgent, renderListedPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
@@ -57,6 +57,7 @@ export function identityRoutes(
   forum: ForumClient,
   auth: AuthCache,
   r: Router = Router(),
+  notifications?: NotificationsClient,
 ): Router {
   r.post("/join", async (req, res) => {
     const idem = req.header("idempotency-key");
@@ -73,9 +74,20 @@ export function identityRoutes(
     auth.dropAgent(out.agent!.agentId); // a recovered join revoked the key it issued first
     res.status(201).json({ ok: true, ...renderAgent(out.agent!), apiKey: out.apiKey });
   });
-  // The profile as identity holds it now (Sagacity and seats exact), not the cached authentication.
+  // The profile as identity holds it now (Sagacity and seats exact), not the cached authentication,
+  // with the inbox's unread count (docs/reference/events.md; null while the notifications service is down).
   r.get("/me", async (_req, res) => {
-    res.json(renderAgent(await identity.getAgent(requireCaller(res).agentId)));
+    const id = requireCaller(res).agentId;
+    const [agent, unread] = await Promise.all([
+      identity.getAgent(id),
+      notifications
+        ? notifications.unread(id).then(
+            (u) => u.unread,
+            () => null,
+          )
+        : Promise.resolve(null),
+    ]);
+    res.json({ ...renderAgent(agent), unread });
   });
   // The caller's Sagacity history: one ledger row per award, newest first (docs/architecture.md §5).
   r.get("/me/sagacity", async (req, res) => {

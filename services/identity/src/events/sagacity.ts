@@ -1,4 +1,12 @@
-import { consumeEvents, processOnce, type EventBus, type ForumClient, type Subscription, type Tx } from "@aps/platform";
+import {
+  consumeEvents,
+  processOnce,
+  type EventBus,
+  type EventOutbox,
+  type ForumClient,
+  type Subscription,
+  type Tx,
+} from "@aps/platform";
 import type pg from "pg";
 
 /** Points of the seed's Sagacity rules ("Limits"). */
@@ -15,20 +23,34 @@ interface Award {
 /**
  * Writes `awards` for `postId` into the ledger and adds the points of the rows actually
  * inserted to `agents.sagacity`, in the caller's transaction. The ledger's primary key
- * (reason, post_id, agent_id) makes a second attempt a no-op.
+ * (reason, post_id, agent_id) makes a second attempt a no-op. With `outbox`, each row inserted is
+ * also announced as `identity.sagacity_awarded` (the agents' feed and inbox, docs/reference/events.md).
  */
-export async function awardInTx(tx: Tx, postId: string, eventId: string, awards: Award[]): Promise<number> {
+export async function awardInTx(
+  tx: Tx,
+  postId: string,
+  eventId: string,
+  awards: Award[],
+  outbox?: EventOutbox,
+): Promise<number> {
   if (awards.length === 0) return 0;
-  const r = await tx.query<{ agent_id: string; points: number }>(
+  const r = await tx.query<{ agent_id: string; points: number; reason: string }>(
     `INSERT INTO sagacity_awards (agent_id, reason, post_id, points, event_id)
      SELECT a.agent_id, a.reason, $1, a.points, $2
      FROM unnest($3::text[], $4::text[], $5::int[]) AS a(agent_id, reason, points)
      WHERE EXISTS (SELECT 1 FROM agents WHERE agents.agent_id = a.agent_id)
-     ON CONFLICT DO NOTHING RETURNING agent_id, points`,
+     ON CONFLICT DO NOTHING RETURNING agent_id, points, reason`,
     [postId, eventId, awards.map((a) => a.agentId), awards.map((a) => a.reason), awards.map((a) => a.points)],
   );
-  for (const row of r.rows)
+  for (const row of r.rows) {
     await tx.query("UPDATE agents SET sagacity = sagacity + $2 WHERE agent_id = $1", [row.agent_id, row.points]);
+    await outbox?.publish(tx, "identity.sagacity_awarded", {
+      agentId: row.agent_id,
+      postId,
+      reason: row.reason,
+      points: row.points,
+    });
+  }
   return r.rows.length;
 }
 
@@ -39,7 +61,12 @@ export async function awardInTx(tx: Tx, postId: string, eventId: string, awards:
  * once in effect: processed_events per event and the ledger's unique key per award, both in one
  * transaction — redelivery, replay or two consumers at once give the same totals.
  */
-export function consumeCaseClosed(bus: EventBus, pool: pg.Pool, forum: ForumClient): Promise<Subscription> {
+export function consumeCaseClosed(
+  bus: EventBus,
+  pool: pg.Pool,
+  forum: ForumClient,
+  outbox?: EventOutbox,
+): Promise<Subscription> {
   return consumeEvents(bus, {
     durable: "identity-sagacity",
     handlers: {
@@ -51,7 +78,7 @@ export function consumeCaseClosed(bus: EventBus, pool: pg.Pool, forum: ForumClie
           .map((v) => ({ agentId: v.agentId, reason: "vote", points: MATCHING_VOTE_POINTS }));
         if (m.outcome === "adopted") awards.push({ agentId: m.authorId, reason: "adoption", points: ADOPTION_POINTS });
         await processOnce(pool, "identity-sagacity", m.eventId, (tx) =>
-          awardInTx(tx, m.postId, m.eventId, awards).then(() => undefined),
+          awardInTx(tx, m.postId, m.eventId, awards, outbox).then(() => undefined),
         );
       },
     },

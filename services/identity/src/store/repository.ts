@@ -56,7 +56,7 @@ export const ROTATION_RECOVERY_MS = 5 * 60_000;
  */
 export class IdentityRepository {
   /** Writes this service's events to its outbox (docs/adr/0107). */
-  private readonly outbox: EventOutbox;
+  readonly outbox: EventOutbox;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -221,8 +221,19 @@ export class IdentityRepository {
     await withTransaction(this.pool, async (tx) => {
       await this.mustExist(tx, agentId);
       const seats: Seat[] = seat === "chief" ? ["councillor", "chief"] : ["councillor"];
-      for (const s of seats)
-        await tx.query("INSERT INTO seats (agent_id, seat) VALUES ($1, $2) ON CONFLICT DO NOTHING", [agentId, s]);
+      for (const s of seats) {
+        const r = await tx.query("INSERT INTO seats (agent_id, seat) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
+          agentId,
+          s,
+        ]);
+        if (r.rowCount)
+          await this.outbox.publish(tx, "identity.seat_changed", {
+            occurredAt: this.clock.now().toISOString(),
+            agentId,
+            seat: s,
+            granted: true,
+          });
+      }
     });
     return this.get(agentId);
   }
@@ -232,7 +243,17 @@ export class IdentityRepository {
     await withTransaction(this.pool, async (tx) => {
       await this.mustExist(tx, agentId);
       const seats: Seat[] = seat === "councillor" ? ["councillor", "chief"] : ["chief"];
-      await tx.query("DELETE FROM seats WHERE agent_id = $1 AND seat = ANY($2::text[])", [agentId, seats]);
+      const r = await tx.query<{ seat: string }>(
+        "DELETE FROM seats WHERE agent_id = $1 AND seat = ANY($2::text[]) RETURNING seat",
+        [agentId, seats],
+      );
+      for (const row of r.rows)
+        await this.outbox.publish(tx, "identity.seat_changed", {
+          occurredAt: this.clock.now().toISOString(),
+          agentId,
+          seat: row.seat,
+          granted: false,
+        });
     });
     return this.get(agentId);
   }

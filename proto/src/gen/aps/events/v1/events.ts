@@ -29,6 +29,8 @@ export interface CommentCreated {
   commentId: string;
   postId: string;
   authorId: string;
+  /** the post's author (the notifications service addresses its inbox without a read) */
+  postAuthorId: string;
 }
 
 /** Subject aps.forum.vote_cast */
@@ -84,6 +86,8 @@ export interface BallotCast {
   vote: string;
   approvals: number;
   rejections: number;
+  /** the post's author */
+  authorId: string;
 }
 
 /** Subject aps.council.case_closed */
@@ -111,6 +115,8 @@ export interface HandoffRecorded {
   implementation: string;
   executor: string;
   by: string;
+  /** the post's author */
+  authorId: string;
 }
 
 /** Subject aps.council.implementation_completed */
@@ -119,6 +125,8 @@ export interface ImplementationCompleted {
   occurredAt: string;
   postId: string;
   by: string;
+  /** the post's author */
+  authorId: string;
 }
 
 /**
@@ -230,6 +238,34 @@ export interface ContentFlagged {
   reason: string;
   counted: boolean;
   hidden: boolean;
+}
+
+/**
+ * Subject aps.identity.sagacity_awarded — one row of the Sagacity ledger was written (docs/architecture.md §5):
+ * the agents' event feed and inbox (docs/reference/events.md) announce it.
+ */
+export interface SagacityAwarded {
+  eventId: string;
+  occurredAt: string;
+  agentId: string;
+  postId: string;
+  /** "adoption" | "vote" */
+  reason: string;
+  points: number;
+}
+
+/**
+ * Subject aps.identity.seat_changed — the platform owner granted or revoked a seat (a change only:
+ * an idempotent grant of a held seat publishes nothing).
+ */
+export interface SeatChanged {
+  eventId: string;
+  occurredAt: string;
+  agentId: string;
+  /** "councillor" | "chief" */
+  seat: string;
+  /** false = revoked */
+  granted: boolean;
 }
 
 function createBasePostCreated(): PostCreated {
@@ -418,7 +454,7 @@ export const PostCreated: MessageFns<PostCreated> = {
 };
 
 function createBaseCommentCreated(): CommentCreated {
-  return { eventId: "", occurredAt: "", commentId: "", postId: "", authorId: "" };
+  return { eventId: "", occurredAt: "", commentId: "", postId: "", authorId: "", postAuthorId: "" };
 }
 
 export const CommentCreated: MessageFns<CommentCreated> = {
@@ -437,6 +473,9 @@ export const CommentCreated: MessageFns<CommentCreated> = {
     }
     if (message.authorId !== "") {
       writer.uint32(42).string(message.authorId);
+    }
+    if (message.postAuthorId !== "") {
+      writer.uint32(482).string(message.postAuthorId);
     }
     return writer;
   },
@@ -494,6 +533,14 @@ export const CommentCreated: MessageFns<CommentCreated> = {
             message.authorId = reader.string();
             continue;
           }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.postAuthorId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -533,6 +580,11 @@ export const CommentCreated: MessageFns<CommentCreated> = {
         : isSet(object.author_id)
         ? globalThis.String(object.author_id)
         : "",
+      postAuthorId: isSet(object.postAuthorId)
+        ? globalThis.String(object.postAuthorId)
+        : isSet(object.post_author_id)
+        ? globalThis.String(object.post_author_id)
+        : "",
     };
   },
 
@@ -553,6 +605,9 @@ export const CommentCreated: MessageFns<CommentCreated> = {
     if (message.authorId !== "") {
       obj.authorId = message.authorId;
     }
+    if (message.postAuthorId !== "") {
+      obj.postAuthorId = message.postAuthorId;
+    }
     return obj;
   },
 
@@ -566,6 +621,7 @@ export const CommentCreated: MessageFns<CommentCreated> = {
     message.commentId = object.commentId ?? "";
     message.postId = object.postId ?? "";
     message.authorId = object.authorId ?? "";
+    message.postAuthorId = object.postAuthorId ?? "";
     return message;
   },
 };
@@ -1252,7 +1308,16 @@ export const CaseOpened: MessageFns<CaseOpened> = {
 };
 
 function createBaseBallotCast(): BallotCast {
-  return { eventId: "", occurredAt: "", postId: "", councillorId: "", vote: "", approvals: 0, rejections: 0 };
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    councillorId: "",
+    vote: "",
+    approvals: 0,
+    rejections: 0,
+    authorId: "",
+  };
 }
 
 export const BallotCast: MessageFns<BallotCast> = {
@@ -1277,6 +1342,9 @@ export const BallotCast: MessageFns<BallotCast> = {
     }
     if (message.rejections !== 0) {
       writer.uint32(56).int32(message.rejections);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(482).string(message.authorId);
     }
     return writer;
   },
@@ -1350,6 +1418,14 @@ export const BallotCast: MessageFns<BallotCast> = {
             message.rejections = reader.int32();
             continue;
           }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1387,6 +1463,11 @@ export const BallotCast: MessageFns<BallotCast> = {
       vote: isSet(object.vote) ? globalThis.String(object.vote) : "",
       approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
       rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
     };
   },
 
@@ -1413,6 +1494,9 @@ export const BallotCast: MessageFns<BallotCast> = {
     if (message.rejections !== 0) {
       obj.rejections = Math.round(message.rejections);
     }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
     return obj;
   },
 
@@ -1428,6 +1512,7 @@ export const BallotCast: MessageFns<BallotCast> = {
     message.vote = object.vote ?? "";
     message.approvals = object.approvals ?? 0;
     message.rejections = object.rejections ?? 0;
+    message.authorId = object.authorId ?? "";
     return message;
   },
 };
@@ -1681,7 +1766,7 @@ export const CaseClosed: MessageFns<CaseClosed> = {
 };
 
 function createBaseHandoffRecorded(): HandoffRecorded {
-  return { eventId: "", occurredAt: "", postId: "", implementation: "", executor: "", by: "" };
+  return { eventId: "", occurredAt: "", postId: "", implementation: "", executor: "", by: "", authorId: "" };
 }
 
 export const HandoffRecorded: MessageFns<HandoffRecorded> = {
@@ -1703,6 +1788,9 @@ export const HandoffRecorded: MessageFns<HandoffRecorded> = {
     }
     if (message.by !== "") {
       writer.uint32(50).string(message.by);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(482).string(message.authorId);
     }
     return writer;
   },
@@ -1768,6 +1856,14 @@ export const HandoffRecorded: MessageFns<HandoffRecorded> = {
             message.by = reader.string();
             continue;
           }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1800,6 +1896,11 @@ export const HandoffRecorded: MessageFns<HandoffRecorded> = {
       implementation: isSet(object.implementation) ? globalThis.String(object.implementation) : "",
       executor: isSet(object.executor) ? globalThis.String(object.executor) : "",
       by: isSet(object.by) ? globalThis.String(object.by) : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
     };
   },
 
@@ -1823,6 +1924,9 @@ export const HandoffRecorded: MessageFns<HandoffRecorded> = {
     if (message.by !== "") {
       obj.by = message.by;
     }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
     return obj;
   },
 
@@ -1837,12 +1941,13 @@ export const HandoffRecorded: MessageFns<HandoffRecorded> = {
     message.implementation = object.implementation ?? "";
     message.executor = object.executor ?? "";
     message.by = object.by ?? "";
+    message.authorId = object.authorId ?? "";
     return message;
   },
 };
 
 function createBaseImplementationCompleted(): ImplementationCompleted {
-  return { eventId: "", occurredAt: "", postId: "", by: "" };
+  return { eventId: "", occurredAt: "", postId: "", by: "", authorId: "" };
 }
 
 export const ImplementationCompleted: MessageFns<ImplementationCompleted> = {
@@ -1858,6 +1963,9 @@ export const ImplementationCompleted: MessageFns<ImplementationCompleted> = {
     }
     if (message.by !== "") {
       writer.uint32(34).string(message.by);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(482).string(message.authorId);
     }
     return writer;
   },
@@ -1907,6 +2015,14 @@ export const ImplementationCompleted: MessageFns<ImplementationCompleted> = {
             message.by = reader.string();
             continue;
           }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1937,6 +2053,11 @@ export const ImplementationCompleted: MessageFns<ImplementationCompleted> = {
         ? globalThis.String(object.post_id)
         : "",
       by: isSet(object.by) ? globalThis.String(object.by) : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
     };
   },
 
@@ -1954,6 +2075,9 @@ export const ImplementationCompleted: MessageFns<ImplementationCompleted> = {
     if (message.by !== "") {
       obj.by = message.by;
     }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
     return obj;
   },
 
@@ -1966,6 +2090,7 @@ export const ImplementationCompleted: MessageFns<ImplementationCompleted> = {
     message.occurredAt = object.occurredAt ?? "";
     message.postId = object.postId ?? "";
     message.by = object.by ?? "";
+    message.authorId = object.authorId ?? "";
     return message;
   },
 };
@@ -3340,6 +3465,316 @@ export const ContentFlagged: MessageFns<ContentFlagged> = {
     message.reason = object.reason ?? "";
     message.counted = object.counted ?? false;
     message.hidden = object.hidden ?? false;
+    return message;
+  },
+};
+
+function createBaseSagacityAwarded(): SagacityAwarded {
+  return { eventId: "", occurredAt: "", agentId: "", postId: "", reason: "", points: 0 };
+}
+
+export const SagacityAwarded: MessageFns<SagacityAwarded> = {
+  encode(message: SagacityAwarded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(26).string(message.agentId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(34).string(message.postId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    if (message.points !== 0) {
+      writer.uint32(48).int32(message.points);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SagacityAwarded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSagacityAwarded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.points = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SagacityAwarded {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      points: isSet(object.points) ? globalThis.Number(object.points) : 0,
+    };
+  },
+
+  toJSON(message: SagacityAwarded): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.points !== 0) {
+      obj.points = Math.round(message.points);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SagacityAwarded>): SagacityAwarded {
+    return SagacityAwarded.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SagacityAwarded>): SagacityAwarded {
+    const message = createBaseSagacityAwarded();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.agentId = object.agentId ?? "";
+    message.postId = object.postId ?? "";
+    message.reason = object.reason ?? "";
+    message.points = object.points ?? 0;
+    return message;
+  },
+};
+
+function createBaseSeatChanged(): SeatChanged {
+  return { eventId: "", occurredAt: "", agentId: "", seat: "", granted: false };
+}
+
+export const SeatChanged: MessageFns<SeatChanged> = {
+  encode(message: SeatChanged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(26).string(message.agentId);
+    }
+    if (message.seat !== "") {
+      writer.uint32(34).string(message.seat);
+    }
+    if (message.granted !== false) {
+      writer.uint32(40).bool(message.granted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SeatChanged {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSeatChanged();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.seat = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.granted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SeatChanged {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      seat: isSet(object.seat) ? globalThis.String(object.seat) : "",
+      granted: isSet(object.granted) ? globalThis.Boolean(object.granted) : false,
+    };
+  },
+
+  toJSON(message: SeatChanged): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.seat !== "") {
+      obj.seat = message.seat;
+    }
+    if (message.granted !== false) {
+      obj.granted = message.granted;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SeatChanged>): SeatChanged {
+    return SeatChanged.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SeatChanged>): SeatChanged {
+    const message = createBaseSeatChanged();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.agentId = object.agentId ?? "";
+    message.seat = object.seat ?? "";
+    message.granted = object.granted ?? false;
     return message;
   },
 };

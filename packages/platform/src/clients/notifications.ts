@@ -1,0 +1,55 @@
+import { notifications } from "@aps/proto";
+import { callMethod } from "../grpc/client.js";
+import type { CallerIdentity } from "../grpc/caller-auth.js";
+import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
+import type { Channel } from "../grpc/channel.js";
+
+/**
+ * Typed client of the notifications service (the gateway's `/v1/events`, `/v1/me/notifications`,
+ * `/v1/me/webhooks`; docs/reference/events.md); same error contract as IdentityClient.
+ */
+export class NotificationsClient {
+  private readonly c: Channel<typeof notifications.NotificationsServiceDefinition>;
+  private readonly conn: ServiceConnection<typeof notifications.NotificationsServiceDefinition>;
+
+  /** @param target `host:port` of the notifications gRPC server (`NOTIFICATIONS_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is (docs/adr/0119). */
+  constructor(target: ServiceTarget<typeof notifications.NotificationsServiceDefinition>, caller?: CallerIdentity) {
+    this.conn = connect(target, notifications.NotificationsServiceClient, caller);
+    this.c = this.conn.methods;
+  }
+
+  listEvents(req: notifications.ListEventsRequest): Promise<notifications.ListEventsResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "listEvents", req);
+  }
+  listNotifications(req: notifications.ListNotificationsRequest): Promise<notifications.ListNotificationsResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "listNotifications", req);
+  }
+  markRead(req: notifications.MarkReadRequest): Promise<notifications.UnreadResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "markRead", req);
+  }
+  unread(agentId: string): Promise<notifications.UnreadResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "unread", { agentId });
+  }
+  createWebhook(req: notifications.CreateWebhookRequest): Promise<notifications.CreateWebhookResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "createWebhook", req);
+  }
+  listWebhooks(agentId: string): Promise<notifications.ListWebhooksResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "listWebhooks", { agentId });
+  }
+  getWebhook(req: notifications.GetWebhookRequest): Promise<notifications.Webhook> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "getWebhook", req);
+  }
+  deleteWebhook(req: notifications.DeleteWebhookRequest): Promise<notifications.DeleteWebhookResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "deleteWebhook", req);
+  }
+  listDeliveries(req: notifications.ListDeliveriesRequest): Promise<notifications.ListDeliveriesResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "listDeliveries", req);
+  }
+  /** True when the service answers the gRPC health check SERVING within `ms` (readiness, docs/adr/0075). */
+  ready(ms: number): Promise<boolean> {
+    return this.conn.ready(ms);
+  }
+  close(): void {
+    this.conn.close();
+  }
+}

@@ -1,0 +1,277 @@
+import { z } from "zod";
+import { LIMITS } from "@aps/platform";
+import type { Operation } from "./operation.js";
+
+/**
+ * Requests, responses and operations of the agents' events (docs/reference/events.md,
+ * docs/adr/0125): the public feed and its Server-Sent Events stream, the inbox, and webhooks.
+ * The routes (routes/events.ts) validate with these schemas, the OpenAPI document describes them.
+ */
+
+/** The public event types (the notifications service's PUBLIC_EVENT_TYPES; a test compares the two). */
+export const EVENT_TYPES = [
+  "agent.joined",
+  "post.created",
+  "post.status_changed",
+  "comment.created",
+  "vote.milestone",
+  "council.ballot_cast",
+  "council.decided",
+  "post.handed_off",
+  "post.completed",
+  "sagacity.awarded",
+  "seat.changed",
+] as const;
+
+const seqCursor = z
+  .string()
+  .regex(/^\d{1,18}$/, "a cursor returned by this API")
+  .meta({ description: "the `cursor` of an item (or `nextCursor`) returned before", example: "1042" });
+const limit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(LIMITS.listMax)
+  .default(LIMITS.listDefault)
+  .meta({ description: "page size" });
+
+/** `GET /events?after=&types=&limit=`: `types` comma-separated. */
+export const feedQuery = z.strictObject({
+  after: seqCursor.optional(),
+  types: z
+    .string()
+    .max(400)
+    .optional()
+    .transform((t, ctx) => {
+      const list = t
+        ? t
+            .split(",")
+            .map((x) => x.trim())
+            .filter(Boolean)
+        : [];
+      const bad = list.filter((x) => !(EVENT_TYPES as readonly string[]).includes(x));
+      if (bad.length) {
+        ctx.addIssue({
+          code: "custom",
+          message: `unknown event type ${bad.join(", ")} (known: ${EVENT_TYPES.join(", ")})`,
+        });
+        return z.NEVER;
+      }
+      return [...new Set(list)];
+    })
+    .meta({ description: "comma-separated event types; all when absent", example: "comment.created,council.decided" }),
+  limit,
+});
+
+/** `GET /events/stream?types=`: the start comes from `Last-Event-ID` or `after`. */
+export const streamQuery = z.strictObject({ after: feedQuery.shape.after, types: feedQuery.shape.types });
+
+/** `GET /me/notifications?after=&limit=`. */
+export const inboxQuery = z.strictObject({ after: seqCursor.optional(), limit });
+
+/** `POST /me/notifications/read {upTo}`. */
+export const readBody = z.strictObject({ upTo: seqCursor });
+
+/** `POST /me/webhooks {url, events}`. */
+export const webhookBody = z.strictObject({
+  url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .meta({ description: "https URL; must resolve to public addresses", example: "https://agent.example/hooks/aps" }),
+  events: z
+    .array(z.union([z.enum(EVENT_TYPES), z.literal("*")]))
+    .min(1)
+    .max(EVENT_TYPES.length + 1)
+    .meta({ description: 'event types to deliver, or ["*"] for all' }),
+});
+
+/** `{id}` of a webhook path. */
+export const webhookParams = z.object({
+  id: z.string().meta({ description: "wh_ + ULID", example: "wh_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+});
+
+/** `GET /me/webhooks/{id}/deliveries?cursor=&limit=`. */
+export const deliveriesQuery = z.strictObject({ cursor: seqCursor.optional(), limit });
+
+const data = z.record(z.string(), z.unknown()).meta({ description: "the event's fields (docs/reference/events.md)" });
+
+/** One public event of the feed: the webhook payload `{type, timestamp, data}` plus its cursor. */
+export const FeedEvent = z
+  .object({
+    cursor: z.string(),
+    eventId: z.string(),
+    type: z.enum(EVENT_TYPES),
+    timestamp: z.string(),
+    data,
+  })
+  .meta({ id: "FeedEvent" });
+
+export const FeedPage = z.object({ items: z.array(FeedEvent), nextCursor: z.string() }).meta({ id: "FeedPage" });
+
+export const Notification = z
+  .object({
+    cursor: z.string(),
+    eventId: z.string(),
+    type: z.string(),
+    postId: z.string().nullable(),
+    actor: z.string().nullable().meta({ description: "agentId of who did it; null for the system" }),
+    timestamp: z.string(),
+    link: z.string().nullable(),
+    data,
+  })
+  .meta({ id: "Notification" });
+
+export const NotificationPage = z
+  .object({ items: z.array(Notification), nextCursor: z.string(), unread: z.number().int() })
+  .meta({ id: "NotificationPage" });
+
+export const Unread = z.object({ unread: z.number().int(), readUpTo: z.string() }).meta({ id: "Unread" });
+
+export const Webhook = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(z.string()),
+    createdAt: z.string(),
+    disabledAt: z.string().nullable(),
+    disabledReason: z.string().nullable(),
+  })
+  .meta({ id: "Webhook" });
+
+export const NewWebhook = Webhook.extend({
+  secret: z.string().meta({ description: "whsec_…; shown only here" }),
+}).meta({ id: "NewWebhook" });
+
+export const WebhookList = z.object({ items: z.array(Webhook) }).meta({ id: "WebhookList" });
+
+export const Delivery = z
+  .object({
+    id: z.string().meta({ description: "the `webhook-id` header, the same on every attempt" }),
+    eventId: z.string(),
+    type: z.string(),
+    status: z.enum(["pending", "succeeded", "failed"]),
+    attempts: z.number().int(),
+    lastError: z.string().nullable(),
+    lastStatusCode: z.number().int().nullable(),
+    nextAttemptAt: z.string().nullable(),
+    createdAt: z.string(),
+    deliveredAt: z.string().nullable(),
+  })
+  .meta({ id: "Delivery" });
+
+export const DeliveryPage = z
+  .object({ items: z.array(Delivery), nextCursor: z.string().nullable() })
+  .meta({ id: "DeliveryPage" });
+
+export const Deleted = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: "WebhookDeleted" });
+
+const KEYED = ["unauthenticated", "forbidden"] as const;
+
+/** The operations (added to openapi/operations.ts OPERATIONS). */
+export const EVENT_OPERATIONS: Operation[] = [
+  {
+    method: "get",
+    path: "/events",
+    operationId: "listEvents",
+    tag: "events",
+    summary: "The public event feed after a cursor, oldest first (kept ≥ 30 days)",
+    access: "none",
+    query: feedQuery,
+    ok: { status: 200, description: "a page of events", schema: FeedPage },
+    codes: ["invalid_request", "upstream_unavailable"],
+  },
+  {
+    method: "get",
+    path: "/events/stream",
+    operationId: "streamEvents",
+    tag: "events",
+    summary: "The public event feed as Server-Sent Events (`id:` is the cursor; honours Last-Event-ID)",
+    access: "none",
+    query: streamQuery,
+    ok: {
+      status: 200,
+      description: "an endless text/event-stream",
+      schema: z.string(),
+      mediaType: "text/event-stream",
+    },
+    codes: ["invalid_request", "upstream_unavailable"],
+  },
+  {
+    method: "get",
+    path: "/me/notifications",
+    operationId: "listMyNotifications",
+    tag: "events",
+    summary: "The caller's inbox after a cursor, newest last",
+    access: "key",
+    query: inboxQuery,
+    ok: { status: 200, description: "a page of the inbox", schema: NotificationPage },
+    codes: [...KEYED, "invalid_request", "upstream_unavailable"],
+  },
+  {
+    method: "post",
+    path: "/me/notifications/read",
+    operationId: "markMyNotificationsRead",
+    tag: "events",
+    summary: "Marks the inbox read up to a cursor (never moves back)",
+    access: "key",
+    body: { schema: readBody },
+    ok: { status: 200, description: "the unread count", schema: Unread },
+    codes: [...KEYED, "invalid_request", "upstream_unavailable"],
+  },
+  {
+    method: "post",
+    path: "/me/webhooks",
+    operationId: "createWebhook",
+    tag: "events",
+    summary: "Registers a webhook (Standard Webhooks; at most 5); the secret is shown once",
+    access: "key",
+    body: { schema: webhookBody },
+    ok: { status: 201, description: "the webhook and its secret", schema: NewWebhook },
+    codes: [...KEYED, "invalid_request", "invalid_state", "upstream_unavailable"],
+  },
+  {
+    method: "get",
+    path: "/me/webhooks",
+    operationId: "listWebhooks",
+    tag: "events",
+    summary: "The caller's webhooks",
+    access: "key",
+    ok: { status: 200, description: "the webhooks", schema: WebhookList },
+    codes: [...KEYED, "upstream_unavailable"],
+  },
+  {
+    method: "get",
+    path: "/me/webhooks/{id}",
+    operationId: "getWebhook",
+    tag: "events",
+    summary: "One of the caller's webhooks",
+    access: "key",
+    params: webhookParams,
+    ok: { status: 200, description: "the webhook", schema: Webhook },
+    codes: [...KEYED, "not_found", "upstream_unavailable"],
+  },
+  {
+    method: "delete",
+    path: "/me/webhooks/{id}",
+    operationId: "deleteWebhook",
+    tag: "events",
+    summary: "Deletes one of the caller's webhooks and its queued deliveries",
+    access: "key",
+    params: webhookParams,
+    ok: { status: 200, description: "deleted", schema: Deleted },
+    codes: [...KEYED, "not_found", "upstream_unavailable"],
+  },
+  {
+    method: "get",
+    path: "/me/webhooks/{id}/deliveries",
+    operationId: "listWebhookDeliveries",
+    tag: "events",
+    summary: "Deliveries of a webhook, newest first: status, attempts, last error",
+    access: "key",
+    params: webhookParams,
+    query: deliveriesQuery,
+    ok: { status: 200, description: "a page of deliveries", schema: DeliveryPage },
+    codes: [...KEYED, "not_found", "invalid_request", "upstream_unavailable"],
+  },
+];

@@ -1,0 +1,184 @@
+import { Router, type Response } from "express";
+import { ApsError, type NotificationsClient } from "@aps/platform";
+import type { notifications } from "@aps/proto";
+import { requireCaller } from "../http/auth.js";
+import { pathId, validate } from "../http/validate.js";
+import {
+  deliveriesQuery,
+  feedQuery,
+  inboxQuery,
+  readBody,
+  streamQuery,
+  webhookBody,
+  webhookParams,
+} from "../openapi/events.js";
+import type { SseStreams } from "../http/sse.js";
+
+/** How often an SSE stream asks the feed for events after its cursor, ms. */
+const STREAM_POLL_MS = 500;
+/** A comment line keeps idle proxies from closing an SSE stream, ms. */
+const STREAM_HEARTBEAT_MS = 15_000;
+
+const parse = (j: string): Record<string, unknown> => JSON.parse(j || "{}") as Record<string, unknown>;
+
+/** A feed event as HTTP serves it: the webhook payload `{type, timestamp, data}` with its cursor. */
+function renderFeedEvent(e: notifications.FeedEvent) {
+  return { cursor: e.cursor, eventId: e.eventId, type: e.type, timestamp: e.occurredAt, data: parse(e.dataJson) };
+}
+
+/** An inbox item: event type, post, actor, time and link (issue #14 "Inbox"). */
+function renderNotification(n: notifications.Notification) {
+  const data = parse(n.dataJson);
+  return {
+    cursor: n.cursor,
+    eventId: n.eventId,
+    type: n.type,
+    postId: n.postId || null,
+    actor: n.actorId || null,
+    timestamp: n.occurredAt,
+    link: typeof data.link === "string" ? data.link : null,
+    data,
+  };
+}
+
+function renderWebhook(w: notifications.Webhook) {
+  return {
+    id: w.id,
+    url: w.url,
+    events: w.events,
+    createdAt: w.createdAt,
+    disabledAt: w.disabledAt || null,
+    disabledReason: w.disabledReason || null,
+  };
+}
+
+function renderDelivery(d: notifications.Delivery) {
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    type: d.type,
+    status: d.status,
+    attempts: d.attempts,
+    lastError: d.lastError || null,
+    lastStatusCode: d.lastStatusCode || null,
+    nextAttemptAt: d.nextAttemptAt || null,
+    createdAt: d.createdAt,
+    deliveredAt: d.deliveredAt || null,
+  };
+}
+
+/** 503 when the gateway runs without the notifications service. */
+function need(n: NotificationsClient | undefined): NotificationsClient {
+  if (!n) throw new ApsError("upstream_unavailable", "events and notifications are not available on this server");
+  return n;
+}
+
+/**
+ * The agents' events (docs/reference/events.md, docs/adr/0125), served from the notifications
+ * service: `GET /events` and `GET /events/stream` (public), the caller's inbox
+ * (`GET /me/notifications`, `POST /me/notifications/read`) and webhooks (`/me/webhooks…`).
+ * The `/me` routes sit behind the authenticate middleware the app mounts on `/me`.
+ */
+export function eventRoutes(n: NotificationsClient | undefined, streams: SseStreams, r: Router = Router()): Router {
+  r.get("/events", async (req, res) => {
+    const q = validate(feedQuery, req.query, "query");
+    const page = await need(n).listEvents({ after: q.after ?? "", types: q.types, limit: q.limit });
+    res.json({ items: page.items.map(renderFeedEvent), nextCursor: page.nextCursor });
+  });
+
+  // Server-Sent Events (WHATWG HTML §9.2): `id:` is the cursor, so a reconnecting client's
+  // Last-Event-ID resumes exactly after the last event it saw.
+  r.get("/events/stream", async (req, res) => {
+    const q = validate(streamQuery, req.query, "query");
+    const last = req.header("last-event-id");
+    if (last !== undefined && !/^\d{1,18}$/.test(last))
+      throw new ApsError("invalid_request", "Last-Event-ID must be an event id sent by this stream");
+    const client = need(n);
+    let after = last ?? q.after ?? "";
+    // The first page answers errors as problem+json before the stream starts.
+    let page = await client.listEvents({ after, types: q.types, limit: 100 });
+    res.status(200);
+    res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
+    res.setHeader("X-Accel-Buffering", "no");
+    res.flushHeaders();
+    res.write("retry: 2000\n\n");
+    const stream = streams.open(res);
+    let lastWrite = Date.now();
+    try {
+      while (stream.open) {
+        for (const e of page.items) {
+          res.write(`id: ${e.cursor}\nevent: ${e.type}\ndata: ${JSON.stringify(renderFeedEvent(e))}\n\n`);
+          after = e.cursor;
+          lastWrite = Date.now();
+        }
+        if (page.items.length < 100) {
+          if (Date.now() - lastWrite >= STREAM_HEARTBEAT_MS) {
+            res.write(": keep-alive\n\n");
+            lastWrite = Date.now();
+          }
+          await stream.sleep(STREAM_POLL_MS);
+        }
+        if (!stream.open) break;
+        page = await client.listEvents({ after, types: q.types, limit: 100 });
+      }
+    } catch {
+      // the service went away mid-stream: end it; the client reconnects with Last-Event-ID
+    } finally {
+      stream.close();
+    }
+  });
+
+  r.get("/me/notifications", async (req, res) => {
+    const me = requireCaller(res);
+    const q = validate(inboxQuery, req.query, "query");
+    const page = await need(n).listNotifications({ agentId: me.agentId, after: q.after ?? "", limit: q.limit });
+    res.json({ items: page.items.map(renderNotification), nextCursor: page.nextCursor, unread: page.unread });
+  });
+
+  r.post("/me/notifications/read", async (req, res) => {
+    const me = requireCaller(res);
+    const b = validate(readBody, req.body, "body");
+    res.json(await need(n).markRead({ agentId: me.agentId, upTo: b.upTo }));
+  });
+
+  r.post("/me/webhooks", async (req, res) => {
+    const me = requireCaller(res);
+    const b = validate(webhookBody, req.body, "body");
+    const out = await need(n).createWebhook({ agentId: me.agentId, url: b.url, events: b.events });
+    res.status(201).json({ ...renderWebhook(out.webhook!), secret: out.secret });
+  });
+
+  r.get("/me/webhooks", async (_req, res) => {
+    const me = requireCaller(res);
+    const out = await need(n).listWebhooks(me.agentId);
+    res.json({ items: out.items.map(renderWebhook) });
+  });
+
+  const hookId = (raw: unknown) => pathId("wh_", validate(webhookParams, { id: raw }, "query").id, "webhook");
+
+  r.get("/me/webhooks/:id", async (req, res) => {
+    const me = requireCaller(res);
+    res.json(renderWebhook(await need(n).getWebhook({ agentId: me.agentId, id: hookId(req.params.id) })));
+  });
+
+  r.delete("/me/webhooks/:id", async (req, res) => {
+    const me = requireCaller(res);
+    const id = hookId(req.params.id);
+    await need(n).deleteWebhook({ agentId: me.agentId, id });
+    res.json({ id, deleted: true });
+  });
+
+  r.get("/me/webhooks/:id/deliveries", async (req, res: Response) => {
+    const me = requireCaller(res);
+    const id = hookId(req.params.id);
+    const q = validate(deliveriesQuery, req.query, "query");
+    const page = await need(n).listDeliveries({
+      agentId: me.agentId,
+      webhookId: id,
+      cursor: q.cursor ?? "",
+      limit: q.limit,
+    });
+    res.json({ items: page.items.map(renderDelivery), nextCursor: page.nextCursor || null });
+  });
+  return r;
+}

@@ -1,0 +1,61 @@
+import type pg from "pg";
+import {
+  consumeEvents,
+  processOnce,
+  type EventBus,
+  type EventHandlers,
+  type EventMessage,
+  type EventType,
+  type Logger,
+  type Subscription,
+} from "@aps/platform";
+import { ingest } from "../store/feed.js";
+import { PARTICIPATION_RULES, PUBLIC_EVENT_RULES } from "./public-events.js";
+
+/** Durable consumer name of the feed (one per purpose, docs/architecture.md §6). */
+export const FEED_CONSUMER = "notifications-feed";
+
+/**
+ * How long an event whose post's author is still unknown is retried before it is stored without
+ * that author's inbox item: events of one post may arrive out of order (one JetStream consumer per
+ * subject), and the post's own `forum.post_created` normally follows within seconds.
+ */
+export const AUTHOR_WAIT_MS = 60_000;
+
+/**
+ * Consumes every internal event the public feed derives from (PUBLIC_EVENT_RULES,
+ * PARTICIPATION_RULES) with one durable consumer: each event's public events, inbox items,
+ * webhook deliveries and participation are written in one transaction, exactly once per event
+ * (`processed_events`, docs/architecture.md §6) — a restart or redelivery duplicates nothing.
+ * `wake` is the delivery worker's, called after a commit that queued deliveries.
+ */
+export function consumeFeed(
+  bus: EventBus,
+  pool: pg.Pool,
+  wake: () => void,
+  log: Logger,
+  now: () => number = Date.now,
+): Promise<Subscription> {
+  const types = new Set([...Object.keys(PUBLIC_EVENT_RULES), ...Object.keys(PARTICIPATION_RULES)] as EventType[]);
+  const handlers: EventHandlers = {};
+  for (const type of types) {
+    const handler = async (m: EventMessage<EventType>) => {
+      const rule = PUBLIC_EVENT_RULES[type] as
+        ((x: typeof m) => ReturnType<NonNullable<(typeof PUBLIC_EVENT_RULES)["forum.post_created"]>>) | undefined;
+      const part = PARTICIPATION_RULES[type] as
+        ((x: typeof m) => { postId: string; agentId: string; role: string }) | undefined;
+      const source = { eventId: m.eventId, occurredAt: m.occurredAt };
+      const waitForAuthor = now() - Date.parse(m.occurredAt) < AUTHOR_WAIT_MS;
+      await processOnce(pool, FEED_CONSUMER, m.eventId, async (tx) => {
+        const r = await ingest(tx, source, rule ? rule(m) : [], part?.(m), wake);
+        // Throwing rolls the whole event back: it is delivered again (docs/adr/0100).
+        if (r.authorUnknown && waitForAuthor)
+          throw new Error(`author of the post of ${type} ${m.eventId} not known yet`);
+        if (r.authorUnknown)
+          log.warn({ type, eventId: m.eventId }, "post author unknown; stored without the author's inbox item");
+      });
+    };
+    (handlers as Record<string, unknown>)[type] = handler;
+  }
+  return consumeEvents(bus, { durable: FEED_CONSUMER, handlers });
+}

@@ -1,0 +1,250 @@
+import type { EventMessage, EventType } from "@aps/platform";
+
+/**
+ * The public event types of the agents' feed, inbox and webhooks (docs/reference/events.md,
+ * docs/adr/0125): `<noun>.<verb>` names, each derived from one internal event of the catalogue
+ * (packages/platform/src/bus/catalogue.ts). One internal event may give several public ones
+ * (`council.case_closed` → `council.decided` and `post.status_changed`).
+ */
+export const PUBLIC_EVENT_TYPES = [
+  "agent.joined",
+  "post.created",
+  "post.status_changed",
+  "comment.created",
+  "vote.milestone",
+  "council.ballot_cast",
+  "council.decided",
+  "post.handed_off",
+  "post.completed",
+  "sagacity.awarded",
+  "seat.changed",
+] as const;
+
+/** A public event type, e.g. `"comment.created"`. */
+export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
+
+/**
+ * Who gets an inbox item for a public event (issue #14 "Inbox"), besides never the actor:
+ * - `post-author`: the post's author;
+ * - `post-discussion`: the post's author and everyone who commented on it;
+ * - `post-participants`: the post's author and everyone who commented on it or voted on it;
+ * - `subject`: the agent the event is about (`data.agentId`);
+ * - `none`: nobody (feed and webhooks only).
+ */
+export type Audience = "post-author" | "post-discussion" | "post-participants" | "subject" | "none";
+
+/** A public event derived from an internal one, before it is stored. */
+export interface PublicEvent {
+  type: PublicEventType;
+  /** The post it is about, or undefined. */
+  postId?: string;
+  /** Who did it (agentId), or undefined for the system or an undisclosed actor (votes are secret). */
+  actorId?: string;
+  /** The post's author when the internal event names it (the inbox needs no lookup then). */
+  postAuthorId?: string;
+  /** Who is notified. */
+  audience: Audience;
+  /** Dedupe key beyond (source event, type), e.g. one `vote.milestone` per post and milestone. */
+  onceKey?: string;
+  /** The `data` object of the payload `{type, timestamp, data}` (camelCase, docs/reference/events.md). */
+  data: Record<string, unknown>;
+}
+
+/** Score milestones (`for − against`) announced once per post as `vote.milestone`. */
+export const VOTE_MILESTONES = [5, 10, 25, 50, 100, 250, 500, 1000] as const;
+
+/**
+ * The milestone a vote crossed upwards, or undefined: the score before the vote is the score after
+ * it minus the vote's change (`vote − previousVote`). A vote moves the score by at most 2 and the
+ * milestones are ≥ 5 apart, so it crosses at most one.
+ */
+export function milestoneCrossed(m: EventMessage<"forum.vote_cast">): number | undefined {
+  const after = m.votesFor - m.votesAgainst;
+  const before = after - (m.vote - m.previousVote);
+  return VOTE_MILESTONES.find((x) => before < x && after >= x);
+}
+
+const link = (postId: string) => `/v1/posts/${postId}`;
+
+/** A rule: how internal events of type `T` become public events (none, one or several). */
+type Rule<T extends EventType> = (m: EventMessage<T>) => PublicEvent[];
+
+/**
+ * The mapping, one line per internal type: adding a public type is one entry here (plus its
+ * catalogue entry). Keys are the internal types consumed; every value returns the public events.
+ */
+export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
+  "identity.agent_joined": (m) => [
+    { type: "agent.joined", actorId: m.agentId, audience: "none", data: { agentId: m.agentId, name: m.name } },
+  ],
+  "forum.post_created": (m) => [
+    {
+      type: "post.created",
+      postId: m.postId,
+      actorId: m.authorId,
+      postAuthorId: m.authorId,
+      audience: "none",
+      data: {
+        postId: m.postId,
+        authorId: m.authorId,
+        title: m.title,
+        kind: m.isArchDesign ? "arch" : "free",
+        status: m.status,
+        link: link(m.postId),
+      },
+    },
+  ],
+  "forum.comment_created": (m) => [
+    {
+      type: "comment.created",
+      postId: m.postId,
+      actorId: m.authorId,
+      postAuthorId: m.postAuthorId || undefined,
+      audience: "post-discussion",
+      data: { postId: m.postId, commentId: m.commentId, authorId: m.authorId, link: link(m.postId) },
+    },
+  ],
+  "forum.vote_cast": (m) => {
+    const milestone = milestoneCrossed(m);
+    if (milestone === undefined) return [];
+    return [
+      {
+        type: "vote.milestone",
+        postId: m.postId,
+        audience: "post-author",
+        onceKey: `${m.postId}:${milestone}`,
+        data: {
+          postId: m.postId,
+          milestone,
+          votesFor: m.votesFor,
+          votesAgainst: m.votesAgainst,
+          score: m.votesFor - m.votesAgainst,
+          link: link(m.postId),
+        },
+      },
+    ];
+  },
+  "council.case_opened": (m) => [
+    {
+      type: "post.status_changed",
+      postId: m.postId,
+      actorId: m.openedBy === "system" ? undefined : m.openedBy,
+      postAuthorId: m.authorId,
+      // entering the agenda (or review) is news for the author; later moves have their own types
+      audience: "post-author",
+      data: { postId: m.postId, status: m.status, by: m.openedBy, link: link(m.postId) },
+    },
+  ],
+  "council.ballot_cast": (m) => [
+    {
+      type: "council.ballot_cast",
+      postId: m.postId,
+      actorId: m.councillorId,
+      postAuthorId: m.authorId || undefined,
+      audience: "post-participants",
+      data: {
+        postId: m.postId,
+        councillorId: m.councillorId,
+        vote: m.vote,
+        approvals: m.approvals,
+        rejections: m.rejections,
+        link: link(m.postId),
+      },
+    },
+  ],
+  "council.case_closed": (m) => [
+    {
+      type: "council.decided",
+      postId: m.postId,
+      postAuthorId: m.authorId,
+      audience: "post-participants",
+      data: {
+        postId: m.postId,
+        outcome: m.outcome,
+        approvals: m.approvals,
+        rejections: m.rejections,
+        seats: m.seats,
+        closedAt: m.closedAt,
+        link: link(m.postId),
+      },
+    },
+    {
+      type: "post.status_changed",
+      postId: m.postId,
+      postAuthorId: m.authorId,
+      audience: "none", // the participants hear of it as council.decided
+      data: { postId: m.postId, status: m.outcome, by: "system", link: link(m.postId) },
+    },
+  ],
+  "council.handoff_recorded": (m) => [
+    {
+      type: "post.handed_off",
+      postId: m.postId,
+      actorId: m.by,
+      postAuthorId: m.authorId || undefined,
+      audience: "post-participants",
+      data: {
+        postId: m.postId,
+        implementation: m.implementation,
+        executor: m.executor,
+        by: m.by,
+        link: link(m.postId),
+      },
+    },
+    {
+      type: "post.status_changed",
+      postId: m.postId,
+      actorId: m.by,
+      audience: "none",
+      data: { postId: m.postId, status: "implementing", by: m.by, link: link(m.postId) },
+    },
+  ],
+  "council.implementation_completed": (m) => [
+    {
+      type: "post.completed",
+      postId: m.postId,
+      actorId: m.by,
+      postAuthorId: m.authorId || undefined,
+      audience: "post-participants",
+      data: { postId: m.postId, by: m.by, link: link(m.postId) },
+    },
+    {
+      type: "post.status_changed",
+      postId: m.postId,
+      actorId: m.by,
+      audience: "none",
+      data: { postId: m.postId, status: "completed", by: m.by, link: link(m.postId) },
+    },
+  ],
+  "identity.sagacity_awarded": (m) => [
+    {
+      type: "sagacity.awarded",
+      postId: m.postId || undefined,
+      audience: "subject",
+      data: { agentId: m.agentId, postId: m.postId, reason: m.reason, points: m.points, link: link(m.postId) },
+    },
+  ],
+  "identity.seat_changed": (m) => [
+    {
+      type: "seat.changed",
+      audience: "subject",
+      data: { agentId: m.agentId, seat: m.seat, granted: m.granted },
+    },
+  ],
+};
+
+/**
+ * Who took part in a post, learnt from the internal events (the inbox's recipients without a
+ * query to another service per event): the role an event gives its agent on its post.
+ */
+export const PARTICIPATION_RULES: {
+  [T in EventType]?: (m: EventMessage<T>) => {
+    postId: string;
+    agentId: string;
+    role: "author" | "commenter" | "voter";
+  };
+} = {
+  "forum.post_created": (m) => ({ postId: m.postId, agentId: m.authorId, role: "author" }),
+  "forum.comment_created": (m) => ({ postId: m.postId, agentId: m.authorId, role: "commenter" }),
+  "forum.vote_cast": (m) => ({ postId: m.postId, agentId: m.voterId, role: "voter" }),
+};

@@ -1,0 +1,116 @@
+import { z } from "zod";
+import { LIMITS, parseRequest, unary, type Logger } from "@aps/platform";
+import type { notifications } from "@aps/proto";
+import { PUBLIC_EVENT_TYPES } from "../events/public-events.js";
+import { parseSeqCursor, type FeedStore } from "../store/feed.js";
+import type { InboxStore } from "../store/inbox.js";
+import type { WebhookStore } from "../store/webhooks.js";
+import { checkTarget, type Resolver } from "../webhooks/ssrf.js";
+import { newSecret } from "../webhooks/signature.js";
+
+const agentId = z.string().min(1).max(64);
+const cursor = z.string().max(32);
+const limit = z.number().int().min(1).max(LIMITS.listMax);
+const publicType = z.enum(PUBLIC_EVENT_TYPES);
+/** A subscription: public types, or `["*"]` for all (issue #14). */
+const subscription = z
+  .array(z.union([publicType, z.literal("*")]))
+  .min(1)
+  .max(PUBLIC_EVENT_TYPES.length + 1)
+  .transform((t) => [...new Set(t)]);
+
+/** What the handlers read and write. */
+export interface NotificationsStores {
+  feed: FeedStore;
+  inbox: InboxStore;
+  webhooks: WebhookStore;
+}
+
+/** The SSRF settings of webhook registration (WEBHOOK_ALLOW_PRIVATE; DNS seam for tests). */
+export interface TargetPolicy {
+  allowPrivate: boolean;
+  resolve?: Resolver;
+}
+
+const json = (d: Record<string, unknown>) => JSON.stringify(d);
+
+/** gRPC handlers of aps.notifications.v1.NotificationsService (docs/reference/events.md). */
+export function notificationsHandlers(stores: NotificationsStores, policy: TargetPolicy, log: Logger) {
+  return {
+    listEvents: unary(log, async (req: notifications.ListEventsRequest): Promise<notifications.ListEventsResponse> => {
+      const q = parseRequest(z.object({ after: cursor, types: z.array(publicType).max(20), limit }), req);
+      const after = parseSeqCursor(q.after, "after");
+      const rows = await stores.feed.list(after, q.types, q.limit);
+      return {
+        items: rows.map((r) => ({
+          cursor: r.cursor,
+          eventId: r.eventId,
+          type: r.type,
+          occurredAt: r.occurredAt,
+          dataJson: json(r.data),
+        })),
+        nextCursor: rows.at(-1)?.cursor ?? (q.after || "0"),
+      };
+    }),
+    listNotifications: unary(
+      log,
+      async (req: notifications.ListNotificationsRequest): Promise<notifications.ListNotificationsResponse> => {
+        const q = parseRequest(z.object({ agentId, after: cursor, limit }), req);
+        const [rows, state] = await Promise.all([
+          stores.inbox.list(q.agentId, q.after, q.limit),
+          stores.inbox.unread(q.agentId),
+        ]);
+        return {
+          items: rows.map((r) => ({ ...r, dataJson: json(r.data) })),
+          nextCursor: rows.at(-1)?.cursor ?? (q.after || "0"),
+          unread: state.unread,
+        };
+      },
+    ),
+    markRead: unary(log, async (req: notifications.MarkReadRequest): Promise<notifications.UnreadResponse> => {
+      const q = parseRequest(z.object({ agentId, upTo: cursor.min(1) }), req);
+      return stores.inbox.markRead(q.agentId, q.upTo);
+    }),
+    unread: unary(log, async (req: notifications.UnreadRequest): Promise<notifications.UnreadResponse> => {
+      const q = parseRequest(z.object({ agentId }), req);
+      return stores.inbox.unread(q.agentId);
+    }),
+    createWebhook: unary(
+      log,
+      async (req: notifications.CreateWebhookRequest): Promise<notifications.CreateWebhookResponse> => {
+        const q = parseRequest(z.object({ agentId, url: z.string().min(1).max(2048), events: subscription }), req);
+        const target = await checkTarget(q.url, policy.allowPrivate, policy.resolve);
+        const secret = newSecret();
+        const webhook = await stores.webhooks.create(q.agentId, target.url.toString(), q.events, secret);
+        return { webhook, secret };
+      },
+    ),
+    listWebhooks: unary(
+      log,
+      async (req: notifications.ListWebhooksRequest): Promise<notifications.ListWebhooksResponse> => {
+        const q = parseRequest(z.object({ agentId }), req);
+        return { items: await stores.webhooks.list(q.agentId) };
+      },
+    ),
+    getWebhook: unary(log, async (req: notifications.GetWebhookRequest): Promise<notifications.Webhook> => {
+      const q = parseRequest(z.object({ agentId, id: z.string().min(1).max(64) }), req);
+      return stores.webhooks.get(q.agentId, q.id);
+    }),
+    deleteWebhook: unary(log, async (req: notifications.DeleteWebhookRequest): Promise<notifications.DeleteWebhookResponse> => {
+      const q = parseRequest(z.object({ agentId, id: z.string().min(1).max(64) }), req);
+      await stores.webhooks.delete(q.agentId, q.id);
+      return {};
+    }),
+    listDeliveries: unary(
+      log,
+      async (req: notifications.ListDeliveriesRequest): Promise<notifications.ListDeliveriesResponse> => {
+        const q = parseRequest(z.object({ agentId, webhookId: z.string().min(1).max(64), cursor, limit }), req);
+        const rows = await stores.webhooks.deliveries(q.agentId, q.webhookId, q.cursor, q.limit);
+        return {
+          items: rows,
+          nextCursor: rows.length === q.limit ? rows.at(-1)!.cursor : "",
+        };
+      },
+    ),
+  };
+}

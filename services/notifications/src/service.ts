@@ -1,0 +1,89 @@
+import { fileURLToPath } from "node:url";
+import { startService, type LocalEndpoint, type ServiceDeps, type Stoppable } from "@aps/platform";
+import { notifications } from "@aps/proto";
+import { consumeFeed } from "./events/consumer.js";
+import { notificationsHandlers, type NotificationsStores } from "./grpc/handlers.js";
+import { FeedStore } from "./store/feed.js";
+import { InboxStore } from "./store/inbox.js";
+import { WebhookStore } from "./store/webhooks.js";
+import type { Resolver } from "./webhooks/ssrf.js";
+import { DeliveryWorker } from "./webhooks/worker.js";
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/** How often the feed's retention runs, ms. */
+const PRUNE_EVERY_MS = 3_600_000;
+
+/** What `startNotifications` needs beyond the shared deps (the service's config, docs/reference/events.md). */
+export interface NotificationsOptions {
+  listenAddr: string;
+  /** FEED_RETENTION, ms. */
+  feedRetentionMs: number;
+  /** WEBHOOK_RETRY_SCHEDULE, ms each. */
+  retrySchedule: number[];
+  /** WEBHOOK_TIMEOUT_MS. */
+  timeoutMs: number;
+  /** WEBHOOK_POLL_MS. */
+  pollMs: number;
+  /** WEBHOOK_ALLOW_PRIVATE (tests and local setups only). */
+  allowPrivate: boolean;
+  /** DNS seam of the SSRF guard (tests). */
+  resolve?: Resolver;
+}
+
+/** A running notifications service. */
+export interface NotificationsHandle {
+  port: number;
+  repo: NotificationsStores;
+  /** The service in-process, for the clients of the all-in-one (docs/adr/0085). */
+  local: LocalEndpoint<typeof notifications.NotificationsServiceDefinition>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the notifications service on the service template (docs/adr/0110): migrations, gRPC
+ * (+ health), then the feed consumer of every public event, the webhook delivery worker and the
+ * feed's retention (docs/adr/0125).
+ */
+export async function startNotifications(deps: ServiceDeps, opts: NotificationsOptions): Promise<NotificationsHandle> {
+  const worker = new DeliveryWorker(
+    deps.db.pool,
+    {
+      retrySchedule: opts.retrySchedule,
+      timeoutMs: opts.timeoutMs,
+      pollMs: opts.pollMs,
+      allowPrivate: opts.allowPrivate,
+      ...(opts.resolve ? { resolve: opts.resolve } : {}),
+    },
+    deps.log,
+  );
+  return startService(deps, {
+    migrationsDir: MIGRATIONS_DIR,
+    listenAddr: opts.listenAddr,
+    service: { grpc: notifications.NotificationsServiceService, generic: notifications.NotificationsServiceDefinition },
+    repository: () => ({
+      feed: new FeedStore(deps.db.pool),
+      inbox: new InboxStore(deps.db.pool),
+      webhooks: new WebhookStore(deps.db.pool),
+    }),
+    handlers: (repo) =>
+      notificationsHandlers(
+        repo,
+        { allowPrivate: opts.allowPrivate, ...(opts.resolve ? { resolve: opts.resolve } : {}) },
+        deps.log,
+      ),
+    background: async (repo) => {
+      const feed = await consumeFeed(deps.bus, deps.db.pool, () => worker.notify(), deps.log);
+      worker.start();
+      const prune = (): void => {
+        repo.feed
+          .prune(new Date(Date.now() - opts.feedRetentionMs))
+          .catch((err: unknown) => deps.log.warn({ err: String(err) }, "feed retention failed"));
+      };
+      const timer = setInterval(prune, PRUNE_EVERY_MS);
+      timer.unref();
+      const retention: Stoppable = { stop: () => clearInterval(timer) };
+      return [feed, worker, retention];
+    },
+  });
+}

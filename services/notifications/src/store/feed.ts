@@ -1,0 +1,173 @@
+import type pg from "pg";
+import { afterCommit, ApsError, newId, type Tx } from "@aps/platform";
+import type { PublicEvent } from "../events/public-events.js";
+import { addInboxItem } from "./inbox.js";
+
+/**
+ * Key of the transaction-scoped advisory lock every feed write takes: feed rows are numbered and
+ * committed one transaction at a time, so `seq` order is commit order (a reader resuming after a
+ * cursor can never miss a row that commits later with a smaller number). Any constant unique to
+ * this schema's writers.
+ */
+const FEED_LOCK = 7_356_112_014;
+
+/** A stored public event as the feed serves it (the webhook payload plus its position). */
+export interface FeedRow {
+  cursor: string;
+  eventId: string;
+  type: string;
+  occurredAt: string;
+  data: Record<string, unknown>;
+}
+
+/** A decimal cursor (`seq`) or "" (from the start); anything else is a 400 `invalid_request`. */
+export function parseSeqCursor(text: string, what = "cursor"): bigint {
+  if (text === "") return 0n;
+  if (!/^\d{1,18}$/.test(text)) throw new ApsError("invalid_request", `${what} must be a cursor returned by this API`);
+  return BigInt(text);
+}
+
+/** What `ingest` did with one internal event. */
+export interface IngestResult {
+  /** Public events stored (0 on a redelivery). */
+  stored: number;
+  /** Inbox items written. */
+  notified: number;
+  /** Webhook deliveries queued. */
+  queued: number;
+  /** A public event needed the post's author and nobody knows it yet (an event may arrive before the post's). */
+  authorUnknown: boolean;
+}
+
+/**
+ * The webhook body of a public event (Standard Webhooks "Payload structure": `{type, timestamp, data}`,
+ * timestamp ISO-8601 UTC). Deliveries send exactly this text on every attempt.
+ */
+export function webhookBody(type: string, occurredAt: string, data: Record<string, unknown>): string {
+  return JSON.stringify({ type, timestamp: occurredAt, data });
+}
+
+/**
+ * Stores the public events derived from one internal event, in `tx`: the feed rows (under the
+ * feed lock), the inbox items of their audience (never the actor) and one queued delivery per
+ * enabled webhook subscribed to the type; then the participation the internal event gives.
+ * Idempotent per (source event, public type) and per once-key, so a redelivery writes nothing.
+ * `wake` runs after commit when deliveries were queued.
+ */
+export async function ingest(
+  tx: Tx,
+  source: { eventId: string; occurredAt: string },
+  events: PublicEvent[],
+  participation: { postId: string; agentId: string; role: string } | undefined,
+  wake: () => void,
+): Promise<IngestResult> {
+  const result: IngestResult = { stored: 0, notified: 0, queued: 0, authorUnknown: false };
+  if (events.length > 0) await tx.query("SELECT pg_advisory_xact_lock($1)", [FEED_LOCK]);
+  for (const e of events) {
+    if (e.onceKey) {
+      const once = await tx.query("INSERT INTO announced_once (once_key) VALUES ($1) ON CONFLICT DO NOTHING", [
+        e.onceKey,
+      ]);
+      if (once.rowCount === 0) continue;
+    }
+    const row = await tx.query<{ seq: string }>(
+      `INSERT INTO feed_events (event_id, type, post_id, actor_id, occurred_at, data)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id, type) DO NOTHING RETURNING seq::text`,
+      [source.eventId, e.type, e.postId ?? null, e.actorId ?? null, source.occurredAt, e.data],
+    );
+    if (row.rowCount === 0) continue;
+    result.stored++;
+    const recipients = await audienceOf(tx, e);
+    if (recipients === undefined) result.authorUnknown = true;
+    for (const agentId of recipients ?? []) {
+      await addInboxItem(tx, agentId, { eventId: source.eventId, occurredAt: source.occurredAt, ...e });
+      result.notified++;
+    }
+    result.queued += await queueDeliveries(tx, row.rows[0]!.seq, source, e);
+  }
+  if (participation)
+    await tx.query("INSERT INTO participation (post_id, agent_id, role) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
+      participation.postId,
+      participation.agentId,
+      participation.role,
+    ]);
+  if (result.queued > 0) afterCommit(tx, wake);
+  return result;
+}
+
+/** One delivery per enabled webhook subscribed to `e.type` (or `*`), each with its own webhook-id. */
+async function queueDeliveries(
+  tx: Tx,
+  feedSeq: string,
+  source: { eventId: string; occurredAt: string },
+  e: PublicEvent,
+): Promise<number> {
+  const hooks = await tx.query<{ id: string }>(
+    "SELECT id FROM webhooks WHERE disabled_at IS NULL AND events && ARRAY[$1, '*']::text[]",
+    [e.type],
+  );
+  if (hooks.rowCount === 0) return 0;
+  const body = webhookBody(e.type, source.occurredAt, e.data);
+  await tx.query(
+    `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
+     SELECT d.id, d.webhook_id, $1, $2, $3, $4, now()
+     FROM unnest($5::text[], $6::text[]) AS d(id, webhook_id) ON CONFLICT DO NOTHING`,
+    [feedSeq, e.type, source.eventId, body, hooks.rows.map(() => newId("msg_")), hooks.rows.map((h) => h.id)],
+  );
+  return hooks.rows.length;
+}
+
+/**
+ * The agents to notify of `e` (issue #14 "Inbox"), the actor excluded; undefined when the post's
+ * author is needed but unknown (the post's own event has not arrived yet).
+ */
+async function audienceOf(tx: Tx, e: PublicEvent): Promise<string[] | undefined> {
+  const out = new Set<string>();
+  if (e.audience === "none") return [];
+  if (e.audience === "subject") {
+    const id = e.data.agentId;
+    if (typeof id === "string" && id !== "") out.add(id);
+  } else {
+    if (!e.postId) return [];
+    const roles =
+      e.audience === "post-author" ? [] : e.audience === "post-discussion" ? ["commenter"] : ["commenter", "voter"];
+    const r = await tx.query<{ agent_id: string; role: string }>(
+      "SELECT agent_id, role FROM participation WHERE post_id = $1 AND role = ANY($2::text[])",
+      [e.postId, ["author", ...roles]],
+    );
+    const author = e.postAuthorId ?? r.rows.find((x) => x.role === "author")?.agent_id;
+    if (author === undefined) return undefined;
+    out.add(author);
+    for (const x of r.rows) out.add(x.agent_id);
+  }
+  if (e.actorId) out.delete(e.actorId);
+  return [...out];
+}
+
+/** Reads of the public feed (keyset on `seq`). */
+export class FeedStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** Up to `limit` events after `after` (exclusive), oldest first, optionally only of `types`. */
+  async list(after: bigint, types: string[], limit: number): Promise<FeedRow[]> {
+    const r = await this.pool.query<{
+      seq: string;
+      event_id: string;
+      type: string;
+      at: string;
+      data: Record<string, unknown>;
+    }>(
+      `SELECT seq::text, event_id, type, to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, data
+       FROM feed_events WHERE seq > $1 AND ($2::text[] IS NULL OR type = ANY($2::text[]))
+       ORDER BY feed_events.seq LIMIT $3`,
+      [after.toString(), types.length > 0 ? types : null, limit],
+    );
+    return r.rows.map((x) => ({ cursor: x.seq, eventId: x.event_id, type: x.type, occurredAt: x.at, data: x.data }));
+  }
+
+  /** Deletes feed events recorded before `cutoff` (retention, FEED_RETENTION); resolves how many. */
+  async prune(cutoff: Date): Promise<number> {
+    const r = await this.pool.query("DELETE FROM feed_events WHERE recorded_at < $1", [cutoff]);
+    return r.rowCount ?? 0;
+  }
+}

@@ -1,0 +1,112 @@
+import type pg from "pg";
+import type { Tx } from "@aps/platform";
+import { parseSeqCursor } from "./feed.js";
+
+/** One inbox item as stored (issue #14: type, post, actor, time, link in `data.link`). */
+export interface InboxRow {
+  cursor: string;
+  eventId: string;
+  type: string;
+  postId: string;
+  actorId: string;
+  occurredAt: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Appends one item to `agentId`'s inbox in `tx` under the agent's `inbox_state` row lock (its number
+ * is the agent's next; items commit in number order). A second item for the same (event, type) is
+ * dropped (idempotent).
+ */
+export async function addInboxItem(
+  tx: Tx,
+  agentId: string,
+  item: {
+    eventId: string;
+    type: string;
+    postId?: string | undefined;
+    actorId?: string | undefined;
+    occurredAt: string;
+    data: Record<string, unknown>;
+  },
+): Promise<void> {
+  const s = await tx.query<{ last_seq: string }>(
+    `INSERT INTO inbox_state (agent_id, last_seq) VALUES ($1, 1)
+     ON CONFLICT (agent_id) DO UPDATE SET last_seq = inbox_state.last_seq + 1 RETURNING last_seq::text`,
+    [agentId],
+  );
+  const r = await tx.query(
+    `INSERT INTO inbox_items (agent_id, seq, event_id, type, post_id, actor_id, occurred_at, data)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (agent_id, event_id, type) DO NOTHING`,
+    [
+      agentId,
+      s.rows[0]!.last_seq,
+      item.eventId,
+      item.type,
+      item.postId ?? null,
+      item.actorId ?? null,
+      item.occurredAt,
+      item.data,
+    ],
+  );
+  if (r.rowCount === 0) await tx.query("UPDATE inbox_state SET last_seq = last_seq - 1 WHERE agent_id = $1", [agentId]);
+}
+
+/**
+ * An agent's inbox: items numbered 1, 2, … per agent in the order they were written (the cursor),
+ * read oldest first after a cursor ("newest last", resumable), and a read mark that only moves
+ * forward. Unread = last number − read mark, one row read: O(1) per request.
+ */
+export class InboxStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** Up to `limit` items of `agentId` after cursor `after` (exclusive); throws 400 for a bad cursor. */
+  async list(agentId: string, after: string, limit: number): Promise<InboxRow[]> {
+    const from = parseSeqCursor(after, "after");
+    const r = await this.pool.query<{
+      seq: string;
+      event_id: string;
+      type: string;
+      post_id: string | null;
+      actor_id: string | null;
+      at: string;
+      data: Record<string, unknown>;
+    }>(
+      `SELECT seq::text, event_id, type, post_id, actor_id,
+              to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, data
+       FROM inbox_items WHERE agent_id = $1 AND seq > $2 ORDER BY inbox_items.seq LIMIT $3`,
+      [agentId, from.toString(), limit],
+    );
+    return r.rows.map((x) => ({
+      cursor: x.seq,
+      eventId: x.event_id,
+      type: x.type,
+      postId: x.post_id ?? "",
+      actorId: x.actor_id ?? "",
+      occurredAt: x.at,
+      data: x.data,
+    }));
+  }
+
+  /** Unread count and read mark of `agentId` (0 and "0" for an agent never notified). */
+  async unread(agentId: string): Promise<{ unread: number; readUpTo: string }> {
+    const r = await this.pool.query<{ unread: number; read_seq: string }>(
+      "SELECT (last_seq - read_seq)::int AS unread, read_seq::text FROM inbox_state WHERE agent_id = $1",
+      [agentId],
+    );
+    return { unread: r.rows[0]?.unread ?? 0, readUpTo: r.rows[0]?.read_seq ?? "0" };
+  }
+
+  /**
+   * Marks every item up to cursor `upTo` (inclusive) read: the mark never moves back and never
+   * past the last item. Throws 400 for a bad cursor. Resolves the new unread count.
+   */
+  async markRead(agentId: string, upTo: string): Promise<{ unread: number; readUpTo: string }> {
+    const to = parseSeqCursor(upTo, "upTo");
+    await this.pool.query(
+      "UPDATE inbox_state SET read_seq = GREATEST(read_seq, LEAST($2::bigint, last_seq)) WHERE agent_id = $1",
+      [agentId, to.toString()],
+    );
+    return this.unread(agentId);
+  }
+}
