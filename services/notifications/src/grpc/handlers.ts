@@ -96,11 +96,14 @@ export function notificationsHandlers(stores: NotificationsStores, policy: Targe
       const q = parseRequest(z.object({ agentId, id: z.string().min(1).max(64) }), req);
       return stores.webhooks.get(q.agentId, q.id);
     }),
-    deleteWebhook: unary(log, async (req: notifications.DeleteWebhookRequest): Promise<notifications.DeleteWebhookResponse> => {
-      const q = parseRequest(z.object({ agentId, id: z.string().min(1).max(64) }), req);
-      await stores.webhooks.delete(q.agentId, q.id);
-      return {};
-    }),
+    deleteWebhook: unary(
+      log,
+      async (req: notifications.DeleteWebhookRequest): Promise<notifications.DeleteWebhookResponse> => {
+        const q = parseRequest(z.object({ agentId, id: z.string().min(1).max(64) }), req);
+        await stores.webhooks.delete(q.agentId, q.id);
+        return {};
+      },
+    ),
     listDeliveries: unary(
       log,
       async (req: notifications.ListDeliveriesRequest): Promise<notifications.ListDeliveriesResponse> => {
