@@ -115,7 +115,7 @@ export function createApp(deps: AppDeps): Express {
   if (deps.adminToken)
     adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, { forum: deps.forum, reads }, v1);
   rotationRoute(deps.identity, auth, v1); // checks its key itself (docs/adr/0117)
-  v1.use(["/posts", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
+  v1.use(["/posts", "/comments", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.identity, deps.log));
   translationRoutes(deps.translation, deps.skill, v1);
   knowledgeRoutes(deps.knowledge, reads, v1);

@@ -75,7 +75,8 @@ const similarReq = z.object({
 /**
  * Starts the knowledge service (docs/architecture.md §8): indexes the reference pages, serves gRPC (+ health)
  * on `opts.listenAddr`, keeps posts current from `forum.post_created`, `forum.post_on_agenda`,
- * `forum.post_moderated` (a hidden post leaves the index, docs/adr/0118) and
+ * `forum.post_moderated` (a hidden post leaves the index, docs/adr/0118), `forum.post_edited`
+ * (the new text and tags), `forum.post_withdrawn` and
  * the council's status events (the post is read from the forum by id; each change announced as
  * `knowledge.post_indexed` for the gateways' search caches), and re-indexes every post
  * of the forum in the background (retrying until the forum answers).
@@ -142,6 +143,9 @@ export async function startKnowledge(
       "forum.post_created": (m) => indexPost(m.postId),
       "forum.post_on_agenda": (m) => indexPost(m.postId, "agenda"),
       "forum.post_moderated": (m) => moderated(m.postId, m.commentId),
+      // An edit changes title, body and tags: read the post again (docs/reference/editing.md).
+      "forum.post_edited": (m) => moderated(m.postId, ""),
+      "forum.post_withdrawn": (m) => indexPost(m.postId, "withdrawn"),
       "council.case_opened": (m) => indexPost(m.postId, m.status),
       "council.case_closed": (m) => indexPost(m.postId, m.outcome),
       "council.handoff_recorded": (m) => indexPost(m.postId, "implementing"),

@@ -30,6 +30,9 @@ export function renderPost(p: forum.Post) {
     heat: p.heat,
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
+    revision: p.revision,
+    editedAt: p.editedAt || null,
+    tags: p.tags,
     ...hiddenOf(p),
   };
 }
@@ -60,6 +63,10 @@ export function renderComment(c: forum.Comment) {
     body: c.body,
     author: c.author ?? null,
     createdAt: c.createdAt,
+    parentId: c.parentId || null,
+    replyCount: c.replyCount,
+    revision: c.revision,
+    editedAt: c.editedAt || null,
     ...hiddenOf(c),
   };
 }
@@ -95,6 +102,7 @@ export function renderCase(c: council.Case, names: ReadonlyMap<string, string> =
         }
       : null,
     timeline: c.timeline,
+    withdrawnReason: c.withdrawnReason || null,
   };
 }
 

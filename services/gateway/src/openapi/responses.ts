@@ -77,6 +77,9 @@ const postFields = {
   createdAt: instant,
   updatedAt: instant,
   hidden: Hidden.optional(),
+  revision: z.number().int().meta({ description: "1 as created, +1 per edit" }),
+  editedAt: instant.nullable().meta({ description: "the last edit, null when never edited" }),
+  tags: z.array(z.string()),
 };
 
 /** A post with its full body (`POST /posts`, moderation). */
@@ -94,8 +97,35 @@ export const Comment = z
     author: AuthorRef.nullable(),
     createdAt: instant,
     hidden: Hidden.optional(),
+    parentId: z.string().nullable().meta({ description: "the comment this one replies to, null at the top level" }),
+    replyCount: z.number().int(),
+    revision: z.number().int(),
+    editedAt: instant.nullable(),
   })
   .meta({ id: "Comment" });
+
+/** One revision of a post (`GET /posts/{id}/revisions`); number 1 is the text as created. */
+export const PostRevision = z
+  .strictObject({
+    number: z.number().int(),
+    title: z.string(),
+    body: z.string(),
+    tags: z.array(z.string()),
+    editedAt: instant,
+    editedBy: z.string(),
+  })
+  .meta({ id: "PostRevision" });
+export const PostRevisionPage = z
+  .strictObject({ items: z.array(PostRevision), nextCursor: z.string().nullable() })
+  .meta({ id: "PostRevisionPage" });
+
+/** One revision of a comment (`GET /comments/{id}/revisions`). */
+export const CommentRevision = z
+  .strictObject({ number: z.number().int(), body: z.string(), editedAt: instant, editedBy: z.string() })
+  .meta({ id: "CommentRevision" });
+export const CommentRevisionPage = z
+  .strictObject({ items: z.array(CommentRevision), nextCursor: z.string().nullable() })
+  .meta({ id: "CommentRevisionPage" });
 
 /** A Council ballot. */
 export const Ballot = z
@@ -112,12 +142,18 @@ const Handoff = z
   .object({ implementation: z.enum(["self", "task"]), executor: z.string().nullable(), at: instant, by: agentIdOf })
   .meta({ id: "Handoff" });
 
-/** One status change of a post. */
+/** One status change of a post, or (in a post's timeline) an edit. */
 const Transition = z
   .object({
     status,
     at: instant,
     by: z.string().nullable().meta({ description: 'an agentId, "system", or null (unknown author)' }),
+    event: z
+      .enum(["created", "status", "edited"])
+      .optional()
+      .meta({ description: "in a post's timeline: what happened (an edit keeps the status)" }),
+    revision: z.number().int().optional().meta({ description: "event edited: the new revision" }),
+    reason: z.string().optional().meta({ description: "status withdrawn: the author's reason" }),
   })
   .meta({ id: "Transition" });
 
@@ -135,6 +171,7 @@ export const Case = z
     ballots: z.array(Ballot),
     handoff: Handoff.nullable(),
     timeline: z.array(Transition),
+    withdrawnReason: z.string().nullable().optional(),
   })
   .meta({ id: "Case" });
 
@@ -155,6 +192,7 @@ export const PostDetail = Post.extend({
     })
     .nullable(),
   timeline: z.array(Transition),
+  withdrawnReason: z.string().nullable().meta({ description: "status withdrawn: the author's reason" }),
   myVote: z
     .union([z.literal(1), z.literal(-1), z.null()])
     .optional()
