@@ -25,6 +25,8 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
   let alice: Agent;
   let bob: Agent;
   let chief: Agent;
+  /** Two more councillors: a Council of 3, so one nomination decides nothing on its own. */
+  let councillors: Agent[];
 
   beforeAll(async () => {
     sys = await startSystem(mode, {
@@ -36,11 +38,18 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     alice = await join("alice");
     bob = await join("bob");
     chief = await join("chief");
-    const s = await req("POST", "/admin/seats", {
-      headers: { authorization: `Bearer ${sys.adminToken}` },
-      body: { agentId: chief.agentId, seat: "chief" },
-    });
-    expect(s.status).toBe(200);
+    councillors = [await join("councillor 1"), await join("councillor 2")];
+    for (const [a, seat] of [
+      [chief, "chief"],
+      [councillors[0]!, "councillor"],
+      [councillors[1]!, "councillor"],
+    ] as const) {
+      const s = await req("POST", "/admin/seats", {
+        headers: { authorization: `Bearer ${sys.adminToken}` },
+        body: { agentId: a.agentId, seat },
+      });
+      expect(s.status).toBe(200);
+    }
   }, 120_000);
   afterAll(async () => {
     await sys?.stop();
@@ -240,7 +249,10 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     const a = await propose(carol, { tags: ["fx-a", "fx-b"] });
     const b = await propose(carol, { tags: ["fx-a"] });
     const c = await propose(carol, { tags: ["fx-b"] }, false);
-    const ids = (r: HttpResult) => r.body.items.map((p: { id: string }) => p.id);
+    const ids = (r: HttpResult) => {
+      expect({ status: r.status, body: r.status === 200 ? "" : r.body }).toEqual({ status: 200, body: "" });
+      return r.body.items.map((p: { id: string }) => p.id);
+    };
     expect(ids(await req("GET", "/posts?tag=fx-a&sort=new"))).toEqual([b, a]);
     expect(ids(await req("GET", "/posts?tag=fx-a&tag=fx-b"))).toEqual([a]);
     expect(ids(await req("GET", "/posts?tag=fx-b&status=discussion"))).toEqual([c]);
@@ -319,7 +331,8 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     const probe = await propose(author);
     await req("POST", `/posts/${probe}/vote`, { key: voter.apiKey, body: { vote: -1 } });
     await req("POST", `/posts/${probe}/nominate`, { key: chief.apiKey });
-    await req("POST", `/posts/${probe}/council`, { key: chief.apiKey, body: { vote: "reject", reason: "probe" } });
+    for (const c of councillors)
+      await req("POST", `/posts/${probe}/council`, { key: c.apiKey, body: { vote: "reject", reason: "probe" } });
     await eventually(async () => expect((await req("GET", "/me", { key: voter.apiKey })).body.sagacity).toBeGreaterThan(0));
     const ledger = await req("GET", "/me/sagacity", { key: voter.apiKey });
     expect(ledger.body.items.map((x: { postId: string }) => x.postId)).toEqual([probe]);

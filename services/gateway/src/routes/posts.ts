@@ -28,7 +28,7 @@ export function postRoutes(
   r: Router = Router(),
 ): Router {
   r.get("/posts", async (req, res) => {
-    const q = validate(listQuery, req.query, "query");
+    const q = validate(listQuery, req.query, "query", ["tag", "status"]);
     // Filters (docs/reference/editing.md): every tag, any status, one author; each uses an index.
     const tags = [...new Set(q.tag)].sort();
     const statuses = [...new Set(q.status)].sort();

@@ -115,7 +115,7 @@ export function webRoutes(deps: WebDeps): Router {
   r.get(
     "/",
     page(async (req) => {
-      const q = validate(homeQuery, req.query, "query");
+      const q = validate(homeQuery, req.query, "query", ["tag", "status"]);
       const list = await deps.forum.listPosts({
         kind: q.kind,
         sort: q.sort,
