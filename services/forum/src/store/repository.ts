@@ -172,10 +172,7 @@ export class ForumRepository {
       params.push(filters.tags);
       where.push(`tags @> $${params.length}::text[]`);
     }
-    if (filters.statuses?.length) {
-      params.push(filters.statuses);
-      where.push(`status = ANY($${params.length}::text[])`);
-    }
+    const statuses = [...new Set(filters.statuses ?? [])];
     if (cursor) {
       const c = decodeCursor(cursor, sort);
       if (c.sort === "hot") {
@@ -187,11 +184,21 @@ export class ForumRepository {
       }
     }
     params.push(limit + 1);
+    const lim = `$${params.length}`;
     const order = sort === "hot" ? "heat DESC, id DESC" : "id DESC";
-    const r = await this.pool.query<PostRow>(
-      `SELECT ${POST_COLUMNS} FROM posts ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT $${params.length}`,
-      params,
-    );
+    const select = (cond: string[]) =>
+      `SELECT ${POST_COLUMNS} FROM posts WHERE ${cond.join(" AND ")} ORDER BY ${order} LIMIT ${lim}`;
+    let sql = select(where);
+    if (statuses.length > 0) {
+      // One equality per status, so each part is an ordered scan of (status, heat, id) or
+      // (status, id); several statuses merge their first pages (= ANY cannot keep the index order).
+      const parts = statuses.map((st) => {
+        params.push(st);
+        return `(${select([...where, `status = $${params.length}`])})`;
+      });
+      sql = parts.length === 1 ? parts[0]!.slice(1, -1) : `${parts.join(" UNION ALL ")} ORDER BY ${order} LIMIT ${lim}`;
+    }
+    const r = await this.pool.query<PostRow>(sql, params);
     const more = r.rows.length > limit;
     const rows = more ? r.rows.slice(0, limit) : r.rows;
     const last = rows[rows.length - 1];
