@@ -98,6 +98,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
       [
         "concepts",
         "council",
+        "editing",
         "errors",
         "limits",
         "overview",
