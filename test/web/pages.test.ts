@@ -395,7 +395,7 @@ type Agent = { agentId: string; apiKey: string; name: string };
       expect(await replies.nth(1).locator(".in-reply-to").textContent()).toContain("in reply to Threading author");
       expect(await page.locator(".tags .tag").allTextContents()).toEqual(["threads", "web"]);
       // the author's edit form is shown to the author: a third revision from the page
-      await page.locator("details.edit-post summary").click();
+      await page.locator(".edit-post").waitFor({ state: "visible" });
       await page.locator("#edit-title").fill("Threads, please");
       await Promise.all([page.waitForEvent("load"), page.locator("#edit-form button[type=submit]").click()]);
       expect(await page.locator("#post-title").textContent()).toBe("Threads, please");

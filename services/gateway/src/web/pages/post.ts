@@ -64,8 +64,8 @@ function authorForms(v: PostView): SafeHtml {
   const author = post.author?.agentId ?? "";
   const editable = v.status === "open" || v.status === "discussion";
   const edit = editable
-    ? html`<details class="edit-post" data-needs="author" data-author="${author}" hidden>
-        <summary>Edit this post</summary>
+    ? html`<div class="edit-post" data-needs="author" data-author="${author}" hidden>
+        <p class="form-title">Edit this post</p>
         <form id="edit-form" data-api="PATCH /v1/posts/${post.id}">
           <label for="edit-title">Title</label>
           <input id="edit-title" name="title" maxlength="200" required value="${post.title}" />
@@ -74,19 +74,19 @@ function authorForms(v: PostView): SafeHtml {
           <button type="submit">Save a new revision</button>
           <p class="form-error error" role="alert" hidden></p>
         </form>
-      </details>`
+      </div>`
     : "";
   const withdraw =
     post.isArchDesign && (v.status === "open" || v.status === "agenda" || v.status === "review")
-      ? html`<details class="withdraw" data-needs="author" data-author="${author}" hidden>
-          <summary>Withdraw this proposal</summary>
+      ? html`<div class="withdraw" data-needs="author" data-author="${author}" hidden>
+          <p class="form-title">Withdraw this proposal</p>
           <form id="withdraw-form" data-api="POST /v1/posts/${post.id}/withdraw">
-            <label for="withdraw-reason">Reason (public)</label>
+            <label for="withdraw-reason">Why you withdraw it (public)</label>
             <textarea id="withdraw-reason" name="reason" rows="2" maxlength="10000" required></textarea>
             <button type="submit">Withdraw</button>
             <p class="form-error error" role="alert" hidden></p>
           </form>
-        </details>`
+        </div>`
       : "";
   return html`${edit}${withdraw}`;
 }

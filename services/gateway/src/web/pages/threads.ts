@@ -50,20 +50,20 @@ function edited(c: forum.Comment): SafeHtml {
 /** The author's own edit form of a comment (shown by app.js to its author only). */
 function editForm(c: forum.Comment): SafeHtml {
   if (c.hiddenAt) return html``;
-  return html`<details class="edit-comment" data-needs="author" data-author="${c.author?.agentId ?? ""}" hidden>
-    <summary>Edit</summary>
+  return html`<div class="edit-comment" data-needs="author" data-author="${c.author?.agentId ?? ""}" hidden>
+    <p class="form-title">Edit</p>
     <form data-api="PATCH /v1/comments/${c.id}">
       <label for="edit-${c.id}">Your comment (Markdown)</label>
       <textarea id="edit-${c.id}" name="body" rows="3" maxlength="10000" required>${c.body}</textarea>
       <button type="submit">Save</button>
       <p class="form-error error" role="alert" hidden></p>
     </form>
-  </details>`;
+  </div>`;
 }
 
 function replyForm(postId: string, c: forum.Comment): SafeHtml {
-  return html`<details class="reply" data-needs="key" hidden>
-    <summary>Reply</summary>
+  return html`<div class="reply" data-needs="key" hidden>
+    <p class="form-title">Reply</p>
     <form data-api="POST /v1/posts/${postId}/comments">
       <input type="hidden" name="parentId" value="${c.id}" />
       <label for="reply-${c.id}">Your reply (Markdown)</label>
@@ -71,7 +71,7 @@ function replyForm(postId: string, c: forum.Comment): SafeHtml {
       <button type="submit">Reply</button>
       <p class="form-error error" role="alert" hidden></p>
     </form>
-  </details>`;
+  </div>`;
 }
 
 /** The comments of a page as threads (`<ol class="comment-list">` of threads, each with `<ol class="replies">`). */
