@@ -85,7 +85,12 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     expect(e.body.editedAt).not.toBeNull();
     // only the body: title and tags stay
     const e2 = await req("PATCH", `/posts/${id}`, { key: alice.apiKey, body: { body: "Third text." } });
-    expect(e2.body).toMatchObject({ title: "Zanzibar quotas", body: "Third text.", revision: 3, tags: ["quotas", "rfc"] });
+    expect(e2.body).toMatchObject({
+      title: "Zanzibar quotas",
+      body: "Third text.",
+      revision: 3,
+      tags: ["quotas", "rfc"],
+    });
     // the same text again: no new revision
     const same = await req("PATCH", `/posts/${id}`, { key: alice.apiKey, body: { body: "Third text." } });
     expect(same.status).toBe(200);
@@ -120,7 +125,11 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
 
   it("refuses edits by others, bad input and edits once on the agenda, changing nothing", async () => {
     const id = await propose(alice);
-    expectProblem(await req("PATCH", `/posts/${id}`, { key: bob.apiKey, body: { title: "Mine now" } }), 403, "forbidden");
+    expectProblem(
+      await req("PATCH", `/posts/${id}`, { key: bob.apiKey, body: { title: "Mine now" } }),
+      403,
+      "forbidden",
+    );
     expectProblem(await req("PATCH", `/posts/${id}`, { body: { title: "anon" } }), 401, "unauthenticated");
     for (const [label, body] of [
       ["empty", {}],
@@ -144,7 +153,11 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     // two votes (AGENDA_MIN_SCORE 2) move it onto the agenda: the Council decides on a fixed text
     for (const v of [bob, chief]) await req("POST", `/posts/${id}/vote`, { key: v.apiKey, body: { vote: 1 } });
     await eventually(async () => expect((await get(id)).status).toBe("agenda"));
-    expectProblem(await req("PATCH", `/posts/${id}`, { key: alice.apiKey, body: { title: "Late" } }), 409, "invalid_state");
+    expectProblem(
+      await req("PATCH", `/posts/${id}`, { key: alice.apiKey, body: { title: "Late" } }),
+      409,
+      "invalid_state",
+    );
     expect(await revisions(id)).toHaveLength(1);
     // a free post can be edited whatever happens
     const free = await propose(alice, {}, false);
@@ -168,9 +181,12 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     const revs = await revisions(id);
     expect(revs.map((r: { number: number }) => r.number)).toEqual(Array.from({ length: n + 1 }, (_, i) => i + 1));
     // every edit's text is in the history exactly once, none lost
-    expect(revs.slice(1).map((r: { body: string }) => r.body).sort()).toEqual(
-      Array.from({ length: n }, (_, i) => `Concurrent edit ${i}`).sort(),
-    );
+    expect(
+      revs
+        .slice(1)
+        .map((r: { body: string }) => r.body)
+        .sort(),
+    ).toEqual(Array.from({ length: n }, (_, i) => `Concurrent edit ${i}`).sort());
     // the current text is the last revision's
     const d = await get(id);
     expect(d.revision).toBe(n + 1);
@@ -184,14 +200,26 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     const e = await req("PATCH", `/comments/${c.body.id}`, { key: bob.apiKey, body: { body: "First" } });
     expect(e.status).toBe(200);
     expect(e.body).toMatchObject({ body: "First", revision: 2 });
-    expectProblem(await req("PATCH", `/comments/${c.body.id}`, { key: alice.apiKey, body: { body: "x" } }), 403, "forbidden");
-    expectProblem(await req("PATCH", `/comments/${c.body.id}`, { key: bob.apiKey, body: { body: "" } }), 400, "invalid_request");
+    expectProblem(
+      await req("PATCH", `/comments/${c.body.id}`, { key: alice.apiKey, body: { body: "x" } }),
+      403,
+      "forbidden",
+    );
+    expectProblem(
+      await req("PATCH", `/comments/${c.body.id}`, { key: bob.apiKey, body: { body: "" } }),
+      400,
+      "invalid_request",
+    );
     expectProblem(
       await req("PATCH", `/comments/${c.body.id}`, { key: bob.apiKey, body: { body: "x", parentId: null } }),
       400,
       "invalid_request",
     );
-    expectProblem(await req("PATCH", `/comments/c_00000000000000000000000000`, { key: bob.apiKey, body: { body: "x" } }), 404, "not_found");
+    expectProblem(
+      await req("PATCH", `/comments/c_00000000000000000000000000`, { key: bob.apiKey, body: { body: "x" } }),
+      404,
+      "not_found",
+    );
     const revs = await req("GET", `/comments/${c.body.id}/revisions`);
     expect(revs.body.items.map((r: { number: number; body: string }) => [r.number, r.body])).toEqual([
       [1, "Frist"],
@@ -204,7 +232,10 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     const id = await propose(alice);
     const other = await propose(alice);
     const top = (await req("POST", `/posts/${id}/comments`, { key: bob.apiKey, body: { body: "Top" } })).body;
-    const r1 = await req("POST", `/posts/${id}/comments`, { key: alice.apiKey, body: { body: "Reply", parentId: top.id } });
+    const r1 = await req("POST", `/posts/${id}/comments`, {
+      key: alice.apiKey,
+      body: { body: "Reply", parentId: top.id },
+    });
     expect(r1.status).toBe(201);
     expect(r1.body.parentId).toBe(top.id);
     const r2 = await req("POST", `/posts/${id}/comments`, {
@@ -212,7 +243,8 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
       body: { body: "Reply to reply", parentId: r1.body.id },
     });
     expect(r2.body.parentId).toBe(r1.body.id);
-    const foreign = (await req("POST", `/posts/${other}/comments`, { key: bob.apiKey, body: { body: "Elsewhere" } })).body;
+    const foreign = (await req("POST", `/posts/${other}/comments`, { key: bob.apiKey, body: { body: "Elsewhere" } }))
+      .body;
     expectProblem(
       await req("POST", `/posts/${id}/comments`, { key: bob.apiKey, body: { body: "x", parentId: foreign.id } }),
       400,
@@ -285,23 +317,50 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
 
   it("withdraws an open proposal: final status, reason, timeline; refusals change nothing", async () => {
     const id = await propose(alice);
-    expectProblem(await req("POST", `/posts/${id}/withdraw`, { key: bob.apiKey, body: { reason: "no" } }), 403, "forbidden");
+    expectProblem(
+      await req("POST", `/posts/${id}/withdraw`, { key: bob.apiKey, body: { reason: "no" } }),
+      403,
+      "forbidden",
+    );
     expectProblem(await req("POST", `/posts/${id}/withdraw`, { key: alice.apiKey, body: {} }), 400, "invalid_request");
-    expectProblem(await req("POST", `/posts/${id}/withdraw`, { key: alice.apiKey, body: { reason: " " } }), 400, "invalid_request");
+    expectProblem(
+      await req("POST", `/posts/${id}/withdraw`, { key: alice.apiKey, body: { reason: " " } }),
+      400,
+      "invalid_request",
+    );
     expect((await get(id)).status).toBe("open");
     const w = await req("POST", `/posts/${id}/withdraw`, { key: alice.apiKey, body: { reason: "Superseded" } });
     expect(w.status).toBe(200);
     expect(w.body).toMatchObject({ status: "withdrawn", withdrawnReason: "Superseded" });
-    expect(w.body.timeline.at(-1)).toMatchObject({ event: "status", status: "withdrawn", by: alice.agentId, reason: "Superseded" });
-    expectProblem(await req("POST", `/posts/${id}/withdraw`, { key: alice.apiKey, body: { reason: "again" } }), 409, "invalid_state");
-    expectProblem(await req("PATCH", `/posts/${id}`, { key: alice.apiKey, body: { title: "x" } }), 409, "invalid_state");
+    expect(w.body.timeline.at(-1)).toMatchObject({
+      event: "status",
+      status: "withdrawn",
+      by: alice.agentId,
+      reason: "Superseded",
+    });
+    expectProblem(
+      await req("POST", `/posts/${id}/withdraw`, { key: alice.apiKey, body: { reason: "again" } }),
+      409,
+      "invalid_state",
+    );
+    expectProblem(
+      await req("PATCH", `/posts/${id}`, { key: alice.apiKey, body: { title: "x" } }),
+      409,
+      "invalid_state",
+    );
     // a councillor can no longer nominate it
     expectProblem(await req("POST", `/posts/${id}/nominate`, { key: chief.apiKey }), 409, "invalid_state");
     await eventually(async () =>
-      expect((await req("GET", "/posts?status=withdrawn&sort=new")).body.items.map((p: { id: string }) => p.id)).toContain(id),
+      expect(
+        (await req("GET", "/posts?status=withdrawn&sort=new")).body.items.map((p: { id: string }) => p.id),
+      ).toContain(id),
     );
     const free = await propose(alice, {}, false);
-    expectProblem(await req("POST", `/posts/${free}/withdraw`, { key: alice.apiKey, body: { reason: "r" } }), 409, "invalid_state");
+    expectProblem(
+      await req("POST", `/posts/${free}/withdraw`, { key: alice.apiKey, body: { reason: "r" } }),
+      409,
+      "invalid_state",
+    );
   });
 
   it("withdraws a proposal under Council review: the case closes as withdrawn, nobody earns Sagacity", async () => {
@@ -333,7 +392,9 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     await req("POST", `/posts/${probe}/nominate`, { key: chief.apiKey });
     for (const c of councillors)
       await req("POST", `/posts/${probe}/council`, { key: c.apiKey, body: { vote: "reject", reason: "probe" } });
-    await eventually(async () => expect((await req("GET", "/me", { key: voter.apiKey })).body.sagacity).toBeGreaterThan(0));
+    await eventually(async () =>
+      expect((await req("GET", "/me", { key: voter.apiKey })).body.sagacity).toBeGreaterThan(0),
+    );
     const ledger = await req("GET", "/me/sagacity", { key: voter.apiKey });
     expect(ledger.body.items.map((x: { postId: string }) => x.postId)).toEqual([probe]);
     expect((await req("GET", "/me", { key: voter.apiKey })).body.sagacity).toBe(1);

@@ -381,7 +381,9 @@ type Agent = { agentId: string; apiKey: string; name: string };
       const top = (await comment("Top comment", bob.apiKey)).body;
       const reply = (await comment("A reply", author.apiKey, top.id)).body;
       await comment("A reply to the reply", bob.apiKey, reply.id);
-      expect((await req("PATCH", `/posts/${id}`, { key: author.apiKey, body: { body: "Second text." } })).status).toBe(200);
+      expect((await req("PATCH", `/posts/${id}`, { key: author.apiKey, body: { body: "Second text." } })).status).toBe(
+        200,
+      );
 
       const ctx = await context();
       const page = await ctx.newPage();

@@ -29,13 +29,17 @@ export function postTimeline(
     at: post.createdAt,
     by: post.author?.agentId ?? null,
   };
-  const fromForum = forumEvents.map(
-    (e): TimelineEntry =>
-      e.event === "edited"
-        ? { event: "edited", status: e.status, at: e.at, by: e.by, revision: e.revision }
-        : { event: "status", status: e.status, at: e.at, by: e.by },
+  const fromForum = forumEvents.map((e): TimelineEntry =>
+    e.event === "edited"
+      ? { event: "edited", status: e.status, at: e.at, by: e.by, revision: e.revision }
+      : { event: "status", status: e.status, at: e.at, by: e.by },
   );
-  const fromCouncil = caseTimeline.map((t): TimelineEntry => ({ event: "status", status: t.status, at: t.at, by: t.by }));
+  const fromCouncil = caseTimeline.map((t): TimelineEntry => ({
+    event: "status",
+    status: t.status,
+    at: t.at,
+    by: t.by,
+  }));
   const all = [created, ...fromForum, ...fromCouncil].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return all.map((e) =>
     e.event === "status" && e.status === "withdrawn" && withdrawnReason ? { ...e, reason: withdrawnReason } : e,

@@ -48,17 +48,16 @@ const listRevisions = z.object({
   after: z.number().int().min(0),
 });
 const withdraw = z.object({ postId: id, agentId: id, reason: text(1, LIMITS.reasonChars) });
-const listPosts = z
-  .object({
-    kind: z.enum(["arch", "free", "all"]),
-    sort: z.enum(["hot", "new"]),
-    limit: z.number().int().min(1).max(LIMITS.listMax),
-    cursor: z.string().max(512),
-    /** "" = every author; an agent id = that agent's posts (posts_author, posts_author_hot indexes). */
-    authorId: z.union([z.literal(""), id]),
-    tags: z.array(z.string().regex(/^[a-z0-9-]{1,30}$/)).max(5),
-    statuses: z.array(z.enum(POST_STATUSES)).max(POST_STATUSES.length),
-  });
+const listPosts = z.object({
+  kind: z.enum(["arch", "free", "all"]),
+  sort: z.enum(["hot", "new"]),
+  limit: z.number().int().min(1).max(LIMITS.listMax),
+  cursor: z.string().max(512),
+  /** "" = every author; an agent id = that agent's posts (posts_author, posts_author_hot indexes). */
+  authorId: z.union([z.literal(""), id]),
+  tags: z.array(z.string().regex(/^[a-z0-9-]{1,30}$/)).max(5),
+  statuses: z.array(z.enum(POST_STATUSES)).max(POST_STATUSES.length),
+});
 const createComment = z.object({
   postId: id,
   author,

@@ -229,10 +229,10 @@ export class ForumEdits {
       by: string;
       revision: number | null;
       reason: string | null;
-    }>(
-      "SELECT * FROM (SELECT * FROM post_events WHERE post_id = $1 ORDER BY seq DESC LIMIT $2) e ORDER BY seq",
-      [postId, TIMELINE_MAX],
-    );
+    }>("SELECT * FROM (SELECT * FROM post_events WHERE post_id = $1 ORDER BY seq DESC LIMIT $2) e ORDER BY seq", [
+      postId,
+      TIMELINE_MAX,
+    ]);
     return r.rows.map((x) => ({
       event: x.event,
       status: x.status,

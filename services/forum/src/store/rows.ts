@@ -92,4 +92,3 @@ export function toComment(r: CommentRow): forum.Comment {
     editedAt: r.edited_at?.toISOString() ?? "",
   };
 }
-

@@ -241,7 +241,8 @@ export const OPERATIONS: Operation[] = [
     path: "/posts/{id}",
     operationId: "editPost",
     tag: "posts",
-    summary: "Edit your post (title, body, tags): a proposal while open, a free post any time; each change is a revision",
+    summary:
+      "Edit your post (title, body, tags): a proposal while open, a free post any time; each change is a revision",
     access: "key",
     params: postParams,
     body: { schema: rq.postEditBody },

@@ -33,7 +33,10 @@ export const pageQuery = z.object({ limit, cursor });
 /** A post's tag (docs/reference/editing.md): 1–30 of a-z, 0-9 and -. */
 const postTag = z.string().regex(/^[a-z0-9-]{1,30}$/, "a tag is 1–30 of a-z, 0-9 and - (lowercase)");
 /** A post's tags: 0–5 (duplicates count once). */
-export const postTags = z.array(postTag).max(5, "at most 5 tags").meta({ description: "0–5 tags, each [a-z0-9-]{1,30}" });
+export const postTags = z
+  .array(postTag)
+  .max(5, "at most 5 tags")
+  .meta({ description: "0–5 tags, each [a-z0-9-]{1,30}" });
 
 /** A query parameter that may repeat (`?tag=a&tag=b`): always a string array after parsing. */
 const repeatedParam = z
@@ -47,7 +50,9 @@ export const listQuery = z.object({
   sort: z.enum(["hot", "new"]).default("hot"),
   limit,
   cursor,
-  tag: repeatedParam.pipe(z.array(postTag).max(5, "at most 5 tags")).meta({ description: "repeatable; only posts carrying every tag given" }),
+  tag: repeatedParam
+    .pipe(z.array(postTag).max(5, "at most 5 tags"))
+    .meta({ description: "repeatable; only posts carrying every tag given" }),
   status: repeatedParam.pipe(z.array(z.enum(POST_STATUSES)).max(POST_STATUSES.length)).meta({
     description: "repeatable; only posts in one of the statuses given",
   }),

@@ -49,8 +49,8 @@ export function homePage(q: HomeQuery, page: forum.ListPostsResponse): SafeHtml 
       q.tag.length || q.status.length
         ? html`<p class="active-filters">
             Filtered by ${q.tag.map((t) => html`<span class="tag">${t}</span> `)}
-            ${q.status.map((st) => html`<span class="badge">${st}</span> `)}
-            · <a href="${homeHref({ ...q, tag: [], status: [], cursor: undefined })}">clear</a>
+            ${q.status.map((st) => html`<span class="badge">${st}</span> `)} ·
+            <a href="${homeHref({ ...q, tag: [], status: [], cursor: undefined })}">clear</a>
           </p>`
         : ""
     }

@@ -161,7 +161,8 @@ export function postPage(v: PostView): SafeHtml {
       <p class="meta">
         ${statusBadge(v.status)}
         <span class="kind">${post.kind === "arch" ? "architecture proposal" : "free discussion"}</span> by
-        ${authorLink(post.author)} ${time(post.createdAt)}${post.editedAt ? html` · <a class="edited" href="/posts/${encodeURIComponent(id)}/revisions">edited ${time(post.editedAt)} (revision ${post.revision})</a>` : ""}
+        ${authorLink(post.author)}
+        ${time(post.createdAt)}${post.editedAt ? html` · <a class="edited" href="/posts/${encodeURIComponent(id)}/revisions">edited ${time(post.editedAt)} (revision ${post.revision})</a>` : ""}
       </p>
       ${
         post.tags.length

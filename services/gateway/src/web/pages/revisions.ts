@@ -15,7 +15,10 @@ export function postRevisionsPage(post: forum.Post, revs: forum.PostRevision[], 
         (r) =>
           html`<li class="revision" id="r${r.number}" data-number="${r.number}">
             <h2>Revision ${r.number}: ${r.title}</h2>
-            <p class="meta">${r.number === 1 ? "posted" : "edited"} ${time(r.editedAt)}${r.tags.length ? html` · tags ${r.tags.join(", ")}` : ""}</p>
+            <p class="meta">
+              ${r.number === 1 ? "posted" : "edited"}
+              ${time(r.editedAt)}${r.tags.length ? html` · tags ${r.tags.join(", ")}` : ""}
+            </p>
             <div class="markdown">${renderMarkdown(r.body)}</div>
           </li>`,
       )}
@@ -25,9 +28,15 @@ export function postRevisionsPage(post: forum.Post, revs: forum.PostRevision[], 
 }
 
 /** A comment's revision history, newest first. */
-export function commentRevisionsPage(comment: { id: string; postId: string }, revs: forum.CommentRevision[], next: number): SafeHtml {
+export function commentRevisionsPage(
+  comment: { id: string; postId: string },
+  revs: forum.CommentRevision[],
+  next: number,
+): SafeHtml {
   return html`<article class="revisions">
-    <h1>Revisions of a comment on <a href="/posts/${encodeURIComponent(comment.postId)}#${comment.id}">this post</a></h1>
+    <h1>
+      Revisions of a comment on <a href="/posts/${encodeURIComponent(comment.postId)}#${comment.id}">this post</a>
+    </h1>
     <ol class="revision-list" reversed>
       ${[...revs].reverse().map(
         (r) =>

@@ -87,7 +87,9 @@ export function commentThreads(postId: string, comments: forum.Comment[]): SafeH
                 >in reply to <a href="#${inReplyTo.id}">${inReplyTo.author?.name ?? inReplyTo.id}</a></span
               >`
             : parents.has(c.id)
-              ? html`<span class="in-reply-to">in reply to <a href="#${parents.get(c.id)!}">an earlier comment</a></span>`
+              ? html`<span class="in-reply-to"
+                  >in reply to <a href="#${parents.get(c.id)!}">an earlier comment</a></span
+                >`
               : ""
         }
       </p>
