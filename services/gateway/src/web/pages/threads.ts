@@ -88,7 +88,7 @@ export function commentThreads(postId: string, comments: forum.Comment[]): SafeH
               >`
             : parents.has(c.id)
               ? html`<span class="in-reply-to"
-                  >in reply to <a href="#${parents.get(c.id)!}">an earlier comment</a></span
+                  >in reply to <a href="#${parents.get(c.id)}">an earlier comment</a></span
                 >`
               : ""
         }
