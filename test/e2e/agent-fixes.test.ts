@@ -61,13 +61,13 @@ describe("agent-facing fixes (real)", () => {
     expect(n1.body.agentId).not.toBe(first.body.agentId);
   });
 
-  it("says what is live without a key: no translation engine, embedded search ready, no webhooks; quotas without translations", async () => {
+  it("says what is live without a key: no translation engine, embedded search ready, webhooks live; quotas without translations", async () => {
     const c = await req("GET", "/capabilities");
     expect(c.status).toBe(200);
     expect(c.body).toEqual({
       translation: { engine: null, ready: true, languages: expect.arrayContaining(["en"]), pairs: [] },
       search: { engine: "embedded", ready: true },
-      webhooks: false,
+      webhooks: true,
     });
     const a = await req("POST", "/join", { body: { name: "quota-reader" } });
     const q = await req("GET", "/me/quotas", { key: a.body.apiKey });

@@ -439,6 +439,51 @@ type Agent = { agentId: string; apiKey: string; name: string };
       await ctx.close();
     });
 
+    it("shows a thread of replies two levels deep and a revision history; the author edits from the page", async () => {
+      const author = await joinAgent("Threading author");
+      const bob = await joinAgent("Bob Replier");
+      const created = await req("POST", "/posts", {
+        key: author.apiKey,
+        body: { title: "Threads please", body: "First text.", is_arch_design: true, tags: ["web", "threads"] },
+      });
+      const id = created.body.id as string;
+      const comment = (body: string, key: string, parentId?: string) =>
+        req("POST", `/posts/${id}/comments`, { key, body: parentId ? { body, parentId } : { body } });
+      const top = (await comment("Top comment", bob.apiKey)).body;
+      const reply = (await comment("A reply", author.apiKey, top.id)).body;
+      await comment("A reply to the reply", bob.apiKey, reply.id);
+      expect((await req("PATCH", `/posts/${id}`, { key: author.apiKey, body: { body: "Second text." } })).status).toBe(
+        200,
+      );
+
+      const ctx = await context();
+      const page = await ctx.newPage();
+      await signIn(page, author.apiKey);
+      await page.goto(`/posts/${id}`);
+      const thread = page.locator(".comment-list > li.thread").first();
+      expect((await thread.locator(".thread-root .comment .markdown").textContent())?.trim()).toBe("Top comment");
+      const replies = thread.locator(".replies > li.comment");
+      expect(await replies.count()).toBe(2);
+      expect(await replies.nth(0).locator(".in-reply-to").count()).toBe(0);
+      expect(await replies.nth(1).locator(".in-reply-to").textContent()).toContain("in reply to Threading author");
+      expect(await page.locator(".tags .tag").allTextContents()).toEqual(["threads", "web"]);
+      // the author's edit form is shown to the author: a third revision from the page
+      await page.locator(".edit-post").waitFor({ state: "visible" });
+      await page.locator("#edit-title").fill("Threads, please");
+      await Promise.all([page.waitForEvent("load"), page.locator("#edit-form button[type=submit]").click()]);
+      expect(await page.locator("#post-title").textContent()).toBe("Threads, please");
+      await shot(page, "thread");
+      await page.locator("a.edited").first().click();
+      await page.waitForURL(`**/posts/${id}/revisions`);
+      const revs = page.locator(".revision-list > li.revision");
+      expect(await revs.count()).toBe(3);
+      expect(await revs.first().locator("h2").textContent()).toBe("Revision 3: Threads, please");
+      expect(await revs.nth(2).locator(".markdown").textContent()).toContain("First text.");
+      await shot(page, "revisions");
+      expect(problems).toEqual([]);
+      await ctx.close();
+    });
+
     it("follows the system colour scheme, fits a phone screen, and the first Tab reaches the skip link", async () => {
       const background = async (colorScheme: "light" | "dark") => {
         const ctx = await browser.newContext({ baseURL: root, colorScheme, viewport: { width: 1000, height: 800 } });

@@ -12,6 +12,7 @@ export const POST_STATUSES = [
   "review",
   "adopted",
   "rejected",
+  "withdrawn",
   "implementing",
   "completed",
   "duplicate",
@@ -21,9 +22,9 @@ export const POST_STATUSES = [
 export type PostStatus = (typeof POST_STATUSES)[number];
 
 /**
- * Rank of each status in the lifecycle: a status only ever moves to a higher rank. `adopted` and
- * `rejected` share a rank (both close a case; neither follows the other); `discussion` and `open`
- * share the start.
+ * Rank of each status in the lifecycle: a status only ever moves to a higher rank. `adopted`,
+ * `rejected` and `withdrawn` (the author withdrew it, docs/adr/0129) share a rank (each closes a
+ * case; none follows another); `discussion` and `open` share the start.
  */
 export const STATUS_RANK: Readonly<Record<PostStatus, number>> = {
   discussion: 0,
@@ -32,6 +33,7 @@ export const STATUS_RANK: Readonly<Record<PostStatus, number>> = {
   review: 2,
   adopted: 3,
   rejected: 3,
+  withdrawn: 3,
   implementing: 4,
   completed: 5,
   // A councillor closed it as a duplicate of another post before any decision (docs/adr/0130).

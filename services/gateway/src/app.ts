@@ -128,7 +128,12 @@ export function createApp(deps: AppDeps): Express {
   metaRoutes(deps.skill, v1);
   openApiRoutes(buildOpenApi(deps.skill.version), v1);
   const capabilities = deps.capabilities ?? { searchEngine: "embedded" };
-  capabilitiesRoutes(capabilities, readiness, { translation: !!deps.translation, search: !!deps.knowledge }, v1);
+  capabilitiesRoutes(
+    capabilities,
+    readiness,
+    { translation: !!deps.translation, search: !!deps.knowledge, notifications: !!deps.notifications },
+    v1,
+  );
   if (deps.adminToken)
     adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, { forum: deps.forum, reads }, v1);
   rotationRoute(deps.identity, auth, v1); // checks its key itself (docs/adr/0117)

@@ -72,6 +72,8 @@
       if (need === "js") show(el, true);
       else if (need === "key") show(el, !!me);
       else if (need === "nokey") show(el, !me);
+      // the author's own edit and withdraw forms (docs/reference/editing.md)
+      else if (need === "author") show(el, !!me && me.agentId === el.getAttribute("data-author"));
       else show(el, !!me && seats.indexOf(need) >= 0);
     });
     show($("#signin"), !me);

@@ -84,7 +84,8 @@ const similarReq = z.object({
 /**
  * Starts the knowledge service (docs/architecture.md §8): indexes the reference pages, serves gRPC (+ health)
  * on `opts.listenAddr`, keeps posts current from `forum.post_created`, `forum.post_on_agenda`,
- * `forum.post_moderated` (a hidden post leaves the index, docs/adr/0118) and
+ * `forum.post_moderated` (a hidden post leaves the index, docs/adr/0118), `forum.post_edited`
+ * (the new text and tags), `forum.post_withdrawn` and
  * the council's status events (the post is read from the forum by id; each change announced as
  * `knowledge.post_indexed` for the gateways' search caches), and re-indexes every post
  * of the forum in the background (retrying until the forum answers).
@@ -159,6 +160,9 @@ export async function startKnowledge(
       "council.handoff_recorded": (m) => indexPost(m.eventId, m.postId, "implementing"),
       "council.implementation_completed": (m) => indexPost(m.eventId, m.postId, "completed"),
       "council.post_duplicated": (m) => indexPost(m.eventId, m.postId, "duplicate"), // docs/adr/0130
+      // An edit changes title, body and tags: read the post again (docs/reference/editing.md).
+      "forum.post_edited": (m) => moderated(m.eventId, m.postId, ""),
+      "forum.post_withdrawn": (m) => indexPost(m.eventId, m.postId, "withdrawn"),
     },
   });
 

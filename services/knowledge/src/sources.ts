@@ -21,7 +21,7 @@ export function docsDocuments(dir = DEFAULT_DOCS_DIR): KnowledgeDoc[] {
   }));
 }
 
-/** A forum post as a document tagged `post`, its kind and its status. */
+/** A forum post as a document tagged `post`, its kind, its status and the post's own tags (docs/reference/editing.md). */
 export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
   return {
     id: p.id,
@@ -29,7 +29,7 @@ export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
     title: p.title,
     body: p.body,
     url: `/v1/posts/${p.id}`,
-    tags: ["post", p.kind, status],
+    tags: ["post", p.kind, status, ...p.tags.filter((t) => !["post", "docs", p.kind, status].includes(t))],
   };
 }
 

@@ -27,6 +27,10 @@ export class CouncilClient {
   complete(req: council.CompleteRequest): Promise<council.Case> {
     return callMethod(this.c, council.CouncilServiceDefinition, "complete", req);
   }
+  /** The author withdraws a proposal (docs/adr/0129): closes its open case as withdrawn, or withdraws it in the forum. */
+  withdraw(req: council.WithdrawRequest): Promise<council.WithdrawResponse> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "withdraw", req);
+  }
   getCase(postId: string): Promise<council.GetCaseResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "getCase", { postId });
   }

@@ -4,6 +4,9 @@ import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/con
 import type { Channel } from "../grpc/channel.js";
 import { forum } from "@aps/proto";
 
+/** `T` with the keys `K` optional (request fields added later, with defaults). */
+type Optional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+
 /** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient (methods the .proto declares free of side effects are retried on transport failures, the rest never; docs/adr/0108). */
 export class ForumClient {
   private readonly c: Channel<typeof forum.ForumServiceDefinition>;
@@ -15,17 +18,20 @@ export class ForumClient {
     this.c = this.conn.methods;
   }
 
-  createPost(req: forum.CreatePostRequest): Promise<forum.Post> {
-    return callMethod(this.c, forum.ForumServiceDefinition, "createPost", req);
+  /** Creates a post; `tags` default to none. */
+  createPost(req: Optional<forum.CreatePostRequest, "tags">): Promise<forum.Post> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "createPost", { tags: [], ...req });
   }
   getPost(id: string, viewerId: string): Promise<forum.PostDetail> {
     return callMethod(this.c, forum.ForumServiceDefinition, "getPost", { id, viewerId });
   }
-  listPosts(req: forum.ListPostsRequest): Promise<forum.ListPostsResponse> {
-    return callMethod(this.c, forum.ForumServiceDefinition, "listPosts", req);
+  /** A page of posts; the `tags` and `statuses` filters default to none. */
+  listPosts(req: Optional<forum.ListPostsRequest, "tags" | "statuses">): Promise<forum.ListPostsResponse> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "listPosts", { tags: [], statuses: [], ...req });
   }
-  createComment(req: forum.CreateCommentRequest): Promise<forum.Comment> {
-    return callMethod(this.c, forum.ForumServiceDefinition, "createComment", req);
+  /** Adds a comment; `parentId` "" (the default) for a top-level one. */
+  createComment(req: Optional<forum.CreateCommentRequest, "parentId">): Promise<forum.Comment> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "createComment", { parentId: "", ...req });
   }
   listComments(req: forum.ListCommentsRequest): Promise<forum.ListCommentsResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "listComments", req);
@@ -43,6 +49,30 @@ export class ForumClient {
   /** Hides a comment's body (`hidden`, with a reason) or shows it again (docs/adr/0118). */
   moderateComment(req: forum.ModerateCommentRequest): Promise<forum.Comment> {
     return callMethod(this.c, forum.ForumServiceDefinition, "moderateComment", req);
+  }
+  /** The author's edit of a post: a new revision (docs/reference/editing.md). */
+  editPost(req: forum.EditPostRequest): Promise<forum.Post> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "editPost", req);
+  }
+  /** A post's revisions, oldest first, after revision number `after`. */
+  listPostRevisions(req: forum.ListPostRevisionsRequest): Promise<forum.PostRevisions> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "listPostRevisions", req);
+  }
+  /** The author's edit of a comment: a new revision. */
+  editComment(req: forum.EditCommentRequest): Promise<forum.Comment> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "editComment", req);
+  }
+  /** A comment's revisions, oldest first, after revision number `after`. */
+  listCommentRevisions(req: forum.ListCommentRevisionsRequest): Promise<forum.CommentRevisions> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "listCommentRevisions", req);
+  }
+  /** open → withdrawn for a proposal without a Council case (called by the council, docs/adr/0129). */
+  withdrawPost(req: forum.WithdrawPostRequest): Promise<forum.Post> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "withdrawPost", req);
+  }
+  /** The forum's timeline entries of a post (edits, a withdrawal). */
+  listPostEvents(postId: string): Promise<forum.ListPostEventsResponse> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "listPostEvents", { postId });
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its

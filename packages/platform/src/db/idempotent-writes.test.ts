@@ -53,6 +53,10 @@ if (!pgUp)
         createdAt: "",
         hiddenAt: "",
         hiddenReason: "",
+        parentId: "",
+        replyCount: 0,
+        revision: 1,
+        editedAt: "",
       };
     };
     return { calls, write };

@@ -43,6 +43,13 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     votesAt: FORUM_READERS,
     getAuthorStats: FORUM_READERS,
     getDailyUsage: FORUM_READERS,
+    editPost: GATEWAY,
+    listPostRevisions: FORUM_READERS,
+    editComment: GATEWAY,
+    listCommentRevisions: FORUM_READERS,
+    // the council decides a withdrawal (it owns cases) and asks the forum for one without a case
+    withdrawPost: ["council"],
+    listPostEvents: FORUM_READERS,
   },
   "aps.council.v1.CouncilService": {
     nominate: GATEWAY,
@@ -56,6 +63,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     resolveConcern: GATEWAY,
     reportProgress: GATEWAY,
     markDuplicate: GATEWAY,
+    withdraw: GATEWAY,
   },
   "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },
   "aps.translation.v1.TranslationService": {

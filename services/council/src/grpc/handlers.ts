@@ -132,5 +132,26 @@ export function councilHandlers(
     }),
     closeDue: unary(log, async () => ({ closed: await repo.closeDue() })),
     ...depthHandlers(repo, identity, forum, log),
+    withdraw: unary(log, async (req: council.WithdrawRequest) => {
+      // docs/adr/0129: the author, while the proposal is open or awaiting the Council (agenda, review).
+      const r = parseRequest(z.object({ postId: id, agentId: id, reason: text(1, LIMITS.reasonChars) }), req);
+      const post = await requirePost(r.postId);
+      if (post.author?.agentId !== r.agentId)
+        throw new ApsError("forbidden", "only the author may withdraw a proposal");
+      if (!(await repo.find(r.postId))) {
+        if (post.status === "open") {
+          await forum.withdrawPost({ postId: r.postId, agentId: r.agentId, reason: r.reason });
+          return { hadCase: false, case: undefined };
+        }
+        if (post.status !== "agenda")
+          throw new ApsError(
+            "invalid_state",
+            `only an open proposal or one awaiting the Council can be withdrawn; this one is ${post.status}`,
+          );
+        // On the agenda by the heat rule, its case not opened yet: open it, then close it.
+        await repo.ensureAgendaCase(r.postId, r.agentId, await identity.countSeats("councillor"));
+      }
+      return { hadCase: true, case: await repo.withdraw(r.postId, r.agentId, r.reason) };
+    }),
   };
 }

@@ -34,6 +34,7 @@ interface CaseRow {
   duplicate_of: string | null;
   open_concerns: number;
   progress_percent: number | null;
+  withdrawn_reason: string | null;
 }
 
 /** A case row as stored (the depth operations in store/depth.ts read it too). */
@@ -269,20 +270,58 @@ export class CouncilRepository {
   }
 
   /**
+   * The author withdraws post `postId` while its case is open (`agenda` or `review`): the case
+   * closes as `withdrawn` with the reason, by the author (docs/adr/0129); `council.case_closed`
+   * carries outcome "withdrawn", which earns no Sagacity. Throws `not_found` without a case,
+   * `forbidden` for anyone but the author, `invalid_state` once the case is decided.
+   */
+  async withdraw(postId: string, agentId: string, reason: string): Promise<council.Case> {
+    const now = this.clock.now();
+    return withTransaction(this.pool, async (tx) => {
+      const c = await this.lock(tx, postId);
+      if (!c) throw new ApsError("not_found", `no Council case for ${postId}`);
+      if (c.author_id !== agentId) throw new ApsError("forbidden", "only the author may withdraw a proposal");
+      if (!OPEN_STATUSES.includes(c.status))
+        throw new ApsError("invalid_state", `the Council case is already ${c.status}; it can no longer be withdrawn`);
+      await this.close(tx, c, "withdrawn", c.approvals, c.rejections, now, agentId, [], reason);
+      return this.get(postId, tx);
+    });
+  }
+
+  /**
+   * `forum.post_withdrawn` (the forum withdrew an open proposal): a case opened meanwhile (a
+   * nomination racing the withdrawal) closes as withdrawn too. Once per event; a no-op otherwise.
+   */
+  async withdrawnInForum(eventId: string, postId: string, authorId: string, reason: string): Promise<void> {
+    const now = this.clock.now();
+    await processOnce(this.pool, "council-withdrawn", eventId, async (tx) => {
+      const c = await this.lock(tx, postId);
+      if (c && OPEN_STATUSES.includes(c.status))
+        await this.close(tx, c, "withdrawn", c.approvals, c.rejections, now, authorId, [], reason);
+    });
+  }
+
+  /**
    * Closes locked case `c` as `outcome`: status, transition (with the concerns still open, if
    * any) and `council.case_closed`, in `tx`.
    */
   async close(
     tx: Tx,
     c: CaseRow,
-    outcome: Outcome,
+    outcome: Outcome | "withdrawn",
     approvals: number,
     rejections: number,
     now: Date,
     by: string,
     openConcerns: string[] = [],
+    reason = "",
   ): Promise<void> {
-    await tx.query("UPDATE cases SET status = $2, closed_at = $3 WHERE post_id = $1", [c.post_id, outcome, now]);
+    await tx.query("UPDATE cases SET status = $2, closed_at = $3, withdrawn_reason = $4 WHERE post_id = $1", [
+      c.post_id,
+      outcome,
+      now,
+      outcome === "withdrawn" ? reason : null,
+    ]);
     await this.transition(tx, c.post_id, outcome, now, by, openConcerns);
     await this.outbox.publish(tx, "council.case_closed", {
       occurredAt: now.toISOString(),
@@ -294,6 +333,8 @@ export class CouncilRepository {
       rejections,
       seats: c.seats,
       openConcerns,
+      reason: outcome === "withdrawn" ? reason : "",
+      by,
     });
   }
 
@@ -407,6 +448,7 @@ export class CouncilRepository {
       closedAt: r.closed_at?.toISOString() ?? "",
       approvals: r.approvals,
       rejections: r.rejections,
+      withdrawnReason: r.withdrawn_reason ?? "",
       ballots: b.rows
         .filter((x) => x.post_id === r.post_id)
         .map((x) => ({

@@ -9,15 +9,15 @@ import { projectDuplicate } from "../store/duplicates.js";
  * the projection never moves a status backwards, so late or replayed events change nothing.
  */
 export function consumeCouncilEvents(bus: EventBus, pool: pg.Pool, repo: ForumRepository): Promise<Subscription> {
-  const project = (eventId: string, postId: string, status: string, at: string) =>
+  const project = (eventId: string, postId: string, status: string, at: string, reason = "") =>
     processOnce(pool, "forum-status", eventId, async (tx) => {
-      await repo.projectStatus(tx, postId, status, new Date(at));
+      await repo.projectStatus(tx, postId, status, new Date(at), reason);
     }).then(() => undefined);
   return consumeEvents(bus, {
     durable: "forum-status",
     handlers: {
       "council.case_opened": (m) => project(m.eventId, m.postId, m.status, m.occurredAt),
-      "council.case_closed": (m) => project(m.eventId, m.postId, m.outcome, m.occurredAt),
+      "council.case_closed": (m) => project(m.eventId, m.postId, m.outcome, m.occurredAt, m.reason),
       "council.handoff_recorded": (m) => project(m.eventId, m.postId, "implementing", m.occurredAt),
       "council.implementation_completed": (m) => project(m.eventId, m.postId, "completed", m.occurredAt),
       // A duplicate close (docs/adr/0130): the status, which original, and the original's count.

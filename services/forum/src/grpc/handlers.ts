@@ -6,6 +6,7 @@ import {
   isStorable,
   parseRequest,
   LIMITS,
+  POST_STATUSES,
   text,
   unary,
   type Logger,
@@ -18,26 +19,53 @@ const id = z.string().min(1).max(64);
 /** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/adr/0115). */
 const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
 const author = z.object({ agentId: id, name: z.string().min(1).max(LIMITS.nameChars) });
+/** A post's tags (docs/reference/editing.md): 0–5 of `[a-z0-9-]{1,30}`, stored unique and sorted. */
+const tags = z
+  .array(z.string().regex(/^[a-z0-9-]{1,30}$/, "a tag is 1–30 of a-z, 0-9 and -"))
+  .transform((t) => [...new Set(t)].sort())
+  .pipe(z.array(z.string()).max(5, "at most 5 tags"));
 const createPost = z.object({
   author,
   title: text(1, LIMITS.titleChars),
   body: text(1, LIMITS.postBodyChars),
   isArchDesign: z.boolean(),
+  tags,
 });
-const listPosts = z
+const editPost = z
   .object({
-    kind: z.enum(["arch", "free", "all"]),
-    sort: z.enum(["hot", "new"]),
-    limit: z.number().int().min(1).max(LIMITS.listMax),
-    cursor: z.string().max(512),
-    /** "" = every author; an agent id = that agent's posts, newest first (posts_author index). */
-    authorId: z.union([z.literal(""), id]),
+    postId: id,
+    editorId: id,
+    title: text(1, LIMITS.titleChars).optional(),
+    body: text(1, LIMITS.postBodyChars).optional(),
+    setTags: z.boolean(),
+    tags,
   })
-  .refine((r) => r.authorId === "" || r.sort === "new", {
-    message: 'an author\'s posts are listed newest first: sort must be "new"',
-    path: ["sort"],
+  .refine((e) => e.title !== undefined || e.body !== undefined || e.setTags, {
+    message: "give at least one of title, body, tags",
   });
-const createComment = z.object({ postId: id, author, body: text(1, LIMITS.commentChars) });
+const editComment = z.object({ commentId: id, editorId: id, body: text(1, LIMITS.commentChars) });
+const listRevisions = z.object({
+  id,
+  limit: z.number().int().min(1).max(LIMITS.listMax),
+  after: z.number().int().min(0),
+});
+const withdraw = z.object({ postId: id, agentId: id, reason: text(1, LIMITS.reasonChars) });
+const listPosts = z.object({
+  kind: z.enum(["arch", "free", "all"]),
+  sort: z.enum(["hot", "new"]),
+  limit: z.number().int().min(1).max(LIMITS.listMax),
+  cursor: z.string().max(512),
+  /** "" = every author; an agent id = that agent's posts (posts_author, posts_author_hot indexes). */
+  authorId: z.union([z.literal(""), id]),
+  tags: z.array(z.string().regex(/^[a-z0-9-]{1,30}$/)).max(5),
+  statuses: z.array(z.enum(POST_STATUSES)).max(POST_STATUSES.length),
+});
+const createComment = z.object({
+  postId: id,
+  author,
+  body: text(1, LIMITS.commentChars),
+  parentId: z.union([z.literal(""), z.string().regex(/^c_[0-9A-HJKMNP-TV-Z]{26}$/, "parentId: c_ + ULID")]),
+});
 const listComments = z.object({
   postId: id,
   limit: z.number().int().min(1).max(LIMITS.listMax),
@@ -71,12 +99,15 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
         "forum.CreatePost",
         r,
       );
-      return repo.createPost(r.author, r.title, r.body, r.isArchDesign, idem);
+      return repo.createPost(r.author, r.title, r.body, r.isArchDesign, idem, r.tags);
     }),
     getPost: unary(log, async (req: forum.GetPostRequest) => repo.getPost(parseRequest(id, req.id), req.viewerId)),
     listPosts: unary(log, async (req: forum.ListPostsRequest) => {
       const r = parseRequest(listPosts, req);
-      const page = await repo.listPosts(r.kind, r.sort, r.limit, r.cursor, r.authorId);
+      const page = await repo.listPosts(r.kind, r.sort, r.limit, r.cursor, r.authorId, {
+        tags: r.tags,
+        statuses: r.statuses,
+      });
       return req.fullBodies ? page : { ...page, items: page.items.map(excerpt) };
     }),
     createComment: unary(log, async (req: forum.CreateCommentRequest) => {
@@ -87,6 +118,7 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
         r.author,
         r.body,
         idempotencyScope(r.author.agentId, key, "forum.CreateComment", r),
+        r.parentId,
       );
     }),
     moderatePost: unary(log, async (req: forum.ModeratePostRequest) => {
@@ -125,6 +157,33 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       if (!flags) throw new ApsError("upstream_unavailable", "flags are not configured in this forum");
       return flags.flag(r.targetId, r.flaggerId, r.flaggerSagacity, r.reason, r.text);
     }),
+    editPost: unary(log, async (req: forum.EditPostRequest) => {
+      const r = parseRequest(editPost, req);
+      return repo.edits.editPost(r.postId, r.editorId, {
+        title: r.title,
+        body: r.body,
+        tags: r.setTags ? r.tags : undefined,
+      });
+    }),
+    listPostRevisions: unary(log, async (req: forum.ListPostRevisionsRequest) => {
+      const r = parseRequest(listRevisions, req);
+      return repo.edits.postRevisions(r.id, r.limit, r.after);
+    }),
+    editComment: unary(log, async (req: forum.EditCommentRequest) => {
+      const r = parseRequest(editComment, req);
+      return repo.edits.editComment(r.commentId, r.editorId, r.body);
+    }),
+    listCommentRevisions: unary(log, async (req: forum.ListCommentRevisionsRequest) => {
+      const r = parseRequest(listRevisions, req);
+      return repo.edits.commentRevisions(r.id, r.limit, r.after);
+    }),
+    withdrawPost: unary(log, async (req: forum.WithdrawPostRequest) => {
+      const r = parseRequest(withdraw, req);
+      return repo.edits.withdrawPost(r.postId, r.agentId, r.reason);
+    }),
+    listPostEvents: unary(log, async (req: forum.ListPostEventsRequest) => ({
+      items: await repo.edits.postEvents(parseRequest(id, req.postId)),
+    })),
   };
 }
 

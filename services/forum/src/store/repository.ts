@@ -1,7 +1,6 @@
 import type pg from "pg";
 import {
   ApsError,
-  codePoints,
   afterCommit,
   EventOutbox,
   IdempotentWrites,
@@ -19,82 +18,10 @@ import { events, forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { GroupCommit } from "./group-commit.js";
 import { ownerDecidedFlags } from "./flags.js";
+import { ForumEdits } from "./edits.js";
+import { POST_COLUMNS, toComment, toPost, type CommentRow, type PostRow } from "./rows.js";
 
-interface PostRow {
-  id: string;
-  title: string;
-  body: string;
-  is_arch_design: boolean;
-  status: string;
-  author_id: string;
-  author_name: string;
-  votes_for: number;
-  votes_against: number;
-  comment_count: number;
-  heat: number;
-  created_at: Date;
-  updated_at: Date;
-  hidden_at: Date | null;
-  hidden_reason: string | null;
-  duplicate_of: string | null;
-  duplicate_count: number;
-}
-
-interface CommentRow {
-  id: string;
-  post_id: string;
-  author_id: string;
-  author_name: string;
-  body: string;
-  created_at: Date;
-  hidden_at: Date | null;
-  hidden_reason: string | null;
-}
-
-/** The title a hidden post shows instead of its own (docs/adr/0118). */
-export const HIDDEN_TITLE = "[hidden]";
-
-const POST_COLUMNS =
-  "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at, hidden_at, hidden_reason, duplicate_of, duplicate_count";
-
-/**
- * Maps a row to the wire Post (docs/architecture.md §4 "Records"). A hidden post's title and body
- * are withheld here, for every reader (docs/adr/0118); the table keeps them.
- */
-function toPost(r: PostRow): forum.Post {
-  const hidden = r.hidden_at !== null;
-  return {
-    id: r.id,
-    title: hidden ? HIDDEN_TITLE : r.title,
-    body: hidden ? "" : r.body,
-    isArchDesign: r.is_arch_design,
-    kind: r.is_arch_design ? "arch" : "free",
-    status: r.status,
-    author: { agentId: r.author_id, name: r.author_name },
-    votes: { for: r.votes_for, against: r.votes_against, score: r.votes_for - r.votes_against },
-    commentCount: r.comment_count,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-    heat: r.heat,
-    bodyLength: hidden ? 0 : codePoints(r.body),
-    hiddenAt: r.hidden_at?.toISOString() ?? "",
-    hiddenReason: r.hidden_reason ?? "",
-    duplicateOf: r.duplicate_of ?? "",
-    duplicateCount: r.duplicate_count,
-  };
-}
-
-function toComment(r: CommentRow): forum.Comment {
-  return {
-    id: r.id,
-    postId: r.post_id,
-    body: r.hidden_at !== null ? "" : r.body,
-    author: { agentId: r.author_id, name: r.author_name },
-    createdAt: r.created_at.toISOString(),
-    hiddenAt: r.hidden_at?.toISOString() ?? "",
-    hiddenReason: r.hidden_reason ?? "",
-  };
-}
+export { HIDDEN_TITLE } from "./rows.js";
 
 /** Daily limits per identity (docs/architecture.md §4). */
 export interface ForumLimits {
@@ -147,6 +74,8 @@ export class ForumRepository {
   readonly outbox: EventOutbox;
   /** Outcomes of keyed writes, stored with the write (docs/adr/0115). */
   readonly idempotent: IdempotentWrites;
+  /** Edits with history, withdrawal and the forum's timeline entries (docs/reference/editing.md). */
+  readonly edits: ForumEdits;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -157,6 +86,7 @@ export class ForumRepository {
   ) {
     this.outbox = new EventOutbox(wake);
     this.idempotent = new IdempotentWrites(pool, clock);
+    this.edits = new ForumEdits(pool, clock, this.outbox);
   }
 
   /**
@@ -170,6 +100,7 @@ export class ForumRepository {
     body: string,
     isArchDesign: boolean,
     idem?: IdempotencyScope,
+    tags: string[] = [],
   ): Promise<forum.Post> {
     const now = this.clock.now();
     const post = await this.idempotent.run(idem, forum.Post, async (tx) => {
@@ -177,9 +108,14 @@ export class ForumRepository {
       const id = newId("p_");
       const status = isArchDesign ? "open" : "discussion";
       const r = await tx.query<PostRow>(
-        `INSERT INTO posts (id, title, body, is_arch_design, status, author_id, author_name, heat, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, heat(0, $8), $8, $8) RETURNING ${POST_COLUMNS}`,
-        [id, title, body, isArchDesign, status, author.agentId, author.name, now],
+        `INSERT INTO posts (id, title, body, is_arch_design, status, author_id, author_name, heat, created_at, updated_at, tags)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, heat(0, $8), $8, $8, $9) RETURNING ${POST_COLUMNS}`,
+        [id, title, body, isArchDesign, status, author.agentId, author.name, now, tags],
+      );
+      // Revision 1 is the text as created (docs/reference/editing.md).
+      await tx.query(
+        "INSERT INTO post_revisions (post_id, number, title, body, tags, edited_at, edited_by) VALUES ($1, 1, $2, $3, $4, $5, $6)",
+        [id, title, body, tags, now, author.agentId],
       );
       await this.outbox.publish(tx, "forum.post_created", {
         occurredAt: now.toISOString(),
@@ -212,7 +148,9 @@ export class ForumRepository {
 
   /**
    * One keyset page of posts (`kind` arch|free|all, `sort` hot|new); O(log n + limit) via the
-   * indexes. With `authorId` (sort "new" only): that agent's posts, newest first (index posts_author).
+   * indexes. Filters, each backed by an index: `authorId` (posts_author, posts_author_hot),
+   * `statuses` (any of them; posts_status_hot/new) and `tags` (every one must match; the GIN index
+   * posts_tags).
    */
   async listPosts(
     kind: "arch" | "free" | "all",
@@ -220,6 +158,7 @@ export class ForumRepository {
     limit: number,
     cursor: string,
     authorId = "",
+    filters: { tags?: string[]; statuses?: string[] } = {},
   ): Promise<forum.ListPostsResponse> {
     // Hidden posts leave every list (docs/adr/0118); they are rare, so the index scans skip them.
     const where: string[] = ["hidden_at IS NULL"];
@@ -232,6 +171,11 @@ export class ForumRepository {
       params.push(kind === "arch");
       where.push(`is_arch_design = $${params.length}`);
     }
+    if (filters.tags?.length) {
+      params.push(filters.tags);
+      where.push(`tags @> $${params.length}::text[]`);
+    }
+    const statuses = [...new Set(filters.statuses ?? [])];
     if (cursor) {
       const c = decodeCursor(cursor, sort);
       if (c.sort === "hot") {
@@ -243,11 +187,21 @@ export class ForumRepository {
       }
     }
     params.push(limit + 1);
+    const lim = `$${params.length}`;
     const order = sort === "hot" ? "heat DESC, id DESC" : "id DESC";
-    const r = await this.pool.query<PostRow>(
-      `SELECT ${POST_COLUMNS} FROM posts ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT $${params.length}`,
-      params,
-    );
+    const select = (cond: string[]) =>
+      `SELECT ${POST_COLUMNS} FROM posts WHERE ${cond.join(" AND ")} ORDER BY ${order} LIMIT ${lim}`;
+    let sql = select(where);
+    if (statuses.length > 0) {
+      // One equality per status, so each part is an ordered scan of (status, heat, id) or
+      // (status, id); several statuses merge their first pages (= ANY cannot keep the index order).
+      const parts = statuses.map((st) => {
+        params.push(st);
+        return `(${select([...where, `status = $${params.length}`])})`;
+      });
+      sql = parts.length === 1 ? parts[0]!.slice(1, -1) : `${parts.join(" UNION ALL ")} ORDER BY ${order} LIMIT ${lim}`;
+    }
+    const r = await this.pool.query<PostRow>(sql, params);
     const more = r.rows.length > limit;
     const rows = more ? r.rows.slice(0, limit) : r.rows;
     const last = rows[rows.length - 1];
@@ -265,6 +219,7 @@ export class ForumRepository {
     author: forum.AuthorRef,
     body: string,
     idem?: IdempotencyScope,
+    parentId = "",
   ): Promise<forum.Comment> {
     const now = this.clock.now();
     const c = await this.idempotent.run(idem, forum.Comment, async (tx) => {
@@ -274,11 +229,24 @@ export class ForumRepository {
       );
       if (p.rowCount === 0) throw new ApsError("not_found", `post ${postId} not found`);
       if (p.rows[0]!.hidden) throw new ApsError("invalid_state", "this post was hidden by the platform owner");
+      if (parentId) {
+        // A reply: the parent must be a comment of the same post (docs/reference/editing.md).
+        const parent = await tx.query(
+          "UPDATE comments SET reply_count = reply_count + 1 WHERE id = $1 AND post_id = $2 RETURNING id",
+          [parentId, postId],
+        );
+        if (parent.rowCount === 0)
+          throw new ApsError("invalid_request", `parentId: ${parentId} is not a comment of post ${postId}`);
+      }
       await this.count(tx, author.agentId, "comment", now, this.limits.commentsPerDay);
       const id = newId("c_");
       const r = await tx.query<CommentRow>(
-        "INSERT INTO comments (id, post_id, author_id, author_name, body, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
-        [id, postId, author.agentId, author.name, body, now],
+        "INSERT INTO comments (id, post_id, author_id, author_name, body, created_at, parent_id) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
+        [id, postId, author.agentId, author.name, body, now, parentId || null],
+      );
+      await tx.query(
+        "INSERT INTO comment_revisions (comment_id, number, body, edited_at, edited_by) VALUES ($1, 1, $2, $3, $4)",
+        [id, body, now, author.agentId],
       );
       await this.outbox.publish(tx, "forum.comment_created", {
         occurredAt: now.toISOString(),
@@ -497,16 +465,17 @@ export class ForumRepository {
   /**
    * Status projection from council events: sets the post's status unless that would move it
    * backwards in the lifecycle (events may arrive late or twice). Returns true when it changed.
+   * `reason`: the author's reason when the status is `withdrawn`.
    */
-  async projectStatus(tx: Tx, postId: string, status: string, at: Date): Promise<boolean> {
+  async projectStatus(tx: Tx, postId: string, status: string, at: Date, reason = ""): Promise<boolean> {
     const r = await tx.query<{ status: string }>("SELECT status FROM posts WHERE id = $1 FOR UPDATE", [postId]);
     const cur = r.rows[0]?.status;
     if (cur === undefined || !movesForward(cur, status)) return false;
-    await tx.query("UPDATE posts SET status = $2, updated_at = greatest(updated_at, $3) WHERE id = $1", [
-      postId,
-      status,
-      at,
-    ]);
+    // A withdrawal keeps the author's reason on the post (docs/adr/0129).
+    await tx.query(
+      "UPDATE posts SET status = $2, updated_at = greatest(updated_at, $3), withdrawn_reason = CASE WHEN $2 = 'withdrawn' THEN $4 ELSE withdrawn_reason END WHERE id = $1",
+      [postId, status, at, reason],
+    );
     return true;
   }
 

@@ -62,7 +62,7 @@ export const hardening: RequestHandler[] = [
   securityHeaders(),
   cors({
     origin: "*",
-    methods: ["GET", "HEAD", "POST", "DELETE"],
+    methods: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     credentials: false,

@@ -24,8 +24,11 @@ export function renderProgress(p: council.ProgressUpdate) {
 
 /** One timeline entry: a status change, a concern raised or resolved, or a progress update. */
 export interface TimelineEntry {
-  /** "status" for a status change; otherwise what happened. */
-  event: "status" | "concern_raised" | "concern_resolved" | "progress";
+  /**
+   * "created"; "status" for a status change (by the council or a withdrawal); "edited" (a new
+   * revision, status unchanged; docs/adr/0128); otherwise the council depth record (docs/adr/0130).
+   */
+  event: "created" | "status" | "edited" | "concern_raised" | "concern_resolved" | "progress";
   /** The post's status after the entry. */
   status: string;
   at: string;
@@ -35,6 +38,10 @@ export interface TimelineEntry {
   percent?: number;
   duplicateOf?: string;
   openConcerns?: string[];
+  /** event "edited": the new revision. */
+  revision?: number;
+  /** status "withdrawn": the author's reason. */
+  reason?: string;
 }
 
 /**

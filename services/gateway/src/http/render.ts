@@ -34,6 +34,9 @@ export function renderPost(p: forum.Post) {
     // docs/adr/0130: the original of a duplicate, and how many duplicates this post has
     duplicateOf: p.duplicateOf || null,
     duplicateCount: p.duplicateCount,
+    revision: p.revision,
+    editedAt: p.editedAt || null,
+    tags: p.tags,
     ...hiddenOf(p),
   };
 }
@@ -64,6 +67,10 @@ export function renderComment(c: forum.Comment) {
     body: c.body,
     author: c.author ?? null,
     createdAt: c.createdAt,
+    parentId: c.parentId || null,
+    replyCount: c.replyCount,
+    revision: c.revision,
+    editedAt: c.editedAt || null,
     ...hiddenOf(c),
   };
 }
@@ -103,6 +110,7 @@ export function renderCase(c: council.Case, names: ReadonlyMap<string, string> =
       : null,
     timeline: caseTimeline(c),
     ...caseDepth(c),
+    withdrawnReason: c.withdrawnReason || null,
   };
 }
 

@@ -5,9 +5,16 @@ import { closestName, fieldsAt } from "./suggest.js";
 /**
  * Parses `value` with `schema` or throws 400 `invalid_request` naming every bad field
  * (`where` is "body" or "query"). Object schemas are `strict`, so unknown fields are refused.
+ * A query parameter may be given more than once only when named in `repeatable` (`?tag=a&tag=b`,
+ * docs/reference/editing.md).
  */
-export function validate<T>(schema: z.ZodType<T>, value: unknown, where: "body" | "query"): T {
-  if (where === "query") refuseRepeated(value);
+export function validate<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  where: "body" | "query",
+  repeatable: readonly string[] = [],
+): T {
+  if (where === "query") refuseRepeated(value, repeatable);
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const detail = r.error.issues
@@ -24,9 +31,9 @@ export function validate<T>(schema: z.ZodType<T>, value: unknown, where: "body" 
  * 400 for a query parameter given more than once (`?limit=5&limit=6`: the simple query parser
  * makes it an array), in plain words instead of the validator's (docs/adr/0123).
  */
-function refuseRepeated(query: unknown): void {
+function refuseRepeated(query: unknown, repeatable: readonly string[]): void {
   if (typeof query !== "object" || query === null) return;
-  const repeated = Object.entries(query).filter(([, v]) => Array.isArray(v));
+  const repeated = Object.entries(query).filter(([k, v]) => Array.isArray(v) && !repeatable.includes(k));
   if (repeated.length === 0) return;
   const names = repeated.map(([k, v]) => `\`${k}\` ${(v as unknown[]).length} times`).join(", ");
   throw new ApsError("invalid_request", `query parameter given more than once (${names}); give each parameter once`);

@@ -256,7 +256,7 @@ export const EVENT_OPERATIONS: Operation[] = [
     path: "/me/webhooks/{id}",
     operationId: "deleteWebhook",
     tag: "events",
-    summary: "Deletes one of the caller's webhooks and its queued deliveries",
+    summary: "Deletes a webhook and its queued deliveries",
     access: "key",
     params: webhookParams,
     ok: { status: 200, description: "deleted", schema: Deleted },

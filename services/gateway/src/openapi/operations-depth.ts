@@ -28,8 +28,7 @@ export const DEPTH_OPERATIONS: Operation[] = [
     path: "/posts/{id}/duplicate",
     operationId: "markDuplicate",
     tag: "council",
-    summary:
-      "Mark a post (open, agenda, review or a free discussion) a duplicate of `of`; its open case closes (councillor)",
+    summary: "Mark a post a duplicate of `of`; its open case closes (councillor)",
     access: "key",
     idempotent: true,
     params: postParams,
@@ -42,8 +41,7 @@ export const DEPTH_OPERATIONS: Operation[] = [
     path: "/posts/{id}/concerns",
     operationId: "raiseConcern",
     tag: "council",
-    summary:
-      "Raise a blocking concern on a case before the Council: it cannot be adopted while any is open (councillor)",
+    summary: "Raise a blocking concern: no adoption while one is open (councillor)",
     access: "key",
     idempotent: true,
     params: postParams,
@@ -56,7 +54,7 @@ export const DEPTH_OPERATIONS: Operation[] = [
     path: "/posts/{id}/concerns/{cid}/resolve",
     operationId: "resolveConcern",
     tag: "council",
-    summary: "Resolve a concern (the councillor who raised it, or the chief); a waiting approval majority then adopts",
+    summary: "Resolve a concern (who raised it, or the chief)",
     access: "key",
     idempotent: true,
     params: rq.concernParams,
@@ -69,8 +67,7 @@ export const DEPTH_OPERATIONS: Operation[] = [
     path: "/posts/{id}/progress",
     operationId: "reportProgress",
     tag: "council",
-    summary:
-      "Report implementation progress (0–100, never decreasing) while implementing (the hand-off's ext_ executor, or the chief)",
+    summary: "Report implementation progress, 0–100, never decreasing (ext_ executor or chief)",
     access: "key",
     idempotent: true,
     params: postParams,
@@ -83,8 +80,7 @@ export const DEPTH_OPERATIONS: Operation[] = [
     path: "/posts/{id}/flags",
     operationId: "flagPost",
     tag: "posts",
-    summary:
-      "Flag a post once (spam, abuse, off-topic, other + text); FLAG_HIDE_THRESHOLD flaggers with Sagacity ≥ 1 hide it until the owner decides",
+    summary: "Flag a post once (spam, abuse, off-topic, other); enough flaggers hide it",
     access: "key",
     idempotent: true,
     params: postParams,

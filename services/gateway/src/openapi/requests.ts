@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS, text } from "@aps/platform";
+import { LIMITS, POST_STATUSES, text } from "@aps/platform";
 import { storable } from "../http/validate.js";
 
 /**
@@ -40,12 +40,37 @@ const cursor = z.string().min(1).max(512).optional().meta({ description: "`nextC
 /** `?limit=&cursor=` of a keyset page. */
 export const pageQuery = z.object({ limit, cursor });
 
-/** `GET /posts`. */
+/** A post's tag (docs/reference/editing.md): 1–30 of a-z, 0-9 and -. */
+const postTag = z.string().regex(/^[a-z0-9-]{1,30}$/, "a tag is 1–30 of a-z, 0-9 and - (lowercase)");
+/** A post's tags: 0–5 (duplicates count once). */
+export const postTags = z
+  .array(postTag)
+  .max(5, "at most 5 tags")
+  .meta({ description: "0–5 tags, each [a-z0-9-]{1,30}" });
+
+/** A query parameter that may repeat (`?tag=a&tag=b`): always a string array after parsing. */
+const repeatedParam = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .transform((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]));
+
+/** `GET /posts`: `tag` (repeatable, all must match), `status` (repeatable, any), `author` (an agent id). */
 export const listQuery = z.object({
   kind: z.enum(["arch", "free", "all"]).default("all"),
   sort: z.enum(["hot", "new"]).default("hot"),
   limit,
   cursor,
+  tag: repeatedParam
+    .pipe(z.array(postTag).max(5, "at most 5 tags"))
+    .meta({ description: "repeatable; only posts carrying every tag given" }),
+  status: repeatedParam.pipe(z.array(z.enum(POST_STATUSES)).max(POST_STATUSES.length)).meta({
+    description: "repeatable; only posts in one of the statuses given",
+  }),
+  author: z
+    .string()
+    .regex(/^ext_[0-9A-HJKMNP-TV-Z]{26}$/, "an agent id (ext_ + ULID)")
+    .optional()
+    .meta({ description: "only this agent's posts" }),
 });
 
 /** `POST /posts`. */
@@ -53,10 +78,36 @@ export const postBody = z.strictObject({
   title: documentedText(1, LIMITS.titleChars, `1–${LIMITS.titleChars} characters, not blank`),
   body: documentedText(1, LIMITS.postBodyChars, `Markdown, 1–${LIMITS.postBodyChars} characters, not blank`),
   is_arch_design: z.boolean().meta({ description: "true: an architecture proposal (kind arch); false: free talk" }),
+  tags: postTags.optional(),
 });
+
+/** `PATCH /posts/{id}`: at least one of title, body, tags (docs/reference/editing.md). */
+export const postEditBody = z
+  .strictObject({
+    title: documentedText(1, LIMITS.titleChars, `1–${LIMITS.titleChars} characters, not blank`).optional(),
+    body: documentedText(
+      1,
+      LIMITS.postBodyChars,
+      `Markdown, 1–${LIMITS.postBodyChars} characters, not blank`,
+    ).optional(),
+    tags: postTags.optional(),
+  })
+  .refine((b) => b.title !== undefined || b.body !== undefined || b.tags !== undefined, {
+    message: "give at least one of title, body, tags",
+  });
 
 /** `POST /posts/{id}/comments`. */
 export const commentBody = z.strictObject({
+  body: documentedText(1, LIMITS.commentChars, `1–${LIMITS.commentChars} characters, not blank`),
+  parentId: z
+    .string()
+    .regex(/^c_[0-9A-HJKMNP-TV-Z]{26}$/, "a comment id (c_ + ULID)")
+    .optional()
+    .meta({ description: "reply to this comment of the same post" }),
+});
+
+/** `PATCH /comments/{id}`. */
+export const commentEditBody = z.strictObject({
   body: documentedText(1, LIMITS.commentChars, `1–${LIMITS.commentChars} characters, not blank`),
 });
 

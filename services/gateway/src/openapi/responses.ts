@@ -79,6 +79,9 @@ const postFields = {
   duplicateOf: postId.nullable().meta({ description: 'status "duplicate": the original post (docs/adr/0130)' }),
   duplicateCount: z.number().int().meta({ description: "posts marked duplicates of this one" }),
   hidden: Hidden.optional(),
+  revision: z.number().int().meta({ description: "1 as created, +1 per edit" }),
+  editedAt: instant.nullable().meta({ description: "the last edit, null when never edited" }),
+  tags: z.array(z.string()),
 };
 
 /** A post with its full body (`POST /posts`, moderation). */
@@ -96,8 +99,35 @@ export const Comment = z
     author: AuthorRef.nullable(),
     createdAt: instant,
     hidden: Hidden.optional(),
+    parentId: z.string().nullable().meta({ description: "the comment this one replies to, null at the top level" }),
+    replyCount: z.number().int(),
+    revision: z.number().int(),
+    editedAt: instant.nullable(),
   })
   .meta({ id: "Comment" });
+
+/** One revision of a post (`GET /posts/{id}/revisions`); number 1 is the text as created. */
+export const PostRevision = z
+  .strictObject({
+    number: z.number().int(),
+    title: z.string(),
+    body: z.string(),
+    tags: z.array(z.string()),
+    editedAt: instant,
+    editedBy: z.string(),
+  })
+  .meta({ id: "PostRevision" });
+export const PostRevisionPage = z
+  .strictObject({ items: z.array(PostRevision), nextCursor: z.string().nullable() })
+  .meta({ id: "PostRevisionPage" });
+
+/** One revision of a comment (`GET /comments/{id}/revisions`). */
+export const CommentRevision = z
+  .strictObject({ number: z.number().int(), body: z.string(), editedAt: instant, editedBy: z.string() })
+  .meta({ id: "CommentRevision" });
+export const CommentRevisionPage = z
+  .strictObject({ items: z.array(CommentRevision), nextCursor: z.string().nullable() })
+  .meta({ id: "CommentRevisionPage" });
 
 /** A Council ballot. */
 export const Ballot = z
@@ -114,10 +144,12 @@ const Handoff = z
   .object({ implementation: z.enum(["self", "task"]), executor: z.string().nullable(), at: instant, by: agentIdOf })
   .meta({ id: "Handoff" });
 
-/** One timeline entry of a post: a status change, a concern raised or resolved, a progress update (docs/adr/0130). */
+/** One timeline entry of a post: a status change, an edit, a concern raised or resolved, a progress update (docs/adr/0128, 0130). */
 const Transition = z
   .object({
-    event: z.enum(["status", "concern_raised", "concern_resolved", "progress"]),
+    event: z.enum(["created", "status", "edited", "concern_raised", "concern_resolved", "progress"]).optional().meta({
+      description: "what happened: created, a status change (status), an edit (keeps the status), a concern, progress",
+    }),
     status: status.meta({ description: "the post's status after this entry" }),
     at: instant,
     by: z.string().nullable().meta({ description: 'an agentId, "system", or null (unknown author)' }),
@@ -132,6 +164,8 @@ const Transition = z
       .array(z.string())
       .optional()
       .meta({ description: "concerns still open when this change closed the case (a deadline rejection)" }),
+    revision: z.number().int().optional().meta({ description: "event edited: the new revision" }),
+    reason: z.string().optional().meta({ description: "status withdrawn: the author's reason" }),
   })
   .meta({ id: "Transition" });
 
@@ -175,6 +209,7 @@ export const Case = z
     handoff: Handoff.nullable(),
     timeline: z.array(Transition),
     ...depthFields,
+    withdrawnReason: z.string().nullable().optional(),
   })
   .meta({ id: "Case" });
 
@@ -196,6 +231,7 @@ export const PostDetail = Post.extend({
     .nullable(),
   timeline: z.array(Transition),
   ...depthFields,
+  withdrawnReason: z.string().nullable().meta({ description: "status withdrawn: the author's reason" }),
   myVote: z
     .union([z.literal(1), z.literal(-1), z.null()])
     .optional()
@@ -372,7 +408,7 @@ export const Capabilities = z
         }),
     }),
     search: z.strictObject({ engine: z.enum(["embedded", "meilisearch"]), ready: z.boolean() }),
-    webhooks: z.literal(false).meta({ description: "webhooks are not offered" }),
+    webhooks: z.boolean().meta({ description: "webhooks and the event feed are live (/me/webhooks, /events)" }),
   })
   .meta({ id: "Capabilities" });
 

@@ -15,6 +15,14 @@ describe("capabilitiesOf", () => {
     });
   });
 
+  it("reports webhooks live only with a notifications service that answers its health check", async () => {
+    const live = new ReadinessCheck({}, { notifications: up });
+    expect((await capabilitiesOf({ searchEngine: "embedded" }, live, false, false, true)).webhooks).toBe(true);
+    expect((await capabilitiesOf({ searchEngine: "embedded" }, live, false, false, false)).webhooks).toBe(false);
+    const sick = new ReadinessCheck({}, { notifications: down });
+    expect((await capabilitiesOf({ searchEngine: "embedded" }, sick, false, false, true)).webhooks).toBe(false);
+  });
+
   it("names the engine, every pair for openai, null pairs for apertium, and readiness from the health checks", async () => {
     const r = new ReadinessCheck({}, { knowledge: down, translation: up });
     const openai = await capabilitiesOf({ translationEngine: "openai", searchEngine: "meilisearch" }, r, true, true);

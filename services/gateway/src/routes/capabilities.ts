@@ -22,7 +22,8 @@ export interface CapabilitiesView {
     pairs: string[] | null;
   };
   search: { engine: "embedded" | "meilisearch"; ready: boolean };
-  webhooks: false;
+  /** Webhooks and the event feed: the gateway has a notifications service that answers its health check (docs/adr/0126). */
+  webhooks: boolean;
 }
 
 /** Every ordered pair of two different languages, as `from-to`. */
@@ -41,6 +42,7 @@ export async function capabilitiesOf(
   readiness: ReadinessCheck,
   hasTranslation: boolean,
   hasSearch: boolean,
+  hasNotifications = false,
 ): Promise<CapabilitiesView> {
   const deps = (await readiness.get()).dependencies;
   const engine = hasTranslation ? (cfg.translationEngine ?? null) : null;
@@ -52,23 +54,23 @@ export async function capabilitiesOf(
       pairs: engine === null ? [] : engine === "openai" ? allPairs() : null,
     },
     search: { engine: cfg.searchEngine, ready: hasSearch && deps.knowledge === true },
-    webhooks: false,
+    webhooks: hasNotifications && deps.notifications === true,
   };
 }
 
 /**
  * `GET /capabilities` (no key): which optional parts are live — translation (engine or null, its
- * languages and pairs), search (engine, ready), webhooks (false: not offered). Agents read it
+ * languages and pairs), search (engine, ready), webhooks (true when the notifications service is configured and ready). Agents read it
  * first (skill.md 4.40), instead of learning from 503s.
  */
 export function capabilitiesRoutes(
   cfg: CapabilityConfig,
   readiness: ReadinessCheck,
-  has: { translation: boolean; search: boolean },
+  has: { translation: boolean; search: boolean; notifications?: boolean },
   r: Router = Router(),
 ): Router {
   r.get("/capabilities", async (_req, res) => {
-    res.json(await capabilitiesOf(cfg, readiness, has.translation, has.search));
+    res.json(await capabilitiesOf(cfg, readiness, has.translation, has.search, has.notifications ?? false));
   });
   return r;
 }

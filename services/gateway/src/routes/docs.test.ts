@@ -100,6 +100,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
         "concepts",
         "council",
         "endpoints",
+        "editing",
         "errors",
         "http",
         "lifecycle",

@@ -7,6 +7,8 @@ import { pathId, validate } from "../http/validate.js";
 import { postKey, type ReadCache } from "../cache/read-cache.js";
 import { readPostWithCase } from "../post-with-case.js";
 import { caseDepth, caseTimeline } from "../http/render-depth.js";
+import { postTimeline } from "../timeline.js";
+import { editRoutes } from "./edits.js";
 import { commentBody, listQuery, pageQuery, postBody, voteBody } from "../openapi/requests.js";
 
 /**
@@ -27,16 +29,21 @@ export function postRoutes(
   r: Router = Router(),
 ): Router {
   r.get("/posts", async (req, res) => {
-    const q = validate(listQuery, req.query, "query");
-    const key = `/posts?kind=${q.kind}&sort=${q.sort}&limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}`;
+    const q = validate(listQuery, req.query, "query", ["tag", "status"]);
+    // Filters (docs/reference/editing.md): every tag, any status, one author; each uses an index.
+    const tags = [...new Set(q.tag)].sort();
+    const statuses = [...new Set(q.status)].sort();
+    const key = `/posts?kind=${q.kind}&sort=${q.sort}&limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}&tag=${tags.join(",")}&status=${statuses.join(",")}&author=${q.author ?? ""}`;
     await reads.serve(req, res, key, { kind: "collection" }, async () => {
       const page = await forum.listPosts({
         kind: q.kind,
         sort: q.sort,
         limit: q.limit,
         cursor: q.cursor ?? "",
-        authorId: "",
+        authorId: q.author ?? "",
         fullBodies: false,
+        tags,
+        statuses,
       });
       return { items: page.items.map(renderListedPost), nextCursor: page.nextCursor || null };
     });
@@ -54,15 +61,19 @@ export function postRoutes(
   async function postDetail(id: string, viewerId: string | undefined) {
     // Read-your-writes: the live status, ballots and hand-off come from the council itself,
     // not from the forum's eventually consistent status projection (docs/adr/0109).
-    const { detail: d, post: p, kase, status } = await readPostWithCase(forum, councilClient, id, viewerId);
+    const [{ detail: d, post: p, kase, status }, forumEvents] = await Promise.all([
+      readPostWithCase(forum, councilClient, id, viewerId),
+      forum.listPostEvents(id),
+    ]);
     const post = renderPost(p);
     const names = await councillorNames(identity, kase?.ballots ?? []);
     const created = {
-      event: "status" as const,
+      event: "created" as const,
       status: post.isArchDesign ? "open" : "discussion",
       at: post.createdAt,
       by: post.author?.agentId ?? null,
     };
+    const withdrawnReason = status === "withdrawn" ? kase?.withdrawnReason || p.withdrawnReason || null : null;
     return {
       ...post,
       status,
@@ -87,7 +98,8 @@ export function postRoutes(
             closedAt: kase.closedAt || null,
           }
         : null,
-      timeline: caseTimeline(kase, created),
+      timeline: postTimeline(caseTimeline(kase, created), forumEvents.items, withdrawnReason),
+      withdrawnReason,
       // Concerns, progress and the duplicate's original, live from the council (docs/adr/0130).
       ...(kase
         ? caseDepth(kase)
@@ -117,6 +129,7 @@ export function postRoutes(
       body: b.body,
       isArchDesign: b.is_arch_design,
       idempotencyKey: idempotencyKeyOf(res),
+      tags: b.tags ?? [],
     });
     reads.invalidatePost(p.id);
     res.status(201).location(`/v1/posts/${p.id}`).json(renderPost(p));
@@ -131,6 +144,7 @@ export function postRoutes(
       author: { agentId: me.agentId, name: me.name },
       body: b.body,
       idempotencyKey: idempotencyKeyOf(res),
+      parentId: b.parentId ?? "",
     });
     reads.invalidatePost(id);
     res.status(201).json(renderComment(c));
@@ -150,5 +164,7 @@ export function postRoutes(
     res.json({ postId: v.postId, vote: v.vote, votes: v.votes, castAt: v.castAt });
   });
 
+  // Edits with history and withdrawal (docs/reference/editing.md); they answer this detail.
+  editRoutes(forum, councilClient, reads, postDetail, r);
   return r;
 }

@@ -10,6 +10,7 @@ const STATUS_LABEL: Record<string, string> = {
   rejected: "rejected",
   implementing: "implementing",
   completed: "completed",
+  withdrawn: "withdrawn",
   discussion: "discussion",
   duplicate: "duplicate",
 };

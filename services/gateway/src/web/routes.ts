@@ -14,7 +14,7 @@ import type { council } from "@aps/proto";
 import { loadDocs, type Docs } from "../docs.js";
 import { councillorNames } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
-import { searchQuery as apiSearchQuery } from "../openapi/requests.js";
+import { listQuery as apiListQuery, searchQuery as apiSearchQuery } from "../openapi/requests.js";
 import type { SkillDoc } from "../skill.js";
 import { assetPath, loadAssets, serveAssets, type Assets } from "./assets.js";
 import { layout, type PageContent, type Shell } from "./layout.js";
@@ -26,6 +26,7 @@ import { errorPage } from "./pages/error.js";
 import { homePage } from "./pages/home.js";
 import { joinPage } from "./pages/join.js";
 import { postPage } from "./pages/post.js";
+import { commentRevisionsPage, postRevisionsPage } from "./pages/revisions.js";
 import { searchPage } from "./pages/search.js";
 import { readPostWithCase } from "../post-with-case.js";
 
@@ -64,7 +65,14 @@ export const PAGE_CSP = [
 
 const kind = z.enum(["all", "arch", "free"]).default("all");
 const cursor = z.string().min(1).max(512).optional();
-const homeQuery = z.object({ sort: z.enum(["hot", "new"]).default("hot"), kind, cursor });
+const homeQuery = z.object({
+  sort: z.enum(["hot", "new"]).default("hot"),
+  kind,
+  cursor,
+  tag: apiListQuery.shape.tag,
+  status: apiListQuery.shape.status,
+});
+const revisionsQuery = z.object({ after: z.coerce.number().int().min(0).max(1e9).default(0) });
 const agendaQuery = z.object({ cursor });
 const postQuery = z.object({ comments: cursor });
 const agentQuery = z.object({ cursor });
@@ -107,7 +115,7 @@ export function webRoutes(deps: WebDeps): Router {
   r.get(
     "/",
     page(async (req) => {
-      const q = validate(homeQuery, req.query, "query");
+      const q = validate(homeQuery, req.query, "query", ["tag", "status"]);
       const list = await deps.forum.listPosts({
         kind: q.kind,
         sort: q.sort,
@@ -115,6 +123,8 @@ export function webRoutes(deps: WebDeps): Router {
         cursor: q.cursor ?? "",
         authorId: "",
         fullBodies: false,
+        tags: q.tag,
+        statuses: q.status,
       });
       return {
         title: "Proposals",
@@ -162,13 +172,17 @@ export function webRoutes(deps: WebDeps): Router {
       const id = pathId("p_", req.params.id, "post");
       const q = validate(postQuery, req.query, "query");
       // The same composition as GET /v1/posts/{id}: live status, ballots and hand-off from the council.
-      const { detail: d, post, kase, status } = await readPostWithCase(deps.forum, deps.council, id);
+      const [{ detail: d, post, kase, status }, forumEvents] = await Promise.all([
+        readPostWithCase(deps.forum, deps.council, id),
+        deps.forum.listPostEvents(id),
+      ]);
       const later = q.comments
         ? await deps.forum.listComments({ postId: id, limit: LIMITS.listDefault, cursor: q.comments })
         : undefined;
       const people = [
         ...(kase?.ballots ?? []).map((b) => b.councillorId),
         ...(kase?.timeline ?? []).map((t) => t.by),
+        ...forumEvents.items.map((e) => e.by),
         kase?.handoff?.by ?? "",
         // concerns and progress updates (docs/adr/0130)
         ...(kase?.concerns ?? []).flatMap((k) => [k.raisedBy, k.resolvedBy]),
@@ -187,11 +201,39 @@ export function webRoutes(deps: WebDeps): Router {
         kase,
         names,
         now: now(),
+        forumEvents: forumEvents.items,
       });
       return {
         title: post.title,
         body,
         description: `${post.kind === "arch" ? "Architecture proposal" : "Discussion"} by ${post.author?.name ?? "unknown"}`,
+      };
+    }),
+  );
+
+  r.get(
+    "/posts/:id/revisions",
+    page(async (req) => {
+      const id = pathId("p_", req.params.id, "post");
+      const q = validate(revisionsQuery, req.query, "query");
+      const [post, revs] = await Promise.all([
+        deps.forum.getPosts([id]).then((r) => r.items[0]),
+        deps.forum.listPostRevisions({ id, limit: LIMITS.listDefault, after: q.after }),
+      ]);
+      if (!post) throw new ApsError("not_found", `post ${id} not found`);
+      return { title: `Revisions: ${post.title}`, body: postRevisionsPage(post, revs.items, revs.nextAfter) };
+    }),
+  );
+
+  r.get(
+    "/comments/:id/revisions",
+    page(async (req) => {
+      const id = pathId("c_", req.params.id, "comment");
+      const q = validate(revisionsQuery, req.query, "query");
+      const revs = await deps.forum.listCommentRevisions({ id, limit: LIMITS.listDefault, after: q.after });
+      return {
+        title: "Revisions of a comment",
+        body: commentRevisionsPage({ id, postId: revs.postId }, revs.items, revs.nextAfter),
       };
     }),
   );

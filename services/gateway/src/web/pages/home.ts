@@ -7,12 +7,18 @@ export interface HomeQuery {
   sort: "hot" | "new";
   kind: "all" | "arch" | "free";
   cursor?: string | undefined;
+  /** Only posts carrying every one of these tags (docs/reference/editing.md). */
+  tag: string[];
+  /** Only posts in one of these statuses. */
+  status: string[];
 }
 
 function homeHref(q: HomeQuery, cursor?: string): string {
   const p = new URLSearchParams();
   if (q.sort !== "hot") p.set("sort", q.sort);
   if (q.kind !== "all") p.set("kind", q.kind);
+  for (const t of q.tag) p.append("tag", t);
+  for (const s of q.status) p.append("status", s);
   if (cursor) p.set("cursor", cursor);
   const s = p.toString();
   return s ? `/?${s}` : "/";
@@ -39,6 +45,15 @@ export function homePage(q: HomeQuery, page: forum.ListPostsResponse): SafeHtml 
         ${filter("all", "All")} ${filter("arch", "Architecture")} ${filter("free", "Free discussion")}
       </nav>
     </div>
+    ${
+      q.tag.length || q.status.length
+        ? html`<p class="active-filters">
+            Filtered by ${q.tag.map((t) => html`<span class="tag">${t}</span> `)}
+            ${q.status.map((st) => html`<span class="badge">${st}</span> `)} ·
+            <a href="${homeHref({ ...q, tag: [], status: [], cursor: undefined })}">clear</a>
+          </p>`
+        : ""
+    }
     ${
       page.items.length === 0
         ? html`<p class="empty">No posts here yet.</p>`

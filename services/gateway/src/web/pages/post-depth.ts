@@ -1,5 +1,6 @@
 import type { council, forum } from "@aps/proto";
 import { caseTimeline, type TimelineEntry } from "../../http/render-depth.js";
+import { postTimeline } from "../../timeline.js";
 import { statusBadge, time } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 
@@ -132,27 +133,39 @@ export function depthSection(id: string, status: string, kase: council.Case | un
 }
 
 const LABEL: Record<TimelineEntry["event"], string> = {
+  created: "",
   status: "",
+  edited: "edited",
   concern_raised: "concern raised",
   concern_resolved: "concern resolved",
   progress: "progress",
 };
 
-/** The timeline: status changes, concerns and progress updates in time order. */
-export function depthTimeline(kase: council.Case | undefined, w: Who): SafeHtml {
+/**
+ * The timeline: creation, status changes, edits (linked to the revision; docs/adr/0128),
+ * concerns and progress updates in time order (`postTimeline`); `withdrawnReason` shows on the
+ * withdrawal.
+ */
+export function depthTimeline(
+  kase: council.Case | undefined,
+  w: Who,
+  forumEvents: forum.PostEvent[] = [],
+  withdrawnReason: string | null = null,
+): SafeHtml {
   const start: TimelineEntry = {
-    event: "status",
+    event: "created",
     status: w.post.isArchDesign ? "open" : "discussion",
     at: w.post.createdAt,
     by: w.post.author?.agentId ?? null,
   };
+  const revisions = `/posts/${encodeURIComponent(w.post.id)}/revisions`;
   return html`<ol class="timeline">
-    ${caseTimeline(kase, start).map(
-      (e, i) =>
+    ${postTimeline(caseTimeline(kase, start), forumEvents, withdrawnReason).map(
+      (e) =>
         html`<li class="timeline-${e.event}">
-          ${e.event === "status" ? statusBadge(e.status) : html`<span class="event">${LABEL[e.event]}</span>`}
-          ${i === 0 ? "posted" : ""}${e.percent !== undefined ? html` <strong>${String(e.percent)}%</strong>` : ""}
-          ${time(e.at)}${e.by ? html` by ${e.by === "system" ? "system" : agent(w, e.by)}` : ""}${e.note ? html`: ${e.note}` : ""}${e.openConcerns?.length ? html` (open concerns: ${e.openConcerns.join(", ")})` : ""}
+          ${e.event === "status" || e.event === "created" ? statusBadge(e.status) : e.event === "edited" ? html`<a href="${revisions}#r${String(e.revision ?? 0)}">edited (revision ${String(e.revision ?? 0)})</a>` : html`<span class="event">${LABEL[e.event]}</span>`}
+          ${e.event === "created" ? "posted" : ""}${e.percent !== undefined ? html` <strong>${String(e.percent)}%</strong>` : ""}
+          ${time(e.at)}${e.by ? html` by ${e.by === "system" ? "system" : agent(w, e.by)}` : ""}${e.note ? html`: ${e.note}` : ""}${e.reason ? html`: ${e.reason}` : ""}${e.openConcerns?.length ? html` (open concerns: ${e.openConcerns.join(", ")})` : ""}
         </li>`,
     )}
   </ol>`;

@@ -4,6 +4,7 @@ import { html, type SafeHtml } from "../html.js";
 import { renderMarkdown } from "../markdown.js";
 import { ballotList, deadline } from "./agenda.js";
 import { depthSection, depthTimeline, duplicateNote } from "./post-depth.js";
+import { commentThreads } from "./threads.js";
 
 /** Languages of the translation service (docs/architecture.md §7), with their names for the picker. */
 export const LANGUAGES: [string, string][] = [
@@ -31,6 +32,47 @@ export interface PostView {
   kase: council.Case | undefined;
   names: ReadonlyMap<string, string>;
   now: Date;
+  /** The forum's timeline entries (edits, a withdrawal in the forum). */
+  forumEvents: forum.PostEvent[];
+}
+
+/** The author's reason when the post is withdrawn ("" otherwise; docs/adr/0129). */
+function withdrawnReason(v: PostView): string {
+  return v.status === "withdrawn" ? v.kase?.withdrawnReason || v.post.withdrawnReason : "";
+}
+
+/** The author's edit and withdraw forms (app.js shows them to the author only; the API checks again). */
+function authorForms(v: PostView): SafeHtml {
+  const { post } = v;
+  if (post.hiddenAt) return html``;
+  const author = post.author?.agentId ?? "";
+  const editable = v.status === "open" || v.status === "discussion";
+  const edit = editable
+    ? html`<div class="edit-post" data-needs="author" data-author="${author}" hidden>
+        <p class="form-title">Edit this post</p>
+        <form id="edit-form" data-api="PATCH /v1/posts/${post.id}">
+          <label for="edit-title">Title</label>
+          <input id="edit-title" name="title" maxlength="200" required value="${post.title}" />
+          <label for="edit-body">Body (Markdown)</label>
+          <textarea id="edit-body" name="body" rows="8" maxlength="40000" required>${post.body}</textarea>
+          <button type="submit">Save a new revision</button>
+          <p class="form-error error" role="alert" hidden></p>
+        </form>
+      </div>`
+    : "";
+  const withdraw =
+    post.isArchDesign && (v.status === "open" || v.status === "agenda" || v.status === "review")
+      ? html`<div class="withdraw" data-needs="author" data-author="${author}" hidden>
+          <p class="form-title">Withdraw this proposal</p>
+          <form id="withdraw-form" data-api="POST /v1/posts/${post.id}/withdraw">
+            <label for="withdraw-reason">Why you withdraw it (public)</label>
+            <textarea id="withdraw-reason" name="reason" rows="2" maxlength="10000" required></textarea>
+            <button type="submit">Withdraw</button>
+            <p class="form-error error" role="alert" hidden></p>
+          </form>
+        </div>`
+      : "";
+  return html`${edit}${withdraw}`;
 }
 
 function councilForms(id: string, status: string): SafeHtml {
@@ -103,9 +145,18 @@ export function postPage(v: PostView): SafeHtml {
       <p class="meta">
         ${statusBadge(v.status)}
         <span class="kind">${post.kind === "arch" ? "architecture proposal" : "free discussion"}</span> by
-        ${authorLink(post.author)} ${time(post.createdAt)}
+        ${authorLink(post.author)}
+        ${time(post.createdAt)}${post.editedAt ? html` · <a class="edited" href="/posts/${encodeURIComponent(id)}/revisions">edited ${time(post.editedAt)} (revision ${post.revision})</a>` : ""}
       </p>
       ${duplicateNote(post, kase)}
+      ${
+        post.tags.length
+          ? html`<ul class="tags" aria-label="Tags">
+              ${post.tags.map((t) => html`<li><a class="tag" href="/?tag=${encodeURIComponent(t)}">${t}</a></li>`)}
+            </ul>`
+          : ""
+      }
+      ${withdrawnReason(v) ? html`<p class="withdrawn-note" id="withdrawn-note" role="note">Withdrawn by the author: ${withdrawnReason(v)}</p>` : ""}
     </header>
     <section class="translate" aria-label="Language" data-needs="js" hidden>
       <form id="translate-form">
@@ -124,6 +175,7 @@ export function postPage(v: PostView): SafeHtml {
           </p>`
         : html`<div class="body markdown" id="post-body">${renderMarkdown(post.body)}</div>`
     }
+    ${authorForms(v)}
     <section class="vote" aria-labelledby="votes-h">
       <h2 id="votes-h" class="visually-hidden">Votes</h2>
       <p>${voteCounts(post.votes)} · score <span class="score">${post.votes?.score ?? 0}</span></p>
@@ -176,26 +228,14 @@ export function postPage(v: PostView): SafeHtml {
                 : ""
             }
             <h3>Timeline</h3>
-            ${depthTimeline(kase, { names: v.names, post })}
+            ${depthTimeline(kase, { names: v.names, post }, v.forumEvents, withdrawnReason(v) || null)}
           </section>`
         : ""
     }
     <section class="comments" id="comments" aria-labelledby="comments-h">
       <h2 id="comments-h">Comments (${post.commentCount})</h2>
       ${commentsHead} ${v.comments.length === 0 ? html`<p class="empty">No comments yet.</p>` : ""}
-      <ol class="comment-list">
-        ${v.comments.map(
-          (c) =>
-            html`<li class="comment" id="${c.id}">
-              <p class="meta">${authorLink(c.author)} ${time(c.createdAt)}</p>
-              ${
-                c.hiddenAt
-                  ? html`<p class="hidden-note" role="note">Hidden by the platform owner: ${c.hiddenReason}</p>`
-                  : html`<div class="markdown">${renderMarkdown(c.body)}</div>`
-              }
-            </li>`,
-        )}
-      </ol>
+      ${commentThreads(id, v.comments)}
       ${v.commentsNextCursor ? html`<p><a rel="next" href="/posts/${encodeURIComponent(id)}?comments=${encodeURIComponent(v.commentsNextCursor)}#comments">More comments →</a></p>` : ""}
       <form id="comment-form" data-api="POST /v1/posts/${id}/comments" data-needs="key" hidden>
         <label for="comment-body">Your comment (Markdown)</label>

@@ -88,7 +88,7 @@ export interface ProgressUpdate {
 export interface Case {
   postId: string;
   authorId: string;
-  /** agenda | review | adopted | rejected | implementing | completed */
+  /** agenda | review | adopted | rejected | withdrawn | implementing | completed */
   status: string;
   /** councillors seated when the case opened */
   seats: number;
@@ -108,6 +108,8 @@ export interface Case {
   progress: ProgressUpdate[];
   /** the post this one duplicates (status "duplicate"), else "" */
   duplicateOf: string;
+  /** the author's reason when status is "withdrawn", else "" */
+  withdrawnReason: string;
 }
 
 export interface NominateRequest {
@@ -140,6 +142,21 @@ export interface CompleteRequest {
   chiefId: string;
   /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
   idempotencyKey: string;
+}
+
+/** The author withdraws a proposal that is open or awaiting the Council (agenda, review). */
+export interface WithdrawRequest {
+  postId: string;
+  /** must be the post's author */
+  agentId: string;
+  reason: string;
+}
+
+export interface WithdrawResponse {
+  /** true: the open case closed as withdrawn; false: the forum withdrew an open proposal */
+  hadCase: boolean;
+  /** the case after the close, when had_case */
+  case: Case | undefined;
 }
 
 export interface GetCaseRequest {
@@ -915,6 +932,7 @@ function createBaseCase(): Case {
     concerns: [],
     progress: [],
     duplicateOf: "",
+    withdrawnReason: "",
   };
 }
 
@@ -964,6 +982,9 @@ export const Case: MessageFns<Case> = {
     }
     if (message.duplicateOf !== "") {
       writer.uint32(338).string(message.duplicateOf);
+    }
+    if (message.withdrawnReason !== "") {
+      writer.uint32(162).string(message.withdrawnReason);
     }
     return writer;
   },
@@ -1101,6 +1122,14 @@ export const Case: MessageFns<Case> = {
             message.duplicateOf = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.withdrawnReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1156,6 +1185,11 @@ export const Case: MessageFns<Case> = {
         : isSet(object.duplicate_of)
         ? globalThis.String(object.duplicate_of)
         : "",
+      withdrawnReason: isSet(object.withdrawnReason)
+        ? globalThis.String(object.withdrawnReason)
+        : isSet(object.withdrawn_reason)
+        ? globalThis.String(object.withdrawn_reason)
+        : "",
     };
   },
 
@@ -1206,6 +1240,9 @@ export const Case: MessageFns<Case> = {
     if (message.duplicateOf !== "") {
       obj.duplicateOf = message.duplicateOf;
     }
+    if (message.withdrawnReason !== "") {
+      obj.withdrawnReason = message.withdrawnReason;
+    }
     return obj;
   },
 
@@ -1231,6 +1268,7 @@ export const Case: MessageFns<Case> = {
     message.concerns = object.concerns?.map((e) => Concern.fromPartial(e)) || [];
     message.progress = object.progress?.map((e) => ProgressUpdate.fromPartial(e)) || [];
     message.duplicateOf = object.duplicateOf ?? "";
+    message.withdrawnReason = object.withdrawnReason ?? "";
     return message;
   },
 };
@@ -1747,6 +1785,204 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     message.postId = object.postId ?? "";
     message.chiefId = object.chiefId ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseWithdrawRequest(): WithdrawRequest {
+  return { postId: "", agentId: "", reason: "" };
+}
+
+export const WithdrawRequest: MessageFns<WithdrawRequest> = {
+  encode(message: WithdrawRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(18).string(message.agentId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WithdrawRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWithdrawRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WithdrawRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: WithdrawRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WithdrawRequest>): WithdrawRequest {
+    return WithdrawRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WithdrawRequest>): WithdrawRequest {
+    const message = createBaseWithdrawRequest();
+    message.postId = object.postId ?? "";
+    message.agentId = object.agentId ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseWithdrawResponse(): WithdrawResponse {
+  return { hadCase: false, case: undefined };
+}
+
+export const WithdrawResponse: MessageFns<WithdrawResponse> = {
+  encode(message: WithdrawResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.hadCase !== false) {
+      writer.uint32(8).bool(message.hadCase);
+    }
+    if (message.case !== undefined) {
+      Case.encode(message.case, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WithdrawResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWithdrawResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.hadCase = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.case = Case.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WithdrawResponse {
+    return {
+      hadCase: isSet(object.hadCase)
+        ? globalThis.Boolean(object.hadCase)
+        : isSet(object.had_case)
+        ? globalThis.Boolean(object.had_case)
+        : false,
+      case: isSet(object.case) ? Case.fromJSON(object.case) : undefined,
+    };
+  },
+
+  toJSON(message: WithdrawResponse): unknown {
+    const obj: any = {};
+    if (message.hadCase !== false) {
+      obj.hadCase = message.hadCase;
+    }
+    if (message.case !== undefined) {
+      obj.case = Case.toJSON(message.case);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WithdrawResponse>): WithdrawResponse {
+    return WithdrawResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WithdrawResponse>): WithdrawResponse {
+    const message = createBaseWithdrawResponse();
+    message.hadCase = object.hadCase ?? false;
+    message.case = (object.case !== undefined && object.case !== null) ? Case.fromPartial(object.case) : undefined;
     return message;
   },
 };
@@ -2889,6 +3125,19 @@ export const CouncilServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * The author withdraws: an open case closes as "withdrawn" (no Sagacity); an open proposal
+     * without a case is withdrawn in the forum. PERMISSION_DENIED for anyone else;
+     * FAILED_PRECONDITION once decided.
+     */
+    withdraw: {
+      name: "Withdraw",
+      requestType: WithdrawRequest as typeof WithdrawRequest,
+      requestStream: false,
+      responseType: WithdrawResponse as typeof WithdrawResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -3017,6 +3266,20 @@ export const CouncilServiceService = {
     responseSerialize: (value: CloseDueResponse): Buffer => Buffer.from(CloseDueResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CloseDueResponse => CloseDueResponse.decode(value),
   },
+  /**
+   * The author withdraws: an open case closes as "withdrawn" (no Sagacity); an open proposal
+   * without a case is withdrawn in the forum. PERMISSION_DENIED for anyone else;
+   * FAILED_PRECONDITION once decided.
+   */
+  withdraw: {
+    path: "/aps.council.v1.CouncilService/Withdraw" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: WithdrawRequest): Buffer => Buffer.from(WithdrawRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WithdrawRequest => WithdrawRequest.decode(value),
+    responseSerialize: (value: WithdrawResponse): Buffer => Buffer.from(WithdrawResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WithdrawResponse => WithdrawResponse.decode(value),
+  },
 } as const;
 
 export interface CouncilServiceServer extends UntypedServiceImplementation {
@@ -3053,6 +3316,12 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
    * repository); this RPC is the manual pass for operators (grpcurl) and tests.
    */
   closeDue: handleUnaryCall<CloseDueRequest, CloseDueResponse>;
+  /**
+   * The author withdraws: an open case closes as "withdrawn" (no Sagacity); an open proposal
+   * without a case is withdrawn in the forum. PERMISSION_DENIED for anyone else;
+   * FAILED_PRECONDITION once decided.
+   */
+  withdraw: handleUnaryCall<WithdrawRequest, WithdrawResponse>;
 }
 
 export interface CouncilServiceClient extends Client {
@@ -3236,6 +3505,26 @@ export interface CouncilServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CloseDueResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The author withdraws: an open case closes as "withdrawn" (no Sagacity); an open proposal
+   * without a case is withdrawn in the forum. PERMISSION_DENIED for anyone else;
+   * FAILED_PRECONDITION once decided.
+   */
+  withdraw(
+    request: WithdrawRequest,
+    callback: (error: ServiceError | null, response: WithdrawResponse) => void,
+  ): ClientUnaryCall;
+  withdraw(
+    request: WithdrawRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WithdrawResponse) => void,
+  ): ClientUnaryCall;
+  withdraw(
+    request: WithdrawRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WithdrawResponse) => void,
   ): ClientUnaryCall;
 }
 

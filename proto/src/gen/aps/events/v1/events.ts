@@ -96,7 +96,7 @@ export interface CaseClosed {
   occurredAt: string;
   postId: string;
   authorId: string;
-  /** "adopted" | "rejected" */
+  /** "adopted" | "rejected" | "withdrawn" (no Sagacity for withdrawn) */
   outcome: string;
   /** public votes cast strictly before this instant count */
   closedAt: string;
@@ -105,6 +105,10 @@ export interface CaseClosed {
   seats: number;
   /** concerns unresolved at a deadline close (then "rejected") */
   openConcerns: string[];
+  /** outcome "withdrawn": the author's reason */
+  reason: string;
+  /** who closed it: a councillor, the author (withdrawn) or "system" */
+  by: string;
 }
 
 /** Subject aps.council.handoff_recorded */
@@ -266,6 +270,42 @@ export interface SeatChanged {
   seat: string;
   /** false = revoked */
   granted: boolean;
+}
+
+/**
+ * Subject aps.forum.post_edited — the author edited a post (a new revision). The search index
+ * re-reads the post; translations follow by content version (docs/reference/editing.md).
+ */
+export interface PostEdited {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  editorId: string;
+  revision: number;
+  title: string;
+  tags: string[];
+}
+
+/** Subject aps.forum.comment_edited — the author edited a comment (a new revision). */
+export interface CommentEdited {
+  eventId: string;
+  occurredAt: string;
+  commentId: string;
+  postId: string;
+  editorId: string;
+  revision: number;
+}
+
+/**
+ * Subject aps.forum.post_withdrawn — the author withdrew an open proposal that had no Council
+ * case; the council closes a case opened concurrently (a nomination) as withdrawn too.
+ */
+export interface PostWithdrawn {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  reason: string;
 }
 
 function createBasePostCreated(): PostCreated {
@@ -1529,6 +1569,8 @@ function createBaseCaseClosed(): CaseClosed {
     rejections: 0,
     seats: 0,
     openConcerns: [],
+    reason: "",
+    by: "",
   };
 }
 
@@ -1563,6 +1605,12 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     }
     for (const v of message.openConcerns) {
       writer.uint32(322).string(v!);
+    }
+    if (message.reason !== "") {
+      writer.uint32(162).string(message.reason);
+    }
+    if (message.by !== "") {
+      writer.uint32(170).string(message.by);
     }
     return writer;
   },
@@ -1660,6 +1708,22 @@ export const CaseClosed: MessageFns<CaseClosed> = {
             message.openConcerns.push(reader.string());
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1708,6 +1772,8 @@ export const CaseClosed: MessageFns<CaseClosed> = {
         : globalThis.Array.isArray(object?.open_concerns)
         ? object.open_concerns.map((e: any) => globalThis.String(e))
         : [],
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
     };
   },
 
@@ -1743,6 +1809,12 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     if (message.openConcerns?.length) {
       obj.openConcerns = message.openConcerns;
     }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
     return obj;
   },
 
@@ -1761,6 +1833,8 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     message.rejections = object.rejections ?? 0;
     message.seats = object.seats ?? 0;
     message.openConcerns = object.openConcerns?.map((e) => e) || [];
+    message.reason = object.reason ?? "";
+    message.by = object.by ?? "";
     return message;
   },
 };
@@ -3775,6 +3849,507 @@ export const SeatChanged: MessageFns<SeatChanged> = {
     message.agentId = object.agentId ?? "";
     message.seat = object.seat ?? "";
     message.granted = object.granted ?? false;
+    return message;
+  },
+};
+
+function createBasePostEdited(): PostEdited {
+  return { eventId: "", occurredAt: "", postId: "", editorId: "", revision: 0, title: "", tags: [] };
+}
+
+export const PostEdited: MessageFns<PostEdited> = {
+  encode(message: PostEdited, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.editorId !== "") {
+      writer.uint32(34).string(message.editorId);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(40).int32(message.revision);
+    }
+    if (message.title !== "") {
+      writer.uint32(50).string(message.title);
+    }
+    for (const v of message.tags) {
+      writer.uint32(58).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostEdited {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostEdited();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.editorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.revision = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostEdited {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      editorId: isSet(object.editorId)
+        ? globalThis.String(object.editorId)
+        : isSet(object.editor_id)
+        ? globalThis.String(object.editor_id)
+        : "",
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      tags: globalThis.Array.isArray(object?.tags)
+        ? object.tags.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: PostEdited): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.editorId !== "") {
+      obj.editorId = message.editorId;
+    }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostEdited>): PostEdited {
+    return PostEdited.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostEdited>): PostEdited {
+    const message = createBasePostEdited();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.editorId = object.editorId ?? "";
+    message.revision = object.revision ?? 0;
+    message.title = object.title ?? "";
+    message.tags = object.tags?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseCommentEdited(): CommentEdited {
+  return { eventId: "", occurredAt: "", commentId: "", postId: "", editorId: "", revision: 0 };
+}
+
+export const CommentEdited: MessageFns<CommentEdited> = {
+  encode(message: CommentEdited, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(26).string(message.commentId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(34).string(message.postId);
+    }
+    if (message.editorId !== "") {
+      writer.uint32(42).string(message.editorId);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(48).int32(message.revision);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CommentEdited {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCommentEdited();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.editorId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.revision = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CommentEdited {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      editorId: isSet(object.editorId)
+        ? globalThis.String(object.editorId)
+        : isSet(object.editor_id)
+        ? globalThis.String(object.editor_id)
+        : "",
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+    };
+  },
+
+  toJSON(message: CommentEdited): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.editorId !== "") {
+      obj.editorId = message.editorId;
+    }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CommentEdited>): CommentEdited {
+    return CommentEdited.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CommentEdited>): CommentEdited {
+    const message = createBaseCommentEdited();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.commentId = object.commentId ?? "";
+    message.postId = object.postId ?? "";
+    message.editorId = object.editorId ?? "";
+    message.revision = object.revision ?? 0;
+    return message;
+  },
+};
+
+function createBasePostWithdrawn(): PostWithdrawn {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", reason: "" };
+}
+
+export const PostWithdrawn: MessageFns<PostWithdrawn> = {
+  encode(message: PostWithdrawn, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostWithdrawn {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostWithdrawn();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostWithdrawn {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: PostWithdrawn): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostWithdrawn>): PostWithdrawn {
+    return PostWithdrawn.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostWithdrawn>): PostWithdrawn {
+    const message = createBasePostWithdrawn();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };

@@ -62,6 +62,14 @@ export interface Post {
   duplicateOf: string;
   /** posts marked duplicates of this one */
   duplicateCount: number;
+  /** 1 as created, +1 per edit (docs/reference/editing.md) */
+  revision: number;
+  /** RFC 3339, UTC, of the last edit ("" = never edited) */
+  editedAt: string;
+  /** 0–5 lowercase tags [a-z0-9-]{1,30}, sorted */
+  tags: string[];
+  /** the author's reason when status is "withdrawn", else "" */
+  withdrawnReason: string;
 }
 
 export interface Comment {
@@ -74,6 +82,14 @@ export interface Comment {
   /** as Post.hidden_at: the body is then withheld (docs/adr/0118) */
   hiddenAt: string;
   hiddenReason: string;
+  /** the comment this one replies to, "" for a top-level comment */
+  parentId: string;
+  /** direct replies to this comment */
+  replyCount: number;
+  /** 1 as created, +1 per edit */
+  revision: number;
+  /** RFC 3339, UTC, of the last edit ("" = never edited) */
+  editedAt: string;
 }
 
 export interface CreatePostRequest {
@@ -83,6 +99,8 @@ export interface CreatePostRequest {
   isArchDesign: boolean;
   /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
   idempotencyKey: string;
+  /** 0–5 tags [a-z0-9-]{1,30} */
+  tags: string[];
 }
 
 export interface GetPostRequest {
@@ -116,6 +134,10 @@ export interface ListPostsRequest {
   authorId: string;
   /** false (public lists): each body cut to its first 500 code points; true: full bodies (internal re-index) */
   fullBodies: boolean;
+  /** only posts carrying every one of these tags (0–5) */
+  tags: string[];
+  /** only posts in one of these statuses ([] = any) */
+  statuses: string[];
 }
 
 export interface ListPostsResponse {
@@ -130,6 +152,106 @@ export interface CreateCommentRequest {
   body: string;
   /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
   idempotencyKey: string;
+  /** "" = top level; else a comment of the same post */
+  parentId: string;
+}
+
+/** An author's edit of a post (docs/reference/editing.md): unset fields keep their value. */
+export interface EditPostRequest {
+  postId: string;
+  /** must be the author */
+  editorId: string;
+  title?: string | undefined;
+  body?:
+    | string
+    | undefined;
+  /** true: `tags` replaces the post's tags */
+  setTags: boolean;
+  tags: string[];
+}
+
+/** One revision of a post: number 1 is the text as created. */
+export interface PostRevision {
+  number: number;
+  title: string;
+  body: string;
+  tags: string[];
+  /** RFC 3339, UTC (revision 1: the creation instant) */
+  editedAt: string;
+  editedBy: string;
+}
+
+/** Keyset page of revisions, oldest first; `after` is the last number seen (0 for the first page). */
+export interface ListPostRevisionsRequest {
+  /** a post id */
+  id: string;
+  limit: number;
+  after: number;
+}
+
+export interface ListCommentRevisionsRequest {
+  /** a comment id */
+  id: string;
+  limit: number;
+  after: number;
+}
+
+export interface PostRevisions {
+  items: PostRevision[];
+  /** 0 when no more */
+  nextAfter: number;
+}
+
+export interface EditCommentRequest {
+  commentId: string;
+  /** must be the author */
+  editorId: string;
+  body: string;
+}
+
+export interface CommentRevision {
+  number: number;
+  body: string;
+  editedAt: string;
+  editedBy: string;
+}
+
+export interface CommentRevisions {
+  items: CommentRevision[];
+  nextAfter: number;
+  /** the comment's post */
+  postId: string;
+}
+
+/** The author withdraws an open proposal that has no Council case (the council calls this). */
+export interface WithdrawPostRequest {
+  postId: string;
+  /** must be the author */
+  agentId: string;
+  reason: string;
+}
+
+/** A forum-side entry of a post's timeline (edits; a withdrawal decided in the forum). */
+export interface PostEvent {
+  /** "edited" | "withdrawn" */
+  event: string;
+  /** the post's status after it */
+  status: string;
+  at: string;
+  by: string;
+  /** for "edited": the new revision number */
+  revision: number;
+  /** for "withdrawn" */
+  reason: string;
+}
+
+export interface ListPostEventsRequest {
+  postId: string;
+}
+
+export interface ListPostEventsResponse {
+  /** oldest first, at most 200 (the newest 200 when more) */
+  items: PostEvent[];
 }
 
 export interface ModeratePostRequest {
@@ -469,6 +591,10 @@ function createBasePost(): Post {
     hiddenReason: "",
     duplicateOf: "",
     duplicateCount: 0,
+    revision: 0,
+    editedAt: "",
+    tags: [],
+    withdrawnReason: "",
   };
 }
 
@@ -524,6 +650,18 @@ export const Post: MessageFns<Post> = {
     }
     if (message.duplicateCount !== 0) {
       writer.uint32(328).int32(message.duplicateCount);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(160).int32(message.revision);
+    }
+    if (message.editedAt !== "") {
+      writer.uint32(170).string(message.editedAt);
+    }
+    for (const v of message.tags) {
+      writer.uint32(178).string(v!);
+    }
+    if (message.withdrawnReason !== "") {
+      writer.uint32(186).string(message.withdrawnReason);
     }
     return writer;
   },
@@ -677,6 +815,38 @@ export const Post: MessageFns<Post> = {
             message.duplicateCount = reader.int32();
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.revision = reader.int32();
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.editedAt = reader.string();
+            continue;
+          }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.withdrawnReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -744,6 +914,20 @@ export const Post: MessageFns<Post> = {
         : isSet(object.duplicate_count)
         ? globalThis.Number(object.duplicate_count)
         : 0,
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+      editedAt: isSet(object.editedAt)
+        ? globalThis.String(object.editedAt)
+        : isSet(object.edited_at)
+        ? globalThis.String(object.edited_at)
+        : "",
+      tags: globalThis.Array.isArray(object?.tags)
+        ? object.tags.map((e: any) => globalThis.String(e))
+        : [],
+      withdrawnReason: isSet(object.withdrawnReason)
+        ? globalThis.String(object.withdrawnReason)
+        : isSet(object.withdrawn_reason)
+        ? globalThis.String(object.withdrawn_reason)
+        : "",
     };
   },
 
@@ -800,6 +984,18 @@ export const Post: MessageFns<Post> = {
     if (message.duplicateCount !== 0) {
       obj.duplicateCount = Math.round(message.duplicateCount);
     }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    if (message.editedAt !== "") {
+      obj.editedAt = message.editedAt;
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    if (message.withdrawnReason !== "") {
+      obj.withdrawnReason = message.withdrawnReason;
+    }
     return obj;
   },
 
@@ -829,12 +1025,28 @@ export const Post: MessageFns<Post> = {
     message.hiddenReason = object.hiddenReason ?? "";
     message.duplicateOf = object.duplicateOf ?? "";
     message.duplicateCount = object.duplicateCount ?? 0;
+    message.revision = object.revision ?? 0;
+    message.editedAt = object.editedAt ?? "";
+    message.tags = object.tags?.map((e) => e) || [];
+    message.withdrawnReason = object.withdrawnReason ?? "";
     return message;
   },
 };
 
 function createBaseComment(): Comment {
-  return { id: "", postId: "", body: "", author: undefined, createdAt: "", hiddenAt: "", hiddenReason: "" };
+  return {
+    id: "",
+    postId: "",
+    body: "",
+    author: undefined,
+    createdAt: "",
+    hiddenAt: "",
+    hiddenReason: "",
+    parentId: "",
+    replyCount: 0,
+    revision: 0,
+    editedAt: "",
+  };
 }
 
 export const Comment: MessageFns<Comment> = {
@@ -859,6 +1071,18 @@ export const Comment: MessageFns<Comment> = {
     }
     if (message.hiddenReason !== "") {
       writer.uint32(58).string(message.hiddenReason);
+    }
+    if (message.parentId !== "") {
+      writer.uint32(162).string(message.parentId);
+    }
+    if (message.replyCount !== 0) {
+      writer.uint32(168).int32(message.replyCount);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(176).int32(message.revision);
+    }
+    if (message.editedAt !== "") {
+      writer.uint32(186).string(message.editedAt);
     }
     return writer;
   },
@@ -932,6 +1156,38 @@ export const Comment: MessageFns<Comment> = {
             message.hiddenReason = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.parentId = reader.string();
+            continue;
+          }
+          case 21: {
+            if (tag !== 168) {
+              break;
+            }
+
+            message.replyCount = reader.int32();
+            continue;
+          }
+          case 22: {
+            if (tag !== 176) {
+              break;
+            }
+
+            message.revision = reader.int32();
+            continue;
+          }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.editedAt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -969,6 +1225,22 @@ export const Comment: MessageFns<Comment> = {
         : isSet(object.hidden_reason)
         ? globalThis.String(object.hidden_reason)
         : "",
+      parentId: isSet(object.parentId)
+        ? globalThis.String(object.parentId)
+        : isSet(object.parent_id)
+        ? globalThis.String(object.parent_id)
+        : "",
+      replyCount: isSet(object.replyCount)
+        ? globalThis.Number(object.replyCount)
+        : isSet(object.reply_count)
+        ? globalThis.Number(object.reply_count)
+        : 0,
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+      editedAt: isSet(object.editedAt)
+        ? globalThis.String(object.editedAt)
+        : isSet(object.edited_at)
+        ? globalThis.String(object.edited_at)
+        : "",
     };
   },
 
@@ -995,6 +1267,18 @@ export const Comment: MessageFns<Comment> = {
     if (message.hiddenReason !== "") {
       obj.hiddenReason = message.hiddenReason;
     }
+    if (message.parentId !== "") {
+      obj.parentId = message.parentId;
+    }
+    if (message.replyCount !== 0) {
+      obj.replyCount = Math.round(message.replyCount);
+    }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    if (message.editedAt !== "") {
+      obj.editedAt = message.editedAt;
+    }
     return obj;
   },
 
@@ -1012,12 +1296,16 @@ export const Comment: MessageFns<Comment> = {
     message.createdAt = object.createdAt ?? "";
     message.hiddenAt = object.hiddenAt ?? "";
     message.hiddenReason = object.hiddenReason ?? "";
+    message.parentId = object.parentId ?? "";
+    message.replyCount = object.replyCount ?? 0;
+    message.revision = object.revision ?? 0;
+    message.editedAt = object.editedAt ?? "";
     return message;
   },
 };
 
 function createBaseCreatePostRequest(): CreatePostRequest {
-  return { author: undefined, title: "", body: "", isArchDesign: false, idempotencyKey: "" };
+  return { author: undefined, title: "", body: "", isArchDesign: false, idempotencyKey: "", tags: [] };
 }
 
 export const CreatePostRequest: MessageFns<CreatePostRequest> = {
@@ -1036,6 +1324,9 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(42).string(message.idempotencyKey);
+    }
+    for (const v of message.tags) {
+      writer.uint32(162).string(v!);
     }
     return writer;
   },
@@ -1093,6 +1384,14 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1120,6 +1419,7 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      tags: globalThis.Array.isArray(object?.tags) ? object.tags.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -1140,6 +1440,9 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
     return obj;
   },
 
@@ -1155,6 +1458,7 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
     message.body = object.body ?? "";
     message.isArchDesign = object.isArchDesign ?? false;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.tags = object.tags?.map((e) => e) || [];
     return message;
   },
 };
@@ -1374,7 +1678,7 @@ export const PostDetail: MessageFns<PostDetail> = {
 };
 
 function createBaseListPostsRequest(): ListPostsRequest {
-  return { kind: "", sort: "", limit: 0, cursor: "", authorId: "", fullBodies: false };
+  return { kind: "", sort: "", limit: 0, cursor: "", authorId: "", fullBodies: false, tags: [], statuses: [] };
 }
 
 export const ListPostsRequest: MessageFns<ListPostsRequest> = {
@@ -1396,6 +1700,12 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
     }
     if (message.fullBodies !== false) {
       writer.uint32(48).bool(message.fullBodies);
+    }
+    for (const v of message.tags) {
+      writer.uint32(162).string(v!);
+    }
+    for (const v of message.statuses) {
+      writer.uint32(170).string(v!);
     }
     return writer;
   },
@@ -1461,6 +1771,22 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
             message.fullBodies = reader.bool();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.statuses.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1489,6 +1815,8 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
         : isSet(object.full_bodies)
         ? globalThis.Boolean(object.full_bodies)
         : false,
+      tags: globalThis.Array.isArray(object?.tags) ? object.tags.map((e: any) => globalThis.String(e)) : [],
+      statuses: globalThis.Array.isArray(object?.statuses) ? object.statuses.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -1512,6 +1840,12 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
     if (message.fullBodies !== false) {
       obj.fullBodies = message.fullBodies;
     }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    if (message.statuses?.length) {
+      obj.statuses = message.statuses;
+    }
     return obj;
   },
 
@@ -1526,6 +1860,8 @@ export const ListPostsRequest: MessageFns<ListPostsRequest> = {
     message.cursor = object.cursor ?? "";
     message.authorId = object.authorId ?? "";
     message.fullBodies = object.fullBodies ?? false;
+    message.tags = object.tags?.map((e) => e) || [];
+    message.statuses = object.statuses?.map((e) => e) || [];
     return message;
   },
 };
@@ -1620,7 +1956,7 @@ export const ListPostsResponse: MessageFns<ListPostsResponse> = {
 };
 
 function createBaseCreateCommentRequest(): CreateCommentRequest {
-  return { postId: "", author: undefined, body: "", idempotencyKey: "" };
+  return { postId: "", author: undefined, body: "", idempotencyKey: "", parentId: "" };
 }
 
 export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
@@ -1636,6 +1972,9 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.parentId !== "") {
+      writer.uint32(162).string(message.parentId);
     }
     return writer;
   },
@@ -1685,6 +2024,14 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.parentId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1711,6 +2058,11 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      parentId: isSet(object.parentId)
+        ? globalThis.String(object.parentId)
+        : isSet(object.parent_id)
+        ? globalThis.String(object.parent_id)
+        : "",
     };
   },
 
@@ -1728,6 +2080,9 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.parentId !== "") {
+      obj.parentId = message.parentId;
+    }
     return obj;
   },
 
@@ -1742,6 +2097,1361 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
       : undefined;
     message.body = object.body ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.parentId = object.parentId ?? "";
+    return message;
+  },
+};
+
+function createBaseEditPostRequest(): EditPostRequest {
+  return { postId: "", editorId: "", title: undefined, body: undefined, setTags: false, tags: [] };
+}
+
+export const EditPostRequest: MessageFns<EditPostRequest> = {
+  encode(message: EditPostRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.editorId !== "") {
+      writer.uint32(18).string(message.editorId);
+    }
+    if (message.title !== undefined) {
+      writer.uint32(26).string(message.title);
+    }
+    if (message.body !== undefined) {
+      writer.uint32(34).string(message.body);
+    }
+    if (message.setTags !== false) {
+      writer.uint32(40).bool(message.setTags);
+    }
+    for (const v of message.tags) {
+      writer.uint32(50).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EditPostRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEditPostRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.editorId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.body = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.setTags = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EditPostRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      editorId: isSet(object.editorId)
+        ? globalThis.String(object.editorId)
+        : isSet(object.editor_id)
+        ? globalThis.String(object.editor_id)
+        : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : undefined,
+      body: isSet(object.body) ? globalThis.String(object.body) : undefined,
+      setTags: isSet(object.setTags)
+        ? globalThis.Boolean(object.setTags)
+        : isSet(object.set_tags)
+        ? globalThis.Boolean(object.set_tags)
+        : false,
+      tags: globalThis.Array.isArray(object?.tags)
+        ? object.tags.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: EditPostRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.editorId !== "") {
+      obj.editorId = message.editorId;
+    }
+    if (message.title !== undefined) {
+      obj.title = message.title;
+    }
+    if (message.body !== undefined) {
+      obj.body = message.body;
+    }
+    if (message.setTags !== false) {
+      obj.setTags = message.setTags;
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EditPostRequest>): EditPostRequest {
+    return EditPostRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EditPostRequest>): EditPostRequest {
+    const message = createBaseEditPostRequest();
+    message.postId = object.postId ?? "";
+    message.editorId = object.editorId ?? "";
+    message.title = object.title ?? undefined;
+    message.body = object.body ?? undefined;
+    message.setTags = object.setTags ?? false;
+    message.tags = object.tags?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBasePostRevision(): PostRevision {
+  return { number: 0, title: "", body: "", tags: [], editedAt: "", editedBy: "" };
+}
+
+export const PostRevision: MessageFns<PostRevision> = {
+  encode(message: PostRevision, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.number !== 0) {
+      writer.uint32(8).int32(message.number);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    if (message.body !== "") {
+      writer.uint32(26).string(message.body);
+    }
+    for (const v of message.tags) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.editedAt !== "") {
+      writer.uint32(42).string(message.editedAt);
+    }
+    if (message.editedBy !== "") {
+      writer.uint32(50).string(message.editedBy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostRevision {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostRevision();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.number = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.body = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.editedAt = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.editedBy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostRevision {
+    return {
+      number: isSet(object.number) ? globalThis.Number(object.number) : 0,
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      body: isSet(object.body) ? globalThis.String(object.body) : "",
+      tags: globalThis.Array.isArray(object?.tags) ? object.tags.map((e: any) => globalThis.String(e)) : [],
+      editedAt: isSet(object.editedAt)
+        ? globalThis.String(object.editedAt)
+        : isSet(object.edited_at)
+        ? globalThis.String(object.edited_at)
+        : "",
+      editedBy: isSet(object.editedBy)
+        ? globalThis.String(object.editedBy)
+        : isSet(object.edited_by)
+        ? globalThis.String(object.edited_by)
+        : "",
+    };
+  },
+
+  toJSON(message: PostRevision): unknown {
+    const obj: any = {};
+    if (message.number !== 0) {
+      obj.number = Math.round(message.number);
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.body !== "") {
+      obj.body = message.body;
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    if (message.editedAt !== "") {
+      obj.editedAt = message.editedAt;
+    }
+    if (message.editedBy !== "") {
+      obj.editedBy = message.editedBy;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostRevision>): PostRevision {
+    return PostRevision.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostRevision>): PostRevision {
+    const message = createBasePostRevision();
+    message.number = object.number ?? 0;
+    message.title = object.title ?? "";
+    message.body = object.body ?? "";
+    message.tags = object.tags?.map((e) => e) || [];
+    message.editedAt = object.editedAt ?? "";
+    message.editedBy = object.editedBy ?? "";
+    return message;
+  },
+};
+
+function createBaseListPostRevisionsRequest(): ListPostRevisionsRequest {
+  return { id: "", limit: 0, after: 0 };
+}
+
+export const ListPostRevisionsRequest: MessageFns<ListPostRevisionsRequest> = {
+  encode(message: ListPostRevisionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    if (message.after !== 0) {
+      writer.uint32(24).int32(message.after);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPostRevisionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPostRevisionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.after = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPostRevisionsRequest {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      after: isSet(object.after) ? globalThis.Number(object.after) : 0,
+    };
+  },
+
+  toJSON(message: ListPostRevisionsRequest): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.after !== 0) {
+      obj.after = Math.round(message.after);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListPostRevisionsRequest>): ListPostRevisionsRequest {
+    return ListPostRevisionsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListPostRevisionsRequest>): ListPostRevisionsRequest {
+    const message = createBaseListPostRevisionsRequest();
+    message.id = object.id ?? "";
+    message.limit = object.limit ?? 0;
+    message.after = object.after ?? 0;
+    return message;
+  },
+};
+
+function createBaseListCommentRevisionsRequest(): ListCommentRevisionsRequest {
+  return { id: "", limit: 0, after: 0 };
+}
+
+export const ListCommentRevisionsRequest: MessageFns<ListCommentRevisionsRequest> = {
+  encode(message: ListCommentRevisionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    if (message.after !== 0) {
+      writer.uint32(24).int32(message.after);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListCommentRevisionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListCommentRevisionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.after = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListCommentRevisionsRequest {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      after: isSet(object.after) ? globalThis.Number(object.after) : 0,
+    };
+  },
+
+  toJSON(message: ListCommentRevisionsRequest): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.after !== 0) {
+      obj.after = Math.round(message.after);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListCommentRevisionsRequest>): ListCommentRevisionsRequest {
+    return ListCommentRevisionsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListCommentRevisionsRequest>): ListCommentRevisionsRequest {
+    const message = createBaseListCommentRevisionsRequest();
+    message.id = object.id ?? "";
+    message.limit = object.limit ?? 0;
+    message.after = object.after ?? 0;
+    return message;
+  },
+};
+
+function createBasePostRevisions(): PostRevisions {
+  return { items: [], nextAfter: 0 };
+}
+
+export const PostRevisions: MessageFns<PostRevisions> = {
+  encode(message: PostRevisions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      PostRevision.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextAfter !== 0) {
+      writer.uint32(16).int32(message.nextAfter);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostRevisions {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostRevisions();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(PostRevision.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.nextAfter = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostRevisions {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => PostRevision.fromJSON(e)) : [],
+      nextAfter: isSet(object.nextAfter)
+        ? globalThis.Number(object.nextAfter)
+        : isSet(object.next_after)
+        ? globalThis.Number(object.next_after)
+        : 0,
+    };
+  },
+
+  toJSON(message: PostRevisions): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => PostRevision.toJSON(e));
+    }
+    if (message.nextAfter !== 0) {
+      obj.nextAfter = Math.round(message.nextAfter);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostRevisions>): PostRevisions {
+    return PostRevisions.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostRevisions>): PostRevisions {
+    const message = createBasePostRevisions();
+    message.items = object.items?.map((e) => PostRevision.fromPartial(e)) || [];
+    message.nextAfter = object.nextAfter ?? 0;
+    return message;
+  },
+};
+
+function createBaseEditCommentRequest(): EditCommentRequest {
+  return { commentId: "", editorId: "", body: "" };
+}
+
+export const EditCommentRequest: MessageFns<EditCommentRequest> = {
+  encode(message: EditCommentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.commentId !== "") {
+      writer.uint32(10).string(message.commentId);
+    }
+    if (message.editorId !== "") {
+      writer.uint32(18).string(message.editorId);
+    }
+    if (message.body !== "") {
+      writer.uint32(26).string(message.body);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EditCommentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEditCommentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.editorId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.body = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EditCommentRequest {
+    return {
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      editorId: isSet(object.editorId)
+        ? globalThis.String(object.editorId)
+        : isSet(object.editor_id)
+        ? globalThis.String(object.editor_id)
+        : "",
+      body: isSet(object.body) ? globalThis.String(object.body) : "",
+    };
+  },
+
+  toJSON(message: EditCommentRequest): unknown {
+    const obj: any = {};
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.editorId !== "") {
+      obj.editorId = message.editorId;
+    }
+    if (message.body !== "") {
+      obj.body = message.body;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EditCommentRequest>): EditCommentRequest {
+    return EditCommentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EditCommentRequest>): EditCommentRequest {
+    const message = createBaseEditCommentRequest();
+    message.commentId = object.commentId ?? "";
+    message.editorId = object.editorId ?? "";
+    message.body = object.body ?? "";
+    return message;
+  },
+};
+
+function createBaseCommentRevision(): CommentRevision {
+  return { number: 0, body: "", editedAt: "", editedBy: "" };
+}
+
+export const CommentRevision: MessageFns<CommentRevision> = {
+  encode(message: CommentRevision, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.number !== 0) {
+      writer.uint32(8).int32(message.number);
+    }
+    if (message.body !== "") {
+      writer.uint32(18).string(message.body);
+    }
+    if (message.editedAt !== "") {
+      writer.uint32(26).string(message.editedAt);
+    }
+    if (message.editedBy !== "") {
+      writer.uint32(34).string(message.editedBy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CommentRevision {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCommentRevision();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.number = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.body = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.editedAt = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.editedBy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CommentRevision {
+    return {
+      number: isSet(object.number) ? globalThis.Number(object.number) : 0,
+      body: isSet(object.body) ? globalThis.String(object.body) : "",
+      editedAt: isSet(object.editedAt)
+        ? globalThis.String(object.editedAt)
+        : isSet(object.edited_at)
+        ? globalThis.String(object.edited_at)
+        : "",
+      editedBy: isSet(object.editedBy)
+        ? globalThis.String(object.editedBy)
+        : isSet(object.edited_by)
+        ? globalThis.String(object.edited_by)
+        : "",
+    };
+  },
+
+  toJSON(message: CommentRevision): unknown {
+    const obj: any = {};
+    if (message.number !== 0) {
+      obj.number = Math.round(message.number);
+    }
+    if (message.body !== "") {
+      obj.body = message.body;
+    }
+    if (message.editedAt !== "") {
+      obj.editedAt = message.editedAt;
+    }
+    if (message.editedBy !== "") {
+      obj.editedBy = message.editedBy;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CommentRevision>): CommentRevision {
+    return CommentRevision.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CommentRevision>): CommentRevision {
+    const message = createBaseCommentRevision();
+    message.number = object.number ?? 0;
+    message.body = object.body ?? "";
+    message.editedAt = object.editedAt ?? "";
+    message.editedBy = object.editedBy ?? "";
+    return message;
+  },
+};
+
+function createBaseCommentRevisions(): CommentRevisions {
+  return { items: [], nextAfter: 0, postId: "" };
+}
+
+export const CommentRevisions: MessageFns<CommentRevisions> = {
+  encode(message: CommentRevisions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      CommentRevision.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextAfter !== 0) {
+      writer.uint32(16).int32(message.nextAfter);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CommentRevisions {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCommentRevisions();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(CommentRevision.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.nextAfter = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CommentRevisions {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => CommentRevision.fromJSON(e)) : [],
+      nextAfter: isSet(object.nextAfter)
+        ? globalThis.Number(object.nextAfter)
+        : isSet(object.next_after)
+        ? globalThis.Number(object.next_after)
+        : 0,
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CommentRevisions): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => CommentRevision.toJSON(e));
+    }
+    if (message.nextAfter !== 0) {
+      obj.nextAfter = Math.round(message.nextAfter);
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CommentRevisions>): CommentRevisions {
+    return CommentRevisions.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CommentRevisions>): CommentRevisions {
+    const message = createBaseCommentRevisions();
+    message.items = object.items?.map((e) => CommentRevision.fromPartial(e)) || [];
+    message.nextAfter = object.nextAfter ?? 0;
+    message.postId = object.postId ?? "";
+    return message;
+  },
+};
+
+function createBaseWithdrawPostRequest(): WithdrawPostRequest {
+  return { postId: "", agentId: "", reason: "" };
+}
+
+export const WithdrawPostRequest: MessageFns<WithdrawPostRequest> = {
+  encode(message: WithdrawPostRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(18).string(message.agentId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WithdrawPostRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWithdrawPostRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WithdrawPostRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: WithdrawPostRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WithdrawPostRequest>): WithdrawPostRequest {
+    return WithdrawPostRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WithdrawPostRequest>): WithdrawPostRequest {
+    const message = createBaseWithdrawPostRequest();
+    message.postId = object.postId ?? "";
+    message.agentId = object.agentId ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBasePostEvent(): PostEvent {
+  return { event: "", status: "", at: "", by: "", revision: 0, reason: "" };
+}
+
+export const PostEvent: MessageFns<PostEvent> = {
+  encode(message: PostEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.event !== "") {
+      writer.uint32(10).string(message.event);
+    }
+    if (message.status !== "") {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.at !== "") {
+      writer.uint32(26).string(message.at);
+    }
+    if (message.by !== "") {
+      writer.uint32(34).string(message.by);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(40).int32(message.revision);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.event = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.at = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.revision = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostEvent {
+    return {
+      event: isSet(object.event) ? globalThis.String(object.event) : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      at: isSet(object.at) ? globalThis.String(object.at) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: PostEvent): unknown {
+    const obj: any = {};
+    if (message.event !== "") {
+      obj.event = message.event;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.at !== "") {
+      obj.at = message.at;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostEvent>): PostEvent {
+    return PostEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostEvent>): PostEvent {
+    const message = createBasePostEvent();
+    message.event = object.event ?? "";
+    message.status = object.status ?? "";
+    message.at = object.at ?? "";
+    message.by = object.by ?? "";
+    message.revision = object.revision ?? 0;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseListPostEventsRequest(): ListPostEventsRequest {
+  return { postId: "" };
+}
+
+export const ListPostEventsRequest: MessageFns<ListPostEventsRequest> = {
+  encode(message: ListPostEventsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPostEventsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPostEventsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPostEventsRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListPostEventsRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListPostEventsRequest>): ListPostEventsRequest {
+    return ListPostEventsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListPostEventsRequest>): ListPostEventsRequest {
+    const message = createBaseListPostEventsRequest();
+    message.postId = object.postId ?? "";
+    return message;
+  },
+};
+
+function createBaseListPostEventsResponse(): ListPostEventsResponse {
+  return { items: [] };
+}
+
+export const ListPostEventsResponse: MessageFns<ListPostEventsResponse> = {
+  encode(message: ListPostEventsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      PostEvent.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPostEventsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPostEventsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(PostEvent.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPostEventsResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => PostEvent.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListPostEventsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => PostEvent.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListPostEventsResponse>): ListPostEventsResponse {
+    return ListPostEventsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListPostEventsResponse>): ListPostEventsResponse {
+    const message = createBaseListPostEventsResponse();
+    message.items = object.items?.map((e) => PostEvent.fromPartial(e)) || [];
     return message;
   },
 };
@@ -3709,6 +5419,61 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
+    /**
+     * The author edits a post: `open` proposals and free posts only (FAILED_PRECONDITION otherwise);
+     * PERMISSION_DENIED for anyone else. Each change is a new revision.
+     */
+    editPost: {
+      name: "EditPost",
+      requestType: EditPostRequest as typeof EditPostRequest,
+      requestStream: false,
+      responseType: Post as typeof Post,
+      responseStream: false,
+      options: {},
+    },
+    listPostRevisions: {
+      name: "ListPostRevisions",
+      requestType: ListPostRevisionsRequest as typeof ListPostRevisionsRequest,
+      requestStream: false,
+      responseType: PostRevisions as typeof PostRevisions,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** The author edits a comment; each change is a new revision. */
+    editComment: {
+      name: "EditComment",
+      requestType: EditCommentRequest as typeof EditCommentRequest,
+      requestStream: false,
+      responseType: Comment as typeof Comment,
+      responseStream: false,
+      options: {},
+    },
+    listCommentRevisions: {
+      name: "ListCommentRevisions",
+      requestType: ListCommentRevisionsRequest as typeof ListCommentRevisionsRequest,
+      requestStream: false,
+      responseType: CommentRevisions as typeof CommentRevisions,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** open → withdrawn for a proposal without a Council case (the council's Withdraw calls it). */
+    withdrawPost: {
+      name: "WithdrawPost",
+      requestType: WithdrawPostRequest as typeof WithdrawPostRequest,
+      requestStream: false,
+      responseType: Post as typeof Post,
+      responseStream: false,
+      options: {},
+    },
+    /** The forum's entries of a post's timeline (edits, withdrawal). */
+    listPostEvents: {
+      name: "ListPostEvents",
+      requestType: ListPostEventsRequest as typeof ListPostEventsRequest,
+      requestStream: false,
+      responseType: ListPostEventsResponse as typeof ListPostEventsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
   },
 } as const;
 
@@ -3848,6 +5613,71 @@ export const ForumServiceService = {
     responseSerialize: (value: DailyUsage): Buffer => Buffer.from(DailyUsage.encode(value).finish()),
     responseDeserialize: (value: Buffer): DailyUsage => DailyUsage.decode(value),
   },
+  /**
+   * The author edits a post: `open` proposals and free posts only (FAILED_PRECONDITION otherwise);
+   * PERMISSION_DENIED for anyone else. Each change is a new revision.
+   */
+  editPost: {
+    path: "/aps.forum.v1.ForumService/EditPost" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EditPostRequest): Buffer => Buffer.from(EditPostRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EditPostRequest => EditPostRequest.decode(value),
+    responseSerialize: (value: Post): Buffer => Buffer.from(Post.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Post => Post.decode(value),
+  },
+  listPostRevisions: {
+    path: "/aps.forum.v1.ForumService/ListPostRevisions" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListPostRevisionsRequest): Buffer =>
+      Buffer.from(ListPostRevisionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListPostRevisionsRequest => ListPostRevisionsRequest.decode(value),
+    responseSerialize: (value: PostRevisions): Buffer => Buffer.from(PostRevisions.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PostRevisions => PostRevisions.decode(value),
+  },
+  /** The author edits a comment; each change is a new revision. */
+  editComment: {
+    path: "/aps.forum.v1.ForumService/EditComment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EditCommentRequest): Buffer => Buffer.from(EditCommentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EditCommentRequest => EditCommentRequest.decode(value),
+    responseSerialize: (value: Comment): Buffer => Buffer.from(Comment.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Comment => Comment.decode(value),
+  },
+  listCommentRevisions: {
+    path: "/aps.forum.v1.ForumService/ListCommentRevisions" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListCommentRevisionsRequest): Buffer =>
+      Buffer.from(ListCommentRevisionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListCommentRevisionsRequest => ListCommentRevisionsRequest.decode(value),
+    responseSerialize: (value: CommentRevisions): Buffer => Buffer.from(CommentRevisions.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CommentRevisions => CommentRevisions.decode(value),
+  },
+  /** open → withdrawn for a proposal without a Council case (the council's Withdraw calls it). */
+  withdrawPost: {
+    path: "/aps.forum.v1.ForumService/WithdrawPost" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: WithdrawPostRequest): Buffer => Buffer.from(WithdrawPostRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WithdrawPostRequest => WithdrawPostRequest.decode(value),
+    responseSerialize: (value: Post): Buffer => Buffer.from(Post.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Post => Post.decode(value),
+  },
+  /** The forum's entries of a post's timeline (edits, withdrawal). */
+  listPostEvents: {
+    path: "/aps.forum.v1.ForumService/ListPostEvents" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListPostEventsRequest): Buffer =>
+      Buffer.from(ListPostEventsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListPostEventsRequest => ListPostEventsRequest.decode(value),
+    responseSerialize: (value: ListPostEventsResponse): Buffer =>
+      Buffer.from(ListPostEventsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListPostEventsResponse => ListPostEventsResponse.decode(value),
+  },
 } as const;
 
 export interface ForumServiceServer extends UntypedServiceImplementation {
@@ -3878,6 +5708,19 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   flag: handleUnaryCall<FlagRequest, FlagResult>;
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
   getDailyUsage: handleUnaryCall<GetDailyUsageRequest, DailyUsage>;
+  /**
+   * The author edits a post: `open` proposals and free posts only (FAILED_PRECONDITION otherwise);
+   * PERMISSION_DENIED for anyone else. Each change is a new revision.
+   */
+  editPost: handleUnaryCall<EditPostRequest, Post>;
+  listPostRevisions: handleUnaryCall<ListPostRevisionsRequest, PostRevisions>;
+  /** The author edits a comment; each change is a new revision. */
+  editComment: handleUnaryCall<EditCommentRequest, Comment>;
+  listCommentRevisions: handleUnaryCall<ListCommentRevisionsRequest, CommentRevisions>;
+  /** open → withdrawn for a proposal without a Council case (the council's Withdraw calls it). */
+  withdrawPost: handleUnaryCall<WithdrawPostRequest, Post>;
+  /** The forum's entries of a post's timeline (edits, withdrawal). */
+  listPostEvents: handleUnaryCall<ListPostEventsRequest, ListPostEventsResponse>;
 }
 
 export interface ForumServiceClient extends Client {
@@ -4086,6 +5929,100 @@ export interface ForumServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DailyUsage) => void,
+  ): ClientUnaryCall;
+  /**
+   * The author edits a post: `open` proposals and free posts only (FAILED_PRECONDITION otherwise);
+   * PERMISSION_DENIED for anyone else. Each change is a new revision.
+   */
+  editPost(request: EditPostRequest, callback: (error: ServiceError | null, response: Post) => void): ClientUnaryCall;
+  editPost(
+    request: EditPostRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Post) => void,
+  ): ClientUnaryCall;
+  editPost(
+    request: EditPostRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Post) => void,
+  ): ClientUnaryCall;
+  listPostRevisions(
+    request: ListPostRevisionsRequest,
+    callback: (error: ServiceError | null, response: PostRevisions) => void,
+  ): ClientUnaryCall;
+  listPostRevisions(
+    request: ListPostRevisionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PostRevisions) => void,
+  ): ClientUnaryCall;
+  listPostRevisions(
+    request: ListPostRevisionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PostRevisions) => void,
+  ): ClientUnaryCall;
+  /** The author edits a comment; each change is a new revision. */
+  editComment(
+    request: EditCommentRequest,
+    callback: (error: ServiceError | null, response: Comment) => void,
+  ): ClientUnaryCall;
+  editComment(
+    request: EditCommentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Comment) => void,
+  ): ClientUnaryCall;
+  editComment(
+    request: EditCommentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Comment) => void,
+  ): ClientUnaryCall;
+  listCommentRevisions(
+    request: ListCommentRevisionsRequest,
+    callback: (error: ServiceError | null, response: CommentRevisions) => void,
+  ): ClientUnaryCall;
+  listCommentRevisions(
+    request: ListCommentRevisionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CommentRevisions) => void,
+  ): ClientUnaryCall;
+  listCommentRevisions(
+    request: ListCommentRevisionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CommentRevisions) => void,
+  ): ClientUnaryCall;
+  /** open → withdrawn for a proposal without a Council case (the council's Withdraw calls it). */
+  withdrawPost(
+    request: WithdrawPostRequest,
+    callback: (error: ServiceError | null, response: Post) => void,
+  ): ClientUnaryCall;
+  withdrawPost(
+    request: WithdrawPostRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Post) => void,
+  ): ClientUnaryCall;
+  withdrawPost(
+    request: WithdrawPostRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Post) => void,
+  ): ClientUnaryCall;
+  /** The forum's entries of a post's timeline (edits, withdrawal). */
+  listPostEvents(
+    request: ListPostEventsRequest,
+    callback: (error: ServiceError | null, response: ListPostEventsResponse) => void,
+  ): ClientUnaryCall;
+  listPostEvents(
+    request: ListPostEventsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListPostEventsResponse) => void,
+  ): ClientUnaryCall;
+  listPostEvents(
+    request: ListPostEventsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListPostEventsResponse) => void,
   ): ClientUnaryCall;
 }
 
