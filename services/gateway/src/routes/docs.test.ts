@@ -102,6 +102,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
         "endpoints",
         "editing",
         "errors",
+        "events",
         "http",
         "lifecycle",
         "limits",
