@@ -192,7 +192,7 @@ describe.each(modes)("Council depth (%s)", (mode) => {
     const d = await post(id);
     expect(d.status).toBe("adopted");
     expect(d.timeline.map((e: { event: string; status: string }) => `${e.event}:${e.status}`)).toEqual([
-      "status:open",
+      "created:open",
       "status:review",
       "concern_raised:review",
       "concern_resolved:review",

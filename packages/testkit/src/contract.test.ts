@@ -148,4 +148,17 @@ describe("ContractValidator", () => {
     expect(c.violations[0]!.problem).toMatch(/answered 200 to a request the document refuses/);
     expect(c.requestsValidated).toBe(11);
   });
+
+  it("lets a parameter whose schema admits an array repeat, and validates the repeated values as that array", () => {
+    const tag = { anyOf: [{ type: "string" }, { type: "array", items: { type: "string", pattern: "^[a-z]+$" } }] };
+    const c = new ContractValidator({
+      paths: {
+        "/v1/posts": { get: { parameters: [{ name: "tag", in: "query", schema: tag }], responses: { "200": {} } } },
+      },
+    });
+    const get = (path: string) => c.checkRequest("GET", path, { headers: new Headers() }, 200);
+    expect(get("/posts?tag=a")).toEqual([]);
+    expect(get("/posts?tag=a&tag=b")).toEqual([]);
+    expect(get("/posts?tag=a&tag=B")[0]).toMatch(/query parameter tag/);
+  });
 });

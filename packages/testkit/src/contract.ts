@@ -30,7 +30,11 @@ interface ParameterObject {
   name: string;
   in: "path" | "query" | "header" | "cookie";
   required?: boolean;
-  schema?: { type?: string | string[] } & Record<string, unknown>;
+  schema?: {
+    type?: string | string[];
+    anyOf?: { type?: string | string[] }[];
+    oneOf?: { type?: string | string[] }[];
+  } & Record<string, unknown>;
 }
 interface OperationObject {
   parameters?: ParameterObject[];
@@ -167,11 +171,15 @@ export class ContractValidator {
         return;
       }
       const types = [p.schema?.type ?? []].flat();
-      if (values.length > 1 && !types.includes("array")) {
+      // A parameter may repeat when its schema (or one of its anyOf/oneOf alternatives) is an array
+      // (form style, explode: `?tag=a&tag=b`); the repeated values are then validated as that array.
+      const alternatives = [p.schema, ...(p.schema?.anyOf ?? []), ...(p.schema?.oneOf ?? [])];
+      const repeatable = alternatives.some((s) => [s?.type ?? []].flat().includes("array"));
+      if (values.length > 1 && !repeatable) {
         out.push(`${p.in} parameter ${p.name} is given ${values.length} times`);
         return;
       }
-      const value = coerce(values[0]!, types);
+      const value = values.length > 1 ? values : coerce(values[0]!, types);
       const validate = this.compile(`${pointer}/parameters/${i}/schema`);
       if (p.schema && !validate(value))
         out.push(`${p.in} parameter ${p.name}: ${this.ajv.errorsText(validate.errors)}`);
