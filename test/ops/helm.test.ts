@@ -20,6 +20,7 @@ import { promisify } from "node:util";
 import { createHash } from "node:crypto";
 import { otlpTracesProtocol } from "@aps/platform/otlp-exporter";
 import { natsPermissions } from "@aps/platform/bus/nats-permissions";
+import { GATEWAY, SERVICES } from "@aps/platform/topology";
 
 const run = promisify(execFile);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -28,6 +29,12 @@ const PROD_VALUES = join(CHART, "values-production.yaml");
 const GOLDEN = join(ROOT, "test/ops/golden");
 const RELEASE = "aps";
 const NAMESPACE = "aps";
+/** Every deployable of the one service list (packages/platform/src/topology.ts): one Deployment each. */
+const COMPONENTS = [GATEWAY.name, ...SERVICES.map((s) => s.name)].sort();
+/** The deployables that own a PostgreSQL schema (and so a role, and a per-service URL). */
+const DB_COMPONENTS = [GATEWAY, ...SERVICES].filter((s) => s.database).map((s) => s.name);
+/** The gRPC ports of the services. */
+const GRPC_PORTS = SERVICES.map((s) => s.port);
 
 type Manifest = {
   apiVersion: string;
@@ -500,25 +507,13 @@ function checkGolden(name: string, rendered: string) {
 
       it("deploys every service from one image with the right probes", () => {
         const deployments = byKind(ms, "Deployment");
-        expect(deployments.map((d) => d.metadata.labels!["app.kubernetes.io/component"]).sort()).toEqual([
-          "council",
-          "forum",
-          "gateway",
-          "identity",
-          "knowledge",
-          "translation",
-        ]);
+        expect(deployments.map((d) => d.metadata.labels!["app.kubernetes.io/component"]).sort()).toEqual(COMPONENTS);
         expect(new Set(deployments.map((d) => container(d).image)).size).toBe(1);
         const gw = find(ms, "Deployment", "aps-gateway");
         expect(container(gw).args).toEqual(["services/gateway/dist/main.js"]);
         expect(container(gw).livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
         expect(container(gw).readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
-        for (const [svc, port] of [
-          ["identity", 50051],
-          ["forum", 50052],
-          ["council", 50053],
-          ["translation", 50055],
-        ] as const) {
+        for (const { name: svc, port } of SERVICES.filter((s) => s.database)) {
           const d = find(ms, "Deployment", `aps-${svc}`);
           expect(container(d).args).toEqual([`services/${svc}/dist/main.js`]);
           // liveness asks the "liveness" entry (SERVING through a database outage); readiness "" (follows the database probe, docs/adr/0075)
@@ -577,17 +572,17 @@ function checkGolden(name: string, rendered: string) {
         expect(gwPolicy.spec.ingress.some((r: any) => r.ports.some((pt: any) => pt.port === 8080))).toBe(true);
         expect(gwPolicy.spec.ingress.at(-1).ports).toEqual([{ port: 9464, protocol: "TCP" }]);
         const gwEgressPorts = gwPolicy.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
-        expect(gwEgressPorts).toEqual(expect.arrayContaining([53, 50051, 50052, 50053, 50054, 50055]));
+        expect(gwEgressPorts).toEqual(expect.arrayContaining([53, ...GRPC_PORTS]));
         expect(gwEgressPorts).toContain(5432); // the gateway owns the schema of the rate-limit counters
         expect(gwEgressPorts).not.toContain(7700); // not the search index
-        for (const svc of ["identity", "forum", "council", "knowledge", "translation"]) {
+        for (const svc of SERVICES.map((s) => s.name)) {
           const np = find(ms, "NetworkPolicy", `aps-${svc}`);
           // gRPC from the release's app pods, and the metrics port for Prometheus
           expect(np.spec.ingress).toHaveLength(2);
           expect(np.spec.ingress[0].from[0].podSelector.matchLabels["aps.dev/tier"]).toBe("app");
           expect(np.spec.ingress[1].ports).toEqual([{ port: 9464, protocol: "TCP" }]);
           const egressPorts = np.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
-          expect(egressPorts).toEqual(expect.arrayContaining([53, 4222, 50051, 50052, 50053, 50054, 50055]));
+          expect(egressPorts).toEqual(expect.arrayContaining([53, 4222, ...GRPC_PORTS]));
           if (svc === "knowledge") {
             expect(egressPorts).toContain(7700);
             expect(egressPorts).not.toContain(5432);
@@ -595,6 +590,8 @@ function checkGolden(name: string, rendered: string) {
             expect(egressPorts).toContain(5432);
             expect(egressPorts).not.toContain(7700);
           }
+          // webhook deliveries go out over HTTPS to public addresses (docs/adr/0127)
+          if (svc === "notifications") expect(egressPorts).toContain(443);
         }
         const tests = byKind(ms, "Pod");
         expect(tests.map((t) => t.metadata.annotations!["helm.sh/hook"])).toEqual(["test", "test"]);
@@ -648,7 +645,6 @@ function checkGolden(name: string, rendered: string) {
       beforeAll(async () => {
         ms = parseManifests(await helmRun(templateArgs()));
       }, 120_000);
-      const COMPONENTS = ["council", "forum", "gateway", "identity", "knowledge", "translation"];
 
       it("gives each component its own gRPC token and the digests of the others' tokens", () => {
         const secret = find(ms, "Secret", "aps").stringData!;
@@ -687,7 +683,7 @@ function checkGolden(name: string, rendered: string) {
 
       it("connects each service as its own PostgreSQL role, created with its schema by the init script", () => {
         const init = find(ms, "ConfigMap", "aps-postgresql-init").data!["10-roles.sh"]!;
-        for (const name of ["council", "forum", "gateway", "identity", "translation"]) {
+        for (const name of DB_COMPONENTS) {
           expect(init).toContain(`CREATE ROLE aps_${name} LOGIN PASSWORD '$POSTGRES_PASSWORD_${name.toUpperCase()}';`);
           expect(init).toContain(`CREATE SCHEMA ${name} AUTHORIZATION aps_${name};`);
           const env = envOf(find(ms, "Deployment", `aps-${name}`));
@@ -819,16 +815,8 @@ function checkGolden(name: string, rendered: string) {
           "nats.deployed.enabled=false",
           "--set",
           "nats.external.url=nats://n:4222",
-          "--set",
-          "postgresql.external.perService.identity=postgresql://u@db/identity",
-          "--set",
-          "postgresql.external.perService.forum=postgresql://u@db/forum",
-          "--set",
-          "postgresql.external.perService.council=postgresql://u@db/council",
-          "--set",
-          "postgresql.external.perService.gateway=postgresql://u@db/gateway",
-          "--set",
-          "postgresql.external.perService.translation=postgresql://u@db/translation",
+          // every schema owner needs its URL (the chart `fail`s otherwise), notifications included
+          ...DB_COMPONENTS.flatMap((n) => ["--set", `postgresql.external.perService.${n}=postgresql://u@db/${n}`]),
         ],
       ],
       ["no NetworkPolicy, no tests", ["--set", "networkPolicy.enabled=false", "--set", "tests.enabled=false"]],
@@ -860,7 +848,7 @@ function checkGolden(name: string, rendered: string) {
         for (const m of ms) validateAgainstSchema(m);
         expect(ms.flatMap(unknownFields)).toEqual([]);
         expect(invariants(ms)).toEqual([]);
-        expect(byKind(ms, "Deployment")).toHaveLength(6);
+        expect(byKind(ms, "Deployment")).toHaveLength(COMPONENTS.length);
       });
     });
 
@@ -951,9 +939,7 @@ function checkGolden(name: string, rendered: string) {
           ),
         );
         // the gRPC tokens are the chart's whatever the dependencies (docs/adr/0119); no NATS users or roles for external servers
-        const tokens = ["COUNCIL", "FORUM", "GATEWAY", "IDENTITY", "KNOWLEDGE", "TRANSLATION"].map(
-          (n) => `APS_INTERNAL_TOKEN_${n}`,
-        );
+        const tokens = COMPONENTS.map((n) => `APS_INTERNAL_TOKEN_${n.toUpperCase()}`);
         expect(find(ms, "Secret", "aps").stringData).toEqual({
           APS_ADMIN_TOKEN: "t0ken",
           DATABASE_URL: "postgresql://u:p@db:5432/aps",
