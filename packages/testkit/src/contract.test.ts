@@ -149,6 +149,12 @@ describe("ContractValidator", () => {
     expect(c.requestsValidated).toBe(11);
   });
 
+  it("looks a path with one trailing slash up as the gateway's router does (as the path without it)", () => {
+    const c = new ContractValidator(doc);
+    expect(c.check("GET", "/posts/p_1/", answer(200, { id: "p_1", votes: 2 }, { "X-Request-Id": "r" }))).toEqual([]);
+    expect(c.check("GET", "/posts/p_1/", answer(200, { id: "p_1" }, { "X-Request-Id": "r" }))[0]).toMatch(/votes/);
+  });
+
   it("lets a parameter whose schema admits an array repeat, and validates the repeated values as that array", () => {
     const tag = { anyOf: [{ type: "string" }, { type: "array", items: { type: "string", pattern: "^[a-z]+$" } }] };
     const c = new ContractValidator({

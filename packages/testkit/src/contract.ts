@@ -66,6 +66,15 @@ export interface RequestViolation {
 const esc = (s: string) => s.replace(/~/g, "~0").replace(/\//g, "~1");
 
 /**
+ * The path an operation is looked up by: the gateway's router (Express, non-strict routing)
+ * serves `/v1/me/` as `/v1/me`, so one trailing slash is dropped (a fuzzed `/me/webhooks/..`
+ * arrives as `/v1/me/`).
+ */
+function routePath(path: string): string {
+  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
+/**
  * Checks HTTP answers against an OpenAPI 3.1 document (response side of a contract test, in the
  * manner of Prism's proxy mode): the operation is found by method and path template, the status
  * must be one the operation documents (or `default`), the media type one of that response's, the
@@ -145,7 +154,7 @@ export class ContractValidator {
 
   private requestProblemsOf(method: string, path: string, req: RequestSeen): string[] {
     const [rawPath, rawQuery = ""] = path.split(/\?(.*)/s) as [string, string?];
-    const full = this.basePath + rawPath;
+    const full = routePath(this.basePath + rawPath);
     const t = this.templates.find((x) => x.method === method && x.re.test(full));
     if (!t) return [];
     const op = this.doc.paths[t.template]![method.toLowerCase()]!;
@@ -223,7 +232,7 @@ export class ContractValidator {
   }
 
   private problemsOf(method: string, path: string, res: HttpResult): string[] {
-    const full = this.basePath + path.split("?")[0]!;
+    const full = routePath(this.basePath + path.split("?")[0]!);
     const t = this.templates.find((x) => x.method === method && x.re.test(full));
     if (!t) {
       this.unmatched.push(`${method} ${full}`);

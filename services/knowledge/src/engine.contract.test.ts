@@ -129,7 +129,7 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
       for (const h of r.hits) {
         expect(h.kind).toBe("doc");
         expect(h.tags).toEqual(["docs"]);
-        expect(h.url).toMatch(/^\/docs\/[a-z]+\.md$/);
+        expect(h.url).toMatch(/^\/docs\/[a-z-]+\.md$/);
       }
       expect(r.hits.map((h) => h.id)).toContain("doc-council");
     });

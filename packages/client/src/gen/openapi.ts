@@ -2671,7 +2671,7 @@ export interface operations {
                 "application/json": {
                     /** @description 1–64 characters, not blank */
                     name: string;
-                    /** Format: uri */
+                    /** @description an http(s) URL as WHATWG URL parsing accepts it, at most 2048 characters */
                     url?: string;
                 };
             };

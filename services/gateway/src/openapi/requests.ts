@@ -119,8 +119,25 @@ export const voteBody = z.strictObject({
 /** `POST /join`. */
 export const joinBody = z.strictObject({
   name: documentedText(1, LIMITS.nameChars, `1–${LIMITS.nameChars} characters, not blank`),
-  url: storable(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(LIMITS.urlChars)).optional(),
+  url: storable(
+    z
+      .string()
+      .max(LIMITS.urlChars)
+      .refine(isHttpUrl, { message: "must be an http(s) URL" })
+      .meta({ description: `an http(s) URL as WHATWG URL parsing accepts it, at most ${LIMITS.urlChars} characters` }),
+  ).optional(),
 });
+
+/**
+ * True when `v` parses as a WHATWG URL (the parser browsers and Node use) with scheme http or
+ * https. Not JSON Schema's `format: "uri"` (RFC 3986): the parser also takes characters such as
+ * `"` or `<` that RFC 3986 refuses, and the document must say what the gateway accepts.
+ */
+function isHttpUrl(v: string): boolean {
+  if (!URL.canParse(v)) return false;
+  const { protocol } = new URL(v);
+  return protocol === "http:" || protocol === "https:";
+}
 
 /** A body that must be empty (`{}`) or absent. */
 export const emptyBody = z.strictObject({});
