@@ -58,6 +58,12 @@ export function installContractCheck(document: object): void {
     const res = await original(input, init);
     const type = res.headers.get("content-type") ?? "";
     if (/^text\/event-stream/.test(type)) return res;
+    // A CORS preflight (OPTIONS with Access-Control-Request-Method) belongs to the Fetch standard's
+    // protocol, not to the API: the document describes operations, not preflights.
+    if (method === "OPTIONS" && headers.has("access-control-request-method")) return res;
+    // 431 (RFC 6585) is answered by the HTTP server while it parses an oversized head, before any
+    // operation is routed (docs/reference/http.md); it is no operation's answer.
+    if (res.status === 431) return res;
     const text = await res.clone().text();
     let parsed: unknown = text;
     if (/json/.test(type) && text)
