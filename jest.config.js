@@ -27,4 +27,8 @@ export default {
   maxWorkers: 1,
   verbose: false,
   reporters: ["default", "<rootDir>/test/support/summary-reporter.cjs"],
+  // What a test left open is named after the run (sockets, servers, child processes), and the run
+  // then ends: one forgotten handle must not hold CI until its time limit (docs/adr/0138).
+  globalTeardown: "<rootDir>/test/support/open-handles.cjs",
+  forceExit: true,
 };

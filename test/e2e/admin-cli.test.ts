@@ -105,7 +105,7 @@ const realUp = (await hasNats()) && (await hasPostgres());
       const subject = `${sys.env!.APS_SUBJECT_PREFIX}.council.case_closed`;
       await nc.jetstream().publish(subject, new Uint8Array([0xff, 0xff, 0xff]), { msgID: `garbage-${Date.now()}` });
       await nc.close();
-      const consumers = ["forum-status", "identity-sagacity", "knowledge-index"];
+      const consumers = ["forum-status", "identity-sagacity", "knowledge-index", "notifications-feed"];
       const items = await waitList(consumers.length);
       expect(items.map((i) => i.durable).sort()).toEqual(consumers);
       for (const i of items) expect(i).toMatchObject({ subject, kind: "poison", deliveryCount: 1, payloadBytes: 3 });
@@ -115,10 +115,11 @@ const realUp = (await hasNats()) && (await hasPostgres());
       const first = items[0]!;
       const replayed = await cli(["events", "dlq", "replay", String(first.id)]);
       expect(JSON.parse(replayed.stdout)).toEqual({ replayed: first.id });
-      // the replay went to every consumer of the subject; each parked it again: 3 + 2 new = 5, the replayed id gone
-      const after = await waitList(5);
+      // the replay went to every consumer of the subject; each parked it again: n + (n - 1) new, the replayed id gone
+      const expected = consumers.length * 2 - 1;
+      const after = await waitList(expected);
       expect(after.map((i) => i.id)).not.toContain(first.id);
-      expect(after.length).toBe(5);
+      expect(after.length).toBe(expected);
       await expect(cli(["events", "dlq", "replay", String(first.id)])).rejects.toMatchObject({
         code: 1,
         stderr: expect.stringMatching(/404 not_found/),

@@ -59,7 +59,15 @@ async function receiver(answer: (id: string, attempt: number) => number = () => 
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, got, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url,
+    got,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections(); // the worker's keep-alive sockets would hold close() open
+      }),
+  };
 }
 
 async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
@@ -359,89 +367,92 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       const ok = await receiver();
       const flaky = await receiver((_id, n) => (n <= 3 ? 500 : 200));
       const dead = await receiver(() => 503);
-      const create = (url: string, events: string[]) =>
-        req("POST", "/me/webhooks", { key: owner.apiKey, body: { url, events } });
-      const a = await create(ok.url, ["*"]);
-      expect(a.status).toBe(201);
-      expect(a.body.secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
-      const f = await create(flaky.url, ["post.created"]);
-      const d = await create(dead.url, ["post.created"]);
-      expect([f.status, d.status]).toEqual([201, 201]);
-      // the secret is shown once
-      const listed = await req("GET", "/me/webhooks", { key: owner.apiKey });
-      expect(listed.body.items).toHaveLength(3);
-      expect(JSON.stringify(listed.body)).not.toContain("whsec_");
+      try {
+        const create = (url: string, events: string[]) =>
+          req("POST", "/me/webhooks", { key: owner.apiKey, body: { url, events } });
+        const a = await create(ok.url, ["*"]);
+        expect(a.status).toBe(201);
+        expect(a.body.secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
+        const f = await create(flaky.url, ["post.created"]);
+        const d = await create(dead.url, ["post.created"]);
+        expect([f.status, d.status]).toEqual([201, 201]);
+        // the secret is shown once
+        const listed = await req("GET", "/me/webhooks", { key: owner.apiKey });
+        expect(listed.body.items).toHaveLength(3);
+        expect(JSON.stringify(listed.body)).not.toContain("whsec_");
 
-      // N posts: each reaches `ok` signed, and the latency from event to receiver is measured
-      const N = 20;
-      const sentAt = new Map<string, number>();
-      for (let i = 0; i < N; i++) {
-        const t = Date.now();
-        const r = await req("POST", "/posts", {
-          key: owner.apiKey,
-          body: { title: `hooked ${i}`, body: "b", is_arch_design: false },
+        // N posts: each reaches `ok` signed, and the latency from event to receiver is measured
+        const N = 20;
+        const sentAt = new Map<string, number>();
+        for (let i = 0; i < N; i++) {
+          const t = Date.now();
+          const r = await req("POST", "/posts", {
+            key: owner.apiKey,
+            body: { title: `hooked ${i}`, body: "b", is_arch_design: false },
+          });
+          expect(r.status).toBe(201);
+          sentAt.set(r.body.id, t);
+        }
+        await until("N deliveries", async () =>
+          ok.got.filter((g) => JSON.parse(g.body).type === "post.created").length >= N ? true : undefined,
+        );
+        const created = ok.got.filter((g) => JSON.parse(g.body).type === "post.created");
+        for (const g of ok.got) {
+          expect(verifyStandardWebhook(a.body.secret, g.headers, g.body)).toBe(true);
+          expect(verifyStandardWebhook(f.body.secret, g.headers, g.body)).toBe(false);
+          expect(g.headers["content-type"]).toMatch(/application\/json/);
+          const payload = JSON.parse(g.body);
+          expect(Object.keys(payload).sort()).toEqual(["data", "timestamp", "type"]);
+        }
+        expect(new Set(created.map((g) => g.id)).size).toBe(N);
+        const sorted = (xs: number[]) => xs.sort((x, y) => x - y);
+        const fromPost = sorted(created.map((g) => g.at - sentAt.get(JSON.parse(g.body).data.postId)!));
+        const fromEvent = sorted(created.map((g) => g.at - Date.parse(JSON.parse(g.body).timestamp)));
+        const pct = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+        console.log(
+          `[notifications.test] ${mode}: webhook delivery latency over ${N} events: event (occurredAt) → receiver p50 ${pct(fromEvent, 0.5)} ms, p95 ${pct(fromEvent, 0.95)} ms; POST /posts sent → receiver p50 ${pct(fromPost, 0.5)} ms, p95 ${pct(fromPost, 0.95)} ms`,
+        );
+
+        // flaky: 3 failures then success, the same webhook-id every time, accepted exactly once per event
+        await until("flaky deliveries", async () =>
+          flaky.got.filter((g) => g.status === 200).length >= N ? true : undefined,
+        );
+        const byId = new Map<string, number[]>();
+        for (const g of flaky.got) byId.set(g.id, [...(byId.get(g.id) ?? []), g.status]);
+        expect(byId.size).toBe(N);
+        for (const [, statuses] of byId) expect(statuses).toEqual([500, 500, 500, 200]);
+        for (const g of flaky.got) expect(verifyStandardWebhook(f.body.secret, g.headers, g.body)).toBe(true);
+        const fd = await req("GET", `/me/webhooks/${f.body.id}/deliveries?limit=100`, { key: owner.apiKey });
+        expect(fd.status).toBe(200);
+        expect(fd.body.items).toHaveLength(N);
+        for (const x of fd.body.items) expect([x.status, x.attempts, x.lastError]).toEqual(["succeeded", 4, null]);
+
+        // dead: 1 + 4 attempts, then the endpoint is disabled and its owner notified
+        await until("dead disabled", async () => {
+          const w = await req("GET", `/me/webhooks/${d.body.id}`, { key: owner.apiKey });
+          return w.body.disabledAt ? w.body : undefined;
         });
-        expect(r.status).toBe(201);
-        sentAt.set(r.body.id, t);
+        const dd = await req("GET", `/me/webhooks/${d.body.id}/deliveries?limit=100`, { key: owner.apiKey });
+        expect(dd.body.items.every((x: any) => x.status === "failed")).toBe(true);
+        expect(Math.max(...dd.body.items.map((x: any) => x.attempts))).toBe(5);
+        const notes = await inbox(owner);
+        expect(notes.filter((n) => n.type === "webhook.disabled").map((n) => n.data.webhookId)).toEqual([d.body.id]);
+
+        // at most 5 webhooks: the 6th is 409, bad input is 400, others' webhooks are 404
+        expect((await create(ok.url, ["comment.created"])).status).toBe(201);
+        expect((await create(ok.url, ["seat.changed"])).status).toBe(201);
+        const sixth = await create(ok.url, ["*"]);
+        expect([sixth.status, sixth.body.code]).toEqual([409, "invalid_state"]);
+        expect((await create(ok.url, ["post.nope"])).status).toBe(400);
+        expect((await create("not a url", ["*"])).status).toBe(400);
+        const stranger = await join("stranger");
+        expect((await req("GET", `/me/webhooks/${a.body.id}`, { key: stranger.apiKey })).status).toBe(404);
+        expect((await req("DELETE", `/me/webhooks/${a.body.id}`, { key: stranger.apiKey })).status).toBe(404);
+        expect((await req("DELETE", `/me/webhooks/${a.body.id}`, { key: owner.apiKey })).status).toBe(200);
+        expect((await req("GET", `/me/webhooks/${a.body.id}`, { key: owner.apiKey })).status).toBe(404);
+      } finally {
+        await Promise.all([ok.close(), flaky.close(), dead.close()]);
       }
-      await until("N deliveries", async () =>
-        ok.got.filter((g) => JSON.parse(g.body).type === "post.created").length >= N ? true : undefined,
-      );
-      const created = ok.got.filter((g) => JSON.parse(g.body).type === "post.created");
-      for (const g of ok.got) {
-        expect(verifyStandardWebhook(a.body.secret, g.headers, g.body)).toBe(true);
-        expect(verifyStandardWebhook(f.body.secret, g.headers, g.body)).toBe(false);
-        expect(g.headers["content-type"]).toMatch(/application\/json/);
-        const payload = JSON.parse(g.body);
-        expect(Object.keys(payload).sort()).toEqual(["data", "timestamp", "type"]);
-      }
-      expect(new Set(created.map((g) => g.id)).size).toBe(N);
-      const sorted = (xs: number[]) => xs.sort((x, y) => x - y);
-      const fromPost = sorted(created.map((g) => g.at - sentAt.get(JSON.parse(g.body).data.postId)!));
-      const fromEvent = sorted(created.map((g) => g.at - Date.parse(JSON.parse(g.body).timestamp)));
-      const pct = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
-      console.log(
-        `[notifications.test] ${mode}: webhook delivery latency over ${N} events: event (occurredAt) → receiver p50 ${pct(fromEvent, 0.5)} ms, p95 ${pct(fromEvent, 0.95)} ms; POST /posts sent → receiver p50 ${pct(fromPost, 0.5)} ms, p95 ${pct(fromPost, 0.95)} ms`,
-      );
-
-      // flaky: 3 failures then success, the same webhook-id every time, accepted exactly once per event
-      await until("flaky deliveries", async () =>
-        flaky.got.filter((g) => g.status === 200).length >= N ? true : undefined,
-      );
-      const byId = new Map<string, number[]>();
-      for (const g of flaky.got) byId.set(g.id, [...(byId.get(g.id) ?? []), g.status]);
-      expect(byId.size).toBe(N);
-      for (const [, statuses] of byId) expect(statuses).toEqual([500, 500, 500, 200]);
-      for (const g of flaky.got) expect(verifyStandardWebhook(f.body.secret, g.headers, g.body)).toBe(true);
-      const fd = await req("GET", `/me/webhooks/${f.body.id}/deliveries?limit=100`, { key: owner.apiKey });
-      expect(fd.status).toBe(200);
-      expect(fd.body.items).toHaveLength(N);
-      for (const x of fd.body.items) expect([x.status, x.attempts, x.lastError]).toEqual(["succeeded", 4, null]);
-
-      // dead: 1 + 4 attempts, then the endpoint is disabled and its owner notified
-      await until("dead disabled", async () => {
-        const w = await req("GET", `/me/webhooks/${d.body.id}`, { key: owner.apiKey });
-        return w.body.disabledAt ? w.body : undefined;
-      });
-      const dd = await req("GET", `/me/webhooks/${d.body.id}/deliveries?limit=100`, { key: owner.apiKey });
-      expect(dd.body.items.every((x: any) => x.status === "failed")).toBe(true);
-      expect(Math.max(...dd.body.items.map((x: any) => x.attempts))).toBe(5);
-      const notes = await inbox(owner);
-      expect(notes.filter((n) => n.type === "webhook.disabled").map((n) => n.data.webhookId)).toEqual([d.body.id]);
-
-      // at most 5 webhooks: the 6th is 409, bad input is 400, others' webhooks are 404
-      expect((await create(ok.url, ["comment.created"])).status).toBe(201);
-      expect((await create(ok.url, ["seat.changed"])).status).toBe(201);
-      const sixth = await create(ok.url, ["*"]);
-      expect([sixth.status, sixth.body.code]).toEqual([409, "invalid_state"]);
-      expect((await create(ok.url, ["post.nope"])).status).toBe(400);
-      expect((await create("not a url", ["*"])).status).toBe(400);
-      const stranger = await join("stranger");
-      expect((await req("GET", `/me/webhooks/${a.body.id}`, { key: stranger.apiKey })).status).toBe(404);
-      expect((await req("DELETE", `/me/webhooks/${a.body.id}`, { key: stranger.apiKey })).status).toBe(404);
-      expect((await req("DELETE", `/me/webhooks/${a.body.id}`, { key: owner.apiKey })).status).toBe(200);
-      expect((await req("GET", `/me/webhooks/${a.body.id}`, { key: owner.apiKey })).status).toBe(404);
-      await Promise.all([ok.close(), flaky.close(), dead.close()]);
     },
     TIMEOUT_MS,
   );

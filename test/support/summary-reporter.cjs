@@ -4,6 +4,7 @@
  *   tests: N passed, N failed, N skipped
  *   files: N crashed            (only when some did; then one line per file with its error)
  *   skipped: N in <file> › <names down to the one with the reason> (one line per group; the reason is in the name)
+ *   slowest files (of N, S s in all): then the 25 slowest, seconds each
  *
  * Skipped (`it.skip`, `describe.skip`, todo) tests count as skipped, never as passed. A file that
  * crashed (an error while loading it or in a hook outside any test, e.g. APS_TEST_REQUIRE_REAL=1
@@ -59,6 +60,19 @@ class SummaryReporter {
     const names = new Map();
     for (const n of skippedTests) names.set(n, (names.get(n) ?? 0) + 1);
     for (const [n, c] of names) out.push(`  skipped: ${c} in ${n}`);
+    // The slowest files, so the suite's time budget (CI: under 45 min) is kept where it is spent.
+    const timed = results.testResults
+      .map((r) => ({
+        file: path.relative(this.rootDir, r.testFilePath),
+        s: (r.perfStats.end - r.perfStats.start) / 1000,
+      }))
+      .filter((t) => Number.isFinite(t.s))
+      .sort((a, b) => b.s - a.s);
+    if (timed.length > 1) {
+      const total = timed.reduce((n, t) => n + t.s, 0);
+      out.push(`slowest files (of ${timed.length}, ${Math.round(total)} s in all):`);
+      for (const t of timed.slice(0, 25)) out.push(`  ${t.s.toFixed(1).padStart(7)} s  ${t.file}`);
+    }
     process.stdout.write(`${out.join("\n")}\n`);
   }
 }

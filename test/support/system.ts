@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createLogger, InProcessBus, type Clock } from "@aps/platform";
+import { createLogger, InProcessBus, SERVICES, type Clock } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import {
   containerImages,
@@ -211,7 +211,9 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
   }
   const p = await startNode(
     [join(ROOT, "deploy/local/start.mjs")],
-    { ...realEnv, IDENTITY_PORT: "0", FORUM_PORT: "0", COUNCIL_PORT: "0", KNOWLEDGE_PORT: "0", TRANSLATION_PORT: "0" },
+    // every service of the one list on a free port (a fixed default port collides with a
+    // topology another test still runs)
+    { ...realEnv, ...Object.fromEntries(SERVICES.map((svc) => [`${svc.name.toUpperCase()}_PORT`, "0"])) },
     /APS ready at (\S+)/,
   );
   return {

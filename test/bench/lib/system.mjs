@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import { join } from "node:path";
 import { cleanupStarted, onCleanup } from "./cleanup.mjs";
+import { SERVICES } from "../../../packages/platform/dist/topology.js";
 import { statOf, treePids } from "./proctree.mjs";
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; free when this resolves). */
@@ -74,13 +75,8 @@ export async function startSystem(o) {
     env.APS_DATA_DIR = o.dataDir;
   } else {
     script = join(o.root, "deploy/local/start.mjs");
-    Object.assign(env, o.infraEnv, {
-      IDENTITY_PORT: "0",
-      FORUM_PORT: "0",
-      COUNCIL_PORT: "0",
-      KNOWLEDGE_PORT: "0",
-      TRANSLATION_PORT: "0",
-    });
+    // every service of the one list on a free port
+    Object.assign(env, o.infraEnv, Object.fromEntries(SERVICES.map((svc) => [`${svc.name.toUpperCase()}_PORT`, "0"])));
   }
   const origin = `http://127.0.0.1:${o.port}`;
   const t0 = performance.now();

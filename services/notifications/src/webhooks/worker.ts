@@ -184,9 +184,12 @@ export class DeliveryWorker {
     }
     const delay = this.opts.retrySchedule[attempts - 1];
     if (delay !== undefined) {
+      // `status = 'pending'`: an attempt in flight while another delivery disabled the endpoint
+      // finds its row already failed ("endpoint disabled") and leaves it so — nothing is retried
+      // for a disabled endpoint (the disabling UPDATE holds the row lock until it commits).
       await this.pool.query(
         `UPDATE webhook_deliveries SET attempts = $2, last_status_code = $3, last_error = $4,
-                next_attempt_at = now() + ($5::int * interval '1 millisecond') WHERE seq = $1`,
+                next_attempt_at = now() + ($5::int * interval '1 millisecond') WHERE seq = $1 AND status = 'pending'`,
         [d.seq, attempts, a.statusCode || null, a.error, delay],
       );
       return;
