@@ -267,6 +267,37 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
       events += 1;
       await seen("comment.created", { postId: Q });
 
+      // edits and a withdrawal reach who took part (docs/reference/events.md); a comment's edit is public only
+      const r = await req("POST", "/posts", {
+        key: carol!.apiKey,
+        body: { title: "Retire the v1 API", body: "Plan.", is_arch_design: true },
+      });
+      const R = r.body.id as string;
+      events += 1;
+      await seen("post.created", { postId: R });
+      const rc = await req("POST", `/posts/${R}/comments`, { key: bob!.apiKey, body: { body: "when?" } });
+      expect(rc.status).toBe(201);
+      notify([carol!.agentId], `comment.created:${R}`, bob!.agentId);
+      events += 1;
+      await seen("comment.created", { postId: R });
+      const edit = await req("PATCH", `/posts/${R}`, { key: carol!.apiKey, body: { body: "Plan, revised." } });
+      expect(edit.status).toBe(200);
+      notify([carol!.agentId, bob!.agentId], `post.edited:${R}`, carol!.agentId);
+      events += 1;
+      await seen("post.edited", { postId: R, editorId: carol!.agentId, revision: 2 });
+      const cedit = await req("PATCH", `/comments/${rc.body.id}`, {
+        key: bob!.apiKey,
+        body: { body: "when, roughly?" },
+      });
+      expect(cedit.status).toBe(200);
+      events += 1;
+      await seen("comment.edited", { postId: R, commentId: rc.body.id, revision: 2 });
+      const wd = await req("POST", `/posts/${R}/withdraw`, { key: carol!.apiKey, body: { reason: "superseded" } });
+      expect(wd.status).toBe(200);
+      notify([carol!.agentId, bob!.agentId], `post.status_changed:${R}`, carol!.agentId);
+      events += 1;
+      await seen("post.status_changed", { postId: R, status: "withdrawn", reason: "superseded" });
+
       expect((await req("DELETE", `/admin/seats/${kim!.agentId}/councillor`, { headers: admin() })).status).toBe(200);
       notify([kim!.agentId], "seat.changed:");
       notify([kim!.agentId], "seat.changed:");

@@ -1612,7 +1612,7 @@ export interface components {
             cursor: string;
             eventId: string;
             /** @enum {string} */
-            type: "agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed";
+            type: "agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress";
             timestamp: string;
             /** @description the event's fields (docs/reference/events.md) */
             data: {
@@ -17274,7 +17274,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description event types to deliver, or ["*"] for all */
-                    events: (("agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed") | "*")[];
+                    events: (("agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress") | "*")[];
                 };
             };
         };

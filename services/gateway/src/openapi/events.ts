@@ -21,6 +21,11 @@ export const EVENT_TYPES = [
   "post.completed",
   "sagacity.awarded",
   "seat.changed",
+  "post.edited",
+  "comment.edited",
+  "council.concern_raised",
+  "council.concern_resolved",
+  "post.progress",
 ] as const;
 
 const seqCursor = z

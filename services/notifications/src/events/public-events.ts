@@ -18,6 +18,11 @@ export const PUBLIC_EVENT_TYPES = [
   "post.completed",
   "sagacity.awarded",
   "seat.changed",
+  "post.edited",
+  "comment.edited",
+  "council.concern_raised",
+  "council.concern_resolved",
+  "post.progress",
 ] as const;
 
 /** A public event type, e.g. `"comment.created"`. */
@@ -214,6 +219,85 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       actorId: m.by,
       audience: "none",
       data: { postId: m.postId, status: "completed", by: m.by, link: link(m.postId) },
+    },
+  ],
+  "forum.post_edited": (m) => [
+    {
+      type: "post.edited",
+      postId: m.postId,
+      actorId: m.editorId,
+      // who voted or commented acted on the text that changed (docs/adr/0139)
+      audience: "post-participants",
+      data: {
+        postId: m.postId,
+        editorId: m.editorId,
+        revision: m.revision,
+        title: m.title,
+        tags: m.tags,
+        link: link(m.postId),
+      },
+    },
+  ],
+  "forum.comment_edited": (m) => [
+    {
+      type: "comment.edited",
+      postId: m.postId,
+      actorId: m.editorId,
+      audience: "none",
+      data: {
+        postId: m.postId,
+        commentId: m.commentId,
+        editorId: m.editorId,
+        revision: m.revision,
+        link: link(m.postId),
+      },
+    },
+  ],
+  "forum.post_withdrawn": (m) => [
+    {
+      type: "post.status_changed",
+      postId: m.postId,
+      actorId: m.authorId,
+      postAuthorId: m.authorId,
+      audience: "post-participants",
+      data: { postId: m.postId, status: "withdrawn", by: m.authorId, reason: m.reason, link: link(m.postId) },
+    },
+  ],
+  "council.post_duplicated": (m) => [
+    {
+      type: "post.status_changed",
+      postId: m.postId,
+      actorId: m.by,
+      postAuthorId: m.authorId || undefined,
+      audience: "post-participants",
+      data: { postId: m.postId, status: "duplicate", by: m.by, duplicateOf: m.duplicateOf, link: link(m.postId) },
+    },
+  ],
+  "council.concern_raised": (m) => [
+    {
+      type: "council.concern_raised",
+      postId: m.postId,
+      actorId: m.by,
+      audience: "post-author",
+      data: { postId: m.postId, concernId: m.concernId, by: m.by, reason: m.reason, link: link(m.postId) },
+    },
+  ],
+  "council.concern_resolved": (m) => [
+    {
+      type: "council.concern_resolved",
+      postId: m.postId,
+      actorId: m.by,
+      audience: "post-author",
+      data: { postId: m.postId, concernId: m.concernId, by: m.by, note: m.note, link: link(m.postId) },
+    },
+  ],
+  "council.progress_reported": (m) => [
+    {
+      type: "post.progress",
+      postId: m.postId,
+      actorId: m.by,
+      audience: "post-participants",
+      data: { postId: m.postId, percent: m.percent, note: m.note, by: m.by, link: link(m.postId) },
     },
   ],
   "identity.sagacity_awarded": (m) => [
