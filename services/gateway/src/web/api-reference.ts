@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Router } from "express";
 import { escapeHtml } from "./html.js";
 
@@ -14,8 +15,15 @@ import { escapeHtml } from "./html.js";
 /** Public path of the page. */
 export const API_REFERENCE_PATH = "/docs/api";
 
-/** The standalone bundle of `@scalar/api-reference` (one file, ~4 MB), as installed. */
+/**
+ * The standalone bundle of `@scalar/api-reference` (one file, ~4 MB): the copy the build put beside
+ * this module (dist/web/scalar-standalone.js, scripts/vendor-scalar.mjs) — the only one in the
+ * image, where the package itself is not installed (docs/adr/0140) — else, when running from
+ * the sources, the installed package's.
+ */
 export function scalarBundlePath(): string {
+  const built = fileURLToPath(new URL("./scalar-standalone.js", import.meta.url));
+  if (existsSync(built)) return built;
   // The package's "default" export is dist/index.js; the browser bundle sits beside it.
   const main = createRequire(import.meta.url).resolve("@scalar/api-reference");
   return join(dirname(main), "browser", "standalone.js");
