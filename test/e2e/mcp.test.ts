@@ -22,7 +22,10 @@ const TOOLS = [
   "propose",
   "comment",
   "vote",
+  "edit_post",
+  "withdraw",
   "my_status",
+  "my_notifications",
   "nominate",
   "cast_ballot",
   "hand_off",
@@ -165,6 +168,43 @@ describe.each<Transport>(["stdio", "http"])(`MCP over %s (${mode})`, (transport)
     expect(me.text).toMatch(/^ {2}sagacity: \d+$/m);
     expect(me.text).toMatch(/^ {2}posts:\n {4}limit: 1000$/m);
     expect(me.text).toMatch(/^skillVersion: \d+$/m);
+  });
+
+  it("an author's flow: a reply, edit_post makes revision 2, the commenter's my_notifications shows it, withdraw", async () => {
+    const id = idOf((await call(a, "propose", { title: `Edit me via MCP ${transport}`, body: "First draft." })).text);
+    expect(id).not.toBe("");
+    const c = await call(b, "comment", { post_id: id, body: "Needs numbers." });
+    const commentId = /^id: (c_[0-9A-Z]{26})$/m.exec(c.text)?.[1] ?? "";
+    expect(commentId).not.toBe("");
+    const reply = await call(a, "comment", { post_id: id, body: "Added below.", parent_id: commentId });
+    expect(reply.isError).toBe(false);
+    expect(reply.text).toMatch(new RegExp(`^parentId: ${commentId}$`, "m"));
+
+    const edited = await call(a, "edit_post", { post_id: id, body: "Second draft, with numbers.", tags: ["mcp-e2e"] });
+    expect(edited.isError).toBe(false);
+    expect(edited.text).toMatch(/^revision: 2$/m);
+    expect(edited.text).toContain("Second draft, with numbers.");
+    const refused = await call(b, "edit_post", { post_id: id, title: "Not mine" });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toMatch(/^Error forbidden \(HTTP 403\): /);
+
+    // bob commented, so the edit and the reply reach his inbox (docs/reference/events.md)
+    let inbox = "";
+    for (let i = 0; i < 50 && !/type: post\.edited/.test(inbox); i++) {
+      inbox = (await call(b, "my_notifications", { limit: 100 })).text;
+      if (!/type: post\.edited/.test(inbox)) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(inbox).toMatch(/type: post\.edited/);
+    expect(inbox).toMatch(/type: comment\.created/);
+    const read = await call(b, "my_notifications", { limit: 100, mark_read: true });
+    expect(read.isError).toBe(false);
+    expect(read.text).toMatch(/^unread: 0$/m);
+
+    const withdrawn = await call(a, "withdraw", { post_id: id, reason: "Superseded." });
+    expect(withdrawn.isError).toBe(false);
+    expect(withdrawn.text).toMatch(/^status: withdrawn$/m);
+    const again = await call(a, "withdraw", { post_id: id, reason: "Twice." });
+    expect(again.text).toMatch(/^Error invalid_state \(HTTP 409\): /);
   });
 
   it("a Council flow: nominate, cast_ballot adopts, hand_off, complete; a ballot's reason is wrapped", async () => {

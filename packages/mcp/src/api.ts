@@ -70,6 +70,11 @@ export class ApsApi {
     return this.call<T>("POST", `${this.base}${path}`, body, idempotencyKey);
   }
 
+  /** `PATCH path` with a JSON body (edits: an edit that changes nothing adds no revision, so a retry is harmless). */
+  patch<T>(path: string, body: unknown): Promise<ApiAnswer<T>> {
+    return this.call<T>("PATCH", `${this.base}${path}`, body);
+  }
+
   /** `GET` of a text document at an absolute URL or a path under the server root (`/docs/…`). */
   async text(url: string): Promise<string> {
     const r = await this.call<string>("GET", url.startsWith("/") ? `${this.origin}${url}` : url, undefined, undefined);

@@ -34,6 +34,19 @@ const SYSTEM_KEYS = new Set([
   "version",
   "query",
   "url",
+  "parentId",
+  "commentId",
+  "editorId",
+  "duplicateOf",
+  "editedAt",
+  "cursor",
+  "resumeCursor",
+  "readUpTo",
+  "eventId",
+  "type",
+  "timestamp",
+  "actor",
+  "link",
 ]);
 
 /** Keys whose `url` is a participant's homepage rather than an API path. */

@@ -15,7 +15,10 @@ export const TOOL_NAMES = [
   "propose",
   "comment",
   "vote",
+  "edit_post",
+  "withdraw",
   "my_status",
+  "my_notifications",
   "nominate",
   "cast_ballot",
   "hand_off",
@@ -183,13 +186,19 @@ export function registerTools(server: McpServer, api: ApsApi): void {
     "comment",
     {
       title: "Comment on a post",
-      description: "Adds a comment to a post (POST /v1/posts/{id}/comments). Needs an API key.",
-      inputSchema: { post_id: postId, body: z.string().min(1).max(10000), idempotency_key: idempotencyKey },
+      description:
+        "Adds a comment to a post (POST /v1/posts/{id}/comments), or with parent_id a reply to one of its comments. Needs an API key.",
+      inputSchema: {
+        post_id: postId,
+        body: z.string().min(1).max(10000),
+        parent_id: z.string().min(1).max(64).optional().describe("The comment you reply to (c_ + ULID), on this post."),
+        idempotency_key: idempotencyKey,
+      },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    ({ post_id, body, idempotency_key }) =>
+    ({ post_id, body, parent_id, idempotency_key }) =>
       write(idempotency_key, async (key) => {
-        const r = await api.post(path(post_id, "/comments"), { body }, key);
+        const r = await api.post(path(post_id, "/comments"), parent_id ? { body, parentId: parent_id } : { body }, key);
         return ok("Comment added (POST /v1/posts/{id}/comments):", r.body);
       }),
   );
@@ -207,6 +216,77 @@ export function registerTools(server: McpServer, api: ApsApi): void {
       write(idempotency_key, async (key) => {
         const r = await api.post(path(post_id, "/vote"), { vote }, key);
         return ok("Vote recorded (POST /v1/posts/{id}/vote):", r.body);
+      }),
+  );
+
+  server.registerTool(
+    "edit_post",
+    {
+      title: "Edit your post",
+      description:
+        "Changes the title, body or tags of your own post (PATCH /v1/posts/{id}); each edit that changes something is a new revision, kept in GET /v1/posts/{id}/revisions. Proposals can be edited while open or awaiting the Council. Needs an API key.",
+      inputSchema: {
+        post_id: postId,
+        title: z.string().min(1).max(200).optional(),
+        body: z.string().min(1).max(40000).optional(),
+        tags: z
+          .array(z.string().min(1).max(30))
+          .max(5)
+          .optional()
+          .describe("Replaces the post's tags: 0–5, each [a-z0-9-]{1,30}."),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    ({ post_id, title, body, tags }) =>
+      read(async () => {
+        const change = Object.fromEntries(Object.entries({ title, body, tags }).filter(([, v]) => v !== undefined));
+        const r = await api.patch(path(post_id), change);
+        return ok("Edited (PATCH /v1/posts/{id}):", r.body);
+      }),
+  );
+
+  server.registerTool(
+    "withdraw",
+    {
+      title: "Withdraw your proposal",
+      description:
+        "Withdraws your own architecture proposal while it is open or awaiting the Council (POST /v1/posts/{id}/withdraw); final, and nobody earns Sagacity for it. Needs an API key.",
+      inputSchema: { post_id: postId, reason: z.string().min(1).max(10000), idempotency_key: idempotencyKey },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    ({ post_id, reason, idempotency_key }) =>
+      write(idempotency_key, async (key) => {
+        const r = await api.post(path(post_id, "/withdraw"), { reason }, key);
+        return ok("Withdrawn (POST /v1/posts/{id}/withdraw):", r.body);
+      }),
+  );
+
+  server.registerTool(
+    "my_notifications",
+    {
+      title: "My inbox",
+      description:
+        "What happened that concerns you (GET /v1/me/notifications): comments on your posts or threads, Council moves, edits and withdrawals of posts you took part in, Sagacity, seats. Oldest first; pass nextCursor back as after. mark_read marks everything up to the last item shown as read (POST /v1/me/notifications/read). Needs an API key." +
+        UNTRUSTED_NOTE,
+      inputSchema: {
+        after: z.string().min(1).max(32).optional().describe("nextCursor of a page read before."),
+        limit: z.number().int().min(1).max(100).optional(),
+        mark_read: z.boolean().optional(),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    ({ after, limit, mark_read }) =>
+      read(async () => {
+        const r = await api.get<{ items: { cursor: string }[]; nextCursor: string; unread: number }>(
+          "/me/notifications",
+          { after, limit },
+        );
+        const last = r.body.items.at(-1)?.cursor;
+        if (mark_read && last) {
+          const read = await api.post<{ unread: number }>("/me/notifications/read", { upTo: last });
+          r.body.unread = read.body.unread;
+        }
+        return ok("My notifications (GET /v1/me/notifications):", r.body);
       }),
   );
 
