@@ -74,5 +74,34 @@ describe("summary reporter", () => {
       "skipped: 1 in test/e2e/sagacity.test.ts › Sagacity (embedded) › SKIPPED in this mode (needs NATS): replays\n",
     );
     expect(out).toContain("skipped: 1 in test/e2e/sagacity.test.ts › Sagacity (embedded) (no reason in its name)\n");
+    expect(out).not.toContain("slowest files"); // no timings given
+  });
+
+  it("lists the slowest files, slowest first, with the total (docs/adr/0138)", () => {
+    const file = (name: string, start: number, end: number) => ({
+      testFilePath: join(ROOT, name),
+      numFailingTests: 0,
+      numPassingTests: 1,
+      perfStats: { start, end },
+      testResults: [t("passed", ["x"], "y")],
+    });
+    const out = summarise({
+      numPassedTests: 3,
+      numFailedTests: 0,
+      numPendingTests: 0,
+      numTodoTests: 0,
+      testResults: [
+        file("test/a.test.ts", 0, 1500),
+        file("test/b.test.ts", 1000, 91_000),
+        file("test/c.test.ts", 0, 20_250),
+      ],
+    });
+    expect(out).toContain("slowest files (of 3, 112 s in all):\n");
+    const rows = out.split("\n").filter((l) => / s {2}test\//.test(l));
+    expect(rows.map((l) => l.trim())).toEqual([
+      "90.0 s  test/b.test.ts",
+      "20.3 s  test/c.test.ts",
+      "1.5 s  test/a.test.ts",
+    ]);
   });
 });

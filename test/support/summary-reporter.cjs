@@ -64,7 +64,7 @@ class SummaryReporter {
     const timed = results.testResults
       .map((r) => ({
         file: path.relative(this.rootDir, r.testFilePath),
-        s: (r.perfStats.end - r.perfStats.start) / 1000,
+        s: ((r.perfStats?.end ?? NaN) - (r.perfStats?.start ?? NaN)) / 1000,
       }))
       .filter((t) => Number.isFinite(t.s))
       .sort((a, b) => b.s - a.s);
