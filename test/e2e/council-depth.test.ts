@@ -1,5 +1,5 @@
 import { httpClient, OffsetClock, type HttpResult } from "@aps/testkit";
-import { allModes, startSystem, type Mode, type System } from "../support/system.js";
+import { availableModes, startSystem, type Mode, type System } from "../support/system.js";
 
 /**
  * The Council's depth through HTTP (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
@@ -8,7 +8,7 @@ import { allModes, startSystem, type Mode, type System } from "../support/system
  * problem+json with nothing changed. The deadline close with open concerns moves an injected
  * clock, so it runs in the in-jest modes only; everything else runs in every mode.
  */
-const modes = await allModes("Council depth in containers");
+const modes = await availableModes(); // the process modes; the image is covered by api.test.ts and notifications.test.ts (docs/adr/0141)
 const clockModes = modes.filter((m) => m === "embedded" || m === "real");
 const DAY = 86_400_000;
 

@@ -1,5 +1,5 @@
 import { httpClient, type HttpResult } from "@aps/testkit";
-import { allModes, startSystem, type System } from "../support/system.js";
+import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
  * Community flags through HTTP (docs/reference/moderation-and-council-depth.md, docs/adr/0131):
@@ -9,7 +9,7 @@ import { allModes, startSystem, type System } from "../support/system.js";
  * input is a problem document and stores nothing. Agents earn their Sagacity for real: their
  * votes agree with an adopted proposal.
  */
-const modes = await allModes("flags in containers");
+const modes = await availableModes(); // the process modes; the image is covered by api.test.ts and notifications.test.ts (docs/adr/0141)
 
 type Agent = { agentId: string; apiKey: string; name: string };
 
