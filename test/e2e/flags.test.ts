@@ -1,4 +1,4 @@
-import { httpClient, type HttpResult } from "@aps/testkit";
+import { httpClient, OffsetClock, type HttpResult } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -31,6 +31,8 @@ async function eventually(check: () => Promise<void>, ms = 15_000) {
 }
 
 describe.each(modes)("flags (%s)", (mode) => {
+  // The in-jest modes run on a test clock (real time plus an offset), so the 7-day penalty can end.
+  const clock = mode === "embedded" || mode === "real" ? new OffsetClock() : undefined;
   let sys: System;
   let req: ReturnType<typeof httpClient>;
   let author: Agent;
@@ -57,6 +59,7 @@ describe.each(modes)("flags (%s)", (mode) => {
 
   beforeAll(async () => {
     sys = await startSystem(mode, {
+      ...(clock ? { clock } : {}),
       // AGENDA_MIN_SCORE high: the seven votes below must not put the proposal on the agenda before its nomination
       env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000", AGENDA_MIN_SCORE: "1000" },
     });
@@ -171,4 +174,18 @@ describe.each(modes)("flags (%s)", (mode) => {
     expect(shown).toMatchObject({ body: "", hidden: { reason: expect.stringMatching(/3 flags/) } });
     expect((await req("POST", `/admin/comments/${cid}/unhide`, admin())).body.body).toBe("Visit my shop");
   });
+
+  // Last in the file: it moves the clock 7 days on.
+  (clock ? it : it.skip)(
+    clock
+      ? "a flagger's penalty ends after 7 days: their flags carry weight again"
+      : "penalty expiry: SKIPPED in this mode, it needs the test clock of the in-jest modes (embedded, real)",
+    async () => {
+      // sage 1 and 2 flagged the post the owner restored above: penalised for 7 days
+      const id = await propose("Flag me after a week");
+      expect((await flag(sage[1]!, id)).body.counted).toBe(false);
+      clock!.advance(7 * 86_400_000 + 60_000);
+      expect((await flag(sage[2]!, id)).body).toMatchObject({ counted: true, hidden: false });
+    },
+  );
 });
