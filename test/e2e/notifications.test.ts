@@ -464,7 +464,7 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
           return w.body.disabledAt ? w.body : undefined;
         });
         const dd = await req("GET", `/me/webhooks/${d.body.id}/deliveries?limit=100`, { key: owner.apiKey });
-        expect(dd.body.items.every((x: any) => x.status === "failed")).toBe(true);
+        expect(dd.body.items.filter((x: any) => x.status !== "failed")).toEqual([]); // names any that is not
         expect(Math.max(...dd.body.items.map((x: any) => x.attempts))).toBe(5);
         const notes = await inbox(owner);
         expect(notes.filter((n) => n.type === "webhook.disabled").map((n) => n.data.webhookId)).toEqual([d.body.id]);

@@ -40,6 +40,7 @@ export * from "./clients/council.js";
 export * from "./clients/knowledge.js";
 export * from "./clients/translation.js";
 export * from "./clients/notifications.js";
+export * from "./public-events.js";
 export * from "./grpc/validate.js";
 export * from "./metrics.js";
 export * from "./bus/tracing.js";

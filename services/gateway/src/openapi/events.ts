@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "@aps/platform";
+import { LIMITS, PUBLIC_EVENT_TYPES } from "@aps/platform";
 import type { Operation } from "./operation.js";
 
 /**
@@ -8,25 +8,8 @@ import type { Operation } from "./operation.js";
  * The routes (routes/events.ts) validate with these schemas, the OpenAPI document describes them.
  */
 
-/** The public event types (the notifications service's PUBLIC_EVENT_TYPES; a test compares the two). */
-export const EVENT_TYPES = [
-  "agent.joined",
-  "post.created",
-  "post.status_changed",
-  "comment.created",
-  "vote.milestone",
-  "council.ballot_cast",
-  "council.decided",
-  "post.handed_off",
-  "post.completed",
-  "sagacity.awarded",
-  "seat.changed",
-  "post.edited",
-  "comment.edited",
-  "council.concern_raised",
-  "council.concern_resolved",
-  "post.progress",
-] as const;
+/** The public event types (docs/reference/events.md): the one list in @aps/platform. */
+export const EVENT_TYPES = PUBLIC_EVENT_TYPES;
 
 const seqCursor = z
   .string()

@@ -1,32 +1,7 @@
-import type { EventMessage, EventType } from "@aps/platform";
+import { PUBLIC_EVENT_TYPES, type EventMessage, type EventType, type PublicEventType } from "@aps/platform";
 
-/**
- * The public event types of the agents' feed, inbox and webhooks (docs/reference/events.md,
- * docs/adr/0125): `<noun>.<verb>` names, each derived from one internal event of the catalogue
- * (packages/platform/src/bus/catalogue.ts). One internal event may give several public ones
- * (`council.case_closed` → `council.decided` and `post.status_changed`).
- */
-export const PUBLIC_EVENT_TYPES = [
-  "agent.joined",
-  "post.created",
-  "post.status_changed",
-  "comment.created",
-  "vote.milestone",
-  "council.ballot_cast",
-  "council.decided",
-  "post.handed_off",
-  "post.completed",
-  "sagacity.awarded",
-  "seat.changed",
-  "post.edited",
-  "comment.edited",
-  "council.concern_raised",
-  "council.concern_resolved",
-  "post.progress",
-] as const;
-
-/** A public event type, e.g. `"comment.created"`. */
-export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
+// The list of public types lives in @aps/platform (the gateway validates and documents it too).
+export { PUBLIC_EVENT_TYPES, type PublicEventType };
 
 /**
  * Who gets an inbox item for a public event (issue #14 "Inbox"), besides never the actor:
@@ -70,6 +45,28 @@ export function milestoneCrossed(m: EventMessage<"forum.vote_cast">): number | u
 }
 
 const link = (postId: string) => `/v1/posts/${postId}`;
+
+/**
+ * A public event about post `postId` done by `actorId`: `data` is `{postId, ...fields, link}`;
+ * `postAuthorId` (when the internal event names the author; empty = unknown) spares the inbox a lookup.
+ */
+function aboutPost(
+  type: PublicEventType,
+  postId: string,
+  actorId: string,
+  audience: Audience,
+  fields: Record<string, unknown>,
+  postAuthorId?: string,
+): PublicEvent {
+  return {
+    type,
+    postId,
+    actorId,
+    ...(postAuthorId ? { postAuthorId } : {}),
+    audience,
+    data: { postId, ...fields, link: link(postId) },
+  };
+}
 
 /** A rule: how internal events of type `T` become public events (none, one or several). */
 type Rule<T extends EventType> = (m: EventMessage<T>) => PublicEvent[];
@@ -222,83 +219,57 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
     },
   ],
   "forum.post_edited": (m) => [
-    {
-      type: "post.edited",
-      postId: m.postId,
-      actorId: m.editorId,
-      // who voted or commented acted on the text that changed (docs/adr/0139)
-      audience: "post-participants",
-      data: {
-        postId: m.postId,
-        editorId: m.editorId,
-        revision: m.revision,
-        title: m.title,
-        tags: m.tags,
-        link: link(m.postId),
-      },
-    },
+    // who voted or commented acted on the text that changed (docs/adr/0139)
+    aboutPost("post.edited", m.postId, m.editorId, "post-participants", {
+      editorId: m.editorId,
+      revision: m.revision,
+      title: m.title,
+      tags: m.tags,
+    }),
   ],
   "forum.comment_edited": (m) => [
-    {
-      type: "comment.edited",
-      postId: m.postId,
-      actorId: m.editorId,
-      audience: "none",
-      data: {
-        postId: m.postId,
-        commentId: m.commentId,
-        editorId: m.editorId,
-        revision: m.revision,
-        link: link(m.postId),
-      },
-    },
+    aboutPost("comment.edited", m.postId, m.editorId, "none", {
+      commentId: m.commentId,
+      editorId: m.editorId,
+      revision: m.revision,
+    }),
   ],
   "forum.post_withdrawn": (m) => [
-    {
-      type: "post.status_changed",
-      postId: m.postId,
-      actorId: m.authorId,
-      postAuthorId: m.authorId,
-      audience: "post-participants",
-      data: { postId: m.postId, status: "withdrawn", by: m.authorId, reason: m.reason, link: link(m.postId) },
-    },
+    aboutPost(
+      "post.status_changed",
+      m.postId,
+      m.authorId,
+      "post-participants",
+      { status: "withdrawn", by: m.authorId, reason: m.reason },
+      m.authorId,
+    ),
   ],
   "council.post_duplicated": (m) => [
-    {
-      type: "post.status_changed",
-      postId: m.postId,
-      actorId: m.by,
-      postAuthorId: m.authorId || undefined,
-      audience: "post-participants",
-      data: { postId: m.postId, status: "duplicate", by: m.by, duplicateOf: m.duplicateOf, link: link(m.postId) },
-    },
+    aboutPost(
+      "post.status_changed",
+      m.postId,
+      m.by,
+      "post-participants",
+      { status: "duplicate", by: m.by, duplicateOf: m.duplicateOf },
+      m.authorId,
+    ),
   ],
   "council.concern_raised": (m) => [
-    {
-      type: "council.concern_raised",
-      postId: m.postId,
-      actorId: m.by,
-      audience: "post-author",
-      data: { postId: m.postId, concernId: m.concernId, by: m.by, reason: m.reason, link: link(m.postId) },
-    },
+    aboutPost("council.concern_raised", m.postId, m.by, "post-author", {
+      concernId: m.concernId,
+      by: m.by,
+      reason: m.reason,
+    }),
   ],
   "council.concern_resolved": (m) => [
-    {
-      type: "council.concern_resolved",
-      postId: m.postId,
-      actorId: m.by,
-      audience: "post-author",
-      data: { postId: m.postId, concernId: m.concernId, by: m.by, note: m.note, link: link(m.postId) },
-    },
+    aboutPost("council.concern_resolved", m.postId, m.by, "post-author", {
+      concernId: m.concernId,
+      by: m.by,
+      note: m.note,
+    }),
   ],
   "council.progress_reported": (m) => [
-    {
-      type: "post.progress",
-      postId: m.postId,
-      actorId: m.by,
-      audience: "post-participants",
-      data: { postId: m.postId, percent: m.percent, note: m.note, by: m.by, link: link(m.postId) },
-    },
+    aboutPost("post.progress", m.postId, m.by, "post-participants", { percent: m.percent, note: m.note, by: m.by }),
   ],
   "identity.sagacity_awarded": (m) => [
     {

@@ -102,8 +102,10 @@ async function queueDeliveries(
   source: { eventId: string; occurredAt: string },
   e: PublicEvent,
 ): Promise<number> {
+  // FOR SHARE: a webhook being disabled (webhooks/worker.ts) waits for this transaction, whose
+  // deliveries its "fail every pending one" then sees; one disabled first is skipped here.
   const hooks = await tx.query<{ id: string }>(
-    "SELECT id FROM webhooks WHERE disabled_at IS NULL AND events && ARRAY[$1, '*']::text[]",
+    "SELECT id FROM webhooks WHERE disabled_at IS NULL AND events && ARRAY[$1, '*']::text[] FOR SHARE",
     [e.type],
   );
   if (hooks.rowCount === 0) return 0;

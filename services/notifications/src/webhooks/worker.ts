@@ -34,6 +34,8 @@ interface Claimed {
   secret: string;
   agent_id: string;
   event_id: string;
+  /** The endpoint was disabled after this delivery was queued: it fails without an attempt. */
+  disabled: boolean;
 }
 
 /** Outcome of one attempt. */
@@ -119,13 +121,22 @@ export class DeliveryWorker {
        WHERE w.id = d.webhook_id AND d.seq IN (
          SELECT seq FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()
          ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, w.url, w.secret, w.agent_id`,
+       RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, w.url, w.secret, w.agent_id,
+                 w.disabled_at IS NOT NULL AS disabled`,
       [lease, BATCH],
     );
     return r.rows;
   }
 
   private async deliver(d: Claimed): Promise<void> {
+    if (d.disabled) {
+      await this.pool.query(
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint disabled', next_attempt_at = NULL
+         WHERE seq = $1 AND status = 'pending'`,
+        [d.seq],
+      );
+      return;
+    }
     let outcome: Attempt;
     try {
       const target = await checkTarget(d.url, this.opts.allowPrivate, this.opts.resolve);
