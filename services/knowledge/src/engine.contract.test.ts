@@ -1,6 +1,7 @@
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
 import { docsDocuments } from "./sources.js";
+import { postgresAvailable, postgresTestIndex, type PostgresTestIndex } from "./store/postgres.fixture.js";
 
 /**
  * ONE contract suite for every SearchEngine (docs/architecture.md §8): the embedded engine always, and
@@ -229,6 +230,19 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
 }
 
 contract("embedded", async () => new EmbeddedEngine());
+
+// The all-in-one's engine (docs/adr/0142) on the real PostgreSQL, a database of its own.
+const pgUp = await postgresAvailable();
+let pgIndex: PostgresTestIndex | undefined;
+afterAll(async () => pgIndex?.drop());
+contract(
+  pgUp ? "postgres" : "postgres (SKIPPED: no PostgreSQL)",
+  async () => {
+    pgIndex = await postgresTestIndex();
+    return pgIndex.engine;
+  },
+  pgUp ? describe : describe.skip,
+);
 
 // Without a server the Meilisearch contract is reported as skipped, test by test, with the
 // reason in the name (CI has no Meilisearch; docs/adr/0094).

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import MiniSearch, { type Options, type Query, type SearchResult as MiniResult } from "minisearch";
 import { IndexFiles, type IndexPosition, type LogRecord } from "./index-files.js";
 import { plainText } from "./markup.js";
-import { analyze, isCjk, queryTerms, snippet, STOPWORDS } from "./text.js";
+import { analyze, bestSnippet, isCjk, queryTerms, STOPWORDS } from "./text.js";
 import { termQuery } from "./typos.js";
 
 /** One searchable document: a docs page or a forum post. */
@@ -402,12 +402,4 @@ export class EmbeddedEngine implements SearchEngine {
     if (this.files && (this.unsaved || this.files.logged > 0)) await this.checkpoint();
     else await this.saving;
   }
-}
-
-/** The body's snippet when it shows a match, else the title's (marked) when that does. */
-function bestSnippet(titleText: string, bodyText: string, terms: string[]): string {
-  const body = snippet(bodyText, terms);
-  if (body.includes("**") || terms.length === 0) return body;
-  const title = snippet(titleText, terms);
-  return title.includes("**") ? title : body;
 }

@@ -170,3 +170,11 @@ export function snippet(text: string, terms: string[], width = 200): string {
   out += win.slice(pos);
   return `${start > 0 ? "…" : ""}${out}${end < flat.length ? "…" : ""}`;
 }
+
+/** The body's snippet when it shows a match, else the title's (marked) when that does. */
+export function bestSnippet(titleText: string, bodyText: string, terms: string[]): string {
+  const body = snippet(bodyText, terms);
+  if (body.includes("**") || terms.length === 0) return body;
+  const title = snippet(titleText, terms);
+  return title.includes("**") ? title : body;
+}

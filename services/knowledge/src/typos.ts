@@ -1,4 +1,5 @@
 import type { Query, SearchOptions as MiniOptions } from "minisearch";
+import { distance } from "fastest-levenshtein";
 import { bigramsOf, isCjk } from "./text.js";
 
 /**
@@ -50,4 +51,18 @@ export function termQuery(term: string, prefix: boolean): Query {
       { combineWith: "OR", queries: transpositions(term), fuzzy: typos === 2 ? 1 : false, prefix: false },
     ],
   };
+}
+
+/**
+ * True when the vocabulary term `term` is a typo of the query word `word` by Meilisearch's rule as
+ * the embedded engines apply it (issue 18, docs/adr/0124): at most `typosAllowed(word)` edits
+ * (Levenshtein, `fastest-levenshtein`), or a transposition of `word` plus one edit fewer. The word
+ * itself is not a typo of itself (false), and CJK words allow none.
+ */
+export function isTypoOf(word: string, term: string): boolean {
+  const k = typosAllowed(word);
+  if (k === 0 || term === word) return false;
+  if (Math.abs([...term].length - [...word].length) > k) return false;
+  if (distance(word, term) <= k) return true;
+  return transpositions(word).some((t) => t === term || (k > 1 && distance(t, term) <= k - 1));
 }

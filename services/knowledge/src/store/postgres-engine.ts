@@ -1,0 +1,517 @@
+import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { migrate, withTransaction, type Database, type Logger, type Tx } from "@aps/platform";
+import type { KnowledgeDoc, SearchEngine, SearchHit, SearchOptions, SearchResult } from "../engine.js";
+import { plainText } from "../markup.js";
+import { analyze, bestSnippet, bigramsOf, isCjk, queryTerms, STOPWORDS } from "../text.js";
+import { isTypoOf, typosAllowed } from "../typos.js";
+import { lexemeLiteral, orQuery, tsvectorLiteral } from "./tsvector.js";
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/**
+ * Version of what the index holds (docs/adr/0142): bump it whenever the analysis (text.ts, markup.ts)
+ * or the tsvector layout changes. At start, an index of another version is emptied and rebuilt
+ * from the forum.
+ */
+export const PG_INDEX_FORMAT = 1;
+
+/** `ts_rank` weights {D, C, B, A}: title positions are A, body positions D — a title word weighs 4 body words (issue 18). */
+const RANK_WEIGHTS = "{0.25,0.4,0.6,1}";
+/** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/adr/0124). */
+const TYPO_WEIGHT = 0.3;
+/** At most this many vocabulary terms stand for one query word's prefix, or for its typos: the most frequent ones. */
+const EXPANSIONS = 50;
+/** `any`: a term found in more than this share of the documents is common and carries no weight (docs/adr/0133). */
+const COMMON_SHARE = 0.25;
+/** `any`: how many of the query's rarest words are looked up (Meilisearch reads a query's first 10 words). */
+const SIMILAR_TERMS = 10;
+/** Transaction-level advisory lock serialising index writes (one writer at a time, whatever the replica). */
+const WRITE_LOCK = "aps-knowledge-index-write";
+
+/** A document ready to be written: plain body, its tsvector literal and its distinct terms. */
+interface Prepared {
+  id: string;
+  kind: string;
+  title: string;
+  url: string;
+  tags: string[];
+  body: string;
+  tsv: string;
+  terms: string[];
+  h: string;
+}
+
+/** The vocabulary forms one query word stands for. */
+interface Forms {
+  word: string;
+  /** Forms matched without a typo: the word itself and, for the last word, the terms it prefixes. */
+  exact: string[];
+  /** Terms within the word's typo budget (typos.ts `isTypoOf`). */
+  fuzzy: string[];
+  /** CJK: every bigram of the word must match instead (the segmenter may have cut the document elsewhere). */
+  bigrams: string[];
+  /** Documents holding the word: its exact form's count, else the sum of its typo forms' (0: none). */
+  df: number;
+}
+
+/** Where the index stands (table `index_state`). */
+export interface PgIndexState {
+  format: number;
+  /** A full build finished: a restart need not read the forum. */
+  complete: boolean;
+  /** The last event applied, "" before the first. */
+  eventId: string;
+  /** Events applied over the index's life. */
+  applied: number;
+  /** Documents in the index. */
+  docs: number;
+}
+
+/**
+ * The search engine of the all-in-one (docs/adr/0142): PostgreSQL's own full-text index in the
+ * service's schema — a `tsvector` per document built from text.ts's analysis (Intl.Segmenter words,
+ * CJK unigrams + bigrams, plural stemming) with a GIN index, and the vocabulary with its document
+ * frequencies in `terms`, trigram-indexed by pg_trgm for typo candidates. Nothing is loaded at
+ * start and memory does not grow with the forum: every query reads the index from PostgreSQL, and
+ * snippets are cut from the stored plain text of the page of results only.
+ *
+ * Rules (shared with the MiniSearch engine, docs/adr/0124): Meilisearch's typo budget (typos.ts),
+ * prefix on the last word, `all` = every word; ranked by words matched without a typo, then Σ IDF ×
+ * `ts_rank` (title ×4; a typo-only match × 0.3). `any` (duplicate check, docs/adr/0133): the 10
+ * rarest non-common words weigh their IDF, and a document's score is the weighted share it holds.
+ * Every change is one transaction (with the event that caused it, when given), serialised by an
+ * advisory lock; `upsert` of an unchanged document writes nothing.
+ */
+export class PostgresEngine implements SearchEngine {
+  readonly name = "postgres";
+  restored = false;
+  /** How `init()` went: `restored`, or why the index must be rebuilt (`empty`, `format`, `incomplete`). */
+  startedFrom: "restored" | "empty" | "format" | "incomplete" = "empty";
+
+  constructor(
+    private readonly db: Database,
+    private readonly log: Logger,
+  ) {}
+
+  /** Applies the schema's migrations and reads where the index stands; an index of another format is emptied. */
+  async init(): Promise<void> {
+    await migrate(this.db, MIGRATIONS_DIR, this.log);
+    await this.db.pool.query("INSERT INTO index_state (format) VALUES ($1) ON CONFLICT DO NOTHING", [PG_INDEX_FORMAT]);
+    const s = await this.state();
+    if (s.format !== PG_INDEX_FORMAT) {
+      await withTransaction(this.db.pool, async (tx) => {
+        await this.lock(tx);
+        await tx.query("TRUNCATE documents, terms");
+        await tx.query("UPDATE index_state SET format = $1, complete = false, docs = 0", [PG_INDEX_FORMAT]);
+      });
+      this.startedFrom = "format";
+    } else if (s.complete) this.startedFrom = "restored";
+    else this.startedFrom = s.docs > 0 ? "incomplete" : "empty";
+    this.restored = this.startedFrom === "restored";
+  }
+
+  /** Where the index stands (format, completeness, last event, counts). */
+  async state(): Promise<PgIndexState> {
+    const r = await this.db.pool.query<{
+      format: number;
+      complete: boolean;
+      event_id: string;
+      applied: string;
+      docs: number;
+    }>("SELECT format, complete, event_id, applied, docs FROM index_state");
+    const row = r.rows[0];
+    if (!row) return { format: 0, complete: false, eventId: "", applied: 0, docs: 0 };
+    return { format: row.format, complete: row.complete, eventId: row.event_id, applied: Number(row.applied), docs: row.docs };
+  }
+
+  /** Bytes the index takes in PostgreSQL: tables, TOAST and indexes. */
+  async sizeOnDisk(): Promise<number> {
+    const r = await this.db.pool.query<{ bytes: string }>(
+      `SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relname IN ('documents', 'terms', 'index_state')`,
+      [this.db.schema],
+    );
+    return Number(r.rows[0]?.bytes ?? 0);
+  }
+
+  /** Marks the index complete (after a full build): a restart then resumes without reading the forum. */
+  async checkpoint(): Promise<void> {
+    await this.db.pool.query("UPDATE index_state SET complete = true WHERE NOT complete");
+  }
+
+  private async lock(tx: Tx): Promise<void> {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [WRITE_LOCK]);
+  }
+
+  async upsert(docs: KnowledgeDoc[], eventId?: string): Promise<void> {
+    const byId = new Map(docs.map((d) => [d.id, prepare(d)]));
+    if (byId.size === 0 && eventId === undefined) return;
+    const ids = [...byId.keys()].sort();
+    await withTransaction(this.db.pool, async (tx) => {
+      await this.lock(tx);
+      const old = await tx.query<{ id: string; kind: string; url: string; tags: string[]; h: string; terms: string[] }>(
+        "SELECT id, kind, url, tags, h, tsvector_to_array(tsv) AS terms FROM documents WHERE id = ANY($1)",
+        [ids],
+      );
+      const before = new Map(old.rows.map((r) => [r.id, r]));
+      const delta = new Map<string, number>();
+      const add = (terms: string[], n: number) => {
+        for (const t of terms) delta.set(t, (delta.get(t) ?? 0) + n);
+      };
+      const changed: Prepared[] = [];
+      let added = 0;
+      for (const id of ids) {
+        const p = byId.get(id)!;
+        const o = before.get(id);
+        if (o && o.h === p.h && o.kind === p.kind && o.url === p.url && o.tags.join(" ") === p.tags.join(" ")) continue;
+        if (!o) added++;
+        if (o?.h !== p.h) {
+          if (o) add(o.terms, -1);
+          add(p.terms, 1);
+        }
+        changed.push(p);
+      }
+      if (changed.length > 0)
+        await tx.query(
+          `INSERT INTO documents (id, kind, title, url, tags, body, tsv, h)
+           SELECT id, kind, title, url, string_to_array(tags, ' '), body, tsv::tsvector, h
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+                  AS u(id, kind, title, url, tags, body, tsv, h)
+           ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title, url = excluded.url,
+             tags = excluded.tags, body = excluded.body, tsv = excluded.tsv, h = excluded.h`,
+          [
+            changed.map((p) => p.id),
+            changed.map((p) => p.kind),
+            changed.map((p) => p.title),
+            changed.map((p) => p.url),
+            changed.map((p) => p.tags.join(" ")),
+            changed.map((p) => p.body),
+            changed.map((p) => p.tsv),
+            changed.map((p) => p.h),
+          ],
+        );
+      await applyDelta(tx, delta);
+      await advance(tx, added, eventId);
+    });
+  }
+
+  async remove(ids: string[], eventId?: string): Promise<void> {
+    if (ids.length === 0 && eventId === undefined) return;
+    await withTransaction(this.db.pool, async (tx) => {
+      await this.lock(tx);
+      const gone = await tx.query<{ terms: string[] }>(
+        "DELETE FROM documents WHERE id = ANY($1) RETURNING tsvector_to_array(tsv) AS terms",
+        [ids],
+      );
+      const delta = new Map<string, number>();
+      for (const r of gone.rows) for (const t of r.terms) delta.set(t, (delta.get(t) ?? 0) - 1);
+      await applyDelta(tx, delta);
+      await advance(tx, -gone.rows.length, eventId);
+    });
+  }
+
+  async search(q: string, tags: string[], limit: number, opts: SearchOptions = {}): Promise<SearchResult> {
+    const want = tags.map((t) => t.toLowerCase());
+    let words = queryTerms(q);
+    if (opts.match === "any") words = words.filter((t) => !STOPWORDS.has(t) && !(isCjk(t) && [...t].length < 2));
+    if (words.length === 0) return q.trim() === "" ? this.list(want, limit) : { hits: [], total: 0 };
+    const c = await this.db.pool.connect();
+    try {
+      return opts.match === "any"
+        ? await this.any(c, words, want, limit, opts.minScore ?? 0)
+        : await this.all(c, words, want, limit);
+    } finally {
+      c.release();
+    }
+  }
+
+  /** An empty query: the tagged documents, newest id first, and how many there are. */
+  private async list(tags: string[], limit: number): Promise<SearchResult> {
+    const r = await this.db.pool.query<{ id: string; total: string }>(
+      "SELECT id, count(*) OVER () AS total FROM documents WHERE tags @> $1::text[] ORDER BY id DESC LIMIT $2",
+      [tags, limit],
+    );
+    return this.page(
+      r.rows.map((x) => ({ id: x.id, score: 0 })),
+      Number(r.rows[0]?.total ?? 0),
+      [],
+    );
+  }
+
+  /**
+   * `all`: documents holding every word (each through any of its forms), ranked by how many words
+   * they match only through a typo, then Σ IDF × ts_rank, then id.
+   */
+  private async all(c: Tx, words: string[], tags: string[], limit: number): Promise<SearchResult> {
+    const forms = await this.expand(c, words, true);
+    if (forms.some((f) => f.exact.length + f.fuzzy.length + f.bigrams.length === 0)) return { hits: [], total: 0 };
+    const n = await this.docCount(c);
+    const all = forms.map((f) => wordQuery(f, true));
+    const exact = forms.map((f) => (f.exact.length + f.bigrams.length > 0 ? wordQuery(f, false) : null));
+    const idf = forms.map((f) => Math.log(1 + n / Math.max(1, f.df)));
+    const r = await c.query<{ id: string; score: number; total: string }>(
+      `SELECT id, score, count(*) OVER () AS total FROM (
+         SELECT d.id,
+           (SELECT count(*) FROM unnest($2::tsquery[]) AS e(q) WHERE e.q IS NULL OR NOT d.tsv @@ e.q) AS typos,
+           (SELECT sum(u.w * ts_rank('${RANK_WEIGHTS}', d.tsv, u.q)
+                   * CASE WHEN u.x IS NOT NULL AND d.tsv @@ u.x THEN 1 ELSE ${TYPO_WEIGHT} END)
+              FROM unnest($1::tsquery[], $2::tsquery[], $3::float8[]) AS u(q, x, w)) AS score
+           FROM documents d
+          WHERE d.tsv @@ $4::tsquery AND d.tags @> $5::text[]
+       ) m
+       ORDER BY typos, score DESC, id DESC
+       LIMIT $6`,
+      [all, exact, idf, all.map((x) => `(${x})`).join(" & "), tags, limit],
+    );
+    return this.page(
+      r.rows.map((x) => ({ id: x.id, score: x.score })),
+      Number(r.rows[0]?.total ?? 0),
+      formsTerms(forms),
+    );
+  }
+
+  /**
+   * `any` (duplicate check, docs/adr/0133): the `SIMILAR_TERMS` rarest words not in more than
+   * `COMMON_SHARE` of the documents weigh their IDF; a word the vocabulary lacks (a typo?) stands
+   * for its typo candidates. A document's score is the share (0–1) of the weight it holds; hits
+   * below `minScore` are dropped. Only documents holding one of the heaviest words that together
+   * outweigh what a hit may lack are read (MaxScore): rare words keep the check cheap at any size.
+   */
+  private async any(c: Tx, words: string[], tags: string[], limit: number, minScore: number): Promise<SearchResult> {
+    const n = Math.max(await this.docCount(c), 1);
+    const known = await exactDf(c, words);
+    const rare = words
+      .map((word, i) => ({ word, i, df: known.get(word) ?? 0 }))
+      .filter((x) => x.df <= n * COMMON_SHARE)
+      .sort((a, b) => a.df - b.df || a.i - b.i)
+      .slice(0, SIMILAR_TERMS);
+    // a word the index holds is looked up as it is; only an unknown one (a typo?) with the typo rules
+    const unknown = rare.filter((x) => x.df === 0).map((x) => x.word);
+    const fuzzy = unknown.length > 0 ? await fuzzyForms(c, unknown) : new Map<string, { term: string; df: number }[]>();
+    const weighted = rare
+      .map(({ word, df }) => {
+        const f: Forms = { word, exact: df > 0 ? [word] : [], fuzzy: [], bigrams: [], df };
+        if (df === 0) {
+          if (isCjk(word)) f.bigrams = bigramsOf(word).length > 1 ? bigramsOf(word) : [];
+          else f.fuzzy = (fuzzy.get(word) ?? []).map((x) => x.term);
+        }
+        const dfAll = df > 0 ? df : Math.min(n, (fuzzy.get(word) ?? []).reduce((s, x) => s + x.df, 0));
+        const w = dfAll === 0 || dfAll > n * COMMON_SHARE ? 0 : Math.log(1 + n / dfAll);
+        return { f, w };
+      })
+      .filter((x) => x.w > 0 && x.f.exact.length + x.f.fuzzy.length + x.f.bigrams.length > 0)
+      .sort((a, b) => b.w - a.w);
+    if (weighted.length === 0) return { hits: [], total: 0 };
+    const total = weighted.reduce((s, x) => s + x.w, 0);
+    // MaxScore: a hit must hold one of the heaviest words whose weight the rest cannot make up for
+    let rest = total;
+    let essential = 0;
+    while (essential < weighted.length && rest >= minScore * total) rest -= weighted[essential++]!.w;
+    const queries = weighted.map((x) => wordQuery(x.f, true));
+    const r = await c.query<{ id: string; score: number; total: string }>(
+      `SELECT id, score, count(*) OVER () AS total FROM (
+         SELECT d.id,
+           (SELECT coalesce(sum(u.w), 0) FROM unnest($1::tsquery[], $2::float8[]) AS u(q, w) WHERE d.tsv @@ u.q) / $3 AS score
+           FROM documents d
+          WHERE d.tsv @@ $4::tsquery AND d.tags @> $5::text[]
+       ) m
+       WHERE score >= $6
+       ORDER BY score DESC, id DESC
+       LIMIT $7`,
+      [
+        queries,
+        weighted.map((x) => x.w),
+        total,
+        queries
+          .slice(0, essential)
+          .map((x) => `(${x})`)
+          .join(" | "),
+        tags,
+        minScore,
+        limit,
+      ],
+    );
+    return this.page(
+      r.rows.map((x) => ({ id: x.id, score: x.score })),
+      Number(r.rows[0]?.total ?? 0),
+      formsTerms(weighted.map((x) => x.f)),
+    );
+  }
+
+  /** The vocabulary forms of each query word: exact, prefix (the last word, `prefix`), typos, CJK bigrams. */
+  private async expand(c: Tx, words: string[], prefix: boolean): Promise<Forms[]> {
+    const known = await exactDf(c, words);
+    const latin = words.filter((w) => !isCjk(w));
+    const fuzzy = await fuzzyForms(c, latin);
+    const last = words.length - 1;
+    const forms: Forms[] = [];
+    for (const [i, word] of words.entries()) {
+      const df = known.get(word) ?? 0;
+      const f: Forms = { word, exact: df > 0 ? [word] : [], fuzzy: [], bigrams: [], df };
+      if (isCjk(word)) {
+        const grams = bigramsOf(word);
+        if (grams.length > 1) f.bigrams = grams;
+      } else {
+        const typos = fuzzy.get(word) ?? [];
+        f.fuzzy = typos.map((x) => x.term);
+        if (f.df === 0) f.df = typos.reduce((s, x) => s + x.df, 0);
+        if (prefix && i === last) f.exact.push(...(await prefixForms(c, word)));
+      }
+      forms.push(f);
+    }
+    return forms;
+  }
+
+  private async docCount(c: Tx): Promise<number> {
+    return (await c.query<{ docs: number }>("SELECT docs FROM index_state")).rows[0]?.docs ?? 0;
+  }
+
+  /** The hits of a page of ranked ids: the stored fields and a snippet of the stored plain text. */
+  private async page(ranked: { id: string; score: number }[], total: number, terms: string[]): Promise<SearchResult> {
+    if (ranked.length === 0) return { hits: [], total };
+    const r = await this.db.pool.query<{
+      id: string;
+      kind: string;
+      title: string;
+      url: string;
+      tags: string[];
+      body: string;
+    }>("SELECT id, kind, title, url, tags, body FROM documents WHERE id = ANY($1)", [ranked.map((x) => x.id)]);
+    const rows = new Map(r.rows.map((x) => [x.id, x]));
+    const hits: SearchHit[] = [];
+    for (const { id, score } of ranked) {
+      const d = rows.get(id);
+      if (!d) continue; // removed between the two reads
+      hits.push({
+        id,
+        kind: d.kind,
+        title: d.title,
+        url: d.url,
+        snippet: bestSnippet(d.title, d.body, terms),
+        tags: d.tags,
+        score: Math.round(score * 1000) / 1000,
+      });
+    }
+    return { hits, total };
+  }
+
+  /** The pool belongs to the caller, who closes it. */
+  async close(): Promise<void> {}
+}
+
+/** The document as written: plain body, tsvector of title (A) and body (D) terms, distinct terms, digest. */
+function prepare(d: KnowledgeDoc): Prepared {
+  const body = plainText(d.body);
+  const title = analyze(d.title);
+  const bodyTerms = analyze(body);
+  const h = createHash("sha1").update(d.title).update("\0").update(body).digest("base64url").slice(0, 16);
+  const { literal, terms } = tsvectorLiteral(title, bodyTerms);
+  return {
+    id: d.id,
+    kind: d.kind,
+    title: d.title,
+    url: d.url,
+    tags: d.tags.map((t) => t.toLowerCase()),
+    body,
+    tsv: literal,
+    terms,
+    h,
+  };
+}
+
+/** One word's tsquery: any of its forms (`withTypos`: typo forms too); CJK also all of its bigrams. */
+function wordQuery(f: Forms, withTypos: boolean): string {
+  const alternatives = [...f.exact, ...(withTypos ? f.fuzzy : [])].map(lexemeLiteral);
+  if (f.bigrams.length > 0) alternatives.push(`(${f.bigrams.map(lexemeLiteral).join(" & ")})`);
+  return orQuery(alternatives);
+}
+
+/** Every vocabulary form of the query, for the snippets' marks. */
+function formsTerms(forms: Forms[]): string[] {
+  return [...new Set(forms.flatMap((f) => [f.word, ...f.exact, ...f.fuzzy]))];
+}
+
+/** Document frequencies of the words the vocabulary holds. */
+async function exactDf(c: Tx, words: string[]): Promise<Map<string, number>> {
+  const r = await c.query<{ term: string; df: number }>("SELECT term, df FROM terms WHERE term = ANY($1) AND df > 0", [
+    words,
+  ]);
+  return new Map(r.rows.map((x) => [x.term, x.df]));
+}
+
+/** The `EXPANSIONS` most frequent terms starting with `word` (other than itself). */
+async function prefixForms(c: Tx, word: string): Promise<string[]> {
+  const r = await c.query<{ term: string }>(
+    `SELECT term FROM terms WHERE term > $1 AND term < $1 || chr(1114111) AND df > 0 ORDER BY df DESC LIMIT ${EXPANSIONS}`,
+    [word],
+  );
+  return r.rows.map((x) => x.term);
+}
+
+/**
+ * Lowest trigram similarity (pg_trgm) a term within `k` typos of an `n`-letter word can have: the
+ * word has n + 1 trigrams; an edit destroys at most 3 and a transposition 4 (at most one assumed),
+ * and the term has at most n + k + 1. A candidate query at this threshold misses no typo of the rule
+ * but for several transpositions in one word; the exact rule is then checked in JS (`isTypoOf`).
+ */
+export function trigramThreshold(n: number, k: number): number {
+  const shared = Math.max(1, n + 1 - 3 * k - 1);
+  return shared / (n + 1 + (n + k + 1) - shared);
+}
+
+/**
+ * Typo candidates of each Latin word with a typo budget: vocabulary terms found by trigram
+ * similarity (pg_trgm's GIN index, threshold of the most permissive word), kept when typos.ts's rule
+ * holds, the `EXPANSIONS` most frequent per word.
+ */
+async function fuzzyForms(c: Tx, words: string[]): Promise<Map<string, { term: string; df: number }[]>> {
+  const out = new Map<string, { term: string; df: number }[]>();
+  const typoable = words.filter((w) => typosAllowed(w) > 0);
+  if (typoable.length === 0) return out;
+  const threshold = Math.min(...typoable.map((w) => trigramThreshold([...w].length, typosAllowed(w))));
+  await c.query("BEGIN READ ONLY");
+  try {
+    await c.query("SELECT set_config('pg_trgm.similarity_threshold', $1, true)", [threshold.toFixed(3)]);
+    const r = await c.query<{ i: string; term: string; df: number }>(
+      `SELECT w.i, t.term, t.df
+         FROM unnest($1::text[]) WITH ORDINALITY AS w(q, i)
+         CROSS JOIN LATERAL (SELECT term, df FROM terms WHERE term % w.q AND df > 0) t`,
+      [typoable],
+    );
+    for (const row of r.rows) {
+      const word = typoable[Number(row.i) - 1]!;
+      if (!isTypoOf(word, row.term)) continue;
+      let list = out.get(word);
+      if (!list) out.set(word, (list = []));
+      list.push({ term: row.term, df: row.df });
+    }
+  } finally {
+    await c.query("COMMIT");
+  }
+  for (const [w, list] of out) out.set(w, list.sort((a, b) => b.df - a.df).slice(0, EXPANSIONS));
+  return out;
+}
+
+/** Adds `delta` to the document frequencies of its terms (sorted: concurrent writers lock rows in one order); drops terms no document holds. */
+async function applyDelta(tx: Tx, delta: Map<string, number>): Promise<void> {
+  const entries = [...delta].filter(([, n]) => n !== 0).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  if (entries.length === 0) return;
+  await tx.query(
+    `INSERT INTO terms (term, df) SELECT * FROM unnest($1::text[], $2::int[])
+     ON CONFLICT (term) DO UPDATE SET df = terms.df + excluded.df`,
+    [entries.map((e) => e[0]), entries.map((e) => e[1])],
+  );
+  const dropped = entries.filter(([, n]) => n < 0).map((e) => e[0]);
+  if (dropped.length > 0) await tx.query("DELETE FROM terms WHERE term = ANY($1) AND df <= 0", [dropped]);
+}
+
+/** Counts the documents added (or removed, negative) and, for a change made for an event, records it as the last applied. */
+async function advance(tx: Tx, added: number, eventId: string | undefined): Promise<void> {
+  if (eventId === undefined) {
+    if (added !== 0) await tx.query("UPDATE index_state SET docs = docs + $1", [added]);
+    return;
+  }
+  await tx.query("UPDATE index_state SET docs = docs + $1, event_id = $2, applied = applied + 1", [added, eventId]);
+}
