@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { pepsDatasetPath, seededRandom } from "@aps/testkit";
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
+import { postgresAvailable, postgresTestIndex, type PostgresTestIndex } from "./store/postgres.fixture.js";
 
 /**
  * Real input (docs/architecture.md §8): every PEP of the dataset (docs/architecture.md §11) indexed as a post; for 50 PEPs
@@ -29,7 +30,7 @@ interface Pep {
   status: string;
 }
 
-function bench(name: string, make: () => SearchEngine) {
+function bench(name: string, make: () => SearchEngine | Promise<SearchEngine>) {
   (have ? describe : describe.skip)(
     have ? `PEP search benchmark: ${name}` : `PEP search benchmark: ${name} (SKIPPED: the PEP dataset is missing)`,
     () => {
@@ -50,7 +51,7 @@ function bench(name: string, make: () => SearchEngine) {
           url: `/v1/posts/pep-${p.pep}`,
           tags: ["post", "arch", p.status.toLowerCase().replace(/[^a-z0-9_-]/g, "-")],
         }));
-        engine = make();
+        engine = await make();
         await engine.init();
         const t0 = Date.now();
         for (let i = 0; i < docs.length; i += 100) await engine.upsert(docs.slice(i, i + 100));
@@ -114,6 +115,16 @@ function bench(name: string, make: () => SearchEngine) {
 }
 
 bench("embedded", () => new EmbeddedEngine());
+// The all-in-one's engine (docs/adr/0142) on the real PostgreSQL, a database of its own.
+const pgUp = have && (await postgresAvailable());
+let pgIndex: PostgresTestIndex | undefined;
+afterAll(async () => pgIndex?.drop());
+if (pgUp)
+  bench("postgres", async () => {
+    pgIndex = await postgresTestIndex();
+    return pgIndex.engine;
+  });
+else if (have) describe.skip("PEP benchmark: postgres (SKIPPED: no PostgreSQL)", () => it("needs PostgreSQL", () => undefined));
 const MEILI_URL = process.env.MEILISEARCH_URL;
 if (MEILI_URL)
   bench(

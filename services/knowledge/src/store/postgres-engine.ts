@@ -18,6 +18,14 @@ export const PG_INDEX_FORMAT = 1;
 
 /** `ts_rank` weights {D, C, B, A}: title positions are A, body positions D — a title word weighs 4 body words (issue 18). */
 const RANK_WEIGHTS = "{0.25,0.4,0.6,1}";
+/** `ts_rank` weights counting body positions only (a title match is scored apart, normalised by the title's length). */
+const BODY_WEIGHTS = "{1,0,0,0}";
+/** A word in the title weighs this many times a body match (issue 18: title matches weigh most). */
+const TITLE_BOOST = 4;
+/** BM25's k1 and b for the title field (the usual defaults), over a typical title of AVG_TITLE_TERMS terms. */
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+const AVG_TITLE_TERMS = 8;
 /** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/adr/0124). */
 const TYPO_WEIGHT = 0.3;
 /** At most this many vocabulary terms stand for one query word's prefix, or for its typos: the most frequent ones. */
@@ -39,6 +47,8 @@ interface Prepared {
   body: string;
   tsv: string;
   terms: string[];
+  /** Terms in the title (BM25's field length). */
+  titleTerms: number;
   h: string;
 }
 
@@ -175,12 +185,13 @@ export class PostgresEngine implements SearchEngine {
       }
       if (changed.length > 0)
         await tx.query(
-          `INSERT INTO documents (id, kind, title, url, tags, body, tsv, h)
-           SELECT id, kind, title, url, string_to_array(tags, ' '), body, tsv::tsvector, h
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-                  AS u(id, kind, title, url, tags, body, tsv, h)
+          `INSERT INTO documents (id, kind, title, url, tags, body, tsv, title_terms, h)
+           SELECT id, kind, title, url, string_to_array(tags, ' '), body, tsv::tsvector, title_terms, h
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[])
+                  AS u(id, kind, title, url, tags, body, tsv, title_terms, h)
            ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title, url = excluded.url,
-             tags = excluded.tags, body = excluded.body, tsv = excluded.tsv, h = excluded.h`,
+             tags = excluded.tags, body = excluded.body, tsv = excluded.tsv, title_terms = excluded.title_terms,
+             h = excluded.h`,
           [
             changed.map((p) => p.id),
             changed.map((p) => p.kind),
@@ -189,6 +200,7 @@ export class PostgresEngine implements SearchEngine {
             changed.map((p) => p.tags.join(" ")),
             changed.map((p) => p.body),
             changed.map((p) => p.tsv),
+            changed.map((p) => p.titleTerms),
             changed.map((p) => p.h),
           ],
         );
@@ -251,19 +263,27 @@ export class PostgresEngine implements SearchEngine {
     const all = forms.map((f) => wordQuery(f, true));
     const exact = forms.map((f) => (f.exact.length + f.bigrams.length > 0 ? wordQuery(f, false) : null));
     const idf = forms.map((f) => Math.log(1 + n / Math.max(1, f.df)));
+    const titles = forms.map((f) => wordQuery(f, true, "A"));
+    const and = all.map((x) => `(${x})`).join(" & ");
+    // per word: IDF × (typo-only: TYPO_WEIGHT) × (body ts_rank + a title match, BM25-normalised by
+    // the title's length); × (1 + cover density of all the words: closer together ranks higher)
     const r = await c.query<{ id: string; score: number; total: string }>(
       `SELECT id, score, count(*) OVER () AS total FROM (
          SELECT d.id,
            (SELECT count(*) FROM unnest($2::tsquery[]) AS e(q) WHERE e.q IS NULL OR NOT d.tsv @@ e.q) AS typos,
-           (SELECT sum(u.w * ts_rank('${RANK_WEIGHTS}', d.tsv, u.q)
-                   * CASE WHEN u.x IS NOT NULL AND d.tsv @@ u.x THEN 1 ELSE ${TYPO_WEIGHT} END)
-              FROM unnest($1::tsquery[], $2::tsquery[], $3::float8[]) AS u(q, x, w)) AS score
+           (SELECT sum(u.w * CASE WHEN u.x IS NOT NULL AND d.tsv @@ u.x THEN 1 ELSE ${TYPO_WEIGHT} END
+                   * (ts_rank('${BODY_WEIGHTS}', d.tsv, u.q)
+                      + CASE WHEN d.tsv @@ u.t
+                        THEN ${TITLE_BOOST * (BM25_K1 + 1)} / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * d.title_terms / ${AVG_TITLE_TERMS}.0))
+                        ELSE 0 END))
+              FROM unnest($1::tsquery[], $2::tsquery[], $3::float8[], $7::tsquery[]) AS u(q, x, w, t))
+           * (1 + CASE WHEN $8 THEN ts_rank_cd('${RANK_WEIGHTS}', d.tsv, $4::tsquery, 32) ELSE 0 END) AS score
            FROM documents d
           WHERE d.tsv @@ $4::tsquery AND d.tags @> $5::text[]
        ) m
        ORDER BY typos, score DESC, id DESC
        LIMIT $6`,
-      [all, exact, idf, all.map((x) => `(${x})`).join(" & "), tags, limit],
+      [all, exact, idf, and, tags, limit, titles, forms.length > 1],
     );
     return this.page(
       r.rows.map((x) => ({ id: x.id, score: x.score })),
@@ -417,14 +437,16 @@ function prepare(d: KnowledgeDoc): Prepared {
     body,
     tsv: literal,
     terms,
+    titleTerms: title.length,
     h,
   };
 }
 
-/** One word's tsquery: any of its forms (`withTypos`: typo forms too); CJK also all of its bigrams. */
-function wordQuery(f: Forms, withTypos: boolean): string {
-  const alternatives = [...f.exact, ...(withTypos ? f.fuzzy : [])].map(lexemeLiteral);
-  if (f.bigrams.length > 0) alternatives.push(`(${f.bigrams.map(lexemeLiteral).join(" & ")})`);
+/** One word's tsquery: any of its forms (`withTypos`: typo forms too); CJK also all of its bigrams; `weight` `A`: in the title only. */
+function wordQuery(f: Forms, withTypos: boolean, weight = ""): string {
+  const lexeme = (t: string) => `${lexemeLiteral(t)}${weight ? `:${weight}` : ""}`;
+  const alternatives = [...f.exact, ...(withTypos ? f.fuzzy : [])].map(lexeme);
+  if (f.bigrams.length > 0) alternatives.push(`(${f.bigrams.map(lexeme).join(" & ")})`);
   return orQuery(alternatives);
 }
 

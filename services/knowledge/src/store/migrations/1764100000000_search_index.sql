@@ -9,7 +9,8 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm;
 -- One row per searchable document (a docs page or a post). `tsv`: the terms of text.ts's analysis
 -- (not PostgreSQL's parser), title positions weighted A, body positions D; `body`: the plain text
 -- (markup.ts) the snippets are cut from, read only for the page of results; `h`: digest of the
--- indexed title + body (an upsert of the same text changes nothing).
+-- indexed title + body (an upsert of the same text changes nothing); `title_terms`: the title's
+-- length in terms (BM25's normalisation of a title match).
 CREATE TABLE documents (
   id    text COLLATE "C" PRIMARY KEY,
   kind  text NOT NULL,
@@ -18,6 +19,7 @@ CREATE TABLE documents (
   tags  text[] NOT NULL,
   body  text NOT NULL,
   tsv   tsvector NOT NULL,
+  title_terms smallint NOT NULL,
   h     text NOT NULL
 );
 CREATE INDEX documents_tsv ON documents USING gin (tsv);
