@@ -1,4 +1,3 @@
-import { join, resolve } from "node:path";
 import {
   grpcAddrEnv,
   openDatabase,
@@ -16,7 +15,13 @@ import { forumLimits, loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil } from "@aps/council";
 import { loadConfig as notificationsConfig, startNotifications } from "@aps/notifications";
 import { loadConfig as gatewayConfig, startGateway, type LocalServices } from "@aps/gateway";
-import { engineFromConfig, loadConfig as knowledgeConfig, openKnowledgeBus, startKnowledge } from "@aps/knowledge";
+import {
+  engineFromConfig,
+  loadConfig as knowledgeConfig,
+  openKnowledgeBus,
+  startKnowledge,
+  wantsDatabase,
+} from "@aps/knowledge";
 import {
   engineFromConfig as translationEngine,
   loadConfig as translationConfig,
@@ -85,9 +90,7 @@ export async function startAllInOne(
         });
     apertium = await starting;
     const env = apertium ? withApertium(givenEnv, apertium.url) : givenEnv;
-    // the durable search index sits beside the embedded cluster it indexes (docs/adr/0132)
-    const indexDir = embedded ? join(resolve(aioCfg.APS_DATA_DIR), "knowledge") : undefined;
-    const aps = await startServices(env, embedded, log, bus, clock, indexDir);
+    const aps = await startServices(env, embedded, log, bus, clock);
     return {
       ...aps,
       ...(apertium ? { apertium: { url: apertium.url, pid: apertium.pid } } : {}),
@@ -141,6 +144,8 @@ const EMBEDDED_POOLS = {
   council: { poolSize: 2, idleTimeoutMs: IDLE_MS },
   notifications: { poolSize: 2, idleTimeoutMs: IDLE_MS },
   translation: { poolSize: 1, idleTimeoutMs: IDLE_MS },
+  // one connection per search (its queries and its page); a second one for the index's writes
+  knowledge: { poolSize: 2, idleTimeoutMs: IDLE_MS },
 } as const;
 
 async function startServices(
@@ -149,7 +154,6 @@ async function startServices(
   log: Logger,
   bus: EventBus,
   clock: Clock,
-  indexDir: string | undefined,
 ): Promise<AllInOne> {
   // Every service reads DATABASE_URL; the gateway keeps its per-minute counters in this process
   // unless a database is given explicitly (one gateway here, docs/adr/0070).
@@ -173,12 +177,27 @@ async function startServices(
     clock,
     limits: forumLimits(forumCfg),
   });
-  const kCfg = knowledgeConfig(indexDir && !env.KNOWLEDGE_INDEX_DIR ? { ...env, KNOWLEDGE_INDEX_DIR: indexDir } : env);
+  const kCfg = knowledgeConfig(env);
   const kLog = log.child({ service: "knowledge" });
   const kBus = await openKnowledgeBus(kCfg, kLog, bus);
+  // The search index lives in this database's `knowledge` schema (docs/adr/0142), unless
+  // Meilisearch or a MiniSearch folder is configured.
+  const kDb = wantsDatabase(kCfg)
+    ? await openDatabase({
+        url: kCfg.KNOWLEDGE_DATABASE_URL ?? env.DATABASE_URL,
+        schema: "knowledge",
+        log: kLog,
+        ...pools?.knowledge,
+      })
+    : undefined;
   const knowledge = await startKnowledge(
     { bus: kBus, log: kLog },
-    { listenAddr: loopback, forumAddr: forum.local, engine: engineFromConfig(kCfg), docsDir: kCfg.KNOWLEDGE_DOCS_DIR },
+    {
+      listenAddr: loopback,
+      forumAddr: forum.local,
+      engine: engineFromConfig(kCfg, kDb && { db: kDb, log: kLog }),
+      docsDir: kCfg.KNOWLEDGE_DOCS_DIR,
+    },
   );
   const tCfg = translationConfig(env);
   const tLog = log.child({ service: "translation" });
@@ -248,6 +267,7 @@ async function startServices(
       for (const s of [...SERVICES].reverse()) await started[s.name].stop();
       for (const d of [idDeps, forumDeps, councilDeps, notifDeps]) if (d.bus !== bus) await d.bus.close();
       if (kBus !== bus) await kBus.close();
+      await kDb?.close();
       await bus.close();
       await embedded?.stop();
     },

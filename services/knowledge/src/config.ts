@@ -20,6 +20,13 @@ export const knowledgeEnvSchema = commonEnvSchema.extend({
    * `APS_DATA_DIR/knowledge` when it runs its embedded PostgreSQL.
    */
   KNOWLEDGE_INDEX_DIR: optionalVar(),
+  /**
+   * PostgreSQL of the search index (docs/adr/0142): when set (and no Meilisearch), the service keeps
+   * its index in its `knowledge` schema there — durable, shared by replicas, nothing loaded at start.
+   * Opt-in for a service on its own (not DATABASE_URL: the chart's knowledge has no database); the
+   * all-in-one always uses its database so.
+   */
+  KNOWLEDGE_DATABASE_URL: optionalVar(),
   /** Folder of the reference pages (docs/reference with index.json); default: the repository's. */
   KNOWLEDGE_DOCS_DIR: optionalVar(),
 });

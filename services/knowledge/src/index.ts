@@ -1,5 +1,12 @@
 /** @aps/knowledge — tag + keyword search over the docs and the forum's posts (docs/architecture.md §2, §8). */
-export { startKnowledge, engineFromConfig, type KnowledgeHandle, type KnowledgeOptions } from "./service.js";
+export {
+  startKnowledge,
+  engineFromConfig,
+  wantsDatabase,
+  type KnowledgeHandle,
+  type KnowledgeOptions,
+} from "./service.js";
+export { PostgresEngine, PG_INDEX_FORMAT, type PgIndexState } from "./store/postgres-engine.js";
 export { loadConfig, knowledgeEnvSchema, type KnowledgeConfig } from "./config.js";
 export {
   EmbeddedEngine,

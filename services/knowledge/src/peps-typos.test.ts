@@ -125,7 +125,8 @@ if (pgUp)
     pgIndex = await postgresTestIndex();
     return pgIndex.engine;
   });
-else if (have) describe.skip("PEP benchmark: postgres (SKIPPED: no PostgreSQL)", () => it("needs PostgreSQL", () => undefined));
+else if (have)
+  describe.skip("PEP benchmark: postgres (SKIPPED: no PostgreSQL)", () => it("needs PostgreSQL", () => undefined));
 const MEILI_URL = process.env.MEILISEARCH_URL;
 if (MEILI_URL)
   bench(

@@ -16,12 +16,14 @@ import {
   type ServiceTarget,
   type Subscription,
   type InternalTrust,
+  type Database,
 } from "@aps/platform";
 import { knowledge, type forum } from "@aps/proto";
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine, type SearchResult, type TextSource } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
 import { SIMILAR_MIN_SCORE, similarQuery } from "./similar.js";
 import { allPosts, docsDocuments, postDocument } from "./sources.js";
+import { PostgresEngine } from "./store/postgres-engine.js";
 
 /** What `startKnowledge` needs. */
 export interface KnowledgeOptions {
@@ -51,22 +53,39 @@ export interface KnowledgeHandle {
 }
 
 /**
- * The engine the config asks for: Meilisearch when `MEILISEARCH_URL` is set, else embedded — durable
- * under `KNOWLEDGE_INDEX_DIR` when that is set (docs/adr/0132), in memory otherwise.
+ * The engine the config asks for: Meilisearch when `MEILISEARCH_URL` is set; else PostgreSQL's
+ * full-text index in `store.db` when given (docs/adr/0142: the all-in-one's database, or
+ * `KNOWLEDGE_DATABASE_URL`); else the MiniSearch engine — durable under `KNOWLEDGE_INDEX_DIR` when
+ * that is set (docs/adr/0132), in memory otherwise.
  */
-export function engineFromConfig(cfg: {
+export function engineFromConfig(
+  cfg: {
+    MEILISEARCH_URL?: string | undefined;
+    MEILISEARCH_API_KEY?: string | undefined;
+    MEILISEARCH_INDEX?: string;
+    KNOWLEDGE_INDEX_DIR?: string | undefined;
+  },
+  store?: { db: Database; log: Logger },
+): SearchEngine {
+  if (cfg.MEILISEARCH_URL)
+    return new MeiliEngine({
+      url: cfg.MEILISEARCH_URL,
+      apiKey: cfg.MEILISEARCH_API_KEY,
+      index: cfg.MEILISEARCH_INDEX ?? "aps-knowledge",
+    });
+  if (store) return new PostgresEngine(store.db, store.log);
+  return new EmbeddedEngine({ dir: cfg.KNOWLEDGE_INDEX_DIR });
+}
+
+/**
+ * Whether the knowledge service should open a database for its index (docs/adr/0142): no
+ * Meilisearch and no MiniSearch folder chosen. The all-in-one then passes its own database.
+ */
+export function wantsDatabase(cfg: {
   MEILISEARCH_URL?: string | undefined;
-  MEILISEARCH_API_KEY?: string | undefined;
-  MEILISEARCH_INDEX?: string;
   KNOWLEDGE_INDEX_DIR?: string | undefined;
-}): SearchEngine {
-  return cfg.MEILISEARCH_URL
-    ? new MeiliEngine({
-        url: cfg.MEILISEARCH_URL,
-        apiKey: cfg.MEILISEARCH_API_KEY,
-        index: cfg.MEILISEARCH_INDEX ?? "aps-knowledge",
-      })
-    : new EmbeddedEngine({ dir: cfg.KNOWLEDGE_INDEX_DIR });
+}): boolean {
+  return !cfg.MEILISEARCH_URL && !cfg.KNOWLEDGE_INDEX_DIR;
 }
 
 const tag = z.string().regex(/^[\p{L}\p{N}_-]{1,40}$/u, "a tag is 1–40 letters, digits, - or _");

@@ -132,7 +132,13 @@ export class PostgresEngine implements SearchEngine {
     }>("SELECT format, complete, event_id, applied, docs FROM index_state");
     const row = r.rows[0];
     if (!row) return { format: 0, complete: false, eventId: "", applied: 0, docs: 0 };
-    return { format: row.format, complete: row.complete, eventId: row.event_id, applied: Number(row.applied), docs: row.docs };
+    return {
+      format: row.format,
+      complete: row.complete,
+      eventId: row.event_id,
+      applied: Number(row.applied),
+      docs: row.docs,
+    };
   }
 
   /** Bytes the index takes in PostgreSQL: tables, TOAST and indexes. */
@@ -246,6 +252,7 @@ export class PostgresEngine implements SearchEngine {
       [tags, limit],
     );
     return this.page(
+      this.db.pool,
       r.rows.map((x) => ({ id: x.id, score: 0 })),
       Number(r.rows[0]?.total ?? 0),
       [],
@@ -286,6 +293,7 @@ export class PostgresEngine implements SearchEngine {
       [all, exact, idf, and, tags, limit, titles, forms.length > 1],
     );
     return this.page(
+      c,
       r.rows.map((x) => ({ id: x.id, score: x.score })),
       Number(r.rows[0]?.total ?? 0),
       formsTerms(forms),
@@ -317,7 +325,13 @@ export class PostgresEngine implements SearchEngine {
           if (isCjk(word)) f.bigrams = bigramsOf(word).length > 1 ? bigramsOf(word) : [];
           else f.fuzzy = (fuzzy.get(word) ?? []).map((x) => x.term);
         }
-        const dfAll = df > 0 ? df : Math.min(n, (fuzzy.get(word) ?? []).reduce((s, x) => s + x.df, 0));
+        const dfAll =
+          df > 0
+            ? df
+            : Math.min(
+                n,
+                (fuzzy.get(word) ?? []).reduce((s, x) => s + x.df, 0),
+              );
         const w = dfAll === 0 || dfAll > n * COMMON_SHARE ? 0 : Math.log(1 + n / dfAll);
         return { f, w };
       })
@@ -354,6 +368,7 @@ export class PostgresEngine implements SearchEngine {
       ],
     );
     return this.page(
+      c,
       r.rows.map((x) => ({ id: x.id, score: x.score })),
       Number(r.rows[0]?.total ?? 0),
       formsTerms(weighted.map((x) => x.f)),
@@ -389,9 +404,14 @@ export class PostgresEngine implements SearchEngine {
   }
 
   /** The hits of a page of ranked ids: the stored fields and a snippet of the stored plain text. */
-  private async page(ranked: { id: string; score: number }[], total: number, terms: string[]): Promise<SearchResult> {
+  private async page(
+    c: Tx | Database["pool"],
+    ranked: { id: string; score: number }[],
+    total: number,
+    terms: string[],
+  ): Promise<SearchResult> {
     if (ranked.length === 0) return { hits: [], total };
-    const r = await this.db.pool.query<{
+    const r = await c.query<{
       id: string;
       kind: string;
       title: string;
