@@ -1,24 +1,29 @@
 #!/usr/bin/env node
-// One process of the search bench (docs/adr/0133), spawned by search-scale.mjs:
-//   build <dir> <posts> <seed>: indexes the corpus (search-corpus.mjs) into a durable embedded
-//     engine under <dir>, writes its snapshot, then applies 100 changes as events (append log);
-//   query <dir> <posts> <seed> <queries>: a restart — loads the index from <dir> (time to ready),
-//     then times searches and duplicate checks on it.
+// One process of the search bench (docs/adr/0133, 0142), spawned by search-scale.mjs:
+//   build <databaseUrl> <posts> <seed>: indexes the corpus (search-corpus.mjs) with the all-in-one's
+//     engine (PostgresEngine, the `knowledge` schema of the embedded PostgreSQL at <databaseUrl>),
+//     marks it complete, then applies 100 changes as events;
+//   query <databaseUrl> <posts> <seed> <queries>: a restart — opens the index (time to ready), then
+//     times searches and duplicate checks on it.
 // Prints one JSON object on stdout. Run with --expose-gc (RSS/heap are read after a full GC).
-import { EmbeddedEngine } from "@aps/knowledge";
+import { PostgresEngine } from "@aps/knowledge";
 import { SIMILAR_MIN_SCORE, similarQuery } from "@aps/knowledge/similar";
+import { createLogger, openDatabase } from "@aps/platform";
 import { pepsDatasetPath, seededRandom } from "@aps/testkit";
-import { benchPostIndex, loadPeps, postAt } from "./search-corpus.mjs";
+import { loadPeps, postAt } from "./search-corpus.mjs";
 
-const [cmd, dir, postsArg, seedArg, queriesArg] = process.argv.slice(2);
+const [cmd, databaseUrl, postsArg, seedArg, queriesArg] = process.argv.slice(2);
+const log = createLogger("search-bench", "warn");
 const posts = Number(postsArg);
 const seed = Number(seedArg);
 const datasetAt = performance.now();
 const peps = loadPeps(process.env.APS_PEPS_DATASET || pepsDatasetPath());
 const datasetMs = performance.now() - datasetAt;
-/** Bodies for the page of results, regenerated from the post's number (nothing kept). */
-const texts = async (ids) =>
-  new Map(ids.filter((id) => id.startsWith("p_bench")).map((id) => [id, postAt(peps, benchPostIndex(id), seed).body]));
+/** The index of the all-in-one: the `knowledge` schema, a pool as small as the all-in-one's (2). */
+const open = async () => {
+  const db = await openDatabase({ url: databaseUrl, schema: "knowledge", log, poolSize: 2 });
+  return { db, engine: new PostgresEngine(db, log) };
+};
 const memory = () => {
   globalThis.gc?.();
   const m = process.memoryUsage();
@@ -31,7 +36,7 @@ const pct = (xs, p) => {
 const out = {};
 
 if (cmd === "build") {
-  const engine = new EmbeddedEngine({ dir, texts });
+  const { db, engine } = await open();
   await engine.init();
   const t0 = performance.now();
   const c0 = process.cpuUsage();
@@ -47,20 +52,22 @@ if (cmd === "build") {
   out.indexCpuSeconds = Math.round((c1.user + c1.system) / 1e5) / 10;
   const t1 = performance.now();
   await engine.checkpoint();
+  await db.pool.query("VACUUM ANALYZE knowledge.documents, knowledge.terms");
   out.snapshotSeconds = Math.round((performance.now() - t1) / 100) / 10;
-  // 100 events after the snapshot: a status change per post, logged (the restart replays them)
+  // 100 events after the build: a status change per post, each its own transaction
   for (let k = 0; k < 100; k++) {
     const p = postAt(peps, k, seed);
     await engine.upsert([{ ...p, tags: ["post", "arch", "review"] }], `bench-event-${k}`);
   }
   out.memory = memory();
-  out.bytesOnDisk = engine.sizeOnDisk();
-  out.documents = engine.size;
+  out.bytesOnDisk = await engine.sizeOnDisk();
+  out.documents = (await engine.state()).docs;
+  await db.close();
 } else if (cmd === "query") {
   const queries = Number(queriesArg);
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const engine = new EmbeddedEngine({ dir, texts });
+  const { db, engine } = await open();
   await engine.init();
   out.loadMs = Math.round(performance.now() - t0);
   const c1 = process.cpuUsage(c0);
@@ -69,8 +76,9 @@ if (cmd === "build") {
   out.processReadyMs = Math.round(performance.now());
   out.datasetMs = Math.round(datasetMs);
   out.restored = engine.restored;
-  out.position = engine.positionNow();
-  out.documents = engine.size;
+  const state = await engine.state();
+  out.position = { eventId: state.eventId, applied: state.applied };
+  out.documents = state.docs;
   const rnd = seededRandom(seed + 1);
   const pick = () => postAt(peps, Math.floor(rnd() * posts), seed);
   const distinct = (text, min) =>
@@ -83,7 +91,7 @@ if (cmd === "build") {
     const cpu = process.cpuUsage(c);
     return { ms: performance.now() - t, cpuMs: (cpu.user + cpu.system) / 1000, r };
   };
-  // warm-up (JIT, first radix-tree walks), not recorded
+  // warm-up (JIT, connections), not recorded
   for (let k = 0; k < 20; k++) await engine.search(distinct(pick().title, 4).slice(0, 2).join(" "), [], 10);
   const search = [];
   const typo = [];
@@ -116,6 +124,7 @@ if (cmd === "build") {
   out.similar = { p50: pct(similar, 50), p95: pct(similar, 95), ...cpuPct("similar") };
   out.loadAvg = (await import("node:os")).loadavg().map((x) => Math.round(x * 10) / 10);
   out.memory = memory();
+  await db.close();
 } else {
   throw new Error(`unknown command ${cmd}`);
 }
