@@ -162,7 +162,7 @@ new Gauge({
 
 /**
  * Time one knowledge search spends in its engine (seconds; docs/architecture.md §8–§9). Labels: `engine`
- * (`embedded` | `meilisearch`), `kind` (`search` = /knowledge/search, `similar` = /posts/similar),
+ * (`postgres` | `embedded` (MiniSearch) | `meilisearch`; docs/adr/0142), `kind` (`search` = /knowledge/search, `similar` = /posts/similar),
  * `outcome` (`ok` | `error`).
  */
 export const searchDuration = new Histogram({

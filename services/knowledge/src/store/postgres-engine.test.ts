@@ -1,0 +1,110 @@
+import type { KnowledgeDoc } from "../engine.js";
+import { postgresAvailable, postgresTestIndex, type PostgresTestIndex } from "./postgres.fixture.js";
+import type { PostgresEngine } from "./postgres-engine.js";
+import { lexemeLiteral, tsvectorLiteral } from "./tsvector.js";
+
+/**
+ * PostgresEngine's own bookkeeping on the real PostgreSQL (docs/adr/0142): the vocabulary's
+ * document frequencies stay equal to a recount from the documents through upserts, edits, removals
+ * and two writers at once; lexemes with quotes and backslashes round-trip; an unchanged upsert
+ * writes nothing; the position moves only for changes made for an event.
+ */
+const pgUp = await postgresAvailable();
+const d = pgUp ? describe : describe.skip;
+
+const post = (n: number, title: string, body: string, status = "open"): KnowledgeDoc => ({
+  id: `p_01JWQYPV8RRNPMN5REKHSD${String(n).padStart(4, "0")}`,
+  kind: "post",
+  title,
+  body,
+  url: `/v1/posts/p_${n}`,
+  tags: ["post", "arch", status],
+});
+
+describe("tsvector texts", () => {
+  it("quotes lexemes: single quotes doubled, backslashes doubled", () => {
+    expect(lexemeLiteral("o'reilly")).toBe("'o''reilly'");
+    expect(lexemeLiteral("a\\b")).toBe("'a\\\\b'");
+  });
+  it("weights title positions A, numbers positions across title and body, lists each term once", () => {
+    const { literal, terms } = tsvectorLiteral(["cache", "proxy"], ["proxy", "cache", "cache"]);
+    expect(literal).toBe("'cache':1A,4,5 'proxy':2A,3");
+    expect(terms).toEqual(["cache", "proxy"]);
+  });
+});
+
+d(pgUp ? "PostgresEngine bookkeeping (real PostgreSQL)" : "PostgresEngine bookkeeping (SKIPPED: no PostgreSQL)", () => {
+  let index: PostgresTestIndex;
+  let engine: PostgresEngine;
+  beforeAll(async () => {
+    index = await postgresTestIndex();
+    engine = index.engine;
+    await engine.init();
+  });
+  afterAll(async () => index?.drop());
+
+  /** Document frequencies recounted from the documents themselves (the independent model). */
+  const recount = async () =>
+    new Map(
+      (
+        await index.db.pool.query<{ term: string; n: number }>(
+          "SELECT term, count(*)::int AS n FROM knowledge.documents, unnest(tsvector_to_array(tsv)) AS term GROUP BY term",
+        )
+      ).rows.map((r) => [r.term, r.n]),
+    );
+  const vocabulary = async () =>
+    new Map(
+      (await index.db.pool.query<{ term: string; df: number }>("SELECT term, df FROM knowledge.terms")).rows.map(
+        (r) => [r.term, r.df],
+      ),
+    );
+
+  it("keeps df equal to a recount through upserts, edits, removals and two concurrent writers", async () => {
+    const second = await index.open(); // another replica's engine on the same schema
+    await second.init();
+    const words = ["cache", "proxy", "queue", "ballot", "quorum", "outbox", "council", "sagacity", "agenda", "relay"];
+    const text = (i: number, salt: number) =>
+      Array.from({ length: 12 }, (_, k) => words[(i * 7 + k * (salt + 3)) % words.length]).join(" ");
+    await Promise.all(
+      [engine, second].map(async (e, w) => {
+        for (let i = 0; i < 20; i++) await e.upsert([post(i, `Title ${text(i, w)}`, text(i + 1, w))], `ev-${w}-${i}`);
+      }),
+    );
+    await engine.upsert([post(3, "An edited title", "quorum only")], "ev-edit");
+    await second.remove([post(4, "", "").id, post(5, "", "").id], "ev-remove");
+    expect(await vocabulary()).toEqual(await recount());
+    const state = await engine.state();
+    expect(state.docs).toBe(18);
+    expect(state.applied).toBe(42);
+    expect(state.eventId).toBe("ev-remove");
+  });
+
+  it("an unchanged upsert writes nothing; a bulk upsert (no event) leaves the position alone", async () => {
+    const before = await engine.state();
+    const same = post(3, "An edited title", "quorum only");
+    await engine.upsert([same]);
+    expect(await engine.state()).toEqual(before);
+    await engine.upsert([same], "ev-again");
+    expect(await engine.state()).toEqual({ ...before, eventId: "ev-again", applied: before.applied + 1 });
+  });
+
+  it("quotes and backslashes in words round-trip and are searchable", async () => {
+    const p = post(90, "O'Reilly guide to back\\slash paths", "The o'reilly way: C:\\temp and it''s fine.");
+    await engine.upsert([p]);
+    expect((await engine.search("o'reilly", ["post"], 5)).hits.map((h) => h.id)).toEqual([p.id]);
+    const [hit] = (await engine.search("back\\slash", ["post"], 5)).hits;
+    expect(hit?.id).toBe(p.id);
+    expect(await vocabulary()).toEqual(await recount());
+  });
+
+  it("an index of another format is emptied at init", async () => {
+    await index.db.pool.query("UPDATE knowledge.index_state SET format = 0");
+    const again = await index.open();
+    await again.init();
+    expect(again.startedFrom).toBe("format");
+    expect(again.restored).toBe(false);
+    expect((await again.state()).docs).toBe(0);
+    expect((await again.search("", ["post"], 5)).total).toBe(0);
+    expect((await vocabulary()).size).toBe(0);
+  });
+});
