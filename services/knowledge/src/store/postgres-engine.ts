@@ -303,9 +303,8 @@ export class PostgresEngine implements SearchEngine {
   /**
    * `any` (duplicate check, docs/adr/0133): the `SIMILAR_TERMS` rarest words not in more than
    * `COMMON_SHARE` of the documents weigh their IDF; a word the vocabulary lacks (a typo?) stands
-   * for its typo candidates. A document's score is the share (0–1) of the weight it holds; hits
-   * below `minScore` are dropped. Only documents holding one of the heaviest words that together
-   * outweigh what a hit may lack are read (MaxScore): rare words keep the check cheap at any size.
+   * for its typo candidates. A document's score is the share (0–1) of the weight it holds, summed
+   * from the words' posting lists (GIN, ids only); hits below `minScore` are dropped.
    */
   private async any(c: Tx, words: string[], tags: string[], limit: number, minScore: number): Promise<SearchResult> {
     const n = Math.max(await this.docCount(c), 1);
@@ -335,37 +334,22 @@ export class PostgresEngine implements SearchEngine {
         const w = dfAll === 0 || dfAll > n * COMMON_SHARE ? 0 : Math.log(1 + n / dfAll);
         return { f, w };
       })
-      .filter((x) => x.w > 0 && x.f.exact.length + x.f.fuzzy.length + x.f.bigrams.length > 0)
-      .sort((a, b) => b.w - a.w);
+      .filter((x) => x.w > 0 && x.f.exact.length + x.f.fuzzy.length + x.f.bigrams.length > 0);
     if (weighted.length === 0) return { hits: [], total: 0 };
     const total = weighted.reduce((s, x) => s + x.w, 0);
-    // MaxScore: a hit must hold one of the heaviest words whose weight the rest cannot make up for
-    let rest = total;
-    let essential = 0;
-    while (essential < weighted.length && rest >= minScore * total) rest -= weighted[essential++]!.w;
-    const queries = weighted.map((x) => wordQuery(x.f, true));
+    // Σ weights per document from each word's GIN posting list: the ids come from the narrow heap,
+    // no document's tsvector is read
     const r = await c.query<{ id: string; score: number; total: string }>(
       `SELECT id, score, count(*) OVER () AS total FROM (
-         SELECT d.id,
-           (SELECT coalesce(sum(u.w), 0) FROM unnest($1::tsquery[], $2::float8[]) AS u(q, w) WHERE d.tsv @@ u.q) / $3 AS score
-           FROM documents d
-          WHERE d.tsv @@ $4::tsquery AND d.tags @> $5::text[]
-       ) m
-       WHERE score >= $6
+         SELECT m.id, sum(u.w) / $3 AS score
+           FROM unnest($1::tsquery[], $2::float8[]) AS u(q, w)
+           CROSS JOIN LATERAL (SELECT d.id FROM documents d WHERE d.tsv @@ u.q AND d.tags @> $4::text[]) m
+          GROUP BY m.id
+       ) x
+       WHERE score >= $5
        ORDER BY score DESC, id DESC
-       LIMIT $7`,
-      [
-        queries,
-        weighted.map((x) => x.w),
-        total,
-        queries
-          .slice(0, essential)
-          .map((x) => `(${x})`)
-          .join(" | "),
-        tags,
-        minScore,
-        limit,
-      ],
+       LIMIT $6`,
+      [weighted.map((x) => wordQuery(x.f, true)), weighted.map((x) => x.w), total, tags, minScore, limit],
     );
     return this.page(
       c,

@@ -22,6 +22,12 @@ CREATE TABLE documents (
   title_terms smallint NOT NULL,
   h     text NOT NULL
 );
+-- A narrow heap: every wide value (body, tsv, title, url) is moved to TOAST (toast_tuple_target), so
+-- the ids a GIN lookup yields are read from a few cached pages, never by decompressing the tsvector
+-- (plain-lexeme tsqueries need no recheck); id and tags stay inline (MAIN).
+ALTER TABLE documents SET (toast_tuple_target = 128);
+ALTER TABLE documents ALTER COLUMN id SET STORAGE MAIN;
+ALTER TABLE documents ALTER COLUMN tags SET STORAGE MAIN;
 CREATE INDEX documents_tsv ON documents USING gin (tsv);
 CREATE INDEX documents_tags ON documents USING gin (tags);
 
