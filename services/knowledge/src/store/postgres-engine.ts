@@ -5,7 +5,7 @@ import type { KnowledgeDoc, SearchEngine, SearchHit, SearchOptions, SearchResult
 import { plainText } from "../markup.js";
 import { analyze, bestSnippet, bigramsOf, isCjk, queryTerms, STOPWORDS } from "../text.js";
 import { isTypoOf, typosAllowed } from "../typos.js";
-import { lexemeLiteral, orQuery, tsvectorLiteral } from "./tsvector.js";
+import { lexemeLiteral, lexemesLiteral, orQuery, tsvectorLiteral } from "./tsvector.js";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
@@ -26,6 +26,8 @@ const TITLE_BOOST = 4;
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
 const AVG_TITLE_TERMS = 8;
+/** `all`: how many matches, chosen from GIN and the inline title alone, are ranked by the full formula (tsvectors read). */
+const RERANK = 200;
 /** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/adr/0124). */
 const TYPO_WEIGHT = 0.3;
 /** At most this many vocabulary terms stand for one query word's prefix, or for its typos: the most frequent ones. */
@@ -49,6 +51,8 @@ interface Prepared {
   terms: string[];
   /** Terms in the title (BM25's field length). */
   titleTerms: number;
+  /** The title's distinct terms as a tsvector text (no positions), kept inline for cheap title checks. */
+  titleTsv: string;
   h: string;
 }
 
@@ -191,13 +195,14 @@ export class PostgresEngine implements SearchEngine {
       }
       if (changed.length > 0)
         await tx.query(
-          `INSERT INTO documents (id, kind, title, url, tags, body, tsv, title_terms, h)
-           SELECT id, kind, title, url, string_to_array(tags, ' '), body, tsv::tsvector, title_terms, h
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[])
-                  AS u(id, kind, title, url, tags, body, tsv, title_terms, h)
+          `INSERT INTO documents (id, kind, title, url, tags, body, tsv, title_terms, title_tsv, h)
+           SELECT id, kind, title, url, string_to_array(tags, ' '), body, tsv::tsvector, title_terms, title_tsv::tsvector, h
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[],
+                         $9::text[], $10::text[])
+                  AS u(id, kind, title, url, tags, body, tsv, title_terms, title_tsv, h)
            ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title, url = excluded.url,
              tags = excluded.tags, body = excluded.body, tsv = excluded.tsv, title_terms = excluded.title_terms,
-             h = excluded.h`,
+             title_tsv = excluded.title_tsv, h = excluded.h`,
           [
             changed.map((p) => p.id),
             changed.map((p) => p.kind),
@@ -207,6 +212,7 @@ export class PostgresEngine implements SearchEngine {
             changed.map((p) => p.body),
             changed.map((p) => p.tsv),
             changed.map((p) => p.titleTerms),
+            changed.map((p) => p.titleTsv),
             changed.map((p) => p.h),
           ],
         );
@@ -270,27 +276,40 @@ export class PostgresEngine implements SearchEngine {
     const all = forms.map((f) => wordQuery(f, true));
     const exact = forms.map((f) => (f.exact.length + f.bigrams.length > 0 ? wordQuery(f, false) : null));
     const idf = forms.map((f) => Math.log(1 + n / Math.max(1, f.df)));
-    const titles = forms.map((f) => wordQuery(f, true, "A"));
     const and = all.map((x) => `(${x})`).join(" & ");
-    // per word: IDF × (typo-only: TYPO_WEIGHT) × (body ts_rank + a title match, BM25-normalised by
-    // the title's length); × (1 + cover density of all the words: closer together ranks higher)
+    const allExact = exact.every((x) => x !== null) ? exact.map((x) => `(${x})`).join(" & ") : null;
+    const titleNorm = `${TITLE_BOOST * (BM25_K1 + 1)} / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * d.title_terms / ${AVG_TITLE_TERMS}.0))`;
+    // Two stages, so that no more than RERANK documents' tsvectors are read (docs/adr/0142):
+    // 1. every match, from GIN and the narrow heap only: the documents matching every word without
+    //    a typo first (GIN again), then the title's share of the score (the inline title_tsv), id;
+    // 2. the first RERANK of those, scored in full — per word: IDF × (typo-only: TYPO_WEIGHT) ×
+    //    (body ts_rank + a title match, BM25-normalised by the title's length); × (1 + cover density
+    //    of all the words: closer together ranks higher) — ordered by typos, score, id.
     const r = await c.query<{ id: string; score: number; total: string }>(
-      `SELECT id, score, count(*) OVER () AS total FROM (
+      `WITH m AS MATERIALIZED (
+         SELECT d.id, d.title_terms, d.title_tsv FROM documents d WHERE d.tsv @@ $4::tsquery AND d.tags @> $5::text[]
+       ), exact AS MATERIALIZED (
+         SELECT d.id FROM documents d WHERE $7::tsquery IS NOT NULL AND d.tsv @@ $7::tsquery AND d.tags @> $5::text[]
+       ), candidates AS (
+         SELECT m.id FROM m LEFT JOIN exact e ON e.id = m.id
+          ORDER BY e.id IS NOT NULL DESC,
+                   (SELECT coalesce(sum(u.w), 0) FROM unnest($1::tsquery[], $3::float8[]) AS u(q, w) WHERE m.title_tsv @@ u.q)
+                     / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * m.title_terms / ${AVG_TITLE_TERMS}.0)) DESC,
+                   m.id DESC
+          LIMIT ${RERANK}
+       )
+       SELECT id, score, (SELECT count(*) FROM m) AS total FROM (
          SELECT d.id,
            (SELECT count(*) FROM unnest($2::tsquery[]) AS e(q) WHERE e.q IS NULL OR NOT d.tsv @@ e.q) AS typos,
            (SELECT sum(u.w * CASE WHEN u.x IS NOT NULL AND d.tsv @@ u.x THEN 1 ELSE ${TYPO_WEIGHT} END
-                   * (ts_rank('${BODY_WEIGHTS}', d.tsv, u.q)
-                      + CASE WHEN d.tsv @@ u.t
-                        THEN ${TITLE_BOOST * (BM25_K1 + 1)} / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * d.title_terms / ${AVG_TITLE_TERMS}.0))
-                        ELSE 0 END))
-              FROM unnest($1::tsquery[], $2::tsquery[], $3::float8[], $7::tsquery[]) AS u(q, x, w, t))
+                   * (ts_rank('${BODY_WEIGHTS}', d.tsv, u.q) + CASE WHEN d.title_tsv @@ u.q THEN ${titleNorm} ELSE 0 END))
+              FROM unnest($1::tsquery[], $2::tsquery[], $3::float8[]) AS u(q, x, w))
            * (1 + CASE WHEN $8 THEN ts_rank_cd('${RANK_WEIGHTS}', d.tsv, $4::tsquery, 32) ELSE 0 END) AS score
-           FROM documents d
-          WHERE d.tsv @@ $4::tsquery AND d.tags @> $5::text[]
-       ) m
+           FROM candidates c JOIN documents d ON d.id = c.id
+       ) s
        ORDER BY typos, score DESC, id DESC
        LIMIT $6`,
-      [all, exact, idf, and, tags, limit, titles, forms.length > 1],
+      [all, exact, idf, and, tags, limit, allExact, forms.length > 1],
     );
     return this.page(
       c,
@@ -442,15 +461,15 @@ function prepare(d: KnowledgeDoc): Prepared {
     tsv: literal,
     terms,
     titleTerms: title.length,
+    titleTsv: lexemesLiteral(title),
     h,
   };
 }
 
-/** One word's tsquery: any of its forms (`withTypos`: typo forms too); CJK also all of its bigrams; `weight` `A`: in the title only. */
-function wordQuery(f: Forms, withTypos: boolean, weight = ""): string {
-  const lexeme = (t: string) => `${lexemeLiteral(t)}${weight ? `:${weight}` : ""}`;
-  const alternatives = [...f.exact, ...(withTypos ? f.fuzzy : [])].map(lexeme);
-  if (f.bigrams.length > 0) alternatives.push(`(${f.bigrams.map(lexeme).join(" & ")})`);
+/** One word's tsquery: any of its forms (`withTypos`: typo forms too); CJK also all of its bigrams. */
+function wordQuery(f: Forms, withTypos: boolean): string {
+  const alternatives = [...f.exact, ...(withTypos ? f.fuzzy : [])].map(lexemeLiteral);
+  if (f.bigrams.length > 0) alternatives.push(`(${f.bigrams.map(lexemeLiteral).join(" & ")})`);
   return orQuery(alternatives);
 }
 

@@ -45,3 +45,8 @@ export function tsvectorLiteral(title: string[], body: string[]): { literal: str
   for (const [t, list] of positions) parts.push(`${lexemeLiteral(t)}:${list.join(",")}`);
   return { literal: parts.join(" "), terms: [...positions.keys()] };
 }
+
+/** A tsvector text of the distinct `terms` without positions (empty and over-long terms left out). */
+export function lexemesLiteral(terms: string[]): string {
+  return [...new Set(terms.filter((t) => t.length > 0 && t.length <= MAX_TERM_CHARS))].map(lexemeLiteral).join(" ");
+}

@@ -10,7 +10,8 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm;
 -- (not PostgreSQL's parser), title positions weighted A, body positions D; `body`: the plain text
 -- (markup.ts) the snippets are cut from, read only for the page of results; `h`: digest of the
 -- indexed title + body (an upsert of the same text changes nothing); `title_terms`: the title's
--- length in terms (BM25's normalisation of a title match).
+-- length in terms (BM25's normalisation of a title match); `title_tsv`: the title's terms, inline, for
+-- ranking every match by its title without reading `tsv`.
 CREATE TABLE documents (
   id    text COLLATE "C" PRIMARY KEY,
   kind  text NOT NULL,
@@ -20,14 +21,16 @@ CREATE TABLE documents (
   body  text NOT NULL,
   tsv   tsvector NOT NULL,
   title_terms smallint NOT NULL,
+  title_tsv   tsvector NOT NULL,
   h     text NOT NULL
 );
 -- A narrow heap: every wide value (body, tsv, title, url) is moved to TOAST (toast_tuple_target), so
 -- the ids a GIN lookup yields are read from a few cached pages, never by decompressing the tsvector
--- (plain-lexeme tsqueries need no recheck); id and tags stay inline (MAIN).
+-- (plain-lexeme tsqueries need no recheck); id, tags and title_tsv stay inline (MAIN).
 ALTER TABLE documents SET (toast_tuple_target = 128);
 ALTER TABLE documents ALTER COLUMN id SET STORAGE MAIN;
 ALTER TABLE documents ALTER COLUMN tags SET STORAGE MAIN;
+ALTER TABLE documents ALTER COLUMN title_tsv SET STORAGE MAIN;
 CREATE INDEX documents_tsv ON documents USING gin (tsv);
 CREATE INDEX documents_tags ON documents USING gin (tags);
 
