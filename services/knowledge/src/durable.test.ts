@@ -1,8 +1,9 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EmbeddedEngine, type KnowledgeDoc } from "./engine.js";
+import { EmbeddedEngine } from "./engine.js";
 import { INDEX_FORMAT } from "./index-files.js";
+import { testPost } from "./store/postgres.fixture.js";
 
 /**
  * The embedded engine's durable index (docs/adr/0132), on real files in a temporary folder: a
@@ -10,14 +11,7 @@ import { INDEX_FORMAT } from "./index-files.js";
  * format is not used, and neither the files nor the index hold post bodies (snippets come from the
  * TextSource, for the page of results only).
  */
-const post = (n: number, title: string, body: string, status = "open"): KnowledgeDoc => ({
-  id: `p_01JWQYPV8RRNPMN5REKHSD${String(n).padStart(4, "0")}`,
-  kind: "post",
-  title,
-  body,
-  url: `/v1/posts/p_${n}`,
-  tags: ["post", "arch", status],
-});
+const post = testPost;
 /** A word found only in bodies, never in titles. */
 const SECRET = "zanzibarquux";
 const CORPUS = Array.from({ length: 30 }, (_, i) =>

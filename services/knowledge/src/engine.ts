@@ -79,6 +79,19 @@ export interface SearchEngine {
   close(): Promise<void>;
 }
 
+/** A document as the engines index it: the plain body (markup.ts), lowercase tags, and `h`. */
+export interface PlainDocument extends KnowledgeDoc {
+  /** Digest of the indexed title + plain body (16 characters): an upsert of the same text can be recognised. */
+  h: string;
+}
+
+/** `d` with its body as plain text (markup.ts), its tags lowercase and the digest of its indexed text. */
+export function plainDocument(d: KnowledgeDoc): PlainDocument {
+  const body = plainText(d.body);
+  const h = createHash("sha1").update(d.title).update("\0").update(body).digest("base64url").slice(0, 16);
+  return { id: d.id, kind: d.kind, title: d.title, url: d.url, tags: d.tags.map((t) => t.toLowerCase()), body, h };
+}
+
 /** Field boosts: a title word weighs as much as this many body words (issue 18: title matches weigh most). */
 const BOOST = { title: 4, body: 1 };
 /** Relative weight of a fuzzy / prefix match against an exact one (MiniSearch `weights`). */
@@ -218,25 +231,19 @@ export class EmbeddedEngine implements SearchEngine {
    * discarded. Returns false when the document was already indexed exactly so (same text and fields).
    */
   private apply(d: KnowledgeDoc): boolean {
-    const body = plainText(d.body);
-    const h = createHash("sha1").update(d.title).update("\0").update(body).digest("base64url").slice(0, 16);
-    const doc: Indexed = {
-      id: d.id,
-      kind: d.kind,
-      title: d.title,
-      url: d.url,
-      tags: d.tags.map((t) => t.toLowerCase()),
-      h,
-      body,
-    };
+    const doc: Indexed = plainDocument(d);
     let changed = true;
     if (this.mini.has(d.id)) {
       const prev = this.mini.getStoredFields(d.id) as Stored | undefined;
       changed =
-        !prev || prev.h !== h || prev.kind !== doc.kind || prev.url !== doc.url || prev.tags.join() !== doc.tags.join();
+        !prev ||
+        prev.h !== doc.h ||
+        prev.kind !== doc.kind ||
+        prev.url !== doc.url ||
+        prev.tags.join() !== doc.tags.join();
       // remove() with the very text that was indexed keeps term statistics exact at once; another
       // text (a docs page that changed between versions) is discarded (MiniSearch vacuums it later)
-      if (prev?.h === h) this.mini.remove(doc);
+      if (prev?.h === doc.h) this.mini.remove(doc);
       else this.mini.discard(d.id);
     }
     this.mini.add(doc);

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { pepsDatasetPath, seededRandom } from "@aps/testkit";
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
-import { postgresAvailable, postgresTestIndex, type PostgresTestIndex } from "./store/postgres.fixture.js";
+import { withPostgresEngine } from "./store/postgres.fixture.js";
 
 /**
  * Typo tolerance on real input (issue 18, docs/adr/0124): every PEP of the dataset indexed as a post;
@@ -117,16 +117,7 @@ function bench(name: string, make: () => SearchEngine | Promise<SearchEngine>) {
 
 bench("embedded", () => new EmbeddedEngine());
 // The all-in-one's engine (docs/adr/0142) on the real PostgreSQL, a database of its own.
-const pgUp = have && (await postgresAvailable());
-let pgIndex: PostgresTestIndex | undefined;
-afterAll(async () => pgIndex?.drop());
-if (pgUp)
-  bench("postgres", async () => {
-    pgIndex = await postgresTestIndex();
-    return pgIndex.engine;
-  });
-else if (have)
-  describe.skip("PEP benchmark: postgres (SKIPPED: no PostgreSQL)", () => it("needs PostgreSQL", () => undefined));
+if (have) await withPostgresEngine(bench, "PEP typo benchmark");
 const MEILI_URL = process.env.MEILISEARCH_URL;
 if (MEILI_URL)
   bench(

@@ -1,5 +1,4 @@
-import type { KnowledgeDoc } from "../engine.js";
-import { postgresAvailable, postgresTestIndex, type PostgresTestIndex } from "./postgres.fixture.js";
+import { postgresAvailable, postgresTestIndex, testPost, type PostgresTestIndex } from "./postgres.fixture.js";
 import type { PostgresEngine } from "./postgres-engine.js";
 import { lexemeLiteral, tsvectorLiteral } from "./tsvector.js";
 
@@ -12,14 +11,7 @@ import { lexemeLiteral, tsvectorLiteral } from "./tsvector.js";
 const pgUp = await postgresAvailable();
 const d = pgUp ? describe : describe.skip;
 
-const post = (n: number, title: string, body: string, status = "open"): KnowledgeDoc => ({
-  id: `p_01JWQYPV8RRNPMN5REKHSD${String(n).padStart(4, "0")}`,
-  kind: "post",
-  title,
-  body,
-  url: `/v1/posts/p_${n}`,
-  tags: ["post", "arch", status],
-});
+const post = testPost;
 
 describe("tsvector texts", () => {
   it("quotes lexemes: single quotes doubled, backslashes doubled", () => {

@@ -1,8 +1,14 @@
-import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { migrate, withTransaction, type Database, type Logger, type Tx } from "@aps/platform";
-import type { KnowledgeDoc, SearchEngine, SearchHit, SearchOptions, SearchResult } from "../engine.js";
-import { plainText } from "../markup.js";
+import {
+  plainDocument,
+  type KnowledgeDoc,
+  type PlainDocument,
+  type SearchEngine,
+  type SearchHit,
+  type SearchOptions,
+  type SearchResult,
+} from "../engine.js";
 import { analyze, bestSnippet, bigramsOf, isCjk, queryTerms, STOPWORDS } from "../text.js";
 import { isTypoOf, typosAllowed } from "../typos.js";
 import { lexemeLiteral, lexemesLiteral, orQuery, tsvectorLiteral } from "./tsvector.js";
@@ -40,20 +46,13 @@ const SIMILAR_TERMS = 10;
 const WRITE_LOCK = "aps-knowledge-index-write";
 
 /** A document ready to be written: plain body, its tsvector literal and its distinct terms. */
-interface Prepared {
-  id: string;
-  kind: string;
-  title: string;
-  url: string;
-  tags: string[];
-  body: string;
+interface Prepared extends PlainDocument {
   tsv: string;
   terms: string[];
   /** Terms in the title (BM25's field length). */
   titleTerms: number;
   /** The title's distinct terms as a tsvector text (no positions), kept inline for cheap title checks. */
   titleTsv: string;
-  h: string;
 }
 
 /** The vocabulary forms one query word stands for. */
@@ -414,14 +413,10 @@ export class PostgresEngine implements SearchEngine {
     terms: string[],
   ): Promise<SearchResult> {
     if (ranked.length === 0) return { hits: [], total };
-    const r = await c.query<{
-      id: string;
-      kind: string;
-      title: string;
-      url: string;
-      tags: string[];
-      body: string;
-    }>("SELECT id, kind, title, url, tags, body FROM documents WHERE id = ANY($1)", [ranked.map((x) => x.id)]);
+    const r = await c.query<Omit<PlainDocument, "h">>(
+      "SELECT id, kind, title, url, tags, body FROM documents WHERE id = ANY($1)",
+      [ranked.map((x) => x.id)],
+    );
     const rows = new Map(r.rows.map((x) => [x.id, x]));
     const hits: SearchHit[] = [];
     for (const { id, score } of ranked) {
@@ -446,24 +441,10 @@ export class PostgresEngine implements SearchEngine {
 
 /** The document as written: plain body, tsvector of title (A) and body (D) terms, distinct terms, digest. */
 function prepare(d: KnowledgeDoc): Prepared {
-  const body = plainText(d.body);
-  const title = analyze(d.title);
-  const bodyTerms = analyze(body);
-  const h = createHash("sha1").update(d.title).update("\0").update(body).digest("base64url").slice(0, 16);
-  const { literal, terms } = tsvectorLiteral(title, bodyTerms);
-  return {
-    id: d.id,
-    kind: d.kind,
-    title: d.title,
-    url: d.url,
-    tags: d.tags.map((t) => t.toLowerCase()),
-    body,
-    tsv: literal,
-    terms,
-    titleTerms: title.length,
-    titleTsv: lexemesLiteral(title),
-    h,
-  };
+  const doc = plainDocument(d);
+  const title = analyze(doc.title);
+  const { literal, terms } = tsvectorLiteral(title, analyze(doc.body));
+  return { ...doc, tsv: literal, terms, titleTerms: title.length, titleTsv: lexemesLiteral(title) };
 }
 
 /** One word's tsquery: any of its forms (`withTypos`: typo forms too); CJK also all of its bigrams. */

@@ -1,5 +1,6 @@
 import { createLogger, openDatabase, type Database } from "@aps/platform";
 import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import type { KnowledgeDoc, SearchEngine } from "../engine.js";
 import { PostgresEngine } from "./postgres-engine.js";
 
 /**
@@ -36,5 +37,37 @@ export async function postgresTestIndex(): Promise<PostgresTestIndex> {
       await Promise.all(dbs.map((d) => d.close()));
       await tdb.drop();
     },
+  };
+}
+
+/**
+ * Registers the PostgreSQL leg of a per-engine test (`register(name, make)`), on a database of its
+ * own dropped after the file; without a PostgreSQL, a skipped test says why (docs/adr/0094).
+ */
+export async function withPostgresEngine(
+  register: (name: string, make: () => Promise<SearchEngine>) => void,
+  what: string,
+): Promise<void> {
+  if (!(await hasPostgres())) {
+    describe.skip(`${what}: postgres (SKIPPED: no PostgreSQL)`, () => it("needs PostgreSQL", () => undefined));
+    return;
+  }
+  let index: PostgresTestIndex | undefined;
+  afterAll(async () => index?.drop());
+  register("postgres", async () => {
+    index = await postgresTestIndex();
+    return index.engine;
+  });
+}
+
+/** A post document numbered `n` (ids `p_01JWQYPV8RRNPMN5REKHSD000n`), tagged `post`, `arch` and `status`. */
+export function testPost(n: number, title: string, body: string, status = "open"): KnowledgeDoc {
+  return {
+    id: `p_01JWQYPV8RRNPMN5REKHSD${String(n).padStart(4, "0")}`,
+    kind: "post",
+    title,
+    body,
+    url: `/v1/posts/p_${n}`,
+    tags: ["post", "arch", status],
   };
 }
