@@ -104,9 +104,9 @@ describe.each(modes)("metrics (%s)", (mode) => {
     }
   });
 
-  it("exposes the search latency of the knowledge engine, by kind", async () => {
+  it("exposes the search latency of the knowledge engine (the all-in-one's PostgreSQL index, ADR 0142), by kind", async () => {
     const req = httpClient(sys.baseUrl);
-    const labels = { engine: "embedded", kind: "search", outcome: "ok" };
+    const labels = { engine: "postgres", kind: "search", outcome: "ok" };
     const before = sample(await scrape(), "aps_search_duration_seconds_count", labels) ?? 0;
     expect((await req("GET", "/knowledge/search?q=council&limit=3")).status).toBe(200);
     expect((await req("GET", "/knowledge/search?q=proposal")).status).toBe(200);
