@@ -91,7 +91,8 @@ const realUp = (await hasNats()) && (await hasPostgres());
         .filter(Boolean)
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     const waitList = async (n: number) => {
-      const until = Date.now() + 30_000;
+      // 60 s: a consumer whose first delivery failed transiently parks after its backoff (1 s doubling)
+      const until = Date.now() + 60_000;
       for (;;) {
         const items = await list();
         if (items.length >= n || Date.now() > until) return items;
