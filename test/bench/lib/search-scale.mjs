@@ -84,7 +84,7 @@ export function searchMarkdown(s) {
     `| the embedded PostgreSQL server's own restart (not the index's) | ${s.pgStartMs} ms | — |`,
     `| search, 3 body words (p50 / p95; CPU p50 / p95) | ${r.search.p50} / ${r.search.p95} ms; ${r.search.cpuP50} / ${r.search.cpuP95} ms (source post in top 10: ${(r.search.foundTop10 * 100).toFixed(0)}%) | — |`,
     `| search, 2 words, one with a typo (p50 / p95; CPU p50 / p95) | ${r.typo.p50} / ${r.typo.p95} ms; ${r.typo.cpuP50} / ${r.typo.cpuP95} ms | — |`,
-    `| similar (duplicate check, p50 / p95; CPU p50 / p95) | ${r.similar.p50} / ${r.similar.p95} ms; ${r.similar.cpuP50} / ${r.similar.cpuP95} ms | p95 ≤ ${SEARCH_GOALS.similarP95Ms} ms ${pass(r.similar.p95 <= SEARCH_GOALS.similarP95Ms)} |`,
+    `| similar (duplicate check, p50 / p95; CPU p50 / p95) | ${r.similar.p50} / ${r.similar.p95} ms; ${r.similar.cpuP50} / ${r.similar.cpuP95} ms (the post itself in the top 5: ${(r.similar.foundTop5 * 100).toFixed(0)}%) | p95 ≤ ${SEARCH_GOALS.similarP95Ms} ms ${pass(r.similar.p95 <= SEARCH_GOALS.similarP95Ms)} |`,
     `| RSS / heap of the node process after the queries (after GC; includes the bench's ${"PEP"} dataset) | ${r.memory.rssMiB} / ${r.memory.heapMiB} MiB | — |`,
     "",
     `${s.queries} queries of each kind, seed ${s.seed}, load average during the queries ${r.loadAvg.join(" / ")}; engine-level (no HTTP/gRPC; docs/adr/0133). ` +

@@ -98,6 +98,7 @@ if (cmd === "build") {
   const similar = [];
   const cpu = { search: [], typo: [], similar: [] };
   let bodyFound = 0;
+  let similarFound = 0;
   for (let k = 0; k < queries; k++) {
     const p = pick();
     const words = distinct(p.body, 6);
@@ -116,12 +117,18 @@ if (cmd === "build") {
     const si = await time(() => engine.search(q, ["post"], 5, opts));
     similar.push(si.ms);
     cpu.similar.push(si.cpuMs);
+    if (si.r.hits.some((h) => h.id === p.id)) similarFound++;
   }
   out.queries = queries;
   const cpuPct = (k) => ({ cpuP50: pct(cpu[k], 50), cpuP95: pct(cpu[k], 95) });
   out.search = { p50: pct(search, 50), p95: pct(search, 95), ...cpuPct("search"), foundTop10: bodyFound / queries };
   out.typo = { p50: pct(typo, 50), p95: pct(typo, 95), ...cpuPct("typo") };
-  out.similar = { p50: pct(similar, 50), p95: pct(similar, 95), ...cpuPct("similar") };
+  out.similar = {
+    p50: pct(similar, 50),
+    p95: pct(similar, 95),
+    ...cpuPct("similar"),
+    foundTop5: similarFound / queries,
+  };
   out.loadAvg = (await import("node:os")).loadavg().map((x) => Math.round(x * 10) / 10);
   out.memory = memory();
   await db.close();

@@ -40,8 +40,15 @@ const TYPO_WEIGHT = 0.3;
 const EXPANSIONS = 50;
 /** `any`: a term found in more than this share of the documents is common and carries no weight (docs/adr/0133). */
 const COMMON_SHARE = 0.25;
-/** `any`: how many of the query's rarest words are looked up (Meilisearch reads a query's first 10 words). */
+/** `any`: how many of the query's rarest words are looked up at most (Meilisearch reads a query's first 10 words). */
 const SIMILAR_TERMS = 10;
+/**
+ * `any`: the posting-list entries a duplicate check reads at most — rarer words first, beyond
+ * SIMILAR_MIN_TERMS only while they fit — so its cost does not grow with the forum (docs/adr/0142).
+ */
+const SIMILAR_POSTINGS = 3_000;
+/** `any`: words looked up whatever the budget (fewer would make any post sharing one rare word a duplicate). */
+const SIMILAR_MIN_TERMS = 3;
 /** Transaction-level advisory lock serialising index writes (one writer at a time, whatever the replica). */
 const WRITE_LOCK = "aps-knowledge-index-write";
 
@@ -319,40 +326,52 @@ export class PostgresEngine implements SearchEngine {
   }
 
   /**
-   * `any` (duplicate check, docs/adr/0133): the `SIMILAR_TERMS` rarest words not in more than
-   * `COMMON_SHARE` of the documents weigh their IDF; a word the vocabulary lacks (a typo?) stands
-   * for its typo candidates. A document's score is the share (0–1) of the weight it holds, summed
+   * `any` (duplicate check, docs/adr/0133, 0142): the rarest words not in more than `COMMON_SHARE`
+   * of the documents — at most `SIMILAR_TERMS`, and beyond `SIMILAR_MIN_TERMS` only while their
+   * posting lists fit in `SIMILAR_POSTINGS` entries — weigh their IDF; a word the vocabulary lacks
+   * (a typo?) stands for its typo candidates. A document's score is the share (0–1) of the weight it holds, summed
    * from the words' posting lists (GIN, ids only); hits below `minScore` are dropped.
    */
   private async any(c: Tx, words: string[], tags: string[], limit: number, minScore: number): Promise<SearchResult> {
     const n = Math.max(await this.docCount(c), 1);
-    const known = await exactDf(c, words);
-    const rare = words
-      .map((word, i) => ({ word, i, df: known.get(word) ?? 0 }))
-      .filter((x) => x.df <= n * COMMON_SHARE)
-      .sort((a, b) => a.df - b.df || a.i - b.i)
-      .slice(0, SIMILAR_TERMS);
+    const grams = words.filter(isCjk).flatMap((w) => (bigramsOf(w).length > 1 ? bigramsOf(w) : []));
+    const known = await exactDf(c, [...words, ...grams]);
     // a word the index holds is looked up as it is; only an unknown one (a typo?) with the typo rules
-    const unknown = rare.filter((x) => x.df === 0).map((x) => x.word);
+    const unknown = words.filter((w) => !known.has(w) && !isCjk(w));
     const fuzzy = unknown.length > 0 ? await fuzzyForms(c, unknown) : new Map<string, { term: string; df: number }[]>();
-    const weighted = rare
-      .map(({ word, df }) => {
-        const f: Forms = { word, exact: df > 0 ? [word] : [], fuzzy: [], bigrams: [], df };
-        if (df === 0) {
-          if (isCjk(word)) f.bigrams = bigramsOf(word).length > 1 ? bigramsOf(word) : [];
-          else f.fuzzy = (fuzzy.get(word) ?? []).map((x) => x.term);
+    const usable = words
+      .map((word, i) => {
+        const f: Forms = { word, exact: [], fuzzy: [], bigrams: [], df: known.get(word) ?? 0 };
+        if (f.df > 0) f.exact = [word];
+        else if (isCjk(word)) {
+          // a CJK word the segmenter cut otherwise: all of its bigrams (df: the rarest one's, an upper bound)
+          const g = bigramsOf(word);
+          if (g.length > 1 && g.every((x) => known.has(x))) {
+            f.bigrams = g;
+            f.df = Math.min(...g.map((x) => known.get(x)!));
+          }
+        } else {
+          const typos = fuzzy.get(word) ?? [];
+          f.fuzzy = typos.map((x) => x.term);
+          f.df = Math.min(
+            n,
+            typos.reduce((s, x) => s + x.df, 0),
+          );
         }
-        const dfAll =
-          df > 0
-            ? df
-            : Math.min(
-                n,
-                (fuzzy.get(word) ?? []).reduce((s, x) => s + x.df, 0),
-              );
-        const w = dfAll === 0 || dfAll > n * COMMON_SHARE ? 0 : Math.log(1 + n / dfAll);
-        return { f, w };
+        return { f, i };
       })
-      .filter((x) => x.w > 0 && x.f.exact.length + x.f.fuzzy.length + x.f.bigrams.length > 0);
+      .filter((x) => x.f.df > 0 && x.f.df <= n * COMMON_SHARE)
+      .sort((a, b) => a.f.df - b.f.df || a.i - b.i);
+    // the rarest words, as many as fit in the budget of posting-list entries read (at least SIMILAR_MIN_TERMS)
+    const chosen: Forms[] = [];
+    let read = 0;
+    for (const { f } of usable) {
+      if (chosen.length === SIMILAR_TERMS) break;
+      if (chosen.length >= SIMILAR_MIN_TERMS && read + f.df > SIMILAR_POSTINGS) break;
+      chosen.push(f);
+      read += f.df;
+    }
+    const weighted = chosen.map((f) => ({ f, w: Math.log(1 + n / f.df) }));
     if (weighted.length === 0) return { hits: [], total: 0 };
     const total = weighted.reduce((s, x) => s + x.w, 0);
     // Σ weights per document from each word's GIN posting list: the ids come from the narrow heap,
