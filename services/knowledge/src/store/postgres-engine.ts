@@ -32,7 +32,10 @@ const TITLE_BOOST = 4;
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
 const AVG_TITLE_TERMS = 8;
-/** `all`: how many matches, chosen from GIN and the inline title alone, are ranked by the full formula (tsvectors read). */
+/**
+ * `all` and `any`: how many candidates, chosen from GIN and inline columns alone, are scored by the
+ * full formula (their tsvectors read).
+ */
 const RERANK = 200;
 /** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/adr/0124). */
 const TYPO_WEIGHT = 0.3;
@@ -43,10 +46,13 @@ const COMMON_SHARE = 0.25;
 /** `any`: how many of the query's rarest words are looked up at most (Meilisearch reads a query's first 10 words). */
 const SIMILAR_TERMS = 10;
 /**
- * `any`: the posting-list entries a duplicate check reads at most — rarer words first, beyond
- * SIMILAR_MIN_TERMS only while they fit — so its cost does not grow with the forum (docs/adr/0142).
+ * `any`: the posting-list entries a duplicate check reads to find its candidates — rarer words
+ * first, beyond SIMILAR_MIN_TERMS only while they fit — so its cost does not grow with the forum
+ * (docs/adr/0142); the other words are checked on the best candidates only.
  */
-const SIMILAR_POSTINGS = 3_000;
+const SIMILAR_POSTINGS = 2_000;
+/** `any`: how many candidates are scored in full (their tsvectors read); the answer holds at most 50 hits. */
+const SIMILAR_RERANK = 50;
 /** `any`: words looked up whatever the budget (fewer would make any post sharing one rare word a duplicate). */
 const SIMILAR_MIN_TERMS = 3;
 /** Transaction-level advisory lock serialising index writes (one writer at a time, whatever the replica). */
@@ -326,11 +332,11 @@ export class PostgresEngine implements SearchEngine {
   }
 
   /**
-   * `any` (duplicate check, docs/adr/0133, 0142): the rarest words not in more than `COMMON_SHARE`
-   * of the documents — at most `SIMILAR_TERMS`, and beyond `SIMILAR_MIN_TERMS` only while their
-   * posting lists fit in `SIMILAR_POSTINGS` entries — weigh their IDF; a word the vocabulary lacks
-   * (a typo?) stands for its typo candidates. A document's score is the share (0–1) of the weight it holds, summed
-   * from the words' posting lists (GIN, ids only); hits below `minScore` are dropped.
+   * `any` (duplicate check, docs/adr/0133, 0142): the `SIMILAR_TERMS` rarest words not in more than
+   * `COMMON_SHARE` of the documents weigh their IDF; candidates come from the rarest ones (beyond
+   * `SIMILAR_MIN_TERMS`, only while their posting lists fit in `SIMILAR_POSTINGS` entries); a word the vocabulary lacks
+   * (a typo?) stands for its typo candidates. A document's score is the share (0–1) of the weight it
+   * holds; hits below `minScore` are dropped. `total` counts the hits among the SIMILAR_RERANK candidates.
    */
   private async any(c: Tx, words: string[], tags: string[], limit: number, minScore: number): Promise<SearchResult> {
     const n = Math.max(await this.docCount(c), 1);
@@ -362,37 +368,58 @@ export class PostgresEngine implements SearchEngine {
       })
       .filter((x) => x.f.df > 0 && x.f.df <= n * COMMON_SHARE)
       .sort((a, b) => a.f.df - b.f.df || a.i - b.i);
-    // the rarest words, as many as fit in the budget of posting-list entries read (at least SIMILAR_MIN_TERMS)
-    const chosen: Forms[] = [];
-    let read = 0;
-    for (const { f } of usable) {
-      if (chosen.length === SIMILAR_TERMS) break;
-      if (chosen.length >= SIMILAR_MIN_TERMS && read + f.df > SIMILAR_POSTINGS) break;
-      chosen.push(f);
-      read += f.df;
+    // Two stages (docs/adr/0142): the rarest words — as many as fit in the budget of posting-list
+    // entries, at least SIMILAR_MIN_TERMS — give every candidate and its partial score from GIN
+    // alone; the SIMILAR_RERANK best candidates that could still reach minScore are then scored on the
+    // other words from their tsvectors.
+    const chosen = usable.slice(0, SIMILAR_TERMS).map((x) => ({ f: x.f, w: Math.log(1 + n / x.f.df) }));
+    if (chosen.length === 0) return { hits: [], total: 0 };
+    let readWords = 0;
+    for (let entries = 0; readWords < chosen.length; readWords++) {
+      const df = chosen[readWords]!.f.df;
+      if (readWords >= SIMILAR_MIN_TERMS && entries + df > SIMILAR_POSTINGS) break;
+      entries += df;
     }
-    const weighted = chosen.map((f) => ({ f, w: Math.log(1 + n / f.df) }));
-    if (weighted.length === 0) return { hits: [], total: 0 };
-    const total = weighted.reduce((s, x) => s + x.w, 0);
-    // Σ weights per document from each word's GIN posting list: the ids come from the narrow heap,
-    // no document's tsvector is read
+    const read = chosen.slice(0, readWords);
+    const rest = chosen.slice(readWords);
+    const total = chosen.reduce((s, x) => s + x.w, 0);
+    const restWeight = rest.reduce((s, x) => s + x.w, 0);
     const r = await c.query<{ id: string; score: number; total: string }>(
-      `SELECT id, score, count(*) OVER () AS total FROM (
-         SELECT m.id, sum(u.w) / $3 AS score
+      `WITH partial AS (
+         SELECT m.id, sum(u.w) AS p
            FROM unnest($1::tsquery[], $2::float8[]) AS u(q, w)
            CROSS JOIN LATERAL (SELECT d.id FROM documents d WHERE d.tsv @@ u.q AND d.tags @> $4::text[]) m
           GROUP BY m.id
-       ) x
-       WHERE score >= $5
-       ORDER BY score DESC, id DESC
-       LIMIT $6`,
-      [weighted.map((x) => wordQuery(x.f, true)), weighted.map((x) => x.w), total, tags, minScore, limit],
+         HAVING sum(u.w) + $5::float8 >= $6::float8 * $3::float8
+          ORDER BY p DESC, m.id DESC
+          LIMIT ${SIMILAR_RERANK}
+       ), scored AS (
+         SELECT c.id,
+                (c.p + (SELECT coalesce(sum(v.w), 0) FROM unnest($7::tsquery[], $8::float8[]) AS v(q, w) WHERE d.tsv @@ v.q))
+                  / $3::float8 AS score
+           FROM partial c JOIN documents d ON d.id = c.id
+       )
+       SELECT id, score, count(*) OVER () AS total FROM scored
+        WHERE score >= $6::float8
+        ORDER BY score DESC, id DESC
+        LIMIT $9`,
+      [
+        read.map((x) => wordQuery(x.f, true)),
+        read.map((x) => x.w),
+        total,
+        tags,
+        restWeight,
+        minScore,
+        rest.map((x) => wordQuery(x.f, true)),
+        rest.map((x) => x.w),
+        limit,
+      ],
     );
     return this.page(
       c,
       r.rows.map((x) => ({ id: x.id, score: x.score })),
       Number(r.rows[0]?.total ?? 0),
-      formsTerms(weighted.map((x) => x.f)),
+      formsTerms(chosen.map((x) => x.f)),
     );
   }
 
