@@ -15,7 +15,7 @@ pg.Client.prototype.query = function (...args) {
   return r;
 };
 const log = createLogger("x", "warn");
-const db = await openDatabase({ url: "postgres://postgres@127.0.0.1:5432/aps_scratch", schema: "knowledge", log, poolSize: 2 });
+const db = await openDatabase({ url: process.env.URL ?? "postgres://postgres@127.0.0.1:5432/aps_scratch", schema: "knowledge", log, poolSize: 2 });
 const e = new PostgresEngine(db, log); await e.init();
 const peps = loadPeps(pepsDatasetPath());
 const rnd = seededRandom(19);

@@ -4,7 +4,7 @@ import { createLogger, openDatabase } from "@aps/platform";
 import { seededRandom, pepsDatasetPath } from "@aps/testkit";
 import { loadPeps, postAt, benchPostIndex } from "./bench/lib/search-corpus.mjs";
 const log = createLogger("x", "warn");
-const db = await openDatabase({ url: "postgres://postgres@127.0.0.1:5432/aps_scratch", schema: "knowledge", log, poolSize: 2 });
+const db = await openDatabase({ url: process.env.URL ?? "postgres://postgres@127.0.0.1:5432/aps_scratch", schema: "knowledge", log, poolSize: 2 });
 const e = new PostgresEngine(db, log);
 const peps = loadPeps(pepsDatasetPath());
 const rnd = seededRandom(19);

@@ -50,11 +50,11 @@ const SIMILAR_TERMS = 10;
  * first, beyond SIMILAR_MIN_TERMS only while they fit — so its cost does not grow with the forum
  * (docs/adr/0142); the other words are checked on the best candidates only.
  */
-const SIMILAR_POSTINGS = 2_000;
+const SIMILAR_POSTINGS = 1_000;
 /** `any`: how many candidates are scored in full (their tsvectors read); the answer holds at most 50 hits. */
-const SIMILAR_RERANK = 50;
-/** `any`: words looked up whatever the budget (fewer would make any post sharing one rare word a duplicate). */
-const SIMILAR_MIN_TERMS = 3;
+const SIMILAR_RERANK = 100;
+/** `any`: words whose posting lists are read whatever the budget (one alone would make every candidate tie). */
+const SIMILAR_MIN_TERMS = 2;
 /** Transaction-level advisory lock serialising index writes (one writer at a time, whatever the replica). */
 const WRITE_LOCK = "aps-knowledge-index-write";
 
@@ -265,16 +265,15 @@ export class PostgresEngine implements SearchEngine {
 
   /** An empty query: the tagged documents, newest id first, and how many there are. */
   private async list(tags: string[], limit: number): Promise<SearchResult> {
-    const r = await this.db.pool.query<{ id: string; total: string }>(
-      "SELECT id, count(*) OVER () AS total FROM documents WHERE tags @> $1::text[] ORDER BY id DESC LIMIT $2",
+    const r = await this.db.pool.query<PageRow>(
+      `WITH ranked AS (
+         SELECT id, 0 AS score, count(*) OVER () AS total, row_number() OVER (ORDER BY id DESC) AS rank
+           FROM documents WHERE tags @> $1::text[] ORDER BY id DESC LIMIT $2
+       )
+       ${PAGE_SELECT}`,
       [tags, limit],
     );
-    return this.page(
-      this.db.pool,
-      r.rows.map((x) => ({ id: x.id, score: 0 })),
-      Number(r.rows[0]?.total ?? 0),
-      [],
-    );
+    return page(r.rows, []);
   }
 
   /**
@@ -282,9 +281,8 @@ export class PostgresEngine implements SearchEngine {
    * they match only through a typo, then Σ IDF × ts_rank, then id.
    */
   private async all(c: Tx, words: string[], tags: string[], limit: number): Promise<SearchResult> {
-    const forms = await this.expand(c, words, true);
+    const { forms, n } = await this.expand(c, words, true);
     if (forms.some((f) => f.exact.length + f.fuzzy.length + f.bigrams.length === 0)) return { hits: [], total: 0 };
-    const n = await this.docCount(c);
     const all = forms.map((f) => wordQuery(f, true));
     const exact = forms.map((f) => (f.exact.length + f.bigrams.length > 0 ? wordQuery(f, false) : null));
     const idf = forms.map((f) => Math.log(1 + n / Math.max(1, f.df)));
@@ -297,7 +295,7 @@ export class PostgresEngine implements SearchEngine {
     // 2. the first RERANK of those, scored in full — per word: IDF × (typo-only: TYPO_WEIGHT) ×
     //    (body ts_rank + a title match, BM25-normalised by the title's length); × (1 + cover density
     //    of all the words: closer together ranks higher) — ordered by typos, score, id.
-    const r = await c.query<{ id: string; score: number; total: string }>(
+    const r = await c.query<PageRow>(
       `WITH m AS MATERIALIZED (
          SELECT d.id, d.title_terms, d.title_tsv FROM documents d WHERE d.tsv @@ $4::tsquery AND d.tags @> $5::text[]
        ), exact AS MATERIALIZED (
@@ -310,7 +308,8 @@ export class PostgresEngine implements SearchEngine {
                    m.id DESC
           LIMIT ${RERANK}
        )
-       SELECT id, score, (SELECT count(*) FROM m) AS total FROM (
+       , ranked AS (
+       SELECT id, score, (SELECT count(*) FROM m) AS total, row_number() OVER (ORDER BY typos, score DESC, id DESC) AS rank FROM (
          SELECT d.id,
            (SELECT count(*) FROM unnest($2::tsquery[]) AS e(q) WHERE e.q IS NULL OR NOT d.tsv @@ e.q) AS typos,
            (SELECT sum(u.w * CASE WHEN u.x IS NOT NULL AND d.tsv @@ u.x THEN 1 ELSE ${TYPO_WEIGHT} END
@@ -320,15 +319,12 @@ export class PostgresEngine implements SearchEngine {
            FROM candidates c JOIN documents d ON d.id = c.id
        ) s
        ORDER BY typos, score DESC, id DESC
-       LIMIT $6`,
+       LIMIT $6
+       )
+       ${PAGE_SELECT}`,
       [all, exact, idf, and, tags, limit, allExact, forms.length > 1],
     );
-    return this.page(
-      c,
-      r.rows.map((x) => ({ id: x.id, score: x.score })),
-      Number(r.rows[0]?.total ?? 0),
-      formsTerms(forms),
-    );
+    return page(r.rows, formsTerms(forms));
   }
 
   /**
@@ -339,9 +335,10 @@ export class PostgresEngine implements SearchEngine {
    * holds; hits below `minScore` are dropped. `total` counts the hits among the SIMILAR_RERANK candidates.
    */
   private async any(c: Tx, words: string[], tags: string[], limit: number, minScore: number): Promise<SearchResult> {
-    const n = Math.max(await this.docCount(c), 1);
     const grams = words.filter(isCjk).flatMap((w) => (bigramsOf(w).length > 1 ? bigramsOf(w) : []));
-    const known = await exactDf(c, [...words, ...grams]);
+    const found = await lookup(c, [...words, ...grams]);
+    const known = found.df;
+    const n = Math.max(found.n, 1);
     // a word the index holds is looked up as it is; only an unknown one (a typo?) with the typo rules
     const unknown = words.filter((w) => !known.has(w) && !isCjk(w));
     const fuzzy = unknown.length > 0 ? await fuzzyForms(c, unknown) : new Map<string, { term: string; df: number }[]>();
@@ -384,7 +381,7 @@ export class PostgresEngine implements SearchEngine {
     const rest = chosen.slice(readWords);
     const total = chosen.reduce((s, x) => s + x.w, 0);
     const restWeight = rest.reduce((s, x) => s + x.w, 0);
-    const r = await c.query<{ id: string; score: number; total: string }>(
+    const r = await c.query<PageRow>(
       `WITH partial AS (
          SELECT m.id, sum(u.w) AS p
            FROM unnest($1::tsquery[], $2::float8[]) AS u(q, w)
@@ -393,16 +390,19 @@ export class PostgresEngine implements SearchEngine {
          HAVING sum(u.w) + $5::float8 >= $6::float8 * $3::float8
           ORDER BY p DESC, m.id DESC
           LIMIT ${SIMILAR_RERANK}
-       ), scored AS (
+       ), scored AS MATERIALIZED (
          SELECT c.id,
                 (c.p + (SELECT coalesce(sum(v.w), 0) FROM unnest($7::tsquery[], $8::float8[]) AS v(q, w) WHERE d.tsv @@ v.q))
                   / $3::float8 AS score
            FROM partial c JOIN documents d ON d.id = c.id
        )
-       SELECT id, score, count(*) OVER () AS total FROM scored
+       , ranked AS (
+       SELECT id, score, count(*) OVER () AS total, row_number() OVER (ORDER BY score DESC, id DESC) AS rank FROM scored
         WHERE score >= $6::float8
         ORDER BY score DESC, id DESC
-        LIMIT $9`,
+        LIMIT $9
+       )
+       ${PAGE_SELECT}`,
       [
         read.map((x) => wordQuery(x.f, true)),
         read.map((x) => x.w),
@@ -415,17 +415,12 @@ export class PostgresEngine implements SearchEngine {
         limit,
       ],
     );
-    return this.page(
-      c,
-      r.rows.map((x) => ({ id: x.id, score: x.score })),
-      Number(r.rows[0]?.total ?? 0),
-      formsTerms(chosen.map((x) => x.f)),
-    );
+    return page(r.rows, formsTerms(chosen.map((x) => x.f)));
   }
 
   /** The vocabulary forms of each query word: exact, prefix (the last word, `prefix`), typos, CJK bigrams. */
-  private async expand(c: Tx, words: string[], prefix: boolean): Promise<Forms[]> {
-    const known = await exactDf(c, words);
+  private async expand(c: Tx, words: string[], prefix: boolean): Promise<{ forms: Forms[]; n: number }> {
+    const { n, df: known } = await lookup(c, words);
     const latin = words.filter((w) => !isCjk(w));
     const fuzzy = await fuzzyForms(c, latin);
     const last = words.length - 1;
@@ -444,45 +439,40 @@ export class PostgresEngine implements SearchEngine {
       }
       forms.push(f);
     }
-    return forms;
-  }
-
-  private async docCount(c: Tx): Promise<number> {
-    return (await c.query<{ docs: number }>("SELECT docs FROM index_state")).rows[0]?.docs ?? 0;
-  }
-
-  /** The hits of a page of ranked ids: the stored fields and a snippet of the stored plain text. */
-  private async page(
-    c: Tx | Database["pool"],
-    ranked: { id: string; score: number }[],
-    total: number,
-    terms: string[],
-  ): Promise<SearchResult> {
-    if (ranked.length === 0) return { hits: [], total };
-    const r = await c.query<Omit<PlainDocument, "h">>(
-      "SELECT id, kind, title, url, tags, body FROM documents WHERE id = ANY($1)",
-      [ranked.map((x) => x.id)],
-    );
-    const rows = new Map(r.rows.map((x) => [x.id, x]));
-    const hits: SearchHit[] = [];
-    for (const { id, score } of ranked) {
-      const d = rows.get(id);
-      if (!d) continue; // removed between the two reads
-      hits.push({
-        id,
-        kind: d.kind,
-        title: d.title,
-        url: d.url,
-        snippet: bestSnippet(d.title, d.body, terms),
-        tags: d.tags,
-        score: Math.round(score * 1000) / 1000,
-      });
-    }
-    return { hits, total };
+    return { forms, n };
   }
 
   /** The pool belongs to the caller, who closes it. */
   async close(): Promise<void> {}
+}
+
+/** A row of a ranked page: the hit's stored fields and plain body, its score, the count of every match. */
+interface PageRow extends Omit<PlainDocument, "h"> {
+  score: number;
+  total: string;
+}
+
+/**
+ * The final SELECT of every search: `ranked` (id, score, total, rank) joined with the stored fields
+ * and plain body of its rows only (one round trip; the body is read for the page, never for ranking).
+ */
+const PAGE_SELECT = `SELECT r.id, r.score, r.total, d.kind, d.title, d.url, d.tags, d.body
+  FROM ranked r JOIN documents d ON d.id = r.id ORDER BY r.rank`;
+
+/** The hits of a ranked page, with snippets of the stored plain text marked with `terms`. */
+function page(rows: PageRow[], terms: string[]): SearchResult {
+  return {
+    total: Number(rows[0]?.total ?? 0),
+    hits: rows.map((d): SearchHit => ({
+      id: d.id,
+      kind: d.kind,
+      title: d.title,
+      url: d.url,
+      snippet: bestSnippet(d.title, d.body, terms),
+      tags: d.tags,
+      score: Math.round(d.score * 1000) / 1000,
+    })),
+  };
 }
 
 /** The document as written: plain body, tsvector of title (A) and body (D) terms, distinct terms, digest. */
@@ -505,12 +495,19 @@ function formsTerms(forms: Forms[]): string[] {
   return [...new Set(forms.flatMap((f) => [f.word, ...f.exact, ...f.fuzzy]))];
 }
 
-/** Document frequencies of the words the vocabulary holds. */
-async function exactDf(c: Tx, words: string[]): Promise<Map<string, number>> {
-  const r = await c.query<{ term: string; df: number }>("SELECT term, df FROM terms WHERE term = ANY($1) AND df > 0", [
-    words,
-  ]);
-  return new Map(r.rows.map((x) => [x.term, x.df]));
+/** Document frequencies of the words the vocabulary holds, and `n`, the documents in the index (one round trip). */
+async function lookup(c: Tx, words: string[]): Promise<{ n: number; df: Map<string, number> }> {
+  const r = await c.query<{ term: string | null; df: number }>(
+    "SELECT term, df FROM terms WHERE term = ANY($1) AND df > 0 UNION ALL SELECT NULL, docs FROM index_state",
+    [words],
+  );
+  const df = new Map<string, number>();
+  let n = 0;
+  for (const x of r.rows) {
+    if (x.term === null) n = x.df;
+    else df.set(x.term, x.df);
+  }
+  return { n, df };
 }
 
 /** The `EXPANSIONS` most frequent terms starting with `word` (other than itself). */
@@ -533,6 +530,9 @@ export function trigramThreshold(n: number, k: number): number {
   return shared / (n + 1 + (n + k + 1) - shared);
 }
 
+/** pg_trgm's similarity threshold each pooled connection was last given. */
+const thresholds = new WeakMap<Tx, string>();
+
 /**
  * Typo candidates of each Latin word with a typo budget: vocabulary terms found by trigram
  * similarity (pg_trgm's GIN index, threshold of the most permissive word), kept when typos.ts's rule
@@ -543,24 +543,24 @@ async function fuzzyForms(c: Tx, words: string[]): Promise<Map<string, { term: s
   const typoable = words.filter((w) => typosAllowed(w) > 0);
   if (typoable.length === 0) return out;
   const threshold = Math.min(...typoable.map((w) => trigramThreshold([...w].length, typosAllowed(w))));
-  await c.query("BEGIN READ ONLY");
-  try {
-    await c.query("SELECT set_config('pg_trgm.similarity_threshold', $1, true)", [threshold.toFixed(3)]);
-    const r = await c.query<{ i: string; term: string; df: number }>(
-      `SELECT w.i, t.term, t.df
-         FROM unnest($1::text[]) WITH ORDINALITY AS w(q, i)
-         CROSS JOIN LATERAL (SELECT term, df FROM terms WHERE term % w.q AND df > 0) t`,
-      [typoable],
-    );
-    for (const row of r.rows) {
-      const word = typoable[Number(row.i) - 1]!;
-      if (!isTypoOf(word, row.term)) continue;
-      let list = out.get(word);
-      if (!list) out.set(word, (list = []));
-      list.push({ term: row.term, df: row.df });
-    }
-  } finally {
-    await c.query("COMMIT");
+  // the connection's own setting (this pool serves the index alone), set when it changes
+  const wanted = threshold.toFixed(3);
+  if (thresholds.get(c) !== wanted) {
+    await c.query("SELECT set_config('pg_trgm.similarity_threshold', $1, false)", [wanted]);
+    thresholds.set(c, wanted);
+  }
+  const r = await c.query<{ i: string; term: string; df: number }>(
+    `SELECT w.i, t.term, t.df
+       FROM unnest($1::text[]) WITH ORDINALITY AS w(q, i)
+       CROSS JOIN LATERAL (SELECT term, df FROM terms WHERE term % w.q AND df > 0) t`,
+    [typoable],
+  );
+  for (const row of r.rows) {
+    const word = typoable[Number(row.i) - 1]!;
+    if (!isTypoOf(word, row.term)) continue;
+    let list = out.get(word);
+    if (!list) out.set(word, (list = []));
+    list.push({ term: row.term, df: row.df });
   }
   for (const [w, list] of out) out.set(w, list.sort((a, b) => b.df - a.df).slice(0, EXPANSIONS));
   return out;
