@@ -36,7 +36,7 @@ const AVG_TITLE_TERMS = 8;
  * `all` and `any`: how many candidates, chosen from GIN and inline columns alone, are scored by the
  * full formula (their tsvectors read).
  */
-const RERANK = 200;
+const RERANK = 100;
 /** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/adr/0124). */
 const TYPO_WEIGHT = 0.3;
 /** At most this many vocabulary terms stand for one query word's prefix, or for its typos: the most frequent ones. */
