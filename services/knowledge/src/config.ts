@@ -15,9 +15,9 @@ export const knowledgeEnvSchema = commonEnvSchema.extend({
     .regex(/^[A-Za-z0-9_-]+$/)
     .default("aps-knowledge"),
   /**
-   * Folder of the embedded engine's durable index (snapshot + append log, docs/adr/0132); unset: the
-   * index lives in memory and is rebuilt from the forum at every start. The all-in-one defaults it to
-   * `APS_DATA_DIR/knowledge` when it runs its embedded PostgreSQL.
+   * Folder of a durable MiniSearch index (snapshot + append log, docs/adr/0132) instead of the
+   * PostgreSQL one (docs/adr/0142); unset without a database: in memory, rebuilt from the forum at
+   * every start.
    */
   KNOWLEDGE_INDEX_DIR: optionalVar(),
   /**

@@ -137,8 +137,8 @@ const MINI_OPTIONS: Options<Indexed> = {
 /** What the embedded engine is built with. */
 export interface EmbeddedOptions {
   /**
-   * Folder of the durable index (snapshot + append log, docs/adr/0132; the all-in-one's
-   * `APS_DATA_DIR/knowledge`). Unset: in memory only, rebuilt at every start.
+   * Folder of the durable index (snapshot + append log, docs/adr/0132; `KNOWLEDGE_INDEX_DIR`).
+   * Unset: in memory only, rebuilt at every start.
    */
   dir?: string | undefined;
   /** Bodies for snippets; default (and until `useTexts`): plain bodies kept in memory, for tests and tools. */
