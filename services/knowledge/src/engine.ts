@@ -52,7 +52,7 @@ export interface SearchOptions {
   minScore?: number;
 }
 
-/** The search seam (docs/architecture.md §8): Meilisearch in production, the embedded engine otherwise. */
+/** The search seam (docs/architecture.md §8): Meilisearch in production, PostgreSQL in the all-in-one (docs/adr/0142), MiniSearch without a database. */
 export interface SearchEngine {
   readonly name: string;
   /** Prepares the engine (index settings). Idempotent. */
@@ -148,7 +148,8 @@ export interface EmbeddedOptions {
 }
 
 /**
- * The embedded engine of the all-in-one mode (docs/adr/0124, 0132): MiniSearch (BM25, radix tree with
+ * The in-memory engine (docs/adr/0124, 0132), for a knowledge service without a database (the all-in-one uses
+ * PostgresEngine, docs/adr/0142): MiniSearch (BM25, radix tree with
  * fuzzy and prefix lookup) over text.ts's analysis (Intl.Segmenter words + CJK bigrams, light stemming)
  * of the plain text (markup.ts). Typo and prefix rules follow Meilisearch's (typos.ts); ranking: words
  * matched, then words matched without a typo, then BM25 with title ×4. The index stores kind, title,
