@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { migrate, withTransaction, type Database, type Logger, type Tx } from "@aps/platform";
+import { isDatabaseUnavailable, migrate, withTransaction, type Database, type Logger, type Tx } from "@aps/platform";
 import {
   plainDocument,
   type KnowledgeDoc,
@@ -55,7 +55,7 @@ const SIMILAR_POSTINGS = 1_000;
 const SIMILAR_RERANK = 100;
 /** `any`: words whose posting lists are read whatever the budget (one alone would make every candidate tie). */
 const SIMILAR_MIN_TERMS = 2;
-/** Transaction-level advisory lock serialising index writes (one writer at a time, whatever the replica). */
+/** Transaction-level advisory lock serialising index writes (one writer at a time per schema, whatever the replica). */
 const WRITE_LOCK = "aps-knowledge-index-write";
 
 /** A document ready to be written: plain body, its tsvector literal and its distinct terms. */
@@ -174,7 +174,7 @@ export class PostgresEngine implements SearchEngine {
   }
 
   private async lock(tx: Tx): Promise<void> {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [WRITE_LOCK]);
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`${WRITE_LOCK}:${this.db.schema}`]);
   }
 
   async upsert(docs: KnowledgeDoc[], eventId?: string): Promise<void> {
@@ -254,12 +254,21 @@ export class PostgresEngine implements SearchEngine {
     if (opts.match === "any") words = words.filter((t) => !STOPWORDS.has(t) && !(isCjk(t) && [...t].length < 2));
     if (words.length === 0) return q.trim() === "" ? this.list(want, limit) : { hits: [], total: 0 };
     const c = await this.db.pool.connect();
+    // a connection lost while checked out must fail this search, not crash the process, and is
+    // never pooled again (as platform's withTransaction does)
+    let lost: Error | undefined;
+    const onError = (err: Error) => void (lost = err);
+    c.on("error", onError);
     try {
       return opts.match === "any"
         ? await this.any(c, words, want, limit, opts.minScore ?? 0)
         : await this.all(c, words, want, limit);
+    } catch (err) {
+      lost ??= isDatabaseUnavailable(err) ? (err as Error) : undefined;
+      throw err;
     } finally {
-      c.release();
+      c.removeListener("error", onError);
+      c.release(lost);
     }
   }
 
