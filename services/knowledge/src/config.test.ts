@@ -1,5 +1,7 @@
+import { createLogger } from "@aps/platform";
 import { loadConfig } from "./config.js";
-import { engineFromConfig } from "./service.js";
+import { engineFromConfig, wantsDatabase } from "./service.js";
+import { postgresAvailable, postgresTestIndex } from "./store/postgres.fixture.js";
 
 describe("knowledge loadConfig(env)", () => {
   it("applies the defaults: port 50054, the embedded engine", () => {
@@ -16,4 +18,35 @@ describe("knowledge loadConfig(env)", () => {
     expect(engineFromConfig(loadConfig({ MEILISEARCH_URL: "" })).name).toBe("embedded");
     expect(() => loadConfig({ KNOWLEDGE_LISTEN_ADDR: "nope" })).toThrow(/KNOWLEDGE_LISTEN_ADDR/);
   });
+});
+
+const pgUp = await postgresAvailable();
+
+describe("knowledge engine choice with a database (docs/adr/0142)", () => {
+  it("wants a database unless Meilisearch or a MiniSearch folder is configured; KNOWLEDGE_DATABASE_URL is read", () => {
+    expect(wantsDatabase(loadConfig({}))).toBe(true);
+    expect(wantsDatabase(loadConfig({ MEILISEARCH_URL: "http://127.0.0.1:7700" }))).toBe(false);
+    expect(wantsDatabase(loadConfig({ KNOWLEDGE_INDEX_DIR: "/tmp/x" }))).toBe(false);
+    expect(loadConfig({ KNOWLEDGE_DATABASE_URL: "postgres://k@db/aps" }).KNOWLEDGE_DATABASE_URL).toBe(
+      "postgres://k@db/aps",
+    );
+  });
+
+  (pgUp ? it : it.skip)(
+    pgUp
+      ? "uses the PostgreSQL index when given a database, Meilisearch still first"
+      : "uses the PostgreSQL index when given a database (SKIPPED: no PostgreSQL)",
+    async () => {
+      const index = await postgresTestIndex();
+      try {
+        const store = { db: index.db, log: createLogger("knowledge-test", "warn") };
+        expect(engineFromConfig(loadConfig({}), store).name).toBe("postgres");
+        expect(engineFromConfig(loadConfig({ MEILISEARCH_URL: "http://127.0.0.1:7700" }), store).name).toBe(
+          "meilisearch",
+        );
+      } finally {
+        await index.drop();
+      }
+    },
+  );
 });
