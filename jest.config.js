@@ -1,7 +1,43 @@
+import { readdirSync, readFileSync } from "node:fs";
+
+/**
+ * Workspace packages by name → their `src/` folder, for the source mode below.
+ * @returns {Record<string, string>} e.g. `{ "@aps/forum": "services/forum/src" }`
+ */
+function workspaceSources() {
+  const dirs = ["proto", ...["packages", "services"].flatMap((d) => readdirSync(d).map((p) => `${d}/${p}`))];
+  return Object.fromEntries(
+    dirs.flatMap((dir) => {
+      try {
+        return [[JSON.parse(readFileSync(`${dir}/package.json`, "utf8")).name, `${dir}/src`]];
+      } catch {
+        return [];
+      }
+    }),
+  );
+}
+
+/**
+ * `APS_TEST_FROM_SOURCE=1` (set by `scripts/test.mjs --source`, what `npm test -w <pkg>` runs): workspace
+ * packages resolve to their TypeScript sources (`@aps/forum` → services/forum/src/index.ts,
+ * `@aps/platform/telemetry` → packages/platform/src/telemetry.ts), compiled by @swc/jest like the
+ * tests, so one package's tests need no build of the repository (docs/adr/0106).
+ */
+const fromSource = process.env.APS_TEST_FROM_SOURCE === "1";
+const sourceMapper = fromSource
+  ? Object.fromEntries(
+      Object.entries(workspaceSources()).flatMap(([name, src]) => [
+        [`^${name}$`, `<rootDir>/${src}/index.ts`],
+        [`^${name}/(.*?)(\\.js)?$`, `<rootDir>/${src}/$1`],
+      ]),
+    )
+  : {};
+
 /**
  * One jest run over every workspace (`npm test`): unit tests beside the code
  * (packages/*\/src/**\/*.test.ts, services/*\/src/**\/*.test.ts) and cross-service tests in test/. TypeScript is compiled by
- * @swc/jest to ESM; workspace packages resolve to their built dist (npm test builds first).
+ * @swc/jest to ESM; workspace packages resolve to their built dist (npm test builds first), or to their sources
+ * under APS_TEST_FROM_SOURCE=1.
  * @type {import('jest').Config}
  */
 export default {
@@ -18,7 +54,7 @@ export default {
       { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "es6" } },
     ],
   },
-  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
+  moduleNameMapper: { ...sourceMapper, "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 240000,
   // Every request of the suites under test/ is validated against the OpenAPI document (docs/adr/0135).
   setupFilesAfterEnv: ["<rootDir>/test/support/contract.setup.ts"],
@@ -30,5 +66,7 @@ export default {
   // What a test left open is named after the run (sockets, servers, child processes), and the run
   // then ends: one forgotten handle must not hold CI until its time limit (docs/adr/0138).
   globalTeardown: "<rootDir>/test/support/open-handles.cjs",
+  // One real initdb per run: embedded systems on fresh data folders copy its cluster (docs/adr/0145).
+  globalSetup: "<rootDir>/test/support/global-setup.cjs",
   forceExit: true,
 };

@@ -1,22 +1,32 @@
 #!/usr/bin/env node
-// Runs part of the jest suite from the repository root after an (incremental, cached) build:
-//   node scripts/test.mjs services/forum            (what `npm test -w @aps/forum` runs)
+// Runs part of the jest suite from the repository root:
+//   node scripts/test.mjs --source services/forum/   (what `npm test -w @aps/forum` runs: no build)
 //   node scripts/test.mjs packages services test/platform test/ops/service-list.test.ts   (`npm run test:fast`)
-// Arguments are jest path patterns and flags, passed through. The whole suite is `npm test`.
-// Workspace packages resolve to their built dist/, so the build comes first (turbo: seconds when cached).
+// Arguments are jest path patterns and flags (`--watch`, `-t name`), passed through. The whole suite is `npm test`.
+// Without --source, workspace packages resolve to their built dist/, so turbo's (cached) build comes first.
+// With --source, they resolve to their TypeScript sources (jest.config.js, APS_TEST_FROM_SOURCE) and
+// nothing is built: one package's tests start in seconds after an edit (docs/adr/0106).
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const run = (cmd, args) => {
-  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
+const args = process.argv.slice(2);
+const fromSource = args.includes("--source");
+const jestArgs = args.filter((a) => a !== "--source");
+const run = (cmd, args, env = process.env) => {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env });
   if (r.status !== 0) process.exit(r.status ?? 1);
 };
-run(process.execPath, [join(root, "node_modules/turbo/bin/turbo"), "run", "build", "--output-logs=errors-only"]);
-run(process.execPath, [
-  "--experimental-vm-modules",
-  "--no-warnings=ExperimentalWarning",
-  join(root, "node_modules/jest/bin/jest.js"),
-  ...process.argv.slice(2),
-]);
+if (!fromSource)
+  run(process.execPath, [join(root, "node_modules/turbo/bin/turbo"), "run", "build", "--output-logs=errors-only"]);
+run(
+  process.execPath,
+  [
+    "--experimental-vm-modules",
+    "--no-warnings=ExperimentalWarning",
+    join(root, "node_modules/jest/bin/jest.js"),
+    ...jestArgs,
+  ],
+  fromSource ? { ...process.env, APS_TEST_FROM_SOURCE: "1" } : process.env,
+);

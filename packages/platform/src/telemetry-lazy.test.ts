@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { ensureBuilt } from "@aps/testkit";
 
 /**
  * `startTelemetry` loads the OpenTelemetry SDK only when tracing is on (docs/adr/0093): a process
@@ -9,6 +10,7 @@ import { fileURLToPath } from "node:url";
  * the call.
  */
 const dist = fileURLToPath(new URL("../dist/telemetry.js", import.meta.url));
+beforeAll(() => ensureBuilt("@aps/platform"), 120_000);
 const probe = (env: Record<string, string>) =>
   execFileSync(
     process.execPath,

@@ -1,6 +1,7 @@
 /** @aps/testkit — shared test fixtures: real PostgreSQL/NATS discovery, processes, HTTP. */
 export * from "./infra.js";
 export * from "./process.js";
+export * from "./build.js";
 export * from "./http.js";
 export * from "./contract.js";
 export * from "./contract-fetch.js";

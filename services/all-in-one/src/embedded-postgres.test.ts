@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { createLogger } from "@aps/platform";
+import { ensureBuilt } from "@aps/testkit";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 
 /**
@@ -112,6 +113,7 @@ describe("embedded PostgreSQL", () => {
 
   it("stops a server orphaned by a SIGKILLed run and starts on the same data", async () => {
     const dir = newDir();
+    ensureBuilt("@aps/all-in-one"); // the child runs the built module (a fresh Node has no jest transform)
     const entry = fileURLToPath(new URL("../dist/embedded-postgres.js", import.meta.url));
     const script = `import { startEmbeddedPostgres } from ${JSON.stringify(entry)};
       import { createLogger } from "@aps/platform";

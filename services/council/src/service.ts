@@ -15,7 +15,8 @@ import { councilHandlers } from "./grpc/handlers.js";
 import { consumeAgenda } from "./events/consumers.js";
 import { DeadlineScheduler } from "./scheduler.js";
 
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+// The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
+const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
 
 /** What `startCouncil` needs beyond the shared deps. */
 export interface CouncilOptions {

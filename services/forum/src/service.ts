@@ -6,7 +6,8 @@ import { forumHandlers } from "./grpc/handlers.js";
 import { consumeCouncilEvents } from "./events/consumers.js";
 import { FlagStore } from "./store/flags.js";
 
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+// The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
+const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
 
 /** What `startForum` needs beyond the shared deps. */
 export interface ForumOptions {

@@ -14,7 +14,8 @@ import { IdempotencyStore } from "./store/idempotency.js";
 import { identityHandlers } from "./grpc/handlers.js";
 import { consumeCaseClosed } from "./events/sagacity.js";
 
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+// The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
+const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
 
 /** What `startIdentity` needs beyond the shared deps. */
 export interface IdentityOptions {

@@ -9,7 +9,8 @@ import { WebhookStore } from "./store/webhooks.js";
 import type { Resolver } from "./webhooks/ssrf.js";
 import { DeliveryWorker } from "./webhooks/worker.js";
 
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+// The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
+const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
 
 /** How often the feed's retention runs, ms. */
 const PRUNE_EVERY_MS = 3_600_000;

@@ -18,7 +18,8 @@ import { translationHandlers } from "./grpc/handlers.js";
 import { TranslationRepository } from "./store/repository.js";
 import { Translator } from "./translator.js";
 
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+// The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
+const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
 
 /** What `startTranslation` needs beyond its database and logger. */
 export interface TranslationOptions {
