@@ -2,7 +2,7 @@ import { createLogger, InProcessBus } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import { connect } from "nats";
 import pg from "pg";
-import { httpClient, type HttpResult } from "@aps/testkit";
+import { httpClient, TEST_NATS_ACK_WAIT_MS, type HttpResult } from "@aps/testkit";
 
 /**
  * Shared helpers of the fault-injection tests (docs/reliability.md: readiness, SIGTERM):
@@ -24,6 +24,13 @@ export const FAULT_LIMITS = {
   RATE_LIMIT_ANON_PER_MINUTE: "1000000",
 };
 
+/**
+ * The event bus settings of every fault system: JetStream redelivers a delivery a killed or
+ * cut-off process held after TEST_NATS_ACK_WAIT_MS (2.5 s) rather than 30 s, so "every consumer
+ * settled" comes within seconds (docs/adr/0146). Ignored by the in-process bus.
+ */
+export const FAULT_BUS = { NATS_ACK_WAIT_MS: TEST_NATS_ACK_WAIT_MS };
+
 export type Req = ReturnType<typeof httpClient>;
 export type Agent = { agentId: string; apiKey: string; name: string };
 
@@ -31,7 +38,7 @@ export type Agent = { agentId: string; apiKey: string; name: string };
 export async function startAio(env: Record<string, string>): Promise<AllInOne & { req: Req }> {
   const log = createLogger("aps-faults", "error");
   const aps = await startAllInOne(
-    { APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "error", PORT: "0", ...FAULT_LIMITS, ...env },
+    { APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "error", PORT: "0", ...FAULT_LIMITS, ...FAULT_BUS, ...env },
     log,
     new InProcessBus(log),
   );

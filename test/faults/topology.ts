@@ -11,7 +11,7 @@ import {
 } from "@aps/platform";
 import { freePort } from "@aps/testkit";
 import { ROOT } from "../support/system.js";
-import { ADMIN_TOKEN, FAULT_LIMITS } from "./support.js";
+import { ADMIN_TOKEN, FAULT_BUS, FAULT_LIMITS } from "./support.js";
 
 export type { ServiceName };
 /** The gRPC services of the distributed topology, in start order: the one service list (docs/adr/0105). */
@@ -45,7 +45,15 @@ export async function startTopology(
     await Promise.all([...SERVICES, "gateway"].map(async (s) => [s, await freePort()] as const)),
   ) as Record<ServiceName | "gateway", number>;
   const addrs = Object.fromEntries(SERVICES.map((s) => [grpcAddrEnv(s), `127.0.0.1:${ports[s]}`]));
-  const base = { ...process.env, APS_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: "warn", ...FAULT_LIMITS, ...env, ...addrs };
+  const base = {
+    ...process.env,
+    APS_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: "warn",
+    ...FAULT_LIMITS,
+    ...FAULT_BUS,
+    ...env,
+    ...addrs,
+  };
   // Every process calls and is called with its own token, as deploy/local/start.mjs runs them (docs/adr/0119).
   const trust = generateTrustEnv([...SERVICES, "gateway"]);
   const make = (name: ServiceName | "gateway"): Child => {

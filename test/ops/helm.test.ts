@@ -522,6 +522,8 @@ function checkGolden(name: string, rendered: string) {
           expect(envOf(d)[`${svc.toUpperCase()}_LISTEN_ADDR`].value).toBe(`0.0.0.0:${port}`);
           expect(envOf(d).DATABASE_URL).toBeDefined();
           expect(envOf(d).NATS_URL).toBeDefined();
+          // JetStream's ack_wait of the service's durable consumers (docs/adr/0146)
+          expect(envOf(d).NATS_ACK_WAIT_MS.value).toBe("30000");
           expect(envOf(d).METRICS_PORT.value).toBe("9464");
           expect(container(d).ports).toEqual(
             expect.arrayContaining([{ name: "metrics", containerPort: 9464, protocol: "TCP" }]),
@@ -716,6 +718,12 @@ function checkGolden(name: string, rendered: string) {
       );
       expect(envOf(find(apertium, "Deployment", "aps-gateway")).TRANSLATION_ENGINE.value).toBe("apertium");
       expect(envOf(find(apertium, "Deployment", "aps-translation")).TRANSLATION_ENGINE.value).toBe("apertium");
+    }, 120_000);
+
+    it("passes config.natsAckWaitMs to every service as NATS_ACK_WAIT_MS (docs/adr/0146)", async () => {
+      const short = parseManifests(await helmRun(templateArgs(["--set", "config.natsAckWaitMs=5000"])));
+      for (const { name } of SERVICES)
+        expect([name, envOf(find(short, "Deployment", `aps-${name}`)).NATS_ACK_WAIT_MS.value]).toEqual([name, "5000"]);
     }, 120_000);
 
     describe("alert rules (metrics.prometheusRule, docs/adr/0100)", () => {
@@ -913,6 +921,7 @@ function checkGolden(name: string, rendered: string) {
         await failsWith(["--set", "unknownTopLevel=1"], /unknownTopLevel|additional properties/i);
         await failsWith(["--set", "components.forum.replcias=2"], /replcias|additional properties/i);
         await failsWith(["--set", "defaults.pdb.minAvaliable=1"], /minAvaliable|additional properties/i);
+        await failsWith(["--set", "config.natsAckWaitMs=500"], /natsAckWaitMs/);
       });
 
       it("renders with external URLs only (no existingSecret) into the chart's Secret", async () => {

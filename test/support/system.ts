@@ -15,6 +15,7 @@ import {
   startContainerAllInOne,
   startContainerTopology,
   startNode,
+  TEST_NATS_ACK_WAIT_MS,
   TEST_NATS_URL,
   uniqueBusNames,
   type TestProcess,
@@ -157,6 +158,10 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     const ownDir = !opts.dataDir;
     const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "aps-test-"));
     const cleanup = () => (ownDir ? rmSync(dataDir, { recursive: true, force: true }) : undefined);
+    // A fresh folder copies the run's template cluster (one initdb per run, docs/adr/0145); a folder the
+    // test passes (restart tests) keeps the real initdb path.
+    const template = process.env.APS_TEST_PG_TEMPLATE;
+    if (ownDir && template) env.APS_EMBEDDED_PG_TEMPLATE ??= template;
     if (mode === "embedded") {
       const log = createLogger("aps-test", "warn");
       const aps = await startAllInOne({ ...env, APS_DATA_DIR: dataDir }, log, new InProcessBus(log), {
@@ -192,6 +197,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     ...env,
     DATABASE_URL: db.url,
     NATS_URL: TEST_NATS_URL,
+    NATS_ACK_WAIT_MS: TEST_NATS_ACK_WAIT_MS,
     NATS_STREAM: names.stream,
     APS_SUBJECT_PREFIX: names.prefix,
   };

@@ -180,6 +180,8 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   value: {{ .Values.config.logLevel | quote }}
 - name: NATS_STREAM
   value: {{ .Values.config.natsStream | quote }}
+- name: NATS_ACK_WAIT_MS
+  value: {{ .Values.config.natsAckWaitMs | int | toString | quote }}
 - name: APS_SUBJECT_PREFIX
   value: {{ .Values.config.subjectPrefix | quote }}
 - name: APS_DATA_DIR

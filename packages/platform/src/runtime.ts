@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { openDatabase, type PoolSizing, type Database } from "./db/database.js";
-import { JetStreamBus } from "./bus/jetstream.js";
+import { DEFAULT_ACK_WAIT_MS, JetStreamBus } from "./bus/jetstream.js";
 import { InProcessBus } from "./bus/memory.js";
 import type { EventBus } from "./bus/types.js";
 import { createLogger, type Logger } from "./log.js";
@@ -8,6 +8,12 @@ import { intVar, optionalVar } from "./config.js";
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from "./bus/stream-limits.js";
 import { shutdownTelemetry } from "./telemetry-hooks.js";
 import { internalTrustOf, trustEnvSchema, type InternalTrust } from "./trust.js";
+
+/**
+ * Shortest `NATS_ACK_WAIT_MS` accepted, ms: below it a handler still running (or an event still
+ * waiting its turn in a fetched batch) would be redelivered under ordinary load.
+ */
+export const MIN_ACK_WAIT_MS = 1_000;
 
 /**
  * Env vars every service shares. A service-specific database URL (`<SERVICE>_DATABASE_URL`) wins
@@ -34,6 +40,12 @@ export const commonEnvSchema = z.object({
   NATS_STREAM_MAX_BYTES: intVar(DEFAULT_STREAM_LIMITS.maxBytes, 1_048_576),
   /** … and the most events kept per subject (default 1 000 000), so one busy subject cannot evict the others. */
   NATS_STREAM_MAX_MSGS_PER_SUBJECT: intVar(DEFAULT_STREAM_LIMITS.maxMsgsPerSubject, 1),
+  /**
+   * JetStream `ack_wait` of this service's durable consumers, ms (default 30 000, at least 1 000):
+   * how long a delivery held by a process that died or was cut off waits before it is delivered
+   * again; applied to existing consumers at start (docs/adr/0146).
+   */
+  NATS_ACK_WAIT_MS: intVar(DEFAULT_ACK_WAIT_MS, MIN_ACK_WAIT_MS),
   /** NATS user and password of this service (the chart's per-service users, docs/adr/0119); unset = no authentication. */
   NATS_USER: optionalVar(),
   NATS_PASSWORD: optionalVar(),
@@ -84,6 +96,7 @@ export async function openServiceDeps(
       connectionName: `aps-${service}`,
       log,
       limits: streamLimitsOf(cfg),
+      ackWaitMs: cfg.NATS_ACK_WAIT_MS,
       user: cfg.NATS_USER,
       pass: cfg.NATS_PASSWORD,
     });

@@ -17,6 +17,7 @@ import { execFile, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
 import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from "testcontainers";
 import { entryPoint, GATEWAY, generateTrustEnv, grpcAddrEnv, listenAddrEnv, SERVICES } from "@aps/platform";
+import { TEST_NATS_ACK_WAIT_MS } from "./infra.js";
 
 /** The images the container tests run. */
 export interface ContainerImages {
@@ -202,7 +203,8 @@ export interface ContainerTopology {
  * Starts the distributed topology in containers: PostgreSQL, NATS, then each service of the one
  * service list in its start order and the gateway last, every one from the APS image on the
  * same network, reached by its service name (`forum:50052`, …), each with its own internal
- * token and its peers' digests as deploy/local does (docs/adr/0119). `env` is added to every APS
+ * token and its peers' digests as deploy/local does (docs/adr/0119), and a short JetStream ack
+ * wait (`NATS_ACK_WAIT_MS` = TEST_NATS_ACK_WAIT_MS, docs/adr/0146). `env` is added to every APS
  * container. Resolves once the gateway's `/readyz` answers 200 (`readyTimeoutMs`, default 180 s).
  * The fault suites ask for NATS on a network of its own and JetStream on a named volume
  * (ContainerTopologyOptions).
@@ -241,6 +243,7 @@ export async function startContainerTopology(
     const common = {
       DATABASE_URL: `postgres://postgres:${password}@postgres:5432/aps`,
       NATS_URL: "nats://nats:4222",
+      NATS_ACK_WAIT_MS: TEST_NATS_ACK_WAIT_MS,
       LOG_LEVEL: "warn",
       ...addrs,
       ...env,

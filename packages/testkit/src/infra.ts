@@ -13,6 +13,15 @@ export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgres://p
 export const TEST_NATS_URL = process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 const requireReal = process.env.APS_TEST_REQUIRE_REAL === "1";
 
+/**
+ * `NATS_ACK_WAIT_MS` of the services the tests run on NATS (the `real`, `distributed` and
+ * container modes, the fault topologies): a delivery held by a killed or cut-off process is
+ * redelivered, and every durable consumer settles, within seconds instead of JetStream's 30 s
+ * (docs/adr/0146). Long enough that a fetched batch (25 events at this value) is handled well
+ * within it on the loaded 2-core CI machine.
+ */
+export const TEST_NATS_ACK_WAIT_MS = "2500";
+
 /** A random lowercase suffix for names of per-test databases, streams and subjects. */
 export function uniqueSuffix(): string {
   return randomBytes(5).toString("hex");

@@ -20,6 +20,7 @@ export async function openKnowledgeBus(cfg: CommonConfig, log: Logger, sharedBus
       connectionName: "aps-knowledge",
       log,
       limits: streamLimitsOf(cfg),
+      ackWaitMs: cfg.NATS_ACK_WAIT_MS,
       user: cfg.NATS_USER,
       pass: cfg.NATS_PASSWORD,
     });

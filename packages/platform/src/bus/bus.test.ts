@@ -1,4 +1,5 @@
 import { hasNats, TEST_NATS_URL, uniqueBusNames, uniqueSuffix } from "@aps/testkit";
+import { connect, nanos } from "nats";
 import { createLogger } from "../log.js";
 import { InProcessBus } from "./memory.js";
 import { JetStreamBus } from "./jetstream.js";
@@ -30,6 +31,8 @@ interface Harness {
   /** A second, independent client of the same stream/prefix (a "restarted process"). */
   reconnect(): Promise<EventBus>;
   cleanup(): Promise<void>;
+  /** The JetStream stream of this bus (JetStream only). */
+  stream?: string;
 }
 
 interface Flavour {
@@ -72,6 +75,7 @@ const jetStream: Flavour = {
     const others: JetStreamBus[] = [];
     return {
       bus,
+      stream,
       reconnect: async () => {
         const b = await JetStreamBus.connect(opts);
         others.push(b);
@@ -440,6 +444,53 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
       await waitFor("the events published while down", () => second.got.length >= 2, 5_000);
       await sleep(300);
       expect([...second.ids()].sort()).toEqual(whileDown.map((e) => e.eventId).sort());
+    });
+
+    it("sets ack_wait (ackWaitMs) on a new durable, updates an existing one, and redelivers an unacknowledged delivery after it", async () => {
+      const js = h.bus as JetStreamBus;
+      const stream = h.stream!;
+      const subject = `${p}.council.case_closed`;
+      const nc = await connect({ servers: TEST_NATS_URL });
+      try {
+        const jsm = await nc.jetstreamManager();
+        const ackWaitOf = async (durable: string) => (await jsm.consumers.info(stream, durable)).config.ack_wait;
+        // the default: 30 s
+        const sub = await js.consume({ durable: "waiter", subjects: [subject], handler: async () => undefined });
+        expect(await ackWaitOf("waiter")).toBe(nanos(30_000));
+        await sub.stop();
+        // another process of the same durable with NATS_ACK_WAIT_MS=1500: the existing consumer is updated
+        const short = await JetStreamBus.connect({
+          servers: TEST_NATS_URL,
+          stream,
+          prefix: p,
+          connectionName: "aps-bus-test-short",
+          ackWaitMs: 1_500,
+          log,
+        });
+        try {
+          const r = recorder();
+          const s2 = await short.consume({ durable: "waiter", subjects: [subject], handler: r.handler });
+          expect(await ackWaitOf("waiter")).toBe(nanos(1_500));
+          await s2.stop();
+          // a delivery taken and never acknowledged (a process that died holding it) comes again after ack_wait
+          const e = event(subject);
+          await js.publish(e);
+          const held = await (await nc.jetstream().consumers.get(stream, "waiter")).next({ expires: 2_000 });
+          expect(held?.headers?.get("Nats-Msg-Id")).toBe(e.eventId);
+          const takenAt = Date.now();
+          subs.push(await short.consume({ durable: "waiter", subjects: [subject], handler: r.handler }));
+          await waitFor("the redelivery after ack_wait", () => r.got.length === 1, 10_000);
+          const afterMs = Date.now() - takenAt;
+          expect(r.got[0]).toMatchObject({ deliveryCount: 2, event: { eventId: e.eventId } });
+          expect(afterMs).toBeGreaterThanOrEqual(1_000);
+          expect(afterMs).toBeLessThan(5_000);
+        } finally {
+          for (const s of subs.splice(0)) await s.stop().catch(() => undefined);
+          await short.close();
+        }
+      } finally {
+        await nc.close();
+      }
     });
   } else {
     it("stops delivering to a stopped consumer and lets the same durable name start again", async () => {

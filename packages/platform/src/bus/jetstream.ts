@@ -34,6 +34,31 @@ const FETCH_EXPIRES_MS = 1_000;
 /** Longest a close waits for the connection to drain before closing it outright, ms. */
 const CLOSE_DRAIN_MS = 3_000;
 
+/**
+ * JetStream's `ack_wait` of the durable consumers unless configured (`NATS_ACK_WAIT_MS`): how long
+ * a delivery may stay unacknowledged before the server delivers it again (docs/adr/0146).
+ */
+export const DEFAULT_ACK_WAIT_MS = 30_000;
+
+/** Most events one pull of a consumer asks for (fewer with a short ack wait, see fetchBatchSize). */
+const MAX_FETCH_BATCH = 64;
+
+/**
+ * Handling budget per event of a fetched batch, ms: a batch asks for at most `ackWaitMs / 100`
+ * events, so its last event is handled well within `ack_wait` of its delivery (see fetchBatchSize).
+ */
+const HANDLING_BUDGET_MS = 100;
+
+/**
+ * Events one pull asks for with ack wait `ackWaitMs`: the server starts every event's `ack_wait`
+ * when it sends the batch, and the events are handled one after another, so a batch of 64 with a
+ * 2 s ack wait would see its tail redelivered while still waiting its turn. At most 64 (the
+ * default 30 s gives 64), at least 1.
+ */
+export function fetchBatchSize(ackWaitMs: number): number {
+  return Math.max(1, Math.min(MAX_FETCH_BATCH, Math.floor(ackWaitMs / HANDLING_BUDGET_MS)));
+}
+
 /** Where and how to reach JetStream. */
 export interface JetStreamOptions {
   /** Comma-separated NATS URLs (`NATS_URL`). */
@@ -55,6 +80,12 @@ export interface JetStreamOptions {
   limits?: StreamLimits;
   /** Backoff and limits of redelivery after a failed handler (default DEFAULT_REDELIVERY; docs/adr/0100). */
   redelivery?: Partial<RedeliveryPolicy>;
+  /**
+   * `ack_wait` of the durable consumers, ms (`NATS_ACK_WAIT_MS`, default DEFAULT_ACK_WAIT_MS): how
+   * long a delivery held by a process that died or was cut off waits before JetStream delivers it
+   * again. Set on consumers this bus creates and updated on existing ones (docs/adr/0146).
+   */
+  ackWaitMs?: number;
   log: Logger;
 }
 
@@ -67,8 +98,10 @@ export interface JetStreamOptions {
  * events (or ones failing with an unclassified error `maxDeliver` times) are parked on the
  * dead-letter subject `<prefix>.dlq.<durable>`, listed and replayed through `deadLetters`
  * (docs/adr/0100); they pull in
- * fetches of ≤ 1 s, so a stopped consumer leaves no delivery in flight unacknowledged behind it. The client
- * reconnects forever, so a NATS restart only delays delivery.
+ * fetches of ≤ 1 s, so a stopped consumer leaves no delivery in flight unacknowledged behind it. A delivery
+ * a process never acknowledged (it died, or its connection was cut) is delivered again after
+ * `ack_wait` (`ackWaitMs`, default 30 s; docs/adr/0146). The client reconnects forever, so a NATS
+ * restart only delays delivery.
  */
 export class JetStreamBus implements EventBus {
   readonly prefix: string;
@@ -81,6 +114,8 @@ export class JetStreamBus implements EventBus {
   private readonly unregisterDeadLetters = registerDeadLetters(this);
   private readonly unregisterStream = registerStream(this);
   private readonly policy: RedeliveryPolicy;
+  /** `ack_wait` of this bus's durable consumers, ms. */
+  readonly ackWaitMs: number;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -91,6 +126,7 @@ export class JetStreamBus implements EventBus {
     this.prefix = opts.prefix ?? "aps";
     this.stream = opts.stream ?? "APS";
     this.policy = { ...DEFAULT_REDELIVERY, ...opts.redelivery };
+    this.ackWaitMs = opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
   }
 
   /** Connects and creates (or updates) the stream. Throws when NATS cannot be reached. */
@@ -181,7 +217,7 @@ export class JetStreamBus implements EventBus {
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       filter_subject: subject,
-      ack_wait: nanos(30_000),
+      ack_wait: nanos(this.ackWaitMs),
     };
     try {
       await this.jsm.consumers.add(this.stream, config);
@@ -192,14 +228,18 @@ export class JetStreamBus implements EventBus {
     this.durables.add(durable);
     // Pull in bounded fetches rather than one endless `consume()`: closing a consume() drops
     // deliveries already on the wire to its inbox, and those stay unacknowledged until ack_wait
-    // (30 s) passes. A fetch ends when the server has answered its pull request (batch full or
+    // passes. A fetch ends when the server has answered its pull request (batch full or
     // expired), so stopping between fetches strands nothing; a stop waits ≤ FETCH_EXPIRES_MS.
+    const maxMessages = fetchBatchSize(this.ackWaitMs);
     let stopping = false;
     let failing = false;
     const loop = (async () => {
       while (!stopping) {
         try {
-          const batch: ConsumerMessages = await consumer.fetch({ max_messages: 64, expires: FETCH_EXPIRES_MS });
+          const batch: ConsumerMessages = await consumer.fetch({
+            max_messages: maxMessages,
+            expires: FETCH_EXPIRES_MS,
+          });
           for await (const m of batch) await this.handle(spec, m);
           failing = false;
         } catch (err) {

@@ -1,0 +1,30 @@
+import { parseEnv } from "./config.js";
+import { commonEnvSchema, MIN_ACK_WAIT_MS } from "./runtime.js";
+import { DEFAULT_ACK_WAIT_MS, fetchBatchSize } from "./bus/jetstream.js";
+
+/** The shared env schema of every service (`loadConfig(env)` extends it): the JetStream ack wait (docs/adr/0146). */
+describe("commonEnvSchema: NATS_ACK_WAIT_MS", () => {
+  it("defaults to 30 000 ms, JetStream's own default", () => {
+    expect(parseEnv(commonEnvSchema, {}).NATS_ACK_WAIT_MS).toBe(30_000);
+    expect(DEFAULT_ACK_WAIT_MS).toBe(30_000);
+  });
+
+  it("reads an integer of at least 1 000 ms", () => {
+    expect(parseEnv(commonEnvSchema, { NATS_ACK_WAIT_MS: "2500" }).NATS_ACK_WAIT_MS).toBe(2_500);
+    expect(parseEnv(commonEnvSchema, { NATS_ACK_WAIT_MS: String(MIN_ACK_WAIT_MS) }).NATS_ACK_WAIT_MS).toBe(1_000);
+  });
+
+  it.each(["999", "0", "-5", "2.5", "soon"])("rejects %j, naming the variable", (v) => {
+    expect(() => parseEnv(commonEnvSchema, { NATS_ACK_WAIT_MS: v })).toThrow(/NATS_ACK_WAIT_MS/);
+  });
+});
+
+describe("fetchBatchSize(ackWaitMs)", () => {
+  it("keeps 64 events per pull with the default ack wait, fewer with a short one, never 0", () => {
+    expect(fetchBatchSize(30_000)).toBe(64);
+    expect(fetchBatchSize(6_400)).toBe(64);
+    expect(fetchBatchSize(3_000)).toBe(30);
+    expect(fetchBatchSize(1_000)).toBe(10);
+    expect(fetchBatchSize(50)).toBe(1);
+  });
+});
