@@ -1763,10 +1763,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -1792,10 +1796,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -1821,10 +1829,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -1851,10 +1863,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -1880,10 +1896,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -1910,10 +1930,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -1967,10 +1991,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -1997,10 +2025,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2026,10 +2058,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2055,10 +2091,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "translation_not_cached";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2084,10 +2124,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2113,10 +2157,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2142,10 +2190,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_language_pair";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2172,10 +2224,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited" | "quota_exceeded";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2201,10 +2257,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2231,10 +2291,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2299,10 +2363,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2328,10 +2396,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2357,10 +2429,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2387,10 +2463,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2416,10 +2496,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2446,10 +2530,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2500,10 +2588,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2529,10 +2621,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2558,10 +2654,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2588,10 +2688,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2617,10 +2721,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2647,10 +2755,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2714,10 +2826,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2743,10 +2859,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2772,10 +2892,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2801,10 +2925,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2830,10 +2958,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2860,10 +2992,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited" | "quota_exceeded";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2889,10 +3025,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2919,10 +3059,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -2973,10 +3117,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3003,10 +3151,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3032,10 +3184,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3061,10 +3217,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3090,10 +3250,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3120,10 +3284,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3149,10 +3317,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3179,10 +3351,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3238,10 +3414,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3268,10 +3448,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3297,10 +3481,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3326,10 +3514,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3355,10 +3547,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3385,10 +3581,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3414,10 +3614,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3444,10 +3648,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3498,10 +3706,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3528,10 +3740,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3557,10 +3773,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3586,10 +3806,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3615,10 +3839,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3645,10 +3873,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3674,10 +3906,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3704,10 +3940,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3766,10 +4006,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3796,10 +4040,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3825,10 +4073,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3854,10 +4106,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3883,10 +4139,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3913,10 +4173,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3942,10 +4206,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -3972,10 +4240,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4029,10 +4301,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4059,10 +4335,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4088,10 +4368,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4117,10 +4401,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4146,10 +4434,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4175,10 +4467,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4205,10 +4501,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4234,10 +4534,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4264,10 +4568,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4326,10 +4634,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4356,10 +4668,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4385,10 +4701,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4414,10 +4734,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4443,10 +4767,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4472,10 +4800,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4502,10 +4834,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4531,10 +4867,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4561,10 +4901,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4642,10 +4986,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4672,10 +5020,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4701,10 +5053,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4730,10 +5086,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4759,10 +5119,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4789,10 +5153,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4818,10 +5186,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4848,10 +5220,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4920,10 +5296,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4950,10 +5330,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -4979,10 +5363,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5009,10 +5397,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5038,10 +5430,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5067,10 +5463,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5096,10 +5496,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5126,10 +5530,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited" | "quota_exceeded";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5155,10 +5563,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5185,10 +5597,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5256,10 +5672,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5286,10 +5706,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5315,10 +5739,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5344,10 +5772,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5373,10 +5805,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5402,10 +5838,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5432,10 +5872,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5461,10 +5905,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5491,10 +5939,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5559,10 +6011,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5589,10 +6045,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5618,10 +6078,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5647,10 +6111,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5676,10 +6144,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5705,10 +6177,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5734,10 +6210,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5764,10 +6244,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5793,10 +6277,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5823,10 +6311,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5885,10 +6377,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5915,10 +6411,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5944,10 +6444,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -5973,10 +6477,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6002,10 +6510,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6031,10 +6543,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6061,10 +6577,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6090,10 +6610,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6120,10 +6644,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6190,10 +6718,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6220,10 +6752,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6249,10 +6785,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6278,10 +6818,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6308,10 +6852,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6337,10 +6885,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6366,10 +6918,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6395,10 +6951,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6425,10 +6985,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited" | "quota_exceeded";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6454,10 +7018,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6484,10 +7052,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6551,10 +7123,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6581,10 +7157,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6610,10 +7190,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6639,10 +7223,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6669,10 +7257,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6698,10 +7290,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6727,10 +7323,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6756,10 +7356,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6786,10 +7390,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6815,10 +7423,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6845,10 +7457,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6907,10 +7523,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6937,10 +7557,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6966,10 +7590,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -6995,10 +7623,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7024,10 +7656,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7053,10 +7689,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7083,10 +7723,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7112,10 +7756,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7142,10 +7790,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7206,10 +7858,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7236,10 +7892,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7265,10 +7925,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7294,10 +7958,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7323,10 +7991,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7352,10 +8024,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7381,10 +8057,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7411,10 +8091,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7440,10 +8124,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7470,10 +8158,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7532,10 +8224,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7562,10 +8258,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7591,10 +8291,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7620,10 +8324,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7649,10 +8357,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7678,10 +8390,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7708,10 +8424,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7737,10 +8457,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7767,10 +8491,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7835,10 +8563,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7865,10 +8597,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7894,10 +8630,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7923,10 +8663,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7953,10 +8697,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -7982,10 +8730,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8011,10 +8763,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8040,10 +8796,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8070,10 +8830,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8099,10 +8863,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8129,10 +8897,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8202,10 +8974,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8231,10 +9007,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8260,10 +9040,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8290,10 +9074,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8319,10 +9107,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8349,10 +9141,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8407,10 +9203,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8437,10 +9237,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8466,10 +9270,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8495,10 +9303,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8524,10 +9336,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8554,10 +9370,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8583,10 +9403,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8613,10 +9437,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8671,10 +9499,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8701,10 +9533,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8730,10 +9566,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8759,10 +9599,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8788,10 +9632,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8817,10 +9665,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_language_pair";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8847,10 +9699,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited" | "quota_exceeded";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8876,10 +9732,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8906,10 +9766,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8966,10 +9830,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -8996,10 +9864,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9025,10 +9897,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9054,10 +9930,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found" | "translation_not_cached";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9083,10 +9963,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9112,10 +9996,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9141,10 +10029,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_language_pair";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9171,10 +10063,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited" | "quota_exceeded";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9200,10 +10096,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9230,10 +10130,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9295,10 +10199,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9325,10 +10233,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9354,10 +10266,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9383,10 +10299,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9413,10 +10333,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9442,10 +10366,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9471,10 +10399,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9500,10 +10432,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9530,10 +10466,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9559,10 +10499,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9589,10 +10533,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9659,10 +10607,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9689,10 +10641,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9718,10 +10674,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9747,10 +10707,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9777,10 +10741,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9806,10 +10774,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9835,10 +10807,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9864,10 +10840,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9894,10 +10874,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9923,10 +10907,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -9953,10 +10941,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10023,10 +11015,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10053,10 +11049,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10082,10 +11082,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10111,10 +11115,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10141,10 +11149,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10170,10 +11182,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10199,10 +11215,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10228,10 +11248,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10258,10 +11282,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10287,10 +11315,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10317,10 +11349,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10382,10 +11418,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10412,10 +11452,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10441,10 +11485,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10470,10 +11518,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10500,10 +11552,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10529,10 +11585,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10558,10 +11618,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10587,10 +11651,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10617,10 +11685,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10646,10 +11718,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10676,10 +11752,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10747,10 +11827,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10777,10 +11861,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10806,10 +11894,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10835,10 +11927,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10865,10 +11961,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10894,10 +11994,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10923,10 +12027,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10952,10 +12060,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -10982,10 +12094,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11011,10 +12127,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11041,10 +12161,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11109,10 +12233,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11139,10 +12267,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11168,10 +12300,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11197,10 +12333,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11227,10 +12367,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11256,10 +12400,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11285,10 +12433,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11314,10 +12466,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11344,10 +12500,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11373,10 +12533,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11403,10 +12567,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11473,10 +12641,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11503,10 +12675,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11532,10 +12708,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11561,10 +12741,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11591,10 +12775,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11620,10 +12808,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11649,10 +12841,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11678,10 +12874,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11708,10 +12908,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11737,10 +12941,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11767,10 +12975,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11837,10 +13049,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11867,10 +13083,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11896,10 +13116,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11925,10 +13149,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11955,10 +13183,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -11984,10 +13216,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12013,10 +13249,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12042,10 +13282,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12072,10 +13316,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12101,10 +13349,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12131,10 +13383,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12204,10 +13460,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12234,10 +13494,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12263,10 +13527,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12292,10 +13560,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12322,10 +13594,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12351,10 +13627,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12380,10 +13660,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12409,10 +13693,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 422;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "idempotency_mismatch";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12439,10 +13727,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12468,10 +13760,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12498,10 +13794,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12567,10 +13867,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12597,10 +13901,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12626,10 +13934,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12655,10 +13967,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12684,10 +14000,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12713,10 +14033,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12742,10 +14066,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12772,10 +14100,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12801,10 +14133,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12831,10 +14167,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12904,10 +14244,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12934,10 +14278,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12963,10 +14311,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -12992,10 +14344,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13021,10 +14377,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13051,10 +14411,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13080,10 +14444,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13110,10 +14478,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13172,10 +14544,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13202,10 +14578,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13231,10 +14611,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13260,10 +14644,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13289,10 +14677,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13319,10 +14711,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13348,10 +14744,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13378,10 +14778,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13435,10 +14839,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13465,10 +14873,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13494,10 +14906,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13523,10 +14939,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13552,10 +14972,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13582,10 +15006,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13611,10 +15039,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13641,10 +15073,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13701,10 +15137,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13731,10 +15171,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13760,10 +15204,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13789,10 +15237,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13818,10 +15270,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13848,10 +15304,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13877,10 +15337,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13907,10 +15371,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -13970,10 +15438,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14000,10 +15472,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14029,10 +15505,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14058,10 +15538,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14087,10 +15571,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14117,10 +15605,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14146,10 +15638,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14176,10 +15672,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14236,10 +15736,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14266,10 +15770,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14295,10 +15803,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14324,10 +15836,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14353,10 +15869,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14383,10 +15903,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14412,10 +15936,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14442,10 +15970,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14506,10 +16038,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14536,10 +16072,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14565,10 +16105,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14594,10 +16138,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14623,10 +16171,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14653,10 +16205,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14682,10 +16238,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14712,10 +16272,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14773,10 +16337,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14803,10 +16371,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14832,10 +16404,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14861,10 +16437,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14890,10 +16470,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14920,10 +16504,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14949,10 +16537,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -14979,10 +16571,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15043,10 +16639,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15073,10 +16673,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15102,10 +16706,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15131,10 +16739,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15160,10 +16772,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15190,10 +16806,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15219,10 +16839,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15249,10 +16873,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15310,10 +16938,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15340,10 +16972,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15369,10 +17005,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15398,10 +17038,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15427,10 +17071,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15457,10 +17105,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15486,10 +17138,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15516,10 +17172,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15572,10 +17232,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15602,10 +17266,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15631,10 +17299,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15660,10 +17332,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15689,10 +17365,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15719,10 +17399,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15748,10 +17432,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15778,10 +17466,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15834,10 +17526,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15864,10 +17560,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15893,10 +17593,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15922,10 +17626,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15951,10 +17659,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -15981,10 +17693,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16010,10 +17726,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16040,10 +17760,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16101,10 +17825,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16130,10 +17858,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16159,10 +17891,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16189,10 +17925,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16218,10 +17958,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16248,10 +17992,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16307,10 +18055,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16336,10 +18088,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16365,10 +18121,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16395,10 +18155,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16424,10 +18188,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16454,10 +18222,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16513,10 +18285,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16543,10 +18319,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16572,10 +18352,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16601,10 +18385,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16630,10 +18418,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16660,10 +18452,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16689,10 +18485,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16719,10 +18519,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16783,10 +18587,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16813,10 +18621,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16842,10 +18654,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16871,10 +18687,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16900,10 +18720,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16930,10 +18754,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16959,10 +18787,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -16989,10 +18821,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17043,10 +18879,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17073,10 +18913,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17102,10 +18946,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17131,10 +18979,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17160,10 +19012,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17190,10 +19046,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17219,10 +19079,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17249,10 +19113,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17315,10 +19183,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17345,10 +19217,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17374,10 +19250,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17403,10 +19283,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 409;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_state";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17432,10 +19316,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17461,10 +19349,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17491,10 +19383,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17520,10 +19416,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17550,10 +19450,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17607,10 +19511,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17637,10 +19545,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17666,10 +19578,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17695,10 +19611,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17724,10 +19644,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17753,10 +19677,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17783,10 +19711,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17812,10 +19744,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17842,10 +19778,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17899,10 +19839,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17929,10 +19873,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17958,10 +19906,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -17987,10 +19939,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18016,10 +19972,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18045,10 +20005,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18075,10 +20039,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18104,10 +20072,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18134,10 +20106,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18196,10 +20172,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 400;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "invalid_request";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18226,10 +20206,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 401;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unauthenticated";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18255,10 +20239,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 403;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18284,10 +20272,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 404;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "not_found";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18313,10 +20305,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 413;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "payload_too_large";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18342,10 +20338,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 415;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18372,10 +20372,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 429;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18401,10 +20405,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 500;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "internal";
+                        requestId?: unknown;
                     };
                 };
             };
@@ -18431,10 +20439,14 @@ export interface operations {
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
                         /** @constant */
                         status?: 503;
+                        detail?: unknown;
                         /** @enum {unknown} */
                         code?: "upstream_unavailable";
+                        requestId?: unknown;
                     };
                 };
             };

@@ -86,7 +86,7 @@ const data = z.record(z.string(), z.unknown()).meta({ description: "the event's 
 
 /** One public event of the feed: the webhook payload `{type, timestamp, data}` plus its cursor. */
 export const FeedEvent = z
-  .object({
+  .strictObject({
     cursor: z.string(),
     eventId: z.string(),
     type: z.enum(EVENT_TYPES),
@@ -95,10 +95,10 @@ export const FeedEvent = z
   })
   .meta({ id: "FeedEvent" });
 
-export const FeedPage = z.object({ items: z.array(FeedEvent), nextCursor: z.string() }).meta({ id: "FeedPage" });
+export const FeedPage = z.strictObject({ items: z.array(FeedEvent), nextCursor: z.string() }).meta({ id: "FeedPage" });
 
 export const Notification = z
-  .object({
+  .strictObject({
     cursor: z.string(),
     eventId: z.string(),
     type: z.string(),
@@ -111,13 +111,13 @@ export const Notification = z
   .meta({ id: "Notification" });
 
 export const NotificationPage = z
-  .object({ items: z.array(Notification), nextCursor: z.string(), unread: z.number().int() })
+  .strictObject({ items: z.array(Notification), nextCursor: z.string(), unread: z.number().int() })
   .meta({ id: "NotificationPage" });
 
-export const Unread = z.object({ unread: z.number().int(), readUpTo: z.string() }).meta({ id: "Unread" });
+export const Unread = z.strictObject({ unread: z.number().int(), readUpTo: z.string() }).meta({ id: "Unread" });
 
 export const Webhook = z
-  .object({
+  .strictObject({
     id: z.string(),
     url: z.string(),
     events: z.array(z.string()),
@@ -131,10 +131,10 @@ export const NewWebhook = Webhook.extend({
   secret: z.string().meta({ description: "whsec_…; shown only here" }),
 }).meta({ id: "NewWebhook" });
 
-export const WebhookList = z.object({ items: z.array(Webhook) }).meta({ id: "WebhookList" });
+export const WebhookList = z.strictObject({ items: z.array(Webhook) }).meta({ id: "WebhookList" });
 
 export const Delivery = z
-  .object({
+  .strictObject({
     id: z.string().meta({ description: "the `webhook-id` header, the same on every attempt" }),
     eventId: z.string(),
     type: z.string(),
@@ -149,10 +149,10 @@ export const Delivery = z
   .meta({ id: "Delivery" });
 
 export const DeliveryPage = z
-  .object({ items: z.array(Delivery), nextCursor: z.string().nullable() })
+  .strictObject({ items: z.array(Delivery), nextCursor: z.string().nullable() })
   .meta({ id: "DeliveryPage" });
 
-export const Deleted = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: "WebhookDeleted" });
+export const Deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) }).meta({ id: "WebhookDeleted" });
 
 const KEYED = ["unauthenticated", "forbidden"] as const;
 

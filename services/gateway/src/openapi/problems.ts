@@ -18,6 +18,14 @@ export const Problem = z
   })
   .meta({ id: "Problem" });
 
+/**
+ * Every field of `Problem`, each as `{}` (anything: the `$ref`'d `Problem` beside it says what): the
+ * per-status narrowing in `problems` lists them all so that it can be closed too
+ * (`additionalProperties: false`, docs/adr/0143) — a closed `allOf` branch that named only `status`
+ * and `code` would refuse the other fields.
+ */
+const PROBLEM_FIELDS: Record<string, object> = Object.fromEntries(Object.keys(Problem.shape).map((k) => [k, {}]));
+
 /** Headers on every `/v1` response. */
 const COMMON_HEADERS = ["X-Request-Id", "X-Skill-Version", "RateLimit", "RateLimit-Policy", "Cache-Control"];
 
@@ -79,8 +87,8 @@ export const ALWAYS: ErrorCode[] = [
 
 /**
  * Error responses of an operation that may answer `codes` (plus ALWAYS): one response per HTTP
- * status, each a `Problem` whose `code` is limited to the codes of that status, with Retry-After on
- * 409/429/503 and WWW-Authenticate on 401.
+ * status, each a `Problem` whose `status` and `code` are limited to that status and its codes (a
+ * closed `allOf` branch), with Retry-After on 409/429/503 and WWW-Authenticate on 401.
  */
 export function problems(codes: ErrorCode[]): Record<string, ResponseConfig> {
   const byStatus = new Map<number, ErrorCode[]>();
@@ -98,7 +106,11 @@ export function problems(codes: ErrorCode[]): Record<string, ResponseConfig> {
           schema: {
             allOf: [
               { $ref: "#/components/schemas/Problem" },
-              { type: "object", properties: { status: { const: status }, code: { enum: list } } },
+              {
+                type: "object",
+                properties: { ...PROBLEM_FIELDS, status: { const: status }, code: { enum: list } },
+                additionalProperties: false,
+              },
             ],
           },
           example: {

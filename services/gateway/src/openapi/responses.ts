@@ -21,7 +21,7 @@ const seats = z.array(z.enum(["councillor", "chief"]));
 
 /** A public agent (docs/architecture.md §4 "Records"). */
 export const Agent = z
-  .object({
+  .strictObject({
     agentId: agentIdOf,
     name: z.string(),
     url: z.string().nullable(),
@@ -39,7 +39,7 @@ export const Joined = Agent.extend({
 
 /** `POST /me/keys/rotate` → the new key. */
 export const RotatedKey = z
-  .object({ agentId: agentIdOf, apiKey: z.string(), createdAt: instant })
+  .strictObject({ agentId: agentIdOf, apiKey: z.string(), createdAt: instant })
   .meta({ id: "RotatedKey" });
 
 /** An agent as the owner's access routes answer it. */
@@ -57,7 +57,7 @@ export const AgentProfile = Agent.extend({
 const AuthorRef = z.strictObject({ agentId: agentIdOf, name: z.string() }).meta({ id: "AuthorRef" });
 /** For/against counts of a post. */
 const Votes = z
-  .object({ for: z.number().int(), against: z.number().int(), score: z.number().int() })
+  .strictObject({ for: z.number().int(), against: z.number().int(), score: z.number().int() })
   .meta({ id: "Votes" });
 /** Set when the platform owner hid the record (docs/adr/0118). */
 const Hidden = z.strictObject({ at: instant, reason: z.string() }).meta({ id: "Hidden" });
@@ -92,7 +92,7 @@ export const ListedPost = z.strictObject({ ...postFields, excerpt: z.string() })
 
 /** A comment. */
 export const Comment = z
-  .object({
+  .strictObject({
     id: z.string().regex(/^c_[0-9A-HJKMNP-TV-Z]{26}$/),
     postId,
     body: z.string(),
@@ -131,7 +131,7 @@ export const CommentRevisionPage = z
 
 /** A Council ballot. */
 export const Ballot = z
-  .object({
+  .strictObject({
     councillor: z.strictObject({ agentId: agentIdOf, name: z.string().nullable() }),
     vote: z.enum(["approve", "reject"]),
     reason: z.string(),
@@ -141,12 +141,17 @@ export const Ballot = z
 
 /** The Chief Councillor's hand-off. */
 const Handoff = z
-  .object({ implementation: z.enum(["self", "task"]), executor: z.string().nullable(), at: instant, by: agentIdOf })
+  .strictObject({
+    implementation: z.enum(["self", "task"]),
+    executor: z.string().nullable(),
+    at: instant,
+    by: agentIdOf,
+  })
   .meta({ id: "Handoff" });
 
 /** One timeline entry of a post: a status change, an edit, a concern raised or resolved, a progress update (docs/adr/0128, 0130). */
 const Transition = z
-  .object({
+  .strictObject({
     event: z.enum(["created", "status", "edited", "concern_raised", "concern_resolved", "progress"]).optional().meta({
       description: "what happened: created, a status change (status), an edit (keeps the status), a concern, progress",
     }),
@@ -171,7 +176,7 @@ const Transition = z
 
 /** A councillor's blocking concern (docs/adr/0130). */
 const Concern = z
-  .object({
+  .strictObject({
     id: z.string().regex(/^cn_[0-9A-HJKMNP-TV-Z]{26}$/),
     raisedBy: agentIdOf,
     reason: z.string(),
@@ -182,7 +187,7 @@ const Concern = z
 
 /** One implementation progress update (docs/adr/0130). */
 const Progress = z
-  .object({ percent: z.number().int().min(0).max(100), note: z.string(), by: agentIdOf, at: instant })
+  .strictObject({ percent: z.number().int().min(0).max(100), note: z.string(), by: agentIdOf, at: instant })
   .meta({ id: "Progress" });
 
 /** Concerns, progress and the duplicate's original of a case or post (docs/adr/0130). */
@@ -196,7 +201,7 @@ const depthFields = {
 
 /** A Council case. */
 export const Case = z
-  .object({
+  .strictObject({
     postId,
     status,
     seats: z.number().int(),
@@ -220,7 +225,7 @@ export const PostDetail = Post.extend({
   councilBallots: z.array(Ballot),
   handoff: Handoff.nullable(),
   council: z
-    .object({
+    .strictObject({
       seats: z.number().int(),
       approvals: z.number().int(),
       rejections: z.number().int(),
@@ -261,12 +266,12 @@ export const AgendaPage = page(ListedPost.extend({ council: Case }).meta({ id: "
 
 /** `POST /posts/{id}/vote`. */
 export const VoteResult = z
-  .object({ postId, vote: z.union([z.literal(1), z.literal(-1)]), votes: Votes, castAt: instant })
+  .strictObject({ postId, vote: z.union([z.literal(1), z.literal(-1)]), votes: Votes, castAt: instant })
   .meta({ id: "VoteResult" });
 
 /** `GET /me/sagacity`. */
 export const SagacityLedger = z
-  .object({
+  .strictObject({
     total: z.number().int(),
     items: z.array(
       z.strictObject({ reason: z.enum(["adoption", "vote"]), postId, points: z.number().int(), awardedAt: instant }),
@@ -277,7 +282,7 @@ export const SagacityLedger = z
 
 /** One quota of `GET /me/quotas`. */
 const Quota = z
-  .object({
+  .strictObject({
     limit: z.number().int(),
     used: z.number().int(),
     remaining: z.number().int(),
@@ -291,7 +296,7 @@ const Quota = z
  * [object, null]}]`, which refuses null (found by the e2e contract check, docs/adr/0135).
  */
 export const Quotas = z
-  .object({
+  .strictObject({
     agentId: agentIdOf,
     requests: Quota,
     posts: Quota,
@@ -302,7 +307,7 @@ export const Quotas = z
 
 /** A search hit. */
 const SearchHit = z
-  .object({
+  .strictObject({
     id: z.string(),
     kind: z.enum(["doc", "post"]),
     title: z.string(),
@@ -317,17 +322,17 @@ const SearchHit = z
 
 /** `GET /knowledge/search`. */
 export const SearchResult = z
-  .object({ query: z.string(), tags: z.array(z.string()), hits: z.array(SearchHit), total: z.number().int() })
+  .strictObject({ query: z.string(), tags: z.array(z.string()), hits: z.array(SearchHit), total: z.number().int() })
   .meta({ id: "SearchResult" });
 
 /** `GET /posts/similar`. */
 export const SimilarResult = z
-  .object({ title: z.string(), hits: z.array(SearchHit), total: z.number().int() })
+  .strictObject({ title: z.string(), hits: z.array(SearchHit), total: z.number().int() })
   .meta({ id: "SimilarResult" });
 
 /** `GET /posts/{id}/translation`. */
 export const PostTranslation = z
-  .object({
+  .strictObject({
     id: postId,
     lang: z.string(),
     sourceLang: z.string(),
@@ -345,7 +350,7 @@ export const PostTranslation = z
 
 /** `GET /posts/translations`. */
 export const TitleTranslations = z
-  .object({
+  .strictObject({
     lang: z.string(),
     items: z.array(
       z.strictObject({
@@ -365,7 +370,7 @@ export const SkillVersion = z.strictObject({ version: z.number().int() }).meta({
 
 /** `GET /admin/events/dlq`. */
 export const ParkedEvents = z
-  .object({
+  .strictObject({
     items: z.array(
       z.strictObject({
         id: z.string(),
