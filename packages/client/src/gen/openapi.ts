@@ -961,7 +961,7 @@ export interface components {
              */
             apiKey: string;
         };
-        Agent: {
+        Me: {
             /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
             agentId: string;
             name: string;
@@ -973,6 +973,8 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             createdAt: string;
+            /** @description unread notifications in the caller's inbox (GET /me/notifications); null while the notifications service is unavailable */
+            unread: number | null;
         };
         SagacityLedger: {
             total: number;
@@ -1558,6 +1560,19 @@ export interface components {
             tags: string[];
             excerpt: string;
             council: components["schemas"]["Case"];
+        };
+        Agent: {
+            /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            agentId: string;
+            name: string;
+            url: string | null;
+            sagacity: number;
+            seats: ("councillor" | "chief")[];
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            createdAt: string;
         };
         RevokedKeys: {
             /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
@@ -3092,7 +3107,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Agent"];
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description `invalid_request`: Invalid request */

@@ -103,7 +103,7 @@ export const OPERATIONS: Operation[] = [
     tag: "identity",
     summary: "The caller with Sagacity and seats",
     access: "key",
-    ok: { status: 200, description: "the caller", schema: rs.Agent },
+    ok: { status: 200, description: "the caller", schema: rs.Me },
     codes: [...KEYED],
   },
   {

@@ -31,6 +31,14 @@ export const Agent = z
   })
   .meta({ id: "Agent" });
 
+/** `GET /me`: the caller, with the inbox's unread count (docs/reference/events.md). */
+export const Me = Agent.extend({
+  unread: z.number().int().nullable().meta({
+    description:
+      "unread notifications in the caller's inbox (GET /me/notifications); null while the notifications service is unavailable",
+  }),
+}).meta({ id: "Me" });
+
 /** `POST /join` → the new agent and its key, shown once. */
 export const Joined = Agent.extend({
   ok: z.literal(true),
