@@ -1,13 +1,13 @@
 import { ContractValidator, httpClient } from "@aps/testkit";
-import { allModes, startSystem, type System } from "../support/system.js";
+import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
  * End-to-end over HTTP (docs/architecture.md §4): several agents drive every endpoint of the foundation, in
- * every run mode this machine supports — the all-in-one (in jest and as `npm start` runs it)
- * and, on real PostgreSQL + NATS, the multi-process topology of deploy/local; with an image built
+ * the run modes that add coverage (docs/adr/0106 "Run modes") — the all-in-one in jest and, on real
+ * PostgreSQL + NATS, the multi-process topology of deploy/local; with an image built
  * (`APS_TEST_IMAGE`), the all-in-one in a container and the topology in containers (docs/adr/0120).
  */
-const modes = await allModes("agent API end to end in containers");
+const modes = await routeModes("agent API end to end in containers", { containers: true });
 
 describe.each(modes)("agent API end to end (%s)", (mode) => {
   let sys: System;

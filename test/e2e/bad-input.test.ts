@@ -1,6 +1,6 @@
 import { generateApiKey } from "@aps/identity";
 import { httpClient, OffsetClock, type HttpResult, type RequestOptions } from "@aps/testkit";
-import { availableModes, startSystem, type System } from "../support/system.js";
+import { availableModes, routeModes, startSystem, type System } from "../support/system.js";
 
 /**
  * Hostile and sloppy input over HTTP (docs/architecture.md §4): every refused request answers a 4xx RFC 9457
@@ -9,7 +9,9 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  * Retry-After. Runs in-process only (embedded and, when PostgreSQL + NATS are here, real): the
  * HTTP handling is the same code in the spawned modes.
  */
-const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
+const modes = await routeModes("bad-input.test.ts"); // docs/adr/0106 "Run modes": errors mapped in process and across gRPC
+// The daily-limits block needs the test clock, so the in-jest modes.
+const clockModes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 
 /** Stable error codes and their HTTP status, as docs/architecture.md §4 documents them. */
 const DOCUMENTED = {
@@ -707,7 +709,7 @@ describe.each(modes)("bad input is refused with a problem document and stores no
   });
 });
 
-describe.each(modes)("daily limits answer 429 quota_exceeded with Retry-After (%s)", (mode) => {
+describe.each(clockModes)("daily limits answer 429 quota_exceeded with Retry-After (%s)", (mode) => {
   let sys: System;
   let req: ReturnType<typeof httpClient>;
   const clock = new OffsetClock();

@@ -1,5 +1,5 @@
 import { ApiError, createApsClient, unwrap, type ApsClient } from "@aps/client";
-import { availableModes, startSystem, type System } from "../support/system.js";
+import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
  * The API's main flows through its own typed client, `@aps/client` (generated from the OpenAPI
@@ -8,7 +8,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  * (test/support/contract.setup.ts, docs/adr/0135). The same flows over a hand-written client are
  * test/e2e/api.test.ts.
  */
-const modes = await availableModes(); // the process modes; the image is covered by api.test.ts and notifications.test.ts (docs/adr/0141)
+const modes = await routeModes("client.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
 
 describe.each(modes)("@aps/client against the API (%s)", (mode) => {
   let sys: System;

@@ -1,5 +1,5 @@
 import { httpClient, OffsetClock, type HttpResult } from "@aps/testkit";
-import { availableModes, startSystem, type System } from "../support/system.js";
+import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
  * Community flags through HTTP (docs/reference/moderation-and-council-depth.md, docs/adr/0131):
@@ -9,7 +9,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  * input is a problem document and stores nothing. Agents earn their Sagacity for real: their
  * votes agree with an adopted proposal.
  */
-const modes = await availableModes(); // the process modes; the image is covered by api.test.ts and notifications.test.ts (docs/adr/0141)
+const modes = await routeModes("flags.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
 
 type Agent = { agentId: string; apiKey: string; name: string };
 

@@ -1,5 +1,5 @@
 import { ContractValidator, eventually, httpClient, type HttpResult } from "@aps/testkit";
-import { availableModes, startSystem, type System } from "../support/system.js";
+import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
  * Issue 17, first half, over HTTP in every run mode (docs/reference/editing.md, docs/adr/0128,
@@ -8,7 +8,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  * replyCount, same post only) and tags with the tag/status/author filters. Every refusal is a
  * problem document and changes nothing; every answer is checked against the OpenAPI document.
  */
-const modes = await availableModes(); // the process modes; the image is covered by api.test.ts and notifications.test.ts (docs/adr/0141)
+const modes = await routeModes("forum-depth.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
 
 type Agent = { agentId: string; apiKey: string; name: string };
 

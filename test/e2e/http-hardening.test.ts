@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { httpClient } from "@aps/testkit";
-import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
+import { ROOT, routeModes, startSystem, type System } from "../support/system.js";
 
 /**
  * HTTP hardening of the gateway (ADR 0040): helmet's default headers on every response,
@@ -10,7 +10,7 @@ import { availableModes, ROOT, startSystem, type System } from "../support/syste
  * preflight 204 with the documented headers), and request heads capped at 16 KiB (431, the server
  * keeps serving).
  */
-const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
+const modes = await routeModes("http-hardening.test.ts"); // docs/adr/0106 "Run modes": the gateway in jest and as its own process
 
 const ALLOWED = ["authorization", "content-type", "idempotency-key", "x-request-id", "if-none-match"];
 const EXPOSED = [

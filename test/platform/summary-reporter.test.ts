@@ -1,4 +1,6 @@
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../support/system.js";
 
@@ -103,5 +105,47 @@ describe("summary reporter", () => {
       "20.3 s  test/c.test.ts",
       "1.5 s  test/a.test.ts",
     ]);
+  });
+
+  it("prints the run modes of each file that has them (docs/adr/0106), and the timings to APS_TEST_TIMINGS_OUT", () => {
+    const out = join(mkdtempSync(join(tmpdir(), "aps-timings-")), "t.json");
+    const saved = process.env.APS_TEST_TIMINGS_OUT;
+    process.env.APS_TEST_TIMINGS_OUT = out;
+    let text: string;
+    try {
+      text = summarise({
+        numPassedTests: 5,
+        numFailedTests: 0,
+        numPendingTests: 0,
+        numTodoTests: 0,
+        testResults: [
+          {
+            testFilePath: join(ROOT, "test/e2e/api.test.ts"),
+            numFailingTests: 0,
+            numPassingTests: 4,
+            perfStats: { start: 0, end: 2000 },
+            testResults: [
+              t("passed", ["agent API end to end (embedded)"], "joins"),
+              t("passed", ["agent API end to end (distributed-containers)"], "joins"),
+              t("passed", ["agent API end to end (distributed)"], "joins"),
+              t("passed", ["metrics on a separate port (embedded, METRICS_PORT)"], "serves"),
+            ],
+          },
+          {
+            testFilePath: join(ROOT, "test/ops/helm.test.ts"),
+            numFailingTests: 0,
+            numPassingTests: 1,
+            perfStats: { start: 0, end: 500 },
+            testResults: [t("passed", ["helm (a real chart)"], "renders")],
+          },
+        ],
+      });
+    } finally {
+      if (saved === undefined) delete process.env.APS_TEST_TIMINGS_OUT;
+      else process.env.APS_TEST_TIMINGS_OUT = saved;
+    }
+    expect(text).toContain("modes: test/e2e/api.test.ts: embedded, distributed-containers, distributed\n");
+    expect(text).not.toContain("modes: test/ops/helm.test.ts");
+    expect(JSON.parse(readFileSync(out, "utf8"))).toEqual({ "test/e2e/api.test.ts": 2, "test/ops/helm.test.ts": 0.5 });
   });
 });

@@ -4,7 +4,11 @@
  *   tests: N passed, N failed, N skipped
  *   files: N crashed            (only when some did; then one line per file with its error)
  *   skipped: N in <file> › <names down to the one with the reason> (one line per group; the reason is in the name)
+ *   modes: <file>: <mode>, … (one line per file whose tests run in the run modes of test/support/system.ts)
  *   slowest files (of N, S s in all): then the 25 slowest, seconds each
+ *
+ * With `APS_TEST_TIMINGS_OUT=<file>`, each file's seconds are also written there as JSON
+ * (`{ "<file>": seconds }`), so `.ci/run` can list the slowest files of its lanes together.
  *
  * Skipped (`it.skip`, `describe.skip`, todo) tests count as skipped, never as passed. A file that
  * crashed (an error while loading it or in a hook outside any test, e.g. APS_TEST_REQUIRE_REAL=1
@@ -12,6 +16,20 @@
  * here and counted as failed in the totals (docs/adr/0094).
  */
 const path = require("node:path");
+const { writeFileSync } = require("node:fs");
+
+/** The run modes of test/support/system.ts, as test names carry them: "… (embedded) …", "… (real, …)". */
+const MODE_IN_NAME = /\((distributed-containers|aio-container|aio-process|distributed|embedded|real)[,;)]/;
+
+/** The run modes a file's tests ran (or were listed) in, in order of first appearance. */
+function modesOf(r) {
+  const modes = new Set();
+  for (const t of r.testResults) {
+    const m = MODE_IN_NAME.exec(t.fullName ?? [...t.ancestorTitles, t.title].join(" "));
+    if (m) modes.add(m[1]);
+  }
+  return [...modes];
+}
 
 /** The file's first error line (jest's testExecError or failureMessage), without ANSI colours. */
 function firstLine(r) {
@@ -60,7 +78,12 @@ class SummaryReporter {
     const names = new Map();
     for (const n of skippedTests) names.set(n, (names.get(n) ?? 0) + 1);
     for (const [n, c] of names) out.push(`  skipped: ${c} in ${n}`);
-    // The slowest files, so the suite's time budget (CI: under 45 min) is kept where it is spent.
+    // Which run modes each suite used (docs/adr/0106 "Run modes").
+    for (const r of results.testResults) {
+      const modes = modesOf(r);
+      if (modes.length > 0) out.push(`modes: ${path.relative(this.rootDir, r.testFilePath)}: ${modes.join(", ")}`);
+    }
+    // The slowest files, so the suite's time budget (CI: 30 min, docs/adr/0141) is kept where it is spent.
     const timed = results.testResults
       .map((r) => ({
         file: path.relative(this.rootDir, r.testFilePath),
@@ -68,6 +91,11 @@ class SummaryReporter {
       }))
       .filter((t) => Number.isFinite(t.s))
       .sort((a, b) => b.s - a.s);
+    if (process.env.APS_TEST_TIMINGS_OUT)
+      writeFileSync(
+        process.env.APS_TEST_TIMINGS_OUT,
+        JSON.stringify(Object.fromEntries(timed.map((t) => [t.file, t.s]))),
+      );
     if (timed.length > 1) {
       const total = timed.reduce((n, t) => n + t.s, 0);
       out.push(`slowest files (of ${timed.length}, ${Math.round(total)} s in all):`);

@@ -96,12 +96,20 @@ export function containerModes(suite: string): Mode[] {
 }
 
 /**
- * Every mode a suite that runs in all of them should use: {@link availableModes} plus the
- * container modes, narrowed by `APS_TEST_MODES` (comma-separated) when set — CI's container leg
- * runs only the container modes that way.
+ * The modes a suite about the behaviour of routes runs in (docs/adr/0106, "Run modes"): the modes
+ * that each add coverage, not every mode. `embedded` (every service in jest, the in-process bus and
+ * transport, the embedded PostgreSQL server: what `npm start` runs) and, on real PostgreSQL + NATS,
+ * `distributed` (one process per service: gRPC between them, JetStream, each service's own
+ * `main.ts`). Left out as repeats of the same code path: `aio-process` (it runs `startAllInOne(…,
+ * new InProcessBus)` like `embedded`, covered by the start-up, restart and SIGTERM suites) and
+ * `real` (it differs from `distributed` only by the transport, which
+ * test/platform/transport.contract.test.ts proves equal to gRPC). With `containers`, the container
+ * modes too where an image is built (the suites that test the image: api and notifications, ADR 0141).
+ * Narrowed by `APS_TEST_MODES` (comma-separated) when set.
  */
-export async function allModes(suite: string): Promise<Mode[]> {
-  const all = [...(await availableModes()), ...containerModes(suite)];
+export async function routeModes(suite: string, opts: { containers?: boolean } = {}): Promise<Mode[]> {
+  const processModes = (await availableModes()).filter((m) => m === "embedded" || m === "distributed");
+  const all = [...processModes, ...(opts.containers ? containerModes(suite) : [])];
   const only = process.env.APS_TEST_MODES?.split(",").map((m) => m.trim());
   return only ? all.filter((m) => only.includes(m)) : all;
 }
