@@ -543,17 +543,22 @@ function clusterName(dataDir: string): string {
 }
 
 /**
- * The first folder, from `/` down to `dir`, that `owner` may not search (enter), judged by its
- * mode bits as the kernel does for a process with only `owner`'s uid and gid (what the server
- * runs with: libuv drops supplementary groups); undefined when `owner` reaches `dir`.
+ * The first folder, from `/` down to `dir` (the path as given, then its real path when symbolic
+ * links lead elsewhere), that `owner` may not search (enter), judged by its mode bits as the
+ * kernel does for a process with only `owner`'s uid and gid (what the server runs with: libuv
+ * drops supplementary groups); undefined when `owner` reaches `dir`.
  */
 function searchBlocker(dir: string, owner: Owner): string | undefined {
-  const chain: string[] = [];
-  for (let d = resolve(dir); ; d = dirname(d)) {
-    chain.unshift(d);
-    if (d === dirname(d)) break;
-  }
-  return chain.find((d) => !mayUse(statSync(d), owner, 0o1));
+  const chain = (path: string) => {
+    const dirs: string[] = [];
+    for (let d = path; ; d = dirname(d)) {
+      dirs.unshift(d);
+      if (d === dirname(d)) return dirs;
+    }
+  };
+  const given = resolve(dir);
+  const real = realpathSync(given);
+  return [...chain(given), ...(real === given ? [] : chain(real))].find((d) => !mayUse(statSync(d), owner, 0o1));
 }
 
 /** Whether `owner` has permission `bit` (4 read, 2 write, 1 execute/search) on a file of this mode. */
@@ -566,11 +571,20 @@ function mayUse(st: Stats, owner: Owner, bit: number): boolean {
  * Creates `dir` (mode 0755) when absent and returns its real path, after checking that only root
  * can change it or what it holds: it and every folder above it are real folders of root's, and
  * none is writable by group or others, except a folder above it with the sticky bit (like /tmp,
- * where others cannot rename or remove root's entries). Throws naming the first folder that fails.
+ * where others cannot rename or remove root's entries). Throws naming the first folder that fails,
+ * or when `dir` cannot be made (a read-only file system).
  */
 function ensureRootDir(dir: string): string {
   const abs = resolve(dir);
-  const first = mkdirSync(abs, { recursive: true, mode: 0o755 });
+  let first: string | undefined;
+  try {
+    first = mkdirSync(abs, { recursive: true, mode: 0o755 });
+  } catch (err) {
+    throw new Error(
+      `embedded PostgreSQL: running as root, the server runs as 'postgres', which cannot reach what it needs where it is, and ${abs} cannot be made to hold it (${(err as Error).message}); choose an APS_DATA_DIR and a checkout that 'postgres' can enter`,
+      { cause: err },
+    );
+  }
   if (first) for (let d = abs; d.length >= first.length; d = dirname(d)) chmodSync(d, 0o755);
   const real = realpathSync(abs);
   assertRootOnly(real, false);
