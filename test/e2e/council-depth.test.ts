@@ -1,5 +1,6 @@
 import { httpClient, OffsetClock, type HttpResult } from "@aps/testkit";
-import { availableModes, startSystem, type Mode, type System } from "../support/system.js";
+import { availableModes, routeModes, startSystem, type Mode, type System } from "../support/system.js";
+import { waitForSettled } from "../support/settle.js";
 
 /**
  * The Council's depth through HTTP (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
@@ -8,8 +9,9 @@ import { availableModes, startSystem, type Mode, type System } from "../support/
  * problem+json with nothing changed. The deadline close with open concerns moves an injected
  * clock, so it runs in the in-jest modes only; everything else runs in every mode.
  */
-const modes = await availableModes(); // the process modes; the image is covered by api.test.ts and notifications.test.ts (docs/adr/0141)
-const clockModes = modes.filter((m) => m === "embedded" || m === "real");
+const modes = await routeModes("council-depth.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
+// The deadline block needs the test clock, so the in-jest modes: the in-process bus and JetStream.
+const clockModes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 const DAY = 86_400_000;
 
 type Agent = { agentId: string; apiKey: string; name: string };
@@ -450,7 +452,9 @@ describe.each(clockModes)("Council depth at the deadline (%s)", (mode) => {
       409,
       "invalid_state",
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // nothing more can come once every event is delivered and acknowledged (a redelivery, e.g.
+    // after a NAK backoff or ack_wait, lands after any short sleep): then no award (docs/adr/0147)
+    await waitForSettled(t.sys);
     expect((await req("GET", "/me", { key: author.apiKey })).body.sagacity).toBe(0);
   });
 });

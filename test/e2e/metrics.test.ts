@@ -95,9 +95,10 @@ describe.each(modes)("metrics (%s)", (mode) => {
     expect(text).toMatch(/^# TYPE aps_consumer_failures_total counter$/m);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
     expect(text).toMatch(/^# TYPE aps_consumer_pending gauge$/m);
-    if (mode === "real") {
-      // A durable on several subjects runs as one JetStream consumer per subject, named
-      // `<durable>__<subject key>` (the council-agenda takes post_on_agenda and post_withdrawn).
+    {
+      // Both buses report their consumers' lag (the in-process bus: deliveries queued or being
+      // handled). On JetStream a durable on several subjects runs as one consumer per subject,
+      // named `<durable>__<subject key>` (the council-agenda takes post_on_agenda and post_withdrawn).
       const lags = [...text.matchAll(/^aps_consumer_pending\{durable="council-agenda(?:__[^"]*)?"\} (\d+)$/gm)];
       expect(lags.length).toBeGreaterThan(0);
       for (const m of lags) expect(Number(m[1])).toBeGreaterThanOrEqual(0);

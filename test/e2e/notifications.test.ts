@@ -2,10 +2,12 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { httpClient } from "@aps/testkit";
-import { allModes, startSystem, type System } from "../support/system.js";
+import { routeModes, startSystem, type System } from "../support/system.js";
+import { waitForSettled } from "../support/settle.js";
 
 /**
- * The agents' events (issue #14, docs/reference/events.md) over HTTP in every run mode:
+ * The agents' events (issue #14, docs/reference/events.md) over HTTP in the run modes that add
+ * coverage (docs/adr/0106 "Run modes"), the image's two among them:
  * 1. a scripted discussion (seats, a proposal with comments, votes to a milestone, nomination,
  *    ballots, decision, hand-off, completion, a free discussion, a seat revoked): every agent's
  *    inbox is exactly what an independent model of the issue's rules (written here, not imported)
@@ -16,7 +18,7 @@ import { allModes, startSystem, type System } from "../support/system.js";
  *    times gets the event exactly once with the same webhook-id; an endpoint that never answers 2xx
  *    is disabled and its owner notified; at most 5 webhooks; delivery latency p50/p95 logged.
  */
-const modes = await allModes("notifications.test.ts");
+const modes = await routeModes("notifications.test.ts", { containers: true });
 const TIMEOUT_MS = 240_000;
 
 type Agent = { agentId: string; apiKey: string; name: string };
@@ -306,9 +308,10 @@ describe.each(modes)("events, inbox and webhooks (%s)", (mode) => {
 
       // --- the comparison -----------------------------------------------------------------------
       // every public event of the script is in the feed (events of one source arrive in any order
-      // across subjects on JetStream), then nothing more arrives
+      // across subjects on JetStream), then nothing more arrives: every event is delivered and
+      // acknowledged, so no redelivery can add anything after the comparison (docs/adr/0147)
       await until("every public event", async () => ((await feedAfter("")).length >= events ? true : undefined));
-      await new Promise((r) => setTimeout(r, 500));
+      await waitForSettled(sys);
       for (const a of all) {
         const items = await inbox(a);
         const got = items.map((i) => `${i.type}:${i.postId ?? ""}`).sort();

@@ -21,6 +21,7 @@ async function until<T>(f: () => Promise<T>, ms: number): Promise<T> {
   return v as T;
 }
 import { startTopology } from "./topology.js";
+import { waitForSettled } from "../support/settle.js";
 
 /**
  * Fault: the notifications service killed (SIGKILL) mid-stream in the distributed topology and
@@ -118,7 +119,13 @@ const TIMEOUT = 240_000;
           expect(r.body.items.filter((n: any) => n.type === "comment.created").length).toBeGreaterThanOrEqual(30);
           return r.body.items as any[];
         }, 60_000);
-        await new Promise((r) => setTimeout(r, 1000));
+        // nothing more can arrive once every outbox is empty and every durable consumer has
+        // acknowledged everything: a delivery the killed process held comes again only after
+        // ack_wait, a failed one after its backoff — later than any short sleep (docs/adr/0147)
+        const settledMs = await waitForSettled(
+          { kind: "jetstream", databaseUrl: db.url, natsUrl: TEST_NATS_URL, stream: names.stream },
+          90_000,
+        );
         const again = await req("GET", "/me/notifications?limit=100", { key: author!.apiKey });
         const comments = again.body.items.filter((n: any) => n.type === "comment.created");
         expect(comments.length).toBe(30);
@@ -144,6 +151,9 @@ const TIMEOUT = 240_000;
           idsPerComment.set(k, (idsPerComment.get(k) ?? new Set()).add(g.id));
         }
         for (const [, s] of idsPerComment) expect(s.size).toBe(1);
+        console.log(
+          `[faults/notifications-kill] 30 inbox items, none duplicated; every consumer settled ${settledMs} ms after the 30th arrived`,
+        );
       },
       TIMEOUT,
     );

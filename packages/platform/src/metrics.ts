@@ -9,7 +9,8 @@ import type { Logger } from "./log.js";
  * - `aps_grpc_server_handled_total{method,code}`, `aps_grpc_server_handling_seconds{method,code}`
  * - `aps_outbox_backlog{service}` (rows not yet published, sampled on scrape)
  * - `aps_consumer_deliveries_total{durable}`, `aps_consumer_failures_total{durable}`
- * - `aps_consumer_pending{durable}` (JetStream: events not yet delivered + delivered but unacked)
+ * - `aps_consumer_pending{durable}` (JetStream: events not yet delivered + delivered but unacked;
+ *   in-process bus: deliveries queued or being handled)
  * - `aps_events_parked_total{durable,kind}` (events this process parked in the dead-letter queue; docs/adr/0100)
  * - `aps_event_stream_limit{limit}`, `aps_event_stream_usage{measure}` (the JetStream stream's retention limits and contents, sampled on scrape; docs/adr/0101)
  * - `aps_dead_letter_events{durable}` (events in the dead-letter queue now, sampled on scrape; docs/adr/0100)
@@ -205,7 +206,7 @@ new Gauge({
   },
 });
 
-/** Something that knows its consumers' lag (a JetStreamBus): pending events by durable. */
+/** Something that knows its consumers' lag (a JetStreamBus or an InProcessBus): pending events by durable. */
 export interface LagSource {
   pending(): Promise<Record<string, number>>;
 }
@@ -220,7 +221,7 @@ export function registerLag(source: LagSource): () => void {
 
 new Gauge({
   name: "aps_consumer_pending",
-  help: "Consumer lag: events in the stream not yet delivered to the durable, plus delivered but not yet acknowledged (sampled on scrape).",
+  help: "Consumer lag: events in the stream not yet delivered to the durable, plus delivered but not yet acknowledged (in-process bus: deliveries queued or being handled; sampled on scrape).",
   labelNames: ["durable"] as const,
   registers: [metricsRegistry],
   async collect() {

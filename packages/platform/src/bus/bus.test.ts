@@ -385,6 +385,36 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     expect(got.map((e) => e.eventId)).toEqual([vote.eventId, rotated.eventId]);
   });
 
+  it("counts deliveries not yet handled as pending (aps_consumer_pending), and 0 once every one is handled", async () => {
+    const subject = `${p}.forum.vote_cast`;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const r = recorder();
+    subs.push(
+      await h.bus.consume({
+        durable: "lagging",
+        subjects: [subject],
+        handler: async (e, meta) => (await gate, r.handler(e, meta)),
+      }),
+    );
+    const lag = () => (h.bus as unknown as { pending(): Promise<Record<string, number>> }).pending();
+    expect(await lag()).toEqual({ lagging: 0 });
+    const published = Promise.all([event(subject), event(subject), event(subject)].map((e) => h.bus.publish(e)));
+    const until = Date.now() + 5_000;
+    while ((await lag()).lagging !== 3) {
+      if (Date.now() > until) throw new Error(`pending never reached 3: ${JSON.stringify(await lag())}`);
+      await sleep(20);
+    }
+    release();
+    await published;
+    await waitFor("the three deliveries", () => r.got.length === 3);
+    const settledBy = Date.now() + 5_000;
+    while ((await lag()).lagging !== 0) {
+      if (Date.now() > settledBy) throw new Error(`pending never back to 0: ${JSON.stringify(await lag())}`);
+      await sleep(20);
+    }
+  });
+
   if (flavour.durableAcrossStops) {
     it("an ephemeral subscription creates no consumer on the stream", async () => {
       const js = h.bus as JetStreamBus;

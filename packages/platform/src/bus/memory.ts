@@ -2,7 +2,7 @@ import type { BusEvent, ConsumerSpec, EphemeralHandler, EventBus, Subscription }
 import { subjectMatches } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
-import { eventsParked, registerDeadLetters } from "../metrics.js";
+import { eventsParked, registerDeadLetters, registerLag } from "../metrics.js";
 import {
   decideRedelivery,
   errorText,
@@ -18,6 +18,8 @@ interface Registered {
   spec: ConsumerSpec;
   queue: Promise<void>;
   stopped: boolean;
+  /** Deliveries queued for this consumer or being handled (retries included). */
+  pending: number;
   /** Ends the backoff wait in progress (set while waiting). */
   wake?: () => void;
 }
@@ -43,6 +45,7 @@ export class InProcessBus implements EventBus {
   private parkedSeq = 0;
   private readonly policy: RedeliveryPolicy;
   private readonly unregisterDeadLetters = registerDeadLetters(this);
+  private readonly unregisterLag = registerLag(this);
 
   /**
    * @param dedupeWindowMs how long an eventId is remembered (default 120 000 ms, JetStream's default)
@@ -89,7 +92,8 @@ export class InProcessBus implements EventBus {
 
   /** Appends a delivery to the consumer's queue; the promise rejects when the consumer stopped first. */
   private enqueue(reg: Registered, event: BusEvent): Promise<void> {
-    const delivery = reg.queue.then(() => this.deliver(reg, event));
+    reg.pending++;
+    const delivery = reg.queue.then(() => this.deliver(reg, event)).finally(() => void reg.pending--);
     reg.queue = delivery.catch(() => undefined);
     return delivery;
   }
@@ -165,6 +169,16 @@ export class InProcessBus implements EventBus {
     },
   };
 
+  /**
+   * Lag of the running consumers (`aps_consumer_pending`, as JetStreamBus.pending): deliveries
+   * queued or being handled, a delivery waiting to be retried after a failure included. 0 for
+   * every consumer means nothing published so far can have another effect (tests wait for it
+   * before they assert that nothing more happens).
+   */
+  async pending(): Promise<Record<string, number>> {
+    return Object.fromEntries([...this.consumers].map(([durable, reg]) => [durable, reg.pending]));
+  }
+
   /** Parked events by durable (`aps_dead_letter_events`). */
   async deadLetterCounts(): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
@@ -173,7 +187,7 @@ export class InProcessBus implements EventBus {
   }
 
   async consume(spec: ConsumerSpec): Promise<Subscription> {
-    const reg: Registered = { spec, queue: Promise.resolve(), stopped: false };
+    const reg: Registered = { spec, queue: Promise.resolve(), stopped: false, pending: 0 };
     this.consumers.set(spec.durable, reg);
     return {
       stop: async () => {
@@ -198,6 +212,7 @@ export class InProcessBus implements EventBus {
 
   async close(): Promise<void> {
     this.unregisterDeadLetters();
+    this.unregisterLag();
     this.listeners.clear();
     await Promise.all([...this.consumers.values()].map((r) => ((r.stopped = true), r.wake?.(), r.queue)));
     this.consumers.clear();
