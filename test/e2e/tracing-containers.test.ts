@@ -1,10 +1,5 @@
-import {
-  containerImagesOrSkip,
-  eventually,
-  httpClient,
-  startContainerTopology,
-  type ContainerTopology,
-} from "@aps/testkit";
+import { containerImagesOrSkip, eventually, httpClient } from "@aps/testkit";
+import { startContainerTopology, type ContainerTopology } from "@aps/testkit/containers";
 import {
   chartOtelEnv,
   findHttpServerSpan,

@@ -1,12 +1,6 @@
 import { randomUUID } from "node:crypto";
-import {
-  containerImagesOrSkip,
-  docker,
-  httpClient,
-  startContainerTopology,
-  uniqueSuffix,
-  type ContainerTopology,
-} from "@aps/testkit";
+import { containerImagesOrSkip, docker, httpClient, uniqueSuffix } from "@aps/testkit";
+import { startContainerTopology, type ContainerTopology } from "@aps/testkit/containers";
 import {
   actualSagacity,
   ADMIN_TOKEN,

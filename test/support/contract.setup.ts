@@ -8,18 +8,29 @@
  * response violation when it was accepted. The file's tally is printed after its last test and,
  * when APS_CONTRACT_LOG names a file, appended to it as one JSON line.
  */
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { contractTally, installContractCheck } from "@aps/testkit";
+
+/**
+ * The gateway's OpenAPI document: read from `APS_TEST_OPENAPI_FILE`, which test/support/global-setup.cjs
+ * writes once per run from the built gateway (issue 29: built once, not in each of the ~75 files),
+ * or built here from the gateway's module when the variable is unset (e.g. a run from sources).
+ */
+async function openApiDocument(): Promise<object> {
+  const file = process.env.APS_TEST_OPENAPI_FILE;
+  if (file) return JSON.parse(readFileSync(file, "utf8")) as object;
+  const { buildOpenApi } = await import("@aps/gateway/openapi/document");
+  const { loadSkill } = await import("@aps/gateway/skill");
+  return buildOpenApi(loadSkill().version).document;
+}
 
 const testPath = expect.getState().testPath ?? "";
 const root = new URL("../../", import.meta.url).pathname;
 const rel = relative(root, testPath);
 
 if (rel.startsWith("test/")) {
-  const { buildOpenApi } = await import("@aps/gateway/openapi/document");
-  const { loadSkill } = await import("@aps/gateway/skill");
-  installContractCheck(buildOpenApi(loadSkill().version).document);
+  installContractCheck(await openApiDocument());
   let seen = 0;
   afterEach(() => {
     const tally = contractTally()!;

@@ -12,8 +12,6 @@ import {
   hasNats,
   hasPostgres,
   registerApsOrigin,
-  startContainerAllInOne,
-  startContainerTopology,
   startNode,
   TEST_NATS_ACK_WAIT_MS,
   TEST_NATS_URL,
@@ -149,6 +147,8 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     const images = containerImages();
     if ("missing" in images) throw new Error(`mode ${mode}: ${images.missing}`);
     const { PORT: _port, ...containerEnv } = env;
+    // testcontainers is loaded only by the suites that start containers (packages/testkit/src/images.ts)
+    const { startContainerAllInOne, startContainerTopology } = await import("@aps/testkit/containers");
     if (mode === "aio-container") {
       const aio = await startContainerAllInOne(images, containerEnv);
       return { mode, baseUrl: `${aio.url}/v1`, adminToken: ADMIN_TOKEN, stop: aio.stop };

@@ -9,4 +9,5 @@ export * from "./clock.js";
 export * from "./private.js";
 export * from "./wait.js";
 export * from "./datasets.js";
-export * from "./containers.js";
+// Container systems (testcontainers) are `@aps/testkit/containers`, loaded only by the suites that start them.
+export * from "./images.js";
