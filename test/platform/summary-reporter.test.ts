@@ -146,6 +146,12 @@ describe("summary reporter", () => {
     }
     expect(text).toContain("modes: test/e2e/api.test.ts: embedded, distributed-containers, distributed\n");
     expect(text).not.toContain("modes: test/ops/helm.test.ts");
-    expect(JSON.parse(readFileSync(out, "utf8"))).toEqual({ "test/e2e/api.test.ts": 2, "test/ops/helm.test.ts": 0.5 });
+    expect(JSON.parse(readFileSync(out, "utf8"))).toEqual({
+      passed: 5,
+      failed: 0,
+      skipped: 0,
+      crashed: [],
+      files: { "test/e2e/api.test.ts": 2, "test/ops/helm.test.ts": 0.5 },
+    });
   });
 });

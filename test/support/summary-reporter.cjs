@@ -7,8 +7,9 @@
  *   modes: <file>: <mode>, … (one line per file whose tests run in the run modes of test/support/system.ts)
  *   slowest files (of N, S s in all): then the 25 slowest, seconds each
  *
- * With `APS_TEST_TIMINGS_OUT=<file>`, each file's seconds are also written there as JSON
- * (`{ "<file>": seconds }`), so `.ci/run` can list the slowest files of its lanes together.
+ * With `APS_TEST_TIMINGS_OUT=<file>`, the counts and each file's seconds are also written there as
+ * JSON (`{ passed, failed, skipped, crashed: [file], files: { "<file>": seconds } }`), so
+ * scripts/suite.mjs can sum its lanes and list their slowest files together.
  *
  * Skipped (`it.skip`, `describe.skip`, todo) tests count as skipped, never as passed. A file that
  * crashed (an error while loading it or in a hook outside any test, e.g. APS_TEST_REQUIRE_REAL=1
@@ -94,7 +95,13 @@ class SummaryReporter {
     if (process.env.APS_TEST_TIMINGS_OUT)
       writeFileSync(
         process.env.APS_TEST_TIMINGS_OUT,
-        JSON.stringify(Object.fromEntries(timed.map((t) => [t.file, t.s]))),
+        JSON.stringify({
+          passed: results.numPassedTests,
+          failed,
+          skipped,
+          crashed: crashed.map((r) => path.relative(this.rootDir, r.testFilePath)),
+          files: Object.fromEntries(timed.map((t) => [t.file, t.s])),
+        }),
       );
     if (timed.length > 1) {
       const total = timed.reduce((n, t) => n + t.s, 0);

@@ -1,0 +1,190 @@
+#!/usr/bin/env node
+// The whole test suite in lanes (what `npm test` runs after its build; docs/adr/0148):
+//   main   every file but the two lists below, in one jest process (route suites in their
+//          process modes: APS_TEST_MODES=embedded,distributed);
+//   wait   beside it, in a second jest process: the fault and container suites, which mostly wait
+//          (on containers, restarts, redeliveries); first those that need no image, then — once the
+//          image is there — the container suites (api and notifications in their container modes);
+//   alone  after both, with nothing beside it: the timing-sensitive suites, one file at a time.
+// Then one summary for the lanes: tests passed/failed/skipped, the files that crashed, each lane's
+// wall time and the 25 slowest files. Exits 1 when any lane failed.
+//
+//   node scripts/suite.mjs                 all lanes
+//   node scripts/suite.mjs <jest args…>    one plain jest run with those arguments (no lanes)
+//
+// Environment: APS_TEST_IMAGE_READY=<file> makes the wait lane's container part wait until the file
+// exists (.ci/run writes "ok" there when the image build ends, anything else when it failed);
+// APS_TEST_ALONE_AFTER=<file> makes the alone lane wait until that file exists (.ci/run writes it
+// when the jobs it runs beside the suite have ended), so "alone" holds on a busy CI machine too.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const jestArgs = [
+  "--experimental-vm-modules",
+  "--no-warnings=ExperimentalWarning",
+  join(root, "node_modules/jest/bin/jest.js"),
+];
+
+/** The timing-sensitive suites: run last, one at a time, with nothing else running (issue 29). */
+export const ALONE = [
+  "test/limits/concurrency-200.test.ts",
+  "test/faults/sigterm.test.ts",
+  "test/faults/postgres-restart.test.ts",
+  "test/limits/store-outage.test.ts",
+];
+/** Fault suites that wait more than they compute, with no image: the wait lane's first part. */
+export const WAIT_NO_IMAGE = [
+  "test/faults/nats-restart.test.ts",
+  "test/faults/service-kill.test.ts",
+  "test/faults/notifications-kill.test.ts",
+  "test/faults/event-outage.test.ts",
+];
+/** The suites that run containers from the image: the wait lane's second part. */
+export const WAIT_IMAGE = [
+  "test/faults/containers.test.ts",
+  "test/e2e/tracing-containers.test.ts",
+  // their container modes only (APS_TEST_MODES); their process modes run in the main lane
+  "test/e2e/api.test.ts",
+  "test/e2e/notifications.test.ts",
+];
+const CONTAINER_MODES = "aio-container,distributed-containers";
+const PROCESS_MODES = "embedded,distributed";
+
+/** Every test file of the jest config's `testMatch`, relative to the root. */
+function allTestFiles() {
+  const walk = (dir) =>
+    readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
+      e.name === "node_modules" || e.name === "dist"
+        ? []
+        : e.isDirectory()
+          ? walk(`${dir}/${e.name}`)
+          : e.name.endsWith(".test.ts")
+            ? [`${dir}/${e.name}`]
+            : [],
+    );
+  const srcOf = (d) =>
+    readdirSync(join(root, d)).flatMap((p) => (existsSync(join(root, d, p, "src")) ? walk(`${d}/${p}/src`) : []));
+  return [...srcOf("packages"), ...srcOf("services"), ...walk("test")].sort();
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once `file` exists (checked every second), with its trimmed content. */
+async function waitForFile(file, what) {
+  if (!existsSync(file)) console.log(`[suite] waiting for ${what} (${file})`);
+  while (!existsSync(file)) await sleep(1000);
+  return readFileSync(file, "utf8").trim();
+}
+
+/**
+ * Runs one jest process on `files` with `env`, each output line prefixed with `[lane]`; resolves
+ * `{ code, summary }` (summary: the reporter's JSON, docs in test/support/summary-reporter.cjs).
+ */
+function runJest(lane, files, env, tmp) {
+  const timings = join(tmp, `${lane}-${Math.random().toString(36).slice(2)}.json`);
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...jestArgs, "--runTestsByPath", ...files], {
+      cwd: root,
+      env: { ...process.env, ...env, APS_TEST_TIMINGS_OUT: timings },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    for (const stream of [child.stdout, child.stderr])
+      createInterface({ input: stream }).on("line", (l) => process.stdout.write(`[${lane}] ${l}\n`));
+    child.on("exit", (code, signal) => {
+      let summary;
+      try {
+        summary = JSON.parse(readFileSync(timings, "utf8"));
+      } catch {
+        summary = {
+          passed: 0,
+          failed: 1,
+          skipped: 0,
+          crashed: [`(lane ${lane}: jest ended without a summary)`],
+          files: {},
+        };
+      }
+      resolve({ code: code ?? (signal ? 1 : 0), summary });
+    });
+  });
+}
+
+async function lanes() {
+  const tmp = mkdtempSync(join(tmpdir(), "aps-suite-"));
+  const started = Date.now();
+  const runs = [];
+  const wall = {};
+  const lane = async (name, parts) => {
+    const t0 = Date.now();
+    for (const part of parts) {
+      if (part.before) {
+        const why = await part.before();
+        if (why) {
+          runs.push({ code: 1, summary: { passed: 0, failed: 1, skipped: 0, crashed: [why], files: {} } });
+          continue;
+        }
+      }
+      if (part.files.length > 0) runs.push(await runJest(name, part.files, part.env, tmp));
+    }
+    wall[name] = (Date.now() - t0) / 1000;
+  };
+  const special = new Set([...ALONE, ...WAIT_NO_IMAGE, ...WAIT_IMAGE]);
+  const main = allTestFiles().filter(
+    (f) => !special.has(f) || f === "test/e2e/api.test.ts" || f === "test/e2e/notifications.test.ts",
+  );
+  const imageReady = process.env.APS_TEST_IMAGE_READY;
+  await Promise.all([
+    lane("main", [{ files: main, env: { APS_TEST_MODES: PROCESS_MODES } }]),
+    lane("wait", [
+      { files: WAIT_NO_IMAGE, env: {} },
+      {
+        // without APS_TEST_IMAGE the container suites say loudly that they skip; api and
+        // notifications would have no mode left, so they are not run here then
+        files: process.env.APS_TEST_IMAGE ? WAIT_IMAGE : WAIT_IMAGE.filter((f) => !main.includes(f)),
+        env: { APS_TEST_MODES: CONTAINER_MODES },
+        before: async () => {
+          if (!imageReady) return undefined;
+          const state = await waitForFile(imageReady, "the image build");
+          return state === "ok"
+            ? undefined
+            : `the image build failed (${imageReady}: ${state}): container suites not run`;
+        },
+      },
+    ]),
+  ]);
+  const quiet = process.env.APS_TEST_ALONE_AFTER;
+  await lane("alone", [
+    {
+      files: ALONE, // one jest process runs its files one at a time (jest.config.js maxWorkers: 1)
+      env: {},
+      before: quiet ? async () => void (await waitForFile(quiet, "the jobs beside the suite to end")) : undefined,
+    },
+  ]);
+  rmSync(tmp, { recursive: true, force: true });
+
+  const sum = (k) => runs.reduce((n, r) => n + r.summary[k], 0);
+  const crashed = runs.flatMap((r) => r.summary.crashed);
+  const files = Object.entries(Object.assign({}, ...runs.map((r) => r.summary.files))).sort((a, b) => b[1] - a[1]);
+  const out = [
+    "",
+    `suite (all lanes): ${Math.round((Date.now() - started) / 1000)} s wall; lanes: ${Object.entries(wall)
+      .map(([k, v]) => `${k} ${Math.round(v)} s`)
+      .join(", ")}`,
+    `tests: ${sum("passed")} passed, ${sum("failed")} failed, ${sum("skipped")} skipped`,
+    ...crashed.map((c) => `  crashed: ${c}`),
+    `slowest files (of ${files.length}, ${Math.round(files.reduce((n, [, s]) => n + s, 0))} s in all):`,
+    ...files.slice(0, 25).map(([f, s]) => `  ${s.toFixed(1).padStart(7)} s  ${f}`),
+  ];
+  console.log(out.join("\n"));
+  process.exit(runs.some((r) => r.code !== 0) ? 1 : 0);
+}
+
+const args = process.argv.slice(2);
+if (args.length > 0) {
+  const child = spawn(process.execPath, [...jestArgs, ...args], { cwd: root, stdio: "inherit" });
+  child.on("exit", (code) => process.exit(code ?? 1));
+} else await lanes();
