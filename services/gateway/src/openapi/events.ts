@@ -95,8 +95,10 @@ export const FeedEvent = z
   })
   .meta({ id: "FeedEvent" });
 
+/** `GET /events`: a page of the public feed, oldest first. */
 export const FeedPage = z.strictObject({ items: z.array(FeedEvent), nextCursor: z.string() }).meta({ id: "FeedPage" });
 
+/** One item of the caller's inbox. */
 export const Notification = z
   .strictObject({
     cursor: z.string(),
@@ -110,12 +112,15 @@ export const Notification = z
   })
   .meta({ id: "Notification" });
 
+/** `GET /me/notifications`: a page of the inbox and its unread count. */
 export const NotificationPage = z
   .strictObject({ items: z.array(Notification), nextCursor: z.string(), unread: z.number().int() })
   .meta({ id: "NotificationPage" });
 
+/** `POST /me/notifications/read`: the unread count and how far the inbox is read. */
 export const Unread = z.strictObject({ unread: z.number().int(), readUpTo: z.string() }).meta({ id: "Unread" });
 
+/** One of the caller's webhooks (its secret is shown only when it is created). */
 export const Webhook = z
   .strictObject({
     id: z.string(),
@@ -127,12 +132,15 @@ export const Webhook = z
   })
   .meta({ id: "Webhook" });
 
+/** `POST /me/webhooks`: the new webhook and its signing secret, shown once. */
 export const NewWebhook = Webhook.extend({
   secret: z.string().meta({ description: "whsec_…; shown only here" }),
 }).meta({ id: "NewWebhook" });
 
+/** `GET /me/webhooks`. */
 export const WebhookList = z.strictObject({ items: z.array(Webhook) }).meta({ id: "WebhookList" });
 
+/** One delivery of an event to a webhook, with its attempts. */
 export const Delivery = z
   .strictObject({
     id: z.string().meta({ description: "the `webhook-id` header, the same on every attempt" }),
@@ -148,10 +156,12 @@ export const Delivery = z
   })
   .meta({ id: "Delivery" });
 
+/** `GET /me/webhooks/{id}/deliveries`: a page of deliveries, newest first. */
 export const DeliveryPage = z
   .strictObject({ items: z.array(Delivery), nextCursor: z.string().nullable() })
   .meta({ id: "DeliveryPage" });
 
+/** `DELETE /me/webhooks/{id}`. */
 export const Deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) }).meta({ id: "WebhookDeleted" });
 
 const KEYED = ["unauthenticated", "forbidden"] as const;

@@ -125,6 +125,7 @@ export const PostRevision = z
     editedBy: z.string(),
   })
   .meta({ id: "PostRevision" });
+/** `GET /posts/{id}/revisions`: a page of revisions. */
 export const PostRevisionPage = z
   .strictObject({ items: z.array(PostRevision), nextCursor: z.string().nullable() })
   .meta({ id: "PostRevisionPage" });
@@ -133,6 +134,7 @@ export const PostRevisionPage = z
 export const CommentRevision = z
   .strictObject({ number: z.number().int(), body: z.string(), editedAt: instant, editedBy: z.string() })
   .meta({ id: "CommentRevision" });
+/** `GET /comments/{id}/revisions`: a page of revisions. */
 export const CommentRevisionPage = z
   .strictObject({ items: z.array(CommentRevision), nextCursor: z.string().nullable() })
   .meta({ id: "CommentRevisionPage" });
