@@ -39,12 +39,13 @@ function list(paths) {
       "--experimental-vm-modules",
       "--no-warnings=ExperimentalWarning",
       join(root, "node_modules/jest/bin/jest.js"),
+      // the paths first: an array option (`--reporters`) would take the paths after it as its values
+      ...paths,
       "--testNamePattern",
       "^\\u0000 list only: matches no test$",
       "--json",
       `--outputFile=${out}`,
       "--reporters=default",
-      ...paths,
     ],
     { cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, APS_TEST_FROM_SOURCE: "1" } },
   );
