@@ -133,6 +133,11 @@ async function lanes() {
     wall[name] = (Date.now() - t0) / 1000;
   };
   const special = new Set([...ALONE, ...WAIT_NO_IMAGE, ...WAIT_IMAGE]);
+  const gone = [...special].filter((f) => !existsSync(join(root, f)));
+  if (gone.length > 0) {
+    console.error(`scripts/suite.mjs names test files that do not exist: ${gone.join(", ")}`);
+    process.exit(1);
+  }
   const main = allTestFiles().filter(
     (f) => !special.has(f) || f === "test/e2e/api.test.ts" || f === "test/e2e/notifications.test.ts",
   );
