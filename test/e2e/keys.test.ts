@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
 import { httpClient } from "@aps/testkit";
+import { grantSeat, joinAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -22,11 +23,6 @@ describe.each(modes)("key rotation (%s)", (mode) => {
   afterAll(async () => {
     await sys?.stop();
   });
-  const join = async (name: string) => {
-    const r = await req("POST", "/join", { body: { name } });
-    expect(r.status).toBe(201);
-    return r.body as { agentId: string; apiKey: string };
-  };
   const expectUnknownKey401 = (r: { status: number; body: any; headers: Headers }, unknown: { body: any }) => {
     expect(r.status).toBe(401);
     expect(r.body.code).toBe("unauthenticated");
@@ -35,12 +31,8 @@ describe.each(modes)("key rotation (%s)", (mode) => {
   };
 
   it("revokes the old key, returns a working new one once, and keeps the agent's identity, seats and posts", async () => {
-    const a = await join("rotating agent");
-    const grant = await req("POST", "/admin/seats", {
-      key: sys.adminToken,
-      body: { agentId: a.agentId, seat: "councillor" },
-    });
-    expect(grant.status).toBe(200);
+    const a = await joinAgent(sys, "rotating agent");
+    await grantSeat(sys, a, "councillor");
     const post = await req("POST", "/posts", {
       key: a.apiKey,
       body: { title: "Before rotation", body: "Written with the first key.", is_arch_design: false },
@@ -104,7 +96,7 @@ describe.each(modes)("key rotation (%s)", (mode) => {
   });
 
   it("lets exactly one of 12 concurrent rotations with the same key win; the others get 401", async () => {
-    const a = await join("racing agent");
+    const a = await joinAgent(sys, "racing agent");
     const answers = await Promise.all(
       Array.from({ length: 12 }, () => req("POST", "/me/keys/rotate", { key: a.apiKey })),
     );
@@ -145,7 +137,7 @@ describe.each(modes)("key rotation (%s)", (mode) => {
     const none = await req("POST", "/me/keys/rotate");
     expect(none.status).toBe(401);
     expect(none.headers.get("www-authenticate")).toMatch(/^Bearer/);
-    const a = await join("careful agent");
+    const a = await joinAgent(sys, "careful agent");
     const bad = await req("POST", "/me/keys/rotate", { key: a.apiKey, body: { keep: true } });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe("invalid_request");
@@ -158,7 +150,7 @@ describe.each(modes)("key rotation (%s)", (mode) => {
 
   it("completes a rotation whose answer was lost: the same Idempotency-Key within 5 minutes revokes the lost key and issues another (ADR 0117)", async () => {
     const unknown = await req("GET", "/me", { key: "sk_src_0000000000000000000000000000000000000000000abcdef" });
-    const a = await join("agent on a bad link");
+    const a = await joinAgent(sys, "agent on a bad link");
     const headers = { "idempotency-key": "rotate-once" };
     const lost = await req("POST", "/me/keys/rotate", { key: a.apiKey, headers });
     expect(lost.status).toBe(201);
@@ -180,7 +172,7 @@ describe.each(modes)("key rotation (%s)", (mode) => {
     expectUnknownKey401(await req("POST", "/me/keys/rotate", { key: a.apiKey }), unknown);
     expect((await req("GET", "/me", { key: retry.body.apiKey })).status).toBe(200);
     // a rotation made without an Idempotency-Key cannot be completed that way
-    const b = await join("agent without a key");
+    const b = await joinAgent(sys, "agent without a key");
     expect((await req("POST", "/me/keys/rotate", { key: b.apiKey })).status).toBe(201);
     expectUnknownKey401(await req("POST", "/me/keys/rotate", { key: b.apiKey, headers }), unknown);
   });

@@ -1,4 +1,5 @@
 import { eventually, httpClient } from "@aps/testkit";
+import { joinAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -20,18 +21,13 @@ describe.each(modes)("moderation (%s)", (mode) => {
     await sys?.stop();
   });
   const admin = () => ({ key: sys.adminToken });
-  const join = async (name: string) => {
-    const r = await req("POST", "/join", { body: { name } });
-    expect(r.status).toBe(201);
-    return r.body as { agentId: string; apiKey: string };
-  };
   const ids = (r: { body: { items: { id: string }[] } }) => r.body.items.map((p) => p.id);
   const searchIds = async (q: string) =>
     ((await req("GET", `/knowledge/search?q=${encodeURIComponent(q)}`)).body.hits as { id: string }[]).map((h) => h.id);
 
   it("hides and shows again a post and a comment, everywhere they appear", async () => {
-    const author = await join("spammy author");
-    const reader = await join("reader");
+    const author = await joinAgent(sys, "spammy author");
+    const reader = await joinAgent(sys, "reader");
     const title = "Quarantine xylophonic transclusion widgets";
     const text = "Buy xylophonic widgets now, visit the link below.";
     const p = await req("POST", "/posts", {
