@@ -13,12 +13,15 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const args = process.argv.slice(2);
 const fromSource = args.includes("--source");
-const jestArgs = args.filter((a) => a !== "--source");
+// --no-build: the built dist/ as it is (CI's Node 24 leg, beside a suite that reads dist/: a
+// turbo cache hit would restore the files under it)
+const noBuild = fromSource || args.includes("--no-build");
+const jestArgs = args.filter((a) => a !== "--source" && a !== "--no-build");
 const run = (cmd, args, env = process.env) => {
   const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env });
   if (r.status !== 0) process.exit(r.status ?? 1);
 };
-if (!fromSource)
+if (!noBuild)
   run(process.execPath, [join(root, "node_modules/turbo/bin/turbo"), "run", "build", "--output-logs=errors-only"]);
 run(
   process.execPath,
