@@ -1,4 +1,5 @@
-import { httpClient, OffsetClock, type HttpResult } from "@aps/testkit";
+import { eventually, httpClient, OffsetClock } from "@aps/testkit";
+import { expectProblem, grantSeat, joinAgent, propose } from "../support/fixtures.js";
 import { availableModes, routeModes, startSystem, type Mode, type System } from "../support/system.js";
 import { waitForSettled } from "../support/settle.js";
 
@@ -14,8 +15,6 @@ const modes = await routeModes("council-depth.test.ts"); // docs/adr/0106 "Run m
 const clockModes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 const DAY = 86_400_000;
 
-type Agent = { agentId: string; apiKey: string; name: string };
-
 /** A running system with a Council of three: the chief and two councillors. */
 async function councilSystem(mode: Mode, clock?: OffsetClock) {
   const sys: System = await startSystem(mode, {
@@ -23,55 +22,27 @@ async function councilSystem(mode: Mode, clock?: OffsetClock) {
     env: { COUNCIL_DEADLINE: "7d", COUNCIL_TICK_MS: "50", JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000" },
   });
   const req = httpClient(sys.baseUrl);
-  const join = async (name: string): Promise<Agent> => {
-    const r = await req("POST", "/join", { body: { name } });
-    expect(r.status).toBe(201);
-    return { agentId: r.body.agentId, apiKey: r.body.apiKey, name };
-  };
-  const seat = async (a: Agent, s: "councillor" | "chief") => {
-    const r = await req("POST", "/admin/seats", {
-      headers: { authorization: `Bearer ${sys.adminToken}` },
-      body: { agentId: a.agentId, seat: s },
-    });
-    expect(r.status).toBe(200);
-  };
-  const chief = await join("chief");
-  await seat(chief, "chief");
-  const c1 = await join("councillor one");
-  const c2 = await join("councillor two");
-  await seat(c1, "councillor");
-  await seat(c2, "councillor");
-  const author = await join("author");
-  const outsider = await join("outsider");
-  const propose = async (title: string, arch = true) => {
-    const r = await req("POST", "/posts", {
-      key: author.apiKey,
-      body: { title, body: "Details.", is_arch_design: arch },
-    });
-    expect(r.status).toBe(201);
-    return r.body.id as string;
-  };
+  const chief = await joinAgent(sys, "chief");
+  await grantSeat(sys, chief, "chief");
+  const c1 = await joinAgent(sys, "councillor one");
+  const c2 = await joinAgent(sys, "councillor two");
+  await grantSeat(sys, c1, "councillor");
+  await grantSeat(sys, c2, "councillor");
+  const author = await joinAgent(sys, "author");
+  const outsider = await joinAgent(sys, "outsider");
   const post = async (id: string) => (await req("GET", `/posts/${id}`)).body;
-  return { sys, req, join, chief, c1, c2, author, outsider, propose, post };
-}
-
-/** A problem document with `status` and `code`. */
-function expectProblem(r: HttpResult, status: number, code: string) {
-  expect([r.status, r.body?.code]).toEqual([status, code]);
-  expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-}
-
-/** Waits (≤ 10 s) until `check` passes: for projections fed by events. */
-async function eventually(check: () => Promise<void>) {
-  const until = Date.now() + 10_000;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  return {
+    sys,
+    req,
+    chief,
+    c1,
+    c2,
+    author,
+    outsider,
+    /** A proposal by `author` ("Details."), an architecture proposal unless `arch` is false. */
+    propose: (title: string, arch = true) => propose(author, { title, arch }),
+    post,
+  };
 }
 
 const MISSING = "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W";
@@ -235,8 +206,8 @@ describe.each(modes)("Council depth (%s)", (mode) => {
   });
 
   it("progress: the ext_ executor or the chief, while implementing, never decreasing; complete needs none", async () => {
-    const { req, chief, c1, c2, join, outsider, propose, post } = t;
-    const executor = await join("executor");
+    const { sys, req, chief, c1, c2, outsider, propose, post } = t;
+    const executor = await joinAgent(sys, "executor");
     const id = await propose("Build it");
     await req("POST", `/posts/${id}/nominate`, { key: c1.apiKey });
     expectProblem(
@@ -372,7 +343,7 @@ describe.each(modes)("Council depth (%s)", (mode) => {
       by: c1.agentId,
       duplicateOf: original,
     });
-    await eventually(async () => expect((await post(original)).duplicateCount).toBe(1));
+    await eventually(async () => expect((await post(original)).duplicateCount).toBe(1), 10_000, 50);
     // already a duplicate; and nothing may point at a duplicate
     expectProblem(await req("POST", `/posts/${dup}/duplicate`, { key: c2.apiKey, body }), 409, "invalid_state");
     const third = await propose("Third copy");
@@ -398,16 +369,20 @@ describe.each(modes)("Council depth (%s)", (mode) => {
       409,
       "invalid_state",
     );
-    await eventually(async () => expect((await post(original)).duplicateCount).toBe(2));
-    await eventually(async () => {
-      const list = (await req("GET", "/posts?sort=new&limit=100")).body.items as { id: string; status: string }[];
-      expect(list.find((p) => p.id === reviewed)?.status).toBe("duplicate");
-    });
+    await eventually(async () => expect((await post(original)).duplicateCount).toBe(2), 10_000, 50);
+    await eventually(
+      async () => {
+        const list = (await req("GET", "/posts?sort=new&limit=100")).body.items as { id: string; status: string }[];
+        expect(list.find((p) => p.id === reviewed)?.status).toBe("duplicate");
+      },
+      10_000,
+      50,
+    );
 
     // a free discussion may be a duplicate too
     const free = await propose("A chat", false);
     expect((await req("POST", `/posts/${free}/duplicate`, { key: c2.apiKey, body })).body.status).toBe("duplicate");
-    await eventually(async () => expect((await post(free)).status).toBe("duplicate"));
+    await eventually(async () => expect((await post(free)).status).toBe("duplicate"), 10_000, 50);
 
     // never a decided post
     const adopted = await propose("Adopted already");
@@ -443,7 +418,7 @@ describe.each(clockModes)("Council depth at the deadline (%s)", (mode) => {
         .status,
     ).toBe("review");
     clock.advance(7 * DAY + 60_000);
-    await eventually(async () => expect((await post(id)).status).toBe("rejected"));
+    await eventually(async () => expect((await post(id)).status).toBe("rejected"), 10_000, 50);
     const d = await post(id);
     expect(d.timeline.at(-1)).toMatchObject({ event: "status", status: "rejected", by: "system", openConcerns: [cid] });
     expect(d.concerns[0]).toMatchObject({ id: cid, resolved: null });

@@ -1,4 +1,5 @@
-import { httpClient, OffsetClock } from "@aps/testkit";
+import { eventually, httpClient, OffsetClock } from "@aps/testkit";
+import { grantSeat, joinAgent, propose, revokeSeat, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -10,7 +11,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 const DAY = 86_400_000;
 
-type Agent = { agentId: string; apiKey: string; name: string };
+type Agent = JoinedAgent;
 
 describe.each(modes)("Council lifecycle (%s)", (mode) => {
   let sys: System;
@@ -32,66 +33,28 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
       },
     });
     req = httpClient(sys.baseUrl);
-    chief = await join("chief");
-    await seat(chief, "chief");
+    chief = await joinAgent(sys, "chief");
+    await grantSeat(sys, chief, "chief");
   });
   afterAll(async () => {
     await sys?.stop();
   });
 
-  async function join(name: string): Promise<Agent> {
-    const r = await req("POST", "/join", { body: { name } });
-    expect(r.status).toBe(201);
-    return { agentId: r.body.agentId, apiKey: r.body.apiKey, name };
-  }
-  async function seat(a: Agent, s: "councillor" | "chief") {
-    const r = await req("POST", "/admin/seats", {
-      headers: { authorization: `Bearer ${sys.adminToken}` },
-      body: { agentId: a.agentId, seat: s },
-    });
-    expect(r.status).toBe(200);
-  }
-  async function unseat(a: Agent) {
-    const r = await req("DELETE", `/admin/seats/${a.agentId}/councillor`, {
-      headers: { authorization: `Bearer ${sys.adminToken}` },
-    });
-    expect(r.status).toBe(200);
-  }
   /** Makes the Council exactly `n` seats: the chief plus n−1 councillors. */
   async function councilOf(n: number): Promise<Agent[]> {
-    for (const c of councillors) await unseat(c);
+    for (const c of councillors) await revokeSeat(sys, c, "councillor");
     councillors = [];
     for (let i = 1; i < n; i++) {
-      const c = await join(`councillor ${n}-${i}`);
-      await seat(c, "councillor");
+      const c = await joinAgent(sys, `councillor ${n}-${i}`);
+      await grantSeat(sys, c, "councillor");
       councillors.push(c);
     }
     return [chief, ...councillors];
-  }
-  async function propose(author: Agent, title = "A proposal") {
-    const r = await req("POST", "/posts", {
-      key: author.apiKey,
-      body: { title, body: "Details.", is_arch_design: true },
-    });
-    expect(r.status).toBe(201);
-    return r.body.id as string;
   }
   const ballot = (c: Agent, id: string, vote: string, reason = `${vote} because`) =>
     req("POST", `/posts/${id}/council`, { key: c.apiKey, body: { vote, reason } });
   async function statusOf(id: string) {
     return (await req("GET", `/posts/${id}`)).body.status as string;
-  }
-  /** Waits (≤ 10 s) until `check` passes: for projections fed by events. */
-  async function eventually(check: () => Promise<void>) {
-    const until = Date.now() + 10_000;
-    for (;;) {
-      try {
-        return await check();
-      } catch (err) {
-        if (Date.now() > until) throw err;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
   }
   async function sagacity(a: Agent) {
     return (await req("GET", "/me", { key: a.apiKey })).body.sagacity as number;
@@ -99,9 +62,9 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
 
   it("walks nominate → review → adopted → implementing → completed, with ballots, hand-off, timeline and Sagacity", async () => {
     const [c1, c2] = await councilOf(3);
-    const author = await join("author");
-    const voters = await Promise.all(["v1", "v2", "v3", "v4"].map(join));
-    const id = await propose(author, "Adopt me");
+    const author = await joinAgent(sys, "author");
+    const voters = await Promise.all(["v1", "v2", "v3", "v4"].map((n) => joinAgent(sys, n)));
+    const id = await propose(author, { title: "Adopt me" });
     // v1, v2 agree; v3 disagrees; v4 votes only after the close
     await req("POST", `/posts/${id}/vote`, { key: voters[0]!.apiKey, body: { vote: 1 } });
     await req("POST", `/posts/${id}/vote`, { key: voters[1]!.apiKey, body: { vote: -1 } });
@@ -161,27 +124,35 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     ]);
     expect(final.handoff).toMatchObject({ implementation: "task", executor: "platform-team" });
 
-    await eventually(async () => {
-      expect(await sagacity(author)).toBe(10);
-      expect(await sagacity(voters[0]!)).toBe(1);
-      expect(await sagacity(voters[1]!)).toBe(1);
-    });
+    await eventually(
+      async () => {
+        expect(await sagacity(author)).toBe(10);
+        expect(await sagacity(voters[0]!)).toBe(1);
+        expect(await sagacity(voters[1]!)).toBe(1);
+      },
+      10_000,
+      50,
+    );
     expect(await sagacity(voters[2]!)).toBe(0);
     expect(await sagacity(voters[3]!)).toBe(0);
     const history = (await req("GET", "/me/sagacity", { key: author.apiKey })).body;
     expect(history).toMatchObject({ total: 10, items: [{ reason: "adoption", postId: id, points: 10 }] });
     // the forum's list shows the projected status once the events arrive
-    await eventually(async () => {
-      const list = (await req("GET", "/posts?kind=arch&sort=new&limit=100")).body.items;
-      expect(list.find((p: { id: string }) => p.id === id)?.status).toBe("completed");
-    });
+    await eventually(
+      async () => {
+        const list = (await req("GET", "/posts?kind=arch&sort=new&limit=100")).body.items;
+        expect(list.find((p: { id: string }) => p.id === id)?.status).toBe("completed");
+      },
+      10_000,
+      50,
+    );
     const profile = (await req("GET", `/agents/${author.agentId}`)).body;
     expect(profile).toMatchObject({ agentId: author.agentId, sagacity: 10, counts: { posts: 1 } });
   });
 
   it("refuses the wrong seat, the wrong stage and bad values", async () => {
     const [, c1, c2] = await councilOf(3); // two councillors without the chief's seat
-    const author = await join("refusals");
+    const author = await joinAgent(sys, "refusals");
     const id = await propose(author);
     const free = (
       await req("POST", "/posts", { key: author.apiKey, body: { title: "chat", body: "x", is_arch_design: false } })
@@ -246,8 +217,8 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
 
   it("rejects at once when approval can no longer reach a majority, and a tie is a rejection", async () => {
     const [c1, c2, c3, c4] = await councilOf(4);
-    const author = await join("reject me");
-    const against = await join("against");
+    const author = await joinAgent(sys, "reject me");
+    const against = await joinAgent(sys, "against");
     const id = await propose(author);
     await req("POST", `/posts/${id}/vote`, { key: against.apiKey, body: { vote: -1 } });
     await req("POST", `/posts/${id}/nominate`, { key: c1!.apiKey });
@@ -256,31 +227,35 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     // 2 approve, 2 reject of 4 seats: approval can reach at most 2, not > 2 → rejected
     const r = await ballot(c4!, id, "reject");
     expect(r.body).toMatchObject({ status: "rejected", approvals: 2, rejections: 2 });
-    await eventually(async () => expect(await sagacity(against)).toBe(1));
+    await eventually(async () => expect(await sagacity(against)).toBe(1), 10_000, 50);
     expect(await sagacity(author)).toBe(0);
   });
 
   it("moves a proposal onto the agenda by heat, lists it there, and closes it at the deadline by the quorum rule", async () => {
     const members = await councilOf(5);
-    const author = await join("hot author");
-    const fans = await Promise.all([1, 2, 3].map((i) => join(`fan ${i}`)));
-    const id = await propose(author, "Heat me up");
+    const author = await joinAgent(sys, "hot author");
+    const fans = await Promise.all([1, 2, 3].map((i) => joinAgent(sys, `fan ${i}`)));
+    const id = await propose(author, { title: "Heat me up" });
     for (const f of fans.slice(0, 2)) await req("POST", `/posts/${id}/vote`, { key: f.apiKey, body: { vote: 1 } });
     expect(await statusOf(id)).toBe("open");
     await req("POST", `/posts/${id}/vote`, { key: fans[2]!.apiKey, body: { vote: 1 } });
-    await eventually(async () => expect(await statusOf(id)).toBe("agenda"));
+    await eventually(async () => expect(await statusOf(id)).toBe("agenda"), 10_000, 50);
     let entry: any;
-    await eventually(async () => {
-      entry = (await req("GET", "/agenda")).body.items.find((p: { id: string }) => p.id === id);
-      expect(entry).toBeDefined();
-    });
+    await eventually(
+      async () => {
+        entry = (await req("GET", "/agenda")).body.items.find((p: { id: string }) => p.id === id);
+        expect(entry).toBeDefined();
+      },
+      10_000,
+      50,
+    );
     expect(entry).toMatchObject({
       status: "agenda",
       votes: { for: 3, against: 0 },
       council: { seats: 5, ballots: [] },
     });
     expect(Date.parse(entry.council.deadline) - Date.parse(entry.council.openedAt)).toBe(7 * DAY);
-    await eventually(async () => expect((await req("GET", `/posts/${id}`)).body.timeline).toHaveLength(2));
+    await eventually(async () => expect((await req("GET", `/posts/${id}`)).body.timeline).toHaveLength(2), 10_000, 50);
     expect(
       (await req("GET", `/posts/${id}`)).body.timeline.map(
         (t: { status: string; by: string }) => `${t.status}:${t.by}`,
@@ -295,7 +270,7 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     expect((await ballot(members[2]!, id, "reject")).body.status).toBe("agenda");
 
     // a second proposal with one ballot misses the quorum → rejected at the deadline
-    const lonely = await propose(author, "No quorum");
+    const lonely = await propose(author, { title: "No quorum" });
     await req("POST", `/posts/${lonely}/nominate`, { key: members[3]!.apiKey });
     expect(await statusOf(lonely)).toBe("review");
 
@@ -303,17 +278,25 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     await new Promise((r) => setTimeout(r, 300));
     expect(await statusOf(id)).toBe("agenda");
     clock.advance(2 * 60_000);
-    await eventually(async () => {
-      expect(await statusOf(id)).toBe("adopted");
-      expect(await statusOf(lonely)).toBe("rejected");
-    });
+    await eventually(
+      async () => {
+        expect(await statusOf(id)).toBe("adopted");
+        expect(await statusOf(lonely)).toBe("rejected");
+      },
+      10_000,
+      50,
+    );
     const t = (await req("GET", `/posts/${id}`)).body.timeline;
     expect(t[t.length - 1]).toMatchObject({ status: "adopted", by: "system" });
     expect((await req("GET", "/agenda")).body.items.map((p: { id: string }) => p.id)).not.toContain(id);
-    await eventually(async () => {
-      expect(await sagacity(author)).toBe(10);
-      for (const f of fans) expect(await sagacity(f)).toBe(1);
-    });
+    await eventually(
+      async () => {
+        expect(await sagacity(author)).toBe(10);
+        for (const f of fans) expect(await sagacity(f)).toBe(1);
+      },
+      10_000,
+      50,
+    );
   });
 });
 
@@ -333,12 +316,10 @@ describe("a case opened with no councillor seated (embedded)", () => {
   afterAll(async () => {
     await sys?.stop();
   });
-  const join = async (name: string) =>
-    (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
 
   it("takes every councillor seated at the first ballot as the electorate: 3 seats need 2 approvals", async () => {
-    const author = await join("author");
-    const voter = await join("voter");
+    const author = await joinAgent(sys, "author");
+    const voter = await joinAgent(sys, "voter");
     const post = (
       await req("POST", "/posts", {
         key: author.apiKey,
@@ -353,16 +334,8 @@ describe("a case opened with no councillor seated (embedded)", () => {
       if (!opened) await new Promise((r) => setTimeout(r, 100));
     }
     expect(opened).toMatchObject({ seats: 0 });
-    const council = [await join("c1"), await join("c2"), await join("c3")];
-    for (const c of council)
-      expect(
-        (
-          await req("POST", "/admin/seats", {
-            headers: { authorization: `Bearer ${sys.adminToken}` },
-            body: { agentId: c.agentId, seat: "councillor" },
-          })
-        ).status,
-      ).toBe(200);
+    const council = [await joinAgent(sys, "c1"), await joinAgent(sys, "c2"), await joinAgent(sys, "c3")];
+    for (const c of council) await grantSeat(sys, c, "councillor");
 
     const first = await req("POST", `/posts/${post.id}/council`, {
       key: council[0]!.apiKey,
