@@ -25,6 +25,7 @@ import {
   type HttpResult,
   type TestDatabase,
 } from "@aps/testkit";
+import { joinAgent } from "../support/fixtures.js";
 import { availableModes, TEST_RATE_LIMITS } from "../support/system.js";
 
 /**
@@ -104,11 +105,6 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const join = async (name: string) => {
-    const r = await a("POST", "/join", { body: { name } });
-    expect(r.status).toBe(201);
-    return r.body as { agentId: string; apiKey: string };
-  };
   const newPost = async (via: typeof a, key: string, title: string) => {
     const r = await via("POST", "/posts", { key, body: { title, body: `${title}: body.`, is_arch_design: false } });
     expect(r.status).toBe(201);
@@ -127,7 +123,7 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     });
     try {
       const c = httpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`);
-      const agent = await join("cached caller");
+      const agent = await joinAgent(aps, "cached caller");
       for (let i = 0; i < 5; i++) expect((await c("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(200);
       expect((await c("GET", "/me", { key: agent.apiKey })).body.agentId).toBe(agent.agentId);
       expect((await c("GET", "/agenda", { key: agent.apiKey })).status).toBe(200);
@@ -142,7 +138,7 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
   });
 
   it("a key rotated through a gateway is refused by it on the very next request, without any event", async () => {
-    const agent = await join("rotator alone");
+    const agent = await joinAgent(aps, "rotator alone");
     expect((await c("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(200);
     const rot = await c("POST", "/me/keys/rotate", { key: agent.apiKey });
     expect(rot.status).toBe(201);
@@ -151,7 +147,7 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
   });
 
   it("a key rotated through one gateway is dropped by another when the identity.key_rotated event arrives", async () => {
-    const agent = await join("rotator");
+    const agent = await joinAgent(aps, "rotator");
     // both gateways hold the key
     expect((await a("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(200);
     expect((await b("GET", "/posts?limit=1", { key: agent.apiKey })).status).toBe(200);
@@ -170,7 +166,7 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
   });
 
   it("the owner's suspension and key revocation (ADR 0116) hold on every gateway once identity.access_changed arrives", async () => {
-    const agent = await join("misbehaving agent");
+    const agent = await joinAgent(aps, "misbehaving agent");
     const admin = { key: ADMIN };
     // both gateways hold the key (cached for 60 s: only the event can end that early)
     expect((await a("GET", "/me", { key: agent.apiKey })).status).toBe(200);
@@ -222,7 +218,7 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
   });
 
   it("a seat granted through a gateway counts in it at once (the cached agent is dropped)", async () => {
-    const agent = await join("new councillor");
+    const agent = await joinAgent(aps, "new councillor");
     const post = await newPost(c, agent.apiKey, "Seat target");
     expect((await c("POST", `/posts/${post}/nominate`, { key: agent.apiKey })).status).toBe(403);
     expect(
@@ -234,8 +230,8 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
 
   it("a vote, a comment and a new post through a gateway are visible in it at once to the writer and to anonymous readers, without any event", async () => {
     const a = c;
-    const author = await join("author");
-    const voter = await join("voter");
+    const author = await joinAgent(aps, "author");
+    const voter = await joinAgent(aps, "voter");
     const p = await newPost(a, author.apiKey, "Read your writes");
     const list = "/posts?sort=new&limit=5";
     // fill the caches (anonymous detail, the list for everybody) and check they serve
@@ -272,8 +268,8 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
   });
 
   it("a write through the second gateway becomes visible on this one when its event arrives", async () => {
-    const author = await join("remote author");
-    const voter = await join("remote voter");
+    const author = await joinAgent(aps, "remote author");
+    const voter = await joinAgent(aps, "remote voter");
     const p = await newPost(a, author.apiKey, "Written elsewhere");
     const list = "/posts?sort=new&limit=5";
     expect((await a("GET", `/posts/${p}`)).body.votes.for).toBe(0);
@@ -298,7 +294,7 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
   });
 
   it("ETag and 304 Not Modified on cached and uncached reads; a change gives a new tag; no-store stays", async () => {
-    const author = await join("etag author");
+    const author = await joinAgent(aps, "etag author");
     const p = await newPost(a, author.apiKey, "Tagged");
     for (const path of ["/posts?sort=new&limit=3", `/posts/${p}`, "/agenda", "/knowledge/search?q=tagged"]) {
       const first = await a("GET", path);

@@ -3,6 +3,7 @@ import { request as httpRequest } from "node:http";
 import { join as joinPath } from "node:path";
 import pg from "pg";
 import { eventually, httpClient } from "@aps/testkit";
+import { joinAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -31,8 +32,6 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
   afterAll(async () => {
     await sys?.stop();
   });
-  const join = async (name: string) =>
-    (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
   /** A connection to the system's own PostgreSQL (the embedded server, or the machine's). */
   const database = () =>
     new pg.Client({
@@ -90,7 +89,7 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
     );
 
   it("creates one post for 50 identical concurrent POSTs with one key, and replays the first response", async () => {
-    const a = await join("retrying agent");
+    const a = await joinAgent(sys, "retrying agent");
     const body = { title: "Exactly once", body: "Retried many times.", is_arch_design: true };
     const headers = { "idempotency-key": "create-post-0001" };
     const answers = await Promise.all(
@@ -129,8 +128,8 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
   });
 
   it("refuses the same key with another body (422), keeps keys per API key, and leaves requests without a key alone", async () => {
-    const a = await join("agent a");
-    const b = await join("agent b");
+    const a = await joinAgent(sys, "agent a");
+    const b = await joinAgent(sys, "agent b");
     const headers = { "idempotency-key": "shared-key" };
     const first = await req("POST", "/posts", {
       key: a.apiKey,
@@ -166,7 +165,7 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
   });
 
   it("replays a refused request's answer too, and rejects malformed keys with 400", async () => {
-    const a = await join("agent c");
+    const a = await joinAgent(sys, "agent c");
     const headers = { "idempotency-key": "vote-on-nothing" };
     const missing = await req("POST", "/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV/vote", {
       key: a.apiKey,
@@ -207,7 +206,7 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
   });
 
   it("a retry after a 503 that came after the write committed gets that post, not a second one", async () => {
-    const a = await join("agent after a 503");
+    const a = await joinAgent(sys, "agent after a 503");
     const body = { title: "Committed after the deadline", body: "The gateway gave up first.", is_arch_design: true };
     const headers = { "idempotency-key": "after-503" };
     const lock = await holdPosts();
@@ -235,7 +234,7 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
   }, 40_000);
 
   it("a client that left before the answer gets the first answer on its retry (stored without a listener)", async () => {
-    const a = await join("agent that timed out");
+    const a = await joinAgent(sys, "agent that timed out");
     const body = { title: "Answer nobody heard", body: "The client hung up.", is_arch_design: false };
     const raw = JSON.stringify(body);
     const lock = await holdPosts();
@@ -276,7 +275,7 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
   }, 40_000);
 
   it("a request that never started executing binds no key: a cut-off upload or a 400, then the honest request runs", async () => {
-    const a = await join("agent with a flaky uplink");
+    const a = await joinAgent(sys, "agent with a flaky uplink");
     const body = { title: "Sent twice", body: "The first upload broke off half-way.", is_arch_design: false };
     const raw = JSON.stringify(body);
     // 1. the upload breaks off half-way through the body
