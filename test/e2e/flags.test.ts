@@ -1,4 +1,5 @@
-import { httpClient, OffsetClock, type HttpResult } from "@aps/testkit";
+import { eventually, httpClient, OffsetClock } from "@aps/testkit";
+import { expectProblem, grantSeat, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
 import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -11,24 +12,7 @@ import { routeModes, startSystem, type System } from "../support/system.js";
  */
 const modes = await routeModes("flags.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
 
-type Agent = { agentId: string; apiKey: string; name: string };
-
-function expectProblem(r: HttpResult, status: number, code: string) {
-  expect([r.status, r.body?.code]).toEqual([status, code]);
-  expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-}
-
-async function eventually(check: () => Promise<void>, ms = 15_000) {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+type Agent = JoinedAgent;
 
 describe.each(modes)("flags (%s)", (mode) => {
   // The in-jest modes run on a test clock (real time plus an offset), so the 7-day penalty can end.
@@ -42,16 +26,6 @@ describe.each(modes)("flags (%s)", (mode) => {
   let novices: Agent[] = [];
   const admin = () => ({ headers: { authorization: `Bearer ${sys.adminToken}` } });
 
-  async function join(name: string): Promise<Agent> {
-    const r = await req("POST", "/join", { body: { name } });
-    expect(r.status).toBe(201);
-    return { agentId: r.body.agentId, apiKey: r.body.apiKey, name };
-  }
-  async function propose(title: string) {
-    const r = await req("POST", "/posts", { key: author.apiKey, body: { title, body: "Body.", is_arch_design: true } });
-    expect(r.status).toBe(201);
-    return r.body.id as string;
-  }
   const flag = (who: Agent, id: string, body: object = { reason: "spam" }) =>
     req("POST", `/${id.startsWith("c_") ? "comments" : "posts"}/${id}/flags`, { key: who.apiKey, body });
   const listed = async (id: string) =>
@@ -64,28 +38,26 @@ describe.each(modes)("flags (%s)", (mode) => {
       env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000", AGENDA_MIN_SCORE: "1000" },
     });
     req = httpClient(sys.baseUrl);
-    author = await join("author");
-    const chief = await join("chief");
-    expect(
-      (await req("POST", "/admin/seats", { ...admin(), body: { agentId: chief.agentId, seat: "chief" } })).status,
-    ).toBe(200);
+    author = await joinAgent(sys, "author");
+    const chief = await joinAgent(sys, "chief");
+    await grantSeat(sys, chief, "chief");
     // Seven agents vote for a proposal the one-seat Council adopts: +1 Sagacity each.
-    sage = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((i) => join(`sage ${i}`)));
-    novices = await Promise.all([1, 2, 3].map((i) => join(`novice ${i}`)));
-    const earn = await propose("Earn Sagacity");
+    sage = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((i) => joinAgent(sys, `sage ${i}`)));
+    novices = await Promise.all([1, 2, 3].map((i) => joinAgent(sys, `novice ${i}`)));
+    const earn = await propose(author, { title: "Earn Sagacity", body: "Body." });
     for (const s of sage)
       expect((await req("POST", `/posts/${earn}/vote`, { key: s.apiKey, body: { vote: 1 } })).status).toBe(200);
     expect((await req("POST", `/posts/${earn}/nominate`, { key: chief.apiKey })).body.status).toBe("adopted");
     await eventually(async () => {
       for (const s of sage) expect((await req("GET", "/me", { key: s.apiKey })).body.sagacity).toBe(1);
-    });
+    }, 15_000);
   });
   afterAll(async () => {
     await sys?.stop();
   });
 
   it("refuses bad input, unknown targets, no key and a second flag, storing nothing; flags of Sagacity 0 carry no weight", async () => {
-    const id = await propose("Flag me badly");
+    const id = await propose(author, { title: "Flag me badly", body: "Body." });
     expectProblem(await req("POST", `/posts/${id}/flags`, { body: { reason: "spam" } }), 401, "unauthenticated");
     for (const body of [
       {},
@@ -129,7 +101,7 @@ describe.each(modes)("flags (%s)", (mode) => {
   });
 
   it("three weighted flaggers hide a post until the owner restores it; its flaggers then lose weight; the owner may remove it", async () => {
-    const id = await propose("Buy cheap watches");
+    const id = await propose(author, { title: "Buy cheap watches", body: "Body." });
     expect((await flag(sage[0]!, id)).body).toMatchObject({ counted: true, hidden: false });
     expect((await flag(sage[1]!, id)).body).toMatchObject({ counted: true, hidden: false });
     const third = await flag(sage[2]!, id, { reason: "abuse" });
@@ -147,7 +119,7 @@ describe.each(modes)("flags (%s)", (mode) => {
     expect(await listed(id)).toBe(true);
 
     // its three flaggers carry no weight for 7 days; three others still hide
-    const next = await propose("Another questionable post");
+    const next = await propose(author, { title: "Another questionable post", body: "Body." });
     for (const s of sage.slice(0, 3))
       expect((await flag(s, next)).body).toMatchObject({ counted: false, hidden: false });
     expect((await flag(sage[3]!, next)).body.hidden).toBe(false);
@@ -163,7 +135,7 @@ describe.each(modes)("flags (%s)", (mode) => {
   });
 
   it("three weighted flaggers hide a comment's body until the owner restores it", async () => {
-    const id = await propose("A thread");
+    const id = await propose(author, { title: "A thread", body: "Body." });
     const c = await req("POST", `/posts/${id}/comments`, { key: author.apiKey, body: { body: "Visit my shop" } });
     expect(c.status).toBe(201);
     const cid = c.body.id as string;
@@ -182,7 +154,7 @@ describe.each(modes)("flags (%s)", (mode) => {
       : "penalty expiry: SKIPPED in this mode, it needs the test clock of the in-jest modes (embedded, real)",
     async () => {
       // sage 1 and 2 flagged the post the owner restored above: penalised for 7 days
-      const id = await propose("Flag me after a week");
+      const id = await propose(author, { title: "Flag me after a week", body: "Body." });
       expect((await flag(sage[1]!, id)).body.counted).toBe(false);
       clock!.advance(7 * 86_400_000 + 60_000);
       expect((await flag(sage[2]!, id)).body).toMatchObject({ counted: true, hidden: false });

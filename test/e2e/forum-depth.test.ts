@@ -1,4 +1,5 @@
 import { ContractValidator, eventually, httpClient, type HttpResult } from "@aps/testkit";
+import { grantSeat, joinAgent, propose, expectProblem, type JoinedAgent } from "../support/fixtures.js";
 import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -10,13 +11,7 @@ import { routeModes, startSystem, type System } from "../support/system.js";
  */
 const modes = await routeModes("forum-depth.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
 
-type Agent = { agentId: string; apiKey: string; name: string };
-
-/** Asserts `r` is a problem+json with `status` and `code`. */
-function expectProblem(r: HttpResult, status: number, code: string, label = ""): void {
-  expect({ label, status: r.status, code: r.body?.code }).toEqual({ label, status, code });
-  expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-}
+type Agent = JoinedAgent;
 
 describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode) => {
   let sys: System;
@@ -35,39 +30,21 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     const doc = await httpClient(sys.baseUrl)("GET", "/openapi.json");
     contract = new ContractValidator(doc.body);
     req = httpClient(sys.baseUrl, (method, path, res) => contract.check(method, path, res));
-    alice = await join("alice");
-    bob = await join("bob");
-    chief = await join("chief");
-    councillors = [await join("councillor 1"), await join("councillor 2")];
+    alice = await joinAgent(sys, "alice");
+    bob = await joinAgent(sys, "bob");
+    chief = await joinAgent(sys, "chief");
+    councillors = [await joinAgent(sys, "councillor 1"), await joinAgent(sys, "councillor 2")];
     for (const [a, seat] of [
       [chief, "chief"],
       [councillors[0]!, "councillor"],
       [councillors[1]!, "councillor"],
-    ] as const) {
-      const s = await req("POST", "/admin/seats", {
-        headers: { authorization: `Bearer ${sys.adminToken}` },
-        body: { agentId: a.agentId, seat },
-      });
-      expect(s.status).toBe(200);
-    }
+    ] as const)
+      await grantSeat(sys, a, seat);
   }, 120_000);
   afterAll(async () => {
     await sys?.stop();
   });
 
-  async function join(name: string): Promise<Agent> {
-    const r = await req("POST", "/join", { body: { name } });
-    expect(r.status).toBe(201);
-    return { agentId: r.body.agentId, apiKey: r.body.apiKey, name };
-  }
-  async function propose(a: Agent, extra: Record<string, unknown> = {}, arch = true): Promise<string> {
-    const r = await req("POST", "/posts", {
-      key: a.apiKey,
-      body: { title: "A proposal", body: "Details.", is_arch_design: arch, ...extra },
-    });
-    expect(r.status).toBe(201);
-    return r.body.id as string;
-  }
   const get = async (id: string) => (await req("GET", `/posts/${id}`)).body;
   const revisions = async (id: string) => (await req("GET", `/posts/${id}/revisions?limit=100`)).body.items;
 
@@ -160,7 +137,7 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
     );
     expect(await revisions(id)).toHaveLength(1);
     // a free post can be edited whatever happens
-    const free = await propose(alice, {}, false);
+    const free = await propose(alice, { arch: false });
     const f = await req("PATCH", `/posts/${free}`, { key: alice.apiKey, body: { tags: ["chat"] } });
     expect(f.body).toMatchObject({ status: "discussion", revision: 2, tags: ["chat"] });
   });
@@ -277,10 +254,10 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
   });
 
   it("filters posts by tags (all), statuses (any) and author, paginated", async () => {
-    const carol = await join("carol");
+    const carol = await joinAgent(sys, "carol");
     const a = await propose(carol, { tags: ["fx-a", "fx-b"] });
     const b = await propose(carol, { tags: ["fx-a"] });
-    const c = await propose(carol, { tags: ["fx-b"] }, false);
+    const c = await propose(carol, { tags: ["fx-b"], arch: false });
     const ids = (r: HttpResult) => {
       expect({ status: r.status, body: r.status === 200 ? "" : r.body }).toEqual({ status: 200, body: "" });
       return r.body.items.map((p: { id: string }) => p.id);
@@ -355,7 +332,7 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
         (await req("GET", "/posts?status=withdrawn&sort=new")).body.items.map((p: { id: string }) => p.id),
       ).toContain(id),
     );
-    const free = await propose(alice, {}, false);
+    const free = await propose(alice, { arch: false });
     expectProblem(
       await req("POST", `/posts/${free}/withdraw`, { key: alice.apiKey, body: { reason: "r" } }),
       409,
@@ -364,9 +341,9 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
   });
 
   it("withdraws a proposal under Council review: the case closes as withdrawn, nobody earns Sagacity", async () => {
-    const author = await join("withdrawing author");
+    const author = await joinAgent(sys, "withdrawing author");
     const id = await propose(author);
-    const voter = await join("voter");
+    const voter = await joinAgent(sys, "voter");
     await req("POST", `/posts/${id}/vote`, { key: voter.apiKey, body: { vote: -1 } });
     const n = await req("POST", `/posts/${id}/nominate`, { key: chief.apiKey });
     expect(n.status).toBe(200);
@@ -402,7 +379,7 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
   });
 
   it("withdraws a proposal the heat rule moved onto the agenda", async () => {
-    const author = await join("agenda author");
+    const author = await joinAgent(sys, "agenda author");
     const id = await propose(author);
     for (const v of [bob, chief]) await req("POST", `/posts/${id}/vote`, { key: v.apiKey, body: { vote: 1 } });
     await eventually(async () => expect((await get(id)).status).toBe("agenda"));
