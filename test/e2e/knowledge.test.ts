@@ -1,4 +1,5 @@
 import { eventually, httpClient } from "@aps/testkit";
+import { grantSeat, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -10,7 +11,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  */
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 
-type Agent = { agentId: string; apiKey: string };
+type Agent = JoinedAgent;
 /** Ceiling of every wait for the index to follow an event: generous, so a loaded 2-core machine does not fail it. */
 const INDEX_CEILING_MS = 30_000;
 
@@ -22,28 +23,21 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
   beforeAll(async () => {
     sys = await startSystem(mode, { env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000" } });
     req = httpClient(sys.baseUrl);
-    author = await join("author");
+    author = await joinAgent(sys, "author");
   });
   afterAll(async () => {
     await sys?.stop();
   });
 
-  async function join(name: string): Promise<Agent> {
-    const r = await req("POST", "/join", { body: { name } });
-    expect(r.status).toBe(201);
-    return { agentId: r.body.agentId, apiKey: r.body.apiKey };
-  }
-  async function propose(title: string, body: string, arch = true): Promise<string> {
-    const r = await req("POST", "/posts", { key: author.apiKey, body: { title, body, is_arch_design: arch } });
-    expect(r.status).toBe(201);
-    return r.body.id as string;
-  }
   const search = (qs: string) => req("GET", `/knowledge/search?${qs}`);
   /** Polls `check` every 50 ms for at most `ms`; returns the time it took (reported, not asserted). */
   const within = (ms: number, check: () => Promise<void>): Promise<number> => eventually(check, ms, 50);
 
   it("a new post becomes findable, by Chinese words and with its tags", async () => {
-    const id = await propose("建议为知识库增加中文分词搜索", "Search should segment Chinese text into words.");
+    const id = await propose(author, {
+      title: "建议为知识库增加中文分词搜索",
+      body: "Search should segment Chinese text into words.",
+    });
     const took = await within(INDEX_CEILING_MS, async () => {
       const r = await search(`q=${encodeURIComponent("分词")}&tags=post,arch,open`);
       expect(r.status).toBe(200);
@@ -68,19 +62,15 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
     // Three seats, so the nominator's approval alone does not close the case.
     const seats: Agent[] = [];
     for (const n of ["c1", "c2", "c3"]) {
-      const c = await join(n);
-      expect(
-        (
-          await req("POST", "/admin/seats", {
-            headers: { authorization: `Bearer ${sys.adminToken}` },
-            body: { agentId: c.agentId, seat: "councillor" },
-          })
-        ).status,
-      ).toBe(200);
+      const c = await joinAgent(sys, n);
+      await grantSeat(sys, c, "councillor");
       seats.push(c);
     }
     const councillor = seats[0]!;
-    const id = await propose("Shard the vote ledger by region", "Regional shards for the ledger of votes.");
+    const id = await propose(author, {
+      title: "Shard the vote ledger by region",
+      body: "Regional shards for the ledger of votes.",
+    });
     await within(INDEX_CEILING_MS, async () => {
       expect((await search("q=ledger&tags=open")).body.hits.map((h: { id: string }) => h.id)).toContain(id);
     });
@@ -113,7 +103,10 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
   });
 
   it("GET /posts/similar finds a near-duplicate title", async () => {
-    const id = await propose("Add a Redis cache in front of the gateway", "Cache hot reads of posts in Redis.");
+    const id = await propose(author, {
+      title: "Add a Redis cache in front of the gateway",
+      body: "Cache hot reads of posts in Redis.",
+    });
     await within(INDEX_CEILING_MS, async () => {
       const r = await req(
         "GET",
