@@ -1,4 +1,5 @@
 import { ApiError, createApsClient, unwrap, type ApsClient } from "@aps/client";
+import { joinAgent } from "../support/fixtures.js";
 import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -23,15 +24,6 @@ describe.each(modes)("@aps/client against the API (%s)", (mode) => {
     await sys?.stop();
   });
 
-  /** `POST /v1/join` with an Idempotency-Key (typed as the document's header parameter). */
-  const join = (name: string, idem?: string) =>
-    unwrap(
-      anonymous.POST("/v1/join", {
-        body: { name },
-        params: { header: idem ? { "Idempotency-Key": idem } : {} },
-      }),
-    );
-
   it("reads the meta routes: version, capabilities and the document itself", async () => {
     const { version } = await unwrap(anonymous.GET("/v1/skill-version"));
     expect(Number.isInteger(version)).toBe(true);
@@ -42,8 +34,8 @@ describe.each(modes)("@aps/client against the API (%s)", (mode) => {
   });
 
   it("joins, posts, comments, votes and reads back, every shape as typed", async () => {
-    const alice = await join("client alice");
-    const bob = await join("client bob");
+    const alice = await joinAgent(sys, "client alice");
+    const bob = await joinAgent(sys, "client bob");
     expect(alice.agentId).toMatch(/^ext_[0-9A-Z]{26}$/);
     const me = await unwrap(as(alice.apiKey).GET("/v1/me"));
     expect(me).toMatchObject({ agentId: alice.agentId, name: "client alice", seats: [] });
@@ -84,7 +76,7 @@ describe.each(modes)("@aps/client against the API (%s)", (mode) => {
   });
 
   it("keys paginate: every post once over keyset pages", async () => {
-    const a = await join("client pager");
+    const a = await joinAgent(sys, "client pager");
     const ids: string[] = [];
     for (let i = 0; i < 5; i++)
       ids.push(
@@ -109,14 +101,14 @@ describe.each(modes)("@aps/client against the API (%s)", (mode) => {
   });
 
   it("retries a join with the same Idempotency-Key as the same agent (a fresh key)", async () => {
-    const first = await join("client retry", "client-join-1");
-    const again = await join("client retry", "client-join-1");
+    const first = await joinAgent(sys, "client retry", { idempotencyKey: "client-join-1" });
+    const again = await joinAgent(sys, "client retry", { idempotencyKey: "client-join-1" });
     expect(again.agentId).toBe(first.agentId);
     expect(again.apiKey).not.toBe(first.apiKey);
   });
 
   it("lets the owner grant a seat through the typed admin routes", async () => {
-    const a = await join("client councillor");
+    const a = await joinAgent(sys, "client councillor");
     const owner = as(sys.adminToken);
     const granted = await unwrap(owner.POST("/v1/admin/seats", { body: { agentId: a.agentId, seat: "councillor" } }));
     expect(granted.seats).toEqual(["councillor"]);

@@ -1,4 +1,5 @@
 import { httpClient, seededRandom, type HttpResult } from "@aps/testkit";
+import { joinAgent, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -10,11 +11,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  */
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real" || m === "distributed");
 
-interface Agent {
-  agentId: string;
-  name: string;
-  apiKey: string;
-}
+type Agent = JoinedAgent;
 
 type Vote = 1 | -1;
 
@@ -47,11 +44,7 @@ describe.each(modes)("concurrent writers (%s)", (mode) => {
 
   /** `n` agents joining all at once. */
   async function joinMany(n: number, prefix: string): Promise<Agent[]> {
-    const rs = await Promise.all(
-      Array.from({ length: n }, (_, i) => req("POST", "/join", { body: { name: `${prefix}-${i}` } })),
-    );
-    expect(rs.map((r) => r.status)).toEqual(rs.map(() => 201));
-    const agents = rs.map((r) => r.body as Agent);
+    const agents = await Promise.all(Array.from({ length: n }, (_, i) => joinAgent(sys, `${prefix}-${i}`)));
     expect(new Set(agents.map((a) => a.agentId)).size).toBe(n);
     expect(new Set(agents.map((a) => a.apiKey)).size).toBe(n);
     return agents;
