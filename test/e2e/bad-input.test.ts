@@ -1,5 +1,6 @@
 import { generateApiKey } from "@aps/identity";
 import { httpClient, OffsetClock, type HttpResult, type RequestOptions } from "@aps/testkit";
+import { grantSeat, joinAgent } from "../support/fixtures.js";
 import { availableModes, routeModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -603,13 +604,8 @@ describe.each(modes)("bad input is refused with a problem document and stores no
   beforeAll(async () => {
     sys = await startSystem(mode, { env: { JOINS_PER_SOURCE_PER_DAY: "1000" } });
     const req = httpClient(sys.baseUrl);
-    const joinAs = async (name: string) => {
-      const r = await req("POST", "/join", { body: { name } });
-      expect(r.status).toBe(201);
-      return r.body as Agent;
-    };
-    const alice = await joinAs("alice");
-    const bob = await joinAs("bob");
+    const alice = await joinAgent(sys, "alice");
+    const bob = await joinAgent(sys, "bob");
     const p = await req("POST", "/posts", {
       key: alice.apiKey,
       body: { title: "Target proposal", body: "the post every bad request aims at", is_arch_design: true },
@@ -630,11 +626,7 @@ describe.each(modes)("bad input is refused with a problem document and stores no
     }
     expect((await req("POST", `/posts/${p.body.id}/vote`, { key: bob.apiKey, body: { vote: 1 } })).status).toBe(200);
     expect((await req("POST", `/posts/${p.body.id}/vote`, { key: alice.apiKey, body: { vote: -1 } })).status).toBe(200);
-    const seat = await req("POST", "/admin/seats", {
-      body: { agentId: bob.agentId, seat: "councillor" },
-      headers: { authorization: `Bearer ${sys.adminToken}` },
-    });
-    expect(seat.status).toBe(200);
+    await grantSeat(sys, bob, "councillor");
     const newPage = await req("GET", "/posts?sort=new&limit=1");
     const hotPage = await req("GET", "/posts?sort=hot&limit=1");
     expect(typeof newPage.body.nextCursor).toBe("string");

@@ -4,6 +4,7 @@ import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { startTelemetry, shutdownTelemetry, type PreloadedModule } from "@aps/platform/telemetry";
 import { httpClient } from "@aps/testkit";
+import { grantSeat, joinAgent } from "../support/fixtures.js";
 
 /**
  * One trace across the system (docs/architecture.md §9): `POST /v1/posts/{id}/vote` that moves a
@@ -178,21 +179,15 @@ describe.each(modes)("tracing (%s)", (mode) => {
     const sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1000", JOINS_PER_SOURCE_PER_DAY: "10000" } });
     try {
       const req = httpClient(sys.baseUrl);
-      const join = async (name: string) =>
-        (await req("POST", "/join", { body: { name } })).body as { agentId: string; apiKey: string };
-      const seat = async (a: { agentId: string }, s: string) =>
-        expect(
-          (
-            await req("POST", "/admin/seats", {
-              headers: { authorization: `Bearer ${sys.adminToken}` },
-              body: { agentId: a.agentId, seat: s },
-            })
-          ).status,
-        ).toBe(200);
-      const [chief, c1, c2, author] = [await join("chief"), await join("c1"), await join("c2"), await join("author")];
-      await seat(chief, "chief");
-      await seat(c1, "councillor");
-      await seat(c2, "councillor");
+      const [chief, c1, c2, author] = [
+        await joinAgent(sys, "chief"),
+        await joinAgent(sys, "c1"),
+        await joinAgent(sys, "c2"),
+        await joinAgent(sys, "author"),
+      ];
+      await grantSeat(sys, chief, "chief");
+      await grantSeat(sys, c1, "councillor");
+      await grantSeat(sys, c2, "councillor");
       const post = await req("POST", "/posts", {
         key: author.apiKey,
         body: { title: "Close me", body: SECRET_BODY, is_arch_design: true },
