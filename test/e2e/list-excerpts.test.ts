@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { hasNats, hasPostgres, httpClient, startNode, type TestProcess } from "@aps/testkit";
+import { grantSeat, joinAgent } from "../support/fixtures.js";
 import { ROOT, startSystem, type System } from "../support/system.js";
 
 /**
@@ -47,17 +48,12 @@ const CHARS = 16_000;
     });
 
     it("answers /posts, /agents/{id}/posts and /agenda with 100-item pages of excerpts; the full body only on /posts/{id}", async () => {
-      const author = (await req("POST", "/join", { body: { name: "long writer" } })).body;
+      const author = await joinAgent(gw.ready, "long writer");
       // three seats, so one nomination (one approval) keeps the case in review, on the agenda
       const council = [];
       for (let i = 0; i < 3; i++) {
-        const c = (await req("POST", "/join", { body: { name: `councillor ${i}` } })).body;
-        const seat = await fetch(`${gw.ready}/admin/seats`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${sys.adminToken}`, "content-type": "application/json" },
-          body: JSON.stringify({ agentId: c.agentId, seat: "councillor" }),
-        });
-        expect(seat.status).toBe(200);
+        const c = await joinAgent(gw.ready, `councillor ${i}`);
+        await grantSeat({ baseUrl: gw.ready, adminToken: sys.adminToken }, c, "councillor");
         council.push(c);
       }
       const chief = council[0]!;

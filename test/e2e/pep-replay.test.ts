@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { readPeps, pepToPost, type Pep } from "@aps/cli";
-import { hasNats, hasPostgres, httpClient, pepsDatasetPath, type HttpResult } from "@aps/testkit";
+import { eventually, hasNats, hasPostgres, httpClient, pepsDatasetPath, type HttpResult } from "@aps/testkit";
+import { expectStatus, grantSeat, joinAgent } from "../support/fixtures.js";
 import { startSystem, type Mode, type System } from "../support/system.js";
 
 /**
@@ -220,19 +221,6 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): P
   );
 }
 
-/** Waits (≤ `ms`) until `check` passes: for projections fed by events. */
-async function eventually(ms: number, check: () => Promise<void>): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
 (haveDataset ? describe : describe.skip)(
   haveDataset
     ? `PEP history replay through the HTTP API (${mode})`
@@ -249,13 +237,6 @@ async function eventually(ms: number, check: () => Promise<void>): Promise<void>
       requests++;
       return raw<T>(method, path, opts);
     };
-    /** The answer when its status is `status`; otherwise throws naming the request. */
-    async function must<T = any>(status: number, what: string, p: Promise<HttpResult<T>>): Promise<T> {
-      const r = await p;
-      if (r.status !== status)
-        throw new Error(`${what}: expected HTTP ${status}, got ${r.status} ${r.text.slice(0, 300)}`);
-      return r.body;
-    }
 
     beforeAll(async () => {
       sys = await startSystem(mode, {
@@ -290,43 +271,36 @@ async function eventually(ms: number, check: () => Promise<void>): Promise<void>
 
         // ---- agents: the Council (chief first), the voters, a latecomer, one per first author
         let t0 = Date.now();
-        const join = async (name: string): Promise<Agent> => {
-          const b = await must(201, `POST /join ${name}`, req("POST", "/join", { body: { name } }));
-          expect(b.agentId).toMatch(/^ext_/);
-          return { agentId: b.agentId, apiKey: b.apiKey, name };
+        /** A new agent (one request, counted), its id checked. */
+        const newAgent = async (name: string): Promise<Agent> => {
+          requests++;
+          const a = await joinAgent(sys!, name);
+          expect(a.agentId).toMatch(/^ext_/);
+          return a;
         };
-        const seat = (a: Agent, s: "councillor" | "chief") =>
-          must(
-            200,
-            `seat ${a.name} ${s}`,
-            req("POST", "/admin/seats", {
-              headers: { authorization: `Bearer ${sys!.adminToken}` },
-              body: { agentId: a.agentId, seat: s },
-            }),
-          );
-        const council: Agent[] = [await join("Steering Council chief")];
-        await seat(council[0]!, "chief");
-        for (let i = 1; i < 5; i++) {
-          council.push(await join(`Steering Councillor ${i}`));
-          await seat(council[i]!, "councillor");
+        const council: Agent[] = [await newAgent("Steering Council chief")];
+        for (let i = 1; i < 5; i++) council.push(await newAgent(`Steering Councillor ${i}`));
+        for (const [i, a] of council.entries()) {
+          requests++;
+          await grantSeat(sys!, a, i === 0 ? "chief" : "councillor");
         }
         const chief = council[0]!;
         const voters: Agent[] = [];
-        for (let v = 0; v < VOTERS; v++) voters.push(await join(`PEP reader ${String(v + 1).padStart(2, "0")}`));
-        const late = await join("Latecomer");
+        for (let v = 0; v < VOTERS; v++) voters.push(await newAgent(`PEP reader ${String(v + 1).padStart(2, "0")}`));
+        const late = await newAgent("Latecomer");
         const authorNames = [...new Set(planned.map((p) => p.author))];
         const authors = new Map<string, Agent>();
-        await pool(authorNames, PARALLEL, async (name) => void authors.set(name, await join(name.slice(0, 64))));
+        await pool(authorNames, PARALLEL, async (name) => void authors.set(name, await newAgent(name.slice(0, 64))));
         phase(`joined ${council.length + voters.length + 1 + authors.size} agents`, t0);
 
         // ---- posts: each PEP by its first author, as an architecture proposal
         t0 = Date.now();
         const postId = new Map<number, string>();
         await pool(planned, PARALLEL, async (p) => {
-          const b = await must(
+          const b = expectStatus(
+            await req("POST", "/posts", { key: authors.get(p.author)!.apiKey, body: pepToPost(p.pep) }),
             201,
             `POST /posts (PEP ${p.pep.pep})`,
-            req("POST", "/posts", { key: authors.get(p.author)!.apiKey, body: pepToPost(p.pep) }),
           );
           expect(b.status).toBe("open");
           postId.set(p.pep.pep, b.id);
@@ -340,28 +314,28 @@ async function eventually(ms: number, check: () => Promise<void>): Promise<void>
           const n = p.pep.pep;
           const id = postId.get(n)!;
           for (const v of p.votes)
-            await must(
+            expectStatus(
+              await req("POST", `/posts/${id}/vote`, { key: voters[v.voter]!.apiKey, body: { vote: v.vote } }),
               200,
               `vote PEP ${n}`,
-              req("POST", `/posts/${id}/vote`, { key: voters[v.voter]!.apiKey, body: { vote: v.vote } }),
             );
           if (p.nominator === undefined) return;
-          const nom = await must(
+          const nom = expectStatus(
+            await req("POST", `/posts/${id}/nominate`, { key: council[p.nominator]!.apiKey }),
             200,
             `nominate PEP ${n}`,
-            req("POST", `/posts/${id}/nominate`, { key: council[p.nominator]!.apiKey }),
           );
           if (nom.status !== "review" || nom.seats !== 5 || nom.approvals !== 1)
             throw new Error(`nominate PEP ${n}: ${JSON.stringify(nom).slice(0, 300)}`);
           const expected = statusAfterEach(p.nominator, p.ballots);
           for (const [i, b] of p.ballots.entries()) {
-            const r = await must(
-              200,
-              `ballot PEP ${n}`,
-              req("POST", `/posts/${id}/council`, {
+            const r = expectStatus(
+              await req("POST", `/posts/${id}/council`, {
                 key: council[b.by]!.apiKey,
                 body: { vote: b.vote, reason: `${b.vote === "approve" ? "In favour" : "Against"} of PEP ${n}.` },
               }),
+              200,
+              `ballot PEP ${n}`,
             );
             if (r.status !== expected[i])
               throw new Error(`PEP ${n} ballot ${i + 1}: status ${r.status}, planned ${expected[i]}`);
@@ -369,13 +343,17 @@ async function eventually(ms: number, check: () => Promise<void>): Promise<void>
           if ((expected.at(-1) ?? "review") !== (p.outcome ?? "review"))
             throw new Error(`plan error on PEP ${n}: ballots end ${expected.at(-1)}, outcome ${p.outcome}`);
           if (p.handoff) {
-            const h = await must(
+            const h = expectStatus(
+              await req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: p.handoff }),
               200,
               `handoff PEP ${n}`,
-              req("POST", `/posts/${id}/handoff`, { key: chief.apiKey, body: p.handoff }),
             );
             if (h.status !== "implementing") throw new Error(`handoff PEP ${n}: status ${h.status}`);
-            const c = await must(200, `complete PEP ${n}`, req("POST", `/posts/${id}/complete`, { key: chief.apiKey }));
+            const c = expectStatus(
+              await req("POST", `/posts/${id}/complete`, { key: chief.apiKey }),
+              200,
+              `complete PEP ${n}`,
+            );
             if (c.status !== "completed") throw new Error(`complete PEP ${n}: status ${c.status}`);
           }
         };
@@ -390,10 +368,10 @@ async function eventually(ms: number, check: () => Promise<void>): Promise<void>
           async (p) => {
             for (const v of p.lateVotes) {
               const who = v.voter === "late" ? late : voters[v.voter]!;
-              await must(
+              expectStatus(
+                await req("POST", `/posts/${postId.get(p.pep.pep)}/vote`, { key: who.apiKey, body: { vote: v.vote } }),
                 200,
                 `late vote PEP ${p.pep.pep}`,
-                req("POST", `/posts/${postId.get(p.pep.pep)}/vote`, { key: who.apiKey, body: { vote: v.vote } }),
               );
             }
           },
@@ -518,41 +496,49 @@ async function eventually(ms: number, check: () => Promise<void>): Promise<void>
 
         // ---- the forum's projected status in the list catches up with every close
         t0 = Date.now();
-        await eventually(LIST_SETTLE_MS, async () => {
-          const listed = new Map<string, string>();
-          let c: string | null = null;
-          do {
-            const page: HttpResult<{ items: { id: string; status: string }[]; nextCursor: string | null }> = await req(
-              "GET",
-              `/posts?kind=arch&sort=new&limit=100${c ? `&cursor=${encodeURIComponent(c)}` : ""}`,
-            );
-            expect(page.status).toBe(200);
-            for (const it of page.body.items) listed.set(it.id, it.status);
-            c = page.body.nextCursor;
-          } while (c);
-          const wrong = planned
-            .filter((p) => listed.get(postId.get(p.pep.pep)!) !== p.final)
-            .map((p) => `PEP ${p.pep.pep}: listed ${listed.get(postId.get(p.pep.pep)!)}, planned ${p.final}`);
-          expect(wrong.slice(0, 20)).toEqual([]);
-          expect(listed.size).toBe(planned.length);
-        });
+        await eventually(
+          async () => {
+            const listed = new Map<string, string>();
+            let c: string | null = null;
+            do {
+              const page: HttpResult<{ items: { id: string; status: string }[]; nextCursor: string | null }> =
+                await req("GET", `/posts?kind=arch&sort=new&limit=100${c ? `&cursor=${encodeURIComponent(c)}` : ""}`);
+              expect(page.status).toBe(200);
+              for (const it of page.body.items) listed.set(it.id, it.status);
+              c = page.body.nextCursor;
+            } while (c);
+            const wrong = planned
+              .filter((p) => listed.get(postId.get(p.pep.pep)!) !== p.final)
+              .map((p) => `PEP ${p.pep.pep}: listed ${listed.get(postId.get(p.pep.pep)!)}, planned ${p.final}`);
+            expect(wrong.slice(0, 20)).toEqual([]);
+            expect(listed.size).toBe(planned.length);
+          },
+          LIST_SETTLE_MS,
+          250,
+        );
         phase("list projection settled", t0);
 
         // ---- every agent's Sagacity on GET /me
         t0 = Date.now();
         const everyone = [...council, ...voters, late, ...authors.values()];
         let wrongSagacity: string[] = [];
-        await eventually(SAGACITY_SETTLE_MS, async () => {
-          wrongSagacity = [];
-          await pool(everyone, PARALLEL, async (a) => {
-            const me = await req("GET", "/me", { key: a.apiKey });
-            if (me.status !== 200 || me.body.agentId !== a.agentId)
-              return void wrongSagacity.push(`${a.name}: GET /me → ${me.status} ${me.body?.agentId}`);
-            if (me.body.sagacity !== expectedSagacity.get(a.agentId))
-              wrongSagacity.push(`${a.name}: sagacity ${me.body.sagacity}, planned ${expectedSagacity.get(a.agentId)}`);
-          });
-          expect(wrongSagacity.slice(0, 20)).toEqual([]);
-        });
+        await eventually(
+          async () => {
+            wrongSagacity = [];
+            await pool(everyone, PARALLEL, async (a) => {
+              const me = await req("GET", "/me", { key: a.apiKey });
+              if (me.status !== 200 || me.body.agentId !== a.agentId)
+                return void wrongSagacity.push(`${a.name}: GET /me → ${me.status} ${me.body?.agentId}`);
+              if (me.body.sagacity !== expectedSagacity.get(a.agentId))
+                wrongSagacity.push(
+                  `${a.name}: sagacity ${me.body.sagacity}, planned ${expectedSagacity.get(a.agentId)}`,
+                );
+            });
+            expect(wrongSagacity.slice(0, 20)).toEqual([]);
+          },
+          SAGACITY_SETTLE_MS,
+          250,
+        );
         phase("Sagacity settled", t0);
 
         // the plan is not degenerate: every outcome and both vote signs occur, and somebody earned nothing
