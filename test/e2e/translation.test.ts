@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { franc } from "franc-min";
 import { httpClient, pepsDatasetPath } from "@aps/testkit";
 import { startApertium, startEngineProxy, type Apertium, type EngineProxy } from "../support/apertium.js";
+import { joinAgent, propose } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -93,16 +94,6 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
     await proxy?.stop();
   });
 
-  async function join(name: string): Promise<string> {
-    const r = await req("POST", "/join", { body: { name } });
-    expect(r.status).toBe(201);
-    return r.body.apiKey as string;
-  }
-  async function post(key: string, title: string, body: string): Promise<string> {
-    const r = await req("POST", "/posts", { key, body: { title, body, is_arch_design: true } });
-    expect(r.status).toBe(201);
-    return r.body.id as string;
-  }
   /** Sum of a counter's samples in the gateway's /metrics whose labels match `labels`. */
   async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
     const text = await (await fetch(metricsUrl)).text();
@@ -116,12 +107,12 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   const engineJobs = () => metric("aps_translation_engine_calls_total");
 
   it("translates real English PEPs to Spanish: text changed, detected Spanish, code blocks byte-identical, second call a cache hit", async () => {
-    const key = await join("pep reader");
-    const author = await join("pep author");
+    const key = (await joinAgent(sys, "pep reader")).apiKey;
+    const author = await joinAgent(sys, "pep author");
     const peps = pepPosts(2);
     expect(peps).toHaveLength(2);
     for (const pep of peps) {
-      const id = await post(author, pep.title, pep.body);
+      const id = await propose(author, { title: pep.title, body: pep.body });
       const jobs0 = await engineJobs();
       const t0 = Date.now();
       const r = await req("GET", `/posts/${id}/translation?lang=es`, { key });
@@ -162,13 +153,12 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   }, 180_000);
 
   it("same language: the original, machineTranslation false, engine null, no engine call and no quota", async () => {
-    const author = await join("en author");
-    const key = await join("en reader");
-    const id = await post(
-      author,
-      "Keep a changelog for every service",
-      "Each service should keep a changelog of its public interface so that agents can follow changes.",
-    );
+    const author = await joinAgent(sys, "en author");
+    const key = (await joinAgent(sys, "en reader")).apiKey;
+    const id = await propose(author, {
+      title: "Keep a changelog for every service",
+      body: "Each service should keep a changelog of its public interface so that agents can follow changes.",
+    });
     const jobs0 = await engineJobs();
     for (let i = 0; i < QUOTA + 1; i++) {
       const r = await req("GET", `/posts/${id}/translation?lang=en`, { key });
@@ -190,12 +180,11 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   });
 
   it("anonymous: cache only → 404 translation_not_cached, and nothing is generated", async () => {
-    const author = await join("anon author");
-    const id = await post(
-      author,
-      "Add a managed message queue",
-      "The platform should offer a managed message queue with at-least-once delivery.",
-    );
+    const author = await joinAgent(sys, "anon author");
+    const id = await propose(author, {
+      title: "Add a managed message queue",
+      body: "The platform should offer a managed message queue with at-least-once delivery.",
+    });
     const jobs0 = await engineJobs();
     const r = await req("GET", `/posts/${id}/translation?lang=es`);
     expect(r.status).toBe(404);
@@ -205,16 +194,15 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   });
 
   it("quota: a key generates at most TRANSLATION_DAILY_QUOTA new translations per UTC day → 429 quota_exceeded with Retry-After to midnight", async () => {
-    const author = await join("quota author");
-    const key = await join("quota reader");
+    const author = await joinAgent(sys, "quota author");
+    const key = (await joinAgent(sys, "quota reader")).apiKey;
     const ids: string[] = [];
     for (let i = 0; i <= QUOTA; i++)
       ids.push(
-        await post(
-          author,
-          `Proposal number ${i} about storage`,
-          `The platform should offer object storage tier ${i} with lifecycle rules and versioning.`,
-        ),
+        await propose(author, {
+          title: `Proposal number ${i} about storage`,
+          body: `The platform should offer object storage tier ${i} with lifecycle rules and versioning.`,
+        }),
       );
     const before = await req("GET", "/me/quotas", { key });
     expect(before.body.translations).toMatchObject({ limit: QUOTA, used: 0, remaining: QUOTA });
@@ -235,14 +223,21 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
     // Cached translations still read fine over quota, and another key has its own quota.
     expect((await req("GET", `/posts/${ids[0]}/translation?lang=es`, { key })).status).toBe(200);
     expect(
-      (await req("GET", `/posts/${ids[QUOTA]}/translation?lang=es`, { key: await join("other reader") })).status,
+      (
+        await req("GET", `/posts/${ids[QUOTA]}/translation?lang=es`, {
+          key: (await joinAgent(sys, "other reader")).apiKey,
+        })
+      ).status,
     ).toBe(200);
   }, 60_000);
 
   it("bad input: unsupported lang → 400, 51 ids → 400, malformed id → 400, unknown post → 404", async () => {
-    const key = await join("bad input reader");
-    const author = await join("bad input author");
-    const id = await post(author, "Rotate keys automatically", "Keys should rotate automatically every ninety days.");
+    const key = (await joinAgent(sys, "bad input reader")).apiKey;
+    const author = await joinAgent(sys, "bad input author");
+    const id = await propose(author, {
+      title: "Rotate keys automatically",
+      body: "Keys should rotate automatically every ninety days.",
+    });
     for (const lang of ["it", "xx", "", "ES"]) {
       const r = await req("GET", `/posts/${id}/translation?lang=${lang}`, { key });
       expect(r.status).toBe(400);
@@ -264,13 +259,12 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   });
 
   it("unsupported pair → 422 unsupported_language_pair; nothing cached, no quota used", async () => {
-    const author = await join("pair author");
-    const key = await join("pair reader");
-    const id = await post(
-      author,
-      "Publish status page",
-      "The platform should publish a public status page with incident history.",
-    );
+    const author = await joinAgent(sys, "pair author");
+    const key = (await joinAgent(sys, "pair reader")).apiKey;
+    const id = await propose(author, {
+      title: "Publish status page",
+      body: "The platform should publish a public status page with incident history.",
+    });
     const r = await req("GET", `/posts/${id}/translation?lang=fr`, { key });
     expect(r.status).toBe(422);
     expect(r.body.code).toBe("unsupported_language_pair");
@@ -279,23 +273,21 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
     const more: string[] = [];
     for (let i = 0; i < QUOTA; i++)
       more.push(
-        await post(
-          author,
-          `Status page part ${i}`,
-          `The status page should list component ${i} and its uptime history.`,
-        ),
+        await propose(author, {
+          title: `Status page part ${i}`,
+          body: `The status page should list component ${i} and its uptime history.`,
+        }),
       );
     for (const m of more) expect((await req("GET", `/posts/${m}/translation?lang=es`, { key })).status).toBe(200);
   }, 60_000);
 
   it("engine down → 503 upstream_unavailable, nothing cached; engine slow → 503 after TRANSLATION_TIMEOUT_MS; both recover", async () => {
-    const author = await join("outage author");
-    const key = await join("outage reader");
-    const id = await post(
-      author,
-      "Add regional failover",
-      "Databases should fail over to a second region within five minutes.",
-    );
+    const author = await joinAgent(sys, "outage author");
+    const key = (await joinAgent(sys, "outage reader")).apiKey;
+    const id = await propose(author, {
+      title: "Add regional failover",
+      body: "Databases should fail over to a second region within five minutes.",
+    });
     proxy.mode = "down";
     try {
       const r = await req("GET", `/posts/${id}/translation?lang=es`, { key });
@@ -321,13 +313,12 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   }, 60_000);
 
   it("20 concurrent identical requests for a missing translation → exactly one engine job", async () => {
-    const author = await join("burst author");
-    const keys = await Promise.all([1, 2, 3, 4].map((i) => join(`burst reader ${i}`)));
-    const id = await post(
-      author,
-      "Introduce request tracing",
-      "Every request should carry a trace id across services so that operators can follow it end to end.",
-    );
+    const author = await joinAgent(sys, "burst author");
+    const keys = await Promise.all([1, 2, 3, 4].map(async (i) => (await joinAgent(sys, `burst reader ${i}`)).apiKey));
+    const id = await propose(author, {
+      title: "Introduce request tracing",
+      body: "Every request should carry a trace id across services so that operators can follow it end to end.",
+    });
     const jobs0 = await engineJobs();
     const requests0 = proxy.translateRequests;
     const all = await Promise.all(
@@ -345,23 +336,20 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   }, 60_000);
 
   it("GET /posts/translations: titles; anonymous reads only cached ones (rest in missing), keyed generates them", async () => {
-    const author = await join("titles author");
-    const key = await join("titles reader");
-    const a = await post(
-      author,
-      "Offer managed Redis",
-      "The platform should offer a managed Redis with persistence and replicas.",
-    );
-    const b = await post(
-      author,
-      "Offer managed Kafka",
-      "The platform should offer a managed Kafka cluster with schema registry.",
-    );
-    const en = await post(
-      author,
-      "Archive old logs",
-      "Logs older than ninety days should be archived to cold storage automatically.",
-    );
+    const author = await joinAgent(sys, "titles author");
+    const key = (await joinAgent(sys, "titles reader")).apiKey;
+    const a = await propose(author, {
+      title: "Offer managed Redis",
+      body: "The platform should offer a managed Redis with persistence and replicas.",
+    });
+    const b = await propose(author, {
+      title: "Offer managed Kafka",
+      body: "The platform should offer a managed Kafka cluster with schema registry.",
+    });
+    const en = await propose(author, {
+      title: "Archive old logs",
+      body: "Logs older than ninety days should be archived to cold storage automatically.",
+    });
     const unknown = "p_01J00000000000000000000000";
     expect((await req("GET", `/posts/${a}/translation?lang=es`, { key })).status).toBe(200);
     const anon = await req("GET", `/posts/translations?lang=es&ids=${[a, b, unknown].join(",")}`);
@@ -385,7 +373,7 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
     const anonFirst = await req("GET", "/skill.md?lang=es");
     expect(anonFirst.status).toBe(404);
     expect(anonFirst.body.code).toBe("translation_not_cached");
-    const key = await join("skill reader");
+    const key = (await joinAgent(sys, "skill reader")).apiKey;
     const t0 = Date.now();
     const r = await req("GET", "/skill.md?lang=es", { key });
     const took = Date.now() - t0;
@@ -406,13 +394,12 @@ describe.each(modes.length > 0 ? modes : ["skipped" as const])("translation with
   }, 180_000);
 
   it("measures the cache-hit latency (p50/p95 over 100 sequential calls)", async () => {
-    const author = await join("latency author");
-    const key = await join("latency reader");
-    const id = await post(
-      author,
-      "Cache translations forever",
-      "Translations should be cached per post version and language, forever.",
-    );
+    const author = await joinAgent(sys, "latency author");
+    const key = (await joinAgent(sys, "latency reader")).apiKey;
+    const id = await propose(author, {
+      title: "Cache translations forever",
+      body: "Translations should be cached per post version and language, forever.",
+    });
     expect((await req("GET", `/posts/${id}/translation?lang=es`, { key })).status).toBe(200);
     const ms: number[] = [];
     for (let i = 0; i < 100; i++) {

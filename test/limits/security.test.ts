@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
 import { httpClient, type HttpResult } from "@aps/testkit";
+import { grantSeat, joinAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -66,28 +67,24 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
   beforeAll(async () => {
     sys = await startSystem("distributed", { env: { JOINS_PER_SOURCE_PER_DAY: "1000", LOG_LEVEL: "debug" } });
     req = httpClient(sys.baseUrl);
-    const join = async (name: string): Promise<Agent> => {
-      const r = await req("POST", "/join", { body: { name } });
-      expect(r.status).toBe(201);
-      keys.push(r.body.apiKey);
-      return r.body;
+    /** Joins an agent and keeps its key for the checks at rest and in the logs. */
+    const joinKeepingKey = async (name: string): Promise<Agent> => {
+      const a = await joinAgent(sys, name);
+      keys.push(a.apiKey);
+      return a;
     };
     [plain, councillor, chief, author] = [
-      await join("plain"),
-      await join("councillor"),
-      await join("chief"),
-      await join("author"),
+      await joinKeepingKey("plain"),
+      await joinKeepingKey("councillor"),
+      await joinKeepingKey("chief"),
+      await joinKeepingKey("author"),
     ];
-    const admin = { authorization: `Bearer ${sys.adminToken}` };
     for (const [a, seat] of [
       [councillor, "councillor"],
       [chief, "councillor"],
       [chief, "chief"],
-    ] as const) {
-      expect((await req("POST", "/admin/seats", { headers: admin, body: { agentId: a.agentId, seat } })).status).toBe(
-        200,
-      );
-    }
+    ] as const)
+      await grantSeat(sys, a, seat);
     const p = await req("POST", "/posts", {
       key: author.apiKey,
       headers: { "idempotency-key": "sec-1" },
@@ -121,7 +118,7 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
       ).status,
     ).toBe(200);
     // a rotated key: the old one is revoked
-    const extra = await join("rotator");
+    const extra = await joinKeepingKey("rotator");
     const rot = await req("POST", "/me/keys/rotate", { key: extra.apiKey });
     expect(rot.status).toBe(201);
     revoked = extra.apiKey;
