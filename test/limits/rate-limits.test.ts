@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { createLogger } from "@aps/platform";
 import { loadConfig, startGateway, type GatewayHandle } from "@aps/gateway";
 import { httpClient, startNode, type HttpResult, type TestProcess } from "@aps/testkit";
+import { joinAgent } from "../support/fixtures.js";
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
@@ -81,13 +82,6 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     await sys?.stop();
   });
 
-  /** Joins one agent from `ip`; returns its key and id. */
-  async function joinAgent(ip: string, name: string): Promise<{ apiKey: string; agentId: string }> {
-    const r = await req("POST", "/join", { body: { name }, headers: { "x-forwarded-for": ip } });
-    expect(r.status).toBe(201);
-    return r.body;
-  }
-
   it("anonymous: RateLimit headers on every answer (200, 400, 401, 404, /docs, root), decreasing; the N+1th request is 429 with Retry-After; another IP is unaffected", async () => {
     const ip = newIp();
     const h = { "x-forwarded-for": ip };
@@ -155,7 +149,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
 
   it("keyed: counted per key across every route and answer; the N+1th request is 429; unknown keys count against the IP, not a fresh key budget", async () => {
     const ip = newIp();
-    const a = await joinAgent(ip, "keyed-limit");
+    const a = await joinAgent(sys, "keyed-limit", { headers: { "x-forwarded-for": ip } });
     const h = { "x-forwarded-for": ip };
     const post = await req("POST", "/posts", {
       key: a.apiKey,
@@ -238,7 +232,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
 
     // keyed, in parallel bursts on both gateways: exactly KEYED answers are let through
     const kip = newIp();
-    const a = await joinAgent(kip, "two-gateways");
+    const a = await joinAgent(sys, "two-gateways", { headers: { "x-forwarded-for": kip } });
     const rs = await Promise.all(
       Array.from({ length: KEYED + 10 }, (_, i) =>
         gws[i % 2]!("GET", "/me", { key: a.apiKey, headers: { "x-forwarded-for": kip } }),
@@ -282,7 +276,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     const ip = newIp();
     const h = { "x-forwarded-for": ip };
     expect((await req("GET", "/me/quotas", { headers: h })).status).toBe(401);
-    const a = await joinAgent(ip, "quota-watcher");
+    const a = await joinAgent(sys, "quota-watcher", { headers: { "x-forwarded-for": ip } });
     let sent = 0; // keyed requests sent by this agent, counted by the test
     const keyed = async (method: string, path: string, body?: unknown) => {
       sent++;

@@ -4,6 +4,7 @@ import { join as pathJoin } from "node:path";
 import { promisify } from "node:util";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { httpClient } from "@aps/testkit";
+import { joinAgent } from "../support/fixtures.js";
 import { ROOT, startSystem, type System } from "../support/system.js";
 import { ARTIFACTS, hasChromium, launch, rootOf } from "./browser.js";
 
@@ -18,8 +19,6 @@ import { ARTIFACTS, hasChromium, launch, rootOf } from "./browser.js";
 const enabled = hasChromium();
 const run = promisify(execFile);
 const CLI = pathJoin(ROOT, "services/cli/dist/main.js");
-
-type Agent = { agentId: string; apiKey: string; name: string };
 
 (enabled ? describe : describe.skip)(
   "web pages in chromium (embedded all-in-one)" + (enabled ? "" : " (SKIPPED: no chromium)"),
@@ -61,11 +60,6 @@ type Agent = { agentId: string; apiKey: string; name: string };
     async function shot(page: Page, name: string) {
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: pathJoin(ARTIFACTS, `${name}.png`), fullPage: true });
-    }
-    async function joinAgent(name: string): Promise<Agent> {
-      const r = await req("POST", "/join", { body: { name } });
-      expect(r.status).toBe(201);
-      return { agentId: r.body.agentId, apiKey: r.body.apiKey, name };
     }
     async function grant(agentId: string, seat: "councillor" | "chief") {
       await run(process.execPath, [CLI, "seats", "grant", agentId, seat], {
@@ -167,8 +161,8 @@ type Agent = { agentId: string; apiKey: string; name: string };
 
     it("councillors nominate and ballot from the page; it shows adopted and both reasons; the chief hands off and completes", async () => {
       expect(postId).not.toBe("");
-      const chief = await joinAgent("Chief Grace");
-      const councillor = await joinAgent("Councillor Linus");
+      const chief = await joinAgent(sys, "Chief Grace");
+      const councillor = await joinAgent(sys, "Councillor Linus");
       await grant(chief.agentId, "chief");
       await grant(councillor.agentId, "councillor");
 
@@ -233,11 +227,11 @@ type Agent = { agentId: string; apiKey: string; name: string };
     });
 
     it("a councillor raises a concern that holds an approval back, resolves it; the executor reports progress as a bar (docs/adr/0130)", async () => {
-      const author = await joinAgent("Author Ken");
-      const ada = await joinAgent("Councillor Ada");
-      const bob = await joinAgent("Councillor Bob");
-      const hopper = await joinAgent("Chief Hopper");
-      const exec = await joinAgent("Executor Edsger");
+      const author = await joinAgent(sys, "Author Ken");
+      const ada = await joinAgent(sys, "Councillor Ada");
+      const bob = await joinAgent(sys, "Councillor Bob");
+      const hopper = await joinAgent(sys, "Chief Hopper");
+      const exec = await joinAgent(sys, "Executor Edsger");
       await grant(ada.agentId, "councillor");
       await grant(bob.agentId, "councillor");
       await grant(hopper.agentId, "chief");
@@ -349,8 +343,8 @@ type Agent = { agentId: string; apiKey: string; name: string };
     });
 
     it("reading works with JavaScript disabled: home, proposal, agenda, search, profile and docs", async () => {
-      const author = await joinAgent("Reader's author");
-      const nominator = await joinAgent("Nominating councillor");
+      const author = await joinAgent(sys, "Reader's author");
+      const nominator = await joinAgent(sys, "Nominating councillor");
       await grant(nominator.agentId, "councillor");
       const created = await req("POST", "/posts", {
         key: author.apiKey,
@@ -440,8 +434,8 @@ type Agent = { agentId: string; apiKey: string; name: string };
     });
 
     it("shows a thread of replies two levels deep and a revision history; the author edits from the page", async () => {
-      const author = await joinAgent("Threading author");
-      const bob = await joinAgent("Bob Replier");
+      const author = await joinAgent(sys, "Threading author");
+      const bob = await joinAgent(sys, "Bob Replier");
       const created = await req("POST", "/posts", {
         key: author.apiKey,
         body: { title: "Threads please", body: "First text.", is_arch_design: true, tags: ["web", "threads"] },
