@@ -13,8 +13,26 @@
  * `org.testcontainers=true` for a manual clean-up).
  */
 import { randomBytes } from "node:crypto";
-import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from "testcontainers";
-import { entryPoint, GATEWAY, generateTrustEnv, grpcAddrEnv, listenAddrEnv, SERVICES } from "@aps/platform";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  GenericContainer,
+  Network,
+  Wait,
+  type StartedNetwork,
+  type StartedTestContainer,
+  type WaitStrategy,
+} from "testcontainers";
+import {
+  entryPoint,
+  GATEWAY,
+  generateTrustEnv,
+  grpcAddrEnv,
+  HealthClient,
+  listenAddrEnv,
+  SERVICES,
+} from "@aps/platform";
 import { TEST_NATS_ACK_WAIT_MS } from "./infra.js";
 import { docker, type ContainerImages } from "./images.js";
 
@@ -52,6 +70,108 @@ class ApsGenericContainer extends GenericContainer {
   protected override async containerCreated(containerId: string): Promise<void> {
     for (const { network, aliases } of this.extraNetworks)
       await docker("network", "connect", ...aliases.flatMap((a) => ["--alias", a]), network.getName(), containerId);
+  }
+}
+
+/** The last lines a container printed, kept while it starts: its start error quotes them. */
+class OutputTail {
+  private readonly lines: string[] = [];
+  constructor(private readonly max = 40) {}
+
+  /** For `withLogConsumer`: reads the container's output (stdout and stderr) as it comes. */
+  readonly consume = (stream: Readable): void => {
+    stream.on("error", () => undefined);
+    createInterface({ input: stream }).on("line", (l) => {
+      this.lines.push(l);
+      if (this.lines.length > this.max) this.lines.shift();
+    });
+  };
+
+  /** The kept lines, indented, or a note that there were none. */
+  text(): string {
+    return this.lines.length > 0 ? this.lines.map((l) => `    ${l}`).join("\n") : "    (no output)";
+  }
+}
+
+/**
+ * Readiness of one APS container, checked from the test process without `docker exec`: `ready`
+ * resolves true, or what it saw instead (the timeout's message quotes the last). Fails at once
+ * when the container exits or is removed, or when `abort` fires (another container failed).
+ */
+class ApsReadyWait implements WaitStrategy {
+  private startupTimeoutMs = 60_000;
+  private startupTimeoutSet = false;
+
+  constructor(
+    private readonly port: number,
+    private readonly ready: (hostPort: number) => Promise<true | string>,
+    private readonly abort: AbortSignal,
+  ) {}
+
+  withStartupTimeout(ms: number): this {
+    this.startupTimeoutMs = ms;
+    this.startupTimeoutSet = true;
+    return this;
+  }
+  isStartupTimeoutSet(): boolean {
+    return this.startupTimeoutSet;
+  }
+  getStartupTimeout(): number {
+    return this.startupTimeoutMs;
+  }
+
+  async waitUntilReady(
+    container: { inspect(): Promise<{ State: { Running: boolean; Status: string; ExitCode: number } }> },
+    boundPorts: { getBinding(port: number): number },
+  ): Promise<void> {
+    const hostPort = boundPorts.getBinding(this.port);
+    const deadline = Date.now() + this.startupTimeoutMs;
+    for (;;) {
+      if (this.abort.aborted) throw new Error(String(this.abort.reason));
+      const state = await container.inspect().then(
+        (i) => i.State,
+        () => undefined,
+      );
+      if (!state) throw new Error("the container is gone");
+      if (!state.Running)
+        throw new Error(`the container ${state.Status} (exit code ${state.ExitCode}) before it was ready`);
+      const r = await this.ready(hostPort);
+      if (r === true) return;
+      if (Date.now() > deadline) throw new Error(`not ready after ${this.startupTimeoutMs} ms; last: ${r}`);
+      await sleep(250, undefined, { signal: this.abort }).catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * A gRPC service's own readiness: its health check answers SERVING on the published port (the
+ * server is bound after its migrations, and its database probe passes: docs/adr/0075). A channel
+ * of its own each time: one that failed once would wait out its reconnect backoff (up to 3.5 s).
+ */
+async function grpcServing(hostPort: number): Promise<true | string> {
+  const health = new HealthClient(`127.0.0.1:${hostPort}`, { "grpc.use_local_subchannel_pool": 1 });
+  try {
+    const status = await health.check(1_000);
+    return status === "SERVING" ? true : `health ${status}`;
+  } finally {
+    health.close();
+  }
+}
+
+/**
+ * The gateway's readiness with every upstream reached: `/readyz` answers 200 `"ready"` — the
+ * required services SERVING, and the optional ones too, not `"degraded"` (docs/adr/0111): the
+ * gateway starts beside its upstreams, and a channel it opened before one was up reconnects
+ * only after its backoff.
+ */
+async function gatewayReady(hostPort: number): Promise<true | string> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${hostPort}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    const body = await r.text();
+    if (r.status === 200 && (JSON.parse(body) as { status?: string }).status === "ready") return true;
+    return `/readyz ${r.status} ${body.slice(0, 300)}`;
+  } catch (err) {
+    return `/readyz: ${(err as Error).message}`;
   }
 }
 
@@ -141,17 +261,23 @@ export interface ContainerTopology {
   env: Record<string, string>;
   /** DATABASE_URL / NATS_URL as the test process reaches them (published ports on 127.0.0.1). */
   hostUrls: { database: string; nats: string };
-  /** Stops every container (the gateway first) and removes the network. */
+  /**
+   * Stops the APS containers (all at once), then PostgreSQL and NATS (together), and removes the
+   * networks (and the JetStream volume).
+   */
   stop(): Promise<void>;
 }
 
 /**
- * Starts the distributed topology in containers: PostgreSQL, NATS, then each service of the one
- * service list in its start order and the gateway last, every one from the APS image on the
- * same network, reached by its service name (`forum:50052`, …), each with its own internal
+ * Starts the distributed topology in containers: PostgreSQL and NATS, then every service of the
+ * one service list and the gateway all at once (docs/adr/0150), every one from the APS image on
+ * the same network, reached by its service name (`forum:50052`, …), each with its own internal
  * token and its peers' digests as deploy/local does (docs/adr/0119), and a short JetStream ack
  * wait (`NATS_ACK_WAIT_MS` = TEST_NATS_ACK_WAIT_MS, docs/adr/0146). `env` is added to every APS
- * container. Resolves once the gateway's `/readyz` answers 200 (`readyTimeoutMs`, default 180 s).
+ * container. Each service container waits for its own gRPC health check to answer SERVING; the
+ * gateway's for `/readyz` to answer 200 `"ready"` (every upstream reached, docs/adr/0111);
+ * resolves when all are (`readyTimeoutMs`, default 180 s). When one fails, the others are removed
+ * at once and the error names each container that failed, why, and its last lines of output.
  * The fault suites ask for NATS on a network of its own and JetStream on a named volume
  * (ContainerTopologyOptions).
  */
@@ -163,11 +289,16 @@ export async function startContainerTopology(
   const readyTimeoutMs = options.readyTimeoutMs ?? 180_000;
   const extraHosts = Object.entries(options.extraHosts ?? {}).map(([host, ipAddress]) => ({ host, ipAddress }));
   const network = await new Network().start();
-  const started: StartedTestContainer[] = [];
+  const infra: StartedTestContainer[] = [];
+  const aps: StartedTestContainer[] = [];
   let natsNetwork: StartedNetwork | undefined;
   let natsVolume: string | undefined;
   const stop = async () => {
-    for (const c of started.reverse()) await c.stop({ timeout: 10_000 }).catch(() => undefined);
+    const stopAll = (cs: StartedTestContainer[]) =>
+      Promise.all(cs.map((c) => c.stop({ timeout: 10_000 }).catch(() => undefined)));
+    // the APS containers first (they drain against a database and a bus that still answer)
+    await stopAll(aps);
+    await stopAll(infra);
     // a container a fault test left cut off still counts as an endpoint of nothing: remove the networks
     await natsNetwork?.stop().catch(() => undefined);
     await network.stop().catch(() => undefined);
@@ -184,7 +315,7 @@ export async function startContainerTopology(
       startPostgresContainer(images, network, password),
       startNatsContainer(images, natsNetwork ?? network, natsVolume),
     ]);
-    started.push(postgres, nats);
+    infra.push(postgres, nats);
     const addrs = Object.fromEntries(SERVICES.map((s) => [grpcAddrEnv(s.name), `${s.name}:${s.port}`]));
     const common = {
       DATABASE_URL: `postgres://postgres:${password}@postgres:5432/aps`,
@@ -195,40 +326,72 @@ export async function startContainerTopology(
       ...env,
     };
     const trust = generateTrustEnv([...SERVICES.map((s) => s.name), GATEWAY.name]);
-    const services: Record<string, StartedTestContainer> = {};
-    for (const s of SERVICES) {
-      services[s.name] = await apsContainer(images.aps, entryPoint(s.name), {
-        ...common,
-        ...trust[s.name],
-        [listenAddrEnv(s.name)]: `0.0.0.0:${s.port}`,
-        ...options.envFor?.(s.name),
-      })
-        .withExtraHosts(extraHosts)
-        .withNetwork(network)
-        .withNetworkAliases(s.name)
-        .withExtraNetworks(natsNetwork)
-        .withStartupTimeout(readyTimeoutMs)
-        .withWaitStrategy(Wait.forListeningPorts())
-        .withExposedPorts(s.port)
-        .start();
-      started.push(services[s.name]!);
+
+    // Every APS container at once: each waits for its own readiness; the first to fail removes the
+    // others (labelled with this start's id, so that those still being created are found too).
+    const startId = randomBytes(6).toString("hex");
+    const abort = new AbortController();
+    const plan = [
+      ...SERVICES.map((s) => ({
+        name: s.name,
+        port: s.port,
+        ready: grpcServing,
+        env: { ...common, ...trust[s.name], [listenAddrEnv(s.name)]: `0.0.0.0:${s.port}`, ...options.envFor?.(s.name) },
+      })),
+      {
+        name: GATEWAY.name,
+        port: GATEWAY.port,
+        ready: gatewayReady,
+        env: { ...common, ...trust[GATEWAY.name], PORT: String(GATEWAY.port), ...options.envFor?.(GATEWAY.name) },
+      },
+    ];
+    /** What became of one container: started, failed (with its output), or removed because another failed. */
+    type Outcome = { name: string; container?: StartedTestContainer; error?: Error; output?: OutputTail };
+    const outcomes = await Promise.all(
+      plan.map(async (p): Promise<Outcome> => {
+        const output = new OutputTail();
+        try {
+          const c = await apsContainer(images.aps, entryPoint(p.name), p.env)
+            .withLabels({ "aps.topology-start": startId })
+            .withLogConsumer(output.consume)
+            .withExtraHosts(extraHosts)
+            .withNetwork(network)
+            .withNetworkAliases(p.name)
+            .withExtraNetworks(natsNetwork)
+            .withExposedPorts(p.port)
+            .withWaitStrategy(new ApsReadyWait(p.port, p.ready, abort.signal))
+            .withStartupTimeout(readyTimeoutMs)
+            .start();
+          aps.push(c);
+          return { name: p.name, container: c };
+        } catch (err) {
+          if (abort.signal.aborted) return { name: p.name };
+          abort.abort(`stopped: ${p.name} failed to start`);
+          // the others, started or not yet: removed now rather than waited for
+          const ids = await docker("ps", "-aq", "--filter", `label=aps.topology-start=${startId}`).catch(() => "");
+          if (ids) await docker("rm", "-f", ...ids.split(/\s+/)).catch(() => undefined);
+          return { name: p.name, error: err as Error, output };
+        }
+      }),
+    );
+    const failed = outcomes.filter((o) => o.error);
+    if (failed.length > 0) {
+      const stopped = outcomes.filter((o) => !o.error).map((o) => o.name);
+      throw new Error(
+        [
+          `container topology (${images.aps}): ${failed.map((f) => f.name).join(", ")} failed to start` +
+            (stopped.length > 0 ? `; stopped the others (${stopped.join(", ")})` : ""),
+          ...failed.flatMap((f) => [
+            `- ${f.name}: ${f.error?.message}`,
+            `  its last lines of output:`,
+            f.output?.text() ?? "",
+          ]),
+        ].join("\n"),
+      );
     }
-    const gateway = await apsContainer(images.aps, entryPoint(GATEWAY.name), {
-      ...common,
-      ...trust[GATEWAY.name],
-      PORT: String(GATEWAY.port),
-      ...options.envFor?.(GATEWAY.name),
-    })
-      .withExtraHosts(extraHosts)
-      .withNetwork(network)
-      .withNetworkAliases(GATEWAY.name)
-      .withExtraNetworks(natsNetwork)
-      .withExposedPorts(GATEWAY.port)
-      .withWaitStrategy(Wait.forHttp("/readyz", GATEWAY.port).forStatusCode(200))
-      .withStartupTimeout(readyTimeoutMs)
-      .start();
-    started.push(gateway);
-    services[GATEWAY.name] = gateway;
+    const services: Record<string, StartedTestContainer> = {};
+    for (const o of outcomes) services[o.name] = o.container!; // in the service list's order, the gateway last
+    const gateway = services[GATEWAY.name]!;
     return {
       network,
       natsNetwork: natsNetwork ?? network,

@@ -1,4 +1,4 @@
-import { makeGenericClientConstructor, Metadata, type Client } from "@grpc/grpc-js";
+import { makeGenericClientConstructor, Metadata, type ChannelOptions, type Client } from "@grpc/grpc-js";
 import { service as healthService, type HealthImplementation } from "grpc-health-check";
 import { CHANNEL_OPTIONS, insecure } from "./client.js";
 import type { Logger } from "../log.js";
@@ -94,9 +94,14 @@ const HealthClientCtor = makeGenericClientConstructor(healthService, "Health");
 export class HealthClient {
   private readonly c: Client & { Check: CheckMethod };
 
-  /** @param addr `host:port` of a service's gRPC server. */
-  constructor(addr: string) {
-    this.c = new HealthClientCtor(addr, insecure(), { ...CHANNEL_OPTIONS }) as unknown as Client & {
+  /**
+   * @param addr `host:port` of a service's gRPC server.
+   * @param options channel options over CHANNEL_OPTIONS; e.g. `grpc.use_local_subchannel_pool: 1`
+   *   for a channel of its own, not the process-wide subchannel of `addr` (whose reconnect backoff
+   *   an earlier failure set): a test waiting for a service to come up checks it at once.
+   */
+  constructor(addr: string, options: ChannelOptions = {}) {
+    this.c = new HealthClientCtor(addr, insecure(), { ...CHANNEL_OPTIONS, ...options }) as unknown as Client & {
       Check: CheckMethod;
     };
   }
