@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // The whole test suite in lanes (what `npm test` runs after its build; docs/adr/0148):
-//   main   every file but the two lists below, in one jest process (route suites in their
-//          process modes: APS_TEST_MODES=embedded,distributed);
+//   main   every file but the lists below, in one jest process (route suites in their process
+//          modes: APS_TEST_MODES=embedded,distributed; api and notifications among them);
 //   wait   beside it, in a second jest process: the fault and container suites, which mostly wait
 //          (on containers, restarts, redeliveries); first those that need no image, then — once the
-//          image is there — the container suites (api and notifications in their container modes);
+//          image is there — the container suites (test/e2e/image.test.ts: api and notifications in
+//          the container modes, on one system per mode, docs/adr/0150);
 //   alone  after both, with nothing beside it: the timing-sensitive suites, one file at a time.
 // Then one summary for the lanes: tests passed/failed/skipped, the files that crashed, each lane's
 // wall time and the 25 slowest files. Exits 1 when any lane failed.
@@ -48,9 +49,9 @@ export const WAIT_NO_IMAGE = [
 export const WAIT_IMAGE = [
   "test/faults/containers.test.ts",
   "test/e2e/tracing-containers.test.ts",
-  // their container modes only (APS_TEST_MODES); their process modes run in the main lane
-  "test/e2e/api.test.ts",
-  "test/e2e/notifications.test.ts",
+  // the api and notifications suites in the container modes (APS_TEST_MODES), on one system per
+  // mode; their process modes are test/e2e/api.test.ts and notifications.test.ts, in the main lane
+  "test/e2e/image.test.ts",
 ];
 const CONTAINER_MODES = "aio-container,distributed-containers";
 const PROCESS_MODES = "embedded,distributed";
@@ -138,18 +139,15 @@ async function lanes() {
     console.error(`scripts/suite.mjs names test files that do not exist: ${gone.join(", ")}`);
     process.exit(1);
   }
-  const main = allTestFiles().filter(
-    (f) => !special.has(f) || f === "test/e2e/api.test.ts" || f === "test/e2e/notifications.test.ts",
-  );
+  const main = allTestFiles().filter((f) => !special.has(f));
   const imageReady = process.env.APS_TEST_IMAGE_READY;
   await Promise.all([
     lane("main", [{ files: main, env: { APS_TEST_MODES: PROCESS_MODES } }]),
     lane("wait", [
       { files: WAIT_NO_IMAGE, env: {} },
       {
-        // without APS_TEST_IMAGE the container suites say loudly that they skip; api and
-        // notifications would have no mode left, so they are not run here then
-        files: process.env.APS_TEST_IMAGE ? WAIT_IMAGE : WAIT_IMAGE.filter((f) => !main.includes(f)),
+        // without APS_TEST_IMAGE the container suites say loudly that they skip
+        files: WAIT_IMAGE,
         env: { APS_TEST_MODES: CONTAINER_MODES },
         before: async () => {
           if (!imageReady) return undefined;

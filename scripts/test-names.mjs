@@ -2,8 +2,10 @@
 // Lists every test of the suite by name and run mode, without running any (issue 29, docs/adr/0106):
 //   node scripts/test-names.mjs list [jest paths…] > names.json    every test's full name, per file
 //   node scripts/test-names.mjs compare before.json after.json     per file: the modes before → after,
-//       the distinct test cases (a name with its run mode taken out) that disappeared, and the totals;
-//       exits 1 when a distinct test case disappeared.
+//       the distinct test cases (a name with its run mode taken out) that disappeared, those that
+//       moved to another file (not lost: e.g. the container modes of api and notifications now in
+//       test/e2e/image.test.ts, docs/adr/0150), and the totals; exits 1 when a distinct test case
+//       disappeared from every file.
 // The listing is a jest run whose name filter matches nothing: every file is loaded and its
 // `describe` blocks collected (so `describe.each(modes)` expands as on this machine: set
 // APS_TEST_REQUIRE_REAL=1 APS_TEST_IMAGE=aps:dev as CI does), while no hook or test body runs.
@@ -80,6 +82,8 @@ function compare(beforePath, afterPath) {
   const distinct = (o) =>
     new Set(Object.entries(o).flatMap(([f, names]) => names.map((n) => `${f}\t${splitMode(n).test}`)));
   const distinctAfter = distinct(after);
+  /** The files after that hold the distinct test case `t`. */
+  const filesAfter = (t) => Object.keys(after).filter((f) => distinctAfter.has(`${f}\t${t}`));
   console.log("file\tmodes before → after\ttests before → after");
   for (const f of files) {
     const b = before[f] ?? [];
@@ -90,8 +94,12 @@ function compare(beforePath, afterPath) {
       console.log(`${f}\t${mb || "(none)"} → ${ma || "(none)"}\t${b.length} → ${a.length}`);
     for (const t of new Set(b.map((n) => splitMode(n).test)))
       if (!distinctAfter.has(`${f}\t${t}`)) {
-        lost++;
-        console.log(`  LOST: ${t}`);
+        const moved = filesAfter(t);
+        if (moved.length > 0) console.log(`  MOVED: ${t} → ${moved.join(", ")}`);
+        else {
+          lost++;
+          console.log(`  LOST: ${t}`);
+        }
       }
   }
   console.log(

@@ -93,6 +93,12 @@ export function containerModes(suite: string): Mode[] {
   return containerImagesOrSkip(suite) ? ["aio-container", "distributed-containers"] : [];
 }
 
+/** The run modes `APS_TEST_MODES` (comma-separated) selects; every mode when it is unset. */
+function wantedModes(): (m: Mode) => boolean {
+  const only = process.env.APS_TEST_MODES?.split(",").map((m) => m.trim());
+  return (m) => !only || only.includes(m);
+}
+
 /**
  * The modes a suite about the behaviour of routes runs in (docs/adr/0106, "Run modes"): the modes
  * that each add coverage, not every mode. `embedded` (every service in jest, the in-process bus and
@@ -101,18 +107,25 @@ export function containerModes(suite: string): Mode[] {
  * `main.ts`). Left out as repeats of the same code path: `aio-process` (it runs `startAllInOne(…,
  * new InProcessBus)` like `embedded`, covered by the start-up, restart and SIGTERM suites) and
  * `real` (it differs from `distributed` only by the transport, which
- * test/platform/transport.contract.test.ts proves equal to gRPC). With `containers`, the container
- * modes too where an image is built (the suites that test the image: api and notifications, ADR 0141).
- * Narrowed by `APS_TEST_MODES` (comma-separated) when set.
+ * test/platform/transport.contract.test.ts proves equal to gRPC). The container modes are
+ * `imageModes`: the suites that test the image (api and notifications, ADR 0141) run in them from
+ * test/e2e/image.test.ts, on one system per mode (ADR 0150). Narrowed by `APS_TEST_MODES` when set.
  */
-export async function routeModes(suite: string, opts: { containers?: boolean } = {}): Promise<Mode[]> {
-  const only = process.env.APS_TEST_MODES?.split(",").map((m) => m.trim());
-  const wanted = (m: Mode) => !only || only.includes(m);
-  const processModes = (await availableModes()).filter((m) => m === "embedded" || m === "distributed");
-  // the image is looked for only where a container mode is wanted (a lane without them runs
-  // while the image is still being built: scripts/suite.mjs)
-  const containers = opts.containers && (wanted("aio-container") || wanted("distributed-containers"));
-  return [...processModes, ...(containers ? containerModes(suite) : [])].filter(wanted);
+export async function routeModes(_suite: string): Promise<Mode[]> {
+  const wanted = wantedModes();
+  return (await availableModes()).filter((m) => (m === "embedded" || m === "distributed") && wanted(m));
+}
+
+/**
+ * The container modes of the image suites (test/e2e/image.test.ts, docs/adr/0150) where an image
+ * is built (`containerModes`: a loud skip naming `suite` otherwise), narrowed by `APS_TEST_MODES`.
+ * The image is looked for only when a container mode is wanted (a lane without them runs while the
+ * image is still being built: scripts/suite.mjs).
+ */
+export function imageModes(suite: string): Mode[] {
+  const wanted = wantedModes();
+  if (!wanted("aio-container") && !wanted("distributed-containers")) return [];
+  return containerModes(suite).filter(wanted);
 }
 
 const ADMIN_TOKEN = "test-admin-token";
