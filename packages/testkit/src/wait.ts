@@ -1,3 +1,5 @@
+import { randomInt } from "node:crypto";
+
 /**
  * Retries `check` every `intervalMs` until it resolves or `timeoutMs` have passed (then rethrows
  * its last error). Resolves with the time it took, in ms — tests report it as a measured latency
@@ -14,6 +16,23 @@ export async function eventually(check: () => Promise<void>, timeoutMs = 30_000,
       await new Promise((r) => setTimeout(r, intervalMs));
     }
   }
+}
+
+/**
+ * The seed of a randomised test run: `APS_TEST_SEED` (an integer 0 ≤ n < 2³²) when set — a replay —
+ * else a random one. Printed either way as `[label] seed N (replay: APS_TEST_SEED=N)`, first thing,
+ * so a run that fails or hangs can be replayed. Throws on a malformed `APS_TEST_SEED`.
+ */
+export function testSeed(label: string, env: NodeJS.ProcessEnv = process.env): number {
+  const given = env.APS_TEST_SEED?.trim();
+  let seed: number;
+  if (given) {
+    if (!/^\d+$/.test(given) || Number(given) >= 2 ** 32)
+      throw new Error(`APS_TEST_SEED must be an integer from 0 to 4294967295, got ${JSON.stringify(given)}`);
+    seed = Number(given);
+  } else seed = randomInt(0, 2 ** 32);
+  console.log(`[${label}] seed ${seed} (replay: APS_TEST_SEED=${seed})`);
+  return seed;
 }
 
 /**

@@ -1,6 +1,14 @@
 import { Metadata, status } from "@grpc/grpc-js";
 import { ApsError } from "../errors.js";
-import { backoffMs, classifyFailure, decideRedelivery, PoisonEventError, type RedeliveryPolicy } from "./redelivery.js";
+import {
+  backoffMs,
+  classifyFailure,
+  decideRedelivery,
+  DEFAULT_REDELIVERY,
+  PoisonEventError,
+  type RedeliveryPolicy,
+} from "./redelivery.js";
+import { IN_PROCESS_REDELIVERY } from "./memory.js";
 import { events } from "@aps/proto";
 
 /** Classification and backoff of failed deliveries (docs/adr/0100). */
@@ -43,6 +51,12 @@ describe("redelivery decisions", () => {
   it("leaves other errors unknown", () => {
     expect(classifyFailure(new TypeError("x is undefined"))).toBe("unknown");
     expect(classifyFailure("a string")).toBe("unknown");
+  });
+
+  it("uses the published backoffs: JetStream 1 s doubling to 60 s, in-process 250 ms to 30 s (docs/reliability.md)", () => {
+    expect(DEFAULT_REDELIVERY).toMatchObject({ baseDelayMs: 1_000, maxDelayMs: 60_000 });
+    expect(IN_PROCESS_REDELIVERY).toMatchObject({ baseDelayMs: 250, maxDelayMs: 30_000 });
+    expect([1, 2, 3, 8, 9].map((n) => backoffMs(n, IN_PROCESS_REDELIVERY))).toEqual([250, 500, 1_000, 30_000, 30_000]);
   });
 
   it("backs off exponentially from the base to the cap", () => {

@@ -33,6 +33,15 @@ export interface DatabaseOptions {
 export type PoolSizing = Pick<DatabaseOptions, "poolSize" | "idleTimeoutMs">;
 
 /**
+ * Longest a query waits for a pool connection — queued behind a burst, or opening a new one —
+ * before it fails with "timeout exceeded when trying to connect" (a 503 `upstream_unavailable`),
+ * ms. Below the gateway's 10 s gRPC deadline (DEFAULT_DEADLINE_MS, which exists so a burst of
+ * writes can queue for a connection, docs/adr/0018), with 2 s left for the work itself; it was
+ * 5 s, which cut such a burst off at half the deadline (docs/adr/0152).
+ */
+export const POOL_WAIT_MS = 8_000;
+
+/**
  * Opens the database described by `opts` and creates the service's schema. Throws when no `url`
  * is given (a service on its own needs DATABASE_URL; `npm start` provides an embedded server),
  * or when the server cannot be reached at all (the pool then reconnects by itself later).
@@ -47,7 +56,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     connectionString: opts.url,
     max: opts.poolSize ?? 5,
     idleTimeoutMillis: opts.idleTimeoutMs ?? 10_000,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: POOL_WAIT_MS,
     // search_path as a startup parameter: every connection lands in the service's schema.
     options: `-c search_path=${opts.schema}`,
     // Names the service in pg_stat_activity and the server's logs.

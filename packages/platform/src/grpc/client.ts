@@ -102,14 +102,16 @@ export function callMethod<D extends ServiceDefinitionLike, K extends keyof D["m
 /**
  * Channel options of every service-to-service client: after a service restarts, a channel
  * reconnects within ≤ 5 s (grpc-js would otherwise back off up to 120 s, keeping the gateway
- * answering 503 long after the service is back). Message sizes are capped explicitly at
+ * answering 503 long after the service is back). grpc-js adds ±20 % jitter to each backoff, so
+ * the cap of 3.5 s spaces attempts ≤ 4.2 s apart, which leaves room under 5 s for the
+ * handshake on a loaded machine (docs/adr/0151; `grpc/reconnect.test.ts` measures the worst case). Message sizes are capped explicitly at
  * LIMITS.grpcMessageBytes both ways (grpc-js would receive only 4 MiB; docs/adr/0102). Same
  * options everywhere, so the clients of one address (typed client + health client) share one
  * subchannel.
  */
 export const CHANNEL_OPTIONS = {
   "grpc.initial_reconnect_backoff_ms": 500,
-  "grpc.max_reconnect_backoff_ms": 5_000,
+  "grpc.max_reconnect_backoff_ms": 3_500,
   "grpc.max_receive_message_length": LIMITS.grpcMessageBytes,
   "grpc.max_send_message_length": LIMITS.grpcMessageBytes,
 } as const;
