@@ -20,16 +20,20 @@ export interface RequestOptions {
 /** Called with every answer the client receives (e.g. `ContractValidator.check`). */
 export type ResponseObserver = (method: string, path: string, res: HttpResult) => unknown;
 
+/** One request of an {@link httpClient}: `req("POST", "/posts", { key, body })`. */
+export type HttpRequest = <T = any>(method: string, path: string, opts?: RequestOptions) => Promise<HttpResult<T>>;
+
 /**
  * A tiny HTTP client for tests against a running gateway at `baseUrl` (…/v1). JSON bodies are
  * parsed when the response is JSON or problem+json. `onResponse` sees every answer. The origin is
  * registered with the contract check (contract-fetch.ts), so every request and answer is also
- * validated against the OpenAPI document when the check is installed.
+ * validated against the OpenAPI document when the check is installed. The client carries its
+ * `baseUrl`, so it can stand for its API wherever one is asked for (the fixtures of test/support).
  */
-export function httpClient(baseUrl: string, onResponse?: ResponseObserver) {
+export function httpClient(baseUrl: string, onResponse?: ResponseObserver): HttpRequest & { readonly baseUrl: string } {
   // Every answer of a test client is an APS answer: the contract check validates it (docs/adr/0135).
   registerApsOrigin(baseUrl);
-  return async function request<T = any>(
+  const request = async function request<T = any>(
     method: string,
     path: string,
     opts: RequestOptions = {},
@@ -49,4 +53,5 @@ export function httpClient(baseUrl: string, onResponse?: ResponseObserver) {
     onResponse?.(method, path, out);
     return out;
   };
+  return Object.assign(request, { baseUrl });
 }
