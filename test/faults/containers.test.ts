@@ -1,18 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { containerImagesOrSkip, docker, httpClient, uniqueSuffix } from "@aps/testkit";
 import { startContainerTopology, type ContainerTopology } from "@aps/testkit/containers";
+import { joinAgents, seatCouncil } from "../support/fixtures.js";
 import {
   actualSagacity,
   ADMIN_TOKEN,
   eventually,
   expectedSagacity,
   FAULT_LIMITS,
-  joinAll,
   ok,
+  owner,
   outboxRowsPending,
   readyz,
   searchIds,
-  seatCouncil,
   streamState,
   unsettledConsumers,
   type AckedVote,
@@ -205,8 +205,8 @@ interface Fault {
     );
     natsUrl = topo.hostUrls.nats;
     req = httpClient(`${topo.gatewayUrl}/v1`);
-    seats = await joinAll(req, 3, "container-fault seat");
-    await seatCouncil(req, seats);
+    seats = await joinAgents(req, 3, "container-fault seat");
+    await seatCouncil(owner(req), seats);
   }, TIMEOUT);
   afterAll(async () => {
     await topo?.stop();
@@ -221,7 +221,7 @@ interface Fault {
   async function run(label: string, fault: Fault): Promise<string> {
     await eventually(async () => expect(await readyz(topo.gatewayUrl)).toBe(200), 120_000);
     const w = new Workload(req, seats, `ctrfault${uniqueSuffix()}`);
-    w.agents = await joinAll(req, 10, `container-fault ${label}`);
+    w.agents = await joinAgents(req, 10, `container-fault ${label}`);
     for (let i = 0; i < 6; i++) await w.propose(w.agents[i]!);
     const [p0, p1, p2, p3, p4, p5] = w.posts.map((p) => p.id) as [string, string, string, string, string, string];
     await Promise.all(w.agents.map((a, k) => w.vote(a, [p0, p1, p2][k % 3]!, k % 4 === 0 ? -1 : 1)));

@@ -7,16 +7,16 @@ import {
   type PrivateServer,
   type TestDatabase,
 } from "@aps/testkit";
+import { joinAgents, seatCouncil } from "../support/fixtures.js";
 import {
   actualSagacity,
   eventually,
   expectedSagacity,
-  joinAll,
   ok,
+  owner,
   outboxBacklog,
   unsettledConsumers,
   searchIds,
-  seatCouncil,
   startAio,
   type AckedVote,
   type Agent,
@@ -61,9 +61,9 @@ describe.each(stops)(
     it(
       "accepts writes while NATS is down and delivers every event once in effect after it returns",
       async () => {
-        const agents = await joinAll(req, 16, "nats-fault");
+        const agents = await joinAgents(req, 16, "nats-fault");
         const seats = agents.slice(0, 3);
-        await seatCouncil(req, seats);
+        await seatCouncil(owner(req), seats);
         const votes: AckedVote[] = [];
         const closes: { post: string; author: string; outcome: "adopted" | "rejected" }[] = [];
         const posts: { id: string; author: Agent }[] = [];

@@ -10,7 +10,8 @@ import {
   uniqueBusNames,
   type TestDatabase,
 } from "@aps/testkit";
-import { eventually, joinAll, ok, type Req } from "./support.js";
+import { joinAgents } from "../support/fixtures.js";
+import { eventually, ok, type Req } from "./support.js";
 
 /** Retries `f` until it returns without throwing; resolves its value. */
 async function until<T>(f: () => Promise<T>, ms: number): Promise<T> {
@@ -74,7 +75,7 @@ const TIMEOUT = 240_000;
     it(
       "loses and duplicates no notification, and the feed resumes from a cursor after the restart",
       async () => {
-        const [author, b, c] = await joinAll(req, 3, "notif-kill");
+        const [author, b, c] = await joinAgents(req, 3, "notif-kill");
         const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
         ok(
           await req("POST", "/me/webhooks", { key: author!.apiKey, body: { url, events: ["comment.created"] } }),

@@ -8,7 +8,8 @@ import {
   uniqueSuffix,
   type PrivateServer,
 } from "@aps/testkit";
-import { eventually, joinAll, ok, readyz, searchIds, seatCouncil, startAio, type Req } from "./support.js";
+import { joinAgents, seatCouncil } from "../support/fixtures.js";
+import { eventually, ok, owner, readyz, searchIds, startAio, type Req } from "./support.js";
 
 /**
  * Fault: PostgreSQL restarted under a running APS (docs/reliability.md).
@@ -54,8 +55,8 @@ const READYZ_503_WITHIN_MS = 5_000;
     it(
       "answers 503 (readyz and API) while PostgreSQL is down and recovers by itself after a fast and a crash-like restart",
       async () => {
-        const agents = await joinAll(req, 4, "pg-fault");
-        await seatCouncil(req, agents.slice(0, 3));
+        const agents = await joinAgents(req, 4, "pg-fault");
+        await seatCouncil(owner(req), agents.slice(0, 3));
         const author = agents[3]!;
         const posted: string[] = [];
         const post = async (label: string) => {

@@ -10,17 +10,8 @@ import {
   type TestDatabase,
 } from "@aps/testkit";
 import pg from "pg";
-import {
-  eventually,
-  joinAll,
-  ok,
-  readyz,
-  searchIds,
-  seatCouncil,
-  TcpProxy,
-  unsettledConsumers,
-  type Req,
-} from "./support.js";
+import { joinAgents, seatCouncil } from "../support/fixtures.js";
+import { eventually, ok, owner, readyz, searchIds, TcpProxy, unsettledConsumers, type Req } from "./support.js";
 import { startTopology } from "./topology.js";
 
 /**
@@ -93,8 +84,8 @@ const AUTH_TTL_MS = 1_000;
     it(
       "answers 503 problem+json while the forum is dead and has every accepted write after its restart",
       async () => {
-        const agents = await joinAll(req, 5, "kill-fault");
-        await seatCouncil(req, agents.slice(0, 3));
+        const agents = await joinAgents(req, 5, "kill-fault");
+        await seatCouncil(owner(req), agents.slice(0, 3));
         const author = agents[4]!;
         const accepted: string[] = [];
         // The forum loses NATS (its proxy cut), then a burst of posts: accepted, their events

@@ -12,7 +12,8 @@ import {
   type TestDatabase,
 } from "@aps/testkit";
 import { startSystem, type System } from "../support/system.js";
-import { eventually, FAULT_LIMITS, joinAll, ok } from "./support.js";
+import { joinAgents } from "../support/fixtures.js";
+import { eventually, FAULT_LIMITS, ok } from "./support.js";
 
 /**
  * Graceful shutdown (docs/architecture.md §9): the all-in-one
@@ -82,7 +83,7 @@ describe.each(variants)("SIGTERM of the all-in-one process during writes (%s)", 
     async () => {
       sys = await startSystem("aio-process", { dataDir, env });
       const req = httpClient(sys.baseUrl);
-      const agents = await joinAll(req, WORKERS, `sigterm-${variant}`);
+      const agents = await joinAgents(req, WORKERS, `sigterm-${variant}`);
       const posts = new Map<string, { comments: number; votes: number }>();
       let sent = 0;
       let cut = 0;

@@ -2,7 +2,8 @@ import { createLogger, InProcessBus } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import { connect } from "nats";
 import pg from "pg";
-import { httpClient, TEST_NATS_ACK_WAIT_MS, type HttpResult } from "@aps/testkit";
+import { httpClient, TEST_NATS_ACK_WAIT_MS } from "@aps/testkit";
+import { baseUrlOf, expectStatus, type ApiTarget, type OwnerTarget } from "../support/fixtures.js";
 
 /**
  * Shared helpers of the fault-injection tests (docs/reliability.md: readiness, SIGTERM):
@@ -34,6 +35,14 @@ export const FAULT_BUS = { NATS_ACK_WAIT_MS: TEST_NATS_ACK_WAIT_MS };
 export type Req = ReturnType<typeof httpClient>;
 export type Agent = { agentId: string; apiKey: string; name: string };
 
+/**
+ * The platform owner of a fault system at `api` (a `Req` is one): its base URL with
+ * {@link ADMIN_TOKEN}, for the fixtures' seat grants (`seatCouncil(owner(req), members)`).
+ */
+export function owner(api: ApiTarget): OwnerTarget {
+  return { baseUrl: baseUrlOf(api), adminToken: ADMIN_TOKEN };
+}
+
 /** Every service of APS in this jest process on `env` (DATABASE_URL, NATS_URL, …). */
 export async function startAio(env: Record<string, string>): Promise<AllInOne & { req: Req }> {
   const log = createLogger("aps-faults", "error");
@@ -45,39 +54,11 @@ export async function startAio(env: Record<string, string>): Promise<AllInOne & 
   return { ...aps, req: httpClient(aps.baseUrl) };
 }
 
-/** The body of `r` when its status is `status`; throws with the answer otherwise. */
-export function ok<T>(r: HttpResult<T>, status: number, what: string): T {
-  if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${r.text.slice(0, 300)}`);
-  return r.body;
-}
+/** The body of `r` when its status is `status`; throws with the answer otherwise (the fixtures' `expectStatus`). */
+export const ok = expectStatus;
 
 /** Retries `check` until it passes (default 30 s); resolves the ms it took (shared testkit helper). */
 export { eventually } from "@aps/testkit";
-
-/** `n` agents joined in parallel. */
-export async function joinAll(req: Req, n: number, label: string): Promise<Agent[]> {
-  return Promise.all(
-    [...Array(n).keys()].map(async (i) => {
-      const name = `${label} agent ${i}`;
-      const b = ok(await req("POST", "/join", { body: { name } }), 201, `join ${name}`);
-      return { agentId: b.agentId as string, apiKey: b.apiKey as string, name };
-    }),
-  );
-}
-
-/** Seats `members` (the first as chief) through the admin API. */
-export async function seatCouncil(req: Req, members: Agent[]): Promise<void> {
-  for (const [i, a] of members.entries()) {
-    ok(
-      await req("POST", "/admin/seats", {
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-        body: { agentId: a.agentId, seat: i === 0 ? "chief" : "councillor" },
-      }),
-      200,
-      "seat",
-    );
-  }
-}
 
 /** GET /v1/readyz is outside /v1: the gateway root of `baseUrl`. */
 export async function readyz(baseUrl: string): Promise<number> {
