@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +12,7 @@ import {
   deleteTestStream,
   hasNats,
   hasPostgres,
+  migratedTemplate,
   registerApsOrigin,
   startNode,
   TEST_NATS_ACK_WAIT_MS,
@@ -130,6 +132,51 @@ export function imageModes(suite: string): Mode[] {
 
 const ADMIN_TOKEN = "test-admin-token";
 
+/** Every SQL migration of the repository (packages/*\/src, services/*\/src), for the template's key. */
+function migrationsKey(): string {
+  const hash = createHash("sha256");
+  for (const top of ["packages", "services"])
+    for (const pkg of readdirSync(join(ROOT, top)).sort()) {
+      const src = join(ROOT, top, pkg, "src");
+      if (!existsSync(src)) continue;
+      for (const f of (readdirSync(src, { recursive: true }) as string[])
+        .filter((f) => /(^|\/)migrations\/.*\.sql$/.test(f))
+        .sort())
+        hash.update(`${top}/${pkg}/${f}\0`).update(readFileSync(join(src, f)));
+    }
+  return hash.digest("hex").slice(0, 16);
+}
+
+let migrated: Promise<string> | undefined;
+/**
+ * The name of a database every service's migrations ran on (testkit's `migratedTemplate`), made
+ * once per machine and migration set by starting and stopping the all-in-one on it: the `real`
+ * and `distributed` systems start on a copy of it (issue 29). The embedded modes, the start-up
+ * tests and the suites that create their own databases still migrate from nothing.
+ */
+function migratedDatabase(): Promise<string> {
+  migrated ??= migratedTemplate(migrationsKey(), async (url) => {
+    const names = uniqueBusNames();
+    const log = createLogger("aps-test-template", "warn");
+    const aps = await startAllInOne(
+      {
+        DATABASE_URL: url,
+        NATS_URL: TEST_NATS_URL,
+        NATS_STREAM: names.stream,
+        APS_SUBJECT_PREFIX: names.prefix,
+        PORT: "0",
+        APS_START_APERTIUM: "off",
+        LOG_LEVEL: "warn",
+      },
+      log,
+      new InProcessBus(log),
+    );
+    await aps.stop();
+    await deleteTestStream(names.stream);
+  });
+  return migrated;
+}
+
 /**
  * Per-minute request limits of a test system unless the test passes its own: high, because the
  * suite sends thousands of requests a minute from 127.0.0.1 (pep-replay, concurrency, bench).
@@ -215,7 +262,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
       stop: async () => (await p.stop(), cleanup()),
     };
   }
-  const db = await createTestDatabase();
+  const db = await createTestDatabase(await migratedDatabase());
   const names = uniqueBusNames();
   const realEnv = {
     ...env,

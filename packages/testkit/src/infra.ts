@@ -76,12 +76,18 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates a fresh database `aps_t_<suffix>` on the real PostgreSQL. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * Creates a fresh database `aps_t_<suffix>` on the real PostgreSQL: empty, or a copy of
+ * `template` (a database name; `CREATE DATABASE … TEMPLATE`, which fails while another session is
+ * connected to the template).
+ */
+export async function createTestDatabase(template?: string): Promise<TestDatabase> {
   const name = `aps_t_${uniqueSuffix()}`;
   const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(
+    template ? `CREATE DATABASE ${name} TEMPLATE ${pg.escapeIdentifier(template)}` : `CREATE DATABASE ${name}`,
+  );
   await admin.end();
   const u = new URL(ADMIN_DATABASE_URL);
   u.pathname = `/${name}`;
@@ -110,5 +116,53 @@ export async function deleteTestStream(name: string, url = TEST_NATS_URL): Promi
     await (await nc.jetstreamManager()).streams.delete(name).catch(() => undefined);
   } finally {
     await nc.close();
+  }
+}
+
+/**
+ * A database every migration has run on, to copy for the systems of a test run (issue 29: a
+ * real-mode system then starts on migrated schemas instead of migrating from nothing, ~3 s less
+ * per start here). Named `aps_tpl_<key>` (`key`: a hash of every migration file, so a changed
+ * migration makes a new template), marked `IS_TEMPLATE`, made once per machine and code version:
+ * `migrate(url)` runs every migration on a fresh database, under an advisory lock so concurrent
+ * jest processes make it once. Templates of other keys are dropped when a new one is made.
+ * Resolves the template's name; throws when `migrate` does.
+ */
+export async function migratedTemplate(key: string, migrate: (url: string) => Promise<void>): Promise<string> {
+  const name = `aps_tpl_${key}`;
+  const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+  await admin.connect();
+  try {
+    const exists = async () =>
+      (await admin.query("SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate", [name])).rowCount === 1;
+    if (await exists()) return name;
+    await admin.query("SELECT pg_advisory_lock(hashtext('aps test template'))");
+    try {
+      if (await exists()) return name;
+      const build = await createTestDatabase();
+      try {
+        await migrate(build.url);
+      } catch (err) {
+        await build.drop();
+        throw err;
+      }
+      const built = new URL(build.url).pathname.slice(1);
+      await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(built)} RENAME TO ${pg.escapeIdentifier(name)}`);
+      await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} IS_TEMPLATE true`);
+      const stale = await admin.query<{ datname: string }>(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'aps\\_tpl\\_%' AND datname <> $1",
+        [name],
+      );
+      for (const { datname } of stale.rows) {
+        const id = pg.escapeIdentifier(datname);
+        await admin.query(`ALTER DATABASE ${id} IS_TEMPLATE false`);
+        await admin.query(`DROP DATABASE IF EXISTS ${id} WITH (FORCE)`);
+      }
+      return name;
+    } finally {
+      await admin.query("SELECT pg_advisory_unlock(hashtext('aps test template'))");
+    }
+  } finally {
+    await admin.end();
   }
 }
