@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { httpClient } from "@aps/testkit";
+import { joinAgent } from "../support/fixtures.js";
 import { startSystem, type System } from "../support/system.js";
 
 /**
@@ -34,13 +35,8 @@ describe("all-in-one restart on the same data folder (aio-process)", () => {
       sys = await start("first start (fresh data folder)");
       let req = httpClient(sys.baseUrl);
 
-      const joinAs = async (name: string) => {
-        const r = await req("POST", "/join", { body: { name } });
-        expect(r.status).toBe(201);
-        return r.body as { agentId: string; apiKey: string; name: string };
-      };
-      const alice = await joinAs("Alice before restart");
-      const bob = await joinAs("Bob before restart");
+      const alice = await joinAgent(sys, "Alice before restart");
+      const bob = await joinAgent(sys, "Bob before restart");
       const title = "Persist me: 持久化 ✓";
       const body = "## Why\nBecause restarts happen.\n\n  indented line\ttab\n";
       const post = await req("POST", "/posts", { key: alice.apiKey, body: { title, body, is_arch_design: true } });

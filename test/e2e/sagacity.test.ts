@@ -17,15 +17,16 @@ import { loadConfig as gatewayConfig, startGateway } from "@aps/gateway";
 import {
   createTestDatabase,
   deleteTestStream,
+  eventually,
   httpClient,
   OffsetClock,
   TEST_NATS_URL,
   testSeed,
   uniqueBusNames,
   uniqueSuffix,
-  type HttpResult,
   type TestDatabase,
 } from "@aps/testkit";
+import { expectStatus as ok, joinAgents, propose, seatCouncil, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, TEST_RATE_LIMITS, type System } from "../support/system.js";
 import { outboxBacklog, unsettledConsumers } from "../faults/support.js";
 
@@ -299,55 +300,9 @@ function makePlan(rng: Rng, nAgents: number, nPosts: number, nSeats: number): Ru
 // HTTP helpers
 
 type Req = ReturnType<typeof httpClient>;
-type Agent = { agentId: string; apiKey: string; name: string };
-
-function ok<T>(r: HttpResult<T>, status: number, what: string): T {
-  if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${r.text.slice(0, 300)}`);
-  return r.body;
-}
-
-async function eventually(check: () => Promise<void>, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-async function joinAll(req: Req, n: number, label: string): Promise<Agent[]> {
-  return Promise.all(
-    [...Array(n).keys()].map(async (i) => {
-      const name = `${label} agent ${i}`;
-      const b = ok(await req("POST", "/join", { body: { name } }), 201, `join ${name}`);
-      return { agentId: b.agentId, apiKey: b.apiKey, name };
-    }),
-  );
-}
-
-async function seatCouncil(req: Req, adminToken: string, members: Agent[]): Promise<void> {
-  for (const [i, a] of members.entries()) {
-    const r = await req("POST", "/admin/seats", {
-      headers: { authorization: `Bearer ${adminToken}` },
-      body: { agentId: a.agentId, seat: i === 0 ? "chief" : "councillor" },
-    });
-    ok(r, 200, "seat");
-  }
-}
-
-async function propose(req: Req, author: Agent, title: string): Promise<string> {
-  return ok(
-    await req("POST", "/posts", {
-      key: author.apiKey,
-      body: { title, body: "Randomised Sagacity run.", is_arch_design: true },
-    }),
-    201,
-    "propose",
-  ).id as string;
-}
+type Agent = JoinedAgent;
+/** The body of the proposals of these runs. */
+const PROPOSAL_BODY = "Randomised Sagacity run.";
 
 /** Sends `votes` of several agents on one post: agents in parallel, each agent's votes in order. */
 async function castVotes(
@@ -416,7 +371,7 @@ async function expectSagacity(
   const exp = rec.expected(agents.map((a) => a.agentId));
   const named = (m: Record<string, number>) => Object.fromEntries(agents.map((a) => [a.name, m[a.agentId]]));
   const t0 = Date.now();
-  await eventually(async () => expect(named(await totalsOf(req, agents))).toEqual(named(exp.totals)));
+  await eventually(async () => expect(named(await totalsOf(req, agents))).toEqual(named(exp.totals)), 15_000);
   for (const a of agents) {
     const l = await ledgerOf(req, a);
     expect({ agent: a.name, total: l.total, sum: l.sum, rows: l.rows }).toEqual({
@@ -607,11 +562,12 @@ describe.each(modes)("Sagacity after a randomised run (%s)", (mode) => {
         `[sagacity.test] ${mode}: seed ${seed}, 40 agents, ${nSeats} seats, ${plan.posts.length} proposals (${plan.posts.map((p) => p.target[0]).join("")})`,
       );
 
-      agents = await joinAll(req, 40, mode);
+      agents = await joinAgents(req, 40, mode);
       const seats = plan.seats.map((i) => agents[i]!);
-      await seatCouncil(req, sys.adminToken, seats);
+      await seatCouncil(sys, seats);
       const postIds: string[] = [];
-      for (const [i, p] of plan.posts.entries()) postIds.push(await propose(req, agents[p.author]!, `Proposal ${i}`));
+      for (const [i, p] of plan.posts.entries())
+        postIds.push(await propose(agents[p.author]!, { title: `Proposal ${i}`, body: PROPOSAL_BODY }));
 
       let preVotes = 0;
       let postVotes = 0;
@@ -835,9 +791,9 @@ async function startByParts(clock: OffsetClock) {
         const nAgents = 24;
         const nSeats = 5;
         const rec = new RunRecord();
-        const agents = await joinAll(req, nAgents, "restart");
+        const agents = await joinAgents(req, nAgents, "restart");
         const seats = rng.shuffle(agents).slice(0, nSeats);
-        await seatCouncil(req, ADMIN_TOKEN, seats);
+        await seatCouncil({ baseUrl: sys.baseUrl, adminToken: ADMIN_TOKEN }, seats);
 
         // two cases closed decisively just before the stop, eight left undecided for the deadline
         // (with ballots), and more below
@@ -850,7 +806,8 @@ async function startByParts(clock: OffsetClock) {
         const nPosts = decisiveTargets.length + deadlineTargets.length;
         const authors = [...Array(nPosts).keys()].map(() => agents[rng.int(nAgents)]!);
         const postIds: string[] = [];
-        for (let i = 0; i < nPosts; i++) postIds.push(await propose(req, authors[i]!, `Restart proposal ${i}`));
+        for (let i = 0; i < nPosts; i++)
+          postIds.push(await propose(authors[i]!, { title: `Restart proposal ${i}`, body: PROPOSAL_BODY }));
         const lastPre = postIds.map(() => new Map<number, Sign>());
         let votes = 0;
         const prePlans = postIds.map(() => randomVotes(rng, nAgents, 0.7));
@@ -907,7 +864,7 @@ async function startByParts(clock: OffsetClock) {
         }));
         const fillerIds = await Promise.all(
           fillers.map(async (f, k) => {
-            const id = await propose(req, agents[f.author]!, `Backlog proposal ${k}`);
+            const id = await propose(agents[f.author]!, { title: `Backlog proposal ${k}`, body: PROPOSAL_BODY });
             const n = await castVotes(req, rec, agents, id, f.pre);
             votes += n;
             expect(
@@ -974,13 +931,13 @@ async function startByParts(clock: OffsetClock) {
                 id: c.id,
                 status: c.outcome,
               });
-          });
+          }, 15_000);
           for (const c of deadlineCases) rec.addClose(c.id, authors[postIds.indexOf(c.id)]!.agentId, c.outcome, sent);
           // nobody has awarded them: the events wait in the stream for the durable consumer
           await eventually(async () => {
             const i = await jsm.consumers.info(sys.env.NATS_STREAM!, SAGACITY_DURABLE);
             expect(i.num_pending).toBeGreaterThanOrEqual(deadlineCases.length);
-          });
+          }, 15_000);
           const awardedPosts = async () =>
             (
               await db.query<{ n: number }>(
