@@ -181,7 +181,11 @@ async function benchRepo(url) {
   const log = platform.createLogger("bench", "silent");
   const db = await platform.openDatabase({ url, schema: "forum", poolSize: POOL, log });
   try {
-    await platform.migrate(db, [platform.PLATFORM_MIGRATIONS_DIR, join(root, "services/forum/dist/store/migrations")], log);
+    await platform.migrate(
+      db,
+      [platform.PLATFORM_MIGRATIONS_DIR, join(root, "services/forum/dist/store/migrations")],
+      log,
+    );
     const repo = new ForumRepository(db.pool, platform.systemClock, {
       postsPerDay: 1e9,
       commentsPerDay: 1e9,
