@@ -65,6 +65,11 @@ describeImages(images ? SUITE : `SKIPPED (no Docker engine or image here): ${SUI
         server = findHttpServerSpan(receiver.spans, "aps-gateway", "vote");
         expect(server).toBeDefined();
         spans = receiver.spans.filter((s) => s.traceId === server!.traceId);
+        // every span the checks below read: each container exports on its own batch timer, so one
+        // service's spans may arrive a batch after another's
+        expect(byName(spans, "aps-gateway", "SPAN_KIND_CLIENT", "ForumService/CastVote")).toBeDefined();
+        expect(byName(spans, "aps-forum", "SPAN_KIND_SERVER", "ForumService/CastVote")).toBeDefined();
+        expect(byName(spans, "aps-forum", "SPAN_KIND_PRODUCER", "post_on_agenda")).toBeDefined();
         expect(byName(spans, "aps-council", "SPAN_KIND_CONSUMER", "post_on_agenda")).toBeDefined();
         expect(spans.some((s) => s.service === "aps-council" && s.scope.endsWith("instrumentation-pg"))).toBe(true);
       },
