@@ -38,12 +38,16 @@ export const ALONE = [
   "test/faults/postgres-restart.test.ts",
   "test/limits/store-outage.test.ts",
 ];
-/** Fault suites that wait more than they compute, with no image: the wait lane's first part. */
+/** The wait lane's first part, no image needed: fault suites that wait more than they compute, and two long suites. */
 export const WAIT_NO_IMAGE = [
   "test/faults/nats-restart.test.ts",
   "test/faults/service-kill.test.ts",
   "test/faults/notifications-kill.test.ts",
   "test/faults/event-outage.test.ts",
+  // Two long suites that need nothing but this checkout, to balance the lanes: the main lane is
+  // the longer one by far without them (measured, ADR 0148), and the faults above leave a core idle.
+  "test/e2e/pep-replay.test.ts",
+  "test/e2e/import-peps.test.ts",
 ];
 /** The suites that run containers from the image: the wait lane's second part. */
 export const WAIT_IMAGE = [
