@@ -166,3 +166,17 @@ export async function migratedTemplate(key: string, migrate: (url: string) => Pr
     await admin.end();
   }
 }
+
+/**
+ * Runs `sql` once on a new connection to `url` and resolves its rows; the connection is closed
+ * whatever happens. Throws PostgreSQL's error (e.g. a syntax error, a refused connection).
+ */
+export async function queryRows<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<T>(sql)).rows;
+  } finally {
+    await c.end();
+  }
+}

@@ -4,9 +4,8 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { createLogger } from "@aps/platform";
-import { ensureBuilt } from "@aps/testkit";
+import { ensureBuilt, queryRows } from "@aps/testkit";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 
 /**
@@ -34,16 +33,6 @@ async function start(dataDir: string, port = 0): Promise<EmbeddedPostgres> {
   return s;
 }
 
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<T>(sql)).rows;
-  } finally {
-    await c.end();
-  }
-}
-
 function postmasterPid(dataDir: string): number {
   return Number(readFileSync(join(dataDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0]);
 }
@@ -61,24 +50,24 @@ describe("embedded PostgreSQL", () => {
   it("runs a real PostgreSQL whose data survives a restart, and writes its URL while it runs", async () => {
     const dir = newDir();
     const a = await start(dir);
-    const [v] = await query<{ server_version_num: string }>(a.url, "SHOW server_version_num");
+    const [v] = await queryRows<{ server_version_num: string }>(a.url, "SHOW server_version_num");
     expect(Number(v!.server_version_num)).toBeGreaterThanOrEqual(170000);
     expect(readFileSync(join(dir, "postgres.url"), "utf8").trim()).toBe(a.url);
-    await query(a.url, "CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)");
+    await queryRows(a.url, "CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)");
     const pid = postmasterPid(dir);
     await a.stop();
     expect(alive(pid)).toBe(false);
     expect(existsSync(join(dir, "postgres.url"))).toBe(false);
 
     const b = await start(dir);
-    expect(await query<{ n: number }>(b.url, "SELECT n FROM kept")).toEqual([{ n: 42 }]);
+    expect(await queryRows<{ n: number }>(b.url, "SELECT n FROM kept")).toEqual([{ n: 42 }]);
     await b.stop();
   });
 
   it("refuses a connection without the password", async () => {
     const s = await start(newDir());
     const noPassword = s.url.replace(/:[^:@/]+@/, "@");
-    await expect(query(noPassword, "SELECT 1")).rejects.toThrow(/password/i);
+    await expect(queryRows(noPassword, "SELECT 1")).rejects.toThrow(/password/i);
     await s.stop();
   });
 
@@ -132,7 +121,7 @@ describe("embedded PostgreSQL", () => {
       });
       child.once("exit", (c) => reject(new Error(`child exited ${c}`)));
     });
-    await query(url, "CREATE TABLE survived (n int); INSERT INTO survived VALUES (7)");
+    await queryRows(url, "CREATE TABLE survived (n int); INSERT INTO survived VALUES (7)");
     const orphan = postmasterPid(dir);
     child.kill("SIGKILL");
     await new Promise((r) => child.once("exit", r));
@@ -140,7 +129,7 @@ describe("embedded PostgreSQL", () => {
 
     const s = await start(dir);
     expect(alive(orphan)).toBe(false);
-    expect(await query<{ n: number }>(s.url, "SELECT n FROM survived")).toEqual([{ n: 7 }]);
+    expect(await queryRows<{ n: number }>(s.url, "SELECT n FROM survived")).toEqual([{ n: 7 }]);
     await s.stop();
   });
 });
@@ -160,17 +149,17 @@ describe("embedded PostgreSQL from a template cluster (APS_EMBEDDED_PG_TEMPLATE,
     expect(existsSync(join(template, "postgres", "PG_VERSION"))).toBe(true);
     expect(existsSync(join(template, "template.lock"))).toBe(false);
     // Two clusters, not one: a table made in one is not in the other, nor in the template.
-    await query(sa.url, "CREATE TABLE only_a (n int)");
-    await expect(query(sb.url, "SELECT * FROM only_a")).rejects.toThrow(/does not exist/);
+    await queryRows(sa.url, "CREATE TABLE only_a (n int)");
+    await expect(queryRows(sb.url, "SELECT * FROM only_a")).rejects.toThrow(/does not exist/);
     await Promise.all([sa.stop(), sb.stop()]);
 
     // A copied cluster is durable like one made by initdb, and the template is not started again.
     const again = await start(a);
-    expect(await query(again.url, "SELECT count(*)::int AS n FROM only_a")).toEqual([{ n: 0 }]);
+    expect(await queryRows(again.url, "SELECT count(*)::int AS n FROM only_a")).toEqual([{ n: 0 }]);
     await again.stop();
     const fresh = await pg(newDir(), template);
     running.push(fresh);
-    await expect(query(fresh.url, "SELECT * FROM only_a")).rejects.toThrow(/does not exist/);
+    await expect(queryRows(fresh.url, "SELECT * FROM only_a")).rejects.toThrow(/does not exist/);
     await fresh.stop();
   });
 
@@ -181,7 +170,7 @@ describe("embedded PostgreSQL from a template cluster (APS_EMBEDDED_PG_TEMPLATE,
     writeFileSync(join(template, "template.lock"), String(dead.pid));
     const s = await pg(newDir(), template);
     running.push(s);
-    expect(await query<{ one: number }>(s.url, "SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    expect(await queryRows<{ one: number }>(s.url, "SELECT 1 AS one")).toEqual([{ one: 1 }]);
     expect(existsSync(join(template, "template.lock"))).toBe(false);
     await s.stop();
   });

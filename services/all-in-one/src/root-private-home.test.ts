@@ -15,9 +15,8 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { createLogger } from "@aps/platform";
-import { ensureBuilt } from "@aps/testkit";
+import { ensureBuilt, queryRows } from "@aps/testkit";
 import { binaries, ROOT_PLACES, startEmbeddedPostgres, type RootPlaces } from "./embedded-postgres.js";
 
 /**
@@ -65,16 +64,6 @@ async function packageUnder(home: string): Promise<string> {
   return to;
 }
 
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<T>(sql)).rows;
-  } finally {
-    await c.end();
-  }
-}
-
 describeAsRoot("embedded PostgreSQL as root in a private home (mode 700)", () => {
   it("starts with its binaries package and data folder inside the private folder, and keeps the data across a restart", async () => {
     const home = privateHome();
@@ -101,11 +90,11 @@ describeAsRoot("embedded PostgreSQL as root in a private home (mode 700)", () =>
       expect(statSync(d).uid).toBe(0);
       expect(statSync(d).mode & 0o022).toBe(0);
     }
-    await query(a.url, "CREATE TABLE kept (n int); INSERT INTO kept VALUES (12)");
+    await queryRows(a.url, "CREATE TABLE kept (n int); INSERT INTO kept VALUES (12)");
     await a.stop();
 
     const b = await startEmbeddedPostgres(opts);
-    expect(await query<{ n: number }>(b.url, "SELECT n FROM kept")).toEqual([{ n: 12 }]);
+    expect(await queryRows<{ n: number }>(b.url, "SELECT n FROM kept")).toEqual([{ n: 12 }]);
     await b.stop();
 
     // A removed data folder does not silently get an empty database, nor the old one without its
