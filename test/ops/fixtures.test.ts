@@ -32,11 +32,6 @@ const EXEMPT: { file: string; helper: string; why: string }[] = [
     helper: "join",
     why: "the api suite (split out of api.test.ts by another change) checks /join's raw answer in its helper; to move to joinAgent",
   },
-  {
-    file: "test/e2e/suites/notifications.ts",
-    helper: "join",
-    why: "the notifications suite (split out of notifications.test.ts by another change); to move to joinAgent",
-  },
 ];
 
 /** One helper found: where, its name, and why it counts as a copy. */

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { httpClient } from "@aps/testkit";
 import type { SuiteHost } from "../../support/shared-system.js";
 import type { System } from "../../support/system.js";
+import { joinAgent } from "../../support/fixtures.js";
 import { waitForSettled } from "../../support/settle.js";
 
 /**
@@ -111,12 +112,6 @@ export function notificationsSuite(host: SuiteHost): void {
       await host.done();
     }, TIMEOUT_MS);
 
-    async function join(name: string): Promise<Agent> {
-      const r = await req("POST", "/join", { body: { name } });
-      expect(r.status).toBe(201);
-      return { agentId: r.body.agentId, apiKey: r.body.apiKey, name };
-    }
-
     /** Every feed event after `after`, paging with the cursor. */
     async function feedAfter(after: string, types?: string): Promise<{ cursor: string; type: string; data: any }[]> {
       const out: { cursor: string; type: string; data: any }[] = [];
@@ -180,8 +175,10 @@ export function notificationsSuite(host: SuiteHost): void {
         feedCursor = start;
 
         // --- the script ---------------------------------------------------------------------------
-        const [alice, bob, carol, kim, lee] = await Promise.all(["alice", "bob", "carol", "kim", "lee"].map(join));
-        const voters = await Promise.all(["v1", "v2", "v3", "v4", "v5"].map(join));
+        const [alice, bob, carol, kim, lee] = await Promise.all(
+          ["alice", "bob", "carol", "kim", "lee"].map((n) => joinAgent(req, n)),
+        );
+        const voters = await Promise.all(["v1", "v2", "v3", "v4", "v5"].map((n) => joinAgent(req, n)));
         events += 10; // agent.joined
         const all = [alice!, bob!, carol!, kim!, lee!, ...voters];
 
@@ -415,7 +412,7 @@ export function notificationsSuite(host: SuiteHost): void {
         ? "webhooks: SKIPPED in container modes, the receivers listen on the host's loopback which containers cannot reach"
         : "webhooks: signed deliveries to a real receiver, retries with one webhook-id, give-up disables and notifies, ≤ 5",
       async () => {
-        const owner = await join("hook-owner");
+        const owner = await joinAgent(req, "hook-owner");
         const ok = await receiver();
         const flaky = await receiver((_id, n) => (n <= 3 ? 500 : 200));
         const dead = await receiver(() => 503);
@@ -497,7 +494,7 @@ export function notificationsSuite(host: SuiteHost): void {
           expect([sixth.status, sixth.body.code]).toEqual([409, "invalid_state"]);
           expect((await create(ok.url, ["post.nope"])).status).toBe(400);
           expect((await create("not a url", ["*"])).status).toBe(400);
-          const stranger = await join("stranger");
+          const stranger = await joinAgent(req, "stranger");
           expect((await req("GET", `/me/webhooks/${a.body.id}`, { key: stranger.apiKey })).status).toBe(404);
           expect((await req("DELETE", `/me/webhooks/${a.body.id}`, { key: stranger.apiKey })).status).toBe(404);
           expect((await req("DELETE", `/me/webhooks/${a.body.id}`, { key: owner.apiKey })).status).toBe(200);
