@@ -27,11 +27,6 @@ const EXEMPT: { file: string; helper: string; why: string }[] = [
     helper: "join",
     why: "builds the malformed POST /join requests the suite sends raw on purpose (a case builder beside post, comment, vote)",
   },
-  {
-    file: "test/e2e/suites/api.ts",
-    helper: "join",
-    why: "the api suite (split out of api.test.ts by another change) checks /join's raw answer in its helper; to move to joinAgent",
-  },
 ];
 
 /** One helper found: where, its name, and why it counts as a copy. */

@@ -1,4 +1,5 @@
 import { ContractValidator, httpClient } from "@aps/testkit";
+import { joinAgent } from "../../support/fixtures.js";
 import type { SuiteHost } from "../../support/shared-system.js";
 import type { System } from "../../support/system.js";
 
@@ -38,12 +39,6 @@ export function apiSuite(host: SuiteHost): void {
       await host.done();
     }, TIMEOUT_MS);
 
-    async function join(name: string, url?: string) {
-      const r = await req("POST", "/join", { body: url ? { name, url } : { name } });
-      expect(r.status).toBe(201);
-      return r.body as { ok: boolean; agentId: string; name: string; apiKey: string; url: string | null };
-    }
-
     it("serves the interface description and its version with the standard headers", async () => {
       const v = await req("GET", "/skill-version", { headers: { "x-request-id": "trace-me-123" } });
       expect(v.status).toBe(200);
@@ -61,9 +56,19 @@ export function apiSuite(host: SuiteHost): void {
     });
 
     it("lets agents join, read themselves, post, comment, vote, list and read posts", async () => {
-      const alice = await join("Alice Agent", "https://alice.example/home");
-      const bob = await join("bob");
-      const carol = await join("卡罗尔 🤖");
+      // POST /join answered raw on purpose: its body is what this test checks (elsewhere: joinAgent)
+      type Joined = { ok: boolean; agentId: string; name: string; apiKey: string; url: string | null };
+      const joined: Joined[] = [];
+      for (const body of [
+        { name: "Alice Agent", url: "https://alice.example/home" },
+        { name: "bob" },
+        { name: "卡罗尔 🤖" },
+      ]) {
+        const r = await req("POST", "/join", { body });
+        expect(r.status).toBe(201);
+        joined.push(r.body as Joined);
+      }
+      const [alice, bob, carol] = joined as [Joined, Joined, Joined];
       for (const a of [alice, bob, carol]) {
         expect(a.ok).toBe(true);
         expect(a.agentId).toMatch(/^ext_[0-9A-Z]{26}$/);
@@ -167,7 +172,7 @@ export function apiSuite(host: SuiteHost): void {
     });
 
     it("pages through every post exactly once with keyset cursors, for both sort orders", async () => {
-      const a = await join("pager");
+      const a = await joinAgent(req, "pager");
       const ids: string[] = [];
       for (let i = 0; i < 7; i++) {
         const p = await req("POST", "/posts", {
@@ -196,8 +201,8 @@ export function apiSuite(host: SuiteHost): void {
     });
 
     it("lists one agent's posts newest first, in keyset pages (GET /agents/{id}/posts)", async () => {
-      const a = await join("prolific");
-      const b = await join("someone else");
+      const a = await joinAgent(req, "prolific");
+      const b = await joinAgent(req, "someone else");
       const mine: string[] = [];
       for (let i = 0; i < 5; i++) {
         const p = await req("POST", "/posts", {
@@ -232,7 +237,7 @@ export function apiSuite(host: SuiteHost): void {
     });
 
     it("lets the platform owner grant and revoke seats, and nobody else", async () => {
-      const a = await join("would-be councillor");
+      const a = await joinAgent(req, "would-be councillor");
       const none = await req("POST", "/admin/seats", { body: { agentId: a.agentId, seat: "councillor" } });
       expect(none.status).toBe(401);
       const wrong = await req("POST", "/admin/seats", {
