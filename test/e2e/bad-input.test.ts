@@ -2,6 +2,7 @@ import { generateApiKey } from "@aps/identity";
 import { httpClient, OffsetClock, type HttpResult, type RequestOptions } from "@aps/testkit";
 import { grantSeat, joinAgent } from "../support/fixtures.js";
 import { availableModes, routeModes, startSystem, type System } from "../support/system.js";
+import { waitForSettled } from "../support/settle.js";
 
 /**
  * Hostile and sloppy input over HTTP (docs/architecture.md §4): every refused request answers a 4xx RFC 9457
@@ -641,6 +642,9 @@ describe.each(modes)("bad input is refused with a problem document and stores no
       newCursor: newPage.body.nextCursor,
       hotCursor: hotPage.body.nextCursor,
     };
+    // the setup's own events (the seat's inbox item, counts, heat) land first: "stored nothing"
+    // compares against a settled system, not one whose consumers are still at work (ADR 0147)
+    await waitForSettled(sys);
     before = await snapshot();
     // the fixture is what the comparisons below assume
     expect(before.detailAsBob).toMatchObject({ votes: { for: 1, against: 1, score: 0 }, commentCount: 2, myVote: 1 });
