@@ -1,4 +1,4 @@
-import { clientSource } from "./client-source.js";
+import { abuseSource, clientSource } from "./client-source.js";
 
 /** Per-client limits count IPv6 callers per /64 (docs/adr/0113, RFC 6177). */
 describe("clientSource", () => {
@@ -19,5 +19,32 @@ describe("clientSource", () => {
   it("passes through what does not parse, and names a missing address", () => {
     expect(clientSource("not-an-ip")).toBe("not-an-ip");
     expect(clientSource(undefined)).toBe("unknown");
+  });
+});
+
+/** Abuse rules count per source: IPv4 /24, IPv6 /64, loopback per agent (docs/adr/0153). */
+describe("abuseSource", () => {
+  it("counts one IPv4 /24 as one source, and other /24s apart", () => {
+    expect(abuseSource("203.0.113.7")).toBe("203.0.113.0/24");
+    expect(abuseSource("203.0.113.200")).toBe(abuseSource("203.0.113.7"));
+    expect(abuseSource("::ffff:203.0.113.9")).toBe("203.0.113.0/24");
+    expect(abuseSource("203.0.114.7")).not.toBe(abuseSource("203.0.113.7"));
+  });
+
+  it("counts one IPv6 /64 as one source", () => {
+    expect(abuseSource("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
+    expect(abuseSource("2001:db8:1:3::1")).not.toBe(abuseSource("2001:db8:1:2::1"));
+  });
+
+  it("counts a loopback client as one source per agent (local development)", () => {
+    expect(abuseSource("127.0.0.1", "ag_1")).toBe("agent:ag_1");
+    expect(abuseSource("::1", "ag_2")).toBe("agent:ag_2");
+    expect(abuseSource("::ffff:127.0.0.1", "ag_3")).toBe("agent:ag_3");
+    expect(abuseSource("127.0.0.1")).toBe("loopback");
+  });
+
+  it("names a missing or unparsable address without throwing", () => {
+    expect(abuseSource(undefined)).toBe("unknown");
+    expect(abuseSource("x".repeat(100))).toHaveLength(64);
   });
 });

@@ -24,3 +24,37 @@ export function clientSource(address: string | undefined): string {
   const prefix = new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0]);
   return `${prefix.toString()}/64`;
 }
+
+/**
+ * The source an abuse rule counts against (docs/adr/0153): the client address as the limits see it
+ * (`req.ip`, which honours TRUSTED_PROXIES), widened to what one operator cheaply holds — an IPv4
+ * address counts as its /24 (`203.0.113.0/24`), an IPv6 address as its /64 (RFC 6177), an
+ * IPv4-mapped IPv6 address as its IPv4 /24. A loopback client (no trusted forwarded address, or a
+ * forwarded loopback address) is a developer running local agents on one machine: it counts as one
+ * source per agent, `agent:<agentId>` (or `loopback` when there is no agent). Rules that use it: the
+ * agenda's one +1 per source, flags per source, per-source request budgets, event streams per source
+ * (issue 30, docs/reliability.md "Abuse").
+ *
+ * @param address the resolved client address (`req.ip`); undefined gives `unknown`
+ * @param agentId the authenticated agent, for the loopback case
+ * @returns a stable text key, at most 64 characters; never throws
+ */
+export function abuseSource(address: string | undefined, agentId?: string): string {
+  if (!address) return "unknown";
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(address);
+  } catch {
+    return address.slice(0, 64);
+  }
+  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  }
+  if (parsed.range() === "loopback") return agentId ? `agent:${agentId}` : "loopback";
+  if (parsed.kind() === "ipv4") {
+    const o = (parsed as ipaddr.IPv4).octets;
+    return `${o[0]}.${o[1]}.${o[2]}.0/24`;
+  }
+  const v6 = parsed as ipaddr.IPv6;
+  return `${new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`;
+}
