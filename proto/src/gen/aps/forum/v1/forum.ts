@@ -290,6 +290,12 @@ export interface CastVoteRequest {
   vote: number;
   /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
   idempotencyKey: string;
+  /**
+   * The client's source as the gateway computes it (abuseSource: IPv4 /24, IPv6 /64, "agent:<id>" on
+   * loopback; docs/adr/0153), "" = the voter's own source. Toward AGENDA_MIN_SCORE a +1 counts at
+   * most once per source (issue 30 rule 2, docs/adr/0154). Not part of the idempotent request.
+   */
+  source: string;
 }
 
 export interface CastVoteResponse {
@@ -367,6 +373,12 @@ export interface FlagRequest {
   reason: string;
   /** required for "other", "" allowed otherwise */
   text: string;
+  /**
+   * The client's source as the gateway computes it (abuseSource, docs/adr/0153), "" = the flagger's
+   * own source: flags count toward FLAG_HIDE_THRESHOLD at most once per source (issue 30 rule 4,
+   * docs/adr/0155).
+   */
+  source: string;
 }
 
 export interface FlagResult {
@@ -376,7 +388,7 @@ export interface FlagResult {
   reason: string;
   text: string;
   flaggedAt: string;
-  /** false: Sagacity < 1, or the flagger lost flag weight (a restored flag, 7 days) */
+  /** false: Sagacity < 1, the flagger lost flag weight (a restored flag, 7 days), or a flag of the same source counts already (docs/adr/0155) */
   counted: boolean;
   /** the target is hidden now (this flag reached FLAG_HIDE_THRESHOLD, or it was) */
   hidden: boolean;
@@ -3881,7 +3893,7 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
 };
 
 function createBaseCastVoteRequest(): CastVoteRequest {
-  return { postId: "", voterId: "", vote: 0, idempotencyKey: "" };
+  return { postId: "", voterId: "", vote: 0, idempotencyKey: "", source: "" };
 }
 
 export const CastVoteRequest: MessageFns<CastVoteRequest> = {
@@ -3897,6 +3909,9 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.source !== "") {
+      writer.uint32(42).string(message.source);
     }
     return writer;
   },
@@ -3946,6 +3961,14 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3976,6 +3999,7 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
     };
   },
 
@@ -3993,6 +4017,9 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
     return obj;
   },
 
@@ -4005,6 +4032,7 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     message.voterId = object.voterId ?? "";
     message.vote = object.vote ?? 0;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.source = object.source ?? "";
     return message;
   },
 };
@@ -4975,7 +5003,7 @@ export const DailyUsage: MessageFns<DailyUsage> = {
 };
 
 function createBaseFlagRequest(): FlagRequest {
-  return { targetId: "", flaggerId: "", flaggerSagacity: 0, reason: "", text: "" };
+  return { targetId: "", flaggerId: "", flaggerSagacity: 0, reason: "", text: "", source: "" };
 }
 
 export const FlagRequest: MessageFns<FlagRequest> = {
@@ -4994,6 +5022,9 @@ export const FlagRequest: MessageFns<FlagRequest> = {
     }
     if (message.text !== "") {
       writer.uint32(42).string(message.text);
+    }
+    if (message.source !== "") {
+      writer.uint32(50).string(message.source);
     }
     return writer;
   },
@@ -5051,6 +5082,14 @@ export const FlagRequest: MessageFns<FlagRequest> = {
             message.text = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5082,6 +5121,7 @@ export const FlagRequest: MessageFns<FlagRequest> = {
         : 0,
       reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
       text: isSet(object.text) ? globalThis.String(object.text) : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
     };
   },
 
@@ -5102,6 +5142,9 @@ export const FlagRequest: MessageFns<FlagRequest> = {
     if (message.text !== "") {
       obj.text = message.text;
     }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
     return obj;
   },
 
@@ -5115,6 +5158,7 @@ export const FlagRequest: MessageFns<FlagRequest> = {
     message.flaggerSagacity = object.flaggerSagacity ?? 0;
     message.reason = object.reason ?? "";
     message.text = object.text ?? "";
+    message.source = object.source ?? "";
     return message;
   },
 };
@@ -5399,8 +5443,9 @@ export const ForumServiceDefinition = {
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /**
-     * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers
-     * (docs/adr/0131). NOT_FOUND when absent; FAILED_PRECONDITION when flagged already or hidden.
+     * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers of
+     * distinct sources (docs/adr/0131, 0155). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
+     * already or hidden; RESOURCE_EXHAUSTED when FLAGS_PER_DAY is reached (nothing stored).
      */
     flag: {
       name: "Flag",
@@ -5591,8 +5636,9 @@ export const ForumServiceService = {
     responseDeserialize: (value: Buffer): AuthorStats => AuthorStats.decode(value),
   },
   /**
-   * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers
-   * (docs/adr/0131). NOT_FOUND when absent; FAILED_PRECONDITION when flagged already or hidden.
+   * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers of
+   * distinct sources (docs/adr/0131, 0155). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
+   * already or hidden; RESOURCE_EXHAUSTED when FLAGS_PER_DAY is reached (nothing stored).
    */
   flag: {
     path: "/aps.forum.v1.ForumService/Flag" as const,
@@ -5702,8 +5748,9 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   /** Counts for an agent's public profile. */
   getAuthorStats: handleUnaryCall<GetAuthorStatsRequest, AuthorStats>;
   /**
-   * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers
-   * (docs/adr/0131). NOT_FOUND when absent; FAILED_PRECONDITION when flagged already or hidden.
+   * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers of
+   * distinct sources (docs/adr/0131, 0155). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
+   * already or hidden; RESOURCE_EXHAUSTED when FLAGS_PER_DAY is reached (nothing stored).
    */
   flag: handleUnaryCall<FlagRequest, FlagResult>;
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
@@ -5899,8 +5946,9 @@ export interface ForumServiceClient extends Client {
     callback: (error: ServiceError | null, response: AuthorStats) => void,
   ): ClientUnaryCall;
   /**
-   * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers
-   * (docs/adr/0131). NOT_FOUND when absent; FAILED_PRECONDITION when flagged already or hidden.
+   * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers of
+   * distinct sources (docs/adr/0131, 0155). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
+   * already or hidden; RESOURCE_EXHAUSTED when FLAGS_PER_DAY is reached (nothing stored).
    */
   flag(request: FlagRequest, callback: (error: ServiceError | null, response: FlagResult) => void): ClientUnaryCall;
   flag(
