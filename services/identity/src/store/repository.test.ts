@@ -159,6 +159,28 @@ const code = async (p: Promise<unknown>) =>
     });
   });
 
+  it("after the owner revoked the keys, neither a rotation retry nor a join recovery issues a key (issue 30 rule 6, docs/adr/0158)", async () => {
+    const repo = new IdentityRepository(db.pool, clock, 10);
+    const src = source();
+    const { agent, apiKey } = await repo.join("final", "", src, "join-1");
+    const rotated = await repo.rotateKey(apiKey, "rot-1");
+    expect(await repo.revokeKeys(agent.agentId)).toBe(1);
+    const at = await db.pool.query<{ keys_revoked_at: Date }>(
+      "SELECT keys_revoked_at FROM agents WHERE agent_id = $1",
+      [agent.agentId],
+    );
+    expect(at.rows[0]!.keys_revoked_at.toISOString()).toBe(clock.now().toISOString());
+    const retried = await repo.rotateKey(apiKey, "rot-1").catch((e: unknown) => e);
+    expect(retried).toMatchObject({ code: "forbidden", message: expect.stringMatching(/revoked/) });
+    expect(await code(repo.join("final", "", src, "join-1"))).toBe("invalid_state");
+    expect(await code(repo.rotateKey(apiKey, "rot-2"))).toBe("unauthenticated"); // no recovery to refuse: as before
+    for (const k of [apiKey, rotated.apiKey]) expect(await code(repo.authenticate(k))).toBe("unauthenticated");
+    const live = await db.pool.query("SELECT 1 FROM api_keys WHERE agent_id = $1 AND revoked_at IS NULL", [
+      agent.agentId,
+    ]);
+    expect(live.rowCount).toBe(0);
+  });
+
   it("seats: chief implies councillor; revoking councillor drops chief; both idempotent", async () => {
     const repo = new IdentityRepository(db.pool, clock, 10);
     const { agent } = await repo.join("carol", "", source());

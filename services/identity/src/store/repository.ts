@@ -47,6 +47,26 @@ function toAgent(r: AgentRow): identity.Agent {
   };
 }
 
+/**
+ * In `tx`, locks agent `agentId`'s row and throws when the platform owner revoked its keys
+ * (`agents.keys_revoked_at` set): a key recovery never issues a key after a revocation — issue 30
+ * rule 6, docs/adr/0158. `code`: `forbidden` (403) for a rotation retry (docs/adr/0117), as for a
+ * suspended agent; `invalid_state` (409) for a join recovery (docs/adr/0123), as for a join key
+ * past its 5 minutes (the remedy is the same: join with a new key).
+ */
+async function refuseAfterRevocation(tx: Tx, agentId: string, code: "forbidden" | "invalid_state"): Promise<void> {
+  const r = await tx.query<{ keys_revoked_at: Date | null }>(
+    "SELECT keys_revoked_at FROM agents WHERE agent_id = $1 FOR UPDATE",
+    [agentId],
+  );
+  const at = r.rows[0]?.keys_revoked_at;
+  if (at)
+    throw new ApsError(
+      code,
+      `the platform owner revoked this agent's keys at ${at.toISOString()}; revocation is final, so no key is issued for it again (join with a new Idempotency-Key for a new identity)`,
+    );
+}
+
 /** How long a rotation whose answer was lost can be completed with its Idempotency-Key, ms (docs/adr/0117). */
 export const ROTATION_RECOVERY_MS = 5 * 60_000;
 
@@ -120,8 +140,12 @@ export class IdentityRepository {
     return out;
   }
 
-  /** A recovered join (docs/adr/0123): revokes the agent's live keys and issues one more, in `tx`. */
+  /**
+   * A recovered join (docs/adr/0123): revokes the agent's live keys and issues one more, in `tx`.
+   * Throws `invalid_state` once the owner revoked the agent's keys (issue 30 rule 6, docs/adr/0158).
+   */
   private async reissueJoinKey(tx: Tx, agentId: string, now: Date): Promise<{ agent: identity.Agent; apiKey: string }> {
+    await refuseAfterRevocation(tx, agentId, "invalid_state");
     await tx.query("UPDATE api_keys SET revoked_at = $2 WHERE agent_id = $1 AND revoked_at IS NULL", [agentId, now]);
     const apiKey = generateApiKey();
     await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [
@@ -158,7 +182,10 @@ export class IdentityRepository {
    * `idempotencyKey` records it on the revoked key. For ROTATION_RECOVERY_MS (5 min) after, the
    * revoked key presented again with the same `idempotencyKey` revokes the key that rotation
    * issued (nobody received it) and issues another; any other use of the revoked key is refused
-   * as before. Throws `forbidden` for a suspended agent (docs/adr/0116).
+   * as before. Throws `forbidden` for a suspended agent (docs/adr/0116), and for such a retry once
+   * the owner revoked the agent's keys (revocation is final: issue 30 rule 6, docs/adr/0158). The
+   * agent's row is locked before its keys, as `revokeKeys` does, so a rotation and a revocation
+   * at the same time never leave a working key behind.
    */
   async rotateKey(
     apiKey: string,
@@ -168,6 +195,10 @@ export class IdentityRepository {
     const now = this.clock.now();
     const old = hashKey(apiKey);
     const out = await withTransaction(this.pool, async (tx) => {
+      // The agent first (lock order agents → api_keys, as revokeKeys and the join recovery).
+      const owner = await tx.query<{ agent_id: string }>("SELECT agent_id FROM api_keys WHERE key_hash = $1", [old]);
+      if (!owner.rows[0]) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
+      await tx.query("SELECT 1 FROM agents WHERE agent_id = $1 FOR UPDATE", [owner.rows[0].agent_id]);
       const revoked = await tx.query<{ agent_id: string }>(
         "UPDATE api_keys SET revoked_at = $2, rotation_key = nullif($3, '') WHERE key_hash = $1 AND revoked_at IS NULL RETURNING agent_id",
         [old, now, idempotencyKey],
@@ -180,11 +211,13 @@ export class IdentityRepository {
           [old, idempotencyKey, new Date(now.getTime() - ROTATION_RECOVERY_MS)],
         );
         agentId = retry.rows[0]?.agent_id;
-        if (agentId)
+        if (agentId) {
+          await refuseAfterRevocation(tx, agentId, "forbidden");
           await tx.query("UPDATE api_keys SET revoked_at = $2 WHERE rotated_from = $1 AND revoked_at IS NULL", [
             old,
             now,
           ]);
+        }
       }
       if (!agentId) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
       const suspended = await tx.query<{ suspended_reason: string }>(
@@ -260,13 +293,16 @@ export class IdentityRepository {
 
   /**
    * Revokes every valid key of `agentId` now (owner action, docs/adr/0116) and enqueues
-   * `identity.access_changed` so every gateway drops its cached authentications. Returns how many
-   * keys were revoked (0 when none was valid: idempotent). Throws `not_found`.
+   * `identity.access_changed` so every gateway drops its cached authentications. Records the
+   * instant in `agents.keys_revoked_at`: from then on neither a rotation retry nor a join
+   * recovery issues a key for the agent (revocation is final: issue 30 rule 6, docs/adr/0158).
+   * Returns how many keys were revoked (0 when none was valid: idempotent). Throws `not_found`.
    */
   async revokeKeys(agentId: string): Promise<number> {
     const now = this.clock.now();
     return withTransaction(this.pool, async (tx) => {
       await this.mustExist(tx, agentId);
+      await tx.query("UPDATE agents SET keys_revoked_at = $2 WHERE agent_id = $1", [agentId, now]);
       const r = await tx.query("UPDATE api_keys SET revoked_at = $2 WHERE agent_id = $1 AND revoked_at IS NULL", [
         agentId,
         now,
