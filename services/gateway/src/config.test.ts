@@ -26,6 +26,15 @@ describe("gateway loadConfig(env)", () => {
     expect(() => loadConfig({ RATE_LIMIT_ANON_PER_MINUTE: "many" })).toThrow(/RATE_LIMIT_ANON_PER_MINUTE/);
   });
 
+  it("RATE_LIMIT_SOURCE_PER_MINUTE: 5 × the keyed limit unless set (issue 30 rule 5, docs/adr/0157)", () => {
+    expect(loadConfig({}).RATE_LIMIT_SOURCE_PER_MINUTE).toBe(3000);
+    expect(loadConfig({ RATE_LIMIT_KEYED_PER_MINUTE: "7" }).RATE_LIMIT_SOURCE_PER_MINUTE).toBe(35);
+    expect(loadConfig({ RATE_LIMIT_SOURCE_PER_MINUTE: "" }).RATE_LIMIT_SOURCE_PER_MINUTE).toBe(3000);
+    expect(loadConfig({ RATE_LIMIT_SOURCE_PER_MINUTE: "40" }).RATE_LIMIT_SOURCE_PER_MINUTE).toBe(40);
+    expect(() => loadConfig({ RATE_LIMIT_SOURCE_PER_MINUTE: "0" })).toThrow(/RATE_LIMIT_SOURCE_PER_MINUTE/);
+    expect(() => loadConfig({ RATE_LIMIT_SOURCE_PER_MINUTE: "lots" })).toThrow(/RATE_LIMIT_SOURCE_PER_MINUTE/);
+  });
+
   it("reads the cache and event-bus settings (docs/adr/0087–0089) and refuses out-of-range values", () => {
     expect(loadConfig({})).toMatchObject({
       AUTH_CACHE_TTL_MS: 5_000,

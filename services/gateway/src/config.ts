@@ -8,6 +8,7 @@ import {
   parseEnv,
   trustEnvSchema,
 } from "@aps/platform";
+import { SOURCE_LIMIT_FACTOR } from "./http/ratelimit.js";
 
 /** An integer env var with a default, bounded to `[min, max]`. */
 const boundedInt = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -52,6 +53,14 @@ export const gatewayEnvSchema = z.object({
   /** Requests per minute per client IP without a valid key (docs/architecture.md §4, default 300). */
   RATE_LIMIT_ANON_PER_MINUTE: intVar(300, 1),
   /**
+   * Keyed requests per minute per client source, every key together (the /24 or /64; a loopback
+   * client per agent — issue 30 rule 5, docs/adr/0153, 0157). Unset = 5 × RATE_LIMIT_KEYED_PER_MINUTE.
+   */
+  RATE_LIMIT_SOURCE_PER_MINUTE: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.coerce.number().int().min(1).optional(),
+  ),
+  /**
    * NATS of the deployment: the gateway subscribes (ephemerally, no durable consumer) to the
    * forum, council and identity events that invalidate its caches (docs/adr/0087, 0088). Unset:
    * the all-in-one hands over its in-process bus; a gateway alone relies on the TTLs only.
@@ -79,11 +88,21 @@ export const gatewayEnvSchema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
-/** Typed gateway config; `databaseUrl` is GATEWAY_DATABASE_URL ?? DATABASE_URL. */
-export type GatewayConfig = z.infer<typeof gatewayEnvSchema> & { databaseUrl?: string | undefined };
+/**
+ * Typed gateway config; `databaseUrl` is GATEWAY_DATABASE_URL ?? DATABASE_URL and
+ * RATE_LIMIT_SOURCE_PER_MINUTE is always set (its default applied).
+ */
+export type GatewayConfig = Omit<z.infer<typeof gatewayEnvSchema>, "RATE_LIMIT_SOURCE_PER_MINUTE"> & {
+  RATE_LIMIT_SOURCE_PER_MINUTE: number;
+  databaseUrl?: string | undefined;
+};
 
 /** Parses the gateway's config from `env`; throws listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const c = parseEnv(gatewayEnvSchema, env);
-  return { ...c, databaseUrl: c.GATEWAY_DATABASE_URL ?? c.DATABASE_URL };
+  return {
+    ...c,
+    RATE_LIMIT_SOURCE_PER_MINUTE: c.RATE_LIMIT_SOURCE_PER_MINUTE ?? SOURCE_LIMIT_FACTOR * c.RATE_LIMIT_KEYED_PER_MINUTE,
+    databaseUrl: c.GATEWAY_DATABASE_URL ?? c.DATABASE_URL,
+  };
 }

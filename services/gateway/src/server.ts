@@ -107,7 +107,11 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     db = await openDatabase({ url: cfg.databaseUrl, schema: GATEWAY_SCHEMA, log });
     await migrate(db, MIGRATIONS_DIR, log);
   }
-  const limits = { keyedPerMinute: cfg.RATE_LIMIT_KEYED_PER_MINUTE, anonPerMinute: cfg.RATE_LIMIT_ANON_PER_MINUTE };
+  const limits = {
+    keyedPerMinute: cfg.RATE_LIMIT_KEYED_PER_MINUTE,
+    anonPerMinute: cfg.RATE_LIMIT_ANON_PER_MINUTE,
+    sourcePerMinute: cfg.RATE_LIMIT_SOURCE_PER_MINUTE,
+  };
   const rateLimiter = new RequestRateLimiter(
     limits,
     db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" },

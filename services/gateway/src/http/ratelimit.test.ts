@@ -37,6 +37,23 @@ describe("RequestRateLimiter", () => {
     });
   });
 
+  it("policy source: its own limit (default 5 × keyed), one budget per source string (issue 30 rule 5, docs/adr/0157)", async () => {
+    expect(new RequestRateLimiter({ keyedPerMinute: 3, anonPerMinute: 2 }, { kind: "memory" }).limitOf("source")).toBe(
+      15,
+    );
+    const rl = new RequestRateLimiter({ keyedPerMinute: 3, anonPerMinute: 2, sourcePerMinute: 2 }, { kind: "memory" });
+    const states = [];
+    for (let i = 0; i < 3; i++) states.push(await rl.consume("source", "203.0.113.0/24"));
+    expect(states.map((s) => [s.policy, s.allowed, s.remaining])).toEqual([
+      ["source", true, 1],
+      ["source", true, 0],
+      ["source", false, 0],
+    ]);
+    expect(await rl.consume("source", "198.51.100.0/24")).toMatchObject({ allowed: true, remaining: 1, limit: 2 });
+    // the keyed budget of an agent is apart from any source's
+    expect(await rl.consume("keyed", "203.0.113.0/24")).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
   it("writes draft-ietf-httpapi-ratelimit-headers-10 field values", () => {
     expect(rateLimitHeaderValues({ policy: "keyed", limit: 600, used: 1, remaining: 599, resetSeconds: 42 })).toEqual({
       policy: '"keyed";q=600;w=60',

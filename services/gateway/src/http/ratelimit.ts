@@ -10,7 +10,7 @@ import { ApsError, rateLimitStoreFailures, type Database, type Logger } from "@a
 import { AUTH_RESULT, bearer } from "./auth.js";
 import type { KeyResolver } from "../cache/auth-cache.js";
 import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
-import { clientSource } from "./client-source.js";
+import { abuseSource, clientSource } from "./client-source.js";
 
 /** Length of every per-minute window, seconds (docs/architecture.md §4 "…_PER_MINUTE"). */
 export const RATE_WINDOW_SECONDS = 60;
@@ -18,14 +18,28 @@ export const RATE_WINDOW_SECONDS = 60;
 /** Table (in the gateway's own schema) holding the shared counters; created by the gateway's migration. */
 export const RATE_LIMIT_TABLE = "rate_limits";
 
-/** The two request-rate policies of docs/architecture.md §4: per API key (its agent) and per client IP. */
-export type RatePolicyName = "keyed" | "anon";
+/**
+ * The request-rate policies: per API key (its agent) and per client IP (docs/architecture.md §4),
+ * and per source for keyed requests (`source`: every key of one client /24 or /64 together,
+ * issue 30 rule 5, docs/adr/0157).
+ */
+export type RatePolicyName = "keyed" | "anon" | "source";
 
-/** Requests allowed per window for each policy (`RATE_LIMIT_KEYED_PER_MINUTE`, `RATE_LIMIT_ANON_PER_MINUTE`). */
+const POLICIES: readonly RatePolicyName[] = ["keyed", "anon", "source"];
+
+/**
+ * Requests allowed per window for each policy (`RATE_LIMIT_KEYED_PER_MINUTE`,
+ * `RATE_LIMIT_ANON_PER_MINUTE`, `RATE_LIMIT_SOURCE_PER_MINUTE`). `sourcePerMinute` defaults to
+ * 5 × `keyedPerMinute` (docs/adr/0157).
+ */
 export interface RateLimits {
   keyedPerMinute: number;
   anonPerMinute: number;
+  sourcePerMinute?: number;
 }
+
+/** The per-source budget when none is configured: five keys' worth (issue 30 rule 5, "generous"; docs/adr/0157). */
+export const SOURCE_LIMIT_FACTOR = 5;
 
 /**
  * Where the counters live: `memory` (one process only — the embedded all-in-one mode, where
@@ -53,7 +67,9 @@ const STORE_TIMEOUT_MS = 2_000;
  * Per-minute request rate limits enforced in the gateway with `rate-limiter-flexible`
  * (docs/architecture.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
  * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
- * for everything else (policy `anon`). With a PostgreSQL store the counters are shared by every
+ * for everything else (policy `anon`); a keyed request is also counted per source (policy
+ * `source`: `abuseSource(req.ip, agentId)`, the client's /24 or /64, a loopback client per agent —
+ * issue 30 rule 5, docs/adr/0153, 0157), so many keys of one operator share one budget. With a PostgreSQL store the counters are shared by every
  * replica, counted locally and reconciled in batches (docs/adr/0089: no database write per
  * request; exact while fewer than `headroom` requests are left in a window); when the store fails
  * or takes longer than 2 s, an in-memory limiter of the same size answers for this replica
@@ -68,6 +84,8 @@ export class RequestRateLimiter {
   private readonly local: Record<RatePolicyName, RateLimiterAbstract>;
   /** Per policy: local counting in front of the shared store (postgres mode only). */
   private readonly batched: Record<RatePolicyName, BatchedCounter> | undefined;
+  /** Requests allowed per window, per policy. */
+  private readonly points: Record<RatePolicyName, number>;
   private lastWarning = 0;
 
   /**
@@ -80,36 +98,32 @@ export class RequestRateLimiter {
     private readonly log?: Logger,
     batching: Partial<BatchOptions> = {},
   ) {
-    this.local = {
-      keyed: new RateLimiterMemory({
-        keyPrefix: "keyed",
-        points: limits.keyedPerMinute,
-        duration: RATE_WINDOW_SECONDS,
-      }),
-      anon: new RateLimiterMemory({ keyPrefix: "anon", points: limits.anonPerMinute, duration: RATE_WINDOW_SECONDS }),
+    this.points = {
+      keyed: limits.keyedPerMinute,
+      anon: limits.anonPerMinute,
+      source: limits.sourcePerMinute ?? SOURCE_LIMIT_FACTOR * limits.keyedPerMinute,
     };
-    this.shared =
-      store.kind === "memory"
-        ? { keyed: undefined, anon: undefined }
-        : { keyed: shared("keyed", limits.keyedPerMinute, store), anon: shared("anon", limits.anonPerMinute, store) };
+    const each = <T>(make: (policy: RatePolicyName) => T) =>
+      Object.fromEntries(POLICIES.map((p) => [p, make(p)])) as Record<RatePolicyName, T>;
+    this.local = each(
+      (p) => new RateLimiterMemory({ keyPrefix: p, points: this.points[p], duration: RATE_WINDOW_SECONDS }),
+    );
+    this.shared = each((p) => (store.kind === "memory" ? undefined : shared(p, this.points[p], store)));
     const opts = { ...DEFAULT_BATCH, ...batching };
     this.batched =
       store.kind === "memory"
         ? undefined
-        : {
-            keyed: new BatchedCounter(limits.keyedPerMinute, (p, n) => this.count("keyed", p, n), opts),
-            anon: new BatchedCounter(limits.anonPerMinute, (p, n) => this.count("anon", p, n), opts),
-          };
+        : each((p) => new BatchedCounter(this.points[p], (partition, n) => this.count(p, partition, n), opts));
   }
 
   /** Sends the counts still pending to the shared store and stops reconciling (gateway stop). */
   async close(): Promise<void> {
-    if (this.batched) await Promise.all([this.batched.keyed.close(), this.batched.anon.close()]);
+    if (this.batched) await Promise.all(POLICIES.map((p) => this.batched![p].close()));
   }
 
   /** Limit of `policy`, requests per window. */
   limitOf(policy: RatePolicyName): number {
-    return policy === "keyed" ? this.limits.keyedPerMinute : this.limits.anonPerMinute;
+    return this.points[policy];
   }
 
   /**
@@ -241,9 +255,11 @@ function shared(
 
 /** Which policy and partition a request counts against (see `RequestRateLimiter`). */
 export interface RatePartition {
-  policy: RatePolicyName;
+  policy: "keyed" | "anon";
   /** `ext_…` agent id for `keyed`, the client IP for `anon`. */
   partition: string;
+  /** For `keyed`: the source it is also counted against (`abuseSource`, docs/adr/0157). */
+  source?: string;
 }
 
 /**
@@ -264,10 +280,21 @@ const API_KEY_PREFIX = "sk_src_";
 /** Paths that are counted against nobody (orchestrator probes); they still get the headers. */
 const UNCOUNTED = new Set(["/healthz", "/readyz"]);
 
+/** The words a 429 uses for the budget of `policy` that ran out. */
+const BUDGET_OF: Record<RatePolicyName, string> = {
+  keyed: "API key",
+  anon: "client address",
+  source: "client source (every API key from this network, its /24 or /64, together)",
+};
+
 /**
  * Express middleware for every response (root and /v1): decides the partition, counts the
  * request, sets `RateLimit-Policy`/`RateLimit`, and answers 429 `rate_limited` problem+json
- * with `Retry-After` (s, docs/architecture.md §4) over the limit.
+ * with `Retry-After` (s, docs/architecture.md §4) over the limit. A keyed request admitted by its
+ * key's budget is then counted against its source (issue 30 rule 5, docs/adr/0157); a request
+ * refused by the key's budget is not, so one runaway key does not spend its neighbours' budget.
+ * The headers describe the binding policy: the one that refused the request, otherwise the one
+ * with fewer requests left (the key's on a tie), one policy per header as before.
  *
  * A request with `Authorization: Bearer <key>` is resolved here through `identity` (the gateway's
  * authentication cache in front of the identity service, docs/adr/0087; the result is kept in
@@ -280,17 +307,15 @@ export function rateLimit(limiter: RequestRateLimiter, identity: KeyResolver, lo
   return (req, res, next) => {
     partitionOf(req, res, identity)
       .then(async (p) => {
-        const s = UNCOUNTED.has(req.path)
-          ? await limiter.peek(p.policy, p.partition)
-          : await limiter.consume(p.policy, p.partition);
+        const s = await countOrPeek(limiter, p, UNCOUNTED.has(req.path));
         const h = rateLimitHeaderValues(s);
         res.setHeader("RateLimit-Policy", h.policy);
         res.setHeader("RateLimit", h.limit);
-        if ("allowed" in s && !s.allowed) {
+        if (!s.allowed) {
           next(
             new ApsError(
               "rate_limited",
-              `rate limit reached: at most ${s.limit} requests per ${RATE_WINDOW_SECONDS} s for this ${p.policy === "keyed" ? "API key" : "client address"}`,
+              `rate limit reached: at most ${s.limit} requests per ${RATE_WINDOW_SECONDS} s for this ${BUDGET_OF[s.policy]}`,
               Math.max(1, s.resetSeconds),
             ),
           );
@@ -304,6 +329,25 @@ export function rateLimit(limiter: RequestRateLimiter, identity: KeyResolver, lo
         next();
       });
   };
+}
+
+/**
+ * Counts (or, for uncounted probe paths, only peeks at) the request under its partition and, when
+ * keyed and admitted, under its source; answers the binding state (see `rateLimit`).
+ */
+async function countOrPeek(
+  limiter: RequestRateLimiter,
+  p: RatePartition,
+  peekOnly: boolean,
+): Promise<RateState & { allowed: boolean }> {
+  const own = peekOnly
+    ? { ...(await limiter.peek(p.policy, p.partition)), allowed: true }
+    : await limiter.consume(p.policy, p.partition);
+  if (!own.allowed || p.source === undefined) return own;
+  const src = peekOnly
+    ? { ...(await limiter.peek("source", p.source)), allowed: true }
+    : await limiter.consume("source", p.source);
+  return !src.allowed || src.remaining < own.remaining ? src : own;
 }
 
 /**
@@ -324,7 +368,11 @@ async function partitionOf(req: Request, res: Response, identity: KeyResolver): 
   try {
     const agent = await identity.authenticate(key);
     res.locals[AUTH_RESULT] = { agent };
-    return { policy: "keyed", partition: agent.agentId };
+    return {
+      policy: "keyed",
+      partition: agent.agentId,
+      source: abuseSource(req.ip ?? req.socket.remoteAddress, agent.agentId),
+    };
   } catch (error) {
     res.locals[AUTH_RESULT] = { error };
     return anon();
