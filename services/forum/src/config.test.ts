@@ -1,4 +1,4 @@
-import { loadConfig } from "./config.js";
+import { forumLimits, loadConfig } from "./config.js";
 
 describe("forum loadConfig(env)", () => {
   it("applies the documented defaults (docs/architecture.md §4)", () => {
@@ -24,5 +24,15 @@ describe("forum loadConfig(env)", () => {
     expect(loadConfig({ FLAG_HIDE_THRESHOLD: "5" }).FLAG_HIDE_THRESHOLD).toBe(5);
     expect(() => loadConfig({ FLAG_HIDE_THRESHOLD: "0" })).toThrow(/FLAG_HIDE_THRESHOLD/);
     expect(() => loadConfig({ FLAG_HIDE_THRESHOLD: "two" })).toThrow(/FLAG_HIDE_THRESHOLD/);
+  });
+
+  it("EDITS_PER_DAY and MAX_REVISIONS: defaults 50 and 50, into the forum's limits (issue 30 rule 5, docs/adr/0157)", () => {
+    expect(forumLimits(loadConfig({}))).toMatchObject({ editsPerDay: 50, maxRevisions: 50 });
+    expect(forumLimits(loadConfig({ EDITS_PER_DAY: "4", MAX_REVISIONS: "3" }))).toMatchObject({
+      editsPerDay: 4,
+      maxRevisions: 3,
+    });
+    expect(() => loadConfig({ EDITS_PER_DAY: "0" })).toThrow(/EDITS_PER_DAY/);
+    expect(() => loadConfig({ MAX_REVISIONS: "1" })).toThrow(/MAX_REVISIONS/);
   });
 });

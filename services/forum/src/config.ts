@@ -11,6 +11,10 @@ export const forumEnvSchema = commonEnvSchema.extend({
   POSTS_PER_DAY: intVar(20, 1),
   /** Comments per identity per UTC day (docs/architecture.md §4, default 200). */
   COMMENTS_PER_DAY: intVar(200, 1),
+  /** Edits of posts and comments per identity per UTC day (issue 30 rule 5, docs/adr/0157, default 50). */
+  EDITS_PER_DAY: intVar(50, 1),
+  /** Most revisions one post or comment holds, the text as created included (docs/adr/0157, default 50). */
+  MAX_REVISIONS: intVar(50, 2),
   /** Heat rule: minimum for − against to reach the agenda (docs/architecture.md §5, default 3). */
   AGENDA_MIN_SCORE: intVar(3, 1),
   /** Heat rule: only the top N open proposals by heat move to the agenda (default 10). */
@@ -37,6 +41,8 @@ export function forumLimits(cfg: ForumConfig): ForumLimits {
   return {
     postsPerDay: cfg.POSTS_PER_DAY,
     commentsPerDay: cfg.COMMENTS_PER_DAY,
+    editsPerDay: cfg.EDITS_PER_DAY,
+    maxRevisions: cfg.MAX_REVISIONS,
     agendaMinScore: cfg.AGENDA_MIN_SCORE,
     agendaSize: cfg.AGENDA_SIZE,
     flagHideThreshold: cfg.FLAG_HIDE_THRESHOLD,

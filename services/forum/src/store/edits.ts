@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { ApsError, withTransaction, type Clock, type EventOutbox } from "@aps/platform";
+import { ApsError, withTransaction, type Clock, type EventOutbox, type Tx } from "@aps/platform";
 import type { forum } from "@aps/proto";
 import { HIDDEN_TITLE, POST_COLUMNS, toComment, toPost, type CommentRow, type PostRow } from "./rows.js";
 
@@ -19,24 +19,55 @@ const TIMELINE_MAX = 200;
 
 const sameTags = (a: string[], b: string[]) => a.length === b.length && a.every((t, i) => t === b[i]);
 
+/** EDITS_PER_DAY when the forum's limits name none (issue 30 rule 5, docs/adr/0157). */
+export const DEFAULT_EDITS_PER_DAY = 50;
+
+/** MAX_REVISIONS when the forum's limits name none: revisions of one post or comment, number 1 (the text as created) included. */
+export const DEFAULT_MAX_REVISIONS = 50;
+
+/** The budgets an edit is held to (issue 30 rule 5, docs/adr/0157). */
+export interface EditBudgets {
+  /** Most revisions one post or comment holds (MAX_REVISIONS, ≥ 2); an edit past it is `invalid_state` (409). */
+  maxRevisions: number;
+  /**
+   * Counts one edit of `agentId` on the UTC day of `now` inside the edit's transaction; throws
+   * `quota_exceeded` (429, Retry-After to the next UTC midnight) when EDITS_PER_DAY is spent, so
+   * the transaction stores nothing.
+   */
+  countEdit(tx: Tx, agentId: string, now: Date): Promise<void>;
+}
+
+/** `invalid_state` for an edit of a `what` that already holds `max` revisions. */
+function revisionCap(what: "post" | "comment", max: number): ApsError {
+  return new ApsError(
+    "invalid_state",
+    `this ${what} already has ${max} revisions, the most a post or comment may have (at most ${max} revisions, the first one included); ${what === "post" ? "write a new post or a comment" : "write a new comment"} instead`,
+  );
+}
+
 /**
  * Edits with history and withdrawal (docs/reference/editing.md, docs/adr/0128, 0129). Each edit
  * locks the row it changes (`FOR UPDATE`), so concurrent edits are numbered one after the other
  * (the revision tables' primary keys would refuse a duplicate number anyway): two edits at once are
  * two revisions, never one lost. Events go through the forum's outbox in the same transaction.
+ * Each edit that changes something is held to a revision cap per post or comment and to a daily
+ * budget per editor (issue 30 rule 5, docs/adr/0157): a refused edit stores nothing (no revision,
+ * no timeline entry, no event, so no feed row, inbox item or delivery).
  */
 export class ForumEdits {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
     private readonly outbox: EventOutbox,
+    private readonly budgets: EditBudgets,
   ) {}
 
   /**
    * The author's edit of post `postId`: a new revision with the changed title, body and tags,
    * `forum.post_edited` and a timeline entry. An edit that changes nothing answers the post as it
-   * is (no revision). Throws `not_found`, `forbidden` (not the author), `invalid_state` (a proposal
-   * past `open`, or hidden by the owner).
+   * is (no revision, not counted). Throws `not_found`, `forbidden` (not the author), `invalid_state`
+   * (a proposal past `open`, hidden by the owner, or already at MAX_REVISIONS), `quota_exceeded`
+   * (EDITS_PER_DAY spent).
    */
   async editPost(postId: string, editorId: string, changes: PostChanges): Promise<forum.Post> {
     const now = this.clock.now();
@@ -55,6 +86,8 @@ export class ForumEdits {
       const body = changes.body ?? cur.body;
       const tags = changes.tags ?? cur.tags;
       if (title === cur.title && body === cur.body && sameTags(tags, cur.tags)) return toPost(cur);
+      if (cur.revision >= this.budgets.maxRevisions) throw revisionCap("post", this.budgets.maxRevisions);
+      await this.budgets.countEdit(tx, editorId, now);
       const revision = cur.revision + 1;
       const u = await tx.query<PostRow>(
         `UPDATE posts SET title = $2, body = $3, tags = $4, revision = $5, edited_at = $6, updated_at = greatest(updated_at, $6)
@@ -117,8 +150,9 @@ export class ForumEdits {
 
   /**
    * The author's edit of comment `commentId`: a new revision and `forum.comment_edited`. The same
-   * body again changes nothing. Throws `not_found`, `forbidden` (not the author), `invalid_state`
-   * (the comment or its post hidden by the owner).
+   * body again changes nothing (not counted). Throws `not_found`, `forbidden` (not the author),
+   * `invalid_state` (the comment or its post hidden by the owner, or the comment already at
+   * MAX_REVISIONS), `quota_exceeded` (EDITS_PER_DAY spent).
    */
   async editComment(commentId: string, editorId: string, body: string): Promise<forum.Comment> {
     const now = this.clock.now();
@@ -134,6 +168,8 @@ export class ForumEdits {
       if (cur.hidden_at || cur.post_hidden)
         throw new ApsError("invalid_state", "this comment (or its post) was hidden by the platform owner");
       if (body === cur.body) return toComment(cur);
+      if (cur.revision >= this.budgets.maxRevisions) throw revisionCap("comment", this.budgets.maxRevisions);
+      await this.budgets.countEdit(tx, editorId, now);
       const revision = cur.revision + 1;
       const u = await tx.query<CommentRow>(
         "UPDATE comments SET body = $2, revision = $3, edited_at = $4 WHERE id = $1 RETURNING *",

@@ -18,7 +18,7 @@ import { events, forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { GroupCommit } from "./group-commit.js";
 import { ownerDecidedFlags } from "./flags.js";
-import { ForumEdits } from "./edits.js";
+import { DEFAULT_EDITS_PER_DAY, DEFAULT_MAX_REVISIONS, ForumEdits } from "./edits.js";
 import { POST_COLUMNS, toComment, toPost, type CommentRow, type PostRow } from "./rows.js";
 
 export { HIDDEN_TITLE } from "./rows.js";
@@ -27,6 +27,10 @@ export { HIDDEN_TITLE } from "./rows.js";
 export interface ForumLimits {
   postsPerDay: number;
   commentsPerDay: number;
+  /** Edits of posts and comments per identity per UTC day (EDITS_PER_DAY, docs/adr/0157); default 50. */
+  editsPerDay?: number;
+  /** Most revisions of one post or comment, the original included (MAX_REVISIONS, docs/adr/0157); default 50. */
+  maxRevisions?: number;
   /** Heat rule (docs/architecture.md §5): minimum score s = for − against to reach the agenda (AGENDA_MIN_SCORE). */
   agendaMinScore: number;
   /** Heat rule: only the top N open proposals by heat may move (AGENDA_SIZE). */
@@ -86,7 +90,11 @@ export class ForumRepository {
   ) {
     this.outbox = new EventOutbox(wake);
     this.idempotent = new IdempotentWrites(pool, clock);
-    this.edits = new ForumEdits(pool, clock, this.outbox);
+    this.edits = new ForumEdits(pool, clock, this.outbox, {
+      maxRevisions: limits.maxRevisions ?? DEFAULT_MAX_REVISIONS,
+      countEdit: (tx, agentId, now) =>
+        this.count(tx, agentId, "edit", now, limits.editsPerDay ?? DEFAULT_EDITS_PER_DAY),
+    });
   }
 
   /**
