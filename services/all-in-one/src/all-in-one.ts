@@ -26,6 +26,7 @@ import {
   engineFromConfig as translationEngine,
   loadConfig as translationConfig,
   startTranslation,
+  translationQuotas,
 } from "@aps/translation";
 import { decideApertium, startApertium, withApertium, type RunningApertium } from "./apertium.js";
 import { loadConfig } from "./config.js";
@@ -210,7 +211,7 @@ async function startServices(
       forumAddr: forum.local,
       clock,
       engine: translationEngine(tCfg),
-      dailyQuota: tCfg.TRANSLATION_DAILY_QUOTA,
+      ...translationQuotas(tCfg),
       timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS,
     },
   );

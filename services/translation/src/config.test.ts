@@ -1,4 +1,4 @@
-import { loadConfig } from "./config.js";
+import { loadConfig, translationQuotas } from "./config.js";
 import { engineFromConfig } from "./engines/index.js";
 
 describe("translation loadConfig(env)", () => {
@@ -47,5 +47,19 @@ describe("translation loadConfig(env)", () => {
     expect(() => loadConfig({ TRANSLATION_DAILY_QUOTA: "-1" })).toThrow(/TRANSLATION_DAILY_QUOTA/);
     expect(() => loadConfig({ TRANSLATION_TIMEOUT_MS: "0" })).toThrow(/TRANSLATION_TIMEOUT_MS/);
     expect(() => loadConfig({ TRANSLATION_LISTEN_ADDR: "nope" })).toThrow(/TRANSLATION_LISTEN_ADDR/);
+  });
+
+  it("the per-source and deployment budgets: 5 × the key's quota and 10 000 unless set (issue 30 rule 5, docs/adr/0157)", () => {
+    expect(translationQuotas(loadConfig({}))).toEqual({ dailyQuota: 100, sourceQuota: 500, globalQuota: 10_000 });
+    expect(
+      translationQuotas(loadConfig({ TRANSLATION_DAILY_QUOTA: "4", TRANSLATION_DAILY_QUOTA_PER_SOURCE: "" })),
+    ).toEqual({ dailyQuota: 4, sourceQuota: 20, globalQuota: 10_000 });
+    expect(
+      translationQuotas(loadConfig({ TRANSLATION_DAILY_QUOTA_PER_SOURCE: "7", TRANSLATION_DAILY_QUOTA_GLOBAL: "0" })),
+    ).toEqual({ dailyQuota: 100, sourceQuota: 7, globalQuota: 0 });
+    expect(() => loadConfig({ TRANSLATION_DAILY_QUOTA_PER_SOURCE: "-1" })).toThrow(
+      /TRANSLATION_DAILY_QUOTA_PER_SOURCE/,
+    );
+    expect(() => loadConfig({ TRANSLATION_DAILY_QUOTA_GLOBAL: "many" })).toThrow(/TRANSLATION_DAILY_QUOTA_GLOBAL/);
   });
 });

@@ -40,10 +40,30 @@ export const translationEnvSchema = commonEnvSchema.extend({
   TRANSLATION_TIMEOUT_MS: intVar(20_000, 1),
   /** New translations a key may generate per UTC day (docs/architecture.md §7, default 100). */
   TRANSLATION_DAILY_QUOTA: intVar(100, 0),
+  /**
+   * New translations every key of one client source (its /24 or /64, a loopback client per agent;
+   * docs/adr/0153) may generate together per UTC day (issue 30 rule 5, docs/adr/0157). Unset =
+   * 5 × TRANSLATION_DAILY_QUOTA.
+   */
+  TRANSLATION_DAILY_QUOTA_PER_SOURCE: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.coerce.number().int().min(0).optional(),
+  ),
+  /**
+   * New translations the whole deployment generates per UTC day, every caller together (issue 30
+   * rule 5, docs/adr/0157, default 10 000): the bound on a paid engine's daily bill.
+   */
+  TRANSLATION_DAILY_QUOTA_GLOBAL: intVar(10_000, 0),
 });
 
-/** Typed translation config. */
-export type TranslationConfig = z.infer<typeof translationEnvSchema> & { databaseUrl: string | undefined };
+/** The per-source translation budget when none is configured: five keys' worth (docs/adr/0157). */
+export const SOURCE_QUOTA_FACTOR = 5;
+
+/** Typed translation config; TRANSLATION_DAILY_QUOTA_PER_SOURCE is always set (its default applied). */
+export type TranslationConfig = Omit<z.infer<typeof translationEnvSchema>, "TRANSLATION_DAILY_QUOTA_PER_SOURCE"> & {
+  TRANSLATION_DAILY_QUOTA_PER_SOURCE: number;
+  databaseUrl: string | undefined;
+};
 
 /**
  * Parses the translation service's config from `env`; throws listing every bad variable, and
@@ -66,5 +86,27 @@ export function loadConfig(env: NodeJS.ProcessEnv): TranslationConfig {
       `invalid configuration:\n  ${varOf[c.TRANSLATION_ENGINE]}: required when TRANSLATION_ENGINE=${c.TRANSLATION_ENGINE}`,
     );
   }
-  return { ...c, databaseUrl: c.TRANSLATION_DATABASE_URL ?? c.DATABASE_URL };
+  return {
+    ...c,
+    TRANSLATION_DAILY_QUOTA_PER_SOURCE:
+      c.TRANSLATION_DAILY_QUOTA_PER_SOURCE ?? SOURCE_QUOTA_FACTOR * c.TRANSLATION_DAILY_QUOTA,
+    databaseUrl: c.TRANSLATION_DATABASE_URL ?? c.DATABASE_URL,
+  };
+}
+
+/**
+ * The translation budgets of `cfg` as `startTranslation` takes them: per key, per source and for
+ * the deployment, new translations per UTC day (docs/architecture.md §7, docs/adr/0157). One
+ * mapping for every place that starts the service (its main, the all-in-one).
+ */
+export function translationQuotas(cfg: TranslationConfig): {
+  dailyQuota: number;
+  sourceQuota: number;
+  globalQuota: number;
+} {
+  return {
+    dailyQuota: cfg.TRANSLATION_DAILY_QUOTA,
+    sourceQuota: cfg.TRANSLATION_DAILY_QUOTA_PER_SOURCE,
+    globalQuota: cfg.TRANSLATION_DAILY_QUOTA_GLOBAL,
+  };
 }

@@ -1,6 +1,6 @@
 /** @aps/translation — machine translation of posts and skill.md, cached, within quota (docs/architecture.md §7). */
 export { startTranslation, type TranslationHandle, type TranslationOptions } from "./service.js";
-export { loadConfig, translationEnvSchema, type TranslationConfig } from "./config.js";
+export { loadConfig, translationEnvSchema, translationQuotas, type TranslationConfig } from "./config.js";
 export {
   engineFromConfig,
   ApertiumEngine,

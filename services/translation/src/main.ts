@@ -4,7 +4,7 @@ import { startTelemetry } from "@aps/platform/telemetry";
 await startTelemetry("translation");
 const { createLogger, internalTrustOf, metricsPortFromEnv, onShutdown, openDatabase, startMetricsServer } =
   await import("@aps/platform");
-const { loadConfig } = await import("./config.js");
+const { loadConfig, translationQuotas } = await import("./config.js");
 const { engineFromConfig } = await import("./engines/index.js");
 const { startTranslation } = await import("./service.js");
 
@@ -17,7 +17,7 @@ const svc = await startTranslation(
     listenAddr: cfg.TRANSLATION_LISTEN_ADDR,
     forumAddr: cfg.FORUM_GRPC_ADDR,
     engine: engineFromConfig(cfg),
-    dailyQuota: cfg.TRANSLATION_DAILY_QUOTA,
+    ...translationQuotas(cfg),
     timeoutMs: cfg.TRANSLATION_TIMEOUT_MS,
   },
 );

@@ -28,7 +28,12 @@ export interface TranslationOptions {
   forumAddr: ServiceTarget<typeof forumProto.ForumServiceDefinition>;
   /** undefined = no engine: generation answers 503, cache reads work. */
   engine: TranslationEngine | undefined;
+  /** New translations per key per UTC day (TRANSLATION_DAILY_QUOTA). */
   dailyQuota: number;
+  /** Per client source per UTC day (TRANSLATION_DAILY_QUOTA_PER_SOURCE, docs/adr/0157); default 5 × dailyQuota. */
+  sourceQuota?: number;
+  /** For the whole deployment per UTC day (TRANSLATION_DAILY_QUOTA_GLOBAL, docs/adr/0157); default 10 000. */
+  globalQuota?: number;
   timeoutMs: number;
   clock?: Clock;
 }
@@ -55,6 +60,8 @@ export async function startTranslation(
   const forum = new ForumClient(opts.forumAddr, deps.trust?.caller);
   const translator = new Translator(new TranslationRepository(deps.db.pool), forum, opts.engine, {
     dailyQuota: opts.dailyQuota,
+    ...(opts.sourceQuota !== undefined ? { sourceQuota: opts.sourceQuota } : {}),
+    ...(opts.globalQuota !== undefined ? { globalQuota: opts.globalQuota } : {}),
     timeoutMs: opts.timeoutMs,
     clock: opts.clock ?? systemClock,
     log: deps.log,
@@ -72,7 +79,15 @@ export async function startTranslation(
     deps.log,
     { probe: readinessProbe(deps.db), callers: deps.trust?.callers },
   );
-  deps.log.info({ engine: opts.engine?.name ?? "none", dailyQuota: opts.dailyQuota }, "translation service ready");
+  deps.log.info(
+    {
+      engine: opts.engine?.name ?? "none",
+      dailyQuota: opts.dailyQuota,
+      sourceQuota: translator.sourceQuota,
+      globalQuota: translator.globalQuota,
+    },
+    "translation service ready",
+  );
   return {
     port: grpc.port,
     translator,

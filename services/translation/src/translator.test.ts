@@ -78,7 +78,10 @@ class CountingEngine implements TranslationEngine {
       const calls0 = engine.calls;
       const all = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
-          replicas[i % 2]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "ext_A"),
+          replicas[i % 2]!.document("guide.md", "Hello world, this is a guide.", "en", "es", {
+            agentId: "ext_A",
+            source: "",
+          }),
         ),
       );
       expect(engine.calls - calls0).toBe(1);
@@ -87,39 +90,50 @@ class CountingEngine implements TranslationEngine {
     });
 
     it("anonymous callers read only the cache", async () => {
-      expect((await replicas[1]!.document("guide.md", "Hello world, this is a guide.", "en", "es", "")).text).toBe(
-        "[es] Hello world, this is a guide.",
-      );
+      expect(
+        (
+          await replicas[1]!.document("guide.md", "Hello world, this is a guide.", "en", "es", {
+            agentId: "",
+            source: "",
+          })
+        ).text,
+      ).toBe("[es] Hello world, this is a guide.");
       await expect(
-        replicas[0]!.document("guide.md", "Hello world, this is a guide.", "en", "fr", ""),
+        replicas[0]!.document("guide.md", "Hello world, this is a guide.", "en", "fr", { agentId: "", source: "" }),
       ).rejects.toMatchObject({ code: "translation_not_cached" });
     });
 
     it("an engine failure caches nothing, costs no quota, releases the lease; the next call generates", async () => {
       engine.fail = new EngineError("unavailable", "engine down");
       await expect(
-        replicas[0]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B"),
+        replicas[0]!.document("faq.md", "Questions and answers.", "en", "de", { agentId: "ext_B", source: "" }),
       ).rejects.toMatchObject({
         code: "upstream_unavailable",
       });
       engine.fail = new EngineError("unsupported_pair", "no pair");
       await expect(
-        replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B"),
+        replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", { agentId: "ext_B", source: "" }),
       ).rejects.toMatchObject({
         code: "unsupported_language_pair",
       });
       engine.fail = undefined;
       expect((await replicas[0]!.quota("ext_B")).used).toBe(0);
-      const d = await replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", "ext_B");
+      const d = await replicas[1]!.document("faq.md", "Questions and answers.", "en", "de", {
+        agentId: "ext_B",
+        source: "",
+      });
       expect(d.text).toBe("[de] Questions and answers.");
       expect((await replicas[0]!.quota("ext_B")).used).toBe(1);
     });
 
     it("quota: the (QUOTA+1)-th new translation of a day → quota_exceeded with Retry-After to the next UTC midnight, shared by replicas", async () => {
       for (let i = 0; i < QUOTA; i++)
-        await replicas[i % 2]!.document(`doc${i}.md`, `Document number ${i}.`, "en", "ja", "ext_C");
+        await replicas[i % 2]!.document(`doc${i}.md`, `Document number ${i}.`, "en", "ja", {
+          agentId: "ext_C",
+          source: "",
+        });
       const err = await replicas[0]!
-        .document("doc-last.md", "The last document.", "en", "ja", "ext_C")
+        .document("doc-last.md", "The last document.", "en", "ja", { agentId: "ext_C", source: "" })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ApsError);
       expect((err as ApsError).code).toBe("quota_exceeded");
@@ -133,6 +147,43 @@ class CountingEngine implements TranslationEngine {
         used: QUOTA,
         resetAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString(),
       });
+    });
+
+    it("per-source and deployment budgets (issue 30 rule 5, docs/adr/0157): many keys of one source share one; the last stops everyone; all or nothing counted; cache still served", async () => {
+      const now = new Date();
+      const g0 = await repo.quotaUsed("*", now);
+      const t = new Translator(new TranslationRepository(dbs[0]!.pool), {} as ForumClient, engine, {
+        dailyQuota: 5,
+        sourceQuota: 2,
+        globalQuota: g0 + 3,
+        timeoutMs: 20_000,
+        clock: systemClock,
+        log,
+      });
+      const doc = (n: number, agentId: string, source: string) =>
+        t.document(`budget${n}.md`, `Budget document ${n}.`, "en", "ko", { agentId, source }).catch((e: unknown) => e);
+      const codeOf = (x: unknown) => (x instanceof ApsError ? `${x.code}: ${x.message}` : "ok");
+      // two keys of 203.0.113.0/24 use its budget; a third key of it gets none, though its own quota is untouched
+      expect(codeOf(await doc(1, "ext_D", "203.0.113.0/24"))).toBe("ok");
+      expect(codeOf(await doc(2, "ext_E", "203.0.113.0/24"))).toBe("ok");
+      expect(codeOf(await doc(3, "ext_F", "203.0.113.0/24"))).toMatch(/^quota_exceeded: .*client source/);
+      expect(await repo.quotaUsed("ext_F", now)).toBe(0);
+      expect(await repo.quotaUsed("*", now)).toBe(g0 + 2);
+      // an engine failure gives back every counter it took
+      engine.fail = new EngineError("unavailable", "down");
+      expect(codeOf(await doc(4, "ext_G", "198.51.100.0/24"))).toMatch(/^upstream_unavailable/);
+      engine.fail = undefined;
+      expect(await repo.quotaUsed("source:198.51.100.0/24", now)).toBe(0);
+      expect(await repo.quotaUsed("*", now)).toBe(g0 + 2);
+      // the deployment's last one, then nobody generates; the cache is still served
+      expect(codeOf(await doc(4, "ext_G", "198.51.100.0/24"))).toBe("ok");
+      const calls = engine.calls;
+      const over = await doc(5, "ext_H", "192.0.2.0/24");
+      expect(codeOf(over)).toMatch(/^quota_exceeded: this deployment's daily translation budget/);
+      expect((over as ApsError).retryAfterSeconds).toBeGreaterThan(0);
+      expect(engine.calls).toBe(calls);
+      expect(codeOf(await doc(1, "ext_H", "192.0.2.0/24"))).toBe("ok");
+      expect(await repo.quotaUsed("ext_H", now)).toBe(0);
     });
 
     it("a lease left by a dead replica expires and another replica takes over", async () => {

@@ -6,8 +6,11 @@ import { detectLang, type Lang } from "./langs.js";
 import { translateMarkdown } from "./markdown.js";
 import { cacheLookups, engineCalls } from "./metrics.js";
 import {
+  GLOBAL_QUOTA_KEY,
   leaseKey,
+  sourceQuotaKey,
   type CachedTranslation,
+  type QuotaCounter,
   type TranslationKey,
   type TranslationRepository,
 } from "./store/repository.js";
@@ -31,6 +34,13 @@ export interface TranslatedPost {
 export interface TranslatorOptions {
   /** New translations per key per UTC day (`TRANSLATION_DAILY_QUOTA`). */
   dailyQuota: number;
+  /**
+   * New translations per client source per UTC day, every key of the source together
+   * (`TRANSLATION_DAILY_QUOTA_PER_SOURCE`, issue 30 rule 5, docs/adr/0157); default 5 × dailyQuota.
+   */
+  sourceQuota?: number;
+  /** New translations of the whole deployment per UTC day (`TRANSLATION_DAILY_QUOTA_GLOBAL`, docs/adr/0157); default 10 000. */
+  globalQuota?: number;
   /** Engine request timeout, ms (`TRANSLATION_TIMEOUT_MS`); the generation lease lasts 3× this (≥ 60 s). */
   timeoutMs: number;
   clock: Clock;
@@ -44,11 +54,23 @@ export function versionOf(title: string, body: string): string {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** TRANSLATION_DAILY_QUOTA_GLOBAL when none is given (docs/adr/0157). */
+export const DEFAULT_GLOBAL_QUOTA = 10_000;
+
+/** Who asks for a translation: the agent (`""` = anonymous) and its client source (`""` = none known). */
+export interface TranslationCaller {
+  agentId: string;
+  /** `abuseSource` of the request as the gateway computed it (docs/adr/0153); "" = counted per agent only. */
+  source: string;
+}
+
 /**
  * The translation rules of docs/architecture.md §7 and the seed ("Translation rules"): cache per
  * (subject, version, lang, part) forever; anonymous callers only read the cache
- * (`translation_not_cached`); a keyed caller generates within the daily quota (`quota_exceeded`,
- * Retry-After to the next UTC midnight); a requested language equal to the detected source
+ * (`translation_not_cached`); a keyed caller generates within the daily quota of its key, the
+ * daily budget of its client source and the deployment's daily budget (`quota_exceeded`,
+ * Retry-After to the next UTC midnight; issue 30 rule 5, docs/adr/0157), while cached translations
+ * are served whatever is left; a requested language equal to the detected source
  * answers the original (no engine call, not counted). Concurrent identical generations call the
  * engine once: in-process single-flight plus a lease row in PostgreSQL that replicas share.
  * Engine failures are never cached and never counted against the quota.
@@ -63,19 +85,29 @@ export class Translator {
     private readonly opts: TranslatorOptions,
   ) {}
 
+  /** New translations one client source may generate per UTC day. */
+  get sourceQuota(): number {
+    return this.opts.sourceQuota ?? 5 * this.opts.dailyQuota;
+  }
+
+  /** New translations the deployment may generate per UTC day. */
+  get globalQuota(): number {
+    return this.opts.globalQuota ?? DEFAULT_GLOBAL_QUOTA;
+  }
+
   /** The engine's name, or undefined when none is configured. */
   get engineName(): string | undefined {
     return this.engine?.name;
   }
 
-  /** Post `postId` in `lang` for `agentId` ("" = anonymous). Throws not_found for an unknown post. */
-  async post(postId: string, lang: Lang, agentId: string): Promise<TranslatedPost> {
+  /** Post `postId` in `lang` for `caller` (agentId "" = anonymous). Throws not_found for an unknown post. */
+  async post(postId: string, lang: Lang, caller: TranslationCaller): Promise<TranslatedPost> {
     const detail = await this.forum.getPost(postId, "");
     const p = detail.post!;
     const version = versionOf(p.title, p.body);
     const sourceLang = detectLang(`${p.title}\n\n${p.body}`);
     if (sourceLang === lang) return original(p, lang, version);
-    const t = await this.obtain({ subject: p.id, version, lang, part: "full" }, sourceLang, agentId, async (e) => ({
+    const t = await this.obtain({ subject: p.id, version, lang, part: "full" }, sourceLang, caller, async (e) => ({
       title: await translateMarkdown(p.title, (x) => e.translate(x, sourceLang, lang)),
       body: await translateMarkdown(p.body, (x) => e.translate(x, sourceLang, lang)),
     }));
@@ -87,7 +119,11 @@ export class Translator {
    * anonymous caller, beyond the caller's quota or of a pair the engine lacks, go to `missing`.
    * An engine outage (or no engine, when something must be generated) throws upstream_unavailable.
    */
-  async titles(ids: string[], lang: Lang, agentId: string): Promise<{ items: TranslatedPost[]; missing: string[] }> {
+  async titles(
+    ids: string[],
+    lang: Lang,
+    caller: TranslationCaller,
+  ): Promise<{ items: TranslatedPost[]; missing: string[] }> {
     const posts = (await this.forum.getPosts(ids)).items;
     const byId = new Map(posts.map((p) => [p.id, p]));
     const out = new Map<string, TranslatedPost>();
@@ -109,7 +145,7 @@ export class Translator {
       const c = cached.get(t.p.id);
       cacheLookups.inc({ result: c ? "hit" : "miss" });
       if (c) out.set(t.p.id, fromCache(c, lang));
-      else if (agentId) gen.push(t);
+      else if (caller.agentId) gen.push(t);
     }
     for (const t of gen) {
       if (!quotaLeft) break;
@@ -117,7 +153,7 @@ export class Translator {
         const c = await this.obtain(
           { subject: t.p.id, version: t.version, lang, part: "title" },
           t.sourceLang,
-          agentId,
+          caller,
           async (e) => ({
             title: await translateMarkdown(t.p.title, (x) => e.translate(x, t.sourceLang, lang)),
             body: "",
@@ -141,14 +177,14 @@ export class Translator {
     text: string,
     sourceLang: Lang,
     lang: Lang,
-    agentId: string,
+    caller: TranslationCaller,
   ): Promise<{ text: string; engine: string | undefined; version: string; translatedAt: string | undefined }> {
     const version = versionOf(docId, text);
     if (sourceLang === lang) return { text, engine: undefined, version, translatedAt: undefined };
     const t = await this.obtain(
       { subject: `doc:${docId}`, version, lang, part: "full" },
       sourceLang,
-      agentId,
+      caller,
       async (e) => ({
         title: "",
         body: await translateMarkdown(text, (x) => e.translate(x, sourceLang, lang)),
@@ -165,11 +201,34 @@ export class Translator {
     return { limit: this.opts.dailyQuota, used, resetAt };
   }
 
+  /**
+   * The daily counters one generation for `caller` takes, in the order `reserveAll` locks them:
+   * the deployment's, the caller's source's (when known), the caller's key's.
+   */
+  private countersOf(caller: TranslationCaller): QuotaCounter[] {
+    return [
+      { key: GLOBAL_QUOTA_KEY, limit: this.globalQuota },
+      ...(caller.source ? [{ key: sourceQuotaKey(caller.source), limit: this.sourceQuota }] : []),
+      { key: caller.agentId, limit: this.opts.dailyQuota },
+    ];
+  }
+
+  /** `quota_exceeded` naming the budget `full` that is spent, Retry-After to the next UTC midnight. */
+  private spent(full: QuotaCounter, now: Date): ApsError {
+    const why =
+      full.key === GLOBAL_QUOTA_KEY
+        ? `this deployment's daily translation budget is used up: at most ${full.limit} new translations per UTC day for all callers together; cached translations are still served`
+        : full.key.startsWith("source:")
+          ? `daily translation budget of this client source used up: at most ${full.limit} new translations per UTC day for every key from this network (its /24 or /64) together`
+          : `daily translation quota used up: at most ${full.limit} new translations per key per UTC day`;
+    return new ApsError("quota_exceeded", why, secondsToNextUtcDay(now));
+  }
+
   /** Cache hit, or (keyed caller) one generation shared by every concurrent identical request. */
   private async obtain(
     key: TranslationKey,
     sourceLang: Lang,
-    agentId: string,
+    caller: TranslationCaller,
     generate: (e: TranslationEngine) => Promise<{ title: string; body: string }>,
     counted = false,
   ): Promise<CachedTranslation> {
@@ -178,7 +237,7 @@ export class Translator {
       cacheLookups.inc({ result: hit ? "hit" : "miss" });
       if (hit) return hit;
     }
-    if (!agentId)
+    if (!caller.agentId)
       throw new ApsError(
         "translation_not_cached",
         `no ${key.lang} translation of this version is cached yet; call with an API key to generate it`,
@@ -188,9 +247,7 @@ export class Translator {
     const lk = leaseKey(key);
     let p = this.inflight.get(lk);
     if (!p) {
-      p = this.generateOnce(key, lk, sourceLang, agentId, this.engine, generate).finally(() =>
-        this.inflight.delete(lk),
-      );
+      p = this.generateOnce(key, lk, sourceLang, caller, this.engine, generate).finally(() => this.inflight.delete(lk));
       this.inflight.set(lk, p);
     }
     return p;
@@ -200,7 +257,7 @@ export class Translator {
     key: TranslationKey,
     lk: string,
     sourceLang: Lang,
-    agentId: string,
+    caller: TranslationCaller,
     engine: TranslationEngine,
     generate: (e: TranslationEngine) => Promise<{ title: string; body: string }>,
   ): Promise<CachedTranslation> {
@@ -219,19 +276,18 @@ export class Translator {
       const again = await this.repo.find(key);
       if (again) return again;
       const now = this.opts.clock.now();
-      if (!(await this.repo.reserveQuota(agentId, now, this.opts.dailyQuota))) {
-        throw new ApsError(
-          "quota_exceeded",
-          `daily translation quota used up: at most ${this.opts.dailyQuota} new translations per key per UTC day`,
-          secondsToNextUtcDay(now),
-        );
-      }
+      const counters = this.countersOf(caller);
+      const full = await this.repo.reserveAll(counters, now);
+      if (full) throw this.spent(full, now);
       let out: { title: string; body: string };
       try {
         out = await generate(engine);
         engineCalls.inc({ engine: engine.name, outcome: "ok" });
       } catch (err) {
-        await this.repo.refundQuota(agentId, now);
+        await this.repo.refundAll(
+          counters.map((c) => c.key),
+          now,
+        );
         const kind = err instanceof EngineError ? err.kind : "unavailable";
         engineCalls.inc({ engine: engine.name, outcome: kind });
         this.opts.log.warn(

@@ -1,6 +1,8 @@
 import { Router } from "express";
 import { ApsError, type TranslationClient } from "@aps/platform";
+import type { Request, Response } from "express";
 import { callerOf } from "../http/auth.js";
+import { abuseSource } from "../http/client-source.js";
 import { pathId, validate } from "../http/validate.js";
 import type { SkillDoc } from "../skill.js";
 import { langQuery, skillQuery, titlesQuery } from "../openapi/requests.js";
@@ -8,6 +10,15 @@ import { langQuery, skillQuery, titlesQuery } from "../openapi/requests.js";
 function need(t: TranslationClient | undefined): TranslationClient {
   if (!t) throw new ApsError("upstream_unavailable", "no translation service is configured on this deployment", 3600);
   return t;
+}
+
+/**
+ * Who asks: the caller's agent ("" = anonymous) and its client source (`abuseSource`, docs/adr/0153),
+ * which the translation service counts its per-source budget against (issue 30 rule 5, docs/adr/0157).
+ */
+function callerFields(req: Request, res: Response): { agentId: string; source: string } {
+  const agentId = callerOf(res)?.agentId ?? "";
+  return { agentId, source: agentId ? abuseSource(req.ip ?? req.socket.remoteAddress, agentId) : "" };
 }
 
 /**
@@ -20,7 +31,8 @@ function need(t: TranslationClient | undefined): TranslationClient {
  * - `GET /skill.md?lang=xx` (xx ≠ en) → skill.md translated below its untranslated first line and
  *   a machine-translation note; `lang` absent or `en` falls through to the original.
  * Anonymous callers read only the cache (404 `translation_not_cached`); keyed callers may
- * generate within their daily quota (429 `quota_exceeded`); no engine → 503.
+ * generate within their key's daily quota, their source's and the deployment's daily budgets
+ * (429 `quota_exceeded`, docs/adr/0157); no engine → 503.
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
@@ -34,7 +46,7 @@ export function translationRoutes(
     const out = await need(translation).translateTitles({
       postIds: q.ids,
       lang: q.lang,
-      agentId: callerOf(res)?.agentId ?? "",
+      ...callerFields(req, res),
     });
     res.setHeader("Content-Language", q.lang);
     res.json({
@@ -56,7 +68,7 @@ export function translationRoutes(
     const t = await need(translation).translatePost({
       postId: id,
       lang: q.lang,
-      agentId: callerOf(res)?.agentId ?? "",
+      ...callerFields(req, res),
     });
     res.setHeader("Content-Language", t.lang);
     res.json({
@@ -83,7 +95,7 @@ export function translationRoutes(
       text: rest.join("\n"),
       sourceLang: "en",
       lang: q.lang,
-      agentId: callerOf(res)?.agentId ?? "",
+      ...callerFields(req, res),
     });
     const note = `> Machine translation (${d.engine}, ${q.lang}) of the English original at /v1/skill.md; the English original prevails.`;
     res.type("text/markdown; charset=utf-8").setHeader("Content-Language", q.lang);

@@ -6,15 +6,18 @@ import type { TranslatedPost, Translator } from "../translator.js";
 
 const postId = z.string().regex(/^p_[0-9A-HJKMNP-TV-Z]{26}$/, "a post id is p_ + ULID");
 const agentId = z.string().max(64);
+/** The client's source as the gateway sends it (`abuseSource`, docs/adr/0153: ≤ 64 characters), "" = none. */
+const source = z.string().max(128);
 const lang = z.enum(LANGS);
-const postReq = z.object({ postId, lang, agentId });
-const titlesReq = z.object({ postIds: z.array(postId).min(1).max(50), lang, agentId });
+const postReq = z.object({ postId, lang, agentId, source });
+const titlesReq = z.object({ postIds: z.array(postId).min(1).max(50), lang, agentId, source });
 const docReq = z.object({
   docId: z.string().regex(/^[a-z0-9._-]{1,64}$/),
   text: z.string().min(1).max(1_000_000),
   sourceLang: lang,
   lang,
   agentId,
+  source,
 });
 const quotaReq = z.object({ agentId: z.string().min(1).max(64) });
 
@@ -37,11 +40,11 @@ export function translationHandlers(tr: Translator, log: Logger): translation.Tr
   return {
     translatePost: unary(log, async (req: translation.TranslatePostRequest) => {
       const r = parseRequest(postReq, req);
-      return toPost(await tr.post(r.postId, r.lang, r.agentId));
+      return toPost(await tr.post(r.postId, r.lang, { agentId: r.agentId, source: r.source }));
     }),
     translateTitles: unary(log, async (req: translation.TranslateTitlesRequest) => {
       const r = parseRequest(titlesReq, req);
-      const out = await tr.titles(r.postIds, r.lang, r.agentId);
+      const out = await tr.titles(r.postIds, r.lang, { agentId: r.agentId, source: r.source });
       return {
         lang: r.lang,
         items: out.items.map((t) => ({
@@ -56,7 +59,7 @@ export function translationHandlers(tr: Translator, log: Logger): translation.Tr
     }),
     translateDocument: unary(log, async (req: translation.TranslateDocumentRequest) => {
       const r = parseRequest(docReq, req);
-      const d = await tr.document(r.docId, r.text, r.sourceLang, r.lang, r.agentId);
+      const d = await tr.document(r.docId, r.text, r.sourceLang, r.lang, { agentId: r.agentId, source: r.source });
       return {
         docId: r.docId,
         lang: r.lang,

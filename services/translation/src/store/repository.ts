@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { utcDay } from "@aps/platform";
+import { utcDay, withTransaction } from "@aps/platform";
 
 /** A cached translation row (docs/architecture.md §7). */
 export interface CachedTranslation {
@@ -28,7 +28,32 @@ export function leaseKey(k: TranslationKey): string {
   return `${k.subject}|${k.version}|${k.lang}|${k.part}`;
 }
 
-/** SQL access of the translation schema: the cache, generation leases and the daily quota. */
+/**
+ * One daily translation counter (a row of `quota_usage`, whose `agent_id` column holds the
+ * counter's key): an agent's quota (`ext_…`), a client source's budget (`source:<abuseSource>`)
+ * or the deployment's (`*`) — docs/architecture.md §7, issue 30 rule 5, docs/adr/0157.
+ */
+export interface QuotaCounter {
+  /** `ext_…`, `source:…` or `*`; agent ids never start with `source:` or `*`. */
+  key: string;
+  /** New translations allowed per UTC day (0 = none). */
+  limit: number;
+}
+
+/** Thrown inside `reserveAll`'s transaction to roll it back when `counter` is at its limit. */
+class CounterFull extends Error {
+  constructor(readonly counter: QuotaCounter) {
+    super(`quota counter ${counter.key} is full`);
+  }
+}
+
+/** The `quota_usage` key of the whole deployment's counter. */
+export const GLOBAL_QUOTA_KEY = "*";
+
+/** The `quota_usage` key of a client source's counter. */
+export const sourceQuotaKey = (source: string) => `source:${source}`;
+
+/** SQL access of the translation schema: the cache, generation leases and the daily quotas. */
 export class TranslationRepository {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -95,25 +120,41 @@ export class TranslationRepository {
   }
 
   /**
-   * Counts one new translation for `agentId` on the UTC day of `now` when fewer than `limit`
-   * were counted; false (nothing counted) when the quota is used up.
+   * Counts one new translation in every counter of `counters` on the UTC day of `now`, all or
+   * none, in one transaction that takes the counters' rows in the order given (callers pass the
+   * deployment's first, then the source's, then the agent's, so concurrent reservations never
+   * deadlock). Answers the first counter already at its limit (nothing counted), or undefined
+   * when all were counted.
    */
-  async reserveQuota(agentId: string, now: Date, limit: number): Promise<boolean> {
-    if (limit <= 0) return false;
-    const r = await this.pool.query(
-      `INSERT INTO quota_usage (agent_id, day, used) VALUES ($1, $2, 1)
-       ON CONFLICT (agent_id, day) DO UPDATE SET used = quota_usage.used + 1 WHERE quota_usage.used < $3 RETURNING used`,
-      [agentId, utcDay(now), limit],
-    );
-    return r.rowCount === 1;
+  async reserveAll(counters: QuotaCounter[], now: Date): Promise<QuotaCounter | undefined> {
+    const full = counters.find((c) => c.limit <= 0);
+    if (full) return full;
+    const day = utcDay(now);
+    try {
+      await withTransaction(this.pool, async (tx) => {
+        for (const c of counters) {
+          const r = await tx.query(
+            `INSERT INTO quota_usage (agent_id, day, used) VALUES ($1, $2, 1)
+             ON CONFLICT (agent_id, day) DO UPDATE SET used = quota_usage.used + 1 WHERE quota_usage.used < $3 RETURNING used`,
+            [c.key, day, c.limit],
+          );
+          // a full counter rolls the whole reservation back
+          if (r.rowCount !== 1) throw new CounterFull(c);
+        }
+      });
+      return undefined;
+    } catch (err) {
+      if (err instanceof CounterFull) return err.counter;
+      throw err;
+    }
   }
 
-  /** Gives back one reserved translation (the engine failed: failures are not counted). */
-  async refundQuota(agentId: string, now: Date): Promise<void> {
-    await this.pool.query(`UPDATE quota_usage SET used = greatest(used - 1, 0) WHERE agent_id = $1 AND day = $2`, [
-      agentId,
-      utcDay(now),
-    ]);
+  /** Gives back one reserved translation of each of `keys` (the engine failed: failures are not counted). */
+  async refundAll(keys: string[], now: Date): Promise<void> {
+    await this.pool.query(
+      `UPDATE quota_usage SET used = greatest(used - 1, 0) WHERE agent_id = ANY($1::text[]) AND day = $2`,
+      [keys, utcDay(now)],
+    );
   }
 
   /** New translations `agentId` generated on the UTC day of `now`. */

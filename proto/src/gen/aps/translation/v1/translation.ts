@@ -30,6 +30,8 @@ export interface TranslatePostRequest {
   lang: string;
   /** the caller; "" = anonymous (cache reads only) */
   agentId: string;
+  /** the caller's source (abuseSource, docs/adr/0153); "" = its agent alone */
+  source: string;
 }
 
 export interface PostTranslation {
@@ -57,6 +59,8 @@ export interface TranslateTitlesRequest {
   lang: string;
   /** "" = anonymous (cache reads only) */
   agentId: string;
+  /** the caller's source (abuseSource, docs/adr/0153); "" = its agent alone */
+  source: string;
 }
 
 export interface TitleTranslation {
@@ -85,6 +89,8 @@ export interface TranslateDocumentRequest {
   lang: string;
   /** "" = anonymous (cache reads only) */
   agentId: string;
+  /** the caller's source (abuseSource, docs/adr/0153); "" = its agent alone */
+  source: string;
 }
 
 export interface DocumentTranslation {
@@ -111,7 +117,7 @@ export interface Quota {
 }
 
 function createBaseTranslatePostRequest(): TranslatePostRequest {
-  return { postId: "", lang: "", agentId: "" };
+  return { postId: "", lang: "", agentId: "", source: "" };
 }
 
 export const TranslatePostRequest: MessageFns<TranslatePostRequest> = {
@@ -124,6 +130,9 @@ export const TranslatePostRequest: MessageFns<TranslatePostRequest> = {
     }
     if (message.agentId !== "") {
       writer.uint32(26).string(message.agentId);
+    }
+    if (message.source !== "") {
+      writer.uint32(34).string(message.source);
     }
     return writer;
   },
@@ -165,6 +174,14 @@ export const TranslatePostRequest: MessageFns<TranslatePostRequest> = {
             message.agentId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -190,6 +207,7 @@ export const TranslatePostRequest: MessageFns<TranslatePostRequest> = {
         : isSet(object.agent_id)
         ? globalThis.String(object.agent_id)
         : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
     };
   },
 
@@ -204,6 +222,9 @@ export const TranslatePostRequest: MessageFns<TranslatePostRequest> = {
     if (message.agentId !== "") {
       obj.agentId = message.agentId;
     }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
     return obj;
   },
 
@@ -215,6 +236,7 @@ export const TranslatePostRequest: MessageFns<TranslatePostRequest> = {
     message.postId = object.postId ?? "";
     message.lang = object.lang ?? "";
     message.agentId = object.agentId ?? "";
+    message.source = object.source ?? "";
     return message;
   },
 };
@@ -439,7 +461,7 @@ export const PostTranslation: MessageFns<PostTranslation> = {
 };
 
 function createBaseTranslateTitlesRequest(): TranslateTitlesRequest {
-  return { postIds: [], lang: "", agentId: "" };
+  return { postIds: [], lang: "", agentId: "", source: "" };
 }
 
 export const TranslateTitlesRequest: MessageFns<TranslateTitlesRequest> = {
@@ -452,6 +474,9 @@ export const TranslateTitlesRequest: MessageFns<TranslateTitlesRequest> = {
     }
     if (message.agentId !== "") {
       writer.uint32(26).string(message.agentId);
+    }
+    if (message.source !== "") {
+      writer.uint32(34).string(message.source);
     }
     return writer;
   },
@@ -493,6 +518,14 @@ export const TranslateTitlesRequest: MessageFns<TranslateTitlesRequest> = {
             message.agentId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -518,6 +551,7 @@ export const TranslateTitlesRequest: MessageFns<TranslateTitlesRequest> = {
         : isSet(object.agent_id)
         ? globalThis.String(object.agent_id)
         : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
     };
   },
 
@@ -532,6 +566,9 @@ export const TranslateTitlesRequest: MessageFns<TranslateTitlesRequest> = {
     if (message.agentId !== "") {
       obj.agentId = message.agentId;
     }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
     return obj;
   },
 
@@ -543,6 +580,7 @@ export const TranslateTitlesRequest: MessageFns<TranslateTitlesRequest> = {
     message.postIds = object.postIds?.map((e) => e) || [];
     message.lang = object.lang ?? "";
     message.agentId = object.agentId ?? "";
+    message.source = object.source ?? "";
     return message;
   },
 };
@@ -790,7 +828,7 @@ export const TranslateTitlesResponse: MessageFns<TranslateTitlesResponse> = {
 };
 
 function createBaseTranslateDocumentRequest(): TranslateDocumentRequest {
-  return { docId: "", text: "", sourceLang: "", lang: "", agentId: "" };
+  return { docId: "", text: "", sourceLang: "", lang: "", agentId: "", source: "" };
 }
 
 export const TranslateDocumentRequest: MessageFns<TranslateDocumentRequest> = {
@@ -809,6 +847,9 @@ export const TranslateDocumentRequest: MessageFns<TranslateDocumentRequest> = {
     }
     if (message.agentId !== "") {
       writer.uint32(42).string(message.agentId);
+    }
+    if (message.source !== "") {
+      writer.uint32(50).string(message.source);
     }
     return writer;
   },
@@ -866,6 +907,14 @@ export const TranslateDocumentRequest: MessageFns<TranslateDocumentRequest> = {
             message.agentId = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -897,6 +946,7 @@ export const TranslateDocumentRequest: MessageFns<TranslateDocumentRequest> = {
         : isSet(object.agent_id)
         ? globalThis.String(object.agent_id)
         : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
     };
   },
 
@@ -917,6 +967,9 @@ export const TranslateDocumentRequest: MessageFns<TranslateDocumentRequest> = {
     if (message.agentId !== "") {
       obj.agentId = message.agentId;
     }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
     return obj;
   },
 
@@ -930,6 +983,7 @@ export const TranslateDocumentRequest: MessageFns<TranslateDocumentRequest> = {
     message.sourceLang = object.sourceLang ?? "";
     message.lang = object.lang ?? "";
     message.agentId = object.agentId ?? "";
+    message.source = object.source ?? "";
     return message;
   },
 };
