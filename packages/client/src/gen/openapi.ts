@@ -6236,7 +6236,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: Rate limited */
+            /** @description `rate_limited`: Rate limited; `quota_exceeded`: Quota exceeded */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6265,7 +6265,7 @@ export interface operations {
                         status?: 429;
                         detail?: unknown;
                         /** @enum {unknown} */
-                        code?: "rate_limited";
+                        code?: "rate_limited" | "quota_exceeded";
                         requestId?: unknown;
                     };
                 };
@@ -8083,7 +8083,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: Rate limited */
+            /** @description `rate_limited`: Rate limited; `quota_exceeded`: Quota exceeded */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8112,7 +8112,7 @@ export interface operations {
                         status?: 429;
                         detail?: unknown;
                         /** @enum {unknown} */
-                        code?: "rate_limited";
+                        code?: "rate_limited" | "quota_exceeded";
                         requestId?: unknown;
                     };
                 };

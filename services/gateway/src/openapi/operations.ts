@@ -249,7 +249,7 @@ export const OPERATIONS: Operation[] = [
     params: postParams,
     body: { schema: rq.postEditBody },
     ok: { status: 200, description: "the post after the edit", schema: rs.Post },
-    codes: [...KEYED, "not_found", "invalid_state"],
+    codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded"],
   },
   {
     method: "get",
@@ -273,7 +273,7 @@ export const OPERATIONS: Operation[] = [
     params: commentParams,
     body: { schema: rq.commentEditBody },
     ok: { status: 200, description: "the comment after the edit", schema: rs.Comment },
-    codes: [...KEYED, "not_found", "invalid_state"],
+    codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded"],
   },
   {
     method: "get",
