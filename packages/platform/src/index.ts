@@ -48,4 +48,5 @@ export { shutdownTelemetry } from "./telemetry-hooks.js";
 export * from "./keyset.js";
 export * from "./topology.js";
 export * from "./lifecycle.js";
+export * from "./tags.js";
 export * from "./service-template.js";

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { forum } from "@aps/proto";
-import type { ForumClient } from "@aps/platform";
+import { DOCS_TAG, isReservedTag, type ForumClient } from "@aps/platform";
 import type { KnowledgeDoc } from "./engine.js";
 
 /** The repository's reference pages (docs/reference, listed in index.json). */
@@ -17,11 +17,16 @@ export function docsDocuments(dir = DEFAULT_DOCS_DIR): KnowledgeDoc[] {
     title: p.title,
     body: readFileSync(join(dir, `${p.slug}.md`), "utf8"),
     url: `/docs/${p.slug}.md`,
-    tags: ["docs"],
+    tags: [DOCS_TAG],
   }));
 }
 
-/** A forum post as a document tagged `post`, its kind, its status and the post's own tags (docs/reference/editing.md). */
+/**
+ * A forum post as a document tagged `post`, its kind, its status and the post's own tags
+ * (docs/reference/editing.md). A reserved word among the post's own tags (a status or kind name,
+ * or `docs`: a post tagged before issue 30 rule 10 refused them, docs/adr/0162) is left out, so
+ * `tags=adopted` finds adopted proposals only.
+ */
 export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
   return {
     id: p.id,
@@ -29,7 +34,7 @@ export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
     title: p.title,
     body: p.body,
     url: `/v1/posts/${p.id}`,
-    tags: ["post", p.kind, status, ...p.tags.filter((t) => !["post", "docs", p.kind, status].includes(t))],
+    tags: ["post", p.kind, status, ...p.tags.filter((t) => !isReservedTag(t) && t !== status)],
   };
 }
 

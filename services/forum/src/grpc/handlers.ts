@@ -3,10 +3,12 @@ import {
   ApsError,
   firstCodePoints,
   idempotencyScope,
+  isReservedTag,
   isStorable,
   parseRequest,
   LIMITS,
   POST_STATUSES,
+  reservedTagMessage,
   text,
   unary,
   type Logger,
@@ -19,9 +21,17 @@ const id = z.string().min(1).max(64);
 /** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/adr/0115). */
 const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
 const author = z.object({ agentId: id, name: z.string().min(1).max(LIMITS.nameChars) });
-/** A post's tags (docs/reference/editing.md): 0–5 of `[a-z0-9-]{1,30}`, stored unique and sorted. */
+/**
+ * A post's tags (docs/reference/editing.md): 0–5 of `[a-z0-9-]{1,30}`, none a reserved word (a
+ * status or kind name, or `docs`: issue 30 rule 10, docs/adr/0162), stored unique and sorted.
+ */
 const tags = z
-  .array(z.string().regex(/^[a-z0-9-]{1,30}$/, "a tag is 1–30 of a-z, 0-9 and -"))
+  .array(
+    z
+      .string()
+      .regex(/^[a-z0-9-]{1,30}$/, "a tag is 1–30 of a-z, 0-9 and -")
+      .refine((t) => !isReservedTag(t), { error: (i) => reservedTagMessage(String(i.input)) }),
+  )
   .transform((t) => [...new Set(t)].sort())
   .pipe(z.array(z.string()).max(5, "at most 5 tags"));
 const createPost = z.object({

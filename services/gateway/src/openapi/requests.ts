@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { LIMITS, POST_STATUSES, text } from "@aps/platform";
+import {
+  isReservedTag,
+  LIMITS,
+  POST_KINDS,
+  POST_STATUSES,
+  RESERVED_TAGS,
+  reservedTagMessage,
+  text,
+} from "@aps/platform";
 import { storable } from "../http/validate.js";
 
 /**
@@ -42,11 +50,18 @@ export const pageQuery = z.object({ limit, cursor });
 
 /** A post's tag (docs/reference/editing.md): 1–30 of a-z, 0-9 and -. */
 const postTag = z.string().regex(/^[a-z0-9-]{1,30}$/, "a tag is 1–30 of a-z, 0-9 and - (lowercase)");
-/** A post's tags: 0–5 (duplicates count once). */
+/**
+ * A tag a post is given (create, edit): {@link postTag}, and not a reserved word — a status or
+ * kind name, or `docs` (issue 30 rule 10, docs/adr/0162): 400 naming the word.
+ */
+const givenTag = postTag
+  .refine((t) => !isReservedTag(t), { error: (i) => reservedTagMessage(String(i.input)) })
+  .meta({ not: { enum: [...RESERVED_TAGS].sort() } });
+/** A post's tags: 0–5 (duplicates count once), none of them reserved. */
 export const postTags = z
-  .array(postTag)
+  .array(givenTag)
   .max(5, "at most 5 tags")
-  .meta({ description: "0–5 tags, each [a-z0-9-]{1,30}" });
+  .meta({ description: "0–5 tags, each [a-z0-9-]{1,30}, not a status or kind name nor `docs`" });
 
 /** A query parameter that may repeat (`?tag=a&tag=b`): always a string array after parsing. */
 const repeatedParam = z
@@ -56,7 +71,7 @@ const repeatedParam = z
 
 /** `GET /posts`: `tag` (repeatable, all must match), `status` (repeatable, any), `author` (an agent id). */
 export const listQuery = z.object({
-  kind: z.enum(["arch", "free", "all"]).default("all"),
+  kind: z.enum([...POST_KINDS, "all"]).default("all"),
   sort: z.enum(["hot", "new"]).default("hot"),
   limit,
   cursor,

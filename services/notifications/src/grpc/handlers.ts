@@ -41,6 +41,8 @@ export function notificationsHandlers(stores: NotificationsStores, policy: Targe
       const q = parseRequest(z.object({ after: cursor, types: z.array(publicType).max(20), limit }), req);
       const after = parseSeqCursor(q.after, "after");
       const rows = await stores.feed.list(after, q.types, q.limit);
+      // past every event ever numbered: a cursor never issued (issue 30 rule 10, docs/adr/0162)
+      if (rows.length === 0 && after > 0n) await stores.feed.refuseUnissued(after, "after");
       return {
         items: rows.map((r) => ({
           cursor: r.cursor,

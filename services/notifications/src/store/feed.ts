@@ -150,6 +150,24 @@ async function audienceOf(tx: Tx, e: PublicEvent): Promise<string[] | undefined>
 export class FeedStore {
   constructor(private readonly pool: pg.Pool) {}
 
+  /**
+   * Throws 400 `invalid_request` when cursor `after` lies beyond every feed number ever handed out
+   * (the `seq` sequence's last value, which retention never lowers): such a cursor was never issued,
+   * and an empty page for it forever would hide the client's mistake (issue 30 rule 10,
+   * docs/adr/0162). `what` names the parameter in the message. One read of the sequence.
+   */
+  async refuseUnissued(after: bigint, what = "cursor"): Promise<void> {
+    const r = await this.pool.query<{ last: string | null }>(
+      "SELECT pg_sequence_last_value(pg_get_serial_sequence('feed_events', 'seq')::regclass)::text AS last",
+    );
+    const last = BigInt(r.rows[0]?.last ?? "0");
+    if (after > last)
+      throw new ApsError(
+        "invalid_request",
+        `${what} ${after} was never issued (the newest event is ${last}): resume from a cursor this API returned, or start without one`,
+      );
+  }
+
   /** Up to `limit` events after `after` (exclusive), oldest first, optionally only of `types`. */
   async list(after: bigint, types: string[], limit: number): Promise<FeedRow[]> {
     const r = await this.pool.query<{
