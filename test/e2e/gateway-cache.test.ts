@@ -39,7 +39,7 @@ import { availableModes, TEST_RATE_LIMITS } from "../support/system.js";
  */
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 const log = createLogger("gateway-cache-test", "warn");
-const ADMIN = "cache-test-admin";
+const ADMIN = "cache-test-admin-0123456789abcdef0123";
 
 /** An identity client that counts the authentications it sends to the (real) identity service. */
 class CountingIdentity extends IdentityClient {

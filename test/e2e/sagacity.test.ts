@@ -63,7 +63,7 @@ if (!hasReal)
 
 const DAY = 86_400_000;
 const TIMEOUT_MS = 240_000;
-const ADMIN_TOKEN = "sagacity-admin-token";
+const ADMIN_TOKEN = "sagacity-admin-token-0123456789abcdef";
 const LIMITS_ENV = {
   // every case opens by nomination, so the seed alone decides which posts reach the Council
   AGENDA_MIN_SCORE: "1000000",

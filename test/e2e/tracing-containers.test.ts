@@ -30,7 +30,7 @@ describeImages(images ? SUITE : `SKIPPED (no Docker engine or image here): ${SUI
     const port = new URL(receiver.endpoint).port;
     topo = await startContainerTopology(
       images!,
-      { AGENDA_MIN_SCORE: "1", AGENDA_SIZE: "10", APS_ADMIN_TOKEN: "test-admin-token" },
+      { AGENDA_MIN_SCORE: "1", AGENDA_SIZE: "10", APS_ADMIN_TOKEN: "test-admin-token-0123456789abcdef" },
       {
         envFor: (name) => chartOtelEnv(name, `http://host.docker.internal:${port}`, "grpc"),
         extraHosts: { "host.docker.internal": "host-gateway" },

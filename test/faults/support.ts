@@ -11,7 +11,7 @@ import { baseUrlOf, expectStatus, type ApiTarget, type OwnerTarget } from "../su
  * Sagacity rule written from docs/architecture.md §5 (not imported from the services).
  */
 
-export const ADMIN_TOKEN = "faults-admin-token";
+export const ADMIN_TOKEN = "faults-admin-token-0123456789abcdef";
 
 /** Limits that keep the runs deterministic: cases open only by nomination; no daily caps in the way. */
 export const FAULT_LIMITS = {

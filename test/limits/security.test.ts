@@ -174,7 +174,7 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
     },
     {
       who: "admin token as a key",
-      headers: () => ({ authorization: "Bearer test-admin-token" }),
+      headers: () => ({ authorization: `Bearer ${sys.adminToken}` }),
       status: 401,
       code: "unauthenticated",
     },
@@ -242,8 +242,8 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
   it("every admin route refuses callers without the owner token (401), including API keys of seated agents", async () => {
     const adminCallers = [
       { who: "no token", headers: noKey },
-      { who: "wrong token", headers: () => ({ authorization: "Bearer test-admin-token-not" }) },
-      { who: "token prefix", headers: () => ({ authorization: "Bearer test-admin" }) },
+      { who: "wrong token", headers: () => ({ authorization: `Bearer ${sys.adminToken}-not` }) },
+      { who: "token prefix", headers: () => ({ authorization: `Bearer ${sys.adminToken.slice(0, 10)}` }) },
       { who: "plain key", headers: withKey(() => plain.apiKey) },
       { who: "councillor key", headers: withKey(() => councillor.apiKey) },
       { who: "chief key", headers: withKey(() => chief.apiKey) },
@@ -275,7 +275,7 @@ describeReal("security: keys at rest and in logs, callers refused (distributed, 
       for (const route of adminRoutes) {
         for (const headers of [
           {},
-          { authorization: "Bearer test-admin-token" },
+          { authorization: `Bearer ${sys.adminToken}` },
           { authorization: "Bearer " },
         ] as Record<string, string>[]) {
           const r = await r2(route.method, route.path(), { headers, body: route.body() });

@@ -130,7 +130,8 @@ export function imageModes(suite: string): Mode[] {
   return containerModes(suite).filter(wanted);
 }
 
-const ADMIN_TOKEN = "test-admin-token";
+/** At least 32 characters: the gateway refuses a shorter APS_ADMIN_TOKEN (docs/adr/0164). */
+const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 /** Every SQL migration of the repository (packages/*\/src, services/*\/src), for the template's key. */
 function migrationsKey(): string {

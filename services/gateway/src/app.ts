@@ -36,7 +36,7 @@ import { AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { webRoutes } from "./web/routes.js";
 import { ReadinessCheck } from "./http/readiness.js";
-import { mcpRoutes } from "./mcp/route.js";
+import { mcpRoutes, type McpOrigins } from "./mcp/route.js";
 import { eventRoutes } from "./routes/events.js";
 import { SseStreams } from "./http/sse.js";
 
@@ -63,6 +63,8 @@ export interface AppDeps {
   deadLetters?: DeadLetterQueue | undefined;
   /** Proxies whose X-Forwarded-For is trusted (express "trust proxy" list); none by default. */
   trustedProxies?: string[];
+  /** Browser origins `/mcp` serves (MCP_ALLOWED_ORIGINS, docs/adr/0163); default: the service's own (loopback on its port). */
+  mcpOrigins?: McpOrigins;
   /**
    * Per-minute request limits (docs/architecture.md §4); every response carries RateLimit headers.
    * Default: in-process counters with the docs/architecture.md §4 defaults (600 keyed, 300 anonymous).
@@ -150,7 +152,7 @@ export function createApp(deps: AppDeps): Express {
   flagRoutes(deps.forum, deps.identity, reads, v1); // docs/adr/0131
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
-  app.use(mcpRoutes(deps.log)); // MCP over Streamable HTTP, calling /v1 above (docs/adr/0122)
+  app.use(mcpRoutes(deps.log, deps.mcpOrigins)); // MCP over Streamable HTTP, calling /v1 above (docs/adr/0122, 0163)
   const docs = loadDocs();
   app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/adr/0123)
   app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/adr/0137)

@@ -70,10 +70,29 @@ describe("gateway loadConfig(env)", () => {
     expect(() => loadConfig({ APS_SUBJECT_PREFIX: "Bad Prefix" })).toThrow(/APS_SUBJECT_PREFIX/);
   });
 
+  it("refuses an APS_ADMIN_TOKEN shorter than 32 characters; empty is unset (issue 30 rule 12, docs/adr/0164)", () => {
+    expect(() => loadConfig({ APS_ADMIN_TOKEN: "secret" })).toThrow(/APS_ADMIN_TOKEN.*at least 32 characters/);
+    expect(() => loadConfig({ APS_ADMIN_TOKEN: "x".repeat(31) })).toThrow(/APS_ADMIN_TOKEN/);
+    expect(loadConfig({ APS_ADMIN_TOKEN: "x".repeat(32) }).APS_ADMIN_TOKEN).toBe("x".repeat(32));
+    expect(loadConfig({ APS_ADMIN_TOKEN: "" }).APS_ADMIN_TOKEN).toBeUndefined();
+  });
+
+  it("MCP_ALLOWED_ORIGINS: a list of origins or *, unset by default (issue 30 rule 11, docs/adr/0163)", () => {
+    expect(loadConfig({}).MCP_ALLOWED_ORIGINS).toBeUndefined();
+    expect(loadConfig({ MCP_ALLOWED_ORIGINS: "" }).MCP_ALLOWED_ORIGINS).toBeUndefined();
+    expect(
+      loadConfig({ MCP_ALLOWED_ORIGINS: "https://App.Example, http://localhost:3000/ ,https://x.example:443" })
+        .MCP_ALLOWED_ORIGINS,
+    ).toEqual(["https://app.example", "http://localhost:3000", "https://x.example"]);
+    expect(loadConfig({ MCP_ALLOWED_ORIGINS: "*" }).MCP_ALLOWED_ORIGINS).toEqual(["*"]);
+    for (const bad of ["app.example", "https://app.example/path", "ftp://app.example", "null", "https://a.example?x=1"])
+      expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: bad })).toThrow(/MCP_ALLOWED_ORIGINS/);
+  });
+
   it("reads overrides and refuses bad values", () => {
-    expect(loadConfig({ PORT: "0", APS_ADMIN_TOKEN: "t", TRUSTED_PROXIES: "10.0.0.1" })).toMatchObject({
+    expect(loadConfig({ PORT: "0", APS_ADMIN_TOKEN: "t".repeat(32), TRUSTED_PROXIES: "10.0.0.1" })).toMatchObject({
       PORT: 0,
-      APS_ADMIN_TOKEN: "t",
+      APS_ADMIN_TOKEN: "t".repeat(32),
       TRUSTED_PROXIES: "10.0.0.1",
     });
     expect(() => loadConfig({ PORT: "http" })).toThrow(/PORT/);

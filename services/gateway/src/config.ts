@@ -10,6 +10,21 @@ import {
 } from "@aps/platform";
 import { SOURCE_LIMIT_FACTOR } from "./http/ratelimit.js";
 
+/** Shortest APS_ADMIN_TOKEN the gateway starts with (issue 30 rule 12, docs/adr/0164; the chart checks it too). */
+export const ADMIN_TOKEN_MIN_CHARS = 32;
+
+/** `scheme://host[:port]` of an http(s) URL that is nothing more (no path, query or fragment), else undefined. */
+function originOnly(text: string): string | undefined {
+  try {
+    const u = new URL(text);
+    if (!/^https?:$/.test(u.protocol) || u.pathname !== "/" || u.search || u.hash || u.username || u.password)
+      return undefined;
+    return u.origin;
+  } catch {
+    return undefined;
+  }
+}
+
 /** An integer env var with a default, bounded to `[min, max]`. */
 const boundedInt = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
@@ -38,12 +53,44 @@ export const gatewayEnvSchema = z.object({
     .transform((v) => (v === "" ? undefined : v)),
   /** Set when the knowledge service searches with Meilisearch; reported by `GET /v1/capabilities`. */
   MEILISEARCH_URL: optionalVar(),
-  /** Owner token for /v1/admin/*; the admin routes answer 404 when unset (docs/architecture.md §5). */
-  APS_ADMIN_TOKEN: optionalVar(),
+  /**
+   * Owner token for /v1/admin/*; the admin routes answer 404 when unset (docs/architecture.md §5).
+   * At least 32 characters when set, e.g. `openssl rand -hex 32` (issue 30 rule 12, docs/adr/0164).
+   */
+  APS_ADMIN_TOKEN: optionalVar().pipe(
+    z
+      .string()
+      .min(ADMIN_TOKEN_MIN_CHARS, `at least ${ADMIN_TOKEN_MIN_CHARS} characters (openssl rand -hex 32)`)
+      .optional(),
+  ),
   /** Comma-separated proxy addresses/CIDRs whose X-Forwarded-For is honoured (docs/architecture.md §4). */
   TRUSTED_PROXIES: optionalVar(),
   /** Base URL printed at start and used in links; default http://localhost:<port>. */
   PUBLIC_BASE_URL: optionalVar(),
+  /**
+   * Browser origins allowed to call `/mcp`, comma-separated (`https://app.example`; `*` = any);
+   * unset = the service's own origin only (PUBLIC_BASE_URL's, else loopback on its port). A client
+   * that sends no `Origin` is always served (issue 30 rule 11, docs/adr/0163).
+   */
+  MCP_ALLOWED_ORIGINS: optionalVar().transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const out: string[] = [];
+    for (const item of v
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const origin = item === "*" ? "*" : originOnly(item);
+      if (origin === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${JSON.stringify(item)} is not an origin (scheme://host[:port]) or *`,
+        });
+        return z.NEVER;
+      }
+      out.push(origin);
+    }
+    return out;
+  }),
   /** PostgreSQL for the shared rate-limit counters (schema `gateway`); unset = in-process counters (ADR 0070). */
   DATABASE_URL: optionalVar(),
   /** A separate database for the gateway; wins over DATABASE_URL (like `<SERVICE>_DATABASE_URL`). */

@@ -36,6 +36,7 @@ import { SseStreams } from "./http/sse.js";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 import { answerClientError } from "./http/client-error.js";
+import { mcpOrigins } from "./mcp/route.js";
 import { AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { subscribeInvalidation } from "./cache/invalidation.js";
@@ -160,6 +161,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     authCache,
     readCache,
     adminToken: cfg.APS_ADMIN_TOKEN,
+    mcpOrigins: mcpOrigins(cfg.MCP_ALLOWED_ORIGINS, cfg.PUBLIC_BASE_URL),
     capabilities: {
       translationEngine: cfg.TRANSLATION_ENGINE,
       searchEngine: cfg.MEILISEARCH_URL ? "meilisearch" : "embedded",

@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler, type Router } from "express";
 import { createApsMcpServer } from "@aps/mcp";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { Logger } from "@aps/platform";
+import { ApsError, type Logger } from "@aps/platform";
 import { requireJsonBody } from "../http/middleware.js";
 
 /**
@@ -26,6 +26,70 @@ function credentials(req: Request): { apiKey?: string; headers: Record<string, s
 }
 
 /**
+ * The browser origins `/mcp` serves (issue 30 rule 11, docs/adr/0163): a list of origins
+ * (`scheme://host[:port]`, as `new URL(x).origin` writes them), `"*"` in it for any origin, or
+ * undefined for the service's own only — PUBLIC_BASE_URL's origin when the gateway has one (the
+ * caller passes it in the list), else `http://localhost`, `http://127.0.0.1` or `http://[::1]` on
+ * the port the request came in on (the default base URL, `npm start`).
+ */
+export type McpOrigins = readonly string[] | undefined;
+
+/**
+ * The origins `/mcp` serves from the gateway's config: MCP_ALLOWED_ORIGINS when set, else the
+ * origin of PUBLIC_BASE_URL (the service's own public origin), else undefined (loopback on the
+ * listening port, the default base URL). An unparsable PUBLIC_BASE_URL counts as unset.
+ */
+export function mcpOrigins(allowed: readonly string[] | undefined, publicBaseUrl: string | undefined): McpOrigins {
+  if (allowed) return allowed;
+  if (!publicBaseUrl) return undefined;
+  try {
+    return [new URL(publicBaseUrl).origin];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The origin of an `Origin` header as browsers write it, or undefined for `null` and anything unparsable. */
+function originOf(header: string): string | undefined {
+  try {
+    const o = new URL(header).origin;
+    return o === "null" ? undefined : o;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses a request whose `Origin` is not allowed with 403 problem+json `forbidden`: the MCP
+ * specification's guard against DNS rebinding (a page of another site whose name now resolves to
+ * this server; Streamable HTTP "Security Warning": servers MUST validate `Origin`). A request
+ * without `Origin` is not a browser's cross-site request (MCP clients, curl, the SDKs send none)
+ * and passes. Origins compare exactly after URL normalisation (case of scheme and host, default
+ * port).
+ */
+export function mcpOriginCheck(allowed: McpOrigins): RequestHandler {
+  const list = allowed === undefined ? undefined : new Set(allowed);
+  return (req, _res, next) => {
+    const header = req.header("origin");
+    if (header === undefined) return next();
+    const origin = originOf(header);
+    const port = req.socket.localPort;
+    const ok =
+      origin !== undefined &&
+      (list === undefined
+        ? [`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`].includes(origin)
+        : list.has("*") || list.has(origin));
+    if (ok) return next();
+    next(
+      new ApsError(
+        "forbidden",
+        `Origin ${JSON.stringify(header)} may not use /mcp: only this service's own origin or MCP_ALLOWED_ORIGINS (clients outside a browser send no Origin)`,
+      ),
+    );
+  };
+}
+
+/**
  * MCP over Streamable HTTP at `/mcp` (docs/adr/0122), stateless: each POST gets a new server and
  * transport for the caller's `Authorization: Bearer <key>` (none = anonymous; tools that need a
  * key answer the tool error `unauthenticated`), answered as JSON. The tools call this gateway's
@@ -33,10 +97,12 @@ function credentials(req: Request): { apiKey?: string; headers: Record<string, s
  * when the gateway trusts its own address) and request id. `GET` (a server-initiated event
  * stream) and `DELETE` (ending a session) have nothing to do without sessions: 405, as the MCP
  * specification asks. The body obeys the API's 64 KiB JSON limit; the request counts against the
- * per-minute limit like any other, and so does each `/v1` call its tools make.
+ * per-minute limit like any other, and so does each `/v1` call its tools make. A browser
+ * `Origin` that is not in `origins` gets 403 before anything else ({@link mcpOriginCheck}).
  */
-export function mcpRoutes(log: Logger): Router {
+export function mcpRoutes(log: Logger, origins?: McpOrigins): Router {
   const router = express.Router();
+  router.use("/mcp", mcpOriginCheck(origins));
   const handle: RequestHandler = async (req, res, next) => {
     const { apiKey, headers } = credentials(req);
     const requestId = res.getHeader("X-Request-Id");

@@ -37,6 +37,17 @@ function ownerOnly(token: string): RequestHandler {
 }
 
 /**
+ * Lets only the exact lowercase `/v1/admin` path through; `/V1/Admin/…` leaves the `/v1` router
+ * (`next("router")`) and ends at the app's 404. Express matches paths case-insensitively, an
+ * Ingress path rule does not: without this, the chart's exclusion of `/v1/admin` from the public
+ * Ingress (issue 30 rule 12, docs/adr/0164) would let `/V1/ADMIN/…` through.
+ */
+const exactAdminPath: RequestHandler = (req, _res, next) => {
+  if (/^\/v1\/admin(\/|$)/.test(req.originalUrl)) next();
+  else next("router");
+};
+
+/**
  * Seat administration for the platform owner (docs/architecture.md §5): `POST /admin/seats
  * {agentId, seat}` and `DELETE /admin/seats/{agentId}/{seat}`, both answering the agent with its
  * seats. Mounted only when `APS_ADMIN_TOKEN` is set (otherwise these paths are 404). A seat
@@ -70,6 +81,7 @@ export function adminRoutes(
   moderation?: { forum: ForumClient; reads: ReadCache },
   r: Router = Router(),
 ): Router {
+  r.use("/admin", exactAdminPath);
   r.use("/admin", ownerOnly(token));
   r.post("/admin/seats", async (req, res) => {
     const b = validate(seatBody, req.body, "body");
