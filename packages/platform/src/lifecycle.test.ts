@@ -38,4 +38,12 @@ describe("the lifecycle", () => {
     expect(effectiveStatus("agenda", "duplicate")).toBe("duplicate");
     expect(effectiveStatus("discussion", "duplicate")).toBe("duplicate");
   });
+
+  it("a lapsed case closes like rejected: nothing moves it back or to another close (docs/adr/0156)", () => {
+    for (const s of ["agenda", "review"]) expect(movesForward(s, "lapsed")).toBe(true);
+    for (const s of ["open", "agenda", "review", "adopted", "rejected", "withdrawn", "duplicate"])
+      expect(movesForward("lapsed", s)).toBe(false);
+    for (const s of ["adopted", "rejected", "withdrawn", "duplicate"]) expect(movesForward(s, "lapsed")).toBe(false);
+    expect(effectiveStatus("agenda", "lapsed")).toBe("lapsed");
+  });
 });

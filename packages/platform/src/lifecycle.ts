@@ -13,6 +13,7 @@ export const POST_STATUSES = [
   "adopted",
   "rejected",
   "withdrawn",
+  "lapsed",
   "implementing",
   "completed",
   "duplicate",
@@ -23,8 +24,9 @@ export type PostStatus = (typeof POST_STATUSES)[number];
 
 /**
  * Rank of each status in the lifecycle: a status only ever moves to a higher rank. `adopted`,
- * `rejected` and `withdrawn` (the author withdrew it, docs/adr/0129) share a rank (each closes a
- * case; none follows another); `discussion` and `open` share the start.
+ * `rejected`, `withdrawn` (the author withdrew it, docs/adr/0129) and `lapsed` (no Council ballot
+ * by the deadline, docs/adr/0156) share a rank (each closes a case; none follows another);
+ * `discussion` and `open` share the start.
  */
 export const STATUS_RANK: Readonly<Record<PostStatus, number>> = {
   discussion: 0,
@@ -34,6 +36,8 @@ export const STATUS_RANK: Readonly<Record<PostStatus, number>> = {
   adopted: 3,
   rejected: 3,
   withdrawn: 3,
+  // The deadline passed with no Council ballot: no outcome, no Sagacity, final (docs/adr/0156).
+  lapsed: 3,
   implementing: 4,
   completed: 5,
   // A councillor closed it as a duplicate of another post before any decision (docs/adr/0130).

@@ -39,7 +39,14 @@ describe("Council close rules (docs/architecture.md §5)", () => {
     expect(deadlineOutcome(4, 1, 2)).toBe("rejected"); // quorum met, tie
     expect(deadlineOutcome(4, 2, 2)).toBe("adopted");
     expect(deadlineOutcome(3, 1, 1)).toBe("rejected"); // quorum is 2
-    expect(deadlineOutcome(0, 0, 0)).toBe("rejected"); // nobody seated, nothing approved
+  });
+
+  it("at the deadline with no ballot the case lapses: no Council outcome (issue 30 rule 3, docs/adr/0156)", () => {
+    // Was "rejected", which paid every −1 voter of a case no councillor touched.
+    expect(deadlineOutcome(0, 0, 0)).toBe("lapsed"); // nobody seated
+    expect(deadlineOutcome(5, 0, 0)).toBe("lapsed"); // a Council that did not act
+    expect(deadlineOutcome(4, 0, 0, 1)).toBe("lapsed"); // a concern is not a ballot
+    expect(deadlineOutcome(5, 0, 1)).toBe("rejected"); // one ballot: the quorum rule decides
   });
 
   it("with an open concern, a decisive approval waits and the deadline rejects (docs/adr/0130)", () => {

@@ -23,10 +23,18 @@ export function decisiveOutcome(
 }
 
 /**
- * Decision at the deadline: adopted iff the quorum ballots ≥ ceil(seats/2) was reached, approvals
- * are a strict majority of the ballots cast and no concern is open; otherwise rejected (ties
- * reject; open concerns reject, docs/adr/0130).
+ * How a case closes at its deadline: a Council outcome, or `lapsed` — the deadline passed with no
+ * Council ballot, so the Council decided nothing (issue 30 rule 3, docs/adr/0156).
  */
-export function deadlineOutcome(seats: number, approvals: number, ballots: number, openConcerns = 0): Outcome {
+export type DeadlineOutcome = Outcome | "lapsed";
+
+/**
+ * Decision at the deadline: `lapsed` when no ballot was cast (not a Council outcome: it awards no
+ * Sagacity, issue 30 rule 3, docs/adr/0156); else adopted iff the quorum ballots ≥ ceil(seats/2)
+ * was reached, approvals are a strict majority of the ballots cast and no concern is open;
+ * otherwise rejected (ties reject; open concerns reject, docs/adr/0130).
+ */
+export function deadlineOutcome(seats: number, approvals: number, ballots: number, openConcerns = 0): DeadlineOutcome {
+  if (ballots === 0) return "lapsed";
   return openConcerns === 0 && ballots >= Math.ceil(seats / 2) && approvals * 2 > ballots ? "adopted" : "rejected";
 }

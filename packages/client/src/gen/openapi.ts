@@ -1051,7 +1051,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -1114,7 +1114,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -1248,7 +1248,7 @@ export interface components {
              * @description the post's status after this entry
              * @enum {string}
              */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
             /**
              * @description RFC 3339 instant, UTC
              * @example 2025-01-02T03:04:05.678Z
@@ -1319,7 +1319,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -1451,7 +1451,7 @@ export interface components {
             /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
             postId: string;
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
             seats: number;
             approvals: number;
             rejections: number;
@@ -1527,7 +1527,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;

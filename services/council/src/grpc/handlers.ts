@@ -31,7 +31,7 @@ const handoff = z.object({
 });
 const list = z.object({
   statuses: z
-    .array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed", "duplicate"]))
+    .array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed", "duplicate", "lapsed"]))
     .min(1),
   limit: z.number().int().min(1).max(LIMITS.listMax),
   cursor: z.string().max(512),

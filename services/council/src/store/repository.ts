@@ -13,7 +13,7 @@ import {
   type Tx,
 } from "@aps/platform";
 import { council } from "@aps/proto";
-import { deadlineOutcome, decisiveOutcome, type Outcome } from "../rules.js";
+import { deadlineOutcome, decisiveOutcome, type DeadlineOutcome } from "../rules.js";
 import { loadDepth } from "./depth-read.js";
 
 interface CaseRow {
@@ -228,7 +228,9 @@ export class CouncilRepository {
 
   /**
    * Closes every open case whose deadline has passed by the clock, each in its own transaction
-   * with `FOR UPDATE SKIP LOCKED`, so several replicas never close one case twice. Returns the count.
+   * with `FOR UPDATE SKIP LOCKED`, so several replicas never close one case twice: by the quorum
+   * rule, or as `lapsed` when no ballot was cast (final; `council.case_closed` with outcome
+   * "lapsed" awards no Sagacity — issue 30 rule 3, docs/adr/0156). Returns the count.
    */
   async closeDue(): Promise<number> {
     let closed = 0;
@@ -303,12 +305,13 @@ export class CouncilRepository {
 
   /**
    * Closes locked case `c` as `outcome`: status, transition (with the concerns still open, if
-   * any) and `council.case_closed`, in `tx`.
+   * any) and `council.case_closed`, in `tx`. Only "adopted" and "rejected" are Council outcomes
+   * that award Sagacity; "withdrawn" (docs/adr/0129) and "lapsed" (docs/adr/0156) award none.
    */
   async close(
     tx: Tx,
     c: CaseRow,
-    outcome: Outcome | "withdrawn",
+    outcome: DeadlineOutcome | "withdrawn",
     approvals: number,
     rejections: number,
     now: Date,

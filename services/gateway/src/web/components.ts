@@ -11,6 +11,7 @@ const STATUS_LABEL: Record<string, string> = {
   implementing: "implementing",
   completed: "completed",
   withdrawn: "withdrawn",
+  lapsed: "lapsed (no Council ballot)",
   discussion: "discussion",
   duplicate: "duplicate",
 };

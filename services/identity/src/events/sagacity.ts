@@ -57,7 +57,9 @@ export async function awardInTx(
 /**
  * Sagacity from `council.case_closed` (docs/architecture.md §5): the author +10 when adopted; every public
  * vote cast before the close whose sign matches the outcome (+1 ↔ adopted, −1 ↔ rejected) +1 to
- * its voter; nothing for a case withdrawn by its author (docs/adr/0129). The votes as they stood at `closedAt` come from the forum's vote history. Exactly
+ * its voter; nothing for a case withdrawn by its author (docs/adr/0129), nor for one that lapsed at
+ * its deadline with no Council ballot (not a Council outcome: issue 30 rule 3, docs/adr/0156). The
+ * votes as they stood at `closedAt` come from the forum's vote history. Exactly
  * once in effect: processed_events per event and the ledger's unique key per award, both in one
  * transaction — redelivery, replay or two consumers at once give the same totals.
  */
@@ -71,7 +73,8 @@ export function consumeCaseClosed(
     durable: "identity-sagacity",
     handlers: {
       "council.case_closed": async (m) => {
-        // A withdrawn case (docs/adr/0129) was never decided: nobody earns anything.
+        // Only the Council's outcomes pay: a withdrawn case (docs/adr/0129) or one that lapsed with
+        // no ballot (docs/adr/0156) was never decided, so nobody earns anything.
         if (m.outcome !== "adopted" && m.outcome !== "rejected") return;
         const sign = m.outcome === "adopted" ? 1 : -1;
         const { votes } = await forum.votesAt(m.postId, m.closedAt);

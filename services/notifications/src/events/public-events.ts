@@ -154,8 +154,19 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       },
     },
   ],
-  "council.case_closed": (m) => [
-    {
+  // A case that lapsed (deadline, no Council ballot: docs/adr/0156) was not decided by the
+  // Council: its participants hear of the status change only, not of a decision.
+  "council.case_closed": (m) => {
+    const lapsed = m.outcome === "lapsed";
+    const changed: PublicEvent = {
+      type: "post.status_changed",
+      postId: m.postId,
+      postAuthorId: m.authorId,
+      audience: lapsed ? "post-participants" : "none", // else they hear of it as council.decided
+      data: { postId: m.postId, status: m.outcome, by: "system", link: link(m.postId) },
+    };
+    if (lapsed) return [changed];
+    const decided: PublicEvent = {
       type: "council.decided",
       postId: m.postId,
       postAuthorId: m.authorId,
@@ -169,15 +180,9 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
         closedAt: m.closedAt,
         link: link(m.postId),
       },
-    },
-    {
-      type: "post.status_changed",
-      postId: m.postId,
-      postAuthorId: m.authorId,
-      audience: "none", // the participants hear of it as council.decided
-      data: { postId: m.postId, status: m.outcome, by: "system", link: link(m.postId) },
-    },
-  ],
+    };
+    return [decided, changed];
+  },
   "council.handoff_recorded": (m) => [
     {
       type: "post.handed_off",

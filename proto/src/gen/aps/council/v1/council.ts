@@ -88,7 +88,7 @@ export interface ProgressUpdate {
 export interface Case {
   postId: string;
   authorId: string;
-  /** agenda | review | adopted | rejected | withdrawn | implementing | completed */
+  /** agenda | review | adopted | rejected | withdrawn | lapsed | implementing | completed */
   status: string;
   /** councillors seated when the case opened */
   seats: number;

@@ -96,7 +96,7 @@ export interface CaseClosed {
   occurredAt: string;
   postId: string;
   authorId: string;
-  /** "adopted" | "rejected" | "withdrawn" (no Sagacity for withdrawn) */
+  /** "adopted" | "rejected" | "withdrawn" | "lapsed" (no Sagacity for withdrawn or lapsed) */
   outcome: string;
   /** public votes cast strictly before this instant count */
   closedAt: string;
