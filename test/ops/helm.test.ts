@@ -200,7 +200,20 @@ function invariants(ms: Manifest[]): string[] {
     if (pod.metadata.annotations?.["helm.sh/hook"] !== "test") p(pod, "a bare Pod that is not a helm test hook");
     if (pod.spec.securityContext?.runAsNonRoot !== true) p(pod, "pod securityContext.runAsNonRoot is not true");
   }
+  // A Service without a selector has no endpoints: only the public Ingress's /v1/admin exclusion
+  // may send requests to one (ingress.exposeAdmin=false, docs/adr/0164).
+  const exclusions = new Set(
+    ms
+      .filter((m) => m.kind === "Ingress")
+      .flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths))
+      .filter((path: any) => path.path === "/v1/admin")
+      .map((path: any) => path.backend.service.name),
+  );
   for (const s of ms.filter((m) => m.kind === "Service")) {
+    if (!s.spec.selector) {
+      if (!exclusions.has(s.metadata.name)) p(s, "has no selector and is not the Ingress's /v1/admin exclusion");
+      continue;
+    }
     const sel = s.spec.selector ?? {};
     if (!sel["app.kubernetes.io/instance"]) p(s, "selector lacks app.kubernetes.io/instance");
     const targets = workloads.filter((w) => subset(sel, w.spec.template.metadata.labels));
@@ -544,9 +557,11 @@ function checkGolden(name: string, rendered: string) {
         // the gateway's /metrics on the metrics port, never on the public one behind the Ingress (docs/adr/0112)
         expect(gw.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9464");
         expect(envOf(gw).METRICS_PORT.value).toBe("9464");
-        // X-Forwarded-For honoured from the private ranges an in-cluster ingress controller lives in (docs/adr/0113)
+        // X-Forwarded-For honoured from the private ranges an in-cluster ingress controller lives in (docs/adr/0113, 0164)
         expect(envOf(gw).TRUSTED_PROXIES.value).toBe(
-          golden === "default.yaml" ? "loopback, uniquelocal" : "10.0.0.0/8",
+          golden === "default.yaml"
+            ? "127.0.0.0/8, ::1/128, 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7"
+            : "10.0.0.0/8",
         );
         expect(container(gw).ports).toEqual(
           expect.arrayContaining([{ name: "metrics", containerPort: 9464, protocol: "TCP" }]),
@@ -754,6 +769,110 @@ function checkGolden(name: string, rendered: string) {
       }, 120_000);
     });
 
+    describe("chart defaults against abuse (issue 30 rule 12, docs/adr/0164)", () => {
+      /** The express "trust proxy" function (proxy-addr) the gateway builds from a TRUSTED_PROXIES value. */
+      const trustOf = (value: string): ((addr: string) => boolean) => {
+        const compile = createRequire(import.meta.url)("proxy-addr").compile as (
+          v: string[],
+        ) => (a: string, i: number) => boolean;
+        const trust = compile(
+          value
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
+        );
+        return (addr) => trust(addr, 0);
+      };
+
+      it("trustedProxies trusts exactly loopback and the private ranges its comment names", async () => {
+        const ms = parseManifests(await helmRun(templateArgs()));
+        const trusted = trustOf(envOf(find(ms, "Deployment", "aps-gateway")).TRUSTED_PROXIES.value);
+        // an ingress controller's pod address in any RFC 1918 range or fc00::/7, or a sidecar on loopback
+        for (const a of [
+          "10.244.1.7",
+          "172.16.0.1",
+          "172.31.255.254",
+          "192.168.3.4",
+          "fd00:10:244::7",
+          "127.0.0.1",
+          "::1",
+        ])
+          expect([a, trusted(a)]).toEqual([a, true]);
+        // the clients the controller forwards: public addresses and everything outside those ranges
+        for (const a of ["203.0.113.7", "172.32.0.1", "100.64.0.1", "169.254.1.1", "2001:db8::1", "fe80::1", "8.8.8.8"])
+          expect([a, trusted(a)]).toEqual([a, false]);
+        // the names of proxy-addr the comment mentions stand for the same ranges
+        const named = trustOf("loopback, uniquelocal");
+        for (const a of [
+          "10.244.1.7",
+          "172.31.255.254",
+          "192.168.3.4",
+          "fd00:10:244::7",
+          "127.0.0.1",
+          "203.0.113.7",
+          "100.64.0.1",
+        ])
+          expect([a, named(a)]).toEqual([a, trusted(a)]);
+      }, 120_000);
+
+      it("the public Ingress does not route /v1/admin unless ingress.exposeAdmin, by a longer path to a Service without endpoints", async () => {
+        const ms = parseManifests(
+          await helmRun(
+            templateArgs([
+              "--set",
+              "ingress.enabled=true",
+              "--set",
+              "ingress.hosts[0].host=a.example",
+              "--set",
+              "ingress.hosts[0].paths[0].path=/",
+              "--set",
+              "ingress.hosts[0].paths[0].pathType=Prefix",
+              "--set",
+              "ingress.hosts[1].host=b.example",
+              "--set",
+              "ingress.hosts[1].paths[0].path=/v1",
+              "--set",
+              "ingress.hosts[1].paths[0].pathType=Prefix",
+            ]),
+          ),
+        );
+        const ingress = find(ms, "Ingress", "aps");
+        for (const rule of ingress.spec.rules) {
+          const admin = rule.http.paths.filter((p: any) => p.path === "/v1/admin");
+          expect([rule.host, admin]).toEqual([
+            rule.host,
+            [
+              {
+                path: "/v1/admin",
+                pathType: "Prefix",
+                backend: { service: { name: "aps-no-admin", port: { name: "http" } } },
+              },
+            ],
+          ]);
+          // longer than every path that would otherwise send /v1/admin to the gateway
+          for (const p of rule.http.paths.filter((x: any) => x !== admin[0]))
+            expect(p.path.length).toBeLessThan("/v1/admin".length);
+        }
+        const blocked = find(ms, "Service", "aps-no-admin");
+        expect(blocked.spec.selector).toBeUndefined();
+        expect(blocked.spec.ports).toEqual([{ name: "http", port: 80, protocol: "TCP" }]);
+        expect(invariants(ms)).toEqual([]);
+        for (const m of ms) validateAgainstSchema(m);
+
+        const exposed = parseManifests(
+          await helmRun(templateArgs(["--set", "ingress.enabled=true", "--set", "ingress.exposeAdmin=true"])),
+        );
+        expect(find(exposed, "Ingress", "aps").spec.rules[0].http.paths.map((p: any) => p.path)).toEqual(["/"]);
+        expect(exposed.some((m) => m.metadata.name === "aps-no-admin")).toBe(false);
+        // values-production.yaml keeps the exclusion
+        const prod = parseManifests(await helmRun(templateArgs(["-f", PROD_VALUES])));
+        expect(find(prod, "Ingress", "aps").spec.rules[0].http.paths.map((p: any) => p.path)).toEqual([
+          "/",
+          "/v1/admin",
+        ]);
+      }, 120_000);
+    });
+
     describe("values-production.yaml", () => {
       let ms: Manifest[] = [];
       beforeAll(async () => {
@@ -903,6 +1022,16 @@ function checkGolden(name: string, rendered: string) {
         );
       });
 
+      it("fails on an admin token shorter than 32 characters (docs/adr/0164)", async () => {
+        await failsWith(
+          ["--set", `secrets.adminToken=${"x".repeat(31)}`],
+          /secrets\.adminToken must be at least 32 characters/,
+        );
+        await failsWith(["--set", "secrets.adminToken=secret"], /at least 32 characters/);
+        const ok = parseManifests(await helmRun(templateArgs(["--set", `secrets.adminToken=${"x".repeat(32)}`])));
+        expect(find(ok, "Secret", "aps").stringData!.APS_ADMIN_TOKEN).toBe("x".repeat(32));
+      });
+
       it("fails when per-service database URLs leave a service without one", async () => {
         await failsWith(
           [
@@ -937,7 +1066,7 @@ function checkGolden(name: string, rendered: string) {
               "--set",
               "nats.external.url=nats://nats:4222",
               "--set",
-              "secrets.adminToken=t0ken",
+              `secrets.adminToken=${"t0ken".repeat(7)}`,
               "--set",
               "meilisearch.deployed.enabled=false",
               "--set",
@@ -950,7 +1079,7 @@ function checkGolden(name: string, rendered: string) {
         // the gRPC tokens are the chart's whatever the dependencies (docs/adr/0119); no NATS users or roles for external servers
         const tokens = COMPONENTS.map((n) => `APS_INTERNAL_TOKEN_${n.toUpperCase()}`);
         expect(find(ms, "Secret", "aps").stringData).toEqual({
-          APS_ADMIN_TOKEN: "t0ken",
+          APS_ADMIN_TOKEN: "t0ken".repeat(7),
           DATABASE_URL: "postgresql://u:p@db:5432/aps",
           NATS_URL: "nats://nats:4222",
           MEILISEARCH_API_KEY: "mk",

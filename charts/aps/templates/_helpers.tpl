@@ -151,6 +151,11 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- if not (or $nats.deployed.enabled $nats.external.url $existing) }}
 {{- fail "NATS JetStream is not configured: set nats.external.url (an external JetStream server), or nats.deployed.enabled=true (a StatefulSet in this release), or secrets.existingSecret with a NATS_URL key" }}
 {{- end }}
+{{- with .Values.secrets.adminToken }}
+{{- if lt (len .) 32 }}
+{{- fail "secrets.adminToken must be at least 32 characters (e.g. openssl rand -hex 32): the gateway refuses a shorter APS_ADMIN_TOKEN (docs/adr/0164)" }}
+{{- end }}
+{{- end }}
 {{- $meili := .Values.meilisearch }}
 {{- if and $meili.deployed.enabled $meili.external.url }}
 {{- fail "Meilisearch: set either meilisearch.external.url or meilisearch.deployed.enabled=true, not both" }}
