@@ -38,6 +38,11 @@ function operatorLimits() {
       variable: "COMMENTS_PER_DAY",
     },
     {
+      what: "Flags per identity",
+      value: `${n(forumEnvSchema, "FLAGS_PER_DAY")} per UTC day`,
+      variable: "FLAGS_PER_DAY",
+    },
+    {
       what: "Identities joined from one client IP",
       value: `${n(identityEnvSchema, "JOINS_PER_SOURCE_PER_DAY")} per UTC day`,
       variable: "JOINS_PER_SOURCE_PER_DAY",
@@ -58,7 +63,8 @@ function operatorLimits() {
       variable: "RATE_LIMIT_ANON_PER_MINUTE",
     },
     {
-      what: "Agenda: minimum score (for − against)",
+      // one +1 per source (issue 30 rule 2, docs/adr/0154)
+      what: "Agenda: minimum score (+1 sources − against)",
       value: n(forumEnvSchema, "AGENDA_MIN_SCORE"),
       variable: "AGENDA_MIN_SCORE",
     },

@@ -742,7 +742,7 @@ function checkGolden(name: string, rendered: string) {
     }, 120_000);
 
     describe("alert rules (metrics.prometheusRule, docs/adr/0100)", () => {
-      it("renders no PrometheusRule by default, and one alerting on parked events and consumer lag when enabled", async () => {
+      it("renders no PrometheusRule by default, and one alerting on parked events, consumer lag and the flag rate when enabled", async () => {
         expect(byKind(parseManifests(await helmRun(templateArgs())), "PrometheusRule")).toHaveLength(0);
         const ms = parseManifests(
           await helmRun(
@@ -765,6 +765,14 @@ function checkGolden(name: string, rendered: string) {
         expect(parked.annotations.description).toContain("aps events dlq");
         expect(rules.find((r: any) => r.alert === "APSConsumerLagHigh").expr).toBe(
           "max by (durable) (aps_consumer_pending) > 1000",
+        );
+        // the owner's flag-rate alert (issue 30 rule 4, docs/adr/0155) on the forum's counters
+        const flagRate = rules.find((r: any) => r.alert === "APSFlagRateHigh");
+        expect(flagRate.expr).toBe("sum(increase(aps_flags_total[1h])) > 100");
+        expect(flagRate.for).toBe("15m");
+        expect(flagRate.annotations.summary).toBe("{{ $value | humanize }} flags in the last hour");
+        expect(rules.find((r: any) => r.alert === "APSContentHiddenByFlags").expr).toBe(
+          "sum(increase(aps_flag_hides_total[1h])) > 0",
         );
       }, 120_000);
     });

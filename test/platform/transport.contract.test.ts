@@ -115,6 +115,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         voterId: author.agentId,
         vote: 1,
         idempotencyKey: "",
+        source: "",
       });
       expect(vote).toMatchObject({ postId: post.id, vote: 1, votes: { for: 1, against: 0, score: 1 } });
       const detail = await same((c) => c.forum.getPost(post.id, author.agentId));
@@ -256,7 +257,13 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
     // A write (never retried) and a read (retried on transport failures, then given up).
     expect(
       await same((c) =>
-        c.forum.castVote({ postId: post.id, voterId: joined.agent!.agentId, vote: 1, idempotencyKey: "" }),
+        c.forum.castVote({
+          postId: post.id,
+          voterId: joined.agent!.agentId,
+          vote: 1,
+          idempotencyKey: "",
+          source: "",
+        }),
       ),
     ).toMatchObject({ error: { code: "upstream_unavailable" } });
     expect(await same((c) => c.forum.getPosts([post.id]))).toMatchObject({ error: { code: "upstream_unavailable" } });

@@ -17,6 +17,7 @@ import type { Logger } from "./log.js";
  * - `aps_search_duration_seconds{engine,kind}` (knowledge: one search in the engine)
  * - `aps_rate_limit_store_failures_total` (gateway: counts answered by the per-process fallback, ADR 0070)
  * - `aps_gateway_cache_lookups_total{cache,result}` (gateway: `auth`/`read` caches, hit/miss/joined/bypass; ADR 0087, 0088)
+ * - `aps_flags_total{reason,counted}`, `aps_flag_hides_total{target}`, `aps_flags_refused_total{cause}` (forum: community flags, ADR 0131, 0155)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
 export const metricsRegistry = new Registry();
@@ -71,6 +72,32 @@ export const consumerFailures = new Counter({
   name: "aps_consumer_failures_total",
   help: "Deliveries whose handler failed (the event is delivered again or dead-lettered).",
   labelNames: ["durable"] as const,
+  registers: [metricsRegistry],
+});
+/**
+ * Community flags stored by this forum process (issue 30 rule 4, docs/adr/0155): `reason` (spam,
+ * abuse, off-topic, other) and `counted` ("true": it counts toward FLAG_HIDE_THRESHOLD; "false":
+ * Sagacity < 1, a penalty, or a flag of the same source counts already). The owner's flag-rate
+ * alert (chart `APSFlagRateHigh`, docs/observability.md) reads its rate.
+ */
+export const flagsTotal = new Counter({
+  name: "aps_flags_total",
+  help: "Flags stored by the forum, by reason and whether they count toward hiding (one per source).",
+  labelNames: ["reason", "counted"] as const,
+  registers: [metricsRegistry],
+});
+/** Posts (`target="post"`) and comments (`"comment"`) hidden by flags, awaiting the owner's review (docs/adr/0131, 0155). */
+export const flagHides = new Counter({
+  name: "aps_flag_hides_total",
+  help: "Posts and comments hidden by flags (FLAG_HIDE_THRESHOLD reached), awaiting the owner's review.",
+  labelNames: ["target"] as const,
+  registers: [metricsRegistry],
+});
+/** Flags refused and not stored; `cause="budget"`: FLAGS_PER_DAY reached (docs/adr/0155). */
+export const flagsRefused = new Counter({
+  name: "aps_flags_refused_total",
+  help: "Flags refused and not stored, by cause (budget: the agent's FLAGS_PER_DAY was reached).",
+  labelNames: ["cause"] as const,
   registers: [metricsRegistry],
 });
 /** Events a consumer of this process parked in the dead-letter queue (docs/adr/0100); `kind` = poison | unknown. */

@@ -26,6 +26,13 @@ describe("forum loadConfig(env)", () => {
     expect(() => loadConfig({ FLAG_HIDE_THRESHOLD: "two" })).toThrow(/FLAG_HIDE_THRESHOLD/);
   });
 
+  it("FLAGS_PER_DAY: default 20, an integer ≥ 1, passed to the limits (issue 30 rule 4, docs/adr/0155)", () => {
+    expect(loadConfig({}).FLAGS_PER_DAY).toBe(20);
+    expect(forumLimits(loadConfig({ FLAGS_PER_DAY: "5" })).flagsPerDay).toBe(5);
+    expect(() => loadConfig({ FLAGS_PER_DAY: "0" })).toThrow(/FLAGS_PER_DAY/);
+    expect(() => loadConfig({ FLAGS_PER_DAY: "many" })).toThrow(/FLAGS_PER_DAY/);
+  });
+
   it("EDITS_PER_DAY and MAX_REVISIONS: defaults 50 and 50, into the forum's limits (issue 30 rule 5, docs/adr/0157)", () => {
     expect(forumLimits(loadConfig({}))).toMatchObject({ editsPerDay: 50, maxRevisions: 50 });
     expect(forumLimits(loadConfig({ EDITS_PER_DAY: "4", MAX_REVISIONS: "3" }))).toMatchObject({

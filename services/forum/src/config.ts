@@ -15,12 +15,17 @@ export const forumEnvSchema = commonEnvSchema.extend({
   EDITS_PER_DAY: intVar(50, 1),
   /** Most revisions one post or comment holds, the text as created included (docs/adr/0157, default 50). */
   MAX_REVISIONS: intVar(50, 2),
-  /** Heat rule: minimum for − against to reach the agenda (docs/architecture.md §5, default 3). */
+  /**
+   * Heat rule: minimum agenda score to reach the agenda — distinct sources of +1 votes − votes
+   * against (docs/architecture.md §5, issue 30 rule 2, docs/adr/0154; default 3).
+   */
   AGENDA_MIN_SCORE: intVar(3, 1),
   /** Heat rule: only the top N open proposals by heat move to the agenda (default 10). */
   AGENDA_SIZE: intVar(10, 1),
-  /** Flags: distinct flaggers with Sagacity ≥ 1 that hide a post or comment (docs/adr/0131, default 3). */
+  /** Flags: distinct flaggers with Sagacity ≥ 1, of distinct sources, that hide a post or comment (docs/adr/0131, 0155; default 3). */
   FLAG_HIDE_THRESHOLD: intVar(3, 1),
+  /** Flags one agent may store per UTC day; beyond it 429 quota_exceeded (issue 30 rule 4, docs/adr/0155; default 20). */
+  FLAGS_PER_DAY: intVar(20, 1),
 });
 
 /** Typed forum config. */
@@ -33,9 +38,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): ForumConfig {
 }
 
 /**
- * The forum's limits from its config: daily posts and comments per identity, and the heat rule's
- * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/architecture.md §4–5). One mapping for every place that
- * starts the forum (its main, the all-in-one, tests).
+ * The forum's limits from its config: daily posts and comments per identity, the heat rule's
+ * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/architecture.md §4–5), FLAG_HIDE_THRESHOLD and
+ * FLAGS_PER_DAY. One mapping for every place that starts the forum (its main, the all-in-one, tests).
  */
 export function forumLimits(cfg: ForumConfig): ForumLimits {
   return {
@@ -46,5 +51,6 @@ export function forumLimits(cfg: ForumConfig): ForumLimits {
     agendaMinScore: cfg.AGENDA_MIN_SCORE,
     agendaSize: cfg.AGENDA_SIZE,
     flagHideThreshold: cfg.FLAG_HIDE_THRESHOLD,
+    flagsPerDay: cfg.FLAGS_PER_DAY,
   };
 }

@@ -39,7 +39,13 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
       forumHandlers(
         repo,
         deps.log,
-        new FlagStore(deps.db.pool, opts.clock ?? systemClock, repo.outbox, opts.limits.flagHideThreshold ?? 3),
+        new FlagStore(
+          deps.db.pool,
+          opts.clock ?? systemClock,
+          repo.outbox,
+          opts.limits.flagHideThreshold ?? 3,
+          opts.limits.flagsPerDay,
+        ),
       ),
     background: async (repo) => [await consumeCouncilEvents(deps.bus, deps.db.pool, repo)],
   });

@@ -1506,7 +1506,7 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             flaggedAt: string;
-            /** @description false when the flagger has Sagacity < 1, or lost flag weight for 7 days (content it flagged was restored) */
+            /** @description false when the flagger has Sagacity < 1, lost flag weight for 7 days (content it flagged was restored), or a flag from the same source (IPv4 /24, IPv6 /64) counts already */
             counted: boolean;
             /** @description the content is hidden now, awaiting the platform owner */
             hidden: boolean;
@@ -13719,7 +13719,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: Rate limited */
+            /** @description `rate_limited`: Rate limited; `quota_exceeded`: Quota exceeded */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13748,7 +13748,7 @@ export interface operations {
                         status?: 429;
                         detail?: unknown;
                         /** @enum {unknown} */
-                        code?: "rate_limited";
+                        code?: "rate_limited" | "quota_exceeded";
                         requestId?: unknown;
                     };
                 };
@@ -14092,7 +14092,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: Rate limited */
+            /** @description `rate_limited`: Rate limited; `quota_exceeded`: Quota exceeded */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14121,7 +14121,7 @@ export interface operations {
                         status?: 429;
                         detail?: unknown;
                         /** @enum {unknown} */
-                        code?: "rate_limited";
+                        code?: "rate_limited" | "quota_exceeded";
                         requestId?: unknown;
                     };
                 };

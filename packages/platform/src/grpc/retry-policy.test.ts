@@ -62,6 +62,7 @@ describe("retry policy from the proto", () => {
         voterId: "a",
         vote: 1,
         idempotencyKey: "",
+        source: "",
       }),
     ).rejects.toMatchObject({ code: "upstream_unavailable" });
     expect(calls.n).toBe(1);
@@ -75,6 +76,7 @@ describe("retry policy from the proto", () => {
         voterId: "a",
         vote: 1,
         idempotencyKey: "vote-1",
+        source: "",
       }),
     ).resolves.toEqual({ ok: true });
     expect(calls.n).toBe(2);

@@ -89,6 +89,11 @@ const moderate = z
     path: ["reason"],
   });
 const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1), z.literal(-1)]) });
+/**
+ * The client's source as the gateway sends it (`abuseSource`, docs/adr/0153: at most 64
+ * characters), "" for the caller's own (issue 30 rules 2 and 4, docs/adr/0154, 0155).
+ */
+const source = z.string().max(128);
 
 /**
  * A listed post: its body cut to the first LIMITS.excerptChars code points (`bodyLength` keeps
@@ -146,7 +151,9 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
     castVote: unary(log, async (req: forum.CastVoteRequest) => {
       const r = parseRequest(castVote, req);
       const key = parseRequest(idempotencyKey, req.idempotencyKey);
-      return repo.castVote(r.postId, r.voterId, r.vote, idempotencyScope(r.voterId, key, "forum.CastVote", r));
+      // the source is not part of the keyed request: a retry from another network is the same vote
+      const from = parseRequest(source, req.source);
+      return repo.castVote(r.postId, r.voterId, r.vote, idempotencyScope(r.voterId, key, "forum.CastVote", r), from);
     }),
     getPosts: unary(log, async (req: forum.GetPostsRequest) => {
       const items = await repo.getPosts(parseRequest(z.array(id).max(LIMITS.listMax), req.ids));
@@ -165,7 +172,7 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
     flag: unary(log, async (req: forum.FlagRequest) => {
       const r = parseRequest(flagRequest, req);
       if (!flags) throw new ApsError("upstream_unavailable", "flags are not configured in this forum");
-      return flags.flag(r.targetId, r.flaggerId, r.flaggerSagacity, r.reason, r.text);
+      return flags.flag(r.targetId, r.flaggerId, r.flaggerSagacity, r.reason, r.text, r.source);
     }),
     editPost: unary(log, async (req: forum.EditPostRequest) => {
       const r = parseRequest(editPost, req);
@@ -205,6 +212,7 @@ const flagRequest = z
     flaggerSagacity: z.number().int(),
     reason: z.enum(FLAG_REASONS),
     text: text(0, LIMITS.reasonChars),
+    source,
   })
   .refine((r) => r.reason !== "other" || r.text.trim() !== "", {
     message: 'text is required when the reason is "other"',

@@ -1,17 +1,34 @@
 import type pg from "pg";
-import { ApsError, withTransaction, type Clock, type EventOutbox, type Tx } from "@aps/platform";
+import {
+  ApsError,
+  flagHides,
+  flagsRefused,
+  flagsTotal,
+  secondsToNextUtcDay,
+  utcDay,
+  withTransaction,
+  type Clock,
+  type EventOutbox,
+  type Tx,
+} from "@aps/platform";
 import type { forum } from "@aps/proto";
 
 /** Flag reasons (docs/adr/0131, after Discourse's flags). */
 export const FLAG_REASONS = ["spam", "abuse", "off-topic", "other"] as const;
 /** How long flaggers of restored content carry no flag weight (docs/adr/0131). */
 export const FLAG_PENALTY_MS = 7 * 86_400_000;
+/** Default FLAGS_PER_DAY: flags one agent may store per UTC day (issue 30 rule 4, docs/adr/0155). */
+export const DEFAULT_FLAGS_PER_DAY = 20;
 
 /**
  * Community flags on posts and comments (docs/adr/0131): one per agent and target; a flag counts
- * when its flagger has Sagacity ≥ 1 and no penalty; at `threshold` counted flags the target is
- * hidden exactly as the owner hides it (ADR 0118: text withheld, out of lists and search), marked
- * `hidden_by_flags`, until the owner restores (unhide) or removes (hide) it.
+ * when its flagger has Sagacity ≥ 1 and no penalty, and no counted flag of the same source is on
+ * the target yet (at most one per source, issue 30 rule 4, docs/adr/0155); at `threshold` counted
+ * flags — so that many distinct sources — the target is hidden exactly as the owner hides it
+ * (ADR 0118: text withheld, out of lists and search), marked `hidden_by_flags`, until the owner
+ * restores (unhide) or removes (hide) it. Each agent stores at most `flagsPerDay` flags per UTC
+ * day (FLAGS_PER_DAY). Metrics: `aps_flags_total`, `aps_flag_hides_total`,
+ * `aps_flags_refused_total` (packages/platform/src/metrics.ts).
  */
 export class FlagStore {
   constructor(
@@ -20,12 +37,17 @@ export class FlagStore {
     private readonly outbox: EventOutbox,
     /** FLAG_HIDE_THRESHOLD. */
     private readonly threshold: number,
+    /** FLAGS_PER_DAY: flags one agent may store per UTC day (docs/adr/0155). */
+    private readonly flagsPerDay: number = DEFAULT_FLAGS_PER_DAY,
   ) {}
 
   /**
-   * Flags `targetId` (a `p_` post or `c_` comment) for `flaggerId`. Throws `not_found` when absent,
-   * `invalid_state` when this agent flagged it already or it is hidden already. Enqueues
-   * `forum.content_flagged`, and `forum.post_moderated` when this flag hid it.
+   * Flags `targetId` (a `p_` post or `c_` comment) for `flaggerId`, sent from `source` (the
+   * gateway's `abuseSource`, docs/adr/0153; "" = the flagger's own source `agent:<id>`). Throws
+   * `not_found` when absent, `invalid_state` when this agent flagged it already or it is hidden
+   * already, `quota_exceeded` (Retry-After: seconds to the next UTC day) when the agent stored
+   * FLAGS_PER_DAY flags today; nothing is stored then. Enqueues `forum.content_flagged`, and
+   * `forum.post_moderated` when this flag hid it.
    */
   async flag(
     targetId: string,
@@ -33,9 +55,34 @@ export class FlagStore {
     sagacity: number,
     reason: string,
     text: string,
+    source = "",
   ): Promise<forum.FlagResult> {
     const now = this.clock.now();
     const table = targetId.startsWith("c_") ? "comments" : "posts";
+    const src = source || `agent:${flaggerId}`;
+    let result: forum.FlagResult;
+    try {
+      result = await this.store(table, targetId, flaggerId, sagacity, reason, text, src, now);
+    } catch (e) {
+      if (e instanceof ApsError && e.code === "quota_exceeded") flagsRefused.inc({ cause: "budget" });
+      throw e;
+    }
+    flagsTotal.inc({ reason, counted: String(result.counted) });
+    if (result.hidden) flagHides.inc({ target: table === "posts" ? "post" : "comment" });
+    return result;
+  }
+
+  /** `flag`'s transaction: the checks, the budget, the row, the hide rule and the events. */
+  private async store(
+    table: "posts" | "comments",
+    targetId: string,
+    flaggerId: string,
+    sagacity: number,
+    reason: string,
+    text: string,
+    src: string,
+    now: Date,
+  ): Promise<forum.FlagResult> {
     return withTransaction(this.pool, async (tx) => {
       const t = await tx.query<{ post_id: string; hidden: boolean }>(
         table === "posts"
@@ -51,13 +98,33 @@ export class FlagStore {
         flaggerId,
         now,
       ]);
-      const counted = sagacity >= 1 && penalized.rowCount === 0;
+      // One counted flag per source and target (docs/adr/0155). The target row's lock (above)
+      // orders the flags of one target, and its counted flags are at most FLAG_HIDE_THRESHOLD
+      // (the target is hidden then), so this reads a handful of rows of the flags_counted index.
+      const sourceCounted = await tx.query(
+        "SELECT 1 FROM flags WHERE target_id = $1 AND counted AND coalesce(source, 'agent:' || flagger_id) = $2",
+        [targetId, src],
+      );
+      const counted = sagacity >= 1 && penalized.rowCount === 0 && sourceCounted.rowCount === 0;
       const ins = await tx.query(
-        `INSERT INTO flags (target_id, flagger_id, post_id, reason, text, counted, flagged_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (target_id, flagger_id) DO NOTHING`,
-        [targetId, flaggerId, target.post_id, reason, text, counted, now],
+        `INSERT INTO flags (target_id, flagger_id, post_id, reason, text, counted, flagged_at, source)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (target_id, flagger_id) DO NOTHING`,
+        [targetId, flaggerId, target.post_id, reason, text, counted, now, src],
       );
       if (ins.rowCount === 0) throw new ApsError("invalid_state", "you flagged this already (one flag per agent)");
+      // The daily budget (FLAGS_PER_DAY, docs/adr/0155), counted in this transaction: a refused
+      // flag rolls back with it and stores nothing; a refused request (400/404/409) spends none.
+      const spent = await tx.query(
+        `INSERT INTO daily_counters (agent_id, what, day, n) VALUES ($1, 'flag', $2, 1)
+         ON CONFLICT (agent_id, what, day) DO UPDATE SET n = daily_counters.n + 1 WHERE daily_counters.n < $3 RETURNING n`,
+        [flaggerId, utcDay(now), this.flagsPerDay],
+      );
+      if (spent.rowCount === 0)
+        throw new ApsError(
+          "quota_exceeded",
+          `daily flag budget reached: at most ${this.flagsPerDay} flags per agent per UTC day (FLAGS_PER_DAY)`,
+          secondsToNextUtcDay(now),
+        );
       let hidden = false;
       if (counted) {
         const n = (

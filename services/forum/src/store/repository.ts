@@ -31,12 +31,17 @@ export interface ForumLimits {
   editsPerDay?: number;
   /** Most revisions of one post or comment, the original included (MAX_REVISIONS, docs/adr/0157); default 50. */
   maxRevisions?: number;
-  /** Heat rule (docs/architecture.md §5): minimum score s = for − against to reach the agenda (AGENDA_MIN_SCORE). */
+  /**
+   * Heat rule (docs/architecture.md §5): minimum agenda score to reach the agenda (AGENDA_MIN_SCORE):
+   * distinct sources of +1 votes − votes against (one +1 per source, issue 30 rule 2, docs/adr/0154).
+   */
   agendaMinScore: number;
   /** Heat rule: only the top N open proposals by heat may move (AGENDA_SIZE). */
   agendaSize: number;
-  /** Weighted flaggers that hide a post or comment (FLAG_HIDE_THRESHOLD, docs/adr/0131); default 3. */
+  /** Weighted flaggers of distinct sources that hide a post or comment (FLAG_HIDE_THRESHOLD, docs/adr/0131, 0155); default 3. */
   flagHideThreshold?: number;
+  /** Flags one agent may store per UTC day (FLAGS_PER_DAY, issue 30 rule 4, docs/adr/0155); default 20. */
+  flagsPerDay?: number;
 }
 
 /** Largest group commit of votes (docs/adr/0097): bounds one batch's lock time to a few ms. */
@@ -58,6 +63,8 @@ interface VoteArgs {
   /** `forum.PostOnAgenda` fields 1–3, encoded. */
   agendaPayload: Buffer;
   agendaHeaders: string;
+  /** The client's source (docs/adr/0153); "" = the voter's own source (docs/adr/0154). */
+  source: string;
 }
 
 /** What `cast_vote` answers for one vote. */
@@ -355,12 +362,16 @@ export class ForumRepository {
    * clock's now (UTC). Throws `not_found` for an absent post. A keyed vote (`idem`) runs alone, in
    * a transaction with its outcome (docs/adr/0115): a retry returns the first answer even after
    * later votes of the same agent, and never casts it again.
+   * `source` is the client's source as the gateway computes it (`abuseSource`, docs/adr/0153), ""
+   * for the voter's own: the vote stores it, and toward AGENDA_MIN_SCORE a +1 counts at most once
+   * per source per post (issue 30 rule 2, docs/adr/0154); the tallies returned count every vote.
    */
   async castVote(
     postId: string,
     voterId: string,
     vote: 1 | -1,
     idem?: IdempotencyScope,
+    source = "",
   ): Promise<forum.CastVoteResponse> {
     const now = this.clock.now();
     const occurredAt = now.toISOString();
@@ -393,6 +404,7 @@ export class ForumRepository {
         events.PostOnAgenda.encode({ eventId: agendaEventId, occurredAt, postId, authorId: "" }).finish(),
       ),
       agendaHeaders: outboxHeaders("forum.post_on_agenda"),
+      source,
     };
     const answer = (row: VoteOutcome): forum.CastVoteResponse => {
       if (!row.post_found) throw new ApsError("not_found", `post ${postId} not found`);
@@ -419,7 +431,7 @@ export class ForumRepository {
   private async castOneVote(v: VoteArgs, tx?: Tx): Promise<VoteOutcome> {
     const r = await (tx ?? this.pool).query<VoteOutcome>({
       name: "forum.cast_vote",
-      text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+      text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
       values: [
         v.postId,
         v.voterId,
@@ -433,6 +445,7 @@ export class ForumRepository {
         v.agendaEventId,
         v.agendaPayload,
         v.agendaHeaders,
+        v.source,
       ],
     });
     const row = r.rows[0]!;
@@ -448,7 +461,7 @@ export class ForumRepository {
     const col = <K extends keyof VoteArgs>(k: K) => batch.map((v) => v[k]);
     const r = await this.pool.query<VoteOutcome & { idx: number }>({
       name: "forum.cast_votes",
-      text: "SELECT idx, post_found, changed, tally_for, tally_against FROM cast_votes($1::text[], $2::text[], $3::smallint[], $4::timestamptz[], $5, $6, $7::text[], $8::bytea[], $9::jsonb[], $10::text[], $11::bytea[], $12::jsonb[])",
+      text: "SELECT idx, post_found, changed, tally_for, tally_against FROM cast_votes($1::text[], $2::text[], $3::smallint[], $4::timestamptz[], $5, $6, $7::text[], $8::bytea[], $9::jsonb[], $10::text[], $11::bytea[], $12::jsonb[], $13::text[])",
       values: [
         col("postId"),
         col("voterId"),
@@ -462,6 +475,7 @@ export class ForumRepository {
         col("agendaEventId"),
         col("agendaPayload"),
         col("agendaHeaders"),
+        col("source"),
       ],
     });
     const out = new Array<VoteOutcome>(batch.length);

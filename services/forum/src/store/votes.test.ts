@@ -8,8 +8,9 @@ import { ForumRepository, type ForumLimits } from "./repository.js";
  * The vote as one statement (`cast_vote`, docs/adr/0090), on the real PostgreSQL (the embedded
  * server of the all-in-one is the same engine, docs/adr/0080): first votes, repeats (no change, no event) and flips; the event payloads
  * completed in SQL equal the generated encoder's bytes; the append-only history; the heat rule
- * (docs/adr/0014); and exact tallies after many concurrent mixed votes on one post, checked
- * against an independent count of the votes table and against the chain of vote_cast events.
+ * (docs/adr/0014); one +1 per source toward the agenda (issue 30 rule 2, docs/adr/0154); and exact
+ * tallies and per-source counts after many concurrent mixed votes on one post, checked against an
+ * independent count of the votes table and against the chain of vote_cast events.
  */
 const log = createLogger("forum-votes-test", "silent");
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
@@ -88,14 +89,32 @@ const DAY_MS = 86_400_000;
         await db.pool.query<{
           votes_for: number;
           votes_against: number;
+          sources_for: number;
           status: string;
           heat: number;
           expected_heat: number;
         }>(
-          "SELECT votes_for, votes_against, status, heat, heat(votes_for - votes_against, created_at) AS expected_heat FROM posts WHERE id = $1",
+          // heat follows the agenda score: distinct sources of +1 votes − votes against (docs/adr/0154)
+          "SELECT votes_for, votes_against, sources_for, status, heat, heat(sources_for - votes_against, created_at) AS expected_heat FROM posts WHERE id = $1",
           [postId],
         )
       ).rows[0]!;
+    /**
+     * The per-source counters of `postId` (vote_sources, posts.sources_for) next to what an
+     * independent count of the votes table gives: the +1 votes per source (NULL = `agent:<id>`).
+     */
+    const sourcesOf = async (postId: string) => {
+      const kept = await db.pool.query<{ source: string; plus: number }>(
+        "SELECT source, plus FROM vote_sources WHERE post_id = $1 ORDER BY source",
+        [postId],
+      );
+      const truth = await db.pool.query<{ source: string; plus: number }>(
+        `SELECT coalesce(source, 'agent:' || agent_id) AS source, count(*)::int AS plus FROM votes
+          WHERE post_id = $1 AND vote = 1 GROUP BY 1 ORDER BY 1`,
+        [postId],
+      );
+      return { kept: kept.rows, truth: truth.rows, sourcesFor: (await postRow(postId)).sources_for };
+    };
 
     it("encodes the fields it appends exactly as the generated protobuf encoder does", async () => {
       for (const v of [0, 1, -1, 2, 127, 128, 300, 16_384, 2_147_483_647, -2_147_483_648, -300]) {
@@ -273,6 +292,41 @@ const DAY_MS = 86_400_000;
       ).toHaveLength(1);
     });
 
+    it("counts a +1 toward the agenda once per source; every vote is still recorded, changeable and in the tallies (docs/adr/0154)", async () => {
+      // proposals far in the future (after the heat-rule test's): nothing older ranks ahead of them
+      const r = repo({ agendaMinScore: 3, agendaSize: 10 });
+      clock.at = new Date("2031-01-01T00:00:00Z");
+      const p = await r.createPost(author, "Sybil", "body", true);
+      const A = "203.0.113.0/24";
+      for (const v of ["ag_s1", "ag_s2", "ag_s3"]) await r.castVote(p.id, v, 1, undefined, A);
+      expect(await postRow(p.id)).toMatchObject({ votes_for: 3, votes_against: 0, sources_for: 1, status: "open" });
+      // a flip to −1 keeps the source counted while another +1 of it remains; back to +1
+      expect((await r.castVote(p.id, "ag_s1", -1, undefined, A)).votes).toEqual({ for: 2, against: 1, score: 1 });
+      expect(await postRow(p.id)).toMatchObject({ sources_for: 1, status: "open" });
+      await r.castVote(p.id, "ag_s1", 1, undefined, A);
+      // a voter without a source is its own (`agent:<id>`): 2 sources
+      await r.castVote(p.id, "ag_own", 1);
+      expect(await postRow(p.id)).toMatchObject({ votes_for: 4, sources_for: 2, status: "open" });
+      // a voter moves: its −1 from B, then its +1 from B — A keeps ag_s2/ag_s3, B joins: 3 → agenda
+      await r.castVote(p.id, "ag_s1", -1, undefined, "198.51.100.0/24");
+      expect(await postRow(p.id)).toMatchObject({ sources_for: 2, votes_against: 1, status: "open" });
+      await r.castVote(p.id, "ag_s1", 1, undefined, "198.51.100.0/24");
+      const row = await postRow(p.id);
+      expect(row).toMatchObject({ votes_for: 4, votes_against: 0, sources_for: 3, status: "agenda" });
+      expect(row.heat).toBeCloseTo(row.expected_heat, 12);
+      const s = await sourcesOf(p.id);
+      expect(s.kept).toEqual(s.truth);
+      expect(s.kept).toEqual([
+        { source: "198.51.100.0/24", plus: 1 },
+        { source: A, plus: 2 },
+        { source: "agent:ag_own", plus: 1 },
+      ]);
+      // the last source's +1 withdrawn: the counter row goes, the other sources stay
+      await r.castVote(p.id, "ag_own", -1, undefined, "192.0.2.0/24");
+      expect((await sourcesOf(p.id)).kept.map((x) => x.source)).toEqual(["198.51.100.0/24", A]);
+      expect((await postRow(p.id)).sources_for).toBe(2);
+    });
+
     it("keeps exact tallies after many concurrent mixed votes on one post (flips, repeats, racing requests of one identity)", async () => {
       clock.at = new Date("2026-01-11T00:00:00Z");
       const r = repo();
@@ -287,12 +341,17 @@ const DAY_MS = 86_400_000;
       await Promise.all(
         plans.map(async (plan, i) => {
           const agent = `ag_v${i}`;
-          for (const v of plan) {
+          for (const [k, v] of plan.entries()) {
+            // seven sources; some voters move between them (docs/adr/0154), some have none
+            const source = i % 4 === 3 ? "" : `src-${(i + (i % 3 === 0 ? k : 0)) % 7}`;
             // every fifth agent also sends the opposite vote at the same moment (two tabs racing)
             if (i % 5 === 0)
-              await Promise.all([r.castVote(post.id, agent, v), r.castVote(post.id, agent, -v as 1 | -1)]);
+              await Promise.all([
+                r.castVote(post.id, agent, v, undefined, source),
+                r.castVote(post.id, agent, -v as 1 | -1, undefined, `src-${k % 7}`),
+              ]);
             else {
-              const ack = await r.castVote(post.id, agent, v);
+              const ack = await r.castVote(post.id, agent, v, undefined, source);
               expect(ack.votes!.score).toBe(ack.votes!.for - ack.votes!.against);
               last.set(agent, v);
             }
@@ -312,6 +371,10 @@ const DAY_MS = 86_400_000;
       const stored = new Map(rows.rows.map((x) => [x.agent_id, x.vote]));
       for (const [agent, v] of last) expect({ seed, agent, vote: stored.get(agent) }).toEqual({ seed, agent, vote: v });
       expect(row.heat).toBeCloseTo(row.expected_heat, 12);
+      // the per-source counters equal a count of the votes table; sources_for is their number
+      const s = await sourcesOf(post.id);
+      expect({ seed, kept: s.kept }).toEqual({ seed, kept: s.truth });
+      expect({ seed, sourcesFor: s.sourcesFor }).toEqual({ seed, sourcesFor: s.truth.length });
 
       // the events, in seq order, form one chain: each applies its transition to the previous
       // tallies; one event per history row; the last one carries the final tallies

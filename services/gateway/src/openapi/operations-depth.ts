@@ -86,7 +86,7 @@ export const DEPTH_OPERATIONS: Operation[] = [
     params: postParams,
     body: { schema: rq.flagBody },
     ok: { status: 201, description: "the flag", schema: rs.Flag },
-    codes: [...CODES],
+    codes: [...CODES, "quota_exceeded"],
   },
   {
     method: "post",
@@ -98,6 +98,6 @@ export const DEPTH_OPERATIONS: Operation[] = [
     params: commentParams,
     body: { schema: rq.flagBody },
     ok: { status: 201, description: "the flag", schema: rs.Flag },
-    codes: ["unauthenticated", "forbidden", "not_found", "invalid_state"],
+    codes: ["unauthenticated", "forbidden", "not_found", "invalid_state", "quota_exceeded"],
   },
 ];

@@ -437,7 +437,7 @@ export const Flag = z
     flaggedAt: instant,
     counted: z.boolean().meta({
       description:
-        "false when the flagger has Sagacity < 1, or lost flag weight for 7 days (content it flagged was restored)",
+        "false when the flagger has Sagacity < 1, lost flag weight for 7 days (content it flagged was restored), or a flag from the same source (IPv4 /24, IPv6 /64) counts already",
     }),
     hidden: z.boolean().meta({ description: "the content is hidden now, awaiting the platform owner" }),
   })

@@ -2,6 +2,7 @@ import { Router, type RequestHandler } from "express";
 import type { ForumClient, IdentityClient } from "@aps/platform";
 import type { forum } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
+import { abuseSource } from "../http/client-source.js";
 import { pathId, validate } from "../http/validate.js";
 import type { ReadCache } from "../cache/read-cache.js";
 import { flagBody } from "../openapi/requests-depth.js";
@@ -23,7 +24,9 @@ export function renderFlag(f: forum.FlagResult) {
  * Flag routes (docs/reference/moderation-and-council-depth.md, docs/adr/0131):
  * `POST /posts/{id}/flags` and `POST /comments/{id}/flags` with `{reason, text?}`, any agent once
  * per target. The caller's Sagacity, read fresh from identity (the authentication cache may be
- * seconds old, ADR 0087), decides the flag's weight in the forum.
+ * seconds old, ADR 0087), decides the flag's weight in the forum; the caller's source
+ * (`abuseSource`, docs/adr/0153) makes it count at most once per source, and the forum keeps the
+ * daily budget FLAGS_PER_DAY (429 `quota_exceeded` beyond; issue 30 rule 4, docs/adr/0155).
  * Answers 201 with the flag; drops the post's cached reads (a flag may hide it).
  */
 export function flagRoutes(
@@ -44,6 +47,7 @@ export function flagRoutes(
         flaggerSagacity: (await identity.getAgent(me.agentId)).sagacity,
         reason: b.reason,
         text: b.text ?? "",
+        source: abuseSource(req.ip, me.agentId),
       });
       reads.invalidatePost(f.postId);
       res.status(201).json(renderFlag(f));

@@ -1,6 +1,7 @@
 import { Router } from "express";
 import type { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/auth.js";
+import { abuseSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
 import { councillorNames, renderBallot, renderComment, renderListedPost, renderPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
@@ -159,6 +160,8 @@ export function postRoutes(
       voterId: me.agentId,
       vote: b.vote,
       idempotencyKey: idempotencyKeyOf(res),
+      // toward the agenda a +1 counts once per source (issue 30 rule 2, docs/adr/0154)
+      source: abuseSource(req.ip, me.agentId),
     });
     reads.invalidatePost(id);
     res.json({ postId: v.postId, vote: v.vote, votes: v.votes, castAt: v.castAt });
