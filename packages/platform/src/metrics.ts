@@ -17,6 +17,8 @@ import type { Logger } from "./log.js";
  * - `aps_search_duration_seconds{engine,kind}` (knowledge: one search in the engine)
  * - `aps_rate_limit_store_failures_total` (gateway: counts answered by the per-process fallback, ADR 0070)
  * - `aps_gateway_cache_lookups_total{cache,result}` (gateway: `auth`/`read` caches, hit/miss/joined/bypass; ADR 0087, 0088)
+ * - `aps_event_streams_open`, `aps_event_stream_refusals_total{reason}`, `aps_event_stream_ends_total{reason}`,
+ *   `aps_event_feed_reads_total{reader}` (gateway: `GET /v1/events/stream`; ADR 0161)
  * - `aps_flags_total{reason,counted}`, `aps_flag_hides_total{target}`, `aps_flags_refused_total{cause}` (forum: community flags, ADR 0131, 0155)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
@@ -41,6 +43,57 @@ export const gatewayCacheLookups = new Counter({
   help: "Lookups in the gateway's caches: hit, miss, joined (waited for a lookup already running) or bypass (not cacheable).",
   labelNames: ["cache", "result"] as const,
   registers: [metricsRegistry],
+});
+/**
+ * Event streams (`GET /v1/events/stream`) refused (gateway, issue 30 rule 8, docs/adr/0161): `reason`
+ * `source` (429, EVENT_STREAMS_PER_SOURCE) or `replica` (503, EVENT_STREAMS_PER_REPLICA).
+ */
+export const eventStreamRefusals = new Counter({
+  name: "aps_event_stream_refusals_total",
+  help: "Event streams refused: source (429, EVENT_STREAMS_PER_SOURCE) or replica (503, EVENT_STREAMS_PER_REPLICA).",
+  labelNames: ["reason"] as const,
+  registers: [metricsRegistry],
+});
+/**
+ * Event streams ended (docs/adr/0161), by `reason`: `client_closed`, `max_age` (EVENT_STREAM_MAX_AGE_MS),
+ * `slow_client` (unsent buffer past EVENT_STREAM_MAX_BUFFER_BYTES), `shutdown`, `upstream_error`.
+ */
+export const eventStreamEnds = new Counter({
+  name: "aps_event_stream_ends_total",
+  help: "Event streams ended, by reason: client_closed, max_age, slow_client, shutdown, upstream_error.",
+  labelNames: ["reason"] as const,
+  registers: [metricsRegistry],
+});
+/**
+ * `ListEvents` calls made for event streams (docs/adr/0161), by `reader`: `shared` (the one reader per
+ * gateway, at most one every 500 ms while streams are open) or `catch_up` (a stream resuming behind
+ * the live end).
+ */
+export const eventFeedReads = new Counter({
+  name: "aps_event_feed_reads_total",
+  help: "ListEvents calls made for event streams: shared (one reader per gateway) or catch_up (a stream resuming behind the live end).",
+  labelNames: ["reader"] as const,
+  registers: [metricsRegistry],
+});
+/** Something that holds event streams open (a gateway's stream registry), for `aps_event_streams_open`. */
+export interface OpenStreamCount {
+  readonly size: number;
+}
+const openStreamSources = new Set<OpenStreamCount>();
+/** Counts `source`'s streams in `aps_event_streams_open` (docs/adr/0161); returns the unregister. */
+export function registerOpenStreams(source: OpenStreamCount): () => void {
+  openStreamSources.add(source);
+  return () => void openStreamSources.delete(source);
+}
+new Gauge({
+  name: "aps_event_streams_open",
+  help: "Event streams (GET /v1/events/stream) open in this process (sampled on scrape).",
+  registers: [metricsRegistry],
+  collect() {
+    let n = 0;
+    for (const s of openStreamSources) n += s.size;
+    this.set(n);
+  },
 });
 export const httpDuration = new Histogram({
   name: "aps_http_request_duration_seconds",

@@ -89,6 +89,33 @@ describe("gateway loadConfig(env)", () => {
       expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: bad })).toThrow(/MCP_ALLOWED_ORIGINS/);
   });
 
+  it("reads the event-stream bounds (issue 30 rule 8, docs/adr/0161) and refuses out-of-range values", () => {
+    expect(loadConfig({})).toMatchObject({
+      EVENT_STREAMS_PER_SOURCE: 10,
+      EVENT_STREAMS_PER_REPLICA: 2_000,
+      EVENT_STREAM_MAX_BUFFER_BYTES: 1024 * 1024,
+      EVENT_STREAM_MAX_AGE_MS: 15 * 60_000,
+    });
+    expect(
+      loadConfig({
+        EVENT_STREAMS_PER_SOURCE: "20",
+        EVENT_STREAMS_PER_REPLICA: "5",
+        EVENT_STREAM_MAX_BUFFER_BYTES: "65536",
+        EVENT_STREAM_MAX_AGE_MS: "1000",
+      }),
+    ).toMatchObject({
+      EVENT_STREAMS_PER_SOURCE: 20,
+      EVENT_STREAMS_PER_REPLICA: 5,
+      EVENT_STREAM_MAX_BUFFER_BYTES: 65_536,
+      EVENT_STREAM_MAX_AGE_MS: 1_000,
+    });
+    expect(() => loadConfig({ EVENT_STREAMS_PER_SOURCE: "21" })).toThrow(/EVENT_STREAMS_PER_SOURCE/);
+    expect(() => loadConfig({ EVENT_STREAMS_PER_SOURCE: "0" })).toThrow(/EVENT_STREAMS_PER_SOURCE/);
+    expect(() => loadConfig({ EVENT_STREAMS_PER_REPLICA: "many" })).toThrow(/EVENT_STREAMS_PER_REPLICA/);
+    expect(() => loadConfig({ EVENT_STREAM_MAX_BUFFER_BYTES: "1024" })).toThrow(/EVENT_STREAM_MAX_BUFFER_BYTES/);
+    expect(() => loadConfig({ EVENT_STREAM_MAX_AGE_MS: "999" })).toThrow(/EVENT_STREAM_MAX_AGE_MS/);
+  });
+
   it("reads overrides and refuses bad values", () => {
     expect(loadConfig({ PORT: "0", APS_ADMIN_TOKEN: "t".repeat(32), TRUSTED_PROXIES: "10.0.0.1" })).toMatchObject({
       PORT: 0,

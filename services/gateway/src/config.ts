@@ -132,6 +132,17 @@ export const gatewayEnvSchema = z.object({
   READ_CACHE_MAX_BYTES: boundedInt(8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
   /** How often this gateway reconciles its local request counts with the shared store, ms (docs/adr/0089). */
   RATE_LIMIT_SYNC_MS: boundedInt(250, 10, 10_000),
+  /**
+   * Event streams (`GET /v1/events/stream`) open at once per client source (ADR 0153) in one
+   * gateway process; beyond: 429 with Retry-After (issue 30 rule 8, docs/adr/0161). At most 20.
+   */
+  EVENT_STREAMS_PER_SOURCE: boundedInt(10, 1, 20),
+  /** Event streams open at once in one gateway process; beyond: 503 with Retry-After (docs/adr/0161). */
+  EVENT_STREAMS_PER_REPLICA: boundedInt(2_000, 1, 100_000),
+  /** Unsent bytes of one event stream past which its client is dropped, bytes (default 1 MiB; docs/adr/0161). */
+  EVENT_STREAM_MAX_BUFFER_BYTES: boundedInt(1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
+  /** Age after which the gateway ends an event stream cleanly (clients resume with Last-Event-ID), ms (default 15 min; docs/adr/0161). */
+  EVENT_STREAM_MAX_AGE_MS: boundedInt(15 * 60_000, 1_000, 24 * 3_600_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 

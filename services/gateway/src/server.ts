@@ -146,7 +146,15 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR, caller);
   const translation = new TranslationClient(local.translation ?? cfg.TRANSLATION_GRPC_ADDR, caller);
   const notifications = new NotificationsClient(local.notifications ?? cfg.NOTIFICATIONS_GRPC_ADDR, caller);
-  const sseStreams = new SseStreams();
+  const sseStreams = new SseStreams(
+    {
+      perSource: cfg.EVENT_STREAMS_PER_SOURCE,
+      perReplica: cfg.EVENT_STREAMS_PER_REPLICA,
+      maxBufferBytes: cfg.EVENT_STREAM_MAX_BUFFER_BYTES,
+      maxAgeMs: cfg.EVENT_STREAM_MAX_AGE_MS,
+    },
+    log,
+  );
   const app = createApp({
     identity,
     forum,

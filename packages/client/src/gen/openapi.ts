@@ -18034,7 +18034,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description an endless text/event-stream */
+            /** @description a text/event-stream that starts at the live end without a cursor; the server ends it after EVENT_STREAM_MAX_AGE_MS (resume with Last-Event-ID) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

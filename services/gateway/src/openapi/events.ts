@@ -189,7 +189,8 @@ export const EVENT_OPERATIONS: Operation[] = [
     query: streamQuery,
     ok: {
       status: 200,
-      description: "an endless text/event-stream",
+      description:
+        "a text/event-stream that starts at the live end without a cursor; the server ends it after EVENT_STREAM_MAX_AGE_MS (resume with Last-Event-ID)",
       schema: z.string(),
       mediaType: "text/event-stream",
     },

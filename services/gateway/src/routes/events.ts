@@ -1,7 +1,7 @@
 import { Router, type Response } from "express";
 import { ApsError, type NotificationsClient } from "@aps/platform";
 import type { notifications } from "@aps/proto";
-import { requireCaller } from "../http/auth.js";
+import { AUTH_RESULT, requireCaller } from "../http/auth.js";
 import { pathId, validate } from "../http/validate.js";
 import {
   deliveriesQuery,
@@ -13,17 +13,20 @@ import {
   webhookParams,
 } from "../openapi/events.js";
 import type { SseStreams } from "../http/sse.js";
-
-/** How often an SSE stream asks the feed for events after its cursor, ms. */
-const STREAM_POLL_MS = 500;
-/** A comment line keeps idle proxies from closing an SSE stream, ms. */
-const STREAM_HEARTBEAT_MS = 15_000;
+import { abuseSource } from "../http/client-source.js";
+import { FeedHub } from "../events/feed-hub.js";
+import { serveEventStream } from "../events/stream.js";
 
 const parse = (j: string): Record<string, unknown> => JSON.parse(j || "{}") as Record<string, unknown>;
 
 /** A feed event as HTTP serves it: the webhook payload `{type, timestamp, data}` with its cursor. */
 function renderFeedEvent(e: notifications.FeedEvent) {
   return { cursor: e.cursor, eventId: e.eventId, type: e.type, timestamp: e.occurredAt, data: parse(e.dataJson) };
+}
+
+/** A feed event as one Server-Sent Events frame: `id:` its cursor, `event:` its type, `data:` the item as JSON. */
+function sseFrame(e: notifications.FeedEvent): string {
+  return `id: ${e.cursor}\nevent: ${e.type}\ndata: ${JSON.stringify(renderFeedEvent(e))}\n\n`;
 }
 
 /** An inbox item: event type, post, actor, time and link (issue #14 "Inbox"). */
@@ -87,45 +90,23 @@ export function eventRoutes(n: NotificationsClient | undefined, streams: SseStre
   });
 
   // Server-Sent Events (WHATWG HTML §9.2): `id:` is the cursor, so a reconnecting client's
-  // Last-Event-ID resumes exactly after the last event it saw.
+  // Last-Event-ID resumes exactly after the last event it saw. Bounded and served from one shared
+  // feed reader per gateway (issue 30 rule 8, docs/adr/0161: events/stream.ts).
+  const hub = n ? new FeedHub(n, sseFrame, { log: streams.log }) : undefined;
   r.get("/events/stream", async (req, res) => {
     const q = validate(streamQuery, req.query, "query");
     const last = req.header("last-event-id");
     if (last !== undefined && !/^\d{1,18}$/.test(last))
       throw new ApsError("invalid_request", "Last-Event-ID must be an event id sent by this stream");
-    const client = need(n);
-    let after = last ?? q.after ?? "";
-    // The first page answers errors as problem+json before the stream starts.
-    let page = await client.listEvents({ after, types: q.types, limit: 100 });
-    res.status(200);
-    res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
-    res.setHeader("X-Accel-Buffering", "no");
-    res.flushHeaders();
-    res.write("retry: 2000\n\n");
-    const stream = streams.open(res);
-    let lastWrite = Date.now();
-    try {
-      while (stream.open) {
-        for (const e of page.items) {
-          res.write(`id: ${e.cursor}\nevent: ${e.type}\ndata: ${JSON.stringify(renderFeedEvent(e))}\n\n`);
-          after = e.cursor;
-          lastWrite = Date.now();
-        }
-        if (page.items.length < 100) {
-          if (Date.now() - lastWrite >= STREAM_HEARTBEAT_MS) {
-            res.write(": keep-alive\n\n");
-            lastWrite = Date.now();
-          }
-          await stream.sleep(STREAM_POLL_MS);
-        }
-        if (!stream.open) break;
-        page = await client.listEvents({ after, types: q.types, limit: 100 });
-      }
-    } catch {
-      // the service went away mid-stream: end it; the client reconnects with Last-Event-ID
-    } finally {
-      stream.close();
-    }
+    const feed = need(n);
+    const agent = (res.locals[AUTH_RESULT] as { agent?: { agentId: string } } | undefined)?.agent;
+    const source = abuseSource(req.ip ?? req.socket.remoteAddress, agent?.agentId);
+    const cursor = last ?? (q.after || undefined);
+    await serveEventStream(
+      res,
+      { source, cursor, types: q.types ?? [] },
+      { feed, hub: hub!, streams, render: sseFrame },
+    );
   });
 
   r.get("/me/notifications", async (req, res) => {

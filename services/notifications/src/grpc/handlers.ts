@@ -40,6 +40,8 @@ export function notificationsHandlers(stores: NotificationsStores, policy: Targe
     listEvents: unary(log, async (req: notifications.ListEventsRequest): Promise<notifications.ListEventsResponse> => {
       const q = parseRequest(z.object({ after: cursor, types: z.array(publicType).max(20), limit }), req);
       const after = parseSeqCursor(q.after, "after");
+      // the head first: a short page then covers every event up to max(head, its last item)
+      const head = await stores.feed.head();
       const rows = await stores.feed.list(after, q.types, q.limit);
       // past every event ever numbered: a cursor never issued (issue 30 rule 10, docs/adr/0162)
       if (rows.length === 0 && after > 0n) await stores.feed.refuseUnissued(after, "after");
@@ -52,6 +54,7 @@ export function notificationsHandlers(stores: NotificationsStores, policy: Targe
           dataJson: json(r.data),
         })),
         nextCursor: rows.at(-1)?.cursor ?? (q.after || "0"),
+        head,
       };
     }),
     listNotifications: unary(

@@ -185,6 +185,15 @@ export class FeedStore {
     return r.rows.map((x) => ({ cursor: x.seq, eventId: x.event_id, type: x.type, occurredAt: x.at, data: x.data }));
   }
 
+  /**
+   * The newest cursor of the whole feed (every type), "0" when it is empty: the live end where the
+   * gateway's shared stream reader starts (docs/adr/0161). One backward step on the primary key.
+   */
+  async head(): Promise<string> {
+    const r = await this.pool.query<{ head: string }>("SELECT COALESCE(max(seq), 0)::text AS head FROM feed_events");
+    return r.rows[0]!.head;
+  }
+
   /** Deletes feed events recorded before `cutoff` (retention, FEED_RETENTION); resolves how many. */
   async prune(cutoff: Date): Promise<number> {
     const r = await this.pool.query("DELETE FROM feed_events WHERE recorded_at < $1", [cutoff]);

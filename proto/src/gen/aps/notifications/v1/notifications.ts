@@ -51,6 +51,12 @@ export interface ListEventsResponse {
   items: FeedEvent[];
   /** the last item's cursor, or `after` when empty */
   nextCursor: string;
+  /**
+   * The newest cursor of the whole feed (every type), read before the page: "0" when the feed is
+   * empty. A reader whose page came back short has seen every event up to max(head, last item)
+   * (the gateway's shared stream reader starts new streams at it, docs/adr/0161).
+   */
+  head: string;
 }
 
 /** One item of an agent's inbox. */
@@ -415,7 +421,7 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
 };
 
 function createBaseListEventsResponse(): ListEventsResponse {
-  return { items: [], nextCursor: "" };
+  return { items: [], nextCursor: "", head: "" };
 }
 
 export const ListEventsResponse: MessageFns<ListEventsResponse> = {
@@ -425,6 +431,9 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
     }
     if (message.nextCursor !== "") {
       writer.uint32(18).string(message.nextCursor);
+    }
+    if (message.head !== "") {
+      writer.uint32(26).string(message.head);
     }
     return writer;
   },
@@ -458,6 +467,14 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
             message.nextCursor = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.head = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -478,6 +495,7 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
         : isSet(object.next_cursor)
         ? globalThis.String(object.next_cursor)
         : "",
+      head: isSet(object.head) ? globalThis.String(object.head) : "",
     };
   },
 
@@ -489,6 +507,9 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
     if (message.nextCursor !== "") {
       obj.nextCursor = message.nextCursor;
     }
+    if (message.head !== "") {
+      obj.head = message.head;
+    }
     return obj;
   },
 
@@ -499,6 +520,7 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
     const message = createBaseListEventsResponse();
     message.items = object.items?.map((e) => FeedEvent.fromPartial(e)) || [];
     message.nextCursor = object.nextCursor ?? "";
+    message.head = object.head ?? "";
     return message;
   },
 };

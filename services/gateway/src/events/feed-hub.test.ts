@@ -1,0 +1,118 @@
+import type { notifications } from "@aps/proto";
+import { FeedHub, type FeedSource, type HubEvent } from "./feed-hub.js";
+
+/** An in-memory feed: `seq` 1…n, every call counted. */
+function feed() {
+  const f = {
+    rows: [] as notifications.FeedEvent[],
+    calls: [] as notifications.ListEventsRequest[],
+    fail: false,
+    add(n: number, type = "post.created") {
+      for (let i = 0; i < n; i++) {
+        const cursor = String(f.rows.length + 1);
+        f.rows.push({ cursor, eventId: `e${cursor}`, type, occurredAt: "2026-01-01T00:00:00.000Z", dataJson: "{}" });
+      }
+    },
+    async listEvents(req: notifications.ListEventsRequest): Promise<notifications.ListEventsResponse> {
+      f.calls.push(req);
+      if (f.fail) throw new Error("down");
+      const after = Number(req.after || "0");
+      const items = f.rows
+        .filter((r) => Number(r.cursor) > after && (req.types.length === 0 || req.types.includes(r.type)))
+        .slice(0, req.limit);
+      return { items, nextCursor: items.at(-1)?.cursor ?? (req.after || "0"), head: String(f.rows.length) };
+    },
+  };
+  return f satisfies FeedSource;
+}
+
+const render = (e: notifications.FeedEvent) => `id: ${e.cursor}\n\n`;
+const seqs = (events: readonly HubEvent[]) => events.map((e) => Number(e.seq));
+const until = async (ok: () => boolean) => {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(ok()).toBe(true);
+};
+
+/** The shared feed reader (docs/adr/0161, issue 31 item 4). */
+describe("FeedHub", () => {
+  it("starts at the feed's head and fans each new event out to every live listener with one read", async () => {
+    const f = feed();
+    f.add(5);
+    const hub = new FeedHub(f, render, { pollMs: 10 });
+    hub.acquire();
+    expect(await hub.fresh()).toBe(5n);
+    const got: number[][] = Array.from({ length: 50 }, () => []);
+    for (const g of got) expect(hub.join(5n, (events) => g.push(...seqs(events)))?.replay).toEqual([]);
+    const before = f.calls.length;
+    f.add(2);
+    await until(() => got.every((g) => g.length === 2));
+    expect(got.every((g) => g.join() === "6,7")).toBe(true);
+    // 50 listeners, still one reader: a few polls, not 50 per poll
+    expect(f.calls.length - before).toBeLessThan(10);
+    expect(f.calls.every((c) => c.types.length === 0)).toBe(true);
+    hub.release();
+  });
+
+  it("reads again at once after a full page, and renders each event once for all listeners", async () => {
+    const f = feed();
+    const hub = new FeedHub(f, render, { pollMs: 1_000, pageSize: 10 });
+    hub.acquire();
+    await hub.fresh();
+    const got: HubEvent[] = [];
+    const other: HubEvent[] = [];
+    hub.join(0n, (events) => got.push(...events));
+    hub.join(0n, (events) => other.push(...events));
+    f.add(35);
+    await hub.fresh();
+    await until(() => got.length === 35);
+    expect(seqs(got)).toEqual(Array.from({ length: 35 }, (_, i) => i + 1));
+    expect(got[0]).toBe(other[0]);
+    expect(got[0]!.frame).toBe("id: 1\n\n");
+    hub.release();
+  });
+
+  it("lets a stream join only while its ring covers the stream's position, replaying what it missed", async () => {
+    const f = feed();
+    f.add(3);
+    const hub = new FeedHub(f, render, { pollMs: 5, ringEvents: 4 });
+    hub.acquire();
+    await hub.fresh(); // head 3, floor 3
+    expect(hub.join(2n, () => undefined)).toBeUndefined();
+    f.add(6); // 4…9; the ring keeps 6…9 (floor 5)
+    await until(() => hub.head === 9n);
+    expect(hub.join(4n, () => undefined)).toBeUndefined();
+    const joined = hub.join(6n, () => undefined)!;
+    expect([seqs(joined.replay), joined.head]).toEqual([[7, 8, 9], 9n]);
+    hub.release();
+  });
+
+  it("stops reading when the last stream leaves, and starts again at the then head", async () => {
+    const f = feed();
+    const hub = new FeedHub(f, render, { pollMs: 5 });
+    hub.acquire();
+    await hub.fresh();
+    hub.release();
+    await until(() => hub.head === undefined);
+    const calls = f.calls.length;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(f.calls.length).toBe(calls);
+    f.add(500);
+    hub.acquire();
+    expect(await hub.fresh()).toBe(500n);
+    // it did not read the 500 events it did not need
+    expect(f.calls.slice(calls).every((c) => c.limit === 1 || c.after === "500")).toBe(true);
+    hub.release();
+  });
+
+  it("rejects fresh() while the feed is down and keeps trying", async () => {
+    const f = feed();
+    f.fail = true;
+    const hub = new FeedHub(f, render, { pollMs: 5 });
+    hub.acquire();
+    await expect(hub.fresh()).rejects.toThrow("down");
+    f.fail = false;
+    f.add(1);
+    expect(await hub.fresh()).toBe(1n);
+    hub.release();
+  });
+});
