@@ -233,9 +233,11 @@ async function startServices(
     listenAddr: loopback,
     feedRetentionMs: notifCfg.FEED_RETENTION,
     retrySchedule: notifCfg.WEBHOOK_RETRY_SCHEDULE,
-    timeoutMs: notifCfg.WEBHOOK_TIMEOUT_MS,
+    attemptTimeoutMs: notifCfg.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+    concurrency: notifCfg.WEBHOOK_CONCURRENCY,
     pollMs: notifCfg.WEBHOOK_POLL_MS,
     allowPrivate: notifCfg.WEBHOOK_ALLOW_PRIVATE,
+    allowedPorts: notifCfg.WEBHOOK_ALLOWED_PORTS,
   });
   const at = (port: number) => `127.0.0.1:${port}`;
   // Keyed by the one service list (docs/adr/0105): a service missing here fails the type check.

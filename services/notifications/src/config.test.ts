@@ -8,6 +8,24 @@ describe("notifications loadConfig(env)", () => {
     expect(c.WEBHOOK_RETRY_SCHEDULE).toEqual([5e3, 300e3, 1800e3, 7200e3, 18000e3, 36000e3, 36000e3]);
     expect(c.WEBHOOK_RETRY_SCHEDULE.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(24 * 3600 * 1000);
     expect(c.WEBHOOK_ALLOW_PRIVATE).toBe(false);
+    // issue 30 rules 7 and 12 (docs/adr/0159)
+    expect(c.WEBHOOK_ATTEMPT_TIMEOUT_MS).toBe(10_000);
+    expect(c.WEBHOOK_CONCURRENCY).toBe(16);
+    expect(c.WEBHOOK_ALLOWED_PORTS).toEqual([443, 80, 8443]);
+  });
+
+  it("webhook attempt limits: deadline (the old WEBHOOK_TIMEOUT_MS name still read), pool, ports", () => {
+    expect(loadConfig({ WEBHOOK_ATTEMPT_TIMEOUT_MS: "1500" }).WEBHOOK_ATTEMPT_TIMEOUT_MS).toBe(1500);
+    expect(loadConfig({ WEBHOOK_TIMEOUT_MS: "7000" }).WEBHOOK_ATTEMPT_TIMEOUT_MS).toBe(7000);
+    expect(
+      loadConfig({ WEBHOOK_TIMEOUT_MS: "7000", WEBHOOK_ATTEMPT_TIMEOUT_MS: "3000" }).WEBHOOK_ATTEMPT_TIMEOUT_MS,
+    ).toBe(3000);
+    expect(() => loadConfig({ WEBHOOK_ATTEMPT_TIMEOUT_MS: "10" })).toThrow(/WEBHOOK_ATTEMPT_TIMEOUT_MS/);
+    expect(loadConfig({ WEBHOOK_CONCURRENCY: "4" }).WEBHOOK_CONCURRENCY).toBe(4);
+    expect(() => loadConfig({ WEBHOOK_CONCURRENCY: "0" })).toThrow(/WEBHOOK_CONCURRENCY/);
+    expect(loadConfig({ WEBHOOK_ALLOWED_PORTS: "443, 9443" }).WEBHOOK_ALLOWED_PORTS).toEqual([443, 9443]);
+    for (const bad of ["", "https", "0", "70000", "443,,80"])
+      expect(() => loadConfig({ WEBHOOK_ALLOWED_PORTS: bad })).toThrow(/WEBHOOK_ALLOWED_PORTS/);
   });
 
   it("WEBHOOK_ALLOW_PRIVATE is on only for 1/true and refuses anything else", () => {

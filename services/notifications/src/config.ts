@@ -46,6 +46,21 @@ const flag = z
   .default("0")
   .transform((v) => v === "1" || v === "true");
 
+/** A comma-separated list of TCP ports (1–65535), e.g. `443,80,8443`. */
+const ports = (def: string) =>
+  z
+    .string()
+    .default(def)
+    .transform((v, ctx) => {
+      const parts = v.split(",").map((p) => p.trim());
+      const nums = parts.map(Number);
+      if (parts.some((p) => !/^\d{1,5}$/.test(p)) || nums.some((n) => n < 1 || n > 65_535)) {
+        ctx.addIssue({ code: "custom", message: "expected comma-separated ports 1-65535, e.g. 443,80,8443" });
+        return z.NEVER;
+      }
+      return [...new Set(nums)];
+    });
+
 /** Env schema of the notifications service (README "Configuration", docs/reference/events.md). */
 export const notificationsEnvSchema = commonEnvSchema.extend({
   NOTIFICATIONS_LISTEN_ADDR: grpcAddr(defaultListenAddr("notifications")),
@@ -54,8 +69,21 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
   FEED_RETENTION: duration("30d"),
   /** Delays before each webhook retry (DEFAULT_RETRY_SCHEDULE); the endpoint is disabled after the last. */
   WEBHOOK_RETRY_SCHEDULE: schedule,
-  /** Time limit of one webhook delivery attempt, ms (Standard Webhooks: "a short timeout"). */
-  WEBHOOK_TIMEOUT_MS: intVar(15_000, 100),
+  /**
+   * Hard deadline of one webhook delivery attempt, ms: connect, request, status and the answer's
+   * first WEBHOOK_ANSWER_MAX_BYTES all within it, however slowly the target trickles (issue 30
+   * rule 7, docs/adr/0159; Standard Webhooks: "a short timeout").
+   */
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: intVar(10_000, 100),
+  /** Deprecated name of WEBHOOK_ATTEMPT_TIMEOUT_MS (read only when that is unset). */
+  WEBHOOK_TIMEOUT_MS: optionalVar(),
+  /**
+   * Attempts in flight at once per notifications replica (issue 30 rule 7, docs/adr/0159); never
+   * more than one per endpoint across replicas, and at most half of them on endpoints that were slow.
+   */
+  WEBHOOK_CONCURRENCY: intVar(16, 1),
+  /** The ports a webhook URL may name (issue 30 rule 12); lifted by WEBHOOK_ALLOW_PRIVATE. */
+  WEBHOOK_ALLOWED_PORTS: ports("443,80,8443"),
   /** The delivery worker's safety poll, ms (it is also woken after each commit that queued deliveries). */
   WEBHOOK_POLL_MS: intVar(1_000, 10),
   /**
@@ -66,10 +94,19 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
 });
 
 /** Typed notifications config (durations in ms). */
-export type NotificationsConfig = z.infer<typeof notificationsEnvSchema> & { databaseUrl: string | undefined };
+export type NotificationsConfig = Omit<z.infer<typeof notificationsEnvSchema>, "WEBHOOK_TIMEOUT_MS"> & {
+  databaseUrl: string | undefined;
+};
 
-/** Parses the notifications service's config from `env`; throws listing every bad variable. */
+/**
+ * Parses the notifications service's config from `env`; throws listing every bad variable. The
+ * deprecated WEBHOOK_TIMEOUT_MS sets WEBHOOK_ATTEMPT_TIMEOUT_MS when only it is given.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv): NotificationsConfig {
-  const c = parseEnv(notificationsEnvSchema, env);
+  const legacy = env.WEBHOOK_ATTEMPT_TIMEOUT_MS === undefined ? env.WEBHOOK_TIMEOUT_MS : undefined;
+  const { WEBHOOK_TIMEOUT_MS: _old, ...c } = parseEnv(notificationsEnvSchema, {
+    ...env,
+    ...(legacy !== undefined ? { WEBHOOK_ATTEMPT_TIMEOUT_MS: legacy } : {}),
+  });
   return { ...c, databaseUrl: c.NOTIFICATIONS_DATABASE_URL ?? c.DATABASE_URL };
 }

@@ -16,9 +16,11 @@ const svc = await startNotifications(deps, {
   listenAddr: cfg.NOTIFICATIONS_LISTEN_ADDR,
   feedRetentionMs: cfg.FEED_RETENTION,
   retrySchedule: cfg.WEBHOOK_RETRY_SCHEDULE,
-  timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
+  attemptTimeoutMs: cfg.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+  concurrency: cfg.WEBHOOK_CONCURRENCY,
   pollMs: cfg.WEBHOOK_POLL_MS,
   allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE,
+  allowedPorts: cfg.WEBHOOK_ALLOWED_PORTS,
 });
 const metrics = await startMetricsServer(metricsPortFromEnv(), deps.log);
 onShutdown(deps.log, async () => {

@@ -22,12 +22,16 @@ export interface NotificationsOptions {
   feedRetentionMs: number;
   /** WEBHOOK_RETRY_SCHEDULE, ms each. */
   retrySchedule: number[];
-  /** WEBHOOK_TIMEOUT_MS. */
-  timeoutMs: number;
+  /** WEBHOOK_ATTEMPT_TIMEOUT_MS: hard deadline of one attempt (issue 30 rule 7, docs/adr/0159). */
+  attemptTimeoutMs: number;
+  /** WEBHOOK_CONCURRENCY: attempts in flight at once in this replica (docs/adr/0159). */
+  concurrency: number;
   /** WEBHOOK_POLL_MS. */
   pollMs: number;
   /** WEBHOOK_ALLOW_PRIVATE (tests and local setups only). */
   allowPrivate: boolean;
+  /** WEBHOOK_ALLOWED_PORTS (issue 30 rule 12). */
+  allowedPorts: readonly number[];
   /** DNS seam of the SSRF guard (tests). */
   resolve?: Resolver;
 }
@@ -47,14 +51,19 @@ export interface NotificationsHandle {
  * feed's retention (docs/adr/0125).
  */
 export async function startNotifications(deps: ServiceDeps, opts: NotificationsOptions): Promise<NotificationsHandle> {
+  const policy = {
+    allowPrivate: opts.allowPrivate,
+    allowedPorts: opts.allowedPorts,
+    ...(opts.resolve ? { resolve: opts.resolve } : {}),
+  };
   const worker = new DeliveryWorker(
     deps.db.pool,
     {
       retrySchedule: opts.retrySchedule,
-      timeoutMs: opts.timeoutMs,
+      attemptTimeoutMs: opts.attemptTimeoutMs,
+      concurrency: opts.concurrency,
       pollMs: opts.pollMs,
-      allowPrivate: opts.allowPrivate,
-      ...(opts.resolve ? { resolve: opts.resolve } : {}),
+      policy,
     },
     deps.log,
   );
@@ -67,12 +76,7 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
       inbox: new InboxStore(deps.db.pool),
       webhooks: new WebhookStore(deps.db.pool),
     }),
-    handlers: (repo) =>
-      notificationsHandlers(
-        repo,
-        { allowPrivate: opts.allowPrivate, ...(opts.resolve ? { resolve: opts.resolve } : {}) },
-        deps.log,
-      ),
+    handlers: (repo) => notificationsHandlers(repo, policy, deps.log),
     background: async (repo) => {
       const feed = await consumeFeed(deps.bus, deps.db.pool, () => worker.notify(), deps.log);
       worker.start();

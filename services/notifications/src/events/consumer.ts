@@ -9,7 +9,8 @@ import {
   type Logger,
   type Subscription,
 } from "@aps/platform";
-import { ingest } from "../store/feed.js";
+import { FEED_LOCK, ingest } from "../store/feed.js";
+import { applyModeration } from "../store/hidden.js";
 import { PARTICIPATION_RULES, PUBLIC_EVENT_RULES } from "./public-events.js";
 
 /** Durable consumer name of the feed (one per purpose, docs/architecture.md §6). */
@@ -27,6 +28,8 @@ export const AUTHOR_WAIT_MS = 60_000;
  * PARTICIPATION_RULES) with one durable consumer: each event's public events, inbox items,
  * webhook deliveries and participation are written in one transaction, exactly once per event
  * (`processed_events`, docs/architecture.md §6) — a restart or redelivery duplicates nothing.
+ * `forum.post_moderated` is consumed too: hiding a post or comment redacts what the feed and the
+ * pending deliveries say of it (store/hidden.ts, docs/adr/0160).
  * `wake` is the delivery worker's, called after a commit that queued deliveries.
  */
 export function consumeFeed(
@@ -57,5 +60,15 @@ export function consumeFeed(
     };
     (handlers as Record<string, unknown>)[type] = handler;
   }
+  // Hidden means hidden (issue 30 rule 9, docs/adr/0160): a hide redacts the stored feed rows and
+  // pending deliveries about its post or comment, under the feed lock that ingest holds too.
+  handlers["forum.post_moderated"] = async (m) => {
+    await processOnce(pool, FEED_CONSUMER, m.eventId, async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [FEED_LOCK]);
+      const r = await applyModeration(tx, m);
+      if (r.feedRows > 0)
+        log.info({ postId: m.postId, commentId: m.commentId, ...r }, "hidden content redacted in the feed");
+    });
+  };
   return consumeEvents(bus, { durable: FEED_CONSUMER, handlers });
 }

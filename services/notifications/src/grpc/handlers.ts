@@ -5,7 +5,7 @@ import { PUBLIC_EVENT_TYPES } from "../events/public-events.js";
 import { parseSeqCursor, type FeedStore } from "../store/feed.js";
 import type { InboxStore } from "../store/inbox.js";
 import type { WebhookStore } from "../store/webhooks.js";
-import { checkTarget, type Resolver } from "../webhooks/ssrf.js";
+import { checkTarget, type TargetPolicy } from "../webhooks/ssrf.js";
 import { newSecret } from "../webhooks/signature.js";
 
 const agentId = z.string().min(1).max(64);
@@ -26,11 +26,8 @@ export interface NotificationsStores {
   webhooks: WebhookStore;
 }
 
-/** The SSRF settings of webhook registration (WEBHOOK_ALLOW_PRIVATE; DNS seam for tests). */
-export interface TargetPolicy {
-  allowPrivate: boolean;
-  resolve?: Resolver;
-}
+/** The SSRF settings of webhook registration (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS; DNS seam for tests). */
+export type { TargetPolicy };
 
 const json = (d: Record<string, unknown>) => JSON.stringify(d);
 
@@ -84,7 +81,7 @@ export function notificationsHandlers(stores: NotificationsStores, policy: Targe
       log,
       async (req: notifications.CreateWebhookRequest): Promise<notifications.CreateWebhookResponse> => {
         const q = parseRequest(z.object({ agentId, url: z.string().min(1).max(2048), events: subscription }), req);
-        const target = await checkTarget(q.url, policy.allowPrivate, policy.resolve);
+        const target = await checkTarget(q.url, policy);
         const secret = newSecret();
         const webhook = await stores.webhooks.create(q.agentId, target.url.toString(), q.events, secret);
         return { webhook, secret };

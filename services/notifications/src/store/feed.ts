@@ -1,15 +1,17 @@
 import type pg from "pg";
 import { afterCommit, ApsError, newId, type Tx } from "@aps/platform";
 import type { PublicEvent } from "../events/public-events.js";
+import { redactEventData } from "../events/redact.js";
+import { hiddenAmong } from "./hidden.js";
 import { addInboxItem } from "./inbox.js";
 
 /**
  * Key of the transaction-scoped advisory lock every feed write takes: feed rows are numbered and
  * committed one transaction at a time, so `seq` order is commit order (a reader resuming after a
- * cursor can never miss a row that commits later with a smaller number). Any constant unique to
- * this schema's writers.
+ * cursor can never miss a row that commits later with a smaller number). The redaction of hidden
+ * content takes it too (docs/adr/0160). Any constant unique to this schema's writers.
  */
-const FEED_LOCK = 7_356_112_014;
+export const FEED_LOCK = 7_356_112_014;
 
 /** A stored public event as the feed serves it (the webhook payload plus its position). */
 export interface FeedRow {
@@ -63,7 +65,11 @@ export async function ingest(
 ): Promise<IngestResult> {
   const result: IngestResult = { stored: 0, notified: 0, queued: 0, authorUnknown: false };
   if (events.length > 0) await tx.query("SELECT pg_advisory_xact_lock($1)", [FEED_LOCK]);
-  for (const e of events) {
+  // Content hidden before this event arrived: stored redacted (issue 30 rule 9, docs/adr/0160).
+  // Read under the feed lock, which the moderation takes too: no hide slips between.
+  const hidden = await hiddenAmong(tx, [...new Set(events.flatMap(targetsOf))]);
+  for (const raw of events) {
+    const e = targetsOf(raw).some((t) => hidden.has(t)) ? { ...raw, data: redactEventData(raw.type, raw.data) } : raw;
     if (e.onceKey) {
       const once = await tx.query("INSERT INTO announced_once (once_key) VALUES ($1) ON CONFLICT DO NOTHING", [
         e.onceKey,
@@ -95,7 +101,17 @@ export async function ingest(
   return result;
 }
 
-/** One delivery per enabled webhook subscribed to `e.type` (or `*`), each with its own webhook-id. */
+/** The post and the comment a public event is about (the ids hiding works on). */
+function targetsOf(e: PublicEvent): string[] {
+  const comment = e.data.commentId;
+  return [...(e.postId ? [e.postId] : []), ...(typeof comment === "string" && comment !== "" ? [comment] : [])];
+}
+
+/**
+ * One delivery per enabled webhook subscribed to `e.type` (or `*`), each with its own webhook-id;
+ * each of those endpoints is due now at the latest (its `next_due_at`, the per-endpoint claim of
+ * webhooks/worker.ts, issue 30 rule 7, docs/adr/0159).
+ */
 async function queueDeliveries(
   tx: Tx,
   feedSeq: string,
@@ -115,6 +131,11 @@ async function queueDeliveries(
      SELECT d.id, d.webhook_id, $1, $2, $3, $4, now()
      FROM unnest($5::text[], $6::text[]) AS d(id, webhook_id) ON CONFLICT DO NOTHING`,
     [feedSeq, e.type, source.eventId, body, hooks.rows.map(() => newId("msg_")), hooks.rows.map((h) => h.id)],
+  );
+  // Only endpoints not yet due are written (an endpoint with a backlog is due already).
+  await tx.query(
+    "UPDATE webhooks SET next_due_at = now() WHERE id = ANY($1::text[]) AND (next_due_at IS NULL OR next_due_at > now())",
+    [hooks.rows.map((h) => h.id)],
   );
   return hooks.rows.length;
 }

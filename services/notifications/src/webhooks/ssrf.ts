@@ -11,6 +11,12 @@ import { ApsError } from "@aps/platform";
  * multicast, reserved and the IPv6 transition ranges that embed an IPv4 address are refused.
  * Checked when a webhook is registered and again before each delivery, which then connects to the
  * address checked (no second DNS answer: DNS rebinding).
+ *
+ * Issue 30 rule 12 (docs/adr/0159): an IPv6 address must also lie in the global unicast block
+ * 2000::/3, which refuses the deprecated IPv4-compatible addresses `::a.b.c.d` (`::a9fe:a9fe` is
+ * 169.254.169.254 on hosts that still route them) and every other block outside it; the URL's port
+ * (its scheme's default when absent) must be in WEBHOOK_ALLOWED_PORTS (443, 80, 8443 by default).
+ * The refusals name the rule, never the address a name resolved to (no map of internal names).
  */
 
 /** A target that passed the guard: the URL and the one address to connect to. */
@@ -20,12 +26,41 @@ export interface CheckedTarget {
   family: 4 | 6;
 }
 
-/** True when `ip` is a public unicast address (IPv4-mapped IPv6 is judged as its IPv4 address). */
+/** The IPv6 global unicast block (RFC 4291 §2.4): every public IPv6 address lies in it. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
+
+/**
+ * True when `ip` is a public unicast address: IPv4 in ipaddr.js's range `unicast`; IPv6 in
+ * `unicast` and inside 2000::/3 (so `::a9fe:a9fe`, IPv4-compatible, is refused: issue 30 rule 12);
+ * an IPv4-mapped IPv6 address is judged as its IPv4 address.
+ */
 export function isPublicAddress(ip: string): boolean {
   if (!ipaddr.isValid(ip)) return false;
   let a = ipaddr.parse(ip);
   if (a.kind() === "ipv6" && (a as ipaddr.IPv6).isIPv4MappedAddress()) a = (a as ipaddr.IPv6).toIPv4Address();
-  return a.range() === "unicast";
+  if (a.range() !== "unicast") return false;
+  return a.kind() === "ipv4" || (a as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
+}
+
+/** The ports a webhook target may use unless `allowPrivate` (WEBHOOK_ALLOWED_PORTS' default). */
+export const DEFAULT_ALLOWED_PORTS: readonly number[] = [443, 80, 8443];
+
+/** The target rules of one deployment (the notifications config). */
+export interface TargetPolicy {
+  /**
+   * WEBHOOK_ALLOW_PRIVATE — tests and local setups only: also `http:`, any address and any port
+   * (the local receivers of tests listen on random loopback ports).
+   */
+  allowPrivate: boolean;
+  /** WEBHOOK_ALLOWED_PORTS: the ports a target may name (the scheme's default when it names none). */
+  allowedPorts: readonly number[];
+  /** DNS seam for tests; the system resolver by default. */
+  resolve?: Resolver;
+}
+
+/** The port `url` connects to: its own, or its scheme's default (443 for https:, 80 for http:). */
+export function portOf(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === "http:" ? 80 : 443;
 }
 
 /** Resolves all addresses of `host` (an IP literal resolves to itself). */
@@ -34,15 +69,13 @@ export type Resolver = (host: string) => Promise<{ address: string; family: numb
 const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true });
 
 /**
- * Parses and checks `raw`; resolves the target or throws ApsError `invalid_request` naming why.
- * With `allowPrivate` (WEBHOOK_ALLOW_PRIVATE, tests and local setups only) `http:` and any
- * address are accepted.
+ * Parses and checks `raw` against `policy`; resolves the target or throws ApsError
+ * `invalid_request` naming the rule it broke (never the addresses a name resolved to). With
+ * `policy.allowPrivate` (WEBHOOK_ALLOW_PRIVATE, tests and local setups only) `http:`, any address
+ * and any port are accepted.
  */
-export async function checkTarget(
-  raw: string,
-  allowPrivate: boolean,
-  resolve: Resolver = systemResolver,
-): Promise<CheckedTarget> {
+export async function checkTarget(raw: string, policy: TargetPolicy): Promise<CheckedTarget> {
+  const { allowPrivate, resolve = systemResolver } = policy;
   let url: URL;
   try {
     url = new URL(raw);
@@ -52,6 +85,11 @@ export async function checkTarget(
   if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:"))
     throw new ApsError("invalid_request", "url must use https");
   if (url.username || url.password) throw new ApsError("invalid_request", "url must not carry credentials");
+  if (!allowPrivate && !policy.allowedPorts.includes(portOf(url)))
+    throw new ApsError(
+      "invalid_request",
+      `url port ${portOf(url)} is not allowed; use one of ${policy.allowedPorts.join(", ")}`,
+    );
   const host = url.hostname.replace(/^\[|\]$/g, "");
   let addrs: { address: string; family: number }[];
   if (isIP(host)) addrs = [{ address: host, family: isIP(host) }];
@@ -64,11 +102,10 @@ export async function checkTarget(
   }
   if (addrs.length === 0) throw new ApsError("invalid_request", `url host ${host} does not resolve`);
   if (!allowPrivate) {
-    const bad = addrs.find((a) => !isPublicAddress(a.address));
-    if (bad)
+    if (addrs.some((a) => !isPublicAddress(a.address)))
       throw new ApsError(
         "invalid_request",
-        `url resolves to ${bad.address}, a loopback, private, link-local or otherwise non-public address`,
+        "url resolves to a loopback, private, link-local or otherwise non-public address",
       );
   }
   const first = addrs[0]!;

@@ -2,65 +2,112 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import type pg from "pg";
-import { withTransaction, type Logger } from "@aps/platform";
+import { withTransaction, type Logger, type Tx } from "@aps/platform";
 import { addInboxItem } from "../store/inbox.js";
-import { checkTarget, type CheckedTarget, type Resolver } from "./ssrf.js";
+import { checkTarget, type CheckedTarget, type TargetPolicy } from "./ssrf.js";
 import { signedHeaders } from "./signature.js";
 
 /** Settings of the delivery worker (the service's config). */
 export interface DeliveryOptions {
   /** Delays before each retry, ms (WEBHOOK_RETRY_SCHEDULE); after the last failure the endpoint is disabled. */
   retrySchedule: number[];
-  /** Time limit of one attempt, ms. */
-  timeoutMs: number;
-  /** Safety poll, ms. */
+  /**
+   * Hard deadline of one attempt, ms (WEBHOOK_ATTEMPT_TIMEOUT_MS): connect, request, status and
+   * the answer (up to ANSWER_MAX_BYTES) all within it.
+   */
+  attemptTimeoutMs: number;
+  /** Attempts in flight at once in this worker (WEBHOOK_CONCURRENCY), ≥ 1. */
+  concurrency: number;
+  /** Safety poll, ms (WEBHOOK_POLL_MS). */
   pollMs: number;
-  /** WEBHOOK_ALLOW_PRIVATE (tests and local setups only). */
-  allowPrivate: boolean;
-  /** DNS seam for tests; the system resolver by default. */
-  resolve?: Resolver;
+  /** The SSRF guard's rules (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS; DNS seam for tests). */
+  policy: TargetPolicy;
 }
 
-/** Deliveries claimed per pass; they are sent concurrently. */
-const BATCH = 16;
+/** At most this much of an answer is read, bytes; then the connection is closed (issue 30 rule 7). */
+export const ANSWER_MAX_BYTES = 4096;
 
+/** A lease outlives the attempt deadline by this much, ms (time to record the outcome). */
+const LEASE_MARGIN_MS = 10_000;
+
+/**
+ * After a quick success an endpoint with more due deliveries keeps its slot for the next one (the
+ * record and the next claim in one transaction), at most this many in a row; then it yields the
+ * slot to the endpoints waiting for one.
+ */
+const CHAIN_MAX = 16;
+
+/**
+ * What an agent sees as `lastError` (issue 30 rule 12, docs/adr/0159): the status, `timeout`, or
+ * `connection failed` — never an address, a DNS answer or a TLS or socket message (those go to
+ * the service's debug log).
+ */
+export type PublicAttemptError = `HTTP ${number}` | "timeout" | "connection failed";
+
+/** Outcome of one attempt. */
+export interface AttemptOutcome {
+  /** `ok`: a 2xx answer read to its end (or its first ANSWER_MAX_BYTES) within the deadline. */
+  kind: "ok" | "status" | "timeout" | "failed" | "aborted";
+  /** The answer's status, 0 when none arrived. */
+  statusCode: number;
+  /** For the service's log only (may name addresses). */
+  detail: string;
+  /** How long the attempt took, ms. */
+  ms: number;
+}
+
+/** The `lastError` shown for an outcome ("" for a success or an attempt aborted by shutdown). */
+export function publicError(o: Pick<AttemptOutcome, "kind" | "statusCode">): PublicAttemptError | "" {
+  if (o.kind === "status") return `HTTP ${o.statusCode}`;
+  if (o.kind === "timeout") return "timeout";
+  if (o.kind === "failed") return "connection failed";
+  return "";
+}
+
+/** An endpoint claimed for one attempt and its oldest due delivery. */
 interface Claimed {
   seq: string;
   id: string;
   webhook_id: string;
   body: string;
   attempts: number;
+  event_id: string;
   url: string;
   secret: string;
   agent_id: string;
-  event_id: string;
-  /** The endpoint was disabled after this delivery was queued: it fails without an attempt. */
-  disabled: boolean;
-}
-
-/** Outcome of one attempt. */
-interface Attempt {
-  ok: boolean;
-  statusCode: number;
-  error: string;
+  /** The endpoint counted as slow when claimed (its share of the pool). */
+  slow: boolean;
 }
 
 /**
- * The webhook delivery worker (issue #14 "Webhooks", Standard Webhooks "Retries"): takes due rows
- * of the durable queue `webhook_deliveries` (FOR UPDATE SKIP LOCKED, so replicas share the work),
- * leases them for one attempt, and POSTs the stored body, signed anew with the same `webhook-id`
- * on every attempt. A 2xx ends the delivery; a timeout, network error or other status schedules
- * the next attempt after `retrySchedule[attempts − 1]`; past the schedule the delivery fails, the
- * endpoint is disabled (its other queued deliveries fail with it) and its owner gets a
- * `webhook.disabled` inbox item. The SSRF guard runs again before each attempt, and the request
- * connects to the address it checked. At least once: a worker that dies mid-attempt leaves a
- * lease that expires, and the attempt is made again.
+ * The webhook delivery worker (issue #14 "Webhooks", Standard Webhooks "Retries"; issue 30 rule 7
+ * "Webhooks cannot stall each other", docs/adr/0159). Work is claimed per endpoint: an endpoint
+ * whose next delivery is due (`webhooks.next_due_at`) and that no attempt holds is leased
+ * (`lease_until`: attempt deadline + 10 s) with `FOR UPDATE SKIP LOCKED`, so at most one attempt
+ * per endpoint is in flight across every replica; its oldest due delivery is sent. Up to
+ * `concurrency` attempts run at once, each started as soon as a slot frees (no batch waits for its
+ * slowest member; after a quick success an endpoint with more due work keeps its slot for up to
+ * CHAIN_MAX deliveries in a row); endpoints whose last attempt failed or took over half the deadline (`slow`)
+ * hold at most half the slots, so healthy endpoints always have the other half.
+ *
+ * Each attempt has a hard deadline over the whole exchange (connect, request, status, answer) and
+ * reads at most ANSWER_MAX_BYTES of the answer, then closes the connection. A 2xx ends the
+ * delivery; a timeout, network error or other status schedules the next attempt after
+ * `retrySchedule[attempts − 1]`; past the schedule the delivery fails, the endpoint is disabled (its
+ * other queued deliveries fail with it) and its owner gets a `webhook.disabled` inbox item. The
+ * body is signed anew with the same `webhook-id` on every attempt. The SSRF guard runs again before
+ * each attempt, and the request connects to the address it checked. At least once: a worker that
+ * dies mid-attempt leaves a lease that expires, and the attempt is made again.
  */
 export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private claiming: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  /** Attempts in flight, by endpoint. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private slowInFlight = 0;
+  private abort = new AbortController();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -71,164 +118,307 @@ export class DeliveryWorker {
   /** Starts polling (and delivering what is due now). */
   start(): void {
     this.stopped = false;
+    if (this.abort.signal.aborted) this.abort = new AbortController();
     this.notify();
   }
 
-  /** Wakes the worker now (after a commit that queued deliveries). */
+  /** Wakes the worker now (after a commit that queued deliveries, or a freed slot). */
   notify(): void {
     if (this.stopped) return;
-    if (this.running) {
+    if (this.claiming) {
       this.again = true;
       return;
     }
     if (this.timer) clearTimeout(this.timer);
-    this.running = this.loop().finally(() => {
-      this.running = undefined;
-      if (this.stopped) return;
-      if (this.again) {
-        this.again = false;
-        this.notify();
-      } else this.timer = setTimeout(() => this.notify(), this.opts.pollMs);
-    });
+    this.timer = undefined;
+    this.claiming = this.fill()
+      .catch((err: unknown) => {
+        this.log.warn({ err: String(err) }, "claiming webhook deliveries failed; retrying at the next poll");
+      })
+      .finally(() => {
+        this.claiming = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.notify();
+        } else this.timer = setTimeout(() => this.notify(), this.opts.pollMs);
+      });
   }
 
-  /** Stops polling and waits for the attempts in flight. */
+  /**
+   * Stops claiming, cuts the attempts in flight (their deliveries are due again at once, the
+   * attempt not counted) and waits for them to be recorded.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    this.abort.abort();
+    await this.claiming;
+    await Promise.all([...this.inFlight.values()]);
   }
 
-  private async loop(): Promise<void> {
-    try {
-      for (;;) {
-        const batch = await this.claim();
-        if (batch.length === 0) return;
-        await Promise.all(batch.map((d) => this.deliver(d)));
-        if (this.stopped) return;
+  /** Fills the free slots with claimed endpoints until nothing more is due. */
+  private async fill(): Promise<void> {
+    const slowCap = Math.max(1, Math.floor(this.opts.concurrency / 2));
+    for (;;) {
+      const free = this.opts.concurrency - this.inFlight.size;
+      if (free <= 0 || this.stopped) return;
+      const claimed = await this.claim(free, Math.min(free, slowCap - this.slowInFlight));
+      for (const c of claimed) this.launch(c);
+      if (claimed.length < free) return;
+    }
+  }
+
+  private launch(c: Claimed): void {
+    if (c.slow) this.slowInFlight++;
+    const run = this.attemptAndRecord(c)
+      .catch((err: unknown) => {
+        this.log.warn({ err: String(err), webhookId: c.webhook_id }, "recording a webhook attempt failed");
+      })
+      .finally(() => {
+        this.inFlight.delete(c.webhook_id);
+        if (c.slow) this.slowInFlight--;
+        this.notify();
+      });
+    this.inFlight.set(c.webhook_id, run);
+  }
+
+  /**
+   * Leases up to `slowMax` slow endpoints, then up to `max` in all, each with its oldest due
+   * delivery (whose `next_attempt_at` moves past the lease: a lost worker's delivery is due again).
+   * One transaction; `SKIP LOCKED` leaves endpoints another replica is claiming or recording.
+   */
+  private async claim(max: number, slowMax: number): Promise<Claimed[]> {
+    const lease = this.opts.attemptTimeoutMs + LEASE_MARGIN_MS;
+    const busy = [...this.inFlight.keys()];
+    return withTransaction(this.pool, async (tx) => {
+      const pick = (slow: boolean, n: number) =>
+        n <= 0
+          ? Promise.resolve([] as { id: string }[])
+          : tx
+              .query<{ id: string }>(
+                `SELECT id FROM webhooks
+                 WHERE disabled_at IS NULL AND next_due_at <= now() AND slow = $1
+                   AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])
+                 ORDER BY next_due_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+                [slow, n, busy],
+              )
+              .then((r) => r.rows);
+      const slow = await pick(true, slowMax);
+      const healthy = await pick(false, max - slow.length);
+      const ids = [...slow, ...healthy].map((r) => r.id);
+      if (ids.length === 0) return [];
+      const r = await tx.query<Claimed>(
+        `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
+         FROM (SELECT x.seq FROM unnest($1::text[]) AS e(id) CROSS JOIN LATERAL (
+                 SELECT seq FROM webhook_deliveries
+                 WHERE webhook_id = e.id AND status = 'pending' AND next_attempt_at <= now()
+                 ORDER BY next_attempt_at, seq LIMIT 1) x) due,
+              webhooks w
+         WHERE d.seq = due.seq AND w.id = d.webhook_id
+         RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, w.url, w.secret, w.agent_id, w.slow`,
+        [ids, lease],
+      );
+      const got = r.rows.map((x) => x.webhook_id);
+      await tx.query(
+        "UPDATE webhooks SET lease_until = now() + ($2::int * interval '1 millisecond') WHERE id = ANY($1::text[])",
+        [got, lease],
+      );
+      // claimed with nothing due (a stale next_due_at): set it right, lease nothing
+      const idle = ids.filter((id) => !got.includes(id));
+      if (idle.length > 0) await tx.query(`UPDATE webhooks w SET ${NEXT_DUE} WHERE id = ANY($1::text[])`, [idle]);
+      return r.rows;
+    });
+  }
+
+  /** Attempts `first`, then the endpoint's next due deliveries while they go quickly (CHAIN_MAX). */
+  private async attemptAndRecord(first: Claimed): Promise<void> {
+    let d: Claimed | undefined = first;
+    for (let n = 1; d; n++) {
+      let outcome: AttemptOutcome;
+      const t0 = Date.now();
+      try {
+        const target = await checkTarget(d.url, this.opts.policy);
+        outcome = await this.post(target, d);
+      } catch (err) {
+        outcome = { kind: "failed", statusCode: 0, detail: (err as Error).message.slice(0, 500), ms: Date.now() - t0 };
       }
-    } catch (err) {
-      this.log.warn({ err: String(err) }, "webhook delivery pass failed; retrying at the next poll");
+      if (outcome.kind !== "ok" && outcome.kind !== "aborted")
+        this.log.debug(
+          { webhookId: d.webhook_id, deliveryId: d.id, kind: outcome.kind, detail: outcome.detail, ms: outcome.ms },
+          "webhook attempt failed",
+        );
+      d = await this.record(d, outcome, n < CHAIN_MAX && !this.stopped);
     }
   }
 
-  /** Leases due deliveries for one attempt (lease = timeout + 10 s; an expired lease is due again). */
-  private async claim(): Promise<Claimed[]> {
-    const lease = this.opts.timeoutMs + 10_000;
-    const r = await this.pool.query<Claimed>(
-      `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($1::int * interval '1 millisecond')
-       FROM webhooks w
-       WHERE w.id = d.webhook_id AND d.seq IN (
-         SELECT seq FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()
-         ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, w.url, w.secret, w.agent_id,
-                 w.disabled_at IS NOT NULL AS disabled`,
-      [lease, BATCH],
-    );
-    return r.rows;
+  /** One signed attempt of `d` to the checked target (see `sendAttempt`). */
+  private post(target: CheckedTarget, d: Claimed): Promise<AttemptOutcome> {
+    const headers = signedHeaders(d.secret, d.id, Math.floor(Date.now() / 1000), d.body);
+    return sendAttempt(target, d.body, headers, this.opts.attemptTimeoutMs, this.abort.signal);
   }
 
-  private async deliver(d: Claimed): Promise<void> {
-    if (d.disabled) {
-      await this.pool.query(
-        `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint disabled', next_attempt_at = NULL
-         WHERE seq = $1 AND status = 'pending'`,
-        [d.seq],
-      );
-      return;
-    }
-    let outcome: Attempt;
-    try {
-      const target = await checkTarget(d.url, this.opts.allowPrivate, this.opts.resolve);
-      outcome = await this.post(target, d);
-    } catch (err) {
-      outcome = { ok: false, statusCode: 0, error: (err as Error).message.slice(0, 500) };
-    }
-    await this.record(d, outcome);
-  }
-
-  /** One signed POST to the checked address (TLS still verifies the URL's host name). */
-  private post(target: CheckedTarget, d: Claimed): Promise<Attempt> {
-    const headers = {
-      ...signedHeaders(d.secret, d.id, Math.floor(Date.now() / 1000), d.body),
-      "content-type": "application/json",
-      "user-agent": "APS-Webhooks/1",
-    };
-    const pinned: LookupFunction = (_host, options, cb) => {
-      if ((options as { all?: boolean }).all)
-        (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [
-          { address: target.address, family: target.family },
-        ]);
-      else cb(null, target.address, target.family);
-    };
-    const mod = target.url.protocol === "https:" ? https : http;
-    return new Promise<Attempt>((resolve) => {
-      const req = mod.request(
-        target.url,
-        { method: "POST", headers, lookup: pinned, timeout: this.opts.timeoutMs },
-        (res) => {
-          res.resume();
-          res.on("end", () => {
-            const code = res.statusCode ?? 0;
-            const ok = code >= 200 && code < 300;
-            resolve({ ok, statusCode: code, error: ok ? "" : `HTTP ${code}` });
-          });
-          res.on("error", (e) => resolve({ ok: false, statusCode: res.statusCode ?? 0, error: e.message }));
-        },
-      );
-      req.on("timeout", () => req.destroy(new Error(`timed out after ${this.opts.timeoutMs} ms`)));
-      req.on("error", (e) => resolve({ ok: false, statusCode: 0, error: e.message.slice(0, 500) }));
-      req.end(d.body);
-    });
-  }
-
-  /** Records an attempt; schedules the next one, or gives up and disables the endpoint. */
-  private async record(d: Claimed, a: Attempt): Promise<void> {
+  /**
+   * Records an attempt and releases the endpoint's lease, in one transaction that first locks the
+   * endpoint row (so a delivery queued meanwhile is seen by the `next_due_at` it sets): schedules
+   * the next attempt, or gives up and disables the endpoint. An attempt cut by `stop` only makes
+   * its delivery due again. With `chain`, a quick success keeps the lease for the endpoint's next
+   * due delivery, which it resolves (claimed as `claim` would); otherwise undefined.
+   */
+  private async record(d: Claimed, a: AttemptOutcome, chain: boolean): Promise<Claimed | undefined> {
     const attempts = d.attempts + 1;
-    if (a.ok) {
-      await this.pool.query(
-        `UPDATE webhook_deliveries SET status = 'succeeded', attempts = $2, last_status_code = $3, last_error = NULL,
-                delivered_at = now(), next_attempt_at = NULL WHERE seq = $1`,
-        [d.seq, attempts, a.statusCode],
-      );
-      return;
-    }
-    const delay = this.opts.retrySchedule[attempts - 1];
-    if (delay !== undefined) {
-      // `status = 'pending'`: an attempt in flight while another delivery disabled the endpoint
-      // finds its row already failed ("endpoint disabled") and leaves it so — nothing is retried
-      // for a disabled endpoint (the disabling UPDATE holds the row lock until it commits).
-      await this.pool.query(
-        `UPDATE webhook_deliveries SET attempts = $2, last_status_code = $3, last_error = $4,
-                next_attempt_at = now() + ($5::int * interval '1 millisecond') WHERE seq = $1 AND status = 'pending'`,
-        [d.seq, attempts, a.statusCode || null, a.error, delay],
-      );
-      return;
-    }
-    await withTransaction(this.pool, async (tx) => {
+    const error = publicError(a);
+    const slow = a.kind !== "ok" || a.ms > this.opts.attemptTimeoutMs / 2;
+    const lease = this.opts.attemptTimeoutMs + LEASE_MARGIN_MS;
+    let disabled = false;
+    const next = await withTransaction(this.pool, async (tx): Promise<Claimed | undefined> => {
+      const hook = await tx.query("SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE", [d.webhook_id]);
+      if (hook.rowCount === 0) return undefined; // deleted meanwhile, with its deliveries
+      if (a.kind === "aborted") {
+        await tx.query("UPDATE webhook_deliveries SET next_attempt_at = now() WHERE seq = $1 AND status = 'pending'", [
+          d.seq,
+        ]);
+      } else if (a.kind === "ok") {
+        await tx.query(
+          `UPDATE webhook_deliveries SET status = 'succeeded', attempts = $2, last_status_code = $3, last_error = NULL,
+                  delivered_at = now(), next_attempt_at = NULL WHERE seq = $1`,
+          [d.seq, attempts, a.statusCode],
+        );
+      } else {
+        const delay = this.opts.retrySchedule[attempts - 1];
+        if (delay !== undefined) {
+          // `status = 'pending'`: a delivery another attempt's give-up failed ("endpoint disabled")
+          // stays failed — nothing is retried for a disabled endpoint.
+          await tx.query(
+            `UPDATE webhook_deliveries SET attempts = $2, last_status_code = $3, last_error = $4,
+                    next_attempt_at = now() + ($5::int * interval '1 millisecond') WHERE seq = $1 AND status = 'pending'`,
+            [d.seq, attempts, a.statusCode || null, error, delay],
+          );
+        } else {
+          await this.giveUp(tx, d, attempts, a.statusCode, error);
+          disabled = true;
+          return undefined;
+        }
+      }
+      if (chain && !slow) {
+        const more = await tx.query<Claimed>(
+          `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
+           FROM webhooks w
+           WHERE w.id = $1 AND w.disabled_at IS NULL AND d.seq = (
+             SELECT seq FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now()
+             ORDER BY next_attempt_at, seq LIMIT 1)
+           RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, w.url, w.secret, w.agent_id, false AS slow`,
+          [d.webhook_id, lease],
+        );
+        if (more.rows[0]) {
+          await tx.query(
+            "UPDATE webhooks SET lease_until = now() + ($2::int * interval '1 millisecond'), slow = false WHERE id = $1",
+            [d.webhook_id, lease],
+          );
+          return more.rows[0];
+        }
+      }
       await tx.query(
-        `UPDATE webhook_deliveries SET status = 'failed', attempts = $2, last_status_code = $3, last_error = $4,
-                next_attempt_at = NULL WHERE seq = $1`,
-        [d.seq, attempts, a.statusCode || null, a.error],
+        `UPDATE webhooks w SET lease_until = NULL, slow = CASE WHEN $2 THEN w.slow ELSE $3 END, ${NEXT_DUE} WHERE id = $1`,
+        [d.webhook_id, a.kind === "aborted", slow],
       );
-      const reason = `delivery ${d.id} failed ${attempts} times; last error: ${a.error}`;
-      const off = await tx.query(
-        "UPDATE webhooks SET disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND disabled_at IS NULL",
-        [d.webhook_id, reason],
-      );
-      await tx.query(
-        `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint disabled', next_attempt_at = NULL
-         WHERE webhook_id = $1 AND status = 'pending'`,
-        [d.webhook_id],
-      );
-      if (off.rowCount)
-        await addInboxItem(tx, d.agent_id, {
-          eventId: d.id,
-          type: "webhook.disabled",
-          occurredAt: new Date().toISOString(),
-          data: { webhookId: d.webhook_id, url: d.url, reason, link: `/v1/me/webhooks/${d.webhook_id}` },
-        });
+      return undefined;
     });
-    this.log.warn({ webhookId: d.webhook_id, deliveryId: d.id }, "webhook disabled after its last retry failed");
+    if (disabled)
+      this.log.warn({ webhookId: d.webhook_id, deliveryId: d.id }, "webhook disabled after its last retry failed");
+    return next;
+  }
+
+  /** Fails `d` for good, disables its endpoint and every pending delivery of it, tells the owner. */
+  private async giveUp(tx: Tx, d: Claimed, attempts: number, statusCode: number, error: string): Promise<void> {
+    await tx.query(
+      `UPDATE webhook_deliveries SET status = 'failed', attempts = $2, last_status_code = $3, last_error = $4,
+              next_attempt_at = NULL WHERE seq = $1`,
+      [d.seq, attempts, statusCode || null, error],
+    );
+    const reason = `delivery ${d.id} failed ${attempts} times; last error: ${error}`;
+    const off = await tx.query(
+      `UPDATE webhooks SET disabled_at = now(), disabled_reason = $2, lease_until = NULL, next_due_at = NULL
+       WHERE id = $1 AND disabled_at IS NULL`,
+      [d.webhook_id, reason],
+    );
+    await tx.query(
+      `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint disabled', next_attempt_at = NULL
+       WHERE webhook_id = $1 AND status = 'pending'`,
+      [d.webhook_id],
+    );
+    if (off.rowCount)
+      await addInboxItem(tx, d.agent_id, {
+        eventId: d.id,
+        type: "webhook.disabled",
+        occurredAt: new Date().toISOString(),
+        data: { webhookId: d.webhook_id, url: d.url, reason, link: `/v1/me/webhooks/${d.webhook_id}` },
+      });
   }
 }
+
+/**
+ * One POST of `body` with `signed` (the Standard Webhooks headers) to the checked address (TLS
+ * still verifies the URL's host name), on a fresh connection, under a hard deadline of
+ * `deadlineMs` over the whole exchange (issue 30 rule 7, docs/adr/0159): it ends at the answer's
+ * end, after ANSWER_MAX_BYTES of answer (the connection is then closed), at the deadline
+ * (`timeout`, whatever arrived so far) or when `signal` aborts (`aborted`). Never rejects.
+ */
+export function sendAttempt(
+  target: CheckedTarget,
+  body: string,
+  signed: Record<string, string>,
+  deadlineMs: number,
+  signal: AbortSignal,
+): Promise<AttemptOutcome> {
+  const headers = { ...signed, "content-type": "application/json", "user-agent": "APS-Webhooks/1" };
+  const pinned: LookupFunction = (_host, options, cb) => {
+    if ((options as { all?: boolean }).all)
+      (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [
+        { address: target.address, family: target.family },
+      ]);
+    else cb(null, target.address, target.family);
+  };
+  const mod = target.url.protocol === "https:" ? https : http;
+  const started = Date.now();
+  return new Promise<AttemptOutcome>((resolve) => {
+    let settled = false;
+    let res: http.IncomingMessage | undefined;
+    const finish = (kind: AttemptOutcome["kind"], detail = ""): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      signal.removeEventListener("abort", onAbort);
+      res?.destroy();
+      req.destroy();
+      resolve({ kind, statusCode: res?.statusCode ?? 0, detail, ms: Date.now() - started });
+    };
+    const onAbort = () => finish("aborted", "worker stopping");
+    const deadline = setTimeout(() => finish("timeout", `no complete answer within ${deadlineMs} ms`), deadlineMs);
+    const req = mod.request(target.url, { method: "POST", headers, lookup: pinned, agent: false }, (r) => {
+      res = r;
+      const code = r.statusCode ?? 0;
+      const done = () => finish(code >= 200 && code < 300 ? "ok" : "status");
+      let read = 0;
+      r.on("data", (chunk: Buffer) => {
+        read += chunk.length;
+        if (read >= ANSWER_MAX_BYTES) done();
+      });
+      r.on("end", done);
+      r.on("error", (e) => finish("failed", e.message));
+    });
+    req.on("error", (e) => finish("failed", e.message));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort);
+    req.end(body);
+  });
+}
+
+/**
+ * SQL `SET` clause for `webhooks w`: the earliest due time of its pending deliveries, never before
+ * now (an endpoint with a backlog goes behind those that waited longer: endpoints take turns), NULL
+ * when none is pending. Read through `webhook_deliveries_endpoint_due`.
+ */
+const NEXT_DUE = `next_due_at = (SELECT CASE WHEN min(next_attempt_at) IS NULL THEN NULL
+                                             ELSE greatest(min(next_attempt_at), now()) END
+                                 FROM webhook_deliveries WHERE webhook_id = w.id AND status = 'pending')`;

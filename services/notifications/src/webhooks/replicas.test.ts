@@ -1,0 +1,126 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
+import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { DEFAULT_ALLOWED_PORTS } from "./ssrf.js";
+import { DeliveryWorker } from "./worker.js";
+
+/**
+ * Two delivery workers on one database — two replicas of the notifications service (issue 30 rule
+ * 7, docs/adr/0159), on the real PostgreSQL: every delivery arrives exactly once when nothing
+ * fails, never two attempts at once on one endpoint, and a slow endpoint's backlog does not hold
+ * the healthy endpoints' deliveries behind it.
+ */
+const log = createLogger("notifications-replicas-test", "silent");
+const MIGRATIONS_DIR = fileURLToPath(new URL("../store/migrations", import.meta.url));
+const pgUp = await hasPostgres();
+if (!pgUp)
+  console.warn(
+    `\n!! replicas.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — the real-PostgreSQL suite is SKIPPED.\n`,
+  );
+
+(pgUp ? describe : describe.skip)(
+  "webhook workers of two replicas (real PostgreSQL; SKIPPED when none is reachable)",
+  () => {
+    let tdb: TestDatabase;
+    const dbs: Database[] = [];
+    const servers: Server[] = [];
+    beforeAll(async () => {
+      tdb = await createTestDatabase();
+      for (let i = 0; i < 2; i++) dbs.push(await openDatabase({ url: tdb.url, schema: "notifications", log }));
+      await migrate(dbs[0]!, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+    });
+    afterAll(async () => {
+      for (const s of servers) {
+        s.closeAllConnections();
+        await new Promise<void>((r) => s.close(() => r()));
+      }
+      for (const d of dbs) await d.close();
+      await tdb?.drop();
+    });
+
+    /** A receiver answering 204 after `delayMs`; records each webhook-id and its concurrency. */
+    async function receiver(delayMs: number) {
+      const ids: string[] = [];
+      let open = 0;
+      let maxOpen = 0;
+      const server = createServer((req, res) => {
+        maxOpen = Math.max(maxOpen, ++open);
+        req.resume();
+        req.on("end", () =>
+          setTimeout(() => {
+            ids.push(String(req.headers["webhook-id"]));
+            open--;
+            res.writeHead(204).end();
+          }, delayMs),
+        );
+      });
+      servers.push(server);
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`, ids, maxOpen: () => maxOpen };
+    }
+
+    it("deliver every delivery once, one attempt per endpoint at a time, the slow backlog aside", async () => {
+      const slow = await receiver(300);
+      const fast = await Promise.all([0, 0, 0].map(receiver));
+      const hooks = [slow, ...fast].map((r, i) => ({ id: `wh_${i}`, url: r.url }));
+      const pool = dbs[0]!.pool;
+      for (const h of hooks)
+        await pool.query(
+          "INSERT INTO webhooks (id, agent_id, url, events, secret) VALUES ($1, 'ag_o', $2, '{*}', $3)",
+          [h.id, h.url, `whsec_${Buffer.alloc(32, 7).toString("base64")}`],
+        );
+      // the slow endpoint's 12 deliveries are older than everyone else's 10
+      const queue = async (hook: string, n: number, from: number) => {
+        for (let i = 0; i < n; i++)
+          await pool.query(
+            `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
+           VALUES ($1, $2, $3, 'post.created', $4, '{"type":"post.created","timestamp":"t","data":{}}', now())`,
+            [`msg_${hook}_${i}`, hook, from + i, `ev_${from + i}`],
+          );
+        await pool.query("UPDATE webhooks SET next_due_at = now() WHERE id = $1", [hook]);
+      };
+      await queue("wh_0", 12, 0);
+      for (const [i, h] of hooks.slice(1).entries()) await queue(h.id, 10, 100 * (i + 1));
+
+      const opts = {
+        retrySchedule: [100, 100, 100],
+        attemptTimeoutMs: 2_000,
+        concurrency: 4,
+        pollMs: 50,
+        policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
+      };
+      const workers = dbs.map((d) => new DeliveryWorker(d.pool, opts, log));
+      const t0 = Date.now();
+      for (const w of workers) w.start();
+      try {
+        await eventually(
+          async () => {
+            for (const f of fast) expect(f.ids).toHaveLength(10);
+          },
+          10_000,
+          20,
+        );
+        const healthyDone = Date.now() - t0;
+        // 12 × 300 ms ≈ 3.6 s for the slow one alone: the healthy ones finished long before
+        expect(healthyDone).toBeLessThan(2_000);
+        await eventually(async () => expect(slow.ids).toHaveLength(12), 15_000, 50);
+      } finally {
+        await Promise.all(workers.map((w) => w.stop()));
+      }
+      for (const r of [slow, ...fast]) {
+        expect(new Set(r.ids).size).toBe(r.ids.length); // nothing twice
+        expect(r.maxOpen()).toBe(1); // never two attempts at once on one endpoint
+      }
+      const left = await pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'succeeded'",
+      );
+      expect(left.rows[0]!.n).toBe(0);
+      const leases = await pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM webhooks WHERE lease_until IS NOT NULL",
+      );
+      expect(leases.rows[0]!.n).toBe(0);
+    }, 60_000);
+  },
+);
