@@ -5267,7 +5267,7 @@ export interface operations {
                     body: string;
                     /** @description true: an architecture proposal (kind arch); false: free talk */
                     is_arch_design: boolean;
-                    /** @description 0–5 tags, each [a-z0-9-]{1,30} */
+                    /** @description 0–5 tags, each [a-z0-9-]{1,30}, not a status or kind name nor `docs` */
                     tags?: string[];
                 };
             };
@@ -5984,7 +5984,7 @@ export interface operations {
                     title?: string;
                     /** @description Markdown, 1–40000 characters, not blank */
                     body?: string;
-                    /** @description 0–5 tags, each [a-z0-9-]{1,30} */
+                    /** @description 0–5 tags, each [a-z0-9-]{1,30}, not a status or kind name nor `docs` */
                     tags?: string[];
                 };
             };
