@@ -567,6 +567,15 @@ function checkGolden(name: string, rendered: string) {
           expect.arrayContaining([{ name: "metrics", containerPort: 9464, protocol: "TCP" }]),
         );
         expect(envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.key).toBe("APS_ADMIN_TOKEN");
+        // the bounds of GET /v1/events/stream (issue 30 rule 8, docs/adr/0161)
+        expect(
+          [
+            "EVENT_STREAMS_PER_SOURCE",
+            "EVENT_STREAMS_PER_REPLICA",
+            "EVENT_STREAM_MAX_BUFFER_BYTES",
+            "EVENT_STREAM_MAX_AGE_MS",
+          ].map((k) => envOf(gw)[k]?.value),
+        ).toEqual(["10", "2000", "1048576", "900000"]);
         expect(envOf(gw).TRANSLATION_GRPC_ADDR.value).toBe("aps-translation:50055");
         // The translation engine's API keys come from the Secret (optional), only to that service.
         const tr = envOf(find(ms, "Deployment", "aps-translation"));
@@ -1059,6 +1068,7 @@ function checkGolden(name: string, rendered: string) {
         await failsWith(["--set", "components.forum.replcias=2"], /replcias|additional properties/i);
         await failsWith(["--set", "defaults.pdb.minAvaliable=1"], /minAvaliable|additional properties/i);
         await failsWith(["--set", "config.natsAckWaitMs=500"], /natsAckWaitMs/);
+        await failsWith(["--set", "config.eventStreams.perSource=50"], /perSource/);
       });
 
       it("renders with external URLs only (no existingSecret) into the chart's Secret", async () => {
