@@ -3,14 +3,14 @@ import { ApsError } from "@aps/platform";
 import { mcpOriginCheck, mcpOrigins, type McpOrigins } from "./route.js";
 
 /** What the check does with a request from `origin` (undefined = no header) arriving on port 8080. */
-function decide(allowed: McpOrigins, origin: string | undefined): "next" | string {
+function decide(allowed: McpOrigins, origin: string | undefined): string {
   const req = {
     header: (name: string) => (name.toLowerCase() === "origin" ? origin : undefined),
     socket: { localPort: 8080 },
   } as unknown as Request;
   let out = "";
   mcpOriginCheck(allowed)(req, {} as Response, (err?: unknown) => {
-    out = err === undefined ? "next" : err instanceof ApsError ? err.code : String(err);
+    out = err === undefined ? "next" : err instanceof ApsError ? err.code : "other";
   });
   return out;
 }
