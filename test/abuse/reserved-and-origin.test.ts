@@ -110,7 +110,7 @@ describe("reserved words, never-issued cursors, the MCP Origin (embedded)", () =
       expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
       expect(((await r.json()) as { code: string }).code).toBe("forbidden");
     }
-    for (const headers of [{}, { origin }]) {
+    for (const headers of [{}, { origin }] as Record<string, string>[]) {
       const r = await initialize(headers);
       expect([headers, r.status]).toEqual([headers, 200]);
       expect(((await r.json()) as { result: { serverInfo: unknown } }).result.serverInfo).toBeDefined();
