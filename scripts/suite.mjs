@@ -50,10 +50,11 @@ export const WAIT_NO_IMAGE = [
   "test/e2e/import-peps.test.ts",
 ];
 /**
- * Folders whose files all join the wait lane's first part: the abuse suites (issue 30) start their
- * own systems in one mode each and wait on clocks, budgets and slow peers more than they compute.
+ * Folders whose files all join the wait lane's first part: the abuse (issue 30), scale-out (issue 31)
+ * and agents' experience (issue 32) suites start their own systems in one mode each and wait on
+ * clocks, budgets, replicas and slow peers more than they compute.
  */
-export const WAIT_DIRS = ["test/abuse/"];
+export const WAIT_DIRS = ["test/abuse/", "test/scale/", "test/agents/"];
 /** The suites that run containers from the image: the wait lane's second part. */
 export const WAIT_IMAGE = [
   "test/faults/containers.test.ts",
