@@ -28,3 +28,12 @@ describe("fetchBatchSize(ackWaitMs)", () => {
     expect(fetchBatchSize(50)).toBe(1);
   });
 });
+
+describe("commonEnvSchema: NATS_STREAM_REPLICAS (issue 31 item 3, docs/adr/0168)", () => {
+  it("defaults to 1 and reads 1–5", () => {
+    expect(parseEnv(commonEnvSchema, {}).NATS_STREAM_REPLICAS).toBe(1);
+    expect(parseEnv(commonEnvSchema, { NATS_STREAM_REPLICAS: "3" }).NATS_STREAM_REPLICAS).toBe(3);
+    for (const v of ["0", "6", "2.5", "three"])
+      expect(() => parseEnv(commonEnvSchema, { NATS_STREAM_REPLICAS: v })).toThrow(/NATS_STREAM_REPLICAS/);
+  });
+});

@@ -8,6 +8,8 @@ import { intVar, optionalVar } from "./config.js";
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from "./bus/stream-limits.js";
 import { shutdownTelemetry } from "./telemetry-hooks.js";
 import { internalTrustOf, trustEnvSchema, type InternalTrust } from "./trust.js";
+import { retentionEnvSchema, retentionOf, type RetentionSettings } from "./retention.js";
+import { SERVER_CONNECTION_AGE, type GrpcServerOptions } from "./grpc/server.js";
 
 /**
  * Shortest `NATS_ACK_WAIT_MS` accepted, ms: below it a handler still running (or an event still
@@ -41,6 +43,13 @@ export const commonEnvSchema = z.object({
   /** … and the most events kept per subject (default 1 000 000), so one busy subject cannot evict the others. */
   NATS_STREAM_MAX_MSGS_PER_SUBJECT: intVar(DEFAULT_STREAM_LIMITS.maxMsgsPerSubject, 1),
   /**
+   * Copies of that stream in the JetStream cluster, 1–5 (default 1; 3 in the chart's production
+   * values): applied when a service connects, to a new stream and to an existing one (updated in
+   * place). More than 1 on a single server fails the start with an error naming this variable
+   * (issue 31 item 3, docs/adr/0168).
+   */
+  NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /**
    * JetStream `ack_wait` of this service's durable consumers, ms (default 30 000, at least 1 000):
    * how long a delivery held by a process that died or was cut off waits before it is delivered
    * again; applied to existing consumers at start (docs/adr/0146).
@@ -49,8 +58,29 @@ export const commonEnvSchema = z.object({
   /** NATS user and password of this service (the chart's per-service users, docs/adr/0119); unset = no authentication. */
   NATS_USER: optionalVar(),
   NATS_PASSWORD: optionalVar(),
+  /**
+   * Longest a client's gRPC connection to this service lives, ms (default 300 000, at least
+   * 1 000): then clients reconnect and resolve the service's address again, finding replicas a
+   * scale-up added (issue 31 item 1, docs/adr/0165).
+   */
+  GRPC_MAX_CONNECTION_AGE_MS: intVar(SERVER_CONNECTION_AGE.maxAgeMs, 1_000),
+  /** How long calls still running on a connection past its age may finish, ms (default 15 000). */
+  GRPC_MAX_CONNECTION_AGE_GRACE_MS: intVar(SERVER_CONNECTION_AGE.graceMs, 0),
   ...trustEnvSchema,
+  /** Retention of the tables that only grow (issue 31 item 5, docs/retention.md, docs/adr/0167). */
+  ...retentionEnvSchema,
 });
+
+/** The connection age of a service's gRPC server from its config (startGrpcServer's options; docs/adr/0165). */
+export function grpcServerTuningOf(cfg: CommonConfig): GrpcServerTuning {
+  return {
+    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
+    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+  };
+}
+
+/** The connection-age options of startGrpcServer (docs/adr/0165). */
+export type GrpcServerTuning = Pick<GrpcServerOptions, "maxConnectionAgeMs" | "maxConnectionAgeGraceMs">;
 
 /** The stream limits a service applies when it connects to JetStream (docs/adr/0101). */
 export function streamLimitsOf(cfg: CommonConfig): StreamLimits {
@@ -71,6 +101,10 @@ export interface ServiceDeps {
   log: Logger;
   /** Who the service is on gRPC and whom it accepts (docs/adr/0119); absent = no caller check. */
   trust?: InternalTrust;
+  /** Retention of its tables (RETENTION_*, docs/adr/0167); absent = the defaults. */
+  retention?: RetentionSettings;
+  /** Its gRPC server's connection age (GRPC_MAX_CONNECTION_AGE_MS, docs/adr/0165); absent = the defaults. */
+  grpc?: GrpcServerTuning;
 }
 
 /**
@@ -96,6 +130,7 @@ export async function openServiceDeps(
       connectionName: `aps-${service}`,
       log,
       limits: streamLimitsOf(cfg),
+      replicas: cfg.NATS_STREAM_REPLICAS,
       ackWaitMs: cfg.NATS_ACK_WAIT_MS,
       user: cfg.NATS_USER,
       pass: cfg.NATS_PASSWORD,
@@ -106,7 +141,12 @@ export async function openServiceDeps(
     log.warn("NATS_URL is unset: using an in-process bus (events reach consumers in this process only)");
     bus = new InProcessBus(log, cfg.APS_SUBJECT_PREFIX);
   }
-  return { db, bus, log, trust: internalTrustOf(service, cfg) };
+  if (cfg.RETENTION_PROCESSED_EVENTS <= cfg.NATS_STREAM_MAX_AGE_S * 1000)
+    log.warn(
+      { processedEventsMs: cfg.RETENTION_PROCESSED_EVENTS, streamMaxAgeS: cfg.NATS_STREAM_MAX_AGE_S },
+      "RETENTION_PROCESSED_EVENTS is not longer than NATS_STREAM_MAX_AGE_S: an event redelivered or replayed from the stream after its id was pruned would be handled twice (docs/adr/0167)",
+    );
+  return { db, bus, log, retention: retentionOf(cfg), trust: internalTrustOf(service, cfg), grpc: grpcServerTuningOf(cfg) };
 }
 
 /**

@@ -78,6 +78,14 @@ export interface JetStreamOptions {
    * existing one is left as it is (the gateway, which only subscribes, passes none).
    */
   limits?: StreamLimits;
+  /**
+   * Copies of the stream the JetStream cluster keeps (`NATS_STREAM_REPLICAS`, 1–5; issue 31 item 3,
+   * docs/adr/0168): a new stream is created with them and an existing one with another count is
+   * updated in place (JetStream moves the stream's data to the new peers). Unset: 1 for a new stream,
+   * an existing one left as it is. More than 1 needs a clustered NATS: a single server refuses, and
+   * `connect` then throws an error naming the variable.
+   */
+  replicas?: number;
   /** Backoff and limits of redelivery after a failed handler (default DEFAULT_REDELIVERY; docs/adr/0100). */
   redelivery?: Partial<RedeliveryPolicy>;
   /**
@@ -140,13 +148,24 @@ export class JetStreamBus implements EventBus {
     });
     const jsm = await nc.jetstreamManager();
     const bus = new JetStreamBus(nc, nc.jetstream(), jsm, opts);
-    await bus.ensureStream();
+    try {
+      await bus.ensureStream();
+    } catch (err) {
+      await bus.close().catch(() => undefined);
+      throw err;
+    }
     return bus;
   }
 
   private async ensureStream(): Promise<void> {
     const subjects = [`${this.prefix}.>`];
     const wanted = this.opts.limits;
+    const replicas = this.opts.replicas;
+    // A single server refuses a new stream of 3 replicas but (NATS 2.9/2.10) accepts the same
+    // update of an existing one and then reports 3 copies it does not have: check it here.
+    // A server in a cluster names its cluster in its INFO.
+    if (replicas !== undefined && replicas > 1 && !this.nc.info?.cluster)
+      throw this.replicaError(`server ${this.nc.info?.server_name ?? "?"} is not clustered`);
     const info = await this.jsm.streams.info(this.stream).catch(() => undefined);
     if (!info) {
       try {
@@ -155,10 +174,12 @@ export class JetStreamBus implements EventBus {
           subjects,
           storage: StorageType.File,
           duplicate_window: nanos(120_000),
+          num_replicas: replicas ?? 1,
           ...streamLimitConfig(wanted ?? DEFAULT_STREAM_LIMITS),
         });
         return;
       } catch (err) {
+        if (isReplicaRefusal(err)) throw this.replicaError(errorText(err));
         // Another process may have created it in between.
         await this.jsm.streams.info(this.stream).catch(() => {
           throw err;
@@ -167,16 +188,38 @@ export class JetStreamBus implements EventBus {
     }
     const current = info?.config ?? (await this.jsm.streams.info(this.stream)).config;
     const have = limitsOfConfig(current);
-    if (
-      wanted &&
+    const limitsDiffer =
+      wanted !== undefined &&
       (have.maxAgeSeconds !== wanted.maxAgeSeconds ||
         have.maxBytes !== wanted.maxBytes ||
         have.maxMsgsPerSubject !== wanted.maxMsgsPerSubject ||
-        current.discard !== streamLimitConfig(wanted).discard)
-    ) {
-      await this.jsm.streams.update(this.stream, { ...current, ...streamLimitConfig(wanted) });
-      this.opts.log.info({ stream: this.stream, from: have, to: wanted }, "event stream limits updated");
+        current.discard !== streamLimitConfig(wanted).discard);
+    const replicasDiffer = replicas !== undefined && (current.num_replicas ?? 1) !== replicas;
+    if (!limitsDiffer && !replicasDiffer) return;
+    try {
+      // An in-place update: limits and num_replicas are editable on a live stream (its events stay).
+      await this.jsm.streams.update(this.stream, {
+        ...current,
+        ...(wanted ? streamLimitConfig(wanted) : {}),
+        ...(replicas !== undefined ? { num_replicas: replicas } : {}),
+      });
+    } catch (err) {
+      if (isReplicaRefusal(err)) throw this.replicaError(errorText(err));
+      throw err;
     }
+    this.opts.log.info(
+      { stream: this.stream, from: { ...have, replicas: current.num_replicas }, to: { ...wanted, replicas } },
+      "event stream config updated",
+    );
+  }
+
+  /** The startup error for a replica count the NATS deployment cannot hold (docs/adr/0168). */
+  private replicaError(why: string): Error {
+    return new Error(
+      `NATS_STREAM_REPLICAS=${this.opts.replicas} cannot be applied to the event stream ${this.stream}: ` +
+        `${why}. More than 1 replica needs a JetStream cluster of at least ` +
+        `that many servers; a single server is not clustered — set NATS_STREAM_REPLICAS=1 there.`,
+    );
   }
 
   /** The stream's configured limits and what it holds now (`aps_event_stream_*`, docs/adr/0101). */
@@ -458,6 +501,21 @@ export class JetStreamBus implements EventBus {
     clearTimeout(timer);
     if (!drained) await this.nc.close().catch(() => undefined);
   }
+}
+
+/**
+ * Whether `err` is JetStream refusing a stream's replica count: a single server ("replicas > 1 not
+ * supported in non-clustered mode", error 10074) or a cluster with fewer peers than asked
+ * ("insufficient resources", 10023, or "no suitable peers for placement", 10005).
+ */
+function isReplicaRefusal(err: unknown): boolean {
+  const code = (err as { api_error?: { err_code?: number } } | undefined)?.api_error?.err_code;
+  return (
+    code === 10074 ||
+    code === 10005 ||
+    code === 10023 ||
+    /replicas > 1 not supported|non-clustered|no suitable peers|insufficient resources/i.test(String(err))
+  );
 }
 
 /** The event's id: `aps-event-id` on a replayed event (docs/adr/0100), its `Nats-Msg-Id` otherwise. */

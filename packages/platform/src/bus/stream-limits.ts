@@ -13,7 +13,15 @@ export interface StreamLimits {
   maxMsgsPerSubject: number;
 }
 
-/** 7 days, 1 GiB, 1 000 000 events per subject (docs/adr/0101). */
+/**
+ * 7 days, 1 GiB, 1 000 000 events per subject (docs/adr/0101). Sized from issue 31's capacity
+ * figure: 1 GiB holds about a week of events at 100k daily agents (~31 actions per agent a day,
+ * ~3.1M events/day at ~50 bytes of payload plus headers and JetStream's per-message overhead,
+ * ~150 MiB/day), so max age, not bytes, is what normally bounds the stream; a deployment with more
+ * agents raises NATS_STREAM_MAX_BYTES before the cap starts evicting events younger than a week
+ * (each replica keeps a full copy: the JetStream file store needs replicas × max bytes in total,
+ * docs/adr/0168).
+ */
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   maxAgeSeconds: 7 * 24 * 3600,
   maxBytes: 1024 ** 3,
