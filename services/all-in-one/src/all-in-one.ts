@@ -238,6 +238,7 @@ async function startServices(
     pollMs: notifCfg.WEBHOOK_POLL_MS,
     allowPrivate: notifCfg.WEBHOOK_ALLOW_PRIVATE,
     allowedPorts: notifCfg.WEBHOOK_ALLOWED_PORTS,
+    secretOverlapMs: notifCfg.WEBHOOK_SECRET_OVERLAP_MS,
   });
   const at = (port: number) => `127.0.0.1:${port}`;
   // Keyed by the one service list (docs/adr/0105): a service missing here fails the type check.

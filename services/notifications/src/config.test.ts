@@ -12,6 +12,14 @@ describe("notifications loadConfig(env)", () => {
     expect(c.WEBHOOK_ATTEMPT_TIMEOUT_MS).toBe(10_000);
     expect(c.WEBHOOK_CONCURRENCY).toBe(16);
     expect(c.WEBHOOK_ALLOWED_PORTS).toEqual([443, 80, 8443]);
+    // issue 32 "Webhooks, round two" (docs/adr/0171)
+    expect(c.WEBHOOK_SECRET_OVERLAP_MS).toBe(24 * 3600 * 1000);
+  });
+
+  it("WEBHOOK_SECRET_OVERLAP_MS: milliseconds ≥ 0 (0: a rotation takes effect at once)", () => {
+    expect(loadConfig({ WEBHOOK_SECRET_OVERLAP_MS: "3000" }).WEBHOOK_SECRET_OVERLAP_MS).toBe(3000);
+    expect(loadConfig({ WEBHOOK_SECRET_OVERLAP_MS: "0" }).WEBHOOK_SECRET_OVERLAP_MS).toBe(0);
+    expect(() => loadConfig({ WEBHOOK_SECRET_OVERLAP_MS: "-1" })).toThrow(/WEBHOOK_SECRET_OVERLAP_MS/);
   });
 
   it("webhook attempt limits: deadline (the old WEBHOOK_TIMEOUT_MS name still read), pool, ports", () => {

@@ -84,6 +84,11 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
   WEBHOOK_CONCURRENCY: intVar(16, 1),
   /** The ports a webhook URL may name (issue 30 rule 12); lifted by WEBHOOK_ALLOW_PRIVATE. */
   WEBHOOK_ALLOWED_PORTS: ports("443,80,8443"),
+  /**
+   * After `POST /v1/me/webhooks/{id}/rotate-secret`, the replaced secret still signs every
+   * delivery (a second `v1,` signature) this long, ms (issue 32 "Webhooks, round two", docs/adr/0171).
+   */
+  WEBHOOK_SECRET_OVERLAP_MS: intVar(86_400_000, 0),
   /** The delivery worker's safety poll, ms (it is also woken after each commit that queued deliveries). */
   WEBHOOK_POLL_MS: intVar(1_000, 10),
   /**

@@ -21,6 +21,7 @@ const svc = await startNotifications(deps, {
   pollMs: cfg.WEBHOOK_POLL_MS,
   allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE,
   allowedPorts: cfg.WEBHOOK_ALLOWED_PORTS,
+  secretOverlapMs: cfg.WEBHOOK_SECRET_OVERLAP_MS,
 });
 const metrics = await startMetricsServer(metricsPortFromEnv(), deps.log);
 onShutdown(deps.log, async () => {

@@ -32,6 +32,8 @@ export interface NotificationsOptions {
   allowPrivate: boolean;
   /** WEBHOOK_ALLOWED_PORTS (issue 30 rule 12). */
   allowedPorts: readonly number[];
+  /** WEBHOOK_SECRET_OVERLAP_MS: a rotated-out secret still signs this long, ms (issue 32, docs/adr/0171). */
+  secretOverlapMs: number;
   /** DNS seam of the SSRF guard (tests). */
   resolve?: Resolver;
 }
@@ -74,9 +76,9 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
     repository: () => ({
       feed: new FeedStore(deps.db.pool),
       inbox: new InboxStore(deps.db.pool),
-      webhooks: new WebhookStore(deps.db.pool),
+      webhooks: new WebhookStore(deps.db.pool, () => worker.notify()),
     }),
-    handlers: (repo) => notificationsHandlers(repo, policy, deps.log),
+    handlers: (repo) => notificationsHandlers(repo, policy, deps.log, { secretOverlapMs: opts.secretOverlapMs }),
     background: async (repo) => {
       const feed = await consumeFeed(deps.bus, deps.db.pool, () => worker.notify(), deps.log);
       worker.start();

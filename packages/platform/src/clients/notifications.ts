@@ -45,6 +45,18 @@ export class NotificationsClient {
   listDeliveries(req: notifications.ListDeliveriesRequest): Promise<notifications.ListDeliveriesResponse> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "listDeliveries", req);
   }
+  /** Queues a signed `webhook.ping` (issue 32, docs/adr/0171). */
+  pingWebhook(req: notifications.PingWebhookRequest): Promise<notifications.QueuedDelivery> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "pingWebhook", req);
+  }
+  /** Sends one delivery again with its webhook-id (issue 32, docs/adr/0171). */
+  redeliver(req: notifications.RedeliverRequest): Promise<notifications.QueuedDelivery> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "redeliver", req);
+  }
+  /** A new signing secret; the old one signs too for WEBHOOK_SECRET_OVERLAP_MS (issue 32, docs/adr/0171). */
+  rotateSecret(req: notifications.RotateSecretRequest): Promise<notifications.RotateSecretResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "rotateSecret", req);
+  }
   /** True when the service answers the gRPC health check SERVING within `ms` (readiness, docs/adr/0075). */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);

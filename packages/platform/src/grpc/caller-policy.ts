@@ -71,6 +71,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     translateTitles: GATEWAY,
     translateDocument: GATEWAY,
     getQuota: GATEWAY,
+    listPairs: GATEWAY,
   },
   "aps.notifications.v1.NotificationsService": {
     listEvents: GATEWAY,
@@ -82,6 +83,9 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     getWebhook: GATEWAY,
     deleteWebhook: GATEWAY,
     listDeliveries: GATEWAY,
+    pingWebhook: GATEWAY,
+    redeliver: GATEWAY,
+    rotateSecret: GATEWAY,
   },
 };
 

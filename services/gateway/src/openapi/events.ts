@@ -79,6 +79,14 @@ export const webhookParams = z.object({
   id: z.string().meta({ description: "wh_ + ULID", example: "wh_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
 });
 
+/** `{id}` and `{deliveryId}` of `POST /me/webhooks/{id}/deliveries/{deliveryId}/redeliver`. */
+export const deliveryParams = webhookParams.extend({
+  deliveryId: z.string().meta({
+    description: "msg_ + ULID: a delivery's `id` (its `webhook-id` header)",
+    example: "msg_01JD3Z6Q9V8XKJ4M2N5P7R9T0W",
+  }),
+});
+
 /** `GET /me/webhooks/{id}/deliveries?cursor=&limit=`. */
 export const deliveriesQuery = z.strictObject({ cursor: seqCursor.optional(), limit });
 
@@ -160,6 +168,28 @@ export const Delivery = z
 export const DeliveryPage = z
   .strictObject({ items: z.array(Delivery), nextCursor: z.string().nullable() })
   .meta({ id: "DeliveryPage" });
+
+/** `POST /me/webhooks/{id}/ping` and `…/redeliver`: the delivery queued now (issue 32, docs/adr/0171). */
+export const QueuedDelivery = z
+  .strictObject({
+    webhookId: z.string(),
+    deliveryId: z.string().meta({ description: "the `webhook-id` header of the delivery (see the deliveries list)" }),
+    eventId: z.string().meta({ description: "the payload's `eventId`" }),
+    status: z.literal("pending"),
+    link: z.string().meta({ description: "the webhook's deliveries, where its outcome appears" }),
+  })
+  .meta({ id: "QueuedDelivery" });
+
+/** `POST /me/webhooks/{id}/rotate-secret`: the new secret, shown once (issue 32, docs/adr/0171). */
+export const RotatedSecret = z
+  .strictObject({
+    id: z.string(),
+    secret: z.string().meta({ description: "the new whsec_…; shown only here" }),
+    previousSecretExpiresAt: z.string().meta({
+      description: "until then each delivery is signed with the previous secret too (WEBHOOK_SECRET_OVERLAP_MS)",
+    }),
+  })
+  .meta({ id: "RotatedSecret" });
 
 /** `DELETE /me/webhooks/{id}`. */
 export const Deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) }).meta({ id: "WebhookDeleted" });
@@ -272,5 +302,38 @@ export const EVENT_OPERATIONS: Operation[] = [
     query: deliveriesQuery,
     ok: { status: 200, description: "a page of deliveries", schema: DeliveryPage },
     codes: [...KEYED, "not_found", "invalid_request", "upstream_unavailable"],
+  },
+  {
+    method: "post",
+    path: "/me/webhooks/{id}/ping",
+    operationId: "pingWebhook",
+    tag: "events",
+    summary: "Sends a signed `webhook.ping` to the webhook now (one attempt; see its deliveries)",
+    access: "key",
+    params: webhookParams,
+    ok: { status: 202, description: "the ping, queued", schema: QueuedDelivery },
+    codes: [...KEYED, "not_found", "invalid_state", "upstream_unavailable"],
+  },
+  {
+    method: "post",
+    path: "/me/webhooks/{id}/deliveries/{deliveryId}/redeliver",
+    operationId: "redeliverWebhookDelivery",
+    tag: "events",
+    summary: "Sends one delivery again, same `webhook-id` and body (one attempt when it had finished)",
+    access: "key",
+    params: deliveryParams,
+    ok: { status: 202, description: "the delivery, queued again", schema: QueuedDelivery },
+    codes: [...KEYED, "not_found", "invalid_state", "upstream_unavailable"],
+  },
+  {
+    method: "post",
+    path: "/me/webhooks/{id}/rotate-secret",
+    operationId: "rotateWebhookSecret",
+    tag: "events",
+    summary: "A new signing secret, shown once; the old one also signs until `previousSecretExpiresAt`",
+    access: "key",
+    params: webhookParams,
+    ok: { status: 200, description: "the new secret", schema: RotatedSecret },
+    codes: [...KEYED, "not_found", "invalid_state", "upstream_unavailable"],
   },
 ];

@@ -5,6 +5,7 @@ import { AUTH_RESULT, requireCaller } from "../http/auth.js";
 import { pathId, validate } from "../http/validate.js";
 import {
   deliveriesQuery,
+  deliveryParams,
   feedQuery,
   inboxQuery,
   readBody,
@@ -160,6 +161,36 @@ export function eventRoutes(n: NotificationsClient | undefined, streams: SseStre
       limit: q.limit,
     });
     res.json({ items: page.items.map(renderDelivery), nextCursor: page.nextCursor || null });
+  });
+
+  // Webhooks, round two (issue 32, docs/adr/0171): ping, redeliver, rotate the secret.
+  const queued = (webhookId: string, q: notifications.QueuedDelivery) => ({
+    webhookId,
+    deliveryId: q.deliveryId,
+    eventId: q.eventId,
+    status: "pending" as const,
+    link: `/v1/me/webhooks/${webhookId}/deliveries`,
+  });
+
+  r.post("/me/webhooks/:id/ping", async (req, res) => {
+    const me = requireCaller(res);
+    const id = hookId(req.params.id);
+    res.status(202).json(queued(id, await need(n).pingWebhook({ agentId: me.agentId, id })));
+  });
+
+  r.post("/me/webhooks/:id/deliveries/:deliveryId/redeliver", async (req, res) => {
+    const me = requireCaller(res);
+    const id = hookId(req.params.id);
+    const p = validate(deliveryParams, { id, deliveryId: req.params.deliveryId }, "query");
+    const deliveryId = pathId("msg_", p.deliveryId, "delivery");
+    res.status(202).json(queued(id, await need(n).redeliver({ agentId: me.agentId, webhookId: id, deliveryId })));
+  });
+
+  r.post("/me/webhooks/:id/rotate-secret", async (req, res) => {
+    const me = requireCaller(res);
+    const id = hookId(req.params.id);
+    const out = await need(n).rotateSecret({ agentId: me.agentId, id });
+    res.json({ id, secret: out.secret, previousSecretExpiresAt: out.previousSecretExpiresAt });
   });
   return r;
 }

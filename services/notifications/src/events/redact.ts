@@ -32,8 +32,8 @@ export function redactEventData(type: string, data: Record<string, unknown>): Re
 }
 
 /**
- * The webhook body `{type, timestamp, data}` (store/feed.ts `webhookBody`) with its `data`
- * redacted by `redactEventData`; `type` and `timestamp` kept as they were. A body that is not such
+ * The webhook body `{type, timestamp, eventId, cursor, data}` (store/feed.ts `webhookBody`) with
+ * its `data` redacted by `redactEventData`; the other fields kept as they were. A body that is not such
  * JSON is returned unchanged (never the case for bodies this service wrote).
  */
 export function redactWebhookBody(body: string): string {
@@ -44,11 +44,13 @@ export function redactWebhookBody(body: string): string {
     return body;
   }
   if (typeof parsed !== "object" || parsed === null) return body;
-  const p = parsed as { type?: unknown; timestamp?: unknown; data?: unknown };
+  const p = parsed as { type?: unknown; timestamp?: unknown; eventId?: unknown; cursor?: unknown; data?: unknown };
   if (typeof p.type !== "string" || typeof p.data !== "object" || p.data === null) return body;
   return JSON.stringify({
     type: p.type,
     timestamp: p.timestamp,
+    ...(p.eventId !== undefined ? { eventId: p.eventId } : {}),
+    ...(p.cursor !== undefined ? { cursor: p.cursor } : {}),
     data: redactEventData(p.type, p.data as Record<string, unknown>),
   });
 }

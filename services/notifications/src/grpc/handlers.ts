@@ -31,8 +31,21 @@ export type { TargetPolicy };
 
 const json = (d: Record<string, unknown>) => JSON.stringify(d);
 
+/** Webhook settings the handlers apply beyond the SSRF policy. */
+export interface WebhookHandlerOptions {
+  /** WEBHOOK_SECRET_OVERLAP_MS: how long a rotated-out secret still signs, ms (docs/adr/0171). */
+  secretOverlapMs: number;
+}
+
+const hookId = z.string().min(1).max(64);
+
 /** gRPC handlers of aps.notifications.v1.NotificationsService (docs/reference/events.md). */
-export function notificationsHandlers(stores: NotificationsStores, policy: TargetPolicy, log: Logger) {
+export function notificationsHandlers(
+  stores: NotificationsStores,
+  policy: TargetPolicy,
+  log: Logger,
+  hooks: WebhookHandlerOptions = { secretOverlapMs: 86_400_000 },
+) {
   return {
     listEvents: unary(log, async (req: notifications.ListEventsRequest): Promise<notifications.ListEventsResponse> => {
       const q = parseRequest(z.object({ after: cursor, types: z.array(publicType).max(20), limit }), req);
@@ -115,6 +128,24 @@ export function notificationsHandlers(stores: NotificationsStores, policy: Targe
           items: rows,
           nextCursor: rows.length === q.limit ? rows.at(-1)!.cursor : "",
         };
+      },
+    ),
+    // Issue 32 "Webhooks, round two" (docs/adr/0171).
+    pingWebhook: unary(log, async (req: notifications.PingWebhookRequest): Promise<notifications.QueuedDelivery> => {
+      const q = parseRequest(z.object({ agentId, id: hookId }), req);
+      return stores.webhooks.ping(q.agentId, q.id);
+    }),
+    redeliver: unary(log, async (req: notifications.RedeliverRequest): Promise<notifications.QueuedDelivery> => {
+      const q = parseRequest(z.object({ agentId, webhookId: hookId, deliveryId: hookId }), req);
+      return stores.webhooks.redeliver(q.agentId, q.webhookId, q.deliveryId);
+    }),
+    rotateSecret: unary(
+      log,
+      async (req: notifications.RotateSecretRequest): Promise<notifications.RotateSecretResponse> => {
+        const q = parseRequest(z.object({ agentId, id: hookId }), req);
+        const secret = newSecret();
+        const until = await stores.webhooks.rotateSecret(q.agentId, q.id, secret, hooks.secretOverlapMs);
+        return { secret, previousSecretExpiresAt: until };
       },
     ),
   };

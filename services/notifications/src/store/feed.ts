@@ -43,10 +43,17 @@ export interface IngestResult {
 
 /**
  * The webhook body of a public event (Standard Webhooks "Payload structure": `{type, timestamp, data}`,
- * timestamp ISO-8601 UTC). Deliveries send exactly this text on every attempt.
+ * timestamp ISO-8601 UTC) with the public event's `eventId` and feed `cursor`, as `GET /v1/events`
+ * lists them, so a receiver can dedupe on them and resume the feed from there (issue 32 "Webhooks,
+ * round two", docs/adr/0171). Deliveries send exactly this text on every attempt.
  */
-export function webhookBody(type: string, occurredAt: string, data: Record<string, unknown>): string {
-  return JSON.stringify({ type, timestamp: occurredAt, data });
+export function webhookBody(
+  type: string,
+  occurredAt: string,
+  data: Record<string, unknown>,
+  ids: { eventId: string; cursor: string },
+): string {
+  return JSON.stringify({ type, timestamp: occurredAt, eventId: ids.eventId, cursor: ids.cursor, data });
 }
 
 /**
@@ -125,7 +132,7 @@ async function queueDeliveries(
     [e.type],
   );
   if (hooks.rowCount === 0) return 0;
-  const body = webhookBody(e.type, source.occurredAt, e.data);
+  const body = webhookBody(e.type, source.occurredAt, e.data, { eventId: source.eventId, cursor: feedSeq });
   await tx.query(
     `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
      SELECT d.id, d.webhook_id, $1, $2, $3, $4, now()

@@ -1,6 +1,8 @@
 import type pg from "pg";
-import { ApsError, newId, withTransaction } from "@aps/platform";
-import { parseSeqCursor } from "./feed.js";
+import { afterCommit, ApsError, newId, withTransaction, type Tx } from "@aps/platform";
+import { redactWebhookBody } from "../events/redact.js";
+import { FEED_LOCK, parseSeqCursor } from "./feed.js";
+import { hiddenAmong } from "./hidden.js";
 
 /** At most this many webhooks per agent (issue #14). */
 export const MAX_WEBHOOKS_PER_AGENT = 5;
@@ -50,9 +52,174 @@ const toHook = (r: HookDbRow): WebhookRow => ({
   disabledReason: r.disabled_reason,
 });
 
+/** A delivery queued by `ping` or `redeliver`: its `webhook-id` and the event id of its payload. */
+export interface QueuedDelivery {
+  deliveryId: string;
+  eventId: string;
+}
+
+/** The type of the test event `ping` sends (not a feed event; issue 32, docs/adr/0171). */
+export const PING_TYPE = "webhook.ping";
+
+/**
+ * Locks one of the agent's webhooks in `tx` for a change that queues or signs deliveries;
+ * `not_found` for another agent's or an unknown id, `invalid_state` (409) when it is disabled
+ * (nothing is sent to a disabled endpoint: register it again).
+ */
+async function lockEnabled(tx: Tx, agentId: string, id: string): Promise<{ url: string }> {
+  const r = await tx.query<{ url: string; disabled: boolean; reason: string }>(
+    `SELECT url, disabled_at IS NOT NULL AS disabled, coalesce(disabled_reason, '') AS reason
+     FROM webhooks WHERE id = $1 AND agent_id = $2 FOR UPDATE`,
+    [id, agentId],
+  );
+  const hook = r.rows[0];
+  if (!hook) throw new ApsError("not_found", `webhook ${id} not found`);
+  if (hook.disabled)
+    throw new ApsError(
+      "invalid_state",
+      `webhook ${id} is disabled (${hook.reason}); nothing is sent to it: delete it and register the endpoint again`,
+    );
+  return { url: hook.url };
+}
+
+/** At most this many pings and redeliveries of one webhook wait to be sent at once (docs/adr/0171). */
+export const MAX_PENDING_ON_DEMAND = 5;
+
+/**
+ * `invalid_state` (409) when MAX_PENDING_ON_DEMAND pings or redeliveries of webhook `id` are
+ * still pending: on-demand sends cannot pile up behind a slow or dead endpoint (issue 30's
+ * budgets stay whole: each one is also one rate-limited request). Reads the endpoint's pending
+ * deliveries through `webhook_deliveries_endpoint_due`.
+ */
+async function capOnDemand(tx: Tx, id: string): Promise<void> {
+  const r = await tx.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending' AND single_attempt",
+    [id],
+  );
+  if (r.rows[0]!.n >= MAX_PENDING_ON_DEMAND)
+    throw new ApsError(
+      "invalid_state",
+      `${MAX_PENDING_ON_DEMAND} pings or redeliveries of webhook ${id} are still pending; see GET /v1/me/webhooks/${id}/deliveries and try again when they are done`,
+    );
+}
+
+/** Makes endpoint `id` due now at the latest (the per-endpoint claim of webhooks/worker.ts, docs/adr/0159). */
+async function dueNow(tx: Tx, id: string): Promise<void> {
+  await tx.query(
+    "UPDATE webhooks SET next_due_at = now() WHERE id = $1 AND (next_due_at IS NULL OR next_due_at > now())",
+    [id],
+  );
+}
+
 /** The agents' webhook endpoints and their delivery log. */
 export class WebhookStore {
-  constructor(private readonly pool: pg.Pool) {}
+  /** `wake`: the delivery worker's, called after a commit that queued a delivery. */
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly wake: () => void = () => {},
+  ) {}
+
+  /**
+   * Queues a `webhook.ping` to one of the agent's enabled webhooks, sent at once through the
+   * delivery worker like any delivery (signed, listed in its deliveries with status and
+   * `lastError`), but tried once: a failure never retries nor disables the endpoint (issue 32
+   * "Webhooks, round two", docs/adr/0171). Body `{type, timestamp, eventId, data: {webhookId, url}}`.
+   * Errors: `not_found`, `invalid_state` (disabled).
+   */
+  async ping(agentId: string, id: string): Promise<QueuedDelivery> {
+    return withTransaction(this.pool, async (tx) => {
+      const hook = await lockEnabled(tx, agentId, id);
+      await capOnDemand(tx, id);
+      const out = { deliveryId: newId("msg_"), eventId: newId("evt_") };
+      const body = JSON.stringify({
+        type: PING_TYPE,
+        timestamp: new Date().toISOString(),
+        eventId: out.eventId,
+        data: { webhookId: id, url: hook.url },
+      });
+      await tx.query(
+        `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at, single_attempt)
+         VALUES ($1, $2, NULL, $3, $4, $5, now(), true)`,
+        [out.deliveryId, id, PING_TYPE, out.eventId, body],
+      );
+      await dueNow(tx, id);
+      afterCommit(tx, this.wake);
+      return out;
+    });
+  }
+
+  /**
+   * Sends delivery `deliveryId` of one of the agent's enabled webhooks again, with the same
+   * `webhook-id` and body (Standard Webhooks: receivers dedupe on the id), through the worker:
+   * a finished one (succeeded or failed) becomes pending for one attempt (single_attempt: a
+   * failure ends it failed, never disables); a pending one is made due now, its retries unchanged.
+   * Its body is redacted first when what it is about has been hidden since (issue 30 rule 9,
+   * docs/adr/0160; under the feed lock, which moderation takes too). Issue 32, docs/adr/0171.
+   * Errors: `not_found` (webhook or delivery), `invalid_state` (disabled).
+   */
+  async redeliver(agentId: string, webhookId: string, deliveryId: string): Promise<QueuedDelivery> {
+    return withTransaction(this.pool, async (tx) => {
+      await lockEnabled(tx, agentId, webhookId);
+      const r = await tx.query<{
+        seq: string;
+        status: string;
+        event_id: string;
+        body: string;
+        feed_seq: string | null;
+        post_id: string | null;
+      }>(
+        `SELECT d.seq::text, d.status, d.event_id, d.body, d.feed_seq::text, f.post_id
+         FROM webhook_deliveries d LEFT JOIN feed_events f ON f.seq = d.feed_seq
+         WHERE d.id = $1 AND d.webhook_id = $2`,
+        [deliveryId, webhookId],
+      );
+      const d = r.rows[0];
+      if (!d) throw new ApsError("not_found", `delivery ${deliveryId} of webhook ${webhookId} not found`);
+      if (d.status !== "pending") await capOnDemand(tx, webhookId);
+      let body = d.body;
+      if (d.feed_seq !== null) {
+        await tx.query("SELECT pg_advisory_xact_lock($1)", [FEED_LOCK]);
+        const data = (JSON.parse(body) as { data?: Record<string, unknown> }).data ?? {};
+        const targets = [d.post_id ?? data.postId, data.commentId].filter(
+          (t): t is string => typeof t === "string" && t !== "",
+        );
+        if ((await hiddenAmong(tx, targets)).size > 0) body = redactWebhookBody(body);
+      }
+      await tx.query(
+        `UPDATE webhook_deliveries SET body = $2, next_attempt_at = now(),
+                single_attempt = CASE WHEN status = 'pending' THEN single_attempt ELSE true END,
+                delivered_at = CASE WHEN status = 'pending' THEN delivered_at END,
+                status = 'pending'
+         WHERE seq = $1`,
+        [d.seq, body],
+      );
+      await dueNow(tx, webhookId);
+      afterCommit(tx, this.wake);
+      return { deliveryId, eventId: d.event_id };
+    });
+  }
+
+  /**
+   * Gives one of the agent's enabled webhooks a new secret (newSecret(), returned once by the
+   * caller); the one it replaces keeps signing too — a second `v1,` entry of `webhook-signature` —
+   * until `overlapMs` from now (WEBHOOK_SECRET_OVERLAP_MS), so the receiver can switch without
+   * losing a delivery. A second rotation within the window drops the oldest secret. Secrets are
+   * stored as at creation and never logged. Issue 32, docs/adr/0171. Errors: `not_found`,
+   * `invalid_state` (disabled). Resolves when the previous secret stops signing (ISO-8601 UTC).
+   */
+  async rotateSecret(agentId: string, id: string, secret: string, overlapMs: number): Promise<string> {
+    return withTransaction(this.pool, async (tx) => {
+      await lockEnabled(tx, agentId, id);
+      const r = await tx.query<{ until: string }>(
+        `UPDATE webhooks SET previous_secret = secret, secret = $2,
+                previous_secret_until = now() + ($3::bigint * interval '1 millisecond')
+         WHERE id = $1
+         RETURNING ${ISO("previous_secret_until")} AS until`,
+        [id, secret, overlapMs],
+      );
+      return r.rows[0]!.until;
+    });
+  }
 
   /**
    * Registers a webhook for `agentId` (URL already checked by the SSRF guard); at most

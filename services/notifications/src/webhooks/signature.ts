@@ -12,8 +12,21 @@ export function newSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
-/** The three Standard Webhooks headers of one attempt; `timestamp` in Unix seconds. */
-export function signedHeaders(secret: string, msgId: string, timestampS: number, body: string): Record<string, string> {
-  const signature = new Webhook(secret).sign(msgId, new Date(timestampS * 1000), body);
+/**
+ * The three Standard Webhooks headers of one attempt; `timestamp` in Unix seconds. With several
+ * `secrets` (the current one first, then the one a rotation replaced, during its overlap window:
+ * issue 32, docs/adr/0171) `webhook-signature` carries one `v1,<sig>` per secret, space-separated,
+ * as the specification allows; a receiver accepts the message when any one verifies.
+ */
+export function signedHeaders(
+  secrets: string | readonly string[],
+  msgId: string,
+  timestampS: number,
+  body: string,
+): Record<string, string> {
+  const at = new Date(timestampS * 1000);
+  const signature = (typeof secrets === "string" ? [secrets] : secrets)
+    .map((s) => new Webhook(s).sign(msgId, at, body))
+    .join(" ");
   return { "webhook-id": msgId, "webhook-timestamp": String(timestampS), "webhook-signature": signature };
 }

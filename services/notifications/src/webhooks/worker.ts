@@ -72,8 +72,12 @@ interface Claimed {
   body: string;
   attempts: number;
   event_id: string;
+  /** A ping or a redelivery of a finished delivery: tried once, never retried (docs/adr/0171). */
+  single_attempt: boolean;
   url: string;
   secret: string;
+  /** The secret a rotation replaced while its overlap window lasts (docs/adr/0171), else null. */
+  previous_secret: string | null;
   agent_id: string;
   /** The endpoint counted as slow when claimed (its share of the pool). */
   slow: boolean;
@@ -216,7 +220,7 @@ export class DeliveryWorker {
                  ORDER BY next_attempt_at, seq LIMIT 1) x) due,
               webhooks w
          WHERE d.seq = due.seq AND w.id = d.webhook_id
-         RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, w.url, w.secret, w.agent_id, w.slow`,
+         RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, d.single_attempt, w.url, ${SECRETS}, w.agent_id, w.slow`,
         [ids, lease],
       );
       const got = r.rows.map((x) => x.webhook_id);
@@ -252,9 +256,13 @@ export class DeliveryWorker {
     }
   }
 
-  /** One signed attempt of `d` to the checked target (see `sendAttempt`). */
+  /**
+   * One signed attempt of `d` to the checked target (see `sendAttempt`): signed with the endpoint's
+   * secret and, within a rotation's overlap window, with the previous one too (docs/adr/0171).
+   */
   private post(target: CheckedTarget, d: Claimed): Promise<AttemptOutcome> {
-    const headers = signedHeaders(d.secret, d.id, Math.floor(Date.now() / 1000), d.body);
+    const secrets = d.previous_secret ? [d.secret, d.previous_secret] : [d.secret];
+    const headers = signedHeaders(secrets, d.id, Math.floor(Date.now() / 1000), d.body);
     return sendAttempt(target, d.body, headers, this.opts.attemptTimeoutMs, this.abort.signal);
   }
 
@@ -286,7 +294,15 @@ export class DeliveryWorker {
         );
       } else {
         const delay = this.opts.retrySchedule[attempts - 1];
-        if (delay !== undefined) {
+        if (d.single_attempt) {
+          // a ping or a redelivery (docs/adr/0171): one attempt, its failure recorded, no retry,
+          // and never the endpoint's give-up
+          await tx.query(
+            `UPDATE webhook_deliveries SET status = 'failed', attempts = $2, last_status_code = $3, last_error = $4,
+                    next_attempt_at = NULL WHERE seq = $1 AND status = 'pending'`,
+            [d.seq, attempts, a.statusCode || null, error],
+          );
+        } else if (delay !== undefined) {
           // `status = 'pending'`: a delivery another attempt's give-up failed ("endpoint disabled")
           // stays failed — nothing is retried for a disabled endpoint.
           await tx.query(
@@ -307,7 +323,7 @@ export class DeliveryWorker {
            WHERE w.id = $1 AND w.disabled_at IS NULL AND d.seq = (
              SELECT seq FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now()
              ORDER BY next_attempt_at, seq LIMIT 1)
-           RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, w.url, w.secret, w.agent_id, false AS slow`,
+           RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, d.single_attempt, w.url, ${SECRETS}, w.agent_id, false AS slow`,
           [d.webhook_id, lease],
         );
         if (more.rows[0]) {
@@ -413,6 +429,12 @@ export function sendAttempt(
     req.end(body);
   });
 }
+
+/**
+ * SQL select list of `webhooks w`'s signing secrets: `secret`, and `previous_secret` while its
+ * overlap window lasts (NULL after it; docs/adr/0171).
+ */
+const SECRETS = `w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END AS previous_secret`;
 
 /**
  * SQL `SET` clause for `webhooks w`: the earliest due time of its pending deliveries, never before

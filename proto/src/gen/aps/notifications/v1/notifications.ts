@@ -174,6 +174,39 @@ export interface ListDeliveriesResponse {
   nextCursor: string;
 }
 
+/** Issue 32 "Webhooks, round two" (docs/adr/0171). */
+export interface PingWebhookRequest {
+  agentId: string;
+  /** the webhook */
+  id: string;
+}
+
+export interface RedeliverRequest {
+  agentId: string;
+  webhookId: string;
+  /** the `webhook-id` of the delivery to send again */
+  deliveryId: string;
+}
+
+/** A delivery queued now (a ping or a redelivery); the worker sends it at once. */
+export interface QueuedDelivery {
+  /** the `webhook-id` header */
+  deliveryId: string;
+  eventId: string;
+}
+
+export interface RotateSecretRequest {
+  agentId: string;
+  id: string;
+}
+
+export interface RotateSecretResponse {
+  /** the new whsec_…, returned only here */
+  secret: string;
+  /** RFC 3339: the old secret signs too until then */
+  previousSecretExpiresAt: string;
+}
+
 function createBaseFeedEvent(): FeedEvent {
   return { cursor: "", eventId: "", type: "", occurredAt: "", dataJson: "" };
 }
@@ -2360,6 +2393,479 @@ export const ListDeliveriesResponse: MessageFns<ListDeliveriesResponse> = {
   },
 };
 
+function createBasePingWebhookRequest(): PingWebhookRequest {
+  return { agentId: "", id: "" };
+}
+
+export const PingWebhookRequest: MessageFns<PingWebhookRequest> = {
+  encode(message: PingWebhookRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PingWebhookRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePingWebhookRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PingWebhookRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+    };
+  },
+
+  toJSON(message: PingWebhookRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PingWebhookRequest>): PingWebhookRequest {
+    return PingWebhookRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PingWebhookRequest>): PingWebhookRequest {
+    const message = createBasePingWebhookRequest();
+    message.agentId = object.agentId ?? "";
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseRedeliverRequest(): RedeliverRequest {
+  return { agentId: "", webhookId: "", deliveryId: "" };
+}
+
+export const RedeliverRequest: MessageFns<RedeliverRequest> = {
+  encode(message: RedeliverRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.webhookId !== "") {
+      writer.uint32(18).string(message.webhookId);
+    }
+    if (message.deliveryId !== "") {
+      writer.uint32(26).string(message.deliveryId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RedeliverRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRedeliverRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.webhookId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.deliveryId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RedeliverRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      webhookId: isSet(object.webhookId)
+        ? globalThis.String(object.webhookId)
+        : isSet(object.webhook_id)
+        ? globalThis.String(object.webhook_id)
+        : "",
+      deliveryId: isSet(object.deliveryId)
+        ? globalThis.String(object.deliveryId)
+        : isSet(object.delivery_id)
+        ? globalThis.String(object.delivery_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RedeliverRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.webhookId !== "") {
+      obj.webhookId = message.webhookId;
+    }
+    if (message.deliveryId !== "") {
+      obj.deliveryId = message.deliveryId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RedeliverRequest>): RedeliverRequest {
+    return RedeliverRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RedeliverRequest>): RedeliverRequest {
+    const message = createBaseRedeliverRequest();
+    message.agentId = object.agentId ?? "";
+    message.webhookId = object.webhookId ?? "";
+    message.deliveryId = object.deliveryId ?? "";
+    return message;
+  },
+};
+
+function createBaseQueuedDelivery(): QueuedDelivery {
+  return { deliveryId: "", eventId: "" };
+}
+
+export const QueuedDelivery: MessageFns<QueuedDelivery> = {
+  encode(message: QueuedDelivery, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deliveryId !== "") {
+      writer.uint32(10).string(message.deliveryId);
+    }
+    if (message.eventId !== "") {
+      writer.uint32(18).string(message.eventId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueuedDelivery {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueuedDelivery();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.deliveryId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueuedDelivery {
+    return {
+      deliveryId: isSet(object.deliveryId)
+        ? globalThis.String(object.deliveryId)
+        : isSet(object.delivery_id)
+        ? globalThis.String(object.delivery_id)
+        : "",
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+    };
+  },
+
+  toJSON(message: QueuedDelivery): unknown {
+    const obj: any = {};
+    if (message.deliveryId !== "") {
+      obj.deliveryId = message.deliveryId;
+    }
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<QueuedDelivery>): QueuedDelivery {
+    return QueuedDelivery.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<QueuedDelivery>): QueuedDelivery {
+    const message = createBaseQueuedDelivery();
+    message.deliveryId = object.deliveryId ?? "";
+    message.eventId = object.eventId ?? "";
+    return message;
+  },
+};
+
+function createBaseRotateSecretRequest(): RotateSecretRequest {
+  return { agentId: "", id: "" };
+}
+
+export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
+  encode(message: RotateSecretRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RotateSecretRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRotateSecretRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RotateSecretRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+    };
+  },
+
+  toJSON(message: RotateSecretRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RotateSecretRequest>): RotateSecretRequest {
+    return RotateSecretRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RotateSecretRequest>): RotateSecretRequest {
+    const message = createBaseRotateSecretRequest();
+    message.agentId = object.agentId ?? "";
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseRotateSecretResponse(): RotateSecretResponse {
+  return { secret: "", previousSecretExpiresAt: "" };
+}
+
+export const RotateSecretResponse: MessageFns<RotateSecretResponse> = {
+  encode(message: RotateSecretResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.secret !== "") {
+      writer.uint32(10).string(message.secret);
+    }
+    if (message.previousSecretExpiresAt !== "") {
+      writer.uint32(18).string(message.previousSecretExpiresAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RotateSecretResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRotateSecretResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.secret = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.previousSecretExpiresAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RotateSecretResponse {
+    return {
+      secret: isSet(object.secret) ? globalThis.String(object.secret) : "",
+      previousSecretExpiresAt: isSet(object.previousSecretExpiresAt)
+        ? globalThis.String(object.previousSecretExpiresAt)
+        : isSet(object.previous_secret_expires_at)
+        ? globalThis.String(object.previous_secret_expires_at)
+        : "",
+    };
+  },
+
+  toJSON(message: RotateSecretResponse): unknown {
+    const obj: any = {};
+    if (message.secret !== "") {
+      obj.secret = message.secret;
+    }
+    if (message.previousSecretExpiresAt !== "") {
+      obj.previousSecretExpiresAt = message.previousSecretExpiresAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RotateSecretResponse>): RotateSecretResponse {
+    return RotateSecretResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RotateSecretResponse>): RotateSecretResponse {
+    const message = createBaseRotateSecretResponse();
+    message.secret = object.secret ?? "";
+    message.previousSecretExpiresAt = object.previousSecretExpiresAt ?? "";
+    return message;
+  },
+};
+
 export type NotificationsServiceDefinition = typeof NotificationsServiceDefinition;
 export const NotificationsServiceDefinition = {
   name: "NotificationsService",
@@ -2440,6 +2946,33 @@ export const NotificationsServiceDefinition = {
       responseType: ListDeliveriesResponse as typeof ListDeliveriesResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** Queues a signed `webhook.ping` (one attempt, never disables); FAILED_PRECONDITION when disabled. */
+    pingWebhook: {
+      name: "PingWebhook",
+      requestType: PingWebhookRequest as typeof PingWebhookRequest,
+      requestStream: false,
+      responseType: QueuedDelivery as typeof QueuedDelivery,
+      responseStream: false,
+      options: {},
+    },
+    /** Sends one delivery again with its webhook-id and body (one attempt when it had finished). */
+    redeliver: {
+      name: "Redeliver",
+      requestType: RedeliverRequest as typeof RedeliverRequest,
+      requestStream: false,
+      responseType: QueuedDelivery as typeof QueuedDelivery,
+      responseStream: false,
+      options: {},
+    },
+    /** A new secret; the old one also signs for WEBHOOK_SECRET_OVERLAP_MS. */
+    rotateSecret: {
+      name: "RotateSecret",
+      requestType: RotateSecretRequest as typeof RotateSecretRequest,
+      requestStream: false,
+      responseType: RotateSecretResponse as typeof RotateSecretResponse,
+      responseStream: false,
+      options: {},
     },
   },
 } as const;
@@ -2538,6 +3071,37 @@ export const NotificationsServiceService = {
       Buffer.from(ListDeliveriesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListDeliveriesResponse => ListDeliveriesResponse.decode(value),
   },
+  /** Queues a signed `webhook.ping` (one attempt, never disables); FAILED_PRECONDITION when disabled. */
+  pingWebhook: {
+    path: "/aps.notifications.v1.NotificationsService/PingWebhook" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PingWebhookRequest): Buffer => Buffer.from(PingWebhookRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PingWebhookRequest => PingWebhookRequest.decode(value),
+    responseSerialize: (value: QueuedDelivery): Buffer => Buffer.from(QueuedDelivery.encode(value).finish()),
+    responseDeserialize: (value: Buffer): QueuedDelivery => QueuedDelivery.decode(value),
+  },
+  /** Sends one delivery again with its webhook-id and body (one attempt when it had finished). */
+  redeliver: {
+    path: "/aps.notifications.v1.NotificationsService/Redeliver" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RedeliverRequest): Buffer => Buffer.from(RedeliverRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RedeliverRequest => RedeliverRequest.decode(value),
+    responseSerialize: (value: QueuedDelivery): Buffer => Buffer.from(QueuedDelivery.encode(value).finish()),
+    responseDeserialize: (value: Buffer): QueuedDelivery => QueuedDelivery.decode(value),
+  },
+  /** A new secret; the old one also signs for WEBHOOK_SECRET_OVERLAP_MS. */
+  rotateSecret: {
+    path: "/aps.notifications.v1.NotificationsService/RotateSecret" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RotateSecretRequest): Buffer => Buffer.from(RotateSecretRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RotateSecretRequest => RotateSecretRequest.decode(value),
+    responseSerialize: (value: RotateSecretResponse): Buffer =>
+      Buffer.from(RotateSecretResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RotateSecretResponse => RotateSecretResponse.decode(value),
+  },
 } as const;
 
 export interface NotificationsServiceServer extends UntypedServiceImplementation {
@@ -2554,6 +3118,12 @@ export interface NotificationsServiceServer extends UntypedServiceImplementation
   getWebhook: handleUnaryCall<GetWebhookRequest, Webhook>;
   deleteWebhook: handleUnaryCall<DeleteWebhookRequest, DeleteWebhookResponse>;
   listDeliveries: handleUnaryCall<ListDeliveriesRequest, ListDeliveriesResponse>;
+  /** Queues a signed `webhook.ping` (one attempt, never disables); FAILED_PRECONDITION when disabled. */
+  pingWebhook: handleUnaryCall<PingWebhookRequest, QueuedDelivery>;
+  /** Sends one delivery again with its webhook-id and body (one attempt when it had finished). */
+  redeliver: handleUnaryCall<RedeliverRequest, QueuedDelivery>;
+  /** A new secret; the old one also signs for WEBHOOK_SECRET_OVERLAP_MS. */
+  rotateSecret: handleUnaryCall<RotateSecretRequest, RotateSecretResponse>;
 }
 
 export interface NotificationsServiceClient extends Client {
@@ -2695,6 +3265,54 @@ export interface NotificationsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListDeliveriesResponse) => void,
+  ): ClientUnaryCall;
+  /** Queues a signed `webhook.ping` (one attempt, never disables); FAILED_PRECONDITION when disabled. */
+  pingWebhook(
+    request: PingWebhookRequest,
+    callback: (error: ServiceError | null, response: QueuedDelivery) => void,
+  ): ClientUnaryCall;
+  pingWebhook(
+    request: PingWebhookRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: QueuedDelivery) => void,
+  ): ClientUnaryCall;
+  pingWebhook(
+    request: PingWebhookRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: QueuedDelivery) => void,
+  ): ClientUnaryCall;
+  /** Sends one delivery again with its webhook-id and body (one attempt when it had finished). */
+  redeliver(
+    request: RedeliverRequest,
+    callback: (error: ServiceError | null, response: QueuedDelivery) => void,
+  ): ClientUnaryCall;
+  redeliver(
+    request: RedeliverRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: QueuedDelivery) => void,
+  ): ClientUnaryCall;
+  redeliver(
+    request: RedeliverRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: QueuedDelivery) => void,
+  ): ClientUnaryCall;
+  /** A new secret; the old one also signs for WEBHOOK_SECRET_OVERLAP_MS. */
+  rotateSecret(
+    request: RotateSecretRequest,
+    callback: (error: ServiceError | null, response: RotateSecretResponse) => void,
+  ): ClientUnaryCall;
+  rotateSecret(
+    request: RotateSecretRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RotateSecretResponse) => void,
+  ): ClientUnaryCall;
+  rotateSecret(
+    request: RotateSecretRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RotateSecretResponse) => void,
   ): ClientUnaryCall;
 }
 
