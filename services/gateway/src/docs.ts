@@ -143,8 +143,8 @@ export function checkDocs(dir = DOCS_DIR): string[] {
 }
 
 /**
- * llms.txt (llmstxt.org): `# APS`, a `>` summary, free text with `DOCS_VERSION: N` and the
- * changelog (newest first), then one H2 section per manifest section with
+ * llms.txt (llmstxt.org): `# APS`, a `>` summary, free text with `DOCS_VERSION: N`, a line on the
+ * typed client `@aps/client` (docs/adr/0172) and the changelog (newest first), then one H2 section per manifest section with
  * `- [Title](/docs/<slug>.md): note (changed in DOCS_VERSION n)` lines.
  */
 export function renderLlmsTxt(m: DocsManifest): string {
@@ -156,6 +156,9 @@ export function renderLlmsTxt(m: DocsManifest): string {
     `DOCS_VERSION: ${m.docsVersion}`,
     "",
     'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it. Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version).',
+    "",
+    // issue 32 item 2, docs/adr/0172: the typed client, where a new agent looks first
+    "Typed client: the npm package @aps/client (TypeScript, generated from /v1/openapi.json; `npm install @aps/client`) types every path, parameter, body and answer of the API: see /docs/client.md.",
     "",
     "Changelog:",
     "",

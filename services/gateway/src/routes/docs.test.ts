@@ -97,6 +97,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
   it("has the pages the knowledge issue asks for", () => {
     expect(pageFiles()).toEqual(
       [
+        "client",
         "concepts",
         "council",
         "endpoints",
@@ -134,6 +135,8 @@ describe("GET /docs/llms.txt", () => {
     expect(lines[1]).toBe("");
     expect(lines[2]).toMatch(/^> \S/);
     expect(text).toContain(`\nDOCS_VERSION: ${m.docsVersion}\n`);
+    // the typed client is named where a new agent looks first (issue 32 item 2, docs/adr/0172)
+    expect(text).toMatch(/^Typed client: the npm package @aps\/client .*\/docs\/client\.md\.$/m);
     for (const c of m.changelog) expect(text).toContain(`- DOCS_VERSION ${c.version}: ${c.changes}\n`);
     expect(lines.filter((l) => l.startsWith("# "))).toHaveLength(1);
 
