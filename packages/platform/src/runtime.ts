@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { openDatabase, type PoolSizing, type Database } from "./db/database.js";
+import { openDatabase, type DatabaseOptions, type PoolSizing, type Database } from "./db/database.js";
 import { DEFAULT_ACK_WAIT_MS, JetStreamBus } from "./bus/jetstream.js";
 import { InProcessBus } from "./bus/memory.js";
 import type { EventBus } from "./bus/types.js";
@@ -25,6 +25,19 @@ export const MIN_ACK_WAIT_MS = 1_000;
  */
 export const commonEnvSchema = z.object({
   DATABASE_URL: optionalVar(),
+  /**
+   * Connections in this process's pool, ≥ 1 (default 5). The chart checks pool × the HPA's
+   * maxReplicas, summed over services, against the server's max_connections (issue 31 item 6,
+   * docs/adr/0169).
+   */
+  DATABASE_POOL_MAX: intVar(5, 1),
+  /**
+   * Direct PostgreSQL URL for migrations (default: the service's database URL): behind a PgBouncer
+   * in transaction mode, migrations' session-level advisory lock needs a real session (docs/adr/0169).
+   */
+  DATABASE_MIGRATION_URL: optionalVar(),
+  /** What the database URL reaches: `none` (PostgreSQL) or `transaction` (a PgBouncer in transaction mode; docs/adr/0169). */
+  DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
   APS_DATA_DIR: z.string().default("./data"),
   NATS_URL: optionalVar(),
   NATS_STREAM: z
@@ -82,6 +95,16 @@ export function grpcServerTuningOf(cfg: CommonConfig): GrpcServerTuning {
 /** The connection-age options of startGrpcServer (docs/adr/0165). */
 export type GrpcServerTuning = Pick<GrpcServerOptions, "maxConnectionAgeMs" | "maxConnectionAgeGraceMs">;
 
+/**
+ * The database options of a service from its config (DATABASE_POOL_MAX, DATABASE_MIGRATION_URL,
+ * DATABASE_POOLER; docs/adr/0169), for openDatabase.
+ */
+export function databaseOptionsOf(cfg: CommonConfig): Required<Pick<DatabaseOptions, "poolSize" | "pooler">> & {
+  migrationUrl: string | undefined;
+} {
+  return { poolSize: cfg.DATABASE_POOL_MAX, migrationUrl: cfg.DATABASE_MIGRATION_URL, pooler: cfg.DATABASE_POOLER };
+}
+
 /** The stream limits a service applies when it connects to JetStream (docs/adr/0101). */
 export function streamLimitsOf(cfg: CommonConfig): StreamLimits {
   return {
@@ -109,8 +132,8 @@ export interface ServiceDeps {
 
 /**
  * Opens the database and the bus for `service` from its config. `sharedBus` (all-in-one mode)
- * is used when there is no `NATS_URL`. `pool` sizes the service's connection pool (default 5
- * connections kept 10 s when idle, see openDatabase). Throws when there is no database URL (see
+ * is used when there is no `NATS_URL`. `pool` sizes the service's connection pool (default
+ * DATABASE_POOL_MAX connections kept 10 s when idle, see openDatabase). Throws when there is no database URL (see
  * openDatabase).
  */
 export async function openServiceDeps(
@@ -120,7 +143,13 @@ export async function openServiceDeps(
   log: Logger = createLogger(service, cfg.LOG_LEVEL),
   pool?: PoolSizing,
 ): Promise<ServiceDeps> {
-  const db = await openDatabase({ url: cfg.databaseUrl ?? cfg.DATABASE_URL, schema: service, log, ...pool });
+  const db = await openDatabase({
+    url: cfg.databaseUrl ?? cfg.DATABASE_URL,
+    schema: service,
+    log,
+    ...databaseOptionsOf(cfg),
+    ...pool,
+  });
   let bus: EventBus;
   if (cfg.NATS_URL) {
     bus = await JetStreamBus.connect({
@@ -146,7 +175,14 @@ export async function openServiceDeps(
       { processedEventsMs: cfg.RETENTION_PROCESSED_EVENTS, streamMaxAgeS: cfg.NATS_STREAM_MAX_AGE_S },
       "RETENTION_PROCESSED_EVENTS is not longer than NATS_STREAM_MAX_AGE_S: an event redelivered or replayed from the stream after its id was pruned would be handled twice (docs/adr/0167)",
     );
-  return { db, bus, log, retention: retentionOf(cfg), trust: internalTrustOf(service, cfg), grpc: grpcServerTuningOf(cfg) };
+  return {
+    db,
+    bus,
+    log,
+    retention: retentionOf(cfg),
+    trust: internalTrustOf(service, cfg),
+    grpc: grpcServerTuningOf(cfg),
+  };
 }
 
 /**

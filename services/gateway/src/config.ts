@@ -95,6 +95,10 @@ export const gatewayEnvSchema = z.object({
   DATABASE_URL: optionalVar(),
   /** A separate database for the gateway; wins over DATABASE_URL (like `<SERVICE>_DATABASE_URL`). */
   GATEWAY_DATABASE_URL: optionalVar(),
+  /** Pool size, direct migration URL and pooler of its database, as every service's (docs/adr/0169). */
+  DATABASE_POOL_MAX: commonEnvSchema.shape.DATABASE_POOL_MAX,
+  DATABASE_MIGRATION_URL: commonEnvSchema.shape.DATABASE_MIGRATION_URL,
+  DATABASE_POOLER: commonEnvSchema.shape.DATABASE_POOLER,
   /** Requests per minute per API key (docs/architecture.md §4, default 600). */
   RATE_LIMIT_KEYED_PER_MINUTE: intVar(600, 1),
   /** Requests per minute per client IP without a valid key (docs/architecture.md §4, default 300). */

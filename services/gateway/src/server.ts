@@ -105,7 +105,14 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   const { caller } = internalTrustOf(GATEWAY.name, cfg);
   let db: Database | undefined;
   if (cfg.databaseUrl) {
-    db = await openDatabase({ url: cfg.databaseUrl, schema: GATEWAY_SCHEMA, log });
+    db = await openDatabase({
+      url: cfg.databaseUrl,
+      schema: GATEWAY_SCHEMA,
+      log,
+      poolSize: cfg.DATABASE_POOL_MAX,
+      migrationUrl: cfg.DATABASE_MIGRATION_URL,
+      pooler: cfg.DATABASE_POOLER,
+    });
     await migrate(db, MIGRATIONS_DIR, log);
   }
   const limits = {

@@ -14,7 +14,24 @@ export interface Database {
   readonly schema: string;
   /** Ends the pool. */
   close(): Promise<void>;
+  /**
+   * Where migrations connect, when not through `pool` (`DATABASE_MIGRATION_URL`): a direct
+   * server URL, since node-pg-migrate holds a session-level advisory lock that a PgBouncer in
+   * transaction mode cannot keep (issue 31 item 6, docs/adr/0169). Absent: migrations use `pool`.
+   */
+  readonly migrationUrl?: string | undefined;
+  /** What sits between `pool` and the server (`DATABASE_POOLER`, docs/adr/0169); absent = "none". */
+  readonly pooler?: Pooler;
 }
+
+/**
+ * What `DATABASE_URL` reaches (`DATABASE_POOLER`, issue 31 item 6, docs/adr/0169): `none` — a
+ * PostgreSQL server, so a connection keeps its session state; `transaction` — a PgBouncer in
+ * transaction mode, which may hand each transaction to another server connection: no startup
+ * `options` (PgBouncer refuses them; its per-service database entry sets `search_path` with
+ * `connect_query`), no named prepared statements (namedStatement), no session-level settings.
+ */
+export type Pooler = "none" | "transaction";
 
 /** How to reach a service's database. */
 export interface DatabaseOptions {
@@ -26,11 +43,28 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** How long an idle connection is kept before it is closed, ms (default 10 000, pg's own). */
   idleTimeoutMs?: number;
+  /** Direct server URL for migrations (Database.migrationUrl); absent = through the pool. */
+  migrationUrl?: string | undefined;
+  /** What `url` reaches (default "none", see Pooler). */
+  pooler?: Pooler;
   log: Logger;
 }
 
 /** The pool part of DatabaseOptions: how many connections a service keeps, and for how long. */
 export type PoolSizing = Pick<DatabaseOptions, "poolSize" | "idleTimeoutMs">;
+
+/** The pooler behind each pool opened by openDatabase (for namedStatement). */
+const poolers = new WeakMap<pg.Pool, Pooler>();
+
+/**
+ * `name` for a named (server-side prepared) statement on `pool`, or undefined when `pool` reaches
+ * a PgBouncer in transaction mode (docs/adr/0169): there the next transaction may run on a server
+ * connection that never prepared it ("prepared statement does not exist"), so the statement is
+ * sent unnamed (parsed each time) instead.
+ */
+export function namedStatement(pool: pg.Pool, name: string): string | undefined {
+  return poolers.get(pool) === "transaction" ? undefined : name;
+}
 
 /**
  * Longest a query waits for a pool connection — queued behind a burst, or opening a new one —
@@ -52,19 +86,47 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     throw new Error(
       `no database for the ${opts.schema} service: set DATABASE_URL (or ${opts.schema.toUpperCase()}_DATABASE_URL), or run the all-in-one (npm start), which starts an embedded PostgreSQL`,
     );
+  const pooler = opts.pooler ?? "none";
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.poolSize ?? 5,
     idleTimeoutMillis: opts.idleTimeoutMs ?? 10_000,
     connectionTimeoutMillis: POOL_WAIT_MS,
-    // search_path as a startup parameter: every connection lands in the service's schema.
-    options: `-c search_path=${opts.schema}`,
+    // search_path as a startup parameter: every connection lands in the service's schema (behind
+    // PgBouncer, its database entry's connect_query sets it: PgBouncer refuses `options`).
+    ...(pooler === "none" ? { options: searchPathOption(opts.schema) } : {}),
     // Names the service in pg_stat_activity and the server's logs.
     application_name: `aps-${opts.schema}`,
   });
+  poolers.set(pool, pooler);
   wirePool(pool, opts);
-  await createSchema(pool, opts.schema);
-  return { pool, schema: opts.schema, close: () => pool.end() };
+  try {
+    await createSchema(pool, opts.schema);
+    if (pooler === "transaction") await checkSearchPath(pool, opts.schema);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  return { pool, schema: opts.schema, close: () => pool.end(), migrationUrl: opts.migrationUrl, pooler };
+}
+
+/** The startup `options` that put a connection's `search_path` on `schema`. */
+export function searchPathOption(schema: string): string {
+  return `-c search_path=${schema}`;
+}
+
+/**
+ * Behind a PgBouncer the schema comes from its database entry (`connect_query`): a pool landing
+ * elsewhere would read and write another schema's tables, so it fails the start instead.
+ */
+async function checkSearchPath(pool: pg.Pool, schema: string): Promise<void> {
+  const r = await pool.query<{ s: string | null }>("SELECT current_schema() AS s");
+  const got = r.rows[0]?.s ?? null;
+  if (got !== schema)
+    throw new Error(
+      `DATABASE_POOLER=transaction: connections of the ${schema} service land in schema ${got ?? "(none)"}, not ${schema}; ` +
+        `give it a PgBouncer database entry with connect_query='SET search_path TO ${schema}' (docs/adr/0169)`,
+    );
 }
 
 function wirePool(pool: pg.Pool, opts: DatabaseOptions): void {

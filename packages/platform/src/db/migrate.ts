@@ -1,5 +1,6 @@
+import pg from "pg";
 import { runner } from "node-pg-migrate";
-import type { Database } from "./database.js";
+import { searchPathOption, type Database } from "./database.js";
 import type { Logger } from "../log.js";
 
 /**
@@ -7,37 +8,67 @@ import type { Logger } from "../log.js";
  * `-- Up Migration` / `-- Down Migration` sections) to the service's schema with node-pg-migrate.
  * Runs at every start; concurrent starters are serialised by node-pg-migrate's advisory lock, and
  * applied migrations are recorded in `<schema>.pgmigrations`. Throws when a migration fails.
+ * With `db.migrationUrl` (`DATABASE_MIGRATION_URL`) it connects there, to the server directly:
+ * that lock is held by the session, which a PgBouncer in transaction mode does not keep
+ * (issue 31 item 6, docs/adr/0169).
  */
 export async function migrate(db: Database, dir: string | string[], log: Logger): Promise<void> {
+  if (db.migrationUrl) {
+    const direct = new pg.Client({
+      connectionString: db.migrationUrl,
+      options: searchPathOption(db.schema),
+      application_name: `aps-${db.schema}-migrate`,
+    });
+    let lost: Error | undefined;
+    direct.on("error", (err) => void (lost = err));
+    await direct.connect();
+    try {
+      await runMigrations(direct, db.schema, dir, log);
+      if (lost) throw lost;
+    } finally {
+      await direct.end().catch(() => undefined);
+    }
+    return;
+  }
   const client = await db.pool.connect();
   // A lost connection must fail the migration, not crash the process (see withTransaction).
   let lost: Error | undefined;
   const onError = (err: Error) => void (lost = err);
   client.on("error", onError);
   try {
-    await runner({
-      dbClient: client,
-      dir: (Array.isArray(dir) ? dir : [dir]).map((d) => `${d}/*.sql`),
-      useGlob: true,
-      direction: "up",
-      count: Infinity,
-      schema: db.schema,
-      // openDatabase has made sure it exists; node-pg-migrate's CREATE SCHEMA IF NOT EXISTS would
-      // need CREATE on the database, which a per-service role lacks (docs/adr/0119).
-      createSchema: false,
-      migrationsTable: "pgmigrations",
-      migrationsSchema: db.schema,
-      singleTransaction: true,
-      // One lock per schema: services sharing a database migrate side by side, while replicas
-      // of one service wait for each other.
-      lockValue: lockValueFor(db.schema),
-      advisoryLockMode: "wait",
-      log: (msg: string) => log.debug({ migration: msg }, "migrate"),
-    });
+    await runMigrations(client, db.schema, dir, log);
   } finally {
     client.removeListener("error", onError);
     client.release(lost);
   }
+}
+
+/** node-pg-migrate's `up` of every migration in `dir` on `client`, under the schema's advisory lock. */
+async function runMigrations(
+  client: pg.ClientBase,
+  schema: string,
+  dir: string | string[],
+  log: Logger,
+): Promise<void> {
+  await runner({
+    dbClient: client,
+    dir: (Array.isArray(dir) ? dir : [dir]).map((d) => `${d}/*.sql`),
+    useGlob: true,
+    direction: "up",
+    count: Infinity,
+    schema,
+    // openDatabase has made sure it exists; node-pg-migrate's CREATE SCHEMA IF NOT EXISTS would
+    // need CREATE on the database, which a per-service role lacks (docs/adr/0119).
+    createSchema: false,
+    migrationsTable: "pgmigrations",
+    migrationsSchema: schema,
+    singleTransaction: true,
+    // One lock per schema: services sharing a database migrate side by side, while replicas
+    // of one service wait for each other.
+    lockValue: lockValueFor(schema),
+    advisoryLockMode: "wait",
+    log: (msg: string) => log.debug({ migration: msg }, "migrate"),
+  });
 }
 
 /** A stable 31-bit advisory-lock key for `schema` (FNV-1a). */

@@ -5,6 +5,7 @@ import {
   EventOutbox,
   IdempotentWrites,
   movesForward,
+  namedStatement,
   newId,
   outboxHeaders,
   secondsToNextUtcDay,
@@ -430,7 +431,8 @@ export class ForumRepository {
   /** One vote, one statement (`cast_vote`), on its own or inside `tx`. */
   private async castOneVote(v: VoteArgs, tx?: Tx): Promise<VoteOutcome> {
     const r = await (tx ?? this.pool).query<VoteOutcome>({
-      name: "forum.cast_vote",
+      // unnamed behind PgBouncer in transaction mode (docs/adr/0169)
+      name: namedStatement(this.pool, "forum.cast_vote"),
       text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
       values: [
         v.postId,
@@ -460,7 +462,7 @@ export class ForumRepository {
   private async castVotes(batch: VoteArgs[]): Promise<VoteOutcome[]> {
     const col = <K extends keyof VoteArgs>(k: K) => batch.map((v) => v[k]);
     const r = await this.pool.query<VoteOutcome & { idx: number }>({
-      name: "forum.cast_votes",
+      name: namedStatement(this.pool, "forum.cast_votes"),
       text: "SELECT idx, post_found, changed, tally_for, tally_against FROM cast_votes($1::text[], $2::text[], $3::smallint[], $4::timestamptz[], $5, $6, $7::text[], $8::bytea[], $9::jsonb[], $10::text[], $11::bytea[], $12::jsonb[], $13::text[])",
       values: [
         col("postId"),
