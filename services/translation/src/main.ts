@@ -2,15 +2,22 @@ import { startTelemetry } from "@aps/platform/telemetry";
 
 // Tracing first: pg, gRPC and http are imported only after the SDK has hooked them.
 await startTelemetry("translation");
-const { createLogger, internalTrustOf, metricsPortFromEnv, onShutdown, openDatabase, startMetricsServer } =
-  await import("@aps/platform");
+const {
+  createLogger,
+  databaseOptionsOf,
+  internalTrustOf,
+  metricsPortFromEnv,
+  onShutdown,
+  openDatabase,
+  startMetricsServer,
+} = await import("@aps/platform");
 const { loadConfig, translationQuotas } = await import("./config.js");
 const { engineFromConfig } = await import("./engines/index.js");
 const { startTranslation } = await import("./service.js");
 
 const cfg = loadConfig(process.env);
 const log = createLogger("translation", cfg.LOG_LEVEL);
-const db = await openDatabase({ url: cfg.databaseUrl, schema: "translation", log });
+const db = await openDatabase({ url: cfg.databaseUrl, schema: "translation", log, ...databaseOptionsOf(cfg) });
 const svc = await startTranslation(
   { db, log, trust: internalTrustOf("translation", cfg) },
   {
