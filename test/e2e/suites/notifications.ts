@@ -451,7 +451,8 @@ export function notificationsSuite(host: SuiteHost): void {
             expect(verifyStandardWebhook(f.body.secret, g.headers, g.body)).toBe(false);
             expect(g.headers["content-type"]).toMatch(/application\/json/);
             const payload = JSON.parse(g.body);
-            expect(Object.keys(payload).sort()).toEqual(["data", "timestamp", "type"]);
+            // issue 32 item 6 (docs/adr/0171): the public event's eventId and feed cursor ride along
+            expect(Object.keys(payload).sort()).toEqual(["cursor", "data", "eventId", "timestamp", "type"]);
           }
           expect(new Set(created.map((g) => g.id)).size).toBe(N);
           const sorted = (xs: number[]) => xs.sort((x, y) => x - y);
