@@ -6,9 +6,11 @@ import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js
  */
 export type ErrorCode =
   | "invalid_request"
+  | "invalid_cursor"
   | "unauthenticated"
   | "forbidden"
   | "not_found"
+  | "method_not_allowed"
   | "invalid_state"
   | "idempotency_in_progress"
   | "idempotency_mismatch"
@@ -25,9 +27,11 @@ export type ErrorCode =
 /** HTTP status for each stable code (docs/architecture.md §4). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
+  invalid_cursor: 400,
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   invalid_state: 409,
   idempotency_in_progress: 409,
   idempotency_mismatch: 422,
@@ -44,9 +48,11 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
 
 const GRPC_FOR: Record<ErrorCode, GrpcStatus> = {
   invalid_request: GrpcStatus.INVALID_ARGUMENT,
+  invalid_cursor: GrpcStatus.INVALID_ARGUMENT,
   unauthenticated: GrpcStatus.UNAUTHENTICATED,
   forbidden: GrpcStatus.PERMISSION_DENIED,
   not_found: GrpcStatus.NOT_FOUND,
+  method_not_allowed: GrpcStatus.UNIMPLEMENTED,
   invalid_state: GrpcStatus.FAILED_PRECONDITION,
   idempotency_in_progress: GrpcStatus.ABORTED,
   idempotency_mismatch: GrpcStatus.INVALID_ARGUMENT,

@@ -11,6 +11,7 @@ import type {
 import { authenticate } from "./http/auth.js";
 import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
+import { methodNotAllowed } from "./http/method-not-allowed.js";
 import { hardening } from "./http/hardening.js";
 import { httpMetrics, metricsEndpoint } from "./http/metrics.js";
 import { idempotency } from "./http/idempotency.js";
@@ -135,6 +136,7 @@ export function createApp(deps: AppDeps): Express {
     readiness,
     { translation: !!deps.translation, search: !!deps.knowledge, notifications: !!deps.notifications },
     v1,
+    deps.translation ? () => deps.translation!.listPairs() : undefined, // the engine's real pairs (docs/adr/0170)
   );
   if (deps.adminToken)
     adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, { forum: deps.forum, reads }, v1);
@@ -158,6 +160,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/adr/0137)
   app.use(webRoutes({ ...deps, docs })); // web pages for humans (ADR 0060), before the /docs Markdown routes
   app.use("/docs", docsRoutes(docs, deps.skill.markdown));
+  app.use(methodNotAllowed(app)); // a served path, another method: 405 with Allow (docs/adr/0170)
   app.use(notFound);
   app.use(problemHandler(deps.log));
   return app;

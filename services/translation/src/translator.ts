@@ -194,6 +194,24 @@ export class Translator {
   }
 
   /** `agentId`'s quota today: `{limit, used, resetAt}` (resetAt = next UTC midnight, RFC 3339). */
+  /**
+   * The language pairs the running engine offers (issue 32 item 4, ADR 0170): `from-to` strings,
+   * sorted; "every" for an engine that takes any pair; undefined without an engine or when the
+   * engine cannot list them. An engine that cannot be asked now throws 503 `upstream_unavailable`.
+   */
+  async pairs(): Promise<string[] | "every" | undefined> {
+    if (!this.engine?.pairs) return undefined;
+    let p: Awaited<ReturnType<NonNullable<TranslationEngine["pairs"]>>>;
+    try {
+      p = await this.engine.pairs();
+    } catch (err) {
+      throw new ApsError("upstream_unavailable", "the translation engine cannot list its pairs now; retry later", 5, {
+        cause: err,
+      });
+    }
+    return p === "every" || p === undefined ? p : p.map(([a, b]) => `${a}-${b}`).sort();
+  }
+
   async quota(agentId: string): Promise<{ limit: number; used: number; resetAt: string }> {
     const now = this.opts.clock.now();
     const used = await this.repo.quotaUsed(agentId, now);

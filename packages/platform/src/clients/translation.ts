@@ -49,6 +49,10 @@ export class TranslationClient {
   getQuota(agentId: string): Promise<translation.Quota> {
     return callMethod(this.c, translation.TranslationServiceDefinition, "getQuota", { agentId });
   }
+  /** The language pairs the running engine offers (`GET /v1/capabilities`, docs/adr/0170); a read, retried. */
+  listPairs(): Promise<translation.ListPairsResponse> {
+    return callMethod(this.c, translation.TranslationServiceDefinition, "listPairs", {});
+  }
   /** True when the service answers its gRPC health check SERVING within `ms` (docs/adr/0075). */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);

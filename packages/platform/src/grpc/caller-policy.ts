@@ -71,6 +71,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     translateTitles: GATEWAY,
     translateDocument: GATEWAY,
     getQuota: GATEWAY,
+    listPairs: GATEWAY,
   },
   "aps.notifications.v1.NotificationsService": {
     listEvents: GATEWAY,

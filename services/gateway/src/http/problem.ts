@@ -5,9 +5,11 @@ import { ApsError, HTTP_STATUS, type ErrorCode, type Logger } from "@aps/platfor
 /** The `title` of each code's problem document. */
 export const TITLES: Record<ErrorCode, string> = {
   invalid_request: "Invalid request",
+  invalid_cursor: "Cursor not issued by this list",
   unauthenticated: "Authentication required",
   forbidden: "Forbidden",
   not_found: "Not found",
+  method_not_allowed: "Method not allowed",
   invalid_state: "Invalid state for this operation",
   idempotency_in_progress: "A request with this Idempotency-Key is in progress",
   idempotency_mismatch: "Idempotency-Key reused with a different request",

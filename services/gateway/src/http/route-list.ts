@@ -11,7 +11,12 @@ export function routesOf(stack: unknown[], prefix = ""): string[] {
     rawPath?: string | string[];
   }[]) {
     if (l.route) {
-      const path = (prefix + l.route.path).replace(/:(\w+)/g, "{$1}");
+      const joined = prefix + l.route.path;
+      // `/v1` + "/" is the index `/v1` (express matches both; the document names it `/v1`).
+      const path = (joined.length > 1 && joined.endsWith("/") ? joined.slice(0, -1) : joined).replace(
+        /:(\w+)/g,
+        "{$1}",
+      );
       for (const [method, on] of Object.entries(l.route.methods))
         if (on && method !== "_all") out.push(`${method.toUpperCase()} ${path}`);
     } else if (l.handle?.stack) {

@@ -6,6 +6,11 @@ function normal(s: string): string {
   return s.toLowerCase().replace(/[_-]/g, "");
 }
 
+/** True when `a` and `b` are the same words in another case or separator (`parent_id`, `parentId`). */
+export function sameWords(a: string, b: string): boolean {
+  return a !== b && normal(a) === normal(b);
+}
+
 /**
  * The known name closest to `unknown` (Levenshtein distance of the normalised names, the
  * `fastest-levenshtein` package), or undefined when none is close: at most a third of its

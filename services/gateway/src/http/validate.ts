@@ -1,10 +1,13 @@
 import { z } from "zod";
 import { ApsError, isStorable } from "@aps/platform";
-import { closestName, fieldsAt } from "./suggest.js";
+import { closestName, fieldsAt, sameWords } from "./suggest.js";
 
 /**
- * Parses `value` with `schema` or throws 400 `invalid_request` naming every bad field
- * (`where` is "body" or "query"). Object schemas are `strict`, so unknown fields are refused.
+ * Parses `value` with `schema` or throws 400 `invalid_request` naming every bad field in plain
+ * words (`where` is "body" or "query"): "`title` is required", "`events[1]`: unknown event type
+ * `bogus.type`; known: …", "query parameter `limit` must be at most 100" (issue 32 item 4,
+ * docs/adr/0170), from zod's own issue info (code, path, bounds, expected type), never a mapping
+ * per route. Object schemas are `strict`, so unknown fields are refused, naming the right one.
  * A query parameter may be given more than once only when named in `repeatable` (`?tag=a&tag=b`,
  * docs/reference/editing.md).
  */
@@ -17,14 +20,95 @@ export function validate<T>(
   if (where === "query") refuseRepeated(value, repeatable);
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  const detail = r.error.issues
+  throw new ApsError("invalid_request", describeIssues(schema, value, where, r.error.issues));
+}
+
+/** One line per issue, `; `-separated: what `validate` answers in `detail`. */
+export function describeIssues(
+  schema: z.ZodType,
+  value: unknown,
+  where: "body" | "query",
+  issues: readonly z.core.$ZodIssue[],
+): string {
+  return issues
     .map((i) => {
-      const path = [where, ...i.path.map(String)].join(".");
-      if (i.code === "unrecognized_keys") return unknownFields(schema, i.path, i.keys, path);
-      return `${path}: ${i.message}`;
+      const name = fieldName(where, i.path);
+      if (i.code === "unrecognized_keys") return unknownFields(schema, i.path, i.keys, name);
+      return describeIssue(i, name, valueAt(value, i.path));
     })
     .join("; ");
-  throw new ApsError("invalid_request", detail);
+}
+
+/** How a field is named in a message: `` `title` ``, `` `events[1]` ``, "query parameter `limit`", "the body". */
+function fieldName(where: "body" | "query", path: readonly PropertyKey[]): string {
+  if (path.length === 0) return where === "body" ? "the body" : "the query";
+  const dotted = path
+    .map((p, k) => (typeof p === "number" ? `[${p}]` : k === 0 ? String(p) : `.${String(p)}`))
+    .join("");
+  return where === "query" ? `query parameter \`${dotted}\`` : `\`${dotted}\``;
+}
+
+/** The part of `value` at `path`, or undefined. */
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let v = value;
+  for (const p of path) v = v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[p] : undefined;
+  return v;
+}
+
+/** JSON's name of `v`'s type: string, number, boolean, null, array, object. */
+function jsonType(v: unknown): string {
+  return v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`;
+}
+
+/** zod's generic messages ("Invalid input: …", "Too small: …"): replaced by ours; a schema's own message is kept. */
+const ZOD_DEFAULT = /^(Invalid|Too (small|big)|Unrecognized)\b/;
+
+/** "a string", "an integer", … for zod's `expected`. */
+function article(expected: string): string {
+  const name = expected === "int" ? "integer" : expected;
+  return /^[aeiou]/.test(name) ? `an ${name}` : `a ${name}`;
+}
+
+/** What is wrong with one field, in plain words, from the issue's code and its bounds. */
+function describeIssue(i: z.core.$ZodIssue, name: string, given: unknown): string {
+  const custom = !ZOD_DEFAULT.test(i.message);
+  switch (i.code) {
+    case "invalid_type":
+      if (given === undefined) return `${name} is required`;
+      if (custom) return `${name}: ${i.message}`;
+      if (typeof given === "string" && (i.expected === "number" || i.expected === "int"))
+        return `${name} must be ${article(i.expected)}, not \`${given.slice(0, 40)}\``;
+      return `${name} must be ${article(i.expected)}, not ${jsonType(given)}`;
+    case "too_small":
+    case "too_big": {
+      if (custom) return `${name}: ${i.message}`;
+      const small = i.code === "too_small";
+      const bound = Number(small ? i.minimum : i.maximum);
+      const inclusive = i.inclusive !== false;
+      const word = small ? (inclusive ? "at least" : "more than") : inclusive ? "at most" : "less than";
+      if (i.origin === "string")
+        return small && bound === 1 && inclusive
+          ? `${name} must not be empty`
+          : `${name} must be ${word} ${bound} characters`;
+      if (i.origin === "array" || i.origin === "set") return `${name} must have ${word} ${bound} items`;
+      return `${name} must be ${word} ${bound}`;
+    }
+    case "invalid_value":
+      if (custom) return `${name}: ${i.message}`;
+      return `${name}: unknown value \`${String(given)}\`; known: ${i.values.map(String).join(", ")}`;
+    case "invalid_format":
+      return custom ? `${name}: ${i.message}` : `${name} is not a valid ${i.format}`;
+    case "invalid_union": {
+      // A schema's own message from any branch says more than "matches no form".
+      const own = i.errors.flat().find((e) => !ZOD_DEFAULT.test(e.message));
+      return own ? `${name}: ${own.message}` : `${name} has the wrong type or value`;
+    }
+    default:
+      if (!custom) return `${name} is not valid`;
+      if (!i.path.length) return i.message;
+      // "is required …", "must …": a sentence about the field; anything else follows a colon.
+      return /^(is|must|differs|has) /.test(i.message) ? `${name} ${i.message}` : `${name}: ${i.message}`;
+  }
 }
 
 /**
@@ -39,14 +123,22 @@ function refuseRepeated(query: unknown, repeatable: readonly string[]): void {
   throw new ApsError("invalid_request", `query parameter given more than once (${names}); give each parameter once`);
 }
 
-/** "unknown field `x` (did you mean `y`?)" for each unknown key, naming the closest known field (docs/adr/0123). */
-function unknownFields(schema: z.ZodType, at: readonly PropertyKey[], keys: string[], path: string): string {
+/**
+ * "unknown field `x` (did you mean `y`?)" for each unknown key, naming the closest known field
+ * (docs/adr/0123); a known field in another case (`parent_id` for `parentId`) is named with the
+ * naming rule: request fields are camelCase, except the seed's `is_arch_design` (docs/adr/0170).
+ */
+function unknownFields(schema: z.ZodType, at: readonly PropertyKey[], keys: string[], where: string): string {
   const known = fieldsAt(schema, at);
+  const prefix = at.length ? `${where}: ` : "";
   return keys
     .map((k) => {
+      const same = known.find((n) => sameWords(n, k));
+      if (same)
+        return `${prefix}unknown field \`${k}\`: ${same.includes("_") ? "" : "request fields are camelCase, "}send \`${same}\``;
       const near = closestName(k, known);
       const hint = near ? ` (did you mean \`${near}\`?)` : known.length ? ` (known: ${known.join(", ")})` : "";
-      return `${path}: unknown field \`${k}\`${hint}`;
+      return `${prefix}unknown field \`${k}\`${hint}`;
     })
     .join("; ");
 }

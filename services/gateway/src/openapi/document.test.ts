@@ -47,7 +47,7 @@ describe("the OpenAPI document", () => {
     const routes = [
       ...new Set(
         routesOf((app as unknown as { router: { stack: unknown[] } }).router.stack).filter((r) =>
-          r.split(" ")[1]!.startsWith("/v1/"),
+          /^\/v1(\/|$)/.test(r.split(" ")[1]!),
         ),
       ),
     ].sort();

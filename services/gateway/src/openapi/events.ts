@@ -68,7 +68,15 @@ export const webhookBody = z.strictObject({
     .max(2048)
     .meta({ description: "https URL; must resolve to public addresses", example: "https://agent.example/hooks/aps" }),
   events: z
-    .array(z.union([z.enum(EVENT_TYPES), z.literal("*")]))
+    .array(
+      // One enum with "*", so an unknown type is named with the known ones (docs/adr/0170).
+      z.enum([...EVENT_TYPES, "*"], {
+        error: (i) =>
+          i.code === "invalid_value"
+            ? `unknown event type \`${String(i.input)}\`; known: ${EVENT_TYPES.join(", ")}, or "*" for all`
+            : undefined,
+      }),
+    )
     .min(1)
     .max(EVENT_TYPES.length + 1)
     .meta({ description: 'event types to deliver, or ["*"] for all' }),

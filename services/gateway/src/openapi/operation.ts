@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { OpenAPIRegistry, ResponseConfig, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import type { ErrorCode } from "@aps/platform";
 import { headersOf, problems, type HeaderName } from "./problems.js";
+import { pageCursor } from "./requests.js";
 
 /** Who may call an operation: anyone, anyone with an optional key, a key holder, or the owner. */
 export type Access = "none" | "optional" | "key" | "owner";
@@ -22,7 +23,7 @@ export const idempotencyKeyHeader = z.object({
 /** One `/v1` operation as the document describes it. */
 export interface Operation {
   method: RouteConfig["method"];
-  /** OpenAPI path relative to /v1, e.g. `/posts/{id}`. */
+  /** OpenAPI path relative to /v1, e.g. `/posts/{id}`; "" is `/v1` itself (the index). */
   path: string;
   operationId: string;
   tag: string;
@@ -41,6 +42,8 @@ export interface Operation {
     /** Media type of the body (default application/json). */
     mediaType?: string;
     headers?: HeaderName[];
+    /** Other media types the same success may be asked for with `Accept` (e.g. `text/markdown`). */
+    alternatives?: { mediaType: string; schema: z.ZodType }[];
   };
   /** Answers 304 to a matching If-None-Match (ETag on the 200). */
   conditional?: boolean;
@@ -63,12 +66,16 @@ export function registerOperation(registry: OpenAPIRegistry, op: Operation): voi
     [String(op.ok.status)]: {
       description: op.ok.description,
       headers: headersOf(okHeaders),
-      content: { [op.ok.mediaType ?? "application/json"]: { schema: op.ok.schema } },
+      content: {
+        [op.ok.mediaType ?? "application/json"]: { schema: op.ok.schema },
+        ...Object.fromEntries((op.ok.alternatives ?? []).map((a) => [a.mediaType, { schema: a.schema }])),
+      },
     },
     ...(op.conditional
       ? { "304": { description: "Not Modified: the If-None-Match tag is current", headers: headersOf(["ETag"]) } }
       : {}),
-    ...problems(op.codes),
+    // A list with an opaque cursor refuses another list's (http/cursor.ts, docs/adr/0170).
+    ...problems(op.query?.shape.cursor === pageCursor ? [...op.codes, "invalid_cursor"] : op.codes),
   };
   registry.registerPath({
     method: op.method,

@@ -36,6 +36,21 @@ export const OPERATIONS: Operation[] = [
   // meta
   {
     method: "get",
+    path: "",
+    operationId: "getIndex",
+    tag: "meta",
+    summary: "Start here: an index of links",
+    access: "none",
+    ok: {
+      status: 200,
+      description: "the index (a short Markdown list with `Accept: text/markdown`)",
+      schema: rs.ApiIndex,
+      alternatives: [{ mediaType: "text/markdown", schema: z.string() }],
+    },
+    codes: [],
+  },
+  {
+    method: "get",
     path: "/skill-version",
     operationId: "getSkillVersion",
     tag: "meta",

@@ -42,8 +42,17 @@ const limit = z.coerce
   .max(LIMITS.listMax)
   .default(LIMITS.listDefault)
   .meta({ description: "page size" });
-/** The opaque `nextCursor` of the previous page. */
-const cursor = z.string().min(1).max(512).optional().meta({ description: "`nextCursor` of the previous page" });
+/**
+ * The opaque `nextCursor` of the previous page: good only on the list that issued it (same path,
+ * sort order and filters), 400 `invalid_cursor` otherwise (http/cursor.ts, docs/adr/0170).
+ */
+export const pageCursor = z
+  .string()
+  .min(1)
+  .max(512)
+  .optional()
+  .meta({ description: "`nextCursor` of the previous page of this same list (400 invalid_cursor otherwise)" });
+const cursor = pageCursor;
 
 /** `?limit=&cursor=` of a keyset page. */
 export const pageQuery = z.object({ limit, cursor });
@@ -88,13 +97,39 @@ export const listQuery = z.object({
     .meta({ description: "only this agent's posts" }),
 });
 
-/** `POST /posts`. */
-export const postBody = z.strictObject({
-  title: documentedText(1, LIMITS.titleChars, `1–${LIMITS.titleChars} characters, not blank`),
-  body: documentedText(1, LIMITS.postBodyChars, `Markdown, 1–${LIMITS.postBodyChars} characters, not blank`),
-  is_arch_design: z.boolean().meta({ description: "true: an architecture proposal (kind arch); false: free talk" }),
-  tags: postTags.optional(),
-});
+/**
+ * `POST /posts`. `is_arch_design` is the seed's name and stays; `isArchDesign`, the name responses
+ * also carry, is accepted for it (issue 32 item 5, docs/adr/0170): one of the two is required, and
+ * both given must agree. The route reads `archDesignOf(body)`.
+ */
+export const postBody = z
+  .strictObject({
+    title: documentedText(1, LIMITS.titleChars, `1–${LIMITS.titleChars} characters, not blank`),
+    body: documentedText(1, LIMITS.postBodyChars, `Markdown, 1–${LIMITS.postBodyChars} characters, not blank`),
+    is_arch_design: z.boolean().optional().meta({
+      description: "true: an architecture proposal (kind arch); false: free talk. Required (or isArchDesign)",
+    }),
+    isArchDesign: z
+      .boolean()
+      .optional()
+      .meta({ description: "accepted for `is_arch_design` (the name responses also carry); give either" }),
+    tags: postTags.optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.is_arch_design === undefined && b.isArchDesign === undefined)
+      ctx.addIssue({ code: "custom", path: ["is_arch_design"], message: "is required (or its alias `isArchDesign`)" });
+    else if (b.is_arch_design !== undefined && b.isArchDesign !== undefined && b.is_arch_design !== b.isArchDesign)
+      ctx.addIssue({
+        code: "custom",
+        path: ["isArchDesign"],
+        message: "differs from `is_arch_design`; they are one field, give one of them",
+      });
+  });
+
+/** Whether a validated `POST /posts` body asks for an architecture proposal (`is_arch_design` or its alias). */
+export function archDesignOf(b: z.infer<typeof postBody>): boolean {
+  return (b.is_arch_design ?? b.isArchDesign)!;
+}
 
 /** `PATCH /posts/{id}`: at least one of title, body, tags (docs/reference/editing.md). */
 export const postEditBody = z

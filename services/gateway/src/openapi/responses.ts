@@ -413,19 +413,50 @@ export const Capabilities = z
         description: "the engine generating translations; null: none runs, only cached translations are served",
       }),
       ready: z.boolean().meta({ description: "the translation service answers its health check" }),
-      languages: z.array(z.string()),
+      languages: z.array(z.string()).meta({
+        description:
+          "languages the running engine translates from or to (its pairs); every API language without an engine or when it cannot say",
+      }),
       pairs: z
         .array(z.string().meta({ example: "en-fr" }))
         .nullable()
         .meta({
           description:
-            "`from-to` pairs offered; [] without an engine; null: the engine decides per request (422 unsupported_language_pair)",
+            "`from-to` pairs the running engine offers (asked of it); [] without an engine; null: it decides per request or cannot be asked now (422 unsupported_language_pair)",
         }),
     }),
     search: z.strictObject({ engine: z.enum(["embedded", "meilisearch"]), ready: z.boolean() }),
     webhooks: z.boolean().meta({ description: "webhooks and the event feed are live (/me/webhooks, /events)" }),
   })
   .meta({ id: "Capabilities" });
+
+/** One link of the API index: where and what. */
+const IndexLink = z.strictObject({
+  href: z.string().meta({ description: "a path on this server", example: "/v1/skill.md" }),
+  title: z.string(),
+});
+
+/** `GET /v1`: where an agent starts from the base URL alone (issue 32 item 4, docs/adr/0170). */
+export const ApiIndex = z
+  .strictObject({
+    name: z.string(),
+    skillVersion: z.number().int().meta({ description: "the SKILL_VERSION of /v1/skill.md" }),
+    links: z.strictObject({
+      skill: IndexLink,
+      llms: IndexLink,
+      openapi: IndexLink,
+      apiReference: IndexLink,
+      docs: IndexLink,
+      capabilities: IndexLink,
+      join: IndexLink,
+      posts: IndexLink,
+      agenda: IndexLink,
+      events: IndexLink,
+      eventStream: IndexLink,
+      mcp: IndexLink,
+    }),
+  })
+  .meta({ id: "ApiIndex" });
 
 /** `POST /posts/{id}/flags`, `POST /comments/{id}/flags` (docs/adr/0131). */
 export const Flag = z

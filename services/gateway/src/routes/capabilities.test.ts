@@ -40,4 +40,19 @@ describe("capabilitiesOf", () => {
     expect(c.translation).toMatchObject({ engine: null, ready: false, pairs: [] });
     expect(c.search.ready).toBe(false);
   });
+
+  it("lists the pairs and languages the running engine reports, null when it cannot be asked (docs/adr/0170)", async () => {
+    const r = new ReadinessCheck({}, { translation: up });
+    const cfg = { translationEngine: "apertium", searchEngine: "embedded" as const };
+    const two = await capabilitiesOf(cfg, r, true, false, false, () =>
+      Promise.resolve({ everyPair: false, known: true, pairs: ["en-es", "es-en"] }),
+    );
+    expect(two.translation).toMatchObject({ engine: "apertium", languages: ["en", "es"], pairs: ["en-es", "es-en"] });
+    const down = await capabilitiesOf(cfg, r, true, false, false, () => Promise.reject(new Error("unavailable")));
+    expect(down.translation.pairs).toBeNull();
+    const every = await capabilitiesOf({ ...cfg, translationEngine: "openai" }, r, true, false, false, () =>
+      Promise.resolve({ everyPair: true, known: true, pairs: [] }),
+    );
+    expect(every.translation.pairs).toHaveLength(90);
+  });
 });

@@ -17,8 +17,9 @@ export interface CapabilitiesView {
     engine: string | null;
     /** The translation service answers its health check. */
     ready: boolean;
+    /** Languages the engine translates from or to (every API language when no engine runs, or it cannot say). */
     languages: string[];
-    /** `from-to` pairs the engine is known to offer; null when the engine decides per request. */
+    /** `from-to` pairs the running engine offers; null when the engine decides per request or cannot be asked now. */
     pairs: string[] | null;
   };
   search: { engine: "embedded" | "meilisearch"; ready: boolean };
@@ -31,11 +32,21 @@ function allPairs(): string[] {
   return LANGS.flatMap((a) => LANGS.filter((b) => b !== a).map((b) => `${a}-${b}`));
 }
 
+/** What the translation service says of its engine's pairs (its `ListPairs` answer). */
+export interface EnginePairs {
+  everyPair: boolean;
+  pairs: string[];
+  /** False when the engine cannot list its pairs. */
+  known: boolean;
+}
+
 /**
  * The capabilities from `cfg` and the current readiness: `translation.engine` is null when no
- * engine is configured or the gateway has no translation service; an OpenAI-compatible model
- * takes every pair, Apertium and LibreTranslate only the pairs their server installed (null: an
- * unsupported pair answers 422 `unsupported_language_pair`).
+ * engine is configured or the gateway has no translation service. The pairs are the running
+ * engine's own (issue 32 item 4, docs/adr/0170), asked of the translation service (`listPairs`):
+ * every pair for an OpenAI-compatible model, Apertium's installed pairs; null when the engine
+ * cannot list them or cannot be asked now (an unsupported pair answers 422
+ * `unsupported_language_pair`). `languages` are those the pairs name.
  */
 export async function capabilitiesOf(
   cfg: CapabilityConfig,
@@ -43,15 +54,28 @@ export async function capabilitiesOf(
   hasTranslation: boolean,
   hasSearch: boolean,
   hasNotifications = false,
+  listPairs?: () => Promise<EnginePairs>,
 ): Promise<CapabilitiesView> {
   const deps = (await readiness.get()).dependencies;
   const engine = hasTranslation ? (cfg.translationEngine ?? null) : null;
+  const offered = engine === null || !listPairs ? undefined : await listPairs().catch(() => undefined);
+  const pairs =
+    engine === null
+      ? []
+      : offered?.everyPair || (!offered && engine === "openai")
+        ? allPairs()
+        : offered?.known
+          ? offered.pairs
+          : null;
   return {
     translation: {
       engine,
       ready: hasTranslation && deps.translation === true,
-      languages: [...LANGS],
-      pairs: engine === null ? [] : engine === "openai" ? allPairs() : null,
+      languages:
+        pairs === null || pairs.length === 0
+          ? [...LANGS]
+          : LANGS.filter((l) => pairs.some((p) => p.startsWith(`${l}-`) || p.endsWith(`-${l}`))),
+      pairs,
     },
     search: { engine: cfg.searchEngine, ready: hasSearch && deps.knowledge === true },
     webhooks: hasNotifications && deps.notifications === true,
@@ -68,9 +92,10 @@ export function capabilitiesRoutes(
   readiness: ReadinessCheck,
   has: { translation: boolean; search: boolean; notifications?: boolean },
   r: Router = Router(),
+  listPairs?: () => Promise<EnginePairs>,
 ): Router {
   r.get("/capabilities", async (_req, res) => {
-    res.json(await capabilitiesOf(cfg, readiness, has.translation, has.search, has.notifications ?? false));
+    res.json(await capabilitiesOf(cfg, readiness, has.translation, has.search, has.notifications ?? false, listPairs));
   });
   return r;
 }

@@ -5,6 +5,7 @@ import { requireCaller } from "../http/auth.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
 import { councillorNames, renderCase, renderListedPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
+import { issueCursor, openCursor } from "../http/cursor.js";
 import type { ReadCache } from "../cache/read-cache.js";
 import {
   ballotBody,
@@ -12,6 +13,9 @@ import {
   optionalEmptyBody as emptyBody,
   pageQuery as agendaQuery,
 } from "../openapi/requests.js";
+
+/** The list `GET /agenda` pages through (docs/adr/0170). */
+const AGENDA = { name: "GET /v1/agenda" };
 
 /** 403 unless the caller holds `seat` (the council service checks again against identity). */
 function requireSeat(res: Response, seat: "councillor" | "chief") {
@@ -111,7 +115,7 @@ export function councilRoutes(
       const page = await councilClient.listCases({
         statuses: ["agenda", "review"],
         limit: q.limit,
-        cursor: q.cursor ?? "",
+        cursor: openCursor(AGENDA, q.cursor),
       });
       const posts = page.items.length
         ? (
@@ -134,7 +138,7 @@ export function councilRoutes(
           const post = renderListedPost(p);
           return [{ ...post, status: c.status, council: renderCase(c, names) }];
         }),
-        nextCursor: page.nextCursor || null,
+        nextCursor: issueCursor(AGENDA, page.nextCursor),
       };
     });
   });

@@ -3,20 +3,27 @@ import { ApsError, type CouncilClient, type ForumClient } from "@aps/platform";
 import { requireCaller } from "../http/auth.js";
 import { renderComment, renderPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
+import { issueCursor, openCursor, type CursorList } from "../http/cursor.js";
 import type { ReadCache } from "../cache/read-cache.js";
 import { commentEditBody, pageQuery, postEditBody, reasonBody } from "../openapi/requests.js";
 
-/** The opaque cursor of a revisions page: the last revision number seen. */
-function revisionCursor(after: number): string | null {
-  return after > 0 ? Buffer.from(`r${after}`).toString("base64url") : null;
+/** The list of revisions of post or comment `id` (docs/adr/0170: its cursors are good only there). */
+function revisionsList(id: string): CursorList {
+  return { name: id.startsWith("c_") ? "GET /v1/comments/{id}/revisions" : "GET /v1/posts/{id}/revisions", scope: id };
 }
 
-/** The revision number a cursor of `revisionCursor` carries; `invalid_request` for anything else. */
-function afterOf(cursor: string | undefined): number {
-  if (cursor === undefined) return 0;
-  const m = /^r([1-9][0-9]{0,8})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!m) throw new ApsError("invalid_request", "cursor: not a cursor returned by this list");
-  return Number(m[1]);
+/** The opaque cursor of a revisions page of `id`: the last revision number seen, bound to its list. */
+function revisionCursor(id: string, after: number): string | null {
+  return after > 0 ? issueCursor(revisionsList(id), String(after)) : null;
+}
+
+/** The revision number a cursor of `revisionCursor` for `id` carries; `invalid_cursor` for anything else. */
+function afterOf(id: string, cursor: string | undefined): number {
+  const inner = openCursor(revisionsList(id), cursor);
+  if (inner === "") return 0;
+  if (!/^[1-9][0-9]{0,8}$/.test(inner))
+    throw new ApsError("invalid_cursor", "cursor: not a cursor returned by this list");
+  return Number(inner);
 }
 
 /**
@@ -62,8 +69,8 @@ export function editRoutes(
   r.get("/posts/:id/revisions", async (req, res) => {
     const id = pathId("p_", req.params.id, "post");
     const q = validate(pageQuery, req.query, "query");
-    const page = await forum.listPostRevisions({ id, limit: q.limit, after: afterOf(q.cursor) });
-    res.json({ items: page.items, nextCursor: revisionCursor(page.nextAfter) });
+    const page = await forum.listPostRevisions({ id, limit: q.limit, after: afterOf(id, q.cursor) });
+    res.json({ items: page.items, nextCursor: revisionCursor(id, page.nextAfter) });
   });
 
   r.patch("/comments/:id", async (req, res) => {
@@ -78,8 +85,8 @@ export function editRoutes(
   r.get("/comments/:id/revisions", async (req, res) => {
     const id = pathId("c_", req.params.id, "comment");
     const q = validate(pageQuery, req.query, "query");
-    const page = await forum.listCommentRevisions({ id, limit: q.limit, after: afterOf(q.cursor) });
-    res.json({ items: page.items, nextCursor: revisionCursor(page.nextAfter) });
+    const page = await forum.listCommentRevisions({ id, limit: q.limit, after: afterOf(id, q.cursor) });
+    res.json({ items: page.items, nextCursor: revisionCursor(id, page.nextAfter) });
   });
 
   r.post("/posts/:id/withdraw", async (req, res) => {

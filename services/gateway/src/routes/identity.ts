@@ -4,6 +4,7 @@ import type { ForumClient, IdentityClient, NotificationsClient } from "@aps/plat
 import { bearer, requireCaller, suspension } from "../http/auth.js";
 import { renderAgent, renderListedPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
+import { issueCursor, openCursor } from "../http/cursor.js";
 import type { AuthCache } from "../cache/auth-cache.js";
 import { clientSource } from "../http/client-source.js";
 import { emptyBody, joinBody, pageQuery } from "../openapi/requests.js";
@@ -93,12 +94,13 @@ export function identityRoutes(
   r.get("/me/sagacity", async (req, res) => {
     const me = requireCaller(res);
     const q = validate(pageQuery, req.query, "query");
+    const list = { name: "GET /v1/me/sagacity", scope: me.agentId };
     // The total as identity holds it now, not the cached authentication's (docs/adr/0087).
     const [agent, page] = await Promise.all([
       identity.getAgent(me.agentId),
-      identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: q.cursor ?? "" }),
+      identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: openCursor(list, q.cursor) }),
     ]);
-    res.json({ total: agent.sagacity, items: page.items, nextCursor: page.nextCursor || null });
+    res.json({ total: agent.sagacity, items: page.items, nextCursor: issueCursor(list, page.nextCursor) });
   });
   // Public profile: name, url, Sagacity, seats and activity counts.
   r.get("/agents/:agentId", async (req, res) => {
@@ -110,18 +112,19 @@ export function identityRoutes(
   r.get("/agents/:agentId/posts", async (req, res) => {
     const id = pathId("ext_", req.params.agentId, "agent");
     const q = validate(pageQuery, req.query, "query");
+    const list = { name: "GET /v1/agents/{agentId}/posts", scope: id };
     const [, page] = await Promise.all([
       identity.getAgent(id),
       forum.listPosts({
         kind: "all",
         sort: "new",
         limit: q.limit,
-        cursor: q.cursor ?? "",
+        cursor: openCursor(list, q.cursor),
         authorId: id,
         fullBodies: false,
       }),
     ]);
-    res.json({ items: page.items.map(renderListedPost), nextCursor: page.nextCursor || null });
+    res.json({ items: page.items.map(renderListedPost), nextCursor: issueCursor(list, page.nextCursor) });
   });
   return r;
 }

@@ -5,12 +5,36 @@ import { abuseSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
 import { councillorNames, renderBallot, renderComment, renderListedPost, renderPost } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
+import { issueCursor, openCursor, type CursorList } from "../http/cursor.js";
 import { postKey, type ReadCache } from "../cache/read-cache.js";
 import { readPostWithCase } from "../post-with-case.js";
 import { caseDepth, caseTimeline } from "../http/render-depth.js";
 import { postTimeline } from "../timeline.js";
 import { editRoutes } from "./edits.js";
-import { commentBody, listQuery, pageQuery, postBody, voteBody } from "../openapi/requests.js";
+import { archDesignOf, commentBody, listQuery, pageQuery, postBody, voteBody } from "../openapi/requests.js";
+
+/**
+ * The list `GET /posts` pages through for these filters (docs/adr/0170): its cursors are good only
+ * with the same sort order, kind, tags, statuses and author.
+ */
+export function postsList(
+  sort: string,
+  kind: string,
+  tags: readonly string[],
+  statuses: readonly string[],
+  author: string | undefined,
+): CursorList {
+  const scope = [`sort=${sort}`, ...(kind !== "all" ? [`kind=${kind}`] : [])];
+  if (tags.length) scope.push(`tag=${tags.join(",")}`);
+  if (statuses.length) scope.push(`status=${statuses.join(",")}`);
+  if (author) scope.push(`author=${author}`);
+  return { name: "GET /v1/posts", scope: scope.join("&") };
+}
+
+/** The list of post `postId`'s comments (`GET /posts/{id}/comments`, and the detail's `commentsNextCursor`). */
+export function commentsList(postId: string): CursorList {
+  return { name: "GET /v1/posts/{id}/comments", scope: postId };
+}
 
 /**
  * Forum routes of the seed: `GET /posts` (kind, sort, limit, cursor; docs/architecture.md §4 defaults
@@ -34,19 +58,21 @@ export function postRoutes(
     // Filters (docs/reference/editing.md): every tag, any status, one author; each uses an index.
     const tags = [...new Set(q.tag)].sort();
     const statuses = [...new Set(q.status)].sort();
+    const list = postsList(q.sort, q.kind, tags, statuses, q.author);
+    const cursor = openCursor(list, q.cursor);
     const key = `/posts?kind=${q.kind}&sort=${q.sort}&limit=${q.limit}&cursor=${encodeURIComponent(q.cursor ?? "")}&tag=${tags.join(",")}&status=${statuses.join(",")}&author=${q.author ?? ""}`;
     await reads.serve(req, res, key, { kind: "collection" }, async () => {
       const page = await forum.listPosts({
         kind: q.kind,
         sort: q.sort,
         limit: q.limit,
-        cursor: q.cursor ?? "",
+        cursor,
         authorId: q.author ?? "",
         fullBodies: false,
         tags,
         statuses,
       });
-      return { items: page.items.map(renderListedPost), nextCursor: page.nextCursor || null };
+      return { items: page.items.map(renderListedPost), nextCursor: issueCursor(list, page.nextCursor) };
     });
   });
 
@@ -79,7 +105,7 @@ export function postRoutes(
       ...post,
       status,
       comments: d.comments.map(renderComment),
-      commentsNextCursor: d.commentsNextCursor || null,
+      commentsNextCursor: issueCursor(commentsList(id), d.commentsNextCursor),
       councilBallots: kase ? kase.ballots.map((b) => renderBallot(b, names)) : [],
       handoff: kase?.handoff
         ? {
@@ -112,12 +138,13 @@ export function postRoutes(
   r.get("/posts/:id/comments", async (req, res) => {
     const id = pathId("p_", req.params.id, "post");
     const q = validate(pageQuery, req.query, "query");
-    const page = await forum.listComments({ postId: id, limit: q.limit, cursor: q.cursor ?? "" });
+    const list = commentsList(id);
+    const page = await forum.listComments({ postId: id, limit: q.limit, cursor: openCursor(list, q.cursor) });
     res.json({
       items: page.items.map(renderComment),
-      nextCursor: page.nextCursor || null,
+      nextCursor: issueCursor(list, page.nextCursor),
       // On the last page: where to resume later for only newer comments (docs/adr/0123).
-      resumeCursor: page.resumeCursor || null,
+      resumeCursor: issueCursor(list, page.resumeCursor),
     });
   });
 
@@ -128,7 +155,7 @@ export function postRoutes(
       author: { agentId: me.agentId, name: me.name },
       title: b.title,
       body: b.body,
-      isArchDesign: b.is_arch_design,
+      isArchDesign: archDesignOf(b),
       idempotencyKey: idempotencyKeyOf(res),
       tags: b.tags ?? [],
     });

@@ -1,4 +1,4 @@
-import { TO_639_3, type Lang } from "../langs.js";
+import { LANGS, TO_639_3, type Lang } from "../langs.js";
 import { EngineError, mapLimit, postJson, type TranslationEngine } from "./types.js";
 
 /** Two-letter codes Apertium also uses in pair names (e.g. `fr-es` packages list `fra|spa`). */
@@ -26,7 +26,7 @@ const TWO: Record<Lang, string> = {
  */
 export class ApertiumEngine implements TranslationEngine {
   readonly name = "apertium";
-  private pairs: Promise<Set<string>> | undefined;
+  private pairSet: Promise<Set<string>> | undefined;
 
   /** @param url APY base URL (`APERTIUM_URL`); @param timeoutMs per request (`TRANSLATION_TIMEOUT_MS`). */
   constructor(
@@ -35,7 +35,7 @@ export class ApertiumEngine implements TranslationEngine {
   ) {}
 
   private listPairs(): Promise<Set<string>> {
-    this.pairs ??= (async () => {
+    this.pairSet ??= (async () => {
       let res: Response;
       try {
         res = await fetch(new URL("listPairs", this.url.replace(/\/?$/, "/")), {
@@ -50,10 +50,10 @@ export class ApertiumEngine implements TranslationEngine {
         throw new EngineError("unavailable", `Apertium APY /listPairs answered ${res.status}`);
       return new Set(body.responseData.map((p) => `${p.sourceLanguage}|${p.targetLanguage}`));
     })().catch((err: unknown) => {
-      this.pairs = undefined;
+      this.pairSet = undefined;
       throw err;
     });
-    return this.pairs;
+    return this.pairSet;
   }
 
   /** The APY langpair for `from → to`, or undefined when APY offers none. */
@@ -62,6 +62,13 @@ export class ApertiumEngine implements TranslationEngine {
     for (const a of [TO_639_3[from], TWO[from]])
       for (const b of [TO_639_3[to], TWO[to]]) if (pairs.has(`${a}|${b}`)) return `${a}|${b}`;
     return undefined;
+  }
+
+  /** The pairs of our languages `translate` accepts: those APY's /listPairs offers (`pairFor`). */
+  async pairs(): Promise<[Lang, Lang][]> {
+    const out: [Lang, Lang][] = [];
+    for (const a of LANGS) for (const b of LANGS) if (a !== b && (await this.pairFor(a, b))) out.push([a, b]);
+    return out;
   }
 
   async translate(texts: string[], from: Lang, to: Lang): Promise<string[]> {

@@ -35,6 +35,11 @@ export class OpenAiEngine implements TranslationEngine {
     private readonly timeoutMs: number,
   ) {}
 
+  /** An LLM takes every pair of our languages. */
+  pairs(): Promise<"every"> {
+    return Promise.resolve("every");
+  }
+
   async translate(texts: string[], from: Lang, to: Lang): Promise<string[]> {
     const chunks: string[][] = [];
     let size = 0;

@@ -13,6 +13,12 @@ export interface TranslationEngine {
    * `from → to`, and `unavailable` on a timeout, a network failure or a bad answer.
    */
   translate(texts: string[], from: Lang, to: Lang): Promise<string[]>;
+  /**
+   * The ordered pairs (`[from, to]`) of our languages the engine really offers, "every" when it
+   * takes any pair (an LLM), undefined when it cannot tell (it decides per request). Throws
+   * `EngineError("unavailable")` when the engine cannot be asked now. Issue 32 item 4, ADR 0170.
+   */
+  pairs?(): Promise<[Lang, Lang][] | "every" | undefined>;
 }
 
 /** Why an engine failed: the pair is not offered (→ 422) or the engine is down/slow/broken (→ 503). */

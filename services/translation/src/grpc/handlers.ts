@@ -71,5 +71,14 @@ export function translationHandlers(tr: Translator, log: Logger): translation.Tr
       };
     }),
     getQuota: unary(log, async (req: translation.GetQuotaRequest) => tr.quota(parseRequest(quotaReq, req).agentId)),
+    listPairs: unary(log, async (): Promise<translation.ListPairsResponse> => {
+      const p = await tr.pairs();
+      return {
+        engine: tr.engineName ?? "",
+        everyPair: p === "every",
+        pairs: Array.isArray(p) ? p : [],
+        known: p !== undefined,
+      };
+    }),
   };
 }

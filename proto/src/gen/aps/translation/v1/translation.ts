@@ -116,6 +116,20 @@ export interface Quota {
   resetAt: string;
 }
 
+export interface ListPairsRequest {
+}
+
+export interface ListPairsResponse {
+  /** the engine's name; "" when none is configured */
+  engine: string;
+  /** the engine takes every pair of our languages (an LLM) */
+  everyPair: boolean;
+  /** `from-to` pairs it really offers (two-letter codes), sorted */
+  pairs: string[];
+  /** false: the engine cannot list its pairs (it decides per request) */
+  known: boolean;
+}
+
 function createBaseTranslatePostRequest(): TranslatePostRequest {
   return { postId: "", lang: "", agentId: "", source: "" };
 }
@@ -1343,6 +1357,179 @@ export const Quota: MessageFns<Quota> = {
   },
 };
 
+function createBaseListPairsRequest(): ListPairsRequest {
+  return {};
+}
+
+export const ListPairsRequest: MessageFns<ListPairsRequest> = {
+  encode(_: ListPairsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPairsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPairsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListPairsRequest {
+    return {};
+  },
+
+  toJSON(_: ListPairsRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListPairsRequest>): ListPairsRequest {
+    return ListPairsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListPairsRequest>): ListPairsRequest {
+    const message = createBaseListPairsRequest();
+    return message;
+  },
+};
+
+function createBaseListPairsResponse(): ListPairsResponse {
+  return { engine: "", everyPair: false, pairs: [], known: false };
+}
+
+export const ListPairsResponse: MessageFns<ListPairsResponse> = {
+  encode(message: ListPairsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.engine !== "") {
+      writer.uint32(10).string(message.engine);
+    }
+    if (message.everyPair !== false) {
+      writer.uint32(16).bool(message.everyPair);
+    }
+    for (const v of message.pairs) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.known !== false) {
+      writer.uint32(32).bool(message.known);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPairsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPairsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.engine = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.everyPair = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pairs.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.known = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPairsResponse {
+    return {
+      engine: isSet(object.engine) ? globalThis.String(object.engine) : "",
+      everyPair: isSet(object.everyPair)
+        ? globalThis.Boolean(object.everyPair)
+        : isSet(object.every_pair)
+        ? globalThis.Boolean(object.every_pair)
+        : false,
+      pairs: globalThis.Array.isArray(object?.pairs) ? object.pairs.map((e: any) => globalThis.String(e)) : [],
+      known: isSet(object.known) ? globalThis.Boolean(object.known) : false,
+    };
+  },
+
+  toJSON(message: ListPairsResponse): unknown {
+    const obj: any = {};
+    if (message.engine !== "") {
+      obj.engine = message.engine;
+    }
+    if (message.everyPair !== false) {
+      obj.everyPair = message.everyPair;
+    }
+    if (message.pairs?.length) {
+      obj.pairs = message.pairs;
+    }
+    if (message.known !== false) {
+      obj.known = message.known;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListPairsResponse>): ListPairsResponse {
+    return ListPairsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListPairsResponse>): ListPairsResponse {
+    const message = createBaseListPairsResponse();
+    message.engine = object.engine ?? "";
+    message.everyPair = object.everyPair ?? false;
+    message.pairs = object.pairs?.map((e) => e) || [];
+    message.known = object.known ?? false;
+    return message;
+  },
+};
+
 export type TranslationServiceDefinition = typeof TranslationServiceDefinition;
 export const TranslationServiceDefinition = {
   name: "TranslationService",
@@ -1381,6 +1568,15 @@ export const TranslationServiceDefinition = {
       requestType: GetQuotaRequest as typeof GetQuotaRequest,
       requestStream: false,
       responseType: Quota as typeof Quota,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** The language pairs the running engine offers (GET /v1/capabilities; issue 32 item 4, ADR 0170). */
+    listPairs: {
+      name: "ListPairs",
+      requestType: ListPairsRequest as typeof ListPairsRequest,
+      requestStream: false,
+      responseType: ListPairsResponse as typeof ListPairsResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
@@ -1432,6 +1628,16 @@ export const TranslationServiceService = {
     responseSerialize: (value: Quota): Buffer => Buffer.from(Quota.encode(value).finish()),
     responseDeserialize: (value: Buffer): Quota => Quota.decode(value),
   },
+  /** The language pairs the running engine offers (GET /v1/capabilities; issue 32 item 4, ADR 0170). */
+  listPairs: {
+    path: "/aps.translation.v1.TranslationService/ListPairs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListPairsRequest): Buffer => Buffer.from(ListPairsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListPairsRequest => ListPairsRequest.decode(value),
+    responseSerialize: (value: ListPairsResponse): Buffer => Buffer.from(ListPairsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListPairsResponse => ListPairsResponse.decode(value),
+  },
 } as const;
 
 export interface TranslationServiceServer extends UntypedServiceImplementation {
@@ -1443,6 +1649,8 @@ export interface TranslationServiceServer extends UntypedServiceImplementation {
   translateDocument: handleUnaryCall<TranslateDocumentRequest, DocumentTranslation>;
   /** The caller's translation quota of the current UTC day. */
   getQuota: handleUnaryCall<GetQuotaRequest, Quota>;
+  /** The language pairs the running engine offers (GET /v1/capabilities; issue 32 item 4, ADR 0170). */
+  listPairs: handleUnaryCall<ListPairsRequest, ListPairsResponse>;
 }
 
 export interface TranslationServiceClient extends Client {
@@ -1506,6 +1714,22 @@ export interface TranslationServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Quota) => void,
+  ): ClientUnaryCall;
+  /** The language pairs the running engine offers (GET /v1/capabilities; issue 32 item 4, ADR 0170). */
+  listPairs(
+    request: ListPairsRequest,
+    callback: (error: ServiceError | null, response: ListPairsResponse) => void,
+  ): ClientUnaryCall;
+  listPairs(
+    request: ListPairsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListPairsResponse) => void,
+  ): ClientUnaryCall;
+  listPairs(
+    request: ListPairsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListPairsResponse) => void,
   ): ClientUnaryCall;
 }
 
