@@ -979,6 +979,9 @@ function checkGolden(name: string, rendered: string) {
           "fullnameOverride=aps-x",
           "--set",
           "otel.endpoint=http://collector:4317",
+          // autoscaling to 6 pods × 5 connections per schema owner needs more than 100 (docs/adr/0169)
+          "--set",
+          "postgresql.maxConnections=200",
         ],
       ],
       [

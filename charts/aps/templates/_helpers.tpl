@@ -187,6 +187,8 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   value: {{ .Values.config.natsStream | quote }}
 - name: NATS_ACK_WAIT_MS
   value: {{ .Values.config.natsAckWaitMs | int | toString | quote }}
+- name: NATS_STREAM_REPLICAS
+  value: {{ .Values.config.natsStreamReplicas | int | toString | quote }}
 - name: APS_SUBJECT_PREFIX
   value: {{ .Values.config.subjectPrefix | quote }}
 - name: APS_DATA_DIR
@@ -229,6 +231,19 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- $root := .root -}}
 {{- $secret := include "aps.secretName" $root -}}
 {{- $pg := $root.Values.postgresql -}}
+{{- $c := include "aps.component" (dict "root" $root "name" .name) | fromYaml -}}
+{{- $bouncer := and $root.Values.pgbouncer.enabled $pg.deployed.enabled -}}
+{{- $user := ternary (printf "aps_%s" .name) $pg.deployed.username $root.Values.internalTrust.enabled -}}
+- name: DATABASE_POOL_MAX
+  value: {{ $c.databasePoolMax | int | toString | quote }}
+{{- if $bouncer }}
+{{- /* through the in-chart PgBouncer (transaction mode); migrations to the server (docs/adr/0169) */}}
+- name: DATABASE_POOLER
+  value: "transaction"
+{{- else }}
+- name: DATABASE_POOLER
+  value: {{ $root.Values.config.databasePooler | quote }}
+{{- end }}
 {{- if and $pg.deployed.enabled $root.Values.internalTrust.enabled }}
 {{- /* its own role aps_<name>, owner of its schema only (docs/adr/0119) */}}
 - name: POSTGRES_PASSWORD
@@ -236,16 +251,21 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
     secretKeyRef:
       name: {{ $secret }}
       key: {{ printf "POSTGRES_PASSWORD_%s" (upper .name) }}
-- name: DATABASE_URL
-  value: {{ printf "postgresql://aps_%s:$(POSTGRES_PASSWORD)@%s:5432/%s" .name (include "aps.postgresqlHost" $root) $pg.deployed.database | quote }}
 {{- else if $pg.deployed.enabled }}
 - name: POSTGRES_PASSWORD
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
       key: POSTGRES_PASSWORD
+{{- end }}
+{{- if and $pg.deployed.enabled $bouncer }}
 - name: DATABASE_URL
-  value: {{ printf "postgresql://%s:$(POSTGRES_PASSWORD)@%s:5432/%s" $pg.deployed.username (include "aps.postgresqlHost" $root) $pg.deployed.database | quote }}
+  value: {{ printf "postgresql://%s:$(POSTGRES_PASSWORD)@%s:6432/aps_%s" $user (include "aps.pgbouncerHost" $root) .name | quote }}
+- name: DATABASE_MIGRATION_URL
+  value: {{ printf "postgresql://%s:$(POSTGRES_PASSWORD)@%s:5432/%s" $user (include "aps.postgresqlHost" $root) $pg.deployed.database | quote }}
+{{- else if $pg.deployed.enabled }}
+- name: DATABASE_URL
+  value: {{ printf "postgresql://%s:$(POSTGRES_PASSWORD)@%s:5432/%s" $user (include "aps.postgresqlHost" $root) $pg.deployed.database | quote }}
 {{- else }}
 - name: DATABASE_URL
   valueFrom:
@@ -258,6 +278,12 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
     secretKeyRef:
       name: {{ $secret }}
       key: {{ upper .name }}_DATABASE_URL
+      optional: true
+- name: DATABASE_MIGRATION_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: DATABASE_MIGRATION_URL
       optional: true
 {{- end }}
 {{- end }}
