@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createLogger, InProcessBus, SERVICES, type Clock } from "@aps/platform";
+import { createLogger, InProcessBus, SERVICES, type Clock, type DeployableName } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import {
   containerImages,
@@ -64,6 +64,8 @@ export interface System {
    * compare them with the gRPC addresses (docs/adr/0085).
    */
   local?: AllInOne["local"];
+  /** Every process of a `distributed` system started with `replicas` (docs/adr/0166). */
+  processes?: TopologyProcess[];
   /** Stops the system and removes its data (database dropped, stream deleted, folder removed). */
   stop(): Promise<void>;
 }
@@ -76,6 +78,24 @@ export interface SystemOptions {
   dataDir?: string;
   /** One clock for every service (modes `embedded` and `real` only: they run in jest). */
   clock?: Clock;
+  /**
+   * Processes per deployable (`{ forum: 2, gateway: 2 }`), mode `distributed` only: passed as
+   * `REPLICAS_<NAME>` to deploy/local/start.mjs (issue 31 item 2, docs/adr/0166); `processes` then
+   * names each one.
+   */
+  replicas?: Partial<Record<DeployableName, number>>;
+}
+
+/** One process of a replicated distributed topology, as deploy/local/start.mjs names it (docs/adr/0166). */
+export interface TopologyProcess {
+  name: DeployableName;
+  /** 1, 2, … within its deployable. */
+  replica: number;
+  pid: number;
+  /** Its gRPC port (a service) or HTTP port (a gateway). */
+  port: number;
+  /** Its `/metrics` URL (a replicated service's own METRICS_PORT; a gateway's API port); absent for a single service. */
+  metrics?: string;
 }
 
 /**
@@ -207,6 +227,8 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
   };
   if (opts.clock && mode !== "embedded" && mode !== "real")
     throw new Error(`a test clock needs an in-jest mode, not ${mode}`);
+  if (opts.replicas && mode !== "distributed") throw new Error(`replicas need mode distributed, not ${mode}`);
+  for (const [name, n] of Object.entries(opts.replicas ?? {})) env[`REPLICAS_${name.toUpperCase()}`] = String(n);
   if (mode === "aio-container" || mode === "distributed-containers") {
     const images = containerImages();
     if ("missing" in images) throw new Error(`mode ${mode}: ${images.missing}`);
@@ -294,11 +316,13 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     { ...realEnv, ...Object.fromEntries(SERVICES.map((svc) => [`${svc.name.toUpperCase()}_PORT`, "0"])) },
     /APS ready at (\S+)/,
   );
+  const listed = /^APS processes: (.*)$/m.exec(p.output())?.[1];
   return {
     mode,
     baseUrl: p.ready,
     adminToken: ADMIN_TOKEN,
     process: p,
+    ...(listed ? { processes: JSON.parse(listed) as TopologyProcess[] } : {}),
     env: realEnv,
     stop: async () => (await p.stop(), await dropStream(), await db.drop()),
   };

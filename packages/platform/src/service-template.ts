@@ -70,7 +70,7 @@ export async function startService<D extends ServiceDefinitionLike, R>(
       },
     ],
     deps.log,
-    { probe: readinessProbe(deps.db), callers: deps.trust?.callers },
+    { probe: readinessProbe(deps.db), callers: deps.trust?.callers, ...deps.grpc },
   );
   const background = spec.background ? await spec.background(repo) : [];
   relay.start();

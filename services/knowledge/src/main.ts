@@ -2,8 +2,15 @@ import { startTelemetry } from "@aps/platform/telemetry";
 
 // Tracing first: gRPC and http are imported only after the SDK has hooked them.
 await startTelemetry("knowledge");
-const { createLogger, internalTrustOf, metricsPortFromEnv, onShutdown, openDatabase, startMetricsServer } =
-  await import("@aps/platform");
+const {
+  createLogger,
+  grpcServerTuningOf,
+  internalTrustOf,
+  metricsPortFromEnv,
+  onShutdown,
+  openDatabase,
+  startMetricsServer,
+} = await import("@aps/platform");
 const { openKnowledgeBus } = await import("./bus.js");
 const { loadConfig } = await import("./config.js");
 const { engineFromConfig, startKnowledge, wantsDatabase } = await import("./service.js");
@@ -17,7 +24,7 @@ const db =
     ? await openDatabase({ url: cfg.KNOWLEDGE_DATABASE_URL, schema: "knowledge", log })
     : undefined;
 const svc = await startKnowledge(
-  { bus, log, trust: internalTrustOf("knowledge", cfg) },
+  { bus, log, trust: internalTrustOf("knowledge", cfg), grpc: grpcServerTuningOf(cfg) },
   {
     listenAddr: cfg.KNOWLEDGE_LISTEN_ADDR,
     forumAddr: cfg.FORUM_GRPC_ADDR,

@@ -15,6 +15,7 @@ import {
   type Logger,
   type ServiceTarget,
   type Subscription,
+  type GrpcServerTuning,
   type InternalTrust,
   type Database,
 } from "@aps/platform";
@@ -110,7 +111,7 @@ const similarReq = z.object({
  * of the forum in the background (retrying until the forum answers).
  */
 export async function startKnowledge(
-  deps: { bus: EventBus; log: Logger; trust?: InternalTrust | undefined },
+  deps: { bus: EventBus; log: Logger; trust?: InternalTrust | undefined; grpc?: GrpcServerTuning | undefined },
   opts: KnowledgeOptions,
 ): Promise<KnowledgeHandle> {
   const { bus, log } = deps;
@@ -241,7 +242,7 @@ export async function startKnowledge(
     opts.listenAddr,
     [{ name: "aps.knowledge.v1.KnowledgeService", definition: knowledge.KnowledgeServiceService, implementation }],
     log,
-    { callers: deps.trust?.callers },
+    { callers: deps.trust?.callers, ...deps.grpc },
   );
   log.info({ engine: engine.name }, "knowledge service started");
   return {

@@ -5,6 +5,7 @@ await startTelemetry("translation");
 const {
   createLogger,
   databaseOptionsOf,
+  grpcServerTuningOf,
   internalTrustOf,
   metricsPortFromEnv,
   onShutdown,
@@ -19,7 +20,7 @@ const cfg = loadConfig(process.env);
 const log = createLogger("translation", cfg.LOG_LEVEL);
 const db = await openDatabase({ url: cfg.databaseUrl, schema: "translation", log, ...databaseOptionsOf(cfg) });
 const svc = await startTranslation(
-  { db, log, trust: internalTrustOf("translation", cfg) },
+  { db, log, trust: internalTrustOf("translation", cfg), grpc: grpcServerTuningOf(cfg) },
   {
     listenAddr: cfg.TRANSLATION_LISTEN_ADDR,
     forumAddr: cfg.FORUM_GRPC_ADDR,

@@ -10,6 +10,7 @@ import {
   type LocalEndpoint,
   type Logger,
   type ServiceTarget,
+  type GrpcServerTuning,
   type InternalTrust,
 } from "@aps/platform";
 import { translation, type forum as forumProto } from "@aps/proto";
@@ -53,7 +54,7 @@ export interface TranslationHandle {
  * `stop()` drains gRPC, closes the forum channel and the database.
  */
 export async function startTranslation(
-  deps: { db: Database; log: Logger; trust?: InternalTrust | undefined },
+  deps: { db: Database; log: Logger; trust?: InternalTrust | undefined; grpc?: GrpcServerTuning | undefined },
   opts: TranslationOptions,
 ): Promise<TranslationHandle> {
   await migrate(deps.db, MIGRATIONS_DIR, deps.log);
@@ -77,7 +78,7 @@ export async function startTranslation(
       },
     ],
     deps.log,
-    { probe: readinessProbe(deps.db), callers: deps.trust?.callers },
+    { probe: readinessProbe(deps.db), callers: deps.trust?.callers, ...deps.grpc },
   );
   deps.log.info(
     {

@@ -63,7 +63,23 @@ export interface GrpcServerOptions {
    * all-in-one on loopback). The health service and the in-process endpoints are never checked.
    */
   callers?: CallerVerifier | undefined;
+  /**
+   * Longest a client connection lives, ms (default SERVER_CONNECTION_AGE.maxAgeMs); then the server
+   * sends GOAWAY and the client reconnects — resolving its target again, so it finds replicas a
+   * scale-up added (docs/adr/0165). `GRPC_MAX_CONNECTION_AGE_MS` of every service.
+   */
+  maxConnectionAgeMs?: number | undefined;
+  /** How long calls still running on a connection past its age may finish, ms (default SERVER_CONNECTION_AGE.graceMs; `GRPC_MAX_CONNECTION_AGE_GRACE_MS`). */
+  maxConnectionAgeGraceMs?: number | undefined;
 }
+
+/**
+ * Default connection age of every gRPC server (issue 31 item 1, docs/adr/0165): a client's
+ * connection is closed (GOAWAY) after 5 minutes, so after a scale-up every client has spread its
+ * calls over the new replicas within 5 minutes; calls running then get 15 s more (past
+ * DEFAULT_DEADLINE_MS, 10 s) before the connection is cut. grpc-js adds ±10 % jitter to the age.
+ */
+export const SERVER_CONNECTION_AGE = { maxAgeMs: 300_000, graceMs: 15_000 } as const;
 
 /**
  * Starts a gRPC server on `addr` (`host:port`, port 0 = any) serving `services` plus the standard
@@ -77,10 +93,13 @@ export async function startGrpcServer(
   log: Logger,
   opts: GrpcServerOptions = {},
 ): Promise<RunningGrpcServer> {
-  // Message sizes explicit both ways, the same as the clients' (LIMITS.grpcMessageBytes, docs/adr/0102).
+  // Message sizes explicit both ways, the same as the clients' (LIMITS.grpcMessageBytes, docs/adr/0102);
+  // connections closed after their age so clients rebalance over new replicas (docs/adr/0165).
   const server = new Server({
     "grpc.max_receive_message_length": LIMITS.grpcMessageBytes,
     "grpc.max_send_message_length": LIMITS.grpcMessageBytes,
+    "grpc.max_connection_age_ms": opts.maxConnectionAgeMs ?? SERVER_CONNECTION_AGE.maxAgeMs,
+    "grpc.max_connection_age_grace_ms": opts.maxConnectionAgeGraceMs ?? SERVER_CONNECTION_AGE.graceMs,
   });
   const statuses: Record<string, "SERVING"> = { "": "SERVING" };
   for (const s of services) {

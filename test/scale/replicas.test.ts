@@ -1,0 +1,145 @@
+import { randomUUID } from "node:crypto";
+import { httpClient, type HttpRequest } from "@aps/testkit";
+import { joinAgents, propose, type JoinedAgent } from "../support/fixtures.js";
+import { availableModes, startSystem, type System, type TopologyProcess } from "../support/system.js";
+
+/**
+ * Replicas locally (issue 31 item 2, docs/adr/0166; balanced gRPC: item 1, docs/adr/0165): the
+ * distributed topology with REPLICAS_FORUM=2 REPLICAS_GATEWAY=2 runs two forum and two gateway
+ * processes; every client is given both forums (`ipv4:…,…`) and spreads its calls round_robin, so a
+ * burst through both gateways lands on both forums within ±25 % of each other — read from each
+ * process's own `/metrics` (`aps_grpc_server_handled_total`, `aps_http_requests_total`). A forum
+ * replica killed (SIGKILL) under load costs no read and no keyed write (both retried on
+ * UNAVAILABLE, now to the other replica; docs/adr/0108, 0115) and no unkeyed write beyond the ones
+ * in flight when it died. One mode: `distributed` (what `npm run start:distributed` runs).
+ */
+const real = (await availableModes()).includes("distributed");
+if (!real) console.warn("[replicas.test] NO REAL PostgreSQL + NATS: the replicas test is SKIPPED");
+
+/** Sum of the samples of `name` in a Prometheus text whose labels include `match`. */
+function total(text: string, name: string, match: (labels: string) => boolean): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const labels = line.slice(name.length + 1, line.lastIndexOf("}"));
+    if (match(labels)) sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+const metricsOf = async (p: TopologyProcess) => (await fetch(p.metrics!)).text();
+/**
+ * Calls a forum process handled, every method: one post read is two forum calls (GetPost and
+ * ListPostEvents) that round_robin sends to different replicas, so no one method is the share.
+ */
+const forumCalls = (text: string) =>
+  total(text, "aps_grpc_server_handled_total", (l) => l.includes("/aps.forum.v1.ForumService/"));
+const votesServed = (text: string) =>
+  total(text, "aps_http_requests_total", (l) => l.includes('route="/v1/posts/:id/vote"'));
+
+(real ? describe : describe.skip)("replicas (distributed, REPLICAS_FORUM=2 REPLICAS_GATEWAY=2)", () => {
+  let sys: System;
+  let forums: TopologyProcess[];
+  let gateways: HttpRequest[];
+  let gatewayProcs: TopologyProcess[];
+  let voters: JoinedAgent[];
+  let posts: string[];
+
+  beforeAll(async () => {
+    sys = await startSystem("distributed", {
+      replicas: { forum: 2, gateway: 2 },
+      env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000", AGENDA_MIN_SCORE: "100000" },
+    });
+    const procs = sys.processes ?? [];
+    forums = procs.filter((p) => p.name === "forum");
+    gatewayProcs = procs.filter((p) => p.name === "gateway");
+    gateways = gatewayProcs.map((g) => httpClient(`http://127.0.0.1:${g.port}/v1`));
+    voters = await joinAgents(sys, 10, "replica voter");
+    const [author] = await joinAgents(sys, 1, "replica author");
+    posts = [];
+    for (const i of [0, 1, 2]) posts.push(await propose(author!, { title: `Replicated ${i}`, body: "Body." }));
+  }, 180_000);
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  /** Request `i` of a burst: a keyed vote (even) or a post read (odd), through gateway `⌊i / 2⌋ % 2`. */
+  const request = (i: number, keyed = true) => {
+    const gw = gateways[Math.floor(i / 2) % 2]!;
+    const voter = voters[i % voters.length]!;
+    const post = posts[i % posts.length]!;
+    if (i % 2 === 1) return gw("GET", `/posts/${post}`, { key: voter.apiKey });
+    return gw("POST", `/posts/${post}/vote`, {
+      key: voter.apiKey,
+      body: { vote: i % 4 === 0 ? 1 : -1 },
+      ...(keyed ? { headers: { "Idempotency-Key": randomUUID() } } : {}),
+    });
+  };
+
+  it("starts two forums and two gateways on consecutive ports, each with its own /metrics", () => {
+    expect(forums).toHaveLength(2);
+    expect(gatewayProcs).toHaveLength(2);
+    expect(gatewayProcs[1]!.port).toBe(gatewayProcs[0]!.port + 1);
+    for (const p of [...forums, ...gatewayProcs]) expect(p.metrics).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+  });
+
+  it("spreads a burst of 200 votes and reads over both forums within ±25 % (each process's /metrics)", async () => {
+    const before = await Promise.all(forums.map(metricsOf));
+    const gwBefore = await Promise.all(gatewayProcs.map(metricsOf));
+    const statuses: number[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < 200) statuses.push((await request(next++)).status);
+      }),
+    );
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    const after = await Promise.all(forums.map(metricsOf));
+    const share = after.map((t, i) => forumCalls(t) - forumCalls(before[i]!));
+    // every vote and every read reached a forum (a read may be answered from a gateway's cache: ≥ 100)
+    expect(share[0]! + share[1]!).toBeGreaterThanOrEqual(100);
+    expect(Math.min(...share) / Math.max(...share)).toBeGreaterThanOrEqual(0.75);
+    const gwAfter = await Promise.all(gatewayProcs.map(metricsOf));
+    // each gateway served its half of the votes, counted in its own /metrics
+    expect(gwAfter.map((t, i) => votesServed(t) - votesServed(gwBefore[i]!))).toEqual([50, 50]);
+  }, 60_000);
+
+  it("a forum replica killed under load costs no read or keyed vote, and no unkeyed vote beyond those in flight", async () => {
+    const [survivor, victim] = forums as [TopologyProcess, TopologyProcess];
+    const before = forumCalls(await metricsOf(survivor));
+    const failed: { i: number; status: number; keyed: boolean }[] = [];
+    let inFlightUnkeyed = 0;
+    let inFlightAtKill = -1;
+    let killed = false;
+    let n = 0;
+    const stopAt = Date.now() + 4_000;
+    const killer = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        inFlightAtKill = inFlightUnkeyed;
+        process.kill(victim.pid, "SIGKILL");
+        killed = true;
+        resolve();
+      }, 1_000),
+    );
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (Date.now() < stopAt) {
+          const i = n++;
+          // every fourth request an unkeyed vote (never retried: it may have been applied)
+          const keyed = i % 4 !== 2;
+          if (!keyed) inFlightUnkeyed++;
+          const r = await request(i, keyed);
+          if (!keyed) inFlightUnkeyed--;
+          if (r.status !== 200) failed.push({ i, status: r.status, keyed });
+        }
+      }),
+    );
+    await killer;
+    expect(killed).toBe(true);
+    expect(failed.filter((f) => f.keyed)).toEqual([]);
+    expect(failed.length).toBeLessThanOrEqual(inFlightAtKill);
+    // the survivor carries on: later calls all land on it
+    const after = forumCalls(await metricsOf(survivor));
+    expect(after - before).toBeGreaterThan(n / 4);
+    for (let i = 0; i < 20; i++) expect((await request(i)).status).toBe(200);
+  }, 60_000);
+});
