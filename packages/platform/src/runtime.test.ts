@@ -1,5 +1,5 @@
 import { parseEnv } from "./config.js";
-import { commonEnvSchema, MIN_ACK_WAIT_MS } from "./runtime.js";
+import { commonEnvSchema, databaseOptionsOf, MIN_ACK_WAIT_MS } from "./runtime.js";
 import { DEFAULT_ACK_WAIT_MS, fetchBatchSize } from "./bus/jetstream.js";
 
 /** The shared env schema of every service (`loadConfig(env)` extends it): the JetStream ack wait (docs/adr/0146). */
@@ -35,5 +35,27 @@ describe("commonEnvSchema: NATS_STREAM_REPLICAS (issue 31 item 3, docs/adr/0168)
     expect(parseEnv(commonEnvSchema, { NATS_STREAM_REPLICAS: "3" }).NATS_STREAM_REPLICAS).toBe(3);
     for (const v of ["0", "6", "2.5", "three"])
       expect(() => parseEnv(commonEnvSchema, { NATS_STREAM_REPLICAS: v })).toThrow(/NATS_STREAM_REPLICAS/);
+  });
+});
+
+describe("commonEnvSchema: the database options (issue 31 item 6, docs/adr/0169)", () => {
+  it("DATABASE_POOL_MAX defaults to 5 (≥ 1), DATABASE_POOLER to none, DATABASE_MIGRATION_URL to unset", () => {
+    const d = parseEnv(commonEnvSchema, {});
+    expect([d.DATABASE_POOL_MAX, d.DATABASE_POOLER, d.DATABASE_MIGRATION_URL]).toEqual([5, "none", undefined]);
+    expect(() => parseEnv(commonEnvSchema, { DATABASE_POOL_MAX: "0" })).toThrow(/DATABASE_POOL_MAX/);
+    expect(() => parseEnv(commonEnvSchema, { DATABASE_POOLER: "session" })).toThrow(/DATABASE_POOLER/);
+  });
+
+  it("databaseOptionsOf hands them to openDatabase", () => {
+    const cfg = parseEnv(commonEnvSchema, {
+      DATABASE_POOL_MAX: "12",
+      DATABASE_POOLER: "transaction",
+      DATABASE_MIGRATION_URL: "postgres://direct/db",
+    });
+    expect(databaseOptionsOf(cfg)).toEqual({
+      poolSize: 12,
+      pooler: "transaction",
+      migrationUrl: "postgres://direct/db",
+    });
   });
 });
