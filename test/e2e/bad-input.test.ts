@@ -18,6 +18,7 @@ const clockModes = (await availableModes()).filter((m) => m === "embedded" || m 
 /** Stable error codes and their HTTP status, as docs/architecture.md §4 documents them. */
 const DOCUMENTED = {
   invalid_request: 400,
+  invalid_cursor: 400,
   unauthenticated: 401,
   not_found: 404,
   payload_too_large: 413,
@@ -106,9 +107,9 @@ const join = (label: string, body: unknown): Case => ({
   code: "invalid_request",
   send: (c) => c.req("POST", "/join", { body }),
 });
-const list = (query: string | ((c: Ctx) => string), label?: string): Case => ({
+const list = (query: string | ((c: Ctx) => string), label?: string, code: Code = "invalid_request"): Case => ({
   label: `GET /posts?${label ?? (typeof query === "string" ? query : "(computed)")}`,
-  code: "invalid_request",
+  code,
   send: (c) => c.req("GET", `/posts?${typeof query === "string" ? query : query(c)}`),
 });
 
@@ -261,7 +262,13 @@ const CASES: Case[] = [
   post("without title", { body: "b", is_arch_design: true }),
   post("without body", { title: "t", is_arch_design: true }),
   post("without is_arch_design", { title: "t", body: "b" }),
-  post("camelCase isArchDesign instead of is_arch_design", { title: "t", body: "b", isArchDesign: true }),
+  // isArchDesign is accepted for is_arch_design (ADR 0170); both given must agree.
+  post("isArchDesign disagreeing with is_arch_design", {
+    title: "t",
+    body: "b",
+    is_arch_design: true,
+    isArchDesign: false,
+  }),
   comment("{}", {}),
   vote("{}", {}),
   join("{}", {}),
@@ -333,12 +340,25 @@ const CASES: Case[] = [
   list("limit=5&limit=5"),
   list("limit=1&limit=2"),
   list("kind=arch&kind=free"),
-  list("cursor=garbage"),
-  list("cursor=%25%25%25"),
+  // A cursor not issued by this list (another sort order, made up) is invalid_cursor (ADR 0170).
+  list("cursor=garbage", undefined, "invalid_cursor"),
+  list("cursor=%25%25%25", undefined, "invalid_cursor"),
   list(`cursor=${rep("A", 600)}`, "cursor=<600 chars>"),
-  list((c) => `sort=hot&cursor=${encodeURIComponent(c.newCursor)}`, "sort=hot&cursor=<a sort=new cursor>"),
-  list((c) => `sort=new&cursor=${encodeURIComponent(c.hotCursor)}`, "sort=new&cursor=<a sort=hot cursor>"),
-  list((c) => `cursor=${encodeURIComponent(c.newCursor)}`, "cursor=<a sort=new cursor> (default sort=hot)"),
+  list(
+    (c) => `sort=hot&cursor=${encodeURIComponent(c.newCursor)}`,
+    "sort=hot&cursor=<a sort=new cursor>",
+    "invalid_cursor",
+  ),
+  list(
+    (c) => `sort=new&cursor=${encodeURIComponent(c.hotCursor)}`,
+    "sort=new&cursor=<a sort=hot cursor>",
+    "invalid_cursor",
+  ),
+  list(
+    (c) => `cursor=${encodeURIComponent(c.newCursor)}`,
+    "cursor=<a sort=new cursor> (default sort=hot)",
+    "invalid_cursor",
+  ),
   {
     label: "GET /posts/{id}/comments?limit=0",
     code: "invalid_request",
@@ -351,7 +371,7 @@ const CASES: Case[] = [
   },
   {
     label: "GET /posts/{id}/comments?cursor=garbage",
-    code: "invalid_request",
+    code: "invalid_cursor",
     send: (c) => c.req("GET", `/posts/${c.postId}/comments?cursor=garbage`),
   },
 
