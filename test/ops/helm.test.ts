@@ -254,16 +254,31 @@ function invariants(ms: Manifest[]): string[] {
         p(np, `peer ${JSON.stringify(ps)} matches no pod of the release`);
     }
   }
-  // Every *_GRPC_ADDR points at a rendered Service and port.
+  // Every *_GRPC_ADDR points at a rendered Service and port: `dns:///<headless Service>:<container
+  // port its targetPort names>` (the client dials the pods, docs/adr/0165), or `<Service>:<port>`.
   const services = new Map(ms.filter((m) => m.kind === "Service").map((s) => [s.metadata.name, s]));
   for (const w of workloads) {
     for (const c of w.spec.template.spec.containers) {
       for (const e of c.env ?? []) {
         if (!e.name.endsWith("_GRPC_ADDR")) continue;
-        const [host, port] = String(e.value).split(":");
+        const dns = String(e.value).startsWith("dns:///");
+        const [host, port] = String(e.value)
+          .replace(/^dns:\/\/\//, "")
+          .split(":");
         const svc = services.get(host ?? "");
-        if (!svc || !svc.spec.ports.some((pt: any) => String(pt.port) === port))
-          p(w, `${e.name}=${e.value} is not a rendered Service port`);
+        const headless = svc?.spec.clusterIP === "None";
+        const podPorts = workloads
+          .filter((t) => svc && subset(svc.spec.selector ?? {}, t.spec.template.metadata.labels))
+          .flatMap((t) => t.spec.template.spec.containers.flatMap((x: any) => x.ports ?? []));
+        const ok =
+          svc &&
+          dns === headless &&
+          (headless
+            ? svc.spec.ports.some((pt: any) =>
+                podPorts.some((cp: any) => cp.name === pt.targetPort && String(cp.containerPort) === port),
+              )
+            : svc.spec.ports.some((pt: any) => String(pt.port) === port));
+        if (!ok) p(w, `${e.name}=${e.value} is not a rendered Service port (dns:/// exactly for a headless one)`);
       }
     }
   }
@@ -548,7 +563,7 @@ function checkGolden(name: string, rendered: string) {
         expect(container(knowledge).readinessProbe.grpc).toEqual({ port: 50054 });
         expect(envOf(knowledge).MEILISEARCH_URL).toBeDefined();
         expect(envOf(knowledge).DATABASE_URL).toBeUndefined(); // the index lives in Meilisearch
-        expect(envOf(gw).KNOWLEDGE_GRPC_ADDR.value).toBe("aps-knowledge:50054");
+        expect(envOf(gw).KNOWLEDGE_GRPC_ADDR.value).toBe("dns:///aps-knowledge:50054");
         // the gateway keeps the shared rate-limit counters in its schema (ADR 0070)
         expect(envOf(gw).DATABASE_URL).toBeDefined();
         // the search engine's URL for GET /v1/capabilities, never its key (docs/adr/0123)
@@ -576,7 +591,7 @@ function checkGolden(name: string, rendered: string) {
             "EVENT_STREAM_MAX_AGE_MS",
           ].map((k) => envOf(gw)[k]?.value),
         ).toEqual(["10", "2000", "1048576", "900000"]);
-        expect(envOf(gw).TRANSLATION_GRPC_ADDR.value).toBe("aps-translation:50055");
+        expect(envOf(gw).TRANSLATION_GRPC_ADDR.value).toBe("dns:///aps-translation:50055");
         // The translation engine's API keys come from the Secret (optional), only to that service.
         const tr = envOf(find(ms, "Deployment", "aps-translation"));
         for (const k of ["LIBRETRANSLATE_API_KEY", "OPENAI_API_KEY"])
@@ -587,6 +602,20 @@ function checkGolden(name: string, rendered: string) {
           });
         expect(envOf(gw).OPENAI_API_KEY).toBeUndefined();
         expect(byKind(ms, "PodDisruptionBudget")).toHaveLength(deployments.length);
+      });
+
+      it("balances gRPC: headless Services for the gRPC services, dns:/// targets in every client, a normal Service for the gateway (docs/adr/0165)", () => {
+        for (const { name, port } of SERVICES) {
+          const svc = find(ms, "Service", `aps-${name}`);
+          expect([name, svc.spec.clusterIP, svc.spec.type]).toEqual([name, "None", "ClusterIP"]);
+          for (const d of byKind(ms, "Deployment"))
+            expect([d.metadata.name, envOf(d)[`${name.toUpperCase()}_GRPC_ADDR`]?.value]).toEqual([
+              d.metadata.name,
+              `dns:///aps-${name}:${port}`,
+            ]);
+        }
+        // the gateway keeps its cluster IP: the Ingress, port-forward and the helm test pods reach it there
+        expect(find(ms, "Service", "aps-gateway").spec.clusterIP).toBeUndefined();
       });
 
       it("has a default-deny NetworkPolicy and helm test pods for /healthz and /readyz", () => {
@@ -1009,6 +1038,13 @@ function checkGolden(name: string, rendered: string) {
         }
         expect(stderr).toMatch(message);
       };
+
+      it("fails on a headless Service of another type than ClusterIP (docs/adr/0165)", async () => {
+        await failsWith(
+          ["--set", "components.forum.service.type=NodePort"],
+          /components\.forum\.service\.headless needs service\.type ClusterIP/,
+        );
+      });
 
       it("fails when PostgreSQL is neither external nor deployed", async () => {
         await failsWith(

@@ -167,6 +167,9 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- if not (has $c.protocol (list "http" "grpc")) }}
 {{- fail (printf "components.%s.protocol must be http or grpc" $name) }}
 {{- end }}
+{{- if and $c.service.headless (ne $c.service.type "ClusterIP") }}
+{{- fail (printf "components.%s.service.headless needs service.type ClusterIP (a headless Service has no cluster IP to expose)" $name) }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -195,8 +198,13 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   value: /tmp/aps-data
 {{- range $name, $c := .Values.components }}
 {{- if and $c.enabled (eq $c.protocol "grpc") }}
+{{- /* a headless Service: every pod's address on its container port, balanced round_robin by the client (docs/adr/0165) */}}
 - name: {{ upper $name }}_GRPC_ADDR
+  {{- if $c.service.headless }}
+  value: {{ printf "dns:///%s:%v" (include "aps.componentName" (dict "root" $root "name" $name)) $c.port | quote }}
+  {{- else }}
   value: {{ printf "%s:%v" (include "aps.componentName" (dict "root" $root "name" $name)) $c.service.port | quote }}
+  {{- end }}
 {{- end }}
 {{- end }}
 {{- if .Values.nats.deployed.enabled }}
