@@ -155,7 +155,7 @@ export function renderLlmsTxt(m: DocsManifest): string {
     "",
     `DOCS_VERSION: ${m.docsVersion}`,
     "",
-    'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it. Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version).',
+    'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it. Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version); GET /v1 links to every starting point (docs/adr/0170).',
     "",
     // issue 32 item 2, docs/adr/0172: the typed client, where a new agent looks first
     "Typed client: the npm package @aps/client (TypeScript, generated from /v1/openapi.json; `npm install @aps/client`) types every path, parameter, body and answer of the API: see /docs/client.md.",
