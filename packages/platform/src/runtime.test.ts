@@ -1,5 +1,7 @@
 import { parseEnv } from "./config.js";
-import { commonEnvSchema, databaseOptionsOf, MIN_ACK_WAIT_MS } from "./runtime.js";
+import { commonEnvSchema, databaseOptionsOf, grpcServerTuningOf, MIN_ACK_WAIT_MS } from "./runtime.js";
+import { grpcAddr } from "./config.js";
+import { CHANNEL_OPTIONS } from "./grpc/client.js";
 import { DEFAULT_ACK_WAIT_MS, fetchBatchSize } from "./bus/jetstream.js";
 
 /** The shared env schema of every service (`loadConfig(env)` extends it): the JetStream ack wait (docs/adr/0146). */
@@ -57,5 +59,36 @@ describe("commonEnvSchema: the database options (issue 31 item 6, docs/adr/0169)
       pooler: "transaction",
       migrationUrl: "postgres://direct/db",
     });
+  });
+});
+
+describe("balanced gRPC (issue 31 item 1, docs/adr/0165)", () => {
+  it("GRPC_MAX_CONNECTION_AGE_MS defaults to 5 min (≥ 1 s), its grace to 15 s, handed to startGrpcServer", () => {
+    const d = parseEnv(commonEnvSchema, {});
+    expect(grpcServerTuningOf(d)).toEqual({ maxConnectionAgeMs: 300_000, maxConnectionAgeGraceMs: 15_000 });
+    const c = parseEnv(commonEnvSchema, { GRPC_MAX_CONNECTION_AGE_MS: "60000", GRPC_MAX_CONNECTION_AGE_GRACE_MS: "0" });
+    expect(grpcServerTuningOf(c)).toEqual({ maxConnectionAgeMs: 60_000, maxConnectionAgeGraceMs: 0 });
+    for (const v of ["999", "-1", "soon"])
+      expect(() => parseEnv(commonEnvSchema, { GRPC_MAX_CONNECTION_AGE_MS: v })).toThrow(/GRPC_MAX_CONNECTION_AGE_MS/);
+  });
+
+  it("every client channel balances round_robin and re-resolves DNS at most every 30 s", () => {
+    expect(JSON.parse(CHANNEL_OPTIONS["grpc.service_config"])).toEqual({ loadBalancingConfig: [{ round_robin: {} }] });
+    expect(CHANNEL_OPTIONS["grpc.dns_min_time_between_resolutions_ms"]).toBe(30_000);
+  });
+
+  it("a *_GRPC_ADDR is host:port or a gRPC target: dns:///host:port, ipv4:a:p,b:p", () => {
+    const schema = grpcAddr("127.0.0.1:50052");
+    for (const ok of [
+      "127.0.0.1:50052",
+      "aps-forum:50052",
+      "dns:///aps-forum:50052",
+      "dns:aps-forum:50052",
+      "ipv4:127.0.0.1:50052,127.0.0.1:50053",
+      "ipv6:[::1]:50052",
+    ])
+      expect(schema.parse(ok)).toBe(ok);
+    for (const bad of ["forum", "dns:///forum", "http://forum:50052", "127.0.0.1:50052,"])
+      expect(schema.safeParse(bad).success).toBe(false);
   });
 });

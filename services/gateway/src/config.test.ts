@@ -129,5 +129,10 @@ describe("gateway loadConfig(env)", () => {
       "aps-translation:50055",
     );
     expect(() => loadConfig({ TRANSLATION_GRPC_ADDR: "translation" })).toThrow(/TRANSLATION_GRPC_ADDR/);
+    // a headless Service (the chart) and several local replicas (start:distributed): docs/adr/0165, 0166
+    expect(loadConfig({ FORUM_GRPC_ADDR: "dns:///aps-forum:50052" }).FORUM_GRPC_ADDR).toBe("dns:///aps-forum:50052");
+    expect(loadConfig({ FORUM_GRPC_ADDR: "ipv4:127.0.0.1:50052,127.0.0.1:50053" }).FORUM_GRPC_ADDR).toBe(
+      "ipv4:127.0.0.1:50052,127.0.0.1:50053",
+    );
   });
 });
