@@ -4,7 +4,8 @@ import { createServer, connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { createLogger, InProcessBus, openServiceDeps } from "@aps/platform";
+import { createLogger, InProcessBus, openDatabase, openServiceDeps } from "@aps/platform";
+import { PostgresEngine } from "@aps/knowledge/store/postgres-engine";
 import { forumLimits, loadConfig as forumConfig, startForum, type ForumHandle } from "@aps/forum";
 import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 
@@ -15,7 +16,8 @@ import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase 
  * different server connections — in front of the local PostgreSQL. The real forum runs through
  * it (DATABASE_POOLER=transaction): its migrations go to the server directly
  * (DATABASE_MIGRATION_URL: node-pg-migrate's session-level advisory lock), posts, votes (the group
- * commit's statements) and reads work; a PgBouncer database entry without the schema's
+ * commit's statements) and reads work; knowledge's PostgreSQL engine finds a typo (its trigram
+ * threshold set per transaction, not per connection); a PgBouncer database entry without the schema's
  * `connect_query` fails the start with a message naming it. Without pgbouncer on the machine the
  * suite is a LOUD skip naming why (never under APS_TEST_REQUIRE_REAL=1, i.e. CI).
  */
@@ -85,6 +87,7 @@ async function waitForPort(port: number, proc: ChildProcess, output: () => strin
           // one entry per service: its schema as the server connections' search_path (docs/adr/0169)
           `aps_forum = ${target} connect_query='SET search_path TO forum'`,
           `aps_nopath = ${target}`,
+          `aps_knowledge = ${target} connect_query='SET search_path TO knowledge'`,
           "[pgbouncer]",
           "listen_addr = 127.0.0.1",
           `listen_port = ${port}`,
@@ -163,5 +166,47 @@ async function waitForPort(port: number, proc: ChildProcess, output: () => strin
         /DATABASE_POOLER=transaction.*connect_query='SET search_path TO forum'/,
       );
     }, 30_000);
+
+    it("knowledge's PostgreSQL engine indexes and finds typos through it (trigram threshold per transaction)", async () => {
+      const log = createLogger("knowledge", "warn");
+      const kdb = await openDatabase({
+        url: bouncerUrl("aps_knowledge"),
+        schema: "knowledge",
+        log,
+        poolSize: 4,
+        pooler: "transaction",
+        migrationUrl: db.url,
+      });
+      try {
+        const engine = new PostgresEngine(kdb, log);
+        await engine.init();
+        await engine.upsert([
+          {
+            id: "doc-rate",
+            kind: "doc",
+            title: "Rate limits",
+            body: "Proposals per agent per interval",
+            url: "/r",
+            tags: ["docs"],
+          },
+          {
+            id: "doc-vote",
+            kind: "doc",
+            title: "Voting rules",
+            body: "Council seats and votes",
+            url: "/v",
+            tags: ["docs"],
+          },
+        ]);
+        // concurrent searches with different typo thresholds (8 letters: 0.357, 7 letters: 0.308)
+        // share 2 server connections
+        const results = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => engine.search(i % 2 === 0 ? "intreval" : "councel", [], 5)),
+        );
+        for (const [i, r] of results.entries()) expect(r.hits[0]?.id).toBe(i % 2 === 0 ? "doc-rate" : "doc-vote");
+      } finally {
+        await kdb.close();
+      }
+    }, 60_000);
   },
 );

@@ -4,6 +4,7 @@ import { startTelemetry } from "@aps/platform/telemetry";
 await startTelemetry("knowledge");
 const {
   createLogger,
+  databaseOptionsOf,
   grpcServerTuningOf,
   internalTrustOf,
   metricsPortFromEnv,
@@ -21,7 +22,7 @@ const bus = await openKnowledgeBus(cfg, log);
 // the index in PostgreSQL only when asked for (docs/adr/0142); else Meilisearch or MiniSearch
 const db =
   cfg.KNOWLEDGE_DATABASE_URL && wantsDatabase(cfg)
-    ? await openDatabase({ url: cfg.KNOWLEDGE_DATABASE_URL, schema: "knowledge", log })
+    ? await openDatabase({ url: cfg.KNOWLEDGE_DATABASE_URL, schema: "knowledge", log, ...databaseOptionsOf(cfg) })
     : undefined;
 const svc = await startKnowledge(
   { bus, log, trust: internalTrustOf("knowledge", cfg), grpc: grpcServerTuningOf(cfg) },

@@ -259,14 +259,29 @@ export class PostgresEngine implements SearchEngine {
     let lost: Error | undefined;
     const onError = (err: Error) => void (lost = err);
     c.on("error", onError);
+    // Behind PgBouncer in transaction mode the next statement may run on another server
+    // connection: one read-only transaction holds the search and its trigram threshold (docs/adr/0169).
+    const pooled = this.db.pooler === "transaction";
     try {
-      return opts.match === "any"
-        ? await this.any(c, words, want, limit, opts.minScore ?? 0)
-        : await this.all(c, words, want, limit);
+      if (pooled) {
+        await c.query("BEGIN READ ONLY");
+        inPooledTransaction.add(c);
+      }
+      const result =
+        opts.match === "any"
+          ? await this.any(c, words, want, limit, opts.minScore ?? 0)
+          : await this.all(c, words, want, limit);
+      if (pooled) await c.query("COMMIT");
+      return result;
     } catch (err) {
       lost ??= isDatabaseUnavailable(err) ? (err as Error) : undefined;
+      if (pooled && !lost) await c.query("ROLLBACK").catch(() => undefined);
       throw err;
     } finally {
+      if (pooled) {
+        inPooledTransaction.delete(c);
+        thresholds.delete(c);
+      }
       c.removeListener("error", onError);
       c.release(lost);
     }
@@ -539,8 +554,11 @@ export function trigramThreshold(n: number, k: number): number {
   return shared / (n + 1 + (n + k + 1) - shared);
 }
 
-/** pg_trgm's similarity threshold each pooled connection was last given. */
+/** pg_trgm's similarity threshold each pooled connection was last given (or, behind PgBouncer, its transaction). */
 const thresholds = new WeakMap<Tx, string>();
+
+/** Clients inside a search's transaction behind PgBouncer: their threshold is set for that transaction only (docs/adr/0169). */
+const inPooledTransaction = new WeakSet<Tx>();
 
 /**
  * Typo candidates of each Latin word with a typo budget: vocabulary terms found by trigram
@@ -555,7 +573,7 @@ async function fuzzyForms(c: Tx, words: string[]): Promise<Map<string, { term: s
   // the connection's own setting (this pool serves the index alone), set when it changes
   const wanted = threshold.toFixed(3);
   if (thresholds.get(c) !== wanted) {
-    await c.query("SELECT set_config('pg_trgm.similarity_threshold', $1, false)", [wanted]);
+    await c.query("SELECT set_config('pg_trgm.similarity_threshold', $1, $2)", [wanted, inPooledTransaction.has(c)]);
     thresholds.set(c, wanted);
   }
   const r = await c.query<{ i: string; term: string; df: number }>(
