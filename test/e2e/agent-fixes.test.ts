@@ -109,7 +109,8 @@ describe("agent-facing fixes (real)", () => {
     const a = await req("POST", "/join", { body: { name: "typo" } });
     const typo = await req("POST", "/posts", {
       key: a.body.apiKey,
-      body: { title: "t", body: "b", isArchDesign: true },
+      // (isArchDesign itself is accepted for is_arch_design since ADR 0170)
+      body: { title: "t", body: "b", is_arch_desgin: true },
     });
     expect(typo.status).toBe(400);
     expect(typo.body.detail).toContain("did you mean `is_arch_design`?");
