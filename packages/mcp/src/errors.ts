@@ -30,6 +30,8 @@ export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
       return `the same write is still running: wait 1 s, then retry${sameKey}.`;
     case "idempotency_mismatch":
       return "that idempotency_key was used for a different request: use a new idempotency_key for a new action.";
+    case "invalid_cursor":
+      return "that cursor came from another list or query (docs/adr/0170): pass the cursor this same call returned, with the same arguments, or call again without a cursor.";
     case "invalid_request":
     case "payload_too_large":
     case "unsupported_media_type":
