@@ -121,7 +121,7 @@ const ALL_SERVICES = [...DB_SERVICES, "knowledge"];
       expect(nats.spec.template.spec.containers[0].args).toContain("-js");
       expect(nats.spec.template.spec.containers[0].ports.map((p: any) => p.containerPort)).toContain(6222);
       expect(find(ms, "Service", "aps-nats").spec.ports.map((p: any) => p.port)).toContain(6222);
-      const conf = find(ms, "ConfigMap", "aps-nats").data!["nats.conf"];
+      const conf = find(ms, "ConfigMap", "aps-nats").data!["nats.conf"] ?? "";
       expect(conf).toMatch(/jetstream\s*\{[^}]*sync_interval:\s*always/);
       const routes = [...conf.matchAll(/nats-route:\/\/(\S+):6222/g)].map((m) => m[1]);
       expect(routes).toEqual([0, 1, 2].map((i) => `aps-nats-${i}.aps-nats.aps.svc`));
