@@ -173,6 +173,43 @@ describe("webhooks round two: ping, redeliver, rotate, eventId (issue 32; embedd
     expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
   });
 
+  it("at most 5 pings and redeliveries of one webhook wait at once (a 6th is 409); a disabled webhook is 409", async () => {
+    // a receiver that never answers: the first ping stays in flight, the next ones queue behind it
+    const hang = createServer(() => {});
+    await new Promise<void>((r) => hang.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/hook`;
+      const c = await req("POST", "/me/webhooks", { key, body: { url, events: ["post.created"] } });
+      const id = c.body.id as string;
+      const codes: number[] = [];
+      for (let i = 0; i < 6; i++) codes.push((await req("POST", `/me/webhooks/${id}/ping`, { key })).status);
+      expect(codes).toEqual([202, 202, 202, 202, 202, 409]);
+      const del = await req("DELETE", `/me/webhooks/${id}`, { key });
+      expect(del.status).toBe(200);
+      // an event delivery that fails past the schedule disables its webhook: no ping, no redelivery
+      const dead = await receiver(() => 503);
+      try {
+        const d = await req("POST", "/me/webhooks", { key, body: { url: dead.url, events: ["post.created"] } });
+        const deadId = d.body.id as string;
+        await req("POST", "/posts", { key, body: { title: "Dead end", body: "Details.", is_arch_design: true } });
+        await until("the webhook to be disabled", async () => {
+          const h = await req("GET", `/me/webhooks/${deadId}`, { key });
+          return h.body.disabledAt ? h.body : undefined;
+        });
+        const p = await req("POST", `/me/webhooks/${deadId}/ping`, { key });
+        expect([p.status, p.body.code]).toEqual([409, "invalid_state"]);
+        const failed = dead.got[0]!.id;
+        const r = await req("POST", `/me/webhooks/${deadId}/deliveries/${failed}/redeliver`, { key });
+        expect([r.status, r.body.code]).toEqual([409, "invalid_state"]);
+      } finally {
+        await dead.close();
+      }
+    } finally {
+      hang.closeAllConnections();
+      hang.close();
+    }
+  });
+
   it("rotate-secret: both signatures within the overlap window, only the new one after it", async () => {
     const r = await req("POST", `/me/webhooks/${hookId}/rotate-secret`, { key });
     expect(r.status).toBe(200);
