@@ -43,6 +43,7 @@ export * from "./clients/notifications.js";
 export * from "./public-events.js";
 export * from "./grpc/validate.js";
 export * from "./metrics.js";
+export * from "./retention.js";
 export * from "./bus/tracing.js";
 export { shutdownTelemetry } from "./telemetry-hooks.js";
 export * from "./keyset.js";

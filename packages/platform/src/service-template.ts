@@ -3,6 +3,13 @@ import { readinessProbe } from "./db/database.js";
 import { migrate } from "./db/migrate.js";
 import { PLATFORM_MIGRATIONS_DIR } from "./db/paths.js";
 import { OutboxRelay } from "./bus/outbox.js";
+import {
+  DEFAULT_RETENTION,
+  platformRetentionRules,
+  RetentionJob,
+  type RetentionRule,
+  type RetentionSettings,
+} from "./retention.js";
 import type { ServiceDefinitionLike } from "./grpc/channel.js";
 import type { Implementation, LocalEndpoint } from "./grpc/local.js";
 import { startGrpcServer } from "./grpc/server.js";
@@ -30,6 +37,12 @@ export interface ServiceTemplate<D extends ServiceDefinitionLike, R> {
    * they are stopped first, in reverse order, before gRPC drains.
    */
   background?(repo: R): Promise<Stoppable[]>;
+  /**
+   * Retention rules of its own tables that only grow (issue 31 item 5, docs/retention.md), run by
+   * the template's retention job next to the platform's (outbox, processed_events,
+   * idempotency_outcomes).
+   */
+  retention?(settings: RetentionSettings): RetentionRule[];
   /** Closed after gRPC has drained (the handlers' own clients of other services). */
   closeAfterDrain?: { close(): void }[];
 }
@@ -40,6 +53,8 @@ export interface RunningService<D extends ServiceDefinitionLike, R> {
   repo: R;
   /** The service in-process, for the clients of the all-in-one (docs/adr/0085). */
   local: LocalEndpoint<D>;
+  /** Its retention job (RETENTION_*, docs/adr/0167): `runOnce()` prunes now. */
+  retention: RetentionJob;
   /** Stops the background work (reverse order), drains gRPC, stops the relay, closes the handlers' clients and the database. */
   stop(): Promise<void>;
 }
@@ -48,7 +63,8 @@ export interface RunningService<D extends ServiceDefinitionLike, R> {
  * Starts a service with its own PostgreSQL schema and outbox, the same way for every one of them
  * (docs/adr/0110): migrations (platform's, then its own), the outbox relay, its gRPC service with
  * the health protocol (NOT_SERVING while its database does not answer, docs/adr/0075), then its
- * background work. The relay starts last, after everything that may write events is up.
+ * background work. The relay starts last, after everything that may write events is up; then the
+ * retention job (docs/adr/0167), first to stop.
  * Rejects when migrations or the gRPC bind fail (nothing is left running then but the database,
  * which is the caller's).
  */
@@ -74,11 +90,21 @@ export async function startService<D extends ServiceDefinitionLike, R>(
   );
   const background = spec.background ? await spec.background(repo) : [];
   relay.start();
+  const settings = deps.retention ?? DEFAULT_RETENTION;
+  const retention = new RetentionJob(
+    deps.db.pool,
+    [...platformRetentionRules(settings), ...(spec.retention?.(settings) ?? [])],
+    deps.log,
+    { intervalMs: settings.intervalMs, batchSize: settings.batchSize, service: deps.db.schema },
+  );
+  retention.start();
   return {
     port: grpc.port,
     repo,
     local: grpc.local(spec.service.generic, implementation),
+    retention,
     stop: async () => {
+      await retention.stop();
       for (const b of [...background].reverse()) await b.stop();
       await grpc.shutdown();
       await relay.stop();

@@ -1,5 +1,13 @@
 import { fileURLToPath } from "node:url";
-import { startService, systemClock, type Clock, type LocalEndpoint, type ServiceDeps } from "@aps/platform";
+import {
+  startService,
+  systemClock,
+  type Clock,
+  type LocalEndpoint,
+  type RetentionRule,
+  type RetentionSettings,
+  type ServiceDeps,
+} from "@aps/platform";
 import { forum } from "@aps/proto";
 import { ForumRepository, type ForumLimits } from "./store/repository.js";
 import { forumHandlers } from "./grpc/handlers.js";
@@ -26,6 +34,28 @@ export interface ForumHandle {
 }
 
 /**
+ * Retention of the forum tables that only grow (issue 31 item 5, docs/retention.md, docs/adr/0167):
+ * per-day counters of days before RETENTION_DAILY_COUNTERS (only today's are read), flag
+ * penalties expired RETENTION_EXPIRED ago, and superseded vote history: a vote_events row older
+ * than RETENTION_VOTE_HISTORY goes when a newer row of the same voter and post is also older than
+ * that, so `votesAt(post, at)` answers the same for every `at` inside the retention (the last vote
+ * before it is kept). Posts, comments, revisions, flags and votes are content or state: kept.
+ */
+export function forumRetentionRules(s: RetentionSettings): RetentionRule[] {
+  return [
+    { table: "daily_counters", column: "day", columnType: "date", olderThanMs: s.dailyCountersMs },
+    { table: "flag_penalties", column: "until", olderThanMs: s.expiredMs },
+    {
+      table: "vote_events",
+      column: "cast_at",
+      olderThanMs: s.voteHistoryMs,
+      where:
+        "EXISTS (SELECT 1 FROM vote_events n WHERE n.post_id = t.post_id AND n.agent_id = t.agent_id AND n.seq > t.seq AND n.cast_at < $1)",
+    },
+  ];
+}
+
+/**
  * Starts the forum service on `deps`: migrations, gRPC (+ health) on `opts.listenAddr`, and the
  * outbox relay, and the status projection of council events. `stop()` drains gRPC and the relay, then closes the database.
  */
@@ -48,5 +78,6 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
         ),
       ),
     background: async (repo) => [await consumeCouncilEvents(deps.bus, deps.db.pool, repo)],
+    retention: forumRetentionRules,
   });
 }

@@ -2,6 +2,8 @@ import { fileURLToPath } from "node:url";
 import {
   ForumClient,
   startService,
+  type RetentionRule,
+  type RetentionSettings,
   systemClock,
   type Clock,
   type LocalEndpoint,
@@ -36,6 +38,21 @@ export interface IdentityHandle {
 }
 
 /**
+ * Retention of the identity tables that only grow (issue 31 item 5, docs/retention.md,
+ * docs/adr/0167): HTTP Idempotency-Key records and keyed joins after RETENTION_IDEMPOTENCY (24 h,
+ * their documented replay window; reads already treat older ones as absent), and joins-per-source
+ * counters of days before RETENTION_DAILY_COUNTERS (only today's are read). Agents, keys, seats
+ * and the Sagacity ledger are state: kept.
+ */
+export function identityRetentionRules(s: RetentionSettings): RetentionRule[] {
+  return [
+    { table: "idempotency_keys", column: "created_at", olderThanMs: s.idempotencyMs },
+    { table: "join_idempotency", column: "created_at", olderThanMs: s.idempotencyMs },
+    { table: "join_counters", column: "day", columnType: "date", olderThanMs: s.dailyCountersMs },
+  ];
+}
+
+/**
  * Starts the identity service on `deps`: applies migrations, serves gRPC (+ health) on
  * `opts.listenAddr`, relays its outbox to the bus, and awards Sagacity from `council.case_closed`. `stop()` drains gRPC, the relay, then
  * closes the database (the bus is the caller's).
@@ -50,6 +67,7 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     repository: (wake) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake),
     handlers: (repo) => identityHandlers(repo, new IdempotencyStore(deps.db.pool, clock), deps.log),
     background: async (repo) => [await consumeCaseClosed(deps.bus, deps.db.pool, forumClient, repo.outbox)],
+    retention: identityRetentionRules,
     closeAfterDrain: [forumClient],
   });
 }

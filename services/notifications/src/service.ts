@@ -1,5 +1,11 @@
 import { fileURLToPath } from "node:url";
-import { startService, type LocalEndpoint, type ServiceDeps, type Stoppable } from "@aps/platform";
+import {
+  startService,
+  type LocalEndpoint,
+  type RetentionRule,
+  type RetentionSettings,
+  type ServiceDeps,
+} from "@aps/platform";
 import { notifications } from "@aps/proto";
 import { consumeFeed } from "./events/consumer.js";
 import { notificationsHandlers, type NotificationsStores } from "./grpc/handlers.js";
@@ -12,13 +18,26 @@ import { DeliveryWorker } from "./webhooks/worker.js";
 // The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
 const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
 
-/** How often the feed's retention runs, ms. */
-const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * Retention of the notifications tables that only grow (issue 31 item 5, docs/retention.md,
+ * docs/adr/0167): the public feed after FEED_RETENTION (by recorded_at; the cursor sequence is
+ * never lowered, so a pruned cursor stays valid and one past the newest is still refused), inbox
+ * items after RETENTION_INBOX (a trigger marks pruned items read, so unread counts only what is
+ * left), and finished webhook deliveries after RETENTION_DELIVERIES (pending ones stay whatever
+ * their age: they are the queue).
+ */
+export function notificationsRetentionRules(s: RetentionSettings, feedRetentionMs: number): RetentionRule[] {
+  return [
+    { table: "feed_events", column: "recorded_at", olderThanMs: feedRetentionMs },
+    { table: "inbox_items", column: "occurred_at", olderThanMs: s.inboxMs },
+    { table: "webhook_deliveries", column: "created_at", olderThanMs: s.deliveriesMs, where: "t.status <> 'pending'" },
+  ];
+}
 
 /** What `startNotifications` needs beyond the shared deps (the service's config, docs/reference/events.md). */
 export interface NotificationsOptions {
   listenAddr: string;
-  /** FEED_RETENTION, ms. */
+  /** FEED_RETENTION, ms (the retention job's rule for feed_events, docs/adr/0167). */
   feedRetentionMs: number;
   /** WEBHOOK_RETRY_SCHEDULE, ms each. */
   retrySchedule: number[];
@@ -50,7 +69,7 @@ export interface NotificationsHandle {
 /**
  * Starts the notifications service on the service template (docs/adr/0110): migrations, gRPC
  * (+ health), then the feed consumer of every public event, the webhook delivery worker and the
- * feed's retention (docs/adr/0125).
+ * retention of the feed, inbox and deliveries (docs/adr/0125, 0167).
  */
 export async function startNotifications(deps: ServiceDeps, opts: NotificationsOptions): Promise<NotificationsHandle> {
   const policy = {
@@ -79,18 +98,11 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
       webhooks: new WebhookStore(deps.db.pool, () => worker.notify()),
     }),
     handlers: (repo) => notificationsHandlers(repo, policy, deps.log, { secretOverlapMs: opts.secretOverlapMs }),
-    background: async (repo) => {
+    background: async () => {
       const feed = await consumeFeed(deps.bus, deps.db.pool, () => worker.notify(), deps.log);
       worker.start();
-      const prune = (): void => {
-        repo.feed
-          .prune(new Date(Date.now() - opts.feedRetentionMs))
-          .catch((err: unknown) => deps.log.warn({ err: String(err) }, "feed retention failed"));
-      };
-      const timer = setInterval(prune, PRUNE_EVERY_MS);
-      timer.unref();
-      const retention: Stoppable = { stop: () => clearInterval(timer) };
-      return [feed, worker, retention];
+      return [feed, worker];
     },
+    retention: (s) => notificationsRetentionRules(s, opts.feedRetentionMs),
   });
 }

@@ -10,6 +10,7 @@ const {
   metricsPortFromEnv,
   onShutdown,
   openDatabase,
+  retentionOf,
   startMetricsServer,
 } = await import("@aps/platform");
 const { loadConfig, translationQuotas } = await import("./config.js");
@@ -27,6 +28,7 @@ const svc = await startTranslation(
     engine: engineFromConfig(cfg),
     ...translationQuotas(cfg),
     timeoutMs: cfg.TRANSLATION_TIMEOUT_MS,
+    retention: retentionOf(cfg),
   },
 );
 const metrics = await startMetricsServer(metricsPortFromEnv(), log);

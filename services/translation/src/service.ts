@@ -1,7 +1,11 @@
 import { fileURLToPath } from "node:url";
 import {
+  DEFAULT_RETENTION,
   ForumClient,
   migrate,
+  RetentionJob,
+  type RetentionRule,
+  type RetentionSettings,
   readinessProbe,
   startGrpcServer,
   systemClock,
@@ -37,6 +41,21 @@ export interface TranslationOptions {
   globalQuota?: number;
   timeoutMs: number;
   clock?: Clock;
+  /** Retention of its quota counters and leases (RETENTION_*, docs/adr/0167); default DEFAULT_RETENTION. */
+  retention?: RetentionSettings;
+}
+
+/**
+ * Retention of the translation tables that only grow (issue 31 item 5, docs/retention.md,
+ * docs/adr/0167): per-day quota rows of days before RETENTION_DAILY_COUNTERS (only today's are
+ * read) and generation leases expired RETENTION_EXPIRED ago. Stored translations are content
+ * (bounded by posts × languages): kept.
+ */
+export function translationRetentionRules(s: RetentionSettings): RetentionRule[] {
+  return [
+    { table: "quota_usage", column: "day", columnType: "date", olderThanMs: s.dailyCountersMs },
+    { table: "generation_leases", column: "expires_at", olderThanMs: s.expiredMs },
+  ];
 }
 
 /** A running translation service. */
@@ -89,11 +108,19 @@ export async function startTranslation(
     },
     "translation service ready",
   );
+  const settings = opts.retention ?? DEFAULT_RETENTION;
+  const retention = new RetentionJob(deps.db.pool, translationRetentionRules(settings), deps.log, {
+    intervalMs: settings.intervalMs,
+    batchSize: settings.batchSize,
+    service: "translation",
+  });
+  retention.start();
   return {
     port: grpc.port,
     translator,
     local: grpc.local(translation.TranslationServiceDefinition, implementation),
     stop: async () => {
+      await retention.stop();
       await grpc.shutdown();
       forum.close();
       await deps.db.close();

@@ -52,8 +52,6 @@ export interface RelayOptions {
   pollMs?: number;
   /** Rows per batch (default 100). */
   batchSize?: number;
-  /** Published rows are deleted after this many ms (default 24 h). */
-  retainMs?: number;
 }
 
 /** One unpublished outbox row as the relay reads it. */
@@ -87,7 +85,6 @@ export class OutboxRelay {
   private running: Promise<void> | undefined;
   private stopped = false;
   private wake = false;
-  private lastCleanup = 0;
   private failures = 0;
   private unregisterBacklog: (() => void) | undefined;
 
@@ -193,7 +190,7 @@ export class OutboxRelay {
         throw error;
       }
     }
-    await this.cleanup();
+    // Published rows are deleted by the service's retention job (RETENTION_OUTBOX, docs/adr/0167).
     return rows.length;
   }
 
@@ -227,13 +224,5 @@ export class OutboxRelay {
       }
     }
     return { published: rows.length };
-  }
-
-  private async cleanup(): Promise<void> {
-    const now = Date.now();
-    if (now - this.lastCleanup < 60_000) return;
-    this.lastCleanup = now;
-    const retain = this.opts.retainMs ?? 86_400_000;
-    await this.pool.query("DELETE FROM outbox WHERE published_at < now() - make_interval(secs => $1)", [retain / 1000]);
   }
 }

@@ -7,9 +7,6 @@ import { withTransaction, type Tx } from "./database.js";
 /** How long a keyed write's outcome is kept and replayed, ms (24 h, Stripe's rule; docs/adr/0115). */
 export const IDEMPOTENCY_OUTCOME_TTL_MS = 24 * 3600_000;
 
-/** How often expired outcomes are deleted, at most, ms. */
-const SWEEP_EVERY_MS = 60_000;
-
 /** The generated `encode`/`decode` of a ts-proto message type (e.g. `forum.Post`). */
 export interface MessageCodec<T> {
   encode(message: T): { finish(): Uint8Array };
@@ -48,8 +45,6 @@ interface OutcomeRow {
  * Without a scope (no key), `run` is a plain transaction.
  */
 export class IdempotentWrites {
-  private lastSweep = 0;
-
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
@@ -77,7 +72,6 @@ export class IdempotentWrites {
   async run<T>(scope: IdempotencyScope | undefined, codec: MessageCodec<T>, write: (tx: Tx) => Promise<T>): Promise<T> {
     if (!scope?.key) return withTransaction(this.pool, write);
     const now = this.clock.now();
-    await this.sweep(now);
     const hash = requestHash(scope);
     return withTransaction(this.pool, async (tx) => {
       // A concurrent run of the same key waits here until the first transaction ends; an expired
@@ -126,13 +120,6 @@ export class IdempotentWrites {
   /** Outcomes created before this instant have expired. */
   private horizon(now = this.clock.now()): Date {
     return new Date(now.getTime() - IDEMPOTENCY_OUTCOME_TTL_MS);
-  }
-
-  /** Deletes expired outcomes, at most once a minute (index on created_at). */
-  private async sweep(now: Date): Promise<void> {
-    if (now.getTime() - this.lastSweep < SWEEP_EVERY_MS) return;
-    this.lastSweep = now.getTime();
-    await this.pool.query("DELETE FROM idempotency_outcomes WHERE created_at < $1", [this.horizon(now)]);
   }
 }
 

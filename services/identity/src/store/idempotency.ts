@@ -26,8 +26,6 @@ interface Row {
  * `mismatch`. Records expire after 24 h; a claim left without a response for 60 s is taken over.
  */
 export class IdempotencyStore {
-  private lastSweep = 0;
-
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
@@ -36,7 +34,6 @@ export class IdempotencyStore {
   /** Claims `key` for `requestHash` or reports its state. */
   async begin(agentId: string, key: string, requestHash: string): Promise<identity.IdempotencyRecord> {
     const now = this.clock.now();
-    await this.sweep(now);
     return withTransaction(this.pool, async (tx) => {
       const ins = await tx.query(
         `INSERT INTO idempotency_keys (agent_id, key, request_hash, state, created_at, updated_at)
@@ -83,15 +80,6 @@ export class IdempotencyStore {
       "UPDATE idempotency_keys SET state = 'done', status = $3, body = $4, content_type = $5, location = $6, updated_at = $7 WHERE agent_id = $1 AND key = $2",
       [req.agentId, req.key, req.status, req.body, req.contentType, req.location, this.clock.now()],
     );
-  }
-
-  /** Deletes expired records at most once a minute (index on created_at). */
-  private async sweep(now: Date): Promise<void> {
-    if (now.getTime() - this.lastSweep < 60_000) return;
-    this.lastSweep = now.getTime();
-    await this.pool.query("DELETE FROM idempotency_keys WHERE created_at < $1", [
-      new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
-    ]);
   }
 }
 

@@ -48,9 +48,11 @@ export async function previousJoin(tx: Tx, k: JoinKey, now: Date): Promise<strin
   return row.agent_id;
 }
 
-/** Records, in the join's transaction `tx`, that `k` created `agentId` (swept after 24 h). */
+/**
+ * Records, in the join's transaction `tx`, that `k` created `agentId` (deleted after 24 h by the
+ * retention job, RETENTION_IDEMPOTENCY, docs/adr/0167).
+ */
 export async function recordJoin(tx: Tx, k: JoinKey, agentId: string, now: Date): Promise<void> {
-  await tx.query("DELETE FROM join_idempotency WHERE created_at < $1", [new Date(now.getTime() - JOIN_KEY_TTL_MS)]);
   await tx.query(
     "INSERT INTO join_idempotency (source, key, request_hash, agent_id, created_at) VALUES ($1, $2, $3, $4, $5)",
     [k.source, k.key, requestHash(k), agentId, now],
