@@ -194,6 +194,31 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   value: {{ .Values.config.natsStreamReplicas | int | toString | quote }}
 - name: APS_SUBJECT_PREFIX
   value: {{ .Values.config.subjectPrefix | quote }}
+{{- with .Values.config.retention }}
+{{- /* retention of the tables that only grow (docs/retention.md, docs/adr/0167) */}}
+- name: RETENTION_INTERVAL_MS
+  value: {{ .intervalMs | int | toString | quote }}
+- name: RETENTION_BATCH_SIZE
+  value: {{ .batchSize | int | toString | quote }}
+- name: FEED_RETENTION
+  value: {{ .feed | quote }}
+- name: RETENTION_OUTBOX
+  value: {{ .outbox | quote }}
+- name: RETENTION_PROCESSED_EVENTS
+  value: {{ .processedEvents | quote }}
+- name: RETENTION_IDEMPOTENCY
+  value: {{ .idempotency | quote }}
+- name: RETENTION_DAILY_COUNTERS
+  value: {{ .dailyCounters | quote }}
+- name: RETENTION_VOTE_HISTORY
+  value: {{ .voteHistory | quote }}
+- name: RETENTION_INBOX
+  value: {{ .inbox | quote }}
+- name: RETENTION_DELIVERIES
+  value: {{ .deliveries | quote }}
+- name: RETENTION_EXPIRED
+  value: {{ .expired | quote }}
+{{- end }}
 - name: APS_DATA_DIR
   value: /tmp/aps-data
 {{- range $name, $c := .Values.components }}
