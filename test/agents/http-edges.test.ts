@@ -90,6 +90,12 @@ describe("HTTP edges (embedded)", () => {
       expectProblem(r, 400, "invalid_cursor", label);
       expect(r.body.detail).toMatch(/GET \/v1\/(posts|agenda)/);
     }
+
+    // The inbox's numeric cursor: one beyond the caller's last item was never issued to it.
+    expect((await req("GET", "/me/notifications?after=0", { key: alice.apiKey })).status).toBe(200);
+    const inbox = await req("GET", "/me/notifications?after=999999", { key: alice.apiKey });
+    expectProblem(inbox, 400, "invalid_cursor", "inbox cursor never issued");
+    expect(inbox.body.detail).toMatch(/never issued/);
   });
 
   it("/capabilities names the language pairs the running engine really has", async () => {

@@ -18696,7 +18696,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotificationPage"];
                 };
             };
-            /** @description `invalid_request`: Invalid request */
+            /** @description `invalid_request`: Invalid request; `invalid_cursor`: Cursor not issued by this list */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18724,7 +18724,7 @@ export interface operations {
                         status?: 400;
                         detail?: unknown;
                         /** @enum {unknown} */
-                        code?: "invalid_request";
+                        code?: "invalid_request" | "invalid_cursor";
                         requestId?: unknown;
                     };
                 };

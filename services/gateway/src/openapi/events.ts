@@ -243,7 +243,7 @@ export const EVENT_OPERATIONS: Operation[] = [
     access: "key",
     query: inboxQuery,
     ok: { status: 200, description: "a page of the inbox", schema: NotificationPage },
-    codes: [...KEYED, "invalid_request", "upstream_unavailable"],
+    codes: [...KEYED, "invalid_request", "invalid_cursor", "upstream_unavailable"],
   },
   {
     method: "post",

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { Tx } from "@aps/platform";
+import { ApsError, type Tx } from "@aps/platform";
 import { parseSeqCursor } from "./feed.js";
 
 /** One inbox item as stored (issue #14: type, post, actor, time, link in `data.link`). */
@@ -60,7 +60,11 @@ export async function addInboxItem(
 export class InboxStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** Up to `limit` items of `agentId` after cursor `after` (exclusive); throws 400 for a bad cursor. */
+  /**
+   * Up to `limit` items of `agentId` after cursor `after` (exclusive); throws 400 for a bad cursor,
+   * and 400 `invalid_cursor` for one beyond the agent's last item number (`inbox_state.last_seq`,
+   * which retention never lowers): never issued by this inbox (docs/adr/0170).
+   */
   async list(agentId: string, after: string, limit: number): Promise<InboxRow[]> {
     const from = parseSeqCursor(after, "after");
     const r = await this.pool.query<{
@@ -77,6 +81,19 @@ export class InboxStore {
        FROM inbox_items WHERE agent_id = $1 AND seq > $2 ORDER BY inbox_items.seq LIMIT $3`,
       [agentId, from.toString(), limit],
     );
+    // An empty page after a position: check it was ever issued (one row by key, only then).
+    if (r.rows.length === 0 && from > 0n) {
+      const st = await this.pool.query<{ last_seq: string }>(
+        "SELECT last_seq::text FROM inbox_state WHERE agent_id = $1",
+        [agentId],
+      );
+      const last = BigInt(st.rows[0]?.last_seq ?? "0");
+      if (from > last)
+        throw new ApsError(
+          "invalid_cursor",
+          `after ${from} was never issued by your inbox (its newest item is ${last}): resume from a cursor GET /v1/me/notifications returned, or start without one`,
+        );
+    }
     return r.rows.map((x) => ({
       cursor: x.seq,
       eventId: x.event_id,
