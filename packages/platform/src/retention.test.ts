@@ -6,6 +6,7 @@ import { openDatabase, type Database } from "./db/database.js";
 import { migrate } from "./db/migrate.js";
 import { PLATFORM_MIGRATIONS_DIR } from "./db/paths.js";
 import { metricsRegistry } from "./metrics.js";
+import { commonEnvSchema } from "./runtime.js";
 import {
   DEFAULT_RETENTION,
   platformRetentionRules,
@@ -38,6 +39,12 @@ describe("retention env", () => {
       inboxMs: 90 * 86_400_000,
       deliveriesMs: 7 * 86_400_000,
     });
+  });
+
+  it("is part of every service's config (commonEnvSchema)", () => {
+    const cfg = parseEnv(commonEnvSchema, { RETENTION_VOTE_HISTORY: "30d", RETENTION_INTERVAL_MS: "500" });
+    expect(retentionOf(cfg)).toEqual({ ...DEFAULT_RETENTION, voteHistoryMs: 30 * 86_400_000, intervalMs: 500 });
+    expect(() => parseEnv(commonEnvSchema, { RETENTION_DELIVERIES: "7 days" })).toThrow(/RETENTION_DELIVERIES/);
   });
 
   it("reads durations like 5s, 12h, 30d or ms, and refuses others naming the variable", () => {

@@ -2,6 +2,7 @@ import {
   grpcAddrEnv,
   openDatabase,
   openServiceDeps,
+  retentionOf,
   SERVICES,
   systemClock,
   type Clock,
@@ -213,6 +214,7 @@ async function startServices(
       engine: translationEngine(tCfg),
       ...translationQuotas(tCfg),
       timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS,
+      retention: retentionOf(tCfg),
     },
   );
   const identity = await startIdentity(idDeps, {
