@@ -20,6 +20,7 @@ import type { Logger } from "./log.js";
  * - `aps_event_streams_open`, `aps_event_stream_refusals_total{reason}`, `aps_event_stream_ends_total{reason}`,
  *   `aps_event_feed_reads_total{reader}` (gateway: `GET /v1/events/stream`; ADR 0161)
  * - `aps_flags_total{reason,counted}`, `aps_flag_hides_total{target}`, `aps_flags_refused_total{cause}` (forum: community flags, ADR 0131, 0155)
+ * - `aps_retention_pruned_rows_total{service,table}`, `aps_retention_failures_total{service,table}` (the retention job, retention.ts; ADR 0167)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
 export const metricsRegistry = new Registry();
