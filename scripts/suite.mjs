@@ -39,6 +39,9 @@ export const ALONE = [
   "test/limits/store-outage.test.ts",
   // rows "inside retention" are seconds old there (retention shortened to 6 s): a loaded machine ages them past it
   "test/scale/retention.test.ts",
+  // a reading client must get 12,000 events within 30 s while ten others are dropped: under the
+  // load of the side jobs it got 10,400 and the later cases saw its backlog
+  "test/abuse/event-streams.test.ts",
 ];
 /** The wait lane's first part, no image needed: fault suites that wait more than they compute, and two long suites. */
 export const WAIT_NO_IMAGE = [
