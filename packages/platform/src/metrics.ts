@@ -41,7 +41,7 @@ export const rateLimitStoreFailures = new Counter({
 });
 export const gatewayCacheLookups = new Counter({
   name: "aps_gateway_cache_lookups_total",
-  help: "Lookups in the gateway's caches: hit, miss, joined (waited for a lookup already running) or bypass (not cacheable).",
+  help: "Lookups in the gateway's caches: hit, stale (served while refreshed, docs/adr/0184), miss, joined (waited for a lookup already running) or bypass (not cacheable).",
   labelNames: ["cache", "result"] as const,
   registers: [metricsRegistry],
 });

@@ -26,8 +26,9 @@ import type { ReadCache } from "./read-cache.js";
  * `identity.access_changed` drop
  * the agent's cached authentications; `knowledge.post_indexed` drops the cached search results;
  * a forum or council event about a post drops that post's
- * detail and every collection; any other forum or council event (or one that does not decode)
- * drops every cached read. Returns what it did, for logs and tests.
+ * detail and every collection — except `forum.vote_cast`, which marks the collections stale
+ * (served while refreshed, docs/adr/0184: a vote changes one score, and votes are the most frequent
+ * event); any other forum or council event (or one that does not decode) drops every cached read. Returns what it did, for logs and tests.
  */
 export function applyEvent(
   prefix: string,
@@ -56,7 +57,7 @@ export function applyEvent(
   if (!type.startsWith("forum.") && !type.startsWith("council.")) return "ignored";
   const postId = postIdOf(type, e.payload);
   if (postId) {
-    reads.invalidatePost(postId);
+    reads.invalidatePost(postId, type === "forum.vote_cast" ? "revalidate" : "drop");
     return "post";
   }
   reads.invalidateAll();

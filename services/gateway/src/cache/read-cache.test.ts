@@ -166,6 +166,50 @@ describe("ReadCache", () => {
     expect(h.produced.get("/posts")).toBe(2);
   });
 
+  it("a vote seen as an event ('revalidate') serves the stale list once while one refresh runs behind it; the post's detail is dropped (ADR 0184)", async () => {
+    h = await harness();
+    const v = async (p: string) => ((await (await fetch(h.url + p)).json()) as { v: number }).v;
+    expect(await v("/posts")).toBe(0);
+    expect(await v("/posts/p_1")).toBe(0);
+    h.version.n++;
+    let open!: () => void;
+    h.gate.wait = new Promise((r) => (open = r));
+    // a burst of votes elsewhere: one refresh, not one per vote or per request
+    for (let i = 0; i < 5; i++) h.cache.invalidatePost("p_1", "revalidate");
+    const stale = await Promise.all([v("/posts"), v("/posts"), v("/posts")]);
+    expect(stale).toEqual([0, 0, 0]);
+    expect(h.produced.get("/posts")).toBe(2);
+    h.gate.wait = undefined;
+    open();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await v("/posts")).toBe(1);
+    expect(h.produced.get("/posts")).toBe(2);
+    // the post itself is produced again before answering
+    expect(await v("/posts/p_1")).toBe(1);
+    expect(h.produced.get("/posts/p_1")).toBe(2);
+  });
+
+  it("a write through this gateway ('drop') after a vote event still answers the fresh list (read-your-writes)", async () => {
+    h = await harness();
+    const v = async (p: string) => ((await (await fetch(h.url + p)).json()) as { v: number }).v;
+    await v("/posts");
+    h.version.n++;
+    h.cache.invalidatePost("p_1", "revalidate");
+    h.version.n++;
+    h.cache.invalidatePost("p_2");
+    expect(await v("/posts")).toBe(2);
+  });
+
+  it("a stale list is never served past its TTL", async () => {
+    h = await harness(150);
+    const v = async (p: string) => ((await (await fetch(h.url + p)).json()) as { v: number }).v;
+    await v("/posts");
+    h.version.n++;
+    h.cache.invalidatePost("p_1", "revalidate");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await v("/posts")).toBe(1);
+  });
+
   it("holds at most maxBytes: least recently used entries go first", async () => {
     h = await harness(60_000, 50_000);
     for (let i = 0; i < 20; i++) {

@@ -27,6 +27,8 @@ interface Representation {
   etag: string;
   /** Collection generation the entry was produced under (collections and searches). */
   gen: number;
+  /** Vote generation the entry was produced under (collections and searches; docs/adr/0184). */
+  voteGen: number;
   /** Search generation the entry was produced under (searches). */
   searchGen: number;
 }
@@ -50,10 +52,16 @@ export const postKey = (postId: string): string => `/posts/${postId}`;
  * `serveUncached`). Every answer — cached or not — carries a strong `ETag` and is a 304 to a
  * matching `If-None-Match` (RFC 9110 §13.1.2).
  *
- * Invalidation: `invalidatePost` (an event or a write about one post) drops that post's detail
- * and every collection; `invalidateAll` drops everything. A miss produced while an invalidation
- * about it happened is answered but not stored, and later requests do not wait for it, so a
- * write through this gateway is visible to the next read (read-your-writes).
+ * Invalidation: `invalidatePost` (a write through this gateway about one post) drops that post's
+ * detail and every collection; `invalidateAll` drops everything. A miss produced while an
+ * invalidation about it happened is answered but not stored, and later requests do not wait for
+ * it, so a write through this gateway is visible to the next read (read-your-writes).
+ *
+ * A vote through another replica arrives as an event (`invalidatePost(id, "revalidate")`): it
+ * drops that post's detail, but only marks the collections stale. A stale collection is still served, within
+ * its TTL, while one refresh per key runs in the background (stale-while-revalidate, RFC 5861's
+ * model): a burst of votes elsewhere costs each list at most one production in flight per gateway
+ * instead of emptying every list on every gateway (docs/adr/0184, issue 31 item 8).
  */
 export class ReadCache {
   private readonly lru: LRUCache<string, Representation> | undefined;
@@ -62,6 +70,8 @@ export class ReadCache {
   private gen = 0;
   /** Search generation: bumped when the search index changes; older search entries are stale. */
   private searchGen = 0;
+  /** Vote generation: bumped by a vote seen as an event; older collections are served stale while refreshed. */
+  private voteGen = 0;
 
   constructor(opts: ReadCacheOptions) {
     if (opts.ttlMs > 0 && opts.maxBytes > 0) {
@@ -88,12 +98,20 @@ export class ReadCache {
   ): Promise<void> {
     if (!this.lru) return this.serveUncached(req, res, produce);
     const hit = this.lru.get(key);
-    if (hit && this.current(hit, scope)) {
+    const state = hit ? this.state(hit, scope) : "gone";
+    if (state === "fresh") {
       gatewayCacheLookups.inc({ cache: "read", result: "hit" });
-      send(req, res, hit);
+      send(req, res, hit!);
       return;
     }
     const running = this.fills.get(key);
+    if (state === "stale") {
+      // Within its TTL and only a vote seen as an event made it old: serve it, refresh once behind it.
+      gatewayCacheLookups.inc({ cache: "read", result: "stale" });
+      if (!running) this.fill(key, scope, produce).catch(() => undefined);
+      send(req, res, hit!);
+      return;
+    }
     if (running) {
       gatewayCacheLookups.inc({ cache: "read", result: "joined" });
       send(req, res, await running.promise);
@@ -106,14 +124,24 @@ export class ReadCache {
   /** Answers from `produce` without caching (caller-specific bodies), with ETag and 304 all the same. */
   async serveUncached(req: Request, res: Response, produce: () => Promise<unknown>): Promise<void> {
     gatewayCacheLookups.inc({ cache: "read", result: "bypass" });
-    send(req, res, represent(await produce(), this.gen, this.searchGen));
+    send(req, res, represent(await produce(), this.gen, this.voteGen, this.searchGen));
   }
 
-  /** Drops `postId`'s detail and every collection (an event or a write about that post). */
-  invalidatePost(postId: string): void {
-    this.gen++;
+  /**
+   * Drops `postId`'s detail, and every collection: at once (`"drop"`: a write through this gateway,
+   * read-your-writes, or an event that may add, remove or reorder posts), or as
+   * stale-while-revalidate (`"revalidate"`: a vote seen as an event, docs/adr/0184): collections
+   * are then served until a refresh replaces them, never past their TTL.
+   */
+  invalidatePost(postId: string, how: "drop" | "revalidate" = "drop"): void {
     const key = postKey(postId);
     this.lru?.delete(key);
+    if (how === "revalidate") {
+      this.voteGen++;
+      this.fills.delete(key);
+      return;
+    }
+    this.gen++;
     for (const [k, f] of this.fills) if (f.scope.kind !== "post" || k === key) this.fills.delete(k);
   }
 
@@ -135,20 +163,26 @@ export class ReadCache {
     return { entries: this.lru?.size ?? 0, bytes: this.lru?.calculatedSize ?? 0, maxBytes: this.lru?.maxSize ?? 0 };
   }
 
-  /** True when `rep` is still current for its scope (a post's detail is deleted when invalidated). */
-  private current(rep: Representation, scope: ReadScope): boolean {
-    if (scope.kind === "post") return true;
-    return rep.gen === this.gen && (scope.kind !== "search" || rep.searchGen === this.searchGen);
+  /**
+   * `rep`'s state for its scope: `fresh`; `stale` (only votes seen as events happened since:
+   * served while refreshed); `gone` (a write here, another event, a search index change or a clear
+   * since: produced again before answering). A post's detail is deleted when invalidated, so it is fresh.
+   */
+  private state(rep: Representation, scope: ReadScope): "fresh" | "stale" | "gone" {
+    if (scope.kind === "post") return "fresh";
+    if (rep.gen !== this.gen || (scope.kind === "search" && rep.searchGen !== this.searchGen)) return "gone";
+    return rep.voteGen === this.voteGen ? "fresh" : "stale";
   }
 
   /** Produces a miss once, stores it unless an invalidation about it happened meanwhile. */
   private fill(key: string, scope: ReadScope, produce: () => Promise<unknown>): Promise<Representation> {
     const gen = this.gen;
+    const voteGen = this.voteGen;
     const searchGen = this.searchGen;
     const f: Fill = {
       scope,
       promise: produce().then((body) => {
-        const rep = represent(body, gen, searchGen);
+        const rep = represent(body, gen, voteGen, searchGen);
         // Still registered = no invalidation touched this key while it was produced.
         if (this.fills.get(key) === f) this.lru!.set(key, rep);
         return rep;
@@ -163,9 +197,9 @@ export class ReadCache {
   }
 }
 
-function represent(body: unknown, gen: number, searchGen: number): Representation {
+function represent(body: unknown, gen: number, voteGen: number, searchGen: number): Representation {
   const bytes = Buffer.from(JSON.stringify(body), "utf8");
-  return { body: bytes, etag: strongEtag(bytes), gen, searchGen };
+  return { body: bytes, etag: strongEtag(bytes), gen, voteGen, searchGen };
 }
 
 /** Sends `rep` as `application/json` with its ETag, or 304 without a body when the client holds it. */

@@ -1,0 +1,77 @@
+import { EVENT_TYPES, type BusEvent, type EventType } from "@aps/platform";
+import type { Request, Response } from "express";
+import { AuthCache } from "./auth-cache.js";
+import { applyEvent } from "./invalidation.js";
+import { ReadCache } from "./read-cache.js";
+
+/**
+ * Which events drop the gateway's cached lists and which only mark them stale (docs/adr/0088,
+ * 0184): a vote seen as an event — the most frequent one — is served stale while one refresh runs;
+ * a new post (or any other change that may add, remove or reorder posts) drops the lists at once.
+ * The events are real catalogue messages, encoded as the services publish them.
+ */
+function event(type: EventType, fields: Record<string, unknown>): BusEvent {
+  const codec = EVENT_TYPES[type] as unknown as {
+    fromPartial(o: unknown): unknown;
+    encode(m: unknown): { finish(): Uint8Array };
+  };
+  return {
+    subject: `aps.${type}`,
+    eventId: "01TEST",
+    payload: codec.encode(codec.fromPartial(fields)).finish(),
+    headers: {},
+  };
+}
+
+/** A GET through the cache with a minimal request/response pair; resolves the body it sent. */
+async function get(cache: ReadCache, version: { n: number }, produced: { n: number }): Promise<number> {
+  let sent = "";
+  const req = { headers: {}, header: () => undefined, get: () => undefined } as unknown as Request;
+  const res = {
+    setHeader: () => res,
+    status: () => res,
+    end: () => undefined,
+    send: (b: Buffer) => void (sent = b.toString("utf8")),
+  } as unknown as Response;
+  await cache.serve(req, res, "/posts?sort=hot", { kind: "collection" }, async () => {
+    produced.n++;
+    return { v: version.n };
+  });
+  return (JSON.parse(sent) as { v: number }).v;
+}
+
+describe("applyEvent: a vote revalidates the lists, other post events drop them (ADR 0184)", () => {
+  const auth = new AuthCache(
+    {
+      resolve: async () => {
+        throw new Error("not used");
+      },
+    } as never,
+    { ttlMs: 0, maxEntries: 0 },
+  );
+
+  it("forum.vote_cast: the cached list is served once more while it is refreshed", async () => {
+    const cache = new ReadCache({ ttlMs: 60_000, maxBytes: 1 << 20 });
+    const version = { n: 0 };
+    const produced = { n: 0 };
+    expect(await get(cache, version, produced)).toBe(0);
+    version.n++;
+    expect(applyEvent("aps", event("forum.vote_cast", { postId: "p_1", vote: 1, votesFor: 1 }), cache, auth)).toBe(
+      "post",
+    );
+    expect(await get(cache, version, produced)).toBe(0);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await get(cache, version, produced)).toBe(1);
+    expect(produced.n).toBe(2);
+  });
+
+  it("forum.post_created: the cached list is produced again before answering", async () => {
+    const cache = new ReadCache({ ttlMs: 60_000, maxBytes: 1 << 20 });
+    const version = { n: 0 };
+    const produced = { n: 0 };
+    expect(await get(cache, version, produced)).toBe(0);
+    version.n++;
+    expect(applyEvent("aps", event("forum.post_created", { postId: "p_2" }), cache, auth)).toBe("post");
+    expect(await get(cache, version, produced)).toBe(1);
+  });
+});
