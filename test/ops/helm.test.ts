@@ -78,8 +78,22 @@ try {
   }
 }
 
-/** Runs helm; resolves with stdout, rejects with an Error carrying stderr. */
-async function helmRun(args: string[]): Promise<string> {
+/**
+ * Runs helm; resolves with stdout, rejects with an Error carrying stderr. A render (`helm template`)
+ * is a pure function of its arguments and the chart on disk, so each distinct argument list renders
+ * once per file and later callers share the output (the suite renders the default and production
+ * values in many tests; CI time, issue 29). Other commands (lint, …) always run.
+ */
+function helmRun(args: string[]): Promise<string> {
+  if (args[0] !== "template") return helmExec(args);
+  const key = JSON.stringify(args);
+  let rendered = renders.get(key);
+  if (!rendered) renders.set(key, (rendered = helmExec(args)));
+  return rendered;
+}
+const renders = new Map<string, Promise<string>>();
+
+async function helmExec(args: string[]): Promise<string> {
   try {
     const { stdout } = await run(helm!, args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
     return stdout;
