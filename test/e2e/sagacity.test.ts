@@ -71,6 +71,8 @@ const LIMITS_ENV = {
   COUNCIL_TICK_MS: "50",
   JOINS_PER_SOURCE_PER_DAY: "100000",
   POSTS_PER_DAY: "1000",
+  // the voters of a case paid a few at a time: every case's awards span several VotesAt pages (ADR 0185)
+  SAGACITY_VOTES_PAGE_SIZE: "3",
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -713,6 +715,7 @@ async function startByParts(clock: OffsetClock) {
       clock,
       forumAddr,
       joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY,
+      sagacityVotesPageSize: idCfg.SAGACITY_VOTES_PAGE_SIZE,
     });
     return { stop: async () => (await h.stop(), await deps.bus.close()) };
   }

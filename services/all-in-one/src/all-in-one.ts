@@ -222,6 +222,7 @@ async function startServices(
     clock,
     forumAddr: forum.local,
     joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY,
+    sagacityVotesPageSize: idCfg.SAGACITY_VOTES_PAGE_SIZE,
   });
   const council = await startCouncil(councilDeps, {
     listenAddr: loopback,

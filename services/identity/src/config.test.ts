@@ -5,6 +5,7 @@ describe("identity loadConfig(env)", () => {
     const c = loadConfig({});
     expect(c.IDENTITY_LISTEN_ADDR).toBe("0.0.0.0:50051");
     expect(c.JOINS_PER_SOURCE_PER_DAY).toBe(10);
+    expect(c.SAGACITY_VOTES_PAGE_SIZE).toBe(1000);
     expect(c.APS_DATA_DIR).toBe("./data");
     expect(c.databaseUrl).toBeUndefined();
     expect(c.NATS_URL).toBeUndefined();
@@ -24,5 +25,8 @@ describe("identity loadConfig(env)", () => {
       /JOINS_PER_SOURCE_PER_DAY[\s\S]*IDENTITY_LISTEN_ADDR|IDENTITY_LISTEN_ADDR[\s\S]*JOINS_PER_SOURCE_PER_DAY/,
     );
     expect(() => loadConfig({ JOINS_PER_SOURCE_PER_DAY: "0" })).toThrow(/JOINS_PER_SOURCE_PER_DAY/);
+    // one VotesAt page is one gRPC answer: bounded like the forum's page (docs/adr/0185)
+    expect(() => loadConfig({ SAGACITY_VOTES_PAGE_SIZE: "5001" })).toThrow(/SAGACITY_VOTES_PAGE_SIZE/);
+    expect(() => loadConfig({ SAGACITY_VOTES_PAGE_SIZE: "0" })).toThrow(/SAGACITY_VOTES_PAGE_SIZE/);
   });
 });

@@ -18,6 +18,11 @@ export const identityEnvSchema = commonEnvSchema.extend({
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   /** Joins allowed per source (client IP) per UTC day (docs/architecture.md §4, default 10). */
   JOINS_PER_SOURCE_PER_DAY: intVar(10, 1),
+  /**
+   * Voters read per page of the forum's VotesAt when a closed case pays Sagacity (1–5000, default
+   * 1000): each page is one gRPC answer and one transaction, whatever the electorate (docs/adr/0185).
+   */
+  SAGACITY_VOTES_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(1000),
 });
 
 /** Typed identity config. */

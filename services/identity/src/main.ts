@@ -12,6 +12,7 @@ const svc = await startIdentity(deps, {
   listenAddr: cfg.IDENTITY_LISTEN_ADDR,
   forumAddr: cfg.FORUM_GRPC_ADDR,
   joinsPerSourcePerDay: cfg.JOINS_PER_SOURCE_PER_DAY,
+  sagacityVotesPageSize: cfg.SAGACITY_VOTES_PAGE_SIZE,
 });
 const metrics = await startMetricsServer(metricsPortFromEnv(), deps.log);
 onShutdown(deps.log, async () => {

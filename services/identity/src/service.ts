@@ -25,6 +25,8 @@ export interface IdentityOptions {
   /** The forum (votes as they stood at a case's close, for Sagacity): its gRPC address, or in the all-in-one its in-process endpoint. */
   forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
   joinsPerSourcePerDay: number;
+  /** Voters per VotesAt page when a case pays Sagacity (SAGACITY_VOTES_PAGE_SIZE; docs/adr/0185); the forum's default (1000) when absent. */
+  sagacityVotesPageSize?: number;
   clock?: Clock;
 }
 
@@ -66,7 +68,9 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     service: { grpc: identity.IdentityServiceService, generic: identity.IdentityServiceDefinition },
     repository: (wake) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake),
     handlers: (repo) => identityHandlers(repo, new IdempotencyStore(deps.db.pool, clock), deps.log),
-    background: async (repo) => [await consumeCaseClosed(deps.bus, deps.db.pool, forumClient, repo.outbox)],
+    background: async (repo) => [
+      await consumeCaseClosed(deps.bus, deps.db.pool, forumClient, repo.outbox, opts.sagacityVotesPageSize ?? 0),
+    ],
     retention: identityRetentionRules,
     closeAfterDrain: [forumClient],
   });

@@ -85,8 +85,13 @@ export class ForumClient {
   getPosts(ids: string[], excerpts = false): Promise<forum.GetPostsResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "getPosts", { ids, excerpts });
   }
-  votesAt(postId: string, at: string): Promise<forum.VotesAtResponse> {
-    return callMethod(this.c, forum.ForumServiceDefinition, "votesAt", { postId, at });
+  /**
+   * One page of every identity's vote on `postId` as it stood strictly before `at` (RFC 3339), in
+   * agent-id order: pass the answer's `nextPageToken` back until it is "" (docs/adr/0185).
+   * `pageSize` 1–5000, 0 for the forum's default (1000).
+   */
+  votesAt(postId: string, at: string, pageToken = "", pageSize = 0): Promise<forum.VotesAtResponse> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "votesAt", { postId, at, pageToken, pageSize });
   }
   authorStats(agentId: string): Promise<forum.AuthorStats> {
     return callMethod(this.c, forum.ForumServiceDefinition, "getAuthorStats", { agentId });

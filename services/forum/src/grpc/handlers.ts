@@ -14,7 +14,7 @@ import {
   type Logger,
 } from "@aps/platform";
 import type { forum } from "@aps/proto";
-import type { ForumRepository } from "../store/repository.js";
+import { VOTES_AT_PAGE_DEFAULT, VOTES_AT_PAGE_MAX, type ForumRepository } from "../store/repository.js";
 import { FLAG_REASONS, type FlagStore } from "../store/flags.js";
 
 const id = z.string().min(1).max(64);
@@ -161,7 +161,13 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
     }),
     votesAt: unary(log, async (req: forum.VotesAtRequest) => {
       const at = parseRequest(z.iso.datetime({ offset: true }), req.at);
-      return { votes: await repo.votesAt(parseRequest(id, req.postId), new Date(at)) };
+      const pageSize = parseRequest(z.number().int().min(0).max(VOTES_AT_PAGE_MAX), req.pageSize);
+      const afterAgentId = req.pageToken === "" ? "" : parseRequest(id, req.pageToken);
+      const page = await repo.votesAt(parseRequest(id, req.postId), new Date(at), {
+        pageSize: pageSize || VOTES_AT_PAGE_DEFAULT,
+        afterAgentId,
+      });
+      return { votes: page.votes, nextPageToken: page.next };
     }),
     getAuthorStats: unary(log, async (req: forum.GetAuthorStatsRequest) =>
       repo.authorStats(parseRequest(id, req.agentId)),

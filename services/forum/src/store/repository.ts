@@ -76,6 +76,10 @@ interface VoteOutcome {
   tally_against: number;
 }
 
+/** Identities per VotesAt page when the caller asks for none, and the most it may ask for (docs/adr/0185). */
+export const VOTES_AT_PAGE_DEFAULT = 1000;
+export const VOTES_AT_PAGE_MAX = 5000;
+
 /**
  * Forum storage on the service's own schema: posts, comments, votes, heat. Counts stay exact
  * under concurrency: a vote moves the tallies by increments under its post row's lock (the SQL
@@ -513,15 +517,27 @@ export class ForumRepository {
 
   /**
    * Each identity's vote on `postId` as it stood strictly before `at` (from the append-only
-   * vote history), so flips after a case closed do not change what counted.
+   * vote history), so flips after a case closed do not change what counted: one page of at most
+   * `pageSize` identities in agent-id order, after `afterAgentId` ("" for the first page), read by
+   * keyset on the index `vote_events_post (post_id, agent_id, seq DESC)`. `next` is the last agent
+   * id of a full page ("" when none follow), so no answer grows with the electorate
+   * (issue 31 item 4, docs/adr/0185).
    */
-  async votesAt(postId: string, at: Date): Promise<forum.VoteAt[]> {
+  async votesAt(
+    postId: string,
+    at: Date,
+    page: { pageSize: number; afterAgentId: string } = { pageSize: VOTES_AT_PAGE_DEFAULT, afterAgentId: "" },
+  ): Promise<{ votes: forum.VoteAt[]; next: string }> {
     const r = await this.pool.query<{ agent_id: string; vote: number }>(
       `SELECT DISTINCT ON (agent_id) agent_id, vote FROM vote_events
-       WHERE post_id = $1 AND cast_at < $2 ORDER BY agent_id, seq DESC`,
-      [postId, at],
+       WHERE post_id = $1 AND cast_at < $2 AND agent_id > $3 ORDER BY agent_id, seq DESC LIMIT $4`,
+      [postId, at, page.afterAgentId, page.pageSize + 1],
     );
-    return r.rows.map((row) => ({ agentId: row.agent_id, vote: row.vote }));
+    const rows = r.rows.slice(0, page.pageSize);
+    return {
+      votes: rows.map((row) => ({ agentId: row.agent_id, vote: row.vote })),
+      next: r.rows.length > page.pageSize ? rows[rows.length - 1]!.agent_id : "",
+    };
   }
 
   /** Counts of an agent's posts, comments and current votes (public profile). */

@@ -216,11 +216,33 @@ const DAY_MS = 86_400_000;
       );
       expect(hist.rows.map((h) => `${h.agent_id}:${h.vote}`)).toEqual(["ag_a:1", "ag_a:-1", "ag_b:-1", "ag_a:1"]);
       const at = await r.votesAt(post.id, new Date(clock.at.getTime() + 1));
-      expect(at.sort((x, y) => x.agentId.localeCompare(y.agentId))).toEqual([
+      expect(at.next).toBe("");
+      expect(at.votes.sort((x, y) => x.agentId.localeCompare(y.agentId))).toEqual([
         { agentId: "ag_a", vote: 1 },
         { agentId: "ag_b", vote: -1 },
       ]);
       expect((await r.getPost(post.id, "ag_b")).myVote).toBe(-1);
+    });
+
+    it("votesAt answers a page at a time in agent-id order: every identity once, each vote as it stood (ADR 0185)", async () => {
+      const r = repo();
+      const post = await r.createPost(author, "Paged votes", "body", false);
+      const voters = ["ag_p1", "ag_p2", "ag_p3", "ag_p4", "ag_p5"];
+      for (const [i, v] of voters.entries()) await r.castVote(post.id, v, i % 2 === 0 ? 1 : -1);
+      await r.castVote(post.id, "ag_p3", -1); // a flip: the last vote before `at` counts
+      const at = new Date(clock.at.getTime() + 1);
+      const seen: string[] = [];
+      let token = "";
+      let pages = 0;
+      do {
+        const page = await r.votesAt(post.id, at, { pageSize: 2, afterAgentId: token });
+        expect(page.votes.length).toBeLessThanOrEqual(2);
+        seen.push(...page.votes.map((v) => `${v.agentId}:${v.vote}`));
+        token = page.next;
+        pages++;
+      } while (token && pages < 10);
+      expect(pages).toBe(3);
+      expect(seen).toEqual(["ag_p1:1", "ag_p2:-1", "ag_p3:-1", "ag_p4:-1", "ag_p5:1"]);
     });
 
     it("answers not_found for an absent post and writes nothing", async () => {

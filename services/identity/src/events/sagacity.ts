@@ -1,6 +1,7 @@
 import {
   consumeEvents,
   processOnce,
+  withTransaction,
   type EventBus,
   type EventOutbox,
   type ForumClient,
@@ -54,20 +55,31 @@ export async function awardInTx(
   return r.rows.length;
 }
 
+/** True when `consumer` has already processed `eventId` (its processed_events row exists). */
+async function processed(pool: pg.Pool, consumer: string, eventId: string): Promise<boolean> {
+  const r = await pool.query("SELECT 1 FROM processed_events WHERE consumer = $1 AND event_id = $2", [
+    consumer,
+    eventId,
+  ]);
+  return (r.rowCount ?? 0) > 0;
+}
+
 /**
  * Sagacity from `council.case_closed` (docs/architecture.md §5): the author +10 when adopted; every public
  * vote cast before the close whose sign matches the outcome (+1 ↔ adopted, −1 ↔ rejected) +1 to
  * its voter; nothing for a case withdrawn by its author (docs/adr/0129), nor for one that lapsed at
  * its deadline with no Council ballot (not a Council outcome: issue 30 rule 3, docs/adr/0156). The
- * votes as they stood at `closedAt` come from the forum's vote history. Exactly
- * once in effect: processed_events per event and the ledger's unique key per award, both in one
- * transaction — redelivery, replay or two consumers at once give the same totals.
+ * votes as they stood at `closedAt` come from the forum's vote history, a page of `votesPageSize`
+ * identities at a time (0: the forum's default, 1000; docs/adr/0185). Exactly once in effect: the
+ * ledger's unique key per award, and processed_events per event written with the last award — a
+ * redelivery, a replay or two consumers at once give the same totals.
  */
 export function consumeCaseClosed(
   bus: EventBus,
   pool: pg.Pool,
   forum: ForumClient,
   outbox?: EventOutbox,
+  votesPageSize = 0,
 ): Promise<Subscription> {
   return consumeEvents(bus, {
     durable: "identity-sagacity",
@@ -76,14 +88,25 @@ export function consumeCaseClosed(
         // Only the Council's outcomes pay: a withdrawn case (docs/adr/0129) or one that lapsed with
         // no ballot (docs/adr/0156) was never decided, so nobody earns anything.
         if (m.outcome !== "adopted" && m.outcome !== "rejected") return;
+        if (await processed(pool, "identity-sagacity", m.eventId)) return;
         const sign = m.outcome === "adopted" ? 1 : -1;
-        const { votes } = await forum.votesAt(m.postId, m.closedAt);
-        const awards: Award[] = votes
-          .filter((v) => v.vote === sign)
-          .map((v) => ({ agentId: v.agentId, reason: "vote", points: MATCHING_VOTE_POINTS }));
-        if (m.outcome === "adopted") awards.push({ agentId: m.authorId, reason: "adoption", points: ADOPTION_POINTS });
+        // The voters a page at a time (docs/adr/0185), each page's awards in a transaction of its
+        // own: the ledger's key makes a page written twice (a redelivery midway) a no-op, and
+        // neither a message nor a transaction grows with the electorate.
+        let pageToken = "";
+        do {
+          const page = await forum.votesAt(m.postId, m.closedAt, pageToken, votesPageSize);
+          const awards: Award[] = page.votes
+            .filter((v) => v.vote === sign)
+            .map((v) => ({ agentId: v.agentId, reason: "vote", points: MATCHING_VOTE_POINTS }));
+          if (awards.length > 0)
+            await withTransaction(pool, (tx) => awardInTx(tx, m.postId, m.eventId, awards, outbox));
+          pageToken = page.nextPageToken;
+        } while (pageToken !== "");
+        const last: Award[] =
+          m.outcome === "adopted" ? [{ agentId: m.authorId, reason: "adoption", points: ADOPTION_POINTS }] : [];
         await processOnce(pool, "identity-sagacity", m.eventId, (tx) =>
-          awardInTx(tx, m.postId, m.eventId, awards, outbox).then(() => undefined),
+          awardInTx(tx, m.postId, m.eventId, last, outbox).then(() => undefined),
         );
       },
     },

@@ -321,6 +321,10 @@ export interface VotesAtRequest {
   postId: string;
   /** RFC 3339; votes cast strictly before this instant */
   at: string;
+  /** identities per page, 1–5000; 0: 1000 (issue 31 item 4, docs/adr/0185) */
+  pageSize: number;
+  /** next_page_token of the previous page; empty: the first page */
+  pageToken: string;
 }
 
 export interface VoteAt {
@@ -329,8 +333,10 @@ export interface VoteAt {
 }
 
 export interface VotesAtResponse {
-  /** each identity's vote as it stood at `at` */
+  /** each identity's vote as it stood at `at`, by agent id */
   votes: VoteAt[];
+  /** opaque; empty when this was the last page */
+  nextPageToken: string;
 }
 
 export interface GetAuthorStatsRequest {
@@ -4317,7 +4323,7 @@ export const GetPostsResponse: MessageFns<GetPostsResponse> = {
 };
 
 function createBaseVotesAtRequest(): VotesAtRequest {
-  return { postId: "", at: "" };
+  return { postId: "", at: "", pageSize: 0, pageToken: "" };
 }
 
 export const VotesAtRequest: MessageFns<VotesAtRequest> = {
@@ -4327,6 +4333,12 @@ export const VotesAtRequest: MessageFns<VotesAtRequest> = {
     }
     if (message.at !== "") {
       writer.uint32(18).string(message.at);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(24).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(34).string(message.pageToken);
     }
     return writer;
   },
@@ -4360,6 +4372,22 @@ export const VotesAtRequest: MessageFns<VotesAtRequest> = {
             message.at = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4380,6 +4408,16 @@ export const VotesAtRequest: MessageFns<VotesAtRequest> = {
         ? globalThis.String(object.post_id)
         : "",
       at: isSet(object.at) ? globalThis.String(object.at) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
     };
   },
 
@@ -4391,6 +4429,12 @@ export const VotesAtRequest: MessageFns<VotesAtRequest> = {
     if (message.at !== "") {
       obj.at = message.at;
     }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
@@ -4401,6 +4445,8 @@ export const VotesAtRequest: MessageFns<VotesAtRequest> = {
     const message = createBaseVotesAtRequest();
     message.postId = object.postId ?? "";
     message.at = object.at ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
@@ -4495,13 +4541,16 @@ export const VoteAt: MessageFns<VoteAt> = {
 };
 
 function createBaseVotesAtResponse(): VotesAtResponse {
-  return { votes: [] };
+  return { votes: [], nextPageToken: "" };
 }
 
 export const VotesAtResponse: MessageFns<VotesAtResponse> = {
   encode(message: VotesAtResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.votes) {
       VoteAt.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -4527,6 +4576,14 @@ export const VotesAtResponse: MessageFns<VotesAtResponse> = {
             message.votes.push(VoteAt.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4540,13 +4597,23 @@ export const VotesAtResponse: MessageFns<VotesAtResponse> = {
   },
 
   fromJSON(object: any): VotesAtResponse {
-    return { votes: globalThis.Array.isArray(object?.votes) ? object.votes.map((e: any) => VoteAt.fromJSON(e)) : [] };
+    return {
+      votes: globalThis.Array.isArray(object?.votes) ? object.votes.map((e: any) => VoteAt.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
   },
 
   toJSON(message: VotesAtResponse): unknown {
     const obj: any = {};
     if (message.votes?.length) {
       obj.votes = message.votes.map((e) => VoteAt.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -4557,6 +4624,7 @@ export const VotesAtResponse: MessageFns<VotesAtResponse> = {
   fromPartial(object: DeepPartial<VotesAtResponse>): VotesAtResponse {
     const message = createBaseVotesAtResponse();
     message.votes = object.votes?.map((e) => VoteAt.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -5424,7 +5492,10 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
+    /**
+     * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
+     * a page at a time (docs/adr/0185).
+     */
     votesAt: {
       name: "VotesAt",
       requestType: VotesAtRequest as typeof VotesAtRequest,
@@ -5614,7 +5685,10 @@ export const ForumServiceService = {
     responseSerialize: (value: GetPostsResponse): Buffer => Buffer.from(GetPostsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetPostsResponse => GetPostsResponse.decode(value),
   },
-  /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
+  /**
+   * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
+   * a page at a time (docs/adr/0185).
+   */
   votesAt: {
     path: "/aps.forum.v1.ForumService/VotesAt" as const,
     requestStream: false as const,
@@ -5743,7 +5817,10 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   castVote: handleUnaryCall<CastVoteRequest, CastVoteResponse>;
   /** Several posts by id (agenda, council composition). */
   getPosts: handleUnaryCall<GetPostsRequest, GetPostsResponse>;
-  /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
+  /**
+   * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
+   * a page at a time (docs/adr/0185).
+   */
   votesAt: handleUnaryCall<VotesAtRequest, VotesAtResponse>;
   /** Counts for an agent's public profile. */
   getAuthorStats: handleUnaryCall<GetAuthorStatsRequest, AuthorStats>;
@@ -5913,7 +5990,10 @@ export interface ForumServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetPostsResponse) => void,
   ): ClientUnaryCall;
-  /** Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5). */
+  /**
+   * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
+   * a page at a time (docs/adr/0185).
+   */
   votesAt(
     request: VotesAtRequest,
     callback: (error: ServiceError | null, response: VotesAtResponse) => void,
