@@ -24,6 +24,8 @@ export interface Stoppable {
 export interface ServiceTemplate<D extends ServiceDefinitionLike, R> {
   /** Its SQL migrations, applied after the platform's (outbox, processed_events). */
   migrationsDir: string;
+  /** Its SQL functions (`store/functions/`), re-applied after the migrations at every start (docs/adr/0180). */
+  functionsDir?: string;
   /** gRPC listen address (`<NAME>_LISTEN_ADDR`). */
   listenAddr: string;
   /** The generated definitions of its one gRPC service: grpc-js's (`…Service`) and the generic one (`…Definition`). */
@@ -72,7 +74,12 @@ export async function startService<D extends ServiceDefinitionLike, R>(
   deps: ServiceDeps,
   spec: ServiceTemplate<D, R>,
 ): Promise<RunningService<D, R>> {
-  await migrate(deps.db, [PLATFORM_MIGRATIONS_DIR, spec.migrationsDir], deps.log);
+  await migrate(
+    deps.db,
+    [PLATFORM_MIGRATIONS_DIR, spec.migrationsDir],
+    deps.log,
+    spec.functionsDir ? { functionsDir: spec.functionsDir } : {},
+  );
   const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
   const repo = spec.repository(() => relay.notify());
   const implementation = spec.handlers(repo);

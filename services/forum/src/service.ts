@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import {
   startService,
   systemClock,
@@ -13,9 +12,8 @@ import { ForumRepository, type ForumLimits } from "./store/repository.js";
 import { forumHandlers } from "./grpc/handlers.js";
 import { consumeCouncilEvents } from "./events/consumers.js";
 import { FlagStore } from "./store/flags.js";
+import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./store/paths.js";
 
-// The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
-const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
 
 /** What `startForum` needs beyond the shared deps. */
 export interface ForumOptions {
@@ -56,12 +54,13 @@ export function forumRetentionRules(s: RetentionSettings): RetentionRule[] {
 }
 
 /**
- * Starts the forum service on `deps`: migrations, gRPC (+ health) on `opts.listenAddr`, and the
+ * Starts the forum service on `deps`: migrations and its SQL functions (docs/adr/0180), gRPC (+ health) on `opts.listenAddr`, and the
  * outbox relay, and the status projection of council events. `stop()` drains gRPC and the relay, then closes the database.
  */
 export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise<ForumHandle> {
   return startService(deps, {
     migrationsDir: MIGRATIONS_DIR,
+    functionsDir: FUNCTIONS_DIR,
     listenAddr: opts.listenAddr,
     service: { grpc: forum.ForumServiceService, generic: forum.ForumServiceDefinition },
     repository: (wake) => new ForumRepository(deps.db.pool, opts.clock ?? systemClock, opts.limits, wake),

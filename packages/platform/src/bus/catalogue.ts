@@ -1,55 +1,10 @@
-import { events } from "@aps/proto";
 import { afterCommit, type Tx } from "../db/database.js";
 import { newId } from "../ids.js";
 import { enqueueEvent } from "./outbox.js";
+import { EVENT_TYPES, type EventFields, type EventMessage, type EventType } from "./event-types.js";
+
+export { EVENT_TYPES, type EventFields, type EventMessage, type EventType } from "./event-types.js";
 import type { BusEvent, EventBus, Subscription } from "./types.js";
-
-/**
- * The event catalogue (docs/architecture.md §6, docs/adr/0107-one-event-catalogue.md): every APS
- * event type — its subject relative to the bus prefix, `<service>.<event>` — and the proto message
- * (proto/aps/events/v1/events.proto) its payload is. Producers and consumers name events by these
- * keys only, so a subject and its payload type cannot drift apart.
- */
-export const EVENT_TYPES = {
-  "identity.agent_joined": events.AgentJoined,
-  "identity.key_rotated": events.KeyRotated,
-  "identity.access_changed": events.AccessChanged,
-  "identity.sagacity_awarded": events.SagacityAwarded,
-  "identity.seat_changed": events.SeatChanged,
-  "forum.post_created": events.PostCreated,
-  "forum.comment_created": events.CommentCreated,
-  "forum.vote_cast": events.VoteCast,
-  "forum.post_on_agenda": events.PostOnAgenda,
-  "forum.post_moderated": events.PostModerated,
-  "forum.content_flagged": events.ContentFlagged,
-  "forum.post_edited": events.PostEdited,
-  "forum.comment_edited": events.CommentEdited,
-  "forum.post_withdrawn": events.PostWithdrawn,
-  "council.case_opened": events.CaseOpened,
-  "council.ballot_cast": events.BallotCast,
-  "council.case_closed": events.CaseClosed,
-  "council.handoff_recorded": events.HandoffRecorded,
-  "council.implementation_completed": events.ImplementationCompleted,
-  "council.concern_raised": events.ConcernRaised,
-  "council.concern_resolved": events.ConcernResolved,
-  "council.progress_reported": events.ProgressReported,
-  "council.post_duplicated": events.PostDuplicated,
-  "knowledge.post_indexed": events.PostIndexed,
-} as const;
-
-/** An event type of the catalogue, e.g. `"forum.vote_cast"`. */
-export type EventType = keyof typeof EVENT_TYPES;
-
-/** The decoded payload of event type `T`, e.g. `events.VoteCast` for `"forum.vote_cast"`. */
-export type EventMessage<T extends EventType> = ReturnType<(typeof EVENT_TYPES)[T]["decode"]>;
-
-/** The fields a producer gives: the payload without `eventId` and `occurredAt`, which default. */
-export type EventFields<T extends EventType> = Omit<EventMessage<T>, "eventId" | "occurredAt"> & {
-  /** ULID of the event; a new one by default. */
-  eventId?: string;
-  /** ISO-8601 UTC instant of the change; now by default (pass the transaction's clock instant). */
-  occurredAt?: string;
-};
 
 /** The full subject of `type` on `bus` (`aps.forum.vote_cast`). */
 export function subjectOf(bus: Pick<EventBus, "prefix">, type: EventType): string {

@@ -6,6 +6,7 @@ import type { Logger } from "../log.js";
 import { newId } from "../ids.js";
 import { traceHeaders, withProducerSpan } from "./tracing.js";
 import { registerBacklog } from "../metrics.js";
+import { encodeEventFields, EVENT_TYPES, type EventMessage, type EventType } from "./event-types.js";
 
 /** An event to record in the outbox; `subject` is relative to the bus prefix (`forum.vote_cast`). */
 export interface OutboxEvent {
@@ -35,11 +36,43 @@ export async function enqueueEvent(tx: Tx, event: OutboxEvent): Promise<string> 
 /**
  * The `outbox.headers` value (JSON text for the jsonb column) of an event with the relative
  * `subject`: `aps-event-type`, the W3C trace context active now (`traceparent`/`tracestate`),
- * then `extra`. For code that writes outbox rows in SQL of its own (the forum's `cast_vote`,
- * docs/adr/0090) rather than through `enqueueEvent`.
+ * then `extra`.
  */
 export function outboxHeaders(subject: string, extra: Record<string, string> = {}): string {
-  return JSON.stringify({ "aps-event-type": subject, ...traceHeaders(), ...extra });
+  return JSON.stringify(headersOf(subject, extra));
+}
+
+/** The outbox headers of an event with the relative `subject` as an object (see `outboxHeaders`). */
+function headersOf(subject: string, extra: Record<string, string>): Record<string, string> {
+  return { "aps-event-type": subject, ...traceHeaders(), ...extra };
+}
+
+/**
+ * A header of every typed outbox row (docs/adr/0181) that a relay of a release before typed rows
+ * cannot publish: its value holds a line break, which nats.js refuses in a header, so such a relay
+ * fails that row (and retries it) instead of publishing it with an empty payload while a rolling
+ * update runs old and new forum replicas side by side. The relay of this release drops it.
+ */
+export const TYPED_ROW_GUARD = { name: "aps-typed-row", value: "typed\nrow" } as const;
+
+/**
+ * One event as SQL of a service's own writes it to the outbox with typed fields (docs/adr/0181):
+ * JSON text for a jsonb argument, `{"type", "fields", "headers"}` — the catalogue type (the row's
+ * subject), the fields known before the statement (proto3 JSON names, ts-proto's `toJSON`; the
+ * SQL adds the ones it learns under its locks and takes the row's event_id from `fields.eventId`)
+ * and the outbox headers (`outboxHeaders`, with TYPED_ROW_GUARD). The relay encodes the fields
+ * with the catalogue's generated code (`encodeEventFields`).
+ */
+export function typedOutboxEvent<T extends EventType>(
+  type: T,
+  fields: Partial<EventMessage<T>> & { eventId: string },
+): string {
+  const codec = EVENT_TYPES[type] as unknown as { fromPartial(m: unknown): unknown; toJSON(m: unknown): unknown };
+  return JSON.stringify({
+    type,
+    fields: codec.toJSON(codec.fromPartial(fields)),
+    headers: headersOf(type, { [TYPED_ROW_GUARD.name]: TYPED_ROW_GUARD.value }),
+  });
 }
 
 /** Tunables of the relay. */
@@ -54,13 +87,21 @@ export interface RelayOptions {
   batchSize?: number;
 }
 
-/** One unpublished outbox row as the relay reads it. */
+/** One unpublished outbox row as the relay reads it: `payload` encoded, or typed `fields` (docs/adr/0181). */
 interface OutboxRow {
   seq: string;
   event_id: string;
   subject: string;
-  payload: Buffer;
+  payload: Buffer | null;
+  fields: Record<string, unknown> | null;
   headers: Record<string, string>;
+}
+
+/** The payload and headers the relay publishes for `row`: a typed row is encoded here, with the catalogue. */
+function wireOf(row: OutboxRow): { payload: Uint8Array; headers: Record<string, string> } {
+  if (row.payload) return { payload: new Uint8Array(row.payload), headers: row.headers };
+  const { [TYPED_ROW_GUARD.name]: _guard, ...headers } = row.headers;
+  return { payload: encodeEventFields(row.subject, row.fields ?? {}), headers };
 }
 
 /** What publishing a batch achieved: the first `published` events are on the bus; `error` stopped the rest. */
@@ -70,7 +111,9 @@ interface BatchOutcome {
 }
 
 /**
- * Publishes outbox rows in `seq` order and marks them published. At-least-once: a crash between
+ * Publishes outbox rows in `seq` order and marks them published; a typed row's fields are encoded
+ * here with the catalogue's generated code (docs/adr/0181), so the bus carries the same bytes
+ * either way. At-least-once: a crash between
  * publish and mark re-publishes the row, which the bus drops by `Nats-Msg-Id` and consumers by
  * their processed-event table. Several replicas may run one each; duplicates are harmless. A
  * failed publish (bus down) keeps the row and retries with backoff up to 5 s, so nothing is lost.
@@ -172,7 +215,7 @@ export class OutboxRelay {
   /** One batch: returns how many rows it read (and published, unless it throws). */
   private async pass(): Promise<number> {
     const { rows } = await this.pool.query<OutboxRow>(
-      "SELECT seq, event_id, subject, payload, headers FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT $1",
+      "SELECT seq, event_id, subject, payload, fields, headers FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT $1",
       [this.opts.batchSize ?? 100],
     );
     if (rows.length > 0) {
@@ -200,13 +243,8 @@ export class OutboxRelay {
    * leading rows were published and the first error.
    */
   private async publish(rows: OutboxRow[]): Promise<BatchOutcome> {
-    const one = (row: OutboxRow) => {
-      const event = {
-        subject: `${this.bus.prefix}.${row.subject}`,
-        eventId: row.event_id,
-        payload: new Uint8Array(row.payload),
-        headers: row.headers,
-      };
+    const one = async (row: OutboxRow) => {
+      const event = { subject: `${this.bus.prefix}.${row.subject}`, eventId: row.event_id, ...wireOf(row) };
       return withProducerSpan(event, (headers) => this.bus.publish({ ...event, headers }));
     };
     if (this.bus.ordersConcurrentPublishes) {

@@ -2,6 +2,8 @@ import pg from "pg";
 import { runner } from "node-pg-migrate";
 import { searchPathOption, type Database } from "./database.js";
 import type { Logger } from "../log.js";
+import { applyFunctions } from "./functions.js";
+import { lockValueFor } from "./migration-lock.js";
 
 /**
  * Applies the versioned SQL migrations in `dir` (one folder or several, merged in file-name order) (files `<timestamp>_<name>.sql` with
@@ -11,8 +13,15 @@ import type { Logger } from "../log.js";
  * With `db.migrationUrl` (`DATABASE_MIGRATION_URL`) it connects there, to the server directly:
  * that lock is held by the session, which a PgBouncer in transaction mode does not keep
  * (issue 31 item 6, docs/adr/0169).
+ * Then, with `opts.functionsDir`, the service's SQL functions are (re)applied from their files on
+ * the same connection under the same lock key (`applyFunctions`, docs/adr/0180).
  */
-export async function migrate(db: Database, dir: string | string[], log: Logger): Promise<void> {
+export async function migrate(
+  db: Database,
+  dir: string | string[],
+  log: Logger,
+  opts: { functionsDir?: string } = {},
+): Promise<void> {
   if (db.migrationUrl) {
     const direct = new pg.Client({
       connectionString: db.migrationUrl,
@@ -24,6 +33,7 @@ export async function migrate(db: Database, dir: string | string[], log: Logger)
     await direct.connect();
     try {
       await runMigrations(direct, db.schema, dir, log);
+      if (opts.functionsDir) await applyFunctions(direct, db.schema, opts.functionsDir, log);
       if (lost) throw lost;
     } finally {
       await direct.end().catch(() => undefined);
@@ -37,6 +47,7 @@ export async function migrate(db: Database, dir: string | string[], log: Logger)
   client.on("error", onError);
   try {
     await runMigrations(client, db.schema, dir, log);
+    if (opts.functionsDir) await applyFunctions(client, db.schema, opts.functionsDir, log);
   } finally {
     client.removeListener("error", onError);
     client.release(lost);
@@ -71,9 +82,3 @@ async function runMigrations(
   });
 }
 
-/** A stable 31-bit advisory-lock key for `schema` (FNV-1a). */
-function lockValueFor(schema: string): number {
-  let h = 0x811c9dc5;
-  for (const ch of schema) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
-  return h & 0x7fffffff;
-}

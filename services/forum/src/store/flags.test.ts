@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import {
   ApsError,
   createLogger,
@@ -11,6 +10,7 @@ import {
 import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { ForumRepository } from "./repository.js";
 import { FlagStore } from "./flags.js";
+import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
 
 /**
  * Flags per source and the daily flag budget in the forum's store (issue 30 rule 4, docs/adr/0155),
@@ -20,7 +20,6 @@ import { FlagStore } from "./flags.js";
  * stored, hidden and refused.
  */
 const log = createLogger("forum-flags-test", "silent");
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 const pgUp = await hasPostgres();
 if (!pgUp) console.warn(`\n!! flags.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — the suite is SKIPPED.\n`);
 
@@ -43,7 +42,7 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
   beforeAll(async () => {
     tdb = await createTestDatabase();
     db = await openDatabase({ url: tdb.url, schema: "forum", log });
-    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
     repo = new ForumRepository(db.pool, clock, {
       postsPerDay: 1e6,
       commentsPerDay: 1e6,

@@ -1,8 +1,8 @@
-import { fileURLToPath } from "node:url";
 import { ApsError, createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
 import { events } from "@aps/proto";
 import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { ForumRepository, HIDDEN_TITLE } from "./repository.js";
+import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
 
 /**
  * Owner moderation in the forum's repository (docs/adr/0118), on the real PostgreSQL: a hidden
@@ -11,7 +11,6 @@ import { ForumRepository, HIDDEN_TITLE } from "./repository.js";
  * enqueues `forum.post_moderated`.
  */
 const log = createLogger("forum-moderation-test", "silent");
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 const pgUp = await hasPostgres();
 if (!pgUp)
   console.warn(
@@ -28,7 +27,7 @@ if (!pgUp)
   beforeAll(async () => {
     tdb = await createTestDatabase();
     db = await openDatabase({ url: tdb.url, schema: "forum", log });
-    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
     repo = new ForumRepository(db.pool, clock, {
       postsPerDay: 1e6,
       commentsPerDay: 1e6,

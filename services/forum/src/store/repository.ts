@@ -7,15 +7,15 @@ import {
   movesForward,
   namedStatement,
   newId,
-  outboxHeaders,
   secondsToNextUtcDay,
   utcDay,
   withTransaction,
   type Clock,
   type IdempotencyScope,
   type Tx,
+  typedOutboxEvent,
 } from "@aps/platform";
-import { events, forum } from "@aps/proto";
+import { forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { GroupCommit } from "./group-commit.js";
 import { ownerDecidedFlags } from "./flags.js";
@@ -48,24 +48,19 @@ export interface ForumLimits {
 /** Largest group commit of votes (docs/adr/0097): bounds one batch's lock time to a few ms. */
 const VOTE_BATCH_MAX = 64;
 
-/** The arguments of one `cast_vote` call (migration 1731000000002). */
+/** The arguments of one `cast_vote` call (store/functions/cast_vote.sql). */
 interface VoteArgs {
   postId: string;
   voterId: string;
   vote: 1 | -1;
   /** The service clock's now (UTC): `cast_at` of the vote. */
   now: Date;
-  voteEventId: string;
-  /** `forum.VoteCast` fields 1–5, encoded. */
-  votePayload: Buffer;
-  /** JSON text of the outbox headers (event type, trace context). */
-  voteHeaders: string;
-  agendaEventId: string;
-  /** `forum.PostOnAgenda` fields 1–3, encoded. */
-  agendaPayload: Buffer;
-  agendaHeaders: string;
   /** The client's source (docs/adr/0153); "" = the voter's own source (docs/adr/0154). */
   source: string;
+  /** `forum.vote_cast` with the fields known now, as a typed outbox event (docs/adr/0181). */
+  voteEvent: string;
+  /** `forum.post_on_agenda` likewise, written only when the heat rule fires. */
+  agendaEvent: string;
 }
 
 /** What `cast_vote` answers for one vote. */
@@ -358,12 +353,12 @@ export class ForumRepository {
 
   /**
    * Records or changes `voterId`'s vote (1 | -1) on a post (seed: one per identity, changeable).
-   * Each vote is the SQL function `cast_vote` (migration 1731000000002, docs/adr/0090): the votes
+   * Each vote is the SQL function `cast_vote` (store/functions/cast_vote.sql, docs/adr/0090, 0180): the votes
    * row, the history row (docs/adr/0015), the tallies and heat, the heat rule (docs/adr/0014) and
    * the outbox rows commit together. Votes arriving while earlier ones are being written are
    * written together in one statement, `cast_votes` (group commit, docs/adr/0097). The same vote
    * again changes nothing and enqueues nothing. Tallies stay exact under concurrency (row locks,
-   * see the migrations). Returns the post's tallies after the vote and `castAt` = the service
+   * see cast_vote.sql). Returns the post's tallies after the vote and `castAt` = the service
    * clock's now (UTC). Throws `not_found` for an absent post. A keyed vote (`idem`) runs alone, in
    * a transaction with its outcome (docs/adr/0115): a retry returns the first answer even after
    * later votes of the same agent, and never casts it again.
@@ -380,36 +375,18 @@ export class ForumRepository {
   ): Promise<forum.CastVoteResponse> {
     const now = this.clock.now();
     const occurredAt = now.toISOString();
-    const voteEventId = newId("");
-    const agendaEventId = newId("");
-    // The fields known before the transaction; cast_vote appends previous_vote/votes_for/
-    // votes_against (and the agenda event's author_id), which it learns under the locks. The
-    // headers carry the trace context of this call, so they are taken now, not in the batch.
+    // The fields known before the statement; cast_vote adds previousVote/votesFor/votesAgainst
+    // (and the agenda event's authorId), which it learns under the locks, and the outbox relay
+    // encodes them (docs/adr/0181). The headers carry the trace context of this call, so they are
+    // taken now, not in the batch.
     const v: VoteArgs = {
       postId,
       voterId,
       vote,
       now,
-      voteEventId,
-      votePayload: Buffer.from(
-        events.VoteCast.encode({
-          eventId: voteEventId,
-          occurredAt,
-          postId,
-          voterId,
-          vote,
-          previousVote: 0,
-          votesFor: 0,
-          votesAgainst: 0,
-        }).finish(),
-      ),
-      voteHeaders: outboxHeaders("forum.vote_cast"),
-      agendaEventId,
-      agendaPayload: Buffer.from(
-        events.PostOnAgenda.encode({ eventId: agendaEventId, occurredAt, postId, authorId: "" }).finish(),
-      ),
-      agendaHeaders: outboxHeaders("forum.post_on_agenda"),
       source,
+      voteEvent: typedOutboxEvent("forum.vote_cast", { eventId: newId(""), occurredAt, postId, voterId, vote }),
+      agendaEvent: typedOutboxEvent("forum.post_on_agenda", { eventId: newId(""), occurredAt, postId }),
     };
     const answer = (row: VoteOutcome): forum.CastVoteResponse => {
       if (!row.post_found) throw new ApsError("not_found", `post ${postId} not found`);
@@ -437,7 +414,7 @@ export class ForumRepository {
     const r = await (tx ?? this.pool).query<VoteOutcome>({
       // unnamed behind PgBouncer in transaction mode (docs/adr/0169)
       name: namedStatement(this.pool, "forum.cast_vote"),
-      text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+      text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8::jsonb, $9::jsonb)",
       values: [
         v.postId,
         v.voterId,
@@ -445,13 +422,9 @@ export class ForumRepository {
         v.now,
         this.limits.agendaMinScore,
         this.limits.agendaSize,
-        v.voteEventId,
-        v.votePayload,
-        v.voteHeaders,
-        v.agendaEventId,
-        v.agendaPayload,
-        v.agendaHeaders,
         v.source,
+        v.voteEvent,
+        v.agendaEvent,
       ],
     });
     const row = r.rows[0]!;
@@ -467,7 +440,7 @@ export class ForumRepository {
     const col = <K extends keyof VoteArgs>(k: K) => batch.map((v) => v[k]);
     const r = await this.pool.query<VoteOutcome & { idx: number }>({
       name: namedStatement(this.pool, "forum.cast_votes"),
-      text: "SELECT idx, post_found, changed, tally_for, tally_against FROM cast_votes($1::text[], $2::text[], $3::smallint[], $4::timestamptz[], $5, $6, $7::text[], $8::bytea[], $9::jsonb[], $10::text[], $11::bytea[], $12::jsonb[], $13::text[])",
+      text: "SELECT idx, post_found, changed, tally_for, tally_against FROM cast_votes($1::text[], $2::text[], $3::smallint[], $4::timestamptz[], $5, $6, $7::text[], $8::jsonb[], $9::jsonb[])",
       values: [
         col("postId"),
         col("voterId"),
@@ -475,13 +448,9 @@ export class ForumRepository {
         col("now"),
         this.limits.agendaMinScore,
         this.limits.agendaSize,
-        col("voteEventId"),
-        col("votePayload"),
-        col("voteHeaders"),
-        col("agendaEventId"),
-        col("agendaPayload"),
-        col("agendaHeaders"),
         col("source"),
+        col("voteEvent"),
+        col("agendaEvent"),
       ],
     });
     const out = new Array<VoteOutcome>(batch.length);

@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import {
   createLogger,
   InProcessBus,
@@ -22,6 +21,7 @@ import {
   uniqueBusNames,
 } from "@aps/testkit";
 import { ForumRepository } from "./repository.js";
+import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
 
 /**
  * Votes → outbox → relay (pipelined batches, docs/adr/0091) → bus → a consumer: concurrent votes
@@ -31,7 +31,6 @@ import { ForumRepository } from "./repository.js";
  * real PostgreSQL when both are up, and on the in-process bus.
  */
 const log = createLogger("forum-votes-relay-test", "silent");
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 const [pgUp, natsUp] = await Promise.all([hasPostgres(), hasNats()]);
 
 interface Setup {
@@ -95,7 +94,7 @@ if (setups.length === 0) console.warn("!! votes-relay.test.ts: NO POSTGRESQL rea
     it("arrive once each and in commit order per post, under concurrent votes", async () => {
       const { db, bus, cleanup } = await setup.open();
       try {
-        await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+        await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
         const relay = new OutboxRelay(db.pool, bus, log);
         const repo = new ForumRepository(
           db.pool,

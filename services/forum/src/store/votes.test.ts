@@ -1,19 +1,26 @@
-import { fileURLToPath } from "node:url";
-import { createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
+import {
+  createLogger,
+  encodeEventFields,
+  migrate,
+  openDatabase,
+  PLATFORM_MIGRATIONS_DIR,
+  TYPED_ROW_GUARD,
+  type Database,
+} from "@aps/platform";
 import { events } from "@aps/proto";
 import { createTestDatabase, hasPostgres, seededRandom, SetClock } from "@aps/testkit";
 import { ForumRepository, type ForumLimits } from "./repository.js";
+import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
 
 /**
  * The vote as one statement (`cast_vote`, docs/adr/0090), on the real PostgreSQL (the embedded
- * server of the all-in-one is the same engine, docs/adr/0080): first votes, repeats (no change, no event) and flips; the event payloads
- * completed in SQL equal the generated encoder's bytes; the append-only history; the heat rule
+ * server of the all-in-one is the same engine, docs/adr/0080): first votes, repeats (no change, no event) and flips; the events
+ * as typed outbox rows completed in SQL (docs/adr/0181); the append-only history; the heat rule
  * (docs/adr/0014); one +1 per source toward the agenda (issue 30 rule 2, docs/adr/0154); and exact
  * tallies and per-source counts after many concurrent mixed votes on one post, checked against an
  * independent count of the votes table and against the chain of vote_cast events.
  */
 const log = createLogger("forum-votes-test", "silent");
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 const pgUp = await hasPostgres();
 
 interface Backend {
@@ -55,7 +62,7 @@ const DAY_MS = 86_400_000;
 
     beforeAll(async () => {
       ({ db, cleanup } = await backend.open());
-      await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+      await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
     });
     afterAll(async () => {
       await cleanup?.();
@@ -64,14 +71,19 @@ const DAY_MS = 86_400_000;
     const author = { agentId: "ag_author", name: "Author" };
     const count = async (sql: string, params: unknown[] = []) =>
       Number((await db.pool.query<{ n: string }>(sql, params)).rows[0]!.n);
-    /** The outbox rows of `subject` about `postId`, in seq order. */
+    /**
+     * The outbox rows of `subject`, in seq order, with the payload the relay publishes: a typed
+     * row's fields encoded with the catalogue (docs/adr/0181).
+     */
     const outbox = async (subject: string) =>
       (
-        await db.pool.query<{ event_id: string; payload: Buffer; headers: Record<string, string> }>(
-          "SELECT event_id, payload, headers FROM outbox WHERE subject = $1 ORDER BY seq",
-          [subject],
-        )
-      ).rows;
+        await db.pool.query<{
+          event_id: string;
+          payload: Buffer | null;
+          fields: Record<string, unknown> | null;
+          headers: Record<string, string>;
+        }>("SELECT event_id, payload, fields, headers FROM outbox WHERE subject = $1 ORDER BY seq", [subject])
+      ).rows.map((r) => ({ ...r, payload: r.payload ?? Buffer.from(encodeEventFields(subject, r.fields ?? {})) }));
     const voteEventsOf = async (postId: string) =>
       (await outbox("forum.vote_cast"))
         .map((r) => ({ raw: r.payload, headers: r.headers, e: events.VoteCast.decode(r.payload) }))
@@ -116,26 +128,23 @@ const DAY_MS = 86_400_000;
       return { kept: kept.rows, truth: truth.rows, sourcesFor: (await postRow(postId)).sources_for };
     };
 
-    it("encodes the fields it appends exactly as the generated protobuf encoder does", async () => {
-      for (const v of [0, 1, -1, 2, 127, 128, 300, 16_384, 2_147_483_647, -2_147_483_648, -300]) {
-        const r = await db.pool.query<{ b: Buffer }>("SELECT pb_int32_field(6, $1::integer) AS b", [v]);
-        const want = events.VoteCast.encode({
-          eventId: "",
-          occurredAt: "",
-          postId: "",
-          voterId: "",
-          vote: 0,
-          previousVote: v,
-          votesFor: 0,
-          votesAgainst: 0,
-        }).finish();
-        expect({ v, hex: r.rows[0]!.b.toString("hex") }).toEqual({ v, hex: Buffer.from(want).toString("hex") });
-      }
-      for (const s of ["", "ag_01HZX", "ünïcødé ✓ 𝄞", "x".repeat(200)]) {
-        const r = await db.pool.query<{ b: Buffer }>("SELECT pb_string_field(4, $1::text) AS b", [s]);
-        const want = events.PostOnAgenda.encode({ eventId: "", occurredAt: "", postId: "", authorId: s }).finish();
-        expect({ s, hex: r.rows[0]!.b.toString("hex") }).toEqual({ s, hex: Buffer.from(want).toString("hex") });
-      }
+    it("writes typed outbox rows: the event's fields under its catalogue type, no payload encoded in SQL (docs/adr/0181)", async () => {
+      const r = repo();
+      const post = await r.createPost(author, "Typed rows", "body", false);
+      await r.castVote(post.id, "ag_typed", -1);
+      const rows = await db.pool.query<{ payload: Buffer | null; fields: Record<string, unknown>; headers: object }>(
+        "SELECT payload, fields, headers FROM outbox WHERE subject = 'forum.vote_cast' AND fields ->> 'postId' = $1",
+        [post.id],
+      );
+      expect(rows.rows).toHaveLength(1);
+      expect(rows.rows[0]!.payload).toBeNull();
+      // every name is a field of the catalogue's message, so the relay's encoding loses nothing
+      expect(Object.keys(rows.rows[0]!.fields).sort()).toEqual(Object.keys(events.VoteCast.fromPartial({})).sort());
+      expect(rows.rows[0]!.headers).toMatchObject({ [TYPED_ROW_GUARD.name]: TYPED_ROW_GUARD.value });
+      // nothing in the schema encodes protobuf any more
+      expect(
+        await count("SELECT count(*) AS n FROM pg_proc WHERE proname LIKE 'pb\\_%' AND pronamespace = current_schema()::regnamespace"),
+      ).toBe(0);
     });
 
     it("a keyed vote (Idempotency-Key, docs/adr/0115) is cast once: its retry after a later flip answers the first result and changes nothing", async () => {
@@ -194,7 +203,7 @@ const DAY_MS = 86_400_000;
       expect({ for: row.votes_for, against: row.votes_against }).toEqual(await counted(post.id));
       expect(row.heat).toBeCloseTo(row.expected_heat, 12);
 
-      // one event per change, completed in SQL: byte for byte what the generated encoder writes
+      // one event per change, completed in SQL, encoded by the catalogue: what the generated encoder writes
       const evs = await voteEventsOf(post.id);
       expect(evs.map((x) => [x.e.voterId, x.e.vote, x.e.previousVote, x.e.votesFor, x.e.votesAgainst])).toEqual([
         ["ag_a", 1, 0, 1, 0],
@@ -283,10 +292,14 @@ const DAY_MS = 86_400_000;
       const seqBefore = await count("SELECT coalesce(max(seq), 0) AS n FROM outbox");
       await r.castVote(q2.id, "ag_3", 1);
       expect((await postRow(q2.id)).status).toBe("agenda");
-      const after = await db.pool.query<{ subject: string; payload: Buffer }>(
-        "SELECT subject, payload FROM outbox WHERE seq > $1 ORDER BY seq",
-        [seqBefore],
-      );
+      const after = {
+        rows: (
+          await db.pool.query<{ subject: string; fields: Record<string, unknown> }>(
+            "SELECT subject, fields FROM outbox WHERE seq > $1 ORDER BY seq",
+            [seqBefore],
+          )
+        ).rows.map((x) => ({ subject: x.subject, payload: encodeEventFields(x.subject, x.fields) })),
+      };
       expect(after.rows.map((x) => x.subject)).toEqual(["forum.post_on_agenda", "forum.vote_cast"]);
       const agenda = events.PostOnAgenda.decode(after.rows[0]!.payload);
       expect(agenda).toMatchObject({ postId: q2.id, authorId: "ag_q2author", occurredAt: clock.at.toISOString() });

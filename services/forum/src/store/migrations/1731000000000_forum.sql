@@ -1,9 +1,6 @@
 -- Up Migration
--- Heat score (docs/architecture.md §5): sign(s)·log10(max(|s|,1)) + (createdAtSeconds − 1 700 000 000)/45 000.
-CREATE FUNCTION heat(s integer, created timestamptz) RETURNS double precision
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN sign(s)::double precision * log(greatest(abs(s), 1)::double precision)
-         + (extract(epoch FROM created)::double precision - 1700000000) / 45000;
+-- The heat function this migration created lives in store/functions/heat.sql since docs/adr/0180
+-- (applied at every start, after the migrations).
 
 CREATE TABLE posts (
   id             text PRIMARY KEY,                -- p_ + ULID (creation order)
@@ -59,4 +56,4 @@ DROP TABLE daily_counters;
 DROP TABLE comments;
 DROP TABLE votes;
 DROP TABLE posts;
-DROP FUNCTION heat(integer, timestamptz);
+DROP FUNCTION IF EXISTS heat(integer, timestamptz);
