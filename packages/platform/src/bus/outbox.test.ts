@@ -4,7 +4,10 @@ import { createLogger } from "../log.js";
 import { openDatabase, withTransaction, type Database } from "../db/database.js";
 import { migrate } from "../db/migrate.js";
 import { PLATFORM_MIGRATIONS_DIR } from "../db/paths.js";
-import { enqueueEvent, OutboxRelay } from "./outbox.js";
+import { headers as natsHeaders } from "nats";
+import { events } from "@aps/proto";
+import { enqueueEvent, OutboxRelay, TYPED_ROW_GUARD, typedOutboxEvent } from "./outbox.js";
+import { encodeEvent } from "./catalogue.js";
 import { processOnce } from "./consumer.js";
 import type { BusEvent, EventBus, Subscription } from "./types.js";
 
@@ -155,6 +158,59 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
         { table_schema: "outbox_test", table_name: "outbox" },
         { table_schema: "outbox_test", table_name: "processed_events" },
       ]);
+    });
+
+    /** Writes `event` (typedOutboxEvent's JSON) as SQL of a service's own does, with `extra` fields. */
+    const writeTyped = (event: string, extra: Record<string, unknown> = {}) =>
+      db.pool.query(
+        `INSERT INTO outbox (event_id, subject, fields, headers)
+         SELECT e #>> '{fields,eventId}', e ->> 'type', (e -> 'fields') || $2::jsonb, e -> 'headers' FROM (SELECT $1::jsonb AS e) x`,
+        [event, JSON.stringify(extra)],
+      );
+
+    it("encodes a typed row's fields with the catalogue: the bytes the generated encoder writes, without the guard header (docs/adr/0181)", async () => {
+      const bus = new RecordingBus();
+      const fields = {
+        eventId: "01HZTYPED0000000000000000A",
+        occurredAt: "2026-11-26T20:00:00.000Z",
+        postId: "p_1",
+        voterId: "ag_ü✓",
+        vote: -1,
+      };
+      await writeTyped(typedOutboxEvent("forum.vote_cast", fields), { previousVote: 1, votesFor: 0, votesAgainst: 7 });
+      // a row of a TypeScript producer beside it keeps its encoded payload
+      await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("enc") }));
+      await relay(bus).drain();
+      expect(bus.published.map((e) => e.subject)).toEqual(["aps.forum.vote_cast", "aps.forum.post_created"]);
+      const sent = bus.published[0]!;
+      const want = encodeEvent("forum.vote_cast", { ...fields, previousVote: 1, votesFor: 0, votesAgainst: 7 });
+      expect(Buffer.from(sent.payload).toString("hex")).toBe(Buffer.from(want.payload).toString("hex"));
+      expect(events.VoteCast.decode(sent.payload)).toMatchObject({ voterId: "ag_ü✓", vote: -1, votesAgainst: 7 });
+      expect(sent.eventId).toBe(fields.eventId);
+      expect(sent.headers["aps-event-type"]).toBe("forum.vote_cast");
+      expect(Object.keys(sent.headers)).not.toContain(TYPED_ROW_GUARD.name);
+      expect(text(bus.published[1]!.payload)).toBe("enc");
+    });
+
+    it("keeps a typed row whose field the catalogue's message lacks unpublished, saying which (docs/adr/0181)", async () => {
+      const bus = new RecordingBus();
+      await writeTyped(typedOutboxEvent("forum.vote_cast", { eventId: "01HZTYPED0000000000000000B", postId: "p_2" }), {
+        votesFr: 3,
+      });
+      const r = relay(bus);
+      await expect(r.drain()).rejects.toThrow("forum.vote_cast has no field votesFr");
+      expect(bus.published).toEqual([]);
+      const row = await db.pool.query("SELECT published_at, attempts FROM outbox");
+      expect(row.rows).toEqual([{ published_at: null, attempts: 1 }]);
+    });
+
+    it("a row has a payload or typed fields, never both or neither", async () => {
+      await expect(
+        db.pool.query("INSERT INTO outbox (event_id, subject, payload, fields) VALUES ('x1', 'forum.vote_cast', '\\x00', '{}')"),
+      ).rejects.toThrow(/outbox_payload_or_fields/);
+      await expect(
+        db.pool.query("INSERT INTO outbox (event_id, subject) VALUES ('x2', 'forum.vote_cast')"),
+      ).rejects.toThrow(/outbox_payload_or_fields/);
     });
 
     it("never publishes events enqueued in a rolled-back transaction", async () => {
@@ -472,3 +528,13 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
     });
   },
 );
+
+describe("the typed-row guard header (docs/adr/0181)", () => {
+  it("is a header nats.js refuses, so a relay of the release before cannot publish a typed row with an empty payload", () => {
+    // what that relay's JetStreamBus.publish does with each header of the row
+    expect(() => natsHeaders().set(TYPED_ROW_GUARD.name, TYPED_ROW_GUARD.value)).toThrow(/invalid header value/);
+    expect(JSON.parse(typedOutboxEvent("forum.post_on_agenda", { eventId: "e1", postId: "p" })).headers).toMatchObject(
+      { [TYPED_ROW_GUARD.name]: TYPED_ROW_GUARD.value, "aps-event-type": "forum.post_on_agenda" },
+    );
+  });
+});

@@ -7,6 +7,11 @@ import { projectDuplicate } from "../store/duplicates.js";
  * The forum's status projection (docs/architecture.md §6): council events set `posts.status` so lists and
  * filters show the lifecycle. Exactly once per event (processed_events in the same transaction);
  * the projection never moves a status backwards, so late or replayed events change nothing.
+ * The forum never takes back what it decided and published itself (docs/adr/0181): an `agenda`
+ * case is opened by the council only from the forum's own `forum.post_on_agenda` (or, first, for a
+ * post the forum already shows on the agenda), whose status the vote's transaction already wrote,
+ * so its `council.case_opened` is acknowledged without a transaction. A `review` case (a
+ * nomination) and every later status are the council's decisions and are projected.
  */
 export function consumeCouncilEvents(bus: EventBus, pool: pg.Pool, repo: ForumRepository): Promise<Subscription> {
   const project = (eventId: string, postId: string, status: string, at: string, reason = "") =>
@@ -16,7 +21,10 @@ export function consumeCouncilEvents(bus: EventBus, pool: pg.Pool, repo: ForumRe
   return consumeEvents(bus, {
     durable: "forum-status",
     handlers: {
-      "council.case_opened": (m) => project(m.eventId, m.postId, m.status, m.occurredAt),
+      "council.case_opened": async (m) => {
+        if (m.status === "agenda") return; // the forum's own decision, echoed (heat rule, docs/adr/0014)
+        await project(m.eventId, m.postId, m.status, m.occurredAt);
+      },
       "council.case_closed": (m) => project(m.eventId, m.postId, m.outcome, m.occurredAt, m.reason),
       "council.handoff_recorded": (m) => project(m.eventId, m.postId, "implementing", m.occurredAt),
       "council.implementation_completed": (m) => project(m.eventId, m.postId, "completed", m.occurredAt),
