@@ -1,5 +1,12 @@
 import { createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
-import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, seededRandom, SetClock, type TestDatabase } from "@aps/testkit";
+import {
+  ADMIN_DATABASE_URL,
+  createTestDatabase,
+  hasPostgres,
+  seededRandom,
+  SetClock,
+  type TestDatabase,
+} from "@aps/testkit";
 import { agendaScore, heat, movesToAgenda } from "./heat.js";
 import { ForumRepository } from "./store/repository.js";
 import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./store/paths.js";

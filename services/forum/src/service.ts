@@ -14,7 +14,6 @@ import { consumeCouncilEvents } from "./events/consumers.js";
 import { FlagStore } from "./store/flags.js";
 import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./store/paths.js";
 
-
 /** What `startForum` needs beyond the shared deps. */
 export interface ForumOptions {
   listenAddr: string;

@@ -66,6 +66,7 @@ export function encodeEventFields(type: string, fields: Record<string, unknown>)
   const codec = EVENT_TYPES[type as EventType] as unknown as Codec;
   const known = Object.keys(codec.fromPartial({}));
   for (const name of Object.keys(fields))
-    if (!known.includes(name)) throw new Error(`outbox: ${type} has no field ${name} (its fields: ${known.join(", ")})`);
+    if (!known.includes(name))
+      throw new Error(`outbox: ${type} has no field ${name} (its fields: ${known.join(", ")})`);
   return codec.encode(codec.fromJSON(fields)).finish();
 }

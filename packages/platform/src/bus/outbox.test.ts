@@ -179,7 +179,9 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
       };
       await writeTyped(typedOutboxEvent("forum.vote_cast", fields), { previousVote: 1, votesFor: 0, votesAgainst: 7 });
       // a row of a TypeScript producer beside it keeps its encoded payload
-      await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("enc") }));
+      await withTransaction(db.pool, (tx) =>
+        enqueueEvent(tx, { subject: "forum.post_created", payload: bytes("enc") }),
+      );
       await relay(bus).drain();
       expect(bus.published.map((e) => e.subject)).toEqual(["aps.forum.vote_cast", "aps.forum.post_created"]);
       const sent = bus.published[0]!;
@@ -206,7 +208,9 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
     it("a row has a payload or typed fields, never both or neither", async () => {
       await expect(
-        db.pool.query("INSERT INTO outbox (event_id, subject, payload, fields) VALUES ('x1', 'forum.vote_cast', '\\x00', '{}')"),
+        db.pool.query(
+          "INSERT INTO outbox (event_id, subject, payload, fields) VALUES ('x1', 'forum.vote_cast', '\\x00', '{}')",
+        ),
       ).rejects.toThrow(/outbox_payload_or_fields/);
       await expect(
         db.pool.query("INSERT INTO outbox (event_id, subject) VALUES ('x2', 'forum.vote_cast')"),
@@ -533,8 +537,9 @@ describe("the typed-row guard header (docs/adr/0181)", () => {
   it("is a header nats.js refuses, so a relay of the release before cannot publish a typed row with an empty payload", () => {
     // what that relay's JetStreamBus.publish does with each header of the row
     expect(() => natsHeaders().set(TYPED_ROW_GUARD.name, TYPED_ROW_GUARD.value)).toThrow(/invalid header value/);
-    expect(JSON.parse(typedOutboxEvent("forum.post_on_agenda", { eventId: "e1", postId: "p" })).headers).toMatchObject(
-      { [TYPED_ROW_GUARD.name]: TYPED_ROW_GUARD.value, "aps-event-type": "forum.post_on_agenda" },
-    );
+    expect(JSON.parse(typedOutboxEvent("forum.post_on_agenda", { eventId: "e1", postId: "p" })).headers).toMatchObject({
+      [TYPED_ROW_GUARD.name]: TYPED_ROW_GUARD.value,
+      "aps-event-type": "forum.post_on_agenda",
+    });
   });
 });

@@ -81,4 +81,3 @@ async function runMigrations(
     log: (msg: string) => log.debug({ migration: msg }, "migrate"),
   });
 }
-

@@ -37,7 +37,12 @@ if (!pgUp) console.warn(`\n!! consumers.test.ts: NO POSTGRESQL at ${ADMIN_DATABA
     tdb = await createTestDatabase();
     db = await openDatabase({ url: tdb.url, schema: "forum", log });
     await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
-    repo = new ForumRepository(db.pool, clock, { postsPerDay: 100, commentsPerDay: 100, agendaMinScore: 1, agendaSize: 10 });
+    repo = new ForumRepository(db.pool, clock, {
+      postsPerDay: 100,
+      commentsPerDay: 100,
+      agendaMinScore: 1,
+      agendaSize: 10,
+    });
     sub = await consumeCouncilEvents(bus, db.pool, repo);
   });
   afterAll(async () => {

@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -85,37 +85,22 @@ async function functionsOf(db: Database): Promise<Record<string, string>> {
     await migrate(fresh, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
 
     // The release before: the migrations it had (up to 1767000000167), and the functions its
-    // migrations created — heat, cast_vote/cast_votes of its signatures and the protobuf helpers
-    // they encoded with (bodies stand-ins: what start-up must replace or drop).
+    // migrations created — heat, cast_vote/cast_votes of its signatures (those of
+    // previous_signatures.sql) and the protobuf helpers they encoded with — with other bodies:
+    // what start-up must replace or drop.
     const before = mkdtempSync(join(tmpdir(), "forum-migrations-before-"));
     try {
       for (const dir of [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR])
         for (const f of readdirSync(dir).filter((f) => f < "1768")) cpSync(join(dir, f), join(before, f));
       const upgraded = await open();
       await migrate(upgraded, before, log);
+      await upgraded.pool.query(readFileSync(join(FUNCTIONS_DIR, "previous_signatures.sql"), "utf8"));
       await upgraded.pool.query(`
         CREATE OR REPLACE FUNCTION heat(s integer, created timestamptz) RETURNS double precision
           LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN s;
         CREATE FUNCTION pb_varint(v bigint) RETURNS bytea LANGUAGE sql RETURN '\\x'::bytea;
         CREATE FUNCTION pb_int32_field(field integer, v integer) RETURNS bytea LANGUAGE sql RETURN '\\x'::bytea;
-        CREATE FUNCTION pb_string_field(field integer, v text) RETURNS bytea LANGUAGE sql RETURN '\\x'::bytea;
-        CREATE FUNCTION cast_vote(
-          p_post_id text, p_voter_id text, p_vote smallint, p_now timestamptz,
-          p_agenda_min_score integer, p_agenda_size integer,
-          p_vote_event_id text, p_vote_payload bytea, p_vote_headers jsonb,
-          p_agenda_event_id text, p_agenda_payload bytea, p_agenda_headers jsonb,
-          p_source text DEFAULT NULL,
-          OUT post_found boolean, OUT changed boolean, OUT previous_vote smallint,
-          OUT tally_for integer, OUT tally_against integer, OUT moved_to_agenda boolean)
-          LANGUAGE plpgsql AS $$ BEGIN post_found := false; END $$;
-        CREATE FUNCTION cast_votes(
-          p_post_ids text[], p_voter_ids text[], p_votes smallint[], p_nows timestamptz[],
-          p_agenda_min_score integer, p_agenda_size integer,
-          p_vote_event_ids text[], p_vote_payloads bytea[], p_vote_headers jsonb[],
-          p_agenda_event_ids text[], p_agenda_payloads bytea[], p_agenda_headers jsonb[],
-          p_sources text[] DEFAULT NULL)
-          RETURNS TABLE (idx integer, post_found boolean, changed boolean, tally_for integer, tally_against integer)
-          LANGUAGE plpgsql AS $$ BEGIN RETURN; END $$;`);
+        CREATE FUNCTION pb_string_field(field integer, v text) RETURNS bytea LANGUAGE sql RETURN '\\x'::bytea;`);
       expect(Object.keys(await functionsOf(upgraded))).toContain("pb_varint(v bigint)");
 
       // this release starts on it

@@ -143,8 +143,76 @@ const DAY_MS = 86_400_000;
       expect(rows.rows[0]!.headers).toMatchObject({ [TYPED_ROW_GUARD.name]: TYPED_ROW_GUARD.value });
       // nothing in the schema encodes protobuf any more
       expect(
-        await count("SELECT count(*) AS n FROM pg_proc WHERE proname LIKE 'pb\\_%' AND pronamespace = current_schema()::regnamespace"),
+        await count(
+          "SELECT count(*) AS n FROM pg_proc WHERE proname LIKE 'pb\\_%' AND pronamespace = current_schema()::regnamespace",
+        ),
       ).toBe(0);
+    });
+
+    it("a replica of the release before still votes through the previous signatures: typed rows built from its arguments (docs/adr/0181)", async () => {
+      const r = repo({ agendaMinScore: 1, agendaSize: 1_000 });
+      clock.at = new Date("2032-03-04T05:06:07.089Z");
+      const post = await r.createPost(author, "Rolling update", "body", true);
+      const headers = (type: string) => JSON.stringify({ "aps-event-type": type, traceparent: "00-ab-cd-01" });
+      const one = await db.pool.query(
+        "SELECT * FROM cast_vote($1, $2, 1::smallint, $3, 1, 1000, 'e_vote_1', '\\x0a01'::bytea, $4, 'e_agenda_1', '\\x'::bytea, $5)",
+        [post.id, "ag_old1", clock.at, headers("forum.vote_cast"), headers("forum.post_on_agenda")],
+      );
+      expect(one.rows[0]).toMatchObject({ post_found: true, changed: true, tally_for: 1, moved_to_agenda: true });
+      const batch = await db.pool.query(
+        `SELECT * FROM cast_votes(ARRAY[$1, $1], ARRAY['ag_old2', 'ag_old3'], ARRAY[-1, 1]::smallint[], ARRAY[$2, $2]::timestamptz[], 1, 1000,
+           ARRAY['e_vote_2', 'e_vote_3'], ARRAY['\\x', '\\x']::bytea[], ARRAY[$3, $3]::jsonb[],
+           ARRAY['e_agenda_2', 'e_agenda_3'], ARRAY['\\x', '\\x']::bytea[], ARRAY[$4, $4]::jsonb[], ARRAY['198.51.100.0/24', NULL])`,
+        [post.id, clock.at, headers("forum.vote_cast"), headers("forum.post_on_agenda")],
+      );
+      expect(batch.rows.map((x) => [x.idx, x.changed])).toEqual([
+        [1, true],
+        [2, true],
+      ]);
+      const votes = (await voteEventsOf(post.id)).map((x) => x.e);
+      expect(votes).toEqual([
+        {
+          eventId: "e_vote_1",
+          occurredAt: clock.at.toISOString(),
+          postId: post.id,
+          voterId: "ag_old1",
+          vote: 1,
+          previousVote: 0,
+          votesFor: 1,
+          votesAgainst: 0,
+        },
+        {
+          eventId: "e_vote_2",
+          occurredAt: clock.at.toISOString(),
+          postId: post.id,
+          voterId: "ag_old2",
+          vote: -1,
+          previousVote: 0,
+          votesFor: 1,
+          votesAgainst: 1,
+        },
+        {
+          eventId: "e_vote_3",
+          occurredAt: clock.at.toISOString(),
+          postId: post.id,
+          voterId: "ag_old3",
+          vote: 1,
+          previousVote: 0,
+          votesFor: 2,
+          votesAgainst: 1,
+        },
+      ]);
+      const agenda = (await outbox("forum.post_on_agenda")).filter((o) => o.event_id === "e_agenda_1");
+      expect(events.PostOnAgenda.decode(agenda[0]!.payload)).toEqual({
+        eventId: "e_agenda_1",
+        occurredAt: clock.at.toISOString(),
+        postId: post.id,
+        authorId: author.agentId,
+      });
+      expect(agenda[0]!.headers).toMatchObject({
+        traceparent: "00-ab-cd-01",
+        [TYPED_ROW_GUARD.name]: TYPED_ROW_GUARD.value,
+      });
     });
 
     it("a keyed vote (Idempotency-Key, docs/adr/0115) is cast once: its retry after a later flip answers the first result and changes nothing", async () => {

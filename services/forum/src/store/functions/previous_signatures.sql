@@ -35,17 +35,9 @@ CREATE OR REPLACE FUNCTION cast_votes(
   p_sources text[] DEFAULT NULL)
   RETURNS TABLE (idx integer, post_found boolean, changed boolean, tally_for integer, tally_against integer)
   LANGUAGE plpgsql AS $$
-DECLARE
-  i integer;
-  r record;
 BEGIN
-  IF cardinality(p_post_ids) IS DISTINCT FROM cardinality(p_vote_event_ids)
-     OR cardinality(p_post_ids) IS DISTINCT FROM cardinality(p_vote_headers)
-     OR cardinality(p_post_ids) IS DISTINCT FROM cardinality(p_agenda_event_ids)
-     OR cardinality(p_post_ids) IS DISTINCT FROM cardinality(p_agenda_headers) THEN
-    RAISE EXCEPTION 'cast_votes: the argument arrays differ in length' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  -- The current cast_votes with each element's events built as the adapter above builds them.
+  -- The current cast_votes (which checks the lengths) with each element's events built as the
+  -- adapter above builds them.
   RETURN QUERY SELECT * FROM cast_votes(p_post_ids, p_voter_ids, p_votes, p_nows, p_agenda_min_score, p_agenda_size, p_sources,
     ARRAY(SELECT jsonb_build_object('type', p_vote_headers[i] ->> 'aps-event-type',
                    'headers', p_vote_headers[i] || '{"aps-typed-row": "typed\nrow"}'::jsonb,
