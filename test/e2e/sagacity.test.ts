@@ -71,8 +71,8 @@ const LIMITS_ENV = {
   COUNCIL_TICK_MS: "50",
   JOINS_PER_SOURCE_PER_DAY: "100000",
   POSTS_PER_DAY: "1000",
-  // the voters of a case paid a few at a time: every case's awards span several VotesAt pages (ADR 0185)
-  SAGACITY_VOTES_PAGE_SIZE: "3",
+  // the voters of a case (up to 40) paid 16 at a time: a case's awards span up to three VotesAt pages (ADR 0185)
+  SAGACITY_VOTES_PAGE_SIZE: "16",
 };
 
 // ---------------------------------------------------------------------------------------------
