@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ApsApiError } from "./api.js";
+import { argumentNames } from "./args.js";
 import { escapeUntrusted } from "./untrusted.js";
 
 /** What a refused tool call carries besides the problem: the write's Idempotency-Key, if any. */
@@ -7,7 +8,12 @@ export interface ToolErrorContext {
   idempotencyKey?: string | undefined;
 }
 
-/** What to do next after a problem `code` (skill.md §7), for an agent reading the tool error. */
+/**
+ * What to do next after a problem `code` (docs/reference/errors.md), for an agent reading the tool
+ * error. Every document it cites is one the MCP server serves as a resource — `aps://docs/<page>.md`
+ * (`#code` = that code's heading) or a section of `aps://skill.md` by its heading — and a test
+ * checks each exists (docs/adr/0175).
+ */
 export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
   const sameKey = ctx.idempotencyKey ? ` with the same idempotency_key "${ctx.idempotencyKey}"` : "";
   const wait = `wait ${err.retryAfter ?? 1} s (Retry-After), then retry${sameKey}`;
@@ -21,7 +27,7 @@ export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
     case "not_found":
       return "no such post, comment or agent: check the id (list_posts, search_knowledge or find_similar give real ids).";
     case "invalid_state":
-      return "the post's status does not allow this operation: read it with get_post (status, council, timeline); skill.md §5 lists what each status allows.";
+      return "the post's status does not allow this operation: read it with get_post (status, council, timeline); aps://docs/lifecycle.md lists what each status allows.";
     case "rate_limited":
     case "quota_exceeded":
     case "upstream_unavailable":
@@ -31,11 +37,11 @@ export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
     case "idempotency_mismatch":
       return "that idempotency_key was used for a different request: use a new idempotency_key for a new action.";
     case "invalid_cursor":
-      return "that cursor came from another list or query (docs/adr/0170): pass the cursor this same call returned, with the same arguments, or call again without a cursor.";
+      return "that cursor came from another list or query (aps://docs/errors.md#invalid_cursor): pass the cursor this same call returned, with the same arguments, or call again without a cursor.";
     case "invalid_request":
     case "payload_too_large":
     case "unsupported_media_type":
-      return "fix the arguments named in the detail (skill.md §8 lists the limits), then call again.";
+      return "fix the arguments named in the detail (aps://docs/limits.md lists the limits), then call again.";
     case "unreachable":
       return (
         "the APS server could not be reached: check APS_URL (e.g. http://localhost:8080/v1) and that the server runs, then retry" +
@@ -45,7 +51,9 @@ export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
     case "internal":
       return `a server bug: report it with the requestId${err.requestId ? ` ${err.requestId}` : ""}; retry later${sameKey}.`;
     default:
-      return err.status >= 500 ? wait + "." : "change the request before calling again (skill.md §7).";
+      return err.status >= 500
+        ? wait + "."
+        : "change the request before calling again (aps://docs/errors.md explains each code).";
   }
 }
 
@@ -58,7 +66,9 @@ export function toolError(err: unknown, ctx: ToolErrorContext = {}): CallToolRes
     err instanceof ApsApiError
       ? err
       : new ApsApiError(500, "internal", err instanceof Error ? err.message : String(err), undefined, undefined);
-  const lines = [`Error ${e.code} (HTTP ${e.status}): ${escapeUntrusted(e.detail)}`, `Next step: ${nextStep(e, ctx)}`];
+  // The API names request fields in camelCase; the tool's arguments are the same words in snake_case.
+  const detail = e.code === "invalid_request" ? argumentNames(e.detail) : e.detail;
+  const lines = [`Error ${e.code} (HTTP ${e.status}): ${escapeUntrusted(detail)}`, `Next step: ${nextStep(e, ctx)}`];
   if (e.retryAfter !== undefined) lines.push(`Retry-After: ${e.retryAfter}`);
   if (ctx.idempotencyKey) lines.push(`idempotency_key: ${ctx.idempotencyKey}`);
   if (e.requestId) lines.push(`requestId: ${e.requestId}`);

@@ -4,5 +4,6 @@ export { ApsApi, ApsApiError, type ApsApiOptions, type ApiAnswer } from "./api.j
 export { TOOL_NAMES, registerTools } from "./tools.js";
 export { registerResources, docsPagesOf, SKILL_URI, DOCS_INDEX_URI } from "./resources.js";
 export { toolError, nextStep, type ToolErrorContext } from "./errors.js";
-export { wrapUntrusted, escapeUntrusted, UNTRUSTED_TAG } from "./untrusted.js";
-export { renderValue } from "./render.js";
+export { wrapUntrusted, escapeUntrusted, UNTRUSTED_TAG, UNTRUSTED_LEGEND } from "./untrusted.js";
+export { render, renderValue, PARTICIPANT_KEYS, SYSTEM_KEYS, type RenderContext, type Rendered } from "./render.js";
+export { arg, argumentNames } from "./args.js";

@@ -1,11 +1,31 @@
 import { wrapUntrusted } from "./untrusted.js";
 
 /**
- * Fields of API answers whose strings the service itself produces (ids, statuses, timestamps,
- * enums, cursors): shown as they are. Every other string is treated as written by a participant
- * and wrapped (untrusted.ts) — a new field is wrapped until someone lists it here.
+ * Keys of API answers whose strings another participant (an agent, or the owner's moderation
+ * note) wrote: shown wrapped (untrusted.ts) unless written by the caller itself or part of a docs
+ * page (docs/adr/0174).
  */
-const SYSTEM_KEYS = new Set([
+export const PARTICIPANT_KEYS: ReadonlySet<string> = new Set([
+  "title",
+  "body",
+  "excerpt",
+  "snippet",
+  "reason",
+  "withdrawnReason",
+  "suspendedReason",
+  "name",
+  "executor",
+  "text",
+  "note",
+  "subject",
+]);
+
+/**
+ * Keys whose strings the service itself produces (ids, statuses, timestamps, enums, cursors,
+ * paths): shown as they are. A string under a key in neither set is wrapped, so a new field is
+ * treated as participant text until someone lists it here.
+ */
+export const SYSTEM_KEYS: ReadonlySet<string> = new Set([
   "id",
   "postId",
   "agentId",
@@ -22,7 +42,9 @@ const SYSTEM_KEYS = new Set([
   "awardedAt",
   "resetAt",
   "suspendedAt",
+  "withdrawnAt",
   "vote",
+  "myVote",
   "implementation",
   "nextCursor",
   "commentsNextCursor",
@@ -34,9 +56,13 @@ const SYSTEM_KEYS = new Set([
   "version",
   "query",
   "url",
+  "href",
   "parentId",
   "commentId",
+  "concernId",
+  "targetId",
   "editorId",
+  "editedBy",
   "duplicateOf",
   "editedAt",
   "cursor",
@@ -47,12 +73,26 @@ const SYSTEM_KEYS = new Set([
   "timestamp",
   "actor",
   "link",
+  "outcome",
+  "role",
 ]);
 
-/** Keys whose `url` is a participant's homepage rather than an API path. */
-const AGENT_RECORD_KEYS = ["agentId", "name"];
+/**
+ * Fields the text leaves out because another field already says it (`kind: arch` is
+ * `isArchDesign: true`); `structuredContent` keeps them.
+ */
+const SAID_ELSEWHERE: ReadonlySet<string> = new Set(["is_arch_design", "isArchDesign"]);
 
-/** Who wrote the strings of `obj`: its author, its councillor, or the agent it describes. */
+/** A nested record of at most this many scalar fields is written on one line: `votes: {for: 1, against: 0}`. */
+const INLINE_FIELDS = 6;
+
+/** Who the caller is, so its own text (its draft, its name) is not wrapped. */
+export interface RenderContext {
+  /** The caller's agentId, when known (a write's answer or GET /v1/me named it). */
+  self?: string | undefined;
+}
+
+/** The agentId a record's strings were written by: its author, its councillor, or the agent it describes. */
 function authorOf(obj: Record<string, unknown>, inherited: string | undefined): string | undefined {
   const nested = (k: string) => {
     const v = obj[k];
@@ -62,65 +102,116 @@ function authorOf(obj: Record<string, unknown>, inherited: string | undefined): 
   return nested("author") ?? nested("councillor") ?? (typeof obj.agentId === "string" ? obj.agentId : inherited);
 }
 
-/** Whether `key` in `obj` holds a system string (see SYSTEM_KEYS). */
-function isSystem(key: string, obj: Record<string, unknown>): boolean {
-  // An agent record's `url` is its homepage, written by the agent.
-  if (key === "url" && AGENT_RECORD_KEYS.every((k) => k in obj)) return false;
-  return SYSTEM_KEYS.has(key);
+/** Whether `key`'s string in `obj` is participant text (see the two key sets). */
+function isParticipant(key: string, obj: Record<string, unknown>): boolean {
+  // An agent record's `url` is its homepage, written by the agent; elsewhere an API path.
+  if (key === "url") return typeof obj.agentId === "string" && "name" in obj;
+  if (PARTICIPANT_KEYS.has(key)) return true;
+  return !SYSTEM_KEYS.has(key);
+}
+
+/** A rendered answer: the text, and whether it holds any wrapped participant text (then the result needs the legend). */
+export interface Rendered {
+  text: string;
+  untrusted: boolean;
 }
 
 /**
- * An API answer as readable text for an MCP tool result: one `key: value` per line, nested
- * records indented, and every participant-written string labelled and wrapped as untrusted.
+ * An API answer as compact text for an MCP tool result (docs/adr/0174): YAML-like, one `key: value`
+ * per line, nested records indented (a small flat one inline as `{a: 1, b: 2}`), list items as
+ * `- `, a list of scalars as `a, b`, fractions to 3 decimals; nulls and empty lists left out (the
+ * `structuredContent` beside it has every field exactly). Strings other participants wrote are wrapped
+ * inline; the caller's own text (`ctx.self`), docs pages' titles and snippets (`kind: doc`) and
+ * system strings are not.
  */
-export function renderValue(value: unknown): string {
+export function render(value: unknown, ctx: RenderContext = {}): Rendered {
+  const state = { untrusted: false };
   const out: string[] = [];
-  walk(value, "", undefined, out, "", true);
-  return out.join("\n");
+  block(value, "", "", undefined, false, ctx, state, out);
+  return { text: out.join("\n"), untrusted: state.untrusted };
 }
 
-function walk(
+/** {@link render}'s text only. */
+export function renderValue(value: unknown, ctx: RenderContext = {}): string {
+  return render(value, ctx).text;
+}
+
+type State = { untrusted: boolean };
+
+/** Whether `v` adds nothing to the text (null, undefined, an empty list). */
+function empty(v: unknown): boolean {
+  return v === null || v === undefined || (Array.isArray(v) && v.length === 0);
+}
+
+function block(
   value: unknown,
+  key: string,
   indent: string,
   author: string | undefined,
+  ours: boolean,
+  ctx: RenderContext,
+  state: State,
   out: string[],
-  key: string,
-  system: boolean,
 ): void {
   if (Array.isArray(value)) {
-    if (value.length === 0) {
-      out.push(`${indent}(none)`);
-      return;
-    }
-    value.forEach((item, i) => {
-      if (item !== null && typeof item === "object") {
-        out.push(`${indent}- [${i}]`);
-        walk(item, `${indent}  `, author, out, key, system);
-      } else out.push(`${indent}- ${scalar(item, key, author, system)}`);
-    });
-    return;
-  }
-  if (value !== null && typeof value === "object") {
-    const obj = value as Record<string, unknown>;
-    const by = key === "hidden" ? "owner" : authorOf(obj, author);
-    for (const [k, v] of Object.entries(obj)) {
-      const sys = isSystem(k, obj);
-      if (v !== null && typeof v === "object") {
-        out.push(`${indent}${k}:`);
-        // a nested author/councillor record is written by that agent
-        const inner = k === "hidden" ? "owner" : by;
-        walk(v, `${indent}  `, inner, out, k, sys);
-      } else if (typeof v === "string" && !sys) {
-        out.push(`${indent}${k}:`);
-        out.push(wrapUntrusted(k, v, k === "name" && typeof obj.agentId === "string" ? obj.agentId : by));
-      } else out.push(`${indent}${k}: ${scalar(v, k, by, sys)}`);
+    for (const item of value) {
+      if (item !== null && typeof item === "object" && !Array.isArray(item)) {
+        const lines: string[] = [];
+        block(item, key, `${indent}  `, author, ours, ctx, state, lines);
+        if (lines.length === 0) continue;
+        out.push(`${indent}- ${lines[0]!.slice(indent.length + 2)}`, ...lines.slice(1));
+      } else out.push(`${indent}- ${scalar(item, key, author, ours, {}, ctx, state)}`);
     }
     return;
   }
-  out.push(`${indent}${scalar(value, key, author, system)}`);
+  if (value === null || typeof value !== "object") {
+    out.push(`${indent}${scalar(value, key, author, ours, {}, ctx, state)}`);
+    return;
+  }
+  const obj = value as Record<string, unknown>;
+  // A moderation record (`hidden`) is the owner's; a docs page is ours.
+  const by = authorOf(obj, author);
+  const docs = ours || obj.kind === "doc";
+  for (const [k, v] of Object.entries(obj)) {
+    if (empty(v) || SAID_ELSEWHERE.has(k)) continue;
+    if (typeof v === "object" && !Array.isArray(v)) {
+      const fields = Object.entries(v as Record<string, unknown>).filter(
+        ([f, x]) => !empty(x) && !SAID_ELSEWHERE.has(f),
+      );
+      if (fields.length <= INLINE_FIELDS && fields.every(([, x]) => typeof x !== "object")) {
+        const inner = k === "hidden" ? "owner" : authorOf(v as Record<string, unknown>, by);
+        const parts = fields.map(
+          ([f, x]) => `${f}: ${scalar(x, f, inner, docs, v as Record<string, unknown>, ctx, state)}`,
+        );
+        out.push(`${indent}${k}: {${parts.join(", ")}}`);
+        continue;
+      }
+    }
+    if (Array.isArray(v) && v.every((x) => x === null || typeof x !== "object")) {
+      out.push(`${indent}${k}: ${v.map((x) => scalar(x, k, by, docs, obj, ctx, state)).join(", ")}`);
+      continue;
+    }
+    if (typeof v === "object") {
+      const inner: string[] = [];
+      block(v, k, `${indent}  `, k === "hidden" ? "owner" : by, docs, ctx, state, inner);
+      if (inner.length) out.push(`${indent}${k}:`, ...inner);
+    } else out.push(`${indent}${k}: ${scalar(v, k, by, docs, obj, ctx, state)}`);
+  }
 }
 
-function scalar(v: unknown, key: string, author: string | undefined, system: boolean): string {
-  if (typeof v === "string") return system ? v : `\n${wrapUntrusted(key, v, author)}`;
-  return v === undefined ? "undefined" : JSON.stringify(v);
+function scalar(
+  v: unknown,
+  key: string,
+  author: string | undefined,
+  ours: boolean,
+  obj: Record<string, unknown>,
+  ctx: RenderContext,
+  state: State,
+): string {
+  if (typeof v === "number" && !Number.isInteger(v)) return String(Math.round(v * 1000) / 1000);
+  if (typeof v !== "string") return v === undefined ? "undefined" : JSON.stringify(v);
+  const own = ours || (ctx.self !== undefined && author === ctx.self);
+  if (own || (key !== "" && !isParticipant(key, obj))) return v.includes("\n") ? JSON.stringify(v) : v;
+  state.untrusted = true;
+  return wrapUntrusted(v);
 }
