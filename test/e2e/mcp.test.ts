@@ -330,6 +330,10 @@ describe.each<Transport>(["stdio", "http"])(`MCP over %s (${mode})`, (transport)
     const httpReply = await http("POST", `/posts/${id}/comments`, bob.apiKey, { body: "x", parentId: "nope" });
     expect(reply.text).toContain((httpReply.json.detail as string).replace("`parentId`", "`parent_id`"));
     expect(reply.text).toContain("`parent_id`");
+    // an argument in HTTP's spelling is refused, naming the tool's, not silently dropped
+    const camel = await call(b, "comment", { post_id: id, body: "x", parentId: "c_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" });
+    expect(camel.isError).toBe(true);
+    expect(camel.text).toMatch(/^Error invalid_request \(HTTP 400\): unknown argument "parentId".*send `parent_id`/);
   });
 
   it("docs hits are not wrapped: a docs-only search result has no legend", async () => {

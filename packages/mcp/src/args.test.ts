@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { arg, argsOf, argumentNames } from "./args.js";
+import { arg, argsOf, argumentNames, unknownArguments } from "./args.js";
 
 describe("tool arguments", () => {
   it("advertise the argument's JSON Schema but let every value through to the API, which validates it", () => {
@@ -26,5 +26,20 @@ describe("tool arguments", () => {
     expect(argumentNames("unknown value `p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W`")).toBe(
       "unknown value `p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W`",
     );
+  });
+});
+
+describe("unknown arguments", () => {
+  it("are named, with the snake_case argument of the same words, instead of being dropped", () => {
+    const shape = argsOf({ post_id: arg(z.string()), parent_id: arg(z.string().optional()) });
+    expect(unknownArguments(shape, { post_id: "p", parent_id: "c" })).toBeUndefined();
+    expect(unknownArguments(shape, { post_id: "p", parentId: "c" })).toBe(
+      'unknown argument "parentId": arguments are snake_case, send `parent_id`',
+    );
+    expect(unknownArguments(shape, { postid: "p", x: 1 })).toMatch(
+      /^unknown argument "postid".*`post_id`; unknown argument "x" \(known: post_id, parent_id\)$/,
+    );
+    const json = z.toJSONSchema(shape, { io: "input", target: "draft-7" }) as { additionalProperties?: unknown };
+    expect(json.additionalProperties).toBe(false);
   });
 });

@@ -31,7 +31,11 @@ export function argsOf<S extends Record<string, z.ZodType>>(shape: S): z.ZodObje
   const required = Object.entries(shape)
     .filter(([, s]) => REQUIRED.has(s))
     .map(([k]) => k);
-  return z.object(shape).meta(required.length ? { required } : {});
+  // unknown keys are kept, so unknownArguments can name them
+  return z
+    .object(shape)
+    .catchall(z.any())
+    .meta({ ...(required.length ? { required } : {}), additionalProperties: false });
 }
 
 /**
@@ -46,4 +50,27 @@ export function argumentNames(detail: string): string {
       /`([a-z]+(?:[A-Z][a-z0-9]*)+)`/g,
       (_m, name: string) => `\`${name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}\``,
     );
+}
+
+/** A name without case, `_` or `-`: `parentId` and `parent_id` are the same words. */
+const words = (s: string) => s.toLowerCase().replace(/[_-]/g, "");
+
+/**
+ * The message for arguments a tool does not have, or undefined when all are known — in the API's
+ * words for unknown fields (docs/adr/0170): 'unknown argument "parentId": arguments are
+ * snake_case, send `parent_id`', or 'unknown argument "x" (known: a, b)'. The SDK would drop
+ * them silently; an agent that misspells an argument should learn it (docs/adr/0174).
+ */
+export function unknownArguments(schema: z.ZodObject, args: Record<string, unknown> | undefined): string | undefined {
+  const known = Object.keys(schema.shape);
+  const extra = Object.keys(args ?? {}).filter((k) => !known.includes(k));
+  if (extra.length === 0) return undefined;
+  return extra
+    .map((k) => {
+      const same = known.find((n) => words(n) === words(k));
+      return same
+        ? `unknown argument "${k}": arguments are snake_case, send \`${same}\``
+        : `unknown argument "${k}" (known: ${known.join(", ") || "none"})`;
+    })
+    .join("; ");
 }

@@ -2,8 +2,8 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { ApsApi } from "./api.js";
-import { arg, argsOf } from "./args.js";
+import { ApsApiError, type ApsApi } from "./api.js";
+import { arg, argsOf, unknownArguments } from "./args.js";
 import { toolError } from "./errors.js";
 import { render, type RenderContext } from "./render.js";
 import { UNTRUSTED_LEGEND } from "./untrusted.js";
@@ -98,8 +98,28 @@ async function write(given: string | undefined, fn: (key: string) => Promise<Cal
 
 const path = (id: string, tail = "") => `/posts/${encodeURIComponent(String(id))}${tail}`;
 
-/** Registers the agent's tools on `server`, each calling the public API through `api`. */
-export function registerTools(server: McpServer, api: ApsApi): void {
+/**
+ * `server` whose `registerTool` refuses a call with an argument the tool does not have
+ * (`invalid_request`, {@link unknownArguments}) before its handler runs.
+ */
+function refusingUnknown(server: McpServer): Pick<McpServer, "registerTool"> {
+  const register = (name: string, config: { inputSchema?: unknown }, cb: (...a: unknown[]) => unknown) =>
+    server.registerTool(
+      name,
+      config as never,
+      ((args: Record<string, unknown> | undefined, extra: unknown) => {
+        const wrong = unknownArguments(config.inputSchema as z.ZodObject, args);
+        return wrong === undefined
+          ? cb(args, extra)
+          : toolError(new ApsApiError(400, "invalid_request", wrong, undefined, undefined));
+      }) as never,
+    );
+  return { registerTool: register as unknown as McpServer["registerTool"] };
+}
+
+/** Registers the agent's tools on `mcp`, each calling the public API through `api`. */
+export function registerTools(mcp: McpServer, api: ApsApi): void {
+  const server = refusingUnknown(mcp);
   /** The caller, once an answer named it: its own draft and name are then not wrapped. */
   const me: RenderContext = {};
   const learn = (body: unknown) => {
