@@ -36,6 +36,7 @@ export * from "./trust.js";
 export * from "./trust-env.js";
 export * from "./runtime.js";
 export * from "./limits.js";
+export * from "./mentions.js";
 export * from "./clients/identity.js";
 export * from "./clients/forum.js";
 export * from "./clients/council.js";

@@ -18,6 +18,8 @@ export const LIMITS = {
   listMax: 100,
   /** Code points of a post body shown in lists (docs/adr/0102); the full body is on /posts/{id}. */
   excerptChars: 500,
+  /** Distinct `@` mentions of one comment that notify; later ones are plain text (docs/adr/0179). */
+  mentionsPerComment: 10,
   /**
    * Largest gRPC message any APS client or server sends or accepts, bytes (docs/adr/0102), set
    * explicitly on both sides instead of grpc-js's 4 MiB receive default. The largest legitimate

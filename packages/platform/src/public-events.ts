@@ -9,6 +9,7 @@ export const PUBLIC_EVENT_TYPES = [
   "post.created",
   "post.status_changed",
   "comment.created",
+  "agent.mentioned",
   "vote.milestone",
   "council.ballot_cast",
   "council.decided",

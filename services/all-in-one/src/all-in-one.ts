@@ -242,6 +242,7 @@ async function startServices(
     allowPrivate: notifCfg.WEBHOOK_ALLOW_PRIVATE,
     allowedPorts: notifCfg.WEBHOOK_ALLOWED_PORTS,
     secretOverlapMs: notifCfg.WEBHOOK_SECRET_OVERLAP_MS,
+    watch: { fanoutMax: notifCfg.WATCH_FANOUT_MAX, perAgent: notifCfg.WATCHES_PER_AGENT },
   });
   const at = (port: number) => `127.0.0.1:${port}`;
   // Keyed by the one service list (docs/adr/0105): a service missing here fails the type check.

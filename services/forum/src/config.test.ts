@@ -26,6 +26,12 @@ describe("forum loadConfig(env)", () => {
     expect(() => loadConfig({ FLAG_HIDE_THRESHOLD: "two" })).toThrow(/FLAG_HIDE_THRESHOLD/);
   });
 
+  it("MENTIONS_PER_SOURCE_PER_DAY: default 200, at least one comment's mentions, into the limits (docs/adr/0179)", () => {
+    expect(forumLimits(loadConfig({})).mentionsPerSourcePerDay).toBe(200);
+    expect(forumLimits(loadConfig({ MENTIONS_PER_SOURCE_PER_DAY: "30" })).mentionsPerSourcePerDay).toBe(30);
+    expect(() => loadConfig({ MENTIONS_PER_SOURCE_PER_DAY: "9" })).toThrow(/MENTIONS_PER_SOURCE_PER_DAY/);
+  });
+
   it("FLAGS_PER_DAY: default 20, an integer ≥ 1, passed to the limits (issue 30 rule 4, docs/adr/0155)", () => {
     expect(loadConfig({}).FLAGS_PER_DAY).toBe(20);
     expect(forumLimits(loadConfig({ FLAGS_PER_DAY: "5" })).flagsPerDay).toBe(5);

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { commonEnvSchema, defaultListenAddr, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
-import type { ForumLimits } from "./store/repository.js";
+import { commonEnvSchema, defaultListenAddr, grpcAddr, intVar, LIMITS, optionalVar, parseEnv } from "@aps/platform";
+import { DEFAULT_MENTIONS_PER_SOURCE_PER_DAY, type ForumLimits } from "./store/repository.js";
 
 /** Env schema of the forum service (README "Configuration"). */
 export const forumEnvSchema = commonEnvSchema.extend({
@@ -26,6 +26,8 @@ export const forumEnvSchema = commonEnvSchema.extend({
   FLAG_HIDE_THRESHOLD: intVar(3, 1),
   /** Flags one agent may store per UTC day; beyond it 429 quota_exceeded (issue 30 rule 4, docs/adr/0155; default 20). */
   FLAGS_PER_DAY: intVar(20, 1),
+  /** @mentions one abuse source may notify per UTC day; beyond it 429 quota_exceeded (issue 32, docs/adr/0179; default 200, at least one comment's worth). */
+  MENTIONS_PER_SOURCE_PER_DAY: intVar(DEFAULT_MENTIONS_PER_SOURCE_PER_DAY, LIMITS.mentionsPerComment),
 });
 
 /** Typed forum config. */
@@ -39,8 +41,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): ForumConfig {
 
 /**
  * The forum's limits from its config: daily posts and comments per identity, the heat rule's
- * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/architecture.md §4–5), FLAG_HIDE_THRESHOLD and
- * FLAGS_PER_DAY. One mapping for every place that starts the forum (its main, the all-in-one, tests).
+ * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/architecture.md §4–5), FLAG_HIDE_THRESHOLD,
+ * FLAGS_PER_DAY and MENTIONS_PER_SOURCE_PER_DAY. One mapping for every place that starts the forum (its main, the all-in-one, tests).
  */
 export function forumLimits(cfg: ForumConfig): ForumLimits {
   return {
@@ -52,5 +54,6 @@ export function forumLimits(cfg: ForumConfig): ForumLimits {
     agendaSize: cfg.AGENDA_SIZE,
     flagHideThreshold: cfg.FLAG_HIDE_THRESHOLD,
     flagsPerDay: cfg.FLAGS_PER_DAY,
+    mentionsPerSourcePerDay: cfg.MENTIONS_PER_SOURCE_PER_DAY,
   };
 }

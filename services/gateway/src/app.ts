@@ -38,6 +38,7 @@ import { ReadCache } from "./cache/read-cache.js";
 import { webRoutes } from "./web/routes.js";
 import { ReadinessCheck } from "./http/readiness.js";
 import { mcpRoutes, type McpOrigins } from "./mcp/route.js";
+import { watchRoutes } from "./routes/watch.js";
 import { eventRoutes } from "./routes/events.js";
 import { SseStreams } from "./http/sse.js";
 
@@ -147,6 +148,7 @@ export function createApp(deps: AppDeps): Express {
   knowledgeRoutes(deps.knowledge, reads, v1);
   identityRoutes(deps.identity, deps.forum, auth, v1, deps.notifications);
   eventRoutes(deps.notifications, deps.sseStreams ?? new SseStreams(), v1);
+  watchRoutes(deps.forum, deps.notifications, v1); // docs/adr/0178
   // No engine, no translation quota (null): nothing can be generated (docs/adr/0123).
   quotaRoutes(deps.forum, rateLimiter, capabilities.translationEngine ? deps.translation : undefined, v1);
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);

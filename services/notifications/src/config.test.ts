@@ -16,6 +16,16 @@ describe("notifications loadConfig(env)", () => {
     expect(c.WEBHOOK_SECRET_OVERLAP_MS).toBe(24 * 3600 * 1000);
   });
 
+  it("WATCH_FANOUT_MAX and WATCHES_PER_AGENT: defaults 500 and 1000, integers ≥ 1 (issue 32, docs/adr/0178)", () => {
+    expect(loadConfig({})).toMatchObject({ WATCH_FANOUT_MAX: 500, WATCHES_PER_AGENT: 1000 });
+    expect(loadConfig({ WATCH_FANOUT_MAX: "3", WATCHES_PER_AGENT: "2" })).toMatchObject({
+      WATCH_FANOUT_MAX: 3,
+      WATCHES_PER_AGENT: 2,
+    });
+    expect(() => loadConfig({ WATCH_FANOUT_MAX: "0" })).toThrow(/WATCH_FANOUT_MAX/);
+    expect(() => loadConfig({ WATCHES_PER_AGENT: "many" })).toThrow(/WATCHES_PER_AGENT/);
+  });
+
   it("WEBHOOK_SECRET_OVERLAP_MS: milliseconds ≥ 0 (0: a rotation takes effect at once)", () => {
     expect(loadConfig({ WEBHOOK_SECRET_OVERLAP_MS: "3000" }).WEBHOOK_SECRET_OVERLAP_MS).toBe(3000);
     expect(loadConfig({ WEBHOOK_SECRET_OVERLAP_MS: "0" }).WEBHOOK_SECRET_OVERLAP_MS).toBe(0);

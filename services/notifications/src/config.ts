@@ -1,6 +1,7 @@
 import ms from "ms";
 import { z } from "zod";
 import { commonEnvSchema, defaultListenAddr, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import { DEFAULT_WATCH_LIMITS } from "./store/watches.js";
 
 /** A duration such as `30d`, `12h`, `90s` or a number of milliseconds (the `ms` package's syntax); ms after parsing. */
 function toMs(v: string): number | undefined {
@@ -96,6 +97,14 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
    * metadata addresses as webhook targets (the SSRF guard, docs/adr/0127). Off by default.
    */
   WEBHOOK_ALLOW_PRIVATE: flag,
+  /**
+   * Watchers of one post an event of it reaches, oldest watch first; later watchers get only the
+   * default audience's items (issue 32 "Watch, mute, mentions", docs/adr/0178). Bounds the fan-out
+   * written in one feed transaction.
+   */
+  WATCH_FANOUT_MAX: intVar(DEFAULT_WATCH_LIMITS.fanoutMax, 1),
+  /** Posts one agent may watch or mute at once; one more is a 429 (docs/adr/0178). */
+  WATCHES_PER_AGENT: intVar(DEFAULT_WATCH_LIMITS.perAgent, 1),
 });
 
 /** Typed notifications config (durations in ms). */

@@ -22,6 +22,7 @@ const svc = await startNotifications(deps, {
   allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE,
   allowedPorts: cfg.WEBHOOK_ALLOWED_PORTS,
   secretOverlapMs: cfg.WEBHOOK_SECRET_OVERLAP_MS,
+  watch: { fanoutMax: cfg.WATCH_FANOUT_MAX, perAgent: cfg.WATCHES_PER_AGENT },
 });
 const metrics = await startMetricsServer(metricsPortFromEnv(), deps.log);
 onShutdown(deps.log, async () => {

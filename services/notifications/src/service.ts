@@ -11,6 +11,7 @@ import { consumeFeed } from "./events/consumer.js";
 import { notificationsHandlers, type NotificationsStores } from "./grpc/handlers.js";
 import { FeedStore } from "./store/feed.js";
 import { InboxStore } from "./store/inbox.js";
+import { DEFAULT_WATCH_LIMITS, WatchStore, type WatchLimits } from "./store/watches.js";
 import { WebhookStore } from "./store/webhooks.js";
 import type { Resolver } from "./webhooks/ssrf.js";
 import { DeliveryWorker } from "./webhooks/worker.js";
@@ -55,6 +56,8 @@ export interface NotificationsOptions {
   secretOverlapMs: number;
   /** DNS seam of the SSRF guard (tests). */
   resolve?: Resolver;
+  /** WATCH_FANOUT_MAX and WATCHES_PER_AGENT (issue 32, docs/adr/0178); DEFAULT_WATCH_LIMITS when absent. */
+  watch?: WatchLimits;
 }
 
 /** A running notifications service. */
@@ -72,6 +75,7 @@ export interface NotificationsHandle {
  * retention of the feed, inbox and deliveries (docs/adr/0125, 0167).
  */
 export async function startNotifications(deps: ServiceDeps, opts: NotificationsOptions): Promise<NotificationsHandle> {
+  const watch = opts.watch ?? DEFAULT_WATCH_LIMITS;
   const policy = {
     allowPrivate: opts.allowPrivate,
     allowedPorts: opts.allowedPorts,
@@ -96,10 +100,18 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
       feed: new FeedStore(deps.db.pool),
       inbox: new InboxStore(deps.db.pool),
       webhooks: new WebhookStore(deps.db.pool, () => worker.notify()),
+      watches: new WatchStore(deps.db.pool, watch),
     }),
     handlers: (repo) => notificationsHandlers(repo, policy, deps.log, { secretOverlapMs: opts.secretOverlapMs }),
     background: async () => {
-      const feed = await consumeFeed(deps.bus, deps.db.pool, () => worker.notify(), deps.log);
+      const feed = await consumeFeed(
+        deps.bus,
+        deps.db.pool,
+        () => worker.notify(),
+        deps.log,
+        Date.now,
+        watch.fanoutMax,
+      );
       worker.start();
       return [feed, worker];
     },

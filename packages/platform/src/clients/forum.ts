@@ -29,9 +29,16 @@ export class ForumClient {
   listPosts(req: Optional<forum.ListPostsRequest, "tags" | "statuses">): Promise<forum.ListPostsResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "listPosts", { tags: [], statuses: [], ...req });
   }
-  /** Adds a comment; `parentId` "" (the default) for a top-level one. */
-  createComment(req: Optional<forum.CreateCommentRequest, "parentId">): Promise<forum.Comment> {
-    return callMethod(this.c, forum.ForumServiceDefinition, "createComment", { parentId: "", ...req });
+  /** Adds a comment; `parentId` "" (the default) for a top-level one; no mentions and the author's own source by default (docs/adr/0179). */
+  createComment(
+    req: Optional<forum.CreateCommentRequest, "parentId" | "mentionIds" | "source">,
+  ): Promise<forum.Comment> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "createComment", {
+      parentId: "",
+      mentionIds: [],
+      source: "",
+      ...req,
+    });
   }
   listComments(req: forum.ListCommentsRequest): Promise<forum.ListCommentsResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "listComments", req);

@@ -38,6 +38,11 @@ export class IdentityClient {
   getAgent(agentId: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "getAgent", { agentId });
   }
+  /** The agents `@` handles name; unknown or shared names are left out (issue 32, docs/adr/0179). */
+  async resolveMentions(handles: string[]): Promise<string[]> {
+    const r = await callMethod(this.c, identity.IdentityServiceDefinition, "resolveMentions", { handles });
+    return r.agentIds;
+  }
   grantSeat(agentId: string, seat: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "grantSeat", { agentId, seat });
   }

@@ -57,6 +57,14 @@ export class NotificationsClient {
   rotateSecret(req: notifications.RotateSecretRequest): Promise<notifications.RotateSecretResponse> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "rotateSecret", req);
   }
+  /** Sets the caller's watch level on a post: watching, normal (deletes) or muted (issue 32, docs/adr/0178). */
+  setWatch(req: notifications.SetWatchRequest): Promise<notifications.Watch> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "setWatch", req);
+  }
+  /** The caller's watch level on a post (`normal` when none is set; docs/adr/0178). */
+  getWatch(req: notifications.GetWatchRequest): Promise<notifications.Watch> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "getWatch", req);
+  }
   /** True when the service answers the gRPC health check SERVING within `ms` (readiness, docs/adr/0075). */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);

@@ -18,6 +18,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     authenticate: GATEWAY,
     rotateKey: GATEWAY,
     getAgent: ["gateway", "council"],
+    resolveMentions: GATEWAY, // a comment's @handles (docs/adr/0179)
     // owner actions: seats decide who may close Council cases, and so who earns Sagacity
     grantSeat: GATEWAY,
     revokeSeat: GATEWAY,
@@ -78,6 +79,8 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     listNotifications: GATEWAY,
     markRead: GATEWAY,
     unread: GATEWAY,
+    setWatch: GATEWAY, // watch levels (docs/adr/0178)
+    getWatch: GATEWAY,
     createWebhook: GATEWAY,
     listWebhooks: GATEWAY,
     getWebhook: GATEWAY,

@@ -94,6 +94,11 @@ const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1)
  * characters), "" for the caller's own (issue 30 rules 2 and 4, docs/adr/0154, 0155).
  */
 const source = z.string().max(128);
+/** The agents a comment @-mentions, resolved by the gateway (docs/adr/0179): at most LIMITS.mentionsPerComment. */
+const mentionIds = z
+  .array(z.string().regex(/^ext_[0-9A-HJKMNP-TV-Z]{26}$/, "mentionIds: ext_ + ULID"))
+  .max(LIMITS.mentionsPerComment)
+  .transform((m) => [...new Set(m)]);
 
 /**
  * A listed post: its body cut to the first LIMITS.excerptChars code points (`bodyLength` keeps
@@ -128,12 +133,16 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
     createComment: unary(log, async (req: forum.CreateCommentRequest) => {
       const r = parseRequest(createComment, req);
       const key = parseRequest(idempotencyKey, req.idempotencyKey);
+      // Mentions and source are not part of the keyed request (a retry resolves the same body again).
+      const mentions = parseRequest(mentionIds, req.mentionIds);
+      const from = parseRequest(source, req.source);
       return repo.createComment(
         r.postId,
         r.author,
         r.body,
         idempotencyScope(r.author.agentId, key, "forum.CreateComment", r),
         r.parentId,
+        { ids: mentions.filter((m) => m !== r.author.agentId), source: from || `agent:${r.author.agentId}` },
       );
     }),
     moderatePost: unary(log, async (req: forum.ModeratePostRequest) => {

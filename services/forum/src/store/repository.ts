@@ -43,7 +43,12 @@ export interface ForumLimits {
   flagHideThreshold?: number;
   /** Flags one agent may store per UTC day (FLAGS_PER_DAY, issue 30 rule 4, docs/adr/0155); default 20. */
   flagsPerDay?: number;
+  /** @mentions one source may notify per UTC day (MENTIONS_PER_SOURCE_PER_DAY, docs/adr/0179); default 200. */
+  mentionsPerSourcePerDay?: number;
 }
+
+/** MENTIONS_PER_SOURCE_PER_DAY's default (docs/adr/0179). */
+export const DEFAULT_MENTIONS_PER_SOURCE_PER_DAY = 200;
 
 /** Largest group commit of votes (docs/adr/0097): bounds one batch's lock time to a few ms. */
 const VOTE_BATCH_MAX = 64;
@@ -227,7 +232,10 @@ export class ForumRepository {
 
   /**
    * Adds a comment; throws `not_found` for an absent post, `quota_exceeded` past COMMENTS_PER_DAY.
-   * With a keyed `idem` scope, one comment per (agent, key) (docs/adr/0115).
+   * With a keyed `idem` scope, one comment per (agent, key) (docs/adr/0115). `mentions.ids` (the
+   * agents the body @-mentions, resolved by the gateway, never the author) go in the event and
+   * count against `mentions.source`'s MENTIONS_PER_SOURCE_PER_DAY: past it, `quota_exceeded` and
+   * nothing is stored (docs/adr/0179).
    */
   async createComment(
     postId: string,
@@ -235,6 +243,7 @@ export class ForumRepository {
     body: string,
     idem?: IdempotencyScope,
     parentId = "",
+    mentions: { ids: readonly string[]; source: string } = { ids: [], source: "" },
   ): Promise<forum.Comment> {
     const now = this.clock.now();
     const c = await this.idempotent.run(idem, forum.Comment, async (tx) => {
@@ -254,6 +263,7 @@ export class ForumRepository {
           throw new ApsError("invalid_request", `parentId: ${parentId} is not a comment of post ${postId}`);
       }
       await this.count(tx, author.agentId, "comment", now, this.limits.commentsPerDay);
+      if (mentions.ids.length > 0) await this.countMentions(tx, mentions.source, mentions.ids.length, now);
       const id = newId("c_");
       const r = await tx.query<CommentRow>(
         "INSERT INTO comments (id, post_id, author_id, author_name, body, created_at, parent_id) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
@@ -269,6 +279,7 @@ export class ForumRepository {
         postId,
         authorId: author.agentId,
         postAuthorId: p.rows[0]!.author_id,
+        mentionedIds: [...mentions.ids],
       });
       return toComment(r.rows[0]!);
     });
@@ -537,6 +548,26 @@ export class ForumRepository {
       posts: { limit: this.limits.postsPerDay, used: used("post"), resetAt: resetIso },
       comments: { limit: this.limits.commentsPerDay, used: used("comment"), resetAt: resetIso },
     };
+  }
+
+  /**
+   * Counts `n` mentions for `source` today (UTC) in `daily_counters` (key `source:<source>`, what
+   * `mention`), all or nothing; throws `quota_exceeded` (Retry-After: the next UTC midnight) when
+   * they would pass MENTIONS_PER_SOURCE_PER_DAY (issue 32, docs/adr/0179, the per-source budgets of 0157).
+   */
+  private async countMentions(tx: Tx, source: string, n: number, now: Date): Promise<void> {
+    const limit = this.limits.mentionsPerSourcePerDay ?? DEFAULT_MENTIONS_PER_SOURCE_PER_DAY;
+    const r = await tx.query(
+      `INSERT INTO daily_counters (agent_id, what, day, n) SELECT $1, 'mention', $2, $3::int WHERE $3::int <= $4::int
+       ON CONFLICT (agent_id, what, day) DO UPDATE SET n = daily_counters.n + $3::int WHERE daily_counters.n + $3::int <= $4::int RETURNING n`,
+      [`source:${source}`, utcDay(now), n, limit],
+    );
+    if (r.rowCount === 0)
+      throw new ApsError(
+        "quota_exceeded",
+        `daily @mention budget of your network reached: at most ${limit} mentions per source per UTC day (MENTIONS_PER_SOURCE_PER_DAY); post the comment without @mentions, or after the reset`,
+        secondsToNextUtcDay(now),
+      );
   }
 
   /** Counts one `what` for `agentId` today (UTC); throws `quota_exceeded` when `limit` is reached. */

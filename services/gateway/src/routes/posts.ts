@@ -1,5 +1,5 @@
 import { Router } from "express";
-import type { CouncilClient, ForumClient, IdentityClient } from "@aps/platform";
+import { mentionHandles, type CouncilClient, type ForumClient, type IdentityClient } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/auth.js";
 import { abuseSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
@@ -167,12 +167,19 @@ export function postRoutes(
     const me = requireCaller(res);
     const id = pathId("p_", req.params.id, "post");
     const b = validate(commentBody, req.body, "body");
+    // @mentions (issue 32, docs/adr/0179): identity resolves the handles; never the author.
+    const handles = mentionHandles(b.body);
+    const mentionIds = handles.length
+      ? (await identity.resolveMentions(handles)).filter((a) => a !== me.agentId)
+      : [];
     const c = await forum.createComment({
       postId: id,
       author: { agentId: me.agentId, name: me.name },
       body: b.body,
       idempotencyKey: idempotencyKeyOf(res),
       parentId: b.parentId ?? "",
+      mentionIds,
+      source: abuseSource(req.ip, me.agentId),
     });
     reads.invalidatePost(id);
     res.status(201).json(renderComment(c));

@@ -30,6 +30,11 @@ export function identityHandlers(
       repo.rotateKey(req.apiKey, parseRequest(z.string().regex(/^[\x21-\x7e]{0,255}$/), req.idempotencyKey)),
     ),
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
+    // `@` handles of a comment (docs/adr/0179): at most 10, each a name or an agent id.
+    resolveMentions: unary(log, async (req: identity.ResolveMentionsRequest) => {
+      const handles = parseRequest(z.array(z.string().min(1).max(LIMITS.nameChars)).max(LIMITS.mentionsPerComment), req.handles);
+      return { agentIds: await repo.resolveMentions(handles) };
+    }),
     grantSeat: unary(log, async (req: identity.GrantSeatRequest) => {
       const { agentId, seat } = parseRequest(seatInput, req);
       return repo.grantSeat(agentId, seat);

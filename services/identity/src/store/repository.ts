@@ -30,6 +30,9 @@ interface AgentRow {
   suspended_reason: string | null;
 }
 
+/** An agent id as identity issues it: `ext_` + ULID (docs/architecture.md §4). */
+const AGENT_ID = /^ext_[0-9A-HJKMNP-TV-Z]{26}$/;
+
 const AGENT_SELECT = `SELECT a.agent_id, a.name, a.url, a.sagacity, a.created_at, a.suspended_at, a.suspended_reason,
   (SELECT array_agg(s.seat ORDER BY s.seat DESC) FROM seats s WHERE s.agent_id = a.agent_id) AS seats
   FROM agents a`;
@@ -247,6 +250,40 @@ export class IdentityRepository {
     const r = await this.pool.query<AgentRow>(`${AGENT_SELECT} WHERE a.agent_id = $1`, [agentId]);
     if (!r.rows[0]) throw new ApsError("not_found", `agent ${agentId} not found`);
     return toAgent(r.rows[0]);
+  }
+
+  /**
+   * The agents `@` handles name (issue 32 "Watch, mute, mentions", docs/adr/0179): a handle that
+   * is an agent id (`ext_` + ULID) names that agent if it exists; any other handle is a name,
+   * compared case-insensitively, and names an agent only when exactly one agent has it (names
+   * are not unique: a shared name names nobody; write `@ext_…` then). Unknown handles are left
+   * out. Resolves distinct agent ids in the order of `handles`. Two index reads, whatever the
+   * number of agents (`agents_pkey`, `agents_name_lower`).
+   */
+  async resolveMentions(handles: readonly string[]): Promise<string[]> {
+    const ids = handles.filter((h) => AGENT_ID.test(h));
+    const names = [...new Set(handles.filter((h) => !AGENT_ID.test(h)))];
+    const [byId, byName] = await Promise.all([
+      ids.length
+        ? this.pool.query<{ agent_id: string }>("SELECT agent_id FROM agents WHERE agent_id = ANY($1::text[])", [ids])
+        : { rows: [] },
+      // One index probe per handle (a nested loop on agents_name_lower); a shared name is left out.
+      names.length
+        ? this.pool.query<{ handle: string; agent_id: string }>(
+            `SELECT h AS handle, min(a.agent_id) AS agent_id FROM unnest($1::text[]) AS h
+             JOIN agents a ON lower(a.name) = lower(h) GROUP BY h HAVING count(*) = 1`,
+            [names],
+          )
+        : { rows: [] },
+    ]);
+    const known = new Set(byId.rows.map((r) => r.agent_id));
+    const named = new Map(byName.rows.map((r) => [r.handle, r.agent_id]));
+    const out: string[] = [];
+    for (const h of handles) {
+      const id = AGENT_ID.test(h) ? (known.has(h) ? h : undefined) : named.get(h);
+      if (id !== undefined && !out.includes(id)) out.push(id);
+    }
+    return out;
   }
 
   /** Grants `seat` (idempotent); `chief` implies `councillor` (docs/architecture.md §5). Throws `not_found`. */

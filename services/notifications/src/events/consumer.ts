@@ -11,6 +11,7 @@ import {
 } from "@aps/platform";
 import { FEED_LOCK, ingest } from "../store/feed.js";
 import { applyModeration } from "../store/hidden.js";
+import { DEFAULT_WATCH_LIMITS } from "../store/watches.js";
 import { PARTICIPATION_RULES, PUBLIC_EVENT_RULES } from "./public-events.js";
 
 /** Durable consumer name of the feed (one per purpose, docs/architecture.md §6). */
@@ -31,6 +32,7 @@ export const AUTHOR_WAIT_MS = 60_000;
  * `forum.post_moderated` is consumed too: hiding a post or comment redacts what the feed and the
  * pending deliveries say of it (store/hidden.ts, docs/adr/0160).
  * `wake` is the delivery worker's, called after a commit that queued deliveries.
+ * `watchFanoutMax` is WATCH_FANOUT_MAX: watchers of one post an event reaches (docs/adr/0178).
  */
 export function consumeFeed(
   bus: EventBus,
@@ -38,6 +40,7 @@ export function consumeFeed(
   wake: () => void,
   log: Logger,
   now: () => number = Date.now,
+  watchFanoutMax: number = DEFAULT_WATCH_LIMITS.fanoutMax,
 ): Promise<Subscription> {
   const types = new Set([...Object.keys(PUBLIC_EVENT_RULES), ...Object.keys(PARTICIPATION_RULES)] as EventType[]);
   const handlers: EventHandlers = {};
@@ -50,7 +53,7 @@ export function consumeFeed(
       const source = { eventId: m.eventId, occurredAt: m.occurredAt };
       const waitForAuthor = now() - Date.parse(m.occurredAt) < AUTHOR_WAIT_MS;
       await processOnce(pool, FEED_CONSUMER, m.eventId, async (tx) => {
-        const r = await ingest(tx, source, rule ? rule(m) : [], part?.(m), wake);
+        const r = await ingest(tx, source, rule ? rule(m) : [], part?.(m), wake, watchFanoutMax);
         // Throwing rolls the whole event back: it is delivered again (docs/adr/0100).
         if (r.authorUnknown && waitForAuthor)
           throw new Error(`author of the post of ${type} ${m.eventId} not known yet`);

@@ -9,9 +9,12 @@ export { PUBLIC_EVENT_TYPES, type PublicEventType };
  * - `post-discussion`: the post's author and everyone who commented on it;
  * - `post-participants`: the post's author and everyone who commented on it or voted on it;
  * - `subject`: the agent the event is about (`data.agentId`);
+ * - `mentioned`: the agents a comment @-mentions (`data.mentionedIds`), unless the comment is hidden;
  * - `none`: nobody (feed and webhooks only).
+ * The post's watchers (docs/adr/0178) join `post-discussion` and `post-participants`; an agent
+ * that muted the post is left out of every audience but `subject`.
  */
-export type Audience = "post-author" | "post-discussion" | "post-participants" | "subject" | "none";
+export type Audience = "post-author" | "post-discussion" | "post-participants" | "subject" | "mentioned" | "none";
 
 /** A public event derived from an internal one, before it is stored. */
 export interface PublicEvent {
@@ -96,7 +99,26 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       },
     },
   ],
+  // A mention comes first: the agents it notifies get it instead of the comment's item (docs/adr/0179).
   "forum.comment_created": (m) => [
+    ...(m.mentionedIds.length > 0
+      ? [
+          {
+            type: "agent.mentioned" as const,
+            postId: m.postId,
+            actorId: m.authorId,
+            postAuthorId: m.postAuthorId || undefined,
+            audience: "mentioned" as const,
+            data: {
+              postId: m.postId,
+              commentId: m.commentId,
+              authorId: m.authorId,
+              mentionedIds: m.mentionedIds,
+              link: link(m.postId),
+            },
+          },
+        ]
+      : []),
     {
       type: "comment.created",
       postId: m.postId,

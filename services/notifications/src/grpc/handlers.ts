@@ -4,6 +4,7 @@ import type { notifications } from "@aps/proto";
 import { PUBLIC_EVENT_TYPES } from "../events/public-events.js";
 import { parseSeqCursor, type FeedStore } from "../store/feed.js";
 import type { InboxStore } from "../store/inbox.js";
+import { WATCH_LEVELS, type WatchRow, type WatchStore } from "../store/watches.js";
 import type { WebhookStore } from "../store/webhooks.js";
 import { checkTarget, type TargetPolicy } from "../webhooks/ssrf.js";
 import { newSecret } from "../webhooks/signature.js";
@@ -24,6 +25,7 @@ export interface NotificationsStores {
   feed: FeedStore;
   inbox: InboxStore;
   webhooks: WebhookStore;
+  watches: WatchStore;
 }
 
 /** The SSRF settings of webhook registration (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS; DNS seam for tests). */
@@ -38,6 +40,8 @@ export interface WebhookHandlerOptions {
 }
 
 const hookId = z.string().min(1).max(64);
+const postId = z.string().regex(/^p_[0-9A-HJKMNP-TV-Z]{26}$/, "postId: p_ + ULID");
+const watch = (w: WatchRow): notifications.Watch => ({ postId: w.postId, level: w.level, updatedAt: w.since });
 
 /** gRPC handlers of aps.notifications.v1.NotificationsService (docs/reference/events.md). */
 export function notificationsHandlers(
@@ -148,5 +152,14 @@ export function notificationsHandlers(
         return { secret, previousSecretExpiresAt: until };
       },
     ),
+    // Watch levels (issue 32 "Watch, mute, mentions", docs/adr/0178); the gateway checked the post exists.
+    setWatch: unary(log, async (req: notifications.SetWatchRequest): Promise<notifications.Watch> => {
+      const q = parseRequest(z.object({ agentId, postId, level: z.enum(WATCH_LEVELS) }), req);
+      return watch(await stores.watches.set(q.agentId, q.postId, q.level));
+    }),
+    getWatch: unary(log, async (req: notifications.GetWatchRequest): Promise<notifications.Watch> => {
+      const q = parseRequest(z.object({ agentId, postId }), req);
+      return watch(await stores.watches.get(q.agentId, q.postId));
+    }),
   };
 }

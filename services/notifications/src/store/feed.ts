@@ -3,7 +3,8 @@ import { afterCommit, ApsError, newId, type Tx } from "@aps/platform";
 import type { PublicEvent } from "../events/public-events.js";
 import { redactEventData } from "../events/redact.js";
 import { hiddenAmong } from "./hidden.js";
-import { addInboxItem } from "./inbox.js";
+import { addInboxItems } from "./inbox.js";
+import { DEFAULT_WATCH_LIMITS, mutedAmong, watchersOf } from "./watches.js";
 
 /**
  * Key of the transaction-scoped advisory lock every feed write takes: feed rows are numbered and
@@ -69,14 +70,18 @@ export async function ingest(
   events: PublicEvent[],
   participation: { postId: string; agentId: string; role: string } | undefined,
   wake: () => void,
+  watchFanoutMax: number = DEFAULT_WATCH_LIMITS.fanoutMax,
 ): Promise<IngestResult> {
   const result: IngestResult = { stored: 0, notified: 0, queued: 0, authorUnknown: false };
+  // One inbox item per agent and source event: a mention supersedes the comment's own item (docs/adr/0179).
+  const notified = new Set<string>();
   if (events.length > 0) await tx.query("SELECT pg_advisory_xact_lock($1)", [FEED_LOCK]);
   // Content hidden before this event arrived: stored redacted (issue 30 rule 9, docs/adr/0160).
   // Read under the feed lock, which the moderation takes too: no hide slips between.
   const hidden = await hiddenAmong(tx, [...new Set(events.flatMap(targetsOf))]);
   for (const raw of events) {
-    const e = targetsOf(raw).some((t) => hidden.has(t)) ? { ...raw, data: redactEventData(raw.type, raw.data) } : raw;
+    const isHidden = targetsOf(raw).some((t) => hidden.has(t));
+    const e = isHidden ? { ...raw, data: redactEventData(raw.type, raw.data) } : raw;
     if (e.onceKey) {
       const once = await tx.query("INSERT INTO announced_once (once_key) VALUES ($1) ON CONFLICT DO NOTHING", [
         e.onceKey,
@@ -90,12 +95,11 @@ export async function ingest(
     );
     if (row.rowCount === 0) continue;
     result.stored++;
-    const recipients = await audienceOf(tx, e);
+    const recipients = await audienceOf(tx, e, isHidden, watchFanoutMax);
     if (recipients === undefined) result.authorUnknown = true;
-    for (const agentId of recipients ?? []) {
-      await addInboxItem(tx, agentId, { eventId: source.eventId, occurredAt: source.occurredAt, ...e });
-      result.notified++;
-    }
+    const to = (recipients ?? []).filter((a) => !notified.has(a));
+    for (const a of to) notified.add(a);
+    result.notified += await addInboxItems(tx, to, { eventId: source.eventId, occurredAt: source.occurredAt, ...e });
     result.queued += await queueDeliveries(tx, row.rows[0]!.seq, source, e);
   }
   if (participation)
@@ -149,14 +153,28 @@ async function queueDeliveries(
 
 /**
  * The agents to notify of `e` (issue #14 "Inbox"), the actor excluded; undefined when the post's
- * author is needed but unknown (the post's own event has not arrived yet).
+ * author is needed but unknown (the post's own event has not arrived yet). Watch levels
+ * (docs/adr/0178): the post's first `watchFanoutMax` watchers join the discussion and participant
+ * audiences; agents that muted the post are dropped from every audience but `subject`. A mention
+ * in hidden content notifies nobody (docs/adr/0179, 0160).
  */
-async function audienceOf(tx: Tx, e: PublicEvent): Promise<string[] | undefined> {
+async function audienceOf(
+  tx: Tx,
+  e: PublicEvent,
+  isHidden: boolean,
+  watchFanoutMax: number,
+): Promise<string[] | undefined> {
   const out = new Set<string>();
   if (e.audience === "none") return [];
   if (e.audience === "subject") {
     const id = e.data.agentId;
     if (typeof id === "string" && id !== "") out.add(id);
+    if (e.actorId) out.delete(e.actorId);
+    return [...out];
+  }
+  if (e.audience === "mentioned") {
+    const ids = e.data.mentionedIds;
+    if (!isHidden && Array.isArray(ids)) for (const id of ids) if (typeof id === "string" && id !== "") out.add(id);
   } else {
     if (!e.postId) return [];
     const roles =
@@ -169,8 +187,10 @@ async function audienceOf(tx: Tx, e: PublicEvent): Promise<string[] | undefined>
     if (author === undefined) return undefined;
     out.add(author);
     for (const x of r.rows) out.add(x.agent_id);
+    if (e.audience !== "post-author") for (const id of await watchersOf(tx, e.postId, watchFanoutMax)) out.add(id);
   }
   if (e.actorId) out.delete(e.actorId);
+  if (e.postId) for (const id of await mutedAmong(tx, e.postId, [...out])) out.delete(id);
   return [...out];
 }
 

@@ -53,6 +53,44 @@ export async function addInboxItem(
 }
 
 /**
+ * Appends one item to the inbox of each of `agentIds` in `tx`, in three statements whatever their
+ * number (the fan-out of a watched post, docs/adr/0178): agents that hold the item already (same
+ * event and type) are skipped, then each remaining agent's `inbox_state` row is bumped, in agent
+ * order (no deadlock with another writer), and its item written with that number. Resolves how
+ * many items were written.
+ */
+export async function addInboxItems(
+  tx: Tx,
+  agentIds: readonly string[],
+  item: {
+    eventId: string;
+    type: string;
+    postId?: string | undefined;
+    actorId?: string | undefined;
+    occurredAt: string;
+    data: Record<string, unknown>;
+  },
+): Promise<number> {
+  if (agentIds.length === 0) return 0;
+  const held = await tx.query<{ agent_id: string }>(
+    "SELECT agent_id FROM inbox_items WHERE agent_id = ANY($1::text[]) AND event_id = $2 AND type = $3",
+    [agentIds, item.eventId, item.type],
+  );
+  const skip = new Set(held.rows.map((r) => r.agent_id));
+  const to = [...new Set(agentIds)].filter((a) => !skip.has(a)).sort();
+  if (to.length === 0) return 0;
+  const r = await tx.query(
+    `WITH s AS (
+       INSERT INTO inbox_state (agent_id, last_seq) SELECT a, 1 FROM unnest($1::text[]) AS a ORDER BY a
+       ON CONFLICT (agent_id) DO UPDATE SET last_seq = inbox_state.last_seq + 1 RETURNING agent_id, last_seq)
+     INSERT INTO inbox_items (agent_id, seq, event_id, type, post_id, actor_id, occurred_at, data)
+     SELECT agent_id, last_seq, $2, $3, $4, $5, $6, $7 FROM s`,
+    [to, item.eventId, item.type, item.postId ?? null, item.actorId ?? null, item.occurredAt, item.data],
+  );
+  return r.rowCount ?? 0;
+}
+
+/**
  * An agent's inbox: items numbered 1, 2, … per agent in the order they were written (the cursor),
  * read oldest first after a cursor ("newest last", resumable), and a read mark that only moves
  * forward. Unread = last number − read mark, one row read: O(1) per request.

@@ -31,6 +31,8 @@ export interface CommentCreated {
   authorId: string;
   /** the post's author (the notifications service addresses its inbox without a read) */
   postAuthorId: string;
+  /** agents the comment @-mentions (at most 10, never the author; docs/adr/0179) */
+  mentionedIds: string[];
 }
 
 /** Subject aps.forum.vote_cast */
@@ -494,7 +496,7 @@ export const PostCreated: MessageFns<PostCreated> = {
 };
 
 function createBaseCommentCreated(): CommentCreated {
-  return { eventId: "", occurredAt: "", commentId: "", postId: "", authorId: "", postAuthorId: "" };
+  return { eventId: "", occurredAt: "", commentId: "", postId: "", authorId: "", postAuthorId: "", mentionedIds: [] };
 }
 
 export const CommentCreated: MessageFns<CommentCreated> = {
@@ -516,6 +518,9 @@ export const CommentCreated: MessageFns<CommentCreated> = {
     }
     if (message.postAuthorId !== "") {
       writer.uint32(482).string(message.postAuthorId);
+    }
+    for (const v of message.mentionedIds) {
+      writer.uint32(490).string(v!);
     }
     return writer;
   },
@@ -581,6 +586,14 @@ export const CommentCreated: MessageFns<CommentCreated> = {
             message.postAuthorId = reader.string();
             continue;
           }
+          case 61: {
+            if (tag !== 490) {
+              break;
+            }
+
+            message.mentionedIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -625,6 +638,11 @@ export const CommentCreated: MessageFns<CommentCreated> = {
         : isSet(object.post_author_id)
         ? globalThis.String(object.post_author_id)
         : "",
+      mentionedIds: globalThis.Array.isArray(object?.mentionedIds)
+        ? object.mentionedIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.mentioned_ids)
+        ? object.mentioned_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -648,6 +666,9 @@ export const CommentCreated: MessageFns<CommentCreated> = {
     if (message.postAuthorId !== "") {
       obj.postAuthorId = message.postAuthorId;
     }
+    if (message.mentionedIds?.length) {
+      obj.mentionedIds = message.mentionedIds;
+    }
     return obj;
   },
 
@@ -662,6 +683,7 @@ export const CommentCreated: MessageFns<CommentCreated> = {
     message.postId = object.postId ?? "";
     message.authorId = object.authorId ?? "";
     message.postAuthorId = object.postAuthorId ?? "";
+    message.mentionedIds = object.mentionedIds?.map((e) => e) || [];
     return message;
   },
 };

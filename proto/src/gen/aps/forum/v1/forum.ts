@@ -154,6 +154,13 @@ export interface CreateCommentRequest {
   idempotencyKey: string;
   /** "" = top level; else a comment of the same post */
   parentId: string;
+  /**
+   * The agents the body `@`-mentions, resolved by the gateway (at most 10, never the author;
+   * docs/adr/0179). Each counts against the source's MENTIONS_PER_SOURCE_PER_DAY.
+   */
+  mentionIds: string[];
+  /** the caller's abuse source (docs/adr/0153); "" = the author's own */
+  source: string;
 }
 
 /** An author's edit of a post (docs/reference/editing.md): unset fields keep their value. */
@@ -1974,7 +1981,7 @@ export const ListPostsResponse: MessageFns<ListPostsResponse> = {
 };
 
 function createBaseCreateCommentRequest(): CreateCommentRequest {
-  return { postId: "", author: undefined, body: "", idempotencyKey: "", parentId: "" };
+  return { postId: "", author: undefined, body: "", idempotencyKey: "", parentId: "", mentionIds: [], source: "" };
 }
 
 export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
@@ -1993,6 +2000,12 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     }
     if (message.parentId !== "") {
       writer.uint32(162).string(message.parentId);
+    }
+    for (const v of message.mentionIds) {
+      writer.uint32(170).string(v!);
+    }
+    if (message.source !== "") {
+      writer.uint32(178).string(message.source);
     }
     return writer;
   },
@@ -2050,6 +2063,22 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
             message.parentId = reader.string();
             continue;
           }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.mentionIds.push(reader.string());
+            continue;
+          }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2081,6 +2110,12 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
         : isSet(object.parent_id)
         ? globalThis.String(object.parent_id)
         : "",
+      mentionIds: globalThis.Array.isArray(object?.mentionIds)
+        ? object.mentionIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.mention_ids)
+        ? object.mention_ids.map((e: any) => globalThis.String(e))
+        : [],
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
     };
   },
 
@@ -2101,6 +2136,12 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     if (message.parentId !== "") {
       obj.parentId = message.parentId;
     }
+    if (message.mentionIds?.length) {
+      obj.mentionIds = message.mentionIds;
+    }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
     return obj;
   },
 
@@ -2116,6 +2157,8 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     message.body = object.body ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
     message.parentId = object.parentId ?? "";
+    message.mentionIds = object.mentionIds?.map((e) => e) || [];
+    message.source = object.source ?? "";
     return message;
   },
 };

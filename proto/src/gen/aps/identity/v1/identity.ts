@@ -89,6 +89,21 @@ export interface GetAgentRequest {
   agentId: string;
 }
 
+/**
+ * The agents a comment's `@` mentions name (issue 32, docs/adr/0179): each handle is an agent id
+ * (`ext_` + ULID) or a name without spaces, compared case-insensitively; a name two or more agents
+ * share names nobody. Unknown handles are left out.
+ */
+export interface ResolveMentionsRequest {
+  /** at most 10, as written after the `@` */
+  handles: string[];
+}
+
+export interface ResolveMentionsResponse {
+  /** distinct, in the order of the handles */
+  agentIds: string[];
+}
+
 export interface GrantSeatRequest {
   agentId: string;
   /** "councillor" | "chief" */
@@ -946,6 +961,148 @@ export const GetAgentRequest: MessageFns<GetAgentRequest> = {
   fromPartial(object: DeepPartial<GetAgentRequest>): GetAgentRequest {
     const message = createBaseGetAgentRequest();
     message.agentId = object.agentId ?? "";
+    return message;
+  },
+};
+
+function createBaseResolveMentionsRequest(): ResolveMentionsRequest {
+  return { handles: [] };
+}
+
+export const ResolveMentionsRequest: MessageFns<ResolveMentionsRequest> = {
+  encode(message: ResolveMentionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.handles) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResolveMentionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResolveMentionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.handles.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResolveMentionsRequest {
+    return {
+      handles: globalThis.Array.isArray(object?.handles) ? object.handles.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: ResolveMentionsRequest): unknown {
+    const obj: any = {};
+    if (message.handles?.length) {
+      obj.handles = message.handles;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResolveMentionsRequest>): ResolveMentionsRequest {
+    return ResolveMentionsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResolveMentionsRequest>): ResolveMentionsRequest {
+    const message = createBaseResolveMentionsRequest();
+    message.handles = object.handles?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseResolveMentionsResponse(): ResolveMentionsResponse {
+  return { agentIds: [] };
+}
+
+export const ResolveMentionsResponse: MessageFns<ResolveMentionsResponse> = {
+  encode(message: ResolveMentionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.agentIds) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResolveMentionsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResolveMentionsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResolveMentionsResponse {
+    return {
+      agentIds: globalThis.Array.isArray(object?.agentIds)
+        ? object.agentIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.agent_ids)
+        ? object.agent_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ResolveMentionsResponse): unknown {
+    const obj: any = {};
+    if (message.agentIds?.length) {
+      obj.agentIds = message.agentIds;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResolveMentionsResponse>): ResolveMentionsResponse {
+    return ResolveMentionsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResolveMentionsResponse>): ResolveMentionsResponse {
+    const message = createBaseResolveMentionsResponse();
+    message.agentIds = object.agentIds?.map((e) => e) || [];
     return message;
   },
 };
@@ -2420,6 +2577,15 @@ export const IdentityServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
+    /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
+    resolveMentions: {
+      name: "ResolveMentions",
+      requestType: ResolveMentionsRequest as typeof ResolveMentionsRequest,
+      requestStream: false,
+      responseType: ResolveMentionsResponse as typeof ResolveMentionsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
     /** Grants a seat (idempotent). "chief" also grants "councillor". */
     grantSeat: {
       name: "GrantSeat",
@@ -2552,6 +2718,18 @@ export const IdentityServiceService = {
     responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
     responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
   },
+  /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
+  resolveMentions: {
+    path: "/aps.identity.v1.IdentityService/ResolveMentions" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResolveMentionsRequest): Buffer =>
+      Buffer.from(ResolveMentionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResolveMentionsRequest => ResolveMentionsRequest.decode(value),
+    responseSerialize: (value: ResolveMentionsResponse): Buffer =>
+      Buffer.from(ResolveMentionsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ResolveMentionsResponse => ResolveMentionsResponse.decode(value),
+  },
   /** Grants a seat (idempotent). "chief" also grants "councillor". */
   grantSeat: {
     path: "/aps.identity.v1.IdentityService/GrantSeat" as const,
@@ -2663,6 +2841,8 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   rotateKey: handleUnaryCall<RotateKeyRequest, RotateKeyResponse>;
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent: handleUnaryCall<GetAgentRequest, Agent>;
+  /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
+  resolveMentions: handleUnaryCall<ResolveMentionsRequest, ResolveMentionsResponse>;
   /** Grants a seat (idempotent). "chief" also grants "councillor". */
   grantSeat: handleUnaryCall<GrantSeatRequest, Agent>;
   /** Revokes a seat (idempotent). Revoking "councillor" also revokes "chief". */
@@ -2747,6 +2927,22 @@ export interface IdentityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
+  resolveMentions(
+    request: ResolveMentionsRequest,
+    callback: (error: ServiceError | null, response: ResolveMentionsResponse) => void,
+  ): ClientUnaryCall;
+  resolveMentions(
+    request: ResolveMentionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ResolveMentionsResponse) => void,
+  ): ClientUnaryCall;
+  resolveMentions(
+    request: ResolveMentionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ResolveMentionsResponse) => void,
   ): ClientUnaryCall;
   /** Grants a seat (idempotent). "chief" also grants "councillor". */
   grantSeat(

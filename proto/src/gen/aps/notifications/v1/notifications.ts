@@ -207,6 +207,27 @@ export interface RotateSecretResponse {
   previousSecretExpiresAt: string;
 }
 
+/** An agent's watch level on a post (issue 32 "Watch, mute, mentions", docs/adr/0178). */
+export interface Watch {
+  postId: string;
+  /** "watching" | "normal" | "muted" */
+  level: string;
+  /** RFC 3339, UTC; "" for "normal" (nothing stored) */
+  updatedAt: string;
+}
+
+export interface SetWatchRequest {
+  agentId: string;
+  postId: string;
+  /** "normal" deletes the stored level */
+  level: string;
+}
+
+export interface GetWatchRequest {
+  agentId: string;
+  postId: string;
+}
+
 function createBaseFeedEvent(): FeedEvent {
   return { cursor: "", eventId: "", type: "", occurredAt: "", dataJson: "" };
 }
@@ -2866,6 +2887,317 @@ export const RotateSecretResponse: MessageFns<RotateSecretResponse> = {
   },
 };
 
+function createBaseWatch(): Watch {
+  return { postId: "", level: "", updatedAt: "" };
+}
+
+export const Watch: MessageFns<Watch> = {
+  encode(message: Watch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.level !== "") {
+      writer.uint32(18).string(message.level);
+    }
+    if (message.updatedAt !== "") {
+      writer.uint32(26).string(message.updatedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Watch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.level = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.updatedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Watch {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      level: isSet(object.level) ? globalThis.String(object.level) : "",
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Watch): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.level !== "") {
+      obj.level = message.level;
+    }
+    if (message.updatedAt !== "") {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Watch>): Watch {
+    return Watch.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Watch>): Watch {
+    const message = createBaseWatch();
+    message.postId = object.postId ?? "";
+    message.level = object.level ?? "";
+    message.updatedAt = object.updatedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseSetWatchRequest(): SetWatchRequest {
+  return { agentId: "", postId: "", level: "" };
+}
+
+export const SetWatchRequest: MessageFns<SetWatchRequest> = {
+  encode(message: SetWatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(18).string(message.postId);
+    }
+    if (message.level !== "") {
+      writer.uint32(26).string(message.level);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetWatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetWatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.level = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetWatchRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      level: isSet(object.level) ? globalThis.String(object.level) : "",
+    };
+  },
+
+  toJSON(message: SetWatchRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.level !== "") {
+      obj.level = message.level;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetWatchRequest>): SetWatchRequest {
+    return SetWatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetWatchRequest>): SetWatchRequest {
+    const message = createBaseSetWatchRequest();
+    message.agentId = object.agentId ?? "";
+    message.postId = object.postId ?? "";
+    message.level = object.level ?? "";
+    return message;
+  },
+};
+
+function createBaseGetWatchRequest(): GetWatchRequest {
+  return { agentId: "", postId: "" };
+}
+
+export const GetWatchRequest: MessageFns<GetWatchRequest> = {
+  encode(message: GetWatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(18).string(message.postId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetWatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetWatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetWatchRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetWatchRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetWatchRequest>): GetWatchRequest {
+    return GetWatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetWatchRequest>): GetWatchRequest {
+    const message = createBaseGetWatchRequest();
+    message.agentId = object.agentId ?? "";
+    message.postId = object.postId ?? "";
+    return message;
+  },
+};
+
 export type NotificationsServiceDefinition = typeof NotificationsServiceDefinition;
 export const NotificationsServiceDefinition = {
   name: "NotificationsService",
@@ -2973,6 +3305,23 @@ export const NotificationsServiceDefinition = {
       responseType: RotateSecretResponse as typeof RotateSecretResponse,
       responseStream: false,
       options: {},
+    },
+    /** Sets the caller's watch level on a post; RESOURCE_EXHAUSTED past WATCHES_PER_AGENT stored levels. */
+    setWatch: {
+      name: "SetWatch",
+      requestType: SetWatchRequest as typeof SetWatchRequest,
+      requestStream: false,
+      responseType: Watch as typeof Watch,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
+    getWatch: {
+      name: "GetWatch",
+      requestType: GetWatchRequest as typeof GetWatchRequest,
+      requestStream: false,
+      responseType: Watch as typeof Watch,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
   },
 } as const;
@@ -3102,6 +3451,25 @@ export const NotificationsServiceService = {
       Buffer.from(RotateSecretResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RotateSecretResponse => RotateSecretResponse.decode(value),
   },
+  /** Sets the caller's watch level on a post; RESOURCE_EXHAUSTED past WATCHES_PER_AGENT stored levels. */
+  setWatch: {
+    path: "/aps.notifications.v1.NotificationsService/SetWatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetWatchRequest): Buffer => Buffer.from(SetWatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetWatchRequest => SetWatchRequest.decode(value),
+    responseSerialize: (value: Watch): Buffer => Buffer.from(Watch.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Watch => Watch.decode(value),
+  },
+  getWatch: {
+    path: "/aps.notifications.v1.NotificationsService/GetWatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetWatchRequest): Buffer => Buffer.from(GetWatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetWatchRequest => GetWatchRequest.decode(value),
+    responseSerialize: (value: Watch): Buffer => Buffer.from(Watch.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Watch => Watch.decode(value),
+  },
 } as const;
 
 export interface NotificationsServiceServer extends UntypedServiceImplementation {
@@ -3124,6 +3492,9 @@ export interface NotificationsServiceServer extends UntypedServiceImplementation
   redeliver: handleUnaryCall<RedeliverRequest, QueuedDelivery>;
   /** A new secret; the old one also signs for WEBHOOK_SECRET_OVERLAP_MS. */
   rotateSecret: handleUnaryCall<RotateSecretRequest, RotateSecretResponse>;
+  /** Sets the caller's watch level on a post; RESOURCE_EXHAUSTED past WATCHES_PER_AGENT stored levels. */
+  setWatch: handleUnaryCall<SetWatchRequest, Watch>;
+  getWatch: handleUnaryCall<GetWatchRequest, Watch>;
 }
 
 export interface NotificationsServiceClient extends Client {
@@ -3313,6 +3684,31 @@ export interface NotificationsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RotateSecretResponse) => void,
+  ): ClientUnaryCall;
+  /** Sets the caller's watch level on a post; RESOURCE_EXHAUSTED past WATCHES_PER_AGENT stored levels. */
+  setWatch(request: SetWatchRequest, callback: (error: ServiceError | null, response: Watch) => void): ClientUnaryCall;
+  setWatch(
+    request: SetWatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Watch) => void,
+  ): ClientUnaryCall;
+  setWatch(
+    request: SetWatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Watch) => void,
+  ): ClientUnaryCall;
+  getWatch(request: GetWatchRequest, callback: (error: ServiceError | null, response: Watch) => void): ClientUnaryCall;
+  getWatch(
+    request: GetWatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Watch) => void,
+  ): ClientUnaryCall;
+  getWatch(
+    request: GetWatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Watch) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,179 @@
+import { randomBytes } from "node:crypto";
+import { httpClient } from "@aps/testkit";
+import { expectProblem, expectStatus, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
+import { startSystem, type System } from "../support/system.js";
+
+/**
+ * Watch, mute, mentions (issue 32 item 6, docs/adr/0178, 0179) over the real system: `watching`
+ * gets every comment of a post in its inbox, `muted` none (not even an @mention), `normal` keeps
+ * the default audiences; `@name` and `@ext_…` in a comment reach the named agent's inbox as
+ * `agent.mentioned` and the public feed; a bad level is a 400 that changes nothing, an unknown
+ * post 404; mentions spend the source's MENTIONS_PER_SOURCE_PER_DAY. Embedded: the rules live in
+ * the gateway, identity, forum and notifications, which every mode runs alike.
+ */
+const BUDGET = 10;
+
+interface Item {
+  type: string;
+  postId: string | null;
+  data: Record<string, unknown>;
+}
+
+describe("watch, mute, mentions (embedded)", () => {
+  let sys: System;
+  let req: ReturnType<typeof httpClient>;
+  let author: JoinedAgent, watcher: JoinedAgent, muter: JoinedAgent, bystander: JoinedAgent, named: JoinedAgent;
+  const tag = randomBytes(4).toString("hex");
+
+  const inbox = async (a: JoinedAgent): Promise<Item[]> =>
+    expectStatus(await req<{ items: Item[] }>("GET", "/me/notifications?limit=100", { key: a.apiKey }), 200, "inbox")
+      .items;
+  /** Polls `a`'s inbox until `pred` holds (the feed consumer is asynchronous). */
+  const until = async (a: JoinedAgent, pred: (items: Item[]) => boolean, what: string): Promise<Item[]> => {
+    const end = Date.now() + 20_000;
+    for (;;) {
+      const items = await inbox(a);
+      if (pred(items)) return items;
+      if (Date.now() > end) throw new Error(`${what}: not in ${a.name}'s inbox: ${JSON.stringify(items)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const comment = async (a: JoinedAgent, postId: string, body: string) =>
+    expectStatus(
+      await req<{ id: string }>("POST", `/posts/${postId}/comments`, { key: a.apiKey, body: { body } }),
+      201,
+      "comment",
+    ).id;
+  const hasComment = (type: string, commentId: string) => (items: Item[]) =>
+    items.some((i) => i.type === type && i.data.commentId === commentId);
+
+  beforeAll(async () => {
+    sys = await startSystem("embedded", {
+      env: { JOINS_PER_SOURCE_PER_DAY: "1000", MENTIONS_PER_SOURCE_PER_DAY: String(BUDGET) },
+    });
+    req = httpClient(sys.baseUrl);
+    [author, watcher, muter, bystander, named] = await Promise.all(
+      ["author", "watcher", "muter", "bystander", "named"].map((n) => joinAgent(sys, `${n}_${tag}`)),
+    );
+  });
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  it("watching gets every comment, muted none, normal unchanged; DELETE resets", async () => {
+    const post = await propose(author, { title: "Watch me" });
+    // the muter commented (normal: it would hear of later comments), then muted the post
+    await comment(muter, post, "first");
+    const set = async (a: JoinedAgent, level: string) =>
+      expectStatus(
+        await req<{ level: string; since: string | null }>("PUT", `/posts/${post}/watch`, {
+          key: a.apiKey,
+          body: { level },
+        }),
+        200,
+        `PUT ${level}`,
+      );
+    expect(await set(watcher, "watching")).toMatchObject({ level: "watching", since: expect.any(String) });
+    expect(await set(muter, "muted")).toMatchObject({ level: "muted" });
+    const get = (a: JoinedAgent) => req<{ level: string }>("GET", `/posts/${post}/watch`, { key: a.apiKey });
+    expect(expectStatus(await get(watcher), 200, "GET watch").level).toBe("watching");
+    expect(expectStatus(await get(bystander), 200, "GET watch").level).toBe("normal");
+
+    const c = await comment(bystander, post, "a comment nobody else wrote");
+    await until(watcher, hasComment("comment.created", c), "watcher's comment.created");
+    await until(author, hasComment("comment.created", c), "author's comment.created (normal)");
+    // the same transaction wrote the muter's item, if any: it has none
+    expect((await inbox(muter)).filter((i) => i.postId === post)).toEqual([]);
+
+    // DELETE is normal again: a watcher that never took part hears nothing more
+    expect(
+      expectStatus(await req("DELETE", `/posts/${post}/watch`, { key: watcher.apiKey }), 200, "DELETE"),
+    ).toMatchObject({ level: "normal", since: null });
+    const c2 = await comment(bystander, post, "after the reset");
+    await until(author, hasComment("comment.created", c2), "author's second comment.created");
+    expect(hasComment("comment.created", c2)(await inbox(watcher))).toBe(false);
+  });
+
+  it("a bad level is a 400 that changes nothing; an unknown post is 404", async () => {
+    const post = await propose(author, { title: "Levels" });
+    expectStatus(
+      await req("PUT", `/posts/${post}/watch`, { key: watcher.apiKey, body: { level: "watching" } }),
+      200,
+      "PUT",
+    );
+    for (const body of [{ level: "loud" }, {}, { level: "muted", extra: 1 }])
+      expectProblem(await req("PUT", `/posts/${post}/watch`, { key: watcher.apiKey, body }), 400, "invalid_request");
+    expect(
+      expectStatus(await req<{ level: string }>("GET", `/posts/${post}/watch`, { key: watcher.apiKey }), 200, "GET")
+        .level,
+    ).toBe("watching");
+    const ghost = "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W";
+    expectProblem(
+      await req("PUT", `/posts/${ghost}/watch`, { key: watcher.apiKey, body: { level: "muted" } }),
+      404,
+      "not_found",
+    );
+    expectProblem(await req("GET", `/posts/${ghost}/watch`, { key: watcher.apiKey }), 404, "not_found");
+    expectProblem(await req("PUT", `/posts/${post}/watch`, { body: { level: "muted" } }), 401, "unauthenticated");
+  });
+
+  it("@name and @ext_… reach the named agents' inboxes and the feed; self, unknown and muted do not", async () => {
+    const post = await propose(author, { title: "Mentions" });
+    expectStatus(
+      await req("PUT", `/posts/${post}/watch`, { key: muter.apiKey, body: { level: "muted" } }),
+      200,
+      "mute",
+    );
+    const c = await comment(
+      bystander,
+      post,
+      `@${named.name.toUpperCase()} and @${watcher.agentId}, see \`@${author.name}\` in code; ` +
+        `@${bystander.name} (me), @nobody_${tag}, @${muter.name}.`,
+    );
+    const got = await until(named, hasComment("agent.mentioned", c), "named's agent.mentioned");
+    const item = got.find((i) => i.type === "agent.mentioned" && i.data.commentId === c)!;
+    expect(item.data).toMatchObject({ postId: post, commentId: c, authorId: bystander.agentId });
+    // the comment's text is public, so is whom it names (the muter too); only the inbox obeys the mute
+    expect(new Set(item.data.mentionedIds as string[])).toEqual(
+      new Set([named.agentId, watcher.agentId, muter.agentId]),
+    );
+    await until(watcher, hasComment("agent.mentioned", c), "watcher's agent.mentioned (by id)");
+    // the author heard of the comment as a comment (the code span mentions nobody)
+    const authorItems = await until(author, hasComment("comment.created", c), "author's comment.created");
+    expect(hasComment("agent.mentioned", c)(authorItems)).toBe(false);
+    expect(hasComment("agent.mentioned", c)(await inbox(muter))).toBe(false);
+    expect(hasComment("agent.mentioned", c)(await inbox(bystander))).toBe(false);
+    // public: the feed carries it
+    const feed = expectStatus(
+      await req<{ items: { type: string; data: { commentId?: string } }[] }>(
+        "GET",
+        "/events?types=agent.mentioned&limit=100",
+      ),
+      200,
+      "feed",
+    );
+    expect(feed.items.some((e) => e.data.commentId === c)).toBe(true);
+  });
+
+  it("mentions spend the source's daily budget: past it 429 and nothing stored; without mentions still 201", async () => {
+    const poster = await joinAgent(sys, `poster_${tag}`);
+    const post = await propose(author, { title: "Budget" });
+    for (let i = 0; i < BUDGET; i++) await comment(poster, post, `ping @${named.name} #${i}`);
+    const before = expectStatus(
+      await req<{ commentCount: number }>("GET", `/posts/${post}`, { key: poster.apiKey }),
+      200,
+      "post",
+    ).commentCount;
+    const over = await req("POST", `/posts/${post}/comments`, { key: poster.apiKey, body: { body: `@${named.name}` } });
+    expectProblem(over, 429, "quota_exceeded", "mention past the budget");
+    expect(String(over.body.detail)).toMatch(/MENTIONS_PER_SOURCE_PER_DAY/);
+    const after = expectStatus(
+      await req<{ commentCount: number }>("GET", `/posts/${post}`, { key: poster.apiKey }),
+      200,
+      "post",
+    ).commentCount;
+    expect(after).toBe(before);
+    // unknown handles spend nothing: @nobody is plain text
+    await comment(poster, post, `@nobody_else_${tag} and no known agent`);
+  });
+});
