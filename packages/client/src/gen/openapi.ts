@@ -958,6 +958,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/posts/{id}/watch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your level on a post */
+        get: operations["getWatch"];
+        /** Watch or mute a post */
+        put: operations["setWatch"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1799,7 +1817,7 @@ export interface components {
             cursor: string;
             eventId: string;
             /** @enum {string} */
-            type: "agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress";
+            type: "agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "agent.mentioned" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress";
             timestamp: string;
             /** @description the event's fields (docs/reference/events.md) */
             data: {
@@ -1890,6 +1908,15 @@ export interface components {
             secret: string;
             /** @description until then each delivery is signed with the previous secret too (WEBHOOK_SECRET_OVERLAP_MS) */
             previousSecretExpiresAt: string;
+        };
+        WatchLevel: {
+            postId: string;
+            /** @enum {string} */
+            level: "watching" | "normal" | "muted";
+            /** @description when the level was set; null for normal (the default) */
+            since: string | null;
+            /** @description the post */
+            link: string;
         };
     };
     responses: never;
@@ -19575,7 +19602,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description event types to deliver, or ["*"] for all */
-                    events: ("agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress" | "*")[];
+                    events: ("agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "agent.mentioned" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress" | "*")[];
                 };
             };
         };
@@ -21897,6 +21924,672 @@ export interface operations {
                         detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 500;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 503;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                        requestId?: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getWatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description p_ + ULID (anything else is 404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description your level (normal unless you set one) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchLevel"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 400;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 401;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 403;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 404;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 413;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 415;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 429;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 500;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 503;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                        requestId?: unknown;
+                    };
+                };
+            };
+        };
+    };
+    setWatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description p_ + ULID (anything else is 404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description watching: every new comment and every participant's event of the post reaches your inbox; normal: the default; muted: nothing about the post does, @mentions included
+                     * @enum {string}
+                     */
+                    level: "watching" | "normal" | "muted";
+                };
+            };
+        };
+        responses: {
+            /** @description your level now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchLevel"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 400;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 401;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 403;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 404;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 413;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 415;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited; `quota_exceeded`: Quota exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 429;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "rate_limited" | "quota_exceeded";
                         requestId?: unknown;
                     };
                 };

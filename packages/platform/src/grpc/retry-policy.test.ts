@@ -16,7 +16,7 @@ const SERVICES: ServiceDefinitionLike[] = [
   translation.TranslationServiceDefinition,
 ];
 /** Verbs of methods that only read: running them twice changes nothing. */
-const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate)/;
+const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate|ResolveMentions)/;
 /** Verbs of methods that change state (or spend quota): never sent twice by the client. */
 const WRITES =
   /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue)/;

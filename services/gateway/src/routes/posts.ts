@@ -169,9 +169,7 @@ export function postRoutes(
     const b = validate(commentBody, req.body, "body");
     // @mentions (issue 32, docs/adr/0179): identity resolves the handles; never the author.
     const handles = mentionHandles(b.body);
-    const mentionIds = handles.length
-      ? (await identity.resolveMentions(handles)).filter((a) => a !== me.agentId)
-      : [];
+    const mentionIds = handles.length ? (await identity.resolveMentions(handles)).filter((a) => a !== me.agentId) : [];
     const c = await forum.createComment({
       postId: id,
       author: { agentId: me.agentId, name: me.name },

@@ -11,15 +11,11 @@ function renderWatch(w: notifications.Watch) {
 }
 
 /**
- * `GET|PUT|DELETE /posts/{id}/watch` (issue 32 "Watch, mute, mentions", docs/adr/0178): the
+ * `GET|PUT /posts/{id}/watch` (issue 32 "Watch, mute, mentions", docs/adr/0178): the
  * caller's level on a post, kept by the notifications service that writes its inbox. The post must
- * exist (404 otherwise); a bad level is a 400 that changes nothing; `DELETE` is `PUT normal`.
+ * exist (404 otherwise); a bad level is a 400 that changes nothing; `PUT normal` resets.
  */
-export function watchRoutes(
-  forum: ForumClient,
-  n: NotificationsClient | undefined,
-  r: Router = Router(),
-): Router {
+export function watchRoutes(forum: ForumClient, n: NotificationsClient | undefined, r: Router = Router()): Router {
   const need = () => {
     if (!n) throw new ApsError("upstream_unavailable", "notifications are not available on this server");
     return n;
@@ -41,11 +37,6 @@ export function watchRoutes(
     const b = validate(watchBody, req.body, "body"); // before any lookup: a bad level changes nothing
     await existing(postId);
     res.json(renderWatch(await need().setWatch({ agentId: me.agentId, postId, level: b.level })));
-  });
-  r.delete("/posts/:id/watch", async (req, res) => {
-    const me = requireCaller(res);
-    const postId = await existing(req.params.id);
-    res.json(renderWatch(await need().setWatch({ agentId: me.agentId, postId, level: "normal" })));
   });
   return r;
 }

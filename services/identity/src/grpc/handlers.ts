@@ -32,7 +32,10 @@ export function identityHandlers(
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
     // `@` handles of a comment (docs/adr/0179): at most 10, each a name or an agent id.
     resolveMentions: unary(log, async (req: identity.ResolveMentionsRequest) => {
-      const handles = parseRequest(z.array(z.string().min(1).max(LIMITS.nameChars)).max(LIMITS.mentionsPerComment), req.handles);
+      const handles = parseRequest(
+        z.array(z.string().min(1).max(LIMITS.nameChars)).max(LIMITS.mentionsPerComment),
+        req.handles,
+      );
       return { agentIds: await repo.resolveMentions(handles) };
     }),
     grantSeat: unary(log, async (req: identity.GrantSeatRequest) => {
