@@ -34,6 +34,7 @@ describe("public events (docs/adr/0125)", () => {
         occurredAt: "2026-01-01T00:00:00.000Z",
         votesFor: 5,
         vote: 1,
+        mentionedIds: ["ext_mentioned"], // a comment that @-mentions someone (docs/adr/0179)
       };
       for (const e of (rule as (x: object) => { type: string }[])(m)) produced.add(e.type);
     }
