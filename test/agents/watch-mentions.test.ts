@@ -52,9 +52,14 @@ describe("watch, mute, mentions (embedded)", () => {
       env: { JOINS_PER_SOURCE_PER_DAY: "1000", MENTIONS_PER_SOURCE_PER_DAY: String(BUDGET) },
     });
     req = httpClient(sys.baseUrl);
-    [author, watcher, muter, bystander, named] = await Promise.all(
-      ["author", "watcher", "muter", "bystander", "named"].map((n) => joinAgent(sys, `${n}_${tag}`)),
-    );
+    const join = (n: string) => joinAgent(sys, `${n}_${tag}`);
+    [author, watcher, muter, bystander, named] = await Promise.all([
+      join("author"),
+      join("watcher"),
+      join("muter"),
+      join("bystander"),
+      join("named"),
+    ]);
   });
   afterAll(async () => {
     await sys?.stop();
