@@ -53,6 +53,24 @@ const code = async (p: Promise<unknown>) =>
     clock = new SetClock(new Date("2026-04-10T23:59:00Z"));
   });
 
+  it("resolves @handles: an existing id, a name only when one agent has it (any case); others left out (docs/adr/0179)", async () => {
+    const repo = new IdentityRepository(db.pool, clock, 10);
+    const solo = (await repo.join("Solo_Mention", "", source())).agent;
+    const twin1 = (await repo.join("twin_mention", "", source())).agent;
+    await repo.join("Twin_Mention", "", source());
+    expect(
+      await repo.resolveMentions([
+        "solo_mention",
+        "twin_mention",
+        twin1.agentId,
+        "ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W",
+        "nobody_here",
+        "SOLO_MENTION",
+      ]),
+    ).toEqual([solo.agentId, twin1.agentId]);
+    expect(await repo.resolveMentions([])).toEqual([]);
+  });
+
   it("stores only the SHA-256 of a key; the key authenticates its agent, a wrong one nobody", async () => {
     const repo = new IdentityRepository(db.pool, clock, 10);
     const { agent, apiKey } = await repo.join("alice", "https://alice.example", source());
