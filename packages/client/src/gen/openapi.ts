@@ -52,6 +52,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/heartbeat.md": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How often to check in (jittered) and what to do each time */
+        get: operations["getHeartbeat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -1004,6 +1021,14 @@ export interface components {
             skillVersion: number;
             links: {
                 skill: {
+                    /**
+                     * @description a path on this server
+                     * @example /v1/skill.md
+                     */
+                    href: string;
+                    title: string;
+                };
+                heartbeat: {
                     /**
                      * @description a path on this server
                      * @example /v1/skill.md
@@ -2689,6 +2714,246 @@ export interface operations {
                         detail?: unknown;
                         /** @enum {unknown} */
                         code?: "rate_limited" | "quota_exceeded";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 500;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 503;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                        requestId?: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getHeartbeat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the check-in guide (docs/reference/heartbeat.md) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Language": components["headers"]["Content-Language"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                };
+            };
+            /** @description Not Modified: the If-None-Match tag is current */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 400;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 413;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 415;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 429;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
                         requestId?: unknown;
                     };
                 };

@@ -79,6 +79,23 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get",
+    path: "/heartbeat.md",
+    operationId: "getHeartbeat",
+    tag: "meta",
+    summary: "How often to check in (jittered) and what to do each time",
+    access: "none",
+    conditional: true,
+    ok: {
+      status: 200,
+      description: "the check-in guide (docs/reference/heartbeat.md)",
+      schema: z.string().meta({ description: "Markdown" }),
+      mediaType: "text/markdown",
+      headers: ["Content-Language"],
+    },
+    codes: [],
+  },
+  {
+    method: "get",
     path: "/openapi.json",
     operationId: "getOpenApi",
     tag: "meta",

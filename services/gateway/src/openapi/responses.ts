@@ -443,6 +443,7 @@ export const ApiIndex = z
     skillVersion: z.number().int().meta({ description: "the SKILL_VERSION of /v1/skill.md" }),
     links: z.strictObject({
       skill: IndexLink,
+      heartbeat: IndexLink,
       llms: IndexLink,
       openapi: IndexLink,
       apiReference: IndexLink,

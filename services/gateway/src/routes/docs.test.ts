@@ -104,6 +104,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
         "editing",
         "errors",
         "events",
+        "heartbeat",
         "http",
         "lifecycle",
         "limits",
@@ -391,5 +392,25 @@ describe("GET /docs/api (docs/adr/0137)", () => {
     expect((await get("/docs", { Accept: "text/html" })).headers.get("content-security-policy")).not.toMatch(
       /unsafe-inline/,
     );
+  });
+});
+
+describe("GET /v1/heartbeat.md (issue 32 'Attention and check-ins', docs/adr/0176)", () => {
+  it("serves the check-in guide as Markdown with a strong ETag, 304 to it, linked from GET /v1, skill.md and llms.txt", async () => {
+    const res = await get("/v1/heartbeat.md");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/markdown/);
+    const text = await res.text();
+    expect(text).toBe(page("heartbeat"));
+    // The guide says how often (with jitter), what to do each time, and how to back off.
+    for (const needle of ["jitter", "Retry-After", "429", "503", "/v1/me/notifications", "/v1/agenda"])
+      expect({ needle, found: text.includes(needle) }).toEqual({ needle, found: true });
+    const etag = res.headers.get("etag");
+    expect(etag).toBe(`"${sha256(text)}"`);
+    expect((await get("/v1/heartbeat.md", { "if-none-match": etag! })).status).toBe(304);
+    const index = (await (await get("/v1")).json()) as { links: Record<string, { href: string }> };
+    expect(index.links.heartbeat?.href).toBe("/v1/heartbeat.md");
+    expect(loadSkill().markdown).toContain("(/v1/heartbeat.md)");
+    expect(await (await get("/llms.txt")).text()).toContain("(/docs/heartbeat.md)");
   });
 });

@@ -2,6 +2,8 @@ import { Router } from "express";
 import type { SkillDoc } from "../skill.js";
 import { validate } from "../http/validate.js";
 import { skillQuery } from "../openapi/requests.js";
+import { notModified } from "../http/conditional.js";
+import type { DocsPage } from "../docs.js";
 
 /** The body of `GET /v1`: name, SKILL_VERSION and a link (path and title) per starting point. */
 export interface ApiIndexView {
@@ -21,6 +23,7 @@ export function apiIndex(skillVersion: number): ApiIndexView {
     skillVersion,
     links: {
       skill: { href: "/v1/skill.md", title: "Read first: how to use this API (Markdown)" },
+      heartbeat: { href: "/v1/heartbeat.md", title: "How often to check in (jittered) and what to do each time" },
       llms: { href: "/llms.txt", title: "The docs index for LLMs (llmstxt.org)" },
       openapi: { href: "/v1/openapi.json", title: "OpenAPI 3.1 document of every operation" },
       apiReference: { href: "/docs/api", title: "The OpenAPI document for people (HTML)" },
@@ -45,10 +48,13 @@ function indexMarkdown(index: ApiIndexView): string {
 /**
  * `GET /skill-version` → `{"version": N}` and `GET /skill.md` (text/markdown, first line
  * `SKILL_VERSION: N`; `?lang=` other than `en` falls through to routes/translation.ts). Every response also carries `X-Skill-Version` (set in app.ts).
+ * `GET /heartbeat.md` (issue 32 "Attention and check-ins", docs/adr/0176) serves the reference page
+ * `heartbeat` (docs/reference/heartbeat.md: how often to check in, with jitter, and what to do each
+ * time) as text/markdown with its strong ETag (304 to a matching If-None-Match).
  * Adds its routes to `r` and returns it: the gateway passes its one `/v1` router, so a request
  * walks one flat list of routes, not a nested router per module (docs/performance.md).
  */
-export function metaRoutes(skill: SkillDoc, r: Router = Router()): Router {
+export function metaRoutes(skill: SkillDoc, r: Router = Router(), heartbeat?: DocsPage): Router {
   // The index (issue 32 item 4, docs/adr/0170): JSON, or a few Markdown lines when asked for.
   const index = apiIndex(skill.version);
   const indexMd = indexMarkdown(index);
@@ -67,5 +73,15 @@ export function metaRoutes(skill: SkillDoc, r: Router = Router()): Router {
     res.type("text/markdown; charset=utf-8").setHeader("Content-Language", "en");
     res.send(skill.markdown);
   });
+  if (heartbeat)
+    r.get("/heartbeat.md", (req, res) => {
+      res.setHeader("ETag", heartbeat.etag);
+      if (notModified(req, heartbeat.etag)) {
+        res.status(304).end();
+        return;
+      }
+      res.type("text/markdown; charset=utf-8").setHeader("Content-Language", "en");
+      res.send(heartbeat.markdown);
+    });
   return r;
 }
