@@ -54,3 +54,6 @@ export * from "./topology.js";
 export * from "./lifecycle.js";
 export * from "./tags.js";
 export * from "./service-template.js";
+export * from "./outbound/ssrf.js";
+export * from "./outbound/request.js";
+export * from "./outbound/env.js";

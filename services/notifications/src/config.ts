@@ -1,6 +1,14 @@
 import ms from "ms";
 import { z } from "zod";
-import { commonEnvSchema, defaultListenAddr, grpcAddr, intVar, optionalVar, parseEnv } from "@aps/platform";
+import {
+  commonEnvSchema,
+  defaultListenAddr,
+  grpcAddr,
+  intVar,
+  optionalVar,
+  outboundTargetEnv,
+  parseEnv,
+} from "@aps/platform";
 import { DEFAULT_WATCH_LIMITS } from "./store/watches.js";
 
 /** A duration such as `30d`, `12h`, `90s` or a number of milliseconds (the `ms` package's syntax); ms after parsing. */
@@ -41,27 +49,6 @@ const schedule = z
     return parts as number[];
   });
 
-/** `1`/`true` → true, `0`/`false`/unset → false; anything else is refused. */
-const flag = z
-  .enum(["0", "1", "true", "false", ""])
-  .default("0")
-  .transform((v) => v === "1" || v === "true");
-
-/** A comma-separated list of TCP ports (1–65535), e.g. `443,80,8443`. */
-const ports = (def: string) =>
-  z
-    .string()
-    .default(def)
-    .transform((v, ctx) => {
-      const parts = v.split(",").map((p) => p.trim());
-      const nums = parts.map(Number);
-      if (parts.some((p) => !/^\d{1,5}$/.test(p)) || nums.some((n) => n < 1 || n > 65_535)) {
-        ctx.addIssue({ code: "custom", message: "expected comma-separated ports 1-65535, e.g. 443,80,8443" });
-        return z.NEVER;
-      }
-      return [...new Set(nums)];
-    });
-
 /** Env schema of the notifications service (README "Configuration", docs/reference/events.md). */
 export const notificationsEnvSchema = commonEnvSchema.extend({
   NOTIFICATIONS_LISTEN_ADDR: grpcAddr(defaultListenAddr("notifications")),
@@ -83,8 +70,6 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
    * more than one per endpoint across replicas, and at most half of them on endpoints that were slow.
    */
   WEBHOOK_CONCURRENCY: intVar(16, 1),
-  /** The ports a webhook URL may name (issue 30 rule 12); lifted by WEBHOOK_ALLOW_PRIVATE. */
-  WEBHOOK_ALLOWED_PORTS: ports("443,80,8443"),
   /**
    * After `POST /v1/me/webhooks/{id}/rotate-secret`, the replaced secret still signs every
    * delivery (a second `v1,` signature) this long, ms (issue 32 "Webhooks, round two", docs/adr/0171).
@@ -92,11 +77,8 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
   WEBHOOK_SECRET_OVERLAP_MS: intVar(86_400_000, 0),
   /** The delivery worker's safety poll, ms (it is also woken after each commit that queued deliveries). */
   WEBHOOK_POLL_MS: intVar(1_000, 10),
-  /**
-   * FOR TESTS AND LOCAL SETUPS ONLY: also allow `http:` URLs and loopback, private, link-local and
-   * metadata addresses as webhook targets (the SSRF guard, docs/adr/0127). Off by default.
-   */
-  WEBHOOK_ALLOW_PRIVATE: flag,
+  /** WEBHOOK_ALLOWED_PORTS and WEBHOOK_ALLOW_PRIVATE: the SSRF guard's rules (packages/platform outbound/env.ts). */
+  ...outboundTargetEnv,
   /**
    * Watchers of one post an event of it reaches, oldest watch first; later watchers get only the
    * default audience's items (issue 32 "Watch, mute, mentions", docs/adr/0178). Bounds the fan-out

@@ -2,4 +2,3 @@
 export { startNotifications, type NotificationsHandle, type NotificationsOptions } from "./service.js";
 export { loadConfig, notificationsEnvSchema, type NotificationsConfig } from "./config.js";
 export { PUBLIC_EVENT_TYPES, VOTE_MILESTONES, type PublicEventType } from "./events/public-events.js";
-export { isPublicAddress, checkTarget } from "./webhooks/ssrf.js";

@@ -3,6 +3,7 @@ import {
   startService,
   type LocalEndpoint,
   type RetentionRule,
+  type Resolver,
   type RetentionSettings,
   type ServiceDeps,
 } from "@aps/platform";
@@ -13,7 +14,6 @@ import { FeedStore } from "./store/feed.js";
 import { InboxStore } from "./store/inbox.js";
 import { DEFAULT_WATCH_LIMITS, WatchStore, type WatchLimits } from "./store/watches.js";
 import { WebhookStore } from "./store/webhooks.js";
-import type { Resolver } from "./webhooks/ssrf.js";
 import { DeliveryWorker } from "./webhooks/worker.js";
 
 // The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.

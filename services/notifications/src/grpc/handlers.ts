@@ -1,12 +1,11 @@
 import { z } from "zod";
-import { LIMITS, parseRequest, unary, type Logger } from "@aps/platform";
+import { checkTarget, LIMITS, parseRequest, unary, type Logger, type TargetPolicy } from "@aps/platform";
 import type { notifications } from "@aps/proto";
 import { PUBLIC_EVENT_TYPES } from "../events/public-events.js";
 import { parseSeqCursor, type FeedStore } from "../store/feed.js";
 import type { InboxStore } from "../store/inbox.js";
 import { WATCH_LEVELS, type WatchRow, type WatchStore } from "../store/watches.js";
 import type { WebhookStore } from "../store/webhooks.js";
-import { checkTarget, type TargetPolicy } from "../webhooks/ssrf.js";
 import { newSecret } from "../webhooks/signature.js";
 
 const agentId = z.string().min(1).max(64);

@@ -1,9 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
+import { createLogger, DEFAULT_ALLOWED_PORTS, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
 import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
-import { DEFAULT_ALLOWED_PORTS } from "./ssrf.js";
 import { DeliveryWorker } from "./worker.js";
 
 /**

@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ANSWER_MAX_BYTES, publicError, sendAttempt } from "./worker.js";
-import { checkTarget, DEFAULT_ALLOWED_PORTS } from "./ssrf.js";
+import { checkTarget, DEFAULT_ALLOWED_PORTS } from "@aps/platform";
 
 /**
  * One webhook attempt (issue 30 rules 7 and 12, docs/adr/0159): a hard deadline over the whole

@@ -1,10 +1,14 @@
-import http from "node:http";
-import https from "node:https";
-import type { LookupFunction } from "node:net";
 import type pg from "pg";
-import { withTransaction, type Logger, type Tx } from "@aps/platform";
+import {
+  checkTarget,
+  outboundRequest,
+  withTransaction,
+  type CheckedTarget,
+  type Logger,
+  type TargetPolicy,
+  type Tx,
+} from "@aps/platform";
 import { addInboxItem } from "../store/inbox.js";
-import { checkTarget, type CheckedTarget, type TargetPolicy } from "./ssrf.js";
 import { signedHeaders } from "./signature.js";
 
 /** Settings of the delivery worker (the service's config). */
@@ -380,7 +384,7 @@ export class DeliveryWorker {
  * end, after ANSWER_MAX_BYTES of answer (the connection is then closed), at the deadline
  * (`timeout`, whatever arrived so far) or when `signal` aborts (`aborted`). Never rejects.
  */
-export function sendAttempt(
+export async function sendAttempt(
   target: CheckedTarget,
   body: string,
   signed: Record<string, string>,
@@ -388,46 +392,15 @@ export function sendAttempt(
   signal: AbortSignal,
 ): Promise<AttemptOutcome> {
   const headers = { ...signed, "content-type": "application/json", "user-agent": "APS-Webhooks/1" };
-  const pinned: LookupFunction = (_host, options, cb) => {
-    if ((options as { all?: boolean }).all)
-      (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [
-        { address: target.address, family: target.family },
-      ]);
-    else cb(null, target.address, target.family);
-  };
-  const mod = target.url.protocol === "https:" ? https : http;
-  const started = Date.now();
-  return new Promise<AttemptOutcome>((resolve) => {
-    let settled = false;
-    let res: http.IncomingMessage | undefined;
-    const finish = (kind: AttemptOutcome["kind"], detail = ""): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(deadline);
-      signal.removeEventListener("abort", onAbort);
-      res?.destroy();
-      req.destroy();
-      resolve({ kind, statusCode: res?.statusCode ?? 0, detail, ms: Date.now() - started });
-    };
-    const onAbort = () => finish("aborted", "worker stopping");
-    const deadline = setTimeout(() => finish("timeout", `no complete answer within ${deadlineMs} ms`), deadlineMs);
-    const req = mod.request(target.url, { method: "POST", headers, lookup: pinned, agent: false }, (r) => {
-      res = r;
-      const code = r.statusCode ?? 0;
-      const done = () => finish(code >= 200 && code < 300 ? "ok" : "status");
-      let read = 0;
-      r.on("data", (chunk: Buffer) => {
-        read += chunk.length;
-        if (read >= ANSWER_MAX_BYTES) done();
-      });
-      r.on("end", done);
-      r.on("error", (e) => finish("failed", e.message));
-    });
-    req.on("error", (e) => finish("failed", e.message));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort);
-    req.end(body);
+  const o = await outboundRequest(target, {
+    method: "POST",
+    headers,
+    body,
+    deadlineMs,
+    maxBytes: ANSWER_MAX_BYTES,
+    signal,
   });
+  return { kind: o.kind, statusCode: o.statusCode, detail: o.detail, ms: o.ms };
 }
 
 /**

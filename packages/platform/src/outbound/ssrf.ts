@@ -1,7 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
-import { ApsError } from "@aps/platform";
+import { ApsError } from "../errors.js";
 
 /**
  * The SSRF guard of webhook targets (issue #14 "SSRF", docs/adr/0127): a target must be `https:`
