@@ -86,7 +86,10 @@ export function outboundRequest(target: CheckedTarget, req: OutboundRequest): Pr
       });
     };
     const onAbort = () => finish("aborted", "aborted");
-    const deadline = setTimeout(() => finish("timeout", `no complete answer within ${req.deadlineMs} ms`), req.deadlineMs);
+    const deadline = setTimeout(
+      () => finish("timeout", `no complete answer within ${req.deadlineMs} ms`),
+      req.deadlineMs,
+    );
     const request = mod.request(
       target.url,
       { method: req.method, headers: req.headers, lookup: pinned, agent: false },

@@ -1,7 +1,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { createLogger, DEFAULT_ALLOWED_PORTS, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
+import {
+  createLogger,
+  DEFAULT_ALLOWED_PORTS,
+  migrate,
+  openDatabase,
+  PLATFORM_MIGRATIONS_DIR,
+  type Database,
+} from "@aps/platform";
 import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
 import { DeliveryWorker } from "./worker.js";
 
