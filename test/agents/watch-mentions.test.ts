@@ -52,13 +52,13 @@ describe("watch, mute, mentions (embedded)", () => {
       env: { JOINS_PER_SOURCE_PER_DAY: "1000", MENTIONS_PER_SOURCE_PER_DAY: String(BUDGET) },
     });
     req = httpClient(sys.baseUrl);
-    const join = (n: string) => joinAgent(sys, `${n}_${tag}`);
+    const joinTagged = (n: string) => joinAgent(sys, `${n}_${tag}`);
     [author, watcher, muter, bystander, named] = await Promise.all([
-      join("author"),
-      join("watcher"),
-      join("muter"),
-      join("bystander"),
-      join("named"),
+      joinTagged("author"),
+      joinTagged("watcher"),
+      joinTagged("muter"),
+      joinTagged("bystander"),
+      joinTagged("named"),
     ]);
   });
   afterAll(async () => {
