@@ -14,22 +14,24 @@ export interface InboxRow {
 }
 
 /**
+ * One inbox item to write: the public event it comes from (`eventId`, `type`, ISO-8601 UTC
+ * `occurredAt`), the post and actor it is about, and its `data` as the feed shows it.
+ */
+export interface InboxItemInput {
+  eventId: string;
+  type: string;
+  postId?: string | undefined;
+  actorId?: string | undefined;
+  occurredAt: string;
+  data: Record<string, unknown>;
+}
+
+/**
  * Appends one item to `agentId`'s inbox in `tx` under the agent's `inbox_state` row lock (its number
  * is the agent's next; items commit in number order). A second item for the same (event, type) is
  * dropped (idempotent).
  */
-export async function addInboxItem(
-  tx: Tx,
-  agentId: string,
-  item: {
-    eventId: string;
-    type: string;
-    postId?: string | undefined;
-    actorId?: string | undefined;
-    occurredAt: string;
-    data: Record<string, unknown>;
-  },
-): Promise<void> {
+export async function addInboxItem(tx: Tx, agentId: string, item: InboxItemInput): Promise<void> {
   const s = await tx.query<{ last_seq: string }>(
     `INSERT INTO inbox_state (agent_id, last_seq) VALUES ($1, 1)
      ON CONFLICT (agent_id) DO UPDATE SET last_seq = inbox_state.last_seq + 1 RETURNING last_seq::text`,
@@ -59,18 +61,7 @@ export async function addInboxItem(
  * order (no deadlock with another writer), and its item written with that number. Resolves how
  * many items were written.
  */
-export async function addInboxItems(
-  tx: Tx,
-  agentIds: readonly string[],
-  item: {
-    eventId: string;
-    type: string;
-    postId?: string | undefined;
-    actorId?: string | undefined;
-    occurredAt: string;
-    data: Record<string, unknown>;
-  },
-): Promise<number> {
+export async function addInboxItems(tx: Tx, agentIds: readonly string[], item: InboxItemInput): Promise<number> {
   if (agentIds.length === 0) return 0;
   const held = await tx.query<{ agent_id: string }>(
     "SELECT agent_id FROM inbox_items WHERE agent_id = ANY($1::text[]) AND event_id = $2 AND type = $3",
