@@ -56,9 +56,11 @@ export const WAIT_NO_IMAGE = [
 /**
  * The wait lane's middle part: pep-replay (276 agents joining at once, then 736 PEPs) starts once
  * the jobs beside the suite have ended (APS_TEST_ALONE_AFTER): started with them, its joins ran past
- * the gateway's deadline on the 2-core machine (issue 30 run: 503 on /join 50 s in).
+ * the gateway's deadline on the 2-core machine (issue 30 run: 503 on /join 50 s in). sagacity
+ * (hundreds of ballots and awards: 57 s alone, 244 s in the main lane beside the side jobs) runs
+ * here too: it was the main lane's longest file, and the main lane was the long pole (ADR 0190).
  */
-export const WAIT_AFTER_QUIET = ["test/e2e/pep-replay.test.ts"];
+export const WAIT_AFTER_QUIET = ["test/e2e/sagacity.test.ts", "test/e2e/pep-replay.test.ts"];
 /**
  * Folders whose files all join the wait lane's first part: the abuse (issue 30), scale-out (issue 31)
  * and agents' experience (issue 32) suites start their own systems in one mode each and wait on
@@ -94,13 +96,6 @@ function allTestFiles() {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Resolves once `file` exists (checked every second), with its trimmed content. */
-async function waitForFile(file, what) {
-  if (!existsSync(file)) console.log(`[suite] waiting for ${what} (${file})`);
-  while (!existsSync(file)) await sleep(1000);
-  return readFileSync(file, "utf8").trim();
-}
 
 /**
  * Runs one jest process on `files` with `env`, each output line prefixed with `[lane]`; resolves
@@ -139,17 +134,33 @@ async function lanes() {
   const started = Date.now();
   const runs = [];
   const wall = {};
+  const timeline = [];
+  const at = () => Math.round((Date.now() - started) / 1000);
+  /**
+   * Runs a lane's parts one after another. A part with a `gate` (a file .ci/run writes: the image
+   * built, the side jobs ended) runs once its gate is open; among the parts left, the first whose
+   * gate is open runs next, so a lane waiting on one gate runs the part whose gate opened first
+   * instead of idling (docs/adr/0190). Each part's start, end and wait go to the timeline.
+   */
   const lane = async (name, parts) => {
     const t0 = Date.now();
-    for (const part of parts) {
-      if (part.before) {
-        const why = await part.before();
-        if (why) {
-          runs.push({ code: 1, summary: { passed: 0, failed: 1, skipped: 0, crashed: [why], files: {} } });
-          continue;
-        }
+    const left = [...parts];
+    while (left.length > 0) {
+      const waitFrom = at();
+      let i = left.findIndex((p) => !p.gate || existsSync(p.gate));
+      if (i < 0) {
+        console.log(`[suite] ${name}: waiting for ${left.map((p) => p.what).join(" or ")}`);
+        while ((i = left.findIndex((p) => existsSync(p.gate))) < 0) await sleep(1000);
       }
-      if (part.files.length > 0) runs.push(await runJest(name, part.files, part.env, tmp));
+      const [part] = left.splice(i, 1);
+      const start = at();
+      const why = part.check?.();
+      if (why) runs.push({ code: 1, summary: { passed: 0, failed: 1, skipped: 0, crashed: [why], files: {} } });
+      else if (part.files.length > 0) runs.push(await runJest(name, part.files, part.env, tmp));
+      const waited = start > waitFrom ? ` (waited ${start - waitFrom} s for ${part.what})` : "";
+      timeline.push(
+        `  ${name.padEnd(5)} ${part.label.padEnd(11)} ${String(start).padStart(5)}–${String(at()).padStart(5)} s${waited}`,
+      );
     }
     wall[name] = (Date.now() - t0) / 1000;
   };
@@ -164,24 +175,30 @@ async function lanes() {
   const main = allTestFiles().filter((f) => !special.has(f));
   const imageReady = process.env.APS_TEST_IMAGE_READY;
   const quiet = process.env.APS_TEST_ALONE_AFTER;
+  const quietGate = { gate: quiet, what: "the jobs beside the suite to end" };
   await Promise.all([
-    lane("main", [{ files: main, env: { APS_TEST_MODES: PROCESS_MODES } }]),
+    lane("main", [{ label: "all", files: main, env: { APS_TEST_MODES: PROCESS_MODES } }]),
     lane("wait", [
-      { files: WAIT_NO_IMAGE, env: {} },
+      { label: "no-image", files: WAIT_NO_IMAGE, env: {} },
       {
         // the new suites start a system each: beside the side jobs they slowed the main lane's
         // sagacity past the gateway's deadline (503 on a ballot), so they wait for the quiet too
+        label: "after-quiet",
         files: [...waitDirs, ...WAIT_AFTER_QUIET],
         env: {},
-        before: quiet ? async () => void (await waitForFile(quiet, "the jobs beside the suite to end")) : undefined,
+        ...quietGate,
       },
       {
-        // without APS_TEST_IMAGE the container suites say loudly that they skip
+        // without APS_TEST_IMAGE the container suites say loudly that they skip; they run as soon
+        // as the image is there, before the after-quiet part when the image comes first (ADR 0190)
+        label: "image",
         files: WAIT_IMAGE,
         env: { APS_TEST_MODES: CONTAINER_MODES },
-        before: async () => {
+        gate: imageReady,
+        what: "the image build",
+        check: () => {
           if (!imageReady) return undefined;
-          const state = await waitForFile(imageReady, "the image build");
+          const state = readFileSync(imageReady, "utf8").trim();
           return state === "ok"
             ? undefined
             : `the image build failed (${imageReady}: ${state}): container suites not run`;
@@ -189,13 +206,8 @@ async function lanes() {
       },
     ]),
   ]);
-  await lane("alone", [
-    {
-      files: ALONE, // one jest process runs its files one at a time (jest.config.js maxWorkers: 1)
-      env: {},
-      before: quiet ? async () => void (await waitForFile(quiet, "the jobs beside the suite to end")) : undefined,
-    },
-  ]);
+  // one jest process runs its files one at a time (jest.config.js maxWorkers: 1)
+  await lane("alone", [{ label: "all", files: ALONE, env: {}, ...quietGate }]);
   rmSync(tmp, { recursive: true, force: true });
 
   const sum = (k) => runs.reduce((n, r) => n + r.summary[k], 0);
@@ -206,6 +218,8 @@ async function lanes() {
     `suite (all lanes): ${Math.round((Date.now() - started) / 1000)} s wall; lanes: ${Object.entries(wall)
       .map(([k, v]) => `${k} ${Math.round(v)} s`)
       .join(", ")}`,
+    "lane timeline (seconds since the suite started):",
+    ...timeline,
     `tests: ${sum("passed")} passed, ${sum("failed")} failed, ${sum("skipped")} skipped`,
     ...crashed.map((c) => `  crashed: ${c}`),
     `slowest files (of ${files.length}, ${Math.round(files.reduce((n, [, s]) => n + s, 0))} s in all):`,
