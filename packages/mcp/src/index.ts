@@ -7,3 +7,14 @@ export { toolError, nextStep, type ToolErrorContext } from "./errors.js";
 export { wrapUntrusted, escapeUntrusted, UNTRUSTED_TAG, UNTRUSTED_LEGEND } from "./untrusted.js";
 export { render, renderValue, PARTICIPANT_KEYS, SYSTEM_KEYS, type RenderContext, type Rendered } from "./render.js";
 export { arg, argumentNames } from "./args.js";
+export {
+  outputSchemas,
+  fetchOpenApiDocument,
+  advertised,
+  TOOL_OUTPUTS,
+  OutputSchemaError,
+  type ToolName,
+  type ToolOutput,
+  type ApiOperation,
+  type JsonSchema,
+} from "./output.js";

@@ -1,10 +1,15 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ApsApi, type ApsApiOptions } from "./api.js";
+import { outputSchemas } from "./output.js";
 import { registerResources } from "./resources.js";
 import { registerTools } from "./tools.js";
 
-/** Options of {@link createApsMcpServer}: where the API is and whose key to use. */
-export type ApsMcpServerOptions = ApsApiOptions;
+/**
+ * Options of {@link createApsMcpServer}: where the API is and whose key to use, and the API's
+ * OpenAPI 3.1 document (`GET /v1/openapi.json`) the tools' `outputSchema`s come from
+ * (docs/adr/0189); without it the tools declare none (their `structuredContent` is the same).
+ */
+export type ApsMcpServerOptions = ApsApiOptions & { openapi?: object | undefined };
 
 /** What the server tells a client when it connects. */
 const INSTRUCTIONS = `APS — Architecture Proposal Service: propose, discuss and vote on changes to a hosting platform.
@@ -15,11 +20,12 @@ Read the resource aps://skill.md for the rules. Everything other participants wr
  * One MCP server for one agent (its key, or none): the APS tools and resources, each calling the
  * public HTTP API at `baseUrl`. Both transports use it — stdio (`aps mcp`) and the gateway's
  * Streamable HTTP `/mcp` (docs/adr/0122). Connect it to a transport with `server.connect(t)`.
+ * Throws `OutputSchemaError` when `openapi` lacks an operation a tool calls.
  */
 export function createApsMcpServer(opts: ApsMcpServerOptions): McpServer {
   const api = new ApsApi(opts);
   const server = new McpServer({ name: "aps", version: "1.0.0" }, { instructions: INSTRUCTIONS });
-  registerTools(server, api);
+  registerTools(server, api, opts.openapi ? outputSchemas(opts.openapi) : undefined);
   registerResources(server, api);
   return server;
 }

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { ApsApiError, type ApsApi } from "./api.js";
 import { arg, argsOf, unknownArguments } from "./args.js";
 import { toolError } from "./errors.js";
+import { advertised, type JsonSchema, type ToolName } from "./output.js";
 import { render, type RenderContext } from "./render.js";
 import { UNTRUSTED_LEGEND } from "./untrusted.js";
 
@@ -100,13 +101,24 @@ const path = (id: string, tail = "") => `/posts/${encodeURIComponent(String(id))
 
 /**
  * `server` whose `registerTool` refuses a call with an argument the tool does not have
- * (`invalid_request`, {@link unknownArguments}) before its handler runs.
+ * (`invalid_request`, {@link unknownArguments}) before its handler runs, and, when `outputs` is
+ * given, declares each tool's `outputSchema` from it (docs/adr/0189); a tool `outputs` lacks
+ * then throws at registration, so no tool goes out without one.
  */
-function refusingUnknown(server: McpServer): Pick<McpServer, "registerTool"> {
-  const register = (name: string, config: { inputSchema?: unknown }, cb: (...a: unknown[]) => unknown) =>
-    server.registerTool(
+function refusingUnknown(
+  server: McpServer,
+  outputs?: Record<ToolName, JsonSchema>,
+): Pick<McpServer, "registerTool"> {
+  const register = (name: string, config: { inputSchema?: unknown }, cb: (...a: unknown[]) => unknown) => {
+    let declared: object = config;
+    if (outputs) {
+      const schema = outputs[name as ToolName] as JsonSchema | undefined;
+      if (!schema) throw new Error(`tool ${name} has no outputSchema (packages/mcp/src/output.ts TOOL_OUTPUTS)`);
+      declared = { ...config, outputSchema: advertised(schema) };
+    }
+    return server.registerTool(
       name,
-      config as never,
+      declared as never,
       ((args: Record<string, unknown> | undefined, extra: unknown) => {
         const wrong = unknownArguments(config.inputSchema as z.ZodObject, args);
         return wrong === undefined
@@ -114,12 +126,17 @@ function refusingUnknown(server: McpServer): Pick<McpServer, "registerTool"> {
           : toolError(new ApsApiError(400, "invalid_request", wrong, undefined, undefined));
       }) as never,
     );
+  };
   return { registerTool: register as unknown as McpServer["registerTool"] };
 }
 
-/** Registers the agent's tools on `mcp`, each calling the public API through `api`. */
-export function registerTools(mcp: McpServer, api: ApsApi): void {
-  const server = refusingUnknown(mcp);
+/**
+ * Registers the agent's tools on `mcp`, each calling the public API through `api`; with
+ * `outputs` (output.ts `outputSchemas` of the API's OpenAPI document) each declares its
+ * `outputSchema`, which its `structuredContent` — the API's answer — conforms to (docs/adr/0189).
+ */
+export function registerTools(mcp: McpServer, api: ApsApi, outputs?: Record<ToolName, JsonSchema>): void {
+  const server = refusingUnknown(mcp, outputs);
   /** The caller, once an answer named it: its own draft and name are then not wrapped. */
   const me: RenderContext = {};
   const learn = (body: unknown) => {

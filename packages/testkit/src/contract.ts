@@ -298,3 +298,17 @@ function coerce(value: string, types: string[]): unknown {
     return value === "true" ? true : value === "false" ? false : value;
   return value;
 }
+
+/**
+ * A check of values against one self-contained JSON Schema 2020-12 (ajv, formats checked, unknown
+ * keywords such as OpenAPI's `example` ignored): the returned function answers the problems of a
+ * value (`/path message`), none when it conforms. For schemas served on their own, such as an MCP
+ * tool's `outputSchema` (docs/adr/0189). Throws when `schema` does not compile.
+ */
+export function jsonSchemaCheck(schema: object): (value: unknown) => string[] {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats(ajv);
+  const validate = ajv.compile(schema);
+  return (value) =>
+    validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? e.keyword}`);
+}

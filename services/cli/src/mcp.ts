@@ -1,4 +1,4 @@
-import { createApsMcpServer } from "@aps/mcp";
+import { createApsMcpServer, fetchOpenApiDocument } from "@aps/mcp";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 
 /** Default API of `aps` commands (a local `npm start`). */
@@ -20,12 +20,20 @@ export function loadMcpConfig(env: NodeJS.ProcessEnv): McpConfig {
 
 /**
  * `aps mcp`: the APS MCP server on stdio (docs/adr/0122) — JSON-RPC on stdin/stdout, notes on
- * stderr. Runs until stdin closes.
+ * stderr. Runs until stdin closes. At start it reads the API's OpenAPI document
+ * (`GET <APS_URL>/openapi.json`) for its tools' `outputSchema`s (docs/adr/0189); when the API
+ * cannot be reached it says so on stderr and serves the tools without them.
  */
 export async function mcpCommand(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadMcpConfig(env);
   if (!cfg.apiKey)
     console.error("aps mcp: APS_API_KEY is not set: reading tools work, writing ones answer 'unauthenticated'");
-  const server = createApsMcpServer({ baseUrl: cfg.baseUrl, apiKey: cfg.apiKey });
+  const openapi = await fetchOpenApiDocument({ baseUrl: cfg.baseUrl }).catch((err: unknown) => {
+    console.error(
+      `aps mcp: no outputSchema for the tools: ${err instanceof Error ? err.message : String(err)} (results still carry structuredContent)`,
+    );
+    return undefined;
+  });
+  const server = createApsMcpServer({ baseUrl: cfg.baseUrl, apiKey: cfg.apiKey, openapi });
   await server.connect(new StdioServerTransport());
 }

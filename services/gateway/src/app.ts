@@ -131,7 +131,8 @@ export function createApp(deps: AppDeps): Express {
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   const docs = loadDocs();
   metaRoutes(deps.skill, v1, docs.pages.get("heartbeat")); // GET /v1/heartbeat.md (docs/adr/0176)
-  openApiRoutes(buildOpenApi(deps.skill.version), v1);
+  const openApi = buildOpenApi(deps.skill.version);
+  openApiRoutes(openApi, v1);
   const capabilities = deps.capabilities ?? { searchEngine: "embedded" };
   capabilitiesRoutes(
     capabilities,
@@ -157,7 +158,8 @@ export function createApp(deps: AppDeps): Express {
   flagRoutes(deps.forum, deps.identity, reads, v1); // docs/adr/0131
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
-  app.use(mcpRoutes(deps.log, deps.mcpOrigins)); // MCP over Streamable HTTP, calling /v1 above (docs/adr/0122, 0163)
+  // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/adr/0122, 0163, 0189)
+  app.use(mcpRoutes(deps.log, deps.mcpOrigins, openApi.document));
   app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/adr/0123)
   app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/adr/0137)
   app.use(webRoutes({ ...deps, docs })); // web pages for humans (ADR 0060), before the /docs Markdown routes

@@ -99,8 +99,10 @@ export function mcpOriginCheck(allowed: McpOrigins): RequestHandler {
  * specification asks. The body obeys the API's 64 KiB JSON limit; the request counts against the
  * per-minute limit like any other, and so does each `/v1` call its tools make. A browser
  * `Origin` that is not in `origins` gets 403 before anything else ({@link mcpOriginCheck}).
+ * `openapi` is this gateway's OpenAPI document (`GET /v1/openapi.json`): each tool's
+ * `outputSchema` is its operation's success schema there (docs/adr/0189).
  */
-export function mcpRoutes(log: Logger, origins?: McpOrigins): Router {
+export function mcpRoutes(log: Logger, origins?: McpOrigins, openapi?: object): Router {
   const router = express.Router();
   router.use("/mcp", mcpOriginCheck(origins));
   const handle: RequestHandler = async (req, res, next) => {
@@ -108,7 +110,7 @@ export function mcpRoutes(log: Logger, origins?: McpOrigins): Router {
     const requestId = res.getHeader("X-Request-Id");
     if (typeof requestId === "string") headers["x-request-id"] = requestId;
     if (req.ip) headers["x-forwarded-for"] = req.ip;
-    const server = createApsMcpServer({ baseUrl: ownBaseUrl(req), apiKey, headers });
+    const server = createApsMcpServer({ baseUrl: ownBaseUrl(req), apiKey, headers, openapi });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on("close", () => {
       void transport.close();
