@@ -7,7 +7,7 @@ import { createApsMcpServer } from "./server.js";
 import { registerTools, TOOL_NAMES } from "./tools.js";
 
 /**
- * Tools' `outputSchema` from an OpenAPI document (docs/adr/0189): self-contained (`$defs`), `anyOf`
+ * Tools' `outputSchema` from an OpenAPI document (docs/adr/0189): self-contained (`definitions`), `anyOf`
  * for a tool of two operations, `type: object` at the top, and none missing. The real document
  * is checked end to end in test/e2e/mcp-output-schema.test.ts.
  */
@@ -57,24 +57,24 @@ function fakeDocument(): { paths: Record<string, Record<string, unknown>>; compo
 }
 
 describe("outputSchemas", () => {
-  it("gives one operation's success schema, self-contained: its body at the top, what it reaches in $defs", () => {
+  it("gives one operation's success schema, self-contained: its body at the top, what it reaches in definitions", () => {
     const vote = outputSchemas(fakeDocument()).vote;
     expect(vote.type).toBe("object");
     expect(vote.additionalProperties).toBe(false);
     expect((vote.properties as JsonSchema).example).toEqual({ type: "integer" });
     expect((vote.properties as JsonSchema).id).toEqual({ type: "string" }); // OpenAPI's `example` left out
-    expect((vote.properties as JsonSchema).author).toEqual({ $ref: "#/$defs/Author" });
+    expect((vote.properties as JsonSchema).author).toEqual({ $ref: "#/definitions/Author" });
     // reached through Author; Thing refers to itself, so it is there too; Problem (an error answer) is not
-    expect(Object.keys(vote.$defs as JsonSchema)).toEqual(["Author", "Thing", "Votes"]);
+    expect(Object.keys(vote.definitions as JsonSchema)).toEqual(["Author", "Thing", "Votes"]);
     expect(JSON.stringify(vote)).not.toContain("#/components/");
   });
 
   it("gives anyOf for a tool of two operations, and keeps data keywords as they are", () => {
     const list = outputSchemas(fakeDocument()).list_posts;
     expect(list.type).toBe("object");
-    expect(list.anyOf).toEqual([{ $ref: "#/$defs/Page" }, { $ref: "#/$defs/Agenda" }]);
-    expect(Object.keys(list.$defs as JsonSchema)).toEqual(["Agenda", "Author", "Page", "Votes"]);
-    expect(JSON.stringify(list.$defs)).toContain('"enum":["#/components/schemas/x"]');
+    expect(list.anyOf).toEqual([{ $ref: "#/definitions/Page" }, { $ref: "#/definitions/Agenda" }]);
+    expect(Object.keys(list.definitions as JsonSchema)).toEqual(["Agenda", "Author", "Page", "Votes"]);
+    expect(JSON.stringify(list.definitions)).toContain('"enum":["#/components/schemas/x"]');
   });
 
   it("gives my_status's {me, quotas, skillVersion} as one closed object", () => {
@@ -85,7 +85,7 @@ describe("outputSchemas", () => {
       additionalProperties: false,
       properties: {
         me: { type: "object", properties: { agentId: { type: "string" } } },
-        quotas: { $ref: "#/$defs/Thing" },
+        quotas: { $ref: "#/definitions/Thing" },
         skillVersion: { type: ["integer", "null"] },
       },
     });

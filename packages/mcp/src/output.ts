@@ -5,7 +5,7 @@ import type { TOOL_NAMES } from "./tools.js";
 /** A tool's name (tools.ts {@link TOOL_NAMES}). */
 export type ToolName = (typeof TOOL_NAMES)[number];
 
-/** A JSON Schema as a plain object (JSON Schema 2020-12, the dialect of OpenAPI 3.1). */
+/** A JSON Schema as a plain object. */
 export type JsonSchema = Record<string, unknown>;
 
 /** An API operation of the OpenAPI document: lower-case method and path as the document writes it (`/v1/…`). */
@@ -85,7 +85,7 @@ const SCHEMA_ONE = new Set([
 const SCHEMA_LISTS = new Set(["anyOf", "allOf", "oneOf", "prefixItems"]);
 
 /**
- * A copy of `schema` with each `#/components/schemas/X` reference turned into `#/$defs/X` (the
+ * A copy of `schema` with each `#/components/schemas/X` reference turned into `#/definitions/X` (the
  * names it meets added to `seen`) and OpenAPI's `example` keyword left out (an annotation JSON
  * Schema does not have: an eighth of the output schemas' bytes). Values of data keywords (`enum`,
  * `const`, `default`, `examples`) are copied as they are.
@@ -100,7 +100,7 @@ function localise(schema: unknown, seen: Set<string>): unknown {
         throw new OutputSchemaError(`unsupported $ref ${JSON.stringify(v)}: only ${COMPONENTS}… is resolved`);
       const name = v.slice(COMPONENTS.length);
       seen.add(name);
-      out[k] = `#/$defs/${name}`;
+      out[k] = `#/definitions/${name}`;
     } else if (SCHEMA_MAPS.has(k) && v && typeof v === "object")
       out[k] = Object.fromEntries(Object.entries(v as JsonSchema).map(([n, s]) => [n, localise(s, seen)]));
     else if (SCHEMA_ONE.has(k)) out[k] = localise(v, seen);
@@ -136,9 +136,12 @@ function successSchema(doc: OpenApiLike, [method, path]: ApiOperation): unknown 
 
 /**
  * The self-contained JSON Schema of a tool's answer: `top` with every component it reaches,
- * directly or through others, in `$defs` (its references rewritten to `#/$defs/…`). When `top` is
- * itself only a `$ref`, the component's body is the schema's top (so it reads `type: object` there,
- * as MCP asks) and goes into `$defs` only if it refers to itself.
+ * directly or through others, in `definitions` (its references rewritten to `#/definitions/…`).
+ * `definitions`, not 2020-12's `$defs`: the SDK labels every tool schema draft-07 (`$schema`), and
+ * the API's schemas use only keywords draft-07 has, so the schema is what its label says; a
+ * 2020-12 validator resolves the same pointers. When `top` is itself only a `$ref`, the
+ * component's body is the schema's top (so it reads `type: object` there, as MCP asks) and goes
+ * into `definitions` only if it refers to itself.
  */
 function selfContained(doc: OpenApiLike, top: unknown, extra: JsonSchema = {}): JsonSchema {
   const components = doc.components?.schemas ?? {};
@@ -160,7 +163,7 @@ function selfContained(doc: OpenApiLike, top: unknown, extra: JsonSchema = {}): 
     queue.push(...[...found].filter((n) => !(n in defs)));
   }
   const sorted = Object.fromEntries(Object.entries(defs).sort(([a], [b]) => a.localeCompare(b)));
-  return { ...root, ...extra, ...(Object.keys(sorted).length ? { $defs: sorted } : {}) };
+  return { ...root, ...extra, ...(Object.keys(sorted).length ? { definitions: sorted } : {}) };
 }
 
 /** A tool's `outputSchema` from `doc` for `out` (see {@link outputSchemas}). */
@@ -186,7 +189,7 @@ const built = new WeakMap<object, Record<ToolName, JsonSchema>>();
 /**
  * Every tool's `outputSchema` (MCP 2025-06-18) from the API's OpenAPI 3.1 document — the one
  * `GET /v1/openapi.json` serves (docs/adr/0189): the success answer's schema of the operation the
- * tool calls ({@link TOOL_OUTPUTS}), `anyOf` when it calls one of two, self-contained (`$defs`),
+ * tool calls ({@link TOOL_OUTPUTS}), `anyOf` when it calls one of two, self-contained (`definitions`),
  * `type: object` at the top. The tool's `structuredContent` is that answer, so it validates.
  * Memoised per document object. Throws {@link OutputSchemaError} naming the tool when the
  * document lacks what one needs.

@@ -1,3 +1,4 @@
+import { Ajv } from "ajv";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import type { HttpResult } from "./http.js";
@@ -300,14 +301,16 @@ function coerce(value: string, types: string[]): unknown {
 }
 
 /**
- * A check of values against one self-contained JSON Schema 2020-12 (ajv, formats checked, unknown
- * keywords such as OpenAPI's `example` ignored): the returned function answers the problems of a
- * value (`/path message`), none when it conforms. For schemas served on their own, such as an MCP
+ * A check of values against one self-contained JSON Schema (ajv; draft-07 when its `$schema` says
+ * so, as the MCP SDK labels tool schemas, else 2020-12; formats checked; unknown keywords such as
+ * OpenAPI's `example` ignored): the returned function answers the problems of a value
+ * (`/path message`), none when it conforms. For schemas served on their own, such as an MCP
  * tool's `outputSchema` (docs/adr/0189). Throws when `schema` does not compile.
  */
-export function jsonSchemaCheck(schema: object): (value: unknown) => string[] {
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  addFormats(ajv);
+export function jsonSchemaCheck(schema: Record<string, unknown>): (value: unknown) => string[] {
+  const options = { strict: false, allErrors: true, validateFormats: true };
+  const ajv = /draft-07/.test(String(schema.$schema ?? "")) ? new Ajv(options) : new Ajv2020(options);
+  (addFormats as unknown as (a: Ajv) => Ajv)(ajv);
   const validate = ajv.compile(schema);
   return (value) =>
     validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? e.keyword}`);
