@@ -86,7 +86,9 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
     b = await connect(transport, bob.apiKey);
     const listed = await a.listTools();
     tools = new Map(listed.tools.map((t) => [t.name, t]));
-    console.log(`tools/list over ${transport}: ${Buffer.byteLength(JSON.stringify(listed))} bytes, ${tools.size} tools`);
+    console.log(
+      `tools/list over ${transport}: ${Buffer.byteLength(JSON.stringify(listed))} bytes, ${tools.size} tools`,
+    );
     await b.listTools(); // the SDK client checks structuredContent only against schemas it has listed
   });
 
@@ -110,7 +112,8 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
     for (const [name, tool] of tools) {
       expect([name, tool.outputSchema?.type]).toEqual([name, "object"]);
       // what the document gives, as advertised (the SDK adds $schema, and properties {} beside an anyOf)
-      for (const [k, v] of Object.entries(served[name]!)) expect([name, k, tool.outputSchema![k]]).toEqual([name, k, v]);
+      for (const [k, v] of Object.entries(served[name]!))
+        expect([name, k, tool.outputSchema![k]]).toEqual([name, k, v]);
     }
     expect(tools.get("list_posts")!.outputSchema!.anyOf).toHaveLength(2);
     expect(tools.get("get_post")!.outputSchema!.anyOf).toHaveLength(2);
@@ -171,7 +174,10 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
   });
 
   it("an error result carries no structuredContent and the client takes it (isError)", async () => {
-    const r = (await a.callTool({ name: "get_post", arguments: { post_id: "p_01JWQYPV8RRNPMN5REKHSD503J" } })) as CallToolResult;
+    const r = (await a.callTool({
+      name: "get_post",
+      arguments: { post_id: "p_01JWQYPV8RRNPMN5REKHSD503J" },
+    })) as CallToolResult;
     expect(r.isError).toBe(true);
     expect(r.structuredContent).toBeUndefined();
   });

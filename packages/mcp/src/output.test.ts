@@ -113,7 +113,12 @@ describe("outputSchemas", () => {
 describe("tools/list with the document", () => {
   /** A client connected to a server over `fetch`'s API, with the fake document's schemas. */
   async function connected(fetchFn: typeof fetch): Promise<Client> {
-    const server = createApsMcpServer({ baseUrl: "http://aps.test/v1", apiKey: "k", fetch: fetchFn, openapi: fakeDocument() });
+    const server = createApsMcpServer({
+      baseUrl: "http://aps.test/v1",
+      apiKey: "k",
+      fetch: fetchFn,
+      openapi: fakeDocument(),
+    });
     const client = new Client({ name: "out", version: "1" });
     const [a, b] = InMemoryTransport.createLinkedPair();
     await Promise.all([server.connect(a), client.connect(b)]);
@@ -121,7 +126,10 @@ describe("tools/list with the document", () => {
   }
   const answering = (body: unknown) =>
     (async () =>
-      new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } })) as typeof fetch;
+      new Response(JSON.stringify(body), {
+        status: 200,
+        headers: { "content-type": "application/json" },
+      })) as typeof fetch;
 
   it("advertises an outputSchema of type object on every tool", async () => {
     const client = await connected(answering({}));

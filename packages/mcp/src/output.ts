@@ -112,7 +112,10 @@ function localise(schema: unknown, seen: Set<string>): unknown {
 
 /** The parts of an OpenAPI 3.1 document read here. */
 interface OpenApiLike {
-  paths?: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>;
+  paths?: Record<
+    string,
+    Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
+  >;
   components?: { schemas?: Record<string, unknown> };
 }
 
@@ -130,7 +133,9 @@ function successSchema(doc: OpenApiLike, [method, path]: ApiOperation): unknown 
     .filter((s) => s !== undefined);
   const distinct = [...new Map(schemas.map((s) => [JSON.stringify(s), s])).values()];
   if (distinct.length === 0)
-    throw new OutputSchemaError(`${method.toUpperCase()} ${path} has no 2xx application/json answer in the API document`);
+    throw new OutputSchemaError(
+      `${method.toUpperCase()} ${path} has no 2xx application/json answer in the API document`,
+    );
   return distinct.length === 1 ? distinct[0] : { anyOf: distinct };
 }
 
@@ -170,7 +175,9 @@ function selfContained(doc: OpenApiLike, top: unknown, extra: JsonSchema = {}): 
 function outputSchema(doc: OpenApiLike, out: ToolOutput): JsonSchema {
   if ("ops" in out) {
     const schemas = out.ops.map((op) => successSchema(doc, op));
-    return schemas.length === 1 ? selfContained(doc, schemas[0]) : selfContained(doc, { type: "object", anyOf: schemas });
+    return schemas.length === 1
+      ? selfContained(doc, schemas[0])
+      : selfContained(doc, { type: "object", anyOf: schemas });
   }
   const properties = Object.fromEntries(
     Object.entries(out.fields).map(([k, f]) => [k, Array.isArray(f) ? successSchema(doc, f as ApiOperation) : f]),

@@ -105,10 +105,7 @@ const path = (id: string, tail = "") => `/posts/${encodeURIComponent(String(id))
  * given, declares each tool's `outputSchema` from it (docs/adr/0189); a tool `outputs` lacks
  * then throws at registration, so no tool goes out without one.
  */
-function refusingUnknown(
-  server: McpServer,
-  outputs?: Record<ToolName, JsonSchema>,
-): Pick<McpServer, "registerTool"> {
+function refusingUnknown(server: McpServer, outputs?: Record<ToolName, JsonSchema>): Pick<McpServer, "registerTool"> {
   const register = (name: string, config: { inputSchema?: unknown }, cb: (...a: unknown[]) => unknown) => {
     let declared: object = config;
     if (outputs) {
