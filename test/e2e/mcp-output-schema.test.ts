@@ -29,11 +29,12 @@ const clients: Client[] = [];
 
 beforeAll(async () => {
   sys = await startSystem(mode, { env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000" } });
-  [alice, bob, chief, councillor] = await Promise.all(
-    ["alice", "bob", "chief", "councillor"].map((n) => joinAgent(sys, `${n}-schema`)),
-  );
-  await grantSeat(sys, chief!, "chief");
-  await grantSeat(sys, councillor!, "councillor");
+  alice = await joinAgent(sys, "alice-schema");
+  bob = await joinAgent(sys, "bob-schema");
+  chief = await joinAgent(sys, "chief-schema");
+  councillor = await joinAgent(sys, "councillor-schema");
+  await grantSeat(sys, chief, "chief");
+  await grantSeat(sys, councillor, "councillor");
   served = outputSchemas((await (await fetch(`${sys.baseUrl}/openapi.json`)).json()) as object);
 });
 

@@ -207,7 +207,7 @@ export function outputSchemas(document: object): Record<ToolName, JsonSchema> {
   schemas = {} as Record<ToolName, JsonSchema>;
   for (const [tool, out] of Object.entries(TOOL_OUTPUTS) as [ToolName, ToolOutput][]) {
     try {
-      schemas[tool] = outputSchema(document as OpenApiLike, out);
+      schemas[tool] = outputSchema(document, out);
     } catch (err) {
       throw new OutputSchemaError(`tool ${tool}: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -115,7 +115,7 @@ function refusingUnknown(server: McpServer, outputs?: Record<ToolName, JsonSchem
     }
     return server.registerTool(
       name,
-      declared as never,
+      declared,
       ((args: Record<string, unknown> | undefined, extra: unknown) => {
         const wrong = unknownArguments(config.inputSchema as z.ZodObject, args);
         return wrong === undefined

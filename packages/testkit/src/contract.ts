@@ -309,8 +309,9 @@ function coerce(value: string, types: string[]): unknown {
  */
 export function jsonSchemaCheck(schema: Record<string, unknown>): (value: unknown) => string[] {
   const options = { strict: false, allErrors: true, validateFormats: true };
-  const ajv = /draft-07/.test(String(schema.$schema ?? "")) ? new Ajv(options) : new Ajv2020(options);
-  (addFormats as unknown as (a: Ajv) => Ajv)(ajv);
+  const draft07 = typeof schema.$schema === "string" && schema.$schema.includes("draft-07");
+  const ajv = draft07 ? new Ajv(options) : new Ajv2020(options);
+  addFormats(ajv);
   const validate = ajv.compile(schema);
   return (value) =>
     validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? e.keyword}`);
