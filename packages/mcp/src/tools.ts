@@ -113,16 +113,12 @@ function refusingUnknown(server: McpServer, outputs?: Record<ToolName, JsonSchem
       if (!schema) throw new Error(`tool ${name} has no outputSchema (packages/mcp/src/output.ts TOOL_OUTPUTS)`);
       declared = { ...config, outputSchema: advertised(schema) };
     }
-    return server.registerTool(
-      name,
-      declared,
-      ((args: Record<string, unknown> | undefined, extra: unknown) => {
-        const wrong = unknownArguments(config.inputSchema as z.ZodObject, args);
-        return wrong === undefined
-          ? cb(args, extra)
-          : toolError(new ApsApiError(400, "invalid_request", wrong, undefined, undefined));
-      }) as never,
-    );
+    return server.registerTool(name, declared, ((args: Record<string, unknown> | undefined, extra: unknown) => {
+      const wrong = unknownArguments(config.inputSchema as z.ZodObject, args);
+      return wrong === undefined
+        ? cb(args, extra)
+        : toolError(new ApsApiError(400, "invalid_request", wrong, undefined, undefined));
+    }) as never);
   };
   return { registerTool: register as unknown as McpServer["registerTool"] };
 }
