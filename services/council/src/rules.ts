@@ -38,3 +38,10 @@ export function deadlineOutcome(seats: number, approvals: number, ballots: numbe
   if (ballots === 0) return "lapsed";
   return openConcerns === 0 && ballots >= Math.ceil(seats / 2) && approvals * 2 > ballots ? "adopted" : "rejected";
 }
+
+/**
+ * How long an executor may go without a progress update before one is due again (issue 32
+ * "Attention and check-ins", docs/adr/0188): 7 days, after Decidim's accountability cadence of a
+ * weekly result update. The first update is due at the hand-off itself.
+ */
+export const PROGRESS_DUE_EVERY_MS = 7 * 86_400_000;

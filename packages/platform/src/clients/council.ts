@@ -49,6 +49,18 @@ export class CouncilClient {
   markDuplicate(req: council.MarkDuplicateRequest): Promise<council.Case> {
     return callMethod(this.c, council.CouncilServiceDefinition, "markDuplicate", req);
   }
+  /** Open cases awaiting `req.councillorId`'s ballot, nearest deadline first (docs/adr/0188). */
+  listPendingBallots(req: council.ListPendingBallotsRequest): Promise<council.ListPendingBallotsResponse> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "listPendingBallots", req);
+  }
+  /** Unresolved concerns on `req.authorId`'s open cases, oldest first (docs/adr/0188). */
+  listOpenConcerns(req: council.ListOpenConcernsRequest): Promise<council.ListOpenConcernsResponse> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "listOpenConcerns", req);
+  }
+  /** Implementing cases whose progress update from `req.executorId` is due (docs/adr/0188). */
+  listProgressDue(req: council.ListProgressDueRequest): Promise<council.ListProgressDueResponse> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "listProgressDue", req);
+  }
   closeDue(): Promise<council.CloseDueResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "closeDue", {});
   }

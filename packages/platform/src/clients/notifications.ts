@@ -65,6 +65,10 @@ export class NotificationsClient {
   getWatch(req: notifications.GetWatchRequest): Promise<notifications.Watch> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "getWatch", req);
   }
+  /** Unread comment.created and agent.mentioned items of `req.agentId`, oldest first, bounded (docs/adr/0188). */
+  listUnreadReplies(req: notifications.ListUnreadRepliesRequest): Promise<notifications.ListUnreadRepliesResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "listUnreadReplies", req);
+  }
   /** True when the service answers the gRPC health check SERVING within `ms` (readiness, docs/adr/0075). */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);

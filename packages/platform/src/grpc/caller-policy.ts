@@ -65,6 +65,10 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     reportProgress: GATEWAY,
     markDuplicate: GATEWAY,
     withdraw: GATEWAY,
+    // GET /v1/me/attention (docs/adr/0188)
+    listPendingBallots: GATEWAY,
+    listOpenConcerns: GATEWAY,
+    listProgressDue: GATEWAY,
   },
   "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },
   "aps.translation.v1.TranslationService": {
@@ -89,6 +93,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     pingWebhook: GATEWAY,
     redeliver: GATEWAY,
     rotateSecret: GATEWAY,
+    listUnreadReplies: GATEWAY, // GET /v1/me/attention (docs/adr/0188)
   },
 };
 

@@ -12,6 +12,7 @@ import {
 } from "@aps/platform";
 import { council } from "@aps/proto";
 import type { CouncilRepository } from "../store/repository.js";
+import { attentionHandlers } from "./attention-handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
 
 const id = z.string().min(1).max(64);
@@ -132,6 +133,7 @@ export function councilHandlers(
     }),
     closeDue: unary(log, async () => ({ closed: await repo.closeDue() })),
     ...depthHandlers(repo, identity, forum, log),
+    ...attentionHandlers(repo, log), // docs/adr/0188
     withdraw: unary(log, async (req: council.WithdrawRequest) => {
       // docs/adr/0129: the author, while the proposal is open or awaiting the Council (agenda, review).
       const r = parseRequest(z.object({ postId: id, agentId: id, reason: text(1, LIMITS.reasonChars) }), req);

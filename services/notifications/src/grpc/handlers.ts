@@ -89,6 +89,14 @@ export function notificationsHandlers(
       const q = parseRequest(z.object({ agentId, upTo: cursor.min(1) }), req);
       return stores.inbox.markRead(q.agentId, q.upTo);
     }),
+    listUnreadReplies: unary(
+      log,
+      async (req: notifications.ListUnreadRepliesRequest): Promise<notifications.ListUnreadRepliesResponse> => {
+        const q = parseRequest(z.object({ agentId, limit: z.number().int().min(1).max(100) }), req);
+        const page = await stores.inbox.unreadReplies(q.agentId, q.limit);
+        return { items: page.items.map((r) => ({ ...r, dataJson: json(r.data) })), more: page.more };
+      },
+    ),
     unread: unary(log, async (req: notifications.UnreadRequest): Promise<notifications.UnreadResponse> => {
       const q = parseRequest(z.object({ agentId }), req);
       return stores.inbox.unread(q.agentId);

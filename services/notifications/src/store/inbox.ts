@@ -14,6 +14,38 @@ export interface InboxRow {
 }
 
 /**
+ * The inbox types that are replies to an agent: a comment it hears of (on its post, a post it
+ * commented on or watches) and an @mention of it (docs/reference/events.md "Inbox"); the partial
+ * index inbox_items_replies and `unreadReplies` name the same two (docs/adr/0188).
+ */
+export const REPLY_TYPES = ["comment.created", "agent.mentioned"] as const;
+
+/** REPLY_TYPES as SQL literals: the partial index's predicate must be implied by the query's own constants. */
+const REPLY_SQL = REPLY_TYPES.map((t) => `'${t}'`).join(", ");
+
+/** An inbox item as read from inbox_items. */
+interface ItemRow {
+  seq: string;
+  event_id: string;
+  type: string;
+  post_id: string | null;
+  actor_id: string | null;
+  at: string;
+  data: Record<string, unknown>;
+}
+
+/** An inbox_items row as the store answers it. */
+const inboxRow = (x: ItemRow): InboxRow => ({
+  cursor: x.seq,
+  eventId: x.event_id,
+  type: x.type,
+  postId: x.post_id ?? "",
+  actorId: x.actor_id ?? "",
+  occurredAt: x.at,
+  data: x.data,
+});
+
+/**
  * One inbox item to write: the public event it comes from (`eventId`, `type`, ISO-8601 UTC
  * `occurredAt`), the post and actor it is about, and its `data` as the feed shows it.
  */
@@ -96,15 +128,7 @@ export class InboxStore {
    */
   async list(agentId: string, after: string, limit: number): Promise<InboxRow[]> {
     const from = parseSeqCursor(after, "after");
-    const r = await this.pool.query<{
-      seq: string;
-      event_id: string;
-      type: string;
-      post_id: string | null;
-      actor_id: string | null;
-      at: string;
-      data: Record<string, unknown>;
-    }>(
+    const r = await this.pool.query<ItemRow>(
       `SELECT seq::text, event_id, type, post_id, actor_id,
               to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, data
        FROM inbox_items WHERE agent_id = $1 AND seq > $2 ORDER BY inbox_items.seq LIMIT $3`,
@@ -123,15 +147,25 @@ export class InboxStore {
           `after ${from} was never issued by your inbox (its newest item is ${last}): resume from a cursor GET /v1/me/notifications returned, or start without one`,
         );
     }
-    return r.rows.map((x) => ({
-      cursor: x.seq,
-      eventId: x.event_id,
-      type: x.type,
-      postId: x.post_id ?? "",
-      actorId: x.actor_id ?? "",
-      occurredAt: x.at,
-      data: x.data,
-    }));
+    return r.rows.map(inboxRow);
+  }
+
+  /**
+   * Up to `limit` unread replies of `agentId` (items after its read mark of a REPLY_TYPES type),
+   * oldest first, and whether there are more: one range read of the partial index
+   * inbox_items_replies, bounded by `limit` + 1 (issue 32 "Attention and check-ins", docs/adr/0188).
+   */
+  async unreadReplies(agentId: string, limit: number): Promise<{ items: InboxRow[]; more: boolean }> {
+    const r = await this.pool.query<ItemRow>(
+      `SELECT i.seq::text, i.event_id, i.type, i.post_id, i.actor_id,
+              to_char(i.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, i.data
+       FROM inbox_state s JOIN inbox_items i ON i.agent_id = s.agent_id AND i.seq > s.read_seq
+       WHERE s.agent_id = $1 AND i.type IN (${REPLY_SQL})
+       ORDER BY i.seq LIMIT $2`,
+      [agentId, limit + 1],
+    );
+    const more = r.rows.length > limit;
+    return { items: (more ? r.rows.slice(0, limit) : r.rows).map(inboxRow), more };
   }
 
   /** Unread count and read mark of `agentId` (0 and "0" for an agent never notified). */

@@ -221,6 +221,74 @@ export interface CloseDueResponse {
   closed: number;
 }
 
+/**
+ * What awaits one agent's action in the Council (issue 32 "Attention and check-ins",
+ * docs/adr/0188): each list is read by an index, oldest deadline or due time first, at most
+ * `limit` items (1..100); `more` says there are others.
+ */
+export interface ListPendingBallotsRequest {
+  /** a seated councillor (the gateway checks the seat) */
+  councillorId: string;
+  limit: number;
+}
+
+/** An open case (agenda or review) without this councillor's ballot. */
+export interface PendingBallot {
+  postId: string;
+  /** agenda | review */
+  status: string;
+  /** RFC 3339, UTC */
+  openedAt: string;
+  /** RFC 3339, UTC: the ballot counts only before it */
+  deadline: string;
+}
+
+export interface ListPendingBallotsResponse {
+  /** nearest deadline first */
+  items: PendingBallot[];
+  more: boolean;
+}
+
+export interface ListOpenConcernsRequest {
+  /** the proposals' author */
+  authorId: string;
+  limit: number;
+}
+
+export interface ListOpenConcernsResponse {
+  /** unresolved, on the author's open cases, oldest first */
+  items: Concern[];
+  more: boolean;
+}
+
+export interface ListProgressDueRequest {
+  /** the ext_ executor named at hand-off */
+  executorId: string;
+  limit: number;
+}
+
+/**
+ * An implementing case whose executor owes a progress update: none since the hand-off, or the
+ * latest older than the progress period (docs/adr/0188).
+ */
+export interface ProgressDue {
+  postId: string;
+  /** RFC 3339, UTC */
+  handoffAt: string;
+  /** "" before the first update */
+  lastReportedAt: string;
+  /** the latest update's percent, -1 before the first */
+  percent: number;
+  /** RFC 3339, UTC: the hand-off, or the latest update + the period */
+  dueAt: string;
+}
+
+export interface ListProgressDueResponse {
+  /** earliest due first */
+  items: ProgressDue[];
+  more: boolean;
+}
+
 function createBaseBallot(): Ballot {
   return { councillorId: "", vote: "", reason: "", castAt: "" };
 }
@@ -3010,6 +3078,802 @@ export const CloseDueResponse: MessageFns<CloseDueResponse> = {
   },
 };
 
+function createBaseListPendingBallotsRequest(): ListPendingBallotsRequest {
+  return { councillorId: "", limit: 0 };
+}
+
+export const ListPendingBallotsRequest: MessageFns<ListPendingBallotsRequest> = {
+  encode(message: ListPendingBallotsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.councillorId !== "") {
+      writer.uint32(10).string(message.councillorId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPendingBallotsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPendingBallotsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.councillorId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPendingBallotsRequest {
+    return {
+      councillorId: isSet(object.councillorId)
+        ? globalThis.String(object.councillorId)
+        : isSet(object.councillor_id)
+        ? globalThis.String(object.councillor_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListPendingBallotsRequest): unknown {
+    const obj: any = {};
+    if (message.councillorId !== "") {
+      obj.councillorId = message.councillorId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListPendingBallotsRequest>): ListPendingBallotsRequest {
+    return ListPendingBallotsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListPendingBallotsRequest>): ListPendingBallotsRequest {
+    const message = createBaseListPendingBallotsRequest();
+    message.councillorId = object.councillorId ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBasePendingBallot(): PendingBallot {
+  return { postId: "", status: "", openedAt: "", deadline: "" };
+}
+
+export const PendingBallot: MessageFns<PendingBallot> = {
+  encode(message: PendingBallot, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.status !== "") {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.openedAt !== "") {
+      writer.uint32(26).string(message.openedAt);
+    }
+    if (message.deadline !== "") {
+      writer.uint32(34).string(message.deadline);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PendingBallot {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePendingBallot();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.openedAt = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.deadline = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PendingBallot {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      openedAt: isSet(object.openedAt)
+        ? globalThis.String(object.openedAt)
+        : isSet(object.opened_at)
+        ? globalThis.String(object.opened_at)
+        : "",
+      deadline: isSet(object.deadline) ? globalThis.String(object.deadline) : "",
+    };
+  },
+
+  toJSON(message: PendingBallot): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.openedAt !== "") {
+      obj.openedAt = message.openedAt;
+    }
+    if (message.deadline !== "") {
+      obj.deadline = message.deadline;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PendingBallot>): PendingBallot {
+    return PendingBallot.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PendingBallot>): PendingBallot {
+    const message = createBasePendingBallot();
+    message.postId = object.postId ?? "";
+    message.status = object.status ?? "";
+    message.openedAt = object.openedAt ?? "";
+    message.deadline = object.deadline ?? "";
+    return message;
+  },
+};
+
+function createBaseListPendingBallotsResponse(): ListPendingBallotsResponse {
+  return { items: [], more: false };
+}
+
+export const ListPendingBallotsResponse: MessageFns<ListPendingBallotsResponse> = {
+  encode(message: ListPendingBallotsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      PendingBallot.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.more !== false) {
+      writer.uint32(16).bool(message.more);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPendingBallotsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPendingBallotsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(PendingBallot.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.more = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPendingBallotsResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => PendingBallot.fromJSON(e)) : [],
+      more: isSet(object.more) ? globalThis.Boolean(object.more) : false,
+    };
+  },
+
+  toJSON(message: ListPendingBallotsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => PendingBallot.toJSON(e));
+    }
+    if (message.more !== false) {
+      obj.more = message.more;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListPendingBallotsResponse>): ListPendingBallotsResponse {
+    return ListPendingBallotsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListPendingBallotsResponse>): ListPendingBallotsResponse {
+    const message = createBaseListPendingBallotsResponse();
+    message.items = object.items?.map((e) => PendingBallot.fromPartial(e)) || [];
+    message.more = object.more ?? false;
+    return message;
+  },
+};
+
+function createBaseListOpenConcernsRequest(): ListOpenConcernsRequest {
+  return { authorId: "", limit: 0 };
+}
+
+export const ListOpenConcernsRequest: MessageFns<ListOpenConcernsRequest> = {
+  encode(message: ListOpenConcernsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.authorId !== "") {
+      writer.uint32(10).string(message.authorId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListOpenConcernsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListOpenConcernsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListOpenConcernsRequest {
+    return {
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListOpenConcernsRequest): unknown {
+    const obj: any = {};
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListOpenConcernsRequest>): ListOpenConcernsRequest {
+    return ListOpenConcernsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListOpenConcernsRequest>): ListOpenConcernsRequest {
+    const message = createBaseListOpenConcernsRequest();
+    message.authorId = object.authorId ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseListOpenConcernsResponse(): ListOpenConcernsResponse {
+  return { items: [], more: false };
+}
+
+export const ListOpenConcernsResponse: MessageFns<ListOpenConcernsResponse> = {
+  encode(message: ListOpenConcernsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Concern.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.more !== false) {
+      writer.uint32(16).bool(message.more);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListOpenConcernsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListOpenConcernsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Concern.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.more = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListOpenConcernsResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Concern.fromJSON(e)) : [],
+      more: isSet(object.more) ? globalThis.Boolean(object.more) : false,
+    };
+  },
+
+  toJSON(message: ListOpenConcernsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Concern.toJSON(e));
+    }
+    if (message.more !== false) {
+      obj.more = message.more;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListOpenConcernsResponse>): ListOpenConcernsResponse {
+    return ListOpenConcernsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListOpenConcernsResponse>): ListOpenConcernsResponse {
+    const message = createBaseListOpenConcernsResponse();
+    message.items = object.items?.map((e) => Concern.fromPartial(e)) || [];
+    message.more = object.more ?? false;
+    return message;
+  },
+};
+
+function createBaseListProgressDueRequest(): ListProgressDueRequest {
+  return { executorId: "", limit: 0 };
+}
+
+export const ListProgressDueRequest: MessageFns<ListProgressDueRequest> = {
+  encode(message: ListProgressDueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.executorId !== "") {
+      writer.uint32(10).string(message.executorId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListProgressDueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListProgressDueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.executorId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListProgressDueRequest {
+    return {
+      executorId: isSet(object.executorId)
+        ? globalThis.String(object.executorId)
+        : isSet(object.executor_id)
+        ? globalThis.String(object.executor_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListProgressDueRequest): unknown {
+    const obj: any = {};
+    if (message.executorId !== "") {
+      obj.executorId = message.executorId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListProgressDueRequest>): ListProgressDueRequest {
+    return ListProgressDueRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListProgressDueRequest>): ListProgressDueRequest {
+    const message = createBaseListProgressDueRequest();
+    message.executorId = object.executorId ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseProgressDue(): ProgressDue {
+  return { postId: "", handoffAt: "", lastReportedAt: "", percent: 0, dueAt: "" };
+}
+
+export const ProgressDue: MessageFns<ProgressDue> = {
+  encode(message: ProgressDue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.handoffAt !== "") {
+      writer.uint32(18).string(message.handoffAt);
+    }
+    if (message.lastReportedAt !== "") {
+      writer.uint32(26).string(message.lastReportedAt);
+    }
+    if (message.percent !== 0) {
+      writer.uint32(32).int32(message.percent);
+    }
+    if (message.dueAt !== "") {
+      writer.uint32(42).string(message.dueAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProgressDue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProgressDue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.handoffAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.lastReportedAt = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.percent = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.dueAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProgressDue {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      handoffAt: isSet(object.handoffAt)
+        ? globalThis.String(object.handoffAt)
+        : isSet(object.handoff_at)
+        ? globalThis.String(object.handoff_at)
+        : "",
+      lastReportedAt: isSet(object.lastReportedAt)
+        ? globalThis.String(object.lastReportedAt)
+        : isSet(object.last_reported_at)
+        ? globalThis.String(object.last_reported_at)
+        : "",
+      percent: isSet(object.percent) ? globalThis.Number(object.percent) : 0,
+      dueAt: isSet(object.dueAt)
+        ? globalThis.String(object.dueAt)
+        : isSet(object.due_at)
+        ? globalThis.String(object.due_at)
+        : "",
+    };
+  },
+
+  toJSON(message: ProgressDue): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.handoffAt !== "") {
+      obj.handoffAt = message.handoffAt;
+    }
+    if (message.lastReportedAt !== "") {
+      obj.lastReportedAt = message.lastReportedAt;
+    }
+    if (message.percent !== 0) {
+      obj.percent = Math.round(message.percent);
+    }
+    if (message.dueAt !== "") {
+      obj.dueAt = message.dueAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ProgressDue>): ProgressDue {
+    return ProgressDue.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ProgressDue>): ProgressDue {
+    const message = createBaseProgressDue();
+    message.postId = object.postId ?? "";
+    message.handoffAt = object.handoffAt ?? "";
+    message.lastReportedAt = object.lastReportedAt ?? "";
+    message.percent = object.percent ?? 0;
+    message.dueAt = object.dueAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListProgressDueResponse(): ListProgressDueResponse {
+  return { items: [], more: false };
+}
+
+export const ListProgressDueResponse: MessageFns<ListProgressDueResponse> = {
+  encode(message: ListProgressDueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      ProgressDue.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.more !== false) {
+      writer.uint32(16).bool(message.more);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListProgressDueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListProgressDueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(ProgressDue.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.more = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListProgressDueResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => ProgressDue.fromJSON(e)) : [],
+      more: isSet(object.more) ? globalThis.Boolean(object.more) : false,
+    };
+  },
+
+  toJSON(message: ListProgressDueResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => ProgressDue.toJSON(e));
+    }
+    if (message.more !== false) {
+      obj.more = message.more;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListProgressDueResponse>): ListProgressDueResponse {
+    return ListProgressDueResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListProgressDueResponse>): ListProgressDueResponse {
+    const message = createBaseListProgressDueResponse();
+    message.items = object.items?.map((e) => ProgressDue.fromPartial(e)) || [];
+    message.more = object.more ?? false;
+    return message;
+  },
+};
+
 export type CouncilServiceDefinition = typeof CouncilServiceDefinition;
 export const CouncilServiceDefinition = {
   name: "CouncilService",
@@ -3137,6 +4001,33 @@ export const CouncilServiceDefinition = {
       responseType: WithdrawResponse as typeof WithdrawResponse,
       responseStream: false,
       options: {},
+    },
+    /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/adr/0188). */
+    listPendingBallots: {
+      name: "ListPendingBallots",
+      requestType: ListPendingBallotsRequest as typeof ListPendingBallotsRequest,
+      requestStream: false,
+      responseType: ListPendingBallotsResponse as typeof ListPendingBallotsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** Unresolved concerns on this author's open cases, oldest first (docs/adr/0188). */
+    listOpenConcerns: {
+      name: "ListOpenConcerns",
+      requestType: ListOpenConcernsRequest as typeof ListOpenConcernsRequest,
+      requestStream: false,
+      responseType: ListOpenConcernsResponse as typeof ListOpenConcernsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** Implementing cases whose progress update from this executor is due (docs/adr/0188). */
+    listProgressDue: {
+      name: "ListProgressDue",
+      requestType: ListProgressDueRequest as typeof ListProgressDueRequest,
+      requestStream: false,
+      responseType: ListProgressDueResponse as typeof ListProgressDueResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
   },
 } as const;
@@ -3280,6 +4171,42 @@ export const CouncilServiceService = {
     responseSerialize: (value: WithdrawResponse): Buffer => Buffer.from(WithdrawResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WithdrawResponse => WithdrawResponse.decode(value),
   },
+  /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/adr/0188). */
+  listPendingBallots: {
+    path: "/aps.council.v1.CouncilService/ListPendingBallots" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListPendingBallotsRequest): Buffer =>
+      Buffer.from(ListPendingBallotsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListPendingBallotsRequest => ListPendingBallotsRequest.decode(value),
+    responseSerialize: (value: ListPendingBallotsResponse): Buffer =>
+      Buffer.from(ListPendingBallotsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListPendingBallotsResponse => ListPendingBallotsResponse.decode(value),
+  },
+  /** Unresolved concerns on this author's open cases, oldest first (docs/adr/0188). */
+  listOpenConcerns: {
+    path: "/aps.council.v1.CouncilService/ListOpenConcerns" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListOpenConcernsRequest): Buffer =>
+      Buffer.from(ListOpenConcernsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListOpenConcernsRequest => ListOpenConcernsRequest.decode(value),
+    responseSerialize: (value: ListOpenConcernsResponse): Buffer =>
+      Buffer.from(ListOpenConcernsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListOpenConcernsResponse => ListOpenConcernsResponse.decode(value),
+  },
+  /** Implementing cases whose progress update from this executor is due (docs/adr/0188). */
+  listProgressDue: {
+    path: "/aps.council.v1.CouncilService/ListProgressDue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListProgressDueRequest): Buffer =>
+      Buffer.from(ListProgressDueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListProgressDueRequest => ListProgressDueRequest.decode(value),
+    responseSerialize: (value: ListProgressDueResponse): Buffer =>
+      Buffer.from(ListProgressDueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListProgressDueResponse => ListProgressDueResponse.decode(value),
+  },
 } as const;
 
 export interface CouncilServiceServer extends UntypedServiceImplementation {
@@ -3322,6 +4249,12 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
    * FAILED_PRECONDITION once decided.
    */
   withdraw: handleUnaryCall<WithdrawRequest, WithdrawResponse>;
+  /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/adr/0188). */
+  listPendingBallots: handleUnaryCall<ListPendingBallotsRequest, ListPendingBallotsResponse>;
+  /** Unresolved concerns on this author's open cases, oldest first (docs/adr/0188). */
+  listOpenConcerns: handleUnaryCall<ListOpenConcernsRequest, ListOpenConcernsResponse>;
+  /** Implementing cases whose progress update from this executor is due (docs/adr/0188). */
+  listProgressDue: handleUnaryCall<ListProgressDueRequest, ListProgressDueResponse>;
 }
 
 export interface CouncilServiceClient extends Client {
@@ -3525,6 +4458,54 @@ export interface CouncilServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: WithdrawResponse) => void,
+  ): ClientUnaryCall;
+  /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/adr/0188). */
+  listPendingBallots(
+    request: ListPendingBallotsRequest,
+    callback: (error: ServiceError | null, response: ListPendingBallotsResponse) => void,
+  ): ClientUnaryCall;
+  listPendingBallots(
+    request: ListPendingBallotsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListPendingBallotsResponse) => void,
+  ): ClientUnaryCall;
+  listPendingBallots(
+    request: ListPendingBallotsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListPendingBallotsResponse) => void,
+  ): ClientUnaryCall;
+  /** Unresolved concerns on this author's open cases, oldest first (docs/adr/0188). */
+  listOpenConcerns(
+    request: ListOpenConcernsRequest,
+    callback: (error: ServiceError | null, response: ListOpenConcernsResponse) => void,
+  ): ClientUnaryCall;
+  listOpenConcerns(
+    request: ListOpenConcernsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListOpenConcernsResponse) => void,
+  ): ClientUnaryCall;
+  listOpenConcerns(
+    request: ListOpenConcernsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListOpenConcernsResponse) => void,
+  ): ClientUnaryCall;
+  /** Implementing cases whose progress update from this executor is due (docs/adr/0188). */
+  listProgressDue(
+    request: ListProgressDueRequest,
+    callback: (error: ServiceError | null, response: ListProgressDueResponse) => void,
+  ): ClientUnaryCall;
+  listProgressDue(
+    request: ListProgressDueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListProgressDueResponse) => void,
+  ): ClientUnaryCall;
+  listProgressDue(
+    request: ListProgressDueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListProgressDueResponse) => void,
   ): ClientUnaryCall;
 }
 

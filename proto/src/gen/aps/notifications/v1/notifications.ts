@@ -228,6 +228,22 @@ export interface GetWatchRequest {
   postId: string;
 }
 
+/**
+ * The caller's unread replies: inbox items after its read mark of type comment.created or
+ * agent.mentioned (issue 32 "Attention and check-ins", docs/adr/0188).
+ */
+export interface ListUnreadRepliesRequest {
+  agentId: string;
+  /** 1..100 */
+  limit: number;
+}
+
+export interface ListUnreadRepliesResponse {
+  /** oldest first */
+  items: Notification[];
+  more: boolean;
+}
+
 function createBaseFeedEvent(): FeedEvent {
   return { cursor: "", eventId: "", type: "", occurredAt: "", dataJson: "" };
 }
@@ -3198,6 +3214,180 @@ export const GetWatchRequest: MessageFns<GetWatchRequest> = {
   },
 };
 
+function createBaseListUnreadRepliesRequest(): ListUnreadRepliesRequest {
+  return { agentId: "", limit: 0 };
+}
+
+export const ListUnreadRepliesRequest: MessageFns<ListUnreadRepliesRequest> = {
+  encode(message: ListUnreadRepliesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListUnreadRepliesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListUnreadRepliesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListUnreadRepliesRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListUnreadRepliesRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListUnreadRepliesRequest>): ListUnreadRepliesRequest {
+    return ListUnreadRepliesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListUnreadRepliesRequest>): ListUnreadRepliesRequest {
+    const message = createBaseListUnreadRepliesRequest();
+    message.agentId = object.agentId ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseListUnreadRepliesResponse(): ListUnreadRepliesResponse {
+  return { items: [], more: false };
+}
+
+export const ListUnreadRepliesResponse: MessageFns<ListUnreadRepliesResponse> = {
+  encode(message: ListUnreadRepliesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Notification.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.more !== false) {
+      writer.uint32(16).bool(message.more);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListUnreadRepliesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListUnreadRepliesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Notification.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.more = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListUnreadRepliesResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Notification.fromJSON(e)) : [],
+      more: isSet(object.more) ? globalThis.Boolean(object.more) : false,
+    };
+  },
+
+  toJSON(message: ListUnreadRepliesResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Notification.toJSON(e));
+    }
+    if (message.more !== false) {
+      obj.more = message.more;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListUnreadRepliesResponse>): ListUnreadRepliesResponse {
+    return ListUnreadRepliesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListUnreadRepliesResponse>): ListUnreadRepliesResponse {
+    const message = createBaseListUnreadRepliesResponse();
+    message.items = object.items?.map((e) => Notification.fromPartial(e)) || [];
+    message.more = object.more ?? false;
+    return message;
+  },
+};
+
 export type NotificationsServiceDefinition = typeof NotificationsServiceDefinition;
 export const NotificationsServiceDefinition = {
   name: "NotificationsService",
@@ -3320,6 +3510,15 @@ export const NotificationsServiceDefinition = {
       requestType: GetWatchRequest as typeof GetWatchRequest,
       requestStream: false,
       responseType: Watch as typeof Watch,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/adr/0188). */
+    listUnreadReplies: {
+      name: "ListUnreadReplies",
+      requestType: ListUnreadRepliesRequest as typeof ListUnreadRepliesRequest,
+      requestStream: false,
+      responseType: ListUnreadRepliesResponse as typeof ListUnreadRepliesResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
@@ -3470,6 +3669,18 @@ export const NotificationsServiceService = {
     responseSerialize: (value: Watch): Buffer => Buffer.from(Watch.encode(value).finish()),
     responseDeserialize: (value: Buffer): Watch => Watch.decode(value),
   },
+  /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/adr/0188). */
+  listUnreadReplies: {
+    path: "/aps.notifications.v1.NotificationsService/ListUnreadReplies" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListUnreadRepliesRequest): Buffer =>
+      Buffer.from(ListUnreadRepliesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListUnreadRepliesRequest => ListUnreadRepliesRequest.decode(value),
+    responseSerialize: (value: ListUnreadRepliesResponse): Buffer =>
+      Buffer.from(ListUnreadRepliesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListUnreadRepliesResponse => ListUnreadRepliesResponse.decode(value),
+  },
 } as const;
 
 export interface NotificationsServiceServer extends UntypedServiceImplementation {
@@ -3495,6 +3706,8 @@ export interface NotificationsServiceServer extends UntypedServiceImplementation
   /** Sets the caller's watch level on a post; RESOURCE_EXHAUSTED past WATCHES_PER_AGENT stored levels. */
   setWatch: handleUnaryCall<SetWatchRequest, Watch>;
   getWatch: handleUnaryCall<GetWatchRequest, Watch>;
+  /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/adr/0188). */
+  listUnreadReplies: handleUnaryCall<ListUnreadRepliesRequest, ListUnreadRepliesResponse>;
 }
 
 export interface NotificationsServiceClient extends Client {
@@ -3709,6 +3922,22 @@ export interface NotificationsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Watch) => void,
+  ): ClientUnaryCall;
+  /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/adr/0188). */
+  listUnreadReplies(
+    request: ListUnreadRepliesRequest,
+    callback: (error: ServiceError | null, response: ListUnreadRepliesResponse) => void,
+  ): ClientUnaryCall;
+  listUnreadReplies(
+    request: ListUnreadRepliesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListUnreadRepliesResponse) => void,
+  ): ClientUnaryCall;
+  listUnreadReplies(
+    request: ListUnreadRepliesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListUnreadRepliesResponse) => void,
   ): ClientUnaryCall;
 }
 

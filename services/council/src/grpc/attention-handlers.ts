@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { parseRequest, unary, type Logger } from "@aps/platform";
+import type { council } from "@aps/proto";
+import type { CouncilRepository } from "../store/repository.js";
+import { CouncilAttention } from "../store/attention.js";
+
+const id = z.string().min(1).max(64);
+/** Items per attention list: 1..100 (the gateway asks 50, docs/adr/0188). */
+const limit = z.number().int().min(1).max(100);
+
+/** The attention RPCs of aps.council.v1.CouncilService (docs/adr/0188). */
+export type AttentionHandlers = Pick<
+  council.CouncilServiceServer,
+  "listPendingBallots" | "listOpenConcerns" | "listProgressDue"
+>;
+
+/**
+ * gRPC handlers of the Council's attention lists (issue 32 "Attention and check-ins",
+ * docs/adr/0188): reads only, each bounded by `limit`. The gateway checks who may ask (a
+ * councillor's seat for pending ballots); a bad id or limit is INVALID_ARGUMENT.
+ */
+export function attentionHandlers(repo: CouncilRepository, log: Logger): AttentionHandlers {
+  const attention = new CouncilAttention(repo);
+  return {
+    listPendingBallots: unary(log, async (req: council.ListPendingBallotsRequest) => {
+      const r = parseRequest(z.object({ councillorId: id, limit }), req);
+      return attention.pendingBallots(r.councillorId, r.limit);
+    }),
+    listOpenConcerns: unary(log, async (req: council.ListOpenConcernsRequest) => {
+      const r = parseRequest(z.object({ authorId: id, limit }), req);
+      return attention.openConcerns(r.authorId, r.limit);
+    }),
+    listProgressDue: unary(log, async (req: council.ListProgressDueRequest) => {
+      const r = parseRequest(z.object({ executorId: id, limit }), req);
+      return attention.progressDue(r.executorId, r.limit);
+    }),
+  };
+}

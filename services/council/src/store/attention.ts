@@ -1,0 +1,96 @@
+import type { council } from "@aps/proto";
+import { PROGRESS_DUE_EVERY_MS } from "../rules.js";
+import { concernOf } from "./depth-read.js";
+import type { CouncilRepository } from "./repository.js";
+
+/** A page of one attention list: at most `limit` items, `more` when the read found one more. */
+function page<T>(rows: T[], limit: number): { rows: T[]; more: boolean } {
+  return rows.length > limit ? { rows: rows.slice(0, limit), more: true } : { rows, more: false };
+}
+
+/**
+ * The Council's share of `GET /v1/me/attention` (issue 32 "Attention and check-ins",
+ * docs/adr/0188): what awaits one agent's action, each list one query through an index and capped
+ * at `limit` (+1 row read to answer `more`), never a scan of all cases.
+ */
+export class CouncilAttention {
+  constructor(private readonly repo: CouncilRepository) {}
+
+  /**
+   * Open cases (agenda, review) without a ballot of `councillorId`, nearest deadline first: a walk
+   * of the partial index cases_due (open cases only) checked against the ballots primary key, so
+   * its cost is bounded by the open cases, not by every case ever opened.
+   */
+  async pendingBallots(councillorId: string, limit: number): Promise<council.ListPendingBallotsResponse> {
+    const r = await this.repo.pool.query<{ post_id: string; status: string; opened_at: Date; deadline: Date }>(
+      `SELECT c.post_id, c.status, c.opened_at, c.deadline FROM cases c
+       WHERE c.status IN ('agenda', 'review')
+         AND NOT EXISTS (SELECT 1 FROM ballots b WHERE b.post_id = c.post_id AND b.councillor_id = $1)
+       ORDER BY c.deadline, c.post_id LIMIT $2`,
+      [councillorId, limit + 1],
+    );
+    const p = page(r.rows, limit);
+    return {
+      items: p.rows.map((x) => ({
+        postId: x.post_id,
+        status: x.status,
+        openedAt: x.opened_at.toISOString(),
+        deadline: x.deadline.toISOString(),
+      })),
+      more: p.more,
+    };
+  }
+
+  /**
+   * Unresolved concerns on `authorId`'s open cases, oldest first (cases_author_open_concerns, then
+   * concerns_unresolved). A concern left open by a close is no longer actionable and not listed.
+   */
+  async openConcerns(authorId: string, limit: number): Promise<council.ListOpenConcernsResponse> {
+    const r = await this.repo.pool.query<Parameters<typeof concernOf>[0]>(
+      `SELECT k.* FROM cases c JOIN concerns k ON k.post_id = c.post_id AND k.resolved_at IS NULL
+       WHERE c.author_id = $1 AND c.open_concerns > 0 AND c.status IN ('agenda', 'review')
+       ORDER BY k.raised_at, k.id LIMIT $2`,
+      [authorId, limit + 1],
+    );
+    const p = page(r.rows, limit);
+    return { items: p.rows.map(concernOf), more: p.more };
+  }
+
+  /**
+   * `executorId`'s implementing cases whose progress update is due by the clock: none since the
+   * hand-off (due at the hand-off), or the latest (by the executor or the chief) older than
+   * PROGRESS_DUE_EVERY_MS. Earliest due first; cases_executor_implementing, then the latest row
+   * of progress_updates_post per case.
+   */
+  async progressDue(executorId: string, limit: number): Promise<council.ListProgressDueResponse> {
+    const now = this.repo.clock.now();
+    const r = await this.repo.pool.query<{
+      post_id: string;
+      handoff_at: Date;
+      last_at: Date | null;
+      percent: number | null;
+      due_at: Date;
+    }>(
+      `SELECT * FROM (
+         SELECT c.post_id, c.handoff_at, p.at AS last_at, p.percent,
+                COALESCE(p.at + $3 * interval '1 millisecond', c.handoff_at) AS due_at
+         FROM cases c
+         LEFT JOIN LATERAL (SELECT u.at, u.percent FROM progress_updates u WHERE u.post_id = c.post_id
+                            ORDER BY u.seq DESC LIMIT 1) p ON true
+         WHERE c.status = 'implementing' AND c.handoff_executor = $1 AND c.handoff_at IS NOT NULL) d
+       WHERE d.due_at <= $2 ORDER BY d.due_at, d.post_id LIMIT $4`,
+      [executorId, now, PROGRESS_DUE_EVERY_MS, limit + 1],
+    );
+    const p = page(r.rows, limit);
+    return {
+      items: p.rows.map((x) => ({
+        postId: x.post_id,
+        handoffAt: x.handoff_at.toISOString(),
+        lastReportedAt: x.last_at?.toISOString() ?? "",
+        percent: x.percent ?? -1,
+        dueAt: x.due_at.toISOString(),
+      })),
+      more: p.more,
+    };
+  }
+}
