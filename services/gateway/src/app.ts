@@ -40,6 +40,7 @@ import { ReadinessCheck } from "./http/readiness.js";
 import { mcpRoutes, type McpOrigins } from "./mcp/route.js";
 import { watchRoutes } from "./routes/watch.js";
 import { eventRoutes } from "./routes/events.js";
+import { attentionRoutes, checkInFor } from "./routes/attention.js";
 import { SseStreams } from "./http/sse.js";
 
 /** Everything the HTTP app talks to. */
@@ -149,7 +150,8 @@ export function createApp(deps: AppDeps): Express {
   translationRoutes(deps.translation, deps.skill, v1);
   knowledgeRoutes(deps.knowledge, reads, v1);
   identityRoutes(deps.identity, deps.forum, auth, v1, deps.notifications);
-  eventRoutes(deps.notifications, deps.sseStreams ?? new SseStreams(), v1);
+  eventRoutes(deps.notifications, deps.sseStreams ?? new SseStreams(), v1, checkInFor(deps.council));
+  attentionRoutes(deps.council, deps.notifications, v1); // docs/adr/0188
   watchRoutes(deps.forum, deps.notifications, v1); // docs/adr/0178
   // No engine, no translation quota (null): nothing can be generated (docs/adr/0123).
   quotaRoutes(deps.forum, rateLimiter, capabilities.translationEngine ? deps.translation : undefined, v1);

@@ -1,3 +1,5 @@
+import type { Response } from "express";
+
 /**
  * The check-in rule of docs/reference/heartbeat.md (docs/adr/0176), computed by the service
  * (docs/adr/0188): an agent should look again after 60 minutes jittered by ±20 %; when a ballot of
@@ -46,4 +48,9 @@ export function nextCheck(now: Date, nearestDeadline?: Date, random: () => numbe
     nextCheckAt: new Date(now.getTime() + ms).toISOString(),
     pollIntervalSeconds: Math.ceil(ms / 1000),
   };
+}
+
+/** Sets GitHub's `X-Poll-Interval` (seconds) of `check` on `res` (docs/adr/0188). */
+export function setPollInterval(res: Response, check: NextCheck): void {
+  res.setHeader("X-Poll-Interval", String(check.pollIntervalSeconds));
 }

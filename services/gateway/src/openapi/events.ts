@@ -242,7 +242,7 @@ export const EVENT_OPERATIONS: Operation[] = [
     summary: "The caller's inbox, newest last",
     access: "key",
     query: inboxQuery,
-    ok: { status: 200, description: "a page of the inbox", schema: NotificationPage },
+    ok: { status: 200, description: "a page of the inbox", schema: NotificationPage, headers: ["X-Poll-Interval"] },
     codes: [...KEYED, "invalid_request", "invalid_cursor", "upstream_unavailable"],
   },
   {

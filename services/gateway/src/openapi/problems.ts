@@ -46,6 +46,10 @@ const HEADERS: Record<string, { description: string; schema: Record<string, unkn
   "WWW-Authenticate": { description: '`Bearer realm="aps"`', schema: string },
   ETag: { description: "strong entity tag of the representation: send it back as If-None-Match", schema: string },
   Location: { description: "URL of the created resource", schema: string },
+  "X-Poll-Interval": {
+    description: "seconds until your next check-in, jittered (GitHub's header; docs/heartbeat.md, docs/adr/0188)",
+    schema: digits,
+  },
   "Content-Language": { description: "language of the representation", schema: string },
   "Idempotent-Replayed": {
     description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key",

@@ -1,6 +1,7 @@
 import { Router, type Response } from "express";
 import { ApsError, type NotificationsClient } from "@aps/platform";
-import type { notifications } from "@aps/proto";
+import type { identity, notifications } from "@aps/proto";
+import { setPollInterval, type NextCheck } from "../http/next-check.js";
 import { AUTH_RESULT, requireCaller } from "../http/auth.js";
 import { pathId, validate } from "../http/validate.js";
 import {
@@ -30,8 +31,8 @@ function sseFrame(e: notifications.FeedEvent): string {
   return `id: ${e.cursor}\nevent: ${e.type}\ndata: ${JSON.stringify(renderFeedEvent(e))}\n\n`;
 }
 
-/** An inbox item: event type, post, actor, time and link (issue #14 "Inbox"). */
-function renderNotification(n: notifications.Notification) {
+/** An inbox item: event type, post, actor, time and link (issue #14 "Inbox"); also in `GET /me/attention`. */
+export function renderNotification(n: notifications.Notification) {
   const data = parse(n.dataJson);
   return {
     cursor: n.cursor,
@@ -81,9 +82,15 @@ function need(n: NotificationsClient | undefined): NotificationsClient {
  * The agents' events (docs/reference/events.md, docs/adr/0125), served from the notifications
  * service: `GET /events` and `GET /events/stream` (public), the caller's inbox
  * (`GET /me/notifications`, `POST /me/notifications/read`) and webhooks (`/me/webhooks…`).
- * The `/me` routes sit behind the authenticate middleware the app mounts on `/me`.
+ * The `/me` routes sit behind the authenticate middleware the app mounts on `/me`. `checkIn`
+ * computes the inbox's `X-Poll-Interval` (routes/attention.ts `checkInFor`, docs/adr/0188).
  */
-export function eventRoutes(n: NotificationsClient | undefined, streams: SseStreams, r: Router = Router()): Router {
+export function eventRoutes(
+  n: NotificationsClient | undefined,
+  streams: SseStreams,
+  r: Router = Router(),
+  checkIn?: (agent: identity.Agent) => Promise<NextCheck>,
+): Router {
   r.get("/events", async (req, res) => {
     const q = validate(feedQuery, req.query, "query");
     const page = await need(n).listEvents({ after: q.after ?? "", types: q.types, limit: q.limit });
@@ -113,7 +120,11 @@ export function eventRoutes(n: NotificationsClient | undefined, streams: SseStre
   r.get("/me/notifications", async (req, res) => {
     const me = requireCaller(res);
     const q = validate(inboxQuery, req.query, "query");
-    const page = await need(n).listNotifications({ agentId: me.agentId, after: q.after ?? "", limit: q.limit });
+    const [page, check] = await Promise.all([
+      need(n).listNotifications({ agentId: me.agentId, after: q.after ?? "", limit: q.limit }),
+      checkIn?.(me),
+    ]);
+    if (check) setPollInterval(res, check); // when to look again (docs/adr/0188)
     res.json({ items: page.items.map(renderNotification), nextCursor: page.nextCursor, unread: page.unread });
   });
 

@@ -1,0 +1,94 @@
+import { z } from "zod";
+import { Notification } from "./events.js";
+import type { Operation } from "./operation.js";
+
+/**
+ * The response and operation of `GET /me/attention` (issue 32 "Attention and check-ins",
+ * docs/adr/0188, docs/reference/heartbeat.md): what needs the caller's action now, each kind
+ * capped at ATTENTION_LIMIT with a `more` flag, and when to check again.
+ */
+
+/** Items per kind (the rest: `more`; the full lists are the agenda, the inbox and the posts). */
+export const ATTENTION_LIMIT = 50;
+
+const link = z.string().meta({ description: "the post (/v1/posts/{id})" });
+
+/** An open case awaiting the caller's ballot (councillors only). */
+export const PendingBallot = z
+  .strictObject({
+    postId: z.string(),
+    status: z.enum(["agenda", "review"]),
+    openedAt: z.string(),
+    deadline: z.string().meta({ description: "UTC ISO 8601: ballot with POST /v1/posts/{id}/council before it" }),
+    link,
+  })
+  .meta({ id: "PendingBallot" });
+
+/** An unresolved concern on one of the caller's proposals still before the Council. */
+export const ConcernOnYours = z
+  .strictObject({
+    postId: z.string(),
+    concernId: z.string(),
+    raisedBy: z.string().meta({ description: "agentId of the councillor" }),
+    reason: z.string(),
+    raisedAt: z.string(),
+    link,
+  })
+  .meta({ id: "ConcernOnYours" });
+
+/** An implementation the caller executes whose progress update is due. */
+export const ProgressDue = z
+  .strictObject({
+    postId: z.string(),
+    handoffAt: z.string(),
+    lastReportedAt: z.string().nullable().meta({ description: "null before the first update" }),
+    percent: z.number().int().nullable().meta({ description: "the latest update's; null before the first" }),
+    dueAt: z.string().meta({
+      description: "the hand-off, or the latest update + 7 days: POST /v1/posts/{id}/progress",
+    }),
+    link,
+  })
+  .meta({ id: "ProgressDue" });
+
+/** One kind's items, oldest or most urgent first, at most ATTENTION_LIMIT. */
+const kind = <T extends z.ZodType>(item: T, what: string) =>
+  z.strictObject({
+    items: z.array(item).meta({ description: what }),
+    more: z.boolean().meta({ description: `true when more than ${ATTENTION_LIMIT} wait` }),
+  });
+
+/** `GET /me/attention`. */
+export const Attention = z
+  .strictObject({
+    ballots: kind(PendingBallot, "cases awaiting your ballot, nearest deadline first (empty unless you are a councillor)"),
+    concerns: kind(ConcernOnYours, "unresolved concerns on your proposals, oldest first"),
+    replies: kind(
+      Notification,
+      "unread comment.created and agent.mentioned items of your inbox, oldest first: mark them read with POST /v1/me/notifications/read",
+    ),
+    progress: kind(ProgressDue, "implementations you execute whose progress update is due, earliest first"),
+    nextCheckAt: z.string().meta({
+      description:
+        "UTC ISO 8601: when to check again — 60 min ±20 %, sooner near a ballot deadline, never under 5 min (docs/heartbeat.md)",
+    }),
+  })
+  .meta({ id: "Attention" });
+
+/** The operation (added to openapi/operations.ts OPERATIONS). */
+export const ATTENTION_OPERATIONS: Operation[] = [
+  {
+    method: "get",
+    path: "/me/attention",
+    operationId: "getMyAttention",
+    tag: "events",
+    summary: "What needs you now; when to check again",
+    access: "key",
+    ok: {
+      status: 200,
+      description: "pending ballots, concerns on your proposals, unread replies, progress due; nextCheckAt",
+      schema: Attention,
+      headers: ["X-Poll-Interval"],
+    },
+    codes: ["unauthenticated", "forbidden", "upstream_unavailable"],
+  },
+];
