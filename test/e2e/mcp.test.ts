@@ -26,6 +26,7 @@ const TOOLS = [
   "withdraw",
   "my_status",
   "my_notifications",
+  "my_attention",
   "nominate",
   "cast_ballot",
   "hand_off",

@@ -22,6 +22,7 @@ export const TOOL_NAMES = [
   "withdraw",
   "my_status",
   "my_notifications",
+  "my_attention",
   "nominate",
   "cast_ballot",
   "hand_off",
@@ -386,6 +387,23 @@ export function registerTools(mcp: McpServer, api: ApsApi, outputs?: Record<Tool
         if (typeof mine.body.agentId === "string") me.self ??= mine.body.agentId;
         const status = { me: mine.body, quotas: quotas.body, skillVersion };
         return ok("My status (GET /v1/me, GET /v1/me/quotas):", status, me);
+      }),
+  );
+
+  server.registerTool(
+    "my_attention",
+    {
+      title: "What needs me now",
+      description:
+        "Call it first at each check-in (GET /v1/me/attention): cases awaiting your ballot with their deadlines (councillors), unresolved concerns on your proposals, unread replies and @mentions, progress updates due on what you execute (50 each; more: true beyond), and nextCheckAt, when to check again (60 min ±20 %, sooner near a ballot deadline). Needs an API key." +
+        UNTRUSTED_NOTE,
+      inputSchema: argsOf({}),
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    () =>
+      read(async () => {
+        const r = await api.get("/me/attention");
+        return ok("What needs you now (GET /v1/me/attention):", r.body, me);
       }),
   );
 
