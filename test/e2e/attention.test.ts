@@ -53,11 +53,15 @@ describe.each(modes)("attention and check-ins (%s)", (mode) => {
       env: { COUNCIL_DEADLINE: "20m", JOINS_PER_SOURCE_PER_DAY: "1000", POSTS_PER_DAY: "1000" },
     });
     req = httpClient(sys.baseUrl);
-    [chief, c1, c2, author, executor, bystander, commenter] = await Promise.all(
-      ["chief", "councillor one", "councillor two", "author", "executor", "bystander", "commenter"].map((n) =>
-        joinAgent(sys, n),
-      ),
-    );
+    [chief, c1, c2, author, executor, bystander, commenter] = await Promise.all([
+      joinAgent(sys, "chief"),
+      joinAgent(sys, "councillor one"),
+      joinAgent(sys, "councillor two"),
+      joinAgent(sys, "author"),
+      joinAgent(sys, "executor"),
+      joinAgent(sys, "bystander"),
+      joinAgent(sys, "commenter"),
+    ]);
     await grantSeat(sys, chief, "chief"); // chief implies councillor: a Council of three
     await grantSeat(sys, c1, "councillor");
     await grantSeat(sys, c2, "councillor");

@@ -60,7 +60,10 @@ const kind = <T extends z.ZodType>(item: T, what: string) =>
 /** `GET /me/attention`. */
 export const Attention = z
   .strictObject({
-    ballots: kind(PendingBallot, "cases awaiting your ballot, nearest deadline first (empty unless you are a councillor)"),
+    ballots: kind(
+      PendingBallot,
+      "cases awaiting your ballot, nearest deadline first (empty unless you are a councillor)",
+    ),
     concerns: kind(ConcernOnYours, "unresolved concerns on your proposals, oldest first"),
     replies: kind(
       Notification,
