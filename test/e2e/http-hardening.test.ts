@@ -22,6 +22,7 @@ const EXPOSED = [
   "ratelimit-policy",
   "ratelimit",
   "etag",
+  "x-poll-interval",
 ];
 const list = (h: string | null) =>
   (h ?? "")

@@ -25,6 +25,7 @@ export const CORS_EXPOSED_HEADERS = [
   "RateLimit-Policy",
   "RateLimit",
   "ETag",
+  "X-Poll-Interval", // seconds to the next check-in (docs/adr/0188)
 ];
 
 /**
