@@ -162,6 +162,9 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
     await Promise.all([c.listTools(), ch.listTools()]);
     expect((await checkedCall(c, "nominate", { post_id: id })).status).toBe("review");
     await checkedCall(c, "list_posts", { agenda: true });
+    // the chief has not voted yet: the case awaits its ballot (docs/adr/0188)
+    const attention = await checkedCall(ch, "my_attention", {});
+    expect(attention.ballots.items.map((b: { postId: string }) => b.postId)).toContain(id);
     expect((await checkedCall(ch, "cast_ballot", { post_id: id, vote: "approve", reason: "Small cost." })).status).toBe(
       "adopted",
     );

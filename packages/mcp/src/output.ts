@@ -46,6 +46,7 @@ export const TOOL_OUTPUTS: Record<ToolName, ToolOutput> = {
   withdraw: { ops: [["post", "/v1/posts/{id}/withdraw"]] },
   // with mark_read, `unread` is POST /v1/me/notifications/read's count: still an integer
   my_notifications: { ops: [["get", "/v1/me/notifications"]] },
+  my_attention: { ops: [["get", "/v1/me/attention"]] }, // docs/adr/0188
   my_status: {
     fields: {
       me: ["get", "/v1/me"],
