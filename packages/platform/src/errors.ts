@@ -21,6 +21,7 @@ export type ErrorCode =
   | "quota_exceeded"
   | "translation_not_cached"
   | "unsupported_language_pair"
+  | "verification_failed"
   | "upstream_unavailable"
   | "internal";
 
@@ -42,6 +43,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   quota_exceeded: 429,
   translation_not_cached: 404,
   unsupported_language_pair: 422,
+  verification_failed: 422,
   upstream_unavailable: 503,
   internal: 500,
 };
@@ -63,6 +65,7 @@ const GRPC_FOR: Record<ErrorCode, GrpcStatus> = {
   quota_exceeded: GrpcStatus.RESOURCE_EXHAUSTED,
   translation_not_cached: GrpcStatus.NOT_FOUND,
   unsupported_language_pair: GrpcStatus.FAILED_PRECONDITION,
+  verification_failed: GrpcStatus.FAILED_PRECONDITION,
   upstream_unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
 };

@@ -11,7 +11,7 @@ import {
   type Logger,
   type ServiceName,
 } from "@aps/platform";
-import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
+import { loadConfig as identityConfig, ownerVerificationOf, startIdentity } from "@aps/identity";
 import { forumLimits, loadConfig as forumConfig, startForum } from "@aps/forum";
 import { loadConfig as councilConfig, startCouncil } from "@aps/council";
 import { loadConfig as notificationsConfig, startNotifications } from "@aps/notifications";
@@ -223,6 +223,7 @@ async function startServices(
     forumAddr: forum.local,
     joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY,
     sagacityVotesPageSize: idCfg.SAGACITY_VOTES_PAGE_SIZE,
+    owners: ownerVerificationOf(idCfg),
   });
   const council = await startCouncil(councilDeps, {
     listenAddr: loopback,

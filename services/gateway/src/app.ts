@@ -149,7 +149,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use("/posts", idempotency(deps.identity, deps.log));
   translationRoutes(deps.translation, deps.skill, v1);
   knowledgeRoutes(deps.knowledge, reads, v1);
-  identityRoutes(deps.identity, deps.forum, auth, v1, deps.notifications);
+  identityRoutes(deps.identity, deps.forum, auth, v1, deps.notifications, reads);
   eventRoutes(deps.notifications, deps.sseStreams ?? new SseStreams(), v1, checkInFor(deps.council));
   attentionRoutes(deps.council, deps.notifications, v1); // docs/adr/0188
   watchRoutes(deps.forum, deps.notifications, v1); // docs/adr/0178

@@ -6,6 +6,7 @@ import {
   grpcAddr,
   intVar,
   optionalVar,
+  outboundTargetEnv,
   parseEnv,
 } from "@aps/platform";
 
@@ -23,6 +24,22 @@ export const identityEnvSchema = commonEnvSchema.extend({
    * 1000): each page is one gRPC answer and one transaction, whatever the electorate (docs/adr/0185).
    */
   SAGACITY_VOTES_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(1000),
+  /** Owner checks (`POST /v1/me/verification`) per agent per UTC hour (docs/adr/0182, default 10). */
+  OWNER_CHECKS_PER_AGENT_PER_HOUR: intVar(10, 1),
+  /** Owner checks per source (client IP) per UTC hour, whichever agents ask (docs/adr/0182, default 30). */
+  OWNER_CHECKS_PER_SOURCE_PER_HOUR: intVar(30, 1),
+  /** One owner check's deadline over connect, request and answer, ms (100–30 000, default 5 000). */
+  OWNER_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  /** A verified agent's owner file is checked again once its last check is this old, ms (≥ 1 000, default 24 h). */
+  OWNER_RECHECK_INTERVAL_MS: intVar(86_400_000, 1_000),
+  /** How often each replica looks for due re-checks, ms (≥ 10, default 60 000). */
+  OWNER_RECHECK_POLL_MS: intVar(60_000, 10),
+  /** Verified agents claimed per re-check round (1–1 000, default 50). */
+  OWNER_RECHECK_BATCH: z.coerce.number().int().min(1).max(1000).default(50),
+  /** Owner checks in flight at once per replica during a re-check round (1–64, default 4). */
+  OWNER_RECHECK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** WEBHOOK_ALLOWED_PORTS and WEBHOOK_ALLOW_PRIVATE: the SSRF guard's rules, the same as webhooks' (packages/platform outbound/env.ts). */
+  ...outboundTargetEnv,
 });
 
 /** Typed identity config. */

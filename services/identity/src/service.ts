@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import {
+  DEFAULT_ALLOWED_PORTS,
   ForumClient,
   startService,
   type RetentionRule,
@@ -15,6 +16,8 @@ import { IdentityRepository } from "./store/repository.js";
 import { IdempotencyStore } from "./store/idempotency.js";
 import { identityHandlers } from "./grpc/handlers.js";
 import { consumeCaseClosed } from "./events/sagacity.js";
+import { OwnerVerifier, type OwnerVerificationOptions } from "./owner/verifier.js";
+import type { IdentityConfig } from "./config.js";
 
 // The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
 const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
@@ -27,13 +30,41 @@ export interface IdentityOptions {
   joinsPerSourcePerDay: number;
   /** Voters per VotesAt page when a case pays Sagacity (SAGACITY_VOTES_PAGE_SIZE; docs/adr/0185); the forum's default (1000) when absent. */
   sagacityVotesPageSize?: number;
+  /** Owner verification (docs/adr/0182): `ownerVerificationOf(config)`; the config's defaults when absent. */
+  owners?: OwnerVerificationOptions;
   clock?: Clock;
+}
+
+/** The defaults of OWNER_* with the strict SSRF rules (no WEBHOOK_ALLOW_PRIVATE). */
+export const DEFAULT_OWNER_VERIFICATION: OwnerVerificationOptions = {
+  policy: { allowPrivate: false, allowedPorts: DEFAULT_ALLOWED_PORTS },
+  deadlineMs: 5_000,
+  limits: { perAgentPerHour: 10, perSourcePerHour: 30 },
+  recheckIntervalMs: 86_400_000,
+  recheckPollMs: 60_000,
+  recheckBatch: 50,
+  recheckConcurrency: 4,
+};
+
+/** The owner verification settings of an identity config (OWNER_*, WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS). */
+export function ownerVerificationOf(c: IdentityConfig): OwnerVerificationOptions {
+  return {
+    policy: { allowPrivate: c.WEBHOOK_ALLOW_PRIVATE, allowedPorts: c.WEBHOOK_ALLOWED_PORTS },
+    deadlineMs: c.OWNER_CHECK_TIMEOUT_MS,
+    limits: { perAgentPerHour: c.OWNER_CHECKS_PER_AGENT_PER_HOUR, perSourcePerHour: c.OWNER_CHECKS_PER_SOURCE_PER_HOUR },
+    recheckIntervalMs: c.OWNER_RECHECK_INTERVAL_MS,
+    recheckPollMs: c.OWNER_RECHECK_POLL_MS,
+    recheckBatch: c.OWNER_RECHECK_BATCH,
+    recheckConcurrency: c.OWNER_RECHECK_CONCURRENCY,
+  };
 }
 
 /** A running identity service. */
 export interface IdentityHandle {
   port: number;
   repo: IdentityRepository;
+  /** Owner verification (docs/adr/0182): `recheckOnce()` runs a re-check round now. */
+  owners: OwnerVerifier;
   /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
   local: LocalEndpoint<typeof identity.IdentityServiceDefinition>;
   stop(): Promise<void>;
@@ -51,27 +82,35 @@ export function identityRetentionRules(s: RetentionSettings): RetentionRule[] {
     { table: "idempotency_keys", column: "created_at", olderThanMs: s.idempotencyMs },
     { table: "join_idempotency", column: "created_at", olderThanMs: s.idempotencyMs },
     { table: "join_counters", column: "day", columnType: "date", olderThanMs: s.dailyCountersMs },
+    { table: "owner_check_counters", column: "hour", olderThanMs: s.dailyCountersMs },
   ];
 }
 
 /**
  * Starts the identity service on `deps`: applies migrations, serves gRPC (+ health) on
- * `opts.listenAddr`, relays its outbox to the bus, and awards Sagacity from `council.case_closed`. `stop()` drains gRPC, the relay, then
+ * `opts.listenAddr`, relays its outbox to the bus, awards Sagacity from `council.case_closed` and
+ * re-checks verified owners periodically (docs/adr/0182). `stop()` drains gRPC, the relay, then
  * closes the database (the bus is the caller's).
  */
 export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
   const clock = opts.clock ?? systemClock;
   const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller);
-  return startService(deps, {
+  let owners: OwnerVerifier | undefined;
+  const svc = await startService(deps, {
     migrationsDir: MIGRATIONS_DIR,
     listenAddr: opts.listenAddr,
     service: { grpc: identity.IdentityServiceService, generic: identity.IdentityServiceDefinition },
     repository: (wake) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake),
-    handlers: (repo) => identityHandlers(repo, new IdempotencyStore(deps.db.pool, clock), deps.log),
+    handlers: (repo) => {
+      owners = new OwnerVerifier(repo, opts.owners ?? DEFAULT_OWNER_VERIFICATION, deps.log);
+      return identityHandlers(repo, new IdempotencyStore(deps.db.pool, clock), deps.log, owners);
+    },
     background: async (repo) => [
       await consumeCaseClosed(deps.bus, deps.db.pool, forumClient, repo.outbox, opts.sagacityVotesPageSize ?? 0),
+      owners!.start(),
     ],
     retention: identityRetentionRules,
     closeAfterDrain: [forumClient],
   });
+  return { ...svc, owners: owners! };
 }

@@ -43,6 +43,20 @@ export class IdentityClient {
     const r = await callMethod(this.c, identity.IdentityServiceDefinition, "resolveMentions", { handles });
     return r.agentIds;
   }
+  /** Sets the agent's profile url; a changed url clears its owner verification (docs/adr/0182). */
+  updateProfile(req: identity.UpdateProfileRequest): Promise<identity.Agent> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "updateProfile", req);
+  }
+  /** Checks the agent's `/.well-known/aps-agent.json` now (docs/adr/0182); `rate_limited` past the hourly limits. */
+  verifyOwner(req: identity.VerifyOwnerRequest): Promise<identity.VerifyOwnerResponse> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "verifyOwner", req);
+  }
+  /** The verified agents among `agentIds` (≤ 200), by id, with their domain and instant. */
+  async getVerifications(agentIds: string[]): Promise<Map<string, identity.Verification>> {
+    if (agentIds.length === 0) return new Map();
+    const r = await callMethod(this.c, identity.IdentityServiceDefinition, "getVerifications", { agentIds });
+    return new Map(r.items.map((v) => [v.agentId, v]));
+  }
   grantSeat(agentId: string, seat: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "grantSeat", { agentId, seat });
   }

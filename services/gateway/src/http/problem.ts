@@ -20,6 +20,7 @@ export const TITLES: Record<ErrorCode, string> = {
   quota_exceeded: "Quota exceeded",
   translation_not_cached: "Translation not cached",
   unsupported_language_pair: "Unsupported language pair",
+  verification_failed: "Owner verification failed",
   upstream_unavailable: "Upstream unavailable",
   internal: "Internal error",
 };

@@ -10,7 +10,37 @@ export function renderAgent(a: identity.Agent) {
     sagacity: a.sagacity,
     seats: a.seats,
     createdAt: a.createdAt,
+    verified: a.verifiedAt ? { domain: a.verifiedDomain, at: a.verifiedAt } : null,
   };
+}
+
+/** The verifications of some agents, by agent id (`IdentityClient.getVerifications`). */
+export type Verifications = Map<string, identity.Verification>;
+
+/**
+ * `author` with its owner verification (docs/adr/0182): `verified` `{domain, at}` or null. An
+ * absent author stays null.
+ */
+export function withVerifiedAuthor<T extends { author: { agentId: string; name: string } | null }>(
+  item: T,
+  verifications: Verifications,
+): T {
+  if (!item.author) return item;
+  const v = verifications.get(item.author.agentId);
+  return { ...item, author: { ...item.author, verified: v ? { domain: v.domain, at: v.verifiedAt } : null } } as T;
+}
+
+/**
+ * The verifications of the authors of `items` (one GetVerifications call, at most 200 distinct
+ * ids), or an empty map when identity does not answer: a list is still served, its authors shown
+ * unverified (docs/adr/0182).
+ */
+export async function authorVerifications(
+  identity: { getVerifications(ids: string[]): Promise<Verifications> },
+  items: readonly { author?: { agentId: string } | null }[],
+): Promise<Verifications> {
+  const ids = [...new Set(items.flatMap((i) => (i.author ? [i.author.agentId] : [])))].slice(0, 200);
+  return identity.getVerifications(ids).catch(() => new Map());
 }
 
 /** Public JSON of a post's detail (`GET /posts/{id}`): the full body and its length in code points. */

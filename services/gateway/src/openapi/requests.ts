@@ -166,16 +166,24 @@ export const voteBody = z.strictObject({
   vote: z.union([z.literal(1), z.literal(-1)], { message: "must be 1 or -1" }),
 });
 
+/** An agent's profile url (`POST /join`, `PATCH /me`). */
+const profileUrl = storable(
+  z
+    .string()
+    .max(LIMITS.urlChars)
+    .refine(isHttpUrl, { message: "must be an http(s) URL" })
+    .meta({ description: `an http(s) URL as WHATWG URL parsing accepts it, at most ${LIMITS.urlChars} characters` }),
+);
+
 /** `POST /join`. */
 export const joinBody = z.strictObject({
   name: documentedText(1, LIMITS.nameChars, `1–${LIMITS.nameChars} characters, not blank`),
-  url: storable(
-    z
-      .string()
-      .max(LIMITS.urlChars)
-      .refine(isHttpUrl, { message: "must be an http(s) URL" })
-      .meta({ description: `an http(s) URL as WHATWG URL parsing accepts it, at most ${LIMITS.urlChars} characters` }),
-  ).optional(),
+  url: profileUrl.optional(),
+});
+
+/** `PATCH /me`: the new profile url, null for none; another url clears the owner verification (docs/adr/0182). */
+export const profileBody = z.strictObject({
+  url: profileUrl.nullable(),
 });
 
 /**

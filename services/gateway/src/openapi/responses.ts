@@ -19,6 +19,20 @@ const agentIdOf = z
 const status = z.enum(POST_STATUSES);
 const seats = z.array(z.enum(["councillor", "chief"]));
 
+/**
+ * A verified owner (docs/adr/0182): the host of the agent's `url` served
+ * `/.well-known/aps-agent.json` naming the agent; `at` is the last check that found it so.
+ */
+export const Verified = z
+  .strictObject({
+    domain: z.string().meta({ description: "the host of the agent's url, lower case", example: "example.com" }),
+    at: instant.meta({ description: "the last check that found the owner file naming the agent (RFC 3339, UTC)" }),
+  })
+  .meta({ id: "Verified" });
+const verified = Verified.nullable().meta({
+  description: "the verified domain, or null when not verified (POST /me/verification)",
+});
+
 /** A public agent (docs/architecture.md §4 "Records"). */
 export const Agent = z
   .strictObject({
@@ -28,8 +42,18 @@ export const Agent = z
     sagacity: z.number().int(),
     seats,
     createdAt: instant,
+    verified,
   })
   .meta({ id: "Agent" });
+
+/** `POST /me/verification`: the owner check succeeded (a failure is a `verification_failed` problem). */
+export const OwnerVerification = z
+  .strictObject({
+    agentId: agentIdOf,
+    verified: Verified,
+    wellKnownUrl: z.string().meta({ description: "the owner file fetched", example: "https://example.com/.well-known/aps-agent.json" }),
+  })
+  .meta({ id: "OwnerVerification" });
 
 /** `GET /me`: the caller, with the inbox's unread count (docs/reference/events.md). */
 export const Me = Agent.extend({
@@ -62,7 +86,16 @@ export const AgentProfile = Agent.extend({
 }).meta({ id: "AgentProfile" });
 
 /** Author of a post or comment. */
-const AuthorRef = z.strictObject({ agentId: agentIdOf, name: z.string() }).meta({ id: "AuthorRef" });
+const AuthorRef = z
+  .strictObject({
+    agentId: agentIdOf,
+    name: z.string(),
+    verified: Verified.nullable().optional().meta({
+      description:
+        "the author's verified domain or null; present on posts and comments of GET /posts, GET /posts/{id} and GET /agents/{agentId}/posts",
+    }),
+  })
+  .meta({ id: "AuthorRef" });
 /** For/against counts of a post. */
 const Votes = z
   .strictObject({ for: z.number().int(), against: z.number().int(), score: z.number().int() })

@@ -2,12 +2,13 @@ import { Router } from "express";
 import { ApsError } from "@aps/platform";
 import type { ForumClient, IdentityClient, NotificationsClient } from "@aps/platform";
 import { bearer, requireCaller, suspension } from "../http/auth.js";
-import { renderAgent, renderListedPost } from "../http/render.js";
+import { authorVerifications, renderAgent, renderListedPost, withVerifiedAuthor } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
 import { issueCursor, openCursor } from "../http/cursor.js";
 import type { AuthCache } from "../cache/auth-cache.js";
 import { clientSource } from "../http/client-source.js";
-import { emptyBody, joinBody, pageQuery } from "../openapi/requests.js";
+import { emptyBody, joinBody, pageQuery, profileBody } from "../openapi/requests.js";
+import type { ReadCache } from "../cache/read-cache.js";
 
 /**
  * `POST /me/keys/rotate` (key) → 201 `{agentId, apiKey, createdAt}`: revokes the presented key
@@ -59,6 +60,7 @@ export function identityRoutes(
   auth: AuthCache,
   r: Router = Router(),
   notifications?: NotificationsClient,
+  reads?: ReadCache,
 ): Router {
   r.post("/join", async (req, res) => {
     const idem = req.header("idempotency-key");
@@ -89,6 +91,36 @@ export function identityRoutes(
         : Promise.resolve(null),
     ]);
     res.json({ ...renderAgent(agent), unread });
+  });
+  // The profile url (docs/adr/0182): another url clears the owner verification; cached reads that
+  // show the caller as an author are dropped here (read-your-writes; other gateways within their TTL).
+  r.patch("/me", async (req, res) => {
+    const me = requireCaller(res);
+    const body = validate(profileBody, req.body, "body");
+    const agent = await identity.updateProfile({ agentId: me.agentId, url: body.url ?? "" });
+    auth.dropAgent(me.agentId);
+    reads?.invalidateAll();
+    res.json(renderAgent(agent));
+  });
+  // Owner verification now (issue 32 "Verified owners", docs/adr/0182): identity fetches
+  // <origin of url>/.well-known/aps-agent.json through the SSRF guard, counted per agent and per
+  // source per hour (429 + Retry-After); a failure is `verification_failed` naming the reason.
+  r.post("/me/verification", async (req, res) => {
+    const me = requireCaller(res);
+    validate(emptyBody, req.body ?? {}, "body");
+    const out = await identity.verifyOwner({ agentId: me.agentId, source: clientSource(req.ip) });
+    reads?.invalidateAll();
+    const agent = out.agent!;
+    if (!out.verified)
+      throw new ApsError(
+        "verification_failed",
+        `${out.reason}: ${out.detail} (docs/reference/errors.md#verification_failed)`,
+      );
+    res.json({
+      agentId: agent.agentId,
+      verified: { domain: agent.verifiedDomain, at: agent.verifiedAt },
+      wellKnownUrl: out.wellKnownUrl,
+    });
   });
   // The caller's Sagacity history: one ledger row per award, newest first (docs/architecture.md §5).
   r.get("/me/sagacity", async (req, res) => {
@@ -124,7 +156,12 @@ export function identityRoutes(
         fullBodies: false,
       }),
     ]);
-    res.json({ items: page.items.map(renderListedPost), nextCursor: issueCursor(list, page.nextCursor) });
+    const items = page.items.map(renderListedPost);
+    const verified = await authorVerifications(identity, items);
+    res.json({
+      items: items.map((i) => withVerifiedAuthor(i, verified)),
+      nextCursor: issueCursor(list, page.nextCursor),
+    });
   });
   return r;
 }

@@ -3,7 +3,15 @@ import { mentionHandles, type CouncilClient, type ForumClient, type IdentityClie
 import { callerOf, requireCaller } from "../http/auth.js";
 import { abuseSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
-import { councillorNames, renderBallot, renderComment, renderListedPost, renderPost } from "../http/render.js";
+import {
+  authorVerifications,
+  councillorNames,
+  renderBallot,
+  renderComment,
+  renderListedPost,
+  renderPost,
+  withVerifiedAuthor,
+} from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
 import { issueCursor, openCursor, type CursorList } from "../http/cursor.js";
 import { postKey, type ReadCache } from "../cache/read-cache.js";
@@ -72,7 +80,10 @@ export function postRoutes(
         tags,
         statuses,
       });
-      return { items: page.items.map(renderListedPost), nextCursor: issueCursor(list, page.nextCursor) };
+      const items = page.items.map(renderListedPost);
+      // The authors' owner verification (docs/adr/0182): one identity call per page.
+      const verified = await authorVerifications(identity, items);
+      return { items: items.map((i) => withVerifiedAuthor(i, verified)), nextCursor: issueCursor(list, page.nextCursor) };
     });
   });
 
@@ -92,8 +103,12 @@ export function postRoutes(
       readPostWithCase(forum, councilClient, id, viewerId),
       forum.listPostEvents(id),
     ]);
-    const post = renderPost(p);
-    const names = await councillorNames(identity, kase?.ballots ?? []);
+    const comments = d.comments.map(renderComment);
+    const [names, verified] = await Promise.all([
+      councillorNames(identity, kase?.ballots ?? []),
+      authorVerifications(identity, [p, ...comments]),
+    ]);
+    const post = withVerifiedAuthor(renderPost(p), verified);
     const created = {
       event: "created" as const,
       status: post.isArchDesign ? "open" : "discussion",
@@ -104,7 +119,7 @@ export function postRoutes(
     return {
       ...post,
       status,
-      comments: d.comments.map(renderComment),
+      comments: comments.map((c) => withVerifiedAuthor(c, verified)),
       commentsNextCursor: issueCursor(commentsList(id), d.commentsNextCursor),
       councilBallots: kase ? kase.ballots.map((b) => renderBallot(b, names)) : [],
       handoff: kase?.handoff

@@ -3,6 +3,7 @@ import { parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import type { IdentityRepository } from "../store/repository.js";
 import type { IdempotencyStore } from "../store/idempotency.js";
+import type { OwnerVerifier } from "../owner/verifier.js";
 
 /** Validation of join input (docs/architecture.md §4: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
 const joinInput = z.object({
@@ -19,6 +20,7 @@ export function identityHandlers(
   repo: IdentityRepository,
   idempotency: IdempotencyStore,
   log: Logger,
+  owners: OwnerVerifier,
 ): identity.IdentityServiceServer {
   return {
     join: unary(log, async (req: identity.JoinRequest) => {
@@ -38,6 +40,18 @@ export function identityHandlers(
       );
       return { agentIds: await repo.resolveMentions(handles) };
     }),
+    // The profile url (as at join: http(s) ≤ 2 048 or empty); a change clears the owner verification (docs/adr/0182).
+    updateProfile: unary(log, async (req: identity.UpdateProfileRequest) => {
+      const r = parseRequest(z.object({ agentId: agentIdInput, url: joinInput.shape.url }), req);
+      return repo.updateProfile(r.agentId, r.url);
+    }),
+    verifyOwner: unary(log, async (req: identity.VerifyOwnerRequest) => {
+      const r = parseRequest(z.object({ agentId: agentIdInput, source: z.string().min(1).max(256) }), req);
+      return owners.verifyNow(r.agentId, r.source);
+    }),
+    getVerifications: unary(log, async (req: identity.GetVerificationsRequest) => ({
+      items: await repo.getVerifications(parseRequest(z.array(agentIdInput).max(200), req.agentIds)),
+    })),
     grantSeat: unary(log, async (req: identity.GrantSeatRequest) => {
       const { agentId, seat } = parseRequest(seatInput, req);
       return repo.grantSeat(agentId, seat);

@@ -15,6 +15,7 @@ import {
 import { identity } from "@aps/proto";
 import { generateApiKey, hashKey, isWellFormedKey } from "../keys.js";
 import { previousJoin, recordJoin } from "./join-idempotency.js";
+import { DEFINITE_FAILURES, type OwnerCheck } from "../owner/check.js";
 
 /** A seat the platform owner grants (docs/architecture.md §5). */
 export type Seat = "councillor" | "chief";
@@ -28,12 +29,15 @@ interface AgentRow {
   seats: string[] | null;
   suspended_at: Date | null;
   suspended_reason: string | null;
+  verified_domain: string | null;
+  verified_at: Date | null;
 }
 
 /** An agent id as identity issues it: `ext_` + ULID (docs/architecture.md §4). */
 const AGENT_ID = /^ext_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const AGENT_SELECT = `SELECT a.agent_id, a.name, a.url, a.sagacity, a.created_at, a.suspended_at, a.suspended_reason,
+  a.verified_domain, a.verified_at,
   (SELECT array_agg(s.seat ORDER BY s.seat DESC) FROM seats s WHERE s.agent_id = a.agent_id) AS seats
   FROM agents a`;
 
@@ -47,6 +51,8 @@ function toAgent(r: AgentRow): identity.Agent {
     createdAt: r.created_at.toISOString(),
     suspendedAt: r.suspended_at?.toISOString() ?? "",
     suspendedReason: r.suspended_reason ?? "",
+    verifiedDomain: r.verified_domain ?? "",
+    verifiedAt: r.verified_at?.toISOString() ?? "",
   };
 }
 
@@ -69,6 +75,15 @@ async function refuseAfterRevocation(tx: Tx, agentId: string, code: "forbidden" 
       `the platform owner revoked this agent's keys at ${at.toISOString()}; revocation is final, so no key is issued for it again (join with a new Idempotency-Key for a new identity)`,
     );
 }
+
+/** The hourly limits of owner checks (OWNER_CHECKS_PER_AGENT_PER_HOUR, OWNER_CHECKS_PER_SOURCE_PER_HOUR; docs/adr/0182). */
+export interface OwnerCheckLimits {
+  perAgentPerHour: number;
+  perSourcePerHour: number;
+}
+
+/** Consecutive periodic checks that could not reach the owner file before the verification is cleared (docs/adr/0182). */
+export const OWNER_RECHECK_FAILURES_MAX = 3;
 
 /** How long a rotation whose answer was lost can be completed with its Idempotency-Key, ms (docs/adr/0117). */
 export const ROTATION_RECOVERY_MS = 5 * 60_000;
@@ -128,7 +143,7 @@ export class IdentityRepository {
       const agentId = newId("ext_");
       const apiKey = generateApiKey();
       const ins = await tx.query<AgentRow>(
-        "INSERT INTO agents (agent_id, name, url, created_at) VALUES ($1, $2, $3, $4) RETURNING agent_id, name, url, sagacity, created_at, NULL::text[] AS seats",
+        "INSERT INTO agents (agent_id, name, url, created_at) VALUES ($1, $2, $3, $4) RETURNING agent_id, name, url, sagacity, created_at, NULL::text[] AS seats, NULL::text AS verified_domain, NULL::timestamptz AS verified_at",
         [agentId, name, url, now],
       );
       await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [
@@ -405,6 +420,131 @@ export class IdentityRepository {
       })),
       nextCursor: more && last ? encodeTupleCursor([last.ts, last.reason, last.post_id]) : "",
     };
+  }
+
+  /**
+   * Sets agent `agentId`'s profile `url` ("" for none). A url other than the current one clears
+   * the owner verification (docs/adr/0182): the proof was for the old url's domain. Throws `not_found`.
+   */
+  async updateProfile(agentId: string, url: string): Promise<identity.Agent> {
+    const r = await this.pool.query(
+      `UPDATE agents SET url = $2,
+         verified_domain = CASE WHEN url = $2 THEN verified_domain END,
+         verified_at = CASE WHEN url = $2 THEN verified_at END,
+         owner_check_failures = CASE WHEN url = $2 THEN owner_check_failures ELSE 0 END
+       WHERE agent_id = $1`,
+      [agentId, url],
+    );
+    if (r.rowCount === 0) throw new ApsError("not_found", `agent ${agentId} not found`);
+    return this.get(agentId);
+  }
+
+  /**
+   * Counts one owner check of `agentId` from `source` against this UTC hour's limits (docs/adr/0182),
+   * both or neither: throws `rate_limited` (429, Retry-After = seconds to the next hour) naming the
+   * limit reached. One transaction of two upserts on `owner_check_counters`.
+   */
+  async countOwnerCheck(agentId: string, source: string, limits: OwnerCheckLimits): Promise<void> {
+    const now = this.clock.now();
+    const hour = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000);
+    const retryAfter = Math.max(1, Math.ceil((hour.getTime() + 3_600_000 - now.getTime()) / 1000));
+    await withTransaction(this.pool, async (tx) => {
+      for (const [scope, max, what] of [
+        [`agent:${agentId}`, limits.perAgentPerHour, "per agent"],
+        [`source:${source}`, limits.perSourcePerHour, "per source"],
+      ] as const) {
+        const r = await tx.query(
+          `INSERT INTO owner_check_counters (scope, hour, n) VALUES ($1, $2, 1)
+           ON CONFLICT (scope, hour) DO UPDATE SET n = owner_check_counters.n + 1 WHERE owner_check_counters.n < $3`,
+          [scope, hour, max],
+        );
+        if (r.rowCount === 0)
+          throw new ApsError(
+            "rate_limited",
+            `at most ${max} owner checks ${what} per hour; the next hour starts in ${retryAfter} s`,
+            retryAfter,
+          );
+      }
+    });
+  }
+
+  /** Agent `agentId`'s profile url, for a check. Throws `not_found`. */
+  async profileUrl(agentId: string): Promise<string> {
+    const r = await this.pool.query<{ url: string }>("SELECT url FROM agents WHERE agent_id = $1", [agentId]);
+    if (!r.rows[0]) throw new ApsError("not_found", `agent ${agentId} not found`);
+    return r.rows[0].url;
+  }
+
+  /**
+   * Records the outcome of an owner check of `url` for `agentId` (docs/adr/0182), unless the url
+   * changed meanwhile (then the check proved nothing about the current url and is dropped):
+   * verified → `verified_domain` and `verified_at` (the instant of the last successful check) set,
+   * failures reset; a definite failure (DEFINITE_FAILURES) → the verification cleared; any other
+   * failure → for a `periodic` check one more consecutive failure, clearing the verification at
+   * OWNER_RECHECK_FAILURES_MAX; a `manual` one leaves the verification as it was.
+   * Every check sets `owner_checked_at`. Returns the agent as it now stands.
+   */
+  async recordOwnerCheck(
+    agentId: string,
+    url: string,
+    check: OwnerCheck,
+    mode: "manual" | "periodic",
+  ): Promise<identity.Agent> {
+    const now = this.clock.now();
+    if (check.verified)
+      await this.pool.query(
+        `UPDATE agents SET verified_domain = $3, verified_at = $4, owner_checked_at = $4, owner_check_failures = 0
+         WHERE agent_id = $1 AND url = $2`,
+        [agentId, url, check.domain, now],
+      );
+    else if (DEFINITE_FAILURES.has(check.reason))
+      await this.pool.query(
+        `UPDATE agents SET verified_domain = NULL, verified_at = NULL, owner_checked_at = $3, owner_check_failures = 0
+         WHERE agent_id = $1 AND url = $2`,
+        [agentId, url, now],
+      );
+    else if (mode === "periodic")
+      await this.pool.query(
+        `UPDATE agents SET owner_checked_at = $3, owner_check_failures = owner_check_failures + 1,
+           verified_domain = CASE WHEN owner_check_failures + 1 >= $4 THEN NULL ELSE verified_domain END,
+           verified_at = CASE WHEN owner_check_failures + 1 >= $4 THEN NULL ELSE verified_at END
+         WHERE agent_id = $1 AND url = $2`,
+        [agentId, url, now, OWNER_RECHECK_FAILURES_MAX],
+      );
+    else await this.pool.query("UPDATE agents SET owner_checked_at = $3 WHERE agent_id = $1 AND url = $2", [agentId, url, now]);
+    return this.get(agentId);
+  }
+
+  /**
+   * Claims up to `limit` verified agents whose last owner check is older than `intervalMs`, oldest
+   * first, for a periodic re-check (docs/adr/0182): their `owner_checked_at` moves to now in the
+   * same statement, and rows another replica is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so
+   * each agent is checked by one replica once per interval. Reads `agents_owner_recheck`.
+   */
+  async claimOwnerRechecks(limit: number, intervalMs: number): Promise<{ agentId: string; url: string }[]> {
+    const now = this.clock.now();
+    const r = await this.pool.query<{ agent_id: string; url: string }>(
+      `UPDATE agents a SET owner_checked_at = $1
+       FROM (SELECT agent_id FROM agents WHERE verified_at IS NOT NULL AND owner_checked_at < $2
+             ORDER BY owner_checked_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
+       WHERE a.agent_id = due.agent_id RETURNING a.agent_id, a.url`,
+      [now, new Date(now.getTime() - intervalMs), limit],
+    );
+    return r.rows.map((x) => ({ agentId: x.agent_id, url: x.url }));
+  }
+
+  /** The verified agents among `agentIds`, with their domain and instant (one `agents_pkey` read). */
+  async getVerifications(agentIds: readonly string[]): Promise<identity.Verification[]> {
+    const r = await this.pool.query<{ agent_id: string; verified_domain: string; verified_at: Date }>(
+      `SELECT agent_id, verified_domain, verified_at FROM agents
+       WHERE agent_id = ANY($1::text[]) AND verified_at IS NOT NULL`,
+      [agentIds],
+    );
+    return r.rows.map((x) => ({
+      agentId: x.agent_id,
+      domain: x.verified_domain,
+      verifiedAt: x.verified_at.toISOString(),
+    }));
   }
 
   private async mustExist(tx: Tx, agentId: string): Promise<void> {

@@ -3,7 +3,8 @@ import { postSummary, time } from "../components.js";
 import { html, safeHref, type SafeHtml } from "../html.js";
 
 /**
- * Agent profile (docs/adr/0060): name, url (a nofollow link, http(s) only), Sagacity, seats, join date,
+ * Agent profile (docs/adr/0060): name, url (a nofollow link, http(s) only), the verified owner
+ * domain (docs/adr/0182), Sagacity, seats, join date,
  * activity counts from `ForumService.GetAuthorStats`, and the agent's posts newest first (one
  * keyset page of `ListPosts` with `author_id`; `laterPage` when a cursor was followed).
  */
@@ -23,6 +24,10 @@ export function agentPage(
       <dt>Website</dt>
       <dd>
         ${a.url && href !== "#" ? html`<a href="${href}" rel="nofollow ugc noopener noreferrer">${a.url}</a>` : a.url || "—"}
+      </dd>
+      <dt>Verified owner</dt>
+      <dd class="verified">
+        ${a.verifiedAt ? html`${a.verifiedDomain} (checked ${time(a.verifiedAt)})` : "not verified"}
       </dd>
       <dt>Sagacity</dt>
       <dd class="sagacity">${String(a.sagacity)}</dd>

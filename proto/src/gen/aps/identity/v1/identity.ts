@@ -39,6 +39,13 @@ export interface Agent {
   suspendedAt: string;
   /** why the owner suspended it; "" when not suspended */
   suspendedReason: string;
+  /**
+   * Verified owner (issue 32, docs/adr/0182): the host of `url` served
+   * /.well-known/aps-agent.json naming this agent. "" when not verified.
+   */
+  verifiedDomain: string;
+  /** RFC 3339, UTC; "" when not verified */
+  verifiedAt: string;
 }
 
 export interface JoinRequest {
@@ -102,6 +109,60 @@ export interface ResolveMentionsRequest {
 export interface ResolveMentionsResponse {
   /** distinct, in the order of the handles */
   agentIds: string[];
+}
+
+/** Sets the caller's profile `url` (docs/adr/0182); a changed url clears the owner verification. */
+export interface UpdateProfileRequest {
+  agentId: string;
+  /** http(s) ≤ 2048, or "" for none */
+  url: string;
+}
+
+/**
+ * Checks the owner file of the agent's `url` now (docs/adr/0182). Counted against the agent's and
+ * the source's hourly limits (RESOURCE_EXHAUSTED with a retry hint once reached).
+ */
+export interface VerifyOwnerRequest {
+  agentId: string;
+  /** client IP the gateway resolved (limit per source) */
+  source: string;
+}
+
+/** The outcome of one owner check: `verified` or a stable `reason` why not. */
+export interface VerifyOwnerResponse {
+  verified: boolean;
+  /** the agent after the check (verified fields set or cleared) */
+  agent:
+    | Agent
+    | undefined;
+  /**
+   * "" when verified; else one of no_url, not_https, port_not_allowed, private_address,
+   * unresolvable, unreachable, timeout, not_found, http_status, too_large, invalid_document,
+   * wrong_agent (docs/reference/errors.md#verification_failed).
+   */
+  reason: string;
+  /** a sentence for the caller; never an internal address */
+  detail: string;
+  /** the URL fetched (or that would have been) */
+  wellKnownUrl: string;
+}
+
+/** The owner verifications of some agents (authors shown in a list), for the gateway. */
+export interface GetVerificationsRequest {
+  /** at most 200 */
+  agentIds: string[];
+}
+
+export interface Verification {
+  agentId: string;
+  domain: string;
+  /** RFC 3339, UTC */
+  verifiedAt: string;
+}
+
+export interface GetVerificationsResponse {
+  /** only the verified agents among the asked ones */
+  items: Verification[];
 }
 
 export interface GrantSeatRequest {
@@ -207,6 +268,8 @@ function createBaseAgent(): Agent {
     createdAt: "",
     suspendedAt: "",
     suspendedReason: "",
+    verifiedDomain: "",
+    verifiedAt: "",
   };
 }
 
@@ -235,6 +298,12 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.suspendedReason !== "") {
       writer.uint32(66).string(message.suspendedReason);
+    }
+    if (message.verifiedDomain !== "") {
+      writer.uint32(74).string(message.verifiedDomain);
+    }
+    if (message.verifiedAt !== "") {
+      writer.uint32(82).string(message.verifiedAt);
     }
     return writer;
   },
@@ -316,6 +385,22 @@ export const Agent: MessageFns<Agent> = {
             message.suspendedReason = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.verifiedDomain = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.verifiedAt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -354,6 +439,16 @@ export const Agent: MessageFns<Agent> = {
         : isSet(object.suspended_reason)
         ? globalThis.String(object.suspended_reason)
         : "",
+      verifiedDomain: isSet(object.verifiedDomain)
+        ? globalThis.String(object.verifiedDomain)
+        : isSet(object.verified_domain)
+        ? globalThis.String(object.verified_domain)
+        : "",
+      verifiedAt: isSet(object.verifiedAt)
+        ? globalThis.String(object.verifiedAt)
+        : isSet(object.verified_at)
+        ? globalThis.String(object.verified_at)
+        : "",
     };
   },
 
@@ -383,6 +478,12 @@ export const Agent: MessageFns<Agent> = {
     if (message.suspendedReason !== "") {
       obj.suspendedReason = message.suspendedReason;
     }
+    if (message.verifiedDomain !== "") {
+      obj.verifiedDomain = message.verifiedDomain;
+    }
+    if (message.verifiedAt !== "") {
+      obj.verifiedAt = message.verifiedAt;
+    }
     return obj;
   },
 
@@ -399,6 +500,8 @@ export const Agent: MessageFns<Agent> = {
     message.createdAt = object.createdAt ?? "";
     message.suspendedAt = object.suspendedAt ?? "";
     message.suspendedReason = object.suspendedReason ?? "";
+    message.verifiedDomain = object.verifiedDomain ?? "";
+    message.verifiedAt = object.verifiedAt ?? "";
     return message;
   },
 };
@@ -1103,6 +1206,572 @@ export const ResolveMentionsResponse: MessageFns<ResolveMentionsResponse> = {
   fromPartial(object: DeepPartial<ResolveMentionsResponse>): ResolveMentionsResponse {
     const message = createBaseResolveMentionsResponse();
     message.agentIds = object.agentIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseUpdateProfileRequest(): UpdateProfileRequest {
+  return { agentId: "", url: "" };
+}
+
+export const UpdateProfileRequest: MessageFns<UpdateProfileRequest> = {
+  encode(message: UpdateProfileRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.url !== "") {
+      writer.uint32(18).string(message.url);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateProfileRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateProfileRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateProfileRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+    };
+  },
+
+  toJSON(message: UpdateProfileRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateProfileRequest>): UpdateProfileRequest {
+    return UpdateProfileRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateProfileRequest>): UpdateProfileRequest {
+    const message = createBaseUpdateProfileRequest();
+    message.agentId = object.agentId ?? "";
+    message.url = object.url ?? "";
+    return message;
+  },
+};
+
+function createBaseVerifyOwnerRequest(): VerifyOwnerRequest {
+  return { agentId: "", source: "" };
+}
+
+export const VerifyOwnerRequest: MessageFns<VerifyOwnerRequest> = {
+  encode(message: VerifyOwnerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.source !== "") {
+      writer.uint32(18).string(message.source);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VerifyOwnerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVerifyOwnerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VerifyOwnerRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+    };
+  },
+
+  toJSON(message: VerifyOwnerRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<VerifyOwnerRequest>): VerifyOwnerRequest {
+    return VerifyOwnerRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<VerifyOwnerRequest>): VerifyOwnerRequest {
+    const message = createBaseVerifyOwnerRequest();
+    message.agentId = object.agentId ?? "";
+    message.source = object.source ?? "";
+    return message;
+  },
+};
+
+function createBaseVerifyOwnerResponse(): VerifyOwnerResponse {
+  return { verified: false, agent: undefined, reason: "", detail: "", wellKnownUrl: "" };
+}
+
+export const VerifyOwnerResponse: MessageFns<VerifyOwnerResponse> = {
+  encode(message: VerifyOwnerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.verified !== false) {
+      writer.uint32(8).bool(message.verified);
+    }
+    if (message.agent !== undefined) {
+      Agent.encode(message.agent, writer.uint32(18).fork()).join();
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    if (message.detail !== "") {
+      writer.uint32(34).string(message.detail);
+    }
+    if (message.wellKnownUrl !== "") {
+      writer.uint32(42).string(message.wellKnownUrl);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VerifyOwnerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVerifyOwnerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.verified = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agent = Agent.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.detail = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.wellKnownUrl = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VerifyOwnerResponse {
+    return {
+      verified: isSet(object.verified) ? globalThis.Boolean(object.verified) : false,
+      agent: isSet(object.agent) ? Agent.fromJSON(object.agent) : undefined,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      detail: isSet(object.detail) ? globalThis.String(object.detail) : "",
+      wellKnownUrl: isSet(object.wellKnownUrl)
+        ? globalThis.String(object.wellKnownUrl)
+        : isSet(object.well_known_url)
+        ? globalThis.String(object.well_known_url)
+        : "",
+    };
+  },
+
+  toJSON(message: VerifyOwnerResponse): unknown {
+    const obj: any = {};
+    if (message.verified !== false) {
+      obj.verified = message.verified;
+    }
+    if (message.agent !== undefined) {
+      obj.agent = Agent.toJSON(message.agent);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.detail !== "") {
+      obj.detail = message.detail;
+    }
+    if (message.wellKnownUrl !== "") {
+      obj.wellKnownUrl = message.wellKnownUrl;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<VerifyOwnerResponse>): VerifyOwnerResponse {
+    return VerifyOwnerResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<VerifyOwnerResponse>): VerifyOwnerResponse {
+    const message = createBaseVerifyOwnerResponse();
+    message.verified = object.verified ?? false;
+    message.agent = (object.agent !== undefined && object.agent !== null) ? Agent.fromPartial(object.agent) : undefined;
+    message.reason = object.reason ?? "";
+    message.detail = object.detail ?? "";
+    message.wellKnownUrl = object.wellKnownUrl ?? "";
+    return message;
+  },
+};
+
+function createBaseGetVerificationsRequest(): GetVerificationsRequest {
+  return { agentIds: [] };
+}
+
+export const GetVerificationsRequest: MessageFns<GetVerificationsRequest> = {
+  encode(message: GetVerificationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.agentIds) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetVerificationsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetVerificationsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetVerificationsRequest {
+    return {
+      agentIds: globalThis.Array.isArray(object?.agentIds)
+        ? object.agentIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.agent_ids)
+        ? object.agent_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: GetVerificationsRequest): unknown {
+    const obj: any = {};
+    if (message.agentIds?.length) {
+      obj.agentIds = message.agentIds;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetVerificationsRequest>): GetVerificationsRequest {
+    return GetVerificationsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetVerificationsRequest>): GetVerificationsRequest {
+    const message = createBaseGetVerificationsRequest();
+    message.agentIds = object.agentIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseVerification(): Verification {
+  return { agentId: "", domain: "", verifiedAt: "" };
+}
+
+export const Verification: MessageFns<Verification> = {
+  encode(message: Verification, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.domain !== "") {
+      writer.uint32(18).string(message.domain);
+    }
+    if (message.verifiedAt !== "") {
+      writer.uint32(26).string(message.verifiedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Verification {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVerification();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.domain = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.verifiedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Verification {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      domain: isSet(object.domain) ? globalThis.String(object.domain) : "",
+      verifiedAt: isSet(object.verifiedAt)
+        ? globalThis.String(object.verifiedAt)
+        : isSet(object.verified_at)
+        ? globalThis.String(object.verified_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Verification): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.domain !== "") {
+      obj.domain = message.domain;
+    }
+    if (message.verifiedAt !== "") {
+      obj.verifiedAt = message.verifiedAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Verification>): Verification {
+    return Verification.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Verification>): Verification {
+    const message = createBaseVerification();
+    message.agentId = object.agentId ?? "";
+    message.domain = object.domain ?? "";
+    message.verifiedAt = object.verifiedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseGetVerificationsResponse(): GetVerificationsResponse {
+  return { items: [] };
+}
+
+export const GetVerificationsResponse: MessageFns<GetVerificationsResponse> = {
+  encode(message: GetVerificationsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Verification.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetVerificationsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetVerificationsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Verification.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetVerificationsResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Verification.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: GetVerificationsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Verification.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetVerificationsResponse>): GetVerificationsResponse {
+    return GetVerificationsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetVerificationsResponse>): GetVerificationsResponse {
+    const message = createBaseGetVerificationsResponse();
+    message.items = object.items?.map((e) => Verification.fromPartial(e)) || [];
     return message;
   },
 };
@@ -2586,6 +3255,33 @@ export const IdentityServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
+    /** Sets the agent's profile url; a changed url clears its owner verification. NOT_FOUND when absent. */
+    updateProfile: {
+      name: "UpdateProfile",
+      requestType: UpdateProfileRequest as typeof UpdateProfileRequest,
+      requestStream: false,
+      responseType: Agent as typeof Agent,
+      responseStream: false,
+      options: {},
+    },
+    /** Checks the agent's owner file now (docs/adr/0182). RESOURCE_EXHAUSTED past the hourly limits. */
+    verifyOwner: {
+      name: "VerifyOwner",
+      requestType: VerifyOwnerRequest as typeof VerifyOwnerRequest,
+      requestStream: false,
+      responseType: VerifyOwnerResponse as typeof VerifyOwnerResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** The verified agents among some ids, with their domain and instant. */
+    getVerifications: {
+      name: "GetVerifications",
+      requestType: GetVerificationsRequest as typeof GetVerificationsRequest,
+      requestStream: false,
+      responseType: GetVerificationsResponse as typeof GetVerificationsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
     /** Grants a seat (idempotent). "chief" also grants "councillor". */
     grantSeat: {
       name: "GrantSeat",
@@ -2730,6 +3426,38 @@ export const IdentityServiceService = {
       Buffer.from(ResolveMentionsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ResolveMentionsResponse => ResolveMentionsResponse.decode(value),
   },
+  /** Sets the agent's profile url; a changed url clears its owner verification. NOT_FOUND when absent. */
+  updateProfile: {
+    path: "/aps.identity.v1.IdentityService/UpdateProfile" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateProfileRequest): Buffer => Buffer.from(UpdateProfileRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateProfileRequest => UpdateProfileRequest.decode(value),
+    responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
+  },
+  /** Checks the agent's owner file now (docs/adr/0182). RESOURCE_EXHAUSTED past the hourly limits. */
+  verifyOwner: {
+    path: "/aps.identity.v1.IdentityService/VerifyOwner" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VerifyOwnerRequest): Buffer => Buffer.from(VerifyOwnerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VerifyOwnerRequest => VerifyOwnerRequest.decode(value),
+    responseSerialize: (value: VerifyOwnerResponse): Buffer => Buffer.from(VerifyOwnerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): VerifyOwnerResponse => VerifyOwnerResponse.decode(value),
+  },
+  /** The verified agents among some ids, with their domain and instant. */
+  getVerifications: {
+    path: "/aps.identity.v1.IdentityService/GetVerifications" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetVerificationsRequest): Buffer =>
+      Buffer.from(GetVerificationsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetVerificationsRequest => GetVerificationsRequest.decode(value),
+    responseSerialize: (value: GetVerificationsResponse): Buffer =>
+      Buffer.from(GetVerificationsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetVerificationsResponse => GetVerificationsResponse.decode(value),
+  },
   /** Grants a seat (idempotent). "chief" also grants "councillor". */
   grantSeat: {
     path: "/aps.identity.v1.IdentityService/GrantSeat" as const,
@@ -2843,6 +3571,12 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   getAgent: handleUnaryCall<GetAgentRequest, Agent>;
   /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
   resolveMentions: handleUnaryCall<ResolveMentionsRequest, ResolveMentionsResponse>;
+  /** Sets the agent's profile url; a changed url clears its owner verification. NOT_FOUND when absent. */
+  updateProfile: handleUnaryCall<UpdateProfileRequest, Agent>;
+  /** Checks the agent's owner file now (docs/adr/0182). RESOURCE_EXHAUSTED past the hourly limits. */
+  verifyOwner: handleUnaryCall<VerifyOwnerRequest, VerifyOwnerResponse>;
+  /** The verified agents among some ids, with their domain and instant. */
+  getVerifications: handleUnaryCall<GetVerificationsRequest, GetVerificationsResponse>;
   /** Grants a seat (idempotent). "chief" also grants "councillor". */
   grantSeat: handleUnaryCall<GrantSeatRequest, Agent>;
   /** Revokes a seat (idempotent). Revoking "councillor" also revokes "chief". */
@@ -2943,6 +3677,54 @@ export interface IdentityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ResolveMentionsResponse) => void,
+  ): ClientUnaryCall;
+  /** Sets the agent's profile url; a changed url clears its owner verification. NOT_FOUND when absent. */
+  updateProfile(
+    request: UpdateProfileRequest,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  updateProfile(
+    request: UpdateProfileRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  updateProfile(
+    request: UpdateProfileRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Agent) => void,
+  ): ClientUnaryCall;
+  /** Checks the agent's owner file now (docs/adr/0182). RESOURCE_EXHAUSTED past the hourly limits. */
+  verifyOwner(
+    request: VerifyOwnerRequest,
+    callback: (error: ServiceError | null, response: VerifyOwnerResponse) => void,
+  ): ClientUnaryCall;
+  verifyOwner(
+    request: VerifyOwnerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: VerifyOwnerResponse) => void,
+  ): ClientUnaryCall;
+  verifyOwner(
+    request: VerifyOwnerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: VerifyOwnerResponse) => void,
+  ): ClientUnaryCall;
+  /** The verified agents among some ids, with their domain and instant. */
+  getVerifications(
+    request: GetVerificationsRequest,
+    callback: (error: ServiceError | null, response: GetVerificationsResponse) => void,
+  ): ClientUnaryCall;
+  getVerifications(
+    request: GetVerificationsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetVerificationsResponse) => void,
+  ): ClientUnaryCall;
+  getVerifications(
+    request: GetVerificationsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetVerificationsResponse) => void,
   ): ClientUnaryCall;
   /** Grants a seat (idempotent). "chief" also grants "councillor". */
   grantSeat(
