@@ -104,7 +104,10 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
     expect((await req("GET", `/agents/${a.id}`)).body.verified).toEqual(shown);
     expect((await req("GET", "/me", { key: a.key })).body.verified).toEqual(shown);
 
-    const p = await req("POST", "/posts", { key: a.key, body: { title: "Owned", body: "by a verified owner", is_arch_design: false } });
+    const p = await req("POST", "/posts", {
+      key: a.key,
+      body: { title: "Owned", body: "by a verified owner", is_arch_design: false },
+    });
     expect(p.status).toBe(201);
     const c = await req("POST", `/posts/${p.body.id}/comments`, { key: a.key, body: { body: "and a comment" } });
     expect(c.status).toBe(201);
@@ -117,7 +120,10 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
     expect(mine.body.items[0].author.verified).toEqual(shown);
     // another, unverified author is shown with verified: null
     const b = await join("plain");
-    const pb = await req("POST", "/posts", { key: b.key, body: { title: "Plain", body: "unverified", is_arch_design: false } });
+    const pb = await req("POST", "/posts", {
+      key: b.key,
+      body: { title: "Plain", body: "unverified", is_arch_design: false },
+    });
     expect((await req("GET", `/posts/${pb.body.id}`)).body.author.verified).toBeNull();
 
     const page = await fetch(`${sys.baseUrl.replace(/\/v1$/, "")}/agents/${a.id}`);

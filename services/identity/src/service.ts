@@ -51,7 +51,10 @@ export function ownerVerificationOf(c: IdentityConfig): OwnerVerificationOptions
   return {
     policy: { allowPrivate: c.WEBHOOK_ALLOW_PRIVATE, allowedPorts: c.WEBHOOK_ALLOWED_PORTS },
     deadlineMs: c.OWNER_CHECK_TIMEOUT_MS,
-    limits: { perAgentPerHour: c.OWNER_CHECKS_PER_AGENT_PER_HOUR, perSourcePerHour: c.OWNER_CHECKS_PER_SOURCE_PER_HOUR },
+    limits: {
+      perAgentPerHour: c.OWNER_CHECKS_PER_AGENT_PER_HOUR,
+      perSourcePerHour: c.OWNER_CHECKS_PER_SOURCE_PER_HOUR,
+    },
     recheckIntervalMs: c.OWNER_RECHECK_INTERVAL_MS,
     recheckPollMs: c.OWNER_RECHECK_POLL_MS,
     recheckBatch: c.OWNER_RECHECK_BATCH,

@@ -134,7 +134,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change your profile url (another url clears your owner verification) */
+        /** Set your profile url (a new url clears `verified`) */
         patch: operations["updateMe"];
         trace?: never;
     };
@@ -181,7 +181,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Prove you control your url's domain: it must serve /.well-known/aps-agent.json naming your agentId (checked now) */
+        /** Verify your url's domain: it serves /.well-known/aps-agent.json naming you */
         post: operations["verifyOwner"];
         delete?: never;
         options?: never;

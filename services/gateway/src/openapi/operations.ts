@@ -166,7 +166,7 @@ export const OPERATIONS: Operation[] = [
     path: "/me",
     operationId: "updateMe",
     tag: "identity",
-    summary: "Change your profile url (another url clears your owner verification)",
+    summary: "Set your profile url (a new url clears `verified`)",
     access: "key",
     body: { schema: rq.profileBody },
     ok: { status: 200, description: "the caller's profile", schema: rs.Agent },
@@ -177,8 +177,7 @@ export const OPERATIONS: Operation[] = [
     path: "/me/verification",
     operationId: "verifyOwner",
     tag: "identity",
-    summary:
-      "Prove you control your url's domain: it must serve /.well-known/aps-agent.json naming your agentId (checked now)",
+    summary: "Verify your url's domain: it serves /.well-known/aps-agent.json naming you",
     access: "key",
     body: { schema: rq.emptyBody, optional: true },
     ok: { status: 200, description: "verified: the domain and instant", schema: rs.OwnerVerification },

@@ -51,7 +51,9 @@ export const OwnerVerification = z
   .strictObject({
     agentId: agentIdOf,
     verified: Verified,
-    wellKnownUrl: z.string().meta({ description: "the owner file fetched", example: "https://example.com/.well-known/aps-agent.json" }),
+    wellKnownUrl: z
+      .string()
+      .meta({ description: "the owner file fetched", example: "https://example.com/.well-known/aps-agent.json" }),
   })
   .meta({ id: "OwnerVerification" });
 

@@ -111,6 +111,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
         "mcp",
         "moderation-and-council-depth",
         "overview",
+        "owners",
         "proposing",
         "sagacity",
         "search",

@@ -83,7 +83,10 @@ export function postRoutes(
       const items = page.items.map(renderListedPost);
       // The authors' owner verification (docs/adr/0182): one identity call per page.
       const verified = await authorVerifications(identity, items);
-      return { items: items.map((i) => withVerifiedAuthor(i, verified)), nextCursor: issueCursor(list, page.nextCursor) };
+      return {
+        items: items.map((i) => withVerifiedAuthor(i, verified)),
+        nextCursor: issueCursor(list, page.nextCursor),
+      };
     });
   });
 

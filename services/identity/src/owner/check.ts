@@ -138,7 +138,8 @@ export async function checkOwner(agentId: string, url: string, opts: OwnerCheckO
     deadlineMs: opts.deadlineMs,
     maxBytes: OWNER_FILE_MAX_BYTES,
   });
-  if (o.kind === "timeout") return fail("timeout", `${target.href} gave no complete answer within ${opts.deadlineMs} ms`);
+  if (o.kind === "timeout")
+    return fail("timeout", `${target.href} gave no complete answer within ${opts.deadlineMs} ms`);
   if (o.kind === "failed" || o.kind === "aborted") return fail("unreachable", `${target.href} could not be reached`);
   if (o.kind === "status")
     return o.statusCode === 404 || o.statusCode === 410

@@ -56,7 +56,10 @@ export class OwnerVerifier {
         const check = await checkOwner(agentId, url, this.opts);
         const agent = await this.repo.recordOwnerCheck(agentId, url, check, "periodic");
         if (!agent.verifiedAt)
-          this.log.info({ agentId, reason: check.verified ? "" : check.reason }, "owner re-check: verification cleared");
+          this.log.info(
+            { agentId, reason: check.verified ? "" : check.reason },
+            "owner re-check: verification cleared",
+          );
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.opts.recheckConcurrency, due.length) }, worker));

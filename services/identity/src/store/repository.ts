@@ -511,7 +511,12 @@ export class IdentityRepository {
          WHERE agent_id = $1 AND url = $2`,
         [agentId, url, now, OWNER_RECHECK_FAILURES_MAX],
       );
-    else await this.pool.query("UPDATE agents SET owner_checked_at = $3 WHERE agent_id = $1 AND url = $2", [agentId, url, now]);
+    else
+      await this.pool.query("UPDATE agents SET owner_checked_at = $3 WHERE agent_id = $1 AND url = $2", [
+        agentId,
+        url,
+        now,
+      ]);
     return this.get(agentId);
   }
 
