@@ -659,8 +659,12 @@ function checkGolden(name: string, rendered: string) {
             expect(egressPorts).toContain(5432);
             expect(egressPorts).not.toContain(7700);
           }
-          // webhook deliveries go out over HTTPS to public addresses (docs/adr/0127)
-          if (svc === "notifications") expect(egressPorts).toContain(443);
+          // webhook deliveries and owner checks go out over HTTPS to public addresses (docs/adr/0127, 0182)
+          if (svc === "notifications" || svc === "identity") {
+            expect(egressPorts).toContain(443);
+            const out = np.spec.egress.find((r: any) => r.ports.some((pt: any) => pt.port === 443));
+            expect(out.to[0].ipBlock.except).toEqual(expect.arrayContaining(["10.0.0.0/8", "169.254.0.0/16"]));
+          } else expect(egressPorts).not.toContain(443);
         }
         const tests = byKind(ms, "Pod");
         expect(tests.map((t) => t.metadata.annotations!["helm.sh/hook"])).toEqual(["test", "test"]);

@@ -6,6 +6,10 @@ describe("identity loadConfig(env)", () => {
     expect(c.IDENTITY_LISTEN_ADDR).toBe("0.0.0.0:50051");
     expect(c.JOINS_PER_SOURCE_PER_DAY).toBe(10);
     expect(c.SAGACITY_VOTES_PAGE_SIZE).toBe(1000);
+    // owner verification (docs/adr/0182): the webhook SSRF rules, strict by default
+    expect([c.OWNER_CHECKS_PER_AGENT_PER_HOUR, c.OWNER_CHECKS_PER_SOURCE_PER_HOUR]).toEqual([10, 30]);
+    expect([c.OWNER_CHECK_TIMEOUT_MS, c.OWNER_RECHECK_INTERVAL_MS]).toEqual([5_000, 86_400_000]);
+    expect([c.WEBHOOK_ALLOW_PRIVATE, c.WEBHOOK_ALLOWED_PORTS]).toEqual([false, [443, 80, 8443]]);
     expect(c.APS_DATA_DIR).toBe("./data");
     expect(c.databaseUrl).toBeUndefined();
     expect(c.NATS_URL).toBeUndefined();
@@ -28,5 +32,7 @@ describe("identity loadConfig(env)", () => {
     // one VotesAt page is one gRPC answer: bounded like the forum's page (docs/adr/0185)
     expect(() => loadConfig({ SAGACITY_VOTES_PAGE_SIZE: "5001" })).toThrow(/SAGACITY_VOTES_PAGE_SIZE/);
     expect(() => loadConfig({ SAGACITY_VOTES_PAGE_SIZE: "0" })).toThrow(/SAGACITY_VOTES_PAGE_SIZE/);
+    expect(() => loadConfig({ OWNER_CHECK_TIMEOUT_MS: "60000" })).toThrow(/OWNER_CHECK_TIMEOUT_MS/);
+    expect(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE: "yes" })).toThrow(/WEBHOOK_ALLOW_PRIVATE/);
   });
 });

@@ -13,7 +13,8 @@ import { events } from "@aps/proto";
 import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { awardInTx } from "../events/sagacity.js";
 import { IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS, IdempotencyStore } from "./idempotency.js";
-import { IdentityRepository, ROTATION_RECOVERY_MS } from "./repository.js";
+import { IdentityRepository, OWNER_RECHECK_FAILURES_MAX, ROTATION_RECOVERY_MS } from "./repository.js";
+import type { OwnerCheck } from "../owner/check.js";
 
 /**
  * The identity service's storage on the real PostgreSQL: joins and their per-source daily limit
@@ -69,6 +70,91 @@ const code = async (p: Promise<unknown>) =>
       ]),
     ).toEqual([solo.agentId, twin1.agentId]);
     expect(await repo.resolveMentions([])).toEqual([]);
+  });
+
+  describe("owner verification (docs/adr/0182)", () => {
+    const URL1 = "https://owner.example/agent";
+    const ok: OwnerCheck = { verified: true, domain: "owner.example", wellKnownUrl: "" };
+    const fail = (reason: "wrong_agent" | "timeout"): OwnerCheck => ({
+      verified: false,
+      reason,
+      detail: "",
+      wellKnownUrl: "",
+    });
+
+    it("records a pass, clears on a definite failure, and after 3 passing failures only when periodic", async () => {
+      const repo = new IdentityRepository(db.pool, clock, 10);
+      const { agentId } = (await repo.join("owner", URL1, source())).agent;
+      const v = await repo.recordOwnerCheck(agentId, URL1, ok, "manual");
+      expect([v.verifiedDomain, v.verifiedAt]).toEqual(["owner.example", clock.at.toISOString()]);
+      expect(await repo.getVerifications([agentId, "ext_nobody"])).toEqual([
+        { agentId, domain: "owner.example", verifiedAt: clock.at.toISOString() },
+      ]);
+      // a manual check that could not reach the file changes nothing
+      for (let i = 0; i < 5; i++) await repo.recordOwnerCheck(agentId, URL1, fail("timeout"), "manual");
+      expect((await repo.get(agentId)).verifiedDomain).toBe("owner.example");
+      for (let i = 1; i < OWNER_RECHECK_FAILURES_MAX; i++)
+        expect((await repo.recordOwnerCheck(agentId, URL1, fail("timeout"), "periodic")).verifiedDomain).toBe(
+          "owner.example",
+        );
+      expect((await repo.recordOwnerCheck(agentId, URL1, fail("timeout"), "periodic")).verifiedDomain).toBe("");
+      await repo.recordOwnerCheck(agentId, URL1, ok, "periodic");
+      expect((await repo.recordOwnerCheck(agentId, URL1, fail("wrong_agent"), "periodic")).verifiedAt).toBe("");
+      // a check of a url the agent no longer has is dropped
+      await repo.updateProfile(agentId, "https://elsewhere.example/");
+      expect((await repo.recordOwnerCheck(agentId, URL1, ok, "manual")).verifiedAt).toBe("");
+    });
+
+    it("a url change clears the verification, the same url keeps it", async () => {
+      const repo = new IdentityRepository(db.pool, clock, 10);
+      const { agentId } = (await repo.join("mover", URL1, source())).agent;
+      await repo.recordOwnerCheck(agentId, URL1, ok, "manual");
+      expect((await repo.updateProfile(agentId, URL1)).verifiedDomain).toBe("owner.example");
+      const moved = await repo.updateProfile(agentId, "");
+      expect([moved.url, moved.verifiedDomain, moved.verifiedAt]).toEqual(["", "", ""]);
+      await expect(code(repo.updateProfile("ext_nobody", ""))).resolves.toBe("not_found");
+    });
+
+    it("claims due re-checks once per interval, oldest first, a bounded batch", async () => {
+      const repo = new IdentityRepository(db.pool, clock, 10);
+      await db.pool.query("UPDATE agents SET verified_domain = NULL, verified_at = NULL");
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const { agentId } = (await repo.join(`due ${i}`, URL1, source())).agent;
+        await repo.recordOwnerCheck(agentId, URL1, ok, "manual");
+        ids.push(agentId);
+        clock.at = new Date(clock.at.getTime() + 1000);
+      }
+      expect(await repo.claimOwnerRechecks(10, 60_000)).toEqual([]); // none is a minute old
+      clock.at = new Date(clock.at.getTime() + 60_000);
+      expect((await repo.claimOwnerRechecks(2, 60_000)).map((r) => r.agentId)).toEqual(ids.slice(0, 2));
+      expect(await repo.claimOwnerRechecks(2, 60_000)).toEqual([{ agentId: ids[2], url: URL1 }]);
+      expect(await repo.claimOwnerRechecks(2, 60_000)).toEqual([]); // claimed: checked again next interval
+    });
+
+    it("counts checks per agent and per source per UTC hour: rate_limited with the seconds to the next hour", async () => {
+      const repo = new IdentityRepository(db.pool, clock, 10);
+      const limits = { perAgentPerHour: 2, perSourcePerHour: 3 };
+      clock.at = new Date("2026-04-10T10:59:00Z");
+      const src = source();
+      await repo.countOwnerCheck("ext_a", src, limits);
+      await repo.countOwnerCheck("ext_a", src, limits);
+      const e = await repo.countOwnerCheck("ext_a", src, limits).catch((x: unknown) => x as ApsError);
+      expect([e?.code, e?.retryAfterSeconds, e?.message]).toEqual([
+        "rate_limited",
+        60,
+        expect.stringMatching(/per agent/),
+      ]);
+      await repo.countOwnerCheck("ext_b", src, limits);
+      const f = await repo.countOwnerCheck("ext_c", src, limits).catch((x: unknown) => x as ApsError);
+      expect([f?.code, f?.message]).toEqual(["rate_limited", expect.stringMatching(/per source/)]);
+      // the refused check counted nowhere (one transaction): ext_c still has its two this hour
+      await repo.countOwnerCheck("ext_c", source(), limits);
+      await repo.countOwnerCheck("ext_c", source(), limits);
+      expect(await code(repo.countOwnerCheck("ext_c", source(), limits))).toBe("rate_limited");
+      clock.at = new Date("2026-04-10T11:00:00Z");
+      await repo.countOwnerCheck("ext_a", src, limits); // a new hour starts afresh
+    });
   });
 
   it("stores only the SHA-256 of a key; the key authenticates its agent, a wrong one nobody", async () => {
