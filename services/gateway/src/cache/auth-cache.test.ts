@@ -18,6 +18,8 @@ function agent(agentId: string): identity.Agent {
     createdAt: "2026-01-01T00:00:00.000Z",
     suspendedAt: "",
     suspendedReason: "",
+    verifiedDomain: "",
+    verifiedAt: "",
   };
 }
 
