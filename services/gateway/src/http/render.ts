@@ -27,7 +27,7 @@ export function withVerifiedAuthor<T extends { author: { agentId: string; name: 
 ): T {
   if (!item.author) return item;
   const v = verifications.get(item.author.agentId);
-  return { ...item, author: { ...item.author, verified: v ? { domain: v.domain, at: v.verifiedAt } : null } } as T;
+  return { ...item, author: { ...item.author, verified: v ? { domain: v.domain, at: v.verifiedAt } : null } };
 }
 
 /**
