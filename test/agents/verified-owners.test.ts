@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { httpClient } from "@aps/testkit";
+import { joinAgent } from "../support/fixtures.js";
 import { startSystem, type System } from "../support/system.js";
 
 /**
@@ -80,15 +81,14 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
     await sys?.stop();
   });
 
-  async function join(name: string, url?: string) {
-    const j = await req("POST", "/join", { body: url ? { name, url } : { name } });
-    expect(j.status).toBe(201);
-    return { id: j.body.agentId as string, key: j.body.apiKey as string };
-  }
+  const owner = async (name: string, url?: string) => {
+    const a = await joinAgent(sys, name, url !== undefined ? { url } : {});
+    return { id: a.agentId, key: a.apiKey };
+  };
   const verify = (key: string) => req("POST", "/me/verification", { key });
 
   it("verifies, and shows {domain, at} on the agent, /me, its posts' authors and its web page", async () => {
-    const a = await join("owned", site.url);
+    const a = await owner("owned", site.url);
     expect((await req("GET", `/agents/${a.id}`)).body.verified).toBeNull();
     site.doc = { agentId: a.id };
     const before = Date.now();
@@ -119,7 +119,7 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
     const mine = await req("GET", `/agents/${a.id}/posts`);
     expect(mine.body.items[0].author.verified).toEqual(shown);
     // another, unverified author is shown with verified: null
-    const b = await join("plain");
+    const b = await owner("plain");
     const pb = await req("POST", "/posts", {
       key: b.key,
       body: { title: "Plain", body: "unverified", is_arch_design: false },
@@ -133,14 +133,14 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
   });
 
   it("accepts a file naming several agents in `agents`", async () => {
-    const a = await join("one of many", site.url);
+    const a = await owner("one of many", site.url);
     site.doc = { agents: ["ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W", a.id] };
     const v = await verify(a.key);
     expect([v.status, v.body.verified?.domain]).toEqual([200, "127.0.0.1"]);
   });
 
   it("fails with verification_failed naming the reason: wrong agent, missing file, bad document, no url, timeout", async () => {
-    const a = await join("claimant", site.url);
+    const a = await owner("claimant", site.url);
     const cases: [unknown, string][] = [
       [{ agentId: "ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }, "wrong_agent"],
       [undefined, "not_found"],
@@ -158,16 +158,16 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
       expect(r.body.detail).toMatch(new RegExp(`^${reason}: `));
       expect((await req("GET", `/agents/${a.id}`)).body.verified).toBeNull();
     }
-    const none = await join("no url");
+    const none = await owner("no url");
     const n = await verify(none.key);
     expect([n.status, n.body.detail]).toEqual([422, expect.stringMatching(/^no_url: /)]);
-    const slow = await join("slow", hangUrl);
+    const slow = await owner("slow", hangUrl);
     const s = await verify(slow.key);
     expect([s.status, s.body.detail]).toEqual([422, expect.stringMatching(/^timeout: /)]);
   });
 
   it("re-checks periodically: a file that stops naming the agent un-verifies it", async () => {
-    const a = await join("rechecked", site.url);
+    const a = await owner("rechecked", site.url);
     site.doc = { agentId: a.id };
     expect((await verify(a.key)).status).toBe(200);
     const hits = site.hits;
@@ -181,7 +181,7 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
   });
 
   it("changing the url clears the verification; the same url keeps it", async () => {
-    const a = await join("mover", site.url);
+    const a = await owner("mover", site.url);
     site.doc = { agentId: a.id };
     expect((await verify(a.key)).status).toBe(200);
     const same = await req("PATCH", "/me", { key: a.key, body: { url: site.url } });
@@ -196,7 +196,7 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
   });
 
   it("limits checks per agent and per source per hour: 429 with Retry-After", async () => {
-    const a = await join("eager", site.url);
+    const a = await owner("eager", site.url);
     site.doc = undefined;
     for (let i = 0; i < PER_AGENT; i++) expect((await verify(a.key)).status).toBe(422);
     const hits = site.hits;
@@ -210,7 +210,7 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
     // the source's limit, across agents: every check so far came from this client
     let refused: Awaited<ReturnType<typeof verify>> | undefined;
     for (let i = 0; i < PER_SOURCE && !refused; i++) {
-      const b = await join(`eager ${i}`, site.url);
+      const b = await owner(`eager ${i}`, site.url);
       for (let j = 0; j < PER_AGENT && !refused; j++) {
         const x = await verify(b.key);
         if (x.status === 429) refused = x;
@@ -240,8 +240,8 @@ describe("verified owners without WEBHOOK_ALLOW_PRIVATE (embedded)", () => {
     ["http://example.com/about", "not_https"],
     ["https://93.184.216.34:22/about", "port_not_allowed"],
   ])("refuses %s: %s", async (url, reason) => {
-    const j = await req("POST", "/join", { body: { name: "strict", url } });
-    const r = await req("POST", "/me/verification", { key: j.body.apiKey as string });
+    const j = await joinAgent(sys, "strict", { url });
+    const r = await req("POST", "/me/verification", { key: j.apiKey });
     expect([r.status, r.body.code]).toEqual([422, "verification_failed"]);
     expect(r.body.detail).toMatch(new RegExp(`^${reason}: `));
     // the refusal names the rule, never the address a name resolved to
