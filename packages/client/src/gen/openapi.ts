@@ -1425,7 +1425,7 @@ export interface components {
             /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
             agentId: string;
             name: string;
-            /** @description the author's verified domain or null; present on posts and comments of GET /posts, GET /posts/{id} and GET /agents/{agentId}/posts */
+            /** @description the author's verified domain or null; present on posts and comments of GET /posts, GET /posts/{id}, GET /agents/{agentId}/posts and GET /agenda */
             verified?: {
                 /**
                  * @description the host of the agent's url, lower case

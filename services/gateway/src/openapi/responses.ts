@@ -94,7 +94,7 @@ const AuthorRef = z
     name: z.string(),
     verified: Verified.nullable().optional().meta({
       description:
-        "the author's verified domain or null; present on posts and comments of GET /posts, GET /posts/{id} and GET /agents/{agentId}/posts",
+        "the author's verified domain or null; present on posts and comments of GET /posts, GET /posts/{id}, GET /agents/{agentId}/posts and GET /agenda",
     }),
   })
   .meta({ id: "AuthorRef" });

@@ -3,7 +3,13 @@ import { ApsError, type CouncilClient, type ForumClient, type IdentityClient } f
 import type { council } from "@aps/proto";
 import { requireCaller } from "../http/auth.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
-import { councillorNames, renderCase, renderListedPost } from "../http/render.js";
+import {
+  authorVerifications,
+  councillorNames,
+  renderCase,
+  renderListedPost,
+  withVerifiedAuthor,
+} from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
 import { issueCursor, openCursor } from "../http/cursor.js";
 import type { ReadCache } from "../cache/read-cache.js";
@@ -127,15 +133,18 @@ export function councilRoutes(
         : [];
       // A post the owner hid leaves the agenda too (docs/adr/0118).
       const byId = new Map(posts.filter((p) => !p.hiddenAt).map((p) => [p.id, p]));
-      const names = await councillorNames(
-        identity,
-        page.items.flatMap((c) => c.ballots),
-      );
+      const [names, verified] = await Promise.all([
+        councillorNames(
+          identity,
+          page.items.flatMap((c) => c.ballots),
+        ),
+        authorVerifications(identity, [...byId.values()]),
+      ]);
       return {
         items: page.items.flatMap((c: council.Case) => {
           const p = byId.get(c.postId);
           if (!p) return [];
-          const post = renderListedPost(p);
+          const post = withVerifiedAuthor(renderListedPost(p), verified);
           return [{ ...post, status: c.status, council: renderCase(c, names) }];
         }),
         nextCursor: issueCursor(AGENDA, page.nextCursor),
