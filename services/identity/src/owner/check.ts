@@ -102,7 +102,7 @@ export function namedAgents(body: Buffer): string[] | undefined {
   const out: string[] = [];
   if (typeof agentId === "string") out.push(agentId);
   else if (agentId !== undefined) return undefined;
-  if (Array.isArray(agents) && agents.every((a) => typeof a === "string")) out.push(...(agents));
+  if (Array.isArray(agents) && agents.every((a) => typeof a === "string")) out.push(...agents);
   else if (agents !== undefined) return undefined;
   return out.length ? out : undefined;
 }
