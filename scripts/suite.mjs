@@ -3,9 +3,11 @@
 //   main   every file but the lists below, in one jest process (route suites in their process
 //          modes: APS_TEST_MODES=embedded,distributed; api and notifications among them);
 //   wait   beside it, in a second jest process: the fault and container suites, which mostly wait
-//          (on containers, restarts, redeliveries); first those that need no image, then — once the
-//          image is there — the container suites (test/e2e/image.test.ts: api and notifications in
-//          the container modes, on one system per mode, docs/adr/0150);
+//          (on containers, restarts, redeliveries); first those that need no image, then the
+//          container suites (test/e2e/image.test.ts: api and notifications in the container modes,
+//          on one system per mode, docs/adr/0150) once the image is there and the suites that wait
+//          for the jobs beside the suite to end, whichever gate opens first (docs/adr/0190);
+//   shared long main-lane files either lane takes when it has nothing else to run (ADR 0190);
 //   alone  after both, with nothing beside it: the timing-sensitive suites, one file at a time.
 // Then one summary for the lanes: tests passed/failed/skipped, the files that crashed, each lane's
 // wall time and the 25 slowest files. Exits 1 when any lane failed.
@@ -67,6 +69,25 @@ export const WAIT_AFTER_QUIET = ["test/e2e/sagacity.test.ts", "test/e2e/pep-repl
  * clocks, budgets, replicas and slow peers more than they compute.
  */
 export const WAIT_DIRS = ["test/abuse/", "test/scale/", "test/agents/"];
+/**
+ * Shared between the lanes (docs/adr/0190): long main-lane files that need nothing but the process
+ * modes, longest first (as measured under CI load). A lane takes the next one when it has nothing
+ * else to run — the main lane after its own files, the wait lane while its gates are closed and
+ * after its parts — so the two lanes end close together whatever the load, instead of one idling
+ * while the other is the long pole. Each runs in a jest process of its own, in the process modes.
+ */
+export const SHARED = [
+  "test/e2e/fuzz.test.ts",
+  "services/knowledge/src/peps-typos.test.ts",
+  "test/e2e/concurrency.test.ts",
+  "test/e2e/council-depth.test.ts",
+  "test/web/pages.test.ts",
+  "test/e2e/translation.test.ts",
+  "services/knowledge/src/peps.test.ts",
+  "test/e2e/council.test.ts",
+  "test/e2e/mcp.test.ts",
+  "test/e2e/tracing.test.ts",
+];
 /** The suites that run containers from the image: the wait lane's second part. */
 export const WAIT_IMAGE = [
   "test/faults/containers.test.ts",
@@ -136,35 +157,43 @@ async function lanes() {
   const wall = {};
   const timeline = [];
   const at = () => Math.round((Date.now() - started) / 1000);
+  /** The files of SHARED not yet taken by a lane, longest first. */
+  const shared = [...SHARED];
   /**
    * Runs a lane's parts one after another. A part with a `gate` (a file .ci/run writes: the image
    * built, the side jobs ended) runs once its gate is open; among the parts left, the first whose
-   * gate is open runs next, so a lane waiting on one gate runs the part whose gate opened first
-   * instead of idling (docs/adr/0190). Each part's start, end and wait go to the timeline.
+   * gate is open runs next, so a lane waiting on one gate runs the part whose gate opened first.
+   * When no part can run, the lane takes the next SHARED file instead of idling, and it takes
+   * them after its parts too (docs/adr/0190). Each part's start, end and wait go to the timeline.
    */
   const lane = async (name, parts) => {
     const t0 = Date.now();
     const left = [...parts];
-    while (left.length > 0) {
+    const take = () => ({ label: "shared", files: [shared.shift()], env: { APS_TEST_MODES: PROCESS_MODES } });
+    while (left.length > 0 || shared.length > 0) {
       const waitFrom = at();
       let i = left.findIndex((p) => !p.gate || existsSync(p.gate));
-      if (i < 0) {
+      let part;
+      if (i >= 0) [part] = left.splice(i, 1);
+      else if (shared.length > 0) part = take();
+      else {
         console.log(`[suite] ${name}: waiting for ${left.map((p) => p.what).join(" or ")}`);
         while ((i = left.findIndex((p) => existsSync(p.gate))) < 0) await sleep(1000);
+        [part] = left.splice(i, 1);
       }
-      const [part] = left.splice(i, 1);
       const start = at();
       const why = part.check?.();
       if (why) runs.push({ code: 1, summary: { passed: 0, failed: 1, skipped: 0, crashed: [why], files: {} } });
       else if (part.files.length > 0) runs.push(await runJest(name, part.files, part.env, tmp));
       const waited = start > waitFrom ? ` (waited ${start - waitFrom} s for ${part.what})` : "";
+      const what = part.label === "shared" ? `shared ${part.files[0]}` : part.label;
       timeline.push(
-        `  ${name.padEnd(5)} ${part.label.padEnd(11)} ${String(start).padStart(5)}–${String(at()).padStart(5)} s${waited}`,
+        `  ${name.padEnd(5)} ${what.padEnd(11)} ${String(start).padStart(5)}–${String(at()).padStart(5)} s${waited}`,
       );
     }
     wall[name] = (Date.now() - t0) / 1000;
   };
-  const special = new Set([...ALONE, ...WAIT_NO_IMAGE, ...WAIT_AFTER_QUIET, ...WAIT_IMAGE]);
+  const special = new Set([...ALONE, ...WAIT_NO_IMAGE, ...WAIT_AFTER_QUIET, ...WAIT_IMAGE, ...SHARED]);
   const gone = [...special].filter((f) => !existsSync(join(root, f)));
   if (gone.length > 0) {
     console.error(`scripts/suite.mjs names test files that do not exist: ${gone.join(", ")}`);
