@@ -57,3 +57,4 @@ export * from "./service-template.js";
 export * from "./outbound/ssrf.js";
 export * from "./outbound/request.js";
 export * from "./outbound/env.js";
+export * from "./service-contract.js";

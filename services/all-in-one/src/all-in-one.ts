@@ -1,34 +1,25 @@
 import {
   grpcAddrEnv,
-  openDatabase,
-  openServiceDeps,
-  retentionOf,
   SERVICES,
+  stopInOrder,
   systemClock,
+  type ApsService,
   type Clock,
   type EventBus,
   type GrpcAddrEnv,
+  type LocalEndpoints,
   type Logger,
   type ServiceName,
+  type StartedGrpcService,
+  type StartedService,
 } from "@aps/platform";
-import { loadConfig as identityConfig, ownerVerificationOf, startIdentity } from "@aps/identity";
-import { forumLimits, loadConfig as forumConfig, startForum } from "@aps/forum";
-import { loadConfig as councilConfig, startCouncil } from "@aps/council";
-import { loadConfig as notificationsConfig, startNotifications } from "@aps/notifications";
-import { loadConfig as gatewayConfig, startGateway, type LocalServices } from "@aps/gateway";
-import {
-  engineFromConfig,
-  loadConfig as knowledgeConfig,
-  openKnowledgeBus,
-  startKnowledge,
-  wantsDatabase,
-} from "@aps/knowledge";
-import {
-  engineFromConfig as translationEngine,
-  loadConfig as translationConfig,
-  startTranslation,
-  translationQuotas,
-} from "@aps/translation";
+import { identityService } from "@aps/identity";
+import { forumService } from "@aps/forum";
+import { councilService } from "@aps/council";
+import { knowledgeService } from "@aps/knowledge";
+import { notificationsService } from "@aps/notifications";
+import { translationService } from "@aps/translation";
+import { gatewayService, type LocalServices } from "@aps/gateway";
 import { decideApertium, startApertium, withApertium, type RunningApertium } from "./apertium.js";
 import { loadConfig } from "./config.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
@@ -61,11 +52,11 @@ export interface AllInOneOptions {
  * Starts every service in this process: each in its own schema of one PostgreSQL — the embedded
  * server under `APS_DATA_DIR/postgres` (docs/adr/0080) unless DATABASE_URL is set —, the given bus
  * (in-process unless NATS_URL is set), gRPC on loopback ports chosen by the OS, and the gateway
- * on `PORT`. The same `start*` functions run each service in the distributed mode. Inside this
+ * on `PORT`. The same definitions (`ApsService`, docs/adr/0191) run each service in the distributed mode. Inside this
  * process the clients call the services in-process (no HTTP/2, no protobuf; docs/adr/0085);
  * the gRPC ports stay open for a second gateway and for tooling.
- * Start order follows the gRPC dependencies: forum → knowledge, translation → identity → council →
- * notifications → gateway.
+ * Start order is SERVICES' (each after the services it calls: forum → knowledge, translation →
+ * identity → council → notifications), then the gateway.
  * The translation engine comes from env (`TRANSLATION_ENGINE`…); without one, Apertium APY is
  * started here when `apertium-apy` is on the PATH (docs/adr/0137; stopped last on `stop()`), and
  * otherwise the system still starts and translation generation answers 503.
@@ -151,135 +142,77 @@ const EMBEDDED_POOLS = {
   knowledge: { poolSize: 2, idleTimeoutMs: IDLE_MS },
 } as const;
 
+/** The definition of every service of the list (docs/adr/0191): a service missing here fails the type check. */
+// each definition has its own config type; the loop hands each its own loadConfig's result
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const DEFINITIONS: { [N in ServiceName]: ApsService<N, any, StartedGrpcService<N>> } = {
+  forum: forumService,
+  knowledge: knowledgeService,
+  translation: translationService,
+  identity: identityService,
+  council: councilService,
+  notifications: notificationsService,
+};
+
+/**
+ * Starts the services of SERVICES in its order (each after the services it calls, docs/adr/0105),
+ * then the gateway, each from its one definition (docs/adr/0191) with the same context: the env
+ * as given, this process's bus, clock and database (embedded, or DATABASE_URL), small pools on the
+ * embedded server, a loopback port chosen by the OS, and the in-process endpoints of the services
+ * started before it. On a failed start, what was started is stopped (reverse order) and the error passed on.
+ */
 async function startServices(
-  givenEnv: NodeJS.ProcessEnv,
+  env: NodeJS.ProcessEnv,
   embedded: EmbeddedPostgres | undefined,
   log: Logger,
   bus: EventBus,
   clock: Clock,
 ): Promise<AllInOne> {
-  // Every service reads DATABASE_URL; the gateway keeps its per-minute counters in this process
-  // unless a database is given explicitly (one gateway here, docs/adr/0070).
-  const env = embedded ? { ...givenEnv, DATABASE_URL: embedded.url } : givenEnv;
-  const idCfg = identityConfig(env);
-  const forumCfg = forumConfig(env);
-  const councilCfg = councilConfig(env);
-  const notifCfg = notificationsConfig(env);
-  const gwCfg = gatewayConfig(givenEnv);
-  const pools = embedded ? EMBEDDED_POOLS : undefined;
-  const loopback = "127.0.0.1:0";
-
-  const [idDeps, forumDeps, councilDeps, notifDeps] = await Promise.all([
-    openServiceDeps("identity", idCfg, bus, log.child({ service: "identity" }), pools?.identity),
-    openServiceDeps("forum", forumCfg, bus, log.child({ service: "forum" }), pools?.forum),
-    openServiceDeps("council", councilCfg, bus, log.child({ service: "council" }), pools?.council),
-    openServiceDeps("notifications", notifCfg, bus, log.child({ service: "notifications" }), pools?.notifications),
-  ]);
-  const forum = await startForum(forumDeps, {
-    listenAddr: loopback,
-    clock,
-    limits: forumLimits(forumCfg),
-  });
-  const kCfg = knowledgeConfig(env);
-  const kLog = log.child({ service: "knowledge" });
-  const kBus = await openKnowledgeBus(kCfg, kLog, bus);
-  // The search index lives in this database's `knowledge` schema (docs/adr/0142), unless
-  // Meilisearch or a MiniSearch folder is configured.
-  const kDb = wantsDatabase(kCfg)
-    ? await openDatabase({
-        url: kCfg.KNOWLEDGE_DATABASE_URL ?? env.DATABASE_URL,
-        schema: "knowledge",
-        log: kLog,
-        ...pools?.knowledge,
-      })
-    : undefined;
-  const knowledge = await startKnowledge(
-    { bus: kBus, log: kLog },
-    {
-      listenAddr: loopback,
-      forumAddr: forum.local,
-      engine: engineFromConfig(kCfg, kDb && { db: kDb, log: kLog }),
-      docsDir: kCfg.KNOWLEDGE_DOCS_DIR,
-    },
-  );
-  const tCfg = translationConfig(env);
-  const tLog = log.child({ service: "translation" });
-  const tDb = await openDatabase({ url: tCfg.databaseUrl, schema: "translation", log: tLog, ...pools?.translation });
-  const translation = await startTranslation(
-    { db: tDb, log: tLog },
-    {
-      listenAddr: loopback,
-      forumAddr: forum.local,
+  const databaseUrl = embedded?.url ?? env.DATABASE_URL;
+  const local: Partial<LocalEndpoints> = {};
+  const started: StartedService[] = [];
+  const start = <N extends ServiceName | "gateway", Cfg extends { LOG_LEVEL: string }, H extends StartedService>(
+    def: ApsService<N, Cfg, H>,
+  ): Promise<H> =>
+    def.start({
+      cfg: def.loadConfig(env),
+      log: log.child({ service: def.name }),
       clock,
-      engine: translationEngine(tCfg),
-      ...translationQuotas(tCfg),
-      timeoutMs: tCfg.TRANSLATION_TIMEOUT_MS,
-      retention: retentionOf(tCfg),
-    },
-  );
-  const identity = await startIdentity(idDeps, {
-    listenAddr: loopback,
-    clock,
-    forumAddr: forum.local,
-    joinsPerSourcePerDay: idCfg.JOINS_PER_SOURCE_PER_DAY,
-    sagacityVotesPageSize: idCfg.SAGACITY_VOTES_PAGE_SIZE,
-    owners: ownerVerificationOf(idCfg),
-  });
-  const council = await startCouncil(councilDeps, {
-    listenAddr: loopback,
-    clock,
-    identityAddr: identity.local,
-    forumAddr: forum.local,
-    deadlineMs: councilCfg.COUNCIL_DEADLINE,
-    tickMs: councilCfg.COUNCIL_TICK_MS,
-  });
-  const notifications = await startNotifications(notifDeps, {
-    listenAddr: loopback,
-    feedRetentionMs: notifCfg.FEED_RETENTION,
-    retrySchedule: notifCfg.WEBHOOK_RETRY_SCHEDULE,
-    attemptTimeoutMs: notifCfg.WEBHOOK_ATTEMPT_TIMEOUT_MS,
-    concurrency: notifCfg.WEBHOOK_CONCURRENCY,
-    pollMs: notifCfg.WEBHOOK_POLL_MS,
-    allowPrivate: notifCfg.WEBHOOK_ALLOW_PRIVATE,
-    allowedPorts: notifCfg.WEBHOOK_ALLOWED_PORTS,
-    secretOverlapMs: notifCfg.WEBHOOK_SECRET_OVERLAP_MS,
-    watch: { fanoutMax: notifCfg.WATCH_FANOUT_MAX, perAgent: notifCfg.WATCHES_PER_AGENT },
-  });
-  const at = (port: number) => `127.0.0.1:${port}`;
-  // Keyed by the one service list (docs/adr/0105): a service missing here fails the type check.
-  const started = { forum, knowledge, translation, identity, council, notifications } satisfies Record<
-    ServiceName,
-    { port: number; stop(): Promise<void> }
-  >;
-  const grpcAddrs = Object.fromEntries(SERVICES.map((s) => [grpcAddrEnv(s.name), at(started[s.name].port)])) as Record<
-    GrpcAddrEnv,
-    string
-  >;
-  const local = {
-    identity: identity.local,
-    forum: forum.local,
-    council: council.local,
-    knowledge: knowledge.local,
-    translation: translation.local,
-    notifications: notifications.local,
-  } satisfies Record<ServiceName, unknown>;
-  // The gateway invalidates its caches from the same bus (its own NATS connection when NATS_URL is set).
-  const gateway = await startGateway({ ...gwCfg, ...grpcAddrs }, log.child({ service: "gateway" }), { bus, local });
-  return {
-    baseUrl: gateway.baseUrl,
-    port: gateway.port,
-    databaseUrl: env.DATABASE_URL!,
-    grpcAddrs,
-    local,
-    stop: async () => {
-      await gateway.stop();
-      // reverse start order: a service stops after everything that calls it
-      for (const s of [...SERVICES].reverse()) await started[s.name].stop();
-      for (const d of [idDeps, forumDeps, councilDeps, notifDeps]) if (d.bus !== bus) await d.bus.close();
-      if (kBus !== bus) await kBus.close();
-      await kDb?.close();
-      await bus.close();
-      await embedded?.stop();
-    },
-  };
+      bus,
+      databaseUrl,
+      targets: local as never, // every service it calls started before it (SERVICES' order)
+      ...(def.name === "gateway"
+        ? {}
+        : { listenAddr: "127.0.0.1:0", pool: embedded ? EMBEDDED_POOLS[def.name as ServiceName] : undefined }),
+    });
+  const startService = <N extends ServiceName>(name: N): Promise<StartedGrpcService<N>> => start(DEFINITIONS[name]);
+  const stopAll = () => stopInOrder([...started].reverse().map((s) => () => s.stop()));
+  const grpcAddrs = {} as Record<GrpcAddrEnv, string>;
+  try {
+    for (const { name } of SERVICES) {
+      const svc = await startService(name);
+      started.push(svc);
+      Object.assign(local, { [name]: svc.local });
+      grpcAddrs[grpcAddrEnv(name)] = `127.0.0.1:${svc.port}`;
+    }
+    // The gateway invalidates its caches from the same bus (its own NATS connection when NATS_URL is set).
+    const gateway = await start(gatewayService);
+    started.push(gateway);
+    return {
+      baseUrl: gateway.baseUrl,
+      port: gateway.port,
+      databaseUrl: databaseUrl!,
+      grpcAddrs,
+      local: local as Required<LocalServices>,
+      stop: async () => {
+        // reverse start order: a service stops after everything that calls it
+        await stopAll();
+        await bus.close();
+        await embedded?.stop();
+      },
+    };
+  } catch (err) {
+    await stopAll().catch(() => undefined);
+    throw err;
+  }
 }

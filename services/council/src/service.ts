@@ -8,11 +8,14 @@ import {
   type LocalEndpoint,
   type ServiceDeps,
   type ServiceTarget,
+  startWithServiceDeps,
+  type ApsGrpcService,
 } from "@aps/platform";
 import { council, type forum, type identity as identityProto } from "@aps/proto";
+import { loadConfig, type CouncilConfig } from "./config.js";
 import { CouncilRepository } from "./store/repository.js";
 import { councilHandlers } from "./grpc/handlers.js";
-import { consumeAgenda } from "./events/consumers.js";
+import { consumeAgenda } from "./events/agenda.js";
 import { DeadlineScheduler } from "./scheduler.js";
 
 // The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
@@ -63,3 +66,23 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
     closeAfterDrain: [identity, forum],
   });
 }
+
+/**
+ * The council as every launcher runs it (docs/adr/0191): its config (COUNCIL_DEADLINE,
+ * COUNCIL_TICK_MS) mapped to {@link CouncilOptions} once, for `main.ts` and the all-in-one alike.
+ */
+export const councilService: ApsGrpcService<"council", CouncilConfig> = {
+  name: "council",
+  loadConfig,
+  start: (ctx) =>
+    startWithServiceDeps("council", ctx, (deps) =>
+      startCouncil(deps, {
+        listenAddr: ctx.listenAddr ?? ctx.cfg.COUNCIL_LISTEN_ADDR,
+        clock: ctx.clock,
+        identityAddr: ctx.targets.identity,
+        forumAddr: ctx.targets.forum,
+        deadlineMs: ctx.cfg.COUNCIL_DEADLINE,
+        tickMs: ctx.cfg.COUNCIL_TICK_MS,
+      }),
+    ),
+};

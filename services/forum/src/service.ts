@@ -6,11 +6,14 @@ import {
   type RetentionRule,
   type RetentionSettings,
   type ServiceDeps,
+  startWithServiceDeps,
+  type ApsGrpcService,
 } from "@aps/platform";
 import { forum } from "@aps/proto";
+import { forumLimits, loadConfig, type ForumConfig } from "./config.js";
 import { ForumRepository, type ForumLimits } from "./store/repository.js";
 import { forumHandlers } from "./grpc/handlers.js";
-import { consumeCouncilEvents } from "./events/consumers.js";
+import { consumeCouncilEvents } from "./events/status.js";
 import { FlagStore } from "./store/flags.js";
 import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./store/paths.js";
 
@@ -79,3 +82,20 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
     retention: forumRetentionRules,
   });
 }
+
+/**
+ * The forum as every launcher runs it (docs/adr/0191): its config mapped to {@link ForumOptions}
+ * once (its limits by forumLimits).
+ */
+export const forumService: ApsGrpcService<"forum", ForumConfig> = {
+  name: "forum",
+  loadConfig,
+  start: (ctx) =>
+    startWithServiceDeps("forum", ctx, (deps) =>
+      startForum(deps, {
+        listenAddr: ctx.listenAddr ?? ctx.cfg.FORUM_LISTEN_ADDR,
+        clock: ctx.clock,
+        limits: forumLimits(ctx.cfg),
+      }),
+    ),
+};

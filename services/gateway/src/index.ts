@@ -5,3 +5,4 @@ export { ReadCache, type ReadCacheOptions, type ReadScope } from "./cache/read-c
 export { createApp, type AppDeps } from "./app.js";
 export { loadConfig, gatewayEnvSchema, type GatewayConfig } from "./config.js";
 export { loadSkill, SKILL_PATH, type SkillDoc } from "./skill.js";
+export { gatewayService } from "./service.js";

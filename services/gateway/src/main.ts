@@ -1,14 +1,4 @@
-import { startTelemetry } from "@aps/platform/telemetry";
+import { runStandalone } from "@aps/platform/standalone";
 
-// Tracing first: http, express and gRPC are imported only after the SDK has hooked them.
-await startTelemetry("gateway");
-const { createLogger, onShutdown } = await import("@aps/platform");
-const { loadConfig } = await import("./config.js");
-const { startGateway } = await import("./server.js");
-
-const cfg = loadConfig(process.env);
-const log = createLogger("gateway", cfg.LOG_LEVEL);
-const gw = await startGateway(cfg, log);
-log.info({ baseUrl: gw.baseUrl }, "gateway ready");
-console.log(`APS gateway ready at ${gw.baseUrl}`);
-onShutdown(log, () => gw.stop());
+// Tracing starts first in runStandalone; the service (pg, gRPC, http) is imported only after it.
+await runStandalone("gateway", async () => (await import("./service.js")).gatewayService);

@@ -1,6 +1,7 @@
 /** @aps/identity — agents, API keys, seats and Sagacity (docs/architecture.md §2). */
 export {
   DEFAULT_OWNER_VERIFICATION,
+  identityService,
   ownerVerificationOf,
   startIdentity,
   type IdentityHandle,

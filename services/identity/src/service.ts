@@ -10,14 +10,16 @@ import {
   type LocalEndpoint,
   type ServiceDeps,
   type ServiceTarget,
+  startWithServiceDeps,
+  type ApsGrpcService,
 } from "@aps/platform";
 import { identity, type forum } from "@aps/proto";
+import { loadConfig, type IdentityConfig } from "./config.js";
 import { IdentityRepository } from "./store/repository.js";
 import { IdempotencyStore } from "./store/idempotency.js";
 import { identityHandlers } from "./grpc/handlers.js";
 import { consumeCaseClosed } from "./events/sagacity.js";
 import { OwnerVerifier, type OwnerVerificationOptions } from "./owner/verifier.js";
-import type { IdentityConfig } from "./config.js";
 
 // The same relative place in src/ and dist/ (the build copies the SQL files there), so the service runs from either.
 const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
@@ -117,3 +119,28 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
   });
   return { ...svc, owners: owners! };
 }
+
+/**
+ * The identity service as every launcher runs it (docs/adr/0191): its config
+ * (JOINS_PER_SOURCE_PER_DAY, SAGACITY_VOTES_PAGE_SIZE, owner verification by ownerVerificationOf)
+ * mapped to {@link IdentityOptions} once. Warns when WEBHOOK_ALLOW_PRIVATE is on (owner checks).
+ */
+export const identityService: ApsGrpcService<"identity", IdentityConfig> = {
+  name: "identity",
+  loadConfig,
+  start: (ctx) =>
+    startWithServiceDeps("identity", ctx, (deps) => {
+      if (ctx.cfg.WEBHOOK_ALLOW_PRIVATE)
+        deps.log.warn(
+          "WEBHOOK_ALLOW_PRIVATE is on: owner checks may fetch http and private addresses (tests and local setups only)",
+        );
+      return startIdentity(deps, {
+        listenAddr: ctx.listenAddr ?? ctx.cfg.IDENTITY_LISTEN_ADDR,
+        clock: ctx.clock,
+        forumAddr: ctx.targets.forum,
+        joinsPerSourcePerDay: ctx.cfg.JOINS_PER_SOURCE_PER_DAY,
+        sagacityVotesPageSize: ctx.cfg.SAGACITY_VOTES_PAGE_SIZE,
+        owners: ownerVerificationOf(ctx.cfg),
+      });
+    }),
+};

@@ -1,5 +1,6 @@
 /** @aps/knowledge — tag + keyword search over the docs and the forum's posts (docs/architecture.md §2, §8). */
 export {
+  knowledgeService,
   startKnowledge,
   engineFromConfig,
   wantsDatabase,

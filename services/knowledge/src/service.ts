@@ -1,28 +1,28 @@
-import { z } from "zod";
 import {
-  consumeEvents,
-  encodeEvent,
-  movesForward,
+  databaseOptionsOf,
   ForumClient,
-  parseRequest,
-  searchDuration,
+  grpcServerTuningOf,
+  internalTrustOf,
+  movesForward,
+  openDatabase,
   startGrpcServer,
-  subjectOf,
-  traceHeaders,
-  unary,
+  stopInOrder,
+  type ApsGrpcService,
+  type Database,
   type EventBus,
+  type GrpcServerTuning,
+  type InternalTrust,
   type LocalEndpoint,
   type Logger,
   type ServiceTarget,
-  type Subscription,
-  type GrpcServerTuning,
-  type InternalTrust,
-  type Database,
 } from "@aps/platform";
 import { knowledge, type forum } from "@aps/proto";
-import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine, type SearchResult, type TextSource } from "./engine.js";
+import { openKnowledgeBus } from "./bus.js";
+import { loadConfig, type KnowledgeConfig } from "./config.js";
+import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine, type TextSource } from "./engine.js";
+import { consumePostChanges } from "./events/post-index.js";
+import { knowledgeHandlers } from "./grpc/handlers.js";
 import { MeiliEngine } from "./meili.js";
-import { SIMILAR_MIN_SCORE, similarQuery } from "./similar.js";
 import { allPosts, docsDocuments, postDocument } from "./sources.js";
 import { PostgresEngine } from "./store/postgres-engine.js";
 
@@ -80,7 +80,8 @@ export function engineFromConfig(
 
 /**
  * Whether the knowledge service should open a database for its index (docs/adr/0142): no
- * Meilisearch and no MiniSearch folder chosen. The all-in-one then passes its own database.
+ * Meilisearch and no MiniSearch folder chosen. The database is KNOWLEDGE_DATABASE_URL's, or in the
+ * all-in-one its own (`ServiceContext.databaseUrl`, see {@link knowledgeService}).
  */
 export function wantsDatabase(cfg: {
   MEILISEARCH_URL?: string | undefined;
@@ -88,18 +89,6 @@ export function wantsDatabase(cfg: {
 }): boolean {
   return !cfg.MEILISEARCH_URL && !cfg.KNOWLEDGE_INDEX_DIR;
 }
-
-const tag = z.string().regex(/^[\p{L}\p{N}_-]{1,40}$/u, "a tag is 1–40 letters, digits, - or _");
-const searchReq = z.object({
-  q: z.string().max(200),
-  tags: z.array(tag).max(10),
-  limit: z.number().int().min(1).max(50),
-});
-const similarReq = z.object({
-  title: z.string().min(1).max(200),
-  body: z.string().max(40_000),
-  limit: z.number().int().min(1).max(50),
-});
 
 /**
  * Starts the knowledge service (docs/architecture.md §8): indexes the reference pages, serves gRPC (+ health)
@@ -136,55 +125,7 @@ export async function startKnowledge(
     statuses.set(id, best);
     return best;
   };
-  /** Reads the post from the forum (the index keeps no body) and indexes it, or drops it when hidden; logged with `eventId`. */
-  const indexPost = async (eventId: string, postId: string, status?: string) => {
-    if (status) statusOf(postId, status);
-    const p = (await forumClient.getPosts([postId])).items[0];
-    if (!p) throw new Error(`post ${postId} not found in the forum yet`);
-    // A post the owner hid leaves the index, whatever event mentions it (docs/adr/0118).
-    if (p.hiddenAt) await engine.remove([p.id], eventId);
-    else await engine.upsert([postDocument(p, statusOf(p.id, p.status))], eventId);
-    await announceIndexed(p.id);
-  };
-  /** `forum.post_moderated` about the post itself: drop it, or index it again as the forum has it. */
-  const moderated = async (eventId: string, postId: string, commentId: string) => {
-    if (commentId) return; // a comment's visibility does not change the post's document
-    await indexPost(eventId, postId);
-  };
-  /**
-   * Publishes `knowledge.post_indexed` (best effort, straight to the bus: the index holds no
-   * outbox): gateways drop their cached search results on it (docs/adr/0088). A failed publish
-   * is logged, not retried — the gateways' cache TTL bounds what it costs.
-   */
-  const announceIndexed = async (postId: string) => {
-    const { eventId, payload } = encodeEvent("knowledge.post_indexed", { postId });
-    await bus
-      .publish({
-        subject: subjectOf(bus, "knowledge.post_indexed"),
-        eventId,
-        payload,
-        headers: { "aps-event-type": "knowledge.post_indexed", ...traceHeaders() },
-      })
-      .catch((err: unknown) => log.warn({ err: String(err), postId }, "could not announce an indexed post"));
-  };
-
-  const sub: Subscription = await consumeEvents(bus, {
-    durable: "knowledge-index",
-    maxDeliver: 10,
-    handlers: {
-      "forum.post_created": (m) => indexPost(m.eventId, m.postId),
-      "forum.post_on_agenda": (m) => indexPost(m.eventId, m.postId, "agenda"),
-      "forum.post_moderated": (m) => moderated(m.eventId, m.postId, m.commentId),
-      "council.case_opened": (m) => indexPost(m.eventId, m.postId, m.status),
-      "council.case_closed": (m) => indexPost(m.eventId, m.postId, m.outcome),
-      "council.handoff_recorded": (m) => indexPost(m.eventId, m.postId, "implementing"),
-      "council.implementation_completed": (m) => indexPost(m.eventId, m.postId, "completed"),
-      "council.post_duplicated": (m) => indexPost(m.eventId, m.postId, "duplicate"), // docs/adr/0130
-      // An edit changes title, body and tags: read the post again (docs/reference/editing.md).
-      "forum.post_edited": (m) => moderated(m.eventId, m.postId, ""),
-      "forum.post_withdrawn": (m) => indexPost(m.eventId, m.postId, "withdrawn"),
-    },
-  });
+  const sub = await consumePostChanges(bus, { engine, forum: forumClient, statusOf, log });
 
   let stopped = false;
   const startup = { restored, rebuiltPosts: 0 };
@@ -212,32 +153,7 @@ export async function startKnowledge(
     }
   })();
 
-  const toProto = (r: SearchResult): knowledge.SearchResponse => ({ hits: r.hits, total: r.total });
-  /** Runs one engine search and records its latency in `aps_search_duration_seconds`. */
-  const timedSearch = async (kind: "search" | "similar", run: () => Promise<SearchResult>): Promise<SearchResult> => {
-    const end = searchDuration.startTimer({ engine: engine.name, kind });
-    try {
-      const result = await run();
-      end({ outcome: "ok" });
-      return result;
-    } catch (err) {
-      end({ outcome: "error" });
-      throw err;
-    }
-  };
-  const implementation = {
-    search: unary<knowledge.SearchRequest, knowledge.SearchResponse>(log, async (req) => {
-      const r = parseRequest(searchReq, req);
-      return toProto(await timedSearch("search", () => engine.search(r.q, r.tags, r.limit)));
-    }),
-    similar: unary<knowledge.SimilarRequest, knowledge.SearchResponse>(log, async (req) => {
-      const r = parseRequest(similarReq, req);
-      const q = similarQuery(r.title, r.body);
-      if (q === "") return { hits: [], total: 0 }; // only stop-words: nothing to compare (an empty q would list every post)
-      const opts = { match: "any", minScore: SIMILAR_MIN_SCORE } as const;
-      return toProto(await timedSearch("similar", () => engine.search(q, ["post"], r.limit, opts)));
-    }),
-  };
+  const implementation = knowledgeHandlers(engine, log);
   const grpc = await startGrpcServer(
     opts.listenAddr,
     [{ name: "aps.knowledge.v1.KnowledgeService", definition: knowledge.KnowledgeServiceService, implementation }],
@@ -280,3 +196,44 @@ function textsOf(docs: KnowledgeDoc[], forumClient: ForumClient): TextSource {
     return out;
   };
 }
+
+/**
+ * The knowledge service as every launcher runs it (docs/adr/0191): its bus (NATS_URL, else the
+ * context's, else a private in-process one), its engine from the config (engineFromConfig) — in
+ * PostgreSQL when wantsDatabase and a database is at hand: KNOWLEDGE_DATABASE_URL, or the
+ * all-in-one's (docs/adr/0142; a knowledge run on its own never falls back to DATABASE_URL: the
+ * chart's has none) —, and its options. `stop` also closes the bus connection and the database it opened.
+ */
+export const knowledgeService: ApsGrpcService<"knowledge", KnowledgeConfig> = {
+  name: "knowledge",
+  loadConfig,
+  start: async (ctx) => {
+    const { cfg, log } = ctx;
+    const bus = await openKnowledgeBus(cfg, log, ctx.bus);
+    const url = cfg.KNOWLEDGE_DATABASE_URL ?? ctx.databaseUrl;
+    let db: Database | undefined;
+    const closeOwn = [
+      async () => {
+        if (bus !== ctx.bus) await bus.close();
+      },
+      () => db?.close(),
+    ];
+    try {
+      if (url && wantsDatabase(cfg))
+        db = await openDatabase({ url, schema: "knowledge", log, ...databaseOptionsOf(cfg), ...ctx.pool });
+      const svc = await startKnowledge(
+        { bus, log, trust: internalTrustOf("knowledge", cfg), grpc: grpcServerTuningOf(cfg) },
+        {
+          listenAddr: ctx.listenAddr ?? cfg.KNOWLEDGE_LISTEN_ADDR,
+          forumAddr: ctx.targets.forum,
+          engine: engineFromConfig(cfg, db && { db, log }),
+          docsDir: cfg.KNOWLEDGE_DOCS_DIR,
+        },
+      );
+      return { ...svc, stop: () => stopInOrder([() => svc.stop(), ...closeOwn]) };
+    } catch (err) {
+      await stopInOrder(closeOwn).catch(() => undefined);
+      throw err;
+    }
+  },
+};

@@ -6,9 +6,12 @@ import {
   type Resolver,
   type RetentionSettings,
   type ServiceDeps,
+  startWithServiceDeps,
+  type ApsGrpcService,
 } from "@aps/platform";
 import { notifications } from "@aps/proto";
-import { consumeFeed } from "./events/consumer.js";
+import { loadConfig, type NotificationsConfig } from "./config.js";
+import { consumeFeed } from "./events/feed.js";
 import { notificationsHandlers, type NotificationsStores } from "./grpc/handlers.js";
 import { FeedStore } from "./store/feed.js";
 import { InboxStore } from "./store/inbox.js";
@@ -118,3 +121,33 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
     retention: (s) => notificationsRetentionRules(s, opts.feedRetentionMs),
   });
 }
+
+/**
+ * The notifications service as every launcher runs it (docs/adr/0191): its config (feed retention,
+ * the webhook worker's schedule, timeouts and SSRF rules, watch limits) mapped to
+ * {@link NotificationsOptions} once. Warns when WEBHOOK_ALLOW_PRIVATE is on.
+ */
+export const notificationsService: ApsGrpcService<"notifications", NotificationsConfig> = {
+  name: "notifications",
+  loadConfig,
+  start: (ctx) =>
+    startWithServiceDeps("notifications", ctx, (deps) => {
+      const cfg = ctx.cfg;
+      if (cfg.WEBHOOK_ALLOW_PRIVATE)
+        deps.log.warn(
+          "WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http and private addresses (tests and local setups only)",
+        );
+      return startNotifications(deps, {
+        listenAddr: ctx.listenAddr ?? cfg.NOTIFICATIONS_LISTEN_ADDR,
+        feedRetentionMs: cfg.FEED_RETENTION,
+        retrySchedule: cfg.WEBHOOK_RETRY_SCHEDULE,
+        attemptTimeoutMs: cfg.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+        concurrency: cfg.WEBHOOK_CONCURRENCY,
+        pollMs: cfg.WEBHOOK_POLL_MS,
+        allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE,
+        allowedPorts: cfg.WEBHOOK_ALLOWED_PORTS,
+        secretOverlapMs: cfg.WEBHOOK_SECRET_OVERLAP_MS,
+        watch: { fanoutMax: cfg.WATCH_FANOUT_MAX, perAgent: cfg.WATCHES_PER_AGENT },
+      });
+    }),
+};

@@ -1,5 +1,5 @@
 /** @aps/translation — machine translation of posts and skill.md, cached, within quota (docs/architecture.md §7). */
-export { startTranslation, type TranslationHandle, type TranslationOptions } from "./service.js";
+export { translationService, startTranslation, type TranslationHandle, type TranslationOptions } from "./service.js";
 export { loadConfig, translationEnvSchema, translationQuotas, type TranslationConfig } from "./config.js";
 export {
   engineFromConfig,

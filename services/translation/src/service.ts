@@ -16,8 +16,16 @@ import {
   type ServiceTarget,
   type GrpcServerTuning,
   type InternalTrust,
+  databaseOptionsOf,
+  grpcServerTuningOf,
+  internalTrustOf,
+  openDatabase,
+  retentionOf,
+  type ApsGrpcService,
 } from "@aps/platform";
 import { translation, type forum as forumProto } from "@aps/proto";
+import { loadConfig, translationQuotas, type TranslationConfig } from "./config.js";
+import { engineFromConfig } from "./engines/index.js";
 import type { TranslationEngine } from "./engines/types.js";
 import { translationHandlers } from "./grpc/handlers.js";
 import { TranslationRepository } from "./store/repository.js";
@@ -127,3 +135,41 @@ export async function startTranslation(
     },
   };
 }
+
+/**
+ * The translation service as every launcher runs it (docs/adr/0191): its database
+ * (TRANSLATION_DATABASE_URL, else the all-in-one's, else DATABASE_URL), its engine from the config
+ * (engineFromConfig), quotas, timeout and retention mapped to {@link TranslationOptions} once. It
+ * has no bus. When the start fails, the database is closed.
+ */
+export const translationService: ApsGrpcService<"translation", TranslationConfig> = {
+  name: "translation",
+  loadConfig,
+  start: async (ctx) => {
+    const { cfg, log } = ctx;
+    const db = await openDatabase({
+      url: cfg.databaseUrl ?? ctx.databaseUrl,
+      schema: "translation",
+      log,
+      ...databaseOptionsOf(cfg),
+      ...ctx.pool,
+    });
+    try {
+      return await startTranslation(
+        { db, log, trust: internalTrustOf("translation", cfg), grpc: grpcServerTuningOf(cfg) },
+        {
+          listenAddr: ctx.listenAddr ?? cfg.TRANSLATION_LISTEN_ADDR,
+          forumAddr: ctx.targets.forum,
+          clock: ctx.clock,
+          engine: engineFromConfig(cfg),
+          ...translationQuotas(cfg),
+          timeoutMs: cfg.TRANSLATION_TIMEOUT_MS,
+          retention: retentionOf(cfg),
+        },
+      );
+    } catch (err) {
+      await db.close().catch(() => undefined);
+      throw err;
+    }
+  },
+};

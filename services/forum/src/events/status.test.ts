@@ -14,7 +14,7 @@ import {
 import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { ForumRepository } from "../store/repository.js";
 import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "../store/paths.js";
-import { consumeCouncilEvents } from "./consumers.js";
+import { consumeCouncilEvents } from "./status.js";
 
 /**
  * The forum's status projection of council events (docs/architecture.md §6), on the real
@@ -24,7 +24,7 @@ import { consumeCouncilEvents } from "./consumers.js";
  */
 const log = createLogger("forum-consumers-test", "silent");
 const pgUp = await hasPostgres();
-if (!pgUp) console.warn(`\n!! consumers.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — the suite is SKIPPED.\n`);
+if (!pgUp) console.warn(`\n!! status.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — the suite is SKIPPED.\n`);
 
 (pgUp ? describe : describe.skip)("forum status projection (real PostgreSQL)", () => {
   let tdb: TestDatabase;

@@ -1,0 +1,44 @@
+import { startTelemetry } from "./telemetry.js";
+import type { ApsService, DependencyOf, StartedService } from "./service-contract.js";
+import type { DeployableName } from "./topology.js";
+
+/** The gRPC address variables a config holds for the services `N` calls (`FORUM_GRPC_ADDR`…). */
+export type DependencyAddrs<N extends DeployableName> = {
+  [D in DependencyOf<N> as `${Uppercase<D>}_GRPC_ADDR`]: string;
+};
+
+/**
+ * Runs one service on its own, the entry point of `services/<name>/dist/main.js` (docs/adr/0191):
+ * tracing first (`startTelemetry(name)`; pg, gRPC and http are imported only after the SDK has
+ * hooked them, so `load` must import the service with a dynamic `import()`), then its config from
+ * `env`, its logger, the addresses of the services it calls from that config (`<NAME>_GRPC_ADDR`),
+ * `start`, a `GET /metrics` listener on METRICS_PORT (unless the service serves its own), and a
+ * graceful stop on SIGTERM/SIGINT (onShutdown: the service, then the metrics listener).
+ * Rejects — the process exits non-zero — when the config is invalid or the start fails.
+ */
+export async function runStandalone<
+  N extends DeployableName,
+  Cfg extends { LOG_LEVEL: string } & DependencyAddrs<N>,
+  Handle extends StartedService,
+>(name: N, load: () => Promise<ApsService<N, Cfg, Handle>>, env: NodeJS.ProcessEnv = process.env): Promise<Handle> {
+  await startTelemetry(name);
+  const platform = await import("./index.js");
+  const service = await load();
+  const cfg = service.loadConfig(env);
+  const log = platform.createLogger(name, cfg.LOG_LEVEL as Parameters<typeof platform.createLogger>[1]);
+  const addrs = cfg as unknown as Record<string, string>;
+  const targets = Object.fromEntries(
+    platform.dependenciesOf(name).map((d) => [d, addrs[platform.grpcAddrEnv(d)]]),
+  ) as Parameters<typeof service.start>[0]["targets"];
+  const handle = await service.start({ cfg, log, clock: platform.systemClock, targets });
+  const metrics =
+    service.standalone?.metricsServer === false
+      ? undefined
+      : await platform.startMetricsServer(platform.metricsPortFromEnv(env), log);
+  service.standalone?.announce?.(handle, log);
+  platform.onShutdown(log, async () => {
+    await handle.stop();
+    await metrics?.stop();
+  });
+  return handle;
+}

@@ -1,0 +1,29 @@
+import type { ApsService, ServiceName } from "@aps/platform";
+import { loadConfig, type GatewayConfig } from "./config.js";
+import { startGateway, type GatewayHandle, type LocalServices } from "./server.js";
+
+/**
+ * The HTTP gateway as every launcher runs it (docs/adr/0191): its config as it is (the all-in-one
+ * passes the env it was given, so its rate-limit counters stay in the process unless a database
+ * is named, docs/adr/0070), the context's bus for cache invalidation when NATS_URL is unset
+ * (docs/adr/0087), and the services it calls: each target that is an in-process endpoint is
+ * called in-process (docs/adr/0085), the others at their `*_GRPC_ADDR`. On its own it serves its
+ * own `/metrics` (docs/adr/0112) and prints `APS gateway ready at <baseUrl>`.
+ */
+export const gatewayService: ApsService<"gateway", GatewayConfig, GatewayHandle> = {
+  name: "gateway",
+  loadConfig,
+  start: (ctx) => {
+    const local: LocalServices = {};
+    for (const [name, target] of Object.entries(ctx.targets) as [ServiceName, unknown][])
+      if (typeof target !== "string") Object.assign(local, { [name]: target });
+    return startGateway(ctx.cfg, ctx.log, { bus: ctx.bus, local });
+  },
+  standalone: {
+    metricsServer: false,
+    announce: (gw, log) => {
+      log.info({ baseUrl: gw.baseUrl }, "gateway ready");
+      console.log(`APS gateway ready at ${gw.baseUrl}`);
+    },
+  },
+};

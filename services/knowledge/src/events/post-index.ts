@@ -1,0 +1,83 @@
+import {
+  consumeEvents,
+  encodeEvent,
+  subjectOf,
+  traceHeaders,
+  type EventBus,
+  type ForumClient,
+  type Logger,
+  type Subscription,
+} from "@aps/platform";
+import type { SearchEngine } from "../engine.js";
+import { postDocument } from "../sources.js";
+
+/** What the post-index consumer works with. */
+export interface PostIndexDeps {
+  engine: SearchEngine;
+  /** The forum, read by id when an event arrives (the index keeps no body). */
+  forum: ForumClient;
+  /** Records `status` for a post and returns the highest status seen for it (events may arrive before the forum's own projection). */
+  statusOf(postId: string, status: string): string;
+  log: Logger;
+}
+
+/**
+ * The durable `knowledge-index` consumer (docs/architecture.md §8): keeps posts current in the
+ * search index from `forum.post_created`, `forum.post_on_agenda`, `forum.post_moderated` (a hidden
+ * post leaves the index, docs/adr/0118), `forum.post_edited` (the new text and tags),
+ * `forum.post_withdrawn` and the council's status events — the post is read from the forum by id,
+ * and each change is announced as `knowledge.post_indexed` for the gateways' search caches
+ * (docs/adr/0088). Up to 10 deliveries of an event.
+ */
+export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<Subscription> {
+  const { engine, forum, statusOf, log } = deps;
+  /** Reads the post from the forum (the index keeps no body) and indexes it, or drops it when hidden; logged with `eventId`. */
+  const indexPost = async (eventId: string, postId: string, status?: string) => {
+    if (status) statusOf(postId, status);
+    const p = (await forum.getPosts([postId])).items[0];
+    if (!p) throw new Error(`post ${postId} not found in the forum yet`);
+    // A post the owner hid leaves the index, whatever event mentions it (docs/adr/0118).
+    if (p.hiddenAt) await engine.remove([p.id], eventId);
+    else await engine.upsert([postDocument(p, statusOf(p.id, p.status))], eventId);
+    await announceIndexed(p.id);
+  };
+  /** `forum.post_moderated` about the post itself: drop it, or index it again as the forum has it. */
+  const moderated = async (eventId: string, postId: string, commentId: string) => {
+    if (commentId) return; // a comment's visibility does not change the post's document
+    await indexPost(eventId, postId);
+  };
+  /**
+   * Publishes `knowledge.post_indexed` (best effort, straight to the bus: the index holds no
+   * outbox): gateways drop their cached search results on it (docs/adr/0088). A failed publish
+   * is logged, not retried — the gateways' cache TTL bounds what it costs.
+   */
+  const announceIndexed = async (postId: string) => {
+    const { eventId, payload } = encodeEvent("knowledge.post_indexed", { postId });
+    await bus
+      .publish({
+        subject: subjectOf(bus, "knowledge.post_indexed"),
+        eventId,
+        payload,
+        headers: { "aps-event-type": "knowledge.post_indexed", ...traceHeaders() },
+      })
+      .catch((err: unknown) => log.warn({ err: String(err), postId }, "could not announce an indexed post"));
+  };
+
+  return consumeEvents(bus, {
+    durable: "knowledge-index",
+    maxDeliver: 10,
+    handlers: {
+      "forum.post_created": (m) => indexPost(m.eventId, m.postId),
+      "forum.post_on_agenda": (m) => indexPost(m.eventId, m.postId, "agenda"),
+      "forum.post_moderated": (m) => moderated(m.eventId, m.postId, m.commentId),
+      "council.case_opened": (m) => indexPost(m.eventId, m.postId, m.status),
+      "council.case_closed": (m) => indexPost(m.eventId, m.postId, m.outcome),
+      "council.handoff_recorded": (m) => indexPost(m.eventId, m.postId, "implementing"),
+      "council.implementation_completed": (m) => indexPost(m.eventId, m.postId, "completed"),
+      "council.post_duplicated": (m) => indexPost(m.eventId, m.postId, "duplicate"), // docs/adr/0130
+      // An edit changes title, body and tags: read the post again (docs/reference/editing.md).
+      "forum.post_edited": (m) => moderated(m.eventId, m.postId, ""),
+      "forum.post_withdrawn": (m) => indexPost(m.eventId, m.postId, "withdrawn"),
+    },
+  });
+}
