@@ -1,11 +1,4 @@
-import type {
-  council,
-  forum,
-  identity,
-  knowledge,
-  notifications,
-  translation,
-} from "@aps/proto";
+import type { council, forum, identity, knowledge, notifications, translation } from "@aps/proto";
 import type { EventBus } from "./bus/types.js";
 import type { Clock } from "./clock.js";
 import type { PoolSizing } from "./db/database.js";
@@ -106,7 +99,11 @@ export interface StartedGrpcService<N extends ServiceName> extends StartedServic
  * standalone entry point (`runStandalone`, `services/<name>/src/main.ts`) and the all-in-one both
  * call `start`.
  */
-export interface ApsService<N extends DeployableName, Cfg extends { LOG_LEVEL: string }, Handle extends StartedService> {
+export interface ApsService<
+  N extends DeployableName,
+  Cfg extends { LOG_LEVEL: string },
+  Handle extends StartedService,
+> {
   name: N;
   /** Parses the service's env; throws listing every bad variable. */
   loadConfig(env: NodeJS.ProcessEnv): Cfg;
@@ -131,15 +128,15 @@ export type ApsGrpcService<N extends ServiceName, Cfg extends { LOG_LEVEL: strin
  * trying them all (a failed close must not keep the others open).
  */
 export async function stopInOrder(stops: (() => Promise<void> | void)[]): Promise<void> {
-  let first: unknown;
+  const failed: unknown[] = [];
   for (const s of stops) {
     try {
       await s();
     } catch (err) {
-      first ??= err;
+      failed.push(err);
     }
   }
-  if (first !== undefined) throw first;
+  if (failed.length > 0) throw failed[0] instanceof Error ? failed[0] : new Error(String(failed[0]));
 }
 
 /**
@@ -149,11 +146,11 @@ export async function stopInOrder(stops: (() => Promise<void> | void)[]): Promis
  * `stop` also closes the bus connection it opened (never `ctx.bus`). When `start` rejects, the
  * database and that connection are closed before the error is passed on.
  */
-export async function startWithServiceDeps<N extends ServiceName, Cfg extends CommonConfig & { databaseUrl?: string | undefined }, H extends StartedService>(
-  name: N,
-  ctx: ServiceContext<N, Cfg>,
-  start: (deps: ServiceDeps) => Promise<H>,
-): Promise<H> {
+export async function startWithServiceDeps<
+  N extends ServiceName,
+  Cfg extends CommonConfig & { databaseUrl?: string | undefined },
+  H extends StartedService,
+>(name: N, ctx: ServiceContext<N, Cfg>, start: (deps: ServiceDeps) => Promise<H>): Promise<H> {
   const deps = await openServiceDeps(
     name,
     { ...ctx.cfg, databaseUrl: ctx.cfg.databaseUrl ?? ctx.databaseUrl },

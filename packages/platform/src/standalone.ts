@@ -25,7 +25,7 @@ export async function runStandalone<
   const platform = await import("./index.js");
   const service = await load();
   const cfg = service.loadConfig(env);
-  const log = platform.createLogger(name, cfg.LOG_LEVEL as Parameters<typeof platform.createLogger>[1]);
+  const log = platform.createLogger(name, cfg.LOG_LEVEL);
   const addrs = cfg as unknown as Record<string, string>;
   const targets = Object.fromEntries(
     platform.dependenciesOf(name).map((d) => [d, addrs[platform.grpcAddrEnv(d)]]),

@@ -9,6 +9,7 @@ import {
   type GrpcAddrEnv,
   type LocalEndpoints,
   type Logger,
+  type PoolSizing,
   type ServiceName,
   type StartedGrpcService,
   type StartedService,
@@ -173,6 +174,7 @@ async function startServices(
   const started: StartedService[] = [];
   const start = <N extends ServiceName | "gateway", Cfg extends { LOG_LEVEL: string }, H extends StartedService>(
     def: ApsService<N, Cfg, H>,
+    grpc?: { listenAddr: string; pool: PoolSizing | undefined },
   ): Promise<H> =>
     def.start({
       cfg: def.loadConfig(env),
@@ -181,11 +183,10 @@ async function startServices(
       bus,
       databaseUrl,
       targets: local as never, // every service it calls started before it (SERVICES' order)
-      ...(def.name === "gateway"
-        ? {}
-        : { listenAddr: "127.0.0.1:0", pool: embedded ? EMBEDDED_POOLS[def.name as ServiceName] : undefined }),
+      ...grpc,
     });
-  const startService = <N extends ServiceName>(name: N): Promise<StartedGrpcService<N>> => start(DEFINITIONS[name]);
+  const startService = <N extends ServiceName>(name: N): Promise<StartedGrpcService<N>> =>
+    start(DEFINITIONS[name], { listenAddr: "127.0.0.1:0", pool: embedded ? EMBEDDED_POOLS[name] : undefined });
   const stopAll = () => stopInOrder([...started].reverse().map((s) => () => s.stop()));
   const grpcAddrs = {} as Record<GrpcAddrEnv, string>;
   try {

@@ -17,7 +17,7 @@ export interface PostIndexDeps {
   /** The forum, read by id when an event arrives (the index keeps no body). */
   forum: ForumClient;
   /** Records `status` for a post and returns the highest status seen for it (events may arrive before the forum's own projection). */
-  statusOf(postId: string, status: string): string;
+  statusOf: (postId: string, status: string) => string;
   log: Logger;
 }
 
