@@ -19,6 +19,10 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     rotateKey: GATEWAY,
     getAgent: ["gateway", "council"],
     resolveMentions: GATEWAY, // a comment's @handles (docs/adr/0179)
+    // verified owners (docs/adr/0182): the profile url, the check of it, the badges of a page of authors
+    updateProfile: GATEWAY,
+    verifyOwner: GATEWAY,
+    getVerifications: GATEWAY,
     // owner actions: seats decide who may close Council cases, and so who earns Sagacity
     grantSeat: GATEWAY,
     revokeSeat: GATEWAY,
