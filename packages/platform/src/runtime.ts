@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { openDatabase, type DatabaseOptions, type PoolSizing, type Database } from "./db/database.js";
-import { DEFAULT_ACK_WAIT_MS, JetStreamBus } from "./bus/jetstream.js";
+import { DEFAULT_ACK_WAIT_MS, JetStreamBus, type JetStreamOptions } from "./bus/jetstream.js";
 import { InProcessBus } from "./bus/memory.js";
 import type { EventBus } from "./bus/types.js";
 import { createLogger, type Logger } from "./log.js";
@@ -114,6 +114,53 @@ export function streamLimitsOf(cfg: CommonConfig): StreamLimits {
   };
 }
 
+/**
+ * The one choice of a service's event bus (docs/architecture.md §6; issue 33 item 3, docs/adr/0191):
+ * JetStream when `NATS_URL` is set — the stream created or updated with the config's retention limits
+ * (docs/adr/0101), copies (`NATS_STREAM_REPLICAS`, docs/adr/0168) and consumers' ack wait (docs/adr/0146)
+ * —, else `sharedBus` (the all-in-one's), else a private in-process bus, with a warning. The caller
+ * closes a bus it did not pass in. Rejects when NATS refuses the stream (e.g. replicas on a single server).
+ */
+export async function openEventBus(
+  service: string,
+  cfg: CommonConfig,
+  log: Logger,
+  sharedBus?: EventBus,
+): Promise<EventBus> {
+  if (cfg.NATS_URL)
+    return JetStreamBus.connect({
+      ...natsConnectionOf(service, cfg, log),
+      limits: streamLimitsOf(cfg),
+      replicas: cfg.NATS_STREAM_REPLICAS,
+      ackWaitMs: cfg.NATS_ACK_WAIT_MS,
+    });
+  if (sharedBus) return sharedBus;
+  log.warn("NATS_URL is unset: using an in-process bus (events reach consumers in this process only)");
+  return new InProcessBus(log, cfg.APS_SUBJECT_PREFIX);
+}
+
+/**
+ * Where and as whom `service` reaches NATS (`NATS_URL`, `NATS_STREAM`, `APS_SUBJECT_PREFIX`,
+ * `NATS_USER`/`NATS_PASSWORD`), without stream settings: what a process that only subscribes passes to
+ * `JetStreamBus.connect` (the gateway: it leaves an existing stream as it is). Throws on no `NATS_URL`.
+ */
+export function natsConnectionOf(
+  service: string,
+  cfg: Pick<CommonConfig, "NATS_URL" | "NATS_STREAM" | "APS_SUBJECT_PREFIX" | "NATS_USER" | "NATS_PASSWORD">,
+  log: Logger,
+): JetStreamOptions {
+  if (!cfg.NATS_URL) throw new Error(`${service}: no NATS_URL to connect to`);
+  return {
+    servers: cfg.NATS_URL,
+    stream: cfg.NATS_STREAM,
+    prefix: cfg.APS_SUBJECT_PREFIX,
+    connectionName: `aps-${service}`,
+    user: cfg.NATS_USER,
+    pass: cfg.NATS_PASSWORD,
+    log,
+  };
+}
+
 /** The parsed shared part of a service's config. */
 export type CommonConfig = z.infer<typeof commonEnvSchema>;
 
@@ -150,26 +197,7 @@ export async function openServiceDeps(
     ...databaseOptionsOf(cfg),
     ...pool,
   });
-  let bus: EventBus;
-  if (cfg.NATS_URL) {
-    bus = await JetStreamBus.connect({
-      servers: cfg.NATS_URL,
-      stream: cfg.NATS_STREAM,
-      prefix: cfg.APS_SUBJECT_PREFIX,
-      connectionName: `aps-${service}`,
-      log,
-      limits: streamLimitsOf(cfg),
-      replicas: cfg.NATS_STREAM_REPLICAS,
-      ackWaitMs: cfg.NATS_ACK_WAIT_MS,
-      user: cfg.NATS_USER,
-      pass: cfg.NATS_PASSWORD,
-    });
-  } else if (sharedBus) {
-    bus = sharedBus;
-  } else {
-    log.warn("NATS_URL is unset: using an in-process bus (events reach consumers in this process only)");
-    bus = new InProcessBus(log, cfg.APS_SUBJECT_PREFIX);
-  }
+  const bus = await openEventBus(service, cfg, log, sharedBus);
   if (cfg.RETENTION_PROCESSED_EVENTS <= cfg.NATS_STREAM_MAX_AGE_S * 1000)
     log.warn(
       { processedEventsMs: cfg.RETENTION_PROCESSED_EVENTS, streamMaxAgeS: cfg.NATS_STREAM_MAX_AGE_S },

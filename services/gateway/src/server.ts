@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import {
   JetStreamBus,
+  natsConnectionOf,
   migrate,
   openDatabase,
   startMetricsServer,
@@ -126,17 +127,8 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     log,
     { syncMs: cfg.RATE_LIMIT_SYNC_MS },
   );
-  const ownBus = cfg.NATS_URL
-    ? await JetStreamBus.connect({
-        servers: cfg.NATS_URL,
-        stream: cfg.NATS_STREAM,
-        prefix: cfg.APS_SUBJECT_PREFIX,
-        connectionName: "aps-gateway",
-        user: cfg.NATS_USER,
-        pass: cfg.NATS_PASSWORD,
-        log,
-      })
-    : undefined;
+  // it only subscribes: no stream settings, an existing stream is left as it is
+  const ownBus = cfg.NATS_URL ? await JetStreamBus.connect(natsConnectionOf("gateway", cfg, log)) : undefined;
   const bus = ownBus ?? opts.bus;
   const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR, caller);
   const authCache = new AuthCache(identity, { ttlMs: cfg.AUTH_CACHE_TTL_MS, maxEntries: cfg.AUTH_CACHE_MAX_ENTRIES });

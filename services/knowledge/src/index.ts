@@ -18,4 +18,3 @@ export {
   type SearchOptions,
 } from "./engine.js";
 export { MeiliEngine, type MeiliOptions } from "./meili.js";
-export { openKnowledgeBus } from "./bus.js";

@@ -5,6 +5,7 @@ import {
   internalTrustOf,
   movesForward,
   openDatabase,
+  openEventBus,
   startGrpcServer,
   stopInOrder,
   type ApsGrpcService,
@@ -17,7 +18,6 @@ import {
   type ServiceTarget,
 } from "@aps/platform";
 import { knowledge, type forum } from "@aps/proto";
-import { openKnowledgeBus } from "./bus.js";
 import { loadConfig, type KnowledgeConfig } from "./config.js";
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine, type TextSource } from "./engine.js";
 import { consumePostChanges } from "./events/post-index.js";
@@ -209,7 +209,7 @@ export const knowledgeService: ApsGrpcService<"knowledge", KnowledgeConfig> = {
   loadConfig,
   start: async (ctx) => {
     const { cfg, log } = ctx;
-    const bus = await openKnowledgeBus(cfg, log, ctx.bus);
+    const bus = await openEventBus("knowledge", cfg, log, ctx.bus);
     const url = cfg.KNOWLEDGE_DATABASE_URL ?? ctx.databaseUrl;
     let db: Database | undefined;
     const closeOwn = [

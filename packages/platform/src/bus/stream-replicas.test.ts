@@ -2,6 +2,8 @@ import { connect, StorageType, nanos } from "nats";
 import { hasNats, TEST_NATS_URL, uniqueBusNames } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { JetStreamBus } from "./jetstream.js";
+import { commonEnvSchema, openEventBus } from "../runtime.js";
+import { parseEnv } from "../config.js";
 
 /**
  * Replicas of the JetStream event stream (`NATS_STREAM_REPLICAS`, issue 31 item 3, docs/adr/0168)
@@ -123,6 +125,29 @@ const log = createLogger("stream-replicas-test", "silent");
       const c = (await (await nc.jetstreamManager()).streams.info(stream)).config;
       await nc.close();
       expect([c.num_replicas, c.max_bytes]).toEqual([1, 16 * 1024 * 1024]);
+    });
+
+    it("openEventBus — every service's one way to its bus (ADR 0191) — applies NATS_STREAM_REPLICAS for any service (knowledge's own bus once ignored it)", async () => {
+      const { stream, prefix } = uniqueBusNames();
+      streams.push(stream);
+      const cfg = parseEnv(commonEnvSchema, {
+        NATS_URL: TEST_NATS_URL,
+        NATS_STREAM: stream,
+        APS_SUBJECT_PREFIX: prefix,
+        NATS_STREAM_REPLICAS: "3",
+      });
+      for (const service of ["knowledge", "forum"])
+        await expect(openEventBus(service, cfg, log)).rejects.toThrow(/NATS_STREAM_REPLICAS=3/);
+      const bus = await openEventBus(
+        "knowledge",
+        { ...cfg, NATS_STREAM_REPLICAS: 1, NATS_STREAM_MAX_MSGS_PER_SUBJECT: 77 },
+        log,
+      );
+      opened.push(bus as JetStreamBus);
+      const nc = await connect({ servers: TEST_NATS_URL });
+      const c = (await (await nc.jetstreamManager()).streams.info(stream)).config;
+      await nc.close();
+      expect([c.num_replicas, c.max_msgs_per_subject]).toEqual([1, 77]);
     });
   },
 );
