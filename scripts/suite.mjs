@@ -20,7 +20,7 @@
 // APS_TEST_ALONE_AFTER=<file> makes the alone lane wait until that file exists (.ci/run writes it
 // when the jobs it runs beside the suite have ended), so "alone" holds on a busy CI machine too.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -241,6 +241,7 @@ async function lanes() {
 
   const sum = (k) => runs.reduce((n, r) => n + r.summary[k], 0);
   const crashed = runs.flatMap((r) => r.summary.crashed);
+  const failures = runs.flatMap((r) => r.summary.failures ?? []);
   const files = Object.entries(Object.assign({}, ...runs.map((r) => r.summary.files))).sort((a, b) => b[1] - a[1]);
   const out = [
     "",
@@ -251,10 +252,18 @@ async function lanes() {
     ...timeline,
     `tests: ${sum("passed")} passed, ${sum("failed")} failed, ${sum("skipped")} skipped`,
     ...crashed.map((c) => `  crashed: ${c}`),
+    ...failures.map((f) => `  failed: ${f}`),
     `slowest files (of ${files.length}, ${Math.round(files.reduce((n, [, s]) => n + s, 0))} s in all):`,
     ...files.slice(0, 25).map(([f, s]) => `  ${s.toFixed(1).padStart(7)} s  ${f}`),
   ];
   console.log(out.join("\n"));
+  // .ci/run prints these again as the log's last lines (APS_TEST_FAILURES_OUT), where a reader of
+  // the log's tail looks first
+  if (process.env.APS_TEST_FAILURES_OUT && (failures.length > 0 || crashed.length > 0))
+    writeFileSync(
+      process.env.APS_TEST_FAILURES_OUT,
+      [...crashed.map((c) => `crashed: ${c}`), ...failures.map((f) => `failed: ${f}`)].join("\n") + "\n",
+    );
   process.exit(runs.some((r) => r.code !== 0) ? 1 : 0);
 }
 

@@ -79,6 +79,36 @@ describe("summary reporter", () => {
     expect(out).not.toContain("slowest files"); // no timings given
   });
 
+  it("names each failed test with its error in one line, so the end of a CI log says which test failed", () => {
+    const out = summarise({
+      numPassedTests: 1,
+      numFailedTests: 1,
+      numPendingTests: 0,
+      numTodoTests: 0,
+      testResults: [
+        {
+          testFilePath: join(ROOT, "test/e2e/webhooks.test.ts"),
+          numFailingTests: 1,
+          numPassingTests: 1,
+          testResults: [
+            t("passed", ["webhooks (real)"], "signs"),
+            {
+              ...t("failed", ["webhooks (real)"], "retries"),
+              failureMessages: [
+                "\u001b[31mError: expect(received).toBe(expected)\u001b[39m\n\nExpected: 3\nReceived: 2\n    at Object.<anonymous> (x.ts:1:1)\n    at more",
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(out).toContain("tests: 1 passed, 1 failed, 0 skipped\n");
+    expect(out).toContain(
+      "  failed: test/e2e/webhooks.test.ts › webhooks (real) retries: Error: expect(received).toBe(expected) | Expected: 3 | Received: 2\n",
+    );
+    expect(out).not.toContain("signs:");
+  });
+
   it("lists the slowest files, slowest first, with the total (docs/adr/0138)", () => {
     const file = (name: string, start: number, end: number) => ({
       testFilePath: join(ROOT, name),
@@ -151,6 +181,7 @@ describe("summary reporter", () => {
       failed: 0,
       skipped: 0,
       crashed: [],
+      failures: [],
       files: { "test/e2e/api.test.ts": 2, "test/ops/helm.test.ts": 0.5 },
     });
   });

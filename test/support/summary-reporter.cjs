@@ -2,13 +2,15 @@
  * Prints the closing lines of a jest run in a runner-neutral form, for CI readers and people:
  *
  *   tests: N passed, N failed, N skipped
+ *   failed: <file> › <test's full name>: <its error in one line> (one line per failed test)
  *   files: N crashed            (only when some did; then one line per file with its error)
  *   skipped: N in <file> › <names down to the one with the reason> (one line per group; the reason is in the name)
  *   modes: <file>: <mode>, … (one line per file whose tests run in the run modes of test/support/system.ts)
  *   slowest files (of N, S s in all): then the 25 slowest, seconds each
  *
  * With `APS_TEST_TIMINGS_OUT=<file>`, the counts and each file's seconds are also written there as
- * JSON (`{ passed, failed, skipped, crashed: [file], files: { "<file>": seconds } }`), so
+ * JSON (`{ passed, failed, skipped, crashed: [file], failures: ["<file> › <name>: <error>"],
+ * files: { "<file>": seconds } }`), so
  * scripts/suite.mjs can sum its lanes and list their slowest files together.
  *
  * Skipped (`it.skip`, `describe.skip`, todo) tests count as skipped, never as passed. A file that
@@ -44,6 +46,19 @@ function firstLine(r) {
 }
 
 /**
+ * A failed test's error in one line: its first four non-empty lines before the stack (e.g.
+ * "Error: expect(received).toBe(expected) | Expected: 3 | Received: 2"), without ANSI colours,
+ * at most 400 characters.
+ */
+function firstErrorLine(t) {
+  const text = String(t.failureMessages?.[0] ?? "error").replace(/\u001b\[[0-9;]*m/g, "");
+  const lines = text.split("\n").map((l) => l.trim());
+  const end = lines.findIndex((l) => l.startsWith("at "));
+  const head = (end < 0 ? lines : lines.slice(0, end)).filter((l) => l.length > 0).slice(0, 4);
+  return (head.join(" | ") || "error").slice(0, 400);
+}
+
+/**
  * The name a skipped test is grouped under: its titles (outermost describe first, the test last)
  * down to the first one that gives the reason (it says "SKIPPED" or "skipped: …"), so the line shows why; a skip whose
  * names give no reason is grouped under its outermost name and marked "(no reason in its name)".
@@ -72,6 +87,17 @@ class SummaryReporter {
     const skipped = results.numPendingTests + results.numTodoTests;
     const failed = results.numFailedTests + crashed.length;
     const out = [`\ntests: ${results.numPassedTests} passed, ${failed} failed, ${skipped} skipped`];
+    // Each failed test by name, so the end of a long CI log says which one (the landing run of
+    // 951c747 printed "1 failed" and nothing that named it).
+    const failures = results.testResults.flatMap((r) =>
+      r.testResults
+        .filter((t) => t.status === "failed")
+        .map(
+          (t) =>
+            `${path.relative(this.rootDir, r.testFilePath)} › ${t.fullName ?? [...t.ancestorTitles, t.title].join(" ")}: ${firstErrorLine(t)}`,
+        ),
+    );
+    for (const f of failures) out.push(`  failed: ${f}`);
     if (crashed.length > 0) {
       out.push(`files: ${crashed.length} crashed (none of their tests ran; each counted once as failed above)`);
       for (const r of crashed) out.push(`  crashed: ${path.relative(this.rootDir, r.testFilePath)}: ${firstLine(r)}`);
@@ -100,6 +126,7 @@ class SummaryReporter {
           failed,
           skipped,
           crashed: crashed.map((r) => path.relative(this.rootDir, r.testFilePath)),
+          failures,
           files: Object.fromEntries(timed.map((t) => [t.file, t.s])),
         }),
       );
