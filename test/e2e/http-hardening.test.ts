@@ -130,6 +130,15 @@ describe.each(modes)("HTTP hardening (%s)", (mode) => {
     expect(post.headers.get("access-control-allow-credentials")).toBeNull();
   });
 
+  it("keeps idle connections 65 s, past the proxies' 60 s idle timeout, and says so in Keep-Alive (docs/adr/0198)", async () => {
+    // clients (undici's fetch, proxies) reuse a connection for the advertised timeout less a margin;
+    // Node's default 5 s made them reuse connections the gateway was closing (ECONNRESET under load)
+    const res = await fetch(`${sys.baseUrl}/skill-version`);
+    await res.arrayBuffer();
+    expect(res.headers.get("connection")).toBe("keep-alive");
+    expect(res.headers.get("keep-alive")).toBe("timeout=65");
+  });
+
   it("refuses a request head over 16 KiB with 431 and keeps serving", async () => {
     expect(await rawGetStatus(sys.baseUrl, "/skill-version", 12 * 1024)).toBe(200);
     expect(await rawGetStatus(sys.baseUrl, "/skill-version", 17 * 1024)).toBe(431);

@@ -7,6 +7,9 @@ describe("gateway loadConfig(env)", () => {
     expect(c.APS_ADMIN_TOKEN).toBeUndefined();
     expect(c).toMatchObject({ RATE_LIMIT_KEYED_PER_MINUTE: 600, RATE_LIMIT_ANON_PER_MINUTE: 300 });
     expect(c.databaseUrl).toBeUndefined();
+    expect(c.HTTP_KEEP_ALIVE_TIMEOUT_MS).toBe(65_000); // docs/adr/0198
+    expect(loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: "75000" }).HTTP_KEEP_ALIVE_TIMEOUT_MS).toBe(75_000);
+    expect(() => loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: "10" })).toThrow(/HTTP_KEEP_ALIVE_TIMEOUT_MS/);
   });
 
   it("reads the rate limits and the gateway's database (its own URL wins over DATABASE_URL)", () => {

@@ -126,6 +126,13 @@ export const gatewayEnvSchema = z.object({
   NATS_PASSWORD: optionalVar(),
   /** Its own gRPC token (`APS_INTERNAL_TOKEN`) and APS_PEER_DIGESTS (unused: it serves no gRPC), docs/adr/0119. */
   ...trustEnvSchema,
+  /**
+   * How long an idle keep-alive HTTP connection stays open, ms (Node's `server.keepAliveTimeout`,
+   * default there 5 s). 65 s by default: longer than the idle timeout of the proxies in front
+   * (ingress-nginx upstream keep-alive and cloud load balancers: 60 s), so the gateway never closes a
+   * connection a proxy or client is about to reuse, which they see as ECONNRESET / 502 (docs/adr/0198).
+   */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: boundedInt(65_000, 1_000, 600_000),
   /** Lifetime of a cached authentication (API key hash → agent), ms; 0 = no cache (docs/adr/0087). */
   AUTH_CACHE_TTL_MS: boundedInt(5_000, 0, 60_000),
   /** Most authentications cached at once (least recently used dropped first). */

@@ -206,6 +206,8 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   });
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
+  // idle keep-alive connections outlive the proxies' idle timeout (docs/adr/0198)
+  server.keepAliveTimeout = cfg.HTTP_KEEP_ALIVE_TIMEOUT_MS;
   const port = (server.address() as AddressInfo).port;
   // A separate metrics listener keeps /metrics off the public port (docs/adr/0112).
   const metrics = await startMetricsServer(cfg.METRICS_PORT, log, cfg.HOST);
