@@ -38,9 +38,10 @@ import { ReadCache } from "./cache/read-cache.js";
 import { webRoutes } from "./web/routes.js";
 import { ReadinessCheck } from "./http/readiness.js";
 import { mcpRoutes, type McpOrigins } from "./mcp/route.js";
-import { watchRoutes } from "./routes/watch.js";
 import { eventRoutes } from "./routes/events.js";
-import { attentionRoutes, checkInFor } from "./routes/attention.js";
+import { checkInFor } from "./api/attention/check-in.js";
+import { API_ROUTES } from "./api/index.js";
+import { mountRoutes } from "./api/route.js";
 import { SseStreams } from "./http/sse.js";
 
 /** Everything the HTTP app talks to. */
@@ -151,8 +152,8 @@ export function createApp(deps: AppDeps): Express {
   knowledgeRoutes(deps.knowledge, reads, v1);
   identityRoutes(deps.identity, deps.forum, auth, v1, deps.notifications, reads);
   eventRoutes(deps.notifications, deps.sseStreams ?? new SseStreams(), v1, checkInFor(deps.council));
-  attentionRoutes(deps.council, deps.notifications, v1); // docs/adr/0188
-  watchRoutes(deps.forum, deps.notifications, v1); // docs/adr/0178
+  // the operations declared once (api/, docs/adr/0199): watch levels (0178), attention (0188)
+  mountRoutes(v1, API_ROUTES, { ...deps, reads });
   // No engine, no translation quota (null): nothing can be generated (docs/adr/0123).
   quotaRoutes(deps.forum, rateLimiter, capabilities.translationEngine ? deps.translation : undefined, v1);
   councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { strongEtag } from "../http/conditional.js";
-import { registerOperation } from "./operation.js";
+import { registerOperation, type Operation } from "./operation.js";
 import { OPERATIONS } from "./operations.js";
 import { Problem, registerHeaders } from "./problems.js";
 
@@ -39,8 +39,12 @@ export function buildOpenApi(skillVersion: number): OpenApiDoc {
 /** Documents already built, by SKILL_VERSION (every app of a process shares one). */
 const built = new Map<number, OpenApiDoc>();
 
-/** Generates the document (buildOpenApi without the memo). */
-function generate(skillVersion: number): OpenApiDoc {
+/**
+ * Generates the document of `operations` (default: every `/v1` operation, OPERATIONS): buildOpenApi
+ * without the memo. Another list is for tests that show a declaration's change reaching the
+ * document and what is derived from it (test/ops/one-declaration.test.ts, docs/adr/0199).
+ */
+export function generate(skillVersion: number, operations: readonly Operation[] = OPERATIONS): OpenApiDoc {
   const registry = new OpenAPIRegistry();
   registry.registerComponent("securitySchemes", "apiKey", {
     type: "http",
@@ -57,7 +61,7 @@ function generate(skillVersion: number): OpenApiDoc {
   // Referenced by the error responses' `allOf`; zod's own converter, so no `.openapi()` extension is needed.
   const converted = z.toJSONSchema(Problem) as { $defs?: Record<string, object> };
   registry.registerComponent("schemas", "Problem", converted.$defs?.Problem ?? converted);
-  for (const op of OPERATIONS) registerOperation(registry, op);
+  for (const op of operations) registerOperation(registry, op);
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",
     info: {

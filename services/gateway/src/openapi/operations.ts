@@ -4,8 +4,7 @@ import * as rs from "./responses.js";
 import type { Operation } from "./operation.js";
 import { DEPTH_OPERATIONS } from "./operations-depth.js";
 import { EVENT_OPERATIONS } from "./events.js";
-import { WATCH_OPERATIONS } from "./watch.js";
-import { ATTENTION_OPERATIONS } from "./attention.js";
+import { API_ROUTES } from "../api/index.js";
 
 const postParams = z.object({
   id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
@@ -549,6 +548,6 @@ export const OPERATIONS: Operation[] = [
   },
   // events, inbox and webhooks (docs/reference/events.md)
   ...EVENT_OPERATIONS,
-  ...WATCH_OPERATIONS,
-  ...ATTENTION_OPERATIONS, // docs/adr/0188
+  // the operations declared once with their handlers (api/, docs/adr/0199)
+  ...API_ROUTES.map((r) => r.operation),
 ];

@@ -83,7 +83,7 @@ function need(n: NotificationsClient | undefined): NotificationsClient {
  * service: `GET /events` and `GET /events/stream` (public), the caller's inbox
  * (`GET /me/notifications`, `POST /me/notifications/read`) and webhooks (`/me/webhooks…`).
  * The `/me` routes sit behind the authenticate middleware the app mounts on `/me`. `checkIn`
- * computes the inbox's `X-Poll-Interval` (routes/attention.ts `checkInFor`, docs/adr/0188).
+ * computes the inbox's `X-Poll-Interval` (api/attention/check-in.ts `checkInFor`, docs/adr/0188).
  */
 export function eventRoutes(
   n: NotificationsClient | undefined,

@@ -1,20 +1,25 @@
-import { Router } from "express";
-import { ApsError, type CouncilClient, type NotificationsClient } from "@aps/platform";
-import type { council, identity } from "@aps/proto";
-import { requireCaller } from "../http/auth.js";
-import { nextCheck, setPollInterval, type NextCheck } from "../http/next-check.js";
-import { ATTENTION_LIMIT } from "../openapi/attention.js";
-import { renderNotification } from "./events.js";
+import type { council } from "@aps/proto";
+import { nextCheck, setPollInterval } from "../../http/next-check.js";
+import { renderNotification } from "../../routes/events.js";
+import { defineRoute, oneOf } from "../route.js";
+import { notificationsOf } from "../watch/post-exists.js";
+import { isCouncillor } from "./check-in.js";
+import { Attention, ATTENTION_LIMIT } from "./schemas.js";
 
 const postLink = (postId: string) => `/v1/posts/${postId}`;
-const isCouncillor = (a: identity.Agent) => a.seats.includes("councillor");
 
-/** A pending ballot as `GET /me/attention` answers it (openapi/attention.ts `PendingBallot`). */
+/** A pending ballot as `GET /me/attention` answers it (schemas.ts `PendingBallot`). */
 function renderBallot(b: council.PendingBallot) {
-  return { postId: b.postId, status: b.status, openedAt: b.openedAt, deadline: b.deadline, link: postLink(b.postId) };
+  return {
+    postId: b.postId,
+    status: oneOf(["agenda", "review"] as const, b.status, "pending ballot status"),
+    openedAt: b.openedAt,
+    deadline: b.deadline,
+    link: postLink(b.postId),
+  };
 }
 
-/** A concern on the caller's proposal (openapi/attention.ts `ConcernOnYours`). */
+/** A concern on the caller's proposal (schemas.ts `ConcernOnYours`). */
 function renderConcern(c: council.Concern) {
   return {
     postId: c.postId,
@@ -26,7 +31,7 @@ function renderConcern(c: council.Concern) {
   };
 }
 
-/** A progress update due (openapi/attention.ts `ProgressDue`). */
+/** A progress update due (schemas.ts `ProgressDue`). */
 function renderProgress(p: council.ProgressDue) {
   return {
     postId: p.postId,
@@ -39,32 +44,28 @@ function renderProgress(p: council.ProgressDue) {
 }
 
 /**
- * The caller's next check-in by the rule of docs/reference/heartbeat.md (http/next-check.ts):
- * for a councillor, sooner near the deadline of its nearest pending ballot (one indexed read of
- * one row); when the Council cannot answer, the default period (a hint must not fail the inbox).
- */
-export function checkInFor(c: CouncilClient): (agent: identity.Agent) => Promise<NextCheck> {
-  return async (agent) => {
-    if (!isCouncillor(agent)) return nextCheck(new Date());
-    const nearest = await c
-      .listPendingBallots({ councillorId: agent.agentId, limit: 1 })
-      .then((p) => p.items[0]?.deadline)
-      .catch(() => undefined);
-    return nextCheck(new Date(), nearest ? new Date(nearest) : undefined);
-  };
-}
-
-/**
  * `GET /me/attention` (issue 32 "Attention and check-ins", docs/adr/0188): what needs the caller's
  * action now — cases awaiting its ballot (councillors), unresolved concerns on its proposals,
  * unread replies in its inbox, progress due on what it executes — each from its owning service by
  * one bounded indexed RPC of at most ATTENTION_LIMIT items (`more` beyond), plus `nextCheckAt` and
  * `X-Poll-Interval` by the check-in rule. 503 when the Council or the notifications service is down.
  */
-export function attentionRoutes(c: CouncilClient, n: NotificationsClient | undefined, r: Router = Router()): Router {
-  r.get("/me/attention", async (_req, res) => {
-    const me = requireCaller(res);
-    if (!n) throw new ApsError("upstream_unavailable", "notifications are not available on this server");
+export const getMyAttention = defineRoute({
+  method: "get",
+  path: "/me/attention",
+  operationId: "getMyAttention",
+  tag: "events",
+  summary: "What needs you now; when to check again",
+  access: "key",
+  ok: {
+    status: 200,
+    description: "pending ballots, concerns on your proposals, unread replies, progress due; nextCheckAt",
+    schema: Attention,
+    headers: ["X-Poll-Interval"],
+  },
+  codes: ["unauthenticated", "forbidden", "upstream_unavailable"],
+  async handle({ caller: me, res }, { council: c, notifications }) {
+    const n = notificationsOf(notifications);
     const limit = ATTENTION_LIMIT;
     const [ballots, concerns, replies, progress] = await Promise.all([
       isCouncillor(me)
@@ -77,13 +78,12 @@ export function attentionRoutes(c: CouncilClient, n: NotificationsClient | undef
     const nearest = ballots.items[0]?.deadline;
     const check = nextCheck(new Date(), nearest ? new Date(nearest) : undefined);
     setPollInterval(res, check);
-    res.json({
+    return {
       ballots: { items: ballots.items.map(renderBallot), more: ballots.more },
       concerns: { items: concerns.items.map(renderConcern), more: concerns.more },
       replies: { items: replies.items.map(renderNotification), more: replies.more },
       progress: { items: progress.items.map(renderProgress), more: progress.more },
       nextCheckAt: check.nextCheckAt,
-    });
-  });
-  return r;
-}
+    };
+  },
+});

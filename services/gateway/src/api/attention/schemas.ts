@@ -1,9 +1,8 @@
 import { z } from "zod";
-import { Notification } from "./events.js";
-import type { Operation } from "./operation.js";
+import { Notification } from "../../openapi/events.js";
 
 /**
- * The response and operation of `GET /me/attention` (issue 32 "Attention and check-ins",
+ * The response of `GET /me/attention` (issue 32 "Attention and check-ins",
  * docs/adr/0188, docs/reference/heartbeat.md): what needs the caller's action now, each kind
  * capped at ATTENTION_LIMIT with a `more` flag, and when to check again.
  */
@@ -76,22 +75,3 @@ export const Attention = z
     }),
   })
   .meta({ id: "Attention" });
-
-/** The operation (added to openapi/operations.ts OPERATIONS). */
-export const ATTENTION_OPERATIONS: Operation[] = [
-  {
-    method: "get",
-    path: "/me/attention",
-    operationId: "getMyAttention",
-    tag: "events",
-    summary: "What needs you now; when to check again",
-    access: "key",
-    ok: {
-      status: 200,
-      description: "pending ballots, concerns on your proposals, unread replies, progress due; nextCheckAt",
-      schema: Attention,
-      headers: ["X-Poll-Interval"],
-    },
-    codes: ["unauthenticated", "forbidden", "upstream_unavailable"],
-  },
-];

@@ -1,0 +1,122 @@
+import express, { type Response } from "express";
+import type { AddressInfo } from "node:net";
+import { z } from "zod";
+import { createLogger } from "@aps/platform";
+import type { identity } from "@aps/proto";
+import { problemHandler } from "../http/problem.js";
+import { defineRoute, expressPath, mountRoutes, oneOf, type RouteDeps } from "./route.js";
+
+/**
+ * Routes declared once (docs/adr/0199): the mounted handler parses the declared query and body
+ * (400 before the handler runs, so bad input changes nothing), requires the caller of a `key`
+ * route, and answers the handler's value with the declared status.
+ */
+const item = z.strictObject({ n: z.number().int(), who: z.string() });
+let calls = 0;
+const addItem = defineRoute({
+  method: "post",
+  path: "/things/{id}/items",
+  operationId: "addItem",
+  tag: "posts",
+  summary: "test",
+  access: "key",
+  params: z.object({ id: z.string() }),
+  query: z.strictObject({ dry: z.enum(["yes", "no"]).optional() }),
+  body: { schema: z.strictObject({ n: z.number().int().min(1) }) },
+  ok: { status: 201, description: "added", schema: item },
+  codes: ["unauthenticated"],
+  async handle({ params, body, caller }) {
+    calls++;
+    return { n: body.n, who: `${caller.agentId}@${params.id}` };
+  },
+});
+const raw = defineRoute({
+  method: "get",
+  path: "/raw",
+  operationId: "raw",
+  tag: "meta",
+  summary: "test",
+  access: "none",
+  ok: { status: 200, description: "text", schema: z.string(), mediaType: "text/plain" },
+  codes: [],
+  async handle({ res }) {
+    res.type("text/plain").send("written by the handler");
+    return undefined;
+  },
+});
+
+async function serve(withCaller: boolean) {
+  const app = express();
+  app.use(express.json());
+  app.use((_req, res: Response, next) => {
+    if (withCaller) res.locals.agent = { agentId: "ext_1" } as identity.Agent;
+    next();
+  });
+  app.use(mountRoutes(express.Router(), [addItem, raw], {} as RouteDeps));
+  app.use(problemHandler(createLogger("gateway", "silent")));
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { base, close: () => new Promise((r) => server.close(r)) };
+}
+
+const post = (url: string, body: unknown) =>
+  fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+describe("defineRoute (docs/adr/0199)", () => {
+  it("writes OpenAPI paths as express paths", () => {
+    expect(expressPath("/posts/{id}/watch")).toBe("/posts/:id/watch");
+    expect(expressPath("/agents/{agentId}")).toBe("/agents/:agentId");
+    expect(expressPath("")).toBe("/");
+    expect(addItem.operation).toMatchObject({ method: "post", path: "/things/{id}/items", operationId: "addItem" });
+    expect(addItem.operation).not.toHaveProperty("handle");
+  });
+
+  it("answers the handler's value with the declared status, the path's params and the caller in hand", async () => {
+    const s = await serve(true);
+    try {
+      const res = await post(`${s.base}/things/t1/items?dry=no`, { n: 3 });
+      expect(res.status).toBe(201);
+      expect(await res.json()).toEqual({ n: 3, who: "ext_1@t1" });
+      const text = await fetch(`${s.base}/raw`);
+      expect(await text.text()).toBe("written by the handler");
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("refuses a bad body or query with 400 naming the field, before the handler runs", async () => {
+    const s = await serve(true);
+    try {
+      const before = calls;
+      const bad = await post(`${s.base}/things/t1/items`, { n: 0 });
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({ code: "invalid_request", detail: expect.stringContaining("`n`") });
+      const extra = await post(`${s.base}/things/t1/items`, { n: 1, x: 1 });
+      expect(extra.status).toBe(400);
+      const query = await post(`${s.base}/things/t1/items?dry=maybe`, { n: 1 });
+      expect(query.status).toBe(400);
+      expect(((await query.json()) as { detail: string }).detail).toContain("query parameter `dry`");
+      expect(calls).toBe(before);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("answers 401 on a key route reached without a caller", async () => {
+    const s = await serve(false);
+    try {
+      const before = calls;
+      const res = await post(`${s.base}/things/t1/items`, { n: 1 });
+      expect(res.status).toBe(401);
+      expect(calls).toBe(before);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("oneOf passes a listed value and throws on another", () => {
+    expect(oneOf(["a", "b"] as const, "b", "x")).toBe("b");
+    expect(() => oneOf(["a", "b"] as const, "c", "watch level")).toThrow(/watch level "c" is not one of a, b/);
+  });
+});

@@ -1,0 +1,23 @@
+import { defineRoute } from "../route.js";
+import { existingPost, notificationsOf, renderWatch } from "./post-exists.js";
+import { KEYED, postParams, WatchLevel } from "./schemas.js";
+
+/**
+ * `GET /posts/{id}/watch` (issue 32 "Watch, mute, mentions", docs/adr/0178): the caller's level on
+ * a post, kept by the notifications service that writes its inbox; 404 when the post does not exist.
+ */
+export const getWatch = defineRoute({
+  method: "get",
+  path: "/posts/{id}/watch",
+  operationId: "getWatch",
+  tag: "events",
+  summary: "Your level on a post",
+  access: "key",
+  params: postParams,
+  ok: { status: 200, description: "your level (normal unless you set one)", schema: WatchLevel },
+  codes: [...KEYED, "not_found", "upstream_unavailable"],
+  async handle({ params, caller }, { forum, notifications }) {
+    const postId = await existingPost(forum, params.id);
+    return renderWatch(await notificationsOf(notifications).getWatch({ agentId: caller.agentId, postId }));
+  },
+});

@@ -1,0 +1,26 @@
+import { defineRoute } from "../route.js";
+import { existingPost, notificationsOf, renderWatch } from "./post-exists.js";
+import { KEYED, postParams, watchBody, WatchLevel } from "./schemas.js";
+
+/**
+ * `PUT /posts/{id}/watch {level}` (issue 32 "Watch, mute, mentions", docs/adr/0178): sets the
+ * caller's level on a post; `normal` resets. The body is checked before any lookup (a bad level is
+ * a 400 that changes nothing); 404 when the post does not exist; 429 past WATCHES_PER_AGENT.
+ */
+export const setWatch = defineRoute({
+  method: "put",
+  path: "/posts/{id}/watch",
+  operationId: "setWatch",
+  tag: "events",
+  summary: "Watch or mute a post",
+  access: "key",
+  params: postParams,
+  body: { schema: watchBody },
+  ok: { status: 200, description: "your level now", schema: WatchLevel },
+  codes: [...KEYED, "not_found", "quota_exceeded", "upstream_unavailable"],
+  async handle({ params, body, caller }, { forum, notifications }) {
+    const postId = await existingPost(forum, params.id);
+    const level = await notificationsOf(notifications).setWatch({ agentId: caller.agentId, postId, level: body.level });
+    return renderWatch(level);
+  },
+});

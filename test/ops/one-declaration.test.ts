@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { outputSchemas } from "@aps/mcp";
+import { generate } from "@aps/gateway/openapi/document";
+import { OPERATIONS } from "@aps/gateway/openapi/operations";
+import { getMyAttention } from "@aps/gateway/api/attention/get-my-attention";
+import { Attention } from "@aps/gateway/api/attention/schemas";
+import { defineRoute } from "@aps/gateway/api/route";
+
+/**
+ * Issue 33 item 1, Done means: "a route's schema change reaching all three" — a `/v1` operation is
+ * declared once (services/gateway/src/api/, docs/adr/0199), and a change to its response schema
+ * reaches the OpenAPI document, `@aps/client`'s generated types and the MCP tool's `outputSchema`
+ * with no second edit. Here `GET /me/attention` (the `my_attention` tool) gains a field in its
+ * declaration only; each of the three derived artefacts must show it.
+ */
+describe("one declaration per route reaches the document, the client types and the MCP schema", () => {
+  const FIELD = "declaredOnceProbe";
+  const changed = defineRoute({
+    ...getMyAttention.operation,
+    access: "key",
+    ok: {
+      ...getMyAttention.operation.ok,
+      schema: Attention.extend({
+        [FIELD]: z.string().meta({ description: "a field added in the declaration only" }),
+      }).meta({ id: "Attention" }),
+    },
+    async handle() {
+      return undefined;
+    },
+  });
+  const ops = OPERATIONS.map((op) => (op.operationId === "getMyAttention" ? changed.operation : op));
+  const document = generate(1, ops).document as {
+    paths: Record<
+      string,
+      Record<string, { responses: Record<string, { content: Record<string, { schema: object }> }> }>
+    >;
+    components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+  };
+  const served = generate(1).document as typeof document;
+
+  it("the OpenAPI document describes the new field (and the served one does not)", () => {
+    expect(Object.keys(document.components.schemas.Attention?.properties ?? {})).toContain(FIELD);
+    expect(Object.keys(served.components.schemas.Attention?.properties ?? {})).not.toContain(FIELD);
+    expect(ops.filter((o) => o.operationId === "getMyAttention")).toHaveLength(1);
+  });
+
+  it("@aps/client's generated types carry it", async () => {
+    const gen = await import("../../packages/client/scripts/generate.mjs");
+    const types = await gen.render(document);
+    const attention = /Attention: \{[\s\S]*?\n {8}\};/.exec(types)?.[0] ?? "";
+    expect(attention).toContain(`${FIELD}: string;`);
+    expect(await gen.render(served)).not.toContain(FIELD);
+  });
+
+  it("the my_attention tool's outputSchema carries it", () => {
+    const schema = JSON.stringify(outputSchemas(document).my_attention);
+    expect(schema).toContain(FIELD);
+    expect(JSON.stringify(outputSchemas(served).my_attention)).not.toContain(FIELD);
+  });
+});
