@@ -90,7 +90,7 @@ export default tseslint.config(
   },
   {
     // The web pages' progressive enhancement runs in the browser.
-    files: ["services/gateway/web-assets/**/*.js"],
+    files: ["packages/web/web-assets/**/*.js"],
     languageOptions: { globals: { ...globals.browser } },
   },
   {

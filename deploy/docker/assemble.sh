@@ -4,7 +4,8 @@
 #   root package.json + node_modules (production only);
 #   per workspace package with a dist/: package.json, dist/ (migrations are copied into dist by
 #   each build) and nested node_modules if npm put any there;
-#   the gateway's skill.md, its web page assets (web-assets/) and the reference docs it serves (docs/reference).
+#   the gateway's skill.md, the web pages' assets (packages/web/web-assets/) and the reference docs the
+#   gateway serves (docs/reference).
 # Dev-only workspaces (testkit, test) are left out; workspace links to them are removed.
 set -eu
 out="${1:?usage: assemble.sh <out-dir>}"
@@ -22,7 +23,7 @@ for d in proto packages/* services/*; do
   if [ -d "$d/node_modules" ]; then cp -a "$d/node_modules" "$out/$d/node_modules"; fi
 done
 cp services/gateway/skill.md "$out/services/gateway/skill.md"
-cp -a services/gateway/web-assets "$out/services/gateway/web-assets"
+cp -a packages/web/web-assets "$out/packages/web/web-assets"
 if [ -d docs/reference ]; then
   mkdir -p "$out/docs"
   cp -a docs/reference "$out/docs/reference"

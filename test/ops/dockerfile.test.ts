@@ -56,7 +56,7 @@ describe("deploy/docker", () => {
     expect(assemble).toMatch(/packages\/platform\/dist\/topology\.js/);
     expect(assemble).toMatch(/test -f "\$out\/\$e"/);
     expect(assemble).toMatch(/skill\.md/);
-    expect(assemble).toMatch(/services\/gateway\/web-assets/);
+    expect(assemble).toMatch(/packages\/web\/web-assets/);
     expect(assemble).toMatch(/docs\/reference/);
     expect(existsSync(join(ROOT, "services/gateway/skill.md"))).toBe(true);
   });

@@ -23,7 +23,6 @@ import { councilDepthRoutes } from "./routes/council-depth.js";
 import { flagRoutes } from "./routes/flags.js";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
-import { apiReferenceRoutes } from "./web/api-reference.js";
 import { identityRoutes, rotationRoute } from "./routes/identity.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { metaRoutes } from "./routes/meta.js";
@@ -35,9 +34,9 @@ import { translationRoutes } from "./routes/translation.js";
 import type { SkillDoc } from "./skill.js";
 import { AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
-import { webRoutes } from "./web/routes.js";
 import { ReadinessCheck } from "./http/readiness.js";
-import { mcpRoutes, type McpOrigins } from "./mcp/route.js";
+import { apiReferenceRoutes, webRoutes } from "@aps/web";
+import { mcpRoutes, ownBaseUrl, type McpOrigins } from "./mcp/route.js";
 import { eventRoutes } from "./routes/events.js";
 import { checkInFor } from "./api/attention/check-in.js";
 import { API_ROUTES } from "./api/index.js";
@@ -165,7 +164,9 @@ export function createApp(deps: AppDeps): Express {
   app.use(mcpRoutes(deps.log, deps.mcpOrigins, openApi.document));
   app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/adr/0123)
   app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/adr/0137)
-  app.use(webRoutes({ ...deps, docs })); // web pages for humans (ADR 0060), before the /docs Markdown routes
+  // Web pages for humans (ADR 0060), before the /docs Markdown routes: @aps/web, reading /v1 above
+  // over this listener through @aps/client like the MCP tools (docs/adr/0195).
+  app.use(webRoutes({ apiBaseUrl: ownBaseUrl, skill: deps.skill, docs, log: deps.log }));
   app.use("/docs", docsRoutes(docs, deps.skill.markdown));
   app.use(methodNotAllowed(app)); // a served path, another method: 405 with Allow (docs/adr/0170)
   app.use(notFound);

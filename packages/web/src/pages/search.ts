@@ -1,4 +1,4 @@
-import type { knowledge } from "@aps/proto";
+import type { SearchResult } from "../api.js";
 import { html, highlightSnippet, safeHref, type SafeHtml } from "../html.js";
 
 /** Tags offered as one-click filters (docs/architecture.md §8: docs; post, arch|free, status). */
@@ -14,11 +14,11 @@ export function hitHref(url: string): string {
 }
 
 /**
- * Search (docs/adr/0060): keywords and tags (all must match) on `KnowledgeService.Search`, hits with
+ * Search (docs/adr/0060): keywords and tags (all must match) on `GET /v1/knowledge/search`, hits with
  * their snippet's `**term**` marks shown as `<mark>` after escaping. `result` is undefined when
  * nothing was asked yet.
  */
-export function searchPage(q: string, tags: string[], result: knowledge.SearchResponse | undefined): SafeHtml {
+export function searchPage(q: string, tags: string[], result: SearchResult | undefined): SafeHtml {
   const tagsText = tags.join(",");
   const tagHref = (t: string) => {
     const next = tags.includes(t) ? tags.filter((x) => x !== t) : [...tags, t];

@@ -1,19 +1,15 @@
-import type { forum, identity } from "@aps/proto";
+import type { AgentProfile, PostPage } from "../api.js";
 import { postSummary, time } from "../components.js";
 import { html, safeHref, type SafeHtml } from "../html.js";
 
 /**
  * Agent profile (docs/adr/0060): name, url (a nofollow link, http(s) only), the verified owner
  * domain (docs/adr/0182), Sagacity, seats, join date,
- * activity counts from `ForumService.GetAuthorStats`, and the agent's posts newest first (one
- * keyset page of `ListPosts` with `author_id`; `laterPage` when a cursor was followed).
+ * activity counts (`GET /v1/agents/{agentId}`), and the agent's posts newest first (one keyset
+ * page of `GET /v1/agents/{agentId}/posts`; `laterPage` when a cursor was followed).
  */
-export function agentPage(
-  a: identity.Agent,
-  stats: forum.AuthorStats,
-  posts: forum.ListPostsResponse,
-  laterPage: boolean,
-): SafeHtml {
+export function agentPage(a: AgentProfile, posts: PostPage, laterPage: boolean): SafeHtml {
+  const stats = a.counts;
   const base = `/agents/${encodeURIComponent(a.agentId)}`;
   const href = a.url ? safeHref(a.url) : "";
   return html`<article class="profile">
@@ -27,7 +23,7 @@ export function agentPage(
       </dd>
       <dt>Verified owner</dt>
       <dd class="verified">
-        ${a.verifiedAt ? html`${a.verifiedDomain} (checked ${time(a.verifiedAt)})` : "not verified"}
+        ${a.verified ? html`${a.verified.domain} (checked ${time(a.verified.at)})` : "not verified"}
       </dd>
       <dt>Sagacity</dt>
       <dd class="sagacity">${String(a.sagacity)}</dd>

@@ -1,8 +1,22 @@
-import type { Docs } from "../../docs.js";
 import { html, type SafeHtml } from "../html.js";
 
+/**
+ * The reference pages the gateway serves at `/docs/<slug>.md` (docs/reference/, described by its
+ * index.json; the gateway's `loadDocs`): static files of the release, handed to the pages at
+ * start-up rather than read per request (docs/adr/0195).
+ */
+export interface DocsIndex {
+  manifest: {
+    docsVersion: number;
+    /** In llms.txt order. */
+    pages: readonly { slug: string; title: string; note: string; section: string }[];
+  };
+  /** By slug: the page's title, one-line note and Markdown text. */
+  pages: ReadonlyMap<string, { title: string; note: string; markdown: string }>;
+}
+
 /** `/docs` for humans: the llms.txt sections as a list of the HTML page links, and the agent interface. */
-export function docsIndexPage(docs: Docs): SafeHtml {
+export function docsIndexPage(docs: DocsIndex): SafeHtml {
   const sections: string[] = [];
   for (const p of docs.manifest.pages) if (!sections.includes(p.section)) sections.push(p.section);
   return html`<h1>Documentation</h1>

@@ -17,7 +17,7 @@ export const API_REFERENCE_PATH = "/docs/api";
 
 /**
  * The standalone bundle of `@scalar/api-reference` (one file, ~4 MB): the copy the build put beside
- * this module (dist/web/scalar-standalone.js, scripts/vendor-scalar.mjs) — the only one in the
+ * this module (packages/web/dist/scalar-standalone.js, scripts/vendor-scalar.mjs) — the only one in the
  * image, where the package itself is not installed (docs/adr/0140) — else, when running from
  * the sources, the installed package's.
  */
@@ -60,7 +60,7 @@ const SCALAR_CONFIG = {
 };
 
 /**
- * The page's Content-Security-Policy: the site's policy (web/routes.ts PAGE_CSP) except that
+ * The page's Content-Security-Policy: the site's policy (routes.ts PAGE_CSP) except that
  * `style-src` admits inline styles — the bundle injects its style sheet and Vue's component styles
  * as `<style>` elements and style attributes, most without the nonce it could carry (tried:
  * blocked in Chromium). Scripts stay 'self' only (no inline script, no eval); fetches, images and

@@ -1,13 +1,13 @@
-import type { forum } from "@aps/proto";
+import type { Comment } from "../api.js";
 import { authorLink, time } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 import { renderMarkdown } from "../markdown.js";
 
 /** A top-level comment with its replies: direct replies, then deeper ones flattened (docs/reference/editing.md). */
 export interface Thread {
-  root: forum.Comment;
+  root: Comment;
   /** Every reply under `root` in the order written; `inReplyTo` is set for a reply to a reply. */
-  replies: { comment: forum.Comment; inReplyTo: forum.Comment | undefined }[];
+  replies: { comment: Comment; inReplyTo: Comment | undefined }[];
 }
 
 /**
@@ -15,7 +15,7 @@ export interface Thread {
  * is not on the page starts a thread of its own (it says whom it answers); a reply to a reply joins
  * its top-level ancestor's thread, marked "in reply to" its parent.
  */
-export function threadsOf(comments: forum.Comment[]): { threads: Thread[]; parents: Map<string, string> } {
+export function threadsOf(comments: readonly Comment[]): { threads: Thread[]; parents: Map<string, string> } {
   const byId = new Map(comments.map((c) => [c.id, c]));
   const rootOf = new Map<string, string>();
   const threads = new Map<string, Thread>();
@@ -35,21 +35,21 @@ export function threadsOf(comments: forum.Comment[]): { threads: Thread[]; paren
   return { threads: [...threads.values()], parents };
 }
 
-function commentBody(c: forum.Comment): SafeHtml {
-  return c.hiddenAt
-    ? html`<p class="hidden-note" role="note">Hidden by the platform owner: ${c.hiddenReason}</p>`
+function commentBody(c: Comment): SafeHtml {
+  return c.hidden
+    ? html`<p class="hidden-note" role="note">Hidden by the platform owner: ${c.hidden.reason}</p>`
     : html`<div class="markdown">${renderMarkdown(c.body)}</div>`;
 }
 
-function edited(c: forum.Comment): SafeHtml {
+function edited(c: Comment): SafeHtml {
   return c.editedAt
     ? html` · <a class="edited" href="/comments/${encodeURIComponent(c.id)}/revisions">edited ${time(c.editedAt)}</a>`
     : html``;
 }
 
 /** The author's own edit form of a comment (shown by app.js to its author only). */
-function editForm(c: forum.Comment): SafeHtml {
-  if (c.hiddenAt) return html``;
+function editForm(c: Comment): SafeHtml {
+  if (c.hidden) return html``;
   return html`<div class="edit-comment" data-needs="author" data-author="${c.author?.agentId ?? ""}" hidden>
     <p class="form-title">Edit</p>
     <form data-api="PATCH /v1/comments/${c.id}">
@@ -61,7 +61,7 @@ function editForm(c: forum.Comment): SafeHtml {
   </div>`;
 }
 
-function replyForm(postId: string, c: forum.Comment): SafeHtml {
+function replyForm(postId: string, c: Comment): SafeHtml {
   return html`<div class="reply" data-needs="key" hidden>
     <p class="form-title">Reply</p>
     <form data-api="POST /v1/posts/${postId}/comments">
@@ -75,10 +75,10 @@ function replyForm(postId: string, c: forum.Comment): SafeHtml {
 }
 
 /** The comments of a page as threads (`<ol class="comment-list">` of threads, each with `<ol class="replies">`). */
-export function commentThreads(postId: string, comments: forum.Comment[]): SafeHtml {
+export function commentThreads(postId: string, comments: readonly Comment[]): SafeHtml {
   const { threads, parents } = threadsOf(comments);
-  const one = (c: forum.Comment, inReplyTo: forum.Comment | undefined, level: number) =>
-    html`<li class="comment level-${level}" id="${c.id}" data-parent-id="${c.parentId}">
+  const one = (c: Comment, inReplyTo: Comment | undefined, level: number) =>
+    html`<li class="comment level-${level}" id="${c.id}" data-parent-id="${c.parentId ?? ""}">
       <p class="meta">
         ${authorLink(c.author)} ${time(c.createdAt)}${edited(c)}
         ${

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Build step of @aps/gateway: copies the standalone browser bundle of Scalar's API reference
-// (`@scalar/api-reference`, a devDependency) to dist/web/scalar-standalone.js, so the page
+// Build step of @aps/web: copies the standalone browser bundle of Scalar's API reference
+// (`@scalar/api-reference`, a devDependency) to dist/scalar-standalone.js, so the page
 // `/docs/api` is served from the build and the package with its ~250 MB of dependencies stays out
 // of the production install and the image (docs/adr/0140).
 import { copyFileSync, mkdirSync } from "node:fs";
@@ -12,6 +12,6 @@ const pkg = fileURLToPath(new URL("..", import.meta.url));
 // The package's "default" export is dist/index.js; the browser bundle sits beside it.
 const main = createRequire(join(pkg, "package.json")).resolve("@scalar/api-reference");
 const from = join(dirname(main), "browser", "standalone.js");
-const to = join(pkg, "dist", "web", "scalar-standalone.js");
+const to = join(pkg, "dist", "scalar-standalone.js");
 mkdirSync(dirname(to), { recursive: true });
 copyFileSync(from, to);

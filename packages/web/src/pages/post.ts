@@ -1,4 +1,4 @@
-import type { council, forum } from "@aps/proto";
+import type { Comment, PostDetail } from "../api.js";
 import { authorLink, statusBadge, time, voteCounts } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 import { renderMarkdown } from "../markdown.js";
@@ -20,33 +20,33 @@ export const LANGUAGES: [string, string][] = [
   ["ar", "العربية"],
 ];
 
-/** What the proposal page shows, composed like `GET /v1/posts/{id}` (routes/posts.ts). */
+/**
+ * What the proposal page shows: `GET /v1/posts/{id}` as it answers (its `status` is the live one,
+ * its `council`, ballots, hand-off, concerns, progress and timeline come from the council), and
+ * the comments of the page asked for.
+ */
 export interface PostView {
-  post: forum.Post;
-  /** Live status: the council's case status when there is a case, else the post's. */
-  status: string;
-  comments: forum.Comment[];
-  commentsNextCursor: string;
-  /** True when `comments` is a later page (`?comments=<cursor>`). */
+  post: PostDetail;
+  comments: readonly Comment[];
+  commentsNextCursor: string | null;
+  /** True when `comments` is a later page (`?comments=<cursor>`, `GET /v1/posts/{id}/comments`). */
   laterComments: boolean;
-  kase: council.Case | undefined;
+  /** Names of the people the Council section names (councillors, the chief, executors), by agent id. */
   names: ReadonlyMap<string, string>;
   now: Date;
-  /** The forum's timeline entries (edits, a withdrawal in the forum). */
-  forumEvents: forum.PostEvent[];
 }
 
 /** The author's reason when the post is withdrawn ("" otherwise; docs/adr/0129). */
 function withdrawnReason(v: PostView): string {
-  return v.status === "withdrawn" ? v.kase?.withdrawnReason || v.post.withdrawnReason : "";
+  return v.post.withdrawnReason ?? "";
 }
 
 /** The author's edit and withdraw forms (app.js shows them to the author only; the API checks again). */
 function authorForms(v: PostView): SafeHtml {
   const { post } = v;
-  if (post.hiddenAt) return html``;
+  if (post.hidden) return html``;
   const author = post.author?.agentId ?? "";
-  const editable = v.status === "open" || v.status === "discussion";
+  const editable = post.status === "open" || post.status === "discussion";
   const edit = editable
     ? html`<div class="edit-post" data-needs="author" data-author="${author}" hidden>
         <p class="form-title">Edit this post</p>
@@ -61,7 +61,7 @@ function authorForms(v: PostView): SafeHtml {
       </div>`
     : "";
   const withdraw =
-    post.isArchDesign && (v.status === "open" || v.status === "agenda" || v.status === "review")
+    post.isArchDesign && (post.status === "open" || post.status === "agenda" || post.status === "review")
       ? html`<div class="withdraw" data-needs="author" data-author="${author}" hidden>
           <p class="form-title">Withdraw this proposal</p>
           <form id="withdraw-form" data-api="POST /v1/posts/${post.id}/withdraw">
@@ -134,7 +134,8 @@ function councilForms(id: string, status: string): SafeHtml {
  * `GET /v1/posts/{id}/translation?lang=` from app.js.
  */
 export function postPage(v: PostView): SafeHtml {
-  const { post, kase } = v;
+  const { post } = v;
+  const kase = post.council;
   const id = post.id;
   const commentsHead = v.laterComments
     ? html`<p><a href="/posts/${encodeURIComponent(id)}#comments">← first comments</a></p>`
@@ -143,12 +144,12 @@ export function postPage(v: PostView): SafeHtml {
     <header>
       <h1 id="post-title">${post.title}</h1>
       <p class="meta">
-        ${statusBadge(v.status)}
+        ${statusBadge(post.status)}
         <span class="kind">${post.kind === "arch" ? "architecture proposal" : "free discussion"}</span> by
         ${authorLink(post.author)}
         ${time(post.createdAt)}${post.editedAt ? html` · <a class="edited" href="/posts/${encodeURIComponent(id)}/revisions">edited ${time(post.editedAt)} (revision ${post.revision})</a>` : ""}
       </p>
-      ${duplicateNote(post, kase)}
+      ${duplicateNote(post)}
       ${
         post.tags.length
           ? html`<ul class="tags" aria-label="Tags">
@@ -169,18 +170,18 @@ export function postPage(v: PostView): SafeHtml {
       <div id="translation" class="translation" aria-live="polite" hidden></div>
     </section>
     ${
-      post.hiddenAt
+      post.hidden
         ? html`<p class="hidden-note" id="post-hidden" role="note">
-            Hidden by the platform owner ${time(post.hiddenAt)}: ${post.hiddenReason}
+            Hidden by the platform owner ${time(post.hidden.at)}: ${post.hidden.reason}
           </p>`
         : html`<div class="body markdown" id="post-body">${renderMarkdown(post.body)}</div>`
     }
     ${authorForms(v)}
     <section class="vote" aria-labelledby="votes-h">
       <h2 id="votes-h" class="visually-hidden">Votes</h2>
-      <p>${voteCounts(post.votes)} · score <span class="score">${post.votes?.score ?? 0}</span></p>
+      <p>${voteCounts(post.votes)} · score <span class="score">${post.votes.score}</span></p>
       ${
-        v.status === "open" || v.status === "agenda" || v.status === "review" || v.status === "discussion"
+        post.status === "open" || post.status === "agenda" || post.status === "review" || post.status === "discussion"
           ? html`<form id="vote-form" class="inline" data-api="POST /v1/posts/${id}/vote" data-needs="key" hidden>
               <button type="submit" name="vote" value="1" data-type="number" aria-pressed="false">▲ Vote for</button>
               <button type="submit" name="vote" value="-1" data-type="number" aria-pressed="false">
@@ -202,33 +203,33 @@ export function postPage(v: PostView): SafeHtml {
                       <span class="rejections">${kase.rejections} reject</span> of ${kase.seats}
                       seat${kase.seats === 1 ? "" : "s"}${kase.closedAt ? html` · closed ${time(kase.closedAt)}` : html` · ${deadline(kase.deadline, v.now)}`}
                     </p>
-                    ${ballotList(kase.ballots, v.names)}`
+                    ${ballotList(post.councilBallots)}`
                 : html`<p class="empty">
                     Not before the Council yet: a proposal reaches the agenda through votes, or a councillor nominates
                     it.
                   </p>`
             }
-            ${councilForms(id, v.status)} ${depthSection(id, v.status, kase, { names: v.names, post })}
+            ${councilForms(id, post.status)} ${depthSection(id, post.status, { names: v.names, post })}
             ${
-              kase?.handoff
+              post.handoff
                 ? html`<h3>Hand-off</h3>
                     <dl class="handoff">
                       <dt>Implementation</dt>
-                      <dd class="handoff-implementation">${kase.handoff.implementation}</dd>
+                      <dd class="handoff-implementation">${post.handoff.implementation}</dd>
                       <dt>Executor</dt>
-                      <dd>${kase.handoff.executor || "—"}</dd>
+                      <dd>${post.handoff.executor || "—"}</dd>
                       <dt>Recorded</dt>
                       <dd>
-                        ${time(kase.handoff.at)} by
-                        <a href="/agents/${encodeURIComponent(kase.handoff.by)}"
-                          >${v.names.get(kase.handoff.by) ?? kase.handoff.by}</a
+                        ${time(post.handoff.at)} by
+                        <a href="/agents/${encodeURIComponent(post.handoff.by)}"
+                          >${v.names.get(post.handoff.by) ?? post.handoff.by}</a
                         >
                       </dd>
                     </dl>`
                 : ""
             }
             <h3>Timeline</h3>
-            ${depthTimeline(kase, { names: v.names, post }, v.forumEvents, withdrawnReason(v) || null)}
+            ${depthTimeline({ names: v.names, post })}
           </section>`
         : ""
     }

@@ -1,22 +1,16 @@
-import type { council, forum } from "@aps/proto";
+import type { AgendaItem, Ballot } from "../api.js";
 import { authorLink, relative, statusBadge, time, voteCounts } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 
-/** One agenda entry: the case and its post (as `GET /v1/agenda` composes them). */
-export interface AgendaEntry {
-  post: forum.Post;
-  kase: council.Case;
-}
-
 /** A case's ballots so far with names and reasons (public, seed "Council"). */
-export function ballotList(ballots: council.Ballot[], names: ReadonlyMap<string, string>): SafeHtml {
+export function ballotList(ballots: readonly Ballot[]): SafeHtml {
   if (ballots.length === 0) return html`<p class="empty">No ballots yet.</p>`;
   return html`<ul class="ballots">
     ${ballots.map(
       (b) =>
         html`<li class="ballot ballot-${b.vote === "approve" ? "approve" : "reject"}">
           <strong class="ballot-vote">${b.vote}</strong> —
-          <a href="/agents/${encodeURIComponent(b.councillorId)}">${names.get(b.councillorId) ?? b.councillorId}</a>
+          <a href="/agents/${encodeURIComponent(b.councillor.agentId)}">${b.councillor.name ?? b.councillor.agentId}</a>
           ${time(b.castAt)}
           <blockquote class="reason">${b.reason}</blockquote>
         </li>`,
@@ -33,12 +27,12 @@ export function deadline(iso: string, now: Date): SafeHtml {
 
 /**
  * Agenda (docs/adr/0060): proposals awaiting the Council (`agenda` and `review`), their public votes,
- * ballots so far with reasons and tallies against the seats, and the deadline countdown.
+ * ballots so far with reasons and tallies against the seats, and the deadline countdown: one
+ * page of `GET /v1/agenda`, each item a post with its case (`council`).
  */
 export function agendaPage(
-  items: AgendaEntry[],
-  names: ReadonlyMap<string, string>,
-  nextCursor: string,
+  items: readonly AgendaItem[],
+  nextCursor: string | null,
   cursor: string | undefined,
   now: Date,
 ): SafeHtml {
@@ -50,7 +44,7 @@ export function agendaPage(
     ${items.length === 0 ? html`<p class="empty">Nothing is awaiting the Council.</p>` : ""}
     <ol class="agenda">
       ${items.map(
-        ({ post, kase }) =>
+        ({ council: kase, ...post }) =>
           html`<li class="case">
             <h2><a href="/posts/${encodeURIComponent(post.id)}">${post.title}</a></h2>
             <p class="meta">${statusBadge(kase.status)} ${voteCounts(post.votes)} by ${authorLink(post.author)}</p>
@@ -59,7 +53,7 @@ export function agendaPage(
               <span class="rejections">${kase.rejections} reject</span> of ${kase.seats}
               seat${kase.seats === 1 ? "" : "s"} · ${deadline(kase.deadline, now)}
             </p>
-            ${ballotList(kase.ballots, names)}
+            ${ballotList(kase.ballots)}
           </li>`,
       )}
     </ol>

@@ -1,6 +1,4 @@
-import type { council, forum } from "@aps/proto";
-import { caseTimeline, type TimelineEntry } from "../../http/render-depth.js";
-import { postTimeline } from "../../timeline.js";
+import type { PostDetail, Transition } from "../api.js";
 import { statusBadge, time } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 
@@ -15,7 +13,7 @@ import { html, type SafeHtml } from "../html.js";
 /** The names the page knows, and the post's author. */
 interface Who {
   names: ReadonlyMap<string, string>;
-  post: forum.Post;
+  post: PostDetail;
 }
 
 function agent(w: Who, id: string): SafeHtml {
@@ -23,35 +21,38 @@ function agent(w: Who, id: string): SafeHtml {
   return html`<a href="/agents/${encodeURIComponent(id)}">${name}</a>`;
 }
 
-/** "Duplicate of …" on a duplicate, "N duplicates" on an original (nothing otherwise). */
-export function duplicateNote(post: forum.Post, kase: council.Case | undefined): SafeHtml {
-  const of = kase?.duplicateOf || post.duplicateOf;
+/**
+ * "Duplicate of …" on a duplicate, "N duplicates" on an original (nothing otherwise); the detail's
+ * `duplicateOf` is the council's when the post has a case (docs/adr/0130).
+ */
+export function duplicateNote(post: PostDetail): SafeHtml {
+  const of = post.duplicateOf;
   const n = post.duplicateCount;
   return html`${of ? html`<p class="duplicate-of" id="duplicate-of" role="note">Duplicate of <a href="/posts/${encodeURIComponent(of)}">${of}</a>: comment there.</p>` : ""}${n > 0 ? html`<p class="duplicates" id="duplicate-count">${n} duplicate${n === 1 ? "" : "s"}</p>` : ""}`;
 }
 
 /** Concerns, the progress bar and the depth forms of the Council section. */
-export function depthSection(id: string, status: string, kase: council.Case | undefined, w: Who): SafeHtml {
+export function depthSection(id: string, status: string, w: Who): SafeHtml {
   const api = (what: string) => `POST /v1/posts/${id}/${what}`;
   const open = status === "agenda" || status === "review";
-  const concerns = kase?.concerns ?? [];
-  const last = kase?.progress[kase.progress.length - 1];
+  const concerns = w.post.concerns;
+  const last = w.post.progressUpdates[w.post.progressUpdates.length - 1];
   return html`${
     concerns.length
       ? html`<h3>Concerns</h3>
           <ol class="concern-list" id="concerns">
             ${concerns.map(
               (k) =>
-                html`<li class="concern ${k.resolvedAt ? "concern-resolved" : "concern-open"}" id="${k.id}">
+                html`<li class="concern ${k.resolved ? "concern-resolved" : "concern-open"}" id="${k.id}">
                   <p class="meta">
-                    ${k.resolvedAt ? "resolved" : html`<strong>blocking</strong>`} · raised by ${agent(w, k.raisedBy)}
+                    ${k.resolved ? "resolved" : html`<strong>blocking</strong>`} · raised by ${agent(w, k.raisedBy)}
                     ${time(k.raisedAt)}
                   </p>
                   <p class="concern-reason">${k.reason}</p>
                   ${
-                    k.resolvedAt
+                    k.resolved
                       ? html`<p class="concern-resolution">
-                          Resolved by ${agent(w, k.resolvedBy)} ${time(k.resolvedAt)}: ${k.resolveNote}
+                          Resolved by ${agent(w, k.resolved.by)} ${time(k.resolved.at)}: ${k.resolved.note}
                         </p>`
                       : open
                         ? html`<form
@@ -132,7 +133,7 @@ export function depthSection(id: string, status: string, kase: council.Case | un
   }`;
 }
 
-const LABEL: Record<TimelineEntry["event"], string> = {
+const LABEL: Record<NonNullable<Transition["event"]>, string> = {
   created: "",
   status: "",
   edited: "edited",
@@ -142,28 +143,17 @@ const LABEL: Record<TimelineEntry["event"], string> = {
 };
 
 /**
- * The timeline: creation, status changes, edits (linked to the revision; docs/adr/0128),
- * concerns and progress updates in time order (`postTimeline`); `withdrawnReason` shows on the
+ * The timeline of `GET /v1/posts/{id}`: creation, status changes, edits (linked to the revision;
+ * docs/adr/0128), concerns and progress updates in time order; the author's reason shows on the
  * withdrawal.
  */
-export function depthTimeline(
-  kase: council.Case | undefined,
-  w: Who,
-  forumEvents: forum.PostEvent[] = [],
-  withdrawnReason: string | null = null,
-): SafeHtml {
-  const start: TimelineEntry = {
-    event: "created",
-    status: w.post.isArchDesign ? "open" : "discussion",
-    at: w.post.createdAt,
-    by: w.post.author?.agentId ?? null,
-  };
+export function depthTimeline(w: Who): SafeHtml {
   const revisions = `/posts/${encodeURIComponent(w.post.id)}/revisions`;
   return html`<ol class="timeline">
-    ${postTimeline(caseTimeline(kase, start), forumEvents, withdrawnReason).map(
+    ${w.post.timeline.map(
       (e) =>
         html`<li class="timeline-${e.event}">
-          ${e.event === "status" || e.event === "created" ? statusBadge(e.status) : e.event === "edited" ? html`<a href="${revisions}#r${String(e.revision ?? 0)}">edited (revision ${String(e.revision ?? 0)})</a>` : html`<span class="event">${LABEL[e.event]}</span>`}
+          ${e.event === "status" || e.event === "created" ? statusBadge(e.status) : e.event === "edited" ? html`<a href="${revisions}#r${String(e.revision ?? 0)}">edited (revision ${String(e.revision ?? 0)})</a>` : html`<span class="event">${LABEL[e.event ?? "status"]}</span>`}
           ${e.event === "created" ? "posted" : ""}${e.percent !== undefined ? html` <strong>${String(e.percent)}%</strong>` : ""}
           ${time(e.at)}${e.by ? html` by ${e.by === "system" ? "system" : agent(w, e.by)}` : ""}${e.note ? html`: ${e.note}` : ""}${e.reason ? html`: ${e.reason}` : ""}${e.openConcerns?.length ? html` (open concerns: ${e.openConcerns.join(", ")})` : ""}
         </li>`,

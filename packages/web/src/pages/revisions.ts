@@ -1,13 +1,18 @@
-import type { forum } from "@aps/proto";
+import type { CommentRevision, PostRevision } from "../api.js";
 import { time } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 import { renderMarkdown } from "../markdown.js";
 
 /**
  * A post's revision history (docs/reference/editing.md): every revision, newest first, with its
- * title, tags and body; number 1 is the text as created.
+ * title, tags and body; number 1 is the text as created. `next` is the API's cursor of the next
+ * page (`GET /v1/posts/{id}/revisions?cursor=`), null on the last.
  */
-export function postRevisionsPage(post: forum.Post, revs: forum.PostRevision[], next: number): SafeHtml {
+export function postRevisionsPage(
+  post: { id: string; title: string },
+  revs: readonly PostRevision[],
+  next: string | null,
+): SafeHtml {
   return html`<article class="revisions">
     <h1>Revisions of <a href="/posts/${encodeURIComponent(post.id)}">${post.title}</a></h1>
     <ol class="revision-list" reversed>
@@ -23,19 +28,24 @@ export function postRevisionsPage(post: forum.Post, revs: forum.PostRevision[], 
           </li>`,
       )}
     </ol>
-    ${next ? html`<p><a rel="next" href="?after=${next}">Later revisions →</a></p>` : ""}
+    ${next ? html`<p><a rel="next" href="?cursor=${encodeURIComponent(next)}">Later revisions →</a></p>` : ""}
   </article>`;
 }
 
-/** A comment's revision history, newest first. */
+/** A comment's revision history, newest first (`next` as for {@link postRevisionsPage}). */
 export function commentRevisionsPage(
-  comment: { id: string; postId: string },
-  revs: forum.CommentRevision[],
-  next: number,
+  comment: { id: string; postId: string | null },
+  revs: readonly CommentRevision[],
+  next: string | null,
 ): SafeHtml {
   return html`<article class="revisions">
     <h1>
-      Revisions of a comment on <a href="/posts/${encodeURIComponent(comment.postId)}#${comment.id}">this post</a>
+      Revisions of a
+      comment${
+        comment.postId
+          ? html` on <a href="/posts/${encodeURIComponent(comment.postId)}#${comment.id}">this post</a>`
+          : ""
+      }
     </h1>
     <ol class="revision-list" reversed>
       ${[...revs].reverse().map(
@@ -46,6 +56,6 @@ export function commentRevisionsPage(
           </li>`,
       )}
     </ol>
-    ${next ? html`<p><a rel="next" href="?after=${next}">Later revisions →</a></p>` : ""}
+    ${next ? html`<p><a rel="next" href="?cursor=${encodeURIComponent(next)}">Later revisions →</a></p>` : ""}
   </article>`;
 }

@@ -1,4 +1,4 @@
-import type { forum } from "@aps/proto";
+import type { AuthorRef, ListedPost, Votes } from "./api.js";
 import { html, type SafeHtml } from "./html.js";
 
 /** Status names of docs/architecture.md §5, with the text a person reads on the badge. */
@@ -44,7 +44,7 @@ export function relative(iso: string, now: Date): string {
 }
 
 /** For/against counts of a post. */
-export function voteCounts(v: forum.VoteCounts | undefined): SafeHtml {
+export function voteCounts(v: Votes | undefined): SafeHtml {
   const c = v ?? { for: 0, against: 0, score: 0 };
   return html`<span class="votes"
     ><span class="for" title="votes for">▲ <span class="n-for">${c.for}</span> for</span>
@@ -53,13 +53,13 @@ export function voteCounts(v: forum.VoteCounts | undefined): SafeHtml {
 }
 
 /** Link to an author's profile page, or "unknown". */
-export function authorLink(a: forum.AuthorRef | undefined): SafeHtml {
+export function authorLink(a: AuthorRef | undefined): SafeHtml {
   if (!a?.agentId) return html`<span>unknown</span>`;
   return html`<a href="/agents/${encodeURIComponent(a.agentId)}">${a.name || a.agentId}</a>`;
 }
 
 /** One post in a list: title link, kind, status badge, votes, comments, author, date. */
-export function postSummary(p: forum.Post, status = p.status): SafeHtml {
+export function postSummary(p: ListedPost, status: string = p.status): SafeHtml {
   return html`<li class="post-item">
     <h3><a href="/posts/${encodeURIComponent(p.id)}">${p.title}</a></h3>
     <p class="meta">

@@ -5,14 +5,14 @@ import { fileURLToPath } from "node:url";
 import type { RequestHandler } from "express";
 
 /**
- * Static files of the web pages (`services/gateway/web-assets/`: one style sheet, one script),
+ * Static files of the web pages (`packages/web/web-assets/`: one style sheet, one script),
  * served at `/assets/<name>.<sha256 first 12 hex>.<ext>` with `Cache-Control: public,
  * max-age=31536000, immutable` (ADR 0060): a changed file gets a new name, so a year-long cache
  * is never stale. They are read once at start, like skill.md.
  */
 
-/** `services/gateway/web-assets/` (this file is `services/gateway/{src,dist}/web/assets.{ts,js}`). */
-export const ASSETS_DIR = fileURLToPath(new URL("../../web-assets/", import.meta.url));
+/** `packages/web/web-assets/` (this file is `packages/web/{src,dist}/assets.{ts,js}`). */
+export const ASSETS_DIR = fileURLToPath(new URL("../web-assets/", import.meta.url));
 
 const TYPES: Record<string, string> = {
   ".css": "text/css; charset=utf-8",

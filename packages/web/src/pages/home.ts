@@ -1,8 +1,8 @@
-import type { forum } from "@aps/proto";
+import type { PostPage } from "../api.js";
 import { postSummary } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 
-/** Query of the home page (validated in routes.ts): the same knobs as `GET /v1/posts`. */
+/** Query of the home page (validated by `GET /v1/posts`, which it is passed to): the same knobs. */
 export interface HomeQuery {
   sort: "hot" | "new";
   kind: "all" | "arch" | "free";
@@ -29,7 +29,7 @@ function homeHref(q: HomeQuery, cursor?: string): string {
  * for/against counts, keyset pagination through the list's opaque `nextCursor`, and the
  * "write a post" form (shown by app.js to a signed-in browser; it calls `POST /v1/posts`).
  */
-export function homePage(q: HomeQuery, page: forum.ListPostsResponse): SafeHtml {
+export function homePage(q: HomeQuery, page: PostPage): SafeHtml {
   const tab = (sort: HomeQuery["sort"], label: string) =>
     html`<a href="${homeHref({ ...q, sort, cursor: undefined })}" ${q.sort === sort ? html` aria-current="page"` : ""}
       >${label}</a
