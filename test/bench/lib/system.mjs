@@ -56,6 +56,9 @@ const UNLIMITED = {
  * @property {number} lineMs spawn → "APS ready at" printed (ms)
  * @property {number} readyzMs spawn → first `GET /readyz` 200 (ms)
  * @property {() => Promise<void>} stop SIGTERM, wait (≤ 30 s), then SIGKILL whatever of the tree is left
+ * @property {{ name: string, replica: number, pid: number, port: number, metrics: string | null }[]} processes
+ *   distributed mode: every service process as deploy/local/start.mjs names it on its
+ *   `APS processes: […]` line (ADR 0166); [] in embedded mode
  */
 
 /**
@@ -92,6 +95,7 @@ export async function startSystem(o) {
   // Refresh the tree snapshot while it runs, so that an orphan left by a crash is still known.
   const snap = setInterval(() => (known = snapshot(child.pid, known)), 2000);
   exited.then(() => clearInterval(snap));
+  let processes = [];
   try {
     const line = new Promise((resolve) => {
       let out = "";
@@ -99,6 +103,8 @@ export async function startSystem(o) {
         keep(d);
         if (out === null) return;
         out += d;
+        const listed = /^APS processes: (.*)$/m.exec(out);
+        if (listed && processes.length === 0) processes = JSON.parse(listed[1]);
         if (/APS ready at \S+/.test(out)) {
           out = null;
           resolve(performance.now() - t0);
@@ -131,6 +137,7 @@ export async function startSystem(o) {
       lineMs: Math.round(lineMs),
       readyzMs: Math.round(readyzMs),
       stop,
+      processes,
     };
   } catch (err) {
     await stop();

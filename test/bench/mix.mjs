@@ -1,0 +1,498 @@
+#!/usr/bin/env node
+// `npm run bench:mix` — a mixed-load benchmark of the distributed topology (issue 31 "Measure",
+// method: docs/adr/0196-mixed-load-bench.md; the model built from it: docs/capacity.md).
+//
+// On the real PostgreSQL and NATS (DATABASE_URL, NATS_URL; a fresh database and stream per run,
+// dropped after): agents with real API keys and posts are seeded in SQL, then the topology
+// (deploy/local/start.mjs) runs with each replica layout of BENCH_MIX_TOPOLOGIES (gateways×forums,
+// REPLICAS_GATEWAY / REPLICAS_FORUM, ADR 0166) under an open loop (Poisson arrivals) of requests
+// by random agents among the active ones, in the issue's per-agent daily mix (20 list reads, 5 post
+// reads, 2 searches, 3 votes, 1 comment, 0.1 posts), stepped up by BENCH_MIX_FACTOR until p99 > 1 s
+// or errors > 1 % (or BENCH_MIX_MAX_STEPS). Idle SSE streams stay open beside the load.
+// Per step it prints per-route p50/p95/p99, CPU ms per request of every process (/proc/<pid>/stat
+// before/after), PostgreSQL backends' and NATS's CPU, commits/rows/WAL per request, requests per
+// replica; at the end rows and bytes per request per table and the table "cores per component at
+// the peak of 100k daily agents (5× peak factor)".
+//
+// Sizes (env; BENCH_MIX_FULL=1 = the issue's sizes):
+//   BENCH_MIX_AGENTS   agents seeded            20,000   (full 1,000,000)
+//   BENCH_MIX_POSTS    posts seeded             20,000   (full 1,000,000)
+//   BENCH_MIX_ACTIVE   agents sending requests   5,000   (full 100,000)
+//   BENCH_MIX_TOPOLOGIES gateways×forums        1x1,2x2  (full 1x1,2x1,1x2,2x2,4x2)
+//   BENCH_MIX_START_RATE requests/s of step 1   20;  BENCH_MIX_FACTOR 1.5;  BENCH_MIX_MAX_STEPS 6 (full 10)
+//   BENCH_MIX_STEP_S   seconds per step         15       (full 60)
+//   BENCH_MIX_SSE      idle SSE streams         20       (full 500)
+//   BENCH_MIX_WARMUP_S unrecorded load at the first rate before the steps of each topology: 10
+// Search: the distributed knowledge service without MEILISEARCH_URL / KNOWLEDGE_DATABASE_URL keeps an
+// in-memory index rebuilt from every post at each start, seeded ones included; the bench waits for
+// that (the tree's CPU falling below a quarter of a core, at most BENCH_MIX_SETTLE_MAX_S: 300 s,
+// full 1800 s) before loading.
+// Prints progress on stderr and the markdown report on stdout; writes
+// test/bench/results/mix-latest.{json,md}. Exits 1 when a topology failed to run.
+// Not part of the test suite (minutes of load); test/bench/mix-model.test.ts checks its arithmetic.
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { cleanupAll, cleanupOnSignalsAndCrashes, onCleanup } from "./lib/cleanup.mjs";
+import { createDistributedInfra } from "./lib/infra.mjs";
+import { cpuDelta, cpuSample, dbSample, requestsServed, serviceProcesses } from "./lib/mix-probes.mjs";
+import { seedAgents, seedPosts } from "./lib/mix-seed.mjs";
+import {
+  coresAt,
+  DAILY_MIX,
+  gapMs,
+  latencySummary,
+  peakRate,
+  perAgentPerDay,
+  pickRoute,
+  stepBroke,
+} from "./lib/mix-model.mjs";
+import { waitQuiet } from "./lib/proctree.mjs";
+import { randomHotCursors } from "./lib/scale.mjs";
+import { freePort, startSystem } from "./lib/system.mjs";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const env = process.env;
+const FULL = env.BENCH_MIX_FULL === "1";
+const num = (name, small, full) => Number(env[name] ?? (FULL ? full : small));
+const CFG = {
+  agents: num("BENCH_MIX_AGENTS", 20_000, 1_000_000),
+  posts: num("BENCH_MIX_POSTS", 20_000, 1_000_000),
+  active: num("BENCH_MIX_ACTIVE", 5_000, 100_000),
+  topologies: (env.BENCH_MIX_TOPOLOGIES ?? (FULL ? "1x1,2x1,1x2,2x2,4x2" : "1x1,2x2")).split(",").map((t) => {
+    const [g, f] = t.split("x").map(Number);
+    return { gateways: g, forums: f };
+  }),
+  startRate: num("BENCH_MIX_START_RATE", 20, 20),
+  factor: num("BENCH_MIX_FACTOR", 1.5, 1.5),
+  maxSteps: num("BENCH_MIX_MAX_STEPS", 6, 10),
+  stepS: num("BENCH_MIX_STEP_S", 15, 60),
+  sse: num("BENCH_MIX_SSE", 20, 500),
+  settleMaxS: num("BENCH_MIX_SETTLE_MAX_S", 300, 1800),
+  warmupS: num("BENCH_MIX_WARMUP_S", 10, 10),
+};
+/** The model's target (issue 31): 100k daily agents, 5× peak factor. */
+const MODEL = { dailyAgents: 100_000, peakFactor: 5 };
+const REQUEST_TIMEOUT_MS = 10_000;
+const t0 = performance.now();
+const log = (m) =>
+  process.stderr.write(`[bench:mix ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${m}\n`);
+const WORDS = [
+  "gateway",
+  "forum",
+  "index",
+  "proposal",
+  "cache",
+  "replica",
+  "seeded",
+  "read model",
+  "hot list",
+  "keeps",
+];
+
+/** A fetch with a timeout; resolves `{ status, ms }` (status 0 = network error or timeout). */
+async function timed(url, init) {
+  const t = performance.now();
+  try {
+    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    await res.arrayBuffer();
+    return { status: res.status, ms: performance.now() - t };
+  } catch {
+    return { status: 0, ms: performance.now() - t };
+  }
+}
+
+/** One request of `route` by `agent` through `origin`; resolves `{ status, ms }`. */
+function fire(route, origin, agent, data) {
+  const auth = { authorization: `Bearer ${agent.apiKey}` };
+  const json = { ...auth, "content-type": "application/json" };
+  const rnd = (a) => a[Math.floor(Math.random() * a.length)];
+  // Post reads, votes and comments lean to hot posts (ids ordered by heat; u² skews to the front).
+  const post = () => data.postIds[Math.floor(data.postIds.length * Math.random() ** 2)];
+  const v1 = `${origin}/v1`;
+  switch (route) {
+    case "list": {
+      const u = Math.random();
+      const path =
+        u < 0.7
+          ? "/posts?sort=hot&limit=25"
+          : u < 0.9
+            ? "/posts?sort=new&limit=25"
+            : `/posts?sort=hot&limit=25&cursor=${rnd(data.cursors)}`;
+      return timed(v1 + path, { headers: auth });
+    }
+    case "post":
+      return timed(`${v1}/posts/${post()}`, { headers: auth });
+    case "search":
+      return timed(`${v1}/knowledge/search?q=${encodeURIComponent(rnd(WORDS))}`, { headers: auth });
+    case "vote":
+      return timed(`${v1}/posts/${post()}/vote`, {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ vote: Math.random() < 0.7 ? 1 : -1 }),
+      });
+    case "comment":
+      return timed(`${v1}/posts/${post()}/comments`, {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ body: `A comment from ${agent.name}: the read model keeps the hot list on an index.` }),
+      });
+    default:
+      return timed(`${v1}/posts`, {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({
+          title: `Mix proposal by ${agent.name} ${Math.random().toString(36).slice(2, 8)}`,
+          body: `A proposal made under the mixed load. ${"The gateway answers from the forum read model. ".repeat(8)}`,
+          is_arch_design: Math.random() < 0.6,
+        }),
+      });
+  }
+}
+
+/**
+ * One open-loop step: Poisson arrivals of `rate` requests/s for `seconds` (CFG.stepS), routes drawn
+ * from the daily mix, agents at random among the active ones, gateways in turn. Resolves per-route
+ * latencies and outcome counts.
+ */
+async function openLoop(rate, origins, data, seconds = CFG.stepS) {
+  const end = performance.now() + seconds * 1000;
+  const pending = [];
+  const routes = Object.fromEntries(
+    Object.keys(DAILY_MIX).map((r) => [r, { ms: [], ok: 0, rejected: 0, errors: 0, statuses: {} }]),
+  );
+  let g = 0;
+  let lateMs = 0;
+  for (let next = performance.now(); next < end; next += gapMs(rate, Math.random())) {
+    const wait = next - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    else lateMs = Math.max(lateMs, -wait);
+    const route = pickRoute(Math.random());
+    const agent = data.agents[Math.floor(Math.random() * data.agents.length)];
+    const p = fire(route, origins[g++ % origins.length], agent, data).then(({ status, ms }) => {
+      const r = routes[route];
+      if (status < 200 || status >= 300) r.statuses[status] = (r.statuses[status] ?? 0) + 1;
+      if (status >= 200 && status < 300) {
+        r.ok++;
+        r.ms.push(ms);
+      } else if (status >= 400 && status < 500 && status !== 429) {
+        r.rejected++;
+        r.ms.push(ms);
+      } else r.errors++;
+    });
+    pending.push(p);
+  }
+  await Promise.all(pending);
+  return { routes, requests: pending.length, lateMs };
+}
+
+/** Opens `n` idle SSE streams spread over the gateways; returns a function that closes them. */
+function openStreams(n, origins, agents) {
+  const ctl = new AbortController();
+  let open = 0;
+  for (let i = 0; i < n; i++) {
+    const url = `${origins[i % origins.length]}/v1/events/stream`;
+    fetch(url, { headers: { authorization: `Bearer ${agents[i % agents.length].apiKey}` }, signal: ctl.signal })
+      .then(async (res) => {
+        if (res.ok) open++;
+        for await (const _ of res.body) void _; // read (and drop) events until closed
+      })
+      .catch(() => undefined);
+  }
+  return { close: () => ctl.abort(), opened: () => open };
+}
+
+/** Sum of values of `per` (`name#replica` → ms) by service name. */
+function byComponent(per) {
+  const out = {};
+  for (const [k, v] of Object.entries(per)) {
+    const name = k.split("#")[0];
+    out[name] = (out[name] ?? 0) + v;
+  }
+  return out;
+}
+
+const round = (x, d = 2) =>
+  x === undefined || x === null || Number.isNaN(x) ? null : Math.round(x * 10 ** d) / 10 ** d;
+
+/** Runs the steps on one started topology; resolves its steps. */
+async function runTopology(topo, infra, data, sql) {
+  const port = await freePort();
+  log(`topology ${topo.gateways}×${topo.forums}: starting`);
+  const sys = await startSystem({
+    mode: "distributed",
+    root,
+    port,
+    infraEnv: { ...infra.env, REPLICAS_GATEWAY: String(topo.gateways), REPLICAS_FORUM: String(topo.forums) },
+  });
+  const out = { ...topo, steps: [] };
+  let streams = null;
+  try {
+    const quiet = await waitQuiet(sys.pid, { maxMs: CFG.settleMaxS * 1000 });
+    log(`  ${quiet.quiet ? "quiet" : "still busy (gave up)"} after ${(quiet.quietAfterMs / 1000).toFixed(0)} s`);
+    out.settle = quiet;
+    const procs = serviceProcesses(sys.pid, sys.processes);
+    out.processes = procs.map((p) => `${p.name}#${p.replica}`);
+    const origins = Array.from({ length: topo.gateways }, (_, i) => `http://127.0.0.1:${port + i}`);
+    streams = openStreams(CFG.sse, origins, data.agents);
+    await new Promise((r) => setTimeout(r, 2000));
+    out.sseOpen = streams.opened();
+    if (CFG.warmupS > 0) {
+      log(`  warm-up: ${CFG.startRate} requests/s for ${CFG.warmupS} s (not recorded)`);
+      await openLoop(CFG.startRate, origins, data, CFG.warmupS);
+    }
+    let rate = CFG.startRate;
+    for (let step = 1; step <= CFG.maxSteps; step++, rate = Math.round(rate * CFG.factor)) {
+      log(`  step ${step}: ${rate} requests/s for ${CFG.stepS} s`);
+      const served0 = await Promise.all(procs.map((p) => requestsServed(p.metrics)));
+      const db0 = await dbSample(sql, infra.database);
+      const cpu0 = cpuSample(procs, infra.database);
+      const load = await openLoop(rate, origins, data);
+      const cpu1 = cpuSample(procs, infra.database);
+      const db1 = await dbSample(sql, infra.database);
+      const served1 = await Promise.all(procs.map((p) => requestsServed(p.metrics)));
+      const cpu = cpuDelta(procs, cpu0, cpu1);
+      const all = Object.values(load.routes).flatMap((r) => r.ms);
+      const total = latencySummary(all);
+      const errors = Object.values(load.routes).reduce((s, r) => s + r.errors, 0);
+      const rejected = Object.values(load.routes).reduce((s, r) => s + r.rejected, 0);
+      const n = load.requests;
+      const perReq = (x) => round(x / n, 3);
+      const tables = {};
+      for (const [name, b] of db1.tables) {
+        const a = db0.tables.get(name) ?? { ins: 0, bytes: 0 };
+        if (b.ins - a.ins > 0)
+          tables[name] = {
+            rowsPerRequest: round((b.ins - a.ins) / n, 4),
+            bytesPerRow: b.live > 0 ? Math.round(b.bytes / b.live) : null,
+          };
+      }
+      const s = {
+        step,
+        rate,
+        achieved: round(n / (cpu.wallMs / 1000), 1),
+        requests: n,
+        errors,
+        rejected,
+        lateMs: round(load.lateMs, 0),
+        p50: round(total.p50, 1),
+        p95: round(total.p95, 1),
+        p99: round(total.p99, 1),
+        routes: Object.fromEntries(
+          Object.entries(load.routes).map(([k, r]) => {
+            const l = latencySummary(r.ms);
+            return [
+              k,
+              {
+                n: r.ok + r.rejected + r.errors,
+                rejected: r.rejected,
+                errors: r.errors,
+                statuses: r.statuses,
+                p50: round(l.p50, 1),
+                p95: round(l.p95, 1),
+                p99: round(l.p99, 1),
+              },
+            ];
+          }),
+        ),
+        cpuMsPerRequest: {
+          ...Object.fromEntries(Object.entries(byComponent(cpu.per)).map(([k, v]) => [k, perReq(v)])),
+          postgres: perReq(cpu.postgres),
+          nats: perReq(cpu.nats),
+          client: perReq(cpu.client),
+        },
+        cpuMsPerRequestPerProcess: Object.fromEntries(Object.entries(cpu.per).map(([k, v]) => [k, perReq(v)])),
+        requestsPerReplica: Object.fromEntries(
+          procs.map((p, i) => [
+            `${p.name}#${p.replica}`,
+            served0[i] === null || served1[i] === null ? null : served1[i] - served0[i],
+          ]),
+        ),
+        db: {
+          commitsPerRequest: perReq(db1.commits - db0.commits),
+          rowsPerRequest: perReq(db1.rows - db0.rows),
+          walBytesPerRequest: Math.round((db1.wal - db0.wal) / n),
+        },
+        tables,
+        loadavg: os.loadavg().map((x) => round(x, 2)),
+      };
+      s.broke = stepBroke({ p99: total.p99, requests: n, errors });
+      out.steps.push(s);
+      log(
+        `    ${s.achieved} req/s, p50 ${s.p50} ms, p99 ${s.p99} ms, errors ${errors}, rejected ${rejected}, CPU ms/req ${JSON.stringify(s.cpuMsPerRequest)}`,
+      );
+      if (s.broke) break;
+    }
+  } finally {
+    streams?.close();
+    await sys.stop();
+  }
+  return out;
+}
+
+/** The last step that held (p99 ≤ 1 s, errors ≤ 1 %), or the first step when none held. */
+const heldStep = (t) => [...t.steps].reverse().find((s) => !s.broke) ?? t.steps[0];
+
+/** Markdown of the whole run. */
+function markdown(run) {
+  const L = [];
+  const rate = peakRate(MODEL.dailyAgents, MODEL.peakFactor);
+  L.push(`## bench:mix — ${run.at}`, "");
+  L.push(
+    `${run.machine.cpus} × ${run.machine.cpu}, node ${run.machine.node}; load average ${run.machine.loadAvgAtStart.join(" / ")} at start, ${run.loadAvgAtEnd.join(" / ")} at the end ` +
+      `(the machine is shared: absolute rates are noisy, CPU ms per request much less). Seeded in SQL: ${run.config.agents.toLocaleString("en")} agents ` +
+      `(${run.seed.agentsS} s), ${run.config.posts.toLocaleString("en")} posts (${run.seed.postsS} s); ${run.config.active.toLocaleString("en")} active agents; ` +
+      `knowledge: in-memory index rebuilt from every post at start; ${run.config.warmupS} s warm-up; ${run.config.sse} idle SSE streams; steps of ${run.config.stepS} s ` +
+      `from ${run.config.startRate} requests/s × ${run.config.factor}; mix per agent per day ${JSON.stringify(DAILY_MIX)} (${perAgentPerDay()} requests). Run took ${run.seconds} s.`,
+    "",
+  );
+  for (const t of run.topologies) {
+    L.push(`### ${t.gateways} gateway(s) × ${t.forums} forum(s)${t.error ? ` — FAILED: ${t.error}` : ""}`, "");
+    if (!t.steps?.length) continue;
+    L.push(`SSE streams open: ${t.sseOpen}/${run.config.sse}.`, "");
+    L.push(
+      "| step | asked req/s | got req/s | p50 ms | p95 ms | p99 ms | errors | 4xx | commits/req | rows/req | WAL B/req* | load avg 1 min |",
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    );
+    for (const s of t.steps)
+      L.push(
+        `| ${s.step}${s.broke ? " (broke)" : ""} | ${s.rate} | ${s.achieved} | ${s.p50} | ${s.p95} | ${s.p99} | ${s.errors} | ${s.rejected} | ${s.db.commitsPerRequest} | ${s.db.rowsPerRequest} | ${s.db.walBytesPerRequest} | ${s.loadavg[0]} |`,
+      );
+    const h = heldStep(t);
+    L.push(
+      "",
+      `Per route at step ${h.step} (${h.achieved} req/s):`,
+      "",
+      "| route | n | p50 ms | p95 ms | p99 ms | errors | 4xx | non-2xx statuses |",
+      "|---|---:|---:|---:|---:|---:|---:|---|",
+    );
+    for (const [k, r] of Object.entries(h.routes))
+      L.push(
+        `| ${k} | ${r.n} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.errors} | ${r.rejected} | ${
+          Object.entries(r.statuses)
+            .map(([c, n]) => `${c}×${n}`)
+            .join(" ") || "—"
+        } |`,
+      );
+    const comps = Object.keys(h.cpuMsPerRequest);
+    L.push(
+      "",
+      `CPU ms per request (of the whole mix) by component, per step:`,
+      "",
+      `| step | ${comps.join(" | ")} |`,
+      `|---:|${comps.map(() => "---:").join("|")}|`,
+    );
+    for (const s of t.steps) L.push(`| ${s.step} | ${comps.map((c) => s.cpuMsPerRequest[c] ?? "").join(" | ")} |`);
+    const replicated = Object.keys(h.requestsPerReplica).filter((k) => {
+      const name = k.split("#")[0];
+      return Object.keys(h.requestsPerReplica).filter((x) => x.startsWith(`${name}#`)).length > 1;
+    });
+    if (replicated.length) {
+      L.push(
+        "",
+        `Requests and CPU per replica at step ${h.step}:`,
+        "",
+        "| process | requests served | CPU ms/req of the mix |",
+        "|---|---:|---:|",
+      );
+      for (const k of replicated)
+        L.push(`| ${k} | ${h.requestsPerReplica[k] ?? "n/a"} | ${h.cpuMsPerRequestPerProcess[k] ?? ""} |`);
+    }
+    L.push("");
+  }
+  const base = run.topologies.find((t) => t.steps?.length);
+  if (base) {
+    const h = heldStep(base);
+    L.push(
+      `### Cores per component at the peak of 100k daily agents (5× peak factor)`,
+      "",
+      `${rate.toFixed(0)} requests/s (${MODEL.dailyAgents.toLocaleString("en")} × ${perAgentPerDay()} / 86,400 × ${MODEL.peakFactor}), from the CPU ms per request of ` +
+        `${base.gateways}×${base.forums} step ${h.step} (${h.achieved} req/s); replicas at ≤ 60 % of a core each, at least 2.`,
+      "",
+      "| component | CPU ms/request | cores at peak | replicas |",
+      "|---|---:|---:|---:|",
+    );
+    for (const [k, ms] of Object.entries(h.cpuMsPerRequest)) {
+      if (k === "client") continue;
+      const c = coresAt(ms, rate);
+      const server = k === "postgres" || k === "nats";
+      L.push(`| ${k}${server ? " (server)" : ""} | ${ms} | ${c.cores.toFixed(2)} | ${server ? "—" : c.replicas} |`);
+    }
+    L.push(
+      "",
+      `Rows per request and bytes per row by table (${base.gateways}×${base.forums} step ${h.step}):`,
+      "",
+      "| table | rows/request | bytes/row (incl. indexes) |",
+      "|---|---:|---:|",
+    );
+    for (const [k, v] of Object.entries(h.tables).sort((a, b) => b[1].rowsPerRequest - a[1].rowsPerRequest))
+      L.push(`| ${k} | ${v.rowsPerRequest} | ${v.bytesPerRow ?? "n/a"} |`);
+    L.push(
+      "",
+      "\\* WAL is the server's position (cluster-wide): other databases' writes on the shared server count too, an upper bound.",
+    );
+  }
+  return L.join("\n") + "\n";
+}
+
+cleanupOnSignalsAndCrashes();
+if (!env.DATABASE_URL || !env.NATS_URL) {
+  console.error("bench:mix needs DATABASE_URL and NATS_URL (the distributed topology on real PostgreSQL and NATS)");
+  process.exit(1);
+}
+const run = {
+  at: new Date().toISOString(),
+  machine: {
+    cpus: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+    node: process.version,
+    loadAvgAtStart: os.loadavg().map((x) => round(x, 2)),
+  },
+  config: CFG,
+  model: { ...MODEL, peakRequestsPerS: peakRate(MODEL.dailyAgents, MODEL.peakFactor) },
+  topologies: [],
+};
+let failed = false;
+try {
+  const infra = await createDistributedInfra(env.DATABASE_URL, env.NATS_URL);
+  log(`database ${infra.database}: migrations (first start)`);
+  const first = await startSystem({ mode: "distributed", root, port: await freePort(), infraEnv: infra.env });
+  await first.stop();
+  const sql = new pg.Client({ connectionString: infra.sqlUrl });
+  sql.on("error", () => undefined);
+  await sql.connect();
+  onCleanup("close the bench:mix SQL client", () => sql.end());
+  log(`seeding ${CFG.agents.toLocaleString("en")} agents in SQL`);
+  const seeded = await seedAgents(sql, CFG.agents, CFG.active, (m) => log(`  ${m}`));
+  log(`seeding ${CFG.posts.toLocaleString("en")} posts in SQL`);
+  const posts = await seedPosts(sql, CFG.posts, seeded.agents.slice(0, 1000), 20_000, (m) => log(`  ${m}`));
+  const cursors = await randomHotCursors(sql, 2000);
+  run.seed = { agentsS: seeded.seconds, postsS: posts.seconds };
+  const data = { agents: seeded.agents, postIds: posts.postIds, cursors };
+  for (const topo of CFG.topologies) {
+    try {
+      run.topologies.push(await runTopology(topo, infra, data, sql));
+    } catch (err) {
+      failed = true;
+      log(`topology ${topo.gateways}×${topo.forums} FAILED: ${err.stack}`);
+      run.topologies.push({ ...topo, error: err.message.split("\n")[0], steps: [] });
+    }
+  }
+} catch (err) {
+  failed = true;
+  log(`FAILED: ${err.stack}`);
+} finally {
+  await cleanupAll();
+}
+run.loadAvgAtEnd = os.loadavg().map((x) => round(x, 2));
+run.seconds = Math.round((performance.now() - t0) / 1000);
+run.seed ??= { agentsS: null, postsS: null };
+const md = markdown(run);
+const dir = join(root, "test/bench/results");
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, "mix-latest.json"), JSON.stringify(run, null, 2) + "\n");
+writeFileSync(join(dir, "mix-latest.md"), md);
+console.log(md);
+process.exit(failed ? 1 : 0);
