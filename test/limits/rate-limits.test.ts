@@ -129,6 +129,20 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     expect(parseRateHeaders(other)).toMatchObject({ policy: "anon", r: ANON - 1 });
   });
 
+  it("a web page counts once against its visitor: the page's own /v1 calls (docs/adr/0195) are not counted again, and a guessed page-call header is", async () => {
+    const ip = newIp();
+    const h = { "x-forwarded-for": ip };
+    for (const path of ["/", "/agenda", "/"]) {
+      const page = await fetch(`${root}${path}`, { headers: h });
+      expect({ path, status: page.status }).toEqual({ path, status: 200 });
+      await page.text();
+    }
+    const after = await req("GET", "/skill-version", { headers: h });
+    expect(parseRateHeaders(after).r).toBe(ANON - 4); // three pages and this request
+    const guessed = await req("GET", "/skill-version", { headers: { ...h, "x-aps-page-call": "a-guess" } });
+    expect(parseRateHeaders(guessed).r).toBe(ANON - 5);
+  });
+
   it("anonymous IPv6 callers are counted per /64: a fresh address in the same /64 shares the budget, another /64 does not (docs/adr/0113)", async () => {
     const net = `2001:db8:${++ipSeq}:1`;
     for (let i = 0; i < ANON; i++) {

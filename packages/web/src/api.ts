@@ -33,11 +33,17 @@ export type ApiBaseUrl = (req: Request) => string;
 /**
  * A client of `/v1` for one page request: anonymous (a page is public; a signed-in browser calls
  * the API itself from app.js), carrying the visitor's address as `X-Forwarded-For` (honoured only
- * where the gateway trusts its own address, as for `/mcp`) and the page's request id, so the
- * API's logs and the page's error name the same request.
+ * where the gateway trusts its own address, as for `/mcp`), the page's request id, so the
+ * API's logs and the page's error name the same request, and `extra` (the gateway's page-call
+ * secret: the calls are not counted against the visitor twice, docs/adr/0195).
  */
-export function apiFor(req: Request, baseUrl: string, requestId: unknown): ApsClient {
-  const headers: Record<string, string> = {};
+export function apiFor(
+  req: Request,
+  baseUrl: string,
+  requestId: unknown,
+  extra: Record<string, string> = {},
+): ApsClient {
+  const headers: Record<string, string> = { ...extra };
   if (typeof requestId === "string" && requestId) headers["x-request-id"] = requestId;
   if (req.ip) headers["x-forwarded-for"] = req.ip;
   return createApsClient({ baseUrl, headers });

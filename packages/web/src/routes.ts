@@ -22,6 +22,11 @@ import { searchPage } from "./pages/search.js";
 export interface WebDeps {
   /** The `/v1` root to call for a page request (the gateway passes its own listener's, `ownBaseUrl`). */
   apiBaseUrl: ApiBaseUrl;
+  /**
+   * Headers every `/v1` call of a page carries: the gateway's page-call secret, so the calls are
+   * not counted against the visitor again (the page request was; docs/adr/0195). None by default.
+   */
+  apiHeaders?: Record<string, string>;
   /** The agent interface (the gateway's skill.md), shown at `/docs/skill`. */
   skill: { markdown: string };
   /** The reference pages (docs/reference/, the gateway's `loadDocs()`), shown at `/docs` and `/docs/{slug}`. */
@@ -128,7 +133,7 @@ export function webRoutes(deps: WebDeps): Router {
   const page =
     (handler: (req: Request, api: ApsClient) => Promise<PageContent> | PageContent): RequestHandler =>
     async (req, res) => {
-      send(res, await handler(req, apiFor(req, deps.apiBaseUrl(req), res.getHeader("X-Request-Id"))));
+      send(res, await handler(req, apiFor(req, deps.apiBaseUrl(req), res.getHeader("X-Request-Id"), deps.apiHeaders)));
     };
 
   r.use(serveAssets(assets));

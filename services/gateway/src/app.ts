@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import express, { type Express } from "express";
 import type { DeadLetterQueue, Logger } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
@@ -15,7 +16,7 @@ import { methodNotAllowed } from "./http/method-not-allowed.js";
 import { hardening } from "./http/hardening.js";
 import { httpMetrics, metricsEndpoint } from "./http/metrics.js";
 import { idempotency } from "./http/idempotency.js";
-import { rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
+import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { adminRoutes } from "./routes/admin.js";
 import { capabilitiesRoutes, type CapabilityConfig } from "./routes/capabilities.js";
 import { councilRoutes } from "./routes/council.js";
@@ -108,7 +109,9 @@ export function createApp(deps: AppDeps): Express {
     res.setHeader("X-Skill-Version", String(deps.skill.version));
     next();
   });
-  app.use(rateLimit(rateLimiter, auth, deps.log));
+  // the web pages' own /v1 calls carry this process's secret and are not counted again (docs/adr/0195)
+  const pageCallSecret = randomBytes(24).toString("base64url");
+  app.use(rateLimit(rateLimiter, auth, deps.log, pageCallSecret));
   // Beside the API only without a separate metrics port (METRICS_PORT, docs/adr/0112).
   if (deps.metricsOnApiPort !== false) app.get("/metrics", metricsEndpoint);
 
@@ -166,7 +169,15 @@ export function createApp(deps: AppDeps): Express {
   app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/adr/0137)
   // Web pages for humans (ADR 0060), before the /docs Markdown routes: @aps/web, reading /v1 above
   // over this listener through @aps/client like the MCP tools (docs/adr/0195).
-  app.use(webRoutes({ apiBaseUrl: ownBaseUrl, skill: deps.skill, docs, log: deps.log }));
+  app.use(
+    webRoutes({
+      apiBaseUrl: ownBaseUrl,
+      apiHeaders: { [PAGE_CALL_HEADER]: pageCallSecret },
+      skill: deps.skill,
+      docs,
+      log: deps.log,
+    }),
+  );
   app.use("/docs", docsRoutes(docs, deps.skill.markdown));
   app.use(methodNotAllowed(app)); // a served path, another method: 405 with Allow (docs/adr/0170)
   app.use(notFound);

@@ -1,4 +1,5 @@
 import type { Request, RequestHandler, Response } from "express";
+import { timingSafeEqual } from "node:crypto";
 import {
   RateLimiterMemory,
   RateLimiterPostgres,
@@ -280,6 +281,23 @@ const API_KEY_PREFIX = "sk_src_";
 /** Paths that are counted against nobody (orchestrator probes); they still get the headers. */
 const UNCOUNTED = new Set(["/healthz", "/readyz"]);
 
+/**
+ * The header a web page's own `/v1` calls carry (packages/web reads the API over HTTP,
+ * docs/adr/0195): with the gateway process's secret value they are counted against nobody, since
+ * the page request that made them was counted against its visitor already (docs/adr/0195 "rate
+ * limits"). Any other value, or none, is counted as usual.
+ */
+export const PAGE_CALL_HEADER = "x-aps-page-call";
+
+/** Whether `req` carries this process's page-call secret (constant-time compare). */
+function isPageCall(req: Request, secret: Buffer | undefined): boolean {
+  if (!secret) return false;
+  const v = req.header(PAGE_CALL_HEADER);
+  if (v === undefined) return false;
+  const got = Buffer.from(v);
+  return got.length === secret.length && timingSafeEqual(got, secret);
+}
+
 /** The words a 429 uses for the budget of `policy` that ran out. */
 const BUDGET_OF: Record<RatePolicyName, string> = {
   keyed: "API key",
@@ -301,13 +319,20 @@ const BUDGET_OF: Record<RatePolicyName, string> = {
  * `res.locals` so `authenticate` does not ask twice); a valid key counts
  * against its agent, anything else (no key, malformed header, a token that is not `sk_src_…`,
  * unknown or revoked key, identity down) against the client IP — so sending random keys does not
- * buy a fresh budget.
+ * buy a fresh budget. A web page's own `/v1` calls carrying `pageCallSecret` in
+ * {@link PAGE_CALL_HEADER} are not counted (the page request was).
  */
-export function rateLimit(limiter: RequestRateLimiter, identity: KeyResolver, log: Logger): RequestHandler {
+export function rateLimit(
+  limiter: RequestRateLimiter,
+  identity: KeyResolver,
+  log: Logger,
+  pageCallSecret?: string,
+): RequestHandler {
+  const secret = pageCallSecret ? Buffer.from(pageCallSecret) : undefined;
   return (req, res, next) => {
     partitionOf(req, res, identity)
       .then(async (p) => {
-        const s = await countOrPeek(limiter, p, UNCOUNTED.has(req.path));
+        const s = await countOrPeek(limiter, p, UNCOUNTED.has(req.path) || isPageCall(req, secret));
         const h = rateLimitHeaderValues(s);
         res.setHeader("RateLimit-Policy", h.policy);
         res.setHeader("RateLimit", h.limit);
