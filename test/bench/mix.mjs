@@ -204,6 +204,19 @@ function openStreams(n, origins, agents) {
   return { close: () => ctl.abort(), opened: () => open };
 }
 
+/**
+ * Gateway cursors for the forum's hot-list cursors `inners` (lib/scale.mjs): the gateway binds a
+ * cursor to its list (services/gateway/src/http/cursor.ts: base64url of [mark, list, scope,
+ * inner]); the wrapping is taken from a real `nextCursor` of the hot list's first page.
+ */
+async function wrapCursors(origin, inners) {
+  const res = await fetch(`${origin}/v1/posts?sort=hot&limit=25`);
+  const { nextCursor } = await res.json();
+  if (!nextCursor) return [];
+  const [mark, list, scope] = JSON.parse(Buffer.from(nextCursor, "base64url").toString("utf8"));
+  return inners.map((inner) => Buffer.from(JSON.stringify([mark, list, scope, inner])).toString("base64url"));
+}
+
 /** Sum of values of `per` (`name#replica` → ms) by service name. */
 function byComponent(per) {
   const out = {};
@@ -236,6 +249,7 @@ async function runTopology(topo, infra, data, sql) {
     const procs = serviceProcesses(sys.pid, sys.processes);
     out.processes = procs.map((p) => `${p.name}#${p.replica}`);
     const origins = Array.from({ length: topo.gateways }, (_, i) => `http://127.0.0.1:${port + i}`);
+    data.cursors = await wrapCursors(origins[0], data.forumCursors);
     streams = openStreams(CFG.sse, origins, data.agents);
     await new Promise((r) => setTimeout(r, 2000));
     out.sseOpen = streams.opened();
@@ -470,7 +484,7 @@ try {
   const posts = await seedPosts(sql, CFG.posts, seeded.agents.slice(0, 1000), 20_000, (m) => log(`  ${m}`));
   const cursors = await randomHotCursors(sql, 2000);
   run.seed = { agentsS: seeded.seconds, postsS: posts.seconds };
-  const data = { agents: seeded.agents, postIds: posts.postIds, cursors };
+  const data = { agents: seeded.agents, postIds: posts.postIds, forumCursors: cursors, cursors: [] };
   for (const topo of CFG.topologies) {
     try {
       run.topologies.push(await runTopology(topo, infra, data, sql));

@@ -6,6 +6,8 @@
 //     and a minimal express 5 process serving the system's own recorded bytes;
 //   - votes: random agent/post/±1 vs a raw INSERT … ON CONFLICT DO UPDATE loop on the same
 //     PostgreSQL at the same concurrency, then the tallies checked against the bench's own record;
+//     then the contended case (issue 31: few posts, many voters — 60 agents on 200 posts,
+//     BENCH_CONTENDED_AGENTS / BENCH_CONTENDED_POSTS) the same way against its own raw upsert;
 //   - start to ready on an empty and on an existing data folder;
 //   - memory of the whole process tree (RSS sum and PSS sum);
 //   - hot-list p99 at 10k vs 1M posts seeded in SQL (BENCH_SCALE=0 skips it);
@@ -34,7 +36,8 @@ import { recordResponses, startBaseline } from "./lib/baselines.mjs";
 import { cleanupAll, cleanupOnSignalsAndCrashes, cleanupStarted, onCleanup, wasSignalled } from "./lib/cleanup.mjs";
 import { createDistributedInfra, embeddedSqlUrl } from "./lib/infra.mjs";
 import { LOAD, load, randomPathRequest, SMALL } from "./lib/load.mjs";
-import { sampleTreeMemory, treeMemory, waitQuiet } from "./lib/proctree.mjs";
+import { cpuDelta, cpuSample, serviceProcesses } from "./lib/mix-probes.mjs";
+import { sampleTreeMemory, treeCpuSeconds, treeMemory, waitQuiet } from "./lib/proctree.mjs";
 import { goals, modeMarkdown } from "./lib/report.mjs";
 import { explainHot, openSql, randomHotCursors, seedPostsTo } from "./lib/scale.mjs";
 import { freePort, startSystem } from "./lib/system.mjs";
@@ -59,6 +62,9 @@ const CFG = {
   searchPosts: Number(env.BENCH_SEARCH_POSTS ?? (SMALL ? 2_000 : 100_000)),
   searchQueries: Number(env.BENCH_SEARCH_QUERIES ?? (SMALL ? 50 : 300)),
   scalePosts: Number(env.BENCH_SCALE_POSTS ?? 1_000_000),
+  /** the contended vote case (issue 31: 60 agents on 200 posts; at most the seed's) */
+  contendedAgents: Number(env.BENCH_CONTENDED_AGENTS ?? 60),
+  contendedPosts: Number(env.BENCH_CONTENDED_POSTS ?? 200),
   /** distinct /posts/{id} paths and hot-list cursors loaded at random */
   postPaths: 100,
   cursors: 5000,
@@ -136,31 +142,83 @@ async function benchReads(sys, seed) {
   };
 }
 
-/** Votes through HTTP with the oracle, then the tally check. */
-async function benchVotes(sys, seed) {
-  log("votes: APS");
-  const oracle = voteOracle(seed.agents, seed.postIds);
-  const aps = await load(sys.origin, oracle.request);
+/**
+ * A CPU sample of the system under load (ADR 0196): per service process and the PostgreSQL
+ * backends of `database` (distributed), or the whole process tree, embedded PostgreSQL included.
+ */
+function cpuOf(sys, database) {
+  if (!database) return { tree: treeCpuSeconds(sys.pid), self: process.cpuUsage() };
+  const procs = serviceProcesses(sys.pid, sys.processes);
+  return { procs, sample: cpuSample(procs, database) };
+}
+
+/**
+ * CPU ms per request between two `cpuOf` samples over `n` requests: `{ <service>: ms, postgres: ms }`
+ * (distributed) or `{ tree: ms }` (embedded: the all-in-one and its PostgreSQL together).
+ */
+function cpuPerRequest(sys, a, b, n) {
+  const r = (x) => Math.round((x / Math.max(1, n)) * 1000) / 1000;
+  if (a.tree !== undefined) return { tree: r((b.tree - a.tree) * 1000) };
+  const d = cpuDelta(a.procs, a.sample, b.sample);
+  const out = {};
+  for (const [k, v] of Object.entries(d.per)) out[k.split("#")[0]] = (out[k.split("#")[0]] ?? 0) + v;
+  for (const k of Object.keys(out)) out[k] = r(out[k]);
+  out.postgres = r(d.postgres);
+  return out;
+}
+
+/**
+ * Votes through HTTP with the oracle, then the tally check. `prior`: votes an earlier oracle
+ * recorded on these agents and posts (the contended case runs on the first ones of the seed).
+ * Returns the figures and the oracle (its `latestVotes()` seed the next case).
+ */
+async function benchVotes(sys, agents, postIds, label, prior, database) {
+  log(`votes${label}: APS`);
+  const oracle = voteOracle(agents, postIds, prior);
+  // the warm-up first, outside the CPU samples (the oracle records its votes too)
+  if (LOAD.warmup > 0) await load(sys.origin, oracle.request, { duration: LOAD.warmup, warmup: 0 });
+  const before = cpuOf(sys, database);
+  const aps = await load(sys.origin, oracle.request, { warmup: 0 });
+  const cpuMsPerVote = cpuPerRequest(sys, before, cpuOf(sys, database), aps.ok + aps.non2xx);
   const settled = await oracle.settle(sys.base);
-  log("votes: checking tallies");
+  log(`votes${label}: checking tallies`);
   const tally = await checkTallies(sys.base, oracle.expected());
-  return { connections: LOAD.connections, aps, settled, rejected: oracle.rejected, pairs: oracle.pairs, tally };
+  return {
+    oracle,
+    result: {
+      connections: LOAD.connections,
+      agents: agents.length,
+      posts: postIds.length,
+      aps,
+      cpuMsPerVote,
+      settled,
+      rejected: oracle.rejected,
+      pairs: oracle.pairs,
+      tally,
+    },
+  };
 }
 
 /**
  * The raw upsert baseline on the system's PostgreSQL, or null with a note when it is not reachable.
  * Run outside the memory sampling: its backends are children of an embedded server.
  */
-async function benchRawUpsert(seed, sqlUrl) {
+async function benchRawUpsert(agents, postIds, sqlUrl, label = "", database) {
   if (!sqlUrl) return { rawUpsert: null, rawUpsertNote: "no SQL access to the embedded database" };
-  log("votes: raw upsert baseline");
-  return {
-    rawUpsert: await rawUpsert(
-      sqlUrl,
-      seed.postIds,
-      seed.agents.map((a) => a.agentId),
-    ),
-  };
+  log(`votes${label}: raw upsert baseline`);
+  const a = database ? cpuSample([], database) : null;
+  const raw = await rawUpsert(
+    sqlUrl,
+    postIds,
+    agents.map((x) => x.agentId),
+  );
+  // PostgreSQL CPU ms per upsert (distributed: the backends of the system's database)
+  if (a) {
+    const d = cpuDelta([], a, cpuSample([], database));
+    const measured = raw.seconds / (raw.seconds + LOAD.warmup); // the samples span the warm-up too
+    raw.postgresCpuMsPerUpsert = Math.round(((d.postgres * measured) / Math.max(1, raw.ok)) * 1000) / 1000;
+  }
+  return { rawUpsert: raw };
 }
 
 /** Hot list first page and random keyset pages on the running system. */
@@ -258,15 +316,29 @@ async function benchMode(mode) {
     m.seed = { agents: CFG.agents, posts: CFG.posts, seconds: seed.seconds };
     m.seed.settle = await settle(ctx.sys, "after seeding");
     const sampler = sampleTreeMemory(ctx.sys.pid);
+    const few = {
+      agents: seed.agents.slice(0, CFG.contendedAgents),
+      postIds: seed.postIds.slice(0, CFG.contendedPosts),
+    };
     try {
       m.reads = await benchReads(ctx.sys, seed);
-      m.votes = await benchVotes(ctx.sys, seed);
+      const spread = await benchVotes(ctx.sys, seed.agents, seed.postIds, "", undefined, infra?.database);
+      m.votes = spread.result;
+      // Contended (issue 31): few posts, many voters — more row contention on each post's tally.
+      const label = ` contended (${few.agents.length} agents on ${few.postIds.length} posts)`;
+      m.votesContended = (
+        await benchVotes(ctx.sys, few.agents, few.postIds, label, spread.oracle.latestVotes(), infra?.database)
+      ).result;
     } finally {
       const s = sampler.stop();
       m.memory.peak = s.peak;
       m.memory.end = s.last;
     }
-    Object.assign(m.votes, await benchRawUpsert(seed, sqlUrl));
+    Object.assign(m.votes, await benchRawUpsert(seed.agents, seed.postIds, sqlUrl, "", infra?.database));
+    Object.assign(
+      m.votesContended,
+      await benchRawUpsert(few.agents, few.postIds, sqlUrl, " contended", infra?.database),
+    );
     if (CFG.scale === "0") m.scale = { skipped: "BENCH_SCALE=0" };
     else if (!sqlUrl) m.scale = { skipped: "no SQL access to the embedded database" };
     else if (CFG.scale === "once" && scaleDone)
@@ -360,6 +432,7 @@ if (
 for (const m of run.modes) {
   if (m.error || (m.votes && m.votes.tally.exact !== m.votes.tally.posts)) exitCode = 1;
   if (m.votes && m.votes.tally.posts === 0) exitCode = 1;
+  if (m.votesContended && m.votesContended.tally.exact !== m.votesContended.tally.posts) exitCode = 1;
   for (const w of wrongContent(m)) {
     log(`WRONG CONTENT: ${w}`);
     exitCode = 1;

@@ -30,6 +30,7 @@ export function goals(m) {
   const x = (v) => `${v}×`;
   const hotRatio = ratio(hot?.aps.reqPerSec, hot?.express.reqPerSec);
   const voteRatio = ratio(m.votes?.aps.reqPerSec, m.votes?.rawUpsert?.reqPerSec);
+  const contended = ratio(m.votesContended?.aps.reqPerSec, m.votesContended?.rawUpsert?.reqPerSec);
   const tally = m.votes?.tally;
   if (m.mode === "embedded") {
     line("hot list ≥ 0.5× express (aim 0.8×)", hotRatio, hotRatio >= 0.5, x(hotRatio));
@@ -37,6 +38,7 @@ export function goals(m) {
     const postRatio = ratio(post?.aps.reqPerSec, post?.express.reqPerSec);
     line("/posts/{id} ≥ 0.4× express", postRatio, postRatio >= 0.4, x(postRatio));
     line("votes ≥ 0.2× raw upsert (aim 0.3×)", voteRatio, voteRatio >= 0.2, x(voteRatio));
+    line("contended votes ≥ 0.2× raw upsert on the same posts", contended, contended >= 0.2, x(contended));
     const empty = m.start?.empty ? Math.max(m.start.empty.lineMs, m.start.empty.readyzMs) : null;
     line("start ≤ 6 s on an empty data folder", empty, empty <= 6000, `${round(empty / 1000, 2)} s`);
     const rss = m.memory?.peak ? round(m.memory.peak.rss / MiB) : null;
@@ -46,12 +48,20 @@ export function goals(m) {
   } else {
     line("hot list ≥ 0.3× express", hotRatio, hotRatio >= 0.3, x(hotRatio));
     line("votes ≥ 0.1× raw upsert", voteRatio, voteRatio >= 0.1, x(voteRatio));
+    line("contended votes ≥ 0.1× raw upsert on the same posts", contended, contended >= 0.1, x(contended));
   }
   line(
     "vote tallies exact",
     tally ? tally.exact : null,
     tally?.exact === tally?.posts,
     tally ? `${tally.exact}/${tally.posts} posts` : "",
+  );
+  const ct = m.votesContended?.tally;
+  line(
+    "contended vote tallies exact",
+    ct ? ct.exact : null,
+    ct?.exact === ct?.posts,
+    ct ? `${ct.exact}/${ct.posts} posts` : "",
   );
   const big = count(m.scale?.at1M?.posts ?? 1e6);
   const small = count(m.scale?.at10k?.posts ?? 1e4);
@@ -117,14 +127,25 @@ export function modeMarkdown(m) {
       "",
     );
   const rows = [];
-  const v = m.votes;
-  if (v?.tally) {
+  for (const [v, what] of [
+    [m.votes, "random agent/post/±1"],
+    [m.votesContended, `contended: ${m.votesContended?.agents} agents on ${m.votesContended?.posts} posts`],
+  ]) {
+    if (!v?.tally) continue;
     rows.push(
-      `| \`POST /v1/posts/{id}/vote\` (random agent/post/±1) | ${fmtLoad(v.aps, "votes/s")} | raw \`INSERT … ON CONFLICT DO UPDATE\`${v.rawUpsert && v.rawUpsert.concurrency !== v.connections ? ` (${v.rawUpsert.concurrency} connections: max_connections)` : ""}: ${v.rawUpsert ? fmtLoad(v.rawUpsert, "upserts/s") : `n/a (${v.rawUpsertNote})`} | ${fmtX(ratio(v.aps.reqPerSec, v.rawUpsert?.reqPerSec))} |`,
+      `| \`POST /v1/posts/{id}/vote\` (${what}) | ${fmtLoad(v.aps, "votes/s")} | raw \`INSERT … ON CONFLICT DO UPDATE\`${v.rawUpsert && v.rawUpsert.concurrency !== v.connections ? ` (${v.rawUpsert.concurrency} connections: max_connections)` : ""}: ${v.rawUpsert ? fmtLoad(v.rawUpsert, "upserts/s") : `n/a (${v.rawUpsertNote})`} | ${fmtX(ratio(v.aps.reqPerSec, v.rawUpsert?.reqPerSec))} |`,
     );
+    if (v.cpuMsPerVote)
+      rows.push(
+        `| CPU ms per vote (${what.split(":")[0]}; ADR 0196) | ${Object.entries(v.cpuMsPerVote)
+          .map(([k, ms]) => `${k} ${ms}`)
+          .join(
+            ", ",
+          )} | ${v.rawUpsert?.postgresCpuMsPerUpsert != null ? `postgres ${v.rawUpsert.postgresCpuMsPerUpsert} per upsert` : ""} | |`,
+      );
     const t = v.tally;
     rows.push(
-      `| vote tallies vs the bench's own record | ${t.exact}/${t.posts} posts exact (${v.pairs.toLocaleString("en")} agent×post votes; ${v.settled} re-sent after the load; ${v.rejected} 4xx; checked in ${t.waitedMs} ms) | | |`,
+      `| vote tallies vs the bench's own record (${what.split(":")[0]}) | ${t.exact}/${t.posts} posts exact (${v.pairs.toLocaleString("en")} agent×post votes; ${v.settled} re-sent after the load; ${v.rejected} 4xx; checked in ${t.waitedMs} ms) | | |`,
     );
   }
   for (const [k, label] of [

@@ -16,10 +16,13 @@
  * Creates the oracle and its autocannon request for `agents` × `postIds`.
  * @param {Agent[]} agents
  * @param {string[]} postIds
+ * @param {Map<string, number>} [prior] votes already cast on these posts (`${agent index}:${post
+ *   index}` → ±1, e.g. an earlier oracle's `latestVotes()` on the same leading agents and posts):
+ *   counted in `expected()`; pairs with an agent index past `agents` are never sent again
  */
-export function voteOracle(agents, postIds) {
+export function voteOracle(agents, postIds, prior = new Map()) {
   /** `${agent index}:${post index}` → last vote answered 2xx */
-  const latest = new Map();
+  const latest = new Map([...prior].filter(([key]) => Number(key.split(":")[1]) < postIds.length));
   /** pairs sent and not answered yet (or answered 5xx) → the vote sent */
   const inflight = new Map();
   let rejected = 0;
@@ -93,6 +96,10 @@ export function voteOracle(agents, postIds) {
         else t.against++;
       }
       return m;
+    },
+    /** The last vote recorded per `${agent index}:${post index}` (a copy). */
+    latestVotes() {
+      return new Map(latest);
     },
     /** Number of (agent, post) pairs with a recorded vote. */
     get pairs() {
