@@ -206,18 +206,18 @@ async function benchVotes(sys, agents, postIds, label, prior, database) {
 async function benchRawUpsert(agents, postIds, sqlUrl, label = "", database) {
   if (!sqlUrl) return { rawUpsert: null, rawUpsertNote: "no SQL access to the embedded database" };
   log(`votes${label}: raw upsert baseline`);
-  const a = database ? cpuSample([], database) : null;
+  let a = null;
+  let b = null;
   const raw = await rawUpsert(
     sqlUrl,
     postIds,
     agents.map((x) => x.agentId),
+    database ? { start: () => (a = cpuSample([], database)), stop: () => (b = cpuSample([], database)) } : {},
   );
-  // PostgreSQL CPU ms per upsert (distributed: the backends of the system's database)
-  if (a) {
-    const d = cpuDelta([], a, cpuSample([], database));
-    const measured = raw.seconds / (raw.seconds + LOAD.warmup); // the samples span the warm-up too
-    raw.postgresCpuMsPerUpsert = Math.round(((d.postgres * measured) / Math.max(1, raw.ok)) * 1000) / 1000;
-  }
+  // PostgreSQL CPU ms per upsert (distributed: the backends of the system's database, which
+  // include the system's own idle ones) over the measured loop
+  if (a && b)
+    raw.postgresCpuMsPerUpsert = Math.round((cpuDelta([], a, b).postgres / Math.max(1, raw.ok)) * 1000) / 1000;
   return { rawUpsert: raw };
 }
 

@@ -38,10 +38,12 @@ async function connectionsAvailable(url, want, waitMs = 12_000) {
  * @param {string} url a connection URL of the system's PostgreSQL (database where a scratch table may be created)
  * @param {string[]} postIds
  * @param {string[]} agentIds
+ * @param {{ start?: () => void, stop?: () => void }} [around] called right before and right after the
+ *   measured loop, while its connections are open (CPU samples of their backends, ADR 0196)
  * @returns {Promise<import("./load.mjs").LoadResult & { concurrency: number }>} `reqPerSec` = upserts per second; latencies in ms
  * @throws when the table cannot be created or an upsert fails
  */
-export async function rawUpsert(url, postIds, agentIds) {
+export async function rawUpsert(url, postIds, agentIds, around = {}) {
   const table = `bench_upsert_${process.pid}_${Date.now().toString(36)}`;
   const concurrency = await connectionsAvailable(url, LOAD.connections);
   const pool = new pg.Pool({ connectionString: url, max: concurrency });
@@ -85,9 +87,11 @@ export async function rawUpsert(url, postIds, agentIds) {
     };
     if (LOAD.warmup > 0) await loop(LOAD.warmup);
     const lat = [];
+    around.start?.();
     const t0 = performance.now();
     const n = await loop(LOAD.duration, lat);
     const seconds = (performance.now() - t0) / 1000;
+    around.stop?.();
     lat.sort((a, b) => a - b);
     const pct = (p) => round(percentile(lat, p) ?? 0, 2);
     return {
