@@ -51,7 +51,7 @@ import {
   stepBroke,
 } from "./lib/mix-model.mjs";
 import { waitQuiet } from "./lib/proctree.mjs";
-import { randomHotCursors } from "./lib/scale.mjs";
+import { gatewayHotCursors, randomHotCursors } from "./lib/scale.mjs";
 import { freePort, startSystem } from "./lib/system.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -206,19 +206,6 @@ function openStreams(n, origins, agents) {
   return { close: () => ctl.abort(), opened: () => open };
 }
 
-/**
- * Gateway cursors for the forum's hot-list cursors `inners` (lib/scale.mjs): the gateway binds a
- * cursor to its list (services/gateway/src/http/cursor.ts: base64url of [mark, list, scope,
- * inner]); the wrapping is taken from a real `nextCursor` of the hot list's first page.
- */
-async function wrapCursors(origin, inners) {
-  const res = await fetch(`${origin}/v1/posts?sort=hot&limit=25`);
-  const { nextCursor } = await res.json();
-  if (!nextCursor) return [];
-  const [mark, list, scope] = JSON.parse(Buffer.from(nextCursor, "base64url").toString("utf8"));
-  return inners.map((inner) => Buffer.from(JSON.stringify([mark, list, scope, inner])).toString("base64url"));
-}
-
 /** Sum of values of `per` (`name#replica` → ms) by service name. */
 function byComponent(per) {
   const out = {};
@@ -256,7 +243,7 @@ async function runTopology(topo, infra, data, sql) {
     const procs = serviceProcesses(sys.pid, sys.processes);
     out.processes = procs.map((p) => `${p.name}#${p.replica}`);
     const origins = Array.from({ length: topo.gateways }, (_, i) => `http://127.0.0.1:${port + i}`);
-    data.cursors = await wrapCursors(origins[0], data.forumCursors);
+    data.cursors = await gatewayHotCursors(origins[0], data.forumCursors);
     streams = openStreams(CFG.sse, origins, data.agents);
     await new Promise((r) => setTimeout(r, 2000));
     out.sseOpen = streams.opened();

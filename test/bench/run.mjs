@@ -39,7 +39,7 @@ import { LOAD, load, randomPathRequest, SMALL } from "./lib/load.mjs";
 import { cpuDelta, cpuSample, serviceProcesses } from "./lib/mix-probes.mjs";
 import { sampleTreeMemory, treeCpuSeconds, treeMemory, waitQuiet } from "./lib/proctree.mjs";
 import { goals, modeMarkdown } from "./lib/report.mjs";
-import { explainHot, openSql, randomHotCursors, seedPostsTo } from "./lib/scale.mjs";
+import { explainHot, gatewayHotCursors, openSql, randomHotCursors, seedPostsTo } from "./lib/scale.mjs";
 import { freePort, startSystem } from "./lib/system.mjs";
 import { benchSearchScale, SEARCH_GOALS, searchMarkdown } from "./lib/search-scale.mjs";
 import { rawUpsert } from "./lib/upsert.mjs";
@@ -253,7 +253,7 @@ async function benchScale(ctx, seed, sqlUrlOf, out) {
       });
       const quiet = await settle(ctx.sys, `after seeding ${total.toLocaleString("en")} posts`);
       const explain = await explainHot(sql.client);
-      const cursors = await randomHotCursors(sql.client, CFG.cursors);
+      const cursors = await gatewayHotCursors(ctx.sys.origin, await randomHotCursors(sql.client, CFG.cursors));
       log(
         `scale: hot list at ${total.toLocaleString("en")} posts (hot index used: ${explain.firstPage.usesHotIndex}/${explain.deepPage.usesHotIndex})`,
       );

@@ -115,3 +115,19 @@ export async function randomHotCursors(c, n) {
   const { rows } = await c.query("SELECT heat, id FROM forum.posts ORDER BY random() LIMIT $1", [n]);
   return rows.map((r) => Buffer.from(JSON.stringify(["h", Number(r.heat), r.id])).toString("base64url"));
 }
+
+/**
+ * Gateway cursors for forum hot-list cursors `inners` (`randomHotCursors`): the gateway binds a
+ * cursor to its list (services/gateway/src/http/cursor.ts: base64url of `[mark, list, scope,
+ * inner]`) and answers 400 `invalid_cursor` to a bare forum cursor; the wrapping is taken from a
+ * real `nextCursor` of the hot list's first page at `origin`. Returns [] when there is no second page.
+ * @param {string} origin `http://127.0.0.1:<port>`
+ * @param {string[]} inners
+ */
+export async function gatewayHotCursors(origin, inners) {
+  const res = await fetch(`${origin}/v1/posts?sort=hot&limit=25`);
+  const { nextCursor } = await res.json();
+  if (!nextCursor) return [];
+  const [mark, list, scope] = JSON.parse(Buffer.from(nextCursor, "base64url").toString("utf8"));
+  return inners.map((inner) => Buffer.from(JSON.stringify([mark, list, scope, inner])).toString("base64url"));
+}
