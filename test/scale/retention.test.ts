@@ -26,7 +26,7 @@ const TABLES: { table: string; column: string; where?: string; fresh: boolean }[
   { table: "notifications.processed_events", column: "processed_at", fresh: true },
   { table: "forum.idempotency_outcomes", column: "created_at", fresh: true },
   { table: "identity.join_idempotency", column: "created_at", fresh: true },
-  { table: "identity.idempotency_keys", column: "created_at", fresh: false },
+  { table: "gateway.idempotency_keys", column: "created_at", fresh: false },
   {
     table: "forum.vote_events",
     column: "cast_at",
@@ -128,7 +128,7 @@ const DAILY = ["forum.daily_counters", "identity.join_counters", "translation.qu
     await db.query(`INSERT INTO forum.flag_penalties (agent_id, until) VALUES ('ag_old', now())`);
     await db.query(`INSERT INTO translation.generation_leases (key, holder, expires_at) VALUES ('old', 'h', now())`);
     await db.query(
-      `INSERT INTO identity.idempotency_keys (agent_id, key, request_hash, state, created_at, updated_at) VALUES ('ag_old', 'k', 'h', 'done', now(), now())`,
+      `INSERT INTO gateway.idempotency_keys (agent_id, key, request_hash, state, created_at, updated_at) VALUES ('ag_old', 'k', 'h', 'done', now(), now())`,
     );
     let oldCursor = "";
     await eventually(async () => {

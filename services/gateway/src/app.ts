@@ -16,6 +16,7 @@ import { methodNotAllowed } from "./http/method-not-allowed.js";
 import { hardening } from "./http/hardening.js";
 import { httpMetrics, metricsEndpoint } from "./http/metrics.js";
 import { idempotency } from "./http/idempotency.js";
+import { MemoryIdempotencyStore, type IdempotencyStore } from "./http/idempotency-store.js";
 import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { adminRoutes } from "./routes/admin.js";
 import { capabilitiesRoutes, type CapabilityConfig } from "./routes/capabilities.js";
@@ -78,6 +79,11 @@ export interface AppDeps {
   authCache?: AuthCache;
   /** Cache of public reads (docs/adr/0088); default: 1 s TTL, 8 MiB. */
   readCache?: ReadCache;
+  /**
+   * HTTP Idempotency-Key records (docs/adr/0194): the gateway's table shared by its replicas
+   * (PgIdempotencyStore); default: in this process (one gateway, no database).
+   */
+  idempotencyRecords?: IdempotencyStore;
   /** The optional parts' configuration for `GET /v1/capabilities` (docs/adr/0123); default: no translation engine, embedded search. */
   capabilities?: CapabilityConfig;
 }
@@ -149,7 +155,7 @@ export function createApp(deps: AppDeps): Express {
     adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, { forum: deps.forum, reads }, v1);
   rotationRoute(deps.identity, auth, v1); // checks its key itself (docs/adr/0117)
   v1.use(["/posts", "/comments", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
-  v1.use("/posts", idempotency(deps.identity, deps.log));
+  v1.use("/posts", idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log));
   translationRoutes(deps.translation, deps.skill, v1);
   knowledgeRoutes(deps.knowledge, reads, v1);
   identityRoutes(deps.identity, deps.forum, auth, v1, deps.notifications, reads);

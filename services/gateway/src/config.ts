@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   commonEnvSchema,
+  retentionEnvSchema,
   defaultGrpcAddr,
   grpcAddr,
   intVar,
@@ -91,7 +92,10 @@ export const gatewayEnvSchema = z.object({
     }
     return out;
   }),
-  /** PostgreSQL for the shared rate-limit counters (schema `gateway`); unset = in-process counters (ADR 0070). */
+  /**
+   * PostgreSQL for the shared rate-limit counters and HTTP Idempotency-Key records (schema
+   * `gateway`, docs/adr/0194); unset = both in this process (ADR 0070).
+   */
   DATABASE_URL: optionalVar(),
   /** A separate database for the gateway; wins over DATABASE_URL (like `<SERVICE>_DATABASE_URL`). */
   GATEWAY_DATABASE_URL: optionalVar(),
@@ -99,6 +103,10 @@ export const gatewayEnvSchema = z.object({
   DATABASE_POOL_MAX: commonEnvSchema.shape.DATABASE_POOL_MAX,
   DATABASE_MIGRATION_URL: commonEnvSchema.shape.DATABASE_MIGRATION_URL,
   DATABASE_POOLER: commonEnvSchema.shape.DATABASE_POOLER,
+  /** Its retention job (docs/adr/0167): pass interval, batch size and the Idempotency-Key records' age (24 h). */
+  RETENTION_INTERVAL_MS: retentionEnvSchema.RETENTION_INTERVAL_MS,
+  RETENTION_BATCH_SIZE: retentionEnvSchema.RETENTION_BATCH_SIZE,
+  RETENTION_IDEMPOTENCY: retentionEnvSchema.RETENTION_IDEMPOTENCY,
   /** Requests per minute per API key (docs/architecture.md §4, default 600). */
   RATE_LIMIT_KEYED_PER_MINUTE: intVar(600, 1),
   /** Requests per minute per client IP without a valid key (docs/architecture.md §4, default 300). */

@@ -14,7 +14,9 @@ import {
   type Subscription,
   internalTrustOf,
   GATEWAY,
+  RetentionJob,
 } from "@aps/platform";
+import { MemoryIdempotencyStore, PgIdempotencyStore } from "./http/idempotency-store.js";
 import type {
   council as councilProto,
   forum as forumProto,
@@ -45,7 +47,7 @@ import { subscribeInvalidation } from "./cache/invalidation.js";
 /** Largest request head (request line + headers) the gateway accepts, bytes. */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
-/** The gateway's own migrations (the shared rate-limit counters). */
+/** The gateway's own migrations (the shared rate-limit counters, the HTTP Idempotency-Key records). */
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
 /** Schema of the gateway's tables in a shared database (docs/adr/0003). */
@@ -116,6 +118,18 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     });
     await migrate(db, MIGRATIONS_DIR, log);
   }
+  // HTTP Idempotency-Key records (docs/adr/0194): shared by the replicas in the gateway schema,
+  // pruned after RETENTION_IDEMPOTENCY like every service's idempotency records (docs/adr/0167).
+  const idempotencyRecords = db ? new PgIdempotencyStore(db.pool) : new MemoryIdempotencyStore();
+  const retention = db
+    ? new RetentionJob(
+        db.pool,
+        [{ table: "idempotency_keys", column: "created_at", olderThanMs: cfg.RETENTION_IDEMPOTENCY }],
+        log,
+        { intervalMs: cfg.RETENTION_INTERVAL_MS, batchSize: cfg.RETENTION_BATCH_SIZE, service: GATEWAY_SCHEMA },
+      )
+    : undefined;
+  retention?.start();
   const limits = {
     keyedPerMinute: cfg.RATE_LIMIT_KEYED_PER_MINUTE,
     anonPerMinute: cfg.RATE_LIMIT_ANON_PER_MINUTE,
@@ -167,6 +181,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     rateLimiter,
     authCache,
     readCache,
+    idempotencyRecords,
     adminToken: cfg.APS_ADMIN_TOKEN,
     mcpOrigins: mcpOrigins(cfg.MCP_ALLOWED_ORIGINS, cfg.PUBLIC_BASE_URL),
     capabilities: {
@@ -200,6 +215,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     // Port taken or the like: release what was opened, so the process can exit with the error.
     await invalidation?.stop();
     await ownBus?.close();
+    await retention?.stop();
     await rateLimiter.close();
     await db?.close();
     throw err;
@@ -239,6 +255,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       knowledge.close();
       translation.close();
       notifications.close();
+      await retention?.stop();
       await rateLimiter.close();
       await db?.close();
     },

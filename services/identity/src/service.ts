@@ -16,7 +16,6 @@ import {
 import { identity, type forum } from "@aps/proto";
 import { loadConfig, type IdentityConfig } from "./config.js";
 import { IdentityRepository } from "./store/repository.js";
-import { IdempotencyStore } from "./store/idempotency.js";
 import { identityHandlers } from "./grpc/handlers.js";
 import { consumeCaseClosed } from "./events/sagacity.js";
 import { OwnerVerifier, type OwnerVerificationOptions } from "./owner/verifier.js";
@@ -77,14 +76,13 @@ export interface IdentityHandle {
 
 /**
  * Retention of the identity tables that only grow (issue 31 item 5, docs/retention.md,
- * docs/adr/0167): HTTP Idempotency-Key records and keyed joins after RETENTION_IDEMPOTENCY (24 h,
+ * docs/adr/0167): keyed joins after RETENTION_IDEMPOTENCY (24 h,
  * their documented replay window; reads already treat older ones as absent), and joins-per-source
  * counters of days before RETENTION_DAILY_COUNTERS (only today's are read). Agents, keys, seats
  * and the Sagacity ledger are state: kept.
  */
 export function identityRetentionRules(s: RetentionSettings): RetentionRule[] {
   return [
-    { table: "idempotency_keys", column: "created_at", olderThanMs: s.idempotencyMs },
     { table: "join_idempotency", column: "created_at", olderThanMs: s.idempotencyMs },
     { table: "join_counters", column: "day", columnType: "date", olderThanMs: s.dailyCountersMs },
     { table: "owner_check_counters", column: "hour", olderThanMs: s.dailyCountersMs },
@@ -108,7 +106,7 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     repository: (wake) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake),
     handlers: (repo) => {
       owners = new OwnerVerifier(repo, opts.owners ?? DEFAULT_OWNER_VERIFICATION, deps.log);
-      return identityHandlers(repo, new IdempotencyStore(deps.db.pool, clock), deps.log, owners);
+      return identityHandlers(repo, deps.log, owners);
     },
     background: async (repo) => [
       await consumeCaseClosed(deps.bus, deps.db.pool, forumClient, repo.outbox, opts.sagacityVotesPageSize ?? 0),

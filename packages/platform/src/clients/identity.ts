@@ -38,6 +38,15 @@ export class IdentityClient {
   getAgent(agentId: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "getAgent", { agentId });
   }
+  /**
+   * The existing agents among `agentIds` (≤ 200; unknown ones left out), by id: names and owner
+   * verifications of many agents in one call (issue 33 item 2, docs/adr/0193).
+   */
+  async getAgents(agentIds: string[]): Promise<Map<string, identity.Agent>> {
+    if (agentIds.length === 0) return new Map();
+    const r = await callMethod(this.c, identity.IdentityServiceDefinition, "getAgents", { agentIds });
+    return new Map(r.items.map((a) => [a.agentId, a]));
+  }
   /** The agents `@` handles name; unknown or shared names are left out (issue 32, docs/adr/0179). */
   async resolveMentions(handles: string[]): Promise<string[]> {
     const r = await callMethod(this.c, identity.IdentityServiceDefinition, "resolveMentions", { handles });
@@ -87,12 +96,6 @@ export class IdentityClient {
   }
   listAwards(req: identity.ListAwardsRequest): Promise<identity.ListAwardsResponse> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "listAwards", req);
-  }
-  beginIdempotency(req: identity.BeginIdempotencyRequest): Promise<identity.IdempotencyRecord> {
-    return callMethod(this.c, identity.IdentityServiceDefinition, "beginIdempotency", req);
-  }
-  finishIdempotency(req: identity.FinishIdempotencyRequest): Promise<identity.FinishIdempotencyResponse> {
-    return callMethod(this.c, identity.IdentityServiceDefinition, "finishIdempotency", req);
   }
   close(): void {
     this.conn.close();

@@ -18,6 +18,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     authenticate: GATEWAY,
     rotateKey: GATEWAY,
     getAgent: ["gateway", "council"],
+    getAgents: GATEWAY, // a post's councillors and authors in one call (docs/adr/0193)
     resolveMentions: GATEWAY, // a comment's @handles (docs/adr/0179)
     // verified owners (docs/adr/0182): the profile url, the check of it, the badges of a page of authors
     updateProfile: GATEWAY,
@@ -31,8 +32,6 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     reinstateAgent: GATEWAY,
     countSeats: ["gateway", "council"],
     listAwards: GATEWAY,
-    beginIdempotency: GATEWAY,
-    finishIdempotency: GATEWAY,
   },
   "aps.forum.v1.ForumService": {
     createPost: GATEWAY,

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { RequestHandler, Response } from "express";
-import { ApsError, type IdentityClient, type Logger } from "@aps/platform";
+import { ApsError, type Logger } from "@aps/platform";
 import { callerOf } from "./auth.js";
+import type { IdempotencyStore } from "./idempotency-store.js";
 
 /** Where the middleware leaves the request's key for the routes (res.locals). */
 const KEY_LOCAL = "idempotencyKey";
@@ -30,8 +31,9 @@ export function recordsOutcome(status: number): boolean {
 /**
  * `Idempotency-Key` on keyed POSTs (docs/architecture.md §4; IETF httpapi idempotency draft, Stripe
  * semantics), in two layers (docs/adr/0115):
- * - the HTTP answer is kept per API key's agent by the identity service, so every gateway replica
- *   agrees: a retry with the same key, method, path and body gets it again, with
+ * - the HTTP answer is kept per API key's agent in `records`, the gateway's own table in
+ *   PostgreSQL (docs/adr/0194; in-process only for the one gateway of the embedded all-in-one), so
+ *   every gateway replica agrees: a retry with the same key, method, path and body gets it again, with
  *   `Idempotent-Replayed: true`; the same key with another request → 422 `idempotency_mismatch`;
  *   a retry while the first still runs → 409 `idempotency_in_progress` (Retry-After: 1);
  * - the write itself is keyed in the service that owns it (the key travels in the gRPC request),
@@ -42,7 +44,7 @@ export function recordsOutcome(status: number): boolean {
  * Requests without the header, or without a key (join, admin), pass through unchanged.
  * The header must be 1–255 visible ASCII characters (400 otherwise).
  */
-export function idempotency(identity: IdentityClient, log: Logger): RequestHandler {
+export function idempotency(records: IdempotencyStore, log: Logger): RequestHandler {
   return (req, res, next) => {
     const key = req.header("idempotency-key");
     const agent = callerOf(res);
@@ -57,7 +59,7 @@ export function idempotency(identity: IdentityClient, log: Logger): RequestHandl
     const requestHash = createHash("sha256")
       .update(`${req.method} ${req.baseUrl}${req.path}\n${JSON.stringify(req.body ?? null)}`)
       .digest("hex");
-    identity.beginIdempotency({ agentId: agent.agentId, key, requestHash }).then(
+    records.begin(agent.agentId, key, requestHash).then(
       (rec) => {
         if (rec.state === "mismatch")
           return next(
@@ -94,10 +96,8 @@ export function idempotency(identity: IdentityClient, log: Logger): RequestHandl
             stored = true;
             const status = res.statusCode;
             const body = typeof chunk === "string" ? chunk : Buffer.isBuffer(chunk) ? chunk.toString("utf8") : "";
-            identity
-              .finishIdempotency({
-                agentId: agent.agentId,
-                key,
+            records
+              .finish(agent.agentId, key, {
                 status,
                 body,
                 contentType: String(res.getHeader("content-type") ?? "application/json"),

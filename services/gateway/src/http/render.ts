@@ -144,15 +144,54 @@ export function renderCase(c: council.Case, names: ReadonlyMap<string, string> =
   };
 }
 
+/** What the batch lookup of agents needs of the identity client (`IdentityClient.getAgents`, ≤ 200 ids a call). */
+export interface AgentLookup {
+  getAgents(ids: string[]): Promise<Map<string, identity.Agent>>;
+}
+
+/** Most agent ids one GetAgents call takes (identity's limit). */
+const AGENTS_PER_CALL = 200;
+
 /**
- * Names of the councillors who cast `ballots`, looked up in the identity service (one call per
- * distinct councillor; a Council has few seats). Unknown ids are left out.
+ * The agents among `ids` (distinct ids, unknown ones left out) in one GetAgents call per 200
+ * distinct ids (issue 33 item 2, docs/adr/0193: not one call per agent), or an empty map when
+ * identity does not answer: a page is still served, with ids for names and no badges.
  */
-export async function councillorNames(
-  identity: { getAgent(id: string): Promise<identity.Agent> },
-  ballots: council.Ballot[],
-): Promise<Map<string, string>> {
-  const ids = [...new Set(ballots.map((b) => b.councillorId))];
-  const agents = await Promise.all(ids.map((id) => identity.getAgent(id).catch(() => undefined)));
-  return new Map(agents.flatMap((a) => (a ? [[a.agentId, a.name] as [string, string]] : [])));
+export async function lookUpAgents(
+  identity: AgentLookup,
+  ids: readonly string[],
+): Promise<Map<string, identity.Agent>> {
+  const distinct = [...new Set(ids.filter(Boolean))];
+  const chunks: string[][] = [];
+  for (let i = 0; i < distinct.length; i += AGENTS_PER_CALL) chunks.push(distinct.slice(i, i + AGENTS_PER_CALL));
+  const maps = await Promise.all(
+    chunks.map((c) => identity.getAgents(c).catch(() => new Map<string, identity.Agent>())),
+  );
+  return new Map(maps.flatMap((m) => [...m]));
+}
+
+/** The owner verifications among looked-up `agents` (docs/adr/0182), as `withVerifiedAuthor` takes them. */
+export function verificationsOf(agents: Map<string, identity.Agent>): Verifications {
+  const out: Verifications = new Map();
+  for (const a of agents.values())
+    if (a.verifiedAt) out.set(a.agentId, { agentId: a.agentId, domain: a.verifiedDomain, verifiedAt: a.verifiedAt });
+  return out;
+}
+
+/** Agent id → name of looked-up `agents`. */
+export function namesOf(agents: Map<string, identity.Agent>): Map<string, string> {
+  return new Map([...agents.values()].map((a) => [a.agentId, a.name]));
+}
+
+/**
+ * Names of the councillors who cast `ballots`, looked up in the identity service in one batch
+ * call (docs/adr/0193). Unknown ids are left out.
+ */
+export async function councillorNames(identity: AgentLookup, ballots: council.Ballot[]): Promise<Map<string, string>> {
+  return namesOf(
+    await lookUpAgents(
+      identity,
+      ballots.map((b) => b.councillorId),
+    ),
+  );
 }

@@ -5,11 +5,13 @@ import { abuseSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
 import {
   authorVerifications,
-  councillorNames,
+  lookUpAgents,
+  namesOf,
   renderBallot,
   renderComment,
   renderListedPost,
   renderPost,
+  verificationsOf,
   withVerifiedAuthor,
 } from "../http/render.js";
 import { pathId, validate } from "../http/validate.js";
@@ -107,10 +109,12 @@ export function postRoutes(
       forum.listPostEvents(id),
     ]);
     const comments = d.comments.map(renderComment);
-    const [names, verified] = await Promise.all([
-      councillorNames(identity, kase?.ballots ?? []),
-      authorVerifications(identity, [p, ...comments]),
+    // Councillors' names and authors' badges: one batch lookup (docs/adr/0193).
+    const agents = await lookUpAgents(identity, [
+      ...(kase?.ballots ?? []).map((b) => b.councillorId),
+      ...[p, ...comments].flatMap((i) => (i.author ? [i.author.agentId] : [])),
     ]);
+    const [names, verified] = [namesOf(agents), verificationsOf(agents)];
     const post = withVerifiedAuthor(renderPost(p), verified);
     const created = {
       event: "created" as const,

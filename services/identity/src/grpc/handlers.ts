@@ -2,7 +2,6 @@ import { z } from "zod";
 import { parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import type { IdentityRepository } from "../store/repository.js";
-import type { IdempotencyStore } from "../store/idempotency.js";
 import type { OwnerVerifier } from "../owner/verifier.js";
 
 /** Validation of join input (docs/architecture.md §4: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
@@ -18,7 +17,6 @@ const seatInput = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["
 /** gRPC handlers of aps.identity.v1.IdentityService, typed by the generated server interface. */
 export function identityHandlers(
   repo: IdentityRepository,
-  idempotency: IdempotencyStore,
   log: Logger,
   owners: OwnerVerifier,
 ): identity.IdentityServiceServer {
@@ -32,6 +30,10 @@ export function identityHandlers(
       repo.rotateKey(req.apiKey, parseRequest(z.string().regex(/^[\x21-\x7e]{0,255}$/), req.idempotencyKey)),
     ),
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
+    // Many agents in one call, ≤ 200 ids (docs/adr/0193).
+    getAgents: unary(log, async (req: identity.GetAgentsRequest) => ({
+      items: await repo.getMany(parseRequest(z.array(agentIdInput).max(200), req.agentIds)),
+    })),
     // `@` handles of a comment (docs/adr/0179): at most 10, each a name or an agent id.
     resolveMentions: unary(log, async (req: identity.ResolveMentionsRequest) => {
       const handles = parseRequest(
@@ -84,29 +86,6 @@ export function identityHandlers(
         req,
       );
       return repo.listAwards(r.agentId, r.limit, r.cursor);
-    }),
-    beginIdempotency: unary(log, async (req: identity.BeginIdempotencyRequest) => {
-      const r = parseRequest(
-        z.object({
-          agentId: z.string().min(1).max(64),
-          key: z.string().regex(/^[\x21-\x7e]{1,255}$/),
-          requestHash: z.string().regex(/^[0-9a-f]{64}$/),
-        }),
-        req,
-      );
-      return idempotency.begin(r.agentId, r.key, r.requestHash);
-    }),
-    finishIdempotency: unary(log, async (req: identity.FinishIdempotencyRequest) => {
-      parseRequest(
-        z.object({
-          agentId: z.string().min(1).max(64),
-          key: z.string().min(1).max(255),
-          status: z.number().int().min(100).max(599),
-        }),
-        req,
-      );
-      await idempotency.finish(req);
-      return {};
     }),
   };
 }

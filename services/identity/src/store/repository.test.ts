@@ -12,7 +12,6 @@ import {
 import { events } from "@aps/proto";
 import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { awardInTx } from "../events/sagacity.js";
-import { IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS, IdempotencyStore } from "./idempotency.js";
 import { IdentityRepository, OWNER_RECHECK_FAILURES_MAX, ROTATION_RECOVERY_MS } from "./repository.js";
 import type { OwnerCheck } from "../owner/check.js";
 
@@ -52,6 +51,16 @@ const code = async (p: Promise<unknown>) =>
   });
   beforeEach(() => {
     clock = new SetClock(new Date("2026-04-10T23:59:00Z"));
+  });
+
+  it("looks up many agents in one call: names and verifications, unknown ids left out (docs/adr/0193)", async () => {
+    const repo = new IdentityRepository(db.pool, clock, 10);
+    const a = (await repo.join("Batch_A", "", source())).agent;
+    const b = (await repo.join("Batch_B", "", source())).agent;
+    const got = await repo.getMany([a.agentId, b.agentId, a.agentId, "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV"]);
+    expect(got.map((x) => x.name).sort()).toEqual(["Batch_A", "Batch_B"]);
+    expect(got.find((x) => x.agentId === a.agentId)).toEqual(await repo.get(a.agentId));
+    expect(await repo.getMany([])).toEqual([]);
   });
 
   it("resolves @handles: an existing id, a name only when one agent has it (any case); others left out (docs/adr/0179)", async () => {
@@ -314,70 +323,5 @@ const code = async (p: Promise<unknown>) =>
     expect([(await repo.get(author.agentId)).sagacity, (await repo.get(voter.agentId)).sagacity]).toEqual([10, 1]);
     const ledger = await repo.listAwards(author.agentId, 10, "");
     expect(ledger.items.map((a) => [a.reason, a.postId, a.points])).toEqual([["adoption", "p_1", 10]]);
-  });
-
-  describe("Idempotency-Key records", () => {
-    it("proceeds once, replays the stored answer, reports in-progress and mismatch", async () => {
-      const store = new IdempotencyStore(db.pool, clock);
-      expect((await store.begin("ext_1", "k1", "h1")).state).toBe("proceed");
-      expect((await store.begin("ext_1", "k1", "h1")).state).toBe("in_progress");
-      expect((await store.begin("ext_1", "k1", "h2")).state).toBe("mismatch");
-      expect((await store.begin("ext_2", "k1", "h1")).state).toBe("proceed"); // keys are per agent
-      await store.finish({
-        agentId: "ext_1",
-        key: "k1",
-        release: false,
-        status: 201,
-        body: '{"id":"p_1"}',
-        contentType: "application/json",
-        location: "/v1/posts/p_1",
-      });
-      expect(await store.begin("ext_1", "k1", "h1")).toEqual({
-        state: "replay",
-        status: 201,
-        body: '{"id":"p_1"}',
-        contentType: "application/json",
-        location: "/v1/posts/p_1",
-      });
-      expect((await store.begin("ext_1", "k1", "h2")).state).toBe("mismatch");
-    });
-
-    it("a released claim can be taken again; an abandoned one after 60 s by the same request only", async () => {
-      const store = new IdempotencyStore(db.pool, clock);
-      expect((await store.begin("ext_3", "k", "h")).state).toBe("proceed");
-      await store.finish({
-        agentId: "ext_3",
-        key: "k",
-        release: true,
-        status: 0,
-        body: "",
-        contentType: "",
-        location: "",
-      });
-      expect((await store.begin("ext_3", "k", "h")).state).toBe("proceed");
-      clock.at = new Date(clock.at.getTime() + IDEMPOTENCY_STALE_MS - 1);
-      expect((await store.begin("ext_3", "k", "h")).state).toBe("in_progress");
-      clock.at = new Date(clock.at.getTime() + 2);
-      expect((await store.begin("ext_3", "k", "other")).state).toBe("mismatch");
-      expect((await store.begin("ext_3", "k", "h")).state).toBe("proceed");
-    });
-
-    it("expires a record after 24 h: the key then starts afresh, even for another request", async () => {
-      const store = new IdempotencyStore(db.pool, clock);
-      await store.begin("ext_4", "k", "h");
-      await store.finish({
-        agentId: "ext_4",
-        key: "k",
-        release: false,
-        status: 200,
-        body: "{}",
-        contentType: "",
-        location: "",
-      });
-      clock.at = new Date(clock.at.getTime() + IDEMPOTENCY_TTL_MS);
-      expect((await store.begin("ext_4", "k", "h2")).state).toBe("mismatch"); // exactly 24 h: still kept
-      clock.at = new Date(clock.at.getTime() + 1);
-      expect((await store.begin("ext_4", "k", "h2")).state).toBe("proceed");
-    });
   });
 });

@@ -268,6 +268,19 @@ export class IdentityRepository {
   }
 
   /**
+   * The existing agents among `agentIds` (≤ 200; unknown ids left out, no order), for a page that
+   * shows many agents' names and owner badges at once (issue 33 item 2, docs/adr/0193): one read
+   * on `agents_pkey`, whatever the number of ids.
+   */
+  async getMany(agentIds: readonly string[]): Promise<identity.Agent[]> {
+    if (agentIds.length === 0) return [];
+    const r = await this.pool.query<AgentRow>(`${AGENT_SELECT} WHERE a.agent_id = ANY($1::text[])`, [
+      [...new Set(agentIds)],
+    ]);
+    return r.rows.map(toAgent);
+  }
+
+  /**
    * The agents `@` handles name (issue 32 "Watch, mute, mentions", docs/adr/0179): a handle that
    * is an agent id (`ext_` + ULID) names that agent if it exists; any other handle is a name,
    * compared case-insensitively, and names an agent only when exactly one agent has it (names

@@ -147,7 +147,20 @@ export interface VerifyOwnerResponse {
   wellKnownUrl: string;
 }
 
-/** The owner verifications of some agents (authors shown in a list), for the gateway. */
+/**
+ * The owner verifications of some agents (authors shown in a list), for the gateway.
+ * Many agents in one call (issue 33 item 2, docs/adr/0193): a post's councillors and authors.
+ */
+export interface GetAgentsRequest {
+  /** at most 200, distinct or not */
+  agentIds: string[];
+}
+
+export interface GetAgentsResponse {
+  /** the existing agents among the asked ones (unknown ids left out), no order */
+  items: Agent[];
+}
+
 export interface GetVerificationsRequest {
   /** at most 200 */
   agentIds: string[];
@@ -223,39 +236,6 @@ export interface ListAwardsRequest {
 export interface ListAwardsResponse {
   items: SagacityAward[];
   nextCursor: string;
-}
-
-/** Idempotency-Key records, per API key's agent (docs/architecture.md §4; IETF httpapi idempotency draft). */
-export interface BeginIdempotencyRequest {
-  agentId: string;
-  /** the Idempotency-Key header */
-  key: string;
-  /** SHA-256 (hex) of method, path and body */
-  requestHash: string;
-}
-
-export interface IdempotencyRecord {
-  /** "proceed" | "replay" | "in_progress" | "mismatch" */
-  state: string;
-  /** stored response (replay only) */
-  status: number;
-  body: string;
-  contentType: string;
-  location: string;
-}
-
-export interface FinishIdempotencyRequest {
-  agentId: string;
-  key: string;
-  status: number;
-  body: string;
-  contentType: string;
-  location: string;
-  /** forget the key (the request failed with a 5xx: a retry may run again) */
-  release: boolean;
-}
-
-export interface FinishIdempotencyResponse {
 }
 
 function createBaseAgent(): Agent {
@@ -1525,6 +1505,146 @@ export const VerifyOwnerResponse: MessageFns<VerifyOwnerResponse> = {
   },
 };
 
+function createBaseGetAgentsRequest(): GetAgentsRequest {
+  return { agentIds: [] };
+}
+
+export const GetAgentsRequest: MessageFns<GetAgentsRequest> = {
+  encode(message: GetAgentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.agentIds) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetAgentsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetAgentsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetAgentsRequest {
+    return {
+      agentIds: globalThis.Array.isArray(object?.agentIds)
+        ? object.agentIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.agent_ids)
+        ? object.agent_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: GetAgentsRequest): unknown {
+    const obj: any = {};
+    if (message.agentIds?.length) {
+      obj.agentIds = message.agentIds;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetAgentsRequest>): GetAgentsRequest {
+    return GetAgentsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetAgentsRequest>): GetAgentsRequest {
+    const message = createBaseGetAgentsRequest();
+    message.agentIds = object.agentIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseGetAgentsResponse(): GetAgentsResponse {
+  return { items: [] };
+}
+
+export const GetAgentsResponse: MessageFns<GetAgentsResponse> = {
+  encode(message: GetAgentsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Agent.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetAgentsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetAgentsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Agent.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetAgentsResponse {
+    return { items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Agent.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: GetAgentsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Agent.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetAgentsResponse>): GetAgentsResponse {
+    return GetAgentsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetAgentsResponse>): GetAgentsResponse {
+    const message = createBaseGetAgentsResponse();
+    message.items = object.items?.map((e) => Agent.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseGetVerificationsRequest(): GetVerificationsRequest {
   return { agentIds: [] };
 }
@@ -2731,477 +2851,6 @@ export const ListAwardsResponse: MessageFns<ListAwardsResponse> = {
   },
 };
 
-function createBaseBeginIdempotencyRequest(): BeginIdempotencyRequest {
-  return { agentId: "", key: "", requestHash: "" };
-}
-
-export const BeginIdempotencyRequest: MessageFns<BeginIdempotencyRequest> = {
-  encode(message: BeginIdempotencyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.agentId !== "") {
-      writer.uint32(10).string(message.agentId);
-    }
-    if (message.key !== "") {
-      writer.uint32(18).string(message.key);
-    }
-    if (message.requestHash !== "") {
-      writer.uint32(26).string(message.requestHash);
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): BeginIdempotencyRequest {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseBeginIdempotencyRequest();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 10) {
-              break;
-            }
-
-            message.agentId = reader.string();
-            continue;
-          }
-          case 2: {
-            if (tag !== 18) {
-              break;
-            }
-
-            message.key = reader.string();
-            continue;
-          }
-          case 3: {
-            if (tag !== 26) {
-              break;
-            }
-
-            message.requestHash = reader.string();
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): BeginIdempotencyRequest {
-    return {
-      agentId: isSet(object.agentId)
-        ? globalThis.String(object.agentId)
-        : isSet(object.agent_id)
-        ? globalThis.String(object.agent_id)
-        : "",
-      key: isSet(object.key) ? globalThis.String(object.key) : "",
-      requestHash: isSet(object.requestHash)
-        ? globalThis.String(object.requestHash)
-        : isSet(object.request_hash)
-        ? globalThis.String(object.request_hash)
-        : "",
-    };
-  },
-
-  toJSON(message: BeginIdempotencyRequest): unknown {
-    const obj: any = {};
-    if (message.agentId !== "") {
-      obj.agentId = message.agentId;
-    }
-    if (message.key !== "") {
-      obj.key = message.key;
-    }
-    if (message.requestHash !== "") {
-      obj.requestHash = message.requestHash;
-    }
-    return obj;
-  },
-
-  create(base?: DeepPartial<BeginIdempotencyRequest>): BeginIdempotencyRequest {
-    return BeginIdempotencyRequest.fromPartial(base ?? {});
-  },
-  fromPartial(object: DeepPartial<BeginIdempotencyRequest>): BeginIdempotencyRequest {
-    const message = createBaseBeginIdempotencyRequest();
-    message.agentId = object.agentId ?? "";
-    message.key = object.key ?? "";
-    message.requestHash = object.requestHash ?? "";
-    return message;
-  },
-};
-
-function createBaseIdempotencyRecord(): IdempotencyRecord {
-  return { state: "", status: 0, body: "", contentType: "", location: "" };
-}
-
-export const IdempotencyRecord: MessageFns<IdempotencyRecord> = {
-  encode(message: IdempotencyRecord, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.state !== "") {
-      writer.uint32(10).string(message.state);
-    }
-    if (message.status !== 0) {
-      writer.uint32(16).int32(message.status);
-    }
-    if (message.body !== "") {
-      writer.uint32(26).string(message.body);
-    }
-    if (message.contentType !== "") {
-      writer.uint32(34).string(message.contentType);
-    }
-    if (message.location !== "") {
-      writer.uint32(42).string(message.location);
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): IdempotencyRecord {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseIdempotencyRecord();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 10) {
-              break;
-            }
-
-            message.state = reader.string();
-            continue;
-          }
-          case 2: {
-            if (tag !== 16) {
-              break;
-            }
-
-            message.status = reader.int32();
-            continue;
-          }
-          case 3: {
-            if (tag !== 26) {
-              break;
-            }
-
-            message.body = reader.string();
-            continue;
-          }
-          case 4: {
-            if (tag !== 34) {
-              break;
-            }
-
-            message.contentType = reader.string();
-            continue;
-          }
-          case 5: {
-            if (tag !== 42) {
-              break;
-            }
-
-            message.location = reader.string();
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): IdempotencyRecord {
-    return {
-      state: isSet(object.state) ? globalThis.String(object.state) : "",
-      status: isSet(object.status) ? globalThis.Number(object.status) : 0,
-      body: isSet(object.body) ? globalThis.String(object.body) : "",
-      contentType: isSet(object.contentType)
-        ? globalThis.String(object.contentType)
-        : isSet(object.content_type)
-        ? globalThis.String(object.content_type)
-        : "",
-      location: isSet(object.location) ? globalThis.String(object.location) : "",
-    };
-  },
-
-  toJSON(message: IdempotencyRecord): unknown {
-    const obj: any = {};
-    if (message.state !== "") {
-      obj.state = message.state;
-    }
-    if (message.status !== 0) {
-      obj.status = Math.round(message.status);
-    }
-    if (message.body !== "") {
-      obj.body = message.body;
-    }
-    if (message.contentType !== "") {
-      obj.contentType = message.contentType;
-    }
-    if (message.location !== "") {
-      obj.location = message.location;
-    }
-    return obj;
-  },
-
-  create(base?: DeepPartial<IdempotencyRecord>): IdempotencyRecord {
-    return IdempotencyRecord.fromPartial(base ?? {});
-  },
-  fromPartial(object: DeepPartial<IdempotencyRecord>): IdempotencyRecord {
-    const message = createBaseIdempotencyRecord();
-    message.state = object.state ?? "";
-    message.status = object.status ?? 0;
-    message.body = object.body ?? "";
-    message.contentType = object.contentType ?? "";
-    message.location = object.location ?? "";
-    return message;
-  },
-};
-
-function createBaseFinishIdempotencyRequest(): FinishIdempotencyRequest {
-  return { agentId: "", key: "", status: 0, body: "", contentType: "", location: "", release: false };
-}
-
-export const FinishIdempotencyRequest: MessageFns<FinishIdempotencyRequest> = {
-  encode(message: FinishIdempotencyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.agentId !== "") {
-      writer.uint32(10).string(message.agentId);
-    }
-    if (message.key !== "") {
-      writer.uint32(18).string(message.key);
-    }
-    if (message.status !== 0) {
-      writer.uint32(24).int32(message.status);
-    }
-    if (message.body !== "") {
-      writer.uint32(34).string(message.body);
-    }
-    if (message.contentType !== "") {
-      writer.uint32(42).string(message.contentType);
-    }
-    if (message.location !== "") {
-      writer.uint32(50).string(message.location);
-    }
-    if (message.release !== false) {
-      writer.uint32(56).bool(message.release);
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): FinishIdempotencyRequest {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseFinishIdempotencyRequest();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 10) {
-              break;
-            }
-
-            message.agentId = reader.string();
-            continue;
-          }
-          case 2: {
-            if (tag !== 18) {
-              break;
-            }
-
-            message.key = reader.string();
-            continue;
-          }
-          case 3: {
-            if (tag !== 24) {
-              break;
-            }
-
-            message.status = reader.int32();
-            continue;
-          }
-          case 4: {
-            if (tag !== 34) {
-              break;
-            }
-
-            message.body = reader.string();
-            continue;
-          }
-          case 5: {
-            if (tag !== 42) {
-              break;
-            }
-
-            message.contentType = reader.string();
-            continue;
-          }
-          case 6: {
-            if (tag !== 50) {
-              break;
-            }
-
-            message.location = reader.string();
-            continue;
-          }
-          case 7: {
-            if (tag !== 56) {
-              break;
-            }
-
-            message.release = reader.bool();
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): FinishIdempotencyRequest {
-    return {
-      agentId: isSet(object.agentId)
-        ? globalThis.String(object.agentId)
-        : isSet(object.agent_id)
-        ? globalThis.String(object.agent_id)
-        : "",
-      key: isSet(object.key) ? globalThis.String(object.key) : "",
-      status: isSet(object.status) ? globalThis.Number(object.status) : 0,
-      body: isSet(object.body) ? globalThis.String(object.body) : "",
-      contentType: isSet(object.contentType)
-        ? globalThis.String(object.contentType)
-        : isSet(object.content_type)
-        ? globalThis.String(object.content_type)
-        : "",
-      location: isSet(object.location) ? globalThis.String(object.location) : "",
-      release: isSet(object.release) ? globalThis.Boolean(object.release) : false,
-    };
-  },
-
-  toJSON(message: FinishIdempotencyRequest): unknown {
-    const obj: any = {};
-    if (message.agentId !== "") {
-      obj.agentId = message.agentId;
-    }
-    if (message.key !== "") {
-      obj.key = message.key;
-    }
-    if (message.status !== 0) {
-      obj.status = Math.round(message.status);
-    }
-    if (message.body !== "") {
-      obj.body = message.body;
-    }
-    if (message.contentType !== "") {
-      obj.contentType = message.contentType;
-    }
-    if (message.location !== "") {
-      obj.location = message.location;
-    }
-    if (message.release !== false) {
-      obj.release = message.release;
-    }
-    return obj;
-  },
-
-  create(base?: DeepPartial<FinishIdempotencyRequest>): FinishIdempotencyRequest {
-    return FinishIdempotencyRequest.fromPartial(base ?? {});
-  },
-  fromPartial(object: DeepPartial<FinishIdempotencyRequest>): FinishIdempotencyRequest {
-    const message = createBaseFinishIdempotencyRequest();
-    message.agentId = object.agentId ?? "";
-    message.key = object.key ?? "";
-    message.status = object.status ?? 0;
-    message.body = object.body ?? "";
-    message.contentType = object.contentType ?? "";
-    message.location = object.location ?? "";
-    message.release = object.release ?? false;
-    return message;
-  },
-};
-
-function createBaseFinishIdempotencyResponse(): FinishIdempotencyResponse {
-  return {};
-}
-
-export const FinishIdempotencyResponse: MessageFns<FinishIdempotencyResponse> = {
-  encode(_: FinishIdempotencyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): FinishIdempotencyResponse {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseFinishIdempotencyResponse();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(_: any): FinishIdempotencyResponse {
-    return {};
-  },
-
-  toJSON(_: FinishIdempotencyResponse): unknown {
-    const obj: any = {};
-    return obj;
-  },
-
-  create(base?: DeepPartial<FinishIdempotencyResponse>): FinishIdempotencyResponse {
-    return FinishIdempotencyResponse.fromPartial(base ?? {});
-  },
-  fromPartial(_: DeepPartial<FinishIdempotencyResponse>): FinishIdempotencyResponse {
-    const message = createBaseFinishIdempotencyResponse();
-    return message;
-  },
-};
-
 export type IdentityServiceDefinition = typeof IdentityServiceDefinition;
 export const IdentityServiceDefinition = {
   name: "IdentityService",
@@ -3243,6 +2892,15 @@ export const IdentityServiceDefinition = {
       requestType: GetAgentRequest as typeof GetAgentRequest,
       requestStream: false,
       responseType: Agent as typeof Agent,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** Many agents at once, with names and owner verifications (one index read; docs/adr/0193). */
+    getAgents: {
+      name: "GetAgents",
+      requestType: GetAgentsRequest as typeof GetAgentsRequest,
+      requestStream: false,
+      responseType: GetAgentsResponse as typeof GetAgentsResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
@@ -3348,24 +3006,6 @@ export const IdentityServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** Claims an Idempotency-Key for a request, or answers how an earlier use of it stands. */
-    beginIdempotency: {
-      name: "BeginIdempotency",
-      requestType: BeginIdempotencyRequest as typeof BeginIdempotencyRequest,
-      requestStream: false,
-      responseType: IdempotencyRecord as typeof IdempotencyRecord,
-      responseStream: false,
-      options: {},
-    },
-    /** Stores the response of a claimed key (kept 24 h), or releases the key. */
-    finishIdempotency: {
-      name: "FinishIdempotency",
-      requestType: FinishIdempotencyRequest as typeof FinishIdempotencyRequest,
-      requestStream: false,
-      responseType: FinishIdempotencyResponse as typeof FinishIdempotencyResponse,
-      responseStream: false,
-      options: {},
-    },
   },
 } as const;
 
@@ -3413,6 +3053,16 @@ export const IdentityServiceService = {
     requestDeserialize: (value: Buffer): GetAgentRequest => GetAgentRequest.decode(value),
     responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
     responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
+  },
+  /** Many agents at once, with names and owner verifications (one index read; docs/adr/0193). */
+  getAgents: {
+    path: "/aps.identity.v1.IdentityService/GetAgents" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetAgentsRequest): Buffer => Buffer.from(GetAgentsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetAgentsRequest => GetAgentsRequest.decode(value),
+    responseSerialize: (value: GetAgentsResponse): Buffer => Buffer.from(GetAgentsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetAgentsResponse => GetAgentsResponse.decode(value),
   },
   /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
   resolveMentions: {
@@ -3532,29 +3182,6 @@ export const IdentityServiceService = {
     responseSerialize: (value: ListAwardsResponse): Buffer => Buffer.from(ListAwardsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListAwardsResponse => ListAwardsResponse.decode(value),
   },
-  /** Claims an Idempotency-Key for a request, or answers how an earlier use of it stands. */
-  beginIdempotency: {
-    path: "/aps.identity.v1.IdentityService/BeginIdempotency" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: BeginIdempotencyRequest): Buffer =>
-      Buffer.from(BeginIdempotencyRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): BeginIdempotencyRequest => BeginIdempotencyRequest.decode(value),
-    responseSerialize: (value: IdempotencyRecord): Buffer => Buffer.from(IdempotencyRecord.encode(value).finish()),
-    responseDeserialize: (value: Buffer): IdempotencyRecord => IdempotencyRecord.decode(value),
-  },
-  /** Stores the response of a claimed key (kept 24 h), or releases the key. */
-  finishIdempotency: {
-    path: "/aps.identity.v1.IdentityService/FinishIdempotency" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: FinishIdempotencyRequest): Buffer =>
-      Buffer.from(FinishIdempotencyRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): FinishIdempotencyRequest => FinishIdempotencyRequest.decode(value),
-    responseSerialize: (value: FinishIdempotencyResponse): Buffer =>
-      Buffer.from(FinishIdempotencyResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): FinishIdempotencyResponse => FinishIdempotencyResponse.decode(value),
-  },
 } as const;
 
 export interface IdentityServiceServer extends UntypedServiceImplementation {
@@ -3569,6 +3196,8 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   rotateKey: handleUnaryCall<RotateKeyRequest, RotateKeyResponse>;
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent: handleUnaryCall<GetAgentRequest, Agent>;
+  /** Many agents at once, with names and owner verifications (one index read; docs/adr/0193). */
+  getAgents: handleUnaryCall<GetAgentsRequest, GetAgentsResponse>;
   /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
   resolveMentions: handleUnaryCall<ResolveMentionsRequest, ResolveMentionsResponse>;
   /** Sets the agent's profile url; a changed url clears its owner verification. NOT_FOUND when absent. */
@@ -3594,10 +3223,6 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   countSeats: handleUnaryCall<CountSeatsRequest, CountSeatsResponse>;
   /** An agent's Sagacity ledger, newest first. */
   listAwards: handleUnaryCall<ListAwardsRequest, ListAwardsResponse>;
-  /** Claims an Idempotency-Key for a request, or answers how an earlier use of it stands. */
-  beginIdempotency: handleUnaryCall<BeginIdempotencyRequest, IdempotencyRecord>;
-  /** Stores the response of a claimed key (kept 24 h), or releases the key. */
-  finishIdempotency: handleUnaryCall<FinishIdempotencyRequest, FinishIdempotencyResponse>;
 }
 
 export interface IdentityServiceClient extends Client {
@@ -3662,6 +3287,22 @@ export interface IdentityServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Agent) => void,
   ): ClientUnaryCall;
+  /** Many agents at once, with names and owner verifications (one index read; docs/adr/0193). */
+  getAgents(
+    request: GetAgentsRequest,
+    callback: (error: ServiceError | null, response: GetAgentsResponse) => void,
+  ): ClientUnaryCall;
+  getAgents(
+    request: GetAgentsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetAgentsResponse) => void,
+  ): ClientUnaryCall;
+  getAgents(
+    request: GetAgentsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetAgentsResponse) => void,
+  ): ClientUnaryCall;
   /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
   resolveMentions(
     request: ResolveMentionsRequest,
@@ -3840,38 +3481,6 @@ export interface IdentityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListAwardsResponse) => void,
-  ): ClientUnaryCall;
-  /** Claims an Idempotency-Key for a request, or answers how an earlier use of it stands. */
-  beginIdempotency(
-    request: BeginIdempotencyRequest,
-    callback: (error: ServiceError | null, response: IdempotencyRecord) => void,
-  ): ClientUnaryCall;
-  beginIdempotency(
-    request: BeginIdempotencyRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: IdempotencyRecord) => void,
-  ): ClientUnaryCall;
-  beginIdempotency(
-    request: BeginIdempotencyRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: IdempotencyRecord) => void,
-  ): ClientUnaryCall;
-  /** Stores the response of a claimed key (kept 24 h), or releases the key. */
-  finishIdempotency(
-    request: FinishIdempotencyRequest,
-    callback: (error: ServiceError | null, response: FinishIdempotencyResponse) => void,
-  ): ClientUnaryCall;
-  finishIdempotency(
-    request: FinishIdempotencyRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: FinishIdempotencyResponse) => void,
-  ): ClientUnaryCall;
-  finishIdempotency(
-    request: FinishIdempotencyRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: FinishIdempotencyResponse) => void,
   ): ClientUnaryCall;
 }
 

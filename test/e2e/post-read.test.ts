@@ -1,0 +1,133 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  CouncilClient,
+  createLogger,
+  ForumClient,
+  IdentityClient,
+  InProcessBus,
+  KnowledgeClient,
+  type EventBus,
+} from "@aps/platform";
+import { startAllInOne, type AllInOne } from "@aps/all-in-one";
+import { createApp, loadSkill } from "@aps/gateway";
+import {
+  createTestDatabase,
+  deleteTestStream,
+  hasPostgres,
+  httpClient,
+  TEST_NATS_URL,
+  uniqueBusNames,
+  type TestDatabase,
+} from "@aps/testkit";
+import { grantSeat, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
+import { TEST_RATE_LIMITS } from "../support/system.js";
+
+/**
+ * One read of a post (issue 33 item 2, docs/adr/0193): `GET /v1/posts/{id}` of a post whose case
+ * has ballots from several councillors looks the councillors and authors up in ONE identity call
+ * (`GetAgents`), not one `GetAgent` per councillor plus `GetVerifications`. The gRPC calls are
+ * counted in the gateway's clients, in front of the real services (real PostgreSQL and NATS).
+ */
+const real = await hasPostgres();
+if (!real) console.warn("[post-read.test] NO PostgreSQL: the post-read test is SKIPPED");
+const log = createLogger("post-read-test", "warn");
+const ADMIN = "post-read-test-admin-0123456789abcdef";
+
+/** Wraps a client so that every method call is counted by name in `calls`. */
+function counting<T extends object>(client: T, calls: Map<string, number>): T {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      const v: unknown = Reflect.get(target, prop, receiver);
+      if (typeof v !== "function" || typeof prop !== "string" || prop === "close") return v;
+      return (...args: unknown[]) => {
+        calls.set(prop, (calls.get(prop) ?? 0) + 1);
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+(real ? describe : describe.skip)("GET /v1/posts/{id}: one batched identity lookup", () => {
+  let aps: AllInOne;
+  let bus: EventBus;
+  let db: TestDatabase;
+  let names: { stream: string; prefix: string };
+  let server: Server;
+  const calls = {
+    identity: new Map<string, number>(),
+    forum: new Map<string, number>(),
+    council: new Map<string, number>(),
+  };
+  let counted: ReturnType<typeof httpClient>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    names = uniqueBusNames();
+    bus = new InProcessBus(log);
+    aps = await startAllInOne(
+      {
+        APS_ADMIN_TOKEN: ADMIN,
+        LOG_LEVEL: "warn",
+        PORT: "0",
+        ...TEST_RATE_LIMITS,
+        JOINS_PER_SOURCE_PER_DAY: "1000",
+        DATABASE_URL: db.url,
+        NATS_URL: TEST_NATS_URL,
+        NATS_STREAM: names.stream,
+        APS_SUBJECT_PREFIX: names.prefix,
+      },
+      log,
+      bus,
+    );
+    const app = createApp({
+      identity: counting(new IdentityClient(aps.grpcAddrs.IDENTITY_GRPC_ADDR), calls.identity),
+      forum: counting(new ForumClient(aps.grpcAddrs.FORUM_GRPC_ADDR), calls.forum),
+      council: counting(new CouncilClient(aps.grpcAddrs.COUNCIL_GRPC_ADDR), calls.council),
+      knowledge: new KnowledgeClient(aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR),
+      skill: loadSkill(),
+      log,
+    });
+    server = await new Promise((resolve) => {
+      const s = createServer(app).listen(0, "127.0.0.1", () => resolve(s));
+    });
+    counted = httpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`);
+  });
+  afterAll(async () => {
+    await new Promise((r) => server?.close(r));
+    await aps?.stop();
+    if (names) await deleteTestStream(names.stream);
+    await db?.drop();
+  });
+
+  it("names three councillors' ballots and the authors' badges with one GetAgents call", async () => {
+    const owner = { baseUrl: aps.baseUrl, adminToken: ADMIN };
+    const [chief, c1, c2, c3, author] = await Promise.all(
+      ["chief", "c1", "c2", "c3", "author"].map((n) => joinAgent(aps, `post-read ${n}`)),
+    );
+    await grantSeat(owner, chief!, "chief");
+    for (const c of [c1!, c2!, c3!]) await grantSeat(owner, c, "councillor");
+    const id = await propose(author!);
+    const api = httpClient(aps.baseUrl);
+    expect((await api("POST", `/posts/${id}/nominate`, { key: c1!.apiKey })).status).toBe(200);
+    for (const c of [c2!, c3!] as JoinedAgent[])
+      expect(
+        (await api("POST", `/posts/${id}/council`, { key: c.apiKey, body: { vote: "reject", reason: "Not now." } }))
+          .status,
+      ).toBe(200);
+
+    for (const m of Object.values(calls)) m.clear();
+    const r = await counted("GET", `/posts/${id}`);
+    expect(r.status).toBe(200);
+    const ballots = r.body.councilBallots as { councillor: { agentId: string; name: string } }[];
+    expect(ballots.map((b) => b.councillor.name).sort()).toEqual(["post-read c1", "post-read c2", "post-read c3"]);
+    expect((r.body.author as { name: string }).name).toBe("post-read author");
+    // one batched identity lookup for every name and badge (before: GetAgent × 3 + GetVerifications)
+    expect(Object.fromEntries(calls.identity)).toEqual({ getAgents: 1 });
+    console.log(
+      `[post-read] GET /v1/posts/{id}: forum ${JSON.stringify(Object.fromEntries(calls.forum))}, council ${JSON.stringify(
+        Object.fromEntries(calls.council),
+      )}, identity ${JSON.stringify(Object.fromEntries(calls.identity))}`,
+    );
+  });
+});
