@@ -206,6 +206,24 @@ function openStreams(n, origins, agents) {
   return { close: () => ctl.abort(), opened: () => open };
 }
 
+/**
+ * The JetStream stream's messages and bytes at the end of the run (every event of the run, the
+ * seeding's none: SQL sends no events), for bytes per event in docs/capacity.md; null when unreadable.
+ */
+async function streamState(infraEnv) {
+  const { connect } = await import("nats");
+  const nc = await connect({ servers: infraEnv.NATS_URL });
+  try {
+    const info = await (await nc.jetstreamManager()).streams.info(infraEnv.NATS_STREAM);
+    const { messages, bytes } = info.state;
+    return { messages, bytes, bytesPerMessage: messages ? Math.round(bytes / messages) : null };
+  } catch {
+    return null;
+  } finally {
+    await nc.close();
+  }
+}
+
 /** Sum of values of `per` (`name#replica` → ms) by service name. */
 function byComponent(per) {
   const out = {};
@@ -437,6 +455,11 @@ function markdown(run) {
     );
     for (const [k, v] of Object.entries(h.tables).sort((a, b) => b[1].rowsPerRequest - a[1].rowsPerRequest))
       L.push(`| ${k} | ${v.rowsPerRequest} | ${v.bytesPerRow ?? "n/a"} |`);
+    if (run.stream)
+      L.push(
+        "",
+        `JetStream stream at the end: ${run.stream.messages.toLocaleString("en")} events, ${run.stream.bytes.toLocaleString("en")} bytes (${run.stream.bytesPerMessage} bytes per event, subject and headers included).`,
+      );
     L.push(
       "",
       "\\* WAL is the server's position (cluster-wide): other databases' writes on the shared server count too, an upper bound.",
@@ -488,6 +511,7 @@ try {
       run.topologies.push({ ...topo, error: err.message.split("\n")[0], steps: [] });
     }
   }
+  run.stream = await streamState(infra.env);
 } catch (err) {
   failed = true;
   log(`FAILED: ${err.stack}`);
