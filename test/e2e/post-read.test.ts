@@ -26,7 +26,8 @@ import { TEST_RATE_LIMITS } from "../support/system.js";
 /**
  * One read of a post (issue 33 item 2, docs/adr/0193): `GET /v1/posts/{id}` of a post whose case
  * has ballots from several councillors looks the councillors and authors up in ONE identity call
- * (`GetAgents`), not one `GetAgent` per councillor plus `GetVerifications`. The gRPC calls are
+ * (`GetAgents`), not one `GetAgent` per councillor plus `GetVerifications`, and reads the post with
+ * its forum timeline in one forum call (`GetPost` with events). The gRPC calls are
  * counted in the gateway's clients, in front of the real services (real PostgreSQL and NATS).
  */
 const real = await hasPostgres();
@@ -100,7 +101,7 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
     await db?.drop();
   });
 
-  it("names three councillors' ballots and the authors' badges with one GetAgents call", async () => {
+  it("names three councillors' ballots and the authors' badges with one GetAgents call, the post and timeline with one GetPost", async () => {
     const owner = { baseUrl: aps.baseUrl, adminToken: ADMIN };
     const [chief, c1, c2, c3, author] = await Promise.all(
       ["chief", "c1", "c2", "c3", "author"].map((n) => joinAgent(aps, `post-read ${n}`)),
@@ -124,6 +125,8 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
     expect((r.body.author as { name: string }).name).toBe("post-read author");
     // one batched identity lookup for every name and badge (before: GetAgent × 3 + GetVerifications)
     expect(Object.fromEntries(calls.identity)).toEqual({ getAgents: 1 });
+    // the post, its comments and its forum timeline in one forum call (before: + ListPostEvents)
+    expect(Object.fromEntries(calls.forum)).toEqual({ getPost: 1 });
     console.log(
       `[post-read] GET /v1/posts/{id}: forum ${JSON.stringify(Object.fromEntries(calls.forum))}, council ${JSON.stringify(
         Object.fromEntries(calls.council),

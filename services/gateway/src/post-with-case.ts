@@ -12,9 +12,9 @@ export interface PostWithCase {
 }
 
 /**
- * Reads post `id` for `GET /v1/posts/{id}` and the proposal page, the one place the gateway composes
- * forum and council: the forum's detail (with `viewerId`'s vote) and the council's case, read in
- * parallel, the status decided by the lifecycle's one rule (`effectiveStatus`, docs/adr/0109).
+ * Reads post `id` for `GET /v1/posts/{id}`, the one place the gateway composes forum and council:
+ * the forum's detail (with `viewerId`'s vote and the post's forum events, `detail.events`, in the
+ * same call, docs/adr/0193) and the council's case, read in parallel, the status decided by the lifecycle's one rule (`effectiveStatus`, docs/adr/0109).
  * The council's case is read live rather than waiting for the forum's projection of its events, so
  * a councillor sees their ballot at once (read-your-writes). Rejects as the clients do (not_found
  * when the forum has no such post).
@@ -25,7 +25,7 @@ export async function readPostWithCase(
   id: string,
   viewerId = "",
 ): Promise<PostWithCase> {
-  const [detail, c] = await Promise.all([forumClient.getPost(id, viewerId), councilClient.getCase(id)]);
+  const [detail, c] = await Promise.all([forumClient.getPost(id, viewerId, true), councilClient.getCase(id)]);
   const post = detail.post!;
   const kase = c.found ? c.case : undefined;
   return { detail, post, kase, status: effectiveStatus(post.status, kase?.status) };

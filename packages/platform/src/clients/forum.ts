@@ -22,8 +22,12 @@ export class ForumClient {
   createPost(req: Optional<forum.CreatePostRequest, "tags">): Promise<forum.Post> {
     return callMethod(this.c, forum.ForumServiceDefinition, "createPost", { tags: [], ...req });
   }
-  getPost(id: string, viewerId: string): Promise<forum.PostDetail> {
-    return callMethod(this.c, forum.ForumServiceDefinition, "getPost", { id, viewerId });
+  /**
+   * Post `id` with its first page of comments and `viewerId`'s vote ("" for anonymous); with
+   * `withEvents`, its forum events too (`events`, as listPostEvents; docs/adr/0193).
+   */
+  getPost(id: string, viewerId: string, withEvents = false): Promise<forum.PostDetail> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "getPost", { id, viewerId, withEvents });
   }
   /** A page of posts; the `tags` and `statuses` filters default to none. */
   listPosts(req: Optional<forum.ListPostsRequest, "tags" | "statuses">): Promise<forum.ListPostsResponse> {

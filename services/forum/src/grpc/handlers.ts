@@ -121,7 +121,13 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       );
       return repo.createPost(r.author, r.title, r.body, r.isArchDesign, idem, r.tags);
     }),
-    getPost: unary(log, async (req: forum.GetPostRequest) => repo.getPost(parseRequest(id, req.id), req.viewerId)),
+    // With `withEvents`, the timeline's forum events too: the post detail in one call (docs/adr/0193).
+    getPost: unary(log, async (req: forum.GetPostRequest) => {
+      const postId = parseRequest(id, req.id);
+      if (!req.withEvents) return repo.getPost(postId, req.viewerId);
+      const [detail, events] = await Promise.all([repo.getPost(postId, req.viewerId), repo.edits.postEvents(postId)]);
+      return { ...detail, events };
+    }),
     listPosts: unary(log, async (req: forum.ListPostsRequest) => {
       const r = parseRequest(listPosts, req);
       const page = await repo.listPosts(r.kind, r.sort, r.limit, r.cursor, r.authorId, {

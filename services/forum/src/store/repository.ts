@@ -163,7 +163,13 @@ export class ForumRepository {
       ]);
       myVote = v.rows[0]?.vote ?? 0;
     }
-    return { post: toPost(r.rows[0]), comments: comments.items, commentsNextCursor: comments.nextCursor, myVote };
+    return {
+      post: toPost(r.rows[0]),
+      comments: comments.items,
+      commentsNextCursor: comments.nextCursor,
+      myVote,
+      events: [],
+    };
   }
 
   /**

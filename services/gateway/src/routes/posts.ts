@@ -104,10 +104,7 @@ export function postRoutes(
   async function postDetail(id: string, viewerId: string | undefined) {
     // Read-your-writes: the live status, ballots and hand-off come from the council itself,
     // not from the forum's eventually consistent status projection (docs/adr/0109).
-    const [{ detail: d, post: p, kase, status }, forumEvents] = await Promise.all([
-      readPostWithCase(forum, councilClient, id, viewerId),
-      forum.listPostEvents(id),
-    ]);
+    const { detail: d, post: p, kase, status } = await readPostWithCase(forum, councilClient, id, viewerId);
     const comments = d.comments.map(renderComment);
     // Councillors' names and authors' badges: one batch lookup (docs/adr/0193).
     const agents = await lookUpAgents(identity, [
@@ -147,7 +144,7 @@ export function postRoutes(
             closedAt: kase.closedAt || null,
           }
         : null,
-      timeline: postTimeline(caseTimeline(kase, created), forumEvents.items, withdrawnReason),
+      timeline: postTimeline(caseTimeline(kase, created), d.events, withdrawnReason),
       withdrawnReason,
       // Concerns, progress and the duplicate's original, live from the council (docs/adr/0130).
       ...(kase

@@ -107,6 +107,8 @@ export interface GetPostRequest {
   id: string;
   /** "" for anonymous readers */
   viewerId: string;
+  /** also the post's forum events (PostDetail.events), as ListPostEvents answers them (docs/adr/0193) */
+  withEvents: boolean;
 }
 
 export interface PostDetail {
@@ -119,6 +121,8 @@ export interface PostDetail {
   commentsNextCursor: string;
   /** 0 when none or anonymous */
   myVote: number;
+  /** with_events only: oldest first, at most 200 (the newest 200 when more) */
+  events: PostEvent[];
 }
 
 export interface ListPostsRequest {
@@ -1489,7 +1493,7 @@ export const CreatePostRequest: MessageFns<CreatePostRequest> = {
 };
 
 function createBaseGetPostRequest(): GetPostRequest {
-  return { id: "", viewerId: "" };
+  return { id: "", viewerId: "", withEvents: false };
 }
 
 export const GetPostRequest: MessageFns<GetPostRequest> = {
@@ -1499,6 +1503,9 @@ export const GetPostRequest: MessageFns<GetPostRequest> = {
     }
     if (message.viewerId !== "") {
       writer.uint32(18).string(message.viewerId);
+    }
+    if (message.withEvents !== false) {
+      writer.uint32(24).bool(message.withEvents);
     }
     return writer;
   },
@@ -1532,6 +1539,14 @@ export const GetPostRequest: MessageFns<GetPostRequest> = {
             message.viewerId = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.withEvents = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1552,6 +1567,11 @@ export const GetPostRequest: MessageFns<GetPostRequest> = {
         : isSet(object.viewer_id)
         ? globalThis.String(object.viewer_id)
         : "",
+      withEvents: isSet(object.withEvents)
+        ? globalThis.Boolean(object.withEvents)
+        : isSet(object.with_events)
+        ? globalThis.Boolean(object.with_events)
+        : false,
     };
   },
 
@@ -1563,6 +1583,9 @@ export const GetPostRequest: MessageFns<GetPostRequest> = {
     if (message.viewerId !== "") {
       obj.viewerId = message.viewerId;
     }
+    if (message.withEvents !== false) {
+      obj.withEvents = message.withEvents;
+    }
     return obj;
   },
 
@@ -1573,12 +1596,13 @@ export const GetPostRequest: MessageFns<GetPostRequest> = {
     const message = createBaseGetPostRequest();
     message.id = object.id ?? "";
     message.viewerId = object.viewerId ?? "";
+    message.withEvents = object.withEvents ?? false;
     return message;
   },
 };
 
 function createBasePostDetail(): PostDetail {
-  return { post: undefined, comments: [], commentsNextCursor: "", myVote: 0 };
+  return { post: undefined, comments: [], commentsNextCursor: "", myVote: 0, events: [] };
 }
 
 export const PostDetail: MessageFns<PostDetail> = {
@@ -1594,6 +1618,9 @@ export const PostDetail: MessageFns<PostDetail> = {
     }
     if (message.myVote !== 0) {
       writer.uint32(32).int32(message.myVote);
+    }
+    for (const v of message.events) {
+      PostEvent.encode(v!, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -1643,6 +1670,14 @@ export const PostDetail: MessageFns<PostDetail> = {
             message.myVote = reader.int32();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.events.push(PostEvent.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1669,6 +1704,7 @@ export const PostDetail: MessageFns<PostDetail> = {
         : isSet(object.my_vote)
         ? globalThis.Number(object.my_vote)
         : 0,
+      events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => PostEvent.fromJSON(e)) : [],
     };
   },
 
@@ -1686,6 +1722,9 @@ export const PostDetail: MessageFns<PostDetail> = {
     if (message.myVote !== 0) {
       obj.myVote = Math.round(message.myVote);
     }
+    if (message.events?.length) {
+      obj.events = message.events.map((e) => PostEvent.toJSON(e));
+    }
     return obj;
   },
 
@@ -1698,6 +1737,7 @@ export const PostDetail: MessageFns<PostDetail> = {
     message.comments = object.comments?.map((e) => Comment.fromPartial(e)) || [];
     message.commentsNextCursor = object.commentsNextCursor ?? "";
     message.myVote = object.myVote ?? 0;
+    message.events = object.events?.map((e) => PostEvent.fromPartial(e)) || [];
     return message;
   },
 };
