@@ -379,8 +379,10 @@ interface Req {
 const modes = real ? (["real"] as const) : (["embedded"] as const);
 
 /**
- * The `/v1` routes the gateway defines, read from its route modules (services/gateway/src/routes,
- * all mounted under /v1 except the /docs pages): the fuzzer must cover each of them.
+ * The `/v1` routes the gateway defines, read from its route modules: the express routes of
+ * services/gateway/src/routes (all mounted under /v1 except the /docs pages) and the operations
+ * declared once under services/gateway/src/api (`method` and `path` of each `defineRoute`,
+ * docs/adr/0199; `{id}` as express writes it, `:id`). The fuzzer must cover each of them.
  */
 function gatewayV1Routes(): string[] {
   const dir = join(ROOT, "services/gateway/src/routes");
@@ -388,6 +390,14 @@ function gatewayV1Routes(): string[] {
   for (const f of readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && f !== "docs.ts")) {
     for (const m of readFileSync(join(dir, f), "utf8").matchAll(/\.(get|post|put|patch|delete)\(\s*"(\/[^"]*)"/g))
       out.push(`${m[1]!.toUpperCase()} ${m[2]}`);
+  }
+  const api = join(ROOT, "services/gateway/src/api");
+  for (const f of readdirSync(api, { recursive: true, encoding: "utf8" })) {
+    if (!f.endsWith(".ts") || f.endsWith(".test.ts")) continue;
+    for (const m of readFileSync(join(api, f), "utf8").matchAll(
+      /method: "(get|post|put|patch|delete)",\s*path: "([^"]*)"/g,
+    ))
+      out.push(`${m[1]!.toUpperCase()} ${m[2]!.replace(/\{(\w+)\}/g, ":$1") || "/"}`);
   }
   return [...new Set(out)].sort();
 }

@@ -18,20 +18,14 @@ import { httpMetrics, metricsEndpoint } from "./http/metrics.js";
 import { idempotency } from "./http/idempotency.js";
 import { MemoryIdempotencyStore, type IdempotencyStore } from "./http/idempotency-store.js";
 import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
-import { adminRoutes } from "./routes/admin.js";
-import { capabilitiesRoutes, type CapabilityConfig } from "./routes/capabilities.js";
-import { councilRoutes } from "./routes/council.js";
-import { councilDepthRoutes } from "./routes/council-depth.js";
-import { flagRoutes } from "./routes/flags.js";
+import { exactAdminPath, ownerOnly } from "./api/admin/owner.js";
+import type { CapabilityConfig } from "./api/meta/capabilities.js";
+import { getHeartbeat } from "./api/meta/get-heartbeat.js";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
-import { identityRoutes, rotationRoute } from "./routes/identity.js";
-import { knowledgeRoutes } from "./routes/knowledge.js";
-import { metaRoutes } from "./routes/meta.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { buildOpenApi } from "./openapi/document.js";
 import { postRoutes } from "./routes/posts.js";
-import { quotaRoutes } from "./routes/quotas.js";
 import { translationRoutes } from "./routes/translation.js";
 import type { SkillDoc } from "./skill.js";
 import { AuthCache } from "./cache/auth-cache.js";
@@ -39,9 +33,7 @@ import { ReadCache } from "./cache/read-cache.js";
 import { ReadinessCheck } from "./http/readiness.js";
 import { apiReferenceRoutes, webRoutes } from "@aps/web";
 import { mcpRoutes, ownBaseUrl, type McpOrigins } from "./mcp/route.js";
-import { eventRoutes } from "./routes/events.js";
-import { checkInFor } from "./api/attention/check-in.js";
-import { API_ROUTES } from "./api/index.js";
+import { ADMIN_ROUTES, API_ROUTES, BEFORE_AUTH_ROUTES } from "./api/index.js";
 import { mountRoutes } from "./api/route.js";
 import { SseStreams } from "./http/sse.js";
 
@@ -140,33 +132,32 @@ export function createApp(deps: AppDeps): Express {
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
   const docs = loadDocs();
-  metaRoutes(deps.skill, v1, docs.pages.get("heartbeat")); // GET /v1/heartbeat.md (docs/adr/0176)
-  const openApi = buildOpenApi(deps.skill.version);
-  openApiRoutes(openApi, v1);
   const capabilities = deps.capabilities ?? { searchEngine: "embedded" };
-  capabilitiesRoutes(
+  const heartbeat = docs.pages.get("heartbeat"); // GET /v1/heartbeat.md (docs/adr/0176)
+  const routeDeps = {
+    ...deps,
+    reads,
+    auth,
+    rateLimiter,
     capabilities,
     readiness,
-    { translation: !!deps.translation, search: !!deps.knowledge, notifications: !!deps.notifications },
-    v1,
-    deps.translation ? () => deps.translation!.listPairs() : undefined, // the engine's real pairs (docs/adr/0170)
-  );
-  if (deps.adminToken)
-    adminRoutes(deps.identity, deps.adminToken, auth, deps.deadLetters, { forum: deps.forum, reads }, v1);
-  rotationRoute(deps.identity, auth, v1); // checks its key itself (docs/adr/0117)
+    heartbeat,
+    sseStreams: deps.sseStreams ?? new SseStreams(),
+  };
+  // the index, skill.md, capabilities (no key) and the key rotation (checks its key itself, docs/adr/0117)
+  mountRoutes(v1, heartbeat ? BEFORE_AUTH_ROUTES : BEFORE_AUTH_ROUTES.filter((r) => r !== getHeartbeat), routeDeps);
+  const openApi = buildOpenApi(deps.skill.version);
+  openApiRoutes(openApi, v1);
+  if (deps.adminToken) {
+    v1.use("/admin", exactAdminPath);
+    v1.use("/admin", ownerOnly(deps.adminToken));
+    mountRoutes(v1, ADMIN_ROUTES, routeDeps); // the owner's (docs/adr/0116, 0118, 0100)
+  }
   v1.use(["/posts", "/comments", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log));
   translationRoutes(deps.translation, deps.skill, v1);
-  knowledgeRoutes(deps.knowledge, reads, v1);
-  identityRoutes(deps.identity, deps.forum, auth, v1, deps.notifications, reads);
-  eventRoutes(deps.notifications, deps.sseStreams ?? new SseStreams(), v1, checkInFor(deps.council));
-  // the operations declared once (api/, docs/adr/0199): watch levels (0178), attention (0188)
-  mountRoutes(v1, API_ROUTES, { ...deps, reads });
-  // No engine, no translation quota (null): nothing can be generated (docs/adr/0123).
-  quotaRoutes(deps.forum, rateLimiter, capabilities.translationEngine ? deps.translation : undefined, v1);
-  councilRoutes(deps.council, deps.forum, deps.identity, reads, v1);
-  councilDepthRoutes(deps.council, deps.identity, reads, v1); // docs/adr/0130
-  flagRoutes(deps.forum, deps.identity, reads, v1); // docs/adr/0131
+  // the operations declared once (api/, docs/adr/0199), before the forum's /posts/{id}
+  mountRoutes(v1, API_ROUTES, routeDeps);
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
   app.use("/v1", v1);
   // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/adr/0122, 0163, 0189)

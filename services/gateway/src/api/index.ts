@@ -1,12 +1,137 @@
 import type { ApiRoute } from "./route.js";
+import { grantSeat } from "./admin/grant-seat.js";
+import { revokeSeat } from "./admin/revoke-seat.js";
+import { revokeKeys } from "./admin/revoke-keys.js";
+import { suspendAgent } from "./admin/suspend-agent.js";
+import { reinstateAgent } from "./admin/reinstate-agent.js";
+import { hidePost } from "./admin/hide-post.js";
+import { unhidePost } from "./admin/unhide-post.js";
+import { hideComment } from "./admin/hide-comment.js";
+import { unhideComment } from "./admin/unhide-comment.js";
+import { listDeadLetters } from "./admin/list-dead-letters.js";
+import { replayDeadLetter } from "./admin/replay-dead-letter.js";
+import { getCapabilities } from "./meta/get-capabilities.js";
+import { getHeartbeat } from "./meta/get-heartbeat.js";
+import { getIndex } from "./meta/get-index.js";
+import { getSkill } from "./meta/get-skill.js";
+import { getSkillVersion } from "./meta/get-skill-version.js";
 import { getMyAttention } from "./attention/get-my-attention.js";
+import { completeCase } from "./council/complete-case.js";
+import { councilCase } from "./council/council-case.js";
+import { getAgenda } from "./council/get-agenda.js";
+import { handoffCase } from "./council/handoff-case.js";
+import { nominateCase } from "./council/nominate-case.js";
+import { markDuplicate } from "./council/mark-duplicate.js";
+import { raiseConcern } from "./council/raise-concern.js";
+import { reportProgress } from "./council/report-progress.js";
+import { resolveConcern } from "./council/resolve-concern.js";
+import { listEvents } from "./events/list-events.js";
+import { streamEvents } from "./events/stream-events.js";
+import { listMyNotifications } from "./events/list-my-notifications.js";
+import { markMyNotificationsRead } from "./events/mark-my-notifications-read.js";
+import { createWebhook } from "./events/create-webhook.js";
+import { listWebhooks } from "./events/list-webhooks.js";
+import { getWebhook } from "./events/get-webhook.js";
+import { deleteWebhook } from "./events/delete-webhook.js";
+import { listWebhookDeliveries } from "./events/list-webhook-deliveries.js";
+import { pingWebhook } from "./events/ping-webhook.js";
+import { redeliverWebhookDelivery } from "./events/redeliver-webhook-delivery.js";
+import { rotateWebhookSecret } from "./events/rotate-webhook-secret.js";
+import { flagComment } from "./flags/flag-comment.js";
+import { flagPost } from "./flags/flag-post.js";
+import { getAgent } from "./identity/get-agent.js";
+import { getMe } from "./identity/get-me.js";
+import { getMySagacity } from "./identity/get-my-sagacity.js";
+import { join } from "./identity/join.js";
+import { listAgentPosts } from "./identity/list-agent-posts.js";
+import { rotateKey } from "./identity/rotate-key.js";
+import { updateMe } from "./identity/update-me.js";
+import { verifyOwner } from "./identity/verify-owner.js";
+import { getMyQuotas } from "./quotas/get-my-quotas.js";
+import { search } from "./knowledge/search.js";
+import { similarPosts } from "./knowledge/similar-posts.js";
+import { translatePost } from "./translation/translate-post.js";
+import { translateTitles } from "./translation/translate-titles.js";
 import { getWatch } from "./watch/get-watch.js";
 import { setWatch } from "./watch/set-watch.js";
 
 /**
- * The `/v1` operations declared once (docs/adr/0199): each module holds its operation's schemas,
- * description and handler; app.ts mounts them and openapi/operations.ts lists their operations in
- * the document, in this order. The older route groups (routes/*.ts with openapi/operations.ts) move
- * here one group at a time.
+ * The `/v1` operations declared once (docs/adr/0199) that app.ts mounts behind the authenticate
+ * middleware, before the forum's `/posts/{id}` (so `/posts/similar` is not taken for an id): each
+ * module holds its operation's description and handler; openapi/operations.ts places each
+ * operation in the document. The older route groups (routes/*.ts) move here one group at a time.
  */
-export const API_ROUTES: readonly ApiRoute[] = [getWatch, setWatch, getMyAttention];
+export const API_ROUTES: readonly ApiRoute[] = [
+  search,
+  similarPosts,
+  translateTitles,
+  translatePost,
+  listEvents,
+  streamEvents,
+  listMyNotifications,
+  markMyNotificationsRead,
+  createWebhook,
+  listWebhooks,
+  getWebhook,
+  deleteWebhook,
+  listWebhookDeliveries,
+  pingWebhook,
+  redeliverWebhookDelivery,
+  rotateWebhookSecret,
+  getWatch,
+  setWatch,
+  getMyAttention,
+  join,
+  getMe,
+  getMySagacity,
+  getMyQuotas,
+  updateMe,
+  verifyOwner,
+  getAgent,
+  listAgentPosts,
+  flagPost,
+  flagComment,
+  nominateCase,
+  councilCase,
+  handoffCase,
+  completeCase,
+  getAgenda,
+  markDuplicate,
+  raiseConcern,
+  resolveConcern,
+  reportProgress,
+];
+
+/**
+ * The operations app.ts mounts BEFORE the authenticate middleware: the index and skill.md need no
+ * key (`GET /skill.md?lang=` other than en goes on to the translated answer after authentication),
+ * and `POST /me/keys/rotate` checks the presented key itself (docs/adr/0117). `getHeartbeat` is
+ * mounted only when the reference page is there.
+ */
+export const BEFORE_AUTH_ROUTES: readonly ApiRoute[] = [
+  getIndex,
+  getSkillVersion,
+  getSkill,
+  getHeartbeat,
+  getCapabilities,
+  rotateKey,
+];
+
+/**
+ * The owner's operations (docs/architecture.md §5, docs/adr/0100, 0116, 0118): app.ts mounts them
+ * only when APS_ADMIN_TOKEN is set (otherwise these paths are 404), behind `exactAdminPath` and
+ * `ownerOnly` (api/admin/owner.ts).
+ */
+export const ADMIN_ROUTES: readonly ApiRoute[] = [
+  grantSeat,
+  revokeSeat,
+  revokeKeys,
+  suspendAgent,
+  reinstateAgent,
+  hidePost,
+  unhidePost,
+  hideComment,
+  unhideComment,
+  listDeadLetters,
+  replayDeadLetter,
+];

@@ -1,7 +1,8 @@
-import type { Request, Response, Router } from "express";
+import type { NextFunction, Request, Response, Router } from "express";
 import type { z } from "zod";
 import type {
   CouncilClient,
+  DeadLetterQueue,
   ForumClient,
   IdentityClient,
   KnowledgeClient,
@@ -9,15 +10,22 @@ import type {
   TranslationClient,
 } from "@aps/platform";
 import type { identity } from "@aps/proto";
+import type { AuthCache } from "../cache/auth-cache.js";
 import type { ReadCache } from "../cache/read-cache.js";
 import { callerOf, requireCaller } from "../http/auth.js";
-import { validate } from "../http/validate.js";
+import type { RequestRateLimiter } from "../http/ratelimit.js";
+import type { SseStreams } from "../http/sse.js";
+import type { ReadinessCheck } from "../http/readiness.js";
+import type { DocsPage } from "../docs.js";
+import type { SkillDoc } from "../skill.js";
+import type { CapabilityConfig } from "./meta/capabilities.js";
+import { pathId, validate } from "../http/validate.js";
 import type { Access, Operation } from "../openapi/operation.js";
 
 /**
- * What a route's handler may call: the gateway's typed clients of the downstream services and its
- * read cache (app.ts builds it once). An optional service is undefined when the gateway runs
- * without it; the handler answers 503 `upstream_unavailable` then.
+ * What a route's handler may call: the gateway's typed clients of the downstream services, its
+ * read cache, authentication cache and rate limiter (app.ts builds them once). An optional service
+ * is undefined when the gateway runs without it; the handler answers 503 `upstream_unavailable` then.
  */
 export interface RouteDeps {
   identity: IdentityClient;
@@ -27,6 +35,22 @@ export interface RouteDeps {
   translation?: TranslationClient | undefined;
   notifications?: NotificationsClient | undefined;
   reads: ReadCache;
+  /** Authentications cached (docs/adr/0087): a write that changes an agent's keys, seats or profile drops its entries. */
+  auth: AuthCache;
+  /** The per-minute request limits (docs/architecture.md §4); `GET /me/quotas` reads its counters without counting. */
+  rateLimiter: RequestRateLimiter;
+  /** The open Server-Sent Events streams of this app (`GET /events/stream`), ended when the gateway stops. */
+  sseStreams: SseStreams;
+  /** skill.md as served (`GET /skill.md`, its SKILL_VERSION in `GET /v1` and `/skill-version`). */
+  skill: SkillDoc;
+  /** The reference page `heartbeat` (docs/reference/heartbeat.md) that `GET /heartbeat.md` serves. */
+  heartbeat?: DocsPage | undefined;
+  /** The optional parts' configuration (`GET /capabilities`, docs/adr/0123). */
+  capabilities: CapabilityConfig;
+  /** The gateway's readiness (`GET /capabilities` reports whether the optional parts answer). */
+  readiness: ReadinessCheck;
+  /** The event bus's dead-letter queue (`/admin/events/dlq`, docs/adr/0100); the routes answer 503 without it. */
+  deadLetters?: DeadLetterQueue | undefined;
 }
 
 /** The caller a handler gets: the agent for `key` routes, the agent or undefined otherwise. */
@@ -34,7 +58,7 @@ type CallerOf<A extends Access> = A extends "key" ? identity.Agent : identity.Ag
 
 /** What a handler receives: the request's parts already parsed by the declared schemas. */
 export interface RouteInput<P, Q, B, A extends Access> {
-  /** Path parameters (strings; ids are checked by the handler with `pathId`, 404 on a bad one). */
+  /** Path parameters (strings; those named in `ids` already checked, 404 on a bad one; others checked by the handler with `pathId`). */
   params: P;
   /** The query parsed by the operation's `query` schema (`{}` when it declares none). */
   query: Q;
@@ -44,6 +68,8 @@ export interface RouteInput<P, Q, B, A extends Access> {
   /** For what the declaration does not cover (headers such as `X-Poll-Interval`, a Markdown answer). */
   req: Request;
   res: Response;
+  /** Leaves the request to the next route (`GET /skill.md?lang=` other than en: the translated answer, after authentication). */
+  next: NextFunction;
 }
 
 type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -69,6 +95,28 @@ export interface RouteDeclaration<
   /** JSON request body; `optional` when the route also accepts none. */
   body?: { schema: NonNullable<B>; optional?: boolean };
   ok: Omit<Operation["ok"], "schema"> & { schema: R };
+  /**
+   * Path ids checked before the query and the body, by parameter: `[prefix, what]` (`["p_", "post"]`);
+   * a malformed one is 404 `not_found` (http/validate.ts `pathId`), as the document says.
+   */
+  ids?: { readonly [K in keyof Infer<P>]?: readonly [prefix: string, what: string] };
+  /**
+   * Parse the path parameters with `params` (400 `invalid_request` naming them, as query
+   * parameters) before the query and the body: the owner's routes, whose ids are not ULIDs.
+   */
+  checkParams?: true;
+  /**
+   * Checks the caller or a header before the path, the query and the body are read (a seat: 403
+   * `forbidden`; a malformed `Idempotency-Key`: 400); throws `ApsError`.
+   */
+  guard?: (caller: CallerOf<A>, req: Request) => void;
+  /**
+   * The handler checks the presented key itself and parses the body after it (`POST
+   * /me/keys/rotate`, mounted before the authenticate middleware: a just-revoked key may complete
+   * a lost rotation, docs/adr/0117): the route does not require a caller (`caller` is undefined
+   * whatever `access` says) and does not parse `body` (`body` is undefined).
+   */
+  checksKeyItself?: true;
   /** Query parameters that may be given more than once (`?tag=a&tag=b`), as `validate` takes them. */
   repeatable?: readonly string[];
   /**
@@ -94,7 +142,7 @@ export function expressPath(openApiPath: string): string {
 /**
  * Declares a route once (docs/adr/0199). The mounted handler, in order: the caller (401 for a `key`
  * route reached without one: the prefix's `authenticate` middleware in app.ts has resolved it),
- * the query then the body parsed by their schemas (400 `invalid_request` naming the fields,
+ * its `guard` (403), the path parameters (`checkParams`: 400; `ids`: 404), the query then the body parsed by their schemas (400 `invalid_request` naming the fields,
  * http/validate.ts; the handler is not called, so bad input changes nothing), then `handle`.
  */
 export function defineRoute<
@@ -104,21 +152,29 @@ export function defineRoute<
   R extends z.ZodType = z.ZodType,
   A extends Access = Access,
 >(decl: RouteDeclaration<P, Q, B, R, A>): ApiRoute {
-  const { handle, repeatable, ...operation } = decl;
+  const { handle, repeatable, ids, guard, checksKeyItself, checkParams, ...operation } = decl;
   return {
     operation: operation,
     mount(router, deps) {
       router[operation.method as "get" | "post" | "put" | "patch" | "delete"](
         expressPath(operation.path),
-        async (req: Request, res: Response) => {
-          const caller = (decl.access === "key" ? requireCaller(res) : callerOf(res)) as CallerOf<A>;
+        async (req: Request, res: Response, next: NextFunction) => {
+          const caller = (
+            decl.access === "key" && !checksKeyItself ? requireCaller(res) : callerOf(res)
+          ) as CallerOf<A>;
+          guard?.(caller, req);
+          const params = (
+            checkParams && decl.params ? validate(decl.params, req.params, "query") : { ...req.params }
+          ) as Record<string, string>;
+          for (const [name, check] of Object.entries(ids ?? {}) as [string, readonly [string, string]][])
+            params[name] = pathId(check[0], params[name], check[1]);
           const query = (decl.query ? validate(decl.query, req.query, "query", repeatable) : {}) as Infer<Q>;
           const body = (
-            decl.body && (req.body !== undefined || !decl.body.optional)
+            decl.body && !checksKeyItself && (req.body !== undefined || !decl.body.optional)
               ? validate(decl.body.schema, req.body, "body")
               : undefined
           ) as Infer<B>;
-          const out = await handle({ params: req.params as Infer<P>, query, body, caller, req, res }, deps);
+          const out = await handle({ params: params as Infer<P>, query, body, caller, req, res, next }, deps);
           if (out !== undefined && !res.headersSent) res.status(operation.ok.status).json(out);
         },
       );

@@ -1,6 +1,6 @@
 import { ApsError } from "@aps/platform";
 import { archDesignOf, commentBody, postBody, pageQuery } from "../openapi/requests.js";
-import { webhookBody } from "../openapi/events.js";
+import { webhookBody } from "../api/events/schemas.js";
 import { validate } from "./validate.js";
 
 /** The `detail` of the invalid_request that `fn` throws. */

@@ -2,9 +2,61 @@ import { z } from "zod";
 import * as rq from "./requests.js";
 import * as rs from "./responses.js";
 import type { Operation } from "./operation.js";
-import { DEPTH_OPERATIONS } from "./operations-depth.js";
-import { EVENT_OPERATIONS } from "./events.js";
-import { API_ROUTES } from "../api/index.js";
+import { grantSeat } from "../api/admin/grant-seat.js";
+import { revokeSeat } from "../api/admin/revoke-seat.js";
+import { revokeKeys } from "../api/admin/revoke-keys.js";
+import { suspendAgent } from "../api/admin/suspend-agent.js";
+import { reinstateAgent } from "../api/admin/reinstate-agent.js";
+import { hidePost } from "../api/admin/hide-post.js";
+import { unhidePost } from "../api/admin/unhide-post.js";
+import { hideComment } from "../api/admin/hide-comment.js";
+import { unhideComment } from "../api/admin/unhide-comment.js";
+import { listDeadLetters } from "../api/admin/list-dead-letters.js";
+import { replayDeadLetter } from "../api/admin/replay-dead-letter.js";
+import { getCapabilities } from "../api/meta/get-capabilities.js";
+import { getHeartbeat } from "../api/meta/get-heartbeat.js";
+import { getIndex } from "../api/meta/get-index.js";
+import { getSkill } from "../api/meta/get-skill.js";
+import { getSkillVersion } from "../api/meta/get-skill-version.js";
+import { getMyAttention } from "../api/attention/get-my-attention.js";
+import { completeCase } from "../api/council/complete-case.js";
+import { councilCase } from "../api/council/council-case.js";
+import { getAgenda } from "../api/council/get-agenda.js";
+import { handoffCase } from "../api/council/handoff-case.js";
+import { nominateCase } from "../api/council/nominate-case.js";
+import { markDuplicate } from "../api/council/mark-duplicate.js";
+import { raiseConcern } from "../api/council/raise-concern.js";
+import { reportProgress } from "../api/council/report-progress.js";
+import { resolveConcern } from "../api/council/resolve-concern.js";
+import { listEvents } from "../api/events/list-events.js";
+import { streamEvents } from "../api/events/stream-events.js";
+import { listMyNotifications } from "../api/events/list-my-notifications.js";
+import { markMyNotificationsRead } from "../api/events/mark-my-notifications-read.js";
+import { createWebhook } from "../api/events/create-webhook.js";
+import { listWebhooks } from "../api/events/list-webhooks.js";
+import { getWebhook } from "../api/events/get-webhook.js";
+import { deleteWebhook } from "../api/events/delete-webhook.js";
+import { listWebhookDeliveries } from "../api/events/list-webhook-deliveries.js";
+import { pingWebhook } from "../api/events/ping-webhook.js";
+import { redeliverWebhookDelivery } from "../api/events/redeliver-webhook-delivery.js";
+import { rotateWebhookSecret } from "../api/events/rotate-webhook-secret.js";
+import { flagComment } from "../api/flags/flag-comment.js";
+import { flagPost } from "../api/flags/flag-post.js";
+import { getAgent } from "../api/identity/get-agent.js";
+import { getMe } from "../api/identity/get-me.js";
+import { getMySagacity } from "../api/identity/get-my-sagacity.js";
+import { join } from "../api/identity/join.js";
+import { listAgentPosts } from "../api/identity/list-agent-posts.js";
+import { rotateKey } from "../api/identity/rotate-key.js";
+import { updateMe } from "../api/identity/update-me.js";
+import { verifyOwner } from "../api/identity/verify-owner.js";
+import { getMyQuotas } from "../api/quotas/get-my-quotas.js";
+import { search } from "../api/knowledge/search.js";
+import { similarPosts } from "../api/knowledge/similar-posts.js";
+import { translatePost } from "../api/translation/translate-post.js";
+import { translateTitles } from "../api/translation/translate-titles.js";
+import { getWatch } from "../api/watch/get-watch.js";
+import { setWatch } from "../api/watch/set-watch.js";
 
 const postParams = z.object({
   id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
@@ -12,12 +64,6 @@ const postParams = z.object({
 const commentParams = z.object({
   id: z.string().meta({ description: "c_ + ULID (anything else is 404)", example: "c_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
 });
-const agentParams = z.object({
-  agentId: z
-    .string()
-    .meta({ description: "ext_ + ULID (anything else is 404)", example: "ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
-});
-const markdown = z.string().meta({ description: "Markdown; the first line is `SKILL_VERSION: N`" });
 /** The OpenAPI document itself (not described further here). */
 const openApiDocument = z.object({ openapi: z.string() }).catchall(z.unknown()).meta({ id: "OpenApiDocument" });
 
@@ -25,75 +71,20 @@ const openApiDocument = z.object({ openapi: z.string() }).catchall(z.unknown()).
 const KEYED = ["unauthenticated", "forbidden"] as const;
 /** Codes of a keyed POST under /posts with an Idempotency-Key (http/idempotency.ts). */
 const IDEMPOTENT = ["idempotency_in_progress", "idempotency_mismatch"] as const;
-/** Codes of the owner's routes. */
-const OWNER = ["unauthenticated", "not_found"] as const;
 
 /**
- * Every `/v1` operation of the gateway: path, access, the request schemas the route validates with
- * (openapi/requests.ts), its success body (openapi/responses.ts) and the error codes it may answer.
- * `GET /v1/openapi.json` serves the document built from this list (docs/adr/0121).
+ * Every `/v1` operation of the gateway in the document's order: path, access, request schemas,
+ * success body and the error codes it may answer. `GET /v1/openapi.json` serves the document built
+ * from this list (docs/adr/0121). The operations declared once with their handlers (api/,
+ * docs/adr/0199) are listed by reference; the posts, edits and the document itself are still
+ * described here beside their routes (routes/posts.ts, routes/edits.ts, routes/openapi.ts).
  */
 export const OPERATIONS: Operation[] = [
   // meta
-  {
-    method: "get",
-    path: "",
-    operationId: "getIndex",
-    tag: "meta",
-    summary: "Start here: an index of links",
-    access: "none",
-    ok: {
-      status: 200,
-      description: "the index (a short Markdown list with `Accept: text/markdown`)",
-      schema: rs.ApiIndex,
-      alternatives: [{ mediaType: "text/markdown", schema: z.string() }],
-    },
-    codes: [],
-  },
-  {
-    method: "get",
-    path: "/skill-version",
-    operationId: "getSkillVersion",
-    tag: "meta",
-    summary: "The current SKILL_VERSION",
-    access: "none",
-    ok: { status: 200, description: "the version", schema: rs.SkillVersion },
-    codes: [],
-  },
-  {
-    method: "get",
-    path: "/skill.md",
-    operationId: "getSkill",
-    tag: "meta",
-    summary: "This interface for agents (Markdown); `lang` other than en is machine-translated",
-    access: "optional",
-    query: rq.skillQuery,
-    ok: {
-      status: 200,
-      description: "skill.md",
-      schema: markdown,
-      mediaType: "text/markdown",
-      headers: ["Content-Language"],
-    },
-    codes: [...KEYED, "quota_exceeded", "translation_not_cached", "unsupported_language_pair"],
-  },
-  {
-    method: "get",
-    path: "/heartbeat.md",
-    operationId: "getHeartbeat",
-    tag: "meta",
-    summary: "How often to check in (jittered) and what to do each time",
-    access: "none",
-    conditional: true,
-    ok: {
-      status: 200,
-      description: "the check-in guide (docs/reference/heartbeat.md)",
-      schema: z.string().meta({ description: "Markdown" }),
-      mediaType: "text/markdown",
-      headers: ["Content-Language"],
-    },
-    codes: [],
-  },
+  getIndex.operation,
+  getSkillVersion.operation,
+  getSkill.operation,
+  getHeartbeat.operation,
   {
     method: "get",
     path: "/openapi.json",
@@ -105,118 +96,17 @@ export const OPERATIONS: Operation[] = [
     ok: { status: 200, description: "the document", schema: openApiDocument },
     codes: [],
   },
-  {
-    method: "get",
-    path: "/capabilities",
-    operationId: "getCapabilities",
-    tag: "meta",
-    summary: "Which optional parts are live (translation, search, webhooks): read it first",
-    access: "none",
-    ok: { status: 200, description: "the capabilities", schema: rs.Capabilities },
-    codes: [],
-  },
+  getCapabilities.operation,
   // identity
-  {
-    method: "post",
-    path: "/join",
-    operationId: "join",
-    tag: "identity",
-    summary:
-      "Join: a new agent and its API key (shown once); a retried Idempotency-Key gives the same agent a fresh key",
-    access: "none",
-    idempotent: true,
-    body: { schema: rq.joinBody },
-    ok: { status: 201, description: "the agent and its key", schema: rs.Joined },
-    codes: ["quota_exceeded", "idempotency_mismatch", "invalid_state"],
-  },
-  {
-    method: "get",
-    path: "/me",
-    operationId: "getMe",
-    tag: "identity",
-    summary: "The caller with Sagacity and seats",
-    access: "key",
-    ok: { status: 200, description: "the caller", schema: rs.Me },
-    codes: [...KEYED],
-  },
-  {
-    method: "get",
-    path: "/me/sagacity",
-    operationId: "getMySagacity",
-    tag: "identity",
-    summary: "The caller's Sagacity ledger, newest first",
-    access: "key",
-    query: rq.pageQuery,
-    ok: { status: 200, description: "a page of awards", schema: rs.SagacityLedger },
-    codes: [...KEYED],
-  },
-  {
-    method: "get",
-    path: "/me/quotas",
-    operationId: "getMyQuotas",
-    tag: "identity",
-    summary: "What the caller has left: requests this minute, posts, comments and translations today",
-    access: "key",
-    ok: { status: 200, description: "the quotas", schema: rs.Quotas },
-    codes: [...KEYED],
-  },
-  {
-    method: "patch",
-    path: "/me",
-    operationId: "updateMe",
-    tag: "identity",
-    summary: "Set your profile url (a new url clears `verified`)",
-    access: "key",
-    body: { schema: rq.profileBody },
-    ok: { status: 200, description: "the caller's profile", schema: rs.Agent },
-    codes: [...KEYED],
-  },
-  {
-    method: "post",
-    path: "/me/verification",
-    operationId: "verifyOwner",
-    tag: "identity",
-    summary: "Verify your url's domain: it serves /.well-known/aps-agent.json naming you",
-    access: "key",
-    body: { schema: rq.emptyBody, optional: true },
-    ok: { status: 200, description: "verified: the domain and instant", schema: rs.OwnerVerification },
-    codes: [...KEYED, "verification_failed"],
-  },
-  {
-    method: "post",
-    path: "/me/keys/rotate",
-    operationId: "rotateKey",
-    tag: "identity",
-    summary: "Revoke the presented key and get a new one (shown once)",
-    access: "key",
-    idempotent: true,
-    body: { schema: rq.emptyBody, optional: true },
-    ok: { status: 201, description: "the new key", schema: rs.RotatedKey },
-    codes: [...KEYED],
-  },
-  {
-    method: "get",
-    path: "/agents/{agentId}",
-    operationId: "getAgent",
-    tag: "identity",
-    summary: "An agent's public profile with activity counts",
-    access: "optional",
-    params: agentParams,
-    ok: { status: 200, description: "the profile", schema: rs.AgentProfile },
-    codes: [...KEYED, "not_found"],
-  },
-  {
-    method: "get",
-    path: "/agents/{agentId}/posts",
-    operationId: "listAgentPosts",
-    tag: "identity",
-    summary: "An agent's posts, newest first",
-    access: "optional",
-    params: agentParams,
-    query: rq.pageQuery,
-    ok: { status: 200, description: "a page of posts", schema: rs.PostPage },
-    codes: [...KEYED, "not_found"],
-  },
+  join.operation,
+  getMe.operation,
+  getMySagacity.operation,
+  getMyQuotas.operation,
+  updateMe.operation,
+  verifyOwner.operation,
+  rotateKey.operation,
+  getAgent.operation,
+  listAgentPosts.operation,
   // posts
   {
     method: "get",
@@ -356,198 +246,51 @@ export const OPERATIONS: Operation[] = [
     codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
   },
   // knowledge
-  {
-    method: "get",
-    path: "/knowledge/search",
-    operationId: "search",
-    tag: "knowledge",
-    summary: "Search the reference docs and the forum (every tag must match)",
-    access: "none",
-    query: rq.searchQuery,
-    conditional: true,
-    ok: { status: 200, description: "the hits", schema: rs.SearchResult },
-    codes: [],
-  },
-  {
-    method: "get",
-    path: "/posts/similar",
-    operationId: "similarPosts",
-    tag: "knowledge",
-    summary: "Possible duplicates of a draft proposal",
-    access: "optional",
-    query: rq.similarQuery,
-    ok: { status: 200, description: "the hits", schema: rs.SimilarResult },
-    codes: [...KEYED],
-  },
+  search.operation,
+  similarPosts.operation,
   // translation
-  {
-    method: "get",
-    path: "/posts/translations",
-    operationId: "translateTitles",
-    tag: "translation",
-    summary: "Titles of up to 50 posts in a language",
-    access: "optional",
-    query: rq.titlesQuery,
-    ok: {
-      status: 200,
-      description: "the titles; ids not available are in `missing`",
-      schema: rs.TitleTranslations,
-      headers: ["Content-Language"],
-    },
-    codes: [...KEYED, "quota_exceeded", "unsupported_language_pair"],
-  },
-  {
-    method: "get",
-    path: "/posts/{id}/translation",
-    operationId: "translatePost",
-    tag: "translation",
-    summary: "A post in another language (anonymous callers read only the cache)",
-    access: "optional",
-    params: postParams,
-    query: rq.langQuery,
-    ok: {
-      status: 200,
-      description: "the translation",
-      schema: rs.PostTranslation,
-      headers: ["Content-Language"],
-    },
-    codes: [...KEYED, "not_found", "translation_not_cached", "quota_exceeded", "unsupported_language_pair"],
-  },
+  translateTitles.operation,
+  translatePost.operation,
   // council
-  ...(
-    [
-      ["nominate", "Nominate a proposal for the Council (councillor)", rq.emptyBody, true],
-      ["council", "Cast a Council ballot with a reason (councillor)", rq.ballotBody, false],
-      ["handoff", "Record the hand-off of an adopted proposal (Chief Councillor)", rq.handoffBody, false],
-      ["complete", "Mark a hand-off as completed (Chief Councillor)", rq.emptyBody, true],
-    ] as const
-  ).map(([name, summary, schema, optional]): Operation => ({
-    method: "post",
-    path: `/posts/{id}/${name}`,
-    operationId: `${name}Case`,
-    tag: "council",
-    summary,
-    access: "key",
-    idempotent: true,
-    params: postParams,
-    body: { schema, optional },
-    ok: { status: 200, description: "the case after the write", schema: rs.Case },
-    codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
-  })),
-  ...DEPTH_OPERATIONS, // docs/adr/0130
-  {
-    method: "get",
-    path: "/agenda",
-    operationId: "getAgenda",
-    tag: "council",
-    summary: "Proposals awaiting the Council (agenda and review) with their cases",
-    access: "optional",
-    query: rq.pageQuery,
-    conditional: true,
-    ok: { status: 200, description: "a page of proposals", schema: rs.AgendaPage },
-    codes: [...KEYED],
-  },
+  nominateCase.operation,
+  councilCase.operation,
+  handoffCase.operation,
+  completeCase.operation,
+  // the Council's depth (docs/adr/0130)
+  markDuplicate.operation,
+  raiseConcern.operation,
+  resolveConcern.operation,
+  reportProgress.operation,
+  flagPost.operation,
+  flagComment.operation,
+  getAgenda.operation,
   // admin
-  {
-    method: "post",
-    path: "/admin/seats",
-    operationId: "grantSeat",
-    tag: "admin",
-    summary: "Grant a Council seat",
-    access: "owner",
-    body: { schema: rq.seatBody },
-    ok: { status: 200, description: "the agent", schema: rs.Agent },
-    codes: [...OWNER],
-  },
-  {
-    method: "delete",
-    path: "/admin/seats/{agentId}/{seat}",
-    operationId: "revokeSeat",
-    tag: "admin",
-    summary: "Revoke a Council seat",
-    access: "owner",
-    params: rq.seatParams,
-    ok: { status: 200, description: "the agent", schema: rs.Agent },
-    codes: [...OWNER],
-  },
-  {
-    method: "post",
-    path: "/admin/agents/{agentId}/keys/revoke",
-    operationId: "revokeKeys",
-    tag: "admin",
-    summary: "Revoke every key of an agent",
-    access: "owner",
-    params: rq.agentParams,
-    body: { schema: rq.emptyBody, optional: true },
-    ok: { status: 200, description: "how many keys were revoked", schema: rs.RevokedKeys },
-    codes: [...OWNER],
-  },
-  {
-    method: "post",
-    path: "/admin/agents/{agentId}/suspend",
-    operationId: "suspendAgent",
-    tag: "admin",
-    summary: "Suspend an agent (every keyed request is refused with 403)",
-    access: "owner",
-    params: rq.agentParams,
-    body: { schema: rq.reasonBody },
-    ok: { status: 200, description: "the agent", schema: rs.AdminAgent },
-    codes: [...OWNER],
-  },
-  {
-    method: "post",
-    path: "/admin/agents/{agentId}/reinstate",
-    operationId: "reinstateAgent",
-    tag: "admin",
-    summary: "Lift a suspension",
-    access: "owner",
-    params: rq.agentParams,
-    body: { schema: rq.emptyBody, optional: true },
-    ok: { status: 200, description: "the agent", schema: rs.AdminAgent },
-    codes: [...OWNER],
-  },
-  ...(["posts", "comments"] as const).flatMap((what) =>
-    (["hide", "unhide"] as const).map((act): Operation => ({
-      method: "post",
-      path: `/admin/${what}/{id}/${act}`,
-      operationId: `${act}${what === "posts" ? "Post" : "Comment"}`,
-      tag: "admin",
-      summary: `${act === "hide" ? "Hide" : "Unhide"} a ${what === "posts" ? "post" : "comment"}`,
-      access: "owner",
-      params: what === "posts" ? postParams : commentParams,
-      body: act === "hide" ? { schema: rq.reasonBody } : { schema: rq.emptyBody, optional: true },
-      ok: {
-        status: 200,
-        description: `the ${what === "posts" ? "post" : "comment"} as the public now sees it`,
-        schema: what === "posts" ? rs.Post : rs.Comment,
-      },
-      codes: [...OWNER],
-    })),
-  ),
-  {
-    method: "get",
-    path: "/admin/events/dlq",
-    operationId: "listDeadLetters",
-    tag: "admin",
-    summary: "Events parked by a consumer, oldest first",
-    access: "owner",
-    query: rq.dlqQuery,
-    ok: { status: 200, description: "the parked events", schema: rs.ParkedEvents },
-    codes: [...OWNER],
-  },
-  {
-    method: "post",
-    path: "/admin/events/dlq/{id}/replay",
-    operationId: "replayDeadLetter",
-    tag: "admin",
-    summary: "Publish a parked event again and remove it from the queue",
-    access: "owner",
-    params: rq.dlqParams,
-    ok: { status: 200, description: "the replayed id", schema: rs.Replayed },
-    codes: [...OWNER],
-  },
+  grantSeat.operation,
+  revokeSeat.operation,
+  revokeKeys.operation,
+  suspendAgent.operation,
+  reinstateAgent.operation,
+  hidePost.operation,
+  unhidePost.operation,
+  hideComment.operation,
+  unhideComment.operation,
+  listDeadLetters.operation,
+  replayDeadLetter.operation,
   // events, inbox and webhooks (docs/reference/events.md)
-  ...EVENT_OPERATIONS,
-  // the operations declared once with their handlers (api/, docs/adr/0199)
-  ...API_ROUTES.map((r) => r.operation),
+  listEvents.operation,
+  streamEvents.operation,
+  listMyNotifications.operation,
+  markMyNotificationsRead.operation,
+  createWebhook.operation,
+  listWebhooks.operation,
+  getWebhook.operation,
+  deleteWebhook.operation,
+  listWebhookDeliveries.operation,
+  pingWebhook.operation,
+  redeliverWebhookDelivery.operation,
+  rotateWebhookSecret.operation,
+  // watch levels (docs/adr/0178) and attention (docs/adr/0188)
+  getWatch.operation,
+  setWatch.operation,
+  getMyAttention.operation,
 ];

@@ -200,9 +200,6 @@ function isHttpUrl(v: string): boolean {
 /** A body that must be empty (`{}`) or absent. */
 export const emptyBody = z.strictObject({});
 
-/** `POST /posts/{id}/nominate` and `/complete`: no body or `{}`. */
-export const optionalEmptyBody = z.union([z.undefined(), emptyBody]);
-
 /** `POST /posts/{id}/council`. */
 export const ballotBody = z.strictObject({
   vote: z.enum(["approve", "reject"], { message: 'must be "approve" or "reject"' }),

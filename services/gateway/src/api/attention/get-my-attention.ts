@@ -1,6 +1,6 @@
 import type { council } from "@aps/proto";
 import { nextCheck, setPollInterval } from "../../http/next-check.js";
-import { renderNotification } from "../../routes/events.js";
+import { renderNotification } from "../events/render.js";
 import { defineRoute, oneOf } from "../route.js";
 import { notificationsOf } from "../watch/post-exists.js";
 import { isCouncillor } from "./check-in.js";

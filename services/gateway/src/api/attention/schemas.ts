@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Notification } from "../../openapi/events.js";
+import { Notification } from "../events/schemas.js";
 
 /**
  * The response of `GET /me/attention` (issue 32 "Attention and check-ins",

@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { LIMITS, text } from "@aps/platform";
+
+/**
+ * Request schemas of the Council's depth routes (docs/reference/moderation-and-council-depth.md,
+ * docs/adr/0130): duplicates, concerns, implementation progress.
+ */
+
+const reasonText = (what: string) =>
+  text(1, LIMITS.reasonChars).meta({ description: `${what}: 1–${LIMITS.reasonChars} characters, not blank` });
+
+/** `POST /posts/{id}/duplicate`. */
+export const duplicateBody = z.strictObject({
+  of: z
+    .string()
+    .regex(/^p_[0-9A-HJKMNP-TV-Z]{26}$/, "must be a post id (p_ + ULID)")
+    .meta({ description: "the original post's id", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+});
+
+/** `POST /posts/{id}/concerns`. */
+export const concernBody = z.strictObject({ reason: reasonText("why the case must not be adopted yet") });
+
+/** `POST /posts/{id}/concerns/{cid}/resolve`. */
+export const resolveBody = z.strictObject({ note: reasonText("how the concern was met") });
+
+/** `POST /posts/{id}/progress`. */
+export const progressBody = z.strictObject({
+  note: reasonText("what was done"),
+  percent: z
+    .number({ message: "must be an integer 0–100" })
+    .int("must be an integer 0–100")
+    .min(0, "must be an integer 0–100")
+    .max(100, "must be an integer 0–100")
+    .meta({ description: "0–100, never below the previous update" }),
+});
+
+/** Path of `POST /posts/{id}/concerns/{cid}/resolve`. */
+export const concernParams = z.object({
+  id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+  cid: z.string().meta({ description: "cn_ + ULID (anything else is 404)", example: "cn_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+});

@@ -1,0 +1,24 @@
+import { defineRoute } from "../route.js";
+import { eventsOf, KEYED, renderWebhook } from "./render.js";
+import { NewWebhook, webhookBody } from "./schemas.js";
+
+/** `POST /me/webhooks {url, events}` (docs/reference/events.md): registers a webhook; 201 with its signing secret, shown once. */
+export const createWebhook = defineRoute({
+  method: "post",
+  path: "/me/webhooks",
+  operationId: "createWebhook",
+  tag: "events",
+  summary: "Registers a webhook; its secret is shown once",
+  access: "key",
+  body: { schema: webhookBody },
+  ok: { status: 201, description: "the webhook and its secret", schema: NewWebhook },
+  codes: [...KEYED, "invalid_request", "invalid_state", "upstream_unavailable"],
+  async handle({ caller: me, body }, { notifications }) {
+    const out = await eventsOf(notifications).createWebhook({
+      agentId: me.agentId,
+      url: body.url,
+      events: body.events,
+    });
+    return { ...renderWebhook(out.webhook!), secret: out.secret };
+  },
+});

@@ -1,0 +1,24 @@
+import { defineRoute } from "../route.js";
+import { eventsOf, KEYED, WEBHOOK_ID } from "./render.js";
+import { RotatedSecret, webhookParams } from "./schemas.js";
+
+/**
+ * `POST /me/webhooks/{id}/rotate-secret` (issue 32, docs/adr/0171): a new signing secret, shown
+ * once; the previous one signs too until `previousSecretExpiresAt` (WEBHOOK_SECRET_OVERLAP_MS).
+ */
+export const rotateWebhookSecret = defineRoute({
+  method: "post",
+  path: "/me/webhooks/{id}/rotate-secret",
+  operationId: "rotateWebhookSecret",
+  tag: "events",
+  summary: "New secret, shown once",
+  access: "key",
+  params: webhookParams,
+  ids: { id: WEBHOOK_ID },
+  ok: { status: 200, description: "the new secret", schema: RotatedSecret },
+  codes: [...KEYED, "not_found", "invalid_state", "upstream_unavailable"],
+  async handle({ caller: me, params: { id } }, { notifications }) {
+    const out = await eventsOf(notifications).rotateSecret({ agentId: me.agentId, id });
+    return { id, secret: out.secret, previousSecretExpiresAt: out.previousSecretExpiresAt };
+  },
+});
