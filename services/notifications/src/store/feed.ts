@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { afterCommit, ApsError, newId, type Tx } from "@aps/platform";
+import { afterCommit, ApsError, type Tx } from "@aps/platform";
 import type { PublicEvent } from "../events/public-events.js";
 import { redactEventData } from "../events/redact.js";
 import { hiddenAmong } from "./hidden.js";
@@ -36,8 +36,6 @@ export interface IngestResult {
   stored: number;
   /** Inbox items written. */
   notified: number;
-  /** Webhook deliveries queued. */
-  queued: number;
   /** A public event needed the post's author and nobody knows it yet (an event may arrive before the post's). */
   authorUnknown: boolean;
 }
@@ -59,10 +57,11 @@ export function webhookBody(
 
 /**
  * Stores the public events derived from one internal event, in `tx`: the feed rows (under the
- * feed lock), the inbox items of their audience (never the actor) and one queued delivery per
- * enabled webhook subscribed to the type; then the participation the internal event gives.
+ * feed lock) and the inbox items of their audience (never the actor); then the participation the
+ * internal event gives. Nothing per webhook: each webhook's delivery worker reads the feed after
+ * its own cursor, outside the lock (store/cursor.ts, issue 31 item 4, docs/adr/0192).
  * Idempotent per (source event, public type) and per once-key, so a redelivery writes nothing.
- * `wake` runs after commit when deliveries were queued.
+ * `wake` (the delivery worker's) runs after commit when a feed row was stored.
  */
 export async function ingest(
   tx: Tx,
@@ -72,7 +71,7 @@ export async function ingest(
   wake: () => void,
   watchFanoutMax: number = DEFAULT_WATCH_LIMITS.fanoutMax,
 ): Promise<IngestResult> {
-  const result: IngestResult = { stored: 0, notified: 0, queued: 0, authorUnknown: false };
+  const result: IngestResult = { stored: 0, notified: 0, authorUnknown: false };
   // One inbox item per agent and source event: a mention supersedes the comment's own item (docs/adr/0179).
   const notified = new Set<string>();
   if (events.length > 0) await tx.query("SELECT pg_advisory_xact_lock($1)", [FEED_LOCK]);
@@ -88,9 +87,9 @@ export async function ingest(
       ]);
       if (once.rowCount === 0) continue;
     }
-    const row = await tx.query<{ seq: string }>(
+    const row = await tx.query(
       `INSERT INTO feed_events (event_id, type, post_id, actor_id, occurred_at, data)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id, type) DO NOTHING RETURNING seq::text`,
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id, type) DO NOTHING`,
       [source.eventId, e.type, e.postId ?? null, e.actorId ?? null, source.occurredAt, e.data],
     );
     if (row.rowCount === 0) continue;
@@ -100,7 +99,6 @@ export async function ingest(
     const to = (recipients ?? []).filter((a) => !notified.has(a));
     for (const a of to) notified.add(a);
     result.notified += await addInboxItems(tx, to, { eventId: source.eventId, occurredAt: source.occurredAt, ...e });
-    result.queued += await queueDeliveries(tx, row.rows[0]!.seq, source, e);
   }
   if (participation)
     await tx.query("INSERT INTO participation (post_id, agent_id, role) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
@@ -108,7 +106,7 @@ export async function ingest(
       participation.agentId,
       participation.role,
     ]);
-  if (result.queued > 0) afterCommit(tx, wake);
+  if (result.stored > 0) afterCommit(tx, wake);
   return result;
 }
 
@@ -116,39 +114,6 @@ export async function ingest(
 function targetsOf(e: PublicEvent): string[] {
   const comment = e.data.commentId;
   return [...(e.postId ? [e.postId] : []), ...(typeof comment === "string" && comment !== "" ? [comment] : [])];
-}
-
-/**
- * One delivery per enabled webhook subscribed to `e.type` (or `*`), each with its own webhook-id;
- * each of those endpoints is due now at the latest (its `next_due_at`, the per-endpoint claim of
- * webhooks/worker.ts, issue 30 rule 7, docs/adr/0159).
- */
-async function queueDeliveries(
-  tx: Tx,
-  feedSeq: string,
-  source: { eventId: string; occurredAt: string },
-  e: PublicEvent,
-): Promise<number> {
-  // FOR SHARE: a webhook being disabled (webhooks/worker.ts) waits for this transaction, whose
-  // deliveries its "fail every pending one" then sees; one disabled first is skipped here.
-  const hooks = await tx.query<{ id: string }>(
-    "SELECT id FROM webhooks WHERE disabled_at IS NULL AND events && ARRAY[$1, '*']::text[] FOR SHARE",
-    [e.type],
-  );
-  if (hooks.rowCount === 0) return 0;
-  const body = webhookBody(e.type, source.occurredAt, e.data, { eventId: source.eventId, cursor: feedSeq });
-  await tx.query(
-    `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
-     SELECT d.id, d.webhook_id, $1, $2, $3, $4, now()
-     FROM unnest($5::text[], $6::text[]) AS d(id, webhook_id) ON CONFLICT DO NOTHING`,
-    [feedSeq, e.type, source.eventId, body, hooks.rows.map(() => newId("msg_")), hooks.rows.map((h) => h.id)],
-  );
-  // Only endpoints not yet due are written (an endpoint with a backlog is due already).
-  await tx.query(
-    "UPDATE webhooks SET next_due_at = now() WHERE id = ANY($1::text[]) AND (next_due_at IS NULL OR next_due_at > now())",
-    [hooks.rows.map((h) => h.id)],
-  );
-  return hooks.rows.length;
 }
 
 /**

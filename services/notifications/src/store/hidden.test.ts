@@ -9,6 +9,7 @@ import {
 } from "@aps/platform";
 import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 import type { PublicEvent } from "../events/public-events.js";
+import { DEFAULT_PENDING_MAX, feedHead, materialise, type CursorHook } from "./cursor.js";
 import { FeedStore, ingest } from "./feed.js";
 import { applyModeration } from "./hidden.js";
 
@@ -44,10 +45,19 @@ if (!pgUp)
     });
 
     const at = (min: number) => new Date(Date.UTC(2026, 0, 1, 0, min)).toISOString();
-    const store = (e: PublicEvent, min: number) =>
-      withTransaction(db.pool, (tx) =>
+    // stores `e`, then queues the webhook's delivery of it as the delivery worker's claim does (docs/adr/0192)
+    const store = async (e: PublicEvent, min: number) => {
+      const r = await withTransaction(db.pool, (tx) =>
         ingest(tx, { eventId: `ev_${++n}`, occurredAt: at(min) }, [e], undefined, () => undefined),
       );
+      await withTransaction(db.pool, async (tx) => {
+        const hook = await tx.query<CursorHook>(
+          "SELECT id, events, feed_cursor::text FROM webhooks WHERE id = 'wh_1' FOR UPDATE",
+        );
+        await materialise(tx, hook.rows, await feedHead(tx), DEFAULT_PENDING_MAX);
+      });
+      return r;
+    };
     const created = (postId: string, title: string): PublicEvent => ({
       type: "post.created",
       postId,

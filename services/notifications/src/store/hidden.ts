@@ -6,6 +6,15 @@ import { redactEventData, redactWebhookBody } from "../events/redact.js";
  * table `hidden_content`, one row per post or comment the forum hid or showed again.
  */
 
+/**
+ * Key of the advisory lock between the materialisation of webhook deliveries from the feed (shared:
+ * each worker transaction that copies feed rows into deliveries, store/cursor.ts, docs/adr/0192)
+ * and the redaction of hidden content (exclusive, `applyModeration`): a body copied from a feed row
+ * before a hide commits is then always among the pending deliveries that hide redacts. The ingest
+ * never takes it. Any constant unique to this schema's writers.
+ */
+export const MATERIALISE_LOCK = 7_356_112_192;
+
 /** One `forum.post_moderated` event: `commentId` "" when the post itself was moderated. */
 export interface Moderation {
   postId: string;
@@ -29,9 +38,11 @@ export interface ModerationResult {
  * about it (a post: every row of the post; a comment: the rows naming the comment) and the pending
  * deliveries of those rows. An event older than the state recorded for its target changes nothing.
  * Rows about the target are found through `feed_events_post` (one post's rows), so the cost is the
- * post's events, never the feed's.
+ * post's events, never the feed's. Takes MATERIALISE_LOCK first: no worker is copying feed rows
+ * into deliveries while it redacts (docs/adr/0192).
  */
 export async function applyModeration(tx: Tx, m: Moderation): Promise<ModerationResult> {
+  await tx.query("SELECT pg_advisory_xact_lock($1)", [MATERIALISE_LOCK]);
   const target = m.commentId || m.postId;
   const applied = await tx.query<{ hidden: boolean }>(
     `INSERT INTO hidden_content (target_id, post_id, hidden, changed_at) VALUES ($1, $2, $3, $4)

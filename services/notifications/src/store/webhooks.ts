@@ -223,7 +223,9 @@ export class WebhookStore {
 
   /**
    * Registers a webhook for `agentId` (URL already checked by the SSRF guard); at most
-   * MAX_WEBHOOKS_PER_AGENT, counted under a per-agent lock: a 6th → `invalid_state` (409).
+   * MAX_WEBHOOKS_PER_AGENT, counted under a per-agent lock: a 6th → `invalid_state` (409). It starts
+   * at the feed's head: it receives the events stored after the newest one committed at its
+   * creation, never the feed's past (read that with `GET /v1/events`; docs/adr/0192).
    */
   async create(agentId: string, url: string, events: string[], secret: string): Promise<WebhookRow> {
     return withTransaction(this.pool, async (tx) => {
@@ -235,7 +237,8 @@ export class WebhookStore {
           `an agent may have at most ${MAX_WEBHOOKS_PER_AGENT} webhooks; delete one first`,
         );
       const r = await tx.query<HookDbRow>(
-        `INSERT INTO webhooks (id, agent_id, url, events, secret) VALUES ($1, $2, $3, $4, $5) RETURNING ${HOOK_COLS}`,
+        `INSERT INTO webhooks (id, agent_id, url, events, secret, feed_cursor)
+         VALUES ($1, $2, $3, $4, $5, (SELECT coalesce(max(seq), 0) FROM feed_events)) RETURNING ${HOOK_COLS}`,
         [newId("wh_"), agentId, url, events, secret],
       );
       return toHook(r.rows[0]!);

@@ -8,6 +8,7 @@ import {
   type TargetPolicy,
   type Tx,
 } from "@aps/platform";
+import { DEFAULT_PENDING_MAX, feedHead, materialise, type CursorHook } from "../store/cursor.js";
 import { addInboxItem } from "../store/inbox.js";
 import { signedHeaders } from "./signature.js";
 
@@ -26,6 +27,12 @@ export interface DeliveryOptions {
   pollMs: number;
   /** The SSRF guard's rules (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS; DNS seam for tests). */
   policy: TargetPolicy;
+  /**
+   * At most this many pending deliveries per endpoint (WEBHOOK_PENDING_MAX; DEFAULT_PENDING_MAX when
+   * absent): the window of its feed events queued at once; the rest waits in the feed behind its
+   * cursor (docs/adr/0192).
+   */
+  pendingMax?: number;
 }
 
 /** At most this much of an answer is read, bytes; then the connection is closed (issue 30 rule 7). */
@@ -66,6 +73,11 @@ export function publicError(o: Pick<AttemptOutcome, "kind" | "statusCode">): Pub
   if (o.kind === "timeout") return "timeout";
   if (o.kind === "failed") return "connection failed";
   return "";
+}
+
+/** An endpoint picked by a claim, locked: what its materialisation reads (store/cursor.ts). */
+interface Picked extends CursorHook {
+  window_full: boolean;
 }
 
 /** An endpoint claimed for one attempt and its oldest due delivery. */
@@ -116,12 +128,15 @@ export class DeliveryWorker {
   private readonly inFlight = new Map<string, Promise<void>>();
   private slowInFlight = 0;
   private abort = new AbortController();
+  private readonly pendingMax: number;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly opts: DeliveryOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.pendingMax = opts.pendingMax ?? DEFAULT_PENDING_MAX;
+  }
 
   /** Starts polling (and delivering what is due now). */
   start(): void {
@@ -200,22 +215,38 @@ export class DeliveryWorker {
     const lease = this.opts.attemptTimeoutMs + LEASE_MARGIN_MS;
     const busy = [...this.inFlight.keys()];
     return withTransaction(this.pool, async (tx) => {
-      const pick = (slow: boolean, n: number) =>
-        n <= 0
-          ? Promise.resolve([] as { id: string }[])
-          : tx
-              .query<{ id: string }>(
-                `SELECT id FROM webhooks
-                 WHERE disabled_at IS NULL AND next_due_at <= now() AND slow = $1
-                   AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])
-                 ORDER BY next_due_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-                [slow, n, busy],
-              )
-              .then((r) => r.rows);
+      const head = await feedHead(tx);
+      const free = `slow = $1 AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])`;
+      const cols = "id, events, feed_cursor::text, window_full";
+      // endpoints with a delivery due (a retry, a ping, a redelivery, a window being worked off) first,
+      // then those behind the feed's head with room in their window, least advanced first
+      const pick = async (slow: boolean, n: number): Promise<Picked[]> => {
+        if (n <= 0) return [];
+        const due = await tx.query<Picked>(
+          `SELECT ${cols} FROM webhooks WHERE disabled_at IS NULL AND next_due_at <= now() AND ${free}
+           ORDER BY next_due_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+          [slow, n, busy],
+        );
+        if (due.rows.length >= n) return due.rows;
+        const behind = await tx.query<Picked>(
+          `SELECT ${cols} FROM webhooks
+           WHERE disabled_at IS NULL AND NOT window_full AND feed_cursor < $4 AND ${free} AND id <> ALL($5::text[])
+           ORDER BY slow, feed_cursor LIMIT $2 FOR UPDATE SKIP LOCKED`,
+          [slow, n - due.rows.length, busy, head.toString(), due.rows.map((r) => r.id)],
+        );
+        return [...due.rows, ...behind.rows];
+      };
       const slow = await pick(true, slowMax);
       const healthy = await pick(false, max - slow.length);
-      const ids = [...slow, ...healthy].map((r) => r.id);
-      if (ids.length === 0) return [];
+      const picked = [...slow, ...healthy];
+      if (picked.length === 0) return [];
+      await materialise(
+        tx,
+        picked.filter((h) => !h.window_full),
+        head,
+        this.pendingMax,
+      );
+      const ids = picked.map((r) => r.id);
       const r = await tx.query<Claimed>(
         `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
          FROM (SELECT x.seq FROM unnest($1::text[]) AS e(id) CROSS JOIN LATERAL (
@@ -332,14 +363,15 @@ export class DeliveryWorker {
         );
         if (more.rows[0]) {
           await tx.query(
-            "UPDATE webhooks SET lease_until = now() + ($2::int * interval '1 millisecond'), slow = false WHERE id = $1",
+            "UPDATE webhooks SET lease_until = now() + ($2::int * interval '1 millisecond'), slow = false, window_full = false WHERE id = $1",
             [d.webhook_id, lease],
           );
           return more.rows[0];
         }
       }
       await tx.query(
-        `UPDATE webhooks w SET lease_until = NULL, slow = CASE WHEN $2 THEN w.slow ELSE $3 END, ${NEXT_DUE} WHERE id = $1`,
+        `UPDATE webhooks w SET lease_until = NULL, slow = CASE WHEN $2 THEN w.slow ELSE $3 END, window_full = false, ${NEXT_DUE}
+         WHERE id = $1`,
         [d.webhook_id, a.kind === "aborted", slow],
       );
       return undefined;
