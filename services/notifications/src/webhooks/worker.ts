@@ -317,16 +317,11 @@ export class DeliveryWorker {
     const next = await withTransaction(this.pool, async (tx): Promise<Claimed | undefined> => {
       const hook = await tx.query("SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE", [d.webhook_id]);
       if (hook.rowCount === 0) return undefined; // deleted meanwhile, with its deliveries
+      if (a.kind === "ok") return this.recordSuccess(tx, d, attempts, a.statusCode, chain && !slow, slow, lease);
       if (a.kind === "aborted") {
         await tx.query("UPDATE webhook_deliveries SET next_attempt_at = now() WHERE seq = $1 AND status = 'pending'", [
           d.seq,
         ]);
-      } else if (a.kind === "ok") {
-        await tx.query(
-          `UPDATE webhook_deliveries SET status = 'succeeded', attempts = $2, last_status_code = $3, last_error = NULL,
-                  delivered_at = now(), next_attempt_at = NULL WHERE seq = $1`,
-          [d.seq, attempts, a.statusCode],
-        );
       } else {
         const delay = this.opts.retrySchedule[attempts - 1];
         if (d.single_attempt) {
@@ -351,24 +346,6 @@ export class DeliveryWorker {
           return undefined;
         }
       }
-      if (chain && !slow) {
-        const more = await tx.query<Claimed>(
-          `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
-           FROM webhooks w
-           WHERE w.id = $1 AND w.disabled_at IS NULL AND d.seq = (
-             SELECT seq FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now()
-             ORDER BY next_attempt_at, seq LIMIT 1)
-           RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, d.single_attempt, w.url, ${SECRETS}, w.agent_id, false AS slow`,
-          [d.webhook_id, lease],
-        );
-        if (more.rows[0]) {
-          await tx.query(
-            "UPDATE webhooks SET lease_until = now() + ($2::int * interval '1 millisecond'), slow = false, window_full = false WHERE id = $1",
-            [d.webhook_id, lease],
-          );
-          return more.rows[0];
-        }
-      }
       await tx.query(
         `UPDATE webhooks w SET lease_until = NULL, slow = CASE WHEN $2 THEN w.slow ELSE $3 END, window_full = false, ${NEXT_DUE}
          WHERE id = $1`,
@@ -379,6 +356,48 @@ export class DeliveryWorker {
     if (disabled)
       this.log.warn({ webhookId: d.webhook_id, deliveryId: d.id }, "webhook disabled after its last retry failed");
     return next;
+  }
+
+  /**
+   * The success path of `record`, in one statement after the endpoint's row lock (the hot path:
+   * one delivery per event and endpoint, docs/adr/0192): `d` succeeded; with `chain`, the
+   * endpoint's next due delivery is claimed under the same lease and resolved; otherwise (or when
+   * none is due) the lease is released and `next_due_at` set from the other pending deliveries.
+   * The statement's CTEs share one snapshot, where `d` is still pending: it is left out by `seq`.
+   */
+  private async recordSuccess(
+    tx: Tx,
+    d: Claimed,
+    attempts: number,
+    statusCode: number,
+    chain: boolean,
+    slow: boolean,
+    lease: number,
+  ): Promise<Claimed | undefined> {
+    const r = await tx.query<Claimed>(
+      `WITH done AS (
+         UPDATE webhook_deliveries SET status = 'succeeded', attempts = $3, last_status_code = $4, last_error = NULL,
+                delivered_at = now(), next_attempt_at = NULL WHERE seq = $2),
+       nxt AS (
+         UPDATE webhook_deliveries d SET next_attempt_at = now() + ($5::int * interval '1 millisecond')
+         FROM webhooks w
+         WHERE $6 AND w.id = $1 AND w.disabled_at IS NULL AND d.seq = (
+           SELECT seq FROM webhook_deliveries
+           WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now() AND seq <> $2
+           ORDER BY next_attempt_at, seq LIMIT 1)
+         RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, d.single_attempt, w.url, ${SECRETS}, w.agent_id, false AS slow),
+       hook AS (
+         UPDATE webhooks w SET window_full = false,
+                lease_until = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN now() + ($5::int * interval '1 millisecond') END,
+                slow = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN false ELSE $7 END,
+                next_due_at = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN w.next_due_at ELSE (
+                  SELECT CASE WHEN min(next_attempt_at) IS NULL THEN NULL ELSE greatest(min(next_attempt_at), now()) END
+                  FROM webhook_deliveries WHERE webhook_id = w.id AND status = 'pending' AND seq <> $2) END
+         WHERE w.id = $1)
+       SELECT * FROM nxt`,
+      [d.webhook_id, d.seq, attempts, statusCode, lease, chain, slow],
+    );
+    return r.rows[0];
   }
 
   /** Fails `d` for good, disables its endpoint and every pending delivery of it, tells the owner. */
