@@ -76,9 +76,7 @@ export function publicError(o: Pick<AttemptOutcome, "kind" | "statusCode">): Pub
 }
 
 /** An endpoint picked by a claim, locked: what its materialisation reads (store/cursor.ts). */
-interface Picked extends CursorHook {
-  window_full: boolean;
-}
+type Picked = CursorHook;
 
 /** An endpoint claimed for one attempt and its oldest due delivery. */
 interface Claimed {
@@ -215,9 +213,10 @@ export class DeliveryWorker {
     const lease = this.opts.attemptTimeoutMs + LEASE_MARGIN_MS;
     const busy = [...this.inFlight.keys()];
     return withTransaction(this.pool, async (tx) => {
-      const head = await feedHead(tx);
       const free = `slow = $1 AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])`;
-      const cols = "id, events, feed_cursor::text, window_full";
+      const cols = "id, events, feed_cursor::text";
+      let head: bigint | undefined;
+      const behind: Picked[] = [];
       // endpoints with a delivery due (a retry, a ping, a redelivery, a window being worked off) first,
       // then those behind the feed's head with room in their window, least advanced first
       const pick = async (slow: boolean, n: number): Promise<Picked[]> => {
@@ -228,24 +227,22 @@ export class DeliveryWorker {
           [slow, n, busy],
         );
         if (due.rows.length >= n) return due.rows;
-        const behind = await tx.query<Picked>(
+        head ??= await feedHead(tx);
+        const more = await tx.query<Picked>(
           `SELECT ${cols} FROM webhooks
            WHERE disabled_at IS NULL AND NOT window_full AND feed_cursor < $4 AND ${free} AND id <> ALL($5::text[])
            ORDER BY slow, feed_cursor LIMIT $2 FOR UPDATE SKIP LOCKED`,
           [slow, n - due.rows.length, busy, head.toString(), due.rows.map((r) => r.id)],
         );
-        return [...due.rows, ...behind.rows];
+        behind.push(...more.rows);
+        return [...due.rows, ...more.rows];
       };
       const slow = await pick(true, slowMax);
       const healthy = await pick(false, max - slow.length);
       const picked = [...slow, ...healthy];
       if (picked.length === 0) return [];
-      await materialise(
-        tx,
-        picked.filter((h) => !h.window_full),
-        head,
-        this.pendingMax,
-      );
+      // An endpoint picked as due works off its window first; the claim after it tops it up.
+      if (head !== undefined) await materialise(tx, behind, head, this.pendingMax);
       const ids = picked.map((r) => r.id);
       const r = await tx.query<Claimed>(
         `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
