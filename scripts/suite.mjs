@@ -44,6 +44,9 @@ export const ALONE = [
   // a reading client must get 12,000 events within 30 s while ten others are dropped: under the
   // load of the side jobs it got 10,400 and the later cases saw its backlog
   "test/abuse/event-streams.test.ts",
+  // webhook fan-out at 10 events/s to 50 endpoints for 30 s, delivery lag p99 < 5 s (issue 31, ADR
+  // 0192): a measure of throughput, which the side jobs' load alone pushes past the bar
+  "test/scale/webhook-fanout.test.ts",
 ];
 /** The wait lane's first part, no image needed: fault suites that wait more than they compute, and two long suites. */
 export const WAIT_NO_IMAGE = [

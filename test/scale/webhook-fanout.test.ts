@@ -216,6 +216,10 @@ const quantile = (xs: number[], q: number) => {
             healthyEndpoints: healthy.length,
             deliveriesReceived: lags.length,
             missing,
+            // healthy endpoints whose slowest delivery took over 5 s
+            endpointsOver5s: healthy.filter((i) =>
+              [...committed].some(([id, at]) => (arrived.get(i)?.get(id) ?? Infinity) - at > 5_000),
+            ).length,
             lagMs: {
               p50: quantile(lags, 0.5),
               p95: quantile(lags, 0.95),

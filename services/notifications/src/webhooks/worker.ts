@@ -216,7 +216,6 @@ export class DeliveryWorker {
       const free = `slow = $1 AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])`;
       const cols = "id, events, feed_cursor::text";
       let head: bigint | undefined;
-      const behind: Picked[] = [];
       // endpoints with a delivery due (a retry, a ping, a redelivery, a window being worked off) first,
       // then those behind the feed's head with room in their window, least advanced first
       const pick = async (slow: boolean, n: number): Promise<Picked[]> => {
@@ -234,36 +233,44 @@ export class DeliveryWorker {
            ORDER BY slow, feed_cursor LIMIT $2 FOR UPDATE SKIP LOCKED`,
           [slow, n - due.rows.length, busy, head.toString(), due.rows.map((r) => r.id)],
         );
-        behind.push(...more.rows);
         return [...due.rows, ...more.rows];
       };
       const slow = await pick(true, slowMax);
       const healthy = await pick(false, max - slow.length);
       const picked = [...slow, ...healthy];
       if (picked.length === 0) return [];
-      // An endpoint picked as due works off its window first; the claim after it tops it up.
-      if (head !== undefined) await materialise(tx, behind, head, this.pendingMax);
-      const ids = picked.map((r) => r.id);
-      const r = await tx.query<Claimed>(
-        `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
-         FROM (SELECT x.seq FROM unnest($1::text[]) AS e(id) CROSS JOIN LATERAL (
-                 SELECT seq FROM webhook_deliveries
-                 WHERE webhook_id = e.id AND status = 'pending' AND next_attempt_at <= now()
-                 ORDER BY next_attempt_at, seq LIMIT 1) x) due,
-              webhooks w
-         WHERE d.seq = due.seq AND w.id = d.webhook_id
-         RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, d.single_attempt, w.url, ${SECRETS}, w.agent_id, w.slow`,
-        [ids, lease],
-      );
-      const got = r.rows.map((x) => x.webhook_id);
+      const take = (ids: string[]) =>
+        tx
+          .query<Claimed>(
+            `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
+             FROM (SELECT x.seq FROM unnest($1::text[]) AS e(id) CROSS JOIN LATERAL (
+                     SELECT seq FROM webhook_deliveries
+                     WHERE webhook_id = e.id AND status = 'pending' AND next_attempt_at <= now()
+                     ORDER BY next_attempt_at, seq LIMIT 1) x) due,
+                  webhooks w
+             WHERE d.seq = due.seq AND w.id = d.webhook_id
+             RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, d.single_attempt, w.url, ${SECRETS}, w.agent_id, w.slow`,
+            [ids, lease],
+          )
+          .then((r) => r.rows);
+      const claimed = await take(picked.map((p) => p.id));
+      // endpoints with nothing due (their window worked off, or picked as behind the feed): their
+      // next feed events are queued now (store/cursor.ts, docs/adr/0192), then taken like the others
+      const empty = picked.filter((p) => !claimed.some((c) => c.webhook_id === p.id));
+      if (empty.length > 0) {
+        head ??= await feedHead(tx);
+        if ((await materialise(tx, empty, head, this.pendingMax)) > 0)
+          claimed.push(...(await take(empty.map((p) => p.id))));
+      }
+      const got = claimed.map((x) => x.webhook_id);
       await tx.query(
         "UPDATE webhooks SET lease_until = now() + ($2::int * interval '1 millisecond') WHERE id = ANY($1::text[])",
         [got, lease],
       );
-      // claimed with nothing due (a stale next_due_at): set it right, lease nothing
-      const idle = ids.filter((id) => !got.includes(id));
+      // claimed with nothing due (a stale next_due_at, nothing new in the feed): set it right, lease nothing
+      const idle = picked.map((p) => p.id).filter((id) => !got.includes(id));
       if (idle.length > 0) await tx.query(`UPDATE webhooks w SET ${NEXT_DUE} WHERE id = ANY($1::text[])`, [idle]);
-      return r.rows;
+      return claimed;
     });
   }
 
@@ -387,9 +394,7 @@ export class DeliveryWorker {
          UPDATE webhooks w SET window_full = false,
                 lease_until = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN now() + ($5::int * interval '1 millisecond') END,
                 slow = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN false ELSE $7 END,
-                next_due_at = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN w.next_due_at ELSE (
-                  SELECT CASE WHEN min(next_attempt_at) IS NULL THEN NULL ELSE greatest(min(next_attempt_at), now()) END
-                  FROM webhook_deliveries WHERE webhook_id = w.id AND status = 'pending' AND seq <> $2) END
+                next_due_at = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN w.next_due_at ELSE ${nextDue("$2")} END
          WHERE w.id = $1)
        SELECT * FROM nxt`,
       [d.webhook_id, d.seq, attempts, statusCode, lease, chain, slow],
@@ -458,10 +463,18 @@ export async function sendAttempt(
 const SECRETS = `w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END AS previous_secret`;
 
 /**
- * SQL `SET` clause for `webhooks w`: the earliest due time of its pending deliveries, never before
- * now (an endpoint with a backlog goes behind those that waited longer: endpoints take turns), NULL
- * when none is pending. Read through `webhook_deliveries_endpoint_due`.
+ * SQL expression of `webhooks w`'s next due time: the earliest due time of its pending deliveries
+ * other than `exclude` (an SQL expression of a delivery `seq`, or NULL), never before now (an
+ * endpoint with a backlog goes behind those that waited longer: endpoints take turns); with none
+ * pending, now() when its cursor is behind the feed's head (more events to queue: it takes its
+ * turn in the same order, docs/adr/0192), else NULL. Read through `webhook_deliveries_endpoint_due`
+ * and one backward step on the feed's primary key.
  */
-const NEXT_DUE = `next_due_at = (SELECT CASE WHEN min(next_attempt_at) IS NULL THEN NULL
-                                             ELSE greatest(min(next_attempt_at), now()) END
-                                 FROM webhook_deliveries WHERE webhook_id = w.id AND status = 'pending')`;
+function nextDue(exclude: string): string {
+  return `(SELECT CASE WHEN min(next_attempt_at) IS NOT NULL THEN greatest(min(next_attempt_at), now())
+                       WHEN w.feed_cursor < (SELECT coalesce(max(seq), 0) FROM feed_events) THEN now() END
+           FROM webhook_deliveries WHERE webhook_id = w.id AND status = 'pending' AND seq IS DISTINCT FROM ${exclude})`;
+}
+
+/** SQL `SET` clause for `webhooks w`: `next_due_at` from its pending deliveries (nextDue). */
+const NEXT_DUE = `next_due_at = ${nextDue("NULL")}`;
