@@ -76,7 +76,9 @@ export function publicError(o: Pick<AttemptOutcome, "kind" | "statusCode">): Pub
 }
 
 /** An endpoint picked by a claim, locked: what its materialisation reads (store/cursor.ts). */
-type Picked = CursorHook;
+interface Picked extends CursorHook {
+  window_full: boolean;
+}
 
 /** An endpoint claimed for one attempt and its oldest due delivery. */
 interface Claimed {
@@ -214,7 +216,7 @@ export class DeliveryWorker {
     const busy = [...this.inFlight.keys()];
     return withTransaction(this.pool, async (tx) => {
       const free = `slow = $1 AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])`;
-      const cols = "id, events, feed_cursor::text";
+      const cols = "id, events, feed_cursor::text, window_full";
       let head: bigint | undefined;
       // endpoints with a delivery due (a retry, a ping, a redelivery, a window being worked off) first,
       // then those behind the feed's head with room in their window, least advanced first
@@ -253,15 +255,16 @@ export class DeliveryWorker {
             [ids, lease],
           )
           .then((r) => r.rows);
+      // their next feed events are queued first (store/cursor.ts, docs/adr/0192): an endpoint with
+      // retries due still gets its new events (up to its window), then each is taken like before
+      head ??= await feedHead(tx);
+      await materialise(
+        tx,
+        picked.filter((p) => !p.window_full),
+        head,
+        this.pendingMax,
+      );
       const claimed = await take(picked.map((p) => p.id));
-      // endpoints with nothing due (their window worked off, or picked as behind the feed): their
-      // next feed events are queued now (store/cursor.ts, docs/adr/0192), then taken like the others
-      const empty = picked.filter((p) => !claimed.some((c) => c.webhook_id === p.id));
-      if (empty.length > 0) {
-        head ??= await feedHead(tx);
-        if ((await materialise(tx, empty, head, this.pendingMax)) > 0)
-          claimed.push(...(await take(empty.map((p) => p.id))));
-      }
       const got = claimed.map((x) => x.webhook_id);
       await tx.query(
         "UPDATE webhooks SET lease_until = now() + ($2::int * interval '1 millisecond') WHERE id = ANY($1::text[])",
