@@ -198,6 +198,7 @@ describe.each(modes)("forum depth: edits, withdrawal, replies, tags (%s)", (mode
       "not_found",
     );
     const revs = await req("GET", `/comments/${c.body.id}/revisions`);
+    expect(revs.body.postId).toBe(id); // the comment's post, so a reader can go back to it
     expect(revs.body.items.map((r: { number: number; body: string }) => [r.number, r.body])).toEqual([
       [1, "Frist"],
       [2, "First"],

@@ -236,7 +236,7 @@ export function webRoutes(deps: WebDeps): Router {
       const revs = await read(api.GET("/v1/comments/{id}/revisions", { params: { path: { id }, query } }));
       return {
         title: "Revisions of a comment",
-        body: commentRevisionsPage({ id, postId: null }, revs.items, revs.nextCursor),
+        body: commentRevisionsPage({ id, postId: revs.postId }, revs.items, revs.nextCursor),
       };
     }),
   );

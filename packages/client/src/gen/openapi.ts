@@ -1730,6 +1730,8 @@ export interface components {
             editedBy: string;
         };
         CommentRevisionPage: {
+            /** @description the comment's post (p_ + ULID) */
+            postId: string;
             items: components["schemas"]["CommentRevision"][];
             nextCursor: string | null;
         };

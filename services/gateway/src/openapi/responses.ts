@@ -171,7 +171,11 @@ export const CommentRevision = z
   .meta({ id: "CommentRevision" });
 /** `GET /comments/{id}/revisions`: a page of revisions. */
 export const CommentRevisionPage = z
-  .strictObject({ items: z.array(CommentRevision), nextCursor: z.string().nullable() })
+  .strictObject({
+    postId: z.string().meta({ description: "the comment's post (p_ + ULID)" }),
+    items: z.array(CommentRevision),
+    nextCursor: z.string().nullable(),
+  })
   .meta({ id: "CommentRevisionPage" });
 
 /** A Council ballot. */

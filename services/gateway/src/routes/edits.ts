@@ -86,7 +86,7 @@ export function editRoutes(
     const id = pathId("c_", req.params.id, "comment");
     const q = validate(pageQuery, req.query, "query");
     const page = await forum.listCommentRevisions({ id, limit: q.limit, after: afterOf(id, q.cursor) });
-    res.json({ items: page.items, nextCursor: revisionCursor(id, page.nextAfter) });
+    res.json({ postId: page.postId, items: page.items, nextCursor: revisionCursor(id, page.nextAfter) });
   });
 
   r.post("/posts/:id/withdraw", async (req, res) => {
