@@ -53,3 +53,40 @@ describe("problemHandler logs 5xx answers with their cause", () => {
     });
   });
 });
+
+describe("problemHandler: the gateway's own database unavailable", () => {
+  it("answers 503 upstream_unavailable with Retry-After, not 500, and logs it at warn (pool timeout, terminated connection, shutdown)", async () => {
+    const lines: { level: string; msg: string }[] = [];
+    const rec = (level: string) => (_obj: Record<string, unknown>, msg: string) => void lines.push({ level, msg });
+    const log = { error: rec("error"), warn: rec("warn"), info: rec("info") } as unknown as Logger;
+    const app = express();
+    app.get("/pool", () => {
+      throw new Error("timeout exceeded when trying to connect");
+    });
+    app.get("/shutdown", () => {
+      throw Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
+    });
+    app.get("/bug", () => {
+      throw new TypeError("x is undefined");
+    });
+    app.use(problemHandler(log));
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((r) => server.once("listening", r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      for (const path of ["/pool", "/shutdown"]) {
+        const res = await fetch(`${base}${path}`);
+        expect({ path, status: res.status, retryAfter: res.headers.get("retry-after") }).toEqual({
+          path,
+          status: 503,
+          retryAfter: "1",
+        });
+        expect(((await res.json()) as { code: string }).code).toBe("upstream_unavailable");
+      }
+      expect((await fetch(`${base}/bug`)).status).toBe(500);
+    } finally {
+      server.close();
+    }
+    expect(lines.map((l) => l.level)).toEqual(["warn", "warn", "error"]);
+  });
+});

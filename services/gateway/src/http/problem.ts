@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import type { ErrorRequestHandler, Response } from "express";
-import { ApsError, HTTP_STATUS, type ErrorCode, type Logger } from "@aps/platform";
+import { ApsError, HTTP_STATUS, isDatabaseUnavailable, type ErrorCode, type Logger } from "@aps/platform";
 
 /** The `title` of each code's problem document. */
 export const TITLES: Record<ErrorCode, string> = {
@@ -94,7 +94,19 @@ export function problemHandler(log: Logger): ErrorRequestHandler {
         e = new ApsError("unsupported_media_type", "send UTF-8 JSON");
       else if (bp.status && bp.status >= 400 && bp.status < 500)
         e = new ApsError("invalid_request", "malformed request");
-      else {
+      else if (isDatabaseUnavailable(err)) {
+        // the gateway's own database (rate limits, Idempotency-Key records, ADR 0194) is down or
+        // frozen: an expected fault, retryable, answered as the services answer theirs (503)
+        log.warn(
+          {
+            err: err instanceof Error ? err.message : String(err),
+            requestId: res.getHeader("X-Request-Id"),
+            path: req.path,
+          },
+          "database unavailable",
+        );
+        e = new ApsError("upstream_unavailable", "the database is unavailable; retry later", 1);
+      } else {
         log.error(
           {
             err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err),
