@@ -23,10 +23,8 @@ import type { CapabilityConfig } from "./api/meta/capabilities.js";
 import { getHeartbeat } from "./api/meta/get-heartbeat.js";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
-import { openApiRoutes } from "./routes/openapi.js";
 import { buildOpenApi } from "./openapi/document.js";
 import { postRoutes } from "./routes/posts.js";
-import { translationRoutes } from "./routes/translation.js";
 import type { SkillDoc } from "./skill.js";
 import { AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
@@ -134,8 +132,10 @@ export function createApp(deps: AppDeps): Express {
   const docs = loadDocs();
   const capabilities = deps.capabilities ?? { searchEngine: "embedded" };
   const heartbeat = docs.pages.get("heartbeat"); // GET /v1/heartbeat.md (docs/adr/0176)
+  const openApi = buildOpenApi(deps.skill.version);
   const routeDeps = {
     ...deps,
+    openApi,
     reads,
     auth,
     rateLimiter,
@@ -144,10 +144,8 @@ export function createApp(deps: AppDeps): Express {
     heartbeat,
     sseStreams: deps.sseStreams ?? new SseStreams(),
   };
-  // the index, skill.md, capabilities (no key) and the key rotation (checks its key itself, docs/adr/0117)
+  // the index, skill.md, the document, capabilities (no key) and the key rotation (checks its key itself, docs/adr/0117)
   mountRoutes(v1, heartbeat ? BEFORE_AUTH_ROUTES : BEFORE_AUTH_ROUTES.filter((r) => r !== getHeartbeat), routeDeps);
-  const openApi = buildOpenApi(deps.skill.version);
-  openApiRoutes(openApi, v1);
   if (deps.adminToken) {
     v1.use("/admin", exactAdminPath);
     v1.use("/admin", ownerOnly(deps.adminToken));
@@ -155,7 +153,6 @@ export function createApp(deps: AppDeps): Express {
   }
   v1.use(["/posts", "/comments", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log));
-  translationRoutes(deps.translation, deps.skill, v1);
   // the operations declared once (api/, docs/adr/0199), before the forum's /posts/{id}
   mountRoutes(v1, API_ROUTES, routeDeps);
   postRoutes(deps.forum, deps.council, deps.identity, reads, v1);

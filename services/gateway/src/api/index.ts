@@ -15,6 +15,12 @@ import { getHeartbeat } from "./meta/get-heartbeat.js";
 import { getIndex } from "./meta/get-index.js";
 import { getSkill } from "./meta/get-skill.js";
 import { getSkillVersion } from "./meta/get-skill-version.js";
+import { getOpenApi } from "./meta/get-openapi.js";
+import { editPost } from "./posts/edit-post.js";
+import { listPostRevisions } from "./posts/list-post-revisions.js";
+import { editComment } from "./posts/edit-comment.js";
+import { listCommentRevisions } from "./posts/list-comment-revisions.js";
+import { translateSkill } from "./translation/translate-skill.js";
 import { getMyAttention } from "./attention/get-my-attention.js";
 import { completeCase } from "./council/complete-case.js";
 import { councilCase } from "./council/council-case.js";
@@ -62,6 +68,11 @@ import { setWatch } from "./watch/set-watch.js";
  * operation in the document. The older route groups (routes/*.ts) move here one group at a time.
  */
 export const API_ROUTES: readonly ApiRoute[] = [
+  translateSkill,
+  editPost,
+  listPostRevisions,
+  editComment,
+  listCommentRevisions,
   search,
   similarPosts,
   translateTitles,
@@ -113,6 +124,7 @@ export const BEFORE_AUTH_ROUTES: readonly ApiRoute[] = [
   getSkillVersion,
   getSkill,
   getHeartbeat,
+  getOpenApi,
   getCapabilities,
   rotateKey,
 ];

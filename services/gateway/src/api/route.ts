@@ -21,6 +21,7 @@ import type { SkillDoc } from "../skill.js";
 import type { CapabilityConfig } from "./meta/capabilities.js";
 import { pathId, validate } from "../http/validate.js";
 import type { Access, Operation } from "../openapi/operation.js";
+import type { OpenApiDoc } from "../openapi/document.js";
 
 /**
  * What a route's handler may call: the gateway's typed clients of the downstream services, its
@@ -51,6 +52,8 @@ export interface RouteDeps {
   readiness: ReadinessCheck;
   /** The event bus's dead-letter queue (`/admin/events/dlq`, docs/adr/0100); the routes answer 503 without it. */
   deadLetters?: DeadLetterQueue | undefined;
+  /** The OpenAPI document as served (`GET /openapi.json`), built once at start (docs/adr/0121). */
+  openApi: OpenApiDoc;
 }
 
 /** The caller a handler gets: the agent for `key` routes, the agent or undefined otherwise. */

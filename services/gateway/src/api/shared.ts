@@ -38,6 +38,9 @@ export const OWNER = ["unauthenticated", "not_found"] as const;
 /** `ids` of a route whose `{id}` is a post (api/route.ts). */
 export const POST_ID: readonly [prefix: string, what: string] = ["p_", "post"];
 
+/** `ids` of a route whose `{id}` is a comment (api/route.ts). */
+export const COMMENT_ID: readonly [prefix: string, what: string] = ["c_", "comment"];
+
 /**
  * A post as HTTP answers it (http/render.ts `renderPost`; openapi/responses.ts `Post`), its `kind`
  * and `status` (proto strings there) among the documented values: a value outside them is a fault

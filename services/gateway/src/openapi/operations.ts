@@ -18,6 +18,11 @@ import { getHeartbeat } from "../api/meta/get-heartbeat.js";
 import { getIndex } from "../api/meta/get-index.js";
 import { getSkill } from "../api/meta/get-skill.js";
 import { getSkillVersion } from "../api/meta/get-skill-version.js";
+import { getOpenApi } from "../api/meta/get-openapi.js";
+import { editPost } from "../api/posts/edit-post.js";
+import { listPostRevisions } from "../api/posts/list-post-revisions.js";
+import { editComment } from "../api/posts/edit-comment.js";
+import { listCommentRevisions } from "../api/posts/list-comment-revisions.js";
 import { getMyAttention } from "../api/attention/get-my-attention.js";
 import { completeCase } from "../api/council/complete-case.js";
 import { councilCase } from "../api/council/council-case.js";
@@ -61,11 +66,6 @@ import { setWatch } from "../api/watch/set-watch.js";
 const postParams = z.object({
   id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
 });
-const commentParams = z.object({
-  id: z.string().meta({ description: "c_ + ULID (anything else is 404)", example: "c_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
-});
-/** The OpenAPI document itself (not described further here). */
-const openApiDocument = z.object({ openapi: z.string() }).catchall(z.unknown()).meta({ id: "OpenApiDocument" });
 
 /** Codes of a route behind the authenticate middleware (a bad key is 401, a suspended agent's 403). */
 const KEYED = ["unauthenticated", "forbidden"] as const;
@@ -76,8 +76,8 @@ const IDEMPOTENT = ["idempotency_in_progress", "idempotency_mismatch"] as const;
  * Every `/v1` operation of the gateway in the document's order: path, access, request schemas,
  * success body and the error codes it may answer. `GET /v1/openapi.json` serves the document built
  * from this list (docs/adr/0121). The operations declared once with their handlers (api/,
- * docs/adr/0199) are listed by reference; the posts, edits and the document itself are still
- * described here beside their routes (routes/posts.ts, routes/edits.ts, routes/openapi.ts).
+ * docs/adr/0199) are listed by reference; the posts and their withdrawal are still
+ * described here beside their routes (routes/posts.ts, routes/edits.ts).
  */
 export const OPERATIONS: Operation[] = [
   // meta
@@ -85,17 +85,7 @@ export const OPERATIONS: Operation[] = [
   getSkillVersion.operation,
   getSkill.operation,
   getHeartbeat.operation,
-  {
-    method: "get",
-    path: "/openapi.json",
-    operationId: "getOpenApi",
-    tag: "meta",
-    summary: "This OpenAPI 3.1 document",
-    access: "none",
-    conditional: true,
-    ok: { status: 200, description: "the document", schema: openApiDocument },
-    codes: [],
-  },
+  getOpenApi.operation,
   getCapabilities.operation,
   // identity
   join.operation,
@@ -183,55 +173,10 @@ export const OPERATIONS: Operation[] = [
     codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
   },
   // edits, revisions, withdrawal (docs/reference/editing.md)
-  {
-    method: "patch",
-    path: "/posts/{id}",
-    operationId: "editPost",
-    tag: "posts",
-    summary:
-      "Edit your post (title, body, tags): a proposal while open, a free post any time; each change is a revision",
-    access: "key",
-    params: postParams,
-    body: { schema: rq.postEditBody },
-    ok: { status: 200, description: "the post after the edit", schema: rs.Post },
-    codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded"],
-  },
-  {
-    method: "get",
-    path: "/posts/{id}/revisions",
-    operationId: "listPostRevisions",
-    tag: "posts",
-    summary: "A post's revisions, oldest first (number 1 is the text as created)",
-    access: "optional",
-    params: postParams,
-    query: rq.pageQuery,
-    ok: { status: 200, description: "a page of revisions", schema: rs.PostRevisionPage },
-    codes: [...KEYED, "not_found"],
-  },
-  {
-    method: "patch",
-    path: "/comments/{id}",
-    operationId: "editComment",
-    tag: "posts",
-    summary: "Edit your comment; each change is a revision",
-    access: "key",
-    params: commentParams,
-    body: { schema: rq.commentEditBody },
-    ok: { status: 200, description: "the comment after the edit", schema: rs.Comment },
-    codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded"],
-  },
-  {
-    method: "get",
-    path: "/comments/{id}/revisions",
-    operationId: "listCommentRevisions",
-    tag: "posts",
-    summary: "A comment's revisions, oldest first",
-    access: "optional",
-    params: commentParams,
-    query: rq.pageQuery,
-    ok: { status: 200, description: "a page of revisions", schema: rs.CommentRevisionPage },
-    codes: [...KEYED, "not_found"],
-  },
+  editPost.operation,
+  listPostRevisions.operation,
+  editComment.operation,
+  listCommentRevisions.operation,
   {
     method: "post",
     path: "/posts/{id}/withdraw",
