@@ -21,13 +21,27 @@
 //   BENCH_MIX_TOPOLOGIES gateways×forums        1x1,2x2  (full 1x1,2x1,1x2,2x2,4x2)
 //   BENCH_MIX_START_RATE requests/s of step 1   20;  BENCH_MIX_FACTOR 1.5;  BENCH_MIX_MAX_STEPS 6 (full 10)
 //   BENCH_MIX_STEP_S   seconds per step         15       (full 60)
-//   BENCH_MIX_SSE      idle SSE streams         20       (full 500)
+//   BENCH_MIX_SSE      idle SSE streams         200      (full 2,000), spread over the gateways
+//   BENCH_MIX_SSE_IDLE_S seconds of the gateways' idle CPU without, then with, the streams: 10
+//   BENCH_MIX_WEBHOOKS `*` webhooks on local receivers 10  (full 50); BENCH_MIX_WEBHOOK_SLOW 0.05 of
+//                      them answer after BENCH_MIX_WEBHOOK_SLOW_MS 9,000 ms; BENCH_MIX_DRAIN_S 60 s at
+//                      most for the healthy ones to catch up after the load
+//   BENCH_MIX_EVENTS_PER_S 10: one more step at the first rate with that many extra comments a
+//                      second (one public event each), the delivery lag of its events reported
+//                      apart (issue 31: lag p99 < 5 s at 10 events/s; 0: no events step)
+//   BENCH_MIX_KILL     1: in layouts with ≥ 2 forums, one more step at the first rate in which the
+//                      last forum replica is SIGKILLed half-way (0: no kill step)
 //   BENCH_MIX_WARMUP_S unrecorded load at the first rate before the steps of each topology: 10
 //   BENCH_MIX_MIN_STEPS steps run even when an earlier one broke the limits: 1
 // Search: the distributed knowledge service without MEILISEARCH_URL / KNOWLEDGE_DATABASE_URL keeps an
 // in-memory index rebuilt from every post at each start, seeded ones included; the bench waits for
 // that (the tree's CPU falling below a quarter of a core, at most BENCH_MIX_SETTLE_MAX_S: 300 s,
 // full 1800 s) before loading.
+// BENCH_MIX_SEED_ONLY=1 seeds, prints the seeding times and stops (e.g. to time the full sizes' seeding).
+// Push and faults (issue 31 "Done means", docs/adr/0208): delivery lag of the healthy receivers
+// (arrival − the event's occurred time), events they missed after the drain, the feed's lag
+// (recorded − occurred), the gateways' idle CPU with and without the SSE streams, and in the kill
+// step the failed requests against the ones in flight at the kill (test/bench/lib/mix-push.mjs).
 // Prints progress on stderr and the markdown report on stdout; writes
 // test/bench/results/mix-latest.{json,md}. Exits 1 when a topology failed to run.
 // Not part of the test suite (minutes of load); test/bench/mix-model.test.ts checks its arithmetic.
@@ -39,6 +53,20 @@ import pg from "pg";
 import { cleanupAll, cleanupOnSignalsAndCrashes, onCleanup } from "./lib/cleanup.mjs";
 import { createDistributedInfra } from "./lib/infra.mjs";
 import { cpuDelta, cpuSample, dbSample, requestsServed, serviceProcesses } from "./lib/mix-probes.mjs";
+import {
+  coresOf,
+  deleteWebhooks,
+  drain,
+  feedHead,
+  killVerdict,
+  lagsBetween,
+  lagSummary,
+  missedCount,
+  registerWebhooks,
+  shareRatio,
+  slowCount,
+  startReceivers,
+} from "./lib/mix-push.mjs";
 import { seedAgents, seedPosts } from "./lib/mix-seed.mjs";
 import {
   coresAt,
@@ -70,7 +98,15 @@ const CFG = {
   factor: num("BENCH_MIX_FACTOR", 1.5, 1.5),
   maxSteps: num("BENCH_MIX_MAX_STEPS", 6, 10),
   stepS: num("BENCH_MIX_STEP_S", 15, 60),
-  sse: num("BENCH_MIX_SSE", 20, 500),
+  sse: num("BENCH_MIX_SSE", 200, 2000),
+  sseIdleS: num("BENCH_MIX_SSE_IDLE_S", 10, 10),
+  webhooks: num("BENCH_MIX_WEBHOOKS", 10, 50),
+  webhookSlow: num("BENCH_MIX_WEBHOOK_SLOW", 0.05, 0.05),
+  webhookSlowMs: num("BENCH_MIX_WEBHOOK_SLOW_MS", 9000, 9000),
+  drainS: num("BENCH_MIX_DRAIN_S", 60, 120),
+  kill: num("BENCH_MIX_KILL", 1, 1),
+  seedOnly: env.BENCH_MIX_SEED_ONLY === "1",
+  eventsPerS: num("BENCH_MIX_EVENTS_PER_S", 10, 10),
   settleMaxS: num("BENCH_MIX_SETTLE_MAX_S", 300, 1800),
   warmupS: num("BENCH_MIX_WARMUP_S", 10, 10),
   minSteps: num("BENCH_MIX_MIN_STEPS", 1, 1),
@@ -154,13 +190,23 @@ function fire(route, origin, agent, data) {
   }
 }
 
+/** Routes that write without an Idempotency-Key (never retried by the gateway once sent: ADR 0108). */
+const WRITES = new Set(["vote", "comment", "create"]);
+
 /**
  * One open-loop step: Poisson arrivals of `rate` requests/s for `seconds` (CFG.stepS), routes drawn
  * from the daily mix, agents at random among the active ones, gateways in turn. Resolves per-route
- * latencies and outcome counts.
+ * latencies and outcome counts, and each failed request's route, status and send/answer times.
+ * `mid` ({ afterS, fn }): `fn` runs once `afterS` seconds into the step; the requests in flight then
+ * (per route) and the moment are resolved as `mid` (the kill step, docs/adr/0208).
  */
-async function openLoop(rate, origins, data, seconds = CFG.stepS) {
-  const end = performance.now() + seconds * 1000;
+async function openLoop(rate, origins, data, seconds = CFG.stepS, mid = null) {
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  const inflight = Object.fromEntries(Object.keys(DAILY_MIX).map((r) => [r, 0]));
+  const failures = [];
+  let midAt = null;
+  let midInflight = null;
   const pending = [];
   const routes = Object.fromEntries(
     Object.keys(DAILY_MIX).map((r) => [r, { ms: [], ok: 0, rejected: 0, errors: 0, statuses: {} }]),
@@ -171,11 +217,24 @@ async function openLoop(rate, origins, data, seconds = CFG.stepS) {
     const wait = next - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     else lateMs = Math.max(lateMs, -wait);
+    // the kill waits (≤ 2 s) for a moment with requests in flight, so that it can cost some
+    const due = start + mid?.afterS * 1000;
+    const busy = Object.values(inflight).some((x) => x > 0);
+    if (mid && midAt === null && performance.now() >= due && (busy || performance.now() >= due + 2000)) {
+      midAt = performance.now();
+      midInflight = { ...inflight };
+      mid.fn();
+    }
     const route = pickRoute(Math.random());
     const agent = data.agents[Math.floor(Math.random() * data.agents.length)];
+    const sentAt = performance.now();
+    inflight[route]++;
     const p = fire(route, origins[g++ % origins.length], agent, data).then(({ status, ms }) => {
+      inflight[route]--;
       const r = routes[route];
       if (status < 200 || status >= 300) r.statuses[status] = (r.statuses[status] ?? 0) + 1;
+      if (status < 200 || status >= 500 || status === 429)
+        failures.push({ route, status, sentAt, answeredAt: performance.now() });
       if (status >= 200 && status < 300) {
         r.ok++;
         r.ms.push(ms);
@@ -187,7 +246,13 @@ async function openLoop(rate, origins, data, seconds = CFG.stepS) {
     pending.push(p);
   }
   await Promise.all(pending);
-  return { routes, requests: pending.length, lateMs };
+  return {
+    routes,
+    requests: pending.length,
+    lateMs,
+    failures,
+    mid: midAt === null ? null : { at: midAt, inflight: midInflight },
+  };
 }
 
 /** Opens `n` idle SSE streams spread over the gateways; returns a function that closes them. */
@@ -237,6 +302,109 @@ function byComponent(per) {
 const round = (x, d = 2) =>
   x === undefined || x === null || Number.isNaN(x) ? null : Math.round(x * 10 ** d) / 10 ** d;
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sumOf = (o, keys) => keys.reduce((s, k) => s + (o[k] ?? 0), 0);
+
+/**
+ * The cores used, over CFG.sseIdleS seconds with no load, by the gateways (summed), PostgreSQL's
+ * backends of the database, NATS and the bench client (docs/adr/0208: SSE streams' idle cost).
+ */
+async function idleCores(procs, database) {
+  const a = cpuSample(procs, database);
+  await sleep(CFG.sseIdleS * 1000);
+  const b = cpuSample(procs, database);
+  const d = cpuDelta(procs, a, b);
+  const gw = Object.entries(d.per)
+    .filter(([k]) => k.startsWith("gateway#"))
+    .reduce((s, [, v]) => s + v, 0);
+  const c = (ms) => round(coresOf(ms, d.wallMs), 4);
+  return {
+    gateways: c(gw),
+    postgres: c(d.postgres),
+    nats: c(d.nats),
+    client: c(d.client),
+    seconds: round(d.wallMs / 1000, 1),
+  };
+}
+
+/**
+ * Comments only, Poisson at `rate` a second for `seconds`, beside the mix (the events step: one
+ * public `comment.created` each, to feed the webhooks ~`rate` events/s; docs/adr/0208).
+ * Resolves how many were sent, how many were not answered 2xx, and those by status (0 = timeout or network error).
+ */
+async function commentLoop(rate, origins, data, seconds) {
+  const end = performance.now() + seconds * 1000;
+  const pending = [];
+  let failed = 0;
+  const statuses = {};
+  let g = 0;
+  for (let next = performance.now(); next < end; next += gapMs(rate, Math.random())) {
+    const wait = next - performance.now();
+    if (wait > 0) await sleep(wait);
+    const agent = data.agents[Math.floor(Math.random() * data.agents.length)];
+    pending.push(
+      fire("comment", origins[g++ % origins.length], agent, data).then(({ status }) => {
+        if (status < 200 || status >= 300) {
+          failed++;
+          statuses[status] = (statuses[status] ?? 0) + 1;
+        }
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return { sent: pending.length, failed, statuses };
+}
+
+/**
+ * The kill step (issue 31 "Done means", docs/adr/0208): `rate` (the last step that held) for CFG.stepS seconds, the
+ * last forum replica SIGKILLed half-way; failed requests split into reads, unkeyed writes in flight
+ * at the kill and unkeyed writes sent after it, against the requests in flight at the kill.
+ */
+async function killStep(procs, origins, data, rate) {
+  const forums = procs.filter((p) => p.name === "forum");
+  const victim = forums[forums.length - 1];
+  const before = await Promise.all(forums.map((p) => requestsServed(p.metrics)));
+  log(
+    `  kill step: ${rate} requests/s for ${CFG.stepS} s, SIGKILL forum#${victim.replica} (pid ${victim.pid}) half-way`,
+  );
+  const load = await openLoop(rate, origins, data, CFG.stepS, {
+    afterS: CFG.stepS / 2,
+    fn: () => process.kill(victim.pid, "SIGKILL"),
+  });
+  if (!load.mid) throw new Error("the kill step ended before its kill");
+  const at = load.mid.at;
+  const inFlight = (f) => f.sentAt < at && f.answeredAt >= at;
+  const writes = load.failures.filter((f) => WRITES.has(f.route));
+  const k = {
+    failedReads: load.failures.length - writes.length,
+    failedWritesInFlight: writes.filter(inFlight).length,
+    failedWritesAfter: writes.filter((f) => !inFlight(f)).length,
+    inFlightWrites: sumOf(load.mid.inflight, [...WRITES]),
+  };
+  const byRoute = {};
+  for (const f of load.failures) {
+    const key = `${f.route} ${f.status}${inFlight(f) ? " (in flight)" : ""}`;
+    byRoute[key] = (byRoute[key] ?? 0) + 1;
+  }
+  const all = latencySummary(Object.values(load.routes).flatMap((r) => r.ms));
+  const out = {
+    rate,
+    requests: load.requests,
+    victim: `forum#${victim.replica}`,
+    forumCallsBefore: Object.fromEntries(forums.map((p, i) => [`forum#${p.replica}`, before[i]])),
+    forumShareBefore: round(shareRatio(before), 3),
+    inFlightAtKill: sumOf(load.mid.inflight, Object.keys(DAILY_MIX)),
+    inFlightWritesAtKill: k.inFlightWrites,
+    failed: load.failures.length,
+    ...k,
+    failures: byRoute,
+    p99: round(all.p99, 1),
+    ...killVerdict(k),
+  };
+  log(`    ${JSON.stringify(out)}`);
+  return out;
+}
+
 /** Runs the steps on one started topology; resolves its steps. */
 async function runTopology(topo, infra, data, sql) {
   const port = await freePort();
@@ -245,10 +413,19 @@ async function runTopology(topo, infra, data, sql) {
     mode: "distributed",
     root,
     port,
-    infraEnv: { ...infra.env, REPLICAS_GATEWAY: String(topo.gateways), REPLICAS_FORUM: String(topo.forums) },
+    infraEnv: {
+      ...infra.env,
+      REPLICAS_GATEWAY: String(topo.gateways),
+      REPLICAS_FORUM: String(topo.forums),
+      // the webhooks' receivers are http://127.0.0.1:<port> in this process (tests and local setups only)
+      WEBHOOK_ALLOW_PRIVATE: "1",
+    },
   });
   const out = { ...topo, steps: [] };
   let streams = null;
+  let receivers = null;
+  let hooks = [];
+  const origins = Array.from({ length: topo.gateways }, (_, i) => `http://127.0.0.1:${port + i}`);
   try {
     // The knowledge service re-reads every post into its in-memory index at start. On a loaded
     // machine a busy process gets only a small share of a core, so the tree's CPU says little:
@@ -260,11 +437,30 @@ async function runTopology(topo, infra, data, sql) {
     out.settle = quiet;
     const procs = serviceProcesses(sys.pid, sys.processes);
     out.processes = procs.map((p) => `${p.name}#${p.replica}`);
-    const origins = Array.from({ length: topo.gateways }, (_, i) => `http://127.0.0.1:${port + i}`);
     data.cursors = await gatewayHotCursors(origins[0], data.forumCursors);
+    // SSE (docs/adr/0208): the gateways' idle CPU without the streams, then with them.
+    out.sse = { without: await idleCores(procs, infra.database) };
     streams = openStreams(CFG.sse, origins, data.agents);
-    await new Promise((r) => setTimeout(r, 2000));
+    for (let i = 0; i < 60 && streams.opened() < CFG.sse; i++) await sleep(500);
     out.sseOpen = streams.opened();
+    await sleep(2000);
+    out.sse.with = await idleCores(procs, infra.database);
+    log(
+      `  SSE: ${out.sseOpen} streams; idle cores without ${JSON.stringify(out.sse.without)}, with ${JSON.stringify(out.sse.with)}`,
+    );
+    // `*` webhooks on local receivers, CFG.webhookSlow of them slow; five per agent, fresh agents per layout.
+    const slow = slowCount(CFG.webhooks, CFG.webhookSlow);
+    receivers = await startReceivers(CFG.webhooks, { slow, slowMs: CFG.webhookSlowMs });
+    const owners = Math.ceil(CFG.webhooks / 5);
+    data.hookOwner = (data.hookOwner ?? data.agents.length) - owners;
+    hooks = await registerWebhooks(
+      origins[0],
+      data.agents.slice(data.hookOwner, data.hookOwner + owners),
+      receivers.receivers,
+    );
+    const head = await feedHead(sql);
+    const loadStart = Date.now();
+    log(`  ${hooks.length} \`*\` webhooks registered (${slow} slow, ${CFG.webhookSlowMs} ms); feed head ${head}`);
     if (CFG.warmupS > 0) {
       log(`  warm-up: ${CFG.startRate} requests/s for ${CFG.warmupS} s (not recorded)`);
       await openLoop(CFG.startRate, origins, data, CFG.warmupS);
@@ -351,15 +547,92 @@ async function runTopology(topo, infra, data, sql) {
       );
       if (s.broke && step >= CFG.minSteps) break;
     }
+    const held = heldStep(out);
+    if (held) {
+      const share = (name) =>
+        shareRatio(
+          Object.entries(held.requestsPerReplica)
+            .filter(([k]) => k.startsWith(`${name}#`))
+            .map(([, v]) => v),
+        );
+      out.share = { step: held.step, forum: round(share("forum"), 3), gateway: round(share("gateway"), 3) };
+    }
+    let eventsWindow = null;
+    if (CFG.eventsPerS > 0) {
+      log(`  events step: ${CFG.startRate} requests/s of the mix + ${CFG.eventsPerS} comments/s for ${CFG.stepS} s`);
+      const from = Date.now();
+      const cpu0 = cpuSample(procs, infra.database);
+      const [mix, extra] = await Promise.all([
+        openLoop(CFG.startRate, origins, data),
+        commentLoop(CFG.eventsPerS, origins, data, CFG.stepS),
+      ]);
+      const cpu = cpuDelta(procs, cpu0, cpuSample(procs, infra.database));
+      eventsWindow = {
+        from,
+        to: Date.now(),
+        // cores each component used during the step (is the delivery worker CPU-bound?)
+        cores: Object.fromEntries(
+          Object.entries({ ...byComponent(cpu.per), postgres: cpu.postgres, nats: cpu.nats }).map(([k, v]) => [
+            k,
+            round(coresOf(v, cpu.wallMs), 3),
+          ]),
+        ),
+        requests: mix.requests,
+        mixFailed: Object.values(mix.routes).reduce((n, r) => n + r.errors + r.rejected, 0),
+        comments: extra.sent,
+        commentsFailed: extra.failed,
+        commentStatuses: extra.statuses,
+      };
+    }
+    if (CFG.kill && topo.forums >= 2) out.kill = await killStep(procs, origins, data, held?.rate ?? CFG.startRate);
+    const loadEnd = Date.now();
+    log(`  draining webhooks (≤ ${CFG.drainS} s)`);
+    const d = await drain(sql, head, receivers.receivers, CFG.drainS * 1000);
+    const keys = d.feed.map((f) => f.key);
+    const healthy = receivers.receivers.filter((r) => !r.slow);
+    const slowOnes = receivers.receivers.filter((r) => r.slow);
+    const missed = healthy.map((r) => missedCount(keys, r.keys));
+    const rnd = (x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, k === "n" ? v : round(v, 0)]));
+    out.webhooks = {
+      endpoints: receivers.receivers.length,
+      slow: slowOnes.length,
+      slowMs: CFG.webhookSlowMs,
+      events: keys.length,
+      eventsPerS: round(keys.length / ((loadEnd - loadStart) / 1000), 2),
+      lag: rnd(lagSummary(healthy.flatMap((r) => r.lags))),
+      missed: missed.reduce((a, b) => a + b, 0),
+      healthyComplete: missed.filter((m) => m === 0).length,
+      healthy: healthy.length,
+      slowReceived: slowOnes.map((r) => r.keys.size),
+      slowLag: rnd(lagSummary(slowOnes.flatMap((r) => r.lags))),
+      drainS: round(d.waitedMs / 1000, 1),
+      feedLag: rnd(lagSummary(d.feed.map((f) => f.lagMs))),
+    };
+    if (eventsWindow) {
+      const { from, to } = eventsWindow;
+      const inWindow = d.feed.filter((f) => f.recordedMs >= from && f.recordedMs < to);
+      out.webhooks.eventsStep = {
+        ...eventsWindow,
+        seconds: round((to - from) / 1000, 1),
+        feedEventsPerS: round(inWindow.length / ((to - from) / 1000), 2),
+        lag: rnd(lagSummary(healthy.flatMap((r) => lagsBetween(r, from, to)))),
+        feedLag: rnd(lagSummary(inWindow.map((f) => f.lagMs))),
+      };
+    }
+    log(`  webhooks: ${JSON.stringify(out.webhooks)}`);
   } finally {
     streams?.close();
+    await deleteWebhooks(origins[0], hooks);
+    await receivers?.close();
     await sys.stop();
   }
   return out;
 }
 
 /** The last step that held (p99 ≤ 1 s, errors ≤ 1 %), or the first step when none held. */
-const heldStep = (t) => [...t.steps].reverse().find((s) => !s.broke) ?? t.steps[0];
+function heldStep(t) {
+  return [...t.steps].reverse().find((s) => !s.broke) ?? t.steps[0];
+}
 
 /** Markdown of the whole run. */
 function markdown(run) {
@@ -378,6 +651,16 @@ function markdown(run) {
     L.push(`### ${t.gateways} gateway(s) × ${t.forums} forum(s)${t.error ? ` — FAILED: ${t.error}` : ""}`, "");
     if (!t.steps?.length) continue;
     L.push(`SSE streams open: ${t.sseOpen}/${run.config.sse}.`, "");
+    if (t.sse?.with) {
+      const w = t.sse.without;
+      const x = t.sse.with;
+      const per = t.sseOpen ? round(((x.gateways - w.gateways) * 1000) / t.sseOpen, 4) : null;
+      L.push(
+        `Idle (no load), ${x.seconds} s each: the gateways use ${w.gateways} cores without the streams and ${x.gateways} with ${t.sseOpen} ` +
+          `(${per ?? "n/a"} ms of CPU per stream per second; PostgreSQL ${w.postgres} → ${x.postgres}, NATS ${w.nats} → ${x.nats}, bench client ${w.client} → ${x.client} cores).`,
+        "",
+      );
+    }
     L.push(
       "| step | asked req/s | got req/s | p50 ms | p95 ms | p99 ms | errors | 4xx | commits/req | rows/req | WAL B/req* | load avg 1 min |",
       "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -425,7 +708,57 @@ function markdown(run) {
       );
       for (const k of replicated)
         L.push(`| ${k} | ${h.requestsPerReplica[k] ?? "n/a"} | ${h.cpuMsPerRequestPerProcess[k] ?? ""} |`);
+      if (t.share)
+        L.push(
+          "",
+          `Spread at step ${t.share.step} (min/max of requests served; ±25 % is ≥ 0.75): forums ${t.share.forum ?? "n/a"}, gateways ${t.share.gateway ?? "n/a"}.`,
+        );
     }
+    const w = t.webhooks;
+    if (w)
+      L.push(
+        "",
+        `Webhooks: ${w.endpoints} \`*\` endpoints on local receivers, ${w.slow} slow (answer after ${w.slowMs} ms); ${w.events} feed events during the run ` +
+          `(${w.eventsPerS}/s); drained ${w.drainS} s after the load.`,
+        "",
+        "| | n | p50 ms | p95 ms | p99 ms | max ms |",
+        "|---|---:|---:|---:|---:|---:|",
+        `| delivery lag, healthy receivers (arrival − occurred) | ${w.lag.n} | ${w.lag.p50} | ${w.lag.p95} | ${w.lag.p99} | ${w.lag.max} |`,
+        `| delivery lag, slow receivers | ${w.slowLag.n} | ${w.slowLag.p50} | ${w.slowLag.p95} | ${w.slowLag.p99} | ${w.slowLag.max} |`,
+        `| feed lag (recorded − occurred) | ${w.feedLag.n} | ${w.feedLag.p50} | ${w.feedLag.p95} | ${w.feedLag.p99} | ${w.feedLag.max} |`,
+        ...(w.eventsStep
+          ? [
+              `| events step (${w.eventsStep.feedEventsPerS} events/s): delivery lag, healthy receivers | ${w.eventsStep.lag.n} | ${w.eventsStep.lag.p50} | ${w.eventsStep.lag.p95} | ${w.eventsStep.lag.p99} | ${w.eventsStep.lag.max} |`,
+              `| events step: feed lag | ${w.eventsStep.feedLag.n} | ${w.eventsStep.feedLag.p50} | ${w.eventsStep.feedLag.p95} | ${w.eventsStep.feedLag.p99} | ${w.eventsStep.feedLag.max} |`,
+            ]
+          : []),
+        "",
+        `Healthy receivers with every event: ${w.healthyComplete}/${w.healthy}; events missed by healthy receivers: ${w.missed}; ` +
+          (w.eventsStep
+            ? `events step: ${w.eventsStep.comments} extra comments (${w.eventsStep.commentsFailed} not 2xx: ${JSON.stringify(w.eventsStep.commentStatuses)}) beside ${w.eventsStep.requests} requests of the mix (${w.eventsStep.mixFailed} not 2xx) in ${w.eventsStep.seconds} s; `
+            : "") +
+          (w.eventsStep?.cores ? `cores used in the events step: ${JSON.stringify(w.eventsStep.cores)}; ` : "") +
+          `slow receivers got ${w.slowReceived.join(", ") || "—"} of ${w.events}.`,
+      );
+    const k = t.kill;
+    if (k)
+      L.push(
+        "",
+        `Kill step (${k.rate} req/s, ${k.requests} requests, ${k.victim} SIGKILLed half-way; p99 ${k.p99} ms): forum calls served before it ` +
+          `${Object.entries(k.forumCallsBefore)
+            .map(([p, n]) => `${p} ${n}`)
+            .join(
+              ", ",
+            )} (min/max ${k.forumShareBefore}). In flight at the kill: ${k.inFlightAtKill} requests, ${k.inFlightWritesAtKill} of them unkeyed writes. ` +
+          `Failed: ${k.failed} (reads ${k.failedReads}, unkeyed writes in flight at the kill ${k.failedWritesInFlight}, unkeyed writes sent after it ${k.failedWritesAfter}` +
+          `${
+            k.failed
+              ? `; ${Object.entries(k.failures)
+                  .map(([r, n]) => `${r}×${n}`)
+                  .join(", ")}`
+              : ""
+          }). ${k.held ? "No failure beyond the in-flight ones." : `${k.beyond} failure(s) beyond the in-flight ones.`}`,
+      );
     L.push("");
   }
   const base = run.topologies.find((t) => t.steps?.length);
@@ -502,7 +835,8 @@ try {
   const cursors = await randomHotCursors(sql, 2000);
   run.seed = { agentsS: seeded.seconds, postsS: posts.seconds };
   const data = { agents: seeded.agents, postIds: posts.postIds, forumCursors: cursors, cursors: [] };
-  for (const topo of CFG.topologies) {
+  log(`seeded: agents ${seeded.seconds} s, posts ${posts.seconds} s`);
+  for (const topo of CFG.seedOnly ? [] : CFG.topologies) {
     try {
       run.topologies.push(await runTopology(topo, infra, data, sql));
     } catch (err) {
