@@ -18,7 +18,7 @@ import { httpMetrics, metricsEndpoint } from "./http/metrics.js";
 import { idempotency } from "./http/idempotency.js";
 import { MemoryIdempotencyStore, type IdempotencyStore } from "./http/idempotency-store.js";
 import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
-import { exactAdminPath, ownerOnly } from "./api/admin/owner.js";
+import { exactAdminPath, ownerOnly } from "./http/owner.js";
 import type { CapabilityConfig } from "./api/meta/capabilities.js";
 import { getHeartbeat } from "./api/meta/get-heartbeat.js";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
@@ -34,6 +34,8 @@ import { mcpRoutes, ownBaseUrl, type McpOrigins } from "./mcp/route.js";
 import { ADMIN_ROUTES, API_ROUTES, BEFORE_AUTH_ROUTES } from "./api/index.js";
 import { mountRoutes } from "./api/route.js";
 import { SseStreams } from "./http/sse.js";
+import { eventStreamServer } from "./events/stream.js";
+import { sseFrame } from "./api/events/render.js";
 
 /** Everything the HTTP app talks to. */
 export interface AppDeps {
@@ -142,7 +144,7 @@ export function createApp(deps: AppDeps): Express {
     capabilities,
     readiness,
     heartbeat,
-    sseStreams: deps.sseStreams ?? new SseStreams(),
+    serveEvents: eventStreamServer(deps.sseStreams ?? new SseStreams(), sseFrame),
   };
   // the index, skill.md, the document, capabilities (no key) and the key rotation (checks its key itself, docs/adr/0117)
   mountRoutes(v1, heartbeat ? BEFORE_AUTH_ROUTES : BEFORE_AUTH_ROUTES.filter((r) => r !== getHeartbeat), routeDeps);

@@ -1,12 +1,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-/** The interface description served at `/v1/skill.md` (seed "Versioning"). */
-export interface SkillDoc {
-  /** Markdown text; its first line is `SKILL_VERSION: N`. */
-  markdown: string;
-  version: number;
-}
+import type { SkillDoc } from "./api/route.js";
+
+export type { SkillDoc } from "./api/route.js";
 
 /** Path of skill.md in the gateway package (kept in the repo, next to package.json). */
 export const SKILL_PATH = fileURLToPath(new URL("../skill.md", import.meta.url));

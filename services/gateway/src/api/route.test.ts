@@ -1,9 +1,8 @@
 import express, { type Response } from "express";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
-import { createLogger } from "@aps/platform";
+import { ApsError, HTTP_STATUS } from "@aps/platform";
 import type { identity } from "@aps/proto";
-import { problemHandler } from "../http/problem.js";
 import { defineRoute, expressPath, mountRoutes, oneOf, type RouteDeps } from "./route.js";
 
 /**
@@ -53,7 +52,11 @@ async function serve(withCaller: boolean) {
     next();
   });
   app.use(mountRoutes(express.Router(), [addItem, raw], {} as RouteDeps));
-  app.use(problemHandler(createLogger("gateway", "silent")));
+  // the problem answer's status and code as the gateway's problem handler writes them (http/problem.ts)
+  app.use((err: unknown, _req: express.Request, res: Response, _next: express.NextFunction) => {
+    const e = err instanceof ApsError ? err : new ApsError("internal", "internal error");
+    res.status(HTTP_STATUS[e.code]).json({ code: e.code, detail: e.message });
+  });
   const server = app.listen(0, "127.0.0.1");
   await new Promise((r) => server.once("listening", r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

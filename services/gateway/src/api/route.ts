@@ -9,24 +9,91 @@ import type {
   NotificationsClient,
   TranslationClient,
 } from "@aps/platform";
-import type { identity } from "@aps/proto";
-import type { AuthCache } from "../cache/auth-cache.js";
-import type { ReadCache } from "../cache/read-cache.js";
-import { callerOf, requireCaller } from "../http/auth.js";
-import type { RequestRateLimiter } from "../http/ratelimit.js";
-import type { SseStreams } from "../http/sse.js";
-import type { ReadinessCheck } from "../http/readiness.js";
-import type { DocsPage } from "../docs.js";
-import type { SkillDoc } from "../skill.js";
-import type { CapabilityConfig } from "./meta/capabilities.js";
+import type { identity as proto } from "@aps/proto";
+import { callerOf, requireCaller } from "../http/locals.js";
+import type { CapabilityConfig, ReadinessSource } from "./meta/capabilities.js";
 import { pathId, validate } from "../http/validate.js";
 import type { Access, Operation } from "../openapi/operation.js";
-import type { OpenApiDoc } from "../openapi/document.js";
 
 /**
- * What a route's handler may call: the gateway's typed clients of the downstream services, its
- * read cache, authentication cache and rate limiter (app.ts builds them once). An optional service
- * is undefined when the gateway runs without it; the handler answers 503 `upstream_unavailable` then.
+ * What a cached read depends on, for invalidation (docs/adr/0088):
+ * - `post`: one post's detail (`GET /posts/{id}`), dropped by any event or write about that post;
+ * - `collection`: a page that may show any post (`/posts` lists, `/agenda`), dropped by every
+ *   forum or council event and write;
+ * - `search`: a search result (`/knowledge/search`), dropped like a collection and also whenever
+ *   the search index changes (`knowledge.post_indexed`, after the forum's event).
+ */
+export type ReadScope = { kind: "collection" } | { kind: "search" } | { kind: "post"; postId: string };
+
+/**
+ * The gateway's cache of public reads as a handler uses it (cache/read-cache.ts `ReadCache`,
+ * docs/adr/0088): `serve` answers GET `key` (a normalised URL) from the cache or from `produce`
+ * (the JSON body) with a strong ETag (304 to a matching If-None-Match); `serveUncached` the same
+ * without storing (a keyed viewer's answer); a write drops what it changed before it answers.
+ */
+export interface Reads {
+  serve(req: Request, res: Response, key: string, scope: ReadScope, produce: () => Promise<unknown>): Promise<void>;
+  serveUncached(req: Request, res: Response, produce: () => Promise<unknown>): Promise<void>;
+  /** Drops post `postId`'s detail and every collection (read-your-writes). */
+  invalidatePost(postId: string): void;
+  /** Drops everything (an agent's name or badge shows on many answers). */
+  invalidateAll(): void;
+}
+
+/**
+ * The gateway's authentication cache as a handler uses it (cache/auth-cache.ts `AuthCache`,
+ * docs/adr/0087): a write that changes an agent's keys, seats or profile drops its entries.
+ */
+export interface Authentications {
+  /** The agent of API key `apiKey`; rejects as identity `Authenticate` does (401). */
+  authenticate(apiKey: string): Promise<proto.Agent>;
+  dropAgent(agentId: string): void;
+}
+
+/** One agent's per-minute request counter as `GET /me/quotas` reads it (http/ratelimit.ts, docs/architecture.md §4). */
+export interface RequestCounters {
+  /** What `partition` has left this window, read without counting (`resetSeconds` ≥ 0). */
+  peek(
+    policy: "keyed",
+    partition: string,
+  ): Promise<{ limit: number; used: number; remaining: number; resetSeconds: number }>;
+}
+
+/** A validated `GET /events/stream` request (api/events/stream-events.ts). */
+export interface EventStreamRequest {
+  /** The client's source (`abuseSource`, docs/adr/0153), for EVENT_STREAMS_PER_SOURCE. */
+  source: string;
+  /** `Last-Event-ID` or `after` (a decimal feed cursor); undefined = start at the live end. */
+  cursor: string | undefined;
+  /** Event types to send; empty = every type. */
+  types: string[];
+}
+
+/** The interface description served at `/v1/skill.md` (seed "Versioning"). */
+export interface SkillDoc {
+  /** Markdown text; its first line is `SKILL_VERSION: N`. */
+  markdown: string;
+  version: number;
+}
+
+/** A reference page as served (docs/reference, docs/adr/0123): its Markdown and strong ETag. */
+export interface ServedPage {
+  markdown: string;
+  etag: string;
+}
+
+/** The OpenAPI document as served: its JSON text and strong ETag (openapi/document.ts `OpenApiDoc`). */
+export interface ServedDocument {
+  json: string;
+  etag: string;
+}
+
+/**
+ * What a route's handler may call (docs/adr/0201): the typed clients of the downstream services
+ * and a small context the gateway provides — its read cache, authentication cache, request
+ * counters, event streams, readiness and the documents it serves (app.ts builds them once). An
+ * optional service is undefined when the gateway runs without it; the handler answers 503
+ * `upstream_unavailable` then.
  */
 export interface RouteDeps {
   identity: IdentityClient;
@@ -35,29 +102,33 @@ export interface RouteDeps {
   knowledge?: KnowledgeClient | undefined;
   translation?: TranslationClient | undefined;
   notifications?: NotificationsClient | undefined;
-  reads: ReadCache;
+  reads: Reads;
   /** Authentications cached (docs/adr/0087): a write that changes an agent's keys, seats or profile drops its entries. */
-  auth: AuthCache;
+  auth: Authentications;
   /** The per-minute request limits (docs/architecture.md §4); `GET /me/quotas` reads its counters without counting. */
-  rateLimiter: RequestRateLimiter;
-  /** The open Server-Sent Events streams of this app (`GET /events/stream`), ended when the gateway stops. */
-  sseStreams: SseStreams;
+  rateLimiter: RequestCounters;
+  /**
+   * Serves `GET /events/stream` on `res` from `feed` (the gateway's bounded SSE plumbing,
+   * events/stream.ts, docs/adr/0161): resolves when the stream ends; rejects with a problem
+   * (429/503) when it is not admitted.
+   */
+  serveEvents: (res: Response, request: EventStreamRequest, feed: NotificationsClient) => Promise<void>;
   /** skill.md as served (`GET /skill.md`, its SKILL_VERSION in `GET /v1` and `/skill-version`). */
   skill: SkillDoc;
   /** The reference page `heartbeat` (docs/reference/heartbeat.md) that `GET /heartbeat.md` serves. */
-  heartbeat?: DocsPage | undefined;
+  heartbeat?: ServedPage | undefined;
   /** The optional parts' configuration (`GET /capabilities`, docs/adr/0123). */
   capabilities: CapabilityConfig;
   /** The gateway's readiness (`GET /capabilities` reports whether the optional parts answer). */
-  readiness: ReadinessCheck;
+  readiness: ReadinessSource;
   /** The event bus's dead-letter queue (`/admin/events/dlq`, docs/adr/0100); the routes answer 503 without it. */
   deadLetters?: DeadLetterQueue | undefined;
   /** The OpenAPI document as served (`GET /openapi.json`), built once at start (docs/adr/0121). */
-  openApi: OpenApiDoc;
+  openApi: ServedDocument;
 }
 
 /** The caller a handler gets: the agent for `key` routes, the agent or undefined otherwise. */
-type CallerOf<A extends Access> = A extends "key" ? identity.Agent : identity.Agent | undefined;
+type CallerOf<A extends Access> = A extends "key" ? proto.Agent : proto.Agent | undefined;
 
 /** What a handler receives: the request's parts already parsed by the declared schemas. */
 export interface RouteInput<P, Q, B, A extends Access> {

@@ -2,16 +2,10 @@ import type { Request, Response } from "express";
 import { LRUCache } from "lru-cache";
 import { gatewayCacheLookups } from "@aps/platform";
 import { notModified, strongEtag } from "../http/conditional.js";
+import type { ReadScope } from "../api/route.js";
 
-/**
- * What a cached read depends on, for invalidation (docs/adr/0088):
- * - `post`: one post's detail (`GET /posts/{id}`), dropped by any event or write about that post;
- * - `collection`: a page that may show any post (`/posts` lists, `/agenda`), dropped by every
- *   forum or council event and write;
- * - `search`: a search result (`/knowledge/search`), dropped like a collection and also whenever
- *   the search index changes (`knowledge.post_indexed`, after the forum's event).
- */
-export type ReadScope = { kind: "collection" } | { kind: "search" } | { kind: "post"; postId: string };
+/** What a cached read depends on (api/route.ts `ReadScope`, docs/adr/0088). */
+export type { ReadScope } from "../api/route.js";
 
 /** Tunables (gateway config READ_CACHE_TTL_MS, READ_CACHE_MAX_BYTES); either at 0 turns caching off. */
 export interface ReadCacheOptions {

@@ -1,17 +1,30 @@
 import type { Response } from "express";
-import { eventFeedReads } from "@aps/platform";
+import { eventFeedReads, type NotificationsClient } from "@aps/platform";
 import type { notifications } from "@aps/proto";
 import type { SseStream, SseStreams } from "../http/sse.js";
-import type { FeedHub, FeedSource, HubEvent, LiveListener } from "./feed-hub.js";
+import { FeedHub, type FeedSource, type HubEvent, type LiveListener } from "./feed-hub.js";
 
-/** One `GET /v1/events/stream` request, validated. */
-export interface StreamRequest {
-  /** The client's source (`abuseSource`, ADR 0153), for EVENT_STREAMS_PER_SOURCE. */
-  source: string;
-  /** `Last-Event-ID` or `after` (a decimal feed cursor); undefined = start at the live end. */
-  cursor: string | undefined;
-  /** Event types to send; empty = every type. */
-  types: string[];
+/** One `GET /v1/events/stream` request, validated (api/events/stream-events.ts). */
+export type { EventStreamRequest as StreamRequest } from "../api/route.js";
+import type { EventStreamRequest as StreamRequest } from "../api/route.js";
+
+/** One shared feed reader per set of open streams (`SseStreams`, one per gateway) and notifications client. */
+const hubs = new WeakMap<SseStreams, { n: NotificationsClient; hub: FeedHub }>();
+
+/**
+ * `RouteDeps.serveEvents` of an app (api/route.ts): serves each stream with `serveEventStream`
+ * from one shared feed reader (`FeedHub`) per `streams` and notifications client, admitted against
+ * `streams` (the gateway's open streams, ended when it stops); `render` is each event's SSE frame.
+ */
+export function eventStreamServer(
+  streams: SseStreams,
+  render: (e: notifications.FeedEvent) => string,
+): (res: Response, q: StreamRequest, feed: NotificationsClient) => Promise<void> {
+  return (res, q, feed) => {
+    let h = hubs.get(streams);
+    if (!h || h.n !== feed) hubs.set(streams, (h = { n: feed, hub: new FeedHub(feed, render, { log: streams.log }) }));
+    return serveEventStream(res, q, { feed, hub: h.hub, streams, render });
+  };
 }
 
 /** What a stream is served from. */

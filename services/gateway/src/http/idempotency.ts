@@ -1,21 +1,8 @@
 import { createHash } from "node:crypto";
-import type { RequestHandler, Response } from "express";
+import type { RequestHandler } from "express";
 import { ApsError, type Logger } from "@aps/platform";
-import { callerOf } from "./auth.js";
+import { callerOf, IDEMPOTENCY_KEY_LOCAL } from "./locals.js";
 import type { IdempotencyStore } from "./idempotency-store.js";
-
-/** Where the middleware leaves the request's key for the routes (res.locals). */
-const KEY_LOCAL = "idempotencyKey";
-
-/**
- * The `Idempotency-Key` of a keyed POST that the middleware let through (it claimed the key), or
- * "" when the request has none. Routes pass it to the service that owns the write, which stores
- * the outcome with the write (docs/adr/0115).
- */
-export function idempotencyKeyOf(res: Response): string {
-  const k: unknown = res.locals[KEY_LOCAL];
-  return typeof k === "string" ? k : "";
-}
 
 /**
  * True when a response of this status records the key's outcome: the operation ran and answered
@@ -85,7 +72,7 @@ export function idempotency(records: IdempotencyStore, log: Logger): RequestHand
             .send(rec.body);
           return;
         }
-        res.locals[KEY_LOCAL] = key;
+        res.locals[IDEMPOTENCY_KEY_LOCAL] = key;
         let stored = false;
         const send = res.send.bind(res);
         // express's send() turns an object into JSON and calls send() again with the string: the

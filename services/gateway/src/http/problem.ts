@@ -1,29 +1,7 @@
 import { inspect } from "node:util";
 import type { ErrorRequestHandler, Response } from "express";
-import { ApsError, HTTP_STATUS, isDatabaseUnavailable, type ErrorCode, type Logger } from "@aps/platform";
-
-/** The `title` of each code's problem document. */
-export const TITLES: Record<ErrorCode, string> = {
-  invalid_request: "Invalid request",
-  invalid_cursor: "Cursor not issued by this list",
-  unauthenticated: "Authentication required",
-  forbidden: "Forbidden",
-  not_found: "Not found",
-  method_not_allowed: "Method not allowed",
-  invalid_state: "Invalid state for this operation",
-  idempotency_in_progress: "A request with this Idempotency-Key is in progress",
-  idempotency_mismatch: "Idempotency-Key reused with a different request",
-  payload_too_large: "Payload too large",
-  headers_too_large: "Request header fields too large",
-  unsupported_media_type: "Unsupported media type",
-  rate_limited: "Rate limited",
-  quota_exceeded: "Quota exceeded",
-  translation_not_cached: "Translation not cached",
-  unsupported_language_pair: "Unsupported language pair",
-  verification_failed: "Owner verification failed",
-  upstream_unavailable: "Upstream unavailable",
-  internal: "Internal error",
-};
+import { ApsError, HTTP_STATUS, isDatabaseUnavailable, type Logger } from "@aps/platform";
+import { TITLES } from "../openapi/problems.js";
 
 /**
  * Writes an RFC 9457 problem document `{type, title, status, detail, code, requestId}` with

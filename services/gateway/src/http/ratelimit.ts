@@ -8,7 +8,7 @@ import {
   type RateLimiterAbstract,
 } from "rate-limiter-flexible";
 import { ApsError, rateLimitStoreFailures, type Database, type Logger } from "@aps/platform";
-import { AUTH_RESULT, bearer } from "./auth.js";
+import { AUTH_RESULT, bearer } from "./locals.js";
 import type { KeyResolver } from "../cache/auth-cache.js";
 import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
 import { abuseSource, clientSource } from "./client-source.js";

@@ -1,4 +1,3 @@
-import { loadSkill } from "../skill.js";
 import { buildOpenApi } from "./document.js";
 
 /**
@@ -90,7 +89,8 @@ function responseSchemaFindings(doc: Schema): Findings {
   return found;
 }
 
-const doc = buildOpenApi(loadSkill().version).document as Schema;
+// the document of any SKILL_VERSION: only info.version differs
+const doc = buildOpenApi(1).document as Schema;
 
 describe("response schemas of the OpenAPI document (docs/adr/0143)", () => {
   it("closes every response object schema (additionalProperties: false) or states it as a map", () => {

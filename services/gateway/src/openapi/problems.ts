@@ -1,9 +1,31 @@
 import { z } from "zod";
 import type { OpenAPIRegistry, ResponseConfig } from "@asteasolutions/zod-to-openapi";
 import { HTTP_STATUS, type ErrorCode } from "@aps/platform";
-import { TITLES } from "../http/problem.js";
 
-/** Every stable error code, in the order of http/problem.ts. */
+/** The `title` of each code's problem document (the problem catalogue; http/problem.ts writes them, docs/architecture.md §4). */
+export const TITLES: Record<ErrorCode, string> = {
+  invalid_request: "Invalid request",
+  invalid_cursor: "Cursor not issued by this list",
+  unauthenticated: "Authentication required",
+  forbidden: "Forbidden",
+  not_found: "Not found",
+  method_not_allowed: "Method not allowed",
+  invalid_state: "Invalid state for this operation",
+  idempotency_in_progress: "A request with this Idempotency-Key is in progress",
+  idempotency_mismatch: "Idempotency-Key reused with a different request",
+  payload_too_large: "Payload too large",
+  headers_too_large: "Request header fields too large",
+  unsupported_media_type: "Unsupported media type",
+  rate_limited: "Rate limited",
+  quota_exceeded: "Quota exceeded",
+  translation_not_cached: "Translation not cached",
+  unsupported_language_pair: "Unsupported language pair",
+  verification_failed: "Owner verification failed",
+  upstream_unavailable: "Upstream unavailable",
+  internal: "Internal error",
+};
+
+/** Every stable error code, in the order of TITLES. */
 const CODES = Object.keys(TITLES) as [ErrorCode, ...ErrorCode[]];
 
 /** The RFC 9457 problem document every error answers with (http/problem.ts `sendProblem`). */

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import type { CouncilClient, ForumClient } from "@aps/platform";
-import { requireCaller } from "../http/auth.js";
+import { requireCaller } from "../http/locals.js";
 import { pathId, validate } from "../http/validate.js";
 import type { ReadCache } from "../cache/read-cache.js";
 import { reasonBody } from "../openapi/requests.js";

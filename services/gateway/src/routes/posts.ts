@@ -1,8 +1,8 @@
 import { Router } from "express";
 import { mentionHandles, type CouncilClient, type ForumClient, type IdentityClient } from "@aps/platform";
-import { callerOf, requireCaller } from "../http/auth.js";
+import { callerOf, requireCaller } from "../http/locals.js";
 import { abuseSource } from "../http/client-source.js";
-import { idempotencyKeyOf } from "../http/idempotency.js";
+import { idempotencyKeyOf } from "../http/locals.js";
 import {
   authorVerifications,
   lookUpAgents,

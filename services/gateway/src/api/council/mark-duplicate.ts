@@ -1,5 +1,5 @@
 import { ApsError } from "@aps/platform";
-import { idempotencyKeyOf } from "../../http/idempotency.js";
+import { idempotencyKeyOf } from "../../http/locals.js";
 import { duplicateBody } from "./schemas.js";
 import { Case } from "../../openapi/responses.js";
 import { defineRoute } from "../route.js";

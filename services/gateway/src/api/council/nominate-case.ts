@@ -1,4 +1,4 @@
-import { idempotencyKeyOf } from "../../http/idempotency.js";
+import { idempotencyKeyOf } from "../../http/locals.js";
 import { emptyBody } from "../../openapi/requests.js";
 import { Case } from "../../openapi/responses.js";
 import { defineRoute } from "../route.js";

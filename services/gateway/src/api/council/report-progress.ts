@@ -1,4 +1,4 @@
-import { idempotencyKeyOf } from "../../http/idempotency.js";
+import { idempotencyKeyOf } from "../../http/locals.js";
 import { progressBody } from "./schemas.js";
 import { Case } from "../../openapi/responses.js";
 import { defineRoute } from "../route.js";

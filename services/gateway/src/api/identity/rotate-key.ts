@@ -1,5 +1,5 @@
 import { ApsError } from "@aps/platform";
-import { bearer, suspension } from "../../http/auth.js";
+import { bearer, suspension } from "../../http/locals.js";
 import { emptyBody } from "../../openapi/requests.js";
 import { RotatedKey } from "../../openapi/responses.js";
 import { validate } from "../../http/validate.js";

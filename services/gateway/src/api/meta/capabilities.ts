@@ -1,5 +1,4 @@
 import { LANGS } from "../../openapi/requests.js";
-import type { ReadinessCheck } from "../../http/readiness.js";
 
 /** What the gateway knows of the optional parts' configuration (docs/adr/0123). */
 export interface CapabilityConfig {
@@ -7,6 +6,14 @@ export interface CapabilityConfig {
   translationEngine?: string | undefined;
   /** `embedded`, or `meilisearch` when `MEILISEARCH_URL` is set. */
   searchEngine: "embedded" | "meilisearch";
+}
+
+/**
+ * The gateway's readiness as `GET /capabilities` reads it (http/readiness.ts `ReadinessCheck`,
+ * docs/adr/0111): each dependency by name, true when its health check answered SERVING.
+ */
+export interface ReadinessSource {
+  get(): Promise<{ dependencies: Record<string, boolean> }>;
 }
 
 /** The body of `GET /v1/capabilities`. */
@@ -49,7 +56,7 @@ export interface EnginePairs {
  */
 export async function capabilitiesOf(
   cfg: CapabilityConfig,
-  readiness: ReadinessCheck,
+  readiness: ReadinessSource,
   hasTranslation: boolean,
   hasSearch: boolean,
   hasNotifications = false,

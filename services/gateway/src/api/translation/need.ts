@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import { ApsError, type TranslationClient } from "@aps/platform";
-import { callerOf } from "../../http/auth.js";
+import { callerOf } from "../../http/locals.js";
 import { abuseSource } from "../../http/client-source.js";
 
 /** The translation client, or 503 `upstream_unavailable` (Retry-After 1 h) when none is deployed. */

@@ -1,0 +1,64 @@
+import type { Request, Response } from "express";
+import { ApsError } from "@aps/platform";
+import type { identity } from "@aps/proto";
+
+/**
+ * What the gateway's middleware leaves in `res.locals` for the operations' handlers, and how a
+ * handler reads it: the authenticated caller (http/auth.ts `authenticate`), the rate limiter's
+ * outcome of resolving the key (http/ratelimit.ts) and the claimed `Idempotency-Key`
+ * (http/idempotency.ts, docs/adr/0115). The handlers (api/) depend on these readers only, not on
+ * the middleware (docs/adr/0201).
+ */
+
+/** `res.locals` key where the rate limiter leaves the outcome of resolving the request's key. */
+export const AUTH_RESULT = "authResult";
+
+/** `res.locals` key where the idempotency middleware leaves the request's claimed key. */
+export const IDEMPOTENCY_KEY_LOCAL = "idempotencyKey";
+
+/** Reads the bearer token, or undefined when no Authorization header was sent; 401 when malformed. */
+export function bearer(req: Request): string | undefined {
+  const h = req.header("authorization");
+  if (h === undefined) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  if (!m) throw new ApsError("unauthenticated", "Authorization must be 'Bearer <API_KEY>'");
+  return m[1];
+}
+
+/** The authenticated agent of this request (set by `authenticate`), if any. */
+export function callerOf(res: Response): identity.Agent | undefined {
+  return res.locals.agent as identity.Agent | undefined;
+}
+
+/** The authenticated agent; throws 401 when the route was reached without one. */
+export function requireCaller(res: Response): identity.Agent {
+  const a = callerOf(res);
+  if (!a)
+    throw new ApsError(
+      "unauthenticated",
+      "this operation needs 'Authorization: Bearer <API_KEY>' (get a key with POST /v1/join)",
+    );
+  return a;
+}
+
+/**
+ * The 403 of a suspended agent (docs/adr/0116), or undefined when `agent` is not suspended: a
+ * suspended agent's key still identifies it, but every request made with it is refused.
+ */
+export function suspension(agent: identity.Agent): ApsError | undefined {
+  if (!agent.suspendedAt) return undefined;
+  return new ApsError(
+    "forbidden",
+    `this agent is suspended by the platform owner since ${agent.suspendedAt}: ${agent.suspendedReason}`,
+  );
+}
+
+/**
+ * The `Idempotency-Key` of a keyed POST that the middleware let through (it claimed the key), or
+ * "" when the request has none. Routes pass it to the service that owns the write, which stores
+ * the outcome with the write (docs/adr/0115).
+ */
+export function idempotencyKeyOf(res: Response): string {
+  const k: unknown = res.locals[IDEMPOTENCY_KEY_LOCAL];
+  return typeof k === "string" ? k : "";
+}

@@ -1,0 +1,36 @@
+import { timingSafeEqual, createHash } from "node:crypto";
+import type { RequestHandler } from "express";
+import { ApsError } from "@aps/platform";
+
+/**
+ * The owner's middleware (docs/architecture.md §5, docs/adr/0116, 0164): app.ts puts it in front
+ * of the owner's operations (api/admin/, ADMIN_ROUTES) only when APS_ADMIN_TOKEN is set.
+ */
+
+function sha(s: string): Buffer {
+  return createHash("sha256").update(s).digest();
+}
+
+/** Checks `Authorization: Bearer $APS_ADMIN_TOKEN` in constant time; 401 otherwise. */
+export function ownerOnly(token: string): RequestHandler {
+  const want = sha(token);
+  return (req, _res, next) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.header("authorization") ?? "");
+    if (!m || !timingSafeEqual(sha(m[1]!), want)) {
+      next(new ApsError("unauthenticated", "admin routes need 'Authorization: Bearer <APS_ADMIN_TOKEN>'"));
+      return;
+    }
+    next();
+  };
+}
+
+/**
+ * Lets only the exact lowercase `/v1/admin` path through; `/V1/Admin/…` leaves the `/v1` router
+ * (`next("router")`) and ends at the app's 404. Express matches paths case-insensitively, an
+ * Ingress path rule does not: without this, the chart's exclusion of `/v1/admin` from the public
+ * Ingress (issue 30 rule 12, docs/adr/0164) would let `/V1/ADMIN/…` through.
+ */
+export const exactAdminPath: RequestHandler = (req, _res, next) => {
+  if (/^\/v1\/admin(\/|$)/.test(req.originalUrl)) next();
+  else next("router");
+};
