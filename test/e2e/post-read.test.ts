@@ -20,15 +20,17 @@ import {
   uniqueBusNames,
   type TestDatabase,
 } from "@aps/testkit";
-import { grantSeat, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
+import { grantSeat, joinAgent, propose } from "../support/fixtures.js";
 import { TEST_RATE_LIMITS } from "../support/system.js";
 
 /**
- * One read of a post (issue 33 item 2, docs/adr/0193): `GET /v1/posts/{id}` of a post whose case
- * has ballots from several councillors looks the councillors and authors up in ONE identity call
- * (`GetAgents`), not one `GetAgent` per councillor plus `GetVerifications`, and reads the post with
- * its forum timeline in one forum call (`GetPost` with events). The gRPC calls are
- * counted in the gateway's clients, in front of the real services (real PostgreSQL and NATS).
+ * One read of a post (issue 33 item 2, docs/adr/0193, 0204): `GET /v1/posts/{id}` of a post whose
+ * case has ballots from several councillors looks the councillors and authors up in ONE identity
+ * call (`GetAgents`), not one `GetAgent` per councillor plus `GetVerifications`, and reads the post
+ * with its forum timeline AND its Council case in one forum call (`GetPost`: the forum's projection
+ * of the case), with no council call. A council write answers only once that projection has
+ * reached it (read-your-writes). The gRPC calls are counted in the gateway's clients, in front of
+ * the real services (real PostgreSQL and NATS).
  */
 const real = await hasPostgres();
 if (!real) console.warn("[post-read.test] NO PostgreSQL: the post-read test is SKIPPED");
@@ -101,7 +103,7 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
     await db?.drop();
   });
 
-  it("names three councillors' ballots and the authors' badges with one GetAgents call, the post and timeline with one GetPost", async () => {
+  it("names three councillors' ballots and the authors' badges with one GetAgents call, the post, timeline and case with one GetPost", async () => {
     const owner = { baseUrl: aps.baseUrl, adminToken: ADMIN };
     const [chief, c1, c2, c3, author] = await Promise.all(
       ["chief", "c1", "c2", "c3", "author"].map((n) => joinAgent(aps, `post-read ${n}`)),
@@ -111,11 +113,30 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
     const id = await propose(author!);
     const api = httpClient(aps.baseUrl);
     expect((await api("POST", `/posts/${id}/nominate`, { key: c1!.apiKey })).status).toBe(200);
-    for (const c of [c2!, c3!] as JoinedAgent[])
-      expect(
-        (await api("POST", `/posts/${id}/council`, { key: c.apiKey, body: { vote: "reject", reason: "Not now." } }))
-          .status,
-      ).toBe(200);
+
+    // Read-your-writes: a ballot through the counted gateway answers once the forum's projection
+    // holds it, so the very next read (one forum call, no council call) shows it.
+    for (const m of Object.values(calls)) m.clear();
+    const w = await counted("POST", `/posts/${id}/council`, {
+      key: c2!.apiKey,
+      body: { vote: "reject", reason: "Not now." },
+    });
+    expect(w.status).toBe(200);
+    expect(calls.council.get("castBallot")).toBe(1);
+    expect(calls.forum.get("getCaseRevision")).toBeGreaterThanOrEqual(1);
+    for (const m of Object.values(calls)) m.clear();
+    const open = await counted("GET", `/posts/${id}`, { key: c2!.apiKey });
+    expect(open.status).toBe(200);
+    expect(open.body.status).toBe("review");
+    expect(open.body.council).toMatchObject({ approvals: 1, rejections: 1 });
+    expect((open.body.councilBallots as unknown[]).length).toBe(2);
+    expect(Object.fromEntries(calls.forum)).toEqual({ getPost: 1 });
+    expect(Object.fromEntries(calls.council)).toEqual({});
+
+    expect(
+      (await api("POST", `/posts/${id}/council`, { key: c3!.apiKey, body: { vote: "reject", reason: "Not now." } }))
+        .status,
+    ).toBe(200);
 
     for (const m of Object.values(calls)) m.clear();
     const r = await counted("GET", `/posts/${id}`);
@@ -123,10 +144,14 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
     const ballots = r.body.councilBallots as { councillor: { agentId: string; name: string } }[];
     expect(ballots.map((b) => b.councillor.name).sort()).toEqual(["post-read c1", "post-read c2", "post-read c3"]);
     expect((r.body.author as { name: string }).name).toBe("post-read author");
+    // the decision, from the forum's projection of the case (the effective status computed there)
+    expect(r.body.status).toBe("rejected");
     // one batched identity lookup for every name and badge (before: GetAgent × 3 + GetVerifications)
     expect(Object.fromEntries(calls.identity)).toEqual({ getAgents: 1 });
-    // the post, its comments and its forum timeline in one forum call (before: + ListPostEvents)
+    // the post, its comments, its forum timeline and its case in one forum call (before: + ListPostEvents)
     expect(Object.fromEntries(calls.forum)).toEqual({ getPost: 1 });
+    // … and no council call: the case is the forum's projection (before: council GetCase)
+    expect(Object.fromEntries(calls.council)).toEqual({});
     console.log(
       `[post-read] GET /v1/posts/{id}: forum ${JSON.stringify(Object.fromEntries(calls.forum))}, council ${JSON.stringify(
         Object.fromEntries(calls.council),

@@ -21,6 +21,7 @@ import type { Logger } from "./log.js";
  *   `aps_event_feed_reads_total{reader}` (gateway: `GET /v1/events/stream`; ADR 0161)
  * - `aps_flags_total{reason,counted}`, `aps_flag_hides_total{target}`, `aps_flags_refused_total{cause}` (forum: community flags, ADR 0131, 0155)
  * - `aps_retention_pruned_rows_total{service,table}`, `aps_retention_failures_total{service,table}` (the retention job, retention.ts; ADR 0167)
+ * - `aps_case_projection_waits_total{result}` (gateway: a council write's wait for the forum's projection of its case, `reached`/`late`/`failed`; ADR 0204)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
 export const metricsRegistry = new Registry();
@@ -134,6 +135,12 @@ export const consumerFailures = new Counter({
  * Sagacity < 1, a penalty, or a flag of the same source counts already). The owner's flag-rate
  * alert (chart `APSFlagRateHigh`, docs/observability.md) reads its rate.
  */
+export const caseProjectionWaits = new Counter({
+  name: "aps_case_projection_waits_total",
+  help: "Council writes that waited for the forum's projection of their case: reached it, answered late (after 2 s) or could not read it.",
+  labelNames: ["result"] as const,
+  registers: [metricsRegistry],
+});
 export const flagsTotal = new Counter({
   name: "aps_flags_total",
   help: "Flags stored by the forum, by reason and whether they count toward hiding (one per source).",

@@ -45,8 +45,8 @@ export interface CouncilHandle {
 }
 
 /**
- * Starts the council: migrations, gRPC (+ health), the outbox relay, the `post_on_agenda`
- * consumer and the deadline scheduler.
+ * Starts the council: migrations, gRPC (+ health), the outbox relay, the first case summary of
+ * cases from before revisions (docs/adr/0204), the `post_on_agenda` consumer and the deadline scheduler.
  */
 export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Promise<CouncilHandle> {
   const identity = new IdentityClient(opts.identityAddr, deps.trust?.caller);
@@ -58,6 +58,9 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
     repository: (wake) => new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, wake),
     handlers: (repo) => councilHandlers(repo, identity, forum, deps.log),
     background: async (repo) => {
+      // The upgrade's backfill: every case from before revisions gets its first summary, once (docs/adr/0204).
+      const summarized = await repo.summarizeUnsummarized();
+      if (summarized > 0) deps.log.info({ summarized }, "published the first case summary of earlier cases");
       const agenda = await consumeAgenda(deps.bus, repo, identity);
       const scheduler = new DeadlineScheduler(repo, opts.tickMs, deps.log);
       scheduler.start();

@@ -13,7 +13,7 @@ import { forum } from "@aps/proto";
 import { forumLimits, loadConfig, type ForumConfig } from "./config.js";
 import { ForumRepository, type ForumLimits } from "./store/repository.js";
 import { forumHandlers } from "./grpc/handlers.js";
-import { consumeCouncilEvents } from "./events/status.js";
+import { consumeCaseSummaries, consumeCouncilEvents } from "./events/status.js";
 import { FlagStore } from "./store/flags.js";
 import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./store/paths.js";
 
@@ -78,7 +78,10 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
           opts.limits.flagsPerDay,
         ),
       ),
-    background: async (repo) => [await consumeCouncilEvents(deps.bus, deps.db.pool, repo)],
+    background: async (repo) => [
+      await consumeCouncilEvents(deps.bus, deps.db.pool, repo),
+      await consumeCaseSummaries(deps.bus, repo),
+    ],
     retention: forumRetentionRules,
   });
 }

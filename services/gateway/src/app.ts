@@ -157,7 +157,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use("/posts", idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log));
   // the operations declared once (api/, docs/adr/0199), before the forum's /posts/{id}
   mountRoutes(v1, API_ROUTES, routeDeps);
-  postRoutes(deps.forum, deps.council, deps.identity, reads, v1);
+  postRoutes(deps.forum, deps.council, deps.identity, reads, v1, deps.log);
   app.use("/v1", v1);
   // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/adr/0122, 0163, 0189)
   app.use(mcpRoutes(deps.log, deps.mcpOrigins, openApi.document));

@@ -1,32 +1,27 @@
-import { effectiveStatus, type CouncilClient, type ForumClient } from "@aps/platform";
+import type { ForumClient } from "@aps/platform";
 import type { council, forum } from "@aps/proto";
 
-/** A post as the gateway shows it: the forum's detail, the council's case (if any) and the status to show. */
+/** A post as the gateway shows it: the forum's detail, the forum's projection of its case (if any) and the status to show. */
 export interface PostWithCase {
   detail: forum.PostDetail;
   post: forum.Post;
-  /** The council's case of the post; undefined when it never went before the Council. */
+  /** The forum's projection of the post's Council case (docs/adr/0204); undefined when it never went before the Council. */
   kase: council.Case | undefined;
-  /** `effectiveStatus(post.status, kase?.status)`: the council's when it has a case (docs/adr/0109). */
+  /** The effective status, as the forum computed it from the post and the projected case (docs/adr/0109, 0204). */
   status: string;
 }
 
 /**
- * Reads post `id` for `GET /v1/posts/{id}`, the one place the gateway composes forum and council:
- * the forum's detail (with `viewerId`'s vote and the post's forum events, `detail.events`, in the
- * same call, docs/adr/0193) and the council's case, read in parallel, the status decided by the lifecycle's one rule (`effectiveStatus`, docs/adr/0109).
- * The council's case is read live rather than waiting for the forum's projection of its events, so
- * a councillor sees their ballot at once (read-your-writes). Rejects as the clients do (not_found
- * when the forum has no such post).
+ * Reads post `id` for `GET /v1/posts/{id}` in ONE forum call (docs/adr/0204, 0193): the post with
+ * `viewerId`'s vote, its first comments, its forum events (`detail.events`) and the forum's
+ * projection of its Council case (`detail.case`), the status already the effective one
+ * (`effectiveStatus`, computed in the forum only). A councillor still sees their ballot at once:
+ * the council's write routes answer only when that projection has reached the write
+ * (`awaitCaseProjection`, read-your-writes). Rejects as the client does (not_found when the forum
+ * has no such post).
  */
-export async function readPostWithCase(
-  forumClient: ForumClient,
-  councilClient: CouncilClient,
-  id: string,
-  viewerId = "",
-): Promise<PostWithCase> {
-  const [detail, c] = await Promise.all([forumClient.getPost(id, viewerId, true), councilClient.getCase(id)]);
+export async function readPostWithCase(forumClient: ForumClient, id: string, viewerId = ""): Promise<PostWithCase> {
+  const detail = await forumClient.getPost(id, viewerId, true);
   const post = detail.post!;
-  const kase = c.found ? c.case : undefined;
-  return { detail, post, kase, status: effectiveStatus(post.status, kase?.status) };
+  return { detail, post, kase: detail.case, status: post.status };
 }

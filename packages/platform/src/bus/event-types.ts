@@ -30,6 +30,7 @@ export const EVENT_TYPES = {
   "council.concern_resolved": events.ConcernResolved,
   "council.progress_reported": events.ProgressReported,
   "council.post_duplicated": events.PostDuplicated,
+  "council.case_summary": events.CaseSummary,
   "knowledge.post_indexed": events.PostIndexed,
 } as const;
 

@@ -92,6 +92,13 @@ export class ForumClient {
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);
   }
+  /**
+   * The revision of post `postId`'s Council case the forum's projection holds (0 when none): a
+   * council write has reached the forum when it is at least the write's `Case.revision` (docs/adr/0204).
+   */
+  async getCaseRevision(postId: string): Promise<number> {
+    return (await callMethod(this.c, forum.ForumServiceDefinition, "getCaseRevision", { postId })).revision;
+  }
   /** Posts by id (≤ 100); `excerpts` cuts each body to LIMITS.excerptChars code points (docs/adr/0102). */
   getPosts(ids: string[], excerpts = false): Promise<forum.GetPostsResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "getPosts", { ids, excerpts });

@@ -54,6 +54,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     // the council decides a withdrawal (it owns cases) and asks the forum for one without a case
     withdrawPost: ["council"],
     listPostEvents: FORUM_READERS,
+    getCaseRevision: GATEWAY, // the council writes' read-your-writes wait (docs/adr/0204)
   },
   "aps.council.v1.CouncilService": {
     nominate: GATEWAY,

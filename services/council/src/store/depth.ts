@@ -46,7 +46,7 @@ export class CaseDepth {
         by: councillorId,
         reason,
       });
-      return this.repo.get(postId, tx);
+      return this.repo.summarize(tx, postId, now);
     });
   }
 
@@ -100,7 +100,7 @@ export class CaseDepth {
       });
       const outcome = decisiveOutcome(c.seats, c.approvals, c.approvals + c.rejections, left);
       if (outcome) await this.repo.close(tx, c, outcome, c.approvals, c.rejections, now, agentId);
-      return this.repo.get(postId, tx);
+      return this.repo.summarize(tx, postId, now);
     });
   }
 
@@ -148,7 +148,7 @@ export class CaseDepth {
         note,
         by: agentId,
       });
-      return this.repo.get(postId, tx);
+      return this.repo.summarize(tx, postId, now);
     });
   }
 
@@ -206,7 +206,7 @@ export class CaseDepth {
         by: councillorId,
         authorId,
       });
-      return this.repo.get(postId, tx);
+      return this.repo.summarize(tx, postId, now);
     });
   }
 

@@ -43,10 +43,11 @@ const DEADLINE_MS = 7 * 86_400_000;
     repo = new CouncilRepository(db.pool, clock, DEADLINE_MS, () => wakes++);
   });
 
-  /** The outbox rows about `postId`, oldest first: [subject, decoded payload]. */
-  async function outbox(postId: string): Promise<[string, Record<string, unknown>][]> {
+  /** The outbox rows about `postId`, oldest first: [subject, decoded payload]; the case summaries only with `summaries`. */
+  async function outbox(postId: string, summaries = false): Promise<[string, Record<string, unknown>][]> {
     const r = await db.pool.query<{ subject: string; payload: Buffer }>(
-      "SELECT subject, payload FROM outbox ORDER BY seq",
+      "SELECT subject, payload FROM outbox WHERE $1 OR subject <> 'council.case_summary' ORDER BY seq",
+      [summaries],
     );
     const decoders: Record<string, (b: Buffer) => Record<string, unknown> & { postId: string }> = {
       "council.case_opened": (b) => events.CaseOpened.decode(b) as never,
@@ -54,6 +55,7 @@ const DEADLINE_MS = 7 * 86_400_000;
       "council.case_closed": (b) => events.CaseClosed.decode(b) as never,
       "council.handoff_recorded": (b) => events.HandoffRecorded.decode(b) as never,
       "council.implementation_completed": (b) => events.ImplementationCompleted.decode(b) as never,
+      "council.case_summary": (b) => events.CaseSummary.decode(b) as never,
     };
     return r.rows
       .map((row) => [row.subject, decoders[row.subject]!(row.payload)] as [string, Record<string, unknown>])
@@ -225,6 +227,45 @@ const DEADLINE_MS = 7 * 86_400_000;
       expect((await outbox(id)).filter(([s]) => s === "council.case_closed").length).toBe(1);
       expect(await repo.get(id)).toMatchObject({ status: "adopted", approvals: 2 });
     }
+  });
+
+  it("every change publishes the case summary in its transaction, the revision one higher each time (docs/adr/0204)", async () => {
+    const id = post();
+    const steps = [
+      await repo.nominate(id, "ext_author", "ext_c1", 3), // open + ballot: one change, one summary
+      await repo.castBallot(id, "ext_c2", "reject", "no"),
+      await repo.castBallot(id, "ext_c3", "approve", "yes"), // adopts: still one summary
+      await repo.recordHandoff(id, "ext_chief", "task", "team-x"),
+      await repo.complete(id, "ext_chief"),
+    ];
+    expect(steps.map((c) => c.revision)).toEqual([1, 2, 3, 4, 5]);
+    const summaries = (await outbox(id, true)).filter(([s]) => s === "council.case_summary").map(([, m]) => m);
+    expect(summaries.map((m) => m.revision)).toEqual([1, 2, 3, 4, 5]);
+    // each summary is the case as the write answered it (status, ballots with councillor ids, hand-off…)
+    summaries.forEach((m, i) => expect(m.case).toEqual(steps[i]));
+    expect((summaries[2]!.case as council.Case).ballots.map((b) => b.councillorId)).toEqual([
+      "ext_c1",
+      "ext_c2",
+      "ext_c3",
+    ]);
+    // a refused write changes nothing and publishes nothing
+    expect(await code(repo.castBallot(id, "ext_c4", "reject", "late"))).toBe("invalid_state");
+    expect((await repo.get(id)).revision).toBe(5);
+    expect((await outbox(id, true)).filter(([s]) => s === "council.case_summary").length).toBe(5);
+  });
+
+  it("the upgrade's backfill summarizes each case from before revisions once (docs/adr/0204)", async () => {
+    const [a, b] = [post(), post()];
+    await repo.nominate(a, "ext_author", "ext_c1", 9);
+    await repo.nominate(b, "ext_author", "ext_c1", 9);
+    // as the migration leaves a case written by the release before: revision 0, never summarized
+    await db.pool.query("UPDATE cases SET revision = 0 WHERE post_id = ANY($1::text[])", [[a, b]]);
+    expect(await repo.summarizeUnsummarized(1)).toBeGreaterThanOrEqual(2); // batches of 1
+    expect((await repo.get(a)).revision).toBe(1);
+    expect((await repo.get(b)).revision).toBe(1);
+    expect(await repo.summarizeUnsummarized()).toBe(0); // done: nothing again
+    const last = (await outbox(a, true)).filter(([s]) => s === "council.case_summary").at(-1)![1];
+    expect(last).toMatchObject({ revision: 1, postId: a });
   });
 
   it("lists cases by status, oldest first, in keyset pages", async () => {

@@ -35,6 +35,8 @@ interface CaseRow {
   open_concerns: number;
   progress_percent: number | null;
   withdrawn_reason: string | null;
+  /** bigint: +1 per change of the case (docs/adr/0204); 0 until its first summary. */
+  revision: string;
 }
 
 /** A case row as stored (the depth operations in store/depth.ts read it too). */
@@ -109,7 +111,8 @@ export class CouncilRepository {
   async openFromAgenda(eventId: string, postId: string, authorId: string, seats: number): Promise<void> {
     const now = this.clock.now();
     await processOnce(this.pool, "council-agenda", eventId, async (tx) => {
-      await this.openCase(tx, postId, authorId, "agenda", "system", seats, now);
+      if (await this.openCase(tx, postId, authorId, "agenda", "system", seats, now))
+        await this.summarize(tx, postId, now);
     });
   }
 
@@ -119,7 +122,10 @@ export class CouncilRepository {
    */
   async ensureAgendaCase(postId: string, authorId: string, seats: number): Promise<void> {
     const now = this.clock.now();
-    await withTransaction(this.pool, (tx) => this.openCase(tx, postId, authorId, "agenda", "system", seats, now));
+    await withTransaction(this.pool, async (tx) => {
+      if (await this.openCase(tx, postId, authorId, "agenda", "system", seats, now))
+        await this.summarize(tx, postId, now);
+    });
   }
 
   /**
@@ -152,7 +158,7 @@ export class CouncilRepository {
         now,
         async () => seats,
       );
-      return this.get(postId, tx);
+      return this.summarize(tx, postId, now);
     });
   }
 
@@ -173,7 +179,7 @@ export class CouncilRepository {
     const now = this.clock.now();
     return this.idempotent.run(idem, council.Case, async (tx) => {
       await this.ballotInTx(tx, postId, councillorId, vote, reason, now, seatedNow);
-      return this.get(postId, tx);
+      return this.summarize(tx, postId, now);
     });
   }
 
@@ -263,6 +269,7 @@ export class CouncilRepository {
           "system",
           open,
         );
+        await this.summarize(tx, c.post_id, now);
         return true;
       });
       if (!did) break;
@@ -286,7 +293,7 @@ export class CouncilRepository {
       if (!OPEN_STATUSES.includes(c.status))
         throw new ApsError("invalid_state", `the Council case is already ${c.status}; it can no longer be withdrawn`);
       await this.close(tx, c, "withdrawn", c.approvals, c.rejections, now, agentId, [], reason);
-      return this.get(postId, tx);
+      return this.summarize(tx, postId, now);
     });
   }
 
@@ -298,8 +305,10 @@ export class CouncilRepository {
     const now = this.clock.now();
     await processOnce(this.pool, "council-withdrawn", eventId, async (tx) => {
       const c = await this.lock(tx, postId);
-      if (c && OPEN_STATUSES.includes(c.status))
+      if (c && OPEN_STATUSES.includes(c.status)) {
         await this.close(tx, c, "withdrawn", c.approvals, c.rejections, now, authorId, [], reason);
+        await this.summarize(tx, postId, now);
+      }
     });
   }
 
@@ -370,7 +379,7 @@ export class CouncilRepository {
         by: chiefId,
         authorId: c.author_id,
       });
-      return this.get(postId, tx);
+      return this.summarize(tx, postId, now);
     });
   }
 
@@ -392,7 +401,7 @@ export class CouncilRepository {
         by: chiefId,
         authorId: c.author_id,
       });
-      return this.get(postId, tx);
+      return this.summarize(tx, postId, now);
     });
   }
 
@@ -451,6 +460,7 @@ export class CouncilRepository {
       closedAt: r.closed_at?.toISOString() ?? "",
       approvals: r.approvals,
       rejections: r.rejections,
+      revision: Number(r.revision),
       withdrawnReason: r.withdrawn_reason ?? "",
       ballots: b.rows
         .filter((x) => x.post_id === r.post_id)
@@ -475,6 +485,50 @@ export class CouncilRepository {
       progress: depth.progress.get(r.post_id) ?? [],
       duplicateOf: r.duplicate_of ?? "",
     }));
+  }
+
+  /**
+   * Ends a change of case `postId` in `tx` (the case row locked by the change): its revision
+   * grows by one and `council.case_summary` carries the case as it now stands, with that revision,
+   * through the outbox, so the forum's projection follows every committed change and no other
+   * (docs/adr/0204, 0193 decision 3). Call once per transaction that changed the case, after its
+   * last write; returns the case (with the new revision), which the write answers.
+   */
+  async summarize(tx: Tx, postId: string, now: Date): Promise<council.Case> {
+    await tx.query("UPDATE cases SET revision = revision + 1 WHERE post_id = $1", [postId]);
+    const c = await this.get(postId, tx);
+    await this.outbox.publish(tx, "council.case_summary", {
+      occurredAt: now.toISOString(),
+      postId,
+      revision: c.revision,
+      case: c,
+      authorId: c.authorId,
+    });
+    return c;
+  }
+
+  /**
+   * The upgrade's backfill (docs/adr/0204): publishes the first summary of every case written
+   * before case revisions existed (revision 0, index cases_unsummarized), `batch` cases per
+   * transaction, locked with SKIP LOCKED so replicas starting together share the work and a
+   * change racing it simply summarizes first. Resumable; a no-op (one empty index read) once done.
+   * Returns how many cases it summarized.
+   */
+  async summarizeUnsummarized(batch = 100): Promise<number> {
+    let done = 0;
+    for (;;) {
+      const n = await withTransaction(this.pool, async (tx) => {
+        const r = await tx.query<{ post_id: string }>(
+          "SELECT post_id FROM cases WHERE revision = 0 ORDER BY post_id LIMIT $1 FOR UPDATE SKIP LOCKED",
+          [batch],
+        );
+        const now = this.clock.now();
+        for (const { post_id } of r.rows) await this.summarize(tx, post_id, now);
+        return r.rows.length;
+      });
+      done += n;
+      if (n < batch) return done;
+    }
   }
 
   /** The case row of `postId` locked FOR UPDATE in `tx`, or undefined. */

@@ -36,3 +36,20 @@ export function consumeCouncilEvents(bus: EventBus, pool: pg.Pool, repo: ForumRe
     },
   });
 }
+
+/**
+ * The forum's projection of each post's Council case (docs/adr/0204, 0193 decision 3): every
+ * `council.case_summary` is stored when its revision is newer than the post's stored one, so
+ * replays and out-of-order deliveries change nothing (no processed_events row: the revision is the
+ * guard). Its own durable, `forum-case-projection`, so a slow status projection never holds it.
+ */
+export function consumeCaseSummaries(bus: EventBus, repo: ForumRepository): Promise<Subscription> {
+  return consumeEvents(bus, {
+    durable: "forum-case-projection",
+    handlers: {
+      "council.case_summary": async (m) => {
+        if (m.case && m.revision > 0) await repo.cases.store({ ...m.case, revision: m.revision });
+      },
+    },
+  });
+}

@@ -128,6 +128,10 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       const [detail, events] = await Promise.all([repo.getPost(postId, req.viewerId), repo.edits.postEvents(postId)]);
       return { ...detail, events };
     }),
+    // The forum's projection of the post's case has caught up with a council write (docs/adr/0204).
+    getCaseRevision: unary(log, async (req: forum.GetCaseRevisionRequest) => ({
+      revision: await repo.cases.revision(parseRequest(id, req.postId)),
+    })),
     listPosts: unary(log, async (req: forum.ListPostsRequest) => {
       const r = parseRequest(listPosts, req);
       const page = await repo.listPosts(r.kind, r.sort, r.limit, r.cursor, r.authorId, {

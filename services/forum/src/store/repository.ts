@@ -2,6 +2,7 @@ import type pg from "pg";
 import {
   ApsError,
   afterCommit,
+  effectiveStatus,
   EventOutbox,
   IdempotentWrites,
   movesForward,
@@ -19,6 +20,7 @@ import { forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { GroupCommit } from "./group-commit.js";
 import { ownerDecidedFlags } from "./flags.js";
+import { CaseProjections } from "./case-projection.js";
 import { DEFAULT_EDITS_PER_DAY, DEFAULT_MAX_REVISIONS, ForumEdits } from "./edits.js";
 import { POST_COLUMNS, toComment, toPost, type CommentRow, type PostRow } from "./rows.js";
 
@@ -92,6 +94,8 @@ export class ForumRepository {
   readonly idempotent: IdempotentWrites;
   /** Edits with history, withdrawal and the forum's timeline entries (docs/reference/editing.md). */
   readonly edits: ForumEdits;
+  /** The projection of each post's Council case (docs/adr/0204). */
+  readonly cases: CaseProjections;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -102,6 +106,7 @@ export class ForumRepository {
   ) {
     this.outbox = new EventOutbox(wake);
     this.idempotent = new IdempotentWrites(pool, clock);
+    this.cases = new CaseProjections(pool);
     this.edits = new ForumEdits(pool, clock, this.outbox, {
       maxRevisions: limits.maxRevisions ?? DEFAULT_MAX_REVISIONS,
       countEdit: (tx, agentId, now) =>
@@ -150,9 +155,17 @@ export class ForumRepository {
     return post;
   }
 
-  /** One post with its first `commentLimit` comments and the viewer's vote; throws `not_found`. */
+  /**
+   * One post with its first `commentLimit` comments, the viewer's vote and the forum's projection
+   * of its Council case (`case`, docs/adr/0204); throws `not_found`. `post.status` is the
+   * effective status, `effectiveStatus(posts.status, case.status)` (docs/adr/0109): the one
+   * place a post's status to show is computed.
+   */
   async getPost(id: string, viewerId: string, commentLimit = 50): Promise<forum.PostDetail> {
-    const r = await this.pool.query<PostRow>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = $1`, [id]);
+    const [r, kase] = await Promise.all([
+      this.pool.query<PostRow>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = $1`, [id]),
+      this.cases.find(id),
+    ]);
     if (!r.rows[0]) throw new ApsError("not_found", `post ${id} not found`);
     const comments = await this.listComments(id, commentLimit, "");
     let myVote = 0;
@@ -163,12 +176,14 @@ export class ForumRepository {
       ]);
       myVote = v.rows[0]?.vote ?? 0;
     }
+    const post = toPost(r.rows[0]);
     return {
-      post: toPost(r.rows[0]),
+      post: { ...post, status: effectiveStatus(post.status, kase?.status) },
       comments: comments.items,
       commentsNextCursor: comments.nextCursor,
       myVote,
       events: [],
+      case: kase,
     };
   }
 

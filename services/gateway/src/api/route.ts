@@ -6,6 +6,7 @@ import type {
   ForumClient,
   IdentityClient,
   KnowledgeClient,
+  Logger,
   NotificationsClient,
   TranslationClient,
 } from "@aps/platform";
@@ -121,6 +122,8 @@ export interface RouteDeps {
   capabilities: CapabilityConfig;
   /** The gateway's readiness (`GET /capabilities` reports whether the optional parts answer). */
   readiness: ReadinessSource;
+  /** The gateway's logger (a council write that answers before the forum's projection caught up is logged, docs/adr/0204). */
+  log?: Logger | undefined;
   /** The event bus's dead-letter queue (`/admin/events/dlq`, docs/adr/0100); the routes answer 503 without it. */
   deadLetters?: DeadLetterQueue | undefined;
   /** The OpenAPI document as served (`GET /openapi.json`), built once at start (docs/adr/0121). */

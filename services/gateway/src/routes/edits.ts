@@ -1,9 +1,10 @@
 import { Router } from "express";
-import type { CouncilClient, ForumClient } from "@aps/platform";
+import type { CouncilClient, ForumClient, Logger } from "@aps/platform";
 import { requireCaller } from "../http/locals.js";
 import { pathId, validate } from "../http/validate.js";
 import type { ReadCache } from "../cache/read-cache.js";
 import { reasonBody } from "../openapi/requests.js";
+import { awaitCaseProjection } from "../projection-wait.js";
 
 /**
  * `POST /posts/{id}/withdraw` `{reason}` by the author (docs/reference/editing.md, docs/adr/0129);
@@ -13,17 +14,21 @@ import { reasonBody } from "../openapi/requests.js";
  * docs/performance.md).
  */
 export function editRoutes(
-  _forum: ForumClient,
+  forum: ForumClient,
   councilClient: CouncilClient,
   reads: ReadCache,
   postDetail: (id: string, viewerId: string | undefined) => Promise<unknown>,
   r: Router = Router(),
+  /** Logs a withdrawal answered before the forum's projection caught up (docs/adr/0204). */
+  log?: Logger,
 ): Router {
   r.post("/posts/:id/withdraw", async (req, res) => {
     const me = requireCaller(res);
     const id = pathId("p_", req.params.id, "post");
     const b = validate(reasonBody, req.body, "body");
-    await councilClient.withdraw({ postId: id, agentId: me.agentId, reason: b.reason });
+    const w = await councilClient.withdraw({ postId: id, agentId: me.agentId, reason: b.reason });
+    // A closed case answers once the forum's projection shows it (read-your-writes, docs/adr/0204).
+    if (w.hadCase && w.case) await awaitCaseProjection(forum, id, w.case.revision, log);
     reads.invalidatePost(id);
     res.json(await postDetail(id, me.agentId));
   });

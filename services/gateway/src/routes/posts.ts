@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { mentionHandles, type CouncilClient, type ForumClient, type IdentityClient } from "@aps/platform";
+import { mentionHandles, type CouncilClient, type ForumClient, type IdentityClient, type Logger } from "@aps/platform";
 import { callerOf, requireCaller } from "../http/locals.js";
 import { abuseSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/locals.js";
@@ -48,7 +48,7 @@ export function commentsList(postId: string): CursorList {
 
 /**
  * Forum routes of the seed: `GET /posts` (kind, sort, limit, cursor; docs/architecture.md §4 defaults
- * kind=all, sort=hot, limit 25 ≤ 100), `GET /posts/{id}` (composed with the council's live case), `GET /posts/{id}/comments`,
+ * kind=all, sort=hot, limit 25 ≤ 100), `GET /posts/{id}` (one forum read with the projected case, docs/adr/0204), `GET /posts/{id}/comments`,
  * `POST /posts`, `POST /posts/{id}/comments`, `POST /posts/{id}/vote`.
  * The list and the anonymous detail answer from `reads` (docs/adr/0088); a detail for a keyed
  * viewer carries `myVote` and is never cached. Every write drops what it changed from `reads`
@@ -62,6 +62,8 @@ export function postRoutes(
   identity: IdentityClient,
   reads: ReadCache,
   r: Router = Router(),
+  /** Logs a withdrawal answered before the forum's projection caught up (docs/adr/0204). */
+  log?: Logger,
 ): Router {
   r.get("/posts", async (req, res) => {
     const q = validate(listQuery, req.query, "query", ["tag", "status"]);
@@ -102,9 +104,9 @@ export function postRoutes(
 
   /** The detail of post `id`; with `viewerId`, that viewer's `myVote` too. */
   async function postDetail(id: string, viewerId: string | undefined) {
-    // Read-your-writes: the live status, ballots and hand-off come from the council itself,
-    // not from the forum's eventually consistent status projection (docs/adr/0109).
-    const { detail: d, post: p, kase, status } = await readPostWithCase(forum, councilClient, id, viewerId);
+    // One forum call: the post, its timeline and the forum's projection of its case, the status
+    // computed there (docs/adr/0204); council writes wait for that projection (read-your-writes).
+    const { detail: d, post: p, kase, status } = await readPostWithCase(forum, id, viewerId);
     const comments = d.comments.map(renderComment);
     // Councillors' names and authors' badges: one batch lookup (docs/adr/0193).
     const agents = await lookUpAgents(identity, [
@@ -146,7 +148,7 @@ export function postRoutes(
         : null,
       timeline: postTimeline(caseTimeline(kase, created), d.events, withdrawnReason),
       withdrawnReason,
-      // Concerns, progress and the duplicate's original, live from the council (docs/adr/0130).
+      // Concerns, progress and the duplicate's original, from the projected case (docs/adr/0130, 0204).
       ...(kase
         ? caseDepth(kase)
         : { concerns: [], openConcerns: 0, progress: null, progressUpdates: [], duplicateOf: null }),
@@ -219,6 +221,6 @@ export function postRoutes(
   });
 
   // Edits with history and withdrawal (docs/reference/editing.md); they answer this detail.
-  editRoutes(forum, councilClient, reads, postDetail, r);
+  editRoutes(forum, councilClient, reads, postDetail, r, log);
   return r;
 }

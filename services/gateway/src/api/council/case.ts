@@ -1,6 +1,7 @@
 import type { identity as proto, council } from "@aps/proto";
 import { ApsError, POST_STATUSES } from "@aps/platform";
 import { councillorNames, renderCase } from "../../http/render.js";
+import { awaitCaseProjection } from "../../projection-wait.js";
 import { oneOf, type RouteDeps } from "../route.js";
 
 /**
@@ -21,11 +22,17 @@ export function seat(which: "councillor" | "chief"): (me: proto.Agent) => void {
 
 /**
  * The case after a write as the Council's routes answer it (openapi/responses.ts `Case`), with
- * its councillors' names; drops the post's cached reads first (read-your-writes, docs/adr/0088).
+ * its councillors' names. Read-your-writes: answers once the forum's projection of the case has
+ * reached the write's revision (≤ 2 s, docs/adr/0204), so the caller's next `GET /v1/posts/{id}`
+ * (one forum read) shows the write, and drops the post's cached reads (docs/adr/0088).
  */
-export async function caseAfterWrite(c: council.Case, { identity, reads }: RouteDeps) {
+export async function caseAfterWrite(c: council.Case, { identity, reads, forum, log }: RouteDeps) {
+  const [names] = await Promise.all([
+    councillorNames(identity, c.ballots),
+    awaitCaseProjection(forum, c.postId, c.revision, log),
+  ]);
   reads.invalidatePost(c.postId);
-  return renderedCase(c, await councillorNames(identity, c.ballots));
+  return renderedCase(c, names);
 }
 
 /** A case as HTTP answers it (http/render.ts `renderCase`), its enum fields (status, votes, timeline,

@@ -110,6 +110,11 @@ export interface Case {
   duplicateOf: string;
   /** the author's reason when status is "withdrawn", else "" */
   withdrawnReason: string;
+  /**
+   * Grows by one per change of the case (every write's transaction); the forum's projection of
+   * the case has caught up with a write when its revision reaches this one (docs/adr/0204).
+   */
+  revision: number;
 }
 
 export interface NominateRequest {
@@ -1001,6 +1006,7 @@ function createBaseCase(): Case {
     progress: [],
     duplicateOf: "",
     withdrawnReason: "",
+    revision: 0,
   };
 }
 
@@ -1053,6 +1059,9 @@ export const Case: MessageFns<Case> = {
     }
     if (message.withdrawnReason !== "") {
       writer.uint32(162).string(message.withdrawnReason);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(344).int64(message.revision);
     }
     return writer;
   },
@@ -1198,6 +1207,14 @@ export const Case: MessageFns<Case> = {
             message.withdrawnReason = reader.string();
             continue;
           }
+          case 43: {
+            if (tag !== 344) {
+              break;
+            }
+
+            message.revision = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1258,6 +1275,7 @@ export const Case: MessageFns<Case> = {
         : isSet(object.withdrawn_reason)
         ? globalThis.String(object.withdrawn_reason)
         : "",
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
     };
   },
 
@@ -1311,6 +1329,9 @@ export const Case: MessageFns<Case> = {
     if (message.withdrawnReason !== "") {
       obj.withdrawnReason = message.withdrawnReason;
     }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
     return obj;
   },
 
@@ -1337,6 +1358,7 @@ export const Case: MessageFns<Case> = {
     message.progress = object.progress?.map((e) => ProgressUpdate.fromPartial(e)) || [];
     message.duplicateOf = object.duplicateOf ?? "";
     message.withdrawnReason = object.withdrawnReason ?? "";
+    message.revision = object.revision ?? 0;
     return message;
   },
 };
@@ -4525,6 +4547,17 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

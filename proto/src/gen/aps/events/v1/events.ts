@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Case } from "../../council/v1/council.js";
 
 export const protobufPackage = "aps.events.v1";
 
@@ -308,6 +309,23 @@ export interface PostWithdrawn {
   postId: string;
   authorId: string;
   reason: string;
+}
+
+/**
+ * Subject aps.council.case_summary — the case as GET /v1/posts/{id} shows it, published in the
+ * transaction of every change of the case (docs/adr/0204, 0193 decision 3); the forum keeps the
+ * newest per post (by revision) and answers it with the post. Bounded: ballots ≤ seats, a
+ * transition per status, a case's few concerns and progress updates.
+ */
+export interface CaseSummary {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** the case's revision: 1 at the first summary, +1 per change */
+  revision: number;
+  /** its revision equals `revision` */
+  case: Case | undefined;
+  authorId: string;
 }
 
 function createBasePostCreated(): PostCreated {
@@ -4376,6 +4394,171 @@ export const PostWithdrawn: MessageFns<PostWithdrawn> = {
   },
 };
 
+function createBaseCaseSummary(): CaseSummary {
+  return { eventId: "", occurredAt: "", postId: "", revision: 0, case: undefined, authorId: "" };
+}
+
+export const CaseSummary: MessageFns<CaseSummary> = {
+  encode(message: CaseSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(32).int64(message.revision);
+    }
+    if (message.case !== undefined) {
+      Case.encode(message.case, writer.uint32(42).fork()).join();
+    }
+    if (message.authorId !== "") {
+      writer.uint32(50).string(message.authorId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CaseSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCaseSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.revision = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.case = Case.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CaseSummary {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+      case: isSet(object.case) ? Case.fromJSON(object.case) : undefined,
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CaseSummary): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    if (message.case !== undefined) {
+      obj.case = Case.toJSON(message.case);
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CaseSummary>): CaseSummary {
+    return CaseSummary.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CaseSummary>): CaseSummary {
+    const message = createBaseCaseSummary();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.revision = object.revision ?? 0;
+    message.case = (object.case !== undefined && object.case !== null) ? Case.fromPartial(object.case) : undefined;
+    message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
 export type DeepPartial<T> = T extends Builtin ? T
@@ -4383,6 +4566,17 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

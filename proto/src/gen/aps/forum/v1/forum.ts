@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Case } from "../../council/v1/council.js";
 
 export const protobufPackage = "aps.forum.v1";
 
@@ -123,6 +124,12 @@ export interface PostDetail {
   myVote: number;
   /** with_events only: oldest first, at most 200 (the newest 200 when more) */
   events: PostEvent[];
+  /**
+   * with_events only: the forum's projection of the post's Council case (council.case_summary,
+   * docs/adr/0204); unset when the post never went before the Council. post.status is then the
+   * effective status (effectiveStatus of the post's and the case's, computed here once).
+   */
+  case: Case | undefined;
 }
 
 export interface ListPostsRequest {
@@ -314,6 +321,15 @@ export interface CastVoteResponse {
   vote: number;
   votes: VoteCounts | undefined;
   castAt: string;
+}
+
+export interface GetCaseRevisionRequest {
+  postId: string;
+}
+
+export interface GetCaseRevisionResponse {
+  /** the revision of the post's case the forum holds; 0 when none */
+  revision: number;
 }
 
 export interface GetPostsRequest {
@@ -1602,7 +1618,7 @@ export const GetPostRequest: MessageFns<GetPostRequest> = {
 };
 
 function createBasePostDetail(): PostDetail {
-  return { post: undefined, comments: [], commentsNextCursor: "", myVote: 0, events: [] };
+  return { post: undefined, comments: [], commentsNextCursor: "", myVote: 0, events: [], case: undefined };
 }
 
 export const PostDetail: MessageFns<PostDetail> = {
@@ -1621,6 +1637,9 @@ export const PostDetail: MessageFns<PostDetail> = {
     }
     for (const v of message.events) {
       PostEvent.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.case !== undefined) {
+      Case.encode(message.case, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -1678,6 +1697,14 @@ export const PostDetail: MessageFns<PostDetail> = {
             message.events.push(PostEvent.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.case = Case.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1705,6 +1732,7 @@ export const PostDetail: MessageFns<PostDetail> = {
         ? globalThis.Number(object.my_vote)
         : 0,
       events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => PostEvent.fromJSON(e)) : [],
+      case: isSet(object.case) ? Case.fromJSON(object.case) : undefined,
     };
   },
 
@@ -1725,6 +1753,9 @@ export const PostDetail: MessageFns<PostDetail> = {
     if (message.events?.length) {
       obj.events = message.events.map((e) => PostEvent.toJSON(e));
     }
+    if (message.case !== undefined) {
+      obj.case = Case.toJSON(message.case);
+    }
     return obj;
   },
 
@@ -1738,6 +1769,7 @@ export const PostDetail: MessageFns<PostDetail> = {
     message.commentsNextCursor = object.commentsNextCursor ?? "";
     message.myVote = object.myVote ?? 0;
     message.events = object.events?.map((e) => PostEvent.fromPartial(e)) || [];
+    message.case = (object.case !== undefined && object.case !== null) ? Case.fromPartial(object.case) : undefined;
     return message;
   },
 };
@@ -4253,6 +4285,146 @@ export const CastVoteResponse: MessageFns<CastVoteResponse> = {
   },
 };
 
+function createBaseGetCaseRevisionRequest(): GetCaseRevisionRequest {
+  return { postId: "" };
+}
+
+export const GetCaseRevisionRequest: MessageFns<GetCaseRevisionRequest> = {
+  encode(message: GetCaseRevisionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetCaseRevisionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetCaseRevisionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetCaseRevisionRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetCaseRevisionRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetCaseRevisionRequest>): GetCaseRevisionRequest {
+    return GetCaseRevisionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetCaseRevisionRequest>): GetCaseRevisionRequest {
+    const message = createBaseGetCaseRevisionRequest();
+    message.postId = object.postId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetCaseRevisionResponse(): GetCaseRevisionResponse {
+  return { revision: 0 };
+}
+
+export const GetCaseRevisionResponse: MessageFns<GetCaseRevisionResponse> = {
+  encode(message: GetCaseRevisionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.revision !== 0) {
+      writer.uint32(8).int64(message.revision);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetCaseRevisionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetCaseRevisionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.revision = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetCaseRevisionResponse {
+    return { revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0 };
+  },
+
+  toJSON(message: GetCaseRevisionResponse): unknown {
+    const obj: any = {};
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetCaseRevisionResponse>): GetCaseRevisionResponse {
+    return GetCaseRevisionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetCaseRevisionResponse>): GetCaseRevisionResponse {
+    const message = createBaseGetCaseRevisionResponse();
+    message.revision = object.revision ?? 0;
+    return message;
+  },
+};
+
 function createBaseGetPostsRequest(): GetPostsRequest {
   return { ids: [], excerpts: false };
 }
@@ -5576,6 +5748,18 @@ export const ForumServiceDefinition = {
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /**
+     * The revision of the post's Council case the forum's projection holds (one primary-key read):
+     * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/adr/0204).
+     */
+    getCaseRevision: {
+      name: "GetCaseRevision",
+      requestType: GetCaseRevisionRequest as typeof GetCaseRevisionRequest,
+      requestStream: false,
+      responseType: GetCaseRevisionResponse as typeof GetCaseRevisionResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /**
      * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
      * a page at a time (docs/adr/0185).
      */
@@ -5769,6 +5953,21 @@ export const ForumServiceService = {
     responseDeserialize: (value: Buffer): GetPostsResponse => GetPostsResponse.decode(value),
   },
   /**
+   * The revision of the post's Council case the forum's projection holds (one primary-key read):
+   * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/adr/0204).
+   */
+  getCaseRevision: {
+    path: "/aps.forum.v1.ForumService/GetCaseRevision" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetCaseRevisionRequest): Buffer =>
+      Buffer.from(GetCaseRevisionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetCaseRevisionRequest => GetCaseRevisionRequest.decode(value),
+    responseSerialize: (value: GetCaseRevisionResponse): Buffer =>
+      Buffer.from(GetCaseRevisionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetCaseRevisionResponse => GetCaseRevisionResponse.decode(value),
+  },
+  /**
    * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
    * a page at a time (docs/adr/0185).
    */
@@ -5900,6 +6099,11 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   castVote: handleUnaryCall<CastVoteRequest, CastVoteResponse>;
   /** Several posts by id (agenda, council composition). */
   getPosts: handleUnaryCall<GetPostsRequest, GetPostsResponse>;
+  /**
+   * The revision of the post's Council case the forum's projection holds (one primary-key read):
+   * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/adr/0204).
+   */
+  getCaseRevision: handleUnaryCall<GetCaseRevisionRequest, GetCaseRevisionResponse>;
   /**
    * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
    * a page at a time (docs/adr/0185).
@@ -6072,6 +6276,25 @@ export interface ForumServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetPostsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The revision of the post's Council case the forum's projection holds (one primary-key read):
+   * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/adr/0204).
+   */
+  getCaseRevision(
+    request: GetCaseRevisionRequest,
+    callback: (error: ServiceError | null, response: GetCaseRevisionResponse) => void,
+  ): ClientUnaryCall;
+  getCaseRevision(
+    request: GetCaseRevisionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetCaseRevisionResponse) => void,
+  ): ClientUnaryCall;
+  getCaseRevision(
+    request: GetCaseRevisionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetCaseRevisionResponse) => void,
   ): ClientUnaryCall;
   /**
    * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
@@ -6257,6 +6480,17 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -1,0 +1,50 @@
+import { caseProjectionWaits, type ForumClient, type Logger } from "@aps/platform";
+
+/** The longest a council write waits for the forum's projection of its case, ms (docs/adr/0204). */
+export const PROJECTION_WAIT_MS = 2_000;
+
+/** The pauses between two looks at the forum's projection, ms: doubling from 5 to 200. */
+const BACKOFF_MS = [5, 10, 20, 40, 80, 160, 200];
+
+/**
+ * Read-your-writes after a council write (docs/adr/0204, 0193 decision 4): resolves once the
+ * forum's projection of post `postId`'s case holds `revision` (the write's `Case.revision`) or a
+ * newer one, looking with forum `GetCaseRevision` (one primary-key read) at once and then after
+ * pauses of 5, 10, 20 … 200 ms, for at most `maxWaitMs` (2 s) in all. A projection still behind
+ * then, or a forum that does not answer, is not an error — the write is committed and the post's
+ * read shows it a moment later — so it resolves anyway, logged (warn) and counted in
+ * `aps_case_projection_waits_total{result="late"|"failed"}` (`"reached"` otherwise). Resolves the
+ * result. `revision` 0 (a council from before revisions) resolves at once as reached.
+ */
+export async function awaitCaseProjection(
+  forum: Pick<ForumClient, "getCaseRevision">,
+  postId: string,
+  revision: number,
+  log?: Logger,
+  maxWaitMs = PROJECTION_WAIT_MS,
+): Promise<"reached" | "late" | "failed"> {
+  const started = Date.now();
+  let result: "reached" | "late" | "failed" = "late";
+  try {
+    for (let i = 0; ; i++) {
+      if (revision <= 0 || (await forum.getCaseRevision(postId)) >= revision) {
+        result = "reached";
+        break;
+      }
+      const left = maxWaitMs - (Date.now() - started);
+      if (left <= 0) break;
+      const pause = Math.min(BACKOFF_MS[Math.min(i, BACKOFF_MS.length - 1)]!, left);
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  } catch (err) {
+    result = "failed";
+    log?.warn({ postId, revision, err: String(err) }, "could not read the forum's case projection; answering anyway");
+  }
+  caseProjectionWaits.inc({ result });
+  if (result === "late")
+    log?.warn(
+      { postId, revision, waitedMs: Date.now() - started },
+      "the forum's case projection did not reach the write's revision in time; answering anyway",
+    );
+  return result;
+}
