@@ -63,7 +63,7 @@ export function shareRatio(counts) {
  * the kill counts as possibly on the victim (an upper bound: round_robin sent about half of them to
  * the other forum).
  * @param {{ failedReads: number, failedWritesInFlight: number, failedWritesAfter: number, inFlightWrites: number }} k
- *   failedReads: reads that failed during the step (any time); failedWritesInFlight: unkeyed writes
+ *   failedReads: reads through the forum that failed during the step (any time); failedWritesInFlight: unkeyed writes
  *   sent before the kill and answered after it that failed; failedWritesAfter: unkeyed writes sent
  *   after the kill that failed, or sent and failed before it; inFlightWrites: unkeyed writes in
  *   flight at the kill
