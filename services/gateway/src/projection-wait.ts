@@ -3,14 +3,18 @@ import { caseProjectionWaits, type ForumClient, type Logger } from "@aps/platfor
 /** The longest a council write waits for the forum's projection of its case, ms (docs/adr/0204). */
 export const PROJECTION_WAIT_MS = 2_000;
 
-/** The pauses between two looks at the forum's projection, ms: doubling from 5 to 200. */
-const BACKOFF_MS = [5, 10, 20, 40, 80, 160, 200];
+/**
+ * The pauses between two looks at the forum's projection, ms: growing from 3 to 50, then 50 each
+ * (a look is one primary-key read). The projection typically lands a few ms (in-process bus) to a
+ * few tens of ms (JetStream's pull consumer) after the commit, so the steps stay fine there.
+ */
+const BACKOFF_MS = [3, 5, 8, 12, 16, 20, 25, 30, 40, 50];
 
 /**
  * Read-your-writes after a council write (docs/adr/0204, 0193 decision 4): resolves once the
  * forum's projection of post `postId`'s case holds `revision` (the write's `Case.revision`) or a
  * newer one, looking with forum `GetCaseRevision` (one primary-key read) at once and then after
- * pauses of 5, 10, 20 … 200 ms, for at most `maxWaitMs` (2 s) in all. A projection still behind
+ * pauses growing from 3 to 50 ms, for at most `maxWaitMs` (2 s) in all. A projection still behind
  * then, or a forum that does not answer, is not an error — the write is committed and the post's
  * read shows it a moment later — so it resolves anyway, logged (warn) and counted in
  * `aps_case_projection_waits_total{result="late"|"failed"}` (`"reached"` otherwise). Resolves the

@@ -1,0 +1,45 @@
+import { caseProjectionWaits, createLogger } from "@aps/platform";
+import { awaitCaseProjection } from "./projection-wait.js";
+
+/**
+ * The council writes' wait for the forum's projection (docs/adr/0204): reached as soon as the
+ * forum's revision is the write's, answered anyway after the budget (late) or when the forum does
+ * not answer (failed), each counted in aps_case_projection_waits_total. The forum here is a
+ * revision that moves on a timer (the real path is test/e2e/post-read.test.ts).
+ */
+const log = createLogger("projection-wait-test", "silent");
+const count = async (result: string) =>
+  (await caseProjectionWaits.get()).values.find((v) => v.labels.result === result)?.value ?? 0;
+
+describe("awaitCaseProjection", () => {
+  it("answers once the projection reaches the revision, looking again with back-off", async () => {
+    let revision = 1;
+    let looks = 0;
+    const forum = { getCaseRevision: async () => (looks++, revision) };
+    setTimeout(() => (revision = 3), 40);
+    const before = await count("reached");
+    const t = Date.now();
+    expect(await awaitCaseProjection(forum, "p_1", 3, log)).toBe("reached");
+    expect(Date.now() - t).toBeGreaterThanOrEqual(35);
+    expect(Date.now() - t).toBeLessThan(1_000);
+    expect(looks).toBeGreaterThan(1);
+    expect(looks).toBeLessThan(20); // back-off, not a busy loop
+    expect(await count("reached")).toBe(before + 1);
+    expect(await awaitCaseProjection(forum, "p_1", 2, log)).toBe("reached"); // newer counts too
+  });
+
+  it("answers anyway after the budget (late) or when the forum fails (failed), counted", async () => {
+    const [late, failed] = [await count("late"), await count("failed")];
+    const t = Date.now();
+    expect(await awaitCaseProjection({ getCaseRevision: async () => 1 }, "p_2", 2, log, 150)).toBe("late");
+    expect(Date.now() - t).toBeGreaterThanOrEqual(145);
+    expect(Date.now() - t).toBeLessThan(1_000);
+    const down = {
+      getCaseRevision: async (): Promise<number> => {
+        throw new Error("unavailable");
+      },
+    };
+    expect(await awaitCaseProjection(down, "p_2", 2, log)).toBe("failed");
+    expect([await count("late"), await count("failed")]).toEqual([late + 1, failed + 1]);
+  });
+});
