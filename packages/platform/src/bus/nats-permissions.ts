@@ -18,7 +18,7 @@ export interface NatsPermissions {
 
 /** The durable consumers of each service (their dead letters go to `<prefix>.dlq.<durable>`). */
 export const OWN_DURABLES: Readonly<Record<string, readonly string[]>> = {
-  forum: ["forum-status"],
+  forum: ["forum-status", "forum-case-projection"],
   identity: ["identity-sagacity"],
   council: ["council-agenda"],
   knowledge: ["knowledge-index"],
