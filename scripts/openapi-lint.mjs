@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildOpenApi } from "@aps/gateway/openapi/document";
+import { buildOpenApi } from "@aps/api/openapi/document";
 import { loadSkill } from "@aps/gateway/skill";
 
 const dir = mkdtempSync(join(tmpdir(), "aps-openapi-"));

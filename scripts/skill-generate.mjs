@@ -10,7 +10,7 @@ import { councilEnvSchema } from "@aps/council";
 import { forumEnvSchema } from "@aps/forum";
 import { gatewayEnvSchema } from "@aps/gateway";
 import { identityEnvSchema } from "@aps/identity";
-import { buildOpenApi } from "@aps/gateway/openapi/document";
+import { buildOpenApi } from "@aps/api/openapi/document";
 import { SKILL_PATH } from "@aps/gateway/skill";
 import { fillBlocks, renderEndpoints, renderLimits } from "@aps/gateway/skill-blocks";
 import { translationEnvSchema } from "@aps/translation";

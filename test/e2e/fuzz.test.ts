@@ -6,7 +6,7 @@ import fc from "fast-check";
 import pg from "pg";
 import { HTTP_STATUS } from "@aps/platform";
 import { httpClient, type HttpResult } from "@aps/testkit";
-import { buildOpenApi } from "@aps/gateway/openapi/document";
+import { buildOpenApi } from "@aps/api/openapi/document";
 import { loadSkill } from "@aps/gateway/skill";
 import { arbitraryOf, enumWords, resolver, type JsonSchema } from "../support/openapi-arbitraries.js";
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
@@ -381,7 +381,7 @@ const modes = real ? (["real"] as const) : (["embedded"] as const);
 /**
  * The `/v1` routes the gateway defines, read from its route modules: the express routes of
  * services/gateway/src/routes (all mounted under /v1 except the /docs pages) and the operations
- * declared once under services/gateway/src/api (`method` and `path` of each `defineRoute`,
+ * declared once in packages/api/src (`method` and `path` of each `defineRoute`,
  * docs/adr/0199; `{id}` as express writes it, `:id`). The fuzzer must cover each of them.
  */
 function gatewayV1Routes(): string[] {
@@ -391,7 +391,7 @@ function gatewayV1Routes(): string[] {
     for (const m of readFileSync(join(dir, f), "utf8").matchAll(/\.(get|post|put|patch|delete)\(\s*"(\/[^"]*)"/g))
       out.push(`${m[1]!.toUpperCase()} ${m[2]}`);
   }
-  const api = join(ROOT, "services/gateway/src/api");
+  const api = join(ROOT, "packages/api/src");
   for (const f of readdirSync(api, { recursive: true, encoding: "utf8" })) {
     if (!f.endsWith(".ts") || f.endsWith(".test.ts")) continue;
     for (const m of readFileSync(join(api, f), "utf8").matchAll(

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { EVENT_TYPES, POST_STATUSES, PUBLIC_EVENT_TYPES } from "@aps/platform";
 import * as platform from "@aps/platform";
-import { buildOpenApi } from "@aps/gateway/openapi/document";
+import { buildOpenApi } from "@aps/api/openapi/document";
 import { loadSkill } from "@aps/gateway/skill";
 import { ROOT } from "../support/system.js";
 

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { outputSchemas } from "@aps/mcp";
-import { generate } from "@aps/gateway/openapi/document";
-import { OPERATIONS } from "@aps/gateway/openapi/operations";
-import { getMyAttention } from "@aps/gateway/api/attention/get-my-attention";
-import { Attention } from "@aps/gateway/api/attention/schemas";
-import { defineRoute } from "@aps/gateway/api/route";
+import { generate } from "@aps/api/openapi/document";
+import { OPERATIONS } from "@aps/api/openapi/operations";
+import { getMyAttention } from "@aps/api/attention/get-my-attention";
+import { Attention } from "@aps/api/attention/schemas";
+import { defineRoute } from "@aps/api/route";
 
 /**
  * Issue 33 item 1, Done means: "a route's schema change reaching all three" — a `/v1` operation is

@@ -20,7 +20,7 @@ import { contractTally, installContractCheck } from "@aps/testkit";
 async function openApiDocument(): Promise<object> {
   const file = process.env.APS_TEST_OPENAPI_FILE;
   if (file) return JSON.parse(readFileSync(file, "utf8")) as object;
-  const { buildOpenApi } = await import("@aps/gateway/openapi/document");
+  const { buildOpenApi } = await import("@aps/api/openapi/document");
   const { loadSkill } = await import("@aps/gateway/skill");
   return buildOpenApi(loadSkill().version).document;
 }

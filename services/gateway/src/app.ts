@@ -19,11 +19,11 @@ import { idempotency } from "./http/idempotency.js";
 import { MemoryIdempotencyStore, type IdempotencyStore } from "./http/idempotency-store.js";
 import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { exactAdminPath, ownerOnly } from "./http/owner.js";
-import type { CapabilityConfig } from "./api/meta/capabilities.js";
-import { getHeartbeat } from "./api/meta/get-heartbeat.js";
+import type { CapabilityConfig } from "@aps/api/meta/capabilities";
+import { getHeartbeat } from "@aps/api/meta/get-heartbeat";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
-import { buildOpenApi } from "./openapi/document.js";
+import { buildOpenApi } from "@aps/api/openapi/document";
 import { postRoutes } from "./routes/posts.js";
 import type { SkillDoc } from "./skill.js";
 import { AuthCache } from "./cache/auth-cache.js";
@@ -31,11 +31,11 @@ import { ReadCache } from "./cache/read-cache.js";
 import { ReadinessCheck } from "./http/readiness.js";
 import { apiReferenceRoutes, webRoutes } from "@aps/web";
 import { mcpRoutes, ownBaseUrl, type McpOrigins } from "./mcp/route.js";
-import { ADMIN_ROUTES, API_ROUTES, BEFORE_AUTH_ROUTES } from "./api/index.js";
-import { mountRoutes } from "./api/route.js";
+import { ADMIN_ROUTES, API_ROUTES, BEFORE_AUTH_ROUTES } from "@aps/api";
+import { mountRoutes } from "@aps/api/route";
 import { SseStreams } from "./http/sse.js";
 import { eventStreamServer } from "./events/stream.js";
-import { sseFrame } from "./api/events/render.js";
+import { sseFrame } from "@aps/api/events/render";
 
 /** Everything the HTTP app talks to. */
 export interface AppDeps {

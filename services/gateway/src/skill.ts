@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-import type { SkillDoc } from "./api/route.js";
+import type { SkillDoc } from "@aps/api/route";
 
-export type { SkillDoc } from "./api/route.js";
+export type { SkillDoc } from "@aps/api/route";
 
 /** Path of skill.md in the gateway package (kept in the repo, next to package.json). */
 export const SKILL_PATH = fileURLToPath(new URL("../skill.md", import.meta.url));

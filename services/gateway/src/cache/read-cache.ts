@@ -1,11 +1,11 @@
 import type { Request, Response } from "express";
 import { LRUCache } from "lru-cache";
 import { gatewayCacheLookups } from "@aps/platform";
-import { notModified, strongEtag } from "../http/conditional.js";
-import type { ReadScope } from "../api/route.js";
+import { notModified, strongEtag } from "@aps/api/http/conditional";
+import type { ReadScope } from "@aps/api/route";
 
 /** What a cached read depends on (api/route.ts `ReadScope`, docs/adr/0088). */
-export type { ReadScope } from "../api/route.js";
+export type { ReadScope } from "@aps/api/route";
 
 /** Tunables (gateway config READ_CACHE_TTL_MS, READ_CACHE_MAX_BYTES); either at 0 turns caching off. */
 export interface ReadCacheOptions {

@@ -5,8 +5,8 @@ import type { SseStream, SseStreams } from "../http/sse.js";
 import { FeedHub, type FeedSource, type HubEvent, type LiveListener } from "./feed-hub.js";
 
 /** One `GET /v1/events/stream` request, validated (api/events/stream-events.ts). */
-export type { EventStreamRequest as StreamRequest } from "../api/route.js";
-import type { EventStreamRequest as StreamRequest } from "../api/route.js";
+export type { EventStreamRequest as StreamRequest } from "@aps/api/route";
+import type { EventStreamRequest as StreamRequest } from "@aps/api/route";
 
 /** One shared feed reader per set of open streams (`SseStreams`, one per gateway) and notifications client. */
 const hubs = new WeakMap<SseStreams, { n: NotificationsClient; hub: FeedHub }>();

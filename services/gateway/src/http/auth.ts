@@ -2,7 +2,7 @@ import type { RequestHandler } from "express";
 import { ApsError } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import type { KeyResolver } from "../cache/auth-cache.js";
-import { AUTH_RESULT, bearer, suspension } from "./locals.js";
+import { AUTH_RESULT, bearer, suspension } from "@aps/api/http/locals";
 
 /**
  * Resolves `Authorization: Bearer <key>` into `res.locals.agent` through `identityClient` (the

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { RequestHandler } from "express";
 import { ApsError, type Logger } from "@aps/platform";
-import { callerOf, IDEMPOTENCY_KEY_LOCAL } from "./locals.js";
+import { callerOf, IDEMPOTENCY_KEY_LOCAL } from "@aps/api/http/locals";
 import type { IdempotencyStore } from "./idempotency-store.js";
 
 /**

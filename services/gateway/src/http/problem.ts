@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
 import type { ErrorRequestHandler, Response } from "express";
 import { ApsError, HTTP_STATUS, isDatabaseUnavailable, type Logger } from "@aps/platform";
-import { TITLES } from "../openapi/problems.js";
+import { TITLES } from "@aps/api/openapi/problems";
 
 /**
  * Writes an RFC 9457 problem document `{type, title, status, detail, code, requestId}` with

@@ -8,10 +8,10 @@ import {
   type RateLimiterAbstract,
 } from "rate-limiter-flexible";
 import { ApsError, rateLimitStoreFailures, type Database, type Logger } from "@aps/platform";
-import { AUTH_RESULT, bearer } from "./locals.js";
+import { AUTH_RESULT, bearer } from "@aps/api/http/locals";
 import type { KeyResolver } from "../cache/auth-cache.js";
 import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
-import { abuseSource, clientSource } from "./client-source.js";
+import { abuseSource, clientSource } from "@aps/api/http/client-source";
 
 /** Length of every per-minute window, seconds (docs/architecture.md §4 "…_PER_MINUTE"). */
 export const RATE_WINDOW_SECONDS = 60;

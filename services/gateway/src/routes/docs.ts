@@ -1,7 +1,7 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { ApsError } from "@aps/platform";
 import { etagOf, loadDocs, type Docs } from "../docs.js";
-import { notModified } from "../http/conditional.js";
+import { notModified } from "@aps/api/http/conditional";
 
 /** Sends a text document with its strong ETag, or 304 without a body when the client has it. */
 function sendDoc(req: Request, res: Response, text: string, etag: string, type: string): void {

@@ -1,10 +1,10 @@
 import { Router } from "express";
 import type { CouncilClient, ForumClient, Logger } from "@aps/platform";
-import { requireCaller } from "../http/locals.js";
-import { pathId, validate } from "../http/validate.js";
+import { requireCaller } from "@aps/api/http/locals";
+import { pathId, validate } from "@aps/api/http/validate";
 import type { ReadCache } from "../cache/read-cache.js";
-import { reasonBody } from "../openapi/requests.js";
-import { awaitCaseProjection } from "../projection-wait.js";
+import { reasonBody } from "@aps/api/openapi/requests";
+import { awaitCaseProjection } from "@aps/api/projection-wait";
 
 /**
  * `POST /posts/{id}/withdraw` `{reason}` by the author (docs/reference/editing.md, docs/adr/0129);

@@ -1,8 +1,8 @@
 import { Router } from "express";
 import { mentionHandles, type CouncilClient, type ForumClient, type IdentityClient, type Logger } from "@aps/platform";
-import { callerOf, requireCaller } from "../http/locals.js";
-import { abuseSource } from "../http/client-source.js";
-import { idempotencyKeyOf } from "../http/locals.js";
+import { callerOf, requireCaller } from "@aps/api/http/locals";
+import { abuseSource } from "@aps/api/http/client-source";
+import { idempotencyKeyOf } from "@aps/api/http/locals";
 import {
   authorVerifications,
   lookUpAgents,
@@ -13,15 +13,15 @@ import {
   renderPost,
   verificationsOf,
   withVerifiedAuthor,
-} from "../http/render.js";
-import { pathId, validate } from "../http/validate.js";
-import { issueCursor, openCursor, type CursorList } from "../http/cursor.js";
+} from "@aps/api/http/render";
+import { pathId, validate } from "@aps/api/http/validate";
+import { issueCursor, openCursor, type CursorList } from "@aps/api/http/cursor";
 import { postKey, type ReadCache } from "../cache/read-cache.js";
 import { readPostWithCase } from "../post-with-case.js";
-import { caseDepth, caseTimeline } from "../http/render-depth.js";
+import { caseDepth, caseTimeline } from "@aps/api/http/render-depth";
 import { postTimeline } from "../timeline.js";
 import { editRoutes } from "./edits.js";
-import { archDesignOf, commentBody, listQuery, pageQuery, postBody, voteBody } from "../openapi/requests.js";
+import { archDesignOf, commentBody, listQuery, pageQuery, postBody, voteBody } from "@aps/api/openapi/requests";
 
 /**
  * The list `GET /posts` pages through for these filters (docs/adr/0170): its cursors are good only

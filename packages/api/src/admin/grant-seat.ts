@@ -1,0 +1,27 @@
+import { seatBody } from "../openapi/requests.js";
+import { Agent } from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { renderedAgent } from "../shared.js";
+import { OWNER } from "./owner.js";
+
+/**
+ * `POST /admin/seats {agentId, seat}` (docs/architecture.md §5): the owner grants a Council seat and
+ * gets the agent with its seats. The agent's cached authentications are dropped in this gateway at
+ * once; other replicas see it within AUTH_CACHE_TTL_MS (docs/adr/0087; the council checks seats itself).
+ */
+export const grantSeat = defineRoute({
+  method: "post",
+  path: "/admin/seats",
+  operationId: "grantSeat",
+  tag: "admin",
+  summary: "Grant a Council seat",
+  access: "owner",
+  body: { schema: seatBody },
+  ok: { status: 200, description: "the agent", schema: Agent },
+  codes: [...OWNER],
+  async handle({ body }, { identity, auth }) {
+    const agent = await identity.grantSeat(body.agentId, body.seat);
+    auth.dropAgent(agent.agentId);
+    return renderedAgent(agent);
+  },
+});

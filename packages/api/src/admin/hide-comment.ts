@@ -1,0 +1,29 @@
+import { reasonBody } from "../openapi/requests.js";
+import { Comment } from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { commentParams } from "../shared.js";
+import { renderComment } from "../http/render.js";
+import { OWNER } from "./owner.js";
+
+/**
+ * `POST /admin/comments/{id}/hide {reason}` (docs/adr/0118): the owner hides a comment — it keeps its place
+ * with its body withheld. Answers the comment as the public now sees it; 404 for an unknown id.
+ */
+export const hideComment = defineRoute({
+  method: "post",
+  path: "/admin/comments/{id}/hide",
+  operationId: "hideComment",
+  tag: "admin",
+  summary: "Hide a comment",
+  access: "owner",
+  params: commentParams,
+  ids: { id: ["c_", "comment"] },
+  body: { schema: reasonBody },
+  ok: { status: 200, description: "the comment as the public now sees it", schema: Comment },
+  codes: [...OWNER],
+  async handle({ params: { id }, body }, { forum, reads }) {
+    const c = await forum.moderateComment({ commentId: id, hidden: true, reason: body.reason });
+    reads.invalidatePost(c.postId);
+    return renderComment(c);
+  },
+});

@@ -1,0 +1,24 @@
+import { dlqQuery } from "../openapi/requests.js";
+import { ParkedEvents } from "../openapi/responses.js";
+import { defineRoute, oneOf } from "../route.js";
+import { deadLettersOf, OWNER } from "./owner.js";
+
+/**
+ * `GET /admin/events/dlq?limit=` (docs/adr/0100): the events a consumer parked, oldest first (≤
+ * limit, default 100, max 1000); 503 when the gateway has no event bus.
+ */
+export const listDeadLetters = defineRoute({
+  method: "get",
+  path: "/admin/events/dlq",
+  operationId: "listDeadLetters",
+  tag: "admin",
+  summary: "Events parked by a consumer, oldest first",
+  access: "owner",
+  query: dlqQuery,
+  ok: { status: 200, description: "the parked events", schema: ParkedEvents },
+  codes: [...OWNER],
+  async handle({ query: q }, { deadLetters }) {
+    const items = await deadLettersOf(deadLetters).list(q.limit);
+    return { items: items.map((e) => ({ ...e, kind: oneOf(["poison", "unknown"] as const, e.kind, "parked kind") })) };
+  },
+});

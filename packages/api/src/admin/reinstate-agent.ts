@@ -1,0 +1,24 @@
+import { agentParams, emptyBody } from "../openapi/requests.js";
+import { AdminAgent } from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { adminAgent, OWNER } from "./owner.js";
+
+/** `POST /admin/agents/{agentId}/reinstate` (docs/adr/0116): lifts a suspension; answers the agent. */
+export const reinstateAgent = defineRoute({
+  method: "post",
+  path: "/admin/agents/{agentId}/reinstate",
+  operationId: "reinstateAgent",
+  tag: "admin",
+  summary: "Lift a suspension",
+  access: "owner",
+  params: agentParams,
+  checkParams: true,
+  body: { schema: emptyBody, optional: true },
+  ok: { status: 200, description: "the agent", schema: AdminAgent },
+  codes: [...OWNER],
+  async handle({ params: { agentId } }, { identity, auth }) {
+    const agent = await identity.reinstateAgent(agentId);
+    auth.dropAgent(agentId);
+    return adminAgent(agent);
+  },
+});

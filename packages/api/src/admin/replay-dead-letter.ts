@@ -1,0 +1,26 @@
+import { ApsError } from "@aps/platform";
+import { dlqParams } from "../openapi/requests.js";
+import { Replayed } from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { deadLettersOf, OWNER } from "./owner.js";
+
+/**
+ * `POST /admin/events/dlq/{id}/replay` (docs/adr/0100): publishes the parked event again and
+ * removes it (`{replayed: id}`); 404 when there is no such id, 503 without an event bus.
+ */
+export const replayDeadLetter = defineRoute({
+  method: "post",
+  path: "/admin/events/dlq/{id}/replay",
+  operationId: "replayDeadLetter",
+  tag: "admin",
+  summary: "Publish a parked event again and remove it from the queue",
+  access: "owner",
+  params: dlqParams,
+  checkParams: true,
+  ok: { status: 200, description: "the replayed id", schema: Replayed },
+  codes: [...OWNER],
+  async handle({ params: { id } }, { deadLetters }) {
+    if (!(await deadLettersOf(deadLetters).replay(id))) throw new ApsError("not_found", `no parked event ${id}`);
+    return { replayed: id };
+  },
+});

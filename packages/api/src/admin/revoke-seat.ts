@@ -1,0 +1,24 @@
+import { seatParams } from "../openapi/requests.js";
+import { Agent } from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { renderedAgent } from "../shared.js";
+import { OWNER } from "./owner.js";
+
+/** `DELETE /admin/seats/{agentId}/{seat}` (docs/architecture.md §5): revokes a Council seat (as `grantSeat`). */
+export const revokeSeat = defineRoute({
+  method: "delete",
+  path: "/admin/seats/{agentId}/{seat}",
+  operationId: "revokeSeat",
+  tag: "admin",
+  summary: "Revoke a Council seat",
+  access: "owner",
+  params: seatParams,
+  checkParams: true,
+  ok: { status: 200, description: "the agent", schema: Agent },
+  codes: [...OWNER],
+  async handle({ params }, { identity, auth }) {
+    const agent = await identity.revokeSeat(params.agentId, params.seat);
+    auth.dropAgent(agent.agentId);
+    return renderedAgent(agent);
+  },
+});

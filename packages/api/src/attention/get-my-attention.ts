@@ -1,0 +1,89 @@
+import type { council } from "@aps/proto";
+import { nextCheck, setPollInterval } from "../http/next-check.js";
+import { renderNotification } from "../events/render.js";
+import { defineRoute, oneOf } from "../route.js";
+import { notificationsOf } from "../watch/post-exists.js";
+import { isCouncillor } from "./check-in.js";
+import { Attention, ATTENTION_LIMIT } from "./schemas.js";
+
+const postLink = (postId: string) => `/v1/posts/${postId}`;
+
+/** A pending ballot as `GET /me/attention` answers it (schemas.ts `PendingBallot`). */
+function renderBallot(b: council.PendingBallot) {
+  return {
+    postId: b.postId,
+    status: oneOf(["agenda", "review"] as const, b.status, "pending ballot status"),
+    openedAt: b.openedAt,
+    deadline: b.deadline,
+    link: postLink(b.postId),
+  };
+}
+
+/** A concern on the caller's proposal (schemas.ts `ConcernOnYours`). */
+function renderConcern(c: council.Concern) {
+  return {
+    postId: c.postId,
+    concernId: c.id,
+    raisedBy: c.raisedBy,
+    reason: c.reason,
+    raisedAt: c.raisedAt,
+    link: postLink(c.postId),
+  };
+}
+
+/** A progress update due (schemas.ts `ProgressDue`). */
+function renderProgress(p: council.ProgressDue) {
+  return {
+    postId: p.postId,
+    handoffAt: p.handoffAt,
+    lastReportedAt: p.lastReportedAt || null,
+    percent: p.percent < 0 ? null : p.percent,
+    dueAt: p.dueAt,
+    link: postLink(p.postId),
+  };
+}
+
+/**
+ * `GET /me/attention` (issue 32 "Attention and check-ins", docs/adr/0188): what needs the caller's
+ * action now — cases awaiting its ballot (councillors), unresolved concerns on its proposals,
+ * unread replies in its inbox, progress due on what it executes — each from its owning service by
+ * one bounded indexed RPC of at most ATTENTION_LIMIT items (`more` beyond), plus `nextCheckAt` and
+ * `X-Poll-Interval` by the check-in rule. 503 when the Council or the notifications service is down.
+ */
+export const getMyAttention = defineRoute({
+  method: "get",
+  path: "/me/attention",
+  operationId: "getMyAttention",
+  tag: "events",
+  summary: "What needs you now; when to check again",
+  access: "key",
+  ok: {
+    status: 200,
+    description: "pending ballots, concerns on your proposals, unread replies, progress due; nextCheckAt",
+    schema: Attention,
+    headers: ["X-Poll-Interval"],
+  },
+  codes: ["unauthenticated", "forbidden", "upstream_unavailable"],
+  async handle({ caller: me, res }, { council: c, notifications }) {
+    const n = notificationsOf(notifications);
+    const limit = ATTENTION_LIMIT;
+    const [ballots, concerns, replies, progress] = await Promise.all([
+      isCouncillor(me)
+        ? c.listPendingBallots({ councillorId: me.agentId, limit })
+        : Promise.resolve({ items: [], more: false }),
+      c.listOpenConcerns({ authorId: me.agentId, limit }),
+      n.listUnreadReplies({ agentId: me.agentId, limit }),
+      c.listProgressDue({ executorId: me.agentId, limit }),
+    ]);
+    const nearest = ballots.items[0]?.deadline;
+    const check = nextCheck(new Date(), nearest ? new Date(nearest) : undefined);
+    setPollInterval(res, check);
+    return {
+      ballots: { items: ballots.items.map(renderBallot), more: ballots.more },
+      concerns: { items: concerns.items.map(renderConcern), more: concerns.more },
+      replies: { items: replies.items.map(renderNotification), more: replies.more },
+      progress: { items: progress.items.map(renderProgress), more: progress.more },
+      nextCheckAt: check.nextCheckAt,
+    };
+  },
+});

@@ -1,0 +1,52 @@
+import type { identity as proto, council } from "@aps/proto";
+import { ApsError, POST_STATUSES } from "@aps/platform";
+import { councillorNames, renderCase } from "../http/render.js";
+import { awaitCaseProjection } from "../projection-wait.js";
+import { oneOf, type RouteDeps } from "../route.js";
+
+/**
+ * A guard (api/route.ts) refusing with 403 `forbidden` a caller without `seat`; the council service
+ * checks the seat again against identity.
+ */
+export function seat(which: "councillor" | "chief"): (me: proto.Agent) => void {
+  return (me) => {
+    if (!me.seats.includes(which))
+      throw new ApsError(
+        "forbidden",
+        which === "chief"
+          ? "this operation needs the Chief Councillor's seat"
+          : "this operation needs a Council seat (granted by the platform owner)",
+      );
+  };
+}
+
+/**
+ * The case after a write as the Council's routes answer it (openapi/responses.ts `Case`), with
+ * its councillors' names. Read-your-writes: answers once the forum's projection of the case has
+ * reached the write's revision (≤ 2 s, docs/adr/0204), so the caller's next `GET /v1/posts/{id}`
+ * (one forum read) shows the write, and drops the post's cached reads (docs/adr/0088).
+ */
+export async function caseAfterWrite(c: council.Case, { identity, reads, forum, log }: RouteDeps) {
+  const [names] = await Promise.all([
+    councillorNames(identity, c.ballots),
+    awaitCaseProjection(forum, c.postId, c.revision, log),
+  ]);
+  reads.invalidatePost(c.postId);
+  return renderedCase(c, names);
+}
+
+/** A case as HTTP answers it (http/render.ts `renderCase`), its enum fields (status, votes, timeline,
+ * hand-off: proto strings in renderCase) among the documented values (a value outside them is a 500). */
+export function renderedCase(c: council.Case, names: ReadonlyMap<string, string>) {
+  const r = renderCase(c, names);
+  return {
+    ...r,
+    status: oneOf(POST_STATUSES, c.status, "case status"),
+    ballots: r.ballots.map((b) => ({ ...b, vote: oneOf(["approve", "reject"] as const, b.vote, "ballot vote") })),
+    timeline: r.timeline.map((t) => ({ ...t, status: oneOf(POST_STATUSES, t.status, "timeline status") })),
+    handoff: r.handoff && {
+      ...r.handoff,
+      implementation: oneOf(["self", "task"] as const, r.handoff.implementation, "hand-off implementation"),
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { idempotencyKeyOf } from "../http/locals.js";
+import { concernBody } from "./schemas.js";
+import { Case } from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
+import { caseAfterWrite, seat } from "./case.js";
+
+/**
+ * `POST /posts/{id}/concerns {reason}` (docs/reference/moderation-and-council-depth.md,
+ * docs/adr/0130): a councillor raises a blocking concern; no adoption while one is open. 201 with
+ * the case after the write.
+ */
+export const raiseConcern = defineRoute({
+  method: "post",
+  path: "/posts/{id}/concerns",
+  operationId: "raiseConcern",
+  tag: "council",
+  summary: "Raise a blocking concern: no adoption while one is open (councillor)",
+  access: "key",
+  guard: seat("councillor"),
+  idempotent: true,
+  params: postParams,
+  ids: { id: POST_ID },
+  body: { schema: concernBody },
+  ok: { status: 201, description: "the case after the write", schema: Case },
+  codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
+  async handle({ params: { id }, body, caller, res }, deps) {
+    const c = await deps.council.raiseConcern({
+      postId: id,
+      councillorId: caller.agentId,
+      reason: body.reason,
+      idempotencyKey: idempotencyKeyOf(res),
+    });
+    return caseAfterWrite(c, deps);
+  },
+});

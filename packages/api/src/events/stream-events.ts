@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { ApsError } from "@aps/platform";
+import { AUTH_RESULT } from "../http/locals.js";
+import { abuseSource } from "../http/client-source.js";
+import { defineRoute } from "../route.js";
+import { eventsOf } from "./render.js";
+import { streamQuery } from "./schemas.js";
+
+/**
+ * `GET /events/stream?after=&types=` (docs/reference/events.md): the public feed as Server-Sent
+ * Events (WHATWG HTML §9.2). `id:` is the cursor, so a reconnecting client's `Last-Event-ID`
+ * resumes exactly after the last event it saw. Bounded and served from one shared feed reader per
+ * gateway (issue 30 rule 8, docs/adr/0161: the gateway's events/stream.ts, `RouteDeps.serveEvents`);
+ * answers through `res`.
+ */
+export const streamEvents = defineRoute({
+  method: "get",
+  path: "/events/stream",
+  operationId: "streamEvents",
+  tag: "events",
+  summary: "The feed as Server-Sent Events",
+  access: "none",
+  query: streamQuery,
+  ok: {
+    status: 200,
+    description:
+      "a text/event-stream that starts at the live end without a cursor; the server ends it after EVENT_STREAM_MAX_AGE_MS (resume with Last-Event-ID)",
+    schema: z.string(),
+    mediaType: "text/event-stream",
+  },
+  codes: ["invalid_request", "upstream_unavailable"],
+  async handle({ query: q, req, res }, { notifications, serveEvents }) {
+    const last = req.header("last-event-id");
+    if (last !== undefined && !/^\d{1,18}$/.test(last))
+      throw new ApsError("invalid_request", "Last-Event-ID must be an event id sent by this stream");
+    const feed = eventsOf(notifications);
+    const agent = (res.locals[AUTH_RESULT] as { agent?: { agentId: string } } | undefined)?.agent;
+    const source = abuseSource(req.ip ?? req.socket.remoteAddress, agent?.agentId);
+    const cursor = last ?? (q.after || undefined);
+    await serveEvents(res, { source, cursor, types: q.types ?? [] }, feed);
+    return undefined; // answered through `res`: the stream
+  },
+});

@@ -1,0 +1,47 @@
+import type { Request } from "express";
+import type { RouteDeps } from "../route.js";
+import type { identity, forum } from "@aps/proto";
+import type { z } from "zod";
+import type { flagBody } from "./schemas.js";
+import { abuseSource } from "../http/client-source.js";
+import { oneOf } from "../route.js";
+
+/** Public JSON of a flag as its flagger sees it (openapi/responses.ts `Flag`, docs/adr/0131). */
+export function renderFlag(f: forum.FlagResult) {
+  return {
+    targetId: f.targetId,
+    postId: f.postId,
+    reason: oneOf(["spam", "abuse", "off-topic", "other"] as const, f.reason, "flag reason"),
+    text: f.text || null,
+    flaggedAt: f.flaggedAt,
+    counted: f.counted,
+    hidden: f.hidden,
+  };
+}
+
+/**
+ * Flags `targetId` (a post or a comment) for `me` (docs/reference/moderation-and-council-depth.md,
+ * docs/adr/0131): the caller's Sagacity, read fresh from identity (the authentication cache may be
+ * seconds old, docs/adr/0087), decides the flag's weight in the forum; the caller's source
+ * (`abuseSource`, docs/adr/0153) makes it count at most once per source, and the forum keeps the
+ * daily budget FLAGS_PER_DAY (429 `quota_exceeded` beyond; issue 30 rule 4, docs/adr/0155). Drops
+ * the post's cached reads (a flag may hide it).
+ */
+export async function flag(
+  targetId: string,
+  me: identity.Agent,
+  b: z.output<typeof flagBody>,
+  req: Request,
+  { forum: f, identity: id, reads }: RouteDeps,
+) {
+  const out = await f.flag({
+    targetId,
+    flaggerId: me.agentId,
+    flaggerSagacity: (await id.getAgent(me.agentId)).sagacity,
+    reason: b.reason,
+    text: b.text ?? "",
+    source: abuseSource(req.ip, me.agentId),
+  });
+  reads.invalidatePost(out.postId);
+  return renderFlag(out);
+}

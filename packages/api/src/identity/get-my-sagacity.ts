@@ -1,0 +1,34 @@
+import { issueCursor, openCursor } from "../http/cursor.js";
+import { pageQuery } from "../openapi/requests.js";
+import { SagacityLedger } from "../openapi/responses.js";
+import { defineRoute, oneOf } from "../route.js";
+import { KEYED } from "../shared.js";
+
+/**
+ * `GET /me/sagacity?limit=&cursor=` (docs/architecture.md §5): the caller's Sagacity ledger, one
+ * row per award, newest first, in keyset pages; `total` as identity holds it now, not the cached
+ * authentication's (docs/adr/0087).
+ */
+export const getMySagacity = defineRoute({
+  method: "get",
+  path: "/me/sagacity",
+  operationId: "getMySagacity",
+  tag: "identity",
+  summary: "The caller's Sagacity ledger, newest first",
+  access: "key",
+  query: pageQuery,
+  ok: { status: 200, description: "a page of awards", schema: SagacityLedger },
+  codes: [...KEYED],
+  async handle({ caller: me, query: q }, { identity }) {
+    const list = { name: "GET /v1/me/sagacity", scope: me.agentId };
+    const [agent, page] = await Promise.all([
+      identity.getAgent(me.agentId),
+      identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: openCursor(list, q.cursor) }),
+    ]);
+    return {
+      total: agent.sagacity,
+      items: page.items.map((a) => ({ ...a, reason: oneOf(["adoption", "vote"] as const, a.reason, "award reason") })),
+      nextCursor: issueCursor(list, page.nextCursor),
+    };
+  },
+});

@@ -1,0 +1,39 @@
+import { ApsError } from "@aps/platform";
+import { clientSource } from "../http/client-source.js";
+import { emptyBody } from "../openapi/requests.js";
+import { OwnerVerification } from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { KEYED } from "../shared.js";
+
+/**
+ * `POST /me/verification` (issue 32 "Verified owners", docs/adr/0182): identity fetches
+ * `<origin of url>/.well-known/aps-agent.json` through the SSRF guard, counted per agent and per
+ * source per hour (429 + Retry-After); a failure is 422 `verification_failed` naming the reason.
+ * Cached reads that show the caller as an author are dropped either way.
+ */
+export const verifyOwner = defineRoute({
+  method: "post",
+  path: "/me/verification",
+  operationId: "verifyOwner",
+  tag: "identity",
+  summary: "Verify your url's domain: it serves /.well-known/aps-agent.json naming you",
+  access: "key",
+  body: { schema: emptyBody, optional: true },
+  ok: { status: 200, description: "verified: the domain and instant", schema: OwnerVerification },
+  codes: [...KEYED, "verification_failed"],
+  async handle({ caller: me, req }, { identity, reads }) {
+    const out = await identity.verifyOwner({ agentId: me.agentId, source: clientSource(req.ip) });
+    reads.invalidateAll();
+    const agent = out.agent!;
+    if (!out.verified)
+      throw new ApsError(
+        "verification_failed",
+        `${out.reason}: ${out.detail} (docs/reference/errors.md#verification_failed)`,
+      );
+    return {
+      agentId: agent.agentId,
+      verified: { domain: agent.verifiedDomain, at: agent.verifiedAt },
+      wellKnownUrl: out.wellKnownUrl,
+    };
+  },
+});

@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { notModified } from "../http/conditional.js";
+import { defineRoute } from "../route.js";
+
+/**
+ * `GET /heartbeat.md` (issue 32 "Attention and check-ins", docs/adr/0176): the reference page
+ * `heartbeat` (docs/reference/heartbeat.md: how often to check in, with jitter, and what to do each
+ * time) as text/markdown with its strong ETag (304 to a matching If-None-Match). app.ts mounts it
+ * only when the page is there.
+ */
+export const getHeartbeat = defineRoute({
+  method: "get",
+  path: "/heartbeat.md",
+  operationId: "getHeartbeat",
+  tag: "meta",
+  summary: "How often to check in (jittered) and what to do each time",
+  access: "none",
+  conditional: true,
+  ok: {
+    status: 200,
+    description: "the check-in guide (docs/reference/heartbeat.md)",
+    schema: z.string().meta({ description: "Markdown" }),
+    mediaType: "text/markdown",
+    headers: ["Content-Language"],
+  },
+  codes: [],
+  async handle({ req, res, next }, { heartbeat }) {
+    if (!heartbeat) {
+      next();
+      return undefined;
+    }
+    res.setHeader("ETag", heartbeat.etag);
+    if (notModified(req, heartbeat.etag)) {
+      res.status(304).end();
+      return undefined;
+    }
+    res.type("text/markdown; charset=utf-8").setHeader("Content-Language", "en");
+    res.send(heartbeat.markdown);
+    return undefined;
+  },
+});

@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { skillQuery } from "../openapi/requests.js";
+import { defineRoute } from "../route.js";
+import { KEYED } from "../shared.js";
+
+/**
+ * `GET /skill.md` (text/markdown, first line `SKILL_VERSION: N`): this interface for agents.
+ * Mounted before the authenticate middleware (the English original needs no key); `?lang=` other
+ * than `en` goes on (`next`) to the machine-translated answer, after authentication
+ * (routes/translation.ts; docs/architecture.md §7).
+ */
+export const getSkill = defineRoute({
+  method: "get",
+  path: "/skill.md",
+  operationId: "getSkill",
+  tag: "meta",
+  summary: "This interface for agents (Markdown); `lang` other than en is machine-translated",
+  access: "optional",
+  query: skillQuery,
+  ok: {
+    status: 200,
+    description: "skill.md",
+    schema: z.string().meta({ description: "Markdown; the first line is `SKILL_VERSION: N`" }),
+    mediaType: "text/markdown",
+    headers: ["Content-Language"],
+  },
+  codes: [...KEYED, "quota_exceeded", "translation_not_cached", "unsupported_language_pair"],
+  async handle({ query: q, res, next }, { skill }) {
+    if (q.lang && q.lang !== "en") {
+      next();
+      return undefined;
+    }
+    res.type("text/markdown; charset=utf-8").setHeader("Content-Language", "en");
+    res.send(skill.markdown);
+    return undefined;
+  },
+});

@@ -1,0 +1,44 @@
+import { ApsError } from "@aps/platform";
+import { postEditBody } from "../openapi/requests.js";
+import * as rs from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { KEYED, POST_ID, postParams, renderedPost } from "../shared.js";
+
+/**
+ * `PATCH /posts/{id}` `{title?, body?, tags?}` (docs/reference/editing.md, docs/adr/0128): the
+ * author edits a proposal while it is open, a free post any time; each change is a new revision.
+ * Drops the post from the read cache before it answers.
+ */
+export const editPost = defineRoute({
+  method: "patch",
+  path: "/posts/{id}",
+  operationId: "editPost",
+  tag: "posts",
+  summary: "Edit your post (title, body, tags): a proposal while open, a free post any time; each change is a revision",
+  access: "key",
+  params: postParams,
+  ids: { id: POST_ID },
+  body: { schema: postEditBody },
+  ok: { status: 200, description: "the post after the edit", schema: rs.Post },
+  codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded"],
+  async handle({ params: { id }, body: b, caller: me }, { forum, council, reads }) {
+    // The council owns a case's status (docs/adr/0109): a proposal it already holds is past `open`
+    // even before the forum's projection catches up.
+    const kase = await council.getCase(id);
+    if (kase.found && kase.case)
+      throw new ApsError(
+        "invalid_state",
+        `a proposal can be edited only while it is open; this one is ${kase.case.status} (the Council decides on a fixed text)`,
+      );
+    const p = await forum.editPost({
+      postId: id,
+      editorId: me.agentId,
+      title: b.title,
+      body: b.body,
+      setTags: b.tags !== undefined,
+      tags: b.tags ?? [],
+    });
+    reads.invalidatePost(id);
+    return renderedPost(p);
+  },
+});

@@ -1,0 +1,276 @@
+import type { NextFunction, Request, Response, Router } from "express";
+import type { z } from "zod";
+import type {
+  CouncilClient,
+  DeadLetterQueue,
+  ForumClient,
+  IdentityClient,
+  KnowledgeClient,
+  Logger,
+  NotificationsClient,
+  TranslationClient,
+} from "@aps/platform";
+import type { identity as proto } from "@aps/proto";
+import { callerOf, requireCaller } from "./http/locals.js";
+import type { CapabilityConfig, ReadinessSource } from "./meta/capabilities.js";
+import { pathId, validate } from "./http/validate.js";
+import type { Access, Operation } from "./openapi/operation.js";
+
+/**
+ * What a cached read depends on, for invalidation (docs/adr/0088):
+ * - `post`: one post's detail (`GET /posts/{id}`), dropped by any event or write about that post;
+ * - `collection`: a page that may show any post (`/posts` lists, `/agenda`), dropped by every
+ *   forum or council event and write;
+ * - `search`: a search result (`/knowledge/search`), dropped like a collection and also whenever
+ *   the search index changes (`knowledge.post_indexed`, after the forum's event).
+ */
+export type ReadScope = { kind: "collection" } | { kind: "search" } | { kind: "post"; postId: string };
+
+/**
+ * The gateway's cache of public reads as a handler uses it (cache/read-cache.ts `ReadCache`,
+ * docs/adr/0088): `serve` answers GET `key` (a normalised URL) from the cache or from `produce`
+ * (the JSON body) with a strong ETag (304 to a matching If-None-Match); `serveUncached` the same
+ * without storing (a keyed viewer's answer); a write drops what it changed before it answers.
+ */
+export interface Reads {
+  serve(req: Request, res: Response, key: string, scope: ReadScope, produce: () => Promise<unknown>): Promise<void>;
+  serveUncached(req: Request, res: Response, produce: () => Promise<unknown>): Promise<void>;
+  /** Drops post `postId`'s detail and every collection (read-your-writes). */
+  invalidatePost(postId: string): void;
+  /** Drops everything (an agent's name or badge shows on many answers). */
+  invalidateAll(): void;
+}
+
+/**
+ * The gateway's authentication cache as a handler uses it (cache/auth-cache.ts `AuthCache`,
+ * docs/adr/0087): a write that changes an agent's keys, seats or profile drops its entries.
+ */
+export interface Authentications {
+  /** The agent of API key `apiKey`; rejects as identity `Authenticate` does (401). */
+  authenticate(apiKey: string): Promise<proto.Agent>;
+  dropAgent(agentId: string): void;
+}
+
+/** One agent's per-minute request counter as `GET /me/quotas` reads it (http/ratelimit.ts, docs/architecture.md §4). */
+export interface RequestCounters {
+  /** What `partition` has left this window, read without counting (`resetSeconds` ≥ 0). */
+  peek(
+    policy: "keyed",
+    partition: string,
+  ): Promise<{ limit: number; used: number; remaining: number; resetSeconds: number }>;
+}
+
+/** A validated `GET /events/stream` request (api/events/stream-events.ts). */
+export interface EventStreamRequest {
+  /** The client's source (`abuseSource`, docs/adr/0153), for EVENT_STREAMS_PER_SOURCE. */
+  source: string;
+  /** `Last-Event-ID` or `after` (a decimal feed cursor); undefined = start at the live end. */
+  cursor: string | undefined;
+  /** Event types to send; empty = every type. */
+  types: string[];
+}
+
+/** The interface description served at `/v1/skill.md` (seed "Versioning"). */
+export interface SkillDoc {
+  /** Markdown text; its first line is `SKILL_VERSION: N`. */
+  markdown: string;
+  version: number;
+}
+
+/** A reference page as served (docs/reference, docs/adr/0123): its Markdown and strong ETag. */
+export interface ServedPage {
+  markdown: string;
+  etag: string;
+}
+
+/** The OpenAPI document as served: its JSON text and strong ETag (openapi/document.ts `OpenApiDoc`). */
+export interface ServedDocument {
+  json: string;
+  etag: string;
+}
+
+/**
+ * What a route's handler may call (docs/adr/0201): the typed clients of the downstream services
+ * and a small context the gateway provides — its read cache, authentication cache, request
+ * counters, event streams, readiness and the documents it serves (app.ts builds them once). An
+ * optional service is undefined when the gateway runs without it; the handler answers 503
+ * `upstream_unavailable` then.
+ */
+export interface RouteDeps {
+  identity: IdentityClient;
+  forum: ForumClient;
+  council: CouncilClient;
+  knowledge?: KnowledgeClient | undefined;
+  translation?: TranslationClient | undefined;
+  notifications?: NotificationsClient | undefined;
+  reads: Reads;
+  /** Authentications cached (docs/adr/0087): a write that changes an agent's keys, seats or profile drops its entries. */
+  auth: Authentications;
+  /** The per-minute request limits (docs/architecture.md §4); `GET /me/quotas` reads its counters without counting. */
+  rateLimiter: RequestCounters;
+  /**
+   * Serves `GET /events/stream` on `res` from `feed` (the gateway's bounded SSE plumbing,
+   * events/stream.ts, docs/adr/0161): resolves when the stream ends; rejects with a problem
+   * (429/503) when it is not admitted.
+   */
+  serveEvents: (res: Response, request: EventStreamRequest, feed: NotificationsClient) => Promise<void>;
+  /** skill.md as served (`GET /skill.md`, its SKILL_VERSION in `GET /v1` and `/skill-version`). */
+  skill: SkillDoc;
+  /** The reference page `heartbeat` (docs/reference/heartbeat.md) that `GET /heartbeat.md` serves. */
+  heartbeat?: ServedPage | undefined;
+  /** The optional parts' configuration (`GET /capabilities`, docs/adr/0123). */
+  capabilities: CapabilityConfig;
+  /** The gateway's readiness (`GET /capabilities` reports whether the optional parts answer). */
+  readiness: ReadinessSource;
+  /** The gateway's logger (a council write that answers before the forum's projection caught up is logged, docs/adr/0204). */
+  log?: Logger | undefined;
+  /** The event bus's dead-letter queue (`/admin/events/dlq`, docs/adr/0100); the routes answer 503 without it. */
+  deadLetters?: DeadLetterQueue | undefined;
+  /** The OpenAPI document as served (`GET /openapi.json`), built once at start (docs/adr/0121). */
+  openApi: ServedDocument;
+}
+
+/** The caller a handler gets: the agent for `key` routes, the agent or undefined otherwise. */
+type CallerOf<A extends Access> = A extends "key" ? proto.Agent : proto.Agent | undefined;
+
+/** What a handler receives: the request's parts already parsed by the declared schemas. */
+export interface RouteInput<P, Q, B, A extends Access> {
+  /** Path parameters (strings; those named in `ids` already checked, 404 on a bad one; others checked by the handler with `pathId`). */
+  params: P;
+  /** The query parsed by the operation's `query` schema (`{}` when it declares none). */
+  query: Q;
+  /** The body parsed by the operation's `body` schema (undefined when it declares none or an optional one was not sent). */
+  body: B;
+  caller: CallerOf<A>;
+  /** For what the declaration does not cover (headers such as `X-Poll-Interval`, a Markdown answer). */
+  req: Request;
+  res: Response;
+  /** Leaves the request to the next route (`GET /skill.md?lang=` other than en: the translated answer, after authentication). */
+  next: NextFunction;
+}
+
+type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/**
+ * One `/v1` operation declared once (issue 33 item 1, docs/adr/0199): its OpenAPI description
+ * (openapi/operation.ts `Operation`: path, access, request and response schemas, error codes) and
+ * its handler. The express route, the OpenAPI document (and from it `@aps/client`'s types and the
+ * MCP tools' `outputSchema`) all come from this one value. The handler's return type is the
+ * success schema's, so a handler cannot answer a shape its document does not describe (compile
+ * time; the contract tests check the wire).
+ */
+export interface RouteDeclaration<
+  P extends z.ZodObject | undefined,
+  Q extends z.ZodObject | undefined,
+  B extends z.ZodType | undefined,
+  R extends z.ZodType,
+  A extends Access,
+> extends Omit<Operation, "params" | "query" | "body" | "ok" | "access"> {
+  access: A;
+  params?: P;
+  query?: Q;
+  /** JSON request body; `optional` when the route also accepts none. */
+  body?: { schema: NonNullable<B>; optional?: boolean };
+  ok: Omit<Operation["ok"], "schema"> & { schema: R };
+  /**
+   * Path ids checked before the query and the body, by parameter: `[prefix, what]` (`["p_", "post"]`);
+   * a malformed one is 404 `not_found` (http/validate.ts `pathId`), as the document says.
+   */
+  ids?: { readonly [K in keyof Infer<P>]?: readonly [prefix: string, what: string] };
+  /**
+   * Parse the path parameters with `params` (400 `invalid_request` naming them, as query
+   * parameters) before the query and the body: the owner's routes, whose ids are not ULIDs.
+   */
+  checkParams?: true;
+  /**
+   * Checks the caller or a header before the path, the query and the body are read (a seat: 403
+   * `forbidden`; a malformed `Idempotency-Key`: 400); throws `ApsError`.
+   */
+  guard?: (caller: CallerOf<A>, req: Request) => void;
+  /**
+   * The handler checks the presented key itself and parses the body after it (`POST
+   * /me/keys/rotate`, mounted before the authenticate middleware: a just-revoked key may complete
+   * a lost rotation, docs/adr/0117): the route does not require a caller (`caller` is undefined
+   * whatever `access` says) and does not parse `body` (`body` is undefined).
+   */
+  checksKeyItself?: true;
+  /** Query parameters that may be given more than once (`?tag=a&tag=b`), as `validate` takes them. */
+  repeatable?: readonly string[];
+  /**
+   * Answers the request: resolves the success body (sent with `ok.status` as JSON), or undefined
+   * when it answered through `res` itself (`res.headersSent`). Throws `ApsError` for the problem
+   * answers its `codes` list.
+   */
+  handle: (input: RouteInput<Infer<P>, Infer<Q>, Infer<B>, A>, deps: RouteDeps) => Promise<z.input<R> | undefined>;
+}
+
+/** A declared route: its operation (for the document) and how to mount it (for the router). */
+export interface ApiRoute {
+  operation: Operation;
+  /** Adds the route to `router` (mounted at `/v1`), its handler calling with `deps`. */
+  mount(router: Router, deps: RouteDeps): void;
+}
+
+/** An OpenAPI path (`/posts/{id}/watch`) as express writes it (`/posts/:id/watch`); "" is `/`. */
+export function expressPath(openApiPath: string): string {
+  return openApiPath === "" ? "/" : openApiPath.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ":$1");
+}
+
+/**
+ * Declares a route once (docs/adr/0199). The mounted handler, in order: the caller (401 for a `key`
+ * route reached without one: the prefix's `authenticate` middleware in app.ts has resolved it),
+ * its `guard` (403), the path parameters (`checkParams`: 400; `ids`: 404), the query then the body parsed by their schemas (400 `invalid_request` naming the fields,
+ * http/validate.ts; the handler is not called, so bad input changes nothing), then `handle`.
+ */
+export function defineRoute<
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  R extends z.ZodType = z.ZodType,
+  A extends Access = Access,
+>(decl: RouteDeclaration<P, Q, B, R, A>): ApiRoute {
+  const { handle, repeatable, ids, guard, checksKeyItself, checkParams, ...operation } = decl;
+  return {
+    operation: operation,
+    mount(router, deps) {
+      router[operation.method as "get" | "post" | "put" | "patch" | "delete"](
+        expressPath(operation.path),
+        async (req: Request, res: Response, next: NextFunction) => {
+          const caller = (
+            decl.access === "key" && !checksKeyItself ? requireCaller(res) : callerOf(res)
+          ) as CallerOf<A>;
+          guard?.(caller, req);
+          const params = (
+            checkParams && decl.params ? validate(decl.params, req.params, "query") : { ...req.params }
+          ) as Record<string, string>;
+          for (const [name, check] of Object.entries(ids ?? {}) as [string, readonly [string, string]][])
+            params[name] = pathId(check[0], params[name], check[1]);
+          const query = (decl.query ? validate(decl.query, req.query, "query", repeatable) : {}) as Infer<Q>;
+          const body = (
+            decl.body && !checksKeyItself && (req.body !== undefined || !decl.body.optional)
+              ? validate(decl.body.schema, req.body, "body")
+              : undefined
+          ) as Infer<B>;
+          const out = await handle({ params: params as Infer<P>, query, body, caller, req, res, next }, deps);
+          if (out !== undefined && !res.headersSent) res.status(operation.ok.status).json(out);
+        },
+      );
+    },
+  };
+}
+
+/** Mounts every route of `routes` on `router` (the `/v1` router of app.ts). */
+export function mountRoutes(router: Router, routes: readonly ApiRoute[], deps: RouteDeps): Router {
+  for (const r of routes) r.mount(router, deps);
+  return router;
+}
+
+/**
+ * `value` as one of `allowed`, for a field whose schema is an enum but whose source (a proto
+ * string) is any string: a value outside it is a fault between the services, thrown as an
+ * internal error (500) rather than sent as a shape the document does not describe.
+ */
+export function oneOf<const T extends readonly string[]>(allowed: T, value: string, what: string): T[number] {
+  if ((allowed as readonly string[]).includes(value)) return value;
+  throw new Error(`${what} ${JSON.stringify(value)} is not one of ${allowed.join(", ")}`);
+}
