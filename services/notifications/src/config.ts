@@ -9,6 +9,7 @@ import {
   outboundTargetEnv,
   parseEnv,
 } from "@aps/platform";
+import { DEFAULT_FANOUT_PAGE } from "./store/fanout.js";
 import { DEFAULT_WATCH_LIMITS } from "./store/watches.js";
 
 /** A duration such as `30d`, `12h`, `90s` or a number of milliseconds (the `ms` package's syntax); ms after parsing. */
@@ -85,6 +86,13 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
    * written in one feed transaction.
    */
   WATCH_FANOUT_MAX: intVar(DEFAULT_WATCH_LIMITS.fanoutMax, 1),
+  /**
+   * Recipients per page of the inbox fan-out (issue 31 item 4, docs/adr/0206): an event whose
+   * audience is larger (a Council decision reaches every voter of the post) is written this many
+   * inbox items per transaction after the feed row commits, outside the feed lock; a smaller one
+   * inline. Bounds the inbox items written under the feed lock per event.
+   */
+  INBOX_FANOUT_PAGE: intVar(DEFAULT_FANOUT_PAGE, 1),
   /** Posts one agent may watch or mute at once; one more is a 429 (docs/adr/0178). */
   WATCHES_PER_AGENT: intVar(DEFAULT_WATCH_LIMITS.perAgent, 1),
 });

@@ -13,6 +13,7 @@ import { notifications } from "@aps/proto";
 import { loadConfig, type NotificationsConfig } from "./config.js";
 import { consumeFeed } from "./events/feed.js";
 import { notificationsHandlers, type NotificationsStores } from "./grpc/handlers.js";
+import { DEFAULT_FANOUT_PAGE, FanoutWorker } from "./store/fanout.js";
 import { FeedStore } from "./store/feed.js";
 import { InboxStore } from "./store/inbox.js";
 import { DEFAULT_WATCH_LIMITS, WatchStore, type WatchLimits } from "./store/watches.js";
@@ -61,6 +62,8 @@ export interface NotificationsOptions {
   resolve?: Resolver;
   /** WATCH_FANOUT_MAX and WATCHES_PER_AGENT (issue 32, docs/adr/0178); DEFAULT_WATCH_LIMITS when absent. */
   watch?: WatchLimits;
+  /** INBOX_FANOUT_PAGE: recipients per page of a paged inbox fan-out (docs/adr/0206); DEFAULT_FANOUT_PAGE when absent. */
+  fanoutPage?: number;
 }
 
 /** A running notifications service. */
@@ -74,8 +77,8 @@ export interface NotificationsHandle {
 
 /**
  * Starts the notifications service on the service template (docs/adr/0110): migrations, gRPC
- * (+ health), then the feed consumer of every public event, the webhook delivery worker and the
- * retention of the feed, inbox and deliveries (docs/adr/0125, 0167).
+ * (+ health), then the feed consumer of every public event, the webhook delivery worker, the
+ * paged inbox fan-out (docs/adr/0206) and the retention of the feed, inbox and deliveries (docs/adr/0125, 0167).
  */
 export async function startNotifications(deps: ServiceDeps, opts: NotificationsOptions): Promise<NotificationsHandle> {
   const watch = opts.watch ?? DEFAULT_WATCH_LIMITS;
@@ -95,6 +98,8 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
     },
     deps.log,
   );
+  const fanoutPage = opts.fanoutPage ?? DEFAULT_FANOUT_PAGE;
+  const fanout = new FanoutWorker(deps.db.pool, { pageSize: fanoutPage, pollMs: opts.pollMs }, deps.log);
   return startService(deps, {
     migrationsDir: MIGRATIONS_DIR,
     listenAddr: opts.listenAddr,
@@ -114,9 +119,11 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
         deps.log,
         Date.now,
         watch.fanoutMax,
+        { page: fanoutPage, wake: () => fanout.notify() },
       );
       worker.start();
-      return [feed, worker];
+      fanout.start();
+      return [feed, worker, fanout];
     },
     retention: (s) => notificationsRetentionRules(s, opts.feedRetentionMs),
   });
@@ -148,6 +155,7 @@ export const notificationsService: ApsGrpcService<"notifications", Notifications
         allowedPorts: cfg.WEBHOOK_ALLOWED_PORTS,
         secretOverlapMs: cfg.WEBHOOK_SECRET_OVERLAP_MS,
         watch: { fanoutMax: cfg.WATCH_FANOUT_MAX, perAgent: cfg.WATCHES_PER_AGENT },
+        fanoutPage: cfg.INBOX_FANOUT_PAGE,
       });
     }),
 };

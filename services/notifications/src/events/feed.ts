@@ -9,7 +9,8 @@ import {
   type Logger,
   type Subscription,
 } from "@aps/platform";
-import { FEED_LOCK, ingest } from "../store/feed.js";
+import { FEED_LOCK, ingest, type IngestFanout } from "../store/feed.js";
+import { DEFAULT_FANOUT_PAGE } from "../store/fanout.js";
 import { applyModeration } from "../store/hidden.js";
 import { DEFAULT_WATCH_LIMITS } from "../store/watches.js";
 import { PARTICIPATION_RULES, PUBLIC_EVENT_RULES } from "./public-events.js";
@@ -33,6 +34,8 @@ export const AUTHOR_WAIT_MS = 60_000;
  * pending deliveries say of it (store/hidden.ts, docs/adr/0160).
  * `wake` is the delivery worker's, called after a commit that queued deliveries.
  * `watchFanoutMax` is WATCH_FANOUT_MAX: watchers of one post an event reaches (docs/adr/0178).
+ * `fanout`: an audience larger than `fanout.page` is queued for the paged fan-out, whose worker
+ * `fanout.wake` wakes after the commit (docs/adr/0206).
  */
 export function consumeFeed(
   bus: EventBus,
@@ -41,6 +44,7 @@ export function consumeFeed(
   log: Logger,
   now: () => number = Date.now,
   watchFanoutMax: number = DEFAULT_WATCH_LIMITS.fanoutMax,
+  fanout: IngestFanout = { page: DEFAULT_FANOUT_PAGE, wake: () => {} },
 ): Promise<Subscription> {
   const types = new Set([...Object.keys(PUBLIC_EVENT_RULES), ...Object.keys(PARTICIPATION_RULES)] as EventType[]);
   const handlers: EventHandlers = {};
@@ -53,7 +57,7 @@ export function consumeFeed(
       const source = { eventId: m.eventId, occurredAt: m.occurredAt };
       const waitForAuthor = now() - Date.parse(m.occurredAt) < AUTHOR_WAIT_MS;
       await processOnce(pool, FEED_CONSUMER, m.eventId, async (tx) => {
-        const r = await ingest(tx, source, rule ? rule(m) : [], part?.(m), wake, watchFanoutMax);
+        const r = await ingest(tx, source, rule ? rule(m) : [], part?.(m), wake, watchFanoutMax, fanout);
         // Throwing rolls the whole event back: it is delivered again (docs/adr/0100).
         if (r.authorUnknown && waitForAuthor)
           throw new Error(`author of the post of ${type} ${m.eventId} not known yet`);

@@ -2,9 +2,10 @@ import type pg from "pg";
 import { afterCommit, ApsError, type Tx } from "@aps/platform";
 import type { PublicEvent } from "../events/public-events.js";
 import { redactEventData } from "../events/redact.js";
+import { audiencePage, DEFAULT_FANOUT_PAGE, notifiable, queueFanout, type AudienceSpec } from "./fanout.js";
 import { hiddenAmong } from "./hidden.js";
 import { addInboxItems } from "./inbox.js";
-import { DEFAULT_WATCH_LIMITS, mutedAmong, watchersOf } from "./watches.js";
+import { DEFAULT_WATCH_LIMITS } from "./watches.js";
 
 /**
  * Key of the transaction-scoped advisory lock every feed write takes: feed rows are numbered and
@@ -34,8 +35,13 @@ export function parseSeqCursor(text: string, what = "cursor"): bigint {
 export interface IngestResult {
   /** Public events stored (0 on a redelivery). */
   stored: number;
-  /** Inbox items written. */
+  /** Inbox items written (inline, in the ingest's transaction). */
   notified: number;
+  /**
+   * Public events whose audience exceeds one page: queued as `inbox_fanout` jobs, their items
+   * written after the commit, a page at a time, outside the feed lock (docs/adr/0206).
+   */
+  paged: number;
   /** A public event needed the post's author and nobody knows it yet (an event may arrive before the post's). */
   authorUnknown: boolean;
 }
@@ -56,10 +62,24 @@ export function webhookBody(
 }
 
 /**
+ * How the ingest hands a large audience to the paged fan-out (docs/adr/0206): `page` is
+ * INBOX_FANOUT_PAGE (an audience of at most that many is written inline), `wake` the fan-out
+ * worker's, run after a commit that queued a job.
+ */
+export interface IngestFanout {
+  page: number;
+  wake: () => void;
+}
+
+/**
  * Stores the public events derived from one internal event, in `tx`: the feed rows (under the
  * feed lock) and the inbox items of their audience (never the actor); then the participation the
  * internal event gives. Nothing per webhook: each webhook's delivery worker reads the feed after
- * its own cursor, outside the lock (store/cursor.ts, issue 31 item 4, docs/adr/0192).
+ * its own cursor, outside the lock (store/cursor.ts, issue 31 item 4, docs/adr/0192). An audience
+ * larger than `fanout.page` (a Council decision reaches every voter of the post) is not written
+ * here: one `inbox_fanout` job row is, and the fan-out worker writes its items a page at a time
+ * after the commit, outside the lock (store/fanout.ts, docs/adr/0206) — so the lock is held for at
+ * most one page of inbox items whatever the audience.
  * Idempotent per (source event, public type) and per once-key, so a redelivery writes nothing.
  * `wake` (the delivery worker's) runs after commit when a feed row was stored.
  */
@@ -70,8 +90,9 @@ export async function ingest(
   participation: { postId: string; agentId: string; role: string } | undefined,
   wake: () => void,
   watchFanoutMax: number = DEFAULT_WATCH_LIMITS.fanoutMax,
+  fanout: IngestFanout = { page: DEFAULT_FANOUT_PAGE, wake: () => {} },
 ): Promise<IngestResult> {
-  const result: IngestResult = { stored: 0, notified: 0, authorUnknown: false };
+  const result: IngestResult = { stored: 0, notified: 0, paged: 0, authorUnknown: false };
   // One inbox item per agent and source event: a mention supersedes the comment's own item (docs/adr/0179).
   const notified = new Set<string>();
   if (events.length > 0) await tx.query("SELECT pg_advisory_xact_lock($1)", [FEED_LOCK]);
@@ -87,15 +108,20 @@ export async function ingest(
       ]);
       if (once.rowCount === 0) continue;
     }
-    const row = await tx.query(
+    const row = await tx.query<{ seq: string }>(
       `INSERT INTO feed_events (event_id, type, post_id, actor_id, occurred_at, data)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id, type) DO NOTHING`,
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_id, type) DO NOTHING RETURNING seq::text`,
       [source.eventId, e.type, e.postId ?? null, e.actorId ?? null, source.occurredAt, e.data],
     );
     if (row.rowCount === 0) continue;
     result.stored++;
-    const recipients = await audienceOf(tx, e, isHidden, watchFanoutMax);
+    const recipients = await audienceOf(tx, e, isHidden, watchFanoutMax, fanout.page);
     if (recipients === undefined) result.authorUnknown = true;
+    else if (!Array.isArray(recipients)) {
+      await queueFanout(tx, row.rows[0]!.seq, recipients, e.actorId);
+      result.paged++;
+      continue;
+    }
     const to = (recipients ?? []).filter((a) => !notified.has(a));
     for (const a of to) notified.add(a);
     result.notified += await addInboxItems(tx, to, { eventId: source.eventId, occurredAt: source.occurredAt, ...e });
@@ -107,6 +133,7 @@ export async function ingest(
       participation.role,
     ]);
   if (result.stored > 0) afterCommit(tx, wake);
+  if (result.paged > 0) afterCommit(tx, fanout.wake);
   return result;
 }
 
@@ -121,42 +148,48 @@ function targetsOf(e: PublicEvent): string[] {
  * author is needed but unknown (the post's own event has not arrived yet). Watch levels
  * (docs/adr/0178): the post's first `watchFanoutMax` watchers join the discussion and participant
  * audiences; agents that muted the post are dropped from every audience but `subject`. A mention
- * in hidden content notifies nobody (docs/adr/0179, 0160).
+ * in hidden content notifies nobody (docs/adr/0179, 0160). A discussion or participant audience of
+ * more than `page` agents is not read here (at most `page` + 1 are): its AudienceSpec is answered,
+ * for the paged fan-out (docs/adr/0206).
  */
 async function audienceOf(
   tx: Tx,
   e: PublicEvent,
   isHidden: boolean,
   watchFanoutMax: number,
-): Promise<string[] | undefined> {
-  const out = new Set<string>();
+  page: number,
+): Promise<string[] | AudienceSpec | undefined> {
   if (e.audience === "none") return [];
   if (e.audience === "subject") {
     const id = e.data.agentId;
-    if (typeof id === "string" && id !== "") out.add(id);
-    if (e.actorId) out.delete(e.actorId);
-    return [...out];
+    return typeof id === "string" && id !== "" && id !== e.actorId ? [id] : [];
   }
   if (e.audience === "mentioned") {
+    const out = new Set<string>();
     const ids = e.data.mentionedIds;
     if (!isHidden && Array.isArray(ids)) for (const id of ids) if (typeof id === "string" && id !== "") out.add(id);
-  } else {
-    if (!e.postId) return [];
-    const roles =
-      e.audience === "post-author" ? [] : e.audience === "post-discussion" ? ["commenter"] : ["commenter", "voter"];
-    const r = await tx.query<{ agent_id: string; role: string }>(
-      "SELECT agent_id, role FROM participation WHERE post_id = $1 AND role = ANY($2::text[])",
-      [e.postId, ["author", ...roles]],
-    );
-    const author = e.postAuthorId ?? r.rows.find((x) => x.role === "author")?.agent_id;
-    if (author === undefined) return undefined;
-    out.add(author);
-    for (const x of r.rows) out.add(x.agent_id);
-    if (e.audience !== "post-author") for (const id of await watchersOf(tx, e.postId, watchFanoutMax)) out.add(id);
+    return e.postId ? notifiable(tx, e.postId, e.actorId, [...out]) : [...out].filter((a) => a !== e.actorId);
   }
-  if (e.actorId) out.delete(e.actorId);
-  if (e.postId) for (const id of await mutedAmong(tx, e.postId, [...out])) out.delete(id);
-  return [...out];
+  if (!e.postId) return [];
+  const author =
+    e.postAuthorId ??
+    (
+      await tx.query<{ agent_id: string }>(
+        "SELECT agent_id FROM participation WHERE post_id = $1 AND role = 'author' LIMIT 1",
+        [e.postId],
+      )
+    ).rows[0]?.agent_id;
+  if (author === undefined) return undefined;
+  const spec: AudienceSpec = {
+    postId: e.postId,
+    authorId: author,
+    roles:
+      e.audience === "post-author" ? [] : e.audience === "post-discussion" ? ["commenter"] : ["commenter", "voter"],
+    watchMax: e.audience === "post-author" ? 0 : watchFanoutMax,
+  };
+  const first = await audiencePage(tx, spec, "", page + 1);
+  if (first.length > page) return spec;
+  return notifiable(tx, e.postId, e.actorId, first);
 }
 
 /** Reads of the public feed (keyset on `seq`). */
