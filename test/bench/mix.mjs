@@ -45,6 +45,7 @@
 // Prints progress on stderr and the markdown report on stdout; writes
 // test/bench/results/mix-latest.{json,md}. Exits 1 when a topology failed to run.
 // Not part of the test suite (minutes of load); test/bench/mix-model.test.ts checks its arithmetic.
+import { setMaxListeners } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -261,6 +262,8 @@ async function openLoop(rate, origins, data, seconds = CFG.stepS, mid = null) {
 /** Opens `n` idle SSE streams spread over the gateways; returns a function that closes them. */
 function openStreams(n, origins, agents) {
   const ctl = new AbortController();
+  // one signal for every stream: 2,000 abort listeners are expected, not a leak
+  setMaxListeners(n + 16, ctl.signal);
   let open = 0;
   for (let i = 0; i < n; i++) {
     const url = `${origins[i % origins.length]}/v1/events/stream`;
