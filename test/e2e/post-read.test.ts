@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import pg from "pg";
 import type { AddressInfo } from "node:net";
 import {
   CouncilClient,
@@ -14,6 +15,7 @@ import { createApp, loadSkill } from "@aps/gateway";
 import {
   createTestDatabase,
   deleteTestStream,
+  eventually,
   hasPostgres,
   httpClient,
   TEST_NATS_URL,
@@ -63,26 +65,26 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
     council: new Map<string, number>(),
   };
   let counted: ReturnType<typeof httpClient>;
+  let env: Record<string, string>;
+  /** The first test's post, its author's key and the case's figures, for the upgrade test. */
+  let read: { id: string; authorKey: string } | undefined;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     names = uniqueBusNames();
     bus = new InProcessBus(log);
-    aps = await startAllInOne(
-      {
-        APS_ADMIN_TOKEN: ADMIN,
-        LOG_LEVEL: "warn",
-        PORT: "0",
-        ...TEST_RATE_LIMITS,
-        JOINS_PER_SOURCE_PER_DAY: "1000",
-        DATABASE_URL: db.url,
-        NATS_URL: TEST_NATS_URL,
-        NATS_STREAM: names.stream,
-        APS_SUBJECT_PREFIX: names.prefix,
-      },
-      log,
-      bus,
-    );
+    env = {
+      APS_ADMIN_TOKEN: ADMIN,
+      LOG_LEVEL: "warn",
+      PORT: "0",
+      ...TEST_RATE_LIMITS,
+      JOINS_PER_SOURCE_PER_DAY: "1000",
+      DATABASE_URL: db.url,
+      NATS_URL: TEST_NATS_URL,
+      NATS_STREAM: names.stream,
+      APS_SUBJECT_PREFIX: names.prefix,
+    };
+    aps = await startAllInOne(env, log, bus);
     const app = createApp({
       identity: counting(new IdentityClient(aps.grpcAddrs.IDENTITY_GRPC_ADDR), calls.identity),
       forum: counting(new ForumClient(aps.grpcAddrs.FORUM_GRPC_ADDR), calls.forum),
@@ -152,10 +154,41 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
     expect(Object.fromEntries(calls.forum)).toEqual({ getPost: 1 });
     // … and no council call: the case is the forum's projection (before: council GetCase)
     expect(Object.fromEntries(calls.council)).toEqual({});
+    read = { id, authorKey: author!.apiKey };
     console.log(
       `[post-read] GET /v1/posts/{id}: forum ${JSON.stringify(Object.fromEntries(calls.forum))}, council ${JSON.stringify(
         Object.fromEntries(calls.council),
       )}, identity ${JSON.stringify(Object.fromEntries(calls.identity))}`,
     );
+  });
+
+  it("upgrade: a case from before revisions gets its summary once at start-up, and the read shows it again (docs/adr/0204)", async () => {
+    expect(read).toBeDefined();
+    const { id, authorKey } = read!;
+    // as the release before leaves it: the case at revision 0, no projection in the forum
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    try {
+      await pool.query("UPDATE council.cases SET revision = 0 WHERE post_id = $1", [id]);
+      await pool.query("DELETE FROM forum.case_projections WHERE post_id = $1", [id]);
+      const bare = await counted("GET", `/posts/${id}`, { key: authorKey }); // keyed: never cached
+      expect(bare.body.council).toBeNull();
+      // the upgrade: the services start again on the same data
+      await aps.stop();
+      bus = new InProcessBus(log);
+      aps = await startAllInOne(env, log, bus);
+      const api = httpClient(aps.baseUrl);
+      await eventually(async () => {
+        const r = await api("GET", `/posts/${id}`, { key: authorKey });
+        expect(r.body.council).toMatchObject({ approvals: 1, rejections: 2 });
+        expect(r.body.status).toBe("rejected");
+      }, 10_000);
+      const revisions = await pool.query<{ revision: string }>(
+        "SELECT (SELECT revision FROM council.cases WHERE post_id = $1) AS revision UNION ALL SELECT revision FROM forum.case_projections WHERE post_id = $1",
+        [id],
+      );
+      expect(revisions.rows.map((r) => Number(r.revision))).toEqual([1, 1]);
+    } finally {
+      await pool.end();
+    }
   });
 });
