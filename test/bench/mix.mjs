@@ -451,7 +451,8 @@ async function runTopology(topo, infra, data, sql) {
     // SSE (docs/adr/0208): the gateways' idle CPU without the streams, then with them.
     out.sse = { without: await idleCores(procs, infra.database) };
     streams = openStreams(CFG.sse, origins, data.agents);
-    for (let i = 0; i < 60 && streams.opened() < CFG.sse; i++) await sleep(500);
+    // up to 60 s: on a loaded machine 2,000 authenticated opens through 4 gateways took longer than 30 s
+    for (let i = 0; i < 120 && streams.opened() < CFG.sse; i++) await sleep(500);
     out.sseOpen = streams.opened();
     await sleep(2000);
     out.sse.with = await idleCores(procs, infra.database);
