@@ -79,13 +79,17 @@ const ALL_SERVICES = [...DB_SERVICES, "knowledge"];
 (skipReason ? describe.skip : describe)(
   skipReason ? `charts/aps capacity (SKIPPED: ${skipReason})` : "charts/aps capacity (issue 31 items 3 and 6)",
   () => {
-    it("defaults: stream replicas 1, one NATS server, pools of 5 within max_connections 100 − 10, no pooler", async () => {
+    it("defaults: stream replicas 1, one NATS server, pools of 5 (notifications 12) within max_connections 100 − 10, no pooler", async () => {
       const ms = await render();
       for (const s of ALL_SERVICES)
         expect(envOf(find(ms, "Deployment", `aps-${s}`)).NATS_STREAM_REPLICAS.value).toBe("1");
       for (const s of DB_SERVICES) {
         const env = envOf(find(ms, "Deployment", `aps-${s}`));
-        expect([env.DATABASE_POOL_MAX.value, env.DATABASE_POOLER.value]).toEqual(["5", "none"]);
+        // notifications' pool is sized from its webhook concurrency, ⌈16 / 2⌉ + 4 (docs/adr/0207)
+        expect([env.DATABASE_POOL_MAX.value, env.DATABASE_POOLER.value]).toEqual([
+          s === "notifications" ? "12" : "5",
+          "none",
+        ]);
         expect(env.DATABASE_URL.value).toMatch(/@aps-postgresql:5432\/aps$/);
       }
       const nats = find(ms, "StatefulSet", "aps-nats");
@@ -138,18 +142,25 @@ const ALL_SERVICES = [...DB_SERVICES, "knowledge"];
     it("fails to render when pool × max replicas exceeds max_connections − reserve, and renders when it fits", async () => {
       const autoscale = ["--set", "defaults.autoscaling.enabled=true", "--set", "defaults.autoscaling.maxReplicas=10"];
       expect(await renderError(autoscale)).toMatch(
-        /PostgreSQL connection budget exceeded: databasePoolMax × max replicas \(council 5×10, forum 5×10, gateway 5×10, identity 5×10, notifications 5×10, translation 5×10\) = 300 > postgresql.maxConnections 100 − postgresql.reservedConnections 10 = 90/,
+        /PostgreSQL connection budget exceeded: databasePoolMax × max replicas \(council 5×10, forum 5×10, gateway 5×10, identity 5×10, notifications 12×10, translation 5×10\) = 370 > postgresql.maxConnections 100 − postgresql.reservedConnections 10 = 90/,
       );
       // a per-component pool counts: the gateway's 40 alone breaks the default budget
       expect(
         await renderError(["--set", "components.gateway.databasePoolMax=40", "--set", "components.gateway.replicas=3"]),
       ).toMatch(/gateway 40×3/);
-      const ms = await render([...autoscale, "--set", "postgresql.maxConnections=310"]);
+      const ms = await render([...autoscale, "--set", "postgresql.maxConnections=380"]);
       expect(find(ms, "StatefulSet", "aps-postgresql").spec.template.spec.containers[0].args).toEqual([
         "-c",
-        "max_connections=310",
+        "max_connections=380",
       ]);
-      await render([...autoscale, "--set", "defaults.databasePoolMax=1"]);
+      // 5 × 1×10 + notifications 4×10 = 90
+      await render([
+        ...autoscale,
+        "--set",
+        "defaults.databasePoolMax=1",
+        "--set",
+        "components.notifications.databasePoolMax=4",
+      ]);
     });
 
     it("pgbouncer.enabled: a transaction-mode PgBouncer per schema owner, DATABASE_URL on it, migrations direct; its server pools within the budget", async () => {
@@ -189,7 +200,7 @@ const ALL_SERVICES = [...DB_SERVICES, "knowledge"];
         /PgBouncer's server pools pgbouncer.replicas 2 × pgbouncer.poolSize 8 × 6 components = 96 > postgresql.maxConnections 100 − postgresql.reservedConnections 10 = 90/,
       );
       expect(await renderError([...args, "--set", "pgbouncer.maxClientConn=100"])).toMatch(
-        /PgBouncer client budget exceeded: .* = 300 > pgbouncer.replicas 2 × pgbouncer.maxClientConn 100 = 200/,
+        /PgBouncer client budget exceeded: .* = 370 > pgbouncer.replicas 2 × pgbouncer.maxClientConn 100 = 200/,
       );
       expect(await renderError(["-f", PROD_VALUES, "--set", "pgbouncer.enabled=true"])).toMatch(
         /pgbouncer.enabled fronts the in-chart PostgreSQL/,

@@ -1026,9 +1026,10 @@ function checkGolden(name: string, rendered: string) {
           "fullnameOverride=aps-x",
           "--set",
           "otel.endpoint=http://collector:4317",
-          // autoscaling to 6 pods × 5 connections per schema owner needs more than 100 (docs/adr/0169)
+          // autoscaling to 6 pods × 5 connections per schema owner (notifications 12, docs/adr/0207)
+          // needs 5 × 30 + 72 = 222 + 10 reserved (docs/adr/0169)
           "--set",
-          "postgresql.maxConnections=200",
+          "postgresql.maxConnections=240",
         ],
       ],
       [

@@ -11,6 +11,7 @@ import {
   type Tx,
 } from "@aps/platform";
 import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { poolForConcurrency } from "@aps/notifications/config";
 import { ingest } from "@aps/notifications/store/feed";
 import { WebhookStore } from "@aps/notifications/store/webhooks";
 import { DeliveryWorker } from "@aps/notifications/webhooks/worker";
@@ -92,7 +93,8 @@ const quantile = (xs: number[], q: number) => {
 
     beforeAll(async () => {
       tdb = await createTestDatabase();
-      db = await openDatabase({ url: tdb.url, schema: "notifications", log });
+      // the pool the service opens for WEBHOOK_CONCURRENCY 16 (docs/adr/0207)
+      db = await openDatabase({ url: tdb.url, schema: "notifications", poolSize: poolForConcurrency(16), log });
       await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
       // the receivers run in a process of their own, as they would on other machines: the test's
       // process (ingest + delivery worker) does not also serve 470 requests a second

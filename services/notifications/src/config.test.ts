@@ -16,6 +16,16 @@ describe("notifications loadConfig(env)", () => {
     expect(c.WEBHOOK_SECRET_OVERLAP_MS).toBe(24 * 3600 * 1000);
   });
 
+  it("DATABASE_POOL_MAX: sized from WEBHOOK_CONCURRENCY unless given (issue 31 item 6, docs/adr/0207); INBOX_FANOUT_PAGE 500", () => {
+    expect(loadConfig({}).DATABASE_POOL_MAX).toBe(12); // ⌈16 / 2⌉ + 4
+    expect(loadConfig({ WEBHOOK_CONCURRENCY: "32" }).DATABASE_POOL_MAX).toBe(20);
+    expect(loadConfig({ WEBHOOK_CONCURRENCY: "1" }).DATABASE_POOL_MAX).toBe(5);
+    expect(loadConfig({ DATABASE_POOL_MAX: "7" }).DATABASE_POOL_MAX).toBe(7);
+    expect(() => loadConfig({ DATABASE_POOL_MAX: "0" })).toThrow(/DATABASE_POOL_MAX/);
+    expect(loadConfig({}).INBOX_FANOUT_PAGE).toBe(500);
+    expect(() => loadConfig({ INBOX_FANOUT_PAGE: "0" })).toThrow(/INBOX_FANOUT_PAGE/);
+  });
+
   it("WATCH_FANOUT_MAX and WATCHES_PER_AGENT: defaults 500 and 1000, integers ≥ 1 (issue 32, docs/adr/0178)", () => {
     expect(loadConfig({})).toMatchObject({ WATCH_FANOUT_MAX: 500, WATCHES_PER_AGENT: 1000 });
     expect(loadConfig({ WATCH_FANOUT_MAX: "3", WATCHES_PER_AGENT: "2" })).toMatchObject({

@@ -97,6 +97,18 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
   WATCHES_PER_AGENT: intVar(DEFAULT_WATCH_LIMITS.perAgent, 1),
 });
 
+/**
+ * The notifications replica's PostgreSQL pool for `concurrency` webhook attempts in flight
+ * (WEBHOOK_CONCURRENCY; issue 31 item 6, docs/adr/0207): an attempt holds no connection during its
+ * HTTP exchange, only for its record transaction (and its share of a claim), so up to half the
+ * slots recording at once, plus 4 for the feed consumer, the paged inbox fan-out, the delivery
+ * claim and the gRPC handlers and retention: ⌈concurrency / 2⌉ + 4 (12 for the default 16). The
+ * default of DATABASE_POOL_MAX in this service; an explicit smaller one is honoured, with a warning.
+ */
+export function poolForConcurrency(concurrency: number): number {
+  return Math.ceil(concurrency / 2) + 4;
+}
+
 /** Typed notifications config (durations in ms). */
 export type NotificationsConfig = Omit<z.infer<typeof notificationsEnvSchema>, "WEBHOOK_TIMEOUT_MS"> & {
   databaseUrl: string | undefined;
@@ -104,7 +116,8 @@ export type NotificationsConfig = Omit<z.infer<typeof notificationsEnvSchema>, "
 
 /**
  * Parses the notifications service's config from `env`; throws listing every bad variable. The
- * deprecated WEBHOOK_TIMEOUT_MS sets WEBHOOK_ATTEMPT_TIMEOUT_MS when only it is given.
+ * deprecated WEBHOOK_TIMEOUT_MS sets WEBHOOK_ATTEMPT_TIMEOUT_MS when only it is given. Without
+ * DATABASE_POOL_MAX the pool is sized from WEBHOOK_CONCURRENCY (poolForConcurrency, docs/adr/0207).
  */
 export function loadConfig(env: NodeJS.ProcessEnv): NotificationsConfig {
   const legacy = env.WEBHOOK_ATTEMPT_TIMEOUT_MS === undefined ? env.WEBHOOK_TIMEOUT_MS : undefined;
@@ -112,5 +125,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): NotificationsConfig {
     ...env,
     ...(legacy !== undefined ? { WEBHOOK_ATTEMPT_TIMEOUT_MS: legacy } : {}),
   });
-  return { ...c, databaseUrl: c.NOTIFICATIONS_DATABASE_URL ?? c.DATABASE_URL };
+  const pool = env.DATABASE_POOL_MAX?.trim() ? c.DATABASE_POOL_MAX : poolForConcurrency(c.WEBHOOK_CONCURRENCY);
+  return { ...c, DATABASE_POOL_MAX: pool, databaseUrl: c.NOTIFICATIONS_DATABASE_URL ?? c.DATABASE_URL };
 }

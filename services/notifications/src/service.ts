@@ -10,7 +10,7 @@ import {
   type ApsGrpcService,
 } from "@aps/platform";
 import { notifications } from "@aps/proto";
-import { loadConfig, type NotificationsConfig } from "./config.js";
+import { loadConfig, poolForConcurrency, type NotificationsConfig } from "./config.js";
 import { consumeFeed } from "./events/feed.js";
 import { notificationsHandlers, type NotificationsStores } from "./grpc/handlers.js";
 import { DEFAULT_FANOUT_PAGE, FanoutWorker } from "./store/fanout.js";
@@ -132,7 +132,8 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
 /**
  * The notifications service as every launcher runs it (docs/adr/0191): its config (feed retention,
  * the webhook worker's schedule, timeouts and SSRF rules, watch limits) mapped to
- * {@link NotificationsOptions} once. Warns when WEBHOOK_ALLOW_PRIVATE is on.
+ * {@link NotificationsOptions} once. Warns when WEBHOOK_ALLOW_PRIVATE is on, and when DATABASE_POOL_MAX
+ * is below what WEBHOOK_CONCURRENCY needs (docs/adr/0207).
  */
 export const notificationsService: ApsGrpcService<"notifications", NotificationsConfig> = {
   name: "notifications",
@@ -140,6 +141,11 @@ export const notificationsService: ApsGrpcService<"notifications", Notifications
   start: (ctx) =>
     startWithServiceDeps("notifications", ctx, (deps) => {
       const cfg = ctx.cfg;
+      if (cfg.DATABASE_POOL_MAX < poolForConcurrency(cfg.WEBHOOK_CONCURRENCY))
+        deps.log.warn(
+          { pool: cfg.DATABASE_POOL_MAX, concurrency: cfg.WEBHOOK_CONCURRENCY },
+          `DATABASE_POOL_MAX ${cfg.DATABASE_POOL_MAX} is below ${poolForConcurrency(cfg.WEBHOOK_CONCURRENCY)} (⌈WEBHOOK_CONCURRENCY / 2⌉ + 4): webhook attempts will wait for connections to record their outcome (docs/adr/0207)`,
+        );
       if (cfg.WEBHOOK_ALLOW_PRIVATE)
         deps.log.warn(
           "WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http and private addresses (tests and local setups only)",
