@@ -9,7 +9,7 @@ import {
   type Logger,
   type Subscription,
 } from "@aps/platform";
-import { FEED_LOCK, ingest, type IngestFanout } from "../store/feed.js";
+import { FEED_LOCK, ingest, recordParticipation, type IngestFanout } from "../store/feed.js";
 import { DEFAULT_FANOUT_PAGE } from "../store/fanout.js";
 import { applyModeration } from "../store/hidden.js";
 import { DEFAULT_WATCH_LIMITS } from "../store/watches.js";
@@ -29,7 +29,9 @@ export const AUTHOR_WAIT_MS = 60_000;
  * Consumes every internal event the public feed derives from (PUBLIC_EVENT_RULES,
  * PARTICIPATION_RULES) with one durable consumer: each event's public events, inbox items,
  * webhook deliveries and participation are written in one transaction, exactly once per event
- * (`processed_events`, docs/architecture.md §6) — a restart or redelivery duplicates nothing.
+ * (`processed_events`, docs/architecture.md §6) — a restart or redelivery duplicates nothing. An
+ * event that stores no public event and only records participation (most votes) is one idempotent
+ * INSERT instead, with no transaction and no processed_events row (docs/adr/0209).
  * `forum.post_moderated` is consumed too: hiding a post or comment redacts what the feed and the
  * pending deliveries say of it (store/hidden.ts, docs/adr/0160).
  * `wake` is the delivery worker's, called after a commit that queued deliveries.
@@ -55,9 +57,18 @@ export function consumeFeed(
       const part = PARTICIPATION_RULES[type] as
         ((x: typeof m) => { postId: string; agentId: string; role: string }) | undefined;
       const source = { eventId: m.eventId, occurredAt: m.occurredAt };
+      const publicEvents = rule ? rule(m) : [];
+      const participation = part?.(m);
+      if (publicEvents.length === 0) {
+        // Participation only (a vote that crosses no milestone: nearly every vote): one idempotent
+        // INSERT, no transaction and no processed_events row — a redelivery writes the same row
+        // again, i.e. nothing (docs/adr/0209).
+        if (participation) await recordParticipation(pool, participation);
+        return;
+      }
       const waitForAuthor = now() - Date.parse(m.occurredAt) < AUTHOR_WAIT_MS;
       await processOnce(pool, FEED_CONSUMER, m.eventId, async (tx) => {
-        const r = await ingest(tx, source, rule ? rule(m) : [], part?.(m), wake, watchFanoutMax, fanout);
+        const r = await ingest(tx, source, publicEvents, participation, wake, watchFanoutMax, fanout);
         // Throwing rolls the whole event back: it is delivered again (docs/adr/0100).
         if (r.authorUnknown && waitForAuthor)
           throw new Error(`author of the post of ${type} ${m.eventId} not known yet`);

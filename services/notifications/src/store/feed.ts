@@ -87,7 +87,7 @@ export async function ingest(
   tx: Tx,
   source: { eventId: string; occurredAt: string },
   events: PublicEvent[],
-  participation: { postId: string; agentId: string; role: string } | undefined,
+  participation: Participation | undefined,
   wake: () => void,
   watchFanoutMax: number = DEFAULT_WATCH_LIMITS.fanoutMax,
   fanout: IngestFanout = { page: DEFAULT_FANOUT_PAGE, wake: () => {} },
@@ -126,15 +126,31 @@ export async function ingest(
     for (const a of to) notified.add(a);
     result.notified += await addInboxItems(tx, to, { eventId: source.eventId, occurredAt: source.occurredAt, ...e });
   }
-  if (participation)
-    await tx.query("INSERT INTO participation (post_id, agent_id, role) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
-      participation.postId,
-      participation.agentId,
-      participation.role,
-    ]);
+  if (participation) await recordParticipation(tx, participation);
   if (result.stored > 0) afterCommit(tx, wake);
   if (result.paged > 0) afterCommit(tx, fanout.wake);
   return result;
+}
+
+/** Who took part in a post and how (`participation` row): the `post-participants` audience's source. */
+export interface Participation {
+  postId: string;
+  agentId: string;
+  /** "author", "commenter" or "voter". */
+  role: string;
+}
+
+/**
+ * Records that `p.agentId` took part in `p.postId` as `p.role`: one `INSERT … ON CONFLICT DO
+ * NOTHING`, so writing it twice (a redelivered event) changes nothing. `q` is a transaction or the
+ * pool: an event that stores no public event needs no transaction (docs/adr/0209).
+ */
+export async function recordParticipation(q: Pick<Tx, "query">, p: Participation): Promise<void> {
+  await q.query("INSERT INTO participation (post_id, agent_id, role) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
+    p.postId,
+    p.agentId,
+    p.role,
+  ]);
 }
 
 /** The post and the comment a public event is about (the ids hiding works on). */

@@ -1,0 +1,92 @@
+import { fileURLToPath } from "node:url";
+import { events } from "@aps/proto";
+import {
+  createLogger,
+  InProcessBus,
+  migrate,
+  openDatabase,
+  PLATFORM_MIGRATIONS_DIR,
+  subjectOf,
+  type Database,
+} from "@aps/platform";
+import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { consumeFeed, FEED_CONSUMER } from "./feed.js";
+
+/**
+ * The feed consumer on the real PostgreSQL (docs/adr/0209): a vote that crosses no milestone
+ * records its voter's participation with one idempotent INSERT — no transaction and no
+ * processed_events row — and a replay of it changes nothing; a vote that crosses a milestone
+ * still stores its `vote.milestone` exactly once, in the processed-once transaction.
+ */
+const log = createLogger("notifications-feed-test", "silent");
+const MIGRATIONS_DIR = fileURLToPath(new URL("../store/migrations", import.meta.url));
+const pgUp = await hasPostgres();
+if (!pgUp) console.warn("!! notifications feed.test.ts: NO POSTGRESQL — the suite is SKIPPED");
+
+(pgUp ? describe : describe.skip)("the feed consumer's votes (real PostgreSQL; SKIPPED without one)", () => {
+  let tdb: TestDatabase;
+  let db: Database;
+  // dedupe window 0: publishing an eventId again is a replay, as a redelivery would be
+  const bus = new InProcessBus(log, "aps_feedtest", 0);
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    db = await openDatabase({ url: tdb.url, schema: "notifications", poolSize: 4, log });
+    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+    // the post's author is known only after its own event: past AUTHOR_WAIT_MS nothing waits for it
+    await consumeFeed(
+      bus,
+      db.pool,
+      () => undefined,
+      log,
+      () => Date.now() + 3_600_000,
+    );
+  });
+  afterAll(async () => {
+    await bus.close();
+    await db?.close();
+    await tdb?.drop();
+  });
+
+  const vote = (eventId: string, voterId: string, votesFor: number) =>
+    bus.publish({
+      subject: subjectOf(bus, "forum.vote_cast"),
+      eventId,
+      payload: events.VoteCast.encode(
+        events.VoteCast.fromPartial({
+          eventId,
+          postId: "p_1",
+          voterId,
+          vote: 1,
+          previousVote: 0,
+          votesFor,
+          votesAgainst: 0,
+          occurredAt: new Date().toISOString(),
+        }),
+      ).finish(),
+      headers: {},
+    });
+  const count = async (sql: string, params: unknown[] = []) =>
+    Number((await db.pool.query<{ n: string }>(sql, params)).rows[0]!.n);
+  const processed = (eventId: string) =>
+    count("SELECT count(*) AS n FROM processed_events WHERE consumer = $1 AND event_id = $2", [FEED_CONSUMER, eventId]);
+  const participants = () => count("SELECT count(*) AS n FROM participation WHERE post_id = 'p_1' AND role = 'voter'");
+
+  it("records a vote below every milestone as participation only, without a processed_events row, replays included", async () => {
+    await vote("ev_v1", "ext_a", 1); // score 0 → 1: no milestone
+    expect(await participants()).toBe(1);
+    expect(await processed("ev_v1")).toBe(0);
+    await vote("ev_v1", "ext_a", 1); // replayed
+    await vote("ev_v2", "ext_b", 2);
+    expect(await participants()).toBe(2);
+    expect(await processed("ev_v2")).toBe(0);
+    expect(await count("SELECT count(*) AS n FROM feed_events")).toBe(0);
+  });
+
+  it("stores a crossed milestone once, with its participation, in the processed-once transaction", async () => {
+    await vote("ev_v5", "ext_c", 5); // score 4 → 5: milestone 5
+    await vote("ev_v5", "ext_c", 5); // replayed
+    expect(await processed("ev_v5")).toBe(1);
+    expect(await count("SELECT count(*) AS n FROM feed_events WHERE type = 'vote.milestone'")).toBe(1);
+    expect(await participants()).toBe(3);
+  });
+});

@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// CPU ms per distributed vote, per process (issue 31 "Two figures", docs/adr/0209): the
+// distributed topology on a fresh database and stream, seeded through the API, one vote load
+// (autocannon, the bench's oracle and tally check), and utime+stime of every service process and
+// of the database's PostgreSQL backends divided by the votes. A quick A/B tool beside `npm run bench`.
+// Env: BENCH_AGENTS (200), BENCH_POSTS (1000), BENCH_DURATION (10), BENCH_WARMUP (2),
+// BENCH_CONNECTIONS (50), VOTE_CPU_RUNS (1: loads measured back to back on one system),
+// VOTE_CPU_PROF_DIR (a folder: every process runs with --cpu-prof into it).
+import { freePort, startSystem } from "./lib/system.mjs";
+import { createDistributedInfra } from "./lib/infra.mjs";
+import { cleanupAll, cleanupOnSignalsAndCrashes } from "./lib/cleanup.mjs";
+import { seedViaApi } from "./lib/api.mjs";
+import { LOAD, load } from "./lib/load.mjs";
+import { cpuDelta, cpuSample, dbSample, serviceProcesses } from "./lib/mix-probes.mjs";
+import pg from "pg";
+import { waitQuiet } from "./lib/proctree.mjs";
+import { checkTallies, voteOracle } from "./lib/votes.mjs";
+import { fileURLToPath } from "node:url";
+
+const env = process.env;
+const root = fileURLToPath(new URL("../../", import.meta.url));
+cleanupOnSignalsAndCrashes();
+let code = 0;
+try {
+  const infra = await createDistributedInfra(env.DATABASE_URL, env.NATS_URL);
+  const infraEnv = { ...infra.env };
+  // node 20 refuses --cpu-prof in NODE_OPTIONS: a preloaded hook profiles between two SIGUSR2
+  if (env.VOTE_CPU_PROF_DIR)
+    Object.assign(infraEnv, {
+      NODE_OPTIONS: `--require ${fileURLToPath(new URL("./lib/cpu-profile-hook.cjs", import.meta.url))}`,
+      PROF_DIR: env.VOTE_CPU_PROF_DIR,
+    });
+  const sys = await startSystem({ root, mode: "distributed", port: await freePort(), infraEnv });
+  const seed = await seedViaApi(sys.base, Number(env.BENCH_AGENTS ?? 200), Number(env.BENCH_POSTS ?? 1000));
+  await waitQuiet(sys.pid, { maxMs: 30_000 });
+  const oracle = voteOracle(seed.agents, seed.postIds);
+  if (LOAD.warmup > 0) await load(sys.origin, oracle.request, { duration: LOAD.warmup, warmup: 0 });
+  const runs = Number(env.VOTE_CPU_RUNS ?? 1);
+  for (let i = 0; i < runs; i++) {
+    const procs = serviceProcesses(sys.pid, sys.processes);
+    // idle CPU of every process over 5 s right before the load: subtracted below, so that a
+    // slow run on a loaded machine does not spread the background work over fewer votes
+    const i0 = cpuSample(procs, infra.database);
+    await new Promise((ok) => setTimeout(ok, 5000));
+    const idle = cpuDelta(procs, i0, cpuSample(procs, infra.database));
+    const sql = new pg.Client({ connectionString: infra.sqlUrl });
+    await sql.connect();
+    const da = await dbSample(sql, infra.database);
+    const a = cpuSample(procs, infra.database);
+    const prof = env.VOTE_CPU_PROF_DIR && i === 0;
+    if (prof) for (const p of procs) process.kill(p.pid, "SIGUSR2");
+    const r = await load(sys.origin, oracle.request, { warmup: 0 });
+    // the relay's and consumers' work for these votes: wait until the tree is quiet again
+    await waitQuiet(sys.pid, { maxMs: 20_000, windowMs: 3000 });
+    const b = cpuSample(procs, infra.database);
+    if (prof) for (const p of procs) process.kill(p.pid, "SIGUSR2");
+    const n = r.ok + r.non2xx;
+    const d = cpuDelta(procs, a, b);
+    // pg_stat counters are flushed by backends at most every PGSTAT_MIN_INTERVAL (1 s)
+    await new Promise((ok) => setTimeout(ok, 1200));
+    const db = await dbSample(sql, infra.database);
+    await sql.end();
+    const tables = {};
+    for (const [name, t] of db.tables) {
+      const ins = t.ins - (da.tables.get(name)?.ins ?? 0);
+      if (ins > 0) tables[name] = +(ins / n).toFixed(2);
+    }
+    console.log(
+      JSON.stringify({
+        run: i,
+        commitsPerVote: +((db.commits - da.commits) / n).toFixed(2),
+        rowsPerVote: +((db.rows - da.rows) / n).toFixed(2),
+        insertsPerVote: tables,
+        natsMs: +(d.nats / n).toFixed(3),
+      }),
+    );
+    const per = {};
+    for (const [k, v] of Object.entries(d.per)) per[k.split("#")[0]] = (per[k.split("#")[0]] ?? 0) + v;
+    per.postgres = d.postgres;
+    const idlePer = { postgres: idle.postgres };
+    for (const [k, v] of Object.entries(idle.per)) idlePer[k.split("#")[0]] = (idlePer[k.split("#")[0]] ?? 0) + v;
+    for (const k of Object.keys(per)) per[k] -= ((idlePer[k] ?? 0) * d.wallMs) / idle.wallMs;
+    const total = Object.values(per).reduce((s, v) => s + v, 0);
+    const row = Object.fromEntries(Object.entries(per).map(([k, v]) => [k, +(v / n).toFixed(3)]));
+    const idleMsPerS = Object.fromEntries(
+      Object.entries(idlePer).map(([k, v]) => [k, +((v / idle.wallMs) * 1000).toFixed(1)]),
+    );
+    console.log(JSON.stringify({ run: i, idleMsPerS }));
+    console.log(
+      JSON.stringify({
+        run: i,
+        votesPerSec: r.reqPerSec,
+        p99: r.p99,
+        n,
+        non2xx: r.non2xx,
+        totalMs: +(total / n).toFixed(3),
+        ...row,
+      }),
+    );
+  }
+  await oracle.settle(sys.base);
+  const tally = await checkTallies(sys.base, oracle.expected());
+  console.log(JSON.stringify({ tally }));
+  if (tally.mismatches.length) code = 1;
+  await sys.stop();
+} catch (e) {
+  console.error(e);
+  code = 1;
+} finally {
+  await cleanupAll();
+}
+process.exit(code);
