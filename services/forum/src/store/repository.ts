@@ -1,5 +1,6 @@
 import type pg from "pg";
 import {
+  GroupCommit,
   ApsError,
   afterCommit,
   effectiveStatus,
@@ -18,7 +19,6 @@ import {
 } from "@aps/platform";
 import { forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
-import { GroupCommit } from "./group-commit.js";
 import { ownerDecidedFlags } from "./flags.js";
 import { CaseProjections } from "./case-projection.js";
 import { DEFAULT_EDITS_PER_DAY, DEFAULT_MAX_REVISIONS, ForumEdits } from "./edits.js";

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { createLogger, migrate, openDatabase, type Database } from "@aps/platform";
+import { createLogger, migrate, openDatabase, rateLimitStoreFailures, type Database } from "@aps/platform";
 import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 import { rateLimitHeaderValues, RequestRateLimiter } from "./ratelimit.js";
 
@@ -179,6 +179,34 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
       expect(admitted).toBeLessThanOrEqual(600 + 2 * 32);
       for (const r of rs.filter((x) => !x.allowed)) expect(r.remaining).toBe(0);
       console.log(`[ratelimit] 802 requests across two replicas, limit 600: ${admitted} admitted`);
+    });
+
+    it("counts arriving together share one store statement (docs/adr/0210): 60 agents' first requests cost a few writes, not 60", async () => {
+      const a = replica(100, 100); // 100 ≤ headroom: every request is counted in the store first
+      const before = writes;
+      const rs = await Promise.all(Array.from({ length: 60 }, (_, i) => a.consume("keyed", `ext_GROUP${i}`)));
+      expect(rs.map((r) => [r.allowed, r.used])).toEqual(rs.map(() => [true, 1]));
+      expect(writes - before).toBeLessThanOrEqual(3);
+      for (const i of [0, 59])
+        expect(await replica(100, 100).peek("keyed", `ext_GROUP${i}`)).toMatchObject({ used: 1 });
+      console.log(`[ratelimit] 60 concurrent first requests of 60 agents: ${writes - before} store writes`);
+    });
+
+    it("two replicas' concurrent statements over the same keys in opposite orders neither deadlock nor lose a count", async () => {
+      const a = replica(100, 100);
+      const b = replica(100, 100);
+      const failuresBefore = (await rateLimitStoreFailures.get()).values.reduce((n, v) => n + v.value, 0);
+      const keys = Array.from({ length: 400 }, (_, i) => `ext_ORDER${i}`);
+      const rs = await Promise.all(
+        Array.from({ length: 2 }, () => [
+          ...keys.map((k) => a.consume("keyed", k)),
+          ...[...keys].reverse().map((k) => b.consume("keyed", k)),
+        ]).flat(),
+      );
+      expect(rs.every((r) => r.allowed)).toBe(true);
+      const failures = (await rateLimitStoreFailures.get()).values.reduce((n, v) => n + v.value, 0);
+      expect(failures - failuresBefore).toBe(0); // no statement failed (a deadlock would fall back)
+      for (const k of keys) expect(await a.peek("keyed", k)).toMatchObject({ used: 4 });
     });
 
     it("GET /me/quotas' view (peek) includes what this replica admitted and has not sent yet", async () => {

@@ -11,6 +11,7 @@ import { ApsError, rateLimitStoreFailures, type Database, type Logger } from "@a
 import { AUTH_RESULT, bearer } from "@aps/api/http/locals";
 import type { KeyResolver } from "../cache/auth-cache.js";
 import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
+import { CoalescedRateStore } from "./rate-store.js";
 import { abuseSource, clientSource } from "@aps/api/http/client-source";
 
 /** Length of every per-minute window, seconds (docs/architecture.md §4 "…_PER_MINUTE"). */
@@ -87,6 +88,8 @@ export class RequestRateLimiter {
   private readonly batched: Record<RatePolicyName, BatchedCounter> | undefined;
   /** Requests allowed per window, per policy. */
   private readonly points: Record<RatePolicyName, number>;
+  /** Counts added to the shared store, every policy's, in group commits (postgres mode only; docs/adr/0210). */
+  private readonly counts: CoalescedRateStore | undefined;
   private lastWarning = 0;
 
   /**
@@ -110,6 +113,15 @@ export class RequestRateLimiter {
       (p) => new RateLimiterMemory({ keyPrefix: p, points: this.points[p], duration: RATE_WINDOW_SECONDS }),
     );
     this.shared = each((p) => (store.kind === "memory" ? undefined : shared(p, this.points[p], store)));
+    this.counts =
+      store.kind === "memory"
+        ? undefined
+        : new CoalescedRateStore(
+            store.pool,
+            `"${store.schema.replace(/"/g, '""')}"."${RATE_LIMIT_TABLE}"`,
+            RATE_WINDOW_SECONDS * 1000,
+            STORE_TIMEOUT_MS,
+          );
     const opts = { ...DEFAULT_BATCH, ...batching };
     this.batched =
       store.kind === "memory"
@@ -175,7 +187,11 @@ export class RequestRateLimiter {
     return { ...s, used: s.used + pending, remaining: Math.max(0, s.limit - s.used - pending) };
   }
 
-  /** Adds `points` to the shared count of `partition`, or to this process's fallback when the store fails. */
+  /**
+   * Adds `points` to the shared count of `partition` (one row of a group-committed statement,
+   * docs/adr/0210), or to this process's fallback when the store fails or takes longer than
+   * STORE_TIMEOUT_MS.
+   */
   private async count(policy: RatePolicyName, partition: string, points: number): Promise<StoreCount> {
     const answer = (r: RateLimiterRes, isShared: boolean): StoreCount => ({
       consumedPoints: r.consumedPoints,
@@ -183,9 +199,8 @@ export class RequestRateLimiter {
       shared: isShared,
     });
     try {
-      return answer(await this.shared[policy]!.consume(partition, points), true);
+      return await withTimeout(this.counts!.add(`${policy}:${partition}`, points), STORE_TIMEOUT_MS);
     } catch (err) {
-      if (err instanceof RateLimiterRes) return answer(err, true);
       this.storeFailed(err);
     }
     try {
@@ -233,7 +248,19 @@ export class RequestRateLimiter {
   }
 }
 
-/** The shared PostgreSQL counters of `policy`, each call bounded by STORE_TIMEOUT_MS. */
+/** `p`, or a rejection once `ms` have passed without it settling. */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`rate-limit store took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The shared PostgreSQL counters of `policy` as rate-limiter-flexible reads them (`peek`) and
+ * purges them, each call bounded by STORE_TIMEOUT_MS; counts are added by CoalescedRateStore.
+ */
 function shared(
   policy: RatePolicyName,
   points: number,
