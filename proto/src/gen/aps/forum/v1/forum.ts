@@ -125,9 +125,10 @@ export interface PostDetail {
   /** with_events only: oldest first, at most 200 (the newest 200 when more) */
   events: PostEvent[];
   /**
-   * with_events only: the forum's projection of the post's Council case (council.case_summary,
-   * docs/adr/0204); unset when the post never went before the Council. post.status is then the
-   * effective status (effectiveStatus of the post's and the case's, computed here once).
+   * The forum's projection of the post's Council case (council.case_summary, docs/adr/0204), with
+   * or without with_events; unset when the post never went before the Council (or its summary has
+   * not arrived yet). post.status is the effective status (effectiveStatus of the post's and the
+   * case's, computed here once).
    */
   case: Case | undefined;
 }
