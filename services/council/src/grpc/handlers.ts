@@ -13,7 +13,7 @@ import {
 import { council } from "@aps/proto";
 import type { CouncilRepository } from "../store/repository.js";
 import { attentionHandlers } from "./attention-handlers.js";
-import { depthHandlers } from "./depth-handlers.js";
+import { caseActionHandlers } from "./case-action-handlers.js";
 
 const id = z.string().min(1).max(64);
 /** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/adr/0115). */
@@ -132,7 +132,7 @@ export function councilHandlers(
       return repo.list(r.statuses, r.limit, r.cursor);
     }),
     closeDue: unary(log, async () => ({ closed: await repo.closeDue() })),
-    ...depthHandlers(repo, identity, forum, log),
+    ...caseActionHandlers(repo, identity, forum, log),
     ...attentionHandlers(repo, log), // docs/adr/0188
     withdraw: unary(log, async (req: council.WithdrawRequest) => {
       // docs/adr/0129: the author, while the proposal is open or awaiting the Council (agenda, review).

@@ -3,7 +3,7 @@ import { createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Data
 import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
 import { PROGRESS_DUE_EVERY_MS } from "../rules.js";
 import { CouncilAttention } from "./attention.js";
-import { CaseDepth } from "./depth.js";
+import { CaseActions } from "./case-actions.js";
 import { CouncilRepository } from "./repository.js";
 
 /**
@@ -25,7 +25,7 @@ const DAY = 86_400_000;
   let db: Database;
   let clock: SetClock;
   let repo: CouncilRepository;
-  let depth: CaseDepth;
+  let actions: CaseActions;
   let attention: CouncilAttention;
   const t0 = new Date("2026-03-01T12:00:00Z");
   const at = (ms: number) => new Date(t0.getTime() + ms);
@@ -36,7 +36,7 @@ const DAY = 86_400_000;
     await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
     clock = new SetClock(t0);
     repo = new CouncilRepository(db.pool, clock, 7 * DAY);
-    depth = new CaseDepth(repo);
+    actions = new CaseActions(repo);
     attention = new CouncilAttention(repo);
   });
   afterAll(async () => {
@@ -70,17 +70,17 @@ const DAY = 86_400_000;
     clock.at = at(DAY);
     await repo.nominate("p_c1", "ext_writer", "ext_nominator", 5);
     await repo.nominate("p_c2", "ext_other", "ext_nominator", 5);
-    const k1 = (await depth.raiseConcern("p_c1", "ext_c1", "first")).concerns[0]!.id;
+    const k1 = (await actions.raiseConcern("p_c1", "ext_c1", "first")).concerns[0]!.id;
     clock.at = at(DAY + 1000);
-    await depth.raiseConcern("p_c1", "ext_c2", "second");
-    await depth.raiseConcern("p_c2", "ext_c1", "not the writer's");
+    await actions.raiseConcern("p_c1", "ext_c2", "second");
+    await actions.raiseConcern("p_c2", "ext_c1", "not the writer's");
     const mine = await attention.openConcerns("ext_writer", 10);
     expect(mine.items.map((c) => [c.postId, c.raisedBy, c.reason])).toEqual([
       ["p_c1", "ext_c1", "first"],
       ["p_c1", "ext_c2", "second"],
     ]);
     expect(await attention.openConcerns("ext_writer", 1)).toMatchObject({ items: [{ reason: "first" }], more: true });
-    await depth.resolveConcern("p_c1", k1, "ext_c1", false, "answered");
+    await actions.resolveConcern("p_c1", k1, "ext_c1", false, "answered");
     expect((await attention.openConcerns("ext_writer", 10)).items.map((c) => c.reason)).toEqual(["second"]);
     // a close leaves the other concern unresolved, but no longer actionable: not listed
     await repo.withdraw("p_c1", "ext_writer", "rethinking");
@@ -107,7 +107,7 @@ const DAY = 86_400_000;
     });
     expect((await attention.progressDue("ext_chief", 10)).items).toEqual([]);
     clock.at = at(3 * DAY);
-    await depth.reportProgress("p_x1", "ext_exec", false, 30, "a third");
+    await actions.reportProgress("p_x1", "ext_exec", false, 30, "a third");
     expect((await attention.progressDue("ext_exec", 10)).items).toEqual([]);
     clock.at = at(3 * DAY + PROGRESS_DUE_EVERY_MS - 1);
     expect((await attention.progressDue("ext_exec", 10)).items).toEqual([]);

@@ -1,6 +1,6 @@
 import type { council } from "@aps/proto";
 import { PROGRESS_DUE_EVERY_MS } from "../rules.js";
-import { concernOf } from "./depth-read.js";
+import { concernOf } from "./concerns-progress-read.js";
 import type { CouncilRepository } from "./repository.js";
 
 /** A page of one attention list: at most `limit` items, `more` when the read found one more. */

@@ -14,7 +14,7 @@ import {
 } from "@aps/platform";
 import { council } from "@aps/proto";
 import { deadlineOutcome, decisiveOutcome, type DeadlineOutcome } from "../rules.js";
-import { loadDepth } from "./depth-read.js";
+import { loadConcernsAndProgress } from "./concerns-progress-read.js";
 
 interface CaseRow {
   post_id: string;
@@ -39,7 +39,7 @@ interface CaseRow {
   revision: string;
 }
 
-/** A case row as stored (the depth operations in store/depth.ts read it too). */
+/** A case row as stored (the case actions in store/case-actions.ts read it too). */
 export type { CaseRow };
 
 /** A pool or a transaction's client: where a read runs. */
@@ -54,7 +54,7 @@ const OPEN_STATUSES = ["agenda", "review"];
  * transaction, so the case and its events never disagree.
  */
 export class CouncilRepository {
-  /** Writes this service's events to its outbox (docs/adr/0107); shared with store/depth.ts. */
+  /** Writes this service's events to its outbox (docs/adr/0107); shared with store/case-actions.ts. */
   readonly outbox: EventOutbox;
   /** Outcomes of keyed writes, stored with the write (docs/adr/0115). */
   readonly idempotent: IdempotentWrites;
@@ -439,7 +439,7 @@ export class CouncilRepository {
   private async hydrate(rows: CaseRow[], q: Queryable = this.pool): Promise<council.Case[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.post_id);
-    const [b, t, depth] = await Promise.all([
+    const [b, t, extra] = await Promise.all([
       q.query<{ post_id: string; councillor_id: string; vote: string; reason: string; cast_at: Date }>(
         "SELECT * FROM ballots WHERE post_id = ANY($1::text[]) ORDER BY cast_at, councillor_id",
         [ids],
@@ -448,7 +448,7 @@ export class CouncilRepository {
         "SELECT * FROM transitions WHERE post_id = ANY($1::text[]) ORDER BY seq",
         [ids],
       ),
-      loadDepth(q, ids),
+      loadConcernsAndProgress(q, ids),
     ]);
     return rows.map((r) => ({
       postId: r.post_id,
@@ -481,8 +481,8 @@ export class CouncilRepository {
       timeline: t.rows
         .filter((x) => x.post_id === r.post_id)
         .map((x) => ({ status: x.status, at: x.at.toISOString(), by: x.by, openConcerns: x.open_concerns })),
-      concerns: depth.concerns.get(r.post_id) ?? [],
-      progress: depth.progress.get(r.post_id) ?? [],
+      concerns: extra.concerns.get(r.post_id) ?? [],
+      progress: extra.progress.get(r.post_id) ?? [],
       duplicateOf: r.duplicate_of ?? "",
     }));
   }

@@ -12,31 +12,31 @@ import {
 } from "@aps/platform";
 import { council } from "@aps/proto";
 import type { CouncilRepository } from "../store/repository.js";
-import { CaseDepth } from "../store/depth.js";
+import { CaseActions } from "../store/case-actions.js";
 
 const id = z.string().min(1).max(64);
 /** An Idempotency-Key as the gateway accepts it, or "" for none (docs/adr/0115). */
 const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
 const note = text(1, LIMITS.reasonChars);
 
-/** The depth RPCs of aps.council.v1.CouncilService (docs/adr/0130). */
-export type DepthHandlers = Pick<
+/** The case-action RPCs (concerns, progress, duplicates) of aps.council.v1.CouncilService (docs/adr/0130). */
+export type CaseActionHandlers = Pick<
   council.CouncilServiceServer,
   "raiseConcern" | "resolveConcern" | "reportProgress" | "markDuplicate"
 >;
 
 /**
- * gRPC handlers of the Council's depth operations: concerns, progress, duplicates
+ * gRPC handlers of the Council's case actions: concerns, progress, duplicates
  * (docs/reference/moderation-and-council-depth.md). Seats are checked against the identity service
  * whatever the caller claims, as for ballots.
  */
-export function depthHandlers(
+export function caseActionHandlers(
   repo: CouncilRepository,
   identity: IdentityClient,
   forum: ForumClient,
   log: Logger,
-): DepthHandlers {
-  const depth = new CaseDepth(repo);
+): CaseActionHandlers {
+  const actions = new CaseActions(repo);
   const seatsOf = async (agentId: string) => (await identity.getAgent(agentId)).seats;
   async function requireCouncillor(agentId: string): Promise<void> {
     if (!(await seatsOf(agentId)).includes("councillor"))
@@ -58,14 +58,14 @@ export function depthHandlers(
       if (first) return first;
       await requireCouncillor(r.councillorId);
       if (!(await repo.find(r.postId))) await postOf(r.postId); // not_found before invalid_state
-      return depth.raiseConcern(r.postId, r.councillorId, r.reason, idem);
+      return actions.raiseConcern(r.postId, r.councillorId, r.reason, idem);
     }),
     resolveConcern: unary(log, async (req: council.ResolveConcernRequest) => {
       const r = parseRequest(z.object({ postId: id, concernId: id, agentId: id, note }), req);
       const { idem, first } = await keyed(r.agentId, req.idempotencyKey, "council.ResolveConcern", r);
       if (first) return first;
       const isChief = (await seatsOf(r.agentId)).includes("chief");
-      return depth.resolveConcern(r.postId, r.concernId, r.agentId, isChief, r.note, idem);
+      return actions.resolveConcern(r.postId, r.concernId, r.agentId, isChief, r.note, idem);
     }),
     reportProgress: unary(log, async (req: council.ReportProgressRequest) => {
       const r = parseRequest(
@@ -76,7 +76,7 @@ export function depthHandlers(
       if (first) return first;
       if (!(await repo.find(r.postId))) await postOf(r.postId);
       const isChief = (await seatsOf(r.agentId)).includes("chief");
-      return depth.reportProgress(r.postId, r.agentId, isChief, r.percent, r.note, idem);
+      return actions.reportProgress(r.postId, r.agentId, isChief, r.percent, r.note, idem);
     }),
     markDuplicate: unary(log, async (req: council.MarkDuplicateRequest) => {
       const r = parseRequest(z.object({ postId: id, councillorId: id, duplicateOf: id }), req);
@@ -90,7 +90,7 @@ export function depthHandlers(
       if (!post) throw new ApsError("not_found", `post ${r.postId} not found`);
       if (!items.some((p) => p.id === r.duplicateOf))
         throw new ApsError("not_found", `the original named in \`of\`, ${r.duplicateOf}, does not exist`);
-      return depth.markDuplicate(
+      return actions.markDuplicate(
         r.postId,
         post.author?.agentId ?? "",
         post.status,

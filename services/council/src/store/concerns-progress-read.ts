@@ -40,7 +40,7 @@ export function concernOf(r: ConcernRow): council.Concern {
  * The concerns and progress updates of the cases `postIds`, oldest first, by post id (two index
  * scans: concerns_post, progress_updates_post; docs/adr/0130).
  */
-export async function loadDepth(
+export async function loadConcernsAndProgress(
   q: Queryable,
   postIds: string[],
 ): Promise<{ concerns: Map<string, council.Concern[]>; progress: Map<string, council.ProgressUpdate[]> }> {

@@ -9,12 +9,12 @@ const OPEN = ["agenda", "review"];
 const DUPLICABLE = ["discussion", "open", "agenda", "review"];
 
 /**
- * The Council's depth operations (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
+ * The Council's case actions beside ballots (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
  * blocking concerns, implementation progress and duplicates. Each runs in one transaction that
  * locks the case row, writes its rows and its event (through the outbox) together, and answers
  * the case as it then stands; a keyed call records its outcome with the write (docs/adr/0115).
  */
-export class CaseDepth {
+export class CaseActions {
   constructor(private readonly repo: CouncilRepository) {}
 
   /**
