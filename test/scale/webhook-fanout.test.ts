@@ -183,6 +183,10 @@ const quantile = (xs: number[], q: number) => {
         console.log(`webhook fan-out: rows written per event by the ingest: ${JSON.stringify(rowsPerEvent)}`);
         committed.clear();
 
+        // requests waiting for a pooled connection (ingest and worker share the pool, as in the
+        // service), sampled every 100 ms from the load's start until the last delivery or the wait's end
+        const waits: number[] = [];
+        const sampler = setInterval(() => waits.push(db.pool.waitingCount), 100);
         const t0 = Date.now();
         const inFlight: Promise<void>[] = [];
         while (n < RATE * SECONDS) {
@@ -206,6 +210,7 @@ const quantile = (xs: number[], q: number) => {
             250,
           );
         } finally {
+          clearInterval(sampler);
           for (const i of healthy)
             for (const [id, at] of committed) {
               const got = arrived.get(i)?.get(id);
@@ -222,6 +227,10 @@ const quantile = (xs: number[], q: number) => {
             endpointsOver5s: healthy.filter((i) =>
               [...committed].some(([id, at]) => (arrived.get(i)?.get(id) ?? Infinity) - at > 5_000),
             ).length,
+            poolSize: db.pool.options.max,
+            // share of samples with a request waiting for a connection, and the most waiting at once
+            poolWaitShare: Number((waits.filter((w) => w > 0).length / Math.max(1, waits.length)).toFixed(3)),
+            poolWaitMax: Math.max(0, ...waits),
             lagMs: {
               p50: quantile(lags, 0.5),
               p95: quantile(lags, 0.95),

@@ -136,5 +136,42 @@ if (!pgUp)
       );
       expect(leases.rows[0]!.n).toBe(0);
     }, 60_000);
+
+    it("an attempt holds no connection during its HTTP exchange: more attempts in flight than the pool has connections (docs/adr/0207)", async () => {
+      // a pool of 2 connections, 6 endpoints each answering after 1.5 s, 6 attempts at once
+      const small = await openDatabase({ url: tdb.url, schema: "notifications", poolSize: 2, log });
+      dbs.push(small);
+      const slowAnswer = await receiver(1_500);
+      for (let i = 0; i < 6; i++) {
+        await small.pool.query(
+          "INSERT INTO webhooks (id, agent_id, url, events, secret, next_due_at) VALUES ($1, 'ag_o', $2, '{*}', $3, now())",
+          [`wh_pool_${i}`, slowAnswer.url, `whsec_${Buffer.alloc(32, 7).toString("base64")}`],
+        );
+        await small.pool.query(
+          `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
+           VALUES ($1, $2, 0, 'post.created', 'ev_pool', '{"type":"post.created","timestamp":"t","data":{}}', now())`,
+          [`msg_pool_${i}`, `wh_pool_${i}`],
+        );
+      }
+      const worker = new DeliveryWorker(
+        small.pool,
+        {
+          retrySchedule: [100],
+          attemptTimeoutMs: 5_000,
+          concurrency: 6,
+          pollMs: 50,
+          policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
+        },
+        log,
+      );
+      worker.start();
+      try {
+        await eventually(async () => expect(slowAnswer.ids).toHaveLength(6), 20_000, 50);
+      } finally {
+        await worker.stop();
+      }
+      // had an attempt kept its connection across the exchange, at most 2 could be in flight at once
+      expect(slowAnswer.maxOpen()).toBeGreaterThan(2);
+    }, 60_000);
   },
 );
