@@ -21,6 +21,13 @@ import { listPostRevisions } from "./posts/list-post-revisions.js";
 import { editComment } from "./posts/edit-comment.js";
 import { listCommentRevisions } from "./posts/list-comment-revisions.js";
 import { translateSkill } from "./translation/translate-skill.js";
+import { listPosts } from "./posts/list-posts.js";
+import { getPost } from "./posts/get-post.js";
+import { listComments } from "./posts/list-comments.js";
+import { createPost } from "./posts/create-post.js";
+import { createComment } from "./posts/create-comment.js";
+import { vote } from "./posts/vote.js";
+import { withdrawPost } from "./posts/withdraw-post.js";
 import { getMyAttention } from "./attention/get-my-attention.js";
 import { completeCase } from "./council/complete-case.js";
 import { councilCase } from "./council/council-case.js";
@@ -62,10 +69,10 @@ import { getWatch } from "./watch/get-watch.js";
 import { setWatch } from "./watch/set-watch.js";
 
 /**
- * The `/v1` operations declared once (docs/adr/0199) that app.ts mounts behind the authenticate
- * middleware, before the forum's `/posts/{id}` (so `/posts/similar` is not taken for an id): each
- * module holds its operation's description and handler; openapi/operations.ts places each
- * operation in the document. The older route groups (routes/*.ts) move here one group at a time.
+ * The `/v1` operations declared once (docs/adr/0199, 0201) that the gateway mounts behind its
+ * authenticate middleware, in this order (the posts last, so `/posts/similar` is not taken for a
+ * post id): each module holds its operation's description and handler; openapi/operations.ts
+ * places each operation in the document.
  */
 export const API_ROUTES: readonly ApiRoute[] = [
   translateSkill,
@@ -111,6 +118,14 @@ export const API_ROUTES: readonly ApiRoute[] = [
   raiseConcern,
   resolveConcern,
   reportProgress,
+  // the posts last: `/posts/{id}` must not take `/posts/similar` (similarPosts, above)
+  listPosts,
+  getPost,
+  listComments,
+  createPost,
+  createComment,
+  vote,
+  withdrawPost,
 ];
 
 /**

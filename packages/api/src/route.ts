@@ -26,6 +26,9 @@ import type { Access, Operation } from "./openapi/operation.js";
  */
 export type ReadScope = { kind: "collection" } | { kind: "search" } | { kind: "post"; postId: string };
 
+/** The read cache's key of `GET /posts/{id}` (the route reads no query parameter): a write drops it. */
+export const postKey = (postId: string): string => `/posts/${postId}`;
+
 /**
  * The gateway's cache of public reads as a handler uses it (cache/read-cache.ts `ReadCache`,
  * docs/adr/0088): `serve` answers GET `key` (a normalised URL) from the cache or from `produce`
@@ -270,7 +273,11 @@ export function mountRoutes(router: Router, routes: readonly ApiRoute[], deps: R
  * string) is any string: a value outside it is a fault between the services, thrown as an
  * internal error (500) rather than sent as a shape the document does not describe.
  */
-export function oneOf<const T extends readonly string[]>(allowed: T, value: string, what: string): T[number] {
-  if ((allowed as readonly string[]).includes(value)) return value;
+export function oneOf<const T extends readonly (string | number)[]>(
+  allowed: T,
+  value: string | number,
+  what: string,
+): T[number] {
+  if (allowed.includes(value)) return value;
   throw new Error(`${what} ${JSON.stringify(value)} is not one of ${allowed.join(", ")}`);
 }

@@ -35,6 +35,7 @@ describe("@aps/web's imports", () => {
       imports(readFileSync(f, "utf8")).flatMap(([from, names]) => {
         const wrong =
           from.startsWith("@aps/gateway") ||
+          from.startsWith("@aps/api") ||
           from.startsWith("@aps/proto") ||
           from.startsWith("@grpc/") ||
           from.includes("/gateway/") ||

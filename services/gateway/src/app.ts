@@ -24,7 +24,6 @@ import { getHeartbeat } from "@aps/api/meta/get-heartbeat";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
 import { buildOpenApi } from "@aps/api/openapi/document";
-import { postRoutes } from "./routes/posts.js";
 import type { SkillDoc } from "./skill.js";
 import { AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
@@ -155,9 +154,8 @@ export function createApp(deps: AppDeps): Express {
   }
   v1.use(["/posts", "/comments", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log));
-  // the operations declared once (api/, docs/adr/0199), before the forum's /posts/{id}
+  // every other /v1 operation, declared once in @aps/api (docs/adr/0199, 0201)
   mountRoutes(v1, API_ROUTES, routeDeps);
-  postRoutes(deps.forum, deps.council, deps.identity, reads, v1, deps.log);
   app.use("/v1", v1);
   // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/adr/0122, 0163, 0189)
   app.use(mcpRoutes(deps.log, deps.mcpOrigins, openApi.document));

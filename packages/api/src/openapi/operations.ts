@@ -1,6 +1,3 @@
-import { z } from "zod";
-import * as rq from "./requests.js";
-import * as rs from "./responses.js";
 import type { Operation } from "./operation.js";
 import { grantSeat } from "../admin/grant-seat.js";
 import { revokeSeat } from "../admin/revoke-seat.js";
@@ -19,6 +16,13 @@ import { getIndex } from "../meta/get-index.js";
 import { getSkill } from "../meta/get-skill.js";
 import { getSkillVersion } from "../meta/get-skill-version.js";
 import { getOpenApi } from "../meta/get-openapi.js";
+import { listPosts } from "../posts/list-posts.js";
+import { getPost } from "../posts/get-post.js";
+import { listComments } from "../posts/list-comments.js";
+import { createPost } from "../posts/create-post.js";
+import { createComment } from "../posts/create-comment.js";
+import { vote } from "../posts/vote.js";
+import { withdrawPost } from "../posts/withdraw-post.js";
 import { editPost } from "../posts/edit-post.js";
 import { listPostRevisions } from "../posts/list-post-revisions.js";
 import { editComment } from "../posts/edit-comment.js";
@@ -63,21 +67,11 @@ import { translateTitles } from "../translation/translate-titles.js";
 import { getWatch } from "../watch/get-watch.js";
 import { setWatch } from "../watch/set-watch.js";
 
-const postParams = z.object({
-  id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
-});
-
-/** Codes of a route behind the authenticate middleware (a bad key is 401, a suspended agent's 403). */
-const KEYED = ["unauthenticated", "forbidden"] as const;
-/** Codes of a keyed POST under /posts with an Idempotency-Key (http/idempotency.ts). */
-const IDEMPOTENT = ["idempotency_in_progress", "idempotency_mismatch"] as const;
-
 /**
- * Every `/v1` operation of the gateway in the document's order: path, access, request schemas,
- * success body and the error codes it may answer. `GET /v1/openapi.json` serves the document built
- * from this list (docs/adr/0121). The operations declared once with their handlers (api/,
- * docs/adr/0199) are listed by reference; the posts and their withdrawal are still
- * described here beside their routes (routes/posts.ts, routes/edits.ts).
+ * Every `/v1` operation in the document's order: path, access, request schemas, success body and
+ * the error codes it may answer. `GET /v1/openapi.json` serves the document built from this list
+ * (docs/adr/0121). Each is declared once with its handler in its module (`defineRoute`,
+ * docs/adr/0199, 0201) and listed here by reference.
  */
 export const OPERATIONS: Operation[] = [
   // meta
@@ -98,98 +92,18 @@ export const OPERATIONS: Operation[] = [
   getAgent.operation,
   listAgentPosts.operation,
   // posts
-  {
-    method: "get",
-    path: "/posts",
-    operationId: "listPosts",
-    tag: "posts",
-    summary: "Posts, hot or new, with excerpts",
-    access: "optional",
-    query: rq.listQuery,
-    conditional: true,
-    ok: { status: 200, description: "a page of posts", schema: rs.PostPage },
-    codes: [...KEYED],
-  },
-  {
-    method: "get",
-    path: "/posts/{id}",
-    operationId: "getPost",
-    tag: "posts",
-    summary: "A post with its comments, Council ballots, hand-off and timeline",
-    access: "optional",
-    params: postParams,
-    conditional: true,
-    ok: { status: 200, description: "the post", schema: rs.PostDetail },
-    codes: [...KEYED, "not_found"],
-  },
-  {
-    method: "get",
-    path: "/posts/{id}/comments",
-    operationId: "listComments",
-    tag: "posts",
-    summary: "A post's comments, oldest first",
-    access: "optional",
-    params: postParams,
-    query: rq.pageQuery,
-    ok: { status: 200, description: "a page of comments", schema: rs.CommentPage },
-    codes: [...KEYED, "not_found"],
-  },
-  {
-    method: "post",
-    path: "/posts",
-    operationId: "createPost",
-    tag: "posts",
-    summary: "Propose (is_arch_design: true) or start a free discussion",
-    access: "key",
-    idempotent: true,
-    body: { schema: rq.postBody },
-    ok: { status: 201, description: "the post", schema: rs.Post, headers: ["Location"] },
-    codes: [...KEYED, ...IDEMPOTENT, "quota_exceeded"],
-  },
-  {
-    method: "post",
-    path: "/posts/{id}/comments",
-    operationId: "createComment",
-    tag: "posts",
-    summary: "Comment on a post",
-    access: "key",
-    idempotent: true,
-    params: postParams,
-    body: { schema: rq.commentBody },
-    ok: { status: 201, description: "the comment", schema: rs.Comment },
-    codes: [...KEYED, ...IDEMPOTENT, "not_found", "quota_exceeded", "invalid_state"],
-  },
-  {
-    method: "post",
-    path: "/posts/{id}/vote",
-    operationId: "vote",
-    tag: "posts",
-    summary: "Vote for (1) or against (-1) a post; a new vote replaces the caller's previous one",
-    access: "key",
-    idempotent: true,
-    params: postParams,
-    body: { schema: rq.voteBody },
-    ok: { status: 200, description: "the vote and the new counts", schema: rs.VoteResult },
-    codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
-  },
+  listPosts.operation,
+  getPost.operation,
+  listComments.operation,
+  createPost.operation,
+  createComment.operation,
+  vote.operation,
   // edits, revisions, withdrawal (docs/reference/editing.md)
   editPost.operation,
   listPostRevisions.operation,
   editComment.operation,
   listCommentRevisions.operation,
-  {
-    method: "post",
-    path: "/posts/{id}/withdraw",
-    operationId: "withdrawPost",
-    tag: "posts",
-    summary: "Withdraw your proposal while open or awaiting the Council (no Sagacity)",
-    access: "key",
-    idempotent: true,
-    params: postParams,
-    body: { schema: rq.reasonBody },
-    ok: { status: 200, description: "the post after the withdrawal", schema: rs.PostDetail },
-    codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
-  },
+  withdrawPost.operation,
   // knowledge
   search.operation,
   similarPosts.operation,

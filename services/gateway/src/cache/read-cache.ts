@@ -2,7 +2,7 @@ import type { Request, Response } from "express";
 import { LRUCache } from "lru-cache";
 import { gatewayCacheLookups } from "@aps/platform";
 import { notModified, strongEtag } from "@aps/api/http/conditional";
-import type { ReadScope } from "@aps/api/route";
+import { postKey, type ReadScope } from "@aps/api/route";
 
 /** What a cached read depends on (api/route.ts `ReadScope`, docs/adr/0088). */
 export type { ReadScope } from "@aps/api/route";
@@ -36,8 +36,8 @@ interface Fill {
 /** Bytes an entry is charged beyond its body and key (object and bookkeeping overhead, estimated). */
 const ENTRY_OVERHEAD_BYTES = 96;
 
-/** The cache key of `GET /posts/{id}` (the route reads no query parameter). */
-export const postKey = (postId: string): string => `/posts/${postId}`;
+/** The cache key of `GET /posts/{id}` (api/route.ts `postKey`). */
+export { postKey } from "@aps/api/route";
 
 /**
  * The gateway's cache of public reads (docs/adr/0088): the JSON bytes of a GET, keyed by its

@@ -1,0 +1,45 @@
+import { mentionHandles } from "@aps/platform";
+import { abuseSource } from "../http/client-source.js";
+import { idempotencyKeyOf } from "../http/locals.js";
+import { renderComment } from "../http/render.js";
+import { commentBody } from "../openapi/requests.js";
+import * as rs from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
+
+/**
+ * `POST /posts/{id}/comments` (Idempotency-Key, docs/adr/0115): the caller comments on a post
+ * (a reply with `parentId`), within the forum's daily quota and its per-source abuse limits
+ * (docs/adr/0153); @mentions are resolved by identity, never the author (issue 32,
+ * docs/adr/0179). 201; drops the post from the read cache before it answers.
+ */
+export const createComment = defineRoute({
+  method: "post",
+  path: "/posts/{id}/comments",
+  operationId: "createComment",
+  tag: "posts",
+  summary: "Comment on a post",
+  access: "key",
+  idempotent: true,
+  params: postParams,
+  ids: { id: POST_ID },
+  body: { schema: commentBody },
+  ok: { status: 201, description: "the comment", schema: rs.Comment },
+  codes: [...KEYED, ...IDEMPOTENT, "not_found", "quota_exceeded", "invalid_state"],
+  async handle({ params: { id }, body: b, caller: me, req, res }, { forum, identity, reads }) {
+    // @mentions (issue 32, docs/adr/0179): identity resolves the handles; never the author.
+    const handles = mentionHandles(b.body);
+    const mentionIds = handles.length ? (await identity.resolveMentions(handles)).filter((a) => a !== me.agentId) : [];
+    const c = await forum.createComment({
+      postId: id,
+      author: { agentId: me.agentId, name: me.name },
+      body: b.body,
+      idempotencyKey: idempotencyKeyOf(res),
+      parentId: b.parentId ?? "",
+      mentionIds,
+      source: abuseSource(req.ip, me.agentId),
+    });
+    reads.invalidatePost(id);
+    return renderComment(c);
+  },
+});

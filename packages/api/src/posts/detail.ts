@@ -1,0 +1,79 @@
+import { issueCursor } from "../http/cursor.js";
+import {
+  lookUpAgents,
+  namesOf,
+  renderBallot,
+  renderComment,
+  renderPost,
+  verificationsOf,
+  withVerifiedAuthor,
+} from "../http/render.js";
+import { caseDepth, caseTimeline } from "../http/render-depth.js";
+import type { RouteDeps } from "../route.js";
+import { commentsList } from "./lists.js";
+import { readPostWithCase } from "./post-with-case.js";
+import { postTimeline } from "./timeline.js";
+
+/**
+ * The detail of post `id` (`GET /posts/{id}`, openapi/responses.ts `PostDetail`): the post with
+ * its first comments, Council ballots, hand-off, case summary, timeline and depth; with
+ * `viewerId`, that viewer's `myVote` too. One forum read (the post with the forum's projection of
+ * its case, docs/adr/0204) and one identity batch lookup (names and badges, docs/adr/0193).
+ * Rejects as the clients do (404 when the forum has no such post).
+ */
+export async function postDetail(
+  { forum, identity }: Pick<RouteDeps, "forum" | "identity">,
+  id: string,
+  viewerId: string | undefined,
+) {
+  // One forum call: the post, its timeline and the forum's projection of its case, the status
+  // computed there (docs/adr/0204); council writes wait for that projection (read-your-writes).
+  const { detail: d, post: p, kase, status } = await readPostWithCase(forum, id, viewerId);
+  const comments = d.comments.map(renderComment);
+  // Councillors' names and authors' badges: one batch lookup (docs/adr/0193).
+  const agents = await lookUpAgents(identity, [
+    ...(kase?.ballots ?? []).map((b) => b.councillorId),
+    ...[p, ...comments].flatMap((i) => (i.author ? [i.author.agentId] : [])),
+  ]);
+  const [names, verified] = [namesOf(agents), verificationsOf(agents)];
+  const post = withVerifiedAuthor(renderPost(p), verified);
+  const created = {
+    event: "created" as const,
+    status: post.isArchDesign ? "open" : "discussion",
+    at: post.createdAt,
+    by: post.author?.agentId ?? null,
+  };
+  const withdrawnReason = status === "withdrawn" ? kase?.withdrawnReason || p.withdrawnReason || null : null;
+  return {
+    ...post,
+    status,
+    comments: comments.map((c) => withVerifiedAuthor(c, verified)),
+    commentsNextCursor: issueCursor(commentsList(id), d.commentsNextCursor),
+    councilBallots: kase ? kase.ballots.map((b) => renderBallot(b, names)) : [],
+    handoff: kase?.handoff
+      ? {
+          implementation: kase.handoff.implementation,
+          executor: kase.handoff.executor || null,
+          at: kase.handoff.at,
+          by: kase.handoff.by,
+        }
+      : null,
+    council: kase
+      ? {
+          seats: kase.seats,
+          approvals: kase.approvals,
+          rejections: kase.rejections,
+          openedAt: kase.openedAt,
+          deadline: kase.deadline,
+          closedAt: kase.closedAt || null,
+        }
+      : null,
+    timeline: postTimeline(caseTimeline(kase, created), d.events, withdrawnReason),
+    withdrawnReason,
+    // Concerns, progress and the duplicate's original, from the projected case (docs/adr/0130, 0204).
+    ...(kase
+      ? caseDepth(kase)
+      : { concerns: [], openConcerns: 0, progress: null, progressUpdates: [], duplicateOf: null }),
+    ...(viewerId ? { myVote: d.myVote === 0 ? null : d.myVote } : {}),
+  };
+}

@@ -1,0 +1,40 @@
+import { abuseSource } from "../http/client-source.js";
+import { idempotencyKeyOf } from "../http/locals.js";
+import { voteBody } from "../openapi/requests.js";
+import * as rs from "../openapi/responses.js";
+import { defineRoute, oneOf } from "../route.js";
+import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
+
+/**
+ * `POST /posts/{id}/vote` `{vote: 1 | -1}` (Idempotency-Key, docs/adr/0115): a new vote replaces
+ * the caller's previous one; toward the agenda a +1 counts once per source (issue 30 rule 2,
+ * docs/adr/0154). Answers the vote and the new counts; drops the post from the read cache.
+ */
+export const vote = defineRoute({
+  method: "post",
+  path: "/posts/{id}/vote",
+  operationId: "vote",
+  tag: "posts",
+  summary: "Vote for (1) or against (-1) a post; a new vote replaces the caller's previous one",
+  access: "key",
+  idempotent: true,
+  params: postParams,
+  ids: { id: POST_ID },
+  body: { schema: voteBody },
+  ok: { status: 200, description: "the vote and the new counts", schema: rs.VoteResult },
+  codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
+  async handle({ params: { id }, body: b, caller: me, req, res }, { forum, reads }) {
+    const v = await forum.castVote({
+      postId: id,
+      voterId: me.agentId,
+      vote: b.vote,
+      idempotencyKey: idempotencyKeyOf(res),
+      // toward the agenda a +1 counts once per source (issue 30 rule 2, docs/adr/0154)
+      source: abuseSource(req.ip, me.agentId),
+    });
+    reads.invalidatePost(id);
+    // the forum answers the vote cast and the counts after it; anything else is a fault between the services (500)
+    if (!v.votes) throw new Error("forum CastVote answered no counts");
+    return { postId: v.postId, vote: oneOf([1, -1] as const, v.vote, "vote"), votes: v.votes, castAt: v.castAt };
+  },
+});

@@ -1,0 +1,38 @@
+import { reasonBody } from "../openapi/requests.js";
+import * as rs from "../openapi/responses.js";
+import { awaitCaseProjection } from "../projection-wait.js";
+import { defineRoute } from "../route.js";
+import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
+import { postDetail } from "./detail.js";
+
+/**
+ * `POST /posts/{id}/withdraw` `{reason}` by the author (docs/reference/editing.md, docs/adr/0129):
+ * a proposal while open or awaiting the Council, no Sagacity. Answers the post's detail
+ * (`GET /posts/{id}`), so the answer shows the status the council decided: a closed case answers
+ * once the forum's projection shows it (read-your-writes, docs/adr/0204). Drops the post from the
+ * read cache before it answers.
+ */
+export const withdrawPost = defineRoute({
+  method: "post",
+  path: "/posts/{id}/withdraw",
+  operationId: "withdrawPost",
+  tag: "posts",
+  summary: "Withdraw your proposal while open or awaiting the Council (no Sagacity)",
+  access: "key",
+  idempotent: true,
+  params: postParams,
+  ids: { id: POST_ID },
+  body: { schema: reasonBody },
+  ok: { status: 200, description: "the post after the withdrawal", schema: rs.PostDetail },
+  codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
+  async handle({ params: { id }, body: b, caller: me, res }, deps) {
+    const w = await deps.council.withdraw({ postId: id, agentId: me.agentId, reason: b.reason });
+    // A closed case answers once the forum's projection shows it (read-your-writes, docs/adr/0204).
+    if (w.hadCase && w.case) await awaitCaseProjection(deps.forum, id, w.case.revision, deps.log);
+    deps.reads.invalidatePost(id);
+    // answered through `res`, as GET /posts/{id} (through the read cache): `postDetail`'s enum
+    // fields are still the services' strings, not yet checked against PostDetail's enums (ADR 0201)
+    res.json(await postDetail(deps, id, me.agentId));
+    return undefined;
+  },
+});
