@@ -115,6 +115,8 @@ function total(text: string, name: string, match: Record<string, string | ((v: s
           (await req("POST", `/posts/${post.body.id}/vote`, { key: voter.body.apiKey, body: { vote: 1 } })).status,
         ).toBe(200);
         expect((await req("GET", `/posts/${post.body.id}`)).status).toBe(200);
+        // council: the agenda lists its cases (a post read no longer asks the council, ADR 0204)
+        expect((await req("GET", "/agenda")).status).toBe(200);
         expect((await req("GET", "/me/quotas", { key: author.body.apiKey })).status).toBe(200);
         // notifications: the feed and the inbox's unread count (docs/reference/events.md)
         expect((await req("GET", "/events")).status).toBe(200);
