@@ -1,3 +1,4 @@
+import { WakeLoop } from "../wake-loop.js";
 import type pg from "pg";
 import { withTransaction, type Logger, type Tx } from "@aps/platform";
 import { addInboxItems } from "./inbox.js";
@@ -195,56 +196,39 @@ export interface FanoutOptions {
  * worker: a page holds one connection for its few statements, never the feed lock.
  */
 export class FanoutWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly loop: WakeLoop;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly opts: FanoutOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.loop = new WakeLoop(
+      () => this.drain(),
+      opts.pollMs,
+      log,
+      "inbox fan-out page failed; retrying at the next poll",
+    );
+  }
 
   /** Starts polling (and running what is queued now). */
   start(): void {
-    this.stopped = false;
-    this.notify();
+    this.loop.start();
   }
 
   /** Wakes the worker now. */
   notify(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.running = this.drain()
-      .catch((err: unknown) => {
-        this.log.warn({ err: String(err) }, "inbox fan-out page failed; retrying at the next poll");
-      })
-      .finally(() => {
-        this.running = undefined;
-        if (this.stopped) return;
-        if (this.again) {
-          this.again = false;
-          this.notify();
-        } else this.timer = setTimeout(() => this.notify(), this.opts.pollMs);
-      });
+    this.loop.notify();
   }
 
   /** Stops after the page in flight (a page cut short would only be redone). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Runs pages until no job is free or the worker stops. */
   private async drain(): Promise<void> {
-    while (!this.stopped) {
+    while (!this.loop.stopped) {
       const p = await runFanoutPage(this.pool, this.opts.pageSize, this.opts.hook);
       if (!p) return;
       if (p.done) this.log.debug({ feedSeq: p.feedSeq }, "inbox fan-out finished");

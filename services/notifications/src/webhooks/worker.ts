@@ -1,3 +1,4 @@
+import { WakeLoop } from "../wake-loop.js";
 import type pg from "pg";
 import {
   checkTarget,
@@ -120,10 +121,7 @@ interface Claimed {
  * dies mid-attempt leaves a lease that expires, and the attempt is made again.
  */
 export class DeliveryWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private claiming: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
+  private readonly loop: WakeLoop;
   /** Attempts in flight, by endpoint. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private slowInFlight = 0;
@@ -136,36 +134,28 @@ export class DeliveryWorker {
     private readonly log: Logger,
   ) {
     this.pendingMax = opts.pendingMax ?? DEFAULT_PENDING_MAX;
+    this.loop = new WakeLoop(
+      () => this.fill(),
+      opts.pollMs,
+      log,
+      "claiming webhook deliveries failed; retrying at the next poll",
+    );
+  }
+
+  /** True before `start` and from `stop` on. */
+  private get stopped(): boolean {
+    return this.loop.stopped;
   }
 
   /** Starts polling (and delivering what is due now). */
   start(): void {
-    this.stopped = false;
     if (this.abort.signal.aborted) this.abort = new AbortController();
-    this.notify();
+    this.loop.start();
   }
 
   /** Wakes the worker now (after a commit that queued deliveries, or a freed slot). */
   notify(): void {
-    if (this.stopped) return;
-    if (this.claiming) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.claiming = this.fill()
-      .catch((err: unknown) => {
-        this.log.warn({ err: String(err) }, "claiming webhook deliveries failed; retrying at the next poll");
-      })
-      .finally(() => {
-        this.claiming = undefined;
-        if (this.stopped) return;
-        if (this.again) {
-          this.again = false;
-          this.notify();
-        } else this.timer = setTimeout(() => this.notify(), this.opts.pollMs);
-      });
+    this.loop.notify();
   }
 
   /**
@@ -173,10 +163,9 @@ export class DeliveryWorker {
    * attempt not counted) and waits for them to be recorded.
    */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    const claiming = this.loop.stop();
     this.abort.abort();
-    await this.claiming;
+    await claiming;
     await Promise.all([...this.inFlight.values()]);
   }
 
