@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { connect } from "node:net";
 import { httpClient, type HttpRequest } from "@aps/testkit";
 import { joinAgents, propose, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System, type TopologyProcess } from "../support/system.js";
@@ -108,16 +109,25 @@ const votesServed = (text: string) =>
     const before = forumCalls(await metricsOf(survivor));
     const failed: { i: number; status: number; keyed: boolean }[] = [];
     let inFlightUnkeyed = 0;
+    let startedUnkeyed = 0;
     let inFlightAtKill = -1;
     let killed = false;
     let n = 0;
     const stopAt = Date.now() + 4_000;
+    // "In flight on it": every unkeyed vote started before the victim's sockets were gone (its gRPC
+    // port refuses connections). One started in the instant between the signal and the kernel
+    // closing the dying process's sockets could still be sent over its open connection.
     const killer = new Promise<void>((resolve) =>
       setTimeout(() => {
         inFlightAtKill = inFlightUnkeyed;
         process.kill(victim.pid, "SIGKILL");
         killed = true;
-        resolve();
+        const startedAtKill = startedUnkeyed;
+        void (async () => {
+          while (await portOpen(victim.port));
+          inFlightAtKill += startedUnkeyed - startedAtKill;
+          resolve();
+        })();
       }, 1_000),
     );
     await Promise.all(
@@ -126,7 +136,10 @@ const votesServed = (text: string) =>
           const i = n++;
           // every fourth request an unkeyed vote (never retried: it may have been applied)
           const keyed = i % 4 !== 2;
-          if (!keyed) inFlightUnkeyed++;
+          if (!keyed) {
+            inFlightUnkeyed++;
+            startedUnkeyed++;
+          }
           const r = await request(i, keyed);
           if (!keyed) inFlightUnkeyed--;
           if (r.status !== 200) failed.push({ i, status: r.status, keyed });
@@ -143,3 +156,12 @@ const votesServed = (text: string) =>
     for (let i = 0; i < 20; i++) expect((await request(i)).status).toBe(200);
   }, 60_000);
 });
+
+/** Whether 127.0.0.1:`port` accepts a TCP connection now (a killed process's port refuses). */
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });
+}
