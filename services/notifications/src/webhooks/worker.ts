@@ -43,11 +43,20 @@ export const ANSWER_MAX_BYTES = 4096;
 const LEASE_MARGIN_MS = 10_000;
 
 /**
- * After a quick success an endpoint with more due deliveries keeps its slot for the next one (the
- * record and the next claim in one transaction), at most this many in a row; then it yields the
- * slot to the endpoints waiting for one.
+ * At most this many due deliveries of a healthy endpoint are claimed at once and sent one after
+ * another, their outcomes recorded in one transaction (docs/adr/0211): the store's work per
+ * delivery (statements, commits) is divided by up to this much. A batch stops at its first
+ * attempt that is not a quick success; what it did not send is due again at once. A worker lost
+ * mid-batch sends the batch again (at least once). A slow endpoint is claimed one delivery at a time.
  */
-const CHAIN_MAX = 16;
+export const DELIVERY_BATCH = 8;
+
+/**
+ * After a batch of quick successes an endpoint with more due deliveries keeps its slot for its
+ * next batch (the record and the next claim in one transaction), until it has sent this many in a
+ * row; then it yields the slot to the endpoints waiting for one.
+ */
+const CHAIN_MAX = 32;
 
 /**
  * What an agent sees as `lastError` (issue 30 rule 12, docs/adr/0159): the status, `timeout`, or
@@ -79,6 +88,7 @@ export function publicError(o: Pick<AttemptOutcome, "kind" | "statusCode">): Pub
 /** An endpoint picked by a claim, locked: what its materialisation reads (store/cursor.ts). */
 interface Picked extends CursorHook {
   window_full: boolean;
+  slow: boolean;
 }
 
 /** An endpoint claimed for one attempt and its oldest due delivery. */
@@ -98,6 +108,14 @@ interface Claimed {
   agent_id: string;
   /** The endpoint counted as slow when claimed (its share of the pool). */
   slow: boolean;
+  /** When the delivery was due before the claim leased it: a batch is sent in (due_at, seq) order. */
+  due_at: Date;
+}
+
+/** One attempt of a batch and how it went. */
+interface Sent {
+  d: Claimed;
+  a: AttemptOutcome;
 }
 
 /**
@@ -105,10 +123,11 @@ interface Claimed {
  * "Webhooks cannot stall each other", docs/adr/0159). Work is claimed per endpoint: an endpoint
  * whose next delivery is due (`webhooks.next_due_at`) and that no attempt holds is leased
  * (`lease_until`: attempt deadline + 10 s) with `FOR UPDATE SKIP LOCKED`, so at most one attempt
- * per endpoint is in flight across every replica; its oldest due delivery is sent. Up to
- * `concurrency` attempts run at once, each started as soon as a slot frees (no batch waits for its
- * slowest member; after a quick success an endpoint with more due work keeps its slot for up to
- * CHAIN_MAX deliveries in a row); endpoints whose last attempt failed or took over half the deadline (`slow`)
+ * per endpoint is in flight across every replica; its oldest due deliveries (DELIVERY_BATCH) are
+ * sent one after another and recorded together (docs/adr/0211). Up to `concurrency` endpoints are
+ * served at once, each started as soon as a slot frees (no endpoint waits for another's slowest
+ * attempt; after quick successes an endpoint with more due work keeps its slot for up to CHAIN_MAX
+ * deliveries in a row); endpoints whose last attempt failed or took over half the deadline (`slow`)
  * hold at most half the slots, so healthy endpoints always have the other half.
  *
  * Each attempt has a hard deadline over the whole exchange (connect, request, status, answer) and
@@ -122,7 +141,7 @@ interface Claimed {
  */
 export class DeliveryWorker {
   private readonly loop: WakeLoop;
-  /** Attempts in flight, by endpoint. */
+  /** Batches in flight, by endpoint. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private slowInFlight = 0;
   private abort = new AbortController();
@@ -176,14 +195,15 @@ export class DeliveryWorker {
       const free = this.opts.concurrency - this.inFlight.size;
       if (free <= 0 || this.stopped) return;
       const claimed = await this.claim(free, Math.min(free, slowCap - this.slowInFlight));
-      for (const c of claimed) this.launch(c);
+      for (const batch of claimed) this.launch(batch);
       if (claimed.length < free) return;
     }
   }
 
-  private launch(c: Claimed): void {
+  private launch(batch: Claimed[]): void {
+    const c = batch[0]!;
     if (c.slow) this.slowInFlight++;
-    const run = this.attemptAndRecord(c)
+    const run = this.attemptAndRecord(batch)
       .catch((err: unknown) => {
         this.log.warn({ err: String(err), webhookId: c.webhook_id }, "recording a webhook attempt failed");
       })
@@ -197,15 +217,16 @@ export class DeliveryWorker {
 
   /**
    * Leases up to `slowMax` slow endpoints, then up to `max` in all, each with its oldest due
-   * delivery (whose `next_attempt_at` moves past the lease: a lost worker's delivery is due again).
-   * One transaction; `SKIP LOCKED` leaves endpoints another replica is claiming or recording.
+   * deliveries (DELIVERY_BATCH of a healthy one, one of a slow one), whose `next_attempt_at` moves
+   * past the lease: a lost worker's deliveries are due again. One transaction; `SKIP LOCKED` leaves
+   * endpoints another replica is claiming or recording. Resolves a batch per endpoint, in order.
    */
-  private async claim(max: number, slowMax: number): Promise<Claimed[]> {
+  private async claim(max: number, slowMax: number): Promise<Claimed[][]> {
     const lease = this.opts.attemptTimeoutMs + LEASE_MARGIN_MS;
     const busy = [...this.inFlight.keys()];
     return withTransaction(this.pool, async (tx) => {
       const free = `slow = $1 AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])`;
-      const cols = "id, events, feed_cursor::text, window_full";
+      const cols = "id, events, feed_cursor::text, window_full, slow";
       let head: bigint | undefined;
       // endpoints with a delivery due (a retry, a ping, a redelivery, a window being worked off) first,
       // then those behind the feed's head with room in their window, least advanced first
@@ -230,20 +251,20 @@ export class DeliveryWorker {
       const healthy = await pick(false, max - slow.length);
       const picked = [...slow, ...healthy];
       if (picked.length === 0) return [];
-      const take = (ids: string[]) =>
+      const take = (hooks: Picked[]) =>
         tx
           .query<Claimed>(
-            `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
-             FROM (SELECT x.seq FROM unnest($1::text[]) AS e(id) CROSS JOIN LATERAL (
-                     SELECT seq FROM webhook_deliveries
+            `UPDATE webhook_deliveries d SET next_attempt_at = now() + ($3::int * interval '1 millisecond')
+             FROM (SELECT x.seq, x.due_at FROM unnest($1::text[], $2::int[]) AS e(id, n) CROSS JOIN LATERAL (
+                     SELECT seq, next_attempt_at AS due_at FROM webhook_deliveries
                      WHERE webhook_id = e.id AND status = 'pending' AND next_attempt_at <= now()
-                     ORDER BY next_attempt_at, seq LIMIT 1) x) due,
+                     ORDER BY next_attempt_at, seq LIMIT e.n) x) due,
                   webhooks w
              WHERE d.seq = due.seq AND w.id = d.webhook_id
-             RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, d.single_attempt, w.url, ${SECRETS}, w.agent_id, w.slow`,
-            [ids, lease],
+             RETURNING ${CLAIMED}, w.slow, due.due_at`,
+            [hooks.map((p) => p.id), hooks.map((p) => (p.slow ? 1 : DELIVERY_BATCH)), lease],
           )
-          .then((r) => r.rows);
+          .then((r) => batches(r.rows));
       // their next feed events are queued first (store/cursor.ts, docs/adr/0192): an endpoint with
       // retries due still gets its new events (up to its window), then each is taken like before
       head ??= await feedHead(tx);
@@ -253,8 +274,8 @@ export class DeliveryWorker {
         head,
         this.pendingMax,
       );
-      const claimed = await take(picked.map((p) => p.id));
-      const got = claimed.map((x) => x.webhook_id);
+      const claimed = await take(picked);
+      const got = claimed.map((b) => b[0]!.webhook_id);
       await tx.query(
         "UPDATE webhooks SET lease_until = now() + ($2::int * interval '1 millisecond') WHERE id = ANY($1::text[])",
         [got, lease],
@@ -266,25 +287,46 @@ export class DeliveryWorker {
     });
   }
 
-  /** Attempts `first`, then the endpoint's next due deliveries while they go quickly (CHAIN_MAX). */
-  private async attemptAndRecord(first: Claimed): Promise<void> {
-    let d: Claimed | undefined = first;
-    for (let n = 1; d; n++) {
-      let outcome: AttemptOutcome;
-      const t0 = Date.now();
-      try {
-        const target = await checkTarget(d.url, this.opts.policy);
-        outcome = await this.post(target, d);
-      } catch (err) {
-        outcome = { kind: "failed", statusCode: 0, detail: (err as Error).message.slice(0, 500), ms: Date.now() - t0 };
+  /**
+   * Sends `first` (one endpoint's batch) one delivery after another, stopping at the first attempt
+   * that is not a quick success (or at `stop`), records the batch, and goes on with the endpoint's
+   * next batch while they go quickly (CHAIN_MAX deliveries in a row).
+   */
+  private async attemptAndRecord(first: Claimed[]): Promise<void> {
+    let batch = first;
+    for (let n = 0; batch.length > 0;) {
+      const sent: Sent[] = [];
+      for (const d of batch) {
+        const a = await this.attempt(d);
+        sent.push({ d, a });
+        if (!this.quick(a) || this.stopped) break;
       }
-      if (outcome.kind !== "ok" && outcome.kind !== "aborted")
-        this.log.debug(
-          { webhookId: d.webhook_id, deliveryId: d.id, kind: outcome.kind, detail: outcome.detail, ms: outcome.ms },
-          "webhook attempt failed",
-        );
-      d = await this.record(d, outcome, n < CHAIN_MAX && !this.stopped);
+      n += sent.length;
+      batch = await this.record(sent, batch.slice(sent.length), n < CHAIN_MAX && !this.stopped);
     }
+  }
+
+  /** A 2xx within half the deadline: the endpoint is healthy (else it counts as `slow`). */
+  private quick(a: AttemptOutcome): boolean {
+    return a.kind === "ok" && a.ms <= this.opts.attemptTimeoutMs / 2;
+  }
+
+  /** One attempt of `d` (the SSRF guard first); never rejects. */
+  private async attempt(d: Claimed): Promise<AttemptOutcome> {
+    const t0 = Date.now();
+    let outcome: AttemptOutcome;
+    try {
+      const target = await checkTarget(d.url, this.opts.policy);
+      outcome = await this.post(target, d);
+    } catch (err) {
+      outcome = { kind: "failed", statusCode: 0, detail: (err as Error).message.slice(0, 500), ms: Date.now() - t0 };
+    }
+    if (outcome.kind !== "ok" && outcome.kind !== "aborted")
+      this.log.debug(
+        { webhookId: d.webhook_id, deliveryId: d.id, kind: outcome.kind, detail: outcome.detail, ms: outcome.ms },
+        "webhook attempt failed",
+      );
+    return outcome;
   }
 
   /**
@@ -298,22 +340,32 @@ export class DeliveryWorker {
   }
 
   /**
-   * Records an attempt and releases the endpoint's lease, in one transaction that first locks the
-   * endpoint row (so a delivery queued meanwhile is seen by the `next_due_at` it sets): schedules
-   * the next attempt, or gives up and disables the endpoint. An attempt cut by `stop` only makes
-   * its delivery due again. With `chain`, a quick success keeps the lease for the endpoint's next
-   * due delivery, which it resolves (claimed as `claim` would); otherwise undefined.
+   * Records a batch of one endpoint (`sent` in order, then `unsent`, the rest of the batch) and
+   * releases the endpoint's lease, in one transaction that first locks the endpoint row (so a
+   * delivery queued meanwhile is seen by the `next_due_at` it sets): the successes end their
+   * deliveries; the unsent ones are due again at once; a failed last attempt schedules its
+   * delivery's next attempt, or gives up and disables the endpoint; one cut by `stop` only makes
+   * its delivery due again. With `chain`, a batch of quick successes keeps the lease for the
+   * endpoint's next due deliveries, which it resolves (claimed as `claim` would); otherwise [].
    */
-  private async record(d: Claimed, a: AttemptOutcome, chain: boolean): Promise<Claimed | undefined> {
+  private async record(sent: Sent[], unsent: Claimed[], chain: boolean): Promise<Claimed[]> {
+    const { d, a } = sent.at(-1)!;
+    const done = sent.filter((x) => x.a.kind === "ok");
     const attempts = d.attempts + 1;
     const error = publicError(a);
-    const slow = a.kind !== "ok" || a.ms > this.opts.attemptTimeoutMs / 2;
+    const slow = !this.quick(a);
     const lease = this.opts.attemptTimeoutMs + LEASE_MARGIN_MS;
     let disabled = false;
-    const next = await withTransaction(this.pool, async (tx): Promise<Claimed | undefined> => {
+    const next = await withTransaction(this.pool, async (tx): Promise<Claimed[]> => {
       const hook = await tx.query("SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE", [d.webhook_id]);
-      if (hook.rowCount === 0) return undefined; // deleted meanwhile, with its deliveries
-      if (a.kind === "ok") return this.recordSuccess(tx, d, attempts, a.statusCode, chain && !slow, slow, lease);
+      if (hook.rowCount === 0) return []; // deleted meanwhile, with its deliveries
+      if (unsent.length > 0)
+        await tx.query(
+          "UPDATE webhook_deliveries SET next_attempt_at = now() WHERE seq = ANY($1::bigint[]) AND status = 'pending'",
+          [unsent.map((u) => u.seq)],
+        );
+      if (a.kind === "ok") return this.recordSuccess(tx, done, chain && !slow, slow, lease);
+      if (done.length > 0) await tx.query(succeeded(1), outcomeParams(done));
       if (a.kind === "aborted") {
         await tx.query("UPDATE webhook_deliveries SET next_attempt_at = now() WHERE seq = $1 AND status = 'pending'", [
           d.seq,
@@ -339,7 +391,7 @@ export class DeliveryWorker {
         } else {
           await this.giveUp(tx, d, attempts, a.statusCode, error);
           disabled = true;
-          return undefined;
+          return [];
         }
       }
       await tx.query(
@@ -347,7 +399,7 @@ export class DeliveryWorker {
          WHERE id = $1`,
         [d.webhook_id, a.kind === "aborted", slow],
       );
-      return undefined;
+      return [];
     });
     if (disabled)
       this.log.warn({ webhookId: d.webhook_id, deliveryId: d.id }, "webhook disabled after its last retry failed");
@@ -356,42 +408,33 @@ export class DeliveryWorker {
 
   /**
    * The success path of `record`, in one statement after the endpoint's row lock (the hot path:
-   * one delivery per event and endpoint, docs/adr/0192): `d` succeeded; with `chain`, the
-   * endpoint's next due delivery is claimed under the same lease and resolved; otherwise (or when
-   * none is due) the lease is released and `next_due_at` set from the other pending deliveries.
-   * The statement's CTEs share one snapshot, where `d` is still pending: it is left out by `seq`.
+   * one delivery per event and endpoint, docs/adr/0192, 0211): the deliveries of `done` succeeded;
+   * with `chain`, the endpoint's next due deliveries (up to DELIVERY_BATCH) are claimed under the
+   * same lease and resolved; otherwise (or when none is due) the lease is released and `next_due_at`
+   * set from the other pending deliveries. The statement's CTEs share one snapshot, where `done`
+   * is still pending: it is left out by `seq`.
    */
-  private async recordSuccess(
-    tx: Tx,
-    d: Claimed,
-    attempts: number,
-    statusCode: number,
-    chain: boolean,
-    slow: boolean,
-    lease: number,
-  ): Promise<Claimed | undefined> {
+  private async recordSuccess(tx: Tx, done: Sent[], chain: boolean, slow: boolean, lease: number): Promise<Claimed[]> {
     const r = await tx.query<Claimed>(
-      `WITH done AS (
-         UPDATE webhook_deliveries SET status = 'succeeded', attempts = $3, last_status_code = $4, last_error = NULL,
-                delivered_at = now(), next_attempt_at = NULL WHERE seq = $2),
+      `WITH done AS (${succeeded(2)}),
        nxt AS (
          UPDATE webhook_deliveries d SET next_attempt_at = now() + ($5::int * interval '1 millisecond')
-         FROM webhooks w
-         WHERE $6 AND w.id = $1 AND w.disabled_at IS NULL AND d.seq = (
-           SELECT seq FROM webhook_deliveries
-           WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now() AND seq <> $2
-           ORDER BY next_attempt_at, seq LIMIT 1)
-         RETURNING d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, d.single_attempt, w.url, ${SECRETS}, w.agent_id, false AS slow),
+         FROM webhooks w, (
+           SELECT seq, next_attempt_at AS due_at FROM webhook_deliveries
+           WHERE $6 AND webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now() AND seq <> ALL($2::bigint[])
+           ORDER BY next_attempt_at, seq LIMIT $8) due
+         WHERE w.id = $1 AND w.disabled_at IS NULL AND d.seq = due.seq
+         RETURNING ${CLAIMED}, false AS slow, due.due_at),
        hook AS (
          UPDATE webhooks w SET window_full = false,
                 lease_until = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN now() + ($5::int * interval '1 millisecond') END,
                 slow = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN false ELSE $7 END,
-                next_due_at = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN w.next_due_at ELSE ${nextDue("$2")} END
+                next_due_at = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN w.next_due_at ELSE ${nextDue("$2::bigint[]")} END
          WHERE w.id = $1)
        SELECT * FROM nxt`,
-      [d.webhook_id, d.seq, attempts, statusCode, lease, chain, slow],
+      [done[0]!.d.webhook_id, ...outcomeParams(done), lease, chain, slow, DELIVERY_BATCH],
     );
-    return r.rows[0];
+    return batches(r.rows)[0] ?? [];
   }
 
   /** Fails `d` for good, disables its endpoint and every pending delivery of it, tells the owner. */
@@ -465,8 +508,38 @@ const SECRETS = `w.secret, CASE WHEN w.previous_secret_until > now() THEN w.prev
 function nextDue(exclude: string): string {
   return `(SELECT CASE WHEN min(next_attempt_at) IS NOT NULL THEN greatest(min(next_attempt_at), now())
                        WHEN w.feed_cursor < (SELECT coalesce(max(seq), 0) FROM feed_events) THEN now() END
-           FROM webhook_deliveries WHERE webhook_id = w.id AND status = 'pending' AND seq IS DISTINCT FROM ${exclude})`;
+           FROM webhook_deliveries WHERE webhook_id = w.id AND status = 'pending' AND seq <> ALL(${exclude}))`;
 }
 
 /** SQL `SET` clause for `webhooks w`: `next_due_at` from its pending deliveries (nextDue). */
-const NEXT_DUE = `next_due_at = ${nextDue("NULL")}`;
+const NEXT_DUE = `next_due_at = ${nextDue("'{}'::bigint[]")}`;
+
+/** SQL select list of a claimed delivery (`Claimed` but `slow` and `due_at`) of `webhook_deliveries d`, `webhooks w`. */
+const CLAIMED = `d.seq::text, d.id, d.webhook_id, d.body, d.attempts, d.event_id, d.single_attempt, w.url, ${SECRETS}, w.agent_id`;
+
+/**
+ * SQL statement ending the deliveries of a batch that succeeded; its parameters from `$first` on
+ * are `outcomeParams` (their `seq`s, attempt counts and statuses).
+ */
+function succeeded(first: number): string {
+  const [seq, attempts, code] = [first, first + 1, first + 2].map((k) => `$${k}`);
+  return `UPDATE webhook_deliveries d SET status = 'succeeded', attempts = o.attempts, last_status_code = o.code,
+            last_error = NULL, delivered_at = now(), next_attempt_at = NULL
+          FROM unnest(${seq}::bigint[], ${attempts}::int[], ${code}::int[]) AS o(seq, attempts, code)
+          WHERE d.seq = o.seq`;
+}
+
+/** The parameters of `succeeded` for `done`: `seq`s, attempt counts (this one included), statuses. */
+function outcomeParams(done: Sent[]): [string[], number[], number[]] {
+  return [done.map((x) => x.d.seq), done.map((x) => x.d.attempts + 1), done.map((x) => x.a.statusCode)];
+}
+
+/** Claimed deliveries grouped by endpoint, each batch in (due_at, seq) order, endpoints in first-row order. */
+function batches(rows: Claimed[]): Claimed[][] {
+  const by = new Map<string, Claimed[]>();
+  for (const r of rows) by.set(r.webhook_id, [...(by.get(r.webhook_id) ?? []), r]);
+  const order = (x: Claimed, y: Claimed) =>
+    x.due_at.getTime() - y.due_at.getTime() ||
+    (BigInt(x.seq) < BigInt(y.seq) ? -1 : BigInt(x.seq) > BigInt(y.seq) ? 1 : 0);
+  return [...by.values()].map((b) => b.sort(order));
+}

@@ -1,0 +1,152 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import {
+  createLogger,
+  DEFAULT_ALLOWED_PORTS,
+  migrate,
+  openDatabase,
+  PLATFORM_MIGRATIONS_DIR,
+  type Database,
+} from "@aps/platform";
+import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { DELIVERY_BATCH, DeliveryWorker } from "./worker.js";
+
+/**
+ * Batches of one endpoint (docs/adr/0211), on the real PostgreSQL: a healthy endpoint's due
+ * deliveries go out DELIVERY_BATCH at a time, in order, and each batch's outcomes are recorded in
+ * one transaction (its deliveries share `delivered_at`, the transaction's time); a batch stops at
+ * its first failure, the deliveries before it succeeded once, the failed one is retried and the
+ * rest of the batch is sent later, each once.
+ */
+const log = createLogger("notifications-batch-test", "silent");
+const MIGRATIONS_DIR = fileURLToPath(new URL("../store/migrations", import.meta.url));
+const pgUp = await hasPostgres();
+if (!pgUp)
+  console.warn(`\n!! batch.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — the real-PostgreSQL suite is SKIPPED.\n`);
+
+(pgUp ? describe : describe.skip)("webhook delivery batches (real PostgreSQL; SKIPPED when none is reachable)", () => {
+  let tdb: TestDatabase;
+  let db: Database;
+  const servers: Server[] = [];
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    db = await openDatabase({ url: tdb.url, schema: "notifications", log });
+    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+  });
+  afterAll(async () => {
+    for (const s of servers) {
+      s.closeAllConnections();
+      await new Promise<void>((r) => s.close(() => r()));
+    }
+    await db?.close();
+    await tdb?.drop();
+  });
+
+  /** A receiver answering 204, or 500 to the first attempt of the ids in `failOnce`; records each webhook-id. */
+  async function receiver(failOnce: Set<string>) {
+    const ids: string[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const id = String(req.headers["webhook-id"]);
+        ids.push(id);
+        if (failOnce.delete(id)) res.writeHead(500).end();
+        else res.writeHead(204).end();
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`, ids };
+  }
+
+  /** Registers endpoint `hook` at `url` with `n` due deliveries `msg_<hook>_<i>`, oldest first. */
+  async function queue(hook: string, url: string, n: number): Promise<string[]> {
+    await db.pool.query("INSERT INTO webhooks (id, agent_id, url, events, secret) VALUES ($1, 'ag_o', $2, '{*}', $3)", [
+      hook,
+      url,
+      `whsec_${Buffer.alloc(32, 7).toString("base64")}`,
+    ]);
+    const ids = [...Array(n).keys()].map((i) => `msg_${hook}_${i}`);
+    for (const [i, id] of ids.entries())
+      await db.pool.query(
+        `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
+         VALUES ($1, $2, $3::bigint, 'post.created', $4, '{"type":"post.created","timestamp":"t","data":{}}', now() + $3::bigint * interval '1 microsecond')`,
+        [id, hook, i, `ev_${hook}_${i}`],
+      );
+    await db.pool.query("UPDATE webhooks SET next_due_at = now() WHERE id = $1", [hook]);
+    return ids;
+  }
+
+  const worker = () =>
+    new DeliveryWorker(
+      db.pool,
+      {
+        retrySchedule: [100, 100, 100],
+        attemptTimeoutMs: 2_000,
+        concurrency: 2,
+        pollMs: 50,
+        policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
+      },
+      log,
+    );
+
+  /** Each delivery's status, attempts and `delivered_at` (ms), by id. */
+  async function outcomes(hook: string) {
+    const r = await db.pool.query<{ id: string; status: string; attempts: number; at: string | null }>(
+      `SELECT id, status, attempts, (extract(epoch FROM delivered_at) * 1000)::text AS at
+       FROM webhook_deliveries WHERE webhook_id = $1`,
+      [hook],
+    );
+    return new Map(r.rows.map((x) => [x.id, x]));
+  }
+
+  it(`a healthy endpoint's deliveries go out in order, ${DELIVERY_BATCH} recorded per transaction`, async () => {
+    const n = 2 * DELIVERY_BATCH;
+    const rx = await receiver(new Set());
+    const ids = await queue("wh_ok", rx.url, n);
+    const w = worker();
+    w.start();
+    try {
+      await eventually(
+        async () =>
+          expect([...(await outcomes("wh_ok")).values()].map((o) => o.status)).toEqual(Array(n).fill("succeeded")),
+        10_000,
+        50,
+      );
+    } finally {
+      await w.stop();
+    }
+    expect(rx.ids).toEqual(ids);
+    const o = await outcomes("wh_ok");
+    expect(ids.map((id) => o.get(id)!.attempts)).toEqual(Array(n).fill(1));
+    // one recording transaction per batch: each batch's deliveries share the transaction's time
+    const times = ids.map((id) => o.get(id)!.at);
+    expect(new Set(times).size).toBe(2);
+    expect(new Set(times.slice(0, DELIVERY_BATCH)).size).toBe(1);
+  });
+
+  it("a batch stops at its first failure; the rest is sent later, each once, and the failed one again", async () => {
+    const failing = "msg_wh_fail_3";
+    const rx = await receiver(new Set([failing]));
+    const ids = await queue("wh_fail", rx.url, 12);
+    const w = worker();
+    w.start();
+    try {
+      await eventually(
+        async () => expect([...(await outcomes("wh_fail")).values()].every((o) => o.status === "succeeded")).toBe(true),
+        10_000,
+        50,
+      );
+    } finally {
+      await w.stop();
+    }
+    // the batch's first four in order, the fourth failing; nothing else of the batch was sent then
+    expect(rx.ids.slice(0, 4)).toEqual(ids.slice(0, 4));
+    expect([...rx.ids].sort()).toEqual([...ids, failing].sort());
+    const o = await outcomes("wh_fail");
+    expect(ids.map((id) => o.get(id)!.attempts)).toEqual(ids.map((id) => (id === failing ? 2 : 1)));
+    // the three before the failure were recorded with it, in one transaction
+    expect(new Set(ids.slice(0, 3).map((id) => o.get(id)!.at)).size).toBe(1);
+  });
+});
