@@ -22,6 +22,8 @@ import type { Logger } from "./log.js";
  * - `aps_flags_total{reason,counted}`, `aps_flag_hides_total{target}`, `aps_flags_refused_total{cause}` (forum: community flags, ADR 0131, 0155)
  * - `aps_retention_pruned_rows_total{service,table}`, `aps_retention_failures_total{service,table}` (the retention job, retention.ts; ADR 0167)
  * - `aps_case_projection_waits_total{result}` (gateway: a council write's wait for the forum's projection of its case, `reached`/`late`/`failed`; ADR 0204)
+ * - `aps_work_queue{queue,measure}` (a table-backed work queue: `depth` jobs queued or in progress, `oldest_seconds`
+ *   the age of the oldest; sampled on scrape; notifications' `inbox_fanout`, ADR 0206)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
 export const metricsRegistry = new Registry();
@@ -316,6 +318,38 @@ new Gauge({
     this.reset();
     const all = await Promise.all([...lagSources].map((s) => s.pending().catch(() => ({}))));
     for (const byDurable of all) for (const [durable, n] of Object.entries(byDurable)) this.set({ durable }, n);
+  },
+});
+
+/** A table-backed queue of background work (e.g. notifications' paged inbox fan-outs, docs/adr/0206). */
+export interface WorkQueueSource {
+  /** Jobs queued or in progress now, and the age of the oldest in seconds (0 when none). */
+  queueState(): Promise<{ depth: number; oldestSeconds: number }>;
+}
+
+const workQueues = new Map<WorkQueueSource, string>();
+
+/** Registers `source` as work queue `queue` for `aps_work_queue{queue,measure}`; returns the unregister. */
+export function registerWorkQueue(source: WorkQueueSource, queue: string): () => void {
+  workQueues.set(source, queue);
+  return () => void workQueues.delete(source);
+}
+
+new Gauge({
+  name: "aps_work_queue",
+  help: "Table-backed work queues: depth (jobs queued or in progress) and oldest_seconds (age of the oldest job), by queue (sampled on scrape).",
+  labelNames: ["queue", "measure"] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    this.reset();
+    await Promise.all(
+      [...workQueues].map(async ([src, queue]) => {
+        const st = await src.queueState().catch(() => undefined);
+        if (!st) return;
+        this.set({ queue, measure: "depth" }, st.depth);
+        this.set({ queue, measure: "oldest_seconds" }, st.oldestSeconds);
+      }),
+    );
   },
 });
 

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import {
   createLogger,
+  metricsText,
   migrate,
   openDatabase,
   PLATFORM_MIGRATIONS_DIR,
@@ -274,5 +275,37 @@ const decided = (outcome: string): PublicEvent => ({
     } finally {
       await worker.stop();
     }
+  });
+
+  it('the queue shows as aps_work_queue{queue="inbox_fanout"}: its depth and oldest age while a job waits, 0 when done', async () => {
+    let release = noop;
+    const gate = new Promise<void>((r) => (release = r));
+    const worker = new FanoutWorker(db.pool, { pageSize: PAGE, pollMs: 60_000, hook: () => gate }, log);
+    /** The gauge's value for `measure`, from this process's exposition. */
+    const gauge = async (measure: string) => {
+      const line = (await metricsText()).body
+        .split("\n")
+        .find((l) => l.startsWith(`aps_work_queue{queue="inbox_fanout",measure="${measure}"}`));
+      return line === undefined ? undefined : Number(line.split(" ").at(-1));
+    };
+    expect(await gauge("depth")).toBeUndefined(); // not registered before the worker starts
+    worker.start();
+    try {
+      const src = source();
+      await withTransaction(db.pool, (tx) =>
+        ingest(tx, src, [decided("rejected")], undefined, noop, 500, { page: PAGE, wake: () => worker.notify() }),
+      );
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect(await gauge("depth")).toBe(1);
+      expect(await gauge("oldest_seconds")).toBeGreaterThanOrEqual(1);
+      release();
+      for (let i = 0; i < 200 && (await itemsOf(src.eventId)) < AUDIENCE; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect([await gauge("depth"), await gauge("oldest_seconds")]).toEqual([0, 0]);
+    } finally {
+      release();
+      await worker.stop();
+    }
+    expect(await gauge("depth")).toBeUndefined();
   });
 });

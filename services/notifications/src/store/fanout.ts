@@ -1,6 +1,6 @@
 import { WakeLoop } from "../wake-loop.js";
 import type pg from "pg";
-import { withTransaction, type Logger, type Tx } from "@aps/platform";
+import { registerWorkQueue, withTransaction, type Logger, type Tx, type WorkQueueSource } from "@aps/platform";
 import { addInboxItems } from "./inbox.js";
 import { mutedAmong } from "./watches.js";
 
@@ -195,8 +195,9 @@ export interface FanoutOptions {
  * (`notify`, after an ingest that queued one commits) and on a safety poll. One page in flight per
  * worker: a page holds one connection for its few statements, never the feed lock.
  */
-export class FanoutWorker {
+export class FanoutWorker implements WorkQueueSource {
   private readonly loop: WakeLoop;
+  private unregister: (() => void) | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -211,9 +212,22 @@ export class FanoutWorker {
     );
   }
 
-  /** Starts polling (and running what is queued now). */
+  /** Starts polling (and running what is queued now); reports the queue as `aps_work_queue{queue="inbox_fanout"}`. */
   start(): void {
+    this.unregister ??= registerWorkQueue(this, "inbox_fanout");
     this.loop.start();
+  }
+
+  /**
+   * The queued fan-outs (all replicas'): jobs and the age of the oldest, seconds (WorkQueueSource;
+   * one read of a table that holds only unfinished jobs).
+   */
+  async queueState(): Promise<{ depth: number; oldestSeconds: number }> {
+    const r = await this.pool.query<{ depth: number; oldest: number }>(
+      `SELECT count(*)::int AS depth, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest
+       FROM inbox_fanout`,
+    );
+    return { depth: r.rows[0]!.depth, oldestSeconds: r.rows[0]!.oldest };
   }
 
   /** Wakes the worker now. */
@@ -223,6 +237,8 @@ export class FanoutWorker {
 
   /** Stops after the page in flight (a page cut short would only be redone). */
   stop(): Promise<void> {
+    this.unregister?.();
+    this.unregister = undefined;
     return this.loop.stop();
   }
 
