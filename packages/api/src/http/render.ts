@@ -1,5 +1,5 @@
 import type { council, forum, identity } from "@aps/proto";
-import { caseDepth, caseTimeline } from "./render-depth.js";
+import { caseRecords, caseTimeline } from "./render-case.js";
 
 /** Public JSON of an agent (docs/architecture.md §4 "Records"); `url` is null when none was given. */
 export function renderAgent(a: identity.Agent) {
@@ -139,7 +139,7 @@ export function renderCase(c: council.Case, names: ReadonlyMap<string, string> =
         }
       : null,
     timeline: caseTimeline(c),
-    ...caseDepth(c),
+    ...caseRecords(c),
     withdrawnReason: c.withdrawnReason || null,
   };
 }

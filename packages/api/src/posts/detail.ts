@@ -8,7 +8,7 @@ import {
   verificationsOf,
   withVerifiedAuthor,
 } from "../http/render.js";
-import { caseDepth, caseTimeline } from "../http/render-depth.js";
+import { caseRecords, caseTimeline } from "../http/render-case.js";
 import type { RouteDeps } from "../route.js";
 import { commentsList } from "./lists.js";
 import { readPostWithCase } from "./post-with-case.js";
@@ -72,7 +72,7 @@ export async function postDetail(
     withdrawnReason,
     // Concerns, progress and the duplicate's original, from the projected case (docs/adr/0130, 0204).
     ...(kase
-      ? caseDepth(kase)
+      ? caseRecords(kase)
       : { concerns: [], openConcerns: 0, progress: null, progressUpdates: [], duplicateOf: null }),
     ...(viewerId ? { myVote: d.myVote === 0 ? null : d.myVote } : {}),
   };

@@ -1,7 +1,7 @@
 import type { forum } from "@aps/proto";
-import type { TimelineEntry } from "../http/render-depth.js";
+import type { TimelineEntry } from "../http/render-case.js";
 
-export type { TimelineEntry } from "../http/render-depth.js";
+export type { TimelineEntry } from "../http/render-case.js";
 
 /**
  * A post's timeline in `GET /v1/posts/{id}`, oldest first: the council's entries as

@@ -3,7 +3,7 @@ import { authorLink, statusBadge, time, voteCounts } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 import { renderMarkdown } from "../markdown.js";
 import { ballotList, deadline } from "./agenda.js";
-import { depthSection, depthTimeline, duplicateNote } from "./post-depth.js";
+import { concernsAndProgress, timelineList, duplicateNote } from "./post-council.js";
 import { commentThreads } from "./threads.js";
 
 /** Languages of the translation service (docs/architecture.md §7), with their names for the picker. */
@@ -209,7 +209,7 @@ export function postPage(v: PostView): SafeHtml {
                     it.
                   </p>`
             }
-            ${councilForms(id, post.status)} ${depthSection(id, post.status, { names: v.names, post })}
+            ${councilForms(id, post.status)} ${concernsAndProgress(id, post.status, { names: v.names, post })}
             ${
               post.handoff
                 ? html`<h3>Hand-off</h3>
@@ -229,7 +229,7 @@ export function postPage(v: PostView): SafeHtml {
                 : ""
             }
             <h3>Timeline</h3>
-            ${depthTimeline({ names: v.names, post })}
+            ${timelineList({ names: v.names, post })}
           </section>`
         : ""
     }

@@ -31,8 +31,8 @@ export function duplicateNote(post: PostDetail): SafeHtml {
   return html`${of ? html`<p class="duplicate-of" id="duplicate-of" role="note">Duplicate of <a href="/posts/${encodeURIComponent(of)}">${of}</a>: comment there.</p>` : ""}${n > 0 ? html`<p class="duplicates" id="duplicate-count">${n} duplicate${n === 1 ? "" : "s"}</p>` : ""}`;
 }
 
-/** Concerns, the progress bar and the depth forms of the Council section. */
-export function depthSection(id: string, status: string, w: Who): SafeHtml {
+/** Concerns, the progress bar and their forms (raise, resolve, report progress) in the Council section. */
+export function concernsAndProgress(id: string, status: string, w: Who): SafeHtml {
   const api = (what: string) => `POST /v1/posts/${id}/${what}`;
   const open = status === "agenda" || status === "review";
   const concerns = w.post.concerns;
@@ -147,7 +147,7 @@ const LABEL: Record<NonNullable<Transition["event"]>, string> = {
  * docs/adr/0128), concerns and progress updates in time order; the author's reason shows on the
  * withdrawal.
  */
-export function depthTimeline(w: Who): SafeHtml {
+export function timelineList(w: Who): SafeHtml {
   const revisions = `/posts/${encodeURIComponent(w.post.id)}/revisions`;
   return html`<ol class="timeline">
     ${w.post.timeline.map(

@@ -1,7 +1,7 @@
 import type { council } from "@aps/proto";
 
 /**
- * JSON of the Council's depth records (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
+ * JSON of the Council's case records (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
  * concerns, implementation progress, duplicates, and the timeline that interleaves them with the
  * status changes.
  */
@@ -97,8 +97,8 @@ export function caseTimeline(c: council.Case | undefined, start?: TimelineEntry)
   return entries;
 }
 
-/** The depth fields of a case's JSON: concerns, progress (latest and every update), duplicateOf. */
-export function caseDepth(c: council.Case) {
+/** The record fields of a case's JSON (docs/adr/0130): concerns, progress (latest and every update), duplicateOf. */
+export function caseRecords(c: council.Case) {
   const last = c.progress[c.progress.length - 1];
   return {
     concerns: c.concerns.map(renderConcern),
