@@ -149,4 +149,57 @@ if (!pgUp)
     // the three before the failure were recorded with it, in one transaction
     expect(new Set(ids.slice(0, 3).map((id) => o.get(id)!.at)).size).toBe(1);
   });
+
+  it("endpoints take turns by how long their work waited: one that had caught up is not starved by busy ones", async () => {
+    await db.pool.query("UPDATE webhooks SET disabled_at = now()"); // the earlier tests' endpoints
+    const arrivals: string[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        arrivals.push(String(req.url).split("/").at(-1)!);
+        res.writeHead(204).end();
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`;
+    // three public events recorded 10 s ago
+    await db.pool.query(
+      `INSERT INTO feed_events (event_id, type, occurred_at, recorded_at, data)
+       SELECT 'ev_turn_' || i, 'post.created', now() - interval '10 s', now() - interval '10 s', '{}'::jsonb FROM generate_series(1, 3) i`,
+    );
+    // busy endpoints: 40 deliveries each due for 1 s, their cursors at the feed's head
+    for (const hook of ["busy_a", "busy_b"]) {
+      await queue(hook, `${base}/${hook}`, 40);
+      await db.pool.query(
+        "UPDATE webhooks SET feed_cursor = (SELECT max(seq) FROM feed_events), next_due_at = now() - interval '1 s' WHERE id = $1",
+        [hook],
+      );
+    }
+    // an endpoint that had caught up: nothing queued, its cursor before the three events
+    await db.pool.query(
+      `INSERT INTO webhooks (id, agent_id, url, events, secret, feed_cursor)
+       VALUES ('caught_up', 'ag_o', $1, '{*}', $2, (SELECT min(seq) - 1 FROM feed_events))`,
+      [`${base}/caught_up`, `whsec_${Buffer.alloc(32, 7).toString("base64")}`],
+    );
+    const w = new DeliveryWorker(
+      db.pool,
+      {
+        retrySchedule: [100],
+        attemptTimeoutMs: 2_000,
+        concurrency: 1,
+        pollMs: 50,
+        policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
+      },
+      log,
+    );
+    w.start();
+    try {
+      await eventually(async () => expect(arrivals.length).toBe(83), 10_000, 50);
+    } finally {
+      await w.stop();
+    }
+    // its events waited longest (10 s): its batch goes first, before the busy endpoints' 80
+    expect(arrivals.slice(0, 3)).toEqual(["caught_up", "caught_up", "caught_up"]);
+  });
 });

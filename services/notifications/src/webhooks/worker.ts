@@ -89,6 +89,8 @@ export function publicError(o: Pick<AttemptOutcome, "kind" | "statusCode">): Pub
 interface Picked extends CursorHook {
   window_full: boolean;
   slow: boolean;
+  /** Since when its work has waited: its `next_due_at`, or when its next feed event was recorded. */
+  waiting_since: Date;
 }
 
 /** An endpoint claimed for one attempt and its oldest due delivery. */
@@ -228,24 +230,31 @@ export class DeliveryWorker {
       const free = `slow = $1 AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])`;
       const cols = "id, events, feed_cursor::text, window_full, slow";
       let head: bigint | undefined;
-      // endpoints with a delivery due (a retry, a ping, a redelivery, a window being worked off) first,
-      // then those behind the feed's head with room in their window, least advanced first
+      // Endpoints take turns by how long their work has waited (docs/adr/0211): those with a
+      // delivery due (a retry, a ping, a redelivery, a window being worked off) since `next_due_at`,
+      // those behind the feed's head with room in their window and nothing queued since their next
+      // feed event was recorded. Up to n of each are read (the second set least advanced first),
+      // merged by that time, and the n that waited longest taken: a busy set of endpoints whose
+      // turns keep ending with more to do cannot starve the ones that had caught up.
       const pick = async (slow: boolean, n: number): Promise<Picked[]> => {
         if (n <= 0) return [];
         const due = await tx.query<Picked>(
-          `SELECT ${cols} FROM webhooks WHERE disabled_at IS NULL AND next_due_at <= now() AND ${free}
+          `SELECT ${cols}, next_due_at AS waiting_since FROM webhooks
+           WHERE disabled_at IS NULL AND next_due_at <= now() AND ${free}
            ORDER BY next_due_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
           [slow, n, busy],
         );
-        if (due.rows.length >= n) return due.rows;
         head ??= await feedHead(tx);
-        const more = await tx.query<Picked>(
-          `SELECT ${cols} FROM webhooks
+        const behind = await tx.query<Picked>(
+          `SELECT ${cols}, coalesce((SELECT f.recorded_at FROM feed_events f WHERE f.seq > w.feed_cursor ORDER BY f.seq LIMIT 1), now()) AS waiting_since
+           FROM webhooks w
            WHERE disabled_at IS NULL AND NOT window_full AND feed_cursor < $4 AND ${free} AND id <> ALL($5::text[])
            ORDER BY slow, feed_cursor LIMIT $2 FOR UPDATE SKIP LOCKED`,
-          [slow, n - due.rows.length, busy, head.toString(), due.rows.map((r) => r.id)],
+          [slow, n, busy, head.toString(), due.rows.map((r) => r.id)],
         );
-        return [...due.rows, ...more.rows];
+        return [...due.rows, ...behind.rows]
+          .sort((x, y) => x.waiting_since.getTime() - y.waiting_since.getTime())
+          .slice(0, n);
       };
       const slow = await pick(true, slowMax);
       const healthy = await pick(false, max - slow.length);
