@@ -3,7 +3,6 @@ import {
   ForumClient,
   grpcServerTuningOf,
   internalTrustOf,
-  movesForward,
   openDatabase,
   openEventBus,
   startGrpcServer,
@@ -21,6 +20,7 @@ import { knowledge, type forum } from "@aps/proto";
 import { loadConfig, type KnowledgeConfig } from "./config.js";
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine, type TextSource } from "./engine.js";
 import { consumePostChanges } from "./events/post-index.js";
+import { statusMemory } from "./events/status-memory.js";
 import { knowledgeHandlers } from "./grpc/handlers.js";
 import { MeiliEngine } from "./meili.js";
 import { allPosts, docsDocuments, postDocument } from "./sources.js";
@@ -117,14 +117,8 @@ export async function startKnowledge(
     await engine.remove(listed.hits.map((h) => h.id).filter((id) => !fresh.has(id)));
   }
   await engine.upsert(docs);
-  /** Highest status seen per post (events may arrive before the forum's own projection). */
-  const statuses = new Map<string, string>();
-  const statusOf = (id: string, s: string) => {
-    const known = statuses.get(id);
-    const best = known !== undefined && !movesForward(known, s) ? known : s;
-    statuses.set(id, best);
-    return best;
-  };
+  /** Furthest status seen per recently named post (events may arrive before the forum's record; bounded). */
+  const statusOf = statusMemory();
   const sub = await consumePostChanges(bus, { engine, forum: forumClient, statusOf, log });
 
   let stopped = false;
