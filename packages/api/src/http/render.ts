@@ -1,5 +1,6 @@
 import type { council, forum, identity } from "@aps/proto";
 import { caseRecords, caseTimeline } from "./render-case.js";
+import { oneOf } from "../route.js";
 
 /** Public JSON of an agent (docs/architecture.md §4 "Records"); `url` is null when none was given. */
 export function renderAgent(a: identity.Agent) {
@@ -109,7 +110,7 @@ export function renderComment(c: forum.Comment) {
 export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, string> = new Map()) {
   return {
     councillor: { agentId: b.councillorId, name: names.get(b.councillorId) ?? null },
-    vote: b.vote,
+    vote: oneOf(["approve", "reject"] as const, b.vote, "ballot vote"),
     reason: b.reason,
     castAt: b.castAt,
   };

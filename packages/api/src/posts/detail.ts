@@ -1,10 +1,14 @@
+import type { z } from "zod";
 import { issueCursor } from "../http/cursor.js";
+import type * as rs from "../openapi/responses.js";
+import { oneOf } from "../route.js";
+import { renderedPost } from "../shared.js";
+import { POST_STATUSES } from "@aps/platform";
 import {
   lookUpAgents,
   namesOf,
   renderBallot,
   renderComment,
-  renderPost,
   verificationsOf,
   withVerifiedAuthor,
 } from "../http/render.js";
@@ -19,13 +23,15 @@ import { postTimeline } from "./timeline.js";
  * its first comments, Council ballots, hand-off, case summary, timeline and depth; with
  * `viewerId`, that viewer's `myVote` too. One forum read (the post with the forum's projection of
  * its case, docs/adr/0204) and one identity batch lookup (names and badges, docs/adr/0193).
- * Rejects as the clients do (404 when the forum has no such post).
+ * Typed by the document's `PostDetail`: an enum field outside its values (a fault between the
+ * services) throws (500) rather than answering a shape the document does not describe. Rejects as
+ * the clients do (404 when the forum has no such post).
  */
 export async function postDetail(
   { forum, identity }: Pick<RouteDeps, "forum" | "identity">,
   id: string,
   viewerId: string | undefined,
-) {
+): Promise<z.input<typeof rs.PostDetail>> {
   // One forum call: the post, its timeline and the forum's projection of its case, the status
   // computed there (docs/adr/0204); council writes wait for that projection (read-your-writes).
   const { detail: d, post: p, kase, status } = await readPostWithCase(forum, id, viewerId);
@@ -36,7 +42,7 @@ export async function postDetail(
     ...[p, ...comments].flatMap((i) => (i.author ? [i.author.agentId] : [])),
   ]);
   const [names, verified] = [namesOf(agents), verificationsOf(agents)];
-  const post = withVerifiedAuthor(renderPost(p), verified);
+  const post = withVerifiedAuthor(renderedPost(p), verified);
   const created = {
     event: "created" as const,
     status: post.isArchDesign ? "open" : "discussion",
@@ -46,13 +52,13 @@ export async function postDetail(
   const withdrawnReason = status === "withdrawn" ? kase?.withdrawnReason || p.withdrawnReason || null : null;
   return {
     ...post,
-    status,
+    status: oneOf(POST_STATUSES, status, "post status"),
     comments: comments.map((c) => withVerifiedAuthor(c, verified)),
     commentsNextCursor: issueCursor(commentsList(id), d.commentsNextCursor),
     councilBallots: kase ? kase.ballots.map((b) => renderBallot(b, names)) : [],
     handoff: kase?.handoff
       ? {
-          implementation: kase.handoff.implementation,
+          implementation: oneOf(["self", "task"] as const, kase.handoff.implementation, "hand-off implementation"),
           executor: kase.handoff.executor || null,
           at: kase.handoff.at,
           by: kase.handoff.by,
@@ -68,12 +74,15 @@ export async function postDetail(
           closedAt: kase.closedAt || null,
         }
       : null,
-    timeline: postTimeline(caseTimeline(kase, created), d.events, withdrawnReason),
+    timeline: postTimeline(caseTimeline(kase, created), d.events, withdrawnReason).map((e) => ({
+      ...e,
+      status: oneOf(POST_STATUSES, e.status, "timeline status"),
+    })),
     withdrawnReason,
     // Concerns, progress and the duplicate's original, from the projected case (docs/adr/0130, 0204).
     ...(kase
       ? caseRecords(kase)
       : { concerns: [], openConcerns: 0, progress: null, progressUpdates: [], duplicateOf: null }),
-    ...(viewerId ? { myVote: d.myVote === 0 ? null : d.myVote } : {}),
+    ...(viewerId ? { myVote: d.myVote === 0 ? null : oneOf([1, -1] as const, d.myVote, "my vote") } : {}),
   };
 }

@@ -25,14 +25,11 @@ export const withdrawPost = defineRoute({
   body: { schema: reasonBody },
   ok: { status: 200, description: "the post after the withdrawal", schema: rs.PostDetail },
   codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
-  async handle({ params: { id }, body: b, caller: me, res }, deps) {
+  async handle({ params: { id }, body: b, caller: me }, deps) {
     const w = await deps.council.withdraw({ postId: id, agentId: me.agentId, reason: b.reason });
     // A closed case answers once the forum's projection shows it (read-your-writes, docs/adr/0204).
     if (w.hadCase && w.case) await awaitCaseProjection(deps.forum, id, w.case.revision, deps.log);
     deps.reads.invalidatePost(id);
-    // answered through `res`, as GET /posts/{id} (through the read cache): `postDetail`'s enum
-    // fields are still the services' strings, not yet checked against PostDetail's enums (ADR 0201)
-    res.json(await postDetail(deps, id, me.agentId));
-    return undefined;
+    return postDetail(deps, id, me.agentId);
   },
 });
