@@ -26,7 +26,8 @@ import { DeliveryWorker } from "@aps/notifications/webhooks/worker";
  * O(1) rows per event whatever the number of webhooks (it wrote a delivery row per webhook before).
  * Prints the figures (lag p50/p95/p99/max, rows written per event).
  */
-const log = createLogger("webhook-fanout-test", "silent");
+// the worker's warnings (a failed claim or record) show in the test's output
+const log = createLogger("webhook-fanout-test", "warn");
 const MIGRATIONS_DIR = fileURLToPath(new URL("../../services/notifications/src/store/migrations", import.meta.url));
 const pgUp = await hasPostgres();
 if (!pgUp) console.warn(`\n!! webhook-fanout.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — SKIPPED.\n`);
@@ -223,6 +224,36 @@ const quantile = (xs: number[], q: number) => {
             `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
              WHERE d.attempts > 1 AND NOT (split_part(w.url, '/', 5)::int = ANY($1::int[]))`,
             [[...SLOW.keys()]],
+          );
+          // the endpoints whose slowest delivery took longest: index, that lag (ms), when its event
+          // was committed (s into the load), and the endpoint's row now (for a failure's diagnosis)
+          const firstCommit = Math.min(...committed.values());
+          const worst = healthy
+            .map((i) => {
+              let lag = 0;
+              let at = 0;
+              for (const [id, c] of committed) {
+                const l = (arrived.get(i)?.get(id) ?? Infinity) - c;
+                if (l > lag) [lag, at] = [l, Math.round((c - firstCommit) / 100) / 10];
+              }
+              return { i, lag, at };
+            })
+            .sort((x, y) => y.lag - x.lag)
+            .slice(0, 8);
+          const rows = await db.pool.query<{
+            i: number;
+            slow: boolean;
+            window_full: boolean;
+            leased: boolean;
+            pending: number;
+          }>(
+            `SELECT split_part(w.url, '/', 5)::int AS i, w.slow, w.window_full, coalesce(w.lease_until > now(), false) AS leased,
+                    (SELECT count(*)::int FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending
+             FROM webhooks w WHERE split_part(w.url, '/', 5)::int = ANY($1::int[])`,
+            [worst.map((w) => w.i)],
+          );
+          console.log(
+            `webhook fan-out: slowest endpoints ${JSON.stringify(worst.map((w) => ({ ...w, ...rows.rows.find((r) => r.i === w.i) })))}`,
           );
           const fig = {
             events: committed.size,
