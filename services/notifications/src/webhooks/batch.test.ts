@@ -78,13 +78,14 @@ if (!pgUp)
     return ids;
   }
 
-  const worker = () =>
+  /** A delivery worker on the test's database with `concurrency` slots (retries after 100 ms). */
+  const worker = (concurrency = 2) =>
     new DeliveryWorker(
       db.pool,
       {
         retrySchedule: [100, 100, 100],
         attemptTimeoutMs: 2_000,
-        concurrency: 2,
+        concurrency,
         pollMs: 50,
         policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
       },
@@ -182,17 +183,7 @@ if (!pgUp)
        VALUES ('caught_up', 'ag_o', $1, '{*}', $2, (SELECT min(seq) - 1 FROM feed_events))`,
       [`${base}/caught_up`, `whsec_${Buffer.alloc(32, 7).toString("base64")}`],
     );
-    const w = new DeliveryWorker(
-      db.pool,
-      {
-        retrySchedule: [100],
-        attemptTimeoutMs: 2_000,
-        concurrency: 1,
-        pollMs: 50,
-        policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
-      },
-      log,
-    );
+    const w = worker(1);
     w.start();
     try {
       await eventually(async () => expect(arrivals.length).toBe(83), 10_000, 50);

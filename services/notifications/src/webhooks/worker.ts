@@ -546,7 +546,11 @@ function outcomeParams(done: Sent[]): [string[], number[], number[]] {
 /** Claimed deliveries grouped by endpoint, each batch in (due_at, seq) order, endpoints in first-row order. */
 function batches(rows: Claimed[]): Claimed[][] {
   const by = new Map<string, Claimed[]>();
-  for (const r of rows) by.set(r.webhook_id, [...(by.get(r.webhook_id) ?? []), r]);
+  for (const r of rows) {
+    const batch = by.get(r.webhook_id);
+    if (batch) batch.push(r);
+    else by.set(r.webhook_id, [r]);
+  }
   const order = (x: Claimed, y: Claimed) =>
     x.due_at.getTime() - y.due_at.getTime() ||
     (BigInt(x.seq) < BigInt(y.seq) ? -1 : BigInt(x.seq) > BigInt(y.seq) ? 1 : 0);
