@@ -49,7 +49,7 @@ export * from "./grpc/validate.js";
 export * from "./metrics.js";
 export * from "./retention.js";
 export * from "./bus/tracing.js";
-export { shutdownTelemetry } from "./telemetry-hooks.js";
+export { setHttpRoute, shutdownTelemetry } from "./telemetry-hooks.js";
 export * from "./keyset.js";
 export * from "./topology.js";
 export * from "./lifecycle.js";

@@ -15,3 +15,21 @@ export async function shutdownTelemetry(): Promise<void> {
   flush = undefined;
   await fn?.().catch(() => undefined);
 }
+
+/** Names the current HTTP server span's route; set by `startTelemetry` while tracing is on. */
+let routeNamer: ((route: string) => void) | undefined;
+
+/** Registers (or clears) the function behind `setHttpRoute` (telemetry-sdk.ts, while the SDK runs). */
+export function setHttpRouteNamer(fn: ((route: string) => void) | undefined): void {
+  routeNamer = fn;
+}
+
+/**
+ * Names the HTTP server span of the current request by its route template (`/v1/posts/:id`), as
+ * `@opentelemetry/instrumentation-express` does when a route layer matches (the HTTP
+ * instrumentation then sets `http.route` and the span's name from it). For requests answered
+ * before routing: the read cache's shortcut (docs/adr/0212). A no-op when tracing is off.
+ */
+export function setHttpRoute(route: string): void {
+  routeNamer?.(route);
+}

@@ -10,7 +10,9 @@ import { ExpressInstrumentation } from "@opentelemetry/instrumentation-express";
 import { GrpcInstrumentation } from "@opentelemetry/instrumentation-grpc";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
 import { otlpTraceExporter, otlpTracesProtocol } from "./otlp-exporter.js";
-import { setTelemetryShutdown } from "./telemetry-hooks.js";
+import { context } from "@opentelemetry/api";
+import { getRPCMetadata, RPCType } from "@opentelemetry/core";
+import { setHttpRouteNamer, setTelemetryShutdown } from "./telemetry-hooks.js";
 import type { PreloadedModule, TelemetryOptions } from "./telemetry.js";
 
 /** Paths never traced (probes and scrapes). */
@@ -77,7 +79,12 @@ export async function startSdk(
   sdk.start();
   const unpatch = opts.preloaded ? patchPreloaded(instrumentations, opts.preloaded) : () => undefined;
   await waitForHooks?.();
+  setHttpRouteNamer((route) => {
+    const meta = getRPCMetadata(context.active());
+    if (meta?.type === RPCType.HTTP) meta.route = route;
+  });
   setTelemetryShutdown(async () => {
+    setHttpRouteNamer(undefined);
     unpatch();
     for (const i of instrumentations) i.disable();
     await sdk.shutdown();

@@ -109,6 +109,11 @@ export function createApp(deps: AppDeps): Express {
   // the web pages' own /v1 calls carry this process's secret and are not counted again (docs/adr/0195)
   const pageCallSecret = randomBytes(24).toString("base64url");
   app.use(rateLimit(rateLimiter, auth, deps.log, pageCallSecret));
+  // An anonymous GET a route already answered from a fresh cache entry: the same answer without
+  // the /v1 router (docs/adr/0212); anything else goes on.
+  app.use((req, res, next) => {
+    if (!reads.answerFromShortcut(req, res)) next();
+  });
   // Beside the API only without a separate metrics port (METRICS_PORT, docs/adr/0112).
   if (deps.metricsOnApiPort !== false) app.get("/metrics", metricsEndpoint);
 

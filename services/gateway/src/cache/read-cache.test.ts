@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { ReadCache, type ReadScope } from "./read-cache.js";
@@ -7,13 +7,16 @@ import { ReadCache, type ReadScope } from "./read-cache.js";
  * The read cache on its own (docs/adr/0088), behind a real express app and HTTP: what is served
  * from memory and what is produced again, the byte bound of the LRU, invalidation by post and by
  * collection (also of a miss still being produced), and the ETag/304 exchange of RFC 9110
- * §13.1.2. The "backend" is a counter of how often a route body was produced.
+ * §13.1.2, and the shortcut in front of the routes (docs/adr/0212). The "backend" is a counter of
+ * how often a route body was produced; `routed` counts how often a route handler ran at all.
  */
 interface Harness {
   cache: ReadCache;
   url: string;
   /** How often each key's body was produced. */
   produced: Map<string, number>;
+  /** How often a route handler ran, by exact URL (a shortcut answer runs none). */
+  routed: Map<string, number>;
   /** Version mixed into every body, so a re-produced body differs from the cached one. */
   version: { n: number };
   /** When set, production of the next body waits for this promise. */
@@ -24,13 +27,19 @@ interface Harness {
 async function harness(ttlMs = 60_000, maxBytes = 1 << 20): Promise<Harness> {
   const cache = new ReadCache({ ttlMs, maxBytes });
   const produced = new Map<string, number>();
+  const routed = new Map<string, number>();
   const version = { n: 0 };
   const gate: Harness["gate"] = {};
   const app = express();
   app.set("etag", false);
+  // as app.ts: the shortcut before every route
+  app.use((req, res, next) => {
+    if (!cache.answerFromShortcut(req, res)) next();
+  });
   const route =
     (key: string, scope: ReadScope, size = 10) =>
     async (req: express.Request, res: express.Response) => {
+      routed.set(req.originalUrl, (routed.get(req.originalUrl) ?? 0) + 1);
       await cache.serve(req, res, key, scope, async () => {
         produced.set(key, (produced.get(key) ?? 0) + 1);
         const v = version.n;
@@ -54,10 +63,24 @@ async function harness(ttlMs = 60_000, maxBytes = 1 << 20): Promise<Harness> {
     cache,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     produced,
+    routed,
     version,
     gate,
     close: () => new Promise((r) => server.close(() => r())),
   };
+}
+
+/** A GET with a body (fetch refuses to send one): its status. */
+function getWithBody(url: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers = { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
+    const r = request(url, { method: "GET", headers }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    r.on("error", reject);
+    r.end(body);
+  });
 }
 
 describe("ReadCache", () => {
@@ -77,6 +100,48 @@ describe("ReadCache", () => {
     expect(b.headers.get("etag")).toBe(etag);
     expect(await b.text()).toBe(await a.text());
     expect(h.produced.get("/posts")).toBe(1);
+  });
+
+  it("answers an anonymous GET a route answered from a fresh entry before routing, same bytes, ETag and 304 (ADR 0212)", async () => {
+    h = await harness();
+    const a = await fetch(`${h.url}/posts/p_1`);
+    const etag = a.headers.get("etag")!;
+    const b = await fetch(`${h.url}/posts/p_1`);
+    const c = await fetch(`${h.url}/posts/p_1`, { headers: { "if-none-match": etag } });
+    expect([b.status, b.headers.get("etag"), b.headers.get("content-type"), await b.text()]).toEqual([
+      200,
+      etag,
+      "application/json; charset=utf-8",
+      await a.text(),
+    ]);
+    expect([c.status, await c.text()]).toEqual([304, ""]);
+    expect(h.routed.get("/posts/p_1")).toBe(1);
+    // another exact URL of the same entry goes through its route once
+    await fetch(`${h.url}/posts/p_1?x=1`);
+    await fetch(`${h.url}/posts/p_1?x=1`);
+    expect(h.routed.get("/posts/p_1?x=1")).toBe(1);
+  });
+
+  it("the shortcut leaves to the route: a request with credentials or a body, an invalidated entry, a stale list (ADR 0212)", async () => {
+    h = await harness();
+    await fetch(`${h.url}/posts`);
+    await fetch(`${h.url}/posts`, { headers: { authorization: "Bearer k" } });
+    await getWithBody(`${h.url}/posts`, "{}");
+    expect(h.routed.get("/posts")).toBe(3);
+    h.version.n++;
+    h.cache.invalidatePost("p_9");
+    const fresh = await fetch(`${h.url}/posts`);
+    expect(((await fresh.json()) as { v: number }).v).toBe(1);
+    expect(h.routed.get("/posts")).toBe(4);
+    // a vote seen as an event: the route serves the stale list and refreshes it
+    h.cache.invalidatePost("p_9", "revalidate");
+    await fetch(`${h.url}/posts`);
+    expect(h.routed.get("/posts")).toBe(5);
+    h.cache.invalidateAll();
+    await fetch(`${h.url}/posts`);
+    expect(h.routed.get("/posts")).toBe(6);
+    await fetch(`${h.url}/posts`);
+    expect(h.routed.get("/posts")).toBe(6);
   });
 
   it("answers 304 without a body to a matching If-None-Match (also weak, listed or *), 200 otherwise", async () => {

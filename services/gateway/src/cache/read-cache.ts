@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import { LRUCache } from "lru-cache";
-import { gatewayCacheLookups } from "@aps/platform";
+import { gatewayCacheLookups, setHttpRoute } from "@aps/platform";
 import { notModified, strongEtag } from "@aps/api/http/conditional";
 import { postKey, type ReadScope } from "@aps/api/route";
 
@@ -26,6 +26,22 @@ interface Representation {
   /** Search generation the entry was produced under (searches). */
   searchGen: number;
 }
+
+/**
+ * What answered one exact public URL from the cache (docs/adr/0212): the entry's normalised key
+ * and scope, and the route template for the metrics and the trace.
+ */
+interface Shortcut {
+  key: string;
+  scope: ReadScope;
+  route: string;
+}
+
+/** Most exact URLs remembered for the shortcut (each a few hundred bytes at most). */
+const MAX_SHORTCUTS = 10_000;
+
+/** `res.locals` field naming the route template of a request answered by the shortcut (http/metrics.ts). */
+export const SHORTCUT_ROUTE = "readCacheRoute";
 
 /** A miss being produced; requests for the same key wait for it instead of asking again. */
 interface Fill {
@@ -60,6 +76,8 @@ export { postKey } from "@aps/api/route";
 export class ReadCache {
   private readonly lru: LRUCache<string, Representation> | undefined;
   private readonly fills = new Map<string, Fill>();
+  /** Exact URL of an anonymous GET → the entry a route answered it from (docs/adr/0212). */
+  private readonly shortcuts: LRUCache<string, Shortcut> | undefined;
   /** Collection generation: bumped by every invalidation; older collection entries are stale. */
   private gen = 0;
   /** Search generation: bumped when the search index changes; older search entries are stale. */
@@ -75,7 +93,36 @@ export class ReadCache {
         ttl: opts.ttlMs,
         updateAgeOnGet: false,
       });
+      this.shortcuts = new LRUCache<string, Shortcut>({ max: MAX_SHORTCUTS });
     }
+  }
+
+  /**
+   * Answers an anonymous `GET` from a fresh entry before routing (docs/adr/0212), when a route
+   * has already answered this exact URL (`req.originalUrl`, query included) from that entry: the
+   * same bytes, ETag and 304 as the route would send, without the `/v1` router, the query's
+   * parsing and the handler. Returns false — the request goes on to its route — for a request
+   * with credentials or a body, an unknown URL, or an entry that is gone or stale (the route then
+   * serves it and refreshes it). Runs after the rate limit and the standard headers (app.ts).
+   */
+  answerFromShortcut(req: Request, res: Response): boolean {
+    if (!this.shortcuts || req.method !== "GET" || !shortcutRequest(req)) return false;
+    const s = this.shortcuts.get(req.originalUrl);
+    if (!s) return false;
+    const hit = this.lru!.get(s.key);
+    if (!hit || this.state(hit, s.scope) !== "fresh") return false;
+    gatewayCacheLookups.inc({ cache: "read", result: "hit" });
+    res.locals[SHORTCUT_ROUTE] = s.route;
+    setHttpRoute(s.route);
+    send(req, res, hit);
+    return true;
+  }
+
+  /** Remembers that a route answered `req`'s exact URL from `key` (anonymous GETs only; docs/adr/0212). */
+  private learn(req: Request, key: string, scope: ReadScope): void {
+    const path = (req.route as { path?: unknown } | undefined)?.path;
+    if (req.method !== "GET" || typeof path !== "string" || !shortcutRequest(req)) return;
+    this.shortcuts!.set(req.originalUrl, { key, scope, route: `${req.baseUrl}${path}` });
   }
 
   /**
@@ -91,6 +138,7 @@ export class ReadCache {
     produce: () => Promise<unknown>,
   ): Promise<void> {
     if (!this.lru) return this.serveUncached(req, res, produce);
+    this.learn(req, key, scope);
     const hit = this.lru.get(key);
     const state = hit ? this.state(hit, scope) : "gone";
     if (state === "fresh") {
@@ -150,6 +198,7 @@ export class ReadCache {
     this.gen++;
     this.lru?.clear();
     this.fills.clear();
+    this.shortcuts?.clear();
   }
 
   /** Entries and bytes held now (tests, metrics). */
@@ -194,6 +243,16 @@ export class ReadCache {
 function represent(body: unknown, gen: number, voteGen: number, searchGen: number): Representation {
   const bytes = Buffer.from(JSON.stringify(body), "utf8");
   return { body: bytes, etag: strongEtag(bytes), gen, voteGen, searchGen };
+}
+
+/**
+ * A request the shortcut may answer: no credentials (the routes answer a keyed caller's reads
+ * from `serveUncached` or after checking the key) and no body (the `/v1` router would check its
+ * media type).
+ */
+function shortcutRequest(req: Request): boolean {
+  const h = req.headers;
+  return h.authorization === undefined && h["transfer-encoding"] === undefined && (h["content-length"] ?? "0") === "0";
 }
 
 /** Sends `rep` as `application/json` with its ETag, or 304 without a body when the client holds it. */

@@ -1,15 +1,20 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { httpDuration, httpRequests, metricsText } from "@aps/platform";
+import { SHORTCUT_ROUTE } from "../cache/read-cache.js";
 
 /**
  * RED metrics of the HTTP API: counts and times every request by method, route template (never
- * the raw path: ids stay out of the label set; `unmatched` for a 404 outside any route) and status.
+ * the raw path: ids stay out of the label set; the route's own template for an answer of the read
+ * cache's shortcut, docs/adr/0212; `unmatched` for a 404 outside any route) and status.
  */
 export const httpMetrics: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
   const started = process.hrtime.bigint();
   res.once("finish", () => {
     const path = (req.route as { path?: string | RegExp } | undefined)?.path;
-    const route = path !== undefined ? `${req.baseUrl}${String(path)}` : "unmatched";
+    const route =
+      path !== undefined
+        ? `${req.baseUrl}${String(path)}`
+        : ((res.locals[SHORTCUT_ROUTE] as string | undefined) ?? "unmatched");
     const labels = { method: req.method, route, status: String(res.statusCode) };
     httpRequests.inc(labels);
     httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
