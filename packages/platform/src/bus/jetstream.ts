@@ -145,6 +145,9 @@ export class JetStreamBus implements EventBus {
       ...(opts.user !== undefined ? { user: opts.user, pass: opts.pass ?? "" } : {}),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      // No Error (with its stack) captured per request and publish to decorate a later timeout:
+      // ~6 % of the forum relay's CPU under votes (nats.js documents the option as a speed-up).
+      noAsyncTraces: true,
     });
     const jsm = await nc.jetstreamManager();
     const bus = new JetStreamBus(nc, nc.jetstream(), jsm, opts);
