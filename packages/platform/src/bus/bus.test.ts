@@ -428,6 +428,43 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
   });
 
   if (flavour.durableAcrossStops) {
+    it("handles up to `concurrency` events of a subject at once, acknowledging each after its handler (ADR 0213)", async () => {
+      const subject = `${p}.forum.vote_cast`;
+      let active = 0;
+      let most = 0;
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((r) => (release = r));
+      const deliveries = new Map<string, number>();
+      const done = new Set<string>();
+      let failOnce: string | undefined;
+      subs.push(
+        await h.bus.consume({
+          durable: "at-once",
+          subjects: [subject],
+          concurrency: { [subject]: 4 },
+          handler: async (e) => {
+            deliveries.set(e.eventId, (deliveries.get(e.eventId) ?? 0) + 1);
+            active++;
+            most = Math.max(most, active);
+            if (active >= 4) release();
+            await Promise.race([gate, sleep(2_000)]);
+            active--;
+            if (e.eventId === failOnce && deliveries.get(e.eventId) === 1) throw new Error("transient failure");
+            done.add(e.eventId);
+          },
+        }),
+      );
+      const events = Array.from({ length: 20 }, () => event(subject));
+      failOnce = events[5]!.eventId;
+      for (const e of events) await h.bus.publish(e);
+      await waitFor("every event handled", () => done.size === 20, 15_000);
+      await sleep(500);
+      expect(most).toBe(4);
+      expect(deliveries.get(failOnce)).toBe(2);
+      expect([...deliveries.values()].reduce((x, y) => x + y, 0)).toBe(21);
+      expect(await (h.bus as JetStreamBus).pending()).toEqual({ "at-once": 0 });
+    });
+
     it("an ephemeral subscription creates no consumer on the stream", async () => {
       const js = h.bus as JetStreamBus;
       subs.push(await js.subscribe([`${p}.>`], () => undefined));

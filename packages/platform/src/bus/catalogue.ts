@@ -64,6 +64,8 @@ export interface TypedConsumerSpec {
   handlers: EventHandlers;
   /** As ConsumerSpec.maxDeliver (docs/adr/0100). */
   maxDeliver?: number;
+  /** As ConsumerSpec.concurrency, by event type (docs/adr/0213). */
+  concurrency?: { [T in EventType]?: number };
 }
 
 /**
@@ -78,6 +80,13 @@ export function consumeEvents(bus: EventBus, spec: TypedConsumerSpec): Promise<S
     durable: spec.durable,
     subjects: [...byType.keys()],
     ...(spec.maxDeliver === undefined ? {} : { maxDeliver: spec.maxDeliver }),
+    ...(spec.concurrency === undefined
+      ? {}
+      : {
+          concurrency: Object.fromEntries(
+            Object.entries(spec.concurrency).map(([type, n]) => [subjectOf(bus, type as EventType), n]),
+          ),
+        }),
     handler: async (event, meta) => {
       const type = byType.get(event.subject);
       if (!type) throw new Error(`consumer ${spec.durable} got ${event.subject}, which it does not consume`);

@@ -277,6 +277,7 @@ export class JetStreamBus implements EventBus {
     // passes. A fetch ends when the server has answered its pull request (batch full or
     // expired), so stopping between fetches strands nothing; a stop waits ≤ FETCH_EXPIRES_MS.
     const maxMessages = fetchBatchSize(this.ackWaitMs);
+    const parallel = Math.max(1, Math.floor(spec.concurrency?.[subject] ?? 1));
     let stopping = false;
     let failing = false;
     const loop = (async () => {
@@ -286,7 +287,8 @@ export class JetStreamBus implements EventBus {
             max_messages: maxMessages,
             expires: FETCH_EXPIRES_MS,
           });
-          for await (const m of batch) await this.handle(spec, m);
+          if (parallel === 1) for await (const m of batch) await this.handle(spec, m);
+          else await handleAtOnce(batch, parallel, (m) => this.handle(spec, m));
           failing = false;
         } catch (err) {
           if (stopping) break;
@@ -564,4 +566,28 @@ function parkedFrom(
     parkedAt: h[DLQ.parkedAt] ?? new Date(Math.floor(timestampNanos / 1e6)).toISOString(),
     payloadBytes,
   };
+}
+
+/**
+ * Handles the messages of one fetch with at most `parallel` handlers running (ConsumerSpec
+ * `concurrency`, docs/adr/0213); resolves when every one has finished. `handle` acknowledges,
+ * redelivers or parks its message itself; should it reject (the connection lost under an ack),
+ * the first such error is thrown once every handler has finished, as the one-by-one loop would.
+ */
+async function handleAtOnce(
+  batch: AsyncIterable<JsMsg>,
+  parallel: number,
+  handle: (m: JsMsg) => Promise<void>,
+): Promise<void> {
+  const running = new Set<Promise<void>>();
+  let failure: { err: unknown } | undefined;
+  for await (const m of batch) {
+    const p: Promise<void> = handle(m)
+      .catch((err: unknown) => void (failure ??= { err }))
+      .finally(() => running.delete(p));
+    running.add(p);
+    if (running.size >= parallel) await Promise.race(running);
+  }
+  await Promise.all(running);
+  if (failure) throw failure.err;
 }

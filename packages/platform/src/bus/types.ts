@@ -36,6 +36,13 @@ export interface ConsumerSpec {
    * are parked at once, whatever this says (docs/adr/0100, redelivery.ts).
    */
   maxDeliver?: number;
+  /**
+   * Events of a subject (a key: one of `subjects`) handled at once, at most (default 1: one after
+   * another, in the stream's order). Only for subjects whose handler does not depend on the order
+   * of its events (docs/adr/0213); each event is still acknowledged only after its handler
+   * succeeded. A bus may handle fewer at once (the in-process bus: one).
+   */
+  concurrency?: Readonly<Record<string, number>>;
 }
 
 /**

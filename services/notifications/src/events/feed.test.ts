@@ -3,20 +3,30 @@ import { events } from "@aps/proto";
 import {
   createLogger,
   InProcessBus,
+  JetStreamBus,
   migrate,
   openDatabase,
   PLATFORM_MIGRATIONS_DIR,
   subjectOf,
   type Database,
 } from "@aps/platform";
-import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import {
+  createTestDatabase,
+  hasNats,
+  hasPostgres,
+  TEST_NATS_URL,
+  uniqueBusNames,
+  type TestDatabase,
+} from "@aps/testkit";
 import { consumeFeed, FEED_CONSUMER } from "./feed.js";
 
 /**
  * The feed consumer on the real PostgreSQL (docs/adr/0209): a vote that crosses no milestone
  * records its voter's participation with one idempotent INSERT — no transaction and no
  * processed_events row — and a replay of it changes nothing; a vote that crosses a milestone
- * still stores its `vote.milestone` exactly once, in the processed-once transaction.
+ * still stores its `vote.milestone` exactly once, in the processed-once transaction. On JetStream,
+ * votes are handled VOTE_CONCURRENCY at a time and their participations written in group commits
+ * (docs/adr/0213).
  */
 const log = createLogger("notifications-feed-test", "silent");
 const MIGRATIONS_DIR = fileURLToPath(new URL("../store/migrations", import.meta.url));
@@ -90,3 +100,83 @@ if (!pgUp) console.warn("!! notifications feed.test.ts: NO POSTGRESQL — the su
     expect(await participants()).toBe(3);
   });
 });
+
+const natsUp = await hasNats();
+if (!natsUp) console.warn("!! notifications feed.test.ts: NO NATS — the JetStream group-commit case is SKIPPED");
+
+(pgUp && natsUp ? describe : describe.skip)(
+  "the feed consumer's votes handled at once (real PostgreSQL and JetStream; SKIPPED without them)",
+  () => {
+    let tdb: TestDatabase;
+    let db: Database;
+    let bus: JetStreamBus;
+    beforeAll(async () => {
+      tdb = await createTestDatabase();
+      db = await openDatabase({ url: tdb.url, schema: "notifications", poolSize: 4, log });
+      await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+      bus = await JetStreamBus.connect({
+        servers: TEST_NATS_URL,
+        ...uniqueBusNames(),
+        connectionName: "feed-test",
+        log,
+      });
+      await consumeFeed(bus, db.pool, () => undefined, log);
+    });
+    afterAll(async () => {
+      await bus?.deleteStream().catch(() => undefined);
+      await bus?.close();
+      await db?.close();
+      await tdb?.drop();
+    });
+
+    /** Committed transactions of the test database so far (pg_stat_database, flushed ≤ 1 s late). */
+    const commits = async () => {
+      await new Promise((r) => setTimeout(r, 1_200));
+      const c = await db.pool.connect();
+      try {
+        await c.query("SELECT pg_stat_clear_snapshot()");
+        const r = await c.query<{ n: string }>(
+          "SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()",
+        );
+        return Number(r.rows[0]!.n);
+      } finally {
+        c.release();
+      }
+    };
+
+    it("200 votes below every milestone: each voter's participation once, in far fewer commits than votes (ADR 0213)", async () => {
+      const before = await commits();
+      const sent: Promise<void>[] = [];
+      for (let i = 0; i < 200; i++) {
+        const eventId = `ev_at_once_${i}`;
+        sent.push(
+          bus.publish({
+            subject: subjectOf(bus, "forum.vote_cast"),
+            eventId,
+            payload: events.VoteCast.encode(
+              events.VoteCast.fromPartial({
+                eventId,
+                postId: `p_${Math.floor(i / 100)}`,
+                voterId: `ext_${i % 100}`, // 100 voters, each on both posts
+                vote: 1,
+                votesFor: 1,
+                occurredAt: new Date().toISOString(),
+              }),
+            ).finish(),
+            headers: {},
+          }),
+        );
+      }
+      await Promise.all(sent);
+      const rows = () =>
+        db.pool
+          .query<{ n: string }>("SELECT count(*) AS n FROM participation WHERE role = 'voter'")
+          .then((r) => Number(r.rows[0]!.n));
+      const until = Date.now() + 20_000;
+      while ((await rows()) < 200 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(await rows()).toBe(200);
+      // one INSERT (an implicit commit) per vote before: 200; in group commits far fewer
+      expect((await commits()) - before).toBeLessThan(100);
+    });
+  },
+);

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import {
   consumeEvents,
+  GroupCommit,
   processOnce,
   type EventBus,
   type EventHandlers,
@@ -9,7 +10,14 @@ import {
   type Logger,
   type Subscription,
 } from "@aps/platform";
-import { FEED_LOCK, ingest, recordParticipation, type IngestFanout } from "../store/feed.js";
+import {
+  FEED_LOCK,
+  ingest,
+  recordParticipation,
+  recordParticipations,
+  type IngestFanout,
+  type Participation,
+} from "../store/feed.js";
 import { DEFAULT_FANOUT_PAGE } from "../store/fanout.js";
 import { applyModeration } from "../store/hidden.js";
 import { DEFAULT_WATCH_LIMITS } from "../store/watches.js";
@@ -26,12 +34,23 @@ export const FEED_CONSUMER = "notifications-feed";
 export const AUTHOR_WAIT_MS = 60_000;
 
 /**
+ * `forum.vote_cast` events handled at once (docs/adr/0213): their participation-only INSERTs are
+ * then written together by one group commit, and the few that cross a milestone run their own
+ * processed-once transactions side by side (each is about its own post and announced once).
+ */
+export const VOTE_CONCURRENCY = 32;
+
+/** Most participations written by one statement of the group commit. */
+const PARTICIPATION_BATCH = 256;
+
+/**
  * Consumes every internal event the public feed derives from (PUBLIC_EVENT_RULES,
  * PARTICIPATION_RULES) with one durable consumer: each event's public events, inbox items,
  * webhook deliveries and participation are written in one transaction, exactly once per event
  * (`processed_events`, docs/architecture.md §6) — a restart or redelivery duplicates nothing. An
  * event that stores no public event and only records participation (most votes) is one idempotent
- * INSERT instead, with no transaction and no processed_events row (docs/adr/0209).
+ * INSERT instead, with no transaction and no processed_events row (docs/adr/0209), written together
+ * with the others handled at once: `forum.vote_cast` is handled VOTE_CONCURRENCY at a time (docs/adr/0213).
  * `forum.post_moderated` is consumed too: hiding a post or comment redacts what the feed and the
  * pending deliveries say of it (store/hidden.ts, docs/adr/0160).
  * `wake` is the delivery worker's, called after a commit that queued deliveries.
@@ -48,6 +67,12 @@ export function consumeFeed(
   watchFanoutMax: number = DEFAULT_WATCH_LIMITS.fanoutMax,
   fanout: IngestFanout = { page: DEFAULT_FANOUT_PAGE, wake: () => {} },
 ): Promise<Subscription> {
+  // the participation-only events handled at once are written together (docs/adr/0213)
+  const participations = new GroupCommit<Participation, void>(
+    (ps) => recordParticipations(pool, ps).then(() => ps.map(() => undefined)),
+    (p) => recordParticipation(pool, p),
+    PARTICIPATION_BATCH,
+  );
   const types = new Set([...Object.keys(PUBLIC_EVENT_RULES), ...Object.keys(PARTICIPATION_RULES)] as EventType[]);
   const handlers: EventHandlers = {};
   for (const type of types) {
@@ -63,7 +88,7 @@ export function consumeFeed(
         // Participation only (a vote that crosses no milestone: nearly every vote): one idempotent
         // INSERT, no transaction and no processed_events row — a redelivery writes the same row
         // again, i.e. nothing (docs/adr/0209).
-        if (participation) await recordParticipation(pool, participation);
+        if (participation) await participations.submit(participation);
         return;
       }
       const waitForAuthor = now() - Date.parse(m.occurredAt) < AUTHOR_WAIT_MS;
@@ -88,5 +113,9 @@ export function consumeFeed(
         log.info({ postId: m.postId, commentId: m.commentId, ...r }, "hidden content redacted in the feed");
     });
   };
-  return consumeEvents(bus, { durable: FEED_CONSUMER, handlers });
+  return consumeEvents(bus, {
+    durable: FEED_CONSUMER,
+    handlers,
+    concurrency: { "forum.vote_cast": VOTE_CONCURRENCY },
+  });
 }

@@ -153,6 +153,19 @@ export async function recordParticipation(q: Pick<Tx, "query">, p: Participation
   ]);
 }
 
+/**
+ * Records many participations in ONE statement (the same `INSERT … ON CONFLICT DO NOTHING` as
+ * `recordParticipation`, over arrays): the batch of the feed consumer's group commit
+ * (docs/adr/0213). Duplicates within the batch are fine (the first one inserts, the rest do nothing).
+ */
+export async function recordParticipations(q: Pick<Tx, "query">, ps: readonly Participation[]): Promise<void> {
+  await q.query(
+    `INSERT INTO participation (post_id, agent_id, role)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING`,
+    [ps.map((p) => p.postId), ps.map((p) => p.agentId), ps.map((p) => p.role)],
+  );
+}
+
 /** The post and the comment a public event is about (the ids hiding works on). */
 function targetsOf(e: PublicEvent): string[] {
   const comment = e.data.commentId;
