@@ -257,6 +257,53 @@ describe.each(modes)("tracing (%s)", (mode) => {
       await sys.stop();
     }
   });
+
+  it("a cached anonymous read answered before routing keeps its route on the HTTP span (ADR 0212)", async () => {
+    const sys = await startSystem(mode);
+    try {
+      const req = httpClient(sys.baseUrl);
+      const author = await req("POST", "/join", { body: { name: "trace reader" } });
+      expect(
+        (
+          await req("POST", "/posts", {
+            key: author.body.apiKey,
+            body: { title: "Cached proposal", body: "A proposal read twice.", is_arch_design: true },
+          })
+        ).status,
+      ).toBe(201);
+      const serverSpans = () =>
+        exporter
+          .getFinishedSpans()
+          .filter(
+            (s) =>
+              s.kind === SpanKind.SERVER &&
+              scope(s).endsWith("instrumentation-http") &&
+              String(s.attributes["url.path"] ?? String(s.attributes["http.target"]).split("?")[0]) === "/v1/posts" &&
+              (s.attributes["http.request.method"] ?? s.attributes["http.method"]) === "GET",
+          );
+      // the post's own event drops the cached lists when it arrives: let it arrive first
+      await new Promise((r) => setTimeout(r, 1_000));
+      exporter.reset();
+      for (let i = 0; i < 2; i++) expect((await req("GET", "/posts?sort=new")).status).toBe(200);
+      const [first, second] = await waitFor(() => (serverSpans().length >= 2 ? serverSpans() : undefined));
+      const handlers = (span: ReadableSpan) =>
+        exporter
+          .getFinishedSpans()
+          .filter(
+            (s) =>
+              s.spanContext().traceId === span.spanContext().traceId &&
+              scope(s).endsWith("instrumentation-express") &&
+              s.name.startsWith("request handler"),
+          ).length;
+      // the first through its route, the second from the shortcut: no route handler, same route
+      expect(handlers(first!)).toBeGreaterThan(0);
+      expect(handlers(second!)).toBe(0);
+      expect(first!.attributes["http.route"]).toBe("/v1/posts");
+      expect(second!.attributes["http.route"]).toBe("/v1/posts");
+    } finally {
+      await sys.stop();
+    }
+  });
 });
 
 async function waitFor<T>(probe: () => T | undefined, ms = 15_000): Promise<T> {
