@@ -8,7 +8,9 @@ import {
   openDatabase,
   PLATFORM_MIGRATIONS_DIR,
   subjectOf,
+  type BusEvent,
   type Database,
+  type EventBus,
 } from "@aps/platform";
 import {
   createTestDatabase,
@@ -28,6 +30,27 @@ import { consumeFeed, FEED_CONSUMER } from "./feed.js";
  * votes are handled VOTE_CONCURRENCY at a time and their participations written in group commits
  * (docs/adr/0213).
  */
+/** A `forum.vote_cast` of a +1 by `voterId` on `postId` that leaves it `votesFor` votes for. */
+function voteCast(bus: EventBus, eventId: string, postId: string, voterId: string, votesFor: number): BusEvent {
+  return {
+    subject: subjectOf(bus, "forum.vote_cast"),
+    eventId,
+    payload: events.VoteCast.encode(
+      events.VoteCast.fromPartial({
+        eventId,
+        postId,
+        voterId,
+        vote: 1,
+        previousVote: 0,
+        votesFor,
+        votesAgainst: 0,
+        occurredAt: new Date().toISOString(),
+      }),
+    ).finish(),
+    headers: {},
+  };
+}
+
 const log = createLogger("notifications-feed-test", "silent");
 const MIGRATIONS_DIR = fileURLToPath(new URL("../store/migrations", import.meta.url));
 const pgUp = await hasPostgres();
@@ -58,23 +81,7 @@ if (!pgUp) console.warn("!! notifications feed.test.ts: NO POSTGRESQL — the su
   });
 
   const vote = (eventId: string, voterId: string, votesFor: number) =>
-    bus.publish({
-      subject: subjectOf(bus, "forum.vote_cast"),
-      eventId,
-      payload: events.VoteCast.encode(
-        events.VoteCast.fromPartial({
-          eventId,
-          postId: "p_1",
-          voterId,
-          vote: 1,
-          previousVote: 0,
-          votesFor,
-          votesAgainst: 0,
-          occurredAt: new Date().toISOString(),
-        }),
-      ).finish(),
-      headers: {},
-    });
+    bus.publish(voteCast(bus, eventId, "p_1", voterId, votesFor));
   const count = async (sql: string, params: unknown[] = []) =>
     Number((await db.pool.query<{ n: string }>(sql, params)).rows[0]!.n);
   const processed = (eventId: string) =>
@@ -149,23 +156,8 @@ if (!natsUp) console.warn("!! notifications feed.test.ts: NO NATS — the JetStr
       const sent: Promise<void>[] = [];
       for (let i = 0; i < 200; i++) {
         const eventId = `ev_at_once_${i}`;
-        sent.push(
-          bus.publish({
-            subject: subjectOf(bus, "forum.vote_cast"),
-            eventId,
-            payload: events.VoteCast.encode(
-              events.VoteCast.fromPartial({
-                eventId,
-                postId: `p_${Math.floor(i / 100)}`,
-                voterId: `ext_${i % 100}`, // 100 voters, each on both posts
-                vote: 1,
-                votesFor: 1,
-                occurredAt: new Date().toISOString(),
-              }),
-            ).finish(),
-            headers: {},
-          }),
-        );
+        // 100 voters, each on both posts
+        sent.push(bus.publish(voteCast(bus, eventId, `p_${Math.floor(i / 100)}`, `ext_${i % 100}`, 1)));
       }
       await Promise.all(sent);
       const rows = () =>
