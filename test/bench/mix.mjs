@@ -33,7 +33,9 @@
 //                      last forum replica is SIGKILLed half-way (0: no kill step)
 //   BENCH_MIX_WARMUP_S unrecorded load at the first rate before the steps of each topology: 10
 //   BENCH_MIX_MIN_STEPS steps run even when an earlier one broke the limits: 1
-// Search: the distributed knowledge service without MEILISEARCH_URL / KNOWLEDGE_DATABASE_URL keeps an
+// Search: BENCH_MIX_SEARCH=memory (default) or postgres (KNOWLEDGE_DATABASE_URL = the bench's database:
+// the PostgreSQL engine of ADR 0142, which indexes the seeded posts once, at the first start).
+// The distributed knowledge service without MEILISEARCH_URL / KNOWLEDGE_DATABASE_URL keeps an
 // in-memory index rebuilt from every post at each start, seeded ones included; the bench waits for
 // that (the tree's CPU falling below a quarter of a core, at most BENCH_MIX_SETTLE_MAX_S: 300 s,
 // full 1800 s) before loading.
@@ -111,6 +113,8 @@ const CFG = {
   settleMaxS: num("BENCH_MIX_SETTLE_MAX_S", 300, 1800),
   warmupS: num("BENCH_MIX_WARMUP_S", 10, 10),
   minSteps: num("BENCH_MIX_MIN_STEPS", 1, 1),
+  /** The knowledge service's search engine: `memory` (in-memory index) or `postgres` (ADR 0142). */
+  search: env.BENCH_MIX_SEARCH === "postgres" ? "postgres" : "memory",
 };
 /** The model's target (issue 31): 100k daily agents, 5× peak factor. */
 const MODEL = { dailyAgents: 100_000, peakFactor: 5 };
@@ -429,6 +433,7 @@ async function runTopology(topo, infra, data, sql) {
       REPLICAS_FORUM: String(topo.forums),
       // the webhooks' receivers are http://127.0.0.1:<port> in this process (tests and local setups only)
       WEBHOOK_ALLOW_PRIVATE: "1",
+      ...(CFG.search === "postgres" ? { KNOWLEDGE_DATABASE_URL: infra.env.DATABASE_URL } : {}),
     },
   });
   const out = { ...topo, steps: [] };
