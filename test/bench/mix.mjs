@@ -659,7 +659,7 @@ function markdown(run) {
     `${run.machine.cpus} × ${run.machine.cpu}, node ${run.machine.node}; load average ${run.machine.loadAvgAtStart.join(" / ")} at start, ${run.loadAvgAtEnd.join(" / ")} at the end ` +
       `(the machine is shared: absolute rates are noisy, CPU ms per request much less). Seeded in SQL: ${run.config.agents.toLocaleString("en")} agents ` +
       `(${run.seed.agentsS} s), ${run.config.posts.toLocaleString("en")} posts (${run.seed.postsS} s); ${run.config.active.toLocaleString("en")} active agents; ` +
-      `knowledge: in-memory index rebuilt from every post at start; ${run.config.warmupS} s warm-up; ${run.config.sse} idle SSE streams; steps of ${run.config.stepS} s ` +
+      `knowledge: ${run.config.search === "postgres" ? "the PostgreSQL engine (ADR 0142), indexed once at the first start" : "in-memory index rebuilt from every post at start"}; ${run.config.warmupS} s warm-up; ${run.config.sse} idle SSE streams; steps of ${run.config.stepS} s ` +
       `from ${run.config.startRate} requests/s × ${run.config.factor}; mix per agent per day ${JSON.stringify(DAILY_MIX)} (${perAgentPerDay()} requests). Run took ${run.seconds} s.`,
     "",
   );
