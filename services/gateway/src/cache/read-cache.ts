@@ -37,8 +37,12 @@ interface Shortcut {
   route: string;
 }
 
-/** Most exact URLs remembered for the shortcut (each a few hundred bytes at most). */
-const MAX_SHORTCUTS = 10_000;
+/**
+ * Bounds of the shortcut's memory: URLs remembered (each costs its URL, key and route, charged as
+ * UTF-16 plus an overhead), their bytes in all, and the longest URL remembered (a longer one —
+ * odd query strings sent to fill the map — always goes through its route).
+ */
+const SHORTCUTS = { max: 10_000, maxBytes: 2 * 1024 * 1024, maxUrlLength: 512 };
 
 /** `res.locals` field naming the route template of a request answered by the shortcut (http/metrics.ts). */
 export const SHORTCUT_ROUTE = "readCacheRoute";
@@ -76,7 +80,7 @@ export { postKey } from "@aps/api/route";
 export class ReadCache {
   private readonly lru: LRUCache<string, Representation> | undefined;
   private readonly fills = new Map<string, Fill>();
-  /** Exact URL of an anonymous GET → the entry a route answered it from (docs/adr/0212). */
+  /** Exact URL (≤ 512 characters) of an anonymous GET → the entry a route answered it from (docs/adr/0212); ≤ 10,000 URLs, ≤ 2 MiB. */
   private readonly shortcuts: LRUCache<string, Shortcut> | undefined;
   /** Collection generation: bumped by every invalidation; older collection entries are stale. */
   private gen = 0;
@@ -93,7 +97,11 @@ export class ReadCache {
         ttl: opts.ttlMs,
         updateAgeOnGet: false,
       });
-      this.shortcuts = new LRUCache<string, Shortcut>({ max: MAX_SHORTCUTS });
+      this.shortcuts = new LRUCache<string, Shortcut>({
+        max: SHORTCUTS.max,
+        maxSize: SHORTCUTS.maxBytes,
+        sizeCalculation: (s, url) => (url.length + s.key.length + s.route.length) * 2 + ENTRY_OVERHEAD_BYTES,
+      });
     }
   }
 
@@ -122,6 +130,7 @@ export class ReadCache {
   private learn(req: Request, key: string, scope: ReadScope): void {
     const path = (req.route as { path?: unknown } | undefined)?.path;
     if (req.method !== "GET" || typeof path !== "string" || !shortcutRequest(req)) return;
+    if (req.originalUrl.length > SHORTCUTS.maxUrlLength) return;
     this.shortcuts!.set(req.originalUrl, { key, scope, route: `${req.baseUrl}${path}` });
   }
 
