@@ -25,6 +25,7 @@ export * from "./bus/redelivery.js";
 export * from "./bus/stream-limits.js";
 export * from "./bus/nats-permissions.js";
 export * from "./grpc/server.js";
+export * from "./grpc/port-reservation.js";
 export * from "./grpc/client.js";
 export * from "./grpc/health.js";
 export * from "./grpc/channel.js";

@@ -15,6 +15,7 @@ import { watchDependency, type DependencyProbe } from "./health.js";
 import type { ServiceDefinitionLike } from "./channel.js";
 import { LocalGate, localEndpoint, type Implementation, type LocalEndpoint } from "./local.js";
 import { guardImplementation, type CallerVerifier } from "./caller-check.js";
+import { releaseListenPort } from "./port-reservation.js";
 
 /** One gRPC service to serve: its generated definition, implementation and full name for health. */
 export interface ServedService {
@@ -85,7 +86,9 @@ export const SERVER_CONNECTION_AGE = { maxAgeMs: 300_000, graceMs: 15_000 } as c
  * Starts a gRPC server on `addr` (`host:port`, port 0 = any) serving `services` plus the standard
  * gRPC health-checking protocol (`grpc.health.v1.Health`), all SERVING — or NOT_SERVING while
  * `opts.probe` fails. Plaintext transport inside the cluster network; each call's caller is checked
- * against `opts.callers` when given (docs/adr/0119-internal-trust.md).
+ * against `opts.callers` when given (docs/adr/0119-internal-trust.md). A port the process held
+ * since its start (`reserveListenPort`, docs/adr/0214) is released just before the bind.
+ * Rejects when the bind fails (grpc-js: "No address added …", with the errors).
  */
 export async function startGrpcServer(
   addr: string,
@@ -111,6 +114,8 @@ export async function startGrpcServer(
   }
   const health = new HealthImplementation(statuses);
   health.addToServer(server);
+  // a port held since the process started (docs/adr/0214) is let go just before the bind
+  await releaseListenPort(addr);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(addr, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
