@@ -79,6 +79,11 @@ interface Forms {
   bigrams: string[];
   /** Documents holding the word: its exact form's count, else the sum of its typo forms' (0: none). */
   df: number;
+  /**
+   * At most this many documents match the word through any of its forms: the sum of their
+   * document frequencies (for a CJK word's bigrams, the rarest bigram's).
+   */
+  reach: number;
 }
 
 /** Where the index stands (table `index_state`). */
@@ -368,7 +373,7 @@ export class PostgresEngine implements SearchEngine {
     const fuzzy = unknown.length > 0 ? await fuzzyForms(c, unknown) : new Map<string, { term: string; df: number }[]>();
     const usable = words
       .map((word, i) => {
-        const f: Forms = { word, exact: [], fuzzy: [], bigrams: [], df: known.get(word) ?? 0 };
+        const f: Forms = { word, exact: [], fuzzy: [], bigrams: [], df: known.get(word) ?? 0, reach: 0 };
         if (f.df > 0) f.exact = [word];
         else if (isCjk(word)) {
           // a CJK word the segmenter cut otherwise: all of its bigrams (df: the rarest one's, an upper bound)
@@ -444,22 +449,33 @@ export class PostgresEngine implements SearchEngine {
 
   /** The vocabulary forms of each query word: exact, prefix (the last word, `prefix`), typos, CJK bigrams. */
   private async expand(c: Tx, words: string[], prefix: boolean): Promise<{ forms: Forms[]; n: number }> {
-    const { n, df: known } = await lookup(c, words);
+    const grams = words.filter(isCjk).flatMap((w) => (bigramsOf(w).length > 1 ? bigramsOf(w) : []));
+    const { n, df: known } = await lookup(c, [...words, ...grams]);
     const latin = words.filter((w) => !isCjk(w));
     const fuzzy = await fuzzyForms(c, latin);
     const last = words.length - 1;
     const forms: Forms[] = [];
     for (const [i, word] of words.entries()) {
       const df = known.get(word) ?? 0;
-      const f: Forms = { word, exact: df > 0 ? [word] : [], fuzzy: [], bigrams: [], df };
+      const f: Forms = { word, exact: df > 0 ? [word] : [], fuzzy: [], bigrams: [], df, reach: df };
       if (isCjk(word)) {
         const grams = bigramsOf(word);
-        if (grams.length > 1) f.bigrams = grams;
+        if (grams.length > 1) {
+          f.bigrams = grams;
+          // every bigram must match: at most the rarest one's documents (0 when one is unknown)
+          f.reach += Math.min(...grams.map((g) => known.get(g) ?? 0));
+        }
       } else {
         const typos = fuzzy.get(word) ?? [];
         f.fuzzy = typos.map((x) => x.term);
-        if (f.df === 0) f.df = typos.reduce((s, x) => s + x.df, 0);
-        if (prefix && i === last) f.exact.push(...(await prefixForms(c, word)));
+        const typoDf = typos.reduce((s, x) => s + x.df, 0);
+        if (f.df === 0) f.df = typoDf;
+        f.reach += typoDf;
+        if (prefix && i === last) {
+          const prefixed = await prefixForms(c, word);
+          f.exact.push(...prefixed.map((x) => x.term));
+          f.reach += prefixed.reduce((s, x) => s + x.df, 0);
+        }
       }
       forms.push(f);
     }
@@ -534,13 +550,13 @@ async function lookup(c: Tx, words: string[]): Promise<{ n: number; df: Map<stri
   return { n, df };
 }
 
-/** The `EXPANSIONS` most frequent terms starting with `word` (other than itself). */
-async function prefixForms(c: Tx, word: string): Promise<string[]> {
-  const r = await c.query<{ term: string }>(
-    `SELECT term FROM terms WHERE term > $1 AND term < $1 || chr(1114111) AND df > 0 ORDER BY df DESC LIMIT ${EXPANSIONS}`,
+/** The `EXPANSIONS` most frequent terms starting with `word` (other than itself), with their document frequencies. */
+async function prefixForms(c: Tx, word: string): Promise<{ term: string; df: number }[]> {
+  const r = await c.query<{ term: string; df: number }>(
+    `SELECT term, df FROM terms WHERE term > $1 AND term < $1 || chr(1114111) AND df > 0 ORDER BY df DESC LIMIT ${EXPANSIONS}`,
     [word],
   );
-  return r.rows.map((x) => x.term);
+  return r.rows;
 }
 
 /**
