@@ -37,6 +37,22 @@ const AVG_TITLE_TERMS = 8;
  * full formula (their tsvectors read).
  */
 const RERANK = 100;
+/**
+ * How far a search (`all`) reads (docs/adr/0215), in documents:
+ * - `exactMatches`: a query whose words may match more documents than this (the rarest word's
+ *   reach) ranks bounded candidates; up to it, every match is read and `total` is exact;
+ * - `recentWindow`: bounded, the newest documents with the asked tags whose matches are candidates;
+ * - `titleCandidates`: bounded, at most this many documents holding every word in their title are
+ *   candidates too (any of them).
+ */
+export interface SearchBounds {
+  exactMatches: number;
+  recentWindow: number;
+  titleCandidates: number;
+}
+
+/** The bounds of a search (docs/adr/0215): ≈ 40–100 ms of PostgreSQL at a million posts, whatever the words. */
+export const SEARCH_BOUNDS: SearchBounds = { exactMatches: 5_000, recentWindow: 3_000, titleCandidates: 1_000 };
 /** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/adr/0124). */
 const TYPO_WEIGHT = 0.3;
 /** At most this many vocabulary terms stand for one query word's prefix, or for its typos: the most frequent ones. */
@@ -120,10 +136,17 @@ export class PostgresEngine implements SearchEngine {
   /** How `init()` went: `restored`, or why the index must be rebuilt (`empty`, `format`, `incomplete`). */
   startedFrom: "restored" | "empty" | "format" | "incomplete" = "empty";
 
+  /** `boundedSql` of these bounds. */
+  private readonly boundedSql: string;
+
+  /** `bounds`: how far a search reads (SEARCH_BOUNDS; tests lower them). */
   constructor(
     private readonly db: Database,
     private readonly log: Logger,
-  ) {}
+    private readonly bounds: SearchBounds = SEARCH_BOUNDS,
+  ) {
+    this.boundedSql = boundedSql(bounds);
+  }
 
   /** Applies the schema's migrations and reads where the index stands; an index of another format is emptied. */
   async init(): Promise<void> {
@@ -307,52 +330,22 @@ export class PostgresEngine implements SearchEngine {
 
   /**
    * `all`: documents holding every word (each through any of its forms), ranked by how many words
-   * they match only through a typo, then Σ IDF × ts_rank, then id.
+   * they match only through a typo, then Σ IDF × ts_rank, then id. When more than `exactMatches`
+   * documents may match (the words' reach), the candidates are bounded (`bounded`, docs/adr/0215);
+   * otherwise every match is a candidate and `total` is exact.
    */
   private async all(c: Tx, words: string[], tags: string[], limit: number): Promise<SearchResult> {
     const { forms, n } = await this.expand(c, words, true);
     if (forms.some((f) => f.exact.length + f.fuzzy.length + f.bigrams.length === 0)) return { hits: [], total: 0 };
-    const all = forms.map((f) => wordQuery(f, true));
-    const exact = forms.map((f) => (f.exact.length + f.bigrams.length > 0 ? wordQuery(f, false) : null));
-    const idf = forms.map((f) => Math.log(1 + n / Math.max(1, f.df)));
-    const and = all.map((x) => `(${x})`).join(" & ");
-    const allExact = exact.every((x) => x !== null) ? exact.map((x) => `(${x})`).join(" & ") : null;
-    const titleNorm = `${TITLE_BOOST * (BM25_K1 + 1)} / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * d.title_terms / ${AVG_TITLE_TERMS}.0))`;
-    // Two stages, so that no more than RERANK documents' tsvectors are read (docs/adr/0142):
-    // 1. every match, from GIN and the narrow heap only: the documents matching every word without
-    //    a typo first (GIN again), then the title's share of the score (the inline title_tsv), id;
-    // 2. the first RERANK of those, scored in full — per word: IDF × (typo-only: TYPO_WEIGHT) ×
-    //    (body ts_rank + a title match, BM25-normalised by the title's length); × (1 + cover density
-    //    of all the words: closer together ranks higher) — ordered by typos, score, id.
-    const r = await c.query<PageRow>(
-      `WITH m AS MATERIALIZED (
-         SELECT d.id, d.title_terms, d.title_tsv FROM documents d WHERE d.tsv @@ $4::tsquery AND d.tags @> $5::text[]
-       ), exact AS MATERIALIZED (
-         SELECT d.id FROM documents d WHERE $7::tsquery IS NOT NULL AND d.tsv @@ $7::tsquery AND d.tags @> $5::text[]
-       ), candidates AS (
-         SELECT m.id FROM m LEFT JOIN exact e ON e.id = m.id
-          ORDER BY e.id IS NOT NULL DESC,
-                   (SELECT coalesce(sum(u.w), 0) FROM unnest($1::tsquery[], $3::float8[]) AS u(q, w) WHERE m.title_tsv @@ u.q)
-                     / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * m.title_terms / ${AVG_TITLE_TERMS}.0)) DESC,
-                   m.id DESC
-          LIMIT ${RERANK}
-       )
-       , ranked AS (
-       SELECT id, score, (SELECT count(*) FROM m) AS total, row_number() OVER (ORDER BY typos, score DESC, id DESC) AS rank FROM (
-         SELECT d.id,
-           (SELECT count(*) FROM unnest($2::tsquery[]) AS e(q) WHERE e.q IS NULL OR NOT d.tsv @@ e.q) AS typos,
-           (SELECT sum(u.w * CASE WHEN u.x IS NOT NULL AND d.tsv @@ u.x THEN 1 ELSE ${TYPO_WEIGHT} END
-                   * (ts_rank('${BODY_WEIGHTS}', d.tsv, u.q) + CASE WHEN d.title_tsv @@ u.q THEN ${titleNorm} ELSE 0 END))
-              FROM unnest($1::tsquery[], $2::tsquery[], $3::float8[]) AS u(q, x, w))
-           * (1 + CASE WHEN $8 THEN ts_rank_cd('${RANK_WEIGHTS}', d.tsv, $4::tsquery, 32) ELSE 0 END) AS score
-           FROM candidates c JOIN documents d ON d.id = c.id
-       ) s
-       ORDER BY typos, score DESC, id DESC
-       LIMIT $6
-       )
-       ${PAGE_SELECT}`,
-      [all, exact, idf, and, tags, limit, allExact, forms.length > 1],
-    );
+    const q = allQuery(forms, n);
+    const { exactMatches } = this.bounds;
+    if (Math.min(...forms.map((f) => f.reach)) > exactMatches) {
+      const r = await c.query<PageRow & { complete: boolean }>(this.boundedSql, [...q.params, tags, limit, n]);
+      const first = r.rows[0];
+      // unless the newest documents say few match after all (every match is then cheap to read)
+      if (first && (first.complete || Number(first.total) > exactMatches)) return page(r.rows, formsTerms(forms));
+    }
+    const r = await c.query<PageRow>(EXACT_SQL, [...q.params, tags, limit]);
     return page(r.rows, formsTerms(forms));
   }
 
@@ -498,6 +491,104 @@ interface PageRow extends Omit<PlainDocument, "h"> {
  */
 const PAGE_SELECT = `SELECT r.id, r.score, r.total, d.kind, d.title, d.url, d.tags, d.body
   FROM ranked r JOIN documents d ON d.id = r.id ORDER BY r.rank`;
+
+/**
+ * The parameters $1–$6 of `EXACT_SQL` and `boundedSql` for a query's forms: per word its tsquery
+ * with typos ($1) and without (null: only typos match it, $2), its IDF over `n` documents ($3); all
+ * words ($4), all words without typos ($5, null if a word has only typos), several words ($6).
+ */
+function allQuery(
+  forms: Forms[],
+  n: number,
+): { params: [string[], (string | null)[], number[], string, string | null, boolean] } {
+  const all = forms.map((f) => wordQuery(f, true));
+  const exact = forms.map((f) => (f.exact.length + f.bigrams.length > 0 ? wordQuery(f, false) : null));
+  const idf = forms.map((f) => Math.log(1 + n / Math.max(1, f.df)));
+  const and = all.map((x) => `(${x})`).join(" & ");
+  const allExact = exact.every((x) => x !== null) ? exact.map((x) => `(${x})`).join(" & ") : null;
+  return { params: [all, exact, idf, and, allExact, forms.length > 1] };
+}
+
+/** A candidate's title share of the score (alias `m`: `title_tsv`, `title_terms`), from inline columns only. */
+const TITLE_SHARE = `(SELECT coalesce(sum(u.w), 0) FROM unnest($1::tsquery[], $3::float8[]) AS u(q, w) WHERE m.title_tsv @@ u.q)
+  / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * m.title_terms / ${AVG_TITLE_TERMS}.0))`;
+
+/**
+ * Stage 2 of `all` (docs/adr/0142): the `candidates` (id) scored in full from their tsvectors — per
+ * word IDF × (typo-only: TYPO_WEIGHT) × (body ts_rank + a title match, BM25-normalised by the
+ * title's length); × (1 + cover density of all the words: closer together ranks higher) — ordered
+ * by typos, score, id, the first $8. `total` is the SQL expression given.
+ */
+function rankedSql(total: string): string {
+  const titleNorm = `${TITLE_BOOST * (BM25_K1 + 1)} / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * d.title_terms / ${AVG_TITLE_TERMS}.0))`;
+  return `ranked AS (
+       SELECT id, score, ${total} AS total, row_number() OVER (ORDER BY typos, score DESC, id DESC) AS rank FROM (
+         SELECT d.id,
+           (SELECT count(*) FROM unnest($2::tsquery[]) AS e(q) WHERE e.q IS NULL OR NOT d.tsv @@ e.q) AS typos,
+           (SELECT sum(u.w * CASE WHEN u.x IS NOT NULL AND d.tsv @@ u.x THEN 1 ELSE ${TYPO_WEIGHT} END
+                   * (ts_rank('${BODY_WEIGHTS}', d.tsv, u.q) + CASE WHEN d.title_tsv @@ u.q THEN ${titleNorm} ELSE 0 END))
+              FROM unnest($1::tsquery[], $2::tsquery[], $3::float8[]) AS u(q, x, w))
+           * (1 + CASE WHEN $6 THEN ts_rank_cd('${RANK_WEIGHTS}', d.tsv, $4::tsquery, 32) ELSE 0 END) AS score
+           FROM candidates c JOIN documents d ON d.id = c.id
+       ) s
+       ORDER BY typos, score DESC, id DESC
+       LIMIT $8
+     )`;
+}
+
+/**
+ * `all` reading every match ($1–$6 of `allQuery`, tags $7, limit $8), in two stages so that no
+ * more than RERANK documents' tsvectors are read (docs/adr/0142): 1. every match, from GIN and the
+ * narrow heap only, ordered by matching every word without a typo (GIN again), then the title's
+ * share of the score (the inline title_tsv), id; 2. the first RERANK of those, `rankedSql`.
+ * `total` counts every match.
+ */
+const EXACT_SQL = `WITH m AS MATERIALIZED (
+         SELECT d.id, d.title_terms, d.title_tsv FROM documents d WHERE d.tsv @@ $4::tsquery AND d.tags @> $7::text[]
+       ), exact AS MATERIALIZED (
+         SELECT d.id FROM documents d WHERE $5::tsquery IS NOT NULL AND d.tsv @@ $5::tsquery AND d.tags @> $7::text[]
+       ), candidates AS (
+         SELECT m.id FROM m LEFT JOIN exact e ON e.id = m.id
+          ORDER BY e.id IS NOT NULL DESC, ${TITLE_SHARE} DESC, m.id DESC
+          LIMIT ${RERANK}
+       ), ${rankedSql("(SELECT count(*) FROM m)")}
+       ${PAGE_SELECT}`;
+
+/**
+ * `all` with bounded candidates (docs/adr/0215; $1–$6 of `allQuery`, tags $7, limit $8, documents
+ * in the index $9): the matches among the newest `recentWindow` documents with the tags, and up to
+ * `titleCandidates` documents holding every word in their title (GIN on title_tsv; any of them);
+ * their best 2 × RERANK by title share and id are ordered by matching every word without a typo,
+ * and the first RERANK scored in full (`rankedSql`). Each row also says whether the window held
+ * every document with the tags (`complete`: `total` is then exact); otherwise `total` is
+ * extrapolated from the window's share of matches (at least the candidates), returned as `estimate`.
+ */
+function boundedSql({ recentWindow, titleCandidates }: SearchBounds): string {
+  return `WITH recent AS MATERIALIZED (
+         SELECT d.id, d.title_terms, d.title_tsv, d.tsv @@ $4::tsquery AS hit
+           FROM documents d WHERE d.tags @> $7::text[] ORDER BY d.id DESC LIMIT ${recentWindow}
+       ), titled AS MATERIALIZED (
+         SELECT d.id, d.title_terms, d.title_tsv FROM documents d
+          WHERE d.title_tsv @@ $4::tsquery AND d.tags @> $7::text[] LIMIT ${titleCandidates}
+       ), m AS MATERIALIZED (
+         SELECT id, title_terms, title_tsv FROM recent WHERE hit
+         UNION SELECT id, title_terms, title_tsv FROM titled
+       ), window_share AS (
+         SELECT count(*) < ${recentWindow} AS complete, count(*) FILTER (WHERE hit) AS hits, count(*) AS seen FROM recent
+       ), estimate AS (
+         SELECT complete, GREATEST((SELECT count(*) FROM m),
+                  CASE WHEN complete THEN hits ELSE round(hits::float8 * $9::int / GREATEST(seen, 1)) END)::bigint AS n
+           FROM window_share
+       ), pre AS MATERIALIZED (
+         SELECT m.id, ${TITLE_SHARE} AS share FROM m ORDER BY share DESC, m.id DESC LIMIT ${2 * RERANK}
+       ), candidates AS (
+         SELECT p.id FROM pre p JOIN documents d ON d.id = p.id
+          ORDER BY ($5::tsquery IS NOT NULL AND d.tsv @@ $5::tsquery) DESC, p.share DESC, p.id DESC
+          LIMIT ${RERANK}
+       ), ${rankedSql("(SELECT n FROM estimate)")}
+       SELECT r.id, r.score, r.total, (SELECT complete FROM estimate) AS complete, d.kind, d.title, d.url, d.tags, d.body
+         FROM ranked r JOIN documents d ON d.id = r.id ORDER BY r.rank`;
+}
 
 /** The hits of a ranked page, with snippets of the stored plain text marked with `terms`. */
 function page(rows: PageRow[], terms: string[]): SearchResult {

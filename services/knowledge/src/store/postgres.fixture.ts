@@ -1,7 +1,7 @@
 import { createLogger, openDatabase, type Database } from "@aps/platform";
 import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 import type { KnowledgeDoc, SearchEngine } from "../engine.js";
-import { PostgresEngine } from "./postgres-engine.js";
+import { PostgresEngine, type SearchBounds } from "./postgres-engine.js";
 
 /**
  * Test fixture (not built into dist): a PostgresEngine on a fresh database of the real PostgreSQL
@@ -11,7 +11,8 @@ import { PostgresEngine } from "./postgres-engine.js";
 export interface PostgresTestIndex {
   engine: PostgresEngine;
   db: Database;
-  open(): Promise<PostgresEngine>;
+  /** Another engine on the same database; `bounds` as PostgresEngine's (default SEARCH_BOUNDS). */
+  open(bounds?: SearchBounds): Promise<PostgresEngine>;
   drop(): Promise<void>;
 }
 
@@ -23,10 +24,10 @@ export async function postgresTestIndex(): Promise<PostgresTestIndex> {
   const log = createLogger("knowledge-test", "warn");
   const tdb: TestDatabase = await createTestDatabase();
   const dbs: Database[] = [];
-  const open = async () => {
+  const open = async (bounds?: SearchBounds) => {
     const db = await openDatabase({ url: tdb.url, schema: "knowledge", log, poolSize: 3 });
     dbs.push(db);
-    return new PostgresEngine(db, log);
+    return new PostgresEngine(db, log, bounds);
   };
   const engine = await open();
   return {
