@@ -7,7 +7,13 @@ export {
   type KnowledgeHandle,
   type KnowledgeOptions,
 } from "./service.js";
-export { PostgresEngine, PG_INDEX_FORMAT, type PgIndexState } from "./store/postgres-engine.js";
+export {
+  PostgresEngine,
+  PG_INDEX_FORMAT,
+  SEARCH_BOUNDS,
+  type PgIndexState,
+  type SearchBounds,
+} from "./store/postgres-engine.js";
 export { loadConfig, knowledgeEnvSchema, type KnowledgeConfig } from "./config.js";
 export {
   EmbeddedEngine,

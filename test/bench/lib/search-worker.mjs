@@ -4,9 +4,11 @@
 //     engine (PostgresEngine, the `knowledge` schema of the embedded PostgreSQL at <databaseUrl>),
 //     marks it complete, then applies 100 changes as events;
 //   query <databaseUrl> <posts> <seed> <queries>: a restart — opens the index (time to ready), then
-//     times searches and duplicate checks on it.
+//     times searches and duplicate checks on it, and single searches of the index's most frequent
+//     words (the bounded candidates of docs/adr/0215; BENCH_SEARCH_UNBOUNDED=1 reads every match
+//     instead, the engine before that ADR, for an A/B on the same index).
 // Prints one JSON object on stdout. Run with --expose-gc (RSS/heap are read after a full GC).
-import { PostgresEngine } from "@aps/knowledge";
+import { PostgresEngine, SEARCH_BOUNDS } from "@aps/knowledge";
 import { SIMILAR_MIN_SCORE, similarQuery } from "@aps/knowledge/similar";
 import { createLogger, openDatabase } from "@aps/platform";
 import { pepsDatasetPath, seededRandom } from "@aps/testkit";
@@ -19,10 +21,15 @@ const seed = Number(seedArg);
 const datasetAt = performance.now();
 const peps = loadPeps(process.env.APS_PEPS_DATASET || pepsDatasetPath());
 const datasetMs = performance.now() - datasetAt;
+/** BENCH_SEARCH_UNBOUNDED=1: every match read, whatever the words (the engine before docs/adr/0215). */
+const bounds =
+  process.env.BENCH_SEARCH_UNBOUNDED === "1"
+    ? { ...SEARCH_BOUNDS, exactMatches: Number.POSITIVE_INFINITY }
+    : SEARCH_BOUNDS;
 /** The index of the all-in-one: the `knowledge` schema, a pool as small as the all-in-one's (2). */
 const open = async () => {
   const db = await openDatabase({ url: databaseUrl, schema: "knowledge", log, poolSize: 2 });
-  return { db, engine: new PostgresEngine(db, log) };
+  return { db, engine: new PostgresEngine(db, log, bounds) };
 };
 const memory = () => {
   globalThis.gc?.();
@@ -119,6 +126,26 @@ if (cmd === "build") {
     cpu.similar.push(si.cpuMs);
     if (si.r.hits.some((h) => h.id === p.id)) similarFound++;
   }
+  // the index's 10 most frequent words (all but the stopwords an agent would not type alone), 3 times each
+  const frequent = (
+    await db.pool.query("SELECT term FROM knowledge.terms WHERE length(term) >= 4 ORDER BY df DESC LIMIT 10")
+  ).rows.map((r) => r.term);
+  const common = [];
+  const commonCpu = [];
+  for (let k = 0; k < 3; k++)
+    for (const w of frequent) {
+      const c = await time(() => engine.search(w, [], 10));
+      common.push(c.ms);
+      commonCpu.push(c.cpuMs);
+    }
+  out.bounded = bounds.exactMatches !== Number.POSITIVE_INFINITY;
+  out.common = {
+    words: frequent,
+    p50: pct(common, 50),
+    p95: pct(common, 95),
+    max: pct(common, 100),
+    cpuP50: pct(commonCpu, 50),
+  };
   out.queries = queries;
   const cpuPct = (k) => ({ cpuP50: pct(cpu[k], 50), cpuP95: pct(cpu[k], 95) });
   out.search = { p50: pct(search, 50), p95: pct(search, 95), ...cpuPct("search"), foundTop10: bodyFound / queries };
