@@ -29,16 +29,14 @@ function corpus(): KnowledgeDoc[] {
     if (i >= N - 30 || i % 10 === 0) words.push("gamma");
     return testPost(i, i === 5 ? "Common sharding plan" : `Post number ${i}`, `${words.join(" ")} text of post ${i}.`);
   });
-  const pages = ["a", "b", "c"].map(
-    (x): KnowledgeDoc => ({
-      id: `doc-${x}`,
-      kind: "doc",
-      title: `Page ${x}`,
-      body: "common words",
-      url: `/docs/${x}.md`,
-      tags: ["docs"],
-    }),
-  );
+  const pages = ["a", "b", "c"].map((x): KnowledgeDoc => ({
+    id: `doc-${x}`,
+    kind: "doc",
+    title: `Page ${x}`,
+    body: "common words",
+    url: `/docs/${x}.md`,
+    tags: ["docs"],
+  }));
   return [...posts, ...pages];
 }
 
