@@ -79,9 +79,26 @@ d(pgUp ? "bounded search (real PostgreSQL)" : "bounded search (SKIPPED: no Postg
     expect(r.hits.map((h) => h.id).sort()).toEqual([235, 236, 237, 238, 239].map(idOf));
   });
 
-  it("a window holding every document with the tags gives the exact total", async () => {
+  it("a rare tag: the window holds none of its documents, so the query reads every match (total exact)", async () => {
     const r = await bounded.search("common", ["docs"], 10);
     expect(r.total).toBe(3);
     expect(r.hits.map((h) => h.id).sort()).toEqual(["doc-a", "doc-b", "doc-c"]);
+  });
+
+  it("a window holding every document gives the exact total", async () => {
+    const wide = await index.open({ ...BOUNDS, recentWindow: 1_000 });
+    const r = await wide.search("gamma", [], 10);
+    expect(r.total).toBe(30 + 37);
+  });
+
+  it("an empty query lists the newest documents with the tags; total counted up to exactMatches, estimated above", async () => {
+    const few = await bounded.search("", ["docs"], 10);
+    expect(few.total).toBe(3);
+    expect(few.hits.map((h) => h.id)).toEqual(["doc-c", "doc-b", "doc-a"]);
+    const many = await bounded.search("", ["post"], 5);
+    expect(many.hits.map((h) => h.id)).toEqual([399, 398, 397, 396, 395].map(idOf));
+    // the newest 30 documents are all posts: 30 / 30 × 403
+    expect(many.total).toBe(N + 3);
+    expect((await reference.search("", ["post"], 5)).total).toBe(N);
   });
 });

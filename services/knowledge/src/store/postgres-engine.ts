@@ -315,12 +315,34 @@ export class PostgresEngine implements SearchEngine {
     }
   }
 
-  /** An empty query: the tagged documents, newest id first, and how many there are. */
+  /**
+   * An empty query: the tagged documents, newest id first, and how many there are — counted up to
+   * `exactMatches`, above that estimated from the share of the newest `recentWindow` documents
+   * carrying the tags (docs/adr/0215): the cost does not grow with the index.
+   */
   private async list(tags: string[], limit: number): Promise<SearchResult> {
+    const { exactMatches, recentWindow } = this.bounds;
     const r = await this.db.pool.query<PageRow>(
-      `WITH ranked AS (
-         SELECT id, 0 AS score, count(*) OVER () AS total, row_number() OVER (ORDER BY id DESC) AS rank
-           FROM documents WHERE tags @> $1::text[] ORDER BY id DESC LIMIT $2
+      `WITH matched AS MATERIALIZED (
+         SELECT id FROM documents WHERE tags @> $1::text[] LIMIT ${exactMatches + 1}
+       ), counted AS (
+         SELECT count(*) AS n FROM matched
+       ), newest AS (
+         -- few: the newest of those read; many: the primary key read backwards finds them soon
+         (SELECT id FROM matched WHERE (SELECT n FROM counted) <= ${exactMatches} ORDER BY id DESC LIMIT $2)
+         UNION ALL
+         (SELECT id FROM documents WHERE (SELECT n FROM counted) > ${exactMatches} AND tags @> $1::text[]
+           ORDER BY id DESC LIMIT $2)
+       ), share AS (
+         SELECT count(*) FILTER (WHERE w.tags @> $1::text[]) AS hits, GREATEST(count(*), 1) AS seen
+           FROM (SELECT tags FROM documents ORDER BY id DESC LIMIT ${recentWindow}) w
+       ), ranked AS (
+         SELECT id, 0 AS score,
+                (SELECT CASE WHEN c.n <= ${exactMatches} THEN c.n
+                        ELSE GREATEST(c.n, round(s.hits::float8 / s.seen * (SELECT docs FROM index_state)))::bigint END
+                   FROM counted c, share s) AS total,
+                row_number() OVER (ORDER BY id DESC) AS rank
+           FROM newest
        )
        ${PAGE_SELECT}`,
       [tags, limit],
@@ -340,7 +362,13 @@ export class PostgresEngine implements SearchEngine {
     const q = allQuery(forms, n);
     const { exactMatches } = this.bounds;
     if (Math.min(...forms.map((f) => f.reach)) > exactMatches) {
-      const r = await c.query<PageRow & { complete: boolean }>(this.boundedSql, [...q.params, tags, limit, n]);
+      const r = await c.query<PageRow & { complete: boolean }>(this.boundedSql, [
+        ...q.params,
+        tags,
+        limit,
+        n,
+        titleQuery(forms),
+      ]);
       const first = r.rows[0];
       // unless the newest documents say few match after all (every match is then cheap to read)
       if (first && (first.complete || Number(first.total) > exactMatches)) return page(r.rows, formsTerms(forms));
@@ -509,6 +537,22 @@ function allQuery(
   return { params: [all, exact, idf, and, allExact, forms.length > 1] };
 }
 
+/**
+ * Every query word as typed (a CJK word: all of its bigrams), for the bounded search's title
+ * candidates (docs/adr/0215): null when a word is not in the vocabulary as typed. Without the typo
+ * and prefix forms, GIN reads a few posting lists, not up to a hundred.
+ */
+function titleQuery(forms: Forms[]): string | null {
+  const parts = forms.map((f) =>
+    f.exact[0] === f.word
+      ? lexemeLiteral(f.word)
+      : f.bigrams.length > 0
+        ? `(${f.bigrams.map(lexemeLiteral).join(" & ")})`
+        : null,
+  );
+  return parts.every((x) => x !== null) ? parts.join(" & ") : null;
+}
+
 /** A candidate's title share of the score (alias `m`: `title_tsv`, `title_terms`), from inline columns only. */
 const TITLE_SHARE = `(SELECT coalesce(sum(u.w), 0) FROM unnest($1::tsquery[], $3::float8[]) AS u(q, w) WHERE m.title_tsv @@ u.q)
   / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * m.title_terms / ${AVG_TITLE_TERMS}.0))`;
@@ -556,25 +600,27 @@ const EXACT_SQL = `WITH m AS MATERIALIZED (
 
 /**
  * `all` with bounded candidates (docs/adr/0215; $1–$6 of `allQuery`, tags $7, limit $8, documents
- * in the index $9): the matches among the newest `recentWindow` documents with the tags, and up to
- * `titleCandidates` documents holding every word in their title (GIN on title_tsv; any of them);
- * their best 2 × RERANK by title share and id are ordered by matching every word without a typo,
- * and the first RERANK scored in full (`rankedSql`). Each row also says whether the window held
- * every document with the tags (`complete`: `total` is then exact); otherwise `total` is
- * extrapolated from the window's share of matches (at least the candidates), returned as `estimate`.
+ * in the index $9, `titleQuery` $10): the matches with the tags among the newest `recentWindow`
+ * documents (no more are read, whatever the tags), and up to `titleCandidates` documents holding
+ * every word as typed in their title (GIN on title_tsv; any of them); their best 2 × RERANK by
+ * title share and id are ordered by matching every word without a typo, and the first RERANK
+ * scored in full (`rankedSql`). Each row also says whether the window held every document
+ * (`complete`: `total` is then exact); otherwise `total` is extrapolated from the window's share
+ * of matches (at least the candidates).
  */
 function boundedSql({ recentWindow, titleCandidates }: SearchBounds): string {
   return `WITH recent AS MATERIALIZED (
-         SELECT d.id, d.title_terms, d.title_tsv, d.tsv @@ $4::tsquery AS hit
-           FROM documents d WHERE d.tags @> $7::text[] ORDER BY d.id DESC LIMIT ${recentWindow}
+         SELECT w.id, w.title_terms, w.title_tsv, w.tsv @@ $4::tsquery AS hit
+           FROM (SELECT d.id, d.title_terms, d.title_tsv, d.tsv, d.tags FROM documents d ORDER BY d.id DESC LIMIT ${recentWindow}) w
+          WHERE w.tags @> $7::text[]
        ), titled AS MATERIALIZED (
          SELECT d.id, d.title_terms, d.title_tsv FROM documents d
-          WHERE d.title_tsv @@ $4::tsquery AND d.tags @> $7::text[] LIMIT ${titleCandidates}
+          WHERE $10::tsquery IS NOT NULL AND d.title_tsv @@ $10::tsquery AND d.tags @> $7::text[] LIMIT ${titleCandidates}
        ), m AS MATERIALIZED (
          SELECT id, title_terms, title_tsv FROM recent WHERE hit
          UNION SELECT id, title_terms, title_tsv FROM titled
        ), window_share AS (
-         SELECT count(*) < ${recentWindow} AS complete, count(*) FILTER (WHERE hit) AS hits, count(*) AS seen FROM recent
+         SELECT $9::int < ${recentWindow} AS complete, count(*) FILTER (WHERE hit) AS hits, LEAST($9::int, ${recentWindow}) AS seen FROM recent
        ), estimate AS (
          SELECT complete, GREATEST((SELECT count(*) FROM m),
                   CASE WHEN complete THEN hits ELSE round(hits::float8 * $9::int / GREATEST(seen, 1)) END)::bigint AS n
