@@ -22,6 +22,7 @@
 // `APS processes: [{name, replica, pid, port, metrics}, …]` names every process. A replica that exits
 // while others of its deployable run is reported, not fatal (the topology stops when the last one goes).
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { entryPoint, GATEWAY, grpcAddrEnv, listenAddrEnv, SERVICES } from "../../packages/platform/dist/topology.js";
@@ -86,14 +87,27 @@ function isFree(port) {
     s.listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
   });
 }
-/** `n` consecutive free ports (port 0 with replicas: PORT, PORT+1, … still hold), none picked here before. */
+/** The first port of the kernel's ephemeral range (Linux `ip_local_port_range`; 32768 elsewhere). */
+function ephemeralLow() {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+/**
+ * `n` consecutive free ports (port 0 with replicas: PORT, PORT+1, … still hold), none picked here
+ * before — below the ephemeral range, where no outbound connection of this host can take one of
+ * them before its process listens (docs/adr/0214).
+ */
 async function freeRange(n) {
+  const low = ephemeralLow();
   for (;;) {
-    const first = await pick("0");
-    const rest = range(first + 1, n - 1);
-    if (rest.every((p) => !taken.has(p) && p < 65536) && (await Promise.all(rest.map(isFree))).every(Boolean)) {
-      for (const p of rest) taken.add(p);
-      return [first, ...rest];
+    const first = 20_000 + Math.floor(Math.random() * Math.max(1, low - 20_000 - n));
+    const all = range(first, n);
+    if (all.every((p) => !taken.has(p)) && (await Promise.all(all.map(isFree))).every(Boolean)) {
+      for (const p of all) taken.add(p);
+      return all;
     }
   }
 }

@@ -15,6 +15,7 @@ import {
   internalTrustOf,
   GATEWAY,
   RetentionJob,
+  releaseListenPort,
 } from "@aps/platform";
 import { MemoryIdempotencyStore, PgIdempotencyStore } from "./http/idempotency-store.js";
 import type {
@@ -196,6 +197,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
         .filter(Boolean) ?? [],
   });
   let draining = false;
+  await releaseListenPort(`${cfg.HOST}:${cfg.PORT}`); // held since the process started (docs/adr/0214)
   const listening: Promise<Server> = new Promise((resolve, reject) => {
     // Request heads are capped at 16 KiB: beyond, 431 problem+json (http/client-error.ts).
     // While draining (stop), every answer carries `Connection: close`, so a keep-alive client

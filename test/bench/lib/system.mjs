@@ -2,21 +2,44 @@
 // defaults) or the distributed topology (`deploy/local/start.mjs`, one process per service), each
 // as a child process of the bench, timed from spawn to its "APS ready at" line and to /readyz 200.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { cleanupStarted, onCleanup } from "./cleanup.mjs";
 import { SERVICES } from "../../../packages/platform/dist/topology.js";
 import { statOf, treePids } from "./proctree.mjs";
 
-/** A free TCP port on 127.0.0.1 (the OS picks it; free when this resolves). */
-export function freePort() {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port on 127.0.0.1 free when this resolves, with the `n - 1` ports after it free too (the
+ * replicas of a deployable take PORT, PORT+1, …; at most 16).
+ */
+export async function freePort(n = 16) {
+  // Below the kernel's ephemeral range (docs/adr/0214): a port in it can be taken at any moment by
+  // an outbound connection of this busy host, and replicas take PORT, PORT+1, … (REPLICAS_GATEWAY).
+  const low = ephemeralLow();
+  for (let tries = 0; tries < 200; tries++) {
+    const base = 20_000 + Math.floor(Math.random() * Math.max(1, low - 20_000 - n));
+    const ports = Array.from({ length: n }, (_, i) => base + i);
+    if ((await Promise.all(ports.map(isFree))).every(Boolean)) return base;
+  }
+  throw new Error(`no ${n} consecutive free ports found between 20000 and ${low}`);
+}
+
+/** The first port of the kernel's ephemeral range (Linux `ip_local_port_range`; 32768 elsewhere). */
+function ephemeralLow() {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** Whether `port` is free on loopback now. */
+function isFree(port) {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
+    s.once("error", () => resolve(false));
+    s.listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
   });
 }
 
