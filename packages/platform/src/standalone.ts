@@ -11,7 +11,8 @@ export type DependencyAddrs<N extends DeployableName> = {
  * Runs one service on its own, the entry point of `services/<name>/dist/main.js` (docs/adr/0191):
  * tracing first (`startTelemetry(name)`; pg, gRPC and http are imported only after the SDK has
  * hooked them, so `load` must import the service with a dynamic `import()`), then its config from
- * `env`, its listen port (gRPC, or the gateway's HTTP `PORT`) held until its server binds it (docs/adr/0214), its logger, the addresses of the services it calls from that config (`<NAME>_GRPC_ADDR`),
+ * `env`, its listen port (gRPC, or the gateway's HTTP `PORT`) held until its server binds it
+ * (docs/adr/0214), its logger, the addresses of the services it calls from that config (`<NAME>_GRPC_ADDR`),
  * `start`, a `GET /metrics` listener on METRICS_PORT (unless the service serves its own), and a
  * graceful stop on SIGTERM/SIGINT (onShutdown: the service, then the metrics listener).
  * Rejects — the process exits non-zero — when the config is invalid or the start fails.

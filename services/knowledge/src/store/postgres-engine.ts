@@ -353,7 +353,7 @@ export class PostgresEngine implements SearchEngine {
   /**
    * `all`: documents holding every word (each through any of its forms), ranked by how many words
    * they match only through a typo, then Σ IDF × ts_rank, then id. When more than `exactMatches`
-   * documents may match (the words' reach), the candidates are bounded (`bounded`, docs/adr/0215);
+   * documents may match (the words' reach), the candidates are bounded (`boundedSql`, docs/adr/0215);
    * otherwise every match is a candidate and `total` is exact.
    */
   private async all(c: Tx, words: string[], tags: string[], limit: number): Promise<SearchResult> {
