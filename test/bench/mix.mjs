@@ -198,8 +198,11 @@ function fire(route, origin, agent, data) {
 /** Routes whose requests reach the forum service (all but search, which the knowledge service answers). */
 const THROUGH_FORUM = new Set(["list", "post", "vote", "comment", "create"]);
 
-/** Routes that write without an Idempotency-Key (never retried by the gateway once sent: ADR 0108). */
-const WRITES = new Set(["vote", "comment", "create"]);
+/**
+ * Routes that write without an Idempotency-Key and are never retried once sent (docs/adr/0108). A
+ * vote is retried like a read (CastVote is IDEMPOTENT, docs/adr/0216), so it is not one of them.
+ */
+const WRITES = new Set(["comment", "create"]);
 
 /**
  * One open-loop step: Poisson arrivals of `rate` requests/s for `seconds` (CFG.stepS), routes drawn

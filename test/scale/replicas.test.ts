@@ -10,9 +10,10 @@ import { availableModes, startSystem, type System, type TopologyProcess } from "
  * processes; every client is given both forums (`ipv4:…,…`) and spreads its calls round_robin, so a
  * burst through both gateways lands on both forums within ±25 % of each other — read from each
  * process's own `/metrics` (`aps_grpc_server_handled_total`, `aps_http_requests_total`). A forum
- * replica killed (SIGKILL) under load costs no read and no keyed write (both retried on
- * UNAVAILABLE, now to the other replica; docs/adr/0108, 0115) and no unkeyed write beyond the ones
- * in flight when it died. One mode: `distributed` (what `npm run start:distributed` runs).
+ * replica killed (SIGKILL) under load costs no read, no vote — keyed or not — and no keyed write
+ * (all retried on UNAVAILABLE, now to the other replica: reads and CastVote are declared
+ * NO_SIDE_EFFECTS / IDEMPOTENT, keyed writes run once per key; docs/adr/0108, 0115, 0216) and no
+ * unkeyed comment beyond the ones in flight when it died (never retried: it may have been applied). One mode: `distributed` (what `npm run start:distributed` runs).
  */
 const real = (await availableModes()).includes("distributed");
 if (!real) console.warn("[replicas.test] NO REAL PostgreSQL + NATS: the replicas test is SKIPPED");
@@ -48,7 +49,12 @@ const votesServed = (text: string) =>
   beforeAll(async () => {
     sys = await startSystem("distributed", {
       replicas: { forum: 2, gateway: 2 },
-      env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000", AGENDA_MIN_SCORE: "100000" },
+      env: {
+        JOINS_PER_SOURCE_PER_DAY: "10000",
+        POSTS_PER_DAY: "1000",
+        COMMENTS_PER_DAY: "100000",
+        AGENDA_MIN_SCORE: "100000",
+      },
     });
     const procs = sys.processes ?? [];
     forums = procs.filter((p) => p.name === "forum");
@@ -63,12 +69,16 @@ const votesServed = (text: string) =>
     await sys?.stop();
   });
 
-  /** Request `i` of a burst: a keyed vote (even) or a post read (odd), through gateway `⌊i / 2⌋ % 2`. */
-  const request = (i: number, keyed = true) => {
+  /**
+   * Request `i` of a burst: a vote (even) or a post read (odd), through gateway `⌊i / 2⌋ % 2`;
+   * `keyed` sends an Idempotency-Key; `comment` sends an unkeyed comment instead of a vote.
+   */
+  const request = (i: number, keyed = true, comment = false) => {
     const gw = gateways[Math.floor(i / 2) % 2]!;
     const voter = voters[i % voters.length]!;
     const post = posts[i % posts.length]!;
     if (i % 2 === 1) return gw("GET", `/posts/${post}`, { key: voter.apiKey });
+    if (comment) return gw("POST", `/posts/${post}/comments`, { key: voter.apiKey, body: { body: `Comment ${i}.` } });
     return gw("POST", `/posts/${post}/vote`, {
       key: voter.apiKey,
       body: { vote: i % 4 === 0 ? 1 : -1 },
@@ -104,17 +114,17 @@ const votesServed = (text: string) =>
     expect(gwAfter.map((t, i) => votesServed(t) - votesServed(gwBefore[i]!))).toEqual([50, 50]);
   }, 60_000);
 
-  it("a forum replica killed under load costs no read or keyed vote, and no unkeyed vote beyond those in flight", async () => {
+  it("a forum replica killed under load costs no read and no vote, and no unkeyed comment beyond those in flight", async () => {
     const [survivor, victim] = forums as [TopologyProcess, TopologyProcess];
     const before = forumCalls(await metricsOf(survivor));
-    const failed: { i: number; status: number; keyed: boolean }[] = [];
+    const failed: { i: number; status: number; kind: "read" | "vote" | "unkeyed vote" | "unkeyed comment" }[] = [];
     let inFlightUnkeyed = 0;
     let startedUnkeyed = 0;
     let inFlightAtKill = -1;
     let killed = false;
     let n = 0;
     const stopAt = Date.now() + 4_000;
-    // "In flight on it": every unkeyed vote started before the victim's sockets were gone (its gRPC
+    // "In flight on it": every unkeyed comment started before the victim's sockets were gone (its gRPC
     // port refuses connections). One started in the instant between the signal and the kernel
     // closing the dying process's sockets could still be sent over its open connection.
     const killer = new Promise<void>((resolve) =>
@@ -134,21 +144,24 @@ const votesServed = (text: string) =>
       Array.from({ length: 8 }, async () => {
         while (Date.now() < stopAt) {
           const i = n++;
-          // every fourth request an unkeyed vote (never retried: it may have been applied)
+          // every fourth request unkeyed: a vote (retried all the same: a ballot is a state,
+          // docs/adr/0216) or a comment (never retried: it may have been applied)
           const keyed = i % 4 !== 2;
-          if (!keyed) {
+          const comment = i % 8 === 6;
+          if (comment) {
             inFlightUnkeyed++;
             startedUnkeyed++;
           }
-          const r = await request(i, keyed);
-          if (!keyed) inFlightUnkeyed--;
-          if (r.status !== 200) failed.push({ i, status: r.status, keyed });
+          const r = await request(i, keyed, comment);
+          if (comment) inFlightUnkeyed--;
+          const kind = i % 2 === 1 ? "read" : comment ? "unkeyed comment" : keyed ? "vote" : "unkeyed vote";
+          if (r.status !== (comment ? 201 : 200)) failed.push({ i, status: r.status, kind });
         }
       }),
     );
     await killer;
     expect(killed).toBe(true);
-    expect(failed.filter((f) => f.keyed)).toEqual([]);
+    expect(failed.filter((f) => f.kind !== "unkeyed comment")).toEqual([]);
     expect(failed.length).toBeLessThanOrEqual(inFlightAtKill);
     // the survivor carries on: later calls all land on it
     const after = forumCalls(await metricsOf(survivor));

@@ -57,7 +57,7 @@ export function shareRatio(counts) {
 
 /**
  * The issue's verdict on a killed replica ("costs no failed request beyond its in-flight ones"):
- * reads and keyed writes are retried on UNAVAILABLE (docs/adr/0108, 0115) and must not fail; an
+ * reads, votes and keyed writes are retried on UNAVAILABLE (docs/adr/0108, 0115, 0216) and must not fail; an
  * unkeyed write in flight at the kill may have been applied, so it is never retried and may fail.
  * The bench's client cannot see which forum a gateway picked, so every unkeyed write in flight at
  * the kill counts as possibly on the victim (an upper bound: round_robin sent about half of them to

@@ -19,15 +19,35 @@ const SERVICES: ServiceDefinitionLike[] = [
 const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate|ResolveMentions)/;
 /** Verbs of methods that change state (or spend quota): never sent twice by the client. */
 const WRITES =
-  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue)/;
+  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue|Flag|Raise|Resolve|Update|Edit|Verify|Report|Withdraw|Mark)/;
+/**
+ * Writes that set a state, declared IDEMPOTENT: the same call again writes nothing (a ballot,
+ * docs/adr/0216), so a call lost with its connection is sent again.
+ */
+const STATE_SETS = /^CastVote$/;
 
 describe("retry policy from the proto", () => {
-  it.each(SERVICES.map((s) => [s.fullName, s] as const))("%s: every read is retriable, no write is", (_n, svc) => {
-    for (const m of Object.values(svc.methods)) {
-      const kind = READS.test(m.name) ? "read" : WRITES.test(m.name) ? "write" : "unclassified";
-      expect([m.name, kind, isRetriable(m)]).toEqual([m.name, kind, kind === "read"]);
-    }
-  });
+  it.each(SERVICES.map((s) => [s.fullName, s] as const))(
+    "%s: every read and state set is retriable, no other write is",
+    (_n, svc) => {
+      for (const m of Object.values(svc.methods)) {
+        const kind = READS.test(m.name)
+          ? "read"
+          : STATE_SETS.test(m.name)
+            ? "state set"
+            : WRITES.test(m.name)
+              ? "write"
+              : "unclassified";
+        const level = kind === "read" ? "NO_SIDE_EFFECTS" : kind === "state set" ? "IDEMPOTENT" : undefined;
+        expect([m.name, kind, isRetriable(m), m.options?.idempotencyLevel]).toEqual([
+          m.name,
+          kind === "unclassified" ? "a verb the test knows" : kind,
+          kind !== "write",
+          level,
+        ]);
+      }
+    },
+  );
 
   /** A channel whose method fails with `failures` transport errors (UNAVAILABLE, no APS code), then answers. */
   function flaky(failures: number) {
@@ -54,7 +74,23 @@ describe("retry policy from the proto", () => {
     expect(calls.n).toBe(2);
   });
 
-  it("never sends a write twice: CastVote fails with the first transport failure", async () => {
+  it("never sends a write twice: CreateComment fails with the first transport failure", async () => {
+    const { calls, channel } = flaky(1);
+    await expect(
+      callMethod(channel as never, forum.ForumServiceDefinition, "createComment", {
+        postId: "p_1",
+        author: undefined,
+        body: "once",
+        idempotencyKey: "",
+        parentId: "",
+        source: "",
+        mentionIds: [],
+      }),
+    ).rejects.toMatchObject({ code: "upstream_unavailable" });
+    expect(calls.n).toBe(1);
+  });
+
+  it("sends an unkeyed CastVote again after a transport failure (a ballot is a state, docs/adr/0216)", async () => {
     const { calls, channel } = flaky(1);
     await expect(
       callMethod(channel as never, forum.ForumServiceDefinition, "castVote", {
@@ -64,8 +100,8 @@ describe("retry policy from the proto", () => {
         idempotencyKey: "",
         source: "",
       }),
-    ).rejects.toMatchObject({ code: "upstream_unavailable" });
-    expect(calls.n).toBe(1);
+    ).resolves.toEqual({ ok: true });
+    expect(calls.n).toBe(2);
   });
 
   it("retries a write that carries an Idempotency-Key (its service runs it once per key, docs/adr/0115)", async () => {

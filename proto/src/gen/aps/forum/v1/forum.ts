@@ -5730,14 +5730,18 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** One vote per post per identity, changeable. NOT_FOUND when the post is absent. */
+    /**
+     * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
+     * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
+     * with its connection is sent again (docs/adr/0216).
+     */
     castVote: {
       name: "CastVote",
       requestType: CastVoteRequest as typeof CastVoteRequest,
       requestStream: false,
       responseType: CastVoteResponse as typeof CastVoteResponse,
       responseStream: false,
-      options: {},
+      options: { idempotencyLevel: "IDEMPOTENT" },
     },
     /** Several posts by id (agenda, council composition). */
     getPosts: {
@@ -5933,7 +5937,11 @@ export const ForumServiceService = {
       Buffer.from(ListCommentsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListCommentsResponse => ListCommentsResponse.decode(value),
   },
-  /** One vote per post per identity, changeable. NOT_FOUND when the post is absent. */
+  /**
+   * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
+   * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
+   * with its connection is sent again (docs/adr/0216).
+   */
   castVote: {
     path: "/aps.forum.v1.ForumService/CastVote" as const,
     requestStream: false as const,
@@ -6096,7 +6104,11 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   /** Hides a comment's body, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
   moderateComment: handleUnaryCall<ModerateCommentRequest, Comment>;
   listComments: handleUnaryCall<ListCommentsRequest, ListCommentsResponse>;
-  /** One vote per post per identity, changeable. NOT_FOUND when the post is absent. */
+  /**
+   * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
+   * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
+   * with its connection is sent again (docs/adr/0216).
+   */
   castVote: handleUnaryCall<CastVoteRequest, CastVoteResponse>;
   /** Several posts by id (agenda, council composition). */
   getPosts: handleUnaryCall<GetPostsRequest, GetPostsResponse>;
@@ -6246,7 +6258,11 @@ export interface ForumServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListCommentsResponse) => void,
   ): ClientUnaryCall;
-  /** One vote per post per identity, changeable. NOT_FOUND when the post is absent. */
+  /**
+   * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
+   * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
+   * with its connection is sent again (docs/adr/0216).
+   */
   castVote(
     request: CastVoteRequest,
     callback: (error: ServiceError | null, response: CastVoteResponse) => void,
