@@ -50,6 +50,7 @@
 import { setMaxListeners } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -581,21 +582,31 @@ async function runTopology(topo, infra, data, sql) {
       log(`  events step: ${CFG.startRate} requests/s of the mix + ${CFG.eventsPerS} comments/s for ${CFG.stepS} s`);
       const from = Date.now();
       const cpu0 = cpuSample(procs, infra.database);
+      // the bench client's own event loop receives the webhooks and reads the SSE streams: a late
+      // loop delays (and dates late) every arrival, so its delay is reported beside the lags
+      const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
       const [mix, extra] = await Promise.all([
         openLoop(CFG.startRate, origins, data),
         commentLoop(CFG.eventsPerS, origins, data, CFG.stepS),
       ]);
+      loopDelay.disable();
       const cpu = cpuDelta(procs, cpu0, cpuSample(procs, infra.database));
       eventsWindow = {
         from,
         to: Date.now(),
         // cores each component used during the step (is the delivery worker CPU-bound?)
         cores: Object.fromEntries(
-          Object.entries({ ...byComponent(cpu.per), postgres: cpu.postgres, nats: cpu.nats }).map(([k, v]) => [
-            k,
-            round(coresOf(v, cpu.wallMs), 3),
-          ]),
+          Object.entries({ ...byComponent(cpu.per), postgres: cpu.postgres, nats: cpu.nats, client: cpu.client }).map(
+            ([k, v]) => [k, round(coresOf(v, cpu.wallMs), 3)],
+          ),
         ),
+        // the bench client's event-loop delay, ms (perf_hooks histogram, ns → ms)
+        clientLoopDelayMs: {
+          p50: round(loopDelay.percentile(50) / 1e6, 1),
+          p99: round(loopDelay.percentile(99) / 1e6, 1),
+          max: round(loopDelay.max / 1e6, 1),
+        },
         requests: mix.requests,
         mixFailed: Object.values(mix.routes).reduce((n, r) => n + r.errors + r.rejected, 0),
         comments: extra.sent,
@@ -757,6 +768,9 @@ function markdown(run) {
             ? `events step: ${w.eventsStep.comments} extra comments (${w.eventsStep.commentsFailed} not 2xx: ${JSON.stringify(w.eventsStep.commentStatuses)}) beside ${w.eventsStep.requests} requests of the mix (${w.eventsStep.mixFailed} not 2xx) in ${w.eventsStep.seconds} s; `
             : "") +
           (w.eventsStep?.cores ? `cores used in the events step: ${JSON.stringify(w.eventsStep.cores)}; ` : "") +
+          (w.eventsStep?.clientLoopDelayMs
+            ? `the bench client's event-loop delay in it (ms): ${JSON.stringify(w.eventsStep.clientLoopDelayMs)}; `
+            : "") +
           `slow receivers got ${w.slowReceived.join(", ") || "—"} of ${w.events}.`,
       );
     const k = t.kill;
