@@ -435,7 +435,7 @@ async function runTopology(topo, infra, data, sql) {
       ...infra.env,
       REPLICAS_GATEWAY: String(topo.gateways),
       REPLICAS_FORUM: String(topo.forums),
-      // the webhooks' receivers are http://127.0.0.1:<port> in this process (tests and local setups only)
+      // the webhooks' receivers are http://127.0.0.1:<port> in a thread of this process (tests and local setups only)
       WEBHOOK_ALLOW_PRIVATE: "1",
       ...(CFG.search === "postgres" ? { KNOWLEDGE_DATABASE_URL: infra.env.DATABASE_URL } : {}),
     },
@@ -618,6 +618,7 @@ async function runTopology(topo, infra, data, sql) {
     const loadEnd = Date.now();
     log(`  draining webhooks (≤ ${CFG.drainS} s)`);
     const d = await drain(sql, head, receivers.receivers, CFG.drainS * 1000);
+    await receivers.sync(); // every arrival so far recorded (the receivers run in their own thread)
     const keys = d.feed.map((f) => f.key);
     const healthy = receivers.receivers.filter((r) => !r.slow);
     const slowOnes = receivers.receivers.filter((r) => r.slow);

@@ -28,4 +28,4 @@ export interface Receiver {
 export function startReceivers(
   n: number,
   o: { slow: number; slowMs: number },
-): Promise<{ receivers: Receiver[]; close: () => Promise<void> }>;
+): Promise<{ receivers: Receiver[]; sync: () => Promise<void>; close: () => Promise<void> }>;

@@ -1,10 +1,10 @@
 // Push, replicas and faults inside `npm run bench:mix` (issue 31 "Measure" and "Done means",
-// docs/adr/0208-bench-mix-push-and-kill.md): `*` webhooks on local HTTP receivers in the bench
-// process (a share of them slow), the feed's own lag, idle SSE streams' cost to the gateways, and
+// docs/adr/0208-bench-mix-push-and-kill.md): `*` webhooks on local HTTP receivers in a thread of
+// the bench process (a share of them slow; docs/adr/0217), the feed's own lag, idle SSE streams' cost to the gateways, and
 // the count of failed requests when a forum replica is SIGKILLed mid-step against the requests in
 // flight at that moment. The pure arithmetic is exported apart and checked by
 // test/bench/mix-push.test.ts; the receivers and SQL are exercised by the bench itself.
-import http from "node:http";
+import { Worker } from "node:worker_threads";
 import { percentile } from "./stats.mjs";
 
 /**
@@ -96,64 +96,69 @@ export function coresOf(cpuMs, wallMs) {
 }
 
 /**
- * Starts `n` HTTP receivers on 127.0.0.1 (one server each, free ports), the first `slow` of them
- * answering 204 after `slowMs` (issue 31: a slow endpoint answers just inside the 10 s attempt
- * timeout), the others at once. Each delivery is parsed (`eventId`, `type`, `timestamp` of the
- * body webhookBody writes, services/notifications/src/store/feed.ts) and recorded once per
- * `webhook-id`: the key `eventId type`, the event's `timestamp` (when it occurred, epoch ms, in
- * `occurred`) and the lag from it to its arrival (ms, same machine and clock, in `lags`, same index).
+ * Starts `n` HTTP receivers on 127.0.0.1 (one server each, free ports) in a worker thread of their
+ * own (receivers-worker.mjs, docs/adr/0217: the bench client's busy event loop must not delay the
+ * answers), the first `slow` of them answering 204 after `slowMs` (issue 31: a slow endpoint
+ * answers just inside the 10 s attempt timeout), the others at once. Each delivery is parsed
+ * (`eventId`, `type`, `timestamp` of the body webhookBody writes,
+ * services/notifications/src/store/feed.ts) and recorded once per `webhook-id`: the key
+ * `eventId type`, the event's `timestamp` (when it occurred, epoch ms, in `occurred`) and the lag
+ * from it to its arrival (ms, same machine and clock, taken in the receivers' thread, in `lags`,
+ * same index). The records reach the returned objects within ~50 ms; `sync()` resolves once every
+ * arrival so far is in them.
  * @param {number} n
  * @param {{ slow: number, slowMs: number }} o
- * @returns {Promise<{ receivers: { url: string, slow: boolean, keys: Set<string>, lags: number[], occurred: number[], deliveries: number }[], close: () => Promise<void> }>}
+ * @returns {Promise<{ receivers: { url: string, slow: boolean, keys: Set<string>, lags: number[], occurred: number[], deliveries: number }[], sync: () => Promise<void>, close: () => Promise<void> }>}
  */
 export async function startReceivers(n, o) {
-  const receivers = [];
-  const servers = [];
-  for (let i = 0; i < n; i++) {
-    const r = { url: "", slow: i < o.slow, keys: new Set(), lags: [], occurred: [], deliveries: 0, ids: new Set() };
-    const server = http.createServer((req, res) => {
-      const chunks = [];
-      req.on("data", (c) => chunks.push(c));
-      req.on("end", () => {
-        const at = Date.now();
-        r.deliveries++;
-        const id = String(req.headers["webhook-id"] ?? "");
-        try {
-          const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-          if (body.type !== "webhook.ping" && !r.ids.has(id)) {
-            r.ids.add(id);
-            const key = `${body.eventId} ${body.type}`;
-            if (!r.keys.has(key)) {
-              r.keys.add(key);
-              const occurred = Date.parse(body.timestamp);
-              r.lags.push(at - occurred);
-              r.occurred.push(occurred);
-            }
-          }
-        } catch {
-          // not JSON: counted as a delivery, nothing else
+  const worker = new Worker(new URL("./receivers-worker.mjs", import.meta.url), { workerData: { n, ...o } });
+  const receivers = Array.from({ length: n }, (_, i) => ({
+    url: "",
+    slow: i < o.slow,
+    keys: new Set(),
+    lags: [],
+    occurred: [],
+    deliveries: 0,
+  }));
+  const waiting = new Map();
+  let nextSync = 0;
+  let closed = null;
+  const ready = new Promise((resolve, reject) => {
+    worker.once("error", reject);
+    worker.on("message", (m) => {
+      if (m.type === "ready") {
+        m.urls.forEach((u, i) => (receivers[i].url = u));
+        resolve();
+      } else if (m.type === "arrivals") {
+        for (const [i, key, lag, occurred] of m.arrivals) {
+          const r = receivers[i];
+          r.deliveries++;
+          if (key === "") continue;
+          r.keys.add(key);
+          r.lags.push(lag);
+          r.occurred.push(occurred);
         }
-        const answer = () => {
-          res.statusCode = 204;
-          res.end();
-        };
-        if (r.slow) setTimeout(answer, o.slowMs).unref();
-        else answer();
-      });
+      } else if (m.type === "synced") {
+        waiting.get(m.id)?.();
+        waiting.delete(m.id);
+      } else if (m.type === "closed") closed?.();
     });
-    server.keepAliveTimeout = 30_000;
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    r.url = `http://127.0.0.1:${server.address().port}/hook`;
-    receivers.push(r);
-    servers.push(server);
-  }
+  });
+  await ready;
+  const sync = () =>
+    new Promise((resolve) => {
+      const id = nextSync++;
+      waiting.set(id, resolve);
+      worker.postMessage({ type: "sync", id });
+    });
   const close = async () => {
-    for (const s of servers) {
-      s.closeAllConnections?.();
-      await new Promise((resolve) => s.close(() => resolve()));
-    }
+    await new Promise((resolve) => {
+      closed = resolve;
+      worker.postMessage({ type: "close" });
+    });
+    await worker.terminate();
   };
-  return { receivers, close };
+  return { receivers, sync, close };
 }
 
 /**
