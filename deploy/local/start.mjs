@@ -97,15 +97,16 @@ function ephemeralLow() {
 }
 /**
  * `n` consecutive free ports (port 0 with replicas: PORT, PORT+1, … still hold), none picked here
- * before — below the ephemeral range, where no outbound connection of this host can take one of
- * them before its process listens (docs/adr/0214).
+ * before and none given explicitly to another deployable (`used`: e.g. the gateway's PORT, free
+ * now only because the gateway starts last) — below the ephemeral range, where no outbound
+ * connection of this host can take one of them before its process listens (docs/adr/0214).
  */
 async function freeRange(n) {
   const low = ephemeralLow();
   for (;;) {
     const first = 20_000 + Math.floor(Math.random() * Math.max(1, low - 20_000 - n));
     const all = range(first, n);
-    if (all.every((p) => !taken.has(p)) && (await Promise.all(all.map(isFree))).every(Boolean)) {
+    if (all.every((p) => !taken.has(p) && !used.has(p)) && (await Promise.all(all.map(isFree))).every(Boolean)) {
       for (const p of all) taken.add(p);
       return all;
     }
