@@ -255,6 +255,22 @@ const quantile = (xs: number[], q: number) => {
           console.log(
             `webhook fan-out: slowest endpoints ${JSON.stringify(worst.map((w) => ({ ...w, ...rows.rows.find((r) => r.i === w.i) })))}`,
           );
+          // the slowest endpoint's deliveries that took over 5 s: when they were queued (materialised
+          // from the feed) and delivered, s into the load — queued early and sent late means they
+          // waited while queued (a lease, a due time); queued late means the endpoint was not claimed
+          const late = await db.pool.query<{ n: number; q0: number; q1: number; d0: number; d1: number }>(
+            `SELECT count(*)::int AS n,
+                    min(extract(epoch FROM d.created_at) * 1000)::float8 AS q0, max(extract(epoch FROM d.created_at) * 1000)::float8 AS q1,
+                    min(extract(epoch FROM d.delivered_at) * 1000)::float8 AS d0, max(extract(epoch FROM d.delivered_at) * 1000)::float8 AS d1
+             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN feed_events f ON f.seq = d.feed_seq
+             WHERE split_part(w.url, '/', 5)::int = $1 AND d.delivered_at - f.recorded_at > interval '5 seconds'`,
+            [worst[0]?.i ?? -1],
+          );
+          const s = (ms: number | null) => (ms === null ? null : Math.round((ms - firstCommit) / 100) / 10);
+          const l = late.rows[0]!;
+          console.log(
+            `webhook fan-out: endpoint ${worst[0]?.i}'s deliveries over 5 s: ${JSON.stringify({ n: l.n, queued: [s(l.q0), s(l.q1)], delivered: [s(l.d0), s(l.d1)] })}`,
+          );
           const fig = {
             events: committed.size,
             retriedHealthy: retried.rows[0]!.n,
