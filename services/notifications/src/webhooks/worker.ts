@@ -236,6 +236,9 @@ export class DeliveryWorker {
       // feed event was recorded. Up to n of each are read (the second set least advanced first),
       // merged by that time, and the n that waited longest taken: a busy set of endpoints whose
       // turns keep ending with more to do cannot starve the ones that had caught up.
+      // ORDER BY names the table's columns (`w.`): a bare `feed_cursor` would be the select list's
+      // `feed_cursor::text` and sort as text ("99" after "100"), leaving an endpoint whose cursor
+      // has fewer digits than the others' out of every claim until they caught up (docs/adr/0218)
       const pick = async (slow: boolean, n: number): Promise<Picked[]> => {
         if (n <= 0) return [];
         const due = await tx.query<Picked>(
@@ -249,7 +252,7 @@ export class DeliveryWorker {
           `SELECT ${cols}, coalesce((SELECT f.recorded_at FROM feed_events f WHERE f.seq > w.feed_cursor ORDER BY f.seq LIMIT 1), now()) AS waiting_since
            FROM webhooks w
            WHERE disabled_at IS NULL AND NOT window_full AND feed_cursor < $4 AND ${free} AND id <> ALL($5::text[])
-           ORDER BY slow, feed_cursor LIMIT $2 FOR UPDATE SKIP LOCKED`,
+           ORDER BY w.slow, w.feed_cursor LIMIT $2 FOR UPDATE SKIP LOCKED`,
           [slow, n, busy, head.toString(), due.rows.map((r) => r.id)],
         );
         return [...due.rows, ...behind.rows]
