@@ -5733,7 +5733,7 @@ export const ForumServiceDefinition = {
     /**
      * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
      * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
-     * with its connection is sent again (docs/adr/0216).
+     * with its connection is sent again (docs/adr/0216; a client-side change only, same wire).
      */
     castVote: {
       name: "CastVote",
@@ -5940,7 +5940,7 @@ export const ForumServiceService = {
   /**
    * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
    * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
-   * with its connection is sent again (docs/adr/0216).
+   * with its connection is sent again (docs/adr/0216; a client-side change only, same wire).
    */
   castVote: {
     path: "/aps.forum.v1.ForumService/CastVote" as const,
@@ -6107,7 +6107,7 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   /**
    * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
    * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
-   * with its connection is sent again (docs/adr/0216).
+   * with its connection is sent again (docs/adr/0216; a client-side change only, same wire).
    */
   castVote: handleUnaryCall<CastVoteRequest, CastVoteResponse>;
   /** Several posts by id (agenda, council composition). */
@@ -6261,7 +6261,7 @@ export interface ForumServiceClient extends Client {
   /**
    * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
    * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
-   * with its connection is sent again (docs/adr/0216).
+   * with its connection is sent again (docs/adr/0216; a client-side change only, same wire).
    */
   castVote(
     request: CastVoteRequest,
