@@ -295,6 +295,7 @@ export class PostgresEngine implements SearchEngine {
         await c.query("BEGIN READ ONLY");
         inPooledTransaction.add(c);
       }
+      await withoutJit(c, pooled);
       const result =
         opts.match === "any"
           ? await this.any(c, words, want, limit, opts.minScore ?? 0)
@@ -705,6 +706,27 @@ async function prefixForms(c: Tx, word: string): Promise<{ term: string; df: num
 export function trigramThreshold(n: number, k: number): number {
   const shared = Math.max(1, n + 1 - 3 * k - 1);
   return shared / (n + 1 + (n + k + 1) - shared);
+}
+
+/** Connections of the pool whose session has JIT compilation off already (not behind PgBouncer). */
+const jitOff = new WeakSet<Tx>();
+
+/**
+ * Turns PostgreSQL's JIT compilation off for a search (docs/adr/0219): the planner's estimates for
+ * these CTEs are far too high (70,895 rows estimated where a tsquery matches 8, 12.6 million for
+ * their join), so above `jit_optimize_above_cost` every search paid for compiling and optimising
+ * ~66 functions — 0.9 s for a query that runs in 5 ms without JIT, at a million documents. Behind
+ * PgBouncer in transaction mode (`pooled`) for the search's transaction only (`SET LOCAL`: no
+ * session state, docs/adr/0169); otherwise once per connection (this pool serves the index alone).
+ */
+export async function withoutJit(c: Tx, pooled: boolean): Promise<void> {
+  if (pooled) {
+    await c.query("SET LOCAL jit = off");
+    return;
+  }
+  if (jitOff.has(c)) return;
+  await c.query("SET jit = off");
+  jitOff.add(c);
 }
 
 /** pg_trgm's similarity threshold each pooled connection was last given (or, behind PgBouncer, its transaction). */
