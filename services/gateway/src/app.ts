@@ -10,7 +10,7 @@ import type {
   TranslationClient,
 } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
-import { notFound, requireJsonBody, standardHeaders } from "./http/middleware.js";
+import { notFound, requireCompleteBody, requireJsonBody, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
 import { methodNotAllowed } from "./http/method-not-allowed.js";
 import { hardening } from "./http/hardening.js";
@@ -135,6 +135,7 @@ export function createApp(deps: AppDeps): Express {
   const v1 = express.Router();
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
+  v1.use(requireCompleteBody);
   const docs = loadDocs();
   const capabilities = deps.capabilities ?? { searchEngine: "embedded" };
   const heartbeat = docs.pages.get("heartbeat"); // GET /v1/heartbeat.md (docs/adr/0176)

@@ -26,8 +26,9 @@ export function recordsOutcome(status: number): boolean {
  * - the write itself is keyed in the service that owns it (the key travels in the gRPC request),
  *   in the write's own transaction: a retry after a lost answer (client timeout, gateway crash, a
  *   503 after the commit) gets the first result and never writes twice.
- * The answer is stored when the handler has produced it, whether or not the client is still
- * connected; answers that do not record an outcome (recordsOutcome) release the key.
+ * The answer is stored when the handler has produced it, before it is sent and whether or not the
+ * client is still connected; answers that do not record an outcome (recordsOutcome) release the key,
+ * also before they are sent (docs/adr/0220).
  * Requests without the header, or without a key (join, admin), pass through unchanged.
  * The header must be 1–255 visible ASCII characters (400 otherwise).
  */
@@ -83,6 +84,8 @@ export function idempotency(records: IdempotencyStore, log: Logger): RequestHand
             stored = true;
             const status = res.statusCode;
             const body = typeof chunk === "string" ? chunk : Buffer.isBuffer(chunk) ? chunk.toString("utf8") : "";
+            // stored (or released) before it is sent: a client that retries the moment it has the
+            // answer finds the replay, or a free key after a 400, never the claim (docs/adr/0220)
             records
               .finish(agent.agentId, key, {
                 status,
@@ -91,7 +94,9 @@ export function idempotency(records: IdempotencyStore, log: Logger): RequestHand
                 location: String(res.getHeader("location") ?? ""),
                 release: !recordsOutcome(status),
               })
-              .catch((err: unknown) => log.warn({ err: String(err) }, "could not store the idempotent response"));
+              .catch((err: unknown) => log.warn({ err: String(err) }, "could not store the idempotent response"))
+              .finally(() => send(chunk));
+            return res;
           }
           return send(chunk);
         };

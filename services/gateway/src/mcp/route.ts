@@ -2,7 +2,7 @@ import express, { type Request, type RequestHandler, type Router } from "express
 import { createApsMcpServer } from "@aps/mcp";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ApsError, type Logger } from "@aps/platform";
-import { requireJsonBody } from "../http/middleware.js";
+import { requireCompleteBody, requireJsonBody } from "../http/middleware.js";
 
 /**
  * The base URL of the API this very listener serves, over the connection the request came in on
@@ -134,7 +134,13 @@ export function mcpRoutes(log: Logger, origins?: McpOrigins, openapi?: object): 
         id: null,
       });
   };
-  router.post("/mcp", requireJsonBody, express.json({ limit: "64kb", strict: true, type: "application/json" }), handle);
+  router.post(
+    "/mcp",
+    requireJsonBody,
+    express.json({ limit: "64kb", strict: true, type: "application/json" }),
+    requireCompleteBody,
+    handle,
+  );
   router.get("/mcp", notAllowed);
   router.delete("/mcp", notAllowed);
   return router;
