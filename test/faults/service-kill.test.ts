@@ -4,6 +4,7 @@ import {
   hasNats,
   hasPostgres,
   httpClient,
+  TcpProxy,
   TEST_NATS_URL,
   uniqueBusNames,
   uniqueSuffix,
@@ -11,7 +12,7 @@ import {
 } from "@aps/testkit";
 import pg from "pg";
 import { joinAgents, seatCouncil } from "../support/fixtures.js";
-import { eventually, ok, owner, readyz, searchIds, TcpProxy, unsettledConsumers, type Req } from "./support.js";
+import { eventually, ok, owner, readyz, searchIds, unsettledConsumers, type Req } from "./support.js";
 import { startTopology } from "./topology.js";
 
 /**

@@ -146,44 +146,6 @@ export async function unsettledConsumers(natsUrl: string, stream: string): Promi
 }
 
 /**
- * A TCP proxy on a fixed loopback port to `target` (e.g. one service's way to NATS), which a test
- * cuts and restores: `down()` destroys every connection and refuses new ones, `up()` listens again
- * on the same port and forwards.
- */
-export class TcpProxy {
-  private server: import("node:net").Server | undefined;
-  private readonly sockets = new Set<import("node:net").Socket>();
-  /** The proxy's port (fixed after the first `up()`). */
-  port = 0;
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  /** Listens (again, on the same port) and forwards every new connection to the target. */
-  async up(): Promise<void> {
-    const net = await import("node:net");
-    const server = net.createServer((s) => {
-      this.sockets.add(s);
-      s.on("close", () => this.sockets.delete(s));
-      s.on("error", () => undefined);
-      const up = net.connect(this.target.port, this.target.host);
-      this.sockets.add(up);
-      up.on("close", () => this.sockets.delete(up));
-      up.on("error", () => s.destroy());
-      s.pipe(up).pipe(s);
-    });
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
-    this.port = (server.address() as import("node:net").AddressInfo).port;
-  }
-
-  /** Cuts every connection and stops listening: new connections are refused. */
-  async down(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise((resolve) => this.server?.close(resolve));
-    this.server = undefined;
-  }
-}
-
-/**
  * Unpublished outbox rows per service schema, read from PostgreSQL at `databaseUrl` (every schema
  * with an `outbox` table): what the distributed topology's services still have to relay.
  */

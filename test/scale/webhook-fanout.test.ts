@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import {
   createLogger,
@@ -77,6 +78,20 @@ server.listen(0, "127.0.0.1", () => process.send({ port: server.address().port }
 process.on("disconnect", () => process.exit(0));
 `;
 
+/**
+ * The machine's pressure stall totals (Linux PSI, µs a task waited): `cpu` and `io` "some" lines,
+ * or undefined where /proc/pressure is absent. Their growth over the load tells a run slowed by the
+ * machine (CPU or disk shared with other jobs) from one slowed by the worker.
+ */
+const pressure = (): { cpu: number; io: number } | undefined => {
+  try {
+    const some = (r: string) => Number(/^some .*total=(\d+)/m.exec(readFileSync(`/proc/pressure/${r}`, "utf8"))?.[1]);
+    return { cpu: some("cpu"), io: some("io") };
+  } catch {
+    return undefined;
+  }
+};
+
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] ?? NaN;
@@ -140,10 +155,13 @@ const quantile = (xs: number[], q: number) => {
       worker.start();
 
       const committed = new Map<string, number>();
+      /** How long each ingest transaction took, ms (begin → commit): the database's commit latency as the load saw it. */
+      const ingestTx: number[] = [];
       let n = 0;
       /** Ingests public event `k` as the feed consumer does; `inTx` runs in its transaction after the ingest. */
       const emit = async <T>(k: number, inTx: (tx: Tx) => Promise<T>): Promise<T> => {
         const eventId = `ev_${k}`;
+        const began = Date.now();
         const out = await withTransaction(db.pool, async (tx) => {
           await ingest(
             tx,
@@ -164,6 +182,7 @@ const quantile = (xs: number[], q: number) => {
           return inTx(tx);
         });
         committed.set(eventId, Date.now());
+        ingestTx.push(Date.now() - began);
         return out;
       };
       try {
@@ -183,6 +202,8 @@ const quantile = (xs: number[], q: number) => {
         const rowsPerEvent = Object.fromEntries([...perTable].map(([t, k]) => [t, k / 10]));
         console.log(`webhook fan-out: rows written per event by the ingest: ${JSON.stringify(rowsPerEvent)}`);
         committed.clear();
+        ingestTx.length = 0;
+        const stallsBefore = pressure();
 
         // requests waiting for a pooled connection (ingest and worker share the pool, as in the
         // service), sampled every 100 ms from the load's start until the last delivery or the wait's end
@@ -271,8 +292,20 @@ const quantile = (xs: number[], q: number) => {
           console.log(
             `webhook fan-out: endpoint ${worst[0]?.i}'s deliveries over 5 s: ${JSON.stringify({ n: l.n, queued: [s(l.q0), s(l.q1)], delivered: [s(l.d0), s(l.d1)] })}`,
           );
+          const stallsAfter = pressure();
+          const loadMs = Date.now() - t0;
           const fig = {
             events: committed.size,
+            // ingest transactions' duration, ms: slow commits here mean a slow database or disk
+            ingestTxMs: { p50: quantile(ingestTx, 0.5), p99: quantile(ingestTx, 0.99), max: Math.max(...ingestTx) },
+            // share of the run's wall time some task of the machine stalled on CPU / on I/O (PSI)
+            machineStall:
+              stallsBefore && stallsAfter
+                ? {
+                    cpu: Number(((stallsAfter.cpu - stallsBefore.cpu) / 1000 / loadMs).toFixed(2)),
+                    io: Number(((stallsAfter.io - stallsBefore.io) / 1000 / loadMs).toFixed(2)),
+                  }
+                : "no /proc/pressure",
             retriedHealthy: retried.rows[0]!.n,
             ingestMs,
             healthyEndpoints: healthy.length,

@@ -8,6 +8,7 @@ export * from "./contract-fetch.js";
 export * from "./clock.js";
 export * from "./private.js";
 export * from "./wait.js";
+export * from "./tcp-proxy.js";
 export * from "./datasets.js";
 // Container systems (testcontainers) are `@aps/testkit/containers`, loaded only by the suites that start them.
 export * from "./images.js";

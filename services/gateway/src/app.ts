@@ -25,7 +25,7 @@ import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
 import { buildOpenApi } from "@aps/api/openapi/document";
 import type { SkillDoc } from "./skill.js";
-import { AuthCache } from "./cache/auth-cache.js";
+import { AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { ReadinessCheck } from "./http/readiness.js";
 import { apiReferenceRoutes, webRoutes } from "@aps/web";
@@ -79,9 +79,6 @@ export interface AppDeps {
   capabilities?: CapabilityConfig;
 }
 
-/** Default TTL of a cached authentication when the app is built without one, ms (gateway config default). */
-const DEFAULT_AUTH_TTL_MS = 5_000;
-
 /**
  * Builds the express app: `/healthz`, `/readyz`, and the `/v1` API of the seed with the HTTP
  * rules of docs/architecture.md §4 (no-store, X-Request-Id, X-Skill-Version, JSON ≤ 64 KiB, problem+json),
@@ -91,7 +88,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   const rateLimiter =
     deps.rateLimiter ?? new RequestRateLimiter({ keyedPerMinute: 600, anonPerMinute: 300 }, { kind: "memory" });
-  const auth = deps.authCache ?? new AuthCache(deps.identity, { ttlMs: DEFAULT_AUTH_TTL_MS, maxEntries: 10_000 });
+  const auth =
+    deps.authCache ?? new AuthCache(deps.identity, { ttlMs: AUTH_TTL_WITHOUT_EVENTS_MS, maxEntries: 10_000 });
   const reads = deps.readCache ?? new ReadCache({ ttlMs: 1_000, maxBytes: 8 * 1024 * 1024 });
   app.disable("x-powered-by");
   app.set("etag", false);

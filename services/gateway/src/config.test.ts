@@ -40,7 +40,6 @@ describe("gateway loadConfig(env)", () => {
 
   it("reads the cache and event-bus settings (docs/adr/0087–0089) and refuses out-of-range values", () => {
     expect(loadConfig({})).toMatchObject({
-      AUTH_CACHE_TTL_MS: 5_000,
       AUTH_CACHE_MAX_ENTRIES: 10_000,
       READ_CACHE_TTL_MS: 1_000,
       READ_CACHE_MAX_BYTES: 8 * 1024 * 1024,
@@ -49,6 +48,10 @@ describe("gateway loadConfig(env)", () => {
       APS_SUBJECT_PREFIX: "aps",
     });
     expect(loadConfig({}).NATS_URL).toBeUndefined();
+    // unset: the server picks 60 s with the event bus, 5 s without (docs/adr/0221)
+    expect(loadConfig({}).AUTH_CACHE_TTL_MS).toBeUndefined();
+    expect(loadConfig({ AUTH_CACHE_TTL_MS: "" }).AUTH_CACHE_TTL_MS).toBeUndefined();
+    expect(loadConfig({ AUTH_CACHE_TTL_MS: "600000" }).AUTH_CACHE_TTL_MS).toBe(600_000);
     const c = loadConfig({
       AUTH_CACHE_TTL_MS: "0",
       READ_CACHE_TTL_MS: "2000",
@@ -65,7 +68,7 @@ describe("gateway loadConfig(env)", () => {
       APS_SUBJECT_PREFIX: "t1.aps",
       RATE_LIMIT_SYNC_MS: 100,
     });
-    expect(() => loadConfig({ AUTH_CACHE_TTL_MS: "600000" })).toThrow(/AUTH_CACHE_TTL_MS/);
+    expect(() => loadConfig({ AUTH_CACHE_TTL_MS: "600001" })).toThrow(/AUTH_CACHE_TTL_MS/);
     expect(() => loadConfig({ AUTH_CACHE_TTL_MS: "-1" })).toThrow(/AUTH_CACHE_TTL_MS/);
     expect(() => loadConfig({ READ_CACHE_TTL_MS: "soon" })).toThrow(/READ_CACHE_TTL_MS/);
     expect(() => loadConfig({ AUTH_CACHE_MAX_ENTRIES: "0" })).toThrow(/AUTH_CACHE_MAX_ENTRIES/);

@@ -141,8 +141,16 @@ export const gatewayEnvSchema = z.object({
    * connection a proxy or client is about to reuse, which they see as ECONNRESET / 502 (docs/adr/0198).
    */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: boundedInt(65_000, 1_000, 600_000),
-  /** Lifetime of a cached authentication (API key hash → agent), ms; 0 = no cache (docs/adr/0087). */
-  AUTH_CACHE_TTL_MS: boundedInt(5_000, 0, 60_000),
+  /**
+   * Lifetime of a cached authentication (API key hash → agent), ms, ≤ 600 000; 0 = no cache
+   * (docs/adr/0087). Unset: 60 s when the gateway follows the event bus — rotations, revocations,
+   * suspensions and seat changes drop an agent's entries by event, and a lost bus connection drops
+   * them all — and 5 s without one, where the TTL is the only bound (docs/adr/0221).
+   */
+  AUTH_CACHE_TTL_MS: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.coerce.number().int().min(0).max(600_000).optional(),
+  ),
   /** Most authentications cached at once (least recently used dropped first). */
   AUTH_CACHE_MAX_ENTRIES: boundedInt(10_000, 1, 1_000_000),
   /** Lifetime of a cached public read, ms: the bound on staleness when an event is lost; 0 = no read cache (docs/adr/0088). */

@@ -41,7 +41,7 @@ import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 import { answerClientError } from "./http/client-error.js";
 import { mcpOrigins } from "./mcp/route.js";
-import { AuthCache } from "./cache/auth-cache.js";
+import { AUTH_TTL_FOLLOWING_EVENTS_MS, AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { subscribeInvalidation } from "./cache/invalidation.js";
 
@@ -146,13 +146,14 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   const ownBus = cfg.NATS_URL ? await JetStreamBus.connect(natsConnectionOf("gateway", cfg, log)) : undefined;
   const bus = ownBus ?? opts.bus;
   const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR, caller);
-  const authCache = new AuthCache(identity, { ttlMs: cfg.AUTH_CACHE_TTL_MS, maxEntries: cfg.AUTH_CACHE_MAX_ENTRIES });
+  const authTtlMs = cfg.AUTH_CACHE_TTL_MS ?? (bus ? AUTH_TTL_FOLLOWING_EVENTS_MS : AUTH_TTL_WITHOUT_EVENTS_MS);
+  const authCache = new AuthCache(identity, { ttlMs: authTtlMs, maxEntries: cfg.AUTH_CACHE_MAX_ENTRIES });
   const readCache = new ReadCache({ ttlMs: cfg.READ_CACHE_TTL_MS, maxBytes: cfg.READ_CACHE_MAX_BYTES });
   let invalidation: Subscription | undefined;
   if (bus) invalidation = await subscribeInvalidation(bus, readCache, authCache, log);
   else
     log.info(
-      { authTtlMs: cfg.AUTH_CACHE_TTL_MS, readTtlMs: cfg.READ_CACHE_TTL_MS },
+      { authTtlMs, readTtlMs: cfg.READ_CACHE_TTL_MS },
       "no event bus: cached authentications and reads expire by their TTLs only",
     );
   const forum = new ForumClient(local.forum ?? cfg.FORUM_GRPC_ADDR, caller);

@@ -1,6 +1,7 @@
 import {
   AckPolicy,
   DeliverPolicy,
+  Events,
   StorageType,
   connect,
   headers as natsHeaders,
@@ -117,6 +118,8 @@ export class JetStreamBus implements EventBus {
   readonly ordersConcurrentPublishes = true;
   private readonly stream: string;
   private readonly subs = new Set<Subscription>();
+  /** The `onGap` callbacks of the running ephemeral subscriptions (EventBus.subscribe). */
+  private readonly gapListeners = new Set<() => void>();
   private readonly durables = new Set<string>();
   private readonly unregisterLag = registerLag(this);
   private readonly unregisterDeadLetters = registerDeadLetters(this);
@@ -135,6 +138,28 @@ export class JetStreamBus implements EventBus {
     this.stream = opts.stream ?? "APS";
     this.policy = { ...DEFAULT_REDELIVERY, ...opts.redelivery };
     this.ackWaitMs = opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
+    void this.watchGaps();
+  }
+
+  /**
+   * Calls every `onGap` listener when the connection is lost and when it is back: core NATS
+   * subscriptions get nothing published in between (docs/adr/0221). Ends when the connection closes.
+   */
+  private async watchGaps(): Promise<void> {
+    try {
+      for await (const s of this.nc.status()) {
+        if (s.type !== Events.Disconnect && s.type !== Events.Reconnect) continue;
+        for (const onGap of this.gapListeners) {
+          try {
+            onGap();
+          } catch (err) {
+            this.opts.log.warn({ err: String(err) }, "an ephemeral subscriber's gap handler failed");
+          }
+        }
+      }
+    } catch {
+      // the status iterator ends (or fails) with the connection: nothing more to watch
+    }
   }
 
   /** Connects and creates (or updates) the stream. Throws when NATS cannot be reached. */
@@ -313,7 +338,7 @@ export class JetStreamBus implements EventBus {
    * published; nothing is created on the server beyond the interest, and events published while
    * disconnected are not replayed. Resolves once the server has registered the interest.
    */
-  async subscribe(subjects: string[], handler: EphemeralHandler): Promise<Subscription> {
+  async subscribe(subjects: string[], handler: EphemeralHandler, onGap?: () => void): Promise<Subscription> {
     const parts = subjects.map((subject) => {
       const sub = this.nc.subscribe(subject);
       const loop = (async () => {
@@ -322,9 +347,11 @@ export class JetStreamBus implements EventBus {
       return { sub, loop };
     });
     await this.nc.flush();
+    if (onGap) this.gapListeners.add(onGap);
     const s: Subscription = {
       stop: async () => {
         this.subs.delete(s);
+        if (onGap) this.gapListeners.delete(onGap);
         for (const p of parts) p.sub.unsubscribe();
         await Promise.all(parts.map((p) => p.loop));
       },

@@ -199,8 +199,11 @@ export class InProcessBus implements EventBus {
     };
   }
 
-  /** Ephemeral listener: gets events published after this call, at most once (see EventBus.subscribe). */
-  async subscribe(subjects: string[], handler: EphemeralHandler): Promise<Subscription> {
+  /**
+   * Ephemeral listener: gets events published after this call, at most once (see EventBus.subscribe).
+   * `onGap` is never called: an in-process listener misses nothing.
+   */
+  async subscribe(subjects: string[], handler: EphemeralHandler, _onGap?: () => void): Promise<Subscription> {
     const l = { subjects, handler };
     this.listeners.add(l);
     return {

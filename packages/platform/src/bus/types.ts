@@ -83,8 +83,12 @@ export interface EventBus {
    * after a disconnect (JetStream: a core NATS subscription; in-process: a listener). For many
    * replicas that each need every event for a best-effort purpose (a gateway's cache
    * invalidation, docs/adr/0088) without creating a durable consumer per replica.
+   * `onGap`, when given, is called whenever events may have been missed: when the connection to
+   * the bus is lost and again when it is back (JetStream: the client's `disconnect` and
+   * `reconnect` status; the in-process bus never misses one). A cache drops what it holds there,
+   * so its TTL is no longer the only bound on a missed event (docs/adr/0221).
    */
-  subscribe(subjects: string[], handler: EphemeralHandler): Promise<Subscription>;
+  subscribe(subjects: string[], handler: EphemeralHandler, onGap?: () => void): Promise<Subscription>;
   /** The bus's dead-letter queue of parked events (docs/adr/0100). */
   readonly deadLetters?: DeadLetterQueue;
   /** Stops consumers and closes the connection. */

@@ -17,6 +17,14 @@ export interface AuthCacheOptions {
   maxEntries: number;
 }
 
+/**
+ * Default lifetime of a cached authentication, ms, for a gateway that follows the event bus (its
+ * entries are dropped by event and on a lost connection) and for one that does not (docs/adr/0221).
+ */
+export const AUTH_TTL_FOLLOWING_EVENTS_MS = 60_000;
+/** See AUTH_TTL_FOLLOWING_EVENTS_MS: without the bus, the TTL alone bounds a revoked key's use. */
+export const AUTH_TTL_WITHOUT_EVENTS_MS = 5_000;
+
 /** SHA-256 of an API key (base64): the cache's key, so no plaintext key is kept beyond the request. */
 function keyHash(apiKey: string): string {
   return createHash("sha256").update(apiKey, "utf8").digest("base64");

@@ -1,7 +1,7 @@
-import { EVENT_TYPES, type BusEvent, type EventType } from "@aps/platform";
+import { createLogger, EVENT_TYPES, type BusEvent, type EventBus, type EventType } from "@aps/platform";
 import type { Request, Response } from "express";
 import { AuthCache } from "./auth-cache.js";
-import { applyEvent } from "./invalidation.js";
+import { applyEvent, subscribeInvalidation } from "./invalidation.js";
 import { ReadCache } from "./read-cache.js";
 
 /**
@@ -73,5 +73,64 @@ describe("applyEvent: a vote revalidates the lists, other post events drop them 
     version.n++;
     expect(applyEvent("aps", event("forum.post_created", { postId: "p_2" }), cache, auth)).toBe("post");
     expect(await get(cache, version, produced)).toBe(1);
+  });
+});
+
+describe("the authentication cache follows identity's events and the bus's gaps (ADR 0087, 0221)", () => {
+  /** An AuthCache over a resolver that counts its calls and knows two agents' keys. */
+  function counted() {
+    const calls = { n: 0 };
+    const agents: Record<string, string> = { key_a: "ag_a", key_b: "ag_b" };
+    const cache = new AuthCache(
+      {
+        authenticate: async (apiKey: string) => {
+          calls.n++;
+          return { agentId: agents[apiKey]! } as never;
+        },
+      },
+      { ttlMs: 60_000, maxEntries: 100 },
+    );
+    return { cache, calls };
+  }
+
+  it("identity.seat_changed drops that agent's cached keys, and only that agent's", async () => {
+    const { cache, calls } = counted();
+    await cache.authenticate("key_a");
+    await cache.authenticate("key_b");
+    expect(calls.n).toBe(2);
+    const reads = new ReadCache({ ttlMs: 60_000, maxBytes: 1 << 20 });
+    expect(
+      applyEvent(
+        "aps",
+        event("identity.seat_changed", { agentId: "ag_a", seat: "councillor", granted: true }),
+        reads,
+        cache,
+      ),
+    ).toBe("key");
+    await cache.authenticate("key_a");
+    await cache.authenticate("key_b");
+    expect(calls.n).toBe(3);
+  });
+
+  it("a gap in the bus's events (onGap) empties both caches", async () => {
+    const { cache } = counted();
+    await cache.authenticate("key_a");
+    const reads = new ReadCache({ ttlMs: 60_000, maxBytes: 1 << 20 });
+    const version = { n: 0 };
+    const produced = { n: 0 };
+    await get(reads, version, produced);
+    expect([cache.size, reads.stats.entries]).toEqual([1, 1]);
+    let onGap: (() => void) | undefined;
+    // the bus's side of onGap is tested on the real NATS (packages/platform/src/bus/gap.test.ts)
+    const bus = {
+      prefix: "aps",
+      subscribe: async (_s: string[], _h: unknown, gap?: () => void) => {
+        onGap = gap;
+        return { stop: async () => undefined };
+      },
+    } as unknown as EventBus;
+    await subscribeInvalidation(bus, reads, cache, createLogger("invalidation-test", "silent"));
+    onGap!();
+    expect([cache.size, reads.stats.entries]).toEqual([0, 0]);
   });
 });

@@ -22,8 +22,8 @@ import type { AuthCache } from "./auth-cache.js";
 import type { ReadCache } from "./read-cache.js";
 
 /**
- * Applies one event to the gateway's caches (docs/adr/0087, 0088, 0116): `identity.key_rotated` and
- * `identity.access_changed` drop
+ * Applies one event to the gateway's caches (docs/adr/0087, 0088, 0116, 0221): `identity.key_rotated`,
+ * `identity.access_changed` and `identity.seat_changed` drop
  * the agent's cached authentications; `knowledge.post_indexed` drops the cached search results;
  * a forum or council event about a post drops that post's
  * detail and every collection — except `forum.vote_cast`, which marks the collections stale
@@ -41,11 +41,17 @@ export function applyEvent(
     reads.invalidateSearch();
     return "search";
   }
-  if (type === "identity.key_rotated" || type === "identity.access_changed") {
+  if (type === "identity.key_rotated" || type === "identity.access_changed" || type === "identity.seat_changed") {
     let agentId: string;
     try {
-      // Both messages carry agent_id as field 3 (docs/adr/0116).
-      agentId = (type === "identity.key_rotated" ? events.KeyRotated : events.AccessChanged).decode(e.payload).agentId;
+      // The three messages carry agent_id as field 3 (docs/adr/0116, 0221).
+      const message =
+        type === "identity.key_rotated"
+          ? events.KeyRotated
+          : type === "identity.access_changed"
+            ? events.AccessChanged
+            : events.SeatChanged;
+      agentId = message.decode(e.payload).agentId;
     } catch {
       agentId = "";
     }
@@ -66,11 +72,12 @@ export function applyEvent(
 
 /**
  * Subscribes this gateway to the events that invalidate its caches: `<prefix>.forum.>`,
- * `<prefix>.council.>`, `<prefix>.identity.key_rotated`, `<prefix>.identity.access_changed` and
- * `<prefix>.knowledge.post_indexed`, as
+ * `<prefix>.council.>`, `<prefix>.identity.key_rotated`, `<prefix>.identity.access_changed`,
+ * `<prefix>.identity.seat_changed` and `<prefix>.knowledge.post_indexed`, as
  * an ephemeral subscription
  * (EventBus.subscribe — no durable consumer per replica). Events missed while disconnected are
- * not replayed: the caches' TTLs bound what that costs.
+ * not replayed: both caches are emptied when the connection is lost and again when it is back
+ * (docs/adr/0221), and their TTLs bound the rest.
  */
 export function subscribeInvalidation(
   bus: EventBus,
@@ -85,11 +92,17 @@ export function subscribeInvalidation(
       `${p}.council.>`,
       `${p}.identity.key_rotated`,
       `${p}.identity.access_changed`,
+      `${p}.identity.seat_changed`,
       `${p}.knowledge.post_indexed`,
     ],
     (e) => {
       const what = applyEvent(p, e, reads, auth);
       if (what === "all") log.debug({ subject: e.subject }, "event not attributable to one post: read cache cleared");
+    },
+    () => {
+      auth.dropAll();
+      reads.invalidateAll();
+      log.info("event bus connection lost or back: cached authentications and reads dropped (events may be missed)");
     },
   );
 }
