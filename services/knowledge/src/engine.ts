@@ -72,6 +72,14 @@ export interface SearchEngine {
   readonly restored?: boolean;
   /** Durable engines only: writes a snapshot of everything applied so far (after a bulk load). */
   checkpoint?(): Promise<void>;
+  /**
+   * Optional: replaces the tags of indexed document `id` with `retag(tags)` (its current tags,
+   * lowercase), leaving its text and the index's term statistics as they are — a post's status
+   * change without reading and analysing the post again (docs/adr/0222). Resolves false, changing
+   * nothing, when `id` is not in the index or `retag` answers undefined (the caller then indexes
+   * the document in full). `eventId` as in `upsert`.
+   */
+  retag?(id: string, retag: (tags: string[]) => string[] | undefined, eventId?: string): Promise<boolean>;
   /** Where the texts of the page of results come from (snippets are built on demand, docs/adr/0132). */
   useTexts?(source: TextSource): void;
   /** Keyword search; every tag in `tags` must match. An empty `q` lists the tagged documents. */

@@ -1,5 +1,5 @@
 import type { forum } from "@aps/proto";
-import { postDocument } from "./sources.js";
+import { postDocument, withStatus } from "./sources.js";
 
 describe("postDocument", () => {
   const post = (tags: string[], status = "open") =>
@@ -17,5 +17,22 @@ describe("postDocument", () => {
       "open",
       "storage",
     ]);
+  });
+});
+
+describe("withStatus: a post document's status tag only moves forward (docs/adr/0109, 0222)", () => {
+  it("moves the status forward and keeps kind and own tags", () => {
+    expect(withStatus(["post", "arch", "open", "storage"], "agenda")).toEqual(["post", "arch", "agenda", "storage"]);
+    expect(withStatus(["post", "arch", "agenda"], "adopted")).toEqual(["post", "arch", "adopted"]);
+  });
+  it("never moves it back, and a free post leaves discussion only as a duplicate", () => {
+    expect(withStatus(["post", "arch", "adopted"], "agenda")).toEqual(["post", "arch", "adopted"]);
+    expect(withStatus(["post", "free", "discussion"], "agenda")).toEqual(["post", "free", "discussion"]);
+    expect(withStatus(["post", "free", "discussion"], "duplicate")).toEqual(["post", "free", "duplicate"]);
+  });
+  it("answers undefined for tags that are not a post document's", () => {
+    expect(withStatus(["docs"], "agenda")).toBeUndefined();
+    expect(withStatus(["post", "arch"], "agenda")).toBeUndefined();
+    expect(withStatus(["post", "arch", "storage"], "agenda")).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { forum } from "@aps/proto";
-import { DOCS_TAG, isReservedTag, type ForumClient } from "@aps/platform";
+import { DOCS_TAG, isPostStatus, isReservedTag, movesForward, type ForumClient } from "@aps/platform";
 import type { KnowledgeDoc } from "./engine.js";
 
 /** The repository's reference pages (docs/reference, listed in index.json). */
@@ -36,6 +36,19 @@ export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
     url: `/v1/posts/${p.id}`,
     tags: ["post", p.kind, status, ...p.tags.filter((t) => !isReservedTag(t) && t !== status)],
   };
+}
+
+/**
+ * A post document's tags (as postDocument lays them out: `post`, kind, status, own tags) with its
+ * status moved to `status` when that is further along the lifecycle (movesForward, docs/adr/0109),
+ * else the same tags: the index's status never goes back. Undefined when `tags` are not a post
+ * document's (the post is then indexed in full, docs/adr/0222).
+ */
+export function withStatus(tags: string[], status: string): string[] | undefined {
+  const [tag, kind, current] = tags;
+  if (tag !== "post" || kind === undefined || current === undefined || !isPostStatus(current)) return undefined;
+  if (!movesForward(current, status)) return tags;
+  return [tag, kind, status, ...tags.slice(3).filter((t) => t !== status)];
 }
 
 /** Every post of the forum, newest first, page by page. */

@@ -9,7 +9,7 @@ import {
   type Subscription,
 } from "@aps/platform";
 import type { SearchEngine } from "../engine.js";
-import { postDocument } from "../sources.js";
+import { postDocument, withStatus } from "../sources.js";
 
 /** What the post-index consumer works with. */
 export interface PostIndexDeps {
@@ -25,8 +25,8 @@ export interface PostIndexDeps {
  * The durable `knowledge-index` consumer (docs/architecture.md §8): keeps posts current in the
  * search index from `forum.post_created`, `forum.post_on_agenda`, `forum.post_moderated` (a hidden
  * post leaves the index, docs/adr/0118), `forum.post_edited` (the new text and tags),
- * `forum.post_withdrawn` and the council's status events — the post is read from the forum by id,
- * and each change is announced as `knowledge.post_indexed` for the gateways' search caches
+ * `forum.post_withdrawn` and the council's status events — the post is read from the forum by id
+ * (a status event only re-tags an indexed post where the engine can, docs/adr/0222), and each change is announced as `knowledge.post_indexed` for the gateways' search caches
  * (docs/adr/0088). Up to 10 deliveries of an event.
  */
 export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<Subscription> {
@@ -40,6 +40,19 @@ export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<
     if (p.hiddenAt) await engine.remove([p.id], eventId);
     else await engine.upsert([postDocument(p, statusOf(p.id, p.status))], eventId);
     await announceIndexed(p.id);
+  };
+  /**
+   * A status event (the agenda, the council's, a withdrawal): the indexed post's status tag moves
+   * forward without reading the post again, where the engine can (docs/adr/0222); a post not
+   * indexed yet (or an engine without `retag`) is read from the forum and indexed in full.
+   */
+  const statusChanged = async (eventId: string, postId: string, status: string) => {
+    const best = statusOf(postId, status);
+    if (engine.retag && (await engine.retag(postId, (tags) => withStatus(tags, best), eventId))) {
+      await announceIndexed(postId);
+      return;
+    }
+    await indexPost(eventId, postId, status);
   };
   /** `forum.post_moderated` about the post itself: drop it, or index it again as the forum has it. */
   const moderated = async (eventId: string, postId: string, commentId: string) => {
@@ -68,16 +81,16 @@ export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<
     maxDeliver: 10,
     handlers: {
       "forum.post_created": (m) => indexPost(m.eventId, m.postId),
-      "forum.post_on_agenda": (m) => indexPost(m.eventId, m.postId, "agenda"),
+      "forum.post_on_agenda": (m) => statusChanged(m.eventId, m.postId, "agenda"),
       "forum.post_moderated": (m) => moderated(m.eventId, m.postId, m.commentId),
-      "council.case_opened": (m) => indexPost(m.eventId, m.postId, m.status),
-      "council.case_closed": (m) => indexPost(m.eventId, m.postId, m.outcome),
-      "council.handoff_recorded": (m) => indexPost(m.eventId, m.postId, "implementing"),
-      "council.implementation_completed": (m) => indexPost(m.eventId, m.postId, "completed"),
-      "council.post_duplicated": (m) => indexPost(m.eventId, m.postId, "duplicate"), // docs/adr/0130
+      "council.case_opened": (m) => statusChanged(m.eventId, m.postId, m.status),
+      "council.case_closed": (m) => statusChanged(m.eventId, m.postId, m.outcome),
+      "council.handoff_recorded": (m) => statusChanged(m.eventId, m.postId, "implementing"),
+      "council.implementation_completed": (m) => statusChanged(m.eventId, m.postId, "completed"),
+      "council.post_duplicated": (m) => statusChanged(m.eventId, m.postId, "duplicate"), // docs/adr/0130
       // An edit changes title, body and tags: read the post again (docs/reference/editing.md).
       "forum.post_edited": (m) => moderated(m.eventId, m.postId, ""),
-      "forum.post_withdrawn": (m) => indexPost(m.eventId, m.postId, "withdrawn"),
+      "forum.post_withdrawn": (m) => statusChanged(m.eventId, m.postId, "withdrawn"),
     },
   });
 }

@@ -89,6 +89,44 @@ d(pgUp ? "PostgresEngine bookkeeping (real PostgreSQL)" : "PostgresEngine bookke
     expect(await vocabulary()).toEqual(await recount());
   });
 
+  it("retag rewrites only the tags (text, terms and search unchanged), records the event; false for an unknown id", async () => {
+    const p = {
+      ...post(70, "Retagged ballot relay", "The quorum of the relay"),
+      tags: ["post", "arch", "agenda", "storage"],
+    };
+    await engine.upsert([p], "ev-retag-0");
+    const row = async () =>
+      (
+        await index.db.pool.query<{ tags: string[]; tsv: string; h: string }>(
+          "SELECT tags, tsv::text AS tsv, h FROM knowledge.documents WHERE id = $1",
+          [p.id],
+        )
+      ).rows[0]!;
+    const before = await row();
+    const state = await engine.state();
+    const seen: string[][] = [];
+    const done = await engine.retag(
+      p.id,
+      (tags) => (seen.push(tags), ["POST", "arch", "adopted", "storage"]),
+      "ev-retag-1",
+    );
+    expect(done).toBe(true);
+    expect(seen).toEqual([["post", "arch", "agenda", "storage"]]);
+    const after = await row();
+    expect(after).toEqual({ ...before, tags: ["post", "arch", "adopted", "storage"] });
+    expect(await engine.state()).toEqual({ ...state, eventId: "ev-retag-1", applied: state.applied + 1 });
+    expect((await engine.search("relay", ["adopted"], 5)).hits.map((h) => h.id)).toEqual([p.id]);
+    expect((await engine.search("relay", ["agenda"], 5)).hits).toEqual([]);
+    expect(await vocabulary()).toEqual(await recount());
+
+    // an unknown id, or a retag that answers undefined: nothing changes, the event is not recorded
+    const now = await engine.state();
+    expect(await engine.retag("p_nope", () => ["post"], "ev-retag-2")).toBe(false);
+    expect(await engine.retag(p.id, () => undefined, "ev-retag-3")).toBe(false);
+    expect(await engine.state()).toEqual(now);
+    expect((await row()).tags).toEqual(["post", "arch", "adopted", "storage"]);
+  });
+
   it("an index of another format is emptied at init", async () => {
     await index.db.pool.query("UPDATE knowledge.index_state SET format = 0");
     const again = await index.open();

@@ -261,6 +261,20 @@ export class PostgresEngine implements SearchEngine {
     });
   }
 
+  /** See SearchEngine.retag: one row's `tags` rewritten under the write lock; the event recorded as applied. */
+  async retag(id: string, retag: (tags: string[]) => string[] | undefined, eventId?: string): Promise<boolean> {
+    return withTransaction(this.db.pool, async (tx) => {
+      await this.lock(tx);
+      const old = (await tx.query<{ tags: string[] }>("SELECT tags FROM documents WHERE id = $1", [id])).rows[0];
+      const tags = old ? retag(old.tags)?.map((t) => t.toLowerCase()) : undefined;
+      if (!old || !tags) return false;
+      if (tags.join(" ") !== old.tags.join(" "))
+        await tx.query("UPDATE documents SET tags = $2 WHERE id = $1", [id, tags]);
+      await advance(tx, 0, eventId);
+      return true;
+    });
+  }
+
   async remove(ids: string[], eventId?: string): Promise<void> {
     if (ids.length === 0 && eventId === undefined) return;
     await withTransaction(this.db.pool, async (tx) => {
