@@ -31,6 +31,30 @@ const filesText = () =>
     .join("\n");
 
 describe("EmbeddedEngine durable index", () => {
+  it("a retag is logged and replayed, and a snapshot keeps it (docs/adr/0222)", async () => {
+    const a = new EmbeddedEngine({ dir });
+    await a.init();
+    await a.upsert(CORPUS);
+    await a.checkpoint();
+    const moved = await a.retag(CORPUS[5]!.id, (tags) => [...tags.slice(0, 2), "agenda"], "01RETAG");
+    expect(moved).toBe(true);
+    expect(ids(await a.search("caching", ["agenda"], 50))).toEqual([CORPUS[5]!.id]);
+
+    // a restart without a new snapshot replays the retag from the log
+    const b = new EmbeddedEngine({ dir });
+    await b.init();
+    expect(b.positionNow()).toEqual({ eventId: "01RETAG", applied: 1 });
+    expect(ids(await b.search("caching", ["agenda"], 50))).toEqual([CORPUS[5]!.id]);
+    expect(ids(await b.search(`${SECRET}5`, ["open"], 50))).not.toContain(CORPUS[5]!.id);
+    await b.close(); // writes a snapshot holding the new tags
+
+    const c = new EmbeddedEngine({ dir });
+    await c.init();
+    expect(ids(await c.search("caching", ["agenda"], 50))).toEqual([CORPUS[5]!.id]);
+    expect(ids(await c.search(`${SECRET}5`, ["agenda"], 50))).toEqual([CORPUS[5]!.id]);
+    await c.close();
+  });
+
   it("a restart restores the snapshot and replays the changes logged after it, with their position", async () => {
     const a = new EmbeddedEngine({ dir });
     await a.init();

@@ -167,6 +167,24 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
       expect(await ids("分词", ["open"])).toEqual([d.id]);
     });
 
+    it("retag (where the engine has it) moves the tags and leaves the text searchable (docs/adr/0222)", async () => {
+      if (!engine.retag) {
+        console.warn(`[engine contract] ${name} has no retag: its consumer indexes status changes in full`);
+        expect(engine.name).toBe("meilisearch");
+        return;
+      }
+      const d = CORPUS[0]!;
+      expect(await ids("分词", ["open"])).toEqual([d.id]);
+      expect(await engine.retag(d.id, (tags) => tags.map((t) => (t === "open" ? "Agenda" : t)))).toBe(true);
+      expect(await ids("分词", ["agenda"])).toEqual([d.id]);
+      expect(await ids("分词", ["open"])).toEqual([]);
+      expect(await engine.retag("no-such-doc", () => ["post"])).toBe(false);
+      expect(await engine.retag(d.id, () => undefined)).toBe(false);
+      expect(await ids("分词", ["agenda"])).toEqual([d.id]);
+      await engine.upsert([d]);
+      expect(await ids("分词", ["open"])).toEqual([d.id]);
+    });
+
     it("a query with no match finds nothing", async () => {
       expect(await engine.search("zzzqqqxxx", [], 10)).toEqual({ hits: [], total: 0 });
     });

@@ -231,6 +231,7 @@ export class EmbeddedEngine implements SearchEngine {
 
   private replay(rec: LogRecord): void {
     if (rec.op === "upsert") for (const d of rec.docs as KnowledgeDoc[]) this.apply(d);
+    else if (rec.op === "retag") this.setTags(rec.id, rec.tags);
     else for (const id of rec.ids) this.drop(id);
     this.position = { eventId: rec.eventId, applied: this.position.applied + 1 };
   }
@@ -271,6 +272,29 @@ export class EmbeddedEngine implements SearchEngine {
     let changed = false;
     for (const d of docs) changed = this.apply(d) || changed;
     this.record({ op: "upsert", docs, eventId: eventId ?? "" }, eventId, changed);
+  }
+
+  /**
+   * See SearchEngine.retag: the document's stored tags (what the tag filter reads) are replaced in
+   * place; its indexed text is not touched. Logged as a `retag` record (docs/adr/0222).
+   */
+  async retag(id: string, retag: (tags: string[]) => string[] | undefined, eventId?: string): Promise<boolean> {
+    const prev = this.mini.getStoredFields(id) as Stored | undefined;
+    const tags = prev ? retag([...prev.tags])?.map((t) => t.toLowerCase()) : undefined;
+    if (!prev || !tags) return false;
+    const changed = tags.join(" ") !== prev.tags.join(" ");
+    if (changed) this.setTags(id, tags);
+    this.record({ op: "retag", id, tags, eventId: eventId ?? "" }, eventId, changed);
+    return true;
+  }
+
+  /**
+   * Replaces the stored tags of `id` (no-op when absent). MiniSearch hands out its stored-fields
+   * object itself; the tag filter and the snapshot read it from there.
+   */
+  private setTags(id: string, tags: string[]): void {
+    const stored = this.mini.getStoredFields(id) as Stored | undefined;
+    if (stored) stored.tags = tags;
   }
 
   async remove(ids: string[], eventId?: string): Promise<void> {

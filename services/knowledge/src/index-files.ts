@@ -7,7 +7,7 @@ import { join } from "node:path";
  * changes meaning: the MiniSearch options, the analysis (text.ts, markup.ts) or the stored fields. A
  * snapshot of another version is not loaded: the service rebuilds the index from the forum.
  */
-export const INDEX_FORMAT = 1;
+export const INDEX_FORMAT = 2;
 
 /** The last event the index applied (docs/adr/0132): its id (ULID) and how many events were applied since the first snapshot. */
 export interface IndexPosition {
@@ -17,9 +17,14 @@ export interface IndexPosition {
   applied: number;
 }
 
-/** One change in the append log: an upsert of documents or a removal of ids, with the event that caused it. */
+/**
+ * One change in the append log, with the event that caused it: an upsert of documents, a removal of
+ * ids, or new tags for one document (format 2: a status change, docs/adr/0222).
+ */
 export type LogRecord =
-  { op: "upsert"; docs: unknown[]; eventId: string } | { op: "remove"; ids: string[]; eventId: string };
+  | { op: "upsert"; docs: unknown[]; eventId: string }
+  | { op: "remove"; ids: string[]; eventId: string }
+  | { op: "retag"; id: string; tags: string[]; eventId: string };
 
 /** `meta.json`: which snapshot is current and where the index stood when it was written. */
 interface Meta {
