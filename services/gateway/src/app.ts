@@ -10,7 +10,7 @@ import type {
   TranslationClient,
 } from "@aps/platform";
 import { authenticate } from "./http/auth.js";
-import { notFound, requireCompleteBody, requireJsonBody, standardHeaders } from "./http/middleware.js";
+import { notFound, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
 import { methodNotAllowed } from "./http/method-not-allowed.js";
 import { hardening } from "./http/hardening.js";
@@ -32,6 +32,7 @@ import { apiReferenceRoutes, webRoutes } from "@aps/web";
 import { mcpRoutes, ownBaseUrl, type McpOrigins } from "./mcp/route.js";
 import { ADMIN_ROUTES, API_ROUTES, BEFORE_AUTH_ROUTES } from "@aps/api";
 import { mountRoutes } from "@aps/api/route";
+import { jsonBodies } from "@aps/api/http/body";
 import { SseStreams } from "./http/sse.js";
 import { eventStreamServer } from "./events/stream.js";
 import { sseFrame } from "@aps/api/events/render";
@@ -131,9 +132,7 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const v1 = express.Router();
-  v1.use(requireJsonBody);
-  v1.use(express.json({ limit: "64kb", strict: true, type: "application/json" }));
-  v1.use(requireCompleteBody);
+  v1.use(jsonBodies());
   const docs = loadDocs();
   const capabilities = deps.capabilities ?? { searchEngine: "embedded" };
   const heartbeat = docs.pages.get("heartbeat"); // GET /v1/heartbeat.md (docs/adr/0176)

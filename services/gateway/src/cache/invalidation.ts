@@ -21,6 +21,13 @@ function postIdOf(type: string, payload: Uint8Array): string {
 import type { AuthCache } from "./auth-cache.js";
 import type { ReadCache } from "./read-cache.js";
 
+/** The identity events that drop an agent's cached authentications; each names it (docs/adr/0116, 0221). */
+const AGENT_EVENTS = {
+  "identity.key_rotated": events.KeyRotated,
+  "identity.access_changed": events.AccessChanged,
+  "identity.seat_changed": events.SeatChanged,
+};
+
 /**
  * Applies one event to the gateway's caches (docs/adr/0087, 0088, 0116, 0221): `identity.key_rotated`,
  * `identity.access_changed` and `identity.seat_changed` drop
@@ -41,17 +48,11 @@ export function applyEvent(
     reads.invalidateSearch();
     return "search";
   }
-  if (type === "identity.key_rotated" || type === "identity.access_changed" || type === "identity.seat_changed") {
+  const dropsAgent = AGENT_EVENTS[type as keyof typeof AGENT_EVENTS];
+  if (dropsAgent) {
     let agentId: string;
     try {
-      // The three messages carry agent_id as field 3 (docs/adr/0116, 0221).
-      const message =
-        type === "identity.key_rotated"
-          ? events.KeyRotated
-          : type === "identity.access_changed"
-            ? events.AccessChanged
-            : events.SeatChanged;
-      agentId = message.decode(e.payload).agentId;
+      agentId = dropsAgent.decode(e.payload).agentId;
     } catch {
       agentId = "";
     }
@@ -90,9 +91,7 @@ export function subscribeInvalidation(
     [
       `${p}.forum.>`,
       `${p}.council.>`,
-      `${p}.identity.key_rotated`,
-      `${p}.identity.access_changed`,
-      `${p}.identity.seat_changed`,
+      ...Object.keys(AGENT_EVENTS).map((t) => `${p}.${t}`),
       `${p}.knowledge.post_indexed`,
     ],
     (e) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Request, RequestHandler } from "express";
+import type { RequestHandler } from "express";
 import { ApsError } from "@aps/platform";
 
 /**
@@ -12,38 +12,6 @@ export const standardHeaders: RequestHandler = (req, res, next) => {
   res.setHeader("Cache-Control", "no-store");
   next();
 };
-
-/**
- * Refuses a request body that is not JSON with 415 `unsupported_media_type` before parsing
- * (docs/architecture.md §4). Bodiless requests pass.
- */
-export const requireJsonBody: RequestHandler = (req, _res, next) => {
-  if (declaresBody(req) && !req.is("application/json")) {
-    next(new ApsError("unsupported_media_type", "send the body as Content-Type: application/json"));
-    return;
-  }
-  next();
-};
-
-/**
- * Refuses, after the JSON parser, a request whose declared body did not arrive in full: 400
- * `invalid_request`. body-parser 2 passes a request that already ended (the client cut the upload
- * off, or left, before the parser ran) to the next handler with `req.body` undefined; without this
- * such a request would start executing and bind its Idempotency-Key to a body it never sent
- * (docs/adr/0220). Requests without a body, and bodies read in full (`req.complete`), pass.
- */
-export const requireCompleteBody: RequestHandler = (req, _res, next) => {
-  if (declaresBody(req) && !req.complete) {
-    next(new ApsError("invalid_request", "the request body did not arrive in full; send the request again"));
-    return;
-  }
-  next();
-};
-
-/** True when the request declares a body: `Transfer-Encoding`, or a `Content-Length` other than 0 (RFC 9112 §6.3). */
-function declaresBody(req: Request): boolean {
-  return req.header("transfer-encoding") !== undefined || (req.header("content-length") ?? "0") !== "0";
-}
 
 /** 404 problem for every unmatched route. */
 export const notFound: RequestHandler = (req, _res, next) => {

@@ -1,8 +1,8 @@
 import express, { type Request, type RequestHandler, type Router } from "express";
+import { jsonBodies } from "@aps/api/http/body";
 import { createApsMcpServer } from "@aps/mcp";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ApsError, type Logger } from "@aps/platform";
-import { requireCompleteBody, requireJsonBody } from "../http/middleware.js";
 
 /**
  * The base URL of the API this very listener serves, over the connection the request came in on
@@ -134,13 +134,7 @@ export function mcpRoutes(log: Logger, origins?: McpOrigins, openapi?: object): 
         id: null,
       });
   };
-  router.post(
-    "/mcp",
-    requireJsonBody,
-    express.json({ limit: "64kb", strict: true, type: "application/json" }),
-    requireCompleteBody,
-    handle,
-  );
+  router.post("/mcp", jsonBodies(), handle);
   router.get("/mcp", notAllowed);
   router.delete("/mcp", notAllowed);
   return router;

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { request } from "node:http";
 import express, { type ErrorRequestHandler } from "express";
 import { ApsError } from "@aps/platform";
-import { requireCompleteBody, requireJsonBody } from "./middleware.js";
+import { requireCompleteBody, requireJsonBody } from "./body.js";
 
 /**
  * A cut-off upload never reaches a handler (docs/adr/0220). The delay before the parser stands in
