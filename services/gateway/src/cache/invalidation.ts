@@ -91,7 +91,9 @@ export function subscribeInvalidation(
     [
       `${p}.forum.>`,
       `${p}.council.>`,
-      ...Object.keys(AGENT_EVENTS).map((t) => `${p}.${t}`),
+      `${p}.identity.key_rotated`,
+      `${p}.identity.access_changed`,
+      `${p}.identity.seat_changed`,
       `${p}.knowledge.post_indexed`,
     ],
     (e) => {
