@@ -95,7 +95,8 @@ export function idempotency(records: IdempotencyStore, log: Logger): RequestHand
                 release: !recordsOutcome(status),
               })
               .catch((err: unknown) => log.warn({ err: String(err) }, "could not store the idempotent response"))
-              .finally(() => send(chunk));
+              .then(() => send(chunk))
+              .catch((err: unknown) => log.warn({ err: String(err) }, "could not send the idempotent response"));
             return res;
           }
           return send(chunk);

@@ -26,8 +26,9 @@ export interface PostIndexDeps {
  * search index from `forum.post_created`, `forum.post_on_agenda`, `forum.post_moderated` (a hidden
  * post leaves the index, docs/adr/0118), `forum.post_edited` (the new text and tags),
  * `forum.post_withdrawn` and the council's status events — the post is read from the forum by id
- * (a status event only re-tags an indexed post where the engine can, docs/adr/0222), and each change is announced as `knowledge.post_indexed` for the gateways' search caches
- * (docs/adr/0088). Up to 10 deliveries of an event.
+ * (a status event only re-tags an indexed post where the engine can, docs/adr/0222), and each
+ * change is announced as `knowledge.post_indexed` for the gateways' search caches (docs/adr/0088).
+ * Up to 10 deliveries of an event.
  */
 export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<Subscription> {
   const { engine, forum, statusOf, log } = deps;
