@@ -112,7 +112,7 @@ describe("the authentication cache follows identity's events and the bus's gaps 
     expect(calls.n).toBe(3);
   });
 
-  it("a gap in the bus's events (onGap) empties both caches", async () => {
+  it("a gap in the bus's events (onGap) empties both caches (a stand-in bus hands onGap over; real NATS in gap.test.ts)", async () => {
     const { cache } = counted();
     await cache.authenticate("key_a");
     const reads = new ReadCache({ ttlMs: 60_000, maxBytes: 1 << 20 });

@@ -12,7 +12,7 @@ import { problemHandler } from "./problem.js";
  * The store is the embedded one with its `finish` held back 150 ms, standing in for a slow commit
  * of the PostgreSQL store under load (the race this closes).
  */
-describe("idempotency middleware: the answer is stored before it is sent", () => {
+describe("idempotency middleware: the answer is stored before it is sent (embedded store, its finish delayed 150 ms to stand in for a slow commit)", () => {
   const log = createLogger("idempotency-test", "silent");
 
   class SlowFinishStore extends MemoryIdempotencyStore {
