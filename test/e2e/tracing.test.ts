@@ -175,6 +175,54 @@ describe.each(modes)("tracing (%s)", (mode) => {
     }
   });
 
+  it("votes sent together (CastVotes, ADR 0223): each vote's event still joins its own request's trace", async () => {
+    const sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1000", JOINS_PER_SOURCE_PER_DAY: "10000" } });
+    try {
+      const req = httpClient(sys.baseUrl);
+      const voters = await Promise.all(Array.from({ length: 30 }, (_, i) => joinAgent(sys, `batch voter ${i}`)));
+      const post = await req("POST", "/posts", {
+        key: voters[0]!.apiKey,
+        body: { title: "Voted at once", body: SECRET_BODY, is_arch_design: true },
+      });
+      expect(post.status).toBe(201);
+      exporter.reset();
+      const votes = await Promise.all(
+        voters.map((v) => req("POST", `/posts/${post.body.id}/vote`, { key: v.apiKey, body: { vote: 1 } })),
+      );
+      expect(votes.map((v) => v.status)).toEqual(voters.map(() => 200));
+      const isVoteServer = (s: ReadableSpan) =>
+        s.kind === SpanKind.SERVER &&
+        scope(s).endsWith("instrumentation-http") &&
+        String(s.attributes["http.route"] ?? s.attributes["url.path"] ?? s.name).includes("vote");
+      const servers = await waitFor(() => {
+        const found = exporter.getFinishedSpans().filter(isVoteServer);
+        return found.length === voters.length ? found : undefined;
+      });
+      // the gateway sent some of them together
+      expect(
+        exporter
+          .getFinishedSpans()
+          .some((s) => s.kind === SpanKind.CLIENT && s.name.includes("ForumService/CastVotes")),
+      ).toBe(true);
+      // every request's trace holds the publish of its own vote's forum.vote_cast
+      await waitFor(() => {
+        const spans = exporter.getFinishedSpans();
+        return (
+          servers.every((server) =>
+            spans.some(
+              (s) =>
+                s.kind === SpanKind.PRODUCER &&
+                s.name.endsWith("forum.vote_cast publish") &&
+                s.spanContext().traceId === server.spanContext().traceId,
+            ),
+          ) || undefined
+        );
+      });
+    } finally {
+      await sys.stop();
+    }
+  });
+
   it("one trace: a Council ballot that closes the case → case_closed publish → identity's Sagacity consumer", async () => {
     const sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1000", JOINS_PER_SOURCE_PER_DAY: "10000" } });
     try {

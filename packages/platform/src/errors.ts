@@ -118,16 +118,38 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 
 /** Converts an ApsError (or anything else, as `internal`) into a grpc-js ServiceError. */
 export function toServiceError(err: unknown): Partial<ServiceError> {
-  const e =
-    err instanceof ApsError
-      ? err
-      : isDatabaseUnavailable(err)
-        ? new ApsError("upstream_unavailable", "the database is unavailable; retry later", 1)
-        : new ApsError("internal", "internal error");
+  const e = asApsError(err);
   const metadata = new Metadata();
   metadata.set(CODE_METADATA_KEY, e.code);
   if (e.retryAfterSeconds !== undefined) metadata.set(RETRY_AFTER_METADATA_KEY, String(e.retryAfterSeconds));
   return { code: GRPC_FOR[e.code], details: e.message, metadata };
+}
+
+/**
+ * What a handler's failure `err` is answered as: itself when an ApsError; a database outage
+ * `upstream_unavailable` (retry after 1 s, see isDatabaseUnavailable); anything else `internal`
+ * with a fixed message (the fault's own text stays in the service's log, docs/adr/0102).
+ */
+export function asApsError(err: unknown): ApsError {
+  if (err instanceof ApsError) return err;
+  return isDatabaseUnavailable(err)
+    ? new ApsError("upstream_unavailable", "the database is unavailable; retry later", 1)
+    : new ApsError("internal", "internal error");
+}
+
+/**
+ * The ApsError a peer reported as a code and a message (one vote's outcome in a CastVotes answer,
+ * docs/adr/0223): `code` as sent when it is an APS code, else `internal`; `retryAfterSeconds`
+ * 0 or absent = none.
+ */
+export function apsErrorOf(code: string, message: string, retryAfterSeconds?: number, cause?: unknown): ApsError {
+  const known = Object.hasOwn(HTTP_STATUS, code);
+  return new ApsError(
+    known ? (code as ErrorCode) : "internal",
+    known ? message || code : "internal error",
+    retryAfterSeconds ? retryAfterSeconds : undefined,
+    { cause },
+  );
 }
 
 /**

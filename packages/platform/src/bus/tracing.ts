@@ -22,6 +22,17 @@ function extract(headers: Record<string, string>): Context {
 }
 
 /**
+ * Runs `fn` in the trace context that `headers` carry (W3C `traceparent`/`tracestate`, as
+ * `traceHeaders` wrote them): one item of a call made on behalf of several requests, e.g. a vote
+ * of a CastVotes batch (docs/adr/0223), so what it records joins its own request's trace. Without
+ * a `traceparent` (no SDK, or none sent) `fn` runs in the active context.
+ */
+export function withTraceHeaders<T>(headers: Readonly<Record<string, string>>, fn: () => T): T {
+  if (!headers["traceparent"]) return fn();
+  return context.with(extract({ ...headers }), fn);
+}
+
+/**
  * Runs `publish` under a PRODUCER span `<subject> publish` parented to the trace recorded in
  * `event.headers`, and hands it the headers to send (with this span's traceparent).
  */

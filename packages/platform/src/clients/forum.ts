@@ -1,4 +1,7 @@
 import { callMethod } from "../grpc/client.js";
+import { GroupCommit } from "../db/group-commit.js";
+import { ApsError, apsErrorOf } from "../errors.js";
+import { traceHeaders, withTraceHeaders } from "../bus/tracing.js";
 import type { CallerIdentity } from "../grpc/caller-auth.js";
 import { connect, type ServiceConnection, type ServiceTarget } from "../grpc/connect.js";
 import type { Channel } from "../grpc/channel.js";
@@ -6,6 +9,12 @@ import { forum } from "@aps/proto";
 
 /** `T` with the keys `K` optional (request fields added later, with defaults). */
 type Optional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+
+/** Most votes in one CastVotes call (docs/adr/0223); the forum refuses a larger batch as `invalid_request`. */
+export const CAST_VOTES_MAX = 64;
+
+/** One vote's outcome as the batcher hands it back: its answer, or the error its caller gets. */
+type VoteOutcome = { vote: forum.CastVoteResponse } | { error: unknown };
 
 /** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient (methods the .proto declares free of side effects are retried on transport failures, the rest never; docs/adr/0108). */
 export class ForumClient {
@@ -47,8 +56,53 @@ export class ForumClient {
   listComments(req: forum.ListCommentsRequest): Promise<forum.ListCommentsResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "listComments", req);
   }
-  castVote(req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> {
-    return callMethod(this.c, forum.ForumServiceDefinition, "castVote", req);
+  /**
+   * Casts one vote (CastVote's contract). A vote without an idempotency key joins the votes that
+   * arrive while this client's previous call is out: they go as ONE CastVotes call, each failing
+   * alone (docs/adr/0223, the gateway's side of the forum's group commit, docs/adr/0097); the first
+   * vote after an idle moment goes at once as CastVote. A keyed vote always goes alone (its key
+   * binds one call's outcome, docs/adr/0115). Rejects with ApsError like every method here.
+   */
+  async castVote(req: Optional<forum.CastVoteRequest, "traceHeaders">): Promise<forum.CastVoteResponse> {
+    if (req.idempotencyKey !== "") return this.sendVote({ ...req, traceHeaders: {} });
+    const outcome = await this.votes.submit({ ...req, traceHeaders: traceHeaders() });
+    if ("error" in outcome) throw outcome.error;
+    return outcome.vote;
+  }
+  /** Several votes in one call (at most CAST_VOTES_MAX), one outcome each in their order (docs/adr/0223). */
+  castVotes(req: forum.CastVotesRequest): Promise<forum.CastVotesResponse> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "castVotes", req);
+  }
+
+  /** Votes waiting for this client's next CastVotes call (docs/adr/0223); one call out at a time. */
+  private readonly votes = new GroupCommit<forum.CastVoteRequest, VoteOutcome>(
+    async (batch) => {
+      try {
+        const { outcomes } = await this.castVotes({ votes: batch });
+        return batch.map((_, i): VoteOutcome => {
+          const o = outcomes[i];
+          if (o?.vote && o.errorCode === "") return { vote: o.vote };
+          if (o?.errorCode) return { error: apsErrorOf(o.errorCode, o.errorMessage, o.retryAfterSeconds) };
+          return { error: new ApsError("internal", "the forum's CastVotes answer lacks this vote's outcome") };
+        });
+      } catch (error) {
+        // the call as a whole failed (transport, deadline): every vote of it fails the same way
+        return batch.map(() => ({ error }));
+      }
+    },
+    (one) =>
+      this.sendVote(one).then(
+        (vote) => ({ vote }),
+        (error: unknown) => ({ error }),
+      ),
+    CAST_VOTES_MAX,
+  );
+
+  /** One vote as CastVote, in its own request's trace (the batcher may run it in another's). */
+  private sendVote(req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> {
+    return withTraceHeaders(req.traceHeaders, () =>
+      callMethod(this.c, forum.ForumServiceDefinition, "castVote", { ...req, traceHeaders: {} }),
+    );
   }
   /** Hides a post (`hidden`, with a reason) or shows it again (owner action, docs/adr/0118). */
   flag(req: forum.FlagRequest): Promise<forum.FlagResult> {

@@ -43,6 +43,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     flag: GATEWAY,
     listComments: FORUM_READERS,
     castVote: GATEWAY,
+    castVotes: GATEWAY, // the gateway's votes sent together (docs/adr/0223)
     getPosts: FORUM_READERS,
     votesAt: FORUM_READERS,
     getAuthorStats: FORUM_READERS,

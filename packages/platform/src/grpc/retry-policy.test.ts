@@ -22,9 +22,9 @@ const WRITES =
   /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue|Flag|Raise|Resolve|Update|Edit|Verify|Report|Withdraw|Mark)/;
 /**
  * Writes that set a state, declared IDEMPOTENT: the same call again writes nothing (a ballot,
- * docs/adr/0216), so a call lost with its connection is sent again.
+ * docs/adr/0216; several at once, 0223), so a call lost with its connection is sent again.
  */
-const STATE_SETS = /^CastVote$/;
+const STATE_SETS = /^CastVotes?$/;
 
 describe("retry policy from the proto", () => {
   it.each(SERVICES.map((s) => [s.fullName, s] as const))(
@@ -99,6 +99,7 @@ describe("retry policy from the proto", () => {
         vote: 1,
         idempotencyKey: "",
         source: "",
+        traceHeaders: {},
       }),
     ).resolves.toEqual({ ok: true });
     expect(calls.n).toBe(2);
@@ -113,6 +114,7 @@ describe("retry policy from the proto", () => {
         vote: 1,
         idempotencyKey: "vote-1",
         source: "",
+        traceHeaders: {},
       }),
     ).resolves.toEqual({ ok: true });
     expect(calls.n).toBe(2);

@@ -153,6 +153,22 @@ export async function startGrpcServer(
 }
 
 /**
+ * Logs a handler's failure that is not an answer of its own (not an ApsError): a database outage
+ * as one warn line without a stack (answered 503, readiness already NOT_SERVING), anything else as
+ * an error with its stack. `method`: the gRPC path (`/aps.forum.v1.ForumService/CastVote`).
+ */
+export function logHandlerFault(log: Logger, err: unknown, method: string): void {
+  if (err instanceof ApsError) return;
+  if (isDatabaseUnavailable(err))
+    log.warn({ err: err instanceof Error ? err.message : String(err), method }, "database unavailable");
+  else
+    log.error(
+      { err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err), method },
+      "unhandled error in gRPC handler",
+    );
+}
+
+/**
  * Adapts an async handler to grpc-js's callback style. An ApsError becomes its gRPC status with
  * the stable code in metadata; anything else is logged and answered as INTERNAL without detail.
  * Counts every call in `aps_grpc_server_handled_total` / `aps_grpc_server_handling_seconds`.
@@ -174,20 +190,7 @@ export function unary<Req, Res>(
         callback(null, res);
       },
       (err: unknown) => {
-        // A database outage is an expected fault (answered 503, readiness already NOT_SERVING): one warn line, no stack.
-        if (!(err instanceof ApsError) && isDatabaseUnavailable(err))
-          log.warn(
-            { err: err instanceof Error ? err.message : String(err), method: call.getPath() },
-            "database unavailable",
-          );
-        else if (!(err instanceof ApsError))
-          log.error(
-            {
-              err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err),
-              method: call.getPath(),
-            },
-            "unhandled error in gRPC handler",
-          );
+        logHandlerFault(log, err, call.getPath());
         const se = toServiceError(err);
         observe(Number((se as { code?: number }).code ?? 2));
         callback(se);

@@ -1,7 +1,11 @@
 import { z } from "zod";
 import {
   ApsError,
+  asApsError,
+  CAST_VOTES_MAX,
   firstCodePoints,
+  logHandlerFault,
+  withTraceHeaders,
   idempotencyScope,
   isReservedTag,
   isStorable,
@@ -110,6 +114,14 @@ function excerpt(p: forum.Post): forum.Post {
 
 /** gRPC handlers of aps.forum.v1.ForumService; every request is re-validated here. */
 export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagStore): forum.ForumServiceServer {
+  /** One vote of CastVote or CastVotes, validated here; rejects with ApsError (or a fault). */
+  const castOneVote = async (req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> => {
+    const r = parseRequest(castVote, req);
+    const key = parseRequest(idempotencyKey, req.idempotencyKey);
+    // the source is not part of the keyed request: a retry from another network is the same vote
+    const from = parseRequest(source, req.source);
+    return repo.castVote(r.postId, r.voterId, r.vote, idempotencyScope(r.voterId, key, "forum.CastVote", r), from);
+  };
   return {
     createPost: unary(log, async (req: forum.CreatePostRequest) => {
       const r = parseRequest(createPost, req);
@@ -167,12 +179,32 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       const r = parseRequest(listComments, req);
       return repo.listComments(r.postId, r.limit, r.cursor);
     }),
-    castVote: unary(log, async (req: forum.CastVoteRequest) => {
-      const r = parseRequest(castVote, req);
-      const key = parseRequest(idempotencyKey, req.idempotencyKey);
-      // the source is not part of the keyed request: a retry from another network is the same vote
-      const from = parseRequest(source, req.source);
-      return repo.castVote(r.postId, r.voterId, r.vote, idempotencyScope(r.voterId, key, "forum.CastVote", r), from);
+    castVote: unary(log, (req: forum.CastVoteRequest) => castOneVote(req)),
+    // each vote exactly as CastVote, in its own request's trace, failing alone (docs/adr/0223)
+    castVotes: unary(log, async (req: forum.CastVotesRequest, call): Promise<forum.CastVotesResponse> => {
+      if (req.votes.length > CAST_VOTES_MAX)
+        throw new ApsError(
+          "invalid_request",
+          `at most ${CAST_VOTES_MAX} votes in one CastVotes call, got ${req.votes.length}`,
+        );
+      const outcomes = await Promise.all(
+        req.votes.map((v) =>
+          withTraceHeaders(v.traceHeaders, () => castOneVote(v)).then(
+            (vote): forum.CastVoteOutcome => ({ vote, errorCode: "", errorMessage: "", retryAfterSeconds: 0 }),
+            (err: unknown): forum.CastVoteOutcome => {
+              logHandlerFault(log, err, call.getPath());
+              const e = asApsError(err);
+              return {
+                vote: undefined,
+                errorCode: e.code,
+                errorMessage: e.message,
+                retryAfterSeconds: e.retryAfterSeconds ?? 0,
+              };
+            },
+          ),
+        ),
+      );
+      return { outcomes };
     }),
     getPosts: unary(log, async (req: forum.GetPostsRequest) => {
       const items = await repo.getPosts(parseRequest(z.array(id).max(LIMITS.listMax), req.ids));

@@ -315,6 +315,42 @@ export interface CastVoteRequest {
    * most once per source (issue 30 rule 2, docs/adr/0154). Not part of the idempotent request.
    */
   source: string;
+  /**
+   * The W3C trace context (`traceparent`, `tracestate`) of the request this vote came from, when
+   * it travels in a CastVotes batch: the forum casts it, and records its events, in that trace
+   * (docs/adr/0223). Empty for CastVote, whose call carries its own.
+   */
+  traceHeaders: { [key: string]: string };
+}
+
+export interface CastVoteRequest_TraceHeadersEntry {
+  key: string;
+  value: string;
+}
+
+/** Votes sent together (docs/adr/0223): at most 64 (CAST_VOTES_MAX), each exactly a CastVote. */
+export interface CastVotesRequest {
+  votes: CastVoteRequest[];
+}
+
+/**
+ * What one vote of a CastVotes batch came to: `vote` when it was cast, else the error the same
+ * vote alone would have failed with (the APS code and message that CastVote carries in its status).
+ */
+export interface CastVoteOutcome {
+  vote:
+    | CastVoteResponse
+    | undefined;
+  /** an APS error code (`not_found`, `invalid_request`, …); "" when cast */
+  errorCode: string;
+  errorMessage: string;
+  /** 0 = none */
+  retryAfterSeconds: number;
+}
+
+/** One outcome per vote, in the order of the request. */
+export interface CastVotesResponse {
+  outcomes: CastVoteOutcome[];
 }
 
 export interface CastVoteResponse {
@@ -4015,7 +4051,7 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
 };
 
 function createBaseCastVoteRequest(): CastVoteRequest {
-  return { postId: "", voterId: "", vote: 0, idempotencyKey: "", source: "" };
+  return { postId: "", voterId: "", vote: 0, idempotencyKey: "", source: "", traceHeaders: {} };
 }
 
 export const CastVoteRequest: MessageFns<CastVoteRequest> = {
@@ -4035,6 +4071,9 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     if (message.source !== "") {
       writer.uint32(42).string(message.source);
     }
+    globalThis.Object.entries(message.traceHeaders).forEach(([key, value]: [string, string]) => {
+      CastVoteRequest_TraceHeadersEntry.encode({ key: key as any, value }, writer.uint32(50).fork()).join();
+    });
     return writer;
   },
 
@@ -4091,6 +4130,17 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
             message.source = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            const entry6 = CastVoteRequest_TraceHeadersEntry.decode(reader, reader.uint32());
+            if (entry6.value !== undefined) {
+              message.traceHeaders[entry6.key] = entry6.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4122,6 +4172,33 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
         ? globalThis.String(object.idempotency_key)
         : "",
       source: isSet(object.source) ? globalThis.String(object.source) : "",
+      traceHeaders: isObject(object.traceHeaders)
+        ? (globalThis.Object.entries(object.traceHeaders) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.trace_headers)
+        ? (globalThis.Object.entries(object.trace_headers) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -4142,6 +4219,15 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     if (message.source !== "") {
       obj.source = message.source;
     }
+    if (message.traceHeaders) {
+      const entries = globalThis.Object.entries(message.traceHeaders) as [string, string][];
+      if (entries.length > 0) {
+        obj.traceHeaders = {};
+        entries.forEach(([k, v]) => {
+          obj.traceHeaders[k] = v;
+        });
+      }
+    }
     return obj;
   },
 
@@ -4155,6 +4241,371 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     message.vote = object.vote ?? 0;
     message.idempotencyKey = object.idempotencyKey ?? "";
     message.source = object.source ?? "";
+    message.traceHeaders = (globalThis.Object.entries(object.traceHeaders ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseCastVoteRequest_TraceHeadersEntry(): CastVoteRequest_TraceHeadersEntry {
+  return { key: "", value: "" };
+}
+
+export const CastVoteRequest_TraceHeadersEntry: MessageFns<CastVoteRequest_TraceHeadersEntry> = {
+  encode(message: CastVoteRequest_TraceHeadersEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CastVoteRequest_TraceHeadersEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCastVoteRequest_TraceHeadersEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CastVoteRequest_TraceHeadersEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: CastVoteRequest_TraceHeadersEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CastVoteRequest_TraceHeadersEntry>): CastVoteRequest_TraceHeadersEntry {
+    return CastVoteRequest_TraceHeadersEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CastVoteRequest_TraceHeadersEntry>): CastVoteRequest_TraceHeadersEntry {
+    const message = createBaseCastVoteRequest_TraceHeadersEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseCastVotesRequest(): CastVotesRequest {
+  return { votes: [] };
+}
+
+export const CastVotesRequest: MessageFns<CastVotesRequest> = {
+  encode(message: CastVotesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.votes) {
+      CastVoteRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CastVotesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCastVotesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.votes.push(CastVoteRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CastVotesRequest {
+    return {
+      votes: globalThis.Array.isArray(object?.votes) ? object.votes.map((e: any) => CastVoteRequest.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: CastVotesRequest): unknown {
+    const obj: any = {};
+    if (message.votes?.length) {
+      obj.votes = message.votes.map((e) => CastVoteRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CastVotesRequest>): CastVotesRequest {
+    return CastVotesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CastVotesRequest>): CastVotesRequest {
+    const message = createBaseCastVotesRequest();
+    message.votes = object.votes?.map((e) => CastVoteRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCastVoteOutcome(): CastVoteOutcome {
+  return { vote: undefined, errorCode: "", errorMessage: "", retryAfterSeconds: 0 };
+}
+
+export const CastVoteOutcome: MessageFns<CastVoteOutcome> = {
+  encode(message: CastVoteOutcome, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.vote !== undefined) {
+      CastVoteResponse.encode(message.vote, writer.uint32(10).fork()).join();
+    }
+    if (message.errorCode !== "") {
+      writer.uint32(18).string(message.errorCode);
+    }
+    if (message.errorMessage !== "") {
+      writer.uint32(26).string(message.errorMessage);
+    }
+    if (message.retryAfterSeconds !== 0) {
+      writer.uint32(32).int32(message.retryAfterSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CastVoteOutcome {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCastVoteOutcome();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.vote = CastVoteResponse.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.errorCode = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.errorMessage = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.retryAfterSeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CastVoteOutcome {
+    return {
+      vote: isSet(object.vote) ? CastVoteResponse.fromJSON(object.vote) : undefined,
+      errorCode: isSet(object.errorCode)
+        ? globalThis.String(object.errorCode)
+        : isSet(object.error_code)
+        ? globalThis.String(object.error_code)
+        : "",
+      errorMessage: isSet(object.errorMessage)
+        ? globalThis.String(object.errorMessage)
+        : isSet(object.error_message)
+        ? globalThis.String(object.error_message)
+        : "",
+      retryAfterSeconds: isSet(object.retryAfterSeconds)
+        ? globalThis.Number(object.retryAfterSeconds)
+        : isSet(object.retry_after_seconds)
+        ? globalThis.Number(object.retry_after_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: CastVoteOutcome): unknown {
+    const obj: any = {};
+    if (message.vote !== undefined) {
+      obj.vote = CastVoteResponse.toJSON(message.vote);
+    }
+    if (message.errorCode !== "") {
+      obj.errorCode = message.errorCode;
+    }
+    if (message.errorMessage !== "") {
+      obj.errorMessage = message.errorMessage;
+    }
+    if (message.retryAfterSeconds !== 0) {
+      obj.retryAfterSeconds = Math.round(message.retryAfterSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CastVoteOutcome>): CastVoteOutcome {
+    return CastVoteOutcome.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CastVoteOutcome>): CastVoteOutcome {
+    const message = createBaseCastVoteOutcome();
+    message.vote = (object.vote !== undefined && object.vote !== null)
+      ? CastVoteResponse.fromPartial(object.vote)
+      : undefined;
+    message.errorCode = object.errorCode ?? "";
+    message.errorMessage = object.errorMessage ?? "";
+    message.retryAfterSeconds = object.retryAfterSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseCastVotesResponse(): CastVotesResponse {
+  return { outcomes: [] };
+}
+
+export const CastVotesResponse: MessageFns<CastVotesResponse> = {
+  encode(message: CastVotesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.outcomes) {
+      CastVoteOutcome.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CastVotesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCastVotesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.outcomes.push(CastVoteOutcome.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CastVotesResponse {
+    return {
+      outcomes: globalThis.Array.isArray(object?.outcomes)
+        ? object.outcomes.map((e: any) => CastVoteOutcome.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CastVotesResponse): unknown {
+    const obj: any = {};
+    if (message.outcomes?.length) {
+      obj.outcomes = message.outcomes.map((e) => CastVoteOutcome.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CastVotesResponse>): CastVotesResponse {
+    return CastVotesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CastVotesResponse>): CastVotesResponse {
+    const message = createBaseCastVotesResponse();
+    message.outcomes = object.outcomes?.map((e) => CastVoteOutcome.fromPartial(e)) || [];
     return message;
   },
 };
@@ -5743,6 +6194,19 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "IDEMPOTENT" },
     },
+    /**
+     * Several votes in one call (a gateway's votes that arrived while its previous call was out,
+     * docs/adr/0223), each exactly as CastVote and failing alone: the call fails only as a whole
+     * (INVALID_ARGUMENT over CAST_VOTES_MAX, or a transport fault). IDEMPOTENT like CastVote.
+     */
+    castVotes: {
+      name: "CastVotes",
+      requestType: CastVotesRequest as typeof CastVotesRequest,
+      requestStream: false,
+      responseType: CastVotesResponse as typeof CastVotesResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
     /** Several posts by id (agenda, council composition). */
     getPosts: {
       name: "GetPosts",
@@ -5951,6 +6415,20 @@ export const ForumServiceService = {
     responseSerialize: (value: CastVoteResponse): Buffer => Buffer.from(CastVoteResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CastVoteResponse => CastVoteResponse.decode(value),
   },
+  /**
+   * Several votes in one call (a gateway's votes that arrived while its previous call was out,
+   * docs/adr/0223), each exactly as CastVote and failing alone: the call fails only as a whole
+   * (INVALID_ARGUMENT over CAST_VOTES_MAX, or a transport fault). IDEMPOTENT like CastVote.
+   */
+  castVotes: {
+    path: "/aps.forum.v1.ForumService/CastVotes" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CastVotesRequest): Buffer => Buffer.from(CastVotesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CastVotesRequest => CastVotesRequest.decode(value),
+    responseSerialize: (value: CastVotesResponse): Buffer => Buffer.from(CastVotesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CastVotesResponse => CastVotesResponse.decode(value),
+  },
   /** Several posts by id (agenda, council composition). */
   getPosts: {
     path: "/aps.forum.v1.ForumService/GetPosts" as const,
@@ -6110,6 +6588,12 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
    * with its connection is sent again (docs/adr/0216; a client-side change only, same wire).
    */
   castVote: handleUnaryCall<CastVoteRequest, CastVoteResponse>;
+  /**
+   * Several votes in one call (a gateway's votes that arrived while its previous call was out,
+   * docs/adr/0223), each exactly as CastVote and failing alone: the call fails only as a whole
+   * (INVALID_ARGUMENT over CAST_VOTES_MAX, or a transport fault). IDEMPOTENT like CastVote.
+   */
+  castVotes: handleUnaryCall<CastVotesRequest, CastVotesResponse>;
   /** Several posts by id (agenda, council composition). */
   getPosts: handleUnaryCall<GetPostsRequest, GetPostsResponse>;
   /**
@@ -6277,6 +6761,26 @@ export interface ForumServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CastVoteResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Several votes in one call (a gateway's votes that arrived while its previous call was out,
+   * docs/adr/0223), each exactly as CastVote and failing alone: the call fails only as a whole
+   * (INVALID_ARGUMENT over CAST_VOTES_MAX, or a transport fault). IDEMPOTENT like CastVote.
+   */
+  castVotes(
+    request: CastVotesRequest,
+    callback: (error: ServiceError | null, response: CastVotesResponse) => void,
+  ): ClientUnaryCall;
+  castVotes(
+    request: CastVotesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CastVotesResponse) => void,
+  ): ClientUnaryCall;
+  castVotes(
+    request: CastVotesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CastVotesResponse) => void,
   ): ClientUnaryCall;
   /** Several posts by id (agenda, council composition). */
   getPosts(
@@ -6507,6 +7011,10 @@ function longToNumber(int64: { toString(): string }): number {
     throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
   }
   return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

@@ -1,0 +1,196 @@
+import {
+  ApsError,
+  CAST_VOTES_MAX,
+  createLogger,
+  ForumClient,
+  migrate,
+  openDatabase,
+  PLATFORM_MIGRATIONS_DIR,
+  startGrpcServer,
+  type Database,
+  type RunningGrpcServer,
+} from "@aps/platform";
+import { forum } from "@aps/proto";
+import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
+import { ForumRepository } from "../store/repository.js";
+import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "../store/paths.js";
+import { forumHandlers } from "./handlers.js";
+
+/**
+ * Votes sent together (docs/adr/0223), on the real PostgreSQL, over gRPC and over the in-process
+ * endpoint of the all-in-one: CastVotes casts each vote exactly as CastVote would and fails each
+ * alone; a batch over CAST_VOTES_MAX is refused whole; and ForumClient sends the unkeyed votes
+ * that arrive while its call is out as one CastVotes call (counted at the real handlers), a keyed
+ * vote alone, and fails every vote of a call that failed as a whole.
+ */
+const log = createLogger("forum-cast-votes-test", "silent");
+const pgUp = await hasPostgres();
+const ABSENT_POST = "p_00000000000000000000000000";
+
+(pgUp ? describe : describe.skip)("CastVotes (SKIPPED when no PostgreSQL is reachable)", () => {
+  let tdb: TestDatabase;
+  let db: Database;
+  let server: RunningGrpcServer;
+  let viaGrpc: ForumClient;
+  let viaLocal: ForumClient;
+  const calls = { castVote: 0, castVotes: 0, votesInBatches: 0 };
+  const author = { agentId: "ag_author", name: "Author" };
+  let repo: ForumRepository;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    db = await openDatabase({ url: tdb.url, schema: "forum", poolSize: 10, log });
+    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
+    repo = new ForumRepository(
+      db.pool,
+      new SetClock(new Date("2026-03-01T12:00:00Z")),
+      { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 1_000, agendaSize: 10 },
+      () => undefined,
+    );
+    const real = forumHandlers(repo, log);
+    // the real handlers, counted
+    const handlers: forum.ForumServiceServer = {
+      ...real,
+      castVote: (call, cb) => {
+        calls.castVote++;
+        real.castVote(call, cb);
+      },
+      castVotes: (call, cb) => {
+        calls.castVotes++;
+        calls.votesInBatches += call.request.votes.length;
+        real.castVotes(call, cb);
+      },
+    };
+    server = await startGrpcServer(
+      "127.0.0.1:0",
+      [
+        {
+          name: forum.ForumServiceDefinition.fullName,
+          definition: forum.ForumServiceService,
+          implementation: handlers,
+        },
+      ],
+      log,
+    );
+    viaGrpc = new ForumClient(`127.0.0.1:${server.port}`);
+    viaLocal = new ForumClient(server.local(forum.ForumServiceDefinition, handlers));
+  });
+  afterAll(async () => {
+    viaGrpc?.close();
+    viaLocal?.close();
+    await server?.shutdown(1_000);
+    await db?.close();
+    await tdb?.drop();
+  });
+
+  const votesOn = async (postId: string) =>
+    Number(
+      (await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM votes WHERE post_id = $1", [postId])).rows[0]!.n,
+    );
+  const vote = (postId: string, voterId: string, v: number, idempotencyKey = ""): forum.CastVoteRequest => ({
+    postId,
+    voterId,
+    vote: v,
+    idempotencyKey,
+    source: "",
+    traceHeaders: {},
+  });
+
+  describe.each([
+    ["gRPC", () => viaGrpc],
+    ["in-process", () => viaLocal],
+  ])("over %s", (_name, client) => {
+    it("casts each vote as CastVote would and fails each alone, in the request's order", async () => {
+      const post = await repo.createPost(author, "Batched", "body", false);
+      const { outcomes } = await client().castVotes({
+        votes: [
+          vote(post.id, "ag_1", 1),
+          vote(ABSENT_POST, "ag_2", 1),
+          vote(post.id, "ag_3", 2),
+          vote(post.id, "ag_4", -1),
+          vote(post.id, "ag_1", 1),
+        ],
+      });
+      expect(outcomes.map((o) => o.errorCode)).toEqual(["", "not_found", "invalid_request", "", ""]);
+      expect(outcomes[1]!.vote).toBeUndefined();
+      expect(outcomes[2]!.errorMessage).toMatch(/vote/);
+      // the votes cast are in the table (the repeat changed nothing); a vote's answer carries its counts
+      expect(await votesOn(post.id)).toBe(2);
+      expect(outcomes[0]!.vote).toMatchObject({ postId: post.id, vote: 1 });
+      expect(outcomes[3]!.vote).toMatchObject({ postId: post.id, vote: -1, votes: { against: 1 } });
+      const again = await client().castVotes({ votes: [vote(post.id, "ag_1", 1)] });
+      expect(again.outcomes[0]!.vote?.votes).toEqual({ for: 1, against: 1, score: 0 });
+    });
+
+    it(`refuses more than CAST_VOTES_MAX (${CAST_VOTES_MAX}) votes as a whole and casts none`, async () => {
+      const post = await repo.createPost(author, "Too many", "body", false);
+      const votes = Array.from({ length: CAST_VOTES_MAX + 1 }, (_, i) => vote(post.id, `ag_${i}`, 1));
+      await expect(client().castVotes({ votes })).rejects.toMatchObject({ code: "invalid_request" });
+      expect(await votesOn(post.id)).toBe(0);
+    });
+  });
+
+  it("ForumClient sends the votes that arrive while its call is out as one CastVotes call; each fails alone", async () => {
+    const post = await repo.createPost(author, "Many at once", "body", false);
+    const before = { ...calls };
+    const n = 40;
+    const settled = await Promise.allSettled(
+      Array.from({ length: n }, (_, i) =>
+        viaGrpc.castVote(vote(i === 7 ? ABSENT_POST : post.id, `ag_${i}`, i % 3 === 0 ? -1 : 1)),
+      ),
+    );
+    const failed = settled.flatMap((s, i) => (s.status === "rejected" ? [[i, s.reason as unknown]] : []));
+    expect(failed.map(([i]) => i)).toEqual([7]);
+    expect(failed[0]![1]).toBeInstanceOf(ApsError);
+    expect(failed[0]![1]).toMatchObject({ code: "not_found" });
+    const sent = {
+      castVote: calls.castVote - before.castVote,
+      castVotes: calls.castVotes - before.castVotes,
+      votesInBatches: calls.votesInBatches - before.votesInBatches,
+    };
+    expect(sent.castVotes).toBeGreaterThanOrEqual(1);
+    expect(sent.castVote + sent.votesInBatches).toBe(n);
+    expect(sent.castVote + sent.castVotes).toBeLessThan(n);
+    expect(await votesOn(post.id)).toBe(n - 1);
+    const against = Array.from({ length: n }, (_, i) => i).filter((i) => i !== 7 && i % 3 === 0).length;
+    const last = await viaGrpc.castVote(vote(post.id, "ag_0", -1)); // a repeat: changes nothing, shows the tallies
+    expect(last.votes).toEqual({ for: n - 1 - against, against, score: n - 1 - 2 * against });
+  });
+
+  it("a keyed vote goes alone as CastVote (its key binds one call's outcome, docs/adr/0115)", async () => {
+    const post = await repo.createPost(author, "Keyed", "body", false);
+    const before = { ...calls };
+    await Promise.all(Array.from({ length: 5 }, (_, i) => viaGrpc.castVote(vote(post.id, `ag_k${i}`, 1, `key-${i}`))));
+    expect(calls.castVote - before.castVote).toBe(5);
+    expect(calls.castVotes - before.castVotes).toBe(0);
+    expect(await votesOn(post.id)).toBe(5);
+  });
+
+  it("every vote of a call that failed as a whole fails with it (the forum is gone: upstream_unavailable)", async () => {
+    const post = await repo.createPost(author, "Gone", "body", false);
+    const gone = await startGrpcServer(
+      "127.0.0.1:0",
+      [
+        {
+          name: forum.ForumServiceDefinition.fullName,
+          definition: forum.ForumServiceService,
+          implementation: forumHandlers(repo, log),
+        },
+      ],
+      log,
+    );
+    const client = new ForumClient(`127.0.0.1:${gone.port}`);
+    try {
+      await gone.shutdown(0);
+      const settled = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) => client.castVote(vote(post.id, `ag_g${i}`, 1))),
+      );
+      expect(settled.map((s) => s.status)).toEqual(Array(6).fill("rejected"));
+      for (const s of settled)
+        expect((s as PromiseRejectedResult).reason).toMatchObject({ code: "upstream_unavailable" });
+      expect(await votesOn(post.id)).toBe(0);
+    } finally {
+      client.close();
+    }
+  });
+});
