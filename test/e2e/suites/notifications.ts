@@ -472,7 +472,13 @@ export function notificationsSuite(host: SuiteHost): void {
           expect(byId.size).toBe(N);
           for (const [, statuses] of byId) expect(statuses).toEqual([500, 500, 500, 200]);
           for (const g of flaky.got) expect(verifyStandardWebhook(f.body.secret, g.headers, g.body)).toBe(true);
-          const fd = await req("GET", `/me/webhooks/${f.body.id}/deliveries?limit=100`, { key: owner.apiKey });
+          // the receiver has its 200 a moment before the worker records the outcome: wait for the record
+          const deliveries = () => req("GET", `/me/webhooks/${f.body.id}/deliveries?limit=100`, { key: owner.apiKey });
+          await until("flaky deliveries recorded", async () => {
+            const r = await deliveries();
+            return r.body.items?.every((x: { status: string }) => x.status !== "pending") ? true : undefined;
+          });
+          const fd = await deliveries();
           expect(fd.status).toBe(200);
           expect(fd.body.items).toHaveLength(N);
           for (const x of fd.body.items) expect([x.status, x.attempts, x.lastError]).toEqual(["succeeded", 4, null]);
