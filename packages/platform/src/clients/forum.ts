@@ -1,3 +1,4 @@
+import { status as GrpcStatus } from "@grpc/grpc-js";
 import { callMethod } from "../grpc/client.js";
 import { GroupCommit } from "../db/group-commit.js";
 import { ApsError, apsErrorOf } from "../errors.js";
@@ -12,6 +13,18 @@ type Optional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 
 /** Most votes in one CastVotes call (docs/adr/0223); the forum refuses a larger batch as `invalid_request`. */
 export const CAST_VOTES_MAX = 64;
+
+/**
+ * How long a client sends its votes one by one after a forum answered CastVotes UNIMPLEMENTED (a
+ * replica of the release before, during a rolling update; docs/adr/0223), ms.
+ */
+export const CAST_VOTES_UNSUPPORTED_RETRY_MS = 60_000;
+
+/** True for an error of a call the server does not implement (gRPC UNIMPLEMENTED, carried as the ApsError's cause). */
+function isUnimplemented(err: unknown): boolean {
+  const cause = err instanceof ApsError ? err.cause : err;
+  return (cause as { code?: unknown } | undefined)?.code === GrpcStatus.UNIMPLEMENTED;
+}
 
 /** One vote's outcome as the batcher hands it back: its answer, or the error its caller gets. */
 type VoteOutcome = { vote: forum.CastVoteResponse } | { error: unknown };
@@ -77,6 +90,7 @@ export class ForumClient {
   /** Votes waiting for this client's next CastVotes call (docs/adr/0223); one call out at a time. */
   private readonly votes = new GroupCommit<forum.CastVoteRequest, VoteOutcome>(
     async (batch) => {
+      if (Date.now() < this.castVotesUnsupportedUntil) return Promise.all(batch.map((one) => this.sendOne(one)));
       try {
         const { outcomes } = await this.castVotes({ votes: batch });
         return batch.map((_, i): VoteOutcome => {
@@ -86,17 +100,28 @@ export class ForumClient {
           return { error: new ApsError("internal", "the forum's CastVotes answer lacks this vote's outcome") };
         });
       } catch (error) {
+        // a forum of the release before (rolling update): each vote alone, and so for a while
+        if (isUnimplemented(error)) {
+          this.castVotesUnsupportedUntil = Date.now() + CAST_VOTES_UNSUPPORTED_RETRY_MS;
+          return Promise.all(batch.map((one) => this.sendOne(one)));
+        }
         // the call as a whole failed (transport, deadline): every vote of it fails the same way
         return batch.map(() => ({ error }));
       }
     },
-    (one) =>
-      this.sendVote(one).then(
-        (vote) => ({ vote }),
-        (error: unknown) => ({ error }),
-      ),
+    (one) => this.sendOne(one),
     CAST_VOTES_MAX,
   );
+  /** Until when (ms since the epoch) votes go one by one: a forum answered CastVotes UNIMPLEMENTED. */
+  private castVotesUnsupportedUntil = 0;
+
+  /** One vote as CastVote, its outcome as data. */
+  private sendOne(one: forum.CastVoteRequest): Promise<VoteOutcome> {
+    return this.sendVote(one).then(
+      (vote) => ({ vote }),
+      (error: unknown) => ({ error }),
+    );
+  }
 
   /** One vote as CastVote, in its own request's trace (the batcher may run it in another's). */
   private sendVote(req: forum.CastVoteRequest): Promise<forum.CastVoteResponse> {

@@ -166,6 +166,45 @@ const ABSENT_POST = "p_00000000000000000000000000";
     expect(await votesOn(post.id)).toBe(5);
   });
 
+  it("a forum of the release before (the real handlers without CastVotes standing in for it) still gets every vote, one CastVote each", async () => {
+    const post = await repo.createPost(author, "Rolling update", "body", false);
+    const { castVotes: _absent, ...previousRelease } = forumHandlers(repo, log);
+    const counted = { castVote: 0 };
+    const old = await startGrpcServer(
+      "127.0.0.1:0",
+      [
+        {
+          name: forum.ForumServiceDefinition.fullName,
+          definition: forum.ForumServiceService,
+          implementation: {
+            ...previousRelease,
+            castVote: (
+              call: Parameters<typeof previousRelease.castVote>[0],
+              cb: Parameters<typeof previousRelease.castVote>[1],
+            ) => {
+              counted.castVote++;
+              previousRelease.castVote(call, cb);
+            },
+          },
+        },
+      ],
+      log,
+    );
+    const client = new ForumClient(`127.0.0.1:${old.port}`);
+    try {
+      const n = 30;
+      const answers = await Promise.all(
+        Array.from({ length: n }, (_, i) => client.castVote(vote(post.id, `ag_r${i}`, 1))),
+      );
+      expect(answers.every((a) => a.postId === post.id && a.vote === 1)).toBe(true);
+      expect(counted.castVote).toBe(n);
+      expect(await votesOn(post.id)).toBe(n);
+    } finally {
+      client.close();
+      await old.shutdown(1_000);
+    }
+  });
+
   it("every vote of a call that failed as a whole fails with it (the forum is gone: upstream_unavailable)", async () => {
     const post = await repo.createPost(author, "Gone", "body", false);
     const gone = await startGrpcServer(
