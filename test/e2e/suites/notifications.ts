@@ -476,7 +476,8 @@ export function notificationsSuite(host: SuiteHost): void {
           const deliveries = () => req("GET", `/me/webhooks/${f.body.id}/deliveries?limit=100`, { key: owner.apiKey });
           await until("flaky deliveries recorded", async () => {
             const r = await deliveries();
-            return r.body.items?.every((x: { status: string }) => x.status !== "pending") ? true : undefined;
+            const items = (r.body.items ?? []) as { status: string }[];
+            return items.length === N && items.every((x) => x.status !== "pending") ? true : undefined;
           });
           const fd = await deliveries();
           expect(fd.status).toBe(200);
