@@ -1,6 +1,7 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
+import { eventually } from "@aps/testkit";
 import { ReadCache, type ReadScope } from "./read-cache.js";
 
 /**
@@ -218,7 +219,8 @@ describe("ReadCache", () => {
     let open!: () => void;
     h.gate.wait = new Promise((r) => (open = r));
     const waiting = Promise.all([fetch(`${h.url}/posts`), fetch(`${h.url}/posts`), fetch(`${h.url}/posts`)]);
-    await new Promise((r) => setTimeout(r, 100));
+    // all three have reached the route (on a loaded machine 100 ms was not always enough)
+    await eventually(async () => expect(h.routed.get("/posts")).toBe(3), 10_000, 10);
     expect(h.produced.get("/posts")).toBe(1);
     // a write lands while the list is being produced from the old state
     h.cache.invalidatePost("p_9");
