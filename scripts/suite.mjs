@@ -24,7 +24,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const jestArgs = [
@@ -103,7 +103,7 @@ const CONTAINER_MODES = "aio-container,distributed-containers";
 const PROCESS_MODES = "embedded,distributed";
 
 /** Every test file of the jest config's `testMatch`, relative to the root. */
-function allTestFiles() {
+export function allTestFiles() {
   const walk = (dir) =>
     readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
       e.name === "node_modules" || e.name === "dist"
@@ -270,8 +270,11 @@ async function lanes() {
   process.exit(runs.some((r) => r.code !== 0) ? 1 : 0);
 }
 
-const args = process.argv.slice(2);
-if (args.length > 0) {
-  const child = spawn(process.execPath, [...jestArgs, ...args], { cwd: root, stdio: "inherit" });
-  child.on("exit", (code) => process.exit(code ?? 1));
-} else await lanes();
+// Run as a script; scripts/stress.mjs imports the lists above and runs nothing here.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const args = process.argv.slice(2);
+  if (args.length > 0) {
+    const child = spawn(process.execPath, [...jestArgs, ...args], { cwd: root, stdio: "inherit" });
+    child.on("exit", (code) => process.exit(code ?? 1));
+  } else await lanes();
+}

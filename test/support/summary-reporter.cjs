@@ -13,13 +13,17 @@
  * files: { "<file>": seconds } }`), so
  * scripts/suite.mjs can sum its lanes and list their slowest files together.
  *
+ * With `APS_TEST_OUTCOMES_OUT=<file>`, every test's outcome is appended there as one JSON line
+ * (`{"file","name","status"}`, status `passed`/`failed`/`skipped`; a crashed file as one line with
+ * name `(file crashed)`): scripts/stress.mjs counts each test's passes over its runs with it.
+ *
  * Skipped (`it.skip`, `describe.skip`, todo) tests count as skipped, never as passed. A file that
  * crashed (an error while loading it or in a hook outside any test, e.g. APS_TEST_REQUIRE_REAL=1
  * and a missing dependency) ran none of its tests, so jest's test counts miss it: it is listed
  * here and counted as failed in the totals (docs/adr/0094).
  */
 const path = require("node:path");
-const { writeFileSync } = require("node:fs");
+const { appendFileSync, writeFileSync } = require("node:fs");
 
 /** The run modes of test/support/system.ts, as test names carry them: "… (embedded) …", "… (real, …)". */
 const MODE_IN_NAME = /\((distributed-containers|aio-container|aio-process|distributed|embedded|real)[,;)]/;
@@ -118,6 +122,20 @@ class SummaryReporter {
       }))
       .filter((t) => Number.isFinite(t.s))
       .sort((a, b) => b.s - a.s);
+    if (process.env.APS_TEST_OUTCOMES_OUT) {
+      const status = (t) => (t.status === "passed" ? "passed" : t.status === "failed" ? "failed" : "skipped");
+      const lines = results.testResults.flatMap((r) => {
+        const file = path.relative(this.rootDir, r.testFilePath);
+        if (crashed.includes(r)) return [{ file, name: "(file crashed)", status: "failed" }];
+        return r.testResults.map((t) => ({
+          file,
+          name: t.fullName ?? [...t.ancestorTitles, t.title].join(" "),
+          status: status(t),
+        }));
+      });
+      if (lines.length > 0)
+        appendFileSync(process.env.APS_TEST_OUTCOMES_OUT, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    }
     if (process.env.APS_TEST_TIMINGS_OUT)
       writeFileSync(
         process.env.APS_TEST_TIMINGS_OUT,

@@ -1,21 +1,96 @@
 import { randomInt } from "node:crypto";
+import { availableParallelism, loadavg } from "node:os";
 
 /**
- * Retries `check` every `intervalMs` until it resolves or `timeoutMs` have passed (then rethrows
- * its last error). Resolves with the time it took, in ms — tests report it as a measured latency
- * (e.g. "indexed within 320 ms"), never assert on it.
+ * The factor every test deadline is stretched by (docs/testing.md "Waiting"): `TEST_TIME_SCALE`, a
+ * number ≥ 1 (default 1), or `auto` — the machine's 1-minute load average per core, read at the
+ * call, clamped to 1…10 (what CI and the stress mode set: a busy machine gets more time, the same
+ * assertions). Throws on any other value.
+ */
+export function timeScale(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.TEST_TIME_SCALE?.trim();
+  if (!v) return 1;
+  if (v === "auto") return Math.min(10, Math.max(1, loadavg()[0]! / availableParallelism()));
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 1)
+    throw new Error(`TEST_TIME_SCALE must be a number ≥ 1 or "auto", got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** `ms` stretched by {@link timeScale}: the deadline a test gives a condition, in ms. */
+export function scaled(ms: number): number {
+  return Math.round(ms * timeScale());
+}
+
+/** A poll interval, in ms: the time between two looks at a condition (never a wait on its own). */
+const nextLook = (intervalMs: number) => new Promise<void>((r) => setTimeout(r, intervalMs));
+
+/**
+ * Retries `check` every `intervalMs` until it resolves or `timeoutMs` (stretched by
+ * {@link timeScale}) have passed, then rethrows its last error. Resolves with the time it took, in
+ * ms — tests report it as a measured latency (e.g. "indexed within 320 ms"), never assert on it.
  */
 export async function eventually(check: () => Promise<void>, timeoutMs = 30_000, intervalMs = 100): Promise<number> {
   const t0 = Date.now();
+  const limit = scaled(timeoutMs);
   for (;;) {
     try {
       await check();
       return Date.now() - t0;
     } catch (err) {
-      if (Date.now() - t0 > timeoutMs) throw err;
-      await new Promise((r) => setTimeout(r, intervalMs));
+      if (Date.now() - t0 > limit) throw err;
+      await nextLook(intervalMs);
     }
   }
+}
+
+/** Options of {@link waitUntil}: the deadline before scaling and the poll interval, both in ms. */
+export interface WaitOptions {
+  /** How long the condition may take before the wait fails, in ms, before {@link timeScale} (default 30,000). */
+  timeoutMs?: number;
+  /** Time between two looks at the condition, in ms (default 50). */
+  intervalMs?: number;
+}
+
+/**
+ * Waits until `condition` returns (or resolves to) a truthy value and resolves with that value;
+ * looks every `intervalMs`. Throws `Error("timed out after N ms waiting for <what>")` once
+ * `timeoutMs` × {@link timeScale} have passed — with the condition's last error, if it threw.
+ */
+export async function waitUntil<T>(
+  what: string,
+  condition: () => T | Promise<T>,
+  { timeoutMs = 30_000, intervalMs = 50 }: WaitOptions = {},
+): Promise<NonNullable<T>> {
+  const t0 = Date.now();
+  const limit = scaled(timeoutMs);
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await condition();
+      if (v) return v as NonNullable<T>;
+      last = undefined;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() - t0 > limit)
+      throw new Error(
+        `timed out after ${Date.now() - t0} ms waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ""}`,
+      );
+    await nextLook(intervalMs);
+  }
+}
+
+/**
+ * A fixed pause whose length is itself what the test is about — a delay the code under test must
+ * wait out, a window that must pass, a slow peer's turn — never a wait for something to happen
+ * (that is {@link waitUntil}). `why` says which; scripts/check-sleeps.mjs lists every call, and it
+ * is allowed only in the files of its documented exception list. Not scaled: the length is the
+ * point. `ms` in milliseconds.
+ */
+export function pause(ms: number, why: string): Promise<void> {
+  if (!why) throw new Error("pause(ms, why): say why the test waits a fixed time");
+  return new Promise((r) => setTimeout(r, ms));
 }
 
 /**
