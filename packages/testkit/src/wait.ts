@@ -64,19 +64,17 @@ export async function waitUntil<T>(
 ): Promise<NonNullable<T>> {
   const t0 = Date.now();
   const limit = scaled(timeoutMs);
-  let last: unknown;
+  let last: string | undefined;
   for (;;) {
     try {
       const v = await condition();
-      if (v) return v as NonNullable<T>;
+      if (v) return v;
       last = undefined;
     } catch (err) {
-      last = err;
+      last = err instanceof Error ? err.message : JSON.stringify(err);
     }
     if (Date.now() - t0 > limit)
-      throw new Error(
-        `timed out after ${Date.now() - t0} ms waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ""}`,
-      );
+      throw new Error(`timed out after ${Date.now() - t0} ms waiting for ${what}${last ? `: ${last}` : ""}`);
     await nextLook(intervalMs);
   }
 }
