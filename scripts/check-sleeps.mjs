@@ -27,6 +27,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 export const EXCEPTIONS = {
   // the helper itself: a poll interval between two looks at a condition, and pause()
   "packages/testkit/src/wait.ts": "defines waitUntil/eventually's poll interval and pause()",
+  "packages/testkit/src/wait.test.ts": "tests pause() itself",
 };
 
 /** The patterns of a fixed sleep: [name, regex over one line]. */
