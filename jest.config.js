@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
 
 /**
  * Workspace packages by name → their `src/` folder, for the source mode below.
@@ -34,6 +35,19 @@ const sourceMapper = fromSource
   : {};
 
 /**
+ * A test's time limit, 240 s — a bound on a hang, never a claim about speed — stretched by
+ * `TEST_TIME_SCALE` (a number ≥ 1; `auto`, the load per core that @aps/testkit reads at each wait,
+ * is read here once, at the run's start, and counts at least 2: the load rises after it). In ms.
+ * docs/testing.md "Waiting".
+ */
+function testTimeoutMs() {
+  const v = process.env.TEST_TIME_SCALE?.trim();
+  if (!v) return 240_000;
+  const scale = v === "auto" ? Math.max(2, Math.min(10, loadavg()[0] / availableParallelism())) : Number(v);
+  return Math.round(240_000 * (Number.isFinite(scale) && scale >= 1 ? scale : 1));
+}
+
+/**
  * One jest run over every workspace (`npm test`): unit tests beside the code
  * (packages/*\/src/**\/*.test.ts, services/*\/src/**\/*.test.ts) and cross-service tests in test/. TypeScript is compiled by
  * @swc/jest to ESM; workspace packages resolve to their built dist (npm test builds first), or to their sources
@@ -55,7 +69,7 @@ export default {
     ],
   },
   moduleNameMapper: { ...sourceMapper, "^(\\.{1,2}/.*)\\.js$": "$1" },
-  testTimeout: 240000,
+  testTimeout: testTimeoutMs(),
   // Every request of the suites under test/ is validated against the OpenAPI document (docs/adr/0135).
   setupFilesAfterEnv: ["<rootDir>/test/support/contract.setup.ts"],
   // One test file at a time: the suites start whole systems (several processes and databases
