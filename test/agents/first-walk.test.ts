@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { httpClient, type HttpResult } from "@aps/testkit";
 import { startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * A new agent's walk with only what the service serves (issue 32 "Done means"): from `GET /v1` it
@@ -123,14 +124,16 @@ describe("a new agent's walk from GET /v1, by the served documents only (issue 3
       });
       expect(reply.status).toBe(201);
       type Item = { type: string; postId: string | null; data?: Record<string, unknown> };
-      const end = Date.now() + 30_000;
       let inbox: Item[] = [];
-      while (!inbox.some((i) => i.type === "comment.created" && i.postId === theirs.body.id)) {
-        if (Date.now() > end) throw new Error(`the reply never reached the watcher's inbox: ${JSON.stringify(inbox)}`);
-        await new Promise((r) => setTimeout(r, 200));
-        inbox = (await call<{ items: Item[] }>("listMyNotifications", { key: walker.key, query: "limit=50" })).body
-          .items;
-      }
+      await waitStrictly(
+        "the reply in the watcher's inbox",
+        async () => {
+          inbox = (await call<{ items: Item[] }>("listMyNotifications", { key: walker.key, query: "limit=50" })).body
+            .items;
+          return inbox.some((i) => i.type === "comment.created" && i.postId === theirs.body.id);
+        },
+        { timeoutMs: 30_000, intervalMs: 200, show: () => inbox },
+      );
       // the author of the post it watches and the replier get nothing from its watching
       const att = await call<{ nextCheckAt: string }>("getMyAttention", { key: walker.key });
       expect(att.status).toBe(200);

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { httpClient } from "@aps/testkit";
 import { expectProblem, expectStatus, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
 import { startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * Watch, mute, mentions (issue 32 item 6, docs/adr/0178, 0179) over the real system: `watching`
@@ -30,13 +31,13 @@ describe("watch, mute, mentions (embedded)", () => {
       .items;
   /** Polls `a`'s inbox until `pred` holds (the feed consumer is asynchronous). */
   const until = async (a: JoinedAgent, pred: (items: Item[]) => boolean, what: string): Promise<Item[]> => {
-    const end = Date.now() + 20_000;
-    for (;;) {
-      const items = await inbox(a);
-      if (pred(items)) return items;
-      if (Date.now() > end) throw new Error(`${what}: not in ${a.name}'s inbox: ${JSON.stringify(items)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    let items: Item[] = [];
+    await waitStrictly(`${what} in ${a.name}'s inbox`, async () => pred((items = await inbox(a))), {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      show: () => items,
+    });
+    return items;
   };
   const comment = async (a: JoinedAgent, postId: string, body: string) =>
     expectStatus(

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
-import { httpClient } from "@aps/testkit";
+import { httpClient, waitUntil } from "@aps/testkit";
 import { startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * Webhooks, round two (issue 32 "Build: Webhooks, round two", item 6; docs/adr/0171): a ping on
@@ -13,7 +14,12 @@ import { startSystem, type System } from "../support/system.js";
  * notifications service and the gateway, which every mode runs alike.
  */
 const TIMEOUT_MS = 120_000;
-const OVERLAP_MS = 4_000;
+/**
+ * WEBHOOK_SECRET_OVERLAP_MS: long beside a ping's delivery (50 ms polls), so the ping sent in the
+ * window is delivered in it on a loaded machine too; the test waits it out (the notifications
+ * service reads PostgreSQL's clock, no injectable one).
+ */
+const OVERLAP_MS = 8_000;
 
 interface Got {
   id: string;
@@ -59,15 +65,9 @@ function verifies(secret: string, g: Got): boolean {
   }
 }
 
-async function until<T>(what: string, f: () => T | undefined | Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Waits (≤ 20 s, stretched on a loaded machine) for `f` to return a value; an error it throws fails at once. */
+const until = <T>(what: string, f: () => T | undefined | Promise<T | undefined>): Promise<NonNullable<T>> =>
+  waitStrictly(what, f, { timeoutMs: 20_000, intervalMs: 50 });
 
 describe("webhooks round two: ping, redeliver, rotate, eventId (issue 32; embedded)", () => {
   let sys: System;
@@ -211,17 +211,26 @@ describe("webhooks round two: ping, redeliver, rotate, eventId (issue 32; embedd
   });
 
   it("rotate-secret: both signatures within the overlap window, only the new one after it", async () => {
+    const t0 = Date.now();
     const r = await req("POST", `/me/webhooks/${hookId}/rotate-secret`, { key });
+    const t1 = Date.now();
     expect(r.status).toBe(200);
     const fresh = r.body.secret as string;
     expect(fresh).toMatch(/^whsec_/);
     expect(fresh).not.toBe(secret);
     expect(typeof r.body.previousSecretExpiresAt).toBe("string");
+    // the old secret signs for WEBHOOK_SECRET_OVERLAP_MS from the rotation (same host: one clock)
+    const expires = Date.parse(r.body.previousSecretExpiresAt as string);
+    expect(expires).toBeGreaterThanOrEqual(t0 + OVERLAP_MS - 1);
+    expect(expires).toBeLessThanOrEqual(t1 + OVERLAP_MS + 1);
     const p1 = await req("POST", `/me/webhooks/${hookId}/ping`, { key });
     const g1 = await until("a ping in the window", () => rx.got.find((x) => x.id === p1.body.deliveryId));
     expect(String(g1.headers["webhook-signature"]).split(" ")).toHaveLength(2);
     expect([verifies(fresh, g1), verifies(secret, g1)]).toEqual([true, true]);
-    await new Promise((res) => setTimeout(res, OVERLAP_MS + 500));
+    // the window the rotation named has closed
+    await waitUntil("the rotated-out secret's expiry (previousSecretExpiresAt) to pass", () => Date.now() > expires, {
+      timeoutMs: OVERLAP_MS + 10_000,
+    });
     const p2 = await req("POST", `/me/webhooks/${hookId}/ping`, { key });
     const g2 = await until("a ping after the window", () => rx.got.find((x) => x.id === p2.body.deliveryId));
     expect(String(g2.headers["webhook-signature"]).split(" ")).toHaveLength(1);
