@@ -100,11 +100,16 @@ function changedTestFiles(ref) {
   return [...tests].sort();
 }
 
-/** Starts `n` busy threads in a child process (the CPU hog); returns a function that stops it. */
+/**
+ * Starts `n` busy threads in a child process (the CPU hog); returns a function that stops it. The
+ * child also ends by itself within a second of this process ending, however that ends (a SIGKILL
+ * leaves no hog behind).
+ */
 function startHog(n) {
   if (n === 0) return () => {};
   const code = `const { Worker } = require("node:worker_threads");
-for (let i = 0; i < ${n}; i++) new Worker("for (;;) {}", { eval: true });`;
+for (let i = 0; i < ${n}; i++) new Worker("for (;;) {}", { eval: true });
+setInterval(() => { try { process.kill(${process.pid}, 0); } catch { process.exit(0); } }, 1000);`;
   const child = spawn(process.execPath, ["-e", code], { stdio: "ignore" });
   return () => child.kill("SIGKILL");
 }
