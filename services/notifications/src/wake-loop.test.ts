@@ -1,8 +1,14 @@
 import { createLogger } from "@aps/platform";
+import { waitUntil } from "@aps/testkit";
 import { WakeLoop } from "./wake-loop.js";
 
 const log = createLogger("wake-loop-test", "silent");
-const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Resolves once every promise continuation queued so far has run (the event loop's next check
+ * phase). WakeLoop does no I/O between a pass's end and what it does next (another pass, or arming
+ * its poll timer): after this, whatever a finished pass leads to has happened.
+ */
+const settled = () => new Promise<void>((r) => setImmediate(r));
 
 describe("WakeLoop (docs/adr/0091, 0206)", () => {
   it("runs nothing before start, one pass at a time, and exactly one more pass for any notifies during a pass", async () => {
@@ -31,11 +37,12 @@ describe("WakeLoop (docs/adr/0091, 0206)", () => {
     loop.notify();
     loop.notify();
     release();
-    await tick(10);
+    await waitUntil("the pass the notifies asked for", () => passes === 2, { timeoutMs: 10_000, intervalMs: 5 });
+    await settled();
     expect(passes).toBe(2); // the three notifies asked for one more pass, not three
     release();
-    await tick(10);
-    expect(passes).toBe(2); // then it waits for the poll (60 s) or a notify
+    await settled();
+    expect([passes, inFlight]).toEqual([2, 0]); // then it waits for the poll (60 s) or a notify
     const stopping = loop.stop();
     expect(loop.stopped).toBe(true);
     await stopping;
@@ -56,16 +63,18 @@ describe("WakeLoop (docs/adr/0091, 0206)", () => {
       "failed",
     );
     loop.start();
-    await tick(200);
+    // nothing notifies: the failed pass, its retry at the next poll, and a poll after that
+    await waitUntil("three passes", () => passes >= 3, { timeoutMs: 10_000, intervalMs: 5 });
     await loop.stop();
     expect(passes).toBeGreaterThanOrEqual(3);
   });
 
   it("stop resolves only after the pass in flight", async () => {
     let finished = false;
+    let finish: () => void = () => {};
     const loop = new WakeLoop(
       async () => {
-        await tick(50);
+        await new Promise<void>((r) => (finish = r));
         finished = true;
       },
       60_000,
@@ -73,7 +82,12 @@ describe("WakeLoop (docs/adr/0091, 0206)", () => {
       "failed",
     );
     loop.start();
-    await loop.stop();
+    let stopped = false;
+    const stopping = loop.stop().then(() => (stopped = true));
+    await settled();
+    expect([stopped, finished]).toEqual([false, false]); // the pass is still in flight: stop waits
+    finish();
+    await stopping;
     expect(finished).toBe(true);
   });
 });

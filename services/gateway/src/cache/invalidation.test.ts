@@ -1,5 +1,6 @@
 import { createLogger, EVENT_TYPES, type BusEvent, type EventBus, type EventType } from "@aps/platform";
 import type { Request, Response } from "express";
+import { waitUntil } from "@aps/testkit";
 import { AuthCache } from "./auth-cache.js";
 import { applyEvent, subscribeInvalidation } from "./invalidation.js";
 import { ReadCache } from "./read-cache.js";
@@ -55,13 +56,15 @@ describe("applyEvent: a vote revalidates the lists, other post events drop them 
     const version = { n: 0 };
     const produced = { n: 0 };
     expect(await get(cache, version, produced)).toBe(0);
-    version.n++;
+    const stored = cache.stats.bytes;
+    // the next version's body is one byte longer ({"v":10}): its refresh, once stored, shows in the cache's bytes
+    version.n = 10;
     expect(applyEvent("aps", event("forum.vote_cast", { postId: "p_1", vote: 1, votesFor: 1 }), cache, auth)).toBe(
       "post",
     );
     expect(await get(cache, version, produced)).toBe(0);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(await get(cache, version, produced)).toBe(1);
+    await waitUntil("the refreshed list to be stored", () => cache.stats.bytes === stored + 1, { timeoutMs: 10_000 });
+    expect(await get(cache, version, produced)).toBe(10);
     expect(produced.n).toBe(2);
   });
 

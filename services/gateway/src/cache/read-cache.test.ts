@@ -1,7 +1,7 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { eventually } from "@aps/testkit";
+import { eventually, pause, scaled, waitUntil } from "@aps/testkit";
 import { ReadCache, type ReadScope } from "./read-cache.js";
 
 /**
@@ -242,7 +242,8 @@ describe("ReadCache", () => {
     const v = async (p: string) => ((await (await fetch(h.url + p)).json()) as { v: number }).v;
     expect(await v("/posts")).toBe(0);
     expect(await v("/posts/p_1")).toBe(0);
-    h.version.n++;
+    // the next version's bodies are one byte longer ({"v":10}): a stored refresh shows in the cache's bytes
+    h.version.n = 10;
     let open!: () => void;
     h.gate.wait = new Promise((r) => (open = r));
     // a burst of votes elsewhere: one refresh, not one per vote or per request
@@ -250,13 +251,14 @@ describe("ReadCache", () => {
     const stale = await Promise.all([v("/posts"), v("/posts"), v("/posts")]);
     expect(stale).toEqual([0, 0, 0]);
     expect(h.produced.get("/posts")).toBe(2);
+    const held = h.cache.stats.bytes;
     h.gate.wait = undefined;
     open();
-    await new Promise((r) => setTimeout(r, 50));
-    expect(await v("/posts")).toBe(1);
+    await waitUntil("the refreshed list to be stored", () => h.cache.stats.bytes === held + 1, { timeoutMs: 10_000 });
+    expect(await v("/posts")).toBe(10);
     expect(h.produced.get("/posts")).toBe(2);
     // the post itself is produced again before answering
-    expect(await v("/posts/p_1")).toBe(1);
+    expect(await v("/posts/p_1")).toBe(10);
     expect(h.produced.get("/posts/p_1")).toBe(2);
   });
 
@@ -277,7 +279,7 @@ describe("ReadCache", () => {
     await v("/posts");
     h.version.n++;
     h.cache.invalidatePost("p_1", "revalidate");
-    await new Promise((r) => setTimeout(r, 300));
+    await pause(300, "the list's TTL (150 ms) must pass: lru-cache keeps its own clock, ReadCache takes none");
     expect(await v("/posts")).toBe(1);
   });
 
@@ -296,11 +298,13 @@ describe("ReadCache", () => {
   });
 
   it("expires entries after ttlMs (the bound when an invalidating event is lost)", async () => {
-    h = await harness(150);
+    // long enough for two requests on a loaded machine (stretched by TEST_TIME_SCALE)
+    const ttlMs = scaled(500);
+    h = await harness(ttlMs);
     await fetch(`${h.url}/posts/p_1`);
     await fetch(`${h.url}/posts/p_1`);
     expect(h.produced.get("/posts/p_1")).toBe(1);
-    await new Promise((r) => setTimeout(r, 300));
+    await pause(ttlMs + 100, "the entry's TTL must pass: lru-cache keeps its own clock, ReadCache takes none");
     await fetch(`${h.url}/posts/p_1`);
     expect(h.produced.get("/posts/p_1")).toBe(2);
   });

@@ -1,4 +1,5 @@
 import type { notifications } from "@aps/proto";
+import { waitUntil } from "@aps/testkit";
 import { FeedHub, type FeedSource, type HubEvent } from "./feed-hub.js";
 
 /** An in-memory feed: `seq` 1…n, every call counted. */
@@ -28,10 +29,6 @@ function feed() {
 
 const render = (e: notifications.FeedEvent) => `id: ${e.cursor}\n\n`;
 const seqs = (events: readonly HubEvent[]) => events.map((e) => Number(e.seq));
-const until = async (ok: () => boolean) => {
-  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(ok()).toBe(true);
-};
 
 /** The shared feed reader (docs/adr/0161, issue 31 item 4). */
 describe("FeedHub", () => {
@@ -42,13 +39,22 @@ describe("FeedHub", () => {
     hub.acquire();
     expect(await hub.fresh()).toBe(5n);
     const got: number[][] = Array.from({ length: 50 }, () => []);
-    for (const g of got) expect(hub.join(5n, (events) => g.push(...seqs(events)))?.replay).toEqual([]);
+    // the reads made so far when each listener got its events
+    const readsAt: number[] = [];
+    for (const g of got)
+      expect(
+        hub.join(5n, (events) => {
+          g.push(...seqs(events));
+          readsAt.push(f.calls.length);
+        })?.replay,
+      ).toEqual([]);
     const before = f.calls.length;
     f.add(2);
-    await until(() => got.every((g) => g.length === 2));
+    await waitUntil("every listener's two events", () => got.every((g) => g.length === 2), { timeoutMs: 10_000 });
     expect(got.every((g) => g.join() === "6,7")).toBe(true);
-    // 50 listeners, still one reader: a few polls, not 50 per poll
-    expect(f.calls.length - before).toBeLessThan(10);
+    // 50 listeners, still one reader: the first read after the events came handed them to all 50
+    // (a read answers what the feed holds when it is made: one made before f.add found nothing)
+    expect(readsAt).toEqual(Array.from({ length: 50 }, () => before + 1));
     expect(f.calls.every((c) => c.types.length === 0)).toBe(true);
     hub.release();
   });
@@ -64,7 +70,7 @@ describe("FeedHub", () => {
     hub.join(0n, (events) => other.push(...events));
     f.add(35);
     await hub.fresh();
-    await until(() => got.length === 35);
+    await waitUntil("the 35 events", () => got.length === 35, { timeoutMs: 10_000 });
     expect(seqs(got)).toEqual(Array.from({ length: 35 }, (_, i) => i + 1));
     expect(got[0]).toBe(other[0]);
     expect(got[0]!.frame).toBe("id: 1\n\n");
@@ -79,7 +85,7 @@ describe("FeedHub", () => {
     await hub.fresh(); // head 3, floor 3
     expect(hub.join(2n, () => undefined)).toBeUndefined();
     f.add(6); // 4…9; the ring keeps 6…9 (floor 5)
-    await until(() => hub.head === 9n);
+    await waitUntil("the hub to read up to 9", () => hub.head === 9n, { timeoutMs: 10_000 });
     expect(hub.join(4n, () => undefined)).toBeUndefined();
     const joined = hub.join(6n, () => undefined)!;
     expect([seqs(joined.replay), joined.head]).toEqual([[7, 8, 9], 9n]);
@@ -91,16 +97,18 @@ describe("FeedHub", () => {
     const hub = new FeedHub(f, render, { pollMs: 5 });
     hub.acquire();
     await hub.fresh();
-    hub.release();
-    await until(() => hub.head === undefined);
     const calls = f.calls.length;
-    await new Promise((r) => setTimeout(r, 50));
+    hub.release();
+    // the position is forgotten only as the read loop ends (its last step): no read is left to come
+    await waitUntil("the read loop to end", () => hub.head === undefined, { timeoutMs: 10_000 });
     expect(f.calls.length).toBe(calls);
     f.add(500);
     hub.acquire();
     expect(await hub.fresh()).toBe(500n);
-    // it did not read the 500 events it did not need
-    expect(f.calls.slice(calls).every((c) => c.limit === 1 || c.after === "500")).toBe(true);
+    // it started again with one read of the head, and did not read the 500 events it did not need
+    const since = f.calls.slice(calls);
+    expect(since[0]).toEqual({ after: "", types: [], limit: 1 });
+    expect(since.slice(1).every((c) => c.after === "500")).toBe(true);
     hub.release();
   });
 

@@ -15,10 +15,12 @@ import { problemHandler } from "./problem.js";
 describe("idempotency middleware: the answer is stored before it is sent (embedded store, its finish delayed 150 ms to stand in for a slow commit)", () => {
   const log = createLogger("idempotency-test", "silent");
 
+  /** The embedded store answering `finish` late: it stores the answer 150 ms after being asked, a slow commit. */
   class SlowFinishStore extends MemoryIdempotencyStore {
-    override async finish(agentId: string, key: string, answer: IdempotencyAnswer): Promise<void> {
-      await new Promise((r) => setTimeout(r, 150));
-      return super.finish(agentId, key, answer);
+    override finish(agentId: string, key: string, answer: IdempotencyAnswer): Promise<void> {
+      return new Promise<void>((stored, failed) => {
+        setTimeout(() => void super.finish(agentId, key, answer).then(stored, failed), 150);
+      });
     }
   }
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { DEFAULT_ALLOWED_PORTS } from "@aps/platform";
+import { scaled } from "@aps/testkit";
 import { checkOwner, namedAgents, OWNER_FILE_MAX_BYTES, wellKnownUrlOf } from "./check.js";
 
 /**
@@ -10,8 +11,9 @@ import { checkOwner, namedAgents, OWNER_FILE_MAX_BYTES, wellKnownUrlOf } from ".
  */
 const ID = "ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W";
 const OTHER = "ext_01JWN82D00JXETPH8GM57FA7S8";
-const open = { policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS }, deadlineMs: 300 };
-const strict = { policy: { allowPrivate: false, allowedPorts: DEFAULT_ALLOWED_PORTS }, deadlineMs: 300 };
+// the deadline of a loopback exchange that answers at once (or, for `timeout`, never): stretched on a loaded machine
+const open = { policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS }, deadlineMs: scaled(300) };
+const strict = { policy: { allowPrivate: false, allowedPorts: DEFAULT_ALLOWED_PORTS }, deadlineMs: scaled(300) };
 
 describe("owner file", () => {
   it("names agents by `agentId` and/or `agents`; anything else is not an owner file", () => {

@@ -10,7 +10,14 @@ import {
   withTransaction,
   type Database,
 } from "@aps/platform";
-import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
+import {
+  ADMIN_DATABASE_URL,
+  createTestDatabase,
+  eventually,
+  hasPostgres,
+  waitUntil,
+  type TestDatabase,
+} from "@aps/testkit";
 import type { PublicEvent } from "../events/public-events.js";
 import { DeliveryWorker } from "../webhooks/worker.js";
 import { feedHead, materialise, type CursorHook } from "./cursor.js";
@@ -163,7 +170,19 @@ if (!pgUp)
             occurredAt: new Date().toISOString(),
           });
         }).then((r) => (hidden = r));
-        await new Promise((r) => setTimeout(r, 300));
+        // the hide has reached the materialisation's lock and waits for it (pg_locks: an advisory
+        // lock asked for and not granted in this database)
+        await waitUntil(
+          "the hide to wait for the materialisation's lock",
+          async () =>
+            (
+              await db.pool.query(
+                `SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+                 WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted`,
+              )
+            ).rowCount! > 0,
+          { timeoutMs: 10_000, intervalMs: 20 },
+        );
         expect(hidden).toBeUndefined();
         await client.query("COMMIT");
         await hide;

@@ -8,7 +8,7 @@ import {
   withTransaction,
   type Database,
 } from "@aps/platform";
-import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { createTestDatabase, hasPostgres, waitUntil, type TestDatabase } from "@aps/testkit";
 import type { PublicEvent } from "../events/public-events.js";
 import { FanoutWorker, runFanoutPage, type PageHook } from "./fanout.js";
 import { ingest } from "./feed.js";
@@ -251,8 +251,9 @@ const decided = (outcome: string): PublicEvent => ({
       await withTransaction(db.pool, (tx) =>
         ingest(tx, src, [decided("accepted")], undefined, noop, 500, { page: PAGE, wake: () => worker.notify() }),
       );
-      for (let i = 0; i < 200 && (await itemsOf(src.eventId)) < AUDIENCE; i++)
-        await new Promise((r) => setTimeout(r, 50));
+      await waitUntil("the fan-out's inbox items", async () => (await itemsOf(src.eventId)) >= AUDIENCE, {
+        timeoutMs: 20_000,
+      });
       expect(await itemsOf(src.eventId)).toBe(AUDIENCE);
 
       // a post with 3 participants: inline, in the ingest's transaction, no job
@@ -292,15 +293,23 @@ const decided = (outcome: string): PublicEvent => ({
     worker.start();
     try {
       const src = source();
-      await withTransaction(db.pool, (tx) =>
-        ingest(tx, src, [decided("rejected")], undefined, noop, 500, { page: PAGE, wake: () => worker.notify() }),
-      );
-      await new Promise((r) => setTimeout(r, 1_100));
+      await withTransaction(db.pool, async (tx) => {
+        const r = await ingest(tx, src, [decided("rejected")], undefined, noop, 500, {
+          page: PAGE,
+          wake: () => worker.notify(),
+        });
+        // the job enters the queue a minute old (as if queued a minute ago): its age, without waiting for it
+        await tx.query("UPDATE inbox_fanout SET created_at = created_at - interval '60 seconds'");
+        return r;
+      });
       expect(await gauge("depth")).toBe(1);
-      expect(await gauge("oldest_seconds")).toBeGreaterThanOrEqual(1);
+      const oldest = await gauge("oldest_seconds");
+      expect(oldest).toBeGreaterThanOrEqual(60);
+      expect(oldest).toBeLessThan(3_600); // seconds, not milliseconds
       release();
-      for (let i = 0; i < 200 && (await itemsOf(src.eventId)) < AUDIENCE; i++)
-        await new Promise((r) => setTimeout(r, 50));
+      await waitUntil("the fan-out's inbox items", async () => (await itemsOf(src.eventId)) >= AUDIENCE, {
+        timeoutMs: 20_000,
+      });
       expect([await gauge("depth"), await gauge("oldest_seconds")]).toEqual([0, 0]);
     } finally {
       release();

@@ -9,7 +9,14 @@ import {
   PLATFORM_MIGRATIONS_DIR,
   type Database,
 } from "@aps/platform";
-import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
+import {
+  ADMIN_DATABASE_URL,
+  createTestDatabase,
+  eventually,
+  hasPostgres,
+  waitUntil,
+  type TestDatabase,
+} from "@aps/testkit";
 import { DeliveryWorker } from "./worker.js";
 
 /**
@@ -46,30 +53,46 @@ if (!pgUp)
       await tdb?.drop();
     });
 
-    /** A receiver answering 204 after `delayMs`; records each webhook-id and its concurrency. */
-    async function receiver(delayMs: number) {
+    /**
+     * A receiver answering 204 `delayMs` after a request — and not before `held` resolves; records
+     * each webhook-id, the requests it got and its concurrency.
+     */
+    async function receiver(delayMs: number, held: Promise<void> = Promise.resolve()) {
       const ids: string[] = [];
+      let got = 0;
       let open = 0;
       let maxOpen = 0;
       const server = createServer((req, res) => {
+        got++;
         maxOpen = Math.max(maxOpen, ++open);
         req.resume();
-        req.on("end", () =>
-          setTimeout(() => {
-            ids.push(String(req.headers["webhook-id"]));
-            open--;
-            res.writeHead(204).end();
-          }, delayMs),
+        req.on(
+          "end",
+          () =>
+            void held.then(() =>
+              setTimeout(() => {
+                ids.push(String(req.headers["webhook-id"]));
+                open--;
+                res.writeHead(204).end();
+              }, delayMs),
+            ),
         );
       });
       servers.push(server);
       await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`, ids, maxOpen: () => maxOpen };
+      return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`,
+        ids,
+        got: () => got,
+        maxOpen: () => maxOpen,
+      };
     }
 
     it("deliver every delivery once, one attempt per endpoint at a time, the slow backlog aside", async () => {
-      const slow = await receiver(300);
-      const fast = await Promise.all([0, 0, 0].map(receiver));
+      // the slow endpoint answers nothing until the healthy ones have all their deliveries, then 300 ms each
+      let answerSlow!: () => void;
+      const slow = await receiver(300, new Promise<void>((r) => (answerSlow = r)));
+      const fast = await Promise.all([0, 0, 0].map(() => receiver(0)));
       const hooks = [slow, ...fast].map((r, i) => ({ id: `wh_${i}`, url: r.url }));
       const pool = dbs[0]!.pool;
       for (const h of hooks)
@@ -92,25 +115,24 @@ if (!pgUp)
 
       const opts = {
         retrySchedule: [100, 100, 100],
-        attemptTimeoutMs: 2_000,
+        // the slow endpoint's first attempt is held while the healthy ones are served: it must not time out
+        attemptTimeoutMs: 30_000,
         concurrency: 4,
         pollMs: 50,
         policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
       };
       const workers = dbs.map((d) => new DeliveryWorker(d.pool, opts, log));
-      const t0 = Date.now();
       for (const w of workers) w.start();
       try {
-        await eventually(
-          async () => {
-            for (const f of fast) expect(f.ids).toHaveLength(10);
-          },
-          10_000,
-          20,
-        );
-        const healthyDone = Date.now() - t0;
-        // 12 × 300 ms ≈ 3.6 s for the slow one alone: the healthy ones finished long before
-        expect(healthyDone).toBeLessThan(2_000);
+        await waitUntil("every healthy endpoint's 10 deliveries", () => fast.every((f) => f.ids.length >= 10), {
+          timeoutMs: 20_000,
+          intervalMs: 20,
+        });
+        for (const f of fast) expect(f.ids).toHaveLength(10);
+        // …all while the slow endpoint's oldest delivery was in flight, unanswered (its one attempt,
+        // made first: its deliveries are the oldest): its backlog held nothing behind it
+        expect([slow.got(), slow.ids.length]).toEqual([1, 0]);
+        answerSlow();
         await eventually(async () => expect(slow.ids).toHaveLength(12), 15_000, 50);
         // the receiver records an id just before it answers: wait for the workers to record the
         // last answers too (stop() aborts attempts in flight, which then stay pending for a retry)
