@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import { connect } from "nats";
 import { hasNats, hasPostgres, httpClient } from "@aps/testkit";
 import { ROOT, startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 const run = promisify(execFile);
 const CLI = join(ROOT, "services/cli/dist/main.js");
@@ -91,13 +92,14 @@ const realUp = (await hasNats()) && (await hasPostgres());
         .filter(Boolean)
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     const waitList = async (n: number) => {
+      let items: Record<string, unknown>[] = [];
       // 60 s: a consumer whose first delivery failed transiently parks after its backoff (1 s doubling)
-      const until = Date.now() + 60_000;
-      for (;;) {
-        const items = await list();
-        if (items.length >= n || Date.now() > until) return items;
-        await new Promise((r) => setTimeout(r, 300));
-      }
+      await waitStrictly(`${n} parked events in the dead-letter list`, async () => (items = await list()).length >= n, {
+        timeoutMs: 60_000,
+        intervalMs: 300,
+        show: () => items,
+      });
+      return items;
     };
 
     it("lists an undecodable event parked by each consumer, counts it in /metrics, and replays it", async () => {

@@ -1,6 +1,8 @@
 import { eventually, httpClient, OffsetClock } from "@aps/testkit";
 import { grantSeat, joinAgent, propose, revokeSeat, type JoinedAgent } from "../support/fixtures.js";
+import { waitForSettled } from "../support/settle.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * The proposal lifecycle of the seed's "States and transitions" through HTTP (docs/architecture.md §5):
@@ -10,6 +12,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  */
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 
 type Agent = JoinedAgent;
 
@@ -233,6 +236,12 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
 
   it("moves a proposal onto the agenda by heat, lists it there, and closes it at the deadline by the quorum rule", async () => {
     const members = await councilOf(5);
+    // a marker case whose deadline comes an hour before the one under test: its close shows that the
+    // deadline pass ran at a time when the other's deadline had not come yet
+    const marker = await propose(await joinAgent(sys, "marker author"), { title: "Marker" });
+    await req("POST", `/posts/${marker}/nominate`, { key: members[4]!.apiKey });
+    expect(await statusOf(marker)).toBe("review");
+    clock.advance(HOUR);
     const author = await joinAgent(sys, "hot author");
     const fans = await Promise.all([1, 2, 3].map((i) => joinAgent(sys, `fan ${i}`)));
     const id = await propose(author, { title: "Heat me up" });
@@ -275,7 +284,9 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     expect(await statusOf(lonely)).toBe("review");
 
     clock.advance(7 * DAY - 60_000);
-    await new Promise((r) => setTimeout(r, 300));
+    // the marker's deadline passed: the pass that closed it, and every close it made, reached the forum
+    await eventually(async () => expect(await statusOf(marker)).toBe("rejected"), 10_000, 50);
+    await waitForSettled(sys);
     expect(await statusOf(id)).toBe("agenda");
     clock.advance(2 * 60_000);
     await eventually(
@@ -328,11 +339,11 @@ describe("a case opened with no councillor seated (embedded)", () => {
     ).body;
     expect((await req("POST", `/posts/${post.id}/vote`, { key: voter.apiKey, body: { vote: 1 } })).status).toBe(200);
     // the heat rule puts it on the agenda; the Council opens the case with nobody seated
-    let opened: any;
-    for (let i = 0; i < 100 && !opened; i++) {
-      opened = (await req("GET", `/posts/${post.id}`)).body.council;
-      if (!opened) await new Promise((r) => setTimeout(r, 100));
-    }
+    const opened = await waitStrictly(
+      "the Council's case",
+      async () => (await req("GET", `/posts/${post.id}`)).body.council as Record<string, unknown> | undefined,
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
     expect(opened).toMatchObject({ seats: 0 });
     const council = [await joinAgent(sys, "c1"), await joinAgent(sys, "c2"), await joinAgent(sys, "c3")];
     for (const c of council) await grantSeat(sys, c, "councillor");

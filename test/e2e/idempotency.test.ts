@@ -2,9 +2,10 @@ import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { join as joinPath } from "node:path";
 import pg from "pg";
-import { eventually, httpClient } from "@aps/testkit";
+import { eventually, httpClient, type HttpResult } from "@aps/testkit";
 import { joinAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * Idempotency-Key on POST (docs/architecture.md §4, Stripe semantics): one effect per key and body,
@@ -19,6 +20,20 @@ const waitFor = (cond: () => Promise<boolean>, ms: number) =>
   eventually(async () => {
     if (!(await cond())) throw new Error(`condition not met within ${ms} ms`);
   }, ms);
+
+/**
+ * Sends `send()` again while the answer is 409 (the first request with the key still runs: its
+ * answer is stored once it has finished) and resolves the first other answer; fails on an error.
+ */
+const answerAfterInProgress = (send: () => Promise<HttpResult>, intervalMs: number): Promise<HttpResult> =>
+  waitStrictly(
+    "an answer other than 409 (the first request no longer in progress)",
+    async () => {
+      const r = await send();
+      return r.status === 409 ? undefined : r;
+    },
+    { timeoutMs: 10_000, intervalMs },
+  );
 
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 
@@ -115,11 +130,7 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
     expect(await myPosts(a.agentId)).toHaveLength(1);
 
     // a later retry gets the stored response, marked as a replay
-    let replay = await req("POST", "/posts", { key: a.apiKey, body, headers });
-    for (let i = 0; replay.status === 409 && i < 50; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      replay = await req("POST", "/posts", { key: a.apiKey, body, headers });
-    }
+    const replay = await answerAfterInProgress(() => req("POST", "/posts", { key: a.apiKey, body, headers }), 20);
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.body).toEqual(created[0]!.body);
@@ -174,19 +185,10 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
     });
     expect(missing.status).toBe(404);
     // The answer is stored when the first response has finished: retry while it is in progress.
-    let again = await req("POST", "/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV/vote", {
-      key: a.apiKey,
-      body: { vote: 1 },
-      headers,
-    });
-    for (let i = 0; again.status === 409 && i < 100; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      again = await req("POST", "/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV/vote", {
-        key: a.apiKey,
-        body: { vote: 1 },
-        headers,
-      });
-    }
+    const again = await answerAfterInProgress(
+      () => req("POST", "/posts/p_01ARZ3NDEKTSV4RRFFQ69G5FAV/vote", { key: a.apiKey, body: { vote: 1 }, headers }),
+      50,
+    );
     expect(again.status).toBe(404);
     // A replay, not a re-run: marked, and the stored document carries the FIRST request's id,
     // while this request got an id of its own.
@@ -258,11 +260,10 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
       await gone;
       await lock.release();
       await waitFor(async () => (await lock.postsBy(a.agentId)) === 1, 10_000);
-      let retry = await req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "client-left" } });
-      for (let i = 0; retry.status === 409 && i < 100; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        retry = await req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "client-left" } });
-      }
+      const retry = await answerAfterInProgress(
+        () => req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "client-left" } }),
+        50,
+      );
       expect(retry.status).toBe(201);
       expect(retry.headers.get("idempotent-replayed")).toBe("true");
       const posts = await myPosts(a.agentId);
@@ -300,11 +301,10 @@ describe.each(modes)("Idempotency-Key (%s)", (mode) => {
       headers: { "idempotency-key": "cut-off" },
     });
     expect(invalid.status).toBe(400);
-    let honest = await req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "cut-off" } });
-    for (let i = 0; honest.status === 409 && i < 100; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      honest = await req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "cut-off" } });
-    }
+    const honest = await answerAfterInProgress(
+      () => req("POST", "/posts", { key: a.apiKey, body, headers: { "idempotency-key": "cut-off" } }),
+      50,
+    );
     expect(honest.status).toBe(201);
     expect(honest.headers.get("idempotent-replayed")).toBeNull();
     expect(await myPosts(a.agentId)).toHaveLength(1);

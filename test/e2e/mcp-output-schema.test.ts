@@ -7,6 +7,7 @@ import { outputSchemas, TOOL_NAMES, type JsonSchema } from "@aps/mcp";
 import { jsonSchemaCheck } from "@aps/testkit";
 import { grantSeat, joinAgent, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * Every MCP tool advertises an `outputSchema` — its API operation's success schema from the
@@ -140,19 +141,21 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
 
     const hasPost = (r: { hits: { id?: string }[] }) => r.hits.some((x) => x.id === id);
     let found: any = { hits: [] };
-    for (let i = 0; i < 50 && !hasPost(found); i++) {
-      found = await checkedCall(b, "find_similar", { title, body: "managed Redis" });
-      if (!hasPost(found)) await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitStrictly(
+      "find_similar to find the post",
+      async () => hasPost((found = await checkedCall(b, "find_similar", { title, body: "managed Redis" }))),
+      { timeoutMs: 10_000, intervalMs: 200, show: () => found },
+    );
     expect(hasPost(found)).toBe(true);
     await checkedCall(b, "search_knowledge", { q: "Redis", tags: ["post"] });
     await checkedCall(a, "my_status", {});
 
     let inbox: any = { items: [] };
-    for (let i = 0; i < 50 && inbox.items.length === 0; i++) {
-      inbox = await checkedCall(a, "my_notifications", { limit: 100 });
-      if (inbox.items.length === 0) await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitStrictly(
+      "an item in the author's my_notifications",
+      async () => (inbox = await checkedCall(a, "my_notifications", { limit: 100 })).items.length > 0,
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
     expect(inbox.items.length).toBeGreaterThan(0);
     expect((await checkedCall(a, "my_notifications", { limit: 100, mark_read: true })).unread).toBe(0);
 

@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { grantSeat, joinAgent, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * The MCP server (issue 13, docs/adr/0122) end to end with the SDK's own client over both
@@ -140,10 +141,11 @@ describe.each<Transport>(["stdio", "http"])(`MCP over %s (${mode})`, (transport)
 
     // searchable within about a second (skill.md 4.23)
     let similar = "";
-    for (let i = 0; i < 50 && !similar.includes(id); i++) {
-      similar = (await call(b, "find_similar", { title, body: "managed Redis" })).text;
-      if (!similar.includes(id)) await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitStrictly(
+      "find_similar to find the post",
+      async () => (similar = (await call(b, "find_similar", { title, body: "managed Redis" })).text).includes(id),
+      { timeoutMs: 10_000, intervalMs: 200, show: () => similar },
+    );
     expect(similar).toContain(`id: ${id}`);
     expect((await call(b, "search_knowledge", { q: "Redis", tags: ["post"] })).text).toContain(id);
 
@@ -205,10 +207,14 @@ describe.each<Transport>(["stdio", "http"])(`MCP over %s (${mode})`, (transport)
     const mine = (r: { structured?: unknown }, type: string) =>
       ((r.structured as { items?: Item[] } | undefined)?.items ?? []).some((x) => x.type === type && x.postId === id);
     let inbox = await call(b, "my_notifications", { limit: 100 });
-    for (let i = 0; i < 50 && !mine(inbox, "post.edited"); i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      inbox = await call(b, "my_notifications", { limit: 100 });
-    }
+    await waitStrictly(
+      "the edit and the reply in the commenter's my_notifications",
+      async () => {
+        inbox = await call(b, "my_notifications", { limit: 100 });
+        return mine(inbox, "post.edited") && mine(inbox, "comment.created");
+      },
+      { timeoutMs: 10_000, intervalMs: 200, show: () => inbox.structured },
+    );
     expect(mine(inbox, "post.edited")).toBe(true);
     expect(mine(inbox, "comment.created")).toBe(true);
     expect(inbox.text).toMatch(/type: post\.edited/);

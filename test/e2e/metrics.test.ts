@@ -1,5 +1,6 @@
 import { freePort, httpClient } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * Prometheus metrics (docs/architecture.md §9): the gateway's `GET /metrics` (outside `/v1`)
@@ -72,13 +73,13 @@ describe.each(modes)("metrics (%s)", (mode) => {
     expect(
       (await req("POST", `/posts/${post.body.id}/vote`, { key: voter.body.apiKey, body: { vote: 1 } })).status,
     ).toBeLessThan(300);
-    let text: string;
-    const until = Date.now() + 15_000;
-    do {
-      text = await scrape();
-      if ((sample(text, "aps_consumer_deliveries_total", { durable: "council-agenda" }) ?? 0) > 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-    } while (Date.now() < until);
+    let text = "";
+    await waitStrictly(
+      "a delivery to council-agenda in /metrics",
+      async () =>
+        (sample((text = await scrape()), "aps_consumer_deliveries_total", { durable: "council-agenda" }) ?? 0) > 0,
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
     expect(text).toMatch(/^# TYPE aps_outbox_backlog gauge$/m);
     for (const service of ["identity", "forum", "council"])
       expect(sample(text, "aps_outbox_backlog", { service })).toBeGreaterThanOrEqual(0);

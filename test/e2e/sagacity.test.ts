@@ -24,6 +24,7 @@ import {
   testSeed,
   uniqueBusNames,
   uniqueSuffix,
+  waitUntil,
   type TestDatabase,
 } from "@aps/testkit";
 import { expectStatus as ok, joinAgents, propose, seatCouncil, type JoinedAgent } from "../support/fixtures.js";
@@ -954,8 +955,10 @@ async function startByParts(clock: OffsetClock) {
           // back on the same port and database; stopped again as soon as it has worked through
           // part of the backlog, and started once more
           await sys.restartIdentity();
-          const until = Date.now() + 10_000;
-          while ((await awardedPosts()) === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
+          await waitUntil("identity's first award from the backlog", async () => (await awardedPosts()) > 0, {
+            timeoutMs: 10_000,
+            intervalMs: 2,
+          });
           await sys.stopIdentity();
           const midway = await awardedPosts();
           expect(await unacked()).toBe(0);

@@ -5,6 +5,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@o
 import { startTelemetry, shutdownTelemetry, type PreloadedModule } from "@aps/platform/telemetry";
 import { httpClient } from "@aps/testkit";
 import { grantSeat, joinAgent } from "../support/fixtures.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * One trace across the system (docs/architecture.md §9): `POST /v1/posts/{id}/vote` that moves a
@@ -43,6 +44,7 @@ await startTelemetry("aps-test", {
   },
 });
 const { availableModes, startSystem } = await import("../support/system.js");
+const { waitForSettled } = await import("../support/settle.js");
 
 const modes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 const SECRET_BODY = "plugh-secret-body-text";
@@ -329,8 +331,9 @@ describe.each(modes)("tracing (%s)", (mode) => {
               String(s.attributes["url.path"] ?? String(s.attributes["http.target"]).split("?")[0]) === "/v1/posts" &&
               (s.attributes["http.request.method"] ?? s.attributes["http.method"]) === "GET",
           );
-      // the post's own event drops the cached lists when it arrives: let it arrive first
-      await new Promise((r) => setTimeout(r, 1_000));
+      // the post's own event drops the cached lists when it arrives: wait until it was published and
+      // every consumer has handled it (the gateway's cache subscription gets it as it is published)
+      await waitForSettled(sys);
       exporter.reset();
       for (let i = 0; i < 2; i++) expect((await req("GET", "/posts?sort=new")).status).toBe(200);
       const [first, second] = await waitFor(() => (serverSpans().length >= 2 ? serverSpans() : undefined));
@@ -354,23 +357,19 @@ describe.each(modes)("tracing (%s)", (mode) => {
   });
 });
 
-async function waitFor<T>(probe: () => T | undefined, ms = 15_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > until)
-      throw new Error(
-        `timed out waiting for spans; have: ${exporter
-          .getFinishedSpans()
-          .filter((s) => /agenda|CastVote|vote|outbox/i.test(s.name + JSON.stringify(s.attributes)))
-          .map(
-            (s) =>
-              `${s.kind}:${s.name}[${s.spanContext().traceId.slice(0, 6)}/${s.spanContext().spanId.slice(0, 6)}<-${s.parentSpanContext?.spanId.slice(0, 6)}]`,
-          )
-          .join(", ")
-          .slice(0, 4000)}`,
-      );
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Waits (≤ `ms`, stretched on a loaded machine) until `probe` finds the spans it looks for; names the spans there are when it times out. */
+async function waitFor<T>(probe: () => T | undefined, ms = 15_000): Promise<NonNullable<T>> {
+  return waitStrictly("spans", probe, {
+    timeoutMs: ms,
+    intervalMs: 50,
+    show: () =>
+      exporter
+        .getFinishedSpans()
+        .filter((s) => /agenda|CastVote|vote|outbox/i.test(s.name + JSON.stringify(s.attributes)))
+        .map(
+          (s) =>
+            `${s.kind}:${s.name}[${s.spanContext().traceId.slice(0, 6)}/${s.spanContext().spanId.slice(0, 6)}<-${s.parentSpanContext?.spanId.slice(0, 6)}]`,
+        )
+        .join(", "),
+  });
 }

@@ -6,6 +6,7 @@ import type { SuiteHost } from "../../support/shared-system.js";
 import type { System } from "../../support/system.js";
 import { joinAgent } from "../../support/fixtures.js";
 import { waitForSettled } from "../../support/settle.js";
+import { waitStrictly } from "../../support/wait.js";
 
 /**
  * The agents' events (issue #14, docs/reference/events.md) over HTTP. Declared by
@@ -86,15 +87,9 @@ async function receiver(answer: (id: string, attempt: number) => number = () => 
   };
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Waits (≤ 30 s, stretched on a loaded machine) for `f` to return a value; an error it throws (a failed expect) fails at once. */
+const until = <T>(what: string, f: () => Promise<T | undefined>): Promise<NonNullable<T>> =>
+  waitStrictly(what, f, { timeoutMs: 30_000, intervalMs: 50 });
 
 /** Declares the suite `events, inbox and webhooks (<mode>)` against `host`'s system. */
 export function notificationsSuite(host: SuiteHost): void {
