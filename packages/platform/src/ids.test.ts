@@ -1,3 +1,5 @@
+import { waitUntil } from "@aps/testkit";
+import { decodeTime } from "ulidx";
 import { newId } from "./ids.js";
 
 /** newId: prefixed ULIDs, strictly increasing within the process, random part from the pooled CSPRNG. */
@@ -13,14 +15,20 @@ describe("newId", () => {
     // The first id of a millisecond carries 16 fresh random characters (later ones increment).
     const counts = new Map<string, number>();
     let n = 0;
+    // the millisecond of each id, starting with the latest of the ids made so far
+    const times = [decodeTime(newId(""))];
     for (let ms = 0; ms < 400; ms++) {
+      const last = times.at(-1)!;
+      await waitUntil("a millisecond without an id yet", () => Date.now() > last, { timeoutMs: 5_000, intervalMs: 1 });
       const id = newId("");
+      times.push(decodeTime(id));
       for (const ch of id.slice(10)) {
         counts.set(ch, (counts.get(ch) ?? 0) + 1);
         n++;
       }
-      await new Promise((r) => setTimeout(r, 1));
     }
+    // each id was the first of its millisecond: its random part is fresh, not an increment
+    expect(times.every((t, i) => i === 0 || t > times[i - 1]!)).toBe(true);
     expect(counts.size).toBe(32);
     const expected = n / 32;
     // Chi-squared with 31 degrees of freedom; 70 is far beyond the 99.99th percentile (≈ 67).

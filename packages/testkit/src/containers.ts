@@ -15,7 +15,6 @@
 import { randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   GenericContainer,
   Network,
@@ -35,6 +34,7 @@ import {
 } from "@aps/platform";
 import { TEST_NATS_ACK_WAIT_MS } from "./infra.js";
 import { docker, type ContainerImages } from "./images.js";
+import { waitUntil } from "./wait.js";
 
 export * from "./images.js";
 
@@ -94,9 +94,10 @@ class OutputTail {
 }
 
 /**
- * Readiness of one APS container, checked from the test process without `docker exec`: `ready`
- * resolves true, or what it saw instead (the timeout's message quotes the last). Fails at once
- * when the container exits or is removed, or when `abort` fires (another container failed).
+ * Readiness of one APS container, checked from the test process without `docker exec` every
+ * 250 ms: `ready` resolves true, or what it saw instead (the timeout's message quotes the last).
+ * Fails at its next look when the container exits or is removed, or when `abort` fires (another
+ * container failed). The startup timeout is stretched by TEST_TIME_SCALE.
  */
 class ApsReadyWait implements WaitStrategy {
   private startupTimeoutMs = 60_000;
@@ -125,21 +126,25 @@ class ApsReadyWait implements WaitStrategy {
     boundPorts: { getBinding(port: number): number },
   ): Promise<void> {
     const hostPort = boundPorts.getBinding(this.port);
-    const deadline = Date.now() + this.startupTimeoutMs;
-    for (;;) {
-      if (this.abort.aborted) throw new Error(String(this.abort.reason));
-      const state = await container.inspect().then(
-        (i) => i.State,
-        () => undefined,
-      );
-      if (!state) throw new Error("the container is gone");
-      if (!state.Running)
-        throw new Error(`the container ${state.Status} (exit code ${state.ExitCode}) before it was ready`);
-      const r = await this.ready(hostPort);
-      if (r === true) return;
-      if (Date.now() > deadline) throw new Error(`not ready after ${this.startupTimeoutMs} ms; last: ${r}`);
-      await sleep(250, undefined, { signal: this.abort }).catch(() => undefined);
-    }
+    // ready, or why it never will be (ends the wait at once); "not yet" is thrown: the timeout quotes the last
+    const outcome = await waitUntil(
+      "the container to be ready",
+      async (): Promise<{ failed?: string }> => {
+        if (this.abort.aborted) return { failed: String(this.abort.reason) };
+        const state = await container.inspect().then(
+          (i) => i.State,
+          () => undefined,
+        );
+        if (!state) return { failed: "the container is gone" };
+        if (!state.Running)
+          return { failed: `the container ${state.Status} (exit code ${state.ExitCode}) before it was ready` };
+        const r = await this.ready(hostPort);
+        if (r === true) return {};
+        throw new Error(`not ready; last: ${r}`);
+      },
+      { timeoutMs: this.startupTimeoutMs, intervalMs: 250 },
+    );
+    if (outcome.failed !== undefined) throw new Error(outcome.failed);
   }
 }
 

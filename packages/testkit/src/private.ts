@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { reachable } from "./infra.js";
+import { waitUntil } from "./wait.js";
 
 const run = promisify(execFile);
 
@@ -31,22 +32,20 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once `url`'s port accepts TCP connections (or rejects after `ms`, default 20 000). */
+/**
+ * Resolves once `url`'s port accepts TCP connections (looking every 100 ms), or rejects after
+ * `ms` (default 20 000, × TEST_TIME_SCALE).
+ */
 export async function waitReachable(url: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await reachable(url, 500))) {
-    if (Date.now() > deadline) throw new Error(`${url} not reachable after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntil(`${url} to be reachable`, () => reachable(url, 500), { timeoutMs: ms, intervalMs: 100 });
 }
 
-/** Resolves once nothing listens on `url`'s port any more. */
+/** Resolves once nothing listens on `url`'s port any more (looking every 100 ms; rejects after `ms` × TEST_TIME_SCALE). */
 async function waitUnreachable(url: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (await reachable(url, 500)) {
-    if (Date.now() > deadline) throw new Error(`${url} still reachable after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntil(`${url} to be unreachable`, async () => !(await reachable(url, 500)), {
+    timeoutMs: ms,
+    intervalMs: 100,
+  });
 }
 
 /** A server a fault test controls: stop it, start it again on the same port and data, remove it. */

@@ -3,19 +3,34 @@ import type { AddressInfo } from "node:net";
 import { request } from "node:http";
 import express, { type ErrorRequestHandler } from "express";
 import { ApsError } from "@aps/platform";
+import { waitUntil } from "@aps/testkit";
 import { requireCompleteBody, requireJsonBody } from "./body.js";
 
 /**
- * A cut-off upload never reaches a handler (docs/adr/0220). The delay before the parser stands in
- * for a loaded gateway: by the time express.json runs, the client has already left, and
- * body-parser 2 then passes the request on with `req.body` undefined.
+ * A cut-off upload never reaches a handler (docs/adr/0220). A hold before the parser stands in
+ * for a loaded gateway: express.json runs only once the client has left (its connection closed),
+ * and body-parser 2 then passes the request on with `req.body` undefined.
  */
 describe("requireCompleteBody: a body that did not arrive in full starts nothing", () => {
-  async function serve(delayMs: number, guard: boolean) {
+  /**
+   * An app with the body middlewares (and the guard when `guard`); with `untilClientLeft`, each
+   * request is held before the parser until its connection has closed. `arrived` resolves when the
+   * first request reached the app; `handled` and `errors` record what became of the requests.
+   */
+  async function serve(untilClientLeft: boolean, guard: boolean) {
     const handled: unknown[] = [];
     const errors: string[] = [];
+    let reached!: () => void;
+    const arrived = new Promise<void>((r) => (reached = r));
     const app = express();
-    app.use((_req, _res, next) => setTimeout(next, delayMs));
+    app.use((req, _res, next) => {
+      reached();
+      if (!untilClientLeft) return next();
+      // once the server has dealt with the close itself (the request is aborted): then the parser
+      const go = () => setImmediate(next);
+      if (req.socket.destroyed) go();
+      else req.socket.once("close", go);
+    });
     app.use(requireJsonBody, express.json({ limit: "64kb" }));
     if (guard) app.use(requireCompleteBody);
     app.post("/posts", (req, res) => {
@@ -29,11 +44,14 @@ describe("requireCompleteBody: a body that did not arrive in full starts nothing
     app.use(onError);
     const server = app.listen(0, "127.0.0.1");
     await once(server, "listening");
-    return { server, handled, errors, port: (server.address() as AddressInfo).port };
+    return { server, handled, errors, arrived, port: (server.address() as AddressInfo).port };
   }
 
-  /** Sends the headers and 20 bytes of a longer JSON body, then drops the connection after 50 ms. */
-  async function cutOffUpload(port: number) {
+  /**
+   * Sends the headers and 20 bytes of a longer JSON body, then drops the connection once the
+   * server has the request (`arrived`).
+   */
+  async function cutOffUpload(port: number, arrived: Promise<void>) {
     const raw = JSON.stringify({ title: "Sent once", body: "The upload broke off half-way.", is_arch_design: false });
     await new Promise<void>((resolve) => {
       const r = request({
@@ -44,29 +62,28 @@ describe("requireCompleteBody: a body that did not arrive in full starts nothing
         headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(raw)) },
       });
       r.on("error", () => resolve());
-      r.write(raw.slice(0, 20), () => setTimeout(() => (r.destroy(), resolve()), 50));
+      r.write(raw.slice(0, 20), () => void arrived.then(() => (r.destroy(), resolve())));
     });
   }
 
-  /** Resolves once the server has dealt with the request (after the delay, plus a margin). */
-  const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
   it("without the guard, body-parser hands an already-ended request to the handler (why the guard exists)", async () => {
-    const s = await serve(300, false);
+    const s = await serve(true, false);
     try {
-      await cutOffUpload(s.port);
-      await settle(600);
+      await cutOffUpload(s.port, s.arrived);
+      await waitUntil("the handler to run", () => s.handled.length > 0 || s.errors.length > 0, { timeoutMs: 5_000 });
       expect(s.handled).toEqual([undefined]);
+      expect(s.errors).toEqual([]);
     } finally {
       s.server.close();
     }
   });
 
   it("with the guard, the handler never runs and the request fails as invalid_request", async () => {
-    const s = await serve(300, true);
+    const s = await serve(true, true);
     try {
-      await cutOffUpload(s.port);
-      await settle(600);
+      await cutOffUpload(s.port, s.arrived);
+      // the error handler ends the request's way through the app: the handler can no longer run
+      await waitUntil("the request to fail", () => s.errors.length > 0 || s.handled.length > 0, { timeoutMs: 5_000 });
       expect(s.handled).toEqual([]);
       expect(s.errors).toEqual(["invalid_request"]);
     } finally {
@@ -75,7 +92,7 @@ describe("requireCompleteBody: a body that did not arrive in full starts nothing
   });
 
   it("a complete body and a bodiless request pass the guard", async () => {
-    const s = await serve(0, true);
+    const s = await serve(false, true);
     try {
       const base = `http://127.0.0.1:${s.port}/posts`;
       const full = await fetch(base, {

@@ -1,4 +1,4 @@
-import { hasNats, TEST_NATS_URL, uniqueBusNames, uniqueSuffix } from "@aps/testkit";
+import { hasNats, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, waitUntil } from "@aps/testkit";
 import { connect, nanos } from "nats";
 import { createLogger } from "../log.js";
 import { InProcessBus } from "./memory.js";
@@ -99,29 +99,44 @@ const jetStream: Flavour = {
 
 const flavours = natsUp ? [inProcess, jetStream] : [inProcess];
 
-/** Polls `cond` every 20 ms until it holds; throws with `what` after `ms`. */
+/** Looks at `cond` every 20 ms until it holds; throws with `what` after `ms` (× TEST_TIME_SCALE). */
 async function waitFor(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(20);
-  }
+  await waitUntil(what, cond, { timeoutMs: ms, intervalMs: 20 });
 }
 
 /** Polls the bus's dead-letter queue until it holds `n` events; returns them. */
 async function parkedSoon(bus: EventBus, n: number, ms = 10_000): Promise<ParkedEvent[]> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const list = await bus.deadLetters!.list();
-    if (list.length >= n) return list;
-    if (Date.now() > until)
-      throw new Error(`timed out after ${ms} ms waiting for ${n} parked events (have ${list.length})`);
-    await sleep(100);
-  }
+  return waitUntil(
+    `${n} parked events`,
+    async () => {
+      const list = await bus.deadLetters!.list();
+      if (list.length < n) throw new Error(`have ${list.length}`);
+      return list;
+    },
+    { timeoutMs: ms, intervalMs: 100 },
+  );
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+/** The lag of each running consumer of `bus` (aps_consumer_pending; both buses have it). */
+function lagOf(bus: EventBus): Promise<Record<string, number>> {
+  return (bus as unknown as { pending(): Promise<Record<string, number>> }).pending();
+}
+
+/**
+ * Waits until every running consumer of `bus` has handled and acknowledged (or parked) everything
+ * published so far: no delivery queued, in flight or waiting for a redelivery. Only then does
+ * "nothing more was delivered" hold — a sleep would not prove it.
+ */
+async function settled(bus: EventBus, ms = 10_000): Promise<void> {
+  await waitUntil(
+    "every consumer to settle (nothing pending or unacknowledged)",
+    async () => {
+      const lag = await lagOf(bus);
+      if (Object.values(lag).some((n) => n !== 0)) throw new Error(`pending ${JSON.stringify(lag)}`);
+      return true;
+    },
+    { timeoutMs: ms, intervalMs: 20 },
+  );
 }
 
 let seq = 0;
@@ -144,12 +159,16 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
   let h: Harness;
   let p: string;
   const subs: Subscription[] = [];
+  /** Lets go of handlers a test holds on a gate (so that its consumers can stop when it failed). */
+  let afterGate: (() => void) | undefined;
 
   beforeEach(async () => {
     h = await flavour.open();
     p = h.bus.prefix;
   });
   afterEach(async () => {
+    afterGate?.();
+    afterGate = undefined;
     for (const s of subs.splice(0)) await s.stop().catch(() => undefined);
     await h.cleanup();
   });
@@ -164,7 +183,7 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     });
     await h.bus.publish(e);
     await waitFor("the event", () => r.got.length >= 1);
-    await sleep(200);
+    await settled(h.bus);
     expect(r.got).toHaveLength(1);
     const got = r.got[0]!;
     expect(got.event.subject).toBe(`${p}.forum.post_created`);
@@ -191,7 +210,7 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     const sentinel = event(`${p}.forum.sentinel`);
     await h.bus.publish(sentinel);
     await waitFor("the sentinel", () => r.ids().includes(sentinel.eventId));
-    await sleep(300);
+    await settled(h.bus);
     expect(r.ids()).toEqual([e.eventId, after.eventId, sentinel.eventId]);
   });
 
@@ -213,7 +232,7 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     await h.bus.publish(event(`${p}.council.case_closed`));
     await waitFor("the third delivery", () => handled === 1);
     // Acknowledged after the success: no fourth delivery.
-    await sleep(500);
+    await settled(h.bus);
     expect(counts).toEqual([1, 2, 3]);
     expect(handled).toBe(1);
   });
@@ -301,7 +320,8 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     await h.bus.publish(event(`${p}.forum.post_created`));
     const parked = await parkedSoon(h.bus, 1);
     expect(parked[0]).toMatchObject({ durable: "buggy", kind: "unknown", deliveryCount: 3 });
-    await sleep(500);
+    // terminated once parked: nothing pending, so no fourth delivery can come
+    await settled(h.bus);
     expect(deliveries).toBe(3);
   });
 
@@ -333,7 +353,8 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
 
     await waitFor("all events on the > consumer", () => everything.got.length >= 6);
     await waitFor("the multi-filter consumer", () => multi.got.length >= 3);
-    await sleep(400);
+    // every consumer has had every event its filters match: what it did not get is not coming
+    await settled(h.bus);
     const sorted = (ids: string[]) => [...ids].sort();
     expect(sorted(forumAny.ids())).toEqual(sorted([forumVote.eventId, forumPost.eventId]));
     expect(sorted(anyVote.ids())).toEqual(sorted([forumVote.eventId, councilVote.eventId]));
@@ -393,7 +414,11 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     const after = event(`${p}.forum.post_created`);
     await h.bus.publish(after);
     await waitFor("the later event on the second subscriber", () => other.length >= 2);
-    await sleep(200);
+    // a marker after it on the same connection: every event before it has been dispatched
+    const marker = event(`${p}.forum.marker`);
+    await h.bus.publish(marker);
+    await waitFor("the marker on the second subscriber", () => other.length >= 3);
+    expect(other.map((e) => e.eventId)).toEqual([vote.eventId, after.eventId, marker.eventId]);
     expect(got.map((e) => e.eventId)).toEqual([vote.eventId, rotated.eventId]);
   });
 
@@ -409,22 +434,25 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
         handler: async (e, meta) => (await gate, r.handler(e, meta)),
       }),
     );
-    const lag = () => (h.bus as unknown as { pending(): Promise<Record<string, number>> }).pending();
+    const lag = () => lagOf(h.bus);
     expect(await lag()).toEqual({ lagging: 0 });
     const published = Promise.all([event(subject), event(subject), event(subject)].map((e) => h.bus.publish(e)));
-    const until = Date.now() + 5_000;
-    while ((await lag()).lagging !== 3) {
-      if (Date.now() > until) throw new Error(`pending never reached 3: ${JSON.stringify(await lag())}`);
-      await sleep(20);
-    }
+    /** Waits until the lag is `n`, saying what it was last. */
+    const lagReaches = (n: number) =>
+      waitUntil(
+        `pending to be ${n}`,
+        async () => {
+          const now = await lag();
+          if (now.lagging !== n) throw new Error(`pending ${JSON.stringify(now)}`);
+          return true;
+        },
+        { timeoutMs: 5_000, intervalMs: 20 },
+      );
+    await lagReaches(3);
     release();
     await published;
     await waitFor("the three deliveries", () => r.got.length === 3);
-    const settledBy = Date.now() + 5_000;
-    while ((await lag()).lagging !== 0) {
-      if (Date.now() > settledBy) throw new Error(`pending never back to 0: ${JSON.stringify(await lag())}`);
-      await sleep(20);
-    }
+    await lagReaches(0);
   });
 
   if (flavour.durableAcrossStops) {
@@ -435,8 +463,15 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
       let release: () => void = () => undefined;
       const gate = new Promise<void>((r) => (release = r));
       const deliveries = new Map<string, number>();
+      // a run that never has 4 at once fails below, and its held handlers are let go with it
+      afterGate = release;
       const done = new Set<string>();
-      let failOnce: string | undefined;
+      const events = Array.from({ length: 20 }, () => event(subject));
+      const failOnce = events[5]!.eventId;
+      // All 20 stored before the consumer starts: its first pull takes them in one batch, so 4 can
+      // be in hand at once whatever the machine's pace (a pull that ended with fewer would hold them
+      // on the gate for good).
+      for (const e of events) await h.bus.publish(e);
       subs.push(
         await h.bus.consume({
           durable: "at-once",
@@ -447,18 +482,17 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
             active++;
             most = Math.max(most, active);
             if (active >= 4) release();
-            await Promise.race([gate, sleep(2_000)]);
+            await gate;
             active--;
             if (e.eventId === failOnce && deliveries.get(e.eventId) === 1) throw new Error("transient failure");
             done.add(e.eventId);
           },
         }),
       );
-      const events = Array.from({ length: 20 }, () => event(subject));
-      failOnce = events[5]!.eventId;
-      for (const e of events) await h.bus.publish(e);
+      await waitFor("4 handlers running at once", () => most >= 4, 15_000);
       await waitFor("every event handled", () => done.size === 20, 15_000);
-      await sleep(500);
+      // every delivery acknowledged: no further delivery can come
+      await settled(h.bus);
       expect(most).toBe(4);
       expect(deliveries.get(failOnce)).toBe(2);
       expect([...deliveries.values()].reduce((x, y) => x + y, 0)).toBe(21);
@@ -483,16 +517,18 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
 
       const whileStopped = [event(subject), event(subject), event(subject)];
       for (const e of whileStopped) await h.bus.publish(e);
-      await sleep(300);
+      // the stop awaited the pull loop's end: nothing calls the first handler any more
       expect(first.ids()).toEqual([before.eventId]);
 
       const second = recorder();
       subs.push(await h.bus.consume({ durable: "resumer", subjects: [subject], handler: second.handler }));
       // Well below the 30 s ack wait: nothing may be parked on the stopped consumer's pull.
       await waitFor("the events published while stopped", () => second.got.length >= 3, 5_000);
-      await sleep(300);
+      // every delivery acknowledged, the one before the stop included: nothing more can come
+      await settled(h.bus);
       // The acknowledged event is not delivered again; the others arrive in order.
       expect(second.ids()).toEqual(whileStopped.map((e) => e.eventId));
+      expect(first.ids()).toEqual([before.eventId]);
     });
 
     it("resumes a durable consumer from another connection (a restarted process)", async () => {
@@ -521,7 +557,7 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
         }),
       );
       await waitFor("the events published while down", () => second.got.length >= 2, 5_000);
-      await sleep(300);
+      await settled(other);
       expect([...second.ids()].sort()).toEqual(whileDown.map((e) => e.eventId).sort());
     });
 

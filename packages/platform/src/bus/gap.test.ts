@@ -1,4 +1,4 @@
-import { deleteTestStream, hasNats, TcpProxy, TEST_NATS_URL, uniqueBusNames } from "@aps/testkit";
+import { deleteTestStream, hasNats, TcpProxy, TEST_NATS_URL, uniqueBusNames, waitUntil } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { JetStreamBus } from "./jetstream.js";
 import type { BusEvent } from "./types.js";
@@ -13,13 +13,9 @@ const log = createLogger("bus-gap-test", "silent");
 const natsUp = await hasNats();
 if (!natsUp) console.warn(`\n!! gap.test.ts: NO NATS at ${TEST_NATS_URL} — SKIPPED.\n`);
 
-/** Polls `cond` every 20 ms until it holds; throws after `ms`. */
+/** Looks at `cond` every 20 ms until it holds; throws after `ms` (× TEST_TIME_SCALE). */
 async function waitFor(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitUntil(what, cond, { timeoutMs: ms, intervalMs: 20 });
 }
 
 (natsUp ? describe : describe.skip)(

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, waitUntil, type TestDatabase } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { openDatabase, withTransaction, type Database } from "../db/database.js";
 import { migrate } from "../db/migrate.js";
@@ -51,14 +51,17 @@ const postgres: Backend = {
 // The embedded database of the all-in-one is the same PostgreSQL (docs/adr/0080): one backend.
 const backends = [postgres];
 
-/** A bus that records what it was asked to publish; its first `failFirst` publishes reject. */
+/** A bus that records what it was asked to publish, and when; its first `failFirst` publishes reject. */
 class RecordingBus implements EventBus {
   readonly prefix = "aps";
   readonly published: BusEvent[] = [];
+  /** Date.now() of each publish call. */
+  readonly callAt: number[] = [];
   calls = 0;
   constructor(private failFirst = 0) {}
   async publish(event: BusEvent): Promise<void> {
     this.calls++;
+    this.callAt.push(Date.now());
     if (this.calls <= this.failFirst) throw new Error(`bus unavailable (call ${this.calls})`);
     this.published.push(event);
   }
@@ -73,8 +76,9 @@ class RecordingBus implements EventBus {
 
 /**
  * A bus that, like JetStream and the in-process bus, keeps the order of concurrent publishes
- * (`ordersConcurrentPublishes`) and drops a repeated eventId. Each publish settles after a random
- * 0–4 ms, so they complete out of order; the calls numbered in `failCalls` reject.
+ * (`ordersConcurrentPublishes`) and drops a repeated eventId. The publishes started in one
+ * event-loop turn settle after it, in a random order, so they complete out of order; the calls
+ * numbered in `failCalls` reject.
  */
 class PipelineBus implements EventBus {
   readonly prefix = "aps";
@@ -84,6 +88,8 @@ class PipelineBus implements EventBus {
   calls = 0;
   inFlight = 0;
   maxInFlight = 0;
+  /** Publishes started in this event-loop turn, not yet settled. */
+  private unsettled: (() => void)[] = [];
   constructor(private readonly failCalls: number[] = []) {}
   async publish(event: BusEvent): Promise<void> {
     const call = ++this.calls;
@@ -91,9 +97,23 @@ class PipelineBus implements EventBus {
     if (!fail && !this.stored.some((e) => e.eventId === event.eventId)) this.stored.push(event);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-    await new Promise((res) => setTimeout(res, Math.floor(Math.random() * 5)));
+    await new Promise<void>((settle) => this.settleAfterThisTurn(settle));
     this.inFlight--;
     if (fail) throw new Error(`bus unavailable (call ${call})`);
+  }
+  /** Queues `settle`; once the current event-loop turn is over, settles every queued publish in a random order. */
+  private settleAfterThisTurn(settle: () => void): void {
+    this.unsettled.push(settle);
+    if (this.unsettled.length > 1) return;
+    setImmediate(() => {
+      const all = this.unsettled;
+      this.unsettled = [];
+      for (let i = all.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [all[i], all[j]] = [all[j]!, all[i]!];
+      }
+      for (const s of all) s();
+    });
   }
   async consume(): Promise<Subscription> {
     throw new Error("not used");
@@ -104,12 +124,38 @@ class PipelineBus implements EventBus {
   async close(): Promise<void> {}
 }
 
+/** Looks at `cond` every 25 ms until it holds; throws after `ms` (× TEST_TIME_SCALE). */
 async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitUntil(what, cond, { timeoutMs: ms, intervalMs: 25 });
+}
+
+/**
+ * `pool` with a record of the relay's queries: `passes()` counts the passes begun (each begins
+ * with its one SELECT of unpublished rows; pass n has ended once pass n + 1 began), `passEnded()`
+ * tells whether a pass's SELECT has answered, `endOf(sql)` when the first query starting with
+ * `sql` answered (Date.now()).
+ */
+function watched(pool: pg.Pool) {
+  const queries: { sql: string; endedAt?: number }[] = [];
+  const query = (...args: unknown[]) => {
+    const q: { sql: string; endedAt?: number } = { sql: typeof args[0] === "string" ? args[0] : "" };
+    queries.push(q);
+    const answer = (pool.query as (...a: unknown[]) => Promise<unknown>).apply(pool, args);
+    void answer.then(
+      () => (q.endedAt = Date.now()),
+      () => (q.endedAt = Date.now()),
+    );
+    return answer;
+  };
+  const isPass = (q: { sql: string }) => q.sql.startsWith("SELECT seq");
+  return {
+    pool: new Proxy(pool, {
+      get: (target, prop) => (prop === "query" ? query : (Reflect.get(target, prop, target) as unknown)),
+    }),
+    passes: () => queries.filter(isPass).length,
+    passEnded: () => queries.some((q) => isPass(q) && q.endedAt !== undefined),
+    endOf: (sql: string) => queries.find((q) => q.sql.startsWith(sql) && q.endedAt !== undefined)?.endedAt,
+  };
 }
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -144,8 +190,12 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
       for (const r of relays.splice(0)) await r.stop();
     });
 
-    function relay(bus: EventBus, opts: ConstructorParameters<typeof OutboxRelay>[3] = {}): OutboxRelay {
-      const r = new OutboxRelay(db.pool, bus, log, { pollMs: 20, ...opts });
+    function relay(
+      bus: EventBus,
+      opts: ConstructorParameters<typeof OutboxRelay>[3] = {},
+      pool: pg.Pool = db.pool,
+    ): OutboxRelay {
+      const r = new OutboxRelay(pool, bus, log, { pollMs: 20, ...opts });
       relays.push(r);
       return r;
     }
@@ -237,14 +287,17 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
         }),
       ).rejects.toThrow();
 
-      const r = relay(bus);
+      const w = watched(db.pool);
+      const r = relay(bus, {}, w.pool);
       await r.drain();
       expect(bus.published.map((e) => text(e.payload))).toEqual(["kept"]);
       expect(bus.published[0]!.eventId).toBe(kept);
       expect(Number((await db.pool.query("SELECT count(*) AS n FROM outbox")).rows[0].n)).toBe(1);
-      // Later passes find nothing more either.
+      // Later passes find nothing more either: two of them, begun by the start and the poll, run to their end.
+      const drained = w.passes();
       r.start();
-      await new Promise((res) => setTimeout(res, 200));
+      await waitFor("two passes of the running relay", () => w.passes() >= drained + 2);
+      await r.stop();
       expect(bus.published).toHaveLength(1);
     });
 
@@ -277,11 +330,14 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
       expect(new Set(expected.map((e) => e.id)).size).toBe(expected.length);
       expect(await relay(bus).backlog()).toBe(expected.length + 1);
 
-      const r = relay(bus, { batchSize: 4 });
+      const w = watched(db.pool);
+      const r = relay(bus, { batchSize: 4 }, w.pool);
       r.start();
       await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
-      // Give the poller time to (wrongly) publish anything again.
-      await new Promise((res) => setTimeout(res, 300));
+      // Two passes of the poller begun after it, run to their end, to (wrongly) publish anything again.
+      const emptied = w.passes();
+      await waitFor("two passes after the backlog emptied", () => w.passes() >= emptied + 2);
+      await r.stop();
 
       expect(bus.published.map((e) => e.eventId)).toEqual([...expected.map((e) => e.id), explicit]);
       expect(bus.published.slice(0, -1).map((e) => e.subject)).toEqual(expected.map((e) => `aps.${e.subject}`));
@@ -307,9 +363,11 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
     it("publishes events committed while the relay runs, woken by notify()", async () => {
       const bus = new RecordingBus();
-      const r = relay(bus, { pollMs: 60_000 });
+      const w = watched(db.pool);
+      const r = relay(bus, { pollMs: 60_000 }, w.pool);
       r.start();
-      await new Promise((res) => setTimeout(res, 100));
+      // the start's pass has looked (and found nothing): what follows is woken by notify() alone
+      await waitFor("the start's pass", () => w.passEnded());
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
         ids.push(
@@ -320,7 +378,12 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
         r.notify();
       }
       await waitFor("five publishes", () => bus.published.length >= 5, 5_000);
-      await new Promise((res) => setTimeout(res, 200));
+      await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
+      // one more pass, woken once everything was marked, run to its end: nothing is published again
+      const emptied = w.passes();
+      r.notify();
+      await waitFor("a pass after the backlog emptied", () => w.passes() > emptied);
+      await r.stop();
       expect(bus.published.map((e) => e.eventId)).toEqual(ids);
     });
 
@@ -334,14 +397,18 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
           ),
         );
 
-      const r = relay(bus);
+      const w = watched(db.pool);
+      const r = relay(bus, {}, w.pool);
       // A single pass surfaces the failure and keeps the row.
       await expect(r.drain()).rejects.toThrow(/bus unavailable/);
       expect(await r.backlog()).toBe(5);
 
       r.start();
       await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
-      await new Promise((res) => setTimeout(res, 300));
+      // two passes begun after it, run to their end, to (wrongly) publish anything again
+      const emptied = w.passes();
+      await waitFor("two passes after the backlog emptied", () => w.passes() >= emptied + 2);
+      await r.stop();
       expect(bus.calls).toBeGreaterThanOrEqual(3 + 5);
       // Every event published exactly once, in order, although the first one failed three times.
       expect(bus.published.map((e) => e.eventId)).toEqual(ids);
@@ -374,10 +441,14 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
             enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes(`m${i}`) }),
           ),
         );
-      const r = relay(flaky);
+      const w = watched(db.pool);
+      const r = relay(flaky, {}, w.pool);
       r.start();
       await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
-      await new Promise((res) => setTimeout(res, 300));
+      // two passes begun after it, run to their end, to (wrongly) publish anything again
+      const emptied = w.passes();
+      await waitFor("two passes after the backlog emptied", () => w.passes() >= emptied + 2);
+      await r.stop();
       expect(bus.published.map((e) => e.eventId)).toEqual(ids);
     });
 
@@ -440,22 +511,32 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
     it("keeps the backoff after a failed pass: commits during a bus outage do not trigger extra publishes", async () => {
       const bus = new RecordingBus(1);
       await withTransaction(db.pool, (tx) => enqueueEvent(tx, { subject: "forum.vote_cast", payload: bytes("x") }));
-      const r = relay(bus, { pollMs: 60_000 });
+      const w = watched(db.pool);
+      const r = relay(bus, { pollMs: 60_000 }, w.pool);
       r.start();
-      await waitFor("the first (failing) publish", () => bus.calls >= 1);
-      await new Promise((res) => setTimeout(res, 20));
-      for (let i = 0; i < 20; i++) r.notify();
-      await new Promise((res) => setTimeout(res, 100));
-      // the backoff after the first failure is 200 ms: no publish in the meantime
+      // The failed pass has ended — counting the attempt is its last step — and the relay waits out
+      // its backoff: 200 ms after the first failure. (This looks in a later event-loop turn than
+      // the one that ended the pass, so its failure is counted by now.)
+      const failedAt = await waitUntil("the failed pass's end", () => w.endOf("UPDATE outbox SET attempts"), {
+        timeoutMs: 15_000,
+        intervalMs: 5,
+      });
       expect(bus.calls).toBe(1);
+      for (let i = 0; i < 20; i++) r.notify();
       await waitFor("the retry", () => bus.published.length === 1, 5_000);
+      // the notifies did not cut the backoff short: the retry came no earlier than 200 ms after the
+      // failure (5 % and 2 ms of slack for the timer's clock, see bus.test.ts), and was the only one
+      expect(bus.callAt[1]! - failedAt).toBeGreaterThanOrEqual(200 * 0.95 - 2);
+      expect(bus.calls).toBe(2);
     });
 
     it("publishes, on its safety poll, rows committed through another connection pool without a notify", async () => {
       const bus = new RecordingBus();
-      const r = relay(bus, { pollMs: 50 });
+      const w = watched(db.pool);
+      const r = relay(bus, { pollMs: 50 }, w.pool);
       r.start();
-      await new Promise((res) => setTimeout(res, 100));
+      // the start's pass has looked (and found nothing): the row below is found by the poll
+      await waitFor("the start's pass", () => w.passEnded());
       // another process (its own pool) committed and died before relaying: nobody calls notify()
       const other = url
         ? new pg.Pool({ connectionString: url, max: 1, options: "-c search_path=outbox_test" })
@@ -471,11 +552,26 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
     });
 
     it("runs processOnce's effect once for a duplicate eventId, also for concurrent calls", async () => {
-      const effect = (consumer: string, eventId: string) => async (tx: import("pg").PoolClient) => {
-        await tx.query("INSERT INTO effects (consumer, event_id) VALUES ($1, $2)", [consumer, eventId]);
-        // Keep the transaction open for a while so concurrent calls really overlap.
-        await new Promise((res) => setTimeout(res, 150));
-      };
+      /**
+       * The effect: one row in `effects`; the transaction then stays open until the `others`
+       * concurrent calls of the same event wait for it (blocked on its processed_events row), so
+       * that they really overlap.
+       */
+      const effect =
+        (consumer: string, eventId: string, others = 0) =>
+        async (tx: import("pg").PoolClient) => {
+          await tx.query("INSERT INTO effects (consumer, event_id) VALUES ($1, $2)", [consumer, eventId]);
+          await waitUntil(
+            `${others} concurrent call(s) of ${eventId} blocked behind this one`,
+            async () => {
+              const r = await tx.query(
+                "SELECT count(DISTINCT pid) AS n FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))",
+              );
+              return Number(r.rows[0].n) >= others;
+            },
+            { timeoutMs: 10_000, intervalMs: 10 },
+          );
+        };
       const count = async (consumer: string, eventId: string) =>
         Number(
           (
@@ -493,15 +589,15 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
       // Concurrent redelivery (two consumer replicas, or a redelivery racing the first delivery).
       const both = await Promise.all([
-        processOnce(db.pool, "forum-tally", "01EVENTB", effect("forum-tally", "01EVENTB")),
-        processOnce(db.pool, "forum-tally", "01EVENTB", effect("forum-tally", "01EVENTB")),
+        processOnce(db.pool, "forum-tally", "01EVENTB", effect("forum-tally", "01EVENTB", 1)),
+        processOnce(db.pool, "forum-tally", "01EVENTB", effect("forum-tally", "01EVENTB", 1)),
       ]);
       expect(both.filter(Boolean)).toHaveLength(1);
       expect(await count("forum-tally", "01EVENTB")).toBe(1);
 
       const five = await Promise.all(
         Array.from({ length: 5 }, () =>
-          processOnce(db.pool, "forum-tally", "01EVENTC", effect("forum-tally", "01EVENTC")),
+          processOnce(db.pool, "forum-tally", "01EVENTC", effect("forum-tally", "01EVENTC", 4)),
         ),
       );
       expect(five.filter(Boolean)).toHaveLength(1);

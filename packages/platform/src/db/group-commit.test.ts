@@ -12,18 +12,29 @@ interface Probe {
   maxInFlight: number;
 }
 
-function setup(o: { maxBatch?: number; failBatch?: boolean; bad?: Set<number>; writeMs?: number } = {}) {
+/** A few event-loop turns: how long a stand-in write takes unless the test holds it. */
+async function turns(n = 3): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
+
+/**
+ * A GroupCommit over stand-in writes that record what they were given. A write takes a few
+ * event-loop turns, or, with `write`, until the promise it returns for its items settles.
+ */
+function setup(
+  o: { maxBatch?: number; failBatch?: boolean; bad?: Set<number>; write?: (items: number[]) => Promise<void> } = {},
+) {
   const probe: Probe = { batches: [], singles: [], inFlight: 0, maxInFlight: 0 };
   const enter = () => {
     probe.inFlight++;
     probe.maxInFlight = Math.max(probe.maxInFlight, probe.inFlight);
   };
-  const wait = () => new Promise((r) => setTimeout(r, o.writeMs ?? 5));
+  const wait = (items: number[]) => (o.write ? o.write(items) : turns());
   const gc = new GroupCommit<number, string>(
     async (items) => {
       enter();
       probe.batches.push([...items]);
-      await wait();
+      await wait(items);
       probe.inFlight--;
       if (o.failBatch || items.some((i) => o.bad?.has(i))) throw new Error("batch failed");
       return items.map((i) => `b${i}`);
@@ -31,7 +42,7 @@ function setup(o: { maxBatch?: number; failBatch?: boolean; bad?: Set<number>; w
     async (item) => {
       enter();
       probe.singles.push(item);
-      await wait();
+      await wait([item]);
       probe.inFlight--;
       if (o.bad?.has(item)) throw new Error(`item ${item} failed`);
       return `s${item}`;
@@ -51,11 +62,20 @@ describe("GroupCommit (vote group commit, docs/adr/0097)", () => {
   });
 
   it("writes a lone item alone, and gathers what arrives meanwhile into the next batch; never two writes at once", async () => {
-    const { gc, probe } = setup({ writeMs: 20 });
+    // item 1's write lasts until the test ends it; the others take a few turns
+    let endFirstWrite!: () => void;
+    const firstWrite = new Promise<void>((r) => (endFirstWrite = r));
+    const { gc, probe } = setup({ write: (items) => (items[0] === 1 ? firstWrite : turns()) });
     const first = gc.submit(1);
     await new Promise((r) => setImmediate(r)); // item 1 is being written now
+    expect(probe.singles).toEqual([1]);
     const more = [2, 3, 4, 5].map((i) => gc.submit(i));
     expect(gc.waiting).toBe(4);
+    // however long item 1's write takes, nothing else is written meanwhile
+    await turns(10);
+    expect(probe.batches).toEqual([]);
+    expect(gc.waiting).toBe(4);
+    endFirstWrite();
     expect(await Promise.all([first, ...more])).toEqual(["s1", "b2", "b3", "b4", "b5"]);
     expect(probe.singles).toEqual([1]);
     expect(probe.batches).toEqual([[2, 3, 4, 5]]);

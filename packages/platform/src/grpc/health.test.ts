@@ -1,5 +1,6 @@
 import net from "node:net";
 import { knowledge } from "@aps/proto";
+import { waitUntil } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { ApsError } from "../errors.js";
 import { CouncilClient } from "../clients/council.js";
@@ -39,12 +40,9 @@ const served = [
   },
 ];
 
-async function waitFor(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error("condition not reached");
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Looks at `check` every 50 ms until it holds; throws naming `what` after `ms` (× TEST_TIME_SCALE). */
+async function waitFor(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  await waitUntil(what, check, { timeoutMs: ms, intervalMs: 50 });
 }
 
 describe("gRPC health follows the dependency probe", () => {
@@ -67,12 +65,12 @@ describe("gRPC health follows the dependency probe", () => {
   it("is NOT_SERVING (readiness) while the probe fails, liveness stays SERVING, and SERVING again after", async () => {
     expect(await health.check(2_000)).toBe("SERVING");
     dbUp = false;
-    await waitFor(async () => (await health.check(1_000)) === "NOT_SERVING");
+    await waitFor("NOT_SERVING", async () => (await health.check(1_000)) === "NOT_SERVING");
     expect(await health.check(1_000, "aps.knowledge.v1.KnowledgeService")).toBe("NOT_SERVING");
     expect(await health.check(1_000, LIVENESS_SERVICE)).toBe("SERVING");
     expect(await health.serving(1_000)).toBe(false);
     dbUp = true;
-    await waitFor(async () => (await health.check(1_000)) === "SERVING");
+    await waitFor("SERVING again", async () => (await health.check(1_000)) === "SERVING");
     expect(await health.check(1_000, "aps.knowledge.v1.KnowledgeService")).toBe("SERVING");
   });
 
@@ -91,13 +89,15 @@ describe("retries only for reads", () => {
     const writer = new CouncilClient(addr);
     let server: RunningGrpcServer | undefined;
     try {
-      const read = reader.search({ q: "abc", tags: [], limit: 5 });
+      let readSettled = false;
+      const read = reader.search({ q: "abc", tags: [], limit: 5 }).finally(() => (readSettled = true));
       const write = writer.nominate({ postId: "p_x", councillor: undefined } as never).then(
         () => "resolved",
         (err: unknown) => (err instanceof ApsError ? err.code : String(err)),
       );
+      // the write failing proves nothing listened after both calls started; the read is still trying
       expect(await write).toBe("upstream_unavailable");
-      await new Promise((r) => setTimeout(r, 150));
+      expect(readSettled).toBe(false);
       server = await startGrpcServer(addr, served, log);
       expect(await read).toEqual({ hits: [], total: 3 });
     } finally {

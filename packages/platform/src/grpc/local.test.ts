@@ -1,5 +1,6 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { knowledge } from "@aps/proto";
+import { waitUntil } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { ApsError, CODE_METADATA_KEY, RETRY_AFTER_METADATA_KEY } from "../errors.js";
 import { callUnary } from "./client.js";
@@ -23,6 +24,9 @@ const stored: knowledge.SearchResponse = {
 };
 let release: () => void = () => undefined;
 let held: Promise<void> = Promise.resolve();
+/** `slow` answers only once the test lets it (after its callers' deadlines have passed). */
+let answerSlow: () => void = () => undefined;
+let slow: Promise<void> = Promise.resolve();
 const received: knowledge.SearchRequest[] = [];
 
 const impl = {
@@ -48,7 +52,7 @@ const impl = {
       case "boom":
         throw new Error("secret internals");
       case "slow":
-        await new Promise((r) => setTimeout(r, 1_000));
+        await slow;
         return stored;
       case "held":
         await held;
@@ -187,11 +191,17 @@ describe("in-process transport vs gRPC: same answers", () => {
   });
 
   it("applies the caller's deadline: DEADLINE_EXCEEDED → upstream_unavailable", async () => {
-    for (const [name, c] of transports)
-      expect({ name, ...(await apsError(search(c, "slow", 100))) }).toMatchObject({
-        name,
-        code: "upstream_unavailable",
-      });
+    slow = new Promise<void>((r) => (answerSlow = r));
+    try {
+      // the handler answers only after the caller gave up: its deadline (100 ms) is what ends the call
+      for (const [name, c] of transports)
+        expect({ name, ...(await apsError(search(c, "slow", 100))) }).toMatchObject({
+          name,
+          code: "upstream_unavailable",
+        });
+    } finally {
+      answerSlow();
+    }
   });
 
   it("is ready while the server serves", async () => {
@@ -206,8 +216,14 @@ describe("in-process transport vs gRPC: draining", () => {
       // Both channels connected before the drain.
       for (const [, c] of transports) await search(c, "plain");
       held = new Promise<void>((r) => (release = r));
+      const heldBefore = received.filter((r) => r.q === "held").length;
       const inFlight = transports.map(([, c]) => search(c, "held"));
-      await new Promise((r) => setTimeout(r, 100));
+      // both calls are in the handler (in flight) before the drain starts
+      await waitUntil(
+        "both held calls in the handler",
+        () => received.filter((r) => r.q === "held").length === heldBefore + transports.length,
+        { timeoutMs: 5_000, intervalMs: 10 },
+      );
       const stopping = server.shutdown(5_000);
       await new Promise((r) => setImmediate(r));
       for (const [name, c] of transports) {

@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import { waitUntil } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { startGrpcServer, type RunningGrpcServer } from "./server.js";
 import { HealthClient } from "./health.js";
@@ -147,12 +148,16 @@ describe("a gRPC listen port held from the process's start (docs/adr/0214)", () 
     const port = await freePort();
     await reserveListenPort(`127.0.0.1:${port}`);
     try {
-      const closed = await new Promise<boolean>((resolve) => {
-        const c = net.connect({ host: "127.0.0.1", port });
-        c.on("error", () => undefined);
-        c.once("close", () => resolve(true));
-        setTimeout(() => resolve(false), 2_000).unref();
-      });
+      let closed = false;
+      const c = net.connect({ host: "127.0.0.1", port });
+      c.on("error", () => undefined);
+      c.once("close", () => (closed = true));
+      try {
+        // at once: a placeholder that kept the connection open would leave it open past this deadline
+        await waitUntil("the placeholder to close the connection", () => closed, { timeoutMs: 2_000, intervalMs: 10 });
+      } finally {
+        c.destroy();
+      }
       expect(closed).toBe(true);
     } finally {
       await releaseListenPort(`127.0.0.1:${port}`);

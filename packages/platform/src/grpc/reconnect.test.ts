@@ -1,5 +1,6 @@
 import net from "node:net";
 import { knowledge } from "@aps/proto";
+import { waitUntil } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { startGrpcServer, unary, type RunningGrpcServer } from "./server.js";
 import { HealthClient } from "./health.js";
@@ -16,7 +17,7 @@ import { CHANNEL_OPTIONS } from "./client.js";
 const log = createLogger("reconnect-test", "silent");
 /** The published bound. */
 const RECONNECT_BOUND_MS = 5_000;
-/** How often the test asks while waiting (the measured time is late by up to this, plus one call). */
+/** How often the test asks (the measured time is late by up to this, plus one call). */
 const POLL_MS = 50;
 
 async function freePort(): Promise<number> {
@@ -48,8 +49,10 @@ describe("a gRPC channel after its service restarts (CHANNEL_OPTIONS)", () => {
     let server: RunningGrpcServer | undefined = await startGrpcServer(addr, served, log);
     const client = new HealthClient(addr);
     const attempts: number[] = [];
+    /** Called at the channel's next connection attempt while the service is down. */
+    let onAttempt: (() => void) | undefined;
     let trap: net.Server | undefined;
-    let polling = true;
+    let asking: NodeJS.Timeout | undefined;
     try {
       expect(await client.check(5_000)).toBe("SERVING");
       await server.shutdown(1_000);
@@ -57,36 +60,35 @@ describe("a gRPC channel after its service restarts (CHANNEL_OPTIONS)", () => {
       trap = net.createServer((s) => {
         attempts.push(Date.now());
         s.destroy();
+        onAttempt?.();
       });
       await new Promise<void>((r) => trap!.listen(port, "127.0.0.1", r));
-      // keep asking, as the gateway would, until the backoff has grown to its cap: attempts ≥ 0.8 × cap apart
-      const poller = (async () => {
-        while (polling) {
-          await client.check(POLL_MS * 2);
-          await new Promise((r) => setTimeout(r, POLL_MS));
-        }
-      })();
+      // keep asking, as the gateway would (a call every POLL_MS), until the backoff has grown to its
+      // cap: attempts ≥ 0.8 × cap apart
+      asking = setInterval(() => void client.check(POLL_MS * 2), POLL_MS);
       const gaps = () => attempts.slice(1).map((t, i) => t - attempts[i]!);
-      const until = Date.now() + 30_000;
-      while (!gaps().some((g) => g >= cap * 0.8)) {
-        if (Date.now() > until) throw new Error(`backoff never reached its cap: attempts ${JSON.stringify(gaps())}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitUntil(
+        "the backoff to reach its cap",
+        () => {
+          if (!gaps().some((g) => g >= cap * 0.8)) throw new Error(`attempts ${JSON.stringify(gaps())} ms apart`);
+          return true;
+        },
+        { timeoutMs: 30_000, intervalMs: 20 },
+      );
       // the worst moment: just after a failed attempt; the service is back at once
-      const seen = attempts.length;
-      while (attempts.length === seen) await new Promise((r) => setTimeout(r, 5));
+      await new Promise<void>((r) => (onAttempt = r));
+      onAttempt = undefined;
       await new Promise<void>((r) => trap!.close(() => r()));
       trap = undefined;
       const backAt = Date.now();
       server = await startGrpcServer(addr, served, log);
-      polling = false;
-      await poller;
-      let reachedMs = -1;
-      while (reachedMs < 0) {
-        if (await client.serving(POLL_MS * 2)) reachedMs = Date.now() - backAt;
-        else if (Date.now() - backAt > 30_000) throw new Error("the channel never reconnected in 30 s");
-        else await new Promise((r) => setTimeout(r, POLL_MS));
-      }
+      clearInterval(asking);
+      asking = undefined;
+      await waitUntil("the channel to reconnect", () => client.serving(POLL_MS * 2), {
+        timeoutMs: 30_000,
+        intervalMs: POLL_MS,
+      });
+      const reachedMs = Date.now() - backAt;
       const all = gaps();
       console.log(
         `[grpc reconnect] attempts while down ${all.map((g) => (g / 1000).toFixed(2)).join(", ")} s apart; ` +
@@ -98,7 +100,7 @@ describe("a gRPC channel after its service restarts (CHANNEL_OPTIONS)", () => {
       // the worst gap (cap × 1.2 = 4.2 s) + the poll (≤ 50 ms) + one health call: under the bound itself
       expect(reachedMs).toBeLessThan(RECONNECT_BOUND_MS);
     } finally {
-      polling = false;
+      clearInterval(asking);
       client.close();
       await new Promise<void>((r) => (trap ? trap.close(() => r()) : r()));
       await server?.shutdown(1_000);
