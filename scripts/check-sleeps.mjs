@@ -30,6 +30,10 @@ export const EXCEPTIONS = {
   "packages/testkit/src/wait.test.ts": "tests pause() itself",
   "services/gateway/src/cache/read-cache.test.ts":
     "its TTL cases wait out the entries' TTL: lru-cache keeps its own clock, ReadCache takes none",
+  "test/faults/containers.test.ts":
+    "each container fault (docker pause, network cut, NATS stop) lasts FAULT_MS: the outage's length is the subject",
+  "test/faults/event-outage.test.ts":
+    "the consumer's database is down OUTAGE_MS (8 s), past the old give-up: the outage's length is the subject",
 };
 
 /** The patterns of a fixed sleep: [name, regex over one line]. */
@@ -41,7 +45,7 @@ const PATTERNS = [
   ["timer resolving a promise", /setTimeout\s*\(\s*(resolve|res|r|done)\s*[,)]/],
   ["timer resolving a promise", /setTimeout\s*\(\s*\(\)\s*=>\s*\{?\s*(resolve|res|r)\s*\(/],
   ["timers/promises", /from\s+["']node:timers\/promises["']|require\(["'](node:)?timers\/promises["']\)/],
-  ["pause", /\bpause\s*\(/],
+  ["pause", /(?<![.\w])pause\s*\(/],
 ];
 
 /** Every file the rule covers, relative to the root. */
