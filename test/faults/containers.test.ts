@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { containerImagesOrSkip, docker, httpClient, uniqueSuffix } from "@aps/testkit";
+import { containerImagesOrSkip, docker, httpClient, pause, uniqueSuffix } from "@aps/testkit";
 import { startContainerTopology, type ContainerTopology } from "@aps/testkit/containers";
 import { joinAgents, seatCouncil } from "../support/fixtures.js";
+import { waitStrictly } from "../support/wait.js";
 import {
   actualSagacity,
   ADMIN_TOKEN,
@@ -84,31 +85,35 @@ class Workload {
   /**
    * POSTs `body` to `path` as `agent` with a fresh Idempotency-Key until the answer is `status`;
    * a 503 problem+json or a 409 `idempotency_in_progress` is repeated with the same key after
-   * 250 ms (a client's back-off); any other answer fails the test. Resolves the accepted body.
+   * 250 ms (a client's back-off) until it is accepted (≤ 100 s, stretched on a loaded machine); any
+   * other answer fails the test at once. Resolves the accepted body.
    */
   async write(agent: Agent, path: string, body: unknown, status: number): Promise<Record<string, unknown>> {
     const key = randomUUID();
-    for (let attempt = 1; ; attempt++) {
-      const t0 = Date.now();
-      const r = await this.req("POST", path, { key: agent.apiKey, body, headers: { "idempotency-key": key } });
-      this.tally.requests++;
-      this.tally.slowestMs = Math.max(this.tally.slowestMs, Date.now() - t0);
-      if (r.status === status) {
-        this.tally.accepted++;
-        return r.body as Record<string, unknown>;
-      }
-      if (r.status === 503) {
-        expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-        expect(r.body).toMatchObject({ status: 503, code: "upstream_unavailable" });
-        this.tally.unavailable++;
-      } else if (r.status === 409 && (r.body as { code?: string }).code === "idempotency_in_progress") {
-        this.tally.inProgress++;
-      } else {
-        throw new Error(`POST ${path}: expected ${status}, got ${r.status} ${r.text.slice(0, 300)}`);
-      }
-      if (attempt >= 400) throw new Error(`POST ${path}: still ${r.status} after ${attempt} attempts`);
-      await new Promise((res) => setTimeout(res, 250));
-    }
+    return waitStrictly(
+      `POST ${path} answered ${status}`,
+      async () => {
+        const t0 = Date.now();
+        const r = await this.req("POST", path, { key: agent.apiKey, body, headers: { "idempotency-key": key } });
+        this.tally.requests++;
+        this.tally.slowestMs = Math.max(this.tally.slowestMs, Date.now() - t0);
+        if (r.status === status) {
+          this.tally.accepted++;
+          return r.body as Record<string, unknown>;
+        }
+        if (r.status === 503) {
+          expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+          expect(r.body).toMatchObject({ status: 503, code: "upstream_unavailable" });
+          this.tally.unavailable++;
+        } else if (r.status === 409 && (r.body as { code?: string }).code === "idempotency_in_progress") {
+          this.tally.inProgress++;
+        } else {
+          throw new Error(`POST ${path}: expected ${status}, got ${r.status} ${r.text.slice(0, 300)}`);
+        }
+        return undefined;
+      },
+      { timeoutMs: 100_000, intervalMs: 250 },
+    );
   }
 
   /** A proposal by `author`, recorded as accepted. */
@@ -242,7 +247,10 @@ interface Fault {
     await fault.whileDown?.(w, closesDuring);
     const acceptedWhileDown = w.tally.accepted - before;
     // the deliberate fault duration
-    await new Promise((r) => setTimeout(r, Math.max(0, injectedAt + FAULT_MS - Date.now())));
+    await pause(
+      Math.max(0, injectedAt + FAULT_MS - Date.now()),
+      "the fault lasts FAULT_MS: its length is the test's subject",
+    );
     const liftedAt = Date.now();
     await fault.lift();
     lifted = true;

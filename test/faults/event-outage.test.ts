@@ -5,10 +5,12 @@ import {
   canRunPrivatePostgres,
   deleteTestStream,
   hasNats,
+  pause,
   startPrivatePostgres,
   TEST_NATS_URL,
   uniqueBusNames,
   uniqueSuffix,
+  waitUntil,
   type PrivateServer,
 } from "@aps/testkit";
 
@@ -35,15 +37,6 @@ async function jetStreamDeadLetters(stream: string, prefix: string): Promise<num
     return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
   } finally {
     await nc.close();
-  }
-}
-
-async function waitUntil(what: string, check: () => Promise<boolean>, ms: number): Promise<number> {
-  const t0 = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - t0;
-    if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -103,20 +96,22 @@ async function waitUntil(what: string, check: () => Promise<boolean>, ms: number
             headers: {},
           });
         for (let i = 0; i < 5; i++) await publish(i);
-        await waitUntil("the 5 events before the outage", async () => (await effects(durable)) === 5, 20_000);
+        await waitUntil("the 5 events before the outage", async () => (await effects(durable)) === 5, {
+          timeoutMs: 20_000,
+          intervalMs: 100,
+        });
 
         await server.stop();
         // The in-process bus resolves a publish only once it is handled: do not await it here.
         const during = Array.from({ length: 20 }, (_, i) => publish(100 + i).catch(() => undefined));
-        await new Promise((r) => setTimeout(r, OUTAGE_MS));
+        await pause(OUTAGE_MS, "the database outage lasts OUTAGE_MS, past the old give-up (5 deliveries 1 s apart)");
         await server.start();
         const restartedAt = Date.now();
         // Generous bound: the backoff of the last failure before the restart (≤ 8 s at this point).
-        await waitUntil(
-          "every event of the outage",
-          async () => (await effects(durable).catch(() => -1)) === 25,
-          45_000,
-        ).catch(() => undefined);
+        await waitUntil("every event of the outage", async () => (await effects(durable).catch(() => -1)) === 25, {
+          timeoutMs: 45_000,
+          intervalMs: 100,
+        }).catch(() => undefined);
         const recoveryMs = Date.now() - restartedAt;
         await Promise.all(during);
         return { landed: await effects(durable), recoveryMs };

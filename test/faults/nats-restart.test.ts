@@ -4,6 +4,7 @@ import {
   hasPostgres,
   startPrivateNats,
   uniqueSuffix,
+  waitUntil,
   type PrivateServer,
   type TestDatabase,
 } from "@aps/testkit";
@@ -129,12 +130,17 @@ describe.each(stops)(
         await Promise.all(posts.slice(0, 3).map((p, i) => voteOn(p.id, i)));
 
         // 2. NATS stopped in the middle of a burst of votes, comments and closes
+        const before = writes;
         const burst = Promise.all([
           voteOn(posts[3]!.id, 3),
           voteOn(posts[4]!.id, 4),
           comment(posts[0]!.id, agents[5]!),
         ]);
-        await new Promise((r) => setTimeout(r, 150));
+        // under way: its first writes accepted, most of its ~50 still to come
+        await waitUntil("the burst under way (5 of its writes accepted)", () => writes >= before + 5, {
+          timeoutMs: 30_000,
+          intervalMs: 5,
+        });
         const stoppedAt = Date.now();
         await nats.stop(signal === "SIGKILL");
         await burst;

@@ -11,6 +11,7 @@ import {
 } from "@aps/platform";
 import { freePort } from "@aps/testkit";
 import { ROOT } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 import { ADMIN_TOKEN, FAULT_BUS, FAULT_LIMITS } from "./support.js";
 
 export type { ServiceName };
@@ -67,22 +68,23 @@ export async function startTopology(
     let child: ChildProcess | undefined;
     let out = "";
     const started = async () => {
-      const deadline = Date.now() + 120_000;
       const health = name === "gateway" ? undefined : new HealthClient(addr);
       try {
-        for (;;) {
-          if (child?.exitCode !== null && child?.exitCode !== undefined)
-            throw new Error(`${name} exited (${child.exitCode}):\n${out.slice(-3000)}`);
-          const ok = health
-            ? await health.serving(500)
-            : await fetch(`http://${addr}/healthz`).then(
-                (r) => r.ok,
-                () => false,
-              );
-          if (ok) return;
-          if (Date.now() > deadline) throw new Error(`${name} not started in 120 s:\n${out.slice(-3000)}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        // until it serves (≤ 120 s, stretched on a loaded machine); its exit ends the wait at once
+        await waitStrictly(
+          `${name} to serve`,
+          async () => {
+            if (child?.exitCode !== null && child?.exitCode !== undefined)
+              throw new Error(`${name} exited (${child.exitCode}):\n${out.slice(-3000)}`);
+            return health
+              ? await health.serving(500)
+              : await fetch(`http://${addr}/healthz`).then(
+                  (r) => r.ok,
+                  () => false,
+                );
+          },
+          { timeoutMs: 120_000, intervalMs: 100, show: () => out.slice(-3000) },
+        );
       } finally {
         health?.close();
       }
