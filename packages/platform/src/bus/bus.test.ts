@@ -1,4 +1,4 @@
-import { hasNats, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, waitUntil } from "@aps/testkit";
+import { hasNats, TEST_NATS_URL, uniqueBusNames, uniqueSuffix, scaled, waitUntil } from "@aps/testkit";
 import { connect, nanos } from "nats";
 import { createLogger } from "../log.js";
 import { InProcessBus } from "./memory.js";
@@ -598,7 +598,8 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
           const afterMs = Date.now() - takenAt;
           expect(r.got[0]).toMatchObject({ deliveryCount: 2, event: { eventId: e.eventId } });
           expect(afterMs).toBeGreaterThanOrEqual(1_000);
-          expect(afterMs).toBeLessThan(5_000);
+          // a bound on a hang (ack_wait is 1.5 s), stretched on a loaded machine (docs/testing.md)
+          expect(afterMs).toBeLessThan(scaled(5_000));
         } finally {
           for (const s of subs.splice(0)) await s.stop().catch(() => undefined);
           await short.close();

@@ -1,6 +1,6 @@
 import net from "node:net";
 import { knowledge } from "@aps/proto";
-import { waitUntil } from "@aps/testkit";
+import { scaled, waitUntil } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { startGrpcServer, unary, type RunningGrpcServer } from "./server.js";
 import { HealthClient } from "./health.js";
@@ -96,9 +96,11 @@ describe("a gRPC channel after its service restarts (CHANNEL_OPTIONS)", () => {
       );
       // grpc-js adds ±20 % jitter to every backoff: the cap must leave room for it under the bound
       expect(cap * 1.2).toBeLessThan(RECONNECT_BOUND_MS);
-      expect(Math.max(...all)).toBeLessThan(RECONNECT_BOUND_MS);
+      // measured gaps and the time to reconnect: the bound, stretched on a loaded machine (a busy
+      // event loop fires grpc-js's backoff timers late; docs/testing.md "Time in assertions")
+      expect(Math.max(...all)).toBeLessThan(scaled(RECONNECT_BOUND_MS));
       // the worst gap (cap × 1.2 = 4.2 s) + the poll (≤ 50 ms) + one health call: under the bound itself
-      expect(reachedMs).toBeLessThan(RECONNECT_BOUND_MS);
+      expect(reachedMs).toBeLessThan(scaled(RECONNECT_BOUND_MS));
     } finally {
       clearInterval(asking);
       client.close();
