@@ -10,12 +10,13 @@
 // Options: --runs N (default 5); --changed[=<git ref>] the test files changed since the ref
 // (default: the upstream branch, else origin/main, else the last commit) plus uncommitted and new
 // ones, and the test files that import a changed test helper; --suite the whole suite in its lanes
-// (scripts/suite.mjs); --hog N busy threads (default: one per core; 0 = no hog); --no-build.
+// (scripts/suite.mjs); --hog N busy threads (default: one per core; 0 = no hog); --no-build;
+// --save <file> writes every run's outcomes there (JSON lines `{run, file, name, status}`).
 // Anything else starting with "-" is passed to jest. TEST_TIME_SCALE stays as set, else "auto"
 // (deadlines stretched by the load, @aps/testkit's wait.ts) — what CI sets.
 // Exit 1 when any test failed in any run.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -45,6 +46,7 @@ function parseArgs(argv) {
     else if (a === "--hog") o.hog = num("--hog");
     else if (a === "--suite") o.suite = true;
     else if (a === "--no-build") o.build = false;
+    else if (a === "--save") o.save = argv[++i];
     else if (a === "--changed") o.changed = "";
     else if (a.startsWith("--changed=")) o.changed = a.slice("--changed=".length);
     else if (a.startsWith("-")) o.jestArgs.push(a);
@@ -222,6 +224,11 @@ if (unsteady.length > 0) {
   console.log(`[stress] tests that did not pass every run (${unsteady.length}):`);
   for (const [k, e] of unsteady) console.log(`  ${e.passed}/${o.runs}  ${k}`);
 }
+if (o.save)
+  writeFileSync(
+    o.save,
+    summary.flatMap((r) => r.outcomes.map((t) => JSON.stringify({ run: r.i, ...t }) + "\n")).join(""),
+  );
 rmSync(tmp, { recursive: true, force: true });
 const bad = unsteady.length > 0 || summary.some((r) => r.code !== 0);
 console.log(
