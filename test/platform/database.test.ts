@@ -43,9 +43,11 @@ if (!real)
       const attempt = withTransaction(db.pool, async (tx) => {
         await tx.query("INSERT INTO t VALUES (1)");
         const pid = (await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+        // 'end' comes once pg has seen the connection die (after the 'error' it emits for an idle client)
+        const ended = new Promise((r) => tx.once("end", r));
         // another connection kills this one while no query of it is running
         await db.pool.query("SELECT pg_terminate_backend($1)", [pid]);
-        await new Promise((r) => setTimeout(r, 300));
+        await ended;
         await tx.query("INSERT INTO t VALUES (2)");
       });
       await expect(attempt).rejects.toThrow();

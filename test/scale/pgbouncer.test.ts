@@ -8,6 +8,7 @@ import { createLogger, InProcessBus, openDatabase, openServiceDeps } from "@aps/
 import { PostgresEngine } from "@aps/knowledge/store/postgres-engine";
 import { forumLimits, loadConfig as forumConfig, startForum, type ForumHandle } from "@aps/forum";
 import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * The services behind PgBouncer in transaction mode (issue 31 item 6, docs/adr/0169): a real
@@ -45,19 +46,20 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Waits (≤ 10 s, stretched on a loaded machine) until pgbouncer accepts connections on `port`; its exit fails at once. */
 async function waitForPort(port: number, proc: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`pgbouncer exited ${proc.exitCode}:\n${output()}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const c = tcpConnect(port, "127.0.0.1");
-      c.once("connect", () => (c.destroy(), resolve(true)));
-      c.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`pgbouncer did not listen on ${port}:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitStrictly(
+    `pgbouncer to listen on ${port}`,
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`pgbouncer exited ${proc.exitCode}:\n${output()}`);
+      return new Promise<boolean>((resolve) => {
+        const c = tcpConnect(port, "127.0.0.1");
+        c.once("connect", () => (c.destroy(), resolve(true)));
+        c.once("error", () => resolve(false));
+      });
+    },
+    { timeoutMs: 10_000, intervalMs: 100, show: output },
+  );
 }
 
 (skipReason ? describe.skip : describe)(

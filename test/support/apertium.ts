@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { waitStrictly } from "./wait.js";
 
 /** Where the Debian package `apertium-apy` installs the server, and the installed pairs' modes. */
 export const APY_BIN = "/usr/bin/apertium-apy";
@@ -40,20 +41,22 @@ export async function startApertium(): Promise<Apertium | undefined> {
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr = (stderr + String(d)).slice(-4_000)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`apertium-apy exited (${child.exitCode}): ${stderr}`);
-    try {
-      const r = await fetch(`${url}/listPairs`);
-      if (r.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`apertium-apy did not answer /listPairs within 60 s: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
+  try {
+    // until /listPairs answers (≤ 60 s, stretched on a loaded machine); its exit fails at once
+    await waitStrictly(
+      "apertium-apy to answer /listPairs",
+      async () => {
+        if (child.exitCode !== null) throw new Error(`apertium-apy exited (${child.exitCode}): ${stderr}`);
+        return fetch(`${url}/listPairs`).then(
+          (r) => r.ok,
+          () => false, // not listening yet
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 200, show: () => stderr },
+    );
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw err;
   }
   return {
     url,
@@ -61,8 +64,10 @@ export async function startApertium(): Promise<Apertium | undefined> {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
-      if (child.exitCode === null) child.kill("SIGKILL");
+      // one that does not leave on SIGTERM within 5 s is killed
+      const kill = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      await exited;
+      clearTimeout(kill);
     },
   };
 }

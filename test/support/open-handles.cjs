@@ -9,8 +9,30 @@
  * Prints to stderr; returns nothing; never throws.
  */
 module.exports = async function openHandles() {
-  // Give closes that were started but not awaited (sockets ending, children exiting) a moment.
-  await new Promise((r) => setTimeout(r, 1000));
+  // Give closes that were started but not awaited (sockets ending, children exiting) a moment:
+  // until nothing is left to name, at most 1 s (stretched on a loaded machine).
+  try {
+    const { waitUntil } = await import("@aps/testkit/wait");
+    await waitUntil("the handles left open to close", () => openHandleLines().length === 0, {
+      timeoutMs: 1_000,
+      intervalMs: 50,
+    });
+  } catch {
+    // still open after it: named below
+  }
+  const lines = openHandleLines();
+  const others = (process.getActiveResourcesInfo?.() ?? []).filter((r) => r !== "TTYWrap" && r !== "PipeWrap");
+  const counts = {};
+  for (const r of others) counts[r] = (counts[r] ?? 0) + 1;
+  if (lines.length === 0) return;
+  process.stderr.write(
+    `\n⚠️  open after the last test file (a test did not close it):\n${lines.map((l) => `  - ${l}`).join("\n")}\n` +
+      `  resources: ${JSON.stringify(counts)}\n`,
+  );
+};
+
+/** One line for each handle a test left open (jest's own stdio and pipes left out). */
+function openHandleLines() {
   const lines = [];
   for (const h of process._getActiveHandles?.() ?? []) {
     const kind = h?.constructor?.name ?? typeof h;
@@ -30,12 +52,5 @@ module.exports = async function openHandles() {
       lines.push(kind);
     }
   }
-  const others = (process.getActiveResourcesInfo?.() ?? []).filter((r) => r !== "TTYWrap" && r !== "PipeWrap");
-  const counts = {};
-  for (const r of others) counts[r] = (counts[r] ?? 0) + 1;
-  if (lines.length === 0) return;
-  process.stderr.write(
-    `\n⚠️  open after the last test file (a test did not close it):\n${lines.map((l) => `  - ${l}`).join("\n")}\n` +
-      `  resources: ${JSON.stringify(counts)}\n`,
-  );
-};
+  return lines;
+}

@@ -1,5 +1,6 @@
 import { outboxRowsPending, unsettledConsumers } from "../faults/support.js";
 import type { System } from "./system.js";
+import { waitStrictly } from "./wait.js";
 
 /**
  * "Nothing more can happen": the wait a test makes before it asserts that some effect did NOT
@@ -64,8 +65,9 @@ export async function unsettled(target: SettleTarget): Promise<string[]> {
  * Waits until `target` (or the target of a System) is settled — no unpublished outbox row, no
  * consumer with an event to deliver or acknowledge — on two readings `stableMs` apart (one
  * reading samples each outbox and consumer at slightly different instants). Resolves the ms it
- * took; throws with what is still in flight after `timeoutMs` (default 60 s: longer than a NAK
- * backoff and the tests' `ack_wait` of 2.5 s, far shorter than the 30 s default ack wait).
+ * took; throws with what is still in flight after `timeoutMs` (default 60 s, stretched on a loaded
+ * machine: longer than a NAK backoff and the tests' `ack_wait` of 2.5 s, far shorter
+ * than the 30 s default ack wait), or at once when a reading fails.
  */
 export async function waitForSettled(
   target: SettleTarget | System,
@@ -75,12 +77,17 @@ export async function waitForSettled(
   const t = "kind" in target ? target : settleTargetOf(target);
   const t0 = Date.now();
   let clean = 0;
-  for (;;) {
-    const last = await unsettled(t);
-    clean = last.length === 0 ? clean + 1 : 0;
-    if (clean >= 2) return Date.now() - t0;
-    if (Date.now() - t0 > timeoutMs)
-      throw new Error(`not settled after ${timeoutMs} ms: ${last.join("; ") || "(settled only once)"}`);
-    await new Promise((r) => setTimeout(r, clean > 0 ? stableMs : 100));
-  }
+  let last: string[] = [];
+  // two clean readings in a row, looked at `stableMs` apart; a reading that fails (the target
+  // unreachable, no consumer gauges) fails the wait at once
+  await waitStrictly(
+    "the system to settle (what is still in flight: last seen)",
+    async () => {
+      last = await unsettled(t);
+      clean = last.length === 0 ? clean + 1 : 0;
+      return clean >= 2;
+    },
+    { timeoutMs, intervalMs: stableMs, show: () => last.join("; ") || "(settled only once)" },
+  );
+  return Date.now() - t0;
 }

@@ -6,6 +6,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { httpClient } from "@aps/testkit";
 import { joinAgent } from "../support/fixtures.js";
 import { ROOT, startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 import { ARTIFACTS, hasChromium, launch, rootOf } from "./browser.js";
 
 /**
@@ -361,12 +362,12 @@ const CLI = pathJoin(ROOT, "services/cli/dist/main.js");
         key: nominator.apiKey,
         body: { body: "Nominated; see the `kernel` policy." },
       });
-      // The post reaches the search index through events: wait for it (≤ 10 s).
-      const t0 = Date.now();
-      while ((await req("GET", "/knowledge/search?q=zanzibarquux")).body.total !== 1) {
-        if (Date.now() - t0 > 10_000) throw new Error("post not indexed within 10 s");
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      // The post reaches the search index through events: wait for it (≤ 10 s, stretched on a loaded machine).
+      await waitStrictly(
+        "the post in the search index",
+        async () => (await req("GET", "/knowledge/search?q=zanzibarquux")).body.total === 1,
+        { timeoutMs: 10_000, intervalMs: 100 },
+      );
 
       const ctx = await context({ javaScriptEnabled: false });
       const page = await ctx.newPage();

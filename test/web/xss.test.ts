@@ -1,6 +1,7 @@
 import type { Browser, Page } from "playwright-core";
 import { httpClient } from "@aps/testkit";
 import { startSystem, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 import { hasChromium, launch, rootOf } from "./browser.js";
 
 /**
@@ -95,9 +96,11 @@ const BODY = [
         ).status,
       ).toBe(200);
       // Wait until search has indexed the post (events), for the search page check.
-      const t0 = Date.now();
-      while ((await req("GET", "/knowledge/search?q=script")).body.total < 1 && Date.now() - t0 < 10_000)
-        await new Promise((r) => setTimeout(r, 100));
+      await waitStrictly(
+        "the post in the search index",
+        async () => (await req("GET", "/knowledge/search?q=script")).body.total >= 1,
+        { timeoutMs: 10_000, intervalMs: 100 },
+      );
       browser = await launch();
     });
     afterAll(async () => {
