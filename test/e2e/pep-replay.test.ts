@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readPeps, pepToPost, type Pep } from "@aps/cli";
 import { eventually, hasNats, hasPostgres, httpClient, pepsDatasetPath, type HttpResult } from "@aps/testkit";
-import { expectStatus, grantSeat, joinAgent } from "../support/fixtures.js";
+import { expectStatus, grantSeat } from "../support/fixtures.js";
 import { startSystem, type Mode, type System } from "../support/system.js";
+import { waitStrictly } from "../support/wait.js";
 
 /**
  * Replays the history of every PEP in datasets/peps.jsonl (docs/architecture.md §11) through the public
@@ -271,10 +273,30 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): P
 
         // ---- agents: the Council (chief first), the voters, a latecomer, one per first author
         let t0 = Date.now();
-        /** A new agent (one request, counted), its id checked. */
+        /**
+         * A new agent, its id checked. Joined with an Idempotency-Key: a join whose answer is lost
+         * (a 503 when the gateway's call to identity passed its 10 s deadline on a loaded machine)
+         * is sent again with the same key, as docs/reference/endpoints.md tells an agent to — the
+         * same identity, never a second one; any other answer but 201 fails the test at once.
+         */
+        let joinsResent = 0;
         const newAgent = async (name: string): Promise<Agent> => {
-          requests++;
-          const a = await joinAgent(sys!, name);
+          const key = randomUUID();
+          let sent = 0;
+          const a = await waitStrictly(
+            `the join of ${JSON.stringify(name)}`,
+            async () => {
+              if (sent++ > 0) joinsResent++;
+              const r = await req<{ agentId: string; apiKey: string }>("POST", "/join", {
+                body: { name },
+                headers: { "idempotency-key": key },
+              });
+              if (r.status === 503 && (r.body as unknown as { code?: string }).code === "upstream_unavailable")
+                return undefined;
+              return { ...expectStatus(r, 201, `POST /join (${name})`), name };
+            },
+            { timeoutMs: 120_000, intervalMs: 250 },
+          );
           expect(a.agentId).toMatch(/^ext_/);
           return a;
         };
@@ -291,7 +313,10 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): P
         const authorNames = [...new Set(planned.map((p) => p.author))];
         const authors = new Map<string, Agent>();
         await pool(authorNames, PARALLEL, async (name) => void authors.set(name, await newAgent(name.slice(0, 64))));
-        phase(`joined ${council.length + voters.length + 1 + authors.size} agents`, t0);
+        phase(
+          `joined ${council.length + voters.length + 1 + authors.size} agents (${joinsResent} joins sent again after a 503)`,
+          t0,
+        );
 
         // ---- posts: each PEP by its first author, as an architecture proposal
         t0 = Date.now();

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { connect } from "node:net";
-import { httpClient, type HttpRequest } from "@aps/testkit";
+import { httpClient, waitUntil, type HttpRequest } from "@aps/testkit";
 import { joinAgents, propose, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System, type TopologyProcess } from "../support/system.js";
 
@@ -123,26 +123,28 @@ const votesServed = (text: string) =>
     let inFlightAtKill = -1;
     let killed = false;
     let n = 0;
-    const stopAt = Date.now() + 4_000;
-    // "In flight on it": every unkeyed comment started before the victim's sockets were gone (its gRPC
-    // port refuses connections). One started in the instant between the signal and the kernel
-    // closing the dying process's sockets could still be sent over its open connection.
-    const killer = new Promise<void>((resolve) =>
-      setTimeout(() => {
-        inFlightAtKill = inFlightUnkeyed;
-        process.kill(victim.pid, "SIGKILL");
-        killed = true;
-        const startedAtKill = startedUnkeyed;
-        void (async () => {
-          while (await portOpen(victim.port));
-          inFlightAtKill += startedUnkeyed - startedAtKill;
-          resolve();
-        })();
-      }, 1_000),
-    );
+    /** Requests sent when the victim's port was closed; the load goes on for AFTER more. */
+    let nAtGone: number | undefined;
+    const AFTER = 120;
+    // The kill comes once the load is under way (40 requests sent). "In flight on it": every unkeyed
+    // comment started before the victim's sockets were gone (its gRPC port refuses connections). One
+    // started in the instant between the signal and the kernel closing the dying process's sockets
+    // could still be sent over its open connection.
+    const killer = (async () => {
+      await waitUntil("the load under way (40 requests sent)", () => n >= 40, { timeoutMs: 30_000, intervalMs: 5 });
+      inFlightAtKill = inFlightUnkeyed;
+      process.kill(victim.pid, "SIGKILL");
+      killed = true;
+      const startedAtKill = startedUnkeyed;
+      while (await portOpen(victim.port));
+      inFlightAtKill += startedUnkeyed - startedAtKill;
+      nAtGone = n;
+    })();
+    // a kill that failed ends the load too (awaited below)
+    killer.catch(() => (nAtGone = n - AFTER));
     await Promise.all(
       Array.from({ length: 8 }, async () => {
-        while (Date.now() < stopAt) {
+        while (nAtGone === undefined || n < nAtGone + AFTER) {
           const i = n++;
           // every fourth request unkeyed: a vote (retried all the same: a ballot is a state,
           // docs/adr/0216) or a comment (never retried: it may have been applied)
