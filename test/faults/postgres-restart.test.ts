@@ -53,7 +53,7 @@ const READYZ_503_WITHIN_MS = 5_000;
     }, TIMEOUT);
 
     it(
-      "answers 503 (readyz and API) while PostgreSQL is down and recovers by itself after a fast and a crash-like restart",
+      "answers 503 (readyz and API, readyz within 5 s: timing bound) while PostgreSQL is down and recovers by itself after a fast and a crash-like restart",
       async () => {
         const agents = await joinAgents(req, 4, "pg-fault");
         await seatCouncil(owner(req), agents.slice(0, 3));

@@ -43,7 +43,7 @@ describeReal("200 agents voting and flipping on 20 posts at once (real)", () => 
     await sys?.stop();
   });
 
-  it("final counts equal the last acknowledged vote of every agent on every post; no 5xx", async () => {
+  it("final counts equal the last acknowledged vote of every agent on every post; no 5xx, every answer within the call deadline (timing bound)", async () => {
     const statuses = new Map<number, number>();
     const note = (r: HttpResult) => statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
 

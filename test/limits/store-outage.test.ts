@@ -105,7 +105,7 @@ describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", ()
 
   const from = (ip: string) => req("GET", "/skill-version", { headers: { "x-forwarded-for": ip } });
 
-  it("store up → shared counts; down or hanging → per-process limits, no 5xx; back up → the shared counts again", async () => {
+  it("store up → shared counts; down or hanging → per-process limits, no 5xx; back up → the shared counts again (timing bound: at once, ≤ 2 s, within the pool wait)", async () => {
     // up: two requests of A are in the shared table
     expect([remaining(await from("198.51.100.1")), remaining(await from("198.51.100.1"))]).toEqual([
       ANON - 1,
