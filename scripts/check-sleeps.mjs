@@ -28,8 +28,6 @@ export const EXCEPTIONS = {
   // the helper itself: a poll interval between two looks at a condition, and pause()
   "packages/testkit/src/wait.ts": "defines waitUntil/eventually's poll interval and pause()",
   "packages/testkit/src/wait.test.ts": "tests pause() itself",
-  "services/gateway/src/cache/read-cache.test.ts":
-    "its TTL cases wait out the entries' TTL: lru-cache keeps its own clock, ReadCache takes none",
   "test/faults/containers.test.ts":
     "each container fault (docker pause, network cut, NATS stop) lasts FAULT_MS: the outage's length is the subject",
   "test/faults/event-outage.test.ts":

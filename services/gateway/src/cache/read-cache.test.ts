@@ -1,7 +1,7 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { eventually, pause, scaled, waitUntil } from "@aps/testkit";
+import { eventually, waitUntil } from "@aps/testkit";
 import { ReadCache, type ReadScope } from "./read-cache.js";
 
 /**
@@ -25,8 +25,15 @@ interface Harness {
   close(): Promise<void>;
 }
 
+/**
+ * The harness's clock (ms), moved by the TTL tests instead of waiting; reset by each harness (to
+ * 1,000: lru-cache takes an entry stored at time 0 for one without a TTL).
+ */
+const clock = { ms: 1_000 };
+
 async function harness(ttlMs = 60_000, maxBytes = 1 << 20): Promise<Harness> {
-  const cache = new ReadCache({ ttlMs, maxBytes });
+  clock.ms = 1_000;
+  const cache = new ReadCache({ ttlMs, maxBytes, now: () => clock.ms });
   const produced = new Map<string, number>();
   const routed = new Map<string, number>();
   const version = { n: 0 };
@@ -279,7 +286,8 @@ describe("ReadCache", () => {
     await v("/posts");
     h.version.n++;
     h.cache.invalidatePost("p_1", "revalidate");
-    await pause(300, "the list's TTL (150 ms) must pass: lru-cache keeps its own clock, ReadCache takes none");
+    // past the TTL (150 ms on the cache's clock) the stale list is never served: produced again
+    clock.ms += 151;
     expect(await v("/posts")).toBe(1);
   });
 
@@ -298,13 +306,13 @@ describe("ReadCache", () => {
   });
 
   it("expires entries after ttlMs (the bound when an invalidating event is lost)", async () => {
-    // long enough for two requests on a loaded machine (stretched by TEST_TIME_SCALE)
-    const ttlMs = scaled(500);
+    const ttlMs = 500;
     h = await harness(ttlMs);
     await fetch(`${h.url}/posts/p_1`);
+    clock.ms += ttlMs - 1;
     await fetch(`${h.url}/posts/p_1`);
     expect(h.produced.get("/posts/p_1")).toBe(1);
-    await pause(ttlMs + 100, "the entry's TTL must pass: lru-cache keeps its own clock, ReadCache takes none");
+    clock.ms += 2;
     await fetch(`${h.url}/posts/p_1`);
     expect(h.produced.get("/posts/p_1")).toBe(2);
   });

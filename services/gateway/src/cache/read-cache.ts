@@ -13,6 +13,11 @@ export interface ReadCacheOptions {
   ttlMs: number;
   /** Most bytes held (bodies plus keys), least recently used dropped first. */
   maxBytes: number;
+  /**
+   * The clock entries age by, ms from any fixed origin (default `performance.now()`); a test moves
+   * its own instead of waiting out a TTL (docs/testing.md "Waiting").
+   */
+  now?: () => number;
 }
 
 /** One cached representation: the JSON bytes as sent and their strong ETag. */
@@ -96,6 +101,8 @@ export class ReadCache {
         sizeCalculation: (r, key) => r.body.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
         ttl: opts.ttlMs,
         updateAgeOnGet: false,
+        // an injected clock is read at every check (lru-cache otherwise caches it for 1 ms)
+        ...(opts.now ? { perf: { now: opts.now }, ttlResolution: 0 } : {}),
       });
       this.shortcuts = new LRUCache<string, Shortcut>({
         max: SHORTCUTS.max,
