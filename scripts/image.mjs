@@ -215,7 +215,27 @@ function infraImages() {
 const started = Date.now();
 const base = nodeBase(pinnedNode());
 log(`building ${args.tag} on ${base}`);
-build(["-f", "deploy/docker/Dockerfile", "--build-arg", `NODE_IMAGE=${base}`, "-t", args.tag, "."]);
+// the commit (with "-dirty" for uncommitted changes): aps_build_info's revision (docs/observability.md)
+const revision = (() => {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { encoding: "utf8" }).trim();
+    return dirty ? `${sha}-dirty` : sha;
+  } catch {
+    return "unknown";
+  }
+})();
+build([
+  "-f",
+  "deploy/docker/Dockerfile",
+  "--build-arg",
+  `NODE_IMAGE=${base}`,
+  "--build-arg",
+  `APS_BUILD_REVISION=${revision}`,
+  "-t",
+  args.tag,
+  ".",
+]);
 const buildMs = Date.now() - started;
 const sizeBytes = Number(
   execFileSync(docker.bin, ["image", "inspect", "-f", "{{.Size}}", args.tag], { encoding: "utf8" }),

@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import { createRequire } from "node:module";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Logger } from "./log.js";
 
@@ -24,6 +25,9 @@ import type { Logger } from "./log.js";
  * - `aps_case_projection_waits_total{result}` (gateway: a council write's wait for the forum's projection of its case, `reached`/`late`/`failed`; ADR 0204)
  * - `aps_work_queue{queue,measure}` (a table-backed work queue: `depth` jobs queued or in progress, `oldest_seconds`
  *   the age of the oldest; sampled on scrape; notifications' `inbox_fanout`, ADR 0206)
+ * - `aps_build_info{version,revision,node}` (always 1: what runs; `revision` from APS_BUILD_REVISION, the image sets it)
+ * - `aps_db_pool_connections{service,state}` (each service's PostgreSQL pool: `total`, `idle`, `busy`, `waiting`
+ *   clients queued for a connection, `max`; summed over the process's pools of a service; sampled on scrape)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
  */
 export const metricsRegistry = new Registry();
@@ -397,3 +401,67 @@ export function metricsPortFromEnv(env: NodeJS.ProcessEnv = process.env): number
     throw new Error(`METRICS_PORT must be a port number, got ${env.METRICS_PORT}`);
   return n;
 }
+
+/** The platform package's version (its package.json), for aps_build_info; `unknown` when it cannot be read. */
+function platformVersion(): string {
+  try {
+    return (createRequire(import.meta.url)("../package.json") as { version?: string }).version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+/**
+ * `aps_build_info{version,revision,node}` = 1: which build serves (docs/observability.md). `version`
+ * is the platform package's, `revision` the commit the image was built from (`APS_BUILD_REVISION`,
+ * set by deploy/docker/Dockerfile; `unknown` outside an image), `node` the runtime. Read on scrape.
+ */
+new Gauge({
+  name: "aps_build_info",
+  help: "Which build serves: version, revision (the commit of the image), node (the runtime); always 1.",
+  labelNames: ["version", "revision", "node"] as const,
+  registers: [metricsRegistry],
+  collect() {
+    this.reset();
+    this.set(
+      { version: platformVersion(), revision: process.env.APS_BUILD_REVISION || "unknown", node: process.version },
+      1,
+    );
+  },
+});
+
+/** What `aps_db_pool_connections` reads of a `pg.Pool` (its own counters, and `options.max`). */
+export interface PoolCounts {
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly waitingCount: number;
+  readonly options: { max?: number };
+}
+
+const pools = new Map<PoolCounts, string>();
+
+/**
+ * Registers a service's PostgreSQL pool for `aps_db_pool_connections{service,state}` (openDatabase
+ * does, for every pool it opens); returns the unregister (called when the pool ends).
+ */
+export function registerPool(service: string, pool: PoolCounts): () => void {
+  pools.set(pool, service);
+  return () => void pools.delete(pool);
+}
+
+new Gauge({
+  name: "aps_db_pool_connections",
+  help: "PostgreSQL pool of each service: total, idle and busy connections, waiting clients queued for one, and the pool's max (sampled on scrape).",
+  labelNames: ["service", "state"] as const,
+  registers: [metricsRegistry],
+  collect() {
+    this.reset();
+    for (const [pool, service] of pools) {
+      this.inc({ service, state: "total" }, pool.totalCount);
+      this.inc({ service, state: "idle" }, pool.idleCount);
+      this.inc({ service, state: "busy" }, pool.totalCount - pool.idleCount);
+      this.inc({ service, state: "waiting" }, pool.waitingCount);
+      this.inc({ service, state: "max" }, pool.options.max ?? 10);
+    }
+  },
+});

@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { Logger } from "../log.js";
 import { isDatabaseUnavailable } from "../errors.js";
+import { registerPool } from "../metrics.js";
 
 /**
  * One service's PostgreSQL schema, reached through a `pg` pool whichever way APS runs: a
@@ -107,7 +108,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     await pool.end().catch(() => undefined);
     throw err;
   }
-  return { pool, schema: opts.schema, close: () => pool.end(), migrationUrl: opts.migrationUrl, pooler };
+  const unregister = registerPool(opts.schema, pool);
+  const close = () => (unregister(), pool.end());
+  return { pool, schema: opts.schema, close, migrationUrl: opts.migrationUrl, pooler };
 }
 
 /** The startup `options` that put a connection's `search_path` on `schema`. */
