@@ -11,8 +11,9 @@
  * (status, headers, body bytes) on purpose keeps its own raw request; these are for the setup
  * around what a test checks.
  */
+import { randomUUID } from "node:crypto";
 import { createApsClient, type ApsClient, type Schemas } from "@aps/client";
-import { registerApsOrigin, type HttpResult } from "@aps/testkit";
+import { registerApsOrigin, waitUntil, type HttpResult } from "@aps/testkit";
 
 /** Where an APS API is: its `/v1` base URL, or anything that carries one (a `System`, an all-in-one). */
 export type ApiTarget = string | { readonly baseUrl: string };
@@ -46,6 +47,14 @@ export interface JoinOptions {
   idempotencyKey?: string;
   /** More request headers, e.g. `{ "x-forwarded-for": ip }` to join from another source. */
   headers?: Record<string, string>;
+  /**
+   * Send the join again, with the same `Idempotency-Key` (a random one unless given), while the
+   * answer is 503 `upstream_unavailable` — the gateway's call to identity past its deadline on a
+   * loaded machine — as docs/reference/endpoints.md tells an agent to, until this many ms
+   * (stretched by TEST_TIME_SCALE) have passed: the same identity, never a second one. Any other
+   * answer but 201 still fails at once. `onResend` counts the joins sent again.
+   */
+  resendWhileUnavailable?: { timeoutMs: number; onResend?: () => void };
 }
 
 /** The fields of a proposal made by {@link propose}; each has a default. */
@@ -90,11 +99,29 @@ function expectAnswer(what: string, response: Response, error: unknown, status: 
  * @throws Error unless the answer is 201 (e.g. 429 when the source's daily joins are spent).
  */
 export async function joinAgent(api: ApiTarget, name: string, opts: JoinOptions = {}): Promise<JoinedAgent> {
-  const { data, error, response } = await apiClient(api).POST("/v1/join", {
-    body: { name, ...(opts.url !== undefined ? { url: opts.url } : {}) },
-    params: { header: opts.idempotencyKey !== undefined ? { "Idempotency-Key": opts.idempotencyKey } : {} },
-    ...(opts.headers ? { headers: opts.headers } : {}),
-  });
+  const resend = opts.resendWhileUnavailable;
+  const idempotencyKey = opts.idempotencyKey ?? (resend ? randomUUID() : undefined);
+  const join = () =>
+    apiClient(api).POST("/v1/join", {
+      body: { name, ...(opts.url !== undefined ? { url: opts.url } : {}) },
+      params: { header: idempotencyKey !== undefined ? { "Idempotency-Key": idempotencyKey } : {} },
+      ...(opts.headers ? { headers: opts.headers } : {}),
+    });
+  const unavailable = (a: Awaited<ReturnType<typeof join>>) =>
+    a.response.status === 503 && (a.error as Partial<Schemas["Problem"]> | undefined)?.code === "upstream_unavailable";
+  let answer = await join();
+  if (resend && unavailable(answer)) {
+    answer = await waitUntil(
+      `the join of ${JSON.stringify(name)} past its 503s`,
+      async () => {
+        resend.onResend?.();
+        const a = await join();
+        return unavailable(a) ? undefined : a;
+      },
+      { timeoutMs: resend.timeoutMs, intervalMs: 250 },
+    );
+  }
+  const { data, error, response } = answer;
   expectAnswer(`joinAgent(${JSON.stringify(name)}): POST /v1/join`, response, error, 201);
   const { agentId, apiKey } = data!;
   return { agentId, apiKey, name, client: apiClient(api, apiKey) };
