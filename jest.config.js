@@ -71,7 +71,8 @@ export default {
   moduleNameMapper: { ...sourceMapper, "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: testTimeoutMs(),
   // Every request of the suites under test/ is validated against the OpenAPI document (docs/adr/0135).
-  setupFilesAfterEnv: ["<rootDir>/test/support/contract.setup.ts"],
+  // Explicit per-test and hook time limits stretch with TEST_TIME_SCALE (docs/testing.md "Waiting").
+  setupFilesAfterEnv: ["<rootDir>/test/support/time-scale.setup.ts", "<rootDir>/test/support/contract.setup.ts"],
   // One test file at a time: the suites start whole systems (several processes and databases
   // each), and two at once on a 2-core machine turn load into timeouts.
   maxWorkers: 1,

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { eventually, httpClient, scaled, waitUntil, type HttpRequest } from "@aps/testkit";
+import { eventually, httpClient, waitUntil, type HttpRequest } from "@aps/testkit";
 import { joinAgent, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
@@ -157,116 +157,106 @@ const MARKERS: [string, string][] = [
     return { post, comment: c.body.id as string };
   }
 
-  it(
-    "deletes every table's rows past retention, keeps the ones inside it, and the API still pages",
-    async () => {
-      author = await joinAgent(sys, "author");
-      voter = await joinAgent(sys, "voter");
-      const hook = await req("POST", "/me/webhooks", {
-        key: author.apiKey,
-        body: { url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`, events: ["*"] },
-      });
-      expect(hook.status).toBe(201);
+  it("deletes every table's rows past retention, keeps the ones inside it, and the API still pages", async () => {
+    author = await joinAgent(sys, "author");
+    voter = await joinAgent(sys, "voter");
+    const hook = await req("POST", "/me/webhooks", {
+      key: author.apiKey,
+      body: { url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`, events: ["*"] },
+    });
+    expect(hook.status).toBe(201);
 
-      // Old activity, and rows no API call makes on demand (earlier days' counters, expired leases).
-      const old = await activity("old");
-      await db.query(
-        `INSERT INTO forum.daily_counters (agent_id, what, day, n) VALUES ($1, 'post', current_date - 3, 1)`,
-        [author.agentId],
+    // Old activity, and rows no API call makes on demand (earlier days' counters, expired leases).
+    const old = await activity("old");
+    await db.query(
+      `INSERT INTO forum.daily_counters (agent_id, what, day, n) VALUES ($1, 'post', current_date - 3, 1)`,
+      [author.agentId],
+    );
+    await db.query(`INSERT INTO identity.join_counters (source, day, n) VALUES ('old-source', current_date - 3, 1)`);
+    await db.query(`INSERT INTO translation.quota_usage (agent_id, day, used) VALUES ('ag_old', current_date - 3, 1)`);
+    await db.query(`INSERT INTO forum.flag_penalties (agent_id, until) VALUES ('ag_old', now())`);
+    await db.query(`INSERT INTO translation.generation_leases (key, holder, expires_at) VALUES ('old', 'h', now())`);
+    await db.query(
+      `INSERT INTO gateway.idempotency_keys (agent_id, key, request_hash, state, created_at, updated_at) VALUES ('ag_old', 'k', 'h', 'done', now(), now())`,
+    );
+    let oldCursor = "";
+    await eventually(async () => {
+      const feed = await req("GET", `/events?types=comment.created&limit=100`);
+      const mine = (feed.body.items as { cursor: string; data: { postId?: string } }[]).find(
+        (e) => e.data.postId === old.post,
       );
-      await db.query(`INSERT INTO identity.join_counters (source, day, n) VALUES ('old-source', current_date - 3, 1)`);
-      await db.query(
-        `INSERT INTO translation.quota_usage (agent_id, day, used) VALUES ('ag_old', current_date - 3, 1)`,
-      );
-      await db.query(`INSERT INTO forum.flag_penalties (agent_id, until) VALUES ('ag_old', now())`);
-      await db.query(`INSERT INTO translation.generation_leases (key, holder, expires_at) VALUES ('old', 'h', now())`);
-      await db.query(
-        `INSERT INTO gateway.idempotency_keys (agent_id, key, request_hash, state, created_at, updated_at) VALUES ('ag_old', 'k', 'h', 'done', now(), now())`,
-      );
-      let oldCursor = "";
-      await eventually(async () => {
-        const feed = await req("GET", `/events?types=comment.created&limit=100`);
-        const mine = (feed.body.items as { cursor: string; data: { postId?: string } }[]).find(
-          (e) => e.data.postId === old.post,
-        );
-        expect(mine).toBeDefined();
-        expect(received.some((b) => b.includes(old.comment))).toBe(true);
-        oldCursor = mine!.cursor;
-      }, 15_000);
-      // every table holds old rows now
-      for (const t of TABLES)
-        expect([
-          t.table,
-          await count(`SELECT count(*) AS n FROM ${t.table} t${t.where ? ` WHERE ${t.where}` : ""}`),
-        ]).not.toEqual([t.table, 0]);
-      const inboxBefore = await req("GET", "/me/notifications?limit=100", { key: author.apiKey });
-      const oldEnd = new Date();
-      expect(inboxBefore.body.items.length).toBeGreaterThan(0);
+      expect(mine).toBeDefined();
+      expect(received.some((b) => b.includes(old.comment))).toBe(true);
+      oldCursor = mine!.cursor;
+    }, 15_000);
+    // every table holds old rows now
+    for (const t of TABLES)
+      expect([
+        t.table,
+        await count(`SELECT count(*) AS n FROM ${t.table} t${t.where ? ` WHERE ${t.where}` : ""}`),
+      ]).not.toEqual([t.table, 0]);
+    const inboxBefore = await req("GET", "/me/notifications?limit=100", { key: author.apiKey });
+    const oldEnd = new Date();
+    expect(inboxBefore.body.items.length).toBeGreaterThan(0);
 
-      // Past retention: the job (every 300 ms) deletes them all once they are older than RETAIN.
-      await eventually(
-        async () => {
-          for (const t of TABLES)
-            expect([
-              t.table,
-              await count(
-                `SELECT count(*) AS n FROM ${t.table} t WHERE ${t.column} < $1::timestamptz${t.where ? ` AND ${t.where}` : ""}`,
-                [oldEnd],
-              ),
-            ]).toEqual([t.table, 0]);
-          for (const d of DAILY)
-            expect([d, await count(`SELECT count(*) AS n FROM ${d} WHERE day < current_date`)]).toEqual([d, 0]);
-        },
-        RETAIN_S * 1_000 + 30_000,
-        250,
-      );
-
-      // Inside retention: the fresh activity's rows (once they are all written) stay through whole
-      // passes of every job, today's counters stay, and the last vote of the old post (no newer vote
-      // of that voter on it) is kept whatever its age.
-      const freshAt = Date.now();
-      const fresh = await activity("fresh");
-      const freshRows = async () => {
-        for (const t of TABLES.filter((x) => x.fresh))
+    // Past retention: the job (every 300 ms) deletes them all once they are older than RETAIN.
+    await eventually(
+      async () => {
+        for (const t of TABLES)
           expect([
             t.table,
-            await count(`SELECT count(*) AS n FROM ${t.table} WHERE ${t.column} >= $1::timestamptz`, [oldEnd]),
-          ]).not.toEqual([t.table, 0]);
-        expect(received.some((b) => b.includes(fresh.comment))).toBe(true);
-      };
-      await eventually(freshRows, 15_000);
-      await wholePassOfEveryJob();
-      await freshRows();
-      console.log(
-        `[retention] fresh rows written and kept through whole passes of every job in ${Date.now() - freshAt} ms (RETAIN ${RETAIN_S} s)`,
-      );
-      expect(await count(`SELECT count(*) AS n FROM forum.vote_events WHERE post_id = $1`, [old.post])).toBe(1);
-      expect(await count(`SELECT count(*) AS n FROM forum.daily_counters WHERE day = current_date`)).toBeGreaterThan(0);
-      expect(await count(`SELECT count(*) AS n FROM identity.join_counters WHERE day = current_date`)).toBeGreaterThan(
-        0,
-      );
+            await count(
+              `SELECT count(*) AS n FROM ${t.table} t WHERE ${t.column} < $1::timestamptz${t.where ? ` AND ${t.where}` : ""}`,
+              [oldEnd],
+            ),
+          ]).toEqual([t.table, 0]);
+        for (const d of DAILY)
+          expect([d, await count(`SELECT count(*) AS n FROM ${d} WHERE day < current_date`)]).toEqual([d, 0]);
+      },
+      RETAIN_S * 1_000 + 30_000,
+      250,
+    );
 
-      // The API still pages: an old feed cursor resumes after the pruned events; the inbox lists
-      // what is left and counts as unread only items that are still there.
-      const after = await req("GET", `/events?after=${oldCursor}&limit=100`);
-      expect(after.status).toBe(200);
-      expect((after.body.items as { data: { postId?: string } }[]).some((e) => e.data.postId === fresh.post)).toBe(
-        true,
-      );
-      expect((after.body.items as { data: { postId?: string } }[]).some((e) => e.data.postId === old.post)).toBe(false);
-      const beyond = await req("GET", `/events?after=${BigInt(after.body.nextCursor as string) + 1000n}`);
-      expect(beyond.status).toBe(400);
-      const inbox = await req("GET", "/me/notifications?limit=100", { key: author.apiKey });
-      expect(inbox.status).toBe(200);
-      const postsIn = (inbox.body.items as { postId: string }[]).map((i) => i.postId);
-      expect(postsIn).toContain(fresh.post);
-      expect(postsIn).not.toContain(old.post);
-      expect(inbox.body.unread).toBe(inbox.body.items.length);
-      const page2 = await req("GET", `/me/notifications?after=${inboxBefore.body.items[0].cursor}&limit=1`, {
-        key: author.apiKey,
-      });
-      expect(page2.status).toBe(200);
-    },
-    scaled(180_000),
-  );
+    // Inside retention: the fresh activity's rows (once they are all written) stay through whole
+    // passes of every job, today's counters stay, and the last vote of the old post (no newer vote
+    // of that voter on it) is kept whatever its age.
+    const freshAt = Date.now();
+    const fresh = await activity("fresh");
+    const freshRows = async () => {
+      for (const t of TABLES.filter((x) => x.fresh))
+        expect([
+          t.table,
+          await count(`SELECT count(*) AS n FROM ${t.table} WHERE ${t.column} >= $1::timestamptz`, [oldEnd]),
+        ]).not.toEqual([t.table, 0]);
+      expect(received.some((b) => b.includes(fresh.comment))).toBe(true);
+    };
+    await eventually(freshRows, 15_000);
+    await wholePassOfEveryJob();
+    await freshRows();
+    console.log(
+      `[retention] fresh rows written and kept through whole passes of every job in ${Date.now() - freshAt} ms (RETAIN ${RETAIN_S} s)`,
+    );
+    expect(await count(`SELECT count(*) AS n FROM forum.vote_events WHERE post_id = $1`, [old.post])).toBe(1);
+    expect(await count(`SELECT count(*) AS n FROM forum.daily_counters WHERE day = current_date`)).toBeGreaterThan(0);
+    expect(await count(`SELECT count(*) AS n FROM identity.join_counters WHERE day = current_date`)).toBeGreaterThan(0);
+
+    // The API still pages: an old feed cursor resumes after the pruned events; the inbox lists
+    // what is left and counts as unread only items that are still there.
+    const after = await req("GET", `/events?after=${oldCursor}&limit=100`);
+    expect(after.status).toBe(200);
+    expect((after.body.items as { data: { postId?: string } }[]).some((e) => e.data.postId === fresh.post)).toBe(true);
+    expect((after.body.items as { data: { postId?: string } }[]).some((e) => e.data.postId === old.post)).toBe(false);
+    const beyond = await req("GET", `/events?after=${BigInt(after.body.nextCursor as string) + 1000n}`);
+    expect(beyond.status).toBe(400);
+    const inbox = await req("GET", "/me/notifications?limit=100", { key: author.apiKey });
+    expect(inbox.status).toBe(200);
+    const postsIn = (inbox.body.items as { postId: string }[]).map((i) => i.postId);
+    expect(postsIn).toContain(fresh.post);
+    expect(postsIn).not.toContain(old.post);
+    expect(inbox.body.unread).toBe(inbox.body.items.length);
+    const page2 = await req("GET", `/me/notifications?after=${inboxBefore.body.items[0].cursor}&limit=1`, {
+      key: author.apiKey,
+    });
+    expect(page2.status).toBe(200);
+  }, 180_000);
 });
