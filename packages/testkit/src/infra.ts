@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import pg from "pg";
+import { scaled, waitUntil } from "./wait.js";
 
 /**
  * Finds the real infrastructure the tests should use (trigger.dev-style shared fixture): the
@@ -27,8 +28,8 @@ export function uniqueSuffix(): string {
   return randomBytes(5).toString("hex");
 }
 
-/** True when a TCP connection to `url`'s host:port opens within `ms`. */
-export async function reachable(url: string, ms = 1_000): Promise<boolean> {
+/** True when a TCP connection to `url`'s host:port opens within `ms` (default 2 s, stretched by TEST_TIME_SCALE). */
+export async function reachable(url: string, ms = scaled(2_000)): Promise<boolean> {
   const u = new URL(url);
   return new Promise((resolve) => {
     const s = net.connect({ host: u.hostname, port: Number(u.port) }, () => {
@@ -43,10 +44,23 @@ export async function reachable(url: string, ms = 1_000): Promise<boolean> {
   });
 }
 
+/**
+ * Whether a server the tests need is there: one look, and under APS_TEST_REQUIRE_REAL=1 — where it
+ * must be — more looks for up to 30 s (stretched by TEST_TIME_SCALE) before the answer is no, so a
+ * loaded machine's slow accept is not taken for a missing server.
+ */
+async function present(url: string): Promise<boolean> {
+  if (await reachable(url)) return true;
+  if (!requireReal) return false;
+  return waitUntil(`a server at ${url}`, () => reachable(url), { timeoutMs: 30_000, intervalMs: 500 }).catch(
+    () => false,
+  );
+}
+
 let pgChecked: Promise<boolean> | undefined;
 /** True when the real PostgreSQL is reachable; throws when absent under APS_TEST_REQUIRE_REAL=1. */
 export async function hasPostgres(): Promise<boolean> {
-  pgChecked ??= reachable(ADMIN_DATABASE_URL);
+  pgChecked ??= present(ADMIN_DATABASE_URL);
   const ok = await pgChecked;
   if (!ok && requireReal) throw new Error(`APS_TEST_REQUIRE_REAL=1 but no PostgreSQL at ${ADMIN_DATABASE_URL}`);
   if (!ok)
@@ -59,7 +73,7 @@ export async function hasPostgres(): Promise<boolean> {
 let natsChecked: Promise<boolean> | undefined;
 /** True when the real NATS is reachable; throws when absent under APS_TEST_REQUIRE_REAL=1. */
 export async function hasNats(): Promise<boolean> {
-  natsChecked ??= reachable(TEST_NATS_URL.replace(/^nats:/, "http:"));
+  natsChecked ??= present(TEST_NATS_URL.replace(/^nats:/, "http:"));
   const ok = await natsChecked;
   if (!ok && requireReal) throw new Error(`APS_TEST_REQUIRE_REAL=1 but no NATS at ${TEST_NATS_URL}`);
   if (!ok)
