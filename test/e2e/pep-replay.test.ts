@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { readPeps, pepToPost, type Pep } from "@aps/cli";
-import { eventually, hasNats, hasPostgres, httpClient, pepsDatasetPath, scaled, type HttpResult } from "@aps/testkit";
+import { eventually, hasNats, hasPostgres, httpClient, pepsDatasetPath, type HttpResult } from "@aps/testkit";
 import { expectStatus, grantSeat, joinAgent } from "../support/fixtures.js";
 import { startSystem, type Mode, type System } from "../support/system.js";
 
@@ -19,9 +19,11 @@ import { startSystem, type Mode, type System } from "../support/system.js";
  * independently of the service's answers; the service's answers only give ids and keys.
  */
 const DATASET = pepsDatasetPath();
-/** The test's bound on a hang (15 min on a quiet machine), stretched on a loaded one (docs/testing.md). */
-/** The replay's bound on a hang (its hooks' too), stretched on a loaded machine (measured: 214 s quiet, 783 s under the stress mode). */
-const TIMEOUT_MS = scaled(900_000);
+/**
+ * The replay's bound on a hang (its hooks' too; measured: 214 s quiet, 783 s under the stress mode),
+ * stretched on a loaded machine by test/support/time-scale.setup.ts like every jest limit (docs/testing.md).
+ */
+const TIMEOUT_MS = 900_000;
 /** Requests in flight at once. */
 const PARALLEL = 8;
 /** Voters of the panel. */
