@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { eventually, httpClient } from "@aps/testkit";
+import { eventually, httpClient, scaled } from "@aps/testkit";
 import { joinAgent, type JoinedAgent } from "../support/fixtures.js";
 import { startSystem, type System } from "../support/system.js";
 
@@ -165,8 +165,10 @@ describe("webhooks cannot stall each other; hidden posts are redacted (issue 30 
         3 * ATTEMPT_MS + 5_000,
         100,
       );
+      // each attempt is cut at ATTEMPT_MS; the slack for the cut to reach the peer stretches on a
+      // loaded machine (docs/testing.md "Time in assertions")
       for (const s of drip.spans.filter((x) => x.end !== undefined))
-        expect(s.end! - s.start).toBeLessThan(ATTEMPT_MS + 1_000);
+        expect(s.end! - s.start).toBeLessThan(ATTEMPT_MS + scaled(1_000));
       expect(drip.maxOpen()).toBe(1);
     },
     TIMEOUT_MS,
