@@ -3,7 +3,15 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createLogger, InProcessBus, SERVICES, type Clock, type DeployableName } from "@aps/platform";
+import {
+  createLogger,
+  DEFAULT_DEADLINE_MS,
+  InProcessBus,
+  POOL_WAIT_MS,
+  SERVICES,
+  type Clock,
+  type DeployableName,
+} from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import {
   containerImages,
@@ -17,6 +25,7 @@ import {
   startNode,
   TEST_NATS_ACK_WAIT_MS,
   TEST_NATS_URL,
+  timeScaleCeiling,
   uniqueBusNames,
   type TestProcess,
 } from "@aps/testkit";
@@ -206,6 +215,22 @@ function migratedDatabase(): Promise<string> {
 export const TEST_RATE_LIMITS = { RATE_LIMIT_KEYED_PER_MINUTE: "10000000", RATE_LIMIT_ANON_PER_MINUTE: "10000000" };
 
 /**
+ * The call deadline (`GRPC_DEADLINE_MS`) and pool wait (`DATABASE_POOL_WAIT_MS`) of a test system,
+ * stretched by the most the run's time scale may reach (timeScaleCeiling: 10× under `auto`), so a
+ * request queued on a loaded machine is answered late rather than cut off with a 503 — a clock does
+ * not decide the outcome (docs/testing.md "Waiting"). Unstretched (none set) at scale 1; a test that
+ * asserts on the deadline passes its own.
+ */
+export function stretchedDeadlines(): Record<string, string> {
+  const k = timeScaleCeiling();
+  if (k <= 1) return {};
+  return {
+    GRPC_DEADLINE_MS: String(Math.round(DEFAULT_DEADLINE_MS * k)),
+    DATABASE_POOL_WAIT_MS: String(Math.round(POOL_WAIT_MS * k)),
+  };
+}
+
+/**
  * Starts APS in `mode`. Its origin is registered with the contract check, so every request a test
  * sends it is validated against the OpenAPI document (test/support/contract.setup.ts, docs/adr/0135).
  */
@@ -221,6 +246,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     LOG_LEVEL: "warn",
     PORT: "0",
     ...TEST_RATE_LIMITS,
+    ...stretchedDeadlines(),
     // No Apertium APY started by the all-in-one itself (docs/adr/0137): a test names its engine.
     APS_START_APERTIUM: "off",
     ...(opts.env ?? {}),

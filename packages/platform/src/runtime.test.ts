@@ -1,7 +1,8 @@
 import { parseEnv } from "./config.js";
 import { commonEnvSchema, databaseOptionsOf, grpcServerTuningOf, MIN_ACK_WAIT_MS } from "./runtime.js";
 import { grpcAddr } from "./config.js";
-import { CHANNEL_OPTIONS } from "./grpc/client.js";
+import { CHANNEL_OPTIONS, DEFAULT_DEADLINE_MS } from "./grpc/client.js";
+import { POOL_WAIT_MS } from "./db/database.js";
 import { DEFAULT_ACK_WAIT_MS, fetchBatchSize } from "./bus/jetstream.js";
 
 /** The shared env schema of every service (`loadConfig(env)` extends it): the JetStream ack wait (docs/adr/0146). */
@@ -53,12 +54,22 @@ describe("commonEnvSchema: the database options (issue 31 item 6, docs/adr/0169)
       DATABASE_POOL_MAX: "12",
       DATABASE_POOLER: "transaction",
       DATABASE_MIGRATION_URL: "postgres://direct/db",
+      DATABASE_POOL_WAIT_MS: "2500",
     });
     expect(databaseOptionsOf(cfg)).toEqual({
       poolSize: 12,
       pooler: "transaction",
       migrationUrl: "postgres://direct/db",
+      poolWaitMs: 2500,
     });
+  });
+
+  it("GRPC_DEADLINE_MS and DATABASE_POOL_WAIT_MS default to 10 s and 8 s (each ≥ 100 ms)", () => {
+    const d = parseEnv(commonEnvSchema, {});
+    expect([d.GRPC_DEADLINE_MS, d.DATABASE_POOL_WAIT_MS]).toEqual([DEFAULT_DEADLINE_MS, POOL_WAIT_MS]);
+    expect(parseEnv(commonEnvSchema, { GRPC_DEADLINE_MS: "30000" }).GRPC_DEADLINE_MS).toBe(30_000);
+    expect(() => parseEnv(commonEnvSchema, { GRPC_DEADLINE_MS: "50" })).toThrow(/GRPC_DEADLINE_MS/);
+    expect(() => parseEnv(commonEnvSchema, { DATABASE_POOL_WAIT_MS: "x" })).toThrow(/DATABASE_POOL_WAIT_MS/);
   });
 });
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { openDatabase, type DatabaseOptions, type PoolSizing, type Database } from "./db/database.js";
+import { openDatabase, POOL_WAIT_MS, type DatabaseOptions, type PoolSizing, type Database } from "./db/database.js";
 import { DEFAULT_ACK_WAIT_MS, JetStreamBus, type JetStreamOptions } from "./bus/jetstream.js";
 import { InProcessBus } from "./bus/memory.js";
 import type { EventBus } from "./bus/types.js";
@@ -10,6 +10,7 @@ import { shutdownTelemetry } from "./telemetry-hooks.js";
 import { internalTrustOf, trustEnvSchema, type InternalTrust } from "./trust.js";
 import { retentionEnvSchema, retentionOf, type RetentionSettings } from "./retention.js";
 import { SERVER_CONNECTION_AGE, type GrpcServerOptions } from "./grpc/server.js";
+import { DEFAULT_DEADLINE_MS } from "./grpc/client.js";
 
 /**
  * Shortest `NATS_ACK_WAIT_MS` accepted, ms: below it a handler still running (or an event still
@@ -79,6 +80,17 @@ export const commonEnvSchema = z.object({
   GRPC_MAX_CONNECTION_AGE_MS: intVar(SERVER_CONNECTION_AGE.maxAgeMs, 1_000),
   /** How long calls still running on a connection past its age may finish, ms (default 15 000). */
   GRPC_MAX_CONNECTION_AGE_GRACE_MS: intVar(SERVER_CONNECTION_AGE.graceMs, 0),
+  /**
+   * Deadline of this process's calls to other services, ms (default 10 000, at least 100): a call
+   * not answered by then fails 503 `upstream_unavailable` (docs/architecture.md §10). Keep it above
+   * DATABASE_POOL_WAIT_MS, so a burst queued for a pool connection is answered before it is cut.
+   */
+  GRPC_DEADLINE_MS: intVar(DEFAULT_DEADLINE_MS, 100),
+  /**
+   * Longest a query waits for a connection of this process's pool, ms (default 8 000, at least
+   * 100), then fails 503 `upstream_unavailable` (openDatabase; docs/adr/0152).
+   */
+  DATABASE_POOL_WAIT_MS: intVar(POOL_WAIT_MS, 100),
   ...trustEnvSchema,
   /** Retention of the tables that only grow (issue 31 item 5, docs/retention.md, docs/adr/0167). */
   ...retentionEnvSchema,
@@ -97,12 +109,19 @@ export type GrpcServerTuning = Pick<GrpcServerOptions, "maxConnectionAgeMs" | "m
 
 /**
  * The database options of a service from its config (DATABASE_POOL_MAX, DATABASE_MIGRATION_URL,
- * DATABASE_POOLER; docs/adr/0169), for openDatabase.
+ * DATABASE_POOLER: docs/adr/0169; DATABASE_POOL_WAIT_MS), for openDatabase.
  */
-export function databaseOptionsOf(cfg: CommonConfig): Required<Pick<DatabaseOptions, "poolSize" | "pooler">> & {
+export function databaseOptionsOf(
+  cfg: Pick<CommonConfig, "DATABASE_POOL_MAX" | "DATABASE_MIGRATION_URL" | "DATABASE_POOLER" | "DATABASE_POOL_WAIT_MS">,
+): Required<Pick<DatabaseOptions, "poolSize" | "pooler" | "poolWaitMs">> & {
   migrationUrl: string | undefined;
 } {
-  return { poolSize: cfg.DATABASE_POOL_MAX, migrationUrl: cfg.DATABASE_MIGRATION_URL, pooler: cfg.DATABASE_POOLER };
+  return {
+    poolSize: cfg.DATABASE_POOL_MAX,
+    migrationUrl: cfg.DATABASE_MIGRATION_URL,
+    pooler: cfg.DATABASE_POOLER,
+    poolWaitMs: cfg.DATABASE_POOL_WAIT_MS,
+  };
 }
 
 /** The stream limits a service applies when it connects to JetStream (docs/adr/0101). */
@@ -175,6 +194,8 @@ export interface ServiceDeps {
   retention?: RetentionSettings;
   /** Its gRPC server's connection age (GRPC_MAX_CONNECTION_AGE_MS, docs/adr/0165); absent = the defaults. */
   grpc?: GrpcServerTuning;
+  /** Deadline of its calls to other services, ms (GRPC_DEADLINE_MS); absent = DEFAULT_DEADLINE_MS. */
+  callDeadlineMs?: number;
 }
 
 /**
@@ -210,6 +231,7 @@ export async function openServiceDeps(
     retention: retentionOf(cfg),
     trust: internalTrustOf(service, cfg),
     grpc: grpcServerTuningOf(cfg),
+    callDeadlineMs: cfg.GRPC_DEADLINE_MS,
   };
 }
 

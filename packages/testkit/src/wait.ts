@@ -17,6 +17,15 @@ export function timeScale(env: NodeJS.ProcessEnv = process.env): number {
   return n;
 }
 
+/**
+ * The most {@link timeScale} may return in this run: TEST_TIME_SCALE's number, 10 under `auto` (its
+ * clamp), 1 when unset. For a setting fixed once when a system starts, which a later wait cannot
+ * stretch: a test system's call deadline and pool wait (test/support/system.ts).
+ */
+export function timeScaleCeiling(env: NodeJS.ProcessEnv = process.env): number {
+  return env.TEST_TIME_SCALE?.trim() === "auto" ? 10 : timeScale(env);
+}
+
 /** `ms` stretched by {@link timeScale}: the deadline a test gives a condition, in ms. */
 export function scaled(ms: number): number {
   return Math.round(ms * timeScale());

@@ -49,8 +49,8 @@ export interface CouncilHandle {
  * cases from before revisions (docs/adr/0204), the `post_on_agenda` consumer and the deadline scheduler.
  */
 export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Promise<CouncilHandle> {
-  const identity = new IdentityClient(opts.identityAddr, deps.trust?.caller);
-  const forum = new ForumClient(opts.forumAddr, deps.trust?.caller);
+  const identity = new IdentityClient(opts.identityAddr, deps.trust?.caller, deps.callDeadlineMs);
+  const forum = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
   return startService(deps, {
     migrationsDir: MIGRATIONS_DIR,
     listenAddr: opts.listenAddr,

@@ -103,6 +103,10 @@ export const gatewayEnvSchema = z.object({
   DATABASE_POOL_MAX: commonEnvSchema.shape.DATABASE_POOL_MAX,
   DATABASE_MIGRATION_URL: commonEnvSchema.shape.DATABASE_MIGRATION_URL,
   DATABASE_POOLER: commonEnvSchema.shape.DATABASE_POOLER,
+  /** Longest a query waits for a pool connection, ms (default 8 000), as every service's. */
+  DATABASE_POOL_WAIT_MS: commonEnvSchema.shape.DATABASE_POOL_WAIT_MS,
+  /** Deadline of its calls to the services, ms (default 10 000): past it a request answers 503 `upstream_unavailable`. */
+  GRPC_DEADLINE_MS: commonEnvSchema.shape.GRPC_DEADLINE_MS,
   /** Its retention job (docs/adr/0167): pass interval, batch size and the Idempotency-Key records' age (24 h). */
   RETENTION_INTERVAL_MS: retentionEnvSchema.RETENTION_INTERVAL_MS,
   RETENTION_BATCH_SIZE: retentionEnvSchema.RETENTION_BATCH_SIZE,

@@ -6,6 +6,7 @@ import {
   natsConnectionOf,
   migrate,
   openDatabase,
+  databaseOptionsOf,
   startMetricsServer,
   type Database,
   type EventBus,
@@ -113,9 +114,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       url: cfg.databaseUrl,
       schema: GATEWAY_SCHEMA,
       log,
-      poolSize: cfg.DATABASE_POOL_MAX,
-      migrationUrl: cfg.DATABASE_MIGRATION_URL,
-      pooler: cfg.DATABASE_POOLER,
+      ...databaseOptionsOf(cfg),
     });
     await migrate(db, MIGRATIONS_DIR, log);
   }
@@ -145,7 +144,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   // it only subscribes: no stream settings, an existing stream is left as it is
   const ownBus = cfg.NATS_URL ? await JetStreamBus.connect(natsConnectionOf("gateway", cfg, log)) : undefined;
   const bus = ownBus ?? opts.bus;
-  const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR, caller);
+  const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR, caller, cfg.GRPC_DEADLINE_MS);
   const authTtlMs = cfg.AUTH_CACHE_TTL_MS ?? (bus ? AUTH_TTL_FOLLOWING_EVENTS_MS : AUTH_TTL_WITHOUT_EVENTS_MS);
   const authCache = new AuthCache(identity, { ttlMs: authTtlMs, maxEntries: cfg.AUTH_CACHE_MAX_ENTRIES });
   const readCache = new ReadCache({ ttlMs: cfg.READ_CACHE_TTL_MS, maxBytes: cfg.READ_CACHE_MAX_BYTES });
@@ -156,11 +155,19 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       { authTtlMs, readTtlMs: cfg.READ_CACHE_TTL_MS },
       "no event bus: cached authentications and reads expire by their TTLs only",
     );
-  const forum = new ForumClient(local.forum ?? cfg.FORUM_GRPC_ADDR, caller);
-  const council = new CouncilClient(local.council ?? cfg.COUNCIL_GRPC_ADDR, caller);
-  const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR, caller);
-  const translation = new TranslationClient(local.translation ?? cfg.TRANSLATION_GRPC_ADDR, caller);
-  const notifications = new NotificationsClient(local.notifications ?? cfg.NOTIFICATIONS_GRPC_ADDR, caller);
+  const forum = new ForumClient(local.forum ?? cfg.FORUM_GRPC_ADDR, caller, cfg.GRPC_DEADLINE_MS);
+  const council = new CouncilClient(local.council ?? cfg.COUNCIL_GRPC_ADDR, caller, cfg.GRPC_DEADLINE_MS);
+  const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR, caller, cfg.GRPC_DEADLINE_MS);
+  const translation = new TranslationClient(
+    local.translation ?? cfg.TRANSLATION_GRPC_ADDR,
+    caller,
+    cfg.GRPC_DEADLINE_MS,
+  );
+  const notifications = new NotificationsClient(
+    local.notifications ?? cfg.NOTIFICATIONS_GRPC_ADDR,
+    caller,
+    cfg.GRPC_DEADLINE_MS,
+  );
   const sseStreams = new SseStreams(
     {
       perSource: cfg.EVENT_STREAMS_PER_SOURCE,

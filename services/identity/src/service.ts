@@ -97,7 +97,7 @@ export function identityRetentionRules(s: RetentionSettings): RetentionRule[] {
  */
 export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
   const clock = opts.clock ?? systemClock;
-  const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller);
+  const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
   let owners: OwnerVerifier | undefined;
   const svc = await startService(deps, {
     migrationsDir: MIGRATIONS_DIR,

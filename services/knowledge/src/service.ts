@@ -100,12 +100,19 @@ export function wantsDatabase(cfg: {
  * of the forum in the background (retrying until the forum answers).
  */
 export async function startKnowledge(
-  deps: { bus: EventBus; log: Logger; trust?: InternalTrust | undefined; grpc?: GrpcServerTuning | undefined },
+  deps: {
+    bus: EventBus;
+    log: Logger;
+    trust?: InternalTrust | undefined;
+    grpc?: GrpcServerTuning | undefined;
+    /** Deadline of its calls to the forum, ms (GRPC_DEADLINE_MS); absent = 10 000. */
+    callDeadlineMs?: number | undefined;
+  },
   opts: KnowledgeOptions,
 ): Promise<KnowledgeHandle> {
   const { bus, log } = deps;
   const engine = opts.engine ?? new EmbeddedEngine();
-  const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller);
+  const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
   const docs = docsDocuments(opts.docsDir);
   engine.useTexts?.(textsOf(docs, forumClient));
   await engine.init();
@@ -216,7 +223,13 @@ export const knowledgeService: ApsGrpcService<"knowledge", KnowledgeConfig> = {
       if (url && wantsDatabase(cfg))
         db = await openDatabase({ url, schema: "knowledge", log, ...databaseOptionsOf(cfg), ...ctx.pool });
       const svc = await startKnowledge(
-        { bus, log, trust: internalTrustOf("knowledge", cfg), grpc: grpcServerTuningOf(cfg) },
+        {
+          bus,
+          log,
+          trust: internalTrustOf("knowledge", cfg),
+          grpc: grpcServerTuningOf(cfg),
+          callDeadlineMs: cfg.GRPC_DEADLINE_MS,
+        },
         {
           listenAddr: ctx.listenAddr ?? cfg.KNOWLEDGE_LISTEN_ADDR,
           forumAddr: ctx.targets.forum,

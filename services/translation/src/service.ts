@@ -81,11 +81,18 @@ export interface TranslationHandle {
  * `stop()` drains gRPC, closes the forum channel and the database.
  */
 export async function startTranslation(
-  deps: { db: Database; log: Logger; trust?: InternalTrust | undefined; grpc?: GrpcServerTuning | undefined },
+  deps: {
+    db: Database;
+    log: Logger;
+    trust?: InternalTrust | undefined;
+    grpc?: GrpcServerTuning | undefined;
+    /** Deadline of its calls to the forum, ms (GRPC_DEADLINE_MS); absent = 10 000. */
+    callDeadlineMs?: number | undefined;
+  },
   opts: TranslationOptions,
 ): Promise<TranslationHandle> {
   await migrate(deps.db, MIGRATIONS_DIR, deps.log);
-  const forum = new ForumClient(opts.forumAddr, deps.trust?.caller);
+  const forum = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
   const translator = new Translator(new TranslationRepository(deps.db.pool), forum, opts.engine, {
     dailyQuota: opts.dailyQuota,
     ...(opts.sourceQuota !== undefined ? { sourceQuota: opts.sourceQuota } : {}),
@@ -156,7 +163,13 @@ export const translationService: ApsGrpcService<"translation", TranslationConfig
     });
     try {
       return await startTranslation(
-        { db, log, trust: internalTrustOf("translation", cfg), grpc: grpcServerTuningOf(cfg) },
+        {
+          db,
+          log,
+          trust: internalTrustOf("translation", cfg),
+          grpc: grpcServerTuningOf(cfg),
+          callDeadlineMs: cfg.GRPC_DEADLINE_MS,
+        },
         {
           listenAddr: ctx.listenAddr ?? cfg.TRANSLATION_LISTEN_ADDR,
           forumAddr: ctx.targets.forum,

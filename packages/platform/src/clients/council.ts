@@ -9,9 +9,13 @@ export class CouncilClient {
   private readonly c: Channel<typeof council.CouncilServiceDefinition>;
   private readonly conn: ServiceConnection<typeof council.CouncilServiceDefinition>;
 
-  /** @param target `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). */
-  constructor(target: ServiceTarget<typeof council.CouncilServiceDefinition>, caller?: CallerIdentity) {
-    this.conn = connect(target, council.CouncilServiceClient, caller);
+  /** @param target `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  constructor(
+    target: ServiceTarget<typeof council.CouncilServiceDefinition>,
+    caller?: CallerIdentity,
+    deadlineMs?: number,
+  ) {
+    this.conn = connect(target, council.CouncilServiceClient, caller, deadlineMs);
     this.c = this.conn.methods;
   }
 

@@ -34,9 +34,13 @@ export class ForumClient {
   private readonly c: Channel<typeof forum.ForumServiceDefinition>;
   private readonly conn: ServiceConnection<typeof forum.ForumServiceDefinition>;
 
-  /** @param target `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). */
-  constructor(target: ServiceTarget<typeof forum.ForumServiceDefinition>, caller?: CallerIdentity) {
-    this.conn = connect(target, forum.ForumServiceClient, caller);
+  /** @param target `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  constructor(
+    target: ServiceTarget<typeof forum.ForumServiceDefinition>,
+    caller?: CallerIdentity,
+    deadlineMs?: number,
+  ) {
+    this.conn = connect(target, forum.ForumServiceClient, caller, deadlineMs);
     this.c = this.conn.methods;
   }
 

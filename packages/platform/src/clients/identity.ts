@@ -15,9 +15,13 @@ export class IdentityClient {
   private readonly c: Channel<typeof identity.IdentityServiceDefinition>;
   private readonly conn: ServiceConnection<typeof identity.IdentityServiceDefinition>;
 
-  /** @param target `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). */
-  constructor(target: ServiceTarget<typeof identity.IdentityServiceDefinition>, caller?: CallerIdentity) {
-    this.conn = connect(target, identity.IdentityServiceClient, caller);
+  /** @param target `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  constructor(
+    target: ServiceTarget<typeof identity.IdentityServiceDefinition>,
+    caller?: CallerIdentity,
+    deadlineMs?: number,
+  ) {
+    this.conn = connect(target, identity.IdentityServiceClient, caller, deadlineMs);
     this.c = this.conn.methods;
   }
 

@@ -9,9 +9,13 @@ export class KnowledgeClient {
   private readonly c: Channel<typeof knowledge.KnowledgeServiceDefinition>;
   private readonly conn: ServiceConnection<typeof knowledge.KnowledgeServiceDefinition>;
 
-  /** @param target `host:port` of the knowledge gRPC server (`KNOWLEDGE_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). */
-  constructor(target: ServiceTarget<typeof knowledge.KnowledgeServiceDefinition>, caller?: CallerIdentity) {
-    this.conn = connect(target, knowledge.KnowledgeServiceClient, caller);
+  /** @param target `host:port` of the knowledge gRPC server (`KNOWLEDGE_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  constructor(
+    target: ServiceTarget<typeof knowledge.KnowledgeServiceDefinition>,
+    caller?: CallerIdentity,
+    deadlineMs?: number,
+  ) {
+    this.conn = connect(target, knowledge.KnowledgeServiceClient, caller, deadlineMs);
     this.c = this.conn.methods;
   }
 

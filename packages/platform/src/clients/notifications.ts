@@ -12,9 +12,13 @@ export class NotificationsClient {
   private readonly c: Channel<typeof notifications.NotificationsServiceDefinition>;
   private readonly conn: ServiceConnection<typeof notifications.NotificationsServiceDefinition>;
 
-  /** @param target `host:port` of the notifications gRPC server (`NOTIFICATIONS_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is (docs/adr/0119). */
-  constructor(target: ServiceTarget<typeof notifications.NotificationsServiceDefinition>, caller?: CallerIdentity) {
-    this.conn = connect(target, notifications.NotificationsServiceClient, caller);
+  /** @param target `host:port` of the notifications gRPC server (`NOTIFICATIONS_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  constructor(
+    target: ServiceTarget<typeof notifications.NotificationsServiceDefinition>,
+    caller?: CallerIdentity,
+    deadlineMs?: number,
+  ) {
+    this.conn = connect(target, notifications.NotificationsServiceClient, caller, deadlineMs);
     this.c = this.conn.methods;
   }
 

@@ -15,9 +15,14 @@ export class TranslationClient {
   /**
    * @param target `host:port` of the translation gRPC server (`TRANSLATION_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085).
    * Calls that may generate (and spend quota) are never retried; `getQuota` is a read and is.
+   * `deadlineMs`: the deadline of calls that name none, ms (`GRPC_DEADLINE_MS`; default 10 000).
    */
-  constructor(target: ServiceTarget<typeof translation.TranslationServiceDefinition>, caller?: CallerIdentity) {
-    this.conn = connect(target, translation.TranslationServiceClient, caller);
+  constructor(
+    target: ServiceTarget<typeof translation.TranslationServiceDefinition>,
+    caller?: CallerIdentity,
+    deadlineMs?: number,
+  ) {
+    this.conn = connect(target, translation.TranslationServiceClient, caller, deadlineMs);
     this.c = this.conn.methods;
   }
 

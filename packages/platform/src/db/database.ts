@@ -48,6 +48,8 @@ export interface DatabaseOptions {
   migrationUrl?: string | undefined;
   /** What `url` reaches (default "none", see Pooler). */
   pooler?: Pooler;
+  /** Longest a query waits for a pool connection, ms (default POOL_WAIT_MS; `DATABASE_POOL_WAIT_MS`). */
+  poolWaitMs?: number;
   log: Logger;
 }
 
@@ -92,7 +94,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     connectionString: opts.url,
     max: opts.poolSize ?? 5,
     idleTimeoutMillis: opts.idleTimeoutMs ?? 10_000,
-    connectionTimeoutMillis: POOL_WAIT_MS,
+    connectionTimeoutMillis: opts.poolWaitMs ?? POOL_WAIT_MS,
     // search_path as a startup parameter: every connection lands in the service's schema (behind
     // PgBouncer, its database entry's connect_query sets it: PgBouncer refuses `options`).
     ...(pooler === "none" ? { options: searchPathOption(opts.schema) } : {}),

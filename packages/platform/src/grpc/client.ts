@@ -3,8 +3,30 @@ import { CODE_METADATA_KEY, fromServiceError } from "../errors.js";
 import type { Channel, RequestOf, ResponseOf, ServiceDefinitionLike, UnaryMethod } from "./channel.js";
 import { LIMITS } from "../limits.js";
 
-/** Default deadline of every service-to-service call, ms (10 s: a burst of writes may queue for a pool connection; docs/adr/0018). */
+/**
+ * Default deadline of every service-to-service call, ms (10 s: a burst of writes may queue for a
+ * pool connection; docs/adr/0018). A process sets its own with `GRPC_DEADLINE_MS` (commonEnvSchema),
+ * which its clients' connections carry (setChannelDeadline).
+ */
 export const DEFAULT_DEADLINE_MS = 10_000;
+
+/** The deadline a connection's calls get when the call names none, ms, by channel (connect.ts). */
+const channelDeadlines = new WeakMap<object, number>();
+
+/**
+ * Gives the calls made over `channel` (a grpc-js client, or an in-process endpoint's methods) a
+ * deadline of `ms` when the call names none, instead of DEFAULT_DEADLINE_MS: the process's
+ * `GRPC_DEADLINE_MS`. In the all-in-one every service shares one in-process endpoint per service
+ * and one config, so the last setting is everyone's.
+ */
+export function setChannelDeadline(channel: object, ms: number): void {
+  channelDeadlines.set(channel, ms);
+}
+
+/** The deadline of a call over `channel` that names none, ms (setChannelDeadline, else DEFAULT_DEADLINE_MS). */
+export function channelDeadline(channel: object): number {
+  return channelDeadlines.get(channel) ?? DEFAULT_DEADLINE_MS;
+}
 
 /**
  * Calls one unary method of `client` (a grpc-js client or an in-process endpoint's methods, see
@@ -78,7 +100,7 @@ export function isRetriable(method: { readonly options?: { readonly idempotencyL
 
 /**
  * Calls method `name` of service `def` over `channel` (a generated client or an in-process
- * endpoint) with a deadline (`deadlineMs`, default DEFAULT_DEADLINE_MS). The retry policy comes
+ * endpoint) with a deadline (`deadlineMs`, default the channel's: channelDeadline). The retry policy comes
  * from the .proto, declared once per method: retried as callRead when isRetriable, never retried
  * (callUnary) otherwise — except a write that carries an `idempotencyKey`: its service runs it
  * at most once per key and replays the first outcome (docs/adr/0115), so it is retried like a
@@ -89,7 +111,7 @@ export function callMethod<D extends ServiceDefinitionLike, K extends keyof D["m
   def: D,
   name: K,
   req: RequestOf<D["methods"][K]>,
-  deadlineMs = DEFAULT_DEADLINE_MS,
+  deadlineMs = channelDeadline(channel),
 ): Promise<ResponseOf<D["methods"][K]>> {
   const method = channel[name] as UnaryMethod<RequestOf<D["methods"][K]>, ResponseOf<D["methods"][K]>>;
   const definition = def.methods[name];

@@ -1,6 +1,6 @@
 import type { ChannelCredentials, ClientOptions } from "@grpc/grpc-js";
 import type { Channel, ServiceDefinitionLike } from "./channel.js";
-import { CHANNEL_OPTIONS, insecure } from "./client.js";
+import { CHANNEL_OPTIONS, insecure, setChannelDeadline } from "./client.js";
 import { HealthClient } from "./health.js";
 import { callerInterceptor, type CallerIdentity } from "./caller-auth.js";
 import type { LocalEndpoint } from "./local.js";
@@ -36,19 +36,24 @@ export interface ServiceConnection<D extends ServiceDefinitionLike> {
  * Connects to `target`: an address gets a grpc-js client of `Client` (reconnect options
  * CHANNEL_OPTIONS, insecure in-cluster transport; with `caller`, every call carries its name and
  * token, docs/adr/0119-internal-trust.md) and a health client (unchecked, as the kubelet's probes
- * are); a local endpoint is used as it is.
+ * are); a local endpoint is used as it is. `deadlineMs`: the deadline of its calls that name none
+ * (the process's `GRPC_DEADLINE_MS`; default DEFAULT_DEADLINE_MS, 10 s).
  */
 export function connect<D extends ServiceDefinitionLike>(
   target: ServiceTarget<D>,
   Client: GrpcClientConstructor<D>,
   caller?: CallerIdentity,
+  deadlineMs?: number,
 ): ServiceConnection<D> {
-  if (typeof target !== "string")
+  if (typeof target !== "string") {
+    if (deadlineMs !== undefined) setChannelDeadline(target.methods, deadlineMs);
     return { methods: target.methods, ready: async () => target.serving(), close: () => undefined };
+  }
   const client = new Client(target, insecure(), {
     ...CHANNEL_OPTIONS,
     ...(caller ? { interceptors: [callerInterceptor(caller)] } : {}),
   });
+  if (deadlineMs !== undefined) setChannelDeadline(client, deadlineMs);
   const health = new HealthClient(target);
   return {
     methods: client,

@@ -1,0 +1,74 @@
+import { knowledge } from "@aps/proto";
+import { createLogger } from "../log.js";
+import { callMethod, channelDeadline, DEFAULT_DEADLINE_MS } from "./client.js";
+import { connect, type ServiceConnection } from "./connect.js";
+import { startGrpcServer, unary, type RunningGrpcServer } from "./server.js";
+
+/**
+ * A connection's call deadline (`GRPC_DEADLINE_MS`, docs/architecture.md §10): the deadline a call
+ * that names none carries is the one its connection was made with, else DEFAULT_DEADLINE_MS — over
+ * gRPC and in-process alike. The stub records the deadline each call arrives with (ms left then).
+ */
+const log = createLogger("call-deadline-test", "silent");
+type D = typeof knowledge.KnowledgeServiceDefinition;
+
+/** ms left before each call's deadline when the handler saw it, in arrival order. */
+const left: number[] = [];
+const impl = {
+  search: unary<knowledge.SearchRequest, knowledge.SearchResponse>(log, async (_req, call) => {
+    const d = call.getDeadline();
+    left.push((typeof d === "number" ? d : d.getTime()) - Date.now());
+    return { hits: [], total: 0 };
+  }),
+  similar: unary<knowledge.SimilarRequest, knowledge.SearchResponse>(log, async () => ({ hits: [], total: 0 })),
+};
+
+const CONFIGURED_MS = 1_500;
+let server: RunningGrpcServer;
+const conns: ServiceConnection<D>[] = [];
+
+beforeAll(async () => {
+  server = await startGrpcServer(
+    "127.0.0.1:0",
+    [
+      {
+        name: "aps.knowledge.v1.KnowledgeService",
+        definition: knowledge.KnowledgeServiceService,
+        implementation: impl,
+      },
+    ],
+    log,
+  );
+});
+afterAll(async () => {
+  for (const c of conns) c.close();
+  await server?.shutdown(1_000);
+});
+
+/** One search over `conn`, naming no deadline; resolves with the ms left that the handler saw. */
+async function leftOnArrival(conn: ServiceConnection<D>): Promise<number> {
+  const before = left.length;
+  await callMethod(conn.methods, knowledge.KnowledgeServiceDefinition, "search", { q: "x", tags: [], limit: 1 });
+  expect(left.length).toBe(before + 1);
+  return left[before]!;
+}
+
+describe.each([
+  ["grpc", () => `127.0.0.1:${server.port}`],
+  ["local", () => server.local(knowledge.KnowledgeServiceDefinition, impl)],
+] as const)("calls over %s", (_name, target) => {
+  it("carry the connection's deadline when one is configured, else the 10 s default", async () => {
+    const configured = connect<D>(target(), knowledge.KnowledgeServiceClient, undefined, CONFIGURED_MS);
+    conns.push(configured);
+    expect(channelDeadline(configured.methods)).toBe(CONFIGURED_MS);
+    const withConfigured = await leftOnArrival(configured);
+    expect(withConfigured).toBeGreaterThan(0);
+    expect(withConfigured).toBeLessThanOrEqual(CONFIGURED_MS);
+
+    // a fresh endpoint object (local) or client (grpc) with none configured keeps the default
+    const plain = connect<D>(target(), knowledge.KnowledgeServiceClient);
+    conns.push(plain);
+    expect(channelDeadline(plain.methods)).toBe(DEFAULT_DEADLINE_MS);
+    expect(await leftOnArrival(plain)).toBeGreaterThan(CONFIGURED_MS);
+  });
+});
