@@ -190,6 +190,11 @@ for (let i = 1; i <= o.runs; i++) {
     failed: count("failed"),
     skipped: count("skipped"),
   });
+  // each run's line as it ends, so a long stress run shows its progress (and what a cut-off run reached)
+  const r = summary.at(-1);
+  console.log(
+    `[stress] run ${i}/${o.runs} ended: ${r.s.toFixed(0)} s, mean load ${r.load.toFixed(1)}, tests ${r.passed}/${r.failed}/${r.skipped} passed/failed/skipped, exit ${code}`,
+  );
 }
 stopHog();
 
