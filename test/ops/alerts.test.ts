@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { chartTools, renderChart, ROOT, type Manifest } from "./chart-tools.js";
+import { chartTools, PROMTOOL, renderChart, ROOT, type Manifest } from "./chart-tools.js";
 
 /**
  * The chart's alert and SLO rules (charts/aps/templates/prometheusrule.yaml, docs/observability.md
@@ -15,7 +15,6 @@ import { chartTools, renderChart, ROOT, type Manifest } from "./chart-tools.js";
  * APS_TEST_REQUIRE_REAL=1, where it fails.
  */
 const run = promisify(execFile);
-const PROMTOOL = ["/usr/bin/promtool", "/usr/local/bin/promtool"].find((p) => existsSync(p));
 const tools = await chartTools();
 const missing =
   "skipReason" in tools ? tools.skipReason : PROMTOOL ? undefined : "promtool not found (Debian package `prometheus`)";

@@ -1,4 +1,5 @@
 import { execFile, execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -103,3 +104,6 @@ export async function renderChartError(tools: Tools, args: string[]): Promise<st
   }
   throw new Error(`helm template ${args.join(" ")} rendered, but should have failed`);
 }
+
+/** Debian's promtool (package `prometheus`; .ci/run installs it), or undefined when absent. */
+export const PROMTOOL = ["/usr/bin/promtool", "/usr/local/bin/promtool"].find((p) => existsSync(p));
