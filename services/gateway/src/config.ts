@@ -40,6 +40,11 @@ export const gatewayEnvSchema = z.object({
    * the Ingress never expose the metrics.
    */
   METRICS_PORT: intVar(0, 0),
+  /**
+   * `on` (default): one info log line per answered request with its request id and trace id
+   * (docs/observability.md "Logs"); `off`: only the 5xx lines. Probes and scrapes are never logged.
+   */
+  ACCESS_LOG: z.enum(["on", "off"]).default("on"),
   IDENTITY_GRPC_ADDR: grpcAddr(defaultGrpcAddr("identity")),
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   COUNCIL_GRPC_ADDR: grpcAddr(defaultGrpcAddr("council")),

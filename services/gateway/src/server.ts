@@ -198,6 +198,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       searchEngine: cfg.MEILISEARCH_URL ? "meilisearch" : "embedded",
     },
     metricsOnApiPort: cfg.METRICS_PORT === 0,
+    accessLog: cfg.ACCESS_LOG === "on",
     deadLetters: bus?.deadLetters,
     trustedProxies:
       cfg.TRUSTED_PROXIES?.split(",")

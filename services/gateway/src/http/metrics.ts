@@ -10,17 +10,24 @@ import { SHORTCUT_ROUTE } from "../cache/read-cache.js";
 export const httpMetrics: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
   const started = process.hrtime.bigint();
   res.once("finish", () => {
-    const path = (req.route as { path?: string | RegExp } | undefined)?.path;
-    const route =
-      path !== undefined
-        ? `${req.baseUrl}${String(path)}`
-        : ((res.locals[SHORTCUT_ROUTE] as string | undefined) ?? "unmatched");
-    const labels = { method: req.method, route, status: String(res.statusCode) };
+    const labels = { method: req.method, route: routeOf(req, res), status: String(res.statusCode) };
     httpRequests.inc(labels);
     httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   });
   next();
 };
+
+/**
+ * The route template that answered `req` once it is answered (`/v1/posts/:id`): the matched
+ * route's path under its router's base, the read cache shortcut's route (docs/adr/0212), or
+ * `unmatched` outside any route. Ids stay out of it.
+ */
+export function routeOf(req: Request, res: Response): string {
+  const path = (req.route as { path?: string | RegExp } | undefined)?.path;
+  return path !== undefined
+    ? `${req.baseUrl}${String(path)}`
+    : ((res.locals[SHORTCUT_ROUTE] as string | undefined) ?? "unmatched");
+}
 
 /** `GET /metrics`: Prometheus text of this process (in the all-in-one: of every service). */
 export const metricsEndpoint: RequestHandler = (_req, res, next) => {

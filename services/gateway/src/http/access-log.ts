@@ -1,0 +1,48 @@
+import type { RequestHandler } from "express";
+import { traceIds, type Logger } from "@aps/platform";
+import { routeOf } from "./metrics.js";
+
+/** Paths never logged: the kubelet's probes and Prometheus's scrapes (every few seconds per pod). */
+const QUIET_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
+
+/** The trace id of a W3C `traceparent` header (`00-<32 hex>-<16 hex>-<2 hex>`), else undefined. */
+function traceparentId(header: string | undefined): string | undefined {
+  return /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(header ?? "")?.[1];
+}
+
+/**
+ * One access-log line per answered request, at info level, message "request" (docs/observability.md
+ * "Logs"): `method`, `route` (the template, as the metrics label it), `path` (no query string),
+ * `status`, `ms` (time to the last byte), `bytes` (the answer's Content-Length, when set),
+ * `requestId` (the X-Request-Id answered) and `trace_id`/`span_id` of the request's span — or,
+ * when no span is recorded, the trace id of the caller's `traceparent` — so a line leads to its
+ * trace and a reported request id to its line. Never headers, the query string or a body (keys and
+ * tokens stay out). /healthz, /readyz and /metrics are not logged.
+ */
+export function accessLog(log: Logger): RequestHandler {
+  return (req, res, next) => {
+    if (QUIET_PATHS.has(req.path)) return next();
+    const started = process.hrtime.bigint();
+    // the span is the request's own only here: the 'finish' callback runs outside its context
+    const ids = traceIds();
+    const traceId = ids.trace_id ? undefined : traceparentId(req.header("traceparent"));
+    res.once("finish", () => {
+      const length = res.getHeader("content-length");
+      log.info(
+        {
+          method: req.method,
+          route: routeOf(req, res),
+          path: req.path,
+          status: res.statusCode,
+          ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
+          ...(length !== undefined ? { bytes: Number(length) } : {}),
+          requestId: res.getHeader("x-request-id"),
+          ...ids,
+          ...(traceId ? { trace_id: traceId } : {}),
+        },
+        "request",
+      );
+    });
+    next();
+  };
+}
