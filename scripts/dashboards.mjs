@@ -141,6 +141,11 @@ export function buildDashboards() {
         { description: "Share of requests slower than the latency threshold over each window." },
       ),
     )
+    .withPanel(
+      series("Gateway cache lookups by cache and result", "ops", [
+        [`sum by (cache, result) (rate(aps_gateway_cache_lookups_total{${NS}}[${RATE}]))`, "{{cache}} {{result}}"],
+      ]),
+    )
     .withRow(new RowBuilder("What runs"))
     .withPanel(
       new TableBuilder()
@@ -231,6 +236,43 @@ export function buildDashboards() {
       series("Dead-letter queue by consumer", "short", [
         [`max by (durable) (aps_dead_letter_events{${NS}})`, "{{durable}} parked now"],
         [`sum by (durable, kind) (increase(aps_events_parked_total{${NS}}[1h]))`, "{{durable}} {{kind}} parked in 1 h"],
+      ]),
+    )
+    .withRow(new RowBuilder("Webhooks"))
+    .withPanel(
+      series("Webhook attempts per second by outcome", "ops", [
+        [`sum by (outcome) (rate(aps_webhook_attempts_total{${NS}}[${RATE}]))`, "{{outcome}}"],
+      ]),
+    )
+    .withPanel(
+      series(
+        "Webhook delivery lag and attempt duration",
+        "s",
+        [
+          [quantile(0.99, "aps_webhook_delivery_lag_seconds"), "lag p99 (due → 2xx)"],
+          [quantile(0.5, "aps_webhook_delivery_lag_seconds"), "lag p50"],
+          [quantile(0.95, "aps_webhook_attempt_seconds"), "attempt p95"],
+        ],
+        {
+          description: "APSWebhookDeliveryLagHigh fires on the lag's p99 (docs/runbooks/APSWebhookDeliveryLagHigh.md).",
+        },
+      ),
+    )
+    .withPanel(
+      series("Endpoints disabled per hour", "short", [
+        [`sum(increase(aps_webhook_endpoints_disabled_total{${NS}}[1h]))`, "disabled"],
+      ]),
+    )
+    .withPanel(
+      series("Event stream: bytes held and its limit", "bytes", [
+        [`max(aps_event_stream_usage{${NS},measure="bytes"})`, "held"],
+        [`max(aps_event_stream_limit{${NS},limit="max_bytes"})`, "max_bytes"],
+      ]),
+    )
+    .withPanel(
+      series("Live event streams (SSE): open and refused", "short", [
+        [`sum(aps_event_streams_open{${NS}})`, "open"],
+        [`sum by (reason) (increase(aps_event_stream_refusals_total{${NS}}[5m]))`, "refused {{reason}} (5 min)"],
       ]),
     )
     .withRow(new RowBuilder("Work queues, projections and retention"))

@@ -154,6 +154,52 @@ const CASES: Record<string, AlertCase> = {
     ],
     healthy: { input: [gauge("aps_outbox_backlog", 'service="forum"', "3x15")], at: "15m" },
   },
+  APSEventStreamNearFull: {
+    firing: [
+      {
+        input: [
+          gauge("aps_event_stream_usage", 'measure="bytes"', "900x20"),
+          gauge("aps_event_stream_limit", 'limit="max_bytes"', "1000x20"),
+        ],
+        at: "20m",
+        labels: { namespace: "aps", severity: "warning" },
+      },
+    ],
+    // half full; and a stream without a byte limit (0) is never "near full"
+    healthy: {
+      input: [
+        gauge("aps_event_stream_usage", 'measure="bytes"', "500x20"),
+        gauge("aps_event_stream_limit", 'limit="max_bytes"', "1000x20"),
+        { series: `aps_event_stream_usage{${other},measure="bytes"}`, values: "900x20" },
+        { series: `aps_event_stream_limit{${other},limit="max_bytes"}`, values: "0x20" },
+      ],
+      at: "20m",
+    },
+  },
+  APSWebhookDeliveryLagHigh: {
+    // per minute: 100 deliveries, 90 of them within 1 s and the rest past 60 s (p99 in the 60–300 s bucket)
+    firing: [
+      {
+        input: [
+          gauge("aps_webhook_delivery_lag_seconds_bucket", 'le="1"', "0+90x40"),
+          gauge("aps_webhook_delivery_lag_seconds_bucket", 'le="60"', "0+90x40"),
+          gauge("aps_webhook_delivery_lag_seconds_bucket", 'le="300"', "0+100x40"),
+          gauge("aps_webhook_delivery_lag_seconds_bucket", 'le="+Inf"', "0+100x40"),
+        ],
+        at: "35m",
+        labels: { namespace: "aps", severity: "warning" },
+      },
+    ],
+    healthy: {
+      input: [
+        gauge("aps_webhook_delivery_lag_seconds_bucket", 'le="1"', "0+100x40"),
+        gauge("aps_webhook_delivery_lag_seconds_bucket", 'le="60"', "0+100x40"),
+        gauge("aps_webhook_delivery_lag_seconds_bucket", 'le="300"', "0+100x40"),
+        gauge("aps_webhook_delivery_lag_seconds_bucket", 'le="+Inf"', "0+100x40"),
+      ],
+      at: "35m",
+    },
+  },
   APSWorkQueueStale: {
     firing: [
       {

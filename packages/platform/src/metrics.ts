@@ -26,6 +26,8 @@ import type { Logger } from "./log.js";
  * - `aps_work_queue{queue,measure}` (a table-backed work queue: `depth` jobs queued or in progress, `oldest_seconds`
  *   the age of the oldest; sampled on scrape; notifications' `inbox_fanout`, ADR 0206)
  * - `aps_build_info{version,revision,node}` (always 1: what runs; `revision` from APS_BUILD_REVISION, the image sets it)
+ * - `aps_webhook_attempts_total{outcome}`, `aps_webhook_attempt_seconds{outcome}`, `aps_webhook_delivery_lag_seconds`,
+ *   `aps_webhook_endpoints_disabled_total` (notifications: webhook attempts, lag to a 2xx, give-ups; ADR 0159)
  * - `aps_db_pool_connections{service,state}` (each service's PostgreSQL pool: `total`, `idle`, `busy`, `waiting`
  *   clients queued for a connection, `max`; summed over the process's pools of a service; sampled on scrape)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
@@ -265,6 +267,45 @@ export const searchDuration = new Histogram({
   help: "Knowledge search latency in the engine, by engine, kind and outcome.",
   labelNames: ["engine", "kind", "outcome"] as const,
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [metricsRegistry],
+});
+
+/**
+ * Webhook attempts of the notifications worker (docs/adr/0159), by `outcome`: `ok` (a 2xx read to
+ * its end), `status` (another status), `timeout` (past WEBHOOK_ATTEMPT_TIMEOUT_MS), `failed` (no
+ * answer: refused, reset, a target the SSRF guard refuses), `aborted` (cut by a shutdown, tried again).
+ */
+export const webhookAttempts = new Counter({
+  name: "aps_webhook_attempts_total",
+  help: "Webhook delivery attempts, by outcome (ok, status, timeout, failed, aborted).",
+  labelNames: ["outcome"] as const,
+  registers: [metricsRegistry],
+});
+
+/** Time one webhook attempt took, seconds (connect to the answer's end or the deadline), by `outcome` as above. */
+export const webhookAttemptDuration = new Histogram({
+  name: "aps_webhook_attempt_seconds",
+  help: "Webhook attempt duration, by outcome.",
+  labelNames: ["outcome"] as const,
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [metricsRegistry],
+});
+
+/**
+ * Delivery lag of a webhook delivered by a 2xx, seconds: from when it was due (queued, or its
+ * retry's time) to the endpoint's answer — what a subscriber waits (capacity target p99 < 5 s).
+ */
+export const webhookDeliveryLag = new Histogram({
+  name: "aps_webhook_delivery_lag_seconds",
+  help: "Time from a webhook delivery being due to its successful answer.",
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  registers: [metricsRegistry],
+});
+
+/** Endpoints disabled after their retry schedule ran out (the give-up, docs/adr/0159). */
+export const webhookEndpointsDisabled = new Counter({
+  name: "aps_webhook_endpoints_disabled_total",
+  help: "Webhook endpoints disabled after a delivery exhausted its retries.",
   registers: [metricsRegistry],
 });
 

@@ -14,8 +14,8 @@ import { notFound, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
 import { methodNotAllowed } from "./http/method-not-allowed.js";
 import { hardening } from "./http/hardening.js";
-import { httpMetrics, metricsEndpoint } from "./http/metrics.js";
-import { accessLog } from "./http/access-log.js";
+import { httpMetrics, metricsEndpoint, routeOf } from "./http/metrics.js";
+import { accessLog } from "@aps/api/http/access-log";
 import { idempotency } from "./http/idempotency.js";
 import { MemoryIdempotencyStore, type IdempotencyStore } from "./http/idempotency-store.js";
 import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
@@ -57,7 +57,7 @@ export interface AppDeps {
   adminToken?: string | undefined;
   /** Serve `GET /metrics` on the API's port (default true); false when a separate METRICS_PORT serves it. */
   metricsOnApiPort?: boolean;
-  /** One info line per answered request (http/access-log.ts; ACCESS_LOG, default true). */
+  /** One info line per answered request (@aps/api http/access-log.ts; ACCESS_LOG, default true). */
   accessLog?: boolean;
   /** The event bus's dead-letter queue (`/v1/admin/events/dlq`, docs/adr/0100); 503 without it. */
   deadLetters?: DeadLetterQueue | undefined;
@@ -100,7 +100,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("trust proxy", deps.trustedProxies && deps.trustedProxies.length > 0 ? deps.trustedProxies : false);
   app.set("query parser", "simple");
   app.use(httpMetrics);
-  if (deps.accessLog !== false) app.use(accessLog(deps.log));
+  if (deps.accessLog !== false) app.use(accessLog(deps.log, routeOf));
   app.use(hardening);
   app.use(standardHeaders);
   // Before the rate limiter: its 429 is a /v1 answer too, and the document requires X-Skill-Version

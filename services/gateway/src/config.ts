@@ -40,10 +40,7 @@ export const gatewayEnvSchema = z.object({
    * the Ingress never expose the metrics.
    */
   METRICS_PORT: intVar(0, 0),
-  /**
-   * `on` (default): one info log line per answered request with its request id and trace id
-   * (docs/observability.md "Logs"); `off`: only the 5xx lines. Probes and scrapes are never logged.
-   */
+  /** `on` (default): an info line per answered request, with request and trace id (docs/observability.md "Logs"); `off`: 5xx only. */
   ACCESS_LOG: z.enum(["on", "off"]).default("on"),
   IDENTITY_GRPC_ADDR: grpcAddr(defaultGrpcAddr("identity")),
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
@@ -108,9 +105,8 @@ export const gatewayEnvSchema = z.object({
   DATABASE_POOL_MAX: commonEnvSchema.shape.DATABASE_POOL_MAX,
   DATABASE_MIGRATION_URL: commonEnvSchema.shape.DATABASE_MIGRATION_URL,
   DATABASE_POOLER: commonEnvSchema.shape.DATABASE_POOLER,
-  /** Longest a query waits for a pool connection, ms (default 8 000), as every service's. */
+  /** Pool wait and the deadline of its calls to the services, ms (8 000 and 10 000), as every service's. */
   DATABASE_POOL_WAIT_MS: commonEnvSchema.shape.DATABASE_POOL_WAIT_MS,
-  /** Deadline of its calls to the services, ms (default 10 000): past it a request answers 503 `upstream_unavailable`. */
   GRPC_DEADLINE_MS: commonEnvSchema.shape.GRPC_DEADLINE_MS,
   /** Its retention job (docs/adr/0167): pass interval, batch size and the Idempotency-Key records' age (24 h). */
   RETENTION_INTERVAL_MS: retentionEnvSchema.RETENTION_INTERVAL_MS,

@@ -17,11 +17,7 @@ export const httpMetrics: RequestHandler = (req: Request, res: Response, next: N
   next();
 };
 
-/**
- * The route template that answered `req` once it is answered (`/v1/posts/:id`): the matched
- * route's path under its router's base, the read cache shortcut's route (docs/adr/0212), or
- * `unmatched` outside any route. Ids stay out of it.
- */
+/** The route template that answered `req` (`/v1/posts/:id`; the read cache shortcut's, docs/adr/0212; else `unmatched`). */
 export function routeOf(req: Request, res: Response): string {
   const path = (req.route as { path?: string | RegExp } | undefined)?.path;
   return path !== undefined

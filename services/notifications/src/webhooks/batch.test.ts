@@ -7,6 +7,8 @@ import {
   migrate,
   openDatabase,
   PLATFORM_MIGRATIONS_DIR,
+  webhookAttempts,
+  webhookDeliveryLag,
   type Database,
 } from "@aps/platform";
 import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
@@ -42,6 +44,16 @@ if (!pgUp)
     await db?.close();
     await tdb?.drop();
   });
+
+  /** The worker's counters so far: attempts answered 2xx (`ok`) and with another status, and lags observed. */
+  async function attemptCounts(): Promise<{ ok: number; status: number; lag: number }> {
+    const attempts = (await webhookAttempts.get()).values;
+    const of = (outcome: string) => attempts.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+    const lag = (await webhookDeliveryLag.get()).values.find(
+      (v) => v.metricName === "aps_webhook_delivery_lag_seconds_count",
+    );
+    return { ok: of("ok"), status: of("status"), lag: lag?.value ?? 0 };
+  }
 
   /** A receiver answering 204, or 500 to the first attempt of the ids in `failOnce`; records each webhook-id. */
   async function receiver(failOnce: Set<string>) {
@@ -127,9 +139,10 @@ if (!pgUp)
     expect(new Set(times.slice(0, DELIVERY_BATCH)).size).toBe(1);
   });
 
-  it("a batch stops at its first failure; the rest is sent later, each once, and the failed one again", async () => {
+  it("a batch stops at its first failure; the rest is sent later, each once, and the failed one again; the attempts are counted", async () => {
     const failing = "msg_wh_fail_3";
     const rx = await receiver(new Set([failing]));
+    const before = await attemptCounts();
     const ids = await queue("wh_fail", rx.url, 12);
     const w = worker();
     w.start();
@@ -149,6 +162,13 @@ if (!pgUp)
     expect(ids.map((id) => o.get(id)!.attempts)).toEqual(ids.map((id) => (id === failing ? 2 : 1)));
     // the three before the failure were recorded with it, in one transaction
     expect(new Set(ids.slice(0, 3).map((id) => o.get(id)!.at)).size).toBe(1);
+    // aps_webhook_*: 12 answered 2xx (each with its lag), one 500 (docs/observability.md)
+    const after = await attemptCounts();
+    expect({ ok: after.ok - before.ok, status: after.status - before.status, lag: after.lag - before.lag }).toEqual({
+      ok: 12,
+      status: 1,
+      lag: 12,
+    });
   });
 
   it("endpoints take turns by how long their work waited: one that had caught up is not starved by busy ones", async () => {

@@ -8,6 +8,10 @@ import {
   type Logger,
   type TargetPolicy,
   type Tx,
+  webhookAttemptDuration,
+  webhookAttempts,
+  webhookDeliveryLag,
+  webhookEndpointsDisabled,
 } from "@aps/platform";
 import { DEFAULT_PENDING_MAX, feedHead, materialise, type CursorHook } from "../store/cursor.js";
 import { addInboxItem } from "../store/inbox.js";
@@ -333,6 +337,9 @@ export class DeliveryWorker {
     } catch (err) {
       outcome = { kind: "failed", statusCode: 0, detail: (err as Error).message.slice(0, 500), ms: Date.now() - t0 };
     }
+    webhookAttempts.inc({ outcome: outcome.kind });
+    webhookAttemptDuration.observe({ outcome: outcome.kind }, outcome.ms / 1000);
+    if (outcome.kind === "ok") webhookDeliveryLag.observe(Math.max(0, Date.now() - d.due_at.getTime()) / 1000);
     if (outcome.kind !== "ok" && outcome.kind !== "aborted")
       this.log.debug(
         { webhookId: d.webhook_id, deliveryId: d.id, kind: outcome.kind, detail: outcome.detail, ms: outcome.ms },
@@ -413,8 +420,10 @@ export class DeliveryWorker {
       );
       return [];
     });
-    if (disabled)
+    if (disabled) {
+      webhookEndpointsDisabled.inc();
       this.log.warn({ webhookId: d.webhook_id, deliveryId: d.id }, "webhook disabled after its last retry failed");
+    }
     return next;
   }
 

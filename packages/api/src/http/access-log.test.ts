@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
@@ -5,7 +6,6 @@ import express from "express";
 import { createLogger } from "@aps/platform";
 import { waitUntil } from "@aps/testkit";
 import { accessLog } from "./access-log.js";
-import { standardHeaders } from "./middleware.js";
 
 /**
  * The access log (docs/observability.md "Logs"): one info line per answered request that leads to
@@ -23,7 +23,11 @@ describe("access log: one line per request", () => {
   });
   const app = express();
   app.use(accessLog(createLogger("gateway", "info", sink)));
-  app.use(standardHeaders);
+  // as the gateway's standard headers: the caller's request id, else a new one
+  app.use((req, res, next) => {
+    res.setHeader("X-Request-Id", req.header("x-request-id") ?? randomUUID());
+    next();
+  });
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get(
     "/v1/posts/:id",

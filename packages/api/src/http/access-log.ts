@@ -1,9 +1,14 @@
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import { traceIds, type Logger } from "@aps/platform";
-import { routeOf } from "./metrics.js";
 
 /** Paths never logged: the kubelet's probes and Prometheus's scrapes (every few seconds per pod). */
 const QUIET_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
+
+/** The matched route's template under its router's base (`/v1/posts/:id`), else `unmatched`. */
+function matchedRoute(req: Request): string {
+  const path = (req.route as { path?: string | RegExp } | undefined)?.path;
+  return path !== undefined ? `${req.baseUrl}${String(path)}` : "unmatched";
+}
 
 /** The trace id of a W3C `traceparent` header (`00-<32 hex>-<16 hex>-<2 hex>`), else undefined. */
 function traceparentId(header: string | undefined): string | undefined {
@@ -12,14 +17,18 @@ function traceparentId(header: string | undefined): string | undefined {
 
 /**
  * One access-log line per answered request, at info level, message "request" (docs/observability.md
- * "Logs"): `method`, `route` (the template, as the metrics label it), `path` (no query string),
+ * "Logs"): `method`, `route` (the template, as `routeOf` names it for the metrics; default the
+ * matched route's path, else `unmatched`), `path` (no query string),
  * `status`, `ms` (time to the last byte), `bytes` (the answer's Content-Length, when set),
  * `requestId` (the X-Request-Id answered) and `trace_id`/`span_id` of the request's span — or,
  * when no span is recorded, the trace id of the caller's `traceparent` — so a line leads to its
  * trace and a reported request id to its line. Never headers, the query string or a body (keys and
  * tokens stay out). /healthz, /readyz and /metrics are not logged.
  */
-export function accessLog(log: Logger): RequestHandler {
+export function accessLog(
+  log: Logger,
+  routeOf: (req: Request, res: Response) => string = matchedRoute,
+): RequestHandler {
   return (req, res, next) => {
     if (QUIET_PATHS.has(req.path)) return next();
     const started = process.hrtime.bigint();
