@@ -93,6 +93,11 @@ export interface SystemOptions {
    * names each one.
    */
   replicas?: Partial<Record<DeployableName, number>>;
+  /**
+   * Mode `real` only: run on this existing database (a restored backup) instead of a fresh copy of
+   * the migrated template; it is left in place on stop.
+   */
+  databaseUrl?: string;
 }
 
 /** One process of a replicated distributed topology, as deploy/local/start.mjs names it (docs/adr/0166). */
@@ -311,7 +316,10 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
       stop: async () => (await p.stop(), cleanup()),
     };
   }
-  const db = await createTestDatabase(await migratedDatabase());
+  if (opts.databaseUrl && mode !== "real") throw new Error(`databaseUrl needs mode real, not ${mode}`);
+  const db = opts.databaseUrl
+    ? { url: opts.databaseUrl, drop: async () => undefined }
+    : await createTestDatabase(await migratedDatabase());
   const names = uniqueBusNames();
   const realEnv = {
     ...env,
