@@ -16,7 +16,13 @@ const SummaryReporter = require(join(ROOT, "test/support/summary-reporter.cjs"))
 /** One test result as jest reports it. */
 const t = (status: string, ancestorTitles: string[], title: string) => ({ status, ancestorTitles, title });
 
+/**
+ * The reporter's summary of `results`, as printed. The synthetic results never reach this run's
+ * outcome file (APS_TEST_OUTCOMES_OUT, the stress mode's): they are not this run's tests.
+ */
 function summarise(results: unknown): string {
+  const outcomes = process.env.APS_TEST_OUTCOMES_OUT;
+  delete process.env.APS_TEST_OUTCOMES_OUT;
   const writes: string[] = [];
   const write = process.stdout.write.bind(process.stdout);
   const capture = (chunk: string | Uint8Array): boolean => {
@@ -28,6 +34,7 @@ function summarise(results: unknown): string {
     new SummaryReporter({ rootDir: ROOT }).onRunComplete(undefined, results);
   } finally {
     process.stdout.write = write;
+    if (outcomes !== undefined) process.env.APS_TEST_OUTCOMES_OUT = outcomes;
   }
   return writes.join("");
 }
