@@ -28,6 +28,7 @@ import type { Logger } from "./log.js";
  * - `aps_build_info{version,revision,node}` (always 1: what runs; `revision` from APS_BUILD_REVISION, the image sets it)
  * - `aps_webhook_attempts_total{outcome}`, `aps_webhook_attempt_seconds{outcome}`, `aps_webhook_delivery_lag_seconds`,
  *   `aps_webhook_endpoints_disabled_total` (notifications: webhook attempts, lag to a 2xx, give-ups; ADR 0159)
+ * - `aps_forwarded_for_untrusted_total{peer}` (gateway: X-Forwarded-For from a peer outside TRUSTED_PROXIES, ignored)
  * - `aps_db_pool_connections{service,state}` (each service's PostgreSQL pool: `total`, `idle`, `busy`, `waiting`
  *   clients queued for a connection, `max`; summed over the process's pools of a service; sampled on scrape)
  * - the prom-client default process metrics (`process_*`, `nodejs_*`).
@@ -306,6 +307,18 @@ export const webhookDeliveryLag = new Histogram({
 export const webhookEndpointsDisabled = new Counter({
   name: "aps_webhook_endpoints_disabled_total",
   help: "Webhook endpoints disabled after a delivery exhausted its retries.",
+  registers: [metricsRegistry],
+});
+
+/**
+ * Requests that carried `X-Forwarded-For` from a peer not in TRUSTED_PROXIES (the header was
+ * ignored: the peer itself counted as the client), by the peer's range: `loopback` (a proxy on the
+ * same host — every client then shares one source), `private`, `public` (docs/reliability.md "Abuse").
+ */
+export const forwardedUntrusted = new Counter({
+  name: "aps_forwarded_for_untrusted_total",
+  help: "Requests whose X-Forwarded-For was ignored because the peer is not a trusted proxy, by the peer's range.",
+  labelNames: ["peer"] as const,
   registers: [metricsRegistry],
 });
 

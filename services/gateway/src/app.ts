@@ -16,6 +16,7 @@ import { methodNotAllowed } from "./http/method-not-allowed.js";
 import { hardening } from "./http/hardening.js";
 import { httpMetrics, metricsEndpoint, routeOf } from "./http/metrics.js";
 import { accessLog } from "@aps/api/http/access-log";
+import { untrustedForwarded } from "@aps/api/http/untrusted-forwarded";
 import { idempotency } from "./http/idempotency.js";
 import { MemoryIdempotencyStore, type IdempotencyStore } from "./http/idempotency-store.js";
 import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
@@ -101,6 +102,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("query parser", "simple");
   app.use(httpMetrics);
   if (deps.accessLog !== false) app.use(accessLog(deps.log, routeOf));
+  app.use(untrustedForwarded(deps.log));
   app.use(hardening);
   app.use(standardHeaders);
   // Before the rate limiter: its 429 is a /v1 answer too, and the document requires X-Skill-Version
