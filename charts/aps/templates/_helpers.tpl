@@ -51,13 +51,44 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 aps.dev/tier: app
 {{- end }}
 
-{{/* Image reference. */}}
-{{- define "aps.image" -}}
-{{- if .Values.image.digest -}}
-{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{/*
+  An image reference: `[global.imageRegistry/]repository` then `@digest` when set, else `:tag`.
+  With global.imageRegistry the repository's own registry host (a first path segment with a dot, a
+  colon or `localhost`) is replaced: every image of the release comes from one (private) registry.
+  Call with (dict "root" $ "image" <image values> "defaultTag" <tag when none>).
+*/}}
+{{- define "aps.imageRef" -}}
+{{- $repo := .image.repository }}
+{{- with .root.Values.global.imageRegistry }}
+{{- $parts := splitList "/" $repo }}
+{{- $first := first $parts }}
+{{- if and (gt (len $parts) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) }}
+{{- $repo = join "/" (rest $parts) }}
+{{- end }}
+{{- $repo = printf "%s/%s" (trimSuffix "/" .) $repo }}
+{{- end }}
+{{- if .image.digest -}}
+{{ $repo }}@{{ .image.digest }}
 {{- else -}}
-{{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
+{{ $repo }}:{{ default .defaultTag .image.tag }}
 {{- end -}}
+{{- end }}
+
+{{/* The APS image (image.*; the tag defaults to the chart's appVersion). */}}
+{{- define "aps.image" -}}
+{{ include "aps.imageRef" (dict "root" . "image" .Values.image "defaultTag" .Chart.AppVersion) }}
+{{- end }}
+
+{{/*
+  `imagePullSecrets:` of every pod spec of the release: global.imagePullSecrets and imagePullSecrets,
+  nothing when both are empty. Call with the root context; indent with nindent.
+*/}}
+{{- define "aps.imagePullSecrets" -}}
+{{- $secrets := concat (.Values.global.imagePullSecrets | default list) (.Values.imagePullSecrets | default list) | uniq }}
+{{- if $secrets }}
+imagePullSecrets:
+  {{- toYaml $secrets | nindent 2 }}
+{{- end }}
 {{- end }}
 
 {{- define "aps.serviceAccountName" -}}
