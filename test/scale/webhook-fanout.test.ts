@@ -17,6 +17,7 @@ import {
   eventually,
   hasPostgres,
   pause,
+  scaled,
   type TestDatabase,
 } from "@aps/testkit";
 import { poolForConcurrency } from "@aps/notifications/config";
@@ -144,7 +145,7 @@ const quantile = (xs: number[], q: number) => {
       await tdb?.drop();
     });
 
-    it("every healthy endpoint gets every event, lag p99 < 5 s (timing bound); the ingest writes O(1) rows per event", async () => {
+    it("every healthy endpoint gets every event, lag p99 < 5 s × the time scale (timing bound); the ingest writes O(1) rows per event", async () => {
       const worker = new DeliveryWorker(
         db.pool,
         {
@@ -338,7 +339,10 @@ const quantile = (xs: number[], q: number) => {
         // one feed row, nothing per webhook
         expect(rowsPerEvent).toEqual({ feed_events: 1, inbox_items: 0, webhooks: 0, webhook_deliveries: 0 });
         expect(missing).toBe(0);
-        expect(quantile(lags, 0.99)).toBeLessThan(5_000);
+        // the capacity target, 5 s on a quiet machine (the full-size bench reports it, docs/capacity.md),
+        // stretched like every deadline by the load now (docs/testing.md "Time in assertions"): beside
+        // other work on this 2-core machine it measured 7.0 s at load ~9
+        expect(quantile(lags, 0.99)).toBeLessThan(scaled(5_000));
       } finally {
         await worker.stop();
       }
