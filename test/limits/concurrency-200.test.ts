@@ -1,6 +1,6 @@
 import pg from "pg";
 import { DEFAULT_DEADLINE_MS } from "@aps/platform";
-import { httpClient, seededRandom, testSeed, type HttpResult } from "@aps/testkit";
+import { httpClient, scaled, seededRandom, testSeed, type HttpResult } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -95,8 +95,10 @@ describeReal("200 agents voting and flipping on 20 posts at once (real)", () => 
     );
     expect({ seed, failures }).toEqual({ seed, failures: [] });
     expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([]);
-    // every answer within the gateway's deadline: the bound a request queued behind the burst has
-    expect({ seed, slowest: slowest < DEFAULT_DEADLINE_MS }).toEqual({ seed, slowest: true });
+    // every answer within the gateway's 10 s deadline, the bound a request queued behind the burst
+    // has on a quiet machine — stretched by the load now, as the test system's deadline is
+    // (docs/testing.md "Time in assertions")
+    expect({ seed, slowest: slowest < scaled(DEFAULT_DEADLINE_MS) }).toEqual({ seed, slowest: true });
 
     // the test's own tally per post
     const truth = new Map(postIds.map((id) => [id, { for: 0, against: 0, score: 0 }]));
