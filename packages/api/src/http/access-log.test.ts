@@ -84,6 +84,29 @@ describe("access log: one line per request", () => {
     expect([text.includes("secret-in-query"), text.includes("aps_live_secret")]).toEqual([false, false]);
   });
 
+  it("costs nothing below info: no line, no 'finish' listener of its own", async () => {
+    /** `finish` listeners on the answer when the handler runs, behind `use` (or nothing). */
+    const listenersWith = async (use?: express.RequestHandler) => {
+      const app = express();
+      if (use) app.use(use);
+      let n = -1;
+      app.get("/v1/x", (_req, res) => {
+        n = res.listenerCount("finish");
+        res.json({});
+      });
+      const s = app.listen(0, "127.0.0.1");
+      await once(s, "listening");
+      await fetch(`http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/x`);
+      await new Promise<void>((r) => s.close(() => r()));
+      return n;
+    };
+    const before = lines.length;
+    const baseline = await listenersWith();
+    expect(await listenersWith(accessLog(createLogger("gateway", "warn", sink)))).toBe(baseline);
+    expect(await listenersWith(accessLog(createLogger("gateway", "info", sink)))).toBe(baseline + 1);
+    expect(lines.length).toBe(before + 1);
+  });
+
   it("does not log the probes", async () => {
     const before = (await requestLines(0)).length;
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
