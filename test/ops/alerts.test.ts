@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { chartTools, PROMTOOL, renderChart, ROOT, type Manifest } from "./chart-tools.js";
+import { chartTools, promtoolMissing, PROMTOOL, renderChart, ROOT, type Manifest } from "./chart-tools.js";
 
 /**
  * The chart's alert and SLO rules (charts/aps/templates/prometheusrule.yaml, docs/observability.md
@@ -16,11 +16,7 @@ import { chartTools, PROMTOOL, renderChart, ROOT, type Manifest } from "./chart-
  */
 const run = promisify(execFile);
 const tools = await chartTools();
-const missing =
-  "skipReason" in tools ? tools.skipReason : PROMTOOL ? undefined : "promtool not found (Debian package `prometheus`)";
-if (missing && process.env.APS_TEST_REQUIRE_REAL === "1")
-  throw new Error(`${missing}: required under APS_TEST_REQUIRE_REAL=1`);
-if (missing) console.warn(`SKIPPING the alert rule tests: ${missing}`);
+const missing = promtoolMissing(tools, "the alert rule tests");
 const describeTools = missing ? describe.skip : describe;
 
 /** One promtool input series: `series` in PromQL selector form, `values` in promtool's expanding notation. */

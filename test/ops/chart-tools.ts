@@ -107,3 +107,20 @@ export async function renderChartError(tools: Tools, args: string[]): Promise<st
 
 /** Debian's promtool (package `prometheus`; .ci/run installs it), or undefined when absent. */
 export const PROMTOOL = ["/usr/bin/promtool", "/usr/local/bin/promtool"].find((p) => existsSync(p));
+
+/**
+ * Why a suite that needs helm's tools and promtool cannot run, or undefined when it can. Throws
+ * under APS_TEST_REQUIRE_REAL=1 (CI) instead; otherwise warns that `suite` is skipped (docs/adr/0094).
+ */
+export function promtoolMissing(tools: ChartTools, suite: string): string | undefined {
+  const missing =
+    "skipReason" in tools
+      ? tools.skipReason
+      : PROMTOOL
+        ? undefined
+        : "promtool not found (Debian package `prometheus`)";
+  if (missing && process.env.APS_TEST_REQUIRE_REAL === "1")
+    throw new Error(`${missing}: required under APS_TEST_REQUIRE_REAL=1`);
+  if (missing) console.warn(`SKIPPING ${suite}: ${missing}`);
+  return missing;
+}

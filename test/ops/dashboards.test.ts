@@ -3,7 +3,16 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { chartTools, PROD_VALUES, PROMTOOL, renderChart, ROOT, type Manifest, type Tools } from "./chart-tools.js";
+import {
+  chartTools,
+  promtoolMissing,
+  PROD_VALUES,
+  PROMTOOL,
+  renderChart,
+  ROOT,
+  type Manifest,
+  type Tools,
+} from "./chart-tools.js";
 
 /**
  * The Grafana dashboards (charts/aps/dashboards/*.json, built as code by scripts/dashboards.mjs with
@@ -15,11 +24,7 @@ import { chartTools, PROD_VALUES, PROMTOOL, renderChart, ROOT, type Manifest, ty
  */
 const run = promisify(execFile);
 const tools = await chartTools();
-const missing =
-  "skipReason" in tools ? tools.skipReason : PROMTOOL ? undefined : "promtool not found (Debian package `prometheus`)";
-if (missing && process.env.APS_TEST_REQUIRE_REAL === "1")
-  throw new Error(`${missing}: required under APS_TEST_REQUIRE_REAL=1`);
-if (missing) console.warn(`SKIPPING the dashboard tests: ${missing}`);
+const missing = promtoolMissing(tools, "the dashboard tests");
 
 /** Every target expression of a dashboard's panels (rows nest theirs when collapsed). */
 function exprsOf(d: any): Array<{ panel: string; expr: string }> {
