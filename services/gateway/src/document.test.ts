@@ -1,20 +1,13 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Logger } from "@aps/platform";
+import { createLogger } from "@aps/platform";
 import { createApp } from "./app.js";
 import { routesOf } from "./http/route-list.js";
 import { loadSkill } from "./skill.js";
 import { buildOpenApi } from "@aps/api/openapi/document";
 
-const quiet = {
-  info() {},
-  warn() {},
-  error() {},
-  debug() {},
-  child() {
-    return quiet;
-  },
-} as unknown as Logger;
+/** A real logger that writes nothing (the app asks it which levels are on). */
+const quiet = createLogger("gateway-test", "silent");
 const skill = loadSkill();
 /** The gateway with every route (admin on) and clients that these tests never call. */
 const app = createApp({

@@ -3,22 +3,15 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HTTP_STATUS, type Logger } from "@aps/platform";
+import { createLogger, HTTP_STATUS } from "@aps/platform";
 import { createApp } from "../app.js";
 import { checkDocs, DOCS_DIR, pageFiles, readManifest, renderLlmsTxt, sha256 } from "../docs.js";
 import { loadSkill, SKILL_PATH } from "../skill.js";
 import { BLOCK_END, blockStart } from "../skill-blocks.js";
 import { routesOf } from "../http/route-list.js";
 
-const quiet = {
-  info() {},
-  warn() {},
-  error() {},
-  debug() {},
-  child() {
-    return quiet;
-  },
-} as unknown as Logger;
+/** A real logger that writes nothing (the app asks it which levels are on). */
+const quiet = createLogger("gateway-test", "silent");
 /** The gateway app with clients that are never called by these tests (docs and routing only). */
 const app = createApp({
   identity: {} as never,
