@@ -7,7 +7,8 @@ import type { BusEvent } from "./types.js";
  * An ephemeral subscription is told when events may have been missed (EventBus.subscribe's
  * `onGap`, docs/adr/0221): the bus's connection to the real NATS runs through a TCP proxy the test
  * cuts and restores; `onGap` is called when the connection is lost and again when it is back, and
- * an event published while it was cut never arrives (which is why the subscriber must be told).
+ * an event published while it was cut never arrives (which is why the subscriber must be told), and
+ * one published as soon as `onGap` reports the connection back does arrive.
  */
 const log = createLogger("bus-gap-test", "silent");
 const natsUp = await hasNats();
@@ -46,10 +47,12 @@ async function waitFor(what: string, cond: () => boolean, ms = 15_000): Promise<
         await proxy.down();
         await waitFor("onGap on the lost connection", () => gaps >= 1);
         await publish("during");
-        await proxy.up();
+        // back with every byte to NATS 300 ms late: the resent SUB reaches the server well after
+        // nats.js reports the reconnect, so a gap reported before the interest holds loses "after"
+        await proxy.up({ upstreamLatencyMs: 300 });
         await waitFor("onGap on the connection back", () => gaps >= 2, 20_000);
 
-        await publish("after");
+        await publish("after"); // at once, on the other connection: the subscriber's catch-up moment
         await waitFor("the event after the reconnect", () => got.includes("after"));
         // the one published while cut was missed: exactly what onGap warns of
         expect(got).toEqual(["before", "after"]);

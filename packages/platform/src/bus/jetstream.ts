@@ -144,21 +144,35 @@ export class JetStreamBus implements EventBus {
   /**
    * Calls every `onGap` listener when the connection is lost and when it is back: core NATS
    * subscriptions get nothing published in between (docs/adr/0221). Ends when the connection closes.
+   * On the way back the listeners are called only once the server has registered the resent
+   * interest (a flush: nats.js writes the SUBs just before it reports the reconnect), so what a
+   * listener does to catch up cannot race an event it would then miss. A flush cut short by another
+   * disconnect still calls them.
    */
   private async watchGaps(): Promise<void> {
     try {
       for await (const s of this.nc.status()) {
-        if (s.type !== Events.Disconnect && s.type !== Events.Reconnect) continue;
-        for (const onGap of this.gapListeners) {
-          try {
-            onGap();
-          } catch (err) {
-            this.opts.log.warn({ err: String(err) }, "an ephemeral subscriber's gap handler failed");
-          }
+        if (s.type === Events.Disconnect) this.notifyGap();
+        else if (s.type === Events.Reconnect) {
+          this.nc.flush().then(
+            () => this.notifyGap(),
+            () => this.notifyGap(),
+          );
         }
       }
     } catch {
       // the status iterator ends (or fails) with the connection: nothing more to watch
+    }
+  }
+
+  /** Calls every running subscription's `onGap`; one that throws is logged and the rest still run. */
+  private notifyGap(): void {
+    for (const onGap of this.gapListeners) {
+      try {
+        onGap();
+      } catch (err) {
+        this.opts.log.warn({ err: String(err) }, "an ephemeral subscriber's gap handler failed");
+      }
     }
   }
 
