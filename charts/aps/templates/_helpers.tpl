@@ -300,6 +300,9 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- $user := ternary (printf "aps_%s" .name) $pg.deployed.username $root.Values.internalTrust.enabled -}}
 - name: DATABASE_POOL_MAX
   value: {{ $c.databasePoolMax | int | toString | quote }}
+{{- /* upgrades: the migration Job applied them, the pods verify (migrations.yaml); the first install migrates at start */}}
+- name: DATABASE_MIGRATIONS
+  value: {{ ternary "verify" "apply" (and $root.Values.migrations.job.enabled (not $root.Release.IsInstall)) | quote }}
 {{- if $bouncer }}
 {{- /* through the in-chart PgBouncer (transaction mode); migrations to the server (docs/adr/0169) */}}
 - name: DATABASE_POOLER

@@ -55,13 +55,20 @@ describe("commonEnvSchema: the database options (issue 31 item 6, docs/adr/0169)
       DATABASE_POOLER: "transaction",
       DATABASE_MIGRATION_URL: "postgres://direct/db",
       DATABASE_POOL_WAIT_MS: "2500",
+      DATABASE_MIGRATIONS: "verify",
     });
     expect(databaseOptionsOf(cfg)).toEqual({
       poolSize: 12,
       pooler: "transaction",
       migrationUrl: "postgres://direct/db",
       poolWaitMs: 2500,
+      migrations: "verify",
     });
+  });
+
+  it("DATABASE_MIGRATIONS is apply unless verify is asked; anything else is refused", () => {
+    expect(parseEnv(commonEnvSchema, {}).DATABASE_MIGRATIONS).toBe("apply");
+    expect(() => parseEnv(commonEnvSchema, { DATABASE_MIGRATIONS: "skip" })).toThrow(/DATABASE_MIGRATIONS/);
   });
 
   it("GRPC_DEADLINE_MS and DATABASE_POOL_WAIT_MS default to 10 s and 8 s (each ≥ 100 ms)", () => {

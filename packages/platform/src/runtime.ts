@@ -39,6 +39,12 @@ export const commonEnvSchema = z.object({
   DATABASE_MIGRATION_URL: optionalVar(),
   /** What the database URL reaches: `none` (PostgreSQL) or `transaction` (a PgBouncer in transaction mode; docs/adr/0169). */
   DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
+  /**
+   * `apply` (default): a starting service applies its missing migrations and its SQL functions;
+   * `verify`: it only checks that none is missing and refuses to start otherwise — the chart's
+   * migration Job applied them (MigrationMode, docs/operations/upgrading.md).
+   */
+  DATABASE_MIGRATIONS: z.enum(["apply", "verify"]).default("apply"),
   APS_DATA_DIR: z.string().default("./data"),
   NATS_URL: optionalVar(),
   NATS_STREAM: z
@@ -109,11 +115,14 @@ export type GrpcServerTuning = Pick<GrpcServerOptions, "maxConnectionAgeMs" | "m
 
 /**
  * The database options of a service from its config (DATABASE_POOL_MAX, DATABASE_MIGRATION_URL,
- * DATABASE_POOLER: docs/adr/0169; DATABASE_POOL_WAIT_MS), for openDatabase.
+ * DATABASE_POOLER: docs/adr/0169; DATABASE_POOL_WAIT_MS; DATABASE_MIGRATIONS), for openDatabase.
  */
 export function databaseOptionsOf(
-  cfg: Pick<CommonConfig, "DATABASE_POOL_MAX" | "DATABASE_MIGRATION_URL" | "DATABASE_POOLER" | "DATABASE_POOL_WAIT_MS">,
-): Required<Pick<DatabaseOptions, "poolSize" | "pooler" | "poolWaitMs">> & {
+  cfg: Pick<
+    CommonConfig,
+    "DATABASE_POOL_MAX" | "DATABASE_MIGRATION_URL" | "DATABASE_POOLER" | "DATABASE_POOL_WAIT_MS" | "DATABASE_MIGRATIONS"
+  >,
+): Required<Pick<DatabaseOptions, "poolSize" | "pooler" | "poolWaitMs" | "migrations">> & {
   migrationUrl: string | undefined;
 } {
   return {
@@ -121,6 +130,7 @@ export function databaseOptionsOf(
     migrationUrl: cfg.DATABASE_MIGRATION_URL,
     pooler: cfg.DATABASE_POOLER,
     poolWaitMs: cfg.DATABASE_POOL_WAIT_MS,
+    migrations: cfg.DATABASE_MIGRATIONS,
   };
 }
 

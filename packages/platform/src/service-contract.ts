@@ -5,7 +5,9 @@ import type { PoolSizing } from "./db/database.js";
 import type { ServiceTarget } from "./grpc/connect.js";
 import type { LocalEndpoint } from "./grpc/local.js";
 import type { Logger } from "./log.js";
-import { openServiceDeps, type CommonConfig, type ServiceDeps } from "./runtime.js";
+import { openDatabase } from "./db/database.js";
+import { migrate } from "./db/migrate.js";
+import { databaseOptionsOf, openServiceDeps, type CommonConfig, type ServiceDeps } from "./runtime.js";
 import { SERVICES, type DeployableName, type ServiceName } from "./topology.js";
 
 /**
@@ -110,6 +112,13 @@ export interface ApsService<
   /** Starts it; resolves once it serves. */
   start(ctx: ServiceContext<N, Cfg>): Promise<Handle>;
   /**
+   * Applies its schema's migrations and SQL functions, then closes what it opened: the migration
+   * job's whole work (`APS_MIGRATE_ONLY=1`, docs/operations/upgrading.md). Needs only the database
+   * (no bus, no listen port). Absent: the service has no schema of its own. Rejects when a
+   * migration fails (nothing of it is applied: each runs in one transaction).
+   */
+  migrate?(ctx: { cfg: Cfg; log: Logger }): Promise<void>;
+  /**
    * Run on its own only: whether `runStandalone` serves `GET /metrics` on METRICS_PORT for it
    * (default true; the gateway serves its own, docs/adr/0112), and what it announces once started.
    */
@@ -169,4 +178,33 @@ export async function startWithServiceDeps<
     throw err;
   }
   return { ...handle, stop: () => stopInOrder([() => handle.stop(), closeBus]) };
+}
+
+/**
+ * The migration job's work for a service with a schema (ApsService.migrate): opens `schema` at the
+ * config's database URL (`databaseUrl`, i.e. `<NAME>_DATABASE_URL`, else DATABASE_URL) with one
+ * connection, applies `dirs` and `functionsDir` whatever DATABASE_MIGRATIONS says (this is the
+ * step that applies them), and closes it. Throws when there is no URL or a migration fails.
+ */
+export async function migrateSchema(
+  schema: string,
+  cfg: Parameters<typeof databaseOptionsOf>[0] &
+    Pick<CommonConfig, "DATABASE_URL"> & { databaseUrl?: string | undefined },
+  log: Logger,
+  dirs: string[],
+  functionsDir?: string,
+): Promise<void> {
+  const db = await openDatabase({
+    url: cfg.databaseUrl ?? cfg.DATABASE_URL,
+    schema,
+    log,
+    ...databaseOptionsOf(cfg),
+    poolSize: 1,
+    migrations: "apply",
+  });
+  try {
+    await migrate(db, dirs, log, functionsDir ? { functionsDir } : {});
+  } finally {
+    await db.close();
+  }
 }

@@ -15,6 +15,7 @@ export type DependencyAddrs<N extends DeployableName> = {
  * (docs/adr/0214), its logger, the addresses of the services it calls from that config (`<NAME>_GRPC_ADDR`),
  * `start`, a `GET /metrics` listener on METRICS_PORT (unless the service serves its own), and a
  * graceful stop on SIGTERM/SIGINT (onShutdown: the service, then the metrics listener).
+ * With `APS_MIGRATE_ONLY=1` it is the migration job instead (migrateAndExit).
  * Rejects — the process exits non-zero — when the config is invalid or the start fails.
  */
 export async function runStandalone<
@@ -26,6 +27,7 @@ export async function runStandalone<
   const platform = await import("./index.js");
   const service = await load();
   const cfg = service.loadConfig(env);
+  if (env.APS_MIGRATE_ONLY === "1") return migrateAndExit(name, service, cfg);
   const addrs = cfg as unknown as Record<string, string>;
   // its listen port held before any outbound connection can be given it (docs/adr/0214)
   await platform.reserveListenPort(
@@ -48,4 +50,26 @@ export async function runStandalone<
     await metrics?.stop();
   });
   return handle;
+}
+
+/**
+ * The migration job (`APS_MIGRATE_ONLY=1`, docs/operations/upgrading.md; the chart's pre-upgrade
+ * hook Job per schema owner): applies the service's migrations and SQL functions
+ * (ApsService.migrate) and exits 0 — no listen port, no bus, no server; a service without a schema
+ * of its own says so and exits 0. Never resolves; a failed migration rejects (the process exits non-zero).
+ */
+async function migrateAndExit<N extends DeployableName, Cfg extends { LOG_LEVEL: string }, H extends StartedService>(
+  name: N,
+  service: ApsService<N, Cfg, H>,
+  cfg: Cfg,
+): Promise<never> {
+  const platform = await import("./index.js");
+  const log = platform.createLogger(name, cfg.LOG_LEVEL);
+  const t0 = Date.now();
+  if (service.migrate) {
+    await service.migrate({ cfg, log });
+    log.info({ ms: Date.now() - t0 }, "migrations and SQL functions applied (APS_MIGRATE_ONLY)");
+  } else log.info("no schema of its own: nothing to migrate (APS_MIGRATE_ONLY)");
+  await platform.shutdownTelemetry();
+  process.exit(0);
 }

@@ -10,6 +10,8 @@ import {
   type ServiceTarget,
   startWithServiceDeps,
   type ApsGrpcService,
+  migrateSchema,
+  PLATFORM_MIGRATIONS_DIR,
 } from "@aps/platform";
 import { council, type forum, type identity as identityProto } from "@aps/proto";
 import { loadConfig, type CouncilConfig } from "./config.js";
@@ -77,6 +79,7 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
 export const councilService: ApsGrpcService<"council", CouncilConfig> = {
   name: "council",
   loadConfig,
+  migrate: ({ cfg, log }) => migrateSchema("council", cfg, log, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR]),
   start: (ctx) =>
     startWithServiceDeps("council", ctx, (deps) =>
       startCouncil(deps, {

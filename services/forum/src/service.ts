@@ -8,6 +8,8 @@ import {
   type ServiceDeps,
   startWithServiceDeps,
   type ApsGrpcService,
+  migrateSchema,
+  PLATFORM_MIGRATIONS_DIR,
 } from "@aps/platform";
 import { forum } from "@aps/proto";
 import { forumLimits, loadConfig, type ForumConfig } from "./config.js";
@@ -93,6 +95,7 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
 export const forumService: ApsGrpcService<"forum", ForumConfig> = {
   name: "forum",
   loadConfig,
+  migrate: ({ cfg, log }) => migrateSchema("forum", cfg, log, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], FUNCTIONS_DIR),
   start: (ctx) =>
     startWithServiceDeps("forum", ctx, (deps) =>
       startForum(deps, {

@@ -105,6 +105,7 @@ export const gatewayEnvSchema = z.object({
   DATABASE_POOL_MAX: commonEnvSchema.shape.DATABASE_POOL_MAX,
   DATABASE_MIGRATION_URL: commonEnvSchema.shape.DATABASE_MIGRATION_URL,
   DATABASE_POOLER: commonEnvSchema.shape.DATABASE_POOLER,
+  DATABASE_MIGRATIONS: commonEnvSchema.shape.DATABASE_MIGRATIONS,
   /** Pool wait and the deadline of its calls to the services, ms (8 000 and 10 000), as every service's. */
   DATABASE_POOL_WAIT_MS: commonEnvSchema.shape.DATABASE_POOL_WAIT_MS,
   GRPC_DEADLINE_MS: commonEnvSchema.shape.GRPC_DEADLINE_MS,

@@ -17,6 +17,12 @@ import {
   GATEWAY,
   RetentionJob,
   releaseListenPort,
+  CouncilClient,
+  ForumClient,
+  IdentityClient,
+  KnowledgeClient,
+  NotificationsClient,
+  TranslationClient,
 } from "@aps/platform";
 import { MemoryIdempotencyStore, PgIdempotencyStore } from "./http/idempotency-store.js";
 import type {
@@ -29,14 +35,6 @@ import type {
 } from "@aps/proto";
 import { RequestRateLimiter } from "./http/ratelimit.js";
 import { createApp } from "./app.js";
-import {
-  CouncilClient,
-  ForumClient,
-  IdentityClient,
-  KnowledgeClient,
-  NotificationsClient,
-  TranslationClient,
-} from "@aps/platform";
 import { SseStreams } from "./http/sse.js";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
@@ -50,7 +48,7 @@ import { subscribeInvalidation } from "./cache/invalidation.js";
 export const MAX_HEADER_BYTES = 16 * 1024;
 
 /** The gateway's own migrations (the shared rate-limit counters, the HTTP Idempotency-Key records). */
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
 /** Schema of the gateway's tables in a shared database (docs/adr/0003). */
 export const GATEWAY_SCHEMA = "gateway";

@@ -1,6 +1,6 @@
-import type { ApsService, ServiceName } from "@aps/platform";
+import { migrateSchema, type ApsService, type ServiceName } from "@aps/platform";
 import { loadConfig, type GatewayConfig } from "./config.js";
-import { startGateway, type GatewayHandle, type LocalServices } from "./server.js";
+import { GATEWAY_SCHEMA, MIGRATIONS_DIR, startGateway, type GatewayHandle, type LocalServices } from "./server.js";
 
 /**
  * The HTTP gateway as every launcher runs it (docs/adr/0191): its config as it is (the all-in-one
@@ -13,6 +13,9 @@ import { startGateway, type GatewayHandle, type LocalServices } from "./server.j
 export const gatewayService: ApsService<"gateway", GatewayConfig, GatewayHandle> = {
   name: "gateway",
   loadConfig,
+  // no database URL: no schema (its counters stay in the process), nothing to migrate
+  migrate: ({ cfg, log }) =>
+    cfg.databaseUrl ? migrateSchema(GATEWAY_SCHEMA, cfg, log, [MIGRATIONS_DIR]) : Promise.resolve(),
   start: (ctx) => {
     const local: LocalServices = {};
     for (const [name, target] of Object.entries(ctx.targets) as [ServiceName, unknown][])

@@ -12,6 +12,8 @@ import {
   type ServiceTarget,
   startWithServiceDeps,
   type ApsGrpcService,
+  migrateSchema,
+  PLATFORM_MIGRATIONS_DIR,
 } from "@aps/platform";
 import { identity, type forum } from "@aps/proto";
 import { loadConfig, type IdentityConfig } from "./config.js";
@@ -126,6 +128,7 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
 export const identityService: ApsGrpcService<"identity", IdentityConfig> = {
   name: "identity",
   loadConfig,
+  migrate: ({ cfg, log }) => migrateSchema("identity", cfg, log, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR]),
   start: (ctx) =>
     startWithServiceDeps("identity", ctx, (deps) => {
       if (ctx.cfg.WEBHOOK_ALLOW_PRIVATE)

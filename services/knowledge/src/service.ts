@@ -1,6 +1,7 @@
 import {
   databaseOptionsOf,
   ForumClient,
+  migrateSchema,
   grpcServerTuningOf,
   internalTrustOf,
   openDatabase,
@@ -18,6 +19,7 @@ import {
 } from "@aps/platform";
 import { knowledge, type forum } from "@aps/proto";
 import { loadConfig, type KnowledgeConfig } from "./config.js";
+import { MIGRATIONS_DIR } from "./store/postgres-engine.js";
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine, type TextSource } from "./engine.js";
 import { consumePostChanges } from "./events/post-index.js";
 import { statusMemory } from "./events/status-memory.js";
@@ -208,6 +210,15 @@ function textsOf(docs: KnowledgeDoc[], forumClient: ForumClient): TextSource {
 export const knowledgeService: ApsGrpcService<"knowledge", KnowledgeConfig> = {
   name: "knowledge",
   loadConfig,
+  // a schema only for the PostgreSQL engine at KNOWLEDGE_DATABASE_URL (never DATABASE_URL, see above)
+  migrate: async ({ cfg, log }) => {
+    if (cfg.KNOWLEDGE_DATABASE_URL && wantsDatabase(cfg))
+      await migrateSchema("knowledge", { ...cfg, databaseUrl: cfg.KNOWLEDGE_DATABASE_URL }, log, [MIGRATIONS_DIR]);
+    else
+      log.info(
+        "the search engine keeps no schema here (Meilisearch, or no KNOWLEDGE_DATABASE_URL): nothing to migrate",
+      );
+  },
   start: async (ctx) => {
     const { cfg, log } = ctx;
     const bus = await openEventBus("knowledge", cfg, log, ctx.bus);

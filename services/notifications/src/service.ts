@@ -8,6 +8,8 @@ import {
   type ServiceDeps,
   startWithServiceDeps,
   type ApsGrpcService,
+  migrateSchema,
+  PLATFORM_MIGRATIONS_DIR,
 } from "@aps/platform";
 import { notifications } from "@aps/proto";
 import { loadConfig, poolForConcurrency, type NotificationsConfig } from "./config.js";
@@ -138,6 +140,7 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
 export const notificationsService: ApsGrpcService<"notifications", NotificationsConfig> = {
   name: "notifications",
   loadConfig,
+  migrate: ({ cfg, log }) => migrateSchema("notifications", cfg, log, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR]),
   start: (ctx) =>
     startWithServiceDeps("notifications", ctx, (deps) => {
       const cfg = ctx.cfg;

@@ -17,6 +17,7 @@ import {
   type GrpcServerTuning,
   type InternalTrust,
   databaseOptionsOf,
+  migrateSchema,
   grpcServerTuningOf,
   internalTrustOf,
   openDatabase,
@@ -152,6 +153,7 @@ export async function startTranslation(
 export const translationService: ApsGrpcService<"translation", TranslationConfig> = {
   name: "translation",
   loadConfig,
+  migrate: ({ cfg, log }) => migrateSchema("translation", cfg, log, [MIGRATIONS_DIR]),
   start: async (ctx) => {
     const { cfg, log } = ctx;
     const db = await openDatabase({

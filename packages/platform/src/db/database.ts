@@ -23,7 +23,18 @@ export interface Database {
   readonly migrationUrl?: string | undefined;
   /** What sits between `pool` and the server (`DATABASE_POOLER`, docs/adr/0169); absent = "none". */
   readonly pooler?: Pooler;
+  /** Whether `migrate` applies the migrations or only checks them (`DATABASE_MIGRATIONS`); absent = "apply". */
+  readonly migrations?: MigrationMode;
 }
+
+/**
+ * What a starting service does with its schema's migrations (`DATABASE_MIGRATIONS`,
+ * docs/operations/upgrading.md): `apply` — applies what is missing and re-applies its SQL
+ * functions (the all-in-one, `npm start`, compose); `verify` — applies nothing and refuses to start
+ * while a migration of its code is missing: the chart's migration Job (`APS_MIGRATE_ONLY=1`, a
+ * pre-install/pre-upgrade hook) has applied them once before any pod of the release starts.
+ */
+export type MigrationMode = "apply" | "verify";
 
 /**
  * What `DATABASE_URL` reaches (`DATABASE_POOLER`, issue 31 item 6, docs/adr/0169): `none` — a
@@ -50,6 +61,8 @@ export interface DatabaseOptions {
   pooler?: Pooler;
   /** Longest a query waits for a pool connection, ms (default POOL_WAIT_MS; `DATABASE_POOL_WAIT_MS`). */
   poolWaitMs?: number;
+  /** Apply or only verify the migrations at start (default "apply", see MigrationMode). */
+  migrations?: MigrationMode;
   log: Logger;
 }
 
@@ -112,7 +125,14 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   }
   const unregister = registerPool(opts.schema, pool);
   const close = () => (unregister(), pool.end());
-  return { pool, schema: opts.schema, close, migrationUrl: opts.migrationUrl, pooler };
+  return {
+    pool,
+    schema: opts.schema,
+    close,
+    migrationUrl: opts.migrationUrl,
+    pooler,
+    migrations: opts.migrations ?? "apply",
+  };
 }
 
 /** The startup `options` that put a connection's `search_path` on `schema`. */

@@ -1,3 +1,5 @@
+import { readdirSync } from "node:fs";
+import { basename } from "node:path";
 import pg from "pg";
 import { runner } from "node-pg-migrate";
 import { searchPathOption, type Database } from "./database.js";
@@ -15,6 +17,9 @@ import { lockValueFor } from "./migration-lock.js";
  * (issue 31 item 6, docs/adr/0169).
  * Then, with `opts.functionsDir`, the service's SQL functions are (re)applied from their files on
  * the same connection under the same lock key (`applyFunctions`, docs/adr/0180).
+ * With `db.migrations` "verify" (`DATABASE_MIGRATIONS=verify`: the chart's migration Job applies
+ * them, docs/operations/upgrading.md) nothing is applied: it throws MissingMigrationsError when a
+ * migration of `dir` is not recorded as applied (see verifyMigrations).
  */
 export async function migrate(
   db: Database,
@@ -22,6 +27,11 @@ export async function migrate(
   log: Logger,
   opts: { functionsDir?: string } = {},
 ): Promise<void> {
+  if (db.migrations === "verify") {
+    await verifyMigrations(db, dir);
+    log.info({ schema: db.schema }, "migrations verified (applied by the migration job)");
+    return;
+  }
   if (db.migrationUrl) {
     const direct = new pg.Client({
       connectionString: db.migrationUrl,
@@ -80,4 +90,48 @@ async function runMigrations(
     advisoryLockMode: "wait",
     log: (msg: string) => log.debug({ migration: msg }, "migrate"),
   });
+}
+
+/** The migration names of `dir` (one folder or several), as node-pg-migrate records them: file names without `.sql`. */
+export function migrationNames(dir: string | string[]): string[] {
+  return (Array.isArray(dir) ? dir : [dir])
+    .flatMap((d) => readdirSync(d).filter((f) => f.endsWith(".sql")))
+    .map((f) => basename(f, ".sql"))
+    .sort();
+}
+
+/**
+ * A schema lacks migrations that the starting code needs (`DATABASE_MIGRATIONS=verify`): the
+ * migration Job of this release has not run, or failed. `missing` lists them in order.
+ */
+export class MissingMigrationsError extends Error {
+  constructor(
+    readonly schema: string,
+    readonly missing: string[],
+  ) {
+    super(
+      `schema ${schema} lacks ${missing.length} migration(s) this code needs (${missing.join(", ")}); ` +
+        "DATABASE_MIGRATIONS=verify applies none: run the migration job first (APS_MIGRATE_ONLY=1, docs/operations/upgrading.md)",
+    );
+    this.name = "MissingMigrationsError";
+  }
+}
+
+/**
+ * Checks, applying nothing, that every migration of `dir` is recorded in `<schema>.pgmigrations`
+ * (a newer schema than the code — a rollback of the image — is fine: migrations only expand,
+ * docs/operations/upgrading.md). Reads through `db.pool`. Throws MissingMigrationsError, naming
+ * them, when some are missing (all of them when the table does not exist).
+ */
+export async function verifyMigrations(db: Database, dir: string | string[]): Promise<void> {
+  const table = await db.pool.query<{ exists: boolean }>("SELECT to_regclass($1) IS NOT NULL AS exists", [
+    `${db.schema}.pgmigrations`,
+  ]);
+  const applied = new Set(
+    table.rows[0]?.exists
+      ? (await db.pool.query<{ name: string }>(`SELECT name FROM ${db.schema}.pgmigrations`)).rows.map((r) => r.name)
+      : [],
+  );
+  const missing = migrationNames(dir).filter((n) => !applied.has(n));
+  if (missing.length > 0) throw new MissingMigrationsError(db.schema, missing);
 }

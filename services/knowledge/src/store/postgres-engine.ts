@@ -13,7 +13,8 @@ import { analyze, bestSnippet, bigramsOf, isCjk, queryTerms, STOPWORDS } from ".
 import { isTypoOf, typosAllowed } from "../typos.js";
 import { lexemeLiteral, lexemesLiteral, orQuery, tsvectorLiteral } from "./tsvector.js";
 
-const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+/** The knowledge schema's migrations (the PostgreSQL engine's index). */
+export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
 /**
  * Version of what the index holds (docs/adr/0142): bump it whenever the analysis (text.ts, markup.ts)
