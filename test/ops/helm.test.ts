@@ -921,10 +921,14 @@ function checkGolden(name: string, rendered: string) {
         for (const pdb of byKind(ms, "PodDisruptionBudget")) expect(pdb.spec.minAvailable).toBe(1);
         for (const svc of ["identity", "forum", "council"]) {
           const env = envOf(find(ms, "Deployment", `aps-${svc}`));
+          // optional: an existing Secret may hold only per-service URLs (`aps chart-secret`, docs/operations/secrets.md)
           expect(env.DATABASE_URL.valueFrom.secretKeyRef).toEqual({
             name: "aps-secrets",
             key: "DATABASE_URL",
-            optional: false,
+            optional: true,
+          });
+          expect(env[`${svc.toUpperCase()}_DATABASE_MIGRATION_URL`].valueFrom.secretKeyRef).toMatchObject({
+            key: `${svc.toUpperCase()}_DATABASE_MIGRATION_URL`,
           });
           expect(env[`${svc.toUpperCase()}_DATABASE_URL`].valueFrom.secretKeyRef).toEqual({
             name: "aps-secrets",

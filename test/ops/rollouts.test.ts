@@ -147,5 +147,21 @@ const COMPONENTS: string[] = [GATEWAY.name, ...SERVICES.map((s) => s.name)].sort
       expect(single.pdb).toBeUndefined();
       expect(single.sts.spec.template.spec.affinity).toBeUndefined();
     });
+
+    it("a changed Secret rolls the APS pods (checksum/secret); the same one does not; an existing Secret is the operator's", async () => {
+      const sum = async (args: string[]) => {
+        // fixed generated secrets, as a cluster's upgrade reads them back from the live Secret
+        const fixed = ["internalTrust.seed=r", "postgresql.deployed.password=r", "meilisearch.deployed.masterKey=r"];
+        const ms = await renderChart(tools as Tools, [...fixed.flatMap((f) => ["--set", f]), ...args]);
+        const gw = ms.find((m) => m.kind === "Deployment" && m.metadata.name === "aps-gateway")!;
+        return gw.spec.template.metadata.annotations["checksum/secret"] as string | undefined;
+      };
+      const token = (c: string) => ["--set", `secrets.adminToken=${c.repeat(40)}`];
+      const a = await sum(token("a"));
+      expect(a).toMatch(/^[0-9a-f]{64}$/);
+      expect(await sum(token("a"))).toBe(a);
+      expect(await sum(token("b"))).not.toBe(a);
+      expect(await sum(["-f", PROD_VALUES])).toBeUndefined();
+    });
   },
 );

@@ -339,12 +339,19 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
     secretKeyRef:
       name: {{ $secret }}
       key: DATABASE_URL
-      optional: {{ not (or $pg.external.url $root.Values.secrets.existingSecret) }}
+      {{- /* an existing Secret may hold only per-service URLs (`aps chart-secret`); a service with neither refuses to start, saying so */}}
+      optional: {{ not $pg.external.url }}
 - name: {{ upper .name }}_DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
       key: {{ upper .name }}_DATABASE_URL
+      optional: true
+- name: {{ upper .name }}_DATABASE_MIGRATION_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ upper .name }}_DATABASE_MIGRATION_URL
       optional: true
 - name: DATABASE_MIGRATION_URL
   valueFrom:
@@ -441,7 +448,16 @@ Call with (dict "root" $ "name" "forum").
 {{- $N := upper .name -}}
 {{- if $root.Values.internalTrust.enabled }}
 {{- if $root.Values.secrets.existingSecret }}
-{{- range list (list "APS_INTERNAL_TOKEN" (printf "APS_INTERNAL_TOKEN_%s" $N)) (list "APS_PEER_DIGESTS" (printf "APS_PEER_DIGESTS_%s" $N)) (list "NATS_USER" (printf "NATS_USER_%s" $N)) (list "NATS_PASSWORD" (printf "NATS_PASSWORD_%s" $N)) }}
+{{- /* required: a Secret without them would turn internal trust off silently (`aps chart-secret` prints a complete one) */}}
+{{- range list (list "APS_INTERNAL_TOKEN" (printf "APS_INTERNAL_TOKEN_%s" $N)) (list "APS_PEER_DIGESTS" (printf "APS_PEER_DIGESTS_%s" $N)) }}
+- name: {{ index . 0 }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ index . 1 }}
+{{- end }}
+{{- /* optional: an external NATS may have no users */}}
+{{- range list (list "NATS_USER" (printf "NATS_USER_%s" $N)) (list "NATS_PASSWORD" (printf "NATS_PASSWORD_%s" $N)) }}
 - name: {{ index . 0 }}
   valueFrom:
     secretKeyRef:

@@ -6,7 +6,7 @@ import type { CallerVerifier } from "./grpc/caller-check.js";
  * Env of internal trust (docs/adr/0119-internal-trust.md), shared by every service and the
  * gateway: `APS_INTERNAL_TOKEN` — this process's own secret, sent with its gRPC calls (≥ 32
  * characters); `APS_PEER_DIGESTS` — `<caller>=<sha256 hex>,…` of the callers its gRPC server
- * accepts. Both unset (the all-in-one, a developer's loopback) = no caller check, as before.
+ * accepts (a caller twice while its token rotates). Both unset (the all-in-one, a developer's loopback) = no caller check, as before.
  */
 export const trustEnvSchema = {
   APS_INTERNAL_TOKEN: z
@@ -31,7 +31,7 @@ export const trustEnvSchema = {
 /** The parsed trust part of a config (see trustEnvSchema). */
 export interface TrustConfig {
   APS_INTERNAL_TOKEN?: string | undefined;
-  APS_PEER_DIGESTS?: Map<string, Buffer> | undefined;
+  APS_PEER_DIGESTS?: Map<string, Buffer[]> | undefined;
 }
 
 /** A process's internal trust: who it is when calling, and whom its gRPC server accepts. */

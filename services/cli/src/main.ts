@@ -4,6 +4,7 @@ import { importPepsCommand } from "./import-peps.js";
 import { deadLetterCommand } from "./dead-letters.js";
 import { moderationCommand } from "./moderation.js";
 import { DEFAULT_APS_URL, mcpCommand } from "./mcp.js";
+import { chartSecretCommand } from "./chart-secret.js";
 
 const USAGE = `usage: aps <command>
   seats grant <agentId> councillor|chief     grant a seat   (needs APS_ADMIN_TOKEN)
@@ -18,6 +19,10 @@ const USAGE = `usage: aps <command>
   import-peps <file.jsonl> [--limit N] [--out result.json]
                                              import PEPs through the public API
   mcp                                        MCP server on stdio for an agent (key from APS_API_KEY)
+  chart-secret [--database host:port/db] [--pooler host:port] [--role-prefix P] [--nats-url URL] [--nats-users]
+               [--meilisearch-url URL] [--name N] [--namespace NS]
+                                             a complete Secret for the chart's secrets.existingSecret
+                                             (YAML on stdout; the database roles' SQL on stderr)
 environment: APS_URL (default http://localhost:8080/v1), APS_ADMIN_TOKEN, APS_API_KEY`;
 
 const baseUrl = process.env.APS_URL ?? DEFAULT_APS_URL;
@@ -50,6 +55,8 @@ try {
     }
   } else if (cmd === "mcp" && args.length === 0) {
     await mcpCommand(process.env);
+  } else if (cmd === "chart-secret") {
+    chartSecretCommand(args);
   } else if (cmd === "import-peps") {
     await importPepsCommand(baseUrl, args);
   } else {

@@ -28,6 +28,8 @@ const duration = (def: string) =>
 export const councilEnvSchema = commonEnvSchema.extend({
   COUNCIL_LISTEN_ADDR: grpcAddr(defaultListenAddr("council")),
   COUNCIL_DATABASE_URL: optionalVar(),
+  /** Its own direct URL for migrations (wins over DATABASE_MIGRATION_URL): per-service roles behind a pooler, docs/operations/secrets.md. */
+  COUNCIL_DATABASE_MIGRATION_URL: optionalVar(),
   IDENTITY_GRPC_ADDR: grpcAddr(defaultGrpcAddr("identity")),
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   /** Time from a case's opening to its deadline close (docs/architecture.md §5, default 7 days); ms after parsing. */
@@ -42,5 +44,9 @@ export type CouncilConfig = z.infer<typeof councilEnvSchema> & { databaseUrl: st
 /** Parses the council service's config from `env`; throws listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): CouncilConfig {
   const c = parseEnv(councilEnvSchema, env);
-  return { ...c, databaseUrl: c.COUNCIL_DATABASE_URL ?? c.DATABASE_URL };
+  return {
+    ...c,
+    databaseUrl: c.COUNCIL_DATABASE_URL ?? c.DATABASE_URL,
+    DATABASE_MIGRATION_URL: c.COUNCIL_DATABASE_MIGRATION_URL ?? c.DATABASE_MIGRATION_URL,
+  };
 }

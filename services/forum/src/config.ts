@@ -7,6 +7,8 @@ export const forumEnvSchema = commonEnvSchema.extend({
   /** Listen address of the gRPC server. */
   FORUM_LISTEN_ADDR: grpcAddr(defaultListenAddr("forum")),
   FORUM_DATABASE_URL: optionalVar(),
+  /** Its own direct URL for migrations (wins over DATABASE_MIGRATION_URL): per-service roles behind a pooler, docs/operations/secrets.md. */
+  FORUM_DATABASE_MIGRATION_URL: optionalVar(),
   /** Posts per identity per UTC day (docs/architecture.md §4, default 20). */
   POSTS_PER_DAY: intVar(20, 1),
   /** Comments per identity per UTC day (docs/architecture.md §4, default 200). */
@@ -36,7 +38,11 @@ export type ForumConfig = z.infer<typeof forumEnvSchema> & { databaseUrl: string
 /** Parses the forum service's config from `env`; throws listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): ForumConfig {
   const c = parseEnv(forumEnvSchema, env);
-  return { ...c, databaseUrl: c.FORUM_DATABASE_URL ?? c.DATABASE_URL };
+  return {
+    ...c,
+    databaseUrl: c.FORUM_DATABASE_URL ?? c.DATABASE_URL,
+    DATABASE_MIGRATION_URL: c.FORUM_DATABASE_MIGRATION_URL ?? c.DATABASE_MIGRATION_URL,
+  };
 }
 
 /**

@@ -94,13 +94,11 @@ export const gatewayEnvSchema = z.object({
     }
     return out;
   }),
-  /**
-   * PostgreSQL for the shared rate-limit counters and HTTP Idempotency-Key records (schema
-   * `gateway`, docs/adr/0194); unset = both in this process (ADR 0070).
-   */
+  /** PostgreSQL of the shared rate-limit counters and Idempotency-Key records (docs/adr/0194); unset: in-process. */
   DATABASE_URL: optionalVar(),
-  /** A separate database for the gateway; wins over DATABASE_URL (like `<SERVICE>_DATABASE_URL`). */
+  /** A separate database for the gateway, and its direct migration URL; win over DATABASE_URL and DATABASE_MIGRATION_URL. */
   GATEWAY_DATABASE_URL: optionalVar(),
+  GATEWAY_DATABASE_MIGRATION_URL: optionalVar(),
   /** Pool size, direct migration URL and pooler of its database, as every service's (docs/adr/0169). */
   DATABASE_POOL_MAX: commonEnvSchema.shape.DATABASE_POOL_MAX,
   DATABASE_MIGRATION_URL: commonEnvSchema.shape.DATABASE_MIGRATION_URL,
@@ -195,5 +193,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     ...c,
     RATE_LIMIT_SOURCE_PER_MINUTE: c.RATE_LIMIT_SOURCE_PER_MINUTE ?? SOURCE_LIMIT_FACTOR * c.RATE_LIMIT_KEYED_PER_MINUTE,
     databaseUrl: c.GATEWAY_DATABASE_URL ?? c.DATABASE_URL,
+    DATABASE_MIGRATION_URL: c.GATEWAY_DATABASE_MIGRATION_URL ?? c.DATABASE_MIGRATION_URL,
   };
 }

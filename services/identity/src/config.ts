@@ -15,6 +15,8 @@ export const identityEnvSchema = commonEnvSchema.extend({
   /** Listen address of the gRPC server. */
   IDENTITY_LISTEN_ADDR: grpcAddr(defaultListenAddr("identity")),
   IDENTITY_DATABASE_URL: optionalVar(),
+  /** Its own direct URL for migrations (wins over DATABASE_MIGRATION_URL): per-service roles behind a pooler, docs/operations/secrets.md. */
+  IDENTITY_DATABASE_MIGRATION_URL: optionalVar(),
   /** Where the forum is (votes at a case's close, for Sagacity). */
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   /** Joins allowed per source (client IP) per UTC day (docs/architecture.md §4, default 10). */
@@ -48,5 +50,9 @@ export type IdentityConfig = z.infer<typeof identityEnvSchema> & { databaseUrl: 
 /** Parses the identity service's config from `env`; throws listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): IdentityConfig {
   const c = parseEnv(identityEnvSchema, env);
-  return { ...c, databaseUrl: c.IDENTITY_DATABASE_URL ?? c.DATABASE_URL };
+  return {
+    ...c,
+    databaseUrl: c.IDENTITY_DATABASE_URL ?? c.DATABASE_URL,
+    DATABASE_MIGRATION_URL: c.IDENTITY_DATABASE_MIGRATION_URL ?? c.DATABASE_MIGRATION_URL,
+  };
 }

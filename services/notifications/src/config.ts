@@ -54,6 +54,8 @@ const schedule = z
 export const notificationsEnvSchema = commonEnvSchema.extend({
   NOTIFICATIONS_LISTEN_ADDR: grpcAddr(defaultListenAddr("notifications")),
   NOTIFICATIONS_DATABASE_URL: optionalVar(),
+  /** Its own direct URL for migrations (wins over DATABASE_MIGRATION_URL): per-service roles behind a pooler, docs/operations/secrets.md. */
+  NOTIFICATIONS_DATABASE_MIGRATION_URL: optionalVar(),
   /** How long the public feed keeps an event (≥ 30 days by issue #14); ms after parsing. */
   FEED_RETENTION: duration("30d"),
   /** Delays before each webhook retry (DEFAULT_RETRY_SCHEDULE); the endpoint is disabled after the last. */
@@ -126,5 +128,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): NotificationsConfig {
     ...(legacy !== undefined ? { WEBHOOK_ATTEMPT_TIMEOUT_MS: legacy } : {}),
   });
   const pool = env.DATABASE_POOL_MAX?.trim() ? c.DATABASE_POOL_MAX : poolForConcurrency(c.WEBHOOK_CONCURRENCY);
-  return { ...c, DATABASE_POOL_MAX: pool, databaseUrl: c.NOTIFICATIONS_DATABASE_URL ?? c.DATABASE_URL };
+  return {
+    ...c,
+    DATABASE_POOL_MAX: pool,
+    databaseUrl: c.NOTIFICATIONS_DATABASE_URL ?? c.DATABASE_URL,
+    DATABASE_MIGRATION_URL: c.NOTIFICATIONS_DATABASE_MIGRATION_URL ?? c.DATABASE_MIGRATION_URL,
+  };
 }

@@ -21,6 +21,8 @@ export const translationEnvSchema = commonEnvSchema.extend({
   /** Listen address of the gRPC server (default port 50055). */
   TRANSLATION_LISTEN_ADDR: grpcAddr(defaultListenAddr("translation")),
   TRANSLATION_DATABASE_URL: optionalVar(),
+  /** Its own direct URL for migrations (wins over DATABASE_MIGRATION_URL): per-service roles behind a pooler, docs/operations/secrets.md. */
+  TRANSLATION_DATABASE_MIGRATION_URL: optionalVar(),
   /** The forum, read for post text. */
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   /** Engine kind; unset or "" = none. */
@@ -91,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): TranslationConfig {
     TRANSLATION_DAILY_QUOTA_PER_SOURCE:
       c.TRANSLATION_DAILY_QUOTA_PER_SOURCE ?? SOURCE_QUOTA_FACTOR * c.TRANSLATION_DAILY_QUOTA,
     databaseUrl: c.TRANSLATION_DATABASE_URL ?? c.DATABASE_URL,
+    DATABASE_MIGRATION_URL: c.TRANSLATION_DATABASE_MIGRATION_URL ?? c.DATABASE_MIGRATION_URL,
   };
 }
 

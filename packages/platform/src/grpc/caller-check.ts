@@ -11,9 +11,12 @@ import { allowedCallers } from "./caller-policy.js";
  * method. The in-process transport of the all-in-one is not checked (one process, no network).
  */
 
-/** The callers a server accepts: deployable name → SHA-256 of its token (`APS_PEER_DIGESTS`). */
+/**
+ * The callers a server accepts: deployable name → SHA-256 of its token (`APS_PEER_DIGESTS`); two
+ * while its token rotates (either one is accepted).
+ */
 export interface CallerVerifier {
-  readonly digests: ReadonlyMap<string, Buffer>;
+  readonly digests: ReadonlyMap<string, readonly Buffer[]>;
 }
 
 /** Why a call is refused: its gRPC status and a detail naming no secret. */
@@ -37,11 +40,13 @@ export function checkCaller(
   const auth = metadata.get(AUTHORIZATION_METADATA_KEY)[0];
   if (typeof caller !== "string" || typeof auth !== "string" || !auth.startsWith("Bearer "))
     return { code: GrpcStatus.UNAUTHENTICATED, details: "caller credentials required" };
-  const expected = verifier.digests.get(caller);
-  // Hash first: equal lengths for timingSafeEqual, and the time does not depend on the token.
+  const expected = verifier.digests.get(caller) ?? [];
+  // Hash first: equal lengths for timingSafeEqual, and the time does not depend on the token;
+  // every digest of the caller is compared (no early exit), so neither does it depend on which matched.
   const presented = tokenDigest(auth.slice("Bearer ".length));
-  if (!expected || !timingSafeEqual(presented, expected))
-    return { code: GrpcStatus.UNAUTHENTICATED, details: "caller credentials rejected" };
+  let matched = false;
+  for (const d of expected) matched = timingSafeEqual(presented, d) || matched;
+  if (!matched) return { code: GrpcStatus.UNAUTHENTICATED, details: "caller credentials rejected" };
   if (!allowedCallers(service, method).includes(caller))
     return { code: GrpcStatus.PERMISSION_DENIED, details: `${caller} may not call ${method}` };
   return undefined;

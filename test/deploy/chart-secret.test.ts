@@ -1,0 +1,182 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import pg from "pg";
+import {
+  ApsError,
+  createLogger,
+  IdentityClient,
+  InProcessBus,
+  migrateSchema,
+  openDatabase,
+  openServiceDeps,
+  PLATFORM_MIGRATIONS_DIR,
+} from "@aps/platform";
+import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
+import { ADMIN_DATABASE_URL, hasPostgres, uniqueSuffix } from "@aps/testkit";
+import { chartTools, PROD_VALUES, renderChart, ROOT, type Tools } from "../ops/chart-tools.js";
+
+/**
+ * `aps chart-secret` (docs/operations/secrets.md): the Secret it prints holds every key the chart,
+ * rendered with production values, `secrets.existingSecret` and internal trust on, refers to
+ * without `optional` — so no pod waits on a missing key and internal trust is never silently off.
+ * Its SQL, run on the real PostgreSQL, gives each schema owner a role whose `search_path` is its
+ * schema: a service behind a transaction pooler (no startup options) lands in its schema, the
+ * check that refused the old single-URL recipe passes, and the role migrates its schema. Its
+ * tokens and digests work on real gRPC: identity accepts the gateway's token and refuses another.
+ * The roles get a per-run prefix (`--role-prefix`): roles are server-wide, and tests share the server.
+ */
+const run = promisify(execFile);
+const tools = await chartTools();
+const pgUp = await hasPostgres();
+const missing = "skipReason" in tools ? tools.skipReason : pgUp ? undefined : "no real PostgreSQL";
+if (missing && process.env.APS_TEST_REQUIRE_REAL === "1")
+  throw new Error(`${missing}: required under APS_TEST_REQUIRE_REAL=1`);
+if (missing) console.warn(`SKIPPING the chart-secret test: ${missing}`);
+
+const CLI = join(ROOT, "services/cli/dist/main.js");
+const log = createLogger("chart-secret-test", "silent");
+
+(missing ? describe.skip : describe)(
+  missing ? `aps chart-secret (SKIPPED: ${missing})` : "aps chart-secret: a complete Secret for existingSecret",
+  () => {
+    const suffix = uniqueSuffix();
+    const dbName = `aps_secret_${suffix}`;
+    const prefix = `aps_${suffix}_`;
+    let data: Record<string, string>;
+    let sql: string;
+    const admin = async (text: string, database = "postgres") => {
+      const u = new URL(ADMIN_DATABASE_URL);
+      u.pathname = `/${database}`;
+      const c = new pg.Client({ connectionString: u.toString() });
+      await c.connect();
+      try {
+        await c.query(text);
+      } finally {
+        await c.end();
+      }
+    };
+
+    beforeAll(async () => {
+      const u = new URL(ADMIN_DATABASE_URL);
+      await admin(`CREATE DATABASE ${dbName}`);
+      const out = await run(process.execPath, [
+        CLI,
+        "chart-secret",
+        "--database",
+        `${u.hostname}:${u.port || 5432}/${dbName}`,
+        "--role-prefix",
+        prefix,
+        "--nats-users",
+        "--nats-url",
+        "nats://nats-0.nats:4222,nats://nats-1.nats:4222",
+        "--meilisearch-url",
+        "http://meilisearch:7700",
+      ]);
+      const YAML = (tools as Tools).requireTool("yaml");
+      const secret = YAML.parse(out.stdout) as { kind: string; stringData: Record<string, string> };
+      expect(secret.kind).toBe("Secret");
+      data = secret.stringData;
+      sql = out.stderr;
+    }, 60_000);
+
+    afterAll(async () => {
+      await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+      for (const owner of ["gateway", "identity", "forum", "council", "notifications", "translation"])
+        await admin(`DROP ROLE IF EXISTS ${prefix}${owner}`).catch(() => undefined);
+    });
+
+    it("holds every Secret key the production render requires (existingSecret, internal trust on)", async () => {
+      const ms = await renderChart(tools as Tools, [
+        "-f",
+        PROD_VALUES,
+        "--set",
+        "internalTrust.enabled=true",
+        "--set",
+        "secrets.existingSecret=aps-secrets",
+        "--is-upgrade",
+      ]);
+      const required = new Set<string>();
+      for (const m of ms.filter((x) => x.kind === "Deployment" || x.kind === "Job"))
+        for (const c of m.spec.template.spec.containers as Array<{ env?: Array<{ valueFrom?: any }> }>)
+          for (const e of c.env ?? []) {
+            const ref = e.valueFrom?.secretKeyRef;
+            if (ref && ref.name === "aps-secrets" && ref.optional !== true) required.add(ref.key as string);
+          }
+      // internal trust's keys are required now: before, they were optional and trust silently off
+      expect([...required]).toEqual(expect.arrayContaining(["APS_INTERNAL_TOKEN_GATEWAY", "APS_PEER_DIGESTS_FORUM"]));
+      expect([...required].filter((k) => !(k in data))).toEqual([]);
+    }, 120_000);
+
+    it("its SQL gives each schema owner a role whose search_path is its schema: a pooled connection lands there and migrates", async () => {
+      await admin(sql, dbName);
+      const url = data.FORUM_DATABASE_URL!;
+      expect(url).toContain(`${prefix}forum:`);
+      // DATABASE_POOLER=transaction: no startup options, so only the role's setting puts it in its schema
+      const db = await openDatabase({ url, schema: "forum", log, pooler: "transaction", poolSize: 1 });
+      try {
+        const r = await db.pool.query<{ s: string }>("SELECT current_schema() AS s");
+        expect(r.rows[0]!.s).toBe("forum");
+      } finally {
+        await db.close();
+      }
+      await migrateSchema(
+        "forum",
+        { ...identityConfig({}), DATABASE_URL: url, DATABASE_POOLER: "transaction" },
+        log,
+        [PLATFORM_MIGRATIONS_DIR, join(ROOT, "services/forum/dist/store/migrations")],
+        join(ROOT, "services/forum/dist/store/functions"),
+      );
+      // and another owner's schema is out of its reach
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await expect(c.query("CREATE TABLE identity.intruder (x int)")).rejects.toThrow(/permission denied/);
+      } finally {
+        await c.end();
+      }
+    }, 120_000);
+
+    it("a service's own migration URL wins over the shared one (per-service roles behind a pooler)", () => {
+      const cfg = identityConfig({
+        IDENTITY_DATABASE_MIGRATION_URL: "postgres://own/db",
+        DATABASE_MIGRATION_URL: "postgres://shared/db",
+      });
+      expect(cfg.DATABASE_MIGRATION_URL).toBe("postgres://own/db");
+      expect(identityConfig({ DATABASE_MIGRATION_URL: "postgres://shared/db" }).DATABASE_MIGRATION_URL).toBe(
+        "postgres://shared/db",
+      );
+    });
+
+    it("its tokens and digests work on real gRPC: identity accepts the gateway's token, refuses another", async () => {
+      const cfg = identityConfig({
+        IDENTITY_DATABASE_URL: data.IDENTITY_DATABASE_URL,
+        APS_INTERNAL_TOKEN: data.APS_INTERNAL_TOKEN_IDENTITY,
+        APS_PEER_DIGESTS: data.APS_PEER_DIGESTS_IDENTITY,
+        IDENTITY_LISTEN_ADDR: "127.0.0.1:0",
+      });
+      const deps = await openServiceDeps("identity", cfg, new InProcessBus(log), log);
+      const svc = await startIdentity(deps, {
+        listenAddr: cfg.IDENTITY_LISTEN_ADDR,
+        forumAddr: "127.0.0.1:1",
+        joinsPerSourcePerDay: 100,
+      });
+      const addr = `127.0.0.1:${svc.port}`;
+      const genuine = new IdentityClient(addr, { name: "gateway", token: data.APS_INTERNAL_TOKEN_GATEWAY! });
+      const forged = new IdentityClient(addr, { name: "gateway", token: data.APS_INTERNAL_TOKEN_FORUM! });
+      try {
+        expect(await genuine.countSeats("councillor")).toBe(0);
+        const refused = await forged.countSeats("councillor").then(
+          () => GrpcStatus.OK,
+          (err: unknown) => ((err as ApsError).cause as { code?: number } | undefined)?.code,
+        );
+        expect(refused).toBe(GrpcStatus.UNAUTHENTICATED);
+      } finally {
+        genuine.close();
+        forged.close();
+        await svc.stop();
+      }
+    }, 120_000);
+  },
+);
