@@ -512,7 +512,8 @@ function checkGolden(name: string, rendered: string) {
         const gw = find(ms, "Deployment", "aps-gateway");
         expect(container(gw).args).toEqual(["services/gateway/dist/main.js"]);
         expect(container(gw).livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
-        expect(container(gw).readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
+        // its own readiness: one service's outage must not take every gateway out of the Ingress
+        expect(container(gw).readinessProbe.httpGet).toEqual({ path: "/readyz?scope=gateway", port: "http" });
         for (const { name: svc, port } of SERVICES.filter((s) => s.database)) {
           const d = find(ms, "Deployment", `aps-${svc}`);
           expect(container(d).args).toEqual([`services/${svc}/dist/main.js`]);

@@ -29,7 +29,7 @@ import { buildOpenApi } from "@aps/api/openapi/document";
 import type { SkillDoc } from "./skill.js";
 import { AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
-import { ReadinessCheck } from "./http/readiness.js";
+import { ReadinessCheck, readyzHandler } from "@aps/api/http/readiness";
 import { apiReferenceRoutes, webRoutes } from "@aps/web";
 import { mcpRoutes, ownBaseUrl, type McpOrigins } from "./mcp/route.js";
 import { ADMIN_ROUTES, API_ROUTES, BEFORE_AUTH_ROUTES } from "@aps/api";
@@ -132,10 +132,7 @@ export function createApp(deps: AppDeps): Express {
     { identity: deps.identity, forum: deps.forum, council: deps.council },
     { knowledge: deps.knowledge, translation: deps.translation, notifications: deps.notifications },
   );
-  app.get("/readyz", async (_req, res) => {
-    const r = await readiness.get();
-    res.status(r.status === "not_ready" ? 503 : 200).json(r);
-  });
+  app.get("/readyz", readyzHandler(readiness)); // ?scope=gateway: its own readiness (the chart's probe)
 
   const v1 = express.Router();
   v1.use(jsonBodies());

@@ -1,4 +1,7 @@
-import { ReadinessCheck, type ReadinessProbe } from "./readiness.js";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { ApsError } from "@aps/platform";
+import { ReadinessCheck, readyzHandler, type ReadinessProbe } from "./readiness.js";
 
 /** Readiness rules (docs/adr/0111): required vs optional dependencies, one check per second at most. */
 function probe(up: boolean) {
@@ -47,5 +50,43 @@ describe("ReadinessCheck", () => {
   it("counts a probe that throws as down", async () => {
     const broken: ReadinessProbe = { ready: () => Promise.reject(new Error("channel closed")) };
     expect((await new ReadinessCheck({ identity: broken }, {}).get()).status).toBe("not_ready");
+  });
+});
+
+describe("GET /readyz and /readyz?scope=gateway", () => {
+  it("the system's readiness is 503 while a required service is down; the gateway's own stays 200 and reports it", async () => {
+    const identity = probe(false);
+    const check = new ReadinessCheck({ identity, forum: probe(true) }, { knowledge: probe(true) }, 0);
+    const app = express();
+    app.get("/readyz", readyzHandler(check));
+    app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.status(err instanceof ApsError ? 400 : 500).json({ code: (err as ApsError).code });
+    });
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((r) => server.once("listening", r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/readyz`;
+    try {
+      const system = await fetch(base);
+      expect(system.status).toBe(503);
+      expect(await system.json()).toMatchObject({
+        status: "not_ready",
+        scope: "system",
+        dependencies: { identity: false },
+      });
+      const own = await fetch(`${base}?scope=gateway`);
+      expect(own.status).toBe(200);
+      expect(await own.json()).toMatchObject({
+        status: "not_ready",
+        scope: "gateway",
+        dependencies: { identity: false, forum: true },
+      });
+      identity.up = true;
+      expect((await fetch(base)).status).toBe(200);
+      const bad = await fetch(`${base}?scope=everything`);
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toEqual({ code: "invalid_request" });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

@@ -1,3 +1,6 @@
+import type { RequestHandler } from "express";
+import { ApsError } from "@aps/platform";
+
 /** One dependency the gateway checks for readiness: its gRPC health check within `ms`. */
 export interface ReadinessProbe {
   ready(ms: number): Promise<boolean>;
@@ -56,4 +59,31 @@ export class ReadinessCheck {
     this.last = { at: Date.now(), value };
     return value;
   }
+}
+
+/**
+ * `GET /readyz` (docs/adr/0111, docs/reliability.md): the Readiness as JSON, always with each
+ * dependency's state. Plain `/readyz` answers 503 while a *required* service is down — the whole
+ * system's readiness, for `helm test`, a global load balancer and the fault tests.
+ * `/readyz?scope=gateway` is the gateway's own readiness, the chart's readinessProbe: 200 while this
+ * process serves, whatever its dependencies (reported in the body), so one service's outage does not
+ * take every gateway out of the Service and the Ingress — the routes that need it answer 503
+ * `upstream_unavailable` themselves, the rest of the API keeps serving. Any other `scope` is a 400
+ * `invalid_request` problem (passed to `next`).
+ */
+export function readyzHandler(readiness: Pick<ReadinessCheck, "get">): RequestHandler {
+  return (req, res, next) => {
+    const scope = req.query.scope;
+    if (scope !== undefined && scope !== "gateway")
+      return next(new ApsError("invalid_request", "scope is `gateway` (the gateway's own readiness) or absent"));
+    readiness
+      .get()
+      .then(
+        (r) =>
+          void res
+            .status(scope === undefined && r.status === "not_ready" ? 503 : 200)
+            .json({ ...r, scope: scope ?? "system" }),
+        next,
+      );
+  };
 }
