@@ -79,6 +79,7 @@ and its own `env`. Shared by its Deployment (components.yaml) and its migration 
       key: {{ . }}
       optional: true
 {{- end }}
+{{- with include "aps.caBundle" (dict "root" $root "part" "env") }}{{ . | trim | nindent 0 }}{{- end }}
 {{- range $k, $v := $c.env }}
 - name: {{ $k }}
   value: {{ $v | toString | quote }}

@@ -485,3 +485,50 @@ Call with (dict "root" $ "name" "forum").
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+Where a pod may run (docs/operations/install.md "Scheduling"): nodeSelector, tolerations,
+affinity and priorityClassName from a dict with those keys, each only when set. Used with
+.Values.global.scheduling for the chart's dependencies (PostgreSQL, NATS, Meilisearch, PgBouncer,
+the backup and test pods) and with each component's merged values for the APS pods.
+*/}}
+{{- define "aps.scheduling" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .priorityClassName }}
+priorityClassName: {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+The CA bundle of .Values.global.caBundle (a ConfigMap's key) for an APS container: its env
+(NODE_EXTRA_CA_CERTS: Node adds it to the roots it trusts for outbound TLS — webhooks, an external
+database, the OTel collector, Meilisearch), its volumeMount and its volume. Call with (dict "root" $ "part" "env"|"mount"|"volume").
+*/}}
+{{- define "aps.caBundle" -}}
+{{- $ca := .root.Values.global.caBundle -}}
+{{- if $ca.configMap }}
+{{- if eq .part "env" }}
+- name: NODE_EXTRA_CA_CERTS
+  value: {{ printf "/etc/aps/ca/%s" $ca.key | quote }}
+{{- else if eq .part "mount" }}
+- name: ca-bundle
+  mountPath: /etc/aps/ca
+  readOnly: true
+{{- else }}
+- name: ca-bundle
+  configMap:
+    name: {{ $ca.configMap | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
