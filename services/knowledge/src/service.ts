@@ -1,4 +1,5 @@
 import {
+  ApsError,
   databaseOptionsOf,
   ForumClient,
   migrateSchema,
@@ -16,6 +17,7 @@ import {
   type LocalEndpoint,
   type Logger,
   type ServiceTarget,
+  type Subscription,
 } from "@aps/platform";
 import { knowledge, type forum } from "@aps/proto";
 import { loadConfig, type KnowledgeConfig } from "./config.js";
@@ -117,23 +119,59 @@ export async function startKnowledge(
   const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
   const docs = docsDocuments(opts.docsDir);
   engine.useTexts?.(textsOf(docs, forumClient));
-  await engine.init();
-  const restored = engine.restored === true;
-  if (restored) {
-    // pages of an older version that are gone from the manifest leave the index
-    const fresh = new Set(docs.map((d) => d.id));
-    const listed = await engine.search("", ["docs"], 1_000);
-    await engine.remove(listed.hits.map((h) => h.id).filter((id) => !fresh.has(id)));
-  }
-  await engine.upsert(docs);
   /** Furthest status seen per recently named post (events may arrive before the forum's record; bounded). */
   const statusOf = statusMemory();
-  const sub = await consumePostChanges(bus, { engine, forum: forumClient, statusOf, log });
-
   let stopped = false;
-  const startup = { restored, rebuiltPosts: 0 };
+  let sub: Subscription | undefined;
+  const startup = { restored: false, rebuiltPosts: 0 };
+  /** The engine prepared (its settings, the reference pages) and the post events consumed. */
+  const prepare = async () => {
+    await engine.init();
+    startup.restored = engine.restored === true;
+    if (startup.restored) {
+      // pages of an older version that are gone from the manifest leave the index
+      const fresh = new Set(docs.map((d) => d.id));
+      const listed = await engine.search("", ["docs"], 1_000);
+      await engine.remove(listed.hits.map((h) => h.id).filter((id) => !fresh.has(id)));
+    }
+    await engine.upsert(docs);
+    sub = await consumePostChanges(bus, { engine, forum: forumClient, statusOf, log });
+  };
+  // An engine that cannot be reached at start (Meilisearch down) does not stop the service: it
+  // serves — NOT_SERVING on its health, 503 `upstream_unavailable` on every search — and prepares
+  // the engine again, with a pause growing to 15 s, until it answers (docs/reliability.md).
+  let ready = await prepare().then(
+    () => true,
+    (err: unknown) => {
+      log.warn(
+        { err: String(err), engine: engine.name },
+        "the search engine cannot be prepared; serving 503 and retrying",
+      );
+      return false;
+    },
+  );
+  let wake: (() => void) | undefined;
+  const prepared = (async () => {
+    for (let attempt = 1; !ready && !stopped; attempt++) {
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, Math.min(500 * 2 ** attempt, 15_000)).unref();
+      });
+      if (stopped) return;
+      try {
+        await prepare();
+        ready = true;
+        log.info({ engine: engine.name, attempt }, "the search engine answers; knowledge serves");
+      } catch (err) {
+        log.warn({ err: String(err), attempt }, "the search engine still cannot be prepared; retrying");
+      }
+    }
+  })();
+
   const indexed = (async () => {
-    if (restored) {
+    await prepared;
+    if (stopped) return;
+    if (startup.restored) {
       await engine.checkpoint?.(); // only when the docs pages changed
       log.info({ engine: engine.name }, "knowledge index restored from disk; the forum was not re-read");
       return;
@@ -156,12 +194,22 @@ export async function startKnowledge(
     }
   })();
 
-  const implementation = knowledgeHandlers(engine, log);
+  const implementation = knowledgeHandlers(
+    untilReady(engine, () => ready),
+    log,
+  );
   const grpc = await startGrpcServer(
     opts.listenAddr,
     [{ name: "aps.knowledge.v1.KnowledgeService", definition: knowledge.KnowledgeServiceService, implementation }],
     log,
-    { callers: deps.trust?.callers, ...deps.grpc },
+    {
+      callers: deps.trust?.callers,
+      ...deps.grpc,
+      // NOT_SERVING until the engine is prepared (the gateway reports search down, its routes 503)
+      probe: async () => {
+        if (!ready) throw new Error("the search engine is not prepared yet");
+      },
+    },
   );
   log.info({ engine: engine.name }, "knowledge service started");
   return {
@@ -172,13 +220,33 @@ export async function startKnowledge(
     startup,
     stop: async () => {
       stopped = true;
-      await sub.stop();
+      wake?.();
+      await prepared;
+      await sub?.stop();
       await grpc.shutdown();
       await indexed.catch(() => undefined);
       forumClient.close();
       await engine.close();
     },
   };
+}
+
+/**
+ * `engine` for the gRPC handlers: its searches fail `upstream_unavailable` (gRPC UNAVAILABLE, 503 at
+ * the gateway) until `ready()` holds; the rest passes through.
+ */
+function untilReady(engine: SearchEngine, ready: () => boolean): SearchEngine {
+  return new Proxy(engine, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== "search" || typeof v !== "function") return typeof v === "function" ? v.bind(target) : v;
+      return (...args: unknown[]) => {
+        if (!ready())
+          throw new ApsError("upstream_unavailable", "search is starting: its engine cannot be reached yet");
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }
 
 /**
