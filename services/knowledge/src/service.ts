@@ -232,21 +232,17 @@ export async function startKnowledge(
 }
 
 /**
- * `engine` for the gRPC handlers: its searches fail `upstream_unavailable` (gRPC UNAVAILABLE, 503 at
- * the gateway) until `ready()` holds; the rest passes through.
+ * What the gRPC handlers use of `engine` (its name, its search), the searches failing
+ * `upstream_unavailable` (gRPC UNAVAILABLE, 503 at the gateway) until `ready()` holds.
  */
-function untilReady(engine: SearchEngine, ready: () => boolean): SearchEngine {
-  return new Proxy(engine, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (prop !== "search" || typeof v !== "function") return typeof v === "function" ? v.bind(target) : v;
-      return (...args: unknown[]) => {
-        if (!ready())
-          throw new ApsError("upstream_unavailable", "search is starting: its engine cannot be reached yet");
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
+function untilReady(engine: SearchEngine, ready: () => boolean): Pick<SearchEngine, "name" | "search"> {
+  return {
+    name: engine.name,
+    search: (...args) => {
+      if (!ready()) throw new ApsError("upstream_unavailable", "search is starting: its engine cannot be reached yet");
+      return engine.search(...args);
     },
-  });
+  };
 }
 
 /**

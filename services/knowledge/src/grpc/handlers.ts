@@ -22,7 +22,7 @@ const similarReq = z.object({
  * words, any of them matching, scores below SIMILAR_MIN_SCORE dropped). Bad requests are
  * INVALID_ARGUMENT; each engine call's latency goes to `aps_search_duration_seconds`.
  */
-export function knowledgeHandlers(engine: SearchEngine, log: Logger) {
+export function knowledgeHandlers(engine: Pick<SearchEngine, "name" | "search">, log: Logger) {
   const toProto = (r: SearchResult): knowledge.SearchResponse => ({ hits: r.hits, total: r.total });
   /** Runs one engine search and records its latency in `aps_search_duration_seconds`. */
   const timedSearch = async (kind: "search" | "similar", run: () => Promise<SearchResult>): Promise<SearchResult> => {
