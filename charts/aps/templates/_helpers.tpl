@@ -107,7 +107,17 @@ imagePullSecrets:
 {{/* A component merged over the shared defaults. Call with (dict "root" $ "name" "gateway"); returns YAML. */}}
 {{- define "aps.component" -}}
 {{- $c := index .root.Values.components .name }}
-{{- toYaml (mustMergeOverwrite (deepCopy .root.Values.defaults) (deepCopy $c)) }}
+{{- $merged := mustMergeOverwrite (deepCopy .root.Values.defaults) (deepCopy $c) }}
+{{- if and (eq .name "knowledge") (eq .root.Values.search.engine "postgres") }}
+{{- /* search.engine: postgres — the index in knowledge's own schema, no Meilisearch (docs/adr/0142) */}}
+{{- $merged = mustMergeOverwrite $merged (dict "database" true "search" false "env" (dict "KNOWLEDGE_ENGINE" "postgres")) }}
+{{- end }}
+{{- toYaml $merged }}
+{{- end }}
+
+{{/* "true" when the chart deploys Meilisearch: meilisearch.deployed.enabled and search.engine meilisearch. */}}
+{{- define "aps.meiliDeployed" -}}
+{{- and .Values.meilisearch.deployed.enabled (eq .Values.search.engine "meilisearch") }}
 {{- end }}
 
 {{- define "aps.postgresqlHost" -}}
@@ -125,6 +135,7 @@ imagePullSecrets:
 {{/* MEILISEARCH_URL alone (no key): the gateway reports the search engine in GET /v1/capabilities (docs/adr/0123). */}}
 {{- define "aps.searchUrlEnv" -}}
 {{- $m := .Values.meilisearch -}}
+{{- if eq .Values.search.engine "meilisearch" }}
 - name: MEILISEARCH_URL
 {{- if $m.deployed.enabled }}
   value: {{ printf "http://%s:7700" (include "aps.meilisearchHost" .) | quote }}
@@ -135,6 +146,7 @@ imagePullSecrets:
     secretKeyRef:
       name: {{ include "aps.secretName" . }}
       key: MEILISEARCH_URL
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -169,7 +181,8 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- fail "PostgreSQL is not configured: set postgresql.external.url (an external server), or postgresql.deployed.enabled=true (a StatefulSet in this release), or secrets.existingSecret with a DATABASE_URL key" }}
 {{- end }}
 {{- if and (not $pg.external.url) (not $pg.deployed.enabled) $pg.external.perService }}
-{{- range $name, $c := .Values.components }}
+{{- range $name, $_c := .Values.components }}
+{{- $c := include "aps.component" (dict "root" $ "name" $name) | fromYaml }}
 {{- if and $c.enabled $c.database (not (hasKey $pg.external.perService $name)) }}
 {{- fail (printf "PostgreSQL: postgresql.external.perService has no URL for %s and there is no postgresql.external.url to fall back on" $name) }}
 {{- end }}
@@ -188,11 +201,13 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- end }}
 {{- end }}
 {{- $meili := .Values.meilisearch }}
+{{- if eq .Values.search.engine "meilisearch" }}
 {{- if and $meili.deployed.enabled $meili.external.url }}
 {{- fail "Meilisearch: set either meilisearch.external.url or meilisearch.deployed.enabled=true, not both" }}
 {{- end }}
 {{- if not (or $meili.deployed.enabled $meili.external.url $existing) }}
 {{- fail "Meilisearch is not configured: set meilisearch.external.url (an external server), or meilisearch.deployed.enabled=true (a StatefulSet in this release), or secrets.existingSecret with a MEILISEARCH_URL key" }}
+{{- end }}
 {{- end }}
 {{- range $name, $c := .Values.components }}
 {{- if not (has $c.protocol (list "http" "grpc")) }}
@@ -377,7 +392,8 @@ derived from internalTrust.seed, for reproducible renders in tests only). Comput
 {{- $out := dict }}
 {{- $keys := list }}
 {{- if .Values.internalTrust.enabled }}
-{{- range $name, $c := .Values.components }}
+{{- range $name, $_c := .Values.components }}
+{{- $c := include "aps.component" (dict "root" $ "name" $name) | fromYaml }}
 {{- if $c.enabled }}
 {{- $keys = append $keys (printf "APS_INTERNAL_TOKEN_%s" (upper $name)) }}
 {{- if $.Values.nats.deployed.enabled }}

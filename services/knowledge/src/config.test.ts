@@ -32,6 +32,28 @@ describe("knowledge engine choice with a database (docs/adr/0142)", () => {
     );
   });
 
+  it("KNOWLEDGE_ENGINE=postgres (the chart's search.engine: postgres) takes DATABASE_URL, and refuses no URL or Meilisearch too", () => {
+    expect(loadConfig({ DATABASE_URL: "postgres://a@db/aps" }).indexDatabaseUrl).toBeUndefined();
+    expect(loadConfig({ KNOWLEDGE_ENGINE: "postgres", DATABASE_URL: "postgres://a@db/aps" }).indexDatabaseUrl).toBe(
+      "postgres://a@db/aps",
+    );
+    expect(
+      loadConfig({
+        KNOWLEDGE_ENGINE: "postgres",
+        DATABASE_URL: "postgres://a@db/aps",
+        KNOWLEDGE_DATABASE_URL: "postgres://k@db/aps",
+      }).indexDatabaseUrl,
+    ).toBe("postgres://k@db/aps");
+    expect(() => loadConfig({ KNOWLEDGE_ENGINE: "postgres" })).toThrow(/needs KNOWLEDGE_DATABASE_URL or DATABASE_URL/);
+    expect(() =>
+      loadConfig({
+        KNOWLEDGE_ENGINE: "postgres",
+        DATABASE_URL: "postgres://a@db/aps",
+        MEILISEARCH_URL: "http://m:7700",
+      }),
+    ).toThrow(/choose one engine/);
+  });
+
   (pgUp ? it : it.skip)(
     pgUp
       ? "uses the PostgreSQL index when given a database, Meilisearch still first"

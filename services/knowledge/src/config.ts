@@ -27,14 +27,29 @@ export const knowledgeEnvSchema = commonEnvSchema.extend({
    * all-in-one always uses its database so.
    */
   KNOWLEDGE_DATABASE_URL: optionalVar(),
+  /**
+   * `postgres`: the index in PostgreSQL whatever else is set — at KNOWLEDGE_DATABASE_URL, else
+   * DATABASE_URL (the chart's `search.engine: postgres`, no Meilisearch); `auto` (default): as above.
+   */
+  KNOWLEDGE_ENGINE: z.enum(["auto", "postgres"]).default("auto"),
   /** Folder of the reference pages (docs/reference with index.json); default: the repository's. */
   KNOWLEDGE_DOCS_DIR: optionalVar(),
 });
 
-/** Typed knowledge config. */
-export type KnowledgeConfig = z.infer<typeof knowledgeEnvSchema>;
+/** Typed knowledge config; `indexDatabaseUrl` is where a PostgreSQL index lives when configured (see KNOWLEDGE_ENGINE). */
+export type KnowledgeConfig = z.infer<typeof knowledgeEnvSchema> & { indexDatabaseUrl: string | undefined };
 
-/** Parses the knowledge service's config from `env`; throws listing every bad variable. */
+/**
+ * Parses the knowledge service's config from `env`; throws listing every bad variable, or when
+ * KNOWLEDGE_ENGINE=postgres has no database URL or is given MEILISEARCH_URL too.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv): KnowledgeConfig {
-  return parseEnv(knowledgeEnvSchema, env);
+  const c = parseEnv(knowledgeEnvSchema, env);
+  const postgres = c.KNOWLEDGE_ENGINE === "postgres";
+  const indexDatabaseUrl = c.KNOWLEDGE_DATABASE_URL ?? (postgres ? c.DATABASE_URL : undefined);
+  if (postgres && !indexDatabaseUrl)
+    throw new Error("KNOWLEDGE_ENGINE=postgres needs KNOWLEDGE_DATABASE_URL or DATABASE_URL");
+  if (postgres && c.MEILISEARCH_URL)
+    throw new Error("KNOWLEDGE_ENGINE=postgres and MEILISEARCH_URL: choose one engine");
+  return { ...c, indexDatabaseUrl };
 }

@@ -274,10 +274,10 @@ function textsOf(docs: KnowledgeDoc[], forumClient: ForumClient): TextSource {
 export const knowledgeService: ApsGrpcService<"knowledge", KnowledgeConfig> = {
   name: "knowledge",
   loadConfig,
-  // a schema only for the PostgreSQL engine at KNOWLEDGE_DATABASE_URL (never DATABASE_URL, see above)
+  // a schema only for the PostgreSQL engine (KNOWLEDGE_DATABASE_URL, or DATABASE_URL with KNOWLEDGE_ENGINE=postgres)
   migrate: async ({ cfg, log }) => {
-    if (cfg.KNOWLEDGE_DATABASE_URL && wantsDatabase(cfg))
-      await migrateSchema("knowledge", { ...cfg, databaseUrl: cfg.KNOWLEDGE_DATABASE_URL }, log, [MIGRATIONS_DIR]);
+    if (cfg.indexDatabaseUrl && wantsDatabase(cfg))
+      await migrateSchema("knowledge", { ...cfg, databaseUrl: cfg.indexDatabaseUrl }, log, [MIGRATIONS_DIR]);
     else
       log.info(
         "the search engine keeps no schema here (Meilisearch, or no KNOWLEDGE_DATABASE_URL): nothing to migrate",
@@ -286,7 +286,7 @@ export const knowledgeService: ApsGrpcService<"knowledge", KnowledgeConfig> = {
   start: async (ctx) => {
     const { cfg, log } = ctx;
     const bus = await openEventBus("knowledge", cfg, log, ctx.bus);
-    const url = cfg.KNOWLEDGE_DATABASE_URL ?? ctx.databaseUrl;
+    const url = cfg.indexDatabaseUrl ?? ctx.databaseUrl;
     let db: Database | undefined;
     const closeOwn = [
       async () => {
