@@ -157,7 +157,12 @@ function envOf(c: Container, url: string): NodeJS.ProcessEnv {
 
       it("a pod in verify mode starts on the migrated database and refuses an unmigrated one, naming what is missing", async () => {
         const pod = containerOf(deploymentOf(upgrade, "identity"));
-        const env = { ...envOf(pod, db.url), IDENTITY_LISTEN_ADDR: "127.0.0.1:0", METRICS_PORT: "0", NATS_URL: "" };
+        const env: NodeJS.ProcessEnv = {
+          ...envOf(pod, db.url),
+          IDENTITY_LISTEN_ADDR: "127.0.0.1:0",
+          METRICS_PORT: "0",
+          NATS_URL: "",
+        };
         expect(env.DATABASE_MIGRATIONS).toBe("verify");
         const p = await startNode([join(ROOT, pod.args[0]!)], env, /"msg":"gRPC server listening"/);
         await p.stop();

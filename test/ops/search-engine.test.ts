@@ -61,7 +61,12 @@ const envOf = (m: Manifest) =>
           expect({ postgres: wantsDatabase(cfg), url: cfg.indexDatabaseUrl }).toEqual({ postgres: true, url: db.url });
           const job = byName("Job", "aps-knowledge-migrate")!;
           const args = job.spec.template.spec.containers[0].args as string[];
-          const jobEnv = { ...envOf(job), DATABASE_URL: db.url, LOG_LEVEL: "info", OTEL_SDK_DISABLED: "true" };
+          const jobEnv: Record<string, string | undefined> = {
+            ...envOf(job),
+            DATABASE_URL: db.url,
+            LOG_LEVEL: "info",
+            OTEL_SDK_DISABLED: "true",
+          };
           delete jobEnv.OTEL_EXPORTER_OTLP_ENDPOINT;
           await run(process.execPath, [join(ROOT, args[0]!)], { cwd: ROOT, env: { ...process.env, ...jobEnv } });
           const rows = await queryRows<{ n: string }>(db.url, "SELECT count(*)::text AS n FROM knowledge.pgmigrations");
