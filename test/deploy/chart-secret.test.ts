@@ -14,8 +14,8 @@ import {
   PLATFORM_MIGRATIONS_DIR,
 } from "@aps/platform";
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
-import { ADMIN_DATABASE_URL, hasPostgres, uniqueSuffix } from "@aps/testkit";
-import { chartTools, PROD_VALUES, renderChart, ROOT, type Tools } from "../ops/chart-tools.js";
+import { ADMIN_DATABASE_URL, uniqueSuffix } from "@aps/testkit";
+import { chartTools, postgresMissing, PROD_VALUES, renderChart, ROOT, type Tools } from "../ops/chart-tools.js";
 
 /**
  * `aps chart-secret` (docs/operations/secrets.md): the Secret it prints holds every key the chart,
@@ -29,11 +29,7 @@ import { chartTools, PROD_VALUES, renderChart, ROOT, type Tools } from "../ops/c
  */
 const run = promisify(execFile);
 const tools = await chartTools();
-const pgUp = await hasPostgres();
-const missing = "skipReason" in tools ? tools.skipReason : pgUp ? undefined : "no real PostgreSQL";
-if (missing && process.env.APS_TEST_REQUIRE_REAL === "1")
-  throw new Error(`${missing}: required under APS_TEST_REQUIRE_REAL=1`);
-if (missing) console.warn(`SKIPPING the chart-secret test: ${missing}`);
+const missing = await postgresMissing(tools, "the chart-secret test");
 
 const CLI = join(ROOT, "services/cli/dist/main.js");
 const log = createLogger("chart-secret-test", "silent");

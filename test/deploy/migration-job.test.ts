@@ -2,8 +2,16 @@ import { execFile } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createTestDatabase, hasPostgres, queryRows, startNode, type TestDatabase } from "@aps/testkit";
-import { chartTools, PROD_VALUES, renderChart, ROOT, type Manifest, type Tools } from "../ops/chart-tools.js";
+import { createTestDatabase, queryRows, startNode, type TestDatabase } from "@aps/testkit";
+import {
+  chartTools,
+  postgresMissing,
+  PROD_VALUES,
+  renderChart,
+  ROOT,
+  type Manifest,
+  type Tools,
+} from "../ops/chart-tools.js";
 
 /**
  * Migrations as a step of every upgrade (docs/operations/upgrading.md): the chart renders, on
@@ -16,11 +24,7 @@ import { chartTools, PROD_VALUES, renderChart, ROOT, type Manifest, type Tools }
  */
 const run = promisify(execFile);
 const tools = await chartTools();
-const pgUp = await hasPostgres();
-const missing = "skipReason" in tools ? tools.skipReason : pgUp ? undefined : "no real PostgreSQL";
-if (missing && process.env.APS_TEST_REQUIRE_REAL === "1")
-  throw new Error(`${missing}: required under APS_TEST_REQUIRE_REAL=1`);
-if (missing) console.warn(`SKIPPING the migration job test: ${missing}`);
+const missing = await postgresMissing(tools, "the migration job test");
 
 type Container = { args: string[]; env: Array<{ name: string; value?: string; valueFrom?: unknown }> };
 const containerOf = (m: Manifest): Container => m.spec.template.spec.containers[0] as Container;

@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { hasPostgres } from "@aps/testkit";
 
 /**
  * helm and the chart suites' npm tools (kubernetes-models, the Prometheus Operator's models, yaml),
@@ -119,6 +120,18 @@ export function promtoolMissing(tools: ChartTools, suite: string): string | unde
       : PROMTOOL
         ? undefined
         : "promtool not found (Debian package `prometheus`)";
+  if (missing && process.env.APS_TEST_REQUIRE_REAL === "1")
+    throw new Error(`${missing}: required under APS_TEST_REQUIRE_REAL=1`);
+  if (missing) console.warn(`SKIPPING ${suite}: ${missing}`);
+  return missing;
+}
+
+/**
+ * Why a suite that needs helm's tools and the real PostgreSQL cannot run, or undefined when it can;
+ * throws under APS_TEST_REQUIRE_REAL=1, otherwise warns that `suite` is skipped (as promtoolMissing).
+ */
+export async function postgresMissing(tools: ChartTools, suite: string): Promise<string | undefined> {
+  const missing = "skipReason" in tools ? tools.skipReason : (await hasPostgres()) ? undefined : "no real PostgreSQL";
   if (missing && process.env.APS_TEST_REQUIRE_REAL === "1")
     throw new Error(`${missing}: required under APS_TEST_REQUIRE_REAL=1`);
   if (missing) console.warn(`SKIPPING ${suite}: ${missing}`);
