@@ -105,6 +105,27 @@ const log = createLogger("chart-secret-test", "silent");
       expect([...required].filter((k) => !(k in data))).toEqual([]);
     }, 120_000);
 
+    it("reads an existing Secret's keys under other names where secrets.existingSecretKeys maps them", async () => {
+      const ms = await renderChart(tools as Tools, [
+        "-f",
+        PROD_VALUES,
+        "--set",
+        "secrets.existingSecretKeys.NATS_URL=nats-servers",
+        "--set",
+        "secrets.existingSecretKeys.APS_INTERNAL_TOKEN_FORUM=forum-token",
+      ]);
+      const refs = ms
+        .filter((m) => m.kind === "Deployment")
+        .flatMap((m) => m.spec.template.spec.containers[0].env as Array<{ name: string; valueFrom?: any }>)
+        .filter((e) => e.valueFrom?.secretKeyRef?.name === "aps-secrets")
+        .map((e) => `${e.name}←${e.valueFrom.secretKeyRef.key as string}`);
+      expect(refs).toContain("NATS_URL←nats-servers");
+      expect(refs).toContain("APS_INTERNAL_TOKEN←forum-token");
+      expect(refs.filter((r) => r.startsWith("NATS_URL←") && r !== "NATS_URL←nats-servers")).toEqual([]);
+      // a key not in the map keeps its name
+      expect(refs).toContain("APS_INTERNAL_TOKEN←APS_INTERNAL_TOKEN_GATEWAY");
+    }, 120_000);
+
     it("its SQL gives each schema owner a role whose search_path is its schema: a pooled connection lands there and migrates", async () => {
       await admin(sql, dbName);
       const url = data.FORUM_DATABASE_URL!;

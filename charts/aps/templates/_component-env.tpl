@@ -54,7 +54,7 @@ and its own `env`. Shared by its Deployment (components.yaml) and its migration 
   valueFrom:
     secretKeyRef:
       name: {{ include "aps.secretName" $root }}
-      key: APS_ADMIN_TOKEN
+      key: {{ include "aps.secretKey" (dict "root" $root "key" "APS_ADMIN_TOKEN") }}
       optional: true
 {{- else }}
 - name: {{ upper $name }}_LISTEN_ADDR
@@ -76,7 +76,7 @@ and its own `env`. Shared by its Deployment (components.yaml) and its migration 
   valueFrom:
     secretKeyRef:
       name: {{ include "aps.secretName" $root }}
-      key: {{ . }}
+      key: {{ include "aps.secretKey" (dict "root" $root "key" .) }}
       optional: true
 {{- end }}
 {{- with include "aps.caBundle" (dict "root" $root "part" "env") }}{{ . | trim | nindent 0 }}{{- end }}

@@ -145,7 +145,7 @@ imagePullSecrets:
   valueFrom:
     secretKeyRef:
       name: {{ include "aps.secretName" . }}
-      key: MEILISEARCH_URL
+      key: {{ include "aps.secretKey" (dict "root" . "key" "MEILISEARCH_URL") }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -159,9 +159,9 @@ imagePullSecrets:
     secretKeyRef:
       name: {{ include "aps.secretName" . }}
 {{- if $m.deployed.enabled }}
-      key: MEILI_MASTER_KEY
+      key: {{ include "aps.secretKey" (dict "root" . "key" "MEILI_MASTER_KEY") }}
 {{- else }}
-      key: MEILISEARCH_API_KEY
+      key: {{ include "aps.secretKey" (dict "root" . "key" "MEILISEARCH_API_KEY") }}
       optional: true
 {{- end }}
 {{- end }}
@@ -286,7 +286,7 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   valueFrom:
     secretKeyRef:
       name: {{ include "aps.secretName" . }}
-      key: NATS_URL
+      key: {{ include "aps.secretKey" (dict "root" . "key" "NATS_URL") }}
 {{- end }}
 {{- if .Values.otel.endpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
@@ -332,13 +332,13 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: {{ printf "POSTGRES_PASSWORD_%s" (upper .name) }}
+      key: {{ include "aps.secretKey" (dict "root" $root "key" (printf "POSTGRES_PASSWORD_%s" (upper .name))) }}
 {{- else if $pg.deployed.enabled }}
 - name: POSTGRES_PASSWORD
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: POSTGRES_PASSWORD
+      key: {{ include "aps.secretKey" (dict "root" $root "key" "POSTGRES_PASSWORD") }}
 {{- end }}
 {{- if and $pg.deployed.enabled $bouncer }}
 - name: DATABASE_URL
@@ -353,26 +353,26 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: DATABASE_URL
+      key: {{ include "aps.secretKey" (dict "root" $root "key" "DATABASE_URL") }}
       {{- /* an existing Secret may hold only per-service URLs (`aps chart-secret`); a service with neither refuses to start, saying so */}}
       optional: {{ not $pg.external.url }}
 - name: {{ upper .name }}_DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: {{ upper .name }}_DATABASE_URL
+      key: {{ include "aps.secretKey" (dict "root" $root "key" (printf "%s_DATABASE_URL" (upper .name))) }}
       optional: true
 - name: {{ upper .name }}_DATABASE_MIGRATION_URL
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: {{ upper .name }}_DATABASE_MIGRATION_URL
+      key: {{ include "aps.secretKey" (dict "root" $root "key" (printf "%s_DATABASE_MIGRATION_URL" (upper .name))) }}
       optional: true
 - name: DATABASE_MIGRATION_URL
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: DATABASE_MIGRATION_URL
+      key: {{ include "aps.secretKey" (dict "root" $root "key" "DATABASE_MIGRATION_URL") }}
       optional: true
 {{- end }}
 {{- end }}
@@ -470,7 +470,7 @@ Call with (dict "root" $ "name" "forum").
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: {{ index . 1 }}
+      key: {{ include "aps.secretKey" (dict "root" $root "key" (index . 1)) }}
 {{- end }}
 {{- /* optional: an external NATS may have no users */}}
 {{- range list (list "NATS_USER" (printf "NATS_USER_%s" $N)) (list "NATS_PASSWORD" (printf "NATS_PASSWORD_%s" $N)) }}
@@ -478,7 +478,7 @@ Call with (dict "root" $ "name" "forum").
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: {{ index . 1 }}
+      key: {{ include "aps.secretKey" (dict "root" $root "key" (index . 1)) }}
       optional: true
 {{- end }}
 {{- else }}
@@ -486,7 +486,7 @@ Call with (dict "root" $ "name" "forum").
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: {{ printf "APS_INTERNAL_TOKEN_%s" $N }}
+      key: {{ include "aps.secretKey" (dict "root" $root "key" (printf "APS_INTERNAL_TOKEN_%s" $N)) }}
 - name: APS_PEER_DIGESTS
   value: {{ include "aps.peerDigests" . | quote }}
 {{- if $root.Values.nats.deployed.enabled }}
@@ -496,7 +496,7 @@ Call with (dict "root" $ "name" "forum").
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
-      key: {{ printf "NATS_PASSWORD_%s" $N }}
+      key: {{ include "aps.secretKey" (dict "root" $root "key" (printf "NATS_PASSWORD_%s" $N)) }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -547,4 +547,18 @@ database, the OTel collector, Meilisearch), its volumeMount and its volume. Call
     name: {{ $ca.configMap | quote }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+The key of the release's Secret that holds `.key` (docs/operations/secrets.md): with
+secrets.existingSecret, secrets.existingSecretKeys may rename it (`{DATABASE_URL: db-url}`: a Secret
+made by another tool); otherwise, and for every key not in that map, the key is its own name.
+Call with (dict "root" $ "key" "DATABASE_URL").
+*/}}
+{{- define "aps.secretKey" -}}
+{{- if .root.Values.secrets.existingSecret -}}
+{{- index (.root.Values.secrets.existingSecretKeys | default dict) .key | default .key -}}
+{{- else -}}
+{{- .key -}}
+{{- end -}}
 {{- end }}
