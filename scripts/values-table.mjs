@@ -30,11 +30,14 @@ function description(comment) {
 /** A table cell: `|` escaped, on one line. */
 const cell = (s) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
-/** One row per leaf (see the header). */
+/**
+ * One row per leaf (see the header). The comment above a map's first key is the yaml package's
+ * `commentBefore` of the map itself, not of that key.
+ */
 function rows(node, path, out) {
-  for (const pair of node.items) {
+  for (const [i, pair] of node.items.entries()) {
     const key = `${path}${path ? "." : ""}${pair.key.value}`;
-    const desc = description(pair.key.commentBefore);
+    const desc = description(pair.key.commentBefore ?? (i === 0 ? node.commentBefore : undefined));
     const v = pair.value;
     if (YAML.isMap(v) && v.items.length > 0 && desc === undefined) {
       rows(v, key, out);

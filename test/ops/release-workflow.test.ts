@@ -5,7 +5,7 @@ import YAML from "yaml";
 import { ROOT } from "./chart-tools.js";
 
 /**
- * The release workflow (issue 44 item 1, `.github/workflows/release.yml`): valid against the
+ * The release workflow (`.github/workflows/release.yml`, docs/operations/install.md "Released images"): valid against the
  * GitHub workflow schema (@action-validator/core), and it does what a platform team pulls from — the
  * image from this repository's Dockerfile for amd64 and arm64 with an SBOM, pushed and then signed
  * keyless by its digest, and the chart pinned to that digest, pushed as an OCI artifact. It cannot

@@ -9,7 +9,7 @@ import { waitUntil } from "@aps/testkit";
 import { chartTools, PROD_VALUES, renderChart, renderChartError, type Manifest, type Tools } from "./chart-tools.js";
 
 /**
- * Rollouts that drop nothing (issue 44 item 3): every APS pod waits `preStopSeconds` before SIGTERM
+ * Rollouts that drop nothing (docs/reliability.md): every APS pod waits `preStopSeconds` before SIGTERM
  * — the Service and the Ingress stop sending it requests while it still answers — then drains
  * within a grace period the chart checks is long enough. The in-chart NATS servers enter lame duck
  * mode in their preStop (checked with the real nats-server of this machine), and a NATS cluster

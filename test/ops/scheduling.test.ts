@@ -1,7 +1,7 @@
 import { chartTools, renderChart, type Manifest, type Tools } from "./chart-tools.js";
 
 /**
- * The chart's extension points (issue 44 item 3): where every workload may run (`global.scheduling`
+ * The chart's extension points (docs/operations/install.md "Scheduling, extra volumes and a private CA"): where every workload may run (`global.scheduling`
  * for the dependencies, `defaults`/`components.<name>` for the APS pods and their migration Jobs),
  * a zone spread per component, extra volumes, and a CA bundle every APS container trusts
  * (NODE_EXTRA_CA_CERTS from a ConfigMap). Each render is validated against the Kubernetes schemas.

@@ -109,7 +109,7 @@ imagePullSecrets:
 {{- $c := index .root.Values.components .name }}
 {{- $merged := mustMergeOverwrite (deepCopy .root.Values.defaults) (deepCopy $c) }}
 {{- if and (eq .name "knowledge") (eq .root.Values.search.engine "postgres") }}
-{{- /* search.engine: postgres — the index in knowledge's own schema, no Meilisearch (docs/adr/0142) */}}
+{{- /* search.engine: postgres — the index in knowledge's own schema, no Meilisearch (docs/architecture.md §8) */}}
 {{- $merged = mustMergeOverwrite $merged (dict "database" true "search" false "env" (dict "KNOWLEDGE_ENGINE" "postgres")) }}
 {{- end }}
 {{- toYaml $merged }}

@@ -36,7 +36,7 @@ export interface ChartSecretOptions {
   /**
    * `host:port` of a pooler in front of it (PgBouncer, CloudNativePG's Pooler, RDS Proxy): the
    * services' `<NAME>_DATABASE_URL` go there, their `<NAME>_DATABASE_MIGRATION_URL` to the server
-   * (migrations hold a session lock, docs/adr/0169). Absent: `<NAME>_DATABASE_URL` is the server.
+   * (migrations hold a session lock, docs/operations/secrets.md). Absent: `<NAME>_DATABASE_URL` is the server.
    */
   pooler?: string;
   /** `nats://…` URL(s) of an external NATS, stored as NATS_URL. */

@@ -6,7 +6,7 @@ import { MeiliEngine } from "./meili.js";
 import { startKnowledge, type KnowledgeHandle } from "./service.js";
 
 /**
- * Knowledge starts while its search engine cannot be reached (issue 44 item 7, docs/reliability.md):
+ * Knowledge starts while its search engine cannot be reached (docs/reliability.md):
  * it serves gRPC, NOT_SERVING on its health and UNAVAILABLE (503 `upstream_unavailable` at the
  * gateway) on every search, and prepares the engine again until it answers. Before, `startKnowledge`
  * threw and the pod crash-looped. The forum is unreachable here too (the re-index retries; not asked).

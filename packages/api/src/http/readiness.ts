@@ -62,7 +62,7 @@ export class ReadinessCheck {
 }
 
 /**
- * `GET /readyz` (docs/adr/0111, docs/reliability.md): the Readiness as JSON, always with each
+ * `GET /readyz` (docs/reliability.md, docs/reference/endpoints.md): the Readiness as JSON, always with each
  * dependency's state. Plain `/readyz` answers 503 while a *required* service is down — the whole
  * system's readiness, for `helm test`, a global load balancer and the fault tests.
  * `/readyz?scope=gateway` is the gateway's own readiness, the chart's readinessProbe: 200 while this
