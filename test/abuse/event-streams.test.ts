@@ -265,6 +265,7 @@ describe.each(modes)("event streams are bounded (%s)", (mode) => {
         loadConfig({
           ...sys.env,
           ...sys.grpcAddrs,
+          APS_INTERNAL_TOKEN: sys.internalToken, // the all-in-one's gRPC ports check callers
           HOST: "127.0.0.1",
           PORT: "0",
           EVENT_STREAM_MAX_AGE_MS: String(MAX_AGE_MS),

@@ -90,8 +90,10 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     bus = new InProcessBus(log);
     aps = await startAllInOne(env, log, bus);
     // A second replica: on the same in-process bus (embedded) or its own NATS connection (real).
-    second = await startGateway(loadConfig({ ...env, ...aps.grpcAddrs, HOST: "127.0.0.1" }), log, { bus });
-    alone = await startGateway(loadConfig({ ...env, NATS_URL: "", ...aps.grpcAddrs, HOST: "127.0.0.1" }), log);
+    // the all-in-one's gRPC ports accept its internal token only
+    const trust = { ...aps.grpcAddrs, APS_INTERNAL_TOKEN: aps.internalToken, HOST: "127.0.0.1" };
+    second = await startGateway(loadConfig({ ...env, ...trust }), log, { bus });
+    alone = await startGateway(loadConfig({ ...env, NATS_URL: "", ...trust }), log);
     a = httpClient(aps.baseUrl);
     b = httpClient(second.baseUrl);
     c = httpClient(alone.baseUrl);
@@ -113,10 +115,11 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
   const ids = (r: HttpResult) => (r.body.items as { id: string }[]).map((p) => p.id);
 
   it("a cached authentication does not call the identity service again; unknown keys are asked every time", async () => {
-    const identity = new CountingIdentity(aps.grpcAddrs.IDENTITY_GRPC_ADDR);
-    const forum = new ForumClient(aps.grpcAddrs.FORUM_GRPC_ADDR);
-    const council = new CouncilClient(aps.grpcAddrs.COUNCIL_GRPC_ADDR);
-    const knowledge = new KnowledgeClient(aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR);
+    const caller = { name: "gateway", token: aps.internalToken! };
+    const identity = new CountingIdentity(aps.grpcAddrs.IDENTITY_GRPC_ADDR, caller);
+    const forum = new ForumClient(aps.grpcAddrs.FORUM_GRPC_ADDR, caller);
+    const council = new CouncilClient(aps.grpcAddrs.COUNCIL_GRPC_ADDR, caller);
+    const knowledge = new KnowledgeClient(aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR, caller);
     const app = createApp({ identity, forum, council, knowledge, skill: loadSkill(), log });
     const server: Server = await new Promise((resolve) => {
       const s = createServer(app).listen(0, "127.0.0.1", () => resolve(s));

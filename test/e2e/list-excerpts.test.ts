@@ -31,6 +31,7 @@ const CHARS = 16_000;
         {
           ...sys.env,
           ...sys.grpcAddrs,
+          APS_INTERNAL_TOKEN: sys.internalToken, // the all-in-one's gRPC ports check callers
           PORT: "0",
           HOST: "127.0.0.1",
           LOG_LEVEL: "warn",

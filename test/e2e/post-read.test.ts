@@ -85,11 +85,12 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
       APS_SUBJECT_PREFIX: names.prefix,
     };
     aps = await startAllInOne(env, log, bus);
+    const caller = { name: "gateway", token: aps.internalToken! }; // the all-in-one's gRPC ports check callers
     const app = createApp({
-      identity: counting(new IdentityClient(aps.grpcAddrs.IDENTITY_GRPC_ADDR), calls.identity),
-      forum: counting(new ForumClient(aps.grpcAddrs.FORUM_GRPC_ADDR), calls.forum),
-      council: counting(new CouncilClient(aps.grpcAddrs.COUNCIL_GRPC_ADDR), calls.council),
-      knowledge: new KnowledgeClient(aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR),
+      identity: counting(new IdentityClient(aps.grpcAddrs.IDENTITY_GRPC_ADDR, caller), calls.identity),
+      forum: counting(new ForumClient(aps.grpcAddrs.FORUM_GRPC_ADDR, caller), calls.forum),
+      council: counting(new CouncilClient(aps.grpcAddrs.COUNCIL_GRPC_ADDR, caller), calls.council),
+      knowledge: new KnowledgeClient(aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR, caller),
       skill: loadSkill(),
       log,
     });

@@ -223,6 +223,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
       {
         ...sys.env,
         ...sys.grpcAddrs,
+        APS_INTERNAL_TOKEN: sys.internalToken, // the all-in-one's gRPC ports check callers
         ...env,
         PORT: "0",
         HOST: "127.0.0.1",
@@ -268,6 +269,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
       loadConfig({
         ...sys.env,
         ...sys.grpcAddrs,
+        APS_INTERNAL_TOKEN: sys.internalToken, // the all-in-one's gRPC ports check callers
         ...env,
         FORUM_GRPC_ADDR: "127.0.0.1:1",
         PORT: "0",

@@ -87,6 +87,7 @@ describeReal("rate-limit store outage (real PostgreSQL behind a test proxy)", ()
     gw = await startGateway(
       loadConfig({
         ...sys.grpcAddrs,
+        APS_INTERNAL_TOKEN: sys.internalToken, // the all-in-one's gRPC ports check callers
         GATEWAY_DATABASE_URL: url.toString(),
         RATE_LIMIT_ANON_PER_MINUTE: String(ANON),
         TRUSTED_PROXIES: "loopback",

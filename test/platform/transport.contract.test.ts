@@ -59,14 +59,16 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
     });
     const addrs = sys.grpcAddrs!;
     const local = sys.local!;
+    // the gRPC ports check callers (the all-in-one's internal token); in-process calls are not checked
+    const caller = { name: "gateway", token: sys.internalToken! };
     both = [
       {
         name: "grpc",
-        identity: new IdentityClient(addrs.IDENTITY_GRPC_ADDR!),
-        forum: new ForumClient(addrs.FORUM_GRPC_ADDR!),
-        council: new CouncilClient(addrs.COUNCIL_GRPC_ADDR!),
-        knowledge: new KnowledgeClient(addrs.KNOWLEDGE_GRPC_ADDR!),
-        translation: new TranslationClient(addrs.TRANSLATION_GRPC_ADDR!),
+        identity: new IdentityClient(addrs.IDENTITY_GRPC_ADDR!, caller),
+        forum: new ForumClient(addrs.FORUM_GRPC_ADDR!, caller),
+        council: new CouncilClient(addrs.COUNCIL_GRPC_ADDR!, caller),
+        knowledge: new KnowledgeClient(addrs.KNOWLEDGE_GRPC_ADDR!, caller),
+        translation: new TranslationClient(addrs.TRANSLATION_GRPC_ADDR!, caller),
       },
       {
         name: "local",

@@ -69,6 +69,11 @@ export interface System {
    */
   grpcAddrs?: Record<string, string>;
   /**
+   * The token those gRPC ports accept (the all-in-one's internal token, internal-token.ts): a
+   * second gateway starts with it as APS_INTERNAL_TOKEN; a client passes `{ name: "gateway", token }`.
+   */
+  internalToken?: string;
+  /**
    * The in-process endpoints the all-in-one's own clients call (in-jest modes), for tests that
    * compare them with the gRPC addresses (docs/adr/0085).
    */
@@ -298,6 +303,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
         adminToken: ADMIN_TOKEN,
         dataDir,
         grpcAddrs: aps.grpcAddrs,
+        internalToken: aps.internalToken,
         local: aps.local,
         stop: async () => (await aps.stop(), cleanup()),
       };
@@ -339,6 +345,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
       adminToken: ADMIN_TOKEN,
       env: realEnv,
       grpcAddrs: aps.grpcAddrs,
+      internalToken: aps.internalToken,
       local: aps.local,
       stop: async () => (await aps.stop(), await dropStream(), await db.drop()),
     };

@@ -24,6 +24,7 @@ import { gatewayService, type LocalServices } from "@aps/gateway";
 import { decideApertium, startApertium, withApertium, type RunningApertium } from "./apertium.js";
 import { loadConfig } from "./config.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
+import { allInOneTrust } from "./internal-token.js";
 
 /** A running all-in-one APS. */
 export interface AllInOne {
@@ -36,6 +37,12 @@ export interface AllInOne {
    * another gateway (or grpcurl) to use. Nothing inside this process calls them: its clients use `local`.
    */
   grpcAddrs: Record<GrpcAddrEnv, string>;
+  /**
+   * The token those gRPC ports accept from any deployable name (`aps-caller: gateway`,
+   * `authorization: Bearer <token>`; internal-token.ts): made in `APS_DATA_DIR/internal-token`, or
+   * the operator's APS_INTERNAL_TOKEN; undefined when the operator set only APS_PEER_DIGESTS.
+   */
+  internalToken: string | undefined;
   /** The in-process endpoints every client of this process calls (docs/adr/0085-local-transport-in-the-all-in-one.md). */
   local: Required<LocalServices>;
   /** The Apertium APY this process started as its translation engine (docs/adr/0137), if any. */
@@ -52,7 +59,8 @@ export interface AllInOneOptions {
 /**
  * Starts every service in this process: each in its own schema of one PostgreSQL — the embedded
  * server under `APS_DATA_DIR/postgres` (docs/adr/0080) unless DATABASE_URL is set —, the given bus
- * (in-process unless NATS_URL is set), gRPC on loopback ports chosen by the OS, and the gateway
+ * (in-process unless NATS_URL is set), gRPC on loopback ports chosen by the OS that accept only
+ * callers presenting the internal token (internal-token.ts), and the gateway
  * on `PORT`. The same definitions (`ApsService`, docs/adr/0191) run each service in the distributed mode. Inside this
  * process the clients call the services in-process (no HTTP/2, no protobuf; docs/adr/0085);
  * the gRPC ports stay open for a second gateway and for tooling.
@@ -84,10 +92,12 @@ export async function startAllInOne(
           log: log.child({ service: "postgres" }),
         });
     apertium = await starting;
-    const env = apertium ? withApertium(givenEnv, apertium.url) : givenEnv;
+    const trust = allInOneTrust(givenEnv, aioCfg.APS_DATA_DIR, log);
+    const env = apertium ? withApertium(trust.env, apertium.url) : trust.env;
     const aps = await startServices(env, embedded, log, bus, clock);
     return {
       ...aps,
+      internalToken: trust.token,
       ...(apertium ? { apertium: { url: apertium.url, pid: apertium.pid } } : {}),
       stop: async () => {
         await aps.stop();
@@ -168,7 +178,7 @@ async function startServices(
   log: Logger,
   bus: EventBus,
   clock: Clock,
-): Promise<AllInOne> {
+): Promise<Omit<AllInOne, "internalToken">> {
   const databaseUrl = embedded?.url ?? env.DATABASE_URL;
   const local: Partial<LocalEndpoints> = {};
   const started: StartedService[] = [];

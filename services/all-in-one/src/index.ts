@@ -18,3 +18,4 @@ export {
   type ApertiumSettings,
   type RunningApertium,
 } from "./apertium.js";
+export { allInOneTrust, INTERNAL_TOKEN_FILE, type AllInOneTrust } from "./internal-token.js";
