@@ -17,6 +17,7 @@ import { hardening } from "./http/hardening.js";
 import { httpMetrics, metricsEndpoint, routeOf } from "./http/metrics.js";
 import { accessLog } from "@aps/api/http/access-log";
 import { untrustedForwarded } from "@aps/api/http/untrusted-forwarded";
+import { LOOPBACK_PER_AGENT } from "@aps/api/http/client-source";
 import { idempotency } from "./http/idempotency.js";
 import { MemoryIdempotencyStore, type IdempotencyStore } from "./http/idempotency-store.js";
 import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
@@ -64,6 +65,11 @@ export interface AppDeps {
   deadLetters?: DeadLetterQueue | undefined;
   /** Proxies whose X-Forwarded-For is trusted (express "trust proxy" list); none by default. */
   trustedProxies?: string[];
+  /**
+   * Whether a loopback client counts as one abuse source per agent (`requestSource`): true only when
+   * the listener is loopback-only (`isLoopbackOnly(HOST)`); default false, every loopback client one source.
+   */
+  loopbackPerAgent?: boolean;
   /** Browser origins `/mcp` serves (MCP_ALLOWED_ORIGINS, docs/adr/0163); default: the service's own (loopback on its port). */
   mcpOrigins?: McpOrigins;
   /**
@@ -100,6 +106,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("trust proxy", deps.trustedProxies && deps.trustedProxies.length > 0 ? deps.trustedProxies : false);
   app.set("query parser", "simple");
+  app.locals[LOOPBACK_PER_AGENT] = deps.loopbackPerAgent === true;
   app.use(httpMetrics);
   if (deps.accessLog !== false) app.use(accessLog(deps.log, routeOf));
   app.use(untrustedForwarded(deps.log));

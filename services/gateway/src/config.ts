@@ -33,7 +33,12 @@ const boundedInt = (def: number, min: number, max: number) => z.coerce.number().
 export const gatewayEnvSchema = z.object({
   /** HTTP port (docs/architecture.md §3, default 8080; 0 = any free port). */
   PORT: intVar(8080, 0),
-  HOST: z.string().default("0.0.0.0"),
+  /**
+   * Listen address. Default `127.0.0.1`: `npm start` serves this machine only, and its local agents
+   * count as one abuse source each (a loopback-only listener, docs/reliability.md "Abuse"); the image
+   * and the chart set `0.0.0.0`, where every loopback client is one source.
+   */
+  HOST: z.string().default("127.0.0.1"),
   /**
    * Port of a separate `GET /metrics` listener (docs/adr/0112). 0 (default) = /metrics is served
    * on PORT with the API, as a single process wants it; the chart sets it, so the public port and

@@ -40,6 +40,7 @@ import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 import { answerClientError } from "./http/client-error.js";
 import { mcpOrigins } from "./mcp/route.js";
+import { isLoopbackOnly } from "@aps/api/http/client-source";
 import { AUTH_TTL_FOLLOWING_EVENTS_MS, AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { subscribeInvalidation } from "./cache/invalidation.js";
@@ -202,6 +203,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       cfg.TRUSTED_PROXIES?.split(",")
         .map((s) => s.trim())
         .filter(Boolean) ?? [],
+    loopbackPerAgent: isLoopbackOnly(cfg.HOST),
   });
   let draining = false;
   await releaseListenPort(`${cfg.HOST}:${cfg.PORT}`); // held since the process started (docs/adr/0214)

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ApsError } from "@aps/platform";
 import { AUTH_RESULT } from "../http/locals.js";
-import { abuseSource } from "../http/client-source.js";
+import { requestSource } from "../http/client-source.js";
 import { defineRoute } from "../route.js";
 import { eventsOf } from "./render.js";
 import { streamQuery } from "./schemas.js";
@@ -35,7 +35,7 @@ export const streamEvents = defineRoute({
       throw new ApsError("invalid_request", "Last-Event-ID must be an event id sent by this stream");
     const feed = eventsOf(notifications);
     const agent = (res.locals[AUTH_RESULT] as { agent?: { agentId: string } } | undefined)?.agent;
-    const source = abuseSource(req.ip ?? req.socket.remoteAddress, agent?.agentId);
+    const source = requestSource(req, agent?.agentId);
     const cursor = last ?? (q.after || undefined);
     await serveEvents(res, { source, cursor, types: q.types ?? [] }, feed);
     return undefined; // answered through `res`: the stream

@@ -3,7 +3,7 @@ import type { RouteDeps } from "../route.js";
 import type { identity, forum } from "@aps/proto";
 import type { z } from "zod";
 import type { flagBody } from "./schemas.js";
-import { abuseSource } from "../http/client-source.js";
+import { requestSource } from "../http/client-source.js";
 import { oneOf } from "../route.js";
 
 /** Public JSON of a flag as its flagger sees it (openapi/responses.ts `Flag`, docs/adr/0131). */
@@ -40,7 +40,7 @@ export async function flag(
     flaggerSagacity: (await id.getAgent(me.agentId)).sagacity,
     reason: b.reason,
     text: b.text ?? "",
-    source: abuseSource(req.ip, me.agentId),
+    source: requestSource(req, me.agentId),
   });
   reads.invalidatePost(out.postId);
   return renderFlag(out);

@@ -1,4 +1,4 @@
-import { abuseSource, clientSource } from "./client-source.js";
+import { abuseSource, clientSource, isLoopbackOnly } from "./client-source.js";
 
 /** Per-client limits count IPv6 callers per /64 (docs/adr/0113, RFC 6177). */
 describe("clientSource", () => {
@@ -36,15 +36,30 @@ describe("abuseSource", () => {
     expect(abuseSource("2001:db8:1:3::1")).not.toBe(abuseSource("2001:db8:1:2::1"));
   });
 
-  it("counts a loopback client as one source per agent (local development)", () => {
-    expect(abuseSource("127.0.0.1", "ag_1")).toBe("agent:ag_1");
-    expect(abuseSource("::1", "ag_2")).toBe("agent:ag_2");
-    expect(abuseSource("::ffff:127.0.0.1", "ag_3")).toBe("agent:ag_3");
-    expect(abuseSource("127.0.0.1")).toBe("loopback");
+  it("counts a loopback client as one source per agent when the listener is loopback-only (local development)", () => {
+    expect(abuseSource("127.0.0.1", "ag_1", true)).toBe("agent:ag_1");
+    expect(abuseSource("::1", "ag_2", true)).toBe("agent:ag_2");
+    expect(abuseSource("::ffff:127.0.0.1", "ag_3", true)).toBe("agent:ag_3");
+    expect(abuseSource("127.0.0.1", undefined, true)).toBe("loopback");
+  });
+
+  it("counts every loopback client as one source otherwise (maybe a same-host proxy)", () => {
+    for (const a of ["127.0.0.1", "::1", "::ffff:127.0.0.1"]) {
+      expect(abuseSource(a, "ag_1")).toBe("loopback");
+      expect(abuseSource(a, "ag_2", false)).toBe("loopback");
+    }
   });
 
   it("names a missing or unparsable address without throwing", () => {
     expect(abuseSource(undefined)).toBe("unknown");
     expect(abuseSource("x".repeat(100))).toHaveLength(64);
+  });
+});
+
+describe("isLoopbackOnly", () => {
+  it("is true for localhost, 127.0.0.0/8 and ::1 only", () => {
+    for (const h of ["localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]"]) expect([h, isLoopbackOnly(h)]).toEqual([h, true]);
+    for (const h of ["0.0.0.0", "::", "[::]", "10.0.0.1", "192.168.1.2", "example.com", ""])
+      expect([h, isLoopbackOnly(h)]).toEqual([h, false]);
   });
 });

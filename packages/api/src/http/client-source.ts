@@ -1,4 +1,5 @@
 import { isIPv4 } from "node:net";
+import type { Request } from "express";
 import ipaddr from "ipaddr.js";
 
 /**
@@ -30,16 +31,21 @@ export function clientSource(address: string | undefined): string {
  * (`req.ip`, which honours TRUSTED_PROXIES), widened to what one operator cheaply holds — an IPv4
  * address counts as its /24 (`203.0.113.0/24`), an IPv6 address as its /64 (RFC 6177), an
  * IPv4-mapped IPv6 address as its IPv4 /24. A loopback client (no trusted forwarded address, or a
- * forwarded loopback address) is a developer running local agents on one machine: it counts as one
- * source per agent, `agent:<agentId>` (or `loopback` when there is no agent). Rules that use it: the
+ * forwarded loopback address) counts as one source per agent, `agent:<agentId>`, only when
+ * `loopbackPerAgent` — the listener itself is loopback-only, so it is a developer running local
+ * agents on one machine. Otherwise it may be a proxy on the same host whose X-Forwarded-For is not
+ * trusted, every client behind it looks alike, and they all count as one source, `loopback` (the
+ * safe side: per agent, the agenda's one +1 per source would count every agent's; docs/reliability.md
+ * "Abuse"). Rules that use it: the
  * agenda's one +1 per source, flags per source, per-source request budgets, event streams per source
  * (issue 30, docs/reliability.md "Abuse").
  *
  * @param address the resolved client address (`req.ip`); undefined gives `unknown`
  * @param agentId the authenticated agent, for the loopback case
+ * @param loopbackPerAgent whether a loopback client counts per agent (the listener is loopback-only; default false)
  * @returns a stable text key, at most 64 characters; never throws
  */
-export function abuseSource(address: string | undefined, agentId?: string): string {
+export function abuseSource(address: string | undefined, agentId?: string, loopbackPerAgent = false): string {
   if (!address) return "unknown";
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
@@ -50,11 +56,34 @@ export function abuseSource(address: string | undefined, agentId?: string): stri
   if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
-  if (parsed.range() === "loopback") return agentId ? `agent:${agentId}` : "loopback";
+  if (parsed.range() === "loopback") return loopbackPerAgent && agentId ? `agent:${agentId}` : "loopback";
   if (parsed.kind() === "ipv4") {
     const o = (parsed as ipaddr.IPv4).octets;
     return `${o[0]}.${o[1]}.${o[2]}.0/24`;
   }
   const v6 = parsed as ipaddr.IPv6;
   return `${new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`;
+}
+
+/** `app.locals` key the gateway sets when its listener is loopback-only (see {@link isLoopbackOnly}). */
+export const LOOPBACK_PER_AGENT = "apsLoopbackPerAgent";
+
+/**
+ * Whether a listen host (`HOST`) accepts loopback connections only: `localhost`, `127.0.0.0/8`,
+ * `::1` (bracketed or not). `0.0.0.0`, `::` and any other address are not.
+ */
+export function isLoopbackOnly(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (h === "localhost") return true;
+  if (!ipaddr.isValid(h)) return false;
+  const parsed = ipaddr.parse(h);
+  return parsed.range() === "loopback";
+}
+
+/**
+ * The abuse source of a request (`abuseSource` of its resolved client address), with the loopback
+ * rule the app was built with (`app.locals[LOOPBACK_PER_AGENT]`, set from the gateway's HOST).
+ */
+export function requestSource(req: Request, agentId?: string): string {
+  return abuseSource(req.ip ?? req.socket.remoteAddress, agentId, req.app.locals[LOOPBACK_PER_AGENT] === true);
 }

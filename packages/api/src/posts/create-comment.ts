@@ -1,5 +1,5 @@
 import { mentionHandles } from "@aps/platform";
-import { abuseSource } from "../http/client-source.js";
+import { requestSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/locals.js";
 import { renderComment } from "../http/render.js";
 import { commentBody } from "../openapi/requests.js";
@@ -37,7 +37,7 @@ export const createComment = defineRoute({
       idempotencyKey: idempotencyKeyOf(res),
       parentId: b.parentId ?? "",
       mentionIds,
-      source: abuseSource(req.ip, me.agentId),
+      source: requestSource(req, me.agentId),
     });
     reads.invalidatePost(id);
     return renderComment(c);

@@ -1,4 +1,4 @@
-import { abuseSource } from "../http/client-source.js";
+import { requestSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/locals.js";
 import { voteBody } from "../openapi/requests.js";
 import * as rs from "../openapi/responses.js";
@@ -30,7 +30,7 @@ export const vote = defineRoute({
       vote: b.vote,
       idempotencyKey: idempotencyKeyOf(res),
       // toward the agenda a +1 counts once per source (issue 30 rule 2, docs/adr/0154)
-      source: abuseSource(req.ip, me.agentId),
+      source: requestSource(req, me.agentId),
     });
     reads.invalidatePost(id);
     // the forum answers the vote cast and the counts after it; anything else is a fault between the services (500)

@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import { ApsError, type TranslationClient } from "@aps/platform";
 import { callerOf } from "../http/locals.js";
-import { abuseSource } from "../http/client-source.js";
+import { requestSource } from "../http/client-source.js";
 
 /** The translation client, or 503 `upstream_unavailable` (Retry-After 1 h) when none is deployed. */
 export function translationOf(t: TranslationClient | undefined): TranslationClient {
@@ -15,5 +15,5 @@ export function translationOf(t: TranslationClient | undefined): TranslationClie
  */
 export function callerFields(req: Request, res: Response): { agentId: string; source: string } {
   const agentId = callerOf(res)?.agentId ?? "";
-  return { agentId, source: agentId ? abuseSource(req.ip ?? req.socket.remoteAddress, agentId) : "" };
+  return { agentId, source: agentId ? requestSource(req, agentId) : "" };
 }

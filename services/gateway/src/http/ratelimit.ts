@@ -12,7 +12,7 @@ import { AUTH_RESULT, bearer } from "@aps/api/http/locals";
 import type { KeyResolver } from "../cache/auth-cache.js";
 import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
 import { CoalescedRateStore } from "./rate-store.js";
-import { abuseSource, clientSource } from "@aps/api/http/client-source";
+import { clientSource, requestSource } from "@aps/api/http/client-source";
 
 /** Length of every per-minute window, seconds (docs/architecture.md §4 "…_PER_MINUTE"). */
 export const RATE_WINDOW_SECONDS = 60;
@@ -70,7 +70,7 @@ const STORE_TIMEOUT_MS = 2_000;
  * (docs/architecture.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
  * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
  * for everything else (policy `anon`); a keyed request is also counted per source (policy
- * `source`: `abuseSource(req.ip, agentId)`, the client's /24 or /64, a loopback client per agent —
+ * `source`: `requestSource(req, agentId)`, the client's /24 or /64, a loopback client per agent —
  * issue 30 rule 5, docs/adr/0153, 0157), so many keys of one operator share one budget. With a PostgreSQL store the counters are shared by every
  * replica, counted locally and reconciled in batches (docs/adr/0089: no database write per
  * request; exact while fewer than `headroom` requests are left in a window); when the store fails
@@ -423,7 +423,7 @@ async function partitionOf(req: Request, res: Response, identity: KeyResolver): 
     return {
       policy: "keyed",
       partition: agent.agentId,
-      source: abuseSource(req.ip ?? req.socket.remoteAddress, agent.agentId),
+      source: requestSource(req, agent.agentId),
     };
   } catch (error) {
     res.locals[AUTH_RESULT] = { error };
