@@ -1,0 +1,65 @@
+import { PROD_VALUES, renderChart, type Manifest, type Tools } from "../../ops/chart-tools.js";
+
+/**
+ * The rehearsal's render: `helm template` of charts/aps with the production recipe
+ * (values-production.yaml) and the few overrides a one-machine rehearsal needs, as an upgrade
+ * (`--is-upgrade`), so the migration hook Jobs are rendered and the pods verify their schemas.
+ */
+
+/** What the rehearsal changes on top of values-production.yaml, each with its reason. */
+export interface RehearsalValues {
+  /** The APS image, e.g. `aps:dev`: `image.repository` and `image.tag`. */
+  image: string;
+  /** NATS servers of the in-chart JetStream cluster (default 3, as production). */
+  natsReplicas?: number;
+}
+
+/**
+ * The `--set` arguments of the rehearsal (pairs `--set k=v`), on top of `-f values-production.yaml`:
+ * - in-chart PostgreSQL behind the in-chart PgBouncer and in-chart 3-server NATS, instead of the
+ *   external ones production points at (nothing external is reachable here);
+ * - `search.engine=postgres` (no Meilisearch);
+ * - the chart's own Secret instead of `secrets.existingSecret` (see {@link rehearsalValues}' note);
+ * - `otel.endpoint=""`: no OpenTelemetry collector runs here;
+ * - rate and daily limits raised: every request of the load comes from one client address (the
+ *   test process), where production has many agents on many addresses.
+ */
+export function rehearsalSetArgs(v: RehearsalValues): string[] {
+  const colon = v.image.lastIndexOf(":");
+  if (colon <= 0 || v.image.includes("@")) throw new Error(`rehearsal image must be repository:tag, got ${v.image}`);
+  const sets: Record<string, string | number | boolean> = {
+    "image.repository": v.image.slice(0, colon),
+    "image.tag": v.image.slice(colon + 1),
+    "image.pullPolicy": "Never",
+    "postgresql.deployed.enabled": true,
+    "pgbouncer.enabled": true,
+    "nats.deployed.enabled": true,
+    "nats.deployed.replicas": v.natsReplicas ?? 3,
+    "search.engine": "postgres",
+    "meilisearch.deployed.enabled": false,
+    "secrets.existingSecret": "",
+    "otel.endpoint": "",
+    "components.gateway.env.RATE_LIMIT_KEYED_PER_MINUTE": "100000",
+    "components.gateway.env.RATE_LIMIT_ANON_PER_MINUTE": "100000",
+    "components.gateway.env.RATE_LIMIT_SOURCE_PER_MINUTE": "1000000",
+    "components.identity.env.JOINS_PER_SOURCE_PER_DAY": "10000",
+    "components.forum.env.POSTS_PER_DAY": "100000",
+    "components.forum.env.COMMENTS_PER_DAY": "100000",
+  };
+  // strings as strings (`--set-string`: "100000" stays an env value), the rest typed (`--set`)
+  return Object.entries(sets).flatMap(([k, val]) => [typeof val === "string" ? "--set-string" : "--set", `${k}=${val}`]);
+}
+
+/**
+ * Renders the chart for the rehearsal (see {@link rehearsalSetArgs}) with `helm template
+ * --is-upgrade`: the pre-upgrade migration Jobs are part of the render and the app pods run with
+ * DATABASE_MIGRATIONS=verify — the path of every upgrade. The Secret is the chart's own: with the
+ * in-chart PostgreSQL the chart generates each role's password and its init script and PgBouncer's
+ * userlist read them from that Secret; `aps chart-secret` makes the Secret for an external
+ * database (its roles' SQL run by the owner), which this topology does not have.
+ * Returns every rendered object (validated against the Kubernetes schemas by renderChart).
+ * Rejects with helm's stderr when the render fails.
+ */
+export async function renderRehearsal(tools: Tools, v: RehearsalValues): Promise<Manifest[]> {
+  return renderChart(tools, ["-f", PROD_VALUES, ...rehearsalSetArgs(v), "--is-upgrade"]);
+}
