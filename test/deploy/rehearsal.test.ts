@@ -1,11 +1,13 @@
-import { containerImages, dockerRequired, waitUntil } from "@aps/testkit";
+import { containerImages, dockerRequired, eventually, waitUntil } from "@aps/testkit";
 import { chartTools, type Manifest, type Tools } from "../ops/chart-tools.js";
 import { joinAgent, propose } from "../support/fixtures.js";
 import { Endpoints, TcpBalancer } from "./rehearsal/balancer.js";
 import { applyChartGaps, type ChartGap } from "./rehearsal/chart-gaps.js";
 import { createCluster, runJob, startWorkload, teardown, type Cluster } from "./rehearsal/cluster.js";
 import { buildPgbouncerImage, localImages, type LocalImages } from "./rehearsal/images.js";
+import { LoadGenerator, verifyWrites } from "./rehearsal/load.js";
 import { renderRehearsal } from "./rehearsal/render.js";
+import { rollDeployment } from "./rehearsal/rollout.js";
 
 /**
  * The production rehearsal, first slice (docs/operations/rehearsal.md; issue 44 "Proof on this
@@ -27,6 +29,9 @@ if (missing && (dockerRequired() || process.env.APS_TEST_REQUIRE_REAL === "1"))
   throw new Error(`the production rehearsal: ${missing}, and Docker is required here`);
 if (missing) console.warn(`\n⚠️  SKIPPED the production rehearsal: ${missing}\n`);
 
+const RATE = Number(process.env.REHEARSAL_RATE ?? 50);
+/** "N ms after <what>" for a timeline entry. */
+const at = (e: { at: number; what: string } | undefined, t: number) => (e ? `${t - e.at} ms after ${e.what}` : "before the roll");
 const byKind = (ms: Manifest[], kind: string) => ms.filter((m) => m.kind === kind);
 const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"] === "app";
 
@@ -39,6 +44,8 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
     let balancer: TcpBalancer | undefined;
     let baseUrl: string;
     let gaps: ChartGap[] = [];
+    let figures: { failed: number; total: number } | undefined;
+    let rollMs = 0;
 
     beforeAll(async () => {
       const images = localImages(APS_IMAGE) as LocalImages;
@@ -48,6 +55,10 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
     }, 900_000);
 
     afterAll(async () => {
+      if (figures)
+        console.log(
+          `[rehearsal] SUMMARY: requests failed/total during the roll ${figures.failed}/${figures.total}; roll ${(rollMs / 1000).toFixed(0)} s; containers started ${cluster?.started ?? 0}; chart gaps stood in for ${gaps.length}`,
+        );
       endpoints?.close();
       await balancer?.close();
       if (cluster) {
@@ -89,5 +100,39 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
       expect(list.response.status).toBe(200);
       expect(JSON.stringify(list.data)).toContain(id);
     }, 300_000);
+
+    it(`restarts every Deployment, one pod at a time, under ${RATE} requests/s: no request fails, every acknowledged write is read back`, async () => {
+      const c = cluster!;
+      const agents = [];
+      for (let i = 0; i < 10; i++) agents.push(await joinAgent(baseUrl, `rehearsal load agent ${i}`));
+      const load = new LoadGenerator(baseUrl, agents, { rate: RATE, keepAlive: process.env.REHEARSAL_KEEPALIVE !== "0" });
+      load.start();
+      try {
+        // the load runs before the roll: some writes exist to read and vote on
+        await waitUntil("100 answered requests before the roll", () => load.outcomes.length >= 100, { timeoutMs: 120_000 });
+        const rollStart = Date.now();
+        for (const d of byKind(manifests, "Deployment")) await rollDeployment(c, d, 600_000, d.metadata.name === "aps-gateway" ? endpoints : undefined);
+        rollMs = Date.now() - rollStart;
+        await load.stop();
+        const roll = load.summary(rollStart);
+        figures = { failed: roll.failed, total: roll.total };
+        console.log(`[rehearsal] answers during the roll: ${JSON.stringify(roll.byAnswer)}; endpoints: ${endpoints!.events.join(" ")}`);
+        // each failure with what happened last before it in the roll
+        const before = (at: number) => c.timeline.filter((e) => e.at <= at).pop();
+        for (const f of roll.failures)
+          console.log(`[rehearsal] FAILED ${f.op} ${f.status ?? f.error} at +${f.at - rollStart} ms, ${at(before(f.at), f.at)}`);
+        let unread: string[] = [];
+        await eventually(async () => {
+          unread = await verifyWrites(load, baseUrl);
+          expect(unread).toEqual([]);
+        }, 120_000, 1000).catch(() => undefined);
+        expect({ failures: roll.failures, unread }).toEqual({ failures: [], unread: [] });
+        console.log(
+          `[rehearsal] acknowledged and read back: ${load.acked.posts.size} posts, ${[...load.acked.comments.values()].flat().length} comments, ${[...load.acked.votes.values()].reduce((n, v) => n + v.size, 0)} votes`,
+        );
+      } finally {
+        await load.stop();
+      }
+    }, 3_600_000);
   },
 );

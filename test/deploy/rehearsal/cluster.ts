@@ -23,6 +23,8 @@ export interface Cluster {
   started: number;
   /** The log line sink (the test's console). */
   log: (line: string) => void;
+  /** What happened when (ms since the epoch): pods started, ready, out of endpoints, SIGTERM, stopped. */
+  timeline: Array<{ at: number; what: string }>;
 }
 
 const suffix = () => randomBytes(4).toString("hex").slice(0, 5);
@@ -53,7 +55,7 @@ export async function createCluster(objects: readonly Manifest[], images: LocalI
   chmodSync(workDir, 0o755);
   const ctx: PodContext = { runId, network, namespace: "aps", images, objects, workDir, hostIP: gateway!, nextIP: () => addIPv4(base, next++) };
   log(`[rehearsal] run ${runId}: network ${network} (${subnet}), files in ${workDir}`);
-  return { ctx, pods: new Map(), started: 0, log };
+  return { ctx, pods: new Map(), started: 0, log, timeline: [] };
 }
 
 /** Replicas of a Deployment: spec.replicas, else its HorizontalPodAutoscaler's minReplicas, else 1. */

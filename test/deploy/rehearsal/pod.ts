@@ -192,6 +192,8 @@ export async function podLog(pod: Pod, lines = 40): Promise<string> {
 
 /** How a pod stopped: its preStop's time and outcome, the whole stop's time (ms) and the exit code. */
 export interface PodStop {
+  /** When SIGTERM was sent (ms since the epoch). */
+  sigtermAt: number;
   preStopMs: number;
   preStopOk: boolean;
   totalMs: number;
@@ -228,7 +230,8 @@ export async function stopPod(pod: Pod): Promise<PodStop> {
   } else if (hook?.httpGet) preStopOk = await httpPreStop(hook.httpGet, pod, graceMs);
   const preStopMs = Date.now() - t0;
   const left = Math.max(2, Math.ceil((graceMs - preStopMs) / 1000));
+  const sigtermAt = Date.now();
   await docker("stop", "-t", String(left), pod.containerName);
   const exitCode = Number(await docker("inspect", "-f", "{{.State.ExitCode}}", pod.containerName));
-  return { preStopMs, preStopOk, totalMs: Date.now() - t0, exitCode };
+  return { sigtermAt, preStopMs, preStopOk, totalMs: Date.now() - t0, exitCode };
 }

@@ -1,0 +1,224 @@
+import { Agent, request } from "node:http";
+
+/**
+ * A steady load on the API: N requests a second (open model: a request is sent when it is due,
+ * whether or not the earlier ones have answered) of mixed reads and writes by joined agents —
+ * proposals, comments, votes, single reads and lists — each outcome counted. A request fails
+ * when it is answered 5xx, its connection fails or it passes its timeout; nothing is retried.
+ * Every acknowledged write is kept, to be read back afterwards ({@link verifyWrites}).
+ */
+
+/** An agent of the load: its id and API key (`POST /v1/join`). */
+export interface LoadAgent {
+  agentId: string;
+  apiKey: string;
+}
+
+/** The operations of the mix. */
+export type Op = "post" | "comment" | "vote" | "read" | "list";
+/** Share of each operation in the mix (they sum to 1). */
+export const MIX: Readonly<Record<Op, number>> = { read: 0.25, list: 0.2, vote: 0.2, comment: 0.2, post: 0.15 };
+
+/** One answered or failed request. */
+export interface Outcome {
+  op: Op;
+  /** HTTP status, absent when there was no answer. */
+  status?: number;
+  /** Why it failed without an answer (connection error, timeout). */
+  error?: string;
+  /** Sent at (ms since the epoch) and its duration (ms). */
+  at: number;
+  ms: number;
+}
+
+/** The writes the API acknowledged, to read back. */
+export interface AckedWrites {
+  /** Post id → its author and title. */
+  posts: Map<string, { author: string; title: string }>;
+  /** Post id → ids of the comments acknowledged on it. */
+  comments: Map<string, string[]>;
+  /** Post id → the votes acknowledged on it (`for` +1, `against` −1), by voter. */
+  votes: Map<string, Map<string, 1 | -1>>;
+  /** Posts with a vote whose outcome is unknown (failed request): not checked for counts. */
+  uncertain: Set<string>;
+}
+
+/** Whether an outcome counts as failed: 5xx, no answer, or a timeout. */
+export const failed = (o: Outcome) => o.status === undefined || o.status >= 500;
+
+type Answer = { status?: number; body?: any; error?: string };
+
+/** A load on one API at a steady rate (see the module doc). */
+export class LoadGenerator {
+  readonly outcomes: Outcome[] = [];
+  readonly acked: AckedWrites = { posts: new Map(), comments: new Map(), votes: new Map(), uncertain: new Set() };
+  private readonly agent: Agent;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private sent = 0;
+  private t0 = 0;
+  private n = 0;
+
+  /**
+   * `baseUrl`: the API's `/v1` URL; `agents`: who writes (≥ 2, so a vote is never on one's own
+   * post); `rate` in requests/s (default 50); `timeoutMs`: a request's bound (default 30,000 ms);
+   * `keepAlive` (default true): reuse connections, as a proxy in front of the gateway does.
+   */
+  constructor(
+    private readonly baseUrl: string,
+    private readonly agents: readonly LoadAgent[],
+    private readonly opts: { rate?: number; timeoutMs?: number; keepAlive?: boolean } = {},
+  ) {
+    if (agents.length < 2) throw new Error("the load needs at least 2 agents");
+    this.agent = new Agent({ keepAlive: opts.keepAlive ?? true, maxSockets: 256 });
+  }
+
+  private call(method: string, path: string, key: string | undefined, body?: unknown): Promise<Answer> {
+    const url = new URL(`${this.baseUrl}${path}`);
+    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    return new Promise((resolve) => {
+      const req = request(
+        url,
+        {
+          method,
+          agent: this.agent,
+          headers: {
+            ...(key ? { authorization: `Bearer ${key}` } : {}),
+            ...(data ? { "content-type": "application/json", "content-length": data.length } : {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            const text = Buffer.concat(chunks).toString("utf8");
+            let parsed: unknown;
+            try {
+              parsed = text ? JSON.parse(text) : undefined;
+            } catch {
+              parsed = text;
+            }
+            resolve({ status: res.statusCode!, body: parsed });
+          });
+          res.on("error", (e) => resolve({ error: e.message }));
+        },
+      );
+      req.setTimeout(this.opts.timeoutMs ?? 30_000, () => req.destroy(new Error("timeout")));
+      req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
+      req.end(data);
+    });
+  }
+
+  private pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(Math.random() * xs.length)]!;
+  }
+
+  private op(): Op {
+    let r = Math.random();
+    for (const [op, share] of Object.entries(MIX) as Array<[Op, number]>) if ((r -= share) < 0) return op;
+    return "read";
+  }
+
+  /** One request of the mix; its outcome recorded, its acknowledged write kept. */
+  private async one(): Promise<void> {
+    const posts = [...this.acked.posts.keys()];
+    let op = this.op();
+    if (posts.length === 0) op = "post";
+    const me = this.pick(this.agents);
+    const at = Date.now();
+    let a: Answer;
+    const n = ++this.n;
+    if (op === "post") {
+      const title = `Rehearsal proposal ${n}`;
+      a = await this.call("POST", "/posts", me.apiKey, { title, body: `Load request ${n}.`, is_arch_design: n % 2 === 0 });
+      if (a.status === 201) this.acked.posts.set(a.body.id, { author: me.agentId, title });
+    } else if (op === "comment") {
+      const post = this.pick(posts);
+      a = await this.call("POST", `/posts/${post}/comments`, me.apiKey, { body: `Comment ${n}.` });
+      if (a.status === 201) this.acked.comments.set(post, [...(this.acked.comments.get(post) ?? []), a.body.id]);
+    } else if (op === "vote") {
+      const post = this.pick(posts);
+      const votes = this.acked.votes.get(post) ?? new Map<string, 1 | -1>();
+      const voter = this.agents.find((x) => x.agentId !== this.acked.posts.get(post)!.author && !votes.has(x.agentId));
+      if (!voter) return this.one();
+      const vote: 1 | -1 = n % 3 === 0 ? -1 : 1;
+      votes.set(voter.agentId, vote); // claimed before the answer: one vote per voter and post
+      this.acked.votes.set(post, votes);
+      a = await this.call("POST", `/posts/${post}/vote`, voter.apiKey, { vote });
+      if (a.status !== 200) {
+        votes.delete(voter.agentId);
+        if (a.status === undefined || a.status >= 500) this.acked.uncertain.add(post);
+      }
+    } else if (op === "read") a = await this.call("GET", `/posts/${this.pick(posts)}`, n % 2 ? me.apiKey : undefined);
+    else a = await this.call("GET", "/posts?sort=new&limit=20", n % 2 ? me.apiKey : undefined);
+    this.outcomes.push({ op, at, ms: Date.now() - at, ...(a.status !== undefined ? { status: a.status } : {}), ...(a.error ? { error: a.error } : {}) });
+  }
+
+  /** Starts sending: every 10 ms, as many requests as are due at `rate` since the start. */
+  start(): void {
+    const rate = this.opts.rate ?? 50;
+    this.t0 = Date.now();
+    this.timer = setInterval(() => {
+      const due = Math.floor(((Date.now() - this.t0) * rate) / 1000);
+      for (; this.sent < due; this.sent++) {
+        const p = this.one().finally(() => this.inFlight.delete(p));
+        this.inFlight.add(p);
+      }
+    }, 10);
+  }
+
+  /** Stops sending and resolves once every request sent has its outcome. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    this.agent.destroy();
+  }
+
+  /** The outcomes from `since` (ms since the epoch) on: total, failed, by status/error, by op. */
+  summary(since = 0): { total: number; failed: number; byAnswer: Record<string, number>; failures: Outcome[] } {
+    const os = this.outcomes.filter((o) => o.at >= since);
+    const byAnswer: Record<string, number> = {};
+    for (const o of os) byAnswer[`${o.op} ${o.status ?? o.error}`] = (byAnswer[`${o.op} ${o.status ?? o.error}`] ?? 0) + 1;
+    const failures = os.filter(failed);
+    return { total: os.length, failed: failures.length, byAnswer, failures: failures.slice(0, 20) };
+  }
+}
+
+/**
+ * Reads back every acknowledged write through `baseUrl` (anonymous GETs): each post (200, its
+ * title), each post's comments (every acknowledged id among them, page by page) and, unless a
+ * vote on it failed, its vote counts (`for`, `against` as acknowledged). Resolves with what is
+ * missing or different, one line each (empty: all there).
+ */
+export async function verifyWrites(gen: LoadGenerator, baseUrl: string): Promise<string[]> {
+  const get = async (path: string): Promise<any> => {
+    const r = await fetch(`${baseUrl}${path}`);
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status}`);
+    return r.json();
+  };
+  const wrong: string[] = [];
+  for (const [id, p] of gen.acked.posts) {
+    const post = await get(`/posts/${id}`).catch((e: Error) => ({ error: e.message }));
+    if (post.error || post.title !== p.title) {
+      wrong.push(`post ${id}: ${post.error ?? `title ${post.title}`}`);
+      continue;
+    }
+    const votes = gen.acked.votes.get(id);
+    if (votes && !gen.acked.uncertain.has(id)) {
+      const want = { for: [...votes.values()].filter((v) => v === 1).length, against: [...votes.values()].filter((v) => v === -1).length };
+      if (post.votes.for !== want.for || post.votes.against !== want.against)
+        wrong.push(`post ${id}: votes ${JSON.stringify(post.votes)}, acknowledged ${JSON.stringify(want)}`);
+    }
+    const comments = gen.acked.comments.get(id) ?? [];
+    if (comments.length === 0) continue;
+    const seen = new Set<string>();
+    for (let cursor: string | null = null; ; ) {
+      const page: any = await get(`/posts/${id}/comments?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      for (const c of page.items) seen.add(c.id);
+      cursor = page.nextCursor;
+      if (!cursor) break;
+    }
+    for (const c of comments) if (!seen.has(c)) wrong.push(`post ${id}: comment ${c} missing`);
+  }
+  return wrong;
+}
