@@ -33,6 +33,8 @@ export interface ImageAdapter {
   user?: string;
   /** Extra `docker run --volume` specs (host:container:ro). */
   mounts?: string[];
+  /** `docker run --stop-signal`: the signal `docker stop` sends in place of SIGTERM. */
+  stopSignal?: string;
   /** Rewrites a mounted ConfigMap/Secret file (its name, its text) for this image. */
   adaptFile?: (file: string, text: string) => string;
   /** Why it differs from the rendered container, for the log; empty when it does not. */
@@ -88,7 +90,14 @@ export function adaptImage(rendered: string, images: LocalImages): ImageAdapter 
     case "edoburu/pgbouncer":
       // The pod's command is `/bin/sh -c …; exec pgbouncer /etc/pgbouncer/pgbouncer.ini`: any image
       // with sh and pgbouncer on the PATH serves.
-      return { image: images.pgbouncer, note: `${rendered} → ${images.pgbouncer} (Debian's pgbouncer)` };
+      // The chart's PgBouncer (1.23) takes SIGTERM as a safe shutdown (no new clients, the
+      // running transactions finish); Debian's 1.18 takes SIGTERM as an immediate shutdown that
+      // cuts them, and SIGINT as its safe one: the stop signal is SIGINT here.
+      return {
+        image: images.pgbouncer,
+        stopSignal: "SIGINT",
+        note: `${rendered} → ${images.pgbouncer} (Debian's pgbouncer 1.18; stop signal SIGINT, its safe shutdown, for 1.23's SIGTERM)`,
+      };
     default:
       throw new Error(`no local image for ${rendered}: the rehearsal maps ${images.aps}, postgres, nats and edoburu/pgbouncer`);
   }

@@ -119,6 +119,7 @@ export async function startPod(
   const user = adapter.user ?? (sc.runAsUser !== undefined ? `${sc.runAsUser}:${sc.runAsGroup ?? sc.runAsUser}` : undefined);
   const ids = await numericUser(adapter.image, user);
   if (user) args.push("--user", user);
+  if (adapter.stopSignal) args.push("--stop-signal", adapter.stopSignal);
   if (sc.readOnlyRootFilesystem) args.push("--read-only");
   for (const cap of sc.capabilities?.drop ?? []) args.push("--cap-drop", cap);
   for (const cap of sc.capabilities?.add ?? []) args.push("--cap-add", cap);
