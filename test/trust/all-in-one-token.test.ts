@@ -112,7 +112,11 @@ describe("allInOneTrust", () => {
       expect(await grpcCode(client({ name: "gateway", token: "g".repeat(43) }).grantSeat(agentId, "chief"))).toBe(
         GrpcStatus.UNAUTHENTICATED,
       );
-      expect((await client().getAgent(agentId).catch((e: unknown) => e)) instanceof ApsError).toBe(true);
+      expect(
+        (await client()
+          .getAgent(agentId)
+          .catch((e: unknown) => e)) instanceof ApsError,
+      ).toBe(true);
       expect((await gateway.getAgent(agentId)).seats).toEqual([]);
       expect((await gateway.grantSeat(agentId, "councillor")).seats).toContain("councillor");
     });

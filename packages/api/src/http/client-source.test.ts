@@ -58,7 +58,8 @@ describe("abuseSource", () => {
 
 describe("isLoopbackOnly", () => {
   it("is true for localhost, 127.0.0.0/8 and ::1 only", () => {
-    for (const h of ["localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]"]) expect([h, isLoopbackOnly(h)]).toEqual([h, true]);
+    for (const h of ["localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]"])
+      expect([h, isLoopbackOnly(h)]).toEqual([h, true]);
     for (const h of ["0.0.0.0", "::", "[::]", "10.0.0.1", "192.168.1.2", "example.com", ""])
       expect([h, isLoopbackOnly(h)]).toEqual([h, false]);
   });
