@@ -38,7 +38,8 @@ if (missing) console.warn(`\n⚠️  SKIPPED the production rehearsal: ${missing
 
 const RATE = Number(process.env.REHEARSAL_RATE ?? 50);
 /** "N ms after <what>" for a timeline entry. */
-const at = (e: { at: number; what: string } | undefined, t: number) => (e ? `${t - e.at} ms after ${e.what}` : "before the roll");
+const at = (e: { at: number; what: string } | undefined, t: number) =>
+  e ? `${t - e.at} ms after ${e.what}` : "before the roll";
 const byKind = (ms: Manifest[], kind: string) => ms.filter((m) => m.kind === kind);
 const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"] === "app";
 
@@ -85,11 +86,17 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
         const r = await runJob(c, j, 600_000);
         c.log(`[rehearsal] Job/${j.metadata.name} completed (attempts ${r.attempts}, ${r.ms} ms)`);
       }
-      await Promise.all(byKind(manifests, "Deployment").filter(isApp).map((d) => startWorkload(c, d, 600_000)));
+      await Promise.all(
+        byKind(manifests, "Deployment")
+          .filter(isApp)
+          .map((d) => startWorkload(c, d, 600_000)),
+      );
       endpoints = new Endpoints();
       const gateways = c.pods.get("Deployment/aps-gateway")!;
       for (const p of gateways) endpoints.add(p);
-      await waitUntil("every gateway pod a ready endpoint", () => endpoints!.ready().length === gateways.length, { timeoutMs: 60_000 });
+      await waitUntil("every gateway pod a ready endpoint", () => endpoints!.ready().length === gateways.length, {
+        timeoutMs: 60_000,
+      });
       balancer = new TcpBalancer(endpoints, 8080);
       baseUrl = `http://127.0.0.1:${await balancer.listen()}/v1`;
     }, 1_800_000);
@@ -97,7 +104,10 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
     it("answers the API through the gateway: join, propose, vote, read back, list", async () => {
       const author = await joinAgent(baseUrl, "rehearsal author");
       const voter = await joinAgent(baseUrl, "rehearsal voter");
-      const id = await propose(author, { title: "Rehearse the production chart", body: "Every workload as a container." });
+      const id = await propose(author, {
+        title: "Rehearse the production chart",
+        body: "Every workload as a container.",
+      });
       const v = await voter.client.POST("/v1/posts/{id}/vote", { params: { path: { id } }, body: { vote: 1 } });
       expect(v.response.status).toBe(200);
       const got = await voter.client.GET("/v1/posts/{id}", { params: { path: { id } } });
@@ -112,27 +122,41 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
       const c = cluster!;
       const agents = [];
       for (let i = 0; i < 10; i++) agents.push(await joinAgent(baseUrl, `rehearsal load agent ${i}`));
-      const load = new LoadGenerator(baseUrl, agents, { rate: RATE, keepAlive: process.env.REHEARSAL_KEEPALIVE !== "0" });
+      const load = new LoadGenerator(baseUrl, agents, {
+        rate: RATE,
+        keepAlive: process.env.REHEARSAL_KEEPALIVE !== "0",
+      });
       load.start();
       try {
         // the load runs before the roll: some writes exist to read and vote on
-        await waitUntil("100 answered requests before the roll", () => load.outcomes.length >= 100, { timeoutMs: 120_000 });
+        await waitUntil("100 answered requests before the roll", () => load.outcomes.length >= 100, {
+          timeoutMs: 120_000,
+        });
         const rollStart = Date.now();
-        for (const d of byKind(manifests, "Deployment")) await rollDeployment(c, d, 600_000, d.metadata.name === "aps-gateway" ? endpoints : undefined);
+        for (const d of byKind(manifests, "Deployment"))
+          await rollDeployment(c, d, 600_000, d.metadata.name === "aps-gateway" ? endpoints : undefined);
         rollMs = Date.now() - rollStart;
         await load.stop();
         const roll = load.summary(rollStart);
         figures = { failed: roll.failed, total: roll.total };
-        console.log(`[rehearsal] answers during the roll: ${JSON.stringify(roll.byAnswer)}; endpoints: ${endpoints!.events.join(" ")}`);
+        console.log(
+          `[rehearsal] answers during the roll: ${JSON.stringify(roll.byAnswer)}; endpoints: ${endpoints!.events.join(" ")}`,
+        );
         // each failure with what happened last before it in the roll
         const before = (at: number) => c.timeline.filter((e) => e.at <= at).pop();
         for (const f of roll.failures)
-          console.log(`[rehearsal] FAILED ${f.op} ${f.status ?? f.error} at +${f.at - rollStart} ms, ${at(before(f.at), f.at)}`);
+          console.log(
+            `[rehearsal] FAILED ${f.op} ${f.status ?? f.error} at +${f.at - rollStart} ms, ${at(before(f.at), f.at)}`,
+          );
         let unread: string[] = [];
-        await eventually(async () => {
-          unread = await verifyWrites(load, baseUrl);
-          expect(unread).toEqual([]);
-        }, 120_000, 1000).catch(() => undefined);
+        await eventually(
+          async () => {
+            unread = await verifyWrites(load, baseUrl);
+            expect(unread).toEqual([]);
+          },
+          120_000,
+          1000,
+        ).catch(() => undefined);
         expect({ failures: roll.failures, unread }).toEqual({ failures: [], unread: [] });
         console.log(
           `[rehearsal] acknowledged and read back: ${load.acked.posts.size} posts, ${[...load.acked.comments.values()].flat().length} comments, ${[...load.acked.votes.values()].reduce((n, v) => n + v.size, 0)} votes`,

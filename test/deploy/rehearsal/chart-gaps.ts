@@ -26,7 +26,9 @@ export async function applyChartGaps(c: Cluster): Promise<ChartGap[]> {
   const gaps: ChartGap[] = [];
   const knowledge = c.ctx.objects.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-knowledge"));
   const env = knowledge?.spec.template.spec.containers[0].env ?? [];
-  const postgresEngine = env.some((e: { name: string; value?: string }) => e.name === "KNOWLEDGE_ENGINE" && e.value === "postgres");
+  const postgresEngine = env.some(
+    (e: { name: string; value?: string }) => e.name === "KNOWLEDGE_ENGINE" && e.value === "postgres",
+  );
   const pg = [...c.pods.entries()].find(([k]) => k.startsWith("StatefulSet/") && k.endsWith("-postgresql"))?.[1][0];
   if (postgresEngine && pg) {
     const sts = c.ctx.objects.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-postgresql"))!;
@@ -34,8 +36,25 @@ export async function applyChartGaps(c: Cluster): Promise<ChartGap[]> {
     const user = pgEnv.find((e) => e.name === "POSTGRES_USER")?.value ?? "postgres";
     const db = pgEnv.find((e) => e.name === "POSTGRES_DB")?.value ?? user;
     const step = "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA knowledge";
-    await docker("exec", pg.containerName, "psql", "-v", "ON_ERROR_STOP=1", "-h", "/var/run/postgresql", "-U", user, "-d", db, "-c", step);
-    gaps.push({ what: "aps_knowledge may not create pg_trgm (no CREATE on the database) — knowledge's migration Job fails", step });
+    await docker(
+      "exec",
+      pg.containerName,
+      "psql",
+      "-v",
+      "ON_ERROR_STOP=1",
+      "-h",
+      "/var/run/postgresql",
+      "-U",
+      user,
+      "-d",
+      db,
+      "-c",
+      step,
+    );
+    gaps.push({
+      what: "aps_knowledge may not create pg_trgm (no CREATE on the database) — knowledge's migration Job fails",
+      step,
+    });
   }
   for (const g of gaps) console.warn(`[rehearsal] CHART GAP: ${g.what}; applied in its place: ${g.step}`);
   return gaps;

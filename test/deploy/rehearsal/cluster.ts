@@ -39,7 +39,11 @@ function addIPv4(ip: string, n: number): string {
  * Creates the run's network (Docker picks a free IPv4 subnet) and work folder. Resolves with an
  * empty cluster; rejects when Docker cannot create the network.
  */
-export async function createCluster(objects: readonly Manifest[], images: LocalImages, log: (l: string) => void): Promise<Cluster> {
+export async function createCluster(
+  objects: readonly Manifest[],
+  images: LocalImages,
+  log: (l: string) => void,
+): Promise<Cluster> {
   const runId = suffix();
   const network = `aps-rehearsal-${runId}`;
   // Docker picks a free subnet; the network is made again with it given, the only kind on which
@@ -48,12 +52,31 @@ export async function createCluster(objects: readonly Manifest[], images: LocalI
   const ipam = "{{(index .IPAM.Config 0).Subnet}} {{(index .IPAM.Config 0).Gateway}}";
   const [subnet, gateway] = (await docker("network", "inspect", "-f", ipam, network)).split(" ");
   await docker("network", "rm", network);
-  await docker("network", "create", "--label", `aps-rehearsal.run=${runId}`, "--subnet", subnet!, "--gateway", gateway!, network);
+  await docker(
+    "network",
+    "create",
+    "--label",
+    `aps-rehearsal.run=${runId}`,
+    "--subnet",
+    subnet!,
+    "--gateway",
+    gateway!,
+    network,
+  );
   const base = subnet!.split("/")[0]!;
   let next = 10;
   const workDir = mkdtempSync(join(tmpdir(), `aps-rehearsal-${runId}-`));
   chmodSync(workDir, 0o755);
-  const ctx: PodContext = { runId, network, namespace: "aps", images, objects, workDir, hostIP: gateway!, nextIP: () => addIPv4(base, next++) };
+  const ctx: PodContext = {
+    runId,
+    network,
+    namespace: "aps",
+    images,
+    objects,
+    workDir,
+    hostIP: gateway!,
+    nextIP: () => addIPv4(base, next++),
+  };
   log(`[rehearsal] run ${runId}: network ${network} (${subnet}), files in ${workDir}`);
   return { ctx, pods: new Map(), started: 0, log, timeline: [] };
 }
@@ -61,13 +84,19 @@ export async function createCluster(objects: readonly Manifest[], images: LocalI
 /** Replicas of a Deployment: spec.replicas, else its HorizontalPodAutoscaler's minReplicas, else 1. */
 export function replicasOf(objects: readonly Manifest[], d: Manifest): number {
   if (d.spec.replicas !== undefined) return d.spec.replicas;
-  const hpa = objects.find((o) => o.kind === "HorizontalPodAutoscaler" && o.spec?.scaleTargetRef?.name === d.metadata.name);
+  const hpa = objects.find(
+    (o) => o.kind === "HorizontalPodAutoscaler" && o.spec?.scaleTargetRef?.name === d.metadata.name,
+  );
   return hpa?.spec?.minReplicas ?? 1;
 }
 
 /** Starts one more pod of Deployment `d` (`<name>-<5 random>`); resolves with it once Docker runs it. */
 export async function addDeploymentPod(c: Cluster, d: Manifest): Promise<Pod> {
-  const pod = await startPod(c.ctx, { name: `${d.metadata.name}-${suffix()}`, owner: `Deployment/${d.metadata.name}`, template: d.spec.template });
+  const pod = await startPod(c.ctx, {
+    name: `${d.metadata.name}-${suffix()}`,
+    owner: `Deployment/${d.metadata.name}`,
+    template: d.spec.template,
+  });
   c.started++;
   return pod;
 }
@@ -112,11 +141,20 @@ export async function runJob(c: Cluster, job: Manifest, timeoutMs: number): Prom
   const attempts = 1 + (job.spec.backoffLimit ?? 6);
   let last: Pod | undefined;
   for (let i = 1; i <= attempts; i++) {
-    last = await startPod(c.ctx, { name: `${job.metadata.name}-${suffix()}`, owner: `Job/${job.metadata.name}`, template: job.spec.template });
+    last = await startPod(c.ctx, {
+      name: `${job.metadata.name}-${suffix()}`,
+      owner: `Job/${job.metadata.name}`,
+      template: job.spec.template,
+    });
     c.started++;
     const code = await Promise.race([
       docker("wait", last.containerName).then(Number),
-      new Promise<number>((_, reject) => setTimeout(() => reject(new Error(`Job ${job.metadata.name} ran past ${scaled(timeoutMs)} ms`)), scaled(timeoutMs)).unref()),
+      new Promise<number>((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`Job ${job.metadata.name} ran past ${scaled(timeoutMs)} ms`)),
+          scaled(timeoutMs),
+        ).unref(),
+      ),
     ]);
     if (code === 0) return { attempts: i, ms: Date.now() - t0 };
     c.log(`[rehearsal] Job/${job.metadata.name} attempt ${i} exited ${code}`);

@@ -24,8 +24,7 @@ export interface PodFields {
 export function dataOf(m: Manifest): Record<string, string> {
   const out: Record<string, string> = {};
   if (m.kind === "Secret") {
-    for (const [k, v] of Object.entries((m.data ?? {}) as Record<string, string>))
-      out[k] = Buffer.from(v, "base64").toString("utf8");
+    for (const [k, v] of Object.entries(m.data ?? {})) out[k] = Buffer.from(v, "base64").toString("utf8");
     Object.assign(out, (m as { stringData?: Record<string, string> }).stringData ?? {});
   } else Object.assign(out, m.data ?? {});
   return out;
@@ -63,9 +62,18 @@ type Ref = { name: string; key: string; optional?: boolean };
 type EnvVar = {
   name: string;
   value?: string;
-  valueFrom?: { fieldRef?: { fieldPath: string }; secretKeyRef?: Ref; configMapKeyRef?: Ref; resourceFieldRef?: unknown };
+  valueFrom?: {
+    fieldRef?: { fieldPath: string };
+    secretKeyRef?: Ref;
+    configMapKeyRef?: Ref;
+    resourceFieldRef?: unknown;
+  };
 };
-type EnvFrom = { prefix?: string; configMapRef?: { name: string; optional?: boolean }; secretRef?: { name: string; optional?: boolean } };
+type EnvFrom = {
+  prefix?: string;
+  configMapRef?: { name: string; optional?: boolean };
+  secretRef?: { name: string; optional?: boolean };
+};
 
 /**
  * The environment of `container` (a rendered container spec) in pod `pod`, as an ordered list of

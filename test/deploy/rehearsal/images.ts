@@ -99,7 +99,9 @@ export function adaptImage(rendered: string, images: LocalImages): ImageAdapter 
         note: `${rendered} → ${images.pgbouncer} (Debian's pgbouncer 1.18; stop signal SIGINT, its safe shutdown, for 1.23's SIGTERM)`,
       };
     default:
-      throw new Error(`no local image for ${rendered}: the rehearsal maps ${images.aps}, postgres, nats and edoburu/pgbouncer`);
+      throw new Error(
+        `no local image for ${rendered}: the rehearsal maps ${images.aps}, postgres, nats and edoburu/pgbouncer`,
+      );
   }
 }
 

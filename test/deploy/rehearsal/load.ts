@@ -130,7 +130,11 @@ export class LoadGenerator {
     const n = ++this.n;
     if (op === "post") {
       const title = `Rehearsal proposal ${n}`;
-      a = await this.call("POST", "/posts", me.apiKey, { title, body: `Load request ${n}.`, is_arch_design: n % 2 === 0 });
+      a = await this.call("POST", "/posts", me.apiKey, {
+        title,
+        body: `Load request ${n}.`,
+        is_arch_design: n % 2 === 0,
+      });
       if (a.status === 201) this.acked.posts.set(a.body.id, { author: me.agentId, title });
     } else if (op === "comment") {
       const post = this.pick(posts);
@@ -151,7 +155,13 @@ export class LoadGenerator {
       }
     } else if (op === "read") a = await this.call("GET", `/posts/${this.pick(posts)}`, n % 2 ? me.apiKey : undefined);
     else a = await this.call("GET", "/posts?sort=new&limit=20", n % 2 ? me.apiKey : undefined);
-    this.outcomes.push({ op, at, ms: Date.now() - at, ...(a.status !== undefined ? { status: a.status } : {}), ...(a.error ? { error: a.error } : {}) });
+    this.outcomes.push({
+      op,
+      at,
+      ms: Date.now() - at,
+      ...(a.status !== undefined ? { status: a.status } : {}),
+      ...(a.error ? { error: a.error } : {}),
+    });
   }
 
   /** Starts sending: every 10 ms, as many requests as are due at `rate` since the start. */
@@ -178,7 +188,8 @@ export class LoadGenerator {
   summary(since = 0): { total: number; failed: number; byAnswer: Record<string, number>; failures: Outcome[] } {
     const os = this.outcomes.filter((o) => o.at >= since);
     const byAnswer: Record<string, number> = {};
-    for (const o of os) byAnswer[`${o.op} ${o.status ?? o.error}`] = (byAnswer[`${o.op} ${o.status ?? o.error}`] ?? 0) + 1;
+    for (const o of os)
+      byAnswer[`${o.op} ${o.status ?? o.error}`] = (byAnswer[`${o.op} ${o.status ?? o.error}`] ?? 0) + 1;
     const failures = os.filter(failed);
     return { total: os.length, failed: failures.length, byAnswer, failures: failures.slice(0, 20) };
   }
@@ -205,15 +216,20 @@ export async function verifyWrites(gen: LoadGenerator, baseUrl: string): Promise
     }
     const votes = gen.acked.votes.get(id);
     if (votes && !gen.acked.uncertain.has(id)) {
-      const want = { for: [...votes.values()].filter((v) => v === 1).length, against: [...votes.values()].filter((v) => v === -1).length };
+      const want = {
+        for: [...votes.values()].filter((v) => v === 1).length,
+        against: [...votes.values()].filter((v) => v === -1).length,
+      };
       if (post.votes.for !== want.for || post.votes.against !== want.against)
         wrong.push(`post ${id}: votes ${JSON.stringify(post.votes)}, acknowledged ${JSON.stringify(want)}`);
     }
     const comments = gen.acked.comments.get(id) ?? [];
     if (comments.length === 0) continue;
     const seen = new Set<string>();
-    for (let cursor: string | null = null; ; ) {
-      const page: any = await get(`/posts/${id}/comments?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    for (let cursor: string | null = null; ;) {
+      const page: any = await get(
+        `/posts/${id}/comments?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
       for (const c of page.items) seen.add(c.id);
       cursor = page.nextCursor;
       if (!cursor) break;

@@ -44,7 +44,11 @@ export interface Pod extends ProbeTarget {
 }
 
 /** The DNS names of `pod`: each selecting Service's name (short to cluster.local) and, with `subdomain`, `<pod>.<subdomain>…`. */
-export function podAliases(objects: readonly Manifest[], namespace: string, pod: { name: string; labels: Record<string, string>; subdomain?: string }): string[] {
+export function podAliases(
+  objects: readonly Manifest[],
+  namespace: string,
+  pod: { name: string; labels: Record<string, string>; subdomain?: string },
+): string[] {
   const forms = (n: string) => [n, `${n}.${namespace}`, `${n}.${namespace}.svc`, `${n}.${namespace}.svc.cluster.local`];
   const services = objects.filter(
     (o) =>
@@ -108,15 +112,29 @@ export async function startPod(
     ctx.objects,
   );
   const vars = new Map(env);
-  const aliases = podAliases(ctx.objects, ctx.namespace, { name: opts.name, labels, ...(opts.subdomain ? { subdomain: opts.subdomain } : {}) });
+  const aliases = podAliases(ctx.objects, ctx.namespace, {
+    name: opts.name,
+    labels,
+    ...(opts.subdomain ? { subdomain: opts.subdomain } : {}),
+  });
   const adapter = adaptImage(container.image, ctx.images);
   const sc = { ...spec.securityContext, ...container.securityContext };
   const containerName = `aps-rehearsal-${ctx.runId}-${opts.name}`;
   const args = ["run", "--detach", "--name", containerName, "--hostname", opts.name.slice(0, 63)];
-  args.push("--network", ctx.network, "--ip", ip, "--label", `aps-rehearsal.run=${ctx.runId}`, "--label", `aps-rehearsal.owner=${opts.owner}`);
+  args.push(
+    "--network",
+    ctx.network,
+    "--ip",
+    ip,
+    "--label",
+    `aps-rehearsal.run=${ctx.runId}`,
+    "--label",
+    `aps-rehearsal.owner=${opts.owner}`,
+  );
   for (const a of aliases) args.push("--network-alias", a);
   if ((spec.restartPolicy ?? "Always") === "Always") args.push("--restart", "always");
-  const user = adapter.user ?? (sc.runAsUser !== undefined ? `${sc.runAsUser}:${sc.runAsGroup ?? sc.runAsUser}` : undefined);
+  const user =
+    adapter.user ?? (sc.runAsUser !== undefined ? `${sc.runAsUser}:${sc.runAsGroup ?? sc.runAsUser}` : undefined);
   const ids = await numericUser(adapter.image, user);
   if (user) args.push("--user", user);
   if (adapter.stopSignal) args.push("--stop-signal", adapter.stopSignal);
@@ -140,7 +158,14 @@ export async function startPod(
   // the env through a file (one line each; a value with a line break on the command line): no
   // secret in a process list or an error message
   const envFile = join(ctx.workDir, `${opts.name}.env`);
-  writeFileSync(envFile, env.filter(([, v]) => !v.includes("\n")).map(([k, v]) => `${k}=${v}\n`).join(""), { mode: 0o600 });
+  writeFileSync(
+    envFile,
+    env
+      .filter(([, v]) => !v.includes("\n"))
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(""),
+    { mode: 0o600 },
+  );
   args.push("--env-file", envFile);
   for (const [k, v] of env) if (v.includes("\n")) args.push("--env", `${k}=${v}`);
   // command replaces the image's entrypoint, args its CMD (both $(VAR)-expanded), as in Kubernetes
@@ -150,7 +175,17 @@ export async function startPod(
   else if (adapter.entrypoint) args.push("--entrypoint", adapter.entrypoint, adapter.image, ...cargs);
   else args.push(adapter.image, ...cargs);
   await docker(...args);
-  return { name: opts.name, owner: opts.owner, labels, spec, container, aliases, ip, containerName, ports: container.ports ?? [] };
+  return {
+    name: opts.name,
+    owner: opts.owner,
+    labels,
+    spec,
+    container,
+    aliases,
+    ip,
+    containerName,
+    ports: container.ports ?? [],
+  };
 }
 
 /**
@@ -176,7 +211,12 @@ export async function waitReady(pod: Pod, timeoutMs: number): Promise<void> {
       );
       if (outcome !== "ready") throw new Error(`${what}: ${outcome}`);
     } catch (err) {
-      const state = await docker("inspect", "-f", "{{.State.Status}} exit={{.State.ExitCode}} restarts={{.RestartCount}}", pod.containerName);
+      const state = await docker(
+        "inspect",
+        "-f",
+        "{{.State.Status}} exit={{.State.ExitCode}} restarts={{.RestartCount}}",
+        pod.containerName,
+      );
       throw new Error(`${(err as Error).message} (${state}); its log:\n${await podLog(pod)}`, { cause: err });
     }
   }
@@ -226,7 +266,9 @@ export async function stopPod(pod: Pod): Promise<PodStop> {
   let preStopOk = true;
   if (hook?.exec) {
     preStopOk = await new Promise((resolve) =>
-      execFile("docker", ["exec", pod.containerName, ...hook.exec.command], { timeout: graceMs }, (err) => resolve(!err)),
+      execFile("docker", ["exec", pod.containerName, ...hook.exec.command], { timeout: graceMs }, (err) =>
+        resolve(!err),
+      ),
     );
   } else if (hook?.httpGet) preStopOk = await httpPreStop(hook.httpGet, pod, graceMs);
   const preStopMs = Date.now() - t0;

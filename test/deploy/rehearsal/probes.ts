@@ -11,7 +11,12 @@ import * as grpc from "@grpc/grpc-js";
 
 /** A rendered probe (the fields the kubelet reads). */
 export interface Probe {
-  httpGet?: { path?: string; port: number | string; scheme?: string; httpHeaders?: Array<{ name: string; value: string }> };
+  httpGet?: {
+    path?: string;
+    port: number | string;
+    scheme?: string;
+    httpHeaders?: Array<{ name: string; value: string }>;
+  };
   grpc?: { port: number; service?: string };
   tcpSocket?: { port: number | string };
   exec?: { command: string[] };

@@ -47,7 +47,10 @@ export function rehearsalSetArgs(v: RehearsalValues): string[] {
     "components.forum.env.COMMENTS_PER_DAY": "100000",
   };
   // strings as strings (`--set-string`: "100000" stays an env value), the rest typed (`--set`)
-  return Object.entries(sets).flatMap(([k, val]) => [typeof val === "string" ? "--set-string" : "--set", `${k}=${val}`]);
+  return Object.entries(sets).flatMap(([k, val]) => [
+    typeof val === "string" ? "--set-string" : "--set",
+    `${k}=${val}`,
+  ]);
 }
 
 /**

@@ -25,7 +25,12 @@ export interface RollResult {
  * SIGTERM, grace period). Resolves once every old pod stopped; rejects when a new pod is not
  * ready within `timeoutMs` (stretched by TEST_TIME_SCALE) — the old pods then keep serving.
  */
-export async function rollDeployment(c: Cluster, d: Manifest, timeoutMs: number, endpoints?: Endpoints): Promise<RollResult> {
+export async function rollDeployment(
+  c: Cluster,
+  d: Manifest,
+  timeoutMs: number,
+  endpoints?: Endpoints,
+): Promise<RollResult> {
   const key = `Deployment/${d.metadata.name}`;
   const t0 = Date.now();
   const old = [...(c.pods.get(key) ?? [])];
@@ -43,7 +48,10 @@ export async function rollDeployment(c: Cluster, d: Manifest, timeoutMs: number,
     }
     endpoints?.terminate(gone);
     mark(`${gone.name} terminating (preStop)`);
-    c.pods.set(key, c.pods.get(key)!.filter((p) => p !== gone));
+    c.pods.set(
+      key,
+      c.pods.get(key)!.filter((p) => p !== gone),
+    );
     const stop = await stopPod(gone);
     c.timeline.push({ at: stop.sigtermAt, what: `${gone.name} SIGTERM` });
     mark(`${gone.name} stopped (exit ${stop.exitCode})`);

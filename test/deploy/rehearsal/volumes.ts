@@ -33,7 +33,17 @@ type Mount = { name: string; mountPath: string; readOnly?: boolean; subPath?: st
 export function quantityBytes(q: string): number {
   const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$/.exec(q);
   if (!m) throw new Error(`quantity ${q} is not supported`);
-  const unit: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+  const unit: Record<string, number> = {
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+    k: 1e3,
+    K: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+  };
   return Math.round(Number(m[1]) * (m[2] ? unit[m[2]]! : 1));
 }
 
@@ -89,9 +99,13 @@ export async function volumeArgs(ctx: VolumeContext, p: PodVolumes): Promise<str
   for (const m of mounts) {
     const claim = claimTemplates.find((c) => c.metadata.name === m.name);
     const v = volumes.find((x) => x.name === m.name);
-    if (m.subPath && !(v?.configMap || v?.secret)) throw new Error(`${podName}: subPath on volume ${m.name} is not supported`);
+    if (m.subPath && !(v?.configMap || v?.secret))
+      throw new Error(`${podName}: subPath on volume ${m.name} is not supported`);
     if (claim || v?.persistentVolumeClaim) {
-      const name = claimVolumeName(ctx.runId, claim ? `${claim.metadata.name}-${podName}` : v!.persistentVolumeClaim!.claimName);
+      const name = claimVolumeName(
+        ctx.runId,
+        claim ? `${claim.metadata.name}-${podName}` : v!.persistentVolumeClaim!.claimName,
+      );
       await docker("volume", "create", "--label", `aps-rehearsal.run=${ctx.runId}`, name);
       args.push("--volume", `${name}:${m.mountPath}${m.readOnly ? ":ro" : ""}`);
     } else if (v?.emptyDir) {
