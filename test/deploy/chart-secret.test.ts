@@ -155,6 +155,51 @@ const log = createLogger("chart-secret-test", "silent");
       }
     }, 120_000);
 
+    it("--search-engine postgres: knowledge gets a role and URLs, and its SQL creates pg_trgm so that role migrates the search index", async () => {
+      const u = new URL(ADMIN_DATABASE_URL);
+      const pgDb = `${dbName}_pg`;
+      const pgPrefix = `${prefix}pg_`;
+      await admin(`CREATE DATABASE ${pgDb}`);
+      try {
+        const out = await run(process.execPath, [
+          CLI,
+          "chart-secret",
+          "--database",
+          `${u.hostname}:${u.port || 5432}/${pgDb}`,
+          "--role-prefix",
+          pgPrefix,
+          "--search-engine",
+          "postgres",
+        ]);
+        const YAML = (tools as Tools).requireTool("yaml");
+        const pgData = (YAML.parse(out.stdout) as { stringData: Record<string, string> }).stringData;
+        // the chart with search.engine postgres refers to KNOWLEDGE_DATABASE_URL (aps.component merges database: true)
+        expect(pgData.KNOWLEDGE_DATABASE_URL).toContain(`${pgPrefix}knowledge:`);
+        expect(out.stderr).toContain("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA knowledge;");
+        await admin(out.stderr, pgDb);
+        // the knowledge role has no CREATE on the database: without the extension made for it, its
+        // migration failed with "permission denied to create extension pg_trgm"
+        await migrateSchema(
+          "knowledge",
+          { ...identityConfig({}), DATABASE_URL: pgData.KNOWLEDGE_DATABASE_URL! },
+          log,
+          [PLATFORM_MIGRATIONS_DIR, join(ROOT, "services/knowledge/dist/store/migrations")],
+        );
+        const c = new pg.Client({ connectionString: pgData.KNOWLEDGE_DATABASE_URL });
+        await c.connect();
+        try {
+          const r = await c.query<{ sim: number }>("SELECT similarity('proposal', 'proposals') AS sim");
+          expect(r.rows[0]!.sim).toBeGreaterThan(0.5);
+        } finally {
+          await c.end();
+        }
+      } finally {
+        await admin(`DROP DATABASE IF EXISTS ${pgDb} WITH (FORCE)`).catch(() => undefined);
+        for (const owner of ["gateway", "identity", "forum", "council", "notifications", "translation", "knowledge"])
+          await admin(`DROP ROLE IF EXISTS ${pgPrefix}${owner}`).catch(() => undefined);
+      }
+    }, 120_000);
+
     it("a service's own migration URL wins over the shared one (per-service roles behind a pooler)", () => {
       const cfg = identityConfig({
         IDENTITY_DATABASE_MIGRATION_URL: "postgres://own/db",

@@ -44,6 +44,9 @@ const envOf = (m: Manifest) =>
       expect(env.DATABASE_URL).toMatch(/^postgresql:\/\/aps_knowledge:/);
       const init = byName("ConfigMap", "aps-postgresql-init");
       expect(JSON.stringify(init!.data)).toContain("CREATE SCHEMA knowledge AUTHORIZATION aps_knowledge");
+      // aps_knowledge has no CREATE on the database: the superuser makes its trigram extension (the
+      // production rehearsal's knowledge Job failed without it: "permission denied to create extension")
+      expect(JSON.stringify(init!.data)).toContain("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA knowledge");
       const policy = byName("NetworkPolicy", "aps-knowledge")!;
       expect(JSON.stringify(policy.spec.egress)).toContain('"app.kubernetes.io/component":"postgresql"');
       expect(byName("Job", "aps-knowledge-migrate")).toBeDefined();

@@ -47,6 +47,12 @@ export interface ChartSecretOptions {
   natsUsers?: boolean;
   /** Prefix of the database roles (default `aps_`; roles are server-wide: another install on the same server takes another). */
   rolePrefix?: string;
+  /**
+   * The chart's `search.engine`: `postgres` gives knowledge a role, a schema and its URLs too, and
+   * the SQL creates pg_trgm in that schema (a trusted extension: the database owner may create it;
+   * the knowledge role may not, having no CREATE on the database). Default `meilisearch`.
+   */
+  searchEngine?: "meilisearch" | "postgres";
 }
 
 const hex32 = () => randomBytes(32).toString("hex");
@@ -84,7 +90,8 @@ export function chartSecret(opts: ChartSecretOptions = {}): ChartSecret {
     if (pooled !== undefined && !/^[^/:\s]+:\d+$/.test(pooled))
       throw new Error(`--pooler: expected host:port, got ${pooled}`);
     if (!/^[a-z_][a-z0-9_]*$/.test(prefix)) throw new Error(`--role-prefix: expected [a-z_][a-z0-9_]*, got ${prefix}`);
-    for (const owner of SCHEMA_OWNERS) {
+    const owners = opts.searchEngine === "postgres" ? [...SCHEMA_OWNERS, "knowledge"] : SCHEMA_OWNERS;
+    for (const owner of owners) {
       const role = `${prefix}${owner}`;
       const password = hex32();
       const direct = `postgresql://${role}:${password}@${host}:${port}/${db}`;
@@ -97,6 +104,8 @@ export function chartSecret(opts: ChartSecretOptions = {}): ChartSecret {
         `CREATE SCHEMA IF NOT EXISTS ${owner} AUTHORIZATION ${role};`,
         `ALTER ROLE ${role} SET search_path = ${owner};`,
       );
+      // the PostgreSQL search engine's trigram index (services/knowledge/src/store/postgres-engine.ts)
+      if (owner === "knowledge") sql.push(`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA ${owner};`);
     }
     sql.unshift(`-- run once as the database owner on ${db} (psql -d ${db}); the roles own their schema only`);
   }
@@ -116,7 +125,8 @@ export function chartSecret(opts: ChartSecretOptions = {}): ChartSecret {
 
 /**
  * `aps chart-secret [--name N] [--namespace NS] [--database host:port/db] [--pooler host:port] [--role-prefix P]
- * [--nats-url URL] [--nats-users] [--meilisearch-url URL]`: YAML on stdout, SQL on stderr. Throws on an unknown option.
+ * [--nats-url URL] [--nats-users] [--meilisearch-url URL] [--search-engine meilisearch|postgres]`: YAML on stdout,
+ * SQL on stderr. Throws on an unknown option or search engine.
  */
 export function chartSecretCommand(args: string[]): void {
   const { values } = parseArgs({
@@ -130,10 +140,15 @@ export function chartSecretCommand(args: string[]): void {
       "meilisearch-url": { type: "string" },
       "nats-users": { type: "boolean" },
       "role-prefix": { type: "string" },
+      "search-engine": { type: "string" },
     },
     strict: true,
   });
+  const engine = values["search-engine"];
+  if (engine !== undefined && engine !== "meilisearch" && engine !== "postgres")
+    throw new Error(`--search-engine: expected meilisearch or postgres, got ${engine}`);
   const out = chartSecret({
+    ...(engine !== undefined ? { searchEngine: engine } : {}),
     ...(values.name !== undefined ? { name: values.name } : {}),
     ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
     ...(values.database !== undefined ? { database: values.database } : {}),
