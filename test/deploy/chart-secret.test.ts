@@ -179,12 +179,10 @@ const log = createLogger("chart-secret-test", "silent");
         await admin(out.stderr, pgDb);
         // the knowledge role has no CREATE on the database: without the extension made for it, its
         // migration failed with "permission denied to create extension pg_trgm"
-        await migrateSchema(
-          "knowledge",
-          { ...identityConfig({}), DATABASE_URL: pgData.KNOWLEDGE_DATABASE_URL! },
-          log,
-          [PLATFORM_MIGRATIONS_DIR, join(ROOT, "services/knowledge/dist/store/migrations")],
-        );
+        await migrateSchema("knowledge", { ...identityConfig({}), DATABASE_URL: pgData.KNOWLEDGE_DATABASE_URL! }, log, [
+          PLATFORM_MIGRATIONS_DIR,
+          join(ROOT, "services/knowledge/dist/store/migrations"),
+        ]);
         const c = new pg.Client({ connectionString: pgData.KNOWLEDGE_DATABASE_URL });
         await c.connect();
         try {
