@@ -19,7 +19,8 @@ export interface ChartGap {
  * extension) needs CREATE on the database — which no role has (the chart's init script revokes it
  * from PUBLIC; PostgreSQL never grants it by default either). The Job fails with "permission
  * denied to create extension pg_trgm". Stand-in: the superuser creates the extension in the
- * knowledge schema once, before the Jobs (the migration then leaves it where it is).
+ * knowledge schema once, before the Jobs (the migration then leaves it where it is) — unless the
+ * rendered init script already creates it.
  * Runs `psql` in the PostgreSQL pod; resolves with the gaps applied; rejects when psql fails.
  */
 export async function applyChartGaps(c: Cluster): Promise<ChartGap[]> {
@@ -30,7 +31,10 @@ export async function applyChartGaps(c: Cluster): Promise<ChartGap[]> {
     (e: { name: string; value?: string }) => e.name === "KNOWLEDGE_ENGINE" && e.value === "postgres",
   );
   const pg = [...c.pods.entries()].find(([k]) => k.startsWith("StatefulSet/") && k.endsWith("-postgresql"))?.[1][0];
-  if (postgresEngine && pg) {
+  // a chart whose PostgreSQL init script creates the extension itself has no gap here
+  const init = c.ctx.objects.find((o) => o.kind === "ConfigMap" && o.metadata.name.endsWith("-postgresql-init"));
+  const chartCreatesIt = Object.values(init?.data ?? {}).some((t) => /CREATE EXTENSION[^;]*pg_trgm/i.test(t));
+  if (postgresEngine && pg && !chartCreatesIt) {
     const sts = c.ctx.objects.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-postgresql"))!;
     const pgEnv = sts.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>;
     const user = pgEnv.find((e) => e.name === "POSTGRES_USER")?.value ?? "postgres";
