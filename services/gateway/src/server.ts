@@ -40,6 +40,7 @@ import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 import { answerClientError } from "./http/client-error.js";
 import { mcpOrigins } from "./mcp/route.js";
+import { drainHttpServer } from "./http/drain.js";
 import { isLoopbackOnly } from "@aps/api/http/client-source";
 import { AUTH_TTL_FOLLOWING_EVENTS_MS, AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
@@ -246,17 +247,8 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     stop: async () => {
       draining = true;
       sseStreams.closeAll();
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          server.closeAllConnections();
-          resolve();
-        }, 10_000);
-        server.close(() => {
-          clearTimeout(t);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
+      // every answer from now on carries Connection: close; spare idle connections close after 1 s
+      await drainHttpServer(server);
       await metrics?.stop();
       await invalidation?.stop();
       await ownBus?.close();
