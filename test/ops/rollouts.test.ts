@@ -54,6 +54,47 @@ const COMPONENTS: string[] = [GATEWAY.name, ...SERVICES.map((s) => s.name)].sort
       expect(gw.spec.template.spec.containers[0].lifecycle).toBeUndefined();
     });
 
+    it("behind the in-chart PgBouncer every database pool moves its connections within clientMaxLifetimeSeconds, inside PgBouncer's grace period", async () => {
+      // PgBouncer 1.23's SIGTERM waits for its clients to leave; pools that never let a busy
+      // connection go kept it until the grace period cut it under a query (the production rehearsal: 9 × 503)
+      const ms = await renderChart(tools as Tools, [
+        "--set",
+        "postgresql.deployed.enabled=true",
+        "--set",
+        "pgbouncer.enabled=true",
+      ]);
+      const bouncer = ms.find((m) => m.kind === "Deployment" && m.metadata.name === "aps-pgbouncer")!;
+      const graceS = bouncer.spec.template.spec.terminationGracePeriodSeconds as number;
+      const pooled = ms.filter(
+        (m) =>
+          m.kind === "Deployment" &&
+          (m.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }> | undefined)?.some(
+            (e) => e.name === "DATABASE_POOLER" && e.value === "transaction",
+          ),
+      );
+      expect(pooled.length).toBeGreaterThan(0);
+      for (const d of pooled) {
+        const env = d.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>;
+        const lifetimeS = Number(env.find((e) => e.name === "DATABASE_MAX_LIFETIME_SECONDS")?.value ?? 0);
+        expect({ name: d.metadata.name, ok: lifetimeS > 0 && graceS >= lifetimeS + 10 }).toEqual({
+          name: d.metadata.name,
+          ok: true,
+        });
+      }
+      expect(
+        await renderChartError(tools as Tools, [
+          "--set",
+          "postgresql.deployed.enabled=true",
+          "--set",
+          "pgbouncer.enabled=true",
+          "--set",
+          "pgbouncer.clientMaxLifetimeSeconds=60",
+          "--set",
+          "pgbouncer.terminationGracePeriodSeconds=30",
+        ]),
+      ).toMatch(/terminationGracePeriodSeconds 30 must be at least clientMaxLifetimeSeconds 60 \+ 10/);
+    });
+
     const natsSet = (ms: Manifest[]) => ({
       sts: ms.find((m) => m.kind === "StatefulSet" && m.metadata.name === "aps-nats")!,
       conf: ms.find((m) => m.kind === "ConfigMap" && m.metadata.name === "aps-nats")!.data!["nats.conf"]!,

@@ -1,5 +1,5 @@
 import { createLogger, openDatabase, withTransaction, type Database } from "@aps/platform";
-import { createTestDatabase, hasPostgres } from "@aps/testkit";
+import { createTestDatabase, hasPostgres, waitUntil } from "@aps/testkit";
 
 /**
  * Replicas that start at the same moment open the same schema concurrently: without the advisory
@@ -57,6 +57,36 @@ if (!real)
       expect((await db.pool.query<{ n: number }>("SELECT n FROM t ORDER BY n")).rows.map((r) => r.n)).toEqual([3]);
     } finally {
       process.off("uncaughtException", onUncaught);
+      await db.close();
+      await tdb.drop();
+    }
+  }, 60_000);
+
+  it("maxLifetimeSeconds: a connection in constant use is replaced once it expires, between two queries, none failing", async () => {
+    // Behind PgBouncer, a stopping pod waits for its clients to leave (1.23's SIGTERM): a pool that
+    // never lets a busy connection go would keep it until the grace period cut it under a query.
+    const tdb = await createTestDatabase();
+    const db = await openDatabase({
+      url: tdb.url,
+      schema: "lifetime",
+      log: createLogger("db-test", "silent"),
+      poolSize: 1,
+      maxLifetimeSeconds: 1,
+    });
+    try {
+      const pid = async () => (await db.pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      const first = await pid();
+      // queried back to back (never idle for pg's 10 s idle timeout): only the lifetime replaces it
+      const next = await waitUntil(
+        "another backend after the lifetime",
+        async () => {
+          const p = await pid();
+          return p !== first ? p : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 20 },
+      );
+      expect(next).not.toBe(first);
+    } finally {
       await db.close();
       await tdb.drop();
     }

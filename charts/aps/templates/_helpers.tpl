@@ -322,6 +322,9 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- /* through the in-chart PgBouncer (transaction mode); migrations to the server (docs/adr/0169) */}}
 - name: DATABASE_POOLER
   value: "transaction"
+{{- /* a stopping PgBouncer pod waits for its clients to leave: each connection moves within this (docs/reliability.md "Rollouts") */}}
+- name: DATABASE_MAX_LIFETIME_SECONDS
+  value: {{ $root.Values.pgbouncer.clientMaxLifetimeSeconds | int | toString | quote }}
 {{- else }}
 - name: DATABASE_POOLER
   value: {{ $root.Values.config.databasePooler | quote }}

@@ -56,6 +56,7 @@ describe("commonEnvSchema: the database options (issue 31 item 6, docs/adr/0169)
       DATABASE_MIGRATION_URL: "postgres://direct/db",
       DATABASE_POOL_WAIT_MS: "2500",
       DATABASE_MIGRATIONS: "verify",
+      DATABASE_MAX_LIFETIME_SECONDS: "20",
     });
     expect(databaseOptionsOf(cfg)).toEqual({
       poolSize: 12,
@@ -63,7 +64,12 @@ describe("commonEnvSchema: the database options (issue 31 item 6, docs/adr/0169)
       migrationUrl: "postgres://direct/db",
       poolWaitMs: 2500,
       migrations: "verify",
+      maxLifetimeSeconds: 20,
     });
+    expect(parseEnv(commonEnvSchema, {}).DATABASE_MAX_LIFETIME_SECONDS).toBe(0);
+    expect(() => parseEnv(commonEnvSchema, { DATABASE_MAX_LIFETIME_SECONDS: "-1" })).toThrow(
+      /DATABASE_MAX_LIFETIME_SECONDS/,
+    );
   });
 
   it("DATABASE_MIGRATIONS is apply unless verify is asked; anything else is refused", () => {

@@ -40,6 +40,13 @@ export const commonEnvSchema = z.object({
   /** What the database URL reaches: `none` (PostgreSQL) or `transaction` (a PgBouncer in transaction mode; docs/adr/0169). */
   DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
   /**
+   * Longest a pooled connection lives, seconds (0, the default: as long as it is used). Behind a
+   * PgBouncer the chart sets it: a PgBouncer pod that is stopping waits for its clients to
+   * disconnect (1.23's SIGTERM), and the pools move to the other pods within this time, each
+   * connection closed between two uses — none cut under a query (docs/reliability.md "Rollouts").
+   */
+  DATABASE_MAX_LIFETIME_SECONDS: z.coerce.number().int().min(0).max(86_400).default(0),
+  /**
    * `apply` (default): a starting service applies its missing migrations and its SQL functions;
    * `verify`: it only checks that none is missing and refuses to start otherwise — the chart's
    * migration Job applied them (MigrationMode, docs/operations/upgrading.md).
@@ -115,14 +122,19 @@ export type GrpcServerTuning = Pick<GrpcServerOptions, "maxConnectionAgeMs" | "m
 
 /**
  * The database options of a service from its config (DATABASE_POOL_MAX, DATABASE_MIGRATION_URL,
- * DATABASE_POOLER: docs/adr/0169; DATABASE_POOL_WAIT_MS; DATABASE_MIGRATIONS), for openDatabase.
+ * DATABASE_POOLER: docs/adr/0169; DATABASE_POOL_WAIT_MS; DATABASE_MIGRATIONS; DATABASE_MAX_LIFETIME_SECONDS), for openDatabase.
  */
 export function databaseOptionsOf(
   cfg: Pick<
     CommonConfig,
-    "DATABASE_POOL_MAX" | "DATABASE_MIGRATION_URL" | "DATABASE_POOLER" | "DATABASE_POOL_WAIT_MS" | "DATABASE_MIGRATIONS"
+    | "DATABASE_POOL_MAX"
+    | "DATABASE_MIGRATION_URL"
+    | "DATABASE_POOLER"
+    | "DATABASE_POOL_WAIT_MS"
+    | "DATABASE_MIGRATIONS"
+    | "DATABASE_MAX_LIFETIME_SECONDS"
   >,
-): Required<Pick<DatabaseOptions, "poolSize" | "pooler" | "poolWaitMs" | "migrations">> & {
+): Required<Pick<DatabaseOptions, "poolSize" | "pooler" | "poolWaitMs" | "migrations" | "maxLifetimeSeconds">> & {
   migrationUrl: string | undefined;
 } {
   return {
@@ -131,6 +143,7 @@ export function databaseOptionsOf(
     pooler: cfg.DATABASE_POOLER,
     poolWaitMs: cfg.DATABASE_POOL_WAIT_MS,
     migrations: cfg.DATABASE_MIGRATIONS,
+    maxLifetimeSeconds: cfg.DATABASE_MAX_LIFETIME_SECONDS,
   };
 }
 

@@ -104,11 +104,12 @@ export const gatewayEnvSchema = z.object({
   /** A separate database for the gateway, and its direct migration URL; win over DATABASE_URL and DATABASE_MIGRATION_URL. */
   GATEWAY_DATABASE_URL: optionalVar(),
   GATEWAY_DATABASE_MIGRATION_URL: optionalVar(),
-  /** Pool size, direct migration URL and pooler of its database, as every service's (docs/adr/0169). */
+  /** Pool size, direct migration URL, pooler and connection lifetime of its database, as every service's (docs/adr/0169). */
   DATABASE_POOL_MAX: commonEnvSchema.shape.DATABASE_POOL_MAX,
   DATABASE_MIGRATION_URL: commonEnvSchema.shape.DATABASE_MIGRATION_URL,
   DATABASE_POOLER: commonEnvSchema.shape.DATABASE_POOLER,
   DATABASE_MIGRATIONS: commonEnvSchema.shape.DATABASE_MIGRATIONS,
+  DATABASE_MAX_LIFETIME_SECONDS: commonEnvSchema.shape.DATABASE_MAX_LIFETIME_SECONDS,
   /** Pool wait and the deadline of its calls to the services, ms (8 000 and 10 000), as every service's. */
   DATABASE_POOL_WAIT_MS: commonEnvSchema.shape.DATABASE_POOL_WAIT_MS,
   GRPC_DEADLINE_MS: commonEnvSchema.shape.GRPC_DEADLINE_MS,

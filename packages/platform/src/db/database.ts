@@ -63,6 +63,11 @@ export interface DatabaseOptions {
   poolWaitMs?: number;
   /** Apply or only verify the migrations at start (default "apply", see MigrationMode). */
   migrations?: MigrationMode;
+  /**
+   * Longest a connection lives, seconds; 0 or absent = no limit. An expired connection is closed
+   * when it is next idle, never under a query (pg-pool's maxLifetimeSeconds; DATABASE_MAX_LIFETIME_SECONDS).
+   */
+  maxLifetimeSeconds?: number;
   log: Logger;
 }
 
@@ -107,6 +112,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     connectionString: opts.url,
     max: opts.poolSize ?? 5,
     idleTimeoutMillis: opts.idleTimeoutMs ?? 10_000,
+    maxLifetimeSeconds: opts.maxLifetimeSeconds ?? 0,
     connectionTimeoutMillis: opts.poolWaitMs ?? POOL_WAIT_MS,
     // search_path as a startup parameter: every connection lands in the service's schema (behind
     // PgBouncer, its database entry's connect_query sets it: PgBouncer refuses `options`).
