@@ -6,6 +6,7 @@ import { ApsError, createLogger, IdentityClient, InProcessBus, type CallerIdenti
 import { INTERNAL_TOKEN_FILE, allInOneTrust, startAllInOne, type AllInOne } from "@aps/all-in-one";
 import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 import { TEST_RATE_LIMITS } from "../support/system.js";
+import { grpcCode } from "./grpc-code.js";
 
 /**
  * The all-in-one's gRPC ports (docs/operations/secrets.md "The all-in-one's internal token"): they
@@ -16,17 +17,6 @@ import { TEST_RATE_LIMITS } from "../support/system.js";
  */
 const real = await hasPostgres();
 const log = createLogger("all-in-one-token-test", "warn");
-
-/** The gRPC status under an ApsError (fromServiceError keeps the ServiceError as cause). */
-async function grpcCode(p: Promise<unknown>): Promise<number> {
-  try {
-    await p;
-    return GrpcStatus.OK;
-  } catch (err) {
-    if (!(err instanceof ApsError)) throw err;
-    return (err.cause as { code?: number } | undefined)?.code ?? -1;
-  }
-}
 
 describe("allInOneTrust", () => {
   let dir: string;

@@ -1,6 +1,5 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import {
-  ApsError,
   CALLER_POLICY,
   createLogger,
   generateTrustEnv,
@@ -13,6 +12,7 @@ import {
 import { council, forum, identity, knowledge, notifications, translation } from "@aps/proto";
 import { loadConfig as identityConfig, startIdentity, type IdentityHandle } from "@aps/identity";
 import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { grpcCode } from "./grpc-code.js";
 
 /**
  * Internal trust on gRPC (docs/adr/0119-internal-trust.md, docs/reliability.md "Internal trust"):
@@ -25,17 +25,6 @@ import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit
  */
 const real = await hasPostgres();
 const NAMES = ["gateway", "forum", "identity", "council", "knowledge", "translation", "notifications"];
-
-/** The gRPC status under an ApsError (fromServiceError keeps the ServiceError as cause). */
-async function grpcCode(p: Promise<unknown>): Promise<number> {
-  try {
-    await p;
-    return GrpcStatus.OK;
-  } catch (err) {
-    if (!(err instanceof ApsError)) throw err;
-    return (err.cause as { code?: number } | undefined)?.code ?? -1;
-  }
-}
 
 describe("CALLER_POLICY", () => {
   it("declares every method of every gRPC service, with known deployables only", () => {
