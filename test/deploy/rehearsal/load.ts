@@ -185,8 +185,11 @@ export class LoadGenerator {
   }
 
   /** The outcomes from `since` (ms since the epoch) on: total, failed, by status/error, by op. */
-  summary(since = 0): { total: number; failed: number; byAnswer: Record<string, number>; failures: Outcome[] } {
-    const os = this.outcomes.filter((o) => o.at >= since);
+  summary(
+    since = 0,
+    until = Infinity,
+  ): { total: number; failed: number; byAnswer: Record<string, number>; failures: Outcome[] } {
+    const os = this.outcomes.filter((o) => o.at >= since && o.at < until);
     const byAnswer: Record<string, number> = {};
     for (const o of os)
       byAnswer[`${o.op} ${o.status ?? o.error}`] = (byAnswer[`${o.op} ${o.status ?? o.error}`] ?? 0) + 1;
