@@ -10,8 +10,7 @@ import { renderRehearsal } from "./rehearsal/render.js";
 import { rollDeployment } from "./rehearsal/rollout.js";
 
 /**
- * The production rehearsal, first slice (docs/operations/rehearsal.md; issue 44 "Proof on this
- * machine"): the chart rendered with values-production.yaml (in-chart 3-server NATS, PgBouncer,
+ * The production rehearsal (docs/operations/rehearsal.md): the chart rendered with values-production.yaml (in-chart 3-server NATS, PgBouncer,
  * PostgreSQL, the PostgreSQL search engine), each rendered workload run as a Docker container of
  * the project's image on a private network; the migration Jobs first; an API smoke through the
  * gateway.

@@ -12,12 +12,10 @@ export interface AllInOneTrust {
   env: NodeJS.ProcessEnv;
   /** The token every deployable name is accepted with on this process's gRPC ports; undefined when the operator set only digests. */
   token: string | undefined;
-  /** Where the token is kept, when this process made or read it. */
-  file?: string;
 }
 
 /**
- * The all-in-one's gRPC ports on loopback serve a second gateway and tooling (docs/adr/0085);
+ * The all-in-one's gRPC ports on loopback serve a second gateway and tooling (its own clients call in-process);
  * with no caller check any local process could call them — grant itself a Council seat, say
  * (docs/operations/secrets.md "The all-in-one's internal token"). So unless the operator set
  * `APS_INTERNAL_TOKEN` or `APS_PEER_DIGESTS`, the all-in-one keeps one secret in
@@ -43,7 +41,6 @@ export function allInOneTrust(env: NodeJS.ProcessEnv, dataDir: string, log: Logg
       APS_PEER_DIGESTS: [GATEWAY.name, ...SERVICES.map((s) => s.name)].map((name) => `${name}=${digest}`).join(","),
     },
     token,
-    file,
   };
 }
 
