@@ -7,7 +7,8 @@
 //          container suites (test/e2e/image.test.ts: api and notifications in the container modes,
 //          on one system per mode, docs/adr/0150) once the image is there and the suites that wait
 //          for the jobs beside the suite to end, whichever gate opens first (docs/adr/0190);
-//   shared long main-lane files either lane takes when it has nothing else to run (ADR 0190);
+//   shared long main-lane files either lane takes when it has nothing else to run (ADR 0190),
+//          and a third lane, "extra", takes them too once the jobs beside the suite have ended;
 //   alone  after both, with nothing beside it: the timing-sensitive suites, one file at a time.
 // Then one summary for the lanes: tests passed/failed/skipped, the files that crashed, each lane's
 // wall time and the 25 slowest files. Exits 1 when any lane failed.
@@ -218,7 +219,17 @@ async function lanes() {
   const imageReady = process.env.APS_TEST_IMAGE_READY;
   const quiet = process.env.APS_TEST_ALONE_AFTER;
   const quietGate = { gate: quiet, what: "the jobs beside the suite to end" };
+  /**
+   * A third lane of SHARED files only, from the moment the jobs beside the suite end (at once when
+   * no gate is set): after them the two lanes left both cores 5–45 % idle for ~12 minutes of a CI
+   * run (its per-minute CPU figures), and the SHARED files need nothing but the process modes.
+   */
+  const extra = async () => {
+    if (quiet) while (!existsSync(quiet)) await sleep(1000);
+    if (shared.length > 0) await lane("extra", []);
+  };
   await Promise.all([
+    extra(),
     lane("main", [{ label: "all", files: main, env: { APS_TEST_MODES: PROCESS_MODES } }]),
     lane("wait", [
       { label: "no-image", files: WAIT_NO_IMAGE, env: {} },
