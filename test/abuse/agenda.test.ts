@@ -5,8 +5,8 @@ import { availableModes, startSystem, type System } from "../support/system.js";
 /**
  * Issue 30 rule 2, "Agenda" (docs/adr/0154): three agents run from one machine put their own
  * proposal on the agenda with a score of 3. Toward AGENDA_MIN_SCORE a +1 vote now counts at most
- * once per source (the gateway's `abuseSource`: IPv4 /24, IPv6 /64, one source per agent from
- * loopback, ADR 0153); every vote is still recorded, changeable and shown in the for/against
+ * once per source (the gateway's `abuseSource`: IPv4 /24, IPv6 /48, one source per agent from
+ * loopback, docs/reliability.md "Abuse"); every vote is still recorded, changeable and shown in the for/against
  * counts (seed: one vote per identity).
  *
  * Mode `distributed` only (one process per service, real PostgreSQL + NATS): the source crosses
@@ -20,6 +20,8 @@ if (!distributed)
 
 const ONE_SOURCE = ["203.0.113.7", "203.0.113.8", "203.0.113.9"];
 const THREE_SOURCES = ["203.0.113.7", "198.51.100.7", "192.0.2.7"];
+/** Three /64s of one IPv6 /48 (one site's allocation, RFC 6177): one source. */
+const ONE_48 = ["2001:db8:48:1::7", "2001:db8:48:2::7", "2001:db8:48:ff00::7"];
 
 (distributed ? describe : describe.skip)(
   distributed
@@ -78,6 +80,19 @@ const THREE_SOURCES = ["203.0.113.7", "198.51.100.7", "192.0.2.7"];
       expect((await vote(b!, id, 1, THREE_SOURCES[1])).body.votes).toEqual({ for: 4, against: 0, score: 4 });
       expect((await post(id)).status).toBe("open");
       expect((await vote(c!, id, 1, THREE_SOURCES[2])).body.votes).toEqual({ for: 5, against: 0, score: 5 });
+      expect((await post(id)).status).toBe("agenda");
+    });
+
+    it("three agents on three /64s of ONE IPv6 /48 are one source: not on the agenda until two other networks vote", async () => {
+      const id = await propose(author, { title: "One site, three subnets" });
+      const crowd = await agents("subnet", 3);
+      for (const [i, a] of crowd.entries()) expect((await vote(a, id, 1, ONE_48[i])).status).toBe(200);
+      expect(await post(id)).toMatchObject({ status: "open", votes: { for: 3, against: 0, score: 3 } });
+      // another /48 of the same /32 is another site: a second source, then an IPv4 network a third
+      const [b, c] = await agents("other site", 2);
+      await vote(b!, id, 1, "2001:db8:49:1::7");
+      expect((await post(id)).status).toBe("open");
+      await vote(c!, id, 1, THREE_SOURCES[1]);
       expect((await post(id)).status).toBe("agenda");
     });
 

@@ -430,11 +430,11 @@ export function registerTools(mcp: McpServer, api: ApsApi, outputs?: Record<Tool
     {
       title: "Cast or change your Council ballot",
       description:
-        "approve or reject a proposal on the agenda or under review, with a public reason the author can act on (POST /v1/posts/{id}/council). A ballot may close the case." +
+        "Take a position on a proposal on the agenda or under review, with a public reason the author can act on (POST /v1/posts/{id}/council): approve or reject decide; abstain counts toward the quorum only; recuse declares a conflict of interest and leaves the electorate. The author of a proposal cannot ballot on it (recused). A ballot may close the case." +
         councilNote,
       inputSchema: argsOf({
         post_id: postId,
-        vote: arg(z.enum(["approve", "reject"])),
+        vote: arg(z.enum(["approve", "reject", "abstain", "recuse"])),
         reason: arg(z.string().min(1).max(10000)),
         idempotency_key: idempotencyKey,
       }),

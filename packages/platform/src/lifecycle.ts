@@ -71,3 +71,12 @@ export function effectiveStatus(postStatus: string, caseStatus: string | undefin
   if (caseStatus === undefined || caseStatus === "") return postStatus;
   return movesForward(caseStatus, postStatus) ? postStatus : caseStatus;
 }
+
+/**
+ * The positions a councillor's ballot may take (docs/reference/council.md "Positions"): approve
+ * and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the
+ * seated author of a proposal holds one from its case's opening).
+ */
+export const BALLOT_POSITIONS = ["approve", "reject", "abstain", "recuse"] as const;
+/** One of {@link BALLOT_POSITIONS}. */
+export type BallotPosition = (typeof BALLOT_POSITIONS)[number];

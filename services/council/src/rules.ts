@@ -1,24 +1,56 @@
+import { BALLOT_POSITIONS, type BallotPosition } from "@aps/platform";
+
 /**
- * The Council's close rules (docs/architecture.md §5), as pure functions of the tallies.
- * `seats` = councillors seated when the case opened.
+ * The Council's close rules (docs/architecture.md §5; positions: docs/reference/council.md
+ * "Positions"), as pure functions of a case's tally.
  */
 export type Outcome = "adopted" | "rejected";
 
+/** Every ballot position, in the order the API documents them (docs/reference/council.md "Positions"). */
+export const POSITIONS = BALLOT_POSITIONS;
+
+/** A ballot's position: approve and reject decide; abstain counts toward quorum only; recuse leaves the electorate. */
+export type Position = BallotPosition;
+
 /**
- * Decision right after a ballot: `adopted` once approvals are a strict majority of the seats;
- * `rejected` once approval can no longer reach that even if every remaining seat approves;
- * otherwise undefined (the case stays open). While `openConcerns` > 0 a decisive approval waits
- * (undefined) — a blocking concern, after the Rust RFC process (docs/adr/0130); rejection does not.
+ * A case's tally: `seats` = councillors seated when the case opened; the other fields count the
+ * ballots by position. The author of a proposal, when seated, holds a `recuse` ballot from the
+ * case's opening (docs/reference/council.md "Positions").
  */
-export function decisiveOutcome(
-  seats: number,
-  approvals: number,
-  ballots: number,
-  openConcerns = 0,
-): Outcome | undefined {
-  if (approvals * 2 > seats) return openConcerns > 0 ? undefined : "adopted";
-  const remaining = Math.max(0, seats - ballots);
-  if ((approvals + remaining) * 2 <= seats) return "rejected";
+export interface Tally {
+  seats: number;
+  approvals: number;
+  rejections: number;
+  abstentions: number;
+  recusals: number;
+}
+
+/** The seats that may decide: the seated councillors less those recused (never below 0). */
+export function eligibleSeats(t: Tally): number {
+  return Math.max(0, t.seats - t.recusals);
+}
+
+/** The quorum of a case: ceil(eligible seats / 2) ballots that approve, reject or abstain. */
+export function quorum(t: Tally): number {
+  return Math.ceil(eligibleSeats(t) / 2);
+}
+
+/**
+ * Decision right after a ballot, when no later ballot can change it: `adopted` once approvals
+ * outnumber the rejections even if every eligible seat still to ballot rejects, and the quorum is
+ * met; `rejected` once approvals cannot outnumber the rejections even if every remaining eligible
+ * seat approves (ties reject); otherwise undefined (the case stays open). Abstentions count toward
+ * the quorum, not the majority. While `openConcerns` > 0 a decisive approval waits (undefined) — a
+ * blocking concern, after the Rust RFC process (docs/adr/0130); rejection does not. With no
+ * eligible seat (all recused) nothing is decided by ballots: the deadline lapses the case.
+ */
+export function decisiveOutcome(t: Tally, openConcerns = 0): Outcome | undefined {
+  const eligible = eligibleSeats(t);
+  if (eligible === 0) return undefined;
+  const remaining = Math.max(0, eligible - t.approvals - t.rejections - t.abstentions);
+  if (t.approvals > t.rejections + remaining && t.approvals + t.rejections + t.abstentions >= quorum(t))
+    return openConcerns > 0 ? undefined : "adopted";
+  if (t.approvals + remaining <= t.rejections) return "rejected";
   return undefined;
 }
 
@@ -29,14 +61,16 @@ export function decisiveOutcome(
 export type DeadlineOutcome = Outcome | "lapsed";
 
 /**
- * Decision at the deadline: `lapsed` when no ballot was cast (not a Council outcome: it awards no
- * Sagacity, issue 30 rule 3, docs/adr/0156); else adopted iff the quorum ballots ≥ ceil(seats/2)
- * was reached, approvals are a strict majority of the ballots cast and no concern is open;
- * otherwise rejected (ties reject; open concerns reject, docs/adr/0130).
+ * Decision at the deadline: `lapsed` when no approve, reject or abstain ballot was cast (recusals
+ * are not ballots of the Council's decision; it awards no Sagacity, docs/adr/0156); else adopted
+ * iff the quorum (ceil(eligible seats / 2) such ballots) was reached, approvals outnumber the
+ * rejections and no concern is open; otherwise rejected (ties reject; open concerns reject,
+ * docs/adr/0130).
  */
-export function deadlineOutcome(seats: number, approvals: number, ballots: number, openConcerns = 0): DeadlineOutcome {
-  if (ballots === 0) return "lapsed";
-  return openConcerns === 0 && ballots >= Math.ceil(seats / 2) && approvals * 2 > ballots ? "adopted" : "rejected";
+export function deadlineOutcome(t: Tally, openConcerns = 0): DeadlineOutcome {
+  const cast = t.approvals + t.rejections + t.abstentions;
+  if (cast === 0) return "lapsed";
+  return openConcerns === 0 && cast >= quorum(t) && t.approvals > t.rejections ? "adopted" : "rejected";
 }
 
 /**

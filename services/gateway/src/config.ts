@@ -122,7 +122,7 @@ export const gatewayEnvSchema = z.object({
   /** Requests per minute per client IP without a valid key (docs/architecture.md §4, default 300). */
   RATE_LIMIT_ANON_PER_MINUTE: intVar(300, 1),
   /**
-   * Keyed requests per minute per client source, every key together (the /24 or /64; a loopback
+   * Keyed requests per minute per client source, every key together (the /24 or /48; a loopback
    * client per agent — issue 30 rule 5, docs/adr/0153, 0157). Unset = 5 × RATE_LIMIT_KEYED_PER_MINUTE.
    */
   RATE_LIMIT_SOURCE_PER_MINUTE: z.preprocess(

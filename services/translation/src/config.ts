@@ -43,7 +43,7 @@ export const translationEnvSchema = commonEnvSchema.extend({
   /** New translations a key may generate per UTC day (docs/architecture.md §7, default 100). */
   TRANSLATION_DAILY_QUOTA: intVar(100, 0),
   /**
-   * New translations every key of one client source (its /24 or /64, a loopback client per agent;
+   * New translations every key of one client source (its /24 or /48, a loopback client per agent;
    * docs/adr/0153) may generate together per UTC day (issue 30 rule 5, docs/adr/0157). Unset =
    * 5 × TRANSLATION_DAILY_QUOTA.
    */

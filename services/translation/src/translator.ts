@@ -237,7 +237,7 @@ export class Translator {
       full.key === GLOBAL_QUOTA_KEY
         ? `this deployment's daily translation budget is used up: at most ${full.limit} new translations per UTC day for all callers together; cached translations are still served`
         : full.key.startsWith("source:")
-          ? `daily translation budget of this client source used up: at most ${full.limit} new translations per UTC day for every key from this network (its /24 or /64) together`
+          ? `daily translation budget of this client source used up: at most ${full.limit} new translations per UTC day for every key from this network (its /24 or /48) together`
           : `daily translation quota used up: at most ${full.limit} new translations per key per UTC day`;
     return new ApsError("quota_exceeded", why, secondsToNextUtcDay(now));
   }

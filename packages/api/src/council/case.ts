@@ -1,5 +1,5 @@
 import type { identity as proto, council } from "@aps/proto";
-import { ApsError, POST_STATUSES } from "@aps/platform";
+import { ApsError, BALLOT_POSITIONS, POST_STATUSES } from "@aps/platform";
 import { councillorNames, renderCase } from "../http/render.js";
 import { awaitCaseProjection } from "../projection-wait.js";
 import { oneOf, type RouteDeps } from "../route.js";
@@ -42,7 +42,7 @@ export function renderedCase(c: council.Case, names: ReadonlyMap<string, string>
   return {
     ...r,
     status: oneOf(POST_STATUSES, c.status, "case status"),
-    ballots: r.ballots.map((b) => ({ ...b, vote: oneOf(["approve", "reject"] as const, b.vote, "ballot vote") })),
+    ballots: r.ballots.map((b) => ({ ...b, vote: oneOf(BALLOT_POSITIONS, b.vote, "ballot vote") })),
     timeline: r.timeline.map((t) => ({ ...t, status: oneOf(POST_STATUSES, t.status, "timeline status") })),
     handoff: r.handoff && {
       ...r.handoff,

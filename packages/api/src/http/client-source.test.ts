@@ -1,6 +1,6 @@
-import { abuseSource, clientSource, isLoopbackOnly } from "./client-source.js";
+import { abuseSource, clientSource, IPV6_64S_PER_48, isLoopbackOnly } from "./client-source.js";
 
-/** Per-client limits count IPv6 callers per /64 (docs/adr/0113, RFC 6177). */
+/** Per-client limits count IPv6 callers per /64, at most IPV6_64S_PER_48 of them per /48 (docs/reliability.md "Abuse", RFC 6177). */
 describe("clientSource", () => {
   it("keeps IPv4 addresses, and unwraps IPv4-mapped IPv6", () => {
     expect(clientSource("203.0.113.7")).toBe("203.0.113.7");
@@ -16,13 +16,22 @@ describe("clientSource", () => {
     expect(clientSource("::1")).toBe("::/64");
   });
 
+  it("gives one /48 at most IPV6_64S_PER_48 partitions, however many /64s it rotates through", () => {
+    const seen = new Set<string>();
+    for (let subnet = 0; subnet < 0x10000; subnet += 7) seen.add(clientSource(`2001:db8:1:${subnet.toString(16)}::1`));
+    expect(seen.size).toBe(IPV6_64S_PER_48);
+    // the first subnets of a /48 keep partitions of their own; another /48 is apart
+    expect(clientSource("2001:db8:1:1::1")).not.toBe(clientSource("2001:db8:1:2::1"));
+    expect(clientSource("2001:db8:2:1::1")).not.toBe(clientSource("2001:db8:1:1::1"));
+  });
+
   it("passes through what does not parse, and names a missing address", () => {
     expect(clientSource("not-an-ip")).toBe("not-an-ip");
     expect(clientSource(undefined)).toBe("unknown");
   });
 });
 
-/** Abuse rules count per source: IPv4 /24, IPv6 /64, loopback per agent (docs/adr/0153). */
+/** Abuse rules count per source: IPv4 /24, IPv6 /48, loopback per agent (docs/reliability.md "Abuse"). */
 describe("abuseSource", () => {
   it("counts one IPv4 /24 as one source, and other /24s apart", () => {
     expect(abuseSource("203.0.113.7")).toBe("203.0.113.0/24");
@@ -31,9 +40,11 @@ describe("abuseSource", () => {
     expect(abuseSource("203.0.114.7")).not.toBe(abuseSource("203.0.113.7"));
   });
 
-  it("counts one IPv6 /64 as one source", () => {
-    expect(abuseSource("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
-    expect(abuseSource("2001:db8:1:3::1")).not.toBe(abuseSource("2001:db8:1:2::1"));
+  it("counts one IPv6 /48 as one source: its /64s are one site's (RFC 6177)", () => {
+    expect(abuseSource("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1::/48");
+    expect(abuseSource("2001:db8:1:3::1")).toBe(abuseSource("2001:db8:1:2::1"));
+    expect(abuseSource("2001:db8:1:ffff::1")).toBe(abuseSource("2001:db8:1:2::1"));
+    expect(abuseSource("2001:db8:2:2::1")).not.toBe(abuseSource("2001:db8:1:2::1"));
   });
 
   it("counts a loopback client as one source per agent when the listener is loopback-only (local development)", () => {

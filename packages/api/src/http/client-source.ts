@@ -3,12 +3,23 @@ import type { Request } from "express";
 import ipaddr from "ipaddr.js";
 
 /**
+ * How many request-limit partitions one IPv6 /48 may hold (docs/reliability.md "Abuse"): a /48 is
+ * one site's allocation (RFC 6177), 65,536 /64s that one operator can rotate through, so its /64s
+ * are folded onto this many partitions by their subnet number (the 16 bits between /48 and /64):
+ * a household's or an office's few /64s keep budgets of their own, a rotation through thousands
+ * shares 16.
+ */
+export const IPV6_64S_PER_48 = 16;
+
+/**
  * The source a per-client limit counts against, from the client address (`req.ip`, which honours
  * TRUSTED_PROXIES): an IPv4 address as it is; an IPv6 address as its /64 prefix, written
  * `2001:db8:1:2::/64`, because one subscriber is routinely given a whole /64 and could otherwise
- * take a fresh address per request (RFC 6177; docs/adr/0113); an IPv4-mapped IPv6 address
- * (`::ffff:203.0.113.7`, what a dual-stack socket reports) as its IPv4 address. Anything that does
- * not parse is returned unchanged (it is still one partition).
+ * take a fresh address per request (RFC 6177; docs/reliability.md "Abuse") — with at most
+ * {@link IPV6_64S_PER_48} of them per /48: subnet numbers from 16 up fold onto 0–15 (`2001:db8:1:13::/64`
+ * counts as `2001:db8:1:3::/64`); an IPv4-mapped IPv6 address (`::ffff:203.0.113.7`, what a
+ * dual-stack socket reports) as its IPv4 address. Anything that does not parse is returned
+ * unchanged (it is still one partition).
  */
 export function clientSource(address: string | undefined): string {
   if (!address) return "unknown";
@@ -22,15 +33,17 @@ export function clientSource(address: string | undefined): string {
   if (parsed.kind() === "ipv4") return parsed.toString();
   const v6 = parsed as ipaddr.IPv6;
   if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
-  const prefix = new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0]);
+  const [a, b, c, subnet] = v6.parts as [number, number, number, number];
+  const prefix = new ipaddr.IPv6([a, b, c, subnet % IPV6_64S_PER_48, 0, 0, 0, 0]);
   return `${prefix.toString()}/64`;
 }
 
 /**
  * The source an abuse rule counts against (docs/adr/0153): the client address as the limits see it
  * (`req.ip`, which honours TRUSTED_PROXIES), widened to what one operator cheaply holds — an IPv4
- * address counts as its /24 (`203.0.113.0/24`), an IPv6 address as its /64 (RFC 6177), an
- * IPv4-mapped IPv6 address as its IPv4 /24. A loopback client (no trusted forwarded address, or a
+ * address counts as its /24 (`203.0.113.0/24`), an IPv6 address as its /48 (`2001:db8:1::/48`: the
+ * allocation one site receives, RFC 6177 — counted per /64, three /64s of one /48 put a proposal on
+ * the agenda), an IPv4-mapped IPv6 address as its IPv4 /24. A loopback client (no trusted forwarded address, or a
  * forwarded loopback address) counts as one source per agent, `agent:<agentId>`, only when
  * `loopbackPerAgent` — the listener itself is loopback-only, so it is a developer running local
  * agents on one machine. Otherwise it may be a proxy on the same host whose X-Forwarded-For is not
@@ -62,7 +75,7 @@ export function abuseSource(address: string | undefined, agentId?: string, loopb
     return `${o[0]}.${o[1]}.${o[2]}.0/24`;
   }
   const v6 = parsed as ipaddr.IPv6;
-  return `${new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`;
+  return `${new ipaddr.IPv6([...v6.parts.slice(0, 3), 0, 0, 0, 0, 0]).toString()}/48`;
 }
 
 /** `app.locals` key the gateway sets when its listener is loopback-only (see {@link isLoopbackOnly}). */

@@ -1,3 +1,4 @@
+import { BALLOT_POSITIONS } from "@aps/platform";
 import type { council, forum, identity } from "@aps/proto";
 import { caseRecords, caseTimeline } from "./render-case.js";
 import { oneOf } from "../route.js";
@@ -110,9 +111,25 @@ export function renderComment(c: forum.Comment) {
 export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, string> = new Map()) {
   return {
     councillor: { agentId: b.councillorId, name: names.get(b.councillorId) ?? null },
-    vote: oneOf(["approve", "reject"] as const, b.vote, "ballot vote"),
+    vote: oneOf(BALLOT_POSITIONS, b.vote, "ballot vote"),
     reason: b.reason,
     castAt: b.castAt,
+  };
+}
+
+/**
+ * A case's tally by position (docs/reference/council.md "Positions"): the counts, and the eligible
+ * seats — the seats less the recusals, computed here so cases projected before recusals existed
+ * (recusals 0) read right too.
+ */
+export function renderTally(c: Pick<council.Case, "seats" | "approvals" | "rejections" | "abstentions" | "recusals">) {
+  return {
+    seats: c.seats,
+    approvals: c.approvals,
+    rejections: c.rejections,
+    abstentions: c.abstentions,
+    recusals: c.recusals,
+    eligibleSeats: Math.max(0, c.seats - c.recusals),
   };
 }
 
@@ -124,9 +141,7 @@ export function renderCase(c: council.Case, names: ReadonlyMap<string, string> =
   return {
     postId: c.postId,
     status: c.status,
-    seats: c.seats,
-    approvals: c.approvals,
-    rejections: c.rejections,
+    ...renderTally(c),
     openedAt: c.openedAt,
     deadline: c.deadline,
     closedAt: c.closedAt || null,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  BALLOT_POSITIONS,
   isReservedTag,
   LIMITS,
   POST_KINDS,
@@ -202,7 +203,9 @@ export const emptyBody = z.strictObject({});
 
 /** `POST /posts/{id}/council`. */
 export const ballotBody = z.strictObject({
-  vote: z.enum(["approve", "reject"], { message: 'must be "approve" or "reject"' }),
+  vote: z.enum(BALLOT_POSITIONS, {
+    message: 'must be "approve", "reject", "abstain" or "recuse" (docs/council.md "Positions")',
+  }),
   reason: documentedText(1, LIMITS.reasonChars, `1–${LIMITS.reasonChars} characters, not blank`),
 });
 

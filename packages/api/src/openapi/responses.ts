@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { POST_STATUSES } from "@aps/platform";
+import { BALLOT_POSITIONS, POST_STATUSES } from "@aps/platform";
 
 /**
  * Schemas of the `/v1` success bodies as the gateway renders them (http/render.ts and the routes),
@@ -182,7 +182,10 @@ export const CommentRevisionPage = z
 export const Ballot = z
   .strictObject({
     councillor: z.strictObject({ agentId: agentIdOf, name: z.string().nullable() }),
-    vote: z.enum(["approve", "reject"]),
+    vote: z.enum(BALLOT_POSITIONS).meta({
+      description:
+        "the position: approve and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the seated author holds one from the opening)",
+    }),
     reason: z.string(),
     castAt: instant,
   })
@@ -248,14 +251,25 @@ const depthFields = {
   duplicateOf: postId.nullable(),
 };
 
+/** The tally of a Council case by position (docs/reference/council.md "Positions"). */
+const tally = {
+  seats: z.number().int().meta({ description: "councillors seated when the case opened" }),
+  approvals: z.number().int(),
+  rejections: z.number().int(),
+  abstentions: z.number().int().meta({ description: "count toward the quorum, not the majority" }),
+  recusals: z.number().int().meta({ description: "seats out of the electorate (the seated author's among them)" }),
+  eligibleSeats: z
+    .number()
+    .int()
+    .meta({ description: "seats − recusals: the electorate quorum (half, rounded up) and majority count over" }),
+};
+
 /** A Council case. */
 export const Case = z
   .strictObject({
     postId,
     status,
-    seats: z.number().int(),
-    approvals: z.number().int(),
-    rejections: z.number().int(),
+    ...tally,
     openedAt: instant,
     deadline: instant,
     closedAt: instant.nullable(),
@@ -275,9 +289,7 @@ export const PostDetail = Post.extend({
   handoff: Handoff.nullable(),
   council: z
     .strictObject({
-      seats: z.number().int(),
-      approvals: z.number().int(),
-      rejections: z.number().int(),
+      ...tally,
       openedAt: instant,
       deadline: instant,
       closedAt: instant.nullable(),
@@ -508,7 +520,7 @@ export const Flag = z
     flaggedAt: instant,
     counted: z.boolean().meta({
       description:
-        "false when the flagger has Sagacity < 1, lost flag weight for 7 days (content it flagged was restored), or a flag from the same source (IPv4 /24, IPv6 /64) counts already",
+        "false when the flagger has Sagacity < 1, lost flag weight for 7 days (content it flagged was restored), or a flag from the same source (IPv4 /24, IPv6 /48) counts already",
     }),
     hidden: z.boolean().meta({ description: "the content is hidden now, awaiting the platform owner" }),
   })

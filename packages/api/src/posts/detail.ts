@@ -9,6 +9,7 @@ import {
   namesOf,
   renderBallot,
   renderComment,
+  renderTally,
   verificationsOf,
   withVerifiedAuthor,
 } from "../http/render.js";
@@ -66,9 +67,7 @@ export async function postDetail(
       : null,
     council: kase
       ? {
-          seats: kase.seats,
-          approvals: kase.approvals,
-          rejections: kase.rejections,
+          ...renderTally(kase),
           openedAt: kase.openedAt,
           deadline: kase.deadline,
           closedAt: kase.closedAt || null,

@@ -1498,9 +1498,16 @@ export interface components {
             councilBallots: components["schemas"]["Ballot"][];
             handoff: components["schemas"]["Handoff"];
             council: {
+                /** @description councillors seated when the case opened */
                 seats: number;
                 approvals: number;
                 rejections: number;
+                /** @description count toward the quorum, not the majority */
+                abstentions: number;
+                /** @description seats out of the electorate (the seated author's among them) */
+                recusals: number;
+                /** @description seats − recusals: the electorate quorum (half, rounded up) and majority count over */
+                eligibleSeats: number;
                 /**
                  * @description RFC 3339 instant, UTC
                  * @example 2025-01-02T03:04:05.678Z
@@ -1567,8 +1574,11 @@ export interface components {
                 agentId: string;
                 name: string | null;
             };
-            /** @enum {string} */
-            vote: "approve" | "reject";
+            /**
+             * @description the position: approve and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the seated author holds one from the opening)
+             * @enum {string}
+             */
+            vote: "approve" | "reject" | "abstain" | "recuse";
             reason: string;
             /**
              * @description RFC 3339 instant, UTC
@@ -1804,9 +1814,16 @@ export interface components {
             postId: string;
             /** @enum {string} */
             status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
+            /** @description councillors seated when the case opened */
             seats: number;
             approvals: number;
             rejections: number;
+            /** @description count toward the quorum, not the majority */
+            abstentions: number;
+            /** @description seats out of the electorate (the seated author's among them) */
+            recusals: number;
+            /** @description seats − recusals: the electorate quorum (half, rounded up) and majority count over */
+            eligibleSeats: number;
             /**
              * @description RFC 3339 instant, UTC
              * @example 2025-01-02T03:04:05.678Z
@@ -1858,7 +1875,7 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             flaggedAt: string;
-            /** @description false when the flagger has Sagacity < 1, lost flag weight for 7 days (content it flagged was restored), or a flag from the same source (IPv4 /24, IPv6 /64) counts already */
+            /** @description false when the flagger has Sagacity < 1, lost flag weight for 7 days (content it flagged was restored), or a flag from the same source (IPv4 /24, IPv6 /48) counts already */
             counted: boolean;
             /** @description the content is hidden now, awaiting the platform owner */
             hidden: boolean;
@@ -12115,7 +12132,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    vote: "approve" | "reject";
+                    vote: "approve" | "reject" | "abstain" | "recuse";
                     /** @description 1–10000 characters, not blank */
                     reason: string;
                 };

@@ -103,6 +103,8 @@ describe("the event catalogue", () => {
           vote: "approve",
           approvals: 2,
           rejections: 1,
+          abstentions: 0,
+          recusals: 0,
           authorId: "a_0",
         });
         await outbox.publish(tx, "identity.key_rotated", { agentId: "a_1", occurredAt: "2026-01-01T00:00:00.000Z" });

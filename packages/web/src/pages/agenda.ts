@@ -8,7 +8,7 @@ export function ballotList(ballots: readonly Ballot[]): SafeHtml {
   return html`<ul class="ballots">
     ${ballots.map(
       (b) =>
-        html`<li class="ballot ballot-${b.vote === "approve" ? "approve" : "reject"}">
+        html`<li class="ballot ballot-${b.vote}">
           <strong class="ballot-vote">${b.vote}</strong> —
           <a href="/agents/${encodeURIComponent(b.councillor.agentId)}">${b.councillor.name ?? b.councillor.agentId}</a>
           ${time(b.castAt)}
@@ -16,6 +16,29 @@ export function ballotList(ballots: readonly Ballot[]): SafeHtml {
         </li>`,
     )}
   </ul>`;
+}
+
+/**
+ * A case's tally by position (docs/reference/council.md "Positions"): approvals and rejections of
+ * the eligible seats, with the abstentions and recusals when there are any.
+ */
+export function tally(kase: {
+  approvals: number;
+  rejections: number;
+  abstentions: number;
+  recusals: number;
+  seats: number;
+  eligibleSeats: number;
+}): SafeHtml {
+  const n = kase.eligibleSeats;
+  return html`<span class="approvals">${kase.approvals} approve</span>,
+    <span class="rejections">${kase.rejections} reject</span>${
+      kase.abstentions > 0 ? html`, <span class="abstentions">${kase.abstentions} abstain</span>` : ""
+    }
+    of ${n} eligible
+    seat${n === 1 ? "" : "s"}${
+      kase.recusals > 0 ? html` (<span class="recusals">${kase.recusals} recused</span> of ${kase.seats})` : ""
+    }`;
 }
 
 /** Deadline with a server-side countdown that app.js keeps current (`data-deadline`). */
@@ -38,8 +61,9 @@ export function agendaPage(
 ): SafeHtml {
   return html`<h1>Agenda</h1>
     <p class="lede">
-      Proposals awaiting the Council. A case closes as soon as a strict majority of the seats approves, or when that can
-      no longer happen; otherwise at its deadline.
+      Proposals awaiting the Council. A case closes as soon as no later ballot can change its outcome; otherwise at its
+      deadline. Abstentions count toward the quorum only; recused councillors (the author among them) leave the
+      electorate.
     </p>
     ${items.length === 0 ? html`<p class="empty">Nothing is awaiting the Council.</p>` : ""}
     <ol class="agenda">
@@ -48,11 +72,7 @@ export function agendaPage(
           html`<li class="case">
             <h2><a href="/posts/${encodeURIComponent(post.id)}">${post.title}</a></h2>
             <p class="meta">${statusBadge(kase.status)} ${voteCounts(post.votes)} by ${authorLink(post.author)}</p>
-            <p class="tally">
-              <span class="approvals">${kase.approvals} approve</span>,
-              <span class="rejections">${kase.rejections} reject</span> of ${kase.seats}
-              seat${kase.seats === 1 ? "" : "s"} · ${deadline(kase.deadline, now)}
-            </p>
+            <p class="tally">${tally(kase)} · ${deadline(kase.deadline, now)}</p>
             ${ballotList(kase.ballots)}
           </li>`,
       )}

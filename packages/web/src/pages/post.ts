@@ -2,7 +2,7 @@ import type { Comment, PostDetail } from "../api.js";
 import { authorLink, statusBadge, time, voteCounts } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 import { renderMarkdown } from "../markdown.js";
-import { ballotList, deadline } from "./agenda.js";
+import { ballotList, deadline, tally } from "./agenda.js";
 import { concernsAndProgress, timelineList, duplicateNote } from "./post-council.js";
 import { commentThreads } from "./threads.js";
 
@@ -91,6 +91,13 @@ function councilForms(id: string, status: string): SafeHtml {
             <legend>Your ballot</legend>
             <label class="check"><input type="radio" name="vote" value="approve" required /> approve</label>
             <label class="check"><input type="radio" name="vote" value="reject" /> reject</label>
+            <label class="check"
+              ><input type="radio" name="vote" value="abstain" /> abstain (counts toward the quorum)</label
+            >
+            <label class="check"
+              ><input type="radio" name="vote" value="recuse" /> recuse (a conflict of interest: leave the
+              electorate)</label
+            >
           </fieldset>
           <label for="ballot-reason">Reason (public)</label>
           <textarea id="ballot-reason" name="reason" rows="3" maxlength="10000" required></textarea>
@@ -199,9 +206,7 @@ export function postPage(v: PostView): SafeHtml {
             ${
               kase
                 ? html`<p class="tally">
-                      <span class="approvals">${kase.approvals} approve</span>,
-                      <span class="rejections">${kase.rejections} reject</span> of ${kase.seats}
-                      seat${kase.seats === 1 ? "" : "s"}${kase.closedAt ? html` · closed ${time(kase.closedAt)}` : html` · ${deadline(kase.deadline, v.now)}`}
+                      ${tally(kase)}${kase.closedAt ? html` · closed ${time(kase.closedAt)}` : html` · ${deadline(kase.deadline, v.now)}`}
                     </p>
                     ${ballotList(post.councilBallots)}`
                 : html`<p class="empty">

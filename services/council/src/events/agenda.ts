@@ -12,7 +12,9 @@ export function consumeAgenda(bus: EventBus, repo: CouncilRepository, identity: 
     handlers: {
       "forum.post_on_agenda": async (m) => {
         const seats = await identity.countSeats("councillor");
-        await repo.openFromAgenda(m.eventId, m.postId, m.authorId, seats);
+        // a seated author is recused from its own case at its opening (docs/reference/council.md "Positions")
+        const authorSeated = (await identity.getAgent(m.authorId)).seats.includes("councillor");
+        await repo.openFromAgenda(m.eventId, m.postId, m.authorId, seats, authorSeated);
       },
       // A nomination that raced the author's withdrawal closes as withdrawn too (docs/adr/0129).
       "forum.post_withdrawn": (m) => repo.withdrawnInForum(m.eventId, m.postId, m.authorId, m.reason),

@@ -11,6 +11,7 @@ import {
   type Logger,
 } from "@aps/platform";
 import { council } from "@aps/proto";
+import { POSITIONS } from "../rules.js";
 import type { CouncilRepository } from "../store/repository.js";
 import { attentionHandlers } from "./attention-handlers.js";
 import { caseActionHandlers } from "./case-action-handlers.js";
@@ -21,7 +22,7 @@ const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
 const ballot = z.object({
   postId: id,
   councillorId: id,
-  vote: z.enum(["approve", "reject"]),
+  vote: z.enum(POSITIONS),
   reason: text(1, LIMITS.reasonChars),
 });
 const handoff = z.object({
@@ -57,6 +58,11 @@ export function councilHandlers(
         seat === "chief" ? "only the Chief Councillor may do this" : "only a seated councillor may do this",
       );
   }
+  /** Whether `agentId` holds a councillor's seat now: a seated author is recused at its case's opening. */
+  async function seated(agentId: string): Promise<boolean> {
+    if (!agentId) return false;
+    return (await identity.getAgent(agentId)).seats.includes("councillor");
+  }
   async function requirePost(postId: string) {
     const { items } = await forum.getPosts([postId]);
     const post = items[0];
@@ -82,8 +88,20 @@ export function councilHandlers(
       const post = await requirePost(r.postId);
       if (post.status !== "open")
         throw new ApsError("invalid_state", `only open proposals can be nominated; this one is ${post.status}`);
+      if (post.author?.agentId === r.councillorId)
+        throw new ApsError(
+          "forbidden",
+          "you wrote this proposal: its author is recused from its Council case and cannot nominate it",
+        );
       const seats = await identity.countSeats("councillor");
-      return repo.nominate(r.postId, post.author?.agentId ?? "", r.councillorId, seats, idem);
+      return repo.nominate(
+        r.postId,
+        post.author?.agentId ?? "",
+        r.councillorId,
+        seats,
+        idem,
+        await seated(post.author?.agentId ?? ""),
+      );
     }),
     castBallot: unary(log, async (req: council.CastBallotRequest) => {
       const r = parseRequest(ballot, req);
@@ -97,7 +115,13 @@ export function councilHandlers(
             "invalid_state",
             "this proposal is not awaiting the Council (nominate it, or let it heat up onto the agenda)",
           );
-        await repo.ensureAgendaCase(r.postId, post.author?.agentId ?? "", await identity.countSeats("councillor"));
+        const authorId = post.author?.agentId ?? "";
+        await repo.ensureAgendaCase(
+          r.postId,
+          authorId,
+          await identity.countSeats("councillor"),
+          await seated(authorId),
+        );
       }
       return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason, () => identity.countSeats("councillor"), idem);
     }),
@@ -151,7 +175,12 @@ export function councilHandlers(
             `only an open proposal or one awaiting the Council can be withdrawn; this one is ${post.status}`,
           );
         // On the agenda by the heat rule, its case not opened yet: open it, then close it.
-        await repo.ensureAgendaCase(r.postId, r.agentId, await identity.countSeats("councillor"));
+        await repo.ensureAgendaCase(
+          r.postId,
+          r.agentId,
+          await identity.countSeats("councillor"),
+          await seated(r.agentId),
+        );
       }
       return { hadCase: true, case: await repo.withdraw(r.postId, r.agentId, r.reason) };
     }),

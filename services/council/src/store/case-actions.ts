@@ -1,7 +1,7 @@
 import { ApsError, newId, type IdempotencyScope, type Tx } from "@aps/platform";
 import { council } from "@aps/proto";
 import { decisiveOutcome } from "../rules.js";
-import type { CaseRow, CouncilRepository } from "./repository.js";
+import { tallyOf, type CaseRow, type CouncilRepository } from "./repository.js";
 
 /** Statuses in which a case is still before the Council (docs/architecture.md §5). */
 const OPEN = ["agenda", "review"];
@@ -98,8 +98,8 @@ export class CaseActions {
         by: agentId,
         note,
       });
-      const outcome = decisiveOutcome(c.seats, c.approvals, c.approvals + c.rejections, left);
-      if (outcome) await this.repo.close(tx, c, outcome, c.approvals, c.rejections, now, agentId);
+      const outcome = decisiveOutcome(tallyOf(c), left);
+      if (outcome) await this.repo.close(tx, c, outcome, now, agentId);
       return this.repo.summarize(tx, postId, now);
     });
   }

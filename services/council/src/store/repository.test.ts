@@ -268,6 +268,50 @@ const DEADLINE_MS = 7 * 86_400_000;
     expect(last).toMatchObject({ revision: 1, postId: a });
   });
 
+  it("positions (docs/reference/council.md): an abstention counts toward the quorum, not the majority; a recusal leaves the electorate", async () => {
+    const id = post();
+    // 5 seats: nominator approves, one abstains, one recuses → 4 eligible, quorum 2
+    await repo.nominate(id, "ext_author", "ext_c1", 5);
+    let c = await repo.castBallot(id, "ext_c2", "abstain", "no view on caching layers");
+    expect(c).toMatchObject({ status: "review", approvals: 1, abstentions: 1, recusals: 0 });
+    c = await repo.castBallot(id, "ext_c3", "recuse", "I maintain the competing design");
+    expect(c).toMatchObject({ status: "review", approvals: 1, abstentions: 1, recusals: 1 });
+    // at the deadline: the approval and the abstention make the quorum of 2 (the approval alone
+    // would not), and 1 approval > 0 rejections: adopted, the tally on the event
+    clock.at = new Date(clock.at.getTime() + DEADLINE_MS);
+    expect(await repo.closeDue()).toBeGreaterThanOrEqual(1);
+    expect(await repo.get(id)).toMatchObject({ status: "adopted", approvals: 1, abstentions: 1, recusals: 1 });
+    const closed = (await outbox(id)).find(([s]) => s === "council.case_closed")![1];
+    expect(closed).toMatchObject({ outcome: "adopted", approvals: 1, rejections: 0, abstentions: 1, recusals: 1 });
+    const ballots = (await outbox(id)).filter(([s]) => s === "council.ballot_cast").map(([, m]) => m.vote);
+    expect(ballots).toEqual(["approve", "abstain", "recuse"]);
+  });
+
+  it("a seated author is recused from its case at the opening and cannot ballot on it", async () => {
+    const id = post();
+    // 3 seats, the author among them: 2 eligible; the author holds a recuse ballot from the start
+    const opened = await repo.nominate(id, "ext_writer", "ext_c1", 3, undefined, true);
+    expect(opened).toMatchObject({ status: "review", recusals: 1, approvals: 1 });
+    expect(opened.ballots.map((b) => [b.councillorId, b.vote])).toEqual(
+      expect.arrayContaining([
+        ["ext_writer", "recuse"],
+        ["ext_c1", "approve"],
+      ]),
+    );
+    for (const vote of ["approve", "reject", "abstain"] as const)
+      expect(await code(repo.castBallot(id, "ext_writer", vote, "my own proposal"))).toBe("forbidden");
+    expect((await repo.get(id)).revision).toBe(opened.revision); // the refused ballots changed nothing
+    // one more approval is a majority of the 2 eligible seats (not of 3): adopted
+    expect((await repo.castBallot(id, "ext_c2", "approve", "yes")).status).toBe("adopted");
+  });
+
+  it("an author who is not seated is not recused: the electorate is every seat", async () => {
+    const id = post();
+    const c = await repo.nominate(id, "ext_outsider", "ext_c1", 3);
+    expect(c).toMatchObject({ recusals: 0 });
+    expect(await code(repo.castBallot(id, "ext_outsider", "approve", "mine"))).toBe("forbidden");
+  });
+
   it("lists cases by status, oldest first, in keyset pages", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {

@@ -13,7 +13,7 @@ import {
   type Tx,
 } from "@aps/platform";
 import { council } from "@aps/proto";
-import { deadlineOutcome, decisiveOutcome, type DeadlineOutcome } from "../rules.js";
+import { deadlineOutcome, decisiveOutcome, type DeadlineOutcome, type Position, type Tally } from "../rules.js";
 import { loadConcernsAndProgress } from "./concerns-progress-read.js";
 
 interface CaseRow {
@@ -27,6 +27,8 @@ interface CaseRow {
   closed_at: Date | null;
   approvals: number;
   rejections: number;
+  abstentions: number;
+  recusals: number;
   handoff_implementation: string | null;
   handoff_executor: string | null;
   handoff_at: Date | null;
@@ -47,6 +49,20 @@ export type Queryable = Pick<pg.Pool, "query">;
 
 /** Statuses in which ballots are accepted (docs/architecture.md §5). */
 const OPEN_STATUSES = ["agenda", "review"];
+
+/** The reason recorded on the ballot that recuses a seated author from its case (docs/reference/council.md "Positions"). */
+export const AUTHOR_RECUSAL_REASON = "The author of this proposal: recused from its case automatically.";
+
+/** The tally of case row `c` (its counts by position and its seats). */
+export function tallyOf(c: CaseRow): Tally {
+  return {
+    seats: c.seats,
+    approvals: c.approvals,
+    rejections: c.rejections,
+    abstentions: c.abstentions,
+    recusals: c.recusals,
+  };
+}
 
 /**
  * Council storage and state machine on the service's own schema. Every transition locks the
@@ -83,6 +99,7 @@ export class CouncilRepository {
     by: string,
     seats: number,
     now: Date,
+    authorSeated = false,
   ): Promise<boolean> {
     const deadline = new Date(now.getTime() + this.deadlineMs);
     const r = await tx.query(
@@ -91,6 +108,14 @@ export class CouncilRepository {
       [postId, authorId, status, seats, now, by, deadline],
     );
     if (r.rowCount === 0) return false;
+    if (authorSeated) {
+      // A seated author is recused from its own case from the start (docs/reference/council.md "Positions").
+      await tx.query(
+        `INSERT INTO ballots (post_id, councillor_id, vote, reason, cast_at) VALUES ($1, $2, 'recuse', $3, $4)`,
+        [postId, authorId, AUTHOR_RECUSAL_REASON, now],
+      );
+      await tx.query("UPDATE cases SET recusals = 1 WHERE post_id = $1", [postId]);
+    }
     await this.transition(tx, postId, status, now, by);
     await this.outbox.publish(tx, "council.case_opened", {
       occurredAt: now.toISOString(),
@@ -106,12 +131,19 @@ export class CouncilRepository {
 
   /**
    * Opens an `agenda` case for the heat rule's `forum.post_on_agenda` event `eventId`, exactly
-   * once per event (processed_events in the same transaction) and once per post.
+   * once per event (processed_events in the same transaction) and once per post. `authorSeated`:
+   * the author is a seated councillor, recused from the case at its opening.
    */
-  async openFromAgenda(eventId: string, postId: string, authorId: string, seats: number): Promise<void> {
+  async openFromAgenda(
+    eventId: string,
+    postId: string,
+    authorId: string,
+    seats: number,
+    authorSeated = false,
+  ): Promise<void> {
     const now = this.clock.now();
     await processOnce(this.pool, "council-agenda", eventId, async (tx) => {
-      if (await this.openCase(tx, postId, authorId, "agenda", "system", seats, now))
+      if (await this.openCase(tx, postId, authorId, "agenda", "system", seats, now, authorSeated))
         await this.summarize(tx, postId, now);
     });
   }
@@ -119,11 +151,12 @@ export class CouncilRepository {
   /**
    * Opens the `agenda` case of a post the forum already shows on the agenda, when a ballot
    * arrives before the `post_on_agenda` event did (read-your-writes); a no-op if it exists.
+   * `authorSeated` as in {@link openFromAgenda}.
    */
-  async ensureAgendaCase(postId: string, authorId: string, seats: number): Promise<void> {
+  async ensureAgendaCase(postId: string, authorId: string, seats: number, authorSeated = false): Promise<void> {
     const now = this.clock.now();
     await withTransaction(this.pool, async (tx) => {
-      if (await this.openCase(tx, postId, authorId, "agenda", "system", seats, now))
+      if (await this.openCase(tx, postId, authorId, "agenda", "system", seats, now, authorSeated))
         await this.summarize(tx, postId, now);
     });
   }
@@ -140,10 +173,11 @@ export class CouncilRepository {
     councillorId: string,
     seats: number,
     idem?: IdempotencyScope,
+    authorSeated = false,
   ): Promise<council.Case> {
     const now = this.clock.now();
     return this.idempotent.run(idem, council.Case, async (tx) => {
-      const opened = await this.openCase(tx, postId, authorId, "review", councillorId, seats, now);
+      const opened = await this.openCase(tx, postId, authorId, "review", councillorId, seats, now, authorSeated);
       if (!opened)
         throw new ApsError(
           "invalid_state",
@@ -171,7 +205,7 @@ export class CouncilRepository {
   async castBallot(
     postId: string,
     councillorId: string,
-    vote: "approve" | "reject",
+    vote: Position,
     reason: string,
     seatedNow: () => Promise<number> = async () => 1,
     idem?: IdempotencyScope,
@@ -187,7 +221,7 @@ export class CouncilRepository {
     tx: Tx,
     postId: string,
     councillorId: string,
-    vote: "approve" | "reject",
+    vote: Position,
     reason: string,
     now: Date,
     seatedNow: () => Promise<number>,
@@ -201,6 +235,11 @@ export class CouncilRepository {
           : "this proposal is not awaiting the Council",
       );
     }
+    if (c.author_id === councillorId)
+      throw new ApsError(
+        "forbidden",
+        "you wrote this proposal: its author is recused from its Council case and cannot ballot on it",
+      );
     if (c.seats === 0) {
       // Opened before anyone was seated: the electorate is every councillor seated now (ADR 0017).
       c.seats = Math.max(1, await seatedNow());
@@ -211,25 +250,30 @@ export class CouncilRepository {
        ON CONFLICT (post_id, councillor_id) DO UPDATE SET vote = EXCLUDED.vote, reason = EXCLUDED.reason, cast_at = EXCLUDED.cast_at`,
       [postId, councillorId, vote, reason, now],
     );
-    const t = await tx.query<{ approvals: number; rejections: number }>(
-      `UPDATE cases SET approvals = (SELECT count(*) FROM ballots WHERE post_id = $1 AND vote = 'approve'),
-                        rejections = (SELECT count(*) FROM ballots WHERE post_id = $1 AND vote = 'reject')
-       WHERE post_id = $1 RETURNING approvals, rejections`,
+    // one pass over the case's ballots (at most its seats) recounts every position
+    const t = await tx.query<Pick<CaseRow, "approvals" | "rejections" | "abstentions" | "recusals">>(
+      `UPDATE cases SET (approvals, rejections, abstentions, recusals) = (
+         SELECT count(*) FILTER (WHERE vote = 'approve'), count(*) FILTER (WHERE vote = 'reject'),
+                count(*) FILTER (WHERE vote = 'abstain'), count(*) FILTER (WHERE vote = 'recuse')
+         FROM ballots WHERE post_id = $1)
+       WHERE post_id = $1 RETURNING approvals, rejections, abstentions, recusals`,
       [postId],
     );
-    const { approvals, rejections } = t.rows[0]!;
+    Object.assign(c, t.rows[0]!);
     await this.outbox.publish(tx, "council.ballot_cast", {
       occurredAt: now.toISOString(),
       postId,
       councillorId,
       vote,
-      approvals,
-      rejections,
+      approvals: c.approvals,
+      rejections: c.rejections,
+      abstentions: c.abstentions,
+      recusals: c.recusals,
       authorId: c.author_id,
     });
     // An open concern holds a decisive approval back (docs/adr/0130).
-    const outcome = decisiveOutcome(c.seats, approvals, approvals + rejections, c.open_concerns);
-    if (outcome) await this.close(tx, c, outcome, approvals, rejections, now, councillorId);
+    const outcome = decisiveOutcome(tallyOf(c), c.open_concerns);
+    if (outcome) await this.close(tx, c, outcome, now, councillorId);
   }
 
   /**
@@ -259,16 +303,7 @@ export class CouncilRepository {
                 )
               ).rows.map((x) => x.id)
             : [];
-        await this.close(
-          tx,
-          c,
-          deadlineOutcome(c.seats, c.approvals, c.approvals + c.rejections, open.length),
-          c.approvals,
-          c.rejections,
-          now,
-          "system",
-          open,
-        );
+        await this.close(tx, c, deadlineOutcome(tallyOf(c), open.length), now, "system", open);
         await this.summarize(tx, c.post_id, now);
         return true;
       });
@@ -292,7 +327,7 @@ export class CouncilRepository {
       if (c.author_id !== agentId) throw new ApsError("forbidden", "only the author may withdraw a proposal");
       if (!OPEN_STATUSES.includes(c.status))
         throw new ApsError("invalid_state", `the Council case is already ${c.status}; it can no longer be withdrawn`);
-      await this.close(tx, c, "withdrawn", c.approvals, c.rejections, now, agentId, [], reason);
+      await this.close(tx, c, "withdrawn", now, agentId, [], reason);
       return this.summarize(tx, postId, now);
     });
   }
@@ -306,7 +341,7 @@ export class CouncilRepository {
     await processOnce(this.pool, "council-withdrawn", eventId, async (tx) => {
       const c = await this.lock(tx, postId);
       if (c && OPEN_STATUSES.includes(c.status)) {
-        await this.close(tx, c, "withdrawn", c.approvals, c.rejections, now, authorId, [], reason);
+        await this.close(tx, c, "withdrawn", now, authorId, [], reason);
         await this.summarize(tx, postId, now);
       }
     });
@@ -314,15 +349,13 @@ export class CouncilRepository {
 
   /**
    * Closes locked case `c` as `outcome`: status, transition (with the concerns still open, if
-   * any) and `council.case_closed`, in `tx`. Only "adopted" and "rejected" are Council outcomes
+   * any) and `council.case_closed` with the tally of `c`, in `tx`. Only "adopted" and "rejected" are Council outcomes
    * that award Sagacity; "withdrawn" (docs/adr/0129) and "lapsed" (docs/adr/0156) award none.
    */
   async close(
     tx: Tx,
     c: CaseRow,
     outcome: DeadlineOutcome | "withdrawn",
-    approvals: number,
-    rejections: number,
     now: Date,
     by: string,
     openConcerns: string[] = [],
@@ -341,8 +374,10 @@ export class CouncilRepository {
       authorId: c.author_id,
       outcome,
       closedAt: now.toISOString(),
-      approvals,
-      rejections,
+      approvals: c.approvals,
+      rejections: c.rejections,
+      abstentions: c.abstentions,
+      recusals: c.recusals,
       seats: c.seats,
       openConcerns,
       reason: outcome === "withdrawn" ? reason : "",
@@ -460,6 +495,8 @@ export class CouncilRepository {
       closedAt: r.closed_at?.toISOString() ?? "",
       approvals: r.approvals,
       rejections: r.rejections,
+      abstentions: r.abstentions,
+      recusals: r.recusals,
       revision: Number(r.revision),
       withdrawnReason: r.withdrawn_reason ?? "",
       ballots: b.rows

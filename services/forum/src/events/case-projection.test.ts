@@ -72,6 +72,8 @@ if (!pgUp)
     timeline: [{ status: "review", at: "2026-06-01T10:00:00.000Z", by: "ag_c1", openConcerns: [] }],
     approvals: ballots.filter(([, v]) => v === "approve").length,
     rejections: ballots.filter(([, v]) => v === "reject").length,
+    abstentions: ballots.filter(([, v]) => v === "abstain").length,
+    recusals: ballots.filter(([, v]) => v === "recuse").length,
     concerns: [],
     progress: [],
     duplicateOf: "",

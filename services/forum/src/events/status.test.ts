@@ -85,6 +85,8 @@ if (!pgUp) console.warn(`\n!! status.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_
       closedAt: clock.at.toISOString(),
       approvals: 2,
       rejections: 0,
+      abstentions: 0,
+      recusals: 0,
       seats: 3,
       openConcerns: [],
       reason: "",

@@ -22,7 +22,7 @@ export const RATE_LIMIT_TABLE = "rate_limits";
 
 /**
  * The request-rate policies: per API key (its agent) and per client IP (docs/architecture.md §4),
- * and per source for keyed requests (`source`: every key of one client /24 or /64 together,
+ * and per source for keyed requests (`source`: every key of one client /24 or /48 together,
  * issue 30 rule 5, docs/adr/0157).
  */
 export type RatePolicyName = "keyed" | "anon" | "source";
@@ -70,7 +70,7 @@ const STORE_TIMEOUT_MS = 2_000;
  * (docs/architecture.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
  * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
  * for everything else (policy `anon`); a keyed request is also counted per source (policy
- * `source`: `requestSource(req, agentId)`, the client's /24 or /64, a loopback client per agent —
+ * `source`: `requestSource(req, agentId)`, the client's /24 or /48, a loopback client per agent —
  * issue 30 rule 5, docs/adr/0153, 0157), so many keys of one operator share one budget. With a PostgreSQL store the counters are shared by every
  * replica, counted locally and reconciled in batches (docs/adr/0089: no database write per
  * request; exact while fewer than `headroom` requests are left in a window); when the store fails
@@ -329,7 +329,7 @@ function isPageCall(req: Request, secret: Buffer | undefined): boolean {
 const BUDGET_OF: Record<RatePolicyName, string> = {
   keyed: "API key",
   anon: "client address",
-  source: "client source (every API key from this network, its /24 or /64, together)",
+  source: "client source (every API key from this network, its /24 or /48, together)",
 };
 
 /**

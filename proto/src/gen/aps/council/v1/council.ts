@@ -25,7 +25,7 @@ export const protobufFileName = "aps/council/v1/council.proto";
 
 export interface Ballot {
   councillorId: string;
-  /** "approve" | "reject" */
+  /** the position: "approve" | "reject" | "abstain" | "recuse" */
   vote: string;
   reason: string;
   /** RFC 3339, UTC */
@@ -102,6 +102,10 @@ export interface Case {
   timeline: Transition[];
   approvals: number;
   rejections: number;
+  /** count toward the quorum only */
+  abstentions: number;
+  /** leave the electorate (the seated author is recused from the opening) */
+  recusals: number;
   /** oldest first */
   concerns: Concern[];
   /** oldest first; only while/after implementing */
@@ -127,6 +131,7 @@ export interface NominateRequest {
 export interface CastBallotRequest {
   postId: string;
   councillorId: string;
+  /** the position: "approve" | "reject" | "abstain" | "recuse" */
   vote: string;
   reason: string;
   /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
@@ -1002,6 +1007,8 @@ function createBaseCase(): Case {
     timeline: [],
     approvals: 0,
     rejections: 0,
+    abstentions: 0,
+    recusals: 0,
     concerns: [],
     progress: [],
     duplicateOf: "",
@@ -1047,6 +1054,12 @@ export const Case: MessageFns<Case> = {
     }
     if (message.rejections !== 0) {
       writer.uint32(96).int32(message.rejections);
+    }
+    if (message.abstentions !== 0) {
+      writer.uint32(352).int32(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      writer.uint32(360).int32(message.recusals);
     }
     for (const v of message.concerns) {
       Concern.encode(v!, writer.uint32(322).fork()).join();
@@ -1175,6 +1188,22 @@ export const Case: MessageFns<Case> = {
             message.rejections = reader.int32();
             continue;
           }
+          case 44: {
+            if (tag !== 352) {
+              break;
+            }
+
+            message.abstentions = reader.int32();
+            continue;
+          }
+          case 45: {
+            if (tag !== 360) {
+              break;
+            }
+
+            message.recusals = reader.int32();
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -1261,6 +1290,8 @@ export const Case: MessageFns<Case> = {
         : [],
       approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
       rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
+      abstentions: isSet(object.abstentions) ? globalThis.Number(object.abstentions) : 0,
+      recusals: isSet(object.recusals) ? globalThis.Number(object.recusals) : 0,
       concerns: globalThis.Array.isArray(object?.concerns) ? object.concerns.map((e: any) => Concern.fromJSON(e)) : [],
       progress: globalThis.Array.isArray(object?.progress)
         ? object.progress.map((e: any) => ProgressUpdate.fromJSON(e))
@@ -1317,6 +1348,12 @@ export const Case: MessageFns<Case> = {
     if (message.rejections !== 0) {
       obj.rejections = Math.round(message.rejections);
     }
+    if (message.abstentions !== 0) {
+      obj.abstentions = Math.round(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      obj.recusals = Math.round(message.recusals);
+    }
     if (message.concerns?.length) {
       obj.concerns = message.concerns.map((e) => Concern.toJSON(e));
     }
@@ -1354,6 +1391,8 @@ export const Case: MessageFns<Case> = {
     message.timeline = object.timeline?.map((e) => Transition.fromPartial(e)) || [];
     message.approvals = object.approvals ?? 0;
     message.rejections = object.rejections ?? 0;
+    message.abstentions = object.abstentions ?? 0;
+    message.recusals = object.recusals ?? 0;
     message.concerns = object.concerns?.map((e) => Concern.fromPartial(e)) || [];
     message.progress = object.progress?.map((e) => ProgressUpdate.fromPartial(e)) || [];
     message.duplicateOf = object.duplicateOf ?? "";

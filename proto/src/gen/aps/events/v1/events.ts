@@ -86,9 +86,12 @@ export interface BallotCast {
   occurredAt: string;
   postId: string;
   councillorId: string;
+  /** the position: "approve" | "reject" | "abstain" | "recuse" */
   vote: string;
   approvals: number;
   rejections: number;
+  abstentions: number;
+  recusals: number;
   /** the post's author */
   authorId: string;
 }
@@ -106,6 +109,8 @@ export interface CaseClosed {
   approvals: number;
   rejections: number;
   seats: number;
+  abstentions: number;
+  recusals: number;
   /** concerns unresolved at a deadline close (then "rejected") */
   openConcerns: string[];
   /** outcome "withdrawn": the author's reason */
@@ -1396,6 +1401,8 @@ function createBaseBallotCast(): BallotCast {
     vote: "",
     approvals: 0,
     rejections: 0,
+    abstentions: 0,
+    recusals: 0,
     authorId: "",
   };
 }
@@ -1422,6 +1429,12 @@ export const BallotCast: MessageFns<BallotCast> = {
     }
     if (message.rejections !== 0) {
       writer.uint32(56).int32(message.rejections);
+    }
+    if (message.abstentions !== 0) {
+      writer.uint32(64).int32(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      writer.uint32(72).int32(message.recusals);
     }
     if (message.authorId !== "") {
       writer.uint32(482).string(message.authorId);
@@ -1498,6 +1511,22 @@ export const BallotCast: MessageFns<BallotCast> = {
             message.rejections = reader.int32();
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.abstentions = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.recusals = reader.int32();
+            continue;
+          }
           case 60: {
             if (tag !== 482) {
               break;
@@ -1543,6 +1572,8 @@ export const BallotCast: MessageFns<BallotCast> = {
       vote: isSet(object.vote) ? globalThis.String(object.vote) : "",
       approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
       rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
+      abstentions: isSet(object.abstentions) ? globalThis.Number(object.abstentions) : 0,
+      recusals: isSet(object.recusals) ? globalThis.Number(object.recusals) : 0,
       authorId: isSet(object.authorId)
         ? globalThis.String(object.authorId)
         : isSet(object.author_id)
@@ -1574,6 +1605,12 @@ export const BallotCast: MessageFns<BallotCast> = {
     if (message.rejections !== 0) {
       obj.rejections = Math.round(message.rejections);
     }
+    if (message.abstentions !== 0) {
+      obj.abstentions = Math.round(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      obj.recusals = Math.round(message.recusals);
+    }
     if (message.authorId !== "") {
       obj.authorId = message.authorId;
     }
@@ -1592,6 +1629,8 @@ export const BallotCast: MessageFns<BallotCast> = {
     message.vote = object.vote ?? "";
     message.approvals = object.approvals ?? 0;
     message.rejections = object.rejections ?? 0;
+    message.abstentions = object.abstentions ?? 0;
+    message.recusals = object.recusals ?? 0;
     message.authorId = object.authorId ?? "";
     return message;
   },
@@ -1608,6 +1647,8 @@ function createBaseCaseClosed(): CaseClosed {
     approvals: 0,
     rejections: 0,
     seats: 0,
+    abstentions: 0,
+    recusals: 0,
     openConcerns: [],
     reason: "",
     by: "",
@@ -1642,6 +1683,12 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     }
     if (message.seats !== 0) {
       writer.uint32(72).int32(message.seats);
+    }
+    if (message.abstentions !== 0) {
+      writer.uint32(80).int32(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      writer.uint32(88).int32(message.recusals);
     }
     for (const v of message.openConcerns) {
       writer.uint32(322).string(v!);
@@ -1740,6 +1787,22 @@ export const CaseClosed: MessageFns<CaseClosed> = {
             message.seats = reader.int32();
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.abstentions = reader.int32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.recusals = reader.int32();
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -1807,6 +1870,8 @@ export const CaseClosed: MessageFns<CaseClosed> = {
       approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
       rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
       seats: isSet(object.seats) ? globalThis.Number(object.seats) : 0,
+      abstentions: isSet(object.abstentions) ? globalThis.Number(object.abstentions) : 0,
+      recusals: isSet(object.recusals) ? globalThis.Number(object.recusals) : 0,
       openConcerns: globalThis.Array.isArray(object?.openConcerns)
         ? object.openConcerns.map((e: any) => globalThis.String(e))
         : globalThis.Array.isArray(object?.open_concerns)
@@ -1846,6 +1911,12 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     if (message.seats !== 0) {
       obj.seats = Math.round(message.seats);
     }
+    if (message.abstentions !== 0) {
+      obj.abstentions = Math.round(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      obj.recusals = Math.round(message.recusals);
+    }
     if (message.openConcerns?.length) {
       obj.openConcerns = message.openConcerns;
     }
@@ -1872,6 +1943,8 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     message.approvals = object.approvals ?? 0;
     message.rejections = object.rejections ?? 0;
     message.seats = object.seats ?? 0;
+    message.abstentions = object.abstentions ?? 0;
+    message.recusals = object.recusals ?? 0;
     message.openConcerns = object.openConcerns?.map((e) => e) || [];
     message.reason = object.reason ?? "";
     message.by = object.by ?? "";
