@@ -234,6 +234,42 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     expect(await sagacity(author)).toBe(0);
   });
 
+  it("positions: a seated author is recused from its own case and cannot nominate or ballot; abstain counts toward the quorum only", async () => {
+    const [c1, c2, c3] = await councilOf(4); // the chief and 3 councillors; c3 writes the proposal
+    const codes = async (p: Promise<{ status: number; body: { code: string } }>) => {
+      const r = await p;
+      return `${r.status} ${r.body.code}`;
+    };
+    const id = await propose(c3!, { title: "A councillor's own proposal" });
+    expect(await codes(req("POST", `/posts/${id}/nominate`, { key: c3!.apiKey }))).toBe("403 forbidden");
+    const nom = await req("POST", `/posts/${id}/nominate`, { key: c1!.apiKey });
+    expect(nom.status).toBe(200);
+    // 4 seats, the author recused from the opening: 3 eligible, quorum 2
+    expect(nom.body).toMatchObject({ status: "review", seats: 4, recusals: 1, eligibleSeats: 3, approvals: 1 });
+    expect(nom.body.ballots).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ councillor: expect.objectContaining({ agentId: c3!.agentId }), vote: "recuse" }),
+      ]),
+    );
+    for (const vote of ["approve", "reject", "abstain", "recuse"])
+      expect(await codes(ballot(c3!, id, vote))).toBe("403 forbidden");
+    // an abstention: the quorum of 2 is met, but 1 approval of 3 eligible is not yet decisive
+    const abstained = await ballot(c2!, id, "abstain", "no view on this one");
+    expect(abstained.body).toMatchObject({ status: "review", approvals: 1, abstentions: 1, rejections: 0 });
+    // the post shows the same tally
+    expect((await req("GET", `/posts/${id}`)).body.council).toMatchObject({
+      seats: 4,
+      approvals: 1,
+      abstentions: 1,
+      recusals: 1,
+      eligibleSeats: 3,
+    });
+    // at the deadline: quorum 2 (1 approve + 1 abstain) and 1 > 0 → adopted; without the
+    // abstention the lone nomination would be short of the quorum
+    clock.advance(7 * DAY + HOUR);
+    await eventually(async () => expect(await statusOf(id)).toBe("adopted"), 10_000, 50);
+  });
+
   it("moves a proposal onto the agenda by heat, lists it there, and closes it at the deadline by the quorum rule", async () => {
     const members = await councilOf(5);
     // a marker case whose deadline comes an hour before the one under test: its close shows that the

@@ -18,6 +18,8 @@ export const FAULT_LIMITS = {
   AGENDA_MIN_SCORE: "1000000",
   COUNCIL_DEADLINE: "7d",
   COUNCIL_TICK_MS: "200",
+  // an outcome decided by ballots is final at once: these runs count closes, not last calls
+  LAST_CALL_MS: "0",
   JOINS_PER_SOURCE_PER_DAY: "100000",
   POSTS_PER_DAY: "100000",
   COMMENTS_PER_DAY: "100000",

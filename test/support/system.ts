@@ -257,6 +257,10 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     PORT: "0",
     ...TEST_RATE_LIMITS,
     ...stretchedDeadlines(),
+    // A case decided by ballots closes at once (no last call, docs/reference/council.md "Last
+    // call") unless the test passes its own LAST_CALL_MS: the suites written before last calls
+    // assert the close at the deciding ballot; the last call has its own tests.
+    LAST_CALL_MS: "0",
     // No Apertium APY started by the all-in-one itself (docs/adr/0137): a test names its engine.
     APS_START_APERTIUM: "off",
     ...(opts.env ?? {}),

@@ -22,6 +22,7 @@ export const PUBLIC_EVENT_TYPES = [
   "council.concern_raised",
   "council.concern_resolved",
   "post.progress",
+  "council.last_call",
 ] as const;
 
 /** A public event type, e.g. `"comment.created"`. */

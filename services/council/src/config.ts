@@ -34,6 +34,12 @@ export const councilEnvSchema = commonEnvSchema.extend({
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
   /** Time from a case's opening to its deadline close (docs/architecture.md §5, default 7 days); ms after parsing. */
   COUNCIL_DEADLINE: duration("7d"),
+  /**
+   * How long an outcome decided by ballots waits before it is final, ms (docs/reference/council.md
+   * "Last call"; default 24 h, after rfcbot's final comment period and IETF Last Call): a concern
+   * raised in it holds an adoption, a changed ballot re-decides. 0 closes at the deciding ballot.
+   */
+  LAST_CALL_MS: intVar(86_400_000, 0),
   /** How often the scheduler closes due cases, ms (default 5 000). */
   COUNCIL_TICK_MS: intVar(5_000, 10),
 });

@@ -32,6 +32,8 @@ export interface CouncilOptions {
   forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
   /** COUNCIL_DEADLINE in ms. */
   deadlineMs: number;
+  /** LAST_CALL_MS: how long a decided outcome waits before it is final (0: final at once). */
+  lastCallMs: number;
   /** Scheduler period, ms. */
   tickMs: number;
   clock?: Clock;
@@ -57,7 +59,8 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
     migrationsDir: MIGRATIONS_DIR,
     listenAddr: opts.listenAddr,
     service: { grpc: council.CouncilServiceService, generic: council.CouncilServiceDefinition },
-    repository: (wake) => new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, wake),
+    repository: (wake) =>
+      new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, wake, opts.lastCallMs),
     handlers: (repo) => councilHandlers(repo, identity, forum, deps.log),
     background: async (repo) => {
       // The upgrade's backfill: every case from before revisions gets its first summary, once (docs/adr/0204).
@@ -88,6 +91,7 @@ export const councilService: ApsGrpcService<"council", CouncilConfig> = {
         identityAddr: ctx.targets.identity,
         forumAddr: ctx.targets.forum,
         deadlineMs: ctx.cfg.COUNCIL_DEADLINE,
+        lastCallMs: ctx.cfg.LAST_CALL_MS,
         tickMs: ctx.cfg.COUNCIL_TICK_MS,
       }),
     ),

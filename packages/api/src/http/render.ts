@@ -120,9 +120,11 @@ export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, strin
 /**
  * A case's tally by position (docs/reference/council.md "Positions"): the counts, and the eligible
  * seats — the seats less the recusals, computed here so cases projected before recusals existed
- * (recusals 0) read right too.
+ * (recusals 0) read right too — and its last call (`null` when none runs or ran; "Last call").
  */
-export function renderTally(c: Pick<council.Case, "seats" | "approvals" | "rejections" | "abstentions" | "recusals">) {
+export function renderTally(
+  c: Pick<council.Case, "seats" | "approvals" | "rejections" | "abstentions" | "recusals" | "lastCall">,
+) {
   return {
     seats: c.seats,
     approvals: c.approvals,
@@ -130,6 +132,13 @@ export function renderTally(c: Pick<council.Case, "seats" | "approvals" | "rejec
     abstentions: c.abstentions,
     recusals: c.recusals,
     eligibleSeats: Math.max(0, c.seats - c.recusals),
+    lastCall: c.lastCall
+      ? {
+          outcome: oneOf(["adopted", "rejected"] as const, c.lastCall.outcome, "last call outcome"),
+          startedAt: c.lastCall.startedAt,
+          endsAt: c.lastCall.endsAt,
+        }
+      : null,
   };
 }
 

@@ -264,12 +264,31 @@ const tally = {
     .meta({ description: "seats − recusals: the electorate quorum (half, rounded up) and majority count over" }),
 };
 
+/** A case's last call (docs/reference/council.md "Last call"). */
+const LastCall = z
+  .strictObject({
+    outcome: z
+      .enum(["adopted", "rejected"])
+      .meta({ description: "what the ballots decided: final when the last call ends" }),
+    startedAt: instant,
+    endsAt: instant.meta({
+      description: "when the outcome becomes final, unless a concern holds it or ballots change",
+    }),
+  })
+  .nullable()
+  .meta({
+    id: "LastCall",
+    description:
+      "the last call the case is in (status agenda or review), or passed (closed); null when none ran or a running one was cancelled",
+  });
+
 /** A Council case. */
 export const Case = z
   .strictObject({
     postId,
     status,
     ...tally,
+    lastCall: LastCall,
     openedAt: instant,
     deadline: instant,
     closedAt: instant.nullable(),
@@ -290,6 +309,7 @@ export const PostDetail = Post.extend({
   council: z
     .strictObject({
       ...tally,
+      lastCall: LastCall,
       openedAt: instant,
       deadline: instant,
       closedAt: instant.nullable(),

@@ -1508,6 +1508,7 @@ export interface components {
                 recusals: number;
                 /** @description seats − recusals: the electorate quorum (half, rounded up) and majority count over */
                 eligibleSeats: number;
+                lastCall: components["schemas"]["LastCall"];
                 /**
                  * @description RFC 3339 instant, UTC
                  * @example 2025-01-02T03:04:05.678Z
@@ -1597,6 +1598,24 @@ export interface components {
             at: string;
             /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
             by: string;
+        } | null;
+        /** @description the last call the case is in (status agenda or review), or passed (closed); null when none ran or a running one was cancelled */
+        LastCall: {
+            /**
+             * @description what the ballots decided: final when the last call ends
+             * @enum {string}
+             */
+            outcome: "adopted" | "rejected";
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            startedAt: string;
+            /**
+             * @description when the outcome becomes final, unless a concern holds it or ballots change
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            endsAt: string;
         } | null;
         Transition: {
             /**
@@ -1824,6 +1843,7 @@ export interface components {
             recusals: number;
             /** @description seats − recusals: the electorate quorum (half, rounded up) and majority count over */
             eligibleSeats: number;
+            lastCall: components["schemas"]["LastCall"];
             /**
              * @description RFC 3339 instant, UTC
              * @example 2025-01-02T03:04:05.678Z
@@ -1996,7 +2016,7 @@ export interface components {
             cursor: string;
             eventId: string;
             /** @enum {string} */
-            type: "agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "agent.mentioned" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress";
+            type: "agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "agent.mentioned" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress" | "council.last_call";
             timestamp: string;
             /** @description the event's fields (docs/reference/events.md) */
             data: {
@@ -20712,7 +20732,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description event types to deliver, or ["*"] for all */
-                    events: ("agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "agent.mentioned" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress" | "*")[];
+                    events: ("agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "agent.mentioned" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress" | "council.last_call" | "*")[];
                 };
             };
         };

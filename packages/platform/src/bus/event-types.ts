@@ -28,6 +28,8 @@ export const EVENT_TYPES = {
   "council.implementation_completed": events.ImplementationCompleted,
   "council.concern_raised": events.ConcernRaised,
   "council.concern_resolved": events.ConcernResolved,
+  "council.last_call_started": events.LastCallStarted,
+  "council.last_call_cancelled": events.LastCallCancelled,
   "council.progress_reported": events.ProgressReported,
   "council.post_duplicated": events.PostDuplicated,
   "council.case_summary": events.CaseSummary,

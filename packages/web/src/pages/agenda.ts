@@ -41,6 +41,22 @@ export function tally(kase: {
     }`;
 }
 
+/**
+ * A case's last call, when one runs (docs/reference/council.md "Last call"): the outcome the
+ * ballots decided and when it becomes final; empty otherwise or once the case closed.
+ */
+export function lastCallNotice(
+  kase: { lastCall: { outcome: string; endsAt: string } | null; closedAt: string | null },
+  now: Date,
+): SafeHtml | string {
+  if (!kase.lastCall || kase.closedAt) return "";
+  return html`<p class="last-call">
+    <strong>Last call:</strong> ${kase.lastCall.outcome} unless a councillor raises a concern or the ballots change,
+    final <span data-deadline="${kase.lastCall.endsAt}">${relative(kase.lastCall.endsAt, now)}</span>
+    (${time(kase.lastCall.endsAt)}).
+  </p>`;
+}
+
 /** Deadline with a server-side countdown that app.js keeps current (`data-deadline`). */
 export function deadline(iso: string, now: Date): SafeHtml {
   return html`<span class="deadline"
@@ -61,7 +77,8 @@ export function agendaPage(
 ): SafeHtml {
   return html`<h1>Agenda</h1>
     <p class="lede">
-      Proposals awaiting the Council. A case closes as soon as no later ballot can change its outcome; otherwise at its
+      Proposals awaiting the Council. Once no later ballot can change a case's outcome, a last call starts: the outcome
+      is final when it ends, unless a councillor raises a concern or the ballots change. Otherwise a case closes at its
       deadline. Abstentions count toward the quorum only; recused councillors (the author among them) leave the
       electorate.
     </p>
@@ -73,7 +90,7 @@ export function agendaPage(
             <h2><a href="/posts/${encodeURIComponent(post.id)}">${post.title}</a></h2>
             <p class="meta">${statusBadge(kase.status)} ${voteCounts(post.votes)} by ${authorLink(post.author)}</p>
             <p class="tally">${tally(kase)} · ${deadline(kase.deadline, now)}</p>
-            ${ballotList(kase.ballots)}
+            ${lastCallNotice(kase, now)} ${ballotList(kase.ballots)}
           </li>`,
       )}
     </ol>

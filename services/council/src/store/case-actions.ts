@@ -1,7 +1,6 @@
 import { ApsError, newId, type IdempotencyScope, type Tx } from "@aps/platform";
 import { council } from "@aps/proto";
-import { decisiveOutcome } from "../rules.js";
-import { tallyOf, type CaseRow, type CouncilRepository } from "./repository.js";
+import type { CaseRow, CouncilRepository } from "./repository.js";
 
 /** Statuses in which a case is still before the Council (docs/architecture.md §5). */
 const OPEN = ["agenda", "review"];
@@ -19,7 +18,9 @@ export class CaseActions {
 
   /**
    * A councillor's blocking concern on an open case (`agenda` or `review`): `invalid_state`
-   * otherwise. While any concern is unresolved a decisive approval waits and the deadline rejects.
+   * otherwise. While any concern is unresolved a decisive approval waits and the deadline rejects;
+   * raised during a last call that announces an adoption, it cancels that last call (the case is
+   * held; docs/reference/council.md "Last call").
    */
   async raiseConcern(
     postId: string,
@@ -39,6 +40,7 @@ export class CaseActions {
         now,
       ]);
       await tx.query("UPDATE cases SET open_concerns = open_concerns + 1 WHERE post_id = $1", [c.post_id]);
+      c.open_concerns++;
       await this.repo.outbox.publish(tx, "council.concern_raised", {
         occurredAt: now.toISOString(),
         postId,
@@ -46,6 +48,7 @@ export class CaseActions {
         by: councillorId,
         reason,
       });
+      await this.repo.settle(tx, c, now, councillorId, "concern_raised");
       return this.repo.summarize(tx, postId, now);
     });
   }
@@ -54,7 +57,8 @@ export class CaseActions {
    * Resolves concern `concernId` of `postId`, by its raiser or the chief (`isChief`); `forbidden`
    * for anyone else, `not_found` for an unknown concern, `invalid_state` when already resolved or
    * the case is closed. When it was the last open concern and the ballots already form a decisive
-   * outcome, the case closes now (the approval that waited).
+   * outcome, the approval that waited goes ahead: its last call starts (or, with no last call, the
+   * case closes now).
    */
   async resolveConcern(
     postId: string,
@@ -85,7 +89,7 @@ export class CaseActions {
         now,
         note,
       ]);
-      const left = (
+      c.open_concerns = (
         await tx.query<{ open_concerns: number }>(
           "UPDATE cases SET open_concerns = open_concerns - 1 WHERE post_id = $1 RETURNING open_concerns",
           [postId],
@@ -98,8 +102,7 @@ export class CaseActions {
         by: agentId,
         note,
       });
-      const outcome = decisiveOutcome(tallyOf(c), left);
-      if (outcome) await this.repo.close(tx, c, outcome, now, agentId);
+      await this.repo.settle(tx, c, now, agentId, "concern_resolved");
       return this.repo.summarize(tx, postId, now);
     });
   }

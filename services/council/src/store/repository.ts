@@ -37,6 +37,10 @@ interface CaseRow {
   open_concerns: number;
   progress_percent: number | null;
   withdrawn_reason: string | null;
+  /** The outcome a running last call announces, with its start and end; null without one. */
+  last_call_outcome: "adopted" | "rejected" | null;
+  last_call_started: Date | null;
+  last_call_ends: Date | null;
   /** bigint: +1 per change of the case (docs/adr/0204); 0 until its first summary. */
   revision: string;
 }
@@ -82,6 +86,11 @@ export class CouncilRepository {
     private readonly deadlineMs: number,
     /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/adr/0107). */
     wake: () => void = () => undefined,
+    /**
+     * How long an outcome decided by ballots waits before it is final, ms (LAST_CALL_MS,
+     * docs/reference/council.md "Last call"); 0 closes the case at the deciding ballot.
+     */
+    readonly lastCallMs = 0,
   ) {
     this.outbox = new EventOutbox(wake);
     this.idempotent = new IdempotentWrites(pool, clock);
@@ -271,24 +280,98 @@ export class CouncilRepository {
       recusals: c.recusals,
       authorId: c.author_id,
     });
-    // An open concern holds a decisive approval back (docs/adr/0130).
-    const outcome = decisiveOutcome(tallyOf(c), c.open_concerns);
-    if (outcome) await this.close(tx, c, outcome, now, councillorId);
+    await this.settle(tx, c, now, councillorId, "ballots_changed");
   }
 
   /**
-   * Closes every open case whose deadline has passed by the clock, each in its own transaction
-   * with `FOR UPDATE SKIP LOCKED`, so several replicas never close one case twice: by the quorum
-   * rule, or as `lapsed` when no ballot was cast (final; `council.case_closed` with outcome
+   * After a change of locked case `c` (a ballot, a concern raised or resolved), in `tx`: when its
+   * ballots decide an outcome (`decisiveOutcome`; an open concern holds an approval back,
+   * docs/adr/0130) a last call starts for `lastCallMs` — or, with `lastCallMs` 0, the case closes
+   * at once; a running last call whose outcome no longer holds is cancelled (`why`), and one whose
+   * outcome changed starts again (docs/reference/council.md "Last call"). `by` is who changed it.
+   */
+  async settle(
+    tx: Tx,
+    c: CaseRow,
+    now: Date,
+    by: string,
+    why: "ballots_changed" | "concern_raised" | "concern_resolved",
+  ): Promise<void> {
+    const outcome = decisiveOutcome(tallyOf(c), c.open_concerns);
+    if (outcome === c.last_call_outcome && outcome) return; // the last call runs on
+    if (c.last_call_outcome) await this.cancelLastCall(tx, c, now, by, why);
+    if (!outcome) return;
+    if (this.lastCallMs === 0) await this.close(tx, c, outcome, now, by);
+    else await this.startLastCall(tx, c, outcome, now, by);
+  }
+
+  private async startLastCall(tx: Tx, c: CaseRow, outcome: "adopted" | "rejected", now: Date, by: string) {
+    const ends = new Date(now.getTime() + this.lastCallMs);
+    await tx.query(
+      "UPDATE cases SET last_call_outcome = $2, last_call_started = $3, last_call_ends = $4 WHERE post_id = $1",
+      [c.post_id, outcome, now, ends],
+    );
+    Object.assign(c, { last_call_outcome: outcome, last_call_started: now, last_call_ends: ends });
+    await this.outbox.publish(tx, "council.last_call_started", {
+      occurredAt: now.toISOString(),
+      postId: c.post_id,
+      authorId: c.author_id,
+      outcome,
+      endsAt: ends.toISOString(),
+      by,
+    });
+  }
+
+  private async cancelLastCall(tx: Tx, c: CaseRow, now: Date, by: string, reason: string) {
+    await tx.query(
+      "UPDATE cases SET last_call_outcome = NULL, last_call_started = NULL, last_call_ends = NULL WHERE post_id = $1",
+      [c.post_id],
+    );
+    const outcome = c.last_call_outcome ?? "";
+    Object.assign(c, { last_call_outcome: null, last_call_started: null, last_call_ends: null });
+    await this.outbox.publish(tx, "council.last_call_cancelled", {
+      occurredAt: now.toISOString(),
+      postId: c.post_id,
+      authorId: c.author_id,
+      outcome,
+      reason,
+      by,
+    });
+  }
+
+  /**
+   * Closes every open case whose last call has ended (as its last call announced), then every one
+   * not in a last call whose deadline has passed by the clock, each in its own transaction with
+   * `FOR UPDATE SKIP LOCKED`, so several replicas never close one case twice: by the quorum rule
+   * (final at once: the case was open for COUNCIL_DEADLINE), or as `lapsed` when no ballot was cast (final; `council.case_closed` with outcome
    * "lapsed" awards no Sagacity — issue 30 rule 3, docs/adr/0156). Returns the count.
    */
   async closeDue(): Promise<number> {
     let closed = 0;
     for (;;) {
       const now = this.clock.now();
-      const did = await withTransaction(this.pool, async (tx) => {
+      const ended = await withTransaction(this.pool, async (tx) => {
+        // a last call that ended: its outcome is final (docs/reference/council.md "Last call")
         const r = await tx.query<CaseRow>(
-          `SELECT * FROM cases WHERE status IN ('agenda', 'review') AND deadline <= $1 ORDER BY deadline LIMIT 1 FOR UPDATE SKIP LOCKED`,
+          `SELECT * FROM cases WHERE status IN ('agenda', 'review') AND last_call_ends <= $1
+           ORDER BY last_call_ends LIMIT 1 FOR UPDATE SKIP LOCKED`,
+          [now],
+        );
+        const c = r.rows[0];
+        if (!c?.last_call_outcome) return false;
+        await this.close(tx, c, c.last_call_outcome, now, "system");
+        await this.summarize(tx, c.post_id, now);
+        return true;
+      });
+      if (ended) {
+        closed++;
+        continue;
+      }
+      const did = await withTransaction(this.pool, async (tx) => {
+        // a case in its last call is not closed by its deadline: the last call decides it
+        const r = await tx.query<CaseRow>(
+          `SELECT * FROM cases WHERE status IN ('agenda', 'review') AND deadline <= $1 AND last_call_ends IS NULL
+           ORDER BY deadline LIMIT 1 FOR UPDATE SKIP LOCKED`,
           [now],
         );
         const c = r.rows[0];
@@ -361,6 +444,7 @@ export class CouncilRepository {
     openConcerns: string[] = [],
     reason = "",
   ): Promise<void> {
+    // a last call's columns stay: the record of the last call the case passed
     await tx.query("UPDATE cases SET status = $2, closed_at = $3, withdrawn_reason = $4 WHERE post_id = $1", [
       c.post_id,
       outcome,
@@ -499,6 +583,14 @@ export class CouncilRepository {
       recusals: r.recusals,
       revision: Number(r.revision),
       withdrawnReason: r.withdrawn_reason ?? "",
+      lastCall:
+        r.last_call_outcome && r.last_call_started && r.last_call_ends
+          ? {
+              outcome: r.last_call_outcome,
+              startedAt: r.last_call_started.toISOString(),
+              endsAt: r.last_call_ends.toISOString(),
+            }
+          : undefined,
       ballots: b.rows
         .filter((x) => x.post_id === r.post_id)
         .map((x) => ({

@@ -172,6 +172,8 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
         vote: m.vote,
         approvals: m.approvals,
         rejections: m.rejections,
+        abstentions: m.abstentions,
+        recusals: m.recusals,
         link: link(m.postId),
       },
     },
@@ -198,6 +200,8 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
         outcome: m.outcome,
         approvals: m.approvals,
         rejections: m.rejections,
+        abstentions: m.abstentions,
+        recusals: m.recusals,
         seats: m.seats,
         closedAt: m.closedAt,
         link: link(m.postId),
@@ -294,6 +298,28 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       by: m.by,
       note: m.note,
     }),
+  ],
+  // a last call started or was cancelled (docs/reference/council.md "Last call"): everyone who took
+  // part or watches hears of it while there is still time to raise a concern
+  "council.last_call_started": (m) => [
+    aboutPost(
+      "council.last_call",
+      m.postId,
+      m.by,
+      "post-participants",
+      { state: "started", outcome: m.outcome, endsAt: m.endsAt, by: m.by },
+      m.authorId,
+    ),
+  ],
+  "council.last_call_cancelled": (m) => [
+    aboutPost(
+      "council.last_call",
+      m.postId,
+      m.by,
+      "post-participants",
+      { state: "cancelled", outcome: m.outcome, reason: m.reason, by: m.by },
+      m.authorId,
+    ),
   ],
   "council.progress_reported": (m) => [
     aboutPost("post.progress", m.postId, m.by, "post-participants", { percent: m.percent, note: m.note, by: m.by }),

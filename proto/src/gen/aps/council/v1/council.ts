@@ -85,6 +85,16 @@ export interface ProgressUpdate {
   at: string;
 }
 
+/** A case's last call (docs/reference/council.md "Last call"): set while one runs. */
+export interface LastCall {
+  /** "adopted" | "rejected" */
+  outcome: string;
+  /** RFC 3339, UTC */
+  startedAt: string;
+  /** RFC 3339, UTC */
+  endsAt: string;
+}
+
 export interface Case {
   postId: string;
   authorId: string;
@@ -106,6 +116,10 @@ export interface Case {
   abstentions: number;
   /** leave the electorate (the seated author is recused from the opening) */
   recusals: number;
+  /** unset unless a last call runs */
+  lastCall:
+    | LastCall
+    | undefined;
   /** oldest first */
   concerns: Concern[];
   /** oldest first; only while/after implementing */
@@ -993,6 +1007,115 @@ export const ProgressUpdate: MessageFns<ProgressUpdate> = {
   },
 };
 
+function createBaseLastCall(): LastCall {
+  return { outcome: "", startedAt: "", endsAt: "" };
+}
+
+export const LastCall: MessageFns<LastCall> = {
+  encode(message: LastCall, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.outcome !== "") {
+      writer.uint32(10).string(message.outcome);
+    }
+    if (message.startedAt !== "") {
+      writer.uint32(18).string(message.startedAt);
+    }
+    if (message.endsAt !== "") {
+      writer.uint32(26).string(message.endsAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LastCall {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLastCall();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.startedAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.endsAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LastCall {
+    return {
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      startedAt: isSet(object.startedAt)
+        ? globalThis.String(object.startedAt)
+        : isSet(object.started_at)
+        ? globalThis.String(object.started_at)
+        : "",
+      endsAt: isSet(object.endsAt)
+        ? globalThis.String(object.endsAt)
+        : isSet(object.ends_at)
+        ? globalThis.String(object.ends_at)
+        : "",
+    };
+  },
+
+  toJSON(message: LastCall): unknown {
+    const obj: any = {};
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.startedAt !== "") {
+      obj.startedAt = message.startedAt;
+    }
+    if (message.endsAt !== "") {
+      obj.endsAt = message.endsAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LastCall>): LastCall {
+    return LastCall.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LastCall>): LastCall {
+    const message = createBaseLastCall();
+    message.outcome = object.outcome ?? "";
+    message.startedAt = object.startedAt ?? "";
+    message.endsAt = object.endsAt ?? "";
+    return message;
+  },
+};
+
 function createBaseCase(): Case {
   return {
     postId: "",
@@ -1009,6 +1132,7 @@ function createBaseCase(): Case {
     rejections: 0,
     abstentions: 0,
     recusals: 0,
+    lastCall: undefined,
     concerns: [],
     progress: [],
     duplicateOf: "",
@@ -1060,6 +1184,9 @@ export const Case: MessageFns<Case> = {
     }
     if (message.recusals !== 0) {
       writer.uint32(360).int32(message.recusals);
+    }
+    if (message.lastCall !== undefined) {
+      LastCall.encode(message.lastCall, writer.uint32(370).fork()).join();
     }
     for (const v of message.concerns) {
       Concern.encode(v!, writer.uint32(322).fork()).join();
@@ -1204,6 +1331,14 @@ export const Case: MessageFns<Case> = {
             message.recusals = reader.int32();
             continue;
           }
+          case 46: {
+            if (tag !== 370) {
+              break;
+            }
+
+            message.lastCall = LastCall.decode(reader, reader.uint32());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -1292,7 +1427,14 @@ export const Case: MessageFns<Case> = {
       rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
       abstentions: isSet(object.abstentions) ? globalThis.Number(object.abstentions) : 0,
       recusals: isSet(object.recusals) ? globalThis.Number(object.recusals) : 0,
-      concerns: globalThis.Array.isArray(object?.concerns) ? object.concerns.map((e: any) => Concern.fromJSON(e)) : [],
+      lastCall: isSet(object.lastCall)
+        ? LastCall.fromJSON(object.lastCall)
+        : isSet(object.last_call)
+        ? LastCall.fromJSON(object.last_call)
+        : undefined,
+      concerns: globalThis.Array.isArray(object?.concerns)
+        ? object.concerns.map((e: any) => Concern.fromJSON(e))
+        : [],
       progress: globalThis.Array.isArray(object?.progress)
         ? object.progress.map((e: any) => ProgressUpdate.fromJSON(e))
         : [],
@@ -1354,6 +1496,9 @@ export const Case: MessageFns<Case> = {
     if (message.recusals !== 0) {
       obj.recusals = Math.round(message.recusals);
     }
+    if (message.lastCall !== undefined) {
+      obj.lastCall = LastCall.toJSON(message.lastCall);
+    }
     if (message.concerns?.length) {
       obj.concerns = message.concerns.map((e) => Concern.toJSON(e));
     }
@@ -1393,6 +1538,9 @@ export const Case: MessageFns<Case> = {
     message.rejections = object.rejections ?? 0;
     message.abstentions = object.abstentions ?? 0;
     message.recusals = object.recusals ?? 0;
+    message.lastCall = (object.lastCall !== undefined && object.lastCall !== null)
+      ? LastCall.fromPartial(object.lastCall)
+      : undefined;
     message.concerns = object.concerns?.map((e) => Concern.fromPartial(e)) || [];
     message.progress = object.progress?.map((e) => ProgressUpdate.fromPartial(e)) || [];
     message.duplicateOf = object.duplicateOf ?? "";
