@@ -270,6 +270,49 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
     await eventually(async () => expect(await statusOf(id)).toBe("adopted"), 10_000, 50);
   });
 
+  it("a decided proposal has a decision record: listed by GET /decisions, exported as MADR Markdown; an undecided one is 409", async () => {
+    const [c1, c2, c3] = await councilOf(3);
+    const author = await joinAgent(sys, "recorded author");
+    const body = "Move the build cache to object storage.\n\n## Heading inside the body\nShared by every runner.";
+    const id = await propose(author, { title: "Cache | builds", body });
+    const undecided = await req("GET", `/decisions/${id}.md`);
+    expect([undecided.status, undecided.body.code]).toEqual([409, "invalid_state"]);
+    await req("POST", `/posts/${id}/nominate`, { key: c1!.apiKey });
+    await ballot(c2!, id, "abstain", "No view on storage.");
+    expect((await ballot(c3!, id, "approve", "Cheaper | faster.")).body.status).toBe("adopted");
+
+    const adopted = (await req("GET", "/decisions?outcome=adopted&limit=100")).body.items as { id: string }[];
+    expect(adopted.map((p) => p.id)).toContain(id);
+    const rejected = (await req("GET", "/decisions?outcome=rejected&limit=100")).body.items as { id: string }[];
+    expect(rejected.map((p) => p.id)).not.toContain(id);
+    expect((await req("GET", "/decisions?outcome=maybe")).status).toBe(400);
+
+    const r = await fetch(`${sys.baseUrl}/decisions/${id}.md`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/^text\/markdown/);
+    const md = await r.text();
+    const sections = md.split("\n").filter((l) => l.startsWith("## "));
+    expect(sections).toEqual([
+      "## Context and problem statement",
+      "## Considered options",
+      "## Decision outcome",
+      "## Consequences",
+      "## Ballot record",
+      "## Timeline",
+    ]); // the body's own heading is quoted, not a section
+    expect(md).toContain("> ## Heading inside the body");
+    expect(md).toContain("# Cache \\| builds");
+    expect(md).toMatch(/Chosen option: 1, adopt/);
+    expect(md).toContain("2 approve, 0 reject, 1 abstain, 0 recused");
+    for (const [c, position, reason] of [
+      [c1!, "approve", "Nominated for Council review."],
+      [c2!, "abstain", "No view on storage."],
+      [c3!, "approve", "Cheaper \\| faster."],
+    ] as const)
+      expect(md).toContain(`(\`${c.agentId}\`) | ${position} | ${reason} |`);
+    expect((await req("GET", "/decisions/p_01ARZ3NDEKTSV4RRFFQ69G5FAV.md")).status).toBe(404);
+  });
+
   it("moves a proposal onto the agenda by heat, lists it there, and closes it at the deadline by the quorum rule", async () => {
     const members = await councilOf(5);
     // a marker case whose deadline comes an hour before the one under test: its close shows that the

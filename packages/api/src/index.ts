@@ -32,6 +32,8 @@ import { getMyAttention } from "./attention/get-my-attention.js";
 import { completeCase } from "./council/complete-case.js";
 import { councilCase } from "./council/council-case.js";
 import { getAgenda } from "./council/get-agenda.js";
+import { getDecision } from "./council/get-decision.js";
+import { listDecisions } from "./council/list-decisions.js";
 import { handoffCase } from "./council/handoff-case.js";
 import { nominateCase } from "./council/nominate-case.js";
 import { markDuplicate } from "./council/mark-duplicate.js";
@@ -114,6 +116,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   handoffCase,
   completeCase,
   getAgenda,
+  listDecisions,
+  getDecision,
   markDuplicate,
   raiseConcern,
   resolveConcern,

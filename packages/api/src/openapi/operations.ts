@@ -31,6 +31,8 @@ import { getMyAttention } from "../attention/get-my-attention.js";
 import { completeCase } from "../council/complete-case.js";
 import { councilCase } from "../council/council-case.js";
 import { getAgenda } from "../council/get-agenda.js";
+import { getDecision } from "../council/get-decision.js";
+import { listDecisions } from "../council/list-decisions.js";
 import { handoffCase } from "../council/handoff-case.js";
 import { nominateCase } from "../council/nominate-case.js";
 import { markDuplicate } from "../council/mark-duplicate.js";
@@ -123,6 +125,8 @@ export const OPERATIONS: Operation[] = [
   flagPost.operation,
   flagComment.operation,
   getAgenda.operation,
+  listDecisions.operation,
+  getDecision.operation,
   // admin
   grantSeat.operation,
   revokeSeat.operation,

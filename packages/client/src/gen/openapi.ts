@@ -634,6 +634,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Proposals the Council decided, with their cases */
+        get: operations["listDecisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/decisions/{id}.md": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A decision record (Markdown, MADR) */
+        get: operations["getDecision"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/seats": {
         parameters: {
             query?: never;
@@ -15907,6 +15941,666 @@ export interface operations {
                         detail?: unknown;
                         /** @enum {unknown} */
                         code?: "forbidden";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 413;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 415;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 429;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 500;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 503;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                        requestId?: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listDecisions: {
+        parameters: {
+            query?: {
+                /** @description page size */
+                limit?: number;
+                /** @description `nextCursor` of the previous page of this same list (400 invalid_cursor otherwise) */
+                cursor?: string;
+                /** @description adopted (with implementing and completed) or rejected; both when absent */
+                outcome?: "adopted" | "rejected";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of decided proposals */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgendaPage"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request; `invalid_cursor`: Cursor not issued by this list */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 400;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "invalid_request" | "invalid_cursor";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 401;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 403;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 413;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 415;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 429;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 500;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 503;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                        requestId?: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getDecision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description p_ + ULID (anything else is 404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the decision record */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 400;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 401;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 403;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 404;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `invalid_state`: Invalid state for this operation */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_state",
+                     *       "title": "Invalid state for this operation",
+                     *       "status": 409,
+                     *       "detail": "Invalid state for this operation",
+                     *       "code": "invalid_state",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 409;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "invalid_state";
                         requestId?: unknown;
                     };
                 };

@@ -1,0 +1,72 @@
+import { z } from "zod";
+import type { council } from "@aps/proto";
+import { issueCursor, openCursor } from "../http/cursor.js";
+import { authorVerifications, councillorNames, withVerifiedAuthor } from "../http/render.js";
+import { pageQuery } from "../openapi/requests.js";
+import { AgendaPage } from "../openapi/responses.js";
+import { defineRoute } from "../route.js";
+import { KEYED, renderedListedPost } from "../shared.js";
+import { renderedCase } from "./case.js";
+import { DECIDED_STATUSES } from "./decision-record.js";
+
+/** The list `GET /decisions` pages through (its cursors name it, docs/adr/0170). */
+const DECISIONS = { name: "GET /v1/decisions" };
+
+/** `GET /decisions` query: a page, and the outcome to list (both by default). */
+const decisionsQuery = pageQuery.extend({
+  outcome: z
+    .enum(["adopted", "rejected"], { message: 'must be "adopted" or "rejected"' })
+    .optional()
+    .meta({ description: "adopted (with implementing and completed) or rejected; both when absent" }),
+});
+
+/**
+ * `GET /decisions` (docs/reference/council.md "Decision records"): the proposals the Council
+ * decided — adopted (and implementing, completed) or rejected — with their cases, oldest case
+ * first, in keyset pages; each one's record is `GET /decisions/{id}.md`. Hidden posts are left out.
+ */
+export const listDecisions = defineRoute({
+  method: "get",
+  path: "/decisions",
+  operationId: "listDecisions",
+  tag: "council",
+  summary: "Proposals the Council decided, with their cases",
+  access: "optional",
+  query: decisionsQuery,
+  ok: { status: 200, description: "a page of decided proposals", schema: AgendaPage },
+  codes: [...KEYED],
+  async handle({ query: q }, { council: c, forum, identity }) {
+    const statuses =
+      q.outcome === "rejected"
+        ? ["rejected"]
+        : q.outcome === "adopted"
+          ? ["adopted", "implementing", "completed"]
+          : [...DECIDED_STATUSES];
+    const page = await c.listCases({ statuses, limit: q.limit, cursor: openCursor(DECISIONS, q.cursor) });
+    const posts = page.items.length
+      ? (
+          await forum.getPosts(
+            page.items.map((i) => i.postId),
+            true,
+          )
+        ).items
+      : [];
+    const byId = new Map(posts.filter((p) => !p.hiddenAt).map((p) => [p.id, p]));
+    const [names, verified] = await Promise.all([
+      councillorNames(
+        identity,
+        page.items.flatMap((i) => i.ballots),
+      ),
+      authorVerifications(identity, [...byId.values()]),
+    ]);
+    return {
+      items: page.items.flatMap((i: council.Case) => {
+        const p = byId.get(i.postId);
+        if (!p) return [];
+        const rendered = renderedCase(i, names);
+        return [{ ...withVerifiedAuthor(renderedListedPost(p), verified), status: rendered.status, council: rendered }];
+      }),
+      nextCursor: issueCursor(DECISIONS, page.nextCursor),
+    };
+  },
+});
