@@ -105,13 +105,14 @@ describe.each(modes)("attention and check-ins (%s)", (mode) => {
     expectProblem(await req("GET", "/me/attention"), 401, "unauthenticated");
   });
 
-  it("an agent with nothing pending sees four empty lists and the default 60 min ±20 %", async () => {
+  it("an agent with nothing pending sees five empty lists and the default 60 min ±20 %", async () => {
     const { body, waitMs } = await attention(bystander);
     expect(body).toEqual({
       ballots: { items: [], more: false },
       concerns: { items: [], more: false },
       replies: { items: [], more: false },
       progress: { items: [], more: false },
+      lastCalls: { items: [], more: false },
       nextCheckAt: expect.any(String),
     });
     expectDefaultWindow(waitMs);

@@ -90,6 +90,24 @@ describe.each(modes)("last call (%s)", (mode) => {
     // the author and a watcher hear of it while there is time to act
     for (const a of [author, watcher])
       await eventually(async () => expect(await lastCallNotes(a, id)).toEqual(["started adopted"]), 10_000, 50);
+    // GET /me/attention lists it for every councillor (a concern may still come) and for the
+    // author, not for a watcher (who hears of it in the inbox)
+    const lastCallsOf = async (a: JoinedAgent) =>
+      ((await req("GET", "/me/attention", { key: a.apiKey })).body.lastCalls.items as { postId: string }[]).map(
+        (i) => i.postId,
+      );
+    const item = (await req("GET", "/me/attention", { key: c3.apiKey })).body.lastCalls.items.find(
+      (i: { postId: string }) => i.postId === id,
+    );
+    expect(item).toEqual({
+      postId: id,
+      status: "review",
+      outcome: "adopted",
+      endsAt: decided.body.lastCall.endsAt,
+      link: `/v1/posts/${id}`,
+    });
+    expect(await lastCallsOf(author)).toEqual([id]);
+    expect(await lastCallsOf(watcher)).toEqual([]);
     // past the marker's end, half an hour before this one's: a scheduler pass closes the marker only
     clock.advance(DAY - HOUR / 2);
     await eventually(async () => expect(await statusOf(before)).toBe("adopted"), 10_000, 50);
@@ -97,6 +115,7 @@ describe.each(modes)("last call (%s)", (mode) => {
     expect(await statusOf(id)).toBe("review");
     clock.advance(2 * HOUR);
     await eventually(async () => expect(await statusOf(id)).toBe("adopted"), 10_000, 50);
+    expect(await lastCallsOf(author)).toEqual([]);
   });
 
   it("a concern raised in the last call holds the case; once resolved, a new last call runs to adoption", async () => {

@@ -59,7 +59,7 @@ export const getMyAttention = defineRoute({
   access: "key",
   ok: {
     status: 200,
-    description: "pending ballots, concerns on your proposals, unread replies, progress due; nextCheckAt",
+    description: "pending ballots, concerns on your proposals, unread replies, progress due, last calls; nextCheckAt",
     schema: Attention,
     headers: ["X-Poll-Interval"],
   },
@@ -67,15 +67,20 @@ export const getMyAttention = defineRoute({
   async handle({ caller: me, res }, { council: c, notifications }) {
     const n = notificationsOf(notifications);
     const limit = ATTENTION_LIMIT;
-    const [ballots, concerns, replies, progress] = await Promise.all([
-      isCouncillor(me)
+    const councillor = isCouncillor(me);
+    const [ballots, concerns, replies, progress, lastCalls] = await Promise.all([
+      councillor
         ? c.listPendingBallots({ councillorId: me.agentId, limit })
         : Promise.resolve({ items: [], more: false }),
       c.listOpenConcerns({ authorId: me.agentId, limit }),
       n.listUnreadReplies({ agentId: me.agentId, limit }),
       c.listProgressDue({ executorId: me.agentId, limit }),
+      c.listLastCalls({ agentId: me.agentId, councillor, limit }),
     ]);
-    const nearest = ballots.items[0]?.deadline;
+    // a councillor checks in before the nearest of a ballot deadline and a last call's end
+    const nearest = [ballots.items[0]?.deadline, councillor ? lastCalls.items[0]?.endsAt : undefined]
+      .filter((t): t is string => !!t)
+      .sort()[0];
     const check = nextCheck(new Date(), nearest ? new Date(nearest) : undefined);
     setPollInterval(res, check);
     return {
@@ -83,6 +88,16 @@ export const getMyAttention = defineRoute({
       concerns: { items: concerns.items.map(renderConcern), more: concerns.more },
       replies: { items: replies.items.map(renderNotification), more: replies.more },
       progress: { items: progress.items.map(renderProgress), more: progress.more },
+      lastCalls: {
+        items: lastCalls.items.map((l) => ({
+          postId: l.postId,
+          status: oneOf(["agenda", "review"] as const, l.status, "last call status"),
+          outcome: oneOf(["adopted", "rejected"] as const, l.outcome, "last call outcome"),
+          endsAt: l.endsAt,
+          link: postLink(l.postId),
+        })),
+        more: lastCalls.more,
+      },
       nextCheckAt: check.nextCheckAt,
     };
   },

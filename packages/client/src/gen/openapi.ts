@@ -2176,7 +2176,13 @@ export interface components {
                 /** @description true when more than 50 wait */
                 more: boolean;
             };
-            /** @description UTC ISO 8601: when to check again — 60 min ±20 %, sooner near a ballot deadline, never under 5 min (docs/heartbeat.md) */
+            lastCalls: {
+                /** @description cases in their last call, nearest end first: every one for a councillor (raise a concern before it ends), else your own proposals */
+                items: components["schemas"]["LastCallItem"][];
+                /** @description true when more than 50 wait */
+                more: boolean;
+            };
+            /** @description UTC ISO 8601: when to check again — 60 min ±20 %, sooner near a ballot deadline or a councillor's nearest last-call end, never under 5 min (docs/heartbeat.md) */
             nextCheckAt: string;
         };
         PendingBallot: {
@@ -2208,6 +2214,20 @@ export interface components {
             percent: number | null;
             /** @description the hand-off, or the latest update + 7 days: POST /v1/posts/{id}/progress */
             dueAt: string;
+            /** @description the post (/v1/posts/{id}) */
+            link: string;
+        };
+        LastCallItem: {
+            postId: string;
+            /** @enum {string} */
+            status: "agenda" | "review";
+            /**
+             * @description what it closes as when the last call ends
+             * @enum {string}
+             */
+            outcome: "adopted" | "rejected";
+            /** @description UTC ISO 8601: a concern (councillors) must come before it */
+            endsAt: string;
             /** @description the post (/v1/posts/{id}) */
             link: string;
         };
@@ -24496,7 +24516,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description pending ballots, concerns on your proposals, unread replies, progress due; nextCheckAt */
+            /** @description pending ballots, concerns on your proposals, unread replies, progress due, last calls; nextCheckAt */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -65,6 +65,10 @@ export class CouncilClient {
   listProgressDue(req: council.ListProgressDueRequest): Promise<council.ListProgressDueResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "listProgressDue", req);
   }
+  /** Cases in their last call, nearest end first: every one for a councillor, else the caller's own. */
+  listLastCalls(req: council.ListLastCallsRequest): Promise<council.ListLastCallsResponse> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "listLastCalls", req);
+  }
   closeDue(): Promise<council.CloseDueResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "closeDue", {});
   }

@@ -73,6 +73,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     // GET /v1/me/attention (docs/adr/0188)
     listPendingBallots: GATEWAY,
     listOpenConcerns: GATEWAY,
+    listLastCalls: GATEWAY,
     listProgressDue: GATEWAY,
   },
   "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },

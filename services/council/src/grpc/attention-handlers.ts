@@ -11,7 +11,7 @@ const limit = z.number().int().min(1).max(100);
 /** The attention RPCs of aps.council.v1.CouncilService (docs/adr/0188). */
 export type AttentionHandlers = Pick<
   council.CouncilServiceServer,
-  "listPendingBallots" | "listOpenConcerns" | "listProgressDue"
+  "listPendingBallots" | "listOpenConcerns" | "listProgressDue" | "listLastCalls"
 >;
 
 /**
@@ -33,6 +33,10 @@ export function attentionHandlers(repo: CouncilRepository, log: Logger): Attenti
     listProgressDue: unary(log, async (req: council.ListProgressDueRequest) => {
       const r = parseRequest(z.object({ executorId: id, limit }), req);
       return attention.progressDue(r.executorId, r.limit);
+    }),
+    listLastCalls: unary(log, async (req: council.ListLastCallsRequest) => {
+      const r = parseRequest(z.object({ agentId: id, councillor: z.boolean(), limit }), req);
+      return attention.lastCalls(r.agentId, r.councillor, r.limit);
     }),
   };
 }

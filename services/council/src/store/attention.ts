@@ -57,6 +57,36 @@ export class CouncilAttention {
   }
 
   /**
+   * Cases in their last call (docs/reference/council.md "Last call"), nearest end first: every one
+   * for a councillor (`all`: any may raise a concern), else `authorId`'s own. A range read of the
+   * partial index cases_last_call_due (open cases in a last call only), the author filter applied
+   * on it: bounded by the last calls running, never by every case.
+   */
+  async lastCalls(authorId: string, all: boolean, limit: number): Promise<council.ListLastCallsResponse> {
+    const r = await this.repo.pool.query<{
+      post_id: string;
+      status: string;
+      last_call_outcome: string;
+      last_call_ends: Date;
+    }>(
+      `SELECT post_id, status, last_call_outcome, last_call_ends FROM cases
+       WHERE last_call_ends IS NOT NULL AND status IN ('agenda', 'review') AND ($1 OR author_id = $2)
+       ORDER BY last_call_ends, post_id LIMIT $3`,
+      [all, authorId, limit + 1],
+    );
+    const p = page(r.rows, limit);
+    return {
+      items: p.rows.map((x) => ({
+        postId: x.post_id,
+        status: x.status,
+        outcome: x.last_call_outcome,
+        endsAt: x.last_call_ends.toISOString(),
+      })),
+      more: p.more,
+    };
+  }
+
+  /**
    * `executorId`'s implementing cases whose progress update is due by the clock: none since the
    * hand-off (due at the hand-off), or the latest (by the executor or the chief) older than
    * PROGRESS_DUE_EVERY_MS. Earliest due first; cases_executor_implementing, then the latest row

@@ -313,6 +313,31 @@ export interface ListProgressDueResponse {
   more: boolean;
 }
 
+export interface ListLastCallsRequest {
+  /** the caller */
+  agentId: string;
+  /** true: every case in its last call; false: the caller's own proposals */
+  councillor: boolean;
+  limit: number;
+}
+
+/** A case in its last call (docs/reference/council.md "Last call"): the time left to raise a concern. */
+export interface LastCallItem {
+  postId: string;
+  /** agenda | review */
+  status: string;
+  /** adopted | rejected: what it closes as when the last call ends */
+  outcome: string;
+  /** RFC 3339, UTC */
+  endsAt: string;
+}
+
+export interface ListLastCallsResponse {
+  /** nearest end first */
+  items: LastCallItem[];
+  more: boolean;
+}
+
 function createBaseBallot(): Ballot {
   return { councillorId: "", vote: "", reason: "", castAt: "" };
 }
@@ -4083,6 +4108,321 @@ export const ListProgressDueResponse: MessageFns<ListProgressDueResponse> = {
   },
 };
 
+function createBaseListLastCallsRequest(): ListLastCallsRequest {
+  return { agentId: "", councillor: false, limit: 0 };
+}
+
+export const ListLastCallsRequest: MessageFns<ListLastCallsRequest> = {
+  encode(message: ListLastCallsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.councillor !== false) {
+      writer.uint32(16).bool(message.councillor);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListLastCallsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListLastCallsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.councillor = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListLastCallsRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      councillor: isSet(object.councillor) ? globalThis.Boolean(object.councillor) : false,
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListLastCallsRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.councillor !== false) {
+      obj.councillor = message.councillor;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListLastCallsRequest>): ListLastCallsRequest {
+    return ListLastCallsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListLastCallsRequest>): ListLastCallsRequest {
+    const message = createBaseListLastCallsRequest();
+    message.agentId = object.agentId ?? "";
+    message.councillor = object.councillor ?? false;
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseLastCallItem(): LastCallItem {
+  return { postId: "", status: "", outcome: "", endsAt: "" };
+}
+
+export const LastCallItem: MessageFns<LastCallItem> = {
+  encode(message: LastCallItem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.status !== "") {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(26).string(message.outcome);
+    }
+    if (message.endsAt !== "") {
+      writer.uint32(34).string(message.endsAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LastCallItem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLastCallItem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.endsAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LastCallItem {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      endsAt: isSet(object.endsAt)
+        ? globalThis.String(object.endsAt)
+        : isSet(object.ends_at)
+        ? globalThis.String(object.ends_at)
+        : "",
+    };
+  },
+
+  toJSON(message: LastCallItem): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.endsAt !== "") {
+      obj.endsAt = message.endsAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LastCallItem>): LastCallItem {
+    return LastCallItem.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LastCallItem>): LastCallItem {
+    const message = createBaseLastCallItem();
+    message.postId = object.postId ?? "";
+    message.status = object.status ?? "";
+    message.outcome = object.outcome ?? "";
+    message.endsAt = object.endsAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListLastCallsResponse(): ListLastCallsResponse {
+  return { items: [], more: false };
+}
+
+export const ListLastCallsResponse: MessageFns<ListLastCallsResponse> = {
+  encode(message: ListLastCallsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      LastCallItem.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.more !== false) {
+      writer.uint32(16).bool(message.more);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListLastCallsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListLastCallsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(LastCallItem.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.more = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListLastCallsResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => LastCallItem.fromJSON(e)) : [],
+      more: isSet(object.more) ? globalThis.Boolean(object.more) : false,
+    };
+  },
+
+  toJSON(message: ListLastCallsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => LastCallItem.toJSON(e));
+    }
+    if (message.more !== false) {
+      obj.more = message.more;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListLastCallsResponse>): ListLastCallsResponse {
+    return ListLastCallsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListLastCallsResponse>): ListLastCallsResponse {
+    const message = createBaseListLastCallsResponse();
+    message.items = object.items?.map((e) => LastCallItem.fromPartial(e)) || [];
+    message.more = object.more ?? false;
+    return message;
+  },
+};
+
 export type CouncilServiceDefinition = typeof CouncilServiceDefinition;
 export const CouncilServiceDefinition = {
   name: "CouncilService",
@@ -4235,6 +4575,15 @@ export const CouncilServiceDefinition = {
       requestType: ListProgressDueRequest as typeof ListProgressDueRequest,
       requestStream: false,
       responseType: ListProgressDueResponse as typeof ListProgressDueResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** Cases in their last call, nearest end first: all of them for a councillor, else the caller's own. */
+    listLastCalls: {
+      name: "ListLastCalls",
+      requestType: ListLastCallsRequest as typeof ListLastCallsRequest,
+      requestStream: false,
+      responseType: ListLastCallsResponse as typeof ListLastCallsResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
@@ -4416,6 +4765,17 @@ export const CouncilServiceService = {
       Buffer.from(ListProgressDueResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListProgressDueResponse => ListProgressDueResponse.decode(value),
   },
+  /** Cases in their last call, nearest end first: all of them for a councillor, else the caller's own. */
+  listLastCalls: {
+    path: "/aps.council.v1.CouncilService/ListLastCalls" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListLastCallsRequest): Buffer => Buffer.from(ListLastCallsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListLastCallsRequest => ListLastCallsRequest.decode(value),
+    responseSerialize: (value: ListLastCallsResponse): Buffer =>
+      Buffer.from(ListLastCallsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListLastCallsResponse => ListLastCallsResponse.decode(value),
+  },
 } as const;
 
 export interface CouncilServiceServer extends UntypedServiceImplementation {
@@ -4464,6 +4824,8 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
   listOpenConcerns: handleUnaryCall<ListOpenConcernsRequest, ListOpenConcernsResponse>;
   /** Implementing cases whose progress update from this executor is due (docs/adr/0188). */
   listProgressDue: handleUnaryCall<ListProgressDueRequest, ListProgressDueResponse>;
+  /** Cases in their last call, nearest end first: all of them for a councillor, else the caller's own. */
+  listLastCalls: handleUnaryCall<ListLastCallsRequest, ListLastCallsResponse>;
 }
 
 export interface CouncilServiceClient extends Client {
@@ -4715,6 +5077,22 @@ export interface CouncilServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListProgressDueResponse) => void,
+  ): ClientUnaryCall;
+  /** Cases in their last call, nearest end first: all of them for a councillor, else the caller's own. */
+  listLastCalls(
+    request: ListLastCallsRequest,
+    callback: (error: ServiceError | null, response: ListLastCallsResponse) => void,
+  ): ClientUnaryCall;
+  listLastCalls(
+    request: ListLastCallsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListLastCallsResponse) => void,
+  ): ClientUnaryCall;
+  listLastCalls(
+    request: ListLastCallsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListLastCallsResponse) => void,
   ): ClientUnaryCall;
 }
 
