@@ -79,6 +79,9 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
       PORT: "0",
       ...TEST_RATE_LIMITS,
       JOINS_PER_SOURCE_PER_DAY: "1000",
+      // the deciding ballot closes the case at once: this suite reads the decision it made
+      // (no last call, docs/reference/council.md "Last call")
+      LAST_CALL_MS: "0",
       DATABASE_URL: db.url,
       NATS_URL: TEST_NATS_URL,
       NATS_STREAM: names.stream,

@@ -74,6 +74,7 @@ if (!pgUp)
     rejections: ballots.filter(([, v]) => v === "reject").length,
     abstentions: ballots.filter(([, v]) => v === "abstain").length,
     recusals: ballots.filter(([, v]) => v === "recuse").length,
+    lastCall: undefined,
     concerns: [],
     progress: [],
     duplicateOf: "",
