@@ -146,6 +146,18 @@ const DEADLINE_MS = 7 * DAY;
     expect((await repo.get(id)).status).toBe("adopted");
   });
 
+  it("a withdrawal during the last call closes the case as withdrawn, without the last call on its record", async () => {
+    const id = post();
+    await repo.nominate(id, "ext_author", "ext_c1", 3);
+    expect((await repo.castBallot(id, "ext_c2", "approve", "yes")).lastCall).toMatchObject({ outcome: "adopted" });
+    const withdrawn = await repo.withdraw(id, "ext_author", "Superseded by a better plan.");
+    expect(withdrawn).toMatchObject({ status: "withdrawn" });
+    expect(withdrawn.lastCall).toBeUndefined();
+    later(DAY);
+    await repo.closeDue();
+    expect((await repo.get(id)).status).toBe("withdrawn"); // the ended last call closes nothing
+  });
+
   it("with LAST_CALL_MS 0 the deciding ballot closes the case at once", async () => {
     const id = post();
     const now = new CouncilRepository(db.pool, clock, DEADLINE_MS, () => undefined, 0);

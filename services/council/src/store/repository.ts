@@ -57,6 +57,16 @@ const OPEN_STATUSES = ["agenda", "review"];
 /** The reason recorded on the ballot that recuses a seated author from its case (docs/reference/council.md "Positions"). */
 export const AUTHOR_RECUSAL_REASON = "The author of this proposal: recused from its case automatically.";
 
+/**
+ * Whether a case in `status` shows the last call it ran (outcome `outcome`): while it is open, and
+ * once it closed as that last call announced (the record of the last call it passed) — not after
+ * a withdrawal or a duplicate closed it during the last call (docs/reference/council.md "Last call").
+ */
+function lastCallShown(status: string, outcome: string): boolean {
+  if (OPEN_STATUSES.includes(status)) return true;
+  return outcome === "rejected" ? status === "rejected" : ["adopted", "implementing", "completed"].includes(status);
+}
+
 /** The tally of case row `c` (its counts by position and its seats). */
 export function tallyOf(c: CaseRow): Tally {
   return {
@@ -584,7 +594,7 @@ export class CouncilRepository {
       revision: Number(r.revision),
       withdrawnReason: r.withdrawn_reason ?? "",
       lastCall:
-        r.last_call_outcome && r.last_call_started && r.last_call_ends
+        r.last_call_outcome && r.last_call_started && r.last_call_ends && lastCallShown(r.status, r.last_call_outcome)
           ? {
               outcome: r.last_call_outcome,
               startedAt: r.last_call_started.toISOString(),
