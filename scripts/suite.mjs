@@ -7,7 +7,7 @@
 //          container suites (test/e2e/image.test.ts: api and notifications in the container modes,
 //          on one system per mode, docs/adr/0150) once the image is there and the suites that wait
 //          for the jobs beside the suite to end, whichever gate opens first (docs/adr/0190);
-//   shared long main-lane files either lane takes when it has nothing else to run (ADR 0190),
+//   shared long main-lane files either lane takes when it has nothing else to run (docs/testing.md),
 //          and a third lane, "extra", takes them too once the jobs beside the suite have ended;
 //   alone  after both, with nothing beside it: the timing-sensitive suites, one file at a time.
 // Then one summary for the lanes: tests passed/failed/skipped, the files that crashed, each lane's

@@ -41,7 +41,7 @@ export function quorum(t: Tally): number {
  * met; `rejected` once approvals cannot outnumber the rejections even if every remaining eligible
  * seat approves (ties reject); otherwise undefined (the case stays open). Abstentions count toward
  * the quorum, not the majority. While `openConcerns` > 0 a decisive approval waits (undefined) — a
- * blocking concern, after the Rust RFC process (docs/adr/0130); rejection does not. With no
+ * blocking concern, after the Rust RFC process (docs/reference/moderation-and-council-depth.md); rejection does not. With no
  * eligible seat (all recused) nothing is decided by ballots: the deadline lapses the case.
  */
 export function decisiveOutcome(t: Tally, openConcerns = 0): Outcome | undefined {
@@ -62,10 +62,10 @@ export type DeadlineOutcome = Outcome | "lapsed";
 
 /**
  * Decision at the deadline: `lapsed` when no approve, reject or abstain ballot was cast (recusals
- * are not ballots of the Council's decision; it awards no Sagacity, docs/adr/0156); else adopted
+ * are not ballots of the Council's decision; it awards no Sagacity, docs/reference/lifecycle.md); else adopted
  * iff the quorum (ceil(eligible seats / 2) such ballots) was reached, approvals outnumber the
  * rejections and no concern is open; otherwise rejected (ties reject; open concerns reject,
- * docs/adr/0130).
+ * docs/reference/moderation-and-council-depth.md).
  */
 export function deadlineOutcome(t: Tally, openConcerns = 0): DeadlineOutcome {
   const cast = t.approvals + t.rejections + t.abstentions;

@@ -9,7 +9,7 @@ import { KEYED, renderedListedPost } from "../shared.js";
 import { renderedCase } from "./case.js";
 import { DECIDED_STATUSES } from "./decision-record.js";
 
-/** The list `GET /decisions` pages through (its cursors name it, docs/adr/0170). */
+/** The list `GET /decisions` pages through (its cursors name it, docs/reference/http.md). */
 const DECISIONS = { name: "GET /v1/decisions" };
 
 /** `GET /decisions` query: a page, and the outcome to list (both by default). */

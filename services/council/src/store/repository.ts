@@ -296,7 +296,7 @@ export class CouncilRepository {
   /**
    * After a change of locked case `c` (a ballot, a concern raised or resolved), in `tx`: when its
    * ballots decide an outcome (`decisiveOutcome`; an open concern holds an approval back,
-   * docs/adr/0130) a last call starts for `lastCallMs` — or, with `lastCallMs` 0, the case closes
+   * docs/reference/moderation-and-council-depth.md) a last call starts for `lastCallMs` — or, with `lastCallMs` 0, the case closes
    * at once; a running last call whose outcome no longer holds is cancelled (`why`), and one whose
    * outcome changed starts again (docs/reference/council.md "Last call"). `by` is who changed it.
    */
