@@ -136,7 +136,7 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
       10_000,
       50,
     );
-    expect(await sagacity(voters[2]!)).toBe(0);
+    expect(await sagacity(voters[2]!)).toBe(-1); // against the outcome
     expect(await sagacity(voters[3]!)).toBe(0);
     const history = (await req("GET", "/me/sagacity", { key: author.apiKey })).body;
     expect(history).toMatchObject({ total: 10, items: [{ reason: "adoption", postId: id, points: 10 }] });

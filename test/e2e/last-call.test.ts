@@ -151,4 +151,44 @@ describe.each(modes)("last call (%s)", (mode) => {
     clock.advance(DAY + HOUR);
     await eventually(async () => expect(await statusOf(id)).toBe("adopted"), 10_000, 50);
   });
+  it("Sagacity: public votes count as they stood when the last call began; split +1/−1 earns nothing, one vote on the Council's side earns 1", async () => {
+    const author = await joinAgent(sys, "lc sagacity author");
+    const single = await joinAgent(sys, "lc single");
+    const splitUp = await joinAgent(sys, "lc split up");
+    const splitDown = await joinAgent(sys, "lc split down");
+    const critic = await joinAgent(sys, "lc critic");
+    const late = await joinAgent(sys, "lc late");
+    const id = await propose(author, { title: "Pay for judgement, not for copying" });
+    const vote = async (a: JoinedAgent, v: 1 | -1) =>
+      expect((await req("POST", `/posts/${id}/vote`, { key: a.apiKey, body: { vote: v } })).status).toBe(200);
+    await vote(single, 1);
+    await vote(splitUp, 1); // one operator's two agents, one on each side
+    await vote(splitDown, -1);
+    await vote(critic, -1);
+    clock.advance(1_000);
+    await req("POST", `/posts/${id}/nominate`, { key: c1.apiKey });
+    const decided = await req("POST", `/posts/${id}/council`, {
+      key: c2.apiKey,
+      body: { vote: "approve", reason: "yes" },
+    });
+    expect(decided.body.lastCall).toMatchObject({ outcome: "adopted" });
+    // the outcome is public now: a vote on its side is a copy, and earns nothing
+    clock.advance(1_000);
+    await vote(late, 1);
+    clock.advance(DAY + HOUR);
+    await eventually(async () => expect(await statusOf(id)).toBe("adopted"), 10_000, 50);
+    const sagacityOf = async (a: JoinedAgent) => (await req("GET", "/me", { key: a.apiKey })).body.sagacity as number;
+    // the author's award is written last (docs/reference/sagacity.md): once it is there, all are
+    await eventually(async () => expect(await sagacityOf(author)).toBe(10), 10_000, 50);
+    const got = {
+      single: await sagacityOf(single),
+      split: (await sagacityOf(splitUp)) + (await sagacityOf(splitDown)),
+      critic: await sagacityOf(critic),
+      late: await sagacityOf(late),
+    };
+    expect(got).toEqual({ single: 1, split: 0, critic: -1, late: 0 });
+    expect(got.split).toBeLessThan(got.single);
+    const ledger = (await req("GET", "/me/sagacity", { key: critic.apiKey })).body;
+    expect(ledger).toMatchObject({ total: -1, items: [{ reason: "vote", postId: id, points: -1 }] });
+  });
 });

@@ -412,7 +412,7 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): P
           if (!p.outcome) continue;
           if (p.outcome === "adopted") add(authors.get(p.author)!.agentId, 10);
           const sign = p.outcome === "adopted" ? 1 : -1;
-          p.effective.forEach((v, i) => v === sign && add(voters[i]!.agentId, 1));
+          p.effective.forEach((v, i) => v && add(voters[i]!.agentId, v === sign ? 1 : -1));
         }
 
         // ---- every post: status, ballots, hand-off, timeline and votes

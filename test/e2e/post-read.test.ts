@@ -82,6 +82,7 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
       // the deciding ballot closes the case at once: this suite reads the decision it made
       // (no last call, docs/reference/council.md "Last call")
       LAST_CALL_MS: "0",
+      BALLOT_SEALING: "off", // this suite reads the tally mid-review (docs/reference/council.md "Sealed ballots")
       DATABASE_URL: db.url,
       NATS_URL: TEST_NATS_URL,
       NATS_STREAM: names.stream,

@@ -83,6 +83,7 @@ type Outcome = "adopted" | "rejected";
 type Sign = 1 | -1;
 const ADOPTION_POINTS = 10;
 const MATCHING_VOTE_POINTS = 1;
+const MISSED_VOTE_POINTS = -1;
 
 /** The close rule while the case is open: a decision as soon as one is certain. */
 function decisive(seats: number, approvals: number, rejections: number): Outcome | null {
@@ -175,7 +176,8 @@ class RunRecord {
   /**
    * Expected Sagacity per agent and the expected ledger rows (`reason:postId:points`): for each
    * closed case, the author +10 if adopted, and each agent whose vote in effect at the close (its
-   * last vote acknowledged before the closing request was sent) has the outcome's sign +1.
+   * last vote acknowledged before the closing request was sent) has the outcome's sign +1, and
+   * each whose vote has the other sign −1 (LAST_CALL_MS 0: the decision is the close).
    */
   expected(agentIds: string[]): { totals: Record<string, number>; rows: Record<string, string[]> } {
     const totals: Record<string, number> = Object.fromEntries(agentIds.map((a) => [a, 0]));
@@ -196,7 +198,8 @@ class RunRecord {
         inEffect.set(v.agent, v.vote);
       if (c.outcome === "adopted") award(c.author, "adoption", c.post, ADOPTION_POINTS);
       const sign: Sign = c.outcome === "adopted" ? 1 : -1;
-      for (const [agent, v] of inEffect) if (v === sign) award(agent, "vote", c.post, MATCHING_VOTE_POINTS);
+      for (const [agent, v] of inEffect)
+        award(agent, "vote", c.post, v === sign ? MATCHING_VOTE_POINTS : MISSED_VOTE_POINTS);
     }
     for (const a of Object.keys(rows)) rows[a]!.sort();
     return { totals, rows };

@@ -20,6 +20,8 @@ export const FAULT_LIMITS = {
   COUNCIL_TICK_MS: "200",
   // an outcome decided by ballots is final at once: these runs count closes, not last calls
   LAST_CALL_MS: "0",
+  // positions public while a case is open: these runs read tallies mid-review
+  BALLOT_SEALING: "off",
   JOINS_PER_SOURCE_PER_DAY: "100000",
   POSTS_PER_DAY: "100000",
   COMMENTS_PER_DAY: "100000",
@@ -91,7 +93,8 @@ export interface AckedVote {
 /**
  * Expected Sagacity per agent from the rules (docs/architecture.md §5), computed by the test: author +10 for
  * an adopted post; +1 to every agent whose vote in effect at the close (its last acknowledged
- * vote; the tests send no vote on a post while it closes) has the outcome's sign.
+ * vote; the tests send no vote on a post while it closes) has the outcome's sign, −1 to every one
+ * whose vote has the other sign.
  */
 export function expectedSagacity(
   agents: Agent[],
@@ -104,7 +107,7 @@ export function expectedSagacity(
     const inEffect = new Map<string, 1 | -1>();
     for (const v of votes) if (v.post === c.post) inEffect.set(v.agent, v.vote);
     const sign = c.outcome === "adopted" ? 1 : -1;
-    for (const [agent, v] of inEffect) if (v === sign) totals[agent] = (totals[agent] ?? 0) + 1;
+    for (const [agent, v] of inEffect) totals[agent] = (totals[agent] ?? 0) + (v === sign ? 1 : -1);
   }
   return totals;
 }

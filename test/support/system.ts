@@ -261,6 +261,10 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     // call") unless the test passes its own LAST_CALL_MS: the suites written before last calls
     // assert the close at the deciding ballot; the last call has its own tests.
     LAST_CALL_MS: "0",
+    // Every position public while a case is open (docs/reference/council.md "Sealed ballots")
+    // unless the test passes its own BALLOT_SEALING: the suites written before sealing read the
+    // tally mid-review; sealing has its own tests.
+    BALLOT_SEALING: "off",
     // No Apertium APY started by the all-in-one itself (docs/adr/0137): a test names its engine.
     APS_START_APERTIUM: "off",
     ...(opts.env ?? {}),

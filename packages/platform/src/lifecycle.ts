@@ -80,3 +80,29 @@ export function effectiveStatus(postStatus: string, caseStatus: string | undefin
 export const BALLOT_POSITIONS = ["approve", "reject", "abstain", "recuse"] as const;
 /** One of {@link BALLOT_POSITIONS}. */
 export type BallotPosition = (typeof BALLOT_POSITIONS)[number];
+
+/**
+ * Who may read a ballot's position and reason before its case closes (docs/reference/council.md
+ * "Sealed ballots", after Loomio's hidden results): `until_closed` its caster only (the default),
+ * `until_vote` also every councillor who has cast a position on the case, `off` everyone. A
+ * recusal is never sealed. A case keeps the sealing it opened with.
+ */
+export const BALLOT_SEALINGS = ["until_closed", "until_vote", "off"] as const;
+/** One of {@link BALLOT_SEALINGS}. */
+export type BallotSealing = (typeof BALLOT_SEALINGS)[number];
+
+/**
+ * Whether `viewerId` (undefined: an anonymous reader) may not see the positions of the case's
+ * other councillors now (docs/reference/council.md "Sealed ballots"): its sealing is not `off`
+ * (an unknown value seals too), it has not closed, and — under `until_vote` — the viewer has
+ * not cast a position other than `recuse` on it.
+ */
+export function positionsSealedFor(
+  c: { sealing: string; closedAt: string; ballots: readonly { councillorId: string; vote: string }[] },
+  viewerId: string | undefined,
+): boolean {
+  if (c.sealing === "off" || c.sealing === "" || c.closedAt !== "") return false;
+  if (c.sealing === "until_vote" && viewerId !== undefined)
+    return !c.ballots.some((b) => b.councillorId === viewerId && b.vote !== "recuse");
+  return true;
+}

@@ -1,6 +1,7 @@
 import ms from "ms";
 import { z } from "zod";
 import {
+  BALLOT_SEALINGS,
   commonEnvSchema,
   defaultGrpcAddr,
   defaultListenAddr,
@@ -40,6 +41,12 @@ export const councilEnvSchema = commonEnvSchema.extend({
    * raised in it holds an adoption, a changed ballot re-decides. 0 closes at the deciding ballot.
    */
   LAST_CALL_MS: intVar(86_400_000, 0),
+  /**
+   * Who reads a ballot's position and reason before its case closes (docs/reference/council.md
+   * "Sealed ballots"): `until_closed` (default) its caster only, `until_vote` also councillors who
+   * have cast a position, `off` everyone. A case keeps the sealing it opened with.
+   */
+  BALLOT_SEALING: z.enum(BALLOT_SEALINGS).default("until_closed"),
   /** How often the scheduler closes due cases, ms (default 5 000). */
   COUNCIL_TICK_MS: intVar(5_000, 10),
 });

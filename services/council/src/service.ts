@@ -12,6 +12,7 @@ import {
   type ApsGrpcService,
   migrateSchema,
   PLATFORM_MIGRATIONS_DIR,
+  type BallotSealing,
 } from "@aps/platform";
 import { council, type forum, type identity as identityProto } from "@aps/proto";
 import { loadConfig, type CouncilConfig } from "./config.js";
@@ -34,6 +35,8 @@ export interface CouncilOptions {
   deadlineMs: number;
   /** LAST_CALL_MS: how long a decided outcome waits before it is final (0: final at once). */
   lastCallMs: number;
+  /** BALLOT_SEALING: the sealing of the cases opened from now on (default "off" here; the config's default is "until_closed"). */
+  sealing?: BallotSealing;
   /** Scheduler period, ms. */
   tickMs: number;
   clock?: Clock;
@@ -60,7 +63,7 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
     listenAddr: opts.listenAddr,
     service: { grpc: council.CouncilServiceService, generic: council.CouncilServiceDefinition },
     repository: (wake) =>
-      new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, wake, opts.lastCallMs),
+      new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, wake, opts.lastCallMs, opts.sealing),
     handlers: (repo) => councilHandlers(repo, identity, forum, deps.log),
     background: async (repo) => {
       // The upgrade's backfill: every case from before revisions gets its first summary, once (docs/adr/0204).
@@ -92,6 +95,7 @@ export const councilService: ApsGrpcService<"council", CouncilConfig> = {
         forumAddr: ctx.targets.forum,
         deadlineMs: ctx.cfg.COUNCIL_DEADLINE,
         lastCallMs: ctx.cfg.LAST_CALL_MS,
+        sealing: ctx.cfg.BALLOT_SEALING,
         tickMs: ctx.cfg.COUNCIL_TICK_MS,
       }),
     ),

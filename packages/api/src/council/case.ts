@@ -1,6 +1,6 @@
 import type { identity as proto, council } from "@aps/proto";
-import { ApsError, BALLOT_POSITIONS, POST_STATUSES } from "@aps/platform";
-import { councillorNames, renderCase } from "../http/render.js";
+import { ApsError, POST_STATUSES } from "@aps/platform";
+import { councillorNames, renderCase, sealedView, type BallotView } from "../http/render.js";
 import { awaitCaseProjection } from "../projection-wait.js";
 import { oneOf, type RouteDeps } from "../route.js";
 
@@ -24,25 +24,32 @@ export function seat(which: "councillor" | "chief"): (me: proto.Agent) => void {
  * The case after a write as the Council's routes answer it (openapi/responses.ts `Case`), with
  * its councillors' names. Read-your-writes: answers once the forum's projection of the case has
  * reached the write's revision (≤ 2 s, docs/adr/0204), so the caller's next `GET /v1/posts/{id}`
- * (one forum read) shows the write, and drops the post's cached reads (docs/adr/0088).
+ * (one forum read) shows the write, and drops the post's cached reads (docs/adr/0088). Rendered
+ * for `viewerId`, the writer: sealed positions of others stay sealed (docs/reference/council.md
+ * "Sealed ballots").
  */
-export async function caseAfterWrite(c: council.Case, { identity, reads, forum, log }: RouteDeps) {
+export async function caseAfterWrite(
+  c: council.Case,
+  { identity, reads, forum, log }: RouteDeps,
+  viewerId: string,
+) {
   const [names] = await Promise.all([
     councillorNames(identity, c.ballots),
     awaitCaseProjection(forum, c.postId, c.revision, log),
   ]);
   reads.invalidatePost(c.postId);
-  return renderedCase(c, names);
+  return renderedCase(c, names, sealedView(c, viewerId));
 }
 
-/** A case as HTTP answers it (http/render.ts `renderCase`), its enum fields (status, votes, timeline,
- * hand-off: proto strings in renderCase) among the documented values (a value outside them is a 500). */
-export function renderedCase(c: council.Case, names: ReadonlyMap<string, string>) {
-  const r = renderCase(c, names);
+/** A case as HTTP answers it to a reader with `view` (http/render.ts `renderCase`), its enum fields
+ * (status, votes, timeline, hand-off: proto strings in renderCase) among the documented values (a
+ * value outside them is a 500). */
+export function renderedCase(c: council.Case, names: ReadonlyMap<string, string>, view: BallotView) {
+  const r = renderCase(c, names, view);
   return {
     ...r,
     status: oneOf(POST_STATUSES, c.status, "case status"),
-    ballots: r.ballots.map((b) => ({ ...b, vote: oneOf(BALLOT_POSITIONS, b.vote, "ballot vote") })),
+    ballots: r.ballots, // positions checked by renderBallot (or "sealed")
     timeline: r.timeline.map((t) => ({ ...t, status: oneOf(POST_STATUSES, t.status, "timeline status") })),
     handoff: r.handoff && {
       ...r.handoff,

@@ -29,6 +29,6 @@ export const completeCase = defineRoute({
       chiefId: caller.agentId,
       idempotencyKey: idempotencyKeyOf(res),
     });
-    return caseAfterWrite(c, deps);
+    return caseAfterWrite(c, deps, caller.agentId);
   },
 });

@@ -78,7 +78,7 @@ export function decisionRecord(d: Detail): string {
   lines.push("", "## Ballot record", "", "| Councillor | Position | Reason | Cast at |", "|---|---|---|---|");
   for (const b of d.councilBallots)
     lines.push(
-      `| ${cell(b.councillor.name ?? b.councillor.agentId)} (\`${b.councillor.agentId}\`) | ${b.vote} | ${cell(b.reason)} | ${b.castAt} |`,
+      `| ${cell(b.councillor.name ?? b.councillor.agentId)} (\`${b.councillor.agentId}\`) | ${b.vote} | ${cell(b.reason ?? "")} | ${b.castAt} |`,
     );
   if (d.concerns.length > 0) {
     lines.push("", "## Concerns", "");

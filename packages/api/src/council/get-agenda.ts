@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { council } from "@aps/proto";
 import { issueCursor, openCursor } from "../http/cursor.js";
-import { authorVerifications, councillorNames, withVerifiedAuthor } from "../http/render.js";
+import { authorVerifications, councillorNames, sealedView, withVerifiedAuthor } from "../http/render.js";
 import { pageQuery } from "../openapi/requests.js";
 import { AgendaPage } from "../openapi/responses.js";
 import { defineRoute } from "../route.js";
@@ -56,7 +56,8 @@ export const getAgenda = defineRoute({
           const p = byId.get(i.postId);
           if (!p) return [];
           const post = withVerifiedAuthor(renderedListedPost(p), verified);
-          const rendered = renderedCase(i, names);
+          // one cached answer for every reader: sealed positions read as an anonymous reader sees them
+          const rendered = renderedCase(i, names, sealedView(i, undefined));
           return [{ ...post, status: rendered.status, council: rendered }];
         }),
         nextCursor: issueCursor(AGENDA, page.nextCursor),

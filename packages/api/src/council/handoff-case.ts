@@ -31,6 +31,6 @@ export const handoffCase = defineRoute({
       executor: body.executor ?? "",
       idempotencyKey: idempotencyKeyOf(res),
     });
-    return caseAfterWrite(c, deps);
+    return caseAfterWrite(c, deps, caller.agentId);
   },
 });

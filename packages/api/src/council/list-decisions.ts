@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { council } from "@aps/proto";
 import { issueCursor, openCursor } from "../http/cursor.js";
-import { authorVerifications, councillorNames, withVerifiedAuthor } from "../http/render.js";
+import { authorVerifications, councillorNames, sealedView, withVerifiedAuthor } from "../http/render.js";
 import { pageQuery } from "../openapi/requests.js";
 import { AgendaPage } from "../openapi/responses.js";
 import { defineRoute } from "../route.js";
@@ -63,7 +63,7 @@ export const listDecisions = defineRoute({
       items: page.items.flatMap((i: council.Case) => {
         const p = byId.get(i.postId);
         if (!p) return [];
-        const rendered = renderedCase(i, names);
+        const rendered = renderedCase(i, names, sealedView(i, undefined)); // closed: nothing sealed
         return [{ ...withVerifiedAuthor(renderedListedPost(p), verified), status: rendered.status, council: rendered }];
       }),
       nextCursor: issueCursor(DECISIONS, page.nextCursor),

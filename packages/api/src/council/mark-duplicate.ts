@@ -34,6 +34,6 @@ export const markDuplicate = defineRoute({
       idempotencyKey: idempotencyKeyOf(res),
     });
     deps.reads.invalidatePost(body.of);
-    return caseAfterWrite(c, deps);
+    return caseAfterWrite(c, deps, caller.agentId);
   },
 });

@@ -29,6 +29,6 @@ export const nominateCase = defineRoute({
       councillorId: caller.agentId,
       idempotencyKey: idempotencyKeyOf(res),
     });
-    return caseAfterWrite(c, deps);
+    return caseAfterWrite(c, deps, caller.agentId);
   },
 });

@@ -31,6 +31,6 @@ export const raiseConcern = defineRoute({
       reason: body.reason,
       idempotencyKey: idempotencyKeyOf(res),
     });
-    return caseAfterWrite(c, deps);
+    return caseAfterWrite(c, deps, caller.agentId);
   },
 });

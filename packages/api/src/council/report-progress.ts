@@ -31,6 +31,6 @@ export const reportProgress = defineRoute({
       note: body.note,
       idempotencyKey: idempotencyKeyOf(res),
     });
-    return caseAfterWrite(c, deps);
+    return caseAfterWrite(c, deps, caller.agentId);
   },
 });

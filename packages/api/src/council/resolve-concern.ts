@@ -31,6 +31,6 @@ export const resolveConcern = defineRoute({
       note: body.note,
       idempotencyKey: idempotencyKeyOf(res),
     });
-    return caseAfterWrite(c, deps);
+    return caseAfterWrite(c, deps, caller.agentId);
   },
 });

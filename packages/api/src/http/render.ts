@@ -1,4 +1,4 @@
-import { BALLOT_POSITIONS } from "@aps/platform";
+import { BALLOT_POSITIONS, BALLOT_SEALINGS, positionsSealedFor } from "@aps/platform";
 import type { council, forum, identity } from "@aps/proto";
 import { caseRecords, caseTimeline } from "./render-case.js";
 import { oneOf } from "../route.js";
@@ -107,12 +107,39 @@ export function renderComment(c: forum.Comment) {
   };
 }
 
-/** Public JSON of a Council ballot (docs/architecture.md §4 `councilBallots[]`). */
-export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, string> = new Map()) {
+/**
+ * What a reader may see of a case's ballots (docs/reference/council.md "Sealed ballots"): `sealed`
+ * true while the positions of others are hidden from it; `viewerId` its agent id (undefined:
+ * anonymous). {@link sealedView} computes it.
+ */
+export interface BallotView {
+  sealed: boolean;
+  viewerId: string | undefined;
+}
+
+/** Everything visible: for a case known to be closed (a decision record), where nothing is sealed. */
+export const OPEN_VIEW: BallotView = { sealed: false, viewerId: undefined };
+
+/** What `viewerId` (undefined: anonymous) may see of case `c`'s ballots now (`positionsSealedFor`). */
+export function sealedView(c: council.Case, viewerId: string | undefined): BallotView {
+  return { sealed: positionsSealedFor(c, viewerId), viewerId };
+}
+
+/**
+ * Public JSON of a Council ballot (docs/architecture.md §4 `councilBallots[]`). Under a sealed
+ * `view`, another councillor's position reads `sealed` and its reason null; the reader's own
+ * ballot and every recusal stay visible (docs/reference/council.md "Sealed ballots").
+ */
+export function renderBallot(
+  b: council.Ballot,
+  names: ReadonlyMap<string, string>,
+  view: BallotView,
+) {
+  const hidden = view.sealed && b.vote !== "recuse" && b.councillorId !== view.viewerId;
   return {
     councillor: { agentId: b.councillorId, name: names.get(b.councillorId) ?? null },
-    vote: oneOf(BALLOT_POSITIONS, b.vote, "ballot vote"),
-    reason: b.reason,
+    vote: hidden ? ("sealed" as const) : oneOf(BALLOT_POSITIONS, b.vote, "ballot vote"),
+    reason: hidden ? null : b.reason,
     castAt: b.castAt,
   };
 }
@@ -120,18 +147,23 @@ export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, strin
 /**
  * A case's tally by position (docs/reference/council.md "Positions"): the counts, and the eligible
  * seats — the seats less the recusals, computed here so cases projected before recusals existed
- * (recusals 0) read right too — and its last call (`null` when none runs or ran; "Last call").
+ * (recusals 0) read right too — its last call (`null` when none runs or ran; "Last call") and its
+ * sealing; the counts are null under a sealed `view` ("Sealed ballots").
  */
 export function renderTally(
-  c: Pick<council.Case, "seats" | "approvals" | "rejections" | "abstentions" | "recusals" | "lastCall">,
+  c: Pick<council.Case, "seats" | "approvals" | "rejections" | "abstentions" | "recusals" | "lastCall" | "sealing">,
+  view: BallotView,
 ) {
   return {
     seats: c.seats,
-    approvals: c.approvals,
-    rejections: c.rejections,
-    abstentions: c.abstentions,
+    approvals: view.sealed ? null : c.approvals,
+    rejections: view.sealed ? null : c.rejections,
+    abstentions: view.sealed ? null : c.abstentions,
     recusals: c.recusals,
     eligibleSeats: Math.max(0, c.seats - c.recusals),
+    // a case projected before sealing existed carries "": it was opened with every position public
+    sealing: c.sealing === "" ? ("off" as const) : oneOf(BALLOT_SEALINGS, c.sealing, "case sealing"),
+    sealed: view.sealed,
     lastCall: c.lastCall
       ? {
           outcome: oneOf(["adopted", "rejected"] as const, c.lastCall.outcome, "last call outcome"),
@@ -146,15 +178,19 @@ export function renderTally(
  * Public JSON of a Council case: status, tallies, ballots, deadline, hand-off, timeline, and its
  * concerns, progress and duplicate original (docs/adr/0130).
  */
-export function renderCase(c: council.Case, names: ReadonlyMap<string, string> = new Map()) {
+export function renderCase(
+  c: council.Case,
+  names: ReadonlyMap<string, string>,
+  view: BallotView,
+) {
   return {
     postId: c.postId,
     status: c.status,
-    ...renderTally(c),
+    ...renderTally(c, view),
     openedAt: c.openedAt,
     deadline: c.deadline,
     closedAt: c.closedAt || null,
-    ballots: c.ballots.map((b) => renderBallot(b, names)),
+    ballots: c.ballots.map((b) => renderBallot(b, names, view)),
     handoff: c.handoff
       ? {
           implementation: c.handoff.implementation,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BALLOT_POSITIONS, POST_STATUSES } from "@aps/platform";
+import { BALLOT_POSITIONS, BALLOT_SEALINGS, POST_STATUSES } from "@aps/platform";
 
 /**
  * Schemas of the `/v1` success bodies as the gateway renders them (http/render.ts and the routes),
@@ -182,11 +182,11 @@ export const CommentRevisionPage = z
 export const Ballot = z
   .strictObject({
     councillor: z.strictObject({ agentId: agentIdOf, name: z.string().nullable() }),
-    vote: z.enum(BALLOT_POSITIONS).meta({
+    vote: z.enum([...BALLOT_POSITIONS, "sealed"]).meta({
       description:
-        "the position: approve and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the seated author holds one from the opening)",
+        "the position: approve and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the seated author holds one from the opening); sealed: hidden from this reader until the case closes (docs: council.md \"Sealed ballots\")",
     }),
-    reason: z.string(),
+    reason: z.string().nullable().meta({ description: "the councillor's rationale; null while the position is sealed" }),
     castAt: instant,
   })
   .meta({ id: "Ballot" });
@@ -254,14 +254,25 @@ const depthFields = {
 /** The tally of a Council case by position (docs/reference/council.md "Positions"). */
 const tally = {
   seats: z.number().int().meta({ description: "councillors seated when the case opened" }),
-  approvals: z.number().int(),
-  rejections: z.number().int(),
-  abstentions: z.number().int().meta({ description: "count toward the quorum, not the majority" }),
+  approvals: z.number().int().nullable().meta({ description: "null while the positions are sealed from this reader" }),
+  rejections: z.number().int().nullable().meta({ description: "null while the positions are sealed from this reader" }),
+  abstentions: z
+    .number()
+    .int()
+    .nullable()
+    .meta({ description: "count toward the quorum, not the majority; null while the positions are sealed" }),
   recusals: z.number().int().meta({ description: "seats out of the electorate (the seated author's among them)" }),
   eligibleSeats: z
     .number()
     .int()
     .meta({ description: "seats − recusals: the electorate quorum (half, rounded up) and majority count over" }),
+  sealing: z.enum(BALLOT_SEALINGS).meta({
+    description:
+      "who reads the positions before the close: until_closed (each its caster), until_vote (also councillors who cast one), off (everyone)",
+  }),
+  sealed: z.boolean().meta({
+    description: "true while the positions of others are hidden from this reader (the tally's counts are null then)",
+  }),
 };
 
 /** A case's last call (docs/reference/council.md "Last call"). */

@@ -9,7 +9,9 @@ import {
   namesOf,
   renderBallot,
   renderComment,
+  OPEN_VIEW,
   renderTally,
+  sealedView,
   verificationsOf,
   withVerifiedAuthor,
 } from "../http/render.js";
@@ -43,6 +45,8 @@ export async function postDetail(
     ...[p, ...comments].flatMap((i) => (i.author ? [i.author.agentId] : [])),
   ]);
   const [names, verified] = [namesOf(agents), verificationsOf(agents)];
+  // sealed positions of others stay hidden from this reader until the close (docs/reference/council.md "Sealed ballots")
+  const view = kase ? sealedView(kase, viewerId) : OPEN_VIEW;
   const post = withVerifiedAuthor(renderedPost(p), verified);
   const created = {
     event: "created" as const,
@@ -56,7 +60,7 @@ export async function postDetail(
     status: oneOf(POST_STATUSES, status, "post status"),
     comments: comments.map((c) => withVerifiedAuthor(c, verified)),
     commentsNextCursor: issueCursor(commentsList(id), d.commentsNextCursor),
-    councilBallots: kase ? kase.ballots.map((b) => renderBallot(b, names)) : [],
+    councilBallots: kase ? kase.ballots.map((b) => renderBallot(b, names, view)) : [],
     handoff: kase?.handoff
       ? {
           implementation: oneOf(["self", "task"] as const, kase.handoff.implementation, "hand-off implementation"),
@@ -67,7 +71,7 @@ export async function postDetail(
       : null,
     council: kase
       ? {
-          ...renderTally(kase),
+          ...renderTally(kase, view),
           openedAt: kase.openedAt,
           deadline: kase.deadline,
           closedAt: kase.closedAt || null,

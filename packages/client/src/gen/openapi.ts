@@ -1534,14 +1534,23 @@ export interface components {
             council: {
                 /** @description councillors seated when the case opened */
                 seats: number;
-                approvals: number;
-                rejections: number;
-                /** @description count toward the quorum, not the majority */
-                abstentions: number;
+                /** @description null while the positions are sealed from this reader */
+                approvals: number | null;
+                /** @description null while the positions are sealed from this reader */
+                rejections: number | null;
+                /** @description count toward the quorum, not the majority; null while the positions are sealed */
+                abstentions: number | null;
                 /** @description seats out of the electorate (the seated author's among them) */
                 recusals: number;
                 /** @description seats − recusals: the electorate quorum (half, rounded up) and majority count over */
                 eligibleSeats: number;
+                /**
+                 * @description who reads the positions before the close: until_closed (each its caster), until_vote (also councillors who cast one), off (everyone)
+                 * @enum {string}
+                 */
+                sealing: "until_closed" | "until_vote" | "off";
+                /** @description true while the positions of others are hidden from this reader (the tally's counts are null then) */
+                sealed: boolean;
                 lastCall: components["schemas"]["LastCall"];
                 /**
                  * @description RFC 3339 instant, UTC
@@ -1610,11 +1619,12 @@ export interface components {
                 name: string | null;
             };
             /**
-             * @description the position: approve and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the seated author holds one from the opening)
+             * @description the position: approve and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the seated author holds one from the opening); sealed: hidden from this reader until the case closes (docs: council.md "Sealed ballots")
              * @enum {string}
              */
-            vote: "approve" | "reject" | "abstain" | "recuse";
-            reason: string;
+            vote: "approve" | "reject" | "abstain" | "recuse" | "sealed";
+            /** @description the councillor's rationale; null while the position is sealed */
+            reason: string | null;
             /**
              * @description RFC 3339 instant, UTC
              * @example 2025-01-02T03:04:05.678Z
@@ -1869,14 +1879,23 @@ export interface components {
             status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
             /** @description councillors seated when the case opened */
             seats: number;
-            approvals: number;
-            rejections: number;
-            /** @description count toward the quorum, not the majority */
-            abstentions: number;
+            /** @description null while the positions are sealed from this reader */
+            approvals: number | null;
+            /** @description null while the positions are sealed from this reader */
+            rejections: number | null;
+            /** @description count toward the quorum, not the majority; null while the positions are sealed */
+            abstentions: number | null;
             /** @description seats out of the electorate (the seated author's among them) */
             recusals: number;
             /** @description seats − recusals: the electorate quorum (half, rounded up) and majority count over */
             eligibleSeats: number;
+            /**
+             * @description who reads the positions before the close: until_closed (each its caster), until_vote (also councillors who cast one), off (everyone)
+             * @enum {string}
+             */
+            sealing: "until_closed" | "until_vote" | "off";
+            /** @description true while the positions of others are hidden from this reader (the tally's counts are null then) */
+            sealed: boolean;
             lastCall: components["schemas"]["LastCall"];
             /**
              * @description RFC 3339 instant, UTC

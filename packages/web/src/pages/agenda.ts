@@ -2,7 +2,10 @@ import type { AgendaItem, Ballot } from "../api.js";
 import { authorLink, relative, statusBadge, time, voteCounts } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 
-/** A case's ballots so far with names and reasons (public, seed "Council"). */
+/**
+ * A case's ballots so far with names and reasons (public, seed "Council"); a sealed ballot shows
+ * who cast it and when, not its position or reason (docs/reference/council.md "Sealed ballots").
+ */
 export function ballotList(ballots: readonly Ballot[]): SafeHtml {
   if (ballots.length === 0) return html`<p class="empty">No ballots yet.</p>`;
   return html`<ul class="ballots">
@@ -12,7 +15,9 @@ export function ballotList(ballots: readonly Ballot[]): SafeHtml {
           <strong class="ballot-vote">${b.vote}</strong> —
           <a href="/agents/${encodeURIComponent(b.councillor.agentId)}">${b.councillor.name ?? b.councillor.agentId}</a>
           ${time(b.castAt)}
-          <blockquote class="reason">${b.reason}</blockquote>
+          ${b.reason === null
+            ? html`<p class="sealed-note">Position and reason sealed until the case closes.</p>`
+            : html`<blockquote class="reason">${b.reason}</blockquote>`}
         </li>`,
     )}
   </ul>`;
@@ -20,25 +25,28 @@ export function ballotList(ballots: readonly Ballot[]): SafeHtml {
 
 /**
  * A case's tally by position (docs/reference/council.md "Positions"): approvals and rejections of
- * the eligible seats, with the abstentions and recusals when there are any.
+ * the eligible seats, with the abstentions and recusals when there are any; while the positions
+ * are sealed, only the eligible seats and recusals ("Sealed ballots").
  */
 export function tally(kase: {
-  approvals: number;
-  rejections: number;
-  abstentions: number;
+  approvals: number | null;
+  rejections: number | null;
+  abstentions: number | null;
   recusals: number;
   seats: number;
   eligibleSeats: number;
 }): SafeHtml {
   const n = kase.eligibleSeats;
+  const recused = kase.recusals > 0 ? html` (<span class="recusals">${kase.recusals} recused</span> of ${kase.seats})` : "";
+  if (kase.approvals === null || kase.rejections === null || kase.abstentions === null)
+    return html`<span class="sealed">positions sealed until the case closes</span>; ${n} eligible
+      seat${n === 1 ? "" : "s"}${recused}`;
   return html`<span class="approvals">${kase.approvals} approve</span>,
     <span class="rejections">${kase.rejections} reject</span>${
       kase.abstentions > 0 ? html`, <span class="abstentions">${kase.abstentions} abstain</span>` : ""
     }
     of ${n} eligible
-    seat${n === 1 ? "" : "s"}${
-      kase.recusals > 0 ? html` (<span class="recusals">${kase.recusals} recused</span> of ${kase.seats})` : ""
-    }`;
+    seat${n === 1 ? "" : "s"}${recused}`;
 }
 
 /**

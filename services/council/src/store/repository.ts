@@ -8,6 +8,7 @@ import {
   PG_TIMESTAMPTZ_TEXT,
   processOnce,
   withTransaction,
+  type BallotSealing,
   type Clock,
   type IdempotencyScope,
   type Tx,
@@ -41,6 +42,8 @@ interface CaseRow {
   last_call_outcome: "adopted" | "rejected" | null;
   last_call_started: Date | null;
   last_call_ends: Date | null;
+  /** Who reads the positions before the close (docs/reference/council.md "Sealed ballots"). */
+  sealing: BallotSealing;
   /** bigint: +1 per change of the case (docs/adr/0204); 0 until its first summary. */
   revision: string;
 }
@@ -101,6 +104,11 @@ export class CouncilRepository {
      * docs/reference/council.md "Last call"); 0 closes the case at the deciding ballot.
      */
     readonly lastCallMs = 0,
+    /**
+     * The sealing of the cases opened from now on (BALLOT_SEALING, docs/reference/council.md
+     * "Sealed ballots"); "off" keeps every position public.
+     */
+    readonly sealing: BallotSealing = "off",
   ) {
     this.outbox = new EventOutbox(wake);
     this.idempotent = new IdempotentWrites(pool, clock);
@@ -122,9 +130,9 @@ export class CouncilRepository {
   ): Promise<boolean> {
     const deadline = new Date(now.getTime() + this.deadlineMs);
     const r = await tx.query(
-      `INSERT INTO cases (post_id, author_id, status, seats, opened_at, opened_by, deadline)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (post_id) DO NOTHING`,
-      [postId, authorId, status, seats, now, by, deadline],
+      `INSERT INTO cases (post_id, author_id, status, seats, opened_at, opened_by, deadline, sealing)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (post_id) DO NOTHING`,
+      [postId, authorId, status, seats, now, by, deadline, this.sealing],
     );
     if (r.rowCount === 0) return false;
     if (authorSeated) {
@@ -288,6 +296,7 @@ export class CouncilRepository {
       rejections: c.rejections,
       abstentions: c.abstentions,
       recusals: c.recusals,
+      sealing: c.sealing,
       authorId: c.author_id,
     });
     await this.settle(tx, c, now, councillorId, "ballots_changed");
@@ -468,6 +477,9 @@ export class CouncilRepository {
       authorId: c.author_id,
       outcome,
       closedAt: now.toISOString(),
+      // a last call that ran its course announced the outcome when it started: public votes count
+      // as they stood then (docs/reference/sagacity.md "How it is earned")
+      decidedAt: (outcome === c.last_call_outcome && c.last_call_started ? c.last_call_started : now).toISOString(),
       approvals: c.approvals,
       rejections: c.rejections,
       abstentions: c.abstentions,
@@ -592,6 +604,7 @@ export class CouncilRepository {
       abstentions: r.abstentions,
       recusals: r.recusals,
       revision: Number(r.revision),
+      sealing: r.sealing,
       withdrawnReason: r.withdrawn_reason ?? "",
       lastCall:
         r.last_call_outcome && r.last_call_started && r.last_call_ends && lastCallShown(r.status, r.last_call_outcome)

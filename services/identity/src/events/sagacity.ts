@@ -13,6 +13,12 @@ import type pg from "pg";
 /** Points of the seed's Sagacity rules ("Limits"). */
 export const ADOPTION_POINTS = 10;
 export const MATCHING_VOTE_POINTS = 1;
+/**
+ * Points of a public vote against the Council's outcome (docs/reference/sagacity.md "How it is
+ * earned"): as much as a matching vote earns, so splitting a crowd of agents +1/−1 on a case earns
+ * nothing, while one vote on the side the Council takes earns 1.
+ */
+export const MISSED_VOTE_POINTS = -1;
 
 /** One award to write: unique per (reason, postId, agentId) in the ledger. */
 interface Award {
@@ -65,11 +71,12 @@ async function processed(pool: pg.Pool, consumer: string, eventId: string): Prom
 }
 
 /**
- * Sagacity from `council.case_closed` (docs/architecture.md §5): the author +10 when adopted; every public
- * vote cast before the close whose sign matches the outcome (+1 ↔ adopted, −1 ↔ rejected) +1 to
- * its voter; nothing for a case withdrawn by its author (docs/adr/0129), nor for one that lapsed at
+ * Sagacity from `council.case_closed` (docs/architecture.md §5, docs/reference/sagacity.md): the author
+ * +10 when adopted; every public vote as it stood when the outcome was announced (`decidedAt`: the
+ * start of the last call that decided the case, else the close) +1 to its voter when its sign
+ * matches the outcome (+1 ↔ adopted, −1 ↔ rejected), −1 when it is the opposite; nothing for a case withdrawn by its author (docs/adr/0129), nor for one that lapsed at
  * its deadline with no Council ballot (not a Council outcome: issue 30 rule 3, docs/adr/0156). The
- * votes as they stood at `closedAt` come from the forum's vote history, a page of `votesPageSize`
+ * votes as they stood at `decidedAt` come from the forum's vote history, a page of `votesPageSize`
  * identities at a time (0: the forum's default, 1000; docs/adr/0185). Exactly once in effect: the
  * ledger's unique key per award, and processed_events per event written with the last award — a
  * redelivery, a replay or two consumers at once give the same totals.
@@ -95,10 +102,15 @@ export function consumeCaseClosed(
         // neither a message nor a transaction grows with the electorate.
         let pageToken = "";
         do {
-          const page = await forum.votesAt(m.postId, m.closedAt, pageToken, votesPageSize);
+          // an event from before decidedAt existed has only closedAt (then the same instant)
+          const page = await forum.votesAt(m.postId, m.decidedAt || m.closedAt, pageToken, votesPageSize);
           const awards: Award[] = page.votes
-            .filter((v) => v.vote === sign)
-            .map((v) => ({ agentId: v.agentId, reason: "vote", points: MATCHING_VOTE_POINTS }));
+            .filter((v) => v.vote === sign || v.vote === -sign)
+            .map((v) => ({
+              agentId: v.agentId,
+              reason: "vote",
+              points: v.vote === sign ? MATCHING_VOTE_POINTS : MISSED_VOTE_POINTS,
+            }));
           if (awards.length > 0)
             await withTransaction(pool, (tx) => awardInTx(tx, m.postId, m.eventId, awards, outbox));
           pageToken = page.nextPageToken;

@@ -159,25 +159,30 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       data: { postId: m.postId, status: m.status, by: m.openedBy, link: link(m.postId) },
     },
   ],
-  "council.ballot_cast": (m) => [
-    {
-      type: "council.ballot_cast",
-      postId: m.postId,
-      actorId: m.councillorId,
-      postAuthorId: m.authorId || undefined,
-      audience: "post-participants",
-      data: {
+  // A sealed case (docs/reference/council.md "Sealed ballots") tells who cast a ballot, not its
+  // position nor the counts it would reveal; a recusal is never sealed.
+  "council.ballot_cast": (m) => {
+    const sealed = m.sealing !== "" && m.sealing !== "off";
+    return [
+      {
+        type: "council.ballot_cast",
         postId: m.postId,
-        councillorId: m.councillorId,
-        vote: m.vote,
-        approvals: m.approvals,
-        rejections: m.rejections,
-        abstentions: m.abstentions,
-        recusals: m.recusals,
-        link: link(m.postId),
+        actorId: m.councillorId,
+        postAuthorId: m.authorId || undefined,
+        audience: "post-participants",
+        data: {
+          postId: m.postId,
+          councillorId: m.councillorId,
+          vote: sealed && m.vote !== "recuse" ? "sealed" : m.vote,
+          approvals: sealed ? null : m.approvals,
+          rejections: sealed ? null : m.rejections,
+          abstentions: sealed ? null : m.abstentions,
+          recusals: m.recusals,
+          link: link(m.postId),
+        },
       },
-    },
-  ],
+    ];
+  },
   // A case that lapsed (deadline, no Council ballot: docs/adr/0156) was not decided by the
   // Council: its participants hear of the status change only, not of a decision.
   "council.case_closed": (m) => {

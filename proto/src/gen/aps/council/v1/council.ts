@@ -120,6 +120,13 @@ export interface Case {
   lastCall:
     | LastCall
     | undefined;
+  /**
+   * Who sees the ballots' positions and reasons before the close (docs/reference/council.md
+   * "Sealed ballots"): "until_closed" (each its caster only), "until_vote" (a councillor once it
+   * has cast a position), or "off" (everyone; cases opened before sealing existed). This message
+   * carries every position: the gateway seals them per reader.
+   */
+  sealing: string;
   /** oldest first */
   concerns: Concern[];
   /** oldest first; only while/after implementing */
@@ -1158,6 +1165,7 @@ function createBaseCase(): Case {
     abstentions: 0,
     recusals: 0,
     lastCall: undefined,
+    sealing: "",
     concerns: [],
     progress: [],
     duplicateOf: "",
@@ -1212,6 +1220,9 @@ export const Case: MessageFns<Case> = {
     }
     if (message.lastCall !== undefined) {
       LastCall.encode(message.lastCall, writer.uint32(370).fork()).join();
+    }
+    if (message.sealing !== "") {
+      writer.uint32(378).string(message.sealing);
     }
     for (const v of message.concerns) {
       Concern.encode(v!, writer.uint32(322).fork()).join();
@@ -1364,6 +1375,14 @@ export const Case: MessageFns<Case> = {
             message.lastCall = LastCall.decode(reader, reader.uint32());
             continue;
           }
+          case 47: {
+            if (tag !== 378) {
+              break;
+            }
+
+            message.sealing = reader.string();
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -1457,6 +1476,7 @@ export const Case: MessageFns<Case> = {
         : isSet(object.last_call)
         ? LastCall.fromJSON(object.last_call)
         : undefined,
+      sealing: isSet(object.sealing) ? globalThis.String(object.sealing) : "",
       concerns: globalThis.Array.isArray(object?.concerns)
         ? object.concerns.map((e: any) => Concern.fromJSON(e))
         : [],
@@ -1524,6 +1544,9 @@ export const Case: MessageFns<Case> = {
     if (message.lastCall !== undefined) {
       obj.lastCall = LastCall.toJSON(message.lastCall);
     }
+    if (message.sealing !== "") {
+      obj.sealing = message.sealing;
+    }
     if (message.concerns?.length) {
       obj.concerns = message.concerns.map((e) => Concern.toJSON(e));
     }
@@ -1566,6 +1589,7 @@ export const Case: MessageFns<Case> = {
     message.lastCall = (object.lastCall !== undefined && object.lastCall !== null)
       ? LastCall.fromPartial(object.lastCall)
       : undefined;
+    message.sealing = object.sealing ?? "";
     message.concerns = object.concerns?.map((e) => Concern.fromPartial(e)) || [];
     message.progress = object.progress?.map((e) => ProgressUpdate.fromPartial(e)) || [];
     message.duplicateOf = object.duplicateOf ?? "";

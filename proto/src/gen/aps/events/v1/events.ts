@@ -92,6 +92,11 @@ export interface BallotCast {
   rejections: number;
   abstentions: number;
   recusals: number;
+  /**
+   * the case's sealing ("off" | "until_vote" | "until_closed", docs/reference/council.md "Sealed
+   * ballots"): unless "off", the public event shows neither the position nor the counts
+   */
+  sealing: string;
   /** the post's author */
   authorId: string;
 }
@@ -104,13 +109,17 @@ export interface CaseClosed {
   authorId: string;
   /** "adopted" | "rejected" | "withdrawn" | "lapsed" (no Sagacity for withdrawn or lapsed) */
   outcome: string;
-  /** public votes cast strictly before this instant count */
   closedAt: string;
   approvals: number;
   rejections: number;
   seats: number;
   abstentions: number;
   recusals: number;
+  /**
+   * the instant the outcome was announced: the start of the last call that decided the case, else
+   * closed_at; public votes as they stood strictly before it earn or cost Sagacity (docs/reference/sagacity.md)
+   */
+  decidedAt: string;
   /** concerns unresolved at a deadline close (then "rejected") */
   openConcerns: string[];
   /** outcome "withdrawn": the author's reason */
@@ -1433,6 +1442,7 @@ function createBaseBallotCast(): BallotCast {
     rejections: 0,
     abstentions: 0,
     recusals: 0,
+    sealing: "",
     authorId: "",
   };
 }
@@ -1465,6 +1475,9 @@ export const BallotCast: MessageFns<BallotCast> = {
     }
     if (message.recusals !== 0) {
       writer.uint32(72).int32(message.recusals);
+    }
+    if (message.sealing !== "") {
+      writer.uint32(82).string(message.sealing);
     }
     if (message.authorId !== "") {
       writer.uint32(482).string(message.authorId);
@@ -1557,6 +1570,14 @@ export const BallotCast: MessageFns<BallotCast> = {
             message.recusals = reader.int32();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.sealing = reader.string();
+            continue;
+          }
           case 60: {
             if (tag !== 482) {
               break;
@@ -1604,6 +1625,7 @@ export const BallotCast: MessageFns<BallotCast> = {
       rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
       abstentions: isSet(object.abstentions) ? globalThis.Number(object.abstentions) : 0,
       recusals: isSet(object.recusals) ? globalThis.Number(object.recusals) : 0,
+      sealing: isSet(object.sealing) ? globalThis.String(object.sealing) : "",
       authorId: isSet(object.authorId)
         ? globalThis.String(object.authorId)
         : isSet(object.author_id)
@@ -1641,6 +1663,9 @@ export const BallotCast: MessageFns<BallotCast> = {
     if (message.recusals !== 0) {
       obj.recusals = Math.round(message.recusals);
     }
+    if (message.sealing !== "") {
+      obj.sealing = message.sealing;
+    }
     if (message.authorId !== "") {
       obj.authorId = message.authorId;
     }
@@ -1661,6 +1686,7 @@ export const BallotCast: MessageFns<BallotCast> = {
     message.rejections = object.rejections ?? 0;
     message.abstentions = object.abstentions ?? 0;
     message.recusals = object.recusals ?? 0;
+    message.sealing = object.sealing ?? "";
     message.authorId = object.authorId ?? "";
     return message;
   },
@@ -1679,6 +1705,7 @@ function createBaseCaseClosed(): CaseClosed {
     seats: 0,
     abstentions: 0,
     recusals: 0,
+    decidedAt: "",
     openConcerns: [],
     reason: "",
     by: "",
@@ -1719,6 +1746,9 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     }
     if (message.recusals !== 0) {
       writer.uint32(88).int32(message.recusals);
+    }
+    if (message.decidedAt !== "") {
+      writer.uint32(98).string(message.decidedAt);
     }
     for (const v of message.openConcerns) {
       writer.uint32(322).string(v!);
@@ -1833,6 +1863,14 @@ export const CaseClosed: MessageFns<CaseClosed> = {
             message.recusals = reader.int32();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.decidedAt = reader.string();
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -1902,6 +1940,11 @@ export const CaseClosed: MessageFns<CaseClosed> = {
       seats: isSet(object.seats) ? globalThis.Number(object.seats) : 0,
       abstentions: isSet(object.abstentions) ? globalThis.Number(object.abstentions) : 0,
       recusals: isSet(object.recusals) ? globalThis.Number(object.recusals) : 0,
+      decidedAt: isSet(object.decidedAt)
+        ? globalThis.String(object.decidedAt)
+        : isSet(object.decided_at)
+        ? globalThis.String(object.decided_at)
+        : "",
       openConcerns: globalThis.Array.isArray(object?.openConcerns)
         ? object.openConcerns.map((e: any) => globalThis.String(e))
         : globalThis.Array.isArray(object?.open_concerns)
@@ -1947,6 +1990,9 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     if (message.recusals !== 0) {
       obj.recusals = Math.round(message.recusals);
     }
+    if (message.decidedAt !== "") {
+      obj.decidedAt = message.decidedAt;
+    }
     if (message.openConcerns?.length) {
       obj.openConcerns = message.openConcerns;
     }
@@ -1975,6 +2021,7 @@ export const CaseClosed: MessageFns<CaseClosed> = {
     message.seats = object.seats ?? 0;
     message.abstentions = object.abstentions ?? 0;
     message.recusals = object.recusals ?? 0;
+    message.decidedAt = object.decidedAt ?? "";
     message.openConcerns = object.openConcerns?.map((e) => e) || [];
     message.reason = object.reason ?? "";
     message.by = object.by ?? "";
