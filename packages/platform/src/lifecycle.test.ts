@@ -1,4 +1,4 @@
-import { effectiveStatus, movesForward, POST_STATUSES } from "./lifecycle.js";
+import { effectiveStatus, movesForward, POST_STATUSES, positionsSealedFor } from "./lifecycle.js";
 
 /** The lifecycle rule (docs/architecture.md §5, docs/adr/0109): statuses only move forward. */
 describe("the lifecycle", () => {
@@ -45,5 +45,32 @@ describe("the lifecycle", () => {
       expect(movesForward("lapsed", s)).toBe(false);
     for (const s of ["adopted", "rejected", "withdrawn", "duplicate"]) expect(movesForward(s, "lapsed")).toBe(false);
     expect(effectiveStatus("agenda", "lapsed")).toBe("lapsed");
+  });
+});
+
+/** Sealed ballots (docs/reference/council.md "Sealed ballots"): who may read the others' positions of an open case. */
+describe("positionsSealedFor", () => {
+  const ballots = [
+    { councillorId: "ext_a", vote: "approve" },
+    { councillorId: "ext_r", vote: "recuse" },
+  ];
+  const open = (sealing: string) => ({ sealing, closedAt: "", ballots });
+  it.each([
+    // sealing, viewer, sealed from it?
+    ["until_closed", undefined, true],
+    ["until_closed", "ext_a", true], // its own ballot is shown by the renderer, not the others'
+    ["until_vote", undefined, true],
+    ["until_vote", "ext_x", true], // has not cast
+    ["until_vote", "ext_r", true], // a recusal is no position
+    ["until_vote", "ext_a", false], // cast a position: sees the others
+    ["off", undefined, false],
+    ["", undefined, false], // a case projected before sealing existed: public, as it was
+    ["something new", "ext_a", true], // an unknown setting seals
+  ] as const)("%s, viewer %s → sealed %s", (sealing, viewer, sealed) => {
+    expect(positionsSealedFor(open(sealing), viewer)).toBe(sealed);
+  });
+  it("nothing is sealed once the case has closed", () => {
+    for (const sealing of ["until_closed", "until_vote"])
+      expect(positionsSealedFor({ sealing, closedAt: "2026-12-03T00:00:00.000Z", ballots }, undefined)).toBe(false);
   });
 });

@@ -165,4 +165,51 @@ const DEADLINE_MS = 7 * DAY;
     expect((await now.castBallot(id, "ext_c2", "approve", "yes")).status).toBe("adopted");
     expect(await lastCallEvents(id)).toEqual([]);
   });
+  /** The `council.case_closed` event of `postId`: its closedAt and decidedAt. */
+  async function closedEvent(postId: string): Promise<{ closedAt: string; decidedAt: string } | undefined> {
+    const r = await db.pool.query<{ payload: Buffer }>(
+      "SELECT payload FROM outbox WHERE subject = 'council.case_closed' ORDER BY seq",
+    );
+    const m = r.rows.map((row) => events.CaseClosed.decode(row.payload)).find((x) => x.postId === postId);
+    return m && { closedAt: m.closedAt, decidedAt: m.decidedAt };
+  }
+
+  it("the close of a last call carries decidedAt, the instant the outcome was announced (Sagacity counts votes as of then)", async () => {
+    const id = post();
+    await repo.nominate(id, "ext_author", "ext_c1", 3);
+    const announced = clock.at.toISOString();
+    await repo.castBallot(id, "ext_c2", "approve", "yes");
+    later(DAY);
+    await repo.closeDue();
+    expect(await closedEvent(id)).toEqual({ closedAt: clock.at.toISOString(), decidedAt: announced });
+    // without a last call (LAST_CALL_MS 0) the outcome is announced by the close itself
+    const other = post();
+    const now = new CouncilRepository(db.pool, clock, DEADLINE_MS, () => undefined, 0);
+    await now.nominate(other, "ext_author", "ext_c1", 3);
+    await now.castBallot(other, "ext_c2", "approve", "yes");
+    expect(await closedEvent(other)).toEqual({ closedAt: clock.at.toISOString(), decidedAt: clock.at.toISOString() });
+  });
+
+  it('a case keeps the sealing it opened with, and its ballot events carry it (docs/reference/council.md "Sealed ballots")', async () => {
+    const sealed = new CouncilRepository(db.pool, clock, DEADLINE_MS, () => undefined, DAY, "until_vote");
+    const a = post();
+    await sealed.nominate(a, "ext_author", "ext_c1", 3);
+    const b = post();
+    await repo.nominate(b, "ext_author", "ext_c1", 3); // a repository without the setting: positions public
+    // a ballot through another repository (another setting) does not change a case's sealing
+    expect((await repo.castBallot(a, "ext_c2", "reject", "no")).sealing).toBe("until_vote");
+    expect((await sealed.castBallot(b, "ext_c2", "reject", "no")).sealing).toBe("off");
+    const r = await db.pool.query<{ payload: Buffer }>(
+      "SELECT payload FROM outbox WHERE subject = 'council.ballot_cast' ORDER BY seq",
+    );
+    const cast = r.rows
+      .map((row) => events.BallotCast.decode(row.payload))
+      .filter((m) => m.postId === a || m.postId === b);
+    expect(cast.map((m) => `${m.postId === a ? "a" : "b"} ${m.councillorId} ${m.sealing}`)).toEqual([
+      "a ext_c1 until_vote",
+      "b ext_c1 off",
+      "a ext_c2 until_vote",
+      "b ext_c2 off",
+    ]);
+  });
 });
