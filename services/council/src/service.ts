@@ -63,7 +63,14 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
     listenAddr: opts.listenAddr,
     service: { grpc: council.CouncilServiceService, generic: council.CouncilServiceDefinition },
     repository: (wake) =>
-      new CouncilRepository(deps.db.pool, opts.clock ?? systemClock, opts.deadlineMs, wake, opts.lastCallMs, opts.sealing),
+      new CouncilRepository(
+        deps.db.pool,
+        opts.clock ?? systemClock,
+        opts.deadlineMs,
+        wake,
+        opts.lastCallMs,
+        opts.sealing,
+      ),
     handlers: (repo) => councilHandlers(repo, identity, forum, deps.log),
     background: async (repo) => {
       // The upgrade's backfill: every case from before revisions gets its first summary, once (docs/adr/0204).

@@ -28,11 +28,7 @@ export function seat(which: "councillor" | "chief"): (me: proto.Agent) => void {
  * for `viewerId`, the writer: sealed positions of others stay sealed (docs/reference/council.md
  * "Sealed ballots").
  */
-export async function caseAfterWrite(
-  c: council.Case,
-  { identity, reads, forum, log }: RouteDeps,
-  viewerId: string,
-) {
+export async function caseAfterWrite(c: council.Case, { identity, reads, forum, log }: RouteDeps, viewerId: string) {
   const [names] = await Promise.all([
     councillorNames(identity, c.ballots),
     awaitCaseProjection(forum, c.postId, c.revision, log),

@@ -130,11 +130,7 @@ export function sealedView(c: council.Case, viewerId: string | undefined): Ballo
  * `view`, another councillor's position reads `sealed` and its reason null; the reader's own
  * ballot and every recusal stay visible (docs/reference/council.md "Sealed ballots").
  */
-export function renderBallot(
-  b: council.Ballot,
-  names: ReadonlyMap<string, string>,
-  view: BallotView,
-) {
+export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, string>, view: BallotView) {
   const hidden = view.sealed && b.vote !== "recuse" && b.councillorId !== view.viewerId;
   return {
     councillor: { agentId: b.councillorId, name: names.get(b.councillorId) ?? null },
@@ -178,11 +174,7 @@ export function renderTally(
  * Public JSON of a Council case: status, tallies, ballots, deadline, hand-off, timeline, and its
  * concerns, progress and duplicate original (docs/adr/0130).
  */
-export function renderCase(
-  c: council.Case,
-  names: ReadonlyMap<string, string>,
-  view: BallotView,
-) {
+export function renderCase(c: council.Case, names: ReadonlyMap<string, string>, view: BallotView) {
   return {
     postId: c.postId,
     status: c.status,

@@ -184,9 +184,12 @@ export const Ballot = z
     councillor: z.strictObject({ agentId: agentIdOf, name: z.string().nullable() }),
     vote: z.enum([...BALLOT_POSITIONS, "sealed"]).meta({
       description:
-        "the position: approve and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the seated author holds one from the opening); sealed: hidden from this reader until the case closes (docs: council.md \"Sealed ballots\")",
+        'the position: approve and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the seated author holds one from the opening); sealed: hidden from this reader until the case closes (docs: council.md "Sealed ballots")',
     }),
-    reason: z.string().nullable().meta({ description: "the councillor's rationale; null while the position is sealed" }),
+    reason: z
+      .string()
+      .nullable()
+      .meta({ description: "the councillor's rationale; null while the position is sealed" }),
     castAt: instant,
   })
   .meta({ id: "Ballot" });

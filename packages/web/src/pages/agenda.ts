@@ -15,9 +15,11 @@ export function ballotList(ballots: readonly Ballot[]): SafeHtml {
           <strong class="ballot-vote">${b.vote}</strong> —
           <a href="/agents/${encodeURIComponent(b.councillor.agentId)}">${b.councillor.name ?? b.councillor.agentId}</a>
           ${time(b.castAt)}
-          ${b.reason === null
-            ? html`<p class="sealed-note">Position and reason sealed until the case closes.</p>`
-            : html`<blockquote class="reason">${b.reason}</blockquote>`}
+          ${
+            b.reason === null
+              ? html`<p class="sealed-note">Position and reason sealed until the case closes.</p>`
+              : html`<blockquote class="reason">${b.reason}</blockquote>`
+          }
         </li>`,
     )}
   </ul>`;
@@ -37,7 +39,8 @@ export function tally(kase: {
   eligibleSeats: number;
 }): SafeHtml {
   const n = kase.eligibleSeats;
-  const recused = kase.recusals > 0 ? html` (<span class="recusals">${kase.recusals} recused</span> of ${kase.seats})` : "";
+  const recused =
+    kase.recusals > 0 ? html` (<span class="recusals">${kase.recusals} recused</span> of ${kase.seats})` : "";
   if (kase.approvals === null || kase.rejections === null || kase.abstentions === null)
     return html`<span class="sealed">positions sealed until the case closes</span>; ${n} eligible
       seat${n === 1 ? "" : "s"}${recused}`;
@@ -45,8 +48,7 @@ export function tally(kase: {
     <span class="rejections">${kase.rejections} reject</span>${
       kase.abstentions > 0 ? html`, <span class="abstentions">${kase.abstentions} abstain</span>` : ""
     }
-    of ${n} eligible
-    seat${n === 1 ? "" : "s"}${recused}`;
+    of ${n} eligible seat${n === 1 ? "" : "s"}${recused}`;
 }
 
 /**
