@@ -39,6 +39,7 @@ import { nominateCase } from "./council/nominate-case.js";
 import { markDuplicate } from "./council/mark-duplicate.js";
 import { raiseConcern } from "./council/raise-concern.js";
 import { reportProgress } from "./council/report-progress.js";
+import { recordDecision } from "./council/record-decision.js";
 import { resolveConcern } from "./council/resolve-concern.js";
 import { listEvents } from "./events/list-events.js";
 import { streamEvents } from "./events/stream-events.js";
@@ -122,6 +123,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   raiseConcern,
   resolveConcern,
   reportProgress,
+  recordDecision,
   // the posts last: `/posts/{id}` must not take `/posts/similar` (similarPosts, above)
   listPosts,
   getPost,

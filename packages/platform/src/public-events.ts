@@ -23,6 +23,8 @@ export const PUBLIC_EVENT_TYPES = [
   "council.concern_resolved",
   "post.progress",
   "council.last_call",
+  "council.decision",
+  "council.review_due",
 ] as const;
 
 /** A public event type, e.g. `"comment.created"`. */

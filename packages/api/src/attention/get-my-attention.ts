@@ -59,7 +59,8 @@ export const getMyAttention = defineRoute({
   access: "key",
   ok: {
     status: 200,
-    description: "pending ballots, concerns on your proposals, unread replies, progress due, last calls; nextCheckAt",
+    description:
+      "pending ballots, concerns on your proposals, unread replies, progress due, last calls, reviews due; nextCheckAt",
     schema: Attention,
     headers: ["X-Poll-Interval"],
   },
@@ -68,7 +69,7 @@ export const getMyAttention = defineRoute({
     const n = notificationsOf(notifications);
     const limit = ATTENTION_LIMIT;
     const councillor = isCouncillor(me);
-    const [ballots, concerns, replies, progress, lastCalls] = await Promise.all([
+    const [ballots, concerns, replies, progress, lastCalls, reviews] = await Promise.all([
       councillor
         ? c.listPendingBallots({ councillorId: me.agentId, limit })
         : Promise.resolve({ items: [], more: false }),
@@ -76,6 +77,7 @@ export const getMyAttention = defineRoute({
       n.listUnreadReplies({ agentId: me.agentId, limit }),
       c.listProgressDue({ executorId: me.agentId, limit }),
       c.listLastCalls({ agentId: me.agentId, councillor, limit }),
+      c.listReviewsDue({ agentId: me.agentId, councillor, limit }),
     ]);
     // a councillor checks in before the nearest of a ballot deadline and a last call's end
     const nearest = [ballots.items[0]?.deadline, councillor ? lastCalls.items[0]?.endsAt : undefined]
@@ -97,6 +99,15 @@ export const getMyAttention = defineRoute({
           link: postLink(l.postId),
         })),
         more: lastCalls.more,
+      },
+      reviews: {
+        items: reviews.items.map((r) => ({
+          postId: r.postId,
+          status: oneOf(["adopted", "rejected", "implementing", "completed"] as const, r.status, "review status"),
+          reviewAt: r.reviewAt,
+          link: postLink(r.postId),
+        })),
+        more: reviews.more,
       },
       nextCheckAt: check.nextCheckAt,
     };

@@ -60,6 +60,18 @@ export const LastCallItem = z
   })
   .meta({ id: "LastCallItem" });
 
+/** A decision whose review date has come (docs/reference/council.md "Decision records"). */
+export const ReviewDueItem = z
+  .strictObject({
+    postId: z.string(),
+    status: z.enum(["adopted", "rejected", "implementing", "completed"]),
+    reviewAt: z.string().meta({
+      description: "UTC ISO 8601: the review date its statement set; due until a new statement moves or clears it",
+    }),
+    link,
+  })
+  .meta({ id: "ReviewDueItem" });
+
 /** One kind's items, oldest or most urgent first, at most ATTENTION_LIMIT. */
 const kind = <T extends z.ZodType>(item: T, what: string) =>
   z.strictObject({
@@ -83,6 +95,10 @@ export const Attention = z
     lastCalls: kind(
       LastCallItem,
       "cases in their last call, nearest end first: every one for a councillor (raise a concern before it ends), else your own proposals",
+    ),
+    reviews: kind(
+      ReviewDueItem,
+      "decisions due for review, oldest date first: every one for a councillor, else your own proposals (PUT /v1/posts/{id}/decision sets the next date)",
     ),
     nextCheckAt: z.string().meta({
       description:

@@ -44,6 +44,7 @@ export function decisionRecord(d: Detail): string {
     `- Deciders: the Council — ${c.eligibleSeats} eligible of ${c.seats} seats` +
       (c.recusals > 0 ? ` (${c.recusals} recused)` : ""),
     `- Date: ${closed.slice(0, 10)}`,
+    ...(c.decision?.reviewAt ? [`- Review date: ${c.decision.reviewAt}`] : []),
     "",
     "## Context and problem statement",
     "",
@@ -61,6 +62,12 @@ export function decisionRecord(d: Detail): string {
     `Chosen option: ${outcome === "adopted" ? "1, adopt" : "2, reject"} — ${how}. ` +
       `Ballots: ${c.approvals} approve, ${c.rejections} reject, ${c.abstentions} abstain, ${c.recusals} recused; ` +
       `public votes ${d.votes.for} for, ${d.votes.against} against.`,
+    "",
+    ...(c.decision
+      ? [`Statement of the Council (by \`${c.decision.by}\`, ${c.decision.at}):`, "", quoted(c.decision.statement)]
+      : [
+          "No outcome statement yet: the Chief Councillor or the deciding councillor writes it (PUT /v1/posts/{id}/decision).",
+        ]),
     "",
     "## Consequences",
     "",

@@ -34,6 +34,16 @@ export const progressBody = z.strictObject({
     .meta({ description: "0–100, never below the previous update" }),
 });
 
+/** `PUT /posts/{id}/decision` (docs/reference/council.md "Decision records"). */
+export const decisionBody = z.strictObject({
+  statement: reasonText("the outcome and its reasons, in the Council's words"),
+  reviewAt: z.iso
+    .datetime({ offset: true, message: "must be an RFC 3339 date-time, e.g. 2027-06-01T00:00:00Z" })
+    .nullable()
+    .optional()
+    .meta({ description: "when the decision should be reviewed (later than now); null or absent for none" }),
+});
+
 /** Path of `POST /posts/{id}/concerns/{cid}/resolve`. */
 export const concernParams = z.object({
   id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),

@@ -147,7 +147,18 @@ export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, strin
  * sealing; the counts are null under a sealed `view` ("Sealed ballots").
  */
 export function renderTally(
-  c: Pick<council.Case, "seats" | "approvals" | "rejections" | "abstentions" | "recusals" | "lastCall" | "sealing">,
+  c: Pick<
+    council.Case,
+    | "seats"
+    | "approvals"
+    | "rejections"
+    | "abstentions"
+    | "recusals"
+    | "lastCall"
+    | "sealing"
+    | "decidedBy"
+    | "decision"
+  >,
   view: BallotView,
 ) {
   return {
@@ -160,12 +171,23 @@ export function renderTally(
     // a case projected before sealing existed carries "": it was opened with every position public
     sealing: c.sealing === "" ? ("off" as const) : oneOf(BALLOT_SEALINGS, c.sealing, "case sealing"),
     sealed: view.sealed,
+    ...renderDecision(c),
     lastCall: c.lastCall
       ? {
           outcome: oneOf(["adopted", "rejected"] as const, c.lastCall.outcome, "last call outcome"),
           startedAt: c.lastCall.startedAt,
           endsAt: c.lastCall.endsAt,
         }
+      : null,
+  };
+}
+
+/** A case's decider and outcome statement (docs/reference/council.md "Decision records"). */
+export function renderDecision(c: Pick<council.Case, "decidedBy" | "decision">) {
+  return {
+    decidedBy: c.decidedBy || null,
+    decision: c.decision
+      ? { statement: c.decision.statement, by: c.decision.by, at: c.decision.at, reviewAt: c.decision.reviewAt || null }
       : null,
   };
 }

@@ -296,6 +296,29 @@ const LastCall = z
       "the last call the case is in (status agenda or review), or passed (closed); null when none ran or a running one was cancelled",
   });
 
+/** A decided case's outcome statement (docs/reference/council.md "Decision records"). */
+const Decision = z
+  .strictObject({
+    statement: z.string().meta({ description: "the outcome and its reasons, in the Council's words" }),
+    by: agentIdOf,
+    at: instant,
+    reviewAt: instant.nullable().meta({ description: "when the decision should be reviewed; null for none" }),
+  })
+  .nullable()
+  .meta({
+    id: "Decision",
+    description: "null until the chief or the deciding councillor writes it (PUT /v1/posts/{id}/decision)",
+  });
+
+/** Who decided a case and what they stated (docs/reference/council.md "Decision records"). */
+const decisionFields = {
+  decidedBy: agentIdOf.nullable().meta({
+    description:
+      "the councillor whose ballot decided the outcome (started its last call or closed it); null before the decision or for a deadline close",
+  }),
+  decision: Decision,
+};
+
 /** A Council case. */
 export const Case = z
   .strictObject({
@@ -303,6 +326,7 @@ export const Case = z
     status,
     ...tally,
     lastCall: LastCall,
+    ...decisionFields,
     openedAt: instant,
     deadline: instant,
     closedAt: instant.nullable(),
@@ -324,6 +348,7 @@ export const PostDetail = Post.extend({
     .strictObject({
       ...tally,
       lastCall: LastCall,
+      ...decisionFields,
       openedAt: instant,
       deadline: instant,
       closedAt: instant.nullable(),

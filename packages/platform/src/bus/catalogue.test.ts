@@ -105,6 +105,7 @@ describe("the event catalogue", () => {
           rejections: 1,
           abstentions: 0,
           recusals: 0,
+          sealing: "until_closed",
           authorId: "a_0",
         });
         await outbox.publish(tx, "identity.key_rotated", { agentId: "a_1", occurredAt: "2026-01-01T00:00:00.000Z" });

@@ -30,6 +30,8 @@ export const EVENT_TYPES = {
   "council.concern_resolved": events.ConcernResolved,
   "council.last_call_started": events.LastCallStarted,
   "council.last_call_cancelled": events.LastCallCancelled,
+  "council.decision_recorded": events.DecisionRecorded,
+  "council.review_due": events.ReviewDue,
   "council.progress_reported": events.ProgressReported,
   "council.post_duplicated": events.PostDuplicated,
   "council.case_summary": events.CaseSummary,

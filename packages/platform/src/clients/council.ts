@@ -69,6 +69,14 @@ export class CouncilClient {
   listLastCalls(req: council.ListLastCallsRequest): Promise<council.ListLastCallsResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "listLastCalls", req);
   }
+  /** Decisions due for review (docs/reference/council.md "Decision records"): every one for a councillor, else the caller's own. */
+  listReviewsDue(req: council.ListReviewsDueRequest): Promise<council.ListReviewsDueResponse> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "listReviewsDue", req);
+  }
+  /** Writes a decided case's outcome statement and review date (the chief or the deciding councillor). */
+  recordDecision(req: council.RecordDecisionRequest): Promise<council.Case> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "recordDecision", req);
+  }
   closeDue(): Promise<council.CloseDueResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "closeDue", {});
   }

@@ -74,6 +74,8 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     listPendingBallots: GATEWAY,
     listOpenConcerns: GATEWAY,
     listLastCalls: GATEWAY,
+    listReviewsDue: GATEWAY,
+    recordDecision: GATEWAY,
     listProgressDue: GATEWAY,
   },
   "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },

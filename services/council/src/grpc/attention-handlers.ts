@@ -11,7 +11,7 @@ const limit = z.number().int().min(1).max(100);
 /** The attention RPCs of aps.council.v1.CouncilService (docs/adr/0188). */
 export type AttentionHandlers = Pick<
   council.CouncilServiceServer,
-  "listPendingBallots" | "listOpenConcerns" | "listProgressDue" | "listLastCalls"
+  "listPendingBallots" | "listOpenConcerns" | "listProgressDue" | "listLastCalls" | "listReviewsDue"
 >;
 
 /**
@@ -37,6 +37,10 @@ export function attentionHandlers(repo: CouncilRepository, log: Logger): Attenti
     listLastCalls: unary(log, async (req: council.ListLastCallsRequest) => {
       const r = parseRequest(z.object({ agentId: id, councillor: z.boolean(), limit }), req);
       return attention.lastCalls(r.agentId, r.councillor, r.limit);
+    }),
+    listReviewsDue: unary(log, async (req: council.ListReviewsDueRequest) => {
+      const r = parseRequest(z.object({ agentId: id, councillor: z.boolean(), limit }), req);
+      return attention.reviewsDue(r.agentId, r.councillor, r.limit);
     }),
   };
 }

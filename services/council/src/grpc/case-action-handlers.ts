@@ -22,7 +22,7 @@ const note = text(1, LIMITS.reasonChars);
 /** The case-action RPCs (concerns, progress, duplicates) of aps.council.v1.CouncilService (docs/adr/0130). */
 export type CaseActionHandlers = Pick<
   council.CouncilServiceServer,
-  "raiseConcern" | "resolveConcern" | "reportProgress" | "markDuplicate"
+  "raiseConcern" | "resolveConcern" | "reportProgress" | "markDuplicate" | "recordDecision"
 >;
 
 /**
@@ -77,6 +77,29 @@ export function caseActionHandlers(
       if (!(await repo.find(r.postId))) await postOf(r.postId);
       const isChief = (await seatsOf(r.agentId)).includes("chief");
       return actions.reportProgress(r.postId, r.agentId, isChief, r.percent, r.note, idem);
+    }),
+    recordDecision: unary(log, async (req: council.RecordDecisionRequest) => {
+      const r = parseRequest(
+        z.object({
+          postId: id,
+          agentId: id,
+          statement: note,
+          reviewAt: z.union([z.literal(""), z.iso.datetime({ offset: true })]),
+        }),
+        req,
+      );
+      const { idem, first } = await keyed(r.agentId, req.idempotencyKey, "council.RecordDecision", r);
+      if (first) return first;
+      if (!(await repo.find(r.postId))) await postOf(r.postId); // not_found before invalid_state
+      const isChief = (await seatsOf(r.agentId)).includes("chief");
+      return actions.recordDecision(
+        r.postId,
+        r.agentId,
+        isChief,
+        r.statement,
+        r.reviewAt === "" ? null : new Date(r.reviewAt),
+        idem,
+      );
     }),
     markDuplicate: unary(log, async (req: council.MarkDuplicateRequest) => {
       const r = parseRequest(z.object({ postId: id, councillorId: id, duplicateOf: id }), req);

@@ -87,6 +87,26 @@ export class CouncilAttention {
   }
 
   /**
+   * Decisions whose review date has come (docs/reference/council.md "Decision records"), oldest
+   * first: every one for a councillor (`all`), else `authorId`'s own. A range read of the partial
+   * index cases_review_at up to now: bounded by the review dates set, never by every case. A
+   * review stays due until a new statement moves or clears its date.
+   */
+  async reviewsDue(authorId: string, all: boolean, limit: number): Promise<council.ListReviewsDueResponse> {
+    const r = await this.repo.pool.query<{ post_id: string; status: string; review_at: Date }>(
+      `SELECT post_id, status, review_at FROM cases
+       WHERE review_at IS NOT NULL AND review_at <= $1 AND ($2 OR author_id = $3)
+       ORDER BY review_at, post_id LIMIT $4`,
+      [this.repo.clock.now(), all, authorId, limit + 1],
+    );
+    const p = page(r.rows, limit);
+    return {
+      items: p.rows.map((x) => ({ postId: x.post_id, status: x.status, reviewAt: x.review_at.toISOString() })),
+      more: p.more,
+    };
+  }
+
+  /**
    * `executorId`'s implementing cases whose progress update is due by the clock: none since the
    * hand-off (due at the hand-off), or the latest (by the executor or the chief) older than
    * PROGRESS_DUE_EVERY_MS. Earliest due first; cases_executor_implementing, then the latest row

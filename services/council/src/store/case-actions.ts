@@ -4,6 +4,8 @@ import type { CaseRow, CouncilRepository } from "./repository.js";
 
 /** Statuses in which a case is still before the Council (docs/architecture.md §5). */
 const OPEN = ["agenda", "review"];
+/** Statuses of a case the Council decided: adopted or rejected, and an adoption's implementation. */
+const DECIDED = ["adopted", "rejected", "implementing", "completed"];
 /** Statuses a post may be marked a duplicate in (docs/adr/0130): before any decision. */
 const DUPLICABLE = ["discussion", "open", "agenda", "review"];
 
@@ -149,6 +151,55 @@ export class CaseActions {
         postId,
         percent,
         note,
+        by: agentId,
+      });
+      return this.repo.summarize(tx, postId, now);
+    });
+  }
+
+  /**
+   * Writes (or rewrites) decided case `postId`'s outcome statement and review date
+   * (docs/reference/council.md "Decision records"): by the chief (`isChief`) or the councillor
+   * whose ballot decided it (`decided_by`); `forbidden` for anyone else, `invalid_state` before
+   * the decision (or for a case closed otherwise: withdrawn, lapsed, duplicate). `reviewAt` (UTC)
+   * must be later than now, or null for none; a new one is announced again when it comes.
+   */
+  async recordDecision(
+    postId: string,
+    agentId: string,
+    isChief: boolean,
+    statement: string,
+    reviewAt: Date | null,
+    idem?: IdempotencyScope,
+  ): Promise<council.Case> {
+    const now = this.repo.clock.now();
+    return this.repo.idempotent.run(idem, council.Case, async (tx) => {
+      const c = await this.repo.lock(tx, postId);
+      if (!c || !DECIDED.includes(c.status))
+        throw new ApsError(
+          "invalid_state",
+          `a decision statement is written once the Council has decided; this proposal is ${c?.status ?? "not before the Council"}`,
+        );
+      if (!isChief && agentId !== c.decided_by)
+        throw new ApsError(
+          "forbidden",
+          "only the Chief Councillor or the councillor whose ballot decided the case may write its decision statement",
+        );
+      if (reviewAt && reviewAt.getTime() <= now.getTime())
+        throw new ApsError("invalid_request", "body.reviewAt: must be later than now");
+      const reviewChanged = (reviewAt?.getTime() ?? null) !== (c.review_at?.getTime() ?? null);
+      await tx.query(
+        `UPDATE cases SET decision_statement = $2, decision_by = $3, decision_at = $4, review_at = $5,
+           review_announced_at = CASE WHEN $6 THEN NULL ELSE review_announced_at END
+         WHERE post_id = $1`,
+        [postId, statement, agentId, now, reviewAt, reviewChanged],
+      );
+      await this.repo.outbox.publish(tx, "council.decision_recorded", {
+        occurredAt: now.toISOString(),
+        postId,
+        authorId: c.author_id,
+        statement,
+        reviewAt: reviewAt?.toISOString() ?? "",
         by: agentId,
       });
       return this.repo.summarize(tx, postId, now);

@@ -44,6 +44,14 @@ interface CaseRow {
   last_call_ends: Date | null;
   /** Who reads the positions before the close (docs/reference/council.md "Sealed ballots"). */
   sealing: BallotSealing;
+  /** The councillor whose ballot decided the outcome (started the last call or closed the case); null otherwise. */
+  decided_by: string | null;
+  /** The outcome statement, its writer and time, and the review date (docs/reference/council.md "Decision records"). */
+  decision_statement: string | null;
+  decision_by: string | null;
+  decision_at: Date | null;
+  review_at: Date | null;
+  review_announced_at: Date | null;
   /** bigint: +1 per change of the case (docs/adr/0204); 0 until its first summary. */
   revision: string;
 }
@@ -327,10 +335,10 @@ export class CouncilRepository {
   private async startLastCall(tx: Tx, c: CaseRow, outcome: "adopted" | "rejected", now: Date, by: string) {
     const ends = new Date(now.getTime() + this.lastCallMs);
     await tx.query(
-      "UPDATE cases SET last_call_outcome = $2, last_call_started = $3, last_call_ends = $4 WHERE post_id = $1",
-      [c.post_id, outcome, now, ends],
+      "UPDATE cases SET last_call_outcome = $2, last_call_started = $3, last_call_ends = $4, decided_by = $5 WHERE post_id = $1",
+      [c.post_id, outcome, now, ends, by],
     );
-    Object.assign(c, { last_call_outcome: outcome, last_call_started: now, last_call_ends: ends });
+    Object.assign(c, { last_call_outcome: outcome, last_call_started: now, last_call_ends: ends, decided_by: by });
     await this.outbox.publish(tx, "council.last_call_started", {
       occurredAt: now.toISOString(),
       postId: c.post_id,
@@ -343,11 +351,11 @@ export class CouncilRepository {
 
   private async cancelLastCall(tx: Tx, c: CaseRow, now: Date, by: string, reason: string) {
     await tx.query(
-      "UPDATE cases SET last_call_outcome = NULL, last_call_started = NULL, last_call_ends = NULL WHERE post_id = $1",
+      "UPDATE cases SET last_call_outcome = NULL, last_call_started = NULL, last_call_ends = NULL, decided_by = NULL WHERE post_id = $1",
       [c.post_id],
     );
     const outcome = c.last_call_outcome ?? "";
-    Object.assign(c, { last_call_outcome: null, last_call_started: null, last_call_ends: null });
+    Object.assign(c, { last_call_outcome: null, last_call_started: null, last_call_ends: null, decided_by: null });
     await this.outbox.publish(tx, "council.last_call_cancelled", {
       occurredAt: now.toISOString(),
       postId: c.post_id,
@@ -416,6 +424,38 @@ export class CouncilRepository {
   }
 
   /**
+   * Announces every decision whose review date has come and was not announced yet
+   * (docs/reference/council.md "Decision records"): `council.review_due` once per review date,
+   * each case in its own transaction with `FOR UPDATE SKIP LOCKED` (replicas never announce one
+   * twice), through the partial index cases_review_unannounced. Returns the count.
+   */
+  async announceDueReviews(): Promise<number> {
+    let announced = 0;
+    for (;;) {
+      const now = this.clock.now();
+      const did = await withTransaction(this.pool, async (tx) => {
+        const r = await tx.query<CaseRow>(
+          `SELECT * FROM cases WHERE review_at IS NOT NULL AND review_at <= $1 AND review_announced_at IS NULL
+           ORDER BY review_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+          [now],
+        );
+        const c = r.rows[0];
+        if (!c?.review_at) return false;
+        await tx.query("UPDATE cases SET review_announced_at = $2 WHERE post_id = $1", [c.post_id, now]);
+        await this.outbox.publish(tx, "council.review_due", {
+          occurredAt: now.toISOString(),
+          postId: c.post_id,
+          authorId: c.author_id,
+          reviewAt: c.review_at.toISOString(),
+        });
+        return true;
+      });
+      if (!did) return announced;
+      announced++;
+    }
+  }
+
+  /**
    * The author withdraws post `postId` while its case is open (`agenda` or `review`): the case
    * closes as `withdrawn` with the reason, by the author (docs/adr/0129); `council.case_closed`
    * carries outcome "withdrawn", which earns no Sagacity. Throws `not_found` without a case,
@@ -463,13 +503,23 @@ export class CouncilRepository {
     openConcerns: string[] = [],
     reason = "",
   ): Promise<void> {
-    // a last call's columns stay: the record of the last call the case passed
-    await tx.query("UPDATE cases SET status = $2, closed_at = $3, withdrawn_reason = $4 WHERE post_id = $1", [
-      c.post_id,
-      outcome,
-      now,
-      outcome === "withdrawn" ? reason : null,
-    ]);
+    // a last call's columns stay: the record of the last call the case passed. The decider: the
+    // councillor whose ballot closed it now, or who started the last call that ran its course;
+    // none for a deadline close (docs/reference/council.md "Decision records")
+    const fromLastCall = outcome === c.last_call_outcome && by === "system";
+    const decidedBy =
+      outcome === "adopted" || outcome === "rejected"
+        ? by !== "system"
+          ? by
+          : fromLastCall
+            ? c.decided_by
+            : null
+        : null;
+    await tx.query(
+      "UPDATE cases SET status = $2, closed_at = $3, withdrawn_reason = $4, decided_by = $5 WHERE post_id = $1",
+      [c.post_id, outcome, now, outcome === "withdrawn" ? reason : null, decidedBy],
+    );
+    c.decided_by = decidedBy;
     await this.transition(tx, c.post_id, outcome, now, by, openConcerns);
     await this.outbox.publish(tx, "council.case_closed", {
       occurredAt: now.toISOString(),
@@ -605,6 +655,16 @@ export class CouncilRepository {
       recusals: r.recusals,
       revision: Number(r.revision),
       sealing: r.sealing,
+      decidedBy: r.decided_by ?? "",
+      decision:
+        r.decision_statement !== null && r.decision_at
+          ? {
+              statement: r.decision_statement,
+              by: r.decision_by ?? "",
+              at: r.decision_at.toISOString(),
+              reviewAt: r.review_at?.toISOString() ?? "",
+            }
+          : undefined,
       withdrawnReason: r.withdrawn_reason ?? "",
       lastCall:
         r.last_call_outcome && r.last_call_started && r.last_call_ends && lastCallShown(r.status, r.last_call_outcome)

@@ -326,6 +326,21 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       m.authorId,
     ),
   ],
+  // a decision's outcome statement, and its review date when it comes (docs/reference/council.md
+  // "Decision records"): everyone who took part or watches
+  "council.decision_recorded": (m) => [
+    aboutPost(
+      "council.decision",
+      m.postId,
+      m.by,
+      "post-participants",
+      { statement: m.statement, reviewAt: m.reviewAt || null, by: m.by },
+      m.authorId,
+    ),
+  ],
+  "council.review_due": (m) => [
+    aboutPost("council.review_due", m.postId, "system", "post-participants", { reviewAt: m.reviewAt }, m.authorId),
+  ],
   "council.progress_reported": (m) => [
     aboutPost("post.progress", m.postId, m.by, "post-participants", { percent: m.percent, note: m.note, by: m.by }),
   ],

@@ -95,6 +95,18 @@ export interface LastCall {
   endsAt: string;
 }
 
+/** A decided case's outcome statement (docs/reference/council.md "Decision records"). */
+export interface Decision {
+  /** the outcome and its reasons, in the Council's words */
+  statement: string;
+  /** the chief, or the councillor whose ballot decided the case */
+  by: string;
+  /** RFC 3339, UTC: when it was last written */
+  at: string;
+  /** RFC 3339, UTC: when the decision should be reviewed; "" for none */
+  reviewAt: string;
+}
+
 export interface Case {
   postId: string;
   authorId: string;
@@ -127,6 +139,12 @@ export interface Case {
    * carries every position: the gateway seals them per reader.
    */
   sealing: string;
+  /** unset until the chief or the deciding councillor writes it */
+  decision:
+    | Decision
+    | undefined;
+  /** the councillor whose ballot decided the outcome; "" for a deadline close or before it */
+  decidedBy: string;
   /** oldest first */
   concerns: Concern[];
   /** oldest first; only while/after implementing */
@@ -235,6 +253,39 @@ export interface ReportProgressRequest {
   percent: number;
   note: string;
   idempotencyKey: string;
+}
+
+export interface RecordDecisionRequest {
+  postId: string;
+  /** the chief, or the councillor whose ballot decided the case */
+  agentId: string;
+  statement: string;
+  /** RFC 3339, in the future; "" for none */
+  reviewAt: string;
+  idempotencyKey: string;
+}
+
+export interface ListReviewsDueRequest {
+  /** the caller */
+  agentId: string;
+  /** true: every decision due for review; false: the caller's own proposals */
+  councillor: boolean;
+  limit: number;
+}
+
+/** A decision whose review date has come (docs/reference/council.md "Decision records"). */
+export interface ReviewDueItem {
+  postId: string;
+  /** adopted | rejected | implementing | completed */
+  status: string;
+  /** RFC 3339, UTC */
+  reviewAt: string;
+}
+
+export interface ListReviewsDueResponse {
+  /** oldest review date first */
+  items: ReviewDueItem[];
+  more: boolean;
 }
 
 export interface MarkDuplicateRequest {
@@ -1148,6 +1199,127 @@ export const LastCall: MessageFns<LastCall> = {
   },
 };
 
+function createBaseDecision(): Decision {
+  return { statement: "", by: "", at: "", reviewAt: "" };
+}
+
+export const Decision: MessageFns<Decision> = {
+  encode(message: Decision, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.statement !== "") {
+      writer.uint32(10).string(message.statement);
+    }
+    if (message.by !== "") {
+      writer.uint32(18).string(message.by);
+    }
+    if (message.at !== "") {
+      writer.uint32(26).string(message.at);
+    }
+    if (message.reviewAt !== "") {
+      writer.uint32(34).string(message.reviewAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Decision {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDecision();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.statement = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.at = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reviewAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Decision {
+    return {
+      statement: isSet(object.statement) ? globalThis.String(object.statement) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      at: isSet(object.at) ? globalThis.String(object.at) : "",
+      reviewAt: isSet(object.reviewAt)
+        ? globalThis.String(object.reviewAt)
+        : isSet(object.review_at)
+        ? globalThis.String(object.review_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Decision): unknown {
+    const obj: any = {};
+    if (message.statement !== "") {
+      obj.statement = message.statement;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.at !== "") {
+      obj.at = message.at;
+    }
+    if (message.reviewAt !== "") {
+      obj.reviewAt = message.reviewAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Decision>): Decision {
+    return Decision.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Decision>): Decision {
+    const message = createBaseDecision();
+    message.statement = object.statement ?? "";
+    message.by = object.by ?? "";
+    message.at = object.at ?? "";
+    message.reviewAt = object.reviewAt ?? "";
+    return message;
+  },
+};
+
 function createBaseCase(): Case {
   return {
     postId: "",
@@ -1166,6 +1338,8 @@ function createBaseCase(): Case {
     recusals: 0,
     lastCall: undefined,
     sealing: "",
+    decision: undefined,
+    decidedBy: "",
     concerns: [],
     progress: [],
     duplicateOf: "",
@@ -1223,6 +1397,12 @@ export const Case: MessageFns<Case> = {
     }
     if (message.sealing !== "") {
       writer.uint32(378).string(message.sealing);
+    }
+    if (message.decision !== undefined) {
+      Decision.encode(message.decision, writer.uint32(386).fork()).join();
+    }
+    if (message.decidedBy !== "") {
+      writer.uint32(394).string(message.decidedBy);
     }
     for (const v of message.concerns) {
       Concern.encode(v!, writer.uint32(322).fork()).join();
@@ -1383,6 +1563,22 @@ export const Case: MessageFns<Case> = {
             message.sealing = reader.string();
             continue;
           }
+          case 48: {
+            if (tag !== 386) {
+              break;
+            }
+
+            message.decision = Decision.decode(reader, reader.uint32());
+            continue;
+          }
+          case 49: {
+            if (tag !== 394) {
+              break;
+            }
+
+            message.decidedBy = reader.string();
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -1477,6 +1673,12 @@ export const Case: MessageFns<Case> = {
         ? LastCall.fromJSON(object.last_call)
         : undefined,
       sealing: isSet(object.sealing) ? globalThis.String(object.sealing) : "",
+      decision: isSet(object.decision) ? Decision.fromJSON(object.decision) : undefined,
+      decidedBy: isSet(object.decidedBy)
+        ? globalThis.String(object.decidedBy)
+        : isSet(object.decided_by)
+        ? globalThis.String(object.decided_by)
+        : "",
       concerns: globalThis.Array.isArray(object?.concerns)
         ? object.concerns.map((e: any) => Concern.fromJSON(e))
         : [],
@@ -1547,6 +1749,12 @@ export const Case: MessageFns<Case> = {
     if (message.sealing !== "") {
       obj.sealing = message.sealing;
     }
+    if (message.decision !== undefined) {
+      obj.decision = Decision.toJSON(message.decision);
+    }
+    if (message.decidedBy !== "") {
+      obj.decidedBy = message.decidedBy;
+    }
     if (message.concerns?.length) {
       obj.concerns = message.concerns.map((e) => Concern.toJSON(e));
     }
@@ -1590,6 +1798,10 @@ export const Case: MessageFns<Case> = {
       ? LastCall.fromPartial(object.lastCall)
       : undefined;
     message.sealing = object.sealing ?? "";
+    message.decision = (object.decision !== undefined && object.decision !== null)
+      ? Decision.fromPartial(object.decision)
+      : undefined;
+    message.decidedBy = object.decidedBy ?? "";
     message.concerns = object.concerns?.map((e) => Concern.fromPartial(e)) || [];
     message.progress = object.progress?.map((e) => ProgressUpdate.fromPartial(e)) || [];
     message.duplicateOf = object.duplicateOf ?? "";
@@ -3084,6 +3296,454 @@ export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
   },
 };
 
+function createBaseRecordDecisionRequest(): RecordDecisionRequest {
+  return { postId: "", agentId: "", statement: "", reviewAt: "", idempotencyKey: "" };
+}
+
+export const RecordDecisionRequest: MessageFns<RecordDecisionRequest> = {
+  encode(message: RecordDecisionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(18).string(message.agentId);
+    }
+    if (message.statement !== "") {
+      writer.uint32(26).string(message.statement);
+    }
+    if (message.reviewAt !== "") {
+      writer.uint32(34).string(message.reviewAt);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(42).string(message.idempotencyKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordDecisionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordDecisionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.statement = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reviewAt = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordDecisionRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      statement: isSet(object.statement) ? globalThis.String(object.statement) : "",
+      reviewAt: isSet(object.reviewAt)
+        ? globalThis.String(object.reviewAt)
+        : isSet(object.review_at)
+        ? globalThis.String(object.review_at)
+        : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+    };
+  },
+
+  toJSON(message: RecordDecisionRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.statement !== "") {
+      obj.statement = message.statement;
+    }
+    if (message.reviewAt !== "") {
+      obj.reviewAt = message.reviewAt;
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RecordDecisionRequest>): RecordDecisionRequest {
+    return RecordDecisionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecordDecisionRequest>): RecordDecisionRequest {
+    const message = createBaseRecordDecisionRequest();
+    message.postId = object.postId ?? "";
+    message.agentId = object.agentId ?? "";
+    message.statement = object.statement ?? "";
+    message.reviewAt = object.reviewAt ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseListReviewsDueRequest(): ListReviewsDueRequest {
+  return { agentId: "", councillor: false, limit: 0 };
+}
+
+export const ListReviewsDueRequest: MessageFns<ListReviewsDueRequest> = {
+  encode(message: ListReviewsDueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.councillor !== false) {
+      writer.uint32(16).bool(message.councillor);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListReviewsDueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListReviewsDueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.councillor = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListReviewsDueRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      councillor: isSet(object.councillor) ? globalThis.Boolean(object.councillor) : false,
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListReviewsDueRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.councillor !== false) {
+      obj.councillor = message.councillor;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListReviewsDueRequest>): ListReviewsDueRequest {
+    return ListReviewsDueRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListReviewsDueRequest>): ListReviewsDueRequest {
+    const message = createBaseListReviewsDueRequest();
+    message.agentId = object.agentId ?? "";
+    message.councillor = object.councillor ?? false;
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseReviewDueItem(): ReviewDueItem {
+  return { postId: "", status: "", reviewAt: "" };
+}
+
+export const ReviewDueItem: MessageFns<ReviewDueItem> = {
+  encode(message: ReviewDueItem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.status !== "") {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.reviewAt !== "") {
+      writer.uint32(26).string(message.reviewAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewDueItem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewDueItem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reviewAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewDueItem {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      reviewAt: isSet(object.reviewAt)
+        ? globalThis.String(object.reviewAt)
+        : isSet(object.review_at)
+        ? globalThis.String(object.review_at)
+        : "",
+    };
+  },
+
+  toJSON(message: ReviewDueItem): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.reviewAt !== "") {
+      obj.reviewAt = message.reviewAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReviewDueItem>): ReviewDueItem {
+    return ReviewDueItem.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReviewDueItem>): ReviewDueItem {
+    const message = createBaseReviewDueItem();
+    message.postId = object.postId ?? "";
+    message.status = object.status ?? "";
+    message.reviewAt = object.reviewAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListReviewsDueResponse(): ListReviewsDueResponse {
+  return { items: [], more: false };
+}
+
+export const ListReviewsDueResponse: MessageFns<ListReviewsDueResponse> = {
+  encode(message: ListReviewsDueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      ReviewDueItem.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.more !== false) {
+      writer.uint32(16).bool(message.more);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListReviewsDueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListReviewsDueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(ReviewDueItem.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.more = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListReviewsDueResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => ReviewDueItem.fromJSON(e)) : [],
+      more: isSet(object.more) ? globalThis.Boolean(object.more) : false,
+    };
+  },
+
+  toJSON(message: ListReviewsDueResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => ReviewDueItem.toJSON(e));
+    }
+    if (message.more !== false) {
+      obj.more = message.more;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListReviewsDueResponse>): ListReviewsDueResponse {
+    return ListReviewsDueResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListReviewsDueResponse>): ListReviewsDueResponse {
+    const message = createBaseListReviewsDueResponse();
+    message.items = object.items?.map((e) => ReviewDueItem.fromPartial(e)) || [];
+    message.more = object.more ?? false;
+    return message;
+  },
+};
+
 function createBaseMarkDuplicateRequest(): MarkDuplicateRequest {
   return { postId: "", councillorId: "", duplicateOf: "", idempotencyKey: "" };
 }
@@ -4550,6 +5210,19 @@ export const CouncilServiceDefinition = {
       options: {},
     },
     /**
+     * The chief, or the councillor whose ballot decided it: writes (or rewrites) a decided case's
+     * outcome statement and review date. PERMISSION_DENIED for anyone else; FAILED_PRECONDITION
+     * before the decision.
+     */
+    recordDecision: {
+      name: "RecordDecision",
+      requestType: RecordDecisionRequest as typeof RecordDecisionRequest,
+      requestStream: false,
+      responseType: Case as typeof Case,
+      responseStream: false,
+      options: {},
+    },
+    /**
      * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
      * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
      * repository); this RPC is the manual pass for operators (grpcurl) and tests.
@@ -4608,6 +5281,15 @@ export const CouncilServiceDefinition = {
       requestType: ListLastCallsRequest as typeof ListLastCallsRequest,
       requestStream: false,
       responseType: ListLastCallsResponse as typeof ListLastCallsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** Decisions whose review date has passed, oldest first: all of them for a councillor, else the caller's own. */
+    listReviewsDue: {
+      name: "ListReviewsDue",
+      requestType: ListReviewsDueRequest as typeof ListReviewsDueRequest,
+      requestStream: false,
+      responseType: ListReviewsDueResponse as typeof ListReviewsDueResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
@@ -4726,6 +5408,21 @@ export const CouncilServiceService = {
     responseDeserialize: (value: Buffer): Case => Case.decode(value),
   },
   /**
+   * The chief, or the councillor whose ballot decided it: writes (or rewrites) a decided case's
+   * outcome statement and review date. PERMISSION_DENIED for anyone else; FAILED_PRECONDITION
+   * before the decision.
+   */
+  recordDecision: {
+    path: "/aps.council.v1.CouncilService/RecordDecision" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordDecisionRequest): Buffer =>
+      Buffer.from(RecordDecisionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordDecisionRequest => RecordDecisionRequest.decode(value),
+    responseSerialize: (value: Case): Buffer => Buffer.from(Case.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Case => Case.decode(value),
+  },
+  /**
    * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
    * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
    * repository); this RPC is the manual pass for operators (grpcurl) and tests.
@@ -4800,6 +5497,18 @@ export const CouncilServiceService = {
       Buffer.from(ListLastCallsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListLastCallsResponse => ListLastCallsResponse.decode(value),
   },
+  /** Decisions whose review date has passed, oldest first: all of them for a councillor, else the caller's own. */
+  listReviewsDue: {
+    path: "/aps.council.v1.CouncilService/ListReviewsDue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListReviewsDueRequest): Buffer =>
+      Buffer.from(ListReviewsDueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListReviewsDueRequest => ListReviewsDueRequest.decode(value),
+    responseSerialize: (value: ListReviewsDueResponse): Buffer =>
+      Buffer.from(ListReviewsDueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListReviewsDueResponse => ListReviewsDueResponse.decode(value),
+  },
 } as const;
 
 export interface CouncilServiceServer extends UntypedServiceImplementation {
@@ -4831,6 +5540,12 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
    */
   markDuplicate: handleUnaryCall<MarkDuplicateRequest, Case>;
   /**
+   * The chief, or the councillor whose ballot decided it: writes (or rewrites) a decided case's
+   * outcome statement and review date. PERMISSION_DENIED for anyone else; FAILED_PRECONDITION
+   * before the decision.
+   */
+  recordDecision: handleUnaryCall<RecordDecisionRequest, Case>;
+  /**
    * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
    * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
    * repository); this RPC is the manual pass for operators (grpcurl) and tests.
@@ -4850,6 +5565,8 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
   listProgressDue: handleUnaryCall<ListProgressDueRequest, ListProgressDueResponse>;
   /** Cases in their last call, nearest end first: all of them for a councillor, else the caller's own. */
   listLastCalls: handleUnaryCall<ListLastCallsRequest, ListLastCallsResponse>;
+  /** Decisions whose review date has passed, oldest first: all of them for a councillor, else the caller's own. */
+  listReviewsDue: handleUnaryCall<ListReviewsDueRequest, ListReviewsDueResponse>;
 }
 
 export interface CouncilServiceClient extends Client {
@@ -5015,6 +5732,26 @@ export interface CouncilServiceClient extends Client {
     callback: (error: ServiceError | null, response: Case) => void,
   ): ClientUnaryCall;
   /**
+   * The chief, or the councillor whose ballot decided it: writes (or rewrites) a decided case's
+   * outcome statement and review date. PERMISSION_DENIED for anyone else; FAILED_PRECONDITION
+   * before the decision.
+   */
+  recordDecision(
+    request: RecordDecisionRequest,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  recordDecision(
+    request: RecordDecisionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  recordDecision(
+    request: RecordDecisionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  /**
    * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
    * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
    * repository); this RPC is the manual pass for operators (grpcurl) and tests.
@@ -5117,6 +5854,22 @@ export interface CouncilServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListLastCallsResponse) => void,
+  ): ClientUnaryCall;
+  /** Decisions whose review date has passed, oldest first: all of them for a councillor, else the caller's own. */
+  listReviewsDue(
+    request: ListReviewsDueRequest,
+    callback: (error: ServiceError | null, response: ListReviewsDueResponse) => void,
+  ): ClientUnaryCall;
+  listReviewsDue(
+    request: ListReviewsDueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListReviewsDueResponse) => void,
+  ): ClientUnaryCall;
+  listReviewsDue(
+    request: ListReviewsDueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListReviewsDueResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -239,6 +239,31 @@ export interface LastCallStarted {
   by: string;
 }
 
+/**
+ * Subject aps.council.decision_recorded — the outcome statement of a decided case was written or
+ * rewritten (docs/reference/council.md "Decision records").
+ */
+export interface DecisionRecorded {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  statement: string;
+  /** RFC 3339, UTC; "" for none */
+  reviewAt: string;
+  by: string;
+}
+
+/** Subject aps.council.review_due — a decided case's review date came: once per review date. */
+export interface ReviewDue {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  /** RFC 3339, UTC */
+  reviewAt: string;
+}
+
 /** Subject aps.council.last_call_cancelled — the outcome a last call announced no longer holds. */
 export interface LastCallCancelled {
   eventId: string;
@@ -3374,6 +3399,344 @@ export const LastCallStarted: MessageFns<LastCallStarted> = {
     message.outcome = object.outcome ?? "";
     message.endsAt = object.endsAt ?? "";
     message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseDecisionRecorded(): DecisionRecorded {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", statement: "", reviewAt: "", by: "" };
+}
+
+export const DecisionRecorded: MessageFns<DecisionRecorded> = {
+  encode(message: DecisionRecorded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.statement !== "") {
+      writer.uint32(42).string(message.statement);
+    }
+    if (message.reviewAt !== "") {
+      writer.uint32(50).string(message.reviewAt);
+    }
+    if (message.by !== "") {
+      writer.uint32(58).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DecisionRecorded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDecisionRecorded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.statement = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reviewAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DecisionRecorded {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      statement: isSet(object.statement) ? globalThis.String(object.statement) : "",
+      reviewAt: isSet(object.reviewAt)
+        ? globalThis.String(object.reviewAt)
+        : isSet(object.review_at)
+        ? globalThis.String(object.review_at)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: DecisionRecorded): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.statement !== "") {
+      obj.statement = message.statement;
+    }
+    if (message.reviewAt !== "") {
+      obj.reviewAt = message.reviewAt;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DecisionRecorded>): DecisionRecorded {
+    return DecisionRecorded.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DecisionRecorded>): DecisionRecorded {
+    const message = createBaseDecisionRecorded();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.statement = object.statement ?? "";
+    message.reviewAt = object.reviewAt ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseReviewDue(): ReviewDue {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", reviewAt: "" };
+}
+
+export const ReviewDue: MessageFns<ReviewDue> = {
+  encode(message: ReviewDue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.reviewAt !== "") {
+      writer.uint32(42).string(message.reviewAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewDue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewDue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reviewAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewDue {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      reviewAt: isSet(object.reviewAt)
+        ? globalThis.String(object.reviewAt)
+        : isSet(object.review_at)
+        ? globalThis.String(object.review_at)
+        : "",
+    };
+  },
+
+  toJSON(message: ReviewDue): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.reviewAt !== "") {
+      obj.reviewAt = message.reviewAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReviewDue>): ReviewDue {
+    return ReviewDue.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReviewDue>): ReviewDue {
+    const message = createBaseReviewDue();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.reviewAt = object.reviewAt ?? "";
     return message;
   },
 };
