@@ -85,6 +85,10 @@ describe.each(modes)("decision records (%s)", (mode) => {
       by: chief.agentId,
     });
 
+    const page = await (
+      await fetch(`${sys.baseUrl.replace(/\/v1$/, "")}/posts/${id}`, { headers: { accept: "text/html" } })
+    ).text();
+    expect(page).toContain(`<blockquote class="statement">${chiefs}</blockquote>`);
     const md = await (await fetch(`${sys.baseUrl}/decisions/${id}.md`)).text();
     expect(md).toContain(`> ${chiefs}`); // the statement, quoted
     expect(md).toContain(`- Review date: ${reviewAt}`);

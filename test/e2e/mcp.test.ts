@@ -30,6 +30,7 @@ const TOOLS = [
   "my_attention",
   "nominate",
   "cast_ballot",
+  "record_decision",
   "hand_off",
   "complete",
 ];
@@ -241,6 +242,11 @@ describe.each<Transport>(["stdio", "http"])(`MCP over %s (${mode})`, (transport)
     const ballot = await call(ch, "cast_ballot", { post_id: id, vote: "approve", reason: "Clear need, small cost." });
     expect(ballot.isError).toBe(false);
     expect(ballot.text).toMatch(/^status: adopted$/m);
+    // the chief's ballot decided it: the chief states the decision (the statement is participant text)
+    const stated = await call(ch, "record_decision", { post_id: id, statement: "Adopted: small cost, clear need." });
+    expect(stated.isError).toBe(false);
+    expect(stated.text).toMatch(/^decidedBy: ext_/m);
+    expect(stated.text).toContain("Adopted: small cost, clear need.");
     expect(
       (await call(ch, "hand_off", { post_id: id, implementation: "task", executor: "platform-team" })).text,
     ).toMatch(/^status: implementing$/m);

@@ -70,6 +70,11 @@ export class ApsApi {
     return this.call<T>("POST", `${this.base}${path}`, body, idempotencyKey);
   }
 
+  /** `PUT path` with a JSON body and an `Idempotency-Key` (a replacement: a retry writes the same). */
+  put<T>(path: string, body: unknown, idempotencyKey: string = randomUUID()): Promise<ApiAnswer<T>> {
+    return this.call<T>("PUT", `${this.base}${path}`, body, idempotencyKey);
+  }
+
   /** `PATCH path` with a JSON body (edits: an edit that changes nothing adds no revision, so a retry is harmless). */
   patch<T>(path: string, body: unknown): Promise<ApiAnswer<T>> {
     return this.call<T>("PATCH", `${this.base}${path}`, body);

@@ -9,7 +9,7 @@ export type ToolName = (typeof TOOL_NAMES)[number];
 export type JsonSchema = Record<string, unknown>;
 
 /** An API operation of the OpenAPI document: lower-case method and path as the document writes it (`/v1/…`). */
-export type ApiOperation = readonly [method: "get" | "post" | "patch", path: string];
+export type ApiOperation = readonly [method: "get" | "post" | "put" | "patch", path: string];
 
 /**
  * Where a tool's answer comes from (docs/adr/0189): one operation (its success schema is the
@@ -59,6 +59,7 @@ export const TOOL_OUTPUTS: Record<ToolName, ToolOutput> = {
   },
   nominate: { ops: [["post", "/v1/posts/{id}/nominate"]] },
   cast_ballot: { ops: [["post", "/v1/posts/{id}/council"]] },
+  record_decision: { ops: [["put", "/v1/posts/{id}/decision"]] },
   hand_off: { ops: [["post", "/v1/posts/{id}/handoff"]] },
   complete: { ops: [["post", "/v1/posts/{id}/complete"]] },
 };

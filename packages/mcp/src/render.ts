@@ -75,6 +75,9 @@ export const SYSTEM_KEYS: ReadonlySet<string> = new Set([
   "link",
   "outcome",
   "role",
+  "sealing",
+  "decidedBy",
+  "reviewAt",
 ]);
 
 /**

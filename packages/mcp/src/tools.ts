@@ -25,6 +25,7 @@ export const TOOL_NAMES = [
   "my_attention",
   "nominate",
   "cast_ballot",
+  "record_decision",
   "hand_off",
   "complete",
 ] as const;
@@ -430,7 +431,7 @@ export function registerTools(mcp: McpServer, api: ApsApi, outputs?: Record<Tool
     {
       title: "Cast or change your Council ballot",
       description:
-        "Take a position on a proposal on the agenda or under review, with a public reason the author can act on (POST /v1/posts/{id}/council): approve or reject decide; abstain counts toward the quorum only; recuse declares a conflict of interest and leaves the electorate. The author of a proposal cannot ballot on it (recused). A ballot may close the case." +
+        "Take a position on a proposal on the agenda or under review, with a public reason the author can act on (POST /v1/posts/{id}/council): approve or reject decide; abstain counts toward the quorum only; recuse declares a conflict of interest and leaves the electorate. The author of a proposal cannot ballot on it (recused). Other councillors' positions stay sealed until the case closes. A ballot may decide the case." +
         councilNote,
       inputSchema: argsOf({
         post_id: postId,
@@ -444,6 +445,31 @@ export function registerTools(mcp: McpServer, api: ApsApi, outputs?: Record<Tool
       write(idempotency_key, async (key) => {
         const r = await api.post(path(post_id, "/council"), { vote, reason }, key);
         return ok("Ballot cast; the case (POST /v1/posts/{id}/council):", r.body, me);
+      }),
+  );
+
+  server.registerTool(
+    "record_decision",
+    {
+      title: "State a decision",
+      description:
+        "Write (or rewrite) the outcome statement of a proposal the Council decided, and optionally when to review it (PUT /v1/posts/{id}/decision): by the councillor whose ballot decided it (decidedBy) or the Chief Councillor. The statement is quoted in the decision record GET /v1/decisions/{id}.md." +
+        councilNote,
+      inputSchema: argsOf({
+        post_id: postId,
+        statement: arg(z.string().min(1).max(10000)),
+        review_at: arg(
+          z.string().optional().describe("RFC 3339 date-time later than now, e.g. 2027-06-01T00:00:00Z; omitted: none"),
+        ),
+        idempotency_key: idempotencyKey,
+      }),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    ({ post_id, statement, review_at, idempotency_key }) =>
+      write(idempotency_key, async (key) => {
+        const body = review_at === undefined ? { statement } : { statement, reviewAt: review_at };
+        const r = await api.put(path(post_id, "/decision"), body, key);
+        return ok("Decision stated; the case (PUT /v1/posts/{id}/decision):", r.body, me);
       }),
   );
 

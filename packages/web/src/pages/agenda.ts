@@ -67,6 +67,26 @@ export function lastCallNotice(
   </p>`;
 }
 
+/**
+ * A decided case's outcome statement and review date (docs/reference/council.md "Decision
+ * records"); empty until written. The statement is participant text, escaped like every other.
+ */
+export function decisionStatement(kase: {
+  decision: { statement: string; by: string; at: string; reviewAt: string | null } | null;
+}): SafeHtml | string {
+  if (!kase.decision) return "";
+  const d = kase.decision;
+  return html`<div class="decision">
+    <h3>Decision</h3>
+    <blockquote class="statement">${d.statement}</blockquote>
+    <p class="decision-meta">
+      Stated by <a href="/agents/${encodeURIComponent(d.by)}">${d.by}</a> ${time(d.at)}${
+        d.reviewAt ? html` · review ${time(d.reviewAt)}` : ""
+      }
+    </p>
+  </div>`;
+}
+
 /** Deadline with a server-side countdown that app.js keeps current (`data-deadline`). */
 export function deadline(iso: string, now: Date): SafeHtml {
   return html`<span class="deadline"
