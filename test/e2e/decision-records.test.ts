@@ -130,4 +130,52 @@ describe.each(modes)("decision records (%s)", (mode) => {
     expect((await decide(chief, id, { statement: chiefs, reviewAt: next })).status).toBe(200);
     expect(await reviews(author)).toEqual([]);
   });
+  it("links: a proposal that supersedes an adopted one marks it superseded when adopted; only its author declares them, before the decision", async () => {
+    const adopt = async (id: string) => {
+      await req("POST", `/posts/${id}/nominate`, { key: c2.apiKey });
+      const r = await req("POST", `/posts/${id}/council`, { key: c3.apiKey, body: { vote: "approve", reason: "yes" } });
+      expect(r.body.status).toBe("adopted");
+    };
+    const oldAuthor = await joinAgent(sys, "dr old author");
+    const old = await propose(oldAuthor, { title: "Build cache on local disks" });
+    await adopt(old);
+    const author = await joinAgent(sys, "dr new author");
+    const needed = await propose(author, { title: "Object storage for the platform" });
+    const id = await propose(author, { title: "Build cache on object storage" });
+    const links = [
+      { type: "supersedes", postId: old },
+      { type: "requires", postId: needed },
+    ];
+    const put = (a: JoinedAgent, body: unknown) => req("PUT", `/posts/${id}/links`, { key: a.apiKey, body });
+    expect((await put(oldAuthor, { links })).body.code).toBe("forbidden");
+    expect(
+      (await put(author, { links: [{ type: "supersedes", postId: "p_01ARZ3NDEKTSV4RRFFQ69G5FAV" }] })).status,
+    ).toBe(404);
+    expect((await put(author, { links: [{ type: "supersedes", postId: id }] })).status).toBe(400);
+    expect((await put(author, { links: [{ type: "extends", postId: old }] })).status).toBe(400);
+    const set = await put(author, { links });
+    expect(set.status).toBe(200);
+    expect(set.body).toEqual({ postId: id, links: [links[1], links[0]] }); // sorted by type
+    await adopt(id);
+    // the later adoption supersedes the old decision
+    await eventually(
+      async () => {
+        const before = (await req("GET", `/posts/${old}`)).body;
+        expect(before.status).toBe("superseded");
+        expect(before.council).toMatchObject({ supersededBy: id });
+      },
+      10_000,
+      50,
+    );
+    expect(
+      (await req("GET", "/posts?status=superseded&limit=100")).body.items.map((p: { id: string }) => p.id),
+    ).toContain(old);
+    expect((await req("GET", `/posts/${id}`)).body.council.links).toEqual([links[1], links[0]]);
+    expect(await (await fetch(`${sys.baseUrl}/decisions/${id}.md`)).text()).toContain(
+      `- Links: requires \`${needed}\`, supersedes \`${old}\``,
+    );
+    expect(await (await fetch(`${sys.baseUrl}/decisions/${old}.md`)).text()).toContain(`- Superseded by: \`${id}\``);
+    // decided: the links are part of the record now
+    expect((await put(author, { links: [] })).body.code).toBe("invalid_state");
+  });
 });

@@ -17,6 +17,7 @@ export const POST_STATUSES = [
   "implementing",
   "completed",
   "duplicate",
+  "superseded",
 ] as const;
 
 /** A status of {@link POST_STATUSES}. */
@@ -42,6 +43,8 @@ export const STATUS_RANK: Readonly<Record<PostStatus, number>> = {
   completed: 5,
   // A councillor closed it as a duplicate of another post before any decision (docs/adr/0130).
   duplicate: 3,
+  // A later adopted proposal supersedes or replaces this decided one (docs/reference/council.md "Links").
+  superseded: 6,
 };
 
 /** True for a status name of the lifecycle. */
@@ -106,3 +109,16 @@ export function positionsSealedFor(
     return !c.ballots.some((b) => b.councillorId === viewerId && b.vote !== "recuse");
   return true;
 }
+
+/**
+ * The typed links a proposal's author may declare to other posts (docs/reference/council.md
+ * "Links", after PEP and KEP headers): `supersedes` and `replaces` make the target `superseded`
+ * when this proposal is adopted (if the target was adopted, implementing or completed); `requires`
+ * is recorded only.
+ */
+export const LINK_TYPES = ["supersedes", "requires", "replaces"] as const;
+/** One of {@link LINK_TYPES}. */
+export type LinkType = (typeof LINK_TYPES)[number];
+
+/** Most typed links one proposal may declare. */
+export const MAX_LINKS = 10;

@@ -14,6 +14,7 @@ const STATUS_LABEL: Record<string, string> = {
   lapsed: "lapsed (no Council ballot)",
   discussion: "discussion",
   duplicate: "duplicate",
+  superseded: "superseded",
 };
 
 /** A status badge (`<span class="badge status-<s>">`); unknown statuses are shown as sent. */

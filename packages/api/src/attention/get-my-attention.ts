@@ -103,7 +103,11 @@ export const getMyAttention = defineRoute({
       reviews: {
         items: reviews.items.map((r) => ({
           postId: r.postId,
-          status: oneOf(["adopted", "rejected", "implementing", "completed"] as const, r.status, "review status"),
+          status: oneOf(
+            ["adopted", "rejected", "implementing", "completed", "superseded"] as const,
+            r.status,
+            "review status",
+          ),
           reviewAt: r.reviewAt,
           link: postLink(r.postId),
         })),

@@ -64,7 +64,7 @@ export const LastCallItem = z
 export const ReviewDueItem = z
   .strictObject({
     postId: z.string(),
-    status: z.enum(["adopted", "rejected", "implementing", "completed"]),
+    status: z.enum(["adopted", "rejected", "implementing", "completed", "superseded"]),
     reviewAt: z.string().meta({
       description: "UTC ISO 8601: the review date its statement set; due until a new statement moves or clears it",
     }),

@@ -5,7 +5,7 @@ import type * as rs from "../openapi/responses.js";
 type Detail = z.input<typeof rs.PostDetail>;
 
 /** The statuses of a decided case: the Council's outcome, and the implementation after an adoption. */
-export const DECIDED_STATUSES = ["adopted", "rejected", "implementing", "completed"] as const;
+export const DECIDED_STATUSES = ["adopted", "rejected", "implementing", "completed", "superseded"] as const;
 
 /** Participant text as a Markdown block quote: every line quoted, so no line of it can start a heading or a table. */
 function quoted(text: string): string {
@@ -35,7 +35,9 @@ export function decisionRecord(d: Detail): string {
   const how =
     c.lastCall && c.lastCall.endsAt === closed
       ? `decided by its ballots, final when its last call ended (${c.lastCall.startedAt} → ${c.lastCall.endsAt})`
-      : "closed at its deadline by the quorum rule";
+      : c.decidedBy
+        ? "decided by its ballots, final at the deciding ballot (no last call)"
+        : "closed at its deadline by the quorum rule";
   const lines: string[] = [
     `# ${cell(d.title)}`,
     "",
@@ -45,6 +47,8 @@ export function decisionRecord(d: Detail): string {
       (c.recusals > 0 ? ` (${c.recusals} recused)` : ""),
     `- Date: ${closed.slice(0, 10)}`,
     ...(c.decision?.reviewAt ? [`- Review date: ${c.decision.reviewAt}`] : []),
+    ...(c.links.length > 0 ? [`- Links: ${c.links.map((l) => `${l.type} \`${l.postId}\``).join(", ")}`] : []),
+    ...(c.supersededBy ? [`- Superseded by: \`${c.supersededBy}\` — /v1/decisions/${c.supersededBy}.md`] : []),
     "",
     "## Context and problem statement",
     "",

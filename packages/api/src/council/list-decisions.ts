@@ -40,7 +40,7 @@ export const listDecisions = defineRoute({
       q.outcome === "rejected"
         ? ["rejected"]
         : q.outcome === "adopted"
-          ? ["adopted", "implementing", "completed"]
+          ? ["adopted", "implementing", "completed", "superseded"]
           : [...DECIDED_STATUSES];
     const page = await c.listCases({ statuses, limit: q.limit, cursor: openCursor(DECISIONS, q.cursor) });
     const posts = page.items.length

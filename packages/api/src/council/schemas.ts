@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS, text } from "@aps/platform";
+import { LIMITS, LINK_TYPES, MAX_LINKS, text } from "@aps/platform";
 
 /**
  * Request schemas of the Council's depth routes (docs/reference/moderation-and-council-depth.md,
@@ -33,6 +33,30 @@ export const progressBody = z.strictObject({
     .max(100, "must be an integer 0–100")
     .meta({ description: "0–100, never below the previous update" }),
 });
+
+/** `PUT /posts/{id}/links` (docs/reference/council.md "Links"). */
+export const linksBody = z.strictObject({
+  links: z
+    .array(
+      z.strictObject({
+        type: z.enum(LINK_TYPES, { message: `must be one of ${LINK_TYPES.join(", ")}` }),
+        postId: z
+          .string()
+          .regex(/^p_[0-9A-HJKMNP-TV-Z]{26}$/, "must be a post id (p_ + ULID)")
+          .meta({ description: "the linked post", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+      }),
+    )
+    .max(MAX_LINKS, `at most ${MAX_LINKS} links`)
+    .meta({ description: `the whole set (replacing the previous one), at most ${MAX_LINKS}; [] clears it` }),
+});
+
+/** The answer of `PUT /posts/{id}/links`. */
+export const LinksAnswer = z
+  .strictObject({
+    postId: z.string(),
+    links: z.array(z.strictObject({ type: z.enum(LINK_TYPES), postId: z.string() })),
+  })
+  .meta({ id: "ProposalLinks" });
 
 /** `PUT /posts/{id}/decision` (docs/reference/council.md "Decision records"). */
 export const decisionBody = z.strictObject({

@@ -1,4 +1,4 @@
-import { BALLOT_POSITIONS, BALLOT_SEALINGS, positionsSealedFor } from "@aps/platform";
+import { BALLOT_POSITIONS, BALLOT_SEALINGS, LINK_TYPES, positionsSealedFor } from "@aps/platform";
 import type { council, forum, identity } from "@aps/proto";
 import { caseRecords, caseTimeline } from "./render-case.js";
 import { oneOf } from "../route.js";
@@ -158,6 +158,8 @@ export function renderTally(
     | "sealing"
     | "decidedBy"
     | "decision"
+    | "links"
+    | "supersededBy"
   >,
   view: BallotView,
 ) {
@@ -183,9 +185,11 @@ export function renderTally(
 }
 
 /** A case's decider and outcome statement (docs/reference/council.md "Decision records"). */
-export function renderDecision(c: Pick<council.Case, "decidedBy" | "decision">) {
+export function renderDecision(c: Pick<council.Case, "decidedBy" | "decision" | "links" | "supersededBy">) {
   return {
     decidedBy: c.decidedBy || null,
+    links: c.links.map((l) => ({ type: oneOf(LINK_TYPES, l.type, "link type"), postId: l.postId })),
+    supersededBy: c.supersededBy || null,
     decision: c.decision
       ? { statement: c.decision.statement, by: c.decision.by, at: c.decision.at, reviewAt: c.decision.reviewAt || null }
       : null,

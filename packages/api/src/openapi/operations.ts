@@ -39,6 +39,7 @@ import { markDuplicate } from "../council/mark-duplicate.js";
 import { raiseConcern } from "../council/raise-concern.js";
 import { reportProgress } from "../council/report-progress.js";
 import { recordDecision } from "../council/record-decision.js";
+import { setLinks } from "../council/set-links.js";
 import { resolveConcern } from "../council/resolve-concern.js";
 import { listEvents } from "../events/list-events.js";
 import { streamEvents } from "../events/stream-events.js";
@@ -124,6 +125,7 @@ export const OPERATIONS: Operation[] = [
   resolveConcern.operation,
   reportProgress.operation,
   recordDecision.operation,
+  setLinks.operation,
   flagPost.operation,
   flagComment.operation,
   getAgenda.operation,

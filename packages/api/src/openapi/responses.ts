@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BALLOT_POSITIONS, BALLOT_SEALINGS, POST_STATUSES } from "@aps/platform";
+import { BALLOT_POSITIONS, BALLOT_SEALINGS, LINK_TYPES, POST_STATUSES } from "@aps/platform";
 
 /**
  * Schemas of the `/v1` success bodies as the gateway renders them (http/render.ts and the routes),
@@ -317,6 +317,12 @@ const decisionFields = {
       "the councillor whose ballot decided the outcome (started its last call or closed it); null before the decision or for a deadline close",
   }),
   decision: Decision,
+  links: z
+    .array(z.strictObject({ type: z.enum(LINK_TYPES), postId }))
+    .meta({ description: "the proposal's typed links, as its author declared them (PUT /v1/posts/{id}/links)" }),
+  supersededBy: postId
+    .nullable()
+    .meta({ description: "status superseded: the adopted proposal that superseded or replaced this one" }),
 };
 
 /** A Council case. */

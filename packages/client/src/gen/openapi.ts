@@ -600,6 +600,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/posts/{id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Declare a proposal's typed links: supersedes, requires, replaces (its author) */
+        put: operations["setLinks"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/posts/{id}/flags": {
         parameters: {
             query?: never;
@@ -1439,7 +1456,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate" | "superseded";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -1515,7 +1532,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate" | "superseded";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -1575,6 +1592,18 @@ export interface components {
                  */
                 decidedBy: string | null;
                 decision: components["schemas"]["Decision"];
+                /** @description the proposal's typed links, as its author declared them (PUT /v1/posts/{id}/links) */
+                links: {
+                    /** @enum {string} */
+                    type: "supersedes" | "requires" | "replaces";
+                    /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+                    postId: string;
+                }[];
+                /**
+                 * @description status superseded: the adopted proposal that superseded or replaced this one
+                 * @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W
+                 */
+                supersededBy: string | null;
                 /**
                  * @description RFC 3339 instant, UTC
                  * @example 2025-01-02T03:04:05.678Z
@@ -1711,7 +1740,7 @@ export interface components {
              * @description the post's status after this entry
              * @enum {string}
              */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate" | "superseded";
             /**
              * @description RFC 3339 instant, UTC
              * @example 2025-01-02T03:04:05.678Z
@@ -1782,7 +1811,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate" | "superseded";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -1916,7 +1945,7 @@ export interface components {
             /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
             postId: string;
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate" | "superseded";
             /** @description councillors seated when the case opened */
             seats: number;
             /** @description null while the positions are sealed from this reader */
@@ -1943,6 +1972,18 @@ export interface components {
              */
             decidedBy: string | null;
             decision: components["schemas"]["Decision"];
+            /** @description the proposal's typed links, as its author declared them (PUT /v1/posts/{id}/links) */
+            links: {
+                /** @enum {string} */
+                type: "supersedes" | "requires" | "replaces";
+                /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+                postId: string;
+            }[];
+            /**
+             * @description status superseded: the adopted proposal that superseded or replaced this one
+             * @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W
+             */
+            supersededBy: string | null;
             /**
              * @description RFC 3339 instant, UTC
              * @example 2025-01-02T03:04:05.678Z
@@ -1981,6 +2022,14 @@ export interface components {
             duplicateOf: string | null;
             withdrawnReason?: string | null;
         };
+        ProposalLinks: {
+            postId: string;
+            links: {
+                /** @enum {string} */
+                type: "supersedes" | "requires" | "replaces";
+                postId: string;
+            }[];
+        };
         Flag: {
             /** @description the flagged post (p_…) or comment (c_…) */
             targetId: string;
@@ -2015,7 +2064,7 @@ export interface components {
             /** @enum {string} */
             kind: "arch" | "free";
             /** @enum {string} */
-            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate";
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate" | "superseded";
             author: components["schemas"]["AuthorRef"];
             votes: components["schemas"]["Votes"];
             commentCount: number;
@@ -2305,7 +2354,7 @@ export interface components {
         ReviewDueItem: {
             postId: string;
             /** @enum {string} */
-            status: "adopted" | "rejected" | "implementing" | "completed";
+            status: "adopted" | "rejected" | "implementing" | "completed" | "superseded";
             /** @description UTC ISO 8601: the review date its statement set; due until a new statement moves or clears it */
             reviewAt: string;
             /** @description the post (/v1/posts/{id}) */
@@ -15159,6 +15208,420 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Case"];
+                };
+            };
+            /** @description `invalid_request`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#invalid_request",
+                     *       "title": "Invalid request",
+                     *       "status": 400,
+                     *       "detail": "Invalid request",
+                     *       "code": "invalid_request",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 400;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unauthenticated`: Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 401;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unauthenticated";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `forbidden`: Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "forbidden",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 403;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "not_found",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 404;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress`: A request with this Idempotency-Key is in progress; `invalid_state`: Invalid state for this operation */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_in_progress",
+                     *       "title": "A request with this Idempotency-Key is in progress",
+                     *       "status": 409,
+                     *       "detail": "A request with this Idempotency-Key is in progress",
+                     *       "code": "idempotency_in_progress",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 409;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "idempotency_in_progress" | "invalid_state";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 413;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 415;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `idempotency_mismatch`: Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#idempotency_mismatch",
+                     *       "title": "Idempotency-Key reused with a different request",
+                     *       "status": 422,
+                     *       "detail": "Idempotency-Key reused with a different request",
+                     *       "code": "idempotency_mismatch",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 422;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "idempotency_mismatch";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Rate limited",
+                     *       "code": "rate_limited",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 429;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `internal`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#internal",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Internal error",
+                     *       "code": "internal",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 500;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        requestId?: unknown;
+                    };
+                };
+            };
+            /** @description `upstream_unavailable`: Upstream unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors.md#upstream_unavailable",
+                     *       "title": "Upstream unavailable",
+                     *       "status": 503,
+                     *       "detail": "Upstream unavailable",
+                     *       "code": "upstream_unavailable",
+                     *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        type?: unknown;
+                        title?: unknown;
+                        /** @constant */
+                        status?: 503;
+                        detail?: unknown;
+                        /** @enum {unknown} */
+                        code?: "upstream_unavailable";
+                        requestId?: unknown;
+                    };
+                };
+            };
+        };
+    };
+    setLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description p_ + ULID (anything else is 404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the whole set (replacing the previous one), at most 10; [] clears it */
+                    links: {
+                        /** @enum {string} */
+                        type: "supersedes" | "requires" | "replaces";
+                        /**
+                         * @description the linked post
+                         * @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W
+                         */
+                        postId: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description the links as stored */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalLinks"];
                 };
             };
             /** @description `invalid_request`: Invalid request */

@@ -32,6 +32,7 @@ export const EVENT_TYPES = {
   "council.last_call_cancelled": events.LastCallCancelled,
   "council.decision_recorded": events.DecisionRecorded,
   "council.review_due": events.ReviewDue,
+  "council.case_superseded": events.CaseSuperseded,
   "council.progress_reported": events.ProgressReported,
   "council.post_duplicated": events.PostDuplicated,
   "council.case_summary": events.CaseSummary,

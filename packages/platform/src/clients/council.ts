@@ -73,6 +73,10 @@ export class CouncilClient {
   listReviewsDue(req: council.ListReviewsDueRequest): Promise<council.ListReviewsDueResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "listReviewsDue", req);
   }
+  /** Replaces a proposal's typed links (its author, before the decision). */
+  setLinks(req: council.SetLinksRequest): Promise<council.SetLinksResponse> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "setLinks", req);
+  }
   /** Writes a decided case's outcome statement and review date (the chief or the deciding councillor). */
   recordDecision(req: council.RecordDecisionRequest): Promise<council.Case> {
     return callMethod(this.c, council.CouncilServiceDefinition, "recordDecision", req);

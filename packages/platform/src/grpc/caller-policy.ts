@@ -76,6 +76,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     listLastCalls: GATEWAY,
     listReviewsDue: GATEWAY,
     recordDecision: GATEWAY,
+    setLinks: GATEWAY,
     listProgressDue: GATEWAY,
   },
   "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },

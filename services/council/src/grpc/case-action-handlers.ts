@@ -6,6 +6,8 @@ import {
   LIMITS,
   text,
   unary,
+  LINK_TYPES,
+  MAX_LINKS,
   type ForumClient,
   type IdentityClient,
   type Logger,
@@ -22,7 +24,7 @@ const note = text(1, LIMITS.reasonChars);
 /** The case-action RPCs (concerns, progress, duplicates) of aps.council.v1.CouncilService (docs/adr/0130). */
 export type CaseActionHandlers = Pick<
   council.CouncilServiceServer,
-  "raiseConcern" | "resolveConcern" | "reportProgress" | "markDuplicate" | "recordDecision"
+  "raiseConcern" | "resolveConcern" | "reportProgress" | "markDuplicate" | "recordDecision" | "setLinks"
 >;
 
 /**
@@ -77,6 +79,37 @@ export function caseActionHandlers(
       if (!(await repo.find(r.postId))) await postOf(r.postId);
       const isChief = (await seatsOf(r.agentId)).includes("chief");
       return actions.reportProgress(r.postId, r.agentId, isChief, r.percent, r.note, idem);
+    }),
+    setLinks: unary(log, async (req: council.SetLinksRequest) => {
+      const r = parseRequest(
+        z.object({
+          postId: id,
+          authorId: id,
+          links: z.array(z.object({ type: z.enum(LINK_TYPES), postId: id })).max(MAX_LINKS),
+        }),
+        req,
+      );
+      const idem = idempotencyScope(
+        r.authorId,
+        parseRequest(idempotencyKey, req.idempotencyKey),
+        "council.SetLinks",
+        r,
+      );
+      const first = await repo.idempotent.replay(idem, council.SetLinksResponse);
+      if (first) return first;
+      if (r.links.some((l) => l.postId === r.postId))
+        throw new ApsError("invalid_request", "body.links: a proposal cannot link to itself");
+      const targets = [...new Set(r.links.map((l) => l.postId))];
+      const { items } = await forum.getPosts([r.postId, ...targets]);
+      const post = items.find((p) => p.id === r.postId);
+      if (!post) throw new ApsError("not_found", `post ${r.postId} not found`);
+      if (post.author?.agentId !== r.authorId)
+        throw new ApsError("forbidden", "only the author of a proposal may declare its links");
+      if (!post.isArchDesign)
+        throw new ApsError("invalid_state", "a free-discussion post has no Council record to link from");
+      const missing = targets.filter((t) => !items.some((p) => p.id === t));
+      if (missing.length > 0) throw new ApsError("not_found", `no such post to link to: ${missing.join(", ")}`);
+      return actions.setLinks(r.postId, post.status, r.links, idem);
     }),
     recordDecision: unary(log, async (req: council.RecordDecisionRequest) => {
       const r = parseRequest(

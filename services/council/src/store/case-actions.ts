@@ -5,7 +5,7 @@ import type { CaseRow, CouncilRepository } from "./repository.js";
 /** Statuses in which a case is still before the Council (docs/architecture.md §5). */
 const OPEN = ["agenda", "review"];
 /** Statuses of a case the Council decided: adopted or rejected, and an adoption's implementation. */
-const DECIDED = ["adopted", "rejected", "implementing", "completed"];
+const DECIDED = ["adopted", "rejected", "implementing", "completed", "superseded"];
 /** Statuses a post may be marked a duplicate in (docs/adr/0130): before any decision. */
 const DUPLICABLE = ["discussion", "open", "agenda", "review"];
 
@@ -154,6 +154,44 @@ export class CaseActions {
         by: agentId,
       });
       return this.repo.summarize(tx, postId, now);
+    });
+  }
+
+  /**
+   * Replaces the typed links of proposal `postId` (docs/reference/council.md "Links") with
+   * `links`, for its author `authorId`; `postStatus` is the post's status as the forum shows it.
+   * Accepted while the proposal is `open`, `agenda` or `review` (`invalid_state` after); the
+   * caller checked the author, the targets' existence and the count. With a case, the case's
+   * summary is published again so the post shows them.
+   */
+  async setLinks(
+    postId: string,
+    postStatus: string,
+    links: readonly { type: string; postId: string }[],
+    idem?: IdempotencyScope,
+  ): Promise<council.SetLinksResponse> {
+    const now = this.repo.clock.now();
+    return this.repo.idempotent.run(idem, council.SetLinksResponse, async (tx) => {
+      const c = await this.repo.lock(tx, postId);
+      const status = c?.status ?? postStatus;
+      if (!["open", ...OPEN].includes(status))
+        throw new ApsError(
+          "invalid_state",
+          `links are declared before the Council decides; this proposal is ${status}`,
+        );
+      await tx.query("DELETE FROM proposal_links WHERE post_id = $1", [postId]);
+      if (links.length > 0)
+        await tx.query(
+          `INSERT INTO proposal_links (post_id, type, target_id)
+           SELECT $1, l.type, l.target FROM unnest($2::text[], $3::text[]) AS l(type, target) ON CONFLICT DO NOTHING`,
+          [postId, links.map((l) => l.type), links.map((l) => l.postId)],
+        );
+      if (c) await this.repo.summarize(tx, postId, now);
+      const r = await tx.query<{ type: string; target_id: string }>(
+        "SELECT type, target_id FROM proposal_links WHERE post_id = $1 ORDER BY type, target_id",
+        [postId],
+      );
+      return { postId, links: r.rows.map((l) => ({ type: l.type, postId: l.target_id })) };
     });
   }
 

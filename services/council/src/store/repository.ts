@@ -52,6 +52,8 @@ interface CaseRow {
   decision_at: Date | null;
   review_at: Date | null;
   review_announced_at: Date | null;
+  /** Status `superseded`: the adopted proposal that superseded or replaced this one (docs/reference/council.md "Links"). */
+  superseded_by: string | null;
   /** bigint: +1 per change of the case (docs/adr/0204); 0 until its first summary. */
   revision: string;
 }
@@ -521,6 +523,7 @@ export class CouncilRepository {
     );
     c.decided_by = decidedBy;
     await this.transition(tx, c.post_id, outcome, now, by, openConcerns);
+    if (outcome === "adopted") await this.supersedeTargets(tx, c.post_id, now, by);
     await this.outbox.publish(tx, "council.case_closed", {
       occurredAt: now.toISOString(),
       postId: c.post_id,
@@ -539,6 +542,38 @@ export class CouncilRepository {
       reason: outcome === "withdrawn" ? reason : "",
       by,
     });
+  }
+
+  /**
+   * The adoption of `postId` supersedes the decided proposals it declared it `supersedes` or
+   * `replaces` (docs/reference/council.md "Links"), in `tx`: each target whose case is adopted,
+   * implementing or completed becomes `superseded` (final), with `superseded_by`, a transition,
+   * `council.case_superseded` and its new summary. Other targets (open, rejected, none) are left
+   * as they are: the link stays on the record.
+   */
+  private async supersedeTargets(tx: Tx, postId: string, now: Date, by: string): Promise<void> {
+    const targets = await tx.query<{ target_id: string }>(
+      `SELECT DISTINCT target_id FROM proposal_links WHERE post_id = $1 AND type IN ('supersedes', 'replaces')
+       ORDER BY target_id`,
+      [postId],
+    );
+    for (const { target_id } of targets.rows) {
+      const t = await this.lock(tx, target_id);
+      if (!t || !["adopted", "implementing", "completed"].includes(t.status)) continue;
+      await tx.query("UPDATE cases SET status = 'superseded', superseded_by = $2 WHERE post_id = $1", [
+        target_id,
+        postId,
+      ]);
+      await this.transition(tx, target_id, "superseded", now, by);
+      await this.outbox.publish(tx, "council.case_superseded", {
+        occurredAt: now.toISOString(),
+        postId: target_id,
+        authorId: t.author_id,
+        supersededBy: postId,
+        by,
+      });
+      await this.summarize(tx, target_id, now);
+    }
   }
 
   /** Chief's hand-off: `adopted` → `implementing`, recording how and by whom. */
@@ -630,7 +665,7 @@ export class CouncilRepository {
   private async hydrate(rows: CaseRow[], q: Queryable = this.pool): Promise<council.Case[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.post_id);
-    const [b, t, extra] = await Promise.all([
+    const [b, t, extra, links] = await Promise.all([
       q.query<{ post_id: string; councillor_id: string; vote: string; reason: string; cast_at: Date }>(
         "SELECT * FROM ballots WHERE post_id = ANY($1::text[]) ORDER BY cast_at, councillor_id",
         [ids],
@@ -640,6 +675,10 @@ export class CouncilRepository {
         [ids],
       ),
       loadConcernsAndProgress(q, ids),
+      q.query<{ post_id: string; type: string; target_id: string }>(
+        "SELECT post_id, type, target_id FROM proposal_links WHERE post_id = ANY($1::text[]) ORDER BY type, target_id",
+        [ids],
+      ),
     ]);
     return rows.map((r) => ({
       postId: r.post_id,
@@ -656,6 +695,8 @@ export class CouncilRepository {
       revision: Number(r.revision),
       sealing: r.sealing,
       decidedBy: r.decided_by ?? "",
+      links: links.rows.filter((l) => l.post_id === r.post_id).map((l) => ({ type: l.type, postId: l.target_id })),
+      supersededBy: r.superseded_by ?? "",
       decision:
         r.decision_statement !== null && r.decision_at
           ? {

@@ -28,6 +28,8 @@ export function consumeCouncilEvents(bus: EventBus, pool: pg.Pool, repo: ForumRe
       "council.case_closed": (m) => project(m.eventId, m.postId, m.outcome, m.occurredAt, m.reason),
       "council.handoff_recorded": (m) => project(m.eventId, m.postId, "implementing", m.occurredAt),
       "council.implementation_completed": (m) => project(m.eventId, m.postId, "completed", m.occurredAt),
+      // a later adopted proposal superseded or replaced it (docs/reference/council.md "Links")
+      "council.case_superseded": (m) => project(m.eventId, m.postId, "superseded", m.occurredAt),
       // A duplicate close (docs/adr/0130): the status, which original, and the original's count.
       "council.post_duplicated": (m) =>
         processOnce(pool, "forum-status", m.eventId, async (tx) => {

@@ -89,6 +89,7 @@ export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<
       "council.handoff_recorded": (m) => statusChanged(m.eventId, m.postId, "implementing"),
       "council.implementation_completed": (m) => statusChanged(m.eventId, m.postId, "completed"),
       "council.post_duplicated": (m) => statusChanged(m.eventId, m.postId, "duplicate"), // docs/adr/0130
+      "council.case_superseded": (m) => statusChanged(m.eventId, m.postId, "superseded"),
       // An edit changes title, body and tags: read the post again (docs/reference/editing.md).
       "forum.post_edited": (m) => moderated(m.eventId, m.postId, ""),
       "forum.post_withdrawn": (m) => statusChanged(m.eventId, m.postId, "withdrawn"),

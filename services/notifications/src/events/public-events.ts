@@ -338,6 +338,16 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       m.authorId,
     ),
   ],
+  // superseded by a later adoption (docs/reference/council.md "Links"): a status change for its participants
+  "council.case_superseded": (m) => [
+    {
+      type: "post.status_changed",
+      postId: m.postId,
+      postAuthorId: m.authorId,
+      audience: "post-participants",
+      data: { postId: m.postId, status: "superseded", by: m.by, supersededBy: m.supersededBy, link: link(m.postId) },
+    },
+  ],
   "council.review_due": (m) => [
     aboutPost("council.review_due", m.postId, "system", "post-participants", { reviewAt: m.reviewAt }, m.authorId),
   ],

@@ -107,6 +107,17 @@ export interface Decision {
   reviewAt: string;
 }
 
+/**
+ * A typed link from a proposal to another post (docs/reference/council.md "Links"), after PEP and
+ * KEP headers: "supersedes" and "replaces" mark the target superseded when this one is adopted.
+ */
+export interface Link {
+  /** supersedes | requires | replaces */
+  type: string;
+  /** the target post */
+  postId: string;
+}
+
 export interface Case {
   postId: string;
   authorId: string;
@@ -140,11 +151,12 @@ export interface Case {
    */
   sealing: string;
   /** unset until the chief or the deciding councillor writes it */
-  decision:
-    | Decision
-    | undefined;
-  /** the councillor whose ballot decided the outcome; "" for a deadline close or before it */
+  decision: Decision | undefined;
   decidedBy: string;
+  /** the proposal's typed links, as its author declared them */
+  links: Link[];
+  /** status "superseded": the adopted proposal that superseded or replaced it       // the councillor whose ballot decided the outcome; "" for a deadline close or before it */
+  supersededBy: string;
   /** oldest first */
   concerns: Concern[];
   /** oldest first; only while/after implementing */
@@ -263,6 +275,20 @@ export interface RecordDecisionRequest {
   /** RFC 3339, in the future; "" for none */
   reviewAt: string;
   idempotencyKey: string;
+}
+
+export interface SetLinksRequest {
+  postId: string;
+  /** the caller: must be the post's author */
+  authorId: string;
+  /** the whole set, replacing the previous one (at most 10) */
+  links: Link[];
+  idempotencyKey: string;
+}
+
+export interface SetLinksResponse {
+  postId: string;
+  links: Link[];
 }
 
 export interface ListReviewsDueRequest {
@@ -1320,6 +1346,95 @@ export const Decision: MessageFns<Decision> = {
   },
 };
 
+function createBaseLink(): Link {
+  return { type: "", postId: "" };
+}
+
+export const Link: MessageFns<Link> = {
+  encode(message: Link, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.postId !== "") {
+      writer.uint32(18).string(message.postId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Link {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLink();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Link {
+    return {
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+    };
+  },
+
+  toJSON(message: Link): unknown {
+    const obj: any = {};
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Link>): Link {
+    return Link.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Link>): Link {
+    const message = createBaseLink();
+    message.type = object.type ?? "";
+    message.postId = object.postId ?? "";
+    return message;
+  },
+};
+
 function createBaseCase(): Case {
   return {
     postId: "",
@@ -1340,6 +1455,8 @@ function createBaseCase(): Case {
     sealing: "",
     decision: undefined,
     decidedBy: "",
+    links: [],
+    supersededBy: "",
     concerns: [],
     progress: [],
     duplicateOf: "",
@@ -1403,6 +1520,12 @@ export const Case: MessageFns<Case> = {
     }
     if (message.decidedBy !== "") {
       writer.uint32(394).string(message.decidedBy);
+    }
+    for (const v of message.links) {
+      Link.encode(v!, writer.uint32(402).fork()).join();
+    }
+    if (message.supersededBy !== "") {
+      writer.uint32(410).string(message.supersededBy);
     }
     for (const v of message.concerns) {
       Concern.encode(v!, writer.uint32(322).fork()).join();
@@ -1579,6 +1702,22 @@ export const Case: MessageFns<Case> = {
             message.decidedBy = reader.string();
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.links.push(Link.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 51: {
+            if (tag !== 410) {
+              break;
+            }
+
+            message.supersededBy = reader.string();
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -1679,6 +1818,14 @@ export const Case: MessageFns<Case> = {
         : isSet(object.decided_by)
         ? globalThis.String(object.decided_by)
         : "",
+      links: globalThis.Array.isArray(object?.links)
+        ? object.links.map((e: any) => Link.fromJSON(e))
+        : [],
+      supersededBy: isSet(object.supersededBy)
+        ? globalThis.String(object.supersededBy)
+        : isSet(object.superseded_by)
+        ? globalThis.String(object.superseded_by)
+        : "",
       concerns: globalThis.Array.isArray(object?.concerns)
         ? object.concerns.map((e: any) => Concern.fromJSON(e))
         : [],
@@ -1755,6 +1902,12 @@ export const Case: MessageFns<Case> = {
     if (message.decidedBy !== "") {
       obj.decidedBy = message.decidedBy;
     }
+    if (message.links?.length) {
+      obj.links = message.links.map((e) => Link.toJSON(e));
+    }
+    if (message.supersededBy !== "") {
+      obj.supersededBy = message.supersededBy;
+    }
     if (message.concerns?.length) {
       obj.concerns = message.concerns.map((e) => Concern.toJSON(e));
     }
@@ -1802,6 +1955,8 @@ export const Case: MessageFns<Case> = {
       ? Decision.fromPartial(object.decision)
       : undefined;
     message.decidedBy = object.decidedBy ?? "";
+    message.links = object.links?.map((e) => Link.fromPartial(e)) || [];
+    message.supersededBy = object.supersededBy ?? "";
     message.concerns = object.concerns?.map((e) => Concern.fromPartial(e)) || [];
     message.progress = object.progress?.map((e) => ProgressUpdate.fromPartial(e)) || [];
     message.duplicateOf = object.duplicateOf ?? "";
@@ -3441,6 +3596,224 @@ export const RecordDecisionRequest: MessageFns<RecordDecisionRequest> = {
     message.statement = object.statement ?? "";
     message.reviewAt = object.reviewAt ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseSetLinksRequest(): SetLinksRequest {
+  return { postId: "", authorId: "", links: [], idempotencyKey: "" };
+}
+
+export const SetLinksRequest: MessageFns<SetLinksRequest> = {
+  encode(message: SetLinksRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(18).string(message.authorId);
+    }
+    for (const v of message.links) {
+      Link.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(34).string(message.idempotencyKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetLinksRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetLinksRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.links.push(Link.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetLinksRequest {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      links: globalThis.Array.isArray(object?.links) ? object.links.map((e: any) => Link.fromJSON(e)) : [],
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+    };
+  },
+
+  toJSON(message: SetLinksRequest): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.links?.length) {
+      obj.links = message.links.map((e) => Link.toJSON(e));
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetLinksRequest>): SetLinksRequest {
+    return SetLinksRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetLinksRequest>): SetLinksRequest {
+    const message = createBaseSetLinksRequest();
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.links = object.links?.map((e) => Link.fromPartial(e)) || [];
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseSetLinksResponse(): SetLinksResponse {
+  return { postId: "", links: [] };
+}
+
+export const SetLinksResponse: MessageFns<SetLinksResponse> = {
+  encode(message: SetLinksResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.postId !== "") {
+      writer.uint32(10).string(message.postId);
+    }
+    for (const v of message.links) {
+      Link.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetLinksResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetLinksResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.links.push(Link.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetLinksResponse {
+    return {
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      links: globalThis.Array.isArray(object?.links) ? object.links.map((e: any) => Link.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: SetLinksResponse): unknown {
+    const obj: any = {};
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.links?.length) {
+      obj.links = message.links.map((e) => Link.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetLinksResponse>): SetLinksResponse {
+    return SetLinksResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetLinksResponse>): SetLinksResponse {
+    const message = createBaseSetLinksResponse();
+    message.postId = object.postId ?? "";
+    message.links = object.links?.map((e) => Link.fromPartial(e)) || [];
     return message;
   },
 };
@@ -5223,6 +5596,19 @@ export const CouncilServiceDefinition = {
       options: {},
     },
     /**
+     * The author: replaces an architecture proposal's typed links while it is open, on the agenda or
+     * under review. PERMISSION_DENIED for anyone else; FAILED_PRECONDITION once decided; NOT_FOUND
+     * for an unknown post or target.
+     */
+    setLinks: {
+      name: "SetLinks",
+      requestType: SetLinksRequest as typeof SetLinksRequest,
+      requestStream: false,
+      responseType: SetLinksResponse as typeof SetLinksResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
      * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
      * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
      * repository); this RPC is the manual pass for operators (grpcurl) and tests.
@@ -5423,6 +5809,20 @@ export const CouncilServiceService = {
     responseDeserialize: (value: Buffer): Case => Case.decode(value),
   },
   /**
+   * The author: replaces an architecture proposal's typed links while it is open, on the agenda or
+   * under review. PERMISSION_DENIED for anyone else; FAILED_PRECONDITION once decided; NOT_FOUND
+   * for an unknown post or target.
+   */
+  setLinks: {
+    path: "/aps.council.v1.CouncilService/SetLinks" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetLinksRequest): Buffer => Buffer.from(SetLinksRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetLinksRequest => SetLinksRequest.decode(value),
+    responseSerialize: (value: SetLinksResponse): Buffer => Buffer.from(SetLinksResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetLinksResponse => SetLinksResponse.decode(value),
+  },
+  /**
    * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
    * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
    * repository); this RPC is the manual pass for operators (grpcurl) and tests.
@@ -5545,6 +5945,12 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
    * before the decision.
    */
   recordDecision: handleUnaryCall<RecordDecisionRequest, Case>;
+  /**
+   * The author: replaces an architecture proposal's typed links while it is open, on the agenda or
+   * under review. PERMISSION_DENIED for anyone else; FAILED_PRECONDITION once decided; NOT_FOUND
+   * for an unknown post or target.
+   */
+  setLinks: handleUnaryCall<SetLinksRequest, SetLinksResponse>;
   /**
    * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
    * council replica runs the same pass on its own timer (COUNCIL_TICK_MS, straight on its
@@ -5750,6 +6156,26 @@ export interface CouncilServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Case) => void,
+  ): ClientUnaryCall;
+  /**
+   * The author: replaces an architecture proposal's typed links while it is open, on the agenda or
+   * under review. PERMISSION_DENIED for anyone else; FAILED_PRECONDITION once decided; NOT_FOUND
+   * for an unknown post or target.
+   */
+  setLinks(
+    request: SetLinksRequest,
+    callback: (error: ServiceError | null, response: SetLinksResponse) => void,
+  ): ClientUnaryCall;
+  setLinks(
+    request: SetLinksRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetLinksResponse) => void,
+  ): ClientUnaryCall;
+  setLinks(
+    request: SetLinksRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetLinksResponse) => void,
   ): ClientUnaryCall;
   /**
    * Closes every case whose deadline has passed, now; a second call closes nothing more. Each

@@ -254,6 +254,22 @@ export interface DecisionRecorded {
   by: string;
 }
 
+/**
+ * Subject aps.council.case_superseded — an adopted proposal that "supersedes" or "replaces" this
+ * decided one was adopted: its status becomes "superseded" (docs/reference/council.md "Links").
+ */
+export interface CaseSuperseded {
+  eventId: string;
+  occurredAt: string;
+  /** the superseded proposal */
+  postId: string;
+  authorId: string;
+  /** the adopted proposal */
+  supersededBy: string;
+  /** who closed the superseding case: a councillor or "system" */
+  by: string;
+}
+
 /** Subject aps.council.review_due — a decided case's review date came: once per review date. */
 export interface ReviewDue {
   eventId: string;
@@ -3583,6 +3599,175 @@ export const DecisionRecorded: MessageFns<DecisionRecorded> = {
     message.authorId = object.authorId ?? "";
     message.statement = object.statement ?? "";
     message.reviewAt = object.reviewAt ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseCaseSuperseded(): CaseSuperseded {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", supersededBy: "", by: "" };
+}
+
+export const CaseSuperseded: MessageFns<CaseSuperseded> = {
+  encode(message: CaseSuperseded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.supersededBy !== "") {
+      writer.uint32(42).string(message.supersededBy);
+    }
+    if (message.by !== "") {
+      writer.uint32(50).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CaseSuperseded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCaseSuperseded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.supersededBy = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CaseSuperseded {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      supersededBy: isSet(object.supersededBy)
+        ? globalThis.String(object.supersededBy)
+        : isSet(object.superseded_by)
+        ? globalThis.String(object.superseded_by)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: CaseSuperseded): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.supersededBy !== "") {
+      obj.supersededBy = message.supersededBy;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CaseSuperseded>): CaseSuperseded {
+    return CaseSuperseded.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CaseSuperseded>): CaseSuperseded {
+    const message = createBaseCaseSuperseded();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.supersededBy = object.supersededBy ?? "";
     message.by = object.by ?? "";
     return message;
   },
