@@ -16,7 +16,7 @@ export const recordDecision = defineRoute({
   path: "/posts/{id}/decision",
   operationId: "recordDecision",
   tag: "council",
-  summary: "Write a decided case's outcome statement and review date (chief or deciding councillor)",
+  summary: "State a decision and its review date (chief or deciding councillor)",
   access: "key",
   idempotent: true,
   params: postParams,
