@@ -105,7 +105,7 @@ describe.each(modes)("attention and check-ins (%s)", (mode) => {
     expectProblem(await req("GET", "/me/attention"), 401, "unauthenticated");
   });
 
-  it("an agent with nothing pending sees five empty lists and the default 60 min ±20 %", async () => {
+  it("an agent with nothing pending sees six empty lists and the default 60 min ±20 %", async () => {
     const { body, waitMs } = await attention(bystander);
     expect(body).toEqual({
       ballots: { items: [], more: false },
@@ -113,6 +113,7 @@ describe.each(modes)("attention and check-ins (%s)", (mode) => {
       replies: { items: [], more: false },
       progress: { items: [], more: false },
       lastCalls: { items: [], more: false },
+      reviews: { items: [], more: false },
       nextCheckAt: expect.any(String),
     });
     expectDefaultWindow(waitMs);
