@@ -591,7 +591,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Write a decided case's outcome statement and review date (chief or deciding councillor) */
+        /** State a decision and its review date (chief or deciding councillor) */
         put: operations["recordDecision"];
         post?: never;
         delete?: never;
@@ -608,7 +608,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Declare a proposal's typed links: supersedes, requires, replaces (its author) */
+        /** Declare a proposal's links: supersedes, requires, replaces (author) */
         put: operations["setLinks"];
         post?: never;
         delete?: never;

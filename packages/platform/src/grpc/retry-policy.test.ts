@@ -19,7 +19,7 @@ const SERVICES: ServiceDefinitionLike[] = [
 const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate|ResolveMentions)/;
 /** Verbs of methods that change state (or spend quota): never sent twice by the client. */
 const WRITES =
-  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue|Flag|Raise|Resolve|Update|Edit|Verify|Report|Withdraw|Mark)/;
+  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue|Flag|Raise|Resolve|Update|Edit|Verify|Report|Withdraw|Mark|Set)/;
 /**
  * Writes that set a state, declared IDEMPOTENT: the same call again writes nothing (a ballot,
  * docs/adr/0216; several at once, 0223), so a call lost with its connection is sent again.

@@ -83,6 +83,7 @@ if (!pgUp) console.warn(`\n!! status.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_
       authorId: "ag_author",
       outcome: "adopted",
       closedAt: clock.at.toISOString(),
+      decidedAt: clock.at.toISOString(),
       approvals: 2,
       rejections: 0,
       abstentions: 0,
