@@ -33,7 +33,20 @@ const handoff = z.object({
 });
 const list = z.object({
   statuses: z
-    .array(z.enum(["agenda", "review", "adopted", "rejected", "implementing", "completed", "duplicate", "lapsed"]))
+    .array(
+      z.enum([
+        "agenda",
+        "review",
+        "adopted",
+        "rejected",
+        "implementing",
+        "completed",
+        "duplicate",
+        "lapsed",
+        "withdrawn",
+        "superseded",
+      ]),
+    )
     .min(1),
   limit: z.number().int().min(1).max(LIMITS.listMax),
   cursor: z.string().max(512),
