@@ -77,7 +77,9 @@ export const AUTHOR_RECUSAL_REASON = "The author of this proposal: recused from 
  */
 function lastCallShown(status: string, outcome: string): boolean {
   if (OPEN_STATUSES.includes(status)) return true;
-  return outcome === "rejected" ? status === "rejected" : ["adopted", "implementing", "completed"].includes(status);
+  return outcome === "rejected"
+    ? status === "rejected"
+    : ["adopted", "implementing", "completed", "superseded"].includes(status);
 }
 
 /** The tally of case row `c` (its counts by position and its seats). */
