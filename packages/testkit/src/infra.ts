@@ -133,13 +133,18 @@ export async function deleteTestStream(name: string, url = TEST_NATS_URL): Promi
   }
 }
 
+/** Templates of other migration keys kept when a new one is made (see {@link migratedTemplate}). */
+export const KEPT_TEMPLATES = 2;
+
 /**
  * A database every migration has run on, to copy for the systems of a test run (issue 29: a
  * real-mode system then starts on migrated schemas instead of migrating from nothing, ~3 s less
  * per start here). Named `aps_tpl_<key>` (`key`: a hash of every migration file, so a changed
  * migration makes a new template), marked `IS_TEMPLATE`, made once per machine and code version:
  * `migrate(url)` runs every migration on a fresh database, under an advisory lock so concurrent
- * jest processes make it once. Templates of other keys are dropped when a new one is made.
+ * jest processes make it once. When a new one is made, templates of other keys are dropped but the
+ * {@link KEPT_TEMPLATES} newest, so checkouts of two code versions testing at once on one server do
+ * not drop each other's template mid-run.
  * Resolves the template's name; throws when `migrate` does.
  */
 export async function migratedTemplate(key: string, migrate: (url: string) => Promise<void>): Promise<string> {
@@ -163,9 +168,12 @@ export async function migratedTemplate(key: string, migrate: (url: string) => Pr
       const built = new URL(build.url).pathname.slice(1);
       await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(built)} RENAME TO ${pg.escapeIdentifier(name)}`);
       await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} IS_TEMPLATE true`);
+      // the newest templates of other keys stay (OIDs grow with each database made): a second
+      // checkout testing on this server at once — a stress run beside a change — keeps its own
       const stale = await admin.query<{ datname: string }>(
-        "SELECT datname FROM pg_database WHERE datname LIKE 'aps\\_tpl\\_%' AND datname <> $1",
-        [name],
+        `SELECT datname FROM pg_database WHERE datname LIKE 'aps\\_tpl\\_%' AND datname <> $1
+         ORDER BY oid::bigint DESC OFFSET $2`,
+        [name, KEPT_TEMPLATES],
       );
       for (const { datname } of stale.rows) {
         const id = pg.escapeIdentifier(datname);
