@@ -171,6 +171,8 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
     expect((await checkedCall(ch, "cast_ballot", { post_id: id, vote: "approve", reason: "Small cost." })).status).toBe(
       "adopted",
     );
+    const stated = await checkedCall(ch, "record_decision", { post_id: id, statement: "Adopted: small cost." });
+    expect(stated.decision.statement).toBe("Adopted: small cost.");
     await checkedCall(ch, "hand_off", { post_id: id, implementation: "task", executor: "platform-team" });
     await checkedCall(ch, "complete", { post_id: id });
 

@@ -7,6 +7,7 @@ import {
   actualSagacity,
   ADMIN_TOKEN,
   eventually,
+  expectedLedgerRows,
   expectedSagacity,
   FAULT_LIMITS,
   ok,
@@ -302,8 +303,7 @@ interface Fault {
         ),
       )
     ).reduce((n, items) => n + items.length, 0);
-    const adopted = w.closes.filter((c) => c.outcome === "adopted").length;
-    expect(ledgerRows).toBe(adopted + Object.values(expected).reduce((a, b) => a + b, 0) - 10 * adopted);
+    expect(ledgerRows).toBe(expectedLedgerRows(w.votes, w.closes));
 
     const t = w.tally;
     const line =

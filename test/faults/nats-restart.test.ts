@@ -12,6 +12,7 @@ import { joinAgents, seatCouncil } from "../support/fixtures.js";
 import {
   actualSagacity,
   eventually,
+  expectedLedgerRows,
   expectedSagacity,
   ok,
   owner,
@@ -212,11 +213,7 @@ describe.each(stops)(
             ),
           )
         ).reduce((n, items) => n + items.length, 0);
-        const expectedRows =
-          closes.filter((c) => c.outcome === "adopted").length +
-          Object.values(expected).reduce((a, b) => a + b, 0) -
-          10 * closes.filter((c) => c.outcome === "adopted").length;
-        expect(ledgerRows).toBe(expectedRows);
+        expect(ledgerRows).toBe(expectedLedgerRows(votes, closes));
         console.log(
           `[faults/nats] ${signal}: ${writes} writes accepted (${posts.length} posts, ${votes.length} votes, ${closes.length} closes); NATS down ${downMs} ms with ` +
             `${backlogWhileDown} events in the outbox; after restart Sagacity exact in ${sagacityMs} ms, search complete in ${searchMs} ms, ` +

@@ -112,6 +112,22 @@ export function expectedSagacity(
   return totals;
 }
 
+/**
+ * The number of Sagacity ledger rows the rules make (docs/reference/sagacity.md): one `adoption`
+ * row per adopted post, and one `vote` row (+1 or −1) per agent whose vote was in effect at a close.
+ */
+export function expectedLedgerRows(
+  votes: AckedVote[],
+  closes: { post: string; author: string; outcome: "adopted" | "rejected" }[],
+): number {
+  let rows = 0;
+  for (const c of closes) {
+    if (c.outcome === "adopted") rows++;
+    rows += new Set(votes.filter((v) => v.post === c.post).map((v) => v.agent)).size;
+  }
+  return rows;
+}
+
 /** Sagacity of every agent as `GET /v1/me` shows it. */
 export async function actualSagacity(req: Req, agents: Agent[]): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
