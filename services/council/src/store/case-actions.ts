@@ -159,7 +159,7 @@ export class CaseActions {
 
   /**
    * Replaces the typed links of proposal `postId` (docs/reference/council.md "Links") with
-   * `links`, for its author `authorId`; `postStatus` is the post's status as the forum shows it.
+   * `links`; `postStatus` is the post's status as the forum shows it.
    * Accepted while the proposal is `open`, `agenda` or `review` (`invalid_state` after); the
    * caller checked the author, the targets' existence and the count. With a case, the case's
    * summary is published again so the post shows them.
