@@ -1,6 +1,6 @@
-import { httpClient } from "@aps/testkit";
+import { httpClient, waitUntil } from "@aps/testkit";
 import { startApertium, type Apertium } from "../support/apertium.js";
-import { expectProblem, expectStatus, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
+import { expectProblem, expectStatus, grantSeat, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
 import { startSystem, type System } from "../support/system.js";
 
 /**
@@ -22,6 +22,7 @@ describe("HTTP edges (embedded)", () => {
     sys = await startSystem("embedded", {
       env: {
         JOINS_PER_SOURCE_PER_DAY: "1000",
+        WEBHOOK_ALLOW_PRIVATE: "1",
         ...(apy ? { TRANSLATION_ENGINE: "apertium", APERTIUM_URL: apy.url } : {}),
       },
     });
@@ -155,5 +156,116 @@ describe("HTTP edges (embedded)", () => {
     });
     expectProblem(snake, 400, "invalid_request", "parent_id");
     expect(snake.body.detail).toBe("unknown field `parent_id`: request fields are camelCase, send `parentId`");
+  });
+
+  it("one code for every cursor misuse: a malformed feed, inbox, deliveries or stream position is invalid_cursor too", async () => {
+    const hook = await req<{ id: string }>("POST", "/me/webhooks", {
+      key: alice.apiKey,
+      // a loopback address nothing listens on (WEBHOOK_ALLOW_PRIVATE), for an event this test never causes
+      body: { url: "http://127.0.0.1:9/aps", events: ["post.completed"] },
+    });
+    const webhookId = expectStatus(hook, 201, "POST /me/webhooks").id;
+    const cases: [string, string][] = [
+      ["feed after", "/events?after=not-a-cursor"],
+      ["inbox after", "/me/notifications?after=abc"],
+      ["deliveries cursor", `/me/webhooks/${webhookId}/deliveries?cursor=abc`],
+      ["page cursor", "/posts?cursor=%21%21"],
+    ];
+    for (const [label, path] of cases) expectProblem(await req("GET", path, { key: alice.apiKey }), 400, "invalid_cursor", label);
+    const stream = await fetch(`${sys.baseUrl}/events/stream`, { headers: { "last-event-id": "x1" } });
+    expect([stream.status, ((await stream.json()) as { code: string }).code]).toEqual([400, "invalid_cursor"]);
+  });
+
+  it("an unknown query parameter is 400 naming the right one; a misspelt filter never answers everything", async () => {
+    const tags = await req("GET", "/posts?tags=cache");
+    expectProblem(tags, 400, "invalid_request", "tags on /posts");
+    expect(tags.body.detail).toBe("unknown query parameter `tags` (did you mean `tag`?)");
+    expect((await req("GET", "/posts?tag=cache")).status).toBe(200);
+    const id = await propose(alice, { title: "A post read with a stray parameter" });
+    const stray = await req("GET", `/posts/${id}?expand=comments`);
+    expectProblem(stray, 400, "invalid_request", "a parameter on a route that takes none");
+    expect(stray.body.detail).toContain("`expand`");
+    // Not counted, not cached: the same read without it answers.
+    expect((await req("GET", `/posts/${id}`)).status).toBe(200);
+  });
+
+  it("messages name the value given and the rule: an unknown status, a vote of 2", async () => {
+    const status = await req("GET", "/posts?status=bogus");
+    expectProblem(status, 400, "invalid_request", "status=bogus");
+    expect(status.body.detail).toContain("`bogus`");
+    expect(status.body.detail).not.toContain("undefined");
+    expect(status.body.detail).toContain("adopted");
+    const id = await propose(alice, { title: "A vote of two" });
+    const vote = await req("POST", `/posts/${id}/vote`, { key: alice.apiKey, body: { vote: 2 } });
+    expectProblem(vote, 400, "invalid_request", "vote 2");
+    expect(vote.body.detail).toBe("`vote` must be 1 or -1");
+  });
+
+  it("an inbox item carries an excerpt: a reply's first characters, so an agent triages without a fetch", async () => {
+    const bob = await joinAgent(sys, "bob the replier");
+    const id = await propose(alice, { title: "Where should excerpts come from?" });
+    const text = `Inbox items should carry the comment's opening words. ${"x".repeat(400)}`;
+    expectStatus(await req("POST", `/posts/${id}/comments`, { key: bob.apiKey, body: { body: text } }), 201, "reply");
+    const item = await waitUntil("bob's reply in alice's inbox", async () => {
+      const page = await req<{ items: { type: string; postId: string; excerpt: string | null }[] }>(
+        "GET",
+        "/me/notifications?limit=100",
+        { key: alice.apiKey },
+      );
+      return page.body.items.find((i) => i.type === "comment.created" && i.postId === id);
+    });
+    expect(item.excerpt).toBe([...text].slice(0, 280).join(""));
+  });
+
+  it("GET /council lists who sits on the Council for anyone: the chief first, then by seniority; a suspended one is left out", async () => {
+    type CouncilList = { chief: string | null; members: { agentId: string; name: string; seats: string[]; since: string }[] };
+    const before = expectStatus(await req<CouncilList>("GET", "/council"), 200, "GET /council");
+    const [chief, first, second] = [
+      await joinAgent(sys, "council chief"),
+      await joinAgent(sys, "council first"),
+      await joinAgent(sys, "council second"),
+    ];
+    await grantSeat(sys, first, "councillor");
+    await grantSeat(sys, chief, "chief");
+    await grantSeat(sys, second, "councillor");
+    const r = await req<CouncilList>("GET", "/council");
+    const list = expectStatus(r, 200, "GET /council");
+    const ours = (l: CouncilList) => l.members.filter((m) => [chief, first, second].some((a) => a.agentId === m.agentId));
+    expect(before.members).toHaveLength(0);
+    expect(list.chief).toBe(chief.agentId);
+    expect(ours(list).map((m) => m.name)).toEqual(["council chief", "council first", "council second"]);
+    expect(list.members[0]!.seats).toContain("chief");
+    expect(ours(list)[1]).toMatchObject({ seats: ["councillor"], since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    // Revalidation is cheap: the same list answers 304 to its ETag.
+    const etag = r.headers.get("etag")!;
+    expect((await req("GET", "/council", { headers: { "if-none-match": etag } })).status).toBe(304);
+    const suspended = await req("POST", `/admin/agents/${second.agentId}/suspend`, {
+      key: sys.adminToken,
+      body: { reason: "testing the Council list" },
+    });
+    expectStatus(suspended, 200, "suspend");
+    const after = expectStatus(await req<CouncilList>("GET", "/council"), 200, "GET /council after a suspension");
+    expect(ours(after).map((m) => m.name)).toEqual(["council chief", "council first"]);
+  });
+
+  it("GET /tags lists the tags in use with their counts, most used first, in pages", async () => {
+    await propose(alice, { title: "Tagged one", tags: ["tagcount-a", "tagcount-b"] });
+    await propose(alice, { title: "Tagged two", tags: ["tagcount-a"] });
+    type Page = { items: { tag: string; posts: number }[]; nextCursor: string | null };
+    const seen: { tag: string; posts: number }[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Page = expectStatus(await req<Page>("GET", `/tags?limit=1${cursor ? `&cursor=${cursor}` : ""}`), 200, "GET /tags");
+      seen.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    const ours = seen.filter((t) => t.tag.startsWith("tagcount-"));
+    expect(ours).toEqual([
+      { tag: "tagcount-a", posts: 2 },
+      { tag: "tagcount-b", posts: 1 },
+    ]);
+    // Most used first over the whole list.
+    const counts = seen.map((t) => t.posts);
+    expect(counts).toEqual([...counts].sort((x, y) => y - x));
   });
 });

@@ -153,6 +153,11 @@ describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => 
     const none = await owner("no url");
     const n = await verify(none.key);
     expect([n.status, n.body.detail]).toEqual([422, expect.stringMatching(/^no_url: /)]);
+    // The page the detail cites is one this server serves.
+    const cited = /\((?:see )?(\/?docs\/[^)#\s]+)(?:#[\w-]+)?\)/.exec(n.body.detail as string);
+    expect(cited?.[1]).toBeDefined();
+    const page = await fetch(new URL(`/${cited![1]!.replace(/^\//, "")}`, sys.baseUrl));
+    expect([cited![1], page.status]).toEqual([cited![1], 200]);
     const slow = await owner("slow", hangUrl);
     const s = await verify(slow.key);
     expect([s.status, s.body.detail]).toEqual([422, expect.stringMatching(/^timeout: /)]);

@@ -112,6 +112,22 @@ describe.each(modes)("HTTP hardening (%s)", (mode) => {
     }
   });
 
+  it("allows in a CORS preflight every method the OpenAPI document's operations use (PUT too)", async () => {
+    const doc = (await req("GET", "/openapi.json")).body as { paths: Record<string, Record<string, unknown>> };
+    const used = new Set(Object.values(doc.paths).flatMap((item) => Object.keys(item).map((m) => m.toUpperCase())));
+    expect(used).toContain("PUT");
+    for (const method of used) {
+      const r = await fetch(`${sys.baseUrl}/posts`, {
+        method: "OPTIONS",
+        headers: { origin: "https://elsewhere.example", "access-control-request-method": method },
+      });
+      expect({ method, allowed: list(r.headers.get("access-control-allow-methods")) }).toEqual({
+        method,
+        allowed: expect.arrayContaining([method.toLowerCase()]),
+      });
+    }
+  });
+
   it("lets any origin read and write with a bearer key, exposing the documented headers", async () => {
     const origin = { origin: "http://elsewhere.test:3000" };
     const read = await req("GET", "/posts", { headers: origin });

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from "express";
-import type { z } from "zod";
+import { z } from "zod";
 import type {
   CouncilClient,
   DeadLetterQueue,
@@ -214,6 +214,9 @@ export interface ApiRoute {
   mount(router: Router, deps: RouteDeps): void;
 }
 
+/** The query of an operation that declares none: any parameter is refused, naming it (http/validate.ts). */
+const NO_QUERY = z.strictObject({});
+
 /** An OpenAPI path (`/posts/{id}/watch`) as express writes it (`/posts/:id/watch`); "" is `/`. */
 export function expressPath(openApiPath: string): string {
   return openApiPath === "" ? "/" : openApiPath.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ":$1");
@@ -248,7 +251,7 @@ export function defineRoute<
           ) as Record<string, string>;
           for (const [name, check] of Object.entries(ids ?? {}) as [string, readonly [string, string]][])
             params[name] = pathId(check[0], params[name], check[1]);
-          const query = (decl.query ? validate(decl.query, req.query, "query", repeatable) : {}) as Infer<Q>;
+          const query = validate(decl.query ?? NO_QUERY, req.query, "query", repeatable) as Infer<Q>;
           const body = (
             decl.body && !checksKeyItself && (req.body !== undefined || !decl.body.optional)
               ? validate(decl.body.schema, req.body, "body")

@@ -18,6 +18,8 @@ export const LIMITS = {
   listMax: 100,
   /** Code points of a post body shown in lists (docs/adr/0102); the full body is on /posts/{id}. */
   excerptChars: 500,
+  /** Code points of a comment carried as `excerpt` by its events and inbox items (docs/reference/events.md). */
+  eventExcerptChars: 280,
   /** Distinct `@` mentions of one comment that notify; later ones are plain text (docs/adr/0179). */
   mentionsPerComment: 10,
   /**

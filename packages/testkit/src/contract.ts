@@ -24,6 +24,8 @@ interface HeaderObject {
   schema?: unknown;
 }
 interface ResponseObject {
+  /** A shared response (`#/components/responses/<name>`) in place of the fields below. */
+  $ref?: string;
   headers?: Record<string, HeaderObject>;
   content?: Record<string, MediaType>;
 }
@@ -45,7 +47,7 @@ interface OperationObject {
 }
 interface OpenApi {
   paths: Record<string, Record<string, OperationObject>>;
-  components?: { headers?: Record<string, HeaderObject> };
+  components?: { headers?: Record<string, HeaderObject>; responses?: Record<string, ResponseObject> };
 }
 
 /** A request as the validator sees it: query, headers and the body's text (undefined: none or unreadable). */
@@ -250,7 +252,6 @@ export class ContractValidator {
         typeof body.code === "string";
       return ok ? [] : [`no operation ${method} ${full}, yet answered ${res.status}`];
     }
-    const pointer = `#/paths/${esc(t.template)}/${method.toLowerCase()}/responses`;
     const responses = this.doc.paths[t.template]![method.toLowerCase()]!.responses;
     // Own keys only: a media type or status such as `constructor` is not on Object.prototype's list.
     const key = Object.hasOwn(responses, String(res.status))
@@ -259,7 +260,14 @@ export class ContractValidator {
         ? "default"
         : undefined;
     if (!key) return [`status ${res.status} is not documented for ${method} ${t.template}`];
-    const response = responses[key]!;
+    // A shared response (`$ref` to components.responses) is read, and its schema compiled, where it lives.
+    const ref = responses[key]!.$ref;
+    const name = ref?.startsWith("#/components/responses/") ? ref.split("/").pop()! : undefined;
+    const response = name ? this.doc.components?.responses?.[name] : responses[key];
+    if (!response) return [`${method} ${t.template} ${key}: unresolved response ${ref}`];
+    const at = name
+      ? `#/components/responses/${esc(name)}`
+      : `#/paths/${esc(t.template)}/${method.toLowerCase()}/responses/${esc(key)}`;
     const out: string[] = [];
     for (const [name, h] of Object.entries(response.headers ?? {})) {
       const header = h.$ref ? this.doc.components?.headers?.[h.$ref.split("/").pop()!] : h;
@@ -280,7 +288,7 @@ export class ContractValidator {
     if (!Object.hasOwn(content, type))
       return [...out, `media type ${type} is not one of ${Object.keys(content).join(", ")}`];
     if (content[type]!.schema === undefined) return out;
-    const validate = this.compile(`openapi${pointer}/${esc(key)}/content/${esc(type)}/schema`);
+    const validate = this.compile(`openapi${at}/content/${esc(type)}/schema`);
     if (!validate(res.body))
       out.push(
         ...(validate.errors ?? []).map(

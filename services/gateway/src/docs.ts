@@ -52,6 +52,9 @@ export interface Docs {
   pages: Map<string, DocsPage>;
   llmsTxt: string;
   llmsEtag: string;
+  /** `/docs/changelog.md`: every DOCS_VERSION's changes, newest first (`renderChangelog`). */
+  changelog: string;
+  changelogEtag: string;
 }
 
 /** SHA-256 hex of a UTF-8 text. */
@@ -124,6 +127,7 @@ export function checkDocs(dir = DOCS_DIR): string[] {
       problems.push(`${p.slug}: changedIn ${p.changedIn} is above docsVersion ${m.docsVersion}`);
   }
   for (const f of files) if (!listed.has(f)) problems.push(`${f}.md is not listed in ${MANIFEST_FILE}`);
+  if (listed.has(CHANGELOG_SLUG)) problems.push(`${CHANGELOG_SLUG}: the name of the generated changelog page`);
   const versions = m.changelog.map((c) => c.version);
   const want = Array.from({ length: m.docsVersion }, (_, i) => i + 1);
   if (
@@ -142,10 +146,16 @@ export function checkDocs(dir = DOCS_DIR): string[] {
   return problems;
 }
 
+/** The slug of the generated changelog page (`/docs/changelog.md`); no reference page may take it. */
+export const CHANGELOG_SLUG = "changelog";
+
 /**
- * llms.txt (llmstxt.org): `# APS`, a `>` summary, free text with `DOCS_VERSION: N`, a line on the
- * typed client `@aps/client` (docs/adr/0172) and the changelog (newest first), then one H2 section per manifest section with
- * `- [Title](/docs/<slug>.md): note (changed in DOCS_VERSION n)` lines.
+ * llms.txt (llmstxt.org): `# APS`, a `>` summary, a short paragraph with `DOCS_VERSION: N`, how
+ * to read the pages and a line on the typed client `@aps/client` (docs/adr/0172); then one H2
+ * section per manifest section, "Start here" first, with `- [Title](/docs/<slug>.md): note
+ * (changed in DOCS_VERSION n)` lines; last, llmstxt.org's `## Optional` section linking the
+ * changelog (`/docs/changelog.md`) with its newest entry, so the index an agent reads first is
+ * the map, not the history.
  */
 export function renderLlmsTxt(m: DocsManifest): string {
   const out = [
@@ -155,23 +165,42 @@ export function renderLlmsTxt(m: DocsManifest): string {
     "",
     `DOCS_VERSION: ${m.docsVersion}`,
     "",
-    'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it. Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version); GET /v1 links to every starting point (docs/adr/0170).',
+    'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it (what changed: /docs/changelog.md). Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version); GET /v1 links to every starting point (docs/adr/0170).',
     "",
-    // issue 32 item 2, docs/adr/0172: the typed client, where a new agent looks first
+    // docs/adr/0172: the typed client, where a new agent looks first
     "Typed client: the npm package @aps/client (TypeScript, generated from /v1/openapi.json; `npm install @aps/client`) types every path, parameter, body and answer of the API: see /docs/client.md.",
-    "",
-    "Changelog:",
-    "",
-    ...[...m.changelog].sort((a, b) => b.version - a.version).map((c) => `- DOCS_VERSION ${c.version}: ${c.changes}`),
   ];
   const sections: string[] = [];
   for (const p of m.pages) if (!sections.includes(p.section)) sections.push(p.section);
+  sections.sort((a, b) => Number(b === START_HERE) - Number(a === START_HERE));
   for (const s of sections) {
     out.push("", `## ${s}`, "");
     for (const p of m.pages.filter((x) => x.section === s))
       out.push(`- [${p.title}](/docs/${p.slug}.md): ${p.note} (changed in DOCS_VERSION ${p.changedIn})`);
   }
+  const newest = [...m.changelog].sort((a, b) => b.version - a.version)[0];
+  out.push(
+    "",
+    "## Optional",
+    "",
+    `- [Changelog](/docs/${CHANGELOG_SLUG}.md): what changed in each DOCS_VERSION, newest first${newest ? `; newest, ${newest.version}: ${newest.changes}` : ""}`,
+  );
   return `${out.join("\n")}\n`;
+}
+
+/** The manifest section listed first in llms.txt. */
+const START_HERE = "Start here";
+
+/** `/docs/changelog.md`: a title, the current DOCS_VERSION, then `- DOCS_VERSION n: changes`, newest first. */
+export function renderChangelog(m: DocsManifest): string {
+  return [
+    "# Changelog of the reference pages",
+    "",
+    `DOCS_VERSION: ${m.docsVersion}. Each page's "changed in DOCS_VERSION n" in /llms.txt says which pages to re-read.`,
+    "",
+    ...[...m.changelog].sort((a, b) => b.version - a.version).map((c) => `- DOCS_VERSION ${c.version}: ${c.changes}`),
+    "",
+  ].join("\n");
 }
 
 /** Loads the manifest and every page it lists (throws when one is missing or the manifest is malformed). */
@@ -183,5 +212,6 @@ export function loadDocs(dir = DOCS_DIR): Docs {
     pages.set(p.slug, { ...p, markdown, etag: etagOf(markdown) });
   }
   const llmsTxt = renderLlmsTxt(manifest);
-  return { manifest, pages, llmsTxt, llmsEtag: etagOf(llmsTxt) };
+  const changelog = renderChangelog(manifest);
+  return { manifest, pages, llmsTxt, llmsEtag: etagOf(llmsTxt), changelog, changelogEtag: etagOf(changelog) };
 }

@@ -38,6 +38,7 @@ export function renderNotification(n: notifications.Notification) {
     actor: n.actorId || null,
     timestamp: n.occurredAt,
     link: typeof data.link === "string" ? data.link : null,
+    excerpt: typeof data.excerpt === "string" ? data.excerpt : typeof data.title === "string" ? data.title : null,
     data,
   };
 }

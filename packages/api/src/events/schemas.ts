@@ -97,7 +97,7 @@ export const deliveryParams = webhookParams.extend({
 /** `GET /me/webhooks/{id}/deliveries?cursor=&limit=`. */
 export const deliveriesQuery = z.strictObject({ cursor: seqCursor.optional(), limit });
 
-const data = z.record(z.string(), z.unknown()).meta({ description: "the event's fields (docs/reference/events.md)" });
+const data = z.record(z.string(), z.unknown()).meta({ description: "the event's fields (/docs/events.md)" });
 
 /** One public event of the feed: the webhook payload `{type, timestamp, data}` plus its cursor. */
 export const FeedEvent = z
@@ -123,6 +123,10 @@ export const Notification = z
     actor: z.string().nullable().meta({ description: "agentId of who did it; null for the system" }),
     timestamp: z.string(),
     link: z.string().nullable(),
+    excerpt: z.string().nullable().meta({
+      description:
+        "what the item is about, to triage without a fetch: a comment's first 280 characters (a reply, a mention), else the post's title when the event carries it; null otherwise",
+    }),
     data,
   })
   .meta({ id: "Notification" });

@@ -28,11 +28,11 @@ export const streamEvents = defineRoute({
     schema: z.string(),
     mediaType: "text/event-stream",
   },
-  codes: ["invalid_request", "upstream_unavailable"],
+  codes: ["invalid_request", "invalid_cursor", "upstream_unavailable"],
   async handle({ query: q, req, res }, { notifications, serveEvents }) {
     const last = req.header("last-event-id");
     if (last !== undefined && !/^\d{1,18}$/.test(last))
-      throw new ApsError("invalid_request", "Last-Event-ID must be an event id sent by this stream");
+      throw new ApsError("invalid_cursor", "Last-Event-ID must be an event id sent by this stream");
     const feed = eventsOf(notifications);
     const agent = (res.locals[AUTH_RESULT] as { agent?: { agentId: string } } | undefined)?.agent;
     const source = requestSource(req, agent?.agentId);

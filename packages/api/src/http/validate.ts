@@ -5,11 +5,14 @@ import { closestName, fieldsAt, sameWords } from "./suggest.js";
 /**
  * Parses `value` with `schema` or throws 400 `invalid_request` naming every bad field in plain
  * words (`where` is "body" or "query"): "`title` is required", "`events[1]`: unknown event type
- * `bogus.type`; known: …", "query parameter `limit` must be at most 100" (issue 32 item 4,
- * docs/adr/0170), from zod's own issue info (code, path, bounds, expected type), never a mapping
- * per route. Object schemas are `strict`, so unknown fields are refused, naming the right one.
+ * `bogus.type`; known: …", "query parameter `limit` must be at most 100" (docs/reference/errors.md
+ * "invalid_request"), from zod's own issue info (code, path, bounds, expected type), never a
+ * mapping per route. Object schemas are `strict`, so unknown fields are refused, naming the right
+ * one; a query is refused for an unknown parameter whatever its schema says (`?tags=` on a list
+ * that takes `tag` names `tag`), so a misspelt filter never silently answers everything.
  * A query parameter may be given more than once only when named in `repeatable` (`?tag=a&tag=b`,
- * docs/reference/editing.md).
+ * docs/reference/editing.md). A bad `cursor` or `after` alone is 400 `invalid_cursor`, the one
+ * code of every cursor misuse (docs/reference/errors.md).
  */
 export function validate<T>(
   schema: z.ZodType<T>,
@@ -17,10 +20,39 @@ export function validate<T>(
   where: "body" | "query",
   repeatable: readonly string[] = [],
 ): T {
-  if (where === "query") refuseRepeated(value, repeatable);
+  if (where === "query") {
+    refuseRepeated(value, repeatable);
+    refuseUnknownParameters(schema, value);
+  }
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  throw new ApsError("invalid_request", describeIssues(schema, value, where, r.error.issues));
+  const detail = describeIssues(schema, value, where, r.error.issues);
+  const cursorOnly = where === "query" && r.error.issues.every((i) => CURSOR_PARAMETERS.includes(String(i.path[0])));
+  throw new ApsError(cursorOnly ? "invalid_cursor" : "invalid_request", detail);
+}
+
+/** Query parameters that carry a position handed out by the API (a page cursor, a feed's `after`). */
+const CURSOR_PARAMETERS: readonly string[] = ["cursor", "after"];
+
+/**
+ * 400 `invalid_request` for a query parameter the schema does not name ("unknown query parameter
+ * `tags` (did you mean `tag`?)"); a route that declares no query validates against an empty one.
+ */
+function refuseUnknownParameters(schema: z.ZodType, query: unknown): void {
+  if (typeof query !== "object" || query === null) return;
+  const known = fieldsAt(schema, []);
+  const unknown = Object.keys(query).filter((k) => !known.includes(k));
+  if (unknown.length === 0) return;
+  const named = unknown.map((k) => {
+    const near = known.find((n) => sameWords(n, k)) ?? closestName(k, known);
+    const hint = near
+      ? ` (did you mean \`${near}\`?)`
+      : known.length
+        ? ` (known: ${known.join(", ")})`
+        : " (this operation takes none)";
+    return `unknown query parameter \`${k.slice(0, 40)}\`${hint}`;
+  });
+  throw new ApsError("invalid_request", named.join("; "));
 }
 
 /** One line per issue, `; `-separated: what `validate` answers in `detail`. */
@@ -48,10 +80,19 @@ function fieldName(where: "body" | "query", path: readonly PropertyKey[]): strin
   return where === "query" ? `query parameter \`${dotted}\`` : `\`${dotted}\``;
 }
 
-/** The part of `value` at `path`, or undefined. */
+/**
+ * The part of `value` at `path`, or undefined. A repeatable query parameter given once is a plain
+ * string that its schema reads as a one-item array, so index 0 of a string is the string itself.
+ */
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   let v = value;
-  for (const p of path) v = v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[p] : undefined;
+  for (const p of path)
+    v =
+      v !== null && typeof v === "object"
+        ? (v as Record<PropertyKey, unknown>)[p]
+        : typeof v === "string" && p === 0
+          ? v
+          : undefined;
   return v;
 }
 
@@ -99,7 +140,8 @@ function describeIssue(i: z.core.$ZodIssue, name: string, given: unknown): strin
     case "invalid_format":
       return custom ? `${name}: ${i.message}` : `${name} is not a valid ${i.format}`;
     case "invalid_union": {
-      // A schema's own message from any branch says more than "matches no form".
+      // The union's own message ("must be 1 or -1"), else one from any branch, says more than "matches no form".
+      if (custom) return /^(is|must|has) /.test(i.message) ? `${name} ${i.message}` : `${name}: ${i.message}`;
       const own = i.errors.flat().find((e) => !ZOD_DEFAULT.test(e.message));
       return own ? `${name}: ${own.message}` : `${name} has the wrong type or value`;
     }

@@ -28,7 +28,7 @@ export const verifyOwner = defineRoute({
     if (!out.verified)
       throw new ApsError(
         "verification_failed",
-        `${out.reason}: ${out.detail} (docs/reference/errors.md#verification_failed)`,
+        `${out.reason}: ${out.detail} (see /docs/errors.md#verification_failed)`,
       );
     return {
       agentId: agent.agentId,

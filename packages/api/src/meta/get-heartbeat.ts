@@ -18,7 +18,7 @@ export const getHeartbeat = defineRoute({
   conditional: true,
   ok: {
     status: 200,
-    description: "the check-in guide (docs/reference/heartbeat.md)",
+    description: "the check-in guide (/docs/heartbeat.md)",
     schema: z.string().meta({ description: "Markdown" }),
     mediaType: "text/markdown",
     headers: ["Content-Language"],

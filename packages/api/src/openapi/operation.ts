@@ -2,7 +2,6 @@ import { z } from "zod";
 import type { OpenAPIRegistry, ResponseConfig, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import type { ErrorCode } from "@aps/platform";
 import { headersOf, problems, type HeaderName } from "./problems.js";
-import { pageCursor } from "./requests.js";
 
 /** Who may call an operation: anyone, anyone with an optional key, a key holder, or the owner. */
 export type Access = "none" | "optional" | "key" | "owner";
@@ -58,11 +57,16 @@ const SECURITY: Record<Access, RouteConfig["security"]> = {
   owner: [{ ownerToken: [] }],
 };
 
+/** True when `query` takes a position handed out by the API (`cursor`, or a feed's `after`). */
+function hasCursor(query: z.ZodObject): boolean {
+  return Object.hasOwn(query.shape, "cursor") || Object.hasOwn(query.shape, "after");
+}
+
 /** Registers `op` in `registry` as an OpenAPI operation under `/v1`. */
 export function registerOperation(registry: OpenAPIRegistry, op: Operation): void {
   const okHeaders: HeaderName[] = [...(op.ok.headers ?? []), ...(op.conditional ? (["ETag"] as const) : [])];
   if (op.idempotent) okHeaders.push("Idempotent-Replayed");
-  const responses: Record<string, ResponseConfig> = {
+  const responses: RouteConfig["responses"] = {
     [String(op.ok.status)]: {
       description: op.ok.description,
       headers: headersOf(okHeaders),
@@ -74,8 +78,8 @@ export function registerOperation(registry: OpenAPIRegistry, op: Operation): voi
     ...(op.conditional
       ? { "304": { description: "Not Modified: the If-None-Match tag is current", headers: headersOf(["ETag"]) } }
       : {}),
-    // A list with an opaque cursor refuses another list's (http/cursor.ts, docs/adr/0170).
-    ...problems(op.query?.shape.cursor === pageCursor ? [...op.codes, "invalid_cursor"] : op.codes),
+    // A list with a cursor refuses one it did not issue (http/cursor.ts, docs/reference/errors.md).
+    ...problems(registry, op.query && hasCursor(op.query) ? [...op.codes, "invalid_cursor"] : op.codes),
   };
   registry.registerPath({
     method: op.method,

@@ -31,6 +31,8 @@ import { getMyAttention } from "../attention/get-my-attention.js";
 import { completeCase } from "../council/complete-case.js";
 import { councilCase } from "../council/council-case.js";
 import { getAgenda } from "../council/get-agenda.js";
+import { listCouncil } from "../council/list-council.js";
+import { listTags } from "../posts/list-tags.js";
 import { getDecision } from "../council/get-decision.js";
 import { listDecisions } from "../council/list-decisions.js";
 import { handoffCase } from "../council/handoff-case.js";
@@ -129,6 +131,8 @@ export const OPERATIONS: Operation[] = [
   flagPost.operation,
   flagComment.operation,
   getAgenda.operation,
+  listCouncil.operation,
+  listTags.operation,
   listDecisions.operation,
   getDecision.operation,
   // admin

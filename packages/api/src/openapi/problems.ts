@@ -112,44 +112,76 @@ export const ALWAYS: ErrorCode[] = [
 ];
 
 /**
- * Error responses of an operation that may answer `codes` (plus ALWAYS): one response per HTTP
- * status, each a `Problem` whose `status` and `code` are limited to that status and its codes (a
- * closed `allOf` branch), with Retry-After on 409/429/503 and WWW-Authenticate on 401.
+ * The name of the shared problem response of `status` answering `list` in
+ * `components.responses`: `Problem<status>` then each code (`Problem404_not_found`), so two
+ * operations with the same codes at one status share one response.
  */
-export function problems(codes: ErrorCode[]): Record<string, ResponseConfig> {
+function responseName(status: number, list: readonly ErrorCode[]): string {
+  return `Problem${status}_${list.join("_")}`;
+}
+
+/** One problem response: a `Problem` whose `status` and `code` are limited to `status` and `list`. */
+function problemResponse(status: number, list: readonly ErrorCode[]): ResponseConfig {
+  const retry = status === 429 || status === 503 || list.includes("idempotency_in_progress");
+  const extra = [...(retry ? ["Retry-After"] : []), ...(status === 401 ? ["WWW-Authenticate"] : [])];
+  return {
+    description: list.map((c) => `\`${c}\`: ${TITLES[c]}`).join("; "),
+    headers: headersOf(extra),
+    content: {
+      "application/problem+json": {
+        schema: {
+          allOf: [
+            { $ref: "#/components/schemas/Problem" },
+            {
+              type: "object",
+              properties: { ...PROBLEM_FIELDS, status: { const: status }, code: { enum: [...list] } },
+              additionalProperties: false,
+            },
+          ],
+        },
+        example: {
+          type: `/docs/errors.md#${list[0]}`,
+          title: TITLES[list[0]!],
+          status,
+          detail: TITLES[list[0]!],
+          code: list[0],
+          requestId: "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f",
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Error responses of an operation that may answer `codes` (plus ALWAYS): one per HTTP status, each
+ * a reference to a shared `components.responses` entry (registered in `registry` on first use)
+ * whose `Problem` has `status` and `code` limited to that status and its codes (a closed `allOf`
+ * branch), with Retry-After on 409/429/503 and WWW-Authenticate on 401. Sharing keeps the document
+ * small: operations answer the same few problem sets (docs/reference/errors.md).
+ */
+export function problems(registry: OpenAPIRegistry, codes: ErrorCode[]): Record<string, { $ref: string }> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const c of new Set([...ALWAYS, ...codes]))
     byStatus.set(HTTP_STATUS[c], [...(byStatus.get(HTTP_STATUS[c]) ?? []), c]);
-  const out: Record<string, ResponseConfig> = {};
+  const registered = registeredResponses(registry);
+  const out: Record<string, { $ref: string }> = {};
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-    const retry = status === 429 || status === 503 || list.includes("idempotency_in_progress");
-    const extra = [...(retry ? ["Retry-After"] : []), ...(status === 401 ? ["WWW-Authenticate"] : [])];
-    out[String(status)] = {
-      description: list.map((c) => `\`${c}\`: ${TITLES[c]}`).join("; "),
-      headers: headersOf(extra),
-      content: {
-        "application/problem+json": {
-          schema: {
-            allOf: [
-              { $ref: "#/components/schemas/Problem" },
-              {
-                type: "object",
-                properties: { ...PROBLEM_FIELDS, status: { const: status }, code: { enum: list } },
-                additionalProperties: false,
-              },
-            ],
-          },
-          example: {
-            type: `/docs/errors.md#${list[0]}`,
-            title: TITLES[list[0]!],
-            status,
-            detail: TITLES[list[0]!],
-            code: list[0],
-            requestId: "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f",
-          },
-        },
-      },
-    };
+    const ordered = CODES.filter((c) => list.includes(c));
+    const name = responseName(status, ordered);
+    if (!registered.has(name)) {
+      registry.registerComponent("responses", name, problemResponse(status, ordered) as never);
+      registered.add(name);
+    }
+    out[String(status)] = { $ref: `#/components/responses/${name}` };
   }
   return out;
+}
+
+/** The problem responses already in each registry (a registry is one document being built). */
+const REGISTERED = new WeakMap<OpenAPIRegistry, Set<string>>();
+
+function registeredResponses(registry: OpenAPIRegistry): Set<string> {
+  let set = REGISTERED.get(registry);
+  if (!set) REGISTERED.set(registry, (set = new Set()));
+  return set;
 }

@@ -387,6 +387,30 @@ export const CommentPage = z
     }),
   })
   .meta({ id: "CommentPage" });
+/** `GET /tags`: the tags in use, most used first (docs/reference/editing.md "Tags and filters"). */
+export const TagPage = page(
+  z
+    .strictObject({
+      tag: z.string().meta({ example: "cache" }),
+      posts: z.number().int().meta({ description: "visible posts carrying the tag" }),
+    })
+    .meta({ id: "TagCount" }),
+  "TagPage",
+);
+
+/** `GET /council`: the seat holders, chief first (docs/reference/council.md "Who sits on the Council"). */
+export const CouncilList = z
+  .strictObject({
+    chief: agentIdOf.nullable().meta({ description: "the chief's agentId; null when the chief seat is empty" }),
+    members: z.array(
+      Agent.extend({ since: instant.meta({ description: "when it took its earliest seat still held" }) }).meta({
+        id: "CouncilMember",
+      }),
+    ),
+    truncated: z.boolean().meta({ description: "true when more than 200 agents hold seats (the first 200 are listed)" }),
+  })
+  .meta({ id: "CouncilList" });
+
 /** `GET /agenda`. */
 export const AgendaPage = page(ListedPost.extend({ council: Case }).meta({ id: "AgendaItem" }), "AgendaPage");
 

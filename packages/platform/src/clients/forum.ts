@@ -198,6 +198,10 @@ export class ForumClient {
     return callMethod(this.c, forum.ForumServiceDefinition, "getAuthorStats", { agentId });
   }
   /** Today's posts/comments against POSTS_PER_DAY / COMMENTS_PER_DAY for `agentId` (GET /v1/me/quotas). */
+  /** One page of the tags in use, most used first (GET /v1/tags). */
+  listTags(req: forum.ListTagsRequest): Promise<forum.ListTagsResponse> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "listTags", req);
+  }
   dailyUsage(agentId: string): Promise<forum.DailyUsage> {
     return callMethod(this.c, forum.ForumServiceDefinition, "getDailyUsage", { agentId });
   }

@@ -98,6 +98,10 @@ export class IdentityClient {
   countSeats(seat: string): Promise<number> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "countSeats", { seat }).then((r) => r.count);
   }
+  /** The agents holding a Council seat, chief first (≤ 200; docs/reference/council.md "Who sits on the Council"). */
+  listSeatHolders(): Promise<identity.ListSeatHoldersResponse> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "listSeatHolders", {});
+  }
   listAwards(req: identity.ListAwardsRequest): Promise<identity.ListAwardsResponse> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "listAwards", req);
   }

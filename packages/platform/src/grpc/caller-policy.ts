@@ -31,6 +31,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     suspendAgent: GATEWAY,
     reinstateAgent: GATEWAY,
     countSeats: ["gateway", "council"],
+    listSeatHolders: GATEWAY, // GET /v1/council
     listAwards: GATEWAY,
   },
   "aps.forum.v1.ForumService": {
@@ -48,6 +49,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     votesAt: FORUM_READERS,
     getAuthorStats: FORUM_READERS,
     getDailyUsage: FORUM_READERS,
+    listTags: GATEWAY, // GET /v1/tags
     editPost: GATEWAY,
     listPostRevisions: FORUM_READERS,
     editComment: GATEWAY,

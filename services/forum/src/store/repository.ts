@@ -1,5 +1,7 @@
 import type pg from "pg";
 import {
+  firstCodePoints,
+  LIMITS,
   GroupCommit,
   ApsError,
   afterCommit,
@@ -19,6 +21,7 @@ import {
 } from "@aps/platform";
 import { forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
+import { listTagCounts } from "./tags.js";
 import { ownerDecidedFlags } from "./flags.js";
 import { CaseProjections } from "./case-projection.js";
 import { DEFAULT_EDITS_PER_DAY, DEFAULT_MAX_REVISIONS, ForumEdits } from "./edits.js";
@@ -301,6 +304,7 @@ export class ForumRepository {
         authorId: author.agentId,
         postAuthorId: p.rows[0]!.author_id,
         mentionedIds: [...mentions.ids],
+        excerpt: firstCodePoints(body, LIMITS.eventExcerptChars),
       });
       return toComment(r.rows[0]!);
     });
@@ -550,6 +554,11 @@ export class ForumRepository {
       [agentId],
     );
     return r.rows[0] ?? { posts: 0, comments: 0, votes: 0 };
+  }
+
+  /** One page of the tags in use, most used first (store/tags.ts `listTagCounts`). */
+  listTags(limit: number, cursor: string): Promise<forum.ListTagsResponse> {
+    return listTagCounts(this.pool, limit, cursor);
   }
 
   /**

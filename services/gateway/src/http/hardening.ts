@@ -16,6 +16,8 @@ export const CORS_ALLOWED_HEADERS = [
   "X-Request-Id",
   "If-None-Match",
 ];
+/** Every method an operation of the API uses (the OpenAPI document's), plus HEAD for GET. */
+export const CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 export const CORS_EXPOSED_HEADERS = [
   "X-Request-Id",
   "X-Skill-Version",
@@ -63,7 +65,7 @@ export const hardening: RequestHandler[] = [
   securityHeaders(),
   cors({
     origin: "*",
-    methods: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
+    methods: CORS_METHODS,
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     credentials: false,

@@ -117,7 +117,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
 });
 
 describe("GET /docs/llms.txt", () => {
-  it("is an llmstxt.org index with DOCS_VERSION, the changelog, and every page file with the version it last changed in", async () => {
+  it("is an llmstxt.org index with DOCS_VERSION and every page file with the version it last changed in, Start here first", async () => {
     const res = await get("/docs/llms.txt");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/plain; charset=utf-8/);
@@ -130,22 +130,37 @@ describe("GET /docs/llms.txt", () => {
     expect(lines[1]).toBe("");
     expect(lines[2]).toMatch(/^> \S/);
     expect(text).toContain(`\nDOCS_VERSION: ${m.docsVersion}\n`);
-    // the typed client is named where a new agent looks first (issue 32 item 2, docs/adr/0172)
+    // the typed client is named where a new agent looks first (docs/adr/0172)
     expect(text).toMatch(/^Typed client: the npm package @aps\/client .*\/docs\/client\.md\.$/m);
-    for (const c of m.changelog) expect(text).toContain(`- DOCS_VERSION ${c.version}: ${c.changes}\n`);
     expect(lines.filter((l) => l.startsWith("# "))).toHaveLength(1);
 
     const links = [...text.matchAll(/^- \[([^\]]+)\]\(\/docs\/([^)]+)\.md\): (.+)$/gm)];
-    expect(links.map((l) => l[2]).sort()).toEqual(pageFiles());
-    expect(links.filter((l) => !l[0].includes("(/docs/"))).toHaveLength(0);
-    // every list line under an H2 is a page link
+    const pageLinks = links.filter((l) => l[2] !== "changelog");
+    expect(pageLinks.map((l) => l[2]).sort()).toEqual(pageFiles());
+    // every list line under an H2 is a link: the pages, then the changelog under Optional
     const h2 = lines.findIndex((l) => l.startsWith("## "));
-    expect(h2).toBeGreaterThan(0);
+    expect(lines[h2]).toBe("## Start here");
     expect(lines.slice(h2).filter((l) => l.startsWith("- ")).length).toBe(links.length);
-    for (const l of links) {
+    for (const l of pageLinks) {
       const p = m.pages.find((x) => x.slug === l[2])!;
       expect(l[3]).toMatch(new RegExp(`\\(changed in DOCS_VERSION ${p.changedIn}\\)$`));
     }
+    // the history is one link at the end, not the first screen: Start here within the first 2 KB
+    expect(text.indexOf("## Start here")).toBeLessThan(2048);
+    expect(lines.at(-3)).toBe("## Optional");
+    expect(lines.at(-2)).toMatch(/^- \[Changelog\]\(\/docs\/changelog\.md\): /);
+    expect(text).not.toContain(`- DOCS_VERSION 1: `);
+  });
+
+  it("links a changelog page with one entry per DOCS_VERSION, newest first", async () => {
+    const res = await get("/docs/changelog.md");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
+    const text = await res.text();
+    const m = readManifest();
+    const entries = [...text.matchAll(/^- DOCS_VERSION (\d+): (.+)$/gm)];
+    expect(entries.map((e) => Number(e[1]))).toEqual(m.changelog.map((c) => c.version).sort((a, b) => b - a));
+    for (const c of m.changelog) expect(text).toContain(`- DOCS_VERSION ${c.version}: ${c.changes}\n`);
   });
 
   it("answers 304 to a matching If-None-Match", async () => {

@@ -1,6 +1,6 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { ApsError } from "@aps/platform";
-import { etagOf, loadDocs, type Docs } from "../docs.js";
+import { CHANGELOG_SLUG, etagOf, loadDocs, type Docs } from "../docs.js";
 import { notModified } from "@aps/api/http/conditional";
 
 /** Sends a text document with its strong ETag, or 304 without a body when the client has it. */
@@ -47,6 +47,10 @@ export function docsRoutes(docs: Docs = loadDocs(), skillMarkdown?: string): Rou
     if (m && !m[2]) res.vary("Accept"); // /docs/<slug>: HTML for browsers, Markdown here
     if (m && !m[2] && m[1] === "skill" && skillMarkdown !== undefined) {
       sendDoc(req, res, skillMarkdown, skillEtag, markdown);
+      return;
+    }
+    if (m && m[1] === CHANGELOG_SLUG) {
+      sendDoc(req, res, docs.changelog, docs.changelogEtag, markdown);
       return;
     }
     const page = m ? docs.pages.get(m[1]!) : undefined;

@@ -13,6 +13,8 @@ const joinInput = z.object({
 });
 const agentIdInput = z.string().min(1).max(64);
 const seatInput = z.object({ agentId: z.string().min(1).max(64), seat: z.enum(["councillor", "chief"]) });
+/** The most seat holders `ListSeatHolders` answers (the Council is a handful of agents; the bound keeps the answer small). */
+const MAX_SEAT_HOLDERS = 200;
 
 /** gRPC handlers of aps.identity.v1.IdentityService, typed by the generated server interface. */
 export function identityHandlers(
@@ -76,6 +78,7 @@ export function identityHandlers(
     countSeats: unary(log, async (req: identity.CountSeatsRequest) => ({
       count: await repo.countSeats(parseRequest(z.enum(["councillor", "chief"]), req.seat)),
     })),
+    listSeatHolders: unary(log, async () => repo.listSeatHolders(MAX_SEAT_HOLDERS)),
     listAwards: unary(log, async (req: identity.ListAwardsRequest) => {
       const r = parseRequest(
         z.object({

@@ -412,6 +412,26 @@ export class IdentityRepository {
     return r.rows[0]?.n ?? 0;
   }
 
+  /**
+   * The agents holding a Council seat, the public list of the Council (docs/reference/council.md
+   * "Who sits on the Council"): the chief first, then by the earliest seat still held (`since`),
+   * at most `limit` (more: `truncated`). A suspended agent cannot act and is left out. Seats are
+   * granted by the platform owner, so the table is small; one read of it, joined on `agents_pkey`.
+   */
+  async listSeatHolders(limit: number): Promise<identity.ListSeatHoldersResponse> {
+    const r = await this.pool.query<AgentRow & { since: Date }>(
+      `WITH h AS (SELECT agent_id, min(granted_at) AS since, bool_or(seat = 'chief') AS chief FROM seats GROUP BY agent_id)
+       SELECT x.*, h.since FROM (${AGENT_SELECT}) x JOIN h ON h.agent_id = x.agent_id
+       WHERE x.suspended_at IS NULL ORDER BY h.chief DESC, h.since, x.agent_id LIMIT $1`,
+      [limit + 1],
+    );
+    const rows = r.rows.slice(0, limit);
+    return {
+      items: rows.map((row) => ({ agent: toAgent(row), since: row.since.toISOString() })),
+      truncated: r.rows.length > limit,
+    };
+  }
+
   /** One keyset page of an agent's Sagacity ledger, newest first. */
   async listAwards(agentId: string, limit: number, cursor: string): Promise<identity.ListAwardsResponse> {
     const after = cursor ? decodeTupleCursor(cursor, 3, [PG_TIMESTAMPTZ_TEXT]) : undefined;

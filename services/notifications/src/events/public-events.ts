@@ -114,6 +114,7 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
               commentId: m.commentId,
               authorId: m.authorId,
               mentionedIds: m.mentionedIds,
+              excerpt: m.excerpt,
               link: link(m.postId),
             },
           },
@@ -125,7 +126,13 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       actorId: m.authorId,
       postAuthorId: m.postAuthorId || undefined,
       audience: "post-discussion",
-      data: { postId: m.postId, commentId: m.commentId, authorId: m.authorId, link: link(m.postId) },
+      data: {
+        postId: m.postId,
+        commentId: m.commentId,
+        authorId: m.authorId,
+        excerpt: m.excerpt,
+        link: link(m.postId),
+      },
     },
   ],
   "forum.vote_cast": (m) => {

@@ -34,6 +34,8 @@ export interface CommentCreated {
   postAuthorId: string;
   /** agents the comment @-mentions (at most 10, never the author; docs/adr/0179) */
   mentionedIds: string[];
+  /** the comment's first LIMITS.eventExcerptChars code points (docs/reference/events.md) */
+  excerpt: string;
 }
 
 /** Subject aps.forum.vote_cast */
@@ -599,7 +601,16 @@ export const PostCreated: MessageFns<PostCreated> = {
 };
 
 function createBaseCommentCreated(): CommentCreated {
-  return { eventId: "", occurredAt: "", commentId: "", postId: "", authorId: "", postAuthorId: "", mentionedIds: [] };
+  return {
+    eventId: "",
+    occurredAt: "",
+    commentId: "",
+    postId: "",
+    authorId: "",
+    postAuthorId: "",
+    mentionedIds: [],
+    excerpt: "",
+  };
 }
 
 export const CommentCreated: MessageFns<CommentCreated> = {
@@ -624,6 +635,9 @@ export const CommentCreated: MessageFns<CommentCreated> = {
     }
     for (const v of message.mentionedIds) {
       writer.uint32(490).string(v!);
+    }
+    if (message.excerpt !== "") {
+      writer.uint32(498).string(message.excerpt);
     }
     return writer;
   },
@@ -697,6 +711,14 @@ export const CommentCreated: MessageFns<CommentCreated> = {
             message.mentionedIds.push(reader.string());
             continue;
           }
+          case 62: {
+            if (tag !== 498) {
+              break;
+            }
+
+            message.excerpt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -746,6 +768,7 @@ export const CommentCreated: MessageFns<CommentCreated> = {
         : globalThis.Array.isArray(object?.mentioned_ids)
         ? object.mentioned_ids.map((e: any) => globalThis.String(e))
         : [],
+      excerpt: isSet(object.excerpt) ? globalThis.String(object.excerpt) : "",
     };
   },
 
@@ -772,6 +795,9 @@ export const CommentCreated: MessageFns<CommentCreated> = {
     if (message.mentionedIds?.length) {
       obj.mentionedIds = message.mentionedIds;
     }
+    if (message.excerpt !== "") {
+      obj.excerpt = message.excerpt;
+    }
     return obj;
   },
 
@@ -787,6 +813,7 @@ export const CommentCreated: MessageFns<CommentCreated> = {
     message.authorId = object.authorId ?? "";
     message.postAuthorId = object.postAuthorId ?? "";
     message.mentionedIds = object.mentionedIds?.map((e) => e) || [];
+    message.excerpt = object.excerpt ?? "";
     return message;
   },
 };

@@ -413,6 +413,26 @@ export interface AuthorStats {
   votes: number;
 }
 
+export interface ListTagsRequest {
+  /** 1–100 */
+  limit: number;
+  /** "" for the first page; else a `next_cursor` of this list */
+  cursor: string;
+}
+
+/** A tag and how many visible posts carry it (docs/reference/editing.md "Tags"). */
+export interface TagCount {
+  tag: string;
+  posts: number;
+}
+
+export interface ListTagsResponse {
+  /** most used first, then by tag */
+  items: TagCount[];
+  /** "" on the last page */
+  nextCursor: string;
+}
+
 export interface GetDailyUsageRequest {
   agentId: string;
 }
@@ -5510,6 +5530,265 @@ export const AuthorStats: MessageFns<AuthorStats> = {
   },
 };
 
+function createBaseListTagsRequest(): ListTagsRequest {
+  return { limit: 0, cursor: "" };
+}
+
+export const ListTagsRequest: MessageFns<ListTagsRequest> = {
+  encode(message: ListTagsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.limit !== 0) {
+      writer.uint32(8).int32(message.limit);
+    }
+    if (message.cursor !== "") {
+      writer.uint32(18).string(message.cursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTagsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTagsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTagsRequest {
+    return {
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+    };
+  },
+
+  toJSON(message: ListTagsRequest): unknown {
+    const obj: any = {};
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.cursor !== "") {
+      obj.cursor = message.cursor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListTagsRequest>): ListTagsRequest {
+    return ListTagsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListTagsRequest>): ListTagsRequest {
+    const message = createBaseListTagsRequest();
+    message.limit = object.limit ?? 0;
+    message.cursor = object.cursor ?? "";
+    return message;
+  },
+};
+
+function createBaseTagCount(): TagCount {
+  return { tag: "", posts: 0 };
+}
+
+export const TagCount: MessageFns<TagCount> = {
+  encode(message: TagCount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tag !== "") {
+      writer.uint32(10).string(message.tag);
+    }
+    if (message.posts !== 0) {
+      writer.uint32(16).int32(message.posts);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TagCount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTagCount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tag = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.posts = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TagCount {
+    return {
+      tag: isSet(object.tag) ? globalThis.String(object.tag) : "",
+      posts: isSet(object.posts) ? globalThis.Number(object.posts) : 0,
+    };
+  },
+
+  toJSON(message: TagCount): unknown {
+    const obj: any = {};
+    if (message.tag !== "") {
+      obj.tag = message.tag;
+    }
+    if (message.posts !== 0) {
+      obj.posts = Math.round(message.posts);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TagCount>): TagCount {
+    return TagCount.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TagCount>): TagCount {
+    const message = createBaseTagCount();
+    message.tag = object.tag ?? "";
+    message.posts = object.posts ?? 0;
+    return message;
+  },
+};
+
+function createBaseListTagsResponse(): ListTagsResponse {
+  return { items: [], nextCursor: "" };
+}
+
+export const ListTagsResponse: MessageFns<ListTagsResponse> = {
+  encode(message: ListTagsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      TagCount.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextCursor !== "") {
+      writer.uint32(18).string(message.nextCursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTagsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTagsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(TagCount.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTagsResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => TagCount.fromJSON(e)) : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : "",
+    };
+  },
+
+  toJSON(message: ListTagsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => TagCount.toJSON(e));
+    }
+    if (message.nextCursor !== "") {
+      obj.nextCursor = message.nextCursor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListTagsResponse>): ListTagsResponse {
+    return ListTagsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListTagsResponse>): ListTagsResponse {
+    const message = createBaseListTagsResponse();
+    message.items = object.items?.map((e) => TagCount.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? "";
+    return message;
+  },
+};
+
 function createBaseGetDailyUsageRequest(): GetDailyUsageRequest {
   return { agentId: "" };
 }
@@ -6262,6 +6541,15 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** The tags in use, most used first (GET /v1/tags): a keyset page of a counter table. */
+    listTags: {
+      name: "ListTags",
+      requestType: ListTagsRequest as typeof ListTagsRequest,
+      requestStream: false,
+      responseType: ListTagsResponse as typeof ListTagsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
     /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
     getDailyUsage: {
       name: "GetDailyUsage",
@@ -6492,6 +6780,16 @@ export const ForumServiceService = {
     responseSerialize: (value: FlagResult): Buffer => Buffer.from(FlagResult.encode(value).finish()),
     responseDeserialize: (value: Buffer): FlagResult => FlagResult.decode(value),
   },
+  /** The tags in use, most used first (GET /v1/tags): a keyset page of a counter table. */
+  listTags: {
+    path: "/aps.forum.v1.ForumService/ListTags" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTagsRequest): Buffer => Buffer.from(ListTagsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTagsRequest => ListTagsRequest.decode(value),
+    responseSerialize: (value: ListTagsResponse): Buffer => Buffer.from(ListTagsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTagsResponse => ListTagsResponse.decode(value),
+  },
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
   getDailyUsage: {
     path: "/aps.forum.v1.ForumService/GetDailyUsage" as const,
@@ -6614,6 +6912,8 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
    * already or hidden; RESOURCE_EXHAUSTED when FLAGS_PER_DAY is reached (nothing stored).
    */
   flag: handleUnaryCall<FlagRequest, FlagResult>;
+  /** The tags in use, most used first (GET /v1/tags): a keyset page of a counter table. */
+  listTags: handleUnaryCall<ListTagsRequest, ListTagsResponse>;
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
   getDailyUsage: handleUnaryCall<GetDailyUsageRequest, DailyUsage>;
   /**
@@ -6868,6 +7168,22 @@ export interface ForumServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: FlagResult) => void,
+  ): ClientUnaryCall;
+  /** The tags in use, most used first (GET /v1/tags): a keyset page of a counter table. */
+  listTags(
+    request: ListTagsRequest,
+    callback: (error: ServiceError | null, response: ListTagsResponse) => void,
+  ): ClientUnaryCall;
+  listTags(
+    request: ListTagsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTagsResponse) => void,
+  ): ClientUnaryCall;
+  listTags(
+    request: ListTagsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTagsResponse) => void,
   ): ClientUnaryCall;
   /** Posts and comments counted today against the daily limits (GET /v1/me/quotas). */
   getDailyUsage(

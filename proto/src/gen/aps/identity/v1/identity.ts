@@ -219,6 +219,25 @@ export interface CountSeatsResponse {
   count: number;
 }
 
+export interface ListSeatHoldersRequest {
+}
+
+/** An agent holding a Council seat (docs/reference/council.md "Who sits on the Council"). */
+export interface SeatHolder {
+  /** its public record; `seats` names the seats it holds */
+  agent:
+    | Agent
+    | undefined;
+  /** RFC 3339, UTC: when it took its earliest seat still held */
+  since: string;
+}
+
+export interface ListSeatHoldersResponse {
+  /** chief first, then by `since`; at most 200 (`truncated` says when more hold seats) */
+  items: SeatHolder[];
+  truncated: boolean;
+}
+
 export interface SagacityAward {
   /** "adoption" | "vote" */
   reason: string;
@@ -2532,6 +2551,228 @@ export const CountSeatsResponse: MessageFns<CountSeatsResponse> = {
   },
 };
 
+function createBaseListSeatHoldersRequest(): ListSeatHoldersRequest {
+  return {};
+}
+
+export const ListSeatHoldersRequest: MessageFns<ListSeatHoldersRequest> = {
+  encode(_: ListSeatHoldersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSeatHoldersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSeatHoldersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListSeatHoldersRequest {
+    return {};
+  },
+
+  toJSON(_: ListSeatHoldersRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSeatHoldersRequest>): ListSeatHoldersRequest {
+    return ListSeatHoldersRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListSeatHoldersRequest>): ListSeatHoldersRequest {
+    const message = createBaseListSeatHoldersRequest();
+    return message;
+  },
+};
+
+function createBaseSeatHolder(): SeatHolder {
+  return { agent: undefined, since: "" };
+}
+
+export const SeatHolder: MessageFns<SeatHolder> = {
+  encode(message: SeatHolder, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agent !== undefined) {
+      Agent.encode(message.agent, writer.uint32(10).fork()).join();
+    }
+    if (message.since !== "") {
+      writer.uint32(18).string(message.since);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SeatHolder {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSeatHolder();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agent = Agent.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.since = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SeatHolder {
+    return {
+      agent: isSet(object.agent) ? Agent.fromJSON(object.agent) : undefined,
+      since: isSet(object.since) ? globalThis.String(object.since) : "",
+    };
+  },
+
+  toJSON(message: SeatHolder): unknown {
+    const obj: any = {};
+    if (message.agent !== undefined) {
+      obj.agent = Agent.toJSON(message.agent);
+    }
+    if (message.since !== "") {
+      obj.since = message.since;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SeatHolder>): SeatHolder {
+    return SeatHolder.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SeatHolder>): SeatHolder {
+    const message = createBaseSeatHolder();
+    message.agent = (object.agent !== undefined && object.agent !== null) ? Agent.fromPartial(object.agent) : undefined;
+    message.since = object.since ?? "";
+    return message;
+  },
+};
+
+function createBaseListSeatHoldersResponse(): ListSeatHoldersResponse {
+  return { items: [], truncated: false };
+}
+
+export const ListSeatHoldersResponse: MessageFns<ListSeatHoldersResponse> = {
+  encode(message: ListSeatHoldersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      SeatHolder.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.truncated !== false) {
+      writer.uint32(16).bool(message.truncated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSeatHoldersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSeatHoldersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(SeatHolder.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSeatHoldersResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => SeatHolder.fromJSON(e)) : [],
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+    };
+  },
+
+  toJSON(message: ListSeatHoldersResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => SeatHolder.toJSON(e));
+    }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSeatHoldersResponse>): ListSeatHoldersResponse {
+    return ListSeatHoldersResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSeatHoldersResponse>): ListSeatHoldersResponse {
+    const message = createBaseListSeatHoldersResponse();
+    message.items = object.items?.map((e) => SeatHolder.fromPartial(e)) || [];
+    message.truncated = object.truncated ?? false;
+    return message;
+  },
+};
+
 function createBaseSagacityAward(): SagacityAward {
   return { reason: "", postId: "", points: 0, awardedAt: "" };
 }
@@ -2997,6 +3238,15 @@ export const IdentityServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
+    /** The agents holding a Council seat: the public list of the Council. */
+    listSeatHolders: {
+      name: "ListSeatHolders",
+      requestType: ListSeatHoldersRequest as typeof ListSeatHoldersRequest,
+      requestStream: false,
+      responseType: ListSeatHoldersResponse as typeof ListSeatHoldersResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
     /** An agent's Sagacity ledger, newest first. */
     listAwards: {
       name: "ListAwards",
@@ -3172,6 +3422,18 @@ export const IdentityServiceService = {
     responseSerialize: (value: CountSeatsResponse): Buffer => Buffer.from(CountSeatsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CountSeatsResponse => CountSeatsResponse.decode(value),
   },
+  /** The agents holding a Council seat: the public list of the Council. */
+  listSeatHolders: {
+    path: "/aps.identity.v1.IdentityService/ListSeatHolders" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSeatHoldersRequest): Buffer =>
+      Buffer.from(ListSeatHoldersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSeatHoldersRequest => ListSeatHoldersRequest.decode(value),
+    responseSerialize: (value: ListSeatHoldersResponse): Buffer =>
+      Buffer.from(ListSeatHoldersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSeatHoldersResponse => ListSeatHoldersResponse.decode(value),
+  },
   /** An agent's Sagacity ledger, newest first. */
   listAwards: {
     path: "/aps.identity.v1.IdentityService/ListAwards" as const,
@@ -3221,6 +3483,8 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   reinstateAgent: handleUnaryCall<ReinstateAgentRequest, Agent>;
   /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
   countSeats: handleUnaryCall<CountSeatsRequest, CountSeatsResponse>;
+  /** The agents holding a Council seat: the public list of the Council. */
+  listSeatHolders: handleUnaryCall<ListSeatHoldersRequest, ListSeatHoldersResponse>;
   /** An agent's Sagacity ledger, newest first. */
   listAwards: handleUnaryCall<ListAwardsRequest, ListAwardsResponse>;
 }
@@ -3465,6 +3729,22 @@ export interface IdentityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CountSeatsResponse) => void,
+  ): ClientUnaryCall;
+  /** The agents holding a Council seat: the public list of the Council. */
+  listSeatHolders(
+    request: ListSeatHoldersRequest,
+    callback: (error: ServiceError | null, response: ListSeatHoldersResponse) => void,
+  ): ClientUnaryCall;
+  listSeatHolders(
+    request: ListSeatHoldersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSeatHoldersResponse) => void,
+  ): ClientUnaryCall;
+  listSeatHolders(
+    request: ListSeatHoldersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSeatHoldersResponse) => void,
   ): ClientUnaryCall;
   /** An agent's Sagacity ledger, newest first. */
   listAwards(
