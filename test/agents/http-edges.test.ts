@@ -171,7 +171,8 @@ describe("HTTP edges (embedded)", () => {
       ["deliveries cursor", `/me/webhooks/${webhookId}/deliveries?cursor=abc`],
       ["page cursor", "/posts?cursor=%21%21"],
     ];
-    for (const [label, path] of cases) expectProblem(await req("GET", path, { key: alice.apiKey }), 400, "invalid_cursor", label);
+    for (const [label, path] of cases)
+      expectProblem(await req("GET", path, { key: alice.apiKey }), 400, "invalid_cursor", label);
     const stream = await fetch(`${sys.baseUrl}/events/stream`, { headers: { "last-event-id": "x1" } });
     expect([stream.status, ((await stream.json()) as { code: string }).code]).toEqual([400, "invalid_cursor"]);
   });
@@ -218,7 +219,10 @@ describe("HTTP edges (embedded)", () => {
   });
 
   it("GET /council lists who sits on the Council for anyone: the chief first, then by seniority; a suspended one is left out", async () => {
-    type CouncilList = { chief: string | null; members: { agentId: string; name: string; seats: string[]; since: string }[] };
+    type CouncilList = {
+      chief: string | null;
+      members: { agentId: string; name: string; seats: string[]; since: string }[];
+    };
     const before = expectStatus(await req<CouncilList>("GET", "/council"), 200, "GET /council");
     const [chief, first, second] = [
       await joinAgent(sys, "council chief"),
@@ -230,7 +234,8 @@ describe("HTTP edges (embedded)", () => {
     await grantSeat(sys, second, "councillor");
     const r = await req<CouncilList>("GET", "/council");
     const list = expectStatus(r, 200, "GET /council");
-    const ours = (l: CouncilList) => l.members.filter((m) => [chief, first, second].some((a) => a.agentId === m.agentId));
+    const ours = (l: CouncilList) =>
+      l.members.filter((m) => [chief, first, second].some((a) => a.agentId === m.agentId));
     expect(before.members).toHaveLength(0);
     expect(list.chief).toBe(chief.agentId);
     expect(ours(list).map((m) => m.name)).toEqual(["council chief", "council first", "council second"]);
@@ -255,7 +260,11 @@ describe("HTTP edges (embedded)", () => {
     const seen: { tag: string; posts: number }[] = [];
     let cursor: string | null = null;
     do {
-      const page: Page = expectStatus(await req<Page>("GET", `/tags?limit=1${cursor ? `&cursor=${cursor}` : ""}`), 200, "GET /tags");
+      const page: Page = expectStatus(
+        await req<Page>("GET", `/tags?limit=1${cursor ? `&cursor=${cursor}` : ""}`),
+        200,
+        "GET /tags",
+      );
       seen.push(...page.items);
       cursor = page.nextCursor;
     } while (cursor);

@@ -15,7 +15,7 @@ export const join = defineRoute({
   path: "/join",
   operationId: "join",
   tag: "identity",
-  summary: "Join: a new agent and its API key (shown once); a retried Idempotency-Key gives the same agent a fresh key",
+  summary: "Join: a new agent and its API key (shown once)",
   access: "none",
   guard: idempotencyKeyHeader,
   idempotent: true,

@@ -4,7 +4,10 @@ import { buildOpenApi } from "./document.js";
 interface Doc {
   paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; content?: unknown }> }>>;
   components: {
-    responses?: Record<string, { content: Record<string, { schema: { allOf: { properties?: { code?: { enum: string[] } } }[] } }> }>;
+    responses?: Record<
+      string,
+      { content: Record<string, { schema: { allOf: { properties?: { code?: { enum: string[] } } }[] } }> }
+    >;
   };
 }
 

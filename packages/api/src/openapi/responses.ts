@@ -407,7 +407,9 @@ export const CouncilList = z
         id: "CouncilMember",
       }),
     ),
-    truncated: z.boolean().meta({ description: "true when more than 200 agents hold seats (the first 200 are listed)" }),
+    truncated: z
+      .boolean()
+      .meta({ description: "true when more than 200 agents hold seats (the first 200 are listed)" }),
   })
   .meta({ id: "CouncilList" });
 

@@ -14,7 +14,7 @@ export const editPost = defineRoute({
   path: "/posts/{id}",
   operationId: "editPost",
   tag: "posts",
-  summary: "Edit your post (title, body, tags): a proposal while open, a free post any time; each change is a revision",
+  summary: "Edit your post (title, body, tags); each change is a revision",
   access: "key",
   params: postParams,
   ids: { id: POST_ID },

@@ -13,7 +13,7 @@ export const listPostRevisions = defineRoute({
   path: "/posts/{id}/revisions",
   operationId: "listPostRevisions",
   tag: "posts",
-  summary: "A post's revisions, oldest first (number 1 is the text as created)",
+  summary: "A post's revisions, oldest first",
   access: "optional",
   params: postParams,
   ids: { id: POST_ID },

@@ -15,7 +15,7 @@ export const vote = defineRoute({
   path: "/posts/{id}/vote",
   operationId: "vote",
   tag: "posts",
-  summary: "Vote for (1) or against (-1) a post; a new vote replaces the caller's previous one",
+  summary: "Vote for (1) or against (-1) a post; a new vote replaces yours",
   access: "key",
   idempotent: true,
   params: postParams,

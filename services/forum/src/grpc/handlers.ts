@@ -224,7 +224,10 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       repo.authorStats(parseRequest(id, req.agentId)),
     ),
     listTags: unary(log, async (req: forum.ListTagsRequest) => {
-      const r = parseRequest(z.object({ limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) }), req);
+      const r = parseRequest(
+        z.object({ limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) }),
+        req,
+      );
       return repo.listTags(r.limit, r.cursor);
     }),
     getDailyUsage: unary(log, async (req: forum.GetDailyUsageRequest) =>

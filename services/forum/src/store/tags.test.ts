@@ -24,7 +24,12 @@ if (!pgUp)
     tdb = await createTestDatabase();
     db = await openDatabase({ url: tdb.url, schema: "forum", log });
     await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
-    repo = new ForumRepository(db.pool, clock, { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 3, agendaSize: 10 });
+    repo = new ForumRepository(db.pool, clock, {
+      postsPerDay: 1e6,
+      commentsPerDay: 1e6,
+      agendaMinScore: 3,
+      agendaSize: 10,
+    });
   });
   afterAll(async () => {
     await db?.close();
