@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { OpenAPIRegistry, ResponseConfig, RouteConfig } from "@asteasolutions/zod-to-openapi";
+import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import type { ErrorCode } from "@aps/platform";
 import { headersOf, problems, type HeaderName } from "./problems.js";
 
