@@ -1,8 +1,8 @@
-import { ApsError, createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
+import { ApsError, type Database } from "@aps/platform";
 import { events } from "@aps/proto";
-import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
-import { ForumRepository, HIDDEN_TITLE } from "./repository.js";
-import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
+import { ADMIN_DATABASE_URL, hasPostgres, SetClock } from "@aps/testkit";
+import { HIDDEN_TITLE, type ForumRepository } from "./repository.js";
+import { forumTestStore, type ForumTestStore } from "./store.fixture.js";
 
 /**
  * Owner moderation in the forum's repository (docs/adr/0118), on the real PostgreSQL: a hidden
@@ -10,7 +10,6 @@ import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
  * comment, and comes back intact; a hidden comment keeps its place without its body; each change
  * enqueues `forum.post_moderated`.
  */
-const log = createLogger("forum-moderation-test", "silent");
 const pgUp = await hasPostgres();
 if (!pgUp)
   console.warn(
@@ -18,26 +17,18 @@ if (!pgUp)
   );
 
 (pgUp ? describe : describe.skip)("forum moderation on real PostgreSQL (SKIPPED when none is reachable)", () => {
-  let tdb: TestDatabase;
+  let store: ForumTestStore;
   let db: Database;
   let repo: ForumRepository;
   const clock = new SetClock(new Date("2026-05-01T08:00:00Z"));
   const author = { agentId: "ag_author", name: "Author" };
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    db = await openDatabase({ url: tdb.url, schema: "forum", log });
-    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
-    repo = new ForumRepository(db.pool, clock, {
-      postsPerDay: 1e6,
-      commentsPerDay: 1e6,
-      agendaMinScore: 3,
-      agendaSize: 10,
-    });
+    store = await forumTestStore("forum-moderation-test", clock);
+    ({ db, repo } = store);
   });
   afterAll(async () => {
-    await db?.close();
-    await tdb?.drop();
+    await store?.drop();
   });
 
   const code = (p: Promise<unknown>) =>

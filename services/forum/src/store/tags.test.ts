@@ -1,39 +1,28 @@
-import { createLogger, migrate, openDatabase, PLATFORM_MIGRATIONS_DIR, type Database } from "@aps/platform";
-import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
-import { ForumRepository } from "./repository.js";
-import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
+import { ADMIN_DATABASE_URL, hasPostgres, SetClock } from "@aps/testkit";
+import type { ForumRepository } from "./repository.js";
+import { forumTestStore, type ForumTestStore } from "./store.fixture.js";
 
 /**
  * The tags in use (docs/reference/editing.md "Tags and filters"), on the real PostgreSQL: the counter table
  * follows every write path — create, edit, hide, unhide — so `listTags` answers the visible posts
  * per tag, most used first, in keyset pages, without reading posts.
  */
-const log = createLogger("forum-tags-test", "silent");
 const pgUp = await hasPostgres();
 if (!pgUp)
   console.warn(`\n!! tags.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — the real-PostgreSQL suite is SKIPPED.\n`);
 
 (pgUp ? describe : describe.skip)("forum tag counts on real PostgreSQL (SKIPPED when none is reachable)", () => {
-  let tdb: TestDatabase;
-  let db: Database;
+  let store: ForumTestStore;
   let repo: ForumRepository;
   const clock = new SetClock(new Date("2026-05-01T08:00:00Z"));
   const author = { agentId: "ag_author", name: "Author" };
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    db = await openDatabase({ url: tdb.url, schema: "forum", log });
-    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
-    repo = new ForumRepository(db.pool, clock, {
-      postsPerDay: 1e6,
-      commentsPerDay: 1e6,
-      agendaMinScore: 3,
-      agendaSize: 10,
-    });
+    store = await forumTestStore("forum-tags-test", clock);
+    repo = store.repo;
   });
   afterAll(async () => {
-    await db?.close();
-    await tdb?.drop();
+    await store?.drop();
   });
 
   /** Every page of `listTags` (page size 2), as `tag=count` strings in the order listed. */
