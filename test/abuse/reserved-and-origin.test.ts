@@ -79,13 +79,13 @@ describe("reserved words, never-issued cursors, the MCP Origin (embedded)", () =
     expect((await req("GET", `/events?after=${newest}`)).status).toBe(200);
     expect((await req("GET", "/events?after=0")).status).toBe(200);
     for (const after of [String(BigInt(newest) + 1000n), "999999999999999999", "abc", "-1", "1e3", "1.5"])
-      expectProblem(await req("GET", `/events?after=${encodeURIComponent(after)}`), 400, "invalid_request", after);
+      expectProblem(await req("GET", `/events?after=${encodeURIComponent(after)}`), 400, "invalid_cursor", after);
     const future = String(BigInt(newest) + 1000n);
-    expectProblem(await req("GET", `/events/stream?after=${future}`), 400, "invalid_request", "stream after");
+    expectProblem(await req("GET", `/events/stream?after=${future}`), 400, "invalid_cursor", "stream after");
     expectProblem(
       await req("GET", "/events/stream", { headers: { "last-event-id": future } }),
       400,
-      "invalid_request",
+      "invalid_cursor",
       "stream Last-Event-ID",
     );
   });

@@ -340,10 +340,13 @@ const CASES: Case[] = [
   list("limit=5&limit=5"),
   list("limit=1&limit=2"),
   list("kind=arch&kind=free"),
-  // A cursor not issued by this list (another sort order, made up) is invalid_cursor (ADR 0170).
+  // A cursor not issued by this list (another sort order, made up, too long) is invalid_cursor,
+  // the one code of every cursor misuse (docs/reference/errors.md).
   list("cursor=garbage", undefined, "invalid_cursor"),
   list("cursor=%25%25%25", undefined, "invalid_cursor"),
-  list(`cursor=${rep("A", 600)}`, "cursor=<600 chars>"),
+  list(`cursor=${rep("A", 600)}`, "cursor=<600 chars>", "invalid_cursor"),
+  // An unknown parameter is refused, naming the right one: a misspelt filter lists nothing.
+  list("tags=cache"),
   list(
     (c) => `sort=hot&cursor=${encodeURIComponent(c.newCursor)}`,
     "sort=hot&cursor=<a sort=new cursor>",

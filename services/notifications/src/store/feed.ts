@@ -226,7 +226,7 @@ export class FeedStore {
   constructor(private readonly pool: pg.Pool) {}
 
   /**
-   * Throws 400 `invalid_request` when cursor `after` lies beyond every feed number ever handed out
+   * Throws 400 `invalid_cursor` (the one code of every cursor misuse, docs/reference/errors.md) when cursor `after` lies beyond every feed number ever handed out
    * (the `seq` sequence's last value, which retention never lowers): such a cursor was never issued,
    * and an empty page for it forever would hide the client's mistake (issue 30 rule 10,
    * docs/adr/0162). `what` names the parameter in the message. One read of the sequence.
@@ -238,7 +238,7 @@ export class FeedStore {
     const last = BigInt(r.rows[0]?.last ?? "0");
     if (after > last)
       throw new ApsError(
-        "invalid_request",
+        "invalid_cursor",
         `${what} ${after} was never issued (the newest event is ${last}): resume from a cursor this API returned, or start without one`,
       );
   }

@@ -11,6 +11,7 @@ CREATE TABLE tag_counts (
 );
 CREATE INDEX tag_counts_popular ON tag_counts (posts DESC, tag) WHERE posts > 0;
 
+-- The same body as functions/forum_count_post_tags.sql, the live definition applied at every start.
 CREATE FUNCTION forum_count_post_tags() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   before_tags text[] := CASE WHEN TG_OP <> 'INSERT' AND OLD.hidden_at IS NULL THEN OLD.tags ELSE '{}' END;
