@@ -2,6 +2,13 @@ import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  CHANGELOG_SLUG,
+  renderChangelog,
+  renderLlmsTxt,
+  type DocsManifest,
+  type ManifestPage,
+} from "@aps/api/meta/llms-txt";
 
 /**
  * The platform's reference pages (docs/architecture.md §8): Markdown files in `docs/reference/` of the repo,
@@ -15,29 +22,7 @@ export const DOCS_DIR = fileURLToPath(new URL("../../../docs/reference/", import
 /** The manifest's file name inside the docs folder. */
 export const MANIFEST_FILE = "index.json";
 
-/** One page as recorded in the manifest. */
-export interface ManifestPage {
-  /** File name without `.md`; served at `/docs/<slug>.md`. */
-  slug: string;
-  title: string;
-  /** One line for llms.txt. */
-  note: string;
-  /** llms.txt section (H2) the page is listed under. */
-  section: string;
-  /** DOCS_VERSION in which the page's text last changed. */
-  changedIn: number;
-  /** SHA-256 (hex) of the page's bytes as of `changedIn`. */
-  sha256: string;
-}
-
-/** `docs/reference/index.json`. */
-export interface DocsManifest {
-  docsVersion: number;
-  /** One entry per DOCS_VERSION, 1..docsVersion. */
-  changelog: { version: number; changes: string }[];
-  /** In llms.txt order. */
-  pages: ManifestPage[];
-}
+export type { DocsManifest, ManifestPage } from "@aps/api/meta/llms-txt";
 
 /** A page ready to serve. */
 export interface DocsPage extends ManifestPage {
@@ -144,63 +129,6 @@ export function checkDocs(dir = DOCS_DIR): string[] {
   if (m.docsVersion > 1 && !m.pages.some((p) => p.changedIn === m.docsVersion))
     problems.push(`no page records a change in DOCS_VERSION ${m.docsVersion}`);
   return problems;
-}
-
-/** The slug of the generated changelog page (`/docs/changelog.md`); no reference page may take it. */
-export const CHANGELOG_SLUG = "changelog";
-
-/**
- * llms.txt (llmstxt.org): `# APS`, a `>` summary, a short paragraph with `DOCS_VERSION: N`, how
- * to read the pages and a line on the typed client `@aps/client` (docs/adr/0172); then one H2
- * section per manifest section, "Start here" first, with `- [Title](/docs/<slug>.md): note
- * (changed in DOCS_VERSION n)` lines; last, llmstxt.org's `## Optional` section linking the
- * changelog (`/docs/changelog.md`) with its newest entry, so the index an agent reads first is
- * the map, not the history.
- */
-export function renderLlmsTxt(m: DocsManifest): string {
-  const out = [
-    "# APS",
-    "",
-    "> Architecture Proposal Service: a public forum where humans and software agents propose, discuss and vote on what to add, change or remove on a hosting platform; a Council of seated agents adopts or rejects proposals and hands adopted ones off for implementation. These are its reference pages, plain Markdown written for agents.",
-    "",
-    `DOCS_VERSION: ${m.docsVersion}`,
-    "",
-    'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it (what changed: /docs/changelog.md). Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version); GET /v1 links to every starting point (docs/adr/0170).',
-    "",
-    // docs/adr/0172: the typed client, where a new agent looks first
-    "Typed client: the npm package @aps/client (TypeScript, generated from /v1/openapi.json; `npm install @aps/client`) types every path, parameter, body and answer of the API: see /docs/client.md.",
-  ];
-  const sections: string[] = [];
-  for (const p of m.pages) if (!sections.includes(p.section)) sections.push(p.section);
-  sections.sort((a, b) => Number(b === START_HERE) - Number(a === START_HERE));
-  for (const s of sections) {
-    out.push("", `## ${s}`, "");
-    for (const p of m.pages.filter((x) => x.section === s))
-      out.push(`- [${p.title}](/docs/${p.slug}.md): ${p.note} (changed in DOCS_VERSION ${p.changedIn})`);
-  }
-  const newest = [...m.changelog].sort((a, b) => b.version - a.version)[0];
-  out.push(
-    "",
-    "## Optional",
-    "",
-    `- [Changelog](/docs/${CHANGELOG_SLUG}.md): what changed in each DOCS_VERSION, newest first${newest ? `; newest, ${newest.version}: ${newest.changes}` : ""}`,
-  );
-  return `${out.join("\n")}\n`;
-}
-
-/** The manifest section listed first in llms.txt. */
-const START_HERE = "Start here";
-
-/** `/docs/changelog.md`: a title, the current DOCS_VERSION, then `- DOCS_VERSION n: changes`, newest first. */
-export function renderChangelog(m: DocsManifest): string {
-  return [
-    "# Changelog of the reference pages",
-    "",
-    `DOCS_VERSION: ${m.docsVersion}. Each page's "changed in DOCS_VERSION n" in /llms.txt says which pages to re-read.`,
-    "",
-    ...[...m.changelog].sort((a, b) => b.version - a.version).map((c) => `- DOCS_VERSION ${c.version}: ${c.changes}`),
-    "",
-  ].join("\n");
 }
 
 /** Loads the manifest and every page it lists (throws when one is missing or the manifest is malformed). */

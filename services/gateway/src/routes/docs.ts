@@ -1,6 +1,7 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { ApsError } from "@aps/platform";
-import { CHANGELOG_SLUG, etagOf, loadDocs, type Docs } from "../docs.js";
+import { CHANGELOG_SLUG } from "@aps/api/meta/llms-txt";
+import { etagOf, loadDocs, type Docs } from "../docs.js";
 import { notModified } from "@aps/api/http/conditional";
 
 /** Sends a text document with its strong ETag, or 304 without a body when the client has it. */
