@@ -6,13 +6,14 @@ CREATE OR REPLACE FUNCTION forum_count_post_tags() RETURNS trigger LANGUAGE plpg
 DECLARE
   before_tags text[] := CASE WHEN TG_OP <> 'INSERT' AND OLD.hidden_at IS NULL THEN OLD.tags ELSE '{}' END;
   after_tags  text[] := CASE WHEN TG_OP <> 'DELETE' AND NEW.hidden_at IS NULL THEN NEW.tags ELSE '{}' END;
+  removed     text[] := ARRAY(SELECT unnest(before_tags) EXCEPT SELECT unnest(after_tags));
+  added       text[] := ARRAY(SELECT unnest(after_tags) EXCEPT SELECT unnest(before_tags));
 BEGIN
-  -- Only the tags whose count changes, each statement in tag order (one lock order for every writer).
-  UPDATE tag_counts SET posts = posts - 1
-    WHERE tag IN (SELECT t FROM unnest(before_tags) t EXCEPT SELECT t FROM unnest(after_tags) t);
-  INSERT INTO tag_counts (tag, posts, last_used_at)
-    SELECT t, 1, now() FROM (SELECT t FROM unnest(after_tags) t EXCEPT SELECT t FROM unnest(before_tags) t) added
-    ORDER BY t
-    ON CONFLICT (tag) DO UPDATE SET posts = tag_counts.posts + 1, last_used_at = now();
+  -- Only the tags whose count changes. Their rows are locked in tag order first, and new ones
+  -- inserted in tag order: writers of the same tags take their locks in one order.
+  PERFORM 1 FROM tag_counts WHERE tag = ANY(removed || added) ORDER BY tag FOR UPDATE;
+  UPDATE tag_counts SET posts = posts - 1 WHERE tag = ANY(removed);
+  INSERT INTO tag_counts (tag, posts) SELECT t, 1 FROM unnest(added) t ORDER BY t
+    ON CONFLICT (tag) DO UPDATE SET posts = tag_counts.posts + 1;
   RETURN NULL;
 END $$;
