@@ -85,8 +85,16 @@ describe("a case closed at its deadline without a Council ballot (embedded)", ()
       10_000,
       50,
     );
-    const d = (await req("GET", `/posts/${farmed}`)).body;
-    expect(d.timeline.at(-1)).toMatchObject({ event: "status", status: "lapsed", by: "system" });
+    // the timeline comes from the forum's case projection, a consumer apart from the status's
+    let d: any;
+    await eventually(
+      async () => {
+        const p = (d = (await req("GET", `/posts/${farmed}`)).body);
+        expect(p.timeline.at(-1)).toMatchObject({ event: "status", status: "lapsed", by: "system" });
+      },
+      10_000,
+      50,
+    );
     expect(d.council).toMatchObject({ approvals: 0, rejections: 0 });
     expect(d.councilBallots).toEqual([]);
     expect((await req("GET", "/agenda")).body.items.map((p: { id: string }) => p.id)).not.toContain(farmed);

@@ -418,9 +418,23 @@ describe.each(clockModes)("Council depth at the deadline (%s)", (mode) => {
         .status,
     ).toBe("review");
     clock.advance(7 * DAY + 60_000);
-    await eventually(async () => expect((await post(id)).status).toBe("rejected"), 10_000, 50);
-    const d = await post(id);
-    expect(d.timeline.at(-1)).toMatchObject({ event: "status", status: "rejected", by: "system", openConcerns: [cid] });
+    // The status (the forum's status projection) and the timeline (its case projection) come from
+    // two consumers of the council's events: wait until both show the close.
+    let d: any;
+    await eventually(
+      async () => {
+        const p = (d = await post(id));
+        expect(p.status).toBe("rejected");
+        expect(p.timeline.at(-1)).toMatchObject({
+          event: "status",
+          status: "rejected",
+          by: "system",
+          openConcerns: [cid],
+        });
+      },
+      10_000,
+      50,
+    );
     expect(d.concerns[0]).toMatchObject({ id: cid, resolved: null });
     expectProblem(
       await req("POST", `/posts/${id}/concerns/${cid}/resolve`, { key: c2.apiKey, body: { note: "late" } }),

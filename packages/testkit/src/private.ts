@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,14 +20,52 @@ const run = promisify(execFile);
 export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? "/usr/sbin/nats-server";
 export const PG_BIN_DIR = process.env.PG_BIN_DIR ?? "/usr/lib/postgresql/15/bin";
 
-/** A free TCP port on 127.0.0.1 (asked from the OS, then released). */
-export function freePort(): Promise<number> {
+/**
+ * A free TCP port on 127.0.0.1, picked at random below the kernel's ephemeral range
+ * (`/proc/sys/net/ipv4/ip_local_port_range`, 32768 by default) and checked by binding it.
+ *
+ * Below that range the kernel never hands the port to another socket on its own: a fault test
+ * that stops a private server and starts it again on the same port (a restart, an outage) would
+ * otherwise find the port taken by some other process's outgoing connection or `listen(0)` in
+ * the gap, and the restart would fail with "Address already in use". Falls back to a port the OS
+ * picks when 50 random tries are all taken.
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralLow();
+  const span = Math.min(12_000, low - 10_000);
+  for (let i = 0; span > 0 && i < 50; i++) {
+    const port = low - 1 - Math.floor(Math.random() * span);
+    if (await canListen(port)) return port;
+  }
+  return listenOn(0);
+}
+
+/** The first port of the kernel's ephemeral range (32768 when it cannot be read). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 11_024 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** Whether 127.0.0.1:`port` can be listened on right now. */
+async function canListen(port: number): Promise<boolean> {
+  return listenOn(port).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Listens on 127.0.0.1:`port` (0: the OS picks), closes, and resolves the port that was bound. */
+function listenOn(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
+    s.listen(port, "127.0.0.1", () => {
+      const bound = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(bound));
     });
   });
 }
@@ -186,7 +224,13 @@ export async function startPrivatePostgres(): Promise<PrivateServer> {
       "-t",
       "60",
       "start",
-    ]);
+    ]).catch((err: Error) => {
+      // pg_ctl says only "Examine the log output": put the log's last lines in the error.
+      const log = existsSync(join(root, "log")) ? readFileSync(join(root, "log"), "utf8") : "";
+      throw new Error(
+        `${err.message}\n--- last lines of the PostgreSQL log ---\n${log.split("\n").slice(-15).join("\n")}`,
+      );
+    });
     await waitReachable(probe);
   };
   let running = false;
