@@ -1,3 +1,5 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -5,20 +7,23 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { outputSchemas, TOOL_NAMES, type JsonSchema } from "@aps/mcp";
 import { jsonSchemaCheck } from "@aps/testkit";
+import { startApertium, type Apertium } from "../support/apertium.js";
 import { grantSeat, joinAgent, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * Every MCP tool advertises an `outputSchema` — its API operation's success schema from the
- * gateway's OpenAPI document — and every successful result's `structuredContent` conforms to it
- * (MCP 2025-06-18; issue 32, docs/adr/0189). Over both transports: Streamable HTTP `/mcp` (the
+ * Every MCP tool advertises an `outputSchema` — the lean form of its API operations' success
+ * schemas from the gateway's OpenAPI document — and every successful result's `structuredContent`
+ * conforms to it (MCP 2025-06-18; docs/reference/mcp.md "Results"); every tool and every action
+ * of `council` and `webhooks` is called. Over both transports: Streamable HTTP `/mcp` (the
  * gateway hands over its in-process document) and stdio `aps mcp` (which fetches
  * `/v1/openapi.json` at start). Each result is checked with ajv against the schema `tools/list`
  * advertised, and the SDK's client checks it too (it refuses a non-conforming result).
  */
 const mode = (await availableModes()).includes("real") ? "real" : "embedded";
 type Transport = "stdio" | "http";
+const wrapped = (t: string) => `<untrusted-user-content>${t}</untrusted-user-content>`;
 
 let sys: System;
 let alice: JoinedAgent;
@@ -27,21 +32,46 @@ let chief: JoinedAgent;
 let councillor: JoinedAgent;
 let served: Record<string, JsonSchema>;
 const clients: Client[] = [];
+/** A loopback site: alice's owner file (for verify_owner) and a webhook receiver answering 200. */
+let site: Server;
+let siteUrl = "";
+let hooksReceived = 0;
+/** A real Apertium APY for `translate`; undefined where it is not installed (the tool is then not checked, loudly). */
+let apertium: Apertium | undefined;
 
 beforeAll(async () => {
-  sys = await startSystem(mode, { env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000" } });
+  // WEBHOOK_ALLOW_PRIVATE: the webhook and owner-file requests go to this loopback site
+  apertium = await startApertium();
+  const engine = apertium ? { TRANSLATION_ENGINE: "apertium", APERTIUM_URL: apertium.url } : {};
+  sys = await startSystem(mode, {
+    env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000", WEBHOOK_ALLOW_PRIVATE: "1", ...engine },
+  });
   alice = await joinAgent(sys, "alice-schema");
   bob = await joinAgent(sys, "bob-schema");
   chief = await joinAgent(sys, "chief-schema");
   councillor = await joinAgent(sys, "councillor-schema");
   await grantSeat(sys, chief, "chief");
   await grantSeat(sys, councillor, "councillor");
+  site = createServer((req, res) => {
+    if (req.url === "/.well-known/aps-agent.json")
+      return void res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ agentId: alice.agentId }));
+    if (req.method === "POST" && req.url === "/hook") hooksReceived++;
+    req.resume();
+    res.writeHead(200).end();
+  });
+  await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
+  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   served = outputSchemas((await (await fetch(`${sys.baseUrl}/openapi.json`)).json()) as object);
 });
 
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
   await sys?.stop();
+  await apertium?.stop();
+  site?.closeAllConnections();
+  await new Promise<void>((r) => (site ? site.close(() => r()) : r()));
 });
 
 /** An MCP client of the SDK over `transport` with `key`, as test/e2e/mcp.test.ts connects. */
@@ -113,22 +143,46 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
     expect([...tools.keys()].sort()).toEqual([...TOOL_NAMES].sort());
     for (const [name, tool] of tools) {
       expect([name, tool.outputSchema?.type]).toEqual([name, "object"]);
-      // what the document gives, as advertised (the SDK adds $schema, and properties {} beside an anyOf)
+      // what the document gives, as advertised
       for (const [k, v] of Object.entries(served[name]!))
         expect([name, k, tool.outputSchema![k]]).toEqual([name, k, v]);
     }
-    expect(tools.get("list_posts")!.outputSchema!.anyOf).toHaveLength(2);
+    expect(tools.get("list_posts")!.outputSchema!.anyOf).toHaveLength(4); // posts, agenda = decisions, tags, council
     expect(tools.get("get_post")!.outputSchema!.anyOf).toHaveLength(2);
+    expect(tools.get("council")!.outputSchema!.anyOf).toBeUndefined(); // every action answers the case
   });
 
   it("every tool's structuredContent conforms to its outputSchema: reads, writes and the Council's", async () => {
     const title = `Schema-checked Redis ${transport} ${Date.now()}`;
-    const post = await checkedCall(a, "propose", { title, body: "A managed Redis per tenant.", tags: ["cache"] });
+    const post = await checkedCall(a, "propose", {
+      title,
+      body: "A managed Redis per tenant.",
+      is_arch_design: true,
+      tags: ["cache"],
+    });
     const id = post.id as string;
     const comment = await checkedCall(b, "comment", { post_id: id, body: "Which version?" });
-    await checkedCall(a, "comment", { post_id: id, body: "7.2.", parent_id: comment.id });
+    const reply = await checkedCall(a, "comment", { post_id: id, body: "7.2.", parent_id: comment.id });
     await checkedCall(b, "vote", { post_id: id, vote: 1 });
-    await checkedCall(a, "edit_post", { post_id: id, body: "A managed Redis 7.2 per tenant." });
+    await checkedCall(a, "edit", { post_id: id, body: "A managed Redis 7.2 per tenant." });
+    expect((await checkedCall(a, "edit", { comment_id: reply.id, body: "7.2, the latest." })).revision).toBe(2);
+    expect((await checkedCall(b, "revisions", { post_id: id })).items).toHaveLength(2);
+    expect((await checkedCall(b, "revisions", { comment_id: reply.id })).items).toHaveLength(2);
+    if (apertium) {
+      const english = await checkedCall(a, "propose", {
+        title: `Translate me ${transport}`,
+        body: "This proposal describes how the platform team will run a managed cache for every tenant, with clear limits and a plan to roll it back.",
+        is_arch_design: false,
+      });
+      expect((await checkedCall(b, "translate", { post_id: english.id, lang: "es" })).lang).toBe("es");
+    } else console.warn("[mcp-output-schema] NO APERTIUM APY: translate's outputSchema is NOT CHECKED");
+    await checkedCall(b, "watch", { post_id: id, level: "watching" });
+    expect((await checkedCall(b, "flag", { comment_id: reply.id, reason: "other", text: "Checking." })).reason).toBe(
+      "other",
+    );
+    await checkedCall(b, "list_events", { limit: 5 });
+    for (const view of ["agenda", "decisions", "tags", "council"]) await checkedCall(b, "list_posts", { view });
+    expect((await checkedCall(a, "verify_owner", { url: `${siteUrl}/about` })).verified.domain).toBe("127.0.0.1");
 
     const detail = await checkedCall(b, "get_post", { post_id: id });
     expect(detail.id).toBe(id);
@@ -163,23 +217,63 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
     const c = await connect(transport, councillor.apiKey);
     const ch = await connect(transport, chief.apiKey);
     await Promise.all([c.listTools(), ch.listTools()]);
-    expect((await checkedCall(c, "nominate", { post_id: id })).status).toBe("review");
-    await checkedCall(c, "list_posts", { agenda: true });
+    expect((await checkedCall(c, "council", { action: "nominate", post_id: id })).status).toBe("review");
+    await checkedCall(c, "list_posts", { view: "agenda" });
     // the chief has not voted yet: the case awaits its ballot (docs/adr/0188)
     const attention = await checkedCall(ch, "my_attention", {});
     expect(attention.ballots.items.map((b: { postId: string }) => b.postId)).toContain(id);
-    expect((await checkedCall(ch, "cast_ballot", { post_id: id, vote: "approve", reason: "Small cost." })).status).toBe(
-      "adopted",
-    );
-    const stated = await checkedCall(ch, "record_decision", { post_id: id, statement: "Adopted: small cost." });
-    expect(stated.decision.statement).toBe("Adopted: small cost.");
-    await checkedCall(ch, "hand_off", { post_id: id, implementation: "task", executor: "platform-team" });
-    await checkedCall(ch, "complete", { post_id: id });
+    const ballot = { action: "ballot", post_id: id, vote: "approve", reason: "Small cost." };
+    expect((await checkedCall(ch, "council", ballot)).status).toBe("adopted");
+    const stated = await checkedCall(ch, "council", {
+      action: "decision",
+      post_id: id,
+      statement: "Adopted: small cost.",
+    });
+    // participant text; wrapped, since this connection has not yet learnt that the chief is its caller
+    expect(stated.decision.statement).toBe(wrapped("Adopted: small cost."));
+    await checkedCall(ch, "council", {
+      action: "handoff",
+      post_id: id,
+      implementation: "task",
+      executor: "platform-team",
+    });
+    await checkedCall(ch, "council", { action: "complete", post_id: id });
 
-    const other = await checkedCall(a, "propose", { title: `Withdraw me ${transport}`, body: "Superseded soon." });
+    // webhooks: create, list, get, ping, its delivery, redeliver, rotate the secret, delete
+    const hook = await checkedCall(a, "webhooks", {
+      action: "create",
+      url: `${siteUrl}/hook`,
+      events: ["post.created"],
+    });
+    expect(typeof hook.secret).toBe("string");
+    expect((await checkedCall(a, "webhooks", { action: "list" })).items.map((w: { id: string }) => w.id)).toContain(
+      hook.id,
+    );
+    await checkedCall(a, "webhooks", { action: "get", webhook_id: hook.id });
+    await checkedCall(a, "webhooks", { action: "ping", webhook_id: hook.id });
+    let deliveries: any = { items: [] };
+    await waitStrictly(
+      "the ping's delivery",
+      async () =>
+        (deliveries = await checkedCall(a, "webhooks", { action: "deliveries", webhook_id: hook.id })).items.some(
+          (d: { deliveredAt: unknown }) => d.deliveredAt,
+        ),
+      { timeoutMs: 20_000, intervalMs: 200, show: () => deliveries },
+    );
+    const delivery = deliveries.items[0].id as string;
+    await checkedCall(a, "webhooks", { action: "redeliver", webhook_id: hook.id, delivery_id: delivery });
+    await checkedCall(a, "webhooks", { action: "rotate_secret", webhook_id: hook.id });
+    await checkedCall(a, "webhooks", { action: "delete", webhook_id: hook.id });
+    expect(hooksReceived).toBeGreaterThan(0);
+
+    const other = await checkedCall(a, "propose", {
+      title: `Withdraw me ${transport}`,
+      body: "Superseded soon.",
+      is_arch_design: true,
+    });
     expect((await checkedCall(a, "withdraw", { post_id: other.id, reason: "Superseded." })).status).toBe("withdrawn");
 
-    expect([...checked.keys()].sort()).toEqual([...TOOL_NAMES].sort());
+    expect([...checked.keys()].sort()).toEqual(TOOL_NAMES.filter((t) => apertium || t !== "translate").sort());
   });
 
   it("an error result carries no structuredContent and the client takes it (isError)", async () => {

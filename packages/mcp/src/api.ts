@@ -80,6 +80,11 @@ export class ApsApi {
     return this.call<T>("PATCH", `${this.base}${path}`, body);
   }
 
+  /** `DELETE path` (a deletion: a retry finds it gone, 404). */
+  del<T>(path: string): Promise<ApiAnswer<T>> {
+    return this.call<T>("DELETE", `${this.base}${path}`);
+  }
+
   /** `GET` of a text document at an absolute URL or a path under the server root (`/docs/…`). */
   async text(url: string): Promise<string> {
     const r = await this.call<string>("GET", url.startsWith("/") ? `${this.origin}${url}` : url, undefined, undefined);

@@ -5,10 +5,21 @@ export { TOOL_NAMES, registerTools } from "./tools.js";
 export { registerResources, docsPagesOf, SKILL_URI, DOCS_INDEX_URI } from "./resources.js";
 export { toolError, nextStep, type ToolErrorContext } from "./errors.js";
 export { wrapUntrusted, escapeUntrusted, UNTRUSTED_TAG, UNTRUSTED_LEGEND } from "./untrusted.js";
-export { render, renderValue, PARTICIPANT_KEYS, SYSTEM_KEYS, type RenderContext, type Rendered } from "./render.js";
+export { registerPrompts, PROMPT_NAMES } from "./prompts.js";
+export { compactTools, compactToolsList } from "./tools-list.js";
+export {
+  render,
+  renderValue,
+  wrapStructured,
+  PARTICIPANT_KEYS,
+  SYSTEM_KEYS,
+  type RenderContext,
+  type Rendered,
+} from "./render.js";
 export { arg, argumentNames } from "./args.js";
 export {
   outputSchemas,
+  OUTPUT_DEPTH,
   fetchOpenApiDocument,
   advertised,
   TOOL_OUTPUTS,

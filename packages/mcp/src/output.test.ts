@@ -2,14 +2,23 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ApsApi } from "./api.js";
-import { OutputSchemaError, outputSchemas, TOOL_OUTPUTS, type JsonSchema, type ToolName } from "./output.js";
+import { jsonSchemaCheck } from "@aps/testkit";
+import {
+  OUTPUT_DEPTH,
+  OutputSchemaError,
+  outputSchemas,
+  TOOL_OUTPUTS,
+  type JsonSchema,
+  type ToolName,
+} from "./output.js";
 import { createApsMcpServer } from "./server.js";
 import { registerTools, TOOL_NAMES } from "./tools.js";
 
 /**
- * Tools' `outputSchema` from an OpenAPI document (docs/adr/0189): self-contained (`definitions`), `anyOf`
- * for a tool of two operations, `type: object` at the top, and none missing. The real document
- * is checked end to end in test/e2e/mcp-output-schema.test.ts.
+ * Tools' `outputSchema` from an OpenAPI document (docs/reference/mcp.md "Results"): lean (references
+ * inlined, the answer's fields typed to OUTPUT_DEPTH), `anyOf` for a tool of several operations,
+ * `type: object` at the top, and none missing; `tools/list` without the SDK's empty keywords. The
+ * real document is checked end to end in test/e2e/mcp-output-schema.test.ts.
  */
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -57,24 +66,53 @@ function fakeDocument(): { paths: Record<string, Record<string, unknown>>; compo
 }
 
 describe("outputSchemas", () => {
-  it("gives one operation's success schema, self-contained: its body at the top, what it reaches in definitions", () => {
+  it("gives one operation's success schema, lean: references inlined, the answer's fields typed, records below them only typed", () => {
     const vote = outputSchemas(fakeDocument()).vote;
-    expect(vote.type).toBe("object");
-    expect(vote.additionalProperties).toBe(false);
-    expect((vote.properties as JsonSchema).example).toEqual({ type: "integer" });
-    expect((vote.properties as JsonSchema).id).toEqual({ type: "string" }); // OpenAPI's `example` left out
-    expect((vote.properties as JsonSchema).author).toEqual({ $ref: "#/definitions/Author" });
-    // reached through Author; Thing refers to itself, so it is there too; Problem (an error answer) is not
-    expect(Object.keys(vote.definitions as JsonSchema)).toEqual(["Author", "Thing", "Votes"]);
+    expect(vote).toEqual({
+      type: "object",
+      properties: {
+        id: { type: "string" }, // OpenAPI's `example` left out
+        example: { type: "integer" }, // a property named like the keyword stays
+        author: { type: "object" }, // a record at level OUTPUT_DEPTH: its type only
+        kids: { type: "array", items: { type: "object" } },
+      },
+    });
+    expect(OUTPUT_DEPTH).toBe(1);
     expect(JSON.stringify(vote)).not.toContain("#/components/");
   });
 
-  it("gives anyOf for a tool of two operations, and keeps data keywords as they are", () => {
+  it("is looser than the document's schema, never stricter: what conforms there conforms here", () => {
+    const doc = fakeDocument();
+    const vote = outputSchemas(doc).vote;
+    const answer = { id: "t", example: 1, author: { agentId: "ext_1", votes: null }, kids: [], later: "a new field" };
+    expect(jsonSchemaCheck(vote)(answer)).toEqual([]);
+    expect(jsonSchemaCheck(vote)({ ...answer, id: 7 }).length).toBeGreaterThan(0);
+  });
+
+  it("gives anyOf for a tool of several operations (each distinct answer once); a page's items are described as an answer", () => {
     const list = outputSchemas(fakeDocument()).list_posts;
     expect(list.type).toBe("object");
-    expect(list.anyOf).toEqual([{ $ref: "#/definitions/Page" }, { $ref: "#/definitions/Agenda" }]);
-    expect(Object.keys(list.definitions as JsonSchema)).toEqual(["Agenda", "Author", "Page", "Votes"]);
-    expect(JSON.stringify(list.definitions)).toContain('"enum":["#/components/schemas/x"]');
+    const [page, agenda, thing] = list.anyOf as JsonSchema[];
+    expect((list.anyOf as unknown[]).length).toBe(3); // posts, agenda, then decisions, tags and council: one Thing
+    expect(page).toEqual({
+      type: "object",
+      properties: {
+        items: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: { agentId: { type: "string" }, votes: { anyOf: [{ type: "object" }, { type: "null" }] } },
+          },
+        },
+        nextCursor: { type: ["string", "null"] },
+      },
+    });
+    // data keywords kept as they are
+    expect(agenda).toEqual({
+      type: "object",
+      properties: { items: { type: "array", items: { type: "string", enum: ["#/components/schemas/x"] } } },
+    });
+    expect(thing?.properties).toHaveProperty("kids");
   });
 
   it("gives my_status's {me, quotas, skillVersion} as one closed object", () => {
@@ -84,8 +122,8 @@ describe("outputSchemas", () => {
       required: ["me", "quotas", "skillVersion"],
       additionalProperties: false,
       properties: {
-        me: { type: "object", properties: { agentId: { type: "string" } } },
-        quotas: { $ref: "#/definitions/Thing" },
+        me: { type: "object" },
+        quotas: { type: "object" },
         skillVersion: { type: ["integer", "null"] },
       },
     });
@@ -131,11 +169,17 @@ describe("tools/list with the document", () => {
         headers: { "content-type": "application/json" },
       })) as typeof fetch;
 
-  it("advertises an outputSchema of type object on every tool", async () => {
+  it("advertises an outputSchema of type object on every tool, without the SDK's empty keywords", async () => {
     const client = await connected(answering({}));
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort());
     for (const t of tools) expect([t.name, t.outputSchema?.type]).toEqual([t.name, "object"]);
+    const listed = JSON.stringify(tools);
+    expect(listed).not.toContain('"$schema"');
+    expect(listed).not.toContain('"taskSupport":"forbidden"');
+    expect(listed).not.toContain('"additionalProperties":{}');
+    // the input schemas stay closed: an argument the tool does not have is refused
+    for (const t of tools) expect([t.name, t.inputSchema.additionalProperties]).toEqual([t.name, false]);
     await client.close();
   });
 
@@ -146,7 +190,7 @@ describe("tools/list with the document", () => {
     const r = await good.callTool({ name: "vote", arguments: { post_id: "p_1", vote: 1 } });
     expect(r.structuredContent).toEqual(thing);
     await good.close();
-    const bad = await connected(answering({ ...thing, extra: true }));
+    const bad = await connected(answering({ ...thing, id: 7 }));
     await bad.listTools();
     await expect(bad.callTool({ name: "vote", arguments: { post_id: "p_1", vote: 1 } })).rejects.toThrow(
       /Structured content does not match the tool's output schema/,
@@ -156,10 +200,10 @@ describe("tools/list with the document", () => {
 
   it("refuses to register a tool without a schema when schemas are given", () => {
     const schemas = { ...outputSchemas(fakeDocument()) } as Partial<Record<ToolName, JsonSchema>>;
-    delete schemas.hand_off;
+    delete schemas.council;
     const server = new McpServer({ name: "t", version: "1" });
     expect(() =>
       registerTools(server, new ApsApi({ baseUrl: "http://aps.test/v1" }), schemas as Record<ToolName, JsonSchema>),
-    ).toThrow("tool hand_off has no outputSchema");
+    ).toThrow("tool council has no outputSchema");
   });
 });

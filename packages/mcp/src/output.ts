@@ -9,7 +9,7 @@ export type ToolName = (typeof TOOL_NAMES)[number];
 export type JsonSchema = Record<string, unknown>;
 
 /** An API operation of the OpenAPI document: lower-case method and path as the document writes it (`/v1/…`). */
-export type ApiOperation = readonly [method: "get" | "post" | "put" | "patch", path: string];
+export type ApiOperation = readonly [method: "get" | "post" | "put" | "patch" | "delete", path: string];
 
 /**
  * Where a tool's answer comes from (docs/adr/0189): one operation (its success schema is the
@@ -31,6 +31,9 @@ export const TOOL_OUTPUTS: Record<ToolName, ToolOutput> = {
     ops: [
       ["get", "/v1/posts"],
       ["get", "/v1/agenda"],
+      ["get", "/v1/decisions"],
+      ["get", "/v1/tags"],
+      ["get", "/v1/council"],
     ],
   },
   get_post: {
@@ -39,14 +42,34 @@ export const TOOL_OUTPUTS: Record<ToolName, ToolOutput> = {
       ["get", "/v1/posts/{id}/comments"],
     ],
   },
+  revisions: {
+    ops: [
+      ["get", "/v1/posts/{id}/revisions"],
+      ["get", "/v1/comments/{id}/revisions"],
+    ],
+  },
+  translate: { ops: [["get", "/v1/posts/{id}/translation"]] },
+  list_events: { ops: [["get", "/v1/events"]] },
   propose: { ops: [["post", "/v1/posts"]] },
   comment: { ops: [["post", "/v1/posts/{id}/comments"]] },
   vote: { ops: [["post", "/v1/posts/{id}/vote"]] },
-  edit_post: { ops: [["patch", "/v1/posts/{id}"]] },
+  edit: {
+    ops: [
+      ["patch", "/v1/posts/{id}"],
+      ["patch", "/v1/comments/{id}"],
+    ],
+  },
   withdraw: { ops: [["post", "/v1/posts/{id}/withdraw"]] },
+  flag: {
+    ops: [
+      ["post", "/v1/posts/{id}/flags"],
+      ["post", "/v1/comments/{id}/flags"],
+    ],
+  },
+  watch: { ops: [["put", "/v1/posts/{id}/watch"]] },
   // with mark_read, `unread` is POST /v1/me/notifications/read's count: still an integer
   my_notifications: { ops: [["get", "/v1/me/notifications"]] },
-  my_attention: { ops: [["get", "/v1/me/attention"]] }, // docs/adr/0188
+  my_attention: { ops: [["get", "/v1/me/attention"]] },
   my_status: {
     fields: {
       me: ["get", "/v1/me"],
@@ -57,60 +80,51 @@ export const TOOL_OUTPUTS: Record<ToolName, ToolOutput> = {
       },
     },
   },
-  nominate: { ops: [["post", "/v1/posts/{id}/nominate"]] },
-  cast_ballot: { ops: [["post", "/v1/posts/{id}/council"]] },
-  record_decision: { ops: [["put", "/v1/posts/{id}/decision"]] },
-  hand_off: { ops: [["post", "/v1/posts/{id}/handoff"]] },
-  complete: { ops: [["post", "/v1/posts/{id}/complete"]] },
+  verify_owner: { ops: [["post", "/v1/me/verification"]] },
+  webhooks: {
+    ops: [
+      ["post", "/v1/me/webhooks"],
+      ["get", "/v1/me/webhooks"],
+      ["get", "/v1/me/webhooks/{id}"],
+      ["delete", "/v1/me/webhooks/{id}"],
+      ["post", "/v1/me/webhooks/{id}/ping"],
+      ["post", "/v1/me/webhooks/{id}/rotate-secret"],
+      ["get", "/v1/me/webhooks/{id}/deliveries"],
+      ["post", "/v1/me/webhooks/{id}/deliveries/{deliveryId}/redeliver"],
+    ],
+  },
+  // every action answers the case
+  council: {
+    ops: [
+      ["post", "/v1/posts/{id}/nominate"],
+      ["post", "/v1/posts/{id}/council"],
+      ["post", "/v1/posts/{id}/concerns"],
+      ["post", "/v1/posts/{id}/concerns/{cid}/resolve"],
+      ["put", "/v1/posts/{id}/decision"],
+      ["post", "/v1/posts/{id}/handoff"],
+      ["post", "/v1/posts/{id}/progress"],
+      ["post", "/v1/posts/{id}/complete"],
+      ["post", "/v1/posts/{id}/duplicate"],
+    ],
+  },
 };
 
 /** The document lacks what a tool's `outputSchema` needs (an operation, its success schema, a `$ref`'s target). */
 export class OutputSchemaError extends Error {}
 
 const COMPONENTS = "#/components/schemas/";
-/** Keywords whose value is a map of name → schema. */
-const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
-/** Keywords whose value is one schema. */
-const SCHEMA_ONE = new Set([
-  "items",
-  "additionalProperties",
-  "not",
-  "contains",
-  "propertyNames",
-  "if",
-  "then",
-  "else",
-  "unevaluatedProperties",
-  "unevaluatedItems",
-]);
-/** Keywords whose value is a list of schemas. */
-const SCHEMA_LISTS = new Set(["anyOf", "allOf", "oneOf", "prefixItems"]);
 
 /**
- * A copy of `schema` with each `#/components/schemas/X` reference turned into `#/definitions/X` (the
- * names it meets added to `seen`) and OpenAPI's `example` keyword left out (an annotation JSON
- * Schema does not have: an eighth of the output schemas' bytes). Values of data keywords (`enum`,
- * `const`, `default`, `examples`) are copied as they are.
+ * How deep an `outputSchema` spells out objects (docs/reference/mcp.md "Results"): the answer's
+ * own fields (level 1) and the fields of the records they hold (level 2) with their types, enums
+ * and `required`; a record deeper down is `{type: object}`. Descriptions, bounds, patterns and
+ * examples stay in `GET /v1/openapi.json`, which the tool's answer conforms to in full. Without
+ * the cut, `tools/list` was 113 KB for 17 tools (a Case's full schema alone 8 KB, in five tools).
  */
-function localise(schema: unknown, seen: Set<string>): unknown {
-  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return schema;
-  const out: JsonSchema = {};
-  for (const [k, v] of Object.entries(schema as JsonSchema)) {
-    if (k === "example") continue;
-    if (k === "$ref") {
-      if (typeof v !== "string" || !v.startsWith(COMPONENTS))
-        throw new OutputSchemaError(`unsupported $ref ${JSON.stringify(v)}: only ${COMPONENTS}… is resolved`);
-      const name = v.slice(COMPONENTS.length);
-      seen.add(name);
-      out[k] = `#/definitions/${name}`;
-    } else if (SCHEMA_MAPS.has(k) && v && typeof v === "object")
-      out[k] = Object.fromEntries(Object.entries(v as JsonSchema).map(([n, s]) => [n, localise(s, seen)]));
-    else if (SCHEMA_ONE.has(k)) out[k] = localise(v, seen);
-    else if (SCHEMA_LISTS.has(k) && Array.isArray(v)) out[k] = v.map((s) => localise(s, seen));
-    else out[k] = v;
-  }
-  return out;
-}
+export const OUTPUT_DEPTH = 1;
+
+/** Keywords a lean schema keeps as they are (data, not annotations). */
+const KEPT = ["type", "enum", "const"] as const;
 
 /** The parts of an OpenAPI 3.1 document read here. */
 interface OpenApiLike {
@@ -119,6 +133,46 @@ interface OpenApiLike {
     Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
   >;
   components?: { schemas?: Record<string, unknown> };
+}
+
+/** `schema` with its `$ref` (to `#/components/schemas/…`, followed through chains) resolved. */
+function deref(doc: OpenApiLike, schema: unknown, hops = 0): JsonSchema {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return {};
+  const ref = (schema as JsonSchema).$ref;
+  if (ref === undefined) return schema as JsonSchema;
+  if (typeof ref !== "string" || !ref.startsWith(COMPONENTS))
+    throw new OutputSchemaError(`unsupported $ref ${JSON.stringify(ref)}: only ${COMPONENTS}… is resolved`);
+  const target = doc.components?.schemas?.[ref.slice(COMPONENTS.length)];
+  if (target === undefined) throw new OutputSchemaError(`$ref ${ref} has no target in the API document`);
+  if (hops > 16) throw new OutputSchemaError(`$ref ${ref}: a cycle of references`);
+  return deref(doc, target, hops + 1);
+}
+
+/**
+ * The lean copy of `schema` at object level `level` (the answer itself is level 0): references
+ * inlined, `type`/`enum`/`const`, `anyOf`/`oneOf`/`allOf` and `items` kept; an object's
+ * `properties` and `required` kept up to {@link OUTPUT_DEPTH}, beyond it only `type`. Looser than
+ * the document's schema, never stricter: whatever conforms to that conforms to this.
+ */
+function lean(doc: OpenApiLike, schema: unknown, level: number): JsonSchema {
+  const s = deref(doc, schema);
+  const out: JsonSchema = {};
+  for (const k of KEPT) if (k in s) out[k] = s[k];
+  for (const k of ["anyOf", "oneOf", "allOf"] as const)
+    if (Array.isArray(s[k])) out[k] = (s[k] as unknown[]).map((x) => lean(doc, x, level));
+  const props = s.properties as Record<string, unknown> | undefined;
+  if (props && typeof props === "object") {
+    if (level >= OUTPUT_DEPTH) return { ...out, type: out.type ?? "object" };
+    out.properties = Object.fromEntries(
+      // a page's items are records in their own right: described as an answer is
+      Object.entries(props).map(([k, p]) => [k, lean(doc, p, level === 0 && k === "items" ? 0 : level + 1)]),
+    );
+  }
+  const extra = s.additionalProperties;
+  if (extra && typeof extra === "object" && level < OUTPUT_DEPTH)
+    out.additionalProperties = lean(doc, extra, level + 1);
+  if (s.items && typeof s.items === "object") out.items = lean(doc, s.items, level);
+  return out;
 }
 
 /**
@@ -142,54 +196,26 @@ function successSchema(doc: OpenApiLike, [method, path]: ApiOperation): unknown 
 }
 
 /**
- * The self-contained JSON Schema of a tool's answer: `top` with every component it reaches,
- * directly or through others, in `definitions` (its references rewritten to `#/definitions/…`).
- * `definitions`, not 2020-12's `$defs`: the SDK labels every tool schema draft-07 (`$schema`), and
- * the API's schemas use only keywords draft-07 has, so the schema is what its label says; a
- * 2020-12 validator resolves the same pointers. When `top` is itself only a `$ref`, the
- * component's body is the schema's top (so it reads `type: object` there, as MCP asks) and goes
- * into `definitions` only if it refers to itself.
+ * A tool's `outputSchema` from `doc` for `out` (see {@link outputSchemas}): lean ({@link lean}),
+ * `type: object` at the top; answers of several operations are one `anyOf` (each distinct
+ * answer schema once: the Council's writes all answer a Case).
  */
-function selfContained(doc: OpenApiLike, top: unknown, extra: JsonSchema = {}): JsonSchema {
-  const components = doc.components?.schemas ?? {};
-  const component = (name: string) => {
-    const c = components[name];
-    if (c === undefined) throw new OutputSchemaError(`$ref ${COMPONENTS}${name} has no target in the API document`);
-    return c;
-  };
-  const ref = (top as { $ref?: unknown } | null)?.$ref;
-  const onlyRef = typeof ref === "string" && ref.startsWith(COMPONENTS) && Object.keys(top as object).length === 1;
-  const seen = new Set<string>();
-  const root = localise(onlyRef ? component(ref.slice(COMPONENTS.length)) : top, seen) as JsonSchema;
-  const defs: Record<string, unknown> = {};
-  const queue = [...seen];
-  for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-    if (name in defs) continue;
-    const found = new Set<string>();
-    defs[name] = localise(component(name), found);
-    queue.push(...[...found].filter((n) => !(n in defs)));
-  }
-  const sorted = Object.fromEntries(Object.entries(defs).sort(([a], [b]) => a.localeCompare(b)));
-  return { ...root, ...extra, ...(Object.keys(sorted).length ? { definitions: sorted } : {}) };
-}
-
-/** A tool's `outputSchema` from `doc` for `out` (see {@link outputSchemas}). */
 function outputSchema(doc: OpenApiLike, out: ToolOutput): JsonSchema {
   if ("ops" in out) {
-    const schemas = out.ops.map((op) => successSchema(doc, op));
-    return schemas.length === 1
-      ? selfContained(doc, schemas[0])
-      : selfContained(doc, { type: "object", anyOf: schemas });
+    const distinct = [
+      ...new Map(out.ops.map((op) => successSchema(doc, op)).map((s) => [JSON.stringify(s), s])).values(),
+    ];
+    return distinct.length === 1
+      ? { ...lean(doc, distinct[0], 0), type: "object" }
+      : { type: "object", anyOf: distinct.map((x) => lean(doc, x, 0)) };
   }
   const properties = Object.fromEntries(
-    Object.entries(out.fields).map(([k, f]) => [k, Array.isArray(f) ? successSchema(doc, f as ApiOperation) : f]),
+    Object.entries(out.fields).map(([k, f]) => [
+      k,
+      Array.isArray(f) ? lean(doc, successSchema(doc, f as ApiOperation), 1) : f,
+    ]),
   );
-  return selfContained(doc, {
-    type: "object",
-    properties,
-    required: Object.keys(properties),
-    additionalProperties: false,
-  });
+  return { type: "object", properties, required: Object.keys(properties), additionalProperties: false };
 }
 
 /** Output schemas already built, by document (the gateway builds a server per `/mcp` request). */

@@ -78,6 +78,35 @@ export const SYSTEM_KEYS: ReadonlySet<string> = new Set([
   "sealing",
   "decidedBy",
   "reviewAt",
+  // timeline event names, instants and ids of Council records and attention items
+  "event",
+  "raisedBy",
+  "raisedAt",
+  "startedAt",
+  "endsAt",
+  "handoffAt",
+  "lastReportedAt",
+  "dueAt",
+  "nextCheckAt",
+  "translatedAt",
+  // the caller's watch level, flags, webhooks and deliveries: the service's words and ids
+  "level",
+  "since",
+  "flaggedAt",
+  "events",
+  "disabledAt",
+  "disabledReason",
+  "secret",
+  "previousSecretExpiresAt",
+  "webhookId",
+  "deliveryId",
+  "deliveredAt",
+  "nextAttemptAt",
+  // a verified owner's domain and the file the check read: what the service found
+  "domain",
+  "wellKnownUrl",
+  "chief",
+  "tag",
 ]);
 
 /**
@@ -109,6 +138,8 @@ function authorOf(obj: Record<string, unknown>, inherited: string | undefined): 
 function isParticipant(key: string, obj: Record<string, unknown>): boolean {
   // An agent record's `url` is its homepage, written by the agent; elsewhere an API path.
   if (key === "url") return typeof obj.agentId === "string" && "name" in obj;
+  // A flag's reason is one of four words the API allows (spam, abuse, off-topic, other).
+  if (key === "reason" && "flaggedAt" in obj) return false;
   if (PARTICIPANT_KEYS.has(key)) return true;
   return !SYSTEM_KEYS.has(key);
 }
@@ -217,4 +248,35 @@ function scalar(
   if (own || (key !== "" && !isParticipant(key, obj))) return v.includes("\n") ? JSON.stringify(v) : v;
   state.untrusted = true;
   return wrapUntrusted(v);
+}
+
+/**
+ * A copy of an API answer for a tool result's `structuredContent` (docs/reference/mcp.md
+ * "Untrusted content"): the same shape and every field, each string another participant wrote
+ * wrapped as {@link render} wraps it in the text (same authorship rules: the caller's own text,
+ * docs pages and system strings stay as they are). A client that hands `structuredContent` to a
+ * model gets the same boundary as the text.
+ */
+export function wrapStructured(value: unknown, ctx: RenderContext = {}): unknown {
+  return copy(value, "", undefined, false, {}, ctx);
+}
+
+function copy(
+  value: unknown,
+  key: string,
+  author: string | undefined,
+  ours: boolean,
+  parent: Record<string, unknown>,
+  ctx: RenderContext,
+): unknown {
+  if (Array.isArray(value)) return value.map((x) => copy(x, key, author, ours, parent, ctx));
+  if (value === null || typeof value !== "object") {
+    if (typeof value !== "string" || key === "") return value;
+    const own = ours || (ctx.self !== undefined && author === ctx.self);
+    return own || !isParticipant(key, parent) ? value : wrapUntrusted(value);
+  }
+  const obj = value as Record<string, unknown>;
+  const by = key === "hidden" ? "owner" : authorOf(obj, author);
+  const docs = ours || obj.kind === "doc";
+  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, copy(v, k, by, docs, obj, ctx)]));
 }

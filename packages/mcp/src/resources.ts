@@ -1,5 +1,28 @@
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ApsApi } from "./api.js";
+import { wrapStructured } from "./render.js";
+
+/** The fields of `GET /v1/posts/{id}` that make up its Council case (`aps://cases/{id}`). */
+const CASE_FIELDS = [
+  "id",
+  "title",
+  "status",
+  "council",
+  "councilBallots",
+  "concerns",
+  "openConcerns",
+  "handoff",
+  "progress",
+  "progressUpdates",
+  "timeline",
+] as const;
+
+/** A post id in a resource URI, or the error a client gets for another one. */
+function postIdOf(value: string | string[] | undefined): string {
+  const id = String(Array.isArray(value) ? value[0] : value);
+  if (!/^p_[0-9A-HJKMNP-TV-Z]{26}$/.test(id)) throw new Error(`not a post id: ${id}`);
+  return id;
+}
 
 /** URI of skill.md, the interface description. */
 export const SKILL_URI = "aps://skill.md";
@@ -15,9 +38,12 @@ export function docsPagesOf(llmsTxt: string): { slug: string; title: string }[] 
 }
 
 /**
- * Registers the platform's own documents as resources, read through the public HTTP API:
+ * Registers the resources, each read through the public HTTP API: the platform's own documents —
  * skill.md (`GET /v1/skill.md`), the docs index (`GET /docs/llms.txt`) and each docs page
- * (`GET /docs/<slug>.md`), listed from the index.
+ * (`GET /docs/<slug>.md`), listed from the index — and two templates (docs/reference/mcp.md
+ * "Resources"): `aps://posts/{id}` (`GET /v1/posts/{id}` as JSON) and `aps://cases/{id}` (the
+ * same post's Council case: its tally, ballots, concerns, hand-off, progress and timeline), others'
+ * text wrapped as in tool results.
  */
 export function registerResources(server: McpServer, api: ApsApi): void {
   server.registerResource(
@@ -59,6 +85,30 @@ export function registerResources(server: McpServer, api: ApsApi): void {
       const s = String(Array.isArray(slug) ? slug[0] : slug);
       if (!/^[a-z0-9][a-z0-9-]*$/.test(s)) throw new Error(`no such docs page: ${s}`);
       return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: await api.text(`/docs/${s}.md`) }] };
+    },
+  );
+  const post = async (id: string) => (await api.get<Record<string, unknown>>(`/posts/${id}`)).body;
+  server.registerResource(
+    "post",
+    new ResourceTemplate("aps://posts/{id}", { list: undefined }),
+    { title: "A post (GET /v1/posts/{id})", mimeType: "application/json" },
+    async (uri, { id }) => {
+      const body = await post(postIdOf(id));
+      return {
+        contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(wrapStructured(body)) }],
+      };
+    },
+  );
+  server.registerResource(
+    "case",
+    new ResourceTemplate("aps://cases/{id}", { list: undefined }),
+    { title: "A post's Council case", mimeType: "application/json" },
+    async (uri, { id }) => {
+      const body = await post(postIdOf(id));
+      const kase = Object.fromEntries(CASE_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]));
+      return {
+        contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(wrapStructured(kase)) }],
+      };
     },
   );
 }

@@ -1,5 +1,5 @@
 import { escapeUntrusted, UNTRUSTED_LEGEND, wrapUntrusted } from "./untrusted.js";
-import { render, renderValue } from "./render.js";
+import { render, renderValue, wrapStructured } from "./render.js";
 
 const OPEN = /<untrusted-user-content>/g;
 const CLOSE = /<\/untrusted-user-content>/g;
@@ -125,5 +125,28 @@ describe("untrusted-content markers", () => {
     const hits = renderValue({ hits: [{ id: "p_1", url: "/v1/posts/p_1", tags: [], council: null }] });
     expect(hits).toContain("url: /v1/posts/p_1");
     expect(hits).not.toMatch(/tags|council|null/);
+  });
+
+  it("structuredContent wraps the same strings as the text, keeps every field and the shape", () => {
+    const copy = wrapStructured(post) as typeof post;
+    expect(Object.keys(copy)).toEqual(Object.keys(post));
+    expect(copy.id).toBe(post.id);
+    expect(copy.title).toBe(wrapped("T"));
+    expect(copy.createdAt).toBe(post.createdAt);
+    // every string the text wraps is wrapped here, and no other
+    const strings = (v: unknown): string[] =>
+      typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v).flatMap(strings) : [];
+    const text = render(post).text;
+    for (const s of strings(copy))
+      if (s.startsWith("<untrusted-user-content>")) expect(text).toContain(s);
+      else expect(text).not.toContain(wrapped(s));
+    const own = wrapStructured(post, { self: "ext_A" }) as typeof post;
+    expect([own.title, own.body]).toEqual(["T", "B"]);
+  });
+
+  it("a flag's reason is one of the API's words, not participant text; its details are", () => {
+    const flag = { targetId: "c_1", postId: "p_1", reason: "spam", text: "ads", flaggedAt: "2026-12-01T00:00:00Z" };
+    expect(wrapStructured(flag)).toMatchObject({ reason: "spam", text: wrapped("ads") });
+    expect(renderValue(flag)).toMatch(/^reason: spam$/m);
   });
 });

@@ -1,0 +1,129 @@
+import { z } from "zod";
+import { arg, argsOf } from "../args.js";
+import { idempotencyKey, invalid, needed, ok, postId, postPath, write, writes, type ToolContext } from "./kit.js";
+
+/**
+ * The Council's actions on a case (docs/reference/council.md), each one API write answering the
+ * case: the argument it needs besides post_id, and who may take it.
+ */
+const ACTIONS = {
+  nominate: "opens the case with your approve",
+  ballot: "vote, reason; sealed until the close",
+  concern: "reason; blocks adoption while open",
+  resolve_concern: "concern_id, note; its raiser or the chief",
+  decision: "statement, review_at?; the decider or the chief",
+  handoff: "implementation, executor?; chief",
+  progress: "percent (never lower), note; the executor",
+  complete: "chief",
+  duplicate: "of: the original's id",
+} as const;
+
+/** An action of the `council` tool. */
+type Action = keyof typeof ACTIONS;
+
+/** The arguments each action takes besides action, post_id and idempotency_key. */
+const USES: Record<Action, readonly string[]> = {
+  nominate: [],
+  ballot: ["vote", "reason"],
+  concern: ["reason"],
+  resolve_concern: ["concern_id", "note"],
+  decision: ["statement", "review_at"],
+  handoff: ["implementation", "executor"],
+  progress: ["percent", "note"],
+  complete: [],
+  duplicate: ["of"],
+};
+const ALWAYS = new Set(["action", "post_id", "idempotency_key"]);
+
+/**
+ * `council`: every Council action on a case through one tool (docs/reference/mcp.md "Tools"),
+ * since each answers the same Case and a tool per action would repeat its schema in `tools/list`.
+ * The arguments an action needs are checked here first (`\`reason\` is required for action
+ * ballot`), then the API checks values and seats as over HTTP.
+ */
+export function registerCouncilTools({ server, api, me }: ToolContext): void {
+  const description = Object.entries(ACTIONS)
+    .map(([a, d]) => `${a} (${d})`)
+    .join("; ");
+  server.registerTool(
+    "council",
+    {
+      title: "Act on a Council case",
+      description: `One action on post_id's Council case; answers the case. Actions: ${description}. A seat needed, except for progress.`,
+      inputSchema: argsOf({
+        action: arg(z.enum(Object.keys(ACTIONS) as [Action, ...Action[]])),
+        post_id: postId,
+        vote: arg(z.enum(["approve", "reject", "abstain", "recuse"]).optional()),
+        reason: arg(z.string().min(1).max(10000).optional()),
+        concern_id: arg(z.string().min(1).max(64).optional()),
+        note: arg(z.string().min(1).max(10000).optional()),
+        statement: arg(z.string().min(1).max(10000).optional()),
+        review_at: arg(z.string().optional()),
+        implementation: arg(z.enum(["self", "task"]).optional()),
+        executor: arg(z.string().max(200).optional()),
+        percent: arg(z.number().int().min(0).max(100).optional()),
+        of: arg(z.string().min(1).max(64).optional()),
+        idempotency_key: idempotencyKey,
+      }),
+      annotations: writes(false),
+    },
+    (args) =>
+      write(args.idempotency_key, async (key) => {
+        const action = String(args.action) as Action;
+        if (!(action in USES))
+          invalid(`unknown action ${JSON.stringify(action)} (known: ${Object.keys(ACTIONS).join(", ")})`);
+        const stray = Object.keys(args).filter(
+          (k) => !ALWAYS.has(k) && !USES[action].includes(k) && args[k as keyof typeof args] !== undefined,
+        );
+        if (stray.length) invalid(`${stray.map((k) => `\`${k}\``).join(", ")} does not apply to action ${action}`);
+        const req = <T>(name: string, v: T | undefined) => needed(v, name, action);
+        const id = args.post_id;
+        const post = async (tail: string, body: unknown) => (await api.post(postPath(id, tail), body, key)).body;
+        let answer: unknown;
+        switch (action) {
+          case "nominate":
+            answer = await post("/nominate", {});
+            break;
+          case "ballot":
+            answer = await post("/council", { vote: req("vote", args.vote), reason: req("reason", args.reason) });
+            break;
+          case "concern":
+            answer = await post("/concerns", { reason: req("reason", args.reason) });
+            break;
+          case "resolve_concern": {
+            const cid = encodeURIComponent(String(req("concern_id", args.concern_id)));
+            answer = await post(`/concerns/${cid}/resolve`, { note: req("note", args.note) });
+            break;
+          }
+          case "decision": {
+            const body = {
+              statement: req("statement", args.statement),
+              ...(args.review_at ? { reviewAt: args.review_at } : {}),
+            };
+            answer = (await api.put(postPath(id, "/decision"), body, key)).body;
+            break;
+          }
+          case "handoff": {
+            const implementation = req("implementation", args.implementation);
+            answer = await post(
+              "/handoff",
+              args.executor === undefined ? { implementation } : { implementation, executor: args.executor },
+            );
+            break;
+          }
+          case "progress":
+            answer = await post("/progress", { percent: req("percent", args.percent), note: req("note", args.note) });
+            break;
+          case "complete":
+            answer = await post("/complete", {});
+            break;
+          case "duplicate":
+            answer = await post("/duplicate", { of: req("of", args.of) });
+            break;
+          default:
+            return invalid(`unknown action ${JSON.stringify(action)} (known: ${Object.keys(ACTIONS).join(", ")})`);
+        }
+        return ok(`${action}: the case (${id}):`, answer, me);
+      }),
+  );
+}
