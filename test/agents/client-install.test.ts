@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -14,6 +15,8 @@ import { ROOT, startSystem, type System } from "../support/system.js";
  * workspace's node_modules, so no registry is needed), and a TypeScript file there — checked by the
  * workspace's `tsc` against the installed types only, then run — joins, proposes and reads back
  * against a running server. Before this, the tarball had no `dist/` and the import failed.
+ * The tarball installed is the one the server serves at `GET /client/<file>`, found from the
+ * `client` link of `GET /v1` and checked against its integrity (docs/reference/client.md).
  */
 const run = promisify(execFile);
 const CLIENT = join(ROOT, "packages/client");
@@ -38,6 +41,8 @@ describe("@aps/client installed from its tarball (embedded)", () => {
   let sys: System;
   let dir: string;
   let tarball: string;
+  /** Where the tarball the server serves is saved (the first test downloads it). */
+  let served: string;
   let packed: { files: { path: string }[] };
 
   beforeAll(async () => {
@@ -54,6 +59,13 @@ describe("@aps/client installed from its tarball (embedded)", () => {
     sys = system;
     packed = (JSON.parse(pack.stdout) as (typeof packed & { filename: string })[])[0]!;
     tarball = join(dir, (packed as unknown as { filename: string }).filename);
+    // the tarball as an agent gets it: the client link of GET /v1, downloaded from the server
+    const index = (await (await fetch(sys.baseUrl)).json()) as { links: { client?: { href: string } } };
+    const href = index.links.client?.href ?? "";
+    await run("mkdir", ["-p", join(dir, "served")]);
+    served = join(dir, "served", href.split("/").pop() || "missing.tgz");
+    const download = await fetch(`${sys.baseUrl.replace(/\/v1$/, "")}${href}`);
+    if (download.ok) writeFileSync(served, Buffer.from(await download.arrayBuffer()));
   });
   afterAll(async () => {
     await sys?.stop();
@@ -82,6 +94,29 @@ describe("@aps/client installed from its tarball (embedded)", () => {
     ).toEqual([]);
   });
 
+  it("the server serves the same package at the link GET /v1 gives, with its integrity, ETag and digest", async () => {
+    const index = (await (await fetch(sys.baseUrl)).json()) as { links: Record<string, any> };
+    const link = index.links.client as { href: string; version: string; integrity: string };
+    expect(link.href).toMatch(/^\/client\/aps-client-[0-9.]+\.tgz$/);
+    expect(link.version).toBe(JSON.parse(readFileSync(join(CLIENT, "package.json"), "utf8")).version);
+    const origin = sys.baseUrl.replace(/\/v1$/, "");
+    const r = await fetch(`${origin}${link.href}`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("application/gzip");
+    const bytes = Buffer.from(await r.arrayBuffer());
+    const sha512 = createHash("sha512").update(bytes).digest("base64");
+    expect(link.integrity).toBe(`sha512-${sha512}`);
+    expect(r.headers.get("repr-digest")).toBe(`sha-512=:${sha512}:`);
+    const etag = r.headers.get("etag")!;
+    expect(etag).toBe(`"${createHash("sha256").update(bytes).digest("base64url")}"`);
+    expect((await fetch(`${origin}${link.href}`, { headers: { "if-none-match": etag } })).status).toBe(304);
+    expect((await fetch(`${origin}/client/aps-client-9.9.9.tgz`)).status).toBe(404);
+    expect(bytes.equals(readFileSync(served))).toBe(true); // what beforeAll downloaded for the install below
+    // the same files as npm pack of the workspace package
+    const list = async (file: string) => (await run("tar", ["-tzf", file])).stdout.split("\n").filter(Boolean).sort();
+    expect(await list(served)).toEqual(await list(tarball));
+  });
+
   it("installs into a project outside the workspace and makes typed calls: join, propose, read", async () => {
     const project = join(dir, "agent");
     await run("mkdir", ["-p", project]);
@@ -93,7 +128,8 @@ describe("@aps/client installed from its tarball (embedded)", () => {
         ),
       )
     ).flat();
-    await run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball, ...deps], {
+    // the tarball as an agent downloads it from the server (`npm install <server>/client/<file>`)
+    await run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", served, ...deps], {
       cwd: project,
     });
 

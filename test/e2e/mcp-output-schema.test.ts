@@ -42,7 +42,7 @@ let apertium: Apertium | undefined;
 beforeAll(async () => {
   // WEBHOOK_ALLOW_PRIVATE: the webhook and owner-file requests go to this loopback site
   apertium = await startApertium();
-  const engine = apertium ? { TRANSLATION_ENGINE: "apertium", APERTIUM_URL: apertium.url } : {};
+  const engine: Record<string, string> = apertium ? { TRANSLATION_ENGINE: "apertium", APERTIUM_URL: apertium.url } : {};
   sys = await startSystem(mode, {
     env: { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000", WEBHOOK_ALLOW_PRIVATE: "1", ...engine },
   });

@@ -15,6 +15,7 @@ import { callerOf, requireCaller } from "./http/locals.js";
 import type { CapabilityConfig, ReadinessSource } from "./meta/capabilities.js";
 import { pathId, validate } from "./http/validate.js";
 import type { Access, Operation } from "./openapi/operation.js";
+import type { ClientPackage } from "./meta/client-package.js";
 
 /**
  * What a cached read depends on, for invalidation (docs/adr/0088):
@@ -131,6 +132,8 @@ export interface RouteDeps {
   deadLetters?: DeadLetterQueue | undefined;
   /** The OpenAPI document as served (`GET /openapi.json`), built once at start (docs/adr/0121). */
   openApi: ServedDocument;
+  /** The packed `@aps/client` served at `/client/…`, linked from `GET /v1` (docs/reference/client.md); absent when not built. */
+  clientPackage?: ClientPackage | undefined;
 }
 
 /** The caller a handler gets: the agent for `key` routes, the agent or undefined otherwise. */

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
 import express, { type Express } from "express";
 import type { DeadLetterQueue, Logger } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
@@ -24,6 +26,7 @@ import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimi
 import { exactAdminPath, ownerOnly } from "./http/owner.js";
 import type { CapabilityConfig } from "@aps/api/meta/capabilities";
 import { getHeartbeat } from "@aps/api/meta/get-heartbeat";
+import { clientPackageRoutes, loadClientPackage } from "@aps/api/meta/client-package";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
 import { buildOpenApi } from "@aps/api/openapi/document";
@@ -147,9 +150,12 @@ export function createApp(deps: AppDeps): Express {
   const capabilities = deps.capabilities ?? { searchEngine: "embedded" };
   const heartbeat = docs.pages.get("heartbeat"); // GET /v1/heartbeat.md (docs/adr/0176)
   const openApi = buildOpenApi(deps.skill.version);
+  // the typed client's tarball, packed at build time: GET /client/<file>, linked from GET /v1
+  const clientPackage = loadClientPackage(dirname(createRequire(import.meta.url).resolve("@aps/client/package.json")));
   const routeDeps = {
     ...deps,
     openApi,
+    clientPackage,
     reads,
     auth,
     rateLimiter,
@@ -173,6 +179,7 @@ export function createApp(deps: AppDeps): Express {
   // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/adr/0122, 0163, 0189)
   app.use(mcpRoutes(deps.log, deps.mcpOrigins, openApi.document));
   app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/adr/0123)
+  app.use(clientPackageRoutes(clientPackage));
   app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/adr/0137)
   // Web pages for humans (ADR 0060), before the /docs Markdown routes: @aps/web, reading /v1 above
   // over this listener through @aps/client like the MCP tools (docs/adr/0195).

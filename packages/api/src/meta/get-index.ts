@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApiIndex } from "../openapi/responses.js";
 import { defineRoute } from "../route.js";
+import type { ClientPackage } from "./client-package.js";
 
 /** The body of `GET /v1`: name, SKILL_VERSION and a link (path and title) per starting point. */
 export type ApiIndexView = z.input<typeof ApiIndex>;
@@ -8,9 +9,13 @@ export type ApiIndexView = z.input<typeof ApiIndex>;
 /**
  * The index `GET /v1` answers (issue 32 item 4, docs/adr/0170): where an agent that knows only the
  * base URL goes next — skill.md first, then llms.txt, the OpenAPI document, the docs, capabilities,
- * joining, the lists, the event feed and MCP. Paths only (the caller knows the host).
+ * joining, the lists, the event feed, MCP and, when built, the typed client's tarball with its
+ * integrity (docs/reference/client.md). Paths only (the caller knows the host).
  */
-export function apiIndex(skillVersion: number): ApiIndexView {
+export function apiIndex(
+  skillVersion: number,
+  client?: Pick<ClientPackage, "href" | "version" | "integrity">,
+): ApiIndexView {
   return {
     name: "APS — Architecture Proposal Service",
     skillVersion,
@@ -28,6 +33,16 @@ export function apiIndex(skillVersion: number): ApiIndexView {
       events: { href: "/v1/events", title: "The public event feed (cursor after=)" },
       eventStream: { href: "/v1/events/stream", title: "The same feed as Server-Sent Events" },
       mcp: { href: "/mcp", title: "MCP over Streamable HTTP (the same API as tools)" },
+      ...(client
+        ? {
+            client: {
+              href: client.href,
+              title: "The typed TypeScript client: npm install <this server>" + client.href,
+              version: client.version,
+              integrity: client.integrity,
+            },
+          }
+        : {}),
     },
   };
 }
@@ -56,8 +71,8 @@ export const getIndex = defineRoute({
     alternatives: [{ mediaType: "text/markdown", schema: z.string() }],
   },
   codes: [],
-  async handle({ req, res }, { skill }) {
-    const index = apiIndex(skill.version);
+  async handle({ req, res }, { skill, clientPackage }) {
+    const index = apiIndex(skill.version, clientPackage);
     if (req.accepts(["application/json", "text/markdown"]) !== "text/markdown") return index;
     res.type("text/markdown; charset=utf-8").send(indexMarkdown(index));
     return undefined;

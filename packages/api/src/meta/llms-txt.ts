@@ -50,7 +50,7 @@ export function renderLlmsTxt(m: DocsManifest): string {
     'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it (what changed: /docs/changelog.md). Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version); GET /v1 links to every starting point (docs/adr/0170).',
     "",
     // docs/adr/0172: the typed client, where a new agent looks first
-    "Typed client: the npm package @aps/client (TypeScript, generated from /v1/openapi.json; `npm install @aps/client`) types every path, parameter, body and answer of the API: see /docs/client.md.",
+    "Typed client: @aps/client (TypeScript, generated from /v1/openapi.json; `npm install` the tarball at the `client` link of `GET /v1`) types every path, parameter, body and answer of the API: see /docs/client.md.",
   ];
   const sections: string[] = [];
   for (const p of m.pages) if (!sections.includes(p.section)) sections.push(p.section);

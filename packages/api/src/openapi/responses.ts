@@ -597,6 +597,15 @@ export const ApiIndex = z
       events: IndexLink,
       eventStream: IndexLink,
       mcp: IndexLink,
+      client: IndexLink.extend({
+        version: z.string().meta({ description: "the package's version", example: "0.1.0" }),
+        integrity: z.string().meta({
+          description: "Subresource Integrity of the tarball (sha512), as npm records it",
+          example: "sha512-6DAKq0UA4JcZkLM/U8KQj+pUgrGh7Upgn2nZwAe91yvdPkYmbxv3Ae752GtIYTYsobIabkaa+pUsHpNFr8ByDA==",
+        }),
+      })
+        .optional()
+        .meta({ description: "the typed client's npm tarball: npm install <server><href>; absent when not built" }),
     }),
   })
   .meta({ id: "ApiIndex" });

@@ -1261,6 +1261,25 @@ export interface components {
                     href: string;
                     title: string;
                 };
+                /** @description the typed client's npm tarball: npm install <server><href>; absent when not built */
+                client?: {
+                    /**
+                     * @description a path on this server
+                     * @example /v1/skill.md
+                     */
+                    href: string;
+                    title: string;
+                    /**
+                     * @description the package's version
+                     * @example 0.1.0
+                     */
+                    version: string;
+                    /**
+                     * @description Subresource Integrity of the tarball (sha512), as npm records it
+                     * @example sha512-6DAKq0UA4JcZkLM/U8KQj+pUgrGh7Upgn2nZwAe91yvdPkYmbxv3Ae752GtIYTYsobIabkaa+pUsHpNFr8ByDA==
+                     */
+                    integrity: string;
+                };
             };
         };
         SkillVersion: {

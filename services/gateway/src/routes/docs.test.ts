@@ -132,7 +132,7 @@ describe("GET /docs/llms.txt", () => {
     expect(lines[2]).toMatch(/^> \S/);
     expect(text).toContain(`\nDOCS_VERSION: ${m.docsVersion}\n`);
     // the typed client is named where a new agent looks first (docs/adr/0172)
-    expect(text).toMatch(/^Typed client: the npm package @aps\/client .*\/docs\/client\.md\.$/m);
+    expect(text).toMatch(/^Typed client: @aps\/client .*`client` link of `GET \/v1`.*\/docs\/client\.md\.$/m);
     expect(lines.filter((l) => l.startsWith("# "))).toHaveLength(1);
 
     const links = [...text.matchAll(/^- \[([^\]]+)\]\(\/docs\/([^)]+)\.md\): (.+)$/gm)];
