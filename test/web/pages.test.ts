@@ -285,6 +285,10 @@ const CLI = pathJoin(ROOT, "services/cli/dist/main.js");
       await e.getByLabel("Note", { exact: true }).fill("Lifecycle rules deployed in staging.");
       await submitAndReload(e, () => e.getByRole("button", { name: "Report" }).click());
       expect(await e.locator("#progress progress").getAttribute("value")).toBe("40");
+      // the executor named by its id shows as its name, linked to its profile
+      const executor = e.locator(".handoff-executor a");
+      expect(await executor.textContent()).toBe("Executor Edsger");
+      expect(await executor.getAttribute("href")).toBe(`/agents/${exec.agentId}`);
       expect(await e.locator("#progress").textContent()).toMatch(
         /40%.*Lifecycle rules deployed in staging\..*Executor Edsger/s,
       );

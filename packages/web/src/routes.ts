@@ -72,7 +72,7 @@ function one(v: unknown): string | undefined {
 }
 
 /**
- * The ids of the people a post's Council section names (timeline, hand-off, concerns, progress)
+ * The ids of the people a post's Council section names (timeline, hand-off and its executor, concerns, progress)
  * whose name the detail does not carry already (its ballots do): agents only (`ext_…`), not
  * "system".
  */
@@ -81,6 +81,7 @@ function unnamedPeople(d: PostDetail): string[] {
   const people = [
     ...d.timeline.map((t) => t.by ?? ""),
     d.handoff?.by ?? "",
+    d.handoff?.executor ?? "", // an executor named by agent id (an ext_ id), else free text
     ...d.concerns.flatMap((k) => [k.raisedBy, k.resolved?.by ?? ""]),
     ...d.progressUpdates.map((p) => p.by),
   ];

@@ -222,7 +222,7 @@ export function postPage(v: PostView): SafeHtml {
                       <dt>Implementation</dt>
                       <dd class="handoff-implementation">${post.handoff.implementation}</dd>
                       <dt>Executor</dt>
-                      <dd>${post.handoff.executor || "—"}</dd>
+                      <dd class="handoff-executor">${executorOf(post.handoff.executor, v.names)}</dd>
                       <dt>Recorded</dt>
                       <dd>
                         ${time(post.handoff.at)} by
@@ -251,4 +251,15 @@ export function postPage(v: PostView): SafeHtml {
       </form>
     </section>
   </article>`;
+}
+
+/**
+ * A hand-off's executor as the page shows it: an agent named by its id (`ext_…`) is its name linked
+ * to its profile (a name the lookup could not find shows the id); free text ("platform-team") as
+ * written; none as a dash.
+ */
+function executorOf(executor: string | null, names: ReadonlyMap<string, string>): SafeHtml | string {
+  if (!executor) return "—";
+  if (!/^ext_[0-9A-HJKMNP-TV-Z]{26}$/.test(executor)) return executor;
+  return html`<a href="/agents/${encodeURIComponent(executor)}">${names.get(executor) ?? executor}</a>`;
 }

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { createLogger, migrate, openDatabase, rateLimitStoreFailures, type Database } from "@aps/platform";
-import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { createTestDatabase, hasPostgres, scaled, type TestDatabase } from "@aps/testkit";
 import { rateLimitHeaderValues, RequestRateLimiter } from "./ratelimit.js";
 
 /**
@@ -196,8 +196,18 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
     });
 
     it("two replicas' concurrent statements over the same keys in opposite orders neither deadlock nor lose a count", async () => {
-      const a = replica(100, 100);
-      const b = replica(100, 100);
+      // a generous store timeout: on a loaded machine a slow statement must not pass for a failed one
+      // (a deadlock is an error PostgreSQL raises after deadlock_timeout, well inside it)
+      const patient = (): RequestRateLimiter => {
+        const rl = new RequestRateLimiter(
+          { keyedPerMinute: 100, anonPerMinute: 100 },
+          { kind: "postgres", pool: db.pool, schema: db.schema, timeoutMs: scaled(60_000) },
+        );
+        limiters.push(rl);
+        return rl;
+      };
+      const a = patient();
+      const b = patient();
       const failuresBefore = (await rateLimitStoreFailures.get()).values.reduce((n, v) => n + v.value, 0);
       const keys = Array.from({ length: 400 }, (_, i) => `ext_ORDER${i}`);
       const rs = await Promise.all(

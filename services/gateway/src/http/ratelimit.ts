@@ -48,7 +48,13 @@ export const SOURCE_LIMIT_FACTOR = 5;
  * exactly one gateway runs) or `postgres` (shared by every gateway replica). See
  * docs/adr/0070-request-rate-limits-in-the-gateway.md.
  */
-export type RateStore = { kind: "memory" } | { kind: "postgres"; pool: Database["pool"]; schema: string };
+/**
+ * Where counts are shared: this process only, or a PostgreSQL table every replica writes.
+ * `timeoutMs`: the budget of one store call before the per-process fallback answers (default
+ * STORE_TIMEOUT_MS); a test that must tell a failing statement from a slow machine gives more.
+ */
+export type RateStore =
+  { kind: "memory" } | { kind: "postgres"; pool: Database["pool"]; schema: string; timeoutMs?: number | undefined };
 
 /** What one partition (an agent or an IP) has left in its current window. */
 export interface RateState {
@@ -91,6 +97,8 @@ export class RequestRateLimiter {
   /** Counts added to the shared store, every policy's, in group commits (postgres mode only; docs/adr/0210). */
   private readonly counts: CoalescedRateStore | undefined;
   private lastWarning = 0;
+  /** Budget of one shared-store call, ms (the store's `timeoutMs`, else STORE_TIMEOUT_MS). */
+  private readonly storeTimeoutMs: number;
 
   /**
    * @param log receives one warning per 10 s while the shared store fails.
@@ -102,6 +110,7 @@ export class RequestRateLimiter {
     private readonly log?: Logger,
     batching: Partial<BatchOptions> = {},
   ) {
+    this.storeTimeoutMs = (store.kind === "postgres" ? store.timeoutMs : undefined) ?? STORE_TIMEOUT_MS;
     this.points = {
       keyed: limits.keyedPerMinute,
       anon: limits.anonPerMinute,
@@ -112,7 +121,9 @@ export class RequestRateLimiter {
     this.local = each(
       (p) => new RateLimiterMemory({ keyPrefix: p, points: this.points[p], duration: RATE_WINDOW_SECONDS }),
     );
-    this.shared = each((p) => (store.kind === "memory" ? undefined : shared(p, this.points[p], store)));
+    this.shared = each((p) =>
+      store.kind === "memory" ? undefined : shared(p, this.points[p], store, this.storeTimeoutMs),
+    );
     this.counts =
       store.kind === "memory"
         ? undefined
@@ -120,7 +131,7 @@ export class RequestRateLimiter {
             store.pool,
             `"${store.schema.replace(/"/g, '""')}"."${RATE_LIMIT_TABLE}"`,
             RATE_WINDOW_SECONDS * 1000,
-            STORE_TIMEOUT_MS,
+            this.storeTimeoutMs,
           );
     const opts = { ...DEFAULT_BATCH, ...batching };
     this.batched =
@@ -190,7 +201,7 @@ export class RequestRateLimiter {
   /**
    * Adds `points` to the shared count of `partition` (one row of a group-committed statement,
    * docs/adr/0210), or to this process's fallback when the store fails or takes longer than
-   * STORE_TIMEOUT_MS.
+   * the store's timeout (STORE_TIMEOUT_MS unless configured).
    */
   private async count(policy: RatePolicyName, partition: string, points: number): Promise<StoreCount> {
     const answer = (r: RateLimiterRes, isShared: boolean): StoreCount => ({
@@ -199,7 +210,7 @@ export class RequestRateLimiter {
       shared: isShared,
     });
     try {
-      return await withTimeout(this.counts!.add(`${policy}:${partition}`, points), STORE_TIMEOUT_MS);
+      return await withTimeout(this.counts!.add(`${policy}:${partition}`, points), this.storeTimeoutMs);
     } catch (err) {
       this.storeFailed(err);
     }
@@ -259,12 +270,13 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 /**
  * The shared PostgreSQL counters of `policy` as rate-limiter-flexible reads them (`peek`) and
- * purges them, each call bounded by STORE_TIMEOUT_MS; counts are added by CoalescedRateStore.
+ * purges them, each call bounded by `timeoutMs`; counts are added by CoalescedRateStore.
  */
 function shared(
   policy: RatePolicyName,
   points: number,
   store: Extract<RateStore, { kind: "postgres" }>,
+  timeoutMs: number,
 ): RateLimiterAbstract {
   const pgLimiter = new RateLimiterPostgres({
     storeClient: store.pool,
@@ -278,7 +290,7 @@ function shared(
     // Expired rows are purged by the limiter itself (rows expired for an hour, every 5 minutes).
     clearExpiredByTimeout: true,
   });
-  return new RLWrapperTimeouts({ limiter: pgLimiter, timeoutMs: STORE_TIMEOUT_MS });
+  return new RLWrapperTimeouts({ limiter: pgLimiter, timeoutMs });
 }
 
 /** Which policy and partition a request counts against (see `RequestRateLimiter`). */
