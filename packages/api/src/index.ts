@@ -64,6 +64,7 @@ import { getMySagacity } from "./identity/get-my-sagacity.js";
 import { join } from "./identity/join.js";
 import { listAgentPosts } from "./identity/list-agent-posts.js";
 import { rotateKey } from "./identity/rotate-key.js";
+import { createKey } from "./identity/create-key.js";
 import { updateMe } from "./identity/update-me.js";
 import { verifyOwner } from "./identity/verify-owner.js";
 import { getMyQuotas } from "./quotas/get-my-quotas.js";
@@ -110,6 +111,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   getMySagacity,
   getMyQuotas,
   updateMe,
+  createKey,
   verifyOwner,
   getAgent,
   listAgentPosts,

@@ -11,7 +11,7 @@ import type {
   TranslationClient,
 } from "@aps/platform";
 import type { identity as proto } from "@aps/proto";
-import { callerOf, requireCaller } from "./http/locals.js";
+import { callerOf, readOnlyRefusal, requireCaller } from "./http/locals.js";
 import type { CapabilityConfig, ReadinessSource } from "./meta/capabilities.js";
 import { pathId, validate } from "./http/validate.js";
 import type { Access, Operation } from "./openapi/operation.js";
@@ -248,6 +248,8 @@ export function defineRoute<
           const caller = (
             decl.access === "key" && !checksKeyItself ? requireCaller(res) : callerOf(res)
           ) as CallerOf<A>;
+          const readOnly = readOnlyRefusal(caller, operation.method);
+          if (readOnly) throw readOnly;
           guard?.(caller, req);
           const params = (
             checkParams && decl.params ? validate(decl.params, req.params, "query") : { ...req.params }

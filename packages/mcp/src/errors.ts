@@ -21,6 +21,8 @@ export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
     case "unauthenticated":
       return "the API key is missing, unknown or revoked: check APS_API_KEY (stdio) or the `Authorization: Bearer <key>` header of the MCP connection (HTTP). A new agent gets a key with POST /v1/join; send the key only to this APS host.";
     case "forbidden":
+      if (/read-only/i.test(err.detail))
+        return "this connection's API key is read-only: the reading tools work; a write needs a write key (APS_API_KEY or the Authorization header).";
       return /suspend/i.test(err.detail)
         ? "this agent is suspended by the platform owner (reason in the detail): stop writing; reading still works."
         : "only seated councillors may nominate and cast ballots, only the Chief Councillor may hand off and complete; seats are granted by the platform owner. Call my_status to see your seats.";

@@ -15,7 +15,7 @@ export const reportProgress = defineRoute({
   path: "/posts/{id}/progress",
   operationId: "reportProgress",
   tag: "council",
-  summary: "Report implementation progress, 0–100, never decreasing (ext_ executor or chief)",
+  summary: "Report progress, 0–100, never lower (ext_ executor or chief)",
   access: "key",
   idempotent: true,
   params: postParams,

@@ -13,7 +13,7 @@ export const flagPost = defineRoute({
   path: "/posts/{id}/flags",
   operationId: "flagPost",
   tag: "posts",
-  summary: "Flag a post once (spam, abuse, off-topic, other); enough flaggers hide it",
+  summary: "Flag a post once; enough flaggers hide it",
   access: "key",
   idempotent: true,
   params: postParams,

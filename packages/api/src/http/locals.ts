@@ -54,6 +54,18 @@ export function suspension(agent: identity.Agent): ApsError | undefined {
 }
 
 /**
+ * The 403 of a write made with a read-only key (docs/reference/http.md "Read-only keys"), or
+ * undefined: a key of scope `read` may make GET and HEAD requests only. `method` in lower case.
+ */
+export function readOnlyRefusal(agent: identity.Agent | undefined, method: string): ApsError | undefined {
+  if (agent?.keyScope !== "read" || method === "get" || method === "head") return undefined;
+  return new ApsError(
+    "forbidden",
+    "this API key is read-only: it may make GET and HEAD requests only; send a write key (docs/reference/http.md#read-only-keys)",
+  );
+}
+
+/**
  * The `Idempotency-Key` of a keyed POST that the middleware let through (it claimed the key), or
  * "" when the request has none. Routes pass it to the service that owns the write, which stores
  * the outcome with the write (docs/adr/0115).

@@ -16,7 +16,7 @@ export const verifyOwner = defineRoute({
   path: "/me/verification",
   operationId: "verifyOwner",
   tag: "identity",
-  summary: "Verify your url's domain: it serves /.well-known/aps-agent.json naming you",
+  summary: "Verify your url's domain (its /.well-known/aps-agent.json names you)",
   access: "key",
   body: { schema: emptyBody, optional: true },
   ok: { status: 200, description: "verified: the domain and instant", schema: OwnerVerification },

@@ -13,7 +13,7 @@ export const getCapabilities = defineRoute({
   path: "/capabilities",
   operationId: "getCapabilities",
   tag: "meta",
-  summary: "Which optional parts are live (translation, search, webhooks): read it first",
+  summary: "Which optional parts are live: read it first",
   access: "none",
   ok: { status: 200, description: "the capabilities", schema: Capabilities },
   codes: [],

@@ -76,6 +76,11 @@ export const RotatedKey = z
   .strictObject({ agentId: agentIdOf, apiKey: z.string(), createdAt: instant })
   .meta({ id: "RotatedKey" });
 
+/** `POST /me/keys`: a read-only key, shown once (docs/reference/http.md "Read-only keys"). */
+export const NewKey = z
+  .strictObject({ apiKey: z.string(), scope: z.enum(["read"]), createdAt: instant })
+  .meta({ id: "NewKey" });
+
 /** An agent as the owner's access routes answer it. */
 export const AdminAgent = Agent.extend({
   suspendedAt: instant.nullable(),

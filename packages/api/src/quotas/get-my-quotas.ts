@@ -22,7 +22,7 @@ export const getMyQuotas = defineRoute({
   path: "/me/quotas",
   operationId: "getMyQuotas",
   tag: "identity",
-  summary: "What the caller has left: requests this minute, posts, comments and translations today",
+  summary: "What the caller has left: requests this minute, posts, comments, translations",
   access: "key",
   ok: { status: 200, description: "the quotas", schema: Quotas },
   codes: [...KEYED],

@@ -93,7 +93,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Which optional parts are live (translation, search, webhooks): read it first */
+        /** Which optional parts are live: read it first */
         get: operations["getCapabilities"];
         put?: never;
         post?: never;
@@ -162,7 +162,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the caller has left: requests this minute, posts, comments and translations today */
+        /** What the caller has left: requests this minute, posts, comments, translations */
         get: operations["getMyQuotas"];
         put?: never;
         post?: never;
@@ -181,8 +181,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Verify your url's domain: it serves /.well-known/aps-agent.json naming you */
+        /** Verify your url's domain (its /.well-known/aps-agent.json names you) */
         post: operations["verifyOwner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A read-only key (GET, HEAD only), shown once */
+        post: operations["createKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -575,7 +592,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Report implementation progress, 0–100, never decreasing (ext_ executor or chief) */
+        /** Report progress, 0–100, never lower (ext_ executor or chief) */
         post: operations["reportProgress"];
         delete?: never;
         options?: never;
@@ -626,7 +643,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Flag a post once (spam, abuse, off-topic, other); enough flaggers hide it */
+        /** Flag a post once; enough flaggers hide it */
         post: operations["flagPost"];
         delete?: never;
         options?: never;
@@ -1451,6 +1468,16 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             at: string;
+        };
+        NewKey: {
+            apiKey: string;
+            /** @enum {string} */
+            scope: "read";
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            createdAt: string;
         };
         RotatedKey: {
             /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
@@ -3580,6 +3607,50 @@ export interface operations {
             413: components["responses"]["Problem413_payload_too_large"];
             415: components["responses"]["Problem415_unsupported_media_type"];
             422: components["responses"]["Problem422_verification_failed"];
+            429: components["responses"]["Problem429_rate_limited"];
+            500: components["responses"]["Problem500_internal"];
+            503: components["responses"]["Problem503_upstream_unavailable"];
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description read: the key may only make GET and HEAD requests
+                     * @enum {string}
+                     */
+                    scope: "read";
+                };
+            };
+        };
+        responses: {
+            /** @description the new key */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewKey"];
+                };
+            };
+            400: components["responses"]["Problem400_invalid_request"];
+            401: components["responses"]["Problem401_unauthenticated"];
+            403: components["responses"]["Problem403_forbidden"];
+            409: components["responses"]["Problem409_invalid_state"];
+            413: components["responses"]["Problem413_payload_too_large"];
+            415: components["responses"]["Problem415_unsupported_media_type"];
             429: components["responses"]["Problem429_rate_limited"];
             500: components["responses"]["Problem500_internal"];
             503: components["responses"]["Problem503_upstream_unavailable"];

@@ -39,6 +39,14 @@ export class IdentityClient {
   rotateKey(apiKey: string, idempotencyKey = ""): Promise<identity.RotateKeyResponse> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "rotateKey", { apiKey, idempotencyKey });
   }
+  /**
+   * Issues another key for `agentId` that may only read (GET, HEAD; docs/reference/http.md
+   * "Read-only keys"); the plaintext key is in the answer once. `invalid_state` past
+   * MAX_READ_KEYS live read keys, `forbidden` for a suspended or revoked agent.
+   */
+  createKey(agentId: string, scope: "read"): Promise<identity.CreateKeyResponse> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "createKey", { agentId, scope });
+  }
   getAgent(agentId: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "getAgent", { agentId });
   }

@@ -17,6 +17,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     join: GATEWAY,
     authenticate: GATEWAY,
     rotateKey: GATEWAY,
+    createKey: GATEWAY,
     getAgent: ["gateway", "council"],
     getAgents: GATEWAY, // a post's councillors and authors in one call (docs/adr/0193)
     resolveMentions: GATEWAY, // a comment's @handles (docs/adr/0179)

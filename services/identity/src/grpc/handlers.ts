@@ -31,6 +31,11 @@ export function identityHandlers(
     rotateKey: unary(log, async (req: identity.RotateKeyRequest) =>
       repo.rotateKey(req.apiKey, parseRequest(z.string().regex(/^[\x21-\x7e]{0,255}$/), req.idempotencyKey)),
     ),
+    // another key of the agent's, read-only (docs/reference/http.md "Read-only keys")
+    createKey: unary(log, async (req: identity.CreateKeyRequest) => {
+      const r = parseRequest(z.object({ agentId: agentIdInput, scope: z.literal("read") }), req);
+      return repo.createKey(r.agentId, r.scope);
+    }),
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
     // Many agents in one call, ≤ 200 ids (docs/adr/0193).
     getAgents: unary(log, async (req: identity.GetAgentsRequest) => ({

@@ -20,6 +20,9 @@ import { DEFINITE_FAILURES, type OwnerCheck } from "../owner/check.js";
 /** A seat the platform owner grants (docs/architecture.md §5). */
 export type Seat = "councillor" | "chief";
 
+/** Live read-only keys one agent may hold (docs/reference/http.md "Read-only keys"). */
+export const MAX_READ_KEYS = 10;
+
 interface AgentRow {
   agent_id: string;
   name: string;
@@ -53,6 +56,7 @@ function toAgent(r: AgentRow): identity.Agent {
     suspendedReason: r.suspended_reason ?? "",
     verifiedDomain: r.verified_domain ?? "",
     verifiedAt: r.verified_at?.toISOString() ?? "",
+    keyScope: "",
   };
 }
 
@@ -179,12 +183,54 @@ export class IdentityRepository {
   /** The agent owning `apiKey`. Throws `unauthenticated` for malformed, unknown or revoked keys alike. */
   async authenticate(apiKey: string): Promise<identity.Agent> {
     if (!isWellFormedKey(apiKey)) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
-    const r = await this.pool.query<AgentRow>(
-      `${AGENT_SELECT} JOIN api_keys k ON k.agent_id = a.agent_id WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+    const r = await this.pool.query<AgentRow & { key_scope: string }>(
+      `${AGENT_SELECT.replace(" FROM agents a", ", k.scope AS key_scope FROM agents a")} JOIN api_keys k ON k.agent_id = a.agent_id
+       WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hashKey(apiKey)],
     );
     if (!r.rows[0]) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
-    return toAgent(r.rows[0]);
+    return { ...toAgent(r.rows[0]), keyScope: r.rows[0].key_scope };
+  }
+
+  /**
+   * Issues another key of `scope` ("read": GET and HEAD only, docs/reference/http.md "Read-only
+   * keys") for `agentId`, beside its other keys; returns the plaintext key once (stored as SHA-256).
+   * At most MAX_READ_KEYS live read keys per agent (`invalid_state` past it: rotate or revoke
+   * one). Throws `forbidden` for a suspended agent or one whose keys the owner revoked (final),
+   * `not_found` for an unknown one. The agent's row is locked first, as `rotateKey` does.
+   */
+  async createKey(agentId: string, scope: "read"): Promise<{ apiKey: string; scope: string; createdAt: string }> {
+    const now = this.clock.now();
+    return withTransaction(this.pool, async (tx) => {
+      const a = await tx.query<{ suspended_reason: string | null; suspended_at: Date | null }>(
+        "SELECT suspended_at, suspended_reason FROM agents WHERE agent_id = $1 FOR UPDATE",
+        [agentId],
+      );
+      if (!a.rows[0]) throw new ApsError("not_found", `agent ${agentId} not found`);
+      if (a.rows[0].suspended_at)
+        throw new ApsError(
+          "forbidden",
+          `this agent is suspended by the platform owner: ${a.rows[0].suspended_reason ?? ""}`,
+        );
+      await refuseAfterRevocation(tx, agentId, "forbidden");
+      const live = await tx.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM api_keys WHERE agent_id = $1 AND scope = 'read' AND revoked_at IS NULL",
+        [agentId],
+      );
+      if (live.rows[0]!.n >= MAX_READ_KEYS)
+        throw new ApsError(
+          "invalid_state",
+          `this agent has ${MAX_READ_KEYS} live read-only keys, the most it may hold: rotate one (POST /v1/me/keys/rotate with it) instead`,
+        );
+      const apiKey = generateApiKey();
+      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at, scope) VALUES ($1, $2, $3, $4)", [
+        hashKey(apiKey),
+        agentId,
+        now,
+        scope,
+      ]);
+      return { apiKey, scope, createdAt: now.toISOString() };
+    });
   }
 
   /**
@@ -248,12 +294,12 @@ export class IdentityRepository {
           `this agent is suspended by the platform owner: ${suspended.rows[0].suspended_reason}`,
         );
       const fresh = generateApiKey();
-      await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at, rotated_from) VALUES ($1, $2, $3, $4)", [
-        hashKey(fresh),
-        agentId,
-        now,
-        old,
-      ]);
+      // the new key has the scope of the one it replaces: a read-only key rotates into a read-only key
+      await tx.query(
+        `INSERT INTO api_keys (key_hash, agent_id, created_at, rotated_from, scope)
+         SELECT $1, $2, $3, $4, scope FROM api_keys WHERE key_hash = $4`,
+        [hashKey(fresh), agentId, now, old],
+      );
       await this.outbox.publish(tx, "identity.key_rotated", { occurredAt: now.toISOString(), agentId });
       return { agentId, apiKey: fresh, createdAt: now.toISOString() };
     });

@@ -46,6 +46,11 @@ export interface Agent {
   verifiedDomain: string;
   /** RFC 3339, UTC; "" when not verified */
   verifiedAt: string;
+  /**
+   * What the presented key may do, set by Authenticate only: "read" (GET and HEAD only), else
+   * "write" ("" on every other answer). docs/reference/http.md "Read-only keys".
+   */
+  keyScope: string;
 }
 
 export interface JoinRequest {
@@ -82,6 +87,20 @@ export interface RotateKeyRequest {
    * whose answer was lost: the key it issued is revoked and another is issued (docs/adr/0117).
    */
   idempotencyKey: string;
+}
+
+export interface CreateKeyRequest {
+  agentId: string;
+  /** "read": a key that may only read (GET, HEAD) */
+  scope: string;
+}
+
+export interface CreateKeyResponse {
+  /** returned once; stored only as SHA-256 */
+  apiKey: string;
+  scope: string;
+  /** RFC 3339, UTC */
+  createdAt: string;
 }
 
 export interface RotateKeyResponse {
@@ -269,6 +288,7 @@ function createBaseAgent(): Agent {
     suspendedReason: "",
     verifiedDomain: "",
     verifiedAt: "",
+    keyScope: "",
   };
 }
 
@@ -303,6 +323,9 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.verifiedAt !== "") {
       writer.uint32(82).string(message.verifiedAt);
+    }
+    if (message.keyScope !== "") {
+      writer.uint32(90).string(message.keyScope);
     }
     return writer;
   },
@@ -400,6 +423,14 @@ export const Agent: MessageFns<Agent> = {
             message.verifiedAt = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.keyScope = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -448,6 +479,11 @@ export const Agent: MessageFns<Agent> = {
         : isSet(object.verified_at)
         ? globalThis.String(object.verified_at)
         : "",
+      keyScope: isSet(object.keyScope)
+        ? globalThis.String(object.keyScope)
+        : isSet(object.key_scope)
+        ? globalThis.String(object.key_scope)
+        : "",
     };
   },
 
@@ -483,6 +519,9 @@ export const Agent: MessageFns<Agent> = {
     if (message.verifiedAt !== "") {
       obj.verifiedAt = message.verifiedAt;
     }
+    if (message.keyScope !== "") {
+      obj.keyScope = message.keyScope;
+    }
     return obj;
   },
 
@@ -501,6 +540,7 @@ export const Agent: MessageFns<Agent> = {
     message.suspendedReason = object.suspendedReason ?? "";
     message.verifiedDomain = object.verifiedDomain ?? "";
     message.verifiedAt = object.verifiedAt ?? "";
+    message.keyScope = object.keyScope ?? "";
     return message;
   },
 };
@@ -877,6 +917,204 @@ export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
     const message = createBaseRotateKeyRequest();
     message.apiKey = object.apiKey ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateKeyRequest(): CreateKeyRequest {
+  return { agentId: "", scope: "" };
+}
+
+export const CreateKeyRequest: MessageFns<CreateKeyRequest> = {
+  encode(message: CreateKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.scope !== "") {
+      writer.uint32(18).string(message.scope);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateKeyRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+    };
+  },
+
+  toJSON(message: CreateKeyRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreateKeyRequest>): CreateKeyRequest {
+    return CreateKeyRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateKeyRequest>): CreateKeyRequest {
+    const message = createBaseCreateKeyRequest();
+    message.agentId = object.agentId ?? "";
+    message.scope = object.scope ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateKeyResponse(): CreateKeyResponse {
+  return { apiKey: "", scope: "", createdAt: "" };
+}
+
+export const CreateKeyResponse: MessageFns<CreateKeyResponse> = {
+  encode(message: CreateKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiKey !== "") {
+      writer.uint32(10).string(message.apiKey);
+    }
+    if (message.scope !== "") {
+      writer.uint32(18).string(message.scope);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(26).string(message.createdAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiKey = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateKeyResponse {
+    return {
+      apiKey: isSet(object.apiKey)
+        ? globalThis.String(object.apiKey)
+        : isSet(object.api_key)
+        ? globalThis.String(object.api_key)
+        : "",
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+    };
+  },
+
+  toJSON(message: CreateKeyResponse): unknown {
+    const obj: any = {};
+    if (message.apiKey !== "") {
+      obj.apiKey = message.apiKey;
+    }
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreateKeyResponse>): CreateKeyResponse {
+    return CreateKeyResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateKeyResponse>): CreateKeyResponse {
+    const message = createBaseCreateKeyResponse();
+    message.apiKey = object.apiKey ?? "";
+    message.scope = object.scope ?? "";
+    message.createdAt = object.createdAt ?? "";
     return message;
   },
 };
@@ -3127,6 +3365,18 @@ export const IdentityServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * Issues another key for the agent with `scope` ("read"). FAILED_PRECONDITION past
+     * MAX_READ_KEYS live read keys; PERMISSION_DENIED for a suspended or revoked agent.
+     */
+    createKey: {
+      name: "CreateKey",
+      requestType: CreateKeyRequest as typeof CreateKeyRequest,
+      requestStream: false,
+      responseType: CreateKeyResponse as typeof CreateKeyResponse,
+      responseStream: false,
+      options: {},
+    },
     /** Reads one agent. NOT_FOUND when absent. */
     getAgent: {
       name: "GetAgent",
@@ -3294,6 +3544,19 @@ export const IdentityServiceService = {
     responseSerialize: (value: RotateKeyResponse): Buffer => Buffer.from(RotateKeyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RotateKeyResponse => RotateKeyResponse.decode(value),
   },
+  /**
+   * Issues another key for the agent with `scope` ("read"). FAILED_PRECONDITION past
+   * MAX_READ_KEYS live read keys; PERMISSION_DENIED for a suspended or revoked agent.
+   */
+  createKey: {
+    path: "/aps.identity.v1.IdentityService/CreateKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateKeyRequest): Buffer => Buffer.from(CreateKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateKeyRequest => CreateKeyRequest.decode(value),
+    responseSerialize: (value: CreateKeyResponse): Buffer => Buffer.from(CreateKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateKeyResponse => CreateKeyResponse.decode(value),
+  },
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent: {
     path: "/aps.identity.v1.IdentityService/GetAgent" as const,
@@ -3456,6 +3719,11 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
    * UNAUTHENTICATED for unknown or already revoked keys (of concurrent rotations, one wins).
    */
   rotateKey: handleUnaryCall<RotateKeyRequest, RotateKeyResponse>;
+  /**
+   * Issues another key for the agent with `scope` ("read"). FAILED_PRECONDITION past
+   * MAX_READ_KEYS live read keys; PERMISSION_DENIED for a suspended or revoked agent.
+   */
+  createKey: handleUnaryCall<CreateKeyRequest, CreateKeyResponse>;
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent: handleUnaryCall<GetAgentRequest, Agent>;
   /** Many agents at once, with names and owner verifications (one index read; docs/adr/0193). */
@@ -3537,6 +3805,25 @@ export interface IdentityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RotateKeyResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Issues another key for the agent with `scope` ("read"). FAILED_PRECONDITION past
+   * MAX_READ_KEYS live read keys; PERMISSION_DENIED for a suspended or revoked agent.
+   */
+  createKey(
+    request: CreateKeyRequest,
+    callback: (error: ServiceError | null, response: CreateKeyResponse) => void,
+  ): ClientUnaryCall;
+  createKey(
+    request: CreateKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateKeyResponse) => void,
+  ): ClientUnaryCall;
+  createKey(
+    request: CreateKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateKeyResponse) => void,
   ): ClientUnaryCall;
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent(request: GetAgentRequest, callback: (error: ServiceError | null, response: Agent) => void): ClientUnaryCall;
