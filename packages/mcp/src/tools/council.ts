@@ -70,14 +70,14 @@ export function registerCouncilTools({ server, api, me }: ToolContext): void {
     (args) =>
       write(args.idempotency_key, async (key) => {
         const action = String(args.action) as Action;
-        if (!(action in USES))
+        if (!Object.hasOwn(USES, action))
           invalid(`unknown action ${JSON.stringify(action)} (known: ${Object.keys(ACTIONS).join(", ")})`);
         const stray = Object.keys(args).filter(
           (k) => !ALWAYS.has(k) && !USES[action].includes(k) && args[k as keyof typeof args] !== undefined,
         );
         if (stray.length) invalid(`${stray.map((k) => `\`${k}\``).join(", ")} does not apply to action ${action}`);
         const req = <T>(name: string, v: T | undefined) => needed(v, name, action);
-        const id = args.post_id;
+        const id = req("post_id", args.post_id);
         const post = async (tail: string, body: unknown) => (await api.post(postPath(id, tail), body, key)).body;
         let answer: unknown;
         switch (action) {
