@@ -20,7 +20,7 @@ function agent(agentId: string): identity.Agent {
     suspendedReason: "",
     verifiedDomain: "",
     verifiedAt: "",
-      keyScope: "",
+    keyScope: "",
   };
 }
 
