@@ -94,7 +94,10 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         source: "203.0.113.9",
         idempotencyKey: "",
       });
-      expect(await same((c) => c.identity.authenticate(joined.apiKey))).toEqual({ ok: joined.agent });
+      // authenticate also names the presented key's scope (a join's key writes)
+      expect(await same((c) => c.identity.authenticate(joined.apiKey))).toEqual({
+        ok: { ...joined.agent, keyScope: "write" },
+      });
       expect(await same((c) => c.identity.getAgent(joined.agent!.agentId))).toEqual({ ok: joined.agent });
       const author = { agentId: joined.agent!.agentId, name: joined.agent!.name };
 
