@@ -1,4 +1,4 @@
-// npm run events:table — writes the event table of docs/architecture.md §6 (issue 33 item 5), between
+// npm run events:table — writes the event table of docs/design/events.md "Event table", between
 // `<!-- events:begin -->` and `<!-- events:end -->`: every event type of the catalogue
 // (`EVENT_TYPES`, packages/platform/src/bus/event-types.ts, read from the built @aps/platform), its
 // proto message, and who consumes it — found in the services' sources, not written by hand:
@@ -233,7 +233,7 @@ ${consumerRows.join("\n")}
 ${END}`;
 }
 
-/** `text` (docs/architecture.md) with its event block as it should be. @param {string} text */
+/** `text` (docs/design/events.md) with its event block as it should be. @param {string} text */
 export function generate(text, root = ROOT) {
   const catalogue = Object.keys(EVENT_TYPES);
   const names = new Map(Object.entries(events).map(([name, codec]) => [codec, name]));
@@ -250,7 +250,7 @@ function main() {
   const args = process.argv.slice(2);
   const check = args.includes("--check");
   const fileArg = args.indexOf("--file");
-  const path = fileArg >= 0 ? args[fileArg + 1] : join(ROOT, "docs/architecture.md");
+  const path = fileArg >= 0 ? args[fileArg + 1] : join(ROOT, "docs/design/events.md");
   const text = readFileSync(path, "utf8");
   const next = generate(text);
   if (check) {
