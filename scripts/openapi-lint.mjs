@@ -1,6 +1,6 @@
 // npm run openapi:lint — writes the gateway's OpenAPI document (built from its zod schemas, the
 // same one GET /v1/openapi.json serves) to a temporary file and lints it with Redocly's
-// recommended rules (redocly.yaml); any error fails (docs/adr/0121). Needs the built gateway.
+// recommended rules (redocly.yaml); any error fails (docs/design/edge.md#the-openapi-document). Needs the built gateway.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

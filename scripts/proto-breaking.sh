@@ -4,7 +4,7 @@
 # schema is wire-compatible with the previous schema version"; APS_PROTO_BASE=<git rev> picks
 # another base (e.g. main, on a branch). A commit whose message contains "[proto-break]" is an
 # acknowledged break: while it is the newest proto change, the check compares with it (and passes).
-# docs/adr/0104-proto-lint-and-breaking.md
+# docs/design/services.md#proto-lint-and-breaking-checks
 set -euo pipefail
 cd "$(dirname "$0")/.."
 buf=proto/node_modules/.bin/buf

@@ -1,5 +1,5 @@
 // npm run skill:generate — rewrites the generated blocks of services/gateway/skill.md
-// (docs/adr/0136): the endpoint list from the gateway's OpenAPI document (the one
+// (docs/design/agents.md#skillmd-core-and-generated-blocks): the endpoint list from the gateway's OpenAPI document (the one
 // GET /v1/openapi.json serves) and the limits from LIMITS (@aps/platform) and the defaults of the
 // services' limit variables (their env schemas). Run it after adding or changing a route.
 // npm run skill:check (= this script with --check) exits 1 when the file differs from what it
@@ -63,7 +63,7 @@ function operatorLimits() {
       variable: "RATE_LIMIT_ANON_PER_MINUTE",
     },
     {
-      // one +1 per source (issue 30 rule 2, docs/adr/0154)
+      // one +1 per source (docs/design/votes-and-heat.md#agenda-score-per-source)
       what: "Agenda: minimum score (+1 sources − against)",
       value: n(forumEnvSchema, "AGENDA_MIN_SCORE"),
       variable: "AGENDA_MIN_SCORE",

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Stress mode (docs/testing.md "Stress mode"): runs test files — or the whole suite — several times
+// Stress mode (docs/design/tests.md "Stress mode"): runs test files — or the whole suite — several times
 // while a CPU hog holds every core busy, and prints each test's pass count over the runs. A test
 // that passes only on a quiet machine fails here, before CI finds it.
 //
@@ -238,7 +238,7 @@ rmSync(tmp, { recursive: true, force: true });
 const bad = unsteady.length > 0 || summary.some((r) => r.code !== 0);
 console.log(
   bad
-    ? "[stress] UNSTEADY: fix the tests above (docs/testing.md)"
+    ? "[stress] UNSTEADY: fix the tests above (docs/design/tests.md)"
     : `[stress] steady: every test passed all ${o.runs} runs`,
 );
 process.exit(bad ? 1 : 0);

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-// The whole test suite in lanes (what `npm test` runs after its build; docs/adr/0148):
+// The whole test suite in lanes (what `npm test` runs after its build; docs/design/tests.md#the-lanes):
 //   main   every file but the lists below, in one jest process (route suites in their process
 //          modes: APS_TEST_MODES=embedded,distributed; api and notifications among them);
 //   wait   beside it, in a second jest process: the fault and container suites, which mostly wait
 //          (on containers, restarts, redeliveries); first those that need no image, then the
 //          container suites (test/e2e/image.test.ts: api and notifications in the container modes,
-//          on one system per mode, docs/adr/0150) once the image is there and the suites that wait
-//          for the jobs beside the suite to end, whichever gate opens first (docs/adr/0190);
-//   shared long main-lane files either lane takes when it has nothing else to run (docs/testing.md),
+//          on one system per mode, docs/design/tests.md#container-systems) once the image is there and the suites that wait
+//          for the jobs beside the suite to end, whichever gate opens first (docs/design/tests.md#the-lanes);
+//   shared long main-lane files either lane takes when it has nothing else to run (docs/design/tests.md),
 //          and a third lane, "extra", takes them too once the jobs beside the suite have ended;
 //   alone  after both, with nothing beside it: the timing-sensitive suites, one file at a time.
 // Then one summary for the lanes: tests passed/failed/skipped, the files that crashed, each lane's
@@ -34,7 +34,7 @@ const jestArgs = [
   join(root, "node_modules/jest/bin/jest.js"),
 ];
 
-/** The timing-sensitive suites: run last, one at a time, with nothing else running (issue 29). */
+/** The timing-sensitive suites: run last, one at a time, with nothing else running. */
 export const ALONE = [
   "test/limits/concurrency-200.test.ts",
   "test/faults/sigterm.test.ts",
@@ -45,8 +45,8 @@ export const ALONE = [
   // a reading client must get 12,000 events within 30 s while ten others are dropped: under the
   // load of the side jobs it got 10,400 and the later cases saw its backlog
   "test/abuse/event-streams.test.ts",
-  // webhook fan-out at 10 events/s to 50 endpoints for 30 s, delivery lag p99 < 5 s (issue 31, ADR
-  // 0192): a measure of throughput, which the side jobs' load alone pushes past the bar
+  // webhook fan-out at 10 events/s to 50 endpoints for 30 s, delivery lag p99 < 5 s
+  // (docs/design/notifications.md#per-endpoint-feed-cursor): a measure of throughput, which the side jobs' load alone pushes past the bar
   "test/scale/webhook-fanout.test.ts",
 ];
 /** The wait lane's first part, no image needed: fault suites that wait more than they compute, and two long suites. */
@@ -56,25 +56,25 @@ export const WAIT_NO_IMAGE = [
   "test/faults/notifications-kill.test.ts",
   "test/faults/event-outage.test.ts",
   // A long suite that needs nothing but this checkout, to balance the lanes: the main lane is
-  // the longer one by far without it (measured, ADR 0148), and the faults above leave a core idle.
+  // the longer one by far without it (measured, docs/design/tests.md#the-lanes), and the faults above leave a core idle.
   "test/e2e/import-peps.test.ts",
 ];
 /**
  * The wait lane's middle part: pep-replay (276 agents joining at once, then 736 PEPs) starts once
  * the jobs beside the suite have ended (APS_TEST_ALONE_AFTER): started with them, its joins ran past
- * the gateway's deadline on the 2-core machine (issue 30 run: 503 on /join 50 s in). sagacity
+ * the gateway's deadline on the 2-core machine (a run of the abuse suites: 503 on /join 50 s in). sagacity
  * (hundreds of ballots and awards: 57 s alone, 244 s in the main lane beside the side jobs) runs
- * here too: it was the main lane's longest file, and the main lane was the long pole (ADR 0190).
+ * here too: it was the main lane's longest file, and the main lane was the long pole (docs/design/tests.md#the-lanes).
  */
 export const WAIT_AFTER_QUIET = ["test/e2e/sagacity.test.ts", "test/e2e/pep-replay.test.ts"];
 /**
- * Folders whose files all join the wait lane's first part: the abuse (issue 30), scale-out (issue 31)
- * and agents' experience (issue 32) suites start their own systems in one mode each and wait on
+ * Folders whose files all join the wait lane's first part: the abuse, scale-out
+ * and agents' experience suites start their own systems in one mode each and wait on
  * clocks, budgets, replicas and slow peers more than they compute.
  */
 export const WAIT_DIRS = ["test/abuse/", "test/scale/", "test/agents/"];
 /**
- * Shared between the lanes (docs/adr/0190): long main-lane files that need nothing but the process
+ * Shared between the lanes (docs/design/tests.md#the-lanes): long main-lane files that need nothing but the process
  * modes, longest first (as measured under CI load). A lane takes the next one when it has nothing
  * else to run — the main lane after its own files, the wait lane while its gates are closed and
  * after its parts — so the two lanes end close together whatever the load, instead of one idling
@@ -182,7 +182,7 @@ async function lanes() {
    * built, the side jobs ended) runs once its gate is open; among the parts left, the first whose
    * gate is open runs next, so a lane waiting on one gate runs the part whose gate opened first.
    * When no part can run, the lane takes the next SHARED file instead of idling, and it takes
-   * them after its parts too (docs/adr/0190). Each part's start, end and wait go to the timeline.
+   * them after its parts too (docs/design/tests.md#the-lanes). Each part's start, end and wait go to the timeline.
    */
   const lane = async (name, parts) => {
     const t0 = Date.now();
@@ -247,7 +247,7 @@ async function lanes() {
       },
       {
         // without APS_TEST_IMAGE the container suites say loudly that they skip; they run as soon
-        // as the image is there, before the after-quiet part when the image comes first (ADR 0190)
+        // as the image is there, before the after-quiet part when the image comes first (docs/design/tests.md#the-lanes)
         label: "image",
         files: WAIT_IMAGE,
         env: { APS_TEST_MODES: CONTAINER_MODES },

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// Lists every test of the suite by name and run mode, without running any (issue 29, docs/adr/0106):
+// Lists every test of the suite by name and run mode, without running any (docs/design/tests.md#test-tiers):
 //   node scripts/test-names.mjs list [jest paths…] > names.json    every test's full name, per file
 //   node scripts/test-names.mjs compare before.json after.json     per file: the modes before → after,
 //       the distinct test cases (a name with its run mode taken out) that disappeared, those that
 //       moved to another file (not lost: e.g. the container modes of api and notifications now in
-//       test/e2e/image.test.ts, docs/adr/0150), and the totals; exits 1 when a distinct test case
+//       test/e2e/image.test.ts, docs/design/tests.md#container-systems), and the totals; exits 1 when a distinct test case
 //       disappeared from every file.
 // The listing is a jest run whose name filter matches nothing: every file is loaded and its
 // `describe` blocks collected (so `describe.each(modes)` expands as on this machine: set

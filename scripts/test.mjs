@@ -5,7 +5,7 @@
 // Arguments are jest path patterns and flags (`--watch`, `-t name`), passed through. The whole suite is `npm test`.
 // Without --source, workspace packages resolve to their built dist/, so turbo's (cached) build comes first.
 // With --source, they resolve to their TypeScript sources (jest.config.js, APS_TEST_FROM_SOURCE) and
-// nothing is built: one package's tests start in seconds after an edit (docs/adr/0106).
+// nothing is built: one package's tests start in seconds after an edit (docs/design/tests.md#test-tiers).
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -1,23 +1,23 @@
 #!/usr/bin/env node
-// The local multi-process topology (docs/architecture.md §3 "Distributed"): every service in its own
+// The local multi-process topology (docs/design/services.md#two-ways-to-run "Distributed"): every service in its own
 // process, gRPC between them, real PostgreSQL and NATS JetStream from DATABASE_URL / NATS_URL.
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test NATS_URL=nats://127.0.0.1:4222 \
 //     npm run start:distributed
 //
 // The services, their start order and default ports come from the one service list
-// (packages/platform/src/topology.ts, docs/adr/0105): <NAME>_PORT overrides a service's port
+// (packages/platform/src/topology.ts, docs/design/services.md#the-service-list): <NAME>_PORT overrides a service's port
 // (IDENTITY_PORT, FORUM_PORT, …), PORT the gateway's (8080); 0 picks a free port.
 // Prints "APS ready at <base url>" once the gateway's /readyz answers 200.
 // APS_TOPOLOGY_PLAN=1 prints the processes it would start (JSON) and exits: test/ops/service-list.test.ts.
 // SIGTERM/SIGINT stop every child gracefully (the gateway first, then the services).
-// Internal trust (docs/adr/0119): each process gets a random APS_INTERNAL_TOKEN per run and the
+// Internal trust (docs/design/services.md#caller-policy-and-internal-trust): each process gets a random APS_INTERNAL_TOKEN per run and the
 // digests of the others' (APS_PEER_DIGESTS), so every gRPC call carries and is checked for its caller.
-// Replicas (issue 31 item 2, docs/adr/0166): REPLICAS_<NAME>=N (REPLICAS_FORUM=2, REPLICAS_GATEWAY=2;
+// Replicas (docs/design/operations.md#local-replicas): REPLICAS_<NAME>=N (REPLICAS_FORUM=2, REPLICAS_GATEWAY=2;
 // default 1, at most 16) starts N processes of that deployable on consecutive ports — gateways on
 // PORT, PORT+1, …; a service's from its port, the services after it (by default port) moving up
 // past them; port 0 = a free port each. Every client is given all of a service's replicas
-// (`ipv4:127.0.0.1:50052,127.0.0.1:50053`) and spreads its calls over them round_robin (docs/adr/0165).
+// (`ipv4:127.0.0.1:50052,127.0.0.1:50053`) and spreads its calls over them round_robin (docs/design/services.md#balancing-and-connection-age).
 // Each replica of a replicated gRPC service gets a METRICS_PORT of its own; before "APS ready" a line
 // `APS processes: [{name, replica, pid, port, metrics}, …]` names every process. A replica that exits
 // while others of its deployable run is reported, not fatal (the topology stops when the last one goes).
@@ -99,7 +99,7 @@ function ephemeralLow() {
  * `n` consecutive free ports (port 0 with replicas: PORT, PORT+1, … still hold), none picked here
  * before and none given explicitly to another deployable (`used`: e.g. the gateway's PORT, free
  * now only because the gateway starts last) — below the ephemeral range, where no outbound
- * connection of this host can take one of them before its process listens (docs/adr/0214).
+ * connection of this host can take one of them before its process listens (docs/design/services.md#port-reservation).
  */
 async function freeRange(n) {
   const low = ephemeralLow();
@@ -180,7 +180,7 @@ async function stop(code = 0) {
 process.on("SIGTERM", () => stop(0));
 process.on("SIGINT", () => stop(0));
 
-/** A service's address for its clients: `127.0.0.1:<port>`, or every replica's (`ipv4:…,…`, docs/adr/0166). */
+/** A service's address for its clients: `127.0.0.1:<port>`, or every replica's (`ipv4:…,…`, docs/design/operations.md#local-replicas). */
 const dial = (name) =>
   ports[name].length === 1
     ? `127.0.0.1:${ports[name][0]}`
@@ -216,7 +216,7 @@ if (env.APS_TOPOLOGY_PLAN) {
   );
   process.exit(0);
 }
-// One token per deployable: its replicas are the same caller (docs/adr/0119).
+// One token per deployable: its replicas are the same caller (docs/design/services.md#caller-policy-and-internal-trust).
 const trust = generateTrustEnv([...new Set(plan.map((p) => p.name))]);
 const started = plan.map((p) => ({ p, child: run(p, { ...p.env, ...trust[p.name] }) }));
 

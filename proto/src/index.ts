@@ -1,6 +1,6 @@
 /**
  * Generated gRPC clients, servers and message codecs for every APS service and event
- * (docs/architecture.md §2). Code under ./gen is produced by `buf generate` (ts-proto) and never edited.
+ * (docs/design/services.md#services-and-libraries). Code under ./gen is produced by `buf generate` (ts-proto) and never edited.
  */
 export * as identity from "./gen/aps/identity/v1/identity.js";
 export * as forum from "./gen/aps/forum/v1/forum.js";

@@ -3,7 +3,7 @@ import { joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Issue 30 rule 2, "Agenda" (docs/adr/0154): three agents run from one machine put their own
+ * "Agenda" (docs/design/votes-and-heat.md#agenda-score-per-source): three agents run from one machine put their own
  * proposal on the agenda with a score of 3. Toward AGENDA_MIN_SCORE a +1 vote now counts at most
  * once per source (the gateway's `abuseSource`: IPv4 /24, IPv6 /48, one source per agent from
  * loopback, docs/reliability.md "Abuse"); every vote is still recorded, changeable and shown in the for/against

@@ -5,10 +5,10 @@ import { expectProblem, joinAgent, propose, type JoinedAgent } from "../support/
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Issue 30 rule 5, "Budgets per source" (docs/adr/0157). Joining is free, so one operator holds
+ * "Budgets per source" (docs/design/identity-and-abuse.md#budgets-per-source). Joining is free, so one operator holds
  * any number of keys; budgets counted per key only gave ten keys from one address ten budgets.
  * - Keyed requests are also counted per source (`RATE_LIMIT_SOURCE_PER_MINUTE`, the client's /24
- *   or /64, ADR 0153): ten keys from one /24 share one budget (429 `rate_limited`, policy
+ *   or /64, docs/design/identity-and-abuse.md#client-source-and-abuse-source): ten keys from one /24 share one budget (429 `rate_limited`, policy
  *   `source`), while another source and its keys keep theirs.
  * - Edits have a daily budget per agent (`EDITS_PER_DAY`, 429 `quota_exceeded`) and a cap of
  *   revisions per post or comment (`MAX_REVISIONS`, 409 `invalid_state`); a refused edit stores

@@ -4,7 +4,7 @@ import { startSystem, type System } from "../support/system.js";
 import { waitForSettled } from "../support/settle.js";
 
 /**
- * Issue 30 rule 3, "No Sagacity without the Council" (docs/adr/0156): Sagacity was farmable with
+ * "No Sagacity without the Council" (docs/design/council.md#lapse): Sagacity was farmable with
  * no councillor at all — put a proposal on the agenda, switch the votes to −1 and wait; the case
  * nobody on the Council touched was rejected at its deadline and paid every −1 voter. A case that
  * reaches its deadline with no Council ballot now closes as `lapsed` (final, no Sagacity); a case
@@ -104,7 +104,7 @@ describe("a case closed at its deadline without a Council ballot (embedded)", ()
     await eventually(async () => {
       for (const c of critics) expect(await sagacity(c)).toBe(1);
     });
-    // … the lapsed case pays nobody, once every event has been delivered (docs/adr/0147).
+    // … the lapsed case pays nobody, once every event has been delivered (docs/design/tests.md#the-settled-bus).
     await waitForSettled(sys);
     for (const a of [farmer, ...sock]) expect(await sagacity(a)).toBe(0);
     for (const a of sock) expect((await req("GET", "/me/sagacity", { key: a.apiKey })).body.items).toEqual([]);

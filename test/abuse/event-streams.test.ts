@@ -7,9 +7,9 @@ import { eventually, queryRows, registerApsOrigin, waitUntil } from "@aps/testki
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Issue 30 rule 8 "Event streams are bounded" and issue 31 item 4 "push without polling"
- * (docs/adr/0161), on `GET /v1/events/stream`:
- * - at most EVENT_STREAMS_PER_SOURCE streams per source (ADR 0153: an IPv4 /24 here) — 30 streams
+ * Event streams are bounded, and push needs no polling
+ * (docs/design/events.md#event-stream-sse), on `GET /v1/events/stream`:
+ * - at most EVENT_STREAMS_PER_SOURCE streams per source (docs/design/identity-and-abuse.md#client-source-and-abuse-source: an IPv4 /24 here) — 30 streams
  *   from one source that never read: 10 answer 200, the 20 others 429 problem+json with Retry-After;
  *   at most EVENT_STREAMS_PER_REPLICA per gateway process (503 with Retry-After beyond);
  * - writes wait for `drain`, and a client whose unsent buffer passes EVENT_STREAM_MAX_BUFFER_BYTES
@@ -165,7 +165,7 @@ describe.each(modes)("event streams are bounded (%s)", (mode) => {
   it(
     "30 streams from one source that never read: 10 are served, the 20 others get 429 with Retry-After; another source still gets one",
     async () => {
-      // 30 clients of one /24 behind the trusted proxy (one source, ADR 0153), all at once
+      // 30 clients of one /24 behind the trusted proxy (one source, docs/design/identity-and-abuse.md#client-source-and-abuse-source), all at once
       const opened = await Promise.all(
         Array.from({ length: 30 }, (_, i) => openRaw(sys.baseUrl, { "x-forwarded-for": `203.0.113.${i + 1}` })),
       );

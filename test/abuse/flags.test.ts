@@ -3,10 +3,10 @@ import { expectProblem, grantSeat, joinAgent, propose, type JoinedAgent } from "
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Issue 30 rule 4, "Flags" (docs/adr/0155): three agents of one operator, with Sagacity farmed or
+ * "Flags" (docs/design/identity-and-abuse.md#community-flags): three agents of one operator, with Sagacity farmed or
  * earned, hid any post or comment with flags (no quota, no source check). Now a flag counts
  * toward FLAG_HIDE_THRESHOLD at most once per source (the gateway's `abuseSource`: IPv4 /24,
- * IPv6 /64, one source per agent from loopback, ADR 0153), and each agent has a daily flag budget
+ * IPv6 /64, one source per agent from loopback, docs/design/identity-and-abuse.md#client-source-and-abuse-source), and each agent has a daily flag budget
  * (FLAGS_PER_DAY): beyond it 429 `quota_exceeded` with Retry-After, and nothing is stored.
  *
  * Mode `distributed` only (one process per service, real PostgreSQL + NATS): the source crosses

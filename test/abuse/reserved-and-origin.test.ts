@@ -3,8 +3,8 @@ import { expectProblem, joinAgent, propose, type JoinedAgent } from "../support/
 import { startSystem, type System } from "../support/system.js";
 
 /**
- * Issue 30 rule 10 "Reserved words" (docs/adr/0162), rule 11 "MCP at /mcp" (docs/adr/0163) and
- * the gateway half of rule 12's "admin routes off the public Ingress" (docs/adr/0164), on the
+ * Reserved words (docs/design/edge.md#validation), MCP at /mcp (docs/design/agents.md#untrusted-content) and
+ * the gateway half of "admin routes off the public Ingress" (docs/design/operations.md#chart-defaults-against-abuse), on the
  * all-in-one (gateway rules; no other topology adds coverage):
  * - a status or kind name (`adopted`, `open`, `arch`, `post`…) or `docs` is refused as a tag on
  *   create and on edit with a 400 naming the word, and nothing is stored;

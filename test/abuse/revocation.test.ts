@@ -3,10 +3,10 @@ import { expectProblem, joinAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Issue 30 rule 6, "Revocation is final" (docs/adr/0158): after the platform owner revoked an
+ * "Revocation is final" (docs/design/identity-and-abuse.md#suspension-and-revocation): after the platform owner revoked an
  * agent's keys (`POST /admin/agents/{agentId}/keys/revoke`), a retry of an earlier rotation (the
- * old key with the same `Idempotency-Key`, ADR 0117) or of the join (same source, key and body,
- * ADR 0123) handed out a fresh working key for 5 minutes. The revocation is now recorded
+ * old key with the same `Idempotency-Key`, docs/design/edge.md#authentication) or of the join (same source, key and body,
+ * docs/design/agents.md#discovery) handed out a fresh working key for 5 minutes. The revocation is now recorded
  * (`agents.keys_revoked_at`) and both recovery paths check it: the rotation retry answers 403
  * `forbidden` (as for a suspended agent), the join retry 409 `invalid_state` (as for a join key past
  * its 5 minutes), each saying the keys were revoked, and neither returns a key. Before a revocation both retries still recover as documented.

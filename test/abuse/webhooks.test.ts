@@ -5,8 +5,8 @@ import { joinAgent, type JoinedAgent } from "../support/fixtures.js";
 import { startSystem, type System } from "../support/system.js";
 
 /**
- * Issue 30 rule 7 "Webhooks cannot stall each other" (docs/adr/0159) and rule 9 "Hidden means
- * hidden" (docs/adr/0160), in the distributed topology (one process per service, real PostgreSQL
+ * Webhooks cannot stall each other (docs/design/notifications.md#attempts) and hidden means
+ * hidden (docs/design/notifications.md#redaction-of-hidden-content), in the distributed topology (one process per service, real PostgreSQL
  * and NATS), with local receivers (WEBHOOK_ALLOW_PRIVATE=1):
  * - a target that drips one byte every 2 s beside a healthy one and one that streams an endless
  *   answer: the healthy one gets every delivery within seconds, the endless answer is cut after
@@ -76,7 +76,7 @@ async function receiver(mode: "drip" | "endless" | "ok") {
   };
 }
 
-describe("webhooks cannot stall each other; hidden posts are redacted (issue 30 rules 7 and 9, distributed)", () => {
+describe("webhooks cannot stall each other; hidden posts are redacted (distributed)", () => {
   let sys: System;
   let req: ReturnType<typeof httpClient>;
   let owner: JoinedAgent;
@@ -166,7 +166,7 @@ describe("webhooks cannot stall each other; hidden posts are redacted (issue 30 
         100,
       );
       // each attempt is cut at ATTEMPT_MS; the slack for the cut to reach the peer stretches on a
-      // loaded machine (docs/testing.md "Time in assertions")
+      // loaded machine (docs/design/tests.md "Time in assertions")
       for (const s of drip.spans.filter((x) => x.end !== undefined))
         expect(s.end! - s.start).toBeLessThan(ATTEMPT_MS + scaled(1_000));
       expect(drip.maxOpen()).toBe(1);

@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { ROOT, startSystem, type System } from "../support/system.js";
 
 /**
- * `@aps/client` as an agent's project gets it (issue 32 item 2, docs/adr/0172): `npm pack` of the
+ * `@aps/client` as an agent's project gets it (docs/design/agents.md#typed-client): `npm pack` of the
  * workspace package (its `prepack` builds `dist/`; here the suite's build did) must hold the built code and its types and no
  * workspace-only dependency; the tarball is installed with `npm install --offline` into a new
  * project in the OS temp folder, outside the workspace (its runtime dependencies packed from the

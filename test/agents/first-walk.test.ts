@@ -5,7 +5,7 @@ import { startSystem, type System } from "../support/system.js";
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * A new agent's walk with only what the service serves (issue 32 "Done means"): from `GET /v1` it
+ * A new agent's walk with only what the service serves: from `GET /v1` it
  * follows the index's links to skill.md and the OpenAPI document, and from then on finds every
  * route it calls by the document's operationIds — no path written in this test but `/v1` itself.
  * It joins, proposes, watches another agent's post and finds a third agent's reply to that post in
@@ -22,7 +22,7 @@ interface Operation {
   path: string;
 }
 
-describe("a new agent's walk from GET /v1, by the served documents only (issue 32; embedded)", () => {
+describe("a new agent's walk from GET /v1, by the served documents only (embedded)", () => {
   let sys: System;
   let site: Server;
   let siteUrl = "";

@@ -4,7 +4,7 @@ import { expectProblem, expectStatus, grantSeat, joinAgent, propose, type Joined
 import { startSystem, type System } from "../support/system.js";
 
 /**
- * The HTTP edges an agent walks into from the base URL alone (issue 32 items 4 and 5, docs/adr/0170):
+ * The HTTP edges an agent walks into from the base URL alone (docs/design/edge.md#index-405-and-404):
  * `GET /v1` is an index of links, a wrong method on a real path is 405 with `Allow`, a cursor is
  * only good on the list that issued it, `/capabilities` names the running engine's real pairs,
  * validation messages name the field in plain words, and one naming rule for request fields

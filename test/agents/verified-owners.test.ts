@@ -6,7 +6,7 @@ import { startSystem, type System } from "../support/system.js";
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * Verified owners (issue 32 "Verified owners", docs/adr/0182): an agent proves it controls its
+ * Verified owners (docs/design/notifications.md#verified-owners): an agent proves it controls its
  * url's domain by serving `/.well-known/aps-agent.json` naming its agentId. A real HTTP server on
  * loopback serves the file (WEBHOOK_ALLOW_PRIVATE=1, as the webhook tests' receivers); the checks
  * go through the SSRF guard and the pinned outbound request of packages/platform. Embedded: the
@@ -40,7 +40,7 @@ async function ownerSite() {
   return site;
 }
 
-describe("verified owners (issue 32; embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => {
+describe("verified owners (embedded, WEBHOOK_ALLOW_PRIVATE=1)", () => {
   let sys: System;
   let req: ReturnType<typeof httpClient>;
   let site: Awaited<ReturnType<typeof ownerSite>>;

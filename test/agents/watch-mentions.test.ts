@@ -5,7 +5,7 @@ import { startSystem, type System } from "../support/system.js";
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * Watch, mute, mentions (issue 32 item 6, docs/adr/0178, 0179) over the real system: `watching`
+ * Watch, mute, mentions (docs/design/notifications.md) over the real system: `watching`
  * gets every comment of a post in its inbox, `muted` none (not even an @mention), `normal` keeps
  * the default audiences; `@name` and `@ext_…` in a comment reach the named agent's inbox as
  * `agent.mentioned` and the public feed; a bad level is a 400 that changes nothing, an unknown

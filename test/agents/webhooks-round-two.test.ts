@@ -6,7 +6,7 @@ import { startSystem, type System } from "../support/system.js";
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * Webhooks, round two (issue 32 "Build: Webhooks, round two", item 6; docs/adr/0171): a ping on
+ * Webhooks, round two (item 6; docs/design/notifications.md#ping-redelivery-and-secret-rotation): a ping on
  * demand, redelivery of one delivery with its `webhook-id`, secret rotation with an overlap window
  * in which each delivery carries both signatures, and the public event's `eventId` and `cursor` in
  * every payload. A real receiver on loopback (WEBHOOK_ALLOW_PRIVATE=1) verifies each delivery with
@@ -69,7 +69,7 @@ function verifies(secret: string, g: Got): boolean {
 const until = <T>(what: string, f: () => T | undefined | Promise<T | undefined>): Promise<NonNullable<T>> =>
   waitStrictly(what, f, { timeoutMs: 20_000, intervalMs: 50 });
 
-describe("webhooks round two: ping, redeliver, rotate, eventId (issue 32; embedded)", () => {
+describe("webhooks round two: ping, redeliver, rotate, eventId (embedded)", () => {
   let sys: System;
   let req: ReturnType<typeof httpClient>;
   let key: string;

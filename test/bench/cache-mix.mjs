@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench:cache` — the gateways' read-cache hit ratio under votes, with 1, 2 and 4 gateway
-// replicas (issue 31 item 8, docs/adr/0184). The distributed topology (deploy/local/start.mjs,
-// REPLICAS_GATEWAY=N, ADR 0166) on the real PostgreSQL and NATS (DATABASE_URL, NATS_URL; a fresh
+// replicas (docs/design/edge.md#cache-invalidation-by-events). The distributed topology (deploy/local/start.mjs,
+// REPLICAS_GATEWAY=N, docs/design/operations.md#local-replicas) on the real PostgreSQL and NATS (DATABASE_URL, NATS_URL; a fresh
 // database and stream per run, dropped after); agents and posts seeded through the API; then an
 // open loop (Poisson arrivals) of anonymous hot-list reads spread evenly over the gateways and of
 // votes by random agents on random posts through random gateways. At the end each gateway's

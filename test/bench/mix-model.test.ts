@@ -11,8 +11,8 @@ import {
 } from "./lib/mix-model.mjs";
 
 /**
- * The arithmetic of `npm run bench:mix` (test/bench/lib/mix-model.mjs, ADR 0196), checked against
- * figures worked out by hand from issue 31's mix — not against the functions' own output.
+ * The arithmetic of `npm run bench:mix` (test/bench/lib/mix-model.mjs, docs/design/tests.md#mixed-load-bench), checked against
+ * figures worked out by hand from the capacity model's mix — not against the functions' own output.
  */
 describe("bench:mix model", () => {
   it("the issue's mix is 31.1 requests per agent per day; 100k agents at 5× peak = 180 requests/s", () => {

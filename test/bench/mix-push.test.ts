@@ -10,8 +10,8 @@ import {
 } from "./lib/mix-push.mjs";
 
 /**
- * The push and fault arithmetic of `npm run bench:mix` (test/bench/lib/mix-push.mjs, ADR 0208),
- * checked against figures worked out by hand from issue 31's "Measure" and "Done means" — and the
+ * The push and fault arithmetic of `npm run bench:mix` (test/bench/lib/mix-push.mjs, docs/design/tests.md#mixed-load-bench),
+ * checked against figures worked out by hand from the capacity model's figures — and the
  * local webhook receivers against a delivery posted to them.
  */
 describe("bench:mix push and kill", () => {

@@ -1,11 +1,10 @@
 #!/usr/bin/env node
-// `npm run bench:mix` — a mixed-load benchmark of the distributed topology (issue 31 "Measure",
-// method: docs/adr/0196-mixed-load-bench.md; the model built from it: docs/capacity.md).
+// `npm run bench:mix` — a mixed-load benchmark of the distributed topology (// method: docs/design/tests.md#mixed-load-bench; the model built from it: docs/capacity.md).
 //
 // On the real PostgreSQL and NATS (DATABASE_URL, NATS_URL; a fresh database and stream per run,
 // dropped after): agents with real API keys and posts are seeded in SQL, then the topology
 // (deploy/local/start.mjs) runs with each replica layout of BENCH_MIX_TOPOLOGIES (gateways×forums,
-// REPLICAS_GATEWAY / REPLICAS_FORUM, ADR 0166) under an open loop (Poisson arrivals) of requests
+// REPLICAS_GATEWAY / REPLICAS_FORUM, docs/design/operations.md#local-replicas) under an open loop (Poisson arrivals) of requests
 // by random agents among the active ones, in the issue's per-agent daily mix (20 list reads, 5 post
 // reads, 2 searches, 3 votes, 1 comment, 0.1 posts), stepped up by BENCH_MIX_FACTOR until p99 > 1 s
 // or errors > 1 % (or BENCH_MIX_MAX_STEPS). Idle SSE streams stay open beside the load.
@@ -28,19 +27,19 @@
 //                      most for the healthy ones to catch up after the load
 //   BENCH_MIX_EVENTS_PER_S 10: one more step at the first rate with that many extra comments a
 //                      second (one public event each), the delivery lag of its events reported
-//                      apart (issue 31: lag p99 < 5 s at 10 events/s; 0: no events step)
+//                      apart (lag p99 < 5 s at 10 events/s; 0: no events step)
 //   BENCH_MIX_KILL     1: in layouts with ≥ 2 forums, one more step at the first rate in which the
 //                      last forum replica is SIGKILLed half-way (0: no kill step)
 //   BENCH_MIX_WARMUP_S unrecorded load at the first rate before the steps of each topology: 10
 //   BENCH_MIX_MIN_STEPS steps run even when an earlier one broke the limits: 1
 // Search: BENCH_MIX_SEARCH=memory (default) or postgres (KNOWLEDGE_DATABASE_URL = the bench's database:
-// the PostgreSQL engine of ADR 0142, which indexes the seeded posts once, at the first start).
+// the PostgreSQL engine of docs/design/search-and-translation.md#the-postgresql-engine, which indexes the seeded posts once, at the first start).
 // The distributed knowledge service without MEILISEARCH_URL / KNOWLEDGE_DATABASE_URL keeps an
 // in-memory index rebuilt from every post at each start, seeded ones included; the bench waits for
 // that (the tree's CPU falling below a quarter of a core, at most BENCH_MIX_SETTLE_MAX_S: 300 s,
 // full 1800 s) before loading.
 // BENCH_MIX_SEED_ONLY=1 seeds, prints the seeding times and stops (e.g. to time the full sizes' seeding).
-// Push and faults (issue 31 "Done means", docs/adr/0208): delivery lag of the healthy receivers
+// Push and faults (docs/design/tests.md#mixed-load-bench): delivery lag of the healthy receivers
 // (arrival − the event's occurred time), events they missed after the drain, the feed's lag
 // (recorded − occurred), the gateways' idle CPU with and without the SSE streams, and in the kill
 // step the failed requests against the ones in flight at the kill (test/bench/lib/mix-push.mjs).
@@ -114,10 +113,10 @@ const CFG = {
   settleMaxS: num("BENCH_MIX_SETTLE_MAX_S", 300, 1800),
   warmupS: num("BENCH_MIX_WARMUP_S", 10, 10),
   minSteps: num("BENCH_MIX_MIN_STEPS", 1, 1),
-  /** The knowledge service's search engine: `memory` (in-memory index) or `postgres` (ADR 0142). */
+  /** The knowledge service's search engine: `memory` (in-memory index) or `postgres` (docs/design/search-and-translation.md#the-postgresql-engine). */
   search: env.BENCH_MIX_SEARCH === "postgres" ? "postgres" : "memory",
 };
-/** The model's target (issue 31): 100k daily agents, 5× peak factor. */
+/** The model's target: 100k daily agents, 5× peak factor. */
 const MODEL = { dailyAgents: 100_000, peakFactor: 5 };
 const REQUEST_TIMEOUT_MS = 10_000;
 const t0 = performance.now();
@@ -200,8 +199,8 @@ function fire(route, origin, agent, data) {
 const THROUGH_FORUM = new Set(["list", "post", "vote", "comment", "create"]);
 
 /**
- * Routes that write without an Idempotency-Key and are never retried once sent (docs/adr/0108). A
- * vote is retried like a read (CastVote is IDEMPOTENT, docs/adr/0216), so it is not one of them.
+ * Routes that write without an Idempotency-Key and are never retried once sent (docs/design/services.md#retries-declared-in-the-proto). A
+ * vote is retried like a read (CastVote is IDEMPOTENT, docs/design/votes-and-heat.md#idempotent-castvote), so it is not one of them.
  */
 const WRITES = new Set(["comment", "create"]);
 
@@ -210,7 +209,7 @@ const WRITES = new Set(["comment", "create"]);
  * from the daily mix, agents at random among the active ones, gateways in turn. Resolves per-route
  * latencies and outcome counts, and each failed request's route, status and send/answer times.
  * `mid` ({ afterS, fn }): `fn` runs once `afterS` seconds into the step; the requests in flight then
- * (per route) and the moment are resolved as `mid` (the kill step, docs/adr/0208).
+ * (per route) and the moment are resolved as `mid` (the kill step, docs/design/tests.md#mixed-load-bench).
  */
 async function openLoop(rate, origins, data, seconds = CFG.stepS, mid = null) {
   const start = performance.now();
@@ -321,7 +320,7 @@ const sumOf = (o, keys) => keys.reduce((s, k) => s + (o[k] ?? 0), 0);
 
 /**
  * The cores used, over CFG.sseIdleS seconds with no load, by the gateways (summed), PostgreSQL's
- * backends of the database, NATS and the bench client (docs/adr/0208: SSE streams' idle cost).
+ * backends of the database, NATS and the bench client (docs/design/tests.md#mixed-load-bench: SSE streams' idle cost).
  */
 async function idleCores(procs, database) {
   const a = cpuSample(procs, database);
@@ -343,7 +342,7 @@ async function idleCores(procs, database) {
 
 /**
  * Comments only, Poisson at `rate` a second for `seconds`, beside the mix (the events step: one
- * public `comment.created` each, to feed the webhooks ~`rate` events/s; docs/adr/0208).
+ * public `comment.created` each, to feed the webhooks ~`rate` events/s; docs/design/tests.md#mixed-load-bench).
  * Resolves how many were sent, how many were not answered 2xx, and those by status (0 = timeout or network error).
  */
 async function commentLoop(rate, origins, data, seconds) {
@@ -370,7 +369,7 @@ async function commentLoop(rate, origins, data, seconds) {
 }
 
 /**
- * The kill step (issue 31 "Done means", docs/adr/0208): `rate` (the last step that held) for CFG.stepS seconds, the
+ * The kill step (docs/design/tests.md#mixed-load-bench): `rate` (the last step that held) for CFG.stepS seconds, the
  * last forum replica SIGKILLed half-way; failed requests split into reads, unkeyed writes in flight
  * at the kill and unkeyed writes sent after it, against the requests in flight at the kill.
  */
@@ -457,7 +456,7 @@ async function runTopology(topo, infra, data, sql) {
     const procs = serviceProcesses(sys.pid, sys.processes);
     out.processes = procs.map((p) => `${p.name}#${p.replica}`);
     data.cursors = await gatewayHotCursors(origins[0], data.forumCursors);
-    // SSE (docs/adr/0208): the gateways' idle CPU without the streams, then with them.
+    // SSE (docs/design/tests.md#mixed-load-bench): the gateways' idle CPU without the streams, then with them.
     out.sse = { without: await idleCores(procs, infra.database) };
     streams = openStreams(CFG.sse, origins, data.agents);
     // up to 60 s: on a loaded machine 2,000 authenticated opens through 4 gateways took longer than 30 s
@@ -674,7 +673,7 @@ function markdown(run) {
     `${run.machine.cpus} × ${run.machine.cpu}, node ${run.machine.node}; load average ${run.machine.loadAvgAtStart.join(" / ")} at start, ${run.loadAvgAtEnd.join(" / ")} at the end ` +
       `(the machine is shared: absolute rates are noisy, CPU ms per request much less). Seeded in SQL: ${run.config.agents.toLocaleString("en")} agents ` +
       `(${run.seed.agentsS} s), ${run.config.posts.toLocaleString("en")} posts (${run.seed.postsS} s); ${run.config.active.toLocaleString("en")} active agents; ` +
-      `knowledge: ${run.config.search === "postgres" ? "the PostgreSQL engine (ADR 0142), indexed once at the first start" : "in-memory index rebuilt from every post at start"}; ${run.config.warmupS} s warm-up; ${run.config.sse} idle SSE streams; steps of ${run.config.stepS} s ` +
+      `knowledge: ${run.config.search === "postgres" ? "the PostgreSQL engine (docs/design/search-and-translation.md#the-postgresql-engine), indexed once at the first start" : "in-memory index rebuilt from every post at start"}; ${run.config.warmupS} s warm-up; ${run.config.sse} idle SSE streams; steps of ${run.config.stepS} s ` +
       `from ${run.config.startRate} requests/s × ${run.config.factor}; mix per agent per day ${JSON.stringify(DAILY_MIX)} (${perAgentPerDay()} requests). Run took ${run.seconds} s.`,
     "",
   );

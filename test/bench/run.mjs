@@ -1,19 +1,19 @@
 #!/usr/bin/env node
-// `npm run bench` (method: docs/adr/0092-bench-method.md; how to read it: docs/performance.md).
+// `npm run bench` (method: docs/design/tests.md#benchmarks; how to read it: docs/performance.md).
 // ONE run measures, per mode, each figure beside a baseline
 // measured the same way on this machine in this run:
 //   - reads (autocannon, same connections and duration): the system vs a bare node:http process
 //     and a minimal express 5 process serving the system's own recorded bytes;
 //   - votes: random agent/post/±1 vs a raw INSERT … ON CONFLICT DO UPDATE loop on the same
 //     PostgreSQL at the same concurrency, then the tallies checked against the bench's own record;
-//     then the contended case (issue 31: few posts, many voters — 60 agents on 200 posts,
+//     then the contended case (few posts, many voters — 60 agents on 200 posts,
 //     BENCH_CONTENDED_AGENTS / BENCH_CONTENDED_POSTS) the same way against its own raw upsert;
 //   - start to ready on an empty and on an existing data folder;
 //   - memory of the whole process tree (RSS sum and PSS sum);
 //   - hot-list p99 at 10k vs 1M posts seeded in SQL (BENCH_SCALE=0 skips it);
 //   - search at scale: the embedded engine's durable index of 100,000 posts generated from the PEP
 //     dataset — search and /posts/similar p50/p95, size on disk, RSS, time to ready after a restart
-//     (lib/search-scale.mjs, docs/adr/0133; BENCH_SEARCH_POSTS=0 skips it).
+//     (lib/search-scale.mjs, docs/design/search-and-translation.md#duplicate-check; BENCH_SEARCH_POSTS=0 skips it).
 // Modes: embedded (`npm start` entry) always; distributed (deploy/local/start.mjs) too when
 // DATABASE_URL and NATS_URL are set (on a fresh database and stream, dropped at the end).
 // Env: BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (50), BENCH_AGENTS (200),
@@ -58,11 +58,11 @@ const CFG = {
         ? "all"
         : "once",
   smallPosts: 10_000,
-  /** search section (docs/adr/0133): generated posts indexed by the embedded engine, 0 = skip */
+  /** search section (docs/design/search-and-translation.md#duplicate-check): generated posts indexed by the embedded engine, 0 = skip */
   searchPosts: Number(env.BENCH_SEARCH_POSTS ?? (SMALL ? 2_000 : 100_000)),
   searchQueries: Number(env.BENCH_SEARCH_QUERIES ?? (SMALL ? 50 : 300)),
   scalePosts: Number(env.BENCH_SCALE_POSTS ?? 1_000_000),
-  /** the contended vote case (issue 31: 60 agents on 200 posts; at most the seed's) */
+  /** the contended vote case (60 agents on 200 posts; at most the seed's) */
   contendedAgents: Number(env.BENCH_CONTENDED_AGENTS ?? 60),
   contendedPosts: Number(env.BENCH_CONTENDED_POSTS ?? 200),
   /** distinct /posts/{id} paths and hot-list cursors loaded at random */
@@ -143,7 +143,7 @@ async function benchReads(sys, seed) {
 }
 
 /**
- * A CPU sample of the system under load (ADR 0196): per service process and the PostgreSQL
+ * A CPU sample of the system under load (docs/design/tests.md#mixed-load-bench): per service process and the PostgreSQL
  * backends of `database` (distributed), or the whole process tree, embedded PostgreSQL included.
  */
 function cpuOf(sys, database) {
@@ -324,7 +324,7 @@ async function benchMode(mode) {
       m.reads = await benchReads(ctx.sys, seed);
       const spread = await benchVotes(ctx.sys, seed.agents, seed.postIds, "", undefined, infra?.database);
       m.votes = spread.result;
-      // Contended (issue 31): few posts, many voters — more row contention on each post's tally.
+      // Contended: few posts, many voters — more row contention on each post's tally.
       const label = ` contended (${few.agents.length} agents on ${few.postIds.length} posts)`;
       m.votesContended = (
         await benchVotes(ctx.sys, few.agents, few.postIds, label, spread.oracle.latestVotes(), infra?.database)

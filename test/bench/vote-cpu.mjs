@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// CPU ms per distributed vote, per process (issue 31 "Two figures", docs/adr/0209): the
+// CPU ms per distributed vote, per process (docs/design/votes-and-heat.md#what-a-vote-costs): the
 // distributed topology on a fresh database and stream, seeded through the API, one vote load
 // (autocannon, the bench's oracle and tally check), and utime+stime of every service process and
 // of the database's PostgreSQL backends divided by the votes. A quick A/B tool beside `npm run bench`.

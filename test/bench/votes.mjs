@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Votes per second on a real PostgreSQL, three ways at the same concurrency, in ONE run
-// (docs/adr/0090):
+// (docs/design/votes-and-heat.md#the-vote-statement):
 //   raw   — the baseline: a bare `INSERT … ON CONFLICT DO UPDATE` loop on a pool of <concurrency>
 //           connections (what the database itself can do);
 //   repo  — ForumRepository.castVote directly (pool of <pool> connections, the service's default 5);

@@ -9,7 +9,7 @@ import { waitStrictly } from "../support/wait.js";
 const run = promisify(execFile);
 const CLI = join(ROOT, "services/cli/dist/main.js");
 
-/** The admin CLI grants and revokes seats through the same owner-only HTTP routes (docs/architecture.md §5). */
+/** The admin CLI grants and revokes seats through the same owner-only HTTP routes (docs/design/council.md#statuses-and-the-lifecycle-rule). */
 describe("aps seats (admin CLI)", () => {
   let sys: System;
   beforeAll(async () => {
@@ -32,7 +32,7 @@ describe("aps seats (admin CLI)", () => {
     expect((await req("GET", "/me", { key: a.apiKey })).body.seats).toEqual([]);
   });
 
-  it("suspends, reinstates and revokes the keys of an agent, and hides and shows a post (ADR 0116, 0118)", async () => {
+  it("suspends, reinstates and revokes the keys of an agent, and hides and shows a post (docs/design/identity-and-abuse.md)", async () => {
     const req = httpClient(sys.baseUrl);
     const a = (await req("POST", "/join", { body: { name: "noisy agent" } })).body;
     const p = await req("POST", "/posts", {
@@ -67,7 +67,7 @@ describe("aps seats (admin CLI)", () => {
 const realUp = (await hasNats()) && (await hasPostgres());
 
 /**
- * `aps events dlq list|replay` (docs/adr/0100), on real PostgreSQL + NATS: an
+ * `aps events dlq list|replay` (docs/design/events.md#redelivery), on real PostgreSQL + NATS: an
  * undecodable `council.case_closed` is parked at once by each of its consumers, listed by the
  * CLI with its durable, subject and failure kind, counted by `aps_dead_letter_events`, and a
  * replay publishes it again (its consumers get it once more and, still poison, park it anew).

@@ -2,7 +2,7 @@ import { ContractValidator, httpClient } from "@aps/testkit";
 import { startSystem, type System } from "../support/system.js";
 
 /**
- * The agent-facing fixes of issue 13 (docs/adr/0123), end to end on the all-in-one over real
+ * The agent-facing fixes (docs/design/agents.md#discovery), end to end on the all-in-one over real
  * PostgreSQL and NATS: seed-compatible field names, keyed joins, capabilities, docs where agents
  * look, errors an agent can act on. Every answer is checked against the served OpenAPI document.
  */
@@ -109,7 +109,7 @@ describe("agent-facing fixes (real)", () => {
     const a = await req("POST", "/join", { body: { name: "typo" } });
     const typo = await req("POST", "/posts", {
       key: a.body.apiKey,
-      // (isArchDesign itself is accepted for is_arch_design since ADR 0170)
+      // (isArchDesign itself is accepted for is_arch_design since docs/design/edge.md#index-405-and-404)
       body: { title: "t", body: "b", is_arch_desgin: true },
     });
     expect(typo.status).toBe(400);

@@ -3,7 +3,7 @@ import { APY_PROGRAM, findOnPath, startAllInOne, type AllInOne } from "@aps/all-
 import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 
 /**
- * Translation on when available (docs/adr/0137): an all-in-one with no TRANSLATION_ENGINE starts
+ * Translation on when available (docs/design/search-and-translation.md#translation-engines): an all-in-one with no TRANSLATION_ENGINE starts
  * the real Apertium APY (Debian's `apertium-apy` + `apertium-eng-spa`) itself, says so in
  * `GET /v1/capabilities` and `/v1/me/quotas`, translates with it, and stops it on shutdown.
  * Runs only where `apertium-apy` is on the PATH (CI installs it); elsewhere it says why it skips,

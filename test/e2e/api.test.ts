@@ -4,10 +4,10 @@ import { routeModes } from "../support/system.js";
 
 /**
  * The API suite (test/e2e/suites/api.ts: several agents drive every endpoint of the foundation) in
- * the process modes that add coverage (docs/adr/0106 "Run modes"): the all-in-one in jest and, on
+ * the process modes that add coverage (docs/design/tests.md#test-tiers "Run modes"): the all-in-one in jest and, on
  * real PostgreSQL + NATS, the multi-process topology of deploy/local — a system of its own in each.
  * Its container modes (the all-in-one and the topology from the image) run in
- * test/e2e/image.test.ts, on the system the notifications suite shares (docs/adr/0150).
+ * test/e2e/image.test.ts, on the system the notifications suite shares (docs/design/tests.md#container-systems).
  */
 const SUITE = "agent API end to end";
 const modes = await routeModes(SUITE);

@@ -3,15 +3,15 @@ import { expectProblem, expectStatus, grantSeat, joinAgent, propose, type Joined
 import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
- * `GET /v1/me/attention` (issue 32 "Attention and check-ins", docs/adr/0188, docs/reference/heartbeat.md)
+ * `GET /v1/me/attention` (docs/design/agents.md#attention, docs/reference/heartbeat.md)
  * over the running system: a councillor sees the case awaiting its ballot with its deadline until
  * it votes; an author sees the concern on its proposal until it is resolved; an author sees the
  * reply to its proposal until it marks it read; the executor sees its progress due until it
  * reports; an agent with none of these sees nothing of them; every answer's `nextCheckAt` and
  * `X-Poll-Interval` (also on the inbox) lie in the check-in rule's window — 60 min ±20 %, or half
  * the time left to the nearest ballot deadline ±20 % (COUNCIL_DEADLINE 20m here), never under
- * 5 min. The route modes (docs/adr/0106): embedded, and distributed, where the new RPCs cross gRPC
- * under the internal-trust policy (docs/adr/0119).
+ * 5 min. The route modes (docs/design/tests.md#test-tiers): embedded, and distributed, where the new RPCs cross gRPC
+ * under the internal-trust policy (docs/design/services.md#caller-policy-and-internal-trust).
  */
 const modes = await routeModes("attention.test.ts");
 const MIN = 60_000;

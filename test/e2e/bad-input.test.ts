@@ -5,17 +5,17 @@ import { availableModes, routeModes, startSystem, type System } from "../support
 import { waitForSettled } from "../support/settle.js";
 
 /**
- * Hostile and sloppy input over HTTP (docs/architecture.md §4): every refused request answers a 4xx RFC 9457
+ * Hostile and sloppy input over HTTP (docs/design/edge.md#request-path): every refused request answers a 4xx RFC 9457
  * problem document with the documented `code`, and nothing it carried is stored. Also the daily
- * limits (POSTS_PER_DAY, COMMENTS_PER_DAY, JOINS_PER_SOURCE_PER_DAY) → 429 `quota_exceeded` (not the per-minute `rate_limited`, docs/adr/0123) with a
+ * limits (POSTS_PER_DAY, COMMENTS_PER_DAY, JOINS_PER_SOURCE_PER_DAY) → 429 `quota_exceeded` (not the per-minute `rate_limited`, docs/design/agents.md#discovery) with a
  * Retry-After. Runs in-process only (embedded and, when PostgreSQL + NATS are here, real): the
  * HTTP handling is the same code in the spawned modes.
  */
-const modes = await routeModes("bad-input.test.ts"); // docs/adr/0106 "Run modes": errors mapped in process and across gRPC
+const modes = await routeModes("bad-input.test.ts"); // docs/design/tests.md#test-tiers "Run modes": errors mapped in process and across gRPC
 // The daily-limits block needs the test clock, so the in-jest modes.
 const clockModes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 
-/** Stable error codes and their HTTP status, as docs/architecture.md §4 documents them. */
+/** Stable error codes and their HTTP status, as docs/design/edge.md#request-path documents them. */
 const DOCUMENTED = {
   invalid_request: 400,
   invalid_cursor: 400,
@@ -262,7 +262,7 @@ const CASES: Case[] = [
   post("without title", { body: "b", is_arch_design: true }),
   post("without body", { title: "t", is_arch_design: true }),
   post("without is_arch_design", { title: "t", body: "b" }),
-  // isArchDesign is accepted for is_arch_design (ADR 0170); both given must agree.
+  // isArchDesign is accepted for is_arch_design (docs/design/edge.md#index-405-and-404); both given must agree.
   post("isArchDesign disagreeing with is_arch_design", {
     title: "t",
     body: "b",
@@ -578,8 +578,8 @@ const DAY_MS = 86_400_000;
 const msToMidnight = (clock: OffsetClock) => DAY_MS - (clock.now().getTime() % DAY_MS);
 
 /**
- * Asserts a 429 `quota_exceeded` (a daily quota, docs/adr/0123) whose Retry-After is a positive integer ≤ 86 400: the seconds
- * until the next UTC midnight of the service's clock (days are UTC days, docs/architecture.md §4).
+ * Asserts a 429 `quota_exceeded` (a daily quota, docs/design/agents.md#discovery) whose Retry-After is a positive integer ≤ 86 400: the seconds
+ * until the next UTC midnight of the service's clock (days are UTC days, docs/design/edge.md#request-path).
  */
 function expectRateLimited(r: HttpResult, label: string, clock: OffsetClock): number {
   expectProblem(r, "quota_exceeded", label);
@@ -666,7 +666,7 @@ describe.each(modes)("bad input is refused with a problem document and stores no
       hotCursor: hotPage.body.nextCursor,
     };
     // the setup's own events (the seat's inbox item, counts, heat) land first: "stored nothing"
-    // compares against a settled system, not one whose consumers are still at work (ADR 0147)
+    // compares against a settled system, not one whose consumers are still at work (docs/design/tests.md#the-settled-bus)
     await waitForSettled(sys);
     before = await snapshot();
     // the fixture is what the comparisons below assume

@@ -4,12 +4,12 @@ import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
  * The API's main flows through its own typed client, `@aps/client` (generated from the OpenAPI
- * document, docs/adr/0134), in every run mode: a path, parameter, body or field the document does
+ * document, docs/design/agents.md#typed-client), in every run mode: a path, parameter, body or field the document does
  * not have is a type error here, and every request and answer also passes the contract check
- * (test/support/contract.setup.ts, docs/adr/0135). The same flows over a hand-written client are
+ * (test/support/contract.setup.ts, docs/design/edge.md#contract-checks). The same flows over a hand-written client are
  * test/e2e/api.test.ts.
  */
-const modes = await routeModes("client.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
+const modes = await routeModes("client.test.ts"); // docs/design/tests.md#test-tiers "Run modes"; the image: api and notifications (docs/design/tests.md#container-systems)
 
 describe.each(modes)("@aps/client against the API (%s)", (mode) => {
   let sys: System;

@@ -4,13 +4,13 @@ import { availableModes, routeModes, startSystem, type Mode, type System } from 
 import { waitForSettled } from "../support/settle.js";
 
 /**
- * The Council's depth through HTTP (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
+ * The Council's depth through HTTP (docs/reference/moderation-and-council-depth.md, docs/design/council.md#duplicates):
  * duplicates, blocking concerns (after the Rust RFC process) and implementation progress (after
  * Decidim's accountability) — who may, in which status, the limits, and every refusal answered as
  * problem+json with nothing changed. The deadline close with open concerns moves an injected
  * clock, so it runs in the in-jest modes only; everything else runs in every mode.
  */
-const modes = await routeModes("council-depth.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
+const modes = await routeModes("council-depth.test.ts"); // docs/design/tests.md#test-tiers "Run modes"; the image: api and notifications (docs/design/tests.md#container-systems)
 // The deadline block needs the test clock, so the in-jest modes: the in-process bus and JetStream.
 const clockModes = (await availableModes()).filter((m) => m === "embedded" || m === "real");
 const DAY = 86_400_000;
@@ -442,7 +442,7 @@ describe.each(clockModes)("Council depth at the deadline (%s)", (mode) => {
       "invalid_state",
     );
     // nothing more can come once every event is delivered and acknowledged (a redelivery, e.g.
-    // after a NAK backoff or ack_wait, lands after any short sleep): then no award (docs/adr/0147)
+    // after a NAK backoff or ack_wait, lands after any short sleep): then no award (docs/design/tests.md#the-settled-bus)
     await waitForSettled(t.sys);
     expect((await req("GET", "/me", { key: author.apiKey })).body.sagacity).toBe(0);
   });

@@ -5,7 +5,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * The proposal lifecycle of the seed's "States and transitions" through HTTP (docs/architecture.md §5):
+ * The proposal lifecycle of the seed's "States and transitions" through HTTP (docs/design/council.md#statuses-and-the-lifecycle-rule):
  * every transition, every refusal, the close rules (decisive majority, deadline with and
  * without quorum, ties), the heat rule onto the agenda, and Sagacity on close. Deadlines are
  * reached by moving an injected clock, not by sleeping.
@@ -391,7 +391,7 @@ describe.each(modes)("Council lifecycle (%s)", (mode) => {
 });
 
 /**
- * A case opened before any councillor is seated (docs/adr/0017): its
+ * A case opened before any councillor is seated (docs/design/council.md#seats-and-the-electorate): its
  * electorate is taken when the first councillor acts — every councillor seated then — so with 3
  * seated the first approval does not decide alone; a second one (2 of 3) adopts. Before, the case
  * kept `seats: 0` and the first approval adopted it at once.

@@ -3,14 +3,14 @@ import { expectProblem, grantSeat, joinAgent, propose, type JoinedAgent } from "
 import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Community flags through HTTP (docs/reference/moderation-and-council-depth.md, docs/adr/0131):
+ * Community flags through HTTP (docs/reference/moderation-and-council-depth.md, docs/design/identity-and-abuse.md#community-flags):
  * any agent flags a post or comment once; FLAG_HIDE_THRESHOLD (default 3) distinct flaggers with
  * Sagacity ≥ 1 hide it (kept, shown as hidden, out of lists) until the platform owner restores or
- * removes it (owner moderation, ADR 0118); flaggers of restored content lose flag weight. Bad
+ * removes it (owner moderation, docs/design/identity-and-abuse.md#hiding-posts-and-comments); flaggers of restored content lose flag weight. Bad
  * input is a problem document and stores nothing. Agents earn their Sagacity for real: their
  * votes agree with an adopted proposal.
  */
-const modes = await routeModes("flags.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
+const modes = await routeModes("flags.test.ts"); // docs/design/tests.md#test-tiers "Run modes"; the image: api and notifications (docs/design/tests.md#container-systems)
 
 type Agent = JoinedAgent;
 

@@ -3,13 +3,13 @@ import { grantSeat, joinAgent, propose, expectProblem, type JoinedAgent } from "
 import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Issue 17, first half, over HTTP in every run mode (docs/reference/editing.md, docs/adr/0128,
+ * first half, over HTTP in every run mode (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions,
  * 0129): edits with history (posts and comments, who may, in which status, concurrent edits),
  * withdrawal (open, on the agenda with its case, refusals, no Sagacity), replies (parentId,
  * replyCount, same post only) and tags with the tag/status/author filters. Every refusal is a
  * problem document and changes nothing; every answer is checked against the OpenAPI document.
  */
-const modes = await routeModes("forum-depth.test.ts"); // docs/adr/0106 "Run modes"; the image: api and notifications (ADR 0141)
+const modes = await routeModes("forum-depth.test.ts"); // docs/design/tests.md#test-tiers "Run modes"; the image: api and notifications (docs/design/tests.md#container-systems)
 
 type Agent = JoinedAgent;
 

@@ -12,9 +12,9 @@ import { arbitraryOf, enumWords, resolver, type JsonSchema } from "../support/op
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
- * Property-based fuzzing of every `/v1` route (docs/architecture.md §4). The routes, their path and
+ * Property-based fuzzing of every `/v1` route (docs/design/edge.md#request-path). The routes, their path and
  * query parameters and their valid bodies are derived from the OpenAPI document's JSON Schemas
- * (test/support/openapi-arbitraries.ts, docs/adr/0135): an operation is fuzzed the day it is
+ * (test/support/openapi-arbitraries.ts, docs/design/edge.md#contract-checks): an operation is fuzzed the day it is
  * documented, with no entry here. fast-check builds requests from a valid one by dropping, retyping and adding fields, swapping the body for any JSON value or
  * hostile text (SQL/JSON injection look-alikes, U+0000, lone surrogates, 70 000 characters, emoji),
  * hostile path ids and query strings, and bad `Authorization`, `Content-Type` and `Idempotency-Key`
@@ -24,7 +24,7 @@ import { availableModes, ROOT, startSystem, type System } from "../support/syste
  *    marker unique to that request, and after the run every text/json/bytea column of every schema
  *    of the real database is scanned — a marker may appear only if its request got a 2xx.
  *    (The identity service's `idempotency_keys` table is left out of the scan: it keeps the answer
- *    to a keyed request, refused or not, by design — docs/architecture.md §4, Stripe semantics.)
+ *    to a keyed request, refused or not, by design — docs/design/edge.md#request-path, Stripe semantics.)
  * Every answer also passes the contract check of test/support/contract.setup.ts (the document's
  * statuses, media types, bodies and headers; a request the document refuses must not get a 2xx).
  * The seed is fixed (FUZZ_SEED overrides it; FUZZ_RUNS sets the runs per route) so a failure is
@@ -38,7 +38,7 @@ if (!real)
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 90);
 
-/** Documented problem codes → status (docs/architecture.md §4; the platform's table is the source). */
+/** Documented problem codes → status (docs/design/edge.md#request-path; the platform's table is the source). */
 const DOCUMENTED_4XX = new Map(Object.entries(HTTP_STATUS).filter(([, s]) => s >= 400 && s < 500));
 
 /** Strings an attacker or a sloppy client sends. */
@@ -232,7 +232,7 @@ interface Ctx {
   /** Keys that `POST /me/keys/rotate` may rotate (replaced from its answer). */
   rotating: { key: string };
   agentId: string;
-  /** An agent the owner's access routes (suspend, reinstate, revoke keys) aim at (ADR 0116). */
+  /** An agent the owner's access routes (suspend, reinstate, revoke keys) aim at (docs/design/identity-and-abuse.md#suspension-and-revocation). */
   victimId: string;
   postId: string;
 }
@@ -254,8 +254,8 @@ interface Route {
 }
 
 /**
- * The OpenAPI document the gateway serves (docs/adr/0121), built from the same zod schemas: the
- * fuzzer's routes, parameters and valid bodies all come from it (docs/adr/0135), so an operation
+ * The OpenAPI document the gateway serves (docs/design/edge.md#the-openapi-document), built from the same zod schemas: the
+ * fuzzer's routes, parameters and valid bodies all come from it (docs/design/edge.md#contract-checks), so an operation
  * is fuzzed as soon as it is documented.
  */
 const DOC = buildOpenApi(loadSkill().version).document as unknown as {
@@ -382,7 +382,7 @@ const modes = real ? (["real"] as const) : (["embedded"] as const);
  * The `/v1` routes the gateway defines, read from its route modules: the express routes of
  * services/gateway/src/routes (all mounted under /v1 except the /docs pages) and the operations
  * declared once in packages/api/src (`method` and `path` of each `defineRoute`,
- * docs/adr/0199; `{id}` as express writes it, `:id`). The fuzzer must cover each of them.
+ * docs/design/edge.md#routes-declared-once; `{id}` as express writes it, `:id`). The fuzzer must cover each of them.
  */
 function gatewayV1Routes(): string[] {
   const dir = join(ROOT, "services/gateway/src/routes");
@@ -413,7 +413,7 @@ it("the fuzzer covers every /v1 route the gateway defines (its routes are the do
   );
   expect(streams).toEqual(["GET /events/stream"]);
   expect(
-    // the index `/v1` itself (ADR 0170) is the route "/" of its router
+    // the index `/v1` itself (docs/design/edge.md#index-405-and-404) is the route "/" of its router
     [...ROUTES.map((r) => `${r.method} ${r.name || "/"}`), ...streams]
       .map((n) => n.replace(/\{(\w+)\}/g, ":$1"))
       .sort(),

@@ -29,7 +29,7 @@ import { joinAgent } from "../support/fixtures.js";
 import { availableModes, TEST_RATE_LIMITS } from "../support/system.js";
 
 /**
- * The gateway stops repeating work (docs/adr/0087, 0088): authentications and public
+ * The gateway stops repeating work (docs/design/edge.md): authentications and public
  * reads are cached, and the caches are invalidated — by this gateway's own writes before it
  * answers (read-your-writes), and by the events of writes made elsewhere (a second gateway on the
  * same in-process bus, or on the same NATS in the `real` mode). A third gateway has no bus at all,
@@ -168,7 +168,7 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     );
   });
 
-  it("the owner's suspension and key revocation (ADR 0116) hold on every gateway once identity.access_changed arrives", async () => {
+  it("the owner's suspension and key revocation (docs/design/identity-and-abuse.md#suspension-and-revocation) hold on every gateway once identity.access_changed arrives", async () => {
     const agent = await joinAgent(aps, "misbehaving agent");
     const admin = { key: ADMIN };
     // both gateways hold the key (cached for 60 s: only the event can end that early)

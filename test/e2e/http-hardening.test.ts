@@ -5,12 +5,12 @@ import { httpClient } from "@aps/testkit";
 import { ROOT, routeModes, startSystem, type System } from "../support/system.js";
 
 /**
- * HTTP hardening of the gateway (ADR 0040): helmet's default headers on every response,
+ * HTTP hardening of the gateway (docs/design/edge.md#headers-cors-and-security): helmet's default headers on every response,
  * `Cache-Control: no-store` kept, the CORS policy (any origin, bearer keys, no credentials,
  * preflight 204 with the documented headers), and request heads capped at 16 KiB (431, the server
  * keeps serving).
  */
-const modes = await routeModes("http-hardening.test.ts"); // docs/adr/0106 "Run modes": the gateway in jest and as its own process
+const modes = await routeModes("http-hardening.test.ts"); // docs/design/tests.md#test-tiers "Run modes": the gateway in jest and as its own process
 
 const ALLOWED = ["authorization", "content-type", "idempotency-key", "x-request-id", "if-none-match"];
 const EXPOSED = [
@@ -146,7 +146,7 @@ describe.each(modes)("HTTP hardening (%s)", (mode) => {
     expect(post.headers.get("access-control-allow-credentials")).toBeNull();
   });
 
-  it("keeps idle connections 65 s, past the proxies' 60 s idle timeout, and says so in Keep-Alive (docs/adr/0198)", async () => {
+  it("keeps idle connections 65 s, past the proxies' 60 s idle timeout, and says so in Keep-Alive (docs/design/edge.md#connections-and-timeouts)", async () => {
     // clients (undici's fetch, proxies) reuse a connection for the advertised timeout less a margin;
     // Node's default 5 s made them reuse connections the gateway was closing (ECONNRESET under load)
     const res = await fetch(`${sys.baseUrl}/skill-version`);

@@ -8,10 +8,10 @@ import { availableModes, startSystem, type System } from "../support/system.js";
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * Idempotency-Key on POST (docs/architecture.md §4, Stripe semantics): one effect per key and body,
+ * Idempotency-Key on POST (docs/design/edge.md#request-path, Stripe semantics): one effect per key and body,
  * replays of the first response, 422 for a reused key with another body, 409 while the first
  * runs; records per API key, shared by every gateway replica (kept by the identity service). The
- * write itself is keyed in the service that owns it (docs/adr/0115): the fault tests hold the
+ * write itself is keyed in the service that owns it (docs/design/edge.md#idempotency-key): the fault tests hold the
  * forum's insert behind a table lock in the real PostgreSQL of the system, so the gateway answers
  * 503 (or the client leaves) before the forum commits, and check that the retry gets that post.
  */

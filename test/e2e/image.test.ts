@@ -5,16 +5,16 @@ import { shareSystem, type SharedSystem } from "../support/shared-system.js";
 import { imageModes } from "../support/system.js";
 
 /**
- * The image's route suites (docs/adr/0141): the API suite (every seed route) and the notifications
+ * The image's route suites (docs/design/tests.md#container-systems): the API suite (every seed route) and the notifications
  * suite (the service added since, with its egress and own database role) against the APS image
  * (`APS_TEST_IMAGE`) — the all-in-one in one container, and the distributed topology in
- * containers (docs/adr/0120). Their process modes are test/e2e/api.test.ts and
+ * containers (docs/design/operations.md#the-image). Their process modes are test/e2e/api.test.ts and
  * test/e2e/notifications.test.ts.
  *
  * Per container mode, ONE system (one container, or one topology of PostgreSQL, NATS and a
  * container per service) started with the env of both suites, and both suites run against it one
  * after the other, instead of a system per suite: starting and stopping a system is most of what a
- * container mode costs (docs/adr/0150). The API suite comes first: some of its checks read whole
+ * container mode costs (docs/design/tests.md#container-systems). The API suite comes first: some of its checks read whole
  * lists and need a system no other suite wrote to; the notifications suite checks the feed from
  * where it starts and the inboxes of its own agents. The tests keep their names
  * ("agent API end to end (aio-container) …", "events, inbox and webhooks (distributed-containers) …").

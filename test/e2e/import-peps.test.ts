@@ -6,7 +6,7 @@ import { hasNats, hasPostgres, httpClient, pepsDatasetPath } from "@aps/testkit"
 import { ROOT, startSystem, type Mode, type System } from "../support/system.js";
 
 /**
- * Replays the 736 real PEPs (docs/architecture.md §11) through the public API with the CLI
+ * Replays the 736 real PEPs (docs/design/services.md#the-pep-data-set) through the public API with the CLI
  * (`aps import-peps`, run as a child process like a user would), then reads every post back over
  * HTTP: titles `PEP <n>: <title>`, bodies byte-for-byte the PEP text ("originals are always
  * preserved"), one agent per distinct first author, and exactly one post per JSONL line. The
@@ -20,7 +20,7 @@ if (!haveDataset) {
   console.warn(
     `\n\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n` +
       `!! import-peps.test.ts: the PEP dataset is missing at ${DATASET}\n` +
-      `!! (set APS_PEPS_DATASET, or put it beside the repository: docs/architecture.md §11) — the PEP import\n` +
+      `!! (set APS_PEPS_DATASET, or put it beside the repository: docs/design/services.md#the-pep-data-set) — the PEP import\n` +
       `!! end-to-end test is SKIPPED. Put the dataset there to run it.\n` +
       `!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n`,
   );

@@ -148,7 +148,7 @@ describe.each(modes)("key rotation (%s)", (mode) => {
     expect((await req("GET", "/me", { key: a.apiKey })).status).toBe(200);
   });
 
-  it("completes a rotation whose answer was lost: the same Idempotency-Key within 5 minutes revokes the lost key and issues another (ADR 0117)", async () => {
+  it("completes a rotation whose answer was lost: the same Idempotency-Key within 5 minutes revokes the lost key and issues another (docs/design/edge.md#authentication)", async () => {
     const unknown = await req("GET", "/me", { key: "sk_src_0000000000000000000000000000000000000000000abcdef" });
     const a = await joinAgent(sys, "agent on a bad link");
     const headers = { "idempotency-key": "rotate-once" };

@@ -27,9 +27,9 @@ import {
 import { startSystem } from "../support/system.js";
 
 /**
- * The knowledge service's durable index across restarts (issue 18), with a real forum on a real
- * PostgreSQL and real NATS JetStream, for both durable engines: the PostgreSQL index (docs/adr/0142,
- * the all-in-one's) and the MiniSearch folder (docs/adr/0132, `KNOWLEDGE_INDEX_DIR`). A restart
+ * The knowledge service's durable index across restarts, with a real forum on a real
+ * PostgreSQL and real NATS JetStream, for both durable engines: the PostgreSQL index (docs/design/search-and-translation.md#the-postgresql-engine,
+ * the all-in-one's) and the MiniSearch folder (docs/design/search-and-translation.md#resume-and-rebuild, `KNOWLEDGE_INDEX_DIR`). A restart
  * resumes from the stored index and the durable consumer — a post created while knowledge was down
  * is indexed, the forum is not re-read (`startup.rebuiltPosts` = 0) and no event applied before
  * the stop is applied again (the index's position counts applied events); an index of another
@@ -50,7 +50,7 @@ interface Durable {
   cleanup(): Promise<void>;
 }
 
-/** The MiniSearch engine with its folder (docs/adr/0132). */
+/** The MiniSearch engine with its folder (docs/design/search-and-translation.md#resume-and-rebuild). */
 function folderEngine(): Durable {
   const dir = mkdtempSync(join(tmpdir(), "aps-knowledge-restart-"));
   return {
@@ -65,7 +65,7 @@ function folderEngine(): Durable {
   };
 }
 
-/** The PostgreSQL index (docs/adr/0142) in the `knowledge` schema of the forum's test database. */
+/** The PostgreSQL index (docs/design/search-and-translation.md#the-postgresql-engine) in the `knowledge` schema of the forum's test database. */
 function postgresEngine(url: () => string): Durable {
   const dbs: Database[] = [];
   return {
@@ -192,7 +192,7 @@ for (const kind of ["postgres", "folder"] as const)
 describe("all-in-one restart (embedded PostgreSQL): the index lives in its knowledge schema", () => {
   it("a restart resumes the index (position kept, no rebuild) and finds the post", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "aps-knowledge-aio-"));
-    /** The index's state, read from the running embedded server (docs/adr/0142). */
+    /** The index's state, read from the running embedded server (docs/design/search-and-translation.md#the-postgresql-engine). */
     const state = async () => {
       const c = new pg.Client({ connectionString: readFileSync(join(dataDir, "postgres.url"), "utf8").trim() });
       await c.connect();

@@ -3,7 +3,7 @@ import { grantSeat, joinAgent, propose, type JoinedAgent } from "../support/fixt
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Knowledge search over HTTP (docs/architecture.md §8): a new post is findable and a Council status change shows
+ * Knowledge search over HTTP (docs/design/search-and-translation.md#search-engines): a new post is findable and a Council status change shows
  * in its tags through the real event path (in-process bus embedded, NATS in `real`) — waited for
  * as a condition with a generous ceiling (INDEX_CEILING_MS; docs/reference/search.md promises no
  * figure) and the time it took printed — the docs are found with tags=docs, /posts/similar finds a

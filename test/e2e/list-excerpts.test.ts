@@ -4,7 +4,7 @@ import { grantSeat, joinAgent } from "../support/fixtures.js";
 import { ROOT, startSystem, type System } from "../support/system.js";
 
 /**
- * Lists over the gRPC message limit (docs/adr/0102). 70 posts whose bodies are
+ * Lists over the gRPC message limit (docs/design/edge.md#lists-and-cursors). 70 posts whose bodies are
  * 16 000 four-byte code points (64 000 bytes of UTF-8, just under the 64 KiB JSON cap) made a
  * page of 100 ≈ 4.5 MB: the gateway's gRPC client refused it (4 MiB receive default) and
  * `GET /v1/posts?limit=100`, `/v1/agents/{id}/posts?limit=100` and `/v1/agenda?limit=100`

@@ -219,7 +219,7 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
     await Promise.all([c.listTools(), ch.listTools()]);
     expect((await checkedCall(c, "council", { action: "nominate", post_id: id })).status).toBe("review");
     await checkedCall(c, "list_posts", { view: "agenda" });
-    // the chief has not voted yet: the case awaits its ballot (docs/adr/0188)
+    // the chief has not voted yet: the case awaits its ballot (docs/design/agents.md#attention)
     const attention = await checkedCall(ch, "my_attention", {});
     expect(attention.ballots.items.map((b: { postId: string }) => b.postId)).toContain(id);
     const ballot = { action: "ballot", post_id: id, vote: "approve", reason: "Small cost." };

@@ -8,7 +8,7 @@ import { availableModes, ROOT, startSystem, type System } from "../support/syste
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * The MCP server (issue 13, docs/adr/0122) end to end with the SDK's own client over both
+ * The MCP server (docs/design/agents.md#mcp-server) end to end with the SDK's own client over both
  * transports: stdio (`node services/cli/dist/main.js mcp`, key from APS_API_KEY) and Streamable
  * HTTP (`<gateway>/mcp`, bearer key). An agent's flow, a Council flow, error mapping, the
  * untrusted-content markers against a prompt-injection body, and the docs resources.

@@ -14,7 +14,7 @@ import { SERVICES, type ServiceName } from "@aps/platform";
 import { startTopology } from "../faults/topology.js";
 
 /**
- * Each deployable's own Prometheus endpoint (README "Metrics", docs/observability.md, ADR 0112), in
+ * Each deployable's own Prometheus endpoint (README "Metrics", docs/observability.md, docs/design/operations.md#metrics), in
  * the distributed topology (one process per service, real PostgreSQL + NATS): every process gets
  * its own `METRICS_PORT`, and after requests through the gateway each `/metrics` answers the text
  * exposition with the series of that process — and only of that process (no other service's
@@ -115,13 +115,13 @@ function total(text: string, name: string, match: Record<string, string | ((v: s
           (await req("POST", `/posts/${post.body.id}/vote`, { key: voter.body.apiKey, body: { vote: 1 } })).status,
         ).toBe(200);
         expect((await req("GET", `/posts/${post.body.id}`)).status).toBe(200);
-        // council: the agenda lists its cases (a post read no longer asks the council, ADR 0204)
+        // council: the agenda lists its cases (a post read no longer asks the council, docs/design/council.md#the-forums-projection-of-the-case)
         expect((await req("GET", "/agenda")).status).toBe(200);
         expect((await req("GET", "/me/quotas", { key: author.body.apiKey })).status).toBe(200);
         // notifications: the feed and the inbox's unread count (docs/reference/events.md)
         expect((await req("GET", "/events")).status).toBe(200);
         expect((await req("GET", "/me", { key: author.body.apiKey })).body.unread).toEqual(expect.any(Number));
-        // translation: no engine here, so /me/quotas does not ask it (ADR 0123); an anonymous read of
+        // translation: no engine here, so /me/quotas does not ask it (docs/design/agents.md#discovery); an anonymous read of
         // the cache does (404 translation_not_cached, answered by the translation service)
         const cached = await req("GET", `/posts/${post.body.id}/translation?lang=es`);
         expect(cached.status).toBe(404);

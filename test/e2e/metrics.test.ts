@@ -3,7 +3,7 @@ import { availableModes, startSystem, type System } from "../support/system.js";
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * Prometheus metrics (docs/architecture.md §9): the gateway's `GET /metrics` (outside `/v1`)
+ * Prometheus metrics (docs/design/operations.md#at-a-glance): the gateway's `GET /metrics` (outside `/v1`)
  * answers the text exposition of the process — in the all-in-one every service's series: HTTP
  * RED by route template, gRPC handled/duration by method and code, the outbox backlog per
  * service, consumer deliveries by durable, and (JetStream) consumer lag.
@@ -106,7 +106,7 @@ describe.each(modes)("metrics (%s)", (mode) => {
     }
   });
 
-  it("exposes the search latency of the knowledge engine (the all-in-one's PostgreSQL index, ADR 0142), by kind", async () => {
+  it("exposes the search latency of the knowledge engine (the all-in-one's PostgreSQL index, docs/design/search-and-translation.md#the-postgresql-engine), by kind", async () => {
     const req = httpClient(sys.baseUrl);
     const labels = { engine: "postgres", kind: "search", outcome: "ok" };
     const before = sample(await scrape(), "aps_search_duration_seconds_count", labels) ?? 0;

@@ -3,7 +3,7 @@ import { joinAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Owner moderation (docs/adr/0118, skill.md 4.34–4.37): a hidden post leaves the lists, the author's
+ * Owner moderation (docs/design/identity-and-abuse.md#hiding-posts-and-comments, skill.md 4.34–4.37): a hidden post leaves the lists, the author's
  * list and search, shows `[hidden]` with the reason and no body (API and page), and takes no new
  * comment; a hidden comment keeps its place with its body withheld; showing them again restores
  * the text, which was kept for audit. Only the owner token may do it.

@@ -6,9 +6,9 @@ import { routeModes, startSystem, type System } from "../support/system.js";
 /**
  * The agents' events, inbox and webhooks (test/e2e/suites/notifications.ts: a scripted discussion
  * against an independent model of the rules; webhooks to real receivers) in the process modes that
- * add coverage (docs/adr/0106 "Run modes"), a system of its own in each; and the webhook SSRF guard
+ * add coverage (docs/design/tests.md#test-tiers "Run modes"), a system of its own in each; and the webhook SSRF guard
  * without WEBHOOK_ALLOW_PRIVATE. Its container modes run in test/e2e/image.test.ts, on the system
- * it shares with the API suite (docs/adr/0150).
+ * it shares with the API suite (docs/design/tests.md#container-systems).
  */
 const modes = await routeModes("notifications.test.ts");
 const TIMEOUT_MS = 240_000;

@@ -5,8 +5,8 @@ import { expectStatus, grantSeat, joinAgent } from "../support/fixtures.js";
 import { startSystem, type Mode, type System } from "../support/system.js";
 
 /**
- * Replays the history of every PEP in datasets/peps.jsonl (docs/architecture.md §11) through the public
- * HTTP API only (docs/architecture.md §5): each distinct first author joins once and posts their PEPs as
+ * Replays the history of every PEP in datasets/peps.jsonl (docs/design/services.md#the-pep-data-set) through the public
+ * HTTP API only (docs/design/council.md#statuses-and-the-lifecycle-rule): each distinct first author joins once and posts their PEPs as
  * architecture proposals; a fixed panel of voter agents votes on every PEP by a rule of its
  * number; a Council of five (one chief) nominates and ballots so that Final and Accepted PEPs
  * are adopted (Final ones then handed off and completed) and Rejected ones are rejected; the
@@ -21,7 +21,7 @@ import { startSystem, type Mode, type System } from "../support/system.js";
 const DATASET = pepsDatasetPath();
 /**
  * The replay's bound on a hang (its hooks' too; measured: 214 s quiet, 783 s under the stress mode),
- * stretched on a loaded machine by test/support/time-scale.setup.ts like every jest limit (docs/testing.md).
+ * stretched on a loaded machine by test/support/time-scale.setup.ts like every jest limit (docs/design/tests.md).
  */
 const TIMEOUT_MS = 900_000;
 /** Requests in flight at once. */
@@ -42,7 +42,7 @@ if (!haveDataset) {
   console.warn(
     `\n\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n` +
       `!! pep-replay.test.ts: the PEP dataset is missing at ${DATASET}\n` +
-      `!! (set APS_PEPS_DATASET, or put it beside the repository: docs/architecture.md §11) — the PEP history\n` +
+      `!! (set APS_PEPS_DATASET, or put it beside the repository: docs/design/services.md#the-pep-data-set) — the PEP history\n` +
       `!! replay end-to-end test is SKIPPED. Put the dataset there to run it.\n` +
       `!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n`,
   );

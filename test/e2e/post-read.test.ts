@@ -26,7 +26,7 @@ import { grantSeat, joinAgent, propose } from "../support/fixtures.js";
 import { TEST_RATE_LIMITS } from "../support/system.js";
 
 /**
- * One read of a post (issue 33 item 2, docs/adr/0193, 0204): `GET /v1/posts/{id}` of a post whose
+ * One read of a post (docs/design/council.md#the-forums-projection-of-the-case): `GET /v1/posts/{id}` of a post whose
  * case has ballots from several councillors looks the councillors and authors up in ONE identity
  * call (`GetAgents`), not one `GetAgent` per councillor plus `GetVerifications`, and reads the post
  * with its forum timeline AND its Council case in one forum call (`GetPost`: the forum's projection
@@ -167,7 +167,7 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
     );
   });
 
-  it("upgrade: a case from before revisions gets its summary once at start-up, and the read shows it again (docs/adr/0204)", async () => {
+  it("upgrade: a case from before revisions gets its summary once at start-up, and the read shows it again (docs/design/council.md#the-forums-projection-of-the-case)", async () => {
     expect(read).toBeDefined();
     const { id, authorKey } = read!;
     // as the release before leaves it: the case at revision 0, no projection in the forum

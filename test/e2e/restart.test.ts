@@ -6,7 +6,7 @@ import { joinAgent } from "../support/fixtures.js";
 import { startSystem, type System } from "../support/system.js";
 
 /**
- * Data survives a restart of the all-in-one (docs/architecture.md §3 "Data persists in APS_DATA_DIR across
+ * Data survives a restart of the all-in-one (docs/design/services.md#two-ways-to-run "Data persists in APS_DATA_DIR across
  * restarts"): `npm start`'s entry point runs as a child process on a data folder, is stopped
  * gracefully with SIGTERM (exit code 0) and started again on the same folder; keys, posts,
  * comments and votes read back unchanged, and the restarted system keeps accepting writes.

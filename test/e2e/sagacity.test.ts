@@ -32,8 +32,8 @@ import { availableModes, startSystem, TEST_RATE_LIMITS, type System } from "../s
 import { outboxBacklog, unsettledConsumers } from "../faults/support.js";
 
 /**
- * Sagacity (docs/architecture.md §5 "Sagacity on close", §6 events) against an independent computation
- * after randomised runs (docs/architecture.md §5):
+ * Sagacity (docs/design/council.md#statuses-and-the-lifecycle-rule "Sagacity on close", §6 events) against an independent computation
+ * after randomised runs (docs/design/council.md#statuses-and-the-lifecycle-rule):
  *
  * 1. over HTTP (modes `embedded` and `real`): ~40 agents, a Council of 3–5 seats, 8 proposals by
  *    random authors, random public votes and flips before the close, nominations and ballots to a
@@ -72,12 +72,12 @@ const LIMITS_ENV = {
   COUNCIL_TICK_MS: "50",
   JOINS_PER_SOURCE_PER_DAY: "100000",
   POSTS_PER_DAY: "1000",
-  // the voters of a case (up to 40) paid 16 at a time: a case's awards span up to three VotesAt pages (ADR 0185)
+  // the voters of a case (up to 40) paid 16 at a time: a case's awards span up to three VotesAt pages (docs/design/votes-and-heat.md#vote-history-and-votesat-paging)
   SAGACITY_VOTES_PAGE_SIZE: "16",
 };
 
 // ---------------------------------------------------------------------------------------------
-// The rules, written from docs/architecture.md §5 (not imported from the services)
+// The rules, written from docs/design/council.md#statuses-and-the-lifecycle-rule (not imported from the services)
 
 type Outcome = "adopted" | "rejected";
 type Sign = 1 | -1;

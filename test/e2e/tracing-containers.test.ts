@@ -9,7 +9,7 @@ import {
 } from "../support/otlp-receiver.js";
 
 /**
- * A trace spans every hop of the containerised topology (docs/adr/0120): one container per service
+ * A trace spans every hop of the containerised topology (docs/design/operations.md#the-image): one container per service
  * from the APS image on one Docker network, PostgreSQL and NATS in containers, each service with
  * the OTEL_* env the chart gives it and a real OTLP gRPC receiver in the test (reached from the
  * containers through the engine's `host-gateway`). A vote that puts a post on the agenda must

@@ -23,7 +23,7 @@ import {
 } from "../support/otlp-receiver.js";
 
 /**
- * Traces reach a collector from the production start-up path (docs/adr/0093): the
+ * Traces reach a collector from the production start-up path (docs/design/operations.md#traces): the
  * identity service and the gateway run as their own processes, started as the chart starts them
  * (`node services/<component>/dist/main.js`, the image's entry point) with the OTEL_* variables
  * the chart sets from `otel.endpoint` / `otel.protocol` (charts/aps/templates/_helpers.tpl,

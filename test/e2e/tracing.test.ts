@@ -8,10 +8,10 @@ import { grantSeat, joinAgent } from "../support/fixtures.js";
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * One trace across the system (docs/architecture.md §9): `POST /v1/posts/{id}/vote` that moves a
+ * One trace across the system (docs/design/operations.md#at-a-glance): `POST /v1/posts/{id}/vote` that moves a
  * post onto the agenda is traced from the gateway's HTTP server span through the forum's
  * CastVote (client and server spans — in these all-in-one modes made by the in-process transport,
- * docs/adr/0085, named like the gRPC instrumentation's), its PostgreSQL queries, the outbox relay's PRODUCER span for
+ * docs/design/services.md#in-process-transport, named like the gRPC instrumentation's), its PostgreSQL queries, the outbox relay's PRODUCER span for
  * `forum.post_on_agenda`, to the council's CONSUMER span and what the council does in it — all
  * under one trace id, with the parent/child edges asserted; likewise a Council ballot that closes a
  * case, through `council.case_closed`, to the identity service's Sagacity consumer. No span
@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 const scope = (s: ReadableSpan) => s.instrumentationScope.name;
-/** Scope of the spans of a service call in these all-in-one modes (the in-process transport, docs/adr/0085). */
+/** Scope of the spans of a service call in these all-in-one modes (the in-process transport, docs/design/services.md#in-process-transport). */
 const LOCAL_TRANSPORT = "@aps/platform/local-transport";
 const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
 const idOf = (s: ReadableSpan) => s.spanContext().spanId;
@@ -177,7 +177,7 @@ describe.each(modes)("tracing (%s)", (mode) => {
     }
   });
 
-  it("votes sent together (CastVotes, ADR 0223): each vote's event still joins its own request's trace", async () => {
+  it("votes sent together (CastVotes, docs/design/votes-and-heat.md#gateway-batching): each vote's event still joins its own request's trace", async () => {
     const sys = await startSystem(mode, { env: { AGENDA_MIN_SCORE: "1000", JOINS_PER_SOURCE_PER_DAY: "10000" } });
     try {
       const req = httpClient(sys.baseUrl);
@@ -308,7 +308,7 @@ describe.each(modes)("tracing (%s)", (mode) => {
     }
   });
 
-  it("a cached anonymous read answered before routing keeps its route on the HTTP span (ADR 0212)", async () => {
+  it("a cached anonymous read answered before routing keeps its route on the HTTP span (docs/design/edge.md#read-cache-shortcut)", async () => {
     const sys = await startSystem(mode);
     try {
       const req = httpClient(sys.baseUrl);

@@ -7,9 +7,9 @@ import { joinAgent, propose } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Translation over HTTP with a REAL engine (docs/architecture.md §7): Apertium APY (Debian
+ * Translation over HTTP with a REAL engine (docs/design/search-and-translation.md#machine-translation): Apertium APY (Debian
  * `apertium-apy` + `apertium-eng-spa`) behind a counting proxy that can also play "down"
- * (connection reset) and "slow" (no answer). Real English PEPs from the PEP dataset (docs/architecture.md §11)
+ * (connection reset) and "slow" (no answer). Real English PEPs from the PEP dataset (docs/design/services.md#the-pep-data-set)
  * become posts and are translated to Spanish through the gateway. Without APY the file skips
  * LOUDLY; under APS_TEST_REQUIRE_REAL=1 a missing APY or dataset fails.
  */

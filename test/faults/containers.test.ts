@@ -23,7 +23,7 @@ import {
 } from "./support.js";
 
 /**
- * Faults only a container gives (issue 19, docs/reliability.md), on the distributed topology in
+ * Faults only a container gives (docs/reliability.md), on the distributed topology in
  * containers (packages/testkit/src/containers.ts: PostgreSQL, NATS and one container per service
  * from the locally built images, NATS on a network of its own that every APS container also
  * joins, JetStream's data on a named volume):
@@ -36,7 +36,7 @@ import {
  * Every write is sent with an Idempotency-Key and, when answered 503 problem+json (or 409
  * `idempotency_in_progress`), repeated with the same key as a client would: no answer other than
  * 2xx, 503 and that 409 is accepted. Afterwards the oracle of nats-restart.test.ts: Sagacity of
- * every agent equals the test's own computation from the rules (docs/architecture.md §5), the
+ * every agent equals the test's own computation from the rules (docs/design/council.md#statuses-and-the-lifecycle-rule), the
  * ledger has exactly the expected rows, every accepted post is listed once and found by search,
  * every outbox is empty (read in PostgreSQL) and every durable consumer of the stream has
  * delivered and acknowledged everything (JetStream consumer info): 0 events lost.

@@ -19,7 +19,7 @@ import {
  * fix, JetStream consumers gave up after 5 deliveries 1 s apart and the in-process bus after
  * ~0.75 s, so every event of the outage was dead-lettered (lost for the effect). Now outage
  * errors are redelivered with exponential backoff (capped) for as long as the outage lasts
- * (docs/adr/0100): every event's effect lands once after the restart and nothing is parked.
+ * (docs/design/events.md#redelivery): every event's effect lands once after the restart and nothing is parked.
  * The consumer writes through `processOnce` into a PRIVATE PostgreSQL 15 this test stops; the
  * bus is the machine's NATS JetStream (a stream of its own) or the in-process bus.
  */

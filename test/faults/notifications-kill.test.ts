@@ -26,7 +26,7 @@ import { waitForSettled } from "../support/settle.js";
 
 /**
  * Fault: the notifications service killed (SIGKILL) mid-stream in the distributed topology and
- * started again (docs/adr/0125, 0126). Comments keep coming while it is dead; afterwards the
+ * started again (docs/design/notifications.md). Comments keep coming while it is dead; afterwards the
  * author's inbox holds exactly one item per comment (none lost, none duplicated), the feed
  * resumes from the cursor taken before the kill with every later event once and in order, and
  * the webhook receiver has every event (at least once; exactly once per webhook-id).
@@ -122,7 +122,7 @@ const TIMEOUT = 240_000;
         }, 60_000);
         // nothing more can arrive once every outbox is empty and every durable consumer has
         // acknowledged everything: a delivery the killed process held comes again only after
-        // ack_wait, a failed one after its backoff — later than any short sleep (docs/adr/0147)
+        // ack_wait, a failed one after its backoff — later than any short sleep (docs/design/tests.md#the-settled-bus)
         const settledMs = await waitForSettled(
           { kind: "jetstream", databaseUrl: db.url, natsUrl: TEST_NATS_URL, stream: names.stream },
           90_000,

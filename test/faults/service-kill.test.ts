@@ -28,7 +28,7 @@ import { startTopology } from "./topology.js";
  */
 const real = (await hasPostgres()) && (await hasNats());
 const TIMEOUT = 240_000;
-/** The gateway's authentication cache TTL here: a key used within it still authenticates while identity is down (docs/adr/0087). */
+/** The gateway's authentication cache TTL here: a key used within it still authenticates while identity is down (docs/design/edge.md#authentication-cache). */
 const AUTH_TTL_MS = 1_000;
 
 (real ? describe : describe.skip)(
@@ -209,7 +209,7 @@ const AUTH_TTL_MS = 1_000;
       async () => {
         const root = topo.baseUrl.replace(/\/v1$/, "");
         await topo.children.knowledge.kill("SIGKILL");
-        // readiness is computed at most once a second (docs/adr/0111): wait for the next answer
+        // readiness is computed at most once a second (docs/design/operations.md#health-and-readiness): wait for the next answer
         const degradedMs = await eventually(async () => {
           const r = await fetch(`${root}/readyz`);
           expect({ status: r.status, body: await r.json() }).toMatchObject({

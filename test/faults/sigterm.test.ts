@@ -16,7 +16,7 @@ import { joinAgents } from "../support/fixtures.js";
 import { eventually, FAULT_LIMITS, ok } from "./support.js";
 
 /**
- * Graceful shutdown (docs/architecture.md §9): the all-in-one
+ * Graceful shutdown (docs/design/operations.md#at-a-glance): the all-in-one
  * process (`node services/all-in-one/dist/main.js`, what `npm start` runs) gets SIGTERM in the
  * middle of a load of writes (posts, comments, votes from parallel agents). It must exit 0, and
  * after a restart on the same data every write that was answered 2xx is there — counted one by

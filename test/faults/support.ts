@@ -8,7 +8,7 @@ import { baseUrlOf, expectStatus, type ApiTarget, type OwnerTarget } from "../su
 /**
  * Shared helpers of the fault-injection tests (docs/reliability.md: readiness, SIGTERM):
  * an all-in-one APS in jest on given PostgreSQL/NATS URLs, HTTP helpers, polling, and the
- * Sagacity rule written from docs/architecture.md §5 (not imported from the services).
+ * Sagacity rule written from docs/design/council.md#statuses-and-the-lifecycle-rule (not imported from the services).
  */
 
 export const ADMIN_TOKEN = "faults-admin-token-0123456789abcdef";
@@ -32,7 +32,7 @@ export const FAULT_LIMITS = {
 /**
  * The event bus settings of every fault system: JetStream redelivers a delivery a killed or
  * cut-off process held after TEST_NATS_ACK_WAIT_MS (2.5 s) rather than 30 s, so "every consumer
- * settled" comes within seconds (docs/adr/0146). Ignored by the in-process bus.
+ * settled" comes within seconds (docs/design/events.md#jetstream-stream-and-consumers). Ignored by the in-process bus.
  */
 export const FAULT_BUS = { NATS_ACK_WAIT_MS: TEST_NATS_ACK_WAIT_MS };
 
@@ -91,7 +91,7 @@ export interface AckedVote {
 }
 
 /**
- * Expected Sagacity per agent from the rules (docs/architecture.md §5), computed by the test: author +10 for
+ * Expected Sagacity per agent from the rules (docs/design/council.md#statuses-and-the-lifecycle-rule), computed by the test: author +10 for
  * an adopted post; +1 to every agent whose vote in effect at the close (its last acknowledged
  * vote; the tests send no vote on a post while it closes) has the outcome's sign, −1 to every one
  * whose vote has the other sign.

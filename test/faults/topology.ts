@@ -15,7 +15,7 @@ import { waitStrictly } from "../support/wait.js";
 import { ADMIN_TOKEN, FAULT_BUS, FAULT_LIMITS } from "./support.js";
 
 export type { ServiceName };
-/** The gRPC services of the distributed topology, in start order: the one service list (docs/adr/0105). */
+/** The gRPC services of the distributed topology, in start order: the one service list (docs/design/services.md#the-service-list). */
 const SERVICES: ServiceName[] = SPECS.map((s) => s.name);
 
 /** One child of the topology that a test may kill and start again on the same port. */
@@ -55,7 +55,7 @@ export async function startTopology(
     ...env,
     ...addrs,
   };
-  // Every process calls and is called with its own token, as deploy/local/start.mjs runs them (docs/adr/0119).
+  // Every process calls and is called with its own token, as deploy/local/start.mjs runs them (docs/design/services.md#caller-policy-and-internal-trust).
   const trust = generateTrustEnv([...SERVICES, "gateway"]);
   const make = (name: ServiceName | "gateway"): Child => {
     const addr = `127.0.0.1:${ports[name]}`;

@@ -7,8 +7,8 @@ import { availableModes, startSystem, type System } from "../support/system.js";
  * Concurrency (docs/reliability.md): 200 agents vote and flip on 20 posts in parallel through the gateway on
  * the real PostgreSQL + NATS. Every answer must be a 200 (no 5xx, no lost request) within the
  * gateway's 10 s deadline — the bound the service promises for a request queued behind a burst
- * (DEFAULT_DEADLINE_MS, docs/adr/0018); a request waits at most POOL_WAIT_MS (8 s) for a database
- * connection, against a measured slowest answer of 5.4–7.4 s (docs/adr/0152). The final tallies
+ * (DEFAULT_DEADLINE_MS, docs/design/services.md#typed-clients); a request waits at most POOL_WAIT_MS (8 s) for a database
+ * connection, against a measured slowest answer of 5.4–7.4 s (docs/design/services.md#deadlines-and-pool-wait). The final tallies
  * of every post — through the API (detail and list) and in the forum's `votes` table — must equal
  * what the test computes itself from each agent's last acknowledged vote per post. The plan is
  * random from a seed printed first (`APS_TEST_SEED` replays it).
@@ -97,7 +97,7 @@ describeReal("200 agents voting and flipping on 20 posts at once (real)", () => 
     expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([]);
     // every answer within the gateway's 10 s deadline, the bound a request queued behind the burst
     // has on a quiet machine — stretched by the load now, as the test system's deadline is
-    // (docs/testing.md "Time in assertions")
+    // (docs/design/tests.md "Time in assertions")
     expect({ seed, slowest: slowest < scaled(DEFAULT_DEADLINE_MS) }).toEqual({ seed, slowest: true });
 
     // the test's own tally per post

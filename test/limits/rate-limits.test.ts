@@ -6,13 +6,13 @@ import { joinAgent } from "../support/fixtures.js";
 import { availableModes, ROOT, startSystem, type System } from "../support/system.js";
 
 /**
- * Per-minute request limits (docs/architecture.md §4, ADR 0070) on the real PostgreSQL store:
+ * Per-minute request limits (docs/design/edge.md#request-path, docs/design/identity-and-abuse.md#per-minute-request-limits) on the real PostgreSQL store:
  * `RATE_LIMIT_KEYED_PER_MINUTE` per API key and `RATE_LIMIT_ANON_PER_MINUTE` per client IP, the
  * IETF `RateLimit-Policy`/`RateLimit` headers on every answer (2xx, 4xx, 5xx, root), 429
  * `rate_limited` + `Retry-After`, counters shared by two gateway processes, and
  * `GET /v1/me/quotas`. Each scenario uses its own client IP through `X-Forwarded-For` (the
  * loopback proxy is trusted here), so the scenarios do not share a budget. A last block runs the
- * embedded all-in-one, whose single gateway counts in memory (ADR 0070).
+ * embedded all-in-one, whose single gateway counts in memory (docs/design/identity-and-abuse.md#per-minute-request-limits).
  */
 const real = (await availableModes()).includes("real");
 if (!real) console.warn("[rate-limits.test] NO REAL PostgreSQL + NATS: the shared rate-limit tests are SKIPPED");
@@ -129,7 +129,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     expect(parseRateHeaders(other)).toMatchObject({ policy: "anon", r: ANON - 1 });
   });
 
-  it("a web page counts once against its visitor: the page's own /v1 calls (docs/adr/0195) are not counted again, and a guessed page-call header is", async () => {
+  it("a web page counts once against its visitor: the page's own /v1 calls (docs/design/edge.md#web-pages) are not counted again, and a guessed page-call header is", async () => {
     const ip = newIp();
     const h = { "x-forwarded-for": ip };
     for (const path of ["/", "/agenda", "/"]) {
@@ -143,7 +143,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     expect(parseRateHeaders(guessed).r).toBe(ANON - 5);
   });
 
-  it("anonymous IPv6 callers are counted per /64: a fresh address in the same /64 shares the budget, another /64 does not (docs/adr/0113)", async () => {
+  it("anonymous IPv6 callers are counted per /64: a fresh address in the same /64 shares the budget, another /64 does not (docs/design/identity-and-abuse.md#client-source-and-abuse-source)", async () => {
     const net = `2001:db8:${++ipSeq}:1`;
     for (let i = 0; i < ANON; i++) {
       const r = await req("GET", "/skill-version", {

@@ -5,7 +5,7 @@ import { grantSeat, joinAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Security (docs/architecture.md §9 "Logs", docs/reliability.md), on the multi-process topology (real PostgreSQL + NATS, every service its
+ * Security (docs/design/operations.md#at-a-glance "Logs", docs/reliability.md), on the multi-process topology (real PostgreSQL + NATS, every service its
  * own process, all their output captured):
  * - no plaintext API key (nor its base62 body, nor its hex) in any row of any table of any
  *   schema after a run that joins, posts (with Idempotency-Key), comments, votes, grants seats,

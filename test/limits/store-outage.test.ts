@@ -5,7 +5,7 @@ import { eventually, httpClient, type HttpResult } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * What the gateway does when its rate-limit store fails (ADR 0070: neither fail open nor 503 —
+ * What the gateway does when its rate-limit store fails (docs/design/identity-and-abuse.md#per-minute-request-limits: neither fail open nor 503 —
  * an in-memory limiter of the same size answers for that replica, and the shared counters are
  * used again once the store is back). The gateway reaches the real PostgreSQL through a TCP proxy
  * owned by this test, which can refuse connections ("down") or swallow them ("hang"); the

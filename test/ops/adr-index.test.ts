@@ -5,13 +5,14 @@ import { join } from "node:path";
 import { ROOT } from "../support/system.js";
 
 /**
- * Docs a newcomer can trust (issue 33 item 5): the ADR index (docs/adr/README.md) and the event
- * table of docs/architecture.md §6 are generated (scripts/adr-index.mjs, scripts/event-table.mjs) and
+ * Docs a newcomer can trust (docs/design/README.md): the ADR index (docs/adr/README.md) and the event
+ * table of docs/design/events.md are generated (scripts/adr-index.mjs, scripts/event-table.mjs) and
  * the committed copies must be what the generators write; every ADR has a status in one vocabulary,
- * and a superseded or amended ADR points to ADRs that exist.
+ * a superseded or amended ADR points to ADRs that exist, an ADR folded into a design page points to
+ * a page and section that exist, and at most 40 ADRs are current.
  */
 const ADR_DIR = join(ROOT, "docs/adr");
-const ARCHITECTURE = join(ROOT, "docs/architecture.md");
+const EVENTS_PAGE = join(ROOT, "docs/design/events.md");
 
 function run(script: string, ...args: string[]) {
   return spawnSync(process.execPath, [join(ROOT, "scripts", script), ...args], { cwd: ROOT, encoding: "utf8" });
@@ -22,7 +23,7 @@ const adrFiles = () => readdirSync(ADR_DIR).filter((f) => /^\d{4}-.*\.md$/.test(
 
 /** The status vocabulary, then nothing or punctuation (`Status: accepted. Refines 0018.`). */
 const VOCABULARY =
-  /^Status: (accepted|proposed|deprecated|(superseded|amended) by (\d{4}(?:(?:,\s*(?:and\s+)?|\s+and\s+)\d{4})*))(?=$|\s*[.;:,—(])/i;
+  /^Status: (accepted|proposed|deprecated|(superseded|amended) by (\d{4}(?:(?:,\s*(?:and\s+)?|\s+and\s+)\d{4})*)|superseded by docs\/design\/[a-z0-9-]+\.md "[^"]+")(?=$|\s*[.;:,—(])/i;
 
 describe("the ADR index", () => {
   let dir: string;
@@ -54,8 +55,12 @@ describe("the ADR index", () => {
   it("lists every ADR once, with its status", () => {
     const index = readFileSync(join(ADR_DIR, "README.md"), "utf8");
     const rows = index.split("\n").filter((l) => l.startsWith("| ["));
-    expect(rows.map((l) => /^\| \[\d{4}\]\(([^)]+)\)/.exec(l)?.[1])).toEqual(adrFiles());
-    expect(index).toMatch(/\| \[0001\]\(0001-[^)]*\) \| .* \| superseded \| \[0080\]/);
+    expect(rows.map((l) => /^\| \[\d{4}\]\(([^)]+)\)/.exec(l)?.[1]).sort()).toEqual(adrFiles().sort());
+    // a current ADR keeps its status row; one folded into a design page links the page's section
+    expect(index).toMatch(/\| \[0107\]\(0107-[^)]*\) \| .* \| (accepted|amended) \|/);
+    expect(index).toMatch(
+      /\| \[0001\]\(0001-[^)]*\) \| .* \| \[[a-z-]+\.md "[^"]+"\]\(\.\.\/design\/[a-z-]+\.md#[a-z0-9-]+\) \|/,
+    );
   });
 
   it.each([
@@ -93,6 +98,48 @@ describe("the ADR index", () => {
       /0019-[a-z-]+\.md: "superseded by 0999", but there is no ADR 0999/,
     ],
     [
+      "an ADR folded into a design page that does not exist",
+      (d: string) => {
+        const f = join(
+          d,
+          adrFiles().find((n) => n.startsWith("0001-"))!,
+        );
+        writeFileSync(
+          f,
+          readFileSync(f, "utf8").replace(/^Status:.*$/m, 'Status: superseded by docs/design/nowhere.md "X".'),
+        );
+      },
+      /0001-[a-z0-9-]+\.md: "superseded by docs\/design\/nowhere\.md", but there is no such page/,
+    ],
+    [
+      "an ADR folded into a section its page does not have",
+      (d: string) => {
+        const f = join(
+          d,
+          adrFiles().find((n) => n.startsWith("0001-"))!,
+        );
+        writeFileSync(
+          f,
+          readFileSync(f, "utf8").replace(
+            /^Status:.*$/m,
+            'Status: superseded by docs/design/events.md "No such section".',
+          ),
+        );
+      },
+      /0001-[a-z0-9-]+\.md: docs\/design\/events\.md has no section "No such section"/,
+    ],
+    [
+      "more than 40 current ADRs",
+      (d: string) => {
+        for (let i = 0; i < 41; i++)
+          writeFileSync(
+            join(d, `09${String(i).padStart(2, "0")}-extra.md`),
+            `# 09${String(i).padStart(2, "0")} — Extra\n\nStatus: accepted\n`,
+          );
+      },
+      /docs\/adr: \d+ current ADRs, more than 40/,
+    ],
+    [
       "a new ADR not in the index",
       (d: string) => writeFileSync(join(d, "0998-new.md"), "# 0998 — New\n\nStatus: accepted\n"),
       /README\.md: stale/,
@@ -116,7 +163,7 @@ describe("the ADR index", () => {
   });
 });
 
-describe("the event table of docs/architecture.md §6", () => {
+describe("the event table of docs/design/events.md", () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), "aps-events-"));
@@ -131,7 +178,7 @@ describe("the event table of docs/architecture.md §6", () => {
 
   it("has one row per catalogue event and names the durable consumers", async () => {
     const { EVENT_TYPES } = await import("@aps/platform");
-    const text = readFileSync(ARCHITECTURE, "utf8");
+    const text = readFileSync(EVENTS_PAGE, "utf8");
     const block = text.slice(text.indexOf("<!-- events:begin -->"), text.indexOf("<!-- events:end -->"));
     for (const type of Object.keys(EVENT_TYPES)) expect(block.split(`| \`${type}\` |`)).toHaveLength(2);
     expect(block).toMatch(/\| `council\.case_closed` \| council \| `CaseClosed` \| .*identity \(`identity-sagacity`\)/);
@@ -139,10 +186,10 @@ describe("the event table of docs/architecture.md §6", () => {
   });
 
   it("regenerates from empty markers byte for byte, and fails naming the line on a hand-edited row", () => {
-    const committed = readFileSync(ARCHITECTURE, "utf8");
+    const committed = readFileSync(EVENTS_PAGE, "utf8");
     const emptied = committed.replace(/(<!-- events:begin -->)[\s\S]*?(<!-- events:end -->)/, "$1\n$2");
     expect(emptied.length).toBeLessThan(committed.length - 2_000);
-    const copy = join(dir, "architecture.md");
+    const copy = join(dir, "events.md");
     writeFileSync(copy, emptied);
     expect(run("event-table.mjs", "--check", "--file", copy).status).toBe(1);
     expect(run("event-table.mjs", "--file", copy).status).toBe(0);
@@ -157,7 +204,7 @@ describe("the event table of docs/architecture.md §6", () => {
     );
     const r = run("event-table.mjs", "--check", "--file", copy);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/architecture\.md:\d+: the event table is stale/);
+    expect(r.stderr).toMatch(/events\.md:\d+: the event table is stale/);
     expect(r.stderr).toContain("council, notifications");
   });
 });

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { ROOT } from "../support/system.js";
 
 /**
- * Issue 33 item 1, Done means, and docs/adr/0201: the `/v1` operations live in `@aps/api`
+ * Done means, and docs/design/edge.md#routes-declared-once: the `/v1` operations live in `@aps/api`
  * (packages/api), not in the deployable; `services/gateway/src` is under 4,000 lines (tests
  * aside); and nothing that the gateway depends on needs the gateway's build (`@aps/client`
  * generates its types from `@aps/api`'s document, so a field the pages read is one build step).
@@ -19,7 +19,7 @@ function sources(dir: string): string[] {
     .map((f) => join(dir, f));
 }
 
-describe("the /v1 operations are a library, the gateway mounts them (docs/adr/0201)", () => {
+describe("the /v1 operations are a library, the gateway mounts them (docs/design/edge.md#routes-declared-once)", () => {
   it("services/gateway/src is under 4,000 lines, tests aside", () => {
     const lines = sources("services/gateway/src").reduce((n, f) => n + read(f).split("\n").length - 1, 0);
     expect(lines).toBeGreaterThan(1000);

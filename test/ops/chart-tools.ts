@@ -33,7 +33,7 @@ export type ChartTools = Tools | { skipReason: string };
 /**
  * Installs (first call) and finds helm and the tools. A failed install throws — unless
  * APS_SKIP_HELM=1 and not APS_TEST_REQUIRE_REAL=1, which returns the reason, for a suite that
- * skips loudly with it in its name (docs/adr/0094).
+ * skips loudly with it in its name (docs/design/tests.md#loud-skips).
  */
 export async function chartTools(): Promise<ChartTools> {
   const opts = { cwd: ROOT, encoding: "utf8" as const, stdio: ["ignore", "pipe", "pipe"] as any, timeout: 600_000 };
@@ -111,7 +111,7 @@ export const PROMTOOL = ["/usr/bin/promtool", "/usr/local/bin/promtool"].find((p
 
 /**
  * Why a suite that needs helm's tools and promtool cannot run, or undefined when it can. Throws
- * under APS_TEST_REQUIRE_REAL=1 (CI) instead; otherwise warns that `suite` is skipped (docs/adr/0094).
+ * under APS_TEST_REQUIRE_REAL=1 (CI) instead; otherwise warns that `suite` is skipped (docs/design/tests.md#loud-skips).
  */
 export function promtoolMissing(tools: ChartTools, suite: string): string | undefined {
   const missing =

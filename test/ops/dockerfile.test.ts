@@ -1,6 +1,6 @@
 /**
  * Static checks of deploy/docker (the image itself is built by `npm run image` and tested in
- * containers by CI's container leg, docs/adr/0120):
+ * containers by CI's container leg, docs/design/operations.md#the-image):
  * multi-stage, non-root numeric USER, `node` entry point, production-only dependencies, and the
  * scripts the chart runs exist as service entry points that the assemble step ships.
  */
@@ -27,7 +27,7 @@ describe("deploy/docker", () => {
       "--from=build --chown=1000:1000 /data /data",
     ]);
     expect(runtime).toMatch(/^VOLUME \["\/data"\]$/m);
-    // no `# syntax=` line: BuildKit would pull its frontend from a registry (docs/adr/0120)
+    // no `# syntax=` line: BuildKit would pull its frontend from a registry (docs/design/operations.md#the-image)
     expect(dockerfile).not.toMatch(/^#\s*syntax=/m);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
     expect(dockerfile).toMatch(/sh deploy\/docker\/assemble\.sh \/out/);
@@ -49,7 +49,7 @@ describe("deploy/docker", () => {
 
   it("ships every script the chart runs, with skill.md and docs/reference", () => {
     const scripts = [...values.matchAll(/^\s+script:\s+(\S+)$/gm)].map((m) => m[1] ?? "");
-    // the chart runs exactly the deployables of the one service list (docs/adr/0105)
+    // the chart runs exactly the deployables of the one service list (docs/design/services.md#the-service-list)
     expect(scripts.sort()).toEqual([...SERVICES, GATEWAY].map((d) => entryPoint(d.name)).sort());
     for (const s of scripts) expect(existsSync(join(ROOT, s.replace(/dist\/main\.js$/, "src/main.ts")))).toBe(true);
     // assemble.sh fails the image build when an entry point of the list is missing from it

@@ -7,7 +7,7 @@ import { loadSkill } from "@aps/gateway/skill";
 import { ROOT } from "../support/system.js";
 
 /**
- * The agents' docs checked against the code's registries (issue 32 item 1, docs/adr/0172): every
+ * The agents' docs checked against the code's registries (docs/design/agents.md#typed-client): every
  * page of docs/reference/ and the gateway's skill.md may name only
  * - event types the feed, inbox and webhooks have (`PUBLIC_EVENT_TYPES`, packages/platform, plus
  *   the notifications service's own `webhook.*` inbox types) — never the internal bus catalogue's
@@ -206,7 +206,7 @@ function envMentions(page: string, text: string): Mention[] {
 const all = (f: (page: string, text: string) => Mention[]) => PAGES.flatMap(([page, text]) => f(page, text));
 const page = (name: string) => PAGES.find(([p]) => p === `docs/reference/${name}.md`)![1];
 
-describe("the docs name only what the code has (issue 32 item 1)", () => {
+describe("the docs name only what the code has", () => {
   it("the scanners find each kind of word (a made-up page)", () => {
     const text = [
       "Subscribe to `post.created` and `council.progress_reported`; see /docs/council.md.",
@@ -274,7 +274,7 @@ describe("the docs name only what the code has (issue 32 item 1)", () => {
     ).toEqual([]);
   });
 
-  it("the statements issue 32 found false are gone", () => {
+  it("the statements a review of the agents' docs found false are gone", () => {
     // overview.md said there were no webhooks or notifications and told agents to poll
     expect(page("overview")).not.toMatch(/no webhooks|no notifications|poll `GET/i);
     // endpoints.md said `webhooks` is `false` and that the service sends no webhooks

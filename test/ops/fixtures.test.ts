@@ -1,5 +1,5 @@
 /**
- * Guards the one set of test fixtures (test/support/fixtures.ts, docs/adr/0149): agents are joined
+ * Guards the one set of test fixtures (test/support/fixtures.ts, docs/design/tests.md#domain-fixtures): agents are joined
  * and seated by `joinAgent`, `joinAgents`, `grantSeat`, `revokeSeat` and `seatCouncil`, not by a
  * helper of each file. `join()` had been written out in ~16 files and `seat()` in ~6, each with
  * its own shape and its own status check; this test reads the TypeScript sources under test/ and
@@ -125,7 +125,7 @@ function testSources(dir = "test"): string[] {
 
 const exempt = (c: Copy) => EXEMPT.some((e) => e.file === c.file && e.helper === c.helper);
 
-describe("one set of test fixtures (docs/adr/0149)", () => {
+describe("one set of test fixtures (docs/design/tests.md#domain-fixtures)", () => {
   const found = testSources()
     .filter((f) => !OWNERS.includes(f))
     .flatMap((f) => copiesIn(f, readFileSync(joinPath(ROOT, f), "utf8")));
@@ -135,7 +135,7 @@ describe("one set of test fixtures (docs/adr/0149)", () => {
     if (copies.length > 0)
       console.error(
         `join/seat helpers outside test/support/fixtures.ts — use joinAgent, joinAgents, grantSeat, revokeSeat or ` +
-          `seatCouncil (docs/adr/0149), or add an exemption with its reason:\n  ${copies.join("\n  ")}`,
+          `seatCouncil (docs/design/tests.md#domain-fixtures), or add an exemption with its reason:\n  ${copies.join("\n  ")}`,
       );
     expect(copies).toEqual([]);
   });

@@ -1,12 +1,12 @@
 import { chartTools, PROD_VALUES, renderChart, renderChartError, type Manifest, type Tools } from "./chart-tools.js";
 
 /**
- * The chart's capacity settings of issue 31 (items 3 and 6): the JetStream stream's replicas
+ * The chart's capacity settings: the JetStream stream's replicas
  * (`config.natsStreamReplicas` → NATS_STREAM_REPLICAS, 3 in values-production.yaml) and the in-chart
- * NATS as a 3-server JetStream cluster (docs/adr/0168); the PostgreSQL connection budget — pool ×
+ * NATS as a 3-server JetStream cluster (docs/design/events.md#stream-replicas); the PostgreSQL connection budget — pool ×
  * max replicas summed over the services ≤ max_connections − reserve, a render that does not fit
  * fails — and the optional PgBouncer in transaction mode with the services' DATABASE_URL on it and
- * their migrations on the server (docs/adr/0169). Rendered with the same helm as test/ops/helm.test.ts
+ * their migrations on the server (docs/design/operations.md#connection-budget-and-pgbouncer). Rendered with the same helm as test/ops/helm.test.ts
  * (scripts/helm.mjs), manifests validated against the Kubernetes schemas.
  */
 const tools = await chartTools();
@@ -25,7 +25,7 @@ const DB_SERVICES = ["gateway", "identity", "forum", "council", "notifications",
 const ALL_SERVICES = [...DB_SERVICES, "knowledge"];
 
 (skipReason ? describe.skip : describe)(
-  skipReason ? `charts/aps capacity (SKIPPED: ${skipReason})` : "charts/aps capacity (issue 31 items 3 and 6)",
+  skipReason ? `charts/aps capacity (SKIPPED: ${skipReason})` : "charts/aps capacity",
   () => {
     it("defaults: stream replicas 1, one NATS server, pools of 5 (notifications 12) within max_connections 100 − 10, no pooler", async () => {
       const ms = await render();
@@ -33,7 +33,7 @@ const ALL_SERVICES = [...DB_SERVICES, "knowledge"];
         expect(envOf(find(ms, "Deployment", `aps-${s}`)).NATS_STREAM_REPLICAS.value).toBe("1");
       for (const s of DB_SERVICES) {
         const env = envOf(find(ms, "Deployment", `aps-${s}`));
-        // notifications' pool is sized from its webhook concurrency, ⌈16 / 2⌉ + 4 (docs/adr/0207)
+        // notifications' pool is sized from its webhook concurrency, ⌈16 / 2⌉ + 4 (docs/design/notifications.md#connection-pool)
         expect([env.DATABASE_POOL_MAX.value, env.DATABASE_POOLER.value]).toEqual([
           s === "notifications" ? "12" : "5",
           "none",

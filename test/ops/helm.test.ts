@@ -1,5 +1,5 @@
 /**
- * The Helm chart (charts/aps, docs/architecture.md §9) without a cluster and without Docker:
+ * The Helm chart (charts/aps, docs/design/operations.md#at-a-glance) without a cluster and without Docker:
  * `helm lint`, `helm template` for the default values and values-production.yaml, every rendered
  * manifest validated against the Kubernetes JSON schemas (kubernetes-models), structural
  * invariants the schemas cannot express (selectors, labels, probes, resources, non-root), the
@@ -45,7 +45,7 @@ type Manifest = ChartManifest & { stringData?: Record<string, string> };
 
 // Installed before any test is declared, so a missing helm makes the suite a visible
 // `describe.skip` with the reason in its name (APS_SKIP_HELM=1), never passing no-ops; under
-// APS_TEST_REQUIRE_REAL=1 (CI) a missing helm fails whatever APS_SKIP_HELM says (docs/adr/0094).
+// APS_TEST_REQUIRE_REAL=1 (CI) a missing helm fails whatever APS_SKIP_HELM says (docs/design/tests.md#loud-skips).
 const tools = await chartTools();
 const skipReason = "skipReason" in tools ? tools.skipReason : undefined;
 if (skipReason) console.warn(`APS_SKIP_HELM=1: skipping the chart tests. ${skipReason}`);
@@ -56,7 +56,7 @@ const requireTool = (id: string) => (tools as Tools).requireTool(id);
  * Runs helm; resolves with stdout, rejects with an Error carrying stderr. A render (`helm template`)
  * is a pure function of its arguments and the chart on disk, so each distinct argument list renders
  * once per file and later callers share the output (the suite renders the default and production
- * values in many tests; CI time, issue 29). Other commands (lint, …) always run.
+ * values in many tests; CI time). Other commands (lint, …) always run.
  */
 function helmRun(args: string[]): Promise<string> {
   if (args[0] !== "template") return helmExec(args);
@@ -173,7 +173,7 @@ function invariants(ms: Manifest[]): string[] {
     if (pod.spec.securityContext?.runAsNonRoot !== true) p(pod, "pod securityContext.runAsNonRoot is not true");
   }
   // A Service without a selector has no endpoints: only the public Ingress's /v1/admin exclusion
-  // may send requests to one (ingress.exposeAdmin=false, docs/adr/0164).
+  // may send requests to one (ingress.exposeAdmin=false, docs/design/operations.md#chart-defaults-against-abuse).
   const exclusions = new Set(
     ms
       .filter((m) => m.kind === "Ingress")
@@ -227,7 +227,7 @@ function invariants(ms: Manifest[]): string[] {
     }
   }
   // Every *_GRPC_ADDR points at a rendered Service and port: `dns:///<headless Service>:<container
-  // port its targetPort names>` (the client dials the pods, docs/adr/0165), or `<Service>:<port>`.
+  // port its targetPort names>` (the client dials the pods, docs/design/services.md#balancing-and-connection-age), or `<Service>:<port>`.
   const services = new Map(ms.filter((m) => m.kind === "Service").map((s) => [s.metadata.name, s]));
   for (const w of workloads) {
     for (const c of w.spec.template.spec.containers) {
@@ -517,13 +517,13 @@ function checkGolden(name: string, rendered: string) {
         for (const { name: svc, port } of SERVICES.filter((s) => s.database)) {
           const d = find(ms, "Deployment", `aps-${svc}`);
           expect(container(d).args).toEqual([`services/${svc}/dist/main.js`]);
-          // liveness asks the "liveness" entry (SERVING through a database outage); readiness "" (follows the database probe, docs/adr/0075)
+          // liveness asks the "liveness" entry (SERVING through a database outage); readiness "" (follows the database probe, docs/design/operations.md#health-and-readiness)
           expect(container(d).livenessProbe.grpc).toEqual({ port, service: "liveness" });
           expect(container(d).readinessProbe.grpc).toEqual({ port });
           expect(envOf(d)[`${svc.toUpperCase()}_LISTEN_ADDR`].value).toBe(`0.0.0.0:${port}`);
           expect(envOf(d).DATABASE_URL).toBeDefined();
           expect(envOf(d).NATS_URL).toBeDefined();
-          // JetStream's ack_wait of the service's durable consumers (docs/adr/0146)
+          // JetStream's ack_wait of the service's durable consumers (docs/design/events.md#jetstream-stream-and-consumers)
           expect(envOf(d).NATS_ACK_WAIT_MS.value).toBe("30000");
           expect(envOf(d).METRICS_PORT.value).toBe("9464");
           expect(container(d).ports).toEqual(
@@ -537,15 +537,15 @@ function checkGolden(name: string, rendered: string) {
         expect(envOf(knowledge).MEILISEARCH_URL).toBeDefined();
         expect(envOf(knowledge).DATABASE_URL).toBeUndefined(); // the index lives in Meilisearch
         expect(envOf(gw).KNOWLEDGE_GRPC_ADDR.value).toBe("dns:///aps-knowledge:50054");
-        // the gateway keeps the shared rate-limit counters in its schema (ADR 0070)
+        // the gateway keeps the shared rate-limit counters in its schema (docs/design/identity-and-abuse.md#per-minute-request-limits)
         expect(envOf(gw).DATABASE_URL).toBeDefined();
-        // the search engine's URL for GET /v1/capabilities, never its key (docs/adr/0123)
+        // the search engine's URL for GET /v1/capabilities, never its key (docs/design/agents.md#discovery)
         expect(envOf(gw).MEILISEARCH_URL).toBeDefined();
         expect(envOf(gw).MEILISEARCH_API_KEY).toBeUndefined();
-        // the gateway's /metrics on the metrics port, never on the public one behind the Ingress (docs/adr/0112)
+        // the gateway's /metrics on the metrics port, never on the public one behind the Ingress (docs/design/operations.md#metrics)
         expect(gw.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9464");
         expect(envOf(gw).METRICS_PORT.value).toBe("9464");
-        // X-Forwarded-For honoured from the private ranges an in-cluster ingress controller lives in (docs/adr/0113, 0164)
+        // X-Forwarded-For honoured from the private ranges an in-cluster ingress controller lives in (docs/design/identity-and-abuse.md#client-source-and-abuse-source, docs/design/operations.md#chart-defaults-against-abuse)
         expect(envOf(gw).TRUSTED_PROXIES.value).toBe(
           golden === "default.yaml"
             ? "127.0.0.0/8, ::1/128, 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7"
@@ -555,7 +555,7 @@ function checkGolden(name: string, rendered: string) {
           expect.arrayContaining([{ name: "metrics", containerPort: 9464, protocol: "TCP" }]),
         );
         expect(envOf(gw).APS_ADMIN_TOKEN.valueFrom.secretKeyRef.key).toBe("APS_ADMIN_TOKEN");
-        // the bounds of GET /v1/events/stream (issue 30 rule 8, docs/adr/0161)
+        // the bounds of GET /v1/events/stream (docs/design/events.md#event-stream-sse)
         expect(
           [
             "EVENT_STREAMS_PER_SOURCE",
@@ -577,7 +577,7 @@ function checkGolden(name: string, rendered: string) {
         expect(byKind(ms, "PodDisruptionBudget")).toHaveLength(deployments.length);
       });
 
-      it("balances gRPC: headless Services for the gRPC services, dns:/// targets in every client, a normal Service for the gateway (docs/adr/0165)", () => {
+      it("balances gRPC: headless Services for the gRPC services, dns:/// targets in every client, a normal Service for the gateway (docs/design/services.md#balancing-and-connection-age)", () => {
         for (const { name, port } of SERVICES) {
           const svc = find(ms, "Service", `aps-${name}`);
           expect([name, svc.spec.clusterIP, svc.spec.type]).toEqual([name, "None", "ClusterIP"]);
@@ -618,7 +618,7 @@ function checkGolden(name: string, rendered: string) {
             expect(egressPorts).toContain(5432);
             expect(egressPorts).not.toContain(7700);
           }
-          // webhook deliveries and owner checks go out over HTTPS to public addresses (docs/adr/0127, 0182)
+          // webhook deliveries and owner checks go out over HTTPS to public addresses (docs/design/notifications.md)
           if (svc === "notifications" || svc === "identity") {
             expect(egressPorts).toContain(443);
             const out = np.spec.egress.find((r: any) => r.ports.some((pt: any) => pt.port === 443));
@@ -672,7 +672,7 @@ function checkGolden(name: string, rendered: string) {
       });
     });
 
-    describe("internal trust (docs/adr/0119)", () => {
+    describe("internal trust (docs/design/services.md#caller-policy-and-internal-trust)", () => {
       let ms: Manifest[] = [];
       beforeAll(async () => {
         ms = parseManifests(await helmRun(templateArgs()));
@@ -740,7 +740,7 @@ function checkGolden(name: string, rendered: string) {
       }, 120_000);
     });
 
-    it("the gateway learns the translation engine the translation component runs (GET /v1/capabilities, docs/adr/0123)", async () => {
+    it("the gateway learns the translation engine the translation component runs (GET /v1/capabilities, docs/design/agents.md#discovery)", async () => {
       const none = parseManifests(await helmRun(templateArgs([])));
       expect(envOf(find(none, "Deployment", "aps-gateway")).TRANSLATION_ENGINE).toBeUndefined();
       const apertium = parseManifests(
@@ -750,13 +750,13 @@ function checkGolden(name: string, rendered: string) {
       expect(envOf(find(apertium, "Deployment", "aps-translation")).TRANSLATION_ENGINE.value).toBe("apertium");
     }, 120_000);
 
-    it("passes config.natsAckWaitMs to every service as NATS_ACK_WAIT_MS (docs/adr/0146)", async () => {
+    it("passes config.natsAckWaitMs to every service as NATS_ACK_WAIT_MS (docs/design/events.md#jetstream-stream-and-consumers)", async () => {
       const short = parseManifests(await helmRun(templateArgs(["--set", "config.natsAckWaitMs=5000"])));
       for (const { name } of SERVICES)
         expect([name, envOf(find(short, "Deployment", `aps-${name}`)).NATS_ACK_WAIT_MS.value]).toEqual([name, "5000"]);
     }, 120_000);
 
-    describe("alert rules (metrics.prometheusRule, docs/adr/0100)", () => {
+    describe("alert rules (metrics.prometheusRule, docs/design/events.md#redelivery)", () => {
       it("renders no PrometheusRule or PodMonitor by default, and one alerting on parked events, consumer lag and the flag rate when enabled (promtool: test/ops/alerts.test.ts)", async () => {
         const plain = parseManifests(await helmRun(templateArgs()));
         expect([byKind(plain, "PrometheusRule").length, byKind(plain, "PodMonitor").length]).toEqual([0, 0]);
@@ -782,7 +782,7 @@ function checkGolden(name: string, rendered: string) {
         expect(rules.find((r: any) => r.alert === "APSConsumerLagHigh").expr).toBe(
           'max by (namespace, durable) (aps_consumer_pending{namespace="aps"}) > 1000',
         );
-        // the owner's flag-rate alert (issue 30 rule 4, docs/adr/0155) on the forum's counters
+        // the owner's flag-rate alert (docs/design/identity-and-abuse.md#community-flags) on the forum's counters
         const flagRate = rules.find((r: any) => r.alert === "APSFlagRateHigh");
         expect(flagRate.expr).toBe('sum by (namespace) (increase(aps_flags_total{namespace="aps"}[1h])) > 100');
         expect(flagRate.for).toBe("15m");
@@ -793,7 +793,7 @@ function checkGolden(name: string, rendered: string) {
       }, 120_000);
     });
 
-    describe("chart defaults against abuse (issue 30 rule 12, docs/adr/0164)", () => {
+    describe("chart defaults against abuse (docs/design/operations.md#chart-defaults-against-abuse)", () => {
       /** The express "trust proxy" function (proxy-addr) the gateway builds from a TRUSTED_PROXIES value. */
       const trustOf = (value: string): ((addr: string) => boolean) => {
         const compile = createRequire(import.meta.url)("proxy-addr").compile as (
@@ -938,7 +938,7 @@ function checkGolden(name: string, rendered: string) {
           });
           expect(env.NATS_URL.valueFrom.secretKeyRef).toEqual({ name: "aps-secrets", key: "NATS_URL" });
           // gRPC to the collector's gRPC port (deploy/otel/collector.yaml: grpc 4317, http 4318); the
-          // services honour the protocol (docs/adr/0093; test/e2e/tracing-export.test.ts sends
+          // services honour the protocol (docs/design/operations.md#traces; test/e2e/tracing-export.test.ts sends
           // spans this way to a real receiver).
           expect(env.OTEL_EXPORTER_OTLP_ENDPOINT.value).toBe("http://otel-collector.observability.svc:4317");
           expect(env.OTEL_EXPORTER_OTLP_PROTOCOL.value).toBe("grpc");
@@ -990,8 +990,8 @@ function checkGolden(name: string, rendered: string) {
           "fullnameOverride=aps-x",
           "--set",
           "otel.endpoint=http://collector:4317",
-          // autoscaling to 6 pods × 5 connections per schema owner (notifications 12, docs/adr/0207)
-          // needs 5 × 30 + 72 = 222 + 10 reserved (docs/adr/0169)
+          // autoscaling to 6 pods × 5 connections per schema owner (notifications 12, docs/design/notifications.md#connection-pool)
+          // needs 5 × 30 + 72 = 222 + 10 reserved (docs/design/operations.md#connection-budget-and-pgbouncer)
           "--set",
           "postgresql.maxConnections=240",
         ],
@@ -1022,7 +1022,7 @@ function checkGolden(name: string, rendered: string) {
         expect(stderr).toMatch(message);
       };
 
-      it("fails on a headless Service of another type than ClusterIP (docs/adr/0165)", async () => {
+      it("fails on a headless Service of another type than ClusterIP (docs/design/services.md#balancing-and-connection-age)", async () => {
         await failsWith(
           ["--set", "components.forum.service.type=NodePort"],
           /components\.forum\.service\.headless needs service\.type ClusterIP/,
@@ -1061,7 +1061,7 @@ function checkGolden(name: string, rendered: string) {
         );
       });
 
-      it("fails on an admin token shorter than 32 characters (docs/adr/0164)", async () => {
+      it("fails on an admin token shorter than 32 characters (docs/design/operations.md#chart-defaults-against-abuse)", async () => {
         await failsWith(
           ["--set", `secrets.adminToken=${"x".repeat(31)}`],
           /secrets\.adminToken must be at least 32 characters/,
@@ -1116,7 +1116,7 @@ function checkGolden(name: string, rendered: string) {
             ]),
           ),
         );
-        // the gRPC tokens are the chart's whatever the dependencies (docs/adr/0119); no NATS users or roles for external servers
+        // the gRPC tokens are the chart's whatever the dependencies (docs/design/services.md#caller-policy-and-internal-trust); no NATS users or roles for external servers
         const tokens = COMPONENTS.map((n) => `APS_INTERNAL_TOKEN_${n.toUpperCase()}`);
         expect(find(ms, "Secret", "aps").stringData).toEqual({
           APS_ADMIN_TOKEN: "t0ken".repeat(7),

@@ -1,7 +1,7 @@
 import { chartTools, renderChart, type Manifest, type Tools } from "./chart-tools.js";
 
 /**
- * Images a platform can pull (issue 44 item 1; docs/operations/install.md): every image of the
+ * Images a platform can pull (docs/operations/install.md): every image of the
  * release — APS, PostgreSQL, NATS, Meilisearch, PgBouncer, the backup CronJob, the test pods — comes
  * from `global.imageRegistry` when it is set, every pod spec carries `global.imagePullSecrets` and
  * `imagePullSecrets`, dependencies are pinned by patch tag with a `digest` that wins when set.

@@ -3,7 +3,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * The bus is chosen in one place (issue 33 item 3, docs/adr/0191): `openEventBus` in
+ * The bus is chosen in one place (docs/design/services.md#one-service-contract): `openEventBus` in
  * packages/platform/src/runtime.ts decides JetStream (with the stream's limits, replicas and ack
  * wait), the all-in-one's shared bus or a private in-process one, for every service. This guard
  * reads the non-test TypeScript sources of packages/ and services/ and fails when another file
@@ -28,7 +28,7 @@ function sources(dir: string): string[] {
   });
 }
 
-describe("one choice of the event bus (ADR 0191)", () => {
+describe("one choice of the event bus (docs/design/services.md#one-service-contract)", () => {
   it("only openEventBus (and the listed exceptions) connect to JetStream or make an in-process bus", () => {
     const files = ["packages", "services"].flatMap((top) =>
       readdirSync(join(ROOT, top)).flatMap((pkg) => {

@@ -7,8 +7,8 @@ import { Attention } from "@aps/api/attention/schemas";
 import { defineRoute } from "@aps/api/route";
 
 /**
- * Issue 33 item 1, Done means: "a route's schema change reaching all three" — a `/v1` operation is
- * declared once (services/gateway/src/api/, docs/adr/0199), and a change to its response schema
+ * Done means: "a route's schema change reaching all three" — a `/v1` operation is
+ * declared once (services/gateway/src/api/, docs/design/edge.md#routes-declared-once), and a change to its response schema
  * reaches the OpenAPI document, `@aps/client`'s generated types and the MCP tool's `outputSchema`
  * with no second edit. Here `GET /me/attention` (the `my_attention` tool) gains a field in its
  * declaration only; each of the three derived artefacts must show it.

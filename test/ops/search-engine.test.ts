@@ -6,7 +6,7 @@ import { createTestDatabase, hasPostgres, queryRows } from "@aps/testkit";
 import { chartTools, renderChart, ROOT, type Manifest, type Tools } from "./chart-tools.js";
 
 /**
- * `search.engine: postgres` (docs/architecture.md §8): the knowledge service keeps its index in its own
+ * `search.engine: postgres` (docs/design/search-and-translation.md#search-engines): the knowledge service keeps its index in its own
  * schema of the platform's PostgreSQL — nothing of Meilisearch is deployed or referenced, knowledge
  * gets a database role, URL, NetworkPolicy egress and a migration Job like the other schema owners —
  * and the knowledge env the chart renders selects the PostgreSQL engine, whose migration Job

@@ -1,11 +1,11 @@
 /**
- * Guards the one list of services (packages/platform/src/topology.ts, docs/adr/0105-one-service-list.md):
+ * Guards the one list of services (packages/platform/src/topology.ts, docs/design/services.md#the-service-list):
  * every place that starts, addresses, ships or documents the services names exactly the services of
  * the list, with the list's ports. The all-in-one and the fault topology are checked by the type
  * checker (their maps are keyed by `ServiceName`); what TypeScript cannot see is checked here: the
  * `services/` folders, each service's config defaults, `deploy/local/start.mjs`, the Helm chart's
  * components, the image (Dockerfile, assemble.sh), the README's configuration table and
- * docs/architecture.md.
+ * docs/design/README.md.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -113,13 +113,13 @@ describe("the one service list", () => {
     expect(read("deploy/docker/assemble.sh")).toMatch(/topology\.js/);
   });
 
-  it("is documented: the README's configuration table and docs/architecture.md", () => {
+  it("is documented: the README's configuration table and docs/design/README.md", () => {
     const readme = read("README.md");
     for (const s of SERVICES) {
       expect(readme).toContain(`\`${grpcAddrEnv(s.name)}\` | ${defaultGrpcAddr(s.name)} |`);
       expect(readme).toContain(listenAddrEnv(s.name));
     }
-    const arch = read("docs/architecture.md");
+    const arch = read("docs/design/README.md");
     for (const d of [...deployables, ...LAUNCHERS]) expect(arch).toContain(`services/${d} `);
   });
 });

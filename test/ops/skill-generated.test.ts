@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { ROOT } from "../support/system.js";
 
 /**
- * The drift test of skill.md's generated blocks (docs/adr/0136): the endpoint list and the limits
+ * The drift test of skill.md's generated blocks (docs/design/agents.md#skillmd-core-and-generated-blocks): the endpoint list and the limits
  * in services/gateway/skill.md must be exactly what `scripts/skill-generate.mjs` renders from the
  * gateway's OpenAPI document, `LIMITS` and the services' defaults. A route added to the OpenAPI
  * registry, or a changed limit, fails here until `npm run skill:generate` is run and committed.

@@ -4,7 +4,7 @@ import { createTestDatabase, hasPostgres, waitUntil } from "@aps/testkit";
 /**
  * Replicas that start at the same moment open the same schema concurrently: without the advisory
  * lock around `CREATE SCHEMA IF NOT EXISTS`, PostgreSQL lets one of them fail with a unique
- * violation on pg_namespace. Real PostgreSQL (the embedded server of the all-in-one is the same engine, docs/adr/0080).
+ * violation on pg_namespace. Real PostgreSQL (the embedded server of the all-in-one is the same engine, docs/design/services.md#embedded-postgresql).
  */
 const real = await hasPostgres();
 if (!real)

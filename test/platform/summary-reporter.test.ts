@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { ROOT } from "../support/system.js";
 
 /**
- * The closing summary of a jest run (test/support/summary-reporter.cjs, docs/adr/0094): skipped
+ * The closing summary of a jest run (test/support/summary-reporter.cjs, docs/design/tests.md#loud-skips): skipped
  * tests are counted as skipped (never passed) and listed by the names that carry the reason, a
  * skip without a reason is marked, and a file that crashed is listed and counted as failed.
  */
@@ -116,7 +116,7 @@ describe("summary reporter", () => {
     expect(out).not.toContain("signs:");
   });
 
-  it("lists the slowest files, slowest first, with the total (docs/adr/0138)", () => {
+  it("lists the slowest files, slowest first, with the total (docs/design/tests.md#open-handles-and-the-end-of-a-run)", () => {
     const file = (name: string, start: number, end: number) => ({
       testFilePath: join(ROOT, name),
       numFailingTests: 0,
@@ -144,7 +144,7 @@ describe("summary reporter", () => {
     ]);
   });
 
-  it("prints the run modes of each file that has them (docs/adr/0106), and the timings to APS_TEST_TIMINGS_OUT", () => {
+  it("prints the run modes of each file that has them (docs/design/tests.md#test-tiers), and the timings to APS_TEST_TIMINGS_OUT", () => {
     const out = join(mkdtempSync(join(tmpdir(), "aps-timings-")), "t.json");
     const saved = process.env.APS_TEST_TIMINGS_OUT;
     process.env.APS_TEST_TIMINGS_OUT = out;

@@ -10,7 +10,7 @@ import { eventually } from "@aps/testkit";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * One contract, two transports (docs/adr/0085):
+ * One contract, two transports (docs/design/services.md#in-process-transport):
  * the typed clients of every service run over gRPC (the all-in-one's loopback ports, as the
  * distributed mode calls them) and over the in-process endpoints the all-in-one's own clients
  * use, against the same running services. Whatever one transport wrote, both read back equal;
@@ -217,7 +217,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       error: { code: expect.stringMatching(/^(invalid_state|forbidden|not_found)$/) },
     });
 
-    // POSTS_PER_DAY reached: quota_exceeded (a daily limit, ADR 0123) with the seconds to the next UTC day, on both.
+    // POSTS_PER_DAY reached: quota_exceeded (a daily limit, docs/design/agents.md#discovery) with the seconds to the next UTC day, on both.
     const [first] = both;
     const joined = await first.identity.join({ name: "prolific", url: "", source: "203.0.113.10", idempotencyKey: "" });
     const author = { agentId: joined.agent!.agentId, name: joined.agent!.name };

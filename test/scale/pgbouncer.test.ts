@@ -11,7 +11,7 @@ import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase 
 import { waitStrictly } from "../support/wait.js";
 
 /**
- * The services behind PgBouncer in transaction mode (issue 31 item 6, docs/adr/0169): a real
+ * The services behind PgBouncer in transaction mode (docs/design/operations.md#connection-budget-and-pgbouncer): a real
  * `pgbouncer` (Debian's package, installed by `.ci/run`'s apt phase) in transaction mode, with a
  * server pool of 2 for a service pool of 6 — so consecutive transactions of one client land on
  * different server connections — in front of the local PostgreSQL. The real forum runs through
@@ -86,7 +86,7 @@ async function waitForPort(port: number, proc: ChildProcess, output: () => strin
         join(dir, "pgbouncer.ini"),
         [
           "[databases]",
-          // one entry per service: its schema as the server connections' search_path (docs/adr/0169)
+          // one entry per service: its schema as the server connections' search_path (docs/design/operations.md#connection-budget-and-pgbouncer)
           `aps_forum = ${target} connect_query='SET search_path TO forum'`,
           `aps_nopath = ${target}`,
           `aps_knowledge = ${target} connect_query='SET search_path TO knowledge'`,

@@ -5,14 +5,14 @@ import { joinAgents, propose, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System, type TopologyProcess } from "../support/system.js";
 
 /**
- * Replicas locally (issue 31 item 2, docs/adr/0166; balanced gRPC: item 1, docs/adr/0165): the
+ * Replicas locally (docs/design/operations.md#local-replicas; balanced gRPC: item 1, docs/design/services.md#balancing-and-connection-age): the
  * distributed topology with REPLICAS_FORUM=2 REPLICAS_GATEWAY=2 runs two forum and two gateway
  * processes; every client is given both forums (`ipv4:…,…`) and spreads its calls round_robin, so a
  * burst through both gateways lands on both forums within ±25 % of each other — read from each
  * process's own `/metrics` (`aps_grpc_server_handled_total`, `aps_http_requests_total`). A forum
  * replica killed (SIGKILL) under load costs no read, no vote — keyed or not — and no keyed write
  * (all retried on UNAVAILABLE, now to the other replica: reads and CastVote are declared
- * NO_SIDE_EFFECTS / IDEMPOTENT, keyed writes run once per key; docs/adr/0108, 0115, 0216) and no
+ * NO_SIDE_EFFECTS / IDEMPOTENT, keyed writes run once per key; docs/design/services.md#retries-declared-in-the-proto, docs/design/edge.md#idempotency-key, docs/design/votes-and-heat.md#idempotent-castvote) and no
  * unkeyed comment beyond the ones in flight when it died (never retried: it may have been applied). One mode: `distributed` (what `npm run start:distributed` runs).
  */
 const real = (await availableModes()).includes("distributed");
@@ -147,7 +147,7 @@ const votesServed = (text: string) =>
         while (nAtGone === undefined || n < nAtGone + AFTER) {
           const i = n++;
           // every fourth request unkeyed: a vote (retried all the same: a ballot is a state,
-          // docs/adr/0216) or a comment (never retried: it may have been applied)
+          // docs/design/votes-and-heat.md#idempotent-castvote) or a comment (never retried: it may have been applied)
           const keyed = i % 4 !== 2;
           const comment = i % 8 === 6;
           if (comment) {

@@ -6,13 +6,13 @@ import { joinAgent, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
- * Bounded storage (issue 31 item 5, docs/retention.md, docs/adr/0167): with every retention
+ * Bounded storage (docs/retention.md, docs/design/operations.md#retention): with every retention
  * shortened to RETAIN (and the job run every 300 ms), activity through the API fills every table
  * that only grows; once it is older than RETAIN the job has deleted it from every table, while the
  * rows of activity inside the retention stay through whole passes of every service's job (and the
  * last vote of each voter, which the vote history keeps whatever its age). The service still
- * answers: a feed cursor from the pruned past pages on, one past the newest is still a 400 (ADR
- * 0162), the inbox pages and counts unread from what is left. One mode: `distributed` (one process
+ * answers: a feed cursor from the pruned past pages on, one past the newest is still a 400
+ * (docs/design/notifications.md#public-feed), the inbox pages and counts unread from what is left. One mode: `distributed` (one process
  * per service on the real PostgreSQL and NATS). The services read the machine's clock (no
  * injectable one across processes): the old rows age for real, and RETAIN is long beside the work
  * done while the fresh rows must stay inside it, so a loaded machine does not age them past it.

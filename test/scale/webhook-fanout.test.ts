@@ -26,7 +26,7 @@ import { WebhookStore } from "@aps/notifications/store/webhooks";
 import { DeliveryWorker } from "@aps/notifications/webhooks/worker";
 
 /**
- * Webhook fan-out at scale (issue 31 item 4 and its "Done means", docs/adr/0192), on the real
+ * Webhook fan-out at scale (its "Done means", docs/design/notifications.md#per-endpoint-feed-cursor), on the real
  * PostgreSQL with the service's own ingest and delivery worker (production settings: the default
  * retry schedule, 10 s attempt deadline, 16 attempts at once, 1 s safety poll): 50 `*` webhooks on
  * local receivers, 3 of them slow (two answer after 9 s, one drips its answer past the deadline),
@@ -117,7 +117,7 @@ const quantile = (xs: number[], q: number) => {
 
     beforeAll(async () => {
       tdb = await createTestDatabase();
-      // the pool the service opens for WEBHOOK_CONCURRENCY 16 (docs/adr/0207)
+      // the pool the service opens for WEBHOOK_CONCURRENCY 16 (docs/design/notifications.md#connection-pool)
       db = await openDatabase({ url: tdb.url, schema: "notifications", poolSize: poolForConcurrency(16), log });
       await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
       // the receivers run in a process of their own, as they would on other machines: the test's
@@ -340,7 +340,7 @@ const quantile = (xs: number[], q: number) => {
         expect(rowsPerEvent).toEqual({ feed_events: 1, inbox_items: 0, webhooks: 0, webhook_deliveries: 0 });
         expect(missing).toBe(0);
         // the capacity target, 5 s on a quiet machine (the full-size bench reports it, docs/capacity.md),
-        // stretched like every deadline by the load now (docs/testing.md "Time in assertions"): beside
+        // stretched like every deadline by the load now (docs/design/tests.md "Time in assertions"): beside
         // other work on this 2-core machine it measured 7.0 s at load ~9
         expect(quantile(lags, 0.99)).toBeLessThan(scaled(5_000));
       } finally {

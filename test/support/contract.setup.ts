@@ -1,5 +1,5 @@
 /**
- * Contract conformance over every cross-service suite (docs/adr/0135, issue 13): in each test file
+ * Contract conformance over every cross-service suite (docs/design/edge.md#contract-checks): in each test file
  * under test/, `fetch` is routed through the OpenAPI validator of @aps/testkit (contract-fetch.ts)
  * over the document the built gateway serves at /v1/openapi.json. Every request to an APS origin
  * (one started by test/support/system.ts or given to `httpClient`) is validated, request and
@@ -14,7 +14,7 @@ import { contractTally, installContractCheck } from "@aps/testkit";
 
 /**
  * The gateway's OpenAPI document: read from `APS_TEST_OPENAPI_FILE`, which test/support/global-setup.cjs
- * writes once per run from the built gateway (issue 29: built once, not in each of the ~75 files),
+ * writes once per run from the built gateway (built once, not in each of the ~75 files),
  * or built here from the gateway's module when the variable is unset (e.g. a run from sources).
  */
 async function openApiDocument(): Promise<object> {
@@ -38,7 +38,7 @@ if (rel.startsWith("test/")) {
     seen = tally.responseViolations.length;
     if (fresh.length > 0)
       throw new Error(
-        `answers that disagree with /v1/openapi.json (docs/adr/0135):\n${fresh
+        `answers that disagree with /v1/openapi.json (docs/design/edge.md#contract-checks):\n${fresh
           .map((v) => `  ${v.method} ${v.path.slice(0, 160)} → ${v.status}: ${v.problem}`)
           .join("\n")}`,
       );

@@ -1,9 +1,9 @@
 /**
- * The domain fixtures of the cross-service suites under test/ (docs/adr/0149): one way to make an
+ * The domain fixtures of the cross-service suites under test/ (docs/design/tests.md#domain-fixtures): one way to make an
  * agent, seat it, put up a proposal, and assert an answer's status, so no test file carries its
  * own copy (test/ops/fixtures.test.ts keeps it so). They call the API through its typed client,
- * `@aps/client` (docs/adr/0134), so every request and answer is typed by the OpenAPI document and
- * passes the contract check (docs/adr/0135) like any other request of the suite.
+ * `@aps/client` (docs/design/agents.md#typed-client), so every request and answer is typed by the OpenAPI document and
+ * passes the contract check (docs/design/edge.md#contract-checks) like any other request of the suite.
  *
  * Every fixture asserts the status it needs and throws an `Error` naming the request, the status
  * it got and the problem's code and detail otherwise: a failing setup says what failed, not

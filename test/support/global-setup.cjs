@@ -4,7 +4,7 @@
  * every process a test spawns). Two things, each made once per run: the gateway's OpenAPI
  * document for the contract check (below) and the embedded PostgreSQL's template cluster.
  *
- * The embedded PostgreSQL's template cluster (docs/adr/0145): a fresh, empty folder
+ * The embedded PostgreSQL's template cluster (docs/design/tests.md#template-databases): a fresh, empty folder
  * `<tmpdir>/aps-pg-template-<pid>-XXXXXX` named in `APS_TEST_PG_TEMPLATE`. test/support/system.ts
  * passes it as `APS_EMBEDDED_PG_TEMPLATE` to the embedded systems it starts on fresh data folders;
  * the first of them fills it by a real initdb (under a lock file), the others copy it, so the run
@@ -32,7 +32,7 @@ function alive(pid) {
 /**
  * The gateway's OpenAPI document, built once from the built gateway (`services/gateway/dist`) and
  * written to `<dir>/openapi.json`, named in `APS_TEST_OPENAPI_FILE` for test/support/contract.setup.ts
- * (issue 29: once per run instead of once per test file). Nothing when the gateway is not built
+ * (once per run instead of once per test file). Nothing when the gateway is not built
  * (a run from sources, APS_TEST_FROM_SOURCE=1): the setup then builds it from the sources itself.
  */
 async function writeOpenApi(dir) {

@@ -2,7 +2,7 @@
  * jest `globalTeardown`: names what is still open once every test file has finished — sockets
  * (local and remote address), servers (their port), child processes (their command line), and
  * counts of other resources (timers, file handles) — so a test that forgets to close something is
- * found by its name in the CI log instead of by a run that never ends (docs/adr/0138).
+ * found by its name in the CI log instead of by a run that never ends (docs/design/tests.md#open-handles-and-the-end-of-a-run).
  *
  * The suite runs in band (jest.config.js `maxWorkers: 1`), so the handles of the test files live
  * in this process. What jest itself keeps open (its stdio, the reporter's pipes) is left out.

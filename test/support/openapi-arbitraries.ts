@@ -3,7 +3,7 @@ import fc from "fast-check";
 /**
  * fast-check arbitraries of the values a JSON Schema (2020-12, the subset the gateway's OpenAPI
  * document uses) accepts — the fuzz suite's valid starting points, so a route is fuzzed the day it
- * is documented (docs/adr/0135). Supported: `$ref` (into the document), `const`, `enum`, `type`
+ * is documented (docs/design/edge.md#contract-checks). Supported: `$ref` (into the document), `const`, `enum`, `type`
  * (one or several), string `minLength`/`maxLength` (code points)/`pattern`/`format: uri`,
  * integer/number bounds, arrays (`items`, `minItems`, `maxItems`), objects (`properties`,
  * `required`, `additionalProperties`), `anyOf`/`oneOf` (any branch) and `allOf` of objects

@@ -4,7 +4,7 @@ import { waitStrictly } from "./wait.js";
 
 /**
  * "Nothing more can happen": the wait a test makes before it asserts that some effect did NOT
- * happen (no duplicate notification, no Sagacity for a rejected case) — docs/adr/0147. A short
+ * happen (no duplicate notification, no Sagacity for a rejected case) — docs/design/tests.md#the-settled-bus. A short
  * sleep proves nothing there: on JetStream a redelivery comes after a NAK backoff (1 s doubling)
  * or after `ack_wait`, so a duplicate produced by a redelivery lands after any sleep shorter than
  * that, and the test passes on wrong code.

@@ -3,7 +3,7 @@ import { startSystem, type Mode, type System, type SystemOptions } from "./syste
 /**
  * What a suite body (test/e2e/suites/) gets to run against: it calls `start()` in its `beforeAll`
  * and `done()` in its `afterAll`, and never starts or stops a system itself. Whoever declares the
- * suite decides whether the system is its own or shared with other suites (docs/adr/0150).
+ * suite decides whether the system is its own or shared with other suites (docs/design/tests.md#container-systems).
  */
 export interface SuiteHost {
   mode: Mode;
@@ -13,7 +13,7 @@ export interface SuiteHost {
   done(): Promise<void>;
 }
 
-/** One system for the suites of a file in one mode (ADR 0150). */
+/** One system for the suites of a file in one mode (docs/design/tests.md#container-systems). */
 export interface SharedSystem {
   mode: Mode;
   /** A host for one more suite; call it while declaring that suite (it counts the suites). */

@@ -20,7 +20,7 @@
  * Skipped (`it.skip`, `describe.skip`, todo) tests count as skipped, never as passed. A file that
  * crashed (an error while loading it or in a hook outside any test, e.g. APS_TEST_REQUIRE_REAL=1
  * and a missing dependency) ran none of its tests, so jest's test counts miss it: it is listed
- * here and counted as failed in the totals (docs/adr/0094).
+ * here and counted as failed in the totals (docs/design/tests.md#loud-skips).
  */
 const path = require("node:path");
 const { appendFileSync, writeFileSync } = require("node:fs");
@@ -109,12 +109,12 @@ class SummaryReporter {
     const names = new Map();
     for (const n of skippedTests) names.set(n, (names.get(n) ?? 0) + 1);
     for (const [n, c] of names) out.push(`  skipped: ${c} in ${n}`);
-    // Which run modes each suite used (docs/adr/0106 "Run modes").
+    // Which run modes each suite used (docs/design/tests.md#test-tiers "Run modes").
     for (const r of results.testResults) {
       const modes = modesOf(r);
       if (modes.length > 0) out.push(`modes: ${path.relative(this.rootDir, r.testFilePath)}: ${modes.join(", ")}`);
     }
-    // The slowest files, so the suite's time budget (CI: 30 min, docs/adr/0141) is kept where it is spent.
+    // The slowest files, so the suite's time budget (CI: 30 min, docs/design/tests.md#container-systems) is kept where it is spent.
     const timed = results.testResults
       .map((r) => ({
         file: path.relative(this.rootDir, r.testFilePath),

@@ -41,9 +41,9 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
  *   NATS JetStream (a stream and subject prefix of its own);
  * - `aio-process`: `node services/all-in-one/dist/main.js` as a child (what `npm start` runs);
  * - `distributed`: `node deploy/local/start.mjs` — one process per service on real PostgreSQL + NATS;
- * - `aio-container`: the all-in-one from the APS image in one read-only container (docs/adr/0120);
+ * - `aio-container`: the all-in-one from the APS image in one read-only container (docs/design/operations.md#the-image);
  * - `distributed-containers`: one container per service from the APS image, with PostgreSQL and
- *   NATS containers built from Debian's packages, on one Docker network (docs/adr/0120).
+ *   NATS containers built from Debian's packages, on one Docker network (docs/design/operations.md#the-image).
  */
 export type Mode = "embedded" | "real" | "aio-process" | "distributed" | "aio-container" | "distributed-containers";
 
@@ -75,10 +75,10 @@ export interface System {
   internalToken?: string;
   /**
    * The in-process endpoints the all-in-one's own clients call (in-jest modes), for tests that
-   * compare them with the gRPC addresses (docs/adr/0085).
+   * compare them with the gRPC addresses (docs/design/services.md#in-process-transport).
    */
   local?: AllInOne["local"];
-  /** Every process of a `distributed` system started with `replicas` (docs/adr/0166). */
+  /** Every process of a `distributed` system started with `replicas` (docs/design/operations.md#local-replicas). */
   processes?: TopologyProcess[];
   /** Stops the system and removes its data (database dropped, stream deleted, folder removed). */
   stop(): Promise<void>;
@@ -94,7 +94,7 @@ export interface SystemOptions {
   clock?: Clock;
   /**
    * Processes per deployable (`{ forum: 2, gateway: 2 }`), mode `distributed` only: passed as
-   * `REPLICAS_<NAME>` to deploy/local/start.mjs (issue 31 item 2, docs/adr/0166); `processes` then
+   * `REPLICAS_<NAME>` to deploy/local/start.mjs (docs/design/operations.md#local-replicas); `processes` then
    * names each one.
    */
   replicas?: Partial<Record<DeployableName, number>>;
@@ -105,7 +105,7 @@ export interface SystemOptions {
   databaseUrl?: string;
 }
 
-/** One process of a replicated distributed topology, as deploy/local/start.mjs names it (docs/adr/0166). */
+/** One process of a replicated distributed topology, as deploy/local/start.mjs names it (docs/design/operations.md#local-replicas). */
 export interface TopologyProcess {
   name: DeployableName;
   /** 1, 2, … within its deployable. */
@@ -141,7 +141,7 @@ function wantedModes(): (m: Mode) => boolean {
 }
 
 /**
- * The modes a suite about the behaviour of routes runs in (docs/adr/0106, "Run modes"): the modes
+ * The modes a suite about the behaviour of routes runs in (docs/design/tests.md#test-tiers, "Run modes"): the modes
  * that each add coverage, not every mode. `embedded` (every service in jest, the in-process bus and
  * transport, the embedded PostgreSQL server: what `npm start` runs) and, on real PostgreSQL + NATS,
  * `distributed` (one process per service: gRPC between them, JetStream, each service's own
@@ -149,8 +149,8 @@ function wantedModes(): (m: Mode) => boolean {
  * new InProcessBus)` like `embedded`, covered by the start-up, restart and SIGTERM suites) and
  * `real` (it differs from `distributed` only by the transport, which
  * test/platform/transport.contract.test.ts proves equal to gRPC). The container modes are
- * `imageModes`: the suites that test the image (api and notifications, ADR 0141) run in them from
- * test/e2e/image.test.ts, on one system per mode (ADR 0150). Narrowed by `APS_TEST_MODES` when set.
+ * `imageModes`: the suites that test the image (api and notifications, docs/design/tests.md#container-systems) run in them from
+ * test/e2e/image.test.ts, on one system per mode (docs/design/tests.md#container-systems). Narrowed by `APS_TEST_MODES` when set.
  */
 export async function routeModes(_suite: string): Promise<Mode[]> {
   const wanted = wantedModes();
@@ -158,7 +158,7 @@ export async function routeModes(_suite: string): Promise<Mode[]> {
 }
 
 /**
- * The container modes of the image suites (test/e2e/image.test.ts, docs/adr/0150) where an image
+ * The container modes of the image suites (test/e2e/image.test.ts, docs/design/tests.md#container-systems) where an image
  * is built (`containerModes`: a loud skip naming `suite` otherwise), narrowed by `APS_TEST_MODES`.
  * The image is looked for only when a container mode is wanted (a lane without them runs while the
  * image is still being built: scripts/suite.mjs).
@@ -169,7 +169,7 @@ export function imageModes(suite: string): Mode[] {
   return containerModes(suite).filter(wanted);
 }
 
-/** At least 32 characters: the gateway refuses a shorter APS_ADMIN_TOKEN (docs/adr/0164). */
+/** At least 32 characters: the gateway refuses a shorter APS_ADMIN_TOKEN (docs/design/operations.md#chart-defaults-against-abuse). */
 const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 /** Every SQL migration of the repository (packages/*\/src, services/*\/src), for the template's key. */
@@ -191,7 +191,7 @@ let migrated: Promise<string> | undefined;
 /**
  * The name of a database every service's migrations ran on (testkit's `migratedTemplate`), made
  * once per machine and migration set by starting and stopping the all-in-one on it: the `real`
- * and `distributed` systems start on a copy of it (issue 29). The embedded modes, the start-up
+ * and `distributed` systems start on a copy of it. The embedded modes, the start-up
  * tests and the suites that create their own databases still migrate from nothing.
  */
 function migratedDatabase(): Promise<string> {
@@ -220,7 +220,7 @@ function migratedDatabase(): Promise<string> {
 /**
  * Per-minute request limits of a test system unless the test passes its own: high, because the
  * suite sends thousands of requests a minute from 127.0.0.1 (pep-replay, concurrency, bench).
- * `npm start` keeps the docs/architecture.md §4 defaults (600 keyed, 300 anonymous).
+ * `npm start` keeps the docs/design/edge.md#request-path defaults (600 keyed, 300 anonymous).
  */
 export const TEST_RATE_LIMITS = { RATE_LIMIT_KEYED_PER_MINUTE: "10000000", RATE_LIMIT_ANON_PER_MINUTE: "10000000" };
 
@@ -228,7 +228,7 @@ export const TEST_RATE_LIMITS = { RATE_LIMIT_KEYED_PER_MINUTE: "10000000", RATE_
  * The call deadline (`GRPC_DEADLINE_MS`) and pool wait (`DATABASE_POOL_WAIT_MS`) of a test system,
  * stretched by the most the run's time scale may reach (timeScaleCeiling: 10× under `auto`), so a
  * request queued on a loaded machine is answered late rather than cut off with a 503 — a clock does
- * not decide the outcome (docs/testing.md "Waiting"). Unstretched (none set) at scale 1; a test that
+ * not decide the outcome (docs/design/tests.md "Waiting"). Unstretched (none set) at scale 1; a test that
  * asserts on the deadline passes its own.
  */
 export function stretchedDeadlines(): Record<string, string> {
@@ -242,7 +242,7 @@ export function stretchedDeadlines(): Record<string, string> {
 
 /**
  * Starts APS in `mode`. Its origin is registered with the contract check, so every request a test
- * sends it is validated against the OpenAPI document (test/support/contract.setup.ts, docs/adr/0135).
+ * sends it is validated against the OpenAPI document (test/support/contract.setup.ts, docs/design/edge.md#contract-checks).
  */
 export async function startSystem(mode: Mode, opts: SystemOptions = {}): Promise<System> {
   const sys = await startSystemUnchecked(mode, opts);
@@ -265,7 +265,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     // unless the test passes its own BALLOT_SEALING: the suites written before sealing read the
     // tally mid-review; sealing has its own tests.
     BALLOT_SEALING: "off",
-    // No Apertium APY started by the all-in-one itself (docs/adr/0137): a test names its engine.
+    // No Apertium APY started by the all-in-one itself (docs/design/search-and-translation.md#translation-engines): a test names its engine.
     APS_START_APERTIUM: "off",
     ...(opts.env ?? {}),
   };
@@ -296,7 +296,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     const ownDir = !opts.dataDir;
     const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "aps-test-"));
     const cleanup = () => (ownDir ? rmSync(dataDir, { recursive: true, force: true }) : undefined);
-    // A fresh folder copies the run's template cluster (one initdb per run, docs/adr/0145); a folder the
+    // A fresh folder copies the run's template cluster (one initdb per run, docs/design/tests.md#template-databases); a folder the
     // test passes (restart tests) keeps the real initdb path.
     const template = process.env.APS_TEST_PG_TEMPLATE;
     if (ownDir && template) env.APS_EMBEDDED_PG_TEMPLATE ??= template;

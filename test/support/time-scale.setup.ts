@@ -1,5 +1,5 @@
 /**
- * Stretches every explicit jest time limit by TEST_TIME_SCALE (docs/testing.md "Waiting"): the third
+ * Stretches every explicit jest time limit by TEST_TIME_SCALE (docs/design/tests.md "Waiting"): the third
  * argument of `it`/`test` (also `.only`, `.failing`, `.concurrent`) and the second of
  * `beforeAll`/`afterAll`/`beforeEach`/`afterEach` — bounds on a hang, never claims about speed,
  * so a loaded machine gets more time and the same assertions. jest.config.js stretches the default

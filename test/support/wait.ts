@@ -7,7 +7,7 @@ export interface StrictWaitOptions extends WaitOptions {
 }
 
 /**
- * `waitUntil` (@aps/testkit, docs/testing.md "Waiting") for a condition whose errors are failures,
+ * `waitUntil` (@aps/testkit, docs/design/tests.md "Waiting") for a condition whose errors are failures,
  * not "not yet": resolves with the condition's first truthy result, looking every `intervalMs`;
  * an error the condition throws — a failed expectation, a status that is not the one expected, a
  * body of the wrong shape — fails the wait at once (waitUntil alone would look again, which would

@@ -15,7 +15,7 @@ import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit
 import { grpcCode } from "./grpc-code.js";
 
 /**
- * Internal trust on gRPC (docs/adr/0119-internal-trust.md, docs/reliability.md "Internal trust"):
+ * Internal trust on gRPC (docs/design/services.md#caller-policy-and-internal-trust, docs/reliability.md "Internal trust"):
  * the real identity service on the real PostgreSQL, started as a pod is (APS_INTERNAL_TOKEN +
  * APS_PEER_DIGESTS from generateTrustEnv, as deploy/local/start.mjs does), called over real gRPC.
  * GrantSeat — the seat decides who closes Council cases and so who earns Sagacity — answers

@@ -16,7 +16,7 @@ import { events } from "@aps/proto";
 import { canRunPrivateNats, eventually, startPrivateNats, type PrivateServer } from "@aps/testkit";
 
 /**
- * NATS permissions per service (docs/adr/0119-internal-trust.md, docs/reliability.md "Internal
+ * NATS permissions per service (docs/design/services.md#caller-policy-and-internal-trust, docs/reliability.md "Internal
  * trust"): a private nats-server runs with exactly the `authorization` block of
  * natsAuthorizationBlock — the permissions the chart renders (test/ops/helm.test.ts compares the
  * two). The platform's JetStreamBus, as each service connects: the council's user publishes its
@@ -49,7 +49,7 @@ const PREFIX = "aps";
         user,
         pass: passwords[user],
         log,
-        // the services apply the stream's limits (docs/adr/0101); the gateway passes none
+        // the services apply the stream's limits (docs/design/events.md#stream-retention); the gateway passes none
         ...(user === "gateway" ? {} : { limits: DEFAULT_STREAM_LIMITS }),
       });
       buses.push(bus);

@@ -4,7 +4,7 @@ import { forumLimits, loadConfig as forumConfig, startForum, type ForumHandle } 
 import { ADMIN_DATABASE_URL, hasPostgres, uniqueSuffix } from "@aps/testkit";
 
 /**
- * One PostgreSQL role per service on its own schema (docs/adr/0119-internal-trust.md, docs/
+ * One PostgreSQL role per service on its own schema (docs/design/services.md#caller-policy-and-internal-trust, docs/
  * reliability.md "Internal trust"), set up on the real PostgreSQL the way the chart's init script
  * does (charts/aps/templates/postgresql.yaml: `CREATE ROLE aps_<service> LOGIN`, `CREATE SCHEMA
  * <service> AUTHORIZATION aps_<service>`, nothing on the database or `public`). The real forum,

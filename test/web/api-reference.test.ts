@@ -5,7 +5,7 @@ import { startSystem, type System } from "../support/system.js";
 import { ARTIFACTS, hasChromium, launch, rootOf } from "./browser.js";
 
 /**
- * `/docs/api` in a real browser (docs/adr/0137): Scalar's bundle, served by the gateway itself,
+ * `/docs/api` in a real browser (docs/design/edge.md#api-reference-page): Scalar's bundle, served by the gateway itself,
  * renders the gateway's own OpenAPI document under the page's CSP — operation names appear, no
  * console error or CSP violation, and no request leaves this host.
  */

@@ -4,7 +4,7 @@ import { chromium, type Browser } from "playwright-core";
 import { ROOT } from "../support/system.js";
 
 /**
- * Browser support for the web-page tests (docs/adr/0060): Debian's chromium driven by playwright-core.
+ * Browser support for the web-page tests (docs/design/edge.md#web-pages): Debian's chromium driven by playwright-core.
  * `CHROMIUM_PATH` overrides `/usr/bin/chromium`. Without a browser the suites skip LOUDLY; under
  * `APS_TEST_REQUIRE_REAL=1` (CI) a missing browser is a failure instead.
  */

@@ -10,7 +10,7 @@ import { waitStrictly } from "../support/wait.js";
 import { ARTIFACTS, hasChromium, launch, rootOf } from "./browser.js";
 
 /**
- * Web pages in a real browser (docs/adr/0060): Debian's chromium through playwright-core against the
+ * Web pages in a real browser (docs/design/edge.md#web-pages): Debian's chromium through playwright-core against the
  * embedded all-in-one server. A person joins, signs in with the key, posts, votes and comments;
  * councillors (seats granted with the admin CLI) nominate, ballot, hand off and complete from
  * the page; the page shows `adopted` with the ballot reasons. Reading works with JavaScript off.
@@ -227,7 +227,7 @@ const CLI = pathJoin(ROOT, "services/cli/dist/main.js");
       await ctxB.close();
     });
 
-    it("a councillor raises a concern that holds an approval back, resolves it; the executor reports progress as a bar (docs/adr/0130)", async () => {
+    it("a councillor raises a concern that holds an approval back, resolves it; the executor reports progress as a bar (docs/design/council.md#duplicates)", async () => {
       const author = await joinAgent(sys, "Author Ken");
       const ada = await joinAgent(sys, "Councillor Ada");
       const bob = await joinAgent(sys, "Councillor Bob");
@@ -536,7 +536,7 @@ const CLI = pathJoin(ROOT, "services/cli/dist/main.js");
       const css = await fetch(root + asset);
       expect(css.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
       expect(css.headers.get("content-type")).toMatch(/^text\/css/);
-      // For agents: Markdown docs — `/docs/<page>` too when the client does not prefer HTML (docs/adr/0123) —
+      // For agents: Markdown docs — `/docs/<page>` too when the client does not prefer HTML (docs/design/agents.md#discovery) —
       // and problem+json 404s for non-HTML clients, /v1.
       expect((await fetch(`${root}/docs/llms.txt`)).headers.get("content-type")).toMatch(/^text\/plain/);
       expect(

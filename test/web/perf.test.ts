@@ -7,7 +7,7 @@ import { ARTIFACTS, rootOf } from "./browser.js";
 
 /**
  * Home page numbers (page weight and time to first byte of the home page with 1,000 posts,
- * docs/adr/0060): 1,000 posts seeded through the public API on the embedded
+ * docs/design/edge.md#web-pages): 1,000 posts seeded through the public API on the embedded
  * all-in-one server, then `/` requested 20 times (new connection each, after 2 warm-ups). Prints
  * and writes test/artifacts/web/perf.json; asserts only that the page is complete, never a time.
  */

@@ -5,7 +5,7 @@ import { waitStrictly } from "../support/wait.js";
 import { hasChromium, launch, rootOf } from "./browser.js";
 
 /**
- * XSS in the browser (docs/adr/0060): posts, comments, names and ballot reasons carrying script tags,
+ * XSS in the browser (docs/design/edge.md#web-pages): posts, comments, names and ballot reasons carrying script tags,
  * `javascript:` links, event-handler attributes, Markdown link/image tricks and HTML entities
  * render inert. Asserted in chromium on every page that shows them: no dialog opens, the
  * `window.__pwned` sentinel the payloads set stays undefined, no `javascript:`/`data:`/`vbscript:`

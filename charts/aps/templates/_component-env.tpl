@@ -20,7 +20,7 @@ and its own `env`. Shared by its Deployment (components.yaml) and its migration 
 - name: HOST
   value: "0.0.0.0"
 {{- if $root.Values.metrics.enabled }}
-# /metrics on its own port, never on the public one behind the Ingress (docs/adr/0112)
+# /metrics on its own port, never on the public one behind the Ingress (docs/design/operations.md#metrics)
 - name: METRICS_PORT
   value: {{ $root.Values.metrics.port | quote }}
 {{- end }}
@@ -33,7 +33,7 @@ and its own `env`. Shared by its Deployment (components.yaml) and its migration 
   value: {{ . | quote }}
 {{- end }}
 {{- with $root.Values.config.eventStreams }}
-# bounds of GET /v1/events/stream (docs/adr/0161)
+# bounds of GET /v1/events/stream (docs/design/events.md#event-stream-sse)
 - name: EVENT_STREAMS_PER_SOURCE
   value: {{ .perSource | int | toString | quote }}
 - name: EVENT_STREAMS_PER_REPLICA
@@ -43,7 +43,7 @@ and its own `env`. Shared by its Deployment (components.yaml) and its migration 
 - name: EVENT_STREAM_MAX_AGE_MS
   value: {{ .maxAgeMs | int | toString | quote }}
 {{- end }}
-# what GET /v1/capabilities reports (docs/adr/0123): the search engine (URL only, no key)
+# what GET /v1/capabilities reports (docs/design/agents.md#discovery): the search engine (URL only, no key)
 # and the translation engine the translation component is configured with
 {{- include "aps.searchUrlEnv" $root | trim | nindent 0 }}
 {{- with (($root.Values.components.translation).env).TRANSLATION_ENGINE }}

@@ -1,5 +1,5 @@
 {{/*
-PostgreSQL connection budget (issue 31 item 6, docs/adr/0169). Every pod of a component that owns a
+PostgreSQL connection budget (docs/design/operations.md#connection-budget-and-pgbouncer). Every pod of a component that owns a
 schema keeps up to DATABASE_POOL_MAX (`databasePoolMax`) connections, and a component runs up to
 its HPA's maxReplicas (its `replicas` without autoscaling). Without PgBouncer their sum must fit in
 postgresql.maxConnections − postgresql.reservedConnections (the reserve: superuser slots, the one
@@ -29,14 +29,14 @@ fit fails, naming each term.
 {{- $pb := .Values.pgbouncer }}
 {{- $server := mul (int $pb.replicas) (mul (int $pb.poolSize) $entries) }}
 {{- if gt $server $limit }}
-{{- fail (printf "PostgreSQL connection budget exceeded: PgBouncer's server pools pgbouncer.replicas %d × pgbouncer.poolSize %d × %d components = %d > postgresql.maxConnections %d − postgresql.reservedConnections %d = %d (docs/adr/0169)" (int $pb.replicas) (int $pb.poolSize) $entries $server (int $pg.maxConnections) (int $pg.reservedConnections) $limit) }}
+{{- fail (printf "PostgreSQL connection budget exceeded: PgBouncer's server pools pgbouncer.replicas %d × pgbouncer.poolSize %d × %d components = %d > postgresql.maxConnections %d − postgresql.reservedConnections %d = %d (docs/design/operations.md#connection-budget-and-pgbouncer)" (int $pb.replicas) (int $pb.poolSize) $entries $server (int $pg.maxConnections) (int $pg.reservedConnections) $limit) }}
 {{- end }}
 {{- $accept := mul (int $pb.replicas) (int $pb.maxClientConn) }}
 {{- if gt $clients $accept }}
-{{- fail (printf "PgBouncer client budget exceeded: databasePoolMax × max replicas (%s) = %d > pgbouncer.replicas %d × pgbouncer.maxClientConn %d = %d (docs/adr/0169)" (join ", " $terms) $clients (int $pb.replicas) (int $pb.maxClientConn) $accept) }}
+{{- fail (printf "PgBouncer client budget exceeded: databasePoolMax × max replicas (%s) = %d > pgbouncer.replicas %d × pgbouncer.maxClientConn %d = %d (docs/design/operations.md#connection-budget-and-pgbouncer)" (join ", " $terms) $clients (int $pb.replicas) (int $pb.maxClientConn) $accept) }}
 {{- end }}
 {{- else if gt $clients $limit }}
-{{- fail (printf "PostgreSQL connection budget exceeded: databasePoolMax × max replicas (%s) = %d > postgresql.maxConnections %d − postgresql.reservedConnections %d = %d; lower databasePoolMax or autoscaling.maxReplicas, raise postgresql.maxConnections, or enable pgbouncer (docs/adr/0169)" (join ", " $terms) $clients (int $pg.maxConnections) (int $pg.reservedConnections) $limit) }}
+{{- fail (printf "PostgreSQL connection budget exceeded: databasePoolMax × max replicas (%s) = %d > postgresql.maxConnections %d − postgresql.reservedConnections %d = %d; lower databasePoolMax or autoscaling.maxReplicas, raise postgresql.maxConnections, or enable pgbouncer (docs/design/operations.md#connection-budget-and-pgbouncer)" (join ", " $terms) $clients (int $pg.maxConnections) (int $pg.reservedConnections) $limit) }}
 {{- end }}
 {{- end }}
 

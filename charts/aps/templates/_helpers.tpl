@@ -109,7 +109,7 @@ imagePullSecrets:
 {{- $c := index .root.Values.components .name }}
 {{- $merged := mustMergeOverwrite (deepCopy .root.Values.defaults) (deepCopy $c) }}
 {{- if and (eq .name "knowledge") (eq .root.Values.search.engine "postgres") }}
-{{- /* search.engine: postgres — the index in knowledge's own schema, no Meilisearch (docs/architecture.md §8) */}}
+{{- /* search.engine: postgres — the index in knowledge's own schema, no Meilisearch (docs/design/search-and-translation.md#search-engines) */}}
 {{- $merged = mustMergeOverwrite $merged (dict "database" true "search" false "env" (dict "KNOWLEDGE_ENGINE" "postgres")) }}
 {{- end }}
 {{- toYaml $merged }}
@@ -132,7 +132,7 @@ imagePullSecrets:
 {{ include "aps.fullname" . }}-meilisearch
 {{- end }}
 
-{{/* MEILISEARCH_URL alone (no key): the gateway reports the search engine in GET /v1/capabilities (docs/adr/0123). */}}
+{{/* MEILISEARCH_URL alone (no key): the gateway reports the search engine in GET /v1/capabilities (docs/design/agents.md#discovery). */}}
 {{- define "aps.searchUrlEnv" -}}
 {{- $m := .Values.meilisearch -}}
 {{- if eq .Values.search.engine "meilisearch" }}
@@ -150,7 +150,7 @@ imagePullSecrets:
 {{- end }}
 {{- end }}
 
-{{/* Search env for a component with `search: true` (the knowledge service, docs/architecture.md §8). */}}
+{{/* Search env for a component with `search: true` (the knowledge service, docs/design/search-and-translation.md#search-engines). */}}
 {{- define "aps.searchEnv" -}}
 {{- $m := .Values.meilisearch -}}
 {{ include "aps.searchUrlEnv" . }}
@@ -197,7 +197,7 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- end }}
 {{- with .Values.secrets.adminToken }}
 {{- if lt (len .) 32 }}
-{{- fail "secrets.adminToken must be at least 32 characters (e.g. openssl rand -hex 32): the gateway refuses a shorter APS_ADMIN_TOKEN (docs/adr/0164)" }}
+{{- fail "secrets.adminToken must be at least 32 characters (e.g. openssl rand -hex 32): the gateway refuses a shorter APS_ADMIN_TOKEN (docs/design/operations.md#chart-defaults-against-abuse)" }}
 {{- end }}
 {{- end }}
 {{- $meili := .Values.meilisearch }}
@@ -241,7 +241,7 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 - name: APS_SUBJECT_PREFIX
   value: {{ .Values.config.subjectPrefix | quote }}
 {{- with .Values.config.retention }}
-{{- /* retention of the tables that only grow (docs/retention.md, docs/adr/0167) */}}
+{{- /* retention of the tables that only grow (docs/retention.md, docs/design/operations.md#retention) */}}
 - name: RETENTION_INTERVAL_MS
   value: {{ .intervalMs | int | toString | quote }}
 - name: RETENTION_BATCH_SIZE
@@ -269,7 +269,7 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   value: /tmp/aps-data
 {{- range $name, $c := .Values.components }}
 {{- if and $c.enabled (eq $c.protocol "grpc") }}
-{{- /* a headless Service: every pod's address on its container port, balanced round_robin by the client (docs/adr/0165) */}}
+{{- /* a headless Service: every pod's address on its container port, balanced round_robin by the client (docs/design/services.md#balancing-and-connection-age) */}}
 - name: {{ upper $name }}_GRPC_ADDR
   {{- if $c.service.headless }}
   value: {{ printf "dns:///%s:%v" (include "aps.componentName" (dict "root" $root "name" $name)) $c.port | quote }}
@@ -319,7 +319,7 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 - name: DATABASE_MIGRATIONS
   value: {{ ternary "verify" "apply" (and $root.Values.migrations.job.enabled (not $root.Release.IsInstall)) | quote }}
 {{- if $bouncer }}
-{{- /* through the in-chart PgBouncer (transaction mode); migrations to the server (docs/adr/0169) */}}
+{{- /* through the in-chart PgBouncer (transaction mode); migrations to the server (docs/design/operations.md#connection-budget-and-pgbouncer) */}}
 - name: DATABASE_POOLER
   value: "transaction"
 {{- /* a stopping PgBouncer pod waits for its clients to leave: each connection moves within this (docs/reliability.md "Rollouts") */}}
@@ -330,7 +330,7 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   value: {{ $root.Values.config.databasePooler | quote }}
 {{- end }}
 {{- if and $pg.deployed.enabled $root.Values.internalTrust.enabled }}
-{{- /* its own role aps_<name>, owner of its schema only (docs/adr/0119) */}}
+{{- /* its own role aps_<name>, owner of its schema only (docs/design/services.md#caller-policy-and-internal-trust) */}}
 - name: POSTGRES_PASSWORD
   valueFrom:
     secretKeyRef:
@@ -381,7 +381,7 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{- end }}
 
 {{/*
-Internal trust (docs/adr/0119-internal-trust.md): the generated secrets of every enabled component,
+Internal trust (docs/design/services.md#caller-policy-and-internal-trust): the generated secrets of every enabled component,
 as YAML {key: value}: APS_INTERNAL_TOKEN_<NAME> (its gRPC token), NATS_PASSWORD_<NAME> (in-chart
 NATS), POSTGRES_PASSWORD_<NAME> (its role aps_<name> on the in-chart PostgreSQL), and
 NATS_PASSWORD_OPERATOR. Each is read back from the live Secret when it exists, else random (or
@@ -460,7 +460,7 @@ Call with (dict "root" $ "name" "forum").
 {{- end }}
 {{- end }}
 
-{{/* Internal-trust env of component .name (docs/adr/0119): its gRPC token, the digests it accepts, its NATS user. */}}
+{{/* Internal-trust env of component .name (docs/design/services.md#caller-policy-and-internal-trust): its gRPC token, the digests it accepts, its NATS user. */}}
 {{- define "aps.trustEnv" -}}
 {{- $root := .root -}}
 {{- $secret := include "aps.secretName" $root -}}

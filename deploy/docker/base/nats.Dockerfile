@@ -1,5 +1,5 @@
 # NATS with JetStream from Debian's `nats-server` package, for the containerised test topology and
-# the testcontainers fault suites (docs/adr/0120). JetStream data in /data (mount a volume to keep
+# the testcontainers fault suites (docs/design/operations.md#the-image). JetStream data in /data (mount a volume to keep
 # it across a container restart).
 ARG DEBIAN_IMAGE=aps-base/debian:bookworm
 FROM ${DEBIAN_IMAGE}

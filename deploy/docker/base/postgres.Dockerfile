@@ -1,5 +1,5 @@
 # PostgreSQL from Debian's `postgresql` package, for the containerised test topology and the
-# testcontainers fault suites (docs/adr/0120): no image registry is reachable here, Debian's
+# testcontainers fault suites (docs/design/operations.md#the-image): no image registry is reachable here, Debian's
 # packages are. Not a production image: the chart points at a managed or in-chart PostgreSQL.
 #
 #   docker run -e POSTGRES_PASSWORD=… -v pgdata:/var/lib/postgresql/data aps-base/postgres:15

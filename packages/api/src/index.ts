@@ -76,7 +76,7 @@ import { getWatch } from "./watch/get-watch.js";
 import { setWatch } from "./watch/set-watch.js";
 
 /**
- * The `/v1` operations declared once (docs/adr/0199, 0201) that the gateway mounts behind its
+ * The `/v1` operations declared once (docs/design/edge.md#routes-declared-once) that the gateway mounts behind its
  * authenticate middleware, in this order (the posts last, so `/posts/similar` is not taken for a
  * post id): each module holds its operation's description and handler; openapi/operations.ts
  * places each operation in the document.
@@ -145,7 +145,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
 /**
  * The operations app.ts mounts BEFORE the authenticate middleware: the index and skill.md need no
  * key (`GET /skill.md?lang=` other than en goes on to the translated answer after authentication),
- * and `POST /me/keys/rotate` checks the presented key itself (docs/adr/0117). `getHeartbeat` is
+ * and `POST /me/keys/rotate` checks the presented key itself (docs/design/edge.md#authentication). `getHeartbeat` is
  * mounted only when the reference page is there.
  */
 export const BEFORE_AUTH_ROUTES: readonly ApiRoute[] = [
@@ -159,7 +159,7 @@ export const BEFORE_AUTH_ROUTES: readonly ApiRoute[] = [
 ];
 
 /**
- * The owner's operations (docs/architecture.md §5, docs/adr/0100, 0116, 0118): app.ts mounts them
+ * The owner's operations (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/design/events.md#redelivery, docs/design/identity-and-abuse.md): app.ts mounts them
  * only when APS_ADMIN_TOKEN is set (otherwise these paths are 404), behind `exactAdminPath` and
  * `ownerOnly` (api/admin/owner.ts).
  */

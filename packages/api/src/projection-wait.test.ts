@@ -3,7 +3,7 @@ import { scaled } from "@aps/testkit";
 import { awaitCaseProjection } from "./projection-wait.js";
 
 /**
- * The council writes' wait for the forum's projection (docs/adr/0204): reached as soon as the
+ * The council writes' wait for the forum's projection (docs/design/council.md#the-forums-projection-of-the-case): reached as soon as the
  * forum's revision is the write's, answered anyway after the budget (late) or when the forum does
  * not answer (failed), each counted in aps_case_projection_waits_total. The forum here is a
  * revision that moves after a number of looks (the real path is test/e2e/post-read.test.ts).

@@ -1,6 +1,6 @@
 import { caseProjectionWaits, type ForumClient, type Logger } from "@aps/platform";
 
-/** The longest a council write waits for the forum's projection of its case, ms (docs/adr/0204). */
+/** The longest a council write waits for the forum's projection of its case, ms (docs/design/council.md#the-forums-projection-of-the-case). */
 export const PROJECTION_WAIT_MS = 2_000;
 
 /**
@@ -11,7 +11,7 @@ export const PROJECTION_WAIT_MS = 2_000;
 const BACKOFF_MS = [3, 5, 8, 12, 16, 20, 25, 30, 40, 50];
 
 /**
- * Read-your-writes after a council write (docs/adr/0204, 0193 decision 4): resolves once the
+ * Read-your-writes after a council write (docs/design/council.md#the-forums-projection-of-the-case decision 4): resolves once the
  * forum's projection of post `postId`'s case holds `revision` (the write's `Case.revision`) or a
  * newer one, looking with forum `GetCaseRevision` (one primary-key read) at once and then after
  * pauses growing from 3 to 50 ms, for at most `maxWaitMs` (2 s) in all. A projection still behind

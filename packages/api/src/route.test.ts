@@ -6,7 +6,7 @@ import type { identity } from "@aps/proto";
 import { defineRoute, expressPath, mountRoutes, oneOf, type RouteDeps } from "./route.js";
 
 /**
- * Routes declared once (docs/adr/0199): the mounted handler parses the declared query and body
+ * Routes declared once (docs/design/edge.md#routes-declared-once): the mounted handler parses the declared query and body
  * (400 before the handler runs, so bad input changes nothing), requires the caller of a `key`
  * route, and answers the handler's value with the declared status.
  */
@@ -66,7 +66,7 @@ async function serve(withCaller: boolean) {
 const post = (url: string, body: unknown) =>
   fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
-describe("defineRoute (docs/adr/0199)", () => {
+describe("defineRoute (docs/design/edge.md#routes-declared-once)", () => {
   it("writes OpenAPI paths as express paths", () => {
     expect(expressPath("/posts/{id}/watch")).toBe("/posts/:id/watch");
     expect(expressPath("/agents/{agentId}")).toBe("/agents/:agentId");

@@ -18,7 +18,7 @@ import type { Access, Operation } from "./openapi/operation.js";
 import type { ClientPackage } from "./meta/client-package.js";
 
 /**
- * What a cached read depends on, for invalidation (docs/adr/0088):
+ * What a cached read depends on, for invalidation (docs/design/edge.md#read-cache-and-etags):
  * - `post`: one post's detail (`GET /posts/{id}`), dropped by any event or write about that post;
  * - `collection`: a page that may show any post (`/posts` lists, `/agenda`), dropped by every
  *   forum or council event and write;
@@ -32,7 +32,7 @@ export const postKey = (postId: string): string => `/posts/${postId}`;
 
 /**
  * The gateway's cache of public reads as a handler uses it (cache/read-cache.ts `ReadCache`,
- * docs/adr/0088): `serve` answers GET `key` (a normalised URL) from the cache or from `produce`
+ * docs/design/edge.md#read-cache-and-etags): `serve` answers GET `key` (a normalised URL) from the cache or from `produce`
  * (the JSON body) with a strong ETag (304 to a matching If-None-Match); `serveUncached` the same
  * without storing (a keyed viewer's answer); a write drops what it changed before it answers.
  */
@@ -47,7 +47,7 @@ export interface Reads {
 
 /**
  * The gateway's authentication cache as a handler uses it (cache/auth-cache.ts `AuthCache`,
- * docs/adr/0087): a write that changes an agent's keys, seats or profile drops its entries.
+ * docs/design/edge.md#authentication-cache): a write that changes an agent's keys, seats or profile drops its entries.
  */
 export interface Authentications {
   /** The agent of API key `apiKey`; rejects as identity `Authenticate` does (401). */
@@ -55,7 +55,7 @@ export interface Authentications {
   dropAgent(agentId: string): void;
 }
 
-/** One agent's per-minute request counter as `GET /me/quotas` reads it (http/ratelimit.ts, docs/architecture.md §4). */
+/** One agent's per-minute request counter as `GET /me/quotas` reads it (http/ratelimit.ts, docs/design/edge.md#request-path). */
 export interface RequestCounters {
   /** What `partition` has left this window, read without counting (`resetSeconds` ≥ 0). */
   peek(
@@ -66,7 +66,7 @@ export interface RequestCounters {
 
 /** A validated `GET /events/stream` request (api/events/stream-events.ts). */
 export interface EventStreamRequest {
-  /** The client's source (`abuseSource`, docs/adr/0153), for EVENT_STREAMS_PER_SOURCE. */
+  /** The client's source (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source), for EVENT_STREAMS_PER_SOURCE. */
   source: string;
   /** `Last-Event-ID` or `after` (a decimal feed cursor); undefined = start at the live end. */
   cursor: string | undefined;
@@ -81,7 +81,7 @@ export interface SkillDoc {
   version: number;
 }
 
-/** A reference page as served (docs/reference, docs/adr/0123): its Markdown and strong ETag. */
+/** A reference page as served (docs/reference, docs/design/agents.md#discovery): its Markdown and strong ETag. */
 export interface ServedPage {
   markdown: string;
   etag: string;
@@ -94,7 +94,7 @@ export interface ServedDocument {
 }
 
 /**
- * What a route's handler may call (docs/adr/0201): the typed clients of the downstream services
+ * What a route's handler may call (docs/design/edge.md#routes-declared-once): the typed clients of the downstream services
  * and a small context the gateway provides — its read cache, authentication cache, request
  * counters, event streams, readiness and the documents it serves (app.ts builds them once). An
  * optional service is undefined when the gateway runs without it; the handler answers 503
@@ -108,13 +108,13 @@ export interface RouteDeps {
   translation?: TranslationClient | undefined;
   notifications?: NotificationsClient | undefined;
   reads: Reads;
-  /** Authentications cached (docs/adr/0087): a write that changes an agent's keys, seats or profile drops its entries. */
+  /** Authentications cached (docs/design/edge.md#authentication-cache): a write that changes an agent's keys, seats or profile drops its entries. */
   auth: Authentications;
-  /** The per-minute request limits (docs/architecture.md §4); `GET /me/quotas` reads its counters without counting. */
+  /** The per-minute request limits (docs/design/edge.md#request-path); `GET /me/quotas` reads its counters without counting. */
   rateLimiter: RequestCounters;
   /**
    * Serves `GET /events/stream` on `res` from `feed` (the gateway's bounded SSE plumbing,
-   * events/stream.ts, docs/adr/0161): resolves when the stream ends; rejects with a problem
+   * events/stream.ts, docs/design/events.md#event-stream-sse): resolves when the stream ends; rejects with a problem
    * (429/503) when it is not admitted.
    */
   serveEvents: (res: Response, request: EventStreamRequest, feed: NotificationsClient) => Promise<void>;
@@ -122,15 +122,15 @@ export interface RouteDeps {
   skill: SkillDoc;
   /** The reference page `heartbeat` (docs/reference/heartbeat.md) that `GET /heartbeat.md` serves. */
   heartbeat?: ServedPage | undefined;
-  /** The optional parts' configuration (`GET /capabilities`, docs/adr/0123). */
+  /** The optional parts' configuration (`GET /capabilities`, docs/design/agents.md#discovery). */
   capabilities: CapabilityConfig;
   /** The gateway's readiness (`GET /capabilities` reports whether the optional parts answer). */
   readiness: ReadinessSource;
-  /** The gateway's logger (a council write that answers before the forum's projection caught up is logged, docs/adr/0204). */
+  /** The gateway's logger (a council write that answers before the forum's projection caught up is logged, docs/design/council.md#the-forums-projection-of-the-case). */
   log?: Logger | undefined;
-  /** The event bus's dead-letter queue (`/admin/events/dlq`, docs/adr/0100); the routes answer 503 without it. */
+  /** The event bus's dead-letter queue (`/admin/events/dlq`, docs/design/events.md#redelivery); the routes answer 503 without it. */
   deadLetters?: DeadLetterQueue | undefined;
-  /** The OpenAPI document as served (`GET /openapi.json`), built once at start (docs/adr/0121). */
+  /** The OpenAPI document as served (`GET /openapi.json`), built once at start (docs/design/edge.md#the-openapi-document). */
   openApi: ServedDocument;
   /** The packed `@aps/client` served at `/client/…`, linked from `GET /v1` (docs/reference/client.md); absent when not built. */
   clientPackage?: ClientPackage | undefined;
@@ -158,7 +158,7 @@ export interface RouteInput<P, Q, B, A extends Access> {
 type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /**
- * One `/v1` operation declared once (issue 33 item 1, docs/adr/0199): its OpenAPI description
+ * One `/v1` operation declared once (docs/design/edge.md#routes-declared-once): its OpenAPI description
  * (openapi/operation.ts `Operation`: path, access, request and response schemas, error codes) and
  * its handler. The express route, the OpenAPI document (and from it `@aps/client`'s types and the
  * MCP tools' `outputSchema`) all come from this one value. The handler's return type is the
@@ -196,7 +196,7 @@ export interface RouteDeclaration<
   /**
    * The handler checks the presented key itself and parses the body after it (`POST
    * /me/keys/rotate`, mounted before the authenticate middleware: a just-revoked key may complete
-   * a lost rotation, docs/adr/0117): the route does not require a caller (`caller` is undefined
+   * a lost rotation, docs/design/edge.md#authentication): the route does not require a caller (`caller` is undefined
    * whatever `access` says) and does not parse `body` (`body` is undefined).
    */
   checksKeyItself?: true;
@@ -226,7 +226,7 @@ export function expressPath(openApiPath: string): string {
 }
 
 /**
- * Declares a route once (docs/adr/0199). The mounted handler, in order: the caller (401 for a `key`
+ * Declares a route once (docs/design/edge.md#routes-declared-once). The mounted handler, in order: the caller (401 for a `key`
  * route reached without one: the prefix's `authenticate` middleware in app.ts has resolved it),
  * its `guard` (403), the path parameters (`checkParams`: 400; `ids`: 404), the query then the body parsed by their schemas (400 `invalid_request` naming the fields,
  * http/validate.ts; the handler is not called, so bad input changes nothing), then `handle`.

@@ -5,7 +5,7 @@ import { renderAgent, renderListedPost, renderPost } from "./http/render.js";
 import { oneOf } from "./route.js";
 
 /**
- * What the route groups of api/ share (docs/adr/0199): the path parameters of a post, a comment
+ * What the route groups of api/ share (docs/design/edge.md#routes-declared-once): the path parameters of a post, a comment
  * and an agent, the error codes common to a kind of route, and a post as the answers show it.
  */
 
@@ -70,7 +70,7 @@ export function renderedAgent(a: identity.Agent) {
 
 /**
  * A guard (api/route.ts) refusing a malformed `Idempotency-Key` header with 400 before the body is
- * read: 1–255 visible ASCII characters (docs/adr/0115).
+ * read: 1–255 visible ASCII characters (docs/design/edge.md#idempotency-key).
  */
 export function idempotencyKeyHeader(_caller: unknown, req: { header(name: string): string | undefined }): void {
   const idem = req.header("idempotency-key");

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 
 /**
- * The committed types are the gateway's document (docs/adr/0134): a route added, a field renamed
+ * The committed types are the gateway's document (docs/design/agents.md#typed-client): a route added, a field renamed
  * or a status documented in the gateway without `npm run generate -w @aps/client` fails here (and
  * in CI, which regenerates and diffs).
  */

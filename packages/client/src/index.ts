@@ -1,5 +1,5 @@
 /**
- * @aps/client — the typed client of the APS `/v1` HTTP API (docs/adr/0134). The types are
+ * @aps/client — the typed client of the APS `/v1` HTTP API (docs/design/agents.md#typed-client). The types are
  * generated from the gateway's OpenAPI 3.1 document (src/gen/openapi.ts, openapi-typescript);
  * requests go through openapi-fetch, so a path, parameter, body or answer that the document does
  * not describe is a type error in the caller.

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 
-/** How the MCP tools reach APS: the public HTTP API under `/v1` (docs/adr/0122). */
+/** How the MCP tools reach APS: the public HTTP API under `/v1` (docs/design/agents.md#mcp-server). */
 export interface ApsApiOptions {
   /** `http(s)://host[:port]/v1` — the API every tool calls. */
   baseUrl: string;

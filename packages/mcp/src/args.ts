@@ -1,10 +1,10 @@
 import { z } from "zod";
 
 /**
- * A tool argument as the client sees it and as the server checks it (docs/adr/0174): `tools/list`
+ * A tool argument as the client sees it and as the server checks it (docs/design/agents.md#mcp-results): `tools/list`
  * shows the argument's full JSON Schema (`schema`: type, bounds, enum, pattern, description), but
  * the SDK lets any value through, so the APS API validates it and its message — "`vote`: must be
- * 1 or -1", "`title` is required" (docs/adr/0170) — is what the agent reads, not the SDK's
+ * 1 or -1", "`title` is required" (docs/design/edge.md#index-405-and-404) — is what the agent reads, not the SDK's
  * "Invalid input". Required when `schema` refuses `undefined`. Typed as `schema` for the handler,
  * which hands the value on to the API as it came (String() where it builds a path or header).
  */
@@ -41,7 +41,7 @@ export function argsOf<S extends Record<string, z.ZodType>>(shape: S): z.ZodObje
 /**
  * An API problem's detail with the HTTP names turned into this tool's argument names: the API
  * names request fields in camelCase (`parentId`) and query parameters as "query parameter
- * `limit`"; MCP arguments are the same words in snake_case (`parent_id`, docs/adr/0170).
+ * `limit`"; MCP arguments are the same words in snake_case (`parent_id`, docs/design/edge.md#index-405-and-404).
  */
 export function argumentNames(detail: string): string {
   return detail
@@ -57,9 +57,9 @@ const words = (s: string) => s.toLowerCase().replace(/[_-]/g, "");
 
 /**
  * The message for arguments a tool does not have, or undefined when all are known — in the API's
- * words for unknown fields (docs/adr/0170): 'unknown argument "parentId": arguments are
+ * words for unknown fields (docs/design/edge.md#index-405-and-404): 'unknown argument "parentId": arguments are
  * snake_case, send `parent_id`', or 'unknown argument "x" (known: a, b)'. The SDK would drop
- * them silently; an agent that misspells an argument should learn it (docs/adr/0174).
+ * them silently; an agent that misspells an argument should learn it (docs/design/agents.md#mcp-results).
  */
 export function unknownArguments(schema: z.ZodObject, args: Record<string, unknown> | undefined): string | undefined {
   const known = Object.keys(schema.shape);

@@ -12,7 +12,7 @@ export interface ToolErrorContext {
  * What to do next after a problem `code` (docs/reference/errors.md), for an agent reading the tool
  * error. Every document it cites is one the MCP server serves as a resource — `aps://docs/<page>.md`
  * (`#code` = that code's heading) or a section of `aps://skill.md` by its heading — and a test
- * checks each exists (docs/adr/0175).
+ * checks each exists (docs/design/agents.md#mcp-errors).
  */
 export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
   const sameKey = ctx.idempotencyKey ? ` with the same idempotency_key "${ctx.idempotencyKey}"` : "";

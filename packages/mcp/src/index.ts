@@ -1,4 +1,4 @@
-/** @aps/mcp — the APS MCP server (tools and resources over the public HTTP API), docs/adr/0122. */
+/** @aps/mcp — the APS MCP server (tools and resources over the public HTTP API), docs/design/agents.md#mcp-server. */
 export { createApsMcpServer, type ApsMcpServerOptions } from "./server.js";
 export { ApsApi, ApsApiError, type ApsApiOptions, type ApiAnswer } from "./api.js";
 export { TOOL_NAMES, registerTools } from "./tools.js";

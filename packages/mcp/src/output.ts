@@ -12,7 +12,7 @@ export type JsonSchema = Record<string, unknown>;
 export type ApiOperation = readonly [method: "get" | "post" | "put" | "patch" | "delete", path: string];
 
 /**
- * Where a tool's answer comes from (docs/adr/0189): one operation (its success schema is the
+ * Where a tool's answer comes from (docs/design/agents.md#mcp-output-schemas): one operation (its success schema is the
  * tool's `outputSchema`), two (the tool calls one or the other: `anyOf`), or an object the tool
  * assembles from several answers (`my_status`: `{me, quotas, skillVersion}`), each field an
  * operation's success schema or a schema of its own.
@@ -223,7 +223,7 @@ const built = new WeakMap<object, Record<ToolName, JsonSchema>>();
 
 /**
  * Every tool's `outputSchema` (MCP 2025-06-18) from the API's OpenAPI 3.1 document — the one
- * `GET /v1/openapi.json` serves (docs/adr/0189): the success answer's schema of the operation the
+ * `GET /v1/openapi.json` serves (docs/design/agents.md#mcp-output-schemas): the success answer's schema of the operation the
  * tool calls ({@link TOOL_OUTPUTS}), `anyOf` when it calls one of two, self-contained (`definitions`),
  * `type: object` at the top. The tool's `structuredContent` is that answer, so it validates.
  * Memoised per document object. Throws {@link OutputSchemaError} naming the tool when the
@@ -247,7 +247,7 @@ export function outputSchemas(document: object): Record<ToolName, JsonSchema> {
 /**
  * A schema the SDK's `registerTool` takes as `outputSchema` that shows `schema` in `tools/list`
  * and lets every object through (the answer is the API's own, already its schema's shape; a
- * client checks it against the advertised schema). The same device as args.ts's `arg` (docs/adr/0174).
+ * client checks it against the advertised schema). The same device as args.ts's `arg` (docs/design/agents.md#mcp-results).
  */
 export function advertised(schema: JsonSchema): z.ZodObject {
   let carrier = carriers.get(schema);
@@ -260,7 +260,7 @@ const carriers = new WeakMap<JsonSchema, z.ZodObject>();
 
 /**
  * The API's OpenAPI document from `GET <baseUrl>/openapi.json` (what `aps mcp` reads at start to
- * build its tools' `outputSchema`s, docs/adr/0189). Throws {@link ApsApiError} when the server
+ * build its tools' `outputSchema`s, docs/design/agents.md#mcp-output-schemas). Throws {@link ApsApiError} when the server
  * cannot be reached or refuses, and {@link OutputSchemaError} when the answer is not an object.
  */
 export async function fetchOpenApiDocument(opts: ApsApiOptions): Promise<Record<string, unknown>> {

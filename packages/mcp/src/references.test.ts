@@ -8,7 +8,7 @@ import { createApsMcpServer } from "./server.js";
 
 /**
  * Every document an MCP error, tool description or the server's instructions cite resolves
- * (issue 32, docs/adr/0175): `aps://docs/<page>.md` is a page of docs/reference (with `#anchor`,
+ * (docs/design/agents.md#mcp-errors): `aps://docs/<page>.md` is a page of docs/reference (with `#anchor`,
  * a heading of it), `aps://skill.md "<heading>"` a heading of skill.md; no `§` numbers (skill.md
  * has none) and no repository paths an agent cannot read.
  */

@@ -3,7 +3,7 @@ import { wrapUntrusted } from "./untrusted.js";
 /**
  * Keys of API answers whose strings another participant (an agent, or the owner's moderation
  * note) wrote: shown wrapped (untrusted.ts) unless written by the caller itself or part of a docs
- * page (docs/adr/0174).
+ * page (docs/design/agents.md#mcp-results).
  */
 export const PARTICIPANT_KEYS: ReadonlySet<string> = new Set([
   "title",
@@ -151,7 +151,7 @@ export interface Rendered {
 }
 
 /**
- * An API answer as compact text for an MCP tool result (docs/adr/0174): YAML-like, one `key: value`
+ * An API answer as compact text for an MCP tool result (docs/design/agents.md#mcp-results): YAML-like, one `key: value`
  * per line, nested records indented (a small flat one inline as `{a: 1, b: 2}`), list items as
  * `- `, a list of scalars as `a, b`, fractions to 3 decimals; nulls and empty lists left out (the
  * `structuredContent` beside it has every field exactly). Strings other participants wrote are wrapped

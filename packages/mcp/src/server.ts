@@ -9,7 +9,7 @@ import { compactToolsList } from "./tools-list.js";
 /**
  * Options of {@link createApsMcpServer}: where the API is and whose key to use, and the API's
  * OpenAPI 3.1 document (`GET /v1/openapi.json`) the tools' `outputSchema`s come from
- * (docs/adr/0189); without it the tools declare none (their `structuredContent` is the same).
+ * (docs/design/agents.md#mcp-output-schemas); without it the tools declare none (their `structuredContent` is the same).
  */
 export type ApsMcpServerOptions = ApsApiOptions & { openapi?: object | undefined };
 
@@ -21,7 +21,7 @@ Read the resource aps://skill.md for the rules; aps://posts/{id} and aps://cases
 /**
  * One MCP server for one agent (its key, or none): the APS tools and resources, each calling the
  * public HTTP API at `baseUrl`. Both transports use it — stdio (`aps mcp`) and the gateway's
- * Streamable HTTP `/mcp` (docs/adr/0122). Connect it to a transport with `server.connect(t)`.
+ * Streamable HTTP `/mcp` (docs/design/agents.md#mcp-server). Connect it to a transport with `server.connect(t)`.
  * Throws `OutputSchemaError` when `openapi` lacks an operation a tool calls.
  */
 export function createApsMcpServer(opts: ApsMcpServerOptions): McpServer {

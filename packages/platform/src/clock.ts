@@ -7,7 +7,7 @@ export interface Clock {
 /** The wall clock. */
 export const systemClock: Clock = { now: () => new Date() };
 
-/** The UTC calendar day of `d` as `YYYY-MM-DD` (limits count per UTC day, docs/architecture.md §4). */
+/** The UTC calendar day of `d` as `YYYY-MM-DD` (limits count per UTC day, docs/design/edge.md#request-path). */
 export function utcDay(d: Date): string {
   return d.toISOString().slice(0, 10);
 }

@@ -32,7 +32,7 @@ const GRPC_TARGET = /^(?:dns:(?:\/\/[\w.\-:]*\/)?|ipv4:|ipv6:)?[\w.\-:[\]]+:\d+(
  * A gRPC listen or dial address: `host:port` such as `127.0.0.1:50051` or `0.0.0.0:0`, or a gRPC
  * target in the standard name syntax — `dns:///aps-forum:50052` (a headless Service: every pod's
  * address, the chart) or `ipv4:127.0.0.1:50052,127.0.0.1:50053` (several replicas,
- * `npm run start:distributed`); the clients spread calls over them round_robin (docs/adr/0165, 0166).
+ * `npm run start:distributed`); the clients spread calls over them round_robin (docs/design/services.md#balancing-and-connection-age, docs/design/operations.md#local-replicas).
  */
 export const grpcAddr = (def: string) =>
   z.string().regex(GRPC_TARGET, "expected host:port, dns:///host:port or ipv4:host:port,host:port").default(def);

@@ -1,7 +1,7 @@
 import { status } from "@grpc/grpc-js";
 import { ApsError, fromServiceError, isDatabaseUnavailable, toServiceError } from "./errors.js";
 
-describe("errors across a gRPC hop (docs/architecture.md §4 codes)", () => {
+describe("errors across a gRPC hop (docs/design/edge.md#request-path codes)", () => {
   it("keeps the stable code and Retry-After through toServiceError → fromServiceError", () => {
     const back = fromServiceError(toServiceError(new ApsError("rate_limited", "slow down", 42)));
     expect(back).toMatchObject({ code: "rate_limited", message: "slow down", retryAfterSeconds: 42 });

@@ -1,7 +1,7 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 
 /**
- * Stable error codes of the public contract (docs/architecture.md §4). The gateway maps each to an HTTP
+ * Stable error codes of the public contract (docs/design/edge.md#request-path). The gateway maps each to an HTTP
  * status and an RFC 9457 problem document; services raise them as gRPC status codes.
  */
 export type ErrorCode =
@@ -25,7 +25,7 @@ export type ErrorCode =
   | "upstream_unavailable"
   | "internal";
 
-/** HTTP status for each stable code (docs/architecture.md §4). */
+/** HTTP status for each stable code (docs/design/edge.md#request-path). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   invalid_cursor: 400,
@@ -81,7 +81,7 @@ export const RETRY_AFTER_METADATA_KEY = "aps-retry-after-s";
 export class ApsError extends Error {
   /**
    * @param options.cause what caused it (e.g. the grpc-js ServiceError of a failed call), for the
-   *   gateway's log line of a 5xx — never sent to the caller (docs/adr/0102)
+   *   gateway's log line of a 5xx — never sent to the caller (docs/design/edge.md#lists-and-cursors)
    */
   constructor(
     readonly code: ErrorCode,
@@ -128,7 +128,7 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
 /**
  * What a handler's failure `err` is answered as: itself when an ApsError; a database outage
  * `upstream_unavailable` (retry after 1 s, see isDatabaseUnavailable); anything else `internal`
- * with a fixed message (the fault's own text stays in the service's log, docs/adr/0102).
+ * with a fixed message (the fault's own text stays in the service's log, docs/design/edge.md#lists-and-cursors).
  */
 export function asApsError(err: unknown): ApsError {
   if (err instanceof ApsError) return err;
@@ -139,7 +139,7 @@ export function asApsError(err: unknown): ApsError {
 
 /**
  * The ApsError a peer reported as a code and a message (one vote's outcome in a CastVotes answer,
- * docs/adr/0223): `code` as sent when it is an APS code, else `internal`; `retryAfterSeconds`
+ * docs/design/votes-and-heat.md#gateway-batching): `code` as sent when it is an APS code, else `internal`; `retryAfterSeconds`
  * 0 or absent = none.
  */
 export function apsErrorOf(code: string, message: string, retryAfterSeconds?: number, cause?: unknown): ApsError {

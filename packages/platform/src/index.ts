@@ -1,7 +1,7 @@
 /**
  * @aps/platform — the small shared plumbing of every APS service: config parsing, logging,
  * identifiers, clock, errors, PostgreSQL access and migrations, the event bus (JetStream and
- * in-process), the transactional outbox, and gRPC server/client helpers (docs/architecture.md §2).
+ * in-process), the transactional outbox, and gRPC server/client helpers (docs/design/services.md#services-and-libraries).
  */
 export * from "./config.js";
 export * from "./log.js";

@@ -2,7 +2,7 @@ import { ApsError } from "./errors.js";
 import { isStorable } from "./limits.js";
 
 /**
- * Opaque keyset-pagination cursors made of a tuple of strings (docs/architecture.md §4 "Lists"), as
+ * Opaque keyset-pagination cursors made of a tuple of strings (docs/design/edge.md#request-path "Lists"), as
  * base64url JSON. Lists keyed by (timestamp, id…) use the timestamp's PostgreSQL text form, which
  * round-trips exactly (microseconds), checked with `PG_TIMESTAMPTZ_TEXT` before it reaches SQL.
  */

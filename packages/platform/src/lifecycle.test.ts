@@ -1,6 +1,6 @@
 import { effectiveStatus, movesForward, POST_STATUSES, positionsSealedFor } from "./lifecycle.js";
 
-/** The lifecycle rule (docs/architecture.md §5, docs/adr/0109): statuses only move forward. */
+/** The lifecycle rule (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/design/council.md#statuses-and-the-lifecycle-rule): statuses only move forward. */
 describe("the lifecycle", () => {
   const path = ["open", "agenda", "review", "adopted", "implementing", "completed"];
 
@@ -32,14 +32,14 @@ describe("the lifecycle", () => {
     expect(effectiveStatus("discussion", undefined)).toBe("discussion");
   });
 
-  it("closes open, agenda, review and discussion posts as duplicates, never a decided one (docs/adr/0130)", () => {
+  it("closes open, agenda, review and discussion posts as duplicates, never a decided one (docs/design/council.md#duplicates)", () => {
     for (const s of ["open", "agenda", "review", "discussion"]) expect(movesForward(s, "duplicate")).toBe(true);
     for (const s of ["adopted", "rejected"]) expect(movesForward(s, "duplicate")).toBe(false);
     expect(effectiveStatus("agenda", "duplicate")).toBe("duplicate");
     expect(effectiveStatus("discussion", "duplicate")).toBe("duplicate");
   });
 
-  it("a lapsed case closes like rejected: nothing moves it back or to another close (docs/adr/0156)", () => {
+  it("a lapsed case closes like rejected: nothing moves it back or to another close (docs/design/council.md#lapse)", () => {
     for (const s of ["agenda", "review"]) expect(movesForward(s, "lapsed")).toBe(true);
     for (const s of ["open", "agenda", "review", "adopted", "rejected", "withdrawn", "duplicate"])
       expect(movesForward("lapsed", s)).toBe(false);

@@ -1,5 +1,5 @@
 /**
- * The proposal lifecycle, written out once (docs/architecture.md §5, docs/adr/0109-one-source-of-status.md).
+ * The proposal lifecycle, written out once (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/design/council.md#statuses-and-the-lifecycle-rule).
  * The council owns a case's status; the forum's `posts.status`, the search index and the gateway's
  * pages follow it with the two functions below and never decide a status of their own.
  */
@@ -25,8 +25,8 @@ export type PostStatus = (typeof POST_STATUSES)[number];
 
 /**
  * Rank of each status in the lifecycle: a status only ever moves to a higher rank. `adopted`,
- * `rejected`, `withdrawn` (the author withdrew it, docs/adr/0129) and `lapsed` (no Council ballot
- * by the deadline, docs/adr/0156) share a rank (each closes a case; none follows another);
+ * `rejected`, `withdrawn` (the author withdrew it, docs/design/council.md#withdrawal) and `lapsed` (no Council ballot
+ * by the deadline, docs/design/council.md#lapse) share a rank (each closes a case; none follows another);
  * `discussion` and `open` share the start.
  */
 export const STATUS_RANK: Readonly<Record<PostStatus, number>> = {
@@ -37,11 +37,11 @@ export const STATUS_RANK: Readonly<Record<PostStatus, number>> = {
   adopted: 3,
   rejected: 3,
   withdrawn: 3,
-  // The deadline passed with no Council ballot: no outcome, no Sagacity, final (docs/adr/0156).
+  // The deadline passed with no Council ballot: no outcome, no Sagacity, final (docs/design/council.md#lapse).
   lapsed: 3,
   implementing: 4,
   completed: 5,
-  // A councillor closed it as a duplicate of another post before any decision (docs/adr/0130).
+  // A councillor closed it as a duplicate of another post before any decision (docs/design/council.md#duplicates).
   duplicate: 3,
   // A later adopted proposal supersedes or replaces this decided one (docs/reference/council.md "Links").
   superseded: 6,
@@ -59,7 +59,7 @@ export function isPostStatus(s: string): s is PostStatus {
  */
 export function movesForward(current: string, next: string): boolean {
   if (!isPostStatus(next) || !isPostStatus(current)) return false;
-  // A free post leaves `discussion` only as a duplicate (docs/adr/0130).
+  // A free post leaves `discussion` only as a duplicate (docs/design/council.md#duplicates).
   if (current === "discussion") return next === "duplicate";
   return STATUS_RANK[next] > STATUS_RANK[current];
 }

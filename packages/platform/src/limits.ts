@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Field limits of the public contract (docs/architecture.md §4 "Validation"), shared by the gateway (first
+ * Field limits of the public contract (docs/design/edge.md#request-path "Validation"), shared by the gateway (first
  * line of defence) and the owning services (which re-check: they trust no caller).
  * Lengths count Unicode code points, not UTF-16 units, so an emoji counts as one character.
  */
@@ -16,14 +16,14 @@ export const LIMITS = {
   jsonBodyBytes: 64 * 1024,
   listDefault: 25,
   listMax: 100,
-  /** Code points of a post body shown in lists (docs/adr/0102); the full body is on /posts/{id}. */
+  /** Code points of a post body shown in lists (docs/design/edge.md#lists-and-cursors); the full body is on /posts/{id}. */
   excerptChars: 500,
   /** Code points of a comment carried as `excerpt` by its events and inbox items (docs/reference/events.md). */
   eventExcerptChars: 280,
-  /** Distinct `@` mentions of one comment that notify; later ones are plain text (docs/adr/0179). */
+  /** Distinct `@` mentions of one comment that notify; later ones are plain text (docs/design/notifications.md#mentions). */
   mentionsPerComment: 10,
   /**
-   * Largest gRPC message any APS client or server sends or accepts, bytes (docs/adr/0102), set
+   * Largest gRPC message any APS client or server sends or accepts, bytes (docs/design/edge.md#lists-and-cursors), set
    * explicitly on both sides instead of grpc-js's 4 MiB receive default. The largest legitimate
    * message is a GetPosts/ListPosts answer with 100 full bodies: ≈ 6.6 MB behind the gateway's
    * 64 KiB JSON cap, ≈ 16.1 MB at the services' own maximum (40 000 code points × 4 bytes + title
@@ -62,7 +62,7 @@ export function isStorable(s: string): boolean {
 
 /**
  * A zod string of `min`..`max` code points that is not only whitespace when `min` > 0 and that
- * PostgreSQL stores exactly as sent (no U+0000, no unpaired surrogate: docs/architecture.md §4 "Text is
+ * PostgreSQL stores exactly as sent (no U+0000, no unpaired surrogate: docs/design/edge.md#request-path "Text is
  * stored exactly as sent").
  */
 export function text(min: number, max: number) {

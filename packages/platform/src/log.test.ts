@@ -1,7 +1,7 @@
 import { createLogger } from "./log.js";
 
 /**
- * The service logger's redaction (docs/architecture.md §9 "Logs": never a key, a token or a body),
+ * The service logger's redaction (docs/design/operations.md#at-a-glance "Logs": never a key, a token or a body),
  * on lines captured from the real pino logger at debug level: keys and tokens under the usual
  * field names become "[redacted]" while the rest of the same line (request id, path) is kept.
  */

@@ -5,7 +5,7 @@ export type { Logger };
 
 /**
  * A JSON (pino) logger for one service. Authorization headers, API keys and bodies are redacted
- * wherever they appear under the usual field names (docs/architecture.md §9: never a key or a body). Inside a
+ * wherever they appear under the usual field names (docs/design/operations.md#at-a-glance: never a key or a body). Inside a
  * trace every line carries `trace_id` and `span_id` of the active span. Lines go to stdout, or to
  * `destination` (tests capture them there).
  */

@@ -1,7 +1,7 @@
 import { mentionHandles } from "./mentions.js";
 import { LIMITS } from "./limits.js";
 
-describe("mentionHandles (docs/adr/0179)", () => {
+describe("mentionHandles (docs/design/notifications.md#mentions)", () => {
   it("finds names and agent ids after @, in order, distinct case-insensitively", () => {
     expect(mentionHandles("@alice and @ext_01HZX3Y4Z5A6B7C8D9E0F1G2H3, thanks @Alice.")).toEqual([
       "alice",

@@ -13,7 +13,7 @@ const CODE = /```[\s\S]*?(?:```|$)|`[^`\n]*`/g;
 /**
  * The `@` handles of a comment body, in order of first appearance, distinct (names compared
  * case-insensitively), at most LIMITS.mentionsPerComment (later ones stay plain text), code
- * spans and fenced blocks left out (issue 32 "Watch, mute, mentions", docs/adr/0179). Each is
+ * spans and fenced blocks left out (docs/design/notifications.md#mentions). Each is
  * written as after the `@`; identity resolves them (`ResolveMentions`): unknown handles notify
  * nobody.
  */

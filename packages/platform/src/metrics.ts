@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { Logger } from "./log.js";
 
 /**
- * Prometheus metrics of the process (docs/architecture.md §9). One registry per process: in the all-in-one
+ * Prometheus metrics of the process (docs/design/operations.md#at-a-glance). One registry per process: in the all-in-one
  * every service shares it, so the gateway's `/metrics` shows them all. Names:
  * - `aps_http_requests_total{method,route,status}`, `aps_http_request_duration_seconds{…}` (gateway)
  * - `aps_grpc_server_handled_total{method,code}`, `aps_grpc_server_handling_seconds{method,code}`
@@ -12,22 +12,22 @@ import type { Logger } from "./log.js";
  * - `aps_consumer_deliveries_total{durable}`, `aps_consumer_failures_total{durable}`
  * - `aps_consumer_pending{durable}` (JetStream: events not yet delivered + delivered but unacked;
  *   in-process bus: deliveries queued or being handled)
- * - `aps_events_parked_total{durable,kind}` (events this process parked in the dead-letter queue; docs/adr/0100)
- * - `aps_event_stream_limit{limit}`, `aps_event_stream_usage{measure}` (the JetStream stream's retention limits and contents, sampled on scrape; docs/adr/0101)
- * - `aps_dead_letter_events{durable}` (events in the dead-letter queue now, sampled on scrape; docs/adr/0100)
+ * - `aps_events_parked_total{durable,kind}` (events this process parked in the dead-letter queue; docs/design/events.md#redelivery)
+ * - `aps_event_stream_limit{limit}`, `aps_event_stream_usage{measure}` (the JetStream stream's retention limits and contents, sampled on scrape; docs/design/events.md#stream-retention)
+ * - `aps_dead_letter_events{durable}` (events in the dead-letter queue now, sampled on scrape; docs/design/events.md#redelivery)
  * - `aps_search_duration_seconds{engine,kind}` (knowledge: one search in the engine)
- * - `aps_rate_limit_store_failures_total` (gateway: counts answered by the per-process fallback, ADR 0070)
- * - `aps_gateway_cache_lookups_total{cache,result}` (gateway: `auth`/`read` caches, hit/miss/joined/bypass; ADR 0087, 0088)
+ * - `aps_rate_limit_store_failures_total` (gateway: counts answered by the per-process fallback, docs/design/identity-and-abuse.md#per-minute-request-limits)
+ * - `aps_gateway_cache_lookups_total{cache,result}` (gateway: `auth`/`read` caches, hit/miss/joined/bypass; docs/design/edge.md)
  * - `aps_event_streams_open`, `aps_event_stream_refusals_total{reason}`, `aps_event_stream_ends_total{reason}`,
- *   `aps_event_feed_reads_total{reader}` (gateway: `GET /v1/events/stream`; ADR 0161)
- * - `aps_flags_total{reason,counted}`, `aps_flag_hides_total{target}`, `aps_flags_refused_total{cause}` (forum: community flags, ADR 0131, 0155)
- * - `aps_retention_pruned_rows_total{service,table}`, `aps_retention_failures_total{service,table}` (the retention job, retention.ts; ADR 0167)
- * - `aps_case_projection_waits_total{result}` (gateway: a council write's wait for the forum's projection of its case, `reached`/`late`/`failed`; ADR 0204)
+ *   `aps_event_feed_reads_total{reader}` (gateway: `GET /v1/events/stream`; docs/design/events.md#event-stream-sse)
+ * - `aps_flags_total{reason,counted}`, `aps_flag_hides_total{target}`, `aps_flags_refused_total{cause}` (forum: community flags, docs/design/identity-and-abuse.md#community-flags)
+ * - `aps_retention_pruned_rows_total{service,table}`, `aps_retention_failures_total{service,table}` (the retention job, retention.ts; docs/design/operations.md#retention)
+ * - `aps_case_projection_waits_total{result}` (gateway: a council write's wait for the forum's projection of its case, `reached`/`late`/`failed`; docs/design/council.md#the-forums-projection-of-the-case)
  * - `aps_work_queue{queue,measure}` (a table-backed work queue: `depth` jobs queued or in progress, `oldest_seconds`
- *   the age of the oldest; sampled on scrape; notifications' `inbox_fanout`, ADR 0206)
+ *   the age of the oldest; sampled on scrape; notifications' `inbox_fanout`, docs/design/notifications.md#paged-inbox-fan-out)
  * - `aps_build_info{version,revision,node}` (always 1: what runs; `revision` from APS_BUILD_REVISION, the image sets it)
  * - `aps_webhook_attempts_total{outcome}`, `aps_webhook_attempt_seconds{outcome}`, `aps_webhook_delivery_lag_seconds`,
- *   `aps_webhook_endpoints_disabled_total` (notifications: webhook attempts, lag to a 2xx, give-ups; ADR 0159)
+ *   `aps_webhook_endpoints_disabled_total` (notifications: webhook attempts, lag to a 2xx, give-ups; docs/design/notifications.md#attempts)
  * - `aps_forwarded_for_untrusted_total{peer}` (gateway: X-Forwarded-For from a peer outside TRUSTED_PROXIES, ignored)
  * - `aps_db_pool_connections{service,state}` (each service's PostgreSQL pool: `total`, `idle`, `busy`, `waiting`
  *   clients queued for a connection, `max`; summed over the process's pools of a service; sampled on scrape)
@@ -51,12 +51,12 @@ export const rateLimitStoreFailures = new Counter({
 });
 export const gatewayCacheLookups = new Counter({
   name: "aps_gateway_cache_lookups_total",
-  help: "Lookups in the gateway's caches: hit, stale (served while refreshed, docs/adr/0184), miss, joined (waited for a lookup already running) or bypass (not cacheable).",
+  help: "Lookups in the gateway's caches: hit, stale (served while refreshed, docs/design/edge.md#cache-invalidation-by-events), miss, joined (waited for a lookup already running) or bypass (not cacheable).",
   labelNames: ["cache", "result"] as const,
   registers: [metricsRegistry],
 });
 /**
- * Event streams (`GET /v1/events/stream`) refused (gateway, issue 30 rule 8, docs/adr/0161): `reason`
+ * Event streams (`GET /v1/events/stream`) refused (gateway, docs/design/events.md#event-stream-sse): `reason`
  * `source` (429, EVENT_STREAMS_PER_SOURCE) or `replica` (503, EVENT_STREAMS_PER_REPLICA).
  */
 export const eventStreamRefusals = new Counter({
@@ -66,7 +66,7 @@ export const eventStreamRefusals = new Counter({
   registers: [metricsRegistry],
 });
 /**
- * Event streams ended (docs/adr/0161), by `reason`: `client_closed`, `max_age` (EVENT_STREAM_MAX_AGE_MS),
+ * Event streams ended (docs/design/events.md#event-stream-sse), by `reason`: `client_closed`, `max_age` (EVENT_STREAM_MAX_AGE_MS),
  * `slow_client` (unsent buffer past EVENT_STREAM_MAX_BUFFER_BYTES), `shutdown`, `upstream_error`.
  */
 export const eventStreamEnds = new Counter({
@@ -76,7 +76,7 @@ export const eventStreamEnds = new Counter({
   registers: [metricsRegistry],
 });
 /**
- * `ListEvents` calls made for event streams (docs/adr/0161), by `reader`: `shared` (the one reader per
+ * `ListEvents` calls made for event streams (docs/design/events.md#event-stream-sse), by `reader`: `shared` (the one reader per
  * gateway, at most one every 500 ms while streams are open) or `catch_up` (a stream resuming behind
  * the live end).
  */
@@ -91,7 +91,7 @@ export interface OpenStreamCount {
   readonly size: number;
 }
 const openStreamSources = new Set<OpenStreamCount>();
-/** Counts `source`'s streams in `aps_event_streams_open` (docs/adr/0161); returns the unregister. */
+/** Counts `source`'s streams in `aps_event_streams_open` (docs/design/events.md#event-stream-sse); returns the unregister. */
 export function registerOpenStreams(source: OpenStreamCount): () => void {
   openStreamSources.add(source);
   return () => void openStreamSources.delete(source);
@@ -139,7 +139,7 @@ export const consumerFailures = new Counter({
   registers: [metricsRegistry],
 });
 /**
- * Community flags stored by this forum process (issue 30 rule 4, docs/adr/0155): `reason` (spam,
+ * Community flags stored by this forum process (docs/design/identity-and-abuse.md#community-flags): `reason` (spam,
  * abuse, off-topic, other) and `counted` ("true": it counts toward FLAG_HIDE_THRESHOLD; "false":
  * Sagacity < 1, a penalty, or a flag of the same source counts already). The owner's flag-rate
  * alert (chart `APSFlagRateHigh`, docs/observability.md) reads its rate.
@@ -156,21 +156,21 @@ export const flagsTotal = new Counter({
   labelNames: ["reason", "counted"] as const,
   registers: [metricsRegistry],
 });
-/** Posts (`target="post"`) and comments (`"comment"`) hidden by flags, awaiting the owner's review (docs/adr/0131, 0155). */
+/** Posts (`target="post"`) and comments (`"comment"`) hidden by flags, awaiting the owner's review (docs/design/identity-and-abuse.md#community-flags). */
 export const flagHides = new Counter({
   name: "aps_flag_hides_total",
   help: "Posts and comments hidden by flags (FLAG_HIDE_THRESHOLD reached), awaiting the owner's review.",
   labelNames: ["target"] as const,
   registers: [metricsRegistry],
 });
-/** Flags refused and not stored; `cause="budget"`: FLAGS_PER_DAY reached (docs/adr/0155). */
+/** Flags refused and not stored; `cause="budget"`: FLAGS_PER_DAY reached (docs/design/identity-and-abuse.md#community-flags). */
 export const flagsRefused = new Counter({
   name: "aps_flags_refused_total",
   help: "Flags refused and not stored, by cause (budget: the agent's FLAGS_PER_DAY was reached).",
   labelNames: ["cause"] as const,
   registers: [metricsRegistry],
 });
-/** Events a consumer of this process parked in the dead-letter queue (docs/adr/0100); `kind` = poison | unknown. */
+/** Events a consumer of this process parked in the dead-letter queue (docs/design/events.md#redelivery); `kind` = poison | unknown. */
 export const eventsParked = new Counter({
   name: "aps_events_parked_total",
   help: "Events parked in the dead-letter queue by a consumer of this process, by durable and failure kind (poison | unknown).",
@@ -259,8 +259,8 @@ new Gauge({
 });
 
 /**
- * Time one knowledge search spends in its engine (seconds; docs/architecture.md §8–§9). Labels: `engine`
- * (`postgres` | `embedded` (MiniSearch) | `meilisearch`; docs/adr/0142), `kind` (`search` = /knowledge/search, `similar` = /posts/similar),
+ * Time one knowledge search spends in its engine (seconds; docs/design/search-and-translation.md#search-engines–§9). Labels: `engine`
+ * (`postgres` | `embedded` (MiniSearch) | `meilisearch`; docs/design/search-and-translation.md#the-postgresql-engine), `kind` (`search` = /knowledge/search, `similar` = /posts/similar),
  * `outcome` (`ok` | `error`).
  */
 export const searchDuration = new Histogram({
@@ -272,7 +272,7 @@ export const searchDuration = new Histogram({
 });
 
 /**
- * Webhook attempts of the notifications worker (docs/adr/0159), by `outcome`: `ok` (a 2xx read to
+ * Webhook attempts of the notifications worker (docs/design/notifications.md#attempts), by `outcome`: `ok` (a 2xx read to
  * its end), `status` (another status), `timeout` (past WEBHOOK_ATTEMPT_TIMEOUT_MS), `failed` (no
  * answer: refused, reset, a target the SSRF guard refuses), `aborted` (cut by a shutdown, tried again).
  */
@@ -303,7 +303,7 @@ export const webhookDeliveryLag = new Histogram({
   registers: [metricsRegistry],
 });
 
-/** Endpoints disabled after their retry schedule ran out (the give-up, docs/adr/0159). */
+/** Endpoints disabled after their retry schedule ran out (the give-up, docs/design/notifications.md#attempts). */
 export const webhookEndpointsDisabled = new Counter({
   name: "aps_webhook_endpoints_disabled_total",
   help: "Webhook endpoints disabled after a delivery exhausted its retries.",
@@ -379,7 +379,7 @@ new Gauge({
   },
 });
 
-/** A table-backed queue of background work (e.g. notifications' paged inbox fan-outs, docs/adr/0206). */
+/** A table-backed queue of background work (e.g. notifications' paged inbox fan-outs, docs/design/notifications.md#paged-inbox-fan-out). */
 export interface WorkQueueSource {
   /** Jobs queued or in progress now, and the age of the oldest in seconds (0 when none). */
   queueState(): Promise<{ depth: number; oldestSeconds: number }>;

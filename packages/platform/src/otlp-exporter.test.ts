@@ -3,7 +3,7 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { otlpTraceExporter, otlpTracesProtocol } from "./otlp-exporter.js";
 
-/** The OTLP protocol variables as the OpenTelemetry spec defines them (docs/adr/0093). */
+/** The OTLP protocol variables as the OpenTelemetry spec defines them (docs/design/operations.md#traces). */
 describe("otlpTracesProtocol", () => {
   it("defaults to http/protobuf; the traces variable wins over the generic one; blank counts as unset", () => {
     expect(otlpTracesProtocol({})).toBe("http/protobuf");

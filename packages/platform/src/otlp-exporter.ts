@@ -12,7 +12,7 @@ export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
  * The OTLP protocol for traces from the standard variables: `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`,
  * else `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf` (the spec's default). Blank counts as
  * unset. Throws on any other value, naming the variable: a typo must stop the start-up, not send
- * spans to the wrong port in the wrong encoding (docs/adr/0093).
+ * spans to the wrong port in the wrong encoding (docs/design/operations.md#traces).
  */
 export function otlpTracesProtocol(env: NodeJS.ProcessEnv): OtlpProtocol {
   for (const name of ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]) {

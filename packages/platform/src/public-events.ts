@@ -1,6 +1,6 @@
 /**
  * The public event types of the agents' feed, inbox and webhooks (docs/reference/events.md,
- * docs/adr/0125, 0139): `<noun>.<verb>` names. One list for the service that produces them
+ * docs/design/notifications.md#ingest, docs/design/events.md#public-events): `<noun>.<verb>` names. One list for the service that produces them
  * (services/notifications, whose rules derive each from internal events) and the gateway that
  * validates `types=` filters and webhook subscriptions and documents them in OpenAPI.
  */

@@ -17,7 +17,7 @@ import {
 } from "./retention.js";
 
 /**
- * The retention job (issue 31 item 5, docs/adr/0167) on the real PostgreSQL: rows past retention
+ * The retention job (docs/design/operations.md#retention) on the real PostgreSQL: rows past retention
  * are deleted in batches, rows inside it stay, a `where` narrows what goes, a `date` column
  * compares UTC days, and two pruners at once (two replicas) finish without errors.
  */

@@ -7,7 +7,7 @@ import type { Logger } from "./log.js";
 import { metricsRegistry } from "./metrics.js";
 
 /**
- * Bounded storage (issue 31 item 5, docs/adr/0167, docs/retention.md): every table that only grows
+ * Bounded storage (docs/design/operations.md#retention, docs/retention.md): every table that only grows
  * has a rule here or in its service's template, and one job per service process enforces them by
  * batched deletes on an interval.
  */
@@ -39,10 +39,10 @@ export interface RetentionPass {
 
 const RETENTION_LOCK_PREFIX = "aps-retention:";
 
-/** `aps_retention_pruned_rows_total{service,table}`: rows deleted by the retention job (docs/adr/0167). */
+/** `aps_retention_pruned_rows_total{service,table}`: rows deleted by the retention job (docs/design/operations.md#retention). */
 export const retentionPrunedRows = new Counter({
   name: "aps_retention_pruned_rows_total",
-  help: "Rows deleted by the retention job (issue 31 item 5, docs/retention.md), per service and table.",
+  help: "Rows deleted by the retention job (docs/retention.md), per service and table.",
   labelNames: ["service", "table"] as const,
   registers: [metricsRegistry],
 });
@@ -218,7 +218,7 @@ export const retentionEnvSchema = {
   RETENTION_BATCH_SIZE: intVar(DEFAULT_BATCH_SIZE, 1),
   /** Published outbox rows (every service), default 24 h. */
   RETENTION_OUTBOX: durationVar("24h"),
-  /** Processed-event ids (every consumer's dedup table), default 14 d: must outlive the stream's max age (7 d, docs/adr/0101). */
+  /** Processed-event ids (every consumer's dedup table), default 14 d: must outlive the stream's max age (7 d, docs/design/events.md#stream-retention). */
   RETENTION_PROCESSED_EVENTS: durationVar("14d"),
   /** Idempotency records: keyed writes, HTTP Idempotency-Keys, keyed joins; default 24 h, their documented replay window. */
   RETENTION_IDEMPOTENCY: durationVar("24h"),
@@ -276,7 +276,7 @@ export const DEFAULT_RETENTION: RetentionSettings = retentionOf(z.object(retenti
  * The platform's own tables in every service schema: published outbox rows (the relay only reads
  * unpublished ones), processed-event ids (a redelivery can only come from the stream, which
  * keeps an event at most NATS_STREAM_MAX_AGE_S) and keyed-write outcomes (read only within their
- * 24 h window, docs/adr/0115).
+ * 24 h window, docs/design/edge.md#idempotency-key).
  */
 export function platformRetentionRules(s: RetentionSettings): RetentionRule[] {
   return [

@@ -5,7 +5,7 @@ import { CHANNEL_OPTIONS, DEFAULT_DEADLINE_MS } from "./grpc/client.js";
 import { POOL_WAIT_MS } from "./db/database.js";
 import { DEFAULT_ACK_WAIT_MS, fetchBatchSize } from "./bus/jetstream.js";
 
-/** The shared env schema of every service (`loadConfig(env)` extends it): the JetStream ack wait (docs/adr/0146). */
+/** The shared env schema of every service (`loadConfig(env)` extends it): the JetStream ack wait (docs/design/events.md#jetstream-stream-and-consumers). */
 describe("commonEnvSchema: NATS_ACK_WAIT_MS", () => {
   it("defaults to 30 000 ms, JetStream's own default", () => {
     expect(parseEnv(commonEnvSchema, {}).NATS_ACK_WAIT_MS).toBe(30_000);
@@ -32,7 +32,7 @@ describe("fetchBatchSize(ackWaitMs)", () => {
   });
 });
 
-describe("commonEnvSchema: NATS_STREAM_REPLICAS (issue 31 item 3, docs/adr/0168)", () => {
+describe("commonEnvSchema: NATS_STREAM_REPLICAS (docs/design/events.md#stream-replicas)", () => {
   it("defaults to 1 and reads 1–5", () => {
     expect(parseEnv(commonEnvSchema, {}).NATS_STREAM_REPLICAS).toBe(1);
     expect(parseEnv(commonEnvSchema, { NATS_STREAM_REPLICAS: "3" }).NATS_STREAM_REPLICAS).toBe(3);
@@ -41,7 +41,7 @@ describe("commonEnvSchema: NATS_STREAM_REPLICAS (issue 31 item 3, docs/adr/0168)
   });
 });
 
-describe("commonEnvSchema: the database options (issue 31 item 6, docs/adr/0169)", () => {
+describe("commonEnvSchema: the database options (docs/design/operations.md#connection-budget-and-pgbouncer)", () => {
   it("DATABASE_POOL_MAX defaults to 5 (≥ 1), DATABASE_POOLER to none, DATABASE_MIGRATION_URL to unset", () => {
     const d = parseEnv(commonEnvSchema, {});
     expect([d.DATABASE_POOL_MAX, d.DATABASE_POOLER, d.DATABASE_MIGRATION_URL]).toEqual([5, "none", undefined]);
@@ -86,7 +86,7 @@ describe("commonEnvSchema: the database options (issue 31 item 6, docs/adr/0169)
   });
 });
 
-describe("balanced gRPC (issue 31 item 1, docs/adr/0165)", () => {
+describe("balanced gRPC (docs/design/services.md#balancing-and-connection-age)", () => {
   it("GRPC_MAX_CONNECTION_AGE_MS defaults to 5 min (≥ 1 s), its grace to 15 s, handed to startGrpcServer", () => {
     const d = parseEnv(commonEnvSchema, {});
     expect(grpcServerTuningOf(d)).toEqual({ maxConnectionAgeMs: 300_000, maxConnectionAgeGraceMs: 15_000 });

@@ -21,23 +21,22 @@ export const MIN_ACK_WAIT_MS = 1_000;
 /**
  * Env vars every service shares. A service-specific database URL (`<SERVICE>_DATABASE_URL`) wins
  * over `DATABASE_URL`; a service run on its own needs one of them (the all-in-one sets
- * `DATABASE_URL` to its embedded server, docs/adr/0080, and keeps it under `APS_DATA_DIR`).
+ * `DATABASE_URL` to its embedded server, docs/design/services.md#embedded-postgresql, and keeps it under `APS_DATA_DIR`).
  * Without `NATS_URL` a service needs an in-process bus handed over by the all-in-one launcher.
  */
 export const commonEnvSchema = z.object({
   DATABASE_URL: optionalVar(),
   /**
    * Connections in this process's pool, ≥ 1 (default 5). The chart checks pool × the HPA's
-   * maxReplicas, summed over services, against the server's max_connections (issue 31 item 6,
-   * docs/adr/0169).
+   * maxReplicas, summed over services, against the server's max_connections (docs/design/operations.md#connection-budget-and-pgbouncer).
    */
   DATABASE_POOL_MAX: intVar(5, 1),
   /**
    * Direct PostgreSQL URL for migrations (default: the service's database URL): behind a PgBouncer
-   * in transaction mode, migrations' session-level advisory lock needs a real session (docs/adr/0169).
+   * in transaction mode, migrations' session-level advisory lock needs a real session (docs/design/operations.md#connection-budget-and-pgbouncer).
    */
   DATABASE_MIGRATION_URL: optionalVar(),
-  /** What the database URL reaches: `none` (PostgreSQL) or `transaction` (a PgBouncer in transaction mode; docs/adr/0169). */
+  /** What the database URL reaches: `none` (PostgreSQL) or `transaction` (a PgBouncer in transaction mode; docs/design/operations.md#connection-budget-and-pgbouncer). */
   DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
   /**
    * Longest a pooled connection lives, seconds (0, the default: as long as it is used). Behind a
@@ -63,7 +62,7 @@ export const commonEnvSchema = z.object({
     .regex(/^[a-z0-9_]+(\.[a-z0-9_]+)*$/)
     .default("aps"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  /** JetStream stream retention (docs/adr/0101): longest an event is kept, seconds (default 7 days). */
+  /** JetStream stream retention (docs/design/events.md#stream-retention): longest an event is kept, seconds (default 7 days). */
   NATS_STREAM_MAX_AGE_S: intVar(DEFAULT_STREAM_LIMITS.maxAgeSeconds, 60),
   /** … and the stream's size cap, bytes (default 1 GiB); the oldest events go first. */
   NATS_STREAM_MAX_BYTES: intVar(DEFAULT_STREAM_LIMITS.maxBytes, 1_048_576),
@@ -73,43 +72,43 @@ export const commonEnvSchema = z.object({
    * Copies of that stream in the JetStream cluster, 1–5 (default 1; 3 in the chart's production
    * values): applied when a service connects, to a new stream and to an existing one (updated in
    * place). More than 1 on a single server fails the start with an error naming this variable
-   * (issue 31 item 3, docs/adr/0168).
+   * (docs/design/events.md#stream-replicas).
    */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /**
    * JetStream `ack_wait` of this service's durable consumers, ms (default 30 000, at least 1 000):
    * how long a delivery held by a process that died or was cut off waits before it is delivered
-   * again; applied to existing consumers at start (docs/adr/0146).
+   * again; applied to existing consumers at start (docs/design/events.md#jetstream-stream-and-consumers).
    */
   NATS_ACK_WAIT_MS: intVar(DEFAULT_ACK_WAIT_MS, MIN_ACK_WAIT_MS),
-  /** NATS user and password of this service (the chart's per-service users, docs/adr/0119); unset = no authentication. */
+  /** NATS user and password of this service (the chart's per-service users, docs/design/services.md#caller-policy-and-internal-trust); unset = no authentication. */
   NATS_USER: optionalVar(),
   NATS_PASSWORD: optionalVar(),
   /**
    * Longest a client's gRPC connection to this service lives, ms (default 300 000, at least
    * 1 000): then clients reconnect and resolve the service's address again, finding replicas a
-   * scale-up added (issue 31 item 1, docs/adr/0165).
+   * scale-up added (docs/design/services.md#balancing-and-connection-age).
    */
   GRPC_MAX_CONNECTION_AGE_MS: intVar(SERVER_CONNECTION_AGE.maxAgeMs, 1_000),
   /** How long calls still running on a connection past its age may finish, ms (default 15 000). */
   GRPC_MAX_CONNECTION_AGE_GRACE_MS: intVar(SERVER_CONNECTION_AGE.graceMs, 0),
   /**
    * Deadline of this process's calls to other services, ms (default 10 000, at least 100): a call
-   * not answered by then fails 503 `upstream_unavailable` (docs/architecture.md §10). Keep it above
+   * not answered by then fails 503 `upstream_unavailable` (docs/design/tests.md#real-infrastructure-in-ci). Keep it above
    * DATABASE_POOL_WAIT_MS, so a burst queued for a pool connection is answered before it is cut.
    */
   GRPC_DEADLINE_MS: intVar(DEFAULT_DEADLINE_MS, 100),
   /**
    * Longest a query waits for a connection of this process's pool, ms (default 8 000, at least
-   * 100), then fails 503 `upstream_unavailable` (openDatabase; docs/adr/0152).
+   * 100), then fails 503 `upstream_unavailable` (openDatabase; docs/design/services.md#deadlines-and-pool-wait).
    */
   DATABASE_POOL_WAIT_MS: intVar(POOL_WAIT_MS, 100),
   ...trustEnvSchema,
-  /** Retention of the tables that only grow (issue 31 item 5, docs/retention.md, docs/adr/0167). */
+  /** Retention of the tables that only grow (docs/retention.md, docs/design/operations.md#retention). */
   ...retentionEnvSchema,
 });
 
-/** The connection age of a service's gRPC server from its config (startGrpcServer's options; docs/adr/0165). */
+/** The connection age of a service's gRPC server from its config (startGrpcServer's options; docs/design/services.md#balancing-and-connection-age). */
 export function grpcServerTuningOf(cfg: CommonConfig): GrpcServerTuning {
   return {
     maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
@@ -117,12 +116,12 @@ export function grpcServerTuningOf(cfg: CommonConfig): GrpcServerTuning {
   };
 }
 
-/** The connection-age options of startGrpcServer (docs/adr/0165). */
+/** The connection-age options of startGrpcServer (docs/design/services.md#balancing-and-connection-age). */
 export type GrpcServerTuning = Pick<GrpcServerOptions, "maxConnectionAgeMs" | "maxConnectionAgeGraceMs">;
 
 /**
  * The database options of a service from its config (DATABASE_POOL_MAX, DATABASE_MIGRATION_URL,
- * DATABASE_POOLER: docs/adr/0169; DATABASE_POOL_WAIT_MS; DATABASE_MIGRATIONS; DATABASE_MAX_LIFETIME_SECONDS), for openDatabase.
+ * DATABASE_POOLER: docs/design/operations.md#connection-budget-and-pgbouncer; DATABASE_POOL_WAIT_MS; DATABASE_MIGRATIONS; DATABASE_MAX_LIFETIME_SECONDS), for openDatabase.
  */
 export function databaseOptionsOf(
   cfg: Pick<
@@ -147,7 +146,7 @@ export function databaseOptionsOf(
   };
 }
 
-/** The stream limits a service applies when it connects to JetStream (docs/adr/0101). */
+/** The stream limits a service applies when it connects to JetStream (docs/design/events.md#stream-retention). */
 export function streamLimitsOf(cfg: CommonConfig): StreamLimits {
   return {
     maxAgeSeconds: cfg.NATS_STREAM_MAX_AGE_S,
@@ -157,9 +156,9 @@ export function streamLimitsOf(cfg: CommonConfig): StreamLimits {
 }
 
 /**
- * The one choice of a service's event bus (docs/architecture.md §6; issue 33 item 3, docs/adr/0191):
+ * The one choice of a service's event bus (docs/design/events.md#path-of-an-event; docs/design/services.md#one-service-contract):
  * JetStream when `NATS_URL` is set — the stream created or updated with the config's retention limits
- * (docs/adr/0101), copies (`NATS_STREAM_REPLICAS`, docs/adr/0168) and consumers' ack wait (docs/adr/0146)
+ * (docs/design/events.md#stream-retention), copies (`NATS_STREAM_REPLICAS`, docs/design/events.md#stream-replicas) and consumers' ack wait (docs/design/events.md#jetstream-stream-and-consumers)
  * —, else `sharedBus` (the all-in-one's), else a private in-process bus, with a warning. The caller
  * closes a bus it did not pass in. Rejects when NATS refuses the stream (e.g. replicas on a single server).
  */
@@ -211,11 +210,11 @@ export interface ServiceDeps {
   db: Database;
   bus: EventBus;
   log: Logger;
-  /** Who the service is on gRPC and whom it accepts (docs/adr/0119); absent = no caller check. */
+  /** Who the service is on gRPC and whom it accepts (docs/design/services.md#caller-policy-and-internal-trust); absent = no caller check. */
   trust?: InternalTrust;
-  /** Retention of its tables (RETENTION_*, docs/adr/0167); absent = the defaults. */
+  /** Retention of its tables (RETENTION_*, docs/design/operations.md#retention); absent = the defaults. */
   retention?: RetentionSettings;
-  /** Its gRPC server's connection age (GRPC_MAX_CONNECTION_AGE_MS, docs/adr/0165); absent = the defaults. */
+  /** Its gRPC server's connection age (GRPC_MAX_CONNECTION_AGE_MS, docs/design/services.md#balancing-and-connection-age); absent = the defaults. */
   grpc?: GrpcServerTuning;
   /** Deadline of its calls to other services, ms (GRPC_DEADLINE_MS); absent = DEFAULT_DEADLINE_MS. */
   callDeadlineMs?: number;
@@ -245,7 +244,7 @@ export async function openServiceDeps(
   if (cfg.RETENTION_PROCESSED_EVENTS <= cfg.NATS_STREAM_MAX_AGE_S * 1000)
     log.warn(
       { processedEventsMs: cfg.RETENTION_PROCESSED_EVENTS, streamMaxAgeS: cfg.NATS_STREAM_MAX_AGE_S },
-      "RETENTION_PROCESSED_EVENTS is not longer than NATS_STREAM_MAX_AGE_S: an event redelivered or replayed from the stream after its id was pruned would be handled twice (docs/adr/0167)",
+      "RETENTION_PROCESSED_EVENTS is not longer than NATS_STREAM_MAX_AGE_S: an event redelivered or replayed from the stream after its id was pruned would be handled twice (docs/design/operations.md#retention)",
     );
   return {
     db,

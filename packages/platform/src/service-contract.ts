@@ -12,7 +12,7 @@ import { SERVICES, type DeployableName, type ServiceName } from "./topology.js";
 
 /**
  * The generated gRPC definition of each service of {@link SERVICES}, keyed by its name: what a
- * client of it dials (docs/adr/0085, 0105).
+ * client of it dials (docs/design/services.md).
  */
 export interface ServiceDefinitions {
   forum: typeof forum.ForumServiceDefinition;
@@ -25,15 +25,15 @@ export interface ServiceDefinitions {
 
 /**
  * Where a caller finds each service: its gRPC address (`host:port`, from `<NAME>_GRPC_ADDR`) when
- * run on its own, or its in-process endpoint in the all-in-one (docs/adr/0085).
+ * run on its own, or its in-process endpoint in the all-in-one (docs/design/services.md#in-process-transport).
  */
 export type ServiceTargets = { [N in ServiceName]: ServiceTarget<ServiceDefinitions[N]> };
 
-/** The in-process endpoint of each service (the all-in-one, docs/adr/0085). */
+/** The in-process endpoint of each service (the all-in-one, docs/design/services.md#in-process-transport). */
 export type LocalEndpoints = { [N in ServiceName]: LocalEndpoint<ServiceDefinitions[N]> };
 
 /**
- * The services `name` calls over gRPC: its `dependsOn` in {@link SERVICES} (docs/adr/0105); the
+ * The services `name` calls over gRPC: its `dependsOn` in {@link SERVICES} (docs/design/services.md#the-service-list); the
  * gateway calls every one of them.
  */
 export type DependencyOf<N extends DeployableName> = N extends ServiceName
@@ -47,7 +47,7 @@ export function dependenciesOf<N extends DeployableName>(name: N): readonly Depe
 }
 
 /**
- * What a service's `start` gets (docs/adr/0191): its parsed config and everything that differs
+ * What a service's `start` gets (docs/design/services.md#one-service-contract): its parsed config and everything that differs
  * between running it on its own (`runStandalone`) and inside the all-in-one.
  */
 export interface ServiceContext<N extends DeployableName, Cfg> {
@@ -68,12 +68,12 @@ export interface ServiceContext<N extends DeployableName, Cfg> {
    */
   bus?: EventBus | undefined;
   /**
-   * The all-in-one's database (its embedded server, docs/adr/0080, or the DATABASE_URL it was
-   * given), for a service whose own rule uses it only in-process (knowledge's index, docs/adr/0142);
+   * The all-in-one's database (its embedded server, docs/design/services.md#embedded-postgresql, or the DATABASE_URL it was
+   * given), for a service whose own rule uses it only in-process (knowledge's index, docs/design/search-and-translation.md#the-postgresql-engine);
    * undefined on its own. The services with a schema read `<NAME>_DATABASE_URL`, else this, else DATABASE_URL.
    */
   databaseUrl?: string | undefined;
-  /** Its connection pool's size and idle time (the all-in-one's small pools on its embedded server, docs/adr/0080). */
+  /** Its connection pool's size and idle time (the all-in-one's small pools on its embedded server, docs/design/services.md#embedded-postgresql). */
   pool?: PoolSizing | undefined;
   /** Listen address instead of `<NAME>_LISTEN_ADDR` (the all-in-one: loopback, a port chosen by the OS). */
   listenAddr?: string | undefined;
@@ -88,14 +88,14 @@ export interface StartedService {
   stop(): Promise<void>;
 }
 
-/** A started gRPC service: its bound port and its in-process endpoint (docs/adr/0085). */
+/** A started gRPC service: its bound port and its in-process endpoint (docs/design/services.md#in-process-transport). */
 export interface StartedGrpcService<N extends ServiceName> extends StartedService {
   port: number;
   local: LocalEndpoint<ServiceDefinitions[N]>;
 }
 
 /**
- * One APS service as every launcher sees it (docs/adr/0191, completing 0105 and 0110): its name in
+ * One APS service as every launcher sees it (docs/design/services.md#one-service-contract, completing 0105 and 0110): its name in
  * {@link SERVICES} (or the gateway), how it reads its config from env, and how it starts from a
  * {@link ServiceContext}. The mapping from config to the service's options lives here once: the
  * standalone entry point (`runStandalone`, `services/<name>/src/main.ts`) and the all-in-one both
@@ -120,7 +120,7 @@ export interface ApsService<
   migrate?(ctx: { cfg: Cfg; log: Logger }): Promise<void>;
   /**
    * Run on its own only: whether `runStandalone` serves `GET /metrics` on METRICS_PORT for it
-   * (default true; the gateway serves its own, docs/adr/0112), and what it announces once started.
+   * (default true; the gateway serves its own, docs/design/operations.md#metrics), and what it announces once started.
    */
   standalone?: { metricsServer?: boolean; announce?(handle: Handle, log: Logger): void };
 }
@@ -149,7 +149,7 @@ export async function stopInOrder(stops: (() => Promise<void> | void)[]): Promis
 }
 
 /**
- * Starts a service that owns a PostgreSQL schema (docs/adr/0110) from its context: opens its
+ * Starts a service that owns a PostgreSQL schema (docs/design/services.md#start-and-stop-order) from its context: opens its
  * database (`<NAME>_DATABASE_URL`, else the all-in-one's, else DATABASE_URL; sized by `ctx.pool`)
  * and its bus (NATS_URL, else `ctx.bus`) with openServiceDeps, then calls `start`. The handle's
  * `stop` also closes the bus connection it opened (never `ctx.bus`). When `start` rejects, the

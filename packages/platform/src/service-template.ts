@@ -20,11 +20,11 @@ export interface Stoppable {
   stop(): Promise<void> | void;
 }
 
-/** What a service built on the template provides (docs/adr/0110-one-service-template.md). */
+/** What a service built on the template provides (docs/design/services.md#start-and-stop-order). */
 export interface ServiceTemplate<D extends ServiceDefinitionLike, R> {
   /** Its SQL migrations, applied after the platform's (outbox, processed_events). */
   migrationsDir: string;
-  /** Its SQL functions (`store/functions/`), re-applied after the migrations at every start (docs/adr/0180). */
+  /** Its SQL functions (`store/functions/`), re-applied after the migrations at every start (docs/design/services.md#sql-functions-in-files). */
   functionsDir?: string;
   /** gRPC listen address (`<NAME>_LISTEN_ADDR`). */
   listenAddr: string;
@@ -40,7 +40,7 @@ export interface ServiceTemplate<D extends ServiceDefinitionLike, R> {
    */
   background?(repo: R): Promise<Stoppable[]>;
   /**
-   * Retention rules of its own tables that only grow (issue 31 item 5, docs/retention.md), run by
+   * Retention rules of its own tables that only grow (docs/retention.md), run by
    * the template's retention job next to the platform's (outbox, processed_events,
    * idempotency_outcomes).
    */
@@ -53,9 +53,9 @@ export interface ServiceTemplate<D extends ServiceDefinitionLike, R> {
 export interface RunningService<D extends ServiceDefinitionLike, R> {
   port: number;
   repo: R;
-  /** The service in-process, for the clients of the all-in-one (docs/adr/0085). */
+  /** The service in-process, for the clients of the all-in-one (docs/design/services.md#in-process-transport). */
   local: LocalEndpoint<D>;
-  /** Its retention job (RETENTION_*, docs/adr/0167): `runOnce()` prunes now. */
+  /** Its retention job (RETENTION_*, docs/design/operations.md#retention): `runOnce()` prunes now. */
   retention: RetentionJob;
   /** Stops the background work (reverse order), drains gRPC, stops the relay, closes the handlers' clients and the database. */
   stop(): Promise<void>;
@@ -63,10 +63,10 @@ export interface RunningService<D extends ServiceDefinitionLike, R> {
 
 /**
  * Starts a service with its own PostgreSQL schema and outbox, the same way for every one of them
- * (docs/adr/0110): migrations (platform's, then its own), the outbox relay, its gRPC service with
- * the health protocol (NOT_SERVING while its database does not answer, docs/adr/0075), then its
+ * (docs/design/services.md#start-and-stop-order): migrations (platform's, then its own), the outbox relay, its gRPC service with
+ * the health protocol (NOT_SERVING while its database does not answer, docs/design/operations.md#health-and-readiness), then its
  * background work. The relay starts last, after everything that may write events is up; then the
- * retention job (docs/adr/0167), first to stop.
+ * retention job (docs/design/operations.md#retention), first to stop.
  * Rejects when migrations or the gRPC bind fail (nothing is left running then but the database,
  * which is the caller's).
  */

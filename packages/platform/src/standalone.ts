@@ -8,11 +8,11 @@ export type DependencyAddrs<N extends DeployableName> = {
 };
 
 /**
- * Runs one service on its own, the entry point of `services/<name>/dist/main.js` (docs/adr/0191):
+ * Runs one service on its own, the entry point of `services/<name>/dist/main.js` (docs/design/services.md#one-service-contract):
  * tracing first (`startTelemetry(name)`; pg, gRPC and http are imported only after the SDK has
  * hooked them, so `load` must import the service with a dynamic `import()`), then its config from
  * `env`, its listen port (gRPC, or the gateway's HTTP `PORT`) held until its server binds it
- * (docs/adr/0214), its logger, the addresses of the services it calls from that config (`<NAME>_GRPC_ADDR`),
+ * (docs/design/services.md#port-reservation), its logger, the addresses of the services it calls from that config (`<NAME>_GRPC_ADDR`),
  * `start`, a `GET /metrics` listener on METRICS_PORT (unless the service serves its own), and a
  * graceful stop on SIGTERM/SIGINT (onShutdown: the service, then the metrics listener).
  * With `APS_MIGRATE_ONLY=1` it is the migration job instead (migrateAndExit).
@@ -29,7 +29,7 @@ export async function runStandalone<
   const cfg = service.loadConfig(env);
   if (env.APS_MIGRATE_ONLY === "1") return migrateAndExit(name, service, cfg);
   const addrs = cfg as unknown as Record<string, string>;
-  // its listen port held before any outbound connection can be given it (docs/adr/0214)
+  // its listen port held before any outbound connection can be given it (docs/design/services.md#port-reservation)
   await platform.reserveListenPort(
     name === platform.GATEWAY.name
       ? `${addrs.HOST ?? "0.0.0.0"}:${addrs.PORT ?? ""}`

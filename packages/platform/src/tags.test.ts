@@ -1,7 +1,7 @@
 import { POST_STATUSES } from "./lifecycle.js";
 import { isReservedTag, POST_KINDS, RESERVED_TAGS, reservedTagMessage } from "./tags.js";
 
-describe("reserved tag words (issue 30 rule 10, docs/adr/0162)", () => {
+describe("reserved tag words (docs/design/edge.md#validation)", () => {
   it("reserves every status, every post kind, the search-hit kinds and docs", () => {
     for (const s of POST_STATUSES) expect(isReservedTag(s)).toBe(true);
     for (const k of POST_KINDS) expect(isReservedTag(k)).toBe(true);

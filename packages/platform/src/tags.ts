@@ -1,7 +1,7 @@
 import { POST_STATUSES } from "./lifecycle.js";
 
 /**
- * Reserved words of a post's tags (issue 30 rule 10, docs/adr/0162). The search index tags every
+ * Reserved words of a post's tags (docs/design/edge.md#validation). The search index tags every
  * document with what it is — `docs` for a docs page; `post`, the post's kind and its status for a
  * post (services/knowledge/src/sources.ts) — and `GET /v1/knowledge/search?tags=` filters on those
  * tags and the post's own alike. A post tagged `adopted` would then pass for an adopted proposal,

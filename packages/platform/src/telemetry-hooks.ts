@@ -28,7 +28,7 @@ export function setHttpRouteNamer(fn: ((route: string) => void) | undefined): vo
  * Names the HTTP server span of the current request by its route template (`/v1/posts/:id`), as
  * `@opentelemetry/instrumentation-express` does when a route layer matches (the HTTP
  * instrumentation then sets `http.route` and the span's name from it). For requests answered
- * before routing: the read cache's shortcut (docs/adr/0212). A no-op when tracing is off.
+ * before routing: the read cache's shortcut (docs/design/edge.md#read-cache-shortcut). A no-op when tracing is off.
  */
 export function setHttpRoute(route: string): void {
   routeNamer?.(route);

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { ensureBuilt } from "@aps/testkit";
 
 /**
- * `startTelemetry` loads the OpenTelemetry SDK only when tracing is on (docs/adr/0093): a process
+ * `startTelemetry` loads the OpenTelemetry SDK only when tracing is on (docs/design/operations.md#traces): a process
  * without an OTLP endpoint — `npm start` on its defaults — does not carry the SDK, its
  * instrumentations and exporters in memory. Checked in a fresh Node process (jest's module
  * registry is not Node's): which CommonJS modules of `@opentelemetry/sdk-node` are loaded after

@@ -32,7 +32,7 @@ let started = false;
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (nothing is loaded, spans are no-ops); otherwise the
  * official OTLP exporter of `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` / `OTEL_EXPORTER_OTLP_PROTOCOL`
  * (`grpc`, `http/protobuf` — the default —, `http/json`; anything else throws) behind a batch
- * processor (`OTEL_BSP_*`), docs/adr/0093. `OTEL_SERVICE_NAME` wins over `serviceName`.
+ * processor (`OTEL_BSP_*`), docs/design/operations.md#traces. `OTEL_SERVICE_NAME` wins over `serviceName`.
  *
  * Must run before pg, @grpc/grpc-js, express and http are imported: each entry point calls it
  * first and then imports the service with a dynamic `import()`. Returns true when tracing is on.

@@ -1,5 +1,5 @@
 /**
- * The one list of APS's deployables (docs/architecture.md §2, docs/adr/0105-one-service-list.md).
+ * The one list of APS's deployables (docs/design/services.md#services-and-libraries, docs/design/services.md#the-service-list).
  * Everything that starts, addresses or ships the services derives from it: the services' own
  * config defaults, the all-in-one (its address and endpoint maps are keyed by {@link ServiceName}),
  * `deploy/local/start.mjs`, the fault-test topology (`test/faults/topology.ts`) and the image
@@ -13,7 +13,7 @@ export interface ServiceSpec {
   readonly name: string;
   /** Default gRPC port (listen `0.0.0.0:<port>`, dial `127.0.0.1:<port>`). */
   readonly port: number;
-  /** Whether it owns a PostgreSQL schema (docs/architecture.md §2 "Data ownership"). */
+  /** Whether it owns a PostgreSQL schema (docs/design/services.md#services-and-libraries "Data ownership"). */
   readonly database: boolean;
   /** The services it calls over gRPC; each is started before it. */
   readonly dependsOn: readonly string[];

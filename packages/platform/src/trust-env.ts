@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { tokenDigest } from "./grpc/caller-auth.js";
 
-/** The trust env of one process (docs/adr/0119-internal-trust.md): its own token and the digests it accepts. */
+/** The trust env of one process (docs/design/services.md#caller-policy-and-internal-trust): its own token and the digests it accepts. */
 export interface TrustEnv {
   /** 64 hex characters (32 random bytes). */
   APS_INTERNAL_TOKEN: string;

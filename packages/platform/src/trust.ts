@@ -3,7 +3,7 @@ import { parsePeerDigests, type CallerIdentity } from "./grpc/caller-auth.js";
 import type { CallerVerifier } from "./grpc/caller-check.js";
 
 /**
- * Env of internal trust (docs/adr/0119-internal-trust.md), shared by every service and the
+ * Env of internal trust (docs/design/services.md#caller-policy-and-internal-trust), shared by every service and the
  * gateway: `APS_INTERNAL_TOKEN` — this process's own secret, sent with its gRPC calls (≥ 32
  * characters); `APS_PEER_DIGESTS` — `<caller>=<sha256 hex>,…` of the callers its gRPC server
  * accepts (a caller twice while its token rotates). Both unset (the all-in-one, a developer's loopback) = no caller check, as before.

@@ -8,7 +8,7 @@ const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
  * packages it depends on exists, for a test that runs built code in a child process (a fresh
  * Node has no jest transform). Under `npm test` the whole repository is built before jest starts,
  * so nothing is done; under `APS_TEST_FROM_SOURCE=1` (`npm test -w <pkg>`, which builds nothing:
- * docs/adr/0106) it runs turbo's cached build of that package alone (seconds when up to date).
+ * docs/design/tests.md#test-tiers) it runs turbo's cached build of that package alone (seconds when up to date).
  * Throws when the build fails (turbo's output is in the message).
  */
 export function ensureBuilt(pkg: string): void {

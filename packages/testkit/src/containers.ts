@@ -1,5 +1,5 @@
 /**
- * APS in containers for the tests (docs/adr/0120): the image `npm run image` builds, and PostgreSQL
+ * APS in containers for the tests (docs/design/operations.md#the-image): the image `npm run image` builds, and PostgreSQL
  * and NATS JetStream images built from Debian's packages (`npm run image -- --infra`), run with
  * testcontainers on one Docker network.
  *
@@ -150,7 +150,7 @@ class ApsReadyWait implements WaitStrategy {
 
 /**
  * A gRPC service's own readiness: its health check answers SERVING on the published port (the
- * server is bound after its migrations, and its database probe passes: docs/adr/0075). A channel
+ * server is bound after its migrations, and its database probe passes: docs/design/operations.md#health-and-readiness). A channel
  * of its own each time: one that failed once would wait out its reconnect backoff (up to 3.5 s).
  */
 async function grpcServing(hostPort: number): Promise<true | string> {
@@ -165,7 +165,7 @@ async function grpcServing(hostPort: number): Promise<true | string> {
 
 /**
  * The gateway's readiness with every upstream reached: `/readyz` answers 200 `"ready"` — the
- * required services SERVING, and the optional ones too, not `"degraded"` (docs/adr/0111): the
+ * required services SERVING, and the optional ones too, not `"degraded"` (docs/design/operations.md#health-and-readiness): the
  * gateway starts beside its upstreams, and a channel it opened before one was up reconnects
  * only after its backoff.
  */
@@ -244,7 +244,7 @@ export interface ContainerTopologyOptions {
   envFor?: (name: string) => Record<string, string>;
   /**
    * `/etc/hosts` entries for every APS container, host name → IP; `host-gateway` is the engine's
-   * address of the host (how a container reaches a receiver the test runs, docs/adr/0120).
+   * address of the host (how a container reaches a receiver the test runs, docs/design/operations.md#the-image).
    */
   extraHosts?: Record<string, string>;
 }
@@ -275,12 +275,12 @@ export interface ContainerTopology {
 
 /**
  * Starts the distributed topology in containers: PostgreSQL and NATS, then every service of the
- * one service list and the gateway all at once (docs/adr/0150), every one from the APS image on
+ * one service list and the gateway all at once (docs/design/tests.md#container-systems), every one from the APS image on
  * the same network, reached by its service name (`forum:50052`, …), each with its own internal
- * token and its peers' digests as deploy/local does (docs/adr/0119), and a short JetStream ack
- * wait (`NATS_ACK_WAIT_MS` = TEST_NATS_ACK_WAIT_MS, docs/adr/0146). `env` is added to every APS
+ * token and its peers' digests as deploy/local does (docs/design/services.md#caller-policy-and-internal-trust), and a short JetStream ack
+ * wait (`NATS_ACK_WAIT_MS` = TEST_NATS_ACK_WAIT_MS, docs/design/events.md#jetstream-stream-and-consumers). `env` is added to every APS
  * container. Each service container waits for its own gRPC health check to answer SERVING; the
- * gateway's for `/readyz` to answer 200 `"ready"` (every upstream reached, docs/adr/0111);
+ * gateway's for `/readyz` to answer 200 `"ready"` (every upstream reached, docs/design/operations.md#health-and-readiness);
  * resolves when all are (`readyTimeoutMs`, default 180 s). When one fails, the others are removed
  * at once and the error names each container that failed, why, and its last lines of output.
  * The fault suites ask for NATS on a network of its own and JetStream on a named volume

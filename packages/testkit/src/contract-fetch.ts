@@ -1,7 +1,7 @@
 import { ContractValidator, type ContractViolation, type RequestViolation } from "./contract.js";
 import type { HttpResult } from "./http.js";
 
-/** What the contract check of one test file saw (docs/adr/0135). */
+/** What the contract check of one test file saw (docs/design/edge.md#contract-checks). */
 export interface ContractTally {
   /** Requests to a registered APS origin whose request and answer were validated. */
   validated: number;

@@ -313,7 +313,7 @@ function coerce(value: string, types: string[]): unknown {
  * so, as the MCP SDK labels tool schemas, else 2020-12; formats checked; unknown keywords such as
  * OpenAPI's `example` ignored): the returned function answers the problems of a value
  * (`/path message`), none when it conforms. For schemas served on their own, such as an MCP
- * tool's `outputSchema` (docs/adr/0189). Throws when `schema` does not compile.
+ * tool's `outputSchema` (docs/design/agents.md#mcp-output-schemas). Throws when `schema` does not compile.
  */
 export function jsonSchemaCheck(schema: Record<string, unknown>): (value: unknown) => string[] {
   const options = { strict: false, allErrors: true, validateFormats: true };

@@ -31,7 +31,7 @@ export type HttpRequest = <T = any>(method: string, path: string, opts?: Request
  * `baseUrl`, so it can stand for its API wherever one is asked for (the fixtures of test/support).
  */
 export function httpClient(baseUrl: string, onResponse?: ResponseObserver): HttpRequest & { readonly baseUrl: string } {
-  // Every answer of a test client is an APS answer: the contract check validates it (docs/adr/0135).
+  // Every answer of a test client is an APS answer: the contract check validates it (docs/design/edge.md#contract-checks).
   registerApsOrigin(baseUrl);
   const request = async function request<T = any>(
     method: string,

@@ -1,7 +1,7 @@
 /**
- * Which container images the tests run, and the Docker CLI (docs/adr/0120). Kept apart from
+ * Which container images the tests run, and the Docker CLI (docs/design/operations.md#the-image). Kept apart from
  * containers.ts, which loads testcontainers: every test file reads this while declaring its
- * suites, and only the container suites pay for loading testcontainers (issue 29: about 0.7 s per
+ * suites, and only the container suites pay for loading testcontainers (about 0.7 s per
  * test file, as jest loads modules anew in each file).
  */
 import { execFile, spawnSync } from "node:child_process";

@@ -18,7 +18,7 @@ const requireReal = process.env.APS_TEST_REQUIRE_REAL === "1";
  * `NATS_ACK_WAIT_MS` of the services the tests run on NATS (the `real`, `distributed` and
  * container modes, the fault topologies): a delivery held by a killed or cut-off process is
  * redelivered, and every durable consumer settles, within seconds instead of JetStream's 30 s
- * (docs/adr/0146). Long enough that a fetched batch (25 events at this value) is handled well
+ * (docs/design/events.md#jetstream-stream-and-consumers). Long enough that a fetched batch (25 events at this value) is handled well
  * within it on the loaded 2-core CI machine.
  */
 export const TEST_NATS_ACK_WAIT_MS = "2500";
@@ -137,7 +137,7 @@ export async function deleteTestStream(name: string, url = TEST_NATS_URL): Promi
 export const KEPT_TEMPLATES = 2;
 
 /**
- * A database every migration has run on, to copy for the systems of a test run (issue 29: a
+ * A database every migration has run on, to copy for the systems of a test run (a
  * real-mode system then starts on migrated schemas instead of migrating from nothing, ~3 s less
  * per start here). Named `aps_tpl_<key>` (`key`: a hash of every migration file, so a changed
  * migration makes a new template), marked `IS_TEMPLATE`, made once per machine and code version:

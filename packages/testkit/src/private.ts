@@ -114,7 +114,7 @@ export function canRunPrivateNats(): boolean {
 /**
  * Starts `nats-server -a 127.0.0.1 -p <free port> -js -sd <tmp dir>`. A graceful `stop()`
  * (SIGTERM) lets the server flush its JetStream files, as a rolling restart would. `opts.config`:
- * text of a nats-server config file (e.g. an `authorization` block, docs/adr/0119) written to the
+ * text of a nats-server config file (e.g. an `authorization` block, docs/design/services.md#caller-policy-and-internal-trust) written to the
  * data folder and passed with `-c`; the command-line flags win over it.
  */
 export async function startPrivateNats(opts: { config?: string } = {}): Promise<PrivateServer> {

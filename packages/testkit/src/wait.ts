@@ -2,7 +2,7 @@ import { randomInt } from "node:crypto";
 import { availableParallelism, loadavg } from "node:os";
 
 /**
- * The factor every test deadline is stretched by (docs/testing.md "Waiting"): `TEST_TIME_SCALE`, a
+ * The factor every test deadline is stretched by (docs/design/tests.md "Waiting"): `TEST_TIME_SCALE`, a
  * number ≥ 1 (default 1), or `auto` — the machine's 1-minute load average per core, read at the
  * call, clamped to 1…10 (what CI and the stress mode set: a busy machine gets more time, the same
  * assertions). Throws on any other value.

@@ -2,7 +2,7 @@
 // Build step of @aps/web: copies the standalone browser bundle of Scalar's API reference
 // (`@scalar/api-reference`, a devDependency) to dist/scalar-standalone.js, so the page
 // `/docs/api` is served from the build and the package with its ~250 MB of dependencies stays out
-// of the production install and the image (docs/adr/0140).
+// of the production install and the image (docs/design/edge.md#api-reference-page).
 import { copyFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";

@@ -9,7 +9,7 @@ import { escapeHtml } from "./html.js";
 /**
  * `GET /docs/api`: the OpenAPI document (`/v1/openapi.json`) rendered for people by Scalar's
  * API reference (`@scalar/api-reference`, MIT), whose standalone browser bundle this gateway
- * serves itself from node_modules — no CDN (docs/adr/0137).
+ * serves itself from node_modules — no CDN (docs/design/edge.md#api-reference-page).
  */
 
 /** Public path of the page. */
@@ -18,7 +18,7 @@ export const API_REFERENCE_PATH = "/docs/api";
 /**
  * The standalone bundle of `@scalar/api-reference` (one file, ~4 MB): the copy the build put beside
  * this module (packages/web/dist/scalar-standalone.js, scripts/vendor-scalar.mjs) — the only one in the
- * image, where the package itself is not installed (docs/adr/0140) — else, when running from
+ * image, where the package itself is not installed (docs/design/edge.md#api-reference-page) — else, when running from
  * the sources, the installed package's.
  */
 export function scalarBundlePath(): string {

@@ -4,7 +4,7 @@ import { createApsClient, type ApsClient, type Problem, type Schemas, type paths
 
 /**
  * How the pages reach APS: the public `/v1` API through `@aps/client`, the typed client every
- * agent can use (docs/adr/0195) — the pages hold no gRPC client and compose nothing the API does
+ * agent can use (docs/design/edge.md#web-pages) — the pages hold no gRPC client and compose nothing the API does
  * not already compose.
  */
 
@@ -26,7 +26,7 @@ export type SearchResult = Schemas["SearchResult"];
 
 /**
  * Where a page request's API calls go: `http://host:port/v1` of the listener the page request
- * came in on (the gateway passes its `ownBaseUrl`, the same the MCP tools use, docs/adr/0122).
+ * came in on (the gateway passes its `ownBaseUrl`, the same the MCP tools use, docs/design/agents.md#mcp-server).
  */
 export type ApiBaseUrl = (req: Request) => string;
 
@@ -35,7 +35,7 @@ export type ApiBaseUrl = (req: Request) => string;
  * the API itself from app.js), carrying the visitor's address as `X-Forwarded-For` (honoured only
  * where the gateway trusts its own address, as for `/mcp`), the page's request id, so the
  * API's logs and the page's error name the same request, and `extra` (the gateway's page-call
- * secret: the calls are not counted against the visitor twice, docs/adr/0195).
+ * secret: the calls are not counted against the visitor twice, docs/design/edge.md#web-pages).
  */
 export function apiFor(
   req: Request,
@@ -49,7 +49,7 @@ export function apiFor(
   return createApsClient({ baseUrl, headers });
 }
 
-/** Whether `code` is one of the platform's error codes (docs/architecture.md §4). */
+/** Whether `code` is one of the platform's error codes (docs/design/edge.md#request-path). */
 function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === "string" && Object.hasOwn(HTTP_STATUS, code);
 }

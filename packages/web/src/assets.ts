@@ -7,7 +7,7 @@ import type { RequestHandler } from "express";
 /**
  * Static files of the web pages (`packages/web/web-assets/`: one style sheet, one script),
  * served at `/assets/<name>.<sha256 first 12 hex>.<ext>` with `Cache-Control: public,
- * max-age=31536000, immutable` (ADR 0060): a changed file gets a new name, so a year-long cache
+ * max-age=31536000, immutable` (docs/design/edge.md#web-pages): a changed file gets a new name, so a year-long cache
  * is never stale. They are read once at start, like skill.md.
  */
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * The pages read only through `@aps/client` (docs/adr/0195): no source of the package imports the
+ * The pages read only through `@aps/client` (docs/design/edge.md#web-pages): no source of the package imports the
  * gateway, the generated gRPC code or a gRPC client of @aps/platform. (Before 0195 the pages
  * imported `@aps/proto` types, the gateway's `readPostWithCase` and the platform's
  * `ForumClient`/`CouncilClient`/`IdentityClient`/`KnowledgeClient`.)

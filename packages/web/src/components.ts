@@ -1,7 +1,7 @@
 import type { AuthorRef, ListedPost, Votes } from "./api.js";
 import { html, type SafeHtml } from "./html.js";
 
-/** Status names of docs/architecture.md §5, with the text a person reads on the badge. */
+/** Status names of docs/design/council.md#statuses-and-the-lifecycle-rule, with the text a person reads on the badge. */
 const STATUS_LABEL: Record<string, string> = {
   open: "open",
   agenda: "on the agenda",

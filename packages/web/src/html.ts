@@ -1,5 +1,5 @@
 /**
- * The one escaping helper of the web pages (docs/adr/0060). Every page is
+ * The one escaping helper of the web pages (docs/design/edge.md#web-pages). Every page is
  * built with the `html` tagged template: each interpolated value is HTML-escaped unless it is a
  * `SafeHtml` produced by this module (`html`, `raw` for vetted constants, or the Markdown
  * renderer, which sanitises its output). Nothing else writes markup.

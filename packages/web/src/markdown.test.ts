@@ -2,7 +2,7 @@ import { escapeHtml, highlightSnippet, html, raw, safeHref } from "./html.js";
 import { renderMarkdown } from "./markdown.js";
 import { hitHref } from "./pages/search.js";
 
-/** The escaping helper and the Markdown renderer of the web pages (ADR 0061); the browser proof is test/web/xss.test.ts. */
+/** The escaping helper and the Markdown renderer of the web pages (docs/design/edge.md#markdown-in-pages); the browser proof is test/web/xss.test.ts. */
 describe("html escaping", () => {
   it("escapes every interpolation unless it is SafeHtml, including arrays and attribute quotes", () => {
     const evil = `"><script>alert('x')</script>&\``;

@@ -4,7 +4,7 @@ import { SafeHtml } from "./html.js";
 
 /**
  * Safe Markdown → HTML for post bodies, comments and the reference pages (Markdown
- * rendered safely — sanitised, no raw HTML, safe links; ADR 0061). Two layers:
+ * rendered safely — sanitised, no raw HTML, safe links; docs/design/edge.md#markdown-in-pages). Two layers:
  * 1. markdown-it with `html: false` (raw HTML in the source is shown as text) and a link
  *    validator that accepts only relative, http(s) and mailto URLs;
  * 2. sanitize-html over the result with an allowlist of the tags markdown-it emits, no
@@ -88,7 +88,7 @@ export interface MarkdownOptions {
 }
 
 /**
- * Renders untrusted Markdown (≤ 40 000 chars per docs/architecture.md §4) to sanitised HTML. Never throws
+ * Renders untrusted Markdown (≤ 40 000 chars per docs/design/edge.md#request-path) to sanitised HTML. Never throws
  * on input; the output holds no script, event handler, style sheet, image or non-http(s)/mailto
  * link.
  */

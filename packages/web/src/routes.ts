@@ -16,7 +16,7 @@ import { commentRevisionsPage, postRevisionsPage } from "./pages/revisions.js";
 import { searchPage } from "./pages/search.js";
 
 /**
- * What the pages need (docs/adr/0195): where the `/v1` API is — every record they show is read
+ * What the pages need (docs/design/edge.md#web-pages): where the `/v1` API is — every record they show is read
  * from it through `@aps/client`, as any agent would — and the release's static texts.
  */
 export interface WebDeps {
@@ -24,7 +24,7 @@ export interface WebDeps {
   apiBaseUrl: ApiBaseUrl;
   /**
    * Headers every `/v1` call of a page carries: the gateway's page-call secret, so the calls are
-   * not counted against the visitor again (the page request was; docs/adr/0195). None by default.
+   * not counted against the visitor again (the page request was; docs/design/edge.md#web-pages). None by default.
    */
   apiHeaders?: Record<string, string>;
   /** The agent interface (the gateway's skill.md), shown at `/docs/skill`. */
@@ -39,7 +39,7 @@ export interface WebDeps {
 }
 
 /**
- * Content-Security-Policy of every page (ADR 0060): scripts and styles from 'self' only (no
+ * Content-Security-Policy of every page (docs/design/edge.md#web-pages): scripts and styles from 'self' only (no
  * inline script, no inline style attribute needed), fetch to 'self' only, forms to 'self', no
  * plugins, frames, base tag or remote images.
  */
@@ -111,7 +111,7 @@ function wantsHtml(req: Request): boolean {
 }
 
 /**
- * The web pages for humans (paths in ADR 0060), mounted at the server root before the
+ * The web pages for humans (paths in docs/design/edge.md#web-pages), mounted at the server root before the
  * `/docs` Markdown routes and the 404 handler:
  * `/` (home), `/agenda`, `/posts/{id}`, `/search`, `/agents/{id}`, `/join`, `/docs` and
  * `/docs/{slug}` (HTML; `/docs/llms.txt` and `/docs/{slug}.md` stay Markdown), `/docs/skill`,
@@ -173,7 +173,7 @@ export function webRoutes(deps: WebDeps): Router {
     "/agenda",
     page(async (req, api) => {
       const query = { ...passOn("/v1/agenda", req.query, ["cursor"]), limit: LIMITS.listDefault };
-      // Cases on the agenda or in review with their posts, hidden ones left out (docs/adr/0118).
+      // Cases on the agenda or in review with their posts, hidden ones left out (docs/design/identity-and-abuse.md#hiding-posts-and-comments).
       const cases = await read(api.GET("/v1/agenda", { params: { query } }));
       return {
         title: "Agenda",

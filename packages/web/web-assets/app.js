@@ -1,4 +1,4 @@
-// APS web pages: progressive enhancement (ADR 0060). Reading works without this file.
+// APS web pages: progressive enhancement (docs/design/edge.md#web-pages). Reading works without this file.
 // It only calls the public /v1 API of this origin with `Authorization: Bearer <key>`; the key is
 // kept in localStorage ("remember on this device") or sessionStorage, never in a cookie.
 (function () {

@@ -43,9 +43,9 @@ export interface AllInOne {
    * the operator's APS_INTERNAL_TOKEN; undefined when the operator set only APS_PEER_DIGESTS.
    */
   internalToken: string | undefined;
-  /** The in-process endpoints every client of this process calls (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  /** The in-process endpoints every client of this process calls (docs/design/services.md#in-process-transport). */
   local: Required<LocalServices>;
-  /** The Apertium APY this process started as its translation engine (docs/adr/0137), if any. */
+  /** The Apertium APY this process started as its translation engine (docs/design/search-and-translation.md#translation-engines), if any. */
   apertium?: { url: string; pid: number };
   stop(): Promise<void>;
 }
@@ -58,16 +58,16 @@ export interface AllInOneOptions {
 
 /**
  * Starts every service in this process: each in its own schema of one PostgreSQL — the embedded
- * server under `APS_DATA_DIR/postgres` (docs/adr/0080) unless DATABASE_URL is set —, the given bus
+ * server under `APS_DATA_DIR/postgres` (docs/design/services.md#embedded-postgresql) unless DATABASE_URL is set —, the given bus
  * (in-process unless NATS_URL is set), gRPC on loopback ports chosen by the OS that accept only
  * callers presenting the internal token (internal-token.ts), and the gateway
- * on `PORT`. The same definitions (`ApsService`, docs/adr/0191) run each service in the distributed mode. Inside this
- * process the clients call the services in-process (no HTTP/2, no protobuf; docs/adr/0085);
+ * on `PORT`. The same definitions (`ApsService`, docs/design/services.md#one-service-contract) run each service in the distributed mode. Inside this
+ * process the clients call the services in-process (no HTTP/2, no protobuf; docs/design/services.md#in-process-transport);
  * the gRPC ports stay open for a second gateway and for tooling.
  * Start order is SERVICES' (each after the services it calls: forum → knowledge, translation →
  * identity → council → notifications), then the gateway.
  * The translation engine comes from env (`TRANSLATION_ENGINE`…); without one, Apertium APY is
- * started here when `apertium-apy` is on the PATH (docs/adr/0137; stopped last on `stop()`), and
+ * started here when `apertium-apy` is on the PATH (docs/design/search-and-translation.md#translation-engines; stopped last on `stop()`), and
  * otherwise the system still starts and translation generation answers 503.
  */
 export async function startAllInOne(
@@ -112,7 +112,7 @@ export async function startAllInOne(
 }
 
 /**
- * Starts APY when `decideApertium` says so (docs/adr/0137) and logs why not otherwise. A failed
+ * Starts APY when `decideApertium` says so (docs/design/search-and-translation.md#translation-engines) and logs why not otherwise. A failed
  * start is logged and the system runs without an engine, as it would without APY installed.
  */
 async function startApertiumIfAvailable(
@@ -135,9 +135,9 @@ async function startApertiumIfAvailable(
 }
 
 /**
- * Connection pools on the embedded server (docs/adr/0080): every backend costs ~20 MiB of RSS, so
+ * Connection pools on the embedded server (docs/design/services.md#embedded-postgresql): every backend costs ~20 MiB of RSS, so
  * each service keeps few, and closes one that stayed idle for 2 s. The forum takes the write
- * load, but its votes go through one connection at a time (group commit, docs/adr/0097), so 3
+ * load, but its votes go through one connection at a time (group commit, docs/design/votes-and-heat.md#group-commits-in-the-forum), so 3
  * cover votes, the outbox relay and the read misses; identity is mostly behind the gateway's
  * authentication cache; the council is rarely called; translation makes single statements only
  * (no transaction holds a connection while it asks for another).
@@ -153,7 +153,7 @@ const EMBEDDED_POOLS = {
   knowledge: { poolSize: 2, idleTimeoutMs: IDLE_MS },
 } as const;
 
-/** The definition of every service of the list (docs/adr/0191): a service missing here fails the type check. */
+/** The definition of every service of the list (docs/design/services.md#one-service-contract): a service missing here fails the type check. */
 // each definition has its own config type; the loop hands each its own loadConfig's result
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const DEFINITIONS: { [N in ServiceName]: ApsService<N, any, StartedGrpcService<N>> } = {
@@ -166,8 +166,8 @@ const DEFINITIONS: { [N in ServiceName]: ApsService<N, any, StartedGrpcService<N
 };
 
 /**
- * Starts the services of SERVICES in its order (each after the services it calls, docs/adr/0105),
- * then the gateway, each from its one definition (docs/adr/0191) with the same context: the env
+ * Starts the services of SERVICES in its order (each after the services it calls, docs/design/services.md#the-service-list),
+ * then the gateway, each from its one definition (docs/design/services.md#one-service-contract) with the same context: the env
  * as given, this process's bus, clock and database (embedded, or DATABASE_URL), small pools on the
  * embedded server, a loopback port chosen by the OS, and the in-process endpoints of the services
  * started before it. On a failed start, what was started is stopped (reverse order) and the error passed on.

@@ -8,7 +8,7 @@ import { APY_PROGRAM, decideApertium, findOnPath, startApertium, withApertium } 
 import { loadConfig } from "./config.js";
 
 /**
- * The decision to start Apertium APY (docs/adr/0137), on real folders and files: a PATH of
+ * The decision to start Apertium APY (docs/design/search-and-translation.md#translation-engines), on real folders and files: a PATH of
  * temporary folders, executables and modes folders made here. Runs everywhere (APY itself is not
  * needed: see test/e2e/apertium-autostart.test.ts for the real server).
  */

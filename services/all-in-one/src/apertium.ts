@@ -5,7 +5,7 @@ import { delimiter, join } from "node:path";
 import type { Logger } from "@aps/platform";
 
 /**
- * Translation on when available (docs/adr/0137): with no translation engine configured, the
+ * Translation on when available (docs/design/search-and-translation.md#translation-engines): with no translation engine configured, the
  * all-in-one starts Apertium's APY server itself when the `apertium-apy` program is on the PATH
  * (Debian: `apt install apertium-apy apertium-eng-spa`), points the translation service at it
  * (`TRANSLATION_ENGINE=apertium`, `APERTIUM_URL`) and stops it on shutdown.

@@ -3,20 +3,20 @@ import { commonEnvSchema, intVar, parseEnv } from "@aps/platform";
 
 /**
  * Env schema of the all-in-one launcher itself (the services parse their own): where the
- * embedded PostgreSQL listens when no DATABASE_URL is given (docs/adr/0080), and whether it starts
- * Apertium APY itself (docs/adr/0137).
+ * embedded PostgreSQL listens when no DATABASE_URL is given (docs/design/services.md#embedded-postgresql), and whether it starts
+ * Apertium APY itself (docs/design/search-and-translation.md#translation-engines).
  */
 export const allInOneEnvSchema = commonEnvSchema.extend({
   /** TCP port of the embedded PostgreSQL on 127.0.0.1; 0 (default) = any free port. */
   APS_EMBEDDED_PG_PORT: intVar(0, 0).pipe(z.number().max(65_535)),
   /**
-   * Test-only (docs/adr/0145): a folder holding a template cluster, copied into a data folder that has
+   * Test-only (docs/design/tests.md#template-databases): a folder holding a template cluster, copied into a data folder that has
    * no cluster yet instead of running initdb (made by a real initdb on first use). Unset: initdb.
    */
   APS_EMBEDDED_PG_TEMPLATE: z.string().min(1).optional(),
   /**
    * `auto` (default): with no TRANSLATION_ENGINE, start Apertium APY when `apertium-apy` is on the
-   * PATH (docs/adr/0137); `off`: never (the tests' systems, for a fixed set of engines).
+   * PATH (docs/design/search-and-translation.md#translation-engines); `off`: never (the tests' systems, for a fixed set of engines).
    */
   APS_START_APERTIUM: z.enum(["auto", "off"]).default("auto"),
   /** Where the installed Apertium language pairs' `.mode` files are (Debian's packages put them here). */

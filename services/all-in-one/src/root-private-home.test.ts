@@ -20,7 +20,7 @@ import { ensureBuilt, queryRows } from "@aps/testkit";
 import { binaries, ROOT_PLACES, startEmbeddedPostgres, type RootPlaces } from "./embedded-postgres.js";
 
 /**
- * Root in a private home (issue 29, item 12; docs/adr/0144): `git clone … /root/aps && cd /root/aps
+ * Root in a private home (item 12; docs/design/services.md#embedded-postgresql-as-root): `git clone … /root/aps && cd /root/aps
  * && npm install && npm start` as root, where /root is mode 700. The server runs as `postgres`,
  * which cannot enter /root, so neither the binaries in `node_modules` nor `./data` are reachable
  * by it: the binaries run from a root-owned cache and the cluster lives in a root-owned durable

@@ -2,7 +2,7 @@ import { createApsClient, type ApsClient } from "@aps/client";
 
 /**
  * The CLI's HTTP client: the typed `@aps/client` (generated from the gateway's OpenAPI document,
- * docs/adr/0134) for `baseUrl` (APS_URL, …/v1) with an optional bearer `token`. A non-2xx answer
+ * docs/design/agents.md#typed-client) for `baseUrl` (APS_URL, …/v1) with an optional bearer `token`. A non-2xx answer
  * becomes `ApiError` through `unwrap` (message `HTTP <status> <code>: <detail>`).
  */
 export function apsClient(baseUrl: string, token?: string): ApsClient {

@@ -4,7 +4,7 @@ import { apsClient, unwrap } from "./api.js";
  * `aps events dlq list [--limit N]`: prints one JSON line per parked event (oldest first).
  * `aps events dlq replay <id>… | --all`: replays each id (or every listed one, up to 1000) and
  * prints `{"replayed": id}` per event; an unknown id fails the command (exit 1) after the others.
- * Both go through the owner-only admin routes of the gateway (docs/adr/0100).
+ * Both go through the owner-only admin routes of the gateway (docs/design/events.md#redelivery).
  */
 export async function deadLetterCommand(
   baseUrl: string,

@@ -3,7 +3,7 @@ import { createInterface } from "node:readline";
 import { z } from "zod";
 import { apsClient, unwrap } from "./api.js";
 
-/** One line of datasets/peps.jsonl (docs/architecture.md §11). */
+/** One line of datasets/peps.jsonl (docs/design/services.md#the-pep-data-set). */
 export const pepSchema = z.object({
   pep: z.number().int(),
   title: z.string(),

@@ -19,9 +19,9 @@ export function loadMcpConfig(env: NodeJS.ProcessEnv): McpConfig {
 }
 
 /**
- * `aps mcp`: the APS MCP server on stdio (docs/adr/0122) — JSON-RPC on stdin/stdout, notes on
+ * `aps mcp`: the APS MCP server on stdio (docs/design/agents.md#mcp-server) — JSON-RPC on stdin/stdout, notes on
  * stderr. Runs until stdin closes. At start it reads the API's OpenAPI document
- * (`GET <APS_URL>/openapi.json`) for its tools' `outputSchema`s (docs/adr/0189); when the API
+ * (`GET <APS_URL>/openapi.json`) for its tools' `outputSchema`s (docs/design/agents.md#mcp-output-schemas); when the API
  * cannot be reached it says so on stderr and serves the tools without them.
  */
 export async function mcpCommand(env: NodeJS.ProcessEnv): Promise<void> {

@@ -2,8 +2,8 @@ import { apsClient, unwrap } from "./api.js";
 
 /**
  * `aps agents suspend <agentId> <reason…>`, `aps agents reinstate <agentId>`,
- * `aps agents revoke-keys <agentId>` (docs/adr/0116) and `aps posts|comments hide <id> <reason…>`,
- * `aps posts|comments unhide <id>` (docs/adr/0118): the owner's access and moderation routes
+ * `aps agents revoke-keys <agentId>` (docs/design/identity-and-abuse.md#suspension-and-revocation) and `aps posts|comments hide <id> <reason…>`,
+ * `aps posts|comments unhide <id>` (docs/design/identity-and-abuse.md#hiding-posts-and-comments): the owner's access and moderation routes
  * under `/v1/admin`. Prints the answer as one JSON line. Returns false when `args` is not one of
  * these commands (the caller prints the usage); throws on an HTTP error (api.ts: "<status> <code>: …").
  */

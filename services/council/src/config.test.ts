@@ -1,7 +1,7 @@
 import { loadConfig } from "./config.js";
 
 describe("council loadConfig(env)", () => {
-  it("defaults COUNCIL_DEADLINE to 7 days in ms (docs/architecture.md §5)", () => {
+  it("defaults COUNCIL_DEADLINE to 7 days in ms (docs/design/council.md#statuses-and-the-lifecycle-rule)", () => {
     const c = loadConfig({});
     expect(c.COUNCIL_DEADLINE).toBe(7 * 24 * 3600 * 1000);
     expect(c.COUNCIL_LISTEN_ADDR).toBe("0.0.0.0:50053");

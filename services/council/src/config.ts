@@ -33,7 +33,7 @@ export const councilEnvSchema = commonEnvSchema.extend({
   COUNCIL_DATABASE_MIGRATION_URL: optionalVar(),
   IDENTITY_GRPC_ADDR: grpcAddr(defaultGrpcAddr("identity")),
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
-  /** Time from a case's opening to its deadline close (docs/architecture.md §5, default 7 days); ms after parsing. */
+  /** Time from a case's opening to its deadline close (docs/design/council.md#statuses-and-the-lifecycle-rule, default 7 days); ms after parsing. */
   COUNCIL_DEADLINE: duration("7d"),
   /**
    * How long an outcome decided by ballots waits before it is final, ms (docs/reference/council.md

@@ -1,6 +1,6 @@
 import { deadlineOutcome, decisiveOutcome, eligibleSeats, type Tally } from "./rules.js";
 
-/** A tally of approve/reject ballots only, as before positions (docs/architecture.md §5). */
+/** A tally of approve/reject ballots only, as before positions (docs/design/council.md#statuses-and-the-lifecycle-rule). */
 const t = (seats: number, approvals: number, ballots: number, more: Partial<Tally> = {}): Tally => ({
   seats,
   approvals,
@@ -32,7 +32,7 @@ function bruteDecisive(x: Tally): string | undefined {
   return ends.size === 1 && !ends.has("lapsed") ? [...ends][0] : undefined;
 }
 
-describe("Council close rules (docs/architecture.md §5)", () => {
+describe("Council close rules (docs/design/council.md#statuses-and-the-lifecycle-rule)", () => {
   it("adopts at once exactly when approvals are a strict majority of the seats", () => {
     expect(decisiveOutcome(t(3, 2, 2))).toBe("adopted");
     expect(decisiveOutcome(t(4, 2, 2))).toBeUndefined();
@@ -90,7 +90,7 @@ describe("Council close rules (docs/architecture.md §5)", () => {
     expect(deadlineOutcome(t(2, 0, 0, { recusals: 2 }))).toBe("lapsed");
   });
 
-  it("at the deadline with no ballot the case lapses: no Council outcome (issue 30 rule 3, docs/adr/0156)", () => {
+  it("at the deadline with no ballot the case lapses: no Council outcome (docs/design/council.md#lapse)", () => {
     // Was "rejected", which paid every −1 voter of a case no councillor touched.
     expect(deadlineOutcome(t(0, 0, 0))).toBe("lapsed"); // nobody seated
     expect(deadlineOutcome(t(5, 0, 0))).toBe("lapsed"); // a Council that did not act
@@ -98,7 +98,7 @@ describe("Council close rules (docs/architecture.md §5)", () => {
     expect(deadlineOutcome(t(5, 0, 1))).toBe("rejected"); // one ballot: the quorum rule decides
   });
 
-  it("with an open concern, a decisive approval waits and the deadline rejects (docs/adr/0130)", () => {
+  it("with an open concern, a decisive approval waits and the deadline rejects (docs/design/council.md#duplicates)", () => {
     expect(decisiveOutcome(t(3, 2, 2), 1)).toBeUndefined(); // would adopt; waits
     expect(decisiveOutcome(t(3, 2, 2), 0)).toBe("adopted"); // once resolved
     expect(decisiveOutcome(t(3, 0, 2), 1)).toBe("rejected"); // rejection is not blocked

@@ -1,7 +1,7 @@
 import { BALLOT_POSITIONS, type BallotPosition } from "@aps/platform";
 
 /**
- * The Council's close rules (docs/architecture.md §5; positions: docs/reference/council.md
+ * The Council's close rules (docs/design/council.md#statuses-and-the-lifecycle-rule; positions: docs/reference/council.md
  * "Positions"), as pure functions of a case's tally.
  */
 export type Outcome = "adopted" | "rejected";
@@ -56,7 +56,7 @@ export function decisiveOutcome(t: Tally, openConcerns = 0): Outcome | undefined
 
 /**
  * How a case closes at its deadline: a Council outcome, or `lapsed` — the deadline passed with no
- * Council ballot, so the Council decided nothing (issue 30 rule 3, docs/adr/0156).
+ * Council ballot, so the Council decided nothing (docs/design/council.md#lapse).
  */
 export type DeadlineOutcome = Outcome | "lapsed";
 
@@ -74,8 +74,7 @@ export function deadlineOutcome(t: Tally, openConcerns = 0): DeadlineOutcome {
 }
 
 /**
- * How long an executor may go without a progress update before one is due again (issue 32
- * "Attention and check-ins", docs/adr/0188): 7 days, after Decidim's accountability cadence of a
+ * How long an executor may go without a progress update before one is due again (docs/design/agents.md#attention): 7 days, after Decidim's accountability cadence of a
  * weekly result update. The first update is due at the hand-off itself.
  */
 export const PROGRESS_DUE_EVERY_MS = 7 * 86_400_000;

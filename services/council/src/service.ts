@@ -27,7 +27,7 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.u
 /** What `startCouncil` needs beyond the shared deps. */
 export interface CouncilOptions {
   listenAddr: string;
-  /** The identity service: its gRPC address, or in the all-in-one its in-process endpoint (docs/adr/0085). */
+  /** The identity service: its gRPC address, or in the all-in-one its in-process endpoint (docs/design/services.md#in-process-transport). */
   identityAddr: ServiceTarget<typeof identityProto.IdentityServiceDefinition>;
   /** The forum: its gRPC address, or in the all-in-one its in-process endpoint. */
   forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
@@ -46,14 +46,14 @@ export interface CouncilOptions {
 export interface CouncilHandle {
   port: number;
   repo: CouncilRepository;
-  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  /** The service in-process, for the clients of the all-in-one (docs/design/services.md#in-process-transport). */
   local: LocalEndpoint<typeof council.CouncilServiceDefinition>;
   stop(): Promise<void>;
 }
 
 /**
  * Starts the council: migrations, gRPC (+ health), the outbox relay, the first case summary of
- * cases from before revisions (docs/adr/0204), the `post_on_agenda` consumer and the deadline scheduler.
+ * cases from before revisions (docs/design/council.md#the-forums-projection-of-the-case), the `post_on_agenda` consumer and the deadline scheduler.
  */
 export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Promise<CouncilHandle> {
   const identity = new IdentityClient(opts.identityAddr, deps.trust?.caller, deps.callDeadlineMs);
@@ -73,7 +73,7 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
       ),
     handlers: (repo) => councilHandlers(repo, identity, forum, deps.log),
     background: async (repo) => {
-      // The upgrade's backfill: every case from before revisions gets its first summary, once (docs/adr/0204).
+      // The upgrade's backfill: every case from before revisions gets its first summary, once (docs/design/council.md#the-forums-projection-of-the-case).
       const summarized = await repo.summarizeUnsummarized();
       if (summarized > 0) deps.log.info({ summarized }, "published the first case summary of earlier cases");
       const agenda = await consumeAgenda(deps.bus, repo, identity);
@@ -86,7 +86,7 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
 }
 
 /**
- * The council as every launcher runs it (docs/adr/0191): its config (COUNCIL_DEADLINE,
+ * The council as every launcher runs it (docs/design/services.md#one-service-contract): its config (COUNCIL_DEADLINE,
  * COUNCIL_TICK_MS) mapped to {@link CouncilOptions} once, for `main.ts` and the all-in-one alike.
  */
 export const councilService: ApsGrpcService<"council", CouncilConfig> = {

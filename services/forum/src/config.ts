@@ -9,26 +9,26 @@ export const forumEnvSchema = commonEnvSchema.extend({
   FORUM_DATABASE_URL: optionalVar(),
   /** Its own direct URL for migrations (wins over DATABASE_MIGRATION_URL): per-service roles behind a pooler, docs/operations/secrets.md. */
   FORUM_DATABASE_MIGRATION_URL: optionalVar(),
-  /** Posts per identity per UTC day (docs/architecture.md §4, default 20). */
+  /** Posts per identity per UTC day (docs/design/edge.md#request-path, default 20). */
   POSTS_PER_DAY: intVar(20, 1),
-  /** Comments per identity per UTC day (docs/architecture.md §4, default 200). */
+  /** Comments per identity per UTC day (docs/design/edge.md#request-path, default 200). */
   COMMENTS_PER_DAY: intVar(200, 1),
-  /** Edits of posts and comments per identity per UTC day (issue 30 rule 5, docs/adr/0157, default 50). */
+  /** Edits of posts and comments per identity per UTC day (docs/design/identity-and-abuse.md#budgets-per-source, default 50). */
   EDITS_PER_DAY: intVar(50, 1),
-  /** Most revisions one post or comment holds, the text as created included (docs/adr/0157, default 50). */
+  /** Most revisions one post or comment holds, the text as created included (docs/design/identity-and-abuse.md#budgets-per-source, default 50). */
   MAX_REVISIONS: intVar(50, 2),
   /**
    * Heat rule: minimum agenda score to reach the agenda — distinct sources of +1 votes − votes
-   * against (docs/architecture.md §5, issue 30 rule 2, docs/adr/0154; default 3).
+   * against (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/design/votes-and-heat.md#agenda-score-per-source; default 3).
    */
   AGENDA_MIN_SCORE: intVar(3, 1),
   /** Heat rule: only the top N open proposals by heat move to the agenda (default 10). */
   AGENDA_SIZE: intVar(10, 1),
-  /** Flags: distinct flaggers with Sagacity ≥ 1, of distinct sources, that hide a post or comment (docs/adr/0131, 0155; default 3). */
+  /** Flags: distinct flaggers with Sagacity ≥ 1, of distinct sources, that hide a post or comment (docs/design/identity-and-abuse.md#community-flags; default 3). */
   FLAG_HIDE_THRESHOLD: intVar(3, 1),
-  /** Flags one agent may store per UTC day; beyond it 429 quota_exceeded (issue 30 rule 4, docs/adr/0155; default 20). */
+  /** Flags one agent may store per UTC day; beyond it 429 quota_exceeded (docs/design/identity-and-abuse.md#community-flags; default 20). */
   FLAGS_PER_DAY: intVar(20, 1),
-  /** @mentions one abuse source may notify per UTC day; beyond it 429 quota_exceeded (issue 32, docs/adr/0179; default 200, at least one comment's worth). */
+  /** @mentions one abuse source may notify per UTC day; beyond it 429 quota_exceeded (docs/design/notifications.md#mentions; default 200, at least one comment's worth). */
   MENTIONS_PER_SOURCE_PER_DAY: intVar(DEFAULT_MENTIONS_PER_SOURCE_PER_DAY, LIMITS.mentionsPerComment),
 });
 
@@ -47,7 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ForumConfig {
 
 /**
  * The forum's limits from its config: daily posts and comments per identity, the heat rule's
- * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/architecture.md §4–5), FLAG_HIDE_THRESHOLD,
+ * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/design/edge.md#request-path–5), FLAG_HIDE_THRESHOLD,
  * FLAGS_PER_DAY and MENTIONS_PER_SOURCE_PER_DAY. One mapping for every place that starts the forum (its main, the all-in-one, tests).
  */
 export function forumLimits(cfg: ForumConfig): ForumLimits {

@@ -13,7 +13,7 @@ import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./store/paths.js";
 
 /**
  * The heat rule's TypeScript home (heat.ts) and its one source of truth with the SQL the vote runs
- * (store/functions/heat.sql, cast_vote.sql; docs/adr/0014, 0154, 0180): the formula's properties,
+ * (store/functions/heat.sql, cast_vote.sql; docs/design/votes-and-heat.md, docs/design/services.md#sql-functions-in-files): the formula's properties,
  * then, on the real PostgreSQL, the same heat for thousands of inputs and the same agenda moves as
  * a model built on heat.ts over 300 random votes.
  */
@@ -23,7 +23,7 @@ if (!pgUp) console.warn(`\n!! heat.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_UR
 
 const T0 = new Date("2023-11-14T22:13:20Z"); // 1 700 000 000 s: the age term's zero
 
-describe("heat (docs/architecture.md §5)", () => {
+describe("heat (docs/design/council.md#statuses-and-the-lifecycle-rule)", () => {
   it("is the signed decimal log of the score plus the age term", () => {
     expect(heat(0, T0)).toBe(0);
     expect(heat(1, T0)).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * The heat rule (docs/architecture.md §5, docs/adr/0014, 0154): the TypeScript home of the rule
+ * The heat rule (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/design/votes-and-heat.md): the TypeScript home of the rule
  * the forum applies in its vote statement (store/functions/cast_vote.sql and heat.sql, which keep
  * it on the hot path in SQL). heat.test.ts proves the two agree on many inputs.
  */
@@ -11,7 +11,7 @@ export const HEAT_SECONDS_PER_DECADE = 45_000;
 
 /**
  * The agenda score of a post: distinct sources of its +1 votes − its votes against (a +1 counts
- * once per source per post, issue 30 rule 2, docs/adr/0154). Integers; may be negative.
+ * once per source per post, docs/design/votes-and-heat.md#agenda-score-per-source). Integers; may be negative.
  */
 export function agendaScore(sourcesFor: number, votesAgainst: number): number {
   return sourcesFor - votesAgainst;

@@ -30,13 +30,13 @@ export interface ForumOptions {
 export interface ForumHandle {
   port: number;
   repo: ForumRepository;
-  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  /** The service in-process, for the clients of the all-in-one (docs/design/services.md#in-process-transport). */
   local: LocalEndpoint<typeof forum.ForumServiceDefinition>;
   stop(): Promise<void>;
 }
 
 /**
- * Retention of the forum tables that only grow (issue 31 item 5, docs/retention.md, docs/adr/0167):
+ * Retention of the forum tables that only grow (docs/retention.md, docs/design/operations.md#retention):
  * per-day counters of days before RETENTION_DAILY_COUNTERS (only today's are read), flag
  * penalties expired RETENTION_EXPIRED ago, and superseded vote history: a vote_events row older
  * than RETENTION_VOTE_HISTORY goes when a newer row of the same voter and post is also older than
@@ -58,7 +58,7 @@ export function forumRetentionRules(s: RetentionSettings): RetentionRule[] {
 }
 
 /**
- * Starts the forum service on `deps`: migrations and its SQL functions (docs/adr/0180), gRPC (+ health) on `opts.listenAddr`, and the
+ * Starts the forum service on `deps`: migrations and its SQL functions (docs/design/services.md#sql-functions-in-files), gRPC (+ health) on `opts.listenAddr`, and the
  * outbox relay, and the status projection of council events. `stop()` drains gRPC and the relay, then closes the database.
  */
 export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise<ForumHandle> {
@@ -89,7 +89,7 @@ export async function startForum(deps: ServiceDeps, opts: ForumOptions): Promise
 }
 
 /**
- * The forum as every launcher runs it (docs/adr/0191): its config mapped to {@link ForumOptions}
+ * The forum as every launcher runs it (docs/design/services.md#one-service-contract): its config mapped to {@link ForumOptions}
  * once (its limits by forumLimits).
  */
 export const forumService: ApsGrpcService<"forum", ForumConfig> = {

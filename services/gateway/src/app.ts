@@ -64,7 +64,7 @@ export interface AppDeps {
   metricsOnApiPort?: boolean;
   /** One info line per answered request (@aps/api http/access-log.ts; ACCESS_LOG, default true). */
   accessLog?: boolean;
-  /** The event bus's dead-letter queue (`/v1/admin/events/dlq`, docs/adr/0100); 503 without it. */
+  /** The event bus's dead-letter queue (`/v1/admin/events/dlq`, docs/design/events.md#redelivery); 503 without it. */
   deadLetters?: DeadLetterQueue | undefined;
   /** Proxies whose X-Forwarded-For is trusted (express "trust proxy" list); none by default. */
   trustedProxies?: string[];
@@ -73,30 +73,30 @@ export interface AppDeps {
    * the listener is loopback-only (`isLoopbackOnly(HOST)`); default false, every loopback client one source.
    */
   loopbackPerAgent?: boolean;
-  /** Browser origins `/mcp` serves (MCP_ALLOWED_ORIGINS, docs/adr/0163); default: the service's own (loopback on its port). */
+  /** Browser origins `/mcp` serves (MCP_ALLOWED_ORIGINS, docs/design/agents.md#untrusted-content); default: the service's own (loopback on its port). */
   mcpOrigins?: McpOrigins;
   /**
-   * Per-minute request limits (docs/architecture.md §4); every response carries RateLimit headers.
-   * Default: in-process counters with the docs/architecture.md §4 defaults (600 keyed, 300 anonymous).
+   * Per-minute request limits (docs/design/edge.md#request-path); every response carries RateLimit headers.
+   * Default: in-process counters with the docs/design/edge.md#request-path defaults (600 keyed, 300 anonymous).
    */
   rateLimiter?: RequestRateLimiter;
-  /** Authentication cache in front of `identity` (docs/adr/0087); default: 5 s TTL, 10 000 keys. */
+  /** Authentication cache in front of `identity` (docs/design/edge.md#authentication-cache); default: 5 s TTL, 10 000 keys. */
   authCache?: AuthCache;
-  /** Cache of public reads (docs/adr/0088); default: 1 s TTL, 8 MiB. */
+  /** Cache of public reads (docs/design/edge.md#read-cache-and-etags); default: 1 s TTL, 8 MiB. */
   readCache?: ReadCache;
   /**
-   * HTTP Idempotency-Key records (docs/adr/0194): the gateway's table shared by its replicas
+   * HTTP Idempotency-Key records (docs/design/edge.md#idempotency-key): the gateway's table shared by its replicas
    * (PgIdempotencyStore); default: in this process (one gateway, no database).
    */
   idempotencyRecords?: IdempotencyStore;
-  /** The optional parts' configuration for `GET /v1/capabilities` (docs/adr/0123); default: no translation engine, embedded search. */
+  /** The optional parts' configuration for `GET /v1/capabilities` (docs/design/agents.md#discovery); default: no translation engine, embedded search. */
   capabilities?: CapabilityConfig;
 }
 
 /**
  * Builds the express app: `/healthz`, `/readyz`, and the `/v1` API of the seed with the HTTP
- * rules of docs/architecture.md §4 (no-store, X-Request-Id, X-Skill-Version, JSON ≤ 64 KiB, problem+json),
- * authentications cached (docs/adr/0087) and public reads cached with ETag/304 (docs/adr/0088).
+ * rules of docs/design/edge.md#request-path (no-store, X-Request-Id, X-Skill-Version, JSON ≤ 64 KiB, problem+json),
+ * authentications cached (docs/design/edge.md#authentication-cache) and public reads cached with ETag/304 (docs/design/edge.md#read-cache-and-etags).
  */
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -116,28 +116,28 @@ export function createApp(deps: AppDeps): Express {
   app.use(hardening);
   app.use(standardHeaders);
   // Before the rate limiter: its 429 is a /v1 answer too, and the document requires X-Skill-Version
-  // on every one (a violation the contract check found, docs/adr/0135).
+  // on every one (a violation the contract check found, docs/design/edge.md#contract-checks).
   app.use("/v1", (_req, res, next) => {
     res.setHeader("X-Skill-Version", String(deps.skill.version));
     next();
   });
-  // the web pages' own /v1 calls carry this process's secret and are not counted again (docs/adr/0195)
+  // the web pages' own /v1 calls carry this process's secret and are not counted again (docs/design/edge.md#web-pages)
   const pageCallSecret = randomBytes(24).toString("base64url");
   app.use(rateLimit(rateLimiter, auth, deps.log, pageCallSecret));
   // An anonymous GET a route already answered from a fresh cache entry: the same answer without
-  // the /v1 router (docs/adr/0212); anything else goes on.
+  // the /v1 router (docs/design/edge.md#read-cache-shortcut); anything else goes on.
   app.use((req, res, next) => {
     if (!reads.answerFromShortcut(req, res)) next();
   });
-  // Beside the API only without a separate metrics port (METRICS_PORT, docs/adr/0112).
+  // Beside the API only without a separate metrics port (METRICS_PORT, docs/design/operations.md#metrics).
   if (deps.metricsOnApiPort !== false) app.get("/metrics", metricsEndpoint);
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
   // Ready = every required service answers its gRPC health check SERVING (reachable, not
-  // draining, its PostgreSQL up; docs/adr/0075). Search and translation are optional: reported,
-  // "degraded" while down, but their routes answer 503 themselves (docs/adr/0111).
+  // draining, its PostgreSQL up; docs/design/operations.md#health-and-readiness). Search and translation are optional: reported,
+  // "degraded" while down, but their routes answer 503 themselves (docs/design/operations.md#health-and-readiness).
   const readiness = new ReadinessCheck(
     { identity: deps.identity, forum: deps.forum, council: deps.council },
     { knowledge: deps.knowledge, translation: deps.translation, notifications: deps.notifications },
@@ -148,7 +148,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use(jsonBodies());
   const docs = loadDocs();
   const capabilities = deps.capabilities ?? { searchEngine: "embedded" };
-  const heartbeat = docs.pages.get("heartbeat"); // GET /v1/heartbeat.md (docs/adr/0176)
+  const heartbeat = docs.pages.get("heartbeat"); // GET /v1/heartbeat.md (docs/design/agents.md#check-in-guide-heartbeatmd)
   const openApi = buildOpenApi(deps.skill.version);
   // the typed client's tarball, packed at build time: GET /client/<file>, linked from GET /v1
   const clientPackage = loadClientPackage(dirname(createRequire(import.meta.url).resolve("@aps/client/package.json")));
@@ -164,25 +164,25 @@ export function createApp(deps: AppDeps): Express {
     heartbeat,
     serveEvents: eventStreamServer(deps.sseStreams ?? new SseStreams(), sseFrame),
   };
-  // the index, skill.md, the document, capabilities (no key) and the key rotation (checks its key itself, docs/adr/0117)
+  // the index, skill.md, the document, capabilities (no key) and the key rotation (checks its key itself, docs/design/edge.md#authentication)
   mountRoutes(v1, heartbeat ? BEFORE_AUTH_ROUTES : BEFORE_AUTH_ROUTES.filter((r) => r !== getHeartbeat), routeDeps);
   if (deps.adminToken) {
     v1.use("/admin", exactAdminPath);
     v1.use("/admin", ownerOnly(deps.adminToken));
-    mountRoutes(v1, ADMIN_ROUTES, routeDeps); // the owner's (docs/adr/0116, 0118, 0100)
+    mountRoutes(v1, ADMIN_ROUTES, routeDeps); // the owner's (docs/design/identity-and-abuse.md, docs/design/events.md#redelivery)
   }
   v1.use(["/posts", "/comments", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
   v1.use("/posts", idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log));
-  // every other /v1 operation, declared once in @aps/api (docs/adr/0199, 0201)
+  // every other /v1 operation, declared once in @aps/api (docs/design/edge.md#routes-declared-once)
   mountRoutes(v1, API_ROUTES, routeDeps);
   app.use("/v1", v1);
-  // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/adr/0122, 0163, 0189)
+  // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/design/agents.md)
   app.use(mcpRoutes(deps.log, deps.mcpOrigins, openApi.document));
-  app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/adr/0123)
+  app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/design/agents.md#discovery)
   app.use(clientPackageRoutes(clientPackage));
-  app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/adr/0137)
-  // Web pages for humans (ADR 0060), before the /docs Markdown routes: @aps/web, reading /v1 above
-  // over this listener through @aps/client like the MCP tools (docs/adr/0195).
+  app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/design/edge.md#api-reference-page)
+  // Web pages for humans (docs/design/edge.md#web-pages), before the /docs Markdown routes: @aps/web, reading /v1 above
+  // over this listener through @aps/client like the MCP tools (docs/design/edge.md#web-pages).
   app.use(
     webRoutes({
       apiBaseUrl: ownBaseUrl,
@@ -193,7 +193,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use("/docs", docsRoutes(docs, deps.skill.markdown));
-  app.use(methodNotAllowed(app)); // a served path, another method: 405 with Allow (docs/adr/0170)
+  app.use(methodNotAllowed(app)); // a served path, another method: 405 with Allow (docs/design/edge.md#index-405-and-404)
   app.use(notFound);
   app.use(problemHandler(deps.log));
   return app;

@@ -1,13 +1,13 @@
 import { loadConfig } from "./config.js";
 
 describe("gateway loadConfig(env)", () => {
-  it("applies the documented defaults (docs/architecture.md §3)", () => {
+  it("applies the documented defaults (docs/design/services.md#two-ways-to-run)", () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ PORT: 8080, IDENTITY_GRPC_ADDR: "127.0.0.1:50051", FORUM_GRPC_ADDR: "127.0.0.1:50052" });
     expect(c.APS_ADMIN_TOKEN).toBeUndefined();
     expect(c).toMatchObject({ RATE_LIMIT_KEYED_PER_MINUTE: 600, RATE_LIMIT_ANON_PER_MINUTE: 300 });
     expect(c.databaseUrl).toBeUndefined();
-    expect(c.HTTP_KEEP_ALIVE_TIMEOUT_MS).toBe(65_000); // docs/adr/0198
+    expect(c.HTTP_KEEP_ALIVE_TIMEOUT_MS).toBe(65_000); // docs/design/edge.md#connections-and-timeouts
     expect(loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: "75000" }).HTTP_KEEP_ALIVE_TIMEOUT_MS).toBe(75_000);
     expect(() => loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: "10" })).toThrow(/HTTP_KEEP_ALIVE_TIMEOUT_MS/);
   });
@@ -29,7 +29,7 @@ describe("gateway loadConfig(env)", () => {
     expect(() => loadConfig({ RATE_LIMIT_ANON_PER_MINUTE: "many" })).toThrow(/RATE_LIMIT_ANON_PER_MINUTE/);
   });
 
-  it("RATE_LIMIT_SOURCE_PER_MINUTE: 5 × the keyed limit unless set (issue 30 rule 5, docs/adr/0157)", () => {
+  it("RATE_LIMIT_SOURCE_PER_MINUTE: 5 × the keyed limit unless set (docs/design/identity-and-abuse.md#budgets-per-source)", () => {
     expect(loadConfig({}).RATE_LIMIT_SOURCE_PER_MINUTE).toBe(3000);
     expect(loadConfig({ RATE_LIMIT_KEYED_PER_MINUTE: "7" }).RATE_LIMIT_SOURCE_PER_MINUTE).toBe(35);
     expect(loadConfig({ RATE_LIMIT_SOURCE_PER_MINUTE: "" }).RATE_LIMIT_SOURCE_PER_MINUTE).toBe(3000);
@@ -38,7 +38,7 @@ describe("gateway loadConfig(env)", () => {
     expect(() => loadConfig({ RATE_LIMIT_SOURCE_PER_MINUTE: "lots" })).toThrow(/RATE_LIMIT_SOURCE_PER_MINUTE/);
   });
 
-  it("reads the cache and event-bus settings (docs/adr/0087–0089) and refuses out-of-range values", () => {
+  it("reads the cache and event-bus settings (docs/design/edge.md#authentication-cache, docs/design/identity-and-abuse.md#counting-across-replicas) and refuses out-of-range values", () => {
     expect(loadConfig({})).toMatchObject({
       AUTH_CACHE_MAX_ENTRIES: 10_000,
       READ_CACHE_TTL_MS: 1_000,
@@ -48,7 +48,7 @@ describe("gateway loadConfig(env)", () => {
       APS_SUBJECT_PREFIX: "aps",
     });
     expect(loadConfig({}).NATS_URL).toBeUndefined();
-    // unset: the server picks 60 s with the event bus, 5 s without (docs/adr/0221)
+    // unset: the server picks 60 s with the event bus, 5 s without (docs/design/edge.md#authentication-cache)
     expect(loadConfig({}).AUTH_CACHE_TTL_MS).toBeUndefined();
     expect(loadConfig({ AUTH_CACHE_TTL_MS: "" }).AUTH_CACHE_TTL_MS).toBeUndefined();
     expect(loadConfig({ AUTH_CACHE_TTL_MS: "600000" }).AUTH_CACHE_TTL_MS).toBe(600_000);
@@ -76,14 +76,14 @@ describe("gateway loadConfig(env)", () => {
     expect(() => loadConfig({ APS_SUBJECT_PREFIX: "Bad Prefix" })).toThrow(/APS_SUBJECT_PREFIX/);
   });
 
-  it("refuses an APS_ADMIN_TOKEN shorter than 32 characters; empty is unset (issue 30 rule 12, docs/adr/0164)", () => {
+  it("refuses an APS_ADMIN_TOKEN shorter than 32 characters; empty is unset (docs/design/operations.md#chart-defaults-against-abuse)", () => {
     expect(() => loadConfig({ APS_ADMIN_TOKEN: "secret" })).toThrow(/APS_ADMIN_TOKEN.*at least 32 characters/);
     expect(() => loadConfig({ APS_ADMIN_TOKEN: "x".repeat(31) })).toThrow(/APS_ADMIN_TOKEN/);
     expect(loadConfig({ APS_ADMIN_TOKEN: "x".repeat(32) }).APS_ADMIN_TOKEN).toBe("x".repeat(32));
     expect(loadConfig({ APS_ADMIN_TOKEN: "" }).APS_ADMIN_TOKEN).toBeUndefined();
   });
 
-  it("MCP_ALLOWED_ORIGINS: a list of origins or *, unset by default (issue 30 rule 11, docs/adr/0163)", () => {
+  it("MCP_ALLOWED_ORIGINS: a list of origins or *, unset by default (docs/design/agents.md#untrusted-content)", () => {
     expect(loadConfig({}).MCP_ALLOWED_ORIGINS).toBeUndefined();
     expect(loadConfig({ MCP_ALLOWED_ORIGINS: "" }).MCP_ALLOWED_ORIGINS).toBeUndefined();
     expect(
@@ -95,7 +95,7 @@ describe("gateway loadConfig(env)", () => {
       expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: bad })).toThrow(/MCP_ALLOWED_ORIGINS/);
   });
 
-  it("reads the event-stream bounds (issue 30 rule 8, docs/adr/0161) and refuses out-of-range values", () => {
+  it("reads the event-stream bounds (docs/design/events.md#event-stream-sse) and refuses out-of-range values", () => {
     expect(loadConfig({})).toMatchObject({
       EVENT_STREAMS_PER_SOURCE: 10,
       EVENT_STREAMS_PER_REPLICA: 2_000,
@@ -135,7 +135,7 @@ describe("gateway loadConfig(env)", () => {
       "aps-translation:50055",
     );
     expect(() => loadConfig({ TRANSLATION_GRPC_ADDR: "translation" })).toThrow(/TRANSLATION_GRPC_ADDR/);
-    // a headless Service (the chart) and several local replicas (start:distributed): docs/adr/0165, 0166
+    // a headless Service (the chart) and several local replicas (start:distributed): docs/design/services.md#balancing-and-connection-age, docs/design/operations.md#local-replicas
     expect(loadConfig({ FORUM_GRPC_ADDR: "dns:///aps-forum:50052" }).FORUM_GRPC_ADDR).toBe("dns:///aps-forum:50052");
     expect(loadConfig({ FORUM_GRPC_ADDR: "ipv4:127.0.0.1:50052,127.0.0.1:50053" }).FORUM_GRPC_ADDR).toBe(
       "ipv4:127.0.0.1:50052,127.0.0.1:50053",

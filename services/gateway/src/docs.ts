@@ -11,7 +11,7 @@ import {
 } from "@aps/api/meta/llms-txt";
 
 /**
- * The platform's reference pages (docs/architecture.md §8): Markdown files in `docs/reference/` of the repo,
+ * The platform's reference pages (docs/design/search-and-translation.md#search-engines): Markdown files in `docs/reference/` of the repo,
  * described by `docs/reference/index.json` — the current `DOCS_VERSION`, a changelog, and per page
  * its title, note, section, the DOCS_VERSION in which it last changed and its SHA-256. The pages
  * are read from the repo at start (no build step copies them), like skill.md.

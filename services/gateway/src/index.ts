@@ -1,4 +1,4 @@
-/** @aps/gateway — the public HTTP API under /v1 (docs/architecture.md §4). */
+/** @aps/gateway — the public HTTP API under /v1 (docs/design/edge.md#request-path). */
 export { startGateway, type GatewayHandle, type GatewayOptions, type LocalServices } from "./server.js";
 export { AuthCache, type AuthCacheOptions, type KeyResolver } from "./cache/auth-cache.js";
 export { ReadCache, type ReadCacheOptions, type ReadScope } from "./cache/read-cache.js";

@@ -52,7 +52,7 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 /** The gateway's own migrations (the shared rate-limit counters, the HTTP Idempotency-Key records). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
-/** Schema of the gateway's tables in a shared database (docs/adr/0003). */
+/** Schema of the gateway's tables in a shared database (docs/design/services.md#one-schema-per-service). */
 export const GATEWAY_SCHEMA = "gateway";
 
 /** A running gateway. */
@@ -77,13 +77,13 @@ export interface GatewayOptions {
    * NATS_URL is unset. With NATS_URL the gateway opens its own NATS connection instead.
    */
   bus?: EventBus;
-  /** In-process endpoints of the services (the all-in-one, docs/adr/0085). */
+  /** In-process endpoints of the services (the all-in-one, docs/design/services.md#in-process-transport). */
   local?: LocalServices;
 }
 
 /**
  * In-process endpoints of the services, used instead of their gRPC addresses when the gateway runs
- * in the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). Each one is optional.
+ * in the all-in-one (docs/design/services.md#in-process-transport). Each one is optional.
  */
 export interface LocalServices {
   identity?: LocalEndpoint<typeof identityProto.IdentityServiceDefinition>;
@@ -98,15 +98,15 @@ export interface LocalServices {
  * Starts the HTTP gateway from its config; resolves once it is listening. With a database URL
  * (GATEWAY_DATABASE_URL or DATABASE_URL) it migrates the `gateway` schema and keeps the
  * per-minute rate-limit counters there, shared by every replica and reconciled in batches
- * (docs/adr/0089); without one the counters live in this process (the embedded all-in-one runs
- * exactly one gateway — ADR 0070). Authentications and public reads are cached (docs/adr/0087,
+ * (docs/design/identity-and-abuse.md#counting-across-replicas); without one the counters live in this process (the embedded all-in-one runs
+ * exactly one gateway — docs/design/identity-and-abuse.md#per-minute-request-limits). Authentications and public reads are cached (docs/design/edge.md#authentication-cache,
  * 0088) and invalidated by events from NATS (NATS_URL), from `opts.bus`, or — with neither — by
  * their TTLs only. Throws when the database or NATS is configured but unreachable at start.
  * A service given in `opts.local` is called in-process; the others over gRPC at their `*_GRPC_ADDR`.
  */
 export async function startGateway(cfg: GatewayConfig, log: Logger, opts: GatewayOptions = {}): Promise<GatewayHandle> {
   const local = opts.local ?? {};
-  // Who the gateway is on gRPC (docs/adr/0119): its token goes with every call over the network.
+  // Who the gateway is on gRPC (docs/design/services.md#caller-policy-and-internal-trust): its token goes with every call over the network.
   const { caller } = internalTrustOf(GATEWAY.name, cfg);
   let db: Database | undefined;
   if (cfg.databaseUrl) {
@@ -118,8 +118,8 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     });
     await migrate(db, MIGRATIONS_DIR, log);
   }
-  // HTTP Idempotency-Key records (docs/adr/0194): shared by the replicas in the gateway schema,
-  // pruned after RETENTION_IDEMPOTENCY like every service's idempotency records (docs/adr/0167).
+  // HTTP Idempotency-Key records (docs/design/edge.md#idempotency-key): shared by the replicas in the gateway schema,
+  // pruned after RETENTION_IDEMPOTENCY like every service's idempotency records (docs/design/operations.md#retention).
   const idempotencyRecords = db ? new PgIdempotencyStore(db.pool) : new MemoryIdempotencyStore();
   const retention = db
     ? new RetentionJob(
@@ -207,7 +207,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     loopbackPerAgent: isLoopbackOnly(cfg.HOST),
   });
   let draining = false;
-  await releaseListenPort(`${cfg.HOST}:${cfg.PORT}`); // held since the process started (docs/adr/0214)
+  await releaseListenPort(`${cfg.HOST}:${cfg.PORT}`); // held since the process started (docs/design/services.md#port-reservation)
   const listening: Promise<Server> = new Promise((resolve, reject) => {
     // Request heads are capped at 16 KiB: beyond, 431 problem+json (http/client-error.ts).
     // While draining (stop), every answer carries `Connection: close`, so a keep-alive client
@@ -234,10 +234,10 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   });
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
-  // idle keep-alive connections outlive the proxies' idle timeout (docs/adr/0198)
+  // idle keep-alive connections outlive the proxies' idle timeout (docs/design/edge.md#connections-and-timeouts)
   server.keepAliveTimeout = cfg.HTTP_KEEP_ALIVE_TIMEOUT_MS;
   const port = (server.address() as AddressInfo).port;
-  // A separate metrics listener keeps /metrics off the public port (docs/adr/0112).
+  // A separate metrics listener keeps /metrics off the public port (docs/design/operations.md#metrics).
   const metrics = await startMetricsServer(cfg.METRICS_PORT, log, cfg.HOST);
   const baseUrl = `${cfg.PUBLIC_BASE_URL ?? `http://localhost:${port}`}/v1`;
   return {

@@ -3,12 +3,12 @@ import { loadConfig, type GatewayConfig } from "./config.js";
 import { GATEWAY_SCHEMA, MIGRATIONS_DIR, startGateway, type GatewayHandle, type LocalServices } from "./server.js";
 
 /**
- * The HTTP gateway as every launcher runs it (docs/adr/0191): its config as it is (the all-in-one
+ * The HTTP gateway as every launcher runs it (docs/design/services.md#one-service-contract): its config as it is (the all-in-one
  * passes the env it was given, so its rate-limit counters stay in the process unless a database
- * is named, docs/adr/0070), the context's bus for cache invalidation when NATS_URL is unset
- * (docs/adr/0087), and the services it calls: each target that is an in-process endpoint is
- * called in-process (docs/adr/0085), the others at their `*_GRPC_ADDR`. On its own it serves its
- * own `/metrics` (docs/adr/0112) and prints `APS gateway ready at <baseUrl>`.
+ * is named, docs/design/identity-and-abuse.md#per-minute-request-limits), the context's bus for cache invalidation when NATS_URL is unset
+ * (docs/design/edge.md#authentication-cache), and the services it calls: each target that is an in-process endpoint is
+ * called in-process (docs/design/services.md#in-process-transport), the others at their `*_GRPC_ADDR`. On its own it serves its
+ * own `/metrics` (docs/design/operations.md#metrics) and prints `APS gateway ready at <baseUrl>`.
  */
 export const gatewayService: ApsService<"gateway", GatewayConfig, GatewayHandle> = {
   name: "gateway",

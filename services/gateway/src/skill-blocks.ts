@@ -1,7 +1,7 @@
 import { LIMITS } from "@aps/platform";
 
 /**
- * The generated parts of skill.md (docs/adr/0136): the endpoint list, rendered from the OpenAPI
+ * The generated parts of skill.md (docs/design/agents.md#skillmd-core-and-generated-blocks): the endpoint list, rendered from the OpenAPI
  * document (openapi/document.ts), and the limits, rendered from `LIMITS` (@aps/platform) and the
  * defaults of the operators' limit variables. Each part sits in skill.md between
  * `<!-- generated:NAME -->` and `<!-- /generated -->`; `npm run skill:generate` rewrites them and

@@ -6,7 +6,7 @@ describe("identity loadConfig(env)", () => {
     expect(c.IDENTITY_LISTEN_ADDR).toBe("0.0.0.0:50051");
     expect(c.JOINS_PER_SOURCE_PER_DAY).toBe(10);
     expect(c.SAGACITY_VOTES_PAGE_SIZE).toBe(1000);
-    // owner verification (docs/adr/0182): the webhook SSRF rules, strict by default
+    // owner verification (docs/design/notifications.md#verified-owners): the webhook SSRF rules, strict by default
     expect([c.OWNER_CHECKS_PER_AGENT_PER_HOUR, c.OWNER_CHECKS_PER_SOURCE_PER_HOUR]).toEqual([10, 30]);
     expect([c.OWNER_CHECK_TIMEOUT_MS, c.OWNER_RECHECK_INTERVAL_MS]).toEqual([5_000, 86_400_000]);
     expect([c.WEBHOOK_ALLOW_PRIVATE, c.WEBHOOK_ALLOWED_PORTS]).toEqual([false, [443, 80, 8443]]);
@@ -29,7 +29,7 @@ describe("identity loadConfig(env)", () => {
       /JOINS_PER_SOURCE_PER_DAY[\s\S]*IDENTITY_LISTEN_ADDR|IDENTITY_LISTEN_ADDR[\s\S]*JOINS_PER_SOURCE_PER_DAY/,
     );
     expect(() => loadConfig({ JOINS_PER_SOURCE_PER_DAY: "0" })).toThrow(/JOINS_PER_SOURCE_PER_DAY/);
-    // one VotesAt page is one gRPC answer: bounded like the forum's page (docs/adr/0185)
+    // one VotesAt page is one gRPC answer: bounded like the forum's page (docs/design/votes-and-heat.md#vote-history-and-votesat-paging)
     expect(() => loadConfig({ SAGACITY_VOTES_PAGE_SIZE: "5001" })).toThrow(/SAGACITY_VOTES_PAGE_SIZE/);
     expect(() => loadConfig({ SAGACITY_VOTES_PAGE_SIZE: "0" })).toThrow(/SAGACITY_VOTES_PAGE_SIZE/);
     expect(() => loadConfig({ OWNER_CHECK_TIMEOUT_MS: "60000" })).toThrow(/OWNER_CHECK_TIMEOUT_MS/);

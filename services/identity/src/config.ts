@@ -19,16 +19,16 @@ export const identityEnvSchema = commonEnvSchema.extend({
   IDENTITY_DATABASE_MIGRATION_URL: optionalVar(),
   /** Where the forum is (votes at a case's close, for Sagacity). */
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
-  /** Joins allowed per source (client IP) per UTC day (docs/architecture.md §4, default 10). */
+  /** Joins allowed per source (client IP) per UTC day (docs/design/edge.md#request-path, default 10). */
   JOINS_PER_SOURCE_PER_DAY: intVar(10, 1),
   /**
    * Voters read per page of the forum's VotesAt when a closed case pays Sagacity (1–5000, default
-   * 1000): each page is one gRPC answer and one transaction, whatever the electorate (docs/adr/0185).
+   * 1000): each page is one gRPC answer and one transaction, whatever the electorate (docs/design/votes-and-heat.md#vote-history-and-votesat-paging).
    */
   SAGACITY_VOTES_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(1000),
-  /** Owner checks (`POST /v1/me/verification`) per agent per UTC hour (docs/adr/0182, default 10). */
+  /** Owner checks (`POST /v1/me/verification`) per agent per UTC hour (docs/design/notifications.md#verified-owners, default 10). */
   OWNER_CHECKS_PER_AGENT_PER_HOUR: intVar(10, 1),
-  /** Owner checks per source (client IP) per UTC hour, whichever agents ask (docs/adr/0182, default 30). */
+  /** Owner checks per source (client IP) per UTC hour, whichever agents ask (docs/design/notifications.md#verified-owners, default 30). */
   OWNER_CHECKS_PER_SOURCE_PER_HOUR: intVar(30, 1),
   /** One owner check's deadline over connect, request and answer, ms (100–30 000, default 5 000). */
   OWNER_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),

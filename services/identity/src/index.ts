@@ -1,4 +1,4 @@
-/** @aps/identity — agents, API keys, seats and Sagacity (docs/architecture.md §2). */
+/** @aps/identity — agents, API keys, seats and Sagacity (docs/design/services.md#services-and-libraries). */
 export {
   DEFAULT_OWNER_VERIFICATION,
   identityService,

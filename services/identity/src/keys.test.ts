@@ -1,6 +1,6 @@
 import { generateApiKey, hashKey, isWellFormedKey, KEY_PREFIX } from "./keys.js";
 
-describe("API keys (docs/architecture.md §4: sk_src_ + ≥ 32 random bytes base62 + checksum, SHA-256 at rest)", () => {
+describe("API keys (docs/design/edge.md#request-path: sk_src_ + ≥ 32 random bytes base62 + checksum, SHA-256 at rest)", () => {
   it("makes distinct, well-formed keys with the seed's prefix", () => {
     const keys = new Set(Array.from({ length: 200 }, generateApiKey));
     expect(keys.size).toBe(200);

@@ -31,9 +31,9 @@ export interface IdentityOptions {
   /** The forum (votes as they stood at a case's close, for Sagacity): its gRPC address, or in the all-in-one its in-process endpoint. */
   forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
   joinsPerSourcePerDay: number;
-  /** Voters per VotesAt page when a case pays Sagacity (SAGACITY_VOTES_PAGE_SIZE; docs/adr/0185); the forum's default (1000) when absent. */
+  /** Voters per VotesAt page when a case pays Sagacity (SAGACITY_VOTES_PAGE_SIZE; docs/design/votes-and-heat.md#vote-history-and-votesat-paging); the forum's default (1000) when absent. */
   sagacityVotesPageSize?: number;
-  /** Owner verification (docs/adr/0182): `ownerVerificationOf(config)`; the config's defaults when absent. */
+  /** Owner verification (docs/design/notifications.md#verified-owners): `ownerVerificationOf(config)`; the config's defaults when absent. */
   owners?: OwnerVerificationOptions;
   clock?: Clock;
 }
@@ -69,16 +69,16 @@ export function ownerVerificationOf(c: IdentityConfig): OwnerVerificationOptions
 export interface IdentityHandle {
   port: number;
   repo: IdentityRepository;
-  /** Owner verification (docs/adr/0182): `recheckOnce()` runs a re-check round now. */
+  /** Owner verification (docs/design/notifications.md#verified-owners): `recheckOnce()` runs a re-check round now. */
   owners: OwnerVerifier;
-  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  /** The service in-process, for the clients of the all-in-one (docs/design/services.md#in-process-transport). */
   local: LocalEndpoint<typeof identity.IdentityServiceDefinition>;
   stop(): Promise<void>;
 }
 
 /**
- * Retention of the identity tables that only grow (issue 31 item 5, docs/retention.md,
- * docs/adr/0167): keyed joins after RETENTION_IDEMPOTENCY (24 h,
+ * Retention of the identity tables that only grow (docs/retention.md,
+ * docs/design/operations.md#retention): keyed joins after RETENTION_IDEMPOTENCY (24 h,
  * their documented replay window; reads already treat older ones as absent), and joins-per-source
  * counters of days before RETENTION_DAILY_COUNTERS (only today's are read). Agents, keys, seats
  * and the Sagacity ledger are state: kept.
@@ -94,7 +94,7 @@ export function identityRetentionRules(s: RetentionSettings): RetentionRule[] {
 /**
  * Starts the identity service on `deps`: applies migrations, serves gRPC (+ health) on
  * `opts.listenAddr`, relays its outbox to the bus, awards Sagacity from `council.case_closed` and
- * re-checks verified owners periodically (docs/adr/0182). `stop()` drains gRPC, the relay, then
+ * re-checks verified owners periodically (docs/design/notifications.md#verified-owners). `stop()` drains gRPC, the relay, then
  * closes the database (the bus is the caller's).
  */
 export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
@@ -121,7 +121,7 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
 }
 
 /**
- * The identity service as every launcher runs it (docs/adr/0191): its config
+ * The identity service as every launcher runs it (docs/design/services.md#one-service-contract): its config
  * (JOINS_PER_SOURCE_PER_DAY, SAGACITY_VOTES_PAGE_SIZE, owner verification by ownerVerificationOf)
  * mapped to {@link IdentityOptions} once. Warns when WEBHOOK_ALLOW_PRIVATE is on (owner checks).
  */

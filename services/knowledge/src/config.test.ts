@@ -22,7 +22,7 @@ describe("knowledge loadConfig(env)", () => {
 
 const pgUp = await postgresAvailable();
 
-describe("knowledge engine choice with a database (docs/adr/0142)", () => {
+describe("knowledge engine choice with a database (docs/design/search-and-translation.md#the-postgresql-engine)", () => {
   it("wants a database unless Meilisearch or a MiniSearch folder is configured; KNOWLEDGE_DATABASE_URL is read", () => {
     expect(wantsDatabase(loadConfig({}))).toBe(true);
     expect(wantsDatabase(loadConfig({ MEILISEARCH_URL: "http://127.0.0.1:7700" }))).toBe(false);

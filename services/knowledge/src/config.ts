@@ -7,7 +7,7 @@ export const knowledgeEnvSchema = commonEnvSchema.extend({
   KNOWLEDGE_LISTEN_ADDR: grpcAddr(defaultListenAddr("knowledge")),
   /** The forum, re-indexed at start and read when an event arrives. */
   FORUM_GRPC_ADDR: grpcAddr(defaultGrpcAddr("forum")),
-  /** Meilisearch (docs/architecture.md §3); the embedded engine when unset. */
+  /** Meilisearch (docs/design/services.md#two-ways-to-run); the embedded engine when unset. */
   MEILISEARCH_URL: optionalVar(),
   MEILISEARCH_API_KEY: optionalVar(),
   MEILISEARCH_INDEX: z
@@ -15,13 +15,13 @@ export const knowledgeEnvSchema = commonEnvSchema.extend({
     .regex(/^[A-Za-z0-9_-]+$/)
     .default("aps-knowledge"),
   /**
-   * Folder of a durable MiniSearch index (snapshot + append log, docs/adr/0132) instead of the
-   * PostgreSQL one (docs/adr/0142); unset without a database: in memory, rebuilt from the forum at
+   * Folder of a durable MiniSearch index (snapshot + append log, docs/design/search-and-translation.md#resume-and-rebuild) instead of the
+   * PostgreSQL one (docs/design/search-and-translation.md#the-postgresql-engine); unset without a database: in memory, rebuilt from the forum at
    * every start.
    */
   KNOWLEDGE_INDEX_DIR: optionalVar(),
   /**
-   * PostgreSQL of the search index (docs/adr/0142): when set (and no Meilisearch), the service keeps
+   * PostgreSQL of the search index (docs/design/search-and-translation.md#the-postgresql-engine): when set (and no Meilisearch), the service keeps
    * its index in its `knowledge` schema there — durable, shared by replicas, nothing loaded at start.
    * Opt-in for a service on its own (not DATABASE_URL: the chart's knowledge has no database); the
    * all-in-one always uses its database so.

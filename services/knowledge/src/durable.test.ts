@@ -6,7 +6,7 @@ import { INDEX_FORMAT } from "./index-files.js";
 import { testPost } from "./store/postgres.fixture.js";
 
 /**
- * The embedded engine's durable index (docs/adr/0132), on real files in a temporary folder: a
+ * The embedded engine's durable index (docs/design/search-and-translation.md#resume-and-rebuild), on real files in a temporary folder: a
  * restart restores the snapshot and replays the log (position included), a snapshot of another
  * format is not used, and neither the files nor the index hold post bodies (snippets come from the
  * TextSource, for the page of results only).
@@ -31,7 +31,7 @@ const filesText = () =>
     .join("\n");
 
 describe("EmbeddedEngine durable index", () => {
-  it("a retag is logged and replayed, and a snapshot keeps it (docs/adr/0222)", async () => {
+  it("a retag is logged and replayed, and a snapshot keeps it (docs/design/search-and-translation.md#keeping-the-index-current)", async () => {
     const a = new EmbeddedEngine({ dir });
     await a.init();
     await a.upsert(CORPUS);

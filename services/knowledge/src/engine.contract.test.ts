@@ -4,7 +4,7 @@ import { docsDocuments } from "./sources.js";
 import { postgresAvailable, postgresTestIndex, type PostgresTestIndex } from "./store/postgres.fixture.js";
 
 /**
- * ONE contract suite for every SearchEngine (docs/architecture.md §8): the embedded engine always, and
+ * ONE contract suite for every SearchEngine (docs/design/search-and-translation.md#search-engines): the embedded engine always, and
  * Meilisearch when MEILISEARCH_URL (+ MEILISEARCH_API_KEY) is set.
  */
 const post = (id: string, title: string, body: string, kind: "arch" | "free", status: string): KnowledgeDoc => ({
@@ -167,7 +167,7 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
       expect(await ids("分词", ["open"])).toEqual([d.id]);
     });
 
-    it("retag (where the engine has it) moves the tags and leaves the text searchable (docs/adr/0222)", async () => {
+    it("retag (where the engine has it) moves the tags and leaves the text searchable (docs/design/search-and-translation.md#keeping-the-index-current)", async () => {
       if (!engine.retag) {
         console.warn(`[engine contract] ${name} has no retag: its consumer indexes status changes in full`);
         expect(engine.name).toBe("meilisearch");
@@ -194,7 +194,7 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
       expect(r.hits[0]?.id).toBe("p_01JWQYPV8RRNPMN5REKHSD5002");
     });
 
-    // Issue 18: typo tolerance (Meilisearch's rule: 1 typo from 5 letters, 2 from 9), prefix on the
+    // typo tolerance (Meilisearch's rule: 1 typo from 5 letters, 2 from 9), prefix on the
     // last word, ranking (every word > some; title > body), Chinese unchanged.
     it("one typo from 5 letters: swapped, dropped or replaced letter", async () => {
       expect(await ids("cocnurrency", ["post"])).toEqual(
@@ -249,7 +249,7 @@ function contract(name: string, make: () => Promise<SearchEngine>, d: jest.Descr
 
 contract("embedded", async () => new EmbeddedEngine());
 
-// The all-in-one's engine (docs/adr/0142) on the real PostgreSQL, a database of its own.
+// The all-in-one's engine (docs/design/search-and-translation.md#the-postgresql-engine) on the real PostgreSQL, a database of its own.
 const pgUp = await postgresAvailable();
 let pgIndex: PostgresTestIndex | undefined;
 afterAll(async () => pgIndex?.drop());
@@ -263,7 +263,7 @@ contract(
 );
 
 // Without a server the Meilisearch contract is reported as skipped, test by test, with the
-// reason in the name (CI has no Meilisearch; docs/adr/0094).
+// reason in the name (CI has no Meilisearch; docs/design/tests.md#loud-skips).
 const MEILI_URL = process.env.MEILISEARCH_URL;
 if (!MEILI_URL)
   console.warn(

@@ -36,7 +36,7 @@ export interface SearchResult {
 }
 
 /**
- * Bodies by id, for the snippets of one page of results (docs/adr/0132): the engine keeps no body in
+ * Bodies by id, for the snippets of one page of results (docs/design/search-and-translation.md#resume-and-rebuild): the engine keeps no body in
  * memory. Ids without a text are left out of the map (the snippet then comes from the title).
  */
 export type TextSource = (ids: string[]) => Promise<Map<string, string>>;
@@ -52,14 +52,14 @@ export interface SearchOptions {
   minScore?: number;
 }
 
-/** The search seam (docs/architecture.md §8): Meilisearch in production, PostgreSQL in the all-in-one (docs/adr/0142), MiniSearch without a database. */
+/** The search seam (docs/design/search-and-translation.md#search-engines): Meilisearch in production, PostgreSQL in the all-in-one (docs/design/search-and-translation.md#the-postgresql-engine), MiniSearch without a database. */
 export interface SearchEngine {
   readonly name: string;
   /** Prepares the engine (index settings). Idempotent. */
   init(): Promise<void>;
   /**
    * Inserts or replaces documents by id; searchable when the promise resolves. `eventId`: the event
-   * that caused the change (a durable engine logs the change with it before resolving, docs/adr/0132);
+   * that caused the change (a durable engine logs the change with it before resolving, docs/design/search-and-translation.md#resume-and-rebuild);
    * without it, a bulk load that the caller ends with `checkpoint()`.
    */
   upsert(docs: KnowledgeDoc[], eventId?: string): Promise<void>;
@@ -67,7 +67,7 @@ export interface SearchEngine {
   remove(ids: string[], eventId?: string): Promise<void>;
   /**
    * Durable engines only: true when `init()` restored the index from disk (snapshot + log), so the
-   * forum need not be read again (docs/adr/0132). Undefined or false: the caller re-indexes.
+   * forum need not be read again (docs/design/search-and-translation.md#resume-and-rebuild). Undefined or false: the caller re-indexes.
    */
   readonly restored?: boolean;
   /** Durable engines only: writes a snapshot of everything applied so far (after a bulk load). */
@@ -75,12 +75,12 @@ export interface SearchEngine {
   /**
    * Optional: replaces the tags of indexed document `id` with `retag(tags)` (its current tags,
    * lowercase), leaving its text and the index's term statistics as they are — a post's status
-   * change without reading and analysing the post again (docs/adr/0222). Resolves false, changing
+   * change without reading and analysing the post again (docs/design/search-and-translation.md#keeping-the-index-current). Resolves false, changing
    * nothing, when `id` is not in the index or `retag` answers undefined (the caller then indexes
    * the document in full). `eventId` as in `upsert`.
    */
   retag?(id: string, retag: (tags: string[]) => string[] | undefined, eventId?: string): Promise<boolean>;
-  /** Where the texts of the page of results come from (snippets are built on demand, docs/adr/0132). */
+  /** Where the texts of the page of results come from (snippets are built on demand, docs/design/search-and-translation.md#resume-and-rebuild). */
   useTexts?(source: TextSource): void;
   /** Keyword search; every tag in `tags` must match. An empty `q` lists the tagged documents. */
   search(q: string, tags: string[], limit: number, opts?: SearchOptions): Promise<SearchResult>;
@@ -100,7 +100,7 @@ export function plainDocument(d: KnowledgeDoc): PlainDocument {
   return { id: d.id, kind: d.kind, title: d.title, url: d.url, tags: d.tags.map((t) => t.toLowerCase()), body, h };
 }
 
-/** Field boosts: a title word weighs as much as this many body words (issue 18: title matches weigh most). */
+/** Field boosts: a title word weighs as much as this many body words (title matches weigh most). */
 const BOOST = { title: 4, body: 1 };
 /** Relative weight of a fuzzy / prefix match against an exact one (MiniSearch `weights`). */
 const WEIGHTS = { fuzzy: 0.3, prefix: 0.5 };
@@ -108,7 +108,7 @@ const WEIGHTS = { fuzzy: 0.3, prefix: 0.5 };
 const COMMON_SHARE = 0.25;
 /** `any`: how many of the query's rarest words are looked up (Meilisearch reads a query's first 10 words). */
 const SIMILAR_TERMS = 10;
-/** Log records after which the durable engine writes a new snapshot (docs/adr/0132). */
+/** Log records after which the durable engine writes a new snapshot (docs/design/search-and-translation.md#resume-and-rebuild). */
 const SNAPSHOT_EVERY = 2_000;
 
 /** One ranked candidate: how many query words it holds (`words`), how many of those only with a typo, the score. */
@@ -145,7 +145,7 @@ const MINI_OPTIONS: Options<Indexed> = {
 /** What the embedded engine is built with. */
 export interface EmbeddedOptions {
   /**
-   * Folder of the durable index (snapshot + append log, docs/adr/0132; `KNOWLEDGE_INDEX_DIR`).
+   * Folder of the durable index (snapshot + append log, docs/design/search-and-translation.md#resume-and-rebuild; `KNOWLEDGE_INDEX_DIR`).
    * Unset: in memory only, rebuilt at every start.
    */
   dir?: string | undefined;
@@ -156,8 +156,8 @@ export interface EmbeddedOptions {
 }
 
 /**
- * The in-memory engine (docs/adr/0124, 0132), for a knowledge service without a database (the all-in-one uses
- * PostgresEngine, docs/adr/0142): MiniSearch (BM25, radix tree with
+ * The in-memory engine (docs/design/search-and-translation.md), for a knowledge service without a database (the all-in-one uses
+ * PostgresEngine, docs/design/search-and-translation.md#the-postgresql-engine): MiniSearch (BM25, radix tree with
  * fuzzy and prefix lookup) over text.ts's analysis (Intl.Segmenter words + CJK bigrams, light stemming)
  * of the plain text (markup.ts). Typo and prefix rules follow Meilisearch's (typos.ts); ranking: words
  * matched, then words matched without a typo, then BM25 with title ×4. The index stores kind, title,
@@ -276,7 +276,7 @@ export class EmbeddedEngine implements SearchEngine {
 
   /**
    * See SearchEngine.retag: the document's stored tags (what the tag filter reads) are replaced in
-   * place; its indexed text is not touched. Logged as a `retag` record (docs/adr/0222).
+   * place; its indexed text is not touched. Logged as a `retag` record (docs/design/search-and-translation.md#keeping-the-index-current).
    */
   async retag(id: string, retag: (tags: string[]) => string[] | undefined, eventId?: string): Promise<boolean> {
     const prev = this.mini.getStoredFields(id) as Stored | undefined;
@@ -389,7 +389,7 @@ export class EmbeddedEngine implements SearchEngine {
   /**
    * Documents holding `term` exactly, in O(1): the longer of its title and body posting lists (a lower
    * bound of the true count; MiniSearch has no public document-frequency call, so this reads its
-   * `_index` radix tree — minisearch is pinned to 7.x, docs/adr/0133).
+   * `_index` radix tree — minisearch is pinned to 7.x, docs/design/search-and-translation.md#duplicate-check).
    */
   private exactDf(term: string): number {
     const index = (this.mini as unknown as { _index: { get(t: string): Map<number, Map<number, number>> | undefined } })
@@ -404,7 +404,7 @@ export class EmbeddedEngine implements SearchEngine {
    * `COMMON_SHARE` of the documents carries no weight and is dropped first) each weigh their inverse
    * document frequency; a document's score is the share (0–1) of that weight it holds. Looking up only
    * the rare words, and a word the index holds exactly without typo expansion, keeps a duplicate
-   * check cheap however large the index (docs/adr/0133).
+   * check cheap however large the index (docs/design/search-and-translation.md#duplicate-check).
    */
   private any(terms: string[], tagged: (tags: string[]) => boolean, minScore: number): Ranked[] {
     const n = Math.max(this.mini.documentCount, 1);

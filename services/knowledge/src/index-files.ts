@@ -3,13 +3,13 @@ import { open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 
 /**
- * Version of the persisted index's format (docs/adr/0132). Bump it whenever what a snapshot holds
+ * Version of the persisted index's format (docs/design/search-and-translation.md#resume-and-rebuild). Bump it whenever what a snapshot holds
  * changes meaning: the MiniSearch options, the analysis (text.ts, markup.ts) or the stored fields. A
  * snapshot of another version is not loaded: the service rebuilds the index from the forum.
  */
 export const INDEX_FORMAT = 2;
 
-/** The last event the index applied (docs/adr/0132): its id (ULID) and how many events were applied since the first snapshot. */
+/** The last event the index applied (docs/design/search-and-translation.md#resume-and-rebuild): its id (ULID) and how many events were applied since the first snapshot. */
 export interface IndexPosition {
   /** `eventId` of the last applied event, "" before the first one. */
   eventId: string;
@@ -19,7 +19,7 @@ export interface IndexPosition {
 
 /**
  * One change in the append log, with the event that caused it: an upsert of documents, a removal of
- * ids, or new tags for one document (format 2: a status change, docs/adr/0222).
+ * ids, or new tags for one document (format 2: a status change, docs/design/search-and-translation.md#keeping-the-index-current).
  */
 export type LogRecord =
   | { op: "upsert"; docs: unknown[]; eventId: string }
@@ -45,7 +45,7 @@ export interface LoadedIndex {
 export type NoIndex = { reason: "empty" | "format" | "broken"; detail?: string };
 
 /**
- * The embedded engine's files under one folder (docs/adr/0132): `meta.json` (format, generation,
+ * The embedded engine's files under one folder (docs/design/search-and-translation.md#resume-and-rebuild): `meta.json` (format, generation,
  * position), `snapshot-<g>.json` (MiniSearch `toJSON`, written to a temporary file, fsynced, then
  * renamed), and `log-<g>.jsonl` (one line per change applied after snapshot `g`, appended before
  * the event is acknowledged). Loading = the current snapshot + every log of generation ≥ g, so a

@@ -1,4 +1,4 @@
-/** @aps/knowledge — tag + keyword search over the docs and the forum's posts (docs/architecture.md §2, §8). */
+/** @aps/knowledge — tag + keyword search over the docs and the forum's posts (docs/design/services.md#services-and-libraries, docs/design/search-and-translation.md#search-engines). */
 export {
   knowledgeService,
   startKnowledge,

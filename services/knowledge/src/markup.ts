@@ -1,6 +1,6 @@
 /**
  * Plain text from the Markdown and reStructuredText source of posts and reference pages, for
- * indexing and snippets (issue 18): an agent reads "PEP 484", not ":pep:`484`", and no `=====` rules.
+ * indexing and snippets: an agent reads "PEP 484", not ":pep:`484`", and no `=====` rules.
  * Line-oriented regexes, not a full parser: markup that survives is harmless, text is never dropped
  * except directive lines, rules and link targets.
  */

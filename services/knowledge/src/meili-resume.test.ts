@@ -3,12 +3,12 @@ import type { AddressInfo } from "node:net";
 import { MeiliEngine, MEILI_INDEX_FORMAT } from "./meili.js";
 
 /**
- * The Meilisearch engine resumes (issue 31 item 7, docs/adr/0187): a start that finds a complete
+ * The Meilisearch engine resumes (docs/design/search-and-translation.md#resume-and-rebuild): a start that finds a complete
  * index of its format says `restored` (the service then reads nothing from the forum); an
  * interrupted rebuild, another format or an emptied index make it rebuild.
  *
  * Run against a real Meilisearch when MEILISEARCH_URL is set, and always against a STAND-IN: no
- * Meilisearch binary, image or crate can be installed on this machine (docs/adr/0094), so a small
+ * Meilisearch binary, image or crate can be installed on this machine (docs/design/tests.md#loud-skips), so a small
  * HTTP server answers the seven calls the engine makes here (create index, settings, add and get
  * documents, delete documents, stats, tasks) the way Meilisearch's API documents them. It tests
  * the engine's resume logic, not Meilisearch.
@@ -120,7 +120,7 @@ describe.each([
     name: REAL ? "a real Meilisearch (MEILISEARCH_URL)" : "a real Meilisearch (SKIPPED: MEILISEARCH_URL is unset)",
     real: true,
   },
-])("MeiliEngine resumes on $name (ADR 0187)", ({ real }) => {
+])("MeiliEngine resumes on $name (docs/design/search-and-translation.md#resume-and-rebuild)", ({ real }) => {
   const run = real && !REAL ? it.skip : it;
   let server: Awaited<ReturnType<typeof meiliStandIn>> | undefined;
   const uid = `aps-resume-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6)}`;

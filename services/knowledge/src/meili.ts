@@ -4,7 +4,7 @@ import type { KnowledgeDoc, SearchEngine, SearchOptions, SearchResult } from "./
 
 /**
  * Version of what the Meilisearch index holds and how it is set up (document shape, settings).
- * Bump it when either changes: a start that finds another version rebuilds (docs/adr/0187).
+ * Bump it when either changes: a start that finds another version rebuilds (docs/design/search-and-translation.md#resume-and-rebuild).
  */
 export const MEILI_INDEX_FORMAT = 1;
 
@@ -18,7 +18,7 @@ const SETTINGS = {
 /**
  * Where the index stands, kept as the one document `state` of the index `<uid>-state` beside it
  * (so it lives and is lost with the same server): the format it was built with and whether a full
- * build finished (docs/adr/0187).
+ * build finished (docs/design/search-and-translation.md#resume-and-rebuild).
  */
 interface IndexState {
   id: "state";
@@ -46,11 +46,11 @@ async function mapped<T>(what: string, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * The production engine (docs/architecture.md §8) on Meilisearch via the official client: `init` creates the
+ * The production engine (docs/design/search-and-translation.md#search-engines) on Meilisearch via the official client: `init` creates the
  * index and applies its settings (searchable title/body, filterable `tags`) idempotently; every
  * write waits for its task, so a document is searchable when `upsert` resolves.
  *
- * Resuming (issue 31 item 7, docs/adr/0187): `init` reads the index's state document; when a full
+ * Resuming (docs/design/search-and-translation.md#resume-and-rebuild): `init` reads the index's state document; when a full
  * build of this format finished and the index still holds documents, `restored` is true and the
  * service does not read the forum again — the durable `knowledge-index` consumer brings the changes
  * made meanwhile. Otherwise `init` marks the state incomplete before the rebuild, and `checkpoint()`

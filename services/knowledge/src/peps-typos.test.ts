@@ -5,7 +5,7 @@ import { MeiliEngine } from "./meili.js";
 import { withPostgresEngine } from "./store/postgres.fixture.js";
 
 /**
- * Typo tolerance on real input (issue 18, docs/adr/0124): every PEP of the dataset indexed as a post;
+ * Typo tolerance on real input (docs/design/search-and-translation.md#query-rules): every PEP of the dataset indexed as a post;
  * for 200 PEPs chosen by a fixed seed, the query is the title's two most distinctive words with ONE
  * typo in the most distinctive word of at least 6 letters (5 or more after the typo): two adjacent
  * letters swapped, one letter dropped, or one replaced (seeded; never the first letter). The target PEP must be in the top 5.
@@ -17,7 +17,7 @@ if (!have && process.env.APS_TEST_REQUIRE_REAL === "1")
   throw new Error(`APS_TEST_REQUIRE_REAL=1 but the PEP dataset is missing at ${DATASET}`);
 if (!have) console.warn(`!! peps-typos.test.ts: ${DATASET} is missing — the PEP typo benchmark is SKIPPED`);
 
-/** Top-5 hit rate floor with one typo: measured 93.5% with MiniSearch, 1% with the old index (docs/adr/0124). */
+/** Top-5 hit rate floor with one typo: measured 93.5% with MiniSearch, 1% with the old index (docs/design/search-and-translation.md#query-rules). */
 const FLOOR = 0.9;
 const N = 200;
 
@@ -116,7 +116,7 @@ function bench(name: string, make: () => SearchEngine | Promise<SearchEngine>) {
 }
 
 bench("embedded", () => new EmbeddedEngine());
-// The all-in-one's engine (docs/adr/0142) on the real PostgreSQL, a database of its own.
+// The all-in-one's engine (docs/design/search-and-translation.md#the-postgresql-engine) on the real PostgreSQL, a database of its own.
 if (have) await withPostgresEngine(bench, "PEP typo benchmark");
 const MEILI_URL = process.env.MEILISEARCH_URL;
 if (MEILI_URL)

@@ -5,7 +5,7 @@ import { MeiliEngine } from "./meili.js";
 import { withPostgresEngine } from "./store/postgres.fixture.js";
 
 /**
- * Real input (docs/architecture.md §8): every PEP of the dataset (docs/architecture.md §11) indexed as a post; for 50 PEPs
+ * Real input (docs/design/search-and-translation.md#search-engines): every PEP of the dataset (docs/design/services.md#the-pep-data-set) indexed as a post; for 50 PEPs
  * chosen by a fixed seed, a query of two distinctive words of the title must return the PEP in
  * the top 5. Prints the hit rate and p50/p95 query latency.
  */
@@ -92,7 +92,7 @@ function bench(name: string, make: () => SearchEngine | Promise<SearchEngine>) {
         expect(hits).toBeGreaterThanOrEqual(45);
       });
 
-      it('ranks "PEP 525: Asynchronous Generators" above "PEP 492: Coroutines with async and await syntax" for "async generators" (issue 18)', async () => {
+      it('ranks "PEP 525: Asynchronous Generators" above "PEP 492: Coroutines with async and await syntax" for "async generators"', async () => {
         const ids = (await engine.search("async generators", ["post"], 20)).hits.map((h) => h.id);
         expect(ids).toContain("pep-525");
         expect(ids.indexOf("pep-525")).toBeLessThan(ids.indexOf("pep-492") < 0 ? Infinity : ids.indexOf("pep-492"));
@@ -115,7 +115,7 @@ function bench(name: string, make: () => SearchEngine | Promise<SearchEngine>) {
 }
 
 bench("embedded", () => new EmbeddedEngine());
-// The all-in-one's engine (docs/adr/0142) on the real PostgreSQL, a database of its own.
+// The all-in-one's engine (docs/design/search-and-translation.md#the-postgresql-engine) on the real PostgreSQL, a database of its own.
 if (have) await withPostgresEngine(bench, "PEP search benchmark");
 const MEILI_URL = process.env.MEILISEARCH_URL;
 if (MEILI_URL)

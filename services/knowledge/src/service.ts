@@ -33,7 +33,7 @@ import { PostgresEngine } from "./store/postgres-engine.js";
 /** What `startKnowledge` needs. */
 export interface KnowledgeOptions {
   listenAddr: string;
-  /** The forum: its gRPC address (`FORUM_GRPC_ADDR`), or in the all-in-one its in-process endpoint (docs/adr/0085). */
+  /** The forum: its gRPC address (`FORUM_GRPC_ADDR`), or in the all-in-one its in-process endpoint (docs/design/services.md#in-process-transport). */
   forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
   /** Search engine; default: the embedded one. */
   engine?: SearchEngine;
@@ -45,12 +45,12 @@ export interface KnowledgeOptions {
 export interface KnowledgeHandle {
   port: number;
   engine: SearchEngine;
-  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  /** The service in-process, for the clients of the all-in-one (docs/design/services.md#in-process-transport). */
   local: LocalEndpoint<typeof knowledge.KnowledgeServiceDefinition>;
   /** Resolves when the index is complete: at once after a restore, else when the re-index of the forum's posts has finished. */
   indexed: Promise<void>;
   /**
-   * How the index started (docs/adr/0132): `restored` from its snapshot + log (the forum was not
+   * How the index started (docs/design/search-and-translation.md#resume-and-rebuild): `restored` from its snapshot + log (the forum was not
    * read), else rebuilt; `rebuiltPosts` counts the posts read from the forum for it (0 after a restore).
    */
   startup: { restored: boolean; rebuiltPosts: number };
@@ -59,9 +59,9 @@ export interface KnowledgeHandle {
 
 /**
  * The engine the config asks for: Meilisearch when `MEILISEARCH_URL` is set; else PostgreSQL's
- * full-text index in `store.db` when given (docs/adr/0142: the all-in-one's database, or
+ * full-text index in `store.db` when given (docs/design/search-and-translation.md#the-postgresql-engine: the all-in-one's database, or
  * `KNOWLEDGE_DATABASE_URL`); else the MiniSearch engine — durable under `KNOWLEDGE_INDEX_DIR` when
- * that is set (docs/adr/0132), in memory otherwise.
+ * that is set (docs/design/search-and-translation.md#resume-and-rebuild), in memory otherwise.
  */
 export function engineFromConfig(
   cfg: {
@@ -83,7 +83,7 @@ export function engineFromConfig(
 }
 
 /**
- * Whether the knowledge service should open a database for its index (docs/adr/0142): no
+ * Whether the knowledge service should open a database for its index (docs/design/search-and-translation.md#the-postgresql-engine): no
  * Meilisearch and no MiniSearch folder chosen. The database is KNOWLEDGE_DATABASE_URL's, or in the
  * all-in-one its own (`ServiceContext.databaseUrl`, see {@link knowledgeService}).
  */
@@ -95,9 +95,9 @@ export function wantsDatabase(cfg: {
 }
 
 /**
- * Starts the knowledge service (docs/architecture.md §8): indexes the reference pages, serves gRPC (+ health)
+ * Starts the knowledge service (docs/design/search-and-translation.md#search-engines): indexes the reference pages, serves gRPC (+ health)
  * on `opts.listenAddr`, keeps posts current from `forum.post_created`, `forum.post_on_agenda`,
- * `forum.post_moderated` (a hidden post leaves the index, docs/adr/0118), `forum.post_edited`
+ * `forum.post_moderated` (a hidden post leaves the index, docs/design/identity-and-abuse.md#hiding-posts-and-comments), `forum.post_edited`
  * (the new text and tags), `forum.post_withdrawn` and
  * the council's status events (the post is read from the forum by id; each change announced as
  * `knowledge.post_indexed` for the gateways' search caches), and re-indexes every post
@@ -246,7 +246,7 @@ function untilReady(engine: SearchEngine, ready: () => boolean): Pick<SearchEngi
 }
 
 /**
- * The texts of a page of results (docs/adr/0132): the reference pages from memory (a fixed, small
+ * The texts of a page of results (docs/design/search-and-translation.md#resume-and-rebuild): the reference pages from memory (a fixed, small
  * set), posts read from the forum by id, one `GetPosts` call per page.
  */
 function textsOf(docs: KnowledgeDoc[], forumClient: ForumClient): TextSource {
@@ -265,10 +265,10 @@ function textsOf(docs: KnowledgeDoc[], forumClient: ForumClient): TextSource {
 }
 
 /**
- * The knowledge service as every launcher runs it (docs/adr/0191): its bus (NATS_URL, else the
+ * The knowledge service as every launcher runs it (docs/design/services.md#one-service-contract): its bus (NATS_URL, else the
  * context's, else a private in-process one), its engine from the config (engineFromConfig) — in
  * PostgreSQL when wantsDatabase and a database is at hand: KNOWLEDGE_DATABASE_URL, or the
- * all-in-one's (docs/adr/0142; a knowledge run on its own never falls back to DATABASE_URL: the
+ * all-in-one's (docs/design/search-and-translation.md#the-postgresql-engine; a knowledge run on its own never falls back to DATABASE_URL: the
  * chart's has none) —, and its options. `stop` also closes the bus connection and the database it opened.
  */
 export const knowledgeService: ApsGrpcService<"knowledge", KnowledgeConfig> = {

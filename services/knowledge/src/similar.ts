@@ -1,7 +1,7 @@
 import { STOPWORDS, words } from "./text.js";
 
 /**
- * Minimum score (0–1) of a `/posts/similar` hit (issue 18). Embedded engine: the IDF-weighted share of
+ * Minimum score (0–1) of a `/posts/similar` hit. Embedded engine: the IDF-weighted share of
  * the draft's distinctive words a post holds (engine.ts `any`); Meilisearch: `_rankingScore`
  * (`rankingScoreThreshold`). Below it a post only shares a word or two with the draft.
  */

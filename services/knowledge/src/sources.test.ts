@@ -10,7 +10,7 @@ describe("postDocument", () => {
     expect(postDocument(post(["storage"]), "adopted").tags).toEqual(["post", "arch", "adopted", "storage"]);
   });
 
-  it("leaves out a reserved word a post carries from before it was refused (issue 30 rule 10, docs/adr/0162)", () => {
+  it("leaves out a reserved word a post carries from before it was refused (docs/design/edge.md#validation)", () => {
     expect(postDocument(post(["adopted", "storage", "docs", "free", "doc"])).tags).toEqual([
       "post",
       "arch",
@@ -20,7 +20,7 @@ describe("postDocument", () => {
   });
 });
 
-describe("withStatus: a post document's status tag only moves forward (docs/adr/0109, 0222)", () => {
+describe("withStatus: a post document's status tag only moves forward (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/design/search-and-translation.md#keeping-the-index-current)", () => {
   it("moves the status forward and keeps kind and own tags", () => {
     expect(withStatus(["post", "arch", "open", "storage"], "agenda")).toEqual(["post", "arch", "agenda", "storage"]);
     expect(withStatus(["post", "arch", "agenda"], "adopted")).toEqual(["post", "arch", "adopted"]);

@@ -24,7 +24,7 @@ export function docsDocuments(dir = DEFAULT_DOCS_DIR): KnowledgeDoc[] {
 /**
  * A forum post as a document tagged `post`, its kind, its status and the post's own tags
  * (docs/reference/editing.md). A reserved word among the post's own tags (a status or kind name,
- * or `docs`: a post tagged before issue 30 rule 10 refused them, docs/adr/0162) is left out, so
+ * or `docs`: a post tagged before reserved words were refused, docs/design/edge.md#validation) is left out, so
  * `tags=adopted` finds adopted proposals only.
  */
 export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
@@ -40,9 +40,9 @@ export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
 
 /**
  * A post document's tags (as postDocument lays them out: `post`, kind, status, own tags) with its
- * status moved to `status` when that is further along the lifecycle (movesForward, docs/adr/0109),
+ * status moved to `status` when that is further along the lifecycle (movesForward, docs/design/council.md#statuses-and-the-lifecycle-rule),
  * else the same tags: the index's status never goes back. Undefined when `tags` are not a post
- * document's (the post is then indexed in full, docs/adr/0222).
+ * document's (the post is then indexed in full, docs/design/search-and-translation.md#keeping-the-index-current).
  */
 export function withStatus(tags: string[], status: string): string[] | undefined {
   const [tag, kind, current] = tags;
@@ -55,7 +55,7 @@ export function withStatus(tags: string[], status: string): string[] | undefined
 export async function* allPosts(client: ForumClient): AsyncGenerator<forum.Post[]> {
   let cursor = "";
   do {
-    // the index needs whole bodies (lists carry excerpts by default, docs/adr/0102)
+    // the index needs whole bodies (lists carry excerpts by default, docs/design/edge.md#lists-and-cursors)
     const page = await client.listPosts({
       kind: "all",
       sort: "new",

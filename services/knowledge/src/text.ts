@@ -1,5 +1,5 @@
 /**
- * Text analysis of the embedded engine (docs/architecture.md §3, §8): `Intl.Segmenter` word segmentation
+ * Text analysis of the embedded engine (docs/design/services.md#two-ways-to-run, docs/design/search-and-translation.md#search-engines): `Intl.Segmenter` word segmentation
  * (dictionary-based for Chinese/Japanese), character bigrams over CJK runs so a Chinese query word
  * matches however the segmenter cut the document, and lowercase + light plural stemming for
  * English, so mixed-language text needs no language detection.
@@ -104,7 +104,7 @@ export function analyze(text: string): string[] {
 
 /**
  * English function words (and "per") dropped from "similar" queries: they carry no weight there
- * (issue 18: two unrelated posts sharing "agent" and "per" were flagged as duplicates). Holds each word
+ * (two unrelated posts sharing "agent" and "per" were flagged as duplicates). Holds each word
  * and its stem (`this` → `thi`), so it applies to query terms.
  */
 export const STOPWORDS = new Set(

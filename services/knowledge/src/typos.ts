@@ -29,7 +29,7 @@ export function transpositions(term: string): string[] {
 }
 
 /**
- * The MiniSearch query for one analysed query term (issue 18, docs/adr/0124):
+ * The MiniSearch query for one analysed query term (docs/design/search-and-translation.md#query-rules):
  * - Latin: the term with `typosAllowed` edits, plus its transpositions with one edit fewer;
  *   a prefix match when `prefix` (Meilisearch: the last query word).
  * - CJK: the word itself, or every character bigram of it (however the segmenter cut the document).
@@ -55,7 +55,7 @@ export function termQuery(term: string, prefix: boolean): Query {
 
 /**
  * True when the vocabulary term `term` is a typo of the query word `word` by Meilisearch's rule as
- * the embedded engines apply it (issue 18, docs/adr/0124): at most `typosAllowed(word)` edits
+ * the embedded engines apply it (docs/design/search-and-translation.md#query-rules): at most `typosAllowed(word)` edits
  * (Levenshtein, `fastest-levenshtein`), or a transposition of `word` plus one edit fewer. The word
  * itself is not a typo of itself (false), and CJK words allow none.
  */

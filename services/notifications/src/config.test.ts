@@ -8,15 +8,15 @@ describe("notifications loadConfig(env)", () => {
     expect(c.WEBHOOK_RETRY_SCHEDULE).toEqual([5e3, 300e3, 1800e3, 7200e3, 18000e3, 36000e3, 36000e3]);
     expect(c.WEBHOOK_RETRY_SCHEDULE.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(24 * 3600 * 1000);
     expect(c.WEBHOOK_ALLOW_PRIVATE).toBe(false);
-    // issue 30 rules 7 and 12 (docs/adr/0159)
+    // webhook attempts and targets (docs/design/notifications.md#attempts)
     expect(c.WEBHOOK_ATTEMPT_TIMEOUT_MS).toBe(10_000);
     expect(c.WEBHOOK_CONCURRENCY).toBe(16);
     expect(c.WEBHOOK_ALLOWED_PORTS).toEqual([443, 80, 8443]);
-    // issue 32 "Webhooks, round two" (docs/adr/0171)
+    // ping, redelivery and secret rotation (docs/design/notifications.md#ping-redelivery-and-secret-rotation)
     expect(c.WEBHOOK_SECRET_OVERLAP_MS).toBe(24 * 3600 * 1000);
   });
 
-  it("DATABASE_POOL_MAX: sized from WEBHOOK_CONCURRENCY unless given (issue 31 item 6, docs/adr/0207); INBOX_FANOUT_PAGE 500", () => {
+  it("DATABASE_POOL_MAX: sized from WEBHOOK_CONCURRENCY unless given (docs/design/notifications.md#connection-pool); INBOX_FANOUT_PAGE 500", () => {
     expect(loadConfig({}).DATABASE_POOL_MAX).toBe(12); // ⌈16 / 2⌉ + 4
     expect(loadConfig({ WEBHOOK_CONCURRENCY: "32" }).DATABASE_POOL_MAX).toBe(20);
     expect(loadConfig({ WEBHOOK_CONCURRENCY: "1" }).DATABASE_POOL_MAX).toBe(5);
@@ -26,7 +26,7 @@ describe("notifications loadConfig(env)", () => {
     expect(() => loadConfig({ INBOX_FANOUT_PAGE: "0" })).toThrow(/INBOX_FANOUT_PAGE/);
   });
 
-  it("WATCH_FANOUT_MAX and WATCHES_PER_AGENT: defaults 500 and 1000, integers ≥ 1 (issue 32, docs/adr/0178)", () => {
+  it("WATCH_FANOUT_MAX and WATCHES_PER_AGENT: defaults 500 and 1000, integers ≥ 1 (docs/design/notifications.md#watch-levels)", () => {
     expect(loadConfig({})).toMatchObject({ WATCH_FANOUT_MAX: 500, WATCHES_PER_AGENT: 1000 });
     expect(loadConfig({ WATCH_FANOUT_MAX: "3", WATCHES_PER_AGENT: "2" })).toMatchObject({
       WATCH_FANOUT_MAX: 3,

@@ -33,7 +33,7 @@ const duration = (def: string) =>
 
 /**
  * The Standard Webhooks retry schedule (its "Retries" section: immediately, then 5 s, 5 min, 30 min,
- * 2 h, 5 h, 10 h, 10 h — 27 h 35 min in all, ≥ 24 h as issue #14 asks): the delays before each
+ * 2 h, 5 h, 10 h, 10 h — 27 h 35 min in all, at least 24 h): the delays before each
  * retry, comma-separated durations. Tests pass a short one.
  */
 export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
@@ -56,26 +56,25 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
   NOTIFICATIONS_DATABASE_URL: optionalVar(),
   /** Its own direct URL for migrations (wins over DATABASE_MIGRATION_URL): per-service roles behind a pooler, docs/operations/secrets.md. */
   NOTIFICATIONS_DATABASE_MIGRATION_URL: optionalVar(),
-  /** How long the public feed keeps an event (≥ 30 days by issue #14); ms after parsing. */
+  /** How long the public feed keeps an event (at least 30 days); ms after parsing. */
   FEED_RETENTION: duration("30d"),
   /** Delays before each webhook retry (DEFAULT_RETRY_SCHEDULE); the endpoint is disabled after the last. */
   WEBHOOK_RETRY_SCHEDULE: schedule,
   /**
    * Hard deadline of one webhook delivery attempt, ms: connect, request, status and the answer's
-   * first WEBHOOK_ANSWER_MAX_BYTES all within it, however slowly the target trickles (issue 30
-   * rule 7, docs/adr/0159; Standard Webhooks: "a short timeout").
+   * first WEBHOOK_ANSWER_MAX_BYTES all within it, however slowly the target trickles (docs/design/notifications.md#attempts; Standard Webhooks: "a short timeout").
    */
   WEBHOOK_ATTEMPT_TIMEOUT_MS: intVar(10_000, 100),
   /** Deprecated name of WEBHOOK_ATTEMPT_TIMEOUT_MS (read only when that is unset). */
   WEBHOOK_TIMEOUT_MS: optionalVar(),
   /**
-   * Attempts in flight at once per notifications replica (issue 30 rule 7, docs/adr/0159); never
+   * Attempts in flight at once per notifications replica (docs/design/notifications.md#attempts); never
    * more than one per endpoint across replicas, and at most half of them on endpoints that were slow.
    */
   WEBHOOK_CONCURRENCY: intVar(16, 1),
   /**
    * After `POST /v1/me/webhooks/{id}/rotate-secret`, the replaced secret still signs every
-   * delivery (a second `v1,` signature) this long, ms (issue 32 "Webhooks, round two", docs/adr/0171).
+   * delivery (a second `v1,` signature) this long, ms (docs/design/notifications.md#ping-redelivery-and-secret-rotation).
    */
   WEBHOOK_SECRET_OVERLAP_MS: intVar(86_400_000, 0),
   /** The delivery worker's safety poll, ms (it is also woken after each commit that queued deliveries). */
@@ -84,24 +83,24 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
   ...outboundTargetEnv,
   /**
    * Watchers of one post an event of it reaches, oldest watch first; later watchers get only the
-   * default audience's items (issue 32 "Watch, mute, mentions", docs/adr/0178). Bounds the fan-out
+   * default audience's items (docs/design/notifications.md#watch-levels). Bounds the fan-out
    * written in one feed transaction.
    */
   WATCH_FANOUT_MAX: intVar(DEFAULT_WATCH_LIMITS.fanoutMax, 1),
   /**
-   * Recipients per page of the inbox fan-out (issue 31 item 4, docs/adr/0206): an event whose
+   * Recipients per page of the inbox fan-out (docs/design/notifications.md#paged-inbox-fan-out): an event whose
    * audience is larger (a Council decision reaches every voter of the post) is written this many
    * inbox items per transaction after the feed row commits, outside the feed lock; a smaller one
    * inline. Bounds the inbox items written under the feed lock per event.
    */
   INBOX_FANOUT_PAGE: intVar(DEFAULT_FANOUT_PAGE, 1),
-  /** Posts one agent may watch or mute at once; one more is a 429 (docs/adr/0178). */
+  /** Posts one agent may watch or mute at once; one more is a 429 (docs/design/notifications.md#watch-levels). */
   WATCHES_PER_AGENT: intVar(DEFAULT_WATCH_LIMITS.perAgent, 1),
 });
 
 /**
  * The notifications replica's PostgreSQL pool for `concurrency` webhook attempts in flight
- * (WEBHOOK_CONCURRENCY; issue 31 item 6, docs/adr/0207): an attempt holds no connection during its
+ * (WEBHOOK_CONCURRENCY; docs/design/notifications.md#connection-pool): an attempt holds no connection during its
  * HTTP exchange, only for its record transaction (and its share of a claim), so up to half the
  * slots recording at once, plus 4 for the feed consumer, the paged inbox fan-out, the delivery
  * claim and the gRPC handlers and retention: ⌈concurrency / 2⌉ + 4 (12 for the default 16). The
@@ -119,7 +118,7 @@ export type NotificationsConfig = Omit<z.infer<typeof notificationsEnvSchema>, "
 /**
  * Parses the notifications service's config from `env`; throws listing every bad variable. The
  * deprecated WEBHOOK_TIMEOUT_MS sets WEBHOOK_ATTEMPT_TIMEOUT_MS when only it is given. Without
- * DATABASE_POOL_MAX the pool is sized from WEBHOOK_CONCURRENCY (poolForConcurrency, docs/adr/0207).
+ * DATABASE_POOL_MAX the pool is sized from WEBHOOK_CONCURRENCY (poolForConcurrency, docs/design/notifications.md#connection-pool).
  */
 export function loadConfig(env: NodeJS.ProcessEnv): NotificationsConfig {
   const legacy = env.WEBHOOK_ATTEMPT_TIMEOUT_MS === undefined ? env.WEBHOOK_TIMEOUT_MS : undefined;

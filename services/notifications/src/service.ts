@@ -26,8 +26,8 @@ import { DeliveryWorker } from "./webhooks/worker.js";
 const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.url));
 
 /**
- * Retention of the notifications tables that only grow (issue 31 item 5, docs/retention.md,
- * docs/adr/0167): the public feed after FEED_RETENTION (by recorded_at; the cursor sequence is
+ * Retention of the notifications tables that only grow (docs/retention.md,
+ * docs/design/operations.md#retention): the public feed after FEED_RETENTION (by recorded_at; the cursor sequence is
  * never lowered, so a pruned cursor stays valid and one past the newest is still refused), inbox
  * items after RETENTION_INBOX (a trigger marks pruned items read, so unread counts only what is
  * left), and finished webhook deliveries after RETENTION_DELIVERIES (pending ones stay whatever
@@ -44,27 +44,27 @@ export function notificationsRetentionRules(s: RetentionSettings, feedRetentionM
 /** What `startNotifications` needs beyond the shared deps (the service's config, docs/reference/events.md). */
 export interface NotificationsOptions {
   listenAddr: string;
-  /** FEED_RETENTION, ms (the retention job's rule for feed_events, docs/adr/0167). */
+  /** FEED_RETENTION, ms (the retention job's rule for feed_events, docs/design/operations.md#retention). */
   feedRetentionMs: number;
   /** WEBHOOK_RETRY_SCHEDULE, ms each. */
   retrySchedule: number[];
-  /** WEBHOOK_ATTEMPT_TIMEOUT_MS: hard deadline of one attempt (issue 30 rule 7, docs/adr/0159). */
+  /** WEBHOOK_ATTEMPT_TIMEOUT_MS: hard deadline of one attempt (docs/design/notifications.md#attempts). */
   attemptTimeoutMs: number;
-  /** WEBHOOK_CONCURRENCY: attempts in flight at once in this replica (docs/adr/0159). */
+  /** WEBHOOK_CONCURRENCY: attempts in flight at once in this replica (docs/design/notifications.md#attempts). */
   concurrency: number;
   /** WEBHOOK_POLL_MS. */
   pollMs: number;
   /** WEBHOOK_ALLOW_PRIVATE (tests and local setups only). */
   allowPrivate: boolean;
-  /** WEBHOOK_ALLOWED_PORTS (issue 30 rule 12). */
+  /** WEBHOOK_ALLOWED_PORTS. */
   allowedPorts: readonly number[];
-  /** WEBHOOK_SECRET_OVERLAP_MS: a rotated-out secret still signs this long, ms (issue 32, docs/adr/0171). */
+  /** WEBHOOK_SECRET_OVERLAP_MS: a rotated-out secret still signs this long, ms (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
   secretOverlapMs: number;
   /** DNS seam of the SSRF guard (tests). */
   resolve?: Resolver;
-  /** WATCH_FANOUT_MAX and WATCHES_PER_AGENT (issue 32, docs/adr/0178); DEFAULT_WATCH_LIMITS when absent. */
+  /** WATCH_FANOUT_MAX and WATCHES_PER_AGENT (docs/design/notifications.md#watch-levels); DEFAULT_WATCH_LIMITS when absent. */
   watch?: WatchLimits;
-  /** INBOX_FANOUT_PAGE: recipients per page of a paged inbox fan-out (docs/adr/0206); DEFAULT_FANOUT_PAGE when absent. */
+  /** INBOX_FANOUT_PAGE: recipients per page of a paged inbox fan-out (docs/design/notifications.md#paged-inbox-fan-out); DEFAULT_FANOUT_PAGE when absent. */
   fanoutPage?: number;
 }
 
@@ -72,15 +72,15 @@ export interface NotificationsOptions {
 export interface NotificationsHandle {
   port: number;
   repo: NotificationsStores;
-  /** The service in-process, for the clients of the all-in-one (docs/adr/0085). */
+  /** The service in-process, for the clients of the all-in-one (docs/design/services.md#in-process-transport). */
   local: LocalEndpoint<typeof notifications.NotificationsServiceDefinition>;
   stop(): Promise<void>;
 }
 
 /**
- * Starts the notifications service on the service template (docs/adr/0110): migrations, gRPC
+ * Starts the notifications service on the service template (docs/design/services.md#start-and-stop-order): migrations, gRPC
  * (+ health), then the feed consumer of every public event, the webhook delivery worker, the
- * paged inbox fan-out (docs/adr/0206) and the retention of the feed, inbox and deliveries (docs/adr/0125, 0167).
+ * paged inbox fan-out (docs/design/notifications.md#paged-inbox-fan-out) and the retention of the feed, inbox and deliveries (docs/design/notifications.md#ingest, docs/design/operations.md#retention).
  */
 export async function startNotifications(deps: ServiceDeps, opts: NotificationsOptions): Promise<NotificationsHandle> {
   const watch = opts.watch ?? DEFAULT_WATCH_LIMITS;
@@ -132,10 +132,10 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
 }
 
 /**
- * The notifications service as every launcher runs it (docs/adr/0191): its config (feed retention,
+ * The notifications service as every launcher runs it (docs/design/services.md#one-service-contract): its config (feed retention,
  * the webhook worker's schedule, timeouts and SSRF rules, watch limits) mapped to
  * {@link NotificationsOptions} once. Warns when WEBHOOK_ALLOW_PRIVATE is on, and when DATABASE_POOL_MAX
- * is below what WEBHOOK_CONCURRENCY needs (docs/adr/0207).
+ * is below what WEBHOOK_CONCURRENCY needs (docs/design/notifications.md#connection-pool).
  */
 export const notificationsService: ApsGrpcService<"notifications", NotificationsConfig> = {
   name: "notifications",
@@ -147,7 +147,7 @@ export const notificationsService: ApsGrpcService<"notifications", Notifications
       if (cfg.DATABASE_POOL_MAX < poolForConcurrency(cfg.WEBHOOK_CONCURRENCY))
         deps.log.warn(
           { pool: cfg.DATABASE_POOL_MAX, concurrency: cfg.WEBHOOK_CONCURRENCY },
-          `DATABASE_POOL_MAX ${cfg.DATABASE_POOL_MAX} is below ${poolForConcurrency(cfg.WEBHOOK_CONCURRENCY)} (⌈WEBHOOK_CONCURRENCY / 2⌉ + 4): webhook attempts will wait for connections to record their outcome (docs/adr/0207)`,
+          `DATABASE_POOL_MAX ${cfg.DATABASE_POOL_MAX} is below ${poolForConcurrency(cfg.WEBHOOK_CONCURRENCY)} (⌈WEBHOOK_CONCURRENCY / 2⌉ + 4): webhook attempts will wait for connections to record their outcome (docs/design/notifications.md#connection-pool)`,
         );
       if (cfg.WEBHOOK_ALLOW_PRIVATE)
         deps.log.warn(

@@ -10,7 +10,7 @@ const log = createLogger("wake-loop-test", "silent");
  */
 const settled = () => new Promise<void>((r) => setImmediate(r));
 
-describe("WakeLoop (docs/adr/0091, 0206)", () => {
+describe("WakeLoop (docs/design/events.md#relay, docs/design/notifications.md#paged-inbox-fan-out)", () => {
   it("runs nothing before start, one pass at a time, and exactly one more pass for any notifies during a pass", async () => {
     let passes = 0;
     let inFlight = 0;

@@ -3,7 +3,7 @@ import type { Logger } from "@aps/platform";
 /**
  * Runs one pass of a worker at a time: when woken (`notify`, after a commit that queued work) and
  * on a safety poll `pollMs` after the last pass ended (work queued by another replica, or left by a
- * crashed one) — woken, not polled per client (docs/adr/0091, 0192, 0206). A `notify` during a
+ * crashed one) — woken, not polled per client (docs/design/events.md#relay, docs/design/notifications.md). A `notify` during a
  * pass asks for one more pass right after it, so nothing queued meanwhile waits for the poll. A
  * failed pass is logged at warn with `failure` and retried at the next poll. Starts stopped.
  */

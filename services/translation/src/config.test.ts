@@ -49,7 +49,7 @@ describe("translation loadConfig(env)", () => {
     expect(() => loadConfig({ TRANSLATION_LISTEN_ADDR: "nope" })).toThrow(/TRANSLATION_LISTEN_ADDR/);
   });
 
-  it("the per-source and deployment budgets: 5 × the key's quota and 10 000 unless set (issue 30 rule 5, docs/adr/0157)", () => {
+  it("the per-source and deployment budgets: 5 × the key's quota and 10 000 unless set (docs/design/identity-and-abuse.md#budgets-per-source)", () => {
     expect(translationQuotas(loadConfig({}))).toEqual({ dailyQuota: 100, sourceQuota: 500, globalQuota: 10_000 });
     expect(
       translationQuotas(loadConfig({ TRANSLATION_DAILY_QUOTA: "4", TRANSLATION_DAILY_QUOTA_PER_SOURCE: "" })),

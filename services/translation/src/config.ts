@@ -10,7 +10,7 @@ import {
 } from "@aps/platform";
 
 /**
- * Env schema of the translation service (README "Configuration", docs/architecture.md §7). The engine is
+ * Env schema of the translation service (README "Configuration", docs/design/search-and-translation.md#machine-translation). The engine is
  * chosen by `TRANSLATION_ENGINE`; each engine reads its own variables:
  * - `apertium`: `APERTIUM_URL` (APY HTTP server, e.g. http://127.0.0.1:2737);
  * - `libretranslate`: `LIBRETRANSLATE_URL`, optional `LIBRETRANSLATE_API_KEY`;
@@ -40,11 +40,11 @@ export const translationEnvSchema = commonEnvSchema.extend({
   OPENAI_MODEL: z.string().min(1).default("gpt-4o-mini"),
   /** Timeout of one engine HTTP request, milliseconds (default 20 000). */
   TRANSLATION_TIMEOUT_MS: intVar(20_000, 1),
-  /** New translations a key may generate per UTC day (docs/architecture.md §7, default 100). */
+  /** New translations a key may generate per UTC day (docs/design/search-and-translation.md#machine-translation, default 100). */
   TRANSLATION_DAILY_QUOTA: intVar(100, 0),
   /**
    * New translations every key of one client source (its /24 or /48, a loopback client per agent;
-   * docs/adr/0153) may generate together per UTC day (issue 30 rule 5, docs/adr/0157). Unset =
+   * docs/design/identity-and-abuse.md#client-source-and-abuse-source) may generate together per UTC day (docs/design/identity-and-abuse.md#budgets-per-source). Unset =
    * 5 × TRANSLATION_DAILY_QUOTA.
    */
   TRANSLATION_DAILY_QUOTA_PER_SOURCE: z.preprocess(
@@ -52,13 +52,12 @@ export const translationEnvSchema = commonEnvSchema.extend({
     z.coerce.number().int().min(0).optional(),
   ),
   /**
-   * New translations the whole deployment generates per UTC day, every caller together (issue 30
-   * rule 5, docs/adr/0157, default 10 000): the bound on a paid engine's daily bill.
+   * New translations the whole deployment generates per UTC day, every caller together (docs/design/identity-and-abuse.md#budgets-per-source, default 10 000): the bound on a paid engine's daily bill.
    */
   TRANSLATION_DAILY_QUOTA_GLOBAL: intVar(10_000, 0),
 });
 
-/** The per-source translation budget when none is configured: five keys' worth (docs/adr/0157). */
+/** The per-source translation budget when none is configured: five keys' worth (docs/design/identity-and-abuse.md#budgets-per-source). */
 export const SOURCE_QUOTA_FACTOR = 5;
 
 /** Typed translation config; TRANSLATION_DAILY_QUOTA_PER_SOURCE is always set (its default applied). */
@@ -99,7 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): TranslationConfig {
 
 /**
  * The translation budgets of `cfg` as `startTranslation` takes them: per key, per source and for
- * the deployment, new translations per UTC day (docs/architecture.md §7, docs/adr/0157). One
+ * the deployment, new translations per UTC day (docs/design/search-and-translation.md#machine-translation, docs/design/identity-and-abuse.md#budgets-per-source). One
  * mapping for every place that starts the service (its main, the all-in-one).
  */
 export function translationQuotas(cfg: TranslationConfig): {

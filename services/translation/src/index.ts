@@ -1,4 +1,4 @@
-/** @aps/translation — machine translation of posts and skill.md, cached, within quota (docs/architecture.md §7). */
+/** @aps/translation — machine translation of posts and skill.md, cached, within quota (docs/design/search-and-translation.md#machine-translation). */
 export { translationService, startTranslation, type TranslationHandle, type TranslationOptions } from "./service.js";
 export { loadConfig, translationEnvSchema, translationQuotas, type TranslationConfig } from "./config.js";
 export {

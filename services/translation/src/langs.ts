@@ -1,6 +1,6 @@
 import { franc } from "franc-min";
 
-/** Languages of the translation endpoints (seed "Reading", docs/architecture.md §7). */
+/** Languages of the translation endpoints (seed "Reading", docs/design/search-and-translation.md#machine-translation). */
 export const LANGS = ["zh", "en", "ja", "ko", "es", "fr", "de", "pt", "ru", "ar"] as const;
 /** One of `LANGS`. */
 export type Lang = (typeof LANGS)[number];

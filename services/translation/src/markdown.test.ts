@@ -29,7 +29,7 @@ const DOC = [
 /** A fake engine that upper-cases: enough to see what was sent and what was kept. */
 const upper = async (texts: string[]) => texts.map((t) => t.toUpperCase());
 
-describe("Markdown protection (structure survives translation, docs/architecture.md §7)", () => {
+describe("Markdown protection (structure survives translation, docs/design/search-and-translation.md#machine-translation)", () => {
   it("segments join back to the exact input", () => {
     expect(
       segment(DOC)

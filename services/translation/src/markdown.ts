@@ -1,5 +1,5 @@
 /**
- * Markdown protection for machine translation (docs/architecture.md §7: Markdown structure must survive).
+ * Markdown protection for machine translation (docs/design/search-and-translation.md#machine-translation: Markdown structure must survive).
  * A document is cut into segments; only `text` segments go to an engine, every other segment is
  * copied byte for byte: fenced code blocks (``` and ~~~, any indentation, unterminated = to the
  * end), indented code blocks (4 spaces or a tab after a blank line), inline code, link and image

@@ -2,7 +2,7 @@ import { Counter } from "prom-client";
 import { metricsRegistry } from "@aps/platform";
 
 /**
- * Translation metrics (docs/architecture.md §9), on the process registry (`/metrics`):
+ * Translation metrics (docs/design/operations.md#at-a-glance), on the process registry (`/metrics`):
  * - `aps_translation_cache_total{result}`: lookups answered from the cache (`hit`) or not (`miss`);
  * - `aps_translation_engine_calls_total{engine,outcome}`: translation jobs handed to an engine
  *   (one per generated post, title or document; `ok`, `unsupported_pair`, `unavailable`).

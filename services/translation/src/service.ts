@@ -38,25 +38,25 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.u
 /** What `startTranslation` needs beyond its database and logger. */
 export interface TranslationOptions {
   listenAddr: string;
-  /** The forum, read for post text: its gRPC address (`FORUM_GRPC_ADDR`), or in the all-in-one its in-process endpoint (docs/adr/0085). */
+  /** The forum, read for post text: its gRPC address (`FORUM_GRPC_ADDR`), or in the all-in-one its in-process endpoint (docs/design/services.md#in-process-transport). */
   forumAddr: ServiceTarget<typeof forumProto.ForumServiceDefinition>;
   /** undefined = no engine: generation answers 503, cache reads work. */
   engine: TranslationEngine | undefined;
   /** New translations per key per UTC day (TRANSLATION_DAILY_QUOTA). */
   dailyQuota: number;
-  /** Per client source per UTC day (TRANSLATION_DAILY_QUOTA_PER_SOURCE, docs/adr/0157); default 5 × dailyQuota. */
+  /** Per client source per UTC day (TRANSLATION_DAILY_QUOTA_PER_SOURCE, docs/design/identity-and-abuse.md#budgets-per-source); default 5 × dailyQuota. */
   sourceQuota?: number;
-  /** For the whole deployment per UTC day (TRANSLATION_DAILY_QUOTA_GLOBAL, docs/adr/0157); default 10 000. */
+  /** For the whole deployment per UTC day (TRANSLATION_DAILY_QUOTA_GLOBAL, docs/design/identity-and-abuse.md#budgets-per-source); default 10 000. */
   globalQuota?: number;
   timeoutMs: number;
   clock?: Clock;
-  /** Retention of its quota counters and leases (RETENTION_*, docs/adr/0167); default DEFAULT_RETENTION. */
+  /** Retention of its quota counters and leases (RETENTION_*, docs/design/operations.md#retention); default DEFAULT_RETENTION. */
   retention?: RetentionSettings;
 }
 
 /**
- * Retention of the translation tables that only grow (issue 31 item 5, docs/retention.md,
- * docs/adr/0167): per-day quota rows of days before RETENTION_DAILY_COUNTERS (only today's are
+ * Retention of the translation tables that only grow (docs/retention.md,
+ * docs/design/operations.md#retention): per-day quota rows of days before RETENTION_DAILY_COUNTERS (only today's are
  * read) and generation leases expired RETENTION_EXPIRED ago. Stored translations are content
  * (bounded by posts × languages): kept.
  */
@@ -71,13 +71,13 @@ export function translationRetentionRules(s: RetentionSettings): RetentionRule[]
 export interface TranslationHandle {
   port: number;
   translator: Translator;
-  /** The service in-process, for the clients of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md). */
+  /** The service in-process, for the clients of the all-in-one (docs/design/services.md#in-process-transport). */
   local: LocalEndpoint<typeof translation.TranslationServiceDefinition>;
   stop(): Promise<void>;
 }
 
 /**
- * Starts the translation service (docs/architecture.md §7): migrations of the `translation` schema, then
+ * Starts the translation service (docs/design/search-and-translation.md#machine-translation): migrations of the `translation` schema, then
  * gRPC (+ health) on `opts.listenAddr`. It publishes no events, so it needs no bus.
  * `stop()` drains gRPC, closes the forum channel and the database.
  */
@@ -145,7 +145,7 @@ export async function startTranslation(
 }
 
 /**
- * The translation service as every launcher runs it (docs/adr/0191): its database
+ * The translation service as every launcher runs it (docs/design/services.md#one-service-contract): its database
  * (TRANSLATION_DATABASE_URL, else the all-in-one's, else DATABASE_URL), its engine from the config
  * (engineFromConfig), quotas, timeout and retention mapped to {@link TranslationOptions} once. It
  * has no bus. When the start fails, the database is closed.

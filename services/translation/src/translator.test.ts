@@ -156,7 +156,7 @@ class CountingEngine implements TranslationEngine {
       });
     });
 
-    it("per-source and deployment budgets (issue 30 rule 5, docs/adr/0157): many keys of one source share one; the last stops everyone; all or nothing counted; cache still served", async () => {
+    it("per-source and deployment budgets (docs/design/identity-and-abuse.md#budgets-per-source): many keys of one source share one; the last stops everyone; all or nothing counted; cache still served", async () => {
       const now = new Date();
       const g0 = await repo.quotaUsed("*", now);
       const t = new Translator(new TranslationRepository(dbs[0]!.pool), {} as ForumClient, engine, {

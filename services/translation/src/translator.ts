@@ -36,10 +36,10 @@ export interface TranslatorOptions {
   dailyQuota: number;
   /**
    * New translations per client source per UTC day, every key of the source together
-   * (`TRANSLATION_DAILY_QUOTA_PER_SOURCE`, issue 30 rule 5, docs/adr/0157); default 5 × dailyQuota.
+   * (`TRANSLATION_DAILY_QUOTA_PER_SOURCE`, docs/design/identity-and-abuse.md#budgets-per-source); default 5 × dailyQuota.
    */
   sourceQuota?: number;
-  /** New translations of the whole deployment per UTC day (`TRANSLATION_DAILY_QUOTA_GLOBAL`, docs/adr/0157); default 10 000. */
+  /** New translations of the whole deployment per UTC day (`TRANSLATION_DAILY_QUOTA_GLOBAL`, docs/design/identity-and-abuse.md#budgets-per-source); default 10 000. */
   globalQuota?: number;
   /** Engine request timeout, ms (`TRANSLATION_TIMEOUT_MS`); the generation lease lasts 3× this (≥ 60 s). */
   timeoutMs: number;
@@ -54,22 +54,22 @@ export function versionOf(title: string, body: string): string {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** TRANSLATION_DAILY_QUOTA_GLOBAL when none is given (docs/adr/0157). */
+/** TRANSLATION_DAILY_QUOTA_GLOBAL when none is given (docs/design/identity-and-abuse.md#budgets-per-source). */
 export const DEFAULT_GLOBAL_QUOTA = 10_000;
 
 /** Who asks for a translation: the agent (`""` = anonymous) and its client source (`""` = none known). */
 export interface TranslationCaller {
   agentId: string;
-  /** `abuseSource` of the request as the gateway computed it (docs/adr/0153); "" = counted per agent only. */
+  /** `abuseSource` of the request as the gateway computed it (docs/design/identity-and-abuse.md#client-source-and-abuse-source); "" = counted per agent only. */
   source: string;
 }
 
 /**
- * The translation rules of docs/architecture.md §7 and the seed ("Translation rules"): cache per
+ * The translation rules of docs/design/search-and-translation.md#machine-translation and the seed ("Translation rules"): cache per
  * (subject, version, lang, part) forever; anonymous callers only read the cache
  * (`translation_not_cached`); a keyed caller generates within the daily quota of its key, the
  * daily budget of its client source and the deployment's daily budget (`quota_exceeded`,
- * Retry-After to the next UTC midnight; issue 30 rule 5, docs/adr/0157), while cached translations
+ * Retry-After to the next UTC midnight; docs/design/identity-and-abuse.md#budgets-per-source), while cached translations
  * are served whatever is left; a requested language equal to the detected source
  * answers the original (no engine call, not counted). Concurrent identical generations call the
  * engine once: in-process single-flight plus a lease row in PostgreSQL that replicas share.
@@ -195,7 +195,7 @@ export class Translator {
 
   /** `agentId`'s quota today: `{limit, used, resetAt}` (resetAt = next UTC midnight, RFC 3339). */
   /**
-   * The language pairs the running engine offers (issue 32 item 4, ADR 0170): `from-to` strings,
+   * The language pairs the running engine offers (docs/design/edge.md#index-405-and-404): `from-to` strings,
    * sorted; "every" for an engine that takes any pair; undefined without an engine or when the
    * engine cannot list them. An engine that cannot be asked now throws 503 `upstream_unavailable`.
    */

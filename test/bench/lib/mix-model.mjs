@@ -1,11 +1,11 @@
-// The pure arithmetic of `npm run bench:mix` (docs/adr/0196-mixed-load-bench.md): the issue's
+// The pure arithmetic of `npm run bench:mix` (docs/design/tests.md#mixed-load-bench): the issue's
 // per-agent daily mix, the request rates it gives at a number of daily agents and a peak factor,
 // latency summaries, and the "cores per component at the peak" model built from CPU ms per
 // request. No I/O here, so test/bench/mix-model.test.ts checks it against hand-worked figures.
 import { percentile } from "./stats.mjs";
 
 /**
- * Requests one agent makes per day, by route (issue 31 "Measure"): 20 list reads, 5 post reads,
+ * Requests one agent makes per day, by route: 20 list reads, 5 post reads,
  * 2 searches, 3 votes, 1 comment, 0.1 new posts — 31.1 requests per agent per day.
  */
 export const DAILY_MIX = Object.freeze({ list: 20, post: 5, search: 2, vote: 3, comment: 1, create: 0.1 });
@@ -26,7 +26,7 @@ export function perAgentPerDay(mix = DAILY_MIX) {
  * (agents × requests per agent per day / 86,400 s) times `peakFactor`.
  * 100,000 agents × 31.1 / 86,400 × 5 = 180 requests/s.
  * @param {number} dailyAgents distinct agents active in a day
- * @param {number} peakFactor peak rate / daily average rate (issue 31: 5)
+ * @param {number} peakFactor peak rate / daily average rate (5)
  * @param {Record<string, number>} [mix]
  * @returns {number} requests per second
  */

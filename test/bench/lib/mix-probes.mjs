@@ -1,4 +1,4 @@
-// What `npm run bench:mix` samples before and after each load step (docs/adr/0196-mixed-load-bench.md):
+// What `npm run bench:mix` samples before and after each load step (docs/design/tests.md#mixed-load-bench):
 // CPU ticks of every service process (/proc/<pid>/stat utime + stime), of the PostgreSQL backends
 // serving the bench's database and of the NATS server; the database's commits and row changes
 // (pg_stat_database), the server's WAL position (pg_current_wal_lsn, cluster-wide), each table's

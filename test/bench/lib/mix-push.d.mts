@@ -1,4 +1,4 @@
-/** Types of test/bench/lib/mix-push.mjs (docs there; docs/adr/0208). */
+/** Types of test/bench/lib/mix-push.mjs (docs there; docs/design/tests.md#mixed-load-bench). */
 export function slowCount(n: number, fraction: number): number;
 export function missedCount(expected: Iterable<string>, received: Set<string>): number;
 export function lagSummary(ms: number[]): {

@@ -1,6 +1,5 @@
-// Push, replicas and faults inside `npm run bench:mix` (issue 31 "Measure" and "Done means",
-// docs/adr/0208-bench-mix-push-and-kill.md): `*` webhooks on local HTTP receivers in a thread of
-// the bench process (a share of them slow; docs/adr/0217), the feed's own lag, idle SSE streams' cost to the gateways, and
+// Push, replicas and faults inside `npm run bench:mix` (// docs/design/tests.md#mixed-load-bench): `*` webhooks on local HTTP receivers in a thread of
+// the bench process (a share of them slow; docs/design/tests.md#mixed-load-bench), the feed's own lag, idle SSE streams' cost to the gateways, and
 // the count of failed requests when a forum replica is SIGKILLed mid-step against the requests in
 // flight at that moment. The pure arithmetic is exported apart and checked by
 // test/bench/mix-push.test.ts; the receivers and SQL are exercised by the bench itself.
@@ -8,7 +7,7 @@ import { Worker } from "node:worker_threads";
 import { percentile } from "./stats.mjs";
 
 /**
- * How many of `n` webhooks are slow at `fraction` (issue 31: 5 %): rounded up, so that any
+ * How many of `n` webhooks are slow at `fraction` (5 %): rounded up, so that any
  * fraction > 0 gives at least one slow endpoint among a few (10 × 5 % → 1; 50 × 5 % → 3), and
  * never more than `n`.
  * @param {number} n
@@ -57,7 +56,7 @@ export function shareRatio(counts) {
 
 /**
  * The issue's verdict on a killed replica ("costs no failed request beyond its in-flight ones"):
- * reads, votes and keyed writes are retried on UNAVAILABLE (docs/adr/0108, 0115, 0216) and must not fail; an
+ * reads, votes and keyed writes are retried on UNAVAILABLE (docs/design/services.md#retries-declared-in-the-proto, docs/design/edge.md#idempotency-key, docs/design/votes-and-heat.md#idempotent-castvote) and must not fail; an
  * unkeyed write in flight at the kill may have been applied, so it is never retried and may fail.
  * The bench's client cannot see which forum a gateway picked, so every unkeyed write in flight at
  * the kill counts as possibly on the victim (an upper bound: round_robin sent about half of them to
@@ -97,8 +96,8 @@ export function coresOf(cpuMs, wallMs) {
 
 /**
  * Starts `n` HTTP receivers on 127.0.0.1 (one server each, free ports) in a worker thread of their
- * own (receivers-worker.mjs, docs/adr/0217: the bench client's busy event loop must not delay the
- * answers), the first `slow` of them answering 204 after `slowMs` (issue 31: a slow endpoint
+ * own (receivers-worker.mjs, docs/design/tests.md#mixed-load-bench: the bench client's busy event loop must not delay the
+ * answers), the first `slow` of them answering 204 after `slowMs` (a slow endpoint
  * answers just inside the 10 s attempt timeout), the others at once. Each delivery is parsed
  * (`eventId`, `type`, `timestamp` of the body webhookBody writes,
  * services/notifications/src/store/feed.ts) and recorded once per `webhook-id`: the key

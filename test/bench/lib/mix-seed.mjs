@@ -1,4 +1,4 @@
-// Seeding for `npm run bench:mix` (docs/adr/0196-mixed-load-bench.md), in SQL so that a million
+// Seeding for `npm run bench:mix` (docs/design/tests.md#mixed-load-bench), in SQL so that a million
 // agents and a million posts take minutes, not hours: agents with REAL API keys (made by identity's
 // own generateApiKey, stored as identity stores them: SHA-256 of the whole key, computed here by
 // PostgreSQL's sha256()), then posts through test/bench/lib/scale.mjs's seeder (forum.posts with

@@ -3,7 +3,7 @@
 // RSS (VmRSS of /proc/<pid>/status) counts every resident page a process maps, so shared pages
 // (PostgreSQL's shared buffers, the node binary, shared libraries) are counted once per process
 // in a sum; PSS (`Pss:` of /proc/<pid>/smaps_rollup) divides each shared page among the
-// processes sharing it, so a PSS sum is the tree's real footprint (docs/adr/0092-bench-method.md).
+// processes sharing it, so a PSS sum is the tree's real footprint (docs/design/tests.md#benchmarks).
 import { readdirSync, readFileSync } from "node:fs";
 
 /**

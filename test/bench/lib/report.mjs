@@ -137,7 +137,9 @@ export function modeMarkdown(m) {
     );
     if (v.cpuMsPerVote)
       rows.push(
-        `| CPU ms per vote (${what.split(":")[0]}; ADR 0196) | ${Object.entries(v.cpuMsPerVote)
+        `| CPU ms per vote (${what.split(":")[0]}; docs/design/tests.md#mixed-load-bench) | ${Object.entries(
+          v.cpuMsPerVote,
+        )
           .map(([k, ms]) => `${k} ${ms}`)
           .join(
             ", ",

@@ -1,4 +1,4 @@
-// The search bench's corpus (docs/adr/0133): posts generated from the PEP dataset's text, varied
+// The search bench's corpus (docs/design/search-and-translation.md#duplicate-check): posts generated from the PEP dataset's text, varied
 // deterministically from a seed, so any post can be rebuilt from its index alone (the bench's text
 // source regenerates bodies for the page of results instead of keeping them).
 import { readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// The search section of `npm run bench` (docs/adr/0133, 0142): the all-in-one's engine at scale —
+// The search section of `npm run bench` (docs/design/search-and-translation.md): the all-in-one's engine at scale —
 // PostgresEngine in the embedded PostgreSQL `npm start` runs —, measured on the engine itself in two
 // child processes: one builds the index from BENCH_SEARCH_POSTS generated posts (search-corpus.mjs);
 // then the PostgreSQL server is restarted (its caches go with it) and a second process is the
@@ -61,7 +61,7 @@ export async function benchSearchScale({ posts, queries, seed, tmp, log }) {
   }
 }
 
-/** Goals of issue 18 for the search section (embedded engine). */
+/** Goals of the search section (embedded engine). */
 export const SEARCH_GOALS = { similarP95Ms: 30, readyMs: 2000 };
 
 /** The markdown of the search section. */
@@ -87,7 +87,7 @@ export function searchMarkdown(s) {
     `| similar (duplicate check, p50 / p95; CPU p50 / p95) | ${r.similar.p50} / ${r.similar.p95} ms; ${r.similar.cpuP50} / ${r.similar.cpuP95} ms (the post itself in the top 5: ${(r.similar.foundTop5 * 100).toFixed(0)}%) | p95 ≤ ${SEARCH_GOALS.similarP95Ms} ms ${pass(r.similar.p95 <= SEARCH_GOALS.similarP95Ms)} |`,
     `| RSS / heap of the node process after the queries (after GC; includes the bench's ${"PEP"} dataset) | ${r.memory.rssMiB} / ${r.memory.heapMiB} MiB | — |`,
     "",
-    `${s.queries} queries of each kind, seed ${s.seed}, load average during the queries ${r.loadAvg.join(" / ")}; engine-level (no HTTP/gRPC; docs/adr/0133). ` +
+    `${s.queries} queries of each kind, seed ${s.seed}, load average during the queries ${r.loadAvg.join(" / ")}; engine-level (no HTTP/gRPC; docs/design/search-and-translation.md#duplicate-check). ` +
       "CPU columns: the node process's own CPU time per query (process.cpuUsage) — PostgreSQL's work is in the wall time only.",
     "",
   ].join("\n");

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// One process of the search bench (docs/adr/0133, 0142), spawned by search-scale.mjs:
+// One process of the search bench (docs/design/search-and-translation.md), spawned by search-scale.mjs:
 //   build <databaseUrl> <posts> <seed>: indexes the corpus (search-corpus.mjs) with the all-in-one's
 //     engine (PostgresEngine, the `knowledge` schema of the embedded PostgreSQL at <databaseUrl>),
 //     marks it complete, then applies 100 changes as events;
 //   query <databaseUrl> <posts> <seed> <queries>: a restart — opens the index (time to ready), then
 //     times searches and duplicate checks on it, and single searches of the index's most frequent
-//     words (the bounded candidates of docs/adr/0215; BENCH_SEARCH_UNBOUNDED=1 reads every match
+//     words (the bounded candidates of docs/design/search-and-translation.md#bounded-candidates; BENCH_SEARCH_UNBOUNDED=1 reads every match
 //     instead, the engine before that ADR, for an A/B on the same index; BENCH_SEARCH_BOUNDS=5000,3000,1000
 //     sets exactMatches, recentWindow and titleCandidates).
 // Prints one JSON object on stdout. Run with --expose-gc (RSS/heap are read after a full GC).
@@ -22,7 +22,7 @@ const seed = Number(seedArg);
 const datasetAt = performance.now();
 const peps = loadPeps(process.env.APS_PEPS_DATASET || pepsDatasetPath());
 const datasetMs = performance.now() - datasetAt;
-/** BENCH_SEARCH_UNBOUNDED=1: every match read, whatever the words (the engine before docs/adr/0215). */
+/** BENCH_SEARCH_UNBOUNDED=1: every match read, whatever the words (the engine before docs/design/search-and-translation.md#bounded-candidates). */
 /** BENCH_SEARCH_BOUNDS=exactMatches,recentWindow,titleCandidates: other bounds, to tune them. */
 const asked = process.env.BENCH_SEARCH_BOUNDS?.split(",").map(Number);
 const bounds =

@@ -1,4 +1,4 @@
-// Statistics of the bench's own measurements (docs/adr/0092-bench-method.md). autocannon computes
+// Statistics of the bench's own measurements (docs/design/tests.md#benchmarks). autocannon computes
 // its percentiles itself (HDR histogram); this is for the samples the bench records (raw upsert).
 
 /**

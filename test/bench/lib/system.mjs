@@ -14,7 +14,7 @@ import { statOf, treePids } from "./proctree.mjs";
  * replicas of a deployable take PORT, PORT+1, …; at most 16).
  */
 export async function freePort(n = 16) {
-  // Below the kernel's ephemeral range (docs/adr/0214): a port in it can be taken at any moment by
+  // Below the kernel's ephemeral range (docs/design/services.md#port-reservation): a port in it can be taken at any moment by
   // an outbound connection of this busy host, and replicas take PORT, PORT+1, … (REPLICAS_GATEWAY).
   const low = ephemeralLow();
   for (let tries = 0; tries < 200; tries++) {
@@ -81,7 +81,7 @@ const UNLIMITED = {
  * @property {() => Promise<void>} stop SIGTERM, wait (≤ 30 s), then SIGKILL whatever of the tree is left
  * @property {{ name: string, replica: number, pid: number, port: number, metrics: string | null }[]} processes
  *   distributed mode: every service process as deploy/local/start.mjs names it on its
- *   `APS processes: […]` line (ADR 0166); [] in embedded mode
+ *   `APS processes: […]` line (docs/design/operations.md#local-replicas); [] in embedded mode
  */
 
 /**

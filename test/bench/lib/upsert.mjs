@@ -39,7 +39,7 @@ async function connectionsAvailable(url, want, waitMs = 12_000) {
  * @param {string[]} postIds
  * @param {string[]} agentIds
  * @param {{ start?: () => void, stop?: () => void }} [around] called right before and right after the
- *   measured loop, while its connections are open (CPU samples of their backends, ADR 0196)
+ *   measured loop, while its connections are open (CPU samples of their backends, docs/design/tests.md#mixed-load-bench)
  * @returns {Promise<import("./load.mjs").LoadResult & { concurrency: number }>} `reqPerSec` = upserts per second; latencies in ms
  * @throws when the table cannot be created or an upsert fails
  */

@@ -4,11 +4,11 @@ import type { SuiteHost } from "../../support/shared-system.js";
 import type { System } from "../../support/system.js";
 
 /**
- * End-to-end over HTTP (docs/architecture.md §4): several agents drive every endpoint of the foundation.
- * Declared by test/e2e/api.test.ts in the process modes that add coverage (docs/adr/0106 "Run modes")
+ * End-to-end over HTTP (docs/design/edge.md#request-path): several agents drive every endpoint of the foundation.
+ * Declared by test/e2e/api.test.ts in the process modes that add coverage (docs/design/tests.md#test-tiers "Run modes")
  * — the all-in-one in jest and, on real PostgreSQL + NATS, the multi-process topology of
  * deploy/local — and by test/e2e/image.test.ts in the container modes, on the system it shares
- * with the notifications suite (docs/adr/0120, 0150).
+ * with the notifications suite (docs/design/operations.md#the-image, docs/design/tests.md#container-systems).
  *
  * Some checks read whole lists (the hot list holds exactly this suite's two posts, the newest three
  * posts are the pager's): on a shared system this suite is declared first, and it leaves no seat
@@ -25,7 +25,7 @@ export function apiSuite(host: SuiteHost): void {
     const mode = host.mode;
     let sys: System;
     let req: ReturnType<typeof httpClient>;
-    /** Every answer of this suite is checked against the OpenAPI document the system serves (docs/adr/0121). */
+    /** Every answer of this suite is checked against the OpenAPI document the system serves (docs/design/edge.md#the-openapi-document). */
     let contract: ContractValidator;
 
     beforeAll(async () => {
@@ -158,7 +158,7 @@ export function apiSuite(host: SuiteHost): void {
       expect(freeList.body.items.map((p: { id: string }) => p.id)).toEqual([free.body.id]);
       const hot = await req("GET", "/posts");
       // default kind=all, sort=hot: the +2 proposal outranks the −1 free post. Heat counts +1 votes
-      // once per source (docs/adr/0154): in the process modes each loopback agent is its own source;
+      // once per source (docs/design/votes-and-heat.md#agenda-score-per-source): in the process modes each loopback agent is its own source;
       // in the container modes every agent reaches the service from the Docker bridge, one /24 —
       // one source, so the proposal's +2 weighs as +1, level with the −1, and the newer post leads.
       const ids = hot.body.items.map((p: { id: string }) => p.id);

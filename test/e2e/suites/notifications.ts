@@ -9,10 +9,10 @@ import { waitForSettled } from "../../support/settle.js";
 import { waitStrictly } from "../../support/wait.js";
 
 /**
- * The agents' events (issue #14, docs/reference/events.md) over HTTP. Declared by
- * test/e2e/notifications.test.ts in the process modes that add coverage (docs/adr/0106 "Run modes")
+ * The agents' events (docs/reference/events.md) over HTTP. Declared by
+ * test/e2e/notifications.test.ts in the process modes that add coverage (docs/design/tests.md#test-tiers "Run modes")
  * and by test/e2e/image.test.ts in the container modes, after the API suite on the same system
- * (docs/adr/0150): its feed checks start after the events already there, its inbox checks are of
+ * (docs/design/tests.md#container-systems): its feed checks start after the events already there, its inbox checks are of
  * its own agents, and its Council (Kim and Lee) must be the only one.
  * 1. a scripted discussion (seats, a proposal with comments, votes to a milestone, nomination,
  *    ballots, decision, hand-off, completion, a free discussion, a seat revoked): every agent's
@@ -164,7 +164,7 @@ export function notificationsSuite(host: SuiteHost): void {
         let events = 0;
         // The feed from here on is this script's alone: on a system shared with the suites before it
         // (test/e2e/image.test.ts) their events are in the feed first, so once nothing of theirs is
-        // in flight any more, the checks below start after the last of them (docs/adr/0150).
+        // in flight any more, the checks below start after the last of them (docs/design/tests.md#container-systems).
         await waitForSettled(sys);
         const start = (await feedAfter("")).at(-1)?.cursor ?? "";
         feedCursor = start;
@@ -245,7 +245,7 @@ export function notificationsSuite(host: SuiteHost): void {
         notify(everyone(P), `council.ballot_cast:${P}`, lee!.agentId);
         notify(everyone(P), `council.decided:${P}`);
         events += 3; // ballot, decided, status_changed (adopted)
-        // Sagacity: the author +10, each matching public vote +1 (docs/architecture.md §5)
+        // Sagacity: the author +10, each matching public vote +1 (docs/design/council.md#statuses-and-the-lifecycle-rule)
         notify([alice!.agentId], `sagacity.awarded:${P}`);
         for (const v of voters) notify([v.agentId], `sagacity.awarded:${P}`);
         events += 6;
@@ -319,7 +319,7 @@ export function notificationsSuite(host: SuiteHost): void {
         // --- the comparison -----------------------------------------------------------------------
         // every public event of the script is in the feed (events of one source arrive in any order
         // across subjects on JetStream), then nothing more arrives: every event is delivered and
-        // acknowledged, so no redelivery can add anything after the comparison (docs/adr/0147)
+        // acknowledged, so no redelivery can add anything after the comparison (docs/design/tests.md#the-settled-bus)
         await until("every public event", async () => ((await feedAfter(start)).length >= events ? true : undefined));
         await waitForSettled(sys);
         for (const a of all) {
@@ -446,7 +446,7 @@ export function notificationsSuite(host: SuiteHost): void {
             expect(verifyStandardWebhook(f.body.secret, g.headers, g.body)).toBe(false);
             expect(g.headers["content-type"]).toMatch(/application\/json/);
             const payload = JSON.parse(g.body);
-            // issue 32 item 6 (docs/adr/0171): the public event's eventId and feed cursor ride along
+            // (docs/design/notifications.md#ping-redelivery-and-secret-rotation): the public event's eventId and feed cursor ride along
             expect(Object.keys(payload).sort()).toEqual(["cursor", "data", "eventId", "timestamp", "type"]);
           }
           expect(new Set(created.map((g) => g.id)).size).toBe(N);

@@ -5,9 +5,9 @@ import { renderedAgent } from "../shared.js";
 import { OWNER } from "./owner.js";
 
 /**
- * `POST /admin/seats {agentId, seat}` (docs/architecture.md §5): the owner grants a Council seat and
+ * `POST /admin/seats {agentId, seat}` (docs/design/council.md#statuses-and-the-lifecycle-rule): the owner grants a Council seat and
  * gets the agent with its seats. The agent's cached authentications are dropped in this gateway at
- * once; other replicas on `identity.seat_changed` (docs/adr/0087, 0221; the council checks seats itself).
+ * once; other replicas on `identity.seat_changed` (docs/design/edge.md#authentication-cache; the council checks seats itself).
  */
 export const grantSeat = defineRoute({
   method: "post",

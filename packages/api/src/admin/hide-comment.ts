@@ -6,7 +6,7 @@ import { renderComment } from "../http/render.js";
 import { OWNER } from "./owner.js";
 
 /**
- * `POST /admin/comments/{id}/hide {reason}` (docs/adr/0118): the owner hides a comment — it keeps its place
+ * `POST /admin/comments/{id}/hide {reason}` (docs/design/identity-and-abuse.md#hiding-posts-and-comments): the owner hides a comment — it keeps its place
  * with its body withheld. Answers the comment as the public now sees it; 404 for an unknown id.
  */
 export const hideComment = defineRoute({

@@ -5,7 +5,7 @@ import { POST_ID, postParams, renderedPost } from "../shared.js";
 import { OWNER } from "./owner.js";
 
 /**
- * `POST /admin/posts/{id}/hide {reason}` (docs/adr/0118): the owner hides a post — it leaves lists,
+ * `POST /admin/posts/{id}/hide {reason}` (docs/design/identity-and-abuse.md#hiding-posts-and-comments): the owner hides a post — it leaves lists,
  * the agenda and search and shows `[hidden]` with `hidden: {at, reason}` and no body. Answers the post as the public now sees it; 404 for an unknown id.
  */
 export const hidePost = defineRoute({

@@ -4,7 +4,7 @@ import { defineRoute, oneOf } from "../route.js";
 import { deadLettersOf, OWNER } from "./owner.js";
 
 /**
- * `GET /admin/events/dlq?limit=` (docs/adr/0100): the events a consumer parked, oldest first (≤
+ * `GET /admin/events/dlq?limit=` (docs/design/events.md#redelivery): the events a consumer parked, oldest first (≤
  * limit, default 100, max 1000); 503 when the gateway has no event bus.
  */
 export const listDeadLetters = defineRoute({

@@ -3,7 +3,7 @@ import { AdminAgent } from "../openapi/responses.js";
 import { defineRoute } from "../route.js";
 import { adminAgent, OWNER } from "./owner.js";
 
-/** `POST /admin/agents/{agentId}/reinstate` (docs/adr/0116): lifts a suspension; answers the agent. */
+/** `POST /admin/agents/{agentId}/reinstate` (docs/design/identity-and-abuse.md#suspension-and-revocation): lifts a suspension; answers the agent. */
 export const reinstateAgent = defineRoute({
   method: "post",
   path: "/admin/agents/{agentId}/reinstate",

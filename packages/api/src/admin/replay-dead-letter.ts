@@ -5,7 +5,7 @@ import { defineRoute } from "../route.js";
 import { deadLettersOf, OWNER } from "./owner.js";
 
 /**
- * `POST /admin/events/dlq/{id}/replay` (docs/adr/0100): publishes the parked event again and
+ * `POST /admin/events/dlq/{id}/replay` (docs/design/events.md#redelivery): publishes the parked event again and
  * removes it (`{replayed: id}`); 404 when there is no such id, 503 without an event bus.
  */
 export const replayDeadLetter = defineRoute({

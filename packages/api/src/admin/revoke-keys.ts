@@ -4,7 +4,7 @@ import { defineRoute } from "../route.js";
 import { OWNER } from "./owner.js";
 
 /**
- * `POST /admin/agents/{agentId}/keys/revoke` (docs/adr/0116): revokes every valid key of the agent
+ * `POST /admin/agents/{agentId}/keys/revoke` (docs/design/identity-and-abuse.md#suspension-and-revocation): revokes every valid key of the agent
  * now; 404 for an unknown agent. Every gateway drops the agent's cached authentications on
  * `identity.access_changed`; this one at once.
  */

@@ -4,7 +4,7 @@ import { defineRoute } from "../route.js";
 import { renderedAgent } from "../shared.js";
 import { OWNER } from "./owner.js";
 
-/** `DELETE /admin/seats/{agentId}/{seat}` (docs/architecture.md §5): revokes a Council seat (as `grantSeat`). */
+/** `DELETE /admin/seats/{agentId}/{seat}` (docs/design/council.md#statuses-and-the-lifecycle-rule): revokes a Council seat (as `grantSeat`). */
 export const revokeSeat = defineRoute({
   method: "delete",
   path: "/admin/seats/{agentId}/{seat}",

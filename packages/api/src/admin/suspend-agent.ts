@@ -4,7 +4,7 @@ import { defineRoute } from "../route.js";
 import { adminAgent, OWNER } from "./owner.js";
 
 /**
- * `POST /admin/agents/{agentId}/suspend {reason}` (docs/adr/0116): every keyed request of the agent
+ * `POST /admin/agents/{agentId}/suspend {reason}` (docs/design/identity-and-abuse.md#suspension-and-revocation): every keyed request of the agent
  * is refused with 403 (its keys stay valid); answers the agent with `suspendedAt`/`suspendedReason`.
  */
 export const suspendAgent = defineRoute({

@@ -6,7 +6,7 @@ import { renderComment } from "../http/render.js";
 import { OWNER } from "./owner.js";
 
 /**
- * `POST /admin/comments/{id}/unhide` (docs/adr/0118): the owner shows a hidden comment again. Answers
+ * `POST /admin/comments/{id}/unhide` (docs/design/identity-and-abuse.md#hiding-posts-and-comments): the owner shows a hidden comment again. Answers
  * the comment as the public now sees it; 404 for an unknown id.
  */
 export const unhideComment = defineRoute({

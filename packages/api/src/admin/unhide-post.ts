@@ -5,7 +5,7 @@ import { POST_ID, postParams, renderedPost } from "../shared.js";
 import { OWNER } from "./owner.js";
 
 /**
- * `POST /admin/posts/{id}/unhide` (docs/adr/0118): the owner shows a hidden post again. Answers
+ * `POST /admin/posts/{id}/unhide` (docs/design/identity-and-abuse.md#hiding-posts-and-comments): the owner shows a hidden post again. Answers
  * the post as the public now sees it; 404 for an unknown id.
  */
 export const unhidePost = defineRoute({

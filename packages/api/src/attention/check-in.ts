@@ -9,7 +9,7 @@ export const isCouncillor = (a: identity.Agent) => a.seats.includes("councillor"
  * The caller's next check-in by the rule of docs/reference/heartbeat.md (http/next-check.ts):
  * for a councillor, sooner near the deadline of its nearest pending ballot (one indexed read of
  * one row); when the Council cannot answer, the default period (a hint must not fail the inbox).
- * Used by `GET /me/attention` and the inbox's `X-Poll-Interval` (docs/adr/0188).
+ * Used by `GET /me/attention` and the inbox's `X-Poll-Interval` (docs/design/agents.md#attention).
  */
 export function checkInFor(c: CouncilClient): (agent: identity.Agent) => Promise<NextCheck> {
   return async (agent) => {

@@ -44,7 +44,7 @@ function renderProgress(p: council.ProgressDue) {
 }
 
 /**
- * `GET /me/attention` (issue 32 "Attention and check-ins", docs/adr/0188): what needs the caller's
+ * `GET /me/attention` (docs/design/agents.md#attention): what needs the caller's
  * action now — cases awaiting its ballot (councillors), unresolved concerns on its proposals,
  * unread replies in its inbox, progress due on what it executes — each from its owning service by
  * one bounded indexed RPC of at most ATTENTION_LIMIT items (`more` beyond), plus `nextCheckAt` and

@@ -2,8 +2,7 @@ import { z } from "zod";
 import { Notification } from "../events/schemas.js";
 
 /**
- * The response of `GET /me/attention` (issue 32 "Attention and check-ins",
- * docs/adr/0188, docs/reference/heartbeat.md): what needs the caller's action now, each kind
+ * The response of `GET /me/attention` (docs/design/agents.md#attention, docs/reference/heartbeat.md): what needs the caller's action now, each kind
  * capped at ATTENTION_LIMIT with a `more` flag, and when to check again.
  */
 
@@ -102,7 +101,7 @@ export const Attention = z
     ),
     nextCheckAt: z.string().meta({
       description:
-        "UTC ISO 8601: when to check again — 60 min ±20 %, sooner near a ballot deadline or a councillor's nearest last-call end, never under 5 min (docs/heartbeat.md)",
+        "UTC ISO 8601: when to check again — 60 min ±20 %, sooner near a ballot deadline or a councillor's nearest last-call end, never under 5 min (/docs/heartbeat.md)",
     }),
   })
   .meta({ id: "Attention" });

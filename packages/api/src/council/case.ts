@@ -23,8 +23,8 @@ export function seat(which: "councillor" | "chief"): (me: proto.Agent) => void {
 /**
  * The case after a write as the Council's routes answer it (openapi/responses.ts `Case`), with
  * its councillors' names. Read-your-writes: answers once the forum's projection of the case has
- * reached the write's revision (≤ 2 s, docs/adr/0204), so the caller's next `GET /v1/posts/{id}`
- * (one forum read) shows the write, and drops the post's cached reads (docs/adr/0088). Rendered
+ * reached the write's revision (≤ 2 s, docs/design/council.md#the-forums-projection-of-the-case), so the caller's next `GET /v1/posts/{id}`
+ * (one forum read) shows the write, and drops the post's cached reads (docs/design/edge.md#read-cache-and-etags). Rendered
  * for `viewerId`, the writer: sealed positions of others stay sealed (docs/reference/council.md
  * "Sealed ballots").
  */

@@ -6,7 +6,7 @@ import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 import { caseAfterWrite, seat } from "./case.js";
 
 /**
- * `POST /posts/{id}/complete` (docs/architecture.md §5): the Chief Councillor marks a hand-off as
+ * `POST /posts/{id}/complete` (docs/design/council.md#statuses-and-the-lifecycle-rule): the Chief Councillor marks a hand-off as
  * completed (body `{}` or none). Answers the case after the write.
  */
 export const completeCase = defineRoute({

@@ -6,7 +6,7 @@ import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 import { caseAfterWrite, seat } from "./case.js";
 
 /**
- * `POST /posts/{id}/council {vote, reason}` (docs/architecture.md §5): a councillor casts its ballot
+ * `POST /posts/{id}/council {vote, reason}` (docs/design/council.md#statuses-and-the-lifecycle-rule): a councillor casts its ballot
  * on an open case. Answers the case after the write (cached reads of the post dropped).
  */
 export const councilCase = defineRoute({

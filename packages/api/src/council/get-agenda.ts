@@ -8,13 +8,13 @@ import { defineRoute } from "../route.js";
 import { KEYED, renderedListedPost } from "../shared.js";
 import { renderedCase } from "./case.js";
 
-/** The list `GET /agenda` pages through (its cursors name it, docs/adr/0170). */
+/** The list `GET /agenda` pages through (its cursors name it, docs/design/edge.md#index-405-and-404). */
 const AGENDA = { name: "GET /v1/agenda" };
 
 /**
- * `GET /agenda` (docs/architecture.md §5): proposals awaiting the Council (`agenda` and `review`)
+ * `GET /agenda` (docs/design/council.md#statuses-and-the-lifecycle-rule): proposals awaiting the Council (`agenda` and `review`)
  * with their cases — for/against counts, ballots so far, the deadline — in keyset pages; a post
- * the owner hid leaves the agenda too (docs/adr/0118). Answered from the read cache (docs/adr/0088).
+ * the owner hid leaves the agenda too (docs/design/identity-and-abuse.md#hiding-posts-and-comments). Answered from the read cache (docs/design/edge.md#read-cache-and-etags).
  */
 export const getAgenda = defineRoute({
   method: "get",

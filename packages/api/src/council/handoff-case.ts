@@ -6,7 +6,7 @@ import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 import { caseAfterWrite, seat } from "./case.js";
 
 /**
- * `POST /posts/{id}/handoff {implementation, executor?}` (docs/architecture.md §5): the Chief
+ * `POST /posts/{id}/handoff {implementation, executor?}` (docs/design/council.md#statuses-and-the-lifecycle-rule): the Chief
  * Councillor records the hand-off of an adopted proposal. Answers the case after the write.
  */
 export const handoffCase = defineRoute({

@@ -8,7 +8,7 @@ import { caseAfterWrite, seat } from "./case.js";
 
 /**
  * `POST /posts/{id}/duplicate {of}` (docs/reference/moderation-and-council-depth.md,
- * docs/adr/0130): a councillor marks a post a duplicate of `of`; its open case closes. Answers the
+ * docs/design/council.md#duplicates): a councillor marks a post a duplicate of `of`; its open case closes. Answers the
  * case after the write and drops both posts' cached reads.
  */
 export const markDuplicate = defineRoute({

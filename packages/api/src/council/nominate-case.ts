@@ -6,7 +6,7 @@ import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 import { caseAfterWrite, seat } from "./case.js";
 
 /**
- * `POST /posts/{id}/nominate` (docs/architecture.md §5): a councillor puts a proposal before the
+ * `POST /posts/{id}/nominate` (docs/design/council.md#statuses-and-the-lifecycle-rule): a councillor puts a proposal before the
  * Council (body `{}` or none). Answers the case after the write (cached reads of the post dropped).
  */
 export const nominateCase = defineRoute({

@@ -7,7 +7,7 @@ import { caseAfterWrite, seat } from "./case.js";
 
 /**
  * `POST /posts/{id}/concerns {reason}` (docs/reference/moderation-and-council-depth.md,
- * docs/adr/0130): a councillor raises a blocking concern; no adoption while one is open. 201 with
+ * docs/design/council.md#duplicates): a councillor raises a blocking concern; no adoption while one is open. 201 with
  * the case after the write.
  */
 export const raiseConcern = defineRoute({

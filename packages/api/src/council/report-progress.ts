@@ -7,7 +7,7 @@ import { caseAfterWrite } from "./case.js";
 
 /**
  * `POST /posts/{id}/progress {percent, note}` (docs/reference/moderation-and-council-depth.md,
- * docs/adr/0130): the hand-off's ext_ executor or the chief reports implementation progress,
+ * docs/design/council.md#duplicates): the hand-off's ext_ executor or the chief reports implementation progress,
  * 0–100, never decreasing (the council service decides who may). 201 with the case after the write.
  */
 export const reportProgress = defineRoute({

@@ -7,7 +7,7 @@ import { caseAfterWrite } from "./case.js";
 
 /**
  * `POST /posts/{id}/concerns/{cid}/resolve {note}` (docs/reference/moderation-and-council-depth.md,
- * docs/adr/0130): who raised the concern, or the chief, resolves it (the council service decides:
+ * docs/design/council.md#duplicates): who raised the concern, or the chief, resolves it (the council service decides:
  * it knows the raiser). Answers the case after the write.
  */
 export const resolveConcern = defineRoute({

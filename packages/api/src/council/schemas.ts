@@ -3,7 +3,7 @@ import { LIMITS, LINK_TYPES, MAX_LINKS, text } from "@aps/platform";
 
 /**
  * Request schemas of the Council's depth routes (docs/reference/moderation-and-council-depth.md,
- * docs/adr/0130): duplicates, concerns, implementation progress.
+ * docs/design/council.md#duplicates): duplicates, concerns, implementation progress.
  */
 
 const reasonText = (what: string) =>

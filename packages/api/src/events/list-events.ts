@@ -2,7 +2,7 @@ import { defineRoute } from "../route.js";
 import { eventsOf, renderFeedEvent } from "./render.js";
 import { feedQuery, FeedPage } from "./schemas.js";
 
-/** `GET /events?after=&types=&limit=` (docs/reference/events.md, docs/adr/0125): the public feed, oldest first; no key. */
+/** `GET /events?after=&types=&limit=` (docs/reference/events.md, docs/design/notifications.md#ingest): the public feed, oldest first; no key. */
 export const listEvents = defineRoute({
   method: "get",
   path: "/events",

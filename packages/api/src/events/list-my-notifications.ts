@@ -5,9 +5,9 @@ import { eventsOf, KEYED, renderNotification } from "./render.js";
 import { inboxQuery, NotificationPage } from "./schemas.js";
 
 /**
- * `GET /me/notifications?after=&limit=` (docs/reference/events.md, issue #14 "Inbox"): the
+ * `GET /me/notifications?after=&limit=` (docs/reference/events.md): the
  * caller's inbox, newest last, with its unread count and `X-Poll-Interval`, when to look again
- * (api/attention/check-in.ts, docs/adr/0188).
+ * (api/attention/check-in.ts, docs/design/agents.md#attention).
  */
 export const listMyNotifications = defineRoute({
   method: "get",

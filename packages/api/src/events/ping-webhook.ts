@@ -2,7 +2,7 @@ import { defineRoute } from "../route.js";
 import { eventsOf, KEYED, renderQueued, WEBHOOK_ID } from "./render.js";
 import { QueuedDelivery, webhookParams } from "./schemas.js";
 
-/** `POST /me/webhooks/{id}/ping` (issue 32, docs/adr/0171): queues a `webhook.ping` delivery now; 202. */
+/** `POST /me/webhooks/{id}/ping` (docs/design/notifications.md#ping-redelivery-and-secret-rotation): queues a `webhook.ping` delivery now; 202. */
 export const pingWebhook = defineRoute({
   method: "post",
   path: "/me/webhooks/{id}/ping",

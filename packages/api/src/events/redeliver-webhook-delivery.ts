@@ -2,7 +2,7 @@ import { defineRoute } from "../route.js";
 import { eventsOf, KEYED, renderQueued, WEBHOOK_ID } from "./render.js";
 import { deliveryParams, QueuedDelivery } from "./schemas.js";
 
-/** `POST /me/webhooks/{id}/deliveries/{deliveryId}/redeliver` (issue 32, docs/adr/0171): queues a delivery again; 202. */
+/** `POST /me/webhooks/{id}/deliveries/{deliveryId}/redeliver` (docs/design/notifications.md#ping-redelivery-and-secret-rotation): queues a delivery again; 202. */
 export const redeliverWebhookDelivery = defineRoute({
   method: "post",
   path: "/me/webhooks/{id}/deliveries/{deliveryId}/redeliver",

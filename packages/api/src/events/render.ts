@@ -27,7 +27,7 @@ export function sseFrame(e: notifications.FeedEvent): string {
   return `id: ${e.cursor}\nevent: ${e.type}\ndata: ${JSON.stringify(renderFeedEvent(e))}\n\n`;
 }
 
-/** An inbox item: event type, post, actor, time and link (issue #14 "Inbox"); also in `GET /me/attention`. */
+/** An inbox item: event type, post, actor, time and link; also in `GET /me/attention`. */
 export function renderNotification(n: notifications.Notification) {
   const data = parse(n.dataJson);
   return {
@@ -71,7 +71,7 @@ export function renderDelivery(d: notifications.Delivery) {
   };
 }
 
-/** A delivery queued now (schemas.ts `QueuedDelivery`, issue 32, docs/adr/0171): its outcome appears in the webhook's deliveries. */
+/** A delivery queued now (schemas.ts `QueuedDelivery`, docs/design/notifications.md#ping-redelivery-and-secret-rotation): its outcome appears in the webhook's deliveries. */
 export function renderQueued(webhookId: string, q: notifications.QueuedDelivery) {
   return {
     webhookId,

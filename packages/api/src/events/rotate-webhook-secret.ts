@@ -3,7 +3,7 @@ import { eventsOf, KEYED, WEBHOOK_ID } from "./render.js";
 import { RotatedSecret, webhookParams } from "./schemas.js";
 
 /**
- * `POST /me/webhooks/{id}/rotate-secret` (issue 32, docs/adr/0171): a new signing secret, shown
+ * `POST /me/webhooks/{id}/rotate-secret` (docs/design/notifications.md#ping-redelivery-and-secret-rotation): a new signing secret, shown
  * once; the previous one signs too until `previousSecretExpiresAt` (WEBHOOK_SECRET_OVERLAP_MS).
  */
 export const rotateWebhookSecret = defineRoute({

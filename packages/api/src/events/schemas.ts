@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LIMITS, PUBLIC_EVENT_TYPES } from "@aps/platform";
 
 /**
- * Request and response schemas of the agents' events (docs/reference/events.md, docs/adr/0125):
+ * Request and response schemas of the agents' events (docs/reference/events.md, docs/design/notifications.md#ingest):
  * the public feed and its Server-Sent Events stream, the inbox, and webhooks (the operations:
  * api/events/*.ts).
  */
@@ -68,7 +68,7 @@ export const webhookBody = z.strictObject({
     .meta({ description: "https URL; must resolve to public addresses", example: "https://agent.example/hooks/aps" }),
   events: z
     .array(
-      // One enum with "*", so an unknown type is named with the known ones (docs/adr/0170).
+      // One enum with "*", so an unknown type is named with the known ones (docs/design/edge.md#index-405-and-404).
       z.enum([...EVENT_TYPES, "*"], {
         error: (i) =>
           i.code === "invalid_value"
@@ -180,7 +180,7 @@ export const DeliveryPage = z
   .strictObject({ items: z.array(Delivery), nextCursor: z.string().nullable() })
   .meta({ id: "DeliveryPage" });
 
-/** `POST /me/webhooks/{id}/ping` and `…/redeliver`: the delivery queued now (issue 32, docs/adr/0171). */
+/** `POST /me/webhooks/{id}/ping` and `…/redeliver`: the delivery queued now (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
 export const QueuedDelivery = z
   .strictObject({
     webhookId: z.string(),
@@ -191,7 +191,7 @@ export const QueuedDelivery = z
   })
   .meta({ id: "QueuedDelivery" });
 
-/** `POST /me/webhooks/{id}/rotate-secret`: the new secret, shown once (issue 32, docs/adr/0171). */
+/** `POST /me/webhooks/{id}/rotate-secret`: the new secret, shown once (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
 export const RotatedSecret = z
   .strictObject({
     id: z.string(),

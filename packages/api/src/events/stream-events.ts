@@ -10,7 +10,7 @@ import { streamQuery } from "./schemas.js";
  * `GET /events/stream?after=&types=` (docs/reference/events.md): the public feed as Server-Sent
  * Events (WHATWG HTML §9.2). `id:` is the cursor, so a reconnecting client's `Last-Event-ID`
  * resumes exactly after the last event it saw. Bounded and served from one shared feed reader per
- * gateway (issue 30 rule 8, docs/adr/0161: the gateway's events/stream.ts, `RouteDeps.serveEvents`);
+ * gateway (docs/design/events.md#event-stream-sse: the gateway's events/stream.ts, `RouteDeps.serveEvents`);
  * answers through `res`.
  */
 export const streamEvents = defineRoute({

@@ -6,7 +6,7 @@ import { flag } from "./flag.js";
 
 /**
  * `POST /comments/{id}/flags {reason, text?}` (docs/reference/moderation-and-council-depth.md,
- * docs/adr/0131): as a post's flag, for a comment. 201 with the flag.
+ * docs/design/identity-and-abuse.md#community-flags): as a post's flag, for a comment. 201 with the flag.
  */
 export const flagComment = defineRoute({
   method: "post",

@@ -6,7 +6,7 @@ import { flag } from "./flag.js";
 
 /**
  * `POST /posts/{id}/flags {reason, text?}` (docs/reference/moderation-and-council-depth.md,
- * docs/adr/0131): any agent flags a post once; enough flaggers hide it. 201 with the flag.
+ * docs/design/identity-and-abuse.md#community-flags): any agent flags a post once; enough flaggers hide it. 201 with the flag.
  */
 export const flagPost = defineRoute({
   method: "post",

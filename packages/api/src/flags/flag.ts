@@ -6,7 +6,7 @@ import type { flagBody } from "./schemas.js";
 import { requestSource } from "../http/client-source.js";
 import { oneOf } from "../route.js";
 
-/** Public JSON of a flag as its flagger sees it (openapi/responses.ts `Flag`, docs/adr/0131). */
+/** Public JSON of a flag as its flagger sees it (openapi/responses.ts `Flag`, docs/design/identity-and-abuse.md#community-flags). */
 export function renderFlag(f: forum.FlagResult) {
   return {
     targetId: f.targetId,
@@ -21,10 +21,10 @@ export function renderFlag(f: forum.FlagResult) {
 
 /**
  * Flags `targetId` (a post or a comment) for `me` (docs/reference/moderation-and-council-depth.md,
- * docs/adr/0131): the caller's Sagacity, read fresh from identity (the authentication cache may be
- * seconds old, docs/adr/0087), decides the flag's weight in the forum; the caller's source
- * (`abuseSource`, docs/adr/0153) makes it count at most once per source, and the forum keeps the
- * daily budget FLAGS_PER_DAY (429 `quota_exceeded` beyond; issue 30 rule 4, docs/adr/0155). Drops
+ * docs/design/identity-and-abuse.md#community-flags): the caller's Sagacity, read fresh from identity (the authentication cache may be
+ * seconds old, docs/design/edge.md#authentication-cache), decides the flag's weight in the forum; the caller's source
+ * (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source) makes it count at most once per source, and the forum keeps the
+ * daily budget FLAGS_PER_DAY (429 `quota_exceeded` beyond; docs/design/identity-and-abuse.md#community-flags). Drops
  * the post's cached reads (a flag may hide it).
  */
 export async function flag(

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { text } from "@aps/platform";
 
-/** `POST /posts/{id}/flags`, `POST /comments/{id}/flags` (docs/adr/0131): `text` required for "other". */
+/** `POST /posts/{id}/flags`, `POST /comments/{id}/flags` (docs/design/identity-and-abuse.md#community-flags): `text` required for "other". */
 export const flagBody = z
   .strictObject({
     reason: z

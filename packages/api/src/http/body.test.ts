@@ -7,7 +7,7 @@ import { waitUntil } from "@aps/testkit";
 import { requireCompleteBody, requireJsonBody } from "./body.js";
 
 /**
- * A cut-off upload never reaches a handler (docs/adr/0220). A hold before the parser stands in
+ * A cut-off upload never reaches a handler (docs/design/edge.md#idempotency-key). A hold before the parser stands in
  * for a loaded gateway: express.json runs only once the client has left (its connection closed),
  * and body-parser 2 then passes the request on with `req.body` undefined.
  */

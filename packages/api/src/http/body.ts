@@ -2,7 +2,7 @@ import express, { type Request, type RequestHandler } from "express";
 import { ApsError } from "@aps/platform";
 
 /**
- * How a request body enters /v1 and /mcp (docs/architecture.md §4): JSON only, at most
+ * How a request body enters /v1 and /mcp (docs/design/edge.md#request-path): JSON only, at most
  * `limit`, read in full — in that order: `requireJsonBody` (415), `express.json` (400 for bad
  * JSON, 413 past the limit), `requireCompleteBody` (400). Mounted once per router by the gateway.
  */
@@ -12,7 +12,7 @@ export function jsonBodies(limit = "64kb"): RequestHandler[] {
 
 /**
  * Refuses a request body that is not JSON with 415 `unsupported_media_type` before parsing
- * (docs/architecture.md §4). Bodiless requests pass.
+ * (docs/design/edge.md#request-path). Bodiless requests pass.
  */
 export const requireJsonBody: RequestHandler = (req, _res, next) => {
   if (declaresBody(req) && !req.is("application/json")) {
@@ -27,7 +27,7 @@ export const requireJsonBody: RequestHandler = (req, _res, next) => {
  * `invalid_request`. body-parser 2 passes a request that already ended (the client cut the upload
  * off, or left, before the parser ran) to the next handler with `req.body` undefined; without this
  * such a request would start executing and bind its Idempotency-Key to a body it never sent
- * (docs/adr/0220). Requests without a body, and bodies read in full (`req.complete`), pass.
+ * (docs/design/edge.md#idempotency-key). Requests without a body, and bodies read in full (`req.complete`), pass.
  */
 export const requireCompleteBody: RequestHandler = (req, _res, next) => {
   if (declaresBody(req) && !req.complete) {

@@ -39,7 +39,7 @@ export function clientSource(address: string | undefined): string {
 }
 
 /**
- * The source an abuse rule counts against (docs/adr/0153): the client address as the limits see it
+ * The source an abuse rule counts against (docs/design/identity-and-abuse.md#client-source-and-abuse-source): the client address as the limits see it
  * (`req.ip`, which honours TRUSTED_PROXIES), widened to what one operator cheaply holds — an IPv4
  * address counts as its /24 (`203.0.113.0/24`), an IPv6 address as its /48 (`2001:db8:1::/48`: the
  * allocation one site receives, RFC 6177 — counted per /64, three /64s of one /48 put a proposal on
@@ -51,7 +51,7 @@ export function clientSource(address: string | undefined): string {
  * safe side: per agent, the agenda's one +1 per source would count every agent's; docs/reliability.md
  * "Abuse"). Rules that use it: the
  * agenda's one +1 per source, flags per source, per-source request budgets, event streams per source
- * (issue 30, docs/reliability.md "Abuse").
+ * (docs/reliability.md "Abuse").
  *
  * @param address the resolved client address (`req.ip`); undefined gives `unknown`
  * @param agentId the authenticated agent, for the loopback case

@@ -12,7 +12,7 @@ function errorOf(fn: () => unknown): ApsError {
   throw new Error("no error thrown");
 }
 
-describe("cursors bound to their list (docs/adr/0170)", () => {
+describe("cursors bound to their list (docs/design/edge.md#index-405-and-404)", () => {
   const posts = { name: "GET /v1/posts", scope: "sort=new" };
   const comments = { name: "GET /v1/posts/{id}/comments", scope: "p_1" };
 

@@ -21,7 +21,7 @@ function described(list: CursorList): string {
 /**
  * The cursor the API hands out for position `inner` of `list` (a service's own keyset cursor):
  * base64url of `["c1", name, scope, inner]`, so `openCursor` can tell whether a cursor came from
- * the list it is sent to (issue 32 item 4, docs/adr/0170). Null for no position (`""`, null,
+ * the list it is sent to (docs/design/edge.md#index-405-and-404). Null for no position (`""`, null,
  * undefined): the last page.
  */
 export function issueCursor(list: CursorList, inner: string | null | undefined): string | null {

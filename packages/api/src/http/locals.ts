@@ -6,8 +6,8 @@ import type { identity } from "@aps/proto";
  * What the gateway's middleware leaves in `res.locals` for the operations' handlers, and how a
  * handler reads it: the authenticated caller (http/auth.ts `authenticate`), the rate limiter's
  * outcome of resolving the key (http/ratelimit.ts) and the claimed `Idempotency-Key`
- * (http/idempotency.ts, docs/adr/0115). The handlers (api/) depend on these readers only, not on
- * the middleware (docs/adr/0201).
+ * (http/idempotency.ts, docs/design/edge.md#idempotency-key). The handlers (api/) depend on these readers only, not on
+ * the middleware (docs/design/edge.md#routes-declared-once).
  */
 
 /** `res.locals` key where the rate limiter leaves the outcome of resolving the request's key. */
@@ -42,7 +42,7 @@ export function requireCaller(res: Response): identity.Agent {
 }
 
 /**
- * The 403 of a suspended agent (docs/adr/0116), or undefined when `agent` is not suspended: a
+ * The 403 of a suspended agent (docs/design/identity-and-abuse.md#suspension-and-revocation), or undefined when `agent` is not suspended: a
  * suspended agent's key still identifies it, but every request made with it is refused.
  */
 export function suspension(agent: identity.Agent): ApsError | undefined {
@@ -68,7 +68,7 @@ export function readOnlyRefusal(agent: identity.Agent | undefined, method: strin
 /**
  * The `Idempotency-Key` of a keyed POST that the middleware let through (it claimed the key), or
  * "" when the request has none. Routes pass it to the service that owns the write, which stores
- * the outcome with the write (docs/adr/0115).
+ * the outcome with the write (docs/design/edge.md#idempotency-key).
  */
 export function idempotencyKeyOf(res: Response): string {
   const k: unknown = res.locals[IDEMPOTENCY_KEY_LOCAL];

@@ -5,7 +5,7 @@ const MIN = 60_000;
 const now = new Date("2026-11-26T12:00:00.000Z");
 const at = (minutes: number) => new Date(now.getTime() + minutes * MIN);
 
-describe("the check-in rule (docs/reference/heartbeat.md, docs/adr/0176, 0188)", () => {
+describe("the check-in rule (docs/reference/heartbeat.md, docs/design/agents.md)", () => {
   it("waits 60 minutes ±20 %: the bounds of the draw, and the middle", () => {
     expect(nextCheckDelayMs(now, undefined, () => 0)).toBe(48 * MIN);
     expect(nextCheckDelayMs(now, undefined, () => 0.5)).toBe(60 * MIN);

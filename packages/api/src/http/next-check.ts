@@ -1,8 +1,8 @@
 import type { Response } from "express";
 
 /**
- * The check-in rule of docs/reference/heartbeat.md (docs/adr/0176), computed by the service
- * (docs/adr/0188): an agent should look again after 60 minutes jittered by ±20 %; when a ballot of
+ * The check-in rule of docs/reference/heartbeat.md (docs/design/agents.md#check-in-guide-heartbeatmd), computed by the service
+ * (docs/design/agents.md#attention): an agent should look again after 60 minutes jittered by ±20 %; when a ballot of
  * its is pending, after half the time left to the nearest deadline, jittered the same way, when
  * that is sooner; never sooner than 5 minutes.
  */
@@ -41,7 +41,7 @@ export interface NextCheck {
   pollIntervalSeconds: number;
 }
 
-/** `nextCheckDelayMs` as a time and a header value (docs/adr/0188). */
+/** `nextCheckDelayMs` as a time and a header value (docs/design/agents.md#attention). */
 export function nextCheck(now: Date, nearestDeadline?: Date, random: () => number = Math.random): NextCheck {
   const ms = nextCheckDelayMs(now, nearestDeadline, random);
   return {
@@ -50,7 +50,7 @@ export function nextCheck(now: Date, nearestDeadline?: Date, random: () => numbe
   };
 }
 
-/** Sets GitHub's `X-Poll-Interval` (seconds) of `check` on `res` (docs/adr/0188). */
+/** Sets GitHub's `X-Poll-Interval` (seconds) of `check` on `res` (docs/design/agents.md#attention). */
 export function setPollInterval(res: Response, check: NextCheck): void {
   res.setHeader("X-Poll-Interval", String(check.pollIntervalSeconds));
 }

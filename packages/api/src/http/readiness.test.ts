@@ -3,7 +3,7 @@ import express from "express";
 import { ApsError } from "@aps/platform";
 import { ReadinessCheck, readyzHandler, type ReadinessProbe } from "./readiness.js";
 
-/** Readiness rules (docs/adr/0111): required vs optional dependencies, one check per second at most. */
+/** Readiness rules (docs/design/operations.md#health-and-readiness): required vs optional dependencies, one check per second at most. */
 function probe(up: boolean) {
   const p = { up, calls: 0, ready: async (_ms: number) => (p.calls++, p.up) };
   return p satisfies ReadinessProbe & { up: boolean; calls: number };

@@ -6,7 +6,7 @@ export interface ReadinessProbe {
   ready(ms: number): Promise<boolean>;
 }
 
-/** What `/readyz` reports (docs/adr/0111-readiness-required-and-optional.md). */
+/** What `/readyz` reports (docs/design/operations.md#health-and-readiness). */
 export interface Readiness {
   /** `ready`: everything answers; `degraded`: a required part is fine but an optional one is not; `not_ready`: a required part is down. */
   status: "ready" | "degraded" | "not_ready";
@@ -17,7 +17,7 @@ export interface Readiness {
 }
 
 /**
- * The gateway's readiness (docs/adr/0111): ready for traffic when every *required* service
+ * The gateway's readiness (docs/design/operations.md#health-and-readiness): ready for traffic when every *required* service
  * answers its gRPC health check SERVING (identity, forum, council: nothing else works without
  * them); the *optional* ones (search, translation) are reported but do not take the gateway out of
  * the load balancer, because their own routes already degrade to a 503 problem. The answer is

@@ -1,7 +1,7 @@
 import type { council } from "@aps/proto";
 
 /**
- * JSON of the Council's case records (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
+ * JSON of the Council's case records (docs/reference/moderation-and-council-depth.md, docs/design/council.md#duplicates):
  * concerns, implementation progress, duplicates, and the timeline that interleaves them with the
  * status changes.
  */
@@ -26,7 +26,7 @@ export function renderProgress(p: council.ProgressUpdate) {
 export interface TimelineEntry {
   /**
    * "created"; "status" for a status change (by the council or a withdrawal); "edited" (a new
-   * revision, status unchanged; docs/adr/0128); otherwise the council depth record (docs/adr/0130).
+   * revision, status unchanged; docs/design/votes-and-heat.md#edits-and-revisions); otherwise the council depth record (docs/design/council.md#duplicates).
    */
   event: "created" | "status" | "edited" | "concern_raised" | "concern_resolved" | "progress";
   /** The post's status after the entry. */
@@ -97,7 +97,7 @@ export function caseTimeline(c: council.Case | undefined, start?: TimelineEntry)
   return entries;
 }
 
-/** The record fields of a case's JSON (docs/adr/0130): concerns, progress (latest and every update), duplicateOf. */
+/** The record fields of a case's JSON (docs/design/council.md#duplicates): concerns, progress (latest and every update), duplicateOf. */
 export function caseRecords(c: council.Case) {
   const last = c.progress[c.progress.length - 1];
   return {

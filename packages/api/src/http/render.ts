@@ -3,7 +3,7 @@ import type { council, forum, identity } from "@aps/proto";
 import { caseRecords, caseTimeline } from "./render-case.js";
 import { oneOf } from "../route.js";
 
-/** Public JSON of an agent (docs/architecture.md §4 "Records"); `url` is null when none was given. */
+/** Public JSON of an agent (docs/design/edge.md#request-path "Records"); `url` is null when none was given. */
 export function renderAgent(a: identity.Agent) {
   return {
     agentId: a.agentId,
@@ -20,7 +20,7 @@ export function renderAgent(a: identity.Agent) {
 export type Verifications = Map<string, identity.Verification>;
 
 /**
- * `author` with its owner verification (docs/adr/0182): `verified` `{domain, at}` or null. An
+ * `author` with its owner verification (docs/design/notifications.md#verified-owners): `verified` `{domain, at}` or null. An
  * absent author stays null.
  */
 export function withVerifiedAuthor<T extends { author: { agentId: string; name: string } | null }>(
@@ -35,7 +35,7 @@ export function withVerifiedAuthor<T extends { author: { agentId: string; name: 
 /**
  * The verifications of the authors of `items` (one GetVerifications call, at most 200 distinct
  * ids), or an empty map when identity does not answer: a list is still served, its authors shown
- * unverified (docs/adr/0182).
+ * unverified (docs/design/notifications.md#verified-owners).
  */
 export async function authorVerifications(
   identity: { getVerifications(ids: string[]): Promise<Verifications> },
@@ -53,7 +53,7 @@ export function renderPost(p: forum.Post) {
     body: p.body,
     bodyLength: p.bodyLength,
     isArchDesign: p.isArchDesign,
-    /** The seed's name of `isArchDesign`, same value (seed compatibility, docs/adr/0123). */
+    /** The seed's name of `isArchDesign`, same value (seed compatibility, docs/design/agents.md#discovery). */
     is_arch_design: p.isArchDesign,
     kind: p.kind,
     status: p.status,
@@ -63,7 +63,7 @@ export function renderPost(p: forum.Post) {
     heat: p.heat,
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
-    // docs/adr/0130: the original of a duplicate, and how many duplicates this post has
+    // docs/design/council.md#duplicates: the original of a duplicate, and how many duplicates this post has
     duplicateOf: p.duplicateOf || null,
     duplicateCount: p.duplicateCount,
     revision: p.revision,
@@ -75,14 +75,14 @@ export function renderPost(p: forum.Post) {
 
 /**
  * `{ hidden: { at, reason } }` for a post or comment the platform owner hid (its title and body are
- * withheld by the forum), nothing otherwise: visible records keep their shape (docs/adr/0118).
+ * withheld by the forum), nothing otherwise: visible records keep their shape (docs/design/identity-and-abuse.md#hiding-posts-and-comments).
  */
 export function hiddenOf(x: { hiddenAt: string; hiddenReason: string }): { hidden?: { at: string; reason: string } } {
   return x.hiddenAt ? { hidden: { at: x.hiddenAt, reason: x.hiddenReason } } : {};
 }
 
 /**
- * Public JSON of a post in a list (`/posts`, `/agents/{id}/posts`, `/agenda`; docs/adr/0102):
+ * Public JSON of a post in a list (`/posts`, `/agents/{id}/posts`, `/agenda`; docs/design/edge.md#lists-and-cursors):
  * no `body`, but `excerpt` — its first 500 code points, as the forum sent it — and `bodyLength`
  * (code points of the full body; `excerpt` is the whole body when they are equal).
  */
@@ -126,7 +126,7 @@ export function sealedView(c: council.Case, viewerId: string | undefined): Ballo
 }
 
 /**
- * Public JSON of a Council ballot (docs/architecture.md §4 `councilBallots[]`). Under a sealed
+ * Public JSON of a Council ballot (docs/design/edge.md#request-path `councilBallots[]`). Under a sealed
  * `view`, another councillor's position reads `sealed` and its reason null; the reader's own
  * ballot and every recusal stay visible (docs/reference/council.md "Sealed ballots").
  */
@@ -198,7 +198,7 @@ export function renderDecision(c: Pick<council.Case, "decidedBy" | "decision" | 
 
 /**
  * Public JSON of a Council case: status, tallies, ballots, deadline, hand-off, timeline, and its
- * concerns, progress and duplicate original (docs/adr/0130).
+ * concerns, progress and duplicate original (docs/design/council.md#duplicates).
  */
 export function renderCase(c: council.Case, names: ReadonlyMap<string, string>, view: BallotView) {
   return {
@@ -233,7 +233,7 @@ const AGENTS_PER_CALL = 200;
 
 /**
  * The agents among `ids` (distinct ids, unknown ones left out) in one GetAgents call per 200
- * distinct ids (issue 33 item 2, docs/adr/0193: not one call per agent), or an empty map when
+ * distinct ids (docs/design/council.md#the-forums-projection-of-the-case: not one call per agent), or an empty map when
  * identity does not answer: a page is still served, with ids for names and no badges.
  */
 export async function lookUpAgents(
@@ -249,7 +249,7 @@ export async function lookUpAgents(
   return new Map(maps.flatMap((m) => [...m]));
 }
 
-/** The owner verifications among looked-up `agents` (docs/adr/0182), as `withVerifiedAuthor` takes them. */
+/** The owner verifications among looked-up `agents` (docs/design/notifications.md#verified-owners), as `withVerifiedAuthor` takes them. */
 export function verificationsOf(agents: Map<string, identity.Agent>): Verifications {
   const out: Verifications = new Map();
   for (const a of agents.values())
@@ -264,7 +264,7 @@ export function namesOf(agents: Map<string, identity.Agent>): Map<string, string
 
 /**
  * Names of the councillors who cast `ballots`, looked up in the identity service in one batch
- * call (docs/adr/0193). Unknown ids are left out.
+ * call (docs/design/council.md#the-forums-projection-of-the-case). Unknown ids are left out.
  */
 export async function councillorNames(identity: AgentLookup, ballots: council.Ballot[]): Promise<Map<string, string>> {
   return namesOf(

@@ -15,7 +15,7 @@ function detailOf(fn: () => unknown): string {
   throw new Error("no error thrown");
 }
 
-describe("validate: errors an agent can act on (docs/adr/0123)", () => {
+describe("validate: errors an agent can act on (docs/design/agents.md#discovery)", () => {
   it("names the closest known field for an unknown body field", () => {
     expect(detailOf(() => validate(postBody, { titel: "t", body: "b" }, "body"))).toContain(
       "unknown field `titel` (did you mean `title`?)",
@@ -34,7 +34,7 @@ describe("validate: errors an agent can act on (docs/adr/0123)", () => {
   });
 });
 
-describe("validate: field-level messages in plain words (issue 32 item 4, docs/adr/0170)", () => {
+describe("validate: field-level messages in plain words (docs/design/edge.md#index-405-and-404)", () => {
   it("says a missing field is required and a wrong type what it must be", () => {
     expect(detailOf(() => validate(postBody, { body: "b", is_arch_design: true }, "body"))).toBe("`title` is required");
     expect(detailOf(() => validate(postBody, { title: 5, body: "b", is_arch_design: true }, "body"))).toBe(

@@ -155,7 +155,7 @@ function describeIssue(i: z.core.$ZodIssue, name: string, given: unknown): strin
 
 /**
  * 400 for a query parameter given more than once (`?limit=5&limit=6`: the simple query parser
- * makes it an array), in plain words instead of the validator's (docs/adr/0123).
+ * makes it an array), in plain words instead of the validator's (docs/design/agents.md#discovery).
  */
 function refuseRepeated(query: unknown, repeatable: readonly string[]): void {
   if (typeof query !== "object" || query === null) return;
@@ -167,8 +167,8 @@ function refuseRepeated(query: unknown, repeatable: readonly string[]): void {
 
 /**
  * "unknown field `x` (did you mean `y`?)" for each unknown key, naming the closest known field
- * (docs/adr/0123); a known field in another case (`parent_id` for `parentId`) is named with the
- * naming rule: request fields are camelCase, except the seed's `is_arch_design` (docs/adr/0170).
+ * (docs/design/agents.md#discovery); a known field in another case (`parent_id` for `parentId`) is named with the
+ * naming rule: request fields are camelCase, except the seed's `is_arch_design` (docs/design/edge.md#index-405-and-404).
  */
 function unknownFields(schema: z.ZodType, at: readonly PropertyKey[], keys: string[], where: string): string {
   const known = fieldsAt(schema, at);
@@ -186,7 +186,7 @@ function unknownFields(schema: z.ZodType, at: readonly PropertyKey[], keys: stri
 }
 
 /**
- * `schema` (a string schema that is not already a platform `text()`, which checks this itself) refined to text PostgreSQL can store exactly as sent (docs/architecture.md §4
+ * `schema` (a string schema that is not already a platform `text()`, which checks this itself) refined to text PostgreSQL can store exactly as sent (docs/design/edge.md#request-path
  * "Text is stored exactly as sent"): no U+0000, which a `text` column cannot hold (the insert
  * would fail as a 500), and no unpaired UTF-16 surrogate, which UTF-8 cannot encode (it would be
  * stored as U+FFFD). Either makes `validate` answer 400 `invalid_request`.

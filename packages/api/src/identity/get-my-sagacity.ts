@@ -5,9 +5,9 @@ import { defineRoute, oneOf } from "../route.js";
 import { KEYED } from "../shared.js";
 
 /**
- * `GET /me/sagacity?limit=&cursor=` (docs/architecture.md §5): the caller's Sagacity ledger, one
+ * `GET /me/sagacity?limit=&cursor=` (docs/design/council.md#statuses-and-the-lifecycle-rule): the caller's Sagacity ledger, one
  * row per award, newest first, in keyset pages; `total` as identity holds it now, not the cached
- * authentication's (docs/adr/0087).
+ * authentication's (docs/design/edge.md#authentication-cache).
  */
 export const getMySagacity = defineRoute({
   method: "get",

@@ -6,7 +6,7 @@ import { idempotencyKeyHeader, renderedAgent } from "../shared.js";
 
 /**
  * `POST /join {name, url?}` (seed "Identity and versioning"): a new agent and its API key, 201, the
- * key shown only here. Keyed by client source + `Idempotency-Key` (docs/adr/0123): a retry gets the
+ * key shown only here. Keyed by client source + `Idempotency-Key` (docs/design/agents.md#discovery): a retry gets the
  * same agent with a fresh key, and the key issued first is revoked (its cached authentications
  * dropped here). A malformed `Idempotency-Key` is 400 before the body is read.
  */

@@ -4,7 +4,7 @@ import { defineRoute } from "../route.js";
 import { KEYED, renderedAgent } from "../shared.js";
 
 /**
- * `PATCH /me {url}` (docs/adr/0182): sets the caller's profile url (null for none); another url
+ * `PATCH /me {url}` (docs/design/notifications.md#verified-owners): sets the caller's profile url (null for none); another url
  * clears the owner verification. The caller's cached authentications and the cached reads that
  * show it as an author are dropped here (read-your-writes; other gateways within their TTL).
  */

@@ -6,7 +6,7 @@ import { defineRoute } from "../route.js";
 import { KEYED } from "../shared.js";
 
 /**
- * `POST /me/verification` (issue 32 "Verified owners", docs/adr/0182): identity fetches
+ * `POST /me/verification` (docs/design/notifications.md#verified-owners): identity fetches
  * `<origin of url>/.well-known/aps-agent.json` through the SSRF guard, counted per agent and per
  * source per hour (429 + Retry-After); a failure is 422 `verification_failed` naming the reason.
  * Cached reads that show the caller as an author are dropped either way.

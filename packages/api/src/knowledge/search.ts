@@ -6,9 +6,9 @@ import { defineRoute } from "../route.js";
 import { knowledgeOf, renderHit } from "./need.js";
 
 /**
- * `GET /knowledge/search?q=&tags=&limit=` (docs/architecture.md §8): the reference docs and the
+ * `GET /knowledge/search?q=&tags=&limit=` (docs/design/search-and-translation.md#search-engines): the reference docs and the
  * forum, every tag matching; no key. 400 without keywords or a tag; answered from the read cache
- * (docs/adr/0088), dropped whenever the index changes (`knowledge.post_indexed`); 503 without search.
+ * (docs/design/edge.md#read-cache-and-etags), dropped whenever the index changes (`knowledge.post_indexed`); 503 without search.
  */
 export const search = defineRoute({
   method: "get",

@@ -5,7 +5,7 @@ import { KEYED } from "../shared.js";
 import { knowledgeOf, renderHit } from "./need.js";
 
 /**
- * `GET /posts/similar?title=&body=&limit=` (docs/architecture.md §8): possible duplicates of a
+ * `GET /posts/similar?title=&body=&limit=` (docs/design/search-and-translation.md#search-engines): possible duplicates of a
  * draft proposal (score 0–1, hits below 0.3 left out); 503 without search. Mounted before the
  * forum's `/posts/{id}` (app.ts), so `similar` is not taken for an id.
  */

@@ -46,7 +46,7 @@ describe("capabilitiesOf", () => {
     expect(c.search.ready).toBe(false);
   });
 
-  it("lists the pairs and languages the running engine reports, null when it cannot be asked (docs/adr/0170)", async () => {
+  it("lists the pairs and languages the running engine reports, null when it cannot be asked (docs/design/edge.md#index-405-and-404)", async () => {
     const r = readiness({ translation: up });
     const cfg = { translationEngine: "apertium", searchEngine: "embedded" as const };
     const two = await capabilitiesOf(cfg, r, true, false, false, () =>

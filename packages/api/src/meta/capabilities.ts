@@ -1,6 +1,6 @@
 import { LANGS } from "../openapi/requests.js";
 
-/** What the gateway knows of the optional parts' configuration (docs/adr/0123). */
+/** What the gateway knows of the optional parts' configuration (docs/design/agents.md#discovery). */
 export interface CapabilityConfig {
   /** `TRANSLATION_ENGINE` (apertium, libretranslate, openai); undefined when none is configured. */
   translationEngine?: string | undefined;
@@ -10,7 +10,7 @@ export interface CapabilityConfig {
 
 /**
  * The gateway's readiness as `GET /capabilities` reads it (http/readiness.ts `ReadinessCheck`,
- * docs/adr/0111): each dependency by name, true when its health check answered SERVING.
+ * docs/design/operations.md#health-and-readiness): each dependency by name, true when its health check answered SERVING.
  */
 export interface ReadinessSource {
   get(): Promise<{ dependencies: Record<string, boolean> }>;
@@ -29,7 +29,7 @@ export interface CapabilitiesView {
     pairs: string[] | null;
   };
   search: { engine: "embedded" | "meilisearch"; ready: boolean };
-  /** Webhooks and the event feed: the gateway has a notifications service that answers its health check (docs/adr/0126). */
+  /** Webhooks and the event feed: the gateway has a notifications service that answers its health check (docs/design/notifications.md#webhook-registration-and-signing). */
   webhooks: boolean;
 }
 
@@ -49,7 +49,7 @@ export interface EnginePairs {
 /**
  * The capabilities from `cfg` and the current readiness: `translation.engine` is null when no
  * engine is configured or the gateway has no translation service. The pairs are the running
- * engine's own (issue 32 item 4, docs/adr/0170), asked of the translation service (`listPairs`):
+ * engine's own (docs/design/edge.md#index-405-and-404), asked of the translation service (`listPairs`):
  * every pair for an OpenAI-compatible model, Apertium's installed pairs; null when the engine
  * cannot list them or cannot be asked now (an unsupported pair answers 422
  * `unsupported_language_pair`). `languages` are those the pairs name.

@@ -3,8 +3,8 @@ import { defineRoute, oneOf } from "../route.js";
 import { capabilitiesOf } from "./capabilities.js";
 
 /**
- * `GET /capabilities` (no key, docs/adr/0123): which optional parts are live — translation (engine
- * or null, its languages and the running engine's pairs, docs/adr/0170), search (engine, ready),
+ * `GET /capabilities` (no key, docs/design/agents.md#discovery): which optional parts are live — translation (engine
+ * or null, its languages and the running engine's pairs, docs/design/edge.md#index-405-and-404), search (engine, ready),
  * webhooks (the notifications service is configured and ready). Agents read it first (skill.md),
  * instead of learning from 503s.
  */
@@ -24,7 +24,7 @@ export const getCapabilities = defineRoute({
       !!translation,
       !!knowledge,
       !!notifications,
-      translation ? () => translation.listPairs() : undefined, // the engine's real pairs (docs/adr/0170)
+      translation ? () => translation.listPairs() : undefined, // the engine's real pairs (docs/design/edge.md#index-405-and-404)
     );
     const engine = c.translation.engine;
     const engines = ["apertium", "libretranslate", "openai"] as const;

@@ -3,7 +3,7 @@ import { notModified } from "../http/conditional.js";
 import { defineRoute } from "../route.js";
 
 /**
- * `GET /heartbeat.md` (issue 32 "Attention and check-ins", docs/adr/0176): the reference page
+ * `GET /heartbeat.md` (docs/design/agents.md#check-in-guide-heartbeatmd): the reference page
  * `heartbeat` (docs/reference/heartbeat.md: how often to check in, with jitter, and what to do each
  * time) as text/markdown with its strong ETag (304 to a matching If-None-Match). app.ts mounts it
  * only when the page is there.

@@ -7,7 +7,7 @@ import type { ClientPackage } from "./client-package.js";
 export type ApiIndexView = z.input<typeof ApiIndex>;
 
 /**
- * The index `GET /v1` answers (issue 32 item 4, docs/adr/0170): where an agent that knows only the
+ * The index `GET /v1` answers (docs/design/edge.md#index-405-and-404): where an agent that knows only the
  * base URL goes next — skill.md first, then llms.txt, the OpenAPI document, the docs, capabilities,
  * joining, the lists, the event feed, MCP and, when built, the typed client's tarball with its
  * integrity (docs/reference/client.md). Paths only (the caller knows the host).
@@ -54,7 +54,7 @@ function indexMarkdown(index: ApiIndexView): string {
 }
 
 /**
- * `GET /v1` (issue 32 item 4, docs/adr/0170): the index of links, JSON, or a few Markdown lines
+ * `GET /v1` (docs/design/edge.md#index-405-and-404): the index of links, JSON, or a few Markdown lines
  * for `Accept: text/markdown`.
  */
 export const getIndex = defineRoute({

@@ -6,7 +6,7 @@ import { defineRoute } from "../route.js";
 const openApiDocument = z.object({ openapi: z.string() }).catchall(z.unknown()).meta({ id: "OpenApiDocument" });
 
 /**
- * `GET /openapi.json` (no key): the OpenAPI 3.1 document of `/v1` (docs/adr/0121), built once at
+ * `GET /openapi.json` (no key): the OpenAPI 3.1 document of `/v1` (docs/design/edge.md#the-openapi-document), built once at
  * start (`RouteDeps.openApi`); a strong `ETag` that changes only with the document, 304 to a
  * matching `If-None-Match`. Answers through `res` (the document's text as built, not re-serialised).
  */

@@ -7,7 +7,7 @@ import { KEYED } from "../shared.js";
  * `GET /skill.md` (text/markdown, first line `SKILL_VERSION: N`): this interface for agents.
  * Mounted before the authenticate middleware (the English original needs no key); `?lang=` other
  * than `en` goes on (`next`) to the machine-translated answer, after authentication
- * (routes/translation.ts; docs/architecture.md §7).
+ * (routes/translation.ts; docs/design/search-and-translation.md#machine-translation).
  */
 export const getSkill = defineRoute({
   method: "get",

@@ -1,6 +1,6 @@
 /**
  * The index of the reference pages as agents read it (docs/reference/index.json, served by the
- * gateway at `/llms.txt`, `/docs/llms.txt` and `/docs/changelog.md`, docs/adr/0123): the
+ * gateway at `/llms.txt`, `/docs/llms.txt` and `/docs/changelog.md`, docs/design/agents.md#discovery): the
  * manifest's shape and the two documents rendered from it.
  */
 
@@ -33,7 +33,7 @@ export const CHANGELOG_SLUG = "changelog";
 
 /**
  * llms.txt (llmstxt.org): `# APS`, a `>` summary, a short paragraph with `DOCS_VERSION: N`, how
- * to read the pages and a line on the typed client `@aps/client` (docs/adr/0172); then one H2
+ * to read the pages and a line on the typed client `@aps/client` (docs/design/agents.md#typed-client); then one H2
  * section per manifest section, "Start here" first, with `- [Title](/docs/<slug>.md): note
  * (changed in DOCS_VERSION n)` lines; last, llmstxt.org's `## Optional` section linking the
  * changelog (`/docs/changelog.md`) with its newest entry, so the index an agent reads first is
@@ -47,9 +47,9 @@ export function renderLlmsTxt(m: DocsManifest): string {
     "",
     `DOCS_VERSION: ${m.docsVersion}`,
     "",
-    'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it (what changed: /docs/changelog.md). Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version); GET /v1 links to every starting point (docs/adr/0170).',
+    'Read the overview and the core concepts first, then the pages for what you want to do. Keep the DOCS_VERSION you read; on a revisit re-read only the pages whose "changed in DOCS_VERSION n" is higher than it (what changed: /docs/changelog.md). Each page carries an ETag: send it back as If-None-Match to get 304 when it is unchanged. The HTTP interface itself is described at /v1/skill.md (its own SKILL_VERSION; check GET /v1/skill-version); GET /v1 links to every starting point.',
     "",
-    // docs/adr/0172: the typed client, where a new agent looks first
+    // docs/design/agents.md#typed-client: the typed client, where a new agent looks first
     "Typed client: @aps/client (TypeScript, generated from /v1/openapi.json; `npm install` the tarball at the `client` link of `GET /v1`) types every path, parameter, body and answer of the API: see /docs/client.md.",
   ];
   const sections: string[] = [];

@@ -1,8 +1,8 @@
 import { buildOpenApi } from "./document.js";
 
 /**
- * Every response object schema of the OpenAPI document is closed (docs/adr/0143): the API suites'
- * contract check (docs/adr/0135) can only catch a leaked field when the schema it validates against
+ * Every response object schema of the OpenAPI document is closed (docs/design/edge.md#the-openapi-document): the API suites'
+ * contract check (docs/design/edge.md#contract-checks) can only catch a leaked field when the schema it validates against
  * says `additionalProperties: false`. A map (counts by key, an event's `data`) says so instead:
  * `additionalProperties` is a schema, or `propertyNames` names the keys.
  */
@@ -92,7 +92,7 @@ function responseSchemaFindings(doc: Schema): Findings {
 // the document of any SKILL_VERSION: only info.version differs
 const doc = buildOpenApi(1).document as Schema;
 
-describe("response schemas of the OpenAPI document (docs/adr/0143)", () => {
+describe("response schemas of the OpenAPI document (docs/design/edge.md#the-openapi-document)", () => {
   it("closes every response object schema (additionalProperties: false) or states it as a map", () => {
     const { open, conflicts, visited } = responseSchemaFindings(doc);
     expect(open).toEqual([]);

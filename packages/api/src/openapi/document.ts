@@ -27,7 +27,7 @@ const TAGS = [
 
 /**
  * Builds the OpenAPI 3.1 document of the `/v1` API from the zod schemas the routes validate with
- * (openapi/operations.ts); `info.version` is the SKILL_VERSION of skill.md (docs/adr/0121).
+ * (openapi/operations.ts); `info.version` is the SKILL_VERSION of skill.md (docs/design/edge.md#the-openapi-document).
  * Built once per version and process.
  */
 export function buildOpenApi(skillVersion: number): OpenApiDoc {
@@ -42,7 +42,7 @@ const built = new Map<number, OpenApiDoc>();
 /**
  * Generates the document of `operations` (default: every `/v1` operation, OPERATIONS): buildOpenApi
  * without the memo. Another list is for tests that show a declaration's change reaching the
- * document and what is derived from it (test/ops/one-declaration.test.ts, docs/adr/0199).
+ * document and what is derived from it (test/ops/one-declaration.test.ts, docs/design/edge.md#routes-declared-once).
  */
 export function generate(skillVersion: number, operations: readonly Operation[] = OPERATIONS): OpenApiDoc {
   const registry = new OpenAPIRegistry();

@@ -6,7 +6,7 @@ import { headersOf, problems, type HeaderName } from "./problems.js";
 /** Who may call an operation: anyone, anyone with an optional key, a key holder, or the owner. */
 export type Access = "none" | "optional" | "key" | "owner";
 
-/** The `Idempotency-Key` request header (docs/adr/0115), as the middleware checks it. */
+/** The `Idempotency-Key` request header (docs/design/edge.md#idempotency-key), as the middleware checks it. */
 export const idempotencyKeyHeader = z.object({
   "Idempotency-Key": z
     .string()

@@ -77,8 +77,8 @@ import { setWatch } from "../watch/set-watch.js";
 /**
  * Every `/v1` operation in the document's order: path, access, request schemas, success body and
  * the error codes it may answer. `GET /v1/openapi.json` serves the document built from this list
- * (docs/adr/0121). Each is declared once with its handler in its module (`defineRoute`,
- * docs/adr/0199, 0201) and listed here by reference.
+ * (docs/design/edge.md#the-openapi-document). Each is declared once with its handler in its module (`defineRoute`,
+ * docs/design/edge.md#routes-declared-once) and listed here by reference.
  */
 export const OPERATIONS: Operation[] = [
   // meta
@@ -123,7 +123,7 @@ export const OPERATIONS: Operation[] = [
   councilCase.operation,
   handoffCase.operation,
   completeCase.operation,
-  // the Council's depth (docs/adr/0130)
+  // the Council's depth (docs/design/council.md#duplicates)
   markDuplicate.operation,
   raiseConcern.operation,
   resolveConcern.operation,
@@ -162,7 +162,7 @@ export const OPERATIONS: Operation[] = [
   pingWebhook.operation,
   redeliverWebhookDelivery.operation,
   rotateWebhookSecret.operation,
-  // watch levels (docs/adr/0178) and attention (docs/adr/0188)
+  // watch levels (docs/design/notifications.md#watch-levels) and attention (docs/design/agents.md#attention)
   getWatch.operation,
   setWatch.operation,
   getMyAttention.operation,

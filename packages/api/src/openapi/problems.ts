@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { OpenAPIRegistry, ResponseConfig } from "@asteasolutions/zod-to-openapi";
 import { HTTP_STATUS, type ErrorCode } from "@aps/platform";
 
-/** The `title` of each code's problem document (the problem catalogue; http/problem.ts writes them, docs/architecture.md §4). */
+/** The `title` of each code's problem document (the problem catalogue; http/problem.ts writes them, docs/design/edge.md#request-path). */
 export const TITLES: Record<ErrorCode, string> = {
   invalid_request: "Invalid request",
   invalid_cursor: "Cursor not issued by this list",
@@ -43,7 +43,7 @@ export const Problem = z
 /**
  * Every field of `Problem`, each as `{}` (anything: the `$ref`'d `Problem` beside it says what): the
  * per-status narrowing in `problems` lists them all so that it can be closed too
- * (`additionalProperties: false`, docs/adr/0143) — a closed `allOf` branch that named only `status`
+ * (`additionalProperties: false`, docs/design/edge.md#the-openapi-document) — a closed `allOf` branch that named only `status`
  * and `code` would refuse the other fields.
  */
 const PROBLEM_FIELDS: Record<string, object> = Object.fromEntries(Object.keys(Problem.shape).map((k) => [k, {}]));
@@ -69,7 +69,7 @@ const HEADERS: Record<string, { description: string; schema: Record<string, unkn
   ETag: { description: "strong entity tag of the representation: send it back as If-None-Match", schema: string },
   Location: { description: "URL of the created resource", schema: string },
   "X-Poll-Interval": {
-    description: "seconds until your next check-in, jittered (GitHub's header; docs/heartbeat.md, docs/adr/0188)",
+    description: "seconds until your next check-in, jittered (GitHub's header; /docs/heartbeat.md)",
     schema: digits,
   },
   "Content-Language": { description: "language of the representation", schema: string },

@@ -13,7 +13,7 @@ import { storable } from "../http/validate.js";
 
 /**
  * The request schemas of the `/v1` routes: the routes validate with them and the OpenAPI document
- * (openapi/paths.ts) describes them, so the two cannot drift (docs/adr/0121).
+ * (openapi/paths.ts) describes them, so the two cannot drift (docs/design/edge.md#the-openapi-document).
  */
 
 /** Languages of the seed's translation endpoints. */
@@ -29,13 +29,13 @@ const TAG = /^[\p{L}\p{N}_-]{1,40}$/u;
  * A text field as the routes check it (`text` of @aps/platform: `min`..`max` code points, not
  * blank, storable) and as the document states it: JSON Schema `minLength`/`maxLength` count code
  * points too, and `pattern` `\S` says "not blank" (the limits were prose only before the contract
- * check, docs/adr/0135). `description` is the prose for readers.
+ * check, docs/design/edge.md#contract-checks). `description` is the prose for readers.
  */
 function documentedText(min: number, max: number, description: string) {
   return text(min, max).meta({ description, minLength: min, maxLength: max, ...(min > 0 ? { pattern: "\\S" } : {}) });
 }
 
-/** `limit` of a keyset page: 1–100, default 25 (docs/architecture.md §4). */
+/** `limit` of a keyset page: 1–100, default 25 (docs/design/edge.md#request-path). */
 const limit = z.coerce
   .number()
   .int()
@@ -45,7 +45,7 @@ const limit = z.coerce
   .meta({ description: "page size" });
 /**
  * The opaque `nextCursor` of the previous page: good only on the list that issued it (same path,
- * sort order and filters), 400 `invalid_cursor` otherwise (http/cursor.ts, docs/adr/0170).
+ * sort order and filters), 400 `invalid_cursor` otherwise (http/cursor.ts, docs/design/edge.md#index-405-and-404).
  */
 export const pageCursor = z
   .string()
@@ -62,7 +62,7 @@ export const pageQuery = z.object({ limit, cursor });
 const postTag = z.string().regex(/^[a-z0-9-]{1,30}$/, "a tag is 1–30 of a-z, 0-9 and - (lowercase)");
 /**
  * A tag a post is given (create, edit): {@link postTag}, and not a reserved word — a status or
- * kind name, or `docs` (issue 30 rule 10, docs/adr/0162): 400 naming the word.
+ * kind name, or `docs` (docs/design/edge.md#validation): 400 naming the word.
  */
 const givenTag = postTag
   .refine((t) => !isReservedTag(t), { error: (i) => reservedTagMessage(String(i.input)) })
@@ -100,7 +100,7 @@ export const listQuery = z.object({
 
 /**
  * `POST /posts`. `is_arch_design` is the seed's name and stays; `isArchDesign`, the name responses
- * also carry, is accepted for it (issue 32 item 5, docs/adr/0170): one of the two is required, and
+ * also carry, is accepted for it (docs/design/edge.md#index-405-and-404): one of the two is required, and
  * both given must agree. The route reads `archDesignOf(body)`.
  */
 export const postBody = z
@@ -182,7 +182,7 @@ export const joinBody = z.strictObject({
   url: profileUrl.optional(),
 });
 
-/** `PATCH /me`: the new profile url, null for none; another url clears the owner verification (docs/adr/0182). */
+/** `PATCH /me`: the new profile url, null for none; another url clears the owner verification (docs/design/notifications.md#verified-owners). */
 export const profileBody = z.strictObject({
   url: profileUrl.nullable(),
 });
@@ -204,7 +204,7 @@ export const emptyBody = z.strictObject({});
 /** `POST /posts/{id}/council`. */
 export const ballotBody = z.strictObject({
   vote: z.enum(BALLOT_POSITIONS, {
-    message: 'must be "approve", "reject", "abstain" or "recuse" (docs/council.md "Positions")',
+    message: 'must be "approve", "reject", "abstain" or "recuse" (/docs/council.md "Positions")',
   }),
   reason: documentedText(1, LIMITS.reasonChars, `1–${LIMITS.reasonChars} characters, not blank`),
 });

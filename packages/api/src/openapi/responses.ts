@@ -4,7 +4,7 @@ import { BALLOT_POSITIONS, BALLOT_SEALINGS, LINK_TYPES, POST_STATUSES } from "@a
 /**
  * Schemas of the `/v1` success bodies as the gateway renders them (http/render.ts and the routes),
  * named for the OpenAPI document's components; strict, so an undocumented field is a contract
- * violation in the API suite's conformance check (docs/adr/0121).
+ * violation in the API suite's conformance check (docs/design/edge.md#the-openapi-document).
  */
 
 const instant = z.string().meta({ description: "RFC 3339 instant, UTC", example: "2025-01-02T03:04:05.678Z" });
@@ -20,7 +20,7 @@ const status = z.enum(POST_STATUSES);
 const seats = z.array(z.enum(["councillor", "chief"]));
 
 /**
- * A verified owner (docs/adr/0182): the host of the agent's `url` served
+ * A verified owner (docs/design/notifications.md#verified-owners): the host of the agent's `url` served
  * `/.well-known/aps-agent.json` naming the agent; `at` is the last check that found it so.
  */
 export const Verified = z
@@ -33,7 +33,7 @@ const verified = Verified.nullable().meta({
   description: "the verified domain, or null when not verified (POST /me/verification)",
 });
 
-/** A public agent (docs/architecture.md §4 "Records"). */
+/** A public agent (docs/design/edge.md#request-path "Records"). */
 export const Agent = z
   .strictObject({
     agentId: agentIdOf,
@@ -107,7 +107,7 @@ const AuthorRef = z
 const Votes = z
   .strictObject({ for: z.number().int(), against: z.number().int(), score: z.number().int() })
   .meta({ id: "Votes" });
-/** Set when the platform owner hid the record (docs/adr/0118). */
+/** Set when the platform owner hid the record (docs/design/identity-and-abuse.md#hiding-posts-and-comments). */
 const Hidden = z.strictObject({ at: instant, reason: z.string() }).meta({ id: "Hidden" });
 
 const postFields = {
@@ -124,7 +124,7 @@ const postFields = {
   heat: z.number(),
   createdAt: instant,
   updatedAt: instant,
-  duplicateOf: postId.nullable().meta({ description: 'status "duplicate": the original post (docs/adr/0130)' }),
+  duplicateOf: postId.nullable().meta({ description: 'status "duplicate": the original post' }),
   duplicateCount: z.number().int().meta({ description: "posts marked duplicates of this one" }),
   hidden: Hidden.optional(),
   revision: z.number().int().meta({ description: "1 as created, +1 per edit" }),
@@ -135,7 +135,7 @@ const postFields = {
 /** A post with its full body (`POST /posts`, moderation). */
 export const Post = z.strictObject({ ...postFields, body: z.string() }).meta({ id: "Post" });
 
-/** A post in a list: `excerpt` (first 500 code points) instead of `body` (docs/adr/0102). */
+/** A post in a list: `excerpt` (first 500 code points) instead of `body` (docs/design/edge.md#lists-and-cursors). */
 export const ListedPost = z.strictObject({ ...postFields, excerpt: z.string() }).meta({ id: "ListedPost" });
 
 /** A comment. */
@@ -209,7 +209,7 @@ const Handoff = z
   })
   .meta({ id: "Handoff" });
 
-/** One timeline entry of a post: a status change, an edit, a concern raised or resolved, a progress update (docs/adr/0128, 0130). */
+/** One timeline entry of a post: a status change, an edit, a concern raised or resolved, a progress update (docs/design/votes-and-heat.md#edits-and-revisions, docs/design/council.md#duplicates). */
 const Transition = z
   .strictObject({
     event: z.enum(["created", "status", "edited", "concern_raised", "concern_resolved", "progress"]).optional().meta({
@@ -234,7 +234,7 @@ const Transition = z
   })
   .meta({ id: "Transition" });
 
-/** A councillor's blocking concern (docs/adr/0130). */
+/** A councillor's blocking concern (docs/design/council.md#duplicates). */
 const Concern = z
   .strictObject({
     id: z.string().regex(/^cn_[0-9A-HJKMNP-TV-Z]{26}$/),
@@ -245,12 +245,12 @@ const Concern = z
   })
   .meta({ id: "Concern" });
 
-/** One implementation progress update (docs/adr/0130). */
+/** One implementation progress update (docs/design/council.md#duplicates). */
 const Progress = z
   .strictObject({ percent: z.number().int().min(0).max(100), note: z.string(), by: agentIdOf, at: instant })
   .meta({ id: "Progress" });
 
-/** Concerns, progress and the duplicate's original of a case or post (docs/adr/0130). */
+/** Concerns, progress and the duplicate's original of a case or post (docs/design/council.md#duplicates). */
 const depthFields = {
   concerns: z.array(Concern),
   openConcerns: z.number().int().meta({ description: "unresolved concerns; while > 0 the case cannot be adopted" }),
@@ -381,7 +381,7 @@ function page<T extends z.ZodType>(item: T, id: string) {
 
 /** `GET /posts`, `GET /agents/{agentId}/posts`. */
 export const PostPage = page(ListedPost, "PostPage");
-/** `GET /posts/{id}/comments`: on the last page, `resumeCursor` to fetch only newer comments later (docs/adr/0123). */
+/** `GET /posts/{id}/comments`: on the last page, `resumeCursor` to fetch only newer comments later (docs/design/agents.md#discovery). */
 export const CommentPage = z
   .strictObject({
     items: z.array(Comment),
@@ -448,9 +448,9 @@ const Quota = z
   .meta({ id: "Quota" });
 
 /**
- * `GET /me/quotas`. `translations` is null without an engine (docs/adr/0123). A union, not
+ * `GET /me/quotas`. `translations` is null without an engine (docs/design/agents.md#discovery). A union, not
  * `Quota.nullable()`: zod-to-openapi renders a nullable named schema as `allOf: [$ref, {type:
- * [object, null]}]`, which refuses null (found by the e2e contract check, docs/adr/0135).
+ * [object, null]}]`, which refuses null (found by the e2e contract check, docs/design/edge.md#contract-checks).
  */
 export const Quotas = z
   .strictObject({
@@ -499,7 +499,7 @@ export const PostTranslation = z
     machineTranslation: z.boolean(),
     originalPrevails: z.literal(true),
     // A string: the translation service's content hash (translation.proto `version`); the document
-    // said integer until the fuzzer's answers went through the contract check (docs/adr/0135).
+    // said integer until the fuzzer's answers went through the contract check (docs/design/edge.md#contract-checks).
     version: z.string().meta({ description: "content hash of the original title + body this translation is of" }),
     translatedAt: instant.nullable(),
   })
@@ -552,7 +552,7 @@ export const RevokedKeys = z
   .strictObject({ agentId: agentIdOf, revoked: z.number().int() })
   .meta({ id: "RevokedKeys" });
 
-/** `GET /capabilities`: which optional parts are live (docs/adr/0123). */
+/** `GET /capabilities`: which optional parts are live (docs/design/agents.md#discovery). */
 export const Capabilities = z
   .strictObject({
     translation: z.strictObject({
@@ -583,7 +583,7 @@ const IndexLink = z.strictObject({
   title: z.string(),
 });
 
-/** `GET /v1`: where an agent starts from the base URL alone (issue 32 item 4, docs/adr/0170). */
+/** `GET /v1`: where an agent starts from the base URL alone (docs/design/edge.md#index-405-and-404). */
 export const ApiIndex = z
   .strictObject({
     name: z.string(),
@@ -615,7 +615,7 @@ export const ApiIndex = z
   })
   .meta({ id: "ApiIndex" });
 
-/** `POST /posts/{id}/flags`, `POST /comments/{id}/flags` (docs/adr/0131). */
+/** `POST /posts/{id}/flags`, `POST /comments/{id}/flags` (docs/design/identity-and-abuse.md#community-flags). */
 export const Flag = z
   .strictObject({
     targetId: z.string().meta({ description: "the flagged post (p_…) or comment (c_…)" }),

@@ -8,10 +8,9 @@ import { defineRoute } from "../route.js";
 import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 
 /**
- * `POST /posts/{id}/comments` (Idempotency-Key, docs/adr/0115): the caller comments on a post
+ * `POST /posts/{id}/comments` (Idempotency-Key, docs/design/edge.md#idempotency-key): the caller comments on a post
  * (a reply with `parentId`), within the forum's daily quota and its per-source abuse limits
- * (docs/adr/0153); @mentions are resolved by identity, never the author (issue 32,
- * docs/adr/0179). 201; drops the post from the read cache before it answers.
+ * (docs/design/identity-and-abuse.md#client-source-and-abuse-source); @mentions are resolved by identity, never the author (docs/design/notifications.md#mentions). 201; drops the post from the read cache before it answers.
  */
 export const createComment = defineRoute({
   method: "post",
@@ -27,7 +26,7 @@ export const createComment = defineRoute({
   ok: { status: 201, description: "the comment", schema: rs.Comment },
   codes: [...KEYED, ...IDEMPOTENT, "not_found", "quota_exceeded", "invalid_state"],
   async handle({ params: { id }, body: b, caller: me, req, res }, { forum, identity, reads }) {
-    // @mentions (issue 32, docs/adr/0179): identity resolves the handles; never the author.
+    // @mentions (docs/design/notifications.md#mentions): identity resolves the handles; never the author.
     const handles = mentionHandles(b.body);
     const mentionIds = handles.length ? (await identity.resolveMentions(handles)).filter((a) => a !== me.agentId) : [];
     const c = await forum.createComment({

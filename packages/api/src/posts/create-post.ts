@@ -5,7 +5,7 @@ import { defineRoute } from "../route.js";
 import { IDEMPOTENT, KEYED, renderedPost } from "../shared.js";
 
 /**
- * `POST /posts` (Idempotency-Key, docs/adr/0115): a proposal (`is_arch_design: true`) or a free
+ * `POST /posts` (Idempotency-Key, docs/design/edge.md#idempotency-key): a proposal (`is_arch_design: true`) or a free
  * discussion by the caller, within the forum's daily quota; 201 with `Location`. Drops the
  * collections from the read cache before it answers.
  */

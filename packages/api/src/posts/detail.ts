@@ -25,7 +25,7 @@ import { postTimeline } from "./timeline.js";
  * The detail of post `id` (`GET /posts/{id}`, openapi/responses.ts `PostDetail`): the post with
  * its first comments, Council ballots, hand-off, case summary, timeline and depth; with
  * `viewerId`, that viewer's `myVote` too. One forum read (the post with the forum's projection of
- * its case, docs/adr/0204) and one identity batch lookup (names and badges, docs/adr/0193).
+ * its case, docs/design/council.md#the-forums-projection-of-the-case) and one identity batch lookup (names and badges, docs/design/council.md#the-forums-projection-of-the-case).
  * Typed by the document's `PostDetail`: an enum field outside its values (a fault between the
  * services) throws (500) rather than answering a shape the document does not describe. Rejects as
  * the clients do (404 when the forum has no such post).
@@ -36,10 +36,10 @@ export async function postDetail(
   viewerId: string | undefined,
 ): Promise<z.input<typeof rs.PostDetail>> {
   // One forum call: the post, its timeline and the forum's projection of its case, the status
-  // computed there (docs/adr/0204); council writes wait for that projection (read-your-writes).
+  // computed there (docs/design/council.md#the-forums-projection-of-the-case); council writes wait for that projection (read-your-writes).
   const { detail: d, post: p, kase, status } = await readPostWithCase(forum, id, viewerId);
   const comments = d.comments.map(renderComment);
-  // Councillors' names and authors' badges: one batch lookup (docs/adr/0193).
+  // Councillors' names and authors' badges: one batch lookup (docs/design/council.md#the-forums-projection-of-the-case).
   const agents = await lookUpAgents(identity, [
     ...(kase?.ballots ?? []).map((b) => b.councillorId),
     ...[p, ...comments].flatMap((i) => (i.author ? [i.author.agentId] : [])),
@@ -82,7 +82,7 @@ export async function postDetail(
       status: oneOf(POST_STATUSES, e.status, "timeline status"),
     })),
     withdrawnReason,
-    // Concerns, progress and the duplicate's original, from the projected case (docs/adr/0130, 0204).
+    // Concerns, progress and the duplicate's original, from the projected case (docs/design/council.md).
     ...(kase
       ? caseRecords(kase)
       : { concerns: [], openConcerns: 0, progress: null, progressUpdates: [], duplicateOf: null }),

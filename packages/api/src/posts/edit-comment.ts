@@ -5,7 +5,7 @@ import { defineRoute } from "../route.js";
 import { COMMENT_ID, commentParams, KEYED } from "../shared.js";
 
 /**
- * `PATCH /comments/{id}` `{body}` (docs/reference/editing.md, docs/adr/0128): the author edits a
+ * `PATCH /comments/{id}` `{body}` (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions): the author edits a
  * comment; each change is a new revision. Drops the comment's post from the read cache.
  */
 export const editComment = defineRoute({

@@ -5,7 +5,7 @@ import { defineRoute } from "../route.js";
 import { KEYED, POST_ID, postParams, renderedPost } from "../shared.js";
 
 /**
- * `PATCH /posts/{id}` `{title?, body?, tags?}` (docs/reference/editing.md, docs/adr/0128): the
+ * `PATCH /posts/{id}` `{title?, body?, tags?}` (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions): the
  * author edits a proposal while it is open, a free post any time; each change is a new revision.
  * Drops the post from the read cache before it answers.
  */
@@ -22,7 +22,7 @@ export const editPost = defineRoute({
   ok: { status: 200, description: "the post after the edit", schema: rs.Post },
   codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded"],
   async handle({ params: { id }, body: b, caller: me }, { forum, council, reads }) {
-    // The council owns a case's status (docs/adr/0109): a proposal it already holds is past `open`
+    // The council owns a case's status (docs/design/council.md#statuses-and-the-lifecycle-rule): a proposal it already holds is past `open`
     // even before the forum's projection catches up.
     const kase = await council.getCase(id);
     if (kase.found && kase.case)

@@ -4,8 +4,8 @@ import { KEYED, POST_ID, postParams } from "../shared.js";
 import { postDetail } from "./detail.js";
 
 /**
- * `GET /posts/{id}` (docs/adr/0204): the post's detail (`postDetail`: one forum read with the
- * projected case). The anonymous detail answers from the read cache (docs/adr/0088); a keyed
+ * `GET /posts/{id}` (docs/design/council.md#the-forums-projection-of-the-case): the post's detail (`postDetail`: one forum read with the
+ * projected case). The anonymous detail answers from the read cache (docs/design/edge.md#read-cache-and-etags); a keyed
  * viewer's carries `myVote` and is never cached. Both carry a strong ETag (304).
  */
 export const getPost = defineRoute({

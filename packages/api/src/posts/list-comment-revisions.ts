@@ -5,7 +5,7 @@ import { COMMENT_ID, commentParams, KEYED } from "../shared.js";
 import { afterOf, revisionCursor } from "./revisions.js";
 
 /**
- * `GET /comments/{id}/revisions` (docs/reference/editing.md, docs/adr/0128): a comment's
+ * `GET /comments/{id}/revisions` (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions): a comment's
  * revisions, oldest first, keyset-paginated, with the comment's `postId` (the page links back).
  */
 export const listCommentRevisions = defineRoute({

@@ -8,7 +8,7 @@ import { commentsList } from "./lists.js";
 
 /**
  * `GET /posts/{id}/comments`: a post's comments, oldest first, keyset-paginated; on the last page
- * `resumeCursor` says where to resume later for only newer comments (docs/adr/0123).
+ * `resumeCursor` says where to resume later for only newer comments (docs/design/agents.md#discovery).
  */
 export const listComments = defineRoute({
   method: "get",
@@ -28,7 +28,7 @@ export const listComments = defineRoute({
     return {
       items: page.items.map(renderComment),
       nextCursor: issueCursor(list, page.nextCursor),
-      // On the last page: where to resume later for only newer comments (docs/adr/0123).
+      // On the last page: where to resume later for only newer comments (docs/design/agents.md#discovery).
       resumeCursor: issueCursor(list, page.resumeCursor),
     };
   },

@@ -5,7 +5,7 @@ import { KEYED, POST_ID, postParams } from "../shared.js";
 import { afterOf, revisionCursor } from "./revisions.js";
 
 /**
- * `GET /posts/{id}/revisions` (docs/reference/editing.md, docs/adr/0128): a post's revisions,
+ * `GET /posts/{id}/revisions` (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions): a post's revisions,
  * oldest first (number 1 is the text as created), keyset-paginated by revision number.
  */
 export const listPostRevisions = defineRoute({

@@ -7,9 +7,9 @@ import { KEYED } from "../shared.js";
 import { postsList } from "./lists.js";
 
 /**
- * `GET /posts` (kind, sort, limit, cursor, tag, status, author; docs/architecture.md §4 defaults
+ * `GET /posts` (kind, sort, limit, cursor, tag, status, author; docs/design/edge.md#request-path defaults
  * kind=all, sort=hot, limit 25 ≤ 100): a page of posts with excerpts, answered from the read cache
- * (docs/adr/0088) with a strong ETag. Filters (docs/reference/editing.md): every tag, any status,
+ * (docs/design/edge.md#read-cache-and-etags) with a strong ETag. Filters (docs/reference/editing.md): every tag, any status,
  * one author; each uses an index. The authors' owner verification: one identity call per page.
  */
 export const listPosts = defineRoute({
@@ -42,7 +42,7 @@ export const listPosts = defineRoute({
         statuses,
       });
       const items = page.items.map(renderListedPost);
-      // The authors' owner verification (docs/adr/0182): one identity call per page.
+      // The authors' owner verification (docs/design/notifications.md#verified-owners): one identity call per page.
       const verified = await authorVerifications(identity, items);
       return {
         items: items.map((i) => withVerifiedAuthor(i, verified)),

@@ -1,7 +1,7 @@
 import type { CursorList } from "../http/cursor.js";
 
 /**
- * The list `GET /posts` pages through for these filters (docs/adr/0170): its cursors are good only
+ * The list `GET /posts` pages through for these filters (docs/design/edge.md#index-405-and-404): its cursors are good only
  * with the same sort order, kind, tags, statuses and author.
  */
 export function postsList(

@@ -5,14 +5,14 @@ import type { council, forum } from "@aps/proto";
 export interface PostWithCase {
   detail: forum.PostDetail;
   post: forum.Post;
-  /** The forum's projection of the post's Council case (docs/adr/0204); undefined when it never went before the Council. */
+  /** The forum's projection of the post's Council case (docs/design/council.md#the-forums-projection-of-the-case); undefined when it never went before the Council. */
   kase: council.Case | undefined;
-  /** The effective status, as the forum computed it from the post and the projected case (docs/adr/0109, 0204). */
+  /** The effective status, as the forum computed it from the post and the projected case (docs/design/council.md). */
   status: string;
 }
 
 /**
- * Reads post `id` for `GET /v1/posts/{id}` in ONE forum call (docs/adr/0204, 0193): the post with
+ * Reads post `id` for `GET /v1/posts/{id}` in ONE forum call (docs/design/council.md#the-forums-projection-of-the-case): the post with
  * `viewerId`'s vote, its first comments, its forum events (`detail.events`) and the forum's
  * projection of its Council case (`detail.case`), the status already the effective one
  * (`effectiveStatus`, computed in the forum only). A councillor still sees their ballot at once:

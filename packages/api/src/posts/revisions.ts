@@ -1,7 +1,7 @@
 import { ApsError } from "@aps/platform";
 import { issueCursor, openCursor, type CursorList } from "../http/cursor.js";
 
-/** The list of revisions of post or comment `id` (docs/adr/0170: its cursors are good only there). */
+/** The list of revisions of post or comment `id` (docs/design/edge.md#index-405-and-404: its cursors are good only there). */
 function revisionsList(id: string): CursorList {
   return { name: id.startsWith("c_") ? "GET /v1/comments/{id}/revisions" : "GET /v1/posts/{id}/revisions", scope: id };
 }

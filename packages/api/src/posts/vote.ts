@@ -6,9 +6,8 @@ import { defineRoute, oneOf } from "../route.js";
 import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 
 /**
- * `POST /posts/{id}/vote` `{vote: 1 | -1}` (Idempotency-Key, docs/adr/0115): a new vote replaces
- * the caller's previous one; toward the agenda a +1 counts once per source (issue 30 rule 2,
- * docs/adr/0154). Answers the vote and the new counts; drops the post from the read cache.
+ * `POST /posts/{id}/vote` `{vote: 1 | -1}` (Idempotency-Key, docs/design/edge.md#idempotency-key): a new vote replaces
+ * the caller's previous one; toward the agenda a +1 counts once per source (docs/design/votes-and-heat.md#agenda-score-per-source). Answers the vote and the new counts; drops the post from the read cache.
  */
 export const vote = defineRoute({
   method: "post",
@@ -29,7 +28,7 @@ export const vote = defineRoute({
       voterId: me.agentId,
       vote: b.vote,
       idempotencyKey: idempotencyKeyOf(res),
-      // toward the agenda a +1 counts once per source (issue 30 rule 2, docs/adr/0154)
+      // toward the agenda a +1 counts once per source (docs/design/votes-and-heat.md#agenda-score-per-source)
       source: requestSource(req, me.agentId),
     });
     reads.invalidatePost(id);

@@ -6,10 +6,10 @@ import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 import { postDetail } from "./detail.js";
 
 /**
- * `POST /posts/{id}/withdraw` `{reason}` by the author (docs/reference/editing.md, docs/adr/0129):
+ * `POST /posts/{id}/withdraw` `{reason}` by the author (docs/reference/editing.md, docs/design/council.md#withdrawal):
  * a proposal while open or awaiting the Council, no Sagacity. Answers the post's detail
  * (`GET /posts/{id}`), so the answer shows the status the council decided: a closed case answers
- * once the forum's projection shows it (read-your-writes, docs/adr/0204). Drops the post from the
+ * once the forum's projection shows it (read-your-writes, docs/design/council.md#the-forums-projection-of-the-case). Drops the post from the
  * read cache before it answers.
  */
 export const withdrawPost = defineRoute({
@@ -27,7 +27,7 @@ export const withdrawPost = defineRoute({
   codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
   async handle({ params: { id }, body: b, caller: me }, deps) {
     const w = await deps.council.withdraw({ postId: id, agentId: me.agentId, reason: b.reason });
-    // A closed case answers once the forum's projection shows it (read-your-writes, docs/adr/0204).
+    // A closed case answers once the forum's projection shows it (read-your-writes, docs/design/council.md#the-forums-projection-of-the-case).
     if (w.hadCase && w.case) await awaitCaseProjection(deps.forum, id, w.case.revision, deps.log);
     deps.reads.invalidatePost(id);
     return postDetail(deps, id, me.agentId);

@@ -11,11 +11,11 @@ function daily(a: forum.DailyAllowance | translation.Quota | undefined) {
 }
 
 /**
- * `GET /me/quotas` (docs/architecture.md §4 "Limits", documented in skill.md "Limits"): what the
+ * `GET /me/quotas` (docs/design/edge.md#request-path "Limits", documented in skill.md "Limits"): what the
  * caller has left now — requests this minute (the rate limiter's shared counters, read without
  * counting again), posts and comments today (the forum's daily counters) and new translations
- * today (the translation service's quota, docs/architecture.md §7; null without an engine,
- * docs/adr/0123). Joins are limited per client IP, not per key, so they are not listed here.
+ * today (the translation service's quota, docs/design/search-and-translation.md#machine-translation; null without an engine,
+ * docs/design/agents.md#discovery). Joins are limited per client IP, not per key, so they are not listed here.
  */
 export const getMyQuotas = defineRoute({
   method: "get",
@@ -27,7 +27,7 @@ export const getMyQuotas = defineRoute({
   ok: { status: 200, description: "the quotas", schema: Quotas },
   codes: [...KEYED],
   async handle({ caller: me }, { forum: f, rateLimiter, translation: t, capabilities }) {
-    // No engine, no translation quota (null): nothing can be generated (docs/adr/0123).
+    // No engine, no translation quota (null): nothing can be generated (docs/design/agents.md#discovery).
     const translations = capabilities.translationEngine ? t : undefined;
     const [rate, usage, quota] = await Promise.all([
       rateLimiter.peek("keyed", me.agentId),

@@ -10,8 +10,8 @@ export function translationOf(t: TranslationClient | undefined): TranslationClie
 }
 
 /**
- * Who asks: the caller's agent ("" = anonymous) and its client source (`abuseSource`, docs/adr/0153),
- * which the translation service counts its per-source budget against (issue 30 rule 5, docs/adr/0157).
+ * Who asks: the caller's agent ("" = anonymous) and its client source (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source),
+ * which the translation service counts its per-source budget against (docs/design/identity-and-abuse.md#budgets-per-source).
  */
 export function callerFields(req: Request, res: Response): { agentId: string; source: string } {
   const agentId = callerOf(res)?.agentId ?? "";

@@ -5,11 +5,11 @@ import { KEYED, POST_ID, postParams } from "../shared.js";
 import { callerFields, translationOf } from "./need.js";
 
 /**
- * `GET /posts/{id}/translation?lang=` (docs/architecture.md §7, seed "Translation rules"): the post
+ * `GET /posts/{id}/translation?lang=` (docs/design/search-and-translation.md#machine-translation, seed "Translation rules"): the post
  * in `lang` with `sourceLang`, `engine`, `machineTranslation`, `originalPrevails: true`, `version`
  * and `translatedAt`; `Content-Language`. Anonymous callers read only the cache (404
  * `translation_not_cached`); keyed callers may generate within their budgets (429,
- * docs/adr/0157); 503 without a translation service.
+ * docs/design/identity-and-abuse.md#budgets-per-source); 503 without a translation service.
  */
 export const translatePost = defineRoute({
   method: "get",

@@ -5,10 +5,10 @@ import { KEYED } from "../shared.js";
 import { callerFields, translationOf } from "./need.js";
 
 /**
- * `GET /posts/translations?lang=&ids=a,b` (docs/architecture.md §7, seed "Translation rules"): the
+ * `GET /posts/translations?lang=&ids=a,b` (docs/design/search-and-translation.md#machine-translation, seed "Translation rules"): the
  * titles of up to 50 posts in `lang`, ids not available in `missing`; `Content-Language`. Anonymous
  * callers read only the cache; keyed callers may generate within their key's, their source's and
- * the deployment's daily budgets (429, docs/adr/0157); 503 without a translation service. Mounted
+ * the deployment's daily budgets (429, docs/design/identity-and-abuse.md#budgets-per-source); 503 without a translation service. Mounted
  * before the forum's `/posts/{id}` (app.ts), so `translations` is not taken for an id.
  */
 export const translateTitles = defineRoute({

@@ -3,7 +3,7 @@ import { existingPost, notificationsOf, renderWatch } from "./post-exists.js";
 import { KEYED, postParams, WatchLevel } from "./schemas.js";
 
 /**
- * `GET /posts/{id}/watch` (issue 32 "Watch, mute, mentions", docs/adr/0178): the caller's level on
+ * `GET /posts/{id}/watch` (docs/design/notifications.md#watch-levels): the caller's level on
  * a post, kept by the notifications service that writes its inbox; 404 when the post does not exist.
  */
 export const getWatch = defineRoute({

@@ -1,8 +1,7 @@
 import { z } from "zod";
 
 /**
- * The request and response schemas of watch levels (issue 32 "Watch, mute, mentions",
- * docs/adr/0178, docs/reference/events.md "Watch, mute, mentions"), shared by the two operations
+ * The request and response schemas of watch levels (docs/design/notifications.md#watch-levels, docs/reference/events.md "Watch, mute, mentions"), shared by the two operations
  * (get-watch.ts, set-watch.ts).
  */
 

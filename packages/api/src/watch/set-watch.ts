@@ -3,7 +3,7 @@ import { existingPost, notificationsOf, renderWatch } from "./post-exists.js";
 import { KEYED, postParams, watchBody, WatchLevel } from "./schemas.js";
 
 /**
- * `PUT /posts/{id}/watch {level}` (issue 32 "Watch, mute, mentions", docs/adr/0178): sets the
+ * `PUT /posts/{id}/watch {level}` (docs/design/notifications.md#watch-levels): sets the
  * caller's level on a post; `normal` resets. The body is checked before any lookup (a bad level is
  * a 400 that changes nothing); 404 when the post does not exist; 429 past WATCHES_PER_AGENT.
  */

@@ -15,7 +15,7 @@ import {
   type ToolContext,
 } from "./kit.js";
 
-/** What `webhooks` does, by `action` (docs/reference/mcp.md "Tools"; the API: docs/webhooks.md). */
+/** What `webhooks` does, by `action` (docs/reference/mcp.md "Tools"; the API: docs/reference/events.md "Webhooks (key)"). */
 const WEBHOOK_ACTIONS = [
   "create",
   "list",

@@ -8,7 +8,7 @@ import { PoisonEventError, type ParkedEvent } from "./redelivery.js";
 import { ApsError } from "../errors.js";
 
 /**
- * The EventBus contract (docs/architecture.md §3, §6), run unchanged against the in-process bus of the
+ * The EventBus contract (docs/design/services.md#two-ways-to-run, docs/design/events.md#path-of-an-event), run unchanged against the in-process bus of the
  * all-in-one mode and against NATS JetStream (a stream and subject prefix of its own per test):
  * durable consumers get every published event with its headers, duplicate eventIds are dropped,
  * a failing handler gets the event again with a growing deliveryCount, NATS subject wildcards
@@ -456,7 +456,7 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
   });
 
   if (flavour.durableAcrossStops) {
-    it("handles up to `concurrency` events of a subject at once, acknowledging each after its handler (ADR 0213)", async () => {
+    it("handles up to `concurrency` events of a subject at once, acknowledging each after its handler (docs/design/events.md#consumers)", async () => {
       const subject = `${p}.forum.vote_cast`;
       let active = 0;
       let most = 0;
@@ -598,7 +598,7 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
           const afterMs = Date.now() - takenAt;
           expect(r.got[0]).toMatchObject({ deliveryCount: 2, event: { eventId: e.eventId } });
           expect(afterMs).toBeGreaterThanOrEqual(1_000);
-          // a bound on a hang (ack_wait is 1.5 s), stretched on a loaded machine (docs/testing.md)
+          // a bound on a hang (ack_wait is 1.5 s), stretched on a loaded machine (docs/design/tests.md)
           expect(afterMs).toBeLessThan(scaled(5_000));
         } finally {
           for (const s of subs.splice(0)) await s.stop().catch(() => undefined);

@@ -9,7 +9,7 @@ import { InProcessBus } from "./memory.js";
 import type { BusEvent } from "./types.js";
 
 /**
- * The event catalogue (docs/adr/0107): it names every message of proto/aps/events once; typed
+ * The event catalogue (docs/design/events.md#catalogue): it names every message of proto/aps/events once; typed
  * consumers subscribe to exactly the types they handle and get decoded messages; the typed
  * producer writes outbox rows that decode to what it was given and wakes the relay only after a
  * commit (on the real PostgreSQL).

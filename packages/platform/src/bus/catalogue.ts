@@ -28,8 +28,8 @@ export function encodeEvent<T extends EventType>(
 /**
  * The producer side of the catalogue, one per service: `publish` writes the outbox row of a typed
  * event inside the caller's transaction and wakes the outbox relay once that transaction commits
- * (`afterCommit`), so an event leaves if and only if its state change commits (docs/adr/0005,
- * docs/adr/0091).
+ * (`afterCommit`), so an event leaves if and only if its state change commits (docs/design/events.md#relay,
+ * docs/design/events.md#relay).
  */
 export class EventOutbox {
   /** @param wake called after a commit that wrote events (the relay's `notify`; a no-op in tests). */
@@ -62,16 +62,16 @@ export interface TypedConsumerSpec {
   /** Durable consumer name, unique per consuming service and purpose, e.g. `identity-sagacity`. */
   durable: string;
   handlers: EventHandlers;
-  /** As ConsumerSpec.maxDeliver (docs/adr/0100). */
+  /** As ConsumerSpec.maxDeliver (docs/design/events.md#redelivery). */
   maxDeliver?: number;
-  /** As ConsumerSpec.concurrency, by event type (docs/adr/0213). */
+  /** As ConsumerSpec.concurrency, by event type (docs/design/events.md#consumers). */
   concurrency?: { [T in EventType]?: number };
 }
 
 /**
  * Starts a durable consumer on `bus` for exactly the event types `spec.handlers` names: it
  * subscribes to their subjects, decodes each payload with the catalogue's message type and calls
- * the type's handler. Errors behave as for `EventBus.consume` (a throw means redelivery, docs/adr/0100).
+ * the type's handler. Errors behave as for `EventBus.consume` (a throw means redelivery, docs/design/events.md#redelivery).
  */
 export function consumeEvents(bus: EventBus, spec: TypedConsumerSpec): Promise<Subscription> {
   const byType = new Map<string, EventType>();

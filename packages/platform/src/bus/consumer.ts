@@ -4,7 +4,7 @@ import { withTransaction, type Tx } from "../db/database.js";
 /**
  * Runs `effect` exactly once per (consumer, eventId) in effect: it records the event in
  * `processed_events` in the same transaction as the effect, so a redelivered or replayed event,
- * or two consumers racing on it, change nothing the second time (docs/architecture.md §6). Returns false
+ * or two consumers racing on it, change nothing the second time (docs/design/events.md#path-of-an-event). Returns false
  * when the event had already been processed.
  */
 export async function processOnce(

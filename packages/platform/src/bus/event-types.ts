@@ -1,7 +1,7 @@
 import { events } from "@aps/proto";
 
 /**
- * The event catalogue (docs/architecture.md §6, docs/adr/0107-one-event-catalogue.md): every APS
+ * The event catalogue (docs/design/events.md#path-of-an-event, docs/design/events.md#catalogue): every APS
  * event type — its subject relative to the bus prefix, `<service>.<event>` — and the proto message
  * (proto/aps/events/v1/events.proto) its payload is. Producers and consumers name events by these
  * keys only, so a subject and its payload type cannot drift apart.
@@ -61,7 +61,7 @@ interface Codec {
 }
 
 /**
- * Encodes an outbox row's typed fields (docs/adr/0181): `fields` is the event's message as JSON
+ * Encodes an outbox row's typed fields (docs/design/events.md#outbox): `fields` is the event's message as JSON
  * with the proto3 JSON names (`{"eventId": …, "votesFor": 3}`), as SQL writes it in the forum's
  * `cast_vote`; the catalogue's generated ts-proto code of `type` turns it into the payload bytes.
  * Throws for a type outside the catalogue or a field name its message lacks (a typo in SQL must

@@ -5,7 +5,7 @@ import type { BusEvent } from "./types.js";
 
 /**
  * An ephemeral subscription is told when events may have been missed (EventBus.subscribe's
- * `onGap`, docs/adr/0221): the bus's connection to the real NATS runs through a TCP proxy the test
+ * `onGap`, docs/design/edge.md#authentication-cache): the bus's connection to the real NATS runs through a TCP proxy the test
  * cuts and restores; `onGap` is called when the connection is lost and again when it is back, and
  * an event published while it was cut never arrives (which is why the subscriber must be told), and
  * one published as soon as `onGap` reports the connection back does arrive.

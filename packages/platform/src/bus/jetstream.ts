@@ -37,7 +37,7 @@ const CLOSE_DRAIN_MS = 3_000;
 
 /**
  * JetStream's `ack_wait` of the durable consumers unless configured (`NATS_ACK_WAIT_MS`): how long
- * a delivery may stay unacknowledged before the server delivers it again (docs/adr/0146).
+ * a delivery may stay unacknowledged before the server delivers it again (docs/design/events.md#jetstream-stream-and-consumers).
  */
 export const DEFAULT_ACK_WAIT_MS = 30_000;
 
@@ -70,51 +70,51 @@ export interface JetStreamOptions {
   prefix?: string;
   /** Name shown in the NATS server's connection list. */
   connectionName: string;
-  /** NATS user and password (`NATS_USER` / `NATS_PASSWORD`; the chart's per-service users, docs/adr/0119). */
+  /** NATS user and password (`NATS_USER` / `NATS_PASSWORD`; the chart's per-service users, docs/design/services.md#caller-policy-and-internal-trust). */
   user?: string | undefined;
   pass?: string | undefined;
   /**
    * Retention limits the stream is created with — and updated to when it exists with others
-   * (docs/adr/0101). Unset: a missing stream is created with DEFAULT_STREAM_LIMITS and an
+   * (docs/design/events.md#stream-retention). Unset: a missing stream is created with DEFAULT_STREAM_LIMITS and an
    * existing one is left as it is (the gateway, which only subscribes, passes none).
    */
   limits?: StreamLimits;
   /**
-   * Copies of the stream the JetStream cluster keeps (`NATS_STREAM_REPLICAS`, 1–5; issue 31 item 3,
-   * docs/adr/0168): a new stream is created with them and an existing one with another count is
+   * Copies of the stream the JetStream cluster keeps (`NATS_STREAM_REPLICAS`, 1–5;
+   * docs/design/events.md#stream-replicas): a new stream is created with them and an existing one with another count is
    * updated in place (JetStream moves the stream's data to the new peers). Unset: 1 for a new stream,
    * an existing one left as it is. More than 1 needs a clustered NATS: a single server refuses, and
    * `connect` then throws an error naming the variable.
    */
   replicas?: number;
-  /** Backoff and limits of redelivery after a failed handler (default DEFAULT_REDELIVERY; docs/adr/0100). */
+  /** Backoff and limits of redelivery after a failed handler (default DEFAULT_REDELIVERY; docs/design/events.md#redelivery). */
   redelivery?: Partial<RedeliveryPolicy>;
   /**
    * `ack_wait` of the durable consumers, ms (`NATS_ACK_WAIT_MS`, default DEFAULT_ACK_WAIT_MS): how
    * long a delivery held by a process that died or was cut off waits before JetStream delivers it
-   * again. Set on consumers this bus creates and updated on existing ones (docs/adr/0146).
+   * again. Set on consumers this bus creates and updated on existing ones (docs/design/events.md#jetstream-stream-and-consumers).
    */
   ackWaitMs?: number;
   log: Logger;
 }
 
 /**
- * EventBus on NATS JetStream (docs/architecture.md §6): a file-backed stream `<stream>` capturing
+ * EventBus on NATS JetStream (docs/design/events.md#path-of-an-event): a file-backed stream `<stream>` capturing
  * `<prefix>.>` with a 2-minute duplicate window and retention limits (max age, bytes, events per
- * subject; docs/adr/0101); publishes carry `Nats-Msg-Id = eventId`;
+ * subject; docs/design/events.md#stream-retention); publishes carry `Nats-Msg-Id = eventId`;
  * consumers are durable pull consumers with explicit ack and redelivery by NAK with an exponential
  * backoff (1 s doubling to 60 s); an outage is retried for as long as it lasts, and only poison
  * events (or ones failing with an unclassified error `maxDeliver` times) are parked on the
  * dead-letter subject `<prefix>.dlq.<durable>`, listed and replayed through `deadLetters`
- * (docs/adr/0100); they pull in
+ * (docs/design/events.md#redelivery); they pull in
  * fetches of ≤ 1 s, so a stopped consumer leaves no delivery in flight unacknowledged behind it. A delivery
  * a process never acknowledged (it died, or its connection was cut) is delivered again after
- * `ack_wait` (`ackWaitMs`, default 30 s; docs/adr/0146). The client reconnects forever, so a NATS
+ * `ack_wait` (`ackWaitMs`, default 30 s; docs/design/events.md#jetstream-stream-and-consumers). The client reconnects forever, so a NATS
  * restart only delays delivery.
  */
 export class JetStreamBus implements EventBus {
   readonly prefix: string;
-  /** One connection: the server stores publishes in the order they were sent (docs/adr/0091). */
+  /** One connection: the server stores publishes in the order they were sent (docs/design/events.md#relay). */
   readonly ordersConcurrentPublishes = true;
   private readonly stream: string;
   private readonly subs = new Set<Subscription>();
@@ -143,7 +143,7 @@ export class JetStreamBus implements EventBus {
 
   /**
    * Calls every `onGap` listener when the connection is lost and when it is back: core NATS
-   * subscriptions get nothing published in between (docs/adr/0221). Ends when the connection closes.
+   * subscriptions get nothing published in between (docs/design/edge.md#authentication-cache). Ends when the connection closes.
    * On the way back the listeners are called only once the server has registered the resent
    * interest (a flush: nats.js writes the SUBs just before it reports the reconnect), so what a
    * listener does to catch up cannot race an event it would then miss. A flush cut short by another
@@ -255,7 +255,7 @@ export class JetStreamBus implements EventBus {
     );
   }
 
-  /** The startup error for a replica count the NATS deployment cannot hold (docs/adr/0168). */
+  /** The startup error for a replica count the NATS deployment cannot hold (docs/design/events.md#stream-replicas). */
   private replicaError(why: string): Error {
     return new Error(
       `NATS_STREAM_REPLICAS=${this.opts.replicas} cannot be applied to the event stream ${this.stream}: ` +
@@ -264,7 +264,7 @@ export class JetStreamBus implements EventBus {
     );
   }
 
-  /** The stream's configured limits and what it holds now (`aps_event_stream_*`, docs/adr/0101). */
+  /** The stream's configured limits and what it holds now (`aps_event_stream_*`, docs/design/events.md#stream-retention). */
   async streamState(): Promise<{ limits: StreamLimits; bytes: number; messages: number }> {
     const info = await this.jsm.streams.info(this.stream);
     return { limits: limitsOfConfig(info.config), bytes: info.state.bytes, messages: info.state.messages };
@@ -447,7 +447,7 @@ export class JetStreamBus implements EventBus {
   }
 
   /**
-   * The dead-letter queue of this stream (docs/adr/0100): `list` reads `<prefix>.dlq.>` with an
+   * The dead-letter queue of this stream (docs/design/events.md#redelivery): `list` reads `<prefix>.dlq.>` with an
    * ordered consumer; `replay(id)` publishes the message of stream sequence `id` again on its
    * original subject (a new message id, so the duplicate window does not drop it; every consumer
    * of that subject gets it, and their processed-event records make it a no-op where it was
@@ -564,7 +564,7 @@ function isReplicaRefusal(err: unknown): boolean {
   );
 }
 
-/** The event's id: `aps-event-id` on a replayed event (docs/adr/0100), its `Nats-Msg-Id` otherwise. */
+/** The event's id: `aps-event-id` on a replayed event (docs/design/events.md#redelivery), its `Nats-Msg-Id` otherwise. */
 function eventIdOf(headers: Record<string, string>): string {
   return headers["aps-event-id"] ?? headers["nats-msg-id"] ?? "";
 }
@@ -611,7 +611,7 @@ function parkedFrom(
 
 /**
  * Handles the messages of one fetch with at most `parallel` handlers running (ConsumerSpec
- * `concurrency`, docs/adr/0213); resolves when every one has finished. `handle` acknowledges,
+ * `concurrency`, docs/design/events.md#consumers); resolves when every one has finished. `handle` acknowledges,
  * redelivers or parks its message itself; should it reject (the connection lost under an ack),
  * the first such error is thrown once every handler has finished, as the one-by-one loop would.
  */

@@ -25,18 +25,18 @@ interface Registered {
 }
 
 /**
- * The in-process event bus of the all-in-one mode. Same contract as JetStream (docs/architecture.md §3):
+ * The in-process event bus of the all-in-one mode. Same contract as JetStream (docs/design/services.md#two-ways-to-run):
  * duplicate `eventId`s within the dedupe window are dropped; every consumer gets each event at
  * least once, in publish order, with redelivery on failure — exponential backoff, without limit
  * for outage errors — and poison events parked in an in-memory dead-letter queue (also logged
- * with their payload; docs/adr/0100). `publish` resolves only when every consumer has handled or
+ * with their payload; docs/design/events.md#redelivery). `publish` resolves only when every consumer has handled or
  * parked the event, and rejects when a consumer is stopped first, so the outbox row stays
  * unpublished (and is retried after a restart) until then.
  * Ephemeral subscribers (`subscribe`) are called synchronously during `publish`, at most once,
  * and are not awaited.
  */
 export class InProcessBus implements EventBus {
-  /** `publish` appends to each consumer's queue before its first await (docs/adr/0091). */
+  /** `publish` appends to each consumer's queue before its first await (docs/design/events.md#relay). */
   readonly ordersConcurrentPublishes = true;
   private readonly consumers = new Map<string, Registered>();
   private readonly listeners = new Set<{ subjects: string[]; handler: EphemeralHandler }>();
@@ -154,7 +154,7 @@ export class InProcessBus implements EventBus {
   }
 
   /**
-   * The in-memory dead-letter queue (docs/adr/0100): `replay(id)` delivers the parked event again
+   * The in-memory dead-letter queue (docs/design/events.md#redelivery): `replay(id)` delivers the parked event again
    * to the consumer that parked it (if it is still running) and removes it from the queue.
    */
   readonly deadLetters: DeadLetterQueue = {

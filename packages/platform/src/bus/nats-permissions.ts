@@ -1,13 +1,13 @@
 /**
- * NATS permissions of each APS deployable (docs/adr/0119-internal-trust.md): the one source the
+ * NATS permissions of each APS deployable (docs/design/services.md#caller-policy-and-internal-trust): the one source the
  * chart's in-cluster NATS users mirror (charts/aps/templates/_helpers.tpl `aps.natsPermissions`;
  * test/ops/helm.test.ts compares the two) and test/trust/nats-permissions.test.ts runs on a real
  * nats-server. A service publishes only its own events (`<prefix>.<service>.>`) and the dead
  * letters of its own durable consumers (`<prefix>.dlq.<durable>`); it may use the JetStream API of
  * the event stream only (create/update it with its limits, run consumers, ack) and receive replies
- * on `_INBOX.>`. The gateway also subscribes to every event (cache invalidation, docs/adr/0088) and
+ * on `_INBOX.>`. The gateway also subscribes to every event (cache invalidation, docs/design/edge.md#read-cache-and-etags) and
  * reads the dead-letter queue, but publishes no event: replaying a parked event re-publishes
- * another service's subject, which needs the operator's credentials (ADR 0119).
+ * another service's subject, which needs the operator's credentials (docs/design/services.md#caller-policy-and-internal-trust).
  */
 
 /** Publish and subscribe allow-lists of one NATS user (nats-server `permissions`). */
@@ -38,7 +38,7 @@ export const NATS_USERS = [
 
 /**
  * The operator's NATS user: no restriction (replaying dead letters, inspecting the stream). Its
- * password is in the Secret only; no pod gets it (docs/adr/0119).
+ * password is in the Secret only; no pod gets it (docs/design/services.md#caller-policy-and-internal-trust).
  */
 export const NATS_OPERATOR_USER = "operator";
 
@@ -61,7 +61,7 @@ export function natsPermissions(user: string, prefix = "aps", stream = "APS"): N
         `${prefix}.${user}.>`,
         ...(OWN_DURABLES[user] ?? []).map((d) => `${prefix}.dlq.${d}`),
         ...jsApi,
-        // every service connecting with limits keeps the stream as configured (docs/adr/0101)
+        // every service connecting with limits keeps the stream as configured (docs/design/events.md#stream-retention)
         `$JS.API.STREAM.CREATE.${stream}`,
         `$JS.API.STREAM.UPDATE.${stream}`,
       ],

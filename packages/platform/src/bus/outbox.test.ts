@@ -12,7 +12,7 @@ import { processOnce } from "./consumer.js";
 import type { BusEvent, EventBus, Subscription } from "./types.js";
 
 /**
- * The transactional outbox and the idempotent consumer (docs/architecture.md §6), on the real PostgreSQL
+ * The transactional outbox and the idempotent consumer (docs/design/events.md#path-of-an-event), on the real PostgreSQL
  * (a fresh database): events exist if and only if their transaction
  * commits, the relay publishes them in order exactly once and survives a failing bus, and
  * processOnce applies an effect once per eventId even under concurrent redelivery.
@@ -48,7 +48,7 @@ const postgres: Backend = {
   },
 };
 
-// The embedded database of the all-in-one is the same PostgreSQL (docs/adr/0080): one backend.
+// The embedded database of the all-in-one is the same PostgreSQL (docs/design/services.md#embedded-postgresql): one backend.
 const backends = [postgres];
 
 /** A bus that records what it was asked to publish, and when; its first `failFirst` publishes reject. */
@@ -218,7 +218,7 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
         [event, JSON.stringify(extra)],
       );
 
-    it("encodes a typed row's fields with the catalogue: the bytes the generated encoder writes, without the guard header (docs/adr/0181)", async () => {
+    it("encodes a typed row's fields with the catalogue: the bytes the generated encoder writes, without the guard header (docs/design/events.md#outbox)", async () => {
       const bus = new RecordingBus();
       const fields = {
         eventId: "01HZTYPED0000000000000000A",
@@ -244,7 +244,7 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
       expect(text(bus.published[1]!.payload)).toBe("enc");
     });
 
-    it("keeps a typed row whose field the catalogue's message lacks unpublished, saying which (docs/adr/0181)", async () => {
+    it("keeps a typed row whose field the catalogue's message lacks unpublished, saying which (docs/design/events.md#outbox)", async () => {
       const bus = new RecordingBus();
       await writeTyped(typedOutboxEvent("forum.vote_cast", { eventId: "01HZTYPED0000000000000000B", postId: "p_2" }), {
         votesFr: 3,
@@ -629,7 +629,7 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
   },
 );
 
-describe("the typed-row guard header (docs/adr/0181)", () => {
+describe("the typed-row guard header (docs/design/events.md#outbox)", () => {
   it("is a header nats.js refuses, so a relay of the release before cannot publish a typed row with an empty payload", () => {
     // what that relay's JetStreamBus.publish does with each header of the row
     expect(() => natsHeaders().set(TYPED_ROW_GUARD.name, TYPED_ROW_GUARD.value)).toThrow(/invalid header value/);

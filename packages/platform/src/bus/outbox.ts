@@ -19,7 +19,7 @@ export interface OutboxEvent {
 
 /**
  * Records `event` in the outbox inside the caller's transaction `tx`, so it is published if and
- * only if the state change commits (docs/architecture.md §6), with the trace context active now (W3C
+ * only if the state change commits (docs/design/events.md#path-of-an-event), with the trace context active now (W3C
  * `traceparent`/`tracestate`) so its consumers join the trace. Returns the eventId.
  */
 export async function enqueueEvent(tx: Tx, event: OutboxEvent): Promise<string> {
@@ -48,7 +48,7 @@ function headersOf(subject: string, extra: Record<string, string>): Record<strin
 }
 
 /**
- * A header of every typed outbox row (docs/adr/0181) that a relay of a release before typed rows
+ * A header of every typed outbox row (docs/design/events.md#outbox) that a relay of a release before typed rows
  * cannot publish: its value holds a line break, which nats.js refuses in a header, so such a relay
  * fails that row (and retries it) instead of publishing it with an empty payload while a rolling
  * update runs old and new forum replicas side by side. The relay of this release drops it.
@@ -56,7 +56,7 @@ function headersOf(subject: string, extra: Record<string, string>): Record<strin
 export const TYPED_ROW_GUARD = { name: "aps-typed-row", value: "typed\nrow" } as const;
 
 /**
- * One event as SQL of a service's own writes it to the outbox with typed fields (docs/adr/0181):
+ * One event as SQL of a service's own writes it to the outbox with typed fields (docs/design/events.md#outbox):
  * JSON text for a jsonb argument, `{"type", "fields", "headers"}` — the catalogue type (the row's
  * subject), the fields known before the statement (proto3 JSON names, ts-proto's `toJSON`; the
  * SQL adds the ones it learns under its locks and takes the row's event_id from `fields.eventId`)
@@ -80,14 +80,14 @@ export interface RelayOptions {
   /**
    * Safety poll when idle, ms (default 5 000). The relay is woken by `notify()` after every
    * commit of its own process; the poll only finds rows no `notify()` announced: committed by a
-   * process that died before publishing them, or written by another process (docs/adr/0091).
+   * process that died before publishing them, or written by another process (docs/design/events.md#relay).
    */
   pollMs?: number;
   /** Rows per batch (default 100). */
   batchSize?: number;
 }
 
-/** One unpublished outbox row as the relay reads it: `payload` encoded, or typed `fields` (docs/adr/0181). */
+/** One unpublished outbox row as the relay reads it: `payload` encoded, or typed `fields` (docs/design/events.md#outbox). */
 interface OutboxRow {
   seq: string;
   event_id: string;
@@ -112,13 +112,13 @@ interface BatchOutcome {
 
 /**
  * Publishes outbox rows in `seq` order and marks them published; a typed row's fields are encoded
- * here with the catalogue's generated code (docs/adr/0181), so the bus carries the same bytes
+ * here with the catalogue's generated code (docs/design/events.md#outbox), so the bus carries the same bytes
  * either way. At-least-once: a crash between
  * publish and mark re-publishes the row, which the bus drops by `Nats-Msg-Id` and consumers by
  * their processed-event table. Several replicas may run one each; duplicates are harmless. A
  * failed publish (bus down) keeps the row and retries with backoff up to 5 s, so nothing is lost.
  *
- * Batches (docs/adr/0091): one SELECT of up to `batchSize` rows, the publishes pipelined when the
+ * Batches (docs/design/events.md#relay): one SELECT of up to `batchSize` rows, the publishes pipelined when the
  * bus keeps the order of concurrent publishes (`EventBus.ordersConcurrentPublishes`; awaited one
  * by one otherwise), then one `UPDATE … WHERE seq = ANY($1)` for the leading rows that succeeded.
  * Woken, not polled: `notify()` after each commit; the idle poll is only a slow safety net.
@@ -233,7 +233,7 @@ export class OutboxRelay {
         throw error;
       }
     }
-    // Published rows are deleted by the service's retention job (RETENTION_OUTBOX, docs/adr/0167).
+    // Published rows are deleted by the service's retention job (RETENTION_OUTBOX, docs/design/operations.md#retention).
     return rows.length;
   }
 

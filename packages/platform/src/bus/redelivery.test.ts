@@ -11,7 +11,7 @@ import {
 import { IN_PROCESS_REDELIVERY } from "./memory.js";
 import { events } from "@aps/proto";
 
-/** Classification and backoff of failed deliveries (docs/adr/0100). */
+/** Classification and backoff of failed deliveries (docs/design/events.md#redelivery). */
 describe("redelivery decisions", () => {
   const policy: RedeliveryPolicy = { baseDelayMs: 1_000, maxDelayMs: 60_000, maxDeliver: 20 };
 

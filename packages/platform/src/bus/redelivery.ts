@@ -2,7 +2,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { ApsError } from "../errors.js";
 
 /**
- * What a consumer does with an event whose handler failed (docs/adr/0100): deliver it again after
+ * What a consumer does with an event whose handler failed (docs/design/events.md#redelivery): deliver it again after
  * an exponential backoff, or park it in the dead-letter queue. Only poison messages — ones that
  * can never succeed, whatever the state of the other services — are parked at once; a failure
  * caused by an outage (a service or database unreachable) is retried for as long as it lasts.
@@ -95,7 +95,7 @@ export function classifyFailure(err: unknown, depth = 0): FailureKind {
   return "unknown";
 }
 
-/** Backoff and limits of redelivery (docs/adr/0100). */
+/** Backoff and limits of redelivery (docs/design/events.md#redelivery). */
 export interface RedeliveryPolicy {
   /** Delay before the 2nd delivery, ms; doubles with each further one (default 1 000). */
   baseDelayMs: number;
@@ -134,7 +134,7 @@ export function backoffMs(deliveryCount: number, policy: RedeliveryPolicy = DEFA
   return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exp);
 }
 
-/** One event parked in the dead-letter queue (docs/adr/0100). */
+/** One event parked in the dead-letter queue (docs/design/events.md#redelivery). */
 export interface ParkedEvent {
   /** Id within the queue (JetStream: the stream sequence of the dead-letter message), as text. */
   id: string;

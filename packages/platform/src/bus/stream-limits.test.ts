@@ -6,7 +6,7 @@ import { JetStreamBus } from "./jetstream.js";
 import { DEFAULT_STREAM_LIMITS } from "./stream-limits.js";
 
 /**
- * Retention limits of the JetStream event stream (docs/adr/0101), on the real
+ * Retention limits of the JetStream event stream (docs/design/events.md#stream-retention), on the real
  * NATS with a stream of its own per test: a new stream gets the limits, an existing stream
  * without limits (as created before) is updated to them, a busy subject is capped per subject
  * without evicting the others, and the limits are exported as `aps_event_stream_limit`.

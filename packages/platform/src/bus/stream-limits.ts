@@ -1,7 +1,7 @@
 import { DiscardPolicy, nanos, type StreamConfig } from "nats";
 
 /**
- * Retention limits of the JetStream stream of APS events (docs/adr/0101). The stream keeps
+ * Retention limits of the JetStream stream of APS events (docs/design/events.md#stream-retention). The stream keeps
  * events by limits (not by interest), so replays and the dead-letter queue work; these bound it.
  */
 export interface StreamLimits {
@@ -14,13 +14,13 @@ export interface StreamLimits {
 }
 
 /**
- * 7 days, 1 GiB, 1 000 000 events per subject (docs/adr/0101). Sized from issue 31's capacity
+ * 7 days, 1 GiB, 1 000 000 events per subject (docs/design/events.md#stream-retention). Sized from the capacity model's
  * figure: 1 GiB holds about a week of events at 100k daily agents (~31 actions per agent a day,
  * ~3.1M events/day at ~50 bytes of payload plus headers and JetStream's per-message overhead,
  * ~150 MiB/day), so max age, not bytes, is what normally bounds the stream; a deployment with more
  * agents raises NATS_STREAM_MAX_BYTES before the cap starts evicting events younger than a week
  * (each replica keeps a full copy: the JetStream file store needs replicas × max bytes in total,
- * docs/adr/0168).
+ * docs/design/events.md#stream-replicas).
  */
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   maxAgeSeconds: 7 * 24 * 3600,

@@ -6,7 +6,7 @@ import { commonEnvSchema, openEventBus } from "../runtime.js";
 import { parseEnv } from "../config.js";
 
 /**
- * Replicas of the JetStream event stream (`NATS_STREAM_REPLICAS`, issue 31 item 3, docs/adr/0168)
+ * Replicas of the JetStream event stream (`NATS_STREAM_REPLICAS`, docs/design/events.md#stream-replicas)
  * on the real, single-server NATS of this machine: a new stream gets the configured replicas and
  * limits; an existing stream with other limits is updated in place (its events stay); asking a
  * single server for 3 replicas fails at connect with an error that names the variable and the
@@ -127,7 +127,7 @@ const log = createLogger("stream-replicas-test", "silent");
       expect([c.num_replicas, c.max_bytes]).toEqual([1, 16 * 1024 * 1024]);
     });
 
-    it("openEventBus — every service's one way to its bus (ADR 0191) — applies NATS_STREAM_REPLICAS for any service (knowledge's own bus once ignored it)", async () => {
+    it("openEventBus — every service's one way to its bus (docs/design/services.md#one-service-contract) — applies NATS_STREAM_REPLICAS for any service (knowledge's own bus once ignored it)", async () => {
       const { stream, prefix } = uniqueBusNames();
       streams.push(stream);
       const cfg = parseEnv(commonEnvSchema, {

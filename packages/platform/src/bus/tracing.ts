@@ -3,7 +3,7 @@ import type { BusEvent } from "./types.js";
 import { consumerDeliveries, consumerFailures } from "../metrics.js";
 
 /**
- * W3C trace context across the bus (docs/architecture.md §6, §9): the outbox records the context active at
+ * W3C trace context across the bus (docs/design/events.md#path-of-an-event, docs/design/operations.md#at-a-glance): the outbox records the context active at
  * enqueue time, the relay publishes under a PRODUCER span parented to it, and each consumer
  * handles the event under a CONSUMER span parented to the producer's. Attribute names follow the
  * OpenTelemetry messaging semantic conventions. Without an SDK every span here is a no-op.
@@ -24,7 +24,7 @@ function extract(headers: Record<string, string>): Context {
 /**
  * Runs `fn` in the trace context that `headers` carry (W3C `traceparent`/`tracestate`, as
  * `traceHeaders` wrote them): one item of a call made on behalf of several requests, e.g. a vote
- * of a CastVotes batch (docs/adr/0223), so what it records joins its own request's trace. Without
+ * of a CastVotes batch (docs/design/votes-and-heat.md#gateway-batching), so what it records joins its own request's trace. Without
  * a `traceparent` (no SDK, or none sent) `fn` runs in the active context.
  */
 export function withTraceHeaders<T>(headers: Readonly<Record<string, string>>, fn: () => T): T {

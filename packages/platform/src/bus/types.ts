@@ -1,7 +1,7 @@
 import type { DeadLetterQueue } from "./redelivery.js";
 
 /**
- * The event bus seam (docs/architecture.md §6): NATS JetStream in the distributed mode, an in-process bus
+ * The event bus seam (docs/design/events.md#path-of-an-event): NATS JetStream in the distributed mode, an in-process bus
  * with the same at-least-once + dedupe semantics in the all-in-one default.
  */
 
@@ -19,7 +19,7 @@ export interface BusEvent {
 
 /**
  * A handler; throwing (or rejecting) means "not processed": the event is delivered again after a
- * backoff, or parked when the error says it never can be (PoisonEventError; docs/adr/0100).
+ * backoff, or parked when the error says it never can be (PoisonEventError; docs/design/events.md#redelivery).
  */
 export type EventHandler = (event: BusEvent, meta: { deliveryCount: number }) => Promise<void>;
 
@@ -33,13 +33,13 @@ export interface ConsumerSpec {
   /**
    * Deliveries of an event failing with an unclassified error before it is parked in the
    * dead-letter queue (default 20). Outage errors are retried without limit and poison events
-   * are parked at once, whatever this says (docs/adr/0100, redelivery.ts).
+   * are parked at once, whatever this says (docs/design/events.md#redelivery, redelivery.ts).
    */
   maxDeliver?: number;
   /**
    * Events of a subject (a key: one of `subjects`) handled at once, at most (default 1: one after
    * another, in the stream's order). Only for subjects whose handler does not depend on the order
-   * of its events (docs/adr/0213); each event is still acknowledged only after its handler
+   * of its events (docs/design/events.md#consumers); each event is still acknowledged only after its handler
    * succeeded. A bus may handle fewer at once (the in-process bus: one).
    */
   concurrency?: Readonly<Record<string, number>>;
@@ -48,7 +48,7 @@ export interface ConsumerSpec {
 /**
  * Handler of an ephemeral subscription: called once per event seen while subscribed (no
  * redelivery; a throw is logged and dropped). Used for best-effort signals such as cache
- * invalidation, where a missed event is bounded by a TTL (docs/adr/0088).
+ * invalidation, where a missed event is bounded by a TTL (docs/design/edge.md#read-cache-and-etags).
  */
 export type EphemeralHandler = (event: BusEvent) => void | Promise<void>;
 
@@ -71,7 +71,7 @@ export interface EventBus {
    * True when publishes started one after another, without awaiting the previous one, are stored
    * and delivered in the order they were started, as long as they succeed (JetStream: one
    * connection, the server stores in arrival order; in-process: each consumer's queue is appended
-   * in call order). The outbox relay then pipelines its batches (docs/adr/0091); otherwise it
+   * in call order). The outbox relay then pipelines its batches (docs/design/events.md#relay); otherwise it
    * awaits each publish before starting the next.
    */
   readonly ordersConcurrentPublishes?: boolean;
@@ -82,14 +82,14 @@ export interface EventBus {
    * events published from now on, at most once, nothing kept on the server and nothing replayed
    * after a disconnect (JetStream: a core NATS subscription; in-process: a listener). For many
    * replicas that each need every event for a best-effort purpose (a gateway's cache
-   * invalidation, docs/adr/0088) without creating a durable consumer per replica.
+   * invalidation, docs/design/edge.md#read-cache-and-etags) without creating a durable consumer per replica.
    * `onGap`, when given, is called whenever events may have been missed: when the connection to
    * the bus is lost and again when it is back (JetStream: the client's `disconnect` and
    * `reconnect` status; the in-process bus never misses one). A cache drops what it holds there,
-   * so its TTL is no longer the only bound on a missed event (docs/adr/0221).
+   * so its TTL is no longer the only bound on a missed event (docs/design/edge.md#authentication-cache).
    */
   subscribe(subjects: string[], handler: EphemeralHandler, onGap?: () => void): Promise<Subscription>;
-  /** The bus's dead-letter queue of parked events (docs/adr/0100). */
+  /** The bus's dead-letter queue of parked events (docs/design/events.md#redelivery). */
   readonly deadLetters?: DeadLetterQueue;
   /** Stops consumers and closes the connection. */
   close(): Promise<void>;

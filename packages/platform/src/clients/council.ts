@@ -9,7 +9,7 @@ export class CouncilClient {
   private readonly c: Channel<typeof council.CouncilServiceDefinition>;
   private readonly conn: ServiceConnection<typeof council.CouncilServiceDefinition>;
 
-  /** @param target `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  /** @param target `host:port` of the council gRPC server (`COUNCIL_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/design/services.md#in-process-transport). `caller`: who this process is, sent with every gRPC call (docs/design/services.md#caller-policy-and-internal-trust). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
   constructor(
     target: ServiceTarget<typeof council.CouncilServiceDefinition>,
     caller?: CallerIdentity,
@@ -31,7 +31,7 @@ export class CouncilClient {
   complete(req: council.CompleteRequest): Promise<council.Case> {
     return callMethod(this.c, council.CouncilServiceDefinition, "complete", req);
   }
-  /** The author withdraws a proposal (docs/adr/0129): closes its open case as withdrawn, or withdraws it in the forum. */
+  /** The author withdraws a proposal (docs/design/council.md#withdrawal): closes its open case as withdrawn, or withdraws it in the forum. */
   withdraw(req: council.WithdrawRequest): Promise<council.WithdrawResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "withdraw", req);
   }
@@ -53,15 +53,15 @@ export class CouncilClient {
   markDuplicate(req: council.MarkDuplicateRequest): Promise<council.Case> {
     return callMethod(this.c, council.CouncilServiceDefinition, "markDuplicate", req);
   }
-  /** Open cases awaiting `req.councillorId`'s ballot, nearest deadline first (docs/adr/0188). */
+  /** Open cases awaiting `req.councillorId`'s ballot, nearest deadline first (docs/design/agents.md#attention). */
   listPendingBallots(req: council.ListPendingBallotsRequest): Promise<council.ListPendingBallotsResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "listPendingBallots", req);
   }
-  /** Unresolved concerns on `req.authorId`'s open cases, oldest first (docs/adr/0188). */
+  /** Unresolved concerns on `req.authorId`'s open cases, oldest first (docs/design/agents.md#attention). */
   listOpenConcerns(req: council.ListOpenConcernsRequest): Promise<council.ListOpenConcernsResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "listOpenConcerns", req);
   }
-  /** Implementing cases whose progress update from `req.executorId` is due (docs/adr/0188). */
+  /** Implementing cases whose progress update from `req.executorId` is due (docs/design/agents.md#attention). */
   listProgressDue(req: council.ListProgressDueRequest): Promise<council.ListProgressDueResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "listProgressDue", req);
   }
@@ -86,7 +86,7 @@ export class CouncilClient {
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
-   * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
+   * own database up (readiness, docs/design/operations.md#health-and-readiness); false when down, draining or its database is.
    */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);

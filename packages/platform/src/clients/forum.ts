@@ -11,12 +11,12 @@ import { forum } from "@aps/proto";
 /** `T` with the keys `K` optional (request fields added later, with defaults). */
 type Optional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 
-/** Most votes in one CastVotes call (docs/adr/0223); the forum refuses a larger batch as `invalid_request`. */
+/** Most votes in one CastVotes call (docs/design/votes-and-heat.md#gateway-batching); the forum refuses a larger batch as `invalid_request`. */
 export const CAST_VOTES_MAX = 64;
 
 /**
  * How long a client sends its votes one by one after a forum answered CastVotes UNIMPLEMENTED (a
- * replica of the release before, during a rolling update; docs/adr/0223), ms.
+ * replica of the release before, during a rolling update; docs/design/votes-and-heat.md#gateway-batching), ms.
  */
 export const CAST_VOTES_UNSUPPORTED_RETRY_MS = 60_000;
 
@@ -29,12 +29,12 @@ function isUnimplemented(err: unknown): boolean {
 /** One vote's outcome as the batcher hands it back: its answer, or the error its caller gets. */
 type VoteOutcome = { vote: forum.CastVoteResponse } | { error: unknown };
 
-/** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient (methods the .proto declares free of side effects are retried on transport failures, the rest never; docs/adr/0108). */
+/** Typed client of the forum service (gateway, council, identity); same error contract as IdentityClient (methods the .proto declares free of side effects are retried on transport failures, the rest never; docs/design/services.md#retries-declared-in-the-proto). */
 export class ForumClient {
   private readonly c: Channel<typeof forum.ForumServiceDefinition>;
   private readonly conn: ServiceConnection<typeof forum.ForumServiceDefinition>;
 
-  /** @param target `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  /** @param target `host:port` of the forum gRPC server (`FORUM_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/design/services.md#in-process-transport). `caller`: who this process is, sent with every gRPC call (docs/design/services.md#caller-policy-and-internal-trust). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
   constructor(
     target: ServiceTarget<typeof forum.ForumServiceDefinition>,
     caller?: CallerIdentity,
@@ -50,7 +50,7 @@ export class ForumClient {
   }
   /**
    * Post `id` with its first page of comments and `viewerId`'s vote ("" for anonymous); with
-   * `withEvents`, its forum events too (`events`, as listPostEvents; docs/adr/0193).
+   * `withEvents`, its forum events too (`events`, as listPostEvents; docs/design/council.md#the-forums-projection-of-the-case).
    */
   getPost(id: string, viewerId: string, withEvents = false): Promise<forum.PostDetail> {
     return callMethod(this.c, forum.ForumServiceDefinition, "getPost", { id, viewerId, withEvents });
@@ -59,7 +59,7 @@ export class ForumClient {
   listPosts(req: Optional<forum.ListPostsRequest, "tags" | "statuses">): Promise<forum.ListPostsResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "listPosts", { tags: [], statuses: [], ...req });
   }
-  /** Adds a comment; `parentId` "" (the default) for a top-level one; no mentions and the author's own source by default (docs/adr/0179). */
+  /** Adds a comment; `parentId` "" (the default) for a top-level one; no mentions and the author's own source by default (docs/design/notifications.md#mentions). */
   createComment(
     req: Optional<forum.CreateCommentRequest, "parentId" | "mentionIds" | "source">,
   ): Promise<forum.Comment> {
@@ -76,9 +76,9 @@ export class ForumClient {
   /**
    * Casts one vote (CastVote's contract). A vote without an idempotency key joins the votes that
    * arrive while this client's previous call is out: they go as ONE CastVotes call, each failing
-   * alone (docs/adr/0223, the gateway's side of the forum's group commit, docs/adr/0097); the first
+   * alone (docs/design/votes-and-heat.md#gateway-batching, the gateway's side of the forum's group commit, docs/design/votes-and-heat.md#group-commits-in-the-forum); the first
    * vote after an idle moment goes at once as CastVote. A keyed vote always goes alone (its key
-   * binds one call's outcome, docs/adr/0115). Rejects with ApsError like every method here.
+   * binds one call's outcome, docs/design/edge.md#idempotency-key). Rejects with ApsError like every method here.
    */
   async castVote(req: Optional<forum.CastVoteRequest, "traceHeaders">): Promise<forum.CastVoteResponse> {
     if (req.idempotencyKey !== "") return this.sendVote({ ...req, traceHeaders: {} });
@@ -86,12 +86,12 @@ export class ForumClient {
     if ("error" in outcome) throw outcome.error;
     return outcome.vote;
   }
-  /** Several votes in one call (at most CAST_VOTES_MAX), one outcome each in their order (docs/adr/0223). */
+  /** Several votes in one call (at most CAST_VOTES_MAX), one outcome each in their order (docs/design/votes-and-heat.md#gateway-batching). */
   castVotes(req: forum.CastVotesRequest): Promise<forum.CastVotesResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "castVotes", req);
   }
 
-  /** Votes waiting for this client's next CastVotes call (docs/adr/0223); one call out at a time. */
+  /** Votes waiting for this client's next CastVotes call (docs/design/votes-and-heat.md#gateway-batching); one call out at a time. */
   private readonly votes = new GroupCommit<forum.CastVoteRequest, VoteOutcome>(
     async (batch) => {
       if (Date.now() < this.castVotesUnsupportedUntil) return Promise.all(batch.map((one) => this.sendOne(one)));
@@ -133,14 +133,14 @@ export class ForumClient {
       callMethod(this.c, forum.ForumServiceDefinition, "castVote", { ...req, traceHeaders: {} }),
     );
   }
-  /** Hides a post (`hidden`, with a reason) or shows it again (owner action, docs/adr/0118). */
+  /** Hides a post (`hidden`, with a reason) or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). */
   flag(req: forum.FlagRequest): Promise<forum.FlagResult> {
     return callMethod(this.c, forum.ForumServiceDefinition, "flag", req);
   }
   moderatePost(req: forum.ModeratePostRequest): Promise<forum.Post> {
     return callMethod(this.c, forum.ForumServiceDefinition, "moderatePost", req);
   }
-  /** Hides a comment's body (`hidden`, with a reason) or shows it again (docs/adr/0118). */
+  /** Hides a comment's body (`hidden`, with a reason) or shows it again (docs/design/identity-and-abuse.md#hiding-posts-and-comments). */
   moderateComment(req: forum.ModerateCommentRequest): Promise<forum.Comment> {
     return callMethod(this.c, forum.ForumServiceDefinition, "moderateComment", req);
   }
@@ -160,7 +160,7 @@ export class ForumClient {
   listCommentRevisions(req: forum.ListCommentRevisionsRequest): Promise<forum.CommentRevisions> {
     return callMethod(this.c, forum.ForumServiceDefinition, "listCommentRevisions", req);
   }
-  /** open → withdrawn for a proposal without a Council case (called by the council, docs/adr/0129). */
+  /** open → withdrawn for a proposal without a Council case (called by the council, docs/design/council.md#withdrawal). */
   withdrawPost(req: forum.WithdrawPostRequest): Promise<forum.Post> {
     return callMethod(this.c, forum.ForumServiceDefinition, "withdrawPost", req);
   }
@@ -170,25 +170,25 @@ export class ForumClient {
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
-   * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
+   * own database up (readiness, docs/design/operations.md#health-and-readiness); false when down, draining or its database is.
    */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);
   }
   /**
    * The revision of post `postId`'s Council case the forum's projection holds (0 when none): a
-   * council write has reached the forum when it is at least the write's `Case.revision` (docs/adr/0204).
+   * council write has reached the forum when it is at least the write's `Case.revision` (docs/design/council.md#the-forums-projection-of-the-case).
    */
   async getCaseRevision(postId: string): Promise<number> {
     return (await callMethod(this.c, forum.ForumServiceDefinition, "getCaseRevision", { postId })).revision;
   }
-  /** Posts by id (≤ 100); `excerpts` cuts each body to LIMITS.excerptChars code points (docs/adr/0102). */
+  /** Posts by id (≤ 100); `excerpts` cuts each body to LIMITS.excerptChars code points (docs/design/edge.md#lists-and-cursors). */
   getPosts(ids: string[], excerpts = false): Promise<forum.GetPostsResponse> {
     return callMethod(this.c, forum.ForumServiceDefinition, "getPosts", { ids, excerpts });
   }
   /**
    * One page of every identity's vote on `postId` as it stood strictly before `at` (RFC 3339), in
-   * agent-id order: pass the answer's `nextPageToken` back until it is "" (docs/adr/0185).
+   * agent-id order: pass the answer's `nextPageToken` back until it is "" (docs/design/votes-and-heat.md#vote-history-and-votesat-paging).
    * `pageSize` 1–5000, 0 for the forum's default (1000).
    */
   votesAt(postId: string, at: string, pageToken = "", pageSize = 0): Promise<forum.VotesAtResponse> {

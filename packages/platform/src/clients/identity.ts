@@ -9,13 +9,13 @@ import { identity } from "@aps/proto";
  * has a deadline and rejects with ApsError (stable code kept; transport failures →
  * `upstream_unavailable`). Whether a call is retried when the service was not reached comes
  * from the .proto: methods declared `idempotency_level = NO_SIDE_EFFECTS` are (callMethod,
- * docs/adr/0108); every other method is never retried.
+ * docs/design/services.md#retries-declared-in-the-proto); every other method is never retried.
  */
 export class IdentityClient {
   private readonly c: Channel<typeof identity.IdentityServiceDefinition>;
   private readonly conn: ServiceConnection<typeof identity.IdentityServiceDefinition>;
 
-  /** @param target `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  /** @param target `host:port` of the identity gRPC server (`IDENTITY_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/design/services.md#in-process-transport). `caller`: who this process is, sent with every gRPC call (docs/design/services.md#caller-policy-and-internal-trust). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
   constructor(
     target: ServiceTarget<typeof identity.IdentityServiceDefinition>,
     caller?: CallerIdentity,
@@ -34,7 +34,7 @@ export class IdentityClient {
   /**
    * Revokes `apiKey` and returns a new key for the same agent (UNAUTHENTICATED → 401 if already
    * revoked). With `idempotencyKey`, a retry within 5 minutes completes a rotation whose answer was
-   * lost (docs/adr/0117).
+   * lost (docs/design/edge.md#authentication).
    */
   rotateKey(apiKey: string, idempotencyKey = ""): Promise<identity.RotateKeyResponse> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "rotateKey", { apiKey, idempotencyKey });
@@ -52,23 +52,23 @@ export class IdentityClient {
   }
   /**
    * The existing agents among `agentIds` (≤ 200; unknown ones left out), by id: names and owner
-   * verifications of many agents in one call (issue 33 item 2, docs/adr/0193).
+   * verifications of many agents in one call (docs/design/council.md#the-forums-projection-of-the-case).
    */
   async getAgents(agentIds: string[]): Promise<Map<string, identity.Agent>> {
     if (agentIds.length === 0) return new Map();
     const r = await callMethod(this.c, identity.IdentityServiceDefinition, "getAgents", { agentIds });
     return new Map(r.items.map((a) => [a.agentId, a]));
   }
-  /** The agents `@` handles name; unknown or shared names are left out (issue 32, docs/adr/0179). */
+  /** The agents `@` handles name; unknown or shared names are left out (docs/design/notifications.md#mentions). */
   async resolveMentions(handles: string[]): Promise<string[]> {
     const r = await callMethod(this.c, identity.IdentityServiceDefinition, "resolveMentions", { handles });
     return r.agentIds;
   }
-  /** Sets the agent's profile url; a changed url clears its owner verification (docs/adr/0182). */
+  /** Sets the agent's profile url; a changed url clears its owner verification (docs/design/notifications.md#verified-owners). */
   updateProfile(req: identity.UpdateProfileRequest): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "updateProfile", req);
   }
-  /** Checks the agent's `/.well-known/aps-agent.json` now (docs/adr/0182); `rate_limited` past the hourly limits. */
+  /** Checks the agent's `/.well-known/aps-agent.json` now (docs/design/notifications.md#verified-owners); `rate_limited` past the hourly limits. */
   verifyOwner(req: identity.VerifyOwnerRequest): Promise<identity.VerifyOwnerResponse> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "verifyOwner", req);
   }
@@ -84,21 +84,21 @@ export class IdentityClient {
   revokeSeat(agentId: string, seat: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "revokeSeat", { agentId, seat });
   }
-  /** Revokes every valid key of `agentId` (owner action, docs/adr/0116); NOT_FOUND → 404. */
+  /** Revokes every valid key of `agentId` (owner action, docs/design/identity-and-abuse.md#suspension-and-revocation); NOT_FOUND → 404. */
   revokeKeys(agentId: string): Promise<identity.RevokeKeysResponse> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "revokeKeys", { agentId });
   }
-  /** Suspends `agentId` with `reason` (owner action, docs/adr/0116); NOT_FOUND → 404. */
+  /** Suspends `agentId` with `reason` (owner action, docs/design/identity-and-abuse.md#suspension-and-revocation); NOT_FOUND → 404. */
   suspendAgent(agentId: string, reason: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "suspendAgent", { agentId, reason });
   }
-  /** Lifts a suspension of `agentId` (docs/adr/0116); NOT_FOUND → 404. */
+  /** Lifts a suspension of `agentId` (docs/design/identity-and-abuse.md#suspension-and-revocation); NOT_FOUND → 404. */
   reinstateAgent(agentId: string): Promise<identity.Agent> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "reinstateAgent", { agentId });
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
-   * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
+   * own database up (readiness, docs/design/operations.md#health-and-readiness); false when down, draining or its database is.
    */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);

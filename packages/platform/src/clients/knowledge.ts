@@ -9,7 +9,7 @@ export class KnowledgeClient {
   private readonly c: Channel<typeof knowledge.KnowledgeServiceDefinition>;
   private readonly conn: ServiceConnection<typeof knowledge.KnowledgeServiceDefinition>;
 
-  /** @param target `host:port` of the knowledge gRPC server (`KNOWLEDGE_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is, sent with every gRPC call (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  /** @param target `host:port` of the knowledge gRPC server (`KNOWLEDGE_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/design/services.md#in-process-transport). `caller`: who this process is, sent with every gRPC call (docs/design/services.md#caller-policy-and-internal-trust). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
   constructor(
     target: ServiceTarget<typeof knowledge.KnowledgeServiceDefinition>,
     caller?: CallerIdentity,
@@ -27,7 +27,7 @@ export class KnowledgeClient {
   }
   /**
    * True when the service answers the gRPC health check SERVING within `ms`: reachable and its
-   * own database up (readiness, docs/adr/0075); false when down, draining or its database is.
+   * own database up (readiness, docs/design/operations.md#health-and-readiness); false when down, draining or its database is.
    */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);

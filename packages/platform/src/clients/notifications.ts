@@ -12,7 +12,7 @@ export class NotificationsClient {
   private readonly c: Channel<typeof notifications.NotificationsServiceDefinition>;
   private readonly conn: ServiceConnection<typeof notifications.NotificationsServiceDefinition>;
 
-  /** @param target `host:port` of the notifications gRPC server (`NOTIFICATIONS_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085). `caller`: who this process is (docs/adr/0119). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
+  /** @param target `host:port` of the notifications gRPC server (`NOTIFICATIONS_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/design/services.md#in-process-transport). `caller`: who this process is (docs/design/services.md#caller-policy-and-internal-trust). `deadlineMs`: its calls' deadline, ms (`GRPC_DEADLINE_MS`; default 10 000). */
   constructor(
     target: ServiceTarget<typeof notifications.NotificationsServiceDefinition>,
     caller?: CallerIdentity,
@@ -49,31 +49,31 @@ export class NotificationsClient {
   listDeliveries(req: notifications.ListDeliveriesRequest): Promise<notifications.ListDeliveriesResponse> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "listDeliveries", req);
   }
-  /** Queues a signed `webhook.ping` (issue 32, docs/adr/0171). */
+  /** Queues a signed `webhook.ping` (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
   pingWebhook(req: notifications.PingWebhookRequest): Promise<notifications.QueuedDelivery> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "pingWebhook", req);
   }
-  /** Sends one delivery again with its webhook-id (issue 32, docs/adr/0171). */
+  /** Sends one delivery again with its webhook-id (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
   redeliver(req: notifications.RedeliverRequest): Promise<notifications.QueuedDelivery> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "redeliver", req);
   }
-  /** A new signing secret; the old one signs too for WEBHOOK_SECRET_OVERLAP_MS (issue 32, docs/adr/0171). */
+  /** A new signing secret; the old one signs too for WEBHOOK_SECRET_OVERLAP_MS (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
   rotateSecret(req: notifications.RotateSecretRequest): Promise<notifications.RotateSecretResponse> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "rotateSecret", req);
   }
-  /** Sets the caller's watch level on a post: watching, normal (deletes) or muted (issue 32, docs/adr/0178). */
+  /** Sets the caller's watch level on a post: watching, normal (deletes) or muted (docs/design/notifications.md#watch-levels). */
   setWatch(req: notifications.SetWatchRequest): Promise<notifications.Watch> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "setWatch", req);
   }
-  /** The caller's watch level on a post (`normal` when none is set; docs/adr/0178). */
+  /** The caller's watch level on a post (`normal` when none is set; docs/design/notifications.md#watch-levels). */
   getWatch(req: notifications.GetWatchRequest): Promise<notifications.Watch> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "getWatch", req);
   }
-  /** Unread comment.created and agent.mentioned items of `req.agentId`, oldest first, bounded (docs/adr/0188). */
+  /** Unread comment.created and agent.mentioned items of `req.agentId`, oldest first, bounded (docs/design/agents.md#attention). */
   listUnreadReplies(req: notifications.ListUnreadRepliesRequest): Promise<notifications.ListUnreadRepliesResponse> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "listUnreadReplies", req);
   }
-  /** True when the service answers the gRPC health check SERVING within `ms` (readiness, docs/adr/0075). */
+  /** True when the service answers the gRPC health check SERVING within `ms` (readiness, docs/design/operations.md#health-and-readiness). */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);
   }

@@ -13,7 +13,7 @@ export class TranslationClient {
   private readonly conn: ServiceConnection<typeof translation.TranslationServiceDefinition>;
 
   /**
-   * @param target `host:port` of the translation gRPC server (`TRANSLATION_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/adr/0085).
+   * @param target `host:port` of the translation gRPC server (`TRANSLATION_GRPC_ADDR`), or its in-process endpoint in the all-in-one (docs/design/services.md#in-process-transport).
    * Calls that may generate (and spend quota) are never retried; `getQuota` is a read and is.
    * `deadlineMs`: the deadline of calls that name none, ms (`GRPC_DEADLINE_MS`; default 10 000).
    */
@@ -54,11 +54,11 @@ export class TranslationClient {
   getQuota(agentId: string): Promise<translation.Quota> {
     return callMethod(this.c, translation.TranslationServiceDefinition, "getQuota", { agentId });
   }
-  /** The language pairs the running engine offers (`GET /v1/capabilities`, docs/adr/0170); a read, retried. */
+  /** The language pairs the running engine offers (`GET /v1/capabilities`, docs/design/edge.md#index-405-and-404); a read, retried. */
   listPairs(): Promise<translation.ListPairsResponse> {
     return callMethod(this.c, translation.TranslationServiceDefinition, "listPairs", {});
   }
-  /** True when the service answers its gRPC health check SERVING within `ms` (docs/adr/0075). */
+  /** True when the service answers its gRPC health check SERVING within `ms` (docs/design/operations.md#health-and-readiness). */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);
   }

@@ -6,8 +6,8 @@ import { registerPool } from "../metrics.js";
 /**
  * One service's PostgreSQL schema, reached through a `pg` pool whichever way APS runs: a
  * PostgreSQL server from a connection URL — in the all-in-one, the embedded server it starts
- * (docs/adr/0080); in the distributed mode, the platform's. `pool` lands in the service's own
- * schema (docs/adr/0003).
+ * (docs/design/services.md#embedded-postgresql); in the distributed mode, the platform's. `pool` lands in the service's own
+ * schema (docs/design/services.md#one-schema-per-service).
  */
 export interface Database {
   readonly pool: pg.Pool;
@@ -18,10 +18,10 @@ export interface Database {
   /**
    * Where migrations connect, when not through `pool` (`DATABASE_MIGRATION_URL`): a direct
    * server URL, since node-pg-migrate holds a session-level advisory lock that a PgBouncer in
-   * transaction mode cannot keep (issue 31 item 6, docs/adr/0169). Absent: migrations use `pool`.
+   * transaction mode cannot keep (docs/design/operations.md#connection-budget-and-pgbouncer). Absent: migrations use `pool`.
    */
   readonly migrationUrl?: string | undefined;
-  /** What sits between `pool` and the server (`DATABASE_POOLER`, docs/adr/0169); absent = "none". */
+  /** What sits between `pool` and the server (`DATABASE_POOLER`, docs/design/operations.md#connection-budget-and-pgbouncer); absent = "none". */
   readonly pooler?: Pooler;
   /** Whether `migrate` applies the migrations or only checks them (`DATABASE_MIGRATIONS`); absent = "apply". */
   readonly migrations?: MigrationMode;
@@ -37,7 +37,7 @@ export interface Database {
 export type MigrationMode = "apply" | "verify";
 
 /**
- * What `DATABASE_URL` reaches (`DATABASE_POOLER`, issue 31 item 6, docs/adr/0169): `none` — a
+ * What `DATABASE_URL` reaches (`DATABASE_POOLER`, docs/design/operations.md#connection-budget-and-pgbouncer): `none` — a
  * PostgreSQL server, so a connection keeps its session state; `transaction` — a PgBouncer in
  * transaction mode, which may hand each transaction to another server connection: no startup
  * `options` (PgBouncer refuses them; its per-service database entry sets `search_path` with
@@ -79,7 +79,7 @@ const poolers = new WeakMap<pg.Pool, Pooler>();
 
 /**
  * `name` for a named (server-side prepared) statement on `pool`, or undefined when `pool` reaches
- * a PgBouncer in transaction mode (docs/adr/0169): there the next transaction may run on a server
+ * a PgBouncer in transaction mode (docs/design/operations.md#connection-budget-and-pgbouncer): there the next transaction may run on a server
  * connection that never prepared it ("prepared statement does not exist"), so the statement is
  * sent unnamed (parsed each time) instead.
  */
@@ -91,8 +91,8 @@ export function namedStatement(pool: pg.Pool, name: string): string | undefined 
  * Longest a query waits for a pool connection — queued behind a burst, or opening a new one —
  * before it fails with "timeout exceeded when trying to connect" (a 503 `upstream_unavailable`),
  * ms. Below the gateway's 10 s gRPC deadline (DEFAULT_DEADLINE_MS, which exists so a burst of
- * writes can queue for a connection, docs/adr/0018), with 2 s left for the work itself; it was
- * 5 s, which cut such a burst off at half the deadline (docs/adr/0152).
+ * writes can queue for a connection, docs/design/services.md#typed-clients), with 2 s left for the work itself; it was
+ * 5 s, which cut such a burst off at half the deadline (docs/design/services.md#deadlines-and-pool-wait).
  */
 export const POOL_WAIT_MS = 8_000;
 
@@ -156,7 +156,7 @@ async function checkSearchPath(pool: pg.Pool, schema: string): Promise<void> {
   if (got !== schema)
     throw new Error(
       `DATABASE_POOLER=transaction: connections of the ${schema} service land in schema ${got ?? "(none)"}, not ${schema}; ` +
-        `give it a PgBouncer database entry with connect_query='SET search_path TO ${schema}' (docs/adr/0169)`,
+        `give it a PgBouncer database entry with connect_query='SET search_path TO ${schema}' (docs/design/operations.md#connection-budget-and-pgbouncer)`,
     );
 }
 
@@ -167,7 +167,7 @@ function wirePool(pool: pg.Pool, opts: DatabaseOptions): void {
 }
 
 /**
- * The readiness probe of `db` for `startGrpcServer` (docs/adr/0075): `SELECT 1` on the service's
+ * The readiness probe of `db` for `startGrpcServer` (docs/design/operations.md#health-and-readiness): `SELECT 1` on the service's
  * pool — the embedded server of the all-in-one is a separate process that can fail too.
  */
 export function readinessProbe(db: Database): () => Promise<unknown> {
@@ -179,7 +179,7 @@ export function readinessProbe(db: Database): () => Promise<unknown> {
  * replicas starting at the same moment would otherwise race in PostgreSQL's catalog (the loser
  * fails with a unique violation on pg_namespace despite IF NOT EXISTS). An existing schema is left
  * alone without the CREATE: a per-service role owns only its schema and has no CREATE on the
- * database, and PostgreSQL checks that privilege before IF NOT EXISTS (docs/adr/0119).
+ * database, and PostgreSQL checks that privilege before IF NOT EXISTS (docs/design/services.md#caller-policy-and-internal-trust).
  */
 async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
   const c = await pool.connect();
@@ -210,7 +210,7 @@ const commitHooks = new WeakMap<Tx, Set<() => void>>();
 /**
  * Runs `fn` once after `tx` commits, and never if it rolls back; the same `fn` registered twice
  * in one transaction runs once. For signals that must follow the commit, such as waking the outbox
- * relay (EventOutbox, docs/adr/0107). `fn` runs synchronously after COMMIT; an exception from it
+ * relay (EventOutbox, docs/design/events.md#catalogue). `fn` runs synchronously after COMMIT; an exception from it
  * is swallowed (the commit has happened; a hook must not turn it into a failure).
  */
 export function afterCommit(tx: Tx, fn: () => void): void {

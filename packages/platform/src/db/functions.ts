@@ -19,10 +19,10 @@ export function functionFiles(dir: string): FunctionFile[] {
 }
 
 /**
- * Applies a service's SQL functions (docs/adr/0180): every `*.sql` file of `dir`
+ * Applies a service's SQL functions (docs/design/services.md#sql-functions-in-files): every `*.sql` file of `dir`
  * (`store/functions/`, one file per function, each a `CREATE OR REPLACE FUNCTION …`), in file-name
  * order, in ONE transaction on `client` (the migration connection: `DATABASE_MIGRATION_URL` when
- * set, docs/adr/0169), under `pg_advisory_xact_lock` of the schema's migration key — the lock
+ * set, docs/design/operations.md#connection-budget-and-pgbouncer), under `pg_advisory_xact_lock` of the schema's migration key — the lock
  * node-pg-migrate holds while migrating, so replicas starting together do not replace a function
  * concurrently ("tuple concurrently updated"). Runs after the migrations at every start, so the
  * live definition of a function is always its file's, on a fresh database and on an upgraded one
@@ -72,7 +72,7 @@ async function liveFunctions(client: pg.ClientBase, schema: string): Promise<Map
 }
 
 /**
- * How the live functions of `schema` differ from the files of `dir` (docs/adr/0180): the files are
+ * How the live functions of `schema` differ from the files of `dir` (docs/design/services.md#sql-functions-in-files): the files are
  * applied to a scratch schema inside a transaction that is rolled back, and each function's
  * definition (`pg_get_functiondef`, schema names removed) is compared with the live one. Returns
  * one line per difference — `changed: f(args)`, `missing: f(args)` (in a file, not live), `extra:

@@ -1,7 +1,7 @@
 import { GroupCommit } from "./group-commit.js";
 
 /**
- * The group-commit queue of votes (docs/adr/0097), on its own: which items travel together, that
+ * The group-commit queue of votes (docs/design/votes-and-heat.md#group-commits-in-the-forum), on its own: which items travel together, that
  * one batch at most is in flight, the size cap, and that a failing batch fails only the items
  * that fail alone.
  */
@@ -52,7 +52,7 @@ function setup(
   return { gc, probe };
 }
 
-describe("GroupCommit (vote group commit, docs/adr/0097)", () => {
+describe("GroupCommit (vote group commit, docs/design/votes-and-heat.md#group-commits-in-the-forum)", () => {
   it("writes items submitted in the same event-loop turn as one batch, in submission order", async () => {
     const { gc, probe } = setup();
     const results = await Promise.all([1, 2, 3, 4].map((i) => gc.submit(i)));

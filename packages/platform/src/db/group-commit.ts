@@ -1,6 +1,6 @@
 /**
- * Group commit (docs/adr/0097-votes-in-group-commits.md; the forum's votes, the gateway's shared
- * rate-limit counts, docs/adr/0210): callers `submit` one item each; the
+ * Group commit (docs/design/votes-and-heat.md#group-commits-in-the-forum; the forum's votes, the gateway's shared
+ * rate-limit counts, docs/design/identity-and-abuse.md#counting-across-replicas): callers `submit` one item each; the
  * items that arrive while a batch is being written are written together as the next batch, by
  * ONE call of `writeBatch` — one statement, one transaction, one WAL flush for all of them. At
  * most one batch is in flight per instance, so batches of one process never wait on each other's

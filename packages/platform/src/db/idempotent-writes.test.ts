@@ -7,7 +7,7 @@ import { PLATFORM_MIGRATIONS_DIR } from "./paths.js";
 import { IDEMPOTENCY_OUTCOME_TTL_MS, idempotencyScope, IdempotentWrites } from "./idempotent-writes.js";
 
 /**
- * Outcomes of keyed writes stored with the write (docs/adr/0115), on the real PostgreSQL: one
+ * Outcomes of keyed writes stored with the write (docs/design/edge.md#idempotency-key), on the real PostgreSQL: one
  * write per (agent, key) however many retries (sequential or concurrent), the first response
  * replayed from its stored bytes, a failed write leaves the key free, another request under the
  * key is refused, and keys expire after 24 h.
@@ -137,7 +137,7 @@ if (!pgUp)
     const later = await writes.run(scope, forum.Comment, w.write);
     expect(w.calls.n).toBe(2);
     expect(later.id).not.toBe(first.id);
-    // expired outcomes are deleted by the retention job (idempotency_outcomes, docs/adr/0167; retention.test.ts)
+    // expired outcomes are deleted by the retention job (idempotency_outcomes, docs/design/operations.md#retention; retention.test.ts)
   });
 
   it("without a key, every call writes", async () => {

@@ -4,7 +4,7 @@ import { ApsError } from "../errors.js";
 import type { Clock } from "../clock.js";
 import { withTransaction, type Tx } from "./database.js";
 
-/** How long a keyed write's outcome is kept and replayed, ms (24 h, Stripe's rule; docs/adr/0115). */
+/** How long a keyed write's outcome is kept and replayed, ms (24 h, Stripe's rule; docs/design/edge.md#idempotency-key). */
 export const IDEMPOTENCY_OUTCOME_TTL_MS = 24 * 3600_000;
 
 /** The generated `encode`/`decode` of a ts-proto message type (e.g. `forum.Post`). */
@@ -32,7 +32,7 @@ interface OutcomeRow {
 }
 
 /**
- * Idempotency-Key outcomes kept by the service that owns the write (docs/adr/0115), in its own
+ * Idempotency-Key outcomes kept by the service that owns the write (docs/design/edge.md#idempotency-key), in its own
  * schema (table `idempotency_outcomes`, a platform migration). `run` claims the key, performs the
  * write and stores its encoded response in ONE transaction, so:
  * - the write happens at most once per (agent, key) within 24 h, whatever happens to the caller

@@ -14,9 +14,9 @@ import { lockValueFor } from "./migration-lock.js";
  * applied migrations are recorded in `<schema>.pgmigrations`. Throws when a migration fails.
  * With `db.migrationUrl` (`DATABASE_MIGRATION_URL`) it connects there, to the server directly:
  * that lock is held by the session, which a PgBouncer in transaction mode does not keep
- * (issue 31 item 6, docs/adr/0169).
+ * (docs/design/operations.md#connection-budget-and-pgbouncer).
  * Then, with `opts.functionsDir`, the service's SQL functions are (re)applied from their files on
- * the same connection under the same lock key (`applyFunctions`, docs/adr/0180).
+ * the same connection under the same lock key (`applyFunctions`, docs/design/services.md#sql-functions-in-files).
  * With `db.migrations` "verify" (`DATABASE_MIGRATIONS=verify`: the chart's migration Job applies
  * them, docs/operations/upgrading.md) nothing is applied: it throws MissingMigrationsError when a
  * migration of `dir` is not recorded as applied (see verifyMigrations).
@@ -79,7 +79,7 @@ async function runMigrations(
     count: Infinity,
     schema,
     // openDatabase has made sure it exists; node-pg-migrate's CREATE SCHEMA IF NOT EXISTS would
-    // need CREATE on the database, which a per-service role lacks (docs/adr/0119).
+    // need CREATE on the database, which a per-service role lacks (docs/design/services.md#caller-policy-and-internal-trust).
     createSchema: false,
     migrationsTable: "pgmigrations",
     migrationsSchema: schema,

@@ -5,7 +5,7 @@ import { connect, type ServiceConnection } from "./connect.js";
 import { startGrpcServer, unary, type RunningGrpcServer } from "./server.js";
 
 /**
- * A connection's call deadline (`GRPC_DEADLINE_MS`, docs/architecture.md §10): the deadline a call
+ * A connection's call deadline (`GRPC_DEADLINE_MS`, docs/design/tests.md#real-infrastructure-in-ci): the deadline a call
  * that names none carries is the one its connection was made with, else DEFAULT_DEADLINE_MS — over
  * gRPC and in-process alike. The stub records the deadline each call arrives with (ms left then).
  */

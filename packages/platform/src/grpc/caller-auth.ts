@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 
 /**
- * Internal trust, the caller's side (docs/adr/0119-internal-trust.md): every gRPC call a service
+ * Internal trust, the caller's side (docs/design/services.md#caller-policy-and-internal-trust): every gRPC call a service
  * makes carries who it is (`aps-caller: <service>`) and its secret (`authorization: Bearer
  * <token>`); the called server checks both against its declared callers (caller-check.ts).
  */

@@ -5,7 +5,7 @@ import { AUTHORIZATION_METADATA_KEY, CALLER_METADATA_KEY, tokenDigest } from "./
 import { allowedCallers } from "./caller-policy.js";
 
 /**
- * Internal trust, the server's side (docs/adr/0119-internal-trust.md): a gRPC server with a
+ * Internal trust, the server's side (docs/design/services.md#caller-policy-and-internal-trust): a gRPC server with a
  * verifier answers a call only when its `aps-caller` is a known caller, its bearer token hashes
  * to that caller's digest (compared in constant time) and CALLER_POLICY allows that caller the
  * method. The in-process transport of the all-in-one is not checked (one process, no network).

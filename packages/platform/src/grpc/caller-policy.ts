@@ -1,8 +1,8 @@
 /**
- * Which deployable may call which gRPC method (docs/adr/0119-internal-trust.md), declared once for
+ * Which deployable may call which gRPC method (docs/design/services.md#caller-policy-and-internal-trust), declared once for
  * every service: keyed by the service's full name, then by the method key of its generated
  * definition (`grantSeat`, …). A method missing here is refused to everyone when the check is on
- * (a new RPC must be declared; test/platform/internal-trust.test.ts checks every method is).
+ * (a new RPC must be declared; test/trust/grpc-callers.test.ts checks every method is).
  * Derived from who calls what today: the gateway is the edge and calls everything; the other
  * services only read the forum, and the council reads seats and agents from identity.
  */
@@ -19,9 +19,9 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     rotateKey: GATEWAY,
     createKey: GATEWAY,
     getAgent: ["gateway", "council"],
-    getAgents: GATEWAY, // a post's councillors and authors in one call (docs/adr/0193)
-    resolveMentions: GATEWAY, // a comment's @handles (docs/adr/0179)
-    // verified owners (docs/adr/0182): the profile url, the check of it, the badges of a page of authors
+    getAgents: GATEWAY, // a post's councillors and authors in one call (docs/design/council.md#the-forums-projection-of-the-case)
+    resolveMentions: GATEWAY, // a comment's @handles (docs/design/notifications.md#mentions)
+    // verified owners (docs/design/notifications.md#verified-owners): the profile url, the check of it, the badges of a page of authors
     updateProfile: GATEWAY,
     verifyOwner: GATEWAY,
     getVerifications: GATEWAY,
@@ -45,7 +45,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     flag: GATEWAY,
     listComments: FORUM_READERS,
     castVote: GATEWAY,
-    castVotes: GATEWAY, // the gateway's votes sent together (docs/adr/0223)
+    castVotes: GATEWAY, // the gateway's votes sent together (docs/design/votes-and-heat.md#gateway-batching)
     getPosts: FORUM_READERS,
     votesAt: FORUM_READERS,
     getAuthorStats: FORUM_READERS,
@@ -58,7 +58,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     // the council decides a withdrawal (it owns cases) and asks the forum for one without a case
     withdrawPost: ["council"],
     listPostEvents: FORUM_READERS,
-    getCaseRevision: GATEWAY, // the council writes' read-your-writes wait (docs/adr/0204)
+    getCaseRevision: GATEWAY, // the council writes' read-your-writes wait (docs/design/council.md#the-forums-projection-of-the-case)
   },
   "aps.council.v1.CouncilService": {
     nominate: GATEWAY,
@@ -73,7 +73,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     reportProgress: GATEWAY,
     markDuplicate: GATEWAY,
     withdraw: GATEWAY,
-    // GET /v1/me/attention (docs/adr/0188)
+    // GET /v1/me/attention (docs/design/agents.md#attention)
     listPendingBallots: GATEWAY,
     listOpenConcerns: GATEWAY,
     listLastCalls: GATEWAY,
@@ -95,7 +95,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     listNotifications: GATEWAY,
     markRead: GATEWAY,
     unread: GATEWAY,
-    setWatch: GATEWAY, // watch levels (docs/adr/0178)
+    setWatch: GATEWAY, // watch levels (docs/design/notifications.md#watch-levels)
     getWatch: GATEWAY,
     createWebhook: GATEWAY,
     listWebhooks: GATEWAY,
@@ -105,7 +105,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     pingWebhook: GATEWAY,
     redeliver: GATEWAY,
     rotateSecret: GATEWAY,
-    listUnreadReplies: GATEWAY, // GET /v1/me/attention (docs/adr/0188)
+    listUnreadReplies: GATEWAY, // GET /v1/me/attention (docs/design/agents.md#attention)
   },
 };
 

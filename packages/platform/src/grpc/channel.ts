@@ -3,7 +3,7 @@ import type { CallOptions, Metadata, ServiceError } from "@grpc/grpc-js";
 /**
  * The part of a ts-proto message type the transports use: `fromPartial` builds a fresh message
  * with every absent scalar at its proto3 default ("" / 0 / false / []) and unknown fields left out
- * — what a decode of the encoded value would give (docs/adr/0085-local-transport-in-the-all-in-one.md).
+ * — what a decode of the encoded value would give (docs/design/services.md#in-process-transport).
  */
 export interface MessageType<T> {
   fromPartial(object: T): T;
@@ -17,7 +17,7 @@ export interface MethodDefinition<Req, Res> {
   readonly responseType: MessageType<Res>;
   readonly requestStream: false;
   readonly responseStream: false;
-  /** Method options from the .proto; `idempotencyLevel` decides retries (client.ts isRetriable, docs/adr/0108). */
+  /** Method options from the .proto; `idempotencyLevel` decides retries (client.ts isRetriable, docs/design/services.md#retries-declared-in-the-proto). */
   readonly options?: { readonly idempotencyLevel?: string };
 }
 

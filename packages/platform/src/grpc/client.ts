@@ -5,7 +5,7 @@ import { LIMITS } from "../limits.js";
 
 /**
  * Default deadline of every service-to-service call, ms (10 s: a burst of writes may queue for a
- * pool connection; docs/adr/0018). A process sets its own with `GRPC_DEADLINE_MS` (commonEnvSchema),
+ * pool connection; docs/design/services.md#typed-clients). A process sets its own with `GRPC_DEADLINE_MS` (commonEnvSchema),
  * which its clients' connections carry (setChannelDeadline).
  */
 export const DEFAULT_DEADLINE_MS = 10_000;
@@ -80,7 +80,7 @@ export async function callRead<Req, Res>(
   }
 }
 
-/** True when `req` is a keyed write: a non-empty `idempotencyKey` field (docs/adr/0115). */
+/** True when `req` is a keyed write: a non-empty `idempotencyKey` field (docs/design/edge.md#idempotency-key). */
 function hasIdempotencyKey(req: unknown): boolean {
   const key: unknown = (req as { idempotencyKey?: unknown } | null)?.idempotencyKey;
   return typeof key === "string" && key !== "";
@@ -92,7 +92,7 @@ const RETRIABLE_LEVELS = new Set(["NO_SIDE_EFFECTS", "IDEMPOTENT"]);
 /**
  * True when the .proto declares `option idempotency_level = NO_SIDE_EFFECTS` (or `IDEMPOTENT`)
  * on `method`: running it again changes nothing, so a call that never reached the service may be
- * sent again (docs/adr/0108).
+ * sent again (docs/design/services.md#retries-declared-in-the-proto).
  */
 export function isRetriable(method: { readonly options?: { readonly idempotencyLevel?: string } }): boolean {
   return RETRIABLE_LEVELS.has(method.options?.idempotencyLevel ?? "");
@@ -103,7 +103,7 @@ export function isRetriable(method: { readonly options?: { readonly idempotencyL
  * endpoint) with a deadline (`deadlineMs`, default the channel's: channelDeadline). The retry policy comes
  * from the .proto, declared once per method: retried as callRead when isRetriable, never retried
  * (callUnary) otherwise — except a write that carries an `idempotencyKey`: its service runs it
- * at most once per key and replays the first outcome (docs/adr/0115), so it is retried like a
+ * at most once per key and replays the first outcome (docs/design/edge.md#idempotency-key), so it is retried like a
  * read. Rejects with ApsError like both.
  */
 export function callMethod<D extends ServiceDefinitionLike, K extends keyof D["methods"] & string>(
@@ -126,7 +126,7 @@ export function callMethod<D extends ServiceDefinitionLike, K extends keyof D["m
  * grpc-js's default, stated here). grpc-js resolves again when a connection of the channel is lost
  * or closed by the server (GOAWAY after SERVER_OPTIONS' max connection age): so pods a scale-up
  * adds are found within a connection age, and a pod that went away within one re-resolution
- * (issue 31 item 1, docs/adr/0165).
+ * (docs/design/services.md#balancing-and-connection-age).
  */
 export const DNS_MIN_RESOLUTION_MS = 30_000;
 
@@ -135,7 +135,7 @@ export const DNS_MIN_RESOLUTION_MS = 30_000;
  * resolves to — a headless Service's pod IPs (`dns:///aps-forum:50052` in the chart) or the
  * replicas of `npm run start:distributed` (`ipv4:127.0.0.1:50052,127.0.0.1:50053`) — instead of
  * grpc-js's default `pick_first`, which sends every call of the channel to one address
- * (issue 31 item 1, docs/adr/0165). With one address it is one subchannel, as before.
+ * (docs/design/services.md#balancing-and-connection-age). With one address it is one subchannel, as before.
  */
 export const SERVICE_CONFIG = { loadBalancingConfig: [{ round_robin: {} }] } as const;
 
@@ -144,10 +144,10 @@ export const SERVICE_CONFIG = { loadBalancingConfig: [{ round_robin: {} }] } as 
  * reconnects within ≤ 5 s (grpc-js would otherwise back off up to 120 s, keeping the gateway
  * answering 503 long after the service is back). grpc-js adds ±20 % jitter to each backoff, so
  * the cap of 3.5 s spaces attempts ≤ 4.2 s apart, which leaves room under 5 s for the
- * handshake on a loaded machine (docs/adr/0151; `grpc/reconnect.test.ts` measures the worst case). Message sizes are capped explicitly at
- * LIMITS.grpcMessageBytes both ways (grpc-js would receive only 4 MiB; docs/adr/0102). Calls are
+ * handshake on a loaded machine (docs/design/tests.md#published-bounds; `grpc/reconnect.test.ts` measures the worst case). Message sizes are capped explicitly at
+ * LIMITS.grpcMessageBytes both ways (grpc-js would receive only 4 MiB; docs/design/edge.md#lists-and-cursors). Calls are
  * spread `round_robin` over every address of the target (SERVICE_CONFIG), DNS asked again at most
- * every DNS_MIN_RESOLUTION_MS, no TXT lookups for a service config (ours is fixed here; docs/adr/0165).
+ * every DNS_MIN_RESOLUTION_MS, no TXT lookups for a service config (ours is fixed here; docs/design/services.md#balancing-and-connection-age).
  * Same options everywhere, so the clients of one address (typed client + health client) share one
  * subchannel.
  */

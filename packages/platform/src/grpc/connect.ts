@@ -8,7 +8,7 @@ import type { LocalEndpoint } from "./local.js";
 /**
  * Where a typed client sends its calls: a gRPC address `host:port` (distributed mode, a second
  * gateway) or the in-process endpoint of a service started in this process (the all-in-one;
- * docs/adr/0085-local-transport-in-the-all-in-one.md).
+ * docs/design/services.md#in-process-transport).
  */
 export type ServiceTarget<D extends ServiceDefinitionLike> = string | LocalEndpoint<D>;
 
@@ -25,7 +25,7 @@ export interface ServiceConnection<D extends ServiceDefinitionLike> {
   readonly methods: Channel<D>;
   /**
    * True when the service is SERVING: over gRPC, its health check answers so within `ms`;
-   * in-process, its health state now (not draining, dependency probe passing; docs/adr/0075).
+   * in-process, its health state now (not draining, dependency probe passing; docs/design/operations.md#health-and-readiness).
    */
   ready(ms: number): Promise<boolean>;
   /** Closes the gRPC channels; nothing to close in-process. */
@@ -35,7 +35,7 @@ export interface ServiceConnection<D extends ServiceDefinitionLike> {
 /**
  * Connects to `target`: an address gets a grpc-js client of `Client` (reconnect options
  * CHANNEL_OPTIONS, insecure in-cluster transport; with `caller`, every call carries its name and
- * token, docs/adr/0119-internal-trust.md) and a health client (unchecked, as the kubelet's probes
+ * token, docs/design/services.md#caller-policy-and-internal-trust) and a health client (unchecked, as the kubelet's probes
  * are); a local endpoint is used as it is. `deadlineMs`: the deadline of its calls that name none
  * (the process's `GRPC_DEADLINE_MS`; default DEFAULT_DEADLINE_MS, 10 s).
  */

@@ -9,7 +9,7 @@ import { LIVENESS_SERVICE, startGrpcServer, unary, type RunningGrpcServer } from
 import { HealthClient } from "./health.js";
 
 /**
- * Readiness and retries of the gRPC plumbing (docs/adr/0075): a server's health follows its dependency probe ("" and the named
+ * Readiness and retries of the gRPC plumbing (docs/design/operations.md#health-and-readiness): a server's health follows its dependency probe ("" and the named
  * services NOT_SERVING while it fails, SERVING again after) while the `liveness` entry stays
  * SERVING; a read reaches a service that starts a moment after the call was made (retried on the
  * transport failure), a write to the same absent service fails at once with upstream_unavailable.

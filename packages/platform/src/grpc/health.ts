@@ -3,7 +3,7 @@ import { service as healthService, type HealthImplementation } from "grpc-health
 import { CHANNEL_OPTIONS, insecure } from "./client.js";
 import type { Logger } from "../log.js";
 
-/** How often a service re-checks its dependencies by default, ms (docs/architecture.md §9 readiness). */
+/** How often a service re-checks its dependencies by default, ms (docs/design/operations.md#at-a-glance readiness). */
 export const DEFAULT_PROBE_INTERVAL_MS = 1_000;
 /**
  * A probe slower than this counts as failed, ms (a hung PostgreSQL is as bad as a stopped one;
@@ -27,7 +27,7 @@ export interface DependencyWatch {
  * default 5 000 ms, fails) and mirrors the result on the gRPC health service: every name in
  * `names` becomes NOT_SERVING after a failed probe and SERVING again after a successful one.
  * This is what makes the gateway's `/readyz` answer 503 while a service's PostgreSQL is down
- * (docs/adr/0075-readiness-from-database-probes.md). Transitions are logged once.
+ * (docs/design/operations.md#health-and-readiness). Transitions are logged once.
  */
 export function watchDependency(
   health: HealthImplementation,

@@ -8,7 +8,7 @@ import { connect, type ServiceConnection } from "./connect.js";
 import { startGrpcServer, unary, type RunningGrpcServer } from "./server.js";
 
 /**
- * The in-process transport keeps the gRPC contract (docs/adr/0085): one stub KnowledgeService is served over gRPC and in-process by the same server,
+ * The in-process transport keeps the gRPC contract (docs/design/services.md#in-process-transport): one stub KnowledgeService is served over gRPC and in-process by the same server,
  * and every case is asserted on BOTH transports with the same expectation — results (unknown
  * fields dropped, no object shared with the handler), errors (status,
  * APS code, retry hint, message), internal errors, deadlines, and draining (calls in flight

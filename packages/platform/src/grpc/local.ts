@@ -19,7 +19,7 @@ import type {
 } from "./channel.js";
 
 /**
- * In-process transport of the all-in-one (docs/adr/0085-local-transport-in-the-all-in-one.md): a typed client calls the service's gRPC
+ * In-process transport of the all-in-one (docs/design/services.md#in-process-transport): a typed client calls the service's gRPC
  * handlers directly — no HTTP/2, no protobuf encoding — with the gRPC contract kept: the same
  * status codes and APS code metadata on errors, deadlines, UNAVAILABLE while the service drains,
  * proto3 defaults on both messages (ts-proto `fromPartial`, which also copies them: caller and
@@ -38,7 +38,7 @@ export interface LocalEndpoint<D extends ServiceDefinitionLike> {
   readonly definition: D;
   /** The service's methods in the generated client's callback style. */
   readonly methods: Channel<D>;
-  /** What the gRPC health check ("") would answer now: SERVING unless draining or the dependency probe fails (docs/adr/0075). */
+  /** What the gRPC health check ("") would answer now: SERVING unless draining or the dependency probe fails (docs/design/operations.md#health-and-readiness). */
   serving(): boolean;
 }
 

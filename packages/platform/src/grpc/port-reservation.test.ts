@@ -8,7 +8,7 @@ import { HealthClient } from "./health.js";
 import { heldListenPorts, releaseListenPort, reserveListenPort } from "./port-reservation.js";
 
 /**
- * A service's gRPC port held from its start until it binds (docs/adr/0214). The landing CI of
+ * A service's gRPC port held from its start until it binds (docs/design/services.md#port-reservation). The landing CI of
  * ef8dee2 saw the forum container exit with grpc-js's "No address added out of total 1 resolved":
  * 50052 lies in Linux's ephemeral range, and an outbound socket the process opened first can be
  * given it as its local port.
@@ -121,7 +121,7 @@ function inNamespace(reserve: boolean): { client: string; bind: string } {
   },
 );
 
-describe("a gRPC listen port held from the process's start (docs/adr/0214)", () => {
+describe("a gRPC listen port held from the process's start (docs/design/services.md#port-reservation)", () => {
   let server: RunningGrpcServer | undefined;
   afterEach(async () => {
     await server?.shutdown(1_000);

@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from "node:net";
 
 /**
  * Listen ports held from a process's start until its gRPC server binds them
- * (docs/adr/0214-listen-port-reserved-at-start.md): keyed by port number.
+ * (docs/design/services.md#port-reservation): keyed by port number.
  */
 const held = new Map<number, Server>();
 
@@ -21,7 +21,7 @@ function parseListenAddr(addr: string): { host: string; port: number } | undefin
  * so that no outbound connection the process makes meanwhile (PostgreSQL, NATS, peers) is given
  * that port as its local port by the kernel. The services' ports (50051–50056) lie inside Linux's
  * ephemeral range (32768–60999); a client socket that got one made the gRPC bind fail with
- * EADDRINUSE ("No address added out of total 1 resolved") — docs/adr/0214. Connections that reach
+ * EADDRINUSE ("No address added out of total 1 resolved") — docs/design/services.md#port-reservation. Connections that reach
  * the placeholder are closed at once: a client sees a reset and retries, as it would a refusal.
  * A port of 0 (any) or an address without a port is not held. Holding the same port twice is a
  * no-op. Rejects with the listen error (EADDRINUSE: another process has the port; EADDRNOTAVAIL).

@@ -97,7 +97,7 @@ describe("a gRPC channel after its service restarts (CHANNEL_OPTIONS)", () => {
       // grpc-js adds ±20 % jitter to every backoff: the cap must leave room for it under the bound
       expect(cap * 1.2).toBeLessThan(RECONNECT_BOUND_MS);
       // measured gaps and the time to reconnect: the bound, stretched on a loaded machine (a busy
-      // event loop fires grpc-js's backoff timers late; docs/testing.md "Time in assertions")
+      // event loop fires grpc-js's backoff timers late; docs/design/tests.md "Time in assertions")
       expect(Math.max(...all)).toBeLessThan(scaled(RECONNECT_BOUND_MS));
       // the worst gap (cap × 1.2 = 4.2 s) + the poll (≤ 50 ms) + one health call: under the bound itself
       expect(reachedMs).toBeLessThan(scaled(RECONNECT_BOUND_MS));

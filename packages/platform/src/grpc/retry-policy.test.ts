@@ -5,7 +5,7 @@ import { callMethod, isRetriable } from "./client.js";
 
 /**
  * Retries are declared once per method in the .proto (`option idempotency_level =
- * NO_SIDE_EFFECTS`, docs/adr/0108) and applied by one helper, callMethod. Every RPC of every
+ * NO_SIDE_EFFECTS`, docs/design/services.md#retries-declared-in-the-proto) and applied by one helper, callMethod. Every RPC of every
  * service is classified here by its verb, so a new RPC without the right declaration fails.
  */
 const SERVICES: ServiceDefinitionLike[] = [
@@ -22,7 +22,7 @@ const WRITES =
   /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue|Flag|Raise|Resolve|Update|Edit|Verify|Report|Withdraw|Mark|Set)/;
 /**
  * Writes that set a state, declared IDEMPOTENT: the same call again writes nothing (a ballot,
- * docs/adr/0216; several at once, 0223), so a call lost with its connection is sent again.
+ * docs/design/votes-and-heat.md#idempotent-castvote; several at once, 0223), so a call lost with its connection is sent again.
  */
 const STATE_SETS = /^CastVotes?$/;
 
@@ -90,7 +90,7 @@ describe("retry policy from the proto", () => {
     expect(calls.n).toBe(1);
   });
 
-  it("sends an unkeyed CastVote again after a transport failure (a ballot is a state, docs/adr/0216)", async () => {
+  it("sends an unkeyed CastVote again after a transport failure (a ballot is a state, docs/design/votes-and-heat.md#idempotent-castvote)", async () => {
     const { calls, channel } = flaky(1);
     await expect(
       callMethod(channel as never, forum.ForumServiceDefinition, "castVote", {
@@ -105,7 +105,7 @@ describe("retry policy from the proto", () => {
     expect(calls.n).toBe(2);
   });
 
-  it("retries a write that carries an Idempotency-Key (its service runs it once per key, docs/adr/0115)", async () => {
+  it("retries a write that carries an Idempotency-Key (its service runs it once per key, docs/design/edge.md#idempotency-key)", async () => {
     const { calls, channel } = flaky(1);
     await expect(
       callMethod(channel as never, forum.ForumServiceDefinition, "castVote", {

@@ -34,7 +34,7 @@ export interface RunningGrpcServer {
   /**
    * An in-process endpoint of one of the served services (its generic definition and the same
    * `implementation`), sharing this server's lifecycle: refused once shutdown begins, waited for
-   * by shutdown, SERVING as the health entry "" is (docs/adr/0085-local-transport-in-the-all-in-one.md).
+   * by shutdown, SERVING as the health entry "" is (docs/design/services.md#in-process-transport).
    */
   local<D extends ServiceDefinitionLike>(definition: D, implementation: Implementation<D>): LocalEndpoint<D>;
   /**
@@ -59,7 +59,7 @@ export interface GrpcServerOptions {
   probe?: DependencyProbe | undefined;
   probeIntervalMs?: number;
   /**
-   * The callers this server accepts (docs/adr/0119-internal-trust.md): when set, every call over
+   * The callers this server accepts (docs/design/services.md#caller-policy-and-internal-trust): when set, every call over
    * the network must carry a declared caller's token (caller-check.ts); unset = no check (the
    * all-in-one on loopback). The health service and the in-process endpoints are never checked.
    */
@@ -67,7 +67,7 @@ export interface GrpcServerOptions {
   /**
    * Longest a client connection lives, ms (default SERVER_CONNECTION_AGE.maxAgeMs); then the server
    * sends GOAWAY and the client reconnects — resolving its target again, so it finds replicas a
-   * scale-up added (docs/adr/0165). `GRPC_MAX_CONNECTION_AGE_MS` of every service.
+   * scale-up added (docs/design/services.md#balancing-and-connection-age). `GRPC_MAX_CONNECTION_AGE_MS` of every service.
    */
   maxConnectionAgeMs?: number | undefined;
   /** How long calls still running on a connection past its age may finish, ms (default SERVER_CONNECTION_AGE.graceMs; `GRPC_MAX_CONNECTION_AGE_GRACE_MS`). */
@@ -75,7 +75,7 @@ export interface GrpcServerOptions {
 }
 
 /**
- * Default connection age of every gRPC server (issue 31 item 1, docs/adr/0165): a client's
+ * Default connection age of every gRPC server (docs/design/services.md#balancing-and-connection-age): a client's
  * connection is closed (GOAWAY) after 5 minutes, so after a scale-up every client has spread its
  * calls over the new replicas within 5 minutes; calls running then get 15 s more (past
  * DEFAULT_DEADLINE_MS, 10 s) before the connection is cut. grpc-js adds ±10 % jitter to the age.
@@ -86,8 +86,8 @@ export const SERVER_CONNECTION_AGE = { maxAgeMs: 300_000, graceMs: 15_000 } as c
  * Starts a gRPC server on `addr` (`host:port`, port 0 = any) serving `services` plus the standard
  * gRPC health-checking protocol (`grpc.health.v1.Health`), all SERVING — or NOT_SERVING while
  * `opts.probe` fails. Plaintext transport inside the cluster network; each call's caller is checked
- * against `opts.callers` when given (docs/adr/0119-internal-trust.md). A port the process held
- * since its start (`reserveListenPort`, docs/adr/0214) is released just before the bind.
+ * against `opts.callers` when given (docs/design/services.md#caller-policy-and-internal-trust). A port the process held
+ * since its start (`reserveListenPort`, docs/design/services.md#port-reservation) is released just before the bind.
  * Rejects when the bind fails (grpc-js: "No address added …", with the errors).
  */
 export async function startGrpcServer(
@@ -96,8 +96,8 @@ export async function startGrpcServer(
   log: Logger,
   opts: GrpcServerOptions = {},
 ): Promise<RunningGrpcServer> {
-  // Message sizes explicit both ways, the same as the clients' (LIMITS.grpcMessageBytes, docs/adr/0102);
-  // connections closed after their age so clients rebalance over new replicas (docs/adr/0165).
+  // Message sizes explicit both ways, the same as the clients' (LIMITS.grpcMessageBytes, docs/design/edge.md#lists-and-cursors);
+  // connections closed after their age so clients rebalance over new replicas (docs/design/services.md#balancing-and-connection-age).
   const server = new Server({
     "grpc.max_receive_message_length": LIMITS.grpcMessageBytes,
     "grpc.max_send_message_length": LIMITS.grpcMessageBytes,
@@ -114,13 +114,13 @@ export async function startGrpcServer(
   }
   const health = new HealthImplementation(statuses);
   health.addToServer(server);
-  // a port held since the process started (docs/adr/0214) is let go just before the bind
+  // a port held since the process started (docs/design/services.md#port-reservation) is let go just before the bind
   await releaseListenPort(addr);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(addr, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
   // Liveness stays SERVING through a database outage (restarting the pod would not help);
-  // "" and the named services are readiness (docs/adr/0075).
+  // "" and the named services are readiness (docs/design/operations.md#health-and-readiness).
   health.setStatus(LIVENESS_SERVICE, "SERVING");
   const watch = opts.probe
     ? watchDependency(health, Object.keys(statuses), opts.probe, log, { intervalMs: opts.probeIntervalMs })
@@ -128,7 +128,10 @@ export async function startGrpcServer(
   const gate = new LocalGate(() => watch?.healthy ?? true);
   log.info({ addr, port, callerCheck: opts.callers !== undefined }, "gRPC server listening");
   if (!opts.callers && !/^(127\.|\[::1\]|localhost)/.test(addr))
-    log.warn({ addr }, "gRPC caller check off (no APS_PEER_DIGESTS) on a non-loopback address (docs/adr/0119)");
+    log.warn(
+      { addr },
+      "gRPC caller check off (no APS_PEER_DIGESTS) on a non-loopback address (docs/design/services.md#caller-policy-and-internal-trust)",
+    );
   return {
     port,
     health,

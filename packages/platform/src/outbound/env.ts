@@ -22,13 +22,13 @@ const ports = (def: string) =>
     });
 
 /**
- * The env vars of the SSRF guard (`checkTarget`, docs/adr/0127, 0159), one pair for every service
- * that fetches a URL an agent chose (the notifications service's webhooks; issue 32's owner
+ * The env vars of the SSRF guard (`checkTarget`, docs/design/notifications.md), one pair for every service
+ * that fetches a URL an agent chose (the notifications service's webhooks and identity's owner
  * verification next). Spread into each service's env schema, so one switch governs every outbound
  * fetch of a deployment.
  */
 export const outboundTargetEnv = {
-  /** The ports a target URL may name (issue 30 rule 12); lifted by WEBHOOK_ALLOW_PRIVATE. */
+  /** The ports a target URL may name; lifted by WEBHOOK_ALLOW_PRIVATE. */
   WEBHOOK_ALLOWED_PORTS: ports("443,80,8443"),
   /**
    * FOR TESTS AND LOCAL SETUPS ONLY: also allow `http:` URLs, any port and loopback, private,

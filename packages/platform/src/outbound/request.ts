@@ -4,7 +4,7 @@ import type { LookupFunction } from "node:net";
 import type { CheckedTarget } from "./ssrf.js";
 
 /**
- * One outbound HTTP exchange with a target an agent chose (a webhook endpoint, docs/adr/0159), after
+ * One outbound HTTP exchange with a target an agent chose (a webhook endpoint, docs/design/notifications.md#attempts), after
  * the SSRF guard (`checkTarget`) passed it.
  */
 export interface OutboundRequest {
@@ -46,7 +46,7 @@ export interface OutboundOutcome {
  * Sends `req` to the checked address of `target` (TLS still verifies the URL's host name: the
  * pinned lookup only fixes the address, so DNS rebinding cannot move the connection after the
  * guard), on a fresh connection (`agent: false`), under one deadline over the whole exchange
- * (issue 30 rule 7, docs/adr/0159). It ends at the answer's end, as soon as more than `maxBytes` of answer arrived (the
+ * (docs/design/notifications.md#attempts). It ends at the answer's end, as soon as more than `maxBytes` of answer arrived (the
  * connection is then closed, `truncated` is set and `body` keeps the first `maxBytes`), at the deadline
  * (`timeout`) or when `signal` aborts (`aborted`). Redirects are not followed. Never rejects.
  */

@@ -4,7 +4,7 @@ const strict: TargetPolicy = { allowPrivate: false, allowedPorts: DEFAULT_ALLOWE
 const open: TargetPolicy = { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS };
 
 /**
- * The SSRF guard (docs/adr/0127): the issue's targets are refused without WEBHOOK_ALLOW_PRIVATE,
+ * The SSRF guard (docs/design/notifications.md#ssrf-guard): the issue's targets are refused without WEBHOOK_ALLOW_PRIVATE,
  * with the system resolver for names (`localhost` resolves to loopback on every machine).
  */
 describe("webhook SSRF guard", () => {
@@ -20,7 +20,7 @@ describe("webhook SSRF guard", () => {
     "https://192.168.1.10/h",
     "https://172.16.0.1/h",
     "https://0.0.0.0/h",
-    // IPv4-compatible IPv6 (::/96, deprecated): ::a9fe:a9fe is 169.254.169.254 (issue 30 rule 12)
+    // IPv4-compatible IPv6 (::/96, deprecated): ::a9fe:a9fe is 169.254.169.254
     "https://[::a9fe:a9fe]/h",
     "https://[::7f00:1]/h",
     "https://[::0a00:1]/h",

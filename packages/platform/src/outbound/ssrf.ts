@@ -4,7 +4,7 @@ import ipaddr from "ipaddr.js";
 import { ApsError } from "../errors.js";
 
 /**
- * The SSRF guard of webhook targets (issue #14 "SSRF", docs/adr/0127): a target must be `https:`
+ * The SSRF guard of webhook targets (docs/design/notifications.md#ssrf-guard): a target must be `https:`
  * and every address its host resolves to must be a public unicast address — ipaddr.js's range
  * `unicast`, so loopback, private (RFC 1918, unique-local), link-local (incl. the cloud metadata
  * address 169.254.169.254 and fd00:ec2::254), carrier-grade NAT (100.100.100.200), unspecified,
@@ -12,7 +12,7 @@ import { ApsError } from "../errors.js";
  * Checked when a webhook is registered and again before each delivery, which then connects to the
  * address checked (no second DNS answer: DNS rebinding).
  *
- * Issue 30 rule 12 (docs/adr/0159): an IPv6 address must also lie in the global unicast block
+ * An IPv6 target (docs/design/notifications.md#attempts): an IPv6 address must also lie in the global unicast block
  * 2000::/3, which refuses the deprecated IPv4-compatible addresses `::a.b.c.d` (`::a9fe:a9fe` is
  * 169.254.169.254 on hosts that still route them) and every other block outside it; the URL's port
  * (its scheme's default when absent) must be in WEBHOOK_ALLOWED_PORTS (443, 80, 8443 by default).
@@ -31,7 +31,7 @@ const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
 
 /**
  * True when `ip` is a public unicast address: IPv4 in ipaddr.js's range `unicast`; IPv6 in
- * `unicast` and inside 2000::/3 (so `::a9fe:a9fe`, IPv4-compatible, is refused: issue 30 rule 12);
+ * `unicast` and inside 2000::/3 (so `::a9fe:a9fe`, IPv4-compatible, is refused:
  * an IPv4-mapped IPv6 address is judged as its IPv4 address.
  */
 export function isPublicAddress(ip: string): boolean {

@@ -95,7 +95,7 @@ export function deadline(iso: string, now: Date): SafeHtml {
 }
 
 /**
- * Agenda (docs/adr/0060): proposals awaiting the Council (`agenda` and `review`), their public votes,
+ * Agenda (docs/design/edge.md#web-pages): proposals awaiting the Council (`agenda` and `review`), their public votes,
  * ballots so far with reasons and tallies against the seats, and the deadline countdown: one
  * page of `GET /v1/agenda`, each item a post with its case (`council`).
  */

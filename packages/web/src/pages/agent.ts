@@ -3,8 +3,8 @@ import { postSummary, time } from "../components.js";
 import { html, safeHref, type SafeHtml } from "../html.js";
 
 /**
- * Agent profile (docs/adr/0060): name, url (a nofollow link, http(s) only), the verified owner
- * domain (docs/adr/0182), Sagacity, seats, join date,
+ * Agent profile (docs/design/edge.md#web-pages): name, url (a nofollow link, http(s) only), the verified owner
+ * domain (docs/design/notifications.md#verified-owners), Sagacity, seats, join date,
  * activity counts (`GET /v1/agents/{agentId}`), and the agent's posts newest first (one keyset
  * page of `GET /v1/agents/{agentId}/posts`; `laterPage` when a cursor was followed).
  */

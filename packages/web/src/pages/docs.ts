@@ -3,7 +3,7 @@ import { html, type SafeHtml } from "../html.js";
 /**
  * The reference pages the gateway serves at `/docs/<slug>.md` (docs/reference/, described by its
  * index.json; the gateway's `loadDocs`): static files of the release, handed to the pages at
- * start-up rather than read per request (docs/adr/0195).
+ * start-up rather than read per request (docs/design/edge.md#web-pages).
  */
 export interface DocsIndex {
   manifest: {

@@ -25,7 +25,7 @@ function homeHref(q: HomeQuery, cursor?: string): string {
 }
 
 /**
- * Home (docs/adr/0060): Hot / New tabs, an arch/free filter, the posts with status badges and
+ * Home (docs/design/edge.md#web-pages): Hot / New tabs, an arch/free filter, the posts with status badges and
  * for/against counts, keyset pagination through the list's opaque `nextCursor`, and the
  * "write a post" form (shown by app.js to a signed-in browser; it calls `POST /v1/posts`).
  */

@@ -1,7 +1,7 @@
 import { html, type SafeHtml } from "../html.js";
 
 /**
- * Join (docs/adr/0060): a form that calls `POST /v1/join` from app.js and shows the new key ONCE with
+ * Join (docs/design/edge.md#web-pages): a form that calls `POST /v1/join` from app.js and shows the new key ONCE with
  * a copy button and a warning; the key is not stored unless the person signs in with it.
  */
 export function joinPage(): SafeHtml {

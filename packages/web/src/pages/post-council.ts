@@ -4,7 +4,7 @@ import { html, type SafeHtml } from "../html.js";
 
 /**
  * The proposal page's Council depth (docs/reference/moderation-and-council-depth.md,
- * docs/adr/0130): the duplicate banner and count, concerns with their resolutions, the
+ * docs/design/council.md#duplicates): the duplicate banner and count, concerns with their resolutions, the
  * implementation progress bar, the forms that raise, resolve, report and mark, and the timeline
  * with every concern and progress update. Who may act is checked by the API; the forms only show
  * for keys holding the seat they need (`data-needs`).
@@ -23,7 +23,7 @@ function agent(w: Who, id: string): SafeHtml {
 
 /**
  * "Duplicate of …" on a duplicate, "N duplicates" on an original (nothing otherwise); the detail's
- * `duplicateOf` is the council's when the post has a case (docs/adr/0130).
+ * `duplicateOf` is the council's when the post has a case (docs/design/council.md#duplicates).
  */
 export function duplicateNote(post: PostDetail): SafeHtml {
   const of = post.duplicateOf;
@@ -144,7 +144,7 @@ const LABEL: Record<NonNullable<Transition["event"]>, string> = {
 
 /**
  * The timeline of `GET /v1/posts/{id}`: creation, status changes, edits (linked to the revision;
- * docs/adr/0128), concerns and progress updates in time order; the author's reason shows on the
+ * docs/design/votes-and-heat.md#edits-and-revisions), concerns and progress updates in time order; the author's reason shows on the
  * withdrawal.
  */
 export function timelineList(w: Who): SafeHtml {

@@ -6,7 +6,7 @@ import { ballotList, deadline, decisionStatement, lastCallNotice, tally } from "
 import { concernsAndProgress, timelineList, duplicateNote } from "./post-council.js";
 import { commentThreads } from "./threads.js";
 
-/** Languages of the translation service (docs/architecture.md §7), with their names for the picker. */
+/** Languages of the translation service (docs/design/search-and-translation.md#machine-translation), with their names for the picker. */
 export const LANGUAGES: [string, string][] = [
   ["en", "English"],
   ["zh", "中文"],
@@ -36,7 +36,7 @@ export interface PostView {
   now: Date;
 }
 
-/** The author's reason when the post is withdrawn ("" otherwise; docs/adr/0129). */
+/** The author's reason when the post is withdrawn ("" otherwise; docs/design/council.md#withdrawal). */
 function withdrawnReason(v: PostView): string {
   return v.post.withdrawnReason ?? "";
 }
@@ -135,7 +135,7 @@ function councilForms(id: string, status: string): SafeHtml {
 }
 
 /**
- * Proposal page (docs/adr/0060): the body as sanitised Markdown, votes with vote buttons, the Council
+ * Proposal page (docs/design/edge.md#web-pages): the body as sanitised Markdown, votes with vote buttons, the Council
  * section (tallies, deadline, public ballots with reasons, councillor/chief forms), status
  * timeline, hand-off record, comments with a comment form, and the language picker that calls
  * `GET /v1/posts/{id}/translation?lang=` from app.js.

@@ -1,7 +1,7 @@
 import type { SearchResult } from "../api.js";
 import { html, highlightSnippet, safeHref, type SafeHtml } from "../html.js";
 
-/** Tags offered as one-click filters (docs/architecture.md §8: docs; post, arch|free, status). */
+/** Tags offered as one-click filters (docs/design/search-and-translation.md#search-engines: docs; post, arch|free, status). */
 const QUICK_TAGS = ["docs", "post", "arch", "free", "open", "adopted"];
 
 /** A hit's page for humans: `/docs/<slug>.md` → `/docs/<slug>`, `/v1/posts/<id>` → `/posts/<id>`. */
@@ -14,7 +14,7 @@ export function hitHref(url: string): string {
 }
 
 /**
- * Search (docs/adr/0060): keywords and tags (all must match) on `GET /v1/knowledge/search`, hits with
+ * Search (docs/design/edge.md#web-pages): keywords and tags (all must match) on `GET /v1/knowledge/search`, hits with
  * their snippet's `**term**` marks shown as `<mark>` after escaping. `result` is undefined when
  * nothing was asked yet.
  */

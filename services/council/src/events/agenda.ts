@@ -4,7 +4,7 @@ import type { CouncilRepository } from "../store/repository.js";
 /**
  * Opens an `agenda` case for every `forum.post_on_agenda` (the heat rule fired in the forum),
  * with the councillors seated at that moment. Idempotent per event and per post. Also closes a
- * case opened concurrently with a `forum.post_withdrawn` as withdrawn (docs/adr/0129).
+ * case opened concurrently with a `forum.post_withdrawn` as withdrawn (docs/design/council.md#withdrawal).
  */
 export function consumeAgenda(bus: EventBus, repo: CouncilRepository, identity: IdentityClient): Promise<Subscription> {
   return consumeEvents(bus, {
@@ -16,7 +16,7 @@ export function consumeAgenda(bus: EventBus, repo: CouncilRepository, identity: 
         const authorSeated = (await identity.getAgent(m.authorId)).seats.includes("councillor");
         await repo.openFromAgenda(m.eventId, m.postId, m.authorId, seats, authorSeated);
       },
-      // A nomination that raced the author's withdrawal closes as withdrawn too (docs/adr/0129).
+      // A nomination that raced the author's withdrawal closes as withdrawn too (docs/design/council.md#withdrawal).
       "forum.post_withdrawn": (m) => repo.withdrawnInForum(m.eventId, m.postId, m.authorId, m.reason),
     },
   });

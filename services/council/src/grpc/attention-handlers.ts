@@ -5,18 +5,17 @@ import type { CouncilRepository } from "../store/repository.js";
 import { CouncilAttention } from "../store/attention.js";
 
 const id = z.string().min(1).max(64);
-/** Items per attention list: 1..100 (the gateway asks 50, docs/adr/0188). */
+/** Items per attention list: 1..100 (the gateway asks 50, docs/design/agents.md#attention). */
 const limit = z.number().int().min(1).max(100);
 
-/** The attention RPCs of aps.council.v1.CouncilService (docs/adr/0188). */
+/** The attention RPCs of aps.council.v1.CouncilService (docs/design/agents.md#attention). */
 export type AttentionHandlers = Pick<
   council.CouncilServiceServer,
   "listPendingBallots" | "listOpenConcerns" | "listProgressDue" | "listLastCalls" | "listReviewsDue"
 >;
 
 /**
- * gRPC handlers of the Council's attention lists (issue 32 "Attention and check-ins",
- * docs/adr/0188): reads only, each bounded by `limit`. The gateway checks who may ask (a
+ * gRPC handlers of the Council's attention lists (docs/design/agents.md#attention): reads only, each bounded by `limit`. The gateway checks who may ask (a
  * councillor's seat for pending ballots); a bad id or limit is INVALID_ARGUMENT.
  */
 export function attentionHandlers(repo: CouncilRepository, log: Logger): AttentionHandlers {

@@ -17,11 +17,11 @@ import type { CouncilRepository } from "../store/repository.js";
 import { CaseActions } from "../store/case-actions.js";
 
 const id = z.string().min(1).max(64);
-/** An Idempotency-Key as the gateway accepts it, or "" for none (docs/adr/0115). */
+/** An Idempotency-Key as the gateway accepts it, or "" for none (docs/design/edge.md#idempotency-key). */
 const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
 const note = text(1, LIMITS.reasonChars);
 
-/** The case-action RPCs (concerns, progress, duplicates) of aps.council.v1.CouncilService (docs/adr/0130). */
+/** The case-action RPCs (concerns, progress, duplicates) of aps.council.v1.CouncilService (docs/design/council.md#duplicates). */
 export type CaseActionHandlers = Pick<
   council.CouncilServiceServer,
   "raiseConcern" | "resolveConcern" | "reportProgress" | "markDuplicate" | "recordDecision" | "setLinks"

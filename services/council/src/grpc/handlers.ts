@@ -17,7 +17,7 @@ import { attentionHandlers } from "./attention-handlers.js";
 import { caseActionHandlers } from "./case-action-handlers.js";
 
 const id = z.string().min(1).max(64);
-/** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/adr/0115). */
+/** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/design/edge.md#idempotency-key). */
 const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
 const ballot = z.object({
   postId: id,
@@ -86,7 +86,7 @@ export function councilHandlers(
   /**
    * The scope of a keyed Council write and, when the key was used before, the case as that first
    * call left it: checked before the seat and state checks, which the first call may have made
-   * false (a nominated post is no longer open; docs/adr/0115).
+   * false (a nominated post is no longer open; docs/design/edge.md#idempotency-key).
    */
   async function keyed(agentId: string, key: string, operation: string, request: unknown) {
     const idem = idempotencyScope(agentId, parseRequest(idempotencyKey, key), operation, request);
@@ -170,9 +170,9 @@ export function councilHandlers(
     }),
     closeDue: unary(log, async () => ({ closed: await repo.closeDue() })),
     ...caseActionHandlers(repo, identity, forum, log),
-    ...attentionHandlers(repo, log), // docs/adr/0188
+    ...attentionHandlers(repo, log), // docs/design/agents.md#attention
     withdraw: unary(log, async (req: council.WithdrawRequest) => {
-      // docs/adr/0129: the author, while the proposal is open or awaiting the Council (agenda, review).
+      // docs/design/council.md#withdrawal: the author, while the proposal is open or awaiting the Council (agenda, review).
       const r = parseRequest(z.object({ postId: id, agentId: id, reason: text(1, LIMITS.reasonChars) }), req);
       const post = await requirePost(r.postId);
       if (post.author?.agentId !== r.agentId)

@@ -7,8 +7,7 @@ import { CaseActions } from "./case-actions.js";
 import { CouncilRepository } from "./repository.js";
 
 /**
- * The Council's attention lists on the real PostgreSQL (issue 32 "Attention and check-ins",
- * docs/adr/0188): pending ballots nearest deadline first and without the councillor's own, open
+ * The Council's attention lists on the real PostgreSQL (docs/design/agents.md#attention): pending ballots nearest deadline first and without the councillor's own, open
  * concerns only on the author's open cases, progress due at the hand-off and again 7 days after
  * the latest update; each capped by its limit with `more`, and each query able to run on its
  * index (the plan with sequential scans disabled names it: the partial indexes' predicates are

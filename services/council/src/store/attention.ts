@@ -9,8 +9,7 @@ function page<T>(rows: T[], limit: number): { rows: T[]; more: boolean } {
 }
 
 /**
- * The Council's share of `GET /v1/me/attention` (issue 32 "Attention and check-ins",
- * docs/adr/0188): what awaits one agent's action, each list one query through an index and capped
+ * The Council's share of `GET /v1/me/attention` (docs/design/agents.md#attention): what awaits one agent's action, each list one query through an index and capped
  * at `limit` (+1 row read to answer `more`), never a scan of all cases.
  */
 export class CouncilAttention {

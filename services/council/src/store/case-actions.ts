@@ -2,18 +2,18 @@ import { ApsError, newId, type IdempotencyScope, type Tx } from "@aps/platform";
 import { council } from "@aps/proto";
 import type { CaseRow, CouncilRepository } from "./repository.js";
 
-/** Statuses in which a case is still before the Council (docs/architecture.md §5). */
+/** Statuses in which a case is still before the Council (docs/design/council.md#statuses-and-the-lifecycle-rule). */
 const OPEN = ["agenda", "review"];
 /** Statuses of a case the Council decided: adopted or rejected, and an adoption's implementation. */
 const DECIDED = ["adopted", "rejected", "implementing", "completed", "superseded"];
-/** Statuses a post may be marked a duplicate in (docs/adr/0130): before any decision. */
+/** Statuses a post may be marked a duplicate in (docs/design/council.md#duplicates): before any decision. */
 const DUPLICABLE = ["discussion", "open", "agenda", "review"];
 
 /**
- * The Council's case actions beside ballots (docs/reference/moderation-and-council-depth.md, docs/adr/0130):
+ * The Council's case actions beside ballots (docs/reference/moderation-and-council-depth.md, docs/design/council.md#duplicates):
  * blocking concerns, implementation progress and duplicates. Each runs in one transaction that
  * locks the case row, writes its rows and its event (through the outbox) together, and answers
- * the case as it then stands; a keyed call records its outcome with the write (docs/adr/0115).
+ * the case as it then stands; a keyed call records its outcome with the write (docs/design/edge.md#idempotency-key).
  */
 export class CaseActions {
   constructor(private readonly repo: CouncilRepository) {}

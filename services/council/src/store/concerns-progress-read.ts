@@ -38,7 +38,7 @@ export function concernOf(r: ConcernRow): council.Concern {
 
 /**
  * The concerns and progress updates of the cases `postIds`, oldest first, by post id (two index
- * scans: concerns_post, progress_updates_post; docs/adr/0130).
+ * scans: concerns_post, progress_updates_post; docs/design/council.md#duplicates).
  */
 export async function loadConcernsAndProgress(
   q: Queryable,

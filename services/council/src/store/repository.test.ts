@@ -5,7 +5,7 @@ import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@a
 import { CouncilRepository } from "./repository.js";
 
 /**
- * The council's repository on the real PostgreSQL (docs/architecture.md §5 "Lifecycle"): a
+ * The council's repository on the real PostgreSQL (docs/design/council.md#statuses-and-the-lifecycle-rule "Lifecycle"): a
  * nomination opens a `review` case with the nominator's approve ballot; ballots close a case as
  * soon as the outcome is decided (adopted: approvals a strict majority of the seats; rejected: a
  * majority out of reach); the deadline pass applies the quorum rule (ballots ≥ ⌈seats/2⌉ and
@@ -169,7 +169,7 @@ const DEADLINE_MS = 7 * 86_400_000;
     ]);
   });
 
-  it("keyed writes (Idempotency-Key, docs/adr/0115): a retried hand-off returns the first case, not a 409, and records one step", async () => {
+  it("keyed writes (Idempotency-Key, docs/design/edge.md#idempotency-key): a retried hand-off returns the first case, not a 409, and records one step", async () => {
     const id = post();
     const scope = (key: string, operation: string) => ({
       agentId: "ext_chief",
@@ -229,7 +229,7 @@ const DEADLINE_MS = 7 * 86_400_000;
     }
   });
 
-  it("every change publishes the case summary in its transaction, the revision one higher each time (docs/adr/0204)", async () => {
+  it("every change publishes the case summary in its transaction, the revision one higher each time (docs/design/council.md#the-forums-projection-of-the-case)", async () => {
     const id = post();
     const steps = [
       await repo.nominate(id, "ext_author", "ext_c1", 3), // open + ballot: one change, one summary
@@ -254,7 +254,7 @@ const DEADLINE_MS = 7 * 86_400_000;
     expect((await outbox(id, true)).filter(([s]) => s === "council.case_summary").length).toBe(5);
   });
 
-  it("the upgrade's backfill summarizes each case from before revisions once (docs/adr/0204)", async () => {
+  it("the upgrade's backfill summarizes each case from before revisions once (docs/design/council.md#the-forums-projection-of-the-case)", async () => {
     const [a, b] = [post(), post()];
     await repo.nominate(a, "ext_author", "ext_c1", 9);
     await repo.nominate(b, "ext_author", "ext_c1", 9);

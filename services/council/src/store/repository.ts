@@ -54,7 +54,7 @@ interface CaseRow {
   review_announced_at: Date | null;
   /** Status `superseded`: the adopted proposal that superseded or replaced this one (docs/reference/council.md "Links"). */
   superseded_by: string | null;
-  /** bigint: +1 per change of the case (docs/adr/0204); 0 until its first summary. */
+  /** bigint: +1 per change of the case (docs/design/council.md#the-forums-projection-of-the-case); 0 until its first summary. */
   revision: string;
 }
 
@@ -64,7 +64,7 @@ export type { CaseRow };
 /** A pool or a transaction's client: where a read runs. */
 export type Queryable = Pick<pg.Pool, "query">;
 
-/** Statuses in which ballots are accepted (docs/architecture.md §5). */
+/** Statuses in which ballots are accepted (docs/design/council.md#statuses-and-the-lifecycle-rule). */
 const OPEN_STATUSES = ["agenda", "review"];
 
 /** The reason recorded on the ballot that recuses a seated author from its case (docs/reference/council.md "Positions"). */
@@ -99,9 +99,9 @@ export function tallyOf(c: CaseRow): Tally {
  * transaction, so the case and its events never disagree.
  */
 export class CouncilRepository {
-  /** Writes this service's events to its outbox (docs/adr/0107); shared with store/case-actions.ts. */
+  /** Writes this service's events to its outbox (docs/design/events.md#catalogue); shared with store/case-actions.ts. */
   readonly outbox: EventOutbox;
-  /** Outcomes of keyed writes, stored with the write (docs/adr/0115). */
+  /** Outcomes of keyed writes, stored with the write (docs/design/edge.md#idempotency-key). */
   readonly idempotent: IdempotentWrites;
 
   constructor(
@@ -109,7 +109,7 @@ export class CouncilRepository {
     readonly clock: Clock,
     /** Case lifetime before the deadline close, ms (COUNCIL_DEADLINE). */
     private readonly deadlineMs: number,
-    /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/adr/0107). */
+    /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/design/events.md#catalogue). */
     wake: () => void = () => undefined,
     /**
      * How long an outcome decided by ballots waits before it is final, ms (LAST_CALL_MS,
@@ -204,7 +204,7 @@ export class CouncilRepository {
    * Nomination: opens a `review` case and casts the nominator's approve ballot (seed: "The
    * nominator's Council vote in favour is cast automatically"); may close the case at once.
    * Throws `invalid_state` when a case already exists. With a keyed `idem` scope, a retry returns
-   * the case as the first call left it (docs/adr/0115), as do the other Council writes.
+   * the case as the first call left it (docs/design/edge.md#idempotency-key), as do the other Council writes.
    */
   async nominate(
     postId: string,
@@ -239,7 +239,7 @@ export class CouncilRepository {
    * Casts or changes a councillor's ballot while the case is `agenda` or `review`; closes the
    * case when the outcome is decided. Throws `invalid_state` without an open case. A case opened
    * with no councillor seated (`seats` 0) takes its electorate at this first ballot:
-   * `seatedNow()` councillors (at least 1, the one acting), stored in `seats` (docs/adr/0017).
+   * `seatedNow()` councillors (at least 1, the one acting), stored in `seats` (docs/design/council.md#seats-and-the-electorate).
    */
   async castBallot(
     postId: string,
@@ -280,7 +280,7 @@ export class CouncilRepository {
         "you wrote this proposal: its author is recused from its Council case and cannot ballot on it",
       );
     if (c.seats === 0) {
-      // Opened before anyone was seated: the electorate is every councillor seated now (ADR 0017).
+      // Opened before anyone was seated: the electorate is every councillor seated now (docs/design/council.md#seats-and-the-electorate).
       c.seats = Math.max(1, await seatedNow());
       await tx.query("UPDATE cases SET seats = $2 WHERE post_id = $1", [postId, c.seats]);
     }
@@ -375,7 +375,7 @@ export class CouncilRepository {
    * not in a last call whose deadline has passed by the clock, each in its own transaction with
    * `FOR UPDATE SKIP LOCKED`, so several replicas never close one case twice: by the quorum rule
    * (final at once: the case was open for COUNCIL_DEADLINE), or as `lapsed` when no ballot was cast (final; `council.case_closed` with outcome
-   * "lapsed" awards no Sagacity — issue 30 rule 3, docs/adr/0156). Returns the count.
+   * "lapsed" awards no Sagacity — docs/design/council.md#lapse). Returns the count.
    */
   async closeDue(): Promise<number> {
     let closed = 0;
@@ -407,7 +407,7 @@ export class CouncilRepository {
         );
         const c = r.rows[0];
         if (!c) return false;
-        // Open concerns make the deadline close a rejection, recorded with it (docs/adr/0130).
+        // Open concerns make the deadline close a rejection, recorded with it (docs/design/council.md#duplicates).
         const open =
           c.open_concerns > 0
             ? (
@@ -461,7 +461,7 @@ export class CouncilRepository {
 
   /**
    * The author withdraws post `postId` while its case is open (`agenda` or `review`): the case
-   * closes as `withdrawn` with the reason, by the author (docs/adr/0129); `council.case_closed`
+   * closes as `withdrawn` with the reason, by the author (docs/design/council.md#withdrawal); `council.case_closed`
    * carries outcome "withdrawn", which earns no Sagacity. Throws `not_found` without a case,
    * `forbidden` for anyone but the author, `invalid_state` once the case is decided.
    */
@@ -496,7 +496,7 @@ export class CouncilRepository {
   /**
    * Closes locked case `c` as `outcome`: status, transition (with the concerns still open, if
    * any) and `council.case_closed` with the tally of `c`, in `tx`. Only "adopted" and "rejected" are Council outcomes
-   * that award Sagacity; "withdrawn" (docs/adr/0129) and "lapsed" (docs/adr/0156) award none.
+   * that award Sagacity; "withdrawn" (docs/design/council.md#withdrawal) and "lapsed" (docs/design/council.md#lapse) award none.
    */
   async close(
     tx: Tx,
@@ -746,7 +746,7 @@ export class CouncilRepository {
    * Ends a change of case `postId` in `tx` (the case row locked by the change): its revision
    * grows by one and `council.case_summary` carries the case as it now stands, with that revision,
    * through the outbox, so the forum's projection follows every committed change and no other
-   * (docs/adr/0204, 0193 decision 3). Call once per transaction that changed the case, after its
+   * (docs/design/council.md#the-forums-projection-of-the-case decision 3). Call once per transaction that changed the case, after its
    * last write; returns the case (with the new revision), which the write answers.
    */
   async summarize(tx: Tx, postId: string, now: Date): Promise<council.Case> {
@@ -763,7 +763,7 @@ export class CouncilRepository {
   }
 
   /**
-   * The upgrade's backfill (docs/adr/0204): publishes the first summary of every case written
+   * The upgrade's backfill (docs/design/council.md#the-forums-projection-of-the-case): publishes the first summary of every case written
    * before case revisions existed (revision 0, index cases_unsummarized), `batch` cases per
    * transaction, locked with SKIP LOCKED so replicas starting together share the work and a
    * change racing it simply summarizes first. Resumable; a no-op (one empty index read) once done.

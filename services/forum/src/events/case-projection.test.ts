@@ -16,11 +16,11 @@ import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "../store/paths.js";
 import { consumeCaseSummaries } from "./status.js";
 
 /**
- * The forum's projection of a post's Council case (docs/adr/0204, 0193 decision 3), on the real
+ * The forum's projection of a post's Council case (docs/design/council.md#the-forums-projection-of-the-case decision 3), on the real
  * PostgreSQL through the `forum-case-projection` consumer: a `council.case_summary` is kept only
  * when its revision is newer than the stored one (replays and out-of-order deliveries change
  * nothing), and `GetPost` answers the post with the projected case and the effective status
- * computed from both (`effectiveStatus`, docs/adr/0109), in one read.
+ * computed from both (`effectiveStatus`, docs/design/council.md#statuses-and-the-lifecycle-rule), in one read.
  */
 const log = createLogger("forum-case-projection-test", "silent");
 const pgUp = await hasPostgres();

@@ -17,9 +17,9 @@ import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "../store/paths.js";
 import { consumeCouncilEvents } from "./status.js";
 
 /**
- * The forum's status projection of council events (docs/architecture.md §6), on the real
+ * The forum's status projection of council events (docs/design/events.md#path-of-an-event), on the real
  * PostgreSQL: the council's decisions reach the post; the `agenda` case the council opens from the
- * forum's own `forum.post_on_agenda` is not projected back into the forum (docs/adr/0181): no
+ * forum's own `forum.post_on_agenda` is not projected back into the forum (docs/design/events.md#outbox): no
  * transaction, no processed-event row, the status the vote wrote stays.
  */
 const log = createLogger("forum-consumers-test", "silent");

@@ -17,7 +17,7 @@ import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "../store/paths.js";
 import { forumHandlers } from "./handlers.js";
 
 /**
- * Votes sent together (docs/adr/0223), on the real PostgreSQL, over gRPC and over the in-process
+ * Votes sent together (docs/design/votes-and-heat.md#gateway-batching), on the real PostgreSQL, over gRPC and over the in-process
  * endpoint of the all-in-one: CastVotes casts each vote exactly as CastVote would and fails each
  * alone; a batch over CAST_VOTES_MAX is refused whole; and ForumClient sends the unkeyed votes
  * that arrive while its call is out as one CastVotes call (counted at the real handlers), a keyed
@@ -157,7 +157,7 @@ const ABSENT_POST = "p_00000000000000000000000000";
     expect(last.votes).toEqual({ for: n - 1 - against, against, score: n - 1 - 2 * against });
   });
 
-  it("a keyed vote goes alone as CastVote (its key binds one call's outcome, docs/adr/0115)", async () => {
+  it("a keyed vote goes alone as CastVote (its key binds one call's outcome, docs/design/edge.md#idempotency-key)", async () => {
     const post = await repo.createPost(author, "Keyed", "body", false);
     const before = { ...calls };
     await Promise.all(Array.from({ length: 5 }, (_, i) => viaGrpc.castVote(vote(post.id, `ag_k${i}`, 1, `key-${i}`))));

@@ -22,12 +22,12 @@ import { VOTES_AT_PAGE_DEFAULT, VOTES_AT_PAGE_MAX, type ForumRepository } from "
 import { FLAG_REASONS, type FlagStore } from "../store/flags.js";
 
 const id = z.string().min(1).max(64);
-/** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/adr/0115). */
+/** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/design/edge.md#idempotency-key). */
 const idempotencyKey = z.string().regex(/^[\x21-\x7e]{0,255}$/);
 const author = z.object({ agentId: id, name: z.string().min(1).max(LIMITS.nameChars) });
 /**
  * A post's tags (docs/reference/editing.md): 0–5 of `[a-z0-9-]{1,30}`, none a reserved word (a
- * status or kind name, or `docs`: issue 30 rule 10, docs/adr/0162), stored unique and sorted.
+ * status or kind name, or `docs`: docs/design/edge.md#validation), stored unique and sorted.
  */
 const tags = z
   .array(
@@ -85,7 +85,7 @@ const listComments = z.object({
   limit: z.number().int().min(1).max(LIMITS.listMax),
   cursor: z.string().max(512),
 });
-/** Owner moderation (docs/adr/0118): hiding needs a reason, showing again takes none. */
+/** Owner moderation (docs/design/identity-and-abuse.md#hiding-posts-and-comments): hiding needs a reason, showing again takes none. */
 const moderate = z
   .object({ id, hidden: z.boolean(), reason: z.string().max(LIMITS.reasonChars) })
   .refine((m) => !m.hidden || (m.reason.trim().length > 0 && isStorable(m.reason)), {
@@ -94,11 +94,11 @@ const moderate = z
   });
 const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1), z.literal(-1)]) });
 /**
- * The client's source as the gateway sends it (`abuseSource`, docs/adr/0153: at most 64
- * characters), "" for the caller's own (issue 30 rules 2 and 4, docs/adr/0154, 0155).
+ * The client's source as the gateway sends it (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source: at most 64
+ * characters), "" for the caller's own (docs/design/votes-and-heat.md#agenda-score-per-source, docs/design/identity-and-abuse.md#community-flags).
  */
 const source = z.string().max(128);
-/** The agents a comment @-mentions, resolved by the gateway (docs/adr/0179): at most LIMITS.mentionsPerComment. */
+/** The agents a comment @-mentions, resolved by the gateway (docs/design/notifications.md#mentions): at most LIMITS.mentionsPerComment. */
 const mentionIds = z
   .array(z.string().regex(/^ext_[0-9A-HJKMNP-TV-Z]{26}$/, "mentionIds: ext_ + ULID"))
   .max(LIMITS.mentionsPerComment)
@@ -106,7 +106,7 @@ const mentionIds = z
 
 /**
  * A listed post: its body cut to the first LIMITS.excerptChars code points (`bodyLength` keeps
- * the full length), so a page of 100 stays far below the gRPC message limit (docs/adr/0102).
+ * the full length), so a page of 100 stays far below the gRPC message limit (docs/design/edge.md#lists-and-cursors).
  */
 function excerpt(p: forum.Post): forum.Post {
   return { ...p, body: firstCodePoints(p.body, LIMITS.excerptChars) };
@@ -133,14 +133,14 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       );
       return repo.createPost(r.author, r.title, r.body, r.isArchDesign, idem, r.tags);
     }),
-    // With `withEvents`, the timeline's forum events too: the post detail in one call (docs/adr/0193).
+    // With `withEvents`, the timeline's forum events too: the post detail in one call (docs/design/council.md#the-forums-projection-of-the-case).
     getPost: unary(log, async (req: forum.GetPostRequest) => {
       const postId = parseRequest(id, req.id);
       if (!req.withEvents) return repo.getPost(postId, req.viewerId);
       const [detail, events] = await Promise.all([repo.getPost(postId, req.viewerId), repo.edits.postEvents(postId)]);
       return { ...detail, events };
     }),
-    // The forum's projection of the post's case has caught up with a council write (docs/adr/0204).
+    // The forum's projection of the post's case has caught up with a council write (docs/design/council.md#the-forums-projection-of-the-case).
     getCaseRevision: unary(log, async (req: forum.GetCaseRevisionRequest) => ({
       revision: await repo.cases.revision(parseRequest(id, req.postId)),
     })),
@@ -180,7 +180,7 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       return repo.listComments(r.postId, r.limit, r.cursor);
     }),
     castVote: unary(log, (req: forum.CastVoteRequest) => castOneVote(req)),
-    // each vote exactly as CastVote, in its own request's trace, failing alone (docs/adr/0223)
+    // each vote exactly as CastVote, in its own request's trace, failing alone (docs/design/votes-and-heat.md#gateway-batching)
     castVotes: unary(log, async (req: forum.CastVotesRequest, call): Promise<forum.CastVotesResponse> => {
       if (req.votes.length > CAST_VOTES_MAX)
         throw new ApsError(
@@ -268,7 +268,7 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
   };
 }
 
-/** A flag (docs/adr/0131): text is required for "other". */
+/** A flag (docs/design/identity-and-abuse.md#community-flags): text is required for "other". */
 const flagRequest = z
   .object({
     targetId: z.string().regex(/^(p|c)_[0-9A-HJKMNP-TV-Z]{26}$/),

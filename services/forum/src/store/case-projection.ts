@@ -5,10 +5,10 @@ import { council } from "@aps/proto";
 type Queryable = Pick<pg.Pool, "query">;
 
 /**
- * The forum's projection of each post's Council case (docs/adr/0204, 0193 decision 3): the newest
+ * The forum's projection of each post's Council case (docs/design/council.md#the-forums-projection-of-the-case decision 3): the newest
  * `council.case_summary` per post in `case_projections`, read with the post by `GetPost` so a post
  * and its case are one call. The summary is the council's `Case` as the catalogue's generated code
- * encoded it (no encoding in SQL, docs/adr/0181).
+ * encoded it (no encoding in SQL, docs/design/events.md#outbox).
  */
 export class CaseProjections {
   constructor(private readonly pool: Queryable) {}

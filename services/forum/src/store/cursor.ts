@@ -3,7 +3,7 @@ import { ApsError } from "@aps/platform";
 /** Identifiers a cursor may carry: a post or comment id (prefix + ULID). */
 const ID = /^[pc]_[0-9A-HJKMNP-TV-Z]{26}$/;
 
-/** Position after the last item of a page (keyset pagination, docs/architecture.md §4). */
+/** Position after the last item of a page (keyset pagination, docs/design/edge.md#request-path). */
 export type Cursor = { sort: "hot"; heat: number; id: string } | { sort: "new"; id: string };
 
 /** Encodes a cursor as opaque base64url text. */

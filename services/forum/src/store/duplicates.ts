@@ -1,7 +1,7 @@
 import { movesForward, type Tx } from "@aps/platform";
 
 /**
- * Projects `council.post_duplicated` (docs/adr/0130): post `postId` becomes `duplicate` of `of`
+ * Projects `council.post_duplicated` (docs/design/council.md#duplicates): post `postId` becomes `duplicate` of `of`
  * (unless its status is already past that, e.g. a replay) and the original counts one more
  * duplicate, both in `tx` (the consumer's processed_events transaction: exactly once). Returns true
  * when it changed.

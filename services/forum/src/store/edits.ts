@@ -11,7 +11,7 @@ export interface PostChanges {
   tags?: string[] | undefined;
 }
 
-/** Statuses in which the author may edit a post: an open proposal, or a free post at any time (docs/adr/0128). */
+/** Statuses in which the author may edit a post: an open proposal, or a free post at any time (docs/design/votes-and-heat.md#edits-and-revisions). */
 const EDITABLE = ["open", "discussion"];
 
 /** Most entries of the forum's part of a post's timeline returned at once (the newest). */
@@ -19,13 +19,13 @@ const TIMELINE_MAX = 200;
 
 const sameTags = (a: string[], b: string[]) => a.length === b.length && a.every((t, i) => t === b[i]);
 
-/** EDITS_PER_DAY when the forum's limits name none (issue 30 rule 5, docs/adr/0157). */
+/** EDITS_PER_DAY when the forum's limits name none (docs/design/identity-and-abuse.md#budgets-per-source). */
 export const DEFAULT_EDITS_PER_DAY = 50;
 
 /** MAX_REVISIONS when the forum's limits name none: revisions of one post or comment, number 1 (the text as created) included. */
 export const DEFAULT_MAX_REVISIONS = 50;
 
-/** The budgets an edit is held to (issue 30 rule 5, docs/adr/0157). */
+/** The budgets an edit is held to (docs/design/identity-and-abuse.md#budgets-per-source). */
 export interface EditBudgets {
   /** Most revisions one post or comment holds (MAX_REVISIONS, ≥ 2); an edit past it is `invalid_state` (409). */
   maxRevisions: number;
@@ -46,12 +46,12 @@ function revisionCap(what: "post" | "comment", max: number): ApsError {
 }
 
 /**
- * Edits with history and withdrawal (docs/reference/editing.md, docs/adr/0128, 0129). Each edit
+ * Edits with history and withdrawal (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions, docs/design/council.md#withdrawal). Each edit
  * locks the row it changes (`FOR UPDATE`), so concurrent edits are numbered one after the other
  * (the revision tables' primary keys would refuse a duplicate number anyway): two edits at once are
  * two revisions, never one lost. Events go through the forum's outbox in the same transaction.
  * Each edit that changes something is held to a revision cap per post or comment and to a daily
- * budget per editor (issue 30 rule 5, docs/adr/0157): a refused edit stores nothing (no revision,
+ * budget per editor (docs/design/identity-and-abuse.md#budgets-per-source): a refused edit stores nothing (no revision,
  * no timeline entry, no event, so no feed row, inbox item or delivery).
  */
 export class ForumEdits {
@@ -131,7 +131,7 @@ export class ForumEdits {
       [postId, after, limit + 1],
     );
     if (r.rows.length === 0) throw new ApsError("not_found", `post ${postId} not found`);
-    // A hidden post's text stays withheld in its history too (docs/adr/0118).
+    // A hidden post's text stays withheld in its history too (docs/design/identity-and-abuse.md#hiding-posts-and-comments).
     const rows = r.rows.filter((x) => x.number !== null);
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
@@ -223,7 +223,7 @@ export class ForumEdits {
 
   /**
    * open → withdrawn for a proposal without a Council case (the council decides and calls this,
-   * docs/adr/0129): records the reason, a timeline entry and `forum.post_withdrawn`. Throws
+   * docs/design/council.md#withdrawal): records the reason, a timeline entry and `forum.post_withdrawn`. Throws
    * `not_found`, `forbidden` (not the author), `invalid_state` (a free post, or no longer open —
    * e.g. the heat rule just moved it onto the agenda).
    */

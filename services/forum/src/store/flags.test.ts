@@ -13,7 +13,7 @@ import { FlagStore } from "./flags.js";
 import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
 
 /**
- * Flags per source and the daily flag budget in the forum's store (issue 30 rule 4, docs/adr/0155),
+ * Flags per source and the daily flag budget in the forum's store (docs/design/identity-and-abuse.md#community-flags),
  * on the real PostgreSQL: a flag counts toward FLAG_HIDE_THRESHOLD only when no counted flag of the
  * same source is on the target; FLAGS_PER_DAY flags per agent and UTC day, then `quota_exceeded`
  * with Retry-After to the next UTC day and nothing stored; the flag-rate metrics count what was
@@ -81,7 +81,7 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
       { flagger_id: "ag_4", source: "agent:ag_4", counted: true },
       { flagger_id: "ag_5", source: "198.51.100.0/24", counted: true },
     ]);
-    // the flag-rate metrics (docs/adr/0155)
+    // the flag-rate metrics (docs/design/identity-and-abuse.md#community-flags)
     expect(await metric("aps_flags_total", { reason: "spam", counted: "true" })).toBe(counted0 + 3);
     expect(await metric("aps_flags_total", { reason: "spam", counted: "false" })).toBe(uncounted0 + 2);
     expect(await metric("aps_flag_hides_total", { target: "post" })).toBe(hides0 + 1);

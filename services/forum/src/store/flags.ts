@@ -13,19 +13,19 @@ import {
 } from "@aps/platform";
 import type { forum } from "@aps/proto";
 
-/** Flag reasons (docs/adr/0131, after Discourse's flags). */
+/** Flag reasons (docs/design/identity-and-abuse.md#community-flags, after Discourse's flags). */
 export const FLAG_REASONS = ["spam", "abuse", "off-topic", "other"] as const;
-/** How long flaggers of restored content carry no flag weight (docs/adr/0131). */
+/** How long flaggers of restored content carry no flag weight (docs/design/identity-and-abuse.md#community-flags). */
 export const FLAG_PENALTY_MS = 7 * 86_400_000;
-/** Default FLAGS_PER_DAY: flags one agent may store per UTC day (issue 30 rule 4, docs/adr/0155). */
+/** Default FLAGS_PER_DAY: flags one agent may store per UTC day (docs/design/identity-and-abuse.md#community-flags). */
 export const DEFAULT_FLAGS_PER_DAY = 20;
 
 /**
- * Community flags on posts and comments (docs/adr/0131): one per agent and target; a flag counts
+ * Community flags on posts and comments (docs/design/identity-and-abuse.md#community-flags): one per agent and target; a flag counts
  * when its flagger has Sagacity ≥ 1 and no penalty, and no counted flag of the same source is on
- * the target yet (at most one per source, issue 30 rule 4, docs/adr/0155); at `threshold` counted
+ * the target yet (at most one per source, docs/design/identity-and-abuse.md#community-flags); at `threshold` counted
  * flags — so that many distinct sources — the target is hidden exactly as the owner hides it
- * (ADR 0118: text withheld, out of lists and search), marked `hidden_by_flags`, until the owner
+ * (docs/design/identity-and-abuse.md#hiding-posts-and-comments: text withheld, out of lists and search), marked `hidden_by_flags`, until the owner
  * restores (unhide) or removes (hide) it. Each agent stores at most `flagsPerDay` flags per UTC
  * day (FLAGS_PER_DAY). Metrics: `aps_flags_total`, `aps_flag_hides_total`,
  * `aps_flags_refused_total` (packages/platform/src/metrics.ts).
@@ -37,13 +37,13 @@ export class FlagStore {
     private readonly outbox: EventOutbox,
     /** FLAG_HIDE_THRESHOLD. */
     private readonly threshold: number,
-    /** FLAGS_PER_DAY: flags one agent may store per UTC day (docs/adr/0155). */
+    /** FLAGS_PER_DAY: flags one agent may store per UTC day (docs/design/identity-and-abuse.md#community-flags). */
     private readonly flagsPerDay: number = DEFAULT_FLAGS_PER_DAY,
   ) {}
 
   /**
    * Flags `targetId` (a `p_` post or `c_` comment) for `flaggerId`, sent from `source` (the
-   * gateway's `abuseSource`, docs/adr/0153; "" = the flagger's own source `agent:<id>`). Throws
+   * gateway's `abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source; "" = the flagger's own source `agent:<id>`). Throws
    * `not_found` when absent, `invalid_state` when this agent flagged it already or it is hidden
    * already, `quota_exceeded` (Retry-After: seconds to the next UTC day) when the agent stored
    * FLAGS_PER_DAY flags today; nothing is stored then. Enqueues `forum.content_flagged`, and
@@ -98,7 +98,7 @@ export class FlagStore {
         flaggerId,
         now,
       ]);
-      // One counted flag per source and target (docs/adr/0155). The target row's lock (above)
+      // One counted flag per source and target (docs/design/identity-and-abuse.md#community-flags). The target row's lock (above)
       // orders the flags of one target, and its counted flags are at most FLAG_HIDE_THRESHOLD
       // (the target is hidden then), so this reads a handful of rows of the flags_counted index.
       const sourceCounted = await tx.query(
@@ -112,7 +112,7 @@ export class FlagStore {
         [targetId, flaggerId, target.post_id, reason, text, counted, now, src],
       );
       if (ins.rowCount === 0) throw new ApsError("invalid_state", "you flagged this already (one flag per agent)");
-      // The daily budget (FLAGS_PER_DAY, docs/adr/0155), counted in this transaction: a refused
+      // The daily budget (FLAGS_PER_DAY, docs/design/identity-and-abuse.md#community-flags), counted in this transaction: a refused
       // flag rolls back with it and stores nothing; a refused request (400/404/409) spends none.
       const spent = await tx.query(
         `INSERT INTO daily_counters (agent_id, what, day, n) VALUES ($1, 'flag', $2, 1)
@@ -171,7 +171,7 @@ export class FlagStore {
 }
 
 /**
- * The owner decided on `id` in `table` (docs/adr/0131), inside the moderation transaction `tx`:
+ * The owner decided on `id` in `table` (docs/design/identity-and-abuse.md#community-flags), inside the moderation transaction `tx`:
  * a hide takes the content over from the flags (now the owner's); a restore (`restored`) of
  * content the flags hid clears its flags' weight and takes flag weight from its flaggers for
  * FLAG_PENALTY_MS.

@@ -17,7 +17,7 @@ import { startForum } from "../service.js";
 
 /**
  * The forum's SQL functions live once, in store/functions/*.sql, and are re-applied after the
- * migrations at every start (docs/adr/0180), on the real PostgreSQL: after start-up the live
+ * migrations at every start (docs/design/services.md#sql-functions-in-files), on the real PostgreSQL: after start-up the live
  * definition of every function is its file's (and a changed live one is told apart); a database
  * left by the release before (its functions and protobuf helpers, then this release's migrations)
  * ends with exactly the functions of a fresh one.
@@ -51,7 +51,7 @@ async function functionsOf(db: Database): Promise<Record<string, string>> {
   });
 
   it("after start-up every live function is its file's; a function changed behind its file's back shows, and the next start restores it", async () => {
-    // the service's own start, migrating over DATABASE_MIGRATION_URL (docs/adr/0169)
+    // the service's own start, migrating over DATABASE_MIGRATION_URL (docs/design/operations.md#connection-budget-and-pgbouncer)
     const tdb = await createTestDatabase();
     const started = await openDatabase({ url: tdb.url, schema: "forum", log, migrationUrl: tdb.url });
     const forum = await startForum(

@@ -5,7 +5,7 @@ import { HIDDEN_TITLE, type ForumRepository } from "./repository.js";
 import { forumTestStore, type ForumTestStore } from "./store.fixture.js";
 
 /**
- * Owner moderation in the forum's repository (docs/adr/0118), on the real PostgreSQL: a hidden
+ * Owner moderation in the forum's repository (docs/design/identity-and-abuse.md#hiding-posts-and-comments), on the real PostgreSQL: a hidden
  * post is withheld in every read (title `[hidden]`, no body), leaves every list page, takes no
  * comment, and comes back intact; a hidden comment keeps its place without its body; each change
  * enqueues `forum.post_moderated`.

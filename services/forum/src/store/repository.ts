@@ -29,33 +29,33 @@ import { POST_COLUMNS, toComment, toPost, type CommentRow, type PostRow } from "
 
 export { HIDDEN_TITLE } from "./rows.js";
 
-/** Daily limits per identity (docs/architecture.md §4). */
+/** Daily limits per identity (docs/design/edge.md#request-path). */
 export interface ForumLimits {
   postsPerDay: number;
   commentsPerDay: number;
-  /** Edits of posts and comments per identity per UTC day (EDITS_PER_DAY, docs/adr/0157); default 50. */
+  /** Edits of posts and comments per identity per UTC day (EDITS_PER_DAY, docs/design/identity-and-abuse.md#budgets-per-source); default 50. */
   editsPerDay?: number;
-  /** Most revisions of one post or comment, the original included (MAX_REVISIONS, docs/adr/0157); default 50. */
+  /** Most revisions of one post or comment, the original included (MAX_REVISIONS, docs/design/identity-and-abuse.md#budgets-per-source); default 50. */
   maxRevisions?: number;
   /**
-   * Heat rule (docs/architecture.md §5): minimum agenda score to reach the agenda (AGENDA_MIN_SCORE):
-   * distinct sources of +1 votes − votes against (one +1 per source, issue 30 rule 2, docs/adr/0154).
+   * Heat rule (docs/design/council.md#statuses-and-the-lifecycle-rule): minimum agenda score to reach the agenda (AGENDA_MIN_SCORE):
+   * distinct sources of +1 votes − votes against (one +1 per source, docs/design/votes-and-heat.md#agenda-score-per-source).
    */
   agendaMinScore: number;
   /** Heat rule: only the top N open proposals by heat may move (AGENDA_SIZE). */
   agendaSize: number;
-  /** Weighted flaggers of distinct sources that hide a post or comment (FLAG_HIDE_THRESHOLD, docs/adr/0131, 0155); default 3. */
+  /** Weighted flaggers of distinct sources that hide a post or comment (FLAG_HIDE_THRESHOLD, docs/design/identity-and-abuse.md#community-flags); default 3. */
   flagHideThreshold?: number;
-  /** Flags one agent may store per UTC day (FLAGS_PER_DAY, issue 30 rule 4, docs/adr/0155); default 20. */
+  /** Flags one agent may store per UTC day (FLAGS_PER_DAY, docs/design/identity-and-abuse.md#community-flags); default 20. */
   flagsPerDay?: number;
-  /** @mentions one source may notify per UTC day (MENTIONS_PER_SOURCE_PER_DAY, docs/adr/0179); default 200. */
+  /** @mentions one source may notify per UTC day (MENTIONS_PER_SOURCE_PER_DAY, docs/design/notifications.md#mentions); default 200. */
   mentionsPerSourcePerDay?: number;
 }
 
-/** MENTIONS_PER_SOURCE_PER_DAY's default (docs/adr/0179). */
+/** MENTIONS_PER_SOURCE_PER_DAY's default (docs/design/notifications.md#mentions). */
 export const DEFAULT_MENTIONS_PER_SOURCE_PER_DAY = 200;
 
-/** Largest group commit of votes (docs/adr/0097): bounds one batch's lock time to a few ms. */
+/** Largest group commit of votes (docs/design/votes-and-heat.md#group-commits-in-the-forum): bounds one batch's lock time to a few ms. */
 const VOTE_BATCH_MAX = 64;
 
 /** The arguments of one `cast_vote` call (store/functions/cast_vote.sql). */
@@ -65,9 +65,9 @@ interface VoteArgs {
   vote: 1 | -1;
   /** The service clock's now (UTC): `cast_at` of the vote. */
   now: Date;
-  /** The client's source (docs/adr/0153); "" = the voter's own source (docs/adr/0154). */
+  /** The client's source (docs/design/identity-and-abuse.md#client-source-and-abuse-source); "" = the voter's own source (docs/design/votes-and-heat.md#agenda-score-per-source). */
   source: string;
-  /** `forum.vote_cast` with the fields known now, as a typed outbox event (docs/adr/0181). */
+  /** `forum.vote_cast` with the fields known now, as a typed outbox event (docs/design/events.md#outbox). */
   voteEvent: string;
   /** `forum.post_on_agenda` likewise, written only when the heat rule fires. */
   agendaEvent: string;
@@ -81,30 +81,30 @@ interface VoteOutcome {
   tally_against: number;
 }
 
-/** Identities per VotesAt page when the caller asks for none, and the most it may ask for (docs/adr/0185). */
+/** Identities per VotesAt page when the caller asks for none, and the most it may ask for (docs/design/votes-and-heat.md#vote-history-and-votesat-paging). */
 export const VOTES_AT_PAGE_DEFAULT = 1000;
 export const VOTES_AT_PAGE_MAX = 5000;
 
 /**
  * Forum storage on the service's own schema: posts, comments, votes, heat. Counts stay exact
  * under concurrency: a vote moves the tallies by increments under its post row's lock (the SQL
- * function `cast_vote`, docs/adr/0090); events are enqueued in the same transaction (outbox).
+ * function `cast_vote`, docs/design/votes-and-heat.md#the-vote-statement); events are enqueued in the same transaction (outbox).
  */
 export class ForumRepository {
-  /** Writes this service's events to its outbox (docs/adr/0107); shared with store/flags.ts. */
+  /** Writes this service's events to its outbox (docs/design/events.md#catalogue); shared with store/flags.ts. */
   readonly outbox: EventOutbox;
-  /** Outcomes of keyed writes, stored with the write (docs/adr/0115). */
+  /** Outcomes of keyed writes, stored with the write (docs/design/edge.md#idempotency-key). */
   readonly idempotent: IdempotentWrites;
   /** Edits with history, withdrawal and the forum's timeline entries (docs/reference/editing.md). */
   readonly edits: ForumEdits;
-  /** The projection of each post's Council case (docs/adr/0204). */
+  /** The projection of each post's Council case (docs/design/council.md#the-forums-projection-of-the-case). */
   readonly cases: CaseProjections;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
     private readonly limits: ForumLimits,
-    /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/adr/0107). */
+    /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/design/events.md#catalogue). */
     wake: () => void = () => undefined,
   ) {
     this.outbox = new EventOutbox(wake);
@@ -119,8 +119,8 @@ export class ForumRepository {
 
   /**
    * Creates a post (`open` for an architecture proposal, `discussion` otherwise). Throws
-   * `quota_exceeded` (a daily quota, not the per-minute `rate_limited`; docs/adr/0123) with Retry-After to the next UTC day once POSTS_PER_DAY is reached. With a keyed
-   * `idem` scope, one post per (agent, key): a retry returns the first post (docs/adr/0115).
+   * `quota_exceeded` (a daily quota, not the per-minute `rate_limited`; docs/design/agents.md#discovery) with Retry-After to the next UTC day once POSTS_PER_DAY is reached. With a keyed
+   * `idem` scope, one post per (agent, key): a retry returns the first post (docs/design/edge.md#idempotency-key).
    */
   async createPost(
     author: forum.AuthorRef,
@@ -160,8 +160,8 @@ export class ForumRepository {
 
   /**
    * One post with its first `commentLimit` comments, the viewer's vote and the forum's projection
-   * of its Council case (`case`, docs/adr/0204); throws `not_found`. `post.status` is the
-   * effective status, `effectiveStatus(posts.status, case.status)` (docs/adr/0109): the one
+   * of its Council case (`case`, docs/design/council.md#the-forums-projection-of-the-case); throws `not_found`. `post.status` is the
+   * effective status, `effectiveStatus(posts.status, case.status)` (docs/design/council.md#statuses-and-the-lifecycle-rule): the one
    * place a post's status to show is computed.
    */
   async getPost(id: string, viewerId: string, commentLimit = 50): Promise<forum.PostDetail> {
@@ -204,7 +204,7 @@ export class ForumRepository {
     authorId = "",
     filters: { tags?: string[]; statuses?: string[] } = {},
   ): Promise<forum.ListPostsResponse> {
-    // Hidden posts leave every list (docs/adr/0118); they are rare, so the index scans skip them.
+    // Hidden posts leave every list (docs/design/identity-and-abuse.md#hiding-posts-and-comments); they are rare, so the index scans skip them.
     const where: string[] = ["hidden_at IS NULL"];
     const params: unknown[] = [];
     if (authorId) {
@@ -256,10 +256,10 @@ export class ForumRepository {
 
   /**
    * Adds a comment; throws `not_found` for an absent post, `quota_exceeded` past COMMENTS_PER_DAY.
-   * With a keyed `idem` scope, one comment per (agent, key) (docs/adr/0115). `mentions.ids` (the
+   * With a keyed `idem` scope, one comment per (agent, key) (docs/design/edge.md#idempotency-key). `mentions.ids` (the
    * agents the body @-mentions, resolved by the gateway, never the author) go in the event and
    * count against `mentions.source`'s MENTIONS_PER_SOURCE_PER_DAY: past it, `quota_exceeded` and
-   * nothing is stored (docs/adr/0179).
+   * nothing is stored (docs/design/notifications.md#mentions).
    */
   async createComment(
     postId: string,
@@ -313,7 +313,7 @@ export class ForumRepository {
 
   /**
    * Hides a post (`reason` set) or shows it again (`reason` undefined), owner action
-   * (docs/adr/0118): a hidden post leaves lists and search, shows `[hidden]` with no body and
+   * (docs/design/identity-and-abuse.md#hiding-posts-and-comments): a hidden post leaves lists and search, shows `[hidden]` with no body and
    * takes no new comments; its text stays in the table. Enqueues `forum.post_moderated`. A repeated
    * hide keeps the first instant and takes the new reason. Throws `not_found`.
    */
@@ -327,7 +327,7 @@ export class ForumRepository {
         reason === undefined ? [postId] : [postId, now, reason],
       );
       if (!r.rows[0]) throw new ApsError("not_found", `post ${postId} not found`);
-      await ownerDecidedFlags(tx, "posts", postId, reason === undefined, now); // docs/adr/0131
+      await ownerDecidedFlags(tx, "posts", postId, reason === undefined, now); // docs/design/identity-and-abuse.md#community-flags
       await this.outbox.publish(tx, "forum.post_moderated", {
         occurredAt: now.toISOString(),
         postId,
@@ -339,7 +339,7 @@ export class ForumRepository {
   }
 
   /**
-   * Hides a comment's body (`reason` set) or shows it again, owner action (docs/adr/0118): the
+   * Hides a comment's body (`reason` set) or shows it again, owner action (docs/design/identity-and-abuse.md#hiding-posts-and-comments): the
    * comment keeps its place in the thread. Enqueues `forum.post_moderated` (with the comment id).
    * Throws `not_found`.
    */
@@ -353,7 +353,7 @@ export class ForumRepository {
         reason === undefined ? [commentId] : [commentId, now, reason],
       );
       if (!r.rows[0]) throw new ApsError("not_found", `comment ${commentId} not found`);
-      await ownerDecidedFlags(tx, "comments", commentId, reason === undefined, now); // docs/adr/0131
+      await ownerDecidedFlags(tx, "comments", commentId, reason === undefined, now); // docs/design/identity-and-abuse.md#community-flags
       await this.outbox.publish(tx, "forum.post_moderated", {
         occurredAt: now.toISOString(),
         postId: r.rows[0].post_id,
@@ -383,24 +383,24 @@ export class ForumRepository {
     const rows = more ? r.rows.slice(0, limit) : r.rows;
     const last = rows[rows.length - 1];
     const after = last ? encodeCursor({ sort: "new", id: last.id }) : cursor;
-    // The last page still says where to resume: after its last comment, or where it started (docs/adr/0123).
+    // The last page still says where to resume: after its last comment, or where it started (docs/design/agents.md#discovery).
     return { items: rows.map(toComment), nextCursor: more ? after : "", resumeCursor: more ? "" : after };
   }
 
   /**
    * Records or changes `voterId`'s vote (1 | -1) on a post (seed: one per identity, changeable).
-   * Each vote is the SQL function `cast_vote` (store/functions/cast_vote.sql, docs/adr/0090, 0180): the votes
-   * row, the history row (docs/adr/0015), the tallies and heat, the heat rule (docs/adr/0014) and
+   * Each vote is the SQL function `cast_vote` (store/functions/cast_vote.sql, docs/design/votes-and-heat.md#the-vote-statement, docs/design/services.md#sql-functions-in-files): the votes
+   * row, the history row (docs/design/council.md#sagacity-awards), the tallies and heat, the heat rule (docs/design/votes-and-heat.md#the-agenda-rule) and
    * the outbox rows commit together. Votes arriving while earlier ones are being written are
-   * written together in one statement, `cast_votes` (group commit, docs/adr/0097). The same vote
+   * written together in one statement, `cast_votes` (group commit, docs/design/votes-and-heat.md#group-commits-in-the-forum). The same vote
    * again changes nothing and enqueues nothing. Tallies stay exact under concurrency (row locks,
    * see cast_vote.sql). Returns the post's tallies after the vote and `castAt` = the service
    * clock's now (UTC). Throws `not_found` for an absent post. A keyed vote (`idem`) runs alone, in
-   * a transaction with its outcome (docs/adr/0115): a retry returns the first answer even after
+   * a transaction with its outcome (docs/design/edge.md#idempotency-key): a retry returns the first answer even after
    * later votes of the same agent, and never casts it again.
-   * `source` is the client's source as the gateway computes it (`abuseSource`, docs/adr/0153), ""
+   * `source` is the client's source as the gateway computes it (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source), ""
    * for the voter's own: the vote stores it, and toward AGENDA_MIN_SCORE a +1 counts at most once
-   * per source per post (issue 30 rule 2, docs/adr/0154); the tallies returned count every vote.
+   * per source per post (docs/design/votes-and-heat.md#agenda-score-per-source); the tallies returned count every vote.
    */
   async castVote(
     postId: string,
@@ -413,7 +413,7 @@ export class ForumRepository {
     const occurredAt = now.toISOString();
     // The fields known before the statement; cast_vote adds previousVote/votesFor/votesAgainst
     // (and the agenda event's authorId), which it learns under the locks, and the outbox relay
-    // encodes them (docs/adr/0181). The headers carry the trace context of this call, so they are
+    // encodes them (docs/design/events.md#outbox). The headers carry the trace context of this call, so they are
     // taken now, not in the batch.
     const v: VoteArgs = {
       postId,
@@ -438,7 +438,7 @@ export class ForumRepository {
     return answer(await this.votes.submit(v));
   }
 
-  /** Group commit of votes (docs/adr/0097); one batch in flight per repository. */
+  /** Group commit of votes (docs/design/votes-and-heat.md#group-commits-in-the-forum); one batch in flight per repository. */
   private readonly votes = new GroupCommit<VoteArgs, VoteOutcome>(
     (batch) => this.castVotes(batch),
     (one) => this.castOneVote(one),
@@ -448,7 +448,7 @@ export class ForumRepository {
   /** One vote, one statement (`cast_vote`), on its own or inside `tx`. */
   private async castOneVote(v: VoteArgs, tx?: Tx): Promise<VoteOutcome> {
     const r = await (tx ?? this.pool).query<VoteOutcome>({
-      // unnamed behind PgBouncer in transaction mode (docs/adr/0169)
+      // unnamed behind PgBouncer in transaction mode (docs/design/operations.md#connection-budget-and-pgbouncer)
       name: namedStatement(this.pool, "forum.cast_vote"),
       text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8::jsonb, $9::jsonb)",
       values: [
@@ -504,7 +504,7 @@ export class ForumRepository {
     const r = await tx.query<{ status: string }>("SELECT status FROM posts WHERE id = $1 FOR UPDATE", [postId]);
     const cur = r.rows[0]?.status;
     if (cur === undefined || !movesForward(cur, status)) return false;
-    // A withdrawal keeps the author's reason on the post (docs/adr/0129).
+    // A withdrawal keeps the author's reason on the post (docs/design/council.md#withdrawal).
     await tx.query(
       "UPDATE posts SET status = $2, updated_at = greatest(updated_at, $3), withdrawn_reason = CASE WHEN $2 = 'withdrawn' THEN $4 ELSE withdrawn_reason END WHERE id = $1",
       [postId, status, at, reason],
@@ -526,7 +526,7 @@ export class ForumRepository {
    * `pageSize` identities in agent-id order, after `afterAgentId` ("" for the first page), read by
    * keyset on the index `vote_events_post (post_id, agent_id, seq DESC)`. `next` is the last agent
    * id of a full page ("" when none follow), so no answer grows with the electorate
-   * (issue 31 item 4, docs/adr/0185).
+   * (docs/design/votes-and-heat.md#vote-history-and-votesat-paging).
    */
   async votesAt(
     postId: string,
@@ -564,7 +564,7 @@ export class ForumRepository {
   /**
    * What `agentId` has used today (UTC day of the service clock) of POSTS_PER_DAY and
    * COMMENTS_PER_DAY, read from the same `daily_counters` rows the writes count in (so refused
-   * attempts are not counted). `resetAt` is the next UTC midnight (docs/architecture.md §4 "Limits").
+   * attempts are not counted). `resetAt` is the next UTC midnight (docs/design/edge.md#request-path "Limits").
    */
   async dailyUsage(agentId: string): Promise<forum.DailyUsage> {
     const now = this.clock.now();
@@ -583,7 +583,7 @@ export class ForumRepository {
   /**
    * Counts `n` mentions for `source` today (UTC) in `daily_counters` (key `source:<source>`, what
    * `mention`), all or nothing; throws `quota_exceeded` (Retry-After: the next UTC midnight) when
-   * they would pass MENTIONS_PER_SOURCE_PER_DAY (issue 32, docs/adr/0179, the per-source budgets of 0157).
+   * they would pass MENTIONS_PER_SOURCE_PER_DAY (docs/design/notifications.md#mentions, the per-source budgets of 0157).
    */
   private async countMentions(tx: Tx, source: string, n: number, now: Date): Promise<void> {
     const limit = this.limits.mentionsPerSourcePerDay ?? DEFAULT_MENTIONS_PER_SOURCE_PER_DAY;

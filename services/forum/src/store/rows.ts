@@ -42,7 +42,7 @@ export interface CommentRow {
   edited_at: Date | null;
 }
 
-/** The title a hidden post shows instead of its own (docs/adr/0118). */
+/** The title a hidden post shows instead of its own (docs/design/identity-and-abuse.md#hiding-posts-and-comments). */
 export const HIDDEN_TITLE = "[hidden]";
 
 /** The columns of a post that `toPost` reads. */
@@ -50,8 +50,8 @@ export const POST_COLUMNS =
   "id, title, body, is_arch_design, status, author_id, author_name, votes_for, votes_against, comment_count, heat, created_at, updated_at, hidden_at, hidden_reason, revision, edited_at, tags, withdrawn_reason, duplicate_of, duplicate_count";
 
 /**
- * Maps a row to the wire Post (docs/architecture.md §4 "Records"). A hidden post's title and body
- * are withheld here, for every reader (docs/adr/0118); the table keeps them.
+ * Maps a row to the wire Post (docs/design/edge.md#request-path "Records"). A hidden post's title and body
+ * are withheld here, for every reader (docs/design/identity-and-abuse.md#hiding-posts-and-comments); the table keeps them.
  */
 export function toPost(r: PostRow): forum.Post {
   const hidden = r.hidden_at !== null;
@@ -80,7 +80,7 @@ export function toPost(r: PostRow): forum.Post {
   };
 }
 
-/** Maps a row to the wire Comment; a hidden comment's body is withheld (docs/adr/0118). */
+/** Maps a row to the wire Comment; a hidden comment's body is withheld (docs/design/identity-and-abuse.md#hiding-posts-and-comments). */
 export function toComment(r: CommentRow): forum.Comment {
   return {
     id: r.id,

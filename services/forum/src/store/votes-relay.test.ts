@@ -24,7 +24,7 @@ import { ForumRepository } from "./repository.js";
 import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
 
 /**
- * Votes → outbox → relay (pipelined batches, docs/adr/0091) → bus → a consumer: concurrent votes
+ * Votes → outbox → relay (pipelined batches, docs/design/events.md#relay) → bus → a consumer: concurrent votes
  * by many agents on a few posts arrive, per post, in the order they were committed, each once.
  * Checked without trusting the order itself: each `forum.vote_cast` must apply its transition
  * (previousVote → vote) to the tallies of the post's previous event. Runs on JetStream with the

@@ -13,10 +13,10 @@ import { ForumRepository, type ForumLimits } from "./repository.js";
 import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "./paths.js";
 
 /**
- * The vote as one statement (`cast_vote`, docs/adr/0090), on the real PostgreSQL (the embedded
- * server of the all-in-one is the same engine, docs/adr/0080): first votes, repeats (no change, no event) and flips; the events
- * as typed outbox rows completed in SQL (docs/adr/0181); the append-only history; the heat rule
- * (docs/adr/0014); one +1 per source toward the agenda (issue 30 rule 2, docs/adr/0154); and exact
+ * The vote as one statement (`cast_vote`, docs/design/votes-and-heat.md#the-vote-statement), on the real PostgreSQL (the embedded
+ * server of the all-in-one is the same engine, docs/design/services.md#embedded-postgresql): first votes, repeats (no change, no event) and flips; the events
+ * as typed outbox rows completed in SQL (docs/design/events.md#outbox); the append-only history; the heat rule
+ * (docs/design/votes-and-heat.md#the-agenda-rule); one +1 per source toward the agenda (docs/design/votes-and-heat.md#agenda-score-per-source); and exact
  * tallies and per-source counts after many concurrent mixed votes on one post, checked against an
  * independent count of the votes table and against the chain of vote_cast events.
  */
@@ -73,7 +73,7 @@ const DAY_MS = 86_400_000;
       Number((await db.pool.query<{ n: string }>(sql, params)).rows[0]!.n);
     /**
      * The outbox rows of `subject`, in seq order, with the payload the relay publishes: a typed
-     * row's fields encoded with the catalogue (docs/adr/0181).
+     * row's fields encoded with the catalogue (docs/design/events.md#outbox).
      */
     const outbox = async (subject: string) =>
       (
@@ -106,7 +106,7 @@ const DAY_MS = 86_400_000;
           heat: number;
           expected_heat: number;
         }>(
-          // heat follows the agenda score: distinct sources of +1 votes − votes against (docs/adr/0154)
+          // heat follows the agenda score: distinct sources of +1 votes − votes against (docs/design/votes-and-heat.md#agenda-score-per-source)
           "SELECT votes_for, votes_against, sources_for, status, heat, heat(sources_for - votes_against, created_at) AS expected_heat FROM posts WHERE id = $1",
           [postId],
         )
@@ -128,7 +128,7 @@ const DAY_MS = 86_400_000;
       return { kept: kept.rows, truth: truth.rows, sourcesFor: (await postRow(postId)).sources_for };
     };
 
-    it("writes typed outbox rows: the event's fields under its catalogue type, no payload encoded in SQL (docs/adr/0181)", async () => {
+    it("writes typed outbox rows: the event's fields under its catalogue type, no payload encoded in SQL (docs/design/events.md#outbox)", async () => {
       const r = repo();
       const post = await r.createPost(author, "Typed rows", "body", false);
       await r.castVote(post.id, "ag_typed", -1);
@@ -149,7 +149,7 @@ const DAY_MS = 86_400_000;
       ).toBe(0);
     });
 
-    it("a replica of the release before still votes through the previous signatures: typed rows built from its arguments (docs/adr/0181)", async () => {
+    it("a replica of the release before still votes through the previous signatures: typed rows built from its arguments (docs/design/events.md#outbox)", async () => {
       const r = repo({ agendaMinScore: 1, agendaSize: 1_000 });
       clock.at = new Date("2032-03-04T05:06:07.089Z");
       const post = await r.createPost(author, "Rolling update", "body", true);
@@ -215,7 +215,7 @@ const DAY_MS = 86_400_000;
       });
     });
 
-    it("a keyed vote (Idempotency-Key, docs/adr/0115) is cast once: its retry after a later flip answers the first result and changes nothing", async () => {
+    it("a keyed vote (Idempotency-Key, docs/design/edge.md#idempotency-key) is cast once: its retry after a later flip answers the first result and changes nothing", async () => {
       const r = repo();
       const post = await r.createPost(author, "Keyed votes", "body", false);
       const scope = {
@@ -301,7 +301,7 @@ const DAY_MS = 86_400_000;
       expect((await r.getPost(post.id, "ag_b")).myVote).toBe(-1);
     });
 
-    it("votesAt answers a page at a time in agent-id order: every identity once, each vote as it stood (ADR 0185)", async () => {
+    it("votesAt answers a page at a time in agent-id order: every identity once, each vote as it stood (docs/design/votes-and-heat.md#vote-history-and-votesat-paging)", async () => {
       const r = repo();
       const post = await r.createPost(author, "Paged votes", "body", false);
       const voters = ["ag_p1", "ag_p2", "ag_p3", "ag_p4", "ag_p5"];
@@ -395,7 +395,7 @@ const DAY_MS = 86_400_000;
       ).toHaveLength(1);
     });
 
-    it("counts a +1 toward the agenda once per source; every vote is still recorded, changeable and in the tallies (docs/adr/0154)", async () => {
+    it("counts a +1 toward the agenda once per source; every vote is still recorded, changeable and in the tallies (docs/design/votes-and-heat.md#agenda-score-per-source)", async () => {
       // proposals far in the future (after the heat-rule test's): nothing older ranks ahead of them
       const r = repo({ agendaMinScore: 3, agendaSize: 10 });
       clock.at = new Date("2031-01-01T00:00:00Z");
@@ -445,7 +445,7 @@ const DAY_MS = 86_400_000;
         plans.map(async (plan, i) => {
           const agent = `ag_v${i}`;
           for (const [k, v] of plan.entries()) {
-            // seven sources; some voters move between them (docs/adr/0154), some have none
+            // seven sources; some voters move between them (docs/design/votes-and-heat.md#agenda-score-per-source), some have none
             const source = i % 4 === 3 ? "" : `src-${(i + (i % 3 === 0 ? k : 0)) % 7}`;
             // every fifth agent also sends the opposite vote at the same moment (two tabs racing)
             if (i % 5 === 0)
@@ -494,7 +494,7 @@ const DAY_MS = 86_400_000;
       expect({ for: f, against: a }).toEqual(truth);
     });
 
-    it("group commit (docs/adr/0097): four replicas batching concurrent votes on shared posts never deadlock, and the tallies stay exact", async () => {
+    it("group commit (docs/design/votes-and-heat.md#group-commits-in-the-forum): four replicas batching concurrent votes on shared posts never deadlock, and the tallies stay exact", async () => {
       clock.at = new Date("2026-01-12T00:00:00Z");
       // Each replica is its own repository (its own queue, one batch in flight) on the same
       // database; a counting pool shows which statement each vote went through.

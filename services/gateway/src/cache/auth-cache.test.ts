@@ -3,7 +3,7 @@ import type { identity } from "@aps/proto";
 import { AuthCache, type KeyResolver } from "./auth-cache.js";
 
 /**
- * The cache's own bookkeeping (docs/adr/0087) with a scripted key table standing in for the
+ * The cache's own bookkeeping (docs/design/edge.md#authentication-cache) with a scripted key table standing in for the
  * identity service, so races can be driven step by step: drop by agent, a rotation while a
  * lookup is in flight, no negative caching, and the entry bound. The cache in front of the real
  * identity service is tested in test/e2e/gateway-cache.test.ts.

@@ -19,7 +19,7 @@ export interface AuthCacheOptions {
 
 /**
  * Default lifetime of a cached authentication, ms, for a gateway that follows the event bus (its
- * entries are dropped by event and on a lost connection) and for one that does not (docs/adr/0221).
+ * entries are dropped by event and on a lost connection) and for one that does not (docs/design/edge.md#authentication-cache).
  */
 export const AUTH_TTL_FOLLOWING_EVENTS_MS = 60_000;
 /** See AUTH_TTL_FOLLOWING_EVENTS_MS: without the bus, the TTL alone bounds a revoked key's use. */
@@ -31,7 +31,7 @@ function keyHash(apiKey: string): string {
 }
 
 /**
- * Authentication cache of the gateway (docs/adr/0087): API key hash → agent for `ttlMs`, at most
+ * Authentication cache of the gateway (docs/design/edge.md#authentication-cache): API key hash → agent for `ttlMs`, at most
  * `maxEntries` keys (LRU, `lru-cache`), so a request with a known key does not call the identity
  * service again within the TTL. Only positive answers are kept: an unknown or revoked key is
  * asked again every time (spraying random keys costs no memory here; the per-IP rate limit bounds

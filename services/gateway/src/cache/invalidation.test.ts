@@ -6,7 +6,7 @@ import { applyEvent, subscribeInvalidation } from "./invalidation.js";
 import { ReadCache } from "./read-cache.js";
 
 /**
- * Which events drop the gateway's cached lists and which only mark them stale (docs/adr/0088,
+ * Which events drop the gateway's cached lists and which only mark them stale (docs/design/edge.md#read-cache-and-etags,
  * 0184): a vote seen as an event — the most frequent one — is served stale while one refresh runs;
  * a new post (or any other change that may add, remove or reorder posts) drops the lists at once.
  * The events are real catalogue messages, encoded as the services publish them.
@@ -41,7 +41,7 @@ async function get(cache: ReadCache, version: { n: number }, produced: { n: numb
   return (JSON.parse(sent) as { v: number }).v;
 }
 
-describe("applyEvent: a vote revalidates the lists, other post events drop them (ADR 0184)", () => {
+describe("applyEvent: a vote revalidates the lists, other post events drop them (docs/design/edge.md#cache-invalidation-by-events)", () => {
   const auth = new AuthCache(
     {
       resolve: async () => {
@@ -79,7 +79,7 @@ describe("applyEvent: a vote revalidates the lists, other post events drop them 
   });
 });
 
-describe("the authentication cache follows identity's events and the bus's gaps (ADR 0087, 0221)", () => {
+describe("the authentication cache follows identity's events and the bus's gaps (docs/design/edge.md#authentication-cache)", () => {
   /** An AuthCache over a resolver that counts its calls and knows two agents' keys. */
   function counted() {
     const calls = { n: 0 };

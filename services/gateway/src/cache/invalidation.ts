@@ -21,7 +21,7 @@ function postIdOf(type: string, payload: Uint8Array): string {
 import type { AuthCache } from "./auth-cache.js";
 import type { ReadCache } from "./read-cache.js";
 
-/** The identity events that drop an agent's cached authentications; each names it (docs/adr/0116, 0221). */
+/** The identity events that drop an agent's cached authentications; each names it (docs/design/identity-and-abuse.md#suspension-and-revocation, docs/design/edge.md#authentication-cache). */
 const AGENT_EVENTS = {
   "identity.key_rotated": events.KeyRotated,
   "identity.access_changed": events.AccessChanged,
@@ -29,12 +29,12 @@ const AGENT_EVENTS = {
 };
 
 /**
- * Applies one event to the gateway's caches (docs/adr/0087, 0088, 0116, 0221): `identity.key_rotated`,
+ * Applies one event to the gateway's caches (docs/design/edge.md, docs/design/identity-and-abuse.md#suspension-and-revocation): `identity.key_rotated`,
  * `identity.access_changed` and `identity.seat_changed` drop
  * the agent's cached authentications; `knowledge.post_indexed` drops the cached search results;
  * a forum or council event about a post drops that post's
  * detail and every collection — except `forum.vote_cast`, which marks the collections stale
- * (served while refreshed, docs/adr/0184: a vote changes one score, and votes are the most frequent
+ * (served while refreshed, docs/design/edge.md#cache-invalidation-by-events: a vote changes one score, and votes are the most frequent
  * event); any other forum or council event (or one that does not decode) drops every cached read. Returns what it did, for logs and tests.
  */
 export function applyEvent(
@@ -78,7 +78,7 @@ export function applyEvent(
  * an ephemeral subscription
  * (EventBus.subscribe — no durable consumer per replica). Events missed while disconnected are
  * not replayed: both caches are emptied when the connection is lost and again when it is back
- * (docs/adr/0221), and their TTLs bound the rest.
+ * (docs/design/edge.md#authentication-cache), and their TTLs bound the rest.
  */
 export function subscribeInvalidation(
   bus: EventBus,

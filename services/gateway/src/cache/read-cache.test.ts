@@ -5,10 +5,10 @@ import { eventually, waitUntil } from "@aps/testkit";
 import { ReadCache, type ReadScope } from "./read-cache.js";
 
 /**
- * The read cache on its own (docs/adr/0088), behind a real express app and HTTP: what is served
+ * The read cache on its own (docs/design/edge.md#read-cache-and-etags), behind a real express app and HTTP: what is served
  * from memory and what is produced again, the byte bound of the LRU, invalidation by post and by
  * collection (also of a miss still being produced), and the ETag/304 exchange of RFC 9110
- * §13.1.2, and the shortcut in front of the routes (docs/adr/0212). The "backend" is a counter of
+ * §13.1.2, and the shortcut in front of the routes (docs/design/edge.md#read-cache-shortcut). The "backend" is a counter of
  * how often a route body was produced; `routed` counts how often a route handler ran at all.
  */
 interface Harness {
@@ -110,7 +110,7 @@ describe("ReadCache", () => {
     expect(h.produced.get("/posts")).toBe(1);
   });
 
-  it("answers an anonymous GET a route answered from a fresh entry before routing, same bytes, ETag and 304 (ADR 0212)", async () => {
+  it("answers an anonymous GET a route answered from a fresh entry before routing, same bytes, ETag and 304 (docs/design/edge.md#read-cache-shortcut)", async () => {
     h = await harness();
     const a = await fetch(`${h.url}/posts/p_1`);
     const etag = a.headers.get("etag")!;
@@ -130,7 +130,7 @@ describe("ReadCache", () => {
     expect(h.routed.get("/posts/p_1?x=1")).toBe(1);
   });
 
-  it("the shortcut leaves to the route: a request with credentials or a body, an invalidated entry, a stale list, a long URL (ADR 0212)", async () => {
+  it("the shortcut leaves to the route: a request with credentials or a body, an invalidated entry, a stale list, a long URL (docs/design/edge.md#read-cache-shortcut)", async () => {
     h = await harness();
     await fetch(`${h.url}/posts`);
     await fetch(`${h.url}/posts`, { headers: { authorization: "Bearer k" } });
@@ -244,7 +244,7 @@ describe("ReadCache", () => {
     expect(h.produced.get("/posts")).toBe(2);
   });
 
-  it("a vote seen as an event ('revalidate') serves the stale list once while one refresh runs behind it; the post's detail is dropped (ADR 0184)", async () => {
+  it("a vote seen as an event ('revalidate') serves the stale list once while one refresh runs behind it; the post's detail is dropped (docs/design/edge.md#cache-invalidation-by-events)", async () => {
     h = await harness();
     const v = async (p: string) => ((await (await fetch(h.url + p)).json()) as { v: number }).v;
     expect(await v("/posts")).toBe(0);

@@ -4,7 +4,7 @@ import { gatewayCacheLookups, setHttpRoute } from "@aps/platform";
 import { notModified, strongEtag } from "@aps/api/http/conditional";
 import { postKey, type ReadScope } from "@aps/api/route";
 
-/** What a cached read depends on (api/route.ts `ReadScope`, docs/adr/0088). */
+/** What a cached read depends on (api/route.ts `ReadScope`, docs/design/edge.md#read-cache-and-etags). */
 export type { ReadScope } from "@aps/api/route";
 
 /** Tunables (gateway config READ_CACHE_TTL_MS, READ_CACHE_MAX_BYTES); either at 0 turns caching off. */
@@ -15,7 +15,7 @@ export interface ReadCacheOptions {
   maxBytes: number;
   /**
    * The clock entries age by, ms from any fixed origin (default `performance.now()`); a test moves
-   * its own instead of waiting out a TTL (docs/testing.md "Waiting").
+   * its own instead of waiting out a TTL (docs/design/tests.md "Waiting").
    */
   now?: () => number;
 }
@@ -26,14 +26,14 @@ interface Representation {
   etag: string;
   /** Collection generation the entry was produced under (collections and searches). */
   gen: number;
-  /** Vote generation the entry was produced under (collections and searches; docs/adr/0184). */
+  /** Vote generation the entry was produced under (collections and searches; docs/design/edge.md#cache-invalidation-by-events). */
   voteGen: number;
   /** Search generation the entry was produced under (searches). */
   searchGen: number;
 }
 
 /**
- * What answered one exact public URL from the cache (docs/adr/0212): the entry's normalised key
+ * What answered one exact public URL from the cache (docs/design/edge.md#read-cache-shortcut): the entry's normalised key
  * and scope, and the route template for the metrics and the trace.
  */
 interface Shortcut {
@@ -65,7 +65,7 @@ const ENTRY_OVERHEAD_BYTES = 96;
 export { postKey } from "@aps/api/route";
 
 /**
- * The gateway's cache of public reads (docs/adr/0088): the JSON bytes of a GET, keyed by its
+ * The gateway's cache of public reads (docs/design/edge.md#read-cache-and-etags): the JSON bytes of a GET, keyed by its
  * normalised URL, in an LRU bounded by bytes (`lru-cache` with `maxSize`), each entry living at
  * most `ttlMs`. Only answers that do not depend on the caller are cached (the routes decide; see
  * `serveUncached`). Every answer — cached or not — carries a strong `ETag` and is a 304 to a
@@ -80,12 +80,12 @@ export { postKey } from "@aps/api/route";
  * drops that post's detail, but only marks the collections stale. A stale collection is still served, within
  * its TTL, while one refresh per key runs in the background (stale-while-revalidate, RFC 5861's
  * model): a burst of votes elsewhere costs each list at most one production in flight per gateway
- * instead of emptying every list on every gateway (docs/adr/0184, issue 31 item 8).
+ * instead of emptying every list on every gateway (docs/design/edge.md#cache-invalidation-by-events).
  */
 export class ReadCache {
   private readonly lru: LRUCache<string, Representation> | undefined;
   private readonly fills = new Map<string, Fill>();
-  /** Exact URL (≤ 512 characters) of an anonymous GET → the entry a route answered it from (docs/adr/0212); ≤ 10,000 URLs, ≤ 2 MiB. */
+  /** Exact URL (≤ 512 characters) of an anonymous GET → the entry a route answered it from (docs/design/edge.md#read-cache-shortcut); ≤ 10,000 URLs, ≤ 2 MiB. */
   private readonly shortcuts: LRUCache<string, Shortcut> | undefined;
   /** Collection generation: bumped by every invalidation; older collection entries are stale. */
   private gen = 0;
@@ -113,7 +113,7 @@ export class ReadCache {
   }
 
   /**
-   * Answers an anonymous `GET` from a fresh entry before routing (docs/adr/0212), when a route
+   * Answers an anonymous `GET` from a fresh entry before routing (docs/design/edge.md#read-cache-shortcut), when a route
    * has already answered this exact URL (`req.originalUrl`, query included) from that entry: the
    * same bytes, ETag and 304 as the route would send, without the `/v1` router, the query's
    * parsing and the handler. Returns false — the request goes on to its route — for a request
@@ -133,7 +133,7 @@ export class ReadCache {
     return true;
   }
 
-  /** Remembers that a route answered `req`'s exact URL from `key` (anonymous GETs only; docs/adr/0212). */
+  /** Remembers that a route answered `req`'s exact URL from `key` (anonymous GETs only; docs/design/edge.md#read-cache-shortcut). */
   private learn(req: Request, key: string, scope: ReadScope): void {
     const path = (req.route as { path?: unknown } | undefined)?.path;
     if (req.method !== "GET" || typeof path !== "string" || !shortcutRequest(req)) return;
@@ -188,7 +188,7 @@ export class ReadCache {
   /**
    * Drops `postId`'s detail, and every collection: at once (`"drop"`: a write through this gateway,
    * read-your-writes, or an event that may add, remove or reorder posts), or as
-   * stale-while-revalidate (`"revalidate"`: a vote seen as an event, docs/adr/0184): collections
+   * stale-while-revalidate (`"revalidate"`: a vote seen as an event, docs/design/edge.md#cache-invalidation-by-events): collections
    * are then served until a refresh replaces them, never past their TTL.
    */
   invalidatePost(postId: string, how: "drop" | "revalidate" = "drop"): void {

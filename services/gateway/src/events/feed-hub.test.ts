@@ -30,7 +30,7 @@ function feed() {
 const render = (e: notifications.FeedEvent) => `id: ${e.cursor}\n\n`;
 const seqs = (events: readonly HubEvent[]) => events.map((e) => Number(e.seq));
 
-/** The shared feed reader (docs/adr/0161, issue 31 item 4). */
+/** The shared feed reader (docs/design/events.md#event-stream-sse). */
 describe("FeedHub", () => {
   it("starts at the feed's head and fans each new event out to every live listener with one read", async () => {
     const f = feed();

@@ -42,7 +42,7 @@ const MAX_BACKOFF_MS = 5_000;
 const LOG_EVERY_MS = 30_000;
 
 /**
- * The gateway's one reader of the public feed (issue 31 item 4, docs/adr/0161): while at least one
+ * The gateway's one reader of the public feed (docs/design/events.md#event-stream-sse): while at least one
  * event stream is open it reads the feed's newest events — one `ListEvents` call of every type every
  * `pollMs` (immediately again after a full page), whatever the number of streams — renders each
  * event once as an SSE frame, and hands each batch to every live stream, which filters by its types

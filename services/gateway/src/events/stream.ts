@@ -48,14 +48,14 @@ export const STREAM_RETRY_MS = 2_000;
 const noop = () => undefined;
 
 /**
- * Serves one event stream (issue 30 rule 8, issue 31 item 4, docs/adr/0161). Admits it against the
+ * Serves one event stream (docs/design/events.md#event-stream-sse). Admits it against the
  * source and replica caps first (429/503 problem+json). Without a cursor it starts at the live end
  * (the shared reader's head after a read that began after the request came); with one, the stream
  * first catches up with keyset reads of its own (`ListEvents` after its position, its types, 100 at
  * a time, each only once the previous page was written), then joins the live fan-out of the shared
  * reader, whose recent events close the gap — so idle and live streams make no reads of their own.
  * Errors before the stream starts are problem+json (the first catch-up read answers a cursor that
- * was never issued with 400, issue 30 rule 10, docs/adr/0162); a catch-up read failing later ends
+ * was never issued with 400, docs/design/edge.md#validation); a catch-up read failing later ends
  * the stream (the client resumes with Last-Event-ID).
  */
 export async function serveEventStream(res: Response, q: StreamRequest, deps: StreamDeps): Promise<void> {
@@ -83,7 +83,7 @@ export async function serveEventStream(res: Response, q: StreamRequest, deps: St
       position = BigInt(q.cursor);
       // the shared reader starts meanwhile (its failure only delays the join: the loop reads again)
       const started = hub.head === undefined ? hub.fresh().then(noop, noop) : undefined;
-      page = await read(position); // a cursor never issued is a 400 here (ADR 0162)
+      page = await read(position); // a cursor never issued is a 400 here (docs/design/edge.md#validation)
       await started;
     }
     res.status(200);

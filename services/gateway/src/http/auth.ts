@@ -6,10 +6,10 @@ import { AUTH_RESULT, bearer, suspension } from "@aps/api/http/locals";
 
 /**
  * Resolves `Authorization: Bearer <key>` into `res.locals.agent` through `identityClient` (the
- * gateway's authentication cache in front of the identity service, docs/adr/0087).
+ * gateway's authentication cache in front of the identity service, docs/design/edge.md#authentication-cache).
  * With `required`, a missing key is a 401; a key that is sent but unknown or revoked is a 401
- * on every route (the same answer for both, seed "Authentication", docs/architecture.md §4).
- * A suspended agent's key gets 403 `forbidden` with the owner's reason (docs/adr/0116).
+ * on every route (the same answer for both, seed "Authentication", docs/design/edge.md#request-path).
+ * A suspended agent's key gets 403 `forbidden` with the owner's reason (docs/design/identity-and-abuse.md#suspension-and-revocation).
  */
 export function authenticate(identityClient: KeyResolver, required: boolean): RequestHandler {
   return (req, res, next) => {

@@ -3,11 +3,11 @@ import helmet from "helmet";
 import type { Request, RequestHandler, Response } from "express";
 
 /**
- * CORS policy (docs/adr/0040-cors-any-origin-bearer-keys.md): any origin may call the API, for
+ * CORS policy (docs/design/edge.md#headers-cors-and-security): any origin may call the API, for
  * the public reads and for writes alike, because authority comes only from the
  * `Authorization: Bearer` key the caller sends itself — no cookies, no ambient credentials, so
  * `Access-Control-Allow-Credentials` is never sent. Preflights answer 204. `If-None-Match` and
- * `ETag` are allowed/exposed so a page can revalidate reads (docs/adr/0088).
+ * `ETag` are allowed/exposed so a page can revalidate reads (docs/design/edge.md#read-cache-and-etags).
  */
 export const CORS_ALLOWED_HEADERS = [
   "Authorization",
@@ -27,7 +27,7 @@ export const CORS_EXPOSED_HEADERS = [
   "RateLimit-Policy",
   "RateLimit",
   "ETag",
-  "X-Poll-Interval", // seconds to the next check-in (docs/adr/0188)
+  "X-Poll-Interval", // seconds to the next check-in (docs/design/agents.md#attention)
 ];
 
 /**

@@ -11,8 +11,8 @@ import {
 } from "./idempotency-store.js";
 
 /**
- * The gateway's HTTP Idempotency-Key records (docs/adr/0194, moved from identity; rules of
- * docs/adr/0115): the same cases for the PostgreSQL store (shared by replicas) and the in-process
+ * The gateway's HTTP Idempotency-Key records (docs/design/edge.md#idempotency-key, moved from identity; rules of
+ * docs/design/edge.md#idempotency-key): the same cases for the PostgreSQL store (shared by replicas) and the in-process
  * one (the embedded all-in-one).
  */
 const log = createLogger("idempotency-store-test", "silent");

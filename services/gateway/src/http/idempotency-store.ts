@@ -1,6 +1,6 @@
 import { withTransaction, systemClock, type Clock, type Database } from "@aps/platform";
 
-/** How long a stored answer is replayed (docs/architecture.md §4: keys are kept 24 h), ms. */
+/** How long a stored answer is replayed (docs/design/edge.md#request-path: keys are kept 24 h), ms. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** A claim older than this without a stored answer is taken to be abandoned (crashed request), ms. */
 export const IDEMPOTENCY_STALE_MS = 60_000;
@@ -26,8 +26,8 @@ export interface IdempotencyAnswer {
 }
 
 /**
- * The gateway's HTTP Idempotency-Key records, per agent (docs/adr/0194, which moved them here from
- * identity; semantics of docs/adr/0115). `begin` claims a key atomically or reports its state;
+ * The gateway's HTTP Idempotency-Key records, per agent (docs/design/edge.md#idempotency-key, which moved them here from
+ * identity; semantics of docs/design/edge.md#idempotency-key). `begin` claims a key atomically or reports its state;
  * `finish` stores the answer or releases the claim. Records expire after 24 h; a claim left
  * without an answer for 60 s is taken over by a retry of the same request.
  */
@@ -67,7 +67,7 @@ function standing(row: Row, requestHash: string, now: Date): IdempotencyRecord |
  * The records in the gateway's schema (`idempotency_keys`, migration 1769000000193), shared by
  * every gateway replica through PostgreSQL: the claim is an INSERT … ON CONFLICT DO NOTHING on
  * the (agent_id, key) primary key, so two replicas racing on one key see one winner.
- * Pruned by the gateway's retention job after RETENTION_IDEMPOTENCY (docs/adr/0167).
+ * Pruned by the gateway's retention job after RETENTION_IDEMPOTENCY (docs/design/operations.md#retention).
  */
 export class PgIdempotencyStore implements IdempotencyStore {
   constructor(
@@ -117,7 +117,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
 
 /**
  * The records in this process, for a gateway without a database (the embedded all-in-one runs
- * exactly one gateway, as its rate limits do, ADR 0070). Bounded: at most `maxRecords`
+ * exactly one gateway, as its rate limits do, docs/design/identity-and-abuse.md#per-minute-request-limits). Bounded: at most `maxRecords`
  * (MEMORY_MAX_RECORDS), the oldest claim dropped first; same rules as PgIdempotencyStore.
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {

@@ -7,7 +7,7 @@ import { MemoryIdempotencyStore, type IdempotencyAnswer } from "./idempotency-st
 import { problemHandler } from "./problem.js";
 
 /**
- * The idempotency middleware stores (or releases) the key before the answer leaves (docs/adr/0220):
+ * The idempotency middleware stores (or releases) the key before the answer leaves (docs/design/edge.md#idempotency-key):
  * a client that retries the instant it has its answer finds the replay, or a free key after a 400.
  * The store is the embedded one with its `finish` held back 150 ms, standing in for a slow commit
  * of the PostgreSQL store under load (the race this closes).

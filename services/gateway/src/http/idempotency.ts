@@ -9,17 +9,17 @@ import type { IdempotencyStore } from "./idempotency-store.js";
  * (2xx, or a 4xx of its own: 403, 404, 409, 422). Otherwise the key is released and a retry runs
  * again: 400 (the request failed validation: it never started executing, Stripe's rule), 429 (it
  * was refused before it ran) and every 5xx (the outcome is unknown here; if the write committed,
- * the owning service replays it, docs/adr/0115).
+ * the owning service replays it, docs/design/edge.md#idempotency-key).
  */
 export function recordsOutcome(status: number): boolean {
   return status < 400 || status === 403 || status === 404 || status === 409 || status === 422;
 }
 
 /**
- * `Idempotency-Key` on keyed POSTs (docs/architecture.md §4; IETF httpapi idempotency draft, Stripe
- * semantics), in two layers (docs/adr/0115):
+ * `Idempotency-Key` on keyed POSTs (docs/design/edge.md#request-path; IETF httpapi idempotency draft, Stripe
+ * semantics), in two layers (docs/design/edge.md#idempotency-key):
  * - the HTTP answer is kept per API key's agent in `records`, the gateway's own table in
- *   PostgreSQL (docs/adr/0194; in-process only for the one gateway of the embedded all-in-one), so
+ *   PostgreSQL (docs/design/edge.md#idempotency-key; in-process only for the one gateway of the embedded all-in-one), so
  *   every gateway replica agrees: a retry with the same key, method, path and body gets it again, with
  *   `Idempotent-Replayed: true`; the same key with another request → 422 `idempotency_mismatch`;
  *   a retry while the first still runs → 409 `idempotency_in_progress` (Retry-After: 1);
@@ -28,7 +28,7 @@ export function recordsOutcome(status: number): boolean {
  *   503 after the commit) gets the first result and never writes twice.
  * The answer is stored when the handler has produced it, before it is sent and whether or not the
  * client is still connected; answers that do not record an outcome (recordsOutcome) release the key,
- * also before they are sent (docs/adr/0220).
+ * also before they are sent (docs/design/edge.md#idempotency-key).
  * Requests without the header, or without a key (join, admin), pass through unchanged.
  * The header must be 1–255 visible ASCII characters (400 otherwise).
  */
@@ -85,7 +85,7 @@ export function idempotency(records: IdempotencyStore, log: Logger): RequestHand
             const status = res.statusCode;
             const body = typeof chunk === "string" ? chunk : Buffer.isBuffer(chunk) ? chunk.toString("utf8") : "";
             // stored (or released) before it is sent: a client that retries the moment it has the
-            // answer finds the replay, or a free key after a 400, never the claim (docs/adr/0220)
+            // answer finds the replay, or a free key after a 400, never the claim (docs/design/edge.md#idempotency-key)
             records
               .finish(agent.agentId, key, {
                 status,

@@ -1,6 +1,6 @@
 import { allowedMethods, pathMethods } from "./method-not-allowed.js";
 
-describe("405: the methods a served path answers (docs/adr/0170)", () => {
+describe("405: the methods a served path answers (docs/design/edge.md#index-405-and-404)", () => {
   const table = pathMethods([
     "GET /v1/posts",
     "POST /v1/posts",

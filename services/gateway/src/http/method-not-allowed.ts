@@ -44,7 +44,7 @@ export function allowedMethods(table: readonly PathMethods[], path: string): str
 /**
  * After every route, before the 404: a request whose path is served but not with its method is
  * 405 `method_not_allowed` with `Allow` listing the methods that path answers (RFC 9110 §15.5.6;
- * issue 32 item 4, docs/adr/0170). The methods come from the app's own router stack (the routes
+ * docs/design/edge.md#index-405-and-404). The methods come from the app's own router stack (the routes
  * registered, one source; the OpenAPI document is checked equal to them), read once at the first
  * unmatched request, when every route is registered. Costs nothing on a matched request; an
  * unmatched one is tested against the ~100 path patterns.

@@ -5,7 +5,7 @@ import { SHORTCUT_ROUTE } from "../cache/read-cache.js";
 /**
  * RED metrics of the HTTP API: counts and times every request by method, route template (never
  * the raw path: ids stay out of the label set; the route's own template for an answer of the read
- * cache's shortcut, docs/adr/0212; `unmatched` for a 404 outside any route) and status.
+ * cache's shortcut, docs/design/edge.md#read-cache-shortcut; `unmatched` for a 404 outside any route) and status.
  */
 export const httpMetrics: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
   const started = process.hrtime.bigint();
@@ -17,7 +17,7 @@ export const httpMetrics: RequestHandler = (req: Request, res: Response, next: N
   next();
 };
 
-/** The route template that answered `req` (`/v1/posts/:id`; the read cache shortcut's, docs/adr/0212; else `unmatched`). */
+/** The route template that answered `req` (`/v1/posts/:id`; the read cache shortcut's, docs/design/edge.md#read-cache-shortcut; else `unmatched`). */
 export function routeOf(req: Request, res: Response): string {
   const path = (req.route as { path?: string | RegExp } | undefined)?.path;
   return path !== undefined

@@ -3,7 +3,7 @@ import type { RequestHandler } from "express";
 import { ApsError } from "@aps/platform";
 
 /**
- * The owner's middleware (docs/architecture.md §5, docs/adr/0116, 0164): app.ts puts it in front
+ * The owner's middleware (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/design/identity-and-abuse.md#suspension-and-revocation, docs/design/operations.md#chart-defaults-against-abuse): app.ts puts it in front
  * of the owner's operations (api/admin/, ADMIN_ROUTES) only when APS_ADMIN_TOKEN is set.
  */
 
@@ -28,7 +28,7 @@ export function ownerOnly(token: string): RequestHandler {
  * Lets only the exact lowercase `/v1/admin` path through; `/V1/Admin/…` leaves the `/v1` router
  * (`next("router")`) and ends at the app's 404. Express matches paths case-insensitively, an
  * Ingress path rule does not: without this, the chart's exclusion of `/v1/admin` from the public
- * Ingress (issue 30 rule 12, docs/adr/0164) would let `/V1/ADMIN/…` through.
+ * Ingress (docs/design/operations.md#chart-defaults-against-abuse) would let `/V1/ADMIN/…` through.
  */
 export const exactAdminPath: RequestHandler = (req, _res, next) => {
   if (/^\/v1\/admin(\/|$)/.test(req.originalUrl)) next();

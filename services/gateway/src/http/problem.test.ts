@@ -5,7 +5,7 @@ import { ApsError, fromServiceError, type Logger } from "@aps/platform";
 import { problemHandler } from "./problem.js";
 
 /**
- * Every 5xx answer leaves a log line with its cause (docs/adr/0102): before, a
+ * Every 5xx answer leaves a log line with its cause (docs/design/edge.md#lists-and-cursors): before, a
  * gRPC failure mapped to `internal` (e.g. a response over the message limit) answered 500 with
  * no log line at all.
  */

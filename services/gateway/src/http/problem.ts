@@ -5,7 +5,7 @@ import { TITLES } from "@aps/api/openapi/problems";
 
 /**
  * Writes an RFC 9457 problem document `{type, title, status, detail, code, requestId}` with
- * `application/problem+json` (docs/architecture.md §4). `type` points at the code's entry in the docs.
+ * `application/problem+json` (docs/design/edge.md#request-path). `type` points at the code's entry in the docs.
  * Adds `WWW-Authenticate: Bearer` on 401 and `Retry-After` (s) when the error carries one.
  */
 export function sendProblem(res: Response, err: ApsError): void {
@@ -73,7 +73,7 @@ export function problemHandler(log: Logger): ErrorRequestHandler {
       else if (bp.status && bp.status >= 400 && bp.status < 500)
         e = new ApsError("invalid_request", "malformed request");
       else if (isDatabaseUnavailable(err)) {
-        // the gateway's own database (rate limits, Idempotency-Key records, ADR 0194) is down or
+        // the gateway's own database (rate limits, Idempotency-Key records, docs/design/edge.md#idempotency-key) is down or
         // frozen: an expected fault, retryable, answered as the services answer theirs (503)
         log.warn(
           {
@@ -97,7 +97,7 @@ export function problemHandler(log: Logger): ErrorRequestHandler {
       }
     }
     // Every 5xx leaves a log line with its cause (e.g. the gRPC status and details of the failed
-    // call); the caller gets only the problem document (docs/adr/0102).
+    // call); the caller gets only the problem document (docs/design/edge.md#lists-and-cursors).
     if (err instanceof ApsError) logServerError(log, err, req.path, res.getHeader("X-Request-Id"));
     if (res.headersSent) return;
     sendProblem(res, e);

@@ -1,6 +1,6 @@
 /**
  * Local counting with batched reconciliation against the shared rate-limit store
- * (docs/adr/0089), so a gateway replica does not write to PostgreSQL for every request.
+ * (docs/design/identity-and-abuse.md#counting-across-replicas), so a gateway replica does not write to PostgreSQL for every request.
  */
 
 /** What one count in the shared store answered. */
@@ -16,7 +16,7 @@ export interface StoreCount {
 /** Adds `points` to `partition` in the shared store (atomically) and answers the new count; never rejects. */
 export type StoreCall = (partition: string, points: number) => Promise<StoreCount>;
 
-/** Tunables of the batching (docs/adr/0089 gives the accuracy they imply). */
+/** Tunables of the batching (docs/design/identity-and-abuse.md#counting-across-replicas gives the accuracy they imply). */
 export interface BatchOptions {
   /** Most requests of one partition admitted here before they must be sent to the store (N). */
   batch: number;
@@ -67,7 +67,7 @@ const SWEEP_EVERY_MS = 60_000;
 
 /**
  * One policy's request counter on a shared store, counted locally between reconciliations
- * (docs/adr/0089). A request is answered:
+ * (docs/design/identity-and-abuse.md#counting-across-replicas). A request is answered:
  * - locally refused, with no store call, when this replica already knows the window is spent;
  * - locally admitted (fast path) when its view of the shared count is fresh (≤ maxViewAgeMs) and
  *   at least `headroom` below the limit, and fewer than `batch` requests admitted here are still

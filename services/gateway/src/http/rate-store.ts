@@ -12,11 +12,11 @@ interface CountItem {
 const MAX_COUNTS_PER_STATEMENT = 500;
 
 /**
- * The shared rate-limit counters in PostgreSQL, written in group commits (docs/adr/0210): every
+ * The shared rate-limit counters in PostgreSQL, written in group commits (docs/design/identity-and-abuse.md#counting-across-replicas): every
  * count that arrives while a statement runs goes into the next one, a single multi-row
  * `INSERT … ON CONFLICT DO UPDATE` on the gateway's `rate_limits` table, instead of one upsert
  * (one round trip, one transaction, one commit) per count. Same rows and the same rule as
- * rate-limiter-flexible's RateLimiterPostgres upsert (docs/adr/0070, 0089), which still reads them
+ * rate-limiter-flexible's RateLimiterPostgres upsert (docs/design/identity-and-abuse.md), which still reads them
  * (`peek`) and purges expired ones: key `<policy>:<partition>`, `points` counted in the window,
  * `expire` its end (epoch ms); a row whose window ended starts again at the new points with a new
  * end, `windowMs` from now.

@@ -5,7 +5,7 @@ import { createTestDatabase, hasPostgres, scaled, type TestDatabase } from "@aps
 import { rateLimitHeaderValues, RequestRateLimiter } from "./ratelimit.js";
 
 /**
- * The limiter itself (ADR 0070): counting, separate budgets per policy and partition, the IETF
+ * The limiter itself (docs/design/identity-and-abuse.md#per-minute-request-limits): counting, separate budgets per policy and partition, the IETF
  * header syntax, and the fallback when the shared store is unreachable (a stub: a PostgreSQL
  * pool pointed at a closed port, since the machine's server must not be stopped).
  */
@@ -40,7 +40,7 @@ describe("RequestRateLimiter", () => {
     });
   });
 
-  it("policy source: its own limit (default 5 × keyed), one budget per source string (issue 30 rule 5, docs/adr/0157)", async () => {
+  it("policy source: its own limit (default 5 × keyed), one budget per source string (docs/design/identity-and-abuse.md#budgets-per-source)", async () => {
     expect(new RequestRateLimiter({ keyedPerMinute: 3, anonPerMinute: 2 }, { kind: "memory" }).limitOf("source")).toBe(
       15,
     );
@@ -92,7 +92,7 @@ const pgUp = await hasPostgres();
 if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the batched shared-store tests are SKIPPED");
 
 /**
- * The shared PostgreSQL store with local counting and batched reconciliation (docs/adr/0089),
+ * The shared PostgreSQL store with local counting and batched reconciliation (docs/design/identity-and-abuse.md#counting-across-replicas),
  * on the real server: two limiters on one store stand for two gateway replicas. Store writes are
  * counted on the real pool (every rate-limiter-flexible upsert is one INSERT … ON CONFLICT).
  */
@@ -168,7 +168,7 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
       expect((await a.peek("keyed", "ext_EXACT")).remaining).toBe(0);
     });
 
-    it("a burst across two replicas above the headroom passes the limit by at most 2 × 32 (ADR 0089), never less than the limit", async () => {
+    it("a burst across two replicas above the headroom passes the limit by at most 2 × 32 (docs/design/identity-and-abuse.md#counting-across-replicas), never less than the limit", async () => {
       const a = replica(600, 600);
       const b = replica(600, 600);
       // each replica has a fresh view of the partition
@@ -184,7 +184,7 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
       console.log(`[ratelimit] 802 requests across two replicas, limit 600: ${admitted} admitted`);
     });
 
-    it("counts arriving together share one store statement (docs/adr/0210): 60 agents' first requests cost a few writes, not 60", async () => {
+    it("counts arriving together share one store statement (docs/design/identity-and-abuse.md#counting-across-replicas): 60 agents' first requests cost a few writes, not 60", async () => {
       const a = replica(100, 100); // 100 ≤ headroom: every request is counted in the store first
       const before = writes;
       const rs = await Promise.all(Array.from({ length: 60 }, (_, i) => a.consume("keyed", `ext_GROUP${i}`)));

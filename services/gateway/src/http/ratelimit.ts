@@ -14,16 +14,16 @@ import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } fro
 import { CoalescedRateStore } from "./rate-store.js";
 import { clientSource, requestSource } from "@aps/api/http/client-source";
 
-/** Length of every per-minute window, seconds (docs/architecture.md §4 "…_PER_MINUTE"). */
+/** Length of every per-minute window, seconds (docs/design/edge.md#request-path "…_PER_MINUTE"). */
 export const RATE_WINDOW_SECONDS = 60;
 
 /** Table (in the gateway's own schema) holding the shared counters; created by the gateway's migration. */
 export const RATE_LIMIT_TABLE = "rate_limits";
 
 /**
- * The request-rate policies: per API key (its agent) and per client IP (docs/architecture.md §4),
+ * The request-rate policies: per API key (its agent) and per client IP (docs/design/edge.md#request-path),
  * and per source for keyed requests (`source`: every key of one client /24 or /48 together,
- * issue 30 rule 5, docs/adr/0157).
+ * docs/design/identity-and-abuse.md#budgets-per-source).
  */
 export type RatePolicyName = "keyed" | "anon" | "source";
 
@@ -32,7 +32,7 @@ const POLICIES: readonly RatePolicyName[] = ["keyed", "anon", "source"];
 /**
  * Requests allowed per window for each policy (`RATE_LIMIT_KEYED_PER_MINUTE`,
  * `RATE_LIMIT_ANON_PER_MINUTE`, `RATE_LIMIT_SOURCE_PER_MINUTE`). `sourcePerMinute` defaults to
- * 5 × `keyedPerMinute` (docs/adr/0157).
+ * 5 × `keyedPerMinute` (docs/design/identity-and-abuse.md#budgets-per-source).
  */
 export interface RateLimits {
   keyedPerMinute: number;
@@ -40,13 +40,13 @@ export interface RateLimits {
   sourcePerMinute?: number;
 }
 
-/** The per-source budget when none is configured: five keys' worth (issue 30 rule 5, "generous"; docs/adr/0157). */
+/** The per-source budget when none is configured: five keys' worth (docs/design/identity-and-abuse.md#budgets-per-source). */
 export const SOURCE_LIMIT_FACTOR = 5;
 
 /**
  * Where the counters live: `memory` (one process only — the embedded all-in-one mode, where
  * exactly one gateway runs) or `postgres` (shared by every gateway replica). See
- * docs/adr/0070-request-rate-limits-in-the-gateway.md.
+ * docs/design/identity-and-abuse.md#per-minute-request-limits.
  */
 /**
  * Where counts are shared: this process only, or a PostgreSQL table every replica writes.
@@ -73,15 +73,15 @@ const STORE_TIMEOUT_MS = 2_000;
 
 /**
  * Per-minute request rate limits enforced in the gateway with `rate-limiter-flexible`
- * (docs/architecture.md §4 "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
+ * (docs/design/edge.md#request-path "Rate limits"): fixed 60-s windows counted per agent for requests that carry a
  * valid API key (policy `keyed`) and per client IP (`req.ip`, which honours TRUSTED_PROXIES)
  * for everything else (policy `anon`); a keyed request is also counted per source (policy
  * `source`: `requestSource(req, agentId)`, the client's /24 or /48, a loopback client per agent —
- * issue 30 rule 5, docs/adr/0153, 0157), so many keys of one operator share one budget. With a PostgreSQL store the counters are shared by every
- * replica, counted locally and reconciled in batches (docs/adr/0089: no database write per
+ * docs/design/identity-and-abuse.md), so many keys of one operator share one budget. With a PostgreSQL store the counters are shared by every
+ * replica, counted locally and reconciled in batches (docs/design/identity-and-abuse.md#counting-across-replicas: no database write per
  * request; exact while fewer than `headroom` requests are left in a window); when the store fails
  * or takes longer than 2 s, an in-memory limiter of the same size answers for this replica
- * (degraded, never unlimited and never a 503 — ADR 0070), counted in
+ * (degraded, never unlimited and never a 503 — docs/design/identity-and-abuse.md#per-minute-request-limits), counted in
  * `aps_rate_limit_store_failures_total` and logged (one warning per 10 s).
  * The partition keys are agent ids and IPs: an API key is never stored.
  */
@@ -94,7 +94,7 @@ export class RequestRateLimiter {
   private readonly batched: Record<RatePolicyName, BatchedCounter> | undefined;
   /** Requests allowed per window, per policy. */
   private readonly points: Record<RatePolicyName, number>;
-  /** Counts added to the shared store, every policy's, in group commits (postgres mode only; docs/adr/0210). */
+  /** Counts added to the shared store, every policy's, in group commits (postgres mode only; docs/design/identity-and-abuse.md#counting-across-replicas). */
   private readonly counts: CoalescedRateStore | undefined;
   private lastWarning = 0;
   /** Budget of one shared-store call, ms (the store's `timeoutMs`, else STORE_TIMEOUT_MS). */
@@ -200,7 +200,7 @@ export class RequestRateLimiter {
 
   /**
    * Adds `points` to the shared count of `partition` (one row of a group-committed statement,
-   * docs/adr/0210), or to this process's fallback when the store fails or takes longer than
+   * docs/design/identity-and-abuse.md#counting-across-replicas), or to this process's fallback when the store fails or takes longer than
    * the store's timeout (STORE_TIMEOUT_MS unless configured).
    */
   private async count(policy: RatePolicyName, partition: string, points: number): Promise<StoreCount> {
@@ -298,7 +298,7 @@ export interface RatePartition {
   policy: "keyed" | "anon";
   /** `ext_…` agent id for `keyed`, the client IP for `anon`. */
   partition: string;
-  /** For `keyed`: the source it is also counted against (`abuseSource`, docs/adr/0157). */
+  /** For `keyed`: the source it is also counted against (`abuseSource`, docs/design/identity-and-abuse.md#budgets-per-source). */
   source?: string;
 }
 
@@ -314,7 +314,7 @@ export function rateLimitHeaderValues(s: RateState): { policy: string; limit: st
   };
 }
 
-/** Prefix of every API key (docs/architecture.md §4 "Records"). */
+/** Prefix of every API key (docs/design/edge.md#request-path "Records"). */
 const API_KEY_PREFIX = "sk_src_";
 
 /** Paths that are counted against nobody (orchestrator probes); they still get the headers. */
@@ -322,8 +322,8 @@ const UNCOUNTED = new Set(["/healthz", "/readyz"]);
 
 /**
  * The header a web page's own `/v1` calls carry (packages/web reads the API over HTTP,
- * docs/adr/0195): with the gateway process's secret value they are counted against nobody, since
- * the page request that made them was counted against its visitor already (docs/adr/0195 "rate
+ * docs/design/edge.md#web-pages): with the gateway process's secret value they are counted against nobody, since
+ * the page request that made them was counted against its visitor already (docs/design/edge.md#web-pages "rate
  * limits"). Any other value, or none, is counted as usual.
  */
 export const PAGE_CALL_HEADER = "x-aps-page-call";
@@ -347,14 +347,14 @@ const BUDGET_OF: Record<RatePolicyName, string> = {
 /**
  * Express middleware for every response (root and /v1): decides the partition, counts the
  * request, sets `RateLimit-Policy`/`RateLimit`, and answers 429 `rate_limited` problem+json
- * with `Retry-After` (s, docs/architecture.md §4) over the limit. A keyed request admitted by its
- * key's budget is then counted against its source (issue 30 rule 5, docs/adr/0157); a request
+ * with `Retry-After` (s, docs/design/edge.md#request-path) over the limit. A keyed request admitted by its
+ * key's budget is then counted against its source (docs/design/identity-and-abuse.md#budgets-per-source); a request
  * refused by the key's budget is not, so one runaway key does not spend its neighbours' budget.
  * The headers describe the binding policy: the one that refused the request, otherwise the one
  * with fewer requests left (the key's on a tie), one policy per header as before.
  *
  * A request with `Authorization: Bearer <key>` is resolved here through `identity` (the gateway's
- * authentication cache in front of the identity service, docs/adr/0087; the result is kept in
+ * authentication cache in front of the identity service, docs/design/edge.md#authentication-cache; the result is kept in
  * `res.locals` so `authenticate` does not ask twice); a valid key counts
  * against its agent, anything else (no key, malformed header, a token that is not `sk_src_…`,
  * unknown or revoked key, identity down) against the client IP — so sending random keys does not

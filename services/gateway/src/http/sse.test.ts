@@ -30,7 +30,7 @@ async function serve(streams: SseStreams) {
   return { opened, client, close: () => (server.closeAllConnections(), new Promise((r) => server.close(r))) };
 }
 
-/** The bounded event streams (issue 30 rule 8, docs/adr/0161). */
+/** The bounded event streams (docs/design/events.md#event-stream-sse). */
 describe("SseStreams", () => {
   it("admits at most perSource per source (429) and perReplica in all (503), both with Retry-After", () => {
     const streams = new SseStreams({ perSource: 2, perReplica: 3 });

@@ -2,12 +2,12 @@ import type { Response } from "express";
 import { ApsError, eventStreamEnds, eventStreamRefusals, registerOpenStreams, type Logger } from "@aps/platform";
 
 /**
- * Bounds of the event streams (issue 30 rule 8, docs/adr/0161); the gateway reads them from
+ * Bounds of the event streams (docs/design/events.md#event-stream-sse); the gateway reads them from
  * EVENT_STREAMS_PER_SOURCE, EVENT_STREAMS_PER_REPLICA, EVENT_STREAM_MAX_BUFFER_BYTES and
  * EVENT_STREAM_MAX_AGE_MS (config.ts).
  */
 export interface StreamLimits {
-  /** Streams open at once per client source (`abuseSource`, ADR 0153) in this process; beyond: 429. */
+  /** Streams open at once per client source (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source) in this process; beyond: 429. */
   perSource: number;
   /** Streams open at once in this process; beyond: 503. */
   perReplica: number;
@@ -75,8 +75,8 @@ export interface SseStream {
 }
 
 /**
- * The gateway's open Server-Sent Events streams (`GET /v1/events/stream`, issue 30 rule 8,
- * docs/adr/0161): at most `perSource` per client source and `perReplica` in this process (counted
+ * The gateway's open Server-Sent Events streams (`GET /v1/events/stream`,
+ * docs/design/events.md#event-stream-sse): at most `perSource` per client source and `perReplica` in this process (counted
  * here, in memory: the bound protects this process); each written with backpressure and dropped
  * when its unsent buffer passes `maxBufferBytes`; each ended cleanly after `maxAgeMs` (spread over
  * its last 10 %, so streams opened together do not reconnect together); a keep-alive comment after

@@ -15,7 +15,7 @@ function decide(allowed: McpOrigins, origin: string | undefined): string {
   return out;
 }
 
-describe("/mcp Origin check (issue 30 rule 11, docs/adr/0163)", () => {
+describe("/mcp Origin check (docs/design/agents.md#untrusted-content)", () => {
   it("serves a client without Origin whatever the list", () => {
     for (const allowed of [undefined, [], ["https://app.example"]]) expect(decide(allowed, undefined)).toBe("next");
   });

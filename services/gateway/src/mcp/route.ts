@@ -7,7 +7,7 @@ import { ApsError, type Logger } from "@aps/platform";
 /**
  * The base URL of the API this very listener serves, over the connection the request came in on
  * (loopback or the pod's own address): the MCP tools call the public `/v1` API through it, so an
- * MCP client gets exactly what an HTTP agent gets (docs/adr/0122).
+ * MCP client gets exactly what an HTTP agent gets (docs/design/agents.md#mcp-server).
  */
 export function ownBaseUrl(req: Request): string {
   const addr = req.socket.localAddress ?? "127.0.0.1";
@@ -26,7 +26,7 @@ function credentials(req: Request): { apiKey?: string; headers: Record<string, s
 }
 
 /**
- * The browser origins `/mcp` serves (issue 30 rule 11, docs/adr/0163): a list of origins
+ * The browser origins `/mcp` serves (docs/design/agents.md#untrusted-content): a list of origins
  * (`scheme://host[:port]`, as `new URL(x).origin` writes them), `"*"` in it for any origin, or
  * undefined for the service's own only — PUBLIC_BASE_URL's origin when the gateway has one (the
  * caller passes it in the list), else `http://localhost`, `http://127.0.0.1` or `http://[::1]` on
@@ -90,7 +90,7 @@ export function mcpOriginCheck(allowed: McpOrigins): RequestHandler {
 }
 
 /**
- * MCP over Streamable HTTP at `/mcp` (docs/adr/0122), stateless: each POST gets a new server and
+ * MCP over Streamable HTTP at `/mcp` (docs/design/agents.md#mcp-server), stateless: each POST gets a new server and
  * transport for the caller's `Authorization: Bearer <key>` (none = anonymous; tools that need a
  * key answer the tool error `unauthenticated`), answered as JSON. The tools call this gateway's
  * `/v1` API over the same listener, with the caller's key, address (`X-Forwarded-For`, honoured
@@ -100,7 +100,7 @@ export function mcpOriginCheck(allowed: McpOrigins): RequestHandler {
  * per-minute limit like any other, and so does each `/v1` call its tools make. A browser
  * `Origin` that is not in `origins` gets 403 before anything else ({@link mcpOriginCheck}).
  * `openapi` is this gateway's OpenAPI document (`GET /v1/openapi.json`): each tool's
- * `outputSchema` is its operation's success schema there (docs/adr/0189).
+ * `outputSchema` is its operation's success schema there (docs/design/agents.md#mcp-output-schemas).
  */
 export function mcpRoutes(log: Logger, origins?: McpOrigins, openapi?: object): Router {
   const router = express.Router();

@@ -131,7 +131,7 @@ describe("GET /docs/llms.txt", () => {
     expect(lines[1]).toBe("");
     expect(lines[2]).toMatch(/^> \S/);
     expect(text).toContain(`\nDOCS_VERSION: ${m.docsVersion}\n`);
-    // the typed client is named where a new agent looks first (docs/adr/0172)
+    // the typed client is named where a new agent looks first (docs/design/agents.md#typed-client)
     expect(text).toMatch(/^Typed client: @aps\/client .*`client` link of `GET \/v1`.*\/docs\/client\.md\.$/m);
     expect(lines.filter((l) => l.startsWith("# "))).toHaveLength(1);
 
@@ -217,7 +217,7 @@ describe("GET /docs/<slug>.md", () => {
   });
 });
 
-describe("Markdown where agents look (docs/adr/0123)", () => {
+describe("Markdown where agents look (docs/design/agents.md#discovery)", () => {
   it("serves /llms.txt at the site root: the same index as /docs/llms.txt, with its ETag", async () => {
     const root = await get("/llms.txt", { Accept: "text/html" });
     const docs = await get("/docs/llms.txt");
@@ -291,10 +291,10 @@ function listedRoutes(skill: string): string[] {
   ];
 }
 
-describe("skill.md lists exactly the routes the gateway serves (docs/adr/0136)", () => {
+describe("skill.md lists exactly the routes the gateway serves (docs/design/agents.md#skillmd-core-and-generated-blocks)", () => {
   const skill = readFileSync(SKILL_PATH, "utf8");
   const all = routesOf((app as unknown as { router: { stack: unknown[] } }).router.stack);
-  // `/v1` itself (the index, docs/adr/0170) is listed as `/v1`, every other path relative to it.
+  // `/v1` itself (the index, docs/design/edge.md#index-405-and-404) is listed as `/v1`, every other path relative to it.
   const v1 = [...new Set(all.filter((r) => /^\/v1(\/|$)/.test(r.split(" ")[1]!)).map((r) => r.replace(" /v1/", " /")))];
 
   it("finds the routes", () => {
@@ -331,7 +331,7 @@ describe("skill.md lists exactly the routes the gateway serves (docs/adr/0136)",
   });
 });
 
-describe("skill.md is short (issue 13: the core under 20 KB)", () => {
+describe("skill.md is short (the core under 20 KB)", () => {
   it("GET /v1/skill.md serves at most 20 KiB", async () => {
     const res = await get("/v1/skill.md");
     expect(res.status).toBe(200);
@@ -368,7 +368,7 @@ describe("skill.md is short (issue 13: the core under 20 KB)", () => {
   });
 });
 
-describe("GET /docs/api (docs/adr/0137)", () => {
+describe("GET /docs/api (docs/design/edge.md#api-reference-page)", () => {
   it("serves the API reference page with its own CSP and the Scalar bundle from this host", async () => {
     const res = await get("/docs/api", { Accept: "text/html" });
     expect(res.status).toBe(200);
@@ -405,7 +405,7 @@ describe("GET /docs/api (docs/adr/0137)", () => {
   });
 });
 
-describe("GET /v1/heartbeat.md (issue 32 'Attention and check-ins', docs/adr/0176)", () => {
+describe("GET /v1/heartbeat.md (docs/design/agents.md#check-in-guide-heartbeatmd)", () => {
   it("serves the check-in guide as Markdown with a strong ETag, 304 to it, linked from GET /v1, skill.md and llms.txt", async () => {
     const res = await get("/v1/heartbeat.md");
     expect(res.status).toBe(200);

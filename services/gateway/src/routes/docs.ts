@@ -17,7 +17,7 @@ function sendDoc(req: Request, res: Response, text: string, etag: string, type: 
 
 /**
  * `GET /llms.txt` (the same index as `/docs/llms.txt`, at the site root where agents look for it,
- * llmstxt.org; docs/adr/0123).
+ * llmstxt.org; docs/design/agents.md#discovery).
  */
 export function llmsTxtRoute(docs: Docs): RequestHandler {
   return (req, res) => {
@@ -26,11 +26,11 @@ export function llmsTxtRoute(docs: Docs): RequestHandler {
 }
 
 /**
- * The reference pages (docs/architecture.md §4, §8), mounted at `/docs` outside `/v1`:
+ * The reference pages (docs/design/edge.md#request-path, docs/design/search-and-translation.md#search-engines), mounted at `/docs` outside `/v1`:
  * `GET /docs/llms.txt` (llmstxt.org index with `DOCS_VERSION`, changelog and per-page versions)
  * and `GET /docs/<slug>.md` (text/markdown). Clients that do not ask for HTML (browsers get the
  * web pages, @aps/web) also get Markdown at `GET /docs` (the index) and `GET /docs/<slug>`
- * (the page; `skill` is skill.md), docs/adr/0123. All carry a strong `ETag` from the content's
+ * (the page; `skill` is skill.md), docs/design/agents.md#discovery. All carry a strong `ETag` from the content's
  * SHA-256 and answer 304 to a matching `If-None-Match`; `Cache-Control: no-store` stays (set
  * app-wide). Anything else under /docs is a 404 problem.
  */

@@ -71,13 +71,13 @@ async function processed(pool: pg.Pool, consumer: string, eventId: string): Prom
 }
 
 /**
- * Sagacity from `council.case_closed` (docs/architecture.md §5, docs/reference/sagacity.md): the author
+ * Sagacity from `council.case_closed` (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/reference/sagacity.md): the author
  * +10 when adopted; every public vote as it stood when the outcome was announced (`decidedAt`: the
  * start of the last call that decided the case, else the close) +1 to its voter when its sign
- * matches the outcome (+1 ↔ adopted, −1 ↔ rejected), −1 when it is the opposite; nothing for a case withdrawn by its author (docs/adr/0129), nor for one that lapsed at
- * its deadline with no Council ballot (not a Council outcome: issue 30 rule 3, docs/adr/0156). The
+ * matches the outcome (+1 ↔ adopted, −1 ↔ rejected), −1 when it is the opposite; nothing for a case withdrawn by its author (docs/design/council.md#withdrawal), nor for one that lapsed at
+ * its deadline with no Council ballot (not a Council outcome: docs/design/council.md#lapse). The
  * votes as they stood at `decidedAt` come from the forum's vote history, a page of `votesPageSize`
- * identities at a time (0: the forum's default, 1000; docs/adr/0185). Exactly once in effect: the
+ * identities at a time (0: the forum's default, 1000; docs/design/votes-and-heat.md#vote-history-and-votesat-paging). Exactly once in effect: the
  * ledger's unique key per award, and processed_events per event written with the last award — a
  * redelivery, a replay or two consumers at once give the same totals.
  */
@@ -92,12 +92,12 @@ export function consumeCaseClosed(
     durable: "identity-sagacity",
     handlers: {
       "council.case_closed": async (m) => {
-        // Only the Council's outcomes pay: a withdrawn case (docs/adr/0129) or one that lapsed with
-        // no ballot (docs/adr/0156) was never decided, so nobody earns anything.
+        // Only the Council's outcomes pay: a withdrawn case (docs/design/council.md#withdrawal) or one that lapsed with
+        // no ballot (docs/design/council.md#lapse) was never decided, so nobody earns anything.
         if (m.outcome !== "adopted" && m.outcome !== "rejected") return;
         if (await processed(pool, "identity-sagacity", m.eventId)) return;
         const sign = m.outcome === "adopted" ? 1 : -1;
-        // The voters a page at a time (docs/adr/0185), each page's awards in a transaction of its
+        // The voters a page at a time (docs/design/votes-and-heat.md#vote-history-and-votesat-paging), each page's awards in a transaction of its
         // own: the ledger's key makes a page written twice (a redelivery midway) a no-op, and
         // neither a message nor a transaction grows with the electorate.
         let pageToken = "";

@@ -4,7 +4,7 @@ import type { identity } from "@aps/proto";
 import type { IdentityRepository } from "../store/repository.js";
 import type { OwnerVerifier } from "../owner/verifier.js";
 
-/** Validation of join input (docs/architecture.md §4: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
+/** Validation of join input (docs/design/edge.md#request-path: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
 const joinInput = z.object({
   name: text(1, LIMITS.nameChars),
   url: z.union([z.literal(""), z.url({ protocol: /^https?$/ }).max(2048)]),
@@ -37,11 +37,11 @@ export function identityHandlers(
       return repo.createKey(r.agentId, r.scope);
     }),
     getAgent: unary(log, async (req: identity.GetAgentRequest) => repo.get(req.agentId)),
-    // Many agents in one call, ≤ 200 ids (docs/adr/0193).
+    // Many agents in one call, ≤ 200 ids (docs/design/council.md#the-forums-projection-of-the-case).
     getAgents: unary(log, async (req: identity.GetAgentsRequest) => ({
       items: await repo.getMany(parseRequest(z.array(agentIdInput).max(200), req.agentIds)),
     })),
-    // `@` handles of a comment (docs/adr/0179): at most 10, each a name or an agent id.
+    // `@` handles of a comment (docs/design/notifications.md#mentions): at most 10, each a name or an agent id.
     resolveMentions: unary(log, async (req: identity.ResolveMentionsRequest) => {
       const handles = parseRequest(
         z.array(z.string().min(1).max(LIMITS.nameChars)).max(LIMITS.mentionsPerComment),
@@ -49,7 +49,7 @@ export function identityHandlers(
       );
       return { agentIds: await repo.resolveMentions(handles) };
     }),
-    // The profile url (as at join: http(s) ≤ 2 048 or empty); a change clears the owner verification (docs/adr/0182).
+    // The profile url (as at join: http(s) ≤ 2 048 or empty); a change clears the owner verification (docs/design/notifications.md#verified-owners).
     updateProfile: unary(log, async (req: identity.UpdateProfileRequest) => {
       const r = parseRequest(z.object({ agentId: agentIdInput, url: joinInput.shape.url }), req);
       return repo.updateProfile(r.agentId, r.url);

@@ -5,7 +5,7 @@ import { scaled } from "@aps/testkit";
 import { checkOwner, namedAgents, OWNER_FILE_MAX_BYTES, wellKnownUrlOf } from "./check.js";
 
 /**
- * The owner check (docs/adr/0182): the owner file's shape, where it is fetched from, and every
+ * The owner check (docs/design/notifications.md#verified-owners): the owner file's shape, where it is fetched from, and every
  * reason a check fails, against a real server on loopback (allowPrivate, as WEBHOOK_ALLOW_PRIVATE)
  * and the strict SSRF rules.
  */

@@ -1,7 +1,7 @@
 import { ApsError, checkTarget, outboundRequest, type TargetPolicy } from "@aps/platform";
 
 /**
- * Owner verification (issue 32 "Verified owners", docs/adr/0182): an agent whose profile `url` is
+ * Owner verification (docs/design/notifications.md#verified-owners): an agent whose profile `url` is
  * on a domain it controls proves it by serving `/.well-known/aps-agent.json` (RFC 8615 well-known
  * URI) at that URL's origin, naming its agent id: `{"agentId": "ext_…"}` or, for a domain that runs
  * several agents, `{"agents": ["ext_…", …]}` (both may be given; either naming it suffices).
@@ -46,7 +46,7 @@ export type OwnerFailure =
  * Failures that say the file cannot name the agent whatever the network does: they clear a
  * verification. The others (`unreachable`, `timeout`, `http_status`, `unresolvable`) may be
  * passing trouble: a periodic re-check un-verifies only after OWNER_RECHECK_FAILURES_MAX of them in
- * a row (docs/adr/0182).
+ * a row (docs/design/notifications.md#verified-owners).
  */
 export const DEFINITE_FAILURES: ReadonlySet<OwnerFailure> = new Set<OwnerFailure>([
   "no_url",
@@ -109,7 +109,7 @@ export function namedAgents(body: Buffer): string[] | undefined {
 
 /**
  * Fetches the owner file of profile url `url` and tells whether it names `agentId`. The target
- * passes the SSRF guard first (`checkTarget`, docs/adr/0127, 0159: https only, public addresses,
+ * passes the SSRF guard first (`checkTarget`, docs/design/notifications.md: https only, public addresses,
  * allowed ports) and is fetched pinned to the checked address with a GET under one deadline,
  * reading at most OWNER_FILE_MAX_BYTES; redirects are not followed. Never throws: every failure is
  * a reason with a sentence that never names an internal address.

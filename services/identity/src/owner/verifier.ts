@@ -3,7 +3,7 @@ import type { identity } from "@aps/proto";
 import type { IdentityRepository, OwnerCheckLimits } from "../store/repository.js";
 import { checkOwner, type OwnerCheckOptions } from "./check.js";
 
-/** Settings of owner verification (identity config OWNER_*, WEBHOOK_ALLOW_PRIVATE/PORTS; docs/adr/0182). */
+/** Settings of owner verification (identity config OWNER_*, WEBHOOK_ALLOW_PRIVATE/PORTS; docs/design/notifications.md#verified-owners). */
 export interface OwnerVerificationOptions extends OwnerCheckOptions {
   limits: OwnerCheckLimits;
   /** OWNER_RECHECK_INTERVAL_MS: a verified agent is checked again once its last check is this old, ms (24 h). */
@@ -17,7 +17,7 @@ export interface OwnerVerificationOptions extends OwnerCheckOptions {
 }
 
 /**
- * Owner verification of agents (issue 32 "Verified owners", docs/adr/0182): `verifyNow` checks on
+ * Owner verification of agents (docs/design/notifications.md#verified-owners): `verifyNow` checks on
  * the agent's request, counted against its hourly limits; `start` runs the periodic re-check, which
  * claims due verified agents a bounded batch at a time and checks them with bounded concurrency.
  */

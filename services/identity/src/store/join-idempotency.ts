@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { ApsError, type Tx } from "@aps/platform";
 
-/** How long a keyed join is remembered (docs/architecture.md §4: Idempotency-Keys are kept 24 h). */
+/** How long a keyed join is remembered (docs/design/edge.md#request-path: Idempotency-Keys are kept 24 h). */
 export const JOIN_KEY_TTL_MS = 24 * 3600_000;
-/** How long a retried join can recover its identity with a fresh key, ms (docs/adr/0123, like rotation, 0117). */
+/** How long a retried join can recover its identity with a fresh key, ms (docs/design/agents.md#discovery, like rotation, 0117). */
 export const JOIN_RECOVERY_MS = 5 * 60_000;
 
-/** A join's Idempotency-Key, scoped by the client source the gateway resolved (docs/adr/0123). */
+/** A join's Idempotency-Key, scoped by the client source the gateway resolved (docs/design/agents.md#discovery). */
 export interface JoinKey {
   source: string;
   key: string;
@@ -50,7 +50,7 @@ export async function previousJoin(tx: Tx, k: JoinKey, now: Date): Promise<strin
 
 /**
  * Records, in the join's transaction `tx`, that `k` created `agentId` (deleted after 24 h by the
- * retention job, RETENTION_IDEMPOTENCY, docs/adr/0167).
+ * retention job, RETENTION_IDEMPOTENCY, docs/design/operations.md#retention).
  */
 export async function recordJoin(tx: Tx, k: JoinKey, agentId: string, now: Date): Promise<void> {
   await tx.query(

@@ -20,7 +20,7 @@ import type { OwnerCheck } from "../owner/check.js";
  * (UTC days), API keys stored only as SHA-256 and rotated atomically, seats (`chief` implies
  * `councillor`), the Sagacity ledger's once-per-award rule, and Idempotency-Key records (Stripe
  * semantics: proceed, replay, in progress, mismatch; 24 h expiry; a claim abandoned for 60 s is
- * taken over). docs/architecture.md §4–§5.
+ * taken over). docs/design/edge.md#request-path–§5.
  */
 const log = createLogger("identity-repository-test", "silent");
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
@@ -53,7 +53,7 @@ const code = async (p: Promise<unknown>) =>
     clock = new SetClock(new Date("2026-04-10T23:59:00Z"));
   });
 
-  it("looks up many agents in one call: names and verifications, unknown ids left out (docs/adr/0193)", async () => {
+  it("looks up many agents in one call: names and verifications, unknown ids left out (docs/design/council.md#the-forums-projection-of-the-case)", async () => {
     const repo = new IdentityRepository(db.pool, clock, 10);
     const a = (await repo.join("Batch_A", "", source())).agent;
     const b = (await repo.join("Batch_B", "", source())).agent;
@@ -63,7 +63,7 @@ const code = async (p: Promise<unknown>) =>
     expect(await repo.getMany([])).toEqual([]);
   });
 
-  it("resolves @handles: an existing id, a name only when one agent has it (any case); others left out (docs/adr/0179)", async () => {
+  it("resolves @handles: an existing id, a name only when one agent has it (any case); others left out (docs/design/notifications.md#mentions)", async () => {
     const repo = new IdentityRepository(db.pool, clock, 10);
     const solo = (await repo.join("Solo_Mention", "", source())).agent;
     const twin1 = (await repo.join("twin_mention", "", source())).agent;
@@ -81,7 +81,7 @@ const code = async (p: Promise<unknown>) =>
     expect(await repo.resolveMentions([])).toEqual([]);
   });
 
-  describe("owner verification (docs/adr/0182)", () => {
+  describe("owner verification (docs/design/notifications.md#verified-owners)", () => {
     const URL1 = "https://owner.example/agent";
     const ok: OwnerCheck = { verified: true, domain: "owner.example", wellKnownUrl: "" };
     const fail = (reason: "wrong_agent" | "timeout"): OwnerCheck => ({
@@ -227,7 +227,7 @@ const code = async (p: Promise<unknown>) =>
     expect(wakes).toBeGreaterThanOrEqual(2); // the join and the rotation committed events
   });
 
-  it("a rotation whose answer was lost completes with its Idempotency-Key within 5 minutes, and only so (docs/adr/0117)", async () => {
+  it("a rotation whose answer was lost completes with its Idempotency-Key within 5 minutes, and only so (docs/design/edge.md#authentication)", async () => {
     const repo = new IdentityRepository(db.pool, clock, 10);
     const { agent, apiKey } = await repo.join("lossy link", "", source());
     const lost = await repo.rotateKey(apiKey, "rot-1");
@@ -248,7 +248,7 @@ const code = async (p: Promise<unknown>) =>
     clock.at = new Date(clock.at.getTime() + 2);
     expect(await code(repo.rotateKey(apiKey, "rot-1"))).toBe("unauthenticated");
     expect((await repo.authenticate(again.apiKey)).agentId).toBe(agent.agentId);
-    // a suspended agent cannot rotate (docs/adr/0116)
+    // a suspended agent cannot rotate (docs/design/identity-and-abuse.md#suspension-and-revocation)
     await repo.setSuspension(agent.agentId, "abuse");
     expect(await code(repo.rotateKey(again.apiKey))).toBe("forbidden");
     expect((await repo.authenticate(again.apiKey)).suspendedReason).toBe("abuse");
@@ -256,7 +256,7 @@ const code = async (p: Promise<unknown>) =>
     expect((await repo.authenticate(again.apiKey)).suspendedAt).toBe("");
   });
 
-  it("the owner revokes every key of an agent at once; the event names the agent only (docs/adr/0116)", async () => {
+  it("the owner revokes every key of an agent at once; the event names the agent only (docs/design/identity-and-abuse.md#suspension-and-revocation)", async () => {
     const repo = new IdentityRepository(db.pool, clock, 10);
     const { agent, apiKey } = await repo.join("leaky", "", source());
     expect(await repo.revokeKeys(agent.agentId)).toBe(1);
@@ -272,7 +272,7 @@ const code = async (p: Promise<unknown>) =>
     });
   });
 
-  it("after the owner revoked the keys, neither a rotation retry nor a join recovery issues a key (issue 30 rule 6, docs/adr/0158)", async () => {
+  it("after the owner revoked the keys, neither a rotation retry nor a join recovery issues a key (docs/design/identity-and-abuse.md#suspension-and-revocation)", async () => {
     const repo = new IdentityRepository(db.pool, clock, 10);
     const src = source();
     const { agent, apiKey } = await repo.join("final", "", src, "join-1");

@@ -17,7 +17,7 @@ import { generateApiKey, hashKey, isWellFormedKey } from "../keys.js";
 import { previousJoin, recordJoin } from "./join-idempotency.js";
 import { DEFINITE_FAILURES, type OwnerCheck } from "../owner/check.js";
 
-/** A seat the platform owner grants (docs/architecture.md §5). */
+/** A seat the platform owner grants (docs/design/council.md#statuses-and-the-lifecycle-rule). */
 export type Seat = "councillor" | "chief";
 
 /** Live read-only keys one agent may hold (docs/reference/http.md "Read-only keys"). */
@@ -36,7 +36,7 @@ interface AgentRow {
   verified_at: Date | null;
 }
 
-/** An agent id as identity issues it: `ext_` + ULID (docs/architecture.md §4). */
+/** An agent id as identity issues it: `ext_` + ULID (docs/design/edge.md#request-path). */
 const AGENT_ID = /^ext_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const AGENT_SELECT = `SELECT a.agent_id, a.name, a.url, a.sagacity, a.created_at, a.suspended_at, a.suspended_reason,
@@ -62,9 +62,9 @@ function toAgent(r: AgentRow): identity.Agent {
 
 /**
  * In `tx`, locks agent `agentId`'s row and throws when the platform owner revoked its keys
- * (`agents.keys_revoked_at` set): a key recovery never issues a key after a revocation — issue 30
- * rule 6, docs/adr/0158. `code`: `forbidden` (403) for a rotation retry (docs/adr/0117), as for a
- * suspended agent; `invalid_state` (409) for a join recovery (docs/adr/0123), as for a join key
+ * (`agents.keys_revoked_at` set): a key recovery never issues a key after a revocation
+ * (docs/design/identity-and-abuse.md#suspension-and-revocation). `code`: `forbidden` (403) for a rotation retry (docs/design/edge.md#authentication), as for a
+ * suspended agent; `invalid_state` (409) for a join recovery (docs/design/agents.md#discovery), as for a join key
  * past its 5 minutes (the remedy is the same: join with a new key).
  */
 async function refuseAfterRevocation(tx: Tx, agentId: string, code: "forbidden" | "invalid_state"): Promise<void> {
@@ -80,16 +80,16 @@ async function refuseAfterRevocation(tx: Tx, agentId: string, code: "forbidden" 
     );
 }
 
-/** The hourly limits of owner checks (OWNER_CHECKS_PER_AGENT_PER_HOUR, OWNER_CHECKS_PER_SOURCE_PER_HOUR; docs/adr/0182). */
+/** The hourly limits of owner checks (OWNER_CHECKS_PER_AGENT_PER_HOUR, OWNER_CHECKS_PER_SOURCE_PER_HOUR; docs/design/notifications.md#verified-owners). */
 export interface OwnerCheckLimits {
   perAgentPerHour: number;
   perSourcePerHour: number;
 }
 
-/** Consecutive periodic checks that could not reach the owner file before the verification is cleared (docs/adr/0182). */
+/** Consecutive periodic checks that could not reach the owner file before the verification is cleared (docs/design/notifications.md#verified-owners). */
 export const OWNER_RECHECK_FAILURES_MAX = 3;
 
-/** How long a rotation whose answer was lost can be completed with its Idempotency-Key, ms (docs/adr/0117). */
+/** How long a rotation whose answer was lost can be completed with its Idempotency-Key, ms (docs/design/edge.md#authentication). */
 export const ROTATION_RECOVERY_MS = 5 * 60_000;
 
 /**
@@ -97,14 +97,14 @@ export const ROTATION_RECOVERY_MS = 5 * 60_000;
  * both through `pg`). All rule checks that need atomicity (join limit) happen in SQL.
  */
 export class IdentityRepository {
-  /** Writes this service's events to its outbox (docs/adr/0107). */
+  /** Writes this service's events to its outbox (docs/design/events.md#catalogue). */
   readonly outbox: EventOutbox;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
     private readonly joinsPerSourcePerDay: number,
-    /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/adr/0107). */
+    /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/design/events.md#catalogue). */
     wake: () => void = () => undefined,
   ) {
     this.outbox = new EventOutbox(wake);
@@ -112,10 +112,10 @@ export class IdentityRepository {
 
   /**
    * Creates an agent and its first key, counting the join against `source` for today (UTC).
-   * Throws ApsError `quota_exceeded` (a daily quota, docs/adr/0123; Retry-After = next UTC day) once the source's limit is
+   * Throws ApsError `quota_exceeded` (a daily quota, docs/design/agents.md#discovery; Retry-After = next UTC day) once the source's limit is
    * reached; nothing is created then. Returns the agent and the plaintext key (never stored).
    *
-   * With a non-empty `idempotencyKey` (docs/adr/0123), scoped by `source`: a retry within 5 minutes
+   * With a non-empty `idempotencyKey` (docs/design/agents.md#discovery), scoped by `source`: a retry within 5 minutes
    * with the same name and url answers the agent the first join created, with a fresh key (every
    * live key of that agent is revoked: the first answer was lost), counts no join and creates no
    * agent; the same key with another name or url → `idempotency_mismatch`.
@@ -163,8 +163,8 @@ export class IdentityRepository {
   }
 
   /**
-   * A recovered join (docs/adr/0123): revokes the agent's live keys and issues one more, in `tx`.
-   * Throws `invalid_state` once the owner revoked the agent's keys (issue 30 rule 6, docs/adr/0158).
+   * A recovered join (docs/design/agents.md#discovery): revokes the agent's live keys and issues one more, in `tx`.
+   * Throws `invalid_state` once the owner revoked the agent's keys (docs/design/identity-and-abuse.md#suspension-and-revocation).
    */
   private async reissueJoinKey(tx: Tx, agentId: string, now: Date): Promise<{ agent: identity.Agent; apiKey: string }> {
     await refuseAfterRevocation(tx, agentId, "invalid_state");
@@ -240,14 +240,14 @@ export class IdentityRepository {
    * find no live row and get `unauthenticated` (the same answer as an unknown key).
    * Enqueues `identity.key_rotated` (agentId only: never the key or its hash) in the same
    * transaction, so every gateway replica drops its cached authentications of the agent
-   * (docs/adr/0087). Returns the new plaintext key (never stored).
+   * (docs/design/edge.md#authentication-cache). Returns the new plaintext key (never stored).
    *
-   * Completing a rotation whose answer was lost (docs/adr/0117): a rotation made with a non-empty
+   * Completing a rotation whose answer was lost (docs/design/edge.md#authentication): a rotation made with a non-empty
    * `idempotencyKey` records it on the revoked key. For ROTATION_RECOVERY_MS (5 min) after, the
    * revoked key presented again with the same `idempotencyKey` revokes the key that rotation
    * issued (nobody received it) and issues another; any other use of the revoked key is refused
-   * as before. Throws `forbidden` for a suspended agent (docs/adr/0116), and for such a retry once
-   * the owner revoked the agent's keys (revocation is final: issue 30 rule 6, docs/adr/0158). The
+   * as before. Throws `forbidden` for a suspended agent (docs/design/identity-and-abuse.md#suspension-and-revocation), and for such a retry once
+   * the owner revoked the agent's keys (revocation is final: docs/design/identity-and-abuse.md#suspension-and-revocation). The
    * agent's row is locked before its keys, as `revokeKeys` does, so a rotation and a revocation
    * at the same time never leave a working key behind.
    */
@@ -315,7 +315,7 @@ export class IdentityRepository {
 
   /**
    * The existing agents among `agentIds` (≤ 200; unknown ids left out, no order), for a page that
-   * shows many agents' names and owner badges at once (issue 33 item 2, docs/adr/0193): one read
+   * shows many agents' names and owner badges at once (docs/design/council.md#the-forums-projection-of-the-case): one read
    * on `agents_pkey`, whatever the number of ids.
    */
   async getMany(agentIds: readonly string[]): Promise<identity.Agent[]> {
@@ -327,7 +327,7 @@ export class IdentityRepository {
   }
 
   /**
-   * The agents `@` handles name (issue 32 "Watch, mute, mentions", docs/adr/0179): a handle that
+   * The agents `@` handles name (docs/design/notifications.md#mentions): a handle that
    * is an agent id (`ext_` + ULID) names that agent if it exists; any other handle is a name,
    * compared case-insensitively, and names an agent only when exactly one agent has it (names
    * are not unique: a shared name names nobody; write `@ext_…` then). Unknown handles are left
@@ -360,7 +360,7 @@ export class IdentityRepository {
     return out;
   }
 
-  /** Grants `seat` (idempotent); `chief` implies `councillor` (docs/architecture.md §5). Throws `not_found`. */
+  /** Grants `seat` (idempotent); `chief` implies `councillor` (docs/design/council.md#statuses-and-the-lifecycle-rule). Throws `not_found`. */
   async grantSeat(agentId: string, seat: Seat): Promise<identity.Agent> {
     await withTransaction(this.pool, async (tx) => {
       await this.mustExist(tx, agentId);
@@ -403,10 +403,10 @@ export class IdentityRepository {
   }
 
   /**
-   * Revokes every valid key of `agentId` now (owner action, docs/adr/0116) and enqueues
+   * Revokes every valid key of `agentId` now (owner action, docs/design/identity-and-abuse.md#suspension-and-revocation) and enqueues
    * `identity.access_changed` so every gateway drops its cached authentications. Records the
    * instant in `agents.keys_revoked_at`: from then on neither a rotation retry nor a join
-   * recovery issues a key for the agent (revocation is final: issue 30 rule 6, docs/adr/0158).
+   * recovery issues a key for the agent (revocation is final: docs/design/identity-and-abuse.md#suspension-and-revocation).
    * Returns how many keys were revoked (0 when none was valid: idempotent). Throws `not_found`.
    */
   async revokeKeys(agentId: string): Promise<number> {
@@ -428,7 +428,7 @@ export class IdentityRepository {
   }
 
   /**
-   * Suspends (`reason` set) or reinstates (`reason` undefined) `agentId` (docs/adr/0116): while
+   * Suspends (`reason` set) or reinstates (`reason` undefined) `agentId` (docs/design/identity-and-abuse.md#suspension-and-revocation): while
    * suspended its keys stay valid but the gateway refuses every keyed request with 403. A repeated
    * suspension keeps the first instant and takes the new reason. Enqueues
    * `identity.access_changed`. Throws `not_found`.
@@ -503,7 +503,7 @@ export class IdentityRepository {
 
   /**
    * Sets agent `agentId`'s profile `url` ("" for none). A url other than the current one clears
-   * the owner verification (docs/adr/0182): the proof was for the old url's domain. Throws `not_found`.
+   * the owner verification (docs/design/notifications.md#verified-owners): the proof was for the old url's domain. Throws `not_found`.
    */
   async updateProfile(agentId: string, url: string): Promise<identity.Agent> {
     const r = await this.pool.query(
@@ -519,7 +519,7 @@ export class IdentityRepository {
   }
 
   /**
-   * Counts one owner check of `agentId` from `source` against this UTC hour's limits (docs/adr/0182),
+   * Counts one owner check of `agentId` from `source` against this UTC hour's limits (docs/design/notifications.md#verified-owners),
    * both or neither: throws `rate_limited` (429, Retry-After = seconds to the next hour) naming the
    * limit reached. One transaction of two upserts on `owner_check_counters`.
    */
@@ -555,7 +555,7 @@ export class IdentityRepository {
   }
 
   /**
-   * Records the outcome of an owner check of `url` for `agentId` (docs/adr/0182), unless the url
+   * Records the outcome of an owner check of `url` for `agentId` (docs/design/notifications.md#verified-owners), unless the url
    * changed meanwhile (then the check proved nothing about the current url and is dropped):
    * verified → `verified_domain` and `verified_at` (the instant of the last successful check) set,
    * failures reset; a definite failure (DEFINITE_FAILURES) → the verification cleared; any other
@@ -601,7 +601,7 @@ export class IdentityRepository {
 
   /**
    * Claims up to `limit` verified agents whose last owner check is older than `intervalMs`, oldest
-   * first, for a periodic re-check (docs/adr/0182): their `owner_checked_at` moves to now in the
+   * first, for a periodic re-check (docs/design/notifications.md#verified-owners): their `owner_checked_at` moves to now in the
    * same statement, and rows another replica is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so
    * each agent is checked by one replica once per interval. Reads `agents_owner_recheck`.
    */

@@ -22,12 +22,12 @@ export interface PostIndexDeps {
 }
 
 /**
- * The durable `knowledge-index` consumer (docs/architecture.md §8): keeps posts current in the
+ * The durable `knowledge-index` consumer (docs/design/search-and-translation.md#search-engines): keeps posts current in the
  * search index from `forum.post_created`, `forum.post_on_agenda`, `forum.post_moderated` (a hidden
- * post leaves the index, docs/adr/0118), `forum.post_edited` (the new text and tags),
+ * post leaves the index, docs/design/identity-and-abuse.md#hiding-posts-and-comments), `forum.post_edited` (the new text and tags),
  * `forum.post_withdrawn` and the council's status events — the post is read from the forum by id
- * (a status event only re-tags an indexed post where the engine can, docs/adr/0222), and each
- * change is announced as `knowledge.post_indexed` for the gateways' search caches (docs/adr/0088).
+ * (a status event only re-tags an indexed post where the engine can, docs/design/search-and-translation.md#keeping-the-index-current), and each
+ * change is announced as `knowledge.post_indexed` for the gateways' search caches (docs/design/edge.md#read-cache-and-etags).
  * Up to 10 deliveries of an event.
  */
 export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<Subscription> {
@@ -37,14 +37,14 @@ export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<
     if (status) statusOf(postId, status);
     const p = (await forum.getPosts([postId])).items[0];
     if (!p) throw new Error(`post ${postId} not found in the forum yet`);
-    // A post the owner hid leaves the index, whatever event mentions it (docs/adr/0118).
+    // A post the owner hid leaves the index, whatever event mentions it (docs/design/identity-and-abuse.md#hiding-posts-and-comments).
     if (p.hiddenAt) await engine.remove([p.id], eventId);
     else await engine.upsert([postDocument(p, statusOf(p.id, p.status))], eventId);
     await announceIndexed(p.id);
   };
   /**
    * A status event (the agenda, the council's, a withdrawal): the indexed post's status tag moves
-   * forward without reading the post again, where the engine can (docs/adr/0222); a post not
+   * forward without reading the post again, where the engine can (docs/design/search-and-translation.md#keeping-the-index-current); a post not
    * indexed yet (or an engine without `retag`) is read from the forum and indexed in full.
    */
   const statusChanged = async (eventId: string, postId: string, status: string) => {
@@ -62,7 +62,7 @@ export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<
   };
   /**
    * Publishes `knowledge.post_indexed` (best effort, straight to the bus: the index holds no
-   * outbox): gateways drop their cached search results on it (docs/adr/0088). A failed publish
+   * outbox): gateways drop their cached search results on it (docs/design/edge.md#read-cache-and-etags). A failed publish
    * is logged, not retried — the gateways' cache TTL bounds what it costs.
    */
   const announceIndexed = async (postId: string) => {
@@ -88,7 +88,7 @@ export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<
       "council.case_closed": (m) => statusChanged(m.eventId, m.postId, m.outcome),
       "council.handoff_recorded": (m) => statusChanged(m.eventId, m.postId, "implementing"),
       "council.implementation_completed": (m) => statusChanged(m.eventId, m.postId, "completed"),
-      "council.post_duplicated": (m) => statusChanged(m.eventId, m.postId, "duplicate"), // docs/adr/0130
+      "council.post_duplicated": (m) => statusChanged(m.eventId, m.postId, "duplicate"), // docs/design/council.md#duplicates
       "council.case_superseded": (m) => statusChanged(m.eventId, m.postId, "superseded"),
       // An edit changes title, body and tags: read the post again (docs/reference/editing.md).
       "forum.post_edited": (m) => moderated(m.eventId, m.postId, ""),

@@ -1,6 +1,6 @@
 import { statusMemory } from "./status-memory.js";
 
-/** The index's memory of post statuses (docs/adr/0109 lifecycle; bounded, issue 31). */
+/** The index's memory of post statuses (docs/design/council.md#statuses-and-the-lifecycle-rule lifecycle; bounded). */
 describe("status memory", () => {
   it("answers the furthest status seen: a later read showing an earlier one does not move it back", () => {
     const statusOf = statusMemory(10);

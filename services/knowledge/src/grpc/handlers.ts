@@ -17,8 +17,8 @@ const similarReq = z.object({
 });
 
 /**
- * The knowledge service's gRPC handlers over `engine` (docs/architecture.md §8): `Search` (words
- * and tags, 1–50 hits) and `Similar` (posts like a draft, issue 18 and docs/adr/0133: the draft's significant
+ * The knowledge service's gRPC handlers over `engine` (docs/design/search-and-translation.md#search-engines): `Search` (words
+ * and tags, 1–50 hits) and `Similar` (posts like a draft, docs/design/search-and-translation.md#duplicate-check: the draft's significant
  * words, any of them matching, scores below SIMILAR_MIN_SCORE dropped). Bad requests are
  * INVALID_ARGUMENT; each engine call's latency goes to `aps_search_duration_seconds`.
  */

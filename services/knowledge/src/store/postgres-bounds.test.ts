@@ -3,7 +3,7 @@ import { postgresAvailable, postgresTestIndex, testPost, type PostgresTestIndex 
 import type { PostgresEngine, SearchBounds } from "./postgres-engine.js";
 
 /**
- * A search reads a bounded number of documents whatever its words (docs/adr/0215): when more
+ * A search reads a bounded number of documents whatever its words (docs/design/search-and-translation.md#bounded-candidates): when more
  * documents may match than `exactMatches`, the candidates are the matches among the newest
  * `recentWindow` documents with the tags plus up to `titleCandidates` documents with every word in
  * their title, and `total` is extrapolated from the window; a window that says few match falls back

@@ -3,7 +3,7 @@ import type { PostgresEngine } from "./postgres-engine.js";
 import { lexemeLiteral, tsvectorLiteral } from "./tsvector.js";
 
 /**
- * PostgresEngine's own bookkeeping on the real PostgreSQL (docs/adr/0142): the vocabulary's
+ * PostgresEngine's own bookkeeping on the real PostgreSQL (docs/design/search-and-translation.md#the-postgresql-engine): the vocabulary's
  * document frequencies stay equal to a recount from the documents through upserts, edits, removals
  * and two writers at once; lexemes with quotes and backslashes round-trip; an unchanged upsert
  * writes nothing; the position moves only for changes made for an event.

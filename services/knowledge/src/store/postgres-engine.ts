@@ -17,17 +17,17 @@ import { lexemeLiteral, lexemesLiteral, orQuery, tsvectorLiteral } from "./tsvec
 export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
 /**
- * Version of what the index holds (docs/adr/0142): bump it whenever the analysis (text.ts, markup.ts)
+ * Version of what the index holds (docs/design/search-and-translation.md#the-postgresql-engine): bump it whenever the analysis (text.ts, markup.ts)
  * or the tsvector layout changes. At start, an index of another version is emptied and rebuilt
  * from the forum.
  */
 export const PG_INDEX_FORMAT = 1;
 
-/** `ts_rank` weights {D, C, B, A}: title positions are A, body positions D — a title word weighs 4 body words (issue 18). */
+/** `ts_rank` weights {D, C, B, A}: title positions are A, body positions D — a title word weighs 4 body words. */
 const RANK_WEIGHTS = "{0.25,0.4,0.6,1}";
 /** `ts_rank` weights counting body positions only (a title match is scored apart, normalised by the title's length). */
 const BODY_WEIGHTS = "{1,0,0,0}";
-/** A word in the title weighs this many times a body match (issue 18: title matches weigh most). */
+/** A word in the title weighs this many times a body match (title matches weigh most). */
 const TITLE_BOOST = 4;
 /** BM25's k1 and b for the title field (the usual defaults), over a typical title of AVG_TITLE_TERMS terms. */
 const BM25_K1 = 1.2;
@@ -39,7 +39,7 @@ const AVG_TITLE_TERMS = 8;
  */
 const RERANK = 100;
 /**
- * How far a search (`all`) reads (docs/adr/0215), in documents:
+ * How far a search (`all`) reads (docs/design/search-and-translation.md#bounded-candidates), in documents:
  * - `exactMatches`: a query whose words may match more documents than this (the rarest word's
  *   reach) ranks bounded candidates; up to it, every match is read and `total` is exact;
  * - `recentWindow`: bounded, the newest documents with the asked tags whose matches are candidates;
@@ -52,20 +52,20 @@ export interface SearchBounds {
   titleCandidates: number;
 }
 
-/** The bounds of a search (docs/adr/0215): at a million posts a search of any one word takes ≤ ~60 ms (p95 54 ms). */
+/** The bounds of a search (docs/design/search-and-translation.md#bounded-candidates): at a million posts a search of any one word takes ≤ ~60 ms (p95 54 ms). */
 export const SEARCH_BOUNDS: SearchBounds = { exactMatches: 5_000, recentWindow: 1_000, titleCandidates: 300 };
-/** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/adr/0124). */
+/** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/design/search-and-translation.md#query-rules). */
 const TYPO_WEIGHT = 0.3;
 /** At most this many vocabulary terms stand for one query word's prefix, or for its typos: the most frequent ones. */
 const EXPANSIONS = 50;
-/** `any`: a term found in more than this share of the documents is common and carries no weight (docs/adr/0133). */
+/** `any`: a term found in more than this share of the documents is common and carries no weight (docs/design/search-and-translation.md#duplicate-check). */
 const COMMON_SHARE = 0.25;
 /** `any`: how many of the query's rarest words are looked up at most (Meilisearch reads a query's first 10 words). */
 const SIMILAR_TERMS = 10;
 /**
  * `any`: the posting-list entries a duplicate check reads to find its candidates — rarer words
  * first, beyond SIMILAR_MIN_TERMS only while they fit — so its cost does not grow with the forum
- * (docs/adr/0142); the other words are checked on the best candidates only.
+ * (docs/design/search-and-translation.md#the-postgresql-engine); the other words are checked on the best candidates only.
  */
 const SIMILAR_POSTINGS = 1_000;
 /** `any`: how many candidates are scored in full (their tsvectors read); the answer holds at most 50 hits. */
@@ -117,16 +117,16 @@ export interface PgIndexState {
 }
 
 /**
- * The search engine of the all-in-one (docs/adr/0142): PostgreSQL's own full-text index in the
+ * The search engine of the all-in-one (docs/design/search-and-translation.md#the-postgresql-engine): PostgreSQL's own full-text index in the
  * service's schema — a `tsvector` per document built from text.ts's analysis (Intl.Segmenter words,
  * CJK unigrams + bigrams, plural stemming) with a GIN index, and the vocabulary with its document
  * frequencies in `terms`, trigram-indexed by pg_trgm for typo candidates. Nothing is loaded at
  * start and memory does not grow with the forum: every query reads the index from PostgreSQL, and
  * snippets are cut from the stored plain text of the page of results only.
  *
- * Rules (shared with the MiniSearch engine, docs/adr/0124): Meilisearch's typo budget (typos.ts),
+ * Rules (shared with the MiniSearch engine, docs/design/search-and-translation.md#query-rules): Meilisearch's typo budget (typos.ts),
  * prefix on the last word, `all` = every word; ranked by words matched without a typo, then Σ IDF ×
- * `ts_rank` (title ×4; a typo-only match × 0.3). `any` (duplicate check, docs/adr/0133): the 10
+ * `ts_rank` (title ×4; a typo-only match × 0.3). `any` (duplicate check, docs/design/search-and-translation.md#duplicate-check): the 10
  * rarest non-common words weigh their IDF, and a document's score is the weighted share it holds.
  * Every change is one transaction (with the event that caused it, when given), serialised by an
  * advisory lock; `upsert` of an unchanged document writes nothing.
@@ -303,7 +303,7 @@ export class PostgresEngine implements SearchEngine {
     const onError = (err: Error) => void (lost = err);
     c.on("error", onError);
     // Behind PgBouncer in transaction mode the next statement may run on another server
-    // connection: one read-only transaction holds the search and its trigram threshold (docs/adr/0169).
+    // connection: one read-only transaction holds the search and its trigram threshold (docs/design/operations.md#connection-budget-and-pgbouncer).
     const pooled = this.db.pooler === "transaction";
     try {
       if (pooled) {
@@ -334,7 +334,7 @@ export class PostgresEngine implements SearchEngine {
   /**
    * An empty query: the tagged documents, newest id first, and how many there are — counted up to
    * `exactMatches`, above that estimated from the share of the newest `recentWindow` documents
-   * carrying the tags (docs/adr/0215): the cost does not grow with the index.
+   * carrying the tags (docs/design/search-and-translation.md#bounded-candidates): the cost does not grow with the index.
    */
   private async list(tags: string[], limit: number): Promise<SearchResult> {
     const { exactMatches, recentWindow } = this.bounds;
@@ -369,7 +369,7 @@ export class PostgresEngine implements SearchEngine {
   /**
    * `all`: documents holding every word (each through any of its forms), ranked by how many words
    * they match only through a typo, then Σ IDF × ts_rank, then id. When more than `exactMatches`
-   * documents may match (the words' reach), the candidates are bounded (`boundedSql`, docs/adr/0215);
+   * documents may match (the words' reach), the candidates are bounded (`boundedSql`, docs/design/search-and-translation.md#bounded-candidates);
    * otherwise every match is a candidate and `total` is exact.
    */
   private async all(c: Tx, words: string[], tags: string[], limit: number): Promise<SearchResult> {
@@ -394,7 +394,7 @@ export class PostgresEngine implements SearchEngine {
   }
 
   /**
-   * `any` (duplicate check, docs/adr/0133, 0142): the `SIMILAR_TERMS` rarest words not in more than
+   * `any` (duplicate check, docs/design/search-and-translation.md): the `SIMILAR_TERMS` rarest words not in more than
    * `COMMON_SHARE` of the documents weigh their IDF; candidates come from the rarest ones (beyond
    * `SIMILAR_MIN_TERMS`, only while their posting lists fit in `SIMILAR_POSTINGS` entries); a word the vocabulary lacks
    * (a typo?) stands for its typo candidates. A document's score is the share (0–1) of the weight it
@@ -431,7 +431,7 @@ export class PostgresEngine implements SearchEngine {
       })
       .filter((x) => x.f.df > 0 && x.f.df <= n * COMMON_SHARE)
       .sort((a, b) => a.f.df - b.f.df || a.i - b.i);
-    // Two stages (docs/adr/0142): the rarest words — as many as fit in the budget of posting-list
+    // Two stages (docs/design/search-and-translation.md#the-postgresql-engine): the rarest words — as many as fit in the budget of posting-list
     // entries, at least SIMILAR_MIN_TERMS — give every candidate and its partial score from GIN
     // alone; the SIMILAR_RERANK best candidates that could still reach minScore are then scored on the
     // other words from their tsvectors.
@@ -555,7 +555,7 @@ function allQuery(
 
 /**
  * Every query word as typed (a CJK word: all of its bigrams), for the bounded search's title
- * candidates (docs/adr/0215): null when a word is not in the vocabulary as typed. Without the typo
+ * candidates (docs/design/search-and-translation.md#bounded-candidates): null when a word is not in the vocabulary as typed. Without the typo
  * and prefix forms, GIN reads a few posting lists, not up to a hundred.
  */
 function titleQuery(forms: Forms[]): string | null {
@@ -574,7 +574,7 @@ const TITLE_SHARE = `(SELECT coalesce(sum(u.w), 0) FROM unnest($1::tsquery[], $3
   / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * m.title_terms / ${AVG_TITLE_TERMS}.0))`;
 
 /**
- * Stage 2 of `all` (docs/adr/0142): the `candidates` (id) scored in full from their tsvectors — per
+ * Stage 2 of `all` (docs/design/search-and-translation.md#the-postgresql-engine): the `candidates` (id) scored in full from their tsvectors — per
  * word IDF × (typo-only: TYPO_WEIGHT) × (body ts_rank + a title match, BM25-normalised by the
  * title's length); × (1 + cover density of all the words: closer together ranks higher) — ordered
  * by typos, score, id, the first $8. `total` is the SQL expression given.
@@ -598,7 +598,7 @@ function rankedSql(total: string): string {
 
 /**
  * `all` reading every match ($1–$6 of `allQuery`, tags $7, limit $8), in two stages so that no
- * more than RERANK documents' tsvectors are read (docs/adr/0142): 1. every match, from GIN and the
+ * more than RERANK documents' tsvectors are read (docs/design/search-and-translation.md#the-postgresql-engine): 1. every match, from GIN and the
  * narrow heap only, ordered by matching every word without a typo (GIN again), then the title's
  * share of the score (the inline title_tsv), id; 2. the first RERANK of those, `rankedSql`.
  * `total` counts every match.
@@ -615,7 +615,7 @@ const EXACT_SQL = `WITH m AS MATERIALIZED (
        ${PAGE_SELECT}`;
 
 /**
- * `all` with bounded candidates (docs/adr/0215; $1–$6 of `allQuery`, tags $7, limit $8, documents
+ * `all` with bounded candidates (docs/design/search-and-translation.md#bounded-candidates; $1–$6 of `allQuery`, tags $7, limit $8, documents
  * in the index $9, `titleQuery` $10): the matches with the tags among the newest `recentWindow`
  * documents (no more are read, whatever the tags), and up to `titleCandidates` documents holding
  * every word as typed in their title (GIN on title_tsv; any of them); their best 2 × RERANK by
@@ -727,12 +727,12 @@ export function trigramThreshold(n: number, k: number): number {
 const jitOff = new WeakSet<Tx>();
 
 /**
- * Turns PostgreSQL's JIT compilation off for a search (docs/adr/0219): the planner's estimates for
+ * Turns PostgreSQL's JIT compilation off for a search (docs/design/search-and-translation.md#jit-off-for-searches): the planner's estimates for
  * these CTEs are far too high (70,895 rows estimated where a tsquery matches 8, 12.6 million for
  * their join), so above `jit_optimize_above_cost` every search paid for compiling and optimising
  * ~66 functions — 0.9 s for a query that runs in 5 ms without JIT, at a million documents. Behind
  * PgBouncer in transaction mode (`pooled`) for the search's transaction only (`SET LOCAL`: no
- * session state, docs/adr/0169); otherwise once per connection (this pool serves the index alone).
+ * session state, docs/design/operations.md#connection-budget-and-pgbouncer); otherwise once per connection (this pool serves the index alone).
  */
 export async function withoutJit(c: Tx, pooled: boolean): Promise<void> {
   if (pooled) {
@@ -747,7 +747,7 @@ export async function withoutJit(c: Tx, pooled: boolean): Promise<void> {
 /** pg_trgm's similarity threshold each pooled connection was last given (or, behind PgBouncer, its transaction). */
 const thresholds = new WeakMap<Tx, string>();
 
-/** Clients inside a search's transaction behind PgBouncer: their threshold is set for that transaction only (docs/adr/0169). */
+/** Clients inside a search's transaction behind PgBouncer: their threshold is set for that transaction only (docs/design/operations.md#connection-budget-and-pgbouncer). */
 const inPooledTransaction = new WeakSet<Tx>();
 
 /**

@@ -5,7 +5,7 @@ import { postgresAvailable, testPost } from "./postgres.fixture.js";
 import { PostgresEngine, withoutJit } from "./postgres-engine.js";
 
 /**
- * A search runs with PostgreSQL's JIT compilation off (docs/adr/0219), on the real PostgreSQL: the
+ * A search runs with PostgreSQL's JIT compilation off (docs/design/search-and-translation.md#jit-off-for-searches), on the real PostgreSQL: the
  * planner's estimates for the search CTEs are far too high, and with JIT on a million-document
  * index paid ~0.9 s of compiling for a query that runs in 5 ms. The database here has `jit = on`
  * (set on it, whatever the server's default); the test reads the setting in force on the search's

@@ -43,7 +43,7 @@ export async function postgresTestIndex(): Promise<PostgresTestIndex> {
 
 /**
  * Registers the PostgreSQL leg of a per-engine test (`register(name, make)`), on a database of its
- * own dropped after the file; without a PostgreSQL, a skipped test says why (docs/adr/0094).
+ * own dropped after the file; without a PostgreSQL, a skipped test says why (docs/design/tests.md#loud-skips).
  */
 export async function withPostgresEngine(
   register: (name: string, make: () => Promise<SearchEngine>) => void,

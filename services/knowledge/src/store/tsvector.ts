@@ -1,5 +1,5 @@
 /**
- * tsvector and tsquery texts built from text.ts's own analysis (docs/adr/0142): the engine gives
+ * tsvector and tsquery texts built from text.ts's own analysis (docs/design/search-and-translation.md#the-postgresql-engine): the engine gives
  * PostgreSQL its terms ready-made (no PostgreSQL parser or dictionary), so both engines analyse text
  * alike. Syntax: https://www.postgresql.org/docs/current/datatype-textsearch.html.
  */

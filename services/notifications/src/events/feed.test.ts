@@ -24,12 +24,12 @@ import {
 import { consumeFeed, FEED_CONSUMER } from "./feed.js";
 
 /**
- * The feed consumer on the real PostgreSQL (docs/adr/0209): a vote that crosses no milestone
+ * The feed consumer on the real PostgreSQL (docs/design/votes-and-heat.md#what-a-vote-costs): a vote that crosses no milestone
  * records its voter's participation with one idempotent INSERT — no transaction and no
  * processed_events row — and a replay of it changes nothing; a vote that crosses a milestone
  * still stores its `vote.milestone` exactly once, in the processed-once transaction. On JetStream,
  * votes are handled VOTE_CONCURRENCY at a time and their participations written in group commits
- * (docs/adr/0213).
+ * (docs/design/events.md#consumers).
  */
 /** A `forum.vote_cast` of a +1 by `voterId` on `postId` that leaves it `votesFor` votes for. */
 function voteCast(bus: EventBus, eventId: string, postId: string, voterId: string, votesFor: number): BusEvent {
@@ -137,7 +137,7 @@ if (!natsUp) console.warn("!! notifications feed.test.ts: NO NATS — the JetStr
       await tdb?.drop();
     });
 
-    it("200 votes below every milestone: each voter's participation once, in far fewer commits than votes (ADR 0213)", async () => {
+    it("200 votes below every milestone: each voter's participation once, in far fewer commits than votes (docs/design/events.md#consumers)", async () => {
       const sent: Promise<void>[] = [];
       for (let i = 0; i < 200; i++) {
         const eventId = `ev_at_once_${i}`;

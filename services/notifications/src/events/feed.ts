@@ -23,7 +23,7 @@ import { applyModeration } from "../store/hidden.js";
 import { DEFAULT_WATCH_LIMITS } from "../store/watches.js";
 import { PARTICIPATION_RULES, PUBLIC_EVENT_RULES } from "./public-events.js";
 
-/** Durable consumer name of the feed (one per purpose, docs/architecture.md §6). */
+/** Durable consumer name of the feed (one per purpose, docs/design/events.md#path-of-an-event). */
 export const FEED_CONSUMER = "notifications-feed";
 
 /**
@@ -34,7 +34,7 @@ export const FEED_CONSUMER = "notifications-feed";
 export const AUTHOR_WAIT_MS = 60_000;
 
 /**
- * `forum.vote_cast` events handled at once (docs/adr/0213): their participation-only INSERTs are
+ * `forum.vote_cast` events handled at once (docs/design/events.md#consumers): their participation-only INSERTs are
  * then written together by one group commit, and the few that cross a milestone run their own
  * processed-once transactions side by side (each is about its own post and announced once).
  */
@@ -47,16 +47,16 @@ const PARTICIPATION_BATCH = 256;
  * Consumes every internal event the public feed derives from (PUBLIC_EVENT_RULES,
  * PARTICIPATION_RULES) with one durable consumer: each event's public events, inbox items,
  * webhook deliveries and participation are written in one transaction, exactly once per event
- * (`processed_events`, docs/architecture.md §6) — a restart or redelivery duplicates nothing. An
+ * (`processed_events`, docs/design/events.md#path-of-an-event) — a restart or redelivery duplicates nothing. An
  * event that stores no public event and only records participation (most votes) is one idempotent
- * INSERT instead, with no transaction and no processed_events row (docs/adr/0209), written together
- * with the others handled at once: `forum.vote_cast` is handled VOTE_CONCURRENCY at a time (docs/adr/0213).
+ * INSERT instead, with no transaction and no processed_events row (docs/design/votes-and-heat.md#what-a-vote-costs), written together
+ * with the others handled at once: `forum.vote_cast` is handled VOTE_CONCURRENCY at a time (docs/design/events.md#consumers).
  * `forum.post_moderated` is consumed too: hiding a post or comment redacts what the feed and the
- * pending deliveries say of it (store/hidden.ts, docs/adr/0160).
+ * pending deliveries say of it (store/hidden.ts, docs/design/notifications.md#redaction-of-hidden-content).
  * `wake` is the delivery worker's, called after a commit that queued deliveries.
- * `watchFanoutMax` is WATCH_FANOUT_MAX: watchers of one post an event reaches (docs/adr/0178).
+ * `watchFanoutMax` is WATCH_FANOUT_MAX: watchers of one post an event reaches (docs/design/notifications.md#watch-levels).
  * `fanout`: an audience larger than `fanout.page` is queued for the paged fan-out, whose worker
- * `fanout.wake` wakes after the commit (docs/adr/0206).
+ * `fanout.wake` wakes after the commit (docs/design/notifications.md#paged-inbox-fan-out).
  */
 export function consumeFeed(
   bus: EventBus,
@@ -67,7 +67,7 @@ export function consumeFeed(
   watchFanoutMax: number = DEFAULT_WATCH_LIMITS.fanoutMax,
   fanout: IngestFanout = { page: DEFAULT_FANOUT_PAGE, wake: () => {} },
 ): Promise<Subscription> {
-  // the participation-only events handled at once are written together (docs/adr/0213)
+  // the participation-only events handled at once are written together (docs/design/events.md#consumers)
   const participations = new GroupCommit<Participation, void>(
     (ps) => recordParticipations(pool, ps).then(() => ps.map(() => undefined)),
     (p) => recordParticipation(pool, p),
@@ -87,14 +87,14 @@ export function consumeFeed(
       if (publicEvents.length === 0) {
         // Participation only (a vote that crosses no milestone: nearly every vote): one idempotent
         // INSERT, no transaction and no processed_events row — a redelivery writes the same row
-        // again, i.e. nothing (docs/adr/0209).
+        // again, i.e. nothing (docs/design/votes-and-heat.md#what-a-vote-costs).
         if (participation) await participations.submit(participation);
         return;
       }
       const waitForAuthor = now() - Date.parse(m.occurredAt) < AUTHOR_WAIT_MS;
       await processOnce(pool, FEED_CONSUMER, m.eventId, async (tx) => {
         const r = await ingest(tx, source, publicEvents, participation, wake, watchFanoutMax, fanout);
-        // Throwing rolls the whole event back: it is delivered again (docs/adr/0100).
+        // Throwing rolls the whole event back: it is delivered again (docs/design/events.md#redelivery).
         if (r.authorUnknown && waitForAuthor)
           throw new Error(`author of the post of ${type} ${m.eventId} not known yet`);
         if (r.authorUnknown)
@@ -103,7 +103,7 @@ export function consumeFeed(
     };
     (handlers as Record<string, unknown>)[type] = handler;
   }
-  // Hidden means hidden (issue 30 rule 9, docs/adr/0160): a hide redacts the stored feed rows and
+  // Hidden means hidden (docs/design/notifications.md#redaction-of-hidden-content): a hide redacts the stored feed rows and
   // pending deliveries about its post or comment, under the feed lock that ingest holds too.
   handlers["forum.post_moderated"] = async (m) => {
     await processOnce(pool, FEED_CONSUMER, m.eventId, async (tx) => {

@@ -12,7 +12,7 @@ const vote = (vote: number, previousVote: number, votesFor: number, votesAgainst
   votesAgainst,
 });
 
-describe("public events (docs/adr/0125)", () => {
+describe("public events (docs/design/notifications.md#ingest)", () => {
   it("a vote crosses a milestone only when the score goes from below to at least it", () => {
     expect(milestoneCrossed(vote(1, 0, 5, 0))).toBe(5); // 4 → 5
     expect(milestoneCrossed(vote(1, 0, 6, 0))).toBeUndefined(); // 5 → 6
@@ -34,7 +34,7 @@ describe("public events (docs/adr/0125)", () => {
         occurredAt: "2026-01-01T00:00:00.000Z",
         votesFor: 5,
         vote: 1,
-        mentionedIds: ["ext_mentioned"], // a comment that @-mentions someone (docs/adr/0179)
+        mentionedIds: ["ext_mentioned"], // a comment that @-mentions someone (docs/design/notifications.md#mentions)
       };
       for (const e of (rule as (x: object) => { type: string }[])(m)) produced.add(e.type);
     }

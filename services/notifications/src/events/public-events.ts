@@ -4,14 +4,14 @@ import { PUBLIC_EVENT_TYPES, type EventMessage, type EventType, type PublicEvent
 export { PUBLIC_EVENT_TYPES, type PublicEventType };
 
 /**
- * Who gets an inbox item for a public event (issue #14 "Inbox"), besides never the actor:
+ * Who gets an inbox item for a public event, besides never the actor:
  * - `post-author`: the post's author;
  * - `post-discussion`: the post's author and everyone who commented on it;
  * - `post-participants`: the post's author and everyone who commented on it or voted on it;
  * - `subject`: the agent the event is about (`data.agentId`);
  * - `mentioned`: the agents a comment @-mentions (`data.mentionedIds`), unless the comment is hidden;
  * - `none`: nobody (feed and webhooks only).
- * The post's watchers (docs/adr/0178) join `post-discussion` and `post-participants`; an agent
+ * The post's watchers (docs/design/notifications.md#watch-levels) join `post-discussion` and `post-participants`; an agent
  * that muted the post is left out of every audience but `subject`.
  */
 export type Audience = "post-author" | "post-discussion" | "post-participants" | "subject" | "mentioned" | "none";
@@ -99,7 +99,7 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       },
     },
   ],
-  // A mention comes first: the agents it notifies get it instead of the comment's item (docs/adr/0179).
+  // A mention comes first: the agents it notifies get it instead of the comment's item (docs/design/notifications.md#mentions).
   "forum.comment_created": (m) => [
     ...(m.mentionedIds.length > 0
       ? [
@@ -190,7 +190,7 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       },
     ];
   },
-  // A case that lapsed (deadline, no Council ballot: docs/adr/0156) was not decided by the
+  // A case that lapsed (deadline, no Council ballot: docs/design/council.md#lapse) was not decided by the
   // Council: its participants hear of the status change only, not of a decision.
   "council.case_closed": (m) => {
     const lapsed = m.outcome === "lapsed";
@@ -262,7 +262,7 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
     },
   ],
   "forum.post_edited": (m) => [
-    // who voted or commented acted on the text that changed (docs/adr/0139)
+    // who voted or commented acted on the text that changed (docs/design/events.md#public-events)
     aboutPost("post.edited", m.postId, m.editorId, "post-participants", {
       editorId: m.editorId,
       revision: m.revision,

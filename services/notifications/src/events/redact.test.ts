@@ -1,6 +1,6 @@
 import { redactEventData, redactWebhookBody, REDACTED_TEXT } from "./redact.js";
 
-/** What a hidden post's or comment's events say (issue 30 rule 9, docs/adr/0160). */
+/** What a hidden post's or comment's events say (docs/design/notifications.md#redaction-of-hidden-content). */
 describe("redaction of hidden content", () => {
   it("replaces the author's words, keeps ids, links and others' fields, marks it hidden", () => {
     const created = {

@@ -1,6 +1,5 @@
 /**
- * Redaction of hidden content in public events (issue 30 rule 9 "Hidden means hidden",
- * docs/adr/0160). When the forum hides a post or a comment (owner moderation or community flags:
+ * Redaction of hidden content in public events (docs/design/notifications.md#redaction-of-hidden-content). When the forum hides a post or a comment (owner moderation or community flags:
  * `forum.post_moderated` with `hidden: true`), every feed row about it and every delivery of such a
  * row not yet sent carries, instead of the author's text:
  * - `title` → `"[hidden]"` (what the forum's own API shows for a hidden post);

@@ -12,7 +12,7 @@ const agentId = z.string().min(1).max(64);
 const cursor = z.string().max(32);
 const limit = z.number().int().min(1).max(LIMITS.listMax);
 const publicType = z.enum(PUBLIC_EVENT_TYPES);
-/** A subscription: public types, or `["*"]` for all (issue #14). */
+/** A subscription: public types, or `["*"]` for all. */
 const subscription = z
   .array(z.union([publicType, z.literal("*")]))
   .min(1)
@@ -34,7 +34,7 @@ const json = (d: Record<string, unknown>) => JSON.stringify(d);
 
 /** Webhook settings the handlers apply beyond the SSRF policy. */
 export interface WebhookHandlerOptions {
-  /** WEBHOOK_SECRET_OVERLAP_MS: how long a rotated-out secret still signs, ms (docs/adr/0171). */
+  /** WEBHOOK_SECRET_OVERLAP_MS: how long a rotated-out secret still signs, ms (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
   secretOverlapMs: number;
 }
 
@@ -56,7 +56,7 @@ export function notificationsHandlers(
       // the head first: a short page then covers every event up to max(head, its last item)
       const head = await stores.feed.head();
       const rows = await stores.feed.list(after, q.types, q.limit);
-      // past every event ever numbered: a cursor never issued (issue 30 rule 10, docs/adr/0162)
+      // past every event ever numbered: a cursor never issued (docs/design/edge.md#validation)
       if (rows.length === 0 && after > 0n) await stores.feed.refuseUnissued(after, "after");
       return {
         items: rows.map((r) => ({
@@ -141,7 +141,7 @@ export function notificationsHandlers(
         };
       },
     ),
-    // Issue 32 "Webhooks, round two" (docs/adr/0171).
+    // Ping, redelivery and secret rotation (docs/design/notifications.md#ping-redelivery-and-secret-rotation).
     pingWebhook: unary(log, async (req: notifications.PingWebhookRequest): Promise<notifications.QueuedDelivery> => {
       const q = parseRequest(z.object({ agentId, id: hookId }), req);
       return stores.webhooks.ping(q.agentId, q.id);
@@ -159,7 +159,7 @@ export function notificationsHandlers(
         return { secret, previousSecretExpiresAt: until };
       },
     ),
-    // Watch levels (issue 32 "Watch, mute, mentions", docs/adr/0178); the gateway checked the post exists.
+    // Watch levels (docs/design/notifications.md#watch-levels); the gateway checked the post exists.
     setWatch: unary(log, async (req: notifications.SetWatchRequest): Promise<notifications.Watch> => {
       const q = parseRequest(z.object({ agentId, postId, level: z.enum(WATCH_LEVELS) }), req);
       return watch(await stores.watches.set(q.agentId, q.postId, q.level));

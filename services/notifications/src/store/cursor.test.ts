@@ -26,7 +26,7 @@ import { applyModeration } from "./hidden.js";
 import { WebhookStore } from "./webhooks.js";
 
 /**
- * Each webhook's cursor over the feed (issue 31 item 4, docs/adr/0192), on the real PostgreSQL:
+ * Each webhook's cursor over the feed (docs/design/notifications.md#per-endpoint-feed-cursor), on the real PostgreSQL:
  * the ingest writes the feed row and nothing per webhook; a new webhook starts at the feed's head;
  * an endpoint's window holds at most `pendingMax` pending deliveries, the rest waiting in the feed
  * behind its cursor, which moves past the events it does not subscribe to; a hide waits for a

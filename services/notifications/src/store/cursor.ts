@@ -3,10 +3,9 @@ import { webhookBody } from "./feed.js";
 import { MATERIALISE_LOCK } from "./hidden.js";
 
 /**
- * Each webhook's cursor over the public feed (issue 31 item 4 "fan-out without a global lock",
- * docs/adr/0192). The ingest writes one feed row per public event and nothing per webhook; the
+ * Each webhook's cursor over the public feed (docs/design/notifications.md#per-endpoint-feed-cursor). The ingest writes one feed row per public event and nothing per webhook; the
  * delivery worker turns an endpoint's next subscribed feed events into delivery rows here, lazily,
- * outside the feed lock, while it holds the endpoint's claim (webhooks/worker.ts, docs/adr/0159).
+ * outside the feed lock, while it holds the endpoint's claim (webhooks/worker.ts, docs/design/notifications.md#attempts).
  *
  * Why reading `seq > feed_cursor` never misses an event: feed rows are numbered and committed one
  * transaction at a time under FEED_LOCK (store/feed.ts), so once the row numbered `head` is
@@ -14,7 +13,7 @@ import { MATERIALISE_LOCK } from "./hidden.js";
  * ever reads up to a `head` read before it.
  */
 
-/** At most this many pending deliveries per endpoint (WEBHOOK_PENDING_MAX's default; docs/adr/0192). */
+/** At most this many pending deliveries per endpoint (WEBHOOK_PENDING_MAX's default; docs/design/notifications.md#per-endpoint-feed-cursor). */
 export const DEFAULT_PENDING_MAX = 100;
 
 /**

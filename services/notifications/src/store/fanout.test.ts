@@ -14,8 +14,7 @@ import { FanoutWorker, runFanoutPage, type PageHook } from "./fanout.js";
 import { ingest } from "./feed.js";
 
 /**
- * The inbox fan-out of a large audience, paged outside the feed lock (issue 31 item 4,
- * docs/adr/0206), on the real PostgreSQL: a Council decision on a post with 5,000 voters (seeded
+ * The inbox fan-out of a large audience, paged outside the feed lock (docs/design/notifications.md#paged-inbox-fan-out), on the real PostgreSQL: a Council decision on a post with 5,000 voters (seeded
  * in SQL) commits its feed row and a job, not 5,000 inbox items, under FEED_LOCK; another ingest
  * commits while the fan-out's pages run; every voter is notified exactly once (muted agents and
  * the actor never); a crash mid-page rolls that page back and another replica resumes after the

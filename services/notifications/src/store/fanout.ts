@@ -5,7 +5,7 @@ import { addInboxItems } from "./inbox.js";
 import { mutedAmong } from "./watches.js";
 
 /**
- * Recipients per page of a paged inbox fan-out (INBOX_FANOUT_PAGE, docs/adr/0206): an audience of
+ * Recipients per page of a paged inbox fan-out (INBOX_FANOUT_PAGE, docs/design/notifications.md#paged-inbox-fan-out): an audience of
  * at most this many is written inline by the ingest, under the feed lock as before; a larger one
  * is queued as an `inbox_fanout` job and written this many recipients per transaction, outside
  * the lock.
@@ -13,7 +13,7 @@ import { mutedAmong } from "./watches.js";
 export const DEFAULT_FANOUT_PAGE = 500;
 
 /**
- * The audience of a post's event as a keyset-pageable set (issue #14 "Inbox", docs/adr/0178): the
+ * The audience of a post's event as a keyset-pageable set (docs/design/notifications.md#watch-levels): the
  * post's author, its participants in `roles` (`commenter`, `voter`) and its first `watchMax`
  * watchers, oldest watch first — before the actor and the agents that muted the post are left out.
  */
@@ -53,7 +53,7 @@ export async function audiencePage(tx: Tx, a: AudienceSpec, after: string, limit
 
 /**
  * Those of `candidates` to notify of a post's event: not the actor, not an agent that muted the
- * post (docs/adr/0178). One primary-key probe per candidate.
+ * post (docs/design/notifications.md#watch-levels). One primary-key probe per candidate.
  */
 export async function notifiable(
   tx: Tx,
@@ -68,7 +68,7 @@ export async function notifiable(
 
 /**
  * Queues the paged fan-out of feed row `feedSeq` to audience `a` (the ingest, in its transaction,
- * when the audience exceeds a page: docs/adr/0206). Idempotent per feed row.
+ * when the audience exceeds a page: docs/design/notifications.md#paged-inbox-fan-out). Idempotent per feed row.
  */
 export async function queueFanout(
   tx: Tx,
@@ -118,13 +118,13 @@ interface Job {
 export type PageHook = (p: { feedSeq: string; page: number; written: number }) => Promise<void> | void;
 
 /**
- * Writes the next page of one queued fan-out, in one transaction (docs/adr/0206): takes the oldest
+ * Writes the next page of one queued fan-out, in one transaction (docs/design/notifications.md#paged-inbox-fan-out): takes the oldest
  * job no other transaction holds (`FOR UPDATE SKIP LOCKED`: the row lock is the lease, so replicas
  * share the jobs and a crashed one's page rolls back and is redone by the next taker), reads up to
  * `pageSize` recipients after its cursor (`audiencePage`), leaves out the actor, muted agents and
  * every agent that already holds an item of the same source event (idempotent per agent and
  * event: a redone page writes nothing twice; a mention's item supersedes the comment's,
- * docs/adr/0179), writes the rest (`addInboxItems`, agent order) with the feed row's type and
+ * docs/design/notifications.md#mentions), writes the rest (`addInboxItems`, agent order) with the feed row's type and
  * data, and moves the cursor past the page — or deletes the job after its last page, or when its
  * feed row is gone (retention). Never takes FEED_LOCK. Resolves undefined when no job is free.
  */
@@ -191,7 +191,7 @@ export interface FanoutOptions {
 }
 
 /**
- * Runs the queued inbox fan-outs (docs/adr/0206) a page at a time until none is free, when woken
+ * Runs the queued inbox fan-outs (docs/design/notifications.md#paged-inbox-fan-out) a page at a time until none is free, when woken
  * (`notify`, after an ingest that queued one commits) and on a safety poll. One page in flight per
  * worker: a page holds one connection for its few statements, never the feed lock.
  */

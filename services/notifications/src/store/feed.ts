@@ -11,7 +11,7 @@ import { DEFAULT_WATCH_LIMITS } from "./watches.js";
  * Key of the transaction-scoped advisory lock every feed write takes: feed rows are numbered and
  * committed one transaction at a time, so `seq` order is commit order (a reader resuming after a
  * cursor can never miss a row that commits later with a smaller number). The redaction of hidden
- * content takes it too (docs/adr/0160). Any constant unique to this schema's writers.
+ * content takes it too (docs/design/notifications.md#redaction-of-hidden-content). Any constant unique to this schema's writers.
  */
 export const FEED_LOCK = 7_356_112_014;
 
@@ -39,7 +39,7 @@ export interface IngestResult {
   notified: number;
   /**
    * Public events whose audience exceeds one page: queued as `inbox_fanout` jobs, their items
-   * written after the commit, a page at a time, outside the feed lock (docs/adr/0206).
+   * written after the commit, a page at a time, outside the feed lock (docs/design/notifications.md#paged-inbox-fan-out).
    */
   paged: number;
   /** A public event needed the post's author and nobody knows it yet (an event may arrive before the post's). */
@@ -49,8 +49,7 @@ export interface IngestResult {
 /**
  * The webhook body of a public event (Standard Webhooks "Payload structure": `{type, timestamp, data}`,
  * timestamp ISO-8601 UTC) with the public event's `eventId` and feed `cursor`, as `GET /v1/events`
- * lists them, so a receiver can dedupe on them and resume the feed from there (issue 32 "Webhooks,
- * round two", docs/adr/0171). Deliveries send exactly this text on every attempt.
+ * lists them, so a receiver can dedupe on them and resume the feed from there (docs/design/notifications.md#ping-redelivery-and-secret-rotation). Deliveries send exactly this text on every attempt.
  */
 export function webhookBody(
   type: string,
@@ -62,7 +61,7 @@ export function webhookBody(
 }
 
 /**
- * How the ingest hands a large audience to the paged fan-out (docs/adr/0206): `page` is
+ * How the ingest hands a large audience to the paged fan-out (docs/design/notifications.md#paged-inbox-fan-out): `page` is
  * INBOX_FANOUT_PAGE (an audience of at most that many is written inline), `wake` the fan-out
  * worker's, run after a commit that queued a job.
  */
@@ -75,10 +74,10 @@ export interface IngestFanout {
  * Stores the public events derived from one internal event, in `tx`: the feed rows (under the
  * feed lock) and the inbox items of their audience (never the actor); then the participation the
  * internal event gives. Nothing per webhook: each webhook's delivery worker reads the feed after
- * its own cursor, outside the lock (store/cursor.ts, issue 31 item 4, docs/adr/0192). An audience
+ * its own cursor, outside the lock (store/cursor.ts, docs/design/notifications.md#per-endpoint-feed-cursor). An audience
  * larger than `fanout.page` (a Council decision reaches every voter of the post) is not written
  * here: one `inbox_fanout` job row is, and the fan-out worker writes its items a page at a time
- * after the commit, outside the lock (store/fanout.ts, docs/adr/0206) — so the lock is held for at
+ * after the commit, outside the lock (store/fanout.ts, docs/design/notifications.md#paged-inbox-fan-out) — so the lock is held for at
  * most one page of inbox items whatever the audience.
  * Idempotent per (source event, public type) and per once-key, so a redelivery writes nothing.
  * `wake` (the delivery worker's) runs after commit when a feed row was stored.
@@ -93,10 +92,10 @@ export async function ingest(
   fanout: IngestFanout = { page: DEFAULT_FANOUT_PAGE, wake: () => {} },
 ): Promise<IngestResult> {
   const result: IngestResult = { stored: 0, notified: 0, paged: 0, authorUnknown: false };
-  // One inbox item per agent and source event: a mention supersedes the comment's own item (docs/adr/0179).
+  // One inbox item per agent and source event: a mention supersedes the comment's own item (docs/design/notifications.md#mentions).
   const notified = new Set<string>();
   if (events.length > 0) await tx.query("SELECT pg_advisory_xact_lock($1)", [FEED_LOCK]);
-  // Content hidden before this event arrived: stored redacted (issue 30 rule 9, docs/adr/0160).
+  // Content hidden before this event arrived: stored redacted (docs/design/notifications.md#redaction-of-hidden-content).
   // Read under the feed lock, which the moderation takes too: no hide slips between.
   const hidden = await hiddenAmong(tx, [...new Set(events.flatMap(targetsOf))]);
   for (const raw of events) {
@@ -143,7 +142,7 @@ export interface Participation {
 /**
  * Records that `p.agentId` took part in `p.postId` as `p.role`: one `INSERT … ON CONFLICT DO
  * NOTHING`, so writing it twice (a redelivered event) changes nothing. `q` is a transaction or the
- * pool: an event that stores no public event needs no transaction (docs/adr/0209).
+ * pool: an event that stores no public event needs no transaction (docs/design/votes-and-heat.md#what-a-vote-costs).
  */
 export async function recordParticipation(q: Pick<Tx, "query">, p: Participation): Promise<void> {
   await q.query("INSERT INTO participation (post_id, agent_id, role) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
@@ -156,7 +155,7 @@ export async function recordParticipation(q: Pick<Tx, "query">, p: Participation
 /**
  * Records many participations in ONE statement (the same `INSERT … ON CONFLICT DO NOTHING` as
  * `recordParticipation`, over arrays): the batch of the feed consumer's group commit
- * (docs/adr/0213). Duplicates within the batch are fine (the first one inserts, the rest do nothing).
+ * (docs/design/events.md#consumers). Duplicates within the batch are fine (the first one inserts, the rest do nothing).
  */
 export async function recordParticipations(q: Pick<Tx, "query">, ps: readonly Participation[]): Promise<void> {
   await q.query(
@@ -173,13 +172,13 @@ function targetsOf(e: PublicEvent): string[] {
 }
 
 /**
- * The agents to notify of `e` (issue #14 "Inbox"), the actor excluded; undefined when the post's
+ * The agents to notify of `e`, the actor excluded; undefined when the post's
  * author is needed but unknown (the post's own event has not arrived yet). Watch levels
- * (docs/adr/0178): the post's first `watchFanoutMax` watchers join the discussion and participant
+ * (docs/design/notifications.md#watch-levels): the post's first `watchFanoutMax` watchers join the discussion and participant
  * audiences; agents that muted the post are dropped from every audience but `subject`. A mention
- * in hidden content notifies nobody (docs/adr/0179, 0160). A discussion or participant audience of
+ * in hidden content notifies nobody (docs/design/notifications.md). A discussion or participant audience of
  * more than `page` agents is not read here (at most `page` + 1 are): its AudienceSpec is answered,
- * for the paged fan-out (docs/adr/0206).
+ * for the paged fan-out (docs/design/notifications.md#paged-inbox-fan-out).
  */
 async function audienceOf(
   tx: Tx,
@@ -228,8 +227,7 @@ export class FeedStore {
   /**
    * Throws 400 `invalid_cursor` (the one code of every cursor misuse, docs/reference/errors.md) when cursor `after` lies beyond every feed number ever handed out
    * (the `seq` sequence's last value, which retention never lowers): such a cursor was never issued,
-   * and an empty page for it forever would hide the client's mistake (issue 30 rule 10,
-   * docs/adr/0162). `what` names the parameter in the message. One read of the sequence.
+   * and an empty page for it forever would hide the client's mistake (docs/design/edge.md#validation). `what` names the parameter in the message. One read of the sequence.
    */
   async refuseUnissued(after: bigint, what = "cursor"): Promise<void> {
     const r = await this.pool.query<{ last: string | null }>(
@@ -262,7 +260,7 @@ export class FeedStore {
 
   /**
    * The newest cursor of the whole feed (every type), "0" when it is empty: the live end where the
-   * gateway's shared stream reader starts (docs/adr/0161). One backward step on the primary key.
+   * gateway's shared stream reader starts (docs/design/events.md#event-stream-sse). One backward step on the primary key.
    */
   async head(): Promise<string> {
     const r = await this.pool.query<{ head: string }>("SELECT COALESCE(max(seq), 0)::text AS head FROM feed_events");

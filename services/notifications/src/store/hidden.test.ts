@@ -14,7 +14,7 @@ import { FeedStore, ingest } from "./feed.js";
 import { applyModeration } from "./hidden.js";
 
 /**
- * Hidden means hidden (issue 30 rule 9, docs/adr/0160) in the feed's store, on the real
+ * Hidden means hidden (docs/design/notifications.md#redaction-of-hidden-content) in the feed's store, on the real
  * PostgreSQL: a hide redacts the post's stored feed rows and their pending deliveries (not the sent
  * ones), events arriving after it are stored redacted, a comment's hide touches only its rows, and
  * moderation events apply in the order of their instants whatever order they arrive in.
@@ -45,7 +45,7 @@ if (!pgUp)
     });
 
     const at = (min: number) => new Date(Date.UTC(2026, 0, 1, 0, min)).toISOString();
-    // stores `e`, then queues the webhook's delivery of it as the delivery worker's claim does (docs/adr/0192)
+    // stores `e`, then queues the webhook's delivery of it as the delivery worker's claim does (docs/design/notifications.md#per-endpoint-feed-cursor)
     const store = async (e: PublicEvent, min: number) => {
       const r = await withTransaction(db.pool, (tx) =>
         ingest(tx, { eventId: `ev_${++n}`, occurredAt: at(min) }, [e], undefined, () => undefined),

@@ -2,13 +2,13 @@ import type { Tx } from "@aps/platform";
 import { redactEventData, redactWebhookBody } from "../events/redact.js";
 
 /**
- * The moderation state the feed keeps (issue 30 rule 9 "Hidden means hidden", docs/adr/0160):
+ * The moderation state the feed keeps (docs/design/notifications.md#redaction-of-hidden-content):
  * table `hidden_content`, one row per post or comment the forum hid or showed again.
  */
 
 /**
  * Key of the advisory lock between the materialisation of webhook deliveries from the feed (shared:
- * each worker transaction that copies feed rows into deliveries, store/cursor.ts, docs/adr/0192)
+ * each worker transaction that copies feed rows into deliveries, store/cursor.ts, docs/design/notifications.md#per-endpoint-feed-cursor)
  * and the redaction of hidden content (exclusive, `applyModeration`): a body copied from a feed row
  * before a hide commits is then always among the pending deliveries that hide redacts. The ingest
  * never takes it. Any constant unique to this schema's writers.
@@ -39,7 +39,7 @@ export interface ModerationResult {
  * deliveries of those rows. An event older than the state recorded for its target changes nothing.
  * Rows about the target are found through `feed_events_post` (one post's rows), so the cost is the
  * post's events, never the feed's. Takes MATERIALISE_LOCK first: no worker is copying feed rows
- * into deliveries while it redacts (docs/adr/0192).
+ * into deliveries while it redacts (docs/design/notifications.md#per-endpoint-feed-cursor).
  */
 export async function applyModeration(tx: Tx, m: Moderation): Promise<ModerationResult> {
   await tx.query("SELECT pg_advisory_xact_lock($1)", [MATERIALISE_LOCK]);

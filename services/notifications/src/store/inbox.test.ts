@@ -11,7 +11,7 @@ import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit
 import { addInboxItem, InboxStore } from "./inbox.js";
 
 /**
- * The unread replies of an inbox (issue 32 "Attention and check-ins", docs/adr/0188) on the real
+ * The unread replies of an inbox (docs/design/agents.md#attention) on the real
  * PostgreSQL: only `comment.created` and `agent.mentioned` items after the read mark, oldest first,
  * capped with `more`, gone once marked read; only the agent's own; and the read runs on the
  * partial index inbox_items_replies (its predicate implied by the query's).

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { ApsError, type Tx } from "@aps/platform";
 import { parseSeqCursor } from "./feed.js";
 
-/** One inbox item as stored (issue #14: type, post, actor, time, link in `data.link`). */
+/** One inbox item as stored (type, post, actor, time, link in `data.link`). */
 export interface InboxRow {
   cursor: string;
   eventId: string;
@@ -16,7 +16,7 @@ export interface InboxRow {
 /**
  * The inbox types that are replies to an agent: a comment it hears of (on its post, a post it
  * commented on or watches) and an @mention of it (docs/reference/events.md "Inbox"); the partial
- * index inbox_items_replies and `unreadReplies` name the same two (docs/adr/0188).
+ * index inbox_items_replies and `unreadReplies` name the same two (docs/design/agents.md#attention).
  */
 export const REPLY_TYPES = ["comment.created", "agent.mentioned"] as const;
 
@@ -88,7 +88,7 @@ export async function addInboxItem(tx: Tx, agentId: string, item: InboxItemInput
 
 /**
  * Appends one item to the inbox of each of `agentIds` in `tx`, in three statements whatever their
- * number (the fan-out of a watched post, docs/adr/0178): agents that hold the item already (same
+ * number (the fan-out of a watched post, docs/design/notifications.md#watch-levels): agents that hold the item already (same
  * event and type) are skipped, then each remaining agent's `inbox_state` row is bumped, in agent
  * order (no deadlock with another writer), and its item written with that number. Resolves how
  * many items were written.
@@ -124,7 +124,7 @@ export class InboxStore {
   /**
    * Up to `limit` items of `agentId` after cursor `after` (exclusive); throws 400 for a bad cursor,
    * and 400 `invalid_cursor` for one beyond the agent's last item number (`inbox_state.last_seq`,
-   * which retention never lowers): never issued by this inbox (docs/adr/0170).
+   * which retention never lowers): never issued by this inbox (docs/design/edge.md#index-405-and-404).
    */
   async list(agentId: string, after: string, limit: number): Promise<InboxRow[]> {
     const from = parseSeqCursor(after, "after");
@@ -153,7 +153,7 @@ export class InboxStore {
   /**
    * Up to `limit` unread replies of `agentId` (items after its read mark of a REPLY_TYPES type),
    * oldest first, and whether there are more: one range read of the partial index
-   * inbox_items_replies, bounded by `limit` + 1 (issue 32 "Attention and check-ins", docs/adr/0188).
+   * inbox_items_replies, bounded by `limit` + 1 (docs/design/agents.md#attention).
    */
   async unreadReplies(agentId: string, limit: number): Promise<{ items: InboxRow[]; more: boolean }> {
     const r = await this.pool.query<ItemRow>(

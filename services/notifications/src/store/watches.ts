@@ -2,7 +2,7 @@ import type pg from "pg";
 import { ApsError, withTransaction, type Tx } from "@aps/platform";
 
 /**
- * An agent's watch level on a post (issue 32 "Watch, mute, mentions", docs/adr/0178, modelled on
+ * An agent's watch level on a post (docs/design/notifications.md#watch-levels, modelled on
  * Discourse's topic levels): `watching` — every new comment and every participant's event of the
  * post reaches the agent's inbox; `normal` — the default audiences (docs/reference/events.md);
  * `muted` — nothing about the post reaches its inbox, @mentions included.
@@ -19,7 +19,7 @@ export interface WatchRow {
   since: string;
 }
 
-/** WATCH_FANOUT_MAX and WATCHES_PER_AGENT (docs/adr/0178). */
+/** WATCH_FANOUT_MAX and WATCHES_PER_AGENT (docs/design/notifications.md#watch-levels). */
 export interface WatchLimits {
   /** Watchers of one post an event reaches, oldest first; the rest get the default audience only. */
   fanoutMax: number;
@@ -87,7 +87,7 @@ export class WatchStore {
 
 /**
  * The first `max` agents watching `postId`, oldest level first (the fan-out bound of
- * docs/adr/0178): one range read of the `post_watches_watching` index, at most `max` rows.
+ * docs/design/notifications.md#watch-levels): one range read of the `post_watches_watching` index, at most `max` rows.
  */
 export async function watchersOf(tx: Tx, postId: string, max: number): Promise<string[]> {
   const r = await tx.query<{ agent_id: string }>(

@@ -4,7 +4,7 @@ import { redactWebhookBody } from "../events/redact.js";
 import { FEED_LOCK, parseSeqCursor } from "./feed.js";
 import { hiddenAmong } from "./hidden.js";
 
-/** At most this many webhooks per agent (issue #14). */
+/** At most this many webhooks per agent. */
 export const MAX_WEBHOOKS_PER_AGENT = 5;
 
 /** A webhook as its owner sees it (never its secret after creation). */
@@ -58,7 +58,7 @@ export interface QueuedDelivery {
   eventId: string;
 }
 
-/** The type of the test event `ping` sends (not a feed event; issue 32, docs/adr/0171). */
+/** The type of the test event `ping` sends (not a feed event; docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
 export const PING_TYPE = "webhook.ping";
 
 /**
@@ -82,12 +82,12 @@ async function lockEnabled(tx: Tx, agentId: string, id: string): Promise<{ url: 
   return { url: hook.url };
 }
 
-/** At most this many pings and redeliveries of one webhook wait to be sent at once (docs/adr/0171). */
+/** At most this many pings and redeliveries of one webhook wait to be sent at once (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
 export const MAX_PENDING_ON_DEMAND = 5;
 
 /**
  * `invalid_state` (409) when MAX_PENDING_ON_DEMAND pings or redeliveries of webhook `id` are
- * still pending: on-demand sends cannot pile up behind a slow or dead endpoint (issue 30's
+ * still pending: on-demand sends cannot pile up behind a slow or dead endpoint (the abuse
  * budgets stay whole: each one is also one rate-limited request). Reads the endpoint's pending
  * deliveries through `webhook_deliveries_endpoint_due`.
  */
@@ -103,7 +103,7 @@ async function capOnDemand(tx: Tx, id: string): Promise<void> {
     );
 }
 
-/** Makes endpoint `id` due now at the latest (the per-endpoint claim of webhooks/worker.ts, docs/adr/0159). */
+/** Makes endpoint `id` due now at the latest (the per-endpoint claim of webhooks/worker.ts, docs/design/notifications.md#attempts). */
 async function dueNow(tx: Tx, id: string): Promise<void> {
   await tx.query(
     "UPDATE webhooks SET next_due_at = now() WHERE id = $1 AND (next_due_at IS NULL OR next_due_at > now())",
@@ -122,8 +122,7 @@ export class WebhookStore {
   /**
    * Queues a `webhook.ping` to one of the agent's enabled webhooks, sent at once through the
    * delivery worker like any delivery (signed, listed in its deliveries with status and
-   * `lastError`), but tried once: a failure never retries nor disables the endpoint (issue 32
-   * "Webhooks, round two", docs/adr/0171). Body `{type, timestamp, eventId, data: {webhookId, url}}`.
+   * `lastError`), but tried once: a failure never retries nor disables the endpoint (docs/design/notifications.md#ping-redelivery-and-secret-rotation). Body `{type, timestamp, eventId, data: {webhookId, url}}`.
    * Errors: `not_found`, `invalid_state` (disabled).
    */
   async ping(agentId: string, id: string): Promise<QueuedDelivery> {
@@ -153,8 +152,7 @@ export class WebhookStore {
    * `webhook-id` and body (Standard Webhooks: receivers dedupe on the id), through the worker:
    * a finished one (succeeded or failed) becomes pending for one attempt (single_attempt: a
    * failure ends it failed, never disables); a pending one is made due now, its retries unchanged.
-   * Its body is redacted first when what it is about has been hidden since (issue 30 rule 9,
-   * docs/adr/0160; under the feed lock, which moderation takes too). Issue 32, docs/adr/0171.
+   * Its body is redacted first when what it is about has been hidden since (docs/design/notifications.md#redaction-of-hidden-content; under the feed lock, which moderation takes too). docs/design/notifications.md#ping-redelivery-and-secret-rotation.
    * Errors: `not_found` (webhook or delivery), `invalid_state` (disabled).
    */
   async redeliver(agentId: string, webhookId: string, deliveryId: string): Promise<QueuedDelivery> {
@@ -204,7 +202,7 @@ export class WebhookStore {
    * caller); the one it replaces keeps signing too — a second `v1,` entry of `webhook-signature` —
    * until `overlapMs` from now (WEBHOOK_SECRET_OVERLAP_MS), so the receiver can switch without
    * losing a delivery. A second rotation within the window drops the oldest secret. Secrets are
-   * stored as at creation and never logged. Issue 32, docs/adr/0171. Errors: `not_found`,
+   * stored as at creation and never logged. docs/design/notifications.md#ping-redelivery-and-secret-rotation. Errors: `not_found`,
    * `invalid_state` (disabled). Resolves when the previous secret stops signing (ISO-8601 UTC).
    */
   async rotateSecret(agentId: string, id: string, secret: string, overlapMs: number): Promise<string> {
@@ -225,7 +223,7 @@ export class WebhookStore {
    * Registers a webhook for `agentId` (URL already checked by the SSRF guard); at most
    * MAX_WEBHOOKS_PER_AGENT, counted under a per-agent lock: a 6th → `invalid_state` (409). It starts
    * at the feed's head: it receives the events stored after the newest one committed at its
-   * creation, never the feed's past (read that with `GET /v1/events`; docs/adr/0192).
+   * creation, never the feed's past (read that with `GET /v1/events`; docs/design/notifications.md#per-endpoint-feed-cursor).
    */
   async create(agentId: string, url: string, events: string[], secret: string): Promise<WebhookRow> {
     return withTransaction(this.pool, async (tx) => {

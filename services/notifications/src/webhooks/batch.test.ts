@@ -15,7 +15,7 @@ import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type T
 import { DELIVERY_BATCH, DeliveryWorker } from "./worker.js";
 
 /**
- * Batches of one endpoint (docs/adr/0211), on the real PostgreSQL: a healthy endpoint's due
+ * Batches of one endpoint (docs/design/notifications.md#batches), on the real PostgreSQL: a healthy endpoint's due
  * deliveries go out DELIVERY_BATCH at a time, in order, and each batch's outcomes are recorded in
  * one transaction (its deliveries share `delivered_at`, the transaction's time); a batch stops at
  * its first failure, the deliveries before it succeeded once, the failed one is retried and the

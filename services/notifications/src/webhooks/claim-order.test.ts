@@ -14,7 +14,7 @@ import { DeliveryWorker } from "./worker.js";
 
 /**
  * The claim takes the endpoints behind the feed's head least advanced first, by their numeric
- * cursor (docs/adr/0218), on the real PostgreSQL. The claim once ordered by the select list's
+ * cursor (docs/design/notifications.md#claims-leases-and-the-pool), on the real PostgreSQL. The claim once ordered by the select list's
  * `feed_cursor::text`, so a cursor of 99 sorted after 100–989: an endpoint whose cursor had fewer
  * digits than the others' was left out of every claim while they had work — in the fan-out test,
  * endpoints stuck at the feed's 99th event for 12–21 s. With one slot, the first endpoint claimed

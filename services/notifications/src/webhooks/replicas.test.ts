@@ -20,8 +20,7 @@ import {
 import { DeliveryWorker } from "./worker.js";
 
 /**
- * Two delivery workers on one database — two replicas of the notifications service (issue 30 rule
- * 7, docs/adr/0159), on the real PostgreSQL: every delivery arrives exactly once when nothing
+ * Two delivery workers on one database — two replicas of the notifications service (docs/design/notifications.md#attempts), on the real PostgreSQL: every delivery arrives exactly once when nothing
  * fails, never two attempts at once on one endpoint, and a slow endpoint's backlog does not hold
  * the healthy endpoints' deliveries behind it.
  */
@@ -159,7 +158,7 @@ if (!pgUp)
       expect(leases.rows[0]!.n).toBe(0);
     }, 60_000);
 
-    it("an attempt holds no connection during its HTTP exchange: more attempts in flight than the pool has connections (docs/adr/0207)", async () => {
+    it("an attempt holds no connection during its HTTP exchange: more attempts in flight than the pool has connections (docs/design/notifications.md#connection-pool)", async () => {
       // a pool of 2 connections, 6 endpoints each answering after 1.5 s, 6 attempts at once
       const small = await openDatabase({ url: tdb.url, schema: "notifications", poolSize: 2, log });
       dbs.push(small);

@@ -15,7 +15,7 @@ export function newSecret(): string {
 /**
  * The three Standard Webhooks headers of one attempt; `timestamp` in Unix seconds. With several
  * `secrets` (the current one first, then the one a rotation replaced, during its overlap window:
- * issue 32, docs/adr/0171) `webhook-signature` carries one `v1,<sig>` per secret, space-separated,
+ * docs/design/notifications.md#ping-redelivery-and-secret-rotation) `webhook-signature` carries one `v1,<sig>` per secret, space-separated,
  * as the specification allows; a receiver accepts the message when any one verifies.
  */
 export function signedHeaders(

@@ -5,7 +5,7 @@ import { checkTarget, DEFAULT_ALLOWED_PORTS } from "@aps/platform";
 import { scaled, waitUntil } from "@aps/testkit";
 
 /**
- * One webhook attempt (issue 30 rules 7 and 12, docs/adr/0159): a hard deadline over the whole
+ * One webhook attempt (docs/design/notifications.md#attempts): a hard deadline over the whole
  * exchange however slowly the target trickles, at most ANSWER_MAX_BYTES of answer read, and a
  * `lastError` that says no more than the status, `timeout` or `connection failed`.
  */

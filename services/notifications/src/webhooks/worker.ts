@@ -35,12 +35,12 @@ export interface DeliveryOptions {
   /**
    * At most this many pending deliveries per endpoint (WEBHOOK_PENDING_MAX; DEFAULT_PENDING_MAX when
    * absent): the window of its feed events queued at once; the rest waits in the feed behind its
-   * cursor (docs/adr/0192).
+   * cursor (docs/design/notifications.md#per-endpoint-feed-cursor).
    */
   pendingMax?: number;
 }
 
-/** At most this much of an answer is read, bytes; then the connection is closed (issue 30 rule 7). */
+/** At most this much of an answer is read, bytes; then the connection is closed. */
 export const ANSWER_MAX_BYTES = 4096;
 
 /** A lease outlives the attempt deadline by this much, ms (time to record the outcome). */
@@ -48,7 +48,7 @@ const LEASE_MARGIN_MS = 10_000;
 
 /**
  * At most this many due deliveries of a healthy endpoint are claimed at once and sent one after
- * another, their outcomes recorded in one transaction (docs/adr/0211): the store's work per
+ * another, their outcomes recorded in one transaction (docs/design/notifications.md#batches): the store's work per
  * delivery (statements, commits) is divided by up to this much. A batch stops at its first
  * attempt that is not a quick success; what it did not send is due again at once. A worker lost
  * mid-batch sends the batch again (at least once). A slow endpoint is claimed one delivery at a time.
@@ -63,7 +63,7 @@ export const DELIVERY_BATCH = 8;
 const CHAIN_MAX = 32;
 
 /**
- * What an agent sees as `lastError` (issue 30 rule 12, docs/adr/0159): the status, `timeout`, or
+ * What an agent sees as `lastError` (docs/design/notifications.md#attempts): the status, `timeout`, or
  * `connection failed` — never an address, a DNS answer or a TLS or socket message (those go to
  * the service's debug log).
  */
@@ -105,11 +105,11 @@ interface Claimed {
   body: string;
   attempts: number;
   event_id: string;
-  /** A ping or a redelivery of a finished delivery: tried once, never retried (docs/adr/0171). */
+  /** A ping or a redelivery of a finished delivery: tried once, never retried (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
   single_attempt: boolean;
   url: string;
   secret: string;
-  /** The secret a rotation replaced while its overlap window lasts (docs/adr/0171), else null. */
+  /** The secret a rotation replaced while its overlap window lasts (docs/design/notifications.md#ping-redelivery-and-secret-rotation), else null. */
   previous_secret: string | null;
   agent_id: string;
   /** The endpoint counted as slow when claimed (its share of the pool). */
@@ -125,12 +125,11 @@ interface Sent {
 }
 
 /**
- * The webhook delivery worker (issue #14 "Webhooks", Standard Webhooks "Retries"; issue 30 rule 7
- * "Webhooks cannot stall each other", docs/adr/0159). Work is claimed per endpoint: an endpoint
+ * The webhook delivery worker (Standard Webhooks "Retries"; docs/design/notifications.md#attempts). Work is claimed per endpoint: an endpoint
  * whose next delivery is due (`webhooks.next_due_at`) and that no attempt holds is leased
  * (`lease_until`: attempt deadline + 10 s) with `FOR UPDATE SKIP LOCKED`, so at most one attempt
  * per endpoint is in flight across every replica; its oldest due deliveries (DELIVERY_BATCH) are
- * sent one after another and recorded together (docs/adr/0211). Up to `concurrency` endpoints are
+ * sent one after another and recorded together (docs/design/notifications.md#batches). Up to `concurrency` endpoints are
  * served at once, each started as soon as a slot frees (no endpoint waits for another's slowest
  * attempt; after quick successes an endpoint with more due work keeps its slot for up to CHAIN_MAX
  * deliveries in a row); endpoints whose last attempt failed or took over half the deadline (`slow`)
@@ -234,7 +233,7 @@ export class DeliveryWorker {
       const free = `slow = $1 AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])`;
       const cols = "id, events, feed_cursor::text, window_full, slow";
       let head: bigint | undefined;
-      // Endpoints take turns by how long their work has waited (docs/adr/0211): those with a
+      // Endpoints take turns by how long their work has waited (docs/design/notifications.md#batches): those with a
       // delivery due (a retry, a ping, a redelivery, a window being worked off) since `next_due_at`,
       // those behind the feed's head with room in their window and nothing queued since their next
       // feed event was recorded. Up to n of each are read (the second set least advanced first),
@@ -242,7 +241,7 @@ export class DeliveryWorker {
       // turns keep ending with more to do cannot starve the ones that had caught up.
       // ORDER BY names the table's columns (`w.`): a bare `feed_cursor` would be the select list's
       // `feed_cursor::text` and sort as text ("99" after "100"), leaving an endpoint whose cursor
-      // has fewer digits than the others' out of every claim until they caught up (docs/adr/0218)
+      // has fewer digits than the others' out of every claim until they caught up (docs/design/notifications.md#claims-leases-and-the-pool)
       const pick = async (slow: boolean, n: number): Promise<Picked[]> => {
         if (n <= 0) return [];
         const due = await tx.query<Picked>(
@@ -281,7 +280,7 @@ export class DeliveryWorker {
             [hooks.map((p) => p.id), hooks.map((p) => (p.slow ? 1 : DELIVERY_BATCH)), lease],
           )
           .then((r) => batches(r.rows));
-      // their next feed events are queued first (store/cursor.ts, docs/adr/0192): an endpoint with
+      // their next feed events are queued first (store/cursor.ts, docs/design/notifications.md#per-endpoint-feed-cursor): an endpoint with
       // retries due still gets its new events (up to its window), then each is taken like before
       head ??= await feedHead(tx);
       await materialise(
@@ -350,7 +349,7 @@ export class DeliveryWorker {
 
   /**
    * One signed attempt of `d` to the checked target (see `sendAttempt`): signed with the endpoint's
-   * secret and, within a rotation's overlap window, with the previous one too (docs/adr/0171).
+   * secret and, within a rotation's overlap window, with the previous one too (docs/design/notifications.md#ping-redelivery-and-secret-rotation).
    */
   private post(target: CheckedTarget, d: Claimed): Promise<AttemptOutcome> {
     const secrets = d.previous_secret ? [d.secret, d.previous_secret] : [d.secret];
@@ -392,7 +391,7 @@ export class DeliveryWorker {
       } else {
         const delay = this.opts.retrySchedule[attempts - 1];
         if (d.single_attempt) {
-          // a ping or a redelivery (docs/adr/0171): one attempt, its failure recorded, no retry,
+          // a ping or a redelivery (docs/design/notifications.md#ping-redelivery-and-secret-rotation): one attempt, its failure recorded, no retry,
           // and never the endpoint's give-up
           await tx.query(
             `UPDATE webhook_deliveries SET status = 'failed', attempts = $2, last_status_code = $3, last_error = $4,
@@ -429,7 +428,7 @@ export class DeliveryWorker {
 
   /**
    * The success path of `record`, in one statement after the endpoint's row lock (the hot path:
-   * one delivery per event and endpoint, docs/adr/0192, 0211): the deliveries of `done` succeeded;
+   * one delivery per event and endpoint, docs/design/notifications.md): the deliveries of `done` succeeded;
    * with `chain`, the endpoint's next due deliveries (up to DELIVERY_BATCH) are claimed under the
    * same lease and resolved; otherwise (or when none is due) the lease is released and `next_due_at`
    * set from the other pending deliveries. The statement's CTEs share one snapshot, where `done`
@@ -489,7 +488,7 @@ export class DeliveryWorker {
 /**
  * One POST of `body` with `signed` (the Standard Webhooks headers) to the checked address (TLS
  * still verifies the URL's host name), on a fresh connection, under a hard deadline of
- * `deadlineMs` over the whole exchange (issue 30 rule 7, docs/adr/0159): it ends at the answer's
+ * `deadlineMs` over the whole exchange (docs/design/notifications.md#attempts): it ends at the answer's
  * end, after ANSWER_MAX_BYTES of answer (the connection is then closed), at the deadline
  * (`timeout`, whatever arrived so far) or when `signal` aborts (`aborted`). Never rejects.
  */
@@ -514,7 +513,7 @@ export async function sendAttempt(
 
 /**
  * SQL select list of `webhooks w`'s signing secrets: `secret`, and `previous_secret` while its
- * overlap window lasts (NULL after it; docs/adr/0171).
+ * overlap window lasts (NULL after it; docs/design/notifications.md#ping-redelivery-and-secret-rotation).
  */
 const SECRETS = `w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END AS previous_secret`;
 
@@ -523,7 +522,7 @@ const SECRETS = `w.secret, CASE WHEN w.previous_secret_until > now() THEN w.prev
  * other than `exclude` (an SQL expression of a delivery `seq`, or NULL), never before now (an
  * endpoint with a backlog goes behind those that waited longer: endpoints take turns); with none
  * pending, now() when its cursor is behind the feed's head (more events to queue: it takes its
- * turn in the same order, docs/adr/0192), else NULL. Read through `webhook_deliveries_endpoint_due`
+ * turn in the same order, docs/design/notifications.md#per-endpoint-feed-cursor), else NULL. Read through `webhook_deliveries_endpoint_due`
  * and one backward step on the feed's primary key.
  */
 function nextDue(exclude: string): string {

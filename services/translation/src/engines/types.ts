@@ -1,7 +1,7 @@
 import type { Lang } from "../langs.js";
 
 /**
- * A machine-translation engine (docs/architecture.md §7): translates plain-text segments (Markdown syntax
+ * A machine-translation engine (docs/design/search-and-translation.md#machine-translation): translates plain-text segments (Markdown syntax
  * already removed by `translateMarkdown`) from one of our languages to another.
  */
 export interface TranslationEngine {
@@ -16,7 +16,7 @@ export interface TranslationEngine {
   /**
    * The ordered pairs (`[from, to]`) of our languages the engine really offers, "every" when it
    * takes any pair (an LLM), undefined when it cannot tell (it decides per request). Throws
-   * `EngineError("unavailable")` when the engine cannot be asked now. Issue 32 item 4, ADR 0170.
+   * `EngineError("unavailable")` when the engine cannot be asked now. docs/design/edge.md#index-405-and-404.
    */
   pairs?(): Promise<[Lang, Lang][] | "every" | undefined>;
 }

@@ -6,7 +6,7 @@ import type { TranslatedPost, Translator } from "../translator.js";
 
 const postId = z.string().regex(/^p_[0-9A-HJKMNP-TV-Z]{26}$/, "a post id is p_ + ULID");
 const agentId = z.string().max(64);
-/** The client's source as the gateway sends it (`abuseSource`, docs/adr/0153: ≤ 64 characters), "" = none. */
+/** The client's source as the gateway sends it (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source: ≤ 64 characters), "" = none. */
 const source = z.string().max(128);
 const lang = z.enum(LANGS);
 const postReq = z.object({ postId, lang, agentId, source });

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { utcDay, withTransaction } from "@aps/platform";
 
-/** A cached translation row (docs/architecture.md §7). */
+/** A cached translation row (docs/design/search-and-translation.md#machine-translation). */
 export interface CachedTranslation {
   subject: string;
   version: string;
@@ -31,7 +31,7 @@ export function leaseKey(k: TranslationKey): string {
 /**
  * One daily translation counter (a row of `quota_usage`, whose `agent_id` column holds the
  * counter's key): an agent's quota (`ext_…`), a client source's budget (`source:<abuseSource>`)
- * or the deployment's (`*`) — docs/architecture.md §7, issue 30 rule 5, docs/adr/0157.
+ * or the deployment's (`*`) — docs/design/search-and-translation.md#machine-translation, docs/design/identity-and-abuse.md#budgets-per-source.
  */
 export interface QuotaCounter {
   /** `ext_…`, `source:…` or `*`; agent ids never start with `source:` or `*`. */

@@ -1,27 +1,27 @@
 -- A vote is ONE statement, `SELECT * FROM cast_vote(…)`, run as its own transaction: one round trip
--- (docs/adr/0090). Applied at every start (docs/adr/0180): this file is the live definition.
+-- (docs/design/votes-and-heat.md#the-vote-statement). Applied at every start (docs/design/services.md#sql-functions-in-files): this file is the live definition.
 --
 -- Records `p_vote` (1 | −1) of `p_voter_id` on `p_post_id` at `p_now`, cast from `p_source` (the
--- client's source, docs/adr/0153; NULL or '' = the voter's own, `agent:<id>`).
+-- client's source, docs/design/identity-and-abuse.md#client-source-and-abuse-source; NULL or '' = the voter's own, `agent:<id>`).
 --  * post_found = false: no such post, nothing written.
 --  * changed = false: the identity's current vote already is p_vote (nothing written, no event);
 --    tally_* are the post's current tallies.
 --  * changed = true: the votes row is inserted or flipped (with the source of this change), a
---    vote_events row appended (docs/adr/0015), the tallies, vote_sources / sources_for and heat
+--    vote_events row appended (docs/design/council.md#sagacity-awards), the tallies, vote_sources / sources_for and heat
 --    updated by the transition previous_vote → p_vote, the heat rule applied, and the events
 --    written to the outbox: `p_vote_event` and, when the rule fires, `p_agenda_event` before it.
--- The rule (docs/adr/0014, 0154; its TypeScript home is src/heat.ts): the agenda score is
+-- The rule (docs/design/votes-and-heat.md; its TypeScript home is src/heat.ts): the agenda score is
 -- a = sources_for − votes_against (a +1 counts once per source per post); heat = heat(a,
 -- created_at); an open proposal with a ≥ p_agenda_min_score among the top p_agenda_size open
 -- proposals by heat moves to the agenda (at most p_agenda_size entries of posts_open_hot are read).
 -- The for/against tallies shown and sent count every identity's vote.
--- Events (docs/adr/0181): each argument is `{"type", "fields", "headers"}` (platform's
+-- Events (docs/design/events.md#outbox): each argument is `{"type", "fields", "headers"}` (platform's
 -- `typedOutboxEvent`): the catalogue type, the fields known before the call and the outbox
 -- headers. The row gets typed fields, completed here with what is learnt under the locks
 -- (forum.VoteCast: previousVote, votesFor, votesAgainst; forum.PostOnAgenda: authorId); the outbox
 -- relay encodes them with the catalogue's generated code. Nothing here encodes a payload.
 -- Concurrency (READ COMMITTED): locks in one order for every vote transaction, single or batch
--- (docs/adr/0097): the post row first (FOR NO KEY UPDATE, which does not block the foreign-key
+-- (docs/design/votes-and-heat.md#group-commits-in-the-forum): the post row first (FOR NO KEY UPDATE, which does not block the foreign-key
 -- checks of comments and votes being inserted), then the identity's votes row; the transition is
 -- decided under the votes row's lock (UPDATE … WHERE vote <> p_vote, or INSERT … ON CONFLICT DO
 -- NOTHING, re-read on a race), and every counter moves by increments under the post row's lock,
@@ -96,7 +96,7 @@ BEGIN
     END IF;
   END LOOP;
 
-  -- One +1 per source (docs/adr/0154): the +1 withdrawn leaves its source, the +1 cast joins its.
+  -- One +1 per source (docs/design/votes-and-heat.md#agenda-score-per-source): the +1 withdrawn leaves its source, the +1 cast joins its.
   IF prev = 1 THEN
     DELETE FROM vote_sources s WHERE s.post_id = p_post_id AND s.source = prev_source AND s.plus = 1;
     IF FOUND THEN

@@ -1,6 +1,6 @@
--- Group commit of votes (docs/adr/0097): the votes that arrived while the previous batch was being
+-- Group commit of votes (docs/design/votes-and-heat.md#group-commits-in-the-forum): the votes that arrived while the previous batch was being
 -- written are written together, in ONE statement and so ONE transaction, one round trip and one
--- WAL flush for all of them. Applied at every start (docs/adr/0180): this file is the live definition.
+-- WAL flush for all of them. Applied at every start (docs/design/services.md#sql-functions-in-files): this file is the live definition.
 --
 -- Element i of every array is one vote, exactly the arguments of `cast_vote` (cast_vote.sql, whose
 -- header is the specification of each vote); a NULL p_sources or element = the voter's own source.

@@ -1,6 +1,6 @@
 -- Tag counts (docs/reference/editing.md "Tags and filters"): the trigger function of posts that keeps
 -- tag_counts (migration tag-counts) at the number of visible posts carrying each tag.
--- Applied at every start (docs/adr/0180): this file is the live definition; the migration that
+-- Applied at every start (docs/design/services.md#sql-functions-in-files): this file is the live definition; the migration that
 -- created the trigger created it with the same body, so the trigger counted from its first write.
 CREATE OR REPLACE FUNCTION forum_count_post_tags() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE

@@ -1,5 +1,5 @@
 -- cast_vote and cast_votes with the signatures of the release before typed outbox rows
--- (docs/adr/0180, 0181): while a rolling update runs, forum replicas of that release still call
+-- (docs/design/services.md#sql-functions-in-files, docs/design/events.md#outbox): while a rolling update runs, forum replicas of that release still call
 -- them with payloads their code encoded. Each is now a thin adapter to the current function: it
 -- builds the typed event from the arguments (the ids, the vote, `p_now` as occurredAt — the
 -- instant that release encoded — and the event type from the headers it sent) and ignores the

@@ -167,7 +167,7 @@ export interface Case {
   withdrawnReason: string;
   /**
    * Grows by one per change of the case (every write's transaction); the forum's projection of
-   * the case has caught up with a write when its revision reaches this one (docs/adr/0204).
+   * the case has caught up with a write when its revision reaches this one (docs/design/council.md#the-forums-projection-of-the-case).
    */
   revision: number;
 }
@@ -175,7 +175,7 @@ export interface Case {
 export interface NominateRequest {
   postId: string;
   councillorId: string;
-  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/design/edge.md#idempotency-key) */
   idempotencyKey: string;
 }
 
@@ -185,7 +185,7 @@ export interface CastBallotRequest {
   /** the position: "approve" | "reject" | "abstain" | "recuse" */
   vote: string;
   reason: string;
-  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/design/edge.md#idempotency-key) */
   idempotencyKey: string;
 }
 
@@ -194,14 +194,14 @@ export interface RecordHandoffRequest {
   chiefId: string;
   implementation: string;
   executor: string;
-  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/design/edge.md#idempotency-key) */
   idempotencyKey: string;
 }
 
 export interface CompleteRequest {
   postId: string;
   chiefId: string;
-  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/design/edge.md#idempotency-key) */
   idempotencyKey: string;
 }
 
@@ -245,7 +245,7 @@ export interface RaiseConcernRequest {
   postId: string;
   councillorId: string;
   reason: string;
-  /** as NominateRequest.idempotency_key (docs/adr/0115) */
+  /** as NominateRequest.idempotency_key (docs/design/edge.md#idempotency-key) */
   idempotencyKey: string;
 }
 
@@ -330,8 +330,7 @@ export interface CloseDueResponse {
 }
 
 /**
- * What awaits one agent's action in the Council (issue 32 "Attention and check-ins",
- * docs/adr/0188): each list is read by an index, oldest deadline or due time first, at most
+ * What awaits one agent's action in the Council (// docs/design/agents.md#attention): each list is read by an index, oldest deadline or due time first, at most
  * `limit` items (1..100); `more` says there are others.
  */
 export interface ListPendingBallotsRequest {
@@ -377,7 +376,7 @@ export interface ListProgressDueRequest {
 
 /**
  * An implementing case whose executor owes a progress update: none since the hand-off, or the
- * latest older than the progress period (docs/adr/0188).
+ * latest older than the progress period (docs/design/agents.md#attention).
  */
 export interface ProgressDue {
   postId: string;
@@ -5634,7 +5633,7 @@ export const CouncilServiceDefinition = {
       responseStream: false,
       options: {},
     },
-    /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/adr/0188). */
+    /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/design/agents.md#attention). */
     listPendingBallots: {
       name: "ListPendingBallots",
       requestType: ListPendingBallotsRequest as typeof ListPendingBallotsRequest,
@@ -5643,7 +5642,7 @@ export const CouncilServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** Unresolved concerns on this author's open cases, oldest first (docs/adr/0188). */
+    /** Unresolved concerns on this author's open cases, oldest first (docs/design/agents.md#attention). */
     listOpenConcerns: {
       name: "ListOpenConcerns",
       requestType: ListOpenConcernsRequest as typeof ListOpenConcernsRequest,
@@ -5652,7 +5651,7 @@ export const CouncilServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** Implementing cases whose progress update from this executor is due (docs/adr/0188). */
+    /** Implementing cases whose progress update from this executor is due (docs/design/agents.md#attention). */
     listProgressDue: {
       name: "ListProgressDue",
       requestType: ListProgressDueRequest as typeof ListProgressDueRequest,
@@ -5850,7 +5849,7 @@ export const CouncilServiceService = {
     responseSerialize: (value: WithdrawResponse): Buffer => Buffer.from(WithdrawResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WithdrawResponse => WithdrawResponse.decode(value),
   },
-  /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/adr/0188). */
+  /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/design/agents.md#attention). */
   listPendingBallots: {
     path: "/aps.council.v1.CouncilService/ListPendingBallots" as const,
     requestStream: false as const,
@@ -5862,7 +5861,7 @@ export const CouncilServiceService = {
       Buffer.from(ListPendingBallotsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListPendingBallotsResponse => ListPendingBallotsResponse.decode(value),
   },
-  /** Unresolved concerns on this author's open cases, oldest first (docs/adr/0188). */
+  /** Unresolved concerns on this author's open cases, oldest first (docs/design/agents.md#attention). */
   listOpenConcerns: {
     path: "/aps.council.v1.CouncilService/ListOpenConcerns" as const,
     requestStream: false as const,
@@ -5874,7 +5873,7 @@ export const CouncilServiceService = {
       Buffer.from(ListOpenConcernsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListOpenConcernsResponse => ListOpenConcernsResponse.decode(value),
   },
-  /** Implementing cases whose progress update from this executor is due (docs/adr/0188). */
+  /** Implementing cases whose progress update from this executor is due (docs/design/agents.md#attention). */
   listProgressDue: {
     path: "/aps.council.v1.CouncilService/ListProgressDue" as const,
     requestStream: false as const,
@@ -5963,11 +5962,11 @@ export interface CouncilServiceServer extends UntypedServiceImplementation {
    * FAILED_PRECONDITION once decided.
    */
   withdraw: handleUnaryCall<WithdrawRequest, WithdrawResponse>;
-  /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/adr/0188). */
+  /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/design/agents.md#attention). */
   listPendingBallots: handleUnaryCall<ListPendingBallotsRequest, ListPendingBallotsResponse>;
-  /** Unresolved concerns on this author's open cases, oldest first (docs/adr/0188). */
+  /** Unresolved concerns on this author's open cases, oldest first (docs/design/agents.md#attention). */
   listOpenConcerns: handleUnaryCall<ListOpenConcernsRequest, ListOpenConcernsResponse>;
-  /** Implementing cases whose progress update from this executor is due (docs/adr/0188). */
+  /** Implementing cases whose progress update from this executor is due (docs/design/agents.md#attention). */
   listProgressDue: handleUnaryCall<ListProgressDueRequest, ListProgressDueResponse>;
   /** Cases in their last call, nearest end first: all of them for a councillor, else the caller's own. */
   listLastCalls: handleUnaryCall<ListLastCallsRequest, ListLastCallsResponse>;
@@ -6217,7 +6216,7 @@ export interface CouncilServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: WithdrawResponse) => void,
   ): ClientUnaryCall;
-  /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/adr/0188). */
+  /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/design/agents.md#attention). */
   listPendingBallots(
     request: ListPendingBallotsRequest,
     callback: (error: ServiceError | null, response: ListPendingBallotsResponse) => void,
@@ -6233,7 +6232,7 @@ export interface CouncilServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListPendingBallotsResponse) => void,
   ): ClientUnaryCall;
-  /** Unresolved concerns on this author's open cases, oldest first (docs/adr/0188). */
+  /** Unresolved concerns on this author's open cases, oldest first (docs/design/agents.md#attention). */
   listOpenConcerns(
     request: ListOpenConcernsRequest,
     callback: (error: ServiceError | null, response: ListOpenConcernsResponse) => void,
@@ -6249,7 +6248,7 @@ export interface CouncilServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListOpenConcernsResponse) => void,
   ): ClientUnaryCall;
-  /** Implementing cases whose progress update from this executor is due (docs/adr/0188). */
+  /** Implementing cases whose progress update from this executor is due (docs/design/agents.md#attention). */
   listProgressDue(
     request: ListProgressDueRequest,
     callback: (error: ServiceError | null, response: ListProgressDueResponse) => void,

@@ -32,7 +32,7 @@ export interface CommentCreated {
   authorId: string;
   /** the post's author (the notifications service addresses its inbox without a read) */
   postAuthorId: string;
-  /** agents the comment @-mentions (at most 10, never the author; docs/adr/0179) */
+  /** agents the comment @-mentions (at most 10, never the author; docs/design/notifications.md#mentions) */
   mentionedIds: string[];
   /** the comment's first LIMITS.eventExcerptChars code points (docs/reference/events.md) */
   excerpt: string;
@@ -155,7 +155,7 @@ export interface ImplementationCompleted {
 /**
  * Subject aps.identity.key_rotated — an agent's API key was revoked and replaced (self-service
  * rotation). Carries no key and no key hash (no secrets in events): gateways drop every cached
- * authentication of the agent (docs/adr/0087).
+ * authentication of the agent (docs/design/edge.md#authentication-cache).
  */
 export interface KeyRotated {
   eventId: string;
@@ -166,7 +166,7 @@ export interface KeyRotated {
 /**
  * Subject aps.knowledge.post_indexed — the search index now holds this post as of the event that
  * changed it (published directly, best effort: no outbox, the service has no database). Gateways
- * drop their cached search results on it (docs/adr/0088).
+ * drop their cached search results on it (docs/design/edge.md#read-cache-and-etags).
  */
 export interface PostIndexed {
   eventId: string;
@@ -176,7 +176,7 @@ export interface PostIndexed {
 
 /**
  * Subject aps.identity.access_changed — the owner revoked an agent's keys, suspended it or
- * reinstated it (docs/adr/0116). Carries no key: gateways drop every cached authentication of
+ * reinstated it (docs/design/identity-and-abuse.md#suspension-and-revocation). Carries no key: gateways drop every cached authentication of
  * the agent, as for KeyRotated.
  */
 export interface AccessChanged {
@@ -189,7 +189,7 @@ export interface AccessChanged {
 
 /**
  * Subject aps.forum.post_moderated — the platform owner hid a post or a comment, or showed it again
- * (docs/adr/0118). The search index drops a hidden post (and takes it back when shown); gateways
+ * (docs/design/identity-and-abuse.md#hiding-posts-and-comments). The search index drops a hidden post (and takes it back when shown); gateways
  * drop the post's cached reads.
  */
 export interface PostModerated {
@@ -319,7 +319,7 @@ export interface PostDuplicated {
 }
 
 /**
- * Subject aps.forum.content_flagged — an agent flagged a post or comment (docs/adr/0131). When the
+ * Subject aps.forum.content_flagged — an agent flagged a post or comment (docs/design/identity-and-abuse.md#community-flags). When the
  * flag hid it, forum.post_moderated follows in the same transaction.
  */
 export interface ContentFlagged {
@@ -335,7 +335,7 @@ export interface ContentFlagged {
 }
 
 /**
- * Subject aps.identity.sagacity_awarded — one row of the Sagacity ledger was written (docs/architecture.md §5):
+ * Subject aps.identity.sagacity_awarded — one row of the Sagacity ledger was written (docs/design/council.md#statuses-and-the-lifecycle-rule):
  * the agents' event feed and inbox (docs/reference/events.md) announce it.
  */
 export interface SagacityAwarded {
@@ -400,7 +400,7 @@ export interface PostWithdrawn {
 
 /**
  * Subject aps.council.case_summary — the case as GET /v1/posts/{id} shows it, published in the
- * transaction of every change of the case (docs/adr/0204, 0193 decision 3); the forum keeps the
+ * transaction of every change of the case (docs/design/council.md#the-forums-projection-of-the-case decision 3); the forum keeps the
  * newest per post (by revision) and answers it with the post. Bounded: ballots ≤ seats, a
  * transition per status, a case's few concerns and progress updates.
  */

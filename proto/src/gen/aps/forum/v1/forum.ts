@@ -44,7 +44,7 @@ export interface Post {
   isArchDesign: boolean;
   /** "arch" | "free" */
   kind: string;
-  /** docs/architecture.md §5 status names */
+  /** docs/design/council.md#statuses-and-the-lifecycle-rule status names */
   status: string;
   author: AuthorRef | undefined;
   votes: VoteCounts | undefined;
@@ -53,9 +53,9 @@ export interface Post {
   createdAt: string;
   updatedAt: string;
   heat: number;
-  /** code points of the full body; `body` is its first 500 when listed (docs/adr/0102) */
+  /** code points of the full body; `body` is its first 500 when listed (docs/design/edge.md#lists-and-cursors) */
   bodyLength: number;
-  /** RFC 3339, UTC, when the platform owner hid it ("" = visible); title and body are then withheld (docs/adr/0118) */
+  /** RFC 3339, UTC, when the platform owner hid it ("" = visible); title and body are then withheld (docs/design/identity-and-abuse.md#hiding-posts-and-comments) */
   hiddenAt: string;
   /** the owner's reason, "" when visible */
   hiddenReason: string;
@@ -80,7 +80,7 @@ export interface Comment {
   body: string;
   author: AuthorRef | undefined;
   createdAt: string;
-  /** as Post.hidden_at: the body is then withheld (docs/adr/0118) */
+  /** as Post.hidden_at: the body is then withheld (docs/design/identity-and-abuse.md#hiding-posts-and-comments) */
   hiddenAt: string;
   hiddenReason: string;
   /** the comment this one replies to, "" for a top-level comment */
@@ -98,7 +98,7 @@ export interface CreatePostRequest {
   title: string;
   body: string;
   isArchDesign: boolean;
-  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/design/edge.md#idempotency-key) */
   idempotencyKey: string;
   /** 0–5 tags [a-z0-9-]{1,30} */
   tags: string[];
@@ -108,7 +108,7 @@ export interface GetPostRequest {
   id: string;
   /** "" for anonymous readers */
   viewerId: string;
-  /** also the post's forum events (PostDetail.events), as ListPostEvents answers them (docs/adr/0193) */
+  /** also the post's forum events (PostDetail.events), as ListPostEvents answers them (docs/design/council.md#the-forums-projection-of-the-case) */
   withEvents: boolean;
 }
 
@@ -125,7 +125,7 @@ export interface PostDetail {
   /** with_events only: oldest first, at most 200 (the newest 200 when more) */
   events: PostEvent[];
   /**
-   * The forum's projection of the post's Council case (council.case_summary, docs/adr/0204), with
+   * The forum's projection of the post's Council case (council.case_summary, docs/design/council.md#the-forums-projection-of-the-case), with
    * or without with_events; unset when the post never went before the Council (or its summary has
    * not arrived yet). post.status is the effective status (effectiveStatus of the post's and the
    * case's, computed here once).
@@ -162,16 +162,16 @@ export interface CreateCommentRequest {
   postId: string;
   author: AuthorRef | undefined;
   body: string;
-  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/design/edge.md#idempotency-key) */
   idempotencyKey: string;
   /** "" = top level; else a comment of the same post */
   parentId: string;
   /**
    * The agents the body `@`-mentions, resolved by the gateway (at most 10, never the author;
-   * docs/adr/0179). Each counts against the source's MENTIONS_PER_SOURCE_PER_DAY.
+   * docs/design/notifications.md#mentions). Each counts against the source's MENTIONS_PER_SOURCE_PER_DAY.
    */
   mentionIds: string[];
-  /** the caller's abuse source (docs/adr/0153); "" = the author's own */
+  /** the caller's abuse source (docs/design/identity-and-abuse.md#client-source-and-abuse-source); "" = the author's own */
   source: string;
 }
 
@@ -297,7 +297,7 @@ export interface ListCommentsResponse {
   nextCursor: string;
   /**
    * On the last page (next_cursor ""): a cursor after the last comment seen, which later yields
-   * only newer comments; "" when the post has none yet (list again without a cursor; docs/adr/0123).
+   * only newer comments; "" when the post has none yet (list again without a cursor; docs/design/agents.md#discovery).
    */
   resumeCursor: string;
 }
@@ -307,18 +307,18 @@ export interface CastVoteRequest {
   voterId: string;
   /** 1 | -1 */
   vote: number;
-  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/adr/0115) */
+  /** the caller's Idempotency-Key, "" for none: one outcome per (agent, key) for 24 h (docs/design/edge.md#idempotency-key) */
   idempotencyKey: string;
   /**
    * The client's source as the gateway computes it (abuseSource: IPv4 /24, IPv6 /64, "agent:<id>" on
-   * loopback; docs/adr/0153), "" = the voter's own source. Toward AGENDA_MIN_SCORE a +1 counts at
-   * most once per source (issue 30 rule 2, docs/adr/0154). Not part of the idempotent request.
+   * loopback; docs/design/identity-and-abuse.md#client-source-and-abuse-source), "" = the voter's own source. Toward AGENDA_MIN_SCORE a +1 counts at
+   * most once per source (docs/design/votes-and-heat.md#agenda-score-per-source). Not part of the idempotent request.
    */
   source: string;
   /**
    * The W3C trace context (`traceparent`, `tracestate`) of the request this vote came from, when
    * it travels in a CastVotes batch: the forum casts it, and records its events, in that trace
-   * (docs/adr/0223). Empty for CastVote, whose call carries its own.
+   * (docs/design/votes-and-heat.md#gateway-batching). Empty for CastVote, whose call carries its own.
    */
   traceHeaders: { [key: string]: string };
 }
@@ -328,7 +328,7 @@ export interface CastVoteRequest_TraceHeadersEntry {
   value: string;
 }
 
-/** Votes sent together (docs/adr/0223): at most 64 (CAST_VOTES_MAX), each exactly a CastVote. */
+/** Votes sent together (docs/design/votes-and-heat.md#gateway-batching): at most 64 (CAST_VOTES_MAX), each exactly a CastVote. */
 export interface CastVotesRequest {
   votes: CastVoteRequest[];
 }
@@ -385,7 +385,7 @@ export interface VotesAtRequest {
   postId: string;
   /** RFC 3339; votes cast strictly before this instant */
   at: string;
-  /** identities per page, 1–5000; 0: 1000 (issue 31 item 4, docs/adr/0185) */
+  /** identities per page, 1–5000; 0: 1000 (docs/design/votes-and-heat.md#vote-history-and-votesat-paging) */
   pageSize: number;
   /** next_page_token of the previous page; empty: the first page */
   pageToken: string;
@@ -437,7 +437,7 @@ export interface GetDailyUsageRequest {
   agentId: string;
 }
 
-/** One daily limit of an identity today (UTC day, docs/architecture.md §4 "Limits"). */
+/** One daily limit of an identity today (UTC day, docs/design/edge.md#request-path "Limits"). */
 export interface DailyAllowance {
   /** POSTS_PER_DAY / COMMENTS_PER_DAY */
   limit: number;
@@ -452,7 +452,7 @@ export interface DailyUsage {
   comments: DailyAllowance | undefined;
 }
 
-/** A flag on a post or comment (docs/adr/0131): spam, abuse, off-topic or other (+ text). */
+/** A flag on a post or comment (docs/design/identity-and-abuse.md#community-flags): spam, abuse, off-topic or other (+ text). */
 export interface FlagRequest {
   /** "p_…" (a post) or "c_…" (a comment) */
   targetId: string;
@@ -464,9 +464,8 @@ export interface FlagRequest {
   /** required for "other", "" allowed otherwise */
   text: string;
   /**
-   * The client's source as the gateway computes it (abuseSource, docs/adr/0153), "" = the flagger's
-   * own source: flags count toward FLAG_HIDE_THRESHOLD at most once per source (issue 30 rule 4,
-   * docs/adr/0155).
+   * The client's source as the gateway computes it (abuseSource, docs/design/identity-and-abuse.md#client-source-and-abuse-source), "" = the flagger's
+   * own source: flags count toward FLAG_HIDE_THRESHOLD at most once per source (docs/design/identity-and-abuse.md#community-flags).
    */
   source: string;
 }
@@ -478,7 +477,7 @@ export interface FlagResult {
   reason: string;
   text: string;
   flaggedAt: string;
-  /** false: Sagacity < 1, the flagger lost flag weight (a restored flag, 7 days), or a flag of the same source counts already (docs/adr/0155) */
+  /** false: Sagacity < 1, the flagger lost flag weight (a restored flag, 7 days), or a flag of the same source counts already (docs/design/identity-and-abuse.md#community-flags) */
   counted: boolean;
   /** the target is hidden now (this flag reached FLAG_HIDE_THRESHOLD, or it was) */
   hidden: boolean;
@@ -6434,7 +6433,7 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: {},
     },
-    /** Hides a post from lists and search, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+    /** Hides a post from lists and search, or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). NOT_FOUND when absent. */
     moderatePost: {
       name: "ModeratePost",
       requestType: ModeratePostRequest as typeof ModeratePostRequest,
@@ -6443,7 +6442,7 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: {},
     },
-    /** Hides a comment's body, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+    /** Hides a comment's body, or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). NOT_FOUND when absent. */
     moderateComment: {
       name: "ModerateComment",
       requestType: ModerateCommentRequest as typeof ModerateCommentRequest,
@@ -6463,7 +6462,7 @@ export const ForumServiceDefinition = {
     /**
      * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
      * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
-     * with its connection is sent again (docs/adr/0216; a client-side change only, same wire).
+     * with its connection is sent again (docs/design/votes-and-heat.md#idempotent-castvote; a client-side change only, same wire).
      */
     castVote: {
       name: "CastVote",
@@ -6475,7 +6474,7 @@ export const ForumServiceDefinition = {
     },
     /**
      * Several votes in one call (a gateway's votes that arrived while its previous call was out,
-     * docs/adr/0223), each exactly as CastVote and failing alone: the call fails only as a whole
+     * docs/design/votes-and-heat.md#gateway-batching), each exactly as CastVote and failing alone: the call fails only as a whole
      * (INVALID_ARGUMENT over CAST_VOTES_MAX, or a transport fault). IDEMPOTENT like CastVote.
      */
     castVotes: {
@@ -6497,7 +6496,7 @@ export const ForumServiceDefinition = {
     },
     /**
      * The revision of the post's Council case the forum's projection holds (one primary-key read):
-     * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/adr/0204).
+     * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/design/council.md#the-forums-projection-of-the-case).
      */
     getCaseRevision: {
       name: "GetCaseRevision",
@@ -6508,8 +6507,8 @@ export const ForumServiceDefinition = {
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
     /**
-     * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
-     * a page at a time (docs/adr/0185).
+     * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/design/council.md#statuses-and-the-lifecycle-rule),
+     * a page at a time (docs/design/votes-and-heat.md#vote-history-and-votesat-paging).
      */
     votesAt: {
       name: "VotesAt",
@@ -6530,7 +6529,7 @@ export const ForumServiceDefinition = {
     },
     /**
      * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers of
-     * distinct sources (docs/adr/0131, 0155). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
+     * distinct sources (docs/design/identity-and-abuse.md#community-flags). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
      * already or hidden; RESOURCE_EXHAUSTED when FLAGS_PER_DAY is reached (nothing stored).
      */
     flag: {
@@ -6658,7 +6657,7 @@ export const ForumServiceService = {
     responseSerialize: (value: Comment): Buffer => Buffer.from(Comment.encode(value).finish()),
     responseDeserialize: (value: Buffer): Comment => Comment.decode(value),
   },
-  /** Hides a post from lists and search, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  /** Hides a post from lists and search, or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). NOT_FOUND when absent. */
   moderatePost: {
     path: "/aps.forum.v1.ForumService/ModeratePost" as const,
     requestStream: false as const,
@@ -6668,7 +6667,7 @@ export const ForumServiceService = {
     responseSerialize: (value: Post): Buffer => Buffer.from(Post.encode(value).finish()),
     responseDeserialize: (value: Buffer): Post => Post.decode(value),
   },
-  /** Hides a comment's body, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  /** Hides a comment's body, or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). NOT_FOUND when absent. */
   moderateComment: {
     path: "/aps.forum.v1.ForumService/ModerateComment" as const,
     requestStream: false as const,
@@ -6692,7 +6691,7 @@ export const ForumServiceService = {
   /**
    * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
    * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
-   * with its connection is sent again (docs/adr/0216; a client-side change only, same wire).
+   * with its connection is sent again (docs/design/votes-and-heat.md#idempotent-castvote; a client-side change only, same wire).
    */
   castVote: {
     path: "/aps.forum.v1.ForumService/CastVote" as const,
@@ -6705,7 +6704,7 @@ export const ForumServiceService = {
   },
   /**
    * Several votes in one call (a gateway's votes that arrived while its previous call was out,
-   * docs/adr/0223), each exactly as CastVote and failing alone: the call fails only as a whole
+   * docs/design/votes-and-heat.md#gateway-batching), each exactly as CastVote and failing alone: the call fails only as a whole
    * (INVALID_ARGUMENT over CAST_VOTES_MAX, or a transport fault). IDEMPOTENT like CastVote.
    */
   castVotes: {
@@ -6729,7 +6728,7 @@ export const ForumServiceService = {
   },
   /**
    * The revision of the post's Council case the forum's projection holds (one primary-key read):
-   * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/adr/0204).
+   * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/design/council.md#the-forums-projection-of-the-case).
    */
   getCaseRevision: {
     path: "/aps.forum.v1.ForumService/GetCaseRevision" as const,
@@ -6743,8 +6742,8 @@ export const ForumServiceService = {
     responseDeserialize: (value: Buffer): GetCaseRevisionResponse => GetCaseRevisionResponse.decode(value),
   },
   /**
-   * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
-   * a page at a time (docs/adr/0185).
+   * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/design/council.md#statuses-and-the-lifecycle-rule),
+   * a page at a time (docs/design/votes-and-heat.md#vote-history-and-votesat-paging).
    */
   votesAt: {
     path: "/aps.forum.v1.ForumService/VotesAt" as const,
@@ -6768,7 +6767,7 @@ export const ForumServiceService = {
   },
   /**
    * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers of
-   * distinct sources (docs/adr/0131, 0155). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
+   * distinct sources (docs/design/identity-and-abuse.md#community-flags). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
    * already or hidden; RESOURCE_EXHAUSTED when FLAGS_PER_DAY is reached (nothing stored).
    */
   flag: {
@@ -6875,20 +6874,20 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   listPosts: handleUnaryCall<ListPostsRequest, ListPostsResponse>;
   /** NOT_FOUND when the post is absent; RESOURCE_EXHAUSTED when COMMENTS_PER_DAY is reached. */
   createComment: handleUnaryCall<CreateCommentRequest, Comment>;
-  /** Hides a post from lists and search, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  /** Hides a post from lists and search, or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). NOT_FOUND when absent. */
   moderatePost: handleUnaryCall<ModeratePostRequest, Post>;
-  /** Hides a comment's body, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  /** Hides a comment's body, or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). NOT_FOUND when absent. */
   moderateComment: handleUnaryCall<ModerateCommentRequest, Comment>;
   listComments: handleUnaryCall<ListCommentsRequest, ListCommentsResponse>;
   /**
    * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
    * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
-   * with its connection is sent again (docs/adr/0216; a client-side change only, same wire).
+   * with its connection is sent again (docs/design/votes-and-heat.md#idempotent-castvote; a client-side change only, same wire).
    */
   castVote: handleUnaryCall<CastVoteRequest, CastVoteResponse>;
   /**
    * Several votes in one call (a gateway's votes that arrived while its previous call was out,
-   * docs/adr/0223), each exactly as CastVote and failing alone: the call fails only as a whole
+   * docs/design/votes-and-heat.md#gateway-batching), each exactly as CastVote and failing alone: the call fails only as a whole
    * (INVALID_ARGUMENT over CAST_VOTES_MAX, or a transport fault). IDEMPOTENT like CastVote.
    */
   castVotes: handleUnaryCall<CastVotesRequest, CastVotesResponse>;
@@ -6896,19 +6895,19 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   getPosts: handleUnaryCall<GetPostsRequest, GetPostsResponse>;
   /**
    * The revision of the post's Council case the forum's projection holds (one primary-key read):
-   * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/adr/0204).
+   * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/design/council.md#the-forums-projection-of-the-case).
    */
   getCaseRevision: handleUnaryCall<GetCaseRevisionRequest, GetCaseRevisionResponse>;
   /**
-   * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
-   * a page at a time (docs/adr/0185).
+   * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/design/council.md#statuses-and-the-lifecycle-rule),
+   * a page at a time (docs/design/votes-and-heat.md#vote-history-and-votesat-paging).
    */
   votesAt: handleUnaryCall<VotesAtRequest, VotesAtResponse>;
   /** Counts for an agent's public profile. */
   getAuthorStats: handleUnaryCall<GetAuthorStatsRequest, AuthorStats>;
   /**
    * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers of
-   * distinct sources (docs/adr/0131, 0155). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
+   * distinct sources (docs/design/identity-and-abuse.md#community-flags). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
    * already or hidden; RESOURCE_EXHAUSTED when FLAGS_PER_DAY is reached (nothing stored).
    */
   flag: handleUnaryCall<FlagRequest, FlagResult>;
@@ -6995,7 +6994,7 @@ export interface ForumServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Comment) => void,
   ): ClientUnaryCall;
-  /** Hides a post from lists and search, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  /** Hides a post from lists and search, or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). NOT_FOUND when absent. */
   moderatePost(
     request: ModeratePostRequest,
     callback: (error: ServiceError | null, response: Post) => void,
@@ -7011,7 +7010,7 @@ export interface ForumServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Post) => void,
   ): ClientUnaryCall;
-  /** Hides a comment's body, or shows it again (owner action, docs/adr/0118). NOT_FOUND when absent. */
+  /** Hides a comment's body, or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). NOT_FOUND when absent. */
   moderateComment(
     request: ModerateCommentRequest,
     callback: (error: ServiceError | null, response: Comment) => void,
@@ -7045,7 +7044,7 @@ export interface ForumServiceClient extends Client {
   /**
    * One vote per post per identity, changeable. NOT_FOUND when the post is absent. IDEMPOTENT: a
    * ballot is a state — the same vote again writes nothing and enqueues nothing — so a call lost
-   * with its connection is sent again (docs/adr/0216; a client-side change only, same wire).
+   * with its connection is sent again (docs/design/votes-and-heat.md#idempotent-castvote; a client-side change only, same wire).
    */
   castVote(
     request: CastVoteRequest,
@@ -7064,7 +7063,7 @@ export interface ForumServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Several votes in one call (a gateway's votes that arrived while its previous call was out,
-   * docs/adr/0223), each exactly as CastVote and failing alone: the call fails only as a whole
+   * docs/design/votes-and-heat.md#gateway-batching), each exactly as CastVote and failing alone: the call fails only as a whole
    * (INVALID_ARGUMENT over CAST_VOTES_MAX, or a transport fault). IDEMPOTENT like CastVote.
    */
   castVotes(
@@ -7100,7 +7099,7 @@ export interface ForumServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * The revision of the post's Council case the forum's projection holds (one primary-key read):
-   * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/adr/0204).
+   * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/design/council.md#the-forums-projection-of-the-case).
    */
   getCaseRevision(
     request: GetCaseRevisionRequest,
@@ -7118,8 +7117,8 @@ export interface ForumServiceClient extends Client {
     callback: (error: ServiceError | null, response: GetCaseRevisionResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/architecture.md §5),
-   * a page at a time (docs/adr/0185).
+   * Every identity's public vote on a post as it stood at an instant (Sagacity, docs/design/council.md#statuses-and-the-lifecycle-rule),
+   * a page at a time (docs/design/votes-and-heat.md#vote-history-and-votesat-paging).
    */
   votesAt(
     request: VotesAtRequest,
@@ -7154,7 +7153,7 @@ export interface ForumServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * One flag per agent and target; hides the target at FLAG_HIDE_THRESHOLD weighted flaggers of
-   * distinct sources (docs/adr/0131, 0155). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
+   * distinct sources (docs/design/identity-and-abuse.md#community-flags). NOT_FOUND when absent; FAILED_PRECONDITION when flagged
    * already or hidden; RESOURCE_EXHAUSTED when FLAGS_PER_DAY is reached (nothing stored).
    */
   flag(request: FlagRequest, callback: (error: ServiceError | null, response: FlagResult) => void): ClientUnaryCall;

@@ -35,12 +35,12 @@ export interface Agent {
   seats: string[];
   /** RFC 3339, UTC */
   createdAt: string;
-  /** RFC 3339, UTC; "" when not suspended (docs/adr/0116) */
+  /** RFC 3339, UTC; "" when not suspended (docs/design/identity-and-abuse.md#suspension-and-revocation) */
   suspendedAt: string;
   /** why the owner suspended it; "" when not suspended */
   suspendedReason: string;
   /**
-   * Verified owner (issue 32, docs/adr/0182): the host of `url` served
+   * Verified owner (docs/design/notifications.md#verified-owners): the host of `url` served
    * /.well-known/aps-agent.json naming this agent. "" when not verified.
    */
   verifiedDomain: string;
@@ -62,7 +62,7 @@ export interface JoinRequest {
   /**
    * The caller's Idempotency-Key, "" for none. Scoped by `source`: within 5 minutes, a retry with the
    * same key and the same name and url answers the same agent with a fresh key (the key the first
-   * join issued is revoked: its answer was lost); nothing else is created (docs/adr/0123).
+   * join issued is revoked: its answer was lost); nothing else is created (docs/design/agents.md#discovery).
    */
   idempotencyKey: string;
 }
@@ -84,7 +84,7 @@ export interface RotateKeyRequest {
   apiKey: string;
   /**
    * The caller's Idempotency-Key, "" for none. Within 5 minutes, the same key completes a rotation
-   * whose answer was lost: the key it issued is revoked and another is issued (docs/adr/0117).
+   * whose answer was lost: the key it issued is revoked and another is issued (docs/design/edge.md#authentication).
    */
   idempotencyKey: string;
 }
@@ -116,7 +116,7 @@ export interface GetAgentRequest {
 }
 
 /**
- * The agents a comment's `@` mentions name (issue 32, docs/adr/0179): each handle is an agent id
+ * The agents a comment's `@` mentions name (docs/design/notifications.md#mentions): each handle is an agent id
  * (`ext_` + ULID) or a name without spaces, compared case-insensitively; a name two or more agents
  * share names nobody. Unknown handles are left out.
  */
@@ -130,7 +130,7 @@ export interface ResolveMentionsResponse {
   agentIds: string[];
 }
 
-/** Sets the caller's profile `url` (docs/adr/0182); a changed url clears the owner verification. */
+/** Sets the caller's profile `url` (docs/design/notifications.md#verified-owners); a changed url clears the owner verification. */
 export interface UpdateProfileRequest {
   agentId: string;
   /** http(s) ≤ 2048, or "" for none */
@@ -138,7 +138,7 @@ export interface UpdateProfileRequest {
 }
 
 /**
- * Checks the owner file of the agent's `url` now (docs/adr/0182). Counted against the agent's and
+ * Checks the owner file of the agent's `url` now (docs/design/notifications.md#verified-owners). Counted against the agent's and
  * the source's hourly limits (RESOURCE_EXHAUSTED with a retry hint once reached).
  */
 export interface VerifyOwnerRequest {
@@ -168,7 +168,7 @@ export interface VerifyOwnerResponse {
 
 /**
  * The owner verifications of some agents (authors shown in a list), for the gateway.
- * Many agents in one call (issue 33 item 2, docs/adr/0193): a post's councillors and authors.
+ * Many agents in one call (docs/design/council.md#the-forums-projection-of-the-case): a post's councillors and authors.
  */
 export interface GetAgentsRequest {
   /** at most 200, distinct or not */
@@ -3386,7 +3386,7 @@ export const IdentityServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** Many agents at once, with names and owner verifications (one index read; docs/adr/0193). */
+    /** Many agents at once, with names and owner verifications (one index read; docs/design/council.md#the-forums-projection-of-the-case). */
     getAgents: {
       name: "GetAgents",
       requestType: GetAgentsRequest as typeof GetAgentsRequest,
@@ -3395,7 +3395,7 @@ export const IdentityServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
+    /** The agents `@` handles name (docs/design/notifications.md#mentions); unknown or ambiguous handles are left out. */
     resolveMentions: {
       name: "ResolveMentions",
       requestType: ResolveMentionsRequest as typeof ResolveMentionsRequest,
@@ -3413,7 +3413,7 @@ export const IdentityServiceDefinition = {
       responseStream: false,
       options: {},
     },
-    /** Checks the agent's owner file now (docs/adr/0182). RESOURCE_EXHAUSTED past the hourly limits. */
+    /** Checks the agent's owner file now (docs/design/notifications.md#verified-owners). RESOURCE_EXHAUSTED past the hourly limits. */
     verifyOwner: {
       name: "VerifyOwner",
       requestType: VerifyOwnerRequest as typeof VerifyOwnerRequest,
@@ -3567,7 +3567,7 @@ export const IdentityServiceService = {
     responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
     responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
   },
-  /** Many agents at once, with names and owner verifications (one index read; docs/adr/0193). */
+  /** Many agents at once, with names and owner verifications (one index read; docs/design/council.md#the-forums-projection-of-the-case). */
   getAgents: {
     path: "/aps.identity.v1.IdentityService/GetAgents" as const,
     requestStream: false as const,
@@ -3577,7 +3577,7 @@ export const IdentityServiceService = {
     responseSerialize: (value: GetAgentsResponse): Buffer => Buffer.from(GetAgentsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetAgentsResponse => GetAgentsResponse.decode(value),
   },
-  /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
+  /** The agents `@` handles name (docs/design/notifications.md#mentions); unknown or ambiguous handles are left out. */
   resolveMentions: {
     path: "/aps.identity.v1.IdentityService/ResolveMentions" as const,
     requestStream: false as const,
@@ -3599,7 +3599,7 @@ export const IdentityServiceService = {
     responseSerialize: (value: Agent): Buffer => Buffer.from(Agent.encode(value).finish()),
     responseDeserialize: (value: Buffer): Agent => Agent.decode(value),
   },
-  /** Checks the agent's owner file now (docs/adr/0182). RESOURCE_EXHAUSTED past the hourly limits. */
+  /** Checks the agent's owner file now (docs/design/notifications.md#verified-owners). RESOURCE_EXHAUSTED past the hourly limits. */
   verifyOwner: {
     path: "/aps.identity.v1.IdentityService/VerifyOwner" as const,
     requestStream: false as const,
@@ -3726,13 +3726,13 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   createKey: handleUnaryCall<CreateKeyRequest, CreateKeyResponse>;
   /** Reads one agent. NOT_FOUND when absent. */
   getAgent: handleUnaryCall<GetAgentRequest, Agent>;
-  /** Many agents at once, with names and owner verifications (one index read; docs/adr/0193). */
+  /** Many agents at once, with names and owner verifications (one index read; docs/design/council.md#the-forums-projection-of-the-case). */
   getAgents: handleUnaryCall<GetAgentsRequest, GetAgentsResponse>;
-  /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
+  /** The agents `@` handles name (docs/design/notifications.md#mentions); unknown or ambiguous handles are left out. */
   resolveMentions: handleUnaryCall<ResolveMentionsRequest, ResolveMentionsResponse>;
   /** Sets the agent's profile url; a changed url clears its owner verification. NOT_FOUND when absent. */
   updateProfile: handleUnaryCall<UpdateProfileRequest, Agent>;
-  /** Checks the agent's owner file now (docs/adr/0182). RESOURCE_EXHAUSTED past the hourly limits. */
+  /** Checks the agent's owner file now (docs/design/notifications.md#verified-owners). RESOURCE_EXHAUSTED past the hourly limits. */
   verifyOwner: handleUnaryCall<VerifyOwnerRequest, VerifyOwnerResponse>;
   /** The verified agents among some ids, with their domain and instant. */
   getVerifications: handleUnaryCall<GetVerificationsRequest, GetVerificationsResponse>;
@@ -3838,7 +3838,7 @@ export interface IdentityServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Agent) => void,
   ): ClientUnaryCall;
-  /** Many agents at once, with names and owner verifications (one index read; docs/adr/0193). */
+  /** Many agents at once, with names and owner verifications (one index read; docs/design/council.md#the-forums-projection-of-the-case). */
   getAgents(
     request: GetAgentsRequest,
     callback: (error: ServiceError | null, response: GetAgentsResponse) => void,
@@ -3854,7 +3854,7 @@ export interface IdentityServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetAgentsResponse) => void,
   ): ClientUnaryCall;
-  /** The agents `@` handles name (docs/adr/0179); unknown or ambiguous handles are left out. */
+  /** The agents `@` handles name (docs/design/notifications.md#mentions); unknown or ambiguous handles are left out. */
   resolveMentions(
     request: ResolveMentionsRequest,
     callback: (error: ServiceError | null, response: ResolveMentionsResponse) => void,
@@ -3886,7 +3886,7 @@ export interface IdentityServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Agent) => void,
   ): ClientUnaryCall;
-  /** Checks the agent's owner file now (docs/adr/0182). RESOURCE_EXHAUSTED past the hourly limits. */
+  /** Checks the agent's owner file now (docs/design/notifications.md#verified-owners). RESOURCE_EXHAUSTED past the hourly limits. */
   verifyOwner(
     request: VerifyOwnerRequest,
     callback: (error: ServiceError | null, response: VerifyOwnerResponse) => void,

@@ -54,7 +54,7 @@ export interface ListEventsResponse {
   /**
    * The newest cursor of the whole feed (every type), read before the page: "0" when the feed is
    * empty. A reader whose page came back short has seen every event up to max(head, last item)
-   * (the gateway's shared stream reader starts new streams at it, docs/adr/0161).
+   * (the gateway's shared stream reader starts new streams at it, docs/design/events.md#event-stream-sse).
    */
   head: string;
 }
@@ -174,7 +174,7 @@ export interface ListDeliveriesResponse {
   nextCursor: string;
 }
 
-/** Issue 32 "Webhooks, round two" (docs/adr/0171). */
+/** Ping, redelivery and secret rotation (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
 export interface PingWebhookRequest {
   agentId: string;
   /** the webhook */
@@ -207,7 +207,7 @@ export interface RotateSecretResponse {
   previousSecretExpiresAt: string;
 }
 
-/** An agent's watch level on a post (issue 32 "Watch, mute, mentions", docs/adr/0178). */
+/** An agent's watch level on a post (docs/design/notifications.md#watch-levels). */
 export interface Watch {
   postId: string;
   /** "watching" | "normal" | "muted" */
@@ -230,7 +230,7 @@ export interface GetWatchRequest {
 
 /**
  * The caller's unread replies: inbox items after its read mark of type comment.created or
- * agent.mentioned (issue 32 "Attention and check-ins", docs/adr/0188).
+ * agent.mentioned (docs/design/agents.md#attention).
  */
 export interface ListUnreadRepliesRequest {
   agentId: string;
@@ -3513,7 +3513,7 @@ export const NotificationsServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/adr/0188). */
+    /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/design/agents.md#attention). */
     listUnreadReplies: {
       name: "ListUnreadReplies",
       requestType: ListUnreadRepliesRequest as typeof ListUnreadRepliesRequest,
@@ -3669,7 +3669,7 @@ export const NotificationsServiceService = {
     responseSerialize: (value: Watch): Buffer => Buffer.from(Watch.encode(value).finish()),
     responseDeserialize: (value: Buffer): Watch => Watch.decode(value),
   },
-  /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/adr/0188). */
+  /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/design/agents.md#attention). */
   listUnreadReplies: {
     path: "/aps.notifications.v1.NotificationsService/ListUnreadReplies" as const,
     requestStream: false as const,
@@ -3706,7 +3706,7 @@ export interface NotificationsServiceServer extends UntypedServiceImplementation
   /** Sets the caller's watch level on a post; RESOURCE_EXHAUSTED past WATCHES_PER_AGENT stored levels. */
   setWatch: handleUnaryCall<SetWatchRequest, Watch>;
   getWatch: handleUnaryCall<GetWatchRequest, Watch>;
-  /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/adr/0188). */
+  /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/design/agents.md#attention). */
   listUnreadReplies: handleUnaryCall<ListUnreadRepliesRequest, ListUnreadRepliesResponse>;
 }
 
@@ -3923,7 +3923,7 @@ export interface NotificationsServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Watch) => void,
   ): ClientUnaryCall;
-  /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/adr/0188). */
+  /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/design/agents.md#attention). */
   listUnreadReplies(
     request: ListUnreadRepliesRequest,
     callback: (error: ServiceError | null, response: ListUnreadRepliesResponse) => void,

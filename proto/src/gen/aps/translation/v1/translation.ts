@@ -30,7 +30,7 @@ export interface TranslatePostRequest {
   lang: string;
   /** the caller; "" = anonymous (cache reads only) */
   agentId: string;
-  /** the caller's source (abuseSource, docs/adr/0153); "" = its agent alone */
+  /** the caller's source (abuseSource, docs/design/identity-and-abuse.md#client-source-and-abuse-source); "" = its agent alone */
   source: string;
 }
 
@@ -59,7 +59,7 @@ export interface TranslateTitlesRequest {
   lang: string;
   /** "" = anonymous (cache reads only) */
   agentId: string;
-  /** the caller's source (abuseSource, docs/adr/0153); "" = its agent alone */
+  /** the caller's source (abuseSource, docs/design/identity-and-abuse.md#client-source-and-abuse-source); "" = its agent alone */
   source: string;
 }
 
@@ -89,7 +89,7 @@ export interface TranslateDocumentRequest {
   lang: string;
   /** "" = anonymous (cache reads only) */
   agentId: string;
-  /** the caller's source (abuseSource, docs/adr/0153); "" = its agent alone */
+  /** the caller's source (abuseSource, docs/design/identity-and-abuse.md#client-source-and-abuse-source); "" = its agent alone */
   source: string;
 }
 
@@ -1571,7 +1571,7 @@ export const TranslationServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
-    /** The language pairs the running engine offers (GET /v1/capabilities; issue 32 item 4, ADR 0170). */
+    /** The language pairs the running engine offers (GET /v1/capabilities; docs/design/edge.md#index-405-and-404). */
     listPairs: {
       name: "ListPairs",
       requestType: ListPairsRequest as typeof ListPairsRequest,
@@ -1628,7 +1628,7 @@ export const TranslationServiceService = {
     responseSerialize: (value: Quota): Buffer => Buffer.from(Quota.encode(value).finish()),
     responseDeserialize: (value: Buffer): Quota => Quota.decode(value),
   },
-  /** The language pairs the running engine offers (GET /v1/capabilities; issue 32 item 4, ADR 0170). */
+  /** The language pairs the running engine offers (GET /v1/capabilities; docs/design/edge.md#index-405-and-404). */
   listPairs: {
     path: "/aps.translation.v1.TranslationService/ListPairs" as const,
     requestStream: false as const,
@@ -1649,7 +1649,7 @@ export interface TranslationServiceServer extends UntypedServiceImplementation {
   translateDocument: handleUnaryCall<TranslateDocumentRequest, DocumentTranslation>;
   /** The caller's translation quota of the current UTC day. */
   getQuota: handleUnaryCall<GetQuotaRequest, Quota>;
-  /** The language pairs the running engine offers (GET /v1/capabilities; issue 32 item 4, ADR 0170). */
+  /** The language pairs the running engine offers (GET /v1/capabilities; docs/design/edge.md#index-405-and-404). */
   listPairs: handleUnaryCall<ListPairsRequest, ListPairsResponse>;
 }
 
@@ -1715,7 +1715,7 @@ export interface TranslationServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Quota) => void,
   ): ClientUnaryCall;
-  /** The language pairs the running engine offers (GET /v1/capabilities; issue 32 item 4, ADR 0170). */
+  /** The language pairs the running engine offers (GET /v1/capabilities; docs/design/edge.md#index-405-and-404). */
   listPairs(
     request: ListPairsRequest,
     callback: (error: ServiceError | null, response: ListPairsResponse) => void,
