@@ -1,3 +1,4 @@
+import { generateApiKey } from "@aps/identity";
 import { httpClient, waitUntil } from "@aps/testkit";
 import { startApertium, type Apertium } from "../support/apertium.js";
 import { expectProblem, expectStatus, grantSeat, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
@@ -45,6 +46,28 @@ describe("HTTP edges (embedded)", () => {
     expect(md.status).toBe(200);
     expect(md.headers.get("content-type")).toMatch(/^text\/markdown/);
     expect(md.text).toContain("/v1/skill.md");
+  });
+
+  it("a presented key is checked on every operation that may take one: an unknown key is 401, a good one is served", async () => {
+    // Every GET of the served document with no path parameter that lists 401: each checks a key it
+    // is given, whichever path it lives under (its declaration's codes choose, not a path prefix,
+    // docs/design/edge.md#authentication); an operation that lists no 401 ignores a key.
+    const doc = expectStatus(await req("GET", "/openapi.json"), 200, "GET /v1/openapi.json") as {
+      paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+    };
+    const paths = Object.entries(doc.paths)
+      .filter(([path, ops]) => !path.includes("{") && ops.get?.responses?.["401"] !== undefined)
+      .map(([path]) => path.replace(/^\/v1/, ""))
+      // skill.md in English is a document served whatever key is sent (its translations check it)
+      .filter((path) => path !== "/skill.md");
+    expect(paths).toEqual(expect.arrayContaining(["/posts", "/tags", "/council", "/decisions", "/me"]));
+    const unknown = generateApiKey();
+    for (const path of paths) {
+      const r = await req("GET", path, { key: unknown });
+      expectProblem(r, 401, "unauthenticated", `GET ${path} with an unknown key`);
+    }
+    for (const path of ["/tags", "/council", "/decisions"])
+      expectStatus(await req("GET", path, { key: alice.apiKey }), 200, `GET ${path} keyed`);
   });
 
   it("a wrong method on a real path is 405 with Allow; an unknown path stays 404", async () => {

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response, Router } from "express";
+import type { NextFunction, Request, RequestHandler, Response, Router } from "express";
 import { z } from "zod";
 import type {
   CouncilClient,
@@ -210,11 +210,26 @@ export interface RouteDeclaration<
   handle: (input: RouteInput<Infer<P>, Infer<Q>, Infer<B>, A>, deps: RouteDeps) => Promise<z.input<R> | undefined>;
 }
 
+/**
+ * The gateway's middleware a route runs before its handler, chosen by the route's own declaration
+ * rather than by its path (docs/design/edge.md#routes-declared-once):
+ * - `authenticate` resolves a presented key (401 when unknown or revoked, 403 when suspended) on
+ *   every route whose `codes` list `unauthenticated`, except one that checks its key itself
+ *   (`checksKeyItself`): a route that documents no 401 ignores a key it is sent;
+ * - `idempotency` keeps the answers of `Idempotency-Key` retries (docs/design/edge.md#idempotency-key)
+ *   on a keyed route declared `idempotent` (one whose service does not record its key by itself).
+ * Omitted: the route runs without it (the index, skill.md, the document, the owner's routes).
+ */
+export interface MountOptions {
+  authenticate?: RequestHandler;
+  idempotency?: RequestHandler;
+}
+
 /** A declared route: its operation (for the document) and how to mount it (for the router). */
 export interface ApiRoute {
   operation: Operation;
-  /** Adds the route to `router` (mounted at `/v1`), its handler calling with `deps`. */
-  mount(router: Router, deps: RouteDeps): void;
+  /** Adds the route to `router` (mounted at `/v1`), its handler calling with `deps`, after `options`' middleware. */
+  mount(router: Router, deps: RouteDeps, options?: MountOptions): void;
 }
 
 /** The query of an operation that declares none: any parameter is refused, naming it (http/validate.ts). */
@@ -227,7 +242,7 @@ export function expressPath(openApiPath: string): string {
 
 /**
  * Declares a route once (docs/design/edge.md#routes-declared-once). The mounted handler, in order: the caller (401 for a `key`
- * route reached without one: the prefix's `authenticate` middleware in app.ts has resolved it),
+ * route reached without one: the `authenticate` middleware of MountOptions has resolved it),
  * its `guard` (403), the path parameters (`checkParams`: 400; `ids`: 404), the query then the body parsed by their schemas (400 `invalid_request` naming the fields,
  * http/validate.ts; the handler is not called, so bad input changes nothing), then `handle`.
  */
@@ -241,9 +256,15 @@ export function defineRoute<
   const { handle, repeatable, ids, guard, checksKeyItself, checkParams, ...operation } = decl;
   return {
     operation: operation,
-    mount(router, deps) {
+    mount(router, deps, options) {
+      const before: RequestHandler[] = [];
+      if (options?.authenticate && !checksKeyItself && operation.codes.includes("unauthenticated"))
+        before.push(options.authenticate);
+      if (options?.idempotency && operation.idempotent && decl.access === "key" && !checksKeyItself)
+        before.push(options.idempotency);
       router[operation.method as "get" | "post" | "put" | "patch" | "delete"](
         expressPath(operation.path),
+        ...before,
         async (req: Request, res: Response, next: NextFunction) => {
           const caller = (
             decl.access === "key" && !checksKeyItself ? requireCaller(res) : callerOf(res)
@@ -271,8 +292,13 @@ export function defineRoute<
 }
 
 /** Mounts every route of `routes` on `router` (the `/v1` router of app.ts). */
-export function mountRoutes(router: Router, routes: readonly ApiRoute[], deps: RouteDeps): Router {
-  for (const r of routes) r.mount(router, deps);
+export function mountRoutes(
+  router: Router,
+  routes: readonly ApiRoute[],
+  deps: RouteDeps,
+  options?: MountOptions,
+): Router {
+  for (const r of routes) r.mount(router, deps, options);
   return router;
 }
 

@@ -171,10 +171,13 @@ export function createApp(deps: AppDeps): Express {
     v1.use("/admin", ownerOnly(deps.adminToken));
     mountRoutes(v1, ADMIN_ROUTES, routeDeps); // the owner's (docs/design/identity-and-abuse.md, docs/design/events.md#redelivery)
   }
-  v1.use(["/posts", "/comments", "/me", "/agenda", "/agents", "/skill.md"], authenticate(auth, false));
-  v1.use("/posts", idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log));
-  // every other /v1 operation, declared once in @aps/api (docs/design/edge.md#routes-declared-once)
-  mountRoutes(v1, API_ROUTES, routeDeps);
+  // every other /v1 operation, declared once in @aps/api (docs/design/edge.md#routes-declared-once): each
+  // resolves a presented key, and a keyed one declared idempotent keeps its Idempotency-Key answers
+  // (the declaration chooses, not the path)
+  mountRoutes(v1, API_ROUTES, routeDeps, {
+    authenticate: authenticate(auth, false),
+    idempotency: idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log),
+  });
   app.use("/v1", v1);
   // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/design/agents.md)
   app.use(mcpRoutes(deps.log, deps.mcpOrigins, openApi.document));

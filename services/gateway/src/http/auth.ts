@@ -13,6 +13,10 @@ import { AUTH_RESULT, bearer, suspension } from "@aps/api/http/locals";
  */
 export function authenticate(identityClient: KeyResolver, required: boolean): RequestHandler {
   return (req, res, next) => {
+    if (res.locals.agent) {
+      next(); // resolved for an earlier route this request passed through (GET /skill.md?lang=)
+      return;
+    }
     let key: string | undefined;
     try {
       key = bearer(req);
