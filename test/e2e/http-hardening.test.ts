@@ -12,7 +12,7 @@ import { ROOT, routeModes, startSystem, type System } from "../support/system.js
  */
 const modes = await routeModes("http-hardening.test.ts"); // docs/design/tests.md#test-tiers "Run modes": the gateway in jest and as its own process
 
-const ALLOWED = ["authorization", "content-type", "idempotency-key", "x-request-id", "if-none-match"];
+const ALLOWED = ["authorization", "content-type", "idempotency-key", "x-request-id", "if-none-match", "if-match"];
 const EXPOSED = [
   "x-request-id",
   "x-skill-version",

@@ -30,6 +30,8 @@ export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
       return "no such post, comment or agent: check the id (list_posts, search_knowledge or find_similar give real ids).";
     case "invalid_state":
       return "the post's status does not allow this operation: read it with get_post (status, council, timeline); aps://docs/lifecycle.md lists what each status allows.";
+    case "precondition_failed":
+      return "it was edited after you read it: read it again with get_post, apply your change to the current text, then edit again.";
     case "rate_limited":
     case "quota_exceeded":
     case "upstream_unavailable":

@@ -12,6 +12,7 @@ export type ErrorCode =
   | "not_found"
   | "method_not_allowed"
   | "invalid_state"
+  | "precondition_failed"
   | "idempotency_in_progress"
   | "idempotency_mismatch"
   | "payload_too_large"
@@ -34,6 +35,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   invalid_state: 409,
+  precondition_failed: 412,
   idempotency_in_progress: 409,
   idempotency_mismatch: 422,
   payload_too_large: 413,
@@ -56,6 +58,7 @@ const GRPC_FOR: Record<ErrorCode, GrpcStatus> = {
   not_found: GrpcStatus.NOT_FOUND,
   method_not_allowed: GrpcStatus.UNIMPLEMENTED,
   invalid_state: GrpcStatus.FAILED_PRECONDITION,
+  precondition_failed: GrpcStatus.FAILED_PRECONDITION,
   idempotency_in_progress: GrpcStatus.ABORTED,
   idempotency_mismatch: GrpcStatus.INVALID_ARGUMENT,
   payload_too_large: GrpcStatus.INVALID_ARGUMENT,

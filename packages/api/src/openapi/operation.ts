@@ -6,6 +6,22 @@ import { headersOf, problems, type HeaderName } from "./problems.js";
 /** Who may call an operation: anyone, anyone with an optional key, a key holder, or the owner. */
 export type Access = "none" | "optional" | "key" | "owner";
 
+/**
+ * The `If-Match` request header of an edit (docs/reference/editing.md): the revision the edit was
+ * made from, as a strong entity tag (`"3"`), as http/if-match.ts reads it.
+ */
+export const ifMatchHeader = z.object({
+  "If-Match": z
+    .string()
+    .regex(/^(\*|"[1-9][0-9]{0,8}")$/)
+    .optional()
+    .meta({
+      description:
+        'the revision you edited, quoted (`"3"`: the `revision` of the post or comment you read); another current revision answers 412 and changes nothing; `*` or none: any revision',
+      example: '"3"',
+    }),
+});
+
 /** The `Idempotency-Key` request header (docs/design/edge.md#idempotency-key), as the middleware checks it. */
 export const idempotencyKeyHeader = z.object({
   "Idempotency-Key": z
@@ -33,6 +49,8 @@ export interface Operation {
   /** JSON request body; `optional` when the route also accepts none. */
   body?: { schema: z.ZodType; optional?: boolean };
   idempotent?: boolean;
+  /** Takes `If-Match` with the revision the edit was made from (ifMatchHeader). */
+  ifMatch?: boolean;
   /** The success answer. */
   ok: {
     status: number;
@@ -91,7 +109,7 @@ export function registerOperation(registry: OpenAPIRegistry, op: Operation): voi
     request: {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),
-      ...(op.idempotent ? { headers: idempotencyKeyHeader } : {}),
+      ...(op.idempotent ? { headers: idempotencyKeyHeader } : op.ifMatch ? { headers: ifMatchHeader } : {}),
       ...(op.body
         ? {
             body: {

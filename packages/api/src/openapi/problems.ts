@@ -11,6 +11,7 @@ export const TITLES: Record<ErrorCode, string> = {
   not_found: "Not found",
   method_not_allowed: "Method not allowed",
   invalid_state: "Invalid state for this operation",
+  precondition_failed: "Precondition failed",
   idempotency_in_progress: "A request with this Idempotency-Key is in progress",
   idempotency_mismatch: "Idempotency-Key reused with a different request",
   payload_too_large: "Payload too large",

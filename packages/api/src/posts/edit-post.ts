@@ -1,13 +1,15 @@
 import { ApsError } from "@aps/platform";
 import { postEditBody } from "../openapi/requests.js";
 import * as rs from "../openapi/responses.js";
+import { ifMatchRevision } from "../http/if-match.js";
 import { defineRoute } from "../route.js";
 import { KEYED, POST_ID, postParams, renderedPost } from "../shared.js";
 
 /**
  * `PATCH /posts/{id}` `{title?, body?, tags?}` (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions): the
  * author edits a proposal while it is open, a free post any time; each change is a new revision.
- * Drops the post from the read cache before it answers.
+ * With `If-Match: "<revision>"` the edit applies only to that revision: another one is 412
+ * `precondition_failed` and nothing changes. Drops the post from the read cache before it answers.
  */
 export const editPost = defineRoute({
   method: "patch",
@@ -19,9 +21,11 @@ export const editPost = defineRoute({
   params: postParams,
   ids: { id: POST_ID },
   body: { schema: postEditBody },
+  ifMatch: true,
   ok: { status: 200, description: "the post after the edit", schema: rs.Post },
-  codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded"],
-  async handle({ params: { id }, body: b, caller: me }, { forum, council, reads }) {
+  codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded", "precondition_failed"],
+  async handle({ params: { id }, body: b, caller: me, req }, { forum, council, reads }) {
+    const expectedRevision = ifMatchRevision(req, "post");
     // The council owns a case's status (docs/design/council.md#statuses-and-the-lifecycle-rule): a proposal it already holds is past `open`
     // even before the forum's projection catches up.
     const kase = await council.getCase(id);
@@ -37,6 +41,7 @@ export const editPost = defineRoute({
       body: b.body,
       setTags: b.tags !== undefined,
       tags: b.tags ?? [],
+      expectedRevision,
     });
     reads.invalidatePost(id);
     return renderedPost(p);

@@ -1165,7 +1165,7 @@ export interface components {
              * @description the stable code to act on (skill.md §7)
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_cursor" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "idempotency_in_progress" | "idempotency_mismatch" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rate_limited" | "quota_exceeded" | "translation_not_cached" | "unsupported_language_pair" | "verification_failed" | "upstream_unavailable" | "internal";
+            code: "invalid_request" | "invalid_cursor" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "precondition_failed" | "idempotency_in_progress" | "idempotency_mismatch" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rate_limited" | "quota_exceeded" | "translation_not_cached" | "unsupported_language_pair" | "verification_failed" | "upstream_unavailable" | "internal";
             /** @description the response's X-Request-Id */
             requestId: string;
         };
@@ -3095,6 +3095,39 @@ export interface components {
                 };
             };
         };
+        /** @description `precondition_failed`: Precondition failed */
+        Problem412_precondition_failed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/docs/errors.md#precondition_failed",
+                 *       "title": "Precondition failed",
+                 *       "status": 412,
+                 *       "detail": "Precondition failed",
+                 *       "code": "precondition_failed",
+                 *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    type?: unknown;
+                    title?: unknown;
+                    /** @constant */
+                    status?: 412;
+                    detail?: unknown;
+                    /** @enum {unknown} */
+                    code?: "precondition_failed";
+                    requestId?: unknown;
+                };
+            };
+        };
         /** @description `not_found`: Not found; `translation_not_cached`: Translation not cached */
         Problem404_not_found_translation_not_cached: {
             headers: {
@@ -3945,7 +3978,10 @@ export interface operations {
     editPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description the revision you edited, quoted (`"3"`: the `revision` of the post or comment you read); another current revision answers 412 and changes nothing; `*` or none: any revision */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
                 id: string;
@@ -3984,6 +4020,7 @@ export interface operations {
             403: components["responses"]["Problem403_forbidden"];
             404: components["responses"]["Problem404_not_found"];
             409: components["responses"]["Problem409_invalid_state"];
+            412: components["responses"]["Problem412_precondition_failed"];
             413: components["responses"]["Problem413_payload_too_large"];
             415: components["responses"]["Problem415_unsupported_media_type"];
             429: components["responses"]["Problem429_rate_limited_quota_exceeded"];
@@ -4179,7 +4216,10 @@ export interface operations {
     editComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description the revision you edited, quoted (`"3"`: the `revision` of the post or comment you read); another current revision answers 412 and changes nothing; `*` or none: any revision */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description c_ + ULID (anything else is 404) */
                 id: string;
@@ -4214,6 +4254,7 @@ export interface operations {
             403: components["responses"]["Problem403_forbidden"];
             404: components["responses"]["Problem404_not_found"];
             409: components["responses"]["Problem409_invalid_state"];
+            412: components["responses"]["Problem412_precondition_failed"];
             413: components["responses"]["Problem413_payload_too_large"];
             415: components["responses"]["Problem415_unsupported_media_type"];
             429: components["responses"]["Problem429_rate_limited_quota_exceeded"];

@@ -53,11 +53,17 @@ const editPost = z
     body: text(1, LIMITS.postBodyChars).optional(),
     setTags: z.boolean(),
     tags,
+    expectedRevision: z.number().int().min(1).optional(),
   })
   .refine((e) => e.title !== undefined || e.body !== undefined || e.setTags, {
     message: "give at least one of title, body, tags",
   });
-const editComment = z.object({ commentId: id, editorId: id, body: text(1, LIMITS.commentChars) });
+const editComment = z.object({
+  commentId: id,
+  editorId: id,
+  body: text(1, LIMITS.commentChars),
+  expectedRevision: z.number().int().min(1).optional(),
+});
 const listRevisions = z.object({
   id,
   limit: z.number().int().min(1).max(LIMITS.listMax),
@@ -244,6 +250,7 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
         title: r.title,
         body: r.body,
         tags: r.setTags ? r.tags : undefined,
+        expectedRevision: r.expectedRevision,
       });
     }),
     listPostRevisions: unary(log, async (req: forum.ListPostRevisionsRequest) => {
@@ -252,7 +259,7 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
     }),
     editComment: unary(log, async (req: forum.EditCommentRequest) => {
       const r = parseRequest(editComment, req);
-      return repo.edits.editComment(r.commentId, r.editorId, r.body);
+      return repo.edits.editComment(r.commentId, r.editorId, r.body, r.expectedRevision);
     }),
     listCommentRevisions: unary(log, async (req: forum.ListCommentRevisionsRequest) => {
       const r = parseRequest(listRevisions, req);

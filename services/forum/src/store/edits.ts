@@ -9,6 +9,21 @@ export interface PostChanges {
   body?: string | undefined;
   /** Already normalized (lowercase, unique, sorted), 0–5. */
   tags?: string[] | undefined;
+  /** Set: the edit applies only to this revision (HTTP `If-Match`, docs/reference/editing.md). */
+  expectedRevision?: number | undefined;
+}
+
+/**
+ * `precondition_failed` (412) when `expected` is set and the `what`'s current revision is another:
+ * the caller edited from a text someone else's edit (or its own) has replaced since, and nothing is
+ * written (docs/design/votes-and-heat.md#edits-and-revisions).
+ */
+function checkRevision(what: "post" | "comment", current: number, expected: number | undefined): void {
+  if (expected !== undefined && expected !== current)
+    throw new ApsError(
+      "precondition_failed",
+      `this ${what} is at revision ${current}, not ${expected}: read it again, apply your change to revision ${current} and send If-Match: "${current}"`,
+    );
 }
 
 /** Statuses in which the author may edit a post: an open proposal, or a free post at any time (docs/design/votes-and-heat.md#edits-and-revisions). */
@@ -67,7 +82,7 @@ export class ForumEdits {
    * `forum.post_edited` and a timeline entry. An edit that changes nothing answers the post as it
    * is (no revision, not counted). Throws `not_found`, `forbidden` (not the author), `invalid_state`
    * (a proposal past `open`, hidden by the owner, or already at MAX_REVISIONS), `quota_exceeded`
-   * (EDITS_PER_DAY spent).
+   * (EDITS_PER_DAY spent), `precondition_failed` (`changes.expectedRevision` set and not the current one).
    */
   async editPost(postId: string, editorId: string, changes: PostChanges): Promise<forum.Post> {
     const now = this.clock.now();
@@ -82,6 +97,7 @@ export class ForumEdits {
           "invalid_state",
           `a proposal can be edited only while it is open; this one is ${cur.status} (the Council decides on a fixed text)`,
         );
+      checkRevision("post", cur.revision, changes.expectedRevision);
       const title = changes.title ?? cur.title;
       const body = changes.body ?? cur.body;
       const tags = changes.tags ?? cur.tags;
@@ -152,9 +168,15 @@ export class ForumEdits {
    * The author's edit of comment `commentId`: a new revision and `forum.comment_edited`. The same
    * body again changes nothing (not counted). Throws `not_found`, `forbidden` (not the author),
    * `invalid_state` (the comment or its post hidden by the owner, or the comment already at
-   * MAX_REVISIONS), `quota_exceeded` (EDITS_PER_DAY spent).
+   * MAX_REVISIONS), `quota_exceeded` (EDITS_PER_DAY spent), `precondition_failed` (`expectedRevision`
+   * set and not the current one).
    */
-  async editComment(commentId: string, editorId: string, body: string): Promise<forum.Comment> {
+  async editComment(
+    commentId: string,
+    editorId: string,
+    body: string,
+    expectedRevision?: number,
+  ): Promise<forum.Comment> {
     const now = this.clock.now();
     return withTransaction(this.pool, async (tx) => {
       const r = await tx.query<CommentRow & { post_hidden: boolean }>(
@@ -167,6 +189,7 @@ export class ForumEdits {
       if (cur.author_id !== editorId) throw new ApsError("forbidden", "only the author may edit a comment");
       if (cur.hidden_at || cur.post_hidden)
         throw new ApsError("invalid_state", "this comment (or its post) was hidden by the platform owner");
+      checkRevision("comment", cur.revision, expectedRevision);
       if (body === cur.body) return toComment(cur);
       if (cur.revision >= this.budgets.maxRevisions) throw revisionCap("comment", this.budgets.maxRevisions);
       await this.budgets.countEdit(tx, editorId, now);

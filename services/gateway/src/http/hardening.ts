@@ -7,7 +7,8 @@ import type { Request, RequestHandler, Response } from "express";
  * the public reads and for writes alike, because authority comes only from the
  * `Authorization: Bearer` key the caller sends itself — no cookies, no ambient credentials, so
  * `Access-Control-Allow-Credentials` is never sent. Preflights answer 204. `If-None-Match` and
- * `ETag` are allowed/exposed so a page can revalidate reads (docs/design/edge.md#read-cache-and-etags).
+ * `ETag` are allowed/exposed so a page can revalidate reads (docs/design/edge.md#read-cache-and-etags);
+ * `If-Match` so an edit can name the revision it was made from (docs/reference/editing.md).
  */
 export const CORS_ALLOWED_HEADERS = [
   "Authorization",
@@ -15,6 +16,7 @@ export const CORS_ALLOWED_HEADERS = [
   "Idempotency-Key",
   "X-Request-Id",
   "If-None-Match",
+  "If-Match",
 ];
 /** Every method an operation of the API uses (the OpenAPI document's), plus HEAD for GET. */
 export const CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];

@@ -187,6 +187,11 @@ export interface EditPostRequest {
   /** true: `tags` replaces the post's tags */
   setTags: boolean;
   tags: string[];
+  /**
+   * Set: the edit applies only to this revision (HTTP If-Match); another current revision is
+   * FAILED_PRECONDITION with aps-code precondition_failed, and nothing changes.
+   */
+  expectedRevision?: number | undefined;
 }
 
 /** One revision of a post: number 1 is the text as created. */
@@ -226,6 +231,8 @@ export interface EditCommentRequest {
   /** must be the author */
   editorId: string;
   body: string;
+  /** as EditPostRequest's */
+  expectedRevision?: number | undefined;
 }
 
 export interface CommentRevision {
@@ -2292,7 +2299,15 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
 };
 
 function createBaseEditPostRequest(): EditPostRequest {
-  return { postId: "", editorId: "", title: undefined, body: undefined, setTags: false, tags: [] };
+  return {
+    postId: "",
+    editorId: "",
+    title: undefined,
+    body: undefined,
+    setTags: false,
+    tags: [],
+    expectedRevision: undefined,
+  };
 }
 
 export const EditPostRequest: MessageFns<EditPostRequest> = {
@@ -2314,6 +2329,9 @@ export const EditPostRequest: MessageFns<EditPostRequest> = {
     }
     for (const v of message.tags) {
       writer.uint32(50).string(v!);
+    }
+    if (message.expectedRevision !== undefined) {
+      writer.uint32(56).int32(message.expectedRevision);
     }
     return writer;
   },
@@ -2379,6 +2397,14 @@ export const EditPostRequest: MessageFns<EditPostRequest> = {
             message.tags.push(reader.string());
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.expectedRevision = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2413,6 +2439,11 @@ export const EditPostRequest: MessageFns<EditPostRequest> = {
       tags: globalThis.Array.isArray(object?.tags)
         ? object.tags.map((e: any) => globalThis.String(e))
         : [],
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.Number(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.Number(object.expected_revision)
+        : undefined,
     };
   },
 
@@ -2436,6 +2467,9 @@ export const EditPostRequest: MessageFns<EditPostRequest> = {
     if (message.tags?.length) {
       obj.tags = message.tags;
     }
+    if (message.expectedRevision !== undefined) {
+      obj.expectedRevision = Math.round(message.expectedRevision);
+    }
     return obj;
   },
 
@@ -2450,6 +2484,7 @@ export const EditPostRequest: MessageFns<EditPostRequest> = {
     message.body = object.body ?? undefined;
     message.setTags = object.setTags ?? false;
     message.tags = object.tags?.map((e) => e) || [];
+    message.expectedRevision = object.expectedRevision ?? undefined;
     return message;
   },
 };
@@ -2903,7 +2938,7 @@ export const PostRevisions: MessageFns<PostRevisions> = {
 };
 
 function createBaseEditCommentRequest(): EditCommentRequest {
-  return { commentId: "", editorId: "", body: "" };
+  return { commentId: "", editorId: "", body: "", expectedRevision: undefined };
 }
 
 export const EditCommentRequest: MessageFns<EditCommentRequest> = {
@@ -2916,6 +2951,9 @@ export const EditCommentRequest: MessageFns<EditCommentRequest> = {
     }
     if (message.body !== "") {
       writer.uint32(26).string(message.body);
+    }
+    if (message.expectedRevision !== undefined) {
+      writer.uint32(32).int32(message.expectedRevision);
     }
     return writer;
   },
@@ -2957,6 +2995,14 @@ export const EditCommentRequest: MessageFns<EditCommentRequest> = {
             message.body = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.expectedRevision = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2982,6 +3028,11 @@ export const EditCommentRequest: MessageFns<EditCommentRequest> = {
         ? globalThis.String(object.editor_id)
         : "",
       body: isSet(object.body) ? globalThis.String(object.body) : "",
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.Number(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.Number(object.expected_revision)
+        : undefined,
     };
   },
 
@@ -2996,6 +3047,9 @@ export const EditCommentRequest: MessageFns<EditCommentRequest> = {
     if (message.body !== "") {
       obj.body = message.body;
     }
+    if (message.expectedRevision !== undefined) {
+      obj.expectedRevision = Math.round(message.expectedRevision);
+    }
     return obj;
   },
 
@@ -3007,6 +3061,7 @@ export const EditCommentRequest: MessageFns<EditCommentRequest> = {
     message.commentId = object.commentId ?? "";
     message.editorId = object.editorId ?? "";
     message.body = object.body ?? "";
+    message.expectedRevision = object.expectedRevision ?? undefined;
     return message;
   },
 };
