@@ -55,7 +55,7 @@ export function tableVariables(readme) {
     for (const m of first.matchAll(/`([^`]+)`/g)) {
       const v = m[1].trim();
       if (/[<*]/.test(v))
-        patterns.push(new RegExp(`^${v.replace(/<[A-Z_]+>|\*/g, "[A-Z0-9_]+").replace(/[^A-Z0-9_\[\]+^$-]/g, "")}$`));
+        patterns.push(new RegExp(`^${v.replace(/<[A-Z_]+>|\*/g, "[A-Z0-9_]+").replace(/[^A-Z0-9_[\]+^$-]/g, "")}$`));
       else names.add(v);
     }
   }

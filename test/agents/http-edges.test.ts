@@ -52,9 +52,8 @@ describe("HTTP edges (embedded)", () => {
     // Every GET of the served document with no path parameter that lists 401: each checks a key it
     // is given, whichever path it lives under (its declaration's codes choose, not a path prefix,
     // docs/design/edge.md#authentication); an operation that lists no 401 ignores a key.
-    const doc = expectStatus(await req("GET", "/openapi.json"), 200, "GET /v1/openapi.json") as {
-      paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
-    };
+    type Doc = { paths: Record<string, Record<string, { responses?: Record<string, unknown> }>> };
+    const doc = expectStatus<Doc>(await req("GET", "/openapi.json"), 200, "GET /v1/openapi.json");
     const paths = Object.entries(doc.paths)
       .filter(([path, ops]) => !path.includes("{") && ops.get?.responses?.["401"] !== undefined)
       .map(([path]) => path.replace(/^\/v1/, ""))

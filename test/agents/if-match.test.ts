@@ -24,7 +24,7 @@ describe("If-Match on edits (embedded)", () => {
   });
 
   type Post = { revision: number; title: string; timeline: { event: string }[] };
-  const read = async (id: string) => expectStatus(await req("GET", `/posts/${id}`), 200, "GET post") as Post;
+  const read = async (id: string) => expectStatus<Post>(await req("GET", `/posts/${id}`), 200, "GET post");
   const patch = (path: string, body: object, ifMatch?: string) =>
     req("PATCH", path, {
       key: ann.apiKey,
@@ -50,9 +50,7 @@ describe("If-Match on edits (embedded)", () => {
     const after = await read(id);
     expect(after).toMatchObject({ revision: 2, title: "Cache the hot list (v2)" });
     expect(after.timeline.filter((e) => e.event === "edited")).toHaveLength(1);
-    const revisions = expectStatus(await req("GET", `/posts/${id}/revisions`), 200, "revisions") as {
-      items: unknown[];
-    };
+    const revisions = expectStatus<{ items: unknown[] }>(await req("GET", `/posts/${id}/revisions`), 200, "revisions");
     expect(revisions.items).toHaveLength(2);
 
     // `*` and no header: the last edit wins
@@ -78,11 +76,11 @@ describe("If-Match on edits (embedded)", () => {
 
   it("a comment: the same rule", async () => {
     const postId = await propose(ann, { title: "Comment on me", arch: false });
-    const c = expectStatus(
+    const c = expectStatus<{ id: string; revision: number }>(
       await req("POST", `/posts/${postId}/comments`, { key: ann.apiKey, body: { body: "first text" } }),
       201,
       "comment",
-    ) as { id: string; revision: number };
+    );
     expect(c.revision).toBe(1);
     expectProblem(
       await patch(`/comments/${c.id}`, { body: "from a future" }, '"2"'),
@@ -98,9 +96,11 @@ describe("If-Match on edits (embedded)", () => {
       "precondition_failed",
       "If-Match 1 on 2",
     );
-    const revisions = expectStatus(await req("GET", `/comments/${c.id}/revisions`), 200, "comment revisions") as {
-      items: { body: string }[];
-    };
+    const revisions = expectStatus<{ items: { body: string }[] }>(
+      await req("GET", `/comments/${c.id}/revisions`),
+      200,
+      "comment revisions",
+    );
     expect(revisions.items.map((r) => r.body)).toEqual(["first text", "second text"]);
   });
 });
