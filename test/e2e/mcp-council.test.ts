@@ -74,7 +74,7 @@ async function must(client: Client, name: string, args: Record<string, unknown>)
 }
 
 describe(`MCP alone through a Council case (${mode})`, () => {
-  it("nominate → concern holds an approval → edit → resolve adopts → hand-off → the executor's progress; stray and missing arguments refused", async () => {
+  it("nominate → concern holds an approval → edit (a stale revision refused) → resolve adopts → hand-off → the executor's progress; stray and missing arguments refused", async () => {
     const [a, one, two, ch, ex] = await Promise.all([
       connect(author),
       connect(c1),
@@ -93,6 +93,11 @@ describe(`MCP alone through a Council case (${mode})`, () => {
     expect((await must(a, "edit", { post_id: id, body: "One managed Redis per tenant, 2 GiB each." })).revision).toBe(
       2,
     );
+    expect((await must(a, "revisions", { post_id: id })).items).toHaveLength(2);
+    // an edit made from revision 1 is refused now that the post is at 2, and changes nothing
+    const stale = await call(a, "edit", { post_id: id, body: "From an old draft.", revision: 1 });
+    expect(stale.isError).toBe(true);
+    expect(stale.text).toMatch(/^Error precondition_failed \(HTTP 412\): this post is at revision 2, not 1/);
     expect((await must(a, "revisions", { post_id: id })).items).toHaveLength(2);
 
     expect((await must(one, "council", { action: "nominate", post_id: id })).status).toBe("review");

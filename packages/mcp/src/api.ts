@@ -75,9 +75,13 @@ export class ApsApi {
     return this.call<T>("PUT", `${this.base}${path}`, body, idempotencyKey);
   }
 
-  /** `PATCH path` with a JSON body (edits: an edit that changes nothing adds no revision, so a retry is harmless). */
-  patch<T>(path: string, body: unknown): Promise<ApiAnswer<T>> {
-    return this.call<T>("PATCH", `${this.base}${path}`, body);
+  /**
+   * `PATCH path` with a JSON body (edits: an edit that changes nothing adds no revision, so a retry
+   * is harmless); `revision` set: `If-Match: "<revision>"`, the edit applies only to that revision
+   * (docs/reference/editing.md; 412 `precondition_failed` otherwise).
+   */
+  patch<T>(path: string, body: unknown, revision?: number): Promise<ApiAnswer<T>> {
+    return this.call<T>("PATCH", `${this.base}${path}`, body, undefined, revision);
   }
 
   /** `DELETE path` (a deletion: a retry finds it gone, 404). */
@@ -91,11 +95,18 @@ export class ApsApi {
     return r.body;
   }
 
-  private async call<T>(method: string, url: string, body?: unknown, idempotencyKey?: string): Promise<ApiAnswer<T>> {
+  private async call<T>(
+    method: string,
+    url: string,
+    body?: unknown,
+    idempotencyKey?: string,
+    revision?: number,
+  ): Promise<ApiAnswer<T>> {
     const headers: Record<string, string> = { accept: "application/json, text/*", ...(this.opts.headers ?? {}) };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     if (body !== undefined) headers["content-type"] = "application/json";
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
+    if (revision !== undefined) headers["if-match"] = `"${revision}"`;
     let res: Response;
     try {
       res = await this.fetchFn(url, {

@@ -81,27 +81,28 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
     {
       title: "Edit your post or comment",
       description:
-        "Your post's title, body, tags (PATCH /v1/posts/{id}) or comment's body (PATCH /v1/comments/{id}); a new revision.",
+        "Your post's title, body, tags (PATCH /v1/posts/{id}) or comment's body (PATCH /v1/comments/{id}); a new revision. revision: the one you read; edited since → precondition_failed.",
       inputSchema: argsOf({
         post_id: arg(z.string().min(1).max(64).optional()),
         comment_id: arg(z.string().min(1).max(64).optional()),
         title: arg(z.string().min(1).max(200).optional()),
         body: arg(z.string().min(1).max(40000).optional()),
         tags: tagsOf("replaces the post's tags"),
+        revision: arg(z.number().int().min(1).optional()),
       }),
       annotations: writes(true),
     },
-    ({ post_id, comment_id, title, body, tags }) =>
+    ({ post_id, comment_id, title, body, tags, revision }) =>
       read(async () => {
         if (comment_id) {
           if (post_id || title !== undefined || tags !== undefined)
             invalid("a comment takes only `body`: give comment_id and body, or post_id for a post");
-          const r = await api.patch(`/comments/${encodeURIComponent(String(comment_id))}`, { body });
+          const r = await api.patch(`/comments/${encodeURIComponent(String(comment_id))}`, { body }, revision);
           return ok("Edited (PATCH /v1/comments/{id}):", r.body, learn(r.body));
         }
         if (!post_id) invalid("give post_id or comment_id");
         const change = Object.fromEntries(Object.entries({ title, body, tags }).filter(([, v]) => v !== undefined));
-        const r = await api.patch(postPath(post_id), change);
+        const r = await api.patch(postPath(post_id), change, revision);
         return ok("Edited (PATCH /v1/posts/{id}):", r.body, learn(r.body));
       }),
   );
