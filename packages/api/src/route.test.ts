@@ -118,6 +118,53 @@ describe("defineRoute (docs/design/edge.md#routes-declared-once)", () => {
     }
   });
 
+  it("refuses to declare a key or optional route whose codes do not list 401 (its key would never be checked)", () => {
+    const declare = (access: "key" | "optional" | "none") => () =>
+      defineRoute({
+        method: "get",
+        path: "/x",
+        operationId: `x_${access}`,
+        tag: "meta",
+        summary: "test",
+        access,
+        ok: { status: 200, description: "x", schema: z.string() },
+        codes: [],
+        handle: () => Promise.resolve("x"),
+      });
+    expect(declare("key")).toThrow(/x_key: a route with access "key" lists "unauthenticated"/);
+    expect(declare("optional")).toThrow(/x_optional/);
+    expect(declare("none")).not.toThrow();
+  });
+
+  it("runs MountOptions' middleware by the declaration: authenticate where 401 is listed, idempotency where keyed and idempotent", () => {
+    const idem = defineRoute({
+      method: "post",
+      path: "/things",
+      operationId: "idem",
+      tag: "posts",
+      summary: "test",
+      access: "key",
+      idempotent: true,
+      ok: { status: 201, description: "x", schema: z.string() },
+      codes: ["unauthenticated"],
+      handle: () => Promise.resolve("x"),
+    });
+    const authenticate: express.RequestHandler = (_q, _s, next) => next();
+    const idempotency: express.RequestHandler = (_q, _s, next) => next();
+    const router = express.Router();
+    mountRoutes(router, [addItem, raw, idem], {} as RouteDeps, { authenticate, idempotency });
+    // each route's handlers in order, as express keeps them on its layer
+    const stacks = (router.stack as { route?: { path: string; stack: { handle: unknown }[] } }[]).map((l) => [
+      l.route!.path,
+      l.route!.stack.map((h) => (h.handle === authenticate ? "auth" : h.handle === idempotency ? "idem" : "handler")),
+    ]);
+    expect(stacks).toEqual([
+      ["/things/:id/items", ["auth", "handler"]],
+      ["/raw", ["handler"]],
+      ["/things", ["auth", "idem", "handler"]],
+    ]);
+  });
+
   it("oneOf passes a listed value and throws on another", () => {
     expect(oneOf(["a", "b"] as const, "b", "x")).toBe("b");
     expect(() => oneOf(["a", "b"] as const, "c", "watch level")).toThrow(/watch level "c" is not one of a, b/);

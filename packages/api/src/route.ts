@@ -254,6 +254,10 @@ export function defineRoute<
   A extends Access = Access,
 >(decl: RouteDeclaration<P, Q, B, R, A>): ApiRoute {
   const { handle, repeatable, ids, guard, checksKeyItself, checkParams, ...operation } = decl;
+  // A presented key is checked only where the codes list 401 (MountOptions): a route that reads its
+  // caller must list it, or its callers would be anonymous.
+  if ((decl.access === "key" || decl.access === "optional") && !decl.codes.includes("unauthenticated"))
+    throw new Error(`${decl.operationId}: a route with access "${decl.access}" lists "unauthenticated" in its codes`);
   return {
     operation: operation,
     mount(router, deps, options) {
