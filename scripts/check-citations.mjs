@@ -87,6 +87,9 @@ export function findProblems(root) {
       for (const m of line.matchAll(DOCS_PATH)) {
         if (!existsSync(join(root, m[1]))) problems.push(`${at}: ${m[1]} does not exist`);
         else if (m[2] && !anchorsOf(m[1]).has(m[2])) problems.push(`${at}: ${m[1]} has no section #${m[2]}`);
+        // a section range glued to the anchor (`#request-path–5`, `#x–§9`) names no section
+        else if (m[2] && /^[–§]/.test(line.slice((m.index ?? 0) + m[0].length)))
+          problems.push(`${at}: ${m[0]} is followed by a section range; cite each section`);
       }
       if (!inDocs && ADR.test(line)) problems.push(`${at}: cites an ADR; cite the design page (docs/design/)`);
       if (ISSUE.test(line)) problems.push(`${at}: cites an issue; cite the design page or say the rule`);

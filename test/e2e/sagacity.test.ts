@@ -32,7 +32,7 @@ import { availableModes, startSystem, TEST_RATE_LIMITS, type System } from "../s
 import { outboxBacklog, unsettledConsumers } from "../faults/support.js";
 
 /**
- * Sagacity (docs/design/council.md#statuses-and-the-lifecycle-rule "Sagacity on close", §6 events) against an independent computation
+ * Sagacity (docs/design/council.md#sagacity-awards, docs/design/events.md) against an independent computation
  * after randomised runs (docs/design/council.md#statuses-and-the-lifecycle-rule):
  *
  * 1. over HTTP (modes `embedded` and `real`): ~40 agents, a Council of 3–5 seats, 8 proposals by

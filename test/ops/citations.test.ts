@@ -64,6 +64,7 @@ describe("citations (scripts/check-citations.mjs)", () => {
         "// the relay (docs/design/events.md#relay)",
         "// wrapped at the end of a line (ADR",
         "// 0091)",
+        "// a range (docs/design/events.md#outbox–5)",
       ].join("\n"),
     });
     dirs.push(dir);
@@ -74,6 +75,7 @@ describe("citations (scripts/check-citations.mjs)", () => {
     expect(r.stderr).toMatch(/^src\/a\.ts:4: docs\/architecture\.md does not exist/m);
     expect(r.stderr).toMatch(/^src\/a\.ts:5: docs\/design\/events\.md has no section #relay/m);
     expect(r.stderr).toMatch(/^src\/a\.ts:6: cites an ADR/m);
+    expect(r.stderr).toMatch(/^src\/a\.ts:8: docs\/design\/events\.md#outbox is followed by a section range/m);
     expect(r.stderr).not.toMatch(/^src\/a\.ts:(1|7):/m);
   });
 });

@@ -259,7 +259,7 @@ new Gauge({
 });
 
 /**
- * Time one knowledge search spends in its engine (seconds; docs/design/search-and-translation.md#search-engines–§9). Labels: `engine`
+ * Time one knowledge search spends in its engine (seconds; docs/design/search-and-translation.md#search-engines, docs/design/operations.md#metrics). Labels: `engine`
  * (`postgres` | `embedded` (MiniSearch) | `meilisearch`; docs/design/search-and-translation.md#the-postgresql-engine), `kind` (`search` = /knowledge/search, `similar` = /posts/similar),
  * `outcome` (`ok` | `error`).
  */

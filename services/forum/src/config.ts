@@ -47,7 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ForumConfig {
 
 /**
  * The forum's limits from its config: daily posts and comments per identity, the heat rule's
- * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/design/edge.md#request-path–5), FLAG_HIDE_THRESHOLD,
+ * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/design/votes-and-heat.md#the-agenda-rule), FLAG_HIDE_THRESHOLD,
  * FLAGS_PER_DAY and MENTIONS_PER_SOURCE_PER_DAY. One mapping for every place that starts the forum (its main, the all-in-one, tests).
  */
 export function forumLimits(cfg: ForumConfig): ForumLimits {

@@ -20,7 +20,7 @@ import type { OwnerCheck } from "../owner/check.js";
  * (UTC days), API keys stored only as SHA-256 and rotated atomically, seats (`chief` implies
  * `councillor`), the Sagacity ledger's once-per-award rule, and Idempotency-Key records (Stripe
  * semantics: proceed, replay, in progress, mismatch; 24 h expiry; a claim abandoned for 60 s is
- * taken over). docs/design/edge.md#request-path–§5.
+ * taken over). docs/design/council.md#sagacity-awards.
  */
 const log = createLogger("identity-repository-test", "silent");
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
