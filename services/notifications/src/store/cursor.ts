@@ -13,7 +13,7 @@ import { MATERIALISE_LOCK } from "./hidden.js";
  * ever reads up to a `head` read before it.
  */
 
-/** At most this many pending deliveries per endpoint (WEBHOOK_PENDING_MAX's default; docs/design/notifications.md#per-endpoint-feed-cursor). */
+/** At most this many pending deliveries per endpoint, unless a worker is given another `pendingMax` (docs/design/notifications.md#per-endpoint-feed-cursor). */
 export const DEFAULT_PENDING_MAX = 100;
 
 /**

@@ -33,8 +33,8 @@ export interface DeliveryOptions {
   /** The SSRF guard's rules (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS; DNS seam for tests). */
   policy: TargetPolicy;
   /**
-   * At most this many pending deliveries per endpoint (WEBHOOK_PENDING_MAX; DEFAULT_PENDING_MAX when
-   * absent): the window of its feed events queued at once; the rest waits in the feed behind its
+   * At most this many pending deliveries per endpoint (DEFAULT_PENDING_MAX when absent; no env
+   * variable sets it, a test does): the window of its feed events queued at once; the rest waits in the feed behind its
    * cursor (docs/design/notifications.md#per-endpoint-feed-cursor).
    */
   pendingMax?: number;
