@@ -395,6 +395,31 @@ const DAY_MS = 86_400_000;
       ).toHaveLength(1);
     });
 
+    it("a hidden proposal neither moves to the agenda nor holds a place in the rank (docs/design/votes-and-heat.md#the-agenda-rule)", async () => {
+      // Far in the future, like the test above, so no proposal of another test ranks ahead.
+      const r = repo({ agendaMinScore: 2, agendaSize: 1 });
+      const base = new Date("2032-01-01T00:00:00Z").getTime();
+      clock.at = new Date(base);
+      const older = await r.createPost(author, "Older proposal", "body", true);
+      clock.at = new Date(base + DAY_MS);
+      const spam = await r.createPost({ agentId: "ag_spammer", name: "S" }, "Hot spam", "body", true);
+      clock.at = new Date(base + 2 * DAY_MS);
+      await r.moderatePost(spam.id, "spam");
+
+      // the hidden one reaches the score (votes on it are not refused) but stays open
+      for (const v of ["ag_1", "ag_2", "ag_3"]) await r.castVote(spam.id, v, 1);
+      expect(await postRow(spam.id)).toMatchObject({ status: "open", votes_for: 3 });
+      // it is hotter than `older` will be, yet does not take the single place: `older` moves
+      await r.castVote(older.id, "ag_1", 1);
+      expect((await postRow(older.id)).status).toBe("open");
+      await r.castVote(older.id, "ag_2", 1);
+      expect((await postRow(older.id)).status).toBe("agenda");
+      expect(Number((await postRow(spam.id)).heat)).toBeGreaterThan(Number((await postRow(older.id)).heat));
+      expect(
+        (await outbox("forum.post_on_agenda")).map((o) => events.PostOnAgenda.decode(o.payload).postId),
+      ).not.toContain(spam.id);
+    });
+
     it("counts a +1 toward the agenda once per source; every vote is still recorded, changeable and in the tallies (docs/design/votes-and-heat.md#agenda-score-per-source)", async () => {
       // proposals far in the future (after the heat-rule test's): nothing older ranks ahead of them
       const r = repo({ agendaMinScore: 3, agendaSize: 10 });

@@ -13,7 +13,9 @@
 -- The rule (docs/design/votes-and-heat.md; its TypeScript home is src/heat.ts): the agenda score is
 -- a = sources_for − votes_against (a +1 counts once per source per post); heat = heat(a,
 -- created_at); an open proposal with a ≥ p_agenda_min_score among the top p_agenda_size open
--- proposals by heat moves to the agenda (at most p_agenda_size entries of posts_open_hot are read).
+-- proposals by heat moves to the agenda (at most p_agenda_size entries of posts_open_hot are read,
+-- plus the hidden ones among them). A hidden proposal neither moves nor holds a place in the rank
+-- (docs/design/votes-and-heat.md#the-agenda-rule).
 -- The for/against tallies shown and sent count every identity's vote.
 -- Events (docs/design/events.md#outbox): each argument is `{"type", "fields", "headers"}` (platform's
 -- `typedOutboxEvent`): the catalogue type, the fields known before the call and the outbox
@@ -122,12 +124,12 @@ BEGIN
          heat = heat((q.sources_for + sources_delta) - (q.votes_against + (p_vote = -1)::integer - (prev = -1)::integer), q.created_at),
          updated_at = p_now
    WHERE q.id = p_post_id
-  RETURNING q.votes_for, q.votes_against, q.sources_for, q.heat, q.status, q.is_arch_design, q.author_id INTO p;
+  RETURNING q.votes_for, q.votes_against, q.sources_for, q.heat, q.status, q.is_arch_design, q.author_id, q.hidden_at INTO p;
 
-  IF p.is_arch_design AND p.status = 'open' AND p.sources_for - p.votes_against >= p_agenda_min_score THEN
+  IF p.is_arch_design AND p.status = 'open' AND p.hidden_at IS NULL AND p.sources_for - p.votes_against >= p_agenda_min_score THEN
     SELECT count(*) INTO ahead FROM (
       SELECT 1 FROM posts q
-       WHERE q.is_arch_design AND q.status = 'open' AND (q.heat, q.id) > (p.heat, p_post_id)
+       WHERE q.is_arch_design AND q.status = 'open' AND q.hidden_at IS NULL AND (q.heat, q.id) > (p.heat, p_post_id)
        ORDER BY q.heat DESC, q.id DESC LIMIT p_agenda_size
     ) t;
     IF ahead < p_agenda_size THEN
