@@ -29,6 +29,8 @@ const sourceMapper = fromSource
   ? Object.fromEntries(
       Object.entries(workspaceSources()).flatMap(([name, src]) => [
         [`^${name}$`, `<rootDir>/${src}/index.ts`],
+        // the package's manifest stays where it is (the gateway finds the client's packed tarball beside it)
+        [`^${name}/package\\.json$`, `<rootDir>/${src.replace(/\/src$/, "")}/package.json`],
         [`^${name}/(.*?)(\\.js)?$`, `<rootDir>/${src}/$1`],
       ]),
     )
