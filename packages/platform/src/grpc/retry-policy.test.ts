@@ -1,5 +1,5 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
-import { council, forum, identity, knowledge, translation } from "@aps/proto";
+import { council, forum, identity, knowledge, notifications, translation } from "@aps/proto";
 import type { ServiceDefinitionLike, UnaryCallback } from "./channel.js";
 import { callMethod, isRetriable } from "./client.js";
 
@@ -13,18 +13,21 @@ const SERVICES: ServiceDefinitionLike[] = [
   forum.ForumServiceDefinition,
   identity.IdentityServiceDefinition,
   knowledge.KnowledgeServiceDefinition,
+  notifications.NotificationsServiceDefinition,
   translation.TranslationServiceDefinition,
 ];
 /** Verbs of methods that only read: running them twice changes nothing. */
-const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate|ResolveMentions)/;
+const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate|ResolveMentions|Unread$)/;
 /** Verbs of methods that change state (or spend quota): never sent twice by the client. */
 const WRITES =
-  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue|Flag|Raise|Resolve|Update|Edit|Verify|Report|Withdraw|Mark|Set)/;
+  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue|Flag|Raise|Resolve|Update|Edit|Verify|Report|Withdraw|Mark|Set|Ping|Redeliver|Delete)/;
 /**
- * Writes that set a state, declared IDEMPOTENT: the same call again writes nothing (a ballot,
- * docs/design/votes-and-heat.md#idempotent-castvote; several at once, 0223), so a call lost with its connection is sent again.
+ * Writes that set a state, declared IDEMPOTENT: the same call again writes nothing, so a call lost
+ * with its connection is sent again. A ballot (docs/design/votes-and-heat.md#idempotent-castvote), several at once
+ * (docs/design/votes-and-heat.md#gateway-batching); the inbox read up to a cursor, a webhook deleted, a watch level set
+ * (docs/design/notifications.md).
  */
-const STATE_SETS = /^CastVotes?$/;
+const STATE_SETS = /^(CastVotes?|MarkRead|DeleteWebhook|SetWatch)$/;
 
 describe("retry policy from the proto", () => {
   it.each(SERVICES.map((s) => [s.fullName, s] as const))(
