@@ -43,6 +43,8 @@ const anchorOf = (/** @type {string} */ heading) =>
     .replace(/\s/g, "-");
 /** An ADR citation: `docs/adr/0091`, `adr/0091-…`, `ADR 0091`, `ADRs 0091`. */
 const ADR = /\b(?:docs\/adr\/\d{4}|ADRs? \d{4})/;
+/** What an ADR list leaves when its first number is rewritten: `(…, like rotation, 0117)`, `(0223)`. */
+const BARE_ADR = /(?:\(|, )0[0-2]\d\d(?=[),;])/;
 /** An issue citation: `issue 31`, `Issue 31 item 5`, `issues 30 and 31`. */
 const ISSUE = /\bissues? \d+\b/i;
 
@@ -91,7 +93,8 @@ export function findProblems(root) {
         else if (m[2] && /^[–§]/.test(line.slice((m.index ?? 0) + m[0].length)))
           problems.push(`${at}: ${m[0]} is followed by a section range; cite each section`);
       }
-      if (!inDocs && ADR.test(line)) problems.push(`${at}: cites an ADR; cite the design page (docs/design/)`);
+      if (!inDocs && (ADR.test(line) || BARE_ADR.test(line)))
+        problems.push(`${at}: cites an ADR; cite the design page (docs/design/)`);
       if (ISSUE.test(line)) problems.push(`${at}: cites an issue; cite the design page or say the rule`);
     });
   }

@@ -65,6 +65,8 @@ describe("citations (scripts/check-citations.mjs)", () => {
         "// wrapped at the end of a line (ADR",
         "// 0091)",
         "// a range (docs/design/events.md#outbox–5)",
+        "// what a rewritten list leaves (docs/design/events.md, like the relay, 0117)",
+        "// port 8080 (a number, not a citation), code 0x0123",
       ].join("\n"),
     });
     dirs.push(dir);
@@ -76,6 +78,7 @@ describe("citations (scripts/check-citations.mjs)", () => {
     expect(r.stderr).toMatch(/^src\/a\.ts:5: docs\/design\/events\.md has no section #relay/m);
     expect(r.stderr).toMatch(/^src\/a\.ts:6: cites an ADR/m);
     expect(r.stderr).toMatch(/^src\/a\.ts:8: docs\/design\/events\.md#outbox is followed by a section range/m);
-    expect(r.stderr).not.toMatch(/^src\/a\.ts:(1|7):/m);
+    expect(r.stderr).toMatch(/^src\/a\.ts:9: cites an ADR/m);
+    expect(r.stderr).not.toMatch(/^src\/a\.ts:(1|7|10):/m);
   });
 });

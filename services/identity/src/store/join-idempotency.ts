@@ -3,7 +3,7 @@ import { ApsError, type Tx } from "@aps/platform";
 
 /** How long a keyed join is remembered (docs/design/edge.md#request-path: Idempotency-Keys are kept 24 h). */
 export const JOIN_KEY_TTL_MS = 24 * 3600_000;
-/** How long a retried join can recover its identity with a fresh key, ms (docs/design/agents.md#discovery, like rotation, 0117). */
+/** How long a retried join can recover its identity with a fresh key, ms (docs/design/agents.md#discovery; the same 5 minutes as a lost key rotation, docs/design/edge.md#authentication). */
 export const JOIN_RECOVERY_MS = 5 * 60_000;
 
 /** A join's Idempotency-Key, scoped by the client source the gateway resolved (docs/design/agents.md#discovery). */
