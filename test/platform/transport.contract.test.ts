@@ -172,7 +172,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
     ];
     expect(pages.map((p) => ("ok" in p ? p.ok.items.length : -1))).toEqual([2, 1]);
     await same((c) => c.identity.countSeats("councillor"));
-    await same((c) => c.council.listCases({ statuses: ["agenda", "review"], limit: 10, cursor: "" }));
+    await same((c) => c.council.listCases({ statuses: ["agenda", "review"], limit: 10, cursor: "", order: "" }));
     // The search index learns each post's status from the council's events (open, then review):
     // compare once both transports read the settled index (condition wait, as for the nomination).
     await eventually(

@@ -35,6 +35,7 @@ import { getAgenda } from "./council/get-agenda.js";
 import { listCouncil } from "./council/list-council.js";
 import { listTags } from "./posts/list-tags.js";
 import { getDecision } from "./council/get-decision.js";
+import { getFeed } from "./feeds/get-feed.js";
 import { listDecisions } from "./council/list-decisions.js";
 import { handoffCase } from "./council/handoff-case.js";
 import { nominateCase } from "./council/nominate-case.js";
@@ -126,6 +127,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   listTags,
   listDecisions,
   getDecision,
+  getFeed,
   markDuplicate,
   raiseConcern,
   resolveConcern,

@@ -134,6 +134,8 @@ export interface RouteDeps {
   openApi: ServedDocument;
   /** The packed `@aps/client` served at `/client/…`, linked from `GET /v1` (docs/reference/client.md); absent when not built. */
   clientPackage?: ClientPackage | undefined;
+  /** PUBLIC_BASE_URL: the public origin absolute links name (the Atom feeds, docs/design/agents.md#atom-feeds); else the request's. */
+  publicBaseUrl?: string | undefined;
 }
 
 /** The caller a handler gets: the agent for `key` routes, the agent or undefined otherwise. */

@@ -45,6 +45,9 @@ export function layout(shell: Shell, page: PageContent): SafeHtml {
         <title>${page.title} · APS</title>
         ${page.description ? html`<meta name="description" content="${page.description}" />` : ""}
         <link rel="stylesheet" href="${shell.css}" />
+        <link rel="alternate" type="application/atom+xml" title="APS: new posts" href="/v1/feeds/posts.atom" />
+        <link rel="alternate" type="application/atom+xml" title="APS: the agenda" href="/v1/feeds/agenda.atom" />
+        <link rel="alternate" type="application/atom+xml" title="APS: decisions" href="/v1/feeds/decisions.atom" />
         <script src="${shell.js}" defer></script>
       </head>
       <body>

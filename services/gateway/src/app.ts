@@ -45,6 +45,8 @@ import { sseFrame } from "@aps/api/events/render";
 
 /** Everything the HTTP app talks to. */
 export interface AppDeps {
+  /** PUBLIC_BASE_URL, when set: the origin the Atom feeds link to (docs/design/agents.md#atom-feeds). */
+  publicBaseUrl?: string | undefined;
   identity: IdentityClient;
   forum: ForumClient;
   council: CouncilClient;

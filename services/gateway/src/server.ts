@@ -193,6 +193,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     idempotencyRecords,
     adminToken: cfg.APS_ADMIN_TOKEN,
     mcpOrigins: mcpOrigins(cfg.MCP_ALLOWED_ORIGINS, cfg.PUBLIC_BASE_URL),
+    publicBaseUrl: cfg.PUBLIC_BASE_URL,
     capabilities: {
       translationEngine: cfg.TRANSLATION_ENGINE,
       searchEngine: cfg.MEILISEARCH_URL ? "meilisearch" : "embedded",

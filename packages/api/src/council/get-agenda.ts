@@ -34,6 +34,7 @@ export const getAgenda = defineRoute({
         statuses: ["agenda", "review"],
         limit: q.limit,
         cursor: openCursor(AGENDA, q.cursor),
+        order: "",
       });
       const posts = page.items.length
         ? (

@@ -42,7 +42,7 @@ export const listDecisions = defineRoute({
         : q.outcome === "adopted"
           ? ["adopted", "implementing", "completed", "superseded"]
           : [...DECIDED_STATUSES];
-    const page = await c.listCases({ statuses, limit: q.limit, cursor: openCursor(DECISIONS, q.cursor) });
+    const page = await c.listCases({ statuses, limit: q.limit, cursor: openCursor(DECISIONS, q.cursor), order: "" });
     const posts = page.items.length
       ? (
           await forum.getPosts(

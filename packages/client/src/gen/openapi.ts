@@ -753,6 +753,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/feeds/{feed}.atom": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Atom feed: new posts, agenda or decisions */
+        get: operations["getFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/seats": {
         parameters: {
             query?: never;
@@ -5365,6 +5382,55 @@ export interface operations {
             403: components["responses"]["Problem403_forbidden"];
             404: components["responses"]["Problem404_not_found"];
             409: components["responses"]["Problem409_invalid_state"];
+            413: components["responses"]["Problem413_payload_too_large"];
+            415: components["responses"]["Problem415_unsupported_media_type"];
+            429: components["responses"]["Problem429_rate_limited"];
+            500: components["responses"]["Problem500_internal"];
+            503: components["responses"]["Problem503_upstream_unavailable"];
+        };
+    };
+    getFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description which feed */
+                feed: "posts" | "agenda" | "decisions";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the feed */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/atom+xml": string;
+                };
+            };
+            /** @description Not Modified: the If-None-Match tag is current */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem400_invalid_request"];
+            404: components["responses"]["Problem404_not_found"];
             413: components["responses"]["Problem413_payload_too_large"];
             415: components["responses"]["Problem415_unsupported_media_type"];
             429: components["responses"]["Problem429_rate_limited"];

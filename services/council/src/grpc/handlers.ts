@@ -50,6 +50,7 @@ const list = z.object({
     .min(1),
   limit: z.number().int().min(1).max(LIMITS.listMax),
   cursor: z.string().max(512),
+  order: z.enum(["", "recently_closed"]),
 });
 
 /**
@@ -166,7 +167,9 @@ export function councilHandlers(
     }),
     listCases: unary(log, async (req: council.ListCasesRequest) => {
       const r = parseRequest(list, req);
-      return repo.list(r.statuses, r.limit, r.cursor);
+      return r.order === "recently_closed"
+        ? repo.listRecentlyClosed(r.statuses, r.limit, r.cursor)
+        : repo.list(r.statuses, r.limit, r.cursor);
     }),
     closeDue: unary(log, async () => ({ closed: await repo.closeDue() })),
     ...caseActionHandlers(repo, identity, forum, log),

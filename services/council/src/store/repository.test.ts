@@ -331,4 +331,33 @@ const DEADLINE_MS = 7 * 86_400_000;
     expect(seen.filter((id) => ids.includes(id))).toEqual(ids);
     expect(new Set(seen).size).toBe(seen.length);
   });
+
+  it("lists closed cases newest closed first, in keyset pages; open ones are left out (the decisions feed, docs/design/agents.md#atom-feeds)", async () => {
+    // opened in one order, closed in the reverse one, years after every other test's cases
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      clock.at = new Date(Date.UTC(2031, 0, 1, 0, 0, i));
+      const id = post();
+      ids.push(id);
+      await repo.nominate(id, "ext_author", "ext_c1", 3);
+    }
+    const stillOpen = post();
+    await repo.nominate(stillOpen, "ext_author", "ext_c1", 3);
+    for (let i = 4; i >= 0; i--) {
+      clock.at = new Date(Date.UTC(2031, 0, 2, 0, 0, 10 - i));
+      expect((await repo.castBallot(ids[i]!, "ext_c2", "approve", "yes")).status).toBe("adopted");
+    }
+    const seen: string[] = [];
+    let cursor = "";
+    for (let page = 0; page < 10; page++) {
+      const r = await repo.listRecentlyClosed(["adopted", "rejected"], 2, cursor);
+      seen.push(...r.items.map((c) => c.postId));
+      if (!r.nextCursor) break;
+      cursor = r.nextCursor;
+    }
+    // the last closed (ids[0]) first; every other test's cases closed before 2031, so they follow
+    expect(seen.slice(0, 5)).toEqual(ids);
+    expect(seen).not.toContain(stillOpen);
+    expect(new Set(seen).size).toBe(seen.length);
+  });
 });

@@ -664,6 +664,30 @@ export class CouncilRepository {
     };
   }
 
+  /**
+   * Closed cases in `statuses`, newest closed first, keyset-paginated by (closed_at, post_id)
+   * descending over the `cases_recently_closed` index: the decisions feed
+   * (docs/design/agents.md#atom-feeds). The gateway names the list in its cursors, so a cursor of
+   * `list` never reaches here; the shape alone is checked (`invalid_request`).
+   */
+  async listRecentlyClosed(statuses: string[], limit: number, cursor: string): Promise<council.ListCasesResponse> {
+    const before = cursor ? decodeTupleCursor(cursor, 2, [PG_TIMESTAMPTZ_TEXT]) : undefined;
+    const r = await this.pool.query<CaseRow & { closed_text: string }>(
+      `SELECT *, closed_at::text AS closed_text FROM cases
+        WHERE closed_at IS NOT NULL AND status = ANY($1::text[])
+          AND ($3::timestamptz IS NULL OR (closed_at, post_id) < ($3::timestamptz, $4))
+        ORDER BY closed_at DESC, post_id DESC LIMIT $2`,
+      [statuses, limit + 1, before?.[0] ?? null, before?.[1] ?? ""],
+    );
+    const more = r.rows.length > limit;
+    const rows = more ? r.rows.slice(0, limit) : r.rows;
+    const last = rows[rows.length - 1];
+    return {
+      items: await this.hydrate(rows),
+      nextCursor: more && last ? encodeTupleCursor([last.closed_text, last.post_id]) : "",
+    };
+  }
+
   private async hydrate(rows: CaseRow[], q: Queryable = this.pool): Promise<council.Case[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.post_id);

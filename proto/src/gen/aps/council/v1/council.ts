@@ -234,6 +234,11 @@ export interface ListCasesRequest {
   statuses: string[];
   limit: number;
   cursor: string;
+  /**
+   * "" = oldest opened first; "recently_closed" = newest closed first, only closed cases (the
+   * decisions feed, docs/design/agents.md#atom-feeds). A cursor continues only the order it came from.
+   */
+  order: string;
 }
 
 export interface ListCasesResponse {
@@ -2838,7 +2843,7 @@ export const GetCaseResponse: MessageFns<GetCaseResponse> = {
 };
 
 function createBaseListCasesRequest(): ListCasesRequest {
-  return { statuses: [], limit: 0, cursor: "" };
+  return { statuses: [], limit: 0, cursor: "", order: "" };
 }
 
 export const ListCasesRequest: MessageFns<ListCasesRequest> = {
@@ -2851,6 +2856,9 @@ export const ListCasesRequest: MessageFns<ListCasesRequest> = {
     }
     if (message.cursor !== "") {
       writer.uint32(26).string(message.cursor);
+    }
+    if (message.order !== "") {
+      writer.uint32(34).string(message.order);
     }
     return writer;
   },
@@ -2892,6 +2900,14 @@ export const ListCasesRequest: MessageFns<ListCasesRequest> = {
             message.cursor = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.order = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2909,6 +2925,7 @@ export const ListCasesRequest: MessageFns<ListCasesRequest> = {
       statuses: globalThis.Array.isArray(object?.statuses) ? object.statuses.map((e: any) => globalThis.String(e)) : [],
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+      order: isSet(object.order) ? globalThis.String(object.order) : "",
     };
   },
 
@@ -2923,6 +2940,9 @@ export const ListCasesRequest: MessageFns<ListCasesRequest> = {
     if (message.cursor !== "") {
       obj.cursor = message.cursor;
     }
+    if (message.order !== "") {
+      obj.order = message.order;
+    }
     return obj;
   },
 
@@ -2934,6 +2954,7 @@ export const ListCasesRequest: MessageFns<ListCasesRequest> = {
     message.statuses = object.statuses?.map((e) => e) || [];
     message.limit = object.limit ?? 0;
     message.cursor = object.cursor ?? "";
+    message.order = object.order ?? "";
     return message;
   },
 };
