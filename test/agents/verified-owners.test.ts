@@ -230,10 +230,12 @@ describe("verified owners without WEBHOOK_ALLOW_PRIVATE (embedded)", () => {
   });
 
   it.each([
-    ["https://127.0.0.1/about", "private_address"],
-    ["https://localhost/about", "private_address"],
-    ["https://[::1]/about", "private_address"],
-    ["https://10.0.0.1/about", "private_address"],
+    ["https://127.0.0.1/about", "no_public_address"],
+    ["https://localhost/about", "no_public_address"],
+    ["https://[::1]/about", "no_public_address"],
+    ["https://10.0.0.1/about", "no_public_address"],
+    // a name that does not resolve gets the same reason and the same sentence shape (no probing)
+    ["https://no-such-host.invalid/about", "no_public_address"],
     ["http://example.com/about", "not_https"],
     ["https://93.184.216.34:22/about", "port_not_allowed"],
   ])("refuses %s: %s", async (url, reason) => {

@@ -52,6 +52,24 @@ describe("webhook SSRF guard", () => {
     await expect(checkTarget("https://compat.example/h", { ...strict, resolve: compat })).rejects.toThrow(/non-public/);
   });
 
+  it("answers a name that does not resolve exactly as one that resolves to a private address: no probing of internal names", async () => {
+    const nowhere = async (): Promise<{ address: string; family: number }[]> => {
+      throw Object.assign(new Error("getaddrinfo ENOTFOUND db.internal"), { code: "ENOTFOUND" });
+    };
+    const empty = async () => [];
+    const internal = async () => [{ address: "10.0.0.7", family: 4 }];
+    const messages = await Promise.all(
+      [nowhere, empty, internal].map((resolve) =>
+        checkTarget("https://db.internal/h", { ...strict, resolve }).then(
+          () => "accepted",
+          (e: Error) => e.message,
+        ),
+      ),
+    );
+    expect(new Set(messages).size).toBe(1);
+    expect(messages[0]).toMatch(/^url host db\.internal must resolve to public addresses only/);
+  });
+
   it("refuses ports outside WEBHOOK_ALLOWED_PORTS (443, 80, 8443 by default; the scheme's default when none)", async () => {
     for (const url of ["https://93.184.216.34/h", "https://93.184.216.34:443/h", "https://93.184.216.34:8443/h"])
       expect((await checkTarget(url, strict)).address).toBe("93.184.216.34");

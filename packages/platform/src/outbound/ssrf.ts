@@ -91,23 +91,24 @@ export async function checkTarget(raw: string, policy: TargetPolicy): Promise<Ch
       `url port ${portOf(url)} is not allowed; use one of ${policy.allowedPorts.join(", ")}`,
     );
   const host = url.hostname.replace(/^\[|\]$/g, "");
+  // One answer for a name that does not resolve and one that resolves to a non-public address:
+  // two would let a caller probe which internal names exist (docs/design/notifications.md#ssrf-guard).
+  const noPublicAddress = () =>
+    new ApsError(
+      "invalid_request",
+      `url host ${host} must resolve to public addresses only: it does not resolve, or an address is loopback, private, link-local or otherwise non-public`,
+    );
   let addrs: { address: string; family: number }[];
   if (isIP(host)) addrs = [{ address: host, family: isIP(host) }];
   else {
     try {
       addrs = await resolve(host);
     } catch {
-      throw new ApsError("invalid_request", `url host ${host} does not resolve`);
+      throw noPublicAddress();
     }
   }
-  if (addrs.length === 0) throw new ApsError("invalid_request", `url host ${host} does not resolve`);
-  if (!allowPrivate) {
-    if (addrs.some((a) => !isPublicAddress(a.address)))
-      throw new ApsError(
-        "invalid_request",
-        "url resolves to a loopback, private, link-local or otherwise non-public address",
-      );
-  }
+  if (addrs.length === 0) throw noPublicAddress();
+  if (!allowPrivate && addrs.some((a) => !isPublicAddress(a.address))) throw noPublicAddress();
   const first = addrs[0]!;
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
 }

@@ -90,11 +90,11 @@ describe("checkOwner against a loopback server", () => {
       json({ agentId: ID })(res);
     };
     expect(await checkOwner(ID, base, strict)).toMatchObject({ reason: "not_https" });
-    expect(await checkOwner(ID, "https://127.0.0.1/p", strict)).toMatchObject({ reason: "private_address" });
-    expect(await checkOwner(ID, "https://[::1]/p", strict)).toMatchObject({ reason: "private_address" });
+    expect(await checkOwner(ID, "https://127.0.0.1/p", strict)).toMatchObject({ reason: "no_public_address" });
+    expect(await checkOwner(ID, "https://[::1]/p", strict)).toMatchObject({ reason: "no_public_address" });
     expect(await checkOwner(ID, "https://93.184.216.34:22/p", strict)).toMatchObject({ reason: "port_not_allowed" });
     const hidden = await checkOwner(ID, "https://localhost/p", strict);
-    expect(hidden).toMatchObject({ reason: "private_address" });
+    expect(hidden).toMatchObject({ reason: "no_public_address" });
     if (!hidden.verified) expect(hidden.detail).not.toMatch(/127\.0\.0\.1|::1/);
     expect(hits).toBe(0);
   });

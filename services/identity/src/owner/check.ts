@@ -18,8 +18,9 @@ export const OWNER_FILE_MAX_BYTES = 16 * 1024;
  * - `no_url`: the agent has no profile url;
  * - `not_https`: the url is not `https:` (`http:` only with WEBHOOK_ALLOW_PRIVATE);
  * - `port_not_allowed`: its port is outside WEBHOOK_ALLOWED_PORTS;
- * - `private_address`: its host resolves to a loopback, private, link-local or other non-public address;
- * - `unresolvable`: its host does not resolve;
+ * - `no_public_address`: its host does not resolve, or resolves to a loopback, private, link-local
+ *   or other non-public address (one reason for both, as the SSRF guard gives one message: two
+ *   would let an agent probe which internal names exist, docs/design/notifications.md#ssrf-guard);
  * - `unreachable`: connection, TLS or reset failure;
  * - `timeout`: no complete answer within the deadline;
  * - `not_found`: the file answered 404 or 410;
@@ -32,8 +33,7 @@ export type OwnerFailure =
   | "no_url"
   | "not_https"
   | "port_not_allowed"
-  | "private_address"
-  | "unresolvable"
+  | "no_public_address"
   | "unreachable"
   | "timeout"
   | "not_found"
@@ -44,15 +44,14 @@ export type OwnerFailure =
 
 /**
  * Failures that say the file cannot name the agent whatever the network does: they clear a
- * verification. The others (`unreachable`, `timeout`, `http_status`, `unresolvable`) may be
- * passing trouble: a periodic re-check un-verifies only after OWNER_RECHECK_FAILURES_MAX of them in
+ * verification. The others (`unreachable`, `timeout`, `http_status`, `no_public_address`: a name
+ * that stopped resolving is as likely a DNS outage) may be passing trouble: a periodic re-check un-verifies only after OWNER_RECHECK_FAILURES_MAX of them in
  * a row (docs/design/notifications.md#verified-owners).
  */
 export const DEFINITE_FAILURES: ReadonlySet<OwnerFailure> = new Set<OwnerFailure>([
   "no_url",
   "not_https",
   "port_not_allowed",
-  "private_address",
   "not_found",
   "too_large",
   "invalid_document",
@@ -85,8 +84,7 @@ export function wellKnownUrlOf(url: string): URL | undefined {
 function guardFailure(e: ApsError): OwnerFailure {
   if (/https/.test(e.message)) return "not_https";
   if (/port/.test(e.message)) return "port_not_allowed";
-  if (/does not resolve/.test(e.message)) return "unresolvable";
-  return "private_address";
+  return "no_public_address";
 }
 
 /** The agent ids an owner file names, or undefined when it is not a valid owner file. */
