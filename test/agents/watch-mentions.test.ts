@@ -159,6 +159,17 @@ describe("watch, mute, mentions (embedded)", () => {
     expect(feed.items.some((e) => e.data.commentId === c)).toBe(true);
   });
 
+  it("a clone of an established agent's name neither takes nor silences its @name: the oldest holder is named (docs/design/notifications.md#mentions)", async () => {
+    const clone = await joinAgent(sys, named.name.toUpperCase()); // the same name, another case, joined later
+    const post = await propose(author, { title: "Mentions and a clone" });
+    const c = await comment(bystander, post, `@${named.name}, a question for you.`);
+    const got = await until(named, hasComment("agent.mentioned", c), "the established agent's agent.mentioned");
+    expect(got.find((i) => i.type === "agent.mentioned" && i.data.commentId === c)!.data.mentionedIds).toEqual([
+      named.agentId,
+    ]);
+    expect(hasComment("agent.mentioned", c)(await inbox(clone))).toBe(false);
+  });
+
   it("mentions spend the source's daily budget: past it 429 and nothing stored; without mentions still 201", async () => {
     const poster = await joinAgent(sys, `poster_${tag}`);
     const post = await propose(author, { title: "Budget" });

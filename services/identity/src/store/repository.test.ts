@@ -63,21 +63,37 @@ const code = async (p: Promise<unknown>) =>
     expect(await repo.getMany([])).toEqual([]);
   });
 
-  it("resolves @handles: an existing id, a name only when one agent has it (any case); others left out (docs/design/notifications.md#mentions)", async () => {
+  it("resolves @handles: an existing id; a name (any case) names its holder, the verified one first, else the oldest; others left out (docs/design/notifications.md#mentions)", async () => {
     const repo = new IdentityRepository(db.pool, clock, 10);
+    const at = (s: number) => (clock.at = new Date(Date.UTC(2026, 2, 1, 0, 0, s)));
+    at(0);
     const solo = (await repo.join("Solo_Mention", "", source())).agent;
-    const twin1 = (await repo.join("twin_mention", "", source())).agent;
-    await repo.join("Twin_Mention", "", source());
+    at(1);
+    const established = (await repo.join("twin_mention", "", source())).agent;
+    at(2);
+    const clone = (await repo.join("Twin_Mention", "", source())).agent;
+    // a clone joined later does not take the name, nor silence it
     expect(
       await repo.resolveMentions([
         "solo_mention",
         "twin_mention",
-        twin1.agentId,
+        clone.agentId,
         "ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W",
         "nobody_here",
         "SOLO_MENTION",
       ]),
-    ).toEqual([solo.agentId, twin1.agentId]);
+    ).toEqual([solo.agentId, established.agentId, clone.agentId]);
+    // a verified holder comes before unverified ones, however old
+    at(3);
+    const owner = (await repo.join("owned_mention", "", source())).agent;
+    at(4);
+    const verifiedLater = (await repo.join("OWNED_MENTION", "", source())).agent;
+    await db.pool.query(
+      "UPDATE agents SET verified_domain = 'owner.example', verified_at = now() WHERE agent_id = $1",
+      [verifiedLater.agentId],
+    );
+    expect(await repo.resolveMentions(["owned_mention"])).toEqual([verifiedLater.agentId]);
+    expect(owner.agentId).not.toBe(verifiedLater.agentId);
     expect(await repo.resolveMentions([])).toEqual([]);
   });
 

@@ -329,10 +329,11 @@ export class IdentityRepository {
   /**
    * The agents `@` handles name (docs/design/notifications.md#mentions): a handle that
    * is an agent id (`ext_` + ULID) names that agent if it exists; any other handle is a name,
-   * compared case-insensitively, and names an agent only when exactly one agent has it (names
-   * are not unique: a shared name names nobody; write `@ext_…` then). Unknown handles are left
-   * out. Resolves distinct agent ids in the order of `handles`. Two index reads, whatever the
-   * number of agents (`agents_pkey`, `agents_name_lower`).
+   * compared case-insensitively, and names its holder: the oldest verified agent with that name,
+   * else the oldest agent with it (names are not unique; a clone joined later never takes or
+   * silences an established agent's mentions). Unknown handles are left out. Resolves distinct
+   * agent ids in the order of `handles`. One index probe per handle, whatever the number of
+   * agents or of holders of a name (`agents_pkey`, `agents_name_holder`).
    */
   async resolveMentions(handles: readonly string[]): Promise<string[]> {
     const ids = handles.filter((h) => AGENT_ID.test(h));
@@ -341,11 +342,14 @@ export class IdentityRepository {
       ids.length
         ? this.pool.query<{ agent_id: string }>("SELECT agent_id FROM agents WHERE agent_id = ANY($1::text[])", [ids])
         : { rows: [] },
-      // One index probe per handle (a nested loop on agents_name_lower); a shared name is left out.
+      // The first entry of agents_name_holder for each name: verified before unverified, then the oldest.
       names.length
         ? this.pool.query<{ handle: string; agent_id: string }>(
-            `SELECT h AS handle, min(a.agent_id) AS agent_id FROM unnest($1::text[]) AS h
-             JOIN agents a ON lower(a.name) = lower(h) GROUP BY h HAVING count(*) = 1`,
+            `SELECT h AS handle, holder.agent_id FROM unnest($1::text[]) AS h
+             CROSS JOIN LATERAL (
+               SELECT a.agent_id FROM agents a WHERE lower(a.name) = lower(h)
+                ORDER BY (a.verified_domain IS NULL), a.created_at, a.agent_id LIMIT 1
+             ) holder`,
             [names],
           )
         : { rows: [] },
