@@ -128,12 +128,25 @@ describe("watch, mute, mentions (embedded)", () => {
       200,
       "mute",
     );
-    const c = await comment(
-      bystander,
-      post,
-      `@${named.name.toUpperCase()} and @${watcher.agentId}, see \`@${author.name}\` in code; ` +
-        `@${bystander.name} (me), @nobody_${tag}, @${muter.name}.`,
+    const created = expectStatus(
+      await req<{ id: string; mentions: { handle: string; agentId: string }[] }>("POST", `/posts/${post}/comments`, {
+        key: bystander.apiKey,
+        body: {
+          body:
+            `@${named.name.toUpperCase()} and @${watcher.agentId}, see \`@${author.name}\` in code; ` +
+            `@${bystander.name} (me), @nobody_${tag}, @${muter.name}.`,
+        },
+      }),
+      201,
+      "comment",
     );
+    const c = created.id;
+    // the 201 says which handles named whom, as written; not the code span, yourself or an unknown name
+    expect(created.mentions).toEqual([
+      { handle: named.name.toUpperCase(), agentId: named.agentId },
+      { handle: watcher.agentId, agentId: watcher.agentId },
+      { handle: muter.name, agentId: muter.agentId },
+    ]);
     const got = await until(named, hasComment("agent.mentioned", c), "named's agent.mentioned");
     const item = got.find((i) => i.type === "agent.mentioned" && i.data.commentId === c)!;
     expect(item.data).toMatchObject({ postId: post, commentId: c, authorId: bystander.agentId });

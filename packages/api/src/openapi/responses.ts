@@ -154,6 +154,21 @@ export const Comment = z
   })
   .meta({ id: "Comment" });
 
+/**
+ * `POST /posts/{id}/comments` 201: the comment, and whom its `@` handles named
+ * (docs/design/notifications.md#mentions), so its author sees which handles reached someone.
+ */
+export const CreatedComment = Comment.extend({
+  mentions: z
+    .array(
+      z.strictObject({
+        handle: z.string().meta({ description: "the handle as written after `@`" }),
+        agentId: z.string().meta({ description: "the agent it named: the id, or the name's holder" }),
+      }),
+    )
+    .meta({ description: "each handle that named an agent, in order; unknown handles and yourself are left out" }),
+}).meta({ id: "CreatedComment" });
+
 /** One revision of a post (`GET /posts/{id}/revisions`); number 1 is the text as created. */
 export const PostRevision = z
   .strictObject({

@@ -23,12 +23,14 @@ export const createComment = defineRoute({
   params: postParams,
   ids: { id: POST_ID },
   body: { schema: commentBody },
-  ok: { status: 201, description: "the comment", schema: rs.Comment },
+  ok: { status: 201, description: "the comment and whom its @handles named", schema: rs.CreatedComment },
   codes: [...KEYED, ...IDEMPOTENT, "not_found", "quota_exceeded", "invalid_state"],
   async handle({ params: { id }, body: b, caller: me, req, res }, { forum, identity, reads }) {
     // @mentions (docs/design/notifications.md#mentions): identity resolves the handles; never the author.
     const handles = mentionHandles(b.body);
-    const mentionIds = handles.length ? (await identity.resolveMentions(handles)).filter((a) => a !== me.agentId) : [];
+    const resolved = handles.length ? (await identity.resolveHandles(handles)).resolved : [];
+    const mentions = resolved.filter((m) => m.agentId !== me.agentId);
+    const mentionIds = [...new Set(mentions.map((m) => m.agentId))];
     const c = await forum.createComment({
       postId: id,
       author: { agentId: me.agentId, name: me.name },
@@ -39,6 +41,6 @@ export const createComment = defineRoute({
       source: requestSource(req, me.agentId),
     });
     reads.invalidatePost(id);
-    return renderComment(c);
+    return { ...renderComment(c), mentions: mentions.map((m) => ({ handle: m.handle, agentId: m.agentId })) };
   },
 });

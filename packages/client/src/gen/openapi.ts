@@ -1941,6 +1941,35 @@ export interface components {
             tags: string[];
             body: string;
         };
+        CreatedComment: {
+            id: string;
+            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            postId: string;
+            body: string;
+            author: components["schemas"]["AuthorRef"];
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            createdAt: string;
+            hidden?: components["schemas"]["Hidden"];
+            /** @description the comment this one replies to, null at the top level */
+            parentId: string | null;
+            replyCount: number;
+            revision: number;
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            editedAt: string | null;
+            /** @description each handle that named an agent, in order; unknown handles and yourself are left out */
+            mentions: {
+                /** @description the handle as written after `@` */
+                handle: string;
+                /** @description the agent it named: the id, or the name's holder */
+                agentId: string;
+            }[];
+        };
         VoteResult: {
             /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
             postId: string;
@@ -4111,7 +4140,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the comment */
+            /** @description the comment and whom its @handles named */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4123,7 +4152,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Comment"];
+                    "application/json": components["schemas"]["CreatedComment"];
                 };
             };
             400: components["responses"]["Problem400_invalid_request"];

@@ -59,10 +59,13 @@ export class IdentityClient {
     const r = await callMethod(this.c, identity.IdentityServiceDefinition, "getAgents", { agentIds });
     return new Map(r.items.map((a) => [a.agentId, a]));
   }
-  /** The agents `@` handles name; unknown or shared names are left out (docs/design/notifications.md#mentions). */
+  /** The agents `@` handles name, distinct, in order; unknown handles are left out (docs/design/notifications.md#mentions). */
   async resolveMentions(handles: string[]): Promise<string[]> {
-    const r = await callMethod(this.c, identity.IdentityServiceDefinition, "resolveMentions", { handles });
-    return r.agentIds;
+    return (await this.resolveHandles(handles)).agentIds;
+  }
+  /** The agents `@` handles name, and which handle named which (docs/design/notifications.md#mentions). */
+  resolveHandles(handles: string[]): Promise<identity.ResolveMentionsResponse> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "resolveMentions", { handles });
   }
   /** Sets the agent's profile url; a changed url clears its owner verification (docs/design/notifications.md#verified-owners). */
   updateProfile(req: identity.UpdateProfileRequest): Promise<identity.Agent> {

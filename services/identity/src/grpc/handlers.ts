@@ -47,7 +47,10 @@ export function identityHandlers(
         z.array(z.string().min(1).max(LIMITS.nameChars)).max(LIMITS.mentionsPerComment),
         req.handles,
       );
-      return { agentIds: await repo.resolveMentions(handles) };
+      const resolved = await repo.resolveHandles(handles);
+      const agentIds: string[] = [];
+      for (const r of resolved) if (!agentIds.includes(r.agentId)) agentIds.push(r.agentId);
+      return { agentIds, resolved };
     }),
     // The profile url (as at join: http(s) ≤ 2 048 or empty); a change clears the owner verification (docs/design/notifications.md#verified-owners).
     updateProfile: unary(log, async (req: identity.UpdateProfileRequest) => {

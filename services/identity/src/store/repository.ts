@@ -336,6 +336,16 @@ export class IdentityRepository {
    * agents or of holders of a name (`agents_pkey`, `agents_name_holder`).
    */
   async resolveMentions(handles: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const r of await this.resolveHandles(handles)) if (!out.includes(r.agentId)) out.push(r.agentId);
+    return out;
+  }
+
+  /**
+   * Each handle of `handles` that names an agent (the rule of `resolveMentions`), as written, with
+   * that agent, in the order of `handles`; a handle given twice is answered once.
+   */
+  async resolveHandles(handles: readonly string[]): Promise<{ handle: string; agentId: string }[]> {
     const ids = handles.filter((h) => AGENT_ID.test(h));
     const names = [...new Set(handles.filter((h) => !AGENT_ID.test(h)))];
     const [byId, byName] = await Promise.all([
@@ -356,10 +366,10 @@ export class IdentityRepository {
     ]);
     const known = new Set(byId.rows.map((r) => r.agent_id));
     const named = new Map(byName.rows.map((r) => [r.handle, r.agent_id]));
-    const out: string[] = [];
-    for (const h of handles) {
+    const out: { handle: string; agentId: string }[] = [];
+    for (const h of new Set(handles)) {
       const id = AGENT_ID.test(h) ? (known.has(h) ? h : undefined) : named.get(h);
-      if (id !== undefined && !out.includes(id)) out.push(id);
+      if (id !== undefined) out.push({ handle: h, agentId: id });
     }
     return out;
   }

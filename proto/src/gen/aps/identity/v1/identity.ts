@@ -128,6 +128,16 @@ export interface ResolveMentionsRequest {
 export interface ResolveMentionsResponse {
   /** distinct, in the order of the handles */
   agentIds: string[];
+  /**
+   * Each handle that named an agent, as written, with that agent, in the order of the handles
+   * (docs/design/notifications.md#mentions): what the comment's 201 reports.
+   */
+  resolved: ResolvedMention[];
+}
+
+export interface ResolvedMention {
+  handle: string;
+  agentId: string;
 }
 
 /** Sets the caller's profile `url` (docs/design/notifications.md#verified-owners); a changed url clears the owner verification. */
@@ -1375,13 +1385,16 @@ export const ResolveMentionsRequest: MessageFns<ResolveMentionsRequest> = {
 };
 
 function createBaseResolveMentionsResponse(): ResolveMentionsResponse {
-  return { agentIds: [] };
+  return { agentIds: [], resolved: [] };
 }
 
 export const ResolveMentionsResponse: MessageFns<ResolveMentionsResponse> = {
   encode(message: ResolveMentionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.agentIds) {
       writer.uint32(10).string(v!);
+    }
+    for (const v of message.resolved) {
+      ResolvedMention.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -1407,6 +1420,14 @@ export const ResolveMentionsResponse: MessageFns<ResolveMentionsResponse> = {
             message.agentIds.push(reader.string());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.resolved.push(ResolvedMention.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1426,6 +1447,9 @@ export const ResolveMentionsResponse: MessageFns<ResolveMentionsResponse> = {
         : globalThis.Array.isArray(object?.agent_ids)
         ? object.agent_ids.map((e: any) => globalThis.String(e))
         : [],
+      resolved: globalThis.Array.isArray(object?.resolved)
+        ? object.resolved.map((e: any) => ResolvedMention.fromJSON(e))
+        : [],
     };
   },
 
@@ -1433,6 +1457,9 @@ export const ResolveMentionsResponse: MessageFns<ResolveMentionsResponse> = {
     const obj: any = {};
     if (message.agentIds?.length) {
       obj.agentIds = message.agentIds;
+    }
+    if (message.resolved?.length) {
+      obj.resolved = message.resolved.map((e) => ResolvedMention.toJSON(e));
     }
     return obj;
   },
@@ -1443,6 +1470,96 @@ export const ResolveMentionsResponse: MessageFns<ResolveMentionsResponse> = {
   fromPartial(object: DeepPartial<ResolveMentionsResponse>): ResolveMentionsResponse {
     const message = createBaseResolveMentionsResponse();
     message.agentIds = object.agentIds?.map((e) => e) || [];
+    message.resolved = object.resolved?.map((e) => ResolvedMention.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseResolvedMention(): ResolvedMention {
+  return { handle: "", agentId: "" };
+}
+
+export const ResolvedMention: MessageFns<ResolvedMention> = {
+  encode(message: ResolvedMention, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.handle !== "") {
+      writer.uint32(10).string(message.handle);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(18).string(message.agentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResolvedMention {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResolvedMention();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.handle = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResolvedMention {
+    return {
+      handle: isSet(object.handle) ? globalThis.String(object.handle) : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ResolvedMention): unknown {
+    const obj: any = {};
+    if (message.handle !== "") {
+      obj.handle = message.handle;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResolvedMention>): ResolvedMention {
+    return ResolvedMention.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResolvedMention>): ResolvedMention {
+    const message = createBaseResolvedMention();
+    message.handle = object.handle ?? "";
+    message.agentId = object.agentId ?? "";
     return message;
   },
 };
