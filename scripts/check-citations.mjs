@@ -43,8 +43,12 @@ const anchorOf = (/** @type {string} */ heading) =>
     .replace(/\s/g, "-");
 /** An ADR citation: `docs/adr/0091`, `adr/0091-…`, `ADR 0091`, `ADRs 0091`. */
 const ADR = /\b(?:docs\/adr\/\d{4}|ADRs? \d{4})/;
-/** What an ADR list leaves when its first number is rewritten: `(…, like rotation, 0117)`, `(0223)`. */
-const BARE_ADR = /(?:\(|, )0[0-2]\d\d(?=[),;])/;
+/**
+ * What an ADR list leaves when its first number is rewritten: `(…, like rotation, 0117)`, `(0223)`,
+ * `… budgets of 0157)`, a wrapped ` * 0129): …`, `completing 0105 and 0110`. A four-digit number
+ * with a leading zero, not part of `U+0000` or a decimal, before `)`, `,`, `;` or `and 0NNN`.
+ */
+const BARE_ADR = /(?<![+.\d\w])0[0-2]\d\d(?=\)|[,;] | and 0\d{3})/;
 /** An issue citation: `issue 31`, `Issue 31 item 5`, `issues 30 and 31`. */
 const ISSUE = /\bissues? \d+\b/i;
 

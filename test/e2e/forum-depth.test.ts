@@ -3,8 +3,8 @@ import { grantSeat, joinAgent, propose, expectProblem, type JoinedAgent } from "
 import { routeModes, startSystem, type System } from "../support/system.js";
 
 /**
- * first half, over HTTP in every run mode (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions,
- * 0129): edits with history (posts and comments, who may, in which status, concurrent edits),
+ * first half, over HTTP in every run mode (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions):
+ * edits with history (posts and comments, who may, in which status, concurrent edits),
  * withdrawal (open, on the agenda with its case, refusals, no Sagacity), replies (parentId,
  * replyCount, same post only) and tags with the tag/status/author filters. Every refusal is a
  * problem document and changes nothing; every answer is checked against the OpenAPI document.

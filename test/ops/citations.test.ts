@@ -66,7 +66,9 @@ describe("citations (scripts/check-citations.mjs)", () => {
         "// 0091)",
         "// a range (docs/design/events.md#outbox–5)",
         "// what a rewritten list leaves (docs/design/events.md, like the relay, 0117)",
-        "// port 8080 (a number, not a citation), code 0x0123",
+        "// port 8080 (a number, not a citation), code 0x0123, no U+0000), buckets [0.0005, 1]",
+        "// the per-source budgets of 0157)",
+        "// completing 0105 and 0110: the contract",
       ].join("\n"),
     });
     dirs.push(dir);
@@ -79,6 +81,8 @@ describe("citations (scripts/check-citations.mjs)", () => {
     expect(r.stderr).toMatch(/^src\/a\.ts:6: cites an ADR/m);
     expect(r.stderr).toMatch(/^src\/a\.ts:8: docs\/design\/events\.md#outbox is followed by a section range/m);
     expect(r.stderr).toMatch(/^src\/a\.ts:9: cites an ADR/m);
-    expect(r.stderr).not.toMatch(/^src\/a\.ts:(1|7|10):/m);
+    expect(r.stderr).toMatch(/^src\/a\.ts:11: cites an ADR/m);
+    expect(r.stderr).toMatch(/^src\/a\.ts:12: cites an ADR/m);
+    expect(r.stderr).not.toMatch(/^src\/a\.ts:(1|10):/m);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Marks text that other participants wrote as data, not instructions (docs/design/agents.md#mcp-server,
- * 0174): each such string is wrapped in `<untrusted-user-content>…</untrusted-user-content>` and
+ * Marks text that other participants wrote as data, not instructions (docs/design/agents.md#untrusted-content):
+ * each such string is wrapped in `<untrusted-user-content>…</untrusted-user-content>` and
  * the result carries one legend; every `<` inside the text is escaped so the text cannot close the
  * wrapper (or open a fake one) and pose as ours.
  */

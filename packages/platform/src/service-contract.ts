@@ -95,7 +95,7 @@ export interface StartedGrpcService<N extends ServiceName> extends StartedServic
 }
 
 /**
- * One APS service as every launcher sees it (docs/design/services.md#one-service-contract, completing 0105 and 0110): its name in
+ * One APS service as every launcher sees it (docs/design/services.md#one-service-contract; docs/design/services.md#start-and-stop-order): its name in
  * {@link SERVICES} (or the gateway), how it reads its config from env, and how it starts from a
  * {@link ServiceContext}. The mapping from config to the service's options lives here once: the
  * standalone entry point (`runStandalone`, `services/<name>/src/main.ts`) and the all-in-one both

@@ -100,7 +100,7 @@ export interface LocalServices {
  * per-minute rate-limit counters there, shared by every replica and reconciled in batches
  * (docs/design/identity-and-abuse.md#counting-across-replicas); without one the counters live in this process (the embedded all-in-one runs
  * exactly one gateway — docs/design/identity-and-abuse.md#per-minute-request-limits). Authentications and public reads are cached (docs/design/edge.md#authentication-cache,
- * 0088) and invalidated by events from NATS (NATS_URL), from `opts.bus`, or — with neither — by
+ * docs/design/edge.md#read-cache-and-etags) and invalidated by events from NATS (NATS_URL), from `opts.bus`, or — with neither — by
  * their TTLs only. Throws when the database or NATS is configured but unreachable at start.
  * A service given in `opts.local` is called in-process; the others over gRPC at their `*_GRPC_ADDR`.
  */

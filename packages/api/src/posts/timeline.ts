@@ -6,8 +6,8 @@ export type { TimelineEntry } from "../http/render-case.js";
 /**
  * A post's timeline in `GET /v1/posts/{id}`, oldest first: the council's entries as
  * `caseTimeline` builds them (creation, status changes, concerns, progress; docs/design/council.md#duplicates) merged
- * by instant with the forum's entries (edits; a withdrawal decided in the forum; docs/design/votes-and-heat.md#edits-and-revisions,
- * 0129). The sort is stable, so each source keeps its own order for equal instants.
+ * by instant with the forum's entries (edits; a withdrawal decided in the forum; docs/design/votes-and-heat.md#edits-and-revisions).
+ * The sort is stable, so each source keeps its own order for equal instants.
  * `withdrawnReason` is attached to the `withdrawn` entry.
  */
 export function postTimeline(

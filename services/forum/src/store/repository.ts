@@ -583,7 +583,7 @@ export class ForumRepository {
   /**
    * Counts `n` mentions for `source` today (UTC) in `daily_counters` (key `source:<source>`, what
    * `mention`), all or nothing; throws `quota_exceeded` (Retry-After: the next UTC midnight) when
-   * they would pass MENTIONS_PER_SOURCE_PER_DAY (docs/design/notifications.md#mentions, the per-source budgets of 0157).
+   * they would pass MENTIONS_PER_SOURCE_PER_DAY (docs/design/notifications.md#mentions; the per-source budgets: docs/design/identity-and-abuse.md).
    */
   private async countMentions(tx: Tx, source: string, n: number, now: Date): Promise<void> {
     const limit = this.limits.mentionsPerSourcePerDay ?? DEFAULT_MENTIONS_PER_SOURCE_PER_DAY;

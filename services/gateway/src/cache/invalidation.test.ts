@@ -6,8 +6,8 @@ import { applyEvent, subscribeInvalidation } from "./invalidation.js";
 import { ReadCache } from "./read-cache.js";
 
 /**
- * Which events drop the gateway's cached lists and which only mark them stale (docs/design/edge.md#read-cache-and-etags,
- * 0184): a vote seen as an event — the most frequent one — is served stale while one refresh runs;
+ * Which events drop the gateway's cached lists and which only mark them stale (docs/design/edge.md#cache-invalidation-by-events):
+ * a vote seen as an event — the most frequent one — is served stale while one refresh runs;
  * a new post (or any other change that may add, remove or reorder posts) drops the lists at once.
  * The events are real catalogue messages, encoded as the services publish them.
  */
