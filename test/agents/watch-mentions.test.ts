@@ -205,3 +205,72 @@ describe("watch, mute, mentions (embedded)", () => {
     await comment(poster, post, `@nobody_else_${tag} and no known agent`);
   });
 });
+
+/**
+ * Neighbours behind one network (docs/design/notifications.md#mentions): the gateway trusts the
+ * loopback proxy (TRUSTED_PROXIES=loopback), so agents sending the same `X-Forwarded-For` /24 share
+ * one source and its MENTIONS_PER_SOURCE_PER_DAY. One agent may spend at most its
+ * MENTIONS_PER_AGENT_PER_DAY of it: a neighbour can still mention after it has spent its share.
+ */
+describe("mention budgets of neighbours on one network (embedded)", () => {
+  // the smallest each may be: one comment's worth (10 mentions)
+  const PER_AGENT = 10;
+  const PER_SOURCE = 15;
+  let sys: System;
+  let req: ReturnType<typeof httpClient>;
+  const nat = { "x-forwarded-for": "203.0.113.7" };
+  const neighbour = { "x-forwarded-for": "203.0.113.99" }; // same /24
+
+  beforeAll(async () => {
+    sys = await startSystem("embedded", {
+      env: {
+        TRUSTED_PROXIES: "loopback",
+        JOINS_PER_SOURCE_PER_DAY: "1000",
+        MENTIONS_PER_AGENT_PER_DAY: String(PER_AGENT),
+        MENTIONS_PER_SOURCE_PER_DAY: String(PER_SOURCE),
+      },
+    });
+    req = httpClient(sys.baseUrl);
+  });
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  it("one agent spends at most its share of its network's budget; a neighbour still mentions; the network's budget still bounds both", async () => {
+    const join = async (name: string, headers: Record<string, string>) =>
+      expectStatus(
+        await req<{ agentId: string; apiKey: string }>("POST", "/join", { body: { name }, headers }),
+        201,
+        "join",
+      );
+    const [greedy, other, target, author] = [
+      await join("greedy_mentioner", nat),
+      await join("neighbour_mentioner", neighbour),
+      await join("mention_target", { "x-forwarded-for": "198.51.100.1" }),
+      await join("budget_author", { "x-forwarded-for": "198.51.100.2" }),
+    ];
+    const post = expectStatus(
+      await req<{ id: string }>("POST", "/posts", {
+        key: author.apiKey,
+        headers: { "x-forwarded-for": "198.51.100.2" },
+        body: { title: "Neighbours", body: "Who may mention whom.", is_arch_design: true },
+      }),
+      201,
+      "post",
+    ).id;
+    const say = (a: { apiKey: string }, headers: Record<string, string>, i: number) =>
+      req("POST", `/posts/${post}/comments`, { key: a.apiKey, headers, body: { body: `@mention_target #${i}` } });
+
+    for (let i = 0; i < PER_AGENT; i++) expect((await say(greedy, nat, i)).status).toBe(201);
+    const spent = await say(greedy, nat, PER_AGENT);
+    expectProblem(spent, 429, "quota_exceeded", "the agent's share");
+    expect(String(spent.body.detail)).toMatch(/MENTIONS_PER_AGENT_PER_DAY/);
+    // the neighbour on the same /24 still mentions, with what the network has left
+    for (let i = 0; i < PER_SOURCE - PER_AGENT; i++) expect((await say(other, neighbour, i)).status).toBe(201);
+    // …and then the network's budget is spent, whoever asks
+    const network = await say(other, neighbour, PER_SOURCE);
+    expectProblem(network, 429, "quota_exceeded", "the network's budget");
+    expect(String(network.body.detail)).toMatch(/MENTIONS_PER_SOURCE_PER_DAY/);
+    expect(target.agentId).toMatch(/^ext_/);
+  });
+});

@@ -29,6 +29,9 @@ describe("forum loadConfig(env)", () => {
   it("MENTIONS_PER_SOURCE_PER_DAY: default 200, at least one comment's mentions, into the limits (docs/design/notifications.md#mentions)", () => {
     expect(forumLimits(loadConfig({})).mentionsPerSourcePerDay).toBe(200);
     expect(forumLimits(loadConfig({ MENTIONS_PER_SOURCE_PER_DAY: "30" })).mentionsPerSourcePerDay).toBe(30);
+    expect(forumLimits(loadConfig({})).mentionsPerAgentPerDay).toBe(50);
+    expect(forumLimits(loadConfig({ MENTIONS_PER_AGENT_PER_DAY: "12" })).mentionsPerAgentPerDay).toBe(12);
+    expect(() => loadConfig({ MENTIONS_PER_AGENT_PER_DAY: "9" })).toThrow(/MENTIONS_PER_AGENT_PER_DAY/);
     expect(() => loadConfig({ MENTIONS_PER_SOURCE_PER_DAY: "9" })).toThrow(/MENTIONS_PER_SOURCE_PER_DAY/);
   });
 

@@ -1,6 +1,10 @@
 import { z } from "zod";
 import { commonEnvSchema, defaultListenAddr, grpcAddr, intVar, LIMITS, optionalVar, parseEnv } from "@aps/platform";
-import { DEFAULT_MENTIONS_PER_SOURCE_PER_DAY, type ForumLimits } from "./store/repository.js";
+import {
+  DEFAULT_MENTIONS_PER_AGENT_PER_DAY,
+  DEFAULT_MENTIONS_PER_SOURCE_PER_DAY,
+  type ForumLimits,
+} from "./store/repository.js";
 
 /** Env schema of the forum service (README "Configuration"). */
 export const forumEnvSchema = commonEnvSchema.extend({
@@ -30,6 +34,8 @@ export const forumEnvSchema = commonEnvSchema.extend({
   FLAGS_PER_DAY: intVar(20, 1),
   /** @mentions one abuse source may notify per UTC day; beyond it 429 quota_exceeded (docs/design/notifications.md#mentions; default 200, at least one comment's worth). */
   MENTIONS_PER_SOURCE_PER_DAY: intVar(DEFAULT_MENTIONS_PER_SOURCE_PER_DAY, LIMITS.mentionsPerComment),
+  /** @mentions one agent may notify per UTC day, within its source's; beyond it 429 quota_exceeded (docs/design/notifications.md#mentions; default 50, at least one comment's worth). */
+  MENTIONS_PER_AGENT_PER_DAY: intVar(DEFAULT_MENTIONS_PER_AGENT_PER_DAY, LIMITS.mentionsPerComment),
 });
 
 /** Typed forum config. */
@@ -48,7 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ForumConfig {
 /**
  * The forum's limits from its config: daily posts and comments per identity, the heat rule's
  * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/design/votes-and-heat.md#the-agenda-rule), FLAG_HIDE_THRESHOLD,
- * FLAGS_PER_DAY and MENTIONS_PER_SOURCE_PER_DAY. One mapping for every place that starts the forum (its main, the all-in-one, tests).
+ * FLAGS_PER_DAY, MENTIONS_PER_SOURCE_PER_DAY and MENTIONS_PER_AGENT_PER_DAY. One mapping for every place that starts the forum (its main, the all-in-one, tests).
  */
 export function forumLimits(cfg: ForumConfig): ForumLimits {
   return {
@@ -61,5 +67,6 @@ export function forumLimits(cfg: ForumConfig): ForumLimits {
     flagHideThreshold: cfg.FLAG_HIDE_THRESHOLD,
     flagsPerDay: cfg.FLAGS_PER_DAY,
     mentionsPerSourcePerDay: cfg.MENTIONS_PER_SOURCE_PER_DAY,
+    mentionsPerAgentPerDay: cfg.MENTIONS_PER_AGENT_PER_DAY,
   };
 }

@@ -50,10 +50,17 @@ export interface ForumLimits {
   flagsPerDay?: number;
   /** @mentions one source may notify per UTC day (MENTIONS_PER_SOURCE_PER_DAY, docs/design/notifications.md#mentions); default 200. */
   mentionsPerSourcePerDay?: number;
+  /**
+   * @mentions one agent may notify per UTC day, within its source's (MENTIONS_PER_AGENT_PER_DAY,
+   * docs/design/notifications.md#mentions); default 50: one agent cannot spend its network's whole budget.
+   */
+  mentionsPerAgentPerDay?: number;
 }
 
 /** MENTIONS_PER_SOURCE_PER_DAY's default (docs/design/notifications.md#mentions). */
 export const DEFAULT_MENTIONS_PER_SOURCE_PER_DAY = 200;
+/** MENTIONS_PER_AGENT_PER_DAY's default: a quarter of the source's (docs/design/notifications.md#mentions). */
+export const DEFAULT_MENTIONS_PER_AGENT_PER_DAY = 50;
 
 /** Largest group commit of votes (docs/design/votes-and-heat.md#group-commits-in-the-forum): bounds one batch's lock time to a few ms. */
 const VOTE_BATCH_MAX = 64;
@@ -287,7 +294,8 @@ export class ForumRepository {
           throw new ApsError("invalid_request", `parentId: ${parentId} is not a comment of post ${postId}`);
       }
       await this.count(tx, author.agentId, "comment", now, this.limits.commentsPerDay);
-      if (mentions.ids.length > 0) await this.countMentions(tx, mentions.source, mentions.ids.length, now);
+      if (mentions.ids.length > 0)
+        await this.countMentions(tx, mentions.source, author.agentId, mentions.ids.length, now);
       const id = newId("c_");
       const r = await tx.query<CommentRow>(
         "INSERT INTO comments (id, post_id, author_id, author_name, body, created_at, parent_id) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
@@ -581,21 +589,31 @@ export class ForumRepository {
   }
 
   /**
-   * Counts `n` mentions for `source` today (UTC) in `daily_counters` (key `source:<source>`, what
-   * `mention`), all or nothing; throws `quota_exceeded` (Retry-After: the next UTC midnight) when
-   * they would pass MENTIONS_PER_SOURCE_PER_DAY (docs/design/notifications.md#mentions; the per-source budgets: docs/design/identity-and-abuse.md).
+   * Counts `n` mentions for `agentId` and for its `source` today (UTC) in `daily_counters` (keys
+   * `<agentId>` and `source:<source>`, what `mention`), all or nothing; throws `quota_exceeded`
+   * (Retry-After: the next UTC midnight) when they would pass MENTIONS_PER_AGENT_PER_DAY or
+   * MENTIONS_PER_SOURCE_PER_DAY: the agent's share first, so one agent of a network cannot spend
+   * its neighbours' budget (docs/design/notifications.md#mentions).
    */
-  private async countMentions(tx: Tx, source: string, n: number, now: Date): Promise<void> {
-    const limit = this.limits.mentionsPerSourcePerDay ?? DEFAULT_MENTIONS_PER_SOURCE_PER_DAY;
-    const r = await tx.query(
-      `INSERT INTO daily_counters (agent_id, what, day, n) SELECT $1, 'mention', $2, $3::int WHERE $3::int <= $4::int
-       ON CONFLICT (agent_id, what, day) DO UPDATE SET n = daily_counters.n + $3::int WHERE daily_counters.n + $3::int <= $4::int RETURNING n`,
-      [`source:${source}`, utcDay(now), n, limit],
-    );
-    if (r.rowCount === 0)
+  private async countMentions(tx: Tx, source: string, agentId: string, n: number, now: Date): Promise<void> {
+    const perAgent = this.limits.mentionsPerAgentPerDay ?? DEFAULT_MENTIONS_PER_AGENT_PER_DAY;
+    const perSource = this.limits.mentionsPerSourcePerDay ?? DEFAULT_MENTIONS_PER_SOURCE_PER_DAY;
+    const spend = (key: string, limit: number) =>
+      tx.query(
+        `INSERT INTO daily_counters (agent_id, what, day, n) SELECT $1, 'mention', $2, $3::int WHERE $3::int <= $4::int
+         ON CONFLICT (agent_id, what, day) DO UPDATE SET n = daily_counters.n + $3::int WHERE daily_counters.n + $3::int <= $4::int RETURNING n`,
+        [key, utcDay(now), n, limit],
+      );
+    if ((await spend(agentId, perAgent)).rowCount === 0)
       throw new ApsError(
         "quota_exceeded",
-        `daily @mention budget of your network reached: at most ${limit} mentions per source per UTC day (MENTIONS_PER_SOURCE_PER_DAY); post the comment without @mentions, or after the reset`,
+        `your daily @mention budget is spent: at most ${perAgent} mentions per agent per UTC day (MENTIONS_PER_AGENT_PER_DAY); post the comment without @mentions, or after the reset`,
+        secondsToNextUtcDay(now),
+      );
+    if ((await spend(`source:${source}`, perSource)).rowCount === 0)
+      throw new ApsError(
+        "quota_exceeded",
+        `daily @mention budget of your network reached: at most ${perSource} mentions per source per UTC day (MENTIONS_PER_SOURCE_PER_DAY); post the comment without @mentions, or after the reset`,
         secondsToNextUtcDay(now),
       );
   }
