@@ -216,6 +216,43 @@ describe.each(modes)("event streams are bounded (%s)", (mode) => {
   );
 
   it(
+    "one agent (a request with a key) holds at most EVENT_STREAMS_PER_AGENT (3) of its network's streams; a neighbour on the same /24 still gets one; a bad key is 401",
+    async () => {
+      const nat = (i: number) => ({ "x-forwarded-for": `192.0.2.${i}` });
+      const join = async (name: string) => {
+        const r = await fetch(`${sys.baseUrl}/join`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...nat(200) },
+          body: JSON.stringify({ name }),
+        });
+        expect(r.status).toBe(201);
+        return ((await r.json()) as { apiKey: string }).apiKey;
+      };
+      const greedy = await join("stream_greedy");
+      const neighbour = await join("stream_neighbour");
+      const as = (key: string, i: number) => ({ ...nat(i), authorization: `Bearer ${key}` });
+      const held = await Promise.all([1, 2, 3].map((i) => openRaw(sys.baseUrl, as(greedy, i))));
+      expect(held.map((h) => h.status)).toEqual([200, 200, 200]);
+      const fourth = await fetch(`${sys.baseUrl}/events/stream`, { headers: as(greedy, 4) });
+      const problem = (await fourth.json()) as { code: string; detail: string };
+      expect([fourth.status, problem.code]).toEqual([429, "rate_limited"]);
+      expect(problem.detail).toMatch(/EVENT_STREAMS_PER_AGENT/);
+      const next = await openReading(sys.baseUrl, as(neighbour, 5));
+      next.abort();
+      const bad = await fetch(`${sys.baseUrl}/events/stream`, { headers: as("sk_src_not_a_key", 6) });
+      expect(bad.status).toBe(401);
+      // a place comes back when a stream ends
+      held[0]!.req.destroy();
+      await eventually(async () => {
+        const r = await openReading(sys.baseUrl, as(greedy, 7));
+        r.abort();
+      });
+      for (const h of held) h.req.destroy();
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
     "a stream without a cursor starts at the live end",
     async () => {
       await publish(3);

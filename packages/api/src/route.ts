@@ -68,6 +68,8 @@ export interface RequestCounters {
 export interface EventStreamRequest {
   /** The client's source (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source), for EVENT_STREAMS_PER_SOURCE. */
   source: string;
+  /** The caller's agent when the request carried a valid key, for EVENT_STREAMS_PER_AGENT; undefined without one. */
+  agentId?: string | undefined;
   /** `Last-Event-ID` or `after` (a decimal feed cursor); undefined = start at the live end. */
   cursor: string | undefined;
   /** Event types to send; empty = every type. */

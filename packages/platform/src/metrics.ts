@@ -57,11 +57,12 @@ export const gatewayCacheLookups = new Counter({
 });
 /**
  * Event streams (`GET /v1/events/stream`) refused (gateway, docs/design/events.md#event-stream-sse): `reason`
- * `source` (429, EVENT_STREAMS_PER_SOURCE) or `replica` (503, EVENT_STREAMS_PER_REPLICA).
+ * `agent` (429, EVENT_STREAMS_PER_AGENT), `source` (429, EVENT_STREAMS_PER_SOURCE) or `replica`
+ * (503, EVENT_STREAMS_PER_REPLICA).
  */
 export const eventStreamRefusals = new Counter({
   name: "aps_event_stream_refusals_total",
-  help: "Event streams refused: source (429, EVENT_STREAMS_PER_SOURCE) or replica (503, EVENT_STREAMS_PER_REPLICA).",
+  help: "Event streams refused: agent (429, EVENT_STREAMS_PER_AGENT), source (429, EVENT_STREAMS_PER_SOURCE) or replica (503, EVENT_STREAMS_PER_REPLICA).",
   labelNames: ["reason"] as const,
   registers: [metricsRegistry],
 });

@@ -171,6 +171,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   const sseStreams = new SseStreams(
     {
       perSource: cfg.EVENT_STREAMS_PER_SOURCE,
+      perAgent: cfg.EVENT_STREAMS_PER_AGENT,
       perReplica: cfg.EVENT_STREAMS_PER_REPLICA,
       maxBufferBytes: cfg.EVENT_STREAM_MAX_BUFFER_BYTES,
       maxAgeMs: cfg.EVENT_STREAM_MAX_AGE_MS,

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { ApsError } from "@aps/platform";
-import { AUTH_RESULT } from "../http/locals.js";
 import { requestSource } from "../http/client-source.js";
 import { defineRoute } from "../route.js";
 import { eventsOf } from "./render.js";
@@ -19,7 +18,7 @@ export const streamEvents = defineRoute({
   operationId: "streamEvents",
   tag: "events",
   summary: "The feed as Server-Sent Events",
-  access: "none",
+  access: "optional",
   query: streamQuery,
   ok: {
     status: 200,
@@ -28,16 +27,16 @@ export const streamEvents = defineRoute({
     schema: z.string(),
     mediaType: "text/event-stream",
   },
-  codes: ["invalid_request", "invalid_cursor", "upstream_unavailable"],
-  async handle({ query: q, req, res }, { notifications, serveEvents }) {
+  codes: ["invalid_request", "invalid_cursor", "unauthenticated", "upstream_unavailable"],
+  async handle({ query: q, req, res, caller }, { notifications, serveEvents }) {
     const last = req.header("last-event-id");
     if (last !== undefined && !/^\d{1,18}$/.test(last))
       throw new ApsError("invalid_cursor", "Last-Event-ID must be an event id sent by this stream");
     const feed = eventsOf(notifications);
-    const agent = (res.locals[AUTH_RESULT] as { agent?: { agentId: string } } | undefined)?.agent;
-    const source = requestSource(req, agent?.agentId);
+    // a key, when sent, is checked (401 if invalid) and counts the stream against its agent too
+    const source = requestSource(req, caller?.agentId);
     const cursor = last ?? (q.after || undefined);
-    await serveEvents(res, { source, cursor, types: q.types ?? [] }, feed);
+    await serveEvents(res, { source, agentId: caller?.agentId, cursor, types: q.types ?? [] }, feed);
     return undefined; // answered through `res`: the stream
   },
 });

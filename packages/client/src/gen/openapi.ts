@@ -5967,6 +5967,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Problem400_invalid_request_invalid_cursor"];
+            401: components["responses"]["Problem401_unauthenticated"];
             413: components["responses"]["Problem413_payload_too_large"];
             415: components["responses"]["Problem415_unsupported_media_type"];
             429: components["responses"]["Problem429_rate_limited"];

@@ -60,7 +60,7 @@ const noop = () => undefined;
  */
 export async function serveEventStream(res: Response, q: StreamRequest, deps: StreamDeps): Promise<void> {
   const { hub, streams } = deps;
-  const ticket = streams.admit(q.source);
+  const ticket = streams.admit(q.source, q.agentId);
   hub.acquire();
   let holding = true;
   const letGo = () => {

@@ -52,6 +52,26 @@ describe("SseStreams", () => {
     expect(refused("a")).toBe("admitted");
   });
 
+  it("admits at most perAgent per agent, within its source's: a neighbour of the same source still gets one (docs/design/events.md#event-stream-sse)", () => {
+    const streams = new SseStreams({ perSource: 4, perAgent: 2, perReplica: 100 });
+    const refused = (source: string, agent?: string) => {
+      try {
+        streams.admit(source, agent);
+      } catch (e) {
+        return [(e as ApsError).code, (e as ApsError).message.includes("EVENT_STREAMS_PER_AGENT")];
+      }
+      return "admitted";
+    };
+    const first = streams.admit("nat", "ext_greedy");
+    expect(refused("nat", "ext_greedy")).toBe("admitted");
+    expect(refused("nat", "ext_greedy")).toEqual(["rate_limited", true]);
+    expect(refused("nat", "ext_neighbour")).toBe("admitted"); // the source still has room
+    expect(refused("nat")).toBe("admitted"); // and anonymous requests count by source only
+    expect(refused("nat", "ext_third")).toEqual(["rate_limited", false]); // the source's bound
+    first.release();
+    expect(refused("elsewhere", "ext_greedy")).toBe("admitted"); // its place came back
+  });
+
   it("waits for drain and drops a client whose unsent bytes pass maxBufferBytes; a reading client gets everything", async () => {
     const streams = new SseStreams({ maxBufferBytes: 256 * 1024 });
     const s = await serve(streams);

@@ -9,6 +9,11 @@ import { ApsError, eventStreamEnds, eventStreamRefusals, registerOpenStreams, ty
 export interface StreamLimits {
   /** Streams open at once per client source (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source) in this process; beyond: 429. */
   perSource: number;
+  /**
+   * Streams open at once per agent (a request with a key) in this process, within its source's;
+   * beyond: 429. One agent behind a shared NAT cannot hold all of its network's streams.
+   */
+  perAgent: number;
   /** Streams open at once in this process; beyond: 503. */
   perReplica: number;
   /** Unsent bytes (queued here + the socket's buffer) past which a client is dropped. */
@@ -17,9 +22,10 @@ export interface StreamLimits {
   maxAgeMs: number;
 }
 
-/** The gateway's defaults (config.ts): 10 per source, 2,000 per process, 1 MiB, 15 min. */
+/** The gateway's defaults (config.ts): 10 per source, 3 per agent, 2,000 per process, 1 MiB, 15 min. */
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   perSource: 10,
+  perAgent: 3,
   perReplica: 2_000,
   maxBufferBytes: 1024 * 1024,
   maxAgeMs: 15 * 60_000,
@@ -88,6 +94,7 @@ export class SseStreams {
   readonly log: Logger | undefined;
   private readonly live = new Set<Stream>();
   private readonly bySource = new Map<string, number>();
+  private readonly byAgent = new Map<string, number>();
   /** Admitted places (open streams and streams still starting). */
   private held = 0;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -99,12 +106,22 @@ export class SseStreams {
   }
 
   /**
-   * Admits one stream of `source`, or throws: 429 `rate_limited` when the source holds
-   * `perSource` streams, 503 `upstream_unavailable` when this process holds `perReplica`, each with
-   * `Retry-After`. Synchronous, so concurrent requests cannot overshoot. Release the ticket (or
-   * pass it to `open`, whose stream releases it when it ends).
+   * Admits one stream of `source` (and of `agentId`, when the request carried a key), or throws:
+   * 429 `rate_limited` when the agent holds `perAgent` streams or the source `perSource`, 503
+   * `upstream_unavailable` when this process holds `perReplica`, each with `Retry-After`.
+   * Synchronous, so concurrent requests cannot overshoot. Release the ticket (or pass it to
+   * `open`, whose stream releases it when it ends).
    */
-  admit(source: string): StreamTicket {
+  admit(source: string, agentId?: string): StreamTicket {
+    const agents = agentId === undefined ? 0 : (this.byAgent.get(agentId) ?? 0);
+    if (agents >= this.limits.perAgent) {
+      eventStreamRefusals.inc({ reason: "agent" });
+      throw new ApsError(
+        "rate_limited",
+        `at most ${this.limits.perAgent} event streams at once per agent: close one first (EVENT_STREAMS_PER_AGENT)`,
+        SOURCE_RETRY_AFTER_S,
+      );
+    }
     const mine = this.bySource.get(source) ?? 0;
     if (mine >= this.limits.perSource) {
       eventStreamRefusals.inc({ reason: "source" });
@@ -123,16 +140,21 @@ export class SseStreams {
       );
     }
     this.bySource.set(source, mine + 1);
+    if (agentId !== undefined) this.byAgent.set(agentId, agents + 1);
     this.held++;
     let released = false;
+    const drop = (map: Map<string, number>, key: string) => {
+      const n = (map.get(key) ?? 1) - 1;
+      if (n <= 0) map.delete(key);
+      else map.set(key, n);
+    };
     return {
       release: () => {
         if (released) return;
         released = true;
         this.held--;
-        const n = (this.bySource.get(source) ?? 1) - 1;
-        if (n <= 0) this.bySource.delete(source);
-        else this.bySource.set(source, n);
+        drop(this.bySource, source);
+        if (agentId !== undefined) drop(this.byAgent, agentId);
       },
     };
   }
