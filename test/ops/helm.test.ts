@@ -559,11 +559,12 @@ function checkGolden(name: string, rendered: string) {
         expect(
           [
             "EVENT_STREAMS_PER_SOURCE",
+            "EVENT_STREAMS_PER_AGENT",
             "EVENT_STREAMS_PER_REPLICA",
             "EVENT_STREAM_MAX_BUFFER_BYTES",
             "EVENT_STREAM_MAX_AGE_MS",
           ].map((k) => envOf(gw)[k]?.value),
-        ).toEqual(["10", "2000", "1048576", "900000"]);
+        ).toEqual(["10", "3", "2000", "1048576", "900000"]);
         expect(envOf(gw).TRANSLATION_GRPC_ADDR.value).toBe("dns:///aps-translation:50055");
         // The translation engine's API keys come from the Secret (optional), only to that service.
         const tr = envOf(find(ms, "Deployment", "aps-translation"));

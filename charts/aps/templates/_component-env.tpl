@@ -36,6 +36,8 @@ and its own `env`. Shared by its Deployment (components.yaml) and its migration 
 # bounds of GET /v1/events/stream (docs/design/events.md#event-stream-sse)
 - name: EVENT_STREAMS_PER_SOURCE
   value: {{ .perSource | int | toString | quote }}
+- name: EVENT_STREAMS_PER_AGENT
+  value: {{ .perAgent | int | toString | quote }}
 - name: EVENT_STREAMS_PER_REPLICA
   value: {{ .perReplica | int | toString | quote }}
 - name: EVENT_STREAM_MAX_BUFFER_BYTES
