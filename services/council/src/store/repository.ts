@@ -655,13 +655,7 @@ export class CouncilRepository {
        ORDER BY opened_at, post_id LIMIT $4`,
       [statuses, after[0], after[1], limit + 1],
     );
-    const more = r.rows.length > limit;
-    const rows = more ? r.rows.slice(0, limit) : r.rows;
-    const last = rows[rows.length - 1];
-    return {
-      items: await this.hydrate(rows),
-      nextCursor: more && last ? encodeTupleCursor([last.opened_text, last.post_id]) : "",
-    };
+    return this.page(r.rows, limit, (last) => [last.opened_text, last.post_id]);
   }
 
   /**
@@ -679,13 +673,19 @@ export class CouncilRepository {
         ORDER BY closed_at DESC, post_id DESC LIMIT $2`,
       [statuses, limit + 1, before?.[0] ?? null, before?.[1] ?? ""],
     );
-    const more = r.rows.length > limit;
-    const rows = more ? r.rows.slice(0, limit) : r.rows;
-    const last = rows[rows.length - 1];
-    return {
-      items: await this.hydrate(rows),
-      nextCursor: more && last ? encodeTupleCursor([last.closed_text, last.post_id]) : "",
-    };
+    return this.page(r.rows, limit, (last) => [last.closed_text, last.post_id]);
+  }
+
+  /** A page of at most `limit` of `rows` (fetched with one more), hydrated, and the cursor of its last row's `key`. */
+  private async page<R extends CaseRow>(
+    rows: R[],
+    limit: number,
+    key: (last: R) => string[],
+  ): Promise<council.ListCasesResponse> {
+    const more = rows.length > limit;
+    const kept = more ? rows.slice(0, limit) : rows;
+    const last = kept[kept.length - 1];
+    return { items: await this.hydrate(kept), nextCursor: more && last ? encodeTupleCursor(key(last)) : "" };
   }
 
   private async hydrate(rows: CaseRow[], q: Queryable = this.pool): Promise<council.Case[]> {
