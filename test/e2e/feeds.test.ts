@@ -185,6 +185,10 @@ describe("Atom feeds (embedded)", () => {
     for (const h of hrefs) {
       const r = await fetch(`${root}${h}`);
       expect([h, r.status, r.headers.get("content-type")]).toEqual([h, 200, "application/atom+xml; charset=utf-8"]);
+      // and the feed's own alternate link is a page that exists
+      const doc = (parser.parse(await r.text()) as { feed: AtomDoc }).feed;
+      const page = doc.link.find((l) => l["@rel"] === "alternate")!["@href"];
+      expect([page, (await fetch(page, { headers: { accept: "text/html" } })).status]).toEqual([page, 200]);
     }
   });
 

@@ -16,7 +16,7 @@ export interface AtomEntry {
   published: Date;
 }
 
-/** What names a feed: its `<title>`, its own URL (`rel="self"`) and the page it mirrors. */
+/** What names a feed: its `<title>`, its own URL (`rel="self"`) and the web page it mirrors (`rel="alternate"`). */
 export interface AtomFeed {
   title: string;
   subtitle: string;

@@ -24,7 +24,8 @@ const TITLES: Record<FeedName, { title: string; subtitle: string; page: string }
     subtitle: "Proposals awaiting the Council (agenda) or under its review",
     page: "/agenda",
   },
-  decisions: { title: "APS: decisions", subtitle: "What the Council decided, newest first", page: "/decisions" },
+  // no page lists the decisions: the alternate is the home page
+  decisions: { title: "APS: decisions", subtitle: "What the Council decided, newest first", page: "/" },
 };
 
 /** The public origin the entries link to: PUBLIC_BASE_URL's, else the request's own. */
