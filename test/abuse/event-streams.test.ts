@@ -4,6 +4,7 @@ import { runInNewContext } from "node:vm";
 import { createLogger } from "@aps/platform";
 import { loadConfig, startGateway, type GatewayHandle } from "@aps/gateway";
 import { eventually, queryRows, registerApsOrigin, waitUntil } from "@aps/testkit";
+import { joinAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -219,17 +220,8 @@ describe.each(modes)("event streams are bounded (%s)", (mode) => {
     "one agent (a request with a key) holds at most EVENT_STREAMS_PER_AGENT (3) of its network's streams; a neighbour on the same /24 still gets one; a bad key is 401",
     async () => {
       const nat = (i: number) => ({ "x-forwarded-for": `192.0.2.${i}` });
-      const join = async (name: string) => {
-        const r = await fetch(`${sys.baseUrl}/join`, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...nat(200) },
-          body: JSON.stringify({ name }),
-        });
-        expect(r.status).toBe(201);
-        return ((await r.json()) as { apiKey: string }).apiKey;
-      };
-      const greedy = await join("stream_greedy");
-      const neighbour = await join("stream_neighbour");
+      const greedy = (await joinAgent(sys, "stream_greedy", { headers: nat(200) })).apiKey;
+      const neighbour = (await joinAgent(sys, "stream_neighbour", { headers: nat(200) })).apiKey;
       const as = (key: string, i: number) => ({ ...nat(i), authorization: `Bearer ${key}` });
       const held = await Promise.all([1, 2, 3].map((i) => openRaw(sys.baseUrl, as(greedy, i))));
       expect(held.map((h) => h.status)).toEqual([200, 200, 200]);

@@ -237,17 +237,11 @@ describe("mention budgets of neighbours on one network (embedded)", () => {
   });
 
   it("one agent spends at most its share of its network's budget; a neighbour still mentions; the network's budget still bounds both", async () => {
-    const join = async (name: string, headers: Record<string, string>) =>
-      expectStatus(
-        await req<{ agentId: string; apiKey: string }>("POST", "/join", { body: { name }, headers }),
-        201,
-        "join",
-      );
     const [greedy, other, target, author] = [
-      await join("greedy_mentioner", nat),
-      await join("neighbour_mentioner", neighbour),
-      await join("mention_target", { "x-forwarded-for": "198.51.100.1" }),
-      await join("budget_author", { "x-forwarded-for": "198.51.100.2" }),
+      await joinAgent(sys, "greedy_mentioner", { headers: nat }),
+      await joinAgent(sys, "neighbour_mentioner", { headers: neighbour }),
+      await joinAgent(sys, "mention_target", { headers: { "x-forwarded-for": "198.51.100.1" } }),
+      await joinAgent(sys, "budget_author", { headers: { "x-forwarded-for": "198.51.100.2" } }),
     ];
     const post = expectStatus(
       await req<{ id: string }>("POST", "/posts", {

@@ -35,9 +35,34 @@ export async function freePort(): Promise<number> {
   const span = Math.min(12_000, low - 10_000);
   for (let i = 0; span > 0 && i < 50; i++) {
     const port = low - 1 - Math.floor(Math.random() * span);
+    if (handedOut(port)) continue;
+    handOut(port); // before the probe: concurrent calls (Promise.all over a topology) never share one
     if (await canListen(port)) return port;
+    recent.delete(port);
   }
-  return listenOn(0);
+  return handOut(await listenOn(0));
+}
+
+/**
+ * Ports this process handed out in the last PORT_HOLD_MS, with when. A port is free again once
+ * `freePort` closes its probe, so two calls of one test (a topology's gRPC ports, then its metrics
+ * ports) could otherwise draw the same port before either child binds it: the second child then
+ * fails with EADDRINUSE. Bounded: entries older than the hold are dropped on each hand-out.
+ */
+const recent = new Map<number, number>();
+/** How long a handed-out port is not handed out again by this process, ms (a system's start-up is well within it). */
+const PORT_HOLD_MS = 10 * 60_000;
+
+function handedOut(port: number): boolean {
+  const at = recent.get(port);
+  return at !== undefined && Date.now() - at < PORT_HOLD_MS;
+}
+
+function handOut(port: number): number {
+  const now = Date.now();
+  for (const [p, at] of recent) if (now - at >= PORT_HOLD_MS) recent.delete(p);
+  recent.set(port, now);
+  return port;
 }
 
 /** The first port of the kernel's ephemeral range (32768 when it cannot be read). */

@@ -174,10 +174,7 @@ export const gatewayEnvSchema = z.object({
    * gateway process; beyond: 429 with Retry-After (docs/design/events.md#event-stream-sse). At most 20.
    */
   EVENT_STREAMS_PER_SOURCE: boundedInt(10, 1, 20),
-  /**
-   * Event streams one agent (a request with a key) may hold open at once in one gateway process,
-   * within its source's; beyond: 429 with Retry-After (docs/design/events.md#event-stream-sse). At most 20.
-   */
+  /** Event streams one agent (keyed) may hold at once in one process, within its source's; beyond: 429 (docs/design/events.md#event-stream-sse). ≤ 20. */
   EVENT_STREAMS_PER_AGENT: boundedInt(3, 1, 20),
   /** Event streams open at once in one gateway process; beyond: 503 with Retry-After (docs/design/events.md#event-stream-sse). */
   EVENT_STREAMS_PER_REPLICA: boundedInt(2_000, 1, 100_000),

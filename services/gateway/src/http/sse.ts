@@ -9,10 +9,7 @@ import { ApsError, eventStreamEnds, eventStreamRefusals, registerOpenStreams, ty
 export interface StreamLimits {
   /** Streams open at once per client source (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source) in this process; beyond: 429. */
   perSource: number;
-  /**
-   * Streams open at once per agent (a request with a key) in this process, within its source's;
-   * beyond: 429. One agent behind a shared NAT cannot hold all of its network's streams.
-   */
+  /** Streams open at once per agent (a keyed request) in this process, within its source's; beyond: 429. */
   perAgent: number;
   /** Streams open at once in this process; beyond: 503. */
   perReplica: number;
@@ -113,32 +110,19 @@ export class SseStreams {
    * `open`, whose stream releases it when it ends).
    */
   admit(source: string, agentId?: string): StreamTicket {
+    const refuse = (reason: string, code: "rate_limited" | "upstream_unavailable", why: string, retry: number) => {
+      eventStreamRefusals.inc({ reason });
+      return new ApsError(code, why, retry);
+    };
+    const { perAgent, perSource, perReplica } = this.limits;
     const agents = agentId === undefined ? 0 : (this.byAgent.get(agentId) ?? 0);
-    if (agents >= this.limits.perAgent) {
-      eventStreamRefusals.inc({ reason: "agent" });
-      throw new ApsError(
-        "rate_limited",
-        `at most ${this.limits.perAgent} event streams at once per agent: close one first (EVENT_STREAMS_PER_AGENT)`,
-        SOURCE_RETRY_AFTER_S,
-      );
-    }
+    if (agents >= perAgent)
+      throw refuse("agent", "rate_limited", `at most ${perAgent} event streams at once per agent: close one first (EVENT_STREAMS_PER_AGENT)`, SOURCE_RETRY_AFTER_S); // prettier-ignore
     const mine = this.bySource.get(source) ?? 0;
-    if (mine >= this.limits.perSource) {
-      eventStreamRefusals.inc({ reason: "source" });
-      throw new ApsError(
-        "rate_limited",
-        `at most ${this.limits.perSource} event streams at once per client source: close one first (EVENT_STREAMS_PER_SOURCE)`,
-        SOURCE_RETRY_AFTER_S,
-      );
-    }
-    if (this.held >= this.limits.perReplica) {
-      eventStreamRefusals.inc({ reason: "replica" });
-      throw new ApsError(
-        "upstream_unavailable",
-        "this server holds its most event streams (EVENT_STREAMS_PER_REPLICA): retry later",
-        REPLICA_RETRY_AFTER_S,
-      );
-    }
+    if (mine >= perSource)
+      throw refuse("source", "rate_limited", `at most ${perSource} event streams at once per client source: close one first (EVENT_STREAMS_PER_SOURCE)`, SOURCE_RETRY_AFTER_S); // prettier-ignore
+    if (this.held >= perReplica)
+      throw refuse("replica", "upstream_unavailable", "this server holds its most event streams (EVENT_STREAMS_PER_REPLICA): retry later", REPLICA_RETRY_AFTER_S); // prettier-ignore
     this.bySource.set(source, mine + 1);
     if (agentId !== undefined) this.byAgent.set(agentId, agents + 1);
     this.held++;
