@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseRequest, LIMITS, text, unary, type Logger } from "@aps/platform";
 import type { identity } from "@aps/proto";
-import type { IdentityRepository } from "../store/repository.js";
+import { distinctAgents, type IdentityRepository } from "../store/repository.js";
 import type { OwnerVerifier } from "../owner/verifier.js";
 
 /** Validation of join input (docs/design/edge.md#request-path: name 1–64 chars, url http(s) ≤ 2 048 or empty). */
@@ -48,9 +48,7 @@ export function identityHandlers(
         req.handles,
       );
       const resolved = await repo.resolveHandles(handles);
-      const agentIds: string[] = [];
-      for (const r of resolved) if (!agentIds.includes(r.agentId)) agentIds.push(r.agentId);
-      return { agentIds, resolved };
+      return { agentIds: distinctAgents(resolved), resolved };
     }),
     // The profile url (as at join: http(s) ≤ 2 048 or empty); a change clears the owner verification (docs/design/notifications.md#verified-owners).
     updateProfile: unary(log, async (req: identity.UpdateProfileRequest) => {

@@ -92,6 +92,11 @@ export const OWNER_RECHECK_FAILURES_MAX = 3;
 /** How long a rotation whose answer was lost can be completed with its Idempotency-Key, ms (docs/design/edge.md#authentication). */
 export const ROTATION_RECOVERY_MS = 5 * 60_000;
 
+/** The distinct agents of resolved handles, in the order of the handles (docs/design/notifications.md#mentions). */
+export function distinctAgents(resolved: readonly { agentId: string }[]): string[] {
+  return [...new Set(resolved.map((r) => r.agentId))];
+}
+
 /**
  * Identity storage on the service's own PostgreSQL schema (the embedded server of the all-in-one or the platform's,
  * both through `pg`). All rule checks that need atomicity (join limit) happen in SQL.
@@ -336,9 +341,7 @@ export class IdentityRepository {
    * agents or of holders of a name (`agents_pkey`, `agents_name_holder`).
    */
   async resolveMentions(handles: readonly string[]): Promise<string[]> {
-    const out: string[] = [];
-    for (const r of await this.resolveHandles(handles)) if (!out.includes(r.agentId)) out.push(r.agentId);
-    return out;
+    return distinctAgents(await this.resolveHandles(handles));
   }
 
   /**
