@@ -1,4 +1,5 @@
-import { containerImages, dockerRequired, eventually, waitUntil } from "@aps/testkit";
+import { existsSync } from "node:fs";
+import { containerImages, docker, dockerRequired, eventually, waitUntil } from "@aps/testkit";
 import { chartTools, type Manifest, type Tools } from "../ops/chart-tools.js";
 import { joinAgent, propose } from "../support/fixtures.js";
 import { Endpoints, TcpBalancer } from "./rehearsal/balancer.js";
@@ -6,14 +7,18 @@ import { applyChartGaps, type ChartGap } from "./rehearsal/chart-gaps.js";
 import { createCluster, runJob, startWorkload, teardown, type Cluster } from "./rehearsal/cluster.js";
 import { buildPgbouncerImage, localImages, type LocalImages } from "./rehearsal/images.js";
 import { LoadGenerator, verifyWrites } from "./rehearsal/load.js";
+import { waitReady } from "./rehearsal/pod.js";
+import { dashboardQueries, grafanaExpr, PROMETHEUS_BIN, RehearsalPrometheus } from "./rehearsal/prometheus.js";
 import { renderRehearsal } from "./rehearsal/render.js";
 import { rollDeployment } from "./rehearsal/rollout.js";
+import { missingEvents, RehearsalStream } from "./rehearsal/stream.js";
 
 /**
  * The production rehearsal (docs/operations/rehearsal.md): the chart rendered with values-production.yaml (in-chart 3-server NATS, PgBouncer,
  * PostgreSQL, the PostgreSQL search engine), each rendered workload run as a Docker container of
  * the project's image on a private network; the migration Jobs first; an API smoke through the
- * gateway.
+ * gateway; a rolling restart of every Deployment under load; the event stream's leader killed
+ * under load; a real Prometheus scraping every pod, every dashboard query and rule checked.
  */
 const APS_IMAGE = process.env.APS_TEST_IMAGE ?? "aps:dev";
 const tools = await chartTools();
@@ -29,7 +34,8 @@ const missing = (() => {
   const engine = containerImages({ ...process.env, APS_TEST_IMAGE: APS_IMAGE });
   if ("missing" in engine) return engine.missing;
   const images = localImages(APS_IMAGE);
-  return "missing" in images ? images.missing : undefined;
+  if ("missing" in images) return images.missing;
+  return existsSync(PROMETHEUS_BIN) ? undefined : `${PROMETHEUS_BIN} not found (Debian package prometheus)`;
 })();
 if (missing && !inSuite && (dockerRequired() || process.env.APS_TEST_REQUIRE_REAL === "1"))
   throw new Error(`the production rehearsal: ${missing}, and Docker is required here`);
@@ -53,6 +59,13 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
     let gaps: ChartGap[] = [];
     let figures: { failed: number; total: number } | undefined;
     let rollMs = 0;
+    /** Every load of the run: their acknowledged writes must all have their events in the stream. */
+    const loads: LoadGenerator[] = [];
+    let stream: RehearsalStream | undefined;
+    let natsFigures: { failed: number; requests: number; lost: number; events: number } | undefined;
+    let prometheus: RehearsalPrometheus | undefined;
+    let scrapeTargets: NodeJS.Timeout | undefined;
+    let series = 0;
 
     beforeAll(async () => {
       const images = localImages(APS_IMAGE) as LocalImages;
@@ -64,8 +77,15 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
     afterAll(async () => {
       if (figures)
         console.log(
-          `[rehearsal] SUMMARY: requests failed/total during the roll ${figures.failed}/${figures.total}; roll ${(rollMs / 1000).toFixed(0)} s; containers started ${cluster?.started ?? 0}; chart gaps stood in for ${gaps.length}`,
+          `[rehearsal] SUMMARY: requests failed/total during the roll ${figures.failed}/${figures.total}; roll ${(rollMs / 1000).toFixed(0)} s; ` +
+            (natsFigures
+              ? `NATS leader killed: requests failed/total ${natsFigures.failed}/${natsFigures.requests}, events lost/total ${natsFigures.lost}/${natsFigures.events}; `
+              : "") +
+            `Prometheus series ${series}; containers started ${cluster?.started ?? 0}; chart gaps stood in for ${gaps.length}`,
         );
+      clearInterval(scrapeTargets);
+      await prometheus?.stop();
+      await stream?.close().catch(() => undefined);
       endpoints?.close();
       await balancer?.close();
       if (cluster) {
@@ -98,6 +118,11 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
       });
       balancer = new TcpBalancer(endpoints, 8080);
       baseUrl = `http://127.0.0.1:${await balancer.listen()}/v1`;
+      // Prometheus from here on: it scrapes the pods the PodMonitor selects, as they come and go
+      prometheus = await RehearsalPrometheus.start(manifests, c.ctx.workDir, c.ctx.namespace);
+      const scrape = () => prometheus!.setTargets([...c.pods.values()].flat());
+      scrape();
+      scrapeTargets = setInterval(scrape, 1000);
     }, 1_800_000);
 
     it("answers the API through the gateway: join, propose, vote, read back, list", async () => {
@@ -125,6 +150,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
         rate: RATE,
         keepAlive: process.env.REHEARSAL_KEEPALIVE !== "0",
       });
+      loads.push(load);
       load.start();
       try {
         // the load runs before the roll: some writes exist to read and vote on
@@ -175,5 +201,99 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
         await load.stop();
       }
     }, 3_600_000);
+    it("kills the event stream's leader, one of 3 NATS servers, under load: no request fails, publishing goes on, and every write acknowledged in the whole run has its event in the stream", async () => {
+      const c = cluster!;
+      const natsKey = [...c.pods.keys()].find((k) => k.startsWith("StatefulSet/") && k.endsWith("-nats"))!;
+      const natsPods = c.pods.get(natsKey)!;
+      expect(natsPods.length).toBe(3);
+      stream = await RehearsalStream.connect(manifests, natsPods);
+      const agents = [];
+      for (let i = 0; i < 10; i++) agents.push(await joinAgent(baseUrl, `rehearsal nats agent ${i}`));
+      const load = new LoadGenerator(baseUrl, agents, { rate: RATE });
+      loads.push(load);
+      load.start();
+      try {
+        await waitUntil("100 answered requests before the kill", () => load.outcomes.length >= 100, {
+          timeoutMs: 120_000,
+        });
+        const leader = await stream.leader();
+        const victim = natsPods.find((p) => p.name === leader) ?? natsPods[0]!;
+        // a crash, not a stop: SIGKILL, no lame duck; Docker must not restart it at once
+        await docker("update", "--restart", "no", victim.containerName);
+        const killAt = Date.now();
+        await docker("kill", victim.containerName);
+        c.timeline.push({ at: killAt, what: `${victim.name} killed (the stream's leader: ${leader === victim.name})` });
+        const after = (t: number) => load.outcomes.filter((o) => o.at > t).length;
+        const newLeader = await waitUntil(
+          "a new stream leader among the servers left",
+          async () => {
+            const l = await stream!.leader().catch(() => undefined);
+            return l && l !== victim.name ? l : undefined;
+          },
+          { timeoutMs: 120_000, intervalMs: 500 },
+        );
+        c.log(`[rehearsal] ${victim.name} killed; ${newLeader} leads the stream ${Date.now() - killAt} ms later`);
+        await waitUntil(`${RATE * 15} requests sent with the server down`, () => after(killAt) >= RATE * 15, {
+          timeoutMs: 180_000,
+        });
+        // the StatefulSet controller starts the pod again, on its volume
+        await docker("update", "--restart", "always", victim.containerName);
+        await docker("start", victim.containerName);
+        await waitReady(victim, 300_000);
+        const back = Date.now();
+        c.timeline.push({ at: back, what: `${victim.name} ready again` });
+        await waitUntil(`${RATE * 5} requests sent after its return`, () => after(back) >= RATE * 5, {
+          timeoutMs: 120_000,
+        });
+        await load.stop();
+        const s = load.summary(killAt);
+        let check = { missing: [] as string[], total: 0 };
+        await eventually(
+          async () => {
+            const seen = await stream!.forumEvents();
+            const all = loads.map((l) => missingEvents(l.acked, seen));
+            check = { missing: all.flatMap((a) => a.missing), total: all.reduce((n, a) => n + a.total, 0) };
+            expect(check.missing).toEqual([]);
+          },
+          120_000,
+          2000,
+        ).catch(() => undefined);
+        natsFigures = { failed: s.failed, requests: s.total, lost: check.missing.length, events: check.total };
+        console.log(
+          `[rehearsal] NATS leader killed: answers from the kill on ${JSON.stringify(s.byAnswer)}; events looked for ${check.total}, missing ${check.missing.length}`,
+        );
+        expect({ failures: s.failures, missing: check.missing.slice(0, 20) }).toEqual({ failures: [], missing: [] });
+      } finally {
+        await load.stop();
+      }
+    }, 1_800_000);
+
+    it("a real Prometheus scraped every APS pod: every target up, every dashboard query answers data, every rule evaluates, no alert fires", async () => {
+      const p = prometheus!;
+      const apps = [...cluster!.pods.values()].flat().filter((pod) => pod.labels["aps.dev/tier"] === "app");
+      await waitUntil(
+        "every APS pod a healthy scrape target",
+        async () => {
+          const t = await p.targets();
+          return t.length === apps.length && t.every((x) => x.health === "up");
+        },
+        { timeoutMs: 60_000, intervalMs: 1000 },
+      ).catch(async (err) => {
+        console.log(`[rehearsal] targets: ${JSON.stringify(await p.targets())}`);
+        throw err;
+      });
+      series = Number((await p.query('count({__name__=~".+"})'))[0]?.value[1] ?? 0);
+      const queries = dashboardQueries(manifests);
+      expect(queries.length).toBeGreaterThan(20);
+      const empty: string[] = [];
+      for (const q of queries)
+        if ((await p.query(grafanaExpr(q.expr, cluster!.ctx.namespace))).length === 0)
+          empty.push(`${q.dashboard} "${q.panel}": ${q.expr}`);
+      const firing = (await p.query('ALERTS{alertstate="firing"}')).map((a) => a.metric.alertname);
+      console.log(
+        `[rehearsal] Prometheus: ${apps.length} pods scraped, ${series} series, ${queries.length} dashboard queries (${empty.length} empty), alerts firing: ${JSON.stringify(firing)}`,
+      );
+      expect({ empty, ruleErrors: await p.ruleErrors(), firing }).toEqual({ empty: [], ruleErrors: [], firing: [] });
+    }, 300_000);
   },
 );

@@ -137,7 +137,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   };
   const rateLimiter = new RequestRateLimiter(
     limits,
-    db ? { kind: "postgres", pool: db.pool, schema: db.schema } : { kind: "memory" },
+    db ? { kind: "postgres", pool: db.pool, schema: db.schema, pooler: db.pooler } : { kind: "memory" },
     log,
     { syncMs: cfg.RATE_LIMIT_SYNC_MS },
   );

@@ -102,6 +102,8 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
     let tdb: TestDatabase;
     let db: Database;
     let writes = 0;
+    /** The names of the named (server-side prepared) statements the pool was sent. */
+    const named: string[] = [];
     const limiters: RequestRateLimiter[] = [];
     const replica = (keyed: number, anon: number) => {
       const rl = new RequestRateLimiter(
@@ -122,7 +124,8 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
       );
       const query = db.pool.query.bind(db.pool) as (...a: unknown[]) => unknown;
       (db.pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-        const q = a[0] as string | { text?: string };
+        const q = a[0] as string | { text?: string; name?: string };
+        if (typeof q !== "string" && q.name) named.push(q.name);
         if (/INSERT INTO/i.test(typeof q === "string" ? q : (q.text ?? ""))) writes++;
         return query(...a);
       };
@@ -228,6 +231,24 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
       expect(await a.peek("keyed", "ext_PEEK")).toMatchObject({ used: 10 });
       await a.close();
       expect(await replica(1_000_000, 1_000_000).peek("keyed", "ext_PEEK")).toMatchObject({ used: 10 });
+    });
+
+    it("behind PgBouncer in transaction mode (DATABASE_POOLER=transaction) the store's statements go unnamed; on a direct pool rate-limiter-flexible names them", async () => {
+      const direct = new RequestRateLimiter(
+        { keyedPerMinute: 100, anonPerMinute: 100 },
+        { kind: "postgres", pool: db.pool, schema: db.schema, pooler: "none" },
+      );
+      const pooled = new RequestRateLimiter(
+        { keyedPerMinute: 100, anonPerMinute: 100 },
+        { kind: "postgres", pool: db.pool, schema: db.schema, pooler: "transaction" },
+      );
+      limiters.push(direct, pooled);
+      await pooled.consume("keyed", "ext_POOLED");
+      named.length = 0;
+      for (let i = 0; i < 3; i++) expect(await pooled.peek("keyed", "ext_POOLED")).toMatchObject({ used: 1 });
+      expect(named).toEqual([]);
+      await direct.peek("keyed", "ext_POOLED");
+      expect(named).toEqual(["rate_limits:rlflx-get"]);
     });
   },
 );

@@ -54,7 +54,15 @@ export const SOURCE_LIMIT_FACTOR = 5;
  * STORE_TIMEOUT_MS); a test that must tell a failing statement from a slow machine gives more.
  */
 export type RateStore =
-  { kind: "memory" } | { kind: "postgres"; pool: Database["pool"]; schema: string; timeoutMs?: number | undefined };
+  | { kind: "memory" }
+  | {
+      kind: "postgres";
+      pool: Database["pool"];
+      schema: string;
+      timeoutMs?: number | undefined;
+      /** What the pool's URL reaches (Database.pooler; DATABASE_POOLER): `transaction` sends no named statement. */
+      pooler?: Database["pooler"];
+    };
 
 /** What one partition (an agent or an IP) has left in its current window. */
 export interface RateState {
@@ -269,6 +277,18 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
+ * `pool` as rate-limiter-flexible's store client, its statements sent unnamed. The library names
+ * them (`rate_limits:rlflx-get`, prepared on the server); behind PgBouncer in transaction mode the
+ * next transaction may run on a server connection that never prepared one ("does not exist") or
+ * already did under another client ("already exists"), as the rehearsal saw after a PgBouncer roll
+ * (docs/design/services.md#pools-and-the-connection-budget: no named prepared statements there).
+ */
+export function unnamedStatements(pool: Database["pool"]): Pick<Database["pool"], "query"> {
+  const query = (q: { text: string; values?: unknown[] }) => pool.query({ text: q.text, values: q.values ?? [] });
+  return { query: query as Database["pool"]["query"] };
+}
+
+/**
  * The shared PostgreSQL counters of `policy` as rate-limiter-flexible reads them (`peek`) and
  * purges them, each call bounded by `timeoutMs`; counts are added by CoalescedRateStore.
  */
@@ -279,7 +299,7 @@ function shared(
   timeoutMs: number,
 ): RateLimiterAbstract {
   const pgLimiter = new RateLimiterPostgres({
-    storeClient: store.pool,
+    storeClient: store.pooler === "transaction" ? unnamedStatements(store.pool) : store.pool,
     storeType: "pool",
     schemaName: store.schema,
     tableName: RATE_LIMIT_TABLE,
