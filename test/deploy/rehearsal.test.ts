@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
-import { containerImages, docker, dockerRequired, eventually, waitUntil } from "@aps/testkit";
+import { containerImages, docker, dockerRequired, eventually, registerApsOrigin, waitUntil } from "@aps/testkit";
 import { chartTools, type Manifest, type Tools } from "../ops/chart-tools.js";
+import { apiSuite } from "../e2e/suites/api.js";
 import { joinAgent, propose } from "../support/fixtures.js";
 import { Endpoints, TcpBalancer } from "./rehearsal/balancer.js";
 import { applyChartGaps, type ChartGap } from "./rehearsal/chart-gaps.js";
@@ -9,7 +10,7 @@ import { buildPgbouncerImage, localImages, type LocalImages } from "./rehearsal/
 import { LoadGenerator, verifyWrites } from "./rehearsal/load.js";
 import { waitReady } from "./rehearsal/pod.js";
 import { dashboardQueries, grafanaExpr, PROMETHEUS_BIN, RehearsalPrometheus } from "./rehearsal/prometheus.js";
-import { renderRehearsal } from "./rehearsal/render.js";
+import { renderedSecret, renderRehearsal } from "./rehearsal/render.js";
 import { rollDeployment } from "./rehearsal/rollout.js";
 import { missingEvents, RehearsalStream } from "./rehearsal/stream.js";
 
@@ -124,6 +125,22 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
       scrape();
       scrapeTargets = setInterval(scrape, 1000);
     }, 1_800_000);
+
+    // the e2e API suite (every seed route, each answer checked against the OpenAPI document) through
+    // the balancer, first: some of its checks read whole lists and need a system no one wrote to
+    apiSuite({
+      mode: "chart-containers",
+      start: async () => {
+        registerApsOrigin(baseUrl);
+        return {
+          mode: "chart-containers",
+          baseUrl,
+          adminToken: renderedSecret(manifests, "APS_ADMIN_TOKEN"),
+          stop: async () => undefined,
+        };
+      },
+      done: async () => undefined,
+    });
 
     it("answers the API through the gateway: join, propose, vote, read back, list", async () => {
       const author = await joinAgent(baseUrl, "rehearsal author");

@@ -43,9 +43,12 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
  * - `distributed`: `node deploy/local/start.mjs` — one process per service on real PostgreSQL + NATS;
  * - `aio-container`: the all-in-one from the APS image in one read-only container (docs/design/operations.md#the-image);
  * - `distributed-containers`: one container per service from the APS image, with PostgreSQL and
- *   NATS containers built from Debian's packages, on one Docker network (docs/design/operations.md#the-image).
+ *   NATS containers built from Debian's packages, on one Docker network (docs/design/operations.md#the-image);
+ * - `chart-containers`: the chart's production render, each workload a container — started by the
+ *   production rehearsal (test/deploy/rehearsal.test.ts, docs/operations/rehearsal.md), never by startSystem.
  */
-export type Mode = "embedded" | "real" | "aio-process" | "distributed" | "aio-container" | "distributed-containers";
+export type Mode =
+  "embedded" | "real" | "aio-process" | "distributed" | "aio-container" | "distributed-containers" | "chart-containers";
 
 /** A running APS for one test file. */
 export interface System {
@@ -269,6 +272,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     APS_START_APERTIUM: "off",
     ...(opts.env ?? {}),
   };
+  if (mode === "chart-containers") throw new Error("mode chart-containers is the production rehearsal's own system");
   if (opts.clock && mode !== "embedded" && mode !== "real")
     throw new Error(`a test clock needs an in-jest mode, not ${mode}`);
   if (opts.replicas && mode !== "distributed") throw new Error(`replicas need mode distributed, not ${mode}`);

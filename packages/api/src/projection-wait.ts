@@ -1,4 +1,7 @@
-import { caseProjectionWaits, type ForumClient, type Logger } from "@aps/platform";
+import { caseProjectionWaits, zeroSeries, type ForumClient, type Logger } from "@aps/platform";
+
+// every result's series at 0 from the start: the dashboard reads 0, not "no data" (docs/observability.md "Dashboards")
+zeroSeries(caseProjectionWaits, { result: ["reached", "late", "failed"] });
 
 /** The longest a council write waits for the forum's projection of its case, ms (docs/design/council.md#the-forums-projection-of-the-case). */
 export const PROJECTION_WAIT_MS = 2_000;

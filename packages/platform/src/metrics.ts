@@ -92,8 +92,12 @@ export interface OpenStreamCount {
   readonly size: number;
 }
 const openStreamSources = new Set<OpenStreamCount>();
-/** Counts `source`'s streams in `aps_event_streams_open` (docs/design/events.md#event-stream-sse); returns the unregister. */
+/**
+ * Counts `source`'s streams in `aps_event_streams_open` (docs/design/events.md#event-stream-sse), and starts
+ * `aps_event_stream_refusals_total` at 0 for every reason; returns the unregister.
+ */
 export function registerOpenStreams(source: OpenStreamCount): () => void {
+  zeroSeries(eventStreamRefusals, { reason: ["agent", "source", "replica"] });
   openStreamSources.add(source);
   return () => void openStreamSources.delete(source);
 }
@@ -178,6 +182,25 @@ export const eventsParked = new Counter({
   labelNames: ["durable", "kind"] as const,
   registers: [metricsRegistry],
 });
+
+/**
+ * Starts at 0 the series of `metric` (a counter or a histogram) for every combination of the
+ * label values in `labels` (`{ outcome: ["ok", "failed"] }` → two series), so a dashboard or an
+ * alert reads 0 rather than "no data" before the first event — Prometheus' advice on missing
+ * metrics (docs/observability.md "Dashboards"). Call it where the code that counts runs.
+ */
+export function zeroSeries<T extends string>(
+  metric: Counter<T> | Histogram<T>,
+  labels: { [K in T]?: readonly string[] },
+): void {
+  let sets: Array<Partial<Record<T, string>>> = [{}];
+  for (const [name, values] of Object.entries(labels) as Array<[T, readonly string[]]>)
+    sets = sets.flatMap((set) => values.map((v) => ({ ...set, [name]: v })));
+  for (const set of sets) {
+    if (metric instanceof Histogram) metric.zero(set);
+    else metric.inc(set, 0);
+  }
+}
 
 /** Something that can count the events in its dead-letter queue, by durable (a bus). */
 export interface DeadLetterCountSource {

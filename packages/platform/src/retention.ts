@@ -4,7 +4,7 @@ import { Counter } from "prom-client";
 import { z } from "zod";
 import { intVar } from "./config.js";
 import type { Logger } from "./log.js";
-import { metricsRegistry } from "./metrics.js";
+import { metricsRegistry, zeroSeries } from "./metrics.js";
 
 /**
  * Bounded storage (docs/design/operations.md#retention, docs/retention.md): every table that only grows
@@ -142,8 +142,11 @@ export class RetentionJob {
     private readonly opts: RetentionJobOptions,
   ) {}
 
-  /** Schedules the passes. */
+  /** Schedules the passes; every rule's series start at 0. */
   start(): void {
+    const labels = { service: [this.opts.service], table: this.rules.map((r) => r.table) };
+    zeroSeries(retentionPrunedRows, labels);
+    zeroSeries(retentionFailures, labels);
     this.schedule(Math.min(this.opts.intervalMs, 60_000) * Math.random());
   }
 

@@ -4,6 +4,7 @@ import type { forum } from "@aps/proto";
 import { EngineError, type TranslationEngine } from "./engines/types.js";
 import { detectLang, type Lang } from "./langs.js";
 import { translateMarkdown } from "./markdown.js";
+import { zeroSeries } from "@aps/platform";
 import { cacheLookups, engineCalls } from "./metrics.js";
 import {
   GLOBAL_QUOTA_KEY,
@@ -83,7 +84,10 @@ export class Translator {
     private readonly forum: ForumClient,
     private readonly engine: TranslationEngine | undefined,
     private readonly opts: TranslatorOptions,
-  ) {}
+  ) {
+    zeroSeries(cacheLookups, { result: ["hit", "miss"] });
+    if (engine) zeroSeries(engineCalls, { engine: [engine.name], outcome: ["ok", "unsupported_pair", "unavailable"] });
+  }
 
   /** New translations one client source may generate per UTC day. */
   get sourceQuota(): number {

@@ -22,7 +22,8 @@ export interface RehearsalValues {
  * - the chart's own Secret instead of `secrets.existingSecret` (see {@link rehearsalValues}' note);
  * - `otel.endpoint=""`: no OpenTelemetry collector runs here;
  * - rate and daily limits raised: every request of the load comes from one client address (the
- *   test process), where production has many agents on many addresses.
+ *   test process), where production has many agents on many addresses;
+ * - the council's last call and sealed ballots off, as the API suite expects (test/support/system.ts).
  */
 export function rehearsalSetArgs(v: RehearsalValues): string[] {
   const colon = v.image.lastIndexOf(":");
@@ -45,12 +46,26 @@ export function rehearsalSetArgs(v: RehearsalValues): string[] {
     "components.identity.env.JOINS_PER_SOURCE_PER_DAY": "10000",
     "components.forum.env.POSTS_PER_DAY": "100000",
     "components.forum.env.COMMENTS_PER_DAY": "100000",
+    // the API suite's conventions (test/support/system.ts): a case decided by ballots closes at
+    // once, and every position is public while a case is open
+    "components.council.env.LAST_CALL_MS": "0",
+    "components.council.env.BALLOT_SEALING": "off",
   };
   // strings as strings (`--set-string`: "100000" stays an env value), the rest typed (`--set`)
   return Object.entries(sets).flatMap(([k, val]) => [
     typeof val === "string" ? "--set-string" : "--set",
     `${k}=${val}`,
   ]);
+}
+
+/** A key of the rendered Secrets (`data` base64, or `stringData`); throws when none has it. */
+export function renderedSecret(objects: readonly Manifest[], key: string): string {
+  for (const s of objects.filter((o) => o.kind === "Secret")) {
+    const stringData = s.stringData as Record<string, string> | undefined;
+    if (stringData?.[key] !== undefined) return stringData[key];
+    if (s.data?.[key] !== undefined) return Buffer.from(String(s.data[key]), "base64").toString("utf8");
+  }
+  throw new Error(`no rendered Secret has ${key}`);
 }
 
 /**

@@ -3,6 +3,7 @@ import { events } from "@aps/proto";
 import type { Manifest } from "../../ops/chart-tools.js";
 import type { AckedWrites } from "./load.js";
 import type { Pod } from "./pod.js";
+import { renderedSecret } from "./render.js";
 
 /**
  * The rehearsal's view of the JetStream event stream: a connection from the test process to the
@@ -27,16 +28,6 @@ function envValue(objects: readonly Manifest[], deployment: string, variable: st
   return v;
 }
 
-/** A key of the rendered Secrets (`data` base64, or `stringData`). */
-function secretValue(objects: readonly Manifest[], key: string): string {
-  for (const s of objects.filter((o) => o.kind === "Secret")) {
-    const stringData = s.stringData as Record<string, string> | undefined;
-    if (stringData?.[key] !== undefined) return stringData[key];
-    if (s.data?.[key] !== undefined) return Buffer.from(String(s.data[key]), "base64").toString("utf8");
-  }
-  throw new Error(`no rendered Secret has ${key}`);
-}
-
 /** The event stream of a rehearsal: its name, subject prefix and a connection to its servers. */
 export class RehearsalStream {
   private constructor(
@@ -56,7 +47,7 @@ export class RehearsalStream {
     const nc = await connect({
       servers: natsPods.map((p) => `${p.ip}:4222`),
       user: "operator",
-      pass: secretValue(objects, "NATS_PASSWORD_OPERATOR"),
+      pass: renderedSecret(objects, "NATS_PASSWORD_OPERATOR"),
       name: "aps-rehearsal",
       timeout: 10_000,
       maxReconnectAttempts: -1,
@@ -77,7 +68,8 @@ export class RehearsalStream {
 
   /**
    * Every post_created, comment_created and vote_cast event the stream holds, decoded
-   * (`events.proto`), read with an ordered consumer from the first to the last message there is.
+   * (`events.proto`), read with an ordered consumer from the first to the last message there is;
+   * rejects when the read stalls for 60 s.
    */
   async forumEvents(): Promise<ForumEvents> {
     const js = this.nc.jetstream({ timeout: 10_000 });
@@ -86,6 +78,9 @@ export class RehearsalStream {
     // one filter: several (filter_subjects) need NATS 2.10, and the stand-in server is 2.9
     const consumer = await js.consumers.get(this.stream, { filterSubjects: `${this.prefix}.forum.>` });
     const messages = await consumer.consume();
+    // a read that stalls (a server gone, a consumer the server refused) ends here, not at jest's timeout
+    let stalled = false;
+    const bound = setTimeout(() => ((stalled = true), messages.stop()), 60_000);
     for await (const m of messages) {
       if (m.subject === subject("post_created")) out.posts.add(events.PostCreated.decode(m.data).postId);
       else if (m.subject === subject("comment_created"))
@@ -96,6 +91,8 @@ export class RehearsalStream {
       }
       if (m.info.pending === 0) break;
     }
+    clearTimeout(bound);
+    if (stalled) throw new Error(`reading ${this.stream} stalled after ${out.posts.size} posts (60 s)`);
     return out;
   }
 

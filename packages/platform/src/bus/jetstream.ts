@@ -17,7 +17,7 @@ import {
 import type { BusEvent, ConsumerSpec, EphemeralHandler, EventBus, Subscription } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
-import { eventsParked, registerDeadLetters, registerLag, registerStream } from "../metrics.js";
+import { eventsParked, registerDeadLetters, registerLag, registerStream, zeroSeries } from "../metrics.js";
 import { DEFAULT_STREAM_LIMITS, limitsOfConfig, streamLimitConfig, type StreamLimits } from "./stream-limits.js";
 import {
   DEFAULT_REDELIVERY,
@@ -118,6 +118,8 @@ export class JetStreamBus implements EventBus {
   readonly ordersConcurrentPublishes = true;
   private readonly stream: string;
   private readonly subs = new Set<Subscription>();
+  /** The consumers (ConsumerSpec.durable) this process runs: their dead-letter counts start at 0. */
+  private readonly parkers = new Set<string>();
   /** The `onGap` callbacks of the running ephemeral subscriptions (EventBus.subscribe). */
   private readonly gapListeners = new Set<() => void>();
   private readonly durables = new Set<string>();
@@ -277,6 +279,8 @@ export class JetStreamBus implements EventBus {
   }
 
   async consume(spec: ConsumerSpec): Promise<Subscription> {
+    zeroSeries(eventsParked, { durable: [spec.durable], kind: ["poison", "unknown"] });
+    this.parkers.add(spec.durable);
     const parts = await Promise.all(
       spec.subjects.map((subject) =>
         this.consumeOne(
@@ -494,7 +498,8 @@ export class JetStreamBus implements EventBus {
   /** Events in the dead-letter queue by the durable that parked them (`aps_dead_letter_events`). */
   async deadLetterCounts(): Promise<Record<string, number>> {
     const info = await this.jsm.streams.info(this.stream, { subjects_filter: `${this.prefix}.dlq.>` });
-    const out: Record<string, number> = {};
+    // every consumer of this process at 0 first: its panel and alert read 0, not "no data"
+    const out: Record<string, number> = Object.fromEntries([...this.parkers].map((d) => [d, 0]));
     const head = `${this.prefix}.dlq.`;
     for (const [subject, n] of Object.entries(info.state.subjects ?? {}))
       out[subject.slice(head.length)] = (out[subject.slice(head.length)] ?? 0) + n;

@@ -88,6 +88,18 @@ export function namedStatement(pool: pg.Pool, name: string): string | undefined 
 }
 
 /**
+ * `pool` for a library that names its statements (rate-limiter-flexible's `rate_limits:rlflx-get`,
+ * prepared on the server), its statements sent unnamed: behind PgBouncer in transaction mode the
+ * next transaction may run on a server connection that never prepared one ("does not exist") or
+ * already did for another client ("already exists") — as the production rehearsal saw after a
+ * PgBouncer roll (docs/design/services.md#pools-and-the-connection-budget). Only `query` is kept.
+ */
+export function unnamedStatements(pool: pg.Pool): Pick<pg.Pool, "query"> {
+  const query = (q: { text: string; values?: unknown[] }) => pool.query({ text: q.text, values: q.values ?? [] });
+  return { query: query as pg.Pool["query"] };
+}
+
+/**
  * Longest a query waits for a pool connection — queued behind a burst, or opening a new one —
  * before it fails with "timeout exceeded when trying to connect" (a 503 `upstream_unavailable`),
  * ms. Below the gateway's 10 s gRPC deadline (DEFAULT_DEADLINE_MS, which exists so a burst of

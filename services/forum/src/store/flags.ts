@@ -7,6 +7,7 @@ import {
   secondsToNextUtcDay,
   utcDay,
   withTransaction,
+  zeroSeries,
   type Clock,
   type EventOutbox,
   type Tx,
@@ -39,7 +40,11 @@ export class FlagStore {
     private readonly threshold: number,
     /** FLAGS_PER_DAY: flags one agent may store per UTC day (docs/design/identity-and-abuse.md#community-flags). */
     private readonly flagsPerDay: number = DEFAULT_FLAGS_PER_DAY,
-  ) {}
+  ) {
+    zeroSeries(flagsTotal, { reason: FLAG_REASONS, counted: ["true", "false"] });
+    zeroSeries(flagHides, { target: ["post", "comment"] });
+    zeroSeries(flagsRefused, { cause: ["budget"] });
+  }
 
   /**
    * Flags `targetId` (a `p_` post or `c_` comment) for `flaggerId`, sent from `source` (the

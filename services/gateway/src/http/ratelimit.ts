@@ -7,7 +7,7 @@ import {
   RLWrapperTimeouts,
   type RateLimiterAbstract,
 } from "rate-limiter-flexible";
-import { ApsError, rateLimitStoreFailures, type Database, type Logger } from "@aps/platform";
+import { ApsError, rateLimitStoreFailures, unnamedStatements, type Database, type Logger } from "@aps/platform";
 import { AUTH_RESULT, bearer } from "@aps/api/http/locals";
 import type { KeyResolver } from "../cache/auth-cache.js";
 import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
@@ -52,17 +52,11 @@ export const SOURCE_LIMIT_FACTOR = 5;
  * Where counts are shared: this process only, or a PostgreSQL table every replica writes.
  * `timeoutMs`: the budget of one store call before the per-process fallback answers (default
  * STORE_TIMEOUT_MS); a test that must tell a failing statement from a slow machine gives more.
+ * `pooler` (DATABASE_POOLER): behind `transaction` no statement is named (unnamedStatements).
  */
 export type RateStore =
   | { kind: "memory" }
-  | {
-      kind: "postgres";
-      pool: Database["pool"];
-      schema: string;
-      timeoutMs?: number | undefined;
-      /** What the pool's URL reaches (Database.pooler; DATABASE_POOLER): `transaction` sends no named statement. */
-      pooler?: Database["pooler"];
-    };
+  | ({ kind: "postgres"; schema: string; timeoutMs?: number | undefined } & Pick<Database, "pool" | "pooler">);
 
 /** What one partition (an agent or an IP) has left in its current window. */
 export interface RateState {
@@ -274,18 +268,6 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`rate-limit store took longer than ${ms} ms`)), ms);
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
-}
-
-/**
- * `pool` as rate-limiter-flexible's store client, its statements sent unnamed. The library names
- * them (`rate_limits:rlflx-get`, prepared on the server); behind PgBouncer in transaction mode the
- * next transaction may run on a server connection that never prepared one ("does not exist") or
- * already did under another client ("already exists"), as the rehearsal saw after a PgBouncer roll
- * (docs/design/services.md#pools-and-the-connection-budget: no named prepared statements there).
- */
-export function unnamedStatements(pool: Database["pool"]): Pick<Database["pool"], "query"> {
-  const query = (q: { text: string; values?: unknown[] }) => pool.query({ text: q.text, values: q.values ?? [] });
-  return { query: query as Database["pool"]["query"] };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseRequest, searchDuration, unary, type Logger } from "@aps/platform";
+import { parseRequest, searchDuration, unary, zeroSeries, type Logger } from "@aps/platform";
 import type { knowledge } from "@aps/proto";
 import type { SearchEngine, SearchResult } from "../engine.js";
 import { SIMILAR_MIN_SCORE, similarQuery } from "../similar.js";
@@ -23,6 +23,7 @@ const similarReq = z.object({
  * INVALID_ARGUMENT; each engine call's latency goes to `aps_search_duration_seconds`.
  */
 export function knowledgeHandlers(engine: Pick<SearchEngine, "name" | "search">, log: Logger) {
+  zeroSeries(searchDuration, { engine: [engine.name], kind: ["search", "similar"], outcome: ["ok", "error"] });
   const toProto = (r: SearchResult): knowledge.SearchResponse => ({ hits: r.hits, total: r.total });
   /** Runs one engine search and records its latency in `aps_search_duration_seconds`. */
   const timedSearch = async (kind: "search" | "similar", run: () => Promise<SearchResult>): Promise<SearchResult> => {

@@ -12,6 +12,7 @@ import {
   webhookAttempts,
   webhookDeliveryLag,
   webhookEndpointsDisabled,
+  zeroSeries,
 } from "@aps/platform";
 import { DEFAULT_PENDING_MAX, feedHead, materialise, type CursorHook } from "../store/cursor.js";
 import { addInboxItem } from "../store/inbox.js";
@@ -158,6 +159,9 @@ export class DeliveryWorker {
     private readonly log: Logger,
   ) {
     this.pendingMax = opts.pendingMax ?? DEFAULT_PENDING_MAX;
+    const outcomes = { outcome: ["ok", "status", "timeout", "failed", "aborted"] };
+    zeroSeries(webhookAttempts, outcomes);
+    zeroSeries(webhookAttemptDuration, outcomes);
     this.loop = new WakeLoop(
       () => this.fill(),
       opts.pollMs,
