@@ -2,6 +2,8 @@ import { existsSync } from "node:fs";
 import { containerImages, docker, dockerRequired, eventually, registerApsOrigin, waitUntil } from "@aps/testkit";
 import { chartTools, type Manifest, type Tools } from "../ops/chart-tools.js";
 import { apiSuite } from "../e2e/suites/api.js";
+import { notificationsSuite } from "../e2e/suites/notifications.js";
+import type { SuiteHost } from "../support/shared-system.js";
 import { joinAgent, propose } from "../support/fixtures.js";
 import { Endpoints, TcpBalancer } from "./rehearsal/balancer.js";
 import { applyChartGaps, type ChartGap } from "./rehearsal/chart-gaps.js";
@@ -126,21 +128,20 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
       scrapeTargets = setInterval(scrape, 1000);
     }, 1_800_000);
 
-    // the e2e API suite (every seed route, each answer checked against the OpenAPI document) through
-    // the balancer, first: some of its checks read whole lists and need a system no one wrote to
-    apiSuite({
+    // the e2e API suite (every seed route, each answer checked against the OpenAPI document) and
+    // the notifications suite through the balancer, first: some of the API suite's checks read
+    // whole lists and need a system no one wrote to (as test/e2e/image.test.ts runs them)
+    const host: SuiteHost = {
       mode: "chart-containers",
       start: async () => {
         registerApsOrigin(baseUrl);
-        return {
-          mode: "chart-containers",
-          baseUrl,
-          adminToken: renderedSecret(manifests, "APS_ADMIN_TOKEN"),
-          stop: async () => undefined,
-        };
+        const adminToken = renderedSecret(manifests, "APS_ADMIN_TOKEN");
+        return { mode: "chart-containers", baseUrl, adminToken, stop: async () => undefined };
       },
       done: async () => undefined,
-    });
+    };
+    apiSuite(host);
+    notificationsSuite(host);
 
     it("answers the API through the gateway: join, propose, vote, read back, list", async () => {
       const author = await joinAgent(baseUrl, "rehearsal author");

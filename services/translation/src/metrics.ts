@@ -5,7 +5,8 @@ import { metricsRegistry } from "@aps/platform";
  * Translation metrics (docs/design/operations.md#at-a-glance), on the process registry (`/metrics`):
  * - `aps_translation_cache_total{result}`: lookups answered from the cache (`hit`) or not (`miss`);
  * - `aps_translation_engine_calls_total{engine,outcome}`: translation jobs handed to an engine
- *   (one per generated post, title or document; `ok`, `unsupported_pair`, `unavailable`).
+ *   (one per generated post, title or document; `ok`, `unsupported_pair`, `unavailable`); with no
+ *   engine configured, engine `none` and outcome `unavailable` for each job refused.
  */
 export const cacheLookups = new Counter({
   name: "aps_translation_cache_total",

@@ -76,6 +76,9 @@ export interface TranslationCaller {
  * engine once: in-process single-flight plus a lease row in PostgreSQL that replicas share.
  * Engine failures are never cached and never counted against the quota.
  */
+/** The `engine` label of the jobs refused because no engine is configured (outcome `unavailable`). */
+export const NO_ENGINE = "none";
+
 export class Translator {
   private readonly inflight = new Map<string, Promise<CachedTranslation>>();
 
@@ -86,7 +89,10 @@ export class Translator {
     private readonly opts: TranslatorOptions,
   ) {
     zeroSeries(cacheLookups, { result: ["hit", "miss"] });
-    if (engine) zeroSeries(engineCalls, { engine: [engine.name], outcome: ["ok", "unsupported_pair", "unavailable"] });
+    zeroSeries(engineCalls, {
+      engine: [engine?.name ?? NO_ENGINE],
+      outcome: ["ok", "unsupported_pair", "unavailable"],
+    });
   }
 
   /** New translations one client source may generate per UTC day. */
@@ -264,8 +270,10 @@ export class Translator {
         "translation_not_cached",
         `no ${key.lang} translation of this version is cached yet; call with an API key to generate it`,
       );
-    if (!this.engine)
+    if (!this.engine) {
+      engineCalls.inc({ engine: NO_ENGINE, outcome: "unavailable" });
       throw new ApsError("upstream_unavailable", "no translation engine is configured on this deployment", 3600);
+    }
     const lk = leaseKey(key);
     let p = this.inflight.get(lk);
     if (!p) {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { PROD_VALUES, renderChart, type Manifest, type Tools } from "../../ops/chart-tools.js";
 
 /**
@@ -19,11 +20,13 @@ export interface RehearsalValues {
  * - in-chart PostgreSQL behind the in-chart PgBouncer and in-chart 3-server NATS, instead of the
  *   external ones production points at (nothing external is reachable here);
  * - `search.engine=postgres` (no Meilisearch);
- * - the chart's own Secret instead of `secrets.existingSecret` (see {@link rehearsalValues}' note);
+ * - the chart's own Secret instead of `secrets.existingSecret` (see {@link renderRehearsal}), with
+ *   a random admin token;
  * - `otel.endpoint=""`: no OpenTelemetry collector runs here;
  * - rate and daily limits raised: every request of the load comes from one client address (the
  *   test process), where production has many agents on many addresses;
- * - the council's last call and sealed ballots off, as the API suite expects (test/support/system.ts).
+ * - the council's last call and sealed ballots off, as the API suite expects (test/support/system.ts),
+ *   and the agenda's threshold out of reach, as the notifications suite expects.
  */
 export function rehearsalSetArgs(v: RehearsalValues): string[] {
   const colon = v.image.lastIndexOf(":");
@@ -39,6 +42,8 @@ export function rehearsalSetArgs(v: RehearsalValues): string[] {
     "search.engine": "postgres",
     "meilisearch.deployed.enabled": false,
     "secrets.existingSecret": "",
+    // the admin token production keeps in its existing Secret (the API suite's owner calls)
+    "secrets.adminToken": randomBytes(32).toString("hex"),
     "otel.endpoint": "",
     "components.gateway.env.RATE_LIMIT_KEYED_PER_MINUTE": "100000",
     "components.gateway.env.RATE_LIMIT_ANON_PER_MINUTE": "100000",
@@ -50,6 +55,8 @@ export function rehearsalSetArgs(v: RehearsalValues): string[] {
     // once, and every position is public while a case is open
     "components.council.env.LAST_CALL_MS": "0",
     "components.council.env.BALLOT_SEALING": "off",
+    // and the notifications suite's: the Council sees only what its script nominates
+    "components.forum.env.AGENDA_MIN_SCORE": "1000000",
   };
   // strings as strings (`--set-string`: "100000" stays an env value), the rest typed (`--set`)
   return Object.entries(sets).flatMap(([k, val]) => [
