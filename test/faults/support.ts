@@ -153,7 +153,10 @@ export async function outboxBacklog(baseUrl: string): Promise<number> {
  * redelivery can come any more: a test waits for it before it asserts "no duplicate effect".
  */
 export async function unsettledConsumers(natsUrl: string, stream: string): Promise<string[]> {
-  const nc = await connect({ servers: natsUrl });
+  // user and password in the URL (`nats://user:pass@host:port`): nats.js reads them from options only
+  const u = new URL(natsUrl);
+  const auth = u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : {};
+  const nc = await connect({ servers: `${u.hostname}:${u.port || 4222}`, ...auth });
   try {
     const jsm = await nc.jetstreamManager();
     const out: string[] = [];

@@ -41,6 +41,8 @@ export interface Pod extends ProbeTarget {
   container: any;
   /** The DNS names it answers to on the network. */
   aliases: string[];
+  /** Its container's env as resolved at start (secrets included: never printed). */
+  env: Record<string, string>;
 }
 
 /** The DNS names of `pod`: each selecting Service's name (short to cluster.local) and, with `subdomain`, `<pod>.<subdomain>…`. */
@@ -182,6 +184,7 @@ export async function startPod(
     spec,
     container,
     aliases,
+    env: Object.fromEntries(env),
     ip,
     containerName,
     ports: container.ports ?? [],

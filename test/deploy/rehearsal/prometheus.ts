@@ -51,6 +51,9 @@ export function grafanaExpr(expr: string, namespace: string): string {
 
 /** A running Prometheus and what it was configured from. */
 export class RehearsalPrometheus {
+  /** When it started scraping (ms since the epoch). */
+  readonly startedAt = Date.now();
+
   private constructor(
     private readonly child: ChildProcess,
     /** Its HTTP API, `http://127.0.0.1:<port>`. */
@@ -148,6 +151,27 @@ export class RehearsalPrometheus {
       });
     writeFileSync(`${this.targetsFile}.tmp`, JSON.stringify(groups));
     renameSync(`${this.targetsFile}.tmp`, this.targetsFile);
+  }
+
+  /**
+   * A range query from `startMs` to now (ms since the epoch) at `SCRAPE_SECONDS` steps, as a
+   * dashboard panel runs its query over the dashboard's time range; resolves with its series
+   * (each with its samples); rejects on an error answer.
+   */
+  async queryRange(
+    expr: string,
+    startMs: number,
+  ): Promise<Array<{ metric: Record<string, string>; values: unknown[] }>> {
+    const q = new URLSearchParams({
+      query: expr,
+      start: String(startMs / 1000),
+      end: String(Date.now() / 1000),
+      step: `${SCRAPE_SECONDS}s`,
+    });
+    const r = await fetch(`${this.url}/api/v1/query_range?${q}`);
+    const body = (await r.json()) as any;
+    if (body.status !== "success") throw new Error(`query_range ${expr}: ${body.error ?? r.status}`);
+    return body.data.result;
   }
 
   /** An instant query; resolves with its result vector; rejects on an error answer. */

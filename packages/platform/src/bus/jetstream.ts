@@ -17,7 +17,15 @@ import {
 import type { BusEvent, ConsumerSpec, EphemeralHandler, EventBus, Subscription } from "./types.js";
 import type { Logger } from "../log.js";
 import { withConsumerSpan } from "./tracing.js";
-import { eventsParked, registerDeadLetters, registerLag, registerStream, zeroSeries } from "../metrics.js";
+import {
+  consumerDeliveries,
+  consumerFailures,
+  eventsParked,
+  registerDeadLetters,
+  registerLag,
+  registerStream,
+  zeroSeries,
+} from "../metrics.js";
 import { DEFAULT_STREAM_LIMITS, limitsOfConfig, streamLimitConfig, type StreamLimits } from "./stream-limits.js";
 import {
   DEFAULT_REDELIVERY,
@@ -280,6 +288,8 @@ export class JetStreamBus implements EventBus {
 
   async consume(spec: ConsumerSpec): Promise<Subscription> {
     zeroSeries(eventsParked, { durable: [spec.durable], kind: ["poison", "unknown"] });
+    zeroSeries(consumerDeliveries, { durable: [spec.durable] });
+    zeroSeries(consumerFailures, { durable: [spec.durable] });
     this.parkers.add(spec.durable);
     const parts = await Promise.all(
       spec.subjects.map((subject) =>
