@@ -93,7 +93,8 @@ export function buildDashboards() {
     .withPanel(
       series("5xx ratio by route", "percentunit", [
         [
-          `sum by (route) (rate(aps_http_requests_total{${NS},status=~"5.."}[${RATE}])) / sum by (route) (rate(aps_http_requests_total{${NS}}[${RATE}]))`,
+          // `or … * 0`: a route with no 5xx reads 0, not "no data"
+          `(sum by (route) (rate(aps_http_requests_total{${NS},status=~"5.."}[${RATE}])) or sum by (route) (rate(aps_http_requests_total{${NS}}[${RATE}])) * 0) / sum by (route) (rate(aps_http_requests_total{${NS}}[${RATE}]))`,
           "{{route}}",
         ],
       ]),

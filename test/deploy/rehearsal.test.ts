@@ -214,7 +214,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
         const before = (at: number) => c.timeline.filter((e) => e.at <= at).pop();
         for (const f of roll.failures)
           console.log(
-            `[rehearsal] FAILED ${f.op} ${f.status ?? f.error} at +${f.at - rollStart} ms, ${at(before(f.at), f.at)}`,
+            `[rehearsal] FAILED ${f.op} ${f.status ?? f.error}${f.problem ? ` (${f.problem})` : ""} at +${f.at - rollStart} ms, ${at(before(f.at), f.at)}`,
           );
         let unread: string[] = [];
         await eventually(

@@ -303,4 +303,27 @@ describeTools('alert and SLO rules (promtool, docs/observability.md "Alerts and 
     expect(out).toEqual({ code: 0, text: expect.stringContaining("SUCCESS") });
     console.log(`[alerts] promtool: ${alerts.length} alerts, ${tests.length} test groups passed`);
   });
+
+  it("`promtool test rules`: with no 5xx series at all the error ratio records 0, not nothing (a healthy API's SLO panel has data)", async () => {
+    const ok = requests(0, 60).filter((s) => s.series.includes('status="200"'));
+    const windows = ["5m", "30m", "1h"];
+    const tests = [
+      {
+        interval: "1m",
+        input_series: ok,
+        promql_expr_test: windows.map((w) => ({
+          expr: `aps:http_error_ratio:rate${w}`,
+          eval_time: "80m",
+          exp_samples: [{ labels: `aps:http_error_ratio:rate${w}{namespace="aps"}`, value: 0 }],
+        })),
+      },
+    ];
+    const file = join(dir, "zero-tests.yaml");
+    writeFileSync(file, JSON.stringify({ rule_files: ["bare.yaml"], evaluation_interval: "1m", tests }));
+    const out = await run(PROMTOOL!, ["test", "rules", file], { cwd: dir }).then(
+      (r) => ({ code: 0, text: r.stdout + r.stderr }),
+      (err) => ({ code: err.code as number, text: `${err.stdout}${err.stderr}` }),
+    );
+    expect(out).toEqual({ code: 0, text: expect.stringContaining("SUCCESS") });
+  });
 });

@@ -26,6 +26,8 @@ export interface Outcome {
   status?: number;
   /** Why it failed without an answer (connection error, timeout). */
   error?: string;
+  /** A 5xx answer's problem `code` and `detail` (RFC 9457), to tell which dependency failed. */
+  problem?: string;
   /** Sent at (ms since the epoch) and its duration (ms). */
   at: number;
   ms: number;
@@ -161,6 +163,9 @@ export class LoadGenerator {
       ms: Date.now() - at,
       ...(a.status !== undefined ? { status: a.status } : {}),
       ...(a.error ? { error: a.error } : {}),
+      ...(a.status !== undefined && a.status >= 500
+        ? { problem: `${a.body?.code ?? "?"}: ${String(a.body?.detail ?? a.body).slice(0, 200)}` }
+        : {}),
     });
   }
 
