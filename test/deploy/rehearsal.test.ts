@@ -10,7 +10,7 @@ import { applyChartGaps, type ChartGap } from "./rehearsal/chart-gaps.js";
 import { createCluster, runJob, startWorkload, teardown, type Cluster } from "./rehearsal/cluster.js";
 import { buildPgbouncerImage, localImages, type LocalImages } from "./rehearsal/images.js";
 import { LoadGenerator, verifyWrites } from "./rehearsal/load.js";
-import { waitReady } from "./rehearsal/pod.js";
+import { podLog, waitReady } from "./rehearsal/pod.js";
 import { dashboardQueries, grafanaExpr, PROMETHEUS_BIN, RehearsalPrometheus } from "./rehearsal/prometheus.js";
 import { renderedSecret, renderRehearsal } from "./rehearsal/render.js";
 import { rollDeployment } from "./rehearsal/rollout.js";
@@ -216,6 +216,16 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
           console.log(
             `[rehearsal] FAILED ${f.op} ${f.status ?? f.error}${f.problem ? ` (${f.problem})` : ""} at +${f.at - rollStart} ms, ${at(before(f.at), f.at)}`,
           );
+        // and what the gateways logged about them (warnings: the dependency and the gRPC error)
+        if (roll.failures.length > 0)
+          for (const g of c.pods.get("Deployment/aps-gateway") ?? [])
+            console.log(
+              `[rehearsal] ${g.name} warnings:\n${(await podLog(g, 400))
+                .split("\n")
+                .filter((l) => /"level":[45]0/.test(l) && !/rlflx/.test(l))
+                .slice(-15)
+                .join("\n")}`,
+            );
         let unread: string[] = [];
         await eventually(
           async () => {
