@@ -10,7 +10,8 @@ import { applyChartGaps, type ChartGap } from "./rehearsal/chart-gaps.js";
 import { createCluster, runJob, startWorkload, teardown, type Cluster } from "./rehearsal/cluster.js";
 import { buildPgbouncerImage, localImages, type LocalImages } from "./rehearsal/images.js";
 import { LoadGenerator, verifyWrites } from "./rehearsal/load.js";
-import { podLog, waitReady } from "./rehearsal/pod.js";
+import { emptyDatabase, jobFromCronJob, readerView } from "./rehearsal/backup.js";
+import { podLog, stopPod, waitReady } from "./rehearsal/pod.js";
 import { dashboardQueries, grafanaExpr, PROMETHEUS_BIN, RehearsalPrometheus } from "./rehearsal/prometheus.js";
 import { renderedSecret, renderRehearsal } from "./rehearsal/render.js";
 import { rollDeployment } from "./rehearsal/rollout.js";
@@ -74,6 +75,13 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
     let prometheus: RehearsalPrometheus | undefined;
     let scrapeTargets: NodeJS.Timeout | undefined;
     let series = 0;
+    let restoreMs: number | undefined;
+    /** The in-chart PostgreSQL's superuser URL (POSTGRES_USER of its pod), reachable from here. */
+    const superuserUrl = () => {
+      const pg = cluster!.pods.get("StatefulSet/aps-postgresql")![0]!;
+      const u = (v: string | undefined) => encodeURIComponent(v ?? "");
+      return `postgres://${u(pg.env.POSTGRES_USER)}:${u(pg.env.POSTGRES_PASSWORD)}@${pg.ip}:5432/${u(pg.env.POSTGRES_DB)}`;
+    };
 
     beforeAll(async () => {
       const images = localImages(APS_IMAGE) as LocalImages;
@@ -89,7 +97,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
             (natsFigures
               ? `NATS leader killed: requests failed/total ${natsFigures.failed}/${natsFigures.requests}, events lost/total ${natsFigures.lost}/${natsFigures.events}; `
               : "") +
-            `Prometheus series ${series}; containers started ${cluster?.started ?? 0}; chart gaps stood in for ${gaps.length}`,
+            `restore ${restoreMs ?? "-"} ms; Prometheus series ${series}; containers started ${cluster?.started ?? 0}; chart gaps stood in for ${gaps.length}`,
         );
       clearInterval(scrapeTargets);
       await prometheus?.stop();
@@ -142,11 +150,10 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
         registerApsOrigin(baseUrl);
         const adminToken = renderedSecret(manifests, "APS_ADMIN_TOKEN");
         // where the notifications suite reads the outboxes and consumers to settle the bus
-        const pg = cluster!.pods.get("StatefulSet/aps-postgresql")![0]!;
         const nats = cluster!.pods.get("StatefulSet/aps-nats")![0]!;
         const u = (v: string | undefined) => encodeURIComponent(v ?? "");
         const env = {
-          DATABASE_URL: `postgres://${u(pg.env.POSTGRES_USER)}:${u(pg.env.POSTGRES_PASSWORD)}@${pg.ip}:5432/${u(pg.env.POSTGRES_DB)}`,
+          DATABASE_URL: superuserUrl(),
           NATS_URL: `nats://operator:${u(renderedSecret(manifests, "NATS_PASSWORD_OPERATOR"))}@${nats.ip}:4222`,
           NATS_STREAM: cluster!.pods.get("Deployment/aps-forum")![0]!.env.NATS_STREAM ?? "APS",
         };
@@ -308,6 +315,38 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
       } finally {
         await load.stop();
       }
+    }, 1_800_000);
+
+    it("backs the database up with the chart's CronJob, empties it with every APS pod stopped, restores the dump with restore.sh, starts APS again: an anonymous reader gets the same 100 posts, each with its comments", async () => {
+      const c = cluster!;
+      const cron = manifests.find((m) => m.kind === "CronJob" && m.metadata.name.endsWith("-postgresql-backup"));
+      expect(cron).toBeDefined();
+      const ids = loads.flatMap((l) => [...l.acked.posts.keys()]).slice(0, 100);
+      expect(ids).toHaveLength(100);
+      const before = await readerView(baseUrl, ids);
+      const backup = await runJob(c, jobFromCronJob(cron!, "aps-backup-now"), 300_000);
+      c.log(`[rehearsal] backup Job: ${backup.ms} ms`);
+      // 1. stop every writer (the runbook's scale to 0): the gateways leave the endpoints first
+      const apps = byKind(manifests, "Deployment").filter(isApp);
+      for (const p of c.pods.get("Deployment/aps-gateway") ?? []) endpoints!.terminate(p);
+      await Promise.all(apps.flatMap((d) => (c.pods.get(`Deployment/${d.metadata.name}`) ?? []).map(stopPod)));
+      // 2. an empty database, then the restore
+      const dropped = await emptyDatabase(superuserUrl());
+      expect(dropped.length).toBeGreaterThanOrEqual(5);
+      const restore = await runJob(c, jobFromCronJob(cron!, "aps-restore-1", "/scripts/restore.sh"), 600_000);
+      restoreMs = restore.ms;
+      // 3. APS again, on the restored database
+      await Promise.all(apps.map((d) => startWorkload(c, d, 600_000)));
+      const gateways = c.pods.get("Deployment/aps-gateway")!;
+      for (const p of gateways) endpoints!.add(p);
+      await waitUntil("every new gateway pod a ready endpoint", () => endpoints!.ready().length === gateways.length, {
+        timeoutMs: 120_000,
+      });
+      const after = await readerView(baseUrl, ids);
+      console.log(
+        `[rehearsal] backup ${backup.ms} ms; ${dropped.length} schemas dropped; restore ${restore.ms} ms; ${ids.length} posts read back`,
+      );
+      expect(after).toEqual(before);
     }, 1_800_000);
 
     it("a real Prometheus scraped every APS pod: every target up, every dashboard query answers data, every rule evaluates, no alert fires", async () => {

@@ -57,6 +57,8 @@ export function rehearsalSetArgs(v: RehearsalValues): string[] {
     "components.council.env.BALLOT_SEALING": "off",
     // and the notifications suite's: the Council sees only what its script nominates
     "components.forum.env.AGENDA_MIN_SCORE": "1000000",
+    // the nightly dump's CronJob and its volume (docs/operations/backup-restore.md)
+    "postgresql.deployed.backup.enabled": true,
   };
   // strings as strings (`--set-string`: "100000" stays an env value), the rest typed (`--set`)
   return Object.entries(sets).flatMap(([k, val]) => [
