@@ -38,11 +38,16 @@ const ROLL: string[] | undefined = process.env.REHEARSAL_ROLL
   : process.env.APS_TEST_TIMINGS_OUT !== undefined
     ? ["aps-gateway", "aps-forum"]
     : undefined;
+/**
+ * The previous commit's APS image (`npm run rehearsal:previous` builds `aps:previous` from
+ * HEAD~1), for the rollback to it and the upgrade back; unset, that step skips and says so.
+ */
+const PREVIOUS = process.env.APS_REHEARSAL_PREVIOUS_IMAGE;
 const missing = (() => {
   if ("skipReason" in tools) return tools.skipReason;
   const engine = containerImages({ ...process.env, APS_TEST_IMAGE: APS_IMAGE });
   if ("missing" in engine) return engine.missing;
-  const images = localImages(APS_IMAGE);
+  const images = localImages(APS_IMAGE, undefined, PREVIOUS);
   if ("missing" in images) return images.missing;
   return existsSync(PROMETHEUS_BIN) ? undefined : `${PROMETHEUS_BIN} not found (Debian package prometheus)`;
 })();
@@ -51,6 +56,16 @@ if (missing && (dockerRequired() || process.env.APS_TEST_REQUIRE_REAL === "1"))
 if (missing) console.warn(`\n⚠️  SKIPPED the production rehearsal: ${missing}\n`);
 
 const RATE = Number(process.env.REHEARSAL_RATE ?? 50);
+if (!missing && !PREVIOUS)
+  console.warn(
+    "\n⚠️  SKIPPING the rehearsal's rollback and upgrade: APS_REHEARSAL_PREVIOUS_IMAGE is unset (npm run rehearsal:previous)\n",
+  );
+/** Deployment `d` with its container on `image` (what `helm upgrade --set image.tag=…` changes). */
+const withImage = (d: Manifest, image: string): Manifest => {
+  const copy = structuredClone(d);
+  copy.spec.template.spec.containers[0].image = image;
+  return copy;
+};
 /** "N ms after <what>" for a timeline entry. */
 const at = (e: { at: number; what: string } | undefined, t: number) =>
   e ? `${t - e.at} ms after ${e.what}` : "before the roll";
@@ -84,7 +99,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
     };
 
     beforeAll(async () => {
-      const images = localImages(APS_IMAGE) as LocalImages;
+      const images = localImages(APS_IMAGE, undefined, PREVIOUS) as LocalImages;
       await buildPgbouncerImage(images);
       manifests = await renderRehearsal(tools as Tools, { image: APS_IMAGE });
       cluster = await createCluster(manifests, images, (l) => console.log(l));
@@ -377,5 +392,54 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
       );
       expect({ empty, ruleErrors: await p.ruleErrors(), firing }).toEqual({ empty: [], ruleErrors: [], firing: [] });
     }, 300_000);
+    (PREVIOUS ? it : it.skip)(
+      PREVIOUS
+        ? `rolls every APS Deployment back to the previous commit's image (${PREVIOUS}) on today's schema, then upgrades it again — the migration Jobs first — under ${RATE} requests/s: no request fails, every acknowledged write is read back`
+        : "rollback and upgrade: SKIPPED, APS_REHEARSAL_PREVIOUS_IMAGE is unset (npm run rehearsal:previous builds it)",
+      async () => {
+        const c = cluster!;
+        const agents = [];
+        for (let i = 0; i < 10; i++) agents.push(await joinAgent(baseUrl, `rehearsal upgrade agent ${i}`));
+        const load = new LoadGenerator(baseUrl, agents, { rate: RATE });
+        load.start();
+        try {
+          await waitUntil("100 answered requests first", () => load.outcomes.length >= 100, { timeoutMs: 120_000 });
+          const t0 = Date.now();
+          const apps = byKind(manifests, "Deployment").filter(isApp);
+          const gw = (d: Manifest) => (d.metadata.name === "aps-gateway" ? endpoints : undefined);
+          // the rollback: what `helm rollback` does to the pods; the schema stays today's (expand, contract later: docs/operations/upgrading.md)
+          for (const d of apps) await rollDeployment(c, withImage(d, PREVIOUS!), 600_000, gw(d));
+          const rolledBack = Date.now();
+          c.log(`[rehearsal] rolled back to ${PREVIOUS} in ${rolledBack - t0} ms`);
+          // the upgrade: the pre-upgrade hook Jobs, then the pods
+          for (const j of byKind(manifests, "Job").filter((j) => j.metadata.labels?.["aps.dev/migrates"]))
+            await runJob(c, j, 600_000);
+          for (const d of apps) await rollDeployment(c, d, 600_000, gw(d));
+          await load.stop();
+          const back = load.summary(t0, rolledBack);
+          const up = load.summary(rolledBack);
+          console.log(
+            `[rehearsal] rollback: failed/total ${back.failed}/${back.total}; upgrade: ${up.failed}/${up.total} ${JSON.stringify(up.byAnswer)}`,
+          );
+          let unread: string[] = [];
+          await eventually(
+            async () => {
+              unread = await verifyWrites(load, baseUrl);
+              expect(unread).toEqual([]);
+            },
+            120_000,
+            1000,
+          ).catch(() => undefined);
+          expect({ rollback: back.failures, upgrade: up.failures, unread }).toEqual({
+            rollback: [],
+            upgrade: [],
+            unread: [],
+          });
+        } finally {
+          await load.stop();
+        }
+      },
+      3_600_000,
+    );
   },
 );

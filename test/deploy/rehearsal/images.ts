@@ -21,6 +21,8 @@ export interface LocalImages {
   nats: string;
   /** `aps-rehearsal-pgbouncer:<suite>` (test/deploy/rehearsal/pgbouncer.Dockerfile). */
   pgbouncer: string;
+  /** The previous commit's APS image (`npm run rehearsal:previous`), for the rollback and upgrade. */
+  previous?: string;
 }
 
 /** How one rendered container runs here: the local image and the adaptations of its pod spec. */
@@ -65,7 +67,7 @@ export function repositoryOf(ref: string): string {
  * mapping). Throws for an image the rehearsal has no local stand-in for.
  */
 export function adaptImage(rendered: string, images: LocalImages): ImageAdapter {
-  if (rendered === images.aps) return { image: images.aps, note: "" };
+  if (rendered === images.aps || rendered === images.previous) return { image: rendered, note: "" };
   switch (repositoryOf(rendered)) {
     case "postgres":
       // The official image initialises $PGDATA as $POSTGRES_USER and runs
@@ -110,16 +112,24 @@ const hasImage = (ref: string) => spawnSync("docker", ["image", "inspect", ref],
 /**
  * The local images for `aps` (an `npm run image` tag) with the infrastructure images of Debian
  * `suite`, or `{ missing }` naming the first one absent (`npm run image -- --infra` makes them);
- * the PgBouncer image is not counted missing — {@link buildPgbouncerImage} makes it.
+ * the PgBouncer image is not counted missing — {@link buildPgbouncerImage} makes it. `previous`:
+ * the previous commit's APS image too (missing: `npm run rehearsal:previous`).
  */
-export function localImages(aps: string, suite = "bookworm"): LocalImages | { missing: string } {
+export function localImages(aps: string, suite = "bookworm", previous?: string): LocalImages | { missing: string } {
   const images: LocalImages = {
     aps,
+    ...(previous ? { previous } : {}),
     postgres: process.env.APS_TEST_POSTGRES_IMAGE ?? `aps-base/postgres:${suite}`,
     nats: process.env.APS_TEST_NATS_IMAGE ?? `aps-base/nats:${suite}`,
     pgbouncer: `aps-rehearsal-pgbouncer:${suite}`,
   };
-  for (const ref of [images.aps, images.postgres, images.nats, `aps-base/debian:${suite}`])
+  for (const ref of [
+    images.aps,
+    images.postgres,
+    images.nats,
+    `aps-base/debian:${suite}`,
+    ...(previous ? [previous] : []),
+  ])
     if (!hasImage(ref)) return { missing: `image ${ref} is missing (npm run image -- --infra)` };
   return images;
 }

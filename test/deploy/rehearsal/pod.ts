@@ -139,6 +139,8 @@ export async function startPod(
     adapter.user ?? (sc.runAsUser !== undefined ? `${sc.runAsUser}:${sc.runAsGroup ?? sc.runAsUser}` : undefined);
   const ids = await numericUser(adapter.image, user);
   if (user) args.push("--user", user);
+  // the kubelet adds the pod's fsGroup to the container's groups (its volumes are that group's)
+  if (spec.securityContext?.fsGroup !== undefined) args.push("--group-add", String(spec.securityContext.fsGroup));
   if (adapter.stopSignal) args.push("--stop-signal", adapter.stopSignal);
   if (sc.readOnlyRootFilesystem) args.push("--read-only");
   for (const cap of sc.capabilities?.drop ?? []) args.push("--cap-drop", cap);
@@ -154,6 +156,9 @@ export async function startPod(
       claimTemplates: opts.claimTemplates ?? [],
       ...(adapter.adaptFile ? { adaptFile: adapter.adaptFile } : {}),
       owner: { uid: ids.uid, gid: spec.securityContext?.fsGroup ?? ids.gid },
+      ...(spec.securityContext?.fsGroup !== undefined
+        ? { fsGroup: { gid: spec.securityContext.fsGroup, image: adapter.image } }
+        : {}),
     })),
   );
   for (const m of adapter.mounts ?? []) args.push("--volume", m);

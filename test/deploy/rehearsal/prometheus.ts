@@ -110,8 +110,8 @@ export class RehearsalPrometheus {
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     const keep = (b: Buffer) => logLines.push(...b.toString().split("\n").filter(Boolean).slice(-50));
-    child.stdout!.on("data", keep);
-    child.stderr!.on("data", keep);
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
     const p = new RehearsalPrometheus(child, `http://127.0.0.1:${port}`, targetsFile, monitor, namespace, logLines);
     await waitUntil(
       "Prometheus ready",
@@ -169,7 +169,7 @@ export class RehearsalPrometheus {
       step: `${SCRAPE_SECONDS}s`,
     });
     const r = await fetch(`${this.url}/api/v1/query_range?${q}`);
-    const body = (await r.json()) as any;
+    const body = await r.json();
     if (body.status !== "success") throw new Error(`query_range ${expr}: ${body.error ?? r.status}`);
     return body.data.result;
   }
@@ -177,20 +177,20 @@ export class RehearsalPrometheus {
   /** An instant query; resolves with its result vector; rejects on an error answer. */
   async query(expr: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> {
     const r = await fetch(`${this.url}/api/v1/query?query=${encodeURIComponent(expr)}`);
-    const body = (await r.json()) as any;
+    const body = await r.json();
     if (body.status !== "success") throw new Error(`query ${expr}: ${body.error ?? r.status}`);
     return body.data.resultType === "vector" ? body.data.result : [];
   }
 
   /** The scrape targets as Prometheus sees them: each pod and its health. */
   async targets(): Promise<Array<{ pod: string; health: string; lastError: string }>> {
-    const body = (await (await fetch(`${this.url}/api/v1/targets?state=active`)).json()) as any;
+    const body = await (await fetch(`${this.url}/api/v1/targets?state=active`)).json();
     return body.data.activeTargets.map((t: any) => ({ pod: t.labels.pod, health: t.health, lastError: t.lastError }));
   }
 
   /** The rule groups' rules that failed their last evaluation, `group/rule: error`. */
   async ruleErrors(): Promise<string[]> {
-    const body = (await (await fetch(`${this.url}/api/v1/rules`)).json()) as any;
+    const body = await (await fetch(`${this.url}/api/v1/rules`)).json();
     return body.data.groups.flatMap((g: any) =>
       g.rules.filter((r: any) => r.health !== "ok").map((r: any) => `${g.name}/${r.name}: ${r.lastError ?? r.health}`),
     );

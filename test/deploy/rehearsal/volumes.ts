@@ -85,6 +85,12 @@ export interface PodVolumes {
    * gives an emptyDir mode 0777 (fsGroup-owned); owning it makes it writable the same way.
    */
   owner?: { uid: number; gid: number };
+  /**
+   * The pod's fsGroup, with an image to apply it in: a claim's volume gets it as its group,
+   * group-writable with the setgid bit, as the kubelet applies fsGroup to a volume (a new Docker
+   * volume is root's and 0755: a non-root pod could not write its backups there).
+   */
+  fsGroup?: { gid: number; image: string };
 }
 
 /**
@@ -107,6 +113,11 @@ export async function volumeArgs(ctx: VolumeContext, p: PodVolumes): Promise<str
         claim ? `${claim.metadata.name}-${podName}` : v!.persistentVolumeClaim!.claimName,
       );
       await docker("volume", "create", "--label", `aps-rehearsal.run=${ctx.runId}`, name);
+      if (p.fsGroup)
+        await docker(
+          ...["run", "--rm", "--user", "0:0", "--volume", `${name}:/v`, "--entrypoint", "sh", p.fsGroup.image],
+          ...["-c", `chgrp ${p.fsGroup.gid} /v && chmod g+rwxs /v`],
+        );
       args.push("--volume", `${name}:${m.mountPath}${m.readOnly ? ":ro" : ""}`);
     } else if (v?.emptyDir) {
       const size = v.emptyDir.sizeLimit ? `,size=${quantityBytes(v.emptyDir.sizeLimit)}` : "";
