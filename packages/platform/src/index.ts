@@ -48,6 +48,7 @@ export * from "./clients/notifications.js";
 export * from "./public-events.js";
 export * from "./grpc/validate.js";
 export * from "./metrics.js";
+export * from "./http-drain.js";
 export * from "./retention.js";
 export * from "./bus/tracing.js";
 export { setHttpRoute, shutdownTelemetry } from "./telemetry-hooks.js";

@@ -17,6 +17,9 @@ import {
   GATEWAY,
   RetentionJob,
   releaseListenPort,
+  drainHttpServer,
+  trackConnections,
+  type TrackedConnections,
   CouncilClient,
   ForumClient,
   IdentityClient,
@@ -40,7 +43,6 @@ import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
 import { answerClientError } from "./http/client-error.js";
 import { mcpOrigins } from "./mcp/route.js";
-import { drainHttpServer } from "./http/drain.js";
 import { isLoopbackOnly } from "@aps/api/http/client-source";
 import { AUTH_TTL_FOLLOWING_EVENTS_MS, AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
@@ -209,6 +211,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     loopbackPerAgent: isLoopbackOnly(cfg.HOST),
   });
   let draining = false;
+  let connections: TrackedConnections | undefined;
   await releaseListenPort(`${cfg.HOST}:${cfg.PORT}`); // held since the process started (docs/design/services.md#port-reservation)
   const listening: Promise<Server> = new Promise((resolve, reject) => {
     // Request heads are capped at 16 KiB: beyond, 431 problem+json (http/client-error.ts).
@@ -219,6 +222,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       app(req, res);
     });
     s.on("clientError", answerClientError);
+    connections = trackConnections(s); // each connection's idle time, for the drain
     s.once("error", reject);
     s.listen(cfg.PORT, cfg.HOST, () => {
       s.off("error", reject);
@@ -249,8 +253,8 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     stop: async () => {
       draining = true;
       sseStreams.closeAll();
-      // every answer from now on carries Connection: close; spare idle connections close after 1 s
-      await drainHttpServer(server);
+      // every answer from now on carries Connection: close; a connection idle 2 s closes
+      await drainHttpServer(server, connections!);
       await metrics?.stop();
       await invalidation?.stop();
       await ownBus?.close();

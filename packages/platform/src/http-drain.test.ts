@@ -1,6 +1,7 @@
 import { Agent, createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { drainHttpServer } from "./drain.js";
+import type { Socket } from "node:net";
+import { drainHttpServer, trackConnections, type TrackedConnections } from "./http-drain.js";
 
 /**
  * The gateway's drain (docs/reliability.md "Rollouts"): keep-alive clients sending request after
@@ -15,19 +16,21 @@ describe("drainHttpServer", () => {
   /** A server that answers after a turn of the event loop, with Connection: close once draining. */
   async function start(
     timing = { graceMs: 10_000, idleCloseAfterMs: 1_000 },
-  ): Promise<{ server: Server; port: number; drain: () => Promise<void> }> {
+  ): Promise<{ server: Server; port: number; connections: TrackedConnections; drain: () => Promise<void> }> {
     let draining = false;
     const server = createServer((_req, res) => {
       if (draining) res.setHeader("Connection", "close");
       setImmediate(() => res.end("ok"));
     });
+    const connections = trackConnections(server);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     return {
       server,
       port: (server.address() as AddressInfo).port,
+      connections,
       drain: () => {
         draining = true;
-        return drainHttpServer(server, timing);
+        return drainHttpServer(server, connections, timing);
       },
     };
   }
@@ -88,5 +91,40 @@ describe("drainHttpServer", () => {
     expect(await new Promise((resolve) => server.getConnections((_e, n) => resolve(n)))).toBe(0);
     agent.destroy();
     expect(await get(port, new Agent())).toEqual({ error: "ECONNREFUSED" });
+  });
+
+  it("closes a connection only once it has been idle idleCloseAfterMs, never one a client used a moment ago (the rehearsal's 3 resets at a fixed 1 s)", async () => {
+    const IDLE_MS = 1_500;
+    const { port, connections, drain } = await start({ graceMs: 3_600_000, idleCloseAfterMs: IDLE_MS });
+    const agent = new Agent({ keepAlive: true });
+    expect(await get(port, agent)).toEqual({ status: 200, close: false });
+    const answeredAt = Date.now();
+    const [socket] = [...connections.open.keys()] as [Socket];
+    const closed = new Promise<number>((resolve) => socket.once("close", () => resolve(Date.now())));
+    await drain();
+    // idle since the answer, measured by the server after it: never closed sooner than IDLE_MS after it
+    expect((await closed) - answeredAt).toBeGreaterThanOrEqual(IDLE_MS);
+    expect(connections.open.size).toBe(0);
+    agent.destroy();
+  });
+
+  it("tracks each connection: busy while a request runs, idle since its answer", async () => {
+    let release!: () => void;
+    const server = createServer((_req, res) => void new Promise<void>((r) => (release = r)).then(() => res.end("ok")));
+    const connections = trackConnections(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const agent = new Agent({ keepAlive: true });
+    const answer = get(port, agent);
+    await new Promise<void>((resolve) => server.once("request", () => setImmediate(resolve)));
+    expect([...connections.open.values()].map((c) => c.busy)).toEqual([1]);
+    const before = Date.now();
+    release();
+    expect(await answer).toEqual({ status: 200, close: false });
+    const [c] = [...connections.open.values()];
+    expect(c).toMatchObject({ busy: 0 });
+    expect(c!.idleSince).toBeGreaterThanOrEqual(before);
+    agent.destroy();
+    await new Promise((r) => server.close(r));
   });
 });
