@@ -9,7 +9,7 @@ import { Endpoints, TcpBalancer } from "./rehearsal/balancer.js";
 import { applyChartGaps, type ChartGap } from "./rehearsal/chart-gaps.js";
 import { createCluster, runJob, startWorkload, teardown, type Cluster } from "./rehearsal/cluster.js";
 import { buildPgbouncerImage, localImages, type LocalImages } from "./rehearsal/images.js";
-import { LoadGenerator, verifyWrites } from "./rehearsal/load.js";
+import { LoadGenerator, verifyWritesEventually } from "./rehearsal/load.js";
 import { emptyDatabase, jobFromCronJob, readerView } from "./rehearsal/backup.js";
 import { podLog, stopPod, waitReady } from "./rehearsal/pod.js";
 import { dashboardQueries, grafanaExpr, PROMETHEUS_BIN, RehearsalPrometheus } from "./rehearsal/prometheus.js";
@@ -248,15 +248,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
                 .slice(-15)
                 .join("\n")}`,
             );
-        let unread: string[] = [];
-        await eventually(
-          async () => {
-            unread = await verifyWrites(load, baseUrl);
-            expect(unread).toEqual([]);
-          },
-          120_000,
-          1000,
-        ).catch(() => undefined);
+        const unread = await verifyWritesEventually(load, baseUrl);
         expect({ failures: roll.failures, unread }).toEqual({ failures: [], unread: [] });
         console.log(
           `[rehearsal] acknowledged and read back: ${load.acked.posts.size} posts, ${[...load.acked.comments.values()].flat().length} comments, ${[...load.acked.votes.values()].reduce((n, v) => n + v.size, 0)} votes`,
@@ -421,15 +413,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
           console.log(
             `[rehearsal] rollback: failed/total ${back.failed}/${back.total}; upgrade: ${up.failed}/${up.total} ${JSON.stringify(up.byAnswer)}`,
           );
-          let unread: string[] = [];
-          await eventually(
-            async () => {
-              unread = await verifyWrites(load, baseUrl);
-              expect(unread).toEqual([]);
-            },
-            120_000,
-            1000,
-          ).catch(() => undefined);
+          const unread = await verifyWritesEventually(load, baseUrl);
           expect({ rollback: back.failures, upgrade: up.failures, unread }).toEqual({
             rollback: [],
             upgrade: [],

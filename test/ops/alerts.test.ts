@@ -255,6 +255,21 @@ describeTools('alert and SLO rules (promtool, docs/observability.md "Alerts and 
   }, 120_000);
   afterAll(() => (dir ? rmSync(dir, { recursive: true, force: true }) : undefined));
 
+  /**
+   * `promtool test rules` of `tests` (promtool's test groups, written to `file`) on the rendered
+   * rules without their annotations (text for people; the cases check when an alert fires and with
+   * which labels); resolves promtool's exit code and output.
+   */
+  const promtoolTest = async (file: string, tests: unknown[]): Promise<{ code: number; text: string }> => {
+    const bare = groups.map((g) => ({ ...g, rules: g.rules.map(({ annotations: _a, ...r }) => r) }));
+    writeFileSync(join(dir, "bare.yaml"), JSON.stringify({ groups: bare }));
+    writeFileSync(join(dir, file), JSON.stringify({ rule_files: ["bare.yaml"], evaluation_interval: "1m", tests }));
+    return run(PROMTOOL!, ["test", "rules", file], { cwd: dir }).then(
+      (r) => ({ code: 0, text: r.stdout + r.stderr }),
+      (err) => ({ code: err.code as number, text: `${err.stdout}${err.stderr}` }),
+    );
+  };
+
   it("every alert has a case here, a runbook page and `namespace` in what it groups by", () => {
     expect(alerts.map((a) => a.alert).sort()).toEqual(Object.keys(CASES).sort());
     for (const a of alerts) {
@@ -279,9 +294,6 @@ describeTools('alert and SLO rules (promtool, docs/observability.md "Alerts and 
   });
 
   it("`promtool test rules`: each alert fires on its failing series with its labels, and not on healthy ones or another namespace's", async () => {
-    // annotations are text for people; the cases check when an alert fires and with which labels
-    const bare = groups.map((g) => ({ ...g, rules: g.rules.map(({ annotations: _a, ...r }) => r) }));
-    writeFileSync(join(dir, "bare.yaml"), JSON.stringify({ groups: bare }));
     const tests = Object.entries(CASES).flatMap(([alertname, c]) => [
       ...c.firing.map((f) => ({
         interval: "1m",
@@ -294,13 +306,7 @@ describeTools('alert and SLO rules (promtool, docs/observability.md "Alerts and 
         alert_rule_test: [{ eval_time: c.healthy.at, alertname, exp_alerts: [] }],
       },
     ]);
-    const file = join(dir, "tests.yaml");
-    writeFileSync(file, JSON.stringify({ rule_files: ["bare.yaml"], evaluation_interval: "1m", tests }));
-    const out = await run(PROMTOOL!, ["test", "rules", file], { cwd: dir }).then(
-      (r) => ({ code: 0, text: r.stdout + r.stderr }),
-      (err) => ({ code: err.code as number, text: `${err.stdout}${err.stderr}` }),
-    );
-    expect(out).toEqual({ code: 0, text: expect.stringContaining("SUCCESS") });
+    expect(await promtoolTest("tests.yaml", tests)).toEqual({ code: 0, text: expect.stringContaining("SUCCESS") });
     console.log(`[alerts] promtool: ${alerts.length} alerts, ${tests.length} test groups passed`);
   });
 
@@ -318,12 +324,6 @@ describeTools('alert and SLO rules (promtool, docs/observability.md "Alerts and 
         })),
       },
     ];
-    const file = join(dir, "zero-tests.yaml");
-    writeFileSync(file, JSON.stringify({ rule_files: ["bare.yaml"], evaluation_interval: "1m", tests }));
-    const out = await run(PROMTOOL!, ["test", "rules", file], { cwd: dir }).then(
-      (r) => ({ code: 0, text: r.stdout + r.stderr }),
-      (err) => ({ code: err.code as number, text: `${err.stdout}${err.stderr}` }),
-    );
-    expect(out).toEqual({ code: 0, text: expect.stringContaining("SUCCESS") });
+    expect(await promtoolTest("zero-tests.yaml", tests)).toEqual({ code: 0, text: expect.stringContaining("SUCCESS") });
   });
 });

@@ -1,4 +1,5 @@
 import { Agent, request } from "node:http";
+import { eventually } from "@aps/testkit";
 
 /**
  * A steady load on the API: N requests a second (open model: a request is sent when it is due,
@@ -201,6 +202,28 @@ export class LoadGenerator {
     const failures = os.filter(failed);
     return { total: os.length, failed: failures.length, byAnswer, failures: failures.slice(0, 20) };
   }
+}
+
+/**
+ * {@link verifyWrites} until nothing is missing (a write's read model may lag its answer: the
+ * forum's projections, a replica's cache) or `timeoutMs` (default 120 s, stretched by
+ * TEST_TIME_SCALE) has passed; resolves what is still missing (empty: all there).
+ */
+export async function verifyWritesEventually(
+  gen: LoadGenerator,
+  baseUrl: string,
+  timeoutMs = 120_000,
+): Promise<string[]> {
+  let unread: string[] = [];
+  await eventually(
+    async () => {
+      unread = await verifyWrites(gen, baseUrl);
+      if (unread.length > 0) throw new Error(`${unread.length} writes not read back yet`);
+    },
+    timeoutMs,
+    1000,
+  ).catch(() => undefined);
+  return unread;
 }
 
 /**
