@@ -268,6 +268,9 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     // unless the test passes its own BALLOT_SEALING: the suites written before sealing read the
     // tally mid-review; sealing has its own tests.
     BALLOT_SEALING: "off",
+    // A test's own keep-alive client is idle from its last request: the system stops without
+    // waiting the production 5 s for it (docs/reliability.md "The gateway's drain")
+    HTTP_DRAIN_IDLE_MS: "500",
     // No Apertium APY started by the all-in-one itself (docs/design/search-and-translation.md#translation-engines): a test names its engine.
     APS_START_APERTIUM: "off",
     ...(opts.env ?? {}),

@@ -41,7 +41,7 @@ export interface DrainTiming {
   graceMs?: number;
   /**
    * How long a keep-alive connection must have been idle before the drain closes it (default
-   * 2 000). A client using its connection gets its next answer with `Connection: close` and closes
+   * 5 000). A client using its connection gets its next answer with `Connection: close` and closes
    * the connection itself; one idle this long is a spare connection of its pool.
    */
   idleCloseAfterMs?: number;
@@ -70,7 +70,7 @@ export function drainHttpServer(
   timing: DrainTiming = {},
 ): Promise<void> {
   const graceMs = timing.graceMs ?? 10_000;
-  const idleCloseAfterMs = Math.min(timing.idleCloseAfterMs ?? 2_000, graceMs);
+  const idleCloseAfterMs = Math.min(timing.idleCloseAfterMs ?? 5_000, graceMs);
   return new Promise<void>((resolve) => {
     const sweep = () => {
       const now = Date.now();

@@ -151,6 +151,8 @@ export const gatewayEnvSchema = z.object({
    * connection a proxy or client is about to reuse, which they see as ECONNRESET / 502 (docs/design/edge.md#connections-and-timeouts).
    */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: boundedInt(65_000, 1_000, 600_000),
+  /** At shutdown, how long a keep-alive connection must have been idle before the drain closes it, ms (docs/reliability.md "The gateway's drain"). */
+  HTTP_DRAIN_IDLE_MS: boundedInt(5_000, 100, 9_000),
   /**
    * Lifetime of a cached authentication (API key hash → agent), ms, ≤ 600 000; 0 = no cache
    * (docs/design/edge.md#authentication-cache). Unset: 60 s when the gateway follows the event bus — rotations, revocations,

@@ -253,8 +253,8 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     stop: async () => {
       draining = true;
       sseStreams.closeAll();
-      // every answer from now on carries Connection: close; a connection idle 2 s closes
-      await drainHttpServer(server, connections!);
+      // every answer from now on carries Connection: close; a connection idle 5 s closes
+      await drainHttpServer(server, connections!, { idleCloseAfterMs: cfg.HTTP_DRAIN_IDLE_MS });
       await metrics?.stop();
       await invalidation?.stop();
       await ownBus?.close();
