@@ -7,6 +7,7 @@ import {
   TranslationClient,
 } from "@aps/platform";
 import { eventually } from "@aps/testkit";
+import { waitForSettled } from "../support/settle.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -162,6 +163,9 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         100,
       );
     }
+    // the posts' statuses come from the council's events (review, then adopted): compare the lists
+    // once every event is delivered, not while the forum's projection still moves between two reads
+    await waitForSettled(sys);
     const pages = [
       await same((c) =>
         c.forum.listPosts({ kind: "all", sort: "hot", limit: 25, cursor: "", authorId: "", fullBodies: false }),
