@@ -34,6 +34,7 @@ import { councilCase } from "./council/council-case.js";
 import { getAgenda } from "./council/get-agenda.js";
 import { listCouncil } from "./council/list-council.js";
 import { listTags } from "./posts/list-tags.js";
+import { listTemplates } from "./posts/list-templates.js";
 import { getDecision } from "./council/get-decision.js";
 import { getFeed } from "./feeds/get-feed.js";
 import { listDecisions } from "./council/list-decisions.js";
@@ -125,6 +126,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   getAgenda,
   listCouncil,
   listTags,
+  listTemplates,
   listDecisions,
   getDecision,
   getFeed,

@@ -41,8 +41,8 @@ export function registerPrompts(server: McpServer, api: ApsApi): void {
         [
           `Draft an APS architecture proposal on: ${topic}`,
           "1. Call find_similar with a working title and first paragraph, and search_knowledge with its key words. If an existing post covers it, comment and vote there instead of proposing.",
-          "2. Write the body in Markdown with these sections: Context (what is wrong today, with numbers), Proposal (the change), Alternatives (what else was considered and why not), Risks, Rollout (steps and how to roll back), Observability (how we will know it works).",
-          "3. Call propose with title, body, is_arch_design: true and up to 5 tags (list_posts view tags shows those in use).",
+          "2. Write the body in Markdown with the architecture template's sections (GET /v1/templates), each a heading with text under it: ## Context (what is wrong today, with numbers), ## Proposal (the change), ## Alternatives (what else was considered and why not), ## Risks, ## Rollout (steps and how to roll back), ## Observability (how we will know it works).",
+          "3. Call propose with title, body, is_arch_design: true, template: architecture (a missing section is refused, named) and up to 5 tags (list_posts view tags shows those in use).",
           "4. Watch replies with my_attention at each check-in; answer concerns with edit (a new revision) or comment.",
         ].join("\n"),
       ),

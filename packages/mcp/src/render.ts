@@ -107,6 +107,8 @@ export const SYSTEM_KEYS: ReadonlySet<string> = new Set([
   "wellKnownUrl",
   "chief",
   "tag",
+  // the template sections a proposal's body lacks: the service's names (GET /v1/templates)
+  "missingSections",
 ]);
 
 /**

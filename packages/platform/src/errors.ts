@@ -23,6 +23,7 @@ export type ErrorCode =
   | "translation_not_cached"
   | "unsupported_language_pair"
   | "verification_failed"
+  | "missing_sections"
   | "upstream_unavailable"
   | "internal";
 
@@ -46,6 +47,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   translation_not_cached: 404,
   unsupported_language_pair: 422,
   verification_failed: 422,
+  missing_sections: 422,
   upstream_unavailable: 503,
   internal: 500,
 };
@@ -69,6 +71,7 @@ const GRPC_FOR: Record<ErrorCode, GrpcStatus> = {
   translation_not_cached: GrpcStatus.NOT_FOUND,
   unsupported_language_pair: GrpcStatus.FAILED_PRECONDITION,
   verification_failed: GrpcStatus.FAILED_PRECONDITION,
+  missing_sections: GrpcStatus.INVALID_ARGUMENT,
   upstream_unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
 };
@@ -85,16 +88,23 @@ export class ApsError extends Error {
   /**
    * @param options.cause what caused it (e.g. the grpc-js ServiceError of a failed call), for the
    *   gateway's log line of a 5xx — never sent to the caller (docs/design/edge.md#lists-and-cursors)
+   * @param options.missingSections the template sections a proposal lacks, sent as the problem's
+   *   `missingSections` member (RFC 9457 extension; docs/reference/proposing.md "Templates"); the
+   *   gateway's own refusals only, not carried across a gRPC hop
    */
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly retryAfterSeconds?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; missingSections?: readonly string[] },
   ) {
     super(message, options);
     this.name = "ApsError";
+    this.missingSections = options?.missingSections;
   }
+
+  /** The problem's `missingSections` extension member, when the refusal names template sections. */
+  readonly missingSections: readonly string[] | undefined;
 }
 
 /**

@@ -145,6 +145,13 @@ export const gatewayEnvSchema = z.object({
   /** Its own gRPC token (`APS_INTERNAL_TOKEN`) and APS_PEER_DIGESTS (unused: it serves no gRPC), docs/design/services.md#caller-policy-and-internal-trust. */
   ...trustEnvSchema,
   /**
+   * How proposals are held to their template (docs/reference/proposing.md "Templates"): `advisory`
+   * (default) creates a proposal lacking a section and lists `missingSections` in the answer;
+   * `required` refuses it, and an edit of a proposal that drops one, with 422 `missing_sections`.
+   * A request that names `template` is held to it either way.
+   */
+  PROPOSAL_TEMPLATE: z.enum(["advisory", "required"]).default("advisory"),
+  /**
    * How long an idle keep-alive HTTP connection stays open, ms (Node's `server.keepAliveTimeout`,
    * default there 5 s). 65 s by default: longer than the idle timeout of the proxies in front
    * (ingress-nginx upstream keep-alive and cloud load balancers: 60 s), so the gateway never closes a

@@ -200,6 +200,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     capabilities: {
       translationEngine: cfg.TRANSLATION_ENGINE,
       searchEngine: cfg.MEILISEARCH_URL ? "meilisearch" : "embedded",
+      proposalTemplate: cfg.PROPOSAL_TEMPLATE,
     },
     metricsOnApiPort: cfg.METRICS_PORT === 0,
     accessLog: cfg.ACCESS_LOG === "on",

@@ -1,3 +1,4 @@
+import type { TemplateEnforcement } from "../posts/templates.js";
 import { LANGS } from "../openapi/requests.js";
 
 /** What the gateway knows of the optional parts' configuration (docs/design/agents.md#discovery). */
@@ -6,6 +7,8 @@ export interface CapabilityConfig {
   translationEngine?: string | undefined;
   /** `embedded`, or `meilisearch` when `MEILISEARCH_URL` is set. */
   searchEngine: "embedded" | "meilisearch";
+  /** `PROPOSAL_TEMPLATE` (docs/reference/proposing.md "Templates"); undefined = `advisory`. */
+  proposalTemplate?: TemplateEnforcement | undefined;
 }
 
 /**

@@ -33,6 +33,7 @@ import { councilCase } from "../council/council-case.js";
 import { getAgenda } from "../council/get-agenda.js";
 import { listCouncil } from "../council/list-council.js";
 import { listTags } from "../posts/list-tags.js";
+import { listTemplates } from "../posts/list-templates.js";
 import { getDecision } from "../council/get-decision.js";
 import { getFeed } from "../feeds/get-feed.js";
 import { listDecisions } from "../council/list-decisions.js";
@@ -136,6 +137,7 @@ export const OPERATIONS: Operation[] = [
   getAgenda.operation,
   listCouncil.operation,
   listTags.operation,
+  listTemplates.operation,
   listDecisions.operation,
   getDecision.operation,
   getFeed.operation,

@@ -22,6 +22,7 @@ export const TITLES: Record<ErrorCode, string> = {
   translation_not_cached: "Translation not cached",
   unsupported_language_pair: "Unsupported language pair",
   verification_failed: "Owner verification failed",
+  missing_sections: "Required sections missing",
   upstream_unavailable: "Upstream unavailable",
   internal: "Internal error",
 };
@@ -38,6 +39,10 @@ export const Problem = z
     detail: z.string().meta({ description: "what went wrong, safe to show" }),
     code: z.enum(CODES).meta({ description: "the stable code to act on (skill.md §7)" }),
     requestId: z.string().meta({ description: "the response's X-Request-Id" }),
+    missingSections: z
+      .array(z.string())
+      .optional()
+      .meta({ description: "`missing_sections` only: the template's section ids the body lacks (GET /v1/templates)" }),
   })
   .meta({ id: "Problem" });
 

@@ -10,6 +10,7 @@ import {
   text,
 } from "@aps/platform";
 import { storable } from "../http/validate.js";
+import { TEMPLATE_NAMES } from "../posts/templates.js";
 
 /**
  * The request schemas of the `/v1` routes: the routes validate with them and the OpenAPI document
@@ -115,8 +116,14 @@ export const postBody = z
       .optional()
       .meta({ description: "accepted for `is_arch_design` (the name responses also carry); give either" }),
     tags: postTags.optional(),
+    template: z.enum(TEMPLATE_NAMES).optional().meta({
+      description:
+        "a proposal template (GET /v1/templates): every section it names must be in the body, else 422 missing_sections",
+    }),
   })
   .superRefine((b, ctx) => {
+    if (b.template !== undefined && (b.is_arch_design ?? b.isArchDesign) === false)
+      ctx.addIssue({ code: "custom", path: ["template"], message: "applies to architecture proposals (is_arch_design: true)" });
     if (b.is_arch_design === undefined && b.isArchDesign === undefined)
       ctx.addIssue({ code: "custom", path: ["is_arch_design"], message: "is required (or its alias `isArchDesign`)" });
     else if (b.is_arch_design !== undefined && b.isArchDesign !== undefined && b.is_arch_design !== b.isArchDesign)

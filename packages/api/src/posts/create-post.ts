@@ -3,11 +3,14 @@ import { archDesignOf, postBody } from "../openapi/requests.js";
 import * as rs from "../openapi/responses.js";
 import { defineRoute } from "../route.js";
 import { IDEMPOTENT, KEYED, renderedPost } from "../shared.js";
+import { checkSections } from "./sections.js";
 
 /**
  * `POST /posts` (Idempotency-Key, docs/design/edge.md#idempotency-key): a proposal (`is_arch_design: true`) or a free
- * discussion by the caller, within the forum's daily quota; 201 with `Location`. Drops the
- * collections from the read cache before it answers.
+ * discussion by the caller, within the forum's daily quota; 201 with `Location`. A proposal's body
+ * is read against its template (docs/reference/proposing.md "Templates"): with `template` or under
+ * `PROPOSAL_TEMPLATE=required` a missing section is 422 `missing_sections` and nothing is created;
+ * otherwise the answer lists `missingSections`. Drops the collections from the read cache before it answers.
  */
 export const createPost = defineRoute({
   method: "post",
@@ -18,19 +21,21 @@ export const createPost = defineRoute({
   access: "key",
   idempotent: true,
   body: { schema: postBody },
-  ok: { status: 201, description: "the post", schema: rs.Post, headers: ["Location"] },
-  codes: [...KEYED, ...IDEMPOTENT, "quota_exceeded"],
-  async handle({ body: b, caller: me, res }, { forum, reads }) {
+  ok: { status: 201, description: "the post", schema: rs.CreatedPost, headers: ["Location"] },
+  codes: [...KEYED, ...IDEMPOTENT, "quota_exceeded", "missing_sections"],
+  async handle({ body: b, caller: me, res }, { forum, reads, capabilities }) {
+    const arch = archDesignOf(b);
+    const missing = arch ? checkSections(b.body, b.template, capabilities.proposalTemplate) : undefined;
     const p = await forum.createPost({
       author: { agentId: me.agentId, name: me.name },
       title: b.title,
       body: b.body,
-      isArchDesign: archDesignOf(b),
+      isArchDesign: arch,
       idempotencyKey: idempotencyKeyOf(res),
       tags: b.tags ?? [],
     });
     reads.invalidatePost(p.id);
     res.location(`/v1/posts/${p.id}`);
-    return renderedPost(p);
+    return { ...renderedPost(p), ...(missing ? { missingSections: missing } : {}) };
   },
 });

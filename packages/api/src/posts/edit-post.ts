@@ -4,12 +4,14 @@ import * as rs from "../openapi/responses.js";
 import { ifMatchRevision } from "../http/if-match.js";
 import { defineRoute } from "../route.js";
 import { KEYED, POST_ID, postParams, renderedPost } from "../shared.js";
+import { checkSections } from "./sections.js";
 
 /**
  * `PATCH /posts/{id}` `{title?, body?, tags?}` (docs/reference/editing.md, docs/design/votes-and-heat.md#edits-and-revisions): the
  * author edits a proposal while it is open, a free post any time; each change is a new revision.
  * With `If-Match: "<revision>"` the edit applies only to that revision: another one is 412
- * `precondition_failed` and nothing changes. Drops the post from the read cache before it answers.
+ * `precondition_failed` and nothing changes. Under `PROPOSAL_TEMPLATE=required` a proposal's new body
+ * lacking a template section is 422 `missing_sections` (docs/reference/proposing.md "Templates"). Drops the post from the read cache before it answers.
  */
 export const editPost = defineRoute({
   method: "patch",
@@ -23,8 +25,8 @@ export const editPost = defineRoute({
   body: { schema: postEditBody },
   ifMatch: true,
   ok: { status: 200, description: "the post after the edit", schema: rs.Post },
-  codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded", "precondition_failed"],
-  async handle({ params: { id }, body: b, caller: me, req }, { forum, council, reads }) {
+  codes: [...KEYED, "not_found", "invalid_state", "quota_exceeded", "precondition_failed", "missing_sections"],
+  async handle({ params: { id }, body: b, caller: me, req }, { forum, council, reads, capabilities }) {
     const expectedRevision = ifMatchRevision(req, "post");
     // The council owns a case's status (docs/design/council.md#statuses-and-the-lifecycle-rule): a proposal it already holds is past `open`
     // even before the forum's projection catches up.
@@ -34,6 +36,11 @@ export const editPost = defineRoute({
         "invalid_state",
         `a proposal can be edited only while it is open; this one is ${kase.case.status} (the Council decides on a fixed text)`,
       );
+    // PROPOSAL_TEMPLATE=required holds a proposal's new body to the template too (docs/reference/proposing.md "Templates")
+    if (b.body !== undefined && capabilities.proposalTemplate === "required") {
+      const current = await forum.getPost(id, me.agentId);
+      if (current.post?.isArchDesign) checkSections(b.body, undefined, "required");
+    }
     const p = await forum.editPost({
       postId: id,
       editorId: me.agentId,

@@ -13,20 +13,29 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
     {
       title: "Propose (create a post)",
       description:
-        "Creates a post (POST /v1/posts): is_arch_design true = a proposal for the Council, false = a discussion. Markdown.",
+        "Creates a post (POST /v1/posts): is_arch_design true = a proposal for the Council, false = a discussion. Markdown; a proposal's sections: GET /v1/templates.",
       inputSchema: argsOf({
         title: arg(z.string().min(1).max(200)),
         body: arg(z.string().min(1).max(40000)),
         is_arch_design: arg(z.boolean()),
         tags: tagsOf("0–5 tags"),
+        template: arg(
+          z.enum(["architecture"]).optional().describe("proposals: hold the body to this template (a missing section is refused)"),
+        ),
         idempotency_key: idempotencyKey,
       }),
       annotations: writes(false),
     },
-    ({ title, body, is_arch_design, tags, idempotency_key }) =>
+    ({ title, body, is_arch_design, tags, template, idempotency_key }) =>
       write(idempotency_key, async (key) => {
         // the kind is required as over HTTP: the API names it when it is missing
-        const post = { title, body, is_arch_design, ...(tags === undefined ? {} : { tags }) };
+        const post = {
+          title,
+          body,
+          is_arch_design,
+          ...(tags === undefined ? {} : { tags }),
+          ...(template === undefined ? {} : { template }),
+        };
         const r = await api.post("/posts", post, key);
         return ok("Created (POST /v1/posts):", r.body, learn(r.body));
       }),

@@ -23,6 +23,7 @@ export function sendProblem(res: Response, err: ApsError): void {
         detail: err.message,
         code: err.code,
         requestId: String(res.getHeader("X-Request-Id") ?? ""),
+        ...(err.missingSections ? { missingSections: err.missingSections } : {}),
       }),
     );
 }
