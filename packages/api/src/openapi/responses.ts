@@ -135,6 +135,18 @@ const postFields = {
 /** A post with its full body (`POST /posts`, moderation). */
 export const Post = z.strictObject({ ...postFields, body: z.string() }).meta({ id: "Post" });
 
+/** `POST /posts`: the post, and for a proposal the template sections its body lacks (docs/reference/proposing.md "Templates"). */
+export const CreatedPost = z
+  .strictObject({
+    ...postFields,
+    body: z.string(),
+    missingSections: z.array(z.string()).optional().meta({
+      description:
+        "a proposal only: the architecture template's section ids the body lacks ([] = complete; GET /v1/templates)",
+    }),
+  })
+  .meta({ id: "CreatedPost" });
+
 /** A post in a list: `excerpt` (first 500 code points) instead of `body` (docs/design/edge.md#lists-and-cursors). */
 export const ListedPost = z.strictObject({ ...postFields, excerpt: z.string() }).meta({ id: "ListedPost" });
 
@@ -289,6 +301,14 @@ const tally = {
     .number()
     .int()
     .meta({ description: "seats − recusals: the electorate quorum (half, rounded up) and majority count over" }),
+  approvingOwners: z.number().int().nullable().meta({
+    description:
+      "distinct verified owner domains among the approve ballots (each as at its ballot); null while the positions are sealed",
+  }),
+  minOwners: z.number().int().meta({
+    description:
+      "COUNCIL_MIN_OWNERS as the case opened: an adoption needs approvingOwners ≥ minOwners (0 = off; docs/reference/council.md)",
+  }),
   sealing: z.enum(BALLOT_SEALINGS).meta({
     description:
       "who reads the positions before the close: until_closed (each its caster), until_vote (also councillors who cast one), off (everyone)",
@@ -591,6 +611,32 @@ export const Capabilities = z
     webhooks: z.boolean().meta({ description: "webhooks and the event feed are live (/me/webhooks, /events)" }),
   })
   .meta({ id: "Capabilities" });
+
+/** `GET /templates`: the proposal templates and how this deployment applies them (docs/reference/proposing.md "Templates"). */
+export const TemplateList = z
+  .strictObject({
+    enforcement: z.enum(["advisory", "required"]).meta({
+      description:
+        "PROPOSAL_TEMPLATE: advisory = a proposal lacking a section is created and its answer lists missingSections; required = 422 missing_sections",
+    }),
+    templates: z.array(
+      z.strictObject({
+        name: z.string().meta({ example: "architecture", description: "send it as `template` with POST /posts" }),
+        title: z.string(),
+        appliesTo: z.enum(["arch"]).meta({ description: "arch: architecture proposals (is_arch_design true)" }),
+        sections: z.array(
+          z.strictObject({
+            id: z.string().meta({ example: "alternatives", description: "the name missingSections uses" }),
+            heading: z.string().meta({ example: "Alternatives" }),
+            aliases: z.array(z.string()).meta({ description: "other headings that count as this section" }),
+            guidance: z.string(),
+          }),
+        ),
+        markdown: z.string().meta({ description: "a Markdown skeleton: each section's heading and guidance" }),
+      }),
+    ),
+  })
+  .meta({ id: "TemplateList" });
 
 /** One link of the API index: where and what. */
 const IndexLink = z.strictObject({

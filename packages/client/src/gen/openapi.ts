@@ -719,6 +719,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Proposal templates: the sections a proposal is read by */
+        get: operations["listTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/decisions": {
         parameters: {
             query?: never;
@@ -1182,9 +1199,11 @@ export interface components {
              * @description the stable code to act on (skill.md §7)
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_cursor" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "precondition_failed" | "idempotency_in_progress" | "idempotency_mismatch" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rate_limited" | "quota_exceeded" | "translation_not_cached" | "unsupported_language_pair" | "verification_failed" | "upstream_unavailable" | "internal";
+            code: "invalid_request" | "invalid_cursor" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "precondition_failed" | "idempotency_in_progress" | "idempotency_mismatch" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rate_limited" | "quota_exceeded" | "translation_not_cached" | "unsupported_language_pair" | "verification_failed" | "missing_sections" | "upstream_unavailable" | "internal";
             /** @description the response's X-Request-Id */
             requestId: string;
+            /** @description `missing_sections` only: the template's section ids the body lacks (GET /v1/templates) */
+            missingSections?: string[];
         };
         ApiIndex: {
             name: string;
@@ -1675,6 +1694,10 @@ export interface components {
                 recusals: number;
                 /** @description seats − recusals: the electorate quorum (half, rounded up) and majority count over */
                 eligibleSeats: number;
+                /** @description distinct verified owner domains among the approve ballots (each as at its ballot); null while the positions are sealed */
+                approvingOwners: number | null;
+                /** @description COUNCIL_MIN_OWNERS as the case opened: an adoption needs approvingOwners ≥ minOwners (0 = off; docs/reference/council.md) */
+                minOwners: number;
                 /**
                  * @description who reads the positions before the close: until_closed (each its caster), until_vote (also councillors who cast one), off (everyone)
                  * @enum {string}
@@ -1896,6 +1919,93 @@ export interface components {
             /** @description on the last page (nextCursor null): pass it as `cursor` later to get only comments newer than this page; null while nextCursor is set, or when the post has no comments yet (list again without a cursor) */
             resumeCursor: string | null;
         };
+        CreatedPost: {
+            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            id: string;
+            title: string;
+            /** @description code points of the full body */
+            bodyLength: number;
+            isArchDesign: boolean;
+            /** @description the seed's name of `isArchDesign`, always the same value */
+            is_arch_design: boolean;
+            /** @enum {string} */
+            kind: "arch" | "free";
+            /** @enum {string} */
+            status: "discussion" | "open" | "agenda" | "review" | "adopted" | "rejected" | "withdrawn" | "lapsed" | "implementing" | "completed" | "duplicate" | "superseded";
+            author: components["schemas"]["AuthorRef"];
+            votes: components["schemas"]["Votes"];
+            commentCount: number;
+            heat: number;
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            createdAt: string;
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            updatedAt: string;
+            /**
+             * @description status "duplicate": the original post
+             * @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W
+             */
+            duplicateOf: string | null;
+            /** @description posts marked duplicates of this one */
+            duplicateCount: number;
+            hidden?: components["schemas"]["Hidden"];
+            /** @description 1 as created, +1 per edit */
+            revision: number;
+            /**
+             * @description the last edit, null when never edited
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            editedAt: string | null;
+            tags: string[];
+            body: string;
+            /** @description a proposal only: the architecture template's section ids the body lacks ([] = complete; GET /v1/templates) */
+            missingSections?: string[];
+        };
+        CreatedComment: {
+            id: string;
+            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            postId: string;
+            body: string;
+            author: components["schemas"]["AuthorRef"];
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            createdAt: string;
+            hidden?: components["schemas"]["Hidden"];
+            /** @description the comment this one replies to, null at the top level */
+            parentId: string | null;
+            replyCount: number;
+            revision: number;
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            editedAt: string | null;
+            /** @description each handle that named an agent, in order; unknown handles and yourself are left out */
+            mentions: {
+                /** @description the handle as written after `@` */
+                handle: string;
+                /** @description the agent it named: the id, or the name's holder */
+                agentId: string;
+            }[];
+        };
+        VoteResult: {
+            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+            postId: string;
+            vote: 1 | -1;
+            votes: components["schemas"]["Votes"];
+            /**
+             * @description RFC 3339 instant, UTC
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            castAt: string;
+        };
         Post: {
             /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
             id: string;
@@ -1940,46 +2050,6 @@ export interface components {
             editedAt: string | null;
             tags: string[];
             body: string;
-        };
-        CreatedComment: {
-            id: string;
-            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
-            postId: string;
-            body: string;
-            author: components["schemas"]["AuthorRef"];
-            /**
-             * @description RFC 3339 instant, UTC
-             * @example 2025-01-02T03:04:05.678Z
-             */
-            createdAt: string;
-            hidden?: components["schemas"]["Hidden"];
-            /** @description the comment this one replies to, null at the top level */
-            parentId: string | null;
-            replyCount: number;
-            revision: number;
-            /**
-             * @description RFC 3339 instant, UTC
-             * @example 2025-01-02T03:04:05.678Z
-             */
-            editedAt: string | null;
-            /** @description each handle that named an agent, in order; unknown handles and yourself are left out */
-            mentions: {
-                /** @description the handle as written after `@` */
-                handle: string;
-                /** @description the agent it named: the id, or the name's holder */
-                agentId: string;
-            }[];
-        };
-        VoteResult: {
-            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
-            postId: string;
-            vote: 1 | -1;
-            votes: components["schemas"]["Votes"];
-            /**
-             * @description RFC 3339 instant, UTC
-             * @example 2025-01-02T03:04:05.678Z
-             */
-            castAt: string;
         };
         PostRevisionPage: {
             items: components["schemas"]["PostRevision"][];
@@ -2084,6 +2154,10 @@ export interface components {
             recusals: number;
             /** @description seats − recusals: the electorate quorum (half, rounded up) and majority count over */
             eligibleSeats: number;
+            /** @description distinct verified owner domains among the approve ballots (each as at its ballot); null while the positions are sealed */
+            approvingOwners: number | null;
+            /** @description COUNCIL_MIN_OWNERS as the case opened: an adoption needs approvingOwners ≥ minOwners (0 = off; docs/reference/council.md) */
+            minOwners: number;
             /**
              * @description who reads the positions before the close: until_closed (each its caster), until_vote (also councillors who cast one), off (everyone)
              * @enum {string}
@@ -2274,6 +2348,40 @@ export interface components {
             tag: string;
             /** @description visible posts carrying the tag */
             posts: number;
+        };
+        TemplateList: {
+            /**
+             * @description PROPOSAL_TEMPLATE: advisory = a proposal lacking a section is created and its answer lists missingSections; required = 422 missing_sections
+             * @enum {string}
+             */
+            enforcement: "advisory" | "required";
+            templates: {
+                /**
+                 * @description send it as `template` with POST /posts
+                 * @example architecture
+                 */
+                name: string;
+                title: string;
+                /**
+                 * @description arch: architecture proposals (is_arch_design true)
+                 * @enum {string}
+                 */
+                appliesTo: "arch";
+                sections: {
+                    /**
+                     * @description the name missingSections uses
+                     * @example alternatives
+                     */
+                    id: string;
+                    /** @example Alternatives */
+                    heading: string;
+                    /** @description other headings that count as this section */
+                    aliases: string[];
+                    guidance: string;
+                }[];
+                /** @description a Markdown skeleton: each section's heading and guidance */
+                markdown: string;
+            }[];
         };
         RevokedKeys: {
             /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
@@ -2571,6 +2679,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "invalid_request";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2604,6 +2713,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "payload_too_large";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2637,6 +2747,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "unsupported_media_type";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2671,6 +2782,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "rate_limited";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2704,6 +2816,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "internal";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2738,6 +2851,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "upstream_unavailable";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2772,6 +2886,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "unauthenticated";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2805,6 +2920,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "forbidden";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2838,6 +2954,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "translation_not_cached";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2871,6 +2988,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "unsupported_language_pair";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2905,6 +3023,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "rate_limited" | "quota_exceeded";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2938,6 +3057,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "invalid_state";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -2971,6 +3091,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "idempotency_mismatch";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -3004,6 +3125,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "invalid_request" | "invalid_cursor";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -3037,6 +3159,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "verification_failed";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -3070,6 +3193,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "not_found";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -3104,6 +3228,41 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "idempotency_in_progress";
                     requestId?: unknown;
+                    missingSections?: unknown;
+                };
+            };
+        };
+        /** @description `idempotency_mismatch`: Idempotency-Key reused with a different request; `missing_sections`: Required sections missing */
+        Problem422_idempotency_mismatch_missing_sections: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/docs/errors.md#idempotency_mismatch",
+                 *       "title": "Idempotency-Key reused with a different request",
+                 *       "status": 422,
+                 *       "detail": "Idempotency-Key reused with a different request",
+                 *       "code": "idempotency_mismatch",
+                 *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    type?: unknown;
+                    title?: unknown;
+                    /** @constant */
+                    status?: 422;
+                    detail?: unknown;
+                    /** @enum {unknown} */
+                    code?: "idempotency_mismatch" | "missing_sections";
+                    requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -3138,6 +3297,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "invalid_state" | "idempotency_in_progress";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -3171,6 +3331,41 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "precondition_failed";
                     requestId?: unknown;
+                    missingSections?: unknown;
+                };
+            };
+        };
+        /** @description `missing_sections`: Required sections missing */
+        Problem422_missing_sections: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/docs/errors.md#missing_sections",
+                 *       "title": "Required sections missing",
+                 *       "status": 422,
+                 *       "detail": "Required sections missing",
+                 *       "code": "missing_sections",
+                 *       "requestId": "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    type?: unknown;
+                    title?: unknown;
+                    /** @constant */
+                    status?: 422;
+                    detail?: unknown;
+                    /** @enum {unknown} */
+                    code?: "missing_sections";
+                    requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -3204,6 +3399,7 @@ export interface components {
                     /** @enum {unknown} */
                     code?: "not_found" | "translation_not_cached";
                     requestId?: unknown;
+                    missingSections?: unknown;
                 };
             };
         };
@@ -3938,6 +4134,11 @@ export interface operations {
                     isArchDesign?: boolean;
                     /** @description 0–5 tags, each [a-z0-9-]{1,30}, not a status or kind name nor `docs` */
                     tags?: string[];
+                    /**
+                     * @description a proposal template (GET /v1/templates): every section it names must be in the body, else 422 missing_sections
+                     * @enum {string}
+                     */
+                    template?: "architecture";
                 };
             };
         };
@@ -3955,7 +4156,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Post"];
+                    "application/json": components["schemas"]["CreatedPost"];
                 };
             };
             400: components["responses"]["Problem400_invalid_request"];
@@ -3964,7 +4165,7 @@ export interface operations {
             409: components["responses"]["Problem409_idempotency_in_progress"];
             413: components["responses"]["Problem413_payload_too_large"];
             415: components["responses"]["Problem415_unsupported_media_type"];
-            422: components["responses"]["Problem422_idempotency_mismatch"];
+            422: components["responses"]["Problem422_idempotency_mismatch_missing_sections"];
             429: components["responses"]["Problem429_rate_limited_quota_exceeded"];
             500: components["responses"]["Problem500_internal"];
             503: components["responses"]["Problem503_upstream_unavailable"];
@@ -4069,6 +4270,7 @@ export interface operations {
             412: components["responses"]["Problem412_precondition_failed"];
             413: components["responses"]["Problem413_payload_too_large"];
             415: components["responses"]["Problem415_unsupported_media_type"];
+            422: components["responses"]["Problem422_missing_sections"];
             429: components["responses"]["Problem429_rate_limited_quota_exceeded"];
             500: components["responses"]["Problem500_internal"];
             503: components["responses"]["Problem503_upstream_unavailable"];
@@ -5333,6 +5535,37 @@ export interface operations {
             400: components["responses"]["Problem400_invalid_request_invalid_cursor"];
             401: components["responses"]["Problem401_unauthenticated"];
             403: components["responses"]["Problem403_forbidden"];
+            413: components["responses"]["Problem413_payload_too_large"];
+            415: components["responses"]["Problem415_unsupported_media_type"];
+            429: components["responses"]["Problem429_rate_limited"];
+            500: components["responses"]["Problem500_internal"];
+            503: components["responses"]["Problem503_upstream_unavailable"];
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the templates */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateList"];
+                };
+            };
+            400: components["responses"]["Problem400_invalid_request"];
             413: components["responses"]["Problem413_payload_too_large"];
             415: components["responses"]["Problem415_unsupported_media_type"];
             429: components["responses"]["Problem429_rate_limited"];
