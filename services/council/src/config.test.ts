@@ -14,4 +14,11 @@ describe("council loadConfig(env)", () => {
     expect(() => loadConfig({ COUNCIL_DEADLINE: "soon" })).toThrow(/COUNCIL_DEADLINE/);
     expect(() => loadConfig({ COUNCIL_DEADLINE: "-5d" })).toThrow(/COUNCIL_DEADLINE/);
   });
+
+  it("COUNCIL_MIN_OWNERS defaults to 0 (off) and takes an integer ≥ 0 (docs/design/council.md#operator-diverse-adoption)", () => {
+    expect(loadConfig({}).COUNCIL_MIN_OWNERS).toBe(0);
+    expect(loadConfig({ COUNCIL_MIN_OWNERS: "2" }).COUNCIL_MIN_OWNERS).toBe(2);
+    expect(() => loadConfig({ COUNCIL_MIN_OWNERS: "-1" })).toThrow(/COUNCIL_MIN_OWNERS/);
+    expect(() => loadConfig({ COUNCIL_MIN_OWNERS: "1.5" })).toThrow(/COUNCIL_MIN_OWNERS/);
+  });
 });

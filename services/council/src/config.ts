@@ -47,6 +47,12 @@ export const councilEnvSchema = commonEnvSchema.extend({
    * have cast a position, `off` everyone. A case keeps the sealing it opened with.
    */
   BALLOT_SEALING: z.enum(BALLOT_SEALINGS).default("until_closed"),
+  /**
+   * Operator-diverse adoption (docs/design/council.md#operator-diverse-adoption): an adoption
+   * needs approve ballots from at least this many distinct verified owner domains (an integer ≥ 0;
+   * default 0, off). A case keeps the k it opened with.
+   */
+  COUNCIL_MIN_OWNERS: intVar(0, 0),
   /** How often the scheduler closes due cases, ms (default 5 000). */
   COUNCIL_TICK_MS: intVar(5_000, 10),
 });

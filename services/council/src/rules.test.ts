@@ -1,4 +1,4 @@
-import { deadlineOutcome, decisiveOutcome, eligibleSeats, type Tally } from "./rules.js";
+import { deadlineOutcome, decisiveOutcome, eligibleSeats, ownersReached, type Tally } from "./rules.js";
 
 /** A tally of approve/reject ballots only, as before positions (docs/design/council.md#statuses-and-the-lifecycle-rule). */
 const t = (seats: number, approvals: number, ballots: number, more: Partial<Tally> = {}): Tally => ({
@@ -20,14 +20,17 @@ function bruteDecisive(x: Tally): string | undefined {
   for (let a = 0; a <= remaining; a++)
     for (let r = 0; a + r <= remaining; r++)
       for (let s = 0; a + r + s <= remaining; s++)
-        ends.add(
-          deadlineOutcome({
-            ...x,
-            approvals: x.approvals + a,
-            rejections: x.rejections + r,
-            abstentions: x.abstentions + s,
-          }),
-        );
+        // each new approval comes from a new verified owner, an owner already counted, or none
+        for (let o = 0; o <= a; o++)
+          ends.add(
+            deadlineOutcome({
+              ...x,
+              approvals: x.approvals + a,
+              rejections: x.rejections + r,
+              abstentions: x.abstentions + s,
+              approvingOwners: (x.approvingOwners ?? 0) + o,
+            }),
+          );
   if (eligibleSeats(x) === 0) return undefined;
   return ends.size === 1 && !ends.has("lapsed") ? [...ends][0] : undefined;
 }
@@ -104,5 +107,45 @@ describe("Council close rules (docs/design/council.md#statuses-and-the-lifecycle
     expect(decisiveOutcome(t(3, 0, 2), 1)).toBe("rejected"); // rejection is not blocked
     expect(deadlineOutcome(t(4, 2, 2), 1)).toBe("rejected");
     expect(deadlineOutcome(t(4, 2, 2), 0)).toBe("adopted");
+  });
+
+  it("with COUNCIL_MIN_OWNERS k, adoption needs approvals from k distinct verified owners (docs/design/council.md#operator-diverse-adoption)", () => {
+    const k2 = (approvals: number, ballots: number, approvingOwners: number, seats = 4) =>
+      t(seats, approvals, ballots, { approvingOwners, minOwners: 2 });
+    // three approvals of 4 seats from one verified domain: a majority, not decisive; the fourth seat may bring a second owner
+    expect(decisiveOutcome(k2(3, 3, 1))).toBeUndefined();
+    expect(ownersReached(k2(3, 3, 1))).toBe(false);
+    // an approval from a second domain adopts
+    expect(decisiveOutcome(k2(4, 4, 2))).toBe("adopted");
+    // unverified approvers are no owner: three approvals, none verified, cannot reach 2 owners with one seat left
+    expect(decisiveOutcome(k2(3, 3, 0))).toBe("rejected");
+    expect(decisiveOutcome(k2(2, 2, 0))).toBeUndefined(); // two seats left may still bring two owners
+    // every seat cast, one owner short: no later ballot can adopt, so the case is decided rejected
+    expect(decisiveOutcome(k2(4, 4, 1))).toBe("rejected");
+    // at the deadline an approval majority short of owners rejects; with them it adopts
+    expect(deadlineOutcome(k2(3, 3, 1))).toBe("rejected");
+    expect(deadlineOutcome(k2(3, 3, 2))).toBe("adopted");
+    // a rejection majority is decided as before
+    expect(decisiveOutcome(k2(0, 3, 0))).toBe("rejected");
+    // k = 0 (or a case opened before the rule: absent) is today's rule, whatever the owners
+    expect(decisiveOutcome(t(4, 3, 3, { approvingOwners: 1, minOwners: 0 }))).toBe("adopted");
+    expect(decisiveOutcome(t(4, 3, 3, { approvingOwners: 0 }))).toBe("adopted");
+    expect(deadlineOutcome(t(4, 2, 2, { approvingOwners: 0, minOwners: 0 }))).toBe("adopted");
+    // a k above the seats can never be met: the first ballot decides a rejection (a ballot, not a lapse)
+    expect(decisiveOutcome(t(2, 0, 0, { minOwners: 3 }))).toBeUndefined();
+    expect(decisiveOutcome(t(2, 1, 1, { approvingOwners: 1, minOwners: 3 }))).toBe("rejected");
+  });
+
+  it("agrees with the brute-force reading for every small tally, approving-owner count and k", () => {
+    for (let seats = 1; seats <= 5; seats++)
+      for (let recusals = 0; recusals <= seats; recusals++)
+        for (let approvals = 0; approvals + recusals <= seats; approvals++)
+          for (let rejections = 0; approvals + rejections + recusals <= seats; rejections++)
+            for (let abstentions = 0; approvals + rejections + abstentions + recusals <= seats; abstentions++)
+              for (let approvingOwners = 0; approvingOwners <= approvals; approvingOwners++)
+                for (let minOwners = 0; minOwners <= 4; minOwners++) {
+                  const x = { seats, approvals, rejections, abstentions, recusals, approvingOwners, minOwners };
+                  expect([x, decisiveOutcome(x)]).toEqual([x, bruteDecisive(x)]);
+                }
   });
 });

@@ -15,7 +15,10 @@ export type Position = BallotPosition;
 /**
  * A case's tally: `seats` = councillors seated when the case opened; the other fields count the
  * ballots by position. The author of a proposal, when seated, holds a `recuse` ballot from the
- * case's opening (docs/reference/council.md "Positions").
+ * case's opening (docs/reference/council.md "Positions"). `minOwners` is the k of
+ * COUNCIL_MIN_OWNERS the case opened with (0 or absent: off) and `approvingOwners` the distinct
+ * non-empty verified owner domains among its approve ballots, each taken at ballot time
+ * (docs/design/council.md#operator-diverse-adoption).
  */
 export interface Tally {
   seats: number;
@@ -23,6 +26,8 @@ export interface Tally {
   rejections: number;
   abstentions: number;
   recusals: number;
+  approvingOwners?: number;
+  minOwners?: number;
 }
 
 /** The seats that may decide: the seated councillors less those recused (never below 0). */
@@ -36,10 +41,23 @@ export function quorum(t: Tally): number {
 }
 
 /**
+ * Whether the approve ballots of `t` come from enough verified owners: at least `minOwners`
+ * distinct non-empty verified domains (always true with `minOwners` 0 or absent;
+ * docs/design/council.md#operator-diverse-adoption).
+ */
+export function ownersReached(t: Tally): boolean {
+  return (t.approvingOwners ?? 0) >= (t.minOwners ?? 0);
+}
+
+/**
  * Decision right after a ballot, when no later ballot can change it: `adopted` once approvals
- * outnumber the rejections even if every eligible seat still to ballot rejects, and the quorum is
- * met; `rejected` once approvals cannot outnumber the rejections even if every remaining eligible
- * seat approves (ties reject); otherwise undefined (the case stays open). Abstentions count toward
+ * outnumber the rejections even if every eligible seat still to ballot rejects, the quorum is met
+ * and the approvals come from `minOwners` distinct verified owners (`ownersReached`); `rejected`
+ * once approvals cannot outnumber the rejections even if every remaining eligible seat approves
+ * (ties reject), or — with `minOwners` k > 0 and at least one approve, reject or abstain ballot
+ * cast — once the approving owners cannot reach k even if every remaining eligible seat approves
+ * as a new owner; otherwise undefined (the case stays open: an approval majority short of owners
+ * is not decisive, docs/design/council.md#operator-diverse-adoption). Abstentions count toward
  * the quorum, not the majority. While `openConcerns` > 0 a decisive approval waits (undefined) — a
  * blocking concern, after the Rust RFC process (docs/reference/moderation-and-council-depth.md); rejection does not. With no
  * eligible seat (all recused) nothing is decided by ballots: the deadline lapses the case.
@@ -47,10 +65,12 @@ export function quorum(t: Tally): number {
 export function decisiveOutcome(t: Tally, openConcerns = 0): Outcome | undefined {
   const eligible = eligibleSeats(t);
   if (eligible === 0) return undefined;
-  const remaining = Math.max(0, eligible - t.approvals - t.rejections - t.abstentions);
-  if (t.approvals > t.rejections + remaining && t.approvals + t.rejections + t.abstentions >= quorum(t))
+  const cast = t.approvals + t.rejections + t.abstentions;
+  const remaining = Math.max(0, eligible - cast);
+  if (t.approvals > t.rejections + remaining && cast >= quorum(t) && ownersReached(t))
     return openConcerns > 0 ? undefined : "adopted";
   if (t.approvals + remaining <= t.rejections) return "rejected";
+  if (cast > 0 && (t.approvingOwners ?? 0) + remaining < (t.minOwners ?? 0)) return "rejected";
   return undefined;
 }
 
@@ -64,13 +84,16 @@ export type DeadlineOutcome = Outcome | "lapsed";
  * Decision at the deadline: `lapsed` when no approve, reject or abstain ballot was cast (recusals
  * are not ballots of the Council's decision; it awards no Sagacity, docs/reference/lifecycle.md); else adopted
  * iff the quorum (ceil(eligible seats / 2) such ballots) was reached, approvals outnumber the
- * rejections and no concern is open; otherwise rejected (ties reject; open concerns reject,
- * docs/reference/moderation-and-council-depth.md).
+ * rejections, the approvals come from `minOwners` distinct verified owners (`ownersReached`,
+ * docs/design/council.md#operator-diverse-adoption) and no concern is open; otherwise rejected
+ * (ties reject; open concerns reject, docs/reference/moderation-and-council-depth.md).
  */
 export function deadlineOutcome(t: Tally, openConcerns = 0): DeadlineOutcome {
   const cast = t.approvals + t.rejections + t.abstentions;
   if (cast === 0) return "lapsed";
-  return openConcerns === 0 && cast >= quorum(t) && t.approvals > t.rejections ? "adopted" : "rejected";
+  return openConcerns === 0 && cast >= quorum(t) && t.approvals > t.rejections && ownersReached(t)
+    ? "adopted"
+    : "rejected";
 }
 
 /**

@@ -37,6 +37,8 @@ export interface CouncilOptions {
   lastCallMs: number;
   /** BALLOT_SEALING: the sealing of the cases opened from now on (default "off" here; the config's default is "until_closed"). */
   sealing?: BallotSealing;
+  /** COUNCIL_MIN_OWNERS: the k of the cases opened from now on (default 0, off; docs/design/council.md#operator-diverse-adoption). */
+  minOwners?: number;
   /** Scheduler period, ms. */
   tickMs: number;
   clock?: Clock;
@@ -70,6 +72,7 @@ export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Pro
         wake,
         opts.lastCallMs,
         opts.sealing,
+        opts.minOwners,
       ),
     handlers: (repo) => councilHandlers(repo, identity, forum, deps.log),
     background: async (repo) => {
@@ -103,6 +106,7 @@ export const councilService: ApsGrpcService<"council", CouncilConfig> = {
         deadlineMs: ctx.cfg.COUNCIL_DEADLINE,
         lastCallMs: ctx.cfg.LAST_CALL_MS,
         sealing: ctx.cfg.BALLOT_SEALING,
+        minOwners: ctx.cfg.COUNCIL_MIN_OWNERS,
         tickMs: ctx.cfg.COUNCIL_TICK_MS,
       }),
     ),

@@ -64,13 +64,18 @@ export function councilHandlers(
   forum: ForumClient,
   log: Logger,
 ): council.CouncilServiceServer {
-  async function requireSeat(agentId: string, seat: "councillor" | "chief"): Promise<void> {
+  /**
+   * The agent `agentId` as identity holds it now; `forbidden` without `seat`. Its `verifiedDomain`
+   * is the owner a ballot counts for (docs/design/council.md#operator-diverse-adoption).
+   */
+  async function requireSeat(agentId: string, seat: "councillor" | "chief") {
     const a = await identity.getAgent(agentId);
     if (!a.seats.includes(seat))
       throw new ApsError(
         "forbidden",
         seat === "chief" ? "only the Chief Councillor may do this" : "only a seated councillor may do this",
       );
+    return a;
   }
   /** Whether `agentId` holds a councillor's seat now: a seated author is recused at its case's opening. */
   async function seated(agentId: string): Promise<boolean> {
@@ -98,7 +103,7 @@ export function councilHandlers(
       const r = parseRequest(z.object({ postId: id, councillorId: id }), req);
       const { idem, first } = await keyed(r.councillorId, req.idempotencyKey, "council.Nominate", r);
       if (first) return first;
-      await requireSeat(r.councillorId, "councillor");
+      const me = await requireSeat(r.councillorId, "councillor");
       const post = await requirePost(r.postId);
       if (post.status !== "open")
         throw new ApsError("invalid_state", `only open proposals can be nominated; this one is ${post.status}`);
@@ -115,13 +120,14 @@ export function councilHandlers(
         seats,
         idem,
         await seated(post.author?.agentId ?? ""),
+        me.verifiedDomain,
       );
     }),
     castBallot: unary(log, async (req: council.CastBallotRequest) => {
       const r = parseRequest(ballot, req);
       const { idem, first } = await keyed(r.councillorId, req.idempotencyKey, "council.CastBallot", r);
       if (first) return first;
-      await requireSeat(r.councillorId, "councillor");
+      const me = await requireSeat(r.councillorId, "councillor");
       if (!(await repo.find(r.postId))) {
         const post = await requirePost(r.postId);
         if (post.status !== "agenda")
@@ -137,7 +143,16 @@ export function councilHandlers(
           await seated(authorId),
         );
       }
-      return repo.castBallot(r.postId, r.councillorId, r.vote, r.reason, () => identity.countSeats("councillor"), idem);
+      // the caster's verified owner now, kept on the ballot (docs/design/council.md#operator-diverse-adoption)
+      return repo.castBallot(
+        r.postId,
+        r.councillorId,
+        r.vote,
+        r.reason,
+        () => identity.countSeats("councillor"),
+        idem,
+        me.verifiedDomain,
+      );
     }),
     recordHandoff: unary(log, async (req: council.RecordHandoffRequest) => {
       const r = parseRequest(handoff, req);

@@ -30,6 +30,9 @@ interface CaseRow {
   rejections: number;
   abstentions: number;
   recusals: number;
+  /** The k of COUNCIL_MIN_OWNERS the case opened with (0: off) and the distinct verified owners of its approve ballots (docs/design/council.md#operator-diverse-adoption). */
+  min_owners: number;
+  approving_owners: number;
   handoff_implementation: string | null;
   handoff_executor: string | null;
   handoff_at: Date | null;
@@ -90,6 +93,8 @@ export function tallyOf(c: CaseRow): Tally {
     rejections: c.rejections,
     abstentions: c.abstentions,
     recusals: c.recusals,
+    approvingOwners: c.approving_owners,
+    minOwners: c.min_owners,
   };
 }
 
@@ -121,6 +126,12 @@ export class CouncilRepository {
      * "Sealed ballots"); "off" keeps every position public.
      */
     readonly sealing: BallotSealing = "off",
+    /**
+     * The k of the cases opened from now on (COUNCIL_MIN_OWNERS,
+     * docs/design/council.md#operator-diverse-adoption): an adoption needs approve ballots from at
+     * least k distinct verified owners; 0 turns the rule off.
+     */
+    readonly minOwners = 0,
   ) {
     this.outbox = new EventOutbox(wake);
     this.idempotent = new IdempotentWrites(pool, clock);
@@ -142,9 +153,9 @@ export class CouncilRepository {
   ): Promise<boolean> {
     const deadline = new Date(now.getTime() + this.deadlineMs);
     const r = await tx.query(
-      `INSERT INTO cases (post_id, author_id, status, seats, opened_at, opened_by, deadline, sealing)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (post_id) DO NOTHING`,
-      [postId, authorId, status, seats, now, by, deadline, this.sealing],
+      `INSERT INTO cases (post_id, author_id, status, seats, opened_at, opened_by, deadline, sealing, min_owners)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (post_id) DO NOTHING`,
+      [postId, authorId, status, seats, now, by, deadline, this.sealing, this.minOwners],
     );
     if (r.rowCount === 0) return false;
     if (authorSeated) {
@@ -205,6 +216,7 @@ export class CouncilRepository {
    * nominator's Council vote in favour is cast automatically"); may close the case at once.
    * Throws `invalid_state` when a case already exists. With a keyed `idem` scope, a retry returns
    * the case as the first call left it (docs/design/edge.md#idempotency-key), as do the other Council writes.
+   * `ownerDomain`: the nominator's verified owner domain now ("" when not verified), kept on its ballot.
    */
   async nominate(
     postId: string,
@@ -213,6 +225,7 @@ export class CouncilRepository {
     seats: number,
     idem?: IdempotencyScope,
     authorSeated = false,
+    ownerDomain = "",
   ): Promise<council.Case> {
     const now = this.clock.now();
     return this.idempotent.run(idem, council.Case, async (tx) => {
@@ -230,6 +243,7 @@ export class CouncilRepository {
         "Nominated for Council review.",
         now,
         async () => seats,
+        ownerDomain,
       );
       return this.summarize(tx, postId, now);
     });
@@ -240,6 +254,9 @@ export class CouncilRepository {
    * case when the outcome is decided. Throws `invalid_state` without an open case. A case opened
    * with no councillor seated (`seats` 0) takes its electorate at this first ballot:
    * `seatedNow()` councillors (at least 1, the one acting), stored in `seats` (docs/design/council.md#seats-and-the-electorate).
+   * `ownerDomain`: the councillor's verified owner domain now ("" when not verified), kept on the
+   * ballot; approve ballots count toward the case's distinct approving owners
+   * (docs/design/council.md#operator-diverse-adoption).
    */
   async castBallot(
     postId: string,
@@ -248,10 +265,11 @@ export class CouncilRepository {
     reason: string,
     seatedNow: () => Promise<number> = async () => 1,
     idem?: IdempotencyScope,
+    ownerDomain = "",
   ): Promise<council.Case> {
     const now = this.clock.now();
     return this.idempotent.run(idem, council.Case, async (tx) => {
-      await this.ballotInTx(tx, postId, councillorId, vote, reason, now, seatedNow);
+      await this.ballotInTx(tx, postId, councillorId, vote, reason, now, seatedNow, ownerDomain);
       return this.summarize(tx, postId, now);
     });
   }
@@ -264,6 +282,7 @@ export class CouncilRepository {
     reason: string,
     now: Date,
     seatedNow: () => Promise<number>,
+    ownerDomain: string,
   ): Promise<void> {
     const c = await this.lock(tx, postId);
     if (!c || !OPEN_STATUSES.includes(c.status)) {
@@ -285,17 +304,22 @@ export class CouncilRepository {
       await tx.query("UPDATE cases SET seats = $2 WHERE post_id = $1", [postId, c.seats]);
     }
     await tx.query(
-      `INSERT INTO ballots (post_id, councillor_id, vote, reason, cast_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (post_id, councillor_id) DO UPDATE SET vote = EXCLUDED.vote, reason = EXCLUDED.reason, cast_at = EXCLUDED.cast_at`,
-      [postId, councillorId, vote, reason, now],
+      `INSERT INTO ballots (post_id, councillor_id, vote, reason, cast_at, owner_domain) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (post_id, councillor_id) DO UPDATE SET vote = EXCLUDED.vote, reason = EXCLUDED.reason,
+         cast_at = EXCLUDED.cast_at, owner_domain = EXCLUDED.owner_domain`,
+      [postId, councillorId, vote, reason, now, ownerDomain],
     );
-    // one pass over the case's ballots (at most its seats) recounts every position
-    const t = await tx.query<Pick<CaseRow, "approvals" | "rejections" | "abstentions" | "recusals">>(
-      `UPDATE cases SET (approvals, rejections, abstentions, recusals) = (
+    // one pass over the case's ballots (at most its seats) recounts every position, and the
+    // distinct verified owners of the approvals (docs/design/council.md#operator-diverse-adoption)
+    const t = await tx.query<
+      Pick<CaseRow, "approvals" | "rejections" | "abstentions" | "recusals" | "approving_owners">
+    >(
+      `UPDATE cases SET (approvals, rejections, abstentions, recusals, approving_owners) = (
          SELECT count(*) FILTER (WHERE vote = 'approve'), count(*) FILTER (WHERE vote = 'reject'),
-                count(*) FILTER (WHERE vote = 'abstain'), count(*) FILTER (WHERE vote = 'recuse')
+                count(*) FILTER (WHERE vote = 'abstain'), count(*) FILTER (WHERE vote = 'recuse'),
+                count(DISTINCT owner_domain) FILTER (WHERE vote = 'approve' AND owner_domain <> '')
          FROM ballots WHERE post_id = $1)
-       WHERE post_id = $1 RETURNING approvals, rejections, abstentions, recusals`,
+       WHERE post_id = $1 RETURNING approvals, rejections, abstentions, recusals, approving_owners`,
       [postId],
     );
     Object.assign(c, t.rows[0]!);
@@ -718,6 +742,8 @@ export class CouncilRepository {
       rejections: r.rejections,
       abstentions: r.abstentions,
       recusals: r.recusals,
+      approvingOwners: r.approving_owners,
+      minOwners: r.min_owners,
       revision: Number(r.revision),
       sealing: r.sealing,
       decidedBy: r.decided_by ?? "",

@@ -157,6 +157,15 @@ export interface Case {
   links: Link[];
   /** status "superseded": the adopted proposal that superseded or replaced it       // the councillor whose ballot decided the outcome; "" for a deadline close or before it */
   supersededBy: string;
+  /**
+   * Operator-diverse adoption (docs/design/council.md#operator-diverse-adoption): the k of
+   * COUNCIL_MIN_OWNERS the case opened with (0: off; cases opened before the rule), and the distinct
+   * non-empty verified owner domains among its approve ballots, each taken at ballot time. An
+   * adoption needs approving_owners >= min_owners. Like the positions, the gateway hides
+   * approving_owners from a reader the positions are sealed from.
+   */
+  minOwners: number;
+  approvingOwners: number;
   /** oldest first */
   concerns: Concern[];
   /** oldest first; only while/after implementing */
@@ -1461,6 +1470,8 @@ function createBaseCase(): Case {
     decidedBy: "",
     links: [],
     supersededBy: "",
+    minOwners: 0,
+    approvingOwners: 0,
     concerns: [],
     progress: [],
     duplicateOf: "",
@@ -1530,6 +1541,12 @@ export const Case: MessageFns<Case> = {
     }
     if (message.supersededBy !== "") {
       writer.uint32(410).string(message.supersededBy);
+    }
+    if (message.minOwners !== 0) {
+      writer.uint32(416).int32(message.minOwners);
+    }
+    if (message.approvingOwners !== 0) {
+      writer.uint32(424).int32(message.approvingOwners);
     }
     for (const v of message.concerns) {
       Concern.encode(v!, writer.uint32(322).fork()).join();
@@ -1722,6 +1739,22 @@ export const Case: MessageFns<Case> = {
             message.supersededBy = reader.string();
             continue;
           }
+          case 52: {
+            if (tag !== 416) {
+              break;
+            }
+
+            message.minOwners = reader.int32();
+            continue;
+          }
+          case 53: {
+            if (tag !== 424) {
+              break;
+            }
+
+            message.approvingOwners = reader.int32();
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -1830,6 +1863,16 @@ export const Case: MessageFns<Case> = {
         : isSet(object.superseded_by)
         ? globalThis.String(object.superseded_by)
         : "",
+      minOwners: isSet(object.minOwners)
+        ? globalThis.Number(object.minOwners)
+        : isSet(object.min_owners)
+        ? globalThis.Number(object.min_owners)
+        : 0,
+      approvingOwners: isSet(object.approvingOwners)
+        ? globalThis.Number(object.approvingOwners)
+        : isSet(object.approving_owners)
+        ? globalThis.Number(object.approving_owners)
+        : 0,
       concerns: globalThis.Array.isArray(object?.concerns)
         ? object.concerns.map((e: any) => Concern.fromJSON(e))
         : [],
@@ -1912,6 +1955,12 @@ export const Case: MessageFns<Case> = {
     if (message.supersededBy !== "") {
       obj.supersededBy = message.supersededBy;
     }
+    if (message.minOwners !== 0) {
+      obj.minOwners = Math.round(message.minOwners);
+    }
+    if (message.approvingOwners !== 0) {
+      obj.approvingOwners = Math.round(message.approvingOwners);
+    }
     if (message.concerns?.length) {
       obj.concerns = message.concerns.map((e) => Concern.toJSON(e));
     }
@@ -1961,6 +2010,8 @@ export const Case: MessageFns<Case> = {
     message.decidedBy = object.decidedBy ?? "";
     message.links = object.links?.map((e) => Link.fromPartial(e)) || [];
     message.supersededBy = object.supersededBy ?? "";
+    message.minOwners = object.minOwners ?? 0;
+    message.approvingOwners = object.approvingOwners ?? 0;
     message.concerns = object.concerns?.map((e) => Concern.fromPartial(e)) || [];
     message.progress = object.progress?.map((e) => ProgressUpdate.fromPartial(e)) || [];
     message.duplicateOf = object.duplicateOf ?? "";
