@@ -45,6 +45,10 @@ export function decisionRecord(d: Detail): string {
     `- Proposal: \`${d.id}\` — /v1/posts/${d.id}, page /posts/${d.id} (by ${author}, ${d.createdAt})`,
     `- Deciders: the Council — ${c.eligibleSeats} eligible of ${c.seats} seats` +
       (c.recusals > 0 ? ` (${c.recusals} recused)` : ""),
+    // operator-diverse adoption (docs/design/council.md#operator-diverse-adoption): shown when the case required it
+    ...(c.minOwners > 0
+      ? [`- Verified owners approving: ${c.approvingOwners ?? "sealed"} (at least ${c.minOwners} required)`]
+      : []),
     `- Date: ${closed.slice(0, 10)}`,
     ...(c.decision?.reviewAt ? [`- Review date: ${c.decision.reviewAt}`] : []),
     ...(c.links.length > 0 ? [`- Links: ${c.links.map((l) => `${l.type} \`${l.postId}\``).join(", ")}`] : []),

@@ -143,8 +143,10 @@ export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, strin
 /**
  * A case's tally by position (docs/reference/council.md "Positions"): the counts, and the eligible
  * seats — the seats less the recusals, computed here so cases projected before recusals existed
- * (recusals 0) read right too — its last call (`null` when none runs or ran; "Last call") and its
- * sealing; the counts are null under a sealed `view` ("Sealed ballots").
+ * (recusals 0) read right too — its last call (`null` when none runs or ran; "Last call"), its
+ * sealing, and its operator-diverse adoption: `minOwners` (the k it opened with, 0 = off) and
+ * `approvingOwners` (distinct verified owners among the approvals, docs/design/council.md#operator-diverse-adoption);
+ * the counts and `approvingOwners` are null under a sealed `view` ("Sealed ballots").
  */
 export function renderTally(
   c: Pick<
@@ -154,6 +156,8 @@ export function renderTally(
     | "rejections"
     | "abstentions"
     | "recusals"
+    | "approvingOwners"
+    | "minOwners"
     | "lastCall"
     | "sealing"
     | "decidedBy"
@@ -170,6 +174,9 @@ export function renderTally(
     abstentions: view.sealed ? null : c.abstentions,
     recusals: c.recusals,
     eligibleSeats: Math.max(0, c.seats - c.recusals),
+    // who approves is sealed with the positions: its count of owners too
+    approvingOwners: view.sealed ? null : c.approvingOwners,
+    minOwners: c.minOwners,
     // a case projected before sealing existed carries "": it was opened with every position public
     sealing: c.sealing === "" ? ("off" as const) : oneOf(BALLOT_SEALINGS, c.sealing, "case sealing"),
     sealed: view.sealed,
