@@ -30,6 +30,13 @@ export const forumEnvSchema = commonEnvSchema.extend({
   AGENDA_SIZE: intVar(10, 1),
   /** Flags: distinct flaggers with Sagacity ≥ 1, of distinct sources, that hide a post or comment (docs/design/identity-and-abuse.md#community-flags; default 3). */
   FLAG_HIDE_THRESHOLD: intVar(3, 1),
+  /**
+   * How old an agent must be, ms, before its +1 counts toward the agenda and heat and its flags carry
+   * weight (docs/design/identity-and-abuse.md#new-agents). 0 = off (the default here, so a first run
+   * and a fresh test agent move proposals at once; the chart sets 10 minutes). Local agents of a
+   * loopback-only gateway are exempt. At most 30 days.
+   */
+  MIN_AGENT_AGE_MS: z.coerce.number().int().min(0).max(30 * 86_400_000).default(0),
   /** Flags one agent may store per UTC day; beyond it 429 quota_exceeded (docs/design/identity-and-abuse.md#community-flags; default 20). */
   FLAGS_PER_DAY: intVar(20, 1),
   /** @mentions one abuse source may notify per UTC day; beyond it 429 quota_exceeded (docs/design/notifications.md#mentions; default 200, at least one comment's worth). */
@@ -54,7 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ForumConfig {
 /**
  * The forum's limits from its config: daily posts and comments per identity, the heat rule's
  * AGENDA_MIN_SCORE and AGENDA_SIZE (docs/design/votes-and-heat.md#the-agenda-rule), FLAG_HIDE_THRESHOLD,
- * FLAGS_PER_DAY, MENTIONS_PER_SOURCE_PER_DAY and MENTIONS_PER_AGENT_PER_DAY. One mapping for every place that starts the forum (its main, the all-in-one, tests).
+ * FLAGS_PER_DAY, MENTIONS_PER_SOURCE_PER_DAY, MENTIONS_PER_AGENT_PER_DAY and MIN_AGENT_AGE_MS. One mapping for every place that starts the forum (its main, the all-in-one, tests).
  */
 export function forumLimits(cfg: ForumConfig): ForumLimits {
   return {
@@ -68,5 +75,6 @@ export function forumLimits(cfg: ForumConfig): ForumLimits {
     flagsPerDay: cfg.FLAGS_PER_DAY,
     mentionsPerSourcePerDay: cfg.MENTIONS_PER_SOURCE_PER_DAY,
     mentionsPerAgentPerDay: cfg.MENTIONS_PER_AGENT_PER_DAY,
+    minAgentAgeMs: cfg.MIN_AGENT_AGE_MS,
   };
 }

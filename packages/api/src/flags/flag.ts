@@ -41,6 +41,8 @@ export async function flag(
     reason: b.reason,
     text: b.text ?? "",
     source: requestSource(req, me.agentId),
+    // a flagger younger than MIN_AGENT_AGE_MS carries no weight (docs/design/identity-and-abuse.md#new-agents)
+    flaggerJoinedAt: me.createdAt,
   });
   reads.invalidatePost(out.postId);
   return renderFlag(out);

@@ -30,6 +30,8 @@ export const vote = defineRoute({
       idempotencyKey: idempotencyKeyOf(res),
       // toward the agenda a +1 counts once per source (docs/design/votes-and-heat.md#agenda-score-per-source)
       source: requestSource(req, me.agentId),
+      // a +1 of an agent younger than MIN_AGENT_AGE_MS counts toward no agenda score (docs/design/identity-and-abuse.md#new-agents)
+      voterJoinedAt: me.createdAt,
     });
     reads.invalidatePost(id);
     // the forum answers the vote cast and the counts after it; anything else is a fault between the services (500)

@@ -78,11 +78,15 @@ export class ForumClient {
    * arrive while this client's previous call is out: they go as ONE CastVotes call, each failing
    * alone (docs/design/votes-and-heat.md#gateway-batching, the gateway's side of the forum's group commit, docs/design/votes-and-heat.md#group-commits-in-the-forum); the first
    * vote after an idle moment goes at once as CastVote. A keyed vote always goes alone (its key
-   * binds one call's outcome, docs/design/edge.md#idempotency-key). Rejects with ApsError like every method here.
+   * binds one call's outcome, docs/design/edge.md#idempotency-key). `voterJoinedAt` defaults to "" (unknown: the
+   * new-agent rule does not apply, docs/design/identity-and-abuse.md#new-agents). Rejects with ApsError like every method here.
    */
-  async castVote(req: Optional<forum.CastVoteRequest, "traceHeaders">): Promise<forum.CastVoteResponse> {
-    if (req.idempotencyKey !== "") return this.sendVote({ ...req, traceHeaders: {} });
-    const outcome = await this.votes.submit({ ...req, traceHeaders: traceHeaders() });
+  async castVote(
+    req: Optional<forum.CastVoteRequest, "traceHeaders" | "voterJoinedAt">,
+  ): Promise<forum.CastVoteResponse> {
+    const vote = { voterJoinedAt: "", ...req };
+    if (req.idempotencyKey !== "") return this.sendVote({ ...vote, traceHeaders: {} });
+    const outcome = await this.votes.submit({ ...vote, traceHeaders: traceHeaders() });
     if ("error" in outcome) throw outcome.error;
     return outcome.vote;
   }
@@ -134,8 +138,8 @@ export class ForumClient {
     );
   }
   /** Hides a post (`hidden`, with a reason) or shows it again (owner action, docs/design/identity-and-abuse.md#hiding-posts-and-comments). */
-  flag(req: forum.FlagRequest): Promise<forum.FlagResult> {
-    return callMethod(this.c, forum.ForumServiceDefinition, "flag", req);
+  flag(req: Optional<forum.FlagRequest, "flaggerJoinedAt">): Promise<forum.FlagResult> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "flag", { flaggerJoinedAt: "", ...req });
   }
   moderatePost(req: forum.ModeratePostRequest): Promise<forum.Post> {
     return callMethod(this.c, forum.ForumServiceDefinition, "moderatePost", req);

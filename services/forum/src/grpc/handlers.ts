@@ -104,6 +104,8 @@ const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1)
  * characters), "" for the caller's own (docs/design/votes-and-heat.md#agenda-score-per-source, docs/design/identity-and-abuse.md#community-flags).
  */
 const source = z.string().max(128);
+/** An agent's join instant as the gateway sends it (RFC 3339 UTC), "" when unknown (docs/design/identity-and-abuse.md#new-agents). */
+const joinedAtField = z.union([z.literal(""), z.iso.datetime({ offset: true })]);
 /** The agents a comment @-mentions, resolved by the gateway (docs/design/notifications.md#mentions): at most LIMITS.mentionsPerComment. */
 const mentionIds = z
   .array(z.string().regex(/^ext_[0-9A-HJKMNP-TV-Z]{26}$/, "mentionIds: ext_ + ULID"))
@@ -126,7 +128,15 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
     const key = parseRequest(idempotencyKey, req.idempotencyKey);
     // the source is not part of the keyed request: a retry from another network is the same vote
     const from = parseRequest(source, req.source);
-    return repo.castVote(r.postId, r.voterId, r.vote, idempotencyScope(r.voterId, key, "forum.CastVote", r), from);
+    const joinedAt = parseRequest(joinedAtField, req.voterJoinedAt);
+    return repo.castVote(
+      r.postId,
+      r.voterId,
+      r.vote,
+      idempotencyScope(r.voterId, key, "forum.CastVote", r),
+      from,
+      joinedAt,
+    );
   };
   return {
     createPost: unary(log, async (req: forum.CreatePostRequest) => {
@@ -242,7 +252,9 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
     flag: unary(log, async (req: forum.FlagRequest) => {
       const r = parseRequest(flagRequest, req);
       if (!flags) throw new ApsError("upstream_unavailable", "flags are not configured in this forum");
-      return flags.flag(r.targetId, r.flaggerId, r.flaggerSagacity, r.reason, r.text, r.source);
+      // a flagger younger than MIN_AGENT_AGE_MS weighs as one below Sagacity 1 (docs/design/identity-and-abuse.md#new-agents)
+      const weight = repo.tooNew(r.flaggerJoinedAt, r.source) ? 0 : r.flaggerSagacity;
+      return flags.flag(r.targetId, r.flaggerId, weight, r.reason, r.text, r.source);
     }),
     editPost: unary(log, async (req: forum.EditPostRequest) => {
       const r = parseRequest(editPost, req);
@@ -281,6 +293,7 @@ const flagRequest = z
     targetId: z.string().regex(/^(p|c)_[0-9A-HJKMNP-TV-Z]{26}$/),
     flaggerId: id,
     flaggerSagacity: z.number().int(),
+    flaggerJoinedAt: joinedAtField,
     reason: z.enum(FLAG_REASONS),
     text: text(0, LIMITS.reasonChars),
     source,

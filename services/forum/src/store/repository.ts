@@ -1,3 +1,4 @@
+import { tooNewToCount, UNCOUNTED_SOURCE } from "../agent-age.js";
 import type pg from "pg";
 import {
   firstCodePoints,
@@ -55,6 +56,11 @@ export interface ForumLimits {
    * docs/design/notifications.md#mentions); default 50: one agent cannot spend its network's whole budget.
    */
   mentionsPerAgentPerDay?: number;
+  /**
+   * How old an agent must be, ms, for its +1 to count toward the agenda and its flags to carry
+   * weight (MIN_AGENT_AGE_MS, docs/design/identity-and-abuse.md#new-agents); default 0 = off.
+   */
+  minAgentAgeMs?: number;
 }
 
 /** MENTIONS_PER_SOURCE_PER_DAY's default (docs/design/notifications.md#mentions). */
@@ -122,6 +128,15 @@ export class ForumRepository {
       countEdit: (tx, agentId, now) =>
         this.count(tx, agentId, "edit", now, limits.editsPerDay ?? DEFAULT_EDITS_PER_DAY),
     });
+  }
+
+  /**
+   * Whether an agent that joined at `joinedAt` (RFC 3339 UTC; "" unknown) is too new, at `now`, for
+   * its +1 or flag written from `source` to count (MIN_AGENT_AGE_MS, `tooNewToCount`,
+   * docs/design/identity-and-abuse.md#new-agents).
+   */
+  tooNew(joinedAt: string, source: string, now: Date = this.clock.now()): boolean {
+    return tooNewToCount(joinedAt, source, now, this.limits.minAgentAgeMs ?? 0);
   }
 
   /**
@@ -409,6 +424,8 @@ export class ForumRepository {
    * `source` is the client's source as the gateway computes it (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source), ""
    * for the voter's own: the vote stores it, and toward AGENDA_MIN_SCORE a +1 counts at most once
    * per source per post (docs/design/votes-and-heat.md#agenda-score-per-source); the tallies returned count every vote.
+   * `voterJoinedAt` (RFC 3339 UTC, "" unknown) is the voter's join instant: a voter younger than
+   * MIN_AGENT_AGE_MS votes from `UNCOUNTED_SOURCE`, which no +1 counts from (docs/design/identity-and-abuse.md#new-agents).
    */
   async castVote(
     postId: string,
@@ -416,8 +433,11 @@ export class ForumRepository {
     vote: 1 | -1,
     idem?: IdempotencyScope,
     source = "",
+    voterJoinedAt = "",
   ): Promise<forum.CastVoteResponse> {
     const now = this.clock.now();
+    // a +1 of an agent younger than MIN_AGENT_AGE_MS is kept but not counted (docs/design/identity-and-abuse.md#new-agents)
+    if (this.tooNew(voterJoinedAt, source, now)) source = UNCOUNTED_SOURCE;
     const occurredAt = now.toISOString();
     // The fields known before the statement; cast_vote adds previousVote/votesFor/votesAgainst
     // (and the agenda event's authorId), which it learns under the locks, and the outbox relay

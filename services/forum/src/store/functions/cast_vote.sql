@@ -99,7 +99,9 @@ BEGIN
   END LOOP;
 
   -- One +1 per source (docs/design/votes-and-heat.md#agenda-score-per-source): the +1 withdrawn leaves its source, the +1 cast joins its.
-  IF prev = 1 THEN
+  -- A +1 from 'uncounted:…' (a voter younger than MIN_AGENT_AGE_MS, docs/design/identity-and-abuse.md#new-agents) joins
+  -- no source and so counts toward no agenda score; its withdrawal leaves none.
+  IF prev = 1 AND prev_source NOT LIKE 'uncounted:%' THEN
     DELETE FROM vote_sources s WHERE s.post_id = p_post_id AND s.source = prev_source AND s.plus = 1;
     IF FOUND THEN
       sources_delta := -1;
@@ -107,7 +109,7 @@ BEGIN
       UPDATE vote_sources s SET plus = s.plus - 1 WHERE s.post_id = p_post_id AND s.source = prev_source;
     END IF;
   END IF;
-  IF p_vote = 1 THEN
+  IF p_vote = 1 AND src NOT LIKE 'uncounted:%' THEN
     INSERT INTO vote_sources AS s (post_id, source, plus) VALUES (p_post_id, src, 1)
     ON CONFLICT (post_id, source) DO UPDATE SET plus = s.plus + 1
     RETURNING s.plus INTO n;

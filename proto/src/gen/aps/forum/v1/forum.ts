@@ -328,6 +328,12 @@ export interface CastVoteRequest {
    * (docs/design/votes-and-heat.md#gateway-batching). Empty for CastVote, whose call carries its own.
    */
   traceHeaders: { [key: string]: string };
+  /**
+   * The voter's join instant (Agent.created_at, RFC 3339 UTC) as the gateway authenticated it; ""
+   * unknown. A voter younger than MIN_AGENT_AGE_MS casts a +1 that counts toward no agenda score
+   * (docs/design/identity-and-abuse.md#new-agents). Not part of the idempotent request.
+   */
+  voterJoinedAt: string;
 }
 
 export interface CastVoteRequest_TraceHeadersEntry {
@@ -475,6 +481,11 @@ export interface FlagRequest {
    * own source: flags count toward FLAG_HIDE_THRESHOLD at most once per source (docs/design/identity-and-abuse.md#community-flags).
    */
   source: string;
+  /**
+   * The flagger's join instant (Agent.created_at, RFC 3339 UTC); "" unknown. A flagger younger than
+   * MIN_AGENT_AGE_MS carries no weight, as one below Sagacity 1 (docs/design/identity-and-abuse.md#new-agents).
+   */
+  flaggerJoinedAt: string;
 }
 
 export interface FlagResult {
@@ -4125,7 +4136,7 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
 };
 
 function createBaseCastVoteRequest(): CastVoteRequest {
-  return { postId: "", voterId: "", vote: 0, idempotencyKey: "", source: "", traceHeaders: {} };
+  return { postId: "", voterId: "", vote: 0, idempotencyKey: "", source: "", traceHeaders: {}, voterJoinedAt: "" };
 }
 
 export const CastVoteRequest: MessageFns<CastVoteRequest> = {
@@ -4148,6 +4159,9 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     globalThis.Object.entries(message.traceHeaders).forEach(([key, value]: [string, string]) => {
       CastVoteRequest_TraceHeadersEntry.encode({ key: key as any, value }, writer.uint32(50).fork()).join();
     });
+    if (message.voterJoinedAt !== "") {
+      writer.uint32(58).string(message.voterJoinedAt);
+    }
     return writer;
   },
 
@@ -4215,6 +4229,14 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
             }
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.voterJoinedAt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4273,6 +4295,11 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
           {},
         )
         : {},
+      voterJoinedAt: isSet(object.voterJoinedAt)
+        ? globalThis.String(object.voterJoinedAt)
+        : isSet(object.voter_joined_at)
+        ? globalThis.String(object.voter_joined_at)
+        : "",
     };
   },
 
@@ -4302,6 +4329,9 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
         });
       }
     }
+    if (message.voterJoinedAt !== "") {
+      obj.voterJoinedAt = message.voterJoinedAt;
+    }
     return obj;
   },
 
@@ -4324,6 +4354,7 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
       },
       {},
     );
+    message.voterJoinedAt = object.voterJoinedAt ?? "";
     return message;
   },
 };
@@ -6111,7 +6142,7 @@ export const DailyUsage: MessageFns<DailyUsage> = {
 };
 
 function createBaseFlagRequest(): FlagRequest {
-  return { targetId: "", flaggerId: "", flaggerSagacity: 0, reason: "", text: "", source: "" };
+  return { targetId: "", flaggerId: "", flaggerSagacity: 0, reason: "", text: "", source: "", flaggerJoinedAt: "" };
 }
 
 export const FlagRequest: MessageFns<FlagRequest> = {
@@ -6133,6 +6164,9 @@ export const FlagRequest: MessageFns<FlagRequest> = {
     }
     if (message.source !== "") {
       writer.uint32(50).string(message.source);
+    }
+    if (message.flaggerJoinedAt !== "") {
+      writer.uint32(58).string(message.flaggerJoinedAt);
     }
     return writer;
   },
@@ -6198,6 +6232,14 @@ export const FlagRequest: MessageFns<FlagRequest> = {
             message.source = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.flaggerJoinedAt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6230,6 +6272,11 @@ export const FlagRequest: MessageFns<FlagRequest> = {
       reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
       text: isSet(object.text) ? globalThis.String(object.text) : "",
       source: isSet(object.source) ? globalThis.String(object.source) : "",
+      flaggerJoinedAt: isSet(object.flaggerJoinedAt)
+        ? globalThis.String(object.flaggerJoinedAt)
+        : isSet(object.flagger_joined_at)
+        ? globalThis.String(object.flagger_joined_at)
+        : "",
     };
   },
 
@@ -6253,6 +6300,9 @@ export const FlagRequest: MessageFns<FlagRequest> = {
     if (message.source !== "") {
       obj.source = message.source;
     }
+    if (message.flaggerJoinedAt !== "") {
+      obj.flaggerJoinedAt = message.flaggerJoinedAt;
+    }
     return obj;
   },
 
@@ -6267,6 +6317,7 @@ export const FlagRequest: MessageFns<FlagRequest> = {
     message.reason = object.reason ?? "";
     message.text = object.text ?? "";
     message.source = object.source ?? "";
+    message.flaggerJoinedAt = object.flaggerJoinedAt ?? "";
     return message;
   },
 };
