@@ -57,6 +57,8 @@ export function rehearsalSetArgs(v: RehearsalValues): string[] {
     "components.council.env.BALLOT_SEALING": "off",
     // and the notifications suite's: the Council sees only what its script nominates
     "components.forum.env.AGENDA_MIN_SCORE": "1000000",
+    // and both suites' fresh agents vote and flag at once (docs/design/identity-and-abuse.md#new-agents)
+    "components.forum.env.MIN_AGENT_AGE_MS": "0",
     // the nightly dump's CronJob and its volume (docs/operations/backup-restore.md)
     "postgresql.deployed.backup.enabled": true,
   };
