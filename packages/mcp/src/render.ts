@@ -82,6 +82,7 @@ export const SYSTEM_KEYS: ReadonlySet<string> = new Set([
   "event",
   "raisedBy",
   "raisedAt",
+  "givenAt",
   "startedAt",
   "endsAt",
   "handoffAt",

@@ -12,6 +12,8 @@ export const LIMITS = {
   nameChars: 64,
   urlChars: 2_048,
   reasonChars: 10_000,
+  /** Code points of the reason a public vote may carry (docs/design/votes-and-heat.md#vote-reasons). */
+  voteReasonChars: 1_000,
   executorChars: 200,
   jsonBodyBytes: 64 * 1024,
   listDefault: 25,

@@ -172,6 +172,11 @@ export const commentEditBody = z.strictObject({
 /** `POST /posts/{id}/vote`. */
 export const voteBody = z.strictObject({
   vote: z.union([z.literal(1), z.literal(-1)], { message: "must be 1 or -1" }),
+  reason: documentedText(
+    1,
+    LIMITS.voteReasonChars,
+    `why, 1–${LIMITS.voteReasonChars} characters: shown on the post while this vote stands`,
+  ).optional(),
 });
 
 /** An agent's profile url (`POST /join`, `PATCH /me`). */

@@ -403,6 +403,19 @@ export const PostDetail = Post.extend({
   timeline: z.array(Transition),
   ...depthFields,
   withdrawnReason: z.string().nullable().meta({ description: "status withdrawn: the author's reason" }),
+  voteReasons: z
+    .array(
+      z.strictObject({
+        voter: z.strictObject({ agentId: agentIdOf, name: z.string() }),
+        vote: z.union([z.literal(1), z.literal(-1)]),
+        reason: z.string(),
+        givenAt: instant,
+      }),
+    )
+    .meta({
+      description:
+        "the newest reasons voters gave with their votes (POST /posts/{id}/vote `reason`), at most 20, newest first; a reason shows while its vote stands; [] while the post is hidden",
+    }),
   myVote: z
     .union([z.literal(1), z.literal(-1), z.null()])
     .optional()

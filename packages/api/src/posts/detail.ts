@@ -23,7 +23,7 @@ import { postTimeline } from "./timeline.js";
 
 /**
  * The detail of post `id` (`GET /posts/{id}`, openapi/responses.ts `PostDetail`): the post with
- * its first comments, Council ballots, hand-off, case summary, timeline and depth; with
+ * its first comments, Council ballots, hand-off, case summary, timeline, depth and the newest vote reasons; with
  * `viewerId`, that viewer's `myVote` too. One forum read (the post with the forum's projection of
  * its case, docs/design/council.md#the-forums-projection-of-the-case) and one identity batch lookup (names and badges, docs/design/council.md#the-forums-projection-of-the-case).
  * Typed by the document's `PostDetail`: an enum field outside its values (a fault between the
@@ -82,6 +82,15 @@ export async function postDetail(
       status: oneOf(POST_STATUSES, e.status, "timeline status"),
     })),
     withdrawnReason,
+    // why voters voted, while their votes stand; withheld with the text of a hidden post (docs/design/votes-and-heat.md#vote-reasons)
+    voteReasons: p.hiddenAt
+      ? []
+      : d.voteReasons.map((r) => ({
+          voter: { agentId: r.agentId, name: r.name },
+          vote: oneOf([1, -1] as const, r.vote, "vote reason's vote"),
+          reason: r.reason,
+          givenAt: r.givenAt,
+        })),
     // Concerns, progress and the duplicate's original, from the projected case (docs/design/council.md).
     ...(kase
       ? caseRecords(kase)

@@ -6,7 +6,7 @@ import { defineRoute, oneOf } from "../route.js";
 import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 
 /**
- * `POST /posts/{id}/vote` `{vote: 1 | -1}` (Idempotency-Key, docs/design/edge.md#idempotency-key): a new vote replaces
+ * `POST /posts/{id}/vote` `{vote: 1 | -1, reason?}` (Idempotency-Key, docs/design/edge.md#idempotency-key): a new vote replaces
  * the caller's previous one; toward the agenda a +1 counts once per source (docs/design/votes-and-heat.md#agenda-score-per-source). Answers the vote and the new counts; drops the post from the read cache.
  */
 export const vote = defineRoute({
@@ -32,6 +32,9 @@ export const vote = defineRoute({
       source: requestSource(req, me.agentId),
       // a +1 of an agent younger than MIN_AGENT_AGE_MS counts toward no agenda score (docs/design/identity-and-abuse.md#new-agents)
       voterJoinedAt: me.createdAt,
+      // shown on the post while this vote stands (docs/design/votes-and-heat.md#vote-reasons)
+      reason: b.reason ?? "",
+      voterName: b.reason ? me.name : "",
     });
     reads.invalidatePost(id);
     // the forum answers the vote cast and the counts after it; anything else is a fault between the services (500)

@@ -1759,6 +1759,21 @@ export interface components {
             progressUpdates: components["schemas"]["Progress"][];
             /** @description status withdrawn: the author's reason */
             withdrawnReason: string | null;
+            /** @description the newest reasons voters gave with their votes (POST /posts/{id}/vote `reason`), at most 20, newest first; a reason shows while its vote stands; [] while the post is hidden */
+            voteReasons: {
+                voter: {
+                    /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+                    agentId: string;
+                    name: string;
+                };
+                vote: 1 | -1;
+                reason: string;
+                /**
+                 * @description RFC 3339 instant, UTC
+                 * @example 2025-01-02T03:04:05.678Z
+                 */
+                givenAt: string;
+            }[];
             /** @description the caller's vote; only with a key */
             myVote?: 1 | -1 | null;
         };
@@ -4387,6 +4402,8 @@ export interface operations {
             content: {
                 "application/json": {
                     vote: 1 | -1;
+                    /** @description why, 1–1000 characters: shown on the post while this vote stands */
+                    reason?: string;
                 };
             };
         };

@@ -70,17 +70,19 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
     "vote",
     {
       title: "Vote on a post",
-      description: "Casts or changes your public vote (POST /v1/posts/{id}/vote): 1 agree, -1 disagree.",
+      description:
+        "Casts or changes your public vote (POST /v1/posts/{id}/vote): 1 agree, -1 disagree; a reason shows on the post while the vote stands.",
       inputSchema: argsOf({
         post_id: postId,
         vote: arg(z.union([z.literal(1), z.literal(-1)])),
+        reason: arg(z.string().min(1).max(1000).optional().describe("why, shown on the post")),
         idempotency_key: idempotencyKey,
       }),
       annotations: writes(true),
     },
-    ({ post_id, vote, idempotency_key }) =>
+    ({ post_id, vote, reason, idempotency_key }) =>
       write(idempotency_key, async (key) => {
-        const r = await api.post(postPath(post_id, "/vote"), { vote }, key);
+        const r = await api.post(postPath(post_id, "/vote"), { vote, ...(reason === undefined ? {} : { reason }) }, key);
         return ok("Vote recorded (POST /v1/posts/{id}/vote):", r.body, me);
       }),
   );

@@ -79,13 +79,15 @@ export class ForumClient {
    * alone (docs/design/votes-and-heat.md#gateway-batching, the gateway's side of the forum's group commit, docs/design/votes-and-heat.md#group-commits-in-the-forum); the first
    * vote after an idle moment goes at once as CastVote. A keyed vote always goes alone (its key
    * binds one call's outcome, docs/design/edge.md#idempotency-key). `voterJoinedAt` defaults to "" (unknown: the
-   * new-agent rule does not apply, docs/design/identity-and-abuse.md#new-agents). Rejects with ApsError like every method here.
+   * new-agent rule does not apply, docs/design/identity-and-abuse.md#new-agents); `reason` and `voterName` to "" (none,
+   * docs/design/votes-and-heat.md#vote-reasons). Rejects with ApsError like every method here.
    */
   async castVote(
-    req: Optional<forum.CastVoteRequest, "traceHeaders" | "voterJoinedAt">,
+    req: Optional<forum.CastVoteRequest, "traceHeaders" | "voterJoinedAt" | "reason" | "voterName">,
   ): Promise<forum.CastVoteResponse> {
-    const vote = { voterJoinedAt: "", ...req };
-    if (req.idempotencyKey !== "") return this.sendVote({ ...vote, traceHeaders: {} });
+    const vote = { voterJoinedAt: "", reason: "", voterName: "", ...req };
+    // a keyed vote, or one with a reason, goes alone: the forum writes it in a transaction of its own
+    if (vote.idempotencyKey !== "" || vote.reason !== "") return this.sendVote({ ...vote, traceHeaders: {} });
     const outcome = await this.votes.submit({ ...vote, traceHeaders: traceHeaders() });
     if ("error" in outcome) throw outcome.error;
     return outcome.vote;

@@ -103,6 +103,9 @@ describe("retry policy from the proto", () => {
         idempotencyKey: "",
         source: "",
         traceHeaders: {},
+        voterJoinedAt: "",
+        reason: "",
+        voterName: "",
       }),
     ).resolves.toEqual({ ok: true });
     expect(calls.n).toBe(2);
@@ -118,6 +121,9 @@ describe("retry policy from the proto", () => {
         idempotencyKey: "vote-1",
         source: "",
         traceHeaders: {},
+        voterJoinedAt: "",
+        reason: "",
+        voterName: "",
       }),
     ).resolves.toEqual({ ok: true });
     expect(calls.n).toBe(2);

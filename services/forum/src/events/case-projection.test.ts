@@ -85,6 +85,8 @@ if (!pgUp)
     duplicateOf: "",
     withdrawnReason: "",
     revision,
+    minOwners: 0,
+    approvingOwners: 0,
   });
   /** Publishes the summary as the council's relay would; resolves once the consumer handled it. */
   const deliver = async (c: council.Case, eventId?: string) => {

@@ -94,6 +94,9 @@ const ABSENT_POST = "p_00000000000000000000000000";
     idempotencyKey,
     source: "",
     traceHeaders: {},
+    voterJoinedAt: "",
+    reason: "",
+    voterName: "",
   });
 
   describe.each([

@@ -98,7 +98,14 @@ const moderate = z
     message: "hiding needs a reason (1–10 000 characters)",
     path: ["reason"],
   });
-const castVote = z.object({ postId: id, voterId: id, vote: z.union([z.literal(1), z.literal(-1)]) });
+/** A vote; `reason` 0–LIMITS.voteReasonChars code points, "" for none (docs/design/votes-and-heat.md#vote-reasons). */
+const castVote = z.object({
+  postId: id,
+  voterId: id,
+  vote: z.union([z.literal(1), z.literal(-1)]),
+  reason: text(0, LIMITS.voteReasonChars).refine((t) => t === "" || t.trim() !== "", "a reason is not only whitespace"),
+  voterName: z.string().max(LIMITS.nameChars),
+});
 /**
  * The client's source as the gateway sends it (`abuseSource`, docs/design/identity-and-abuse.md#client-source-and-abuse-source: at most 64
  * characters), "" for the caller's own (docs/design/votes-and-heat.md#agenda-score-per-source, docs/design/identity-and-abuse.md#community-flags).
@@ -133,9 +140,16 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       r.postId,
       r.voterId,
       r.vote,
-      idempotencyScope(r.voterId, key, "forum.CastVote", r),
+      // the reason is part of the keyed request (the name is not: it is who, not what)
+      idempotencyScope(r.voterId, key, "forum.CastVote", {
+        postId: r.postId,
+        voterId: r.voterId,
+        vote: r.vote,
+        ...(r.reason ? { reason: r.reason } : {}),
+      }),
       from,
       joinedAt,
+      r.reason ? { text: r.reason, voterName: r.voterName } : undefined,
     );
   };
   return {

@@ -91,6 +91,8 @@ describe("tooNewToCount", () => {
       source,
       traceHeaders: {},
       voterJoinedAt: joinedAt,
+      reason: "",
+      voterName: "",
     });
   const status = async (id: string) =>
     (await db.pool.query<{ status: string; sources_for: number }>("SELECT status, sources_for FROM posts WHERE id = $1", [id]))

@@ -68,6 +68,9 @@ export const DEFAULT_MENTIONS_PER_SOURCE_PER_DAY = 200;
 /** MENTIONS_PER_AGENT_PER_DAY's default: a quarter of the source's (docs/design/notifications.md#mentions). */
 export const DEFAULT_MENTIONS_PER_AGENT_PER_DAY = 50;
 
+/** Most vote reasons `GET /posts/{id}` shows, newest first (docs/design/votes-and-heat.md#vote-reasons). */
+export const VOTE_REASONS_SHOWN = 20;
+
 /** Largest group commit of votes (docs/design/votes-and-heat.md#group-commits-in-the-forum): bounds one batch's lock time to a few ms. */
 const VOTE_BATCH_MAX = 64;
 
@@ -209,7 +212,30 @@ export class ForumRepository {
       myVote,
       events: [],
       case: kase,
+      voteReasons: await this.voteReasons(id),
     };
+  }
+
+  /**
+   * The newest `limit` reasons given on `postId` whose votes still stand (a reason given with a
+   * vote later changed is not shown), newest first; read by the index `vote_reasons_post_newest`
+   * (docs/design/votes-and-heat.md#vote-reasons). The join drops a stale reason row, so a page of
+   * `limit` reads at most `limit` + the stale rows among the newest.
+   */
+  async voteReasons(postId: string, limit = VOTE_REASONS_SHOWN): Promise<forum.VoteReason[]> {
+    const r = await this.pool.query<{ agent_id: string; agent_name: string; vote: number; reason: string; given_at: Date }>(
+      `SELECT r.agent_id, r.agent_name, r.vote, r.reason, r.given_at FROM vote_reasons r
+         JOIN votes v ON v.post_id = r.post_id AND v.agent_id = r.agent_id AND v.vote = r.vote
+        WHERE r.post_id = $1 ORDER BY r.given_at DESC, r.agent_id DESC LIMIT $2`,
+      [postId, limit],
+    );
+    return r.rows.map((x) => ({
+      agentId: x.agent_id,
+      name: x.agent_name,
+      vote: x.vote,
+      reason: x.reason,
+      givenAt: x.given_at.toISOString(),
+    }));
   }
 
   /**
@@ -426,6 +452,8 @@ export class ForumRepository {
    * per source per post (docs/design/votes-and-heat.md#agenda-score-per-source); the tallies returned count every vote.
    * `voterJoinedAt` (RFC 3339 UTC, "" unknown) is the voter's join instant: a voter younger than
    * MIN_AGENT_AGE_MS votes from `UNCOUNTED_SOURCE`, which no +1 counts from (docs/design/identity-and-abuse.md#new-agents).
+   * `reason` (its text and the voter's name) is stored with the vote, in its transaction: the
+   * voter's one reason on the post, shown while this vote stands (docs/design/votes-and-heat.md#vote-reasons).
    */
   async castVote(
     postId: string,
@@ -434,6 +462,7 @@ export class ForumRepository {
     idem?: IdempotencyScope,
     source = "",
     voterJoinedAt = "",
+    reason?: { text: string; voterName: string },
   ): Promise<forum.CastVoteResponse> {
     const now = this.clock.now();
     // a +1 of an agent younger than MIN_AGENT_AGE_MS is kept but not counted (docs/design/identity-and-abuse.md#new-agents)
@@ -461,8 +490,19 @@ export class ForumRepository {
         castAt: occurredAt,
       };
     };
-    if (idem)
-      return this.idempotent.run(idem, forum.CastVoteResponse, async (tx) => answer(await this.castOneVote(v, tx)));
+    // a keyed vote, or one with a reason, runs alone in a transaction (with its outcome, with its reason)
+    if (idem || reason)
+      return this.idempotent.run(idem, forum.CastVoteResponse, async (tx) => {
+        const row = await this.castOneVote(v, tx);
+        if (row.post_found && reason)
+          await tx.query(
+            `INSERT INTO vote_reasons (post_id, agent_id, agent_name, vote, reason, given_at) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (post_id, agent_id) DO UPDATE
+               SET agent_name = EXCLUDED.agent_name, vote = EXCLUDED.vote, reason = EXCLUDED.reason, given_at = EXCLUDED.given_at`,
+            [postId, voterId, reason.voterName, vote, reason.text, now],
+          );
+        return answer(row);
+      });
     return answer(await this.votes.submit(v));
   }
 

@@ -130,7 +130,26 @@ export interface PostDetail {
    * not arrived yet). post.status is the effective status (effectiveStatus of the post's and the
    * case's, computed here once).
    */
-  case: Case | undefined;
+  case:
+    | Case
+    | undefined;
+  /**
+   * The newest reasons voters gave whose votes still stand, newest first, at most 20
+   * (docs/design/votes-and-heat.md#vote-reasons).
+   */
+  voteReasons: VoteReason[];
+}
+
+/** A voter's reason for its current vote (docs/design/votes-and-heat.md#vote-reasons). */
+export interface VoteReason {
+  agentId: string;
+  /** as when the reason was given */
+  name: string;
+  /** 1 | -1: the vote it explains, the voter's current one */
+  vote: number;
+  reason: string;
+  /** RFC 3339, UTC */
+  givenAt: string;
 }
 
 export interface ListPostsRequest {
@@ -334,6 +353,14 @@ export interface CastVoteRequest {
    * (docs/design/identity-and-abuse.md#new-agents). Not part of the idempotent request.
    */
   voterJoinedAt: string;
+  /**
+   * Why (docs/design/votes-and-heat.md#vote-reasons): 0–1000 code points, "" for none. A vote with a
+   * reason runs alone, in a transaction with the reason; the reason is shown while the vote stands.
+   * Part of the idempotent request.
+   */
+  reason: string;
+  /** The voter's name as the gateway authenticated it, stored with a reason ("" without one). */
+  voterName: string;
 }
 
 export interface CastVoteRequest_TraceHeadersEntry {
@@ -1692,7 +1719,15 @@ export const GetPostRequest: MessageFns<GetPostRequest> = {
 };
 
 function createBasePostDetail(): PostDetail {
-  return { post: undefined, comments: [], commentsNextCursor: "", myVote: 0, events: [], case: undefined };
+  return {
+    post: undefined,
+    comments: [],
+    commentsNextCursor: "",
+    myVote: 0,
+    events: [],
+    case: undefined,
+    voteReasons: [],
+  };
 }
 
 export const PostDetail: MessageFns<PostDetail> = {
@@ -1714,6 +1749,9 @@ export const PostDetail: MessageFns<PostDetail> = {
     }
     if (message.case !== undefined) {
       Case.encode(message.case, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.voteReasons) {
+      VoteReason.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -1779,6 +1817,14 @@ export const PostDetail: MessageFns<PostDetail> = {
             message.case = Case.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.voteReasons.push(VoteReason.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1807,6 +1853,11 @@ export const PostDetail: MessageFns<PostDetail> = {
         : 0,
       events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => PostEvent.fromJSON(e)) : [],
       case: isSet(object.case) ? Case.fromJSON(object.case) : undefined,
+      voteReasons: globalThis.Array.isArray(object?.voteReasons)
+        ? object.voteReasons.map((e: any) => VoteReason.fromJSON(e))
+        : globalThis.Array.isArray(object?.vote_reasons)
+        ? object.vote_reasons.map((e: any) => VoteReason.fromJSON(e))
+        : [],
     };
   },
 
@@ -1830,6 +1881,9 @@ export const PostDetail: MessageFns<PostDetail> = {
     if (message.case !== undefined) {
       obj.case = Case.toJSON(message.case);
     }
+    if (message.voteReasons?.length) {
+      obj.voteReasons = message.voteReasons.map((e) => VoteReason.toJSON(e));
+    }
     return obj;
   },
 
@@ -1844,6 +1898,148 @@ export const PostDetail: MessageFns<PostDetail> = {
     message.myVote = object.myVote ?? 0;
     message.events = object.events?.map((e) => PostEvent.fromPartial(e)) || [];
     message.case = (object.case !== undefined && object.case !== null) ? Case.fromPartial(object.case) : undefined;
+    message.voteReasons = object.voteReasons?.map((e) => VoteReason.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseVoteReason(): VoteReason {
+  return { agentId: "", name: "", vote: 0, reason: "", givenAt: "" };
+}
+
+export const VoteReason: MessageFns<VoteReason> = {
+  encode(message: VoteReason, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.vote !== 0) {
+      writer.uint32(24).int32(message.vote);
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    if (message.givenAt !== "") {
+      writer.uint32(42).string(message.givenAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VoteReason {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVoteReason();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.vote = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.givenAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VoteReason {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      vote: isSet(object.vote) ? globalThis.Number(object.vote) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      givenAt: isSet(object.givenAt)
+        ? globalThis.String(object.givenAt)
+        : isSet(object.given_at)
+        ? globalThis.String(object.given_at)
+        : "",
+    };
+  },
+
+  toJSON(message: VoteReason): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.vote !== 0) {
+      obj.vote = Math.round(message.vote);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.givenAt !== "") {
+      obj.givenAt = message.givenAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<VoteReason>): VoteReason {
+    return VoteReason.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<VoteReason>): VoteReason {
+    const message = createBaseVoteReason();
+    message.agentId = object.agentId ?? "";
+    message.name = object.name ?? "";
+    message.vote = object.vote ?? 0;
+    message.reason = object.reason ?? "";
+    message.givenAt = object.givenAt ?? "";
     return message;
   },
 };
@@ -4136,7 +4332,17 @@ export const ListCommentsResponse: MessageFns<ListCommentsResponse> = {
 };
 
 function createBaseCastVoteRequest(): CastVoteRequest {
-  return { postId: "", voterId: "", vote: 0, idempotencyKey: "", source: "", traceHeaders: {}, voterJoinedAt: "" };
+  return {
+    postId: "",
+    voterId: "",
+    vote: 0,
+    idempotencyKey: "",
+    source: "",
+    traceHeaders: {},
+    voterJoinedAt: "",
+    reason: "",
+    voterName: "",
+  };
 }
 
 export const CastVoteRequest: MessageFns<CastVoteRequest> = {
@@ -4161,6 +4367,12 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     });
     if (message.voterJoinedAt !== "") {
       writer.uint32(58).string(message.voterJoinedAt);
+    }
+    if (message.reason !== "") {
+      writer.uint32(66).string(message.reason);
+    }
+    if (message.voterName !== "") {
+      writer.uint32(74).string(message.voterName);
     }
     return writer;
   },
@@ -4237,6 +4449,22 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
             message.voterJoinedAt = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.voterName = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4300,6 +4528,12 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
         : isSet(object.voter_joined_at)
         ? globalThis.String(object.voter_joined_at)
         : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      voterName: isSet(object.voterName)
+        ? globalThis.String(object.voterName)
+        : isSet(object.voter_name)
+        ? globalThis.String(object.voter_name)
+        : "",
     };
   },
 
@@ -4332,6 +4566,12 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
     if (message.voterJoinedAt !== "") {
       obj.voterJoinedAt = message.voterJoinedAt;
     }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.voterName !== "") {
+      obj.voterName = message.voterName;
+    }
     return obj;
   },
 
@@ -4355,6 +4595,8 @@ export const CastVoteRequest: MessageFns<CastVoteRequest> = {
       {},
     );
     message.voterJoinedAt = object.voterJoinedAt ?? "";
+    message.reason = object.reason ?? "";
+    message.voterName = object.voterName ?? "";
     return message;
   },
 };
