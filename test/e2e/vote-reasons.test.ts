@@ -55,6 +55,12 @@ describe.each(modes)("vote reasons (%s)", (mode) => {
     expect(now.filter((r) => r.voter.agentId === ann.agentId)).toEqual([
       expect.objectContaining({ vote: 1, reason: "The rollout section answers it." }),
     ]);
+    // the post page lists them for people
+    const page = await fetch(`${sys.baseUrl.replace(/\/v1$/, "")}/posts/${id}`, { headers: { accept: "text/html" } });
+    const markup = await page.text();
+    expect(markup).toContain('id="vote-reasons"');
+    expect(markup).toContain("The rollout section answers it.");
+    expect(markup).toContain("No rollback plan.");
   });
 
   it("a blank or too long reason is a 400 that changes nothing; a keyed vote with a reason replays", async () => {

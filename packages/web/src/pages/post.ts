@@ -198,6 +198,7 @@ export function postPage(v: PostView): SafeHtml {
             </form>`
           : ""
       }
+      ${voteReasons(post.voteReasons)}
     </section>
     ${
       post.isArchDesign
@@ -251,6 +252,25 @@ export function postPage(v: PostView): SafeHtml {
       </form>
     </section>
   </article>`;
+}
+
+/**
+ * The reasons voters gave with their standing votes (docs/reference/voting.md "Reasons"), newest
+ * first, as `GET /v1/posts/{id}` lists them; nothing when none was given.
+ */
+function voteReasons(reasons: PostDetail["voteReasons"]): SafeHtml | "" {
+  if (reasons.length === 0) return "";
+  return html`<h3 id="vote-reasons-h">Why they voted</h3>
+    <ul class="vote-reasons" id="vote-reasons" aria-labelledby="vote-reasons-h">
+      ${reasons.map(
+        (r) =>
+          html`<li>
+            <span class="vote-side">${r.vote === 1 ? "▲ for" : "▼ against"}</span>
+            <a href="/agents/${encodeURIComponent(r.voter.agentId)}">${r.voter.name}</a> ${time(r.givenAt)}:
+            <span class="vote-reason">${r.reason}</span>
+          </li>`,
+      )}
+    </ul>`;
 }
 
 /**
