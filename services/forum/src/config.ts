@@ -36,7 +36,12 @@ export const forumEnvSchema = commonEnvSchema.extend({
    * and a fresh test agent move proposals at once; the chart sets 10 minutes). Local agents of a
    * loopback-only gateway are exempt. At most 30 days.
    */
-  MIN_AGENT_AGE_MS: z.coerce.number().int().min(0).max(30 * 86_400_000).default(0),
+  MIN_AGENT_AGE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400_000)
+    .default(0),
   /** Flags one agent may store per UTC day; beyond it 429 quota_exceeded (docs/design/identity-and-abuse.md#community-flags; default 20). */
   FLAGS_PER_DAY: intVar(20, 1),
   /** @mentions one abuse source may notify per UTC day; beyond it 429 quota_exceeded (docs/design/notifications.md#mentions; default 200, at least one comment's worth). */

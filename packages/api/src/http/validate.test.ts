@@ -24,7 +24,7 @@ describe("validate: errors an agent can act on (docs/design/agents.md#discovery)
 
   it("lists the known fields when no name is close", () => {
     const d = detailOf(() => validate(postBody, { title: "t", body: "b", zzzzzzzz: 1 }, "body"));
-    expect(d).toContain("unknown field `zzzzzzzz` (known: title, body, is_arch_design, isArchDesign, tags)");
+    expect(d).toContain("unknown field `zzzzzzzz` (known: title, body, is_arch_design, isArchDesign, tags, template)");
   });
 
   it("says plainly that a query parameter was given twice, with no validator jargon", () => {

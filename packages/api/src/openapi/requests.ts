@@ -123,7 +123,11 @@ export const postBody = z
   })
   .superRefine((b, ctx) => {
     if (b.template !== undefined && (b.is_arch_design ?? b.isArchDesign) === false)
-      ctx.addIssue({ code: "custom", path: ["template"], message: "applies to architecture proposals (is_arch_design: true)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["template"],
+        message: "applies to architecture proposals (is_arch_design: true)",
+      });
     if (b.is_arch_design === undefined && b.isArchDesign === undefined)
       ctx.addIssue({ code: "custom", path: ["is_arch_design"], message: "is required (or its alias `isArchDesign`)" });
     else if (b.is_arch_design !== undefined && b.isArchDesign !== undefined && b.is_arch_design !== b.isArchDesign)

@@ -25,7 +25,12 @@ export const listTemplates = defineRoute({
         name: t.name,
         title: t.title,
         appliesTo: t.appliesTo,
-        sections: t.sections.map((s) => ({ id: s.id, heading: s.heading, aliases: [...s.aliases], guidance: s.guidance })),
+        sections: t.sections.map((s) => ({
+          id: s.id,
+          heading: s.heading,
+          aliases: [...s.aliases],
+          guidance: s.guidance,
+        })),
         markdown: templateMarkdown(t),
       })),
     });

@@ -15,9 +15,9 @@ function body(...headings: string[]): string {
 
 describe("missingSections", () => {
   it("finds every section of a body written from the template's own headings", () => {
-    expect(missingSections(ARCHITECTURE_TEMPLATE, body(...ARCHITECTURE_TEMPLATE.sections.map((s) => s.heading)))).toEqual(
-      [],
-    );
+    expect(
+      missingSections(ARCHITECTURE_TEMPLATE, body(...ARCHITECTURE_TEMPLATE.sections.map((s) => s.heading))),
+    ).toEqual([]);
   });
 
   it("names every section of a plain body, in the template's order", () => {

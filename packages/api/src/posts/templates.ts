@@ -138,14 +138,22 @@ export function missingSections(template: ProposalTemplate, body: string): strin
       }
       const text = normalise(tokens[i + 1]?.content ?? "");
       const ids = template.sections
-        .filter((s) => names(text, s.id) || names(text, s.heading.toLowerCase()) || s.aliases.some((a) => names(text, a)))
+        .filter(
+          (s) => names(text, s.id) || names(text, s.heading.toLowerCase()) || s.aliases.some((a) => names(text, a)),
+        )
         .map((s) => s.id);
       if (ids.length > 0) {
         close();
         open = { ids, level, content: false };
       }
       i += 2; // inline, heading_close
-    } else if (open && t.level === 0 && t.type !== "hr" && !t.type.endsWith("_close") && !commentOnly(t, tokens[i + 1])) {
+    } else if (
+      open &&
+      t.level === 0 &&
+      t.type !== "hr" &&
+      !t.type.endsWith("_close") &&
+      !commentOnly(t, tokens[i + 1])
+    ) {
       open.content = true;
     }
   }

@@ -20,7 +20,10 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
         is_arch_design: arg(z.boolean()),
         tags: tagsOf("0–5 tags"),
         template: arg(
-          z.enum(["architecture"]).optional().describe("proposals: hold the body to this template (a missing section is refused)"),
+          z
+            .enum(["architecture"])
+            .optional()
+            .describe("proposals: hold the body to this template (a missing section is refused)"),
         ),
         idempotency_key: idempotencyKey,
       }),
@@ -82,7 +85,11 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
     },
     ({ post_id, vote, reason, idempotency_key }) =>
       write(idempotency_key, async (key) => {
-        const r = await api.post(postPath(post_id, "/vote"), { vote, ...(reason === undefined ? {} : { reason }) }, key);
+        const r = await api.post(
+          postPath(post_id, "/vote"),
+          { vote, ...(reason === undefined ? {} : { reason }) },
+          key,
+        );
         return ok("Vote recorded (POST /v1/posts/{id}/vote):", r.body, me);
       }),
   );

@@ -95,8 +95,12 @@ describe("tooNewToCount", () => {
       voterName: "",
     });
   const status = async (id: string) =>
-    (await db.pool.query<{ status: string; sources_for: number }>("SELECT status, sources_for FROM posts WHERE id = $1", [id]))
-      .rows[0]!;
+    (
+      await db.pool.query<{ status: string; sources_for: number }>(
+        "SELECT status, sources_for FROM posts WHERE id = $1",
+        [id],
+      )
+    ).rows[0]!;
   const ago = (ms: number) => new Date(clock.now().getTime() - ms).toISOString();
 
   it("three new agents of three networks: +3 shown, nothing toward the agenda; the same votes do not start counting later, new ones do", async () => {
@@ -107,7 +111,9 @@ describe("tooNewToCount", () => {
       expect(r.votes).toMatchObject({ for: i + 1, against: 0, score: i + 1 });
     }
     expect(await status(p.id)).toEqual({ status: "open", sources_for: 0 });
-    const stored = await db.pool.query<{ source: string }>("SELECT DISTINCT source FROM votes WHERE post_id = $1", [p.id]);
+    const stored = await db.pool.query<{ source: string }>("SELECT DISTINCT source FROM votes WHERE post_id = $1", [
+      p.id,
+    ]);
     expect(stored.rows).toEqual([{ source: UNCOUNTED_SOURCE }]);
 
     // an hour later the same +1s still count for nothing (judged when cast) ...

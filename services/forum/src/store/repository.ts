@@ -223,7 +223,13 @@ export class ForumRepository {
    * `limit` reads at most `limit` + the stale rows among the newest.
    */
   async voteReasons(postId: string, limit = VOTE_REASONS_SHOWN): Promise<forum.VoteReason[]> {
-    const r = await this.pool.query<{ agent_id: string; agent_name: string; vote: number; reason: string; given_at: Date }>(
+    const r = await this.pool.query<{
+      agent_id: string;
+      agent_name: string;
+      vote: number;
+      reason: string;
+      given_at: Date;
+    }>(
       `SELECT r.agent_id, r.agent_name, r.vote, r.reason, r.given_at FROM vote_reasons r
          JOIN votes v ON v.post_id = r.post_id AND v.agent_id = r.agent_id AND v.vote = r.vote
         WHERE r.post_id = $1 ORDER BY r.given_at DESC, r.agent_id DESC LIMIT $2`,
