@@ -230,7 +230,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
         const roll = load.summary(rollStart, appsRolled);
         figures = { failed: roll.failed, total: roll.total };
         console.log(
-          `[rehearsal] answers during the roll: ${JSON.stringify(roll.byAnswer)}; endpoints: ${endpoints!.events.join(" ")}`,
+          `[rehearsal] answers during the roll: ${JSON.stringify(roll.byAnswer)} (${roll.resetRetried} reset on a reused idle connection and sent again); endpoints: ${endpoints!.events.join(" ")}`,
         );
         // each failure with what happened last before it in the roll
         const before = (at: number) => c.timeline.filter((e) => e.at <= at).pop();
@@ -316,7 +316,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
         ).catch(() => undefined);
         natsFigures = { failed: s.failed, requests: s.total, lost: check.missing.length, events: check.total };
         console.log(
-          `[rehearsal] NATS leader killed: answers from the kill on ${JSON.stringify(s.byAnswer)}; events looked for ${check.total}, missing ${check.missing.length}`,
+          `[rehearsal] NATS leader killed: answers from the kill on ${JSON.stringify(s.byAnswer)} (${s.resetRetried} sent again after a reset); events looked for ${check.total}, missing ${check.missing.length}`,
         );
         expect({ failures: s.failures, missing: check.missing.slice(0, 20) }).toEqual({ failures: [], missing: [] });
       } finally {
@@ -411,7 +411,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
           const back = load.summary(t0, rolledBack);
           const up = load.summary(rolledBack);
           console.log(
-            `[rehearsal] rollback: failed/total ${back.failed}/${back.total}; upgrade: ${up.failed}/${up.total} ${JSON.stringify(up.byAnswer)}`,
+            `[rehearsal] rollback: failed/total ${back.failed}/${back.total}; upgrade: ${up.failed}/${up.total} ${JSON.stringify(up.byAnswer)}; sent again after a reset: ${back.resetRetried + up.resetRetried}`,
           );
           const unread = await verifyWritesEventually(load, baseUrl);
           expect({ rollback: back.failures, upgrade: up.failures, unread }).toEqual({

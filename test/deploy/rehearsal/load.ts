@@ -1,11 +1,16 @@
-import { Agent, request } from "node:http";
+import { randomUUID } from "node:crypto";
+import { Agent, request, type ClientRequest } from "node:http";
 import { eventually } from "@aps/testkit";
 
 /**
  * A steady load on the API: N requests a second (open model: a request is sent when it is due,
  * whether or not the earlier ones have answered) of mixed reads and writes by joined agents —
  * proposals, comments, votes, single reads and lists — each outcome counted. A request fails
- * when it is answered 5xx, its connection fails or it passes its timeout; nothing is retried.
+ * when it is answered 5xx, its connection fails or it passes its timeout. One retry only, the one
+ * HTTP/1.1 keep-alive asks of every client (RFC 9112 §9.3.1; Node's `req.reusedSocket`): a request
+ * reset on a reused keep-alive connection before any answer — the server closed that idle
+ * connection as the request left, so it never read it — is sent once more on a new connection,
+ * writes with the same Idempotency-Key (each write carries one), and counted as `resetRetried`.
  * Every acknowledged write is kept, to be read back afterwards ({@link verifyWrites}).
  */
 
@@ -27,6 +32,8 @@ export interface Outcome {
   status?: number;
   /** Why it failed without an answer (connection error, timeout). */
   error?: string;
+  /** It was reset on a reused keep-alive connection before any answer, and sent once more. */
+  resetRetried?: true;
   /** A 5xx answer's problem `code` and `detail` (RFC 9457), to tell which dependency failed. */
   problem?: string;
   /** Sent at (ms since the epoch) and its duration (ms). */
@@ -49,7 +56,7 @@ export interface AckedWrites {
 /** Whether an outcome counts as failed: 5xx, no answer, or a timeout. */
 export const failed = (o: Outcome) => o.status === undefined || o.status >= 500;
 
-type Answer = { status?: number; body?: any; error?: string };
+type Answer = { status?: number; body?: any; error?: string; resetRetried?: true };
 
 /** A load on one API at a steady rate (see the module doc). */
 export class LoadGenerator {
@@ -76,21 +83,42 @@ export class LoadGenerator {
     this.agent = new Agent({ keepAlive: opts.keepAlive ?? true, maxSockets: 256 });
   }
 
-  private call(method: string, path: string, key: string | undefined, body?: unknown): Promise<Answer> {
+  /** Sends once, and once more on a new connection when it was reset on a reused one before any answer (see the module doc). */
+  private async call(method: string, path: string, key: string | undefined, body?: unknown): Promise<Answer> {
+    const idempotencyKey = method === "POST" ? randomUUID() : undefined;
+    const first = await this.send(method, path, key, body, idempotencyKey, this.agent);
+    if (!first.reusedReset) return first.answer;
+    const again = await this.send(method, path, key, body, idempotencyKey, false);
+    return { ...again.answer, resetRetried: true };
+  }
+
+  /** One request on `agent`'s pooled connections (`false`: a new connection of its own); whether it was reset on a reused one before any answer. */
+  private send(
+    method: string,
+    path: string,
+    key: string | undefined,
+    body: unknown,
+    idempotencyKey: string | undefined,
+    agent: Agent | false,
+  ): Promise<{ answer: Answer; reusedReset: boolean }> {
     const url = new URL(`${this.baseUrl}${path}`);
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    return new Promise((resolve) => {
-      const req = request(
+    return new Promise((done) => {
+      let answered = false;
+      const resolve = (answer: Answer) => done({ answer, reusedReset: false });
+      const req: ClientRequest = request(
         url,
         {
           method,
-          agent: this.agent,
+          agent,
           headers: {
             ...(key ? { authorization: `Bearer ${key}` } : {}),
+            ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
             ...(data ? { "content-type": "application/json", "content-length": data.length } : {}),
           },
         },
         (res) => {
+          answered = true;
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));
           res.on("end", () => {
@@ -107,7 +135,12 @@ export class LoadGenerator {
         },
       );
       req.setTimeout(this.opts.timeoutMs ?? 30_000, () => req.destroy(new Error("timeout")));
-      req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
+      req.on("error", (e: NodeJS.ErrnoException) =>
+        done({
+          answer: { error: e.code ?? e.message },
+          reusedReset: req.reusedSocket && !answered && e.code === "ECONNRESET",
+        }),
+      );
       req.end(data);
     });
   }
@@ -164,6 +197,7 @@ export class LoadGenerator {
       ms: Date.now() - at,
       ...(a.status !== undefined ? { status: a.status } : {}),
       ...(a.error ? { error: a.error } : {}),
+      ...(a.resetRetried ? { resetRetried: true as const } : {}),
       ...(a.status !== undefined && a.status >= 500
         ? { problem: `${a.body?.code ?? "?"}: ${String(a.body?.detail ?? a.body).slice(0, 200)}` }
         : {}),
@@ -194,13 +228,14 @@ export class LoadGenerator {
   summary(
     since = 0,
     until = Infinity,
-  ): { total: number; failed: number; byAnswer: Record<string, number>; failures: Outcome[] } {
+  ): { total: number; failed: number; byAnswer: Record<string, number>; failures: Outcome[]; resetRetried: number } {
     const os = this.outcomes.filter((o) => o.at >= since && o.at < until);
     const byAnswer: Record<string, number> = {};
     for (const o of os)
       byAnswer[`${o.op} ${o.status ?? o.error}`] = (byAnswer[`${o.op} ${o.status ?? o.error}`] ?? 0) + 1;
     const failures = os.filter(failed);
-    return { total: os.length, failed: failures.length, byAnswer, failures: failures.slice(0, 20) };
+    const resetRetried = os.filter((o) => o.resetRetried).length;
+    return { total: os.length, failed: failures.length, byAnswer, failures: failures.slice(0, 20), resetRetried };
   }
 }
 
