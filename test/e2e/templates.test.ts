@@ -180,7 +180,7 @@ describe.each(modes)("proposal templates (%s)", (mode) => {
         ["rollout"],
       ]);
       const post = await req("GET", `/posts/${id}`);
-      expect(post.body.revision ?? post.body.post?.revision).toBe(1);
+      expect(post.body.revision).toBe(1);
       const kept = await req("PATCH", `/posts/${id}`, {
         key: author.apiKey,
         body: { body: bodyOf(sections) + "\nMore detail.\n" },

@@ -38,8 +38,9 @@ export const editPost = defineRoute({
       );
     // PROPOSAL_TEMPLATE=required holds a proposal's new body to the template too (docs/reference/proposing.md "Templates")
     if (b.body !== undefined && capabilities.proposalTemplate === "required") {
-      const current = await forum.getPost(id, me.agentId);
-      if (current.post?.isArchDesign) checkSections(b.body, undefined, "required");
+      // the post record alone (excerpted, no comments): only its kind is needed here
+      const [current] = (await forum.getPosts([id], true)).items;
+      if (current?.isArchDesign) checkSections(b.body, undefined, "required");
     }
     const p = await forum.editPost({
       postId: id,
