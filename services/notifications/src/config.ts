@@ -73,6 +73,13 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
    */
   WEBHOOK_CONCURRENCY: intVar(16, 1),
   /**
+   * A webhook 2xx within this many ms is a quick success; a slower one marks the endpoint slow,
+   * and slow endpoints share half the pool (capped at half the attempt deadline; docs/design/notifications.md#fair-shares).
+   */
+  WEBHOOK_QUICK_MS: intVar(1_000, 1),
+  /** Endpoints of one owning agent in flight at once across replicas (docs/design/notifications.md#fair-shares). */
+  WEBHOOK_SLOTS_PER_AGENT: intVar(2, 1),
+  /**
    * After `POST /v1/me/webhooks/{id}/rotate-secret`, the replaced secret still signs every
    * delivery (a second `v1,` signature) this long, ms (docs/design/notifications.md#ping-redelivery-and-secret-rotation).
    */

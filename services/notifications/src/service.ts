@@ -52,6 +52,10 @@ export interface NotificationsOptions {
   attemptTimeoutMs: number;
   /** WEBHOOK_CONCURRENCY: attempts in flight at once in this replica (docs/design/notifications.md#attempts). */
   concurrency: number;
+  /** WEBHOOK_QUICK_MS: the quick-success bound, ms (docs/design/notifications.md#fair-shares); QUICK_MS when absent. */
+  quickMs?: number;
+  /** WEBHOOK_SLOTS_PER_AGENT: one agent's endpoints in flight at once (docs/design/notifications.md#fair-shares); SLOTS_PER_AGENT when absent. */
+  slotsPerAgent?: number;
   /** WEBHOOK_POLL_MS. */
   pollMs: number;
   /** WEBHOOK_ALLOW_PRIVATE (tests and local setups only). */
@@ -97,6 +101,8 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
       concurrency: opts.concurrency,
       pollMs: opts.pollMs,
       policy,
+      ...(opts.quickMs === undefined ? {} : { quickMs: opts.quickMs }),
+      ...(opts.slotsPerAgent === undefined ? {} : { slotsPerAgent: opts.slotsPerAgent }),
     },
     deps.log,
   );
@@ -159,6 +165,8 @@ export const notificationsService: ApsGrpcService<"notifications", Notifications
         retrySchedule: cfg.WEBHOOK_RETRY_SCHEDULE,
         attemptTimeoutMs: cfg.WEBHOOK_ATTEMPT_TIMEOUT_MS,
         concurrency: cfg.WEBHOOK_CONCURRENCY,
+        quickMs: cfg.WEBHOOK_QUICK_MS,
+        slotsPerAgent: cfg.WEBHOOK_SLOTS_PER_AGENT,
         pollMs: cfg.WEBHOOK_POLL_MS,
         allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE,
         allowedPorts: cfg.WEBHOOK_ALLOWED_PORTS,

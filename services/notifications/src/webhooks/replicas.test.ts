@@ -58,6 +58,7 @@ if (!pgUp)
      */
     async function receiver(delayMs: number, held: Promise<void> = Promise.resolve()) {
       const ids: string[] = [];
+      const at = new Map<string, number>();
       let got = 0;
       let open = 0;
       let maxOpen = 0;
@@ -71,6 +72,7 @@ if (!pgUp)
             void held.then(() =>
               setTimeout(() => {
                 ids.push(String(req.headers["webhook-id"]));
+                at.set(String(req.headers["webhook-id"]), Date.now());
                 open--;
                 res.writeHead(204).end();
               }, delayMs),
@@ -84,6 +86,8 @@ if (!pgUp)
         ids,
         got: () => got,
         maxOpen: () => maxOpen,
+        /** When the request of delivery `id` was answered (ms since the epoch). */
+        receivedAt: (id: string) => at.get(id) ?? Infinity,
       };
     }
 
@@ -94,9 +98,10 @@ if (!pgUp)
       const fast = await Promise.all([0, 0, 0].map(() => receiver(0)));
       const hooks = [slow, ...fast].map((r, i) => ({ id: `wh_${i}`, url: r.url }));
       const pool = dbs[0]!.pool;
+      // each of its own agent (one agent's endpoints share SLOTS_PER_AGENT slots)
       for (const h of hooks)
         await pool.query(
-          "INSERT INTO webhooks (id, agent_id, url, events, secret) VALUES ($1, 'ag_o', $2, '{*}', $3)",
+          "INSERT INTO webhooks (id, agent_id, url, events, secret) VALUES ($1, $1 || '_owner', $2, '{*}', $3)",
           [h.id, h.url, `whsec_${Buffer.alloc(32, 7).toString("base64")}`],
         );
       // the slow endpoint's 12 deliveries are older than everyone else's 10
@@ -158,6 +163,75 @@ if (!pgUp)
       expect(leases.rows[0]!.n).toBe(0);
     }, 60_000);
 
+    it("an honest endpoint keeps its delivery lag under 2 s beside 20 slow-but-successful endpoints of 4 agents, each agent at most 2 in flight (docs/design/notifications.md#fair-shares)", async () => {
+      const secret = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
+      const pool = dbs[0]!.pool;
+      // 4 agents, 5 endpoints each on one receiver per agent, every answer a 204 after 1.5 s: a
+      // success, but not a quick one; each endpoint starts with a backlog of 10 deliveries
+      const crowd = await Promise.all([0, 1, 2, 3].map(() => receiver(1_500)));
+      for (const [a, r] of crowd.entries())
+        for (let e = 0; e < 5; e++) {
+          const id = `wh_fair_${a}_${e}`;
+          await pool.query(
+            "INSERT INTO webhooks (id, agent_id, url, events, secret, next_due_at) VALUES ($1, $2, $3, '{*}', $4, now())",
+            [id, `ag_crowd_${a}`, `${r.url}/${e}`, secret],
+          );
+          for (let i = 0; i < 10; i++)
+            await pool.query(
+              `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
+               VALUES ($1, $2, $3, 'post.created', $4, '{"type":"post.created","timestamp":"t","data":{}}', now() - interval '1 minute')`,
+              [`msg_${id}_${i}`, id, 1_000 + i, `ev_fair_${i}`],
+            );
+        }
+      const honest = await receiver(0);
+      await pool.query(
+        "INSERT INTO webhooks (id, agent_id, url, events, secret) VALUES ('wh_fair_honest', 'ag_honest', $1, '{*}', $2)",
+        [honest.url, secret],
+      );
+      const worker = new DeliveryWorker(
+        pool,
+        {
+          retrySchedule: [100],
+          attemptTimeoutMs: 10_000,
+          concurrency: 16,
+          pollMs: 50,
+          policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
+        },
+        log,
+      );
+      worker.start();
+      const queuedAt = new Map<string, number>();
+      try {
+        // the crowd is busy (its first answers are out) before the honest endpoint's events come
+        await waitUntil("the crowd's first attempts", () => crowd.every((r) => r.got() > 0), {
+          timeoutMs: 10_000,
+          intervalMs: 20,
+        });
+        for (let i = 0; i < 30; i++) {
+          const id = `msg_fair_honest_${i}`;
+          queuedAt.set(id, Date.now());
+          await pool.query(
+            `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
+             VALUES ($1, 'wh_fair_honest', $2, 'post.created', $3, '{"type":"post.created","timestamp":"t","data":{}}', now())`,
+            [id, 5_000 + i, `ev_honest_${i}`],
+          );
+          await pool.query("UPDATE webhooks SET next_due_at = now() WHERE id = 'wh_fair_honest'");
+          worker.notify();
+          await waitUntil(`honest delivery ${i}`, () => honest.ids.includes(id), { timeoutMs: 20_000, intervalMs: 5 });
+        }
+      } finally {
+        await worker.stop();
+        // leave nothing due for the next test's worker
+        await pool.query("DELETE FROM webhooks WHERE id LIKE 'wh_fair_%'");
+      }
+      const lags = honest.ids.map((id) => honest.receivedAt(id) - queuedAt.get(id)!).sort((x, y) => x - y);
+      expect(lags).toHaveLength(30);
+      const p99 = lags[Math.ceil(0.99 * lags.length) - 1]!;
+      expect(p99).toBeLessThan(2_000);
+      // one agent's endpoints never held more than its 2 slots
+      for (const r of crowd) expect(r.maxOpen()).toBeLessThanOrEqual(2);
+    }, 120_000);
+
     it("an attempt holds no connection during its HTTP exchange: more attempts in flight than the pool has connections (docs/design/notifications.md#connection-pool)", async () => {
       // a pool of 2 connections, 6 endpoints each answering after 1.5 s, 6 attempts at once
       const small = await openDatabase({ url: tdb.url, schema: "notifications", poolSize: 2, log });
@@ -165,7 +239,7 @@ if (!pgUp)
       const slowAnswer = await receiver(1_500);
       for (let i = 0; i < 6; i++) {
         await small.pool.query(
-          "INSERT INTO webhooks (id, agent_id, url, events, secret, next_due_at) VALUES ($1, 'ag_o', $2, '{*}', $3, now())",
+          "INSERT INTO webhooks (id, agent_id, url, events, secret, next_due_at) VALUES ($1, $1 || '_owner', $2, '{*}', $3, now())",
           [`wh_pool_${i}`, slowAnswer.url, `whsec_${Buffer.alloc(32, 7).toString("base64")}`],
         );
         await small.pool.query(

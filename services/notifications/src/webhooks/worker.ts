@@ -29,6 +29,17 @@ export interface DeliveryOptions {
   attemptTimeoutMs: number;
   /** Attempts in flight at once in this worker (WEBHOOK_CONCURRENCY), ≥ 1. */
   concurrency: number;
+  /**
+   * A 2xx within this many ms is a quick success (WEBHOOK_QUICK_MS, default QUICK_MS; capped at
+   * half the attempt deadline): anything slower marks the endpoint `slow`, which holds at most
+   * half the pool (docs/design/notifications.md#fair-shares).
+   */
+  quickMs?: number;
+  /**
+   * Endpoints of one owning agent in flight at once, across replicas (WEBHOOK_SLOTS_PER_AGENT,
+   * default SLOTS_PER_AGENT; docs/design/notifications.md#fair-shares).
+   */
+  slotsPerAgent?: number;
   /** Safety poll, ms (WEBHOOK_POLL_MS). */
   pollMs: number;
   /** The SSRF guard's rules (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS; DNS seam for tests). */
@@ -43,6 +54,12 @@ export interface DeliveryOptions {
 
 /** At most this much of an answer is read, bytes; then the connection is closed. */
 export const ANSWER_MAX_BYTES = 4096;
+
+/** The default quick-success bound, ms (DeliveryOptions `quickMs`). */
+export const QUICK_MS = 1_000;
+
+/** The default number of one agent's endpoints in flight at once (DeliveryOptions `slotsPerAgent`). */
+export const SLOTS_PER_AGENT = 2;
 
 /** A lease outlives the attempt deadline by this much, ms (time to record the outcome). */
 const LEASE_MARGIN_MS = 10_000;
@@ -94,6 +111,9 @@ export function publicError(o: Pick<AttemptOutcome, "kind" | "statusCode">): Pub
 interface Picked extends CursorHook {
   window_full: boolean;
   slow: boolean;
+  agent_id: string;
+  /** How many of its agent's endpoints are leased now (in flight on some replica). */
+  agent_leased: number;
   /** Since when its work has waited: its `next_due_at`, or when its next feed event was recorded. */
   waiting_since: Date;
 }
@@ -235,7 +255,10 @@ export class DeliveryWorker {
     const busy = [...this.inFlight.keys()];
     return withTransaction(this.pool, async (tx) => {
       const free = `slow = $1 AND (lease_until IS NULL OR lease_until <= now()) AND id <> ALL($3::text[])`;
-      const cols = "id, events, feed_cursor::text, window_full, slow";
+      // each with how many of its agent's endpoints are in flight on any replica (index webhooks_agent;
+      // at most MAX_WEBHOOKS_PER_AGENT rows): an agent's endpoints share SLOTS_PER_AGENT slots
+      const cols = `id, events, feed_cursor::text, window_full, slow, agent_id,
+        (SELECT count(*)::int FROM webhooks o WHERE o.agent_id = w.agent_id AND o.lease_until > now()) AS agent_leased`;
       let head: bigint | undefined;
       // Endpoints take turns by how long their work has waited (docs/design/notifications.md#batches): those with a
       // delivery due (a retry, a ping, a redelivery, a window being worked off) since `next_due_at`,
@@ -249,7 +272,7 @@ export class DeliveryWorker {
       const pick = async (slow: boolean, n: number): Promise<Picked[]> => {
         if (n <= 0) return [];
         const due = await tx.query<Picked>(
-          `SELECT ${cols}, next_due_at AS waiting_since FROM webhooks
+          `SELECT ${cols}, next_due_at AS waiting_since FROM webhooks w
            WHERE disabled_at IS NULL AND next_due_at <= now() AND ${free}
            ORDER BY next_due_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
           [slow, n, busy],
@@ -262,10 +285,21 @@ export class DeliveryWorker {
            ORDER BY w.slow, w.feed_cursor LIMIT $2 FOR UPDATE SKIP LOCKED`,
           [slow, n, busy, head.toString(), due.rows.map((r) => r.id)],
         );
-        return [...due.rows, ...behind.rows]
-          .sort((x, y) => x.waiting_since.getTime() - y.waiting_since.getTime())
-          .slice(0, n);
+        const picked: Picked[] = [];
+        for (const p of [...due.rows, ...behind.rows].sort(
+          (x, y) => x.waiting_since.getTime() - y.waiting_since.getTime(),
+        )) {
+          const taken = perAgent.get(p.agent_id) ?? p.agent_leased;
+          if (taken >= slotsPerAgent) continue;
+          perAgent.set(p.agent_id, taken + 1);
+          picked.push(p);
+          if (picked.length === n) break;
+        }
+        return picked;
       };
+      // endpoints of one agent taken in this claim, with those already in flight (the filter above)
+      const perAgent = new Map<string, number>();
+      const slotsPerAgent = this.opts.slotsPerAgent ?? SLOTS_PER_AGENT;
       const slow = await pick(true, slowMax);
       const healthy = await pick(false, max - slow.length);
       const picked = [...slow, ...healthy];
@@ -325,9 +359,12 @@ export class DeliveryWorker {
     }
   }
 
-  /** A 2xx within half the deadline: the endpoint is healthy (else it counts as `slow`). */
+  /**
+   * A 2xx within `quickMs` (QUICK_MS), at most half the deadline: the endpoint is healthy (else it
+   * counts as `slow`, docs/design/notifications.md#fair-shares).
+   */
   private quick(a: AttemptOutcome): boolean {
-    return a.kind === "ok" && a.ms <= this.opts.attemptTimeoutMs / 2;
+    return a.kind === "ok" && a.ms <= Math.min(this.opts.quickMs ?? QUICK_MS, this.opts.attemptTimeoutMs / 2);
   }
 
   /** One attempt of `d` (the SSRF guard first); never rejects. */
