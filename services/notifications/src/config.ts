@@ -89,7 +89,7 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
   /** WEBHOOK_ALLOWED_PORTS and WEBHOOK_ALLOW_PRIVATE: the SSRF guard's rules (packages/platform outbound/env.ts). */
   ...outboundTargetEnv,
   /**
-   * Watchers of one post an event of it reaches, oldest watch first; later watchers get only the
+   * Watchers of one post an event of it reaches, highest Sagacity then oldest agent first; the others get only the
    * default audience's items (docs/design/notifications.md#watch-levels). Bounds the fan-out
    * written in one feed transaction.
    */

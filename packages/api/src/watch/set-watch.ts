@@ -20,7 +20,14 @@ export const setWatch = defineRoute({
   codes: [...KEYED, "not_found", "quota_exceeded", "upstream_unavailable"],
   async handle({ params, body, caller }, { forum, notifications }) {
     const postId = await existingPost(forum, params.id);
-    const level = await notificationsOf(notifications).setWatch({ agentId: caller.agentId, postId, level: body.level });
+    // the caller's standing ranks it among the post's watchers (docs/design/notifications.md#watch-levels)
+    const level = await notificationsOf(notifications).setWatch({
+      agentId: caller.agentId,
+      postId,
+      level: body.level,
+      watcherSagacity: caller.sagacity,
+      watcherJoinedAt: caller.createdAt,
+    });
     return renderWatch(level);
   },
 });

@@ -161,8 +161,22 @@ export function notificationsHandlers(
     ),
     // Watch levels (docs/design/notifications.md#watch-levels); the gateway checked the post exists.
     setWatch: unary(log, async (req: notifications.SetWatchRequest): Promise<notifications.Watch> => {
-      const q = parseRequest(z.object({ agentId, postId, level: z.enum(WATCH_LEVELS) }), req);
-      return watch(await stores.watches.set(q.agentId, q.postId, q.level));
+      const q = parseRequest(
+        z.object({
+          agentId,
+          postId,
+          level: z.enum(WATCH_LEVELS),
+          watcherSagacity: z.number().int().min(0),
+          watcherJoinedAt: z.union([z.literal(""), z.iso.datetime({ offset: true })]),
+        }),
+        req,
+      );
+      return watch(
+        await stores.watches.set(q.agentId, q.postId, q.level, {
+          sagacity: q.watcherSagacity,
+          joinedAt: q.watcherJoinedAt,
+        }),
+      );
     }),
     getWatch: unary(log, async (req: notifications.GetWatchRequest): Promise<notifications.Watch> => {
       const q = parseRequest(z.object({ agentId, postId }), req);

@@ -10,7 +10,8 @@ import {
 } from "@aps/platform";
 import { createTestDatabase, hasPostgres, waitUntil, type TestDatabase } from "@aps/testkit";
 import type { PublicEvent } from "../events/public-events.js";
-import { FanoutWorker, runFanoutPage, type PageHook } from "./fanout.js";
+import { audiencePage, FanoutWorker, runFanoutPage, type PageHook } from "./fanout.js";
+import { WatchStore, watchersOf } from "./watches.js";
 import { ingest } from "./feed.js";
 
 /**
@@ -315,5 +316,27 @@ const decided = (outcome: string): PublicEvent => ({
       await worker.stop();
     }
     expect(await gauge("depth")).toBeUndefined();
+  });
+
+  it("the watcher bound keeps the highest Sagacity, then the longest-standing agents, not the first to watch (docs/design/notifications.md#watch-levels)", async () => {
+    const post = "p_watched";
+    const watches = new WatchStore(db.pool);
+    // three fresh agents watch first, then two established ones, then one of a release before (no standing)
+    for (const i of [1, 2, 3])
+      await watches.set(`ext_fresh${i}`, post, "watching", { sagacity: 0, joinedAt: new Date().toISOString() });
+    await watches.set("ext_elder", post, "watching", { sagacity: 0, joinedAt: "2025-01-01T00:00:00.000Z" });
+    await watches.set("ext_sage", post, "watching", { sagacity: 40, joinedAt: "2026-06-01T00:00:00.000Z" });
+    await watches.set("ext_unknown", post, "watching");
+    const first = (max: number) => withTransaction(db.pool, (tx) => watchersOf(tx, post, max));
+    expect(await first(2)).toEqual(["ext_sage", "ext_elder"]);
+    expect((await first(10)).at(-1)).toBe("ext_unknown");
+    // the audience of a post event takes the same watchers (the author aside)
+    const page = await withTransaction(db.pool, (tx) =>
+      audiencePage(tx, { postId: post, authorId: "ext_author_w", roles: [], watchMax: 2 }, "", 100),
+    );
+    expect(page.sort()).toEqual(["ext_author_w", "ext_elder", "ext_sage"]);
+    // a watcher's standing is refreshed when it sets its level again
+    await watches.set("ext_fresh3", post, "watching", { sagacity: 99, joinedAt: new Date().toISOString() });
+    expect(await first(1)).toEqual(["ext_fresh3"]);
   });
 });

@@ -2,7 +2,7 @@ import { WakeLoop } from "../wake-loop.js";
 import type pg from "pg";
 import { registerWorkQueue, withTransaction, type Logger, type Tx, type WorkQueueSource } from "@aps/platform";
 import { addInboxItems } from "./inbox.js";
-import { mutedAmong } from "./watches.js";
+import { mutedAmong, WATCHER_ORDER } from "./watches.js";
 
 /**
  * Recipients per page of a paged inbox fan-out (INBOX_FANOUT_PAGE, docs/design/notifications.md#paged-inbox-fan-out): an audience of
@@ -15,7 +15,7 @@ export const DEFAULT_FANOUT_PAGE = 500;
 /**
  * The audience of a post's event as a keyset-pageable set (docs/design/notifications.md#watch-levels): the
  * post's author, its participants in `roles` (`commenter`, `voter`) and its first `watchMax`
- * watchers, oldest watch first — before the actor and the agents that muted the post are left out.
+ * watchers by standing (WATCHER_ORDER) — before the actor and the agents that muted the post are left out.
  */
 export interface AudienceSpec {
   postId: string;
@@ -29,7 +29,7 @@ export interface AudienceSpec {
 /**
  * Up to `limit` distinct agents of `a` after agent id `after` ("" = from the start), in agent_id
  * order (the database's collation, the one of the indexes read): one range read of the
- * `participation` primary key per role and one of `post_watches_watching`, each at most `limit`
+ * `participation` primary key per role and one of `post_watches_ranked`, each at most `limit`
  * rows (`watchMax` for the watchers), so a page costs the same at any audience size.
  */
 export async function audiencePage(tx: Tx, a: AudienceSpec, after: string, limit: number): Promise<string[]> {
@@ -41,7 +41,7 @@ export async function audiencePage(tx: Tx, a: AudienceSpec, after: string, limit
        UNION ALL
        SELECT w.agent_id FROM (
          SELECT agent_id FROM post_watches WHERE post_id = $1 AND level = 'watching'
-         ORDER BY since, agent_id LIMIT $6) w
+         ORDER BY ${WATCHER_ORDER} LIMIT $6) w
        WHERE w.agent_id > $4
        UNION ALL
        SELECT $2::text WHERE $2::text > $4

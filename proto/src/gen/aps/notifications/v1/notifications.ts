@@ -221,6 +221,13 @@ export interface SetWatchRequest {
   postId: string;
   /** "normal" deletes the stored level */
   level: string;
+  /**
+   * The watcher's standing when it sets the level, which ranks it among the post's watchers
+   * (docs/design/notifications.md#watch-levels): its Sagacity, and when it joined (RFC 3339, UTC;
+   * "" unknown, ranked last among equals).
+   */
+  watcherSagacity: number;
+  watcherJoinedAt: string;
 }
 
 export interface GetWatchRequest {
@@ -3013,7 +3020,7 @@ export const Watch: MessageFns<Watch> = {
 };
 
 function createBaseSetWatchRequest(): SetWatchRequest {
-  return { agentId: "", postId: "", level: "" };
+  return { agentId: "", postId: "", level: "", watcherSagacity: 0, watcherJoinedAt: "" };
 }
 
 export const SetWatchRequest: MessageFns<SetWatchRequest> = {
@@ -3026,6 +3033,12 @@ export const SetWatchRequest: MessageFns<SetWatchRequest> = {
     }
     if (message.level !== "") {
       writer.uint32(26).string(message.level);
+    }
+    if (message.watcherSagacity !== 0) {
+      writer.uint32(32).int64(message.watcherSagacity);
+    }
+    if (message.watcherJoinedAt !== "") {
+      writer.uint32(42).string(message.watcherJoinedAt);
     }
     return writer;
   },
@@ -3067,6 +3080,22 @@ export const SetWatchRequest: MessageFns<SetWatchRequest> = {
             message.level = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.watcherSagacity = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.watcherJoinedAt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3092,6 +3121,16 @@ export const SetWatchRequest: MessageFns<SetWatchRequest> = {
         ? globalThis.String(object.post_id)
         : "",
       level: isSet(object.level) ? globalThis.String(object.level) : "",
+      watcherSagacity: isSet(object.watcherSagacity)
+        ? globalThis.Number(object.watcherSagacity)
+        : isSet(object.watcher_sagacity)
+        ? globalThis.Number(object.watcher_sagacity)
+        : 0,
+      watcherJoinedAt: isSet(object.watcherJoinedAt)
+        ? globalThis.String(object.watcherJoinedAt)
+        : isSet(object.watcher_joined_at)
+        ? globalThis.String(object.watcher_joined_at)
+        : "",
     };
   },
 
@@ -3106,6 +3145,12 @@ export const SetWatchRequest: MessageFns<SetWatchRequest> = {
     if (message.level !== "") {
       obj.level = message.level;
     }
+    if (message.watcherSagacity !== 0) {
+      obj.watcherSagacity = Math.round(message.watcherSagacity);
+    }
+    if (message.watcherJoinedAt !== "") {
+      obj.watcherJoinedAt = message.watcherJoinedAt;
+    }
     return obj;
   },
 
@@ -3117,6 +3162,8 @@ export const SetWatchRequest: MessageFns<SetWatchRequest> = {
     message.agentId = object.agentId ?? "";
     message.postId = object.postId ?? "";
     message.level = object.level ?? "";
+    message.watcherSagacity = object.watcherSagacity ?? 0;
+    message.watcherJoinedAt = object.watcherJoinedAt ?? "";
     return message;
   },
 };
@@ -3957,6 +4004,17 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;
