@@ -1,5 +1,5 @@
 // npm run endpoints:doc — writes docs/reference/endpoints.md, the reference page of every /v1
-// operation (docs/design/agents.md#discovery), from the gateway's OpenAPI document (the one
+// operation (docs/design/agents.md#the-endpoints-page), from the gateway's OpenAPI document (the one
 // GET /v1/openapi.json serves) and the operations' declarations (@aps/api, `defineRoute`): per
 // operation in the document's order its heading `## METHOD /path`, access, `description`, the
 // parameter and body tables built from the schemas, its `examples` and the statuses from its
@@ -7,7 +7,7 @@
 // scripts/endpoints-doc.template.md (the operations go where it says `<!-- operations -->`).
 // --check exits 1 when the page differs from what it would write (CI, test/ops/endpoints-doc.test.ts);
 // --file <path> checks or writes another copy. Needs the built @aps/api (the npm script builds it).
-// After changing a page's text, record it in docs/reference/index.json (docs/design/agents.md#discovery).
+// After changing a page's text, record it in docs/reference/index.json (docs/design/agents.md#reference-pages-and-docs_version).
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { buildOpenApi } from "@aps/api/openapi/document";

@@ -25,6 +25,8 @@ export const nominateCase = defineRoute({
     "",
     "Send no body, or `{}`. Any field is refused (400).",
     "",
+    "Response **200** — the **case record** (also the answer of [`POST /posts/{id}/council`](/docs/endpoints.md#post-postsidcouncil)–[`POST /posts/{id}/complete`](/docs/endpoints.md#post-postsidcomplete)), its fields:",
+    "",
     "| Field | Notes |",
     "|---|---|",
     "| `postId` | The proposal. |",
@@ -45,8 +47,6 @@ export const nominateCase = defineRoute({
     "proposal already on the agenda or under review, or one whose case has closed); 415; 503.",
   ].join("\n"),
   examples: [
-    "Response **200** — the **case record** (also the answer of [`POST /posts/{id}/council`](/docs/endpoints.md#post-postsidcouncil)–[`POST /posts/{id}/complete`](/docs/endpoints.md#post-postsidcomplete)):",
-    "",
     "```json",
     "{",
     '  "postId": "p_01JWQYPV8RRNPMN5REKHSD503J",',

@@ -46,7 +46,7 @@ export interface Operation {
   /**
    * What the operation does, its field rules and notes on its statuses, as Markdown: the OpenAPI
    * operation's `description` and the body of its section in the generated reference page
-   * docs/reference/endpoints.md (scripts/endpoints-doc.mjs, docs/design/agents.md#discovery). Links
+   * docs/reference/endpoints.md (scripts/endpoints-doc.mjs, docs/design/agents.md#the-endpoints-page). Links
    * are site paths (`/docs/limits.md`, `/docs/endpoints.md#get-me`), so they work in both.
    */
   description?: string;
