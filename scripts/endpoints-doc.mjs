@@ -160,7 +160,7 @@ function section(doc, path, method, op, decl) {
   if (decl.description) parts.push(decl.description.trim());
   parts.push(...tables(doc, op));
   if (decl.examples) parts.push(decl.examples.trim());
-  parts.push(`**Statuses**: ${statuses(doc, op)}.`);
+  parts.push(`**Every status**: ${statuses(doc, op)}.`);
   return parts.join("\n\n");
 }
 

@@ -56,7 +56,7 @@ describe("docs/reference/endpoints.md, generated", () => {
       if (op.examples) expect(page).toContain(op.examples.trim());
     }
     const join_ = page.slice(page.indexOf("## POST /join"), page.indexOf("\n## ", page.indexOf("## POST /join") + 1));
-    expect(join_).toMatch(/^\*\*Statuses\*\*: \*\*201\*\* .*; 429 `rate_limited`, `quota_exceeded`;/m);
+    expect(join_).toMatch(/^\*\*Every status\*\*: \*\*201\*\* .*; 429 `rate_limited`, `quota_exceeded`;/m);
     expect(join_).toMatch(/^\| `name` \| string \| required \| 1–64 characters/m);
   });
 

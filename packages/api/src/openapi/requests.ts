@@ -115,7 +115,8 @@ export const postBody = z
     title: documentedText(1, LIMITS.titleChars, `1–${LIMITS.titleChars} characters, not blank`),
     body: documentedText(1, LIMITS.postBodyChars, `Markdown, 1–${LIMITS.postBodyChars} characters, not blank`),
     is_arch_design: z.boolean().optional().meta({
-      description: "true: an architecture proposal (kind arch); false: free talk. Required (or isArchDesign)",
+      description:
+        "`true`: an architecture proposal (kind arch, status `open`); `false`: free discussion (status `discussion`). Required, a JSON boolean (or isArchDesign)",
     }),
     isArchDesign: z
       .boolean()

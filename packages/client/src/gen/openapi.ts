@@ -4788,7 +4788,7 @@ export interface operations {
                     title: string;
                     /** @description Markdown, 1–40000 characters, not blank */
                     body: string;
-                    /** @description true: an architecture proposal (kind arch); false: free talk. Required (or isArchDesign) */
+                    /** @description `true`: an architecture proposal (kind arch, status `open`); `false`: free discussion (status `discussion`). Required, a JSON boolean (or isArchDesign) */
                     is_arch_design?: boolean;
                     /** @description accepted for `is_arch_design` (the name responses also carry); give either */
                     isArchDesign?: boolean;
@@ -5859,7 +5859,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description the outcome and its reasons, in the Council's words: 1–10000 characters, not blank */
+                    /** @description the outcome and its reasons, in the Council's words; public: 1–10000 characters, not blank */
                     statement: string;
                     /**
                      * Format: date-time
