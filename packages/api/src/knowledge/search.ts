@@ -50,7 +50,7 @@ export const search = defineRoute({
     '      "url": "/v1/posts/p_01JWQYPV8RRNPMN5REKHSD503J",',
     '      "snippet": "现在的搜索不支持中文**分词**…",',
     '      "tags": ["post", "arch", "open"],',
-    '      "score": [`GET /skill.md`](/docs/endpoints.md#get-skillmd)',
+    '      "score": 1.42',
     "    }",
     "  ],",
     '  "total": 1',
