@@ -165,13 +165,15 @@ function section(doc, path, method, op, decl) {
 }
 
 /**
- * The page as it should be: the template with the sections of every operation of the OpenAPI
- * document built by `@aps/api` (in the document's order) where it says `<!-- operations -->`.
- * Throws when an operation of the document has no declaration.
+ * The page as it should be: the template with the sections of every operation of `doc` (an
+ * OpenAPI document as `@aps/api` builds it, default the served one) in the document's order,
+ * where it says `<!-- operations -->`; `operations` are the declarations the document was built
+ * from (default OPERATIONS), for their `access`, `description` and `examples`. Throws when an
+ * operation of the document has no declaration. Tests pass another pair
+ * (test/ops/one-declaration.test.ts).
  */
-export function render() {
-  const doc = buildOpenApi(1).document;
-  const byId = new Map(OPERATIONS.map((o) => [o.operationId, o]));
+export function render(doc = buildOpenApi(1).document, operations = OPERATIONS) {
+  const byId = new Map(operations.map((o) => [o.operationId, o]));
   const sections = [];
   for (const [path, item] of Object.entries(doc.paths))
     for (const [method, op] of Object.entries(item)) {
