@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { outputSchemas } from "@aps/mcp";
 import { generate } from "@aps/api/openapi/document";
-import { OPERATIONS } from "@aps/api/openapi/operations";
+import { OPERATIONS } from "@aps/api";
 import { getMyAttention } from "@aps/api/attention/get-my-attention";
 import { Attention } from "@aps/api/attention/schemas";
 import { defineRoute } from "@aps/api/route";

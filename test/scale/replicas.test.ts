@@ -114,6 +114,36 @@ const votesServed = (text: string) =>
     expect(gwAfter.map((t, i) => votesServed(t) - votesServed(gwBefore[i]!))).toEqual([50, 50]);
   }, 60_000);
 
+  it("a revoked key and a suspended agent are refused by both gateways within 1 s of the owner's answer, though each had them cached (docs/design/identity-and-abuse.md#suspension-and-revocation)", async () => {
+    const [revoked, suspended] = await joinAgents(sys, 2, "replica revoked");
+    const owner = { authorization: `Bearer ${sys.adminToken}` };
+    // warm both gateways' authentication caches (60-s TTL while following events)
+    for (const a of [revoked!, suspended!])
+      for (const gw of gateways) expect((await gw("GET", "/me", { key: a.apiKey })).status).toBe(200);
+    const refusedEverywhere = async (key: string, status: number, answeredAt: number) => {
+      await waitUntil(
+        "both gateways refuse the key",
+        async () =>
+          (await Promise.all(gateways.map((gw) => gw("GET", "/me", { key })))).every((r) => r.status === status),
+        { timeoutMs: 5_000, intervalMs: 20 },
+      );
+      return Date.now() - answeredAt;
+    };
+    const revokedAnswer = await gateways[0]!("POST", `/admin/agents/${revoked!.agentId}/keys/revoke`, {
+      headers: owner,
+    });
+    const revokedAt = Date.now();
+    expect(revokedAnswer.status).toBe(200);
+    const suspendedAnswer = await gateways[1]!("POST", `/admin/agents/${suspended!.agentId}/suspend`, {
+      headers: owner,
+      body: { reason: "replica test" },
+    });
+    const suspendedAt = Date.now();
+    expect(suspendedAnswer.status).toBe(200);
+    expect(await refusedEverywhere(revoked!.apiKey, 401, revokedAt)).toBeLessThan(1_000);
+    expect(await refusedEverywhere(suspended!.apiKey, 403, suspendedAt)).toBeLessThan(1_000);
+  }, 60_000);
+
   it("a forum replica killed under load costs no read and no vote, and no unkeyed comment beyond those in flight", async () => {
     const [survivor, victim] = forums as [TopologyProcess, TopologyProcess];
     const before = forumCalls(await metricsOf(survivor));

@@ -42,7 +42,7 @@ const enabled = hasChromium();
       });
       const t0 = Date.now();
       await page.goto(`${root}/docs/api`);
-      // Operation summaries from the document (openapi/operations.ts), as Scalar lists them: the
+      // Operation summaries from the document (`ROUTES` of @aps/api), as Scalar lists them: the
       // first tag is open; another opens from the sidebar
       await page.getByText("The current SKILL_VERSION").first().waitFor({ timeout: 60_000 });
       await page.getByText("/v1/skill-version").first().waitFor({ timeout: 10_000 });

@@ -1,4 +1,5 @@
-import type { ApiRoute } from "./route.js";
+import { documentedOperations, type ApiRoute } from "./route.js";
+import type { Operation } from "./openapi/operation.js";
 import { grantSeat } from "./admin/grant-seat.js";
 import { revokeSeat } from "./admin/revoke-seat.js";
 import { revokeKeys } from "./admin/revoke-keys.js";
@@ -78,21 +79,86 @@ import { getWatch } from "./watch/get-watch.js";
 import { setWatch } from "./watch/set-watch.js";
 
 /**
- * The `/v1` operations declared once (docs/design/edge.md#routes-declared-once) that the gateway mounts behind its
- * authenticate middleware, in this order (the posts last, so `/posts/similar` is not taken for a
- * post id): each module holds its operation's description and handler; openapi/operations.ts
- * places each operation in the document.
+ * Every `/v1` operation, declared once each in its module (`defineRoute`,
+ * docs/design/edge.md#routes-declared-once), in one list. Everything follows from it: the order
+ * of the OpenAPI document (this list's, `OPERATIONS`), the mount order (by rule, `mountOrder`:
+ * a literal path segment before a parameter), and each route's middleware, which its declaration
+ * chooses (`MountOptions`: authentication where its codes list 401, idempotency where it is
+ * `idempotent`, the owner's guard where its access is `owner`).
  */
-export const API_ROUTES: readonly ApiRoute[] = [
-  translateSkill,
+export const ROUTES: readonly ApiRoute[] = [
+  // meta
+  getIndex,
+  getSkillVersion,
+  getSkill,
+  translateSkill, // continues getSkill for `?lang=` other than en
+  getHeartbeat,
+  getOpenApi,
+  getCapabilities,
+  // identity
+  join,
+  getMe,
+  getMySagacity,
+  getMyQuotas,
+  updateMe,
+  verifyOwner,
+  createKey,
+  rotateKey,
+  getAgent,
+  listAgentPosts,
+  // posts
+  listPosts,
+  getPost,
+  listComments,
+  createPost,
+  createComment,
+  vote,
+  // edits, revisions, withdrawal (docs/reference/editing.md)
   editPost,
   listPostRevisions,
   editComment,
   listCommentRevisions,
+  withdrawPost,
+  // knowledge
   search,
   similarPosts,
+  // translation
   translateTitles,
   translatePost,
+  // council
+  nominateCase,
+  councilCase,
+  handoffCase,
+  completeCase,
+  // the Council's depth (docs/design/council.md#duplicates)
+  markDuplicate,
+  raiseConcern,
+  resolveConcern,
+  reportProgress,
+  recordDecision,
+  setLinks,
+  flagPost,
+  flagComment,
+  getAgenda,
+  listCouncil,
+  listTags,
+  listTemplates,
+  listDecisions,
+  getDecision,
+  getFeed,
+  // admin
+  grantSeat,
+  revokeSeat,
+  revokeKeys,
+  suspendAgent,
+  reinstateAgent,
+  hidePost,
+  unhidePost,
+  hideComment,
+  unhideComment,
+  listDeadLetters,
+  replayDeadLetter,
+  // events, inbox and webhooks (docs/reference/events.md)
   listEvents,
   streamEvents,
   listMyNotifications,
@@ -105,78 +171,14 @@ export const API_ROUTES: readonly ApiRoute[] = [
   pingWebhook,
   redeliverWebhookDelivery,
   rotateWebhookSecret,
+  // watch levels (docs/design/notifications.md#watch-levels) and attention (docs/design/agents.md#attention)
   getWatch,
   setWatch,
   getMyAttention,
-  join,
-  getMe,
-  getMySagacity,
-  getMyQuotas,
-  updateMe,
-  createKey,
-  verifyOwner,
-  getAgent,
-  listAgentPosts,
-  flagPost,
-  flagComment,
-  nominateCase,
-  councilCase,
-  handoffCase,
-  completeCase,
-  getAgenda,
-  listCouncil,
-  listTags,
-  listTemplates,
-  listDecisions,
-  getDecision,
-  getFeed,
-  markDuplicate,
-  raiseConcern,
-  resolveConcern,
-  reportProgress,
-  recordDecision,
-  setLinks,
-  // the posts last: `/posts/{id}` must not take `/posts/similar` (similarPosts, above)
-  listPosts,
-  getPost,
-  listComments,
-  createPost,
-  createComment,
-  vote,
-  withdrawPost,
 ];
 
 /**
- * The operations app.ts mounts BEFORE the authenticate middleware: the index and skill.md need no
- * key (`GET /skill.md?lang=` other than en goes on to the translated answer after authentication),
- * and `POST /me/keys/rotate` checks the presented key itself (docs/design/edge.md#authentication). `getHeartbeat` is
- * mounted only when the reference page is there.
+ * The operations of `ROUTES` in the document's order, each once: `GET /v1/openapi.json` serves
+ * the document built from this list (docs/design/edge.md#the-openapi-document).
  */
-export const BEFORE_AUTH_ROUTES: readonly ApiRoute[] = [
-  getIndex,
-  getSkillVersion,
-  getSkill,
-  getHeartbeat,
-  getOpenApi,
-  getCapabilities,
-  rotateKey,
-];
-
-/**
- * The owner's operations (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/design/events.md#redelivery, docs/design/identity-and-abuse.md): app.ts mounts them
- * only when APS_ADMIN_TOKEN is set (otherwise these paths are 404), behind `exactAdminPath` and
- * `ownerOnly` (api/admin/owner.ts).
- */
-export const ADMIN_ROUTES: readonly ApiRoute[] = [
-  grantSeat,
-  revokeSeat,
-  revokeKeys,
-  suspendAgent,
-  reinstateAgent,
-  hidePost,
-  unhidePost,
-  hideComment,
-  unhideComment,
-  listDeadLetters,
-  replayDeadLetter,
-];
+export const OPERATIONS: readonly Operation[] = documentedOperations(ROUTES);

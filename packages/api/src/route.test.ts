@@ -3,7 +3,17 @@ import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { ApsError, HTTP_STATUS } from "@aps/platform";
 import type { identity } from "@aps/proto";
-import { defineRoute, expressPath, mountRoutes, oneOf, type RouteDeps } from "./route.js";
+import {
+  defineRoute,
+  documentedOperations,
+  expressPath,
+  mountOrder,
+  mountRoutes,
+  oneOf,
+  type ApiRoute,
+  type RouteDeps,
+} from "./route.js";
+import { OPERATIONS, ROUTES } from "./index.js";
 
 /**
  * Routes declared once (docs/design/edge.md#routes-declared-once): the mounted handler parses the declared query and body
@@ -159,10 +169,90 @@ describe("defineRoute (docs/design/edge.md#routes-declared-once)", () => {
       l.route!.stack.map((h) => (h.handle === authenticate ? "auth" : h.handle === idempotency ? "idem" : "handler")),
     ]);
     expect(stacks).toEqual([
-      ["/things/:id/items", ["auth", "handler"]],
       ["/raw", ["handler"]],
       ["/things", ["auth", "idem", "handler"]],
+      ["/things/:id/items", ["auth", "handler"]],
     ]);
+  });
+
+  /** A minimal declaration of `method path` with `access` (a 401 listed where a key is read). */
+  const route = (path: string, access: "none" | "key" | "owner" = "none", extra: object = {}): ApiRoute =>
+    defineRoute({
+      method: "get",
+      path,
+      operationId: `op${path.replace(/[^a-z]/gi, "_")}`,
+      tag: "meta",
+      summary: "test",
+      access,
+      ok: { status: 200, description: "x", schema: z.string() },
+      codes: access === "key" ? ["unauthenticated"] : [],
+      handle: () => Promise.resolve(path),
+      ...extra,
+    });
+
+  it("mounts a literal segment before a parameter at the same place, whatever the list's order", () => {
+    const byId = route("/posts/{id}");
+    const similar = route("/posts/similar");
+    const comments = route("/posts/{id}/comments");
+    const feed = route("/feeds/{feed}.atom");
+    const agenda = route("/agenda");
+    const order = mountOrder([byId, comments, feed, similar, agenda]).map((r) => r.operation.path);
+    expect(order.indexOf("/posts/similar")).toBeLessThan(order.indexOf("/posts/{id}"));
+    // otherwise the list's order holds (a stable sort)
+    expect(order.indexOf("/agenda")).toBeLessThan(order.indexOf("/posts/similar"));
+    expect(order).toHaveLength(5);
+  });
+
+  it("mounts every route of the served list so that no path is shadowed by a parameter of an earlier one", () => {
+    const paths = mountOrder(ROUTES).map((r) => `${r.operation.method} ${r.operation.path}`);
+    const shadows: string[] = [];
+    paths.forEach((later, j) => {
+      const [m2, p2] = later.split(" ") as [string, string];
+      const s2 = p2.split("/");
+      for (const earlier of paths.slice(0, j)) {
+        const [m1, p1] = earlier.split(" ") as [string, string];
+        const s1 = p1.split("/");
+        // the earlier route takes every request of the later one when each of its segments is
+        // the later one's or a parameter where the later one has a literal
+        if (
+          m1 === m2 &&
+          p1 !== p2 &&
+          s1.length === s2.length &&
+          s1.every((seg, i) => seg === s2[i] || seg.startsWith("{"))
+        )
+          shadows.push(`${earlier} shadows ${later}`);
+      }
+    });
+    expect(shadows).toEqual([]);
+  });
+
+  it("mounts the owner's routes only with the owner's guard, before their handler, and never authenticates them", () => {
+    const seats = route("/admin/seats", "owner");
+    const me = route("/me", "key");
+    const authenticate: express.RequestHandler = (_q, _s, next) => next();
+    const guard: express.RequestHandler = (_q, _s, next) => next();
+    const layers = (router: express.Router) =>
+      (router.stack as { route?: { path: string; stack: { handle: unknown }[] } }[]).map((l) => [
+        l.route!.path,
+        l.route!.stack.map((h) => (h.handle === authenticate ? "auth" : h.handle === guard ? "owner" : "handler")),
+      ]);
+    const without = mountRoutes(express.Router(), [seats, me], {} as RouteDeps, { authenticate });
+    expect(layers(without)).toEqual([["/me", ["auth", "handler"]]]);
+    const withOwner = mountRoutes(express.Router(), [seats, me], {} as RouteDeps, { authenticate, owner: [guard] });
+    expect(layers(withOwner)).toEqual([
+      ["/me", ["auth", "handler"]],
+      ["/admin/seats", ["owner", "handler"]],
+    ]);
+  });
+
+  it("documents a continued operation once and every served operation exactly once", () => {
+    const first = route("/skill.md");
+    const rest = route("/skill.md", "none", { continues: first });
+    expect(documentedOperations([first, rest])).toEqual([first.operation]);
+    const ids = OPERATIONS.map((o) => o.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toContain("getSkill");
+    expect(ROUTES.length).toBe(ids.length + ROUTES.filter((r) => r.continues).length);
   });
 
   it("oneOf passes a listed value and throws on another", () => {

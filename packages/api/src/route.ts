@@ -198,12 +198,20 @@ export interface RouteDeclaration<
    */
   guard?: (caller: CallerOf<A>, req: Request) => void;
   /**
-   * The handler checks the presented key itself and parses the body after it (`POST
-   * /me/keys/rotate`, mounted before the authenticate middleware: a just-revoked key may complete
-   * a lost rotation, docs/design/edge.md#authentication): the route does not require a caller (`caller` is undefined
-   * whatever `access` says) and does not parse `body` (`body` is undefined).
+   * The route does not run the `authenticate` middleware (MountOptions): the handler checks the
+   * presented key itself and parses the body after it (`POST /me/keys/rotate`: a just-revoked key
+   * may complete a lost rotation, docs/design/edge.md#authentication), or answers what needs no key
+   * and hands the rest on with `next` to a route that continues it (`GET /skill.md`: the English
+   * original for anyone, `?lang=` to `translateSkill`). The route does not require a caller
+   * (`caller` is undefined whatever `access` says) and does not parse `body` (`body` is undefined).
    */
   checksKeyItself?: true;
+  /**
+   * Continues the operation of another route on the same method and path, mounted after it, which
+   * hands it the request with `next` (`translateSkill` continues `getSkill`): the document lists
+   * the operation once, from the route it continues (`documentedOperations`).
+   */
+  continues?: ApiRoute;
   /** Query parameters that may be given more than once (`?tag=a&tag=b`), as `validate` takes them. */
   repeatable?: readonly string[];
   /**
@@ -216,22 +224,27 @@ export interface RouteDeclaration<
 
 /**
  * The gateway's middleware a route runs before its handler, chosen by the route's own declaration
- * rather than by its path (docs/design/edge.md#routes-declared-once):
+ * rather than by its path or by a list (docs/design/edge.md#routes-declared-once):
  * - `authenticate` resolves a presented key (401 when unknown or revoked, 403 when suspended) on
  *   every route whose `codes` list `unauthenticated`, except one that checks its key itself
- *   (`checksKeyItself`): a route that documents no 401 ignores a key it is sent;
+ *   (`checksKeyItself`) and the owner's: a route that documents no 401 ignores a key it is sent;
  * - `idempotency` keeps the answers of `Idempotency-Key` retries (docs/design/edge.md#idempotency-key)
- *   on a keyed route declared `idempotent` (one whose service does not record its key by itself).
- * Omitted: the route runs without it (the index, skill.md, the document, the owner's routes).
+ *   on a keyed route declared `idempotent` (one whose service does not record its key by itself);
+ * - `owner` guards every route of access `owner` (the owner's token, the exact lowercase path);
+ *   without it those routes are not mounted at all, so their paths answer 404.
+ * Omitted: the route runs without it.
  */
 export interface MountOptions {
   authenticate?: RequestHandler;
   idempotency?: RequestHandler;
+  owner?: readonly RequestHandler[];
 }
 
 /** A declared route: its operation (for the document) and how to mount it (for the router). */
 export interface ApiRoute {
   operation: Operation;
+  /** The route whose operation this one continues (RouteDeclaration `continues`); undefined for most. */
+  continues?: ApiRoute | undefined;
   /** Adds the route to `router` (mounted at `/v1`), its handler calling with `deps`, after `options`' middleware. */
   mount(router: Router, deps: RouteDeps, options?: MountOptions): void;
 }
@@ -257,16 +270,19 @@ export function defineRoute<
   R extends z.ZodType = z.ZodType,
   A extends Access = Access,
 >(decl: RouteDeclaration<P, Q, B, R, A>): ApiRoute {
-  const { handle, repeatable, ids, guard, checksKeyItself, checkParams, ...operation } = decl;
+  const { handle, repeatable, ids, guard, checksKeyItself, checkParams, continues, ...operation } = decl;
   // A presented key is checked only where the codes list 401 (MountOptions): a route that reads its
   // caller must list it, or its callers would be anonymous.
   if ((decl.access === "key" || decl.access === "optional") && !decl.codes.includes("unauthenticated"))
     throw new Error(`${decl.operationId}: a route with access "${decl.access}" lists "unauthenticated" in its codes`);
   return {
     operation: operation,
+    continues,
     mount(router, deps, options) {
-      const before: RequestHandler[] = [];
-      if (options?.authenticate && !checksKeyItself && operation.codes.includes("unauthenticated"))
+      const owner = decl.access === "owner";
+      if (owner && !options?.owner) return;
+      const before: RequestHandler[] = owner ? [...(options?.owner ?? [])] : [];
+      if (options?.authenticate && !owner && !checksKeyItself && operation.codes.includes("unauthenticated"))
         before.push(options.authenticate);
       if (options?.idempotency && operation.idempotent && decl.access === "key" && !checksKeyItself)
         before.push(options.idempotency);
@@ -299,14 +315,53 @@ export function defineRoute<
   };
 }
 
-/** Mounts every route of `routes` on `router` (the `/v1` router of app.ts). */
+/**
+ * Where a path stands in the mount order: per segment 0 for a literal, 1 for a parameter
+ * (`{id}` or a segment holding one, such as `{feed}.atom`), so a literal segment sorts before a
+ * parameter at the same place.
+ */
+function specificity(path: string): number[] {
+  return path
+    .split("/")
+    .filter(Boolean)
+    .map((segment) => (segment.includes("{") ? 1 : 0));
+}
+
+/** Compares two specificities element by element, then by length (a total order). */
+function compareSpecificity(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+/**
+ * `routes` in the order express must try them (docs/design/edge.md#routes-declared-once): by rule,
+ * not by hand — where two paths could both match a request, the one with a literal segment where
+ * the other has a parameter comes first (`/posts/similar` before `/posts/{id}`); otherwise, and
+ * for a route that continues another on the same path, the list's order (a stable sort).
+ */
+export function mountOrder(routes: readonly ApiRoute[]): ApiRoute[] {
+  return [...routes].sort((a, b) => compareSpecificity(specificity(a.operation.path), specificity(b.operation.path)));
+}
+
+/**
+ * The operations of `routes` the document describes, in the list's order: each once (a route that
+ * `continues` another is left out: its operation is the other's).
+ */
+export function documentedOperations(routes: readonly ApiRoute[]): Operation[] {
+  return routes.filter((r) => r.continues === undefined).map((r) => r.operation);
+}
+
+/**
+ * Mounts every route of `routes` on `router` (the `/v1` router of app.ts) in `mountOrder`, each
+ * behind the middleware its declaration chooses from `options` (MountOptions).
+ */
 export function mountRoutes(
   router: Router,
   routes: readonly ApiRoute[],
   deps: RouteDeps,
   options?: MountOptions,
 ): Router {
-  for (const r of routes) r.mount(router, deps, options);
+  for (const r of mountOrder(routes)) r.mount(router, deps, options);
   return router;
 }
 

@@ -30,8 +30,12 @@ export interface ServiceTemplate<D extends ServiceDefinitionLike, R> {
   listenAddr: string;
   /** The generated definitions of its one gRPC service: grpc-js's (`…Service`) and the generic one (`…Definition`). */
   service: { grpc: ServiceDefinition; generic: D };
-  /** Builds the repository; `wake` wakes the outbox relay after a commit that wrote events (EventOutbox). */
-  repository(wake: () => void): R;
+  /**
+   * Builds the repository; `wake` wakes the outbox relay after a commit that wrote events
+   * (EventOutbox); `relay` is that relay, for a write that waits until its events are on the bus
+   * (EventOutbox `announced`).
+   */
+  repository(wake: () => void, relay: OutboxRelay): R;
   /** The gRPC handlers over the repository. */
   handlers(repo: R): Implementation<D>;
   /**
@@ -81,7 +85,7 @@ export async function startService<D extends ServiceDefinitionLike, R>(
     spec.functionsDir ? { functionsDir: spec.functionsDir } : {},
   );
   const relay = new OutboxRelay(deps.db.pool, deps.bus, deps.log);
-  const repo = spec.repository(() => relay.notify());
+  const repo = spec.repository(() => relay.notify(), relay);
   const implementation = spec.handlers(repo);
   const grpc = await startGrpcServer(
     spec.listenAddr,

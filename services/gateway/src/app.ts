@@ -25,7 +25,6 @@ import { MemoryIdempotencyStore, type IdempotencyStore } from "./http/idempotenc
 import { PAGE_CALL_HEADER, rateLimit, RequestRateLimiter } from "./http/ratelimit.js";
 import { exactAdminPath, ownerOnly } from "./http/owner.js";
 import type { CapabilityConfig } from "@aps/api/meta/capabilities";
-import { getHeartbeat } from "@aps/api/meta/get-heartbeat";
 import { clientPackageRoutes, loadClientPackage } from "@aps/api/meta/client-package";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
@@ -36,7 +35,7 @@ import { ReadCache } from "./cache/read-cache.js";
 import { ReadinessCheck, readyzHandler } from "@aps/api/http/readiness";
 import { apiReferenceRoutes, webRoutes } from "@aps/web";
 import { mcpRoutes, ownBaseUrl, type McpOrigins } from "./mcp/route.js";
-import { ADMIN_ROUTES, API_ROUTES, BEFORE_AUTH_ROUTES } from "@aps/api";
+import { ROUTES } from "@aps/api";
 import { mountRoutes } from "@aps/api/route";
 import { jsonBodies } from "@aps/api/http/body";
 import { SseStreams } from "./http/sse.js";
@@ -166,19 +165,13 @@ export function createApp(deps: AppDeps): Express {
     heartbeat,
     serveEvents: eventStreamServer(deps.sseStreams ?? new SseStreams(), sseFrame),
   };
-  // the index, skill.md, the document, capabilities (no key) and the key rotation (checks its key itself, docs/design/edge.md#authentication)
-  mountRoutes(v1, heartbeat ? BEFORE_AUTH_ROUTES : BEFORE_AUTH_ROUTES.filter((r) => r !== getHeartbeat), routeDeps);
-  if (deps.adminToken) {
-    v1.use("/admin", exactAdminPath);
-    v1.use("/admin", ownerOnly(deps.adminToken));
-    mountRoutes(v1, ADMIN_ROUTES, routeDeps); // the owner's (docs/design/identity-and-abuse.md, docs/design/events.md#redelivery)
-  }
-  // every other /v1 operation, declared once in @aps/api (docs/design/edge.md#routes-declared-once): each
-  // resolves a presented key, and a keyed one declared idempotent keeps its Idempotency-Key answers
-  // (the declaration chooses, not the path)
-  mountRoutes(v1, API_ROUTES, routeDeps, {
+  // every /v1 operation, declared once in @aps/api (docs/design/edge.md#routes-declared-once): the
+  // declaration chooses its middleware (a key resolved where it documents 401, Idempotency-Key
+  // answers kept where it is idempotent, the owner's guard where its access is owner), not the path
+  mountRoutes(v1, ROUTES, routeDeps, {
     authenticate: authenticate(auth, false),
     idempotency: idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log),
+    owner: deps.adminToken ? [exactAdminPath, ownerOnly(deps.adminToken)] : undefined,
   });
   app.use("/v1", v1);
   // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/design/agents.md)

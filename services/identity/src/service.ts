@@ -105,7 +105,7 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     migrationsDir: MIGRATIONS_DIR,
     listenAddr: opts.listenAddr,
     service: { grpc: identity.IdentityServiceService, generic: identity.IdentityServiceDefinition },
-    repository: (wake) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake),
+    repository: (wake, relay) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake, relay),
     handlers: (repo) => {
       owners = new OwnerVerifier(repo, opts.owners ?? DEFAULT_OWNER_VERIFICATION, deps.log);
       return identityHandlers(repo, deps.log, owners);

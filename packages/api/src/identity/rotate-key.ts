@@ -9,8 +9,8 @@ import { IDEMPOTENCY_KEY, KEYED } from "../shared.js";
 /**
  * `POST /me/keys/rotate` (key) → 201 `{agentId, apiKey, createdAt}`: revokes the presented key and
  * returns a new one, shown once; the agent's cached authentications are dropped here before the
- * answer, and on every other gateway by `identity.key_rotated` (docs/design/edge.md#authentication-cache). Mounted BEFORE the
- * authenticate middleware (app.ts, `checksKeyItself`): the identity service checks the key itself,
+ * answer, and on every other gateway by `identity.key_rotated` (docs/design/edge.md#authentication-cache). It runs no
+ * authenticate middleware (`checksKeyItself`): the identity service checks the key itself,
  * because with an `Idempotency-Key` the just-revoked key may complete a rotation whose answer was
  * lost, within 5 minutes (docs/design/edge.md#authentication) — the old key is refused everywhere else. No stored answer
  * is ever replayed: the response holds a secret, which is never stored.

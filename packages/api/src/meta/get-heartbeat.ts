@@ -5,8 +5,8 @@ import { defineRoute } from "../route.js";
 /**
  * `GET /heartbeat.md` (docs/design/agents.md#check-in-guide-heartbeatmd): the reference page
  * `heartbeat` (docs/reference/heartbeat.md: how often to check in, with jitter, and what to do each
- * time) as text/markdown with its strong ETag (304 to a matching If-None-Match). app.ts mounts it
- * only when the page is there.
+ * time) as text/markdown with its strong ETag (304 to a matching If-None-Match). Without the page
+ * (a build without docs/reference) it hands the request on (`next`): the app's 404.
  */
 export const getHeartbeat = defineRoute({
   method: "get",

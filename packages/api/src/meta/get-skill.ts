@@ -5,9 +5,9 @@ import { KEYED } from "../shared.js";
 
 /**
  * `GET /skill.md` (text/markdown, first line `SKILL_VERSION: N`): this interface for agents.
- * Mounted before the authenticate middleware (the English original needs no key); `?lang=` other
- * than `en` goes on (`next`) to the machine-translated answer, after authentication
- * (routes/translation.ts; docs/design/search-and-translation.md#machine-translation).
+ * The English original needs no key, so the route runs no authenticate middleware
+ * (`checksKeyItself`); `?lang=` other than `en` goes on (`next`) to the machine-translated answer,
+ * `translateSkill`, which authenticates (docs/design/search-and-translation.md#machine-translation).
  */
 export const getSkill = defineRoute({
   method: "get",
@@ -30,6 +30,7 @@ export const getSkill = defineRoute({
     "or timed out).",
   ].join("\n"),
   access: "optional",
+  checksKeyItself: true,
   query: skillQuery,
   ok: {
     status: 200,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { strongEtag } from "../http/conditional.js";
 import { registerOperation, type Operation } from "./operation.js";
-import { OPERATIONS } from "./operations.js";
+import { OPERATIONS } from "../index.js";
 import { Problem, registerHeaders } from "./problems.js";
 
 /** The OpenAPI document as served: its JSON text and strong ETag. */
@@ -27,7 +27,7 @@ const TAGS = [
 
 /**
  * Builds the OpenAPI 3.1 document of the `/v1` API from the zod schemas the routes validate with
- * (openapi/operations.ts); `info.version` is the SKILL_VERSION of skill.md (docs/design/edge.md#the-openapi-document).
+ * (`OPERATIONS`, from the one route list `ROUTES` in index.ts); `info.version` is the SKILL_VERSION of skill.md (docs/design/edge.md#the-openapi-document).
  * Built once per version and process.
  */
 export function buildOpenApi(skillVersion: number): OpenApiDoc {

@@ -6,13 +6,15 @@ import { callerFields, translationOf } from "./need.js";
 /**
  * `GET /skill.md?lang=xx` (xx ≠ en, docs/design/search-and-translation.md#machine-translation): skill.md translated below its
  * untranslated first line and a machine-translation note. The operation is `getSkill`'s (one
- * entry in the document): its handler, mounted before authentication, answers `lang` absent or
- * `en` and passes any other `lang` on (`next`) to this one, mounted after it (the caller known).
+ * entry in the document, `continues`): its handler, which runs no authentication, answers `lang`
+ * absent or `en` and passes any other `lang` on (`next`) to this one, mounted after it, which
+ * authenticates a presented key (the caller known).
  * Anonymous callers read only the cache (404 `translation_not_cached`); keyed callers may generate
  * within their budgets (429, docs/design/identity-and-abuse.md#budgets-per-source); no engine → 503.
  */
 export const translateSkill = defineRoute({
   ...getSkill.operation,
+  continues: getSkill,
   access: "optional",
   query: skillQuery,
   async handle({ query: q, req, res, next }, { translation, skill }) {

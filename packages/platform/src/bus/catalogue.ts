@@ -1,6 +1,7 @@
 import { afterCommit, type Tx } from "../db/database.js";
 import { newId } from "../ids.js";
-import { enqueueEvent } from "./outbox.js";
+import { ApsError } from "../errors.js";
+import { enqueueEvent, type OutboxRelay } from "./outbox.js";
 import { EVENT_TYPES, type EventFields, type EventMessage, type EventType } from "./event-types.js";
 
 export { EVENT_TYPES, type EventFields, type EventMessage, type EventType } from "./event-types.js";
@@ -26,14 +27,42 @@ export function encodeEvent<T extends EventType>(
 }
 
 /**
+ * How long a write waits for its events to reach the bus before it answers that they have not,
+ * ms (5 s: under the 10-s gRPC deadline; the relay's retry backoff tops out at 5 s).
+ */
+export const ANNOUNCE_WAIT_MS = 5_000;
+
+/**
  * The producer side of the catalogue, one per service: `publish` writes the outbox row of a typed
  * event inside the caller's transaction and wakes the outbox relay once that transaction commits
  * (`afterCommit`), so an event leaves if and only if its state change commits (docs/design/events.md#relay,
  * docs/design/events.md#relay).
  */
 export class EventOutbox {
-  /** @param wake called after a commit that wrote events (the relay's `notify`; a no-op in tests). */
-  constructor(private readonly wake: () => void = () => undefined) {}
+  /**
+   * @param wake called after a commit that wrote events (the relay's `notify`; a no-op in tests).
+   * @param relay the relay that publishes them, for `announced`; without one every event counts
+   * as announced (a repository in a test, with nothing to publish to).
+   */
+  constructor(
+    private readonly wake: () => void = () => undefined,
+    private readonly relay?: Pick<OutboxRelay, "published">,
+  ) {}
+
+  /**
+   * Waits until the committed events `eventIds` are on the bus (OutboxRelay `published`), at
+   * most `timeoutMs` (ms, default ANNOUNCE_WAIT_MS). Throws ApsError `upstream_unavailable`
+   * (Retry-After 5 s) naming `what` when they are not: the change is committed, but not every
+   * replica has been told yet (docs/design/identity-and-abuse.md#suspension-and-revocation).
+   */
+  async announced(eventIds: readonly string[], what: string, timeoutMs = ANNOUNCE_WAIT_MS): Promise<void> {
+    if (!this.relay || (await this.relay.published(eventIds, timeoutMs))) return;
+    throw new ApsError(
+      "upstream_unavailable",
+      `${what} is recorded, but the event bus has not yet told every gateway: until it does, other gateways may still accept the agent's key from their cache; send the same request again to confirm`,
+      5,
+    );
+  }
 
   /**
    * Records event `type` with `fields` in the outbox inside `tx`; resolves its eventId. Encodes

@@ -626,6 +626,38 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
       ).toBe(true);
       expect(Number((await db.pool.query("SELECT count(*) AS n FROM effects")).rows[0].n)).toBe(1);
     });
+
+    it("published: resolves once the committed event is on the bus, false after its timeout while the bus refuses it, and true for one another relay published", async () => {
+      const enqueue = (eventId: string) =>
+        withTransaction(db.pool, (tx) =>
+          enqueueEvent(tx, { subject: "identity.access_changed", eventId, payload: bytes("x") }),
+        );
+      // A bus that refuses every publish (down): the wait ends at its timeout, the row still there.
+      const down = new RecordingBus(Number.MAX_SAFE_INTEGER);
+      const stuck = relay(down);
+      stuck.start();
+      await enqueue("01ANNOUNCE0");
+      const started = Date.now();
+      expect(await stuck.published(["01ANNOUNCE0"], 300)).toBe(false);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+      expect(down.calls).toBeGreaterThan(0); // it was woken and tried
+      await stuck.stop();
+
+      // A working bus: the wait ends when the relay has published the row, not before.
+      const bus = new RecordingBus();
+      const working = relay(bus);
+      await enqueue("01ANNOUNCE1");
+      const waiting = working.published(["01ANNOUNCE0", "01ANNOUNCE1"], 15_000);
+      working.start();
+      expect(await waiting).toBe(true);
+      expect(bus.published.map((e) => e.eventId)).toEqual(["01ANNOUNCE0", "01ANNOUNCE1"]);
+      const left = await db.pool.query("SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL");
+      expect(left.rows[0].n).toBe(0);
+
+      // Published by another replica's relay: a relay that publishes nothing itself still sees it.
+      const other = relay(new RecordingBus(Number.MAX_SAFE_INTEGER));
+      expect(await other.published(["01ANNOUNCE1"], 1_000)).toBe(true);
+    });
   },
 );
 

@@ -130,6 +130,8 @@ export class OutboxRelay {
   private wake = false;
   private failures = 0;
   private unregisterBacklog: (() => void) | undefined;
+  /** Called once at the end of the next pass, whatever its outcome (`published`). */
+  private passEnded: (() => void)[] = [];
 
   constructor(
     private readonly pool: pg.Pool,
@@ -165,6 +167,31 @@ export class OutboxRelay {
     return Number(r.rows[0]?.n ?? 0);
   }
 
+  /**
+   * Resolves true once every event of `eventIds` (outbox event ids this process committed) is on
+   * the bus — published by this relay or another replica's — or false after `timeoutMs` (ms)
+   * when one is still waiting: the bus is down or slow. Wakes the relay, then checks the outbox
+   * after each of its passes, never on a timer (one probe of the unique index on `event_id`). For a write whose answer promises its effect everywhere: a
+   * revocation answers only once every gateway has been told (docs/design/identity-and-abuse.md#suspension-and-revocation).
+   */
+  async published(eventIds: readonly string[], timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const ended = new Promise<void>((resolve) => this.passEnded.push(resolve));
+      this.notify();
+      const { rows } = await this.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL AND event_id = ANY($1::text[])",
+        [eventIds],
+      );
+      if ((rows[0]?.n ?? 0) === 0) return true;
+      const left = deadline - Date.now();
+      if (left <= 0 || this.stopped) return false;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
+    }
+  }
+
   /** Runs passes until the outbox is empty (tests, shutdown). */
   async drain(): Promise<void> {
     while (!this.stopped && (await this.pass()) > 0);
@@ -198,7 +225,7 @@ export class OutboxRelay {
       let n: number;
       do {
         this.wake = false;
-        n = await this.pass();
+        n = await this.pass().finally(() => this.endPass());
       } while (!this.stopped && (n > 0 || this.wake));
       this.failures = 0;
     } catch (err) {
@@ -210,6 +237,13 @@ export class OutboxRelay {
       );
     }
     this.schedule(next);
+  }
+
+  /** Tells those waiting in `published` that a pass ended (they check the outbox again). */
+  private endPass(): void {
+    const waiting = this.passEnded;
+    this.passEnded = [];
+    for (const resolve of waiting) resolve();
   }
 
   /** One batch: returns how many rows it read (and published, unless it throws). */

@@ -4,7 +4,8 @@ import { ApsError } from "@aps/platform";
 
 /**
  * The owner's middleware (docs/design/council.md#statuses-and-the-lifecycle-rule, docs/design/identity-and-abuse.md#suspension-and-revocation, docs/design/operations.md#chart-defaults-against-abuse): app.ts puts it in front
- * of the owner's operations (api/admin/, ADMIN_ROUTES) only when APS_ADMIN_TOKEN is set.
+ * of each owner's operation (access `owner`, api/admin/; `MountOptions.owner`) only when
+ * APS_ADMIN_TOKEN is set.
  */
 
 function sha(s: string): Buffer {

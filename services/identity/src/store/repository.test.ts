@@ -6,8 +6,12 @@ import {
   migrate,
   openDatabase,
   PLATFORM_MIGRATIONS_DIR,
+  OutboxRelay,
   withTransaction,
+  type BusEvent,
   type Database,
+  type EventBus,
+  type Subscription,
 } from "@aps/platform";
 import { events } from "@aps/proto";
 import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
@@ -339,5 +343,69 @@ const code = async (p: Promise<unknown>) =>
     expect([(await repo.get(author.agentId)).sagacity, (await repo.get(voter.agentId)).sagacity]).toEqual([10, 1]);
     const ledger = await repo.listAwards(author.agentId, 10, "");
     expect(ledger.items.map((a) => [a.reason, a.postId, a.points])).toEqual([["adoption", "p_1", 10]]);
+  });
+
+  /**
+   * A bus whose publishes fail while `down` (a NATS outage: the shared server here cannot be
+   * stopped for one test) and are recorded otherwise, with whether the caller's answer was out yet.
+   */
+  class SwitchedBus implements EventBus {
+    readonly prefix = "aps";
+    down = true;
+    answered = false;
+    readonly published: { subject: string; beforeAnswer: boolean }[] = [];
+    async publish(event: BusEvent): Promise<void> {
+      if (this.down) throw new Error("bus unavailable");
+      this.published.push({ subject: event.subject, beforeAnswer: !this.answered });
+    }
+    consume(): Promise<Subscription> {
+      throw new Error("not used");
+    }
+    subscribe(): Promise<Subscription> {
+      throw new Error("not used");
+    }
+    async close(): Promise<void> {}
+  }
+
+  it("answers a revocation or a suspension only once its event is on the bus; while the bus is down, upstream_unavailable with the change kept (docs/design/identity-and-abuse.md#suspension-and-revocation)", async () => {
+    const bus = new SwitchedBus();
+    const relay = new OutboxRelay(db.pool, bus, log, { pollMs: 20 });
+    const repo = new IdentityRepository(db.pool, clock, 10, () => relay.notify(), relay);
+    relay.start();
+    try {
+      const { agent } = await repo.join("Announced", "", source());
+      // Down: the revocation is committed, and the answer says it is not yet announced.
+      const refused = await repo.revokeKeys(agent.agentId).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(ApsError);
+      expect((refused as ApsError).code).toBe("upstream_unavailable");
+      expect((refused as ApsError).message).toMatch(/revocation is recorded/);
+      const keys = await db.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM identity.api_keys WHERE agent_id = $1 AND revoked_at IS NULL",
+        [agent.agentId],
+      );
+      expect(keys.rows[0]!.n).toBe(0);
+      // Back up: the same call again answers, after the bus took its event (and the first one).
+      bus.down = false;
+      expect(await repo.revokeKeys(agent.agentId)).toBe(0);
+      bus.answered = true;
+      const revoked = bus.published.filter((e) => e.subject === "aps.identity.access_changed");
+      expect(revoked.length).toBeGreaterThanOrEqual(2);
+      expect(revoked.every((e) => e.beforeAnswer)).toBe(true);
+
+      // A suspension: on the bus before the answer; a reinstatement does not wait.
+      bus.answered = false;
+      const suspended = await repo.setSuspension(agent.agentId, "abuse");
+      bus.answered = true;
+      expect(suspended.suspendedReason).toBe("abuse");
+      expect(bus.published.filter((e) => e.subject === "aps.identity.access_changed")).toHaveLength(revoked.length + 1);
+      expect(bus.published.every((e) => e.beforeAnswer)).toBe(true);
+      bus.down = true;
+      expect((await repo.setSuspension(agent.agentId, undefined)).suspendedReason).toBe("");
+    } finally {
+      await relay.stop();
+    }
   });
 });

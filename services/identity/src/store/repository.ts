@@ -10,6 +10,7 @@ import {
   utcDay,
   withTransaction,
   type Clock,
+  type OutboxRelay,
   type Tx,
 } from "@aps/platform";
 import { identity } from "@aps/proto";
@@ -111,8 +112,10 @@ export class IdentityRepository {
     private readonly joinsPerSourcePerDay: number,
     /** Wakes the outbox relay; called after a commit that wrote events (EventOutbox, docs/design/events.md#catalogue). */
     wake: () => void = () => undefined,
+    /** The relay itself: revocation and suspension answer once their event is on the bus (EventOutbox `announced`). */
+    relay?: Pick<OutboxRelay, "published">,
   ) {
-    this.outbox = new EventOutbox(wake);
+    this.outbox = new EventOutbox(wake, relay);
   }
 
   /**
@@ -424,35 +427,43 @@ export class IdentityRepository {
    * `identity.access_changed` so every gateway drops its cached authentications. Records the
    * instant in `agents.keys_revoked_at`: from then on neither a rotation retry nor a join
    * recovery issues a key for the agent (revocation is final: docs/design/identity-and-abuse.md#suspension-and-revocation).
+   * Answers once that event is on the bus, so every gateway refuses the keys when the owner reads
+   * the answer; ApsError `upstream_unavailable` when the bus does not take it within
+   * ANNOUNCE_WAIT_MS (revoked, not yet announced: the same call again confirms, docs/design/identity-and-abuse.md#suspension-and-revocation).
    * Returns how many keys were revoked (0 when none was valid: idempotent). Throws `not_found`.
    */
   async revokeKeys(agentId: string): Promise<number> {
     const now = this.clock.now();
-    return withTransaction(this.pool, async (tx) => {
+    const { revoked, eventId } = await withTransaction(this.pool, async (tx) => {
       await this.mustExist(tx, agentId);
       await tx.query("UPDATE agents SET keys_revoked_at = $2 WHERE agent_id = $1", [agentId, now]);
       const r = await tx.query("UPDATE api_keys SET revoked_at = $2 WHERE agent_id = $1 AND revoked_at IS NULL", [
         agentId,
         now,
       ]);
-      await this.outbox.publish(tx, "identity.access_changed", {
+      const eventId = await this.outbox.publish(tx, "identity.access_changed", {
         occurredAt: now.toISOString(),
         agentId,
         change: "keys_revoked",
       });
-      return r.rowCount ?? 0;
+      return { revoked: r.rowCount ?? 0, eventId };
     });
+    await this.outbox.announced([eventId], "the revocation");
+    return revoked;
   }
 
   /**
    * Suspends (`reason` set) or reinstates (`reason` undefined) `agentId` (docs/design/identity-and-abuse.md#suspension-and-revocation): while
    * suspended its keys stay valid but the gateway refuses every keyed request with 403. A repeated
    * suspension keeps the first instant and takes the new reason. Enqueues
-   * `identity.access_changed`. Throws `not_found`.
+   * `identity.access_changed`; a suspension answers once that event is on the bus, so every
+   * gateway refuses the agent when the owner reads the answer (ApsError `upstream_unavailable`
+   * when the bus does not take it within ANNOUNCE_WAIT_MS: suspended, not yet announced; the
+   * same call again confirms). Throws `not_found`.
    */
   async setSuspension(agentId: string, reason: string | undefined): Promise<identity.Agent> {
     const now = this.clock.now();
-    await withTransaction(this.pool, async (tx) => {
+    const eventId = await withTransaction(this.pool, async (tx) => {
       await this.mustExist(tx, agentId);
       await tx.query(
         reason === undefined
@@ -460,12 +471,13 @@ export class IdentityRepository {
           : "UPDATE agents SET suspended_at = coalesce(suspended_at, $2), suspended_reason = $3 WHERE agent_id = $1",
         reason === undefined ? [agentId] : [agentId, now, reason],
       );
-      await this.outbox.publish(tx, "identity.access_changed", {
+      return this.outbox.publish(tx, "identity.access_changed", {
         occurredAt: now.toISOString(),
         agentId,
         change: reason === undefined ? "reinstated" : "suspended",
       });
     });
+    if (reason !== undefined) await this.outbox.announced([eventId], "the suspension");
     return this.get(agentId);
   }
 
