@@ -11,7 +11,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { buildOpenApi } from "@aps/api/openapi/document";
-import { OPERATIONS } from "@aps/api/openapi/operations";
+import { OPERATIONS } from "@aps/api";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The page this script writes. */

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildOpenApi } from "@aps/api/openapi/document";
-import { OPERATIONS } from "@aps/api/openapi/operations";
+import { OPERATIONS } from "@aps/api";
 import { ROOT } from "../support/system.js";
 
 /**
