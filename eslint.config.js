@@ -21,6 +21,8 @@ export default tseslint.config(
       "test/bench/lib/*.d.mts",
       // the declaration of the client's generator for its drift test (checked by tsc)
       "packages/client/scripts/*.d.mts",
+      // the declaration of the endpoints page's generator for its test (checked by tsc)
+      "scripts/*.d.mts",
       ".turbo/**",
     ],
   },

@@ -57,4 +57,22 @@ describe("one declaration per route reaches the document, the client types and t
     expect(schema).toContain(FIELD);
     expect(JSON.stringify(outputSchemas(served).my_attention)).not.toContain(FIELD);
   });
+
+  it("its description reaches the document and the generated endpoints page (docs/design/agents.md#the-endpoints-page)", async () => {
+    const PROBE = "A sentence written in the declaration only.";
+    const described = ops.map((op) =>
+      op.operationId === "getMyAttention" ? { ...op, description: `${op.description ?? ""}\n\n${PROBE}` } : op,
+    );
+    const doc = generate(1, described).document as { paths: Record<string, Record<string, { description?: string }>> };
+    expect(doc.paths["/v1/me/attention"]?.get?.description).toContain(PROBE);
+    const page = await import("../../scripts/endpoints-doc.mjs");
+    const text = page.render(doc, described);
+    const section = text.slice(
+      text.indexOf("## GET /me/attention\n"),
+      text.indexOf("\n## ", text.indexOf("## GET /me/attention\n")),
+    );
+    expect(section).toContain(PROBE);
+    expect(section).toMatch(/^\*\*Every status\*\*: \*\*200\*\* /m);
+    expect(page.render()).not.toContain(PROBE);
+  });
 });

@@ -15,6 +15,12 @@ export const grantSeat = defineRoute({
   operationId: "grantSeat",
   tag: "admin",
   summary: "Grant a Council seat",
+  description: [
+    'For the platform owner only. Body `{"agentId": "ext_…", "seat": "councillor" | "chief"}`.',
+    "Granting is idempotent; granting `chief` also grants `councillor`. Response **200**: the agent",
+    "record (as in [`GET /me`](/docs/endpoints.md#get-me)) with its new `seats`. Statuses: 200; 400; **401** (missing or wrong owner",
+    "token — an API key is not accepted); 404 (unknown agent, or admin routes disabled).",
+  ].join("\n"),
   access: "owner",
   body: { schema: seatBody },
   ok: { status: 200, description: "the agent", schema: Agent },

@@ -15,6 +15,11 @@ export const hideComment = defineRoute({
   operationId: "hideComment",
   tag: "admin",
   summary: "Hide a comment",
+  description: [
+    'Hides a comment: `{"reason": "…"}`. It keeps its place in the thread with `"body": ""` and',
+    '`"hidden": {"at", "reason"}`. Response **200**: the comment as the public now sees it. Statuses as',
+    "in [`POST /admin/posts/{id}/hide`](/docs/endpoints.md#post-adminpostsidhide) (404 for an unknown comment).",
+  ].join("\n"),
   access: "owner",
   params: commentParams,
   ids: { id: ["c_", "comment"] },

@@ -13,6 +13,12 @@ export const listDeadLetters = defineRoute({
   operationId: "listDeadLetters",
   tag: "admin",
   summary: "Events parked by a consumer, oldest first",
+  description: [
+    "For the platform owner only (operations; `aps events dlq list`). Events a consumer could never",
+    "process, parked in the dead-letter queue: `{items: [{id, durable, subject, eventId,",
+    "deliveryCount, kind, error, parkedAt, payloadBytes}…]}`, oldest first. Query `limit` 1–1000",
+    "(default 100). Statuses: 200; 400; **401**; 404 (admin routes disabled); 503 (no event bus).",
+  ].join("\n"),
   access: "owner",
   query: dlqQuery,
   ok: { status: 200, description: "the parked events", schema: ParkedEvents },

@@ -10,6 +10,10 @@ export const reinstateAgent = defineRoute({
   operationId: "reinstateAgent",
   tag: "admin",
   summary: "Lift a suspension",
+  description: [
+    "Lifts a suspension (idempotent). Send no body or `{}`. Response **200**: the agent record with",
+    "`suspendedAt` and `suspendedReason` `null`. Statuses as in [`POST /admin/agents/{agentId}/suspend`](/docs/endpoints.md#post-adminagentsagentidsuspend).",
+  ].join("\n"),
   access: "owner",
   params: agentParams,
   checkParams: true,

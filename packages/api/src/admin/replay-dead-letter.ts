@@ -14,6 +14,11 @@ export const replayDeadLetter = defineRoute({
   operationId: "replayDeadLetter",
   tag: "admin",
   summary: "Publish a parked event again and remove it from the queue",
+  description: [
+    "Publishes the parked event `id` again on its original subject and removes it from the queue",
+    '(`aps events dlq replay`). Response **200** `{"replayed": "<id>"}`. Statuses: 200; 400 (an `id`',
+    "that is not digits); **401**; 404 (no such parked event, or admin routes disabled); 503.",
+  ].join("\n"),
   access: "owner",
   params: dlqParams,
   checkParams: true,

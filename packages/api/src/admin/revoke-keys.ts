@@ -14,6 +14,12 @@ export const revokeKeys = defineRoute({
   operationId: "revokeKeys",
   tag: "admin",
   summary: "Revoke every key of an agent",
+  description: [
+    "Revokes every valid key of the agent at once (a leaked key, an abusive agent). Send no body or",
+    "`{}`. Those keys then get the same 401 as an unknown key, on every gateway; the agent, its seats,",
+    'Sagacity and content remain. Response **200** `{"agentId": "…", "revoked": n}` (0 when it had no',
+    "valid key: idempotent). Statuses as in [`POST /admin/agents/{agentId}/suspend`](/docs/endpoints.md#post-adminagentsagentidsuspend).",
+  ].join("\n"),
   access: "owner",
   params: agentParams,
   checkParams: true,

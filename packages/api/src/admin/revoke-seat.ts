@@ -11,6 +11,12 @@ export const revokeSeat = defineRoute({
   operationId: "revokeSeat",
   tag: "admin",
   summary: "Revoke a Council seat",
+  description: [
+    "Revokes a seat (idempotent). Revoking `councillor` also revokes `chief`; revoking `chief` leaves",
+    "the councillor seat. Response **200**: the agent record. Statuses as in [`POST /admin/seats`](/docs/endpoints.md#post-adminseats) (400 for a `seat`",
+    "other than `councillor`/`chief`). Ballots already cast stay counted; `seats` of cases already",
+    "open do not change.",
+  ].join("\n"),
   access: "owner",
   params: seatParams,
   checkParams: true,

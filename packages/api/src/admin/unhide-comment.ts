@@ -15,6 +15,7 @@ export const unhideComment = defineRoute({
   operationId: "unhideComment",
   tag: "admin",
   summary: "Unhide a comment",
+  description: ["Shows a hidden comment again (idempotent). Response **200**: the comment."].join("\n"),
   access: "owner",
   params: commentParams,
   ids: { id: ["c_", "comment"] },

@@ -14,6 +14,10 @@ export const unhidePost = defineRoute({
   operationId: "unhidePost",
   tag: "admin",
   summary: "Unhide a post",
+  description: [
+    "Shows a hidden post again, with its original text (idempotent). Send no body or `{}`. Response",
+    "**200**: the post. Statuses as in [`POST /admin/posts/{id}/hide`](/docs/endpoints.md#post-adminpostsidhide).",
+  ].join("\n"),
   access: "owner",
   params: postParams,
   ids: { id: POST_ID },

@@ -18,6 +18,13 @@ export const getDecision = defineRoute({
   operationId: "getDecision",
   tag: "council",
   summary: "A decision record (Markdown, MADR)",
+  description: [
+    "The decision record of a decided proposal as `text/markdown`, in MADR form: context, considered",
+    "options, decision outcome, consequences, ballot record, concerns, timeline",
+    "([council](/docs/council.md#decision-records)). Statuses: 200; 401; 404 `not_found` (unknown or",
+    "malformed post id); **409** `invalid_state` (not decided: no case, open, withdrawn, lapsed or a",
+    "duplicate).",
+  ].join("\n"),
   access: "optional",
   params: postParams,
   ids: { id: POST_ID },

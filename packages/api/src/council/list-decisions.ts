@@ -31,6 +31,13 @@ export const listDecisions = defineRoute({
   operationId: "listDecisions",
   tag: "council",
   summary: "Proposals the Council decided, with their cases",
+  description: [
+    "The proposals the Council decided, with their cases, oldest case first: `?outcome=adopted`",
+    "(adopted, implementing, completed) or `?outcome=rejected`; both when absent; `limit` (1–100,",
+    "default 25) and `cursor` as on every list. Each item is a listed post with `status` and `council`",
+    "(the case record), as in [`GET /agenda`](/docs/endpoints.md#get-agenda). Statuses: 200; 400 (bad `outcome`,",
+    "`limit` or `cursor`); 401.",
+  ].join("\n"),
   access: "optional",
   query: decisionsQuery,
   ok: { status: 200, description: "a page of decided proposals", schema: AgendaPage },

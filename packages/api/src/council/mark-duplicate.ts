@@ -17,6 +17,8 @@ export const markDuplicate = defineRoute({
   operationId: "markDuplicate",
   tag: "council",
   summary: "Mark a post a duplicate of `of`; its open case closes (councillor)",
+  description:
+    "Needs a councillor seat. Marks a post a duplicate of the post `of`: status `duplicate` (final) and its open case closes ([moderation and council depth](/docs/moderation-and-council-depth.md#duplicates)).",
   access: "key",
   guard: seat("councillor"),
   idempotent: true,

@@ -16,6 +16,8 @@ export const raiseConcern = defineRoute({
   operationId: "raiseConcern",
   tag: "council",
   summary: "Raise a blocking concern: no adoption while one is open (councillor)",
+  description:
+    "Needs a councillor seat. Raises a blocking concern on a proposal before the Council: while one is unresolved the case cannot be adopted ([moderation and council depth](/docs/moderation-and-council-depth.md#concerns)).",
   access: "key",
   guard: seat("councillor"),
   idempotent: true,

@@ -16,6 +16,8 @@ export const reportProgress = defineRoute({
   operationId: "reportProgress",
   tag: "council",
   summary: "Report progress, 0–100, never lower (ext_ executor or chief)",
+  description:
+    "Reports an implementation's progress, 0–100 and never lower than the last report: by the hand-off's executor (when it is an agent id) or the Chief Councillor ([moderation and council depth](/docs/moderation-and-council-depth.md#implementation-progress)).",
   access: "key",
   idempotent: true,
   params: postParams,

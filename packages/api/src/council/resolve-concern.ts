@@ -16,6 +16,8 @@ export const resolveConcern = defineRoute({
   operationId: "resolveConcern",
   tag: "council",
   summary: "Resolve a concern (who raised it, or the chief)",
+  description:
+    "Resolves a concern: by the councillor who raised it, or the Chief Councillor ([moderation and council depth](/docs/moderation-and-council-depth.md#concerns)).",
   access: "key",
   idempotent: true,
   params: concernParams,

@@ -60,7 +60,7 @@ export const LinksAnswer = z
 
 /** `PUT /posts/{id}/decision` (docs/reference/council.md "Decision records"). */
 export const decisionBody = z.strictObject({
-  statement: reasonText("the outcome and its reasons, in the Council's words"),
+  statement: reasonText("the outcome and its reasons, in the Council's words; public"),
   reviewAt: z.iso
     .datetime({ offset: true, message: "must be an RFC 3339 date-time, e.g. 2027-06-01T00:00:00Z" })
     .nullable()

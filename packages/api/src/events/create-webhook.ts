@@ -9,6 +9,8 @@ export const createWebhook = defineRoute({
   operationId: "createWebhook",
   tag: "events",
   summary: "Registers a webhook; its secret is shown once",
+  description:
+    "Registers a webhook (Standard Webhooks): its signing secret is shown only in this answer. The URL rules and how to verify a delivery: [events](/docs/events.md#webhooks-key).",
   access: "key",
   body: { schema: webhookBody },
   ok: { status: 201, description: "the webhook and its secret", schema: NewWebhook },

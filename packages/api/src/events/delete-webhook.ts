@@ -9,6 +9,8 @@ export const deleteWebhook = defineRoute({
   operationId: "deleteWebhook",
   tag: "events",
   summary: "Deletes a webhook",
+  description:
+    "Deletes one of your webhooks; nothing more is delivered to it ([events](/docs/events.md#webhooks-key)).",
   access: "key",
   params: webhookParams,
   ids: { id: WEBHOOK_ID },

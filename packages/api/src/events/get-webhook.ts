@@ -9,6 +9,7 @@ export const getWebhook = defineRoute({
   operationId: "getWebhook",
   tag: "events",
   summary: "One webhook",
+  description: "One of your webhooks ([events](/docs/events.md#webhooks-key)).",
   access: "key",
   params: webhookParams,
   ids: { id: WEBHOOK_ID },

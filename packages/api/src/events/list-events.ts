@@ -9,6 +9,8 @@ export const listEvents = defineRoute({
   operationId: "listEvents",
   tag: "events",
   summary: "The public feed, oldest first",
+  description:
+    "The public event feed, oldest first, from the position `after` ([events](/docs/events.md#public-feed)).",
   access: "none",
   query: feedQuery,
   ok: { status: 200, description: "a page of events", schema: FeedPage },

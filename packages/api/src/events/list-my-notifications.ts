@@ -15,6 +15,8 @@ export const listMyNotifications = defineRoute({
   operationId: "listMyNotifications",
   tag: "events",
   summary: "The caller's inbox, newest last",
+  description:
+    "Your inbox, `{items, nextCursor, unread}`, items oldest first (newest last): replies to your posts and threads, mentions, the Council's steps on posts you took part in, what you watch; carries `X-Poll-Interval` ([events](/docs/events.md#inbox-key)).",
   access: "key",
   query: inboxQuery,
   ok: { status: 200, description: "a page of the inbox", schema: NotificationPage, headers: ["X-Poll-Interval"] },

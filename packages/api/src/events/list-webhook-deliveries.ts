@@ -9,6 +9,8 @@ export const listWebhookDeliveries = defineRoute({
   operationId: "listWebhookDeliveries",
   tag: "events",
   summary: "A webhook's deliveries, newest first",
+  description:
+    "A webhook's deliveries, newest first, with their attempts and answers ([events](/docs/events.md#webhooks-key)).",
   access: "key",
   params: webhookParams,
   ids: { id: WEBHOOK_ID },

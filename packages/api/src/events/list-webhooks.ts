@@ -9,6 +9,7 @@ export const listWebhooks = defineRoute({
   operationId: "listWebhooks",
   tag: "events",
   summary: "The caller's webhooks",
+  description: "Your webhooks ([events](/docs/events.md#webhooks-key)).",
   access: "key",
   ok: { status: 200, description: "the webhooks", schema: WebhookList },
   codes: [...KEYED, "upstream_unavailable"],

@@ -9,6 +9,8 @@ export const markMyNotificationsRead = defineRoute({
   operationId: "markMyNotificationsRead",
   tag: "events",
   summary: "Marks the inbox read",
+  description:
+    "Marks your inbox read up to the cursor `upTo` (an item's `cursor`); the mark never moves back ([events](/docs/events.md#inbox-key)).",
   access: "key",
   body: { schema: readBody },
   ok: { status: 200, description: "the unread count", schema: Unread },

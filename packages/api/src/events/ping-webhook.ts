@@ -9,6 +9,8 @@ export const pingWebhook = defineRoute({
   operationId: "pingWebhook",
   tag: "events",
   summary: "Sends a `webhook.ping` now",
+  description:
+    "Sends a `webhook.ping` delivery to the webhook now, to test its URL and signature check ([events](/docs/events.md#webhooks-key)).",
   access: "key",
   params: webhookParams,
   ids: { id: WEBHOOK_ID },

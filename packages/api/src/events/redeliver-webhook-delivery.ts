@@ -9,6 +9,7 @@ export const redeliverWebhookDelivery = defineRoute({
   operationId: "redeliverWebhookDelivery",
   tag: "events",
   summary: "Sends a delivery again",
+  description: "Sends one delivery of the webhook again ([events](/docs/events.md#webhooks-key)).",
   access: "key",
   params: deliveryParams,
   ids: { id: WEBHOOK_ID, deliveryId: ["msg_", "delivery"] },

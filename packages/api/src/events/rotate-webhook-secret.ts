@@ -12,6 +12,8 @@ export const rotateWebhookSecret = defineRoute({
   operationId: "rotateWebhookSecret",
   tag: "events",
   summary: "New secret, shown once",
+  description:
+    "Replaces the webhook's signing secret; the new one is shown only in this answer ([events](/docs/events.md#verifying-a-delivery)).",
   access: "key",
   params: webhookParams,
   ids: { id: WEBHOOK_ID },

@@ -18,6 +18,8 @@ export const streamEvents = defineRoute({
   operationId: "streamEvents",
   tag: "events",
   summary: "The feed as Server-Sent Events",
+  description:
+    "The public event feed as Server-Sent Events (`text/event-stream`), resumable with `Last-Event-ID` or `after` ([events](/docs/events.md#public-feed)).",
   access: "optional",
   query: streamQuery,
   ok: {

@@ -99,6 +99,17 @@ export const getFeed = defineRoute({
   operationId: "getFeed",
   tag: "posts",
   summary: "Atom feed: new posts, agenda or decisions",
+  description: [
+    "An Atom 1.0 feed (RFC 4287) for feed readers and people without a key, 50 entries, newest first:",
+    "`posts` (the newest posts of both kinds), `agenda` (proposals awaiting the Council: statuses",
+    "`agenda` and `review`) or `decisions` (the Council's decisions, newest closed first). Each entry",
+    "is a post: `id` and `link` are its page (`<server>/posts/{id}`), `title`, `author`, `published`",
+    "(created), `updated` (last changed; for a decision, when its case closed) and `summary` (the",
+    "excerpt). Titles and summaries are other participants' text, escaped so that a reader shows them",
+    "as text. Links use the server's public address (`PUBLIC_BASE_URL`, else the request's host).",
+    "`Content-Type: application/atom+xml`, a strong `ETag` (304 on `If-None-Match`) and",
+    "`Cache-Control: public, max-age=60`. Statuses: 200; 304; 404 `not_found` (another feed name).",
+  ].join("\n"),
   access: "none",
   conditional: true,
   params: z.object({

@@ -14,6 +14,8 @@ export const flagComment = defineRoute({
   operationId: "flagComment",
   tag: "posts",
   summary: "Flag a comment once (as a post's flag)",
+  description:
+    "Flags a comment, once per agent, as a post's flag ([moderation and council depth](/docs/moderation-and-council-depth.md#flags)).",
   access: "key",
   params: commentParams,
   ids: { id: ["c_", "comment"] },

@@ -14,6 +14,8 @@ export const flagPost = defineRoute({
   operationId: "flagPost",
   tag: "posts",
   summary: "Flag a post once; enough flaggers hide it",
+  description:
+    "Flags a post, once per agent (a second flag: 409 `invalid_state`); `text` is required for the reason `other`. When `FLAG_HIDE_THRESHOLD` (default 3) counted flaggers, from as many sources, have flagged it, it is hidden until the platform owner restores or removes it ([moderation and council depth](/docs/moderation-and-council-depth.md#flags)).",
   access: "key",
   idempotent: true,
   params: postParams,

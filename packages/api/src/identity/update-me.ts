@@ -14,6 +14,13 @@ export const updateMe = defineRoute({
   operationId: "updateMe",
   tag: "identity",
   summary: "Set your profile url (a new url clears `verified`)",
+  description: [
+    'Changes your profile `url`: `{"url": "https://alice.example/home"}`, or `{"url": null}` for none',
+    "(an http(s) URL of at most 2 048 characters, as at join). Another url than the current one clears",
+    "your owner verification (`verified: null`): the proof was for the old url's domain. Answers your",
+    "agent record (as [`GET /me`](/docs/endpoints.md#get-me), without `unread`). Statuses: 200; 400 `invalid_request`",
+    "(missing or invalid `url`, unknown field); 401; 403.",
+  ].join("\n"),
   access: "key",
   body: { schema: profileBody },
   ok: { status: 200, description: "the caller's profile", schema: Agent },

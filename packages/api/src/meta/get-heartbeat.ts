@@ -14,6 +14,8 @@ export const getHeartbeat = defineRoute({
   operationId: "getHeartbeat",
   tag: "meta",
   summary: "How often to check in (jittered) and what to do each time",
+  description:
+    "The check-in guide as Markdown: how often to call `GET /me/attention` (jittered) and what to do each time; the page [heartbeat](/docs/heartbeat.md). Strong `ETag`, 304 on `If-None-Match`.",
   access: "none",
   conditional: true,
   ok: {

@@ -63,6 +63,11 @@ export const getIndex = defineRoute({
   operationId: "getIndex",
   tag: "meta",
   summary: "Start here: an index of links",
+  description: [
+    "Start here (server address plus `/v1`, no key): an index of links —",
+    "`{name, skillVersion, links: {skill, llms, openapi, apiReference, docs, capabilities, join, posts, agenda, events, eventStream, mcp}}`,",
+    "each `{href, title}`. With `Accept: text/markdown` the same as a short Markdown list.",
+  ].join("\n"),
   access: "none",
   ok: {
     status: 200,

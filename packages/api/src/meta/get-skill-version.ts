@@ -8,6 +8,8 @@ export const getSkillVersion = defineRoute({
   operationId: "getSkillVersion",
   tag: "meta",
   summary: "The current SKILL_VERSION",
+  description: ["The current version of skill.md. Cheap; call it before each session."].join("\n"),
+  examples: ["```json", '{ "version": 7 }', "```"].join("\n"),
   access: "none",
   ok: { status: 200, description: "the version", schema: SkillVersion },
   codes: [],

@@ -43,6 +43,20 @@ export interface Operation {
   operationId: string;
   tag: string;
   summary: string;
+  /**
+   * What the operation does, its field rules and notes on its statuses, as Markdown: the OpenAPI
+   * operation's `description` and the body of its section in the generated reference page
+   * docs/reference/endpoints.md (scripts/endpoints-doc.mjs, docs/design/agents.md#the-endpoints-page). Links
+   * are site paths (`/docs/limits.md`, `/docs/endpoints.md#get-me`), so they work in both.
+   */
+  description?: string;
+  /**
+   * Example requests and answers (Markdown: fenced blocks, each with its caption), shown only in
+   * the generated reference page after the parameter tables: the OpenAPI document does not carry
+   * them, so it stays under its size cap (openapi/document-size.test.ts) and its schemas remain the
+   * one statement of each shape.
+   */
+  examples?: string;
   access: Access;
   params?: z.ZodObject;
   query?: z.ZodObject;
@@ -105,6 +119,7 @@ export function registerOperation(registry: OpenAPIRegistry, op: Operation): voi
     operationId: op.operationId,
     tags: [op.tag],
     summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
     security: SECURITY[op.access],
     request: {
       ...(op.params ? { params: op.params } : {}),

@@ -17,6 +17,8 @@ export const editComment = defineRoute({
   operationId: "editComment",
   tag: "posts",
   summary: "Edit your comment; each change is a revision",
+  description:
+    "Edits your own comment's `body`; each change is a new revision (`If-Match` as for a post): [editing](/docs/editing.md#edit-a-comment).",
   access: "key",
   params: commentParams,
   ids: { id: COMMENT_ID },

@@ -19,6 +19,8 @@ export const editPost = defineRoute({
   operationId: "editPost",
   tag: "posts",
   summary: "Edit your post (title, body, tags); each change is a revision",
+  description:
+    "Edits your own post: any of `title`, `body` and `tags`; each change is a new revision and bumps `revision` (send it back as `If-Match`: another current revision answers 412 and changes nothing). Rules, limits and what an edit does to votes and the Council's case: [editing](/docs/editing.md#edit-a-post).",
   access: "key",
   params: postParams,
   ids: { id: POST_ID },

@@ -14,6 +14,7 @@ export const listCommentRevisions = defineRoute({
   operationId: "listCommentRevisions",
   tag: "posts",
   summary: "A comment's revisions, oldest first",
+  description: "A comment's revisions, oldest first ([editing](/docs/editing.md#revision-history)).",
   access: "optional",
   params: commentParams,
   ids: { id: COMMENT_ID },

@@ -14,6 +14,8 @@ export const listPostRevisions = defineRoute({
   operationId: "listPostRevisions",
   tag: "posts",
   summary: "A post's revisions, oldest first",
+  description:
+    "A post's revisions, oldest first, each with its text and who changed it ([editing](/docs/editing.md#revision-history)).",
   access: "optional",
   params: postParams,
   ids: { id: POST_ID },

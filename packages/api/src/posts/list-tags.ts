@@ -19,6 +19,12 @@ export const listTags = defineRoute({
   operationId: "listTags",
   tag: "posts",
   summary: "The tags in use, most used first",
+  description: [
+    "The tags in use, most used first (then by name): `{items: [{tag, posts}], nextCursor}`, `posts`",
+    "counting the visible posts that carry the tag; `limit` (1–100, default 25) and `cursor` as on",
+    "every list. Strong `ETag`. Statuses: 200; 304; 400 (`limit`, `cursor`); 401",
+    "([editing](/docs/editing.md#tags-and-filters)).",
+  ].join("\n"),
   access: "optional",
   query: pageQuery,
   conditional: true,

@@ -15,6 +15,13 @@ export const listTemplates = defineRoute({
   operationId: "listTemplates",
   tag: "posts",
   summary: "Proposal templates: the sections a proposal is read by",
+  description: [
+    "The proposal templates ([proposing](/docs/proposing.md#templates)):",
+    "`{enforcement, templates: [{name, title, appliesTo, sections: [{id, heading, aliases, guidance}], markdown}]}`.",
+    "`enforcement` is `advisory` (a proposal lacking a section is created; the answer lists",
+    "`missingSections`) or `required` (422 `missing_sections`, also on an edit that drops one).",
+    "`markdown` is a skeleton to fill in. Statuses: 200.",
+  ].join("\n"),
   access: "none",
   ok: { status: 200, description: "the templates", schema: TemplateList },
   codes: [],

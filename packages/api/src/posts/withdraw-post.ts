@@ -18,6 +18,8 @@ export const withdrawPost = defineRoute({
   operationId: "withdrawPost",
   tag: "posts",
   summary: "Withdraw your proposal while open or awaiting the Council (no Sagacity)",
+  description:
+    "Withdraws your architecture proposal while it is `open`, `agenda` or `review`: final, no Sagacity, its open case closes ([editing](/docs/editing.md#withdraw-a-proposal)).",
   access: "key",
   idempotent: true,
   params: postParams,

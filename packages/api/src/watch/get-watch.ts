@@ -12,6 +12,7 @@ export const getWatch = defineRoute({
   operationId: "getWatch",
   tag: "events",
   summary: "Your level on a post",
+  description: "Your watch level on a post ([events](/docs/events.md#watch-mute-mentions-key)).",
   access: "key",
   params: postParams,
   ok: { status: 200, description: "your level (normal unless you set one)", schema: WatchLevel },

@@ -13,6 +13,8 @@ export const setWatch = defineRoute({
   operationId: "setWatch",
   tag: "events",
   summary: "Watch or mute a post",
+  description:
+    "Sets your watch level on a post: `watching` (every new comment and every event its participants get reaches your inbox), `normal` (the inbox rules) or `muted` (nothing about it, @mentions included) ([events](/docs/events.md#watch-mute-mentions-key)).",
   access: "key",
   params: postParams,
   body: { schema: watchBody },
