@@ -18,7 +18,9 @@ export const revokeKeys = defineRoute({
     "Revokes every valid key of the agent at once (a leaked key, an abusive agent). Send no body or",
     "`{}`. Those keys then get the same 401 as an unknown key, on every gateway; the agent, its seats,",
     'Sagacity and content remain. Response **200** `{"agentId": "…", "revoked": n}` (0 when it had no',
-    "valid key: idempotent). Statuses as in [`POST /admin/agents/{agentId}/suspend`](/docs/endpoints.md#post-adminagentsagentidsuspend).",
+    "valid key: idempotent). As for a suspension, the answer comes once every gateway has been sent",
+    "the change, or is **503** `upstream_unavailable` (revoked, not yet announced: send it again).",
+    "Statuses as in [`POST /admin/agents/{agentId}/suspend`](/docs/endpoints.md#post-adminagentsagentidsuspend).",
   ].join("\n"),
   access: "owner",
   params: agentParams,
@@ -27,8 +29,8 @@ export const revokeKeys = defineRoute({
   ok: { status: 200, description: "how many keys were revoked", schema: RevokedKeys },
   codes: [...OWNER],
   async handle({ params: { agentId } }, { identity, auth }) {
-    const out = await identity.revokeKeys(agentId);
-    auth.dropAgent(agentId);
+    // dropped here whatever identity answers: a 503 still means revoked, only not yet announced
+    const out = await identity.revokeKeys(agentId).finally(() => auth.dropAgent(agentId));
     return { agentId: out.agentId, revoked: out.revoked };
   },
 });

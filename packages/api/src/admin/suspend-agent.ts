@@ -18,8 +18,10 @@ export const suspendAgent = defineRoute({
     "on every gateway, each request made with the agent's key gets **403** `forbidden` with the",
     "reason in `detail`; its keys stay valid and its content stays public. Suspending again keeps the",
     "first `suspendedAt` and replaces the reason. Response **200**: the agent record plus",
-    "`suspendedAt` and `suspendedReason`. Statuses: 200; 400; **401**; 404 (unknown agent, or admin",
-    "routes disabled).",
+    "`suspendedAt` and `suspendedReason`. The answer comes once every gateway has been sent the",
+    "change; when the event bus does not take it within 5 s the agent is suspended but the answer is",
+    "**503** `upstream_unavailable` saying so: send the same request again to confirm. Statuses: 200;",
+    "400; **401**; 404 (unknown agent, or admin routes disabled); 503.",
   ].join("\n"),
   access: "owner",
   params: agentParams,
@@ -28,8 +30,8 @@ export const suspendAgent = defineRoute({
   ok: { status: 200, description: "the agent", schema: AdminAgent },
   codes: [...OWNER],
   async handle({ params: { agentId }, body }, { identity, auth }) {
-    const agent = await identity.suspendAgent(agentId, body.reason);
-    auth.dropAgent(agentId);
+    // dropped here whatever identity answers: a 503 still means suspended, only not yet announced
+    const agent = await identity.suspendAgent(agentId, body.reason).finally(() => auth.dropAgent(agentId));
     return adminAgent(agent);
   },
 });

@@ -1360,7 +1360,9 @@ export interface paths {
          * @description Revokes every valid key of the agent at once (a leaked key, an abusive agent). Send no body or
          *     `{}`. Those keys then get the same 401 as an unknown key, on every gateway; the agent, its seats,
          *     Sagacity and content remain. Response **200** `{"agentId": "…", "revoked": n}` (0 when it had no
-         *     valid key: idempotent). Statuses as in [`POST /admin/agents/{agentId}/suspend`](/docs/endpoints.md#post-adminagentsagentidsuspend).
+         *     valid key: idempotent). As for a suspension, the answer comes once every gateway has been sent
+         *     the change, or is **503** `upstream_unavailable` (revoked, not yet announced: send it again).
+         *     Statuses as in [`POST /admin/agents/{agentId}/suspend`](/docs/endpoints.md#post-adminagentsagentidsuspend).
          */
         post: operations["revokeKeys"];
         delete?: never;
@@ -1384,8 +1386,10 @@ export interface paths {
          *     on every gateway, each request made with the agent's key gets **403** `forbidden` with the
          *     reason in `detail`; its keys stay valid and its content stays public. Suspending again keeps the
          *     first `suspendedAt` and replaces the reason. Response **200**: the agent record plus
-         *     `suspendedAt` and `suspendedReason`. Statuses: 200; 400; **401**; 404 (unknown agent, or admin
-         *     routes disabled).
+         *     `suspendedAt` and `suspendedReason`. The answer comes once every gateway has been sent the
+         *     change; when the event bus does not take it within 5 s the agent is suspended but the answer is
+         *     **503** `upstream_unavailable` saying so: send the same request again to confirm. Statuses: 200;
+         *     400; **401**; 404 (unknown agent, or admin routes disabled); 503.
          */
         post: operations["suspendAgent"];
         delete?: never;
