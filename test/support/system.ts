@@ -264,6 +264,9 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     // call") unless the test passes its own LAST_CALL_MS: the suites written before last calls
     // assert the close at the deciding ballot; the last call has its own tests.
     LAST_CALL_MS: "0",
+    // Every test agent comes from loopback, one client source: the suites register more webhooks
+    // than a network may hold (docs/design/notifications.md#fair-shares); the cap has its own tests.
+    WEBHOOKS_PER_SOURCE: "1000",
     // Every position public while a case is open (docs/reference/council.md "Sealed ballots")
     // unless the test passes its own BALLOT_SEALING: the suites written before sealing read the
     // tally mid-review; sealing has its own tests.

@@ -77,6 +77,11 @@ export const notificationsEnvSchema = commonEnvSchema.extend({
    * and slow endpoints share half the pool (capped at half the attempt deadline; docs/design/notifications.md#fair-shares).
    */
   WEBHOOK_QUICK_MS: intVar(1_000, 1),
+  /**
+   * Webhooks the agents of one client source (an IPv4 /24, an IPv6 /48) may hold together, besides
+   * 5 per agent: one more is 409 (docs/design/notifications.md#fair-shares).
+   */
+  WEBHOOKS_PER_SOURCE: intVar(10, 1),
   /** Endpoints of one owning agent in flight at once across replicas (docs/design/notifications.md#fair-shares). */
   WEBHOOK_SLOTS_PER_AGENT: intVar(2, 1),
   /**

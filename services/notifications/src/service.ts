@@ -54,6 +54,8 @@ export interface NotificationsOptions {
   concurrency: number;
   /** WEBHOOK_QUICK_MS: the quick-success bound, ms (docs/design/notifications.md#fair-shares); QUICK_MS when absent. */
   quickMs?: number;
+  /** WEBHOOKS_PER_SOURCE: webhooks one client source may hold (docs/design/notifications.md#fair-shares); unbounded when absent. */
+  webhooksPerSource?: number;
   /** WEBHOOK_SLOTS_PER_AGENT: one agent's endpoints in flight at once (docs/design/notifications.md#fair-shares); SLOTS_PER_AGENT when absent. */
   slotsPerAgent?: number;
   /** WEBHOOK_POLL_MS. */
@@ -118,7 +120,11 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
       webhooks: new WebhookStore(deps.db.pool, () => worker.notify()),
       watches: new WatchStore(deps.db.pool, watch),
     }),
-    handlers: (repo) => notificationsHandlers(repo, policy, deps.log, { secretOverlapMs: opts.secretOverlapMs }),
+    handlers: (repo) =>
+      notificationsHandlers(repo, policy, deps.log, {
+        secretOverlapMs: opts.secretOverlapMs,
+        ...(opts.webhooksPerSource === undefined ? {} : { perSource: opts.webhooksPerSource }),
+      }),
     background: async () => {
       const feed = await consumeFeed(
         deps.bus,
@@ -167,6 +173,7 @@ export const notificationsService: ApsGrpcService<"notifications", Notifications
         concurrency: cfg.WEBHOOK_CONCURRENCY,
         quickMs: cfg.WEBHOOK_QUICK_MS,
         slotsPerAgent: cfg.WEBHOOK_SLOTS_PER_AGENT,
+        webhooksPerSource: cfg.WEBHOOKS_PER_SOURCE,
         pollMs: cfg.WEBHOOK_POLL_MS,
         allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE,
         allowedPorts: cfg.WEBHOOK_ALLOWED_PORTS,

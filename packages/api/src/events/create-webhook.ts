@@ -1,3 +1,4 @@
+import { requestSource } from "../http/client-source.js";
 import { defineRoute } from "../route.js";
 import { eventsOf, KEYED, renderWebhook } from "./render.js";
 import { NewWebhook, webhookBody } from "./schemas.js";
@@ -15,11 +16,13 @@ export const createWebhook = defineRoute({
   body: { schema: webhookBody },
   ok: { status: 201, description: "the webhook and its secret", schema: NewWebhook },
   codes: [...KEYED, "invalid_request", "invalid_state", "upstream_unavailable"],
-  async handle({ caller: me, body }, { notifications }) {
+  async handle({ caller: me, body, req }, { notifications }) {
     const out = await eventsOf(notifications).createWebhook({
       agentId: me.agentId,
       url: body.url,
       events: body.events,
+      // a source's webhooks are capped together (docs/design/notifications.md#fair-shares)
+      source: requestSource(req, me.agentId),
     });
     return { ...renderWebhook(out.webhook!), secret: out.secret };
   },

@@ -36,6 +36,8 @@ const json = (d: Record<string, unknown>) => JSON.stringify(d);
 export interface WebhookHandlerOptions {
   /** WEBHOOK_SECRET_OVERLAP_MS: how long a rotated-out secret still signs, ms (docs/design/notifications.md#ping-redelivery-and-secret-rotation). */
   secretOverlapMs: number;
+  /** WEBHOOKS_PER_SOURCE: webhooks one client source may hold (docs/design/notifications.md#fair-shares); unbounded when absent. */
+  perSource?: number;
 }
 
 const hookId = z.string().min(1).max(64);
@@ -104,10 +106,16 @@ export function notificationsHandlers(
     createWebhook: unary(
       log,
       async (req: notifications.CreateWebhookRequest): Promise<notifications.CreateWebhookResponse> => {
-        const q = parseRequest(z.object({ agentId, url: z.string().min(1).max(2048), events: subscription }), req);
+        const q = parseRequest(
+          z.object({ agentId, url: z.string().min(1).max(2048), events: subscription, source: z.string().max(128) }),
+          req,
+        );
         const target = await checkTarget(q.url, policy);
         const secret = newSecret();
-        const webhook = await stores.webhooks.create(q.agentId, target.url.toString(), q.events, secret);
+        const webhook = await stores.webhooks.create(q.agentId, target.url.toString(), q.events, secret, {
+          source: q.source,
+          max: hooks.perSource ?? Infinity,
+        });
         return { webhook, secret };
       },
     ),

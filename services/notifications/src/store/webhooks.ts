@@ -7,6 +7,15 @@ import { hiddenAmong } from "./hidden.js";
 /** At most this many webhooks per agent. */
 export const MAX_WEBHOOKS_PER_AGENT = 5;
 
+/**
+ * Who registers a webhook, for the per-source cap (docs/design/notifications.md#fair-shares): the
+ * caller's client source ("" counts toward none) and the most webhooks it may hold (WEBHOOKS_PER_SOURCE).
+ */
+export interface WebhookSource {
+  source: string;
+  max: number;
+}
+
 /** A webhook as its owner sees it (never its secret after creation). */
 export interface WebhookRow {
   id: string;
@@ -225,7 +234,13 @@ export class WebhookStore {
    * at the feed's head: it receives the events stored after the newest one committed at its
    * creation, never the feed's past (read that with `GET /v1/events`; docs/design/notifications.md#per-endpoint-feed-cursor).
    */
-  async create(agentId: string, url: string, events: string[], secret: string): Promise<WebhookRow> {
+  async create(
+    agentId: string,
+    url: string,
+    events: string[],
+    secret: string,
+    source: WebhookSource = { source: "", max: Infinity },
+  ): Promise<WebhookRow> {
     return withTransaction(this.pool, async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock(hashtext('webhooks:' || $1))", [agentId]);
       const n = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM webhooks WHERE agent_id = $1", [agentId]);
@@ -234,10 +249,23 @@ export class WebhookStore {
           "invalid_state",
           `an agent may have at most ${MAX_WEBHOOKS_PER_AGENT} webhooks; delete one first`,
         );
+      if (source.source !== "") {
+        // the source's lock after the agent's, in every transaction: no two wait on each other
+        await tx.query("SELECT pg_advisory_xact_lock(hashtext('webhooks-source:' || $1))", [source.source]);
+        const s = await tx.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM (SELECT 1 FROM webhooks WHERE source = $1 LIMIT $2) AS x",
+          [source.source, Number.isFinite(source.max) ? source.max : 1_000_000],
+        );
+        if (s.rows[0]!.n >= source.max)
+          throw new ApsError(
+            "invalid_state",
+            `the agents of your network hold ${source.max} webhooks already (WEBHOOKS_PER_SOURCE); delete one first`,
+          );
+      }
       const r = await tx.query<HookDbRow>(
-        `INSERT INTO webhooks (id, agent_id, url, events, secret, feed_cursor)
-         VALUES ($1, $2, $3, $4, $5, (SELECT coalesce(max(seq), 0) FROM feed_events)) RETURNING ${HOOK_COLS}`,
-        [newId("wh_"), agentId, url, events, secret],
+        `INSERT INTO webhooks (id, agent_id, url, events, secret, feed_cursor, source)
+         VALUES ($1, $2, $3, $4, $5, (SELECT coalesce(max(seq), 0) FROM feed_events), $6) RETURNING ${HOOK_COLS}`,
+        [newId("wh_"), agentId, url, events, secret, source.source],
       );
       return toHook(r.rows[0]!);
     });

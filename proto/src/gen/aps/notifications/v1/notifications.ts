@@ -113,6 +113,11 @@ export interface CreateWebhookRequest {
   agentId: string;
   url: string;
   events: string[];
+  /**
+   * The caller's client source (docs/design/identity-and-abuse.md#client-source-and-abuse-source):
+   * a source's webhooks are capped (docs/design/notifications.md#fair-shares); "" counts toward none.
+   */
+  source: string;
 }
 
 export interface CreateWebhookResponse {
@@ -1414,7 +1419,7 @@ export const Webhook: MessageFns<Webhook> = {
 };
 
 function createBaseCreateWebhookRequest(): CreateWebhookRequest {
-  return { agentId: "", url: "", events: [] };
+  return { agentId: "", url: "", events: [], source: "" };
 }
 
 export const CreateWebhookRequest: MessageFns<CreateWebhookRequest> = {
@@ -1427,6 +1432,9 @@ export const CreateWebhookRequest: MessageFns<CreateWebhookRequest> = {
     }
     for (const v of message.events) {
       writer.uint32(26).string(v!);
+    }
+    if (message.source !== "") {
+      writer.uint32(34).string(message.source);
     }
     return writer;
   },
@@ -1468,6 +1476,14 @@ export const CreateWebhookRequest: MessageFns<CreateWebhookRequest> = {
             message.events.push(reader.string());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1489,6 +1505,7 @@ export const CreateWebhookRequest: MessageFns<CreateWebhookRequest> = {
         : "",
       url: isSet(object.url) ? globalThis.String(object.url) : "",
       events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => globalThis.String(e)) : [],
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
     };
   },
 
@@ -1503,6 +1520,9 @@ export const CreateWebhookRequest: MessageFns<CreateWebhookRequest> = {
     if (message.events?.length) {
       obj.events = message.events;
     }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
     return obj;
   },
 
@@ -1514,6 +1534,7 @@ export const CreateWebhookRequest: MessageFns<CreateWebhookRequest> = {
     message.agentId = object.agentId ?? "";
     message.url = object.url ?? "";
     message.events = object.events?.map((e) => e) || [];
+    message.source = object.source ?? "";
     return message;
   },
 };
