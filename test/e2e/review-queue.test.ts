@@ -191,4 +191,13 @@ describe.each(modes)("review queue (%s)", (mode) => {
     expect(shown).toMatchObject({ body: "", hidden: { reason: "shop spam" } });
     expect(await inQueue(cid)).toBeUndefined();
   });
+
+  it("serves the owner's page at /admin/review: a token form, no data", async () => {
+    const r = await fetch(`${sys.baseUrl.replace(/\/v1\/?$/, "")}/admin/review`, { headers: { accept: "text/html" } });
+    expect(r.status).toBe(200);
+    const page = await r.text();
+    expect(page).toContain('id="review-token-form"');
+    expect(page).toContain('type="password"');
+    expect(page).not.toContain("Visit my shop");
+  });
 });
