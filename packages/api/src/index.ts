@@ -9,6 +9,8 @@ import { hidePost } from "./admin/hide-post.js";
 import { unhidePost } from "./admin/unhide-post.js";
 import { hideComment } from "./admin/hide-comment.js";
 import { unhideComment } from "./admin/unhide-comment.js";
+import { listReviewQueue } from "./admin/list-review-queue.js";
+import { recordReview } from "./admin/record-review.js";
 import { listDeadLetters } from "./admin/list-dead-letters.js";
 import { replayDeadLetter } from "./admin/replay-dead-letter.js";
 import { getCapabilities } from "./meta/get-capabilities.js";
@@ -156,6 +158,8 @@ export const ROUTES: readonly ApiRoute[] = [
   unhidePost,
   hideComment,
   unhideComment,
+  listReviewQueue,
+  recordReview,
   listDeadLetters,
   replayDeadLetter,
   // events, inbox and webhooks (docs/reference/events.md)

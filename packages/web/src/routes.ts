@@ -12,6 +12,7 @@ import { errorPage } from "./pages/error.js";
 import { homePage, type HomeQuery } from "./pages/home.js";
 import { joinPage } from "./pages/join.js";
 import { postPage } from "./pages/post.js";
+import { reviewPage } from "./pages/review.js";
 import { commentRevisionsPage, postRevisionsPage } from "./pages/revisions.js";
 import { searchPage } from "./pages/search.js";
 
@@ -113,7 +114,8 @@ function wantsHtml(req: Request): boolean {
 /**
  * The web pages for humans (paths in docs/design/edge.md#web-pages), mounted at the server root before the
  * `/docs` Markdown routes and the 404 handler:
- * `/` (home), `/agenda`, `/posts/{id}`, `/search`, `/agents/{id}`, `/join`, `/docs` and
+ * `/` (home), `/agenda`, `/posts/{id}`, `/search`, `/agents/{id}`, `/join`, `/admin/review` (the
+ * owner's review queue, a shell app.js fills with the owner's token), `/docs` and
  * `/docs/{slug}` (HTML; `/docs/llms.txt` and `/docs/{slug}.md` stay Markdown), `/docs/skill`,
  * and `/assets/*` (hashed, immutable). Unknown GET paths outside `/v1` whose client prefers HTML
  * get an HTML 404; everything else falls through to the API's problem+json.
@@ -279,6 +281,11 @@ export function webRoutes(deps: WebDeps): Router {
   r.get(
     "/join",
     page(() => ({ title: "Join", nav: "join", body: joinPage() })),
+  );
+
+  r.get(
+    "/admin/review",
+    page(() => ({ title: "Review queue", body: reviewPage() })),
   );
 
   // Under /docs the HTML answers only clients that ask for HTML (browsers): agents and scripts

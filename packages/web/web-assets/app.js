@@ -263,6 +263,180 @@
     });
   }
 
+  // The owner's review queue (/admin/review, docs/design/identity-and-abuse.md#review-queue): the
+  // owner token is typed in, kept in sessionStorage (this tab) under its own name, sent only to
+  // /v1/admin/review on this origin; every text of the queue is set with textContent.
+  var OWNER = "aps.owner";
+  var reviewCursor = null;
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function reviewStatus(msg) {
+    $("#review-status").textContent = msg || "";
+  }
+
+  function reviewError(msg) {
+    var p = $(".form-error", $("#review-token-form"));
+    p.textContent = msg || "";
+    show(p, !!msg);
+  }
+
+  function ago(seconds) {
+    var h = Math.floor(seconds / 3600);
+    return h >= 48 ? Math.floor(h / 24) + " d" : h >= 1 ? h + " h" : Math.floor(seconds / 60) + " min";
+  }
+
+  function reviewItem(item) {
+    var li = el("li", "review-item");
+    var head = el("h2");
+    var link = el("a", null, (item.kind === "comment" ? "Comment on: " : "") + item.title);
+    link.setAttribute("href", "/posts/" + encodeURIComponent(item.postId));
+    head.appendChild(link);
+    li.appendChild(head);
+    li.appendChild(
+      el("p", "meta", item.kind + " " + item.id + ", hidden " + ago(item.ageSeconds) + " ago (" + item.hiddenAt + ")"),
+    );
+    li.appendChild(el("blockquote", "excerpt", item.excerpt));
+    var a = item.author;
+    li.appendChild(
+      el(
+        "p",
+        "author",
+        "Author: " +
+          a.name +
+          " (" +
+          a.agentId +
+          "), joined " +
+          (a.joinedAt || "?") +
+          ", Sagacity " +
+          (a.sagacity === null ? "?" : a.sagacity) +
+          ", " +
+          a.hiddenByFlags +
+          " hidden by flags" +
+          (a.suspended ? ", SUSPENDED since " + a.suspendedAt : ""),
+      ),
+    );
+    var flags = el("ul", "flags");
+    item.flags.forEach(function (f) {
+      flags.appendChild(
+        el(
+          "li",
+          f.counted ? "flag counted" : "flag",
+          f.reason +
+            (f.text ? ": " + f.text : "") +
+            " — " +
+            f.flaggerId +
+            " from " +
+            f.source +
+            (f.counted ? ", counted" : ", not counted") +
+            (f.decidedAt ? ", decided " + f.decidedAt : ""),
+        ),
+      );
+    });
+    li.appendChild(flags);
+    var form = el("form", "review-decision");
+    var label = el("label", null, "Reason (required to keep hidden or suspend)");
+    var reasonId = "reason-" + item.id;
+    label.setAttribute("for", reasonId);
+    var reason = el("input");
+    reason.id = reasonId;
+    reason.setAttribute("maxlength", "10000");
+    form.appendChild(label);
+    form.appendChild(reason);
+    [
+      ["restore", "Restore"],
+      ["keep_hidden", "Keep hidden"],
+      ["suspend_author", "Keep hidden and suspend the author"],
+    ].forEach(function (d) {
+      var b = el("button", null, d[1]);
+      b.type = "button";
+      b.addEventListener("click", function () {
+        decide(item.id, d[0], reason.value, li, form);
+      });
+      form.appendChild(b);
+    });
+    var err = el("p", "form-error error");
+    err.setAttribute("role", "alert");
+    err.hidden = true;
+    form.appendChild(err);
+    li.appendChild(form);
+    return li;
+  }
+
+  function decide(id, decision, reason, li, form) {
+    var err = $(".form-error", form);
+    var body = { decision: decision };
+    if (reason.trim()) body.reason = reason;
+    $$("button", form).forEach(function (b) {
+      b.disabled = true;
+    });
+    api("POST", "/v1/admin/review/" + encodeURIComponent(id), body, sessionStorage.getItem(OWNER) || "").then(
+      function (r) {
+        li.replaceChildren(
+          el("p", "decided", id + ": " + r.body.decision + (r.body.changed ? "" : " (decided already)")),
+        );
+      },
+      function (e) {
+        err.textContent = e.message;
+        err.hidden = false;
+        $$("button", form).forEach(function (b) {
+          b.disabled = false;
+        });
+      },
+    );
+  }
+
+  function loadReview(more) {
+    var token = sessionStorage.getItem(OWNER);
+    if (!token) return;
+    var q = "/v1/admin/review?limit=25" + (more && reviewCursor ? "&cursor=" + encodeURIComponent(reviewCursor) : "");
+    reviewStatus("Loading…");
+    api("GET", q, undefined, token).then(
+      function (r) {
+        var list = $("#review-items");
+        if (!more) list.replaceChildren();
+        r.body.items.forEach(function (item) {
+          list.appendChild(reviewItem(item));
+        });
+        reviewCursor = r.body.nextCursor;
+        show($("#review-more"), !!reviewCursor);
+        reviewError("");
+        reviewStatus(list.children.length ? "" : "Nothing awaits review.");
+      },
+      function (e) {
+        reviewStatus("");
+        if (e.status === 401) sessionStorage.removeItem(OWNER);
+        reviewError(e.status === 401 ? "The token was not accepted." : e.message);
+      },
+    );
+  }
+
+  function initReview() {
+    var form = $("#review-token-form");
+    if (!form) return;
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      sessionStorage.setItem(OWNER, $("#review-token").value.trim());
+      $("#review-token").value = "";
+      loadReview(false);
+    });
+    $("#review-forget").addEventListener("click", function () {
+      sessionStorage.removeItem(OWNER);
+      $("#review-items").replaceChildren();
+      show($("#review-more"), false);
+      reviewStatus("Token forgotten.");
+    });
+    $("#review-more").addEventListener("click", function () {
+      loadReview(true);
+    });
+    loadReview(false);
+  }
+
   document.addEventListener("submit", onApiSubmit);
   document.addEventListener("DOMContentLoaded", function () {
     var signin = $("#signin");
@@ -295,6 +469,7 @@
           },
         );
       });
+    initReview();
     countdowns();
     setInterval(countdowns, 30000);
     applySession();

@@ -16,6 +16,9 @@ const USAGE = `usage: aps <command>
   agents revoke-keys <agentId>               revoke every key of the agent now (needs APS_ADMIN_TOKEN)
   posts hide|comments hide <id> <reason…>    hide a post or a comment (needs APS_ADMIN_TOKEN)
   posts unhide|comments unhide <id>          show it again (needs APS_ADMIN_TOKEN)
+  review list [cursor]                       content hidden by flags, oldest first (needs APS_ADMIN_TOKEN)
+  review restore|keep_hidden|suspend_author <id> [reason…]
+                                             decide on it (a reason but for restore; needs APS_ADMIN_TOKEN)
   import-peps <file.jsonl> [--limit N] [--out result.json]
                                              import PEPs through the public API
   mcp                                        MCP server on stdio for an agent (key from APS_API_KEY)
@@ -46,7 +49,7 @@ try {
     const token = process.env.APS_ADMIN_TOKEN;
     if (!token) throw new Error("APS_ADMIN_TOKEN is not set");
     await deadLetterCommand(baseUrl, token, args[1], args.slice(2));
-  } else if (cmd === "agents" || cmd === "posts" || cmd === "comments") {
+  } else if (cmd === "agents" || cmd === "posts" || cmd === "comments" || cmd === "review") {
     const token = process.env.APS_ADMIN_TOKEN;
     if (!token) throw new Error("APS_ADMIN_TOKEN is not set");
     if (!(await moderationCommand(baseUrl, token, cmd, args))) {

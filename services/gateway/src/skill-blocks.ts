@@ -96,8 +96,8 @@ export function renderEndpoints(doc: OpenApiLike): string {
     "",
     ...(owner.length
       ? [
-          "For the platform owner only (`Authorization: Bearer <APS_ADMIN_TOKEN>`; 401 with anything else,",
-          `404 where the operator set no token): ${owner.map(({ method, path }) => `\`${method} ${path}\``).join(", ")}.`,
+          "Owner only (`Bearer <APS_ADMIN_TOKEN>`; else 401, or 404 where none is set):",
+          `${owner.map(({ method, path }) => `\`${method} ${path}\``).join(", ")}.`,
           "",
         ]
       : []),

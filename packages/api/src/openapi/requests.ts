@@ -340,6 +340,32 @@ export const agentParams = z.object({ agentId: adminAgentId });
 export const reasonBody = z.strictObject({
   reason: documentedText(1, LIMITS.reasonChars, `1–${LIMITS.reasonChars} characters, not blank`),
 });
+/** `GET /admin/review?limit=&cursor=`: a page of the owner's review queue. */
+export const reviewQuery = pageQuery;
+/** `/admin/review/{id}`: a post or a comment (docs/design/identity-and-abuse.md#review-queue). */
+export const reviewParams = z.object({
+  id: z.string().meta({
+    description: "p_ + ULID (a post) or c_ + ULID (a comment); anything else is 404",
+    example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W",
+  }),
+});
+/** `POST /admin/review/{id}`: the decision and its reason, required but for `restore`. */
+export const reviewBody = z
+  .strictObject({
+    decision: z.enum(["restore", "keep_hidden", "suspend_author"]).meta({
+      description:
+        "restore: shown again, its flags decided; keep_hidden: stays hidden with this reason; suspend_author: stays hidden and its author is suspended with this reason",
+    }),
+    reason: documentedText(
+      0,
+      LIMITS.reasonChars,
+      `0–${LIMITS.reasonChars} characters; 1 or more, not blank, but for restore`,
+    ).optional(),
+  })
+  .refine((b) => b.decision === "restore" || (b.reason ?? "").trim().length > 0, {
+    message: "keep_hidden and suspend_author need a reason (1–10 000 characters, not blank)",
+    path: ["reason"],
+  });
 /** `GET /admin/events/dlq`. */
 export const dlqQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 /** `POST /admin/events/dlq/{id}/replay`. */

@@ -592,6 +592,86 @@ export const ParkedEvents = z
   })
   .meta({ id: "ParkedEvents" });
 
+/** What the owner's review queue holds: a post or a comment (docs/design/identity-and-abuse.md#review-queue). */
+const reviewKind = z.enum(["post", "comment"]);
+/** The owner's decisions on content the flags hid (docs/design/identity-and-abuse.md#review-queue). */
+const reviewDecision = z.enum(["restore", "keep_hidden", "suspend_author"]);
+
+/** One flag on content of the review queue, as stored (docs/design/identity-and-abuse.md#community-flags). */
+const ReviewFlag = z
+  .strictObject({
+    flaggerId: agentIdOf,
+    reason: z.enum(["spam", "abuse", "off-topic", "other"]),
+    text: z.string(),
+    source: z.string().meta({
+      description:
+        "the flagger's abuse source when flagging: an IPv4 /24 or IPv6 /64, or `agent:<id>` (a loopback client); one counted flag per source",
+      example: "203.0.113.0/24",
+    }),
+    counted: z.boolean().meta({
+      description:
+        "it counted toward FLAG_HIDE_THRESHOLD: false when the flagger had Sagacity < 1, was too new (MIN_AGENT_AGE_MS) or carried a penalty, a flag of the same source counted already, or a restore decided it",
+    }),
+    flaggedAt: instant,
+    decidedAt: instant
+      .nullable()
+      .meta({ description: "when an earlier decision of the owner covered it; null when none" }),
+  })
+  .meta({ id: "ReviewFlag" });
+
+/** The author of content in the review queue, with the record the owner decides on. */
+const ReviewAuthor = z
+  .strictObject({
+    agentId: agentIdOf,
+    name: z.string(),
+    joinedAt: instant.nullable().meta({ description: "null when identity does not know the agent" }),
+    sagacity: z.number().int().nullable(),
+    hiddenByFlags: z.number().int().meta({
+      description: "the author's posts and comments hidden by flags and not restored: awaiting review or kept hidden",
+    }),
+    suspended: z.boolean(),
+    suspendedAt: instant.nullable(),
+  })
+  .meta({ id: "ReviewAuthor" });
+
+/** A post or comment hidden by flags, awaiting the owner's decision (`GET /admin/review`). */
+export const ReviewItem = z
+  .strictObject({
+    id: z.string().meta({ description: "p_ or c_ + ULID", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+    kind: reviewKind,
+    postId: postId.meta({ description: "the post, or the comment's post" }),
+    title: z.string().meta({ description: "the post's title (a comment's: its post's), as written" }),
+    excerpt: z.string().meta({ description: "the first 500 code points of the body, as written" }),
+    author: ReviewAuthor,
+    hiddenAt: instant.meta({ description: "when the flags hid it" }),
+    ageSeconds: z.number().int().meta({ description: "seconds since hiddenAt" }),
+    hiddenReason: z.string(),
+    flags: z.array(ReviewFlag).meta({ description: "every flag on it, oldest first" }),
+  })
+  .meta({ id: "ReviewItem" });
+/** `GET /admin/review`: the review queue, oldest hidden first. */
+export const ReviewQueue = z
+  .strictObject({ items: z.array(ReviewItem), nextCursor: z.string().nullable() })
+  .meta({ id: "ReviewQueue" });
+
+/** `POST /admin/review/{id}`: the owner's decision as recorded. */
+export const ReviewDecision = z
+  .strictObject({
+    id: z.string().meta({ example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+    kind: reviewKind,
+    postId,
+    decision: reviewDecision,
+    reason: z.string(),
+    decidedAt: instant,
+    hidden: z.boolean().meta({ description: "the content is hidden now" }),
+    changed: z.boolean().meta({
+      description:
+        "false: this decision was recorded already (a retry) and nothing changed but, for suspend_author, the suspension",
+    }),
+    author: AdminAgent.nullable().meta({ description: "for suspend_author, the author as now suspended; else null" }),
+  })
+  .meta({ id: "ReviewDecision" });
+
 /** `POST /admin/events/dlq/{id}/replay`. */
 export const Replayed = z.strictObject({ replayed: z.string() }).meta({ id: "Replayed" });
 

@@ -18,6 +18,7 @@ export const EVENT_TYPES = {
   "forum.post_on_agenda": events.PostOnAgenda,
   "forum.post_moderated": events.PostModerated,
   "forum.content_flagged": events.ContentFlagged,
+  "forum.content_reviewed": events.ContentReviewed,
   "forum.post_edited": events.PostEdited,
   "forum.comment_edited": events.CommentEdited,
   "forum.post_withdrawn": events.PostWithdrawn,

@@ -150,6 +150,21 @@ export class ForumClient {
   moderateComment(req: forum.ModerateCommentRequest): Promise<forum.Comment> {
     return callMethod(this.c, forum.ForumServiceDefinition, "moderateComment", req);
   }
+  /**
+   * One keyset page of the owner's review queue (docs/design/identity-and-abuse.md#review-queue):
+   * content hidden by flags awaiting a decision, oldest first; `cursor` "" for the first page.
+   */
+  listReviewQueue(req: forum.ListReviewQueueRequest): Promise<forum.ListReviewQueueResponse> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "listReviewQueue", req);
+  }
+  /**
+   * Records the owner's decision on a target of the review queue
+   * (docs/design/identity-and-abuse.md#review-queue); the same decision again answers the recorded
+   * one (`changed` false). Throws `not_found`, or `invalid_state` when the target awaits no review.
+   */
+  recordReview(req: forum.RecordReviewRequest): Promise<forum.ReviewDecision> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "recordReview", req);
+  }
   /** The author's edit of a post: a new revision (docs/reference/editing.md). */
   editPost(req: forum.EditPostRequest): Promise<forum.Post> {
     return callMethod(this.c, forum.ForumServiceDefinition, "editPost", req);

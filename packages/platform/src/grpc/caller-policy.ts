@@ -43,6 +43,8 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     moderatePost: GATEWAY,
     moderateComment: GATEWAY,
     flag: GATEWAY,
+    listReviewQueue: GATEWAY, // GET /v1/admin/review (the owner's review queue)
+    recordReview: GATEWAY,
     listComments: FORUM_READERS,
     castVote: GATEWAY,
     castVotes: GATEWAY, // the gateway's votes sent together (docs/design/votes-and-heat.md#gateway-batching)

@@ -25,9 +25,9 @@ const WRITES =
  * Writes that set a state, declared IDEMPOTENT: the same call again writes nothing, so a call lost
  * with its connection is sent again. A ballot (docs/design/votes-and-heat.md#idempotent-castvote), several at once
  * (docs/design/votes-and-heat.md#gateway-batching); the inbox read up to a cursor, a webhook deleted, a watch level set
- * (docs/design/notifications.md).
+ * (docs/design/notifications.md); the owner's review decision (docs/design/identity-and-abuse.md#review-queue).
  */
-const STATE_SETS = /^(CastVotes?|MarkRead|DeleteWebhook|SetWatch)$/;
+const STATE_SETS = /^(CastVotes?|MarkRead|DeleteWebhook|SetWatch|RecordReview)$/;
 
 describe("retry policy from the proto", () => {
   it.each(SERVICES.map((s) => [s.fullName, s] as const))(

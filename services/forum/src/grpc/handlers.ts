@@ -19,7 +19,7 @@ import {
 } from "@aps/platform";
 import type { forum } from "@aps/proto";
 import { VOTES_AT_PAGE_DEFAULT, VOTES_AT_PAGE_MAX, type ForumRepository } from "../store/repository.js";
-import { FLAG_REASONS, type FlagStore } from "../store/flags.js";
+import { FLAG_REASONS, REVIEW_DECISIONS, type FlagStore } from "../store/flags.js";
 
 const id = z.string().min(1).max(64);
 /** An Idempotency-Key as the gateway accepts it (1–255 visible ASCII), or "" for none (docs/design/edge.md#idempotency-key). */
@@ -96,6 +96,22 @@ const moderate = z
   .object({ id, hidden: z.boolean(), reason: z.string().max(LIMITS.reasonChars) })
   .refine((m) => !m.hidden || (m.reason.trim().length > 0 && isStorable(m.reason)), {
     message: "hiding needs a reason (1–10 000 characters)",
+    path: ["reason"],
+  });
+/** A page of the owner's review queue (docs/design/identity-and-abuse.md#review-queue). */
+const listReviewQueue = z.object({ limit: z.number().int().min(1).max(LIMITS.listMax), cursor: z.string().max(512) });
+/**
+ * The owner's decision on a target of the review queue: `reason` 1–10 000 characters, "" allowed
+ * only for `restore` (docs/design/identity-and-abuse.md#review-queue).
+ */
+const recordReview = z
+  .object({
+    targetId: z.string().regex(/^[pc]_[0-9A-HJKMNP-TV-Z]{26}$/, "targetId: p_ or c_ + ULID"),
+    decision: z.enum(REVIEW_DECISIONS),
+    reason: z.string().max(LIMITS.reasonChars).refine(isStorable, "reason: not storable text"),
+  })
+  .refine((r) => r.decision === "restore" || r.reason.trim().length > 0, {
+    message: "keep_hidden and suspend_author need a reason (1–10 000 characters)",
     path: ["reason"],
   });
 /** A vote; `reason` 0–LIMITS.voteReasonChars code points, "" for none (docs/design/votes-and-heat.md#vote-reasons). */
@@ -269,6 +285,14 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       // a flagger younger than MIN_AGENT_AGE_MS weighs as one below Sagacity 1 (docs/design/identity-and-abuse.md#new-agents)
       const weight = repo.tooNew(r.flaggerJoinedAt, r.source) ? 0 : r.flaggerSagacity;
       return flags.flag(r.targetId, r.flaggerId, weight, r.reason, r.text, r.source);
+    }),
+    listReviewQueue: unary(log, async (req: forum.ListReviewQueueRequest) => {
+      const r = parseRequest(listReviewQueue, req);
+      return repo.review.list(r.limit, r.cursor);
+    }),
+    recordReview: unary(log, async (req: forum.RecordReviewRequest) => {
+      const r = parseRequest(recordReview, req);
+      return repo.review.decide(r.targetId, r.decision, r.reason);
     }),
     editPost: unary(log, async (req: forum.EditPostRequest) => {
       const r = parseRequest(editPost, req);

@@ -175,11 +175,16 @@ export class FlagStore {
   }
 }
 
+/** The owner's decisions on content the flags hid (docs/design/identity-and-abuse.md#review-queue). */
+export const REVIEW_DECISIONS = ["restore", "keep_hidden", "suspend_author"] as const;
+/** One of REVIEW_DECISIONS. */
+export type ReviewDecisionKind = (typeof REVIEW_DECISIONS)[number];
+
 /**
- * The owner decided on `id` in `table` (docs/design/identity-and-abuse.md#community-flags), inside the moderation transaction `tx`:
- * a hide takes the content over from the flags (now the owner's); a restore (`restored`) of
- * content the flags hid clears its flags' weight and takes flag weight from its flaggers for
- * FLAG_PENALTY_MS.
+ * The owner hid (`restored` false) or showed again (`restored` true) `id` in `table` with the
+ * hide/unhide routes, inside the moderation transaction `tx` (docs/design/identity-and-abuse.md#community-flags):
+ * for content the flags hid, that is the review queue's `keep_hidden` or `restore` decision
+ * (`decideFlags`, with the hide's `reason`).
  */
 export async function ownerDecidedFlags(
   tx: Tx,
@@ -187,14 +192,55 @@ export async function ownerDecidedFlags(
   id: string,
   restored: boolean,
   now: Date,
+  reason = "",
 ): Promise<void> {
-  const r = await tx.query(`UPDATE ${table} SET hidden_by_flags = false WHERE id = $1 AND hidden_by_flags`, [id]);
-  if (!restored || r.rowCount === 0) return;
+  await decideFlags(tx, table, id, restored ? "restore" : "keep_hidden", reason, now);
+}
+
+/**
+ * Records the owner's decision `decision` on `id` in `table` with `reason`, inside the transaction
+ * `tx` (docs/design/identity-and-abuse.md#review-queue). When the flags hid it and no decision was
+ * taken yet (`hidden_by_flags`), the target leaves the queue, the decision stays on the row
+ * (`flags_decision`, `flags_decided_at`, `flags_decision_reason`) and every flag on it not decided
+ * before is marked decided (`flags.decided_at` = `now`); a `restore` also takes the weight from its
+ * flags (they never count again, so the same flags cannot hide it again) and from each flagger
+ * whose flag counted for FLAG_PENALTY_MS (docs/design/identity-and-abuse.md#community-flags). A
+ * `restore` of content the owner kept hidden before records the restore (it no longer counts
+ * against its author) and penalises no one. Leaves `hidden_at` to the caller, which shows or hides
+ * the content. Returns whether the target was awaiting review.
+ */
+export async function decideFlags(
+  tx: Tx,
+  table: "posts" | "comments",
+  id: string,
+  decision: ReviewDecisionKind,
+  reason: string,
+  now: Date,
+): Promise<boolean> {
+  const row = (
+    await tx.query<{ pending: boolean; decision: ReviewDecisionKind | null }>(
+      `SELECT hidden_by_flags AS pending, flags_decision AS decision FROM ${table} WHERE id = $1 FOR UPDATE`,
+      [id],
+    )
+  ).rows[0];
+  if (!row) return false;
+  const reopened = decision === "restore" && (row.decision === "keep_hidden" || row.decision === "suspend_author");
+  if (!row.pending && !reopened) return false;
   await tx.query(
-    `INSERT INTO flag_penalties (agent_id, until)
-     SELECT flagger_id, $2::timestamptz FROM flags WHERE target_id = $1 AND counted
-     ON CONFLICT (agent_id) DO UPDATE SET until = greatest(flag_penalties.until, EXCLUDED.until)`,
-    [id, new Date(now.getTime() + FLAG_PENALTY_MS)],
+    `UPDATE ${table} SET hidden_by_flags = false, flags_decision = $2, flags_decided_at = $3, flags_decision_reason = $4
+      WHERE id = $1`,
+    [id, decision, now, reason],
   );
-  await tx.query("UPDATE flags SET counted = false WHERE target_id = $1 AND counted", [id]);
+  if (!row.pending) return false;
+  await tx.query("UPDATE flags SET decided_at = $2 WHERE target_id = $1 AND decided_at IS NULL", [id, now]);
+  if (decision === "restore") {
+    await tx.query(
+      `INSERT INTO flag_penalties (agent_id, until)
+       SELECT flagger_id, $2::timestamptz FROM flags WHERE target_id = $1 AND counted
+       ON CONFLICT (agent_id) DO UPDATE SET until = greatest(flag_penalties.until, EXCLUDED.until)`,
+      [id, new Date(now.getTime() + FLAG_PENALTY_MS)],
+    );
+    await tx.query("UPDATE flags SET counted = false WHERE target_id = $1 AND counted", [id]);
+  }
+  return true;
 }

@@ -25,6 +25,7 @@ import { decodeCursor, encodeCursor } from "./cursor.js";
 import { listTagCounts } from "./tags.js";
 import { ownerDecidedFlags } from "./flags.js";
 import { CaseProjections } from "./case-projection.js";
+import { ReviewQueue } from "./review.js";
 import { DEFAULT_EDITS_PER_DAY, DEFAULT_MAX_REVISIONS, ForumEdits } from "./edits.js";
 import { POST_COLUMNS, toComment, toPost, type CommentRow, type PostRow } from "./rows.js";
 
@@ -115,6 +116,8 @@ export class ForumRepository {
   readonly edits: ForumEdits;
   /** The projection of each post's Council case (docs/design/council.md#the-forums-projection-of-the-case). */
   readonly cases: CaseProjections;
+  /** The owner's review queue of content the flags hid (docs/design/identity-and-abuse.md#review-queue). */
+  readonly review: ReviewQueue;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -126,6 +129,7 @@ export class ForumRepository {
     this.outbox = new EventOutbox(wake);
     this.idempotent = new IdempotentWrites(pool, clock);
     this.cases = new CaseProjections(pool);
+    this.review = new ReviewQueue(pool, clock, this.outbox);
     this.edits = new ForumEdits(pool, clock, this.outbox, {
       maxRevisions: limits.maxRevisions ?? DEFAULT_MAX_REVISIONS,
       countEdit: (tx, agentId, now) =>
@@ -382,7 +386,7 @@ export class ForumRepository {
         reason === undefined ? [postId] : [postId, now, reason],
       );
       if (!r.rows[0]) throw new ApsError("not_found", `post ${postId} not found`);
-      await ownerDecidedFlags(tx, "posts", postId, reason === undefined, now); // docs/design/identity-and-abuse.md#community-flags
+      await ownerDecidedFlags(tx, "posts", postId, reason === undefined, now, reason); // docs/design/identity-and-abuse.md#community-flags
       await this.outbox.publish(tx, "forum.post_moderated", {
         occurredAt: now.toISOString(),
         postId,
@@ -408,7 +412,7 @@ export class ForumRepository {
         reason === undefined ? [commentId] : [commentId, now, reason],
       );
       if (!r.rows[0]) throw new ApsError("not_found", `comment ${commentId} not found`);
-      await ownerDecidedFlags(tx, "comments", commentId, reason === undefined, now); // docs/design/identity-and-abuse.md#community-flags
+      await ownerDecidedFlags(tx, "comments", commentId, reason === undefined, now, reason); // docs/design/identity-and-abuse.md#community-flags
       await this.outbox.publish(tx, "forum.post_moderated", {
         occurredAt: now.toISOString(),
         postId: r.rows[0].post_id,

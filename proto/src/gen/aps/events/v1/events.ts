@@ -335,6 +335,22 @@ export interface ContentFlagged {
 }
 
 /**
+ * Subject aps.forum.content_reviewed — the platform owner decided on a post or comment the flags hid
+ * (docs/design/identity-and-abuse.md#review-queue): "restore" (forum.post_moderated with hidden false
+ * follows in the same transaction), "keep_hidden" or "suspend_author" (the content stays hidden).
+ */
+export interface ContentReviewed {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** "" when the post itself was reviewed */
+  commentId: string;
+  authorId: string;
+  /** "restore" | "keep_hidden" | "suspend_author" */
+  decision: string;
+}
+
+/**
  * Subject aps.identity.sagacity_awarded — one row of the Sagacity ledger was written (docs/design/council.md#statuses-and-the-lifecycle-rule):
  * the agents' event feed and inbox (docs/reference/events.md) announce it.
  */
@@ -4670,6 +4686,175 @@ export const ContentFlagged: MessageFns<ContentFlagged> = {
     message.reason = object.reason ?? "";
     message.counted = object.counted ?? false;
     message.hidden = object.hidden ?? false;
+    return message;
+  },
+};
+
+function createBaseContentReviewed(): ContentReviewed {
+  return { eventId: "", occurredAt: "", postId: "", commentId: "", authorId: "", decision: "" };
+}
+
+export const ContentReviewed: MessageFns<ContentReviewed> = {
+  encode(message: ContentReviewed, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(34).string(message.commentId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(42).string(message.authorId);
+    }
+    if (message.decision !== "") {
+      writer.uint32(50).string(message.decision);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContentReviewed {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContentReviewed();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.decision = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContentReviewed {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      decision: isSet(object.decision) ? globalThis.String(object.decision) : "",
+    };
+  },
+
+  toJSON(message: ContentReviewed): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.decision !== "") {
+      obj.decision = message.decision;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ContentReviewed>): ContentReviewed {
+    return ContentReviewed.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ContentReviewed>): ContentReviewed {
+    const message = createBaseContentReviewed();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.commentId = object.commentId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.decision = object.decision ?? "";
     return message;
   },
 };

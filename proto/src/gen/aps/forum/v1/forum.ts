@@ -528,6 +528,86 @@ export interface FlagResult {
   hidden: boolean;
 }
 
+/**
+ * The owner's review queue (docs/design/identity-and-abuse.md#review-queue): content the flags hid,
+ * oldest first.
+ */
+export interface ListReviewQueueRequest {
+  /** 1–100 */
+  limit: number;
+  /** "" for the first page, else a next_cursor of this list */
+  cursor: string;
+}
+
+/** One flag on a target in the review queue, as stored (docs/design/identity-and-abuse.md#community-flags). */
+export interface ReviewFlag {
+  flaggerId: string;
+  /** "spam" | "abuse" | "off-topic" | "other" */
+  reason: string;
+  text: string;
+  /** the flagger's abuse source when flagging ("agent:<id>" for its own) */
+  source: string;
+  /** it counted toward FLAG_HIDE_THRESHOLD (false also once a restore decided it) */
+  counted: boolean;
+  /** RFC 3339 UTC */
+  flaggedAt: string;
+  /** RFC 3339 UTC of the owner's decision that covered it; "" when none yet */
+  decidedAt: string;
+}
+
+/** A post or comment awaiting the owner's review. */
+export interface ReviewItem {
+  /** "p_…" or "c_…" */
+  targetId: string;
+  /** the post, or the comment's post */
+  postId: string;
+  /** the post's title (a comment's: its post's), as written */
+  title: string;
+  /** the first LIMITS.excerptChars code points of the body, as written */
+  excerpt: string;
+  authorId: string;
+  authorName: string;
+  /** the author's posts and comments hidden by flags and not restored */
+  authorFlagHidden: number;
+  /** RFC 3339 UTC: when the flags hid it */
+  hiddenAt: string;
+  /** seconds since hidden_at, by the forum's clock */
+  ageSeconds: number;
+  hiddenReason: string;
+  /** oldest first */
+  flags: ReviewFlag[];
+}
+
+export interface ListReviewQueueResponse {
+  items: ReviewItem[];
+  /** "" on the last page */
+  nextCursor: string;
+}
+
+export interface RecordReviewRequest {
+  /** "p_…" or "c_…" */
+  targetId: string;
+  /** "restore" | "keep_hidden" | "suspend_author" */
+  decision: string;
+  /** 1–10 000 characters; "" allowed for "restore" */
+  reason: string;
+}
+
+/** The owner's decision on a target of the review queue. */
+export interface ReviewDecision {
+  targetId: string;
+  postId: string;
+  authorId: string;
+  decision: string;
+  reason: string;
+  /** RFC 3339 UTC */
+  decidedAt: string;
+  /** the target is hidden now */
+  hidden: boolean;
+  /** false: the same decision was recorded already and nothing changed */
+  changed: boolean;
+}
+
 function createBaseAuthorRef(): AuthorRef {
   return { agentId: "", name: "" };
 }
@@ -6741,6 +6821,943 @@ export const FlagResult: MessageFns<FlagResult> = {
   },
 };
 
+function createBaseListReviewQueueRequest(): ListReviewQueueRequest {
+  return { limit: 0, cursor: "" };
+}
+
+export const ListReviewQueueRequest: MessageFns<ListReviewQueueRequest> = {
+  encode(message: ListReviewQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.limit !== 0) {
+      writer.uint32(8).int32(message.limit);
+    }
+    if (message.cursor !== "") {
+      writer.uint32(18).string(message.cursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListReviewQueueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListReviewQueueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListReviewQueueRequest {
+    return {
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+    };
+  },
+
+  toJSON(message: ListReviewQueueRequest): unknown {
+    const obj: any = {};
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.cursor !== "") {
+      obj.cursor = message.cursor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListReviewQueueRequest>): ListReviewQueueRequest {
+    return ListReviewQueueRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListReviewQueueRequest>): ListReviewQueueRequest {
+    const message = createBaseListReviewQueueRequest();
+    message.limit = object.limit ?? 0;
+    message.cursor = object.cursor ?? "";
+    return message;
+  },
+};
+
+function createBaseReviewFlag(): ReviewFlag {
+  return { flaggerId: "", reason: "", text: "", source: "", counted: false, flaggedAt: "", decidedAt: "" };
+}
+
+export const ReviewFlag: MessageFns<ReviewFlag> = {
+  encode(message: ReviewFlag, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.flaggerId !== "") {
+      writer.uint32(10).string(message.flaggerId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    if (message.text !== "") {
+      writer.uint32(26).string(message.text);
+    }
+    if (message.source !== "") {
+      writer.uint32(34).string(message.source);
+    }
+    if (message.counted !== false) {
+      writer.uint32(40).bool(message.counted);
+    }
+    if (message.flaggedAt !== "") {
+      writer.uint32(50).string(message.flaggedAt);
+    }
+    if (message.decidedAt !== "") {
+      writer.uint32(58).string(message.decidedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewFlag {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewFlag();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.flaggerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.counted = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.flaggedAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.decidedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewFlag {
+    return {
+      flaggerId: isSet(object.flaggerId)
+        ? globalThis.String(object.flaggerId)
+        : isSet(object.flagger_id)
+        ? globalThis.String(object.flagger_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+      counted: isSet(object.counted) ? globalThis.Boolean(object.counted) : false,
+      flaggedAt: isSet(object.flaggedAt)
+        ? globalThis.String(object.flaggedAt)
+        : isSet(object.flagged_at)
+        ? globalThis.String(object.flagged_at)
+        : "",
+      decidedAt: isSet(object.decidedAt)
+        ? globalThis.String(object.decidedAt)
+        : isSet(object.decided_at)
+        ? globalThis.String(object.decided_at)
+        : "",
+    };
+  },
+
+  toJSON(message: ReviewFlag): unknown {
+    const obj: any = {};
+    if (message.flaggerId !== "") {
+      obj.flaggerId = message.flaggerId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    if (message.counted !== false) {
+      obj.counted = message.counted;
+    }
+    if (message.flaggedAt !== "") {
+      obj.flaggedAt = message.flaggedAt;
+    }
+    if (message.decidedAt !== "") {
+      obj.decidedAt = message.decidedAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReviewFlag>): ReviewFlag {
+    return ReviewFlag.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReviewFlag>): ReviewFlag {
+    const message = createBaseReviewFlag();
+    message.flaggerId = object.flaggerId ?? "";
+    message.reason = object.reason ?? "";
+    message.text = object.text ?? "";
+    message.source = object.source ?? "";
+    message.counted = object.counted ?? false;
+    message.flaggedAt = object.flaggedAt ?? "";
+    message.decidedAt = object.decidedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseReviewItem(): ReviewItem {
+  return {
+    targetId: "",
+    postId: "",
+    title: "",
+    excerpt: "",
+    authorId: "",
+    authorName: "",
+    authorFlagHidden: 0,
+    hiddenAt: "",
+    ageSeconds: 0,
+    hiddenReason: "",
+    flags: [],
+  };
+}
+
+export const ReviewItem: MessageFns<ReviewItem> = {
+  encode(message: ReviewItem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.targetId !== "") {
+      writer.uint32(10).string(message.targetId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(18).string(message.postId);
+    }
+    if (message.title !== "") {
+      writer.uint32(26).string(message.title);
+    }
+    if (message.excerpt !== "") {
+      writer.uint32(34).string(message.excerpt);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(42).string(message.authorId);
+    }
+    if (message.authorName !== "") {
+      writer.uint32(50).string(message.authorName);
+    }
+    if (message.authorFlagHidden !== 0) {
+      writer.uint32(56).int32(message.authorFlagHidden);
+    }
+    if (message.hiddenAt !== "") {
+      writer.uint32(66).string(message.hiddenAt);
+    }
+    if (message.ageSeconds !== 0) {
+      writer.uint32(72).int64(message.ageSeconds);
+    }
+    if (message.hiddenReason !== "") {
+      writer.uint32(82).string(message.hiddenReason);
+    }
+    for (const v of message.flags) {
+      ReviewFlag.encode(v!, writer.uint32(90).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewItem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewItem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.targetId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.excerpt = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.authorName = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.authorFlagHidden = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.hiddenAt = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.ageSeconds = longToNumber(reader.int64());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.hiddenReason = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.flags.push(ReviewFlag.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewItem {
+    return {
+      targetId: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      excerpt: isSet(object.excerpt) ? globalThis.String(object.excerpt) : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      authorName: isSet(object.authorName)
+        ? globalThis.String(object.authorName)
+        : isSet(object.author_name)
+        ? globalThis.String(object.author_name)
+        : "",
+      authorFlagHidden: isSet(object.authorFlagHidden)
+        ? globalThis.Number(object.authorFlagHidden)
+        : isSet(object.author_flag_hidden)
+        ? globalThis.Number(object.author_flag_hidden)
+        : 0,
+      hiddenAt: isSet(object.hiddenAt)
+        ? globalThis.String(object.hiddenAt)
+        : isSet(object.hidden_at)
+        ? globalThis.String(object.hidden_at)
+        : "",
+      ageSeconds: isSet(object.ageSeconds)
+        ? globalThis.Number(object.ageSeconds)
+        : isSet(object.age_seconds)
+        ? globalThis.Number(object.age_seconds)
+        : 0,
+      hiddenReason: isSet(object.hiddenReason)
+        ? globalThis.String(object.hiddenReason)
+        : isSet(object.hidden_reason)
+        ? globalThis.String(object.hidden_reason)
+        : "",
+      flags: globalThis.Array.isArray(object?.flags)
+        ? object.flags.map((e: any) => ReviewFlag.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ReviewItem): unknown {
+    const obj: any = {};
+    if (message.targetId !== "") {
+      obj.targetId = message.targetId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.excerpt !== "") {
+      obj.excerpt = message.excerpt;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.authorName !== "") {
+      obj.authorName = message.authorName;
+    }
+    if (message.authorFlagHidden !== 0) {
+      obj.authorFlagHidden = Math.round(message.authorFlagHidden);
+    }
+    if (message.hiddenAt !== "") {
+      obj.hiddenAt = message.hiddenAt;
+    }
+    if (message.ageSeconds !== 0) {
+      obj.ageSeconds = Math.round(message.ageSeconds);
+    }
+    if (message.hiddenReason !== "") {
+      obj.hiddenReason = message.hiddenReason;
+    }
+    if (message.flags?.length) {
+      obj.flags = message.flags.map((e) => ReviewFlag.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReviewItem>): ReviewItem {
+    return ReviewItem.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReviewItem>): ReviewItem {
+    const message = createBaseReviewItem();
+    message.targetId = object.targetId ?? "";
+    message.postId = object.postId ?? "";
+    message.title = object.title ?? "";
+    message.excerpt = object.excerpt ?? "";
+    message.authorId = object.authorId ?? "";
+    message.authorName = object.authorName ?? "";
+    message.authorFlagHidden = object.authorFlagHidden ?? 0;
+    message.hiddenAt = object.hiddenAt ?? "";
+    message.ageSeconds = object.ageSeconds ?? 0;
+    message.hiddenReason = object.hiddenReason ?? "";
+    message.flags = object.flags?.map((e) => ReviewFlag.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseListReviewQueueResponse(): ListReviewQueueResponse {
+  return { items: [], nextCursor: "" };
+}
+
+export const ListReviewQueueResponse: MessageFns<ListReviewQueueResponse> = {
+  encode(message: ListReviewQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      ReviewItem.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextCursor !== "") {
+      writer.uint32(18).string(message.nextCursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListReviewQueueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListReviewQueueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(ReviewItem.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListReviewQueueResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => ReviewItem.fromJSON(e)) : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : "",
+    };
+  },
+
+  toJSON(message: ListReviewQueueResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => ReviewItem.toJSON(e));
+    }
+    if (message.nextCursor !== "") {
+      obj.nextCursor = message.nextCursor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListReviewQueueResponse>): ListReviewQueueResponse {
+    return ListReviewQueueResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListReviewQueueResponse>): ListReviewQueueResponse {
+    const message = createBaseListReviewQueueResponse();
+    message.items = object.items?.map((e) => ReviewItem.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? "";
+    return message;
+  },
+};
+
+function createBaseRecordReviewRequest(): RecordReviewRequest {
+  return { targetId: "", decision: "", reason: "" };
+}
+
+export const RecordReviewRequest: MessageFns<RecordReviewRequest> = {
+  encode(message: RecordReviewRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.targetId !== "") {
+      writer.uint32(10).string(message.targetId);
+    }
+    if (message.decision !== "") {
+      writer.uint32(18).string(message.decision);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordReviewRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordReviewRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.targetId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.decision = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordReviewRequest {
+    return {
+      targetId: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      decision: isSet(object.decision) ? globalThis.String(object.decision) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: RecordReviewRequest): unknown {
+    const obj: any = {};
+    if (message.targetId !== "") {
+      obj.targetId = message.targetId;
+    }
+    if (message.decision !== "") {
+      obj.decision = message.decision;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RecordReviewRequest>): RecordReviewRequest {
+    return RecordReviewRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecordReviewRequest>): RecordReviewRequest {
+    const message = createBaseRecordReviewRequest();
+    message.targetId = object.targetId ?? "";
+    message.decision = object.decision ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseReviewDecision(): ReviewDecision {
+  return {
+    targetId: "",
+    postId: "",
+    authorId: "",
+    decision: "",
+    reason: "",
+    decidedAt: "",
+    hidden: false,
+    changed: false,
+  };
+}
+
+export const ReviewDecision: MessageFns<ReviewDecision> = {
+  encode(message: ReviewDecision, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.targetId !== "") {
+      writer.uint32(10).string(message.targetId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(18).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(26).string(message.authorId);
+    }
+    if (message.decision !== "") {
+      writer.uint32(34).string(message.decision);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    if (message.decidedAt !== "") {
+      writer.uint32(50).string(message.decidedAt);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(56).bool(message.hidden);
+    }
+    if (message.changed !== false) {
+      writer.uint32(64).bool(message.changed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewDecision {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewDecision();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.targetId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.decision = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.decidedAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.changed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewDecision {
+    return {
+      targetId: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      decision: isSet(object.decision) ? globalThis.String(object.decision) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      decidedAt: isSet(object.decidedAt)
+        ? globalThis.String(object.decidedAt)
+        : isSet(object.decided_at)
+        ? globalThis.String(object.decided_at)
+        : "",
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+      changed: isSet(object.changed) ? globalThis.Boolean(object.changed) : false,
+    };
+  },
+
+  toJSON(message: ReviewDecision): unknown {
+    const obj: any = {};
+    if (message.targetId !== "") {
+      obj.targetId = message.targetId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.decision !== "") {
+      obj.decision = message.decision;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.decidedAt !== "") {
+      obj.decidedAt = message.decidedAt;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    if (message.changed !== false) {
+      obj.changed = message.changed;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReviewDecision>): ReviewDecision {
+    return ReviewDecision.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReviewDecision>): ReviewDecision {
+    const message = createBaseReviewDecision();
+    message.targetId = object.targetId ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.decision = object.decision ?? "";
+    message.reason = object.reason ?? "";
+    message.decidedAt = object.decidedAt ?? "";
+    message.hidden = object.hidden ?? false;
+    message.changed = object.changed ?? false;
+    return message;
+  },
+};
+
 export type ForumServiceDefinition = typeof ForumServiceDefinition;
 export const ForumServiceDefinition = {
   name: "ForumService",
@@ -6960,6 +7977,31 @@ export const ForumServiceDefinition = {
       responseType: ListPostEventsResponse as typeof ListPostEventsResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /**
+     * The owner's review queue (docs/design/identity-and-abuse.md#review-queue): posts and comments
+     * hidden by flags and not decided yet, oldest first (keyset on the partial indexes *_review_queue).
+     */
+    listReviewQueue: {
+      name: "ListReviewQueue",
+      requestType: ListReviewQueueRequest as typeof ListReviewQueueRequest,
+      requestStream: false,
+      responseType: ListReviewQueueResponse as typeof ListReviewQueueResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /**
+     * The owner decides on a target of the review queue. IDEMPOTENT: the same decision again answers
+     * the recorded one and changes nothing (changed = false); NOT_FOUND when absent; FAILED_PRECONDITION
+     * when it awaits no review (another decision, or never hidden by flags).
+     */
+    recordReview: {
+      name: "RecordReview",
+      requestType: RecordReviewRequest as typeof RecordReviewRequest,
+      requestStream: false,
+      responseType: ReviewDecision as typeof ReviewDecision,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
     },
   },
 } as const;
@@ -7212,6 +8254,35 @@ export const ForumServiceService = {
       Buffer.from(ListPostEventsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListPostEventsResponse => ListPostEventsResponse.decode(value),
   },
+  /**
+   * The owner's review queue (docs/design/identity-and-abuse.md#review-queue): posts and comments
+   * hidden by flags and not decided yet, oldest first (keyset on the partial indexes *_review_queue).
+   */
+  listReviewQueue: {
+    path: "/aps.forum.v1.ForumService/ListReviewQueue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListReviewQueueRequest): Buffer =>
+      Buffer.from(ListReviewQueueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListReviewQueueRequest => ListReviewQueueRequest.decode(value),
+    responseSerialize: (value: ListReviewQueueResponse): Buffer =>
+      Buffer.from(ListReviewQueueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListReviewQueueResponse => ListReviewQueueResponse.decode(value),
+  },
+  /**
+   * The owner decides on a target of the review queue. IDEMPOTENT: the same decision again answers
+   * the recorded one and changes nothing (changed = false); NOT_FOUND when absent; FAILED_PRECONDITION
+   * when it awaits no review (another decision, or never hidden by flags).
+   */
+  recordReview: {
+    path: "/aps.forum.v1.ForumService/RecordReview" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordReviewRequest): Buffer => Buffer.from(RecordReviewRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordReviewRequest => RecordReviewRequest.decode(value),
+    responseSerialize: (value: ReviewDecision): Buffer => Buffer.from(ReviewDecision.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReviewDecision => ReviewDecision.decode(value),
+  },
 } as const;
 
 export interface ForumServiceServer extends UntypedServiceImplementation {
@@ -7276,6 +8347,17 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   withdrawPost: handleUnaryCall<WithdrawPostRequest, Post>;
   /** The forum's entries of a post's timeline (edits, withdrawal). */
   listPostEvents: handleUnaryCall<ListPostEventsRequest, ListPostEventsResponse>;
+  /**
+   * The owner's review queue (docs/design/identity-and-abuse.md#review-queue): posts and comments
+   * hidden by flags and not decided yet, oldest first (keyset on the partial indexes *_review_queue).
+   */
+  listReviewQueue: handleUnaryCall<ListReviewQueueRequest, ListReviewQueueResponse>;
+  /**
+   * The owner decides on a target of the review queue. IDEMPOTENT: the same decision again answers
+   * the recorded one and changes nothing (changed = false); NOT_FOUND when absent; FAILED_PRECONDITION
+   * when it awaits no review (another decision, or never hidden by flags).
+   */
+  recordReview: handleUnaryCall<RecordReviewRequest, ReviewDecision>;
 }
 
 export interface ForumServiceClient extends Client {
@@ -7641,6 +8723,45 @@ export interface ForumServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListPostEventsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The owner's review queue (docs/design/identity-and-abuse.md#review-queue): posts and comments
+   * hidden by flags and not decided yet, oldest first (keyset on the partial indexes *_review_queue).
+   */
+  listReviewQueue(
+    request: ListReviewQueueRequest,
+    callback: (error: ServiceError | null, response: ListReviewQueueResponse) => void,
+  ): ClientUnaryCall;
+  listReviewQueue(
+    request: ListReviewQueueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListReviewQueueResponse) => void,
+  ): ClientUnaryCall;
+  listReviewQueue(
+    request: ListReviewQueueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListReviewQueueResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The owner decides on a target of the review queue. IDEMPOTENT: the same decision again answers
+   * the recorded one and changes nothing (changed = false); NOT_FOUND when absent; FAILED_PRECONDITION
+   * when it awaits no review (another decision, or never hidden by flags).
+   */
+  recordReview(
+    request: RecordReviewRequest,
+    callback: (error: ServiceError | null, response: ReviewDecision) => void,
+  ): ClientUnaryCall;
+  recordReview(
+    request: RecordReviewRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReviewDecision) => void,
+  ): ClientUnaryCall;
+  recordReview(
+    request: RecordReviewRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReviewDecision) => void,
   ): ClientUnaryCall;
 }
 
