@@ -388,6 +388,8 @@ export class ForumRepository {
         postId,
         commentId: "",
         hidden: reason !== undefined,
+        by: "owner",
+        reason: reason ?? "",
       });
       return toPost(r.rows[0]);
     });
@@ -414,6 +416,8 @@ export class ForumRepository {
         postId: r.rows[0].post_id,
         commentId,
         hidden: reason !== undefined,
+        by: "owner",
+        reason: reason ?? "",
       });
       return toComment(r.rows[0]);
     });

@@ -101,6 +101,10 @@ export interface BallotCast {
   sealing: string;
   /** the post's author */
   authorId: string;
+  /** the councillor's position before this ballot; "" for a first ballot */
+  previousVote: string;
+  /** the ballot's reason ("" none); sealed like the position */
+  reason: string;
 }
 
 /** Subject aps.council.case_closed */
@@ -185,6 +189,10 @@ export interface AccessChanged {
   agentId: string;
   /** "keys_revoked" | "suspended" | "reinstated" */
   change: string;
+  /** "suspended": the owner's reason; "" otherwise */
+  reason: string;
+  /** the suspension reason before the change; "" when not suspended */
+  previousReason: string;
 }
 
 /**
@@ -199,6 +207,10 @@ export interface PostModerated {
   /** "" when the post itself was moderated */
   commentId: string;
   hidden: boolean;
+  /** "owner", or "system" when flags hid it (docs/design/identity-and-abuse.md#community-flags) */
+  by: string;
+  /** the hide's reason; "" when shown again */
+  reason: string;
 }
 
 /**
@@ -413,6 +425,23 @@ export interface CaseSummary {
   /** its revision equals `revision` */
   case: Case | undefined;
   authorId: string;
+}
+
+/**
+ * Subject aps.council.links_set — the author of a proposal replaced its typed links
+ * (docs/reference/council.md "Links"); the audit log records it (docs/design/identity-and-abuse.md#audit-log).
+ * Bounded: at most MAX_LINKS links, each "<type>:<postId>".
+ */
+export interface LinksSet {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** the author */
+  by: string;
+  /** the links now, "<type>:<postId>", sorted */
+  links: string[];
+  /** the links before, same form */
+  previous: string[];
 }
 
 function createBasePostCreated(): PostCreated {
@@ -1512,6 +1541,8 @@ function createBaseBallotCast(): BallotCast {
     recusals: 0,
     sealing: "",
     authorId: "",
+    previousVote: "",
+    reason: "",
   };
 }
 
@@ -1549,6 +1580,12 @@ export const BallotCast: MessageFns<BallotCast> = {
     }
     if (message.authorId !== "") {
       writer.uint32(482).string(message.authorId);
+    }
+    if (message.previousVote !== "") {
+      writer.uint32(490).string(message.previousVote);
+    }
+    if (message.reason !== "") {
+      writer.uint32(498).string(message.reason);
     }
     return writer;
   },
@@ -1654,6 +1691,22 @@ export const BallotCast: MessageFns<BallotCast> = {
             message.authorId = reader.string();
             continue;
           }
+          case 61: {
+            if (tag !== 490) {
+              break;
+            }
+
+            message.previousVote = reader.string();
+            continue;
+          }
+          case 62: {
+            if (tag !== 498) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1699,6 +1752,12 @@ export const BallotCast: MessageFns<BallotCast> = {
         : isSet(object.author_id)
         ? globalThis.String(object.author_id)
         : "",
+      previousVote: isSet(object.previousVote)
+        ? globalThis.String(object.previousVote)
+        : isSet(object.previous_vote)
+        ? globalThis.String(object.previous_vote)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
     };
   },
 
@@ -1737,6 +1796,12 @@ export const BallotCast: MessageFns<BallotCast> = {
     if (message.authorId !== "") {
       obj.authorId = message.authorId;
     }
+    if (message.previousVote !== "") {
+      obj.previousVote = message.previousVote;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
     return obj;
   },
 
@@ -1756,6 +1821,8 @@ export const BallotCast: MessageFns<BallotCast> = {
     message.recusals = object.recusals ?? 0;
     message.sealing = object.sealing ?? "";
     message.authorId = object.authorId ?? "";
+    message.previousVote = object.previousVote ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };
@@ -2654,7 +2721,7 @@ export const PostIndexed: MessageFns<PostIndexed> = {
 };
 
 function createBaseAccessChanged(): AccessChanged {
-  return { eventId: "", occurredAt: "", agentId: "", change: "" };
+  return { eventId: "", occurredAt: "", agentId: "", change: "", reason: "", previousReason: "" };
 }
 
 export const AccessChanged: MessageFns<AccessChanged> = {
@@ -2670,6 +2737,12 @@ export const AccessChanged: MessageFns<AccessChanged> = {
     }
     if (message.change !== "") {
       writer.uint32(34).string(message.change);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    if (message.previousReason !== "") {
+      writer.uint32(50).string(message.previousReason);
     }
     return writer;
   },
@@ -2719,6 +2792,22 @@ export const AccessChanged: MessageFns<AccessChanged> = {
             message.change = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.previousReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2749,6 +2838,12 @@ export const AccessChanged: MessageFns<AccessChanged> = {
         ? globalThis.String(object.agent_id)
         : "",
       change: isSet(object.change) ? globalThis.String(object.change) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      previousReason: isSet(object.previousReason)
+        ? globalThis.String(object.previousReason)
+        : isSet(object.previous_reason)
+        ? globalThis.String(object.previous_reason)
+        : "",
     };
   },
 
@@ -2766,6 +2861,12 @@ export const AccessChanged: MessageFns<AccessChanged> = {
     if (message.change !== "") {
       obj.change = message.change;
     }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.previousReason !== "") {
+      obj.previousReason = message.previousReason;
+    }
     return obj;
   },
 
@@ -2778,12 +2879,14 @@ export const AccessChanged: MessageFns<AccessChanged> = {
     message.occurredAt = object.occurredAt ?? "";
     message.agentId = object.agentId ?? "";
     message.change = object.change ?? "";
+    message.reason = object.reason ?? "";
+    message.previousReason = object.previousReason ?? "";
     return message;
   },
 };
 
 function createBasePostModerated(): PostModerated {
-  return { eventId: "", occurredAt: "", postId: "", commentId: "", hidden: false };
+  return { eventId: "", occurredAt: "", postId: "", commentId: "", hidden: false, by: "", reason: "" };
 }
 
 export const PostModerated: MessageFns<PostModerated> = {
@@ -2802,6 +2905,12 @@ export const PostModerated: MessageFns<PostModerated> = {
     }
     if (message.hidden !== false) {
       writer.uint32(40).bool(message.hidden);
+    }
+    if (message.by !== "") {
+      writer.uint32(50).string(message.by);
+    }
+    if (message.reason !== "") {
+      writer.uint32(58).string(message.reason);
     }
     return writer;
   },
@@ -2859,6 +2968,22 @@ export const PostModerated: MessageFns<PostModerated> = {
             message.hidden = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2894,6 +3019,8 @@ export const PostModerated: MessageFns<PostModerated> = {
         ? globalThis.String(object.comment_id)
         : "",
       hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
     };
   },
 
@@ -2914,6 +3041,12 @@ export const PostModerated: MessageFns<PostModerated> = {
     if (message.hidden !== false) {
       obj.hidden = message.hidden;
     }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
     return obj;
   },
 
@@ -2927,6 +3060,8 @@ export const PostModerated: MessageFns<PostModerated> = {
     message.postId = object.postId ?? "";
     message.commentId = object.commentId ?? "";
     message.hidden = object.hidden ?? false;
+    message.by = object.by ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };
@@ -5646,6 +5781,167 @@ export const CaseSummary: MessageFns<CaseSummary> = {
     message.revision = object.revision ?? 0;
     message.case = (object.case !== undefined && object.case !== null) ? Case.fromPartial(object.case) : undefined;
     message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBaseLinksSet(): LinksSet {
+  return { eventId: "", occurredAt: "", postId: "", by: "", links: [], previous: [] };
+}
+
+export const LinksSet: MessageFns<LinksSet> = {
+  encode(message: LinksSet, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.by !== "") {
+      writer.uint32(34).string(message.by);
+    }
+    for (const v of message.links) {
+      writer.uint32(42).string(v!);
+    }
+    for (const v of message.previous) {
+      writer.uint32(50).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LinksSet {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLinksSet();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.links.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.previous.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LinksSet {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      links: globalThis.Array.isArray(object?.links) ? object.links.map((e: any) => globalThis.String(e)) : [],
+      previous: globalThis.Array.isArray(object?.previous) ? object.previous.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: LinksSet): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.links?.length) {
+      obj.links = message.links;
+    }
+    if (message.previous?.length) {
+      obj.previous = message.previous;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LinksSet>): LinksSet {
+    return LinksSet.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LinksSet>): LinksSet {
+    const message = createBaseLinksSet();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.by = object.by ?? "";
+    message.links = object.links?.map((e) => e) || [];
+    message.previous = object.previous?.map((e) => e) || [];
     return message;
   },
 };
