@@ -11,6 +11,9 @@ import { hideComment } from "./admin/hide-comment.js";
 import { unhideComment } from "./admin/unhide-comment.js";
 import { listDeadLetters } from "./admin/list-dead-letters.js";
 import { replayDeadLetter } from "./admin/replay-dead-letter.js";
+import { listAuditAdmin } from "./admin/list-audit-admin.js";
+import { verifyAudit } from "./admin/verify-audit.js";
+import { listAudit } from "./audit/list-audit.js";
 import { getCapabilities } from "./meta/get-capabilities.js";
 import { getHeartbeat } from "./meta/get-heartbeat.js";
 import { getIndex } from "./meta/get-index.js";
@@ -146,6 +149,8 @@ export const ROUTES: readonly ApiRoute[] = [
   listDecisions,
   getDecision,
   getFeed,
+  // the audit log (docs/design/identity-and-abuse.md#audit-log)
+  listAudit,
   // admin
   grantSeat,
   revokeSeat,
@@ -158,6 +163,8 @@ export const ROUTES: readonly ApiRoute[] = [
   unhideComment,
   listDeadLetters,
   replayDeadLetter,
+  listAuditAdmin,
+  verifyAudit,
   // events, inbox and webhooks (docs/reference/events.md)
   listEvents,
   streamEvents,
