@@ -33,7 +33,12 @@ export const replayDeadLetter = defineRoute({
       action: "dead_letter.replayed",
       targetType: "dead_letter",
       targetId: id,
-      beforeJson: JSON.stringify({ parked: true, durable: parked.durable, subject: parked.subject, eventId: parked.eventId }),
+      beforeJson: JSON.stringify({
+        parked: true,
+        durable: parked.durable,
+        subject: parked.subject,
+        eventId: parked.eventId,
+      }),
       afterJson: JSON.stringify({ parked: false }),
       reason: "",
     });

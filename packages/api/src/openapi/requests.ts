@@ -313,7 +313,10 @@ export const auditQuery = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9_:-]{1,64}$/, "an agent, post or comment id")
     .optional()
-    .meta({ description: "only the entries about this agent, post or comment id", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
+    .meta({
+      description: "only the entries about this agent, post or comment id",
+      example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W",
+    }),
   actor: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,64}$/, "an agentId, owner or system")

@@ -1,4 +1,11 @@
-import { consumeEvents, type EventBus, type EventHandlers, type EventMessage, type EventType, type Subscription } from "@aps/platform";
+import {
+  consumeEvents,
+  type EventBus,
+  type EventHandlers,
+  type EventMessage,
+  type EventType,
+  type Subscription,
+} from "@aps/platform";
 import type { AuditInput, AuditStore } from "../store/audit.js";
 
 /** Durable consumer name of the audit log (one per purpose, docs/design/events.md#path-of-an-event). */
@@ -16,7 +23,9 @@ const owner = (f: Omit<AuditFields, "visibility" | "sealed" | "actor"> & { actor
 });
 
 /** The Council's case actions: public. */
-const council = (f: Omit<AuditFields, "visibility" | "sealed" | "reason"> & { reason?: string; sealed?: boolean }): AuditFields => ({
+const council = (
+  f: Omit<AuditFields, "visibility" | "sealed" | "reason"> & { reason?: string; sealed?: boolean },
+): AuditFields => ({
   reason: "",
   sealed: false,
   ...f,

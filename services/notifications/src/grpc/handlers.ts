@@ -154,36 +154,39 @@ export function notificationsHandlers(
       const page = await stores.audit.list({ ...q, before: parseSeqCursor(q.before, "before") });
       return { items: page.items.map(auditEntry), nextCursor: page.next };
     }),
-    appendAudit: unary(log, async (req: notifications.AppendAuditRequest): Promise<notifications.AppendAuditResponse> => {
-      const q = parseRequest(
-        z.object({
-          idempotencyKey: z.string().min(1).max(128),
-          actor: z.string().min(1).max(64),
-          action: z.string().regex(/^[a-z_]+\.[a-z_]+$/),
-          targetType: z.string().min(1).max(32),
-          targetId: z.string().min(1).max(128),
-          beforeJson: auditJson,
-          afterJson: auditJson,
-          reason: z.string().max(2000),
-        }),
-        req,
-      );
-      const r = await stores.audit.append({
-        sourceId: `append:${q.idempotencyKey}`,
-        at: new Date().toISOString(),
-        actor: q.actor,
-        action: q.action,
-        targetType: q.targetType,
-        targetId: q.targetId,
-        before: q.beforeJson,
-        after: q.afterJson,
-        reason: q.reason,
-        // the only caller is the gateway recording an owner action (caller policy)
-        visibility: "private",
-        sealed: false,
-      });
-      return { seq: Number(r.seq) };
-    }),
+    appendAudit: unary(
+      log,
+      async (req: notifications.AppendAuditRequest): Promise<notifications.AppendAuditResponse> => {
+        const q = parseRequest(
+          z.object({
+            idempotencyKey: z.string().min(1).max(128),
+            actor: z.string().min(1).max(64),
+            action: z.string().regex(/^[a-z_]+\.[a-z_]+$/),
+            targetType: z.string().min(1).max(32),
+            targetId: z.string().min(1).max(128),
+            beforeJson: auditJson,
+            afterJson: auditJson,
+            reason: z.string().max(2000),
+          }),
+          req,
+        );
+        const r = await stores.audit.append({
+          sourceId: `append:${q.idempotencyKey}`,
+          at: new Date().toISOString(),
+          actor: q.actor,
+          action: q.action,
+          targetType: q.targetType,
+          targetId: q.targetId,
+          before: q.beforeJson,
+          after: q.afterJson,
+          reason: q.reason,
+          // the only caller is the gateway recording an owner action (caller policy)
+          visibility: "private",
+          sealed: false,
+        });
+        return { seq: Number(r.seq) };
+      },
+    ),
     verifyAudit: unary(log, async (): Promise<notifications.VerifyAuditResponse> => {
       const w = await stores.audit.verify();
       return {

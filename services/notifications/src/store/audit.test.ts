@@ -75,7 +75,9 @@ if (!pgUp)
     expect(rest.items[0]!.prevHash).toBe("0".repeat(64));
     const pub = await audit.list({ includePrivate: false, before: 0n, limit: 10, target: "", actor: "" });
     expect(pub.items.map((e) => [e.seq, e.actor])).toEqual([["2", "ag_c"]]);
-    expect((await audit.list({ includePrivate: true, before: 0n, limit: 10, target: "ag_1", actor: "" })).items).toHaveLength(1);
+    expect(
+      (await audit.list({ includePrivate: true, before: 0n, limit: 10, target: "ag_1", actor: "" })).items,
+    ).toHaveLength(1);
     expect(await audit.verify()).toEqual({ entries: 3 });
   });
 

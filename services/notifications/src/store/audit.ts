@@ -177,11 +177,15 @@ export class AuditStore {
       from = walk.last;
       if (r.rows.length < VERIFY_BATCH) break;
     }
-    const head = (await this.pool.query<{ seq: string; hash: string }>("SELECT seq, hash FROM audit_chain_head")).rows[0];
+    const head = (await this.pool.query<{ seq: string; hash: string }>("SELECT seq, hash FROM audit_chain_head"))
+      .rows[0];
     if (head && BigInt(head.seq) > from.seq)
       return {
         entries,
-        firstBad: { seq: String(from.seq + 1n), problem: `entry ${from.seq + 1n} is missing (the chain head is at ${head.seq})` },
+        firstBad: {
+          seq: String(from.seq + 1n),
+          problem: `entry ${from.seq + 1n} is missing (the chain head is at ${head.seq})`,
+        },
       };
     if (head && BigInt(head.seq) < from.seq)
       return { entries, firstBad: { seq: String(BigInt(head.seq) + 1n), problem: "an entry past the chain head" } };
