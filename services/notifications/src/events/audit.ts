@@ -184,7 +184,7 @@ export const AUDIT_RULES: { [T in EventType]?: (m: EventMessage<T>) => AuditFiel
   "council.post_duplicated": (m) =>
     council({
       actor: m.by,
-      action: "post.duplicated",
+      action: "duplicate.marked",
       ...post(m.postId),
       before: {},
       after: { duplicateOf: m.duplicateOf },
