@@ -165,6 +165,7 @@ export class FlagStore {
           hidden: true,
           by: "system",
           reason: hiddenReason,
+          previousReason: "", // a hidden target takes no flag (above)
         });
       return {
         targetId,

@@ -75,8 +75,8 @@ export const AUDIT_RULES: { [T in EventType]?: (m: EventMessage<T>) => AuditFiel
       action: `${m.commentId ? "comment" : "post"}.${m.hidden ? "hidden" : "unhidden"}`,
       targetType: m.commentId ? "comment" : "post",
       targetId: m.commentId || m.postId,
-      before: { hidden: !m.hidden },
-      after: { hidden: m.hidden },
+      before: { hidden: m.previousReason !== "", hiddenReason: or(m.previousReason) },
+      after: { hidden: m.hidden, hiddenReason: or(m.reason) },
       reason: m.reason,
     }),
   "council.case_opened": (m) =>

@@ -211,6 +211,8 @@ export interface PostModerated {
   by: string;
   /** the hide's reason; "" when shown again */
   reason: string;
+  /** the hide's reason before the change; "" when it was shown */
+  previousReason: string;
 }
 
 /**
@@ -2886,7 +2888,16 @@ export const AccessChanged: MessageFns<AccessChanged> = {
 };
 
 function createBasePostModerated(): PostModerated {
-  return { eventId: "", occurredAt: "", postId: "", commentId: "", hidden: false, by: "", reason: "" };
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    commentId: "",
+    hidden: false,
+    by: "",
+    reason: "",
+    previousReason: "",
+  };
 }
 
 export const PostModerated: MessageFns<PostModerated> = {
@@ -2911,6 +2922,9 @@ export const PostModerated: MessageFns<PostModerated> = {
     }
     if (message.reason !== "") {
       writer.uint32(58).string(message.reason);
+    }
+    if (message.previousReason !== "") {
+      writer.uint32(66).string(message.previousReason);
     }
     return writer;
   },
@@ -2984,6 +2998,14 @@ export const PostModerated: MessageFns<PostModerated> = {
             message.reason = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.previousReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3021,6 +3043,11 @@ export const PostModerated: MessageFns<PostModerated> = {
       hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
       by: isSet(object.by) ? globalThis.String(object.by) : "",
       reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      previousReason: isSet(object.previousReason)
+        ? globalThis.String(object.previousReason)
+        : isSet(object.previous_reason)
+        ? globalThis.String(object.previous_reason)
+        : "",
     };
   },
 
@@ -3047,6 +3074,9 @@ export const PostModerated: MessageFns<PostModerated> = {
     if (message.reason !== "") {
       obj.reason = message.reason;
     }
+    if (message.previousReason !== "") {
+      obj.previousReason = message.previousReason;
+    }
     return obj;
   },
 
@@ -3062,6 +3092,7 @@ export const PostModerated: MessageFns<PostModerated> = {
     message.hidden = object.hidden ?? false;
     message.by = object.by ?? "";
     message.reason = object.reason ?? "";
+    message.previousReason = object.previousReason ?? "";
     return message;
   },
 };
