@@ -130,7 +130,9 @@ const realUp = (await hasNats()) && (await hasPostgres());
       const replayed = await cli(["events", "dlq", "replay", String(first.id)]);
       expect(JSON.parse(replayed.stdout)).toEqual({ replayed: first.id });
       // recorded in the audit log before the replay (docs/design/identity-and-abuse.md#audit-log)
-      const audited = await httpClient(sys.baseUrl)("GET", `/admin/audit?target=${first.id}`, { key: sys.adminToken });
+      const audited = await httpClient(sys.baseUrl)("GET", `/admin/audit?target=${String(first.id)}`, {
+        key: sys.adminToken,
+      });
       expect(audited.body.items).toEqual([
         expect.objectContaining({
           actor: "owner",
