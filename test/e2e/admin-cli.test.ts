@@ -108,7 +108,13 @@ const realUp = (await hasNats()) && (await hasPostgres());
       const subject = `${sys.env!.APS_SUBJECT_PREFIX}.council.case_closed`;
       await nc.jetstream().publish(subject, new Uint8Array([0xff, 0xff, 0xff]), { msgID: `garbage-${Date.now()}` });
       await nc.close();
-      const consumers = ["forum-status", "identity-sagacity", "knowledge-index", "notifications-feed"];
+      const consumers = [
+        "forum-status",
+        "identity-sagacity",
+        "knowledge-index",
+        "notifications-audit",
+        "notifications-feed",
+      ];
       const items = await waitList(consumers.length);
       expect(items.map((i) => i.durable).sort()).toEqual(consumers);
       for (const i of items) {
@@ -123,6 +129,19 @@ const realUp = (await hasNats()) && (await hasPostgres());
       const first = items[0]!;
       const replayed = await cli(["events", "dlq", "replay", String(first.id)]);
       expect(JSON.parse(replayed.stdout)).toEqual({ replayed: first.id });
+      // recorded in the audit log before the replay (docs/design/identity-and-abuse.md#audit-log)
+      const audited = await httpClient(sys.baseUrl)("GET", `/admin/audit?target=${String(first.id)}`, {
+        key: sys.adminToken,
+      });
+      expect(audited.body.items).toEqual([
+        expect.objectContaining({
+          actor: "owner",
+          action: "dead_letter.replayed",
+          target: { type: "dead_letter", id: String(first.id) },
+          before: expect.objectContaining({ parked: true, durable: first.durable }),
+          after: { parked: false },
+        }),
+      ]);
       // the replay went to every consumer of the subject; each parked it again: n + (n - 1) new, the replayed id gone
       const expected = consumers.length * 2 - 1;
       const after = await waitList(expected);

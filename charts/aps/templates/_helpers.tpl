@@ -446,7 +446,7 @@ Call with (dict "root" $ "name" "forum").
 {{- define "aps.natsPermissions" -}}
 {{- $p := .root.Values.config.subjectPrefix }}
 {{- $s := .root.Values.config.natsStream }}
-{{- $durables := dict "forum" (list "forum-status" "forum-case-projection") "identity" (list "identity-sagacity") "council" (list "council-agenda") "knowledge" (list "knowledge-index") "notifications" (list "notifications-feed") }}
+{{- $durables := dict "forum" (list "forum-status" "forum-case-projection") "identity" (list "identity-sagacity") "council" (list "council-agenda") "knowledge" (list "knowledge-index") "notifications" (list "notifications-feed" "notifications-audit") }}
 {{- $js := list "$JS.API.INFO" (printf "$JS.API.STREAM.INFO.%s" $s) "$JS.API.CONSUMER.>" (printf "$JS.ACK.%s.>" $s) }}
 {{- if eq .name "gateway" }}
 {{- dict "publish" (dict "allow" (append $js (printf "$JS.API.STREAM.MSG.GET.%s" $s))) "subscribe" (dict "allow" (list "_INBOX.>" (printf "%s.>" $p))) | toJson | replace "\\u003e" ">" }}

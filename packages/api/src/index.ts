@@ -13,6 +13,9 @@ import { listReviewQueue } from "./admin/list-review-queue.js";
 import { recordReview } from "./admin/record-review.js";
 import { listDeadLetters } from "./admin/list-dead-letters.js";
 import { replayDeadLetter } from "./admin/replay-dead-letter.js";
+import { listAuditAdmin } from "./admin/list-audit-admin.js";
+import { verifyAudit } from "./admin/verify-audit.js";
+import { listAudit } from "./audit/list-audit.js";
 import { getCapabilities } from "./meta/get-capabilities.js";
 import { getHeartbeat } from "./meta/get-heartbeat.js";
 import { getIndex } from "./meta/get-index.js";
@@ -148,6 +151,8 @@ export const ROUTES: readonly ApiRoute[] = [
   listDecisions,
   getDecision,
   getFeed,
+  // the audit log (docs/design/identity-and-abuse.md#audit-log)
+  listAudit,
   // admin
   grantSeat,
   revokeSeat,
@@ -162,6 +167,8 @@ export const ROUTES: readonly ApiRoute[] = [
   recordReview,
   listDeadLetters,
   replayDeadLetter,
+  listAuditAdmin,
+  verifyAudit,
   // events, inbox and webhooks (docs/reference/events.md)
   listEvents,
   streamEvents,

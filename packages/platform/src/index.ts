@@ -53,6 +53,7 @@ export * from "./retention.js";
 export * from "./bus/tracing.js";
 export { setHttpRoute, shutdownTelemetry } from "./telemetry-hooks.js";
 export * from "./keyset.js";
+export * from "./audit-chain.js";
 export * from "./topology.js";
 export * from "./lifecycle.js";
 export * from "./tags.js";

@@ -5,6 +5,7 @@ import { deadLetterCommand } from "./dead-letters.js";
 import { moderationCommand } from "./moderation.js";
 import { DEFAULT_APS_URL, mcpCommand } from "./mcp.js";
 import { chartSecretCommand } from "./chart-secret.js";
+import { auditVerifyCommand } from "./audit.js";
 
 const USAGE = `usage: aps <command>
   seats grant <agentId> councillor|chief     grant a seat   (needs APS_ADMIN_TOKEN)
@@ -19,6 +20,8 @@ const USAGE = `usage: aps <command>
   review list [cursor]                       content hidden by flags, oldest first (needs APS_ADMIN_TOKEN)
   review restore|keep_hidden|suspend_author <id> [reason…]
                                              decide on it (a reason but for restore; needs APS_ADMIN_TOKEN)
+  audit verify                               walk the audit log's hash chain; exit 1 naming the first bad entry
+                                             (needs APS_ADMIN_TOKEN)
   import-peps <file.jsonl> [--limit N] [--out result.json]
                                              import PEPs through the public API
   mcp                                        MCP server on stdio for an agent (key from APS_API_KEY)
@@ -55,6 +58,14 @@ try {
     if (!(await moderationCommand(baseUrl, token, cmd, args))) {
       console.error(USAGE);
       process.exitCode = 2;
+    }
+  } else if (cmd === "audit" && args[0] === "verify" && args.length === 1) {
+    const token = process.env.APS_ADMIN_TOKEN;
+    if (!token) throw new Error("APS_ADMIN_TOKEN is not set");
+    const out = await auditVerifyCommand(baseUrl, token);
+    if (out.firstBad) {
+      console.error(`aps: the audit log is broken at entry ${out.firstBad.seq}: ${out.firstBad.problem}`);
+      process.exitCode = 1;
     }
   } else if (cmd === "mcp" && args.length === 0) {
     await mcpCommand(process.env);

@@ -67,7 +67,8 @@ function errorStatuses(op: OpenApiOperation): number[] {
 /**
  * The endpoint table: one row per operation of the OpenAPI document (method, path relative to
  * `/v1`, who may call it, success statuses, the error statuses beyond those every operation may
- * answer, and the summary); then the owner's operations (owner token) as one list, and the line
+ * answer, and the summary); then one line counting the owner's operations (owner token; each is
+ * on the endpoints page: agents cannot call them, so skill.md spends no row on them), and the line
  * naming the statuses every operation may answer.
  */
 export function renderEndpoints(doc: OpenApiLike): string {
@@ -96,8 +97,7 @@ export function renderEndpoints(doc: OpenApiLike): string {
     "",
     ...(owner.length
       ? [
-          "Owner only (`Bearer <APS_ADMIN_TOKEN>`; else 401, or 404 where none is set):",
-          `${owner.map(({ method, path }) => `\`${method} ${path}\``).join(", ")}.`,
+          `The platform owner's ${owner.length} operations under \`/admin\` (\`Bearer <APS_ADMIN_TOKEN>\`): [endpoints](/docs/endpoints.md).`,
           "",
         ]
       : []),

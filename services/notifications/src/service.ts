@@ -13,8 +13,10 @@ import {
 } from "@aps/platform";
 import { notifications } from "@aps/proto";
 import { loadConfig, poolForConcurrency, type NotificationsConfig } from "./config.js";
+import { consumeAudit } from "./events/audit.js";
 import { consumeFeed } from "./events/feed.js";
 import { notificationsHandlers, type NotificationsStores } from "./grpc/handlers.js";
+import { AuditStore } from "./store/audit.js";
 import { DEFAULT_FANOUT_PAGE, FanoutWorker } from "./store/fanout.js";
 import { FeedStore } from "./store/feed.js";
 import { InboxStore } from "./store/inbox.js";
@@ -85,7 +87,7 @@ export interface NotificationsHandle {
 
 /**
  * Starts the notifications service on the service template (docs/design/services.md#start-and-stop-order): migrations, gRPC
- * (+ health), then the feed consumer of every public event, the webhook delivery worker, the
+ * (+ health), then the audit log's consumer (docs/design/identity-and-abuse.md#audit-log), the feed consumer of every public event, the webhook delivery worker, the
  * paged inbox fan-out (docs/design/notifications.md#paged-inbox-fan-out) and the retention of the feed, inbox and deliveries (docs/design/notifications.md#ingest, docs/design/operations.md#retention).
  */
 export async function startNotifications(deps: ServiceDeps, opts: NotificationsOptions): Promise<NotificationsHandle> {
@@ -119,13 +121,15 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
       inbox: new InboxStore(deps.db.pool),
       webhooks: new WebhookStore(deps.db.pool, () => worker.notify()),
       watches: new WatchStore(deps.db.pool, watch),
+      audit: new AuditStore(deps.db.pool),
     }),
     handlers: (repo) =>
       notificationsHandlers(repo, policy, deps.log, {
         secretOverlapMs: opts.secretOverlapMs,
         ...(opts.webhooksPerSource === undefined ? {} : { perSource: opts.webhooksPerSource }),
       }),
-    background: async () => {
+    background: async (repo) => {
+      const audit = await consumeAudit(deps.bus, repo.audit);
       const feed = await consumeFeed(
         deps.bus,
         deps.db.pool,
@@ -137,7 +141,7 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
       );
       worker.start();
       fanout.start();
-      return [feed, worker, fanout];
+      return [audit, feed, worker, fanout];
     },
     retention: (s) => notificationsRetentionRules(s, opts.feedRetentionMs),
   });

@@ -368,5 +368,27 @@ export const reviewBody = z
   });
 /** `GET /admin/events/dlq`. */
 export const dlqQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+/** `GET /audit` and `GET /admin/audit` (docs/design/identity-and-abuse.md#audit-log): newest first, `before` a `nextCursor`. */
+export const auditQuery = z.strictObject({
+  before: z
+    .string()
+    .regex(/^\d{1,18}$/, "a cursor returned by this API")
+    .optional()
+    .meta({ description: "the `nextCursor` of the page before: entries older than it", example: "1042" }),
+  limit: z.coerce.number().int().min(1).max(100).default(50).meta({ description: "page size (1–100)" }),
+  target: z
+    .string()
+    .regex(/^[A-Za-z0-9_:-]{1,64}$/, "an agent, post or comment id")
+    .optional()
+    .meta({
+      description: "only the entries about this agent, post or comment id",
+      example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W",
+    }),
+  actor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, "an agentId, owner or system")
+    .optional()
+    .meta({ description: "only the entries of this actor: an agentId, `owner` or `system`", example: "owner" }),
+});
 /** `POST /admin/events/dlq/{id}/replay`. */
 export const dlqParams = z.object({ id: z.string().regex(/^[0-9]{1,20}$/, "a dead-letter id (digits)") });

@@ -675,6 +675,48 @@ export const ReviewDecision = z
 /** `POST /admin/events/dlq/{id}/replay`. */
 export const Replayed = z.strictObject({ replayed: z.string() }).meta({ id: "Replayed" });
 
+const fields = z
+  .record(z.string(), z.unknown())
+  .meta({ description: "the fields the action changed (a small JSON object; `{}` when none)" });
+
+/** One entry of the audit log (docs/design/identity-and-abuse.md#audit-log). */
+export const AuditEntry = z
+  .strictObject({
+    seq: z.string().meta({ description: "position in the chain (1, 2, 3 …); also the keyset cursor", example: "1042" }),
+    at: instant,
+    actor: z.string().meta({ description: "an agentId, `owner` or `system`", example: "owner" }),
+    action: z.string().meta({ example: "agent.suspended" }),
+    target: z.strictObject({
+      type: z.enum(["agent", "post", "comment", "dead_letter"]),
+      id: z.string(),
+    }),
+    before: fields,
+    after: fields,
+    reason: z.string().nullable(),
+    visibility: z.enum(["public", "private"]),
+    sealed: z.boolean().meta({
+      description: "a ballot of a sealed case: the public list shows its position and reason as sealed",
+    }),
+    prevHash: z.string().meta({ description: "the hash of the entry before (64 zeros for the first)" }),
+    hash: z.string().meta({ description: "hex sha256(prevHash || canonical JSON of the entry)" }),
+  })
+  .meta({ id: "AuditEntry" });
+
+/** `GET /audit` and `GET /admin/audit`: newest first; `nextCursor` null on the last page. */
+export const AuditPage = z
+  .strictObject({ items: z.array(AuditEntry), nextCursor: z.string().nullable() })
+  .meta({ id: "AuditPage" });
+
+/** `GET /admin/audit/verify`: the chain walked from its first entry. */
+export const AuditVerification = z
+  .strictObject({
+    ok: z.boolean(),
+    entries: z.number().int().meta({ description: "entries walked" }),
+    firstBadSeq: z.string().nullable().meta({ description: "the first bad sequence number; null when ok" }),
+    problem: z.string().nullable(),
+  })
+  .meta({ id: "AuditVerification" });
+
 /** `POST /admin/agents/{agentId}/keys/revoke`. */
 export const RevokedKeys = z
   .strictObject({ agentId: agentIdOf, revoked: z.number().int() })

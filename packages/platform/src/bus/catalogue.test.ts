@@ -107,6 +107,8 @@ describe("the event catalogue", () => {
           recusals: 0,
           sealing: "until_closed",
           authorId: "a_0",
+          previousVote: "",
+          reason: "",
         });
         await outbox.publish(tx, "identity.key_rotated", { agentId: "a_1", occurredAt: "2026-01-01T00:00:00.000Z" });
         wakesInside = wakes;

@@ -37,6 +37,7 @@ export const EVENT_TYPES = {
   "council.progress_reported": events.ProgressReported,
   "council.post_duplicated": events.PostDuplicated,
   "council.case_summary": events.CaseSummary,
+  "council.links_set": events.LinksSet,
   "knowledge.post_indexed": events.PostIndexed,
 } as const;
 

@@ -22,7 +22,7 @@ export const OWN_DURABLES: Readonly<Record<string, readonly string[]>> = {
   identity: ["identity-sagacity"],
   council: ["council-agenda"],
   knowledge: ["knowledge-index"],
-  notifications: ["notifications-feed"],
+  notifications: ["notifications-feed", "notifications-audit"],
 };
 
 /** Names of the NATS users: every deployable (topology.ts) connects as itself. */

@@ -73,6 +73,18 @@ export class NotificationsClient {
   listUnreadReplies(req: notifications.ListUnreadRepliesRequest): Promise<notifications.ListUnreadRepliesResponse> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "listUnreadReplies", req);
   }
+  /** One page of the audit log, newest first (docs/design/identity-and-abuse.md#audit-log); public entries only unless `req.includePrivate`. */
+  listAudit(req: notifications.ListAuditRequest): Promise<notifications.ListAuditResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "listAudit", req);
+  }
+  /** Appends an owner action no event carries (a dead-letter replay); a retry with the same `idempotencyKey` appends nothing more. */
+  appendAudit(req: notifications.AppendAuditRequest): Promise<notifications.AppendAuditResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "appendAudit", req);
+  }
+  /** Walks the audit chain from its first entry; `ok` false names the first bad sequence number. */
+  verifyAudit(): Promise<notifications.VerifyAuditResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "verifyAudit", {});
+  }
   /** True when the service answers the gRPC health check SERVING within `ms` (readiness, docs/design/operations.md#health-and-readiness). */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);

@@ -108,6 +108,10 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     redeliver: GATEWAY,
     rotateSecret: GATEWAY,
     listUnreadReplies: GATEWAY, // GET /v1/me/attention (docs/design/agents.md#attention)
+    // the audit log (docs/design/identity-and-abuse.md#audit-log): its reads, and the dead-letter replay the gateway records
+    listAudit: GATEWAY,
+    appendAudit: GATEWAY,
+    verifyAudit: GATEWAY,
   },
 };
 

@@ -16,11 +16,11 @@ const SERVICES: ServiceDefinitionLike[] = [
   notifications.NotificationsServiceDefinition,
   translation.TranslationServiceDefinition,
 ];
-/** Verbs of methods that only read: running them twice changes nothing. */
-const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate|ResolveMentions|Unread$)/;
+/** Verbs of methods that only read: running them twice changes nothing (VerifyAudit walks the audit chain, docs/design/identity-and-abuse.md#audit-log). */
+const READS = /^(Get|List|Search|Similar|Count|VotesAt|Authenticate|ResolveMentions|Unread$|VerifyAudit$)/;
 /** Verbs of methods that change state (or spend quota): never sent twice by the client. */
 const WRITES =
-  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue|Flag|Raise|Resolve|Update|Edit|Verify|Report|Withdraw|Mark|Set|Ping|Redeliver|Delete)/;
+  /^(Create|Cast|Join|Rotate|Grant|Revoke|Suspend|Reinstate|Moderate|Begin|Finish|Translate|Nominate|Record|Complete|CloseDue|Flag|Raise|Resolve|Update|Edit|Verify|Report|Withdraw|Mark|Set|Ping|Redeliver|Delete|Append)/;
 /**
  * Writes that set a state, declared IDEMPOTENT: the same call again writes nothing, so a call lost
  * with its connection is sent again. A ballot (docs/design/votes-and-heat.md#idempotent-castvote), several at once

@@ -109,7 +109,7 @@ export function caseActionHandlers(
         throw new ApsError("invalid_state", "a free-discussion post has no Council record to link from");
       const missing = targets.filter((t) => !items.some((p) => p.id === t));
       if (missing.length > 0) throw new ApsError("not_found", `no such post to link to: ${missing.join(", ")}`);
-      return actions.setLinks(r.postId, post.status, r.links, idem);
+      return actions.setLinks(r.postId, r.authorId, post.status, r.links, idem);
     }),
     recordDecision: unary(log, async (req: council.RecordDecisionRequest) => {
       const r = parseRequest(

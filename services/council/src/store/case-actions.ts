@@ -162,10 +162,12 @@ export class CaseActions {
    * `links`; `postStatus` is the post's status as the forum shows it.
    * Accepted while the proposal is `open`, `agenda` or `review` (`invalid_state` after); the
    * caller checked the author, the targets' existence and the count. With a case, the case's
-   * summary is published again so the post shows them.
+   * summary is published again so the post shows them. Enqueues `council.links_set` (the links
+   * before and after, by `authorId`) for the audit log.
    */
   async setLinks(
     postId: string,
+    authorId: string,
     postStatus: string,
     links: readonly { type: string; postId: string }[],
     idem?: IdempotencyScope,
@@ -179,6 +181,11 @@ export class CaseActions {
           "invalid_state",
           `links are declared before the Council decides; this proposal is ${status}`,
         );
+      const form = (rows: { type: string; target_id: string }[]) => rows.map((l) => `${l.type}:${l.target_id}`).sort();
+      const before = await tx.query<{ type: string; target_id: string }>(
+        "SELECT type, target_id FROM proposal_links WHERE post_id = $1",
+        [postId],
+      );
       await tx.query("DELETE FROM proposal_links WHERE post_id = $1", [postId]);
       if (links.length > 0)
         await tx.query(
@@ -191,6 +198,14 @@ export class CaseActions {
         "SELECT type, target_id FROM proposal_links WHERE post_id = $1 ORDER BY type, target_id",
         [postId],
       );
+      // for the audit log (docs/design/identity-and-abuse.md#audit-log)
+      await this.repo.outbox.publish(tx, "council.links_set", {
+        occurredAt: now.toISOString(),
+        postId,
+        by: authorId,
+        links: form(r.rows),
+        previous: form(before.rows),
+      });
       return { postId, links: r.rows.map((l) => ({ type: l.type, postId: l.target_id })) };
     });
   }

@@ -117,7 +117,7 @@ const DAY = 86_400_000;
       await decide(rejected, "reject");
       await decide(required, "approve");
       expect((await repo.get(rejected)).status).toBe("rejected");
-      await nowActions.setLinks(newer, "open", [
+      await nowActions.setLinks(newer, "ext_author", "open", [
         { type: "supersedes", postId: adopted },
         { type: "replaces", postId: rejected },
         { type: "requires", postId: required },
@@ -135,7 +135,7 @@ const DAY = 86_400_000;
       const sup = await published("council.case_superseded", (b) => events.CaseSuperseded.decode(b), adopted);
       expect(sup.map((m) => m.supersededBy)).toEqual([newer]);
       // decided: the links can no longer change
-      expect(await code(nowActions.setLinks(newer, "adopted", []))).toBe("invalid_state");
+      expect(await code(nowActions.setLinks(newer, "ext_author", "adopted", []))).toBe("invalid_state");
     });
   },
 );

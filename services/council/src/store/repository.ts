@@ -303,6 +303,11 @@ export class CouncilRepository {
       c.seats = Math.max(1, await seatedNow());
       await tx.query("UPDATE cases SET seats = $2 WHERE post_id = $1", [postId, c.seats]);
     }
+    // the position before, for the audit log's `before` (docs/design/identity-and-abuse.md#audit-log); the case is locked
+    const previous = await tx.query<{ vote: string }>(
+      "SELECT vote FROM ballots WHERE post_id = $1 AND councillor_id = $2",
+      [postId, councillorId],
+    );
     await tx.query(
       `INSERT INTO ballots (post_id, councillor_id, vote, reason, cast_at, owner_domain) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (post_id, councillor_id) DO UPDATE SET vote = EXCLUDED.vote, reason = EXCLUDED.reason,
@@ -334,6 +339,8 @@ export class CouncilRepository {
       recusals: c.recusals,
       sealing: c.sealing,
       authorId: c.author_id,
+      previousVote: previous.rows[0]?.vote ?? "",
+      reason: reason ?? "",
     });
     await this.settle(tx, c, now, councillorId, "ballots_changed");
   }

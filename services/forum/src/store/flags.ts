@@ -131,6 +131,7 @@ export class FlagStore {
           secondsToNextUtcDay(now),
         );
       let hidden = false;
+      let hiddenReason = "";
       if (counted) {
         const n = (
           await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM flags WHERE target_id = $1 AND counted", [
@@ -139,9 +140,10 @@ export class FlagStore {
         ).rows[0]!.n;
         if (n >= this.threshold) {
           hidden = true;
+          hiddenReason = `Hidden after ${n} flags, awaiting the platform owner's review`;
           await tx.query(
             `UPDATE ${table} SET hidden_at = $2, hidden_reason = $3, hidden_by_flags = true WHERE id = $1`,
-            [targetId, now, `Hidden after ${n} flags, awaiting the platform owner's review`],
+            [targetId, now, hiddenReason],
           );
         }
       }
@@ -161,6 +163,9 @@ export class FlagStore {
           postId: target.post_id,
           commentId,
           hidden: true,
+          by: "system",
+          reason: hiddenReason,
+          previousReason: "", // a hidden target takes no flag (above)
         });
       return {
         targetId,

@@ -379,6 +379,11 @@ export class ForumRepository {
   async moderatePost(postId: string, reason: string | undefined): Promise<forum.Post> {
     const now = this.clock.now();
     return withTransaction(this.pool, async (tx) => {
+      // the reason before, for the audit log's `before` (docs/design/identity-and-abuse.md#audit-log)
+      const was = await tx.query<{ hidden_reason: string | null }>(
+        "SELECT hidden_reason FROM posts WHERE id = $1 FOR UPDATE",
+        [postId],
+      );
       const r = await tx.query<PostRow>(
         reason === undefined
           ? `UPDATE posts SET hidden_at = NULL, hidden_reason = NULL WHERE id = $1 RETURNING ${POST_COLUMNS}`
@@ -392,6 +397,9 @@ export class ForumRepository {
         postId,
         commentId: "",
         hidden: reason !== undefined,
+        by: "owner",
+        reason: reason ?? "",
+        previousReason: was.rows[0]?.hidden_reason ?? "",
       });
       return toPost(r.rows[0]);
     });
@@ -405,6 +413,10 @@ export class ForumRepository {
   async moderateComment(commentId: string, reason: string | undefined): Promise<forum.Comment> {
     const now = this.clock.now();
     return withTransaction(this.pool, async (tx) => {
+      const was = await tx.query<{ hidden_reason: string | null }>(
+        "SELECT hidden_reason FROM comments WHERE id = $1 FOR UPDATE",
+        [commentId],
+      );
       const r = await tx.query<CommentRow>(
         reason === undefined
           ? "UPDATE comments SET hidden_at = NULL, hidden_reason = NULL WHERE id = $1 RETURNING *"
@@ -418,6 +430,9 @@ export class ForumRepository {
         postId: r.rows[0].post_id,
         commentId,
         hidden: reason !== undefined,
+        by: "owner",
+        reason: reason ?? "",
+        previousReason: was.rows[0]?.hidden_reason ?? "",
       });
       return toComment(r.rows[0]);
     });

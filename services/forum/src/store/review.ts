@@ -47,6 +47,7 @@ interface TargetRow {
   post_id: string;
   author_id: string;
   hidden: boolean;
+  hidden_reason: string | null;
   hidden_by_flags: boolean;
   flags_decision: ReviewDecisionKind | null;
   flags_decided_at: Date | null;
@@ -175,7 +176,7 @@ export class ReviewQueue {
       const t = (
         await tx.query<TargetRow>(
           `SELECT ${table === "posts" ? "id" : "post_id"} AS post_id, author_id, hidden_at IS NOT NULL AS hidden,
-                  hidden_by_flags, flags_decision, flags_decided_at, flags_decision_reason
+                  hidden_reason, hidden_by_flags, flags_decision, flags_decided_at, flags_decision_reason
              FROM ${table} WHERE id = $1 FOR UPDATE`,
           [targetId],
         )
@@ -212,6 +213,7 @@ export class ReviewQueue {
         commentId,
         authorId: t.author_id,
         decision,
+        reason,
       });
       if (decision === "restore")
         await this.outbox.publish(tx, "forum.post_moderated", {
@@ -219,6 +221,9 @@ export class ReviewQueue {
           postId: t.post_id,
           commentId,
           hidden: false,
+          by: "owner",
+          reason: "",
+          previousReason: t.hidden_reason ?? "",
         });
       return answer(true, now, reason, decision !== "restore");
     });

@@ -445,6 +445,8 @@ export class IdentityRepository {
         occurredAt: now.toISOString(),
         agentId,
         change: "keys_revoked",
+        reason: "",
+        previousReason: "",
       });
       return { revoked: r.rowCount ?? 0, eventId };
     });
@@ -465,6 +467,11 @@ export class IdentityRepository {
     const now = this.clock.now();
     const eventId = await withTransaction(this.pool, async (tx) => {
       await this.mustExist(tx, agentId);
+      // the reason before, for the audit log's `before` (docs/design/identity-and-abuse.md#audit-log)
+      const was = await tx.query<{ suspended_reason: string | null }>(
+        "SELECT suspended_reason FROM agents WHERE agent_id = $1 FOR UPDATE",
+        [agentId],
+      );
       await tx.query(
         reason === undefined
           ? "UPDATE agents SET suspended_at = NULL, suspended_reason = NULL WHERE agent_id = $1"
@@ -475,6 +482,8 @@ export class IdentityRepository {
         occurredAt: now.toISOString(),
         agentId,
         change: reason === undefined ? "reinstated" : "suspended",
+        reason: reason ?? "",
+        previousReason: was.rows[0]?.suspended_reason ?? "",
       });
     });
     if (reason !== undefined) await this.outbox.announced([eventId], "the suspension");

@@ -1,7 +1,17 @@
 import { z } from "zod";
-import { checkTarget, LIMITS, parseRequest, unary, type Logger, type TargetPolicy } from "@aps/platform";
+import {
+  checkTarget,
+  LIMITS,
+  parseRequest,
+  unary,
+  type AuditJson,
+  type AuditLink,
+  type Logger,
+  type TargetPolicy,
+} from "@aps/platform";
 import type { notifications } from "@aps/proto";
 import { PUBLIC_EVENT_TYPES } from "../events/public-events.js";
+import type { AuditStore } from "../store/audit.js";
 import { parseSeqCursor, type FeedStore } from "../store/feed.js";
 import type { InboxStore } from "../store/inbox.js";
 import { WATCH_LEVELS, type WatchRow, type WatchStore } from "../store/watches.js";
@@ -25,6 +35,7 @@ export interface NotificationsStores {
   inbox: InboxStore;
   webhooks: WebhookStore;
   watches: WatchStore;
+  audit: AuditStore;
 }
 
 /** The SSRF settings of webhook registration (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS; DNS seam for tests). */
@@ -42,6 +53,38 @@ export interface WebhookHandlerOptions {
 
 const hookId = z.string().min(1).max(64);
 const postId = z.string().regex(/^p_[0-9A-HJKMNP-TV-Z]{26}$/, "postId: p_ + ULID");
+/** An audit entry on the wire (docs/design/identity-and-abuse.md#audit-log). */
+const auditEntry = (e: AuditLink): notifications.AuditEntry => ({
+  seq: Number(e.seq),
+  at: e.at,
+  actor: e.actor,
+  action: e.action,
+  targetType: e.targetType,
+  targetId: e.targetId,
+  beforeJson: JSON.stringify(e.before),
+  afterJson: JSON.stringify(e.after),
+  reason: e.reason,
+  visibility: e.visibility,
+  sealed: e.sealed,
+  prevHash: e.prevHash,
+  hash: e.hash,
+});
+/** A small JSON object of changed fields (≤ 4 KiB as text). */
+const auditJson = z
+  .string()
+  .max(4096)
+  .transform((t, ctx) => {
+    try {
+      const v: unknown = JSON.parse(t || "{}");
+      if (v !== null && typeof v === "object" && !Array.isArray(v)) return v as Record<string, AuditJson>;
+    } catch {
+      // refused below
+    }
+    ctx.addIssue({ code: "custom", message: "must be a JSON object" });
+    return z.NEVER;
+  });
+const auditFilter = z.string().max(64);
+
 const watch = (w: WatchRow): notifications.Watch => ({ postId: w.postId, level: w.level, updatedAt: w.since });
 
 /** gRPC handlers of aps.notifications.v1.NotificationsService (docs/reference/events.md). */
@@ -99,6 +142,62 @@ export function notificationsHandlers(
         return { items: page.items.map((r) => ({ ...r, dataJson: json(r.data) })), more: page.more };
       },
     ),
+    listAudit: unary(log, async (req: notifications.ListAuditRequest): Promise<notifications.ListAuditResponse> => {
+      const q = parseRequest(
+        z.object({
+          includePrivate: z.boolean(),
+          before: cursor,
+          limit: z.number().int().min(1).max(100),
+          target: auditFilter,
+          actor: auditFilter,
+        }),
+        req,
+      );
+      const page = await stores.audit.list({ ...q, before: parseSeqCursor(q.before, "before") });
+      return { items: page.items.map(auditEntry), nextCursor: page.next };
+    }),
+    appendAudit: unary(
+      log,
+      async (req: notifications.AppendAuditRequest): Promise<notifications.AppendAuditResponse> => {
+        const q = parseRequest(
+          z.object({
+            idempotencyKey: z.string().min(1).max(128),
+            actor: z.string().min(1).max(64),
+            action: z.string().regex(/^[a-z_]+\.[a-z_]+$/),
+            targetType: z.string().min(1).max(32),
+            targetId: z.string().min(1).max(128),
+            beforeJson: auditJson,
+            afterJson: auditJson,
+            reason: z.string().max(2000),
+          }),
+          req,
+        );
+        const r = await stores.audit.append({
+          sourceId: `append:${q.idempotencyKey}`,
+          at: new Date().toISOString(),
+          actor: q.actor,
+          action: q.action,
+          targetType: q.targetType,
+          targetId: q.targetId,
+          before: q.beforeJson,
+          after: q.afterJson,
+          reason: q.reason,
+          // the only caller is the gateway recording an owner action (caller policy)
+          visibility: "private",
+          sealed: false,
+        });
+        return { seq: Number(r.seq) };
+      },
+    ),
+    verifyAudit: unary(log, async (): Promise<notifications.VerifyAuditResponse> => {
+      const w = await stores.audit.verify();
+      return {
+        ok: !w.firstBad,
+        entries: w.entries,
+        firstBadSeq: w.firstBad ? Number(w.firstBad.seq) : 0,
+        problem: w.firstBad?.problem ?? "",
+      };
+    }),
     unread: unary(log, async (req: notifications.UnreadRequest): Promise<notifications.UnreadResponse> => {
       const q = parseRequest(z.object({ agentId }), req);
       return stores.inbox.unread(q.agentId);

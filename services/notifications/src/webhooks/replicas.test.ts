@@ -14,6 +14,7 @@ import {
   createTestDatabase,
   eventually,
   hasPostgres,
+  scaled,
   waitUntil,
   type TestDatabase,
 } from "@aps/testkit";
@@ -167,7 +168,8 @@ if (!pgUp)
       const secret = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
       const pool = dbs[0]!.pool;
       // 4 agents, 5 endpoints each on one receiver per agent, every answer a 204 after 1.5 s: a
-      // success, but not a quick one; each endpoint starts with a backlog of 10 deliveries
+      // success, but not a quick one; each endpoint starts with a backlog of 40 deliveries (a minute
+      // of its answers: on the old rule the honest endpoint waited that long for a slot)
       const crowd = await Promise.all([0, 1, 2, 3].map(() => receiver(1_500)));
       for (const [a, r] of crowd.entries())
         for (let e = 0; e < 5; e++) {
@@ -176,12 +178,13 @@ if (!pgUp)
             "INSERT INTO webhooks (id, agent_id, url, events, secret, next_due_at) VALUES ($1, $2, $3, '{*}', $4, now())",
             [id, `ag_crowd_${a}`, `${r.url}/${e}`, secret],
           );
-          for (let i = 0; i < 10; i++)
-            await pool.query(
-              `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
-               VALUES ($1, $2, $3, 'post.created', $4, '{"type":"post.created","timestamp":"t","data":{}}', now() - interval '1 minute')`,
-              [`msg_${id}_${i}`, id, 1_000 + i, `ev_fair_${i}`],
-            );
+          await pool.query(
+            `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
+             SELECT $1 || '_' || i, $2, 1000 + i, 'post.created', 'ev_fair_' || i,
+                    '{"type":"post.created","timestamp":"t","data":{}}', now() - interval '1 minute'
+               FROM generate_series(0, 39) i`,
+            [`msg_${id}`, id],
+          );
         }
       const honest = await receiver(0);
       await pool.query(
@@ -227,7 +230,8 @@ if (!pgUp)
       const lags = honest.ids.map((id) => honest.receivedAt(id) - queuedAt.get(id)!).sort((x, y) => x - y);
       expect(lags).toHaveLength(30);
       const p99 = lags[Math.ceil(0.99 * lags.length) - 1]!;
-      expect(p99).toBeLessThan(2_000);
+      // the published bound, stretched like every wait on a loaded machine (TEST_TIME_SCALE)
+      expect(p99).toBeLessThan(scaled(2_000));
       // one agent's endpoints never held more than its 2 slots
       for (const r of crowd) expect(r.maxOpen()).toBeLessThanOrEqual(2);
     }, 120_000);

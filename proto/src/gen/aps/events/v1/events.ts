@@ -101,6 +101,10 @@ export interface BallotCast {
   sealing: string;
   /** the post's author */
   authorId: string;
+  /** the councillor's position before this ballot; "" for a first ballot */
+  previousVote: string;
+  /** the ballot's reason ("" none); sealed like the position */
+  reason: string;
 }
 
 /** Subject aps.council.case_closed */
@@ -185,6 +189,10 @@ export interface AccessChanged {
   agentId: string;
   /** "keys_revoked" | "suspended" | "reinstated" */
   change: string;
+  /** "suspended": the owner's reason; "" otherwise */
+  reason: string;
+  /** the suspension reason before the change; "" when not suspended */
+  previousReason: string;
 }
 
 /**
@@ -199,6 +207,12 @@ export interface PostModerated {
   /** "" when the post itself was moderated */
   commentId: string;
   hidden: boolean;
+  /** "owner", or "system" when flags hid it (docs/design/identity-and-abuse.md#community-flags) */
+  by: string;
+  /** the hide's reason; "" when shown again */
+  reason: string;
+  /** the hide's reason before the change; "" when it was shown */
+  previousReason: string;
 }
 
 /**
@@ -348,6 +362,8 @@ export interface ContentReviewed {
   authorId: string;
   /** "restore" | "keep_hidden" | "suspend_author" */
   decision: string;
+  /** the owner's reason ("" for a restore given none) */
+  reason: string;
 }
 
 /**
@@ -429,6 +445,23 @@ export interface CaseSummary {
   /** its revision equals `revision` */
   case: Case | undefined;
   authorId: string;
+}
+
+/**
+ * Subject aps.council.links_set — the author of a proposal replaced its typed links
+ * (docs/reference/council.md "Links"); the audit log records it (docs/design/identity-and-abuse.md#audit-log).
+ * Bounded: at most MAX_LINKS links, each "<type>:<postId>".
+ */
+export interface LinksSet {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** the author */
+  by: string;
+  /** the links now, "<type>:<postId>", sorted */
+  links: string[];
+  /** the links before, same form */
+  previous: string[];
 }
 
 function createBasePostCreated(): PostCreated {
@@ -1528,6 +1561,8 @@ function createBaseBallotCast(): BallotCast {
     recusals: 0,
     sealing: "",
     authorId: "",
+    previousVote: "",
+    reason: "",
   };
 }
 
@@ -1565,6 +1600,12 @@ export const BallotCast: MessageFns<BallotCast> = {
     }
     if (message.authorId !== "") {
       writer.uint32(482).string(message.authorId);
+    }
+    if (message.previousVote !== "") {
+      writer.uint32(490).string(message.previousVote);
+    }
+    if (message.reason !== "") {
+      writer.uint32(498).string(message.reason);
     }
     return writer;
   },
@@ -1670,6 +1711,22 @@ export const BallotCast: MessageFns<BallotCast> = {
             message.authorId = reader.string();
             continue;
           }
+          case 61: {
+            if (tag !== 490) {
+              break;
+            }
+
+            message.previousVote = reader.string();
+            continue;
+          }
+          case 62: {
+            if (tag !== 498) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1715,6 +1772,12 @@ export const BallotCast: MessageFns<BallotCast> = {
         : isSet(object.author_id)
         ? globalThis.String(object.author_id)
         : "",
+      previousVote: isSet(object.previousVote)
+        ? globalThis.String(object.previousVote)
+        : isSet(object.previous_vote)
+        ? globalThis.String(object.previous_vote)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
     };
   },
 
@@ -1753,6 +1816,12 @@ export const BallotCast: MessageFns<BallotCast> = {
     if (message.authorId !== "") {
       obj.authorId = message.authorId;
     }
+    if (message.previousVote !== "") {
+      obj.previousVote = message.previousVote;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
     return obj;
   },
 
@@ -1772,6 +1841,8 @@ export const BallotCast: MessageFns<BallotCast> = {
     message.recusals = object.recusals ?? 0;
     message.sealing = object.sealing ?? "";
     message.authorId = object.authorId ?? "";
+    message.previousVote = object.previousVote ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };
@@ -2670,7 +2741,7 @@ export const PostIndexed: MessageFns<PostIndexed> = {
 };
 
 function createBaseAccessChanged(): AccessChanged {
-  return { eventId: "", occurredAt: "", agentId: "", change: "" };
+  return { eventId: "", occurredAt: "", agentId: "", change: "", reason: "", previousReason: "" };
 }
 
 export const AccessChanged: MessageFns<AccessChanged> = {
@@ -2686,6 +2757,12 @@ export const AccessChanged: MessageFns<AccessChanged> = {
     }
     if (message.change !== "") {
       writer.uint32(34).string(message.change);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    if (message.previousReason !== "") {
+      writer.uint32(50).string(message.previousReason);
     }
     return writer;
   },
@@ -2735,6 +2812,22 @@ export const AccessChanged: MessageFns<AccessChanged> = {
             message.change = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.previousReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2765,6 +2858,12 @@ export const AccessChanged: MessageFns<AccessChanged> = {
         ? globalThis.String(object.agent_id)
         : "",
       change: isSet(object.change) ? globalThis.String(object.change) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      previousReason: isSet(object.previousReason)
+        ? globalThis.String(object.previousReason)
+        : isSet(object.previous_reason)
+        ? globalThis.String(object.previous_reason)
+        : "",
     };
   },
 
@@ -2782,6 +2881,12 @@ export const AccessChanged: MessageFns<AccessChanged> = {
     if (message.change !== "") {
       obj.change = message.change;
     }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.previousReason !== "") {
+      obj.previousReason = message.previousReason;
+    }
     return obj;
   },
 
@@ -2794,12 +2899,23 @@ export const AccessChanged: MessageFns<AccessChanged> = {
     message.occurredAt = object.occurredAt ?? "";
     message.agentId = object.agentId ?? "";
     message.change = object.change ?? "";
+    message.reason = object.reason ?? "";
+    message.previousReason = object.previousReason ?? "";
     return message;
   },
 };
 
 function createBasePostModerated(): PostModerated {
-  return { eventId: "", occurredAt: "", postId: "", commentId: "", hidden: false };
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    commentId: "",
+    hidden: false,
+    by: "",
+    reason: "",
+    previousReason: "",
+  };
 }
 
 export const PostModerated: MessageFns<PostModerated> = {
@@ -2818,6 +2934,15 @@ export const PostModerated: MessageFns<PostModerated> = {
     }
     if (message.hidden !== false) {
       writer.uint32(40).bool(message.hidden);
+    }
+    if (message.by !== "") {
+      writer.uint32(50).string(message.by);
+    }
+    if (message.reason !== "") {
+      writer.uint32(58).string(message.reason);
+    }
+    if (message.previousReason !== "") {
+      writer.uint32(66).string(message.previousReason);
     }
     return writer;
   },
@@ -2875,6 +3000,30 @@ export const PostModerated: MessageFns<PostModerated> = {
             message.hidden = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.previousReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2910,6 +3059,13 @@ export const PostModerated: MessageFns<PostModerated> = {
         ? globalThis.String(object.comment_id)
         : "",
       hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      previousReason: isSet(object.previousReason)
+        ? globalThis.String(object.previousReason)
+        : isSet(object.previous_reason)
+        ? globalThis.String(object.previous_reason)
+        : "",
     };
   },
 
@@ -2930,6 +3086,15 @@ export const PostModerated: MessageFns<PostModerated> = {
     if (message.hidden !== false) {
       obj.hidden = message.hidden;
     }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.previousReason !== "") {
+      obj.previousReason = message.previousReason;
+    }
     return obj;
   },
 
@@ -2943,6 +3108,9 @@ export const PostModerated: MessageFns<PostModerated> = {
     message.postId = object.postId ?? "";
     message.commentId = object.commentId ?? "";
     message.hidden = object.hidden ?? false;
+    message.by = object.by ?? "";
+    message.reason = object.reason ?? "";
+    message.previousReason = object.previousReason ?? "";
     return message;
   },
 };
@@ -4691,7 +4859,7 @@ export const ContentFlagged: MessageFns<ContentFlagged> = {
 };
 
 function createBaseContentReviewed(): ContentReviewed {
-  return { eventId: "", occurredAt: "", postId: "", commentId: "", authorId: "", decision: "" };
+  return { eventId: "", occurredAt: "", postId: "", commentId: "", authorId: "", decision: "", reason: "" };
 }
 
 export const ContentReviewed: MessageFns<ContentReviewed> = {
@@ -4713,6 +4881,9 @@ export const ContentReviewed: MessageFns<ContentReviewed> = {
     }
     if (message.decision !== "") {
       writer.uint32(50).string(message.decision);
+    }
+    if (message.reason !== "") {
+      writer.uint32(58).string(message.reason);
     }
     return writer;
   },
@@ -4778,6 +4949,14 @@ export const ContentReviewed: MessageFns<ContentReviewed> = {
             message.decision = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4818,6 +4997,7 @@ export const ContentReviewed: MessageFns<ContentReviewed> = {
         ? globalThis.String(object.author_id)
         : "",
       decision: isSet(object.decision) ? globalThis.String(object.decision) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
     };
   },
 
@@ -4841,6 +5021,9 @@ export const ContentReviewed: MessageFns<ContentReviewed> = {
     if (message.decision !== "") {
       obj.decision = message.decision;
     }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
     return obj;
   },
 
@@ -4855,6 +5038,7 @@ export const ContentReviewed: MessageFns<ContentReviewed> = {
     message.commentId = object.commentId ?? "";
     message.authorId = object.authorId ?? "";
     message.decision = object.decision ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };
@@ -5831,6 +6015,167 @@ export const CaseSummary: MessageFns<CaseSummary> = {
     message.revision = object.revision ?? 0;
     message.case = (object.case !== undefined && object.case !== null) ? Case.fromPartial(object.case) : undefined;
     message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBaseLinksSet(): LinksSet {
+  return { eventId: "", occurredAt: "", postId: "", by: "", links: [], previous: [] };
+}
+
+export const LinksSet: MessageFns<LinksSet> = {
+  encode(message: LinksSet, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.by !== "") {
+      writer.uint32(34).string(message.by);
+    }
+    for (const v of message.links) {
+      writer.uint32(42).string(v!);
+    }
+    for (const v of message.previous) {
+      writer.uint32(50).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LinksSet {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLinksSet();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.links.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.previous.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LinksSet {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      links: globalThis.Array.isArray(object?.links) ? object.links.map((e: any) => globalThis.String(e)) : [],
+      previous: globalThis.Array.isArray(object?.previous) ? object.previous.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: LinksSet): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.links?.length) {
+      obj.links = message.links;
+    }
+    if (message.previous?.length) {
+      obj.previous = message.previous;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LinksSet>): LinksSet {
+    return LinksSet.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LinksSet>): LinksSet {
+    const message = createBaseLinksSet();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.by = object.by ?? "";
+    message.links = object.links?.map((e) => e) || [];
+    message.previous = object.previous?.map((e) => e) || [];
     return message;
   },
 };

@@ -256,6 +256,88 @@ export interface ListUnreadRepliesResponse {
   more: boolean;
 }
 
+/**
+ * One entry of the audit log (docs/design/identity-and-abuse.md#audit-log): an owner or Council
+ * action, hash-chained to the one before it.
+ */
+export interface AuditEntry {
+  /** position in the chain, 1, 2, 3 … without gaps */
+  seq: number;
+  /** when the action happened, RFC 3339 UTC */
+  at: string;
+  /** an agent id, "owner" or "system" */
+  actor: string;
+  /** e.g. "agent.suspended", "ballot.cast" */
+  action: string;
+  /** "agent" | "post" | "comment" | "dead_letter" */
+  targetType: string;
+  targetId: string;
+  /** JSON object: the changed fields before ("{}" when none) */
+  beforeJson: string;
+  /** JSON object: the changed fields after */
+  afterJson: string;
+  /** "" when none was given */
+  reason: string;
+  /** "public" (Council actions) | "private" (owner actions) */
+  visibility: string;
+  /** a sealed ballot: public readers get its position and reason as sealed */
+  sealed: boolean;
+  /** hex sha256 of the entry before ("0" × 64 for the first) */
+  prevHash: string;
+  /** hex sha256(prev_hash || canonical JSON of the entry) */
+  hash: string;
+}
+
+export interface ListAuditRequest {
+  /** the owner's list: every entry; else public entries only */
+  includePrivate: boolean;
+  /** a cursor (a seq); "" = from the newest */
+  before: string;
+  /** 1..100 */
+  limit: number;
+  /** "" or a target id: only its entries */
+  target: string;
+  /** "" or an actor: only its entries */
+  actor: string;
+}
+
+export interface ListAuditResponse {
+  /** newest first */
+  items: AuditEntry[];
+  /** the cursor of the next page; "" when this one is the last */
+  nextCursor: string;
+}
+
+/** An owner action that no domain event carries (the replay of a dead letter). */
+export interface AppendAuditRequest {
+  /** a retry with the same key appends nothing more */
+  idempotencyKey: string;
+  actor: string;
+  action: string;
+  targetType: string;
+  targetId: string;
+  beforeJson: string;
+  afterJson: string;
+  reason: string;
+}
+
+export interface AppendAuditResponse {
+  seq: number;
+}
+
+export interface VerifyAuditRequest {
+}
+
+export interface VerifyAuditResponse {
+  ok: boolean;
+  /** entries walked */
+  entries: number;
+  /** 0 when ok */
+  firstBadSeq: number;
+  /** what is wrong at first_bad_seq; "" when ok */
+  problem: string;
+}
+
 function createBaseFeedEvent(): FeedEvent {
   return { cursor: "", eventId: "", type: "", occurredAt: "", dataJson: "" };
 }
@@ -3456,6 +3538,977 @@ export const ListUnreadRepliesResponse: MessageFns<ListUnreadRepliesResponse> = 
   },
 };
 
+function createBaseAuditEntry(): AuditEntry {
+  return {
+    seq: 0,
+    at: "",
+    actor: "",
+    action: "",
+    targetType: "",
+    targetId: "",
+    beforeJson: "",
+    afterJson: "",
+    reason: "",
+    visibility: "",
+    sealed: false,
+    prevHash: "",
+    hash: "",
+  };
+}
+
+export const AuditEntry: MessageFns<AuditEntry> = {
+  encode(message: AuditEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.seq !== 0) {
+      writer.uint32(8).int64(message.seq);
+    }
+    if (message.at !== "") {
+      writer.uint32(18).string(message.at);
+    }
+    if (message.actor !== "") {
+      writer.uint32(26).string(message.actor);
+    }
+    if (message.action !== "") {
+      writer.uint32(34).string(message.action);
+    }
+    if (message.targetType !== "") {
+      writer.uint32(42).string(message.targetType);
+    }
+    if (message.targetId !== "") {
+      writer.uint32(50).string(message.targetId);
+    }
+    if (message.beforeJson !== "") {
+      writer.uint32(58).string(message.beforeJson);
+    }
+    if (message.afterJson !== "") {
+      writer.uint32(66).string(message.afterJson);
+    }
+    if (message.reason !== "") {
+      writer.uint32(74).string(message.reason);
+    }
+    if (message.visibility !== "") {
+      writer.uint32(82).string(message.visibility);
+    }
+    if (message.sealed !== false) {
+      writer.uint32(88).bool(message.sealed);
+    }
+    if (message.prevHash !== "") {
+      writer.uint32(98).string(message.prevHash);
+    }
+    if (message.hash !== "") {
+      writer.uint32(106).string(message.hash);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.at = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.targetType = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.targetId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.beforeJson = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.afterJson = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.visibility = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.sealed = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.prevHash = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.hash = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuditEntry {
+    return {
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      at: isSet(object.at) ? globalThis.String(object.at) : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+      targetType: isSet(object.targetType)
+        ? globalThis.String(object.targetType)
+        : isSet(object.target_type)
+        ? globalThis.String(object.target_type)
+        : "",
+      targetId: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      beforeJson: isSet(object.beforeJson)
+        ? globalThis.String(object.beforeJson)
+        : isSet(object.before_json)
+        ? globalThis.String(object.before_json)
+        : "",
+      afterJson: isSet(object.afterJson)
+        ? globalThis.String(object.afterJson)
+        : isSet(object.after_json)
+        ? globalThis.String(object.after_json)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      visibility: isSet(object.visibility) ? globalThis.String(object.visibility) : "",
+      sealed: isSet(object.sealed) ? globalThis.Boolean(object.sealed) : false,
+      prevHash: isSet(object.prevHash)
+        ? globalThis.String(object.prevHash)
+        : isSet(object.prev_hash)
+        ? globalThis.String(object.prev_hash)
+        : "",
+      hash: isSet(object.hash) ? globalThis.String(object.hash) : "",
+    };
+  },
+
+  toJSON(message: AuditEntry): unknown {
+    const obj: any = {};
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    if (message.at !== "") {
+      obj.at = message.at;
+    }
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    if (message.targetType !== "") {
+      obj.targetType = message.targetType;
+    }
+    if (message.targetId !== "") {
+      obj.targetId = message.targetId;
+    }
+    if (message.beforeJson !== "") {
+      obj.beforeJson = message.beforeJson;
+    }
+    if (message.afterJson !== "") {
+      obj.afterJson = message.afterJson;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.visibility !== "") {
+      obj.visibility = message.visibility;
+    }
+    if (message.sealed !== false) {
+      obj.sealed = message.sealed;
+    }
+    if (message.prevHash !== "") {
+      obj.prevHash = message.prevHash;
+    }
+    if (message.hash !== "") {
+      obj.hash = message.hash;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AuditEntry>): AuditEntry {
+    return AuditEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AuditEntry>): AuditEntry {
+    const message = createBaseAuditEntry();
+    message.seq = object.seq ?? 0;
+    message.at = object.at ?? "";
+    message.actor = object.actor ?? "";
+    message.action = object.action ?? "";
+    message.targetType = object.targetType ?? "";
+    message.targetId = object.targetId ?? "";
+    message.beforeJson = object.beforeJson ?? "";
+    message.afterJson = object.afterJson ?? "";
+    message.reason = object.reason ?? "";
+    message.visibility = object.visibility ?? "";
+    message.sealed = object.sealed ?? false;
+    message.prevHash = object.prevHash ?? "";
+    message.hash = object.hash ?? "";
+    return message;
+  },
+};
+
+function createBaseListAuditRequest(): ListAuditRequest {
+  return { includePrivate: false, before: "", limit: 0, target: "", actor: "" };
+}
+
+export const ListAuditRequest: MessageFns<ListAuditRequest> = {
+  encode(message: ListAuditRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.includePrivate !== false) {
+      writer.uint32(8).bool(message.includePrivate);
+    }
+    if (message.before !== "") {
+      writer.uint32(18).string(message.before);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    if (message.target !== "") {
+      writer.uint32(34).string(message.target);
+    }
+    if (message.actor !== "") {
+      writer.uint32(42).string(message.actor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.includePrivate = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.before = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.target = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditRequest {
+    return {
+      includePrivate: isSet(object.includePrivate)
+        ? globalThis.Boolean(object.includePrivate)
+        : isSet(object.include_private)
+        ? globalThis.Boolean(object.include_private)
+        : false,
+      before: isSet(object.before) ? globalThis.String(object.before) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      target: isSet(object.target) ? globalThis.String(object.target) : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
+    };
+  },
+
+  toJSON(message: ListAuditRequest): unknown {
+    const obj: any = {};
+    if (message.includePrivate !== false) {
+      obj.includePrivate = message.includePrivate;
+    }
+    if (message.before !== "") {
+      obj.before = message.before;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.target !== "") {
+      obj.target = message.target;
+    }
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListAuditRequest>): ListAuditRequest {
+    return ListAuditRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAuditRequest>): ListAuditRequest {
+    const message = createBaseListAuditRequest();
+    message.includePrivate = object.includePrivate ?? false;
+    message.before = object.before ?? "";
+    message.limit = object.limit ?? 0;
+    message.target = object.target ?? "";
+    message.actor = object.actor ?? "";
+    return message;
+  },
+};
+
+function createBaseListAuditResponse(): ListAuditResponse {
+  return { items: [], nextCursor: "" };
+}
+
+export const ListAuditResponse: MessageFns<ListAuditResponse> = {
+  encode(message: ListAuditResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      AuditEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextCursor !== "") {
+      writer.uint32(18).string(message.nextCursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(AuditEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => AuditEntry.fromJSON(e)) : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : "",
+    };
+  },
+
+  toJSON(message: ListAuditResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => AuditEntry.toJSON(e));
+    }
+    if (message.nextCursor !== "") {
+      obj.nextCursor = message.nextCursor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListAuditResponse>): ListAuditResponse {
+    return ListAuditResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAuditResponse>): ListAuditResponse {
+    const message = createBaseListAuditResponse();
+    message.items = object.items?.map((e) => AuditEntry.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? "";
+    return message;
+  },
+};
+
+function createBaseAppendAuditRequest(): AppendAuditRequest {
+  return {
+    idempotencyKey: "",
+    actor: "",
+    action: "",
+    targetType: "",
+    targetId: "",
+    beforeJson: "",
+    afterJson: "",
+    reason: "",
+  };
+}
+
+export const AppendAuditRequest: MessageFns<AppendAuditRequest> = {
+  encode(message: AppendAuditRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.idempotencyKey !== "") {
+      writer.uint32(10).string(message.idempotencyKey);
+    }
+    if (message.actor !== "") {
+      writer.uint32(18).string(message.actor);
+    }
+    if (message.action !== "") {
+      writer.uint32(26).string(message.action);
+    }
+    if (message.targetType !== "") {
+      writer.uint32(34).string(message.targetType);
+    }
+    if (message.targetId !== "") {
+      writer.uint32(42).string(message.targetId);
+    }
+    if (message.beforeJson !== "") {
+      writer.uint32(50).string(message.beforeJson);
+    }
+    if (message.afterJson !== "") {
+      writer.uint32(58).string(message.afterJson);
+    }
+    if (message.reason !== "") {
+      writer.uint32(66).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AppendAuditRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAppendAuditRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.targetType = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.targetId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.beforeJson = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.afterJson = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AppendAuditRequest {
+    return {
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+      targetType: isSet(object.targetType)
+        ? globalThis.String(object.targetType)
+        : isSet(object.target_type)
+        ? globalThis.String(object.target_type)
+        : "",
+      targetId: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      beforeJson: isSet(object.beforeJson)
+        ? globalThis.String(object.beforeJson)
+        : isSet(object.before_json)
+        ? globalThis.String(object.before_json)
+        : "",
+      afterJson: isSet(object.afterJson)
+        ? globalThis.String(object.afterJson)
+        : isSet(object.after_json)
+        ? globalThis.String(object.after_json)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: AppendAuditRequest): unknown {
+    const obj: any = {};
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    if (message.targetType !== "") {
+      obj.targetType = message.targetType;
+    }
+    if (message.targetId !== "") {
+      obj.targetId = message.targetId;
+    }
+    if (message.beforeJson !== "") {
+      obj.beforeJson = message.beforeJson;
+    }
+    if (message.afterJson !== "") {
+      obj.afterJson = message.afterJson;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AppendAuditRequest>): AppendAuditRequest {
+    return AppendAuditRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AppendAuditRequest>): AppendAuditRequest {
+    const message = createBaseAppendAuditRequest();
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? "";
+    message.action = object.action ?? "";
+    message.targetType = object.targetType ?? "";
+    message.targetId = object.targetId ?? "";
+    message.beforeJson = object.beforeJson ?? "";
+    message.afterJson = object.afterJson ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseAppendAuditResponse(): AppendAuditResponse {
+  return { seq: 0 };
+}
+
+export const AppendAuditResponse: MessageFns<AppendAuditResponse> = {
+  encode(message: AppendAuditResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.seq !== 0) {
+      writer.uint32(8).int64(message.seq);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AppendAuditResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAppendAuditResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AppendAuditResponse {
+    return { seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0 };
+  },
+
+  toJSON(message: AppendAuditResponse): unknown {
+    const obj: any = {};
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AppendAuditResponse>): AppendAuditResponse {
+    return AppendAuditResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AppendAuditResponse>): AppendAuditResponse {
+    const message = createBaseAppendAuditResponse();
+    message.seq = object.seq ?? 0;
+    return message;
+  },
+};
+
+function createBaseVerifyAuditRequest(): VerifyAuditRequest {
+  return {};
+}
+
+export const VerifyAuditRequest: MessageFns<VerifyAuditRequest> = {
+  encode(_: VerifyAuditRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VerifyAuditRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVerifyAuditRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): VerifyAuditRequest {
+    return {};
+  },
+
+  toJSON(_: VerifyAuditRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<VerifyAuditRequest>): VerifyAuditRequest {
+    return VerifyAuditRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<VerifyAuditRequest>): VerifyAuditRequest {
+    const message = createBaseVerifyAuditRequest();
+    return message;
+  },
+};
+
+function createBaseVerifyAuditResponse(): VerifyAuditResponse {
+  return { ok: false, entries: 0, firstBadSeq: 0, problem: "" };
+}
+
+export const VerifyAuditResponse: MessageFns<VerifyAuditResponse> = {
+  encode(message: VerifyAuditResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ok !== false) {
+      writer.uint32(8).bool(message.ok);
+    }
+    if (message.entries !== 0) {
+      writer.uint32(16).int64(message.entries);
+    }
+    if (message.firstBadSeq !== 0) {
+      writer.uint32(24).int64(message.firstBadSeq);
+    }
+    if (message.problem !== "") {
+      writer.uint32(34).string(message.problem);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VerifyAuditResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVerifyAuditResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.ok = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.entries = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.firstBadSeq = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.problem = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VerifyAuditResponse {
+    return {
+      ok: isSet(object.ok) ? globalThis.Boolean(object.ok) : false,
+      entries: isSet(object.entries) ? globalThis.Number(object.entries) : 0,
+      firstBadSeq: isSet(object.firstBadSeq)
+        ? globalThis.Number(object.firstBadSeq)
+        : isSet(object.first_bad_seq)
+        ? globalThis.Number(object.first_bad_seq)
+        : 0,
+      problem: isSet(object.problem) ? globalThis.String(object.problem) : "",
+    };
+  },
+
+  toJSON(message: VerifyAuditResponse): unknown {
+    const obj: any = {};
+    if (message.ok !== false) {
+      obj.ok = message.ok;
+    }
+    if (message.entries !== 0) {
+      obj.entries = Math.round(message.entries);
+    }
+    if (message.firstBadSeq !== 0) {
+      obj.firstBadSeq = Math.round(message.firstBadSeq);
+    }
+    if (message.problem !== "") {
+      obj.problem = message.problem;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<VerifyAuditResponse>): VerifyAuditResponse {
+    return VerifyAuditResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<VerifyAuditResponse>): VerifyAuditResponse {
+    const message = createBaseVerifyAuditResponse();
+    message.ok = object.ok ?? false;
+    message.entries = object.entries ?? 0;
+    message.firstBadSeq = object.firstBadSeq ?? 0;
+    message.problem = object.problem ?? "";
+    return message;
+  },
+};
+
 export type NotificationsServiceDefinition = typeof NotificationsServiceDefinition;
 export const NotificationsServiceDefinition = {
   name: "NotificationsService",
@@ -3587,6 +4640,33 @@ export const NotificationsServiceDefinition = {
       requestType: ListUnreadRepliesRequest as typeof ListUnreadRepliesRequest,
       requestStream: false,
       responseType: ListUnreadRepliesResponse as typeof ListUnreadRepliesResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** The audit log, newest first, keyset-paged (docs/design/identity-and-abuse.md#audit-log). */
+    listAudit: {
+      name: "ListAudit",
+      requestType: ListAuditRequest as typeof ListAuditRequest,
+      requestStream: false,
+      responseType: ListAuditResponse as typeof ListAuditResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** Appends an owner action no event carries (the gateway's dead-letter replay). */
+    appendAudit: {
+      name: "AppendAudit",
+      requestType: AppendAuditRequest as typeof AppendAuditRequest,
+      requestStream: false,
+      responseType: AppendAuditResponse as typeof AppendAuditResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Walks the chain from the first entry; names the first bad sequence number. */
+    verifyAudit: {
+      name: "VerifyAudit",
+      requestType: VerifyAuditRequest as typeof VerifyAuditRequest,
+      requestStream: false,
+      responseType: VerifyAuditResponse as typeof VerifyAuditResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
@@ -3749,6 +4829,36 @@ export const NotificationsServiceService = {
       Buffer.from(ListUnreadRepliesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListUnreadRepliesResponse => ListUnreadRepliesResponse.decode(value),
   },
+  /** The audit log, newest first, keyset-paged (docs/design/identity-and-abuse.md#audit-log). */
+  listAudit: {
+    path: "/aps.notifications.v1.NotificationsService/ListAudit" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAuditRequest): Buffer => Buffer.from(ListAuditRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAuditRequest => ListAuditRequest.decode(value),
+    responseSerialize: (value: ListAuditResponse): Buffer => Buffer.from(ListAuditResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAuditResponse => ListAuditResponse.decode(value),
+  },
+  /** Appends an owner action no event carries (the gateway's dead-letter replay). */
+  appendAudit: {
+    path: "/aps.notifications.v1.NotificationsService/AppendAudit" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AppendAuditRequest): Buffer => Buffer.from(AppendAuditRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AppendAuditRequest => AppendAuditRequest.decode(value),
+    responseSerialize: (value: AppendAuditResponse): Buffer => Buffer.from(AppendAuditResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AppendAuditResponse => AppendAuditResponse.decode(value),
+  },
+  /** Walks the chain from the first entry; names the first bad sequence number. */
+  verifyAudit: {
+    path: "/aps.notifications.v1.NotificationsService/VerifyAudit" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VerifyAuditRequest): Buffer => Buffer.from(VerifyAuditRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VerifyAuditRequest => VerifyAuditRequest.decode(value),
+    responseSerialize: (value: VerifyAuditResponse): Buffer => Buffer.from(VerifyAuditResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): VerifyAuditResponse => VerifyAuditResponse.decode(value),
+  },
 } as const;
 
 export interface NotificationsServiceServer extends UntypedServiceImplementation {
@@ -3776,6 +4886,12 @@ export interface NotificationsServiceServer extends UntypedServiceImplementation
   getWatch: handleUnaryCall<GetWatchRequest, Watch>;
   /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/design/agents.md#attention). */
   listUnreadReplies: handleUnaryCall<ListUnreadRepliesRequest, ListUnreadRepliesResponse>;
+  /** The audit log, newest first, keyset-paged (docs/design/identity-and-abuse.md#audit-log). */
+  listAudit: handleUnaryCall<ListAuditRequest, ListAuditResponse>;
+  /** Appends an owner action no event carries (the gateway's dead-letter replay). */
+  appendAudit: handleUnaryCall<AppendAuditRequest, AppendAuditResponse>;
+  /** Walks the chain from the first entry; names the first bad sequence number. */
+  verifyAudit: handleUnaryCall<VerifyAuditRequest, VerifyAuditResponse>;
 }
 
 export interface NotificationsServiceClient extends Client {
@@ -4006,6 +5122,54 @@ export interface NotificationsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListUnreadRepliesResponse) => void,
+  ): ClientUnaryCall;
+  /** The audit log, newest first, keyset-paged (docs/design/identity-and-abuse.md#audit-log). */
+  listAudit(
+    request: ListAuditRequest,
+    callback: (error: ServiceError | null, response: ListAuditResponse) => void,
+  ): ClientUnaryCall;
+  listAudit(
+    request: ListAuditRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAuditResponse) => void,
+  ): ClientUnaryCall;
+  listAudit(
+    request: ListAuditRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAuditResponse) => void,
+  ): ClientUnaryCall;
+  /** Appends an owner action no event carries (the gateway's dead-letter replay). */
+  appendAudit(
+    request: AppendAuditRequest,
+    callback: (error: ServiceError | null, response: AppendAuditResponse) => void,
+  ): ClientUnaryCall;
+  appendAudit(
+    request: AppendAuditRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AppendAuditResponse) => void,
+  ): ClientUnaryCall;
+  appendAudit(
+    request: AppendAuditRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AppendAuditResponse) => void,
+  ): ClientUnaryCall;
+  /** Walks the chain from the first entry; names the first bad sequence number. */
+  verifyAudit(
+    request: VerifyAuditRequest,
+    callback: (error: ServiceError | null, response: VerifyAuditResponse) => void,
+  ): ClientUnaryCall;
+  verifyAudit(
+    request: VerifyAuditRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: VerifyAuditResponse) => void,
+  ): ClientUnaryCall;
+  verifyAudit(
+    request: VerifyAuditRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: VerifyAuditResponse) => void,
   ): ClientUnaryCall;
 }
 
