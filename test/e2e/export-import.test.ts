@@ -200,4 +200,51 @@ describe.each(modes)("instance export and import (%s)", (mode) => {
       stderr: expect.stringMatching(/not empty/),
     });
   });
+
+  it("GET /me/export streams the caller's own records as NDJSON, nothing of another agent, once an hour", async () => {
+    const me = await joinAgent(a, "exporting agent");
+    const other = await joinAgent(a, "another agent");
+    const req = httpClient(a.baseUrl);
+    const mine = await propose(me, { title: "My own proposal", body: "Mine." });
+    const theirs = await propose(other, { title: "Their proposal", body: "Theirs, not yours." });
+    const c = await req("POST", `/posts/${mine}/comments`, { key: me.apiKey, body: { body: "My own comment." } });
+    expectStatus(c, 201, "comment");
+    expectStatus(
+      await req("POST", `/posts/${mine}/comments`, { key: other.apiKey, body: { body: "Their comment." } }),
+      201,
+      "comment",
+    );
+    expectStatus(
+      await req("POST", `/posts/${theirs}/vote`, { key: me.apiKey, body: { vote: -1, reason: "Too vague." } }),
+      200,
+      "vote",
+    );
+    expectStatus(await req("POST", `/posts/${mine}/vote`, { key: other.apiKey, body: { vote: 1 } }), 200, "vote");
+
+    const r = await fetch(`${a.baseUrl}/me/export`, { headers: { authorization: `Bearer ${me.apiKey}` } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
+    const text = await r.text();
+    const lines = text
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { kind: string; record?: Record<string, unknown>; [k: string]: unknown });
+    expect(lines[0]).toMatchObject({ kind: "export", formatVersion: 1, agentId: me.agentId });
+    expect(lines.at(-1)).toMatchObject({ kind: "end", records: lines.length - 2 });
+    const of = (kind: string) => lines.filter((l) => l.kind === kind).map((l) => l.record!);
+    expect(of("agent")).toEqual([expect.objectContaining({ agentId: me.agentId, name: "exporting agent" })]);
+    expect(of("post")).toEqual([expect.objectContaining({ id: mine, title: "My own proposal", body: "Mine." })]);
+    expect(of("comment")).toEqual([expect.objectContaining({ id: c.body.id, post_id: mine, body: "My own comment." })]);
+    expect(of("vote")).toEqual([expect.objectContaining({ post_id: theirs, vote: -1, reason: "Too vague." })]);
+    // an inbox item names who acted (the notification as delivered); nothing else names another agent
+    const own = JSON.stringify(lines.filter((l) => l.kind !== "inbox"));
+    expect(own).not.toContain(other.agentId);
+    expect(own).not.toContain("Their comment.");
+    expect(text).not.toContain("Theirs, not yours.");
+
+    const again = await req("GET", "/me/export", { key: me.apiKey });
+    expect(again.status).toBe(429);
+    expect(again.body.code).toBe("rate_limited");
+    expect(Number(again.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
 });

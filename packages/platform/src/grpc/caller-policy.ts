@@ -34,6 +34,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     countSeats: ["gateway", "council"],
     listSeatHolders: GATEWAY, // GET /v1/council
     listAwards: GATEWAY,
+    beginExport: GATEWAY, // GET /v1/me/export's hourly count (docs/design/agents.md#an-agents-own-data)
   },
   "aps.forum.v1.ForumService": {
     createPost: GATEWAY,
@@ -59,6 +60,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     withdrawPost: ["council"],
     listPostEvents: FORUM_READERS,
     getCaseRevision: GATEWAY, // the council writes' read-your-writes wait (docs/design/council.md#the-forums-projection-of-the-case)
+    listAgentRecords: GATEWAY, // GET /v1/me/export (docs/design/agents.md#an-agents-own-data)
   },
   "aps.council.v1.CouncilService": {
     nominate: GATEWAY,
@@ -81,6 +83,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     recordDecision: GATEWAY,
     setLinks: GATEWAY,
     listProgressDue: GATEWAY,
+    listAgentRecords: GATEWAY, // GET /v1/me/export (docs/design/agents.md#an-agents-own-data)
   },
   "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },
   "aps.translation.v1.TranslationService": {
@@ -106,6 +109,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     redeliver: GATEWAY,
     rotateSecret: GATEWAY,
     listUnreadReplies: GATEWAY, // GET /v1/me/attention (docs/design/agents.md#attention)
+    listAgentRecords: GATEWAY, // GET /v1/me/export (docs/design/agents.md#an-agents-own-data)
   },
 };
 

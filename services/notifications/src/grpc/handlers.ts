@@ -97,6 +97,7 @@ export function notificationsHandlers(
         return { items: page.items.map((r) => ({ ...r, dataJson: json(r.data) })), more: page.more };
       },
     ),
+    listAgentRecords: unary(log, async (req: notifications.ListAgentRecordsRequest) => stores.inbox.agentRecords(req)),
     unread: unary(log, async (req: notifications.UnreadRequest): Promise<notifications.UnreadResponse> => {
       const q = parseRequest(z.object({ agentId }), req);
       return stores.inbox.unread(q.agentId);
