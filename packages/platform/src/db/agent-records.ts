@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { ApsError } from "../errors.js";
+import { withTransaction } from "./database.js";
 
 /**
  * One kind of an agent's own records that `ListAgentRecords` pages through (forum, council,
@@ -33,7 +34,7 @@ export interface AgentRecordsPage {
  * @throws ApsError `invalid_argument` for an unknown kind or a limit out of range.
  */
 export async function listAgentRecords(
-  pool: Pick<pg.Pool, "query">,
+  pool: pg.Pool,
   kinds: Readonly<Record<string, AgentRecordKind>>,
   req: { agentId: string; kind: string; cursor: string; limit: number },
 ): Promise<AgentRecordsPage> {
@@ -41,13 +42,18 @@ export async function listAgentRecords(
   if (!k) throw new ApsError("invalid_request", `kind is one of ${Object.keys(kinds).join(", ")}`);
   if (!Number.isInteger(req.limit) || req.limit < 1 || req.limit > AGENT_RECORDS_MAX)
     throw new ApsError("invalid_request", `limit is 1–${AGENT_RECORDS_MAX}`);
-  if (!req.agentId) throw new ApsError("invalid_request", "agentId is required");
+  if (!req.agentId || req.agentId.length > 64) throw new ApsError("invalid_request", "agentId is 1–64 characters");
+  if (req.cursor.length > 256) throw new ApsError("invalid_request", "cursor is at most 256 characters");
   const cols = k.columns.map((c) => (typeof c === "string" ? `'${c}', ${c}` : `'${c[0]}', ${c[1]}`)).join(", ");
-  const r = await pool.query<{ k: string; j: string }>(
-    `SELECT ${k.key} AS k, json_build_object(${cols})::text AS j FROM ${k.from}
-      WHERE (${k.where}) AND ${k.key} > $2 ORDER BY ${k.key} LIMIT $3`,
-    [req.agentId, req.cursor, req.limit + 1],
-  );
+  // timestamps in UTC whatever the server's TimeZone: RFC 3339 with +00:00
+  const r = await withTransaction(pool, async (tx) => {
+    await tx.query("SET LOCAL TimeZone = 'UTC'");
+    return tx.query<{ k: string; j: string }>(
+      `SELECT ${k.key} AS k, json_build_object(${cols})::text AS j FROM ${k.from}
+        WHERE (${k.where}) AND ${k.key} > $2 ORDER BY ${k.key} LIMIT $3`,
+      [req.agentId, req.cursor, req.limit + 1],
+    );
+  });
   const rows = r.rows.slice(0, req.limit);
   return {
     records: rows.map((x) => x.j),

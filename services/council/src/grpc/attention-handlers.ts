@@ -12,7 +12,12 @@ const limit = z.number().int().min(1).max(100);
 /** The attention RPCs of aps.council.v1.CouncilService (docs/design/agents.md#attention). */
 export type AttentionHandlers = Pick<
   council.CouncilServiceServer,
-  "listPendingBallots" | "listOpenConcerns" | "listProgressDue" | "listLastCalls" | "listReviewsDue" | "listAgentRecords"
+  | "listPendingBallots"
+  | "listOpenConcerns"
+  | "listProgressDue"
+  | "listLastCalls"
+  | "listReviewsDue"
+  | "listAgentRecords"
 >;
 
 /**

@@ -41,7 +41,17 @@ export const FORUM_AGENT_RECORDS: Readonly<Record<string, AgentRecordKind>> = {
     from: "comments",
     where: "author_id = $1",
     key: "id",
-    columns: ["id", "post_id", "parent_id", "body", "revision", "created_at", "edited_at", "hidden_at", "hidden_reason"],
+    columns: [
+      "id",
+      "post_id",
+      "parent_id",
+      "body",
+      "revision",
+      "created_at",
+      "edited_at",
+      "hidden_at",
+      "hidden_reason",
+    ],
   },
   comment_revision: {
     from: "comment_revisions",
