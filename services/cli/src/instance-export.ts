@@ -420,6 +420,15 @@ export async function importInstance(
           [s.seq],
         );
     }
+    // the search index (knowledge, PostgreSQL engine) was built complete over the empty forum: marked
+    // incomplete, the knowledge service's next start rebuilds it from the imported posts
+    // (docs/design/search-and-translation.md#resume-and-rebuild)
+    const k = clients.get(databaseUrlOf("knowledge", env)) ?? clients.get(databaseUrlOf("forum", env))!;
+    if (
+      (await k.query<{ here: boolean }>("SELECT to_regclass('knowledge.index_state') IS NOT NULL AS here")).rows[0]
+        ?.here
+    )
+      await k.query("UPDATE knowledge.index_state SET complete = false");
     const keys: string[] = [];
     if (opts.keysFile) {
       const c = clients.get(databaseUrlOf("identity", env))!;
