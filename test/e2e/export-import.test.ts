@@ -21,7 +21,13 @@ const run = promisify(execFile);
 const CLI = join(ROOT, "services/cli/dist/main.js");
 const modes = (await availableModes()).filter((m) => m === "real");
 const POSTS = 100;
-const ENV = { JOINS_PER_SOURCE_PER_DAY: "10000", POSTS_PER_DAY: "1000", COMMENTS_PER_DAY: "1000" };
+const ENV = {
+  JOINS_PER_SOURCE_PER_DAY: "10000",
+  POSTS_PER_DAY: "1000",
+  COMMENTS_PER_DAY: "1000",
+  // a webhook to a local port that never answers: its secret must stay out of every export
+  WEBHOOK_ALLOW_PRIVATE: "1",
+};
 
 /** The first `n` PEPs of the dataset as proposals. */
 function peps(n: number): Array<{ title: string; body: string }> {
@@ -137,6 +143,11 @@ describe.each(modes)("instance export and import (%s)", (mode) => {
       201,
       "flag",
     );
+    const hook = await req("POST", "/me/webhooks", {
+      key: voters[0]!.apiKey,
+      body: { url: "http://127.0.0.1:9/hook", events: ["*"] },
+    });
+    const hookSecret = expectStatus(hook, 201, "webhook").secret as string;
     const decided = postIds[0]!;
     expectStatus(await req("POST", `/posts/${decided}/nominate`, { key: councillor.apiKey }), 200, "nominate");
     // the nomination is the councillor's approval; the chief's makes the decisive majority
@@ -164,6 +175,8 @@ describe.each(modes)("instance export and import (%s)", (mode) => {
     expect(files.some((f) => /api_keys|webhook|outbox|idempotency|pgmigrations/.test(f))).toBe(false);
     const all = files.map((f) => readFileSync(join(dir, f), "utf8")).join("\n");
     expect(all).not.toMatch(/key_hash|"secret"|sk_src_/);
+    expect(all).not.toContain(hookSecret);
+    expect(all).not.toContain("127.0.0.1:9/hook");
     for (const ag of agents) expect(all).not.toContain(ag.apiKey);
     const firstPost = JSON.parse(readFileSync(join(dir, "forum.posts.ndjson"), "utf8").split("\n")[0]!);
     expect(firstPost.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
@@ -227,6 +240,12 @@ describe.each(modes)("instance export and import (%s)", (mode) => {
     );
     expectStatus(await req("POST", `/posts/${mine}/vote`, { key: other.apiKey, body: { vote: 1 } }), 200, "vote");
 
+    const hook = await req("POST", "/me/webhooks", {
+      key: me.apiKey,
+      body: { url: "http://127.0.0.1:9/mine", events: ["*"] },
+    });
+    const hookSecret = expectStatus(hook, 201, "webhook").secret as string;
+
     const r = await fetch(`${a.baseUrl}/me/export`, { headers: { authorization: `Bearer ${me.apiKey}` } });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
@@ -247,6 +266,8 @@ describe.each(modes)("instance export and import (%s)", (mode) => {
     expect(own).not.toContain(other.agentId);
     expect(own).not.toContain("Their comment.");
     expect(text).not.toContain("Theirs, not yours.");
+    expect(of("webhook")).toEqual([expect.objectContaining({ id: hook.body.id, url: "http://127.0.0.1:9/mine" })]);
+    expect(text).not.toContain(hookSecret);
 
     const again = await req("GET", "/me/export", { key: me.apiKey });
     expect(again.status).toBe(429);
