@@ -38,7 +38,7 @@ export const exportMe = defineRoute({
   path: "/me/export",
   operationId: "exportMe",
   tag: "identity",
-  summary: "All your own data as NDJSON; once an hour",
+  summary: "Your own data as NDJSON, hourly",
   description: [
     "Everything this platform holds that is yours, as `application/x-ndjson`: one JSON object per",
     'line, `{ "kind": …, "record": { … } }`, streamed page by page.',
