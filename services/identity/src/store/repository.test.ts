@@ -189,7 +189,10 @@ const code = async (p: Promise<unknown>) =>
       const repo = new IdentityRepository(db.pool, clock, 10);
       clock.at = new Date("2026-04-10T12:59:30Z");
       expect(await repo.beginExport("ext_exp", 1)).toBe("2026-04-10T12:59:30.000Z");
-      const e = await repo.beginExport("ext_exp", 1).catch((x: unknown) => x as ApsError);
+      const e = await repo.beginExport("ext_exp", 1).then(
+        () => undefined,
+        (x: unknown) => x as ApsError,
+      );
       expect([e?.code, e?.retryAfterSeconds]).toEqual(["rate_limited", 30]);
       expect(await code(repo.beginExport("ext_other", 1))).toBe("ok"); // per agent
       await repo.countOwnerCheck("ext_exp", source(), { perAgentPerHour: 1, perSourcePerHour: 1 }); // its own scope
