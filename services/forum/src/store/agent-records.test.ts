@@ -44,7 +44,7 @@ if (!pgUp)
     }
 
     it("pages through the agent's posts, revisions and comments once each, and nothing of another agent", async () => {
-      const mine = [];
+      const mine: { id: string }[] = [];
       for (let i = 0; i < 5; i++) mine.push(await repo.createPost(me, `Mine ${i}`, "b", true, undefined, []));
       const theirs = await repo.createPost(other, "Theirs", "b", true, undefined, []);
       await repo.edits.editPost(mine[0]!.id, me.agentId, { title: "Mine 0, edited" });
