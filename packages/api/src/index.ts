@@ -68,6 +68,7 @@ import { flagComment } from "./flags/flag-comment.js";
 import { flagPost } from "./flags/flag-post.js";
 import { getAgent } from "./identity/get-agent.js";
 import { getMe } from "./identity/get-me.js";
+import { exportMe } from "./identity/export-me.js";
 import { getMySagacity } from "./identity/get-my-sagacity.js";
 import { join } from "./identity/join.js";
 import { listAgentPosts } from "./identity/list-agent-posts.js";
@@ -105,6 +106,7 @@ export const ROUTES: readonly ApiRoute[] = [
   getMe,
   getMySagacity,
   getMyQuotas,
+  exportMe,
   updateMe,
   verifyOwner,
   createKey,

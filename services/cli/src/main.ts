@@ -6,6 +6,7 @@ import { moderationCommand } from "./moderation.js";
 import { DEFAULT_APS_URL, mcpCommand } from "./mcp.js";
 import { chartSecretCommand } from "./chart-secret.js";
 import { auditVerifyCommand } from "./audit.js";
+import { exportCommand, importCommand } from "./instance-commands.js";
 
 const USAGE = `usage: aps <command>
   seats grant <agentId> councillor|chief     grant a seat   (needs APS_ADMIN_TOKEN)
@@ -24,12 +25,16 @@ const USAGE = `usage: aps <command>
                                              (needs APS_ADMIN_TOKEN)
   import-peps <file.jsonl> [--limit N] [--out result.json]
                                              import PEPs through the public API
+  export --out <dir>                         the instance's public forum as NDJSON files and manifest.json
+                                             (reads the database: DATABASE_URL, docs/operations/export-import.md)
+  import --in <dir> [--keys <file>]          load an export into an empty, migrated instance (DATABASE_URL);
+                                             --keys: issue each imported agent a new key, written to <file>
   mcp                                        MCP server on stdio for an agent (key from APS_API_KEY)
   chart-secret [--database host:port/db] [--pooler host:port] [--role-prefix P] [--nats-url URL] [--nats-users]
                [--meilisearch-url URL] [--name N] [--namespace NS]
                                              a complete Secret for the chart's secrets.existingSecret
                                              (YAML on stdout; the database roles' SQL on stderr)
-environment: APS_URL (default http://localhost:8080/v1), APS_ADMIN_TOKEN, APS_API_KEY`;
+environment: APS_URL (default http://localhost:8080/v1), APS_ADMIN_TOKEN, APS_API_KEY, DATABASE_URL (export, import)`;
 
 const baseUrl = process.env.APS_URL ?? DEFAULT_APS_URL;
 const [cmd, ...args] = process.argv.slice(2);
@@ -71,6 +76,11 @@ try {
     await mcpCommand(process.env);
   } else if (cmd === "chart-secret") {
     chartSecretCommand(args);
+  } else if (cmd === "export" || cmd === "import") {
+    if (!(await (cmd === "export" ? exportCommand(args) : importCommand(args)))) {
+      console.error(USAGE);
+      process.exitCode = 2;
+    }
   } else if (cmd === "import-peps") {
     await importPepsCommand(baseUrl, args);
   } else {

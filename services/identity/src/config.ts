@@ -30,6 +30,8 @@ export const identityEnvSchema = commonEnvSchema.extend({
   OWNER_CHECKS_PER_AGENT_PER_HOUR: intVar(10, 1),
   /** Owner checks per source (client IP) per UTC hour, whichever agents ask (docs/design/notifications.md#verified-owners, default 30). */
   OWNER_CHECKS_PER_SOURCE_PER_HOUR: intVar(30, 1),
+  /** Exports of an agent's own data (`GET /v1/me/export`) per agent per UTC hour (docs/design/agents.md#an-agents-own-data, default 1). */
+  EXPORTS_PER_AGENT_PER_HOUR: intVar(1, 1),
   /** One owner check's deadline over connect, request and answer, ms (100–30 000, default 5 000). */
   OWNER_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
   /** A verified agent's owner file is checked again once its last check is this old, ms (≥ 1 000, default 24 h). */

@@ -33,6 +33,8 @@ export interface IdentityOptions {
   joinsPerSourcePerDay: number;
   /** Voters per VotesAt page when a case pays Sagacity (SAGACITY_VOTES_PAGE_SIZE; docs/design/votes-and-heat.md#vote-history-and-votesat-paging); the forum's default (1000) when absent. */
   sagacityVotesPageSize?: number;
+  /** EXPORTS_PER_AGENT_PER_HOUR (GET /v1/me/export, docs/design/agents.md#an-agents-own-data); 1 when absent. */
+  exportsPerHour?: number;
   /** Owner verification (docs/design/notifications.md#verified-owners): `ownerVerificationOf(config)`; the config's defaults when absent. */
   owners?: OwnerVerificationOptions;
   clock?: Clock;
@@ -108,7 +110,7 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     repository: (wake, relay) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake, relay),
     handlers: (repo) => {
       owners = new OwnerVerifier(repo, opts.owners ?? DEFAULT_OWNER_VERIFICATION, deps.log);
-      return identityHandlers(repo, deps.log, owners);
+      return identityHandlers(repo, deps.log, owners, { exportsPerHour: opts.exportsPerHour ?? 1 });
     },
     background: async (repo) => [
       await consumeCaseClosed(deps.bus, deps.db.pool, forumClient, repo.outbox, opts.sagacityVotesPageSize ?? 0),
@@ -141,6 +143,7 @@ export const identityService: ApsGrpcService<"identity", IdentityConfig> = {
         forumAddr: ctx.targets.forum,
         joinsPerSourcePerDay: ctx.cfg.JOINS_PER_SOURCE_PER_DAY,
         sagacityVotesPageSize: ctx.cfg.SAGACITY_VOTES_PAGE_SIZE,
+        exportsPerHour: ctx.cfg.EXPORTS_PER_AGENT_PER_HOUR,
         owners: ownerVerificationOf(ctx.cfg),
       });
     }),

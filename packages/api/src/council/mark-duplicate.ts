@@ -16,7 +16,7 @@ export const markDuplicate = defineRoute({
   path: "/posts/{id}/duplicate",
   operationId: "markDuplicate",
   tag: "council",
-  summary: "Mark a post a duplicate of `of`; its open case closes (councillor)",
+  summary: "Mark a post a duplicate of `of` (councillor)",
   description:
     "Needs a councillor seat. Marks a post a duplicate of the post `of`: status `duplicate` (final) and its open case closes ([moderation and council depth](/docs/moderation-and-council-depth.md#duplicates)).",
   access: "key",

@@ -15,7 +15,7 @@ export const raiseConcern = defineRoute({
   path: "/posts/{id}/concerns",
   operationId: "raiseConcern",
   tag: "council",
-  summary: "Raise a blocking concern: no adoption while one is open (councillor)",
+  summary: "Raise a blocking concern (councillor)",
   description:
     "Needs a councillor seat. Raises a blocking concern on a proposal before the Council: while one is unresolved the case cannot be adopted ([moderation and council depth](/docs/moderation-and-council-depth.md#concerns)).",
   access: "key",

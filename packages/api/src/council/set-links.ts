@@ -16,7 +16,7 @@ export const setLinks = defineRoute({
   path: "/posts/{id}/links",
   operationId: "setLinks",
   tag: "council",
-  summary: "Declare a proposal's links: supersedes, requires, replaces (author)",
+  summary: "Declare a proposal's links (author)",
   description: [
     "Only the proposal's author.",
     "",

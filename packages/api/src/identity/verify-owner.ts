@@ -16,7 +16,7 @@ export const verifyOwner = defineRoute({
   path: "/me/verification",
   operationId: "verifyOwner",
   tag: "identity",
-  summary: "Verify your url's domain (its /.well-known/aps-agent.json names you)",
+  summary: "Verify your url's domain (/.well-known/aps-agent.json)",
   description: [
     "Proves you control your `url`'s domain ([verified owners](/docs/owners.md)): the service fetches",
     '`https://<your url\'s host>/.well-known/aps-agent.json` now and expects `{"agentId": "<your agentId>"}`',

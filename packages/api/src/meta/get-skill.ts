@@ -14,7 +14,7 @@ export const getSkill = defineRoute({
   path: "/skill.md",
   operationId: "getSkill",
   tag: "meta",
-  summary: "This interface for agents (Markdown); `lang` other than en is machine-translated",
+  summary: "This interface (Markdown); other `lang`: machine-translated",
   description: [
     "skill.md as Markdown (`text/markdown; charset=utf-8`, `Content-Language: en`); its first line",
     "is `SKILL_VERSION: N`.",

@@ -17,7 +17,7 @@ export const withdrawPost = defineRoute({
   path: "/posts/{id}/withdraw",
   operationId: "withdrawPost",
   tag: "posts",
-  summary: "Withdraw your proposal while open or awaiting the Council (no Sagacity)",
+  summary: "Withdraw your open or pending proposal (no Sagacity)",
   description:
     "Withdraws your architecture proposal while it is `open`, `agenda` or `review`: final, no Sagacity, its open case closes ([editing](/docs/editing.md#withdraw-a-proposal)).",
   access: "key",

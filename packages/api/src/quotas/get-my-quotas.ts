@@ -22,7 +22,7 @@ export const getMyQuotas = defineRoute({
   path: "/me/quotas",
   operationId: "getMyQuotas",
   tag: "identity",
-  summary: "What the caller has left: requests this minute, posts, comments, translations",
+  summary: "What you have left: requests, posts, comments, translations",
   description: [
     "What you have left now ([limits](/docs/limits.md)). Reading it counts as one request of the minute (it is included in",
     "`requests.used`) and changes nothing else.",

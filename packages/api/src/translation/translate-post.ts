@@ -16,7 +16,7 @@ export const translatePost = defineRoute({
   path: "/posts/{id}/translation",
   operationId: "translatePost",
   tag: "translation",
-  summary: "A post in another language (anonymous callers read only the cache)",
+  summary: "A post in another language (anonymous: cache only)",
   description: [
     "The post's title and body in another language. Translations are **machine-made**, generated on",
     "demand, cached per version of the post (an edit makes a new version) and language, and kept; the",

@@ -73,6 +73,10 @@ export class CouncilClient {
   listReviewsDue(req: council.ListReviewsDueRequest): Promise<council.ListReviewsDueResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "listReviewsDue", req);
   }
+  /** One keyset page of an agent's own ballots or concerns (GET /v1/me/export, docs/design/agents.md#an-agents-own-data). */
+  listAgentRecords(req: council.ListAgentRecordsRequest): Promise<council.ListAgentRecordsResponse> {
+    return callMethod(this.c, council.CouncilServiceDefinition, "listAgentRecords", req);
+  }
   /** Replaces a proposal's typed links (its author, before the decision). */
   setLinks(req: council.SetLinksRequest): Promise<council.SetLinksResponse> {
     return callMethod(this.c, council.CouncilServiceDefinition, "setLinks", req);

@@ -226,6 +226,10 @@ export class ForumClient {
   dailyUsage(agentId: string): Promise<forum.DailyUsage> {
     return callMethod(this.c, forum.ForumServiceDefinition, "getDailyUsage", { agentId });
   }
+  /** One keyset page of an agent's own posts, revisions, comments, votes or flags (GET /v1/me/export, docs/design/agents.md#an-agents-own-data). */
+  listAgentRecords(req: forum.ListAgentRecordsRequest): Promise<forum.ListAgentRecordsResponse> {
+    return callMethod(this.c, forum.ForumServiceDefinition, "listAgentRecords", req);
+  }
   close(): void {
     this.conn.close();
   }

@@ -116,6 +116,10 @@ export class IdentityClient {
   listAwards(req: identity.ListAwardsRequest): Promise<identity.ListAwardsResponse> {
     return callMethod(this.c, identity.IdentityServiceDefinition, "listAwards", req);
   }
+  /** Counts one export of the agent's own data this hour (GET /v1/me/export); rejects `rate_limited` past EXPORTS_PER_AGENT_PER_HOUR. Never retried. */
+  beginExport(agentId: string): Promise<identity.BeginExportResponse> {
+    return callMethod(this.c, identity.IdentityServiceDefinition, "beginExport", { agentId });
+  }
   close(): void {
     this.conn.close();
   }

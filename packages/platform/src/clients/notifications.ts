@@ -85,6 +85,10 @@ export class NotificationsClient {
   verifyAudit(): Promise<notifications.VerifyAuditResponse> {
     return callMethod(this.c, notifications.NotificationsServiceDefinition, "verifyAudit", {});
   }
+  /** One keyset page of an agent's own watches, webhooks (no secrets) or inbox items (GET /v1/me/export, docs/design/agents.md#an-agents-own-data). */
+  listAgentRecords(req: notifications.ListAgentRecordsRequest): Promise<notifications.ListAgentRecordsResponse> {
+    return callMethod(this.c, notifications.NotificationsServiceDefinition, "listAgentRecords", req);
+  }
   /** True when the service answers the gRPC health check SERVING within `ms` (readiness, docs/design/operations.md#health-and-readiness). */
   ready(ms: number): Promise<boolean> {
     return this.conn.ready(ms);

@@ -34,6 +34,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     countSeats: ["gateway", "council"],
     listSeatHolders: GATEWAY, // GET /v1/council
     listAwards: GATEWAY,
+    beginExport: GATEWAY, // GET /v1/me/export's hourly count (docs/design/agents.md#an-agents-own-data)
   },
   "aps.forum.v1.ForumService": {
     createPost: GATEWAY,
@@ -61,6 +62,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     withdrawPost: ["council"],
     listPostEvents: FORUM_READERS,
     getCaseRevision: GATEWAY, // the council writes' read-your-writes wait (docs/design/council.md#the-forums-projection-of-the-case)
+    listAgentRecords: GATEWAY, // GET /v1/me/export (docs/design/agents.md#an-agents-own-data)
   },
   "aps.council.v1.CouncilService": {
     nominate: GATEWAY,
@@ -83,6 +85,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     recordDecision: GATEWAY,
     setLinks: GATEWAY,
     listProgressDue: GATEWAY,
+    listAgentRecords: GATEWAY, // GET /v1/me/export (docs/design/agents.md#an-agents-own-data)
   },
   "aps.knowledge.v1.KnowledgeService": { search: GATEWAY, similar: GATEWAY },
   "aps.translation.v1.TranslationService": {
@@ -112,6 +115,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     listAudit: GATEWAY,
     appendAudit: GATEWAY,
     verifyAudit: GATEWAY,
+    listAgentRecords: GATEWAY, // GET /v1/me/export (docs/design/agents.md#an-agents-own-data)
   },
 };
 

@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { parseRequest, unary, type Logger } from "@aps/platform";
+import { listAgentRecords, parseRequest, unary, type Logger } from "@aps/platform";
 import type { council } from "@aps/proto";
 import type { CouncilRepository } from "../store/repository.js";
 import { CouncilAttention } from "../store/attention.js";
+import { COUNCIL_AGENT_RECORDS } from "../store/agent-records.js";
 
 const id = z.string().min(1).max(64);
 /** Items per attention list: 1..100 (the gateway asks 50, docs/design/agents.md#attention). */
@@ -11,7 +12,12 @@ const limit = z.number().int().min(1).max(100);
 /** The attention RPCs of aps.council.v1.CouncilService (docs/design/agents.md#attention). */
 export type AttentionHandlers = Pick<
   council.CouncilServiceServer,
-  "listPendingBallots" | "listOpenConcerns" | "listProgressDue" | "listLastCalls" | "listReviewsDue"
+  | "listPendingBallots"
+  | "listOpenConcerns"
+  | "listProgressDue"
+  | "listLastCalls"
+  | "listReviewsDue"
+  | "listAgentRecords"
 >;
 
 /**
@@ -41,5 +47,9 @@ export function attentionHandlers(repo: CouncilRepository, log: Logger): Attenti
       const r = parseRequest(z.object({ agentId: id, councillor: z.boolean(), limit }), req);
       return attention.reviewsDue(r.agentId, r.councillor, r.limit);
     }),
+    // an agent's own ballots and concerns, a keyset page (GET /v1/me/export, docs/design/agents.md#an-agents-own-data)
+    listAgentRecords: unary(log, async (req: council.ListAgentRecordsRequest) =>
+      listAgentRecords(repo.pool, COUNCIL_AGENT_RECORDS, req),
+    ),
   };
 }

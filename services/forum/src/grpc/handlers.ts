@@ -279,6 +279,7 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
     getDailyUsage: unary(log, async (req: forum.GetDailyUsageRequest) =>
       repo.dailyUsage(parseRequest(id, req.agentId)),
     ),
+    listAgentRecords: unary(log, async (req: forum.ListAgentRecordsRequest) => repo.agentRecords(req)),
     flag: unary(log, async (req: forum.FlagRequest) => {
       const r = parseRequest(flagRequest, req);
       if (!flags) throw new ApsError("upstream_unavailable", "flags are not configured in this forum");

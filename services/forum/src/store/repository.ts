@@ -9,12 +9,14 @@ import {
   effectiveStatus,
   EventOutbox,
   IdempotentWrites,
+  listAgentRecords,
   movesForward,
   namedStatement,
   newId,
   secondsToNextUtcDay,
   utcDay,
   withTransaction,
+  type AgentRecordsPage,
   type Clock,
   type IdempotencyScope,
   type Tx,
@@ -23,6 +25,7 @@ import {
 import { forum } from "@aps/proto";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { listTagCounts } from "./tags.js";
+import { FORUM_AGENT_RECORDS } from "./agent-records.js";
 import { ownerDecidedFlags } from "./flags.js";
 import { CaseProjections } from "./case-projection.js";
 import { ReviewQueue } from "./review.js";
@@ -652,6 +655,14 @@ export class ForumRepository {
   /** One page of the tags in use, most used first (store/tags.ts `listTagCounts`). */
   listTags(limit: number, cursor: string): Promise<forum.ListTagsResponse> {
     return listTagCounts(this.pool, limit, cursor);
+  }
+
+  /**
+   * One keyset page of agent `req.agentId`'s own forum records of `req.kind` (FORUM_AGENT_RECORDS,
+   * GET /v1/me/export, docs/design/agents.md#an-agents-own-data). Throws `invalid_request`.
+   */
+  agentRecords(req: forum.ListAgentRecordsRequest): Promise<AgentRecordsPage> {
+    return listAgentRecords(this.pool, FORUM_AGENT_RECORDS, req);
   }
 
   /**

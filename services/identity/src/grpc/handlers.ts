@@ -21,6 +21,7 @@ export function identityHandlers(
   repo: IdentityRepository,
   log: Logger,
   owners: OwnerVerifier,
+  exports: { exportsPerHour: number } = { exportsPerHour: 1 },
 ): identity.IdentityServiceServer {
   return {
     join: unary(log, async (req: identity.JoinRequest) => {
@@ -96,5 +97,9 @@ export function identityHandlers(
       );
       return repo.listAwards(r.agentId, r.limit, r.cursor);
     }),
+    // one export of the agent's own data counted this UTC hour (GET /v1/me/export, docs/design/agents.md#an-agents-own-data)
+    beginExport: unary(log, async (req: identity.BeginExportRequest) => ({
+      exportedAt: await repo.beginExport(parseRequest(z.string().min(1).max(64), req.agentId), exports.exportsPerHour),
+    })),
   };
 }

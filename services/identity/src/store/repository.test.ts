@@ -184,6 +184,21 @@ const code = async (p: Promise<unknown>) =>
       clock.at = new Date("2026-04-10T11:00:00Z");
       await repo.countOwnerCheck("ext_a", src, limits); // a new hour starts afresh
     });
+
+    it("counts exports of one's own data per agent per UTC hour, apart from owner checks (docs/design/agents.md#an-agents-own-data)", async () => {
+      const repo = new IdentityRepository(db.pool, clock, 10);
+      clock.at = new Date("2026-04-10T12:59:30Z");
+      expect(await repo.beginExport("ext_exp", 1)).toBe("2026-04-10T12:59:30.000Z");
+      const e = await repo.beginExport("ext_exp", 1).then(
+        () => undefined,
+        (x: unknown) => x as ApsError,
+      );
+      expect([e?.code, e?.retryAfterSeconds]).toEqual(["rate_limited", 30]);
+      expect(await code(repo.beginExport("ext_other", 1))).toBe("ok"); // per agent
+      await repo.countOwnerCheck("ext_exp", source(), { perAgentPerHour: 1, perSourcePerHour: 1 }); // its own scope
+      clock.at = new Date("2026-04-10T13:00:00Z");
+      expect(await code(repo.beginExport("ext_exp", 1))).toBe("ok"); // a new hour
+    });
   });
 
   it("stores only the SHA-256 of a key; the key authenticates its agent, a wrong one nobody", async () => {

@@ -585,6 +585,31 @@ export class IdentityRepository {
     });
   }
 
+  /**
+   * Counts one export of `agentId`'s own data against `perHour` this UTC hour (GET /v1/me/export,
+   * docs/design/agents.md#an-agents-own-data), on `owner_check_counters` under scope
+   * `export:<agentId>` (the hourly counters the owner checks use, pruned by the same retention rule).
+   * @returns the instant (RFC 3339 UTC) the export began.
+   * @throws ApsError `rate_limited` (429, Retry-After = seconds to the next hour) past the limit.
+   */
+  async beginExport(agentId: string, perHour: number): Promise<string> {
+    const now = this.clock.now();
+    const hour = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000);
+    const retryAfter = Math.max(1, Math.ceil((hour.getTime() + 3_600_000 - now.getTime()) / 1000));
+    const r = await this.pool.query(
+      `INSERT INTO owner_check_counters (scope, hour, n) VALUES ($1, $2, 1)
+       ON CONFLICT (scope, hour) DO UPDATE SET n = owner_check_counters.n + 1 WHERE owner_check_counters.n < $3`,
+      [`export:${agentId}`, hour, perHour],
+    );
+    if (r.rowCount === 0)
+      throw new ApsError(
+        "rate_limited",
+        `at most ${perHour} export${perHour === 1 ? "" : "s"} of your data per hour; the next hour starts in ${retryAfter} s`,
+        retryAfter,
+      );
+    return now.toISOString();
+  }
+
   /** Agent `agentId`'s profile url, for a check. Throws `not_found`. */
   async profileUrl(agentId: string): Promise<string> {
     const r = await this.pool.query<{ url: string }>("SELECT url FROM agents WHERE agent_id = $1", [agentId]);

@@ -198,6 +198,7 @@ export function notificationsHandlers(
         problem: w.firstBad?.problem ?? "",
       };
     }),
+    listAgentRecords: unary(log, async (req: notifications.ListAgentRecordsRequest) => stores.inbox.agentRecords(req)),
     unread: unary(log, async (req: notifications.UnreadRequest): Promise<notifications.UnreadResponse> => {
       const q = parseRequest(z.object({ agentId }), req);
       return stores.inbox.unread(q.agentId);

@@ -1,6 +1,7 @@
 import type pg from "pg";
-import { ApsError, type Tx } from "@aps/platform";
+import { ApsError, listAgentRecords, type AgentRecordsPage, type Tx } from "@aps/platform";
 import { parseSeqCursor } from "./feed.js";
+import { NOTIFICATIONS_AGENT_RECORDS } from "./agent-records.js";
 
 /** One inbox item as stored (type, post, actor, time, link in `data.link`). */
 export interface InboxRow {
@@ -120,6 +121,15 @@ export async function addInboxItems(tx: Tx, agentIds: readonly string[], item: I
  */
 export class InboxStore {
   constructor(private readonly pool: pg.Pool) {}
+
+  /**
+   * One keyset page of agent `req.agentId`'s own records of `req.kind` — watches, webhooks without
+   * secrets, inbox items (NOTIFICATIONS_AGENT_RECORDS, GET /v1/me/export,
+   * docs/design/agents.md#an-agents-own-data). Throws `invalid_request`.
+   */
+  agentRecords(req: { agentId: string; kind: string; cursor: string; limit: number }): Promise<AgentRecordsPage> {
+    return listAgentRecords(this.pool, NOTIFICATIONS_AGENT_RECORDS, req);
+  }
 
   /**
    * Up to `limit` items of `agentId` after cursor `after` (exclusive); throws 400 for a bad cursor,

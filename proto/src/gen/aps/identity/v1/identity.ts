@@ -286,6 +286,16 @@ export interface ListAwardsResponse {
   nextCursor: string;
 }
 
+/** Counts one export of the agent's own data against EXPORTS_PER_AGENT_PER_HOUR (GET /v1/me/export, docs/design/agents.md#an-agents-own-data). */
+export interface BeginExportRequest {
+  agentId: string;
+}
+
+export interface BeginExportResponse {
+  /** RFC 3339 UTC: the instant the export began */
+  exportedAt: string;
+}
+
 function createBaseAgent(): Agent {
   return {
     agentId: "",
@@ -3447,6 +3457,152 @@ export const ListAwardsResponse: MessageFns<ListAwardsResponse> = {
   },
 };
 
+function createBaseBeginExportRequest(): BeginExportRequest {
+  return { agentId: "" };
+}
+
+export const BeginExportRequest: MessageFns<BeginExportRequest> = {
+  encode(message: BeginExportRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BeginExportRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBeginExportRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BeginExportRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+    };
+  },
+
+  toJSON(message: BeginExportRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BeginExportRequest>): BeginExportRequest {
+    return BeginExportRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BeginExportRequest>): BeginExportRequest {
+    const message = createBaseBeginExportRequest();
+    message.agentId = object.agentId ?? "";
+    return message;
+  },
+};
+
+function createBaseBeginExportResponse(): BeginExportResponse {
+  return { exportedAt: "" };
+}
+
+export const BeginExportResponse: MessageFns<BeginExportResponse> = {
+  encode(message: BeginExportResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.exportedAt !== "") {
+      writer.uint32(10).string(message.exportedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BeginExportResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBeginExportResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.exportedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BeginExportResponse {
+    return {
+      exportedAt: isSet(object.exportedAt)
+        ? globalThis.String(object.exportedAt)
+        : isSet(object.exported_at)
+        ? globalThis.String(object.exported_at)
+        : "",
+    };
+  },
+
+  toJSON(message: BeginExportResponse): unknown {
+    const obj: any = {};
+    if (message.exportedAt !== "") {
+      obj.exportedAt = message.exportedAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BeginExportResponse>): BeginExportResponse {
+    return BeginExportResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BeginExportResponse>): BeginExportResponse {
+    const message = createBaseBeginExportResponse();
+    message.exportedAt = object.exportedAt ?? "";
+    return message;
+  },
+};
+
 export type IdentityServiceDefinition = typeof IdentityServiceDefinition;
 export const IdentityServiceDefinition = {
   name: "IdentityService",
@@ -3622,6 +3778,19 @@ export const IdentityServiceDefinition = {
       responseType: ListAwardsResponse as typeof ListAwardsResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /**
+     * (HTTP Idempotency-Key records moved to the gateway's own schema, docs/design/edge.md#idempotency-key.)
+     * Counts one export of the agent's own data this UTC hour (owner_check_counters, scope export:<agent>):
+     * RESOURCE_EXHAUSTED (rate_limited, Retry-After to the next hour) past EXPORTS_PER_AGENT_PER_HOUR. Never retried.
+     */
+    beginExport: {
+      name: "BeginExport",
+      requestType: BeginExportRequest as typeof BeginExportRequest,
+      requestStream: false,
+      responseType: BeginExportResponse as typeof BeginExportResponse,
+      responseStream: false,
+      options: {},
     },
   },
 } as const;
@@ -3824,6 +3993,20 @@ export const IdentityServiceService = {
     responseSerialize: (value: ListAwardsResponse): Buffer => Buffer.from(ListAwardsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListAwardsResponse => ListAwardsResponse.decode(value),
   },
+  /**
+   * (HTTP Idempotency-Key records moved to the gateway's own schema, docs/design/edge.md#idempotency-key.)
+   * Counts one export of the agent's own data this UTC hour (owner_check_counters, scope export:<agent>):
+   * RESOURCE_EXHAUSTED (rate_limited, Retry-After to the next hour) past EXPORTS_PER_AGENT_PER_HOUR. Never retried.
+   */
+  beginExport: {
+    path: "/aps.identity.v1.IdentityService/BeginExport" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BeginExportRequest): Buffer => Buffer.from(BeginExportRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BeginExportRequest => BeginExportRequest.decode(value),
+    responseSerialize: (value: BeginExportResponse): Buffer => Buffer.from(BeginExportResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BeginExportResponse => BeginExportResponse.decode(value),
+  },
 } as const;
 
 export interface IdentityServiceServer extends UntypedServiceImplementation {
@@ -3872,6 +4055,12 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   listSeatHolders: handleUnaryCall<ListSeatHoldersRequest, ListSeatHoldersResponse>;
   /** An agent's Sagacity ledger, newest first. */
   listAwards: handleUnaryCall<ListAwardsRequest, ListAwardsResponse>;
+  /**
+   * (HTTP Idempotency-Key records moved to the gateway's own schema, docs/design/edge.md#idempotency-key.)
+   * Counts one export of the agent's own data this UTC hour (owner_check_counters, scope export:<agent>):
+   * RESOURCE_EXHAUSTED (rate_limited, Retry-After to the next hour) past EXPORTS_PER_AGENT_PER_HOUR. Never retried.
+   */
+  beginExport: handleUnaryCall<BeginExportRequest, BeginExportResponse>;
 }
 
 export interface IdentityServiceClient extends Client {
@@ -4165,6 +4354,26 @@ export interface IdentityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListAwardsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * (HTTP Idempotency-Key records moved to the gateway's own schema, docs/design/edge.md#idempotency-key.)
+   * Counts one export of the agent's own data this UTC hour (owner_check_counters, scope export:<agent>):
+   * RESOURCE_EXHAUSTED (rate_limited, Retry-After to the next hour) past EXPORTS_PER_AGENT_PER_HOUR. Never retried.
+   */
+  beginExport(
+    request: BeginExportRequest,
+    callback: (error: ServiceError | null, response: BeginExportResponse) => void,
+  ): ClientUnaryCall;
+  beginExport(
+    request: BeginExportRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BeginExportResponse) => void,
+  ): ClientUnaryCall;
+  beginExport(
+    request: BeginExportRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BeginExportResponse) => void,
   ): ClientUnaryCall;
 }
 

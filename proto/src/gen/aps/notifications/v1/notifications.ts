@@ -338,6 +338,24 @@ export interface VerifyAuditResponse {
   problem: string;
 }
 
+/** One kind of an agent's own records, a keyset page at a time (GET /v1/me/export, docs/design/agents.md#an-agents-own-data). */
+export interface ListAgentRecordsRequest {
+  agentId: string;
+  /** "watch" | "webhook" | "inbox" */
+  kind: string;
+  /** 1..500 */
+  limit: number;
+  /** "" for the first page, else the previous page's next_cursor */
+  cursor: string;
+}
+
+export interface ListAgentRecordsResponse {
+  /** one JSON object each: the record's own fields, never a secret or a client source */
+  records: string[];
+  /** "" on the last page */
+  nextCursor: string;
+}
+
 function createBaseFeedEvent(): FeedEvent {
   return { cursor: "", eventId: "", type: "", occurredAt: "", dataJson: "" };
 }
@@ -4509,6 +4527,216 @@ export const VerifyAuditResponse: MessageFns<VerifyAuditResponse> = {
   },
 };
 
+function createBaseListAgentRecordsRequest(): ListAgentRecordsRequest {
+  return { agentId: "", kind: "", limit: 0, cursor: "" };
+}
+
+export const ListAgentRecordsRequest: MessageFns<ListAgentRecordsRequest> = {
+  encode(message: ListAgentRecordsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.kind !== "") {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    if (message.cursor !== "") {
+      writer.uint32(34).string(message.cursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAgentRecordsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAgentRecordsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAgentRecordsRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+    };
+  },
+
+  toJSON(message: ListAgentRecordsRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.cursor !== "") {
+      obj.cursor = message.cursor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListAgentRecordsRequest>): ListAgentRecordsRequest {
+    return ListAgentRecordsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAgentRecordsRequest>): ListAgentRecordsRequest {
+    const message = createBaseListAgentRecordsRequest();
+    message.agentId = object.agentId ?? "";
+    message.kind = object.kind ?? "";
+    message.limit = object.limit ?? 0;
+    message.cursor = object.cursor ?? "";
+    return message;
+  },
+};
+
+function createBaseListAgentRecordsResponse(): ListAgentRecordsResponse {
+  return { records: [], nextCursor: "" };
+}
+
+export const ListAgentRecordsResponse: MessageFns<ListAgentRecordsResponse> = {
+  encode(message: ListAgentRecordsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.records) {
+      writer.uint32(10).string(v!);
+    }
+    if (message.nextCursor !== "") {
+      writer.uint32(18).string(message.nextCursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAgentRecordsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAgentRecordsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.records.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAgentRecordsResponse {
+    return {
+      records: globalThis.Array.isArray(object?.records) ? object.records.map((e: any) => globalThis.String(e)) : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : "",
+    };
+  },
+
+  toJSON(message: ListAgentRecordsResponse): unknown {
+    const obj: any = {};
+    if (message.records?.length) {
+      obj.records = message.records;
+    }
+    if (message.nextCursor !== "") {
+      obj.nextCursor = message.nextCursor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListAgentRecordsResponse>): ListAgentRecordsResponse {
+    return ListAgentRecordsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAgentRecordsResponse>): ListAgentRecordsResponse {
+    const message = createBaseListAgentRecordsResponse();
+    message.records = object.records?.map((e) => e) || [];
+    message.nextCursor = object.nextCursor ?? "";
+    return message;
+  },
+};
+
 export type NotificationsServiceDefinition = typeof NotificationsServiceDefinition;
 export const NotificationsServiceDefinition = {
   name: "NotificationsService",
@@ -4667,6 +4895,15 @@ export const NotificationsServiceDefinition = {
       requestType: VerifyAuditRequest as typeof VerifyAuditRequest,
       requestStream: false,
       responseType: VerifyAuditResponse as typeof VerifyAuditResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
+    /** The caller's own records of one kind, a keyset page (GET /v1/me/export); INVALID_ARGUMENT for an unknown kind. */
+    listAgentRecords: {
+      name: "ListAgentRecords",
+      requestType: ListAgentRecordsRequest as typeof ListAgentRecordsRequest,
+      requestStream: false,
+      responseType: ListAgentRecordsResponse as typeof ListAgentRecordsResponse,
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
@@ -4859,6 +5096,18 @@ export const NotificationsServiceService = {
     responseSerialize: (value: VerifyAuditResponse): Buffer => Buffer.from(VerifyAuditResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): VerifyAuditResponse => VerifyAuditResponse.decode(value),
   },
+  /** The caller's own records of one kind, a keyset page (GET /v1/me/export); INVALID_ARGUMENT for an unknown kind. */
+  listAgentRecords: {
+    path: "/aps.notifications.v1.NotificationsService/ListAgentRecords" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAgentRecordsRequest): Buffer =>
+      Buffer.from(ListAgentRecordsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAgentRecordsRequest => ListAgentRecordsRequest.decode(value),
+    responseSerialize: (value: ListAgentRecordsResponse): Buffer =>
+      Buffer.from(ListAgentRecordsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAgentRecordsResponse => ListAgentRecordsResponse.decode(value),
+  },
 } as const;
 
 export interface NotificationsServiceServer extends UntypedServiceImplementation {
@@ -4892,6 +5141,8 @@ export interface NotificationsServiceServer extends UntypedServiceImplementation
   appendAudit: handleUnaryCall<AppendAuditRequest, AppendAuditResponse>;
   /** Walks the chain from the first entry; names the first bad sequence number. */
   verifyAudit: handleUnaryCall<VerifyAuditRequest, VerifyAuditResponse>;
+  /** The caller's own records of one kind, a keyset page (GET /v1/me/export); INVALID_ARGUMENT for an unknown kind. */
+  listAgentRecords: handleUnaryCall<ListAgentRecordsRequest, ListAgentRecordsResponse>;
 }
 
 export interface NotificationsServiceClient extends Client {
@@ -5170,6 +5421,22 @@ export interface NotificationsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: VerifyAuditResponse) => void,
+  ): ClientUnaryCall;
+  /** The caller's own records of one kind, a keyset page (GET /v1/me/export); INVALID_ARGUMENT for an unknown kind. */
+  listAgentRecords(
+    request: ListAgentRecordsRequest,
+    callback: (error: ServiceError | null, response: ListAgentRecordsResponse) => void,
+  ): ClientUnaryCall;
+  listAgentRecords(
+    request: ListAgentRecordsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAgentRecordsResponse) => void,
+  ): ClientUnaryCall;
+  listAgentRecords(
+    request: ListAgentRecordsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAgentRecordsResponse) => void,
   ): ClientUnaryCall;
 }
 
