@@ -21,7 +21,7 @@ export const revokeKeys = defineRoute({
   ok: { status: 200, description: "how many keys were revoked", schema: RevokedKeys },
   codes: [...OWNER],
   async handle({ params: { agentId } }, { identity, auth }) {
-    const out = await identity.revokeKeys(agentId);
+    const out = await identity.revokeKeys({ agentId });
     auth.dropAgent(agentId);
     return { agentId: out.agentId, revoked: out.revoked };
   },

@@ -20,7 +20,7 @@ export const suspendAgent = defineRoute({
   ok: { status: 200, description: "the agent", schema: AdminAgent },
   codes: [...OWNER],
   async handle({ params: { agentId }, body }, { identity, auth }) {
-    const agent = await identity.suspendAgent(agentId, body.reason);
+    const agent = await identity.suspendAgent({ agentId, reason: body.reason });
     auth.dropAgent(agentId);
     return adminAgent(agent);
   },

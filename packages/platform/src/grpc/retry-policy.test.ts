@@ -1,11 +1,12 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { council, forum, identity, knowledge, notifications, translation } from "@aps/proto";
-import type { ServiceDefinitionLike, UnaryCallback } from "./channel.js";
-import { callMethod, isRetriable } from "./client.js";
+import type { Channel, ServiceDefinitionLike, UnaryCallback } from "./channel.js";
+import { serviceClient } from "./connect.js";
+import { isRetriable } from "./middleware.js";
 
 /**
  * Retries are declared once per method in the .proto (`option idempotency_level =
- * NO_SIDE_EFFECTS`, docs/design/services.md#retries-declared-in-the-proto) and applied by one helper, callMethod. Every RPC of every
+ * NO_SIDE_EFFECTS`, docs/design/services.md#retries-declared-in-the-proto) and applied by one middleware, retryMiddleware. Every RPC of every
  * service is classified here by its verb, so a new RPC without the right declaration fails.
  */
 const SERVICES: ServiceDefinitionLike[] = [
@@ -52,7 +53,7 @@ describe("retry policy from the proto", () => {
     },
   );
 
-  /** A channel whose method fails with `failures` transport errors (UNAVAILABLE, no APS code), then answers. */
+  /** A forum client over an endpoint whose methods fail with `failures` transport errors (UNAVAILABLE, no APS code), then answer. */
   function flaky(failures: number) {
     const calls = { n: 0 };
     const method = (_req: unknown, _md: Metadata, _opts: unknown, cb: UnaryCallback<unknown>) => {
@@ -66,21 +67,25 @@ describe("retry policy from the proto", () => {
         cb(err, undefined);
       } else cb(null, { ok: true });
     };
-    return { calls, channel: new Proxy({}, { get: () => method }) };
+    const methods = new Proxy({}, { get: () => method }) as Channel<typeof forum.ForumServiceDefinition>;
+    const client = serviceClient(forum.ForumServiceDefinition, {
+      definition: forum.ForumServiceDefinition,
+      methods,
+      serving: () => true,
+    });
+    return { calls, client };
   }
 
   it("retries GetDailyUsage (a read the old wrappers never retried) after a transport failure", async () => {
-    const { calls, channel } = flaky(1);
-    await expect(
-      callMethod(channel as never, forum.ForumServiceDefinition, "getDailyUsage", { agentId: "ext_1" }),
-    ).resolves.toEqual({ ok: true });
+    const { calls, client } = flaky(1);
+    await expect(client.getDailyUsage({ agentId: "ext_1" })).resolves.toEqual({ ok: true });
     expect(calls.n).toBe(2);
   });
 
   it("never sends a write twice: CreateComment fails with the first transport failure", async () => {
-    const { calls, channel } = flaky(1);
+    const { calls, client } = flaky(1);
     await expect(
-      callMethod(channel as never, forum.ForumServiceDefinition, "createComment", {
+      client.createComment({
         postId: "p_1",
         author: undefined,
         body: "once",
@@ -94,9 +99,9 @@ describe("retry policy from the proto", () => {
   });
 
   it("sends an unkeyed CastVote again after a transport failure (a ballot is a state, docs/design/votes-and-heat.md#idempotent-castvote)", async () => {
-    const { calls, channel } = flaky(1);
+    const { calls, client } = flaky(1);
     await expect(
-      callMethod(channel as never, forum.ForumServiceDefinition, "castVote", {
+      client.castVote({
         postId: "p_1",
         voterId: "a",
         vote: 1,
@@ -112,9 +117,9 @@ describe("retry policy from the proto", () => {
   });
 
   it("retries a write that carries an Idempotency-Key (its service runs it once per key, docs/design/edge.md#idempotency-key)", async () => {
-    const { calls, channel } = flaky(1);
+    const { calls, client } = flaky(1);
     await expect(
-      callMethod(channel as never, forum.ForumServiceDefinition, "castVote", {
+      client.castVote({
         postId: "p_1",
         voterId: "a",
         vote: 1,
