@@ -102,7 +102,7 @@ function deadlineMs(d: Date | number | undefined): number {
 /**
  * Binds `implementation` (the handlers also served over gRPC) to an in-process endpoint governed
  * by `gate`. Each call: refused with UNAVAILABLE (no APS code: a transport failure, retried by
- * `callRead`) once the gate is closed; request copied through `fromPartial`; handler run with a
+ * retryMiddleware) once the gate is closed; request copied through `fromPartial`; handler run with a
  * minimal `ServerUnaryCall` (request, metadata, getPath, getPeer, getDeadline, cancelled +
  * "cancelled" event); answered DEADLINE_EXCEEDED when the caller's deadline passes first; errors
  * as `Error` with the handler's status, details and metadata; response copied through `fromPartial`.
