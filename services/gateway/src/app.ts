@@ -30,7 +30,7 @@ import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
 import { loadDocs } from "./docs.js";
 import { buildOpenApi } from "@aps/api/openapi/document";
 import type { SkillDoc } from "./skill.js";
-import { AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache } from "./cache/auth-cache.js";
+import { AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache, keyResolverOf } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { ReadinessCheck, readyzHandler } from "@aps/api/http/readiness";
 import { apiReferenceRoutes, webRoutes } from "@aps/web";
@@ -104,7 +104,8 @@ export function createApp(deps: AppDeps): Express {
   const rateLimiter =
     deps.rateLimiter ?? new RequestRateLimiter({ keyedPerMinute: 600, anonPerMinute: 300 }, { kind: "memory" });
   const auth =
-    deps.authCache ?? new AuthCache(deps.identity, { ttlMs: AUTH_TTL_WITHOUT_EVENTS_MS, maxEntries: 10_000 });
+    deps.authCache ??
+    new AuthCache(keyResolverOf(deps.identity), { ttlMs: AUTH_TTL_WITHOUT_EVENTS_MS, maxEntries: 10_000 });
   const reads = deps.readCache ?? new ReadCache({ ttlMs: 1_000, maxBytes: 8 * 1024 * 1024 });
   app.disable("x-powered-by");
   app.set("etag", false);
