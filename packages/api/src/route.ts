@@ -11,7 +11,7 @@ import type {
   TranslationClient,
 } from "@aps/platform";
 import type { identity as proto } from "@aps/proto";
-import { callerOf, readOnlyRefusal, requireCaller } from "./http/locals.js";
+import { callerOf, readOnlyRefusal, requireCaller, scopeRefusal } from "./http/locals.js";
 import type { CapabilityConfig, ReadinessSource } from "./meta/capabilities.js";
 import { pathId, validate } from "./http/validate.js";
 import type { Access, Operation } from "./openapi/operation.js";
@@ -293,7 +293,9 @@ export function defineRoute<
           const caller = (
             decl.access === "key" && !checksKeyItself ? requireCaller(res) : callerOf(res)
           ) as CallerOf<A>;
-          const readOnly = readOnlyRefusal(caller, operation.method);
+          const readOnly =
+            readOnlyRefusal(caller, operation.method) ??
+            scopeRefusal(caller, operation.method, operation.path, operation.tag);
           if (readOnly) throw readOnly;
           guard?.(caller, req);
           const params = (
