@@ -3,7 +3,16 @@ import { ApsError, type Logger } from "@aps/platform";
 import type { identity } from "@aps/proto";
 import type { Caller } from "@aps/api/http/locals";
 import { html, type SafeHtml } from "@aps/web/html";
-import { mcpAuthRouter, getOAuthProtectedResourceMetadataUrl } from "@modelcontextprotocol/sdk/server/auth/router.js";
+import {
+  createOAuthMetadata,
+  getOAuthProtectedResourceMetadataUrl,
+  mcpAuthMetadataRouter,
+  mcpAuthRouter,
+} from "@modelcontextprotocol/sdk/server/auth/router.js";
+import { authorizationHandler } from "@modelcontextprotocol/sdk/server/auth/handlers/authorize.js";
+import { tokenHandler } from "@modelcontextprotocol/sdk/server/auth/handlers/token.js";
+import { clientRegistrationHandler } from "@modelcontextprotocol/sdk/server/auth/handlers/register.js";
+import { revocationHandler } from "@modelcontextprotocol/sdk/server/auth/handlers/revoke.js";
 import type { AuthorizationParams, OAuthServerProvider } from "@modelcontextprotocol/sdk/server/auth/provider.js";
 import type { OAuthRegisteredClientsStore } from "@modelcontextprotocol/sdk/server/auth/clients.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
@@ -367,46 +376,63 @@ function consentHandler(store: OAuthStore, keys: KeyResolver, log: Logger): Requ
 
 /**
  * The OAuth 2.1 authorization server of `/mcp` (docs/design/agents.md#oauth-for-mcp), mounted at
- * the app's root: the MCP SDK's `mcpAuthRouter` — RFC 8414 metadata at
- * `/.well-known/oauth-authorization-server`, RFC 9728 metadata of `/mcp` at
- * `/.well-known/oauth-protected-resource/mcp`, `/authorize` (consent page), `/token`
- * (authorization code with PKCE S256, refresh), `/register` (RFC 7591) and `/revoke` (RFC 7009)
- * — and `POST /oauth/consent`. The issuer is PUBLIC_BASE_URL's origin, else the request's own
- * (one router per origin, at most 16 kept); an origin the SDK refuses as issuer (plain http
- * other than localhost/127.0.0.1) gets 404 here.
+ * the app's root, from the MCP SDK: RFC 8414 metadata at `/.well-known/oauth-authorization-server`,
+ * RFC 9728 metadata of `/mcp` at `/.well-known/oauth-protected-resource/mcp`, `/authorize`
+ * (consent page), `/token` (authorization code with PKCE S256, refresh), `/register` (RFC 7591)
+ * and `/revoke` (RFC 7009) — plus `POST /oauth/consent`. With PUBLIC_BASE_URL the issuer is its
+ * origin and the SDK's `mcpAuthRouter` serves all of it. Without (local runs) the issuer is the
+ * request's own origin: the SDK's four handlers are built once (their per-IP rate limits live in
+ * them) and only the metadata is built per origin (at most 16 kept); an origin the SDK refuses as
+ * issuer (plain http other than localhost/127.0.0.1) gets no metadata (404).
  */
 export function oauthRoutes(opts: OAuthRoutesOptions): Router {
   const provider = new ApsOAuthProvider(opts.store);
-  const routers = new Map<string, RequestHandler | null>();
-  const routerFor = (origin: string): RequestHandler | null => {
-    const known = routers.get(origin);
-    if (known !== undefined) return known;
-    let r: RequestHandler | null;
-    try {
-      r = mcpAuthRouter({
-        provider,
-        issuerUrl: new URL(origin),
-        resourceServerUrl: new URL(`${origin}/mcp`),
-        scopesSupported: [...OAUTH_SCOPES],
-        resourceName: "APS (Architecture Proposal Service) MCP server",
-        serviceDocumentationUrl: new URL(`${origin}/docs/mcp.md`),
-      });
-    } catch (err) {
-      opts.log.warn({ origin, err: String(err) }, "no OAuth endpoints for this origin");
-      r = null;
-    }
-    if (routers.size >= 16) routers.clear();
-    routers.set(origin, r);
-    return r;
-  };
+  const settings = (origin: string) => ({
+    provider,
+    issuerUrl: new URL(origin),
+    resourceServerUrl: new URL(`${origin}/mcp`),
+    scopesSupported: [...OAUTH_SCOPES],
+    resourceName: "APS (Architecture Proposal Service) MCP server",
+    serviceDocumentationUrl: new URL(`${origin}/docs/mcp.md`),
+  });
   const router = express.Router();
   router.post(
     CONSENT_PATH,
     express.urlencoded({ extended: false, limit: "16kb" }),
     consentHandler(opts.store, opts.keys, opts.log),
   );
+  let fixed: string | undefined;
+  try {
+    fixed = opts.publicBaseUrl ? new URL(opts.publicBaseUrl).origin : undefined;
+  } catch {
+    fixed = undefined;
+  }
+  if (fixed) {
+    router.use(mcpAuthRouter(settings(fixed)));
+    return router;
+  }
+  router.use("/authorize", authorizationHandler({ provider }));
+  router.use("/token", tokenHandler({ provider }));
+  router.use("/register", clientRegistrationHandler({ clientsStore: provider.clientsStore }));
+  router.use("/revoke", revocationHandler({ provider }));
+  const metadata = new Map<string, RequestHandler | null>();
+  const metadataFor = (origin: string): RequestHandler | null => {
+    const known = metadata.get(origin);
+    if (known !== undefined) return known;
+    let r: RequestHandler | null;
+    try {
+      const o = settings(origin);
+      r = mcpAuthMetadataRouter({ ...o, oauthMetadata: createOAuthMetadata(o) });
+    } catch (err) {
+      opts.log.warn({ origin, err: String(err) }, "no OAuth metadata for this origin");
+      r = null;
+    }
+    if (metadata.size >= 16) metadata.clear();
+    metadata.set(origin, r);
+    return r;
+  };
   router.use((req, res, next) => {
-    const r = routerFor(issuerOrigin(req, opts.publicBaseUrl));
+    const r = req.path.startsWith("/.well-known/") ? metadataFor(issuerOrigin(req, undefined)) : null;
     if (r) r(req, res, next);
     else next();
   });
