@@ -20,8 +20,8 @@ import { startSystem, TEST_RATE_LIMITS, type System } from "../support/system.js
  * (its API key, the scopes); the redirect's code goes back to the SDK (PKCE S256), which gets the
  * tokens. Then: `propose` works with `write` and is a tool error 403 with `read` only; refresh
  * tokens rotate and a reused one ends the family; a revoked token is refused on `/mcp` and
- * `/v1`; a second gateway on the same database accepts the tokens; deny, a bad key and the
- * owner's key revocation.
+ * `/v1`; a second gateway on the same database accepts the tokens; the agent lists and revokes
+ * its grants with its key; deny, a bad key and the owner's key revocation.
  */
 const log = createLogger("mcp-oauth-test", "warn");
 const REDIRECT = "http://localhost:9/callback";
@@ -278,6 +278,29 @@ describe("OAuth for MCP (embedded, as npm start)", () => {
     });
     expect(mcp.status).toBe(401);
     expect(mcp.headers.get("www-authenticate")).toMatch(/error="invalid_token".*resource_metadata=/);
+  });
+
+  it("the agent lists and revokes its grants with its API key (GET/DELETE /v1/me/oauth-grants); a token may not", async () => {
+    const carol = await joinAgent(sys, "carol");
+    const { provider } = await authorize(carol, ["write", "vote"]);
+    const token = provider.saved!.access_token;
+    const key = { authorization: `Bearer ${carol.apiKey}` };
+    const listed = await fetch(`${sys.baseUrl}/me/oauth-grants`, { headers: key });
+    expect(listed.status).toBe(200);
+    const { items } = (await listed.json()) as { items: { id: string; clientName: string; scopes: string[] }[] };
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ clientName: "e2e hosted client <b>", scopes: ["read", "write", "vote"] });
+    const byToken = await fetch(`${sys.baseUrl}/me/oauth-grants`, { headers: { authorization: `Bearer ${token}` } });
+    expect(byToken.status).toBe(403);
+    expect(
+      (await fetch(`${sys.baseUrl}/me/oauth-grants/og_AAAAAAAAAAAAAAAA`, { method: "DELETE", headers: key })).status,
+    ).toBe(404);
+    const revoked = await fetch(`${sys.baseUrl}/me/oauth-grants/${items[0]!.id}`, { method: "DELETE", headers: key });
+    expect(revoked.status).toBe(200);
+    expect((await v1Me(token)).status).toBe(401);
+    expect(
+      ((await (await fetch(`${sys.baseUrl}/me/oauth-grants`, { headers: key })).json()) as { items: [] }).items,
+    ).toEqual([]);
   });
 
   it("deny redirects with access_denied; a wrong key keeps the page; the owner's key revocation ends the grants", async () => {

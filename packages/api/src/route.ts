@@ -11,6 +11,7 @@ import type {
   TranslationClient,
 } from "@aps/platform";
 import type { identity as proto } from "@aps/proto";
+import type { OAuthGrants } from "./identity/oauth-grants.js";
 import { callerOf, readOnlyRefusal, requireCaller, scopeRefusal } from "./http/locals.js";
 import type { CapabilityConfig, ReadinessSource } from "./meta/capabilities.js";
 import { pathId, validate } from "./http/validate.js";
@@ -136,6 +137,8 @@ export interface RouteDeps {
   openApi: ServedDocument;
   /** The packed `@aps/client` served at `/client/…`, linked from `GET /v1` (docs/reference/client.md); absent when not built. */
   clientPackage?: ClientPackage | undefined;
+  /** The gateway's OAuth grants (`/me/oauth-grants`, docs/design/agents.md#oauth-for-mcp); those routes answer 503 without it. */
+  oauthGrants?: OAuthGrants | undefined;
   /** PUBLIC_BASE_URL: the public origin absolute links name (the Atom feeds, docs/design/agents.md#atom-feeds); else the request's. */
   publicBaseUrl?: string | undefined;
 }

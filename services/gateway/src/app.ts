@@ -173,6 +173,7 @@ export function createApp(deps: AppDeps): Express {
     capabilities,
     readiness,
     heartbeat,
+    oauthGrants: deps.oauth,
     serveEvents: eventStreamServer(deps.sseStreams ?? new SseStreams(), sseFrame),
   };
   // every /v1 operation, declared once in @aps/api (docs/design/edge.md#routes-declared-once): the
