@@ -303,7 +303,7 @@ describe("OAuth for MCP (embedded, as npm start)", () => {
     ).toEqual([]);
   });
 
-  it("deny redirects with access_denied; a wrong key keeps the page; the owner's key revocation ends the grants", async () => {
+  it("deny redirects with access_denied; a wrong key keeps the page; suspension refuses a token; the owner's key revocation ends the grants", async () => {
     const provider = new MemoryProvider();
     const t = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
     await expect(new Client({ name: "e2e-deny", version: "1" }).connect(t)).rejects.toBeInstanceOf(UnauthorizedError);
@@ -322,6 +322,21 @@ describe("OAuth for MCP (embedded, as npm start)", () => {
 
     const bob = await joinAgent(sys, "bob");
     const { provider: bobs } = await authorize(bob, ["write"]);
+    expect((await v1Me(bobs.saved!.access_token)).status).toBe(200);
+    const admin = { authorization: `Bearer ${sys.adminToken}`, "content-type": "application/json" };
+    // a suspension refuses the token at once (its agent is read fresh), a reinstatement lets it in again
+    const suspend = await fetch(`${sys.baseUrl}/admin/agents/${bob.agentId}/suspend`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ reason: "test" }),
+    });
+    expect(suspend.status).toBe(200);
+    expect((await v1Me(bobs.saved!.access_token)).status).toBe(403);
+    const reinstate = await fetch(`${sys.baseUrl}/admin/agents/${bob.agentId}/reinstate`, {
+      method: "POST",
+      headers: admin,
+    });
+    expect(reinstate.status).toBe(200);
     expect((await v1Me(bobs.saved!.access_token)).status).toBe(200);
     const r = await fetch(`${sys.baseUrl}/admin/agents/${bob.agentId}/keys/revoke`, {
       method: "POST",
