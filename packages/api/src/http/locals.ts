@@ -56,6 +56,7 @@ export function suspension(agent: identity.Agent): ApsError | undefined {
 /**
  * The 403 of a write made with a read-only key (docs/reference/http.md "Read-only keys"), or
  * undefined: a key of scope `read` may make GET and HEAD requests only. `method` in lower case.
+ * A caller with an OAuth token is held to its scopes instead ({@link scopeRefusal}).
  */
 export function readOnlyRefusal(agent: Caller | undefined, method: string): ApsError | undefined {
   if (agent?.oauthScopes || agent?.keyScope !== "read" || method === "get" || method === "head") return undefined;

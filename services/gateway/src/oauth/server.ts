@@ -375,6 +375,20 @@ function consentHandler(store: OAuthStore, keys: KeyResolver, log: Logger): Requ
 }
 
 /**
+ * The SDK handlers' own per-IP limits (in this process, beside the gateway's per-minute limits,
+ * which count every OAuth request against its client address): `/authorize` keeps the SDK's
+ * (100 per 15 min); `/register` 200 per hour instead of 20, and `/token` and `/revoke` none of
+ * their own, because a hosted product registers and refreshes for all its users from a few
+ * addresses (docs/design/agents.md#oauth-for-mcp).
+ */
+const SDK_LIMITS = {
+  authorizationOptions: {},
+  clientRegistrationOptions: { rateLimit: { windowMs: 3_600_000, max: 200 } },
+  tokenOptions: { rateLimit: false as const },
+  revocationOptions: { rateLimit: false as const },
+};
+
+/**
  * The OAuth 2.1 authorization server of `/mcp` (docs/design/agents.md#oauth-for-mcp), mounted at
  * the app's root, from the MCP SDK: RFC 8414 metadata at `/.well-known/oauth-authorization-server`,
  * RFC 9728 metadata of `/mcp` at `/.well-known/oauth-protected-resource/mcp`, `/authorize`
@@ -389,6 +403,7 @@ export function oauthRoutes(opts: OAuthRoutesOptions): Router {
   const provider = new ApsOAuthProvider(opts.store);
   const settings = (origin: string) => ({
     provider,
+    ...SDK_LIMITS,
     issuerUrl: new URL(origin),
     resourceServerUrl: new URL(`${origin}/mcp`),
     scopesSupported: [...OAUTH_SCOPES],
@@ -411,10 +426,13 @@ export function oauthRoutes(opts: OAuthRoutesOptions): Router {
     router.use(mcpAuthRouter(settings(fixed)));
     return router;
   }
-  router.use("/authorize", authorizationHandler({ provider }));
-  router.use("/token", tokenHandler({ provider }));
-  router.use("/register", clientRegistrationHandler({ clientsStore: provider.clientsStore }));
-  router.use("/revoke", revocationHandler({ provider }));
+  router.use("/authorize", authorizationHandler({ provider, ...SDK_LIMITS.authorizationOptions }));
+  router.use("/token", tokenHandler({ provider, ...SDK_LIMITS.tokenOptions }));
+  router.use(
+    "/register",
+    clientRegistrationHandler({ clientsStore: provider.clientsStore, ...SDK_LIMITS.clientRegistrationOptions }),
+  );
+  router.use("/revoke", revocationHandler({ provider, ...SDK_LIMITS.revocationOptions }));
   const metadata = new Map<string, RequestHandler | null>();
   const metadataFor = (origin: string): RequestHandler | null => {
     const known = metadata.get(origin);
