@@ -127,7 +127,8 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       schema: GATEWAY_SCHEMA,
       log,
       ...databaseOptionsOf(cfg),
-      ...(cfg.databaseUrl ? {} : { poolSize: 2 }),
+      // on the all-in-one's (embedded) server: few connections, closed when idle, like its services' (docs/design/services.md#embedded-postgresql)
+      ...(cfg.databaseUrl ? {} : { poolSize: 2, idleTimeoutMs: 2_000 }),
     });
     await migrate(db, MIGRATIONS_DIR, log);
   }
