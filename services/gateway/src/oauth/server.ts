@@ -102,9 +102,16 @@ export function issuerOrigin(req: Request, publicBaseUrl: string | undefined): s
   return `${req.protocol}://${req.get("host") ?? "localhost"}`;
 }
 
-/** The protected-resource metadata URL of `/mcp` on `origin` (RFC 9728 §3.1, path-specific). */
-export function mcpResourceMetadataUrl(origin: string): string {
-  return getOAuthProtectedResourceMetadataUrl(new URL(`${origin}/mcp`));
+/**
+ * The protected-resource metadata URL of `/mcp` on `origin` (RFC 9728 §3.1, path-specific), or
+ * undefined when `origin` is no URL (a request with a malformed `Host`).
+ */
+export function mcpResourceMetadataUrl(origin: string): string | undefined {
+  try {
+    return getOAuthProtectedResourceMetadataUrl(new URL(`${origin}/mcp`));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
