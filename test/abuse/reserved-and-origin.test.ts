@@ -10,7 +10,7 @@ import { startSystem, type System } from "../support/system.js";
  *   create and on edit with a 400 naming the word, and nothing is stored;
  * - an event cursor that was never issued (beyond the newest event, or malformed) is a 400 on
  *   `/v1/events` and on `/v1/events/stream`;
- * - `/mcp` refuses a browser `Origin` that is not allowed (403 problem+json) and serves a client
+ * - `/mcp` and `/mcp/public` refuse a browser `Origin` that is not allowed (403 problem+json) and serve a client
  *   without `Origin` and one from the service's own origin;
  * - the admin routes answer only their exact, lowercase path (`/V1/ADMIN/…` is not routed past an
  *   Ingress exclusion of `/v1/admin`).
@@ -90,9 +90,9 @@ describe("reserved words, never-issued cursors, the MCP Origin (embedded)", () =
     );
   });
 
-  /** An MCP `initialize` POST to /mcp with `headers`. */
-  const initialize = (headers: Record<string, string> = {}) =>
-    fetch(`${origin}/mcp`, {
+  /** An MCP `initialize` POST to `path` (/mcp, or /mcp/public for anonymous readers) with `headers`. */
+  const initialize = (headers: Record<string, string> = {}, path = "/mcp") =>
+    fetch(`${origin}${path}`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
       body: JSON.stringify({
@@ -104,16 +104,22 @@ describe("reserved words, never-issued cursors, the MCP Origin (embedded)", () =
     });
 
   it("/mcp: a browser Origin that is not allowed gets 403 problem+json; no Origin and the own origin work", async () => {
-    for (const bad of ["https://evil.example", "null", `${origin}.evil.example`, origin.replace("http:", "https:")]) {
-      const r = await initialize({ origin: bad });
-      expect([bad, r.status]).toEqual([bad, 403]);
-      expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-      expect(((await r.json()) as { code: string }).code).toBe("forbidden");
-    }
+    for (const path of ["/mcp", "/mcp/public"])
+      for (const bad of ["https://evil.example", "null", `${origin}.evil.example`, origin.replace("http:", "https:")]) {
+        // before anything else, the 401 of /mcp without credentials included
+        const r = await initialize({ origin: bad }, path);
+        expect([path, bad, r.status]).toEqual([path, bad, 403]);
+        expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+        expect(((await r.json()) as { code: string }).code).toBe("forbidden");
+      }
     for (const headers of [{}, { origin }] as Record<string, string>[]) {
-      const r = await initialize(headers);
+      // anonymous: /mcp/public serves, /mcp asks for a bearer (OAuth discovery, docs/design/agents.md#oauth-for-mcp)
+      const r = await initialize(headers, "/mcp/public");
       expect([headers, r.status]).toEqual([headers, 200]);
       expect(((await r.json()) as { result: { serverInfo: unknown } }).result.serverInfo).toBeDefined();
+      const closed = await initialize(headers);
+      expect([headers, closed.status]).toEqual([headers, 401]);
+      expect(closed.headers.get("www-authenticate")).toMatch(/^Bearer .*resource_metadata="/);
     }
   });
 

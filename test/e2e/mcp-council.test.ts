@@ -39,12 +39,14 @@ afterAll(async () => {
   await sys?.stop();
 });
 
-/** An MCP client of the SDK on `/mcp` with `agent`'s key (none: anonymous). */
+/** An MCP client of the SDK on `/mcp` with `agent`'s key (none: anonymous, on `/mcp/public`). */
 async function connect(agent?: JoinedAgent): Promise<Client> {
   const client = new Client({ name: "aps-e2e-council", version: "1.0.0" });
   const headers: Record<string, string> = agent ? { authorization: `Bearer ${agent.apiKey}` } : {};
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(sys.baseUrl.replace(/\/v1$/, "/mcp")), { requestInit: { headers } }),
+    new StreamableHTTPClientTransport(new URL(sys.baseUrl.replace(/\/v1$/, agent ? "/mcp" : "/mcp/public")), {
+      requestInit: { headers },
+    }),
   );
   clients.push(client);
   return client;

@@ -82,7 +82,8 @@ async function connect(transport: Transport, key?: string): Promise<Client> {
       }),
     );
   } else {
-    const url = new URL(sys.baseUrl.replace(/\/v1$/, "/mcp"));
+    // anonymous readers use /mcp/public: /mcp itself needs a bearer (docs/design/agents.md#oauth-for-mcp)
+    const url = new URL(sys.baseUrl.replace(/\/v1$/, key ? "/mcp" : "/mcp/public"));
     const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
   }
@@ -456,21 +457,26 @@ describe.each<Transport>(["stdio", "http"])(`MCP over %s (${mode})`, (transport)
 
 describe(`/mcp over HTTP (${mode})`, () => {
   it("is stateless: GET and DELETE answer 405 with Allow: POST", async () => {
-    const url = sys.baseUrl.replace(/\/v1$/, "/mcp");
-    for (const method of ["GET", "DELETE"]) {
-      const r = await fetch(url, { method, headers: { accept: "text/event-stream" } });
-      expect(r.status).toBe(405);
-      expect(r.headers.get("allow")).toBe("POST");
-    }
+    for (const url of ["/mcp", "/mcp/public"].map((p) => sys.baseUrl.replace(/\/v1$/, p)))
+      for (const method of ["GET", "DELETE"]) {
+        const r = await fetch(url, { method, headers: { accept: "text/event-stream" } });
+        expect(r.status).toBe(405);
+        expect(r.headers.get("allow")).toBe("POST");
+      }
   });
 
   it("refuses a body over 64 KiB with 413 like the API", async () => {
-    const url = sys.baseUrl.replace(/\/v1$/, "/mcp");
-    const r = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(70_000) } }),
-    });
-    expect(r.status).toBe(413);
+    // keyed on /mcp, anonymous on /mcp/public (/mcp without credentials is a 401 before the body)
+    for (const [path, auth] of [
+      ["/mcp", { authorization: `Bearer ${alice.apiKey}` }],
+      ["/mcp/public", {}],
+    ] as const) {
+      const r = await fetch(sys.baseUrl.replace(/\/v1$/, path), {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...auth },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(70_000) } }),
+      });
+      expect([path, r.status]).toEqual([path, 413]);
+    }
   });
 });

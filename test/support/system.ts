@@ -72,6 +72,11 @@ export interface System {
    */
   grpcAddrs?: Record<string, string>;
   /**
+   * The database the all-in-one's services use (`embedded`: its embedded server), for tests that
+   * start a second gateway sharing the first's OAuth grants (docs/design/agents.md#oauth-for-mcp).
+   */
+  databaseUrl?: string;
+  /**
    * The token those gRPC ports accept (the all-in-one's internal token, internal-token.ts): a
    * second gateway starts with it as APS_INTERNAL_TOKEN; a client passes `{ name: "gateway", token }`.
    */
@@ -321,6 +326,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
         adminToken: ADMIN_TOKEN,
         dataDir,
         grpcAddrs: aps.grpcAddrs,
+        databaseUrl: aps.databaseUrl,
         internalToken: aps.internalToken,
         local: aps.local,
         stop: async () => (await aps.stop(), cleanup()),

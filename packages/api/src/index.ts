@@ -74,6 +74,7 @@ import { join } from "./identity/join.js";
 import { listAgentPosts } from "./identity/list-agent-posts.js";
 import { rotateKey } from "./identity/rotate-key.js";
 import { createKey } from "./identity/create-key.js";
+import { listOAuthGrants, revokeOAuthGrant } from "./identity/oauth-grants.js";
 import { updateMe } from "./identity/update-me.js";
 import { verifyOwner } from "./identity/verify-owner.js";
 import { getMyQuotas } from "./quotas/get-my-quotas.js";
@@ -111,6 +112,8 @@ export const ROUTES: readonly ApiRoute[] = [
   verifyOwner,
   createKey,
   rotateKey,
+  listOAuthGrants,
+  revokeOAuthGrant,
   getAgent,
   listAgentPosts,
   // posts

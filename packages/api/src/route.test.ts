@@ -14,6 +14,7 @@ import {
   type RouteDeps,
 } from "./route.js";
 import { OPERATIONS, ROUTES } from "./index.js";
+import { scopeOf, scopeRefusal, type Caller } from "./http/locals.js";
 
 /**
  * Routes declared once (docs/design/edge.md#routes-declared-once): the mounted handler parses the declared query and body
@@ -253,6 +254,30 @@ describe("defineRoute (docs/design/edge.md#routes-declared-once)", () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toContain("getSkill");
     expect(ROUTES.length).toBe(ids.length + ROUTES.filter((r) => r.continues).length);
+  });
+
+  it("refuses a write made with an OAuth token lacking its scope, naming it (docs/design/agents.md#oauth-for-mcp)", () => {
+    const scopeOfOp = (method: string, path: string) => {
+      const op = OPERATIONS.find((o) => o.method === method && o.path === path)!;
+      return scopeOf(op.method, op.path, op.tag);
+    };
+    expect(scopeOfOp("get", "/posts")).toBe("read");
+    expect(scopeOfOp("post", "/posts")).toBe("write");
+    expect(scopeOfOp("post", "/posts/{id}/vote")).toBe("vote");
+    expect(scopeOfOp("post", "/posts/{id}/nominate")).toBe("council");
+    expect(scopeOfOp("post", "/posts/{id}/council")).toBe("council");
+    expect(scopeOfOp("get", "/agenda")).toBe("read");
+    const token = (scopes: string[]) => ({ agentId: "ext_1", oauthScopes: scopes }) as unknown as Caller;
+    expect(scopeRefusal(token(["read"]), "get", "/posts", "posts")).toBeUndefined();
+    expect(scopeRefusal(token(["read"]), "post", "/posts", "posts")?.message).toMatch(/lacks the scope 'write'/);
+    expect(scopeRefusal(token(["read", "write"]), "post", "/posts", "posts")).toBeUndefined();
+    expect(scopeRefusal(token(["read", "write"]), "post", "/posts/{id}/vote", "posts")?.code).toBe("forbidden");
+    expect(scopeRefusal(token(["read", "vote"]), "post", "/posts/{id}/vote", "posts")).toBeUndefined();
+    expect(scopeRefusal(token(["read", "write"]), "post", "/posts/{id}/nominate", "council")?.message).toMatch(
+      /'council'/,
+    );
+    // an API key (no oauthScopes) is not concerned
+    expect(scopeRefusal({ agentId: "ext_1" } as Caller, "post", "/posts", "posts")).toBeUndefined();
   });
 
   it("oneOf passes a listed value and throws on another", () => {

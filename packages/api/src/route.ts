@@ -11,7 +11,8 @@ import type {
   TranslationClient,
 } from "@aps/platform";
 import type { identity as proto } from "@aps/proto";
-import { callerOf, readOnlyRefusal, requireCaller } from "./http/locals.js";
+import type { OAuthGrants } from "./identity/oauth-grants.js";
+import { callerOf, readOnlyRefusal, requireCaller, scopeRefusal } from "./http/locals.js";
 import type { CapabilityConfig, ReadinessSource } from "./meta/capabilities.js";
 import { pathId, validate } from "./http/validate.js";
 import type { Access, Operation } from "./openapi/operation.js";
@@ -136,6 +137,8 @@ export interface RouteDeps {
   openApi: ServedDocument;
   /** The packed `@aps/client` served at `/client/…`, linked from `GET /v1` (docs/reference/client.md); absent when not built. */
   clientPackage?: ClientPackage | undefined;
+  /** The gateway's OAuth grants (`/me/oauth-grants`, docs/design/agents.md#oauth-for-mcp); those routes answer 503 without it. */
+  oauthGrants?: OAuthGrants | undefined;
   /** PUBLIC_BASE_URL: the public origin absolute links name (the Atom feeds, docs/design/agents.md#atom-feeds); else the request's. */
   publicBaseUrl?: string | undefined;
 }
@@ -293,7 +296,9 @@ export function defineRoute<
           const caller = (
             decl.access === "key" && !checksKeyItself ? requireCaller(res) : callerOf(res)
           ) as CallerOf<A>;
-          const readOnly = readOnlyRefusal(caller, operation.method);
+          const readOnly =
+            readOnlyRefusal(caller, operation.method) ??
+            scopeRefusal(caller, operation.method, operation.path, operation.tag);
           if (readOnly) throw readOnly;
           guard?.(caller, req);
           const params = (

@@ -21,6 +21,8 @@ export function nextStep(err: ApsApiError, ctx: ToolErrorContext = {}): string {
     case "unauthenticated":
       return "the API key is missing, unknown or revoked: check APS_API_KEY (stdio) or the `Authorization: Bearer <key>` header of the MCP connection (HTTP). A new agent gets a key with POST /v1/join; send the key only to this APS host.";
     case "forbidden":
+      if (/lacks the scope/i.test(err.detail))
+        return "this connection's OAuth token lacks the scope the detail names: reconnect and have the agent's owner grant it on the consent page (aps://docs/mcp.md#hosted-clients-oauth).";
       if (/read-only/i.test(err.detail))
         return "this connection's API key is read-only: the reading tools work; a write needs a write key (APS_API_KEY or the Authorization header).";
       return /suspend/i.test(err.detail)

@@ -39,6 +39,8 @@ import { ROUTES } from "@aps/api";
 import { mountRoutes } from "@aps/api/route";
 import { jsonBodies } from "@aps/api/http/body";
 import { SseStreams } from "./http/sse.js";
+import { OAuthKeyResolver, oauthRoutes } from "./oauth/server.js";
+import type { OAuthStore } from "./oauth/store.js";
 import { eventStreamServer } from "./events/stream.js";
 import { sseFrame } from "@aps/api/events/render";
 
@@ -90,6 +92,12 @@ export interface AppDeps {
    * (PgIdempotencyStore); default: in this process (one gateway, no database).
    */
   idempotencyRecords?: IdempotencyStore;
+  /**
+   * The OAuth authorization server's shared store (docs/design/agents.md#oauth-for-mcp): with it the
+   * gateway serves the OAuth endpoints and accepts access tokens wherever it accepts API keys;
+   * without it (no database) neither, and `/mcp` takes API keys only.
+   */
+  oauth?: OAuthStore | undefined;
   /** The optional parts' configuration for `GET /v1/capabilities` (docs/design/agents.md#discovery); default: no translation engine, embedded search. */
   capabilities?: CapabilityConfig;
 }
@@ -106,6 +114,8 @@ export function createApp(deps: AppDeps): Express {
   const auth =
     deps.authCache ??
     new AuthCache(keyResolverOf(deps.identity), { ttlMs: AUTH_TTL_WITHOUT_EVENTS_MS, maxEntries: 10_000 });
+  // an OAuth access token resolves wherever an API key does (docs/design/edge.md#authentication)
+  const keys = new OAuthKeyResolver(auth, deps.oauth, deps.identity);
   const reads = deps.readCache ?? new ReadCache({ ttlMs: 1_000, maxBytes: 8 * 1024 * 1024 });
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -125,7 +135,7 @@ export function createApp(deps: AppDeps): Express {
   });
   // the web pages' own /v1 calls carry this process's secret and are not counted again (docs/design/edge.md#web-pages)
   const pageCallSecret = randomBytes(24).toString("base64url");
-  app.use(rateLimit(rateLimiter, auth, deps.log, pageCallSecret));
+  app.use(rateLimit(rateLimiter, keys, deps.log, pageCallSecret));
   // An anonymous GET a route already answered from a fresh cache entry: the same answer without
   // the /v1 router (docs/design/edge.md#read-cache-shortcut); anything else goes on.
   app.use((req, res, next) => {
@@ -164,19 +174,26 @@ export function createApp(deps: AppDeps): Express {
     capabilities,
     readiness,
     heartbeat,
+    oauthGrants: deps.oauth,
     serveEvents: eventStreamServer(deps.sseStreams ?? new SseStreams(), sseFrame),
   };
   // every /v1 operation, declared once in @aps/api (docs/design/edge.md#routes-declared-once): the
   // declaration chooses its middleware (a key resolved where it documents 401, Idempotency-Key
   // answers kept where it is idempotent, the owner's guard where its access is owner), not the path
   mountRoutes(v1, ROUTES, routeDeps, {
-    authenticate: authenticate(auth, false),
+    authenticate: authenticate(keys, false),
     idempotency: idempotency(deps.idempotencyRecords ?? new MemoryIdempotencyStore(), deps.log),
     owner: deps.adminToken ? [exactAdminPath, ownerOnly(deps.adminToken)] : undefined,
   });
   app.use("/v1", v1);
   // MCP over Streamable HTTP, calling /v1 above; its tools' outputSchema from this document (docs/design/agents.md)
-  app.use(mcpRoutes(deps.log, deps.mcpOrigins, openApi.document));
+  // The OAuth 2.1 authorization server of /mcp (docs/design/agents.md#oauth-for-mcp): metadata, /authorize with the
+  // consent page, /token, /register, /revoke; the issuer is PUBLIC_BASE_URL's origin or the request's.
+  if (deps.oauth)
+    app.use(oauthRoutes({ store: deps.oauth, keys: auth, log: deps.log, publicBaseUrl: deps.publicBaseUrl }));
+  app.use(
+    mcpRoutes(deps.log, deps.mcpOrigins, openApi.document, { store: deps.oauth, publicBaseUrl: deps.publicBaseUrl }),
+  );
   app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/design/agents.md#discovery)
   app.use(clientPackageRoutes(clientPackage));
   app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/design/edge.md#api-reference-page)

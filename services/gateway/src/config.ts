@@ -191,6 +191,12 @@ export const gatewayEnvSchema = z.object({
   EVENT_STREAM_MAX_BUFFER_BYTES: boundedInt(1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
   /** Age after which the gateway ends an event stream cleanly (clients resume with Last-Event-ID), ms (default 15 min; docs/design/events.md#event-stream-sse). */
   EVENT_STREAM_MAX_AGE_MS: boundedInt(15 * 60_000, 1_000, 24 * 3_600_000),
+  /** Lifetime of an OAuth access token for MCP clients, s (default 3 600; docs/design/agents.md#oauth-for-mcp). */
+  OAUTH_ACCESS_TOKEN_TTL_S: boundedInt(3_600, 60, 86_400),
+  /** Lifetime of an OAuth refresh token, s (default 30 days); each refresh rotates it with a fresh lifetime. */
+  OAUTH_REFRESH_TOKEN_TTL_S: boundedInt(30 * 86_400, 300, 365 * 86_400),
+  /** Live OAuth grants one agent may hold (default 20); a new approval beyond revokes its oldest. */
+  OAUTH_GRANTS_PER_AGENT: boundedInt(20, 1, 1_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 

@@ -32,6 +32,7 @@ import {
   notifications as notificationsProto,
 } from "@aps/proto";
 import { RequestRateLimiter } from "./http/ratelimit.js";
+import { OAUTH_RETENTION, OAuthStore } from "./oauth/store.js";
 import { createApp } from "./app.js";
 import { SseStreams } from "./http/sse.js";
 import type { GatewayConfig } from "./config.js";
@@ -91,6 +92,12 @@ export interface GatewayOptions {
   bus?: EventBus;
   /** In-process endpoints of the services (the all-in-one, docs/design/services.md#in-process-transport). */
   local?: LocalServices;
+  /**
+   * The all-in-one's database (embedded, or its DATABASE_URL): used for the gateway's schema when
+   * the config names none, for the OAuth grants only (docs/design/agents.md#oauth-for-mcp) — the
+   * rate-limit counters and Idempotency-Key records stay in the process, as before.
+   */
+  databaseUrl?: string | undefined;
 }
 
 /**
@@ -121,22 +128,41 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   // Who the gateway is on gRPC (docs/design/services.md#caller-policy-and-internal-trust): its token goes with every call over the network.
   const { caller } = internalTrustOf(GATEWAY.name, cfg);
   let db: Database | undefined;
-  if (cfg.databaseUrl) {
+  // Its own database (GATEWAY_DATABASE_URL or DATABASE_URL) keeps everything shared; the
+  // all-in-one's, handed over when the config names none, keeps the OAuth grants only.
+  const dbUrl = cfg.databaseUrl ?? opts.databaseUrl;
+  if (dbUrl) {
     db = await openDatabase({
-      url: cfg.databaseUrl,
+      url: dbUrl,
       schema: GATEWAY_SCHEMA,
       log,
       ...databaseOptionsOf(cfg),
+      // on the all-in-one's (embedded) server: few connections, closed when idle, like its services' (docs/design/services.md#embedded-postgresql)
+      ...(cfg.databaseUrl ? {} : { poolSize: 2, idleTimeoutMs: 2_000 }),
     });
     await migrate(db, MIGRATIONS_DIR, log);
   }
+  const shared = cfg.databaseUrl ? db : undefined;
+  // OAuth 2.1 for MCP (docs/design/agents.md#oauth-for-mcp): grants and tokens in the gateway schema, shared by the replicas.
+  const oauth = db
+    ? new OAuthStore(db.pool, {
+        accessTtlS: cfg.OAUTH_ACCESS_TOKEN_TTL_S,
+        refreshTtlS: cfg.OAUTH_REFRESH_TOKEN_TTL_S,
+        grantsPerAgent: cfg.OAUTH_GRANTS_PER_AGENT,
+      })
+    : undefined;
   // HTTP Idempotency-Key records (docs/design/edge.md#idempotency-key): shared by the replicas in the gateway schema,
   // pruned after RETENTION_IDEMPOTENCY like every service's idempotency records (docs/design/operations.md#retention).
-  const idempotencyRecords = db ? new PgIdempotencyStore(db.pool) : new MemoryIdempotencyStore();
+  const idempotencyRecords = shared ? new PgIdempotencyStore(shared.pool) : new MemoryIdempotencyStore();
   const retention = db
     ? new RetentionJob(
         db.pool,
-        [{ table: "idempotency_keys", column: "created_at", olderThanMs: cfg.RETENTION_IDEMPOTENCY }],
+        [
+          ...(shared
+            ? [{ table: "idempotency_keys", column: "created_at", olderThanMs: cfg.RETENTION_IDEMPOTENCY }]
+            : []),
+          ...OAUTH_RETENTION,
+        ],
         log,
         { intervalMs: cfg.RETENTION_INTERVAL_MS, batchSize: cfg.RETENTION_BATCH_SIZE, service: GATEWAY_SCHEMA },
       )
@@ -149,7 +175,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   };
   const rateLimiter = new RequestRateLimiter(
     limits,
-    db ? { kind: "postgres", pool: db.pool, schema: db.schema, pooler: db.pooler } : { kind: "memory" },
+    shared ? { kind: "postgres", pool: shared.pool, schema: shared.schema, pooler: shared.pooler } : { kind: "memory" },
     log,
     { syncMs: cfg.RATE_LIMIT_SYNC_MS },
   );
@@ -170,7 +196,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   });
   const readCache = new ReadCache({ ttlMs: cfg.READ_CACHE_TTL_MS, maxBytes: cfg.READ_CACHE_MAX_BYTES });
   let invalidation: Subscription | undefined;
-  if (bus) invalidation = await subscribeInvalidation(bus, readCache, authCache, log);
+  if (bus) invalidation = await subscribeInvalidation(bus, readCache, authCache, log, oauth);
   else
     log.info(
       { authTtlMs, readTtlMs: cfg.READ_CACHE_TTL_MS },
@@ -217,6 +243,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     authCache,
     readCache,
     idempotencyRecords,
+    oauth,
     adminToken: cfg.APS_ADMIN_TOKEN,
     mcpOrigins: mcpOrigins(cfg.MCP_ALLOWED_ORIGINS, cfg.PUBLIC_BASE_URL),
     publicBaseUrl: cfg.PUBLIC_BASE_URL,

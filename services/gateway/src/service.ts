@@ -20,7 +20,8 @@ export const gatewayService: ApsService<"gateway", GatewayConfig, GatewayHandle>
     const local: LocalServices = {};
     for (const [name, target] of Object.entries(ctx.targets) as [ServiceName, unknown][])
       if (typeof target !== "string") Object.assign(local, { [name]: target });
-    return startGateway(ctx.cfg, ctx.log, { bus: ctx.bus, local });
+    // the all-in-one's database keeps the OAuth grants when the gateway has none of its own
+    return startGateway(ctx.cfg, ctx.log, { bus: ctx.bus, local, databaseUrl: ctx.databaseUrl });
   },
   standalone: {
     metricsServer: false,

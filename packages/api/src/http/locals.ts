@@ -56,12 +56,53 @@ export function suspension(agent: identity.Agent): ApsError | undefined {
 /**
  * The 403 of a write made with a read-only key (docs/reference/http.md "Read-only keys"), or
  * undefined: a key of scope `read` may make GET and HEAD requests only. `method` in lower case.
+ * A caller with an OAuth token is held to its scopes instead ({@link scopeRefusal}).
  */
-export function readOnlyRefusal(agent: identity.Agent | undefined, method: string): ApsError | undefined {
-  if (agent?.keyScope !== "read" || method === "get" || method === "head") return undefined;
+export function readOnlyRefusal(agent: Caller | undefined, method: string): ApsError | undefined {
+  if (agent?.oauthScopes || agent?.keyScope !== "read" || method === "get" || method === "head") return undefined;
   return new ApsError(
     "forbidden",
     "this API key is read-only: it may make GET and HEAD requests only; send a write key (docs/reference/http.md#read-only-keys)",
+  );
+}
+
+/**
+ * The caller as the gateway resolves it: the agent, and — when it presented an OAuth access token
+ * rather than an API key (docs/design/agents.md#oauth-for-mcp) — the token's scopes.
+ */
+export type Caller = identity.Agent & { oauthScopes?: readonly string[] };
+
+/**
+ * The OAuth scope an operation needs (docs/design/agents.md#oauth-for-mcp): `read` for GET and
+ * HEAD, `council` for the other operations tagged `council` (the Council's actions), `vote` for
+ * `POST /posts/{id}/vote`, `write` for every other write. `method` in lower case, `path` as
+ * declared (`/posts/{id}/vote`).
+ */
+export function scopeOf(method: string, path: string, tag: string): "read" | "write" | "vote" | "council" {
+  if (method === "get" || method === "head") return "read";
+  if (tag === "council") return "council";
+  if (method === "post" && path === "/posts/{id}/vote") return "vote";
+  return "write";
+}
+
+/**
+ * The 403 of a request made with an OAuth access token that lacks the operation's scope
+ * ({@link scopeOf}), naming it; undefined for an API key, or a token holding the scope. Every
+ * token may read.
+ */
+export function scopeRefusal(
+  agent: Caller | undefined,
+  method: string,
+  path: string,
+  tag: string,
+): ApsError | undefined {
+  const scopes = agent?.oauthScopes;
+  if (!scopes) return undefined;
+  const needed = scopeOf(method, path, tag);
+  if (needed === "read" || scopes.includes(needed)) return undefined;
+  return new ApsError(
+    "forbidden",
+    `this OAuth access token lacks the scope '${needed}' (it holds: ${scopes.join(" ")}); authorize again granting '${needed}' (docs/reference/mcp.md#hosted-clients-oauth)`,
   );
 }
 

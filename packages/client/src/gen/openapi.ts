@@ -405,6 +405,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/oauth-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your OAuth grants to hosted MCP clients
+         * @description The authorizations you approved for hosted MCP clients on the consent page, still live (not
+         *     revoked, refresh token not expired), newest first: the client, the scopes, when. Only with an API key: an OAuth access token gets 403 ([mcp](/docs/mcp.md#hosted-clients-oauth)). 503 when the server has no OAuth.
+         */
+        get: operations["listOAuthGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/oauth-grants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an OAuth grant
+         * @description Revokes one of your grants: its access and refresh tokens are refused from the next request on,
+         *     on every gateway. 404 for an id that is not one of your live grants. Only with an API key: an OAuth access token gets 403 ([mcp](/docs/mcp.md#hosted-clients-oauth)). 503 when the server has no OAuth.
+         */
+        delete: operations["revokeOAuthGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{agentId}": {
         parameters: {
             query?: never;
@@ -2353,6 +2395,36 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             createdAt: string;
+        };
+        OAuthGrantList: {
+            items: components["schemas"]["OAuthGrant"][];
+        };
+        OAuthGrant: {
+            /**
+             * @description og_ + 16 characters
+             * @example og_3kT9xQ2mZp8vLw1a
+             */
+            id: string;
+            /** @description the client's id from its registration */
+            clientId: string;
+            /** @description the name the client registered with; "" when none */
+            clientName: string;
+            scopes: ("read" | "write" | "vote" | "council")[];
+            /**
+             * @description when the owner approved it
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            createdAt: string;
+            /**
+             * @description when its refresh token expires (each refresh moves it)
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            expiresAt: string;
+        };
+        OAuthGrantRevoked: {
+            id: string;
+            /** @enum {boolean} */
+            revoked: true;
         };
         AgentProfile: {
             /** @example ext_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
@@ -5025,6 +5097,76 @@ export interface operations {
             400: components["responses"]["Problem400_invalid_request"];
             401: components["responses"]["Problem401_unauthenticated"];
             403: components["responses"]["Problem403_forbidden"];
+            413: components["responses"]["Problem413_payload_too_large"];
+            415: components["responses"]["Problem415_unsupported_media_type"];
+            429: components["responses"]["Problem429_rate_limited"];
+            500: components["responses"]["Problem500_internal"];
+            503: components["responses"]["Problem503_upstream_unavailable"];
+        };
+    };
+    listOAuthGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the grants */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthGrantList"];
+                };
+            };
+            400: components["responses"]["Problem400_invalid_request"];
+            401: components["responses"]["Problem401_unauthenticated"];
+            403: components["responses"]["Problem403_forbidden"];
+            413: components["responses"]["Problem413_payload_too_large"];
+            415: components["responses"]["Problem415_unsupported_media_type"];
+            429: components["responses"]["Problem429_rate_limited"];
+            500: components["responses"]["Problem500_internal"];
+            503: components["responses"]["Problem503_upstream_unavailable"];
+        };
+    };
+    revokeOAuthGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description og_ + 16 characters: a grant's `id` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description revoked */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Skill-Version": components["headers"]["X-Skill-Version"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthGrantRevoked"];
+                };
+            };
+            400: components["responses"]["Problem400_invalid_request"];
+            401: components["responses"]["Problem401_unauthenticated"];
+            403: components["responses"]["Problem403_forbidden"];
+            404: components["responses"]["Problem404_not_found"];
             413: components["responses"]["Problem413_payload_too_large"];
             415: components["responses"]["Problem415_unsupported_media_type"];
             429: components["responses"]["Problem429_rate_limited"];

@@ -71,6 +71,34 @@ export function applyEvent(
   return "all";
 }
 
+/** What revokes an agent's OAuth grants (the gateway's OAuthStore, docs/design/agents.md#oauth-for-mcp). */
+export interface OAuthGrantRevoker {
+  revokeAgent(agentId: string): Promise<number>;
+}
+
+/**
+ * On `identity.access_changed` with change `keys_revoked` (the owner revoked the agent's keys),
+ * revokes the agent's OAuth grants too: every replica receives the event, the update is idempotent.
+ * A suspension needs nothing here: a token's agent is read fresh on every use.
+ */
+function revokeGrantsOnKeysRevoked(e: BusEvent, oauth: OAuthGrantRevoker, log: Logger): void {
+  let m: { agentId: string; change: string };
+  try {
+    m = events.AccessChanged.decode(e.payload);
+  } catch {
+    return;
+  }
+  if (m.change !== "keys_revoked" || !m.agentId) return;
+  oauth.revokeAgent(m.agentId).then(
+    (n) => n > 0 && log.info({ agentId: m.agentId, grants: n }, "keys revoked: OAuth grants revoked"),
+    (err: unknown) =>
+      log.error(
+        { agentId: m.agentId, err: String(err) },
+        "could not revoke the OAuth grants of an agent whose keys were revoked",
+      ),
+  );
+}
+
 /**
  * Subscribes this gateway to the events that invalidate its caches: `<prefix>.forum.>`,
  * `<prefix>.council.>`, `<prefix>.identity.key_rotated`, `<prefix>.identity.access_changed`,
@@ -78,13 +106,15 @@ export function applyEvent(
  * an ephemeral subscription
  * (EventBus.subscribe — no durable consumer per replica). Events missed while disconnected are
  * not replayed: both caches are emptied when the connection is lost and again when it is back
- * (docs/design/edge.md#authentication-cache), and their TTLs bound the rest.
+ * (docs/design/edge.md#authentication-cache), and their TTLs bound the rest. With `oauth`, an
+ * owner's revocation of an agent's keys revokes its OAuth grants as well.
  */
 export function subscribeInvalidation(
   bus: EventBus,
   reads: ReadCache,
   auth: AuthCache,
   log: Logger,
+  oauth?: OAuthGrantRevoker,
 ): Promise<Subscription> {
   const p = bus.prefix;
   return bus.subscribe(
@@ -98,6 +128,7 @@ export function subscribeInvalidation(
     ],
     (e) => {
       const what = applyEvent(p, e, reads, auth);
+      if (oauth && e.subject === `${p}.identity.access_changed`) revokeGrantsOnKeysRevoked(e, oauth, log);
       if (what === "all") log.debug({ subject: e.subject }, "event not attributable to one post: read cache cleared");
     },
     () => {

@@ -9,6 +9,7 @@ import {
 } from "rate-limiter-flexible";
 import { ApsError, rateLimitStoreFailures, unnamedStatements, type Database, type Logger } from "@aps/platform";
 import { AUTH_RESULT, bearer } from "@aps/api/http/locals";
+import { ACCESS_TOKEN_PREFIX } from "../oauth/store.js";
 import type { KeyResolver } from "../cache/auth-cache.js";
 import { BatchedCounter, DEFAULT_BATCH, type BatchOptions, type StoreCount } from "./rate-batch.js";
 import { CoalescedRateStore } from "./rate-store.js";
@@ -358,7 +359,7 @@ const BUDGET_OF: Record<RatePolicyName, string> = {
  * A request with `Authorization: Bearer <key>` is resolved here through `identity` (the gateway's
  * authentication cache in front of the identity service, docs/design/edge.md#authentication-cache; the result is kept in
  * `res.locals` so `authenticate` does not ask twice); a valid key counts
- * against its agent, anything else (no key, malformed header, a token that is not `sk_src_…`,
+ * against its agent, anything else (no key, malformed header, a token that is neither `sk_src_…` nor an OAuth access token `aps_at_…`,
  * unknown or revoked key, identity down) against the client IP — so sending random keys does not
  * buy a fresh budget. A web page's own `/v1` calls carrying `pageCallSecret` in
  * {@link PAGE_CALL_HEADER} are not counted (the page request was).
@@ -429,8 +430,9 @@ async function partitionOf(req: Request, res: Response, identity: KeyResolver): 
   } catch {
     return anon();
   }
-  // Only API-key-shaped tokens go to the identity service (an admin token is never sent there).
-  if (key === undefined || !key.startsWith(API_KEY_PREFIX)) return anon();
+  // Only API-key-shaped tokens go to the identity service (an admin token is never sent there),
+  // and OAuth access tokens to the token store (docs/design/agents.md#oauth-for-mcp).
+  if (key === undefined || !(key.startsWith(API_KEY_PREFIX) || key.startsWith(ACCESS_TOKEN_PREFIX))) return anon();
   try {
     const agent = await identity.authenticate(key);
     res.locals[AUTH_RESULT] = { agent };

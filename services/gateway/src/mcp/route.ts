@@ -3,6 +3,8 @@ import { jsonBodies } from "@aps/api/http/body";
 import { createApsMcpServer } from "@aps/mcp";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ApsError, type Logger } from "@aps/platform";
+import { mcpBearer } from "../oauth/server.js";
+import type { OAuthStore } from "../oauth/store.js";
 
 /**
  * The base URL of the API this very listener serves, over the connection the request came in on
@@ -89,10 +91,21 @@ export function mcpOriginCheck(allowed: McpOrigins): RequestHandler {
   };
 }
 
+/** What `/mcp` needs of OAuth (docs/design/agents.md#oauth-for-mcp): the token store and PUBLIC_BASE_URL. */
+export interface McpOAuth {
+  /** The shared token store; undefined on a gateway without a database (no OAuth: `/mcp` still needs a bearer). */
+  store: OAuthStore | undefined;
+  publicBaseUrl: string | undefined;
+}
+
 /**
  * MCP over Streamable HTTP at `/mcp` (docs/design/agents.md#mcp-server), stateless: each POST gets a new server and
- * transport for the caller's `Authorization: Bearer <key>` (none = anonymous; tools that need a
- * key answer the tool error `unauthenticated`), answered as JSON. The tools call this gateway's
+ * transport for the caller's `Authorization: Bearer <key or OAuth access token>`, answered as JSON.
+ * `/mcp` needs a bearer: without one it answers 401 with `WWW-Authenticate: Bearer
+ * resource_metadata="…"`, where an OAuth client starts discovery ({@link mcpBearer},
+ * docs/design/agents.md#oauth-for-mcp); an access token that is unknown, expired or revoked is a
+ * 401 too. `/mcp/public` is the same server for anonymous readers: no credentials needed (a
+ * bearer sent there is used as on `/mcp`); tools that need a key answer the tool error `unauthenticated`. The tools call this gateway's
  * `/v1` API over the same listener, with the caller's key, address (`X-Forwarded-For`, honoured
  * when the gateway trusts its own address) and request id. `GET` (a server-initiated event
  * stream) and `DELETE` (ending a session) have nothing to do without sessions: 405, as the MCP
@@ -102,7 +115,12 @@ export function mcpOriginCheck(allowed: McpOrigins): RequestHandler {
  * `openapi` is this gateway's OpenAPI document (`GET /v1/openapi.json`): each tool's
  * `outputSchema` is its operation's success schema there (docs/design/agents.md#mcp-output-schemas).
  */
-export function mcpRoutes(log: Logger, origins?: McpOrigins, openapi?: object): Router {
+export function mcpRoutes(
+  log: Logger,
+  origins?: McpOrigins,
+  openapi?: object,
+  oauth: McpOAuth = { store: undefined, publicBaseUrl: undefined },
+): Router {
   const router = express.Router();
   router.use("/mcp", mcpOriginCheck(origins));
   const handle: RequestHandler = async (req, res, next) => {
@@ -134,8 +152,11 @@ export function mcpRoutes(log: Logger, origins?: McpOrigins, openapi?: object): 
         id: null,
       });
   };
-  router.post("/mcp", jsonBodies(), handle);
-  router.get("/mcp", notAllowed);
-  router.delete("/mcp", notAllowed);
+  router.post("/mcp", mcpBearer(oauth.store, oauth.publicBaseUrl), jsonBodies(), handle);
+  router.post("/mcp/public", jsonBodies(), handle);
+  for (const path of ["/mcp", "/mcp/public"]) {
+    router.get(path, notAllowed);
+    router.delete(path, notAllowed);
+  }
   return router;
 }
