@@ -16,7 +16,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
  * test/fixtures/schemas/ (their sources and commits in its README.md): both draft-07.
  */
 const schemaDir = new URL("../fixtures/schemas/", import.meta.url);
-const readJson = (url: URL): Record<string, unknown> => JSON.parse(readFileSync(url, "utf8")) as Record<string, unknown>;
+const readJson = (url: URL): Record<string, unknown> =>
+  JSON.parse(readFileSync(url, "utf8")) as Record<string, unknown>;
 
 /** ajv for the copied schemas: non-strict (they use `example` and `discriminator` annotations), every error. */
 function validators(): { card: ValidateFunction; manifest: ValidateFunction } {
@@ -116,7 +117,9 @@ describe("discovery cards (A2A agent card, MCP server.json)", () => {
       expect(res.status).toBe(200);
       const manifest = (await res.json()) as Manifest;
       expect(errorsOf(validManifest, manifest)).toBe("");
-      expect(manifest.remotes).toEqual([expect.objectContaining({ type: "streamable-http", url: `${app.origin}/mcp` })]);
+      expect(manifest.remotes).toEqual([
+        expect.objectContaining({ type: "streamable-http", url: `${app.origin}/mcp` }),
+      ]);
       expect(manifest.name).toBe("127.0.0.1/aps");
       expect(manifest.version).toBe(`${loadSkill().version}.0.0`);
     });
@@ -150,7 +153,11 @@ describe("discovery cards (A2A agent card, MCP server.json)", () => {
       expect(errors).toMatch(/\/capabilities\/streaming must be boolean/);
       expect(errors).toMatch(/\/version must be string/);
       // and a broken manifest: a name without the namespace slash, a remote without its url
-      const manifest = { ...mcpServerManifest(app.origin, { skillVersion: 1 }), name: "aps", remotes: [{ type: "streamable-http" }] };
+      const manifest = {
+        ...mcpServerManifest(app.origin, { skillVersion: 1 }),
+        name: "aps",
+        remotes: [{ type: "streamable-http" }],
+      };
       expect(errorsOf(validManifest, manifest)).toMatch(/\/name must match pattern/);
     });
   });

@@ -123,7 +123,8 @@ export function publicOrigin(publicBaseUrl: string | undefined, requestOrigin: s
  */
 export function mcpServerName(origin: string): string {
   const host = new URL(origin).hostname.replace(/^\[|\]$/g, "");
-  const reversed = /^[\d.]+$/.test(host) || host.includes(":") ? host.replace(/:/g, "-") : host.split(".").reverse().join(".");
+  const reversed =
+    /^[\d.]+$/.test(host) || host.includes(":") ? host.replace(/:/g, "-") : host.split(".").reverse().join(".");
   return `${reversed}/aps`;
 }
 

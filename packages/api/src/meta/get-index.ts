@@ -34,7 +34,10 @@ export function apiIndex(
       events: { href: "/v1/events", title: "The public event feed (cursor after=)" },
       eventStream: { href: "/v1/events/stream", title: "The same feed as Server-Sent Events" },
       mcp: { href: "/mcp", title: "MCP over Streamable HTTP (the same API as tools)" },
-      agentCard: { href: "/.well-known/agent-card.json", title: "A2A agent card (discovery only: APS speaks MCP and HTTP)" },
+      agentCard: {
+        href: "/.well-known/agent-card.json",
+        title: "A2A agent card (discovery only: APS speaks MCP and HTTP)",
+      },
       mcpServer: { href: "/.well-known/mcp/server.json", title: "MCP registry manifest (server.json) of /mcp" },
       ...(client
         ? {
