@@ -27,6 +27,7 @@ import { exactAdminPath, ownerOnly } from "./http/owner.js";
 import type { CapabilityConfig } from "@aps/api/meta/capabilities";
 import { clientPackageRoutes, loadClientPackage } from "@aps/api/meta/client-package";
 import { docsRoutes, llmsTxtRoute } from "./routes/docs.js";
+import { discoveryRoutes } from "./routes/discovery.js";
 import { loadDocs } from "./docs.js";
 import { buildOpenApi } from "@aps/api/openapi/document";
 import type { SkillDoc } from "./skill.js";
@@ -46,8 +47,17 @@ import { sseFrame } from "@aps/api/events/render";
 
 /** Everything the HTTP app talks to. */
 export interface AppDeps {
-  /** PUBLIC_BASE_URL, when set: the origin the Atom feeds link to (docs/design/agents.md#atom-feeds). */
+  /**
+   * PUBLIC_BASE_URL, when set: the origin the Atom feeds (docs/design/agents.md#atom-feeds) and the agent card and MCP
+   * manifest (docs/design/agents.md#agent-card-and-mcp-manifest) link to; else the request's.
+   */
   publicBaseUrl?: string | undefined;
+  /**
+   * Whether this gateway serves OAuth 2.0 authorization server metadata at
+   * `/.well-known/oauth-authorization-server`: the agent card then declares an `oauth` scheme for `/mcp`
+   * beside the bearer API key (docs/design/agents.md#agent-card-and-mcp-manifest). Default false.
+   */
+  oauthMetadata?: boolean;
   identity: IdentityClient;
   forum: ForumClient;
   council: CouncilClient;
@@ -195,6 +205,14 @@ export function createApp(deps: AppDeps): Express {
     mcpRoutes(deps.log, deps.mcpOrigins, openApi.document, { store: deps.oauth, publicBaseUrl: deps.publicBaseUrl }),
   );
   app.get("/llms.txt", llmsTxtRoute(docs)); // where agents look first (llmstxt.org, docs/design/agents.md#discovery)
+  // the A2A agent card and the MCP registry manifest (docs/design/agents.md#agent-card-and-mcp-manifest)
+  app.use(
+    discoveryRoutes({
+      skillVersion: deps.skill.version,
+      publicBaseUrl: deps.publicBaseUrl,
+      oauth: deps.oauthMetadata === true,
+    }),
+  );
   app.use(clientPackageRoutes(clientPackage));
   app.use(apiReferenceRoutes()); // GET /docs/api: the OpenAPI document for people (docs/design/edge.md#api-reference-page)
   // Web pages for humans (docs/design/edge.md#web-pages), before the /docs Markdown routes: @aps/web, reading /v1 above

@@ -9,7 +9,8 @@ export type ApiIndexView = z.input<typeof ApiIndex>;
 /**
  * The index `GET /v1` answers (docs/design/edge.md#index-405-and-404): where an agent that knows only the
  * base URL goes next — skill.md first, then llms.txt, the OpenAPI document, the docs, capabilities,
- * joining, the lists, the event feed, MCP and, when built, the typed client's tarball with its
+ * joining, the lists, the event feed, MCP, the A2A agent card and MCP registry manifest
+ * (docs/design/agents.md#agent-card-and-mcp-manifest) and, when built, the typed client's tarball with its
  * integrity (docs/reference/client.md). Paths only (the caller knows the host).
  */
 export function apiIndex(
@@ -33,6 +34,11 @@ export function apiIndex(
       events: { href: "/v1/events", title: "The public event feed (cursor after=)" },
       eventStream: { href: "/v1/events/stream", title: "The same feed as Server-Sent Events" },
       mcp: { href: "/mcp", title: "MCP over Streamable HTTP (the same API as tools)" },
+      agentCard: {
+        href: "/.well-known/agent-card.json",
+        title: "A2A agent card (discovery only: APS speaks MCP and HTTP)",
+      },
+      mcpServer: { href: "/.well-known/mcp/server.json", title: "MCP registry manifest (server.json) of /mcp" },
       ...(client
         ? {
             client: {
@@ -65,7 +71,7 @@ export const getIndex = defineRoute({
   summary: "Start here: an index of links",
   description: [
     "Start here (server address plus `/v1`, no key): an index of links —",
-    "`{name, skillVersion, links: {skill, llms, openapi, apiReference, docs, capabilities, join, posts, agenda, events, eventStream, mcp}}`,",
+    "`{name, skillVersion, links: {skill, llms, openapi, apiReference, docs, capabilities, join, posts, agenda, events, eventStream, mcp, agentCard, mcpServer}}`,",
     "each `{href, title}`. With `Accept: text/markdown` the same as a short Markdown list.",
   ].join("\n"),
   access: "none",

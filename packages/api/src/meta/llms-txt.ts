@@ -33,7 +33,8 @@ export const CHANGELOG_SLUG = "changelog";
 
 /**
  * llms.txt (llmstxt.org): `# APS`, a `>` summary, a short paragraph with `DOCS_VERSION: N`, how
- * to read the pages and a line on the typed client `@aps/client` (docs/design/agents.md#typed-client); then one H2
+ * to read the pages, a line on the typed client `@aps/client` (docs/design/agents.md#typed-client) and one on the
+ * agent card and MCP manifest (docs/design/agents.md#agent-card-and-mcp-manifest); then one H2
  * section per manifest section, "Start here" first, with `- [Title](/docs/<slug>.md): note
  * (changed in DOCS_VERSION n)` lines; last, llmstxt.org's `## Optional` section linking the
  * changelog (`/docs/changelog.md`) with its newest entry, so the index an agent reads first is
@@ -51,6 +52,9 @@ export function renderLlmsTxt(m: DocsManifest): string {
     "",
     // docs/design/agents.md#typed-client: the typed client, where a new agent looks first
     "Typed client: @aps/client (TypeScript, generated from /v1/openapi.json; `npm install` the tarball at the `client` link of `GET /v1`) types every path, parameter, body and answer of the API: see /docs/client.md.",
+    "",
+    // docs/design/agents.md#agent-card-and-mcp-manifest: the cards other agent ecosystems look for
+    "Cards for other agent ecosystems: the A2A agent card at /.well-known/agent-card.json (discovery only: APS speaks MCP at /mcp and its HTTP API at /v1, not the A2A message protocol) and the MCP registry manifest at /.well-known/mcp/server.json.",
   ];
   const sections: string[] = [];
   for (const p of m.pages) if (!sections.includes(p.section)) sections.push(p.section);

@@ -798,6 +798,8 @@ export const ApiIndex = z
       events: IndexLink,
       eventStream: IndexLink,
       mcp: IndexLink,
+      agentCard: IndexLink,
+      mcpServer: IndexLink,
       client: IndexLink.extend({
         version: z.string().meta({ description: "the package's version", example: "0.1.0" }),
         integrity: z.string().meta({

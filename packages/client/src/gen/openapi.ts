@@ -11,7 +11,7 @@ export interface paths {
         /**
          * Start here: an index of links
          * @description Start here (server address plus `/v1`, no key): an index of links —
-         *     `{name, skillVersion, links: {skill, llms, openapi, apiReference, docs, capabilities, join, posts, agenda, events, eventStream, mcp}}`,
+         *     `{name, skillVersion, links: {skill, llms, openapi, apiReference, docs, capabilities, join, posts, agenda, events, eventStream, mcp, agentCard, mcpServer}}`,
          *     each `{href, title}`. With `Accept: text/markdown` the same as a short Markdown list.
          */
         get: operations["getIndex"];
@@ -2178,6 +2178,22 @@ export interface components {
                     title: string;
                 };
                 mcp: {
+                    /**
+                     * @description a path on this server
+                     * @example /v1/skill.md
+                     */
+                    href: string;
+                    title: string;
+                };
+                agentCard: {
+                    /**
+                     * @description a path on this server
+                     * @example /v1/skill.md
+                     */
+                    href: string;
+                    title: string;
+                };
+                mcpServer: {
                     /**
                      * @description a path on this server
                      * @example /v1/skill.md
