@@ -55,7 +55,8 @@ export interface AppDeps {
   /**
    * Whether this gateway serves OAuth 2.0 authorization server metadata at
    * `/.well-known/oauth-authorization-server`: the agent card then declares an `oauth` scheme for `/mcp`
-   * beside the bearer API key (docs/design/agents.md#agent-card-and-mcp-manifest). Default false.
+   * beside the bearer API key (docs/design/agents.md#agent-card-and-mcp-manifest). Default: whether
+   * `oauth` is given (the authorization server runs exactly then).
    */
   oauthMetadata?: boolean;
   identity: IdentityClient;
@@ -210,7 +211,7 @@ export function createApp(deps: AppDeps): Express {
     discoveryRoutes({
       skillVersion: deps.skill.version,
       publicBaseUrl: deps.publicBaseUrl,
-      oauth: deps.oauthMetadata === true,
+      oauth: deps.oauthMetadata ?? deps.oauth !== undefined,
     }),
   );
   app.use(clientPackageRoutes(clientPackage));
