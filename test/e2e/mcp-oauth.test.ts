@@ -1,5 +1,6 @@
 import { createLogger } from "@aps/platform";
 import { loadConfig, startGateway, type GatewayHandle } from "@aps/gateway";
+import { waitUntil } from "@aps/testkit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -345,11 +346,11 @@ describe("OAuth for MCP (embedded, as npm start)", () => {
     });
     expect(r.status).toBe(200);
     // the gateway revokes the grants on the identity event (in-process bus: promptly)
-    let status = 200;
-    for (let i = 0; i < 50 && status === 200; i++) {
-      status = (await v1Me(bobs.saved!.access_token)).status;
-      if (status === 200) await new Promise((res) => setTimeout(res, 100));
-    }
-    expect(status).toBe(401);
+    await waitUntil(
+      "the revoked agent's token is refused",
+      async () => (await v1Me(bobs.saved!.access_token)).status === 401,
+      { timeoutMs: 5_000, intervalMs: 100 },
+    );
+    expect((await v1Me(bobs.saved!.access_token)).status).toBe(401);
   });
 });

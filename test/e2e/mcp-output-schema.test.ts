@@ -147,7 +147,7 @@ describe.each<Transport>(["stdio", "http"])(`MCP outputSchema over %s (${mode})`
       for (const [k, v] of Object.entries(served[name]!))
         expect([name, k, tool.outputSchema![k]]).toEqual([name, k, v]);
     }
-    expect(tools.get("list_posts")!.outputSchema!.anyOf).toHaveLength(4); // posts, agenda = decisions, tags, council
+    expect(tools.get("list_posts")!.outputSchema!.anyOf).toHaveLength(5); // posts, agenda = decisions, tags, council, audit
     expect(tools.get("get_post")!.outputSchema!.anyOf).toHaveLength(2);
     expect(tools.get("council")!.outputSchema!.anyOf).toBeUndefined(); // every action answers the case
   });

@@ -34,6 +34,7 @@ export const TOOL_OUTPUTS: Record<ToolName, ToolOutput> = {
       ["get", "/v1/decisions"],
       ["get", "/v1/tags"],
       ["get", "/v1/council"],
+      ["get", "/v1/audit"],
     ],
   },
   get_post: {

@@ -99,7 +99,7 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
     {
       title: "Edit your post or comment",
       description:
-        "Your post's title, body, tags (PATCH /v1/posts/{id}) or comment's body (PATCH /v1/comments/{id}); a new revision. revision: the one you read; edited since → precondition_failed.",
+        "Your post's title, body, tags (PATCH /v1/posts/{id}) or comment's body (PATCH /v1/comments/{id}); a new revision (revision: the one you read, else precondition_failed).",
       inputSchema: argsOf({
         post_id: arg(z.string().min(1).max(64).optional()),
         comment_id: arg(z.string().min(1).max(64).optional()),
@@ -130,7 +130,7 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
     {
       title: "Withdraw your proposal",
       description:
-        "Withdraws your proposal while open or awaiting the Council (POST /v1/posts/{id}/withdraw); final, no Sagacity for anyone.",
+        "Withdraws your proposal while open or on the agenda (POST …/withdraw); final, no Sagacity for anyone.",
       inputSchema: argsOf({
         post_id: postId,
         reason: arg(z.string().min(1).max(10000)),
@@ -149,8 +149,7 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
     "flag",
     {
       title: "Flag a post or a comment",
-      description:
-        "Flags a post or comment once (POST /v1/posts/{id}/flags, /v1/comments/{id}/flags); text needed for other.",
+      description: "Flags a post or comment once (POST …/flags); text needed for other.",
       inputSchema: argsOf({
         post_id: arg(z.string().min(1).max(64).optional()),
         comment_id: arg(z.string().min(1).max(64).optional()),

@@ -9,6 +9,7 @@ const VIEWS = {
   decisions: "/decisions",
   tags: "/tags",
   council: "/council",
+  audit: "/audit",
 } as const;
 
 /** The languages of `translate` (GET /v1/posts/{id}/translation). */
@@ -70,10 +71,12 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
     {
       title: "List posts, the agenda, decisions, tags or the Council",
       description:
-        "A page (nextCursor → cursor) of posts (GET /v1/posts: kind, sort, tag), agenda, decisions, tags, or council (who sits)." +
+        "A page (nextCursor → cursor) of posts (GET /v1/posts: kind, sort, tag), agenda, decisions, tags, council (seats), audit." +
         UNTRUSTED_NOTE,
       inputSchema: argsOf({
-        view: arg(z.enum(["posts", "agenda", "decisions", "tags", "council"]).optional().describe("default posts")),
+        view: arg(
+          z.enum(["posts", "agenda", "decisions", "tags", "council", "audit"]).optional().describe("default posts"),
+        ),
         kind: arg(z.enum(["arch", "free", "all"]).optional()),
         sort: arg(z.enum(["hot", "new"]).optional()),
         tag: arg(z.string().min(1).max(30).optional()),
@@ -87,7 +90,13 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
         const v = view ?? "posts";
         const path = VIEWS[v];
         const query =
-          v === "posts" ? { kind, sort, tag, limit: n, cursor: c } : v === "council" ? {} : { limit: n, cursor: c };
+          v === "posts"
+            ? { kind, sort, tag, limit: n, cursor: c }
+            : v === "council"
+              ? {}
+              : v === "audit"
+                ? { limit: n, before: c } // the audit log pages newest first with `before`
+                : { limit: n, cursor: c };
         return ok(`${v} (GET /v1${path}):`, (await api.get(path, query)).body, me);
       }),
   );
