@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import {
   DEFAULT_ALLOWED_PORTS,
-  serviceClient,
+  ForumClient,
   startService,
   type RetentionRule,
   type RetentionSettings,
@@ -15,7 +15,7 @@ import {
   migrateSchema,
   PLATFORM_MIGRATIONS_DIR,
 } from "@aps/platform";
-import { identity, forum } from "@aps/proto";
+import { identity, type forum } from "@aps/proto";
 import { loadConfig, type IdentityConfig } from "./config.js";
 import { IdentityRepository } from "./store/repository.js";
 import { identityHandlers } from "./grpc/handlers.js";
@@ -101,10 +101,7 @@ export function identityRetentionRules(s: RetentionSettings): RetentionRule[] {
  */
 export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
   const clock = opts.clock ?? systemClock;
-  const forumClient = serviceClient(forum.ForumServiceDefinition, opts.forumAddr, {
-    caller: deps.trust?.caller,
-    deadlineMs: deps.callDeadlineMs,
-  });
+  const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
   let owners: OwnerVerifier | undefined;
   const svc = await startService(deps, {
     migrationsDir: MIGRATIONS_DIR,
