@@ -11,7 +11,7 @@ import {
 
 /**
  * The audit log (docs/design/identity-and-abuse.md#audit-log): tables `audit_log` and
- * `audit_chain_head` (migration 1772400000000_audit-log.sql). This store only appends, lists and
+ * `audit_chain_head` (migration 1773200000000_audit-log.sql). This store only appends, lists and
  * verifies: there is no UPDATE or DELETE of `audit_log` in the code, and a trigger refuses both.
  */
 
