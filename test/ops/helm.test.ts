@@ -12,13 +12,15 @@
  * Refresh the golden files with APS_UPDATE_GOLDEN=1.
  */
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createHash } from "node:crypto";
 import { otlpTracesProtocol } from "@aps/platform/otlp-exporter";
 import { natsPermissions } from "@aps/platform/bus/nats-permissions";
+import { natsConfigFor29 } from "../deploy/rehearsal/images.js";
 import { GATEWAY, SERVICES } from "@aps/platform/topology";
 import {
   CHART,
@@ -712,6 +714,38 @@ function checkGolden(name: string, rendered: string) {
         const forum = envOf(find(ms, "Deployment", "aps-forum"));
         expect(forum.NATS_USER.value).toBe("forum");
         expect(forum.NATS_PASSWORD.valueFrom.secretKeyRef).toEqual({ name: "aps", key: "NATS_PASSWORD_FORUM" });
+      });
+
+      it("generates NATS passwords that nats-server reads as strings, render after render (a digit first parses as a number)", async () => {
+        // nats-server reads `password: $NATS_PASSWORD_X` as a config value: "5G2…" is a size followed by junk
+        const renders = [
+          ms,
+          ...(await Promise.all([1, 2, 3, 4, 5].map(async () => parseManifests(await helmRun(templateArgs()))))),
+        ];
+        const passwords = renders.flatMap((r) =>
+          Object.entries(find(r, "Secret", "aps").stringData!).filter(([k]) => k.startsWith("NATS_PASSWORD_")),
+        );
+        expect(passwords.length).toBeGreaterThanOrEqual(6 * (COMPONENTS.length + 1));
+        for (const [key, value] of passwords)
+          expect(`${key}=${value}`).toMatch(/^NATS_PASSWORD_\w+=[A-Za-z][A-Za-z0-9]{47}$/);
+        const server = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find((p) =>
+          existsSync(p),
+        );
+        if (!server) {
+          console.warn("nats-server is not installed here: the rendered nats.conf is not checked by the server itself");
+          return;
+        }
+        // the server's own check of the rendered config, with a rendered Secret in its environment
+        const dir = mkdtempSync(join(tmpdir(), "aps-nats-conf-"));
+        const file = join(dir, "nats.conf");
+        // Debian's 2.9 checks here, as in the production rehearsal: without sync_interval (2.10)
+        const conf = natsConfigFor29(find(ms, "ConfigMap", "aps-nats").data!["nats.conf"]!);
+        writeFileSync(file, conf.replace(/store_dir: \S+/, `store_dir: ${dir}`));
+        const env = Object.fromEntries(passwords.slice(0, COMPONENTS.length + 1));
+        const checked = await run(server, ["-t", "-c", file], {
+          env: { ...process.env, ...env, POD_NAME: "aps-nats-0" },
+        }).catch((e) => e);
+        expect(`${checked.stdout ?? ""}${checked.stderr ?? ""}`).toContain("is valid");
       });
 
       it("connects each service as its own PostgreSQL role, created with its schema by the init script", () => {

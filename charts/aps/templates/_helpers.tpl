@@ -412,12 +412,14 @@ derived from internalTrust.seed, for reproducible renders in tests only). Comput
 {{- end }}
 {{- end }}
 {{- range $keys }}
+{{- /* nats-server reads $NATS_PASSWORD_* as a config value, not a string: one that starts with a digit
+       parses as a number, size or date ("5G2…" stops the server), so a new secret starts with a letter */}}
 {{- if $.Values.internalTrust.seed }}
-{{- $_ := set $out . (printf "%s:%s" $.Values.internalTrust.seed . | sha256sum | trunc 48) }}
+{{- $_ := set $out . (printf "s%s" (printf "%s:%s" $.Values.internalTrust.seed . | sha256sum | trunc 47)) }}
 {{- else if index $data . }}
 {{- $_ := set $out . (index $data . | b64dec) }}
 {{- else }}
-{{- $_ := set $out . (randAlphaNum 48) }}
+{{- $_ := set $out . (printf "%s%s" (randAlpha 1) (randAlphaNum 47)) }}
 {{- end }}
 {{- end }}
 {{- $_ := set .Values "_apsTrust" $out }}
