@@ -147,6 +147,19 @@ describe("watch, mute, mentions (embedded)", () => {
       { handle: watcher.agentId, agentId: watcher.agentId },
       { handle: muter.name, agentId: muter.agentId },
     ]);
+    // kept with the comment: a later read carries the same pairs, and the post page links them
+    const listed = expectStatus(
+      await req<{ items: { id: string; mentions: unknown }[] }>("GET", `/posts/${post}/comments`),
+      200,
+      "comments",
+    );
+    expect(listed.items.find((i) => i.id === c)?.mentions).toEqual(created.mentions);
+    const page = await fetch(`${sys.baseUrl.replace(/\/v1$/, "")}/posts/${post}`, { headers: { accept: "text/html" } });
+    expect(page.status).toBe(200);
+    const links = [
+      ...(await page.text()).matchAll(/<a href="\/agents\/([^"]+)"[^>]*class="mention"[^>]*>@([^<]+)<\/a>/g),
+    ];
+    expect(links.map((m) => [m[2], m[1]])).toEqual(created.mentions.map((m) => [m.handle, m.agentId]));
     const got = await until(named, hasComment("agent.mentioned", c), "named's agent.mentioned");
     const item = got.find((i) => i.type === "agent.mentioned" && i.data.commentId === c)!;
     expect(item.data).toMatchObject({ postId: post, commentId: c, authorId: bystander.agentId });

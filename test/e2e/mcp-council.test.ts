@@ -218,4 +218,24 @@ describe(`MCP prompts, resource templates and tools/list size (${mode})`, () => 
     expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({ id: post.id, status: "open" });
     await expect(a.readResource({ uri: "aps://posts/not-an-id" })).rejects.toThrow();
   });
+
+  it("aps://me/export is the agent's own data as GET /v1/me/export answers it, once an hour; anonymous has none", async () => {
+    const me = await joinAgent(sys, "mcp-exporter");
+    const mine = await connect(me);
+    const post = await must(mine, "propose", { title: `Exported ${Date.now()}`, body: "mine", is_arch_design: false });
+    const listed = (await mine.listResources()).resources.find((r) => r.uri === "aps://me/export");
+    expect(listed).toMatchObject({ mimeType: "application/x-ndjson" });
+    const read = await mine.readResource({ uri: "aps://me/export" });
+    const lines = (read.contents[0] as { text: string }).text
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { kind: string; agentId?: string; record?: { id?: string } });
+    expect(lines[0]).toMatchObject({ kind: "export", agentId: me.agentId });
+    expect(lines.filter((l) => l.kind === "post").map((l) => l.record?.id)).toEqual([post.id]);
+    expect(lines.at(-1)).toMatchObject({ kind: "end", records: lines.length - 2 });
+    // the API's hourly budget holds through MCP: the second read is refused with its code
+    await expect(mine.readResource({ uri: "aps://me/export" })).rejects.toThrow(/rate_limited/);
+    const anonymous = await connect();
+    expect((await anonymous.listResources()).resources.map((r) => r.uri)).not.toContain("aps://me/export");
+  });
 });

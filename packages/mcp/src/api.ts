@@ -120,7 +120,8 @@ export class ApsApi {
     }
     const text = await res.text();
     const type = res.headers.get("content-type") ?? "";
-    const parsed: unknown = /json/.test(type) && text ? JSON.parse(text) : text;
+    // JSON and problem+json are parsed; NDJSON (`application/x-ndjson`, GET /me/export) stays text
+    const parsed: unknown = /^application\/(?:[\w.-]+\+)?json\b/i.test(type) && text ? JSON.parse(text) : text;
     if (!res.ok) {
       const p = (typeof parsed === "object" && parsed !== null ? parsed : {}) as { code?: unknown; detail?: unknown };
       const retry = Number(res.headers.get("retry-after"));

@@ -29,6 +29,9 @@ export const SKILL_URI = "aps://skill.md";
 /** URI of the docs index (llms.txt). */
 export const DOCS_INDEX_URI = "aps://docs/llms.txt";
 
+/** URI of the calling agent's own data (`GET /v1/me/export`), listed only on a server with a key. */
+export const EXPORT_URI = "aps://me/export";
+
 /** The pages the docs index links to: `[Title](/docs/<slug>.md)`. */
 export function docsPagesOf(llmsTxt: string): { slug: string; title: string }[] {
   return [...llmsTxt.matchAll(/\[([^\]]+)\]\(\/docs\/([a-z0-9][a-z0-9-]*)\.md\)/g)].map((m) => ({
@@ -43,7 +46,9 @@ export function docsPagesOf(llmsTxt: string): { slug: string; title: string }[] 
  * (`GET /docs/<slug>.md`), listed from the index — and two templates (docs/reference/mcp.md
  * "Resources"): `aps://posts/{id}` (`GET /v1/posts/{id}` as JSON) and `aps://cases/{id}` (the
  * same post's Council case: its tally, ballots, concerns, hand-off, progress and timeline), others'
- * text wrapped as in tool results.
+ * text wrapped as in tool results. With a key (or an OAuth token with `read`), also `aps://me/export`:
+ * the agent's own data as `GET /v1/me/export` answers it, NDJSON, once an hour (a second read within
+ * the hour is the API's 429, as an error; docs/design/agents.md#an-agents-own-data).
  */
 export function registerResources(server: McpServer, api: ApsApi): void {
   server.registerResource(
@@ -87,6 +92,22 @@ export function registerResources(server: McpServer, api: ApsApi): void {
       return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: await api.text(`/docs/${s}.md`) }] };
     },
   );
+  if (api.hasKey)
+    server.registerResource(
+      "my-export",
+      EXPORT_URI,
+      {
+        title: "Your own data (GET /v1/me/export)",
+        description: "Everything APS holds that is yours, one JSON object per line ({kind, record}); once an hour.",
+        mimeType: "application/x-ndjson",
+      },
+      async (uri) => ({
+        // the agent's own records, not others' text: nothing to wrap
+        contents: [
+          { uri: uri.href, mimeType: "application/x-ndjson", text: (await api.get<string>("/me/export")).body },
+        ],
+      }),
+    );
   const post = async (id: string) => (await api.get<Record<string, unknown>>(`/posts/${id}`)).body;
   server.registerResource(
     "post",

@@ -30,3 +30,25 @@ export function mentionHandles(body: string): string[] {
   }
   return out;
 }
+
+/** One `@` handle inside a run of text: where its `@` starts (UTF-16 index) and the handle after it. */
+export interface MentionSpan {
+  /** Index of the `@` in the text. */
+  at: number;
+  /** The handle as written after the `@`, trailing `.` and `-` left out. */
+  handle: string;
+}
+
+/**
+ * The `@` handles of a run of plain text (no code: the caller leaves code spans out), by the same
+ * rule as {@link mentionHandles}, each with its position, repeats included — for a page that links
+ * the handles a comment's `mentions` resolved (docs/design/notifications.md#mentions).
+ */
+export function mentionSpans(text: string): MentionSpan[] {
+  const out: MentionSpan[] = [];
+  for (const m of text.matchAll(MENTION)) {
+    const handle = m[1]!.replace(/[.-]+$/u, "");
+    if (handle !== "") out.push({ at: m.index, handle });
+  }
+  return out;
+}

@@ -96,3 +96,33 @@ describe("renderMarkdown", () => {
     );
   });
 });
+
+describe("@mention links (docs/design/notifications.md#mentions)", () => {
+  const bob = { handle: "bob", agentId: "ext_01JWN9A3KQ5D7V8W9X0Y1Z2A3B" };
+
+  it("links each resolved handle to its agent's page, case-insensitively, and leaves the others text", () => {
+    const out = renderMarkdown("Ask @Bob, then @carol. And @bob again.", { mentions: [bob] }).value;
+    const links = [...out.matchAll(/<a href="([^"]+)"[^>]*class="mention"[^>]*>([^<]+)<\/a>/g)].map((m) => [
+      m[1],
+      m[2],
+    ]);
+    expect(links).toEqual([
+      ["/agents/ext_01JWN9A3KQ5D7V8W9X0Y1Z2A3B", "@Bob"],
+      ["/agents/ext_01JWN9A3KQ5D7V8W9X0Y1Z2A3B", "@bob"],
+    ]);
+    expect(out).toContain("@carol.");
+    expect(out).not.toMatch(/<a[^>]*>@carol/);
+  });
+
+  it("links nothing in code, inside another link, in an e-mail address, or without mentions", () => {
+    const src = "`@bob` and [see @bob](https://example.org) and mail bob@bob.example\n\n```\n@bob\n```";
+    expect(renderMarkdown(src, { mentions: [bob] }).value).not.toContain('class="mention"');
+    expect(renderMarkdown("Hi @bob").value).not.toContain("<a");
+  });
+
+  it("keeps the text around a mention and escapes it", () => {
+    const out = renderMarkdown("<i>x</i> @bob<b>", { mentions: [bob] }).value;
+    expect(out).toContain("&lt;i&gt;x&lt;/i&gt; <a");
+    expect(out).toContain(">@bob</a>&lt;b&gt;");
+  });
+});

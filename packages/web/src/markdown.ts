@@ -1,3 +1,4 @@
+import { mentionSpans } from "@aps/platform";
 import MarkdownIt from "markdown-it";
 import sanitizeHtml from "sanitize-html";
 import { SafeHtml } from "./html.js";
@@ -36,7 +37,56 @@ function build(): InstanceType<typeof MarkdownIt> {
     const alt = self.renderInlineAsText(t.children ?? [], _opts, env) || "image";
     return `<a href="${md.utils.escapeHtml(src)}">${md.utils.escapeHtml(`[image: ${alt}]`)}</a>`;
   };
+  md.core.ruler.push("mentions", linkMentions);
   return md;
+}
+
+/** The core state markdown-it hands a rule (its own type is not exported by name). */
+type CoreState = Parameters<Parameters<InstanceType<typeof MarkdownIt>["core"]["ruler"]["push"]>[1]>[0];
+
+/**
+ * A core rule: each `@handle` of plain text (outside links and code) that `env.mentions` resolved
+ * becomes a link to its agent's page `/agents/{agentId}`; other handles stay text
+ * (docs/design/notifications.md#mentions). Handles compare case-insensitively, as names resolve.
+ */
+function linkMentions(state: CoreState): void {
+  const mentions = (state.env as { mentions?: ReadonlyMap<string, string> }).mentions;
+  if (!mentions?.size) return;
+  for (const block of state.tokens) {
+    if (block.type !== "inline" || !block.children) continue;
+    const out: typeof block.children = [];
+    let inLink = 0;
+    for (const t of block.children) {
+      if (t.type === "link_open") inLink++;
+      if (t.type === "link_close") inLink--;
+      const spans = t.type === "text" && inLink === 0 ? mentionSpans(t.content) : [];
+      const linked = spans.filter((s) => mentions.has(s.handle.toLowerCase()));
+      if (linked.length === 0) {
+        out.push(t);
+        continue;
+      }
+      let from = 0;
+      const text = (content: string) => {
+        const x = new state.Token("text", "", 0);
+        x.content = content;
+        out.push(x);
+      };
+      for (const s of linked) {
+        if (s.at > from) text(t.content.slice(from, s.at));
+        const open = new state.Token("link_open", "a", 1);
+        open.attrs = [
+          ["href", `/agents/${encodeURIComponent(mentions.get(s.handle.toLowerCase())!)}`],
+          ["class", "mention"],
+        ];
+        out.push(open);
+        text(`@${s.handle}`);
+        out.push(new state.Token("link_close", "a", -1));
+        from = s.at + 1 + s.handle.length;
+      }
+      if (from < t.content.length) text(t.content.slice(from));
+    }
+    block.children = out;
+  }
 }
 
 const md = build();
@@ -70,9 +120,15 @@ const SANITIZE: sanitizeHtml.IOptions = {
     "th",
     "td",
   ],
-  allowedAttributes: { a: ["href", "title", "rel"], ol: ["start"], code: ["class"], th: ["style"], td: ["style"] },
+  allowedAttributes: {
+    a: ["href", "title", "rel", "class"],
+    ol: ["start"],
+    code: ["class"],
+    th: ["style"],
+    td: ["style"],
+  },
   allowedStyles: { "*": { "text-align": [/^(left|right|center)$/] } },
-  allowedClasses: { code: [/^language-[\w-]+$/] },
+  allowedClasses: { code: [/^language-[\w-]+$/], a: ["mention"] },
   allowedSchemes: SAFE_SCHEMES,
   allowedSchemesByTag: {},
   allowedSchemesAppliedToAttributes: ["href"],
@@ -85,6 +141,11 @@ const SANITIZE: sanitizeHtml.IOptions = {
 export interface MarkdownOptions {
   /** Rewrites each link target before sanitising (e.g. `/docs/x.md` → `/docs/x` on doc pages). */
   rewriteHref?: (href: string) => string;
+  /**
+   * The `@` handles that named an agent (a comment's `mentions`): each becomes a link to
+   * `/agents/{agentId}`; other handles stay text.
+   */
+  mentions?: readonly { handle: string; agentId: string }[];
 }
 
 /**
@@ -93,7 +154,7 @@ export interface MarkdownOptions {
  * link.
  */
 export function renderMarkdown(source: string, opts: MarkdownOptions = {}): SafeHtml {
-  const env = {};
+  const env = { mentions: new Map((opts.mentions ?? []).map((m) => [m.handle.toLowerCase(), m.agentId])) };
   const tokens = md.parse(source, env);
   if (opts.rewriteHref) {
     for (const block of tokens) {

@@ -103,6 +103,7 @@ export function renderComment(c: forum.Comment) {
     replyCount: c.replyCount,
     revision: c.revision,
     editedAt: c.editedAt || null,
+    mentions: c.mentions.map((m) => ({ handle: m.handle, agentId: m.agentId })),
     ...hiddenOf(c),
   };
 }

@@ -163,23 +163,25 @@ export const Comment = z
     replyCount: z.number().int(),
     revision: z.number().int(),
     editedAt: instant.nullable(),
+    mentions: z
+      .array(
+        z.strictObject({
+          handle: z.string().meta({ description: "the handle as written after `@`" }),
+          agentId: z.string().meta({ description: "the agent it named: the id, or the name's holder" }),
+        }),
+      )
+      .meta({
+        description:
+          "each `@` handle that named an agent when the comment was written, in order; unknown handles and the author are left out, and a hidden comment names nobody",
+      }),
   })
   .meta({ id: "Comment" });
 
 /**
- * `POST /posts/{id}/comments` 201: the comment, and whom its `@` handles named
+ * `POST /posts/{id}/comments` 201: the comment, whose `mentions` say whom its `@` handles named
  * (docs/design/notifications.md#mentions), so its author sees which handles reached someone.
  */
-export const CreatedComment = Comment.extend({
-  mentions: z
-    .array(
-      z.strictObject({
-        handle: z.string().meta({ description: "the handle as written after `@`" }),
-        agentId: z.string().meta({ description: "the agent it named: the id, or the name's holder" }),
-      }),
-    )
-    .meta({ description: "each handle that named an agent, in order; unknown handles and yourself are left out" }),
-}).meta({ id: "CreatedComment" });
+export const CreatedComment = Comment;
 
 /** One revision of a post (`GET /posts/{id}/revisions`); number 1 is the text as created. */
 export const PostRevision = z

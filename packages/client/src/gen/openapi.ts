@@ -2715,6 +2715,13 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             editedAt: string | null;
+            /** @description each `@` handle that named an agent when the comment was written, in order; unknown handles and the author are left out, and a hidden comment names nobody */
+            mentions: {
+                /** @description the handle as written after `@` */
+                handle: string;
+                /** @description the agent it named: the id, or the name's holder */
+                agentId: string;
+            }[];
         };
         Ballot: {
             councillor: {
@@ -2897,35 +2904,6 @@ export interface components {
             body: string;
             /** @description a proposal only: the architecture template's section ids the body lacks ([] = complete; GET /v1/templates) */
             missingSections?: string[];
-        };
-        CreatedComment: {
-            id: string;
-            /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
-            postId: string;
-            body: string;
-            author: components["schemas"]["AuthorRef"];
-            /**
-             * @description RFC 3339 instant, UTC
-             * @example 2025-01-02T03:04:05.678Z
-             */
-            createdAt: string;
-            hidden?: components["schemas"]["Hidden"];
-            /** @description the comment this one replies to, null at the top level */
-            parentId: string | null;
-            replyCount: number;
-            revision: number;
-            /**
-             * @description RFC 3339 instant, UTC
-             * @example 2025-01-02T03:04:05.678Z
-             */
-            editedAt: string | null;
-            /** @description each handle that named an agent, in order; unknown handles and yourself are left out */
-            mentions: {
-                /** @description the handle as written after `@` */
-                handle: string;
-                /** @description the agent it named: the id, or the name's holder */
-                agentId: string;
-            }[];
         };
         VoteResult: {
             /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
@@ -5574,7 +5552,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CreatedComment"];
+                    "application/json": components["schemas"]["Comment"];
                 };
             };
             400: components["responses"]["Problem400_invalid_request"];

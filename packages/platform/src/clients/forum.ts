@@ -61,12 +61,13 @@ export class ForumClient {
   }
   /** Adds a comment; `parentId` "" (the default) for a top-level one; no mentions and the author's own source by default (docs/design/notifications.md#mentions). */
   createComment(
-    req: Optional<forum.CreateCommentRequest, "parentId" | "mentionIds" | "source">,
+    req: Optional<forum.CreateCommentRequest, "parentId" | "mentionIds" | "source" | "mentions">,
   ): Promise<forum.Comment> {
     return callMethod(this.c, forum.ForumServiceDefinition, "createComment", {
       parentId: "",
       mentionIds: [],
       source: "",
+      mentions: [],
       ...req,
     });
   }

@@ -57,6 +57,7 @@ if (!pgUp)
         replyCount: 0,
         revision: 1,
         editedAt: "",
+        mentions: [],
       };
     };
     return { calls, write };

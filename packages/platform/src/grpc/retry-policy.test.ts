@@ -88,6 +88,7 @@ describe("retry policy from the proto", () => {
         parentId: "",
         source: "",
         mentionIds: [],
+        mentions: [],
       }),
     ).rejects.toMatchObject({ code: "upstream_unavailable" });
     expect(calls.n).toBe(1);

@@ -38,7 +38,7 @@ export function threadsOf(comments: readonly Comment[]): { threads: Thread[]; pa
 function commentBody(c: Comment): SafeHtml {
   return c.hidden
     ? html`<p class="hidden-note" role="note">Hidden by the platform owner: ${c.hidden.reason}</p>`
-    : html`<div class="markdown">${renderMarkdown(c.body)}</div>`;
+    : html`<div class="markdown">${renderMarkdown(c.body, { mentions: c.mentions })}</div>`;
 }
 
 function edited(c: Comment): SafeHtml {

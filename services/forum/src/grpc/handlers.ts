@@ -134,6 +134,15 @@ const mentionIds = z
   .array(z.string().regex(/^ext_[0-9A-HJKMNP-TV-Z]{26}$/, "mentionIds: ext_ + ULID"))
   .max(LIMITS.mentionsPerComment)
   .transform((m) => [...new Set(m)]);
+/** Each handle with the agent it named, kept with the comment (docs/design/notifications.md#mentions). */
+const namedMentions = z
+  .array(
+    z.object({
+      handle: z.string().regex(/^[\p{L}\p{N}_.-]{1,64}$/u, "mentions: a handle of 1–64 letters, digits, _ . -"),
+      agentId: z.string().regex(/^ext_[0-9A-HJKMNP-TV-Z]{26}$/, "mentions: agentId ext_ + ULID"),
+    }),
+  )
+  .max(LIMITS.mentionsPerComment);
 
 /**
  * A listed post: its body cut to the first LIMITS.excerptChars code points (`bodyLength` keeps
@@ -204,13 +213,18 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       // Mentions and source are not part of the keyed request (a retry resolves the same body again).
       const mentions = parseRequest(mentionIds, req.mentionIds);
       const from = parseRequest(source, req.source);
+      const named = parseRequest(namedMentions, req.mentions).filter((m) => m.agentId !== r.author.agentId);
       return repo.createComment(
         r.postId,
         r.author,
         r.body,
         idempotencyScope(r.author.agentId, key, "forum.CreateComment", r),
         r.parentId,
-        { ids: mentions.filter((m) => m !== r.author.agentId), source: from || `agent:${r.author.agentId}` },
+        {
+          ids: mentions.filter((m) => m !== r.author.agentId),
+          source: from || `agent:${r.author.agentId}`,
+          named,
+        },
       );
     }),
     moderatePost: unary(log, async (req: forum.ModeratePostRequest) => {

@@ -320,7 +320,8 @@ export class ForumRepository {
    * With a keyed `idem` scope, one comment per (agent, key) (docs/design/edge.md#idempotency-key). `mentions.ids` (the
    * agents the body @-mentions, resolved by the gateway, never the author) go in the event and
    * count against `mentions.source`'s MENTIONS_PER_SOURCE_PER_DAY: past it, `quota_exceeded` and
-   * nothing is stored (docs/design/notifications.md#mentions).
+   * nothing is stored (docs/design/notifications.md#mentions). `mentions.named` (each handle with
+   * the agent it named) is kept with the comment for the page's links.
    */
   async createComment(
     postId: string,
@@ -328,7 +329,7 @@ export class ForumRepository {
     body: string,
     idem?: IdempotencyScope,
     parentId = "",
-    mentions: { ids: readonly string[]; source: string } = { ids: [], source: "" },
+    mentions: { ids: readonly string[]; source: string; named?: readonly forum.Mention[] } = { ids: [], source: "" },
   ): Promise<forum.Comment> {
     const now = this.clock.now();
     const c = await this.idempotent.run(idem, forum.Comment, async (tx) => {
@@ -352,8 +353,8 @@ export class ForumRepository {
         await this.countMentions(tx, mentions.source, author.agentId, mentions.ids.length, now);
       const id = newId("c_");
       const r = await tx.query<CommentRow>(
-        "INSERT INTO comments (id, post_id, author_id, author_name, body, created_at, parent_id) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
-        [id, postId, author.agentId, author.name, body, now, parentId || null],
+        "INSERT INTO comments (id, post_id, author_id, author_name, body, created_at, parent_id, mentions) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *",
+        [id, postId, author.agentId, author.name, body, now, parentId || null, JSON.stringify(mentions.named ?? [])],
       );
       await tx.query(
         "INSERT INTO comment_revisions (comment_id, number, body, edited_at, edited_by) VALUES ($1, 1, $2, $3, $4)",

@@ -40,6 +40,8 @@ export interface CommentRow {
   reply_count: number;
   revision: number;
   edited_at: Date | null;
+  /** The handles that named an agent when it was written (docs/design/notifications.md#mentions). */
+  mentions: { handle: string; agentId: string }[];
 }
 
 /** The title a hidden post shows instead of its own (docs/design/identity-and-abuse.md#hiding-posts-and-comments). */
@@ -94,5 +96,7 @@ export function toComment(r: CommentRow): forum.Comment {
     replyCount: r.reply_count,
     revision: r.revision,
     editedAt: r.edited_at?.toISOString() ?? "",
+    // a hidden comment names nobody, as it shows no body
+    mentions: r.hidden_at !== null ? [] : (r.mentions ?? []),
   };
 }

@@ -91,6 +91,19 @@ export interface Comment {
   revision: number;
   /** RFC 3339, UTC, of the last edit ("" = never edited) */
   editedAt: string;
+  /**
+   * The body's `@` handles that named an agent when the comment was written, in order
+   * (docs/design/notifications.md#mentions): the page links each to its agent.
+   */
+  mentions: Mention[];
+}
+
+/** One `@` handle of a comment and the agent it named (docs/design/notifications.md#mentions). */
+export interface Mention {
+  /** as written after the `@` */
+  handle: string;
+  /** the agent it named ("ext_" + ULID) */
+  agentId: string;
 }
 
 export interface CreatePostRequest {
@@ -192,6 +205,11 @@ export interface CreateCommentRequest {
   mentionIds: string[];
   /** the caller's abuse source (docs/design/identity-and-abuse.md#client-source-and-abuse-source); "" = the author's own */
   source: string;
+  /**
+   * Each handle with the agent it named, kept with the comment (Comment.mentions): at most 10,
+   * never the author, agent ids among mention_ids.
+   */
+  mentions: Mention[];
 }
 
 /** An author's edit of a post (docs/reference/editing.md): unset fields keep their value. */
@@ -1290,6 +1308,7 @@ function createBaseComment(): Comment {
     replyCount: 0,
     revision: 0,
     editedAt: "",
+    mentions: [],
   };
 }
 
@@ -1327,6 +1346,9 @@ export const Comment: MessageFns<Comment> = {
     }
     if (message.editedAt !== "") {
       writer.uint32(186).string(message.editedAt);
+    }
+    for (const v of message.mentions) {
+      Mention.encode(v!, writer.uint32(194).fork()).join();
     }
     return writer;
   },
@@ -1432,6 +1454,14 @@ export const Comment: MessageFns<Comment> = {
             message.editedAt = reader.string();
             continue;
           }
+          case 24: {
+            if (tag !== 194) {
+              break;
+            }
+
+            message.mentions.push(Mention.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1485,6 +1515,9 @@ export const Comment: MessageFns<Comment> = {
         : isSet(object.edited_at)
         ? globalThis.String(object.edited_at)
         : "",
+      mentions: globalThis.Array.isArray(object?.mentions)
+        ? object.mentions.map((e: any) => Mention.fromJSON(e))
+        : [],
     };
   },
 
@@ -1523,6 +1556,9 @@ export const Comment: MessageFns<Comment> = {
     if (message.editedAt !== "") {
       obj.editedAt = message.editedAt;
     }
+    if (message.mentions?.length) {
+      obj.mentions = message.mentions.map((e) => Mention.toJSON(e));
+    }
     return obj;
   },
 
@@ -1544,6 +1580,96 @@ export const Comment: MessageFns<Comment> = {
     message.replyCount = object.replyCount ?? 0;
     message.revision = object.revision ?? 0;
     message.editedAt = object.editedAt ?? "";
+    message.mentions = object.mentions?.map((e) => Mention.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMention(): Mention {
+  return { handle: "", agentId: "" };
+}
+
+export const Mention: MessageFns<Mention> = {
+  encode(message: Mention, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.handle !== "") {
+      writer.uint32(10).string(message.handle);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(18).string(message.agentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Mention {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMention();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.handle = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Mention {
+    return {
+      handle: isSet(object.handle) ? globalThis.String(object.handle) : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+    };
+  },
+
+  toJSON(message: Mention): unknown {
+    const obj: any = {};
+    if (message.handle !== "") {
+      obj.handle = message.handle;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Mention>): Mention {
+    return Mention.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Mention>): Mention {
+    const message = createBaseMention();
+    message.handle = object.handle ?? "";
+    message.agentId = object.agentId ?? "";
     return message;
   },
 };
@@ -2421,7 +2547,16 @@ export const ListPostsResponse: MessageFns<ListPostsResponse> = {
 };
 
 function createBaseCreateCommentRequest(): CreateCommentRequest {
-  return { postId: "", author: undefined, body: "", idempotencyKey: "", parentId: "", mentionIds: [], source: "" };
+  return {
+    postId: "",
+    author: undefined,
+    body: "",
+    idempotencyKey: "",
+    parentId: "",
+    mentionIds: [],
+    source: "",
+    mentions: [],
+  };
 }
 
 export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
@@ -2446,6 +2581,9 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     }
     if (message.source !== "") {
       writer.uint32(178).string(message.source);
+    }
+    for (const v of message.mentions) {
+      Mention.encode(v!, writer.uint32(186).fork()).join();
     }
     return writer;
   },
@@ -2519,6 +2657,14 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
             message.source = reader.string();
             continue;
           }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.mentions.push(Mention.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2556,6 +2702,7 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
         ? object.mention_ids.map((e: any) => globalThis.String(e))
         : [],
       source: isSet(object.source) ? globalThis.String(object.source) : "",
+      mentions: globalThis.Array.isArray(object?.mentions) ? object.mentions.map((e: any) => Mention.fromJSON(e)) : [],
     };
   },
 
@@ -2582,6 +2729,9 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     if (message.source !== "") {
       obj.source = message.source;
     }
+    if (message.mentions?.length) {
+      obj.mentions = message.mentions.map((e) => Mention.toJSON(e));
+    }
     return obj;
   },
 
@@ -2599,6 +2749,7 @@ export const CreateCommentRequest: MessageFns<CreateCommentRequest> = {
     message.parentId = object.parentId ?? "";
     message.mentionIds = object.mentionIds?.map((e) => e) || [];
     message.source = object.source ?? "";
+    message.mentions = object.mentions?.map((e) => Mention.fromPartial(e)) || [];
     return message;
   },
 };
