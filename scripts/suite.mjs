@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // The whole test suite in lanes (what `npm test` runs after its build; docs/design/tests.md#the-lanes):
-//   main   every file but the lists below, in one jest process (route suites in their process
-//          modes: APS_TEST_MODES=embedded,distributed; api and notifications among them);
+//   main   every file but the lists below, in chunks of MAIN_CHUNK files, a jest process each
+//          (route suites in their process modes: APS_TEST_MODES=embedded,distributed; api and
+//          notifications among them), after the shared files;
 //   wait   beside it, in a second jest process: the fault and container suites, which mostly wait
 //          (on containers, restarts, redeliveries); first those that need no image, then the
 //          container suites (test/e2e/image.test.ts: api and notifications in the container modes,
 //          on one system per mode, docs/design/tests.md#container-systems) once the image is there and the suites that wait
 //          for the jobs beside the suite to end, whichever gate opens first (docs/design/tests.md#the-lanes);
-//   shared long main-lane files either lane takes when it has nothing else to run (docs/design/tests.md),
-//          and a third lane, "extra", takes them too once the jobs beside the suite have ended;
+//   shared the long main-lane files, then the main lane's chunks: any lane takes the next when it has
+//          nothing else to run (docs/design/tests.md), and a third lane, "extra", takes them too once
+//          the jobs beside the suite have ended;
 //   alone  after both, with nothing beside it: the timing-sensitive suites, one file at a time.
 // Then one summary for the lanes: tests passed/failed/skipped, the files that crashed, each lane's
 // wall time and the 25 slowest files. Exits 1 when any lane failed.
@@ -106,6 +108,12 @@ export const SHARED = [
   "services/knowledge/src/peps.test.ts",
   "test/e2e/mcp.test.ts",
 ];
+/**
+ * Main-lane files per jest process. The main lane's ~200 files in one process left it running
+ * alone for the last 8 minutes of a CI run (both other lanes done, 60 % of 2 cores busy); in
+ * chunks, every free lane takes them. A chunk of 8 is ~80 s of tests for ~3 s of jest start.
+ */
+const MAIN_CHUNK = 8;
 /** The suites that run containers from the image: the wait lane's second part. */
 export const WAIT_IMAGE = [
   "test/faults/containers.test.ts",
@@ -181,8 +189,13 @@ async function lanes() {
   const wall = {};
   const timeline = [];
   const at = () => Math.round((Date.now() - started) / 1000);
-  /** The files of SHARED not yet taken by a lane, longest first. */
-  const shared = [...SHARED];
+  /**
+   * The work any lane may take, not yet taken: each SHARED file alone (longest first), then the
+   * main lane's own files in chunks of MAIN_CHUNK — so when a lane runs out of its own parts it
+   * takes main-lane work rather than leaving a core idle while the main lane is the long pole
+   * (docs/design/tests.md#the-lanes). Filled below, once the main lane's files are known.
+   */
+  const shared = SHARED.map((f) => ({ label: `shared ${f}`, files: [f] }));
   /**
    * Runs a lane's parts one after another. A part with a `gate` (a file .ci/run writes: the image
    * built, the side jobs ended) runs once its gate is open; among the parts left, the first whose
@@ -193,7 +206,7 @@ async function lanes() {
   const lane = async (name, parts) => {
     const t0 = Date.now();
     const left = [...parts];
-    const take = () => ({ label: "shared", files: [shared.shift()], env: { APS_TEST_MODES: PROCESS_MODES } });
+    const take = () => ({ ...shared.shift(), env: { APS_TEST_MODES: PROCESS_MODES } });
     while (left.length > 0 || shared.length > 0) {
       const waitFrom = at();
       let i = left.findIndex((p) => !p.gate || existsSync(p.gate));
@@ -210,7 +223,7 @@ async function lanes() {
       if (why) runs.push({ code: 1, summary: { passed: 0, failed: 1, skipped: 0, crashed: [why], files: {} } });
       else if (part.files.length > 0) runs.push(await runJest(name, part.files, part.env, tmp));
       const waited = start > waitFrom ? ` (waited ${start - waitFrom} s for ${part.what})` : "";
-      const what = part.label === "shared" ? `shared ${part.files[0]}` : part.label;
+      const what = part.label;
       timeline.push(
         `  ${name.padEnd(5)} ${what.padEnd(11)} ${String(start).padStart(5)}–${String(at()).padStart(5)} s${waited}`,
       );
@@ -226,6 +239,9 @@ async function lanes() {
   const waitDirs = allTestFiles().filter((f) => !special.has(f) && WAIT_DIRS.some((d) => f.startsWith(d)));
   for (const f of waitDirs) special.add(f);
   const main = allTestFiles().filter((f) => !special.has(f));
+  const chunks = Math.ceil(main.length / MAIN_CHUNK);
+  for (let i = 0; i < chunks; i++)
+    shared.push({ label: `main ${i + 1}/${chunks}`, files: main.slice(i * MAIN_CHUNK, (i + 1) * MAIN_CHUNK) });
   const imageReady = process.env.APS_TEST_IMAGE_READY;
   const quiet = process.env.APS_TEST_ALONE_AFTER;
   const quietGate = { gate: quiet, what: "the jobs beside the suite to end" };
@@ -240,7 +256,8 @@ async function lanes() {
   };
   await Promise.all([
     extra(),
-    lane("main", [{ label: "all", files: main, env: { APS_TEST_MODES: PROCESS_MODES } }]),
+    // the main lane has no part of its own: it takes the shared work from the start
+    lane("main", []),
     lane("wait", [
       { label: "no-image", files: WAIT_NO_IMAGE, env: {} },
       {
