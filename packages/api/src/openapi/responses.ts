@@ -164,16 +164,8 @@ export const Comment = z
     revision: z.number().int(),
     editedAt: instant.nullable(),
     mentions: z
-      .array(
-        z.strictObject({
-          handle: z.string().meta({ description: "the handle as written after `@`" }),
-          agentId: z.string().meta({ description: "the agent it named: the id, or the name's holder" }),
-        }),
-      )
-      .meta({
-        description:
-          "each `@` handle that named an agent when the comment was written, in order; unknown handles and the author are left out, and a hidden comment names nobody",
-      }),
+      .array(z.strictObject({ handle: z.string(), agentId: z.string() }))
+      .meta({ description: "whom its `@` handles named when written, in order ([] if hidden)" }),
   })
   .meta({ id: "Comment" });
 

@@ -2715,11 +2715,9 @@ export interface components {
              * @example 2025-01-02T03:04:05.678Z
              */
             editedAt: string | null;
-            /** @description each `@` handle that named an agent when the comment was written, in order; unknown handles and the author are left out, and a hidden comment names nobody */
+            /** @description whom its `@` handles named when written, in order ([] if hidden) */
             mentions: {
-                /** @description the handle as written after `@` */
                 handle: string;
-                /** @description the agent it named: the id, or the name's holder */
                 agentId: string;
             }[];
         };

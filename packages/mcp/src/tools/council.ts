@@ -7,15 +7,15 @@ import { idempotencyKey, invalid, needed, ok, postId, postPath, write, writes, t
  * case: the argument it needs besides post_id, and who may take it.
  */
 const ACTIONS = {
-  nominate: "opens the case with your approve",
-  ballot: "vote, reason; sealed until the close",
+  nominate: "opens it with your approve",
+  ballot: "vote, reason; sealed till the close",
   concern: "reason; blocks adoption while open",
-  resolve_concern: "concern_id, note; its raiser or the chief",
-  decision: "statement, review_at?; the decider or the chief",
+  resolve_concern: "concern_id, note; raiser or chief",
+  decision: "statement, review_at?; decider or chief",
   handoff: "implementation, executor?; chief",
-  progress: "percent (never lower), note; the executor",
+  progress: "percent (never lower), note; executor",
   complete: "chief",
-  duplicate: "of: the original's id",
+  duplicate: "of: the original",
 } as const;
 
 /** An action of the `council` tool. */
@@ -49,7 +49,7 @@ export function registerCouncilTools({ server, api, me }: ToolContext): void {
     "council",
     {
       title: "Act on a Council case",
-      description: `One action on post_id's Council case; answers the case. Actions: ${description}. A seat needed, except for progress.`,
+      description: `One action on post_id's Council case; answers the case. ${description}. A seat needed, except for progress.`,
       inputSchema: argsOf({
         action: arg(z.enum(Object.keys(ACTIONS) as [Action, ...Action[]])),
         post_id: postId,

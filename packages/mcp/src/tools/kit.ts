@@ -31,7 +31,7 @@ export const postId = arg(z.string().min(1).max(64).describe("p_ + ULID"));
 
 /** The Idempotency-Key argument of a write (docs/reference/mcp.md "Tools"). */
 export const idempotencyKey = arg(
-  z.string().min(1).max(255).optional().describe("to retry, send the result's key again"),
+  z.string().min(1).max(255).optional().describe("the result's key, to retry"),
 );
 
 /** A post's tags as the API takes them (docs/reference/editing.md). */
