@@ -6,16 +6,17 @@ import pg from "pg";
 import {
   ApsError,
   createLogger,
-  IdentityClient,
   InProcessBus,
   migrateSchema,
   openDatabase,
   openServiceDeps,
   PLATFORM_MIGRATIONS_DIR,
+  serviceClient,
 } from "@aps/platform";
 import { loadConfig as identityConfig, startIdentity } from "@aps/identity";
 import { ADMIN_DATABASE_URL, uniqueSuffix } from "@aps/testkit";
 import { chartTools, postgresMissing, PROD_VALUES, renderChart, ROOT, type Tools } from "../ops/chart-tools.js";
+import { identity as identityProto } from "@aps/proto";
 
 /**
  * `aps chart-secret` (docs/operations/secrets.md): the Secret it prints holds every key the chart,
@@ -223,11 +224,15 @@ const log = createLogger("chart-secret-test", "silent");
         joinsPerSourcePerDay: 100,
       });
       const addr = `127.0.0.1:${svc.port}`;
-      const genuine = new IdentityClient(addr, { name: "gateway", token: data.APS_INTERNAL_TOKEN_GATEWAY! });
-      const forged = new IdentityClient(addr, { name: "gateway", token: data.APS_INTERNAL_TOKEN_FORUM! });
+      const genuine = serviceClient(identityProto.IdentityServiceDefinition, addr, {
+        caller: { name: "gateway", token: data.APS_INTERNAL_TOKEN_GATEWAY! },
+      });
+      const forged = serviceClient(identityProto.IdentityServiceDefinition, addr, {
+        caller: { name: "gateway", token: data.APS_INTERNAL_TOKEN_FORUM! },
+      });
       try {
-        expect(await genuine.countSeats("councillor")).toBe(0);
-        const refused = await forged.countSeats("councillor").then(
+        expect((await genuine.countSeats({ seat: "councillor" })).count).toBe(0);
+        const refused = forged.countSeats({ seat: "councillor" }).then(
           () => GrpcStatus.OK,
           (err: unknown) => ((err as ApsError).cause as { code?: number } | undefined)?.code,
         );

@@ -3,16 +3,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join as joinPath } from "node:path";
+import { createLogger, InProcessBus, serviceClient, type EventBus, type IdentityClient } from "@aps/platform";
 import {
-  CouncilClient,
-  createLogger,
-  ForumClient,
-  IdentityClient,
-  InProcessBus,
-  KnowledgeClient,
-  type EventBus,
-} from "@aps/platform";
-import type { identity } from "@aps/proto";
+  council as councilProto,
+  forum as forumProto,
+  identity as identityProto,
+  knowledge as knowledgeProto,
+} from "@aps/proto";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import { createApp, loadConfig, loadSkill, startGateway, type GatewayHandle } from "@aps/gateway";
 import {
@@ -42,12 +39,16 @@ const log = createLogger("gateway-cache-test", "warn");
 const ADMIN = "cache-test-admin-0123456789abcdef0123";
 
 /** An identity client that counts the authentications it sends to the (real) identity service. */
-class CountingIdentity extends IdentityClient {
-  authentications = 0;
-  override authenticate(apiKey: string): Promise<identity.Agent> {
-    this.authentications++;
-    return super.authenticate(apiKey);
-  }
+function countingIdentity(client: IdentityClient): IdentityClient & { authentications: number } {
+  const counted: IdentityClient & { authentications: number } = {
+    ...client,
+    authentications: 0,
+    authenticate: (req, options) => {
+      counted.authentications++;
+      return client.authenticate(req, options);
+    },
+  };
+  return counted;
 }
 
 describe.each(modes)("gateway caches (%s)", (mode) => {
@@ -116,10 +117,14 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
 
   it("a cached authentication does not call the identity service again; unknown keys are asked every time", async () => {
     const caller = { name: "gateway", token: aps.internalToken! };
-    const identity = new CountingIdentity(aps.grpcAddrs.IDENTITY_GRPC_ADDR, caller);
-    const forum = new ForumClient(aps.grpcAddrs.FORUM_GRPC_ADDR, caller);
-    const council = new CouncilClient(aps.grpcAddrs.COUNCIL_GRPC_ADDR, caller);
-    const knowledge = new KnowledgeClient(aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR, caller);
+    const identity = countingIdentity(
+      serviceClient(identityProto.IdentityServiceDefinition, aps.grpcAddrs.IDENTITY_GRPC_ADDR, { caller }),
+    );
+    const forum = serviceClient(forumProto.ForumServiceDefinition, aps.grpcAddrs.FORUM_GRPC_ADDR, { caller });
+    const council = serviceClient(councilProto.CouncilServiceDefinition, aps.grpcAddrs.COUNCIL_GRPC_ADDR, { caller });
+    const knowledge = serviceClient(knowledgeProto.KnowledgeServiceDefinition, aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR, {
+      caller,
+    });
     const app = createApp({ identity, forum, council, knowledge, skill: loadSkill(), log });
     const server: Server = await new Promise((resolve) => {
       const s = createServer(app).listen(0, "127.0.0.1", () => resolve(s));

@@ -12,6 +12,7 @@ import {
   openServiceDeps,
   type Database,
   type EventBus,
+  serviceClient,
 } from "@aps/platform";
 import {
   httpClient,
@@ -25,6 +26,7 @@ import {
   type TestDatabase,
 } from "@aps/testkit";
 import { startSystem } from "../support/system.js";
+import { forum as forumProto } from "@aps/proto";
 
 /**
  * The knowledge service's durable index across restarts, with a real forum on a real
@@ -135,7 +137,7 @@ for (const kind of ["postgres", "folder"] as const)
           listenAddr: cfg.FORUM_LISTEN_ADDR,
           limits: forumLimits(cfg),
         });
-        client = new ForumClient(forum.local);
+        client = serviceClient(forumProto.ForumServiceDefinition, forum.local);
         durable = kind === "postgres" ? postgresEngine(() => db.url) : folderEngine();
       }, 60_000);
       afterAll(async () => {

@@ -1,15 +1,7 @@
 import { createServer, type Server } from "node:http";
 import pg from "pg";
 import type { AddressInfo } from "node:net";
-import {
-  CouncilClient,
-  createLogger,
-  ForumClient,
-  IdentityClient,
-  InProcessBus,
-  KnowledgeClient,
-  type EventBus,
-} from "@aps/platform";
+import { createLogger, InProcessBus, serviceClient, type EventBus } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import { createApp, loadSkill } from "@aps/gateway";
 import {
@@ -24,6 +16,12 @@ import {
 } from "@aps/testkit";
 import { grantSeat, joinAgent, propose } from "../support/fixtures.js";
 import { TEST_RATE_LIMITS } from "../support/system.js";
+import {
+  council as councilProto,
+  forum as forumProto,
+  identity as identityProto,
+  knowledge as knowledgeProto,
+} from "@aps/proto";
 
 /**
  * One read of a post (docs/design/council.md#the-forums-projection-of-the-case): `GET /v1/posts/{id}` of a post whose
@@ -91,10 +89,21 @@ function counting<T extends object>(client: T, calls: Map<string, number>): T {
     aps = await startAllInOne(env, log, bus);
     const caller = { name: "gateway", token: aps.internalToken! }; // the all-in-one's gRPC ports check callers
     const app = createApp({
-      identity: counting(new IdentityClient(aps.grpcAddrs.IDENTITY_GRPC_ADDR, caller), calls.identity),
-      forum: counting(new ForumClient(aps.grpcAddrs.FORUM_GRPC_ADDR, caller), calls.forum),
-      council: counting(new CouncilClient(aps.grpcAddrs.COUNCIL_GRPC_ADDR, caller), calls.council),
-      knowledge: new KnowledgeClient(aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR, caller),
+      identity: counting(
+        serviceClient(identityProto.IdentityServiceDefinition, aps.grpcAddrs.IDENTITY_GRPC_ADDR, { caller }),
+        calls.identity,
+      ),
+      forum: counting(
+        serviceClient(forumProto.ForumServiceDefinition, aps.grpcAddrs.FORUM_GRPC_ADDR, { caller }),
+        calls.forum,
+      ),
+      council: counting(
+        serviceClient(councilProto.CouncilServiceDefinition, aps.grpcAddrs.COUNCIL_GRPC_ADDR, { caller }),
+        calls.council,
+      ),
+      knowledge: serviceClient(knowledgeProto.KnowledgeServiceDefinition, aps.grpcAddrs.KNOWLEDGE_GRPC_ADDR, {
+        caller,
+      }),
       skill: loadSkill(),
       log,
     });

@@ -5,10 +5,18 @@ import {
   IdentityClient,
   KnowledgeClient,
   TranslationClient,
+  serviceClient,
 } from "@aps/platform";
 import { eventually } from "@aps/testkit";
 import { waitForSettled } from "../support/settle.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
+import {
+  council as councilProto,
+  forum as forumProto,
+  identity as identityProto,
+  knowledge as knowledgeProto,
+  translation as translationProto,
+} from "@aps/proto";
 
 /**
  * One contract, two transports (docs/design/services.md#in-process-transport):
@@ -65,19 +73,23 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
     both = [
       {
         name: "grpc",
-        identity: new IdentityClient(addrs.IDENTITY_GRPC_ADDR!, caller),
-        forum: new ForumClient(addrs.FORUM_GRPC_ADDR!, caller),
-        council: new CouncilClient(addrs.COUNCIL_GRPC_ADDR!, caller),
-        knowledge: new KnowledgeClient(addrs.KNOWLEDGE_GRPC_ADDR!, caller),
-        translation: new TranslationClient(addrs.TRANSLATION_GRPC_ADDR!, caller),
+        identity: serviceClient(identityProto.IdentityServiceDefinition, addrs.IDENTITY_GRPC_ADDR!, { caller }),
+        forum: serviceClient(forumProto.ForumServiceDefinition, addrs.FORUM_GRPC_ADDR!, { caller }),
+        council: serviceClient(councilProto.CouncilServiceDefinition, addrs.COUNCIL_GRPC_ADDR!, { caller }),
+        knowledge: serviceClient(knowledgeProto.KnowledgeServiceDefinition, addrs.KNOWLEDGE_GRPC_ADDR!, {
+          caller,
+        }),
+        translation: serviceClient(translationProto.TranslationServiceDefinition, addrs.TRANSLATION_GRPC_ADDR!, {
+          caller,
+        }),
       },
       {
         name: "local",
-        identity: new IdentityClient(local.identity),
-        forum: new ForumClient(local.forum),
-        council: new CouncilClient(local.council),
-        knowledge: new KnowledgeClient(local.knowledge),
-        translation: new TranslationClient(local.translation),
+        identity: serviceClient(identityProto.IdentityServiceDefinition, local.identity),
+        forum: serviceClient(forumProto.ForumServiceDefinition, local.forum),
+        council: serviceClient(councilProto.CouncilServiceDefinition, local.council),
+        knowledge: serviceClient(knowledgeProto.KnowledgeServiceDefinition, local.knowledge),
+        translation: serviceClient(translationProto.TranslationServiceDefinition, local.translation),
       },
     ];
   });
@@ -96,10 +108,10 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         idempotencyKey: "",
       });
       // authenticate also names the presented key's scope (a join's key writes)
-      expect(await same((c) => c.identity.authenticate(joined.apiKey))).toEqual({
+      expect(await same((c) => c.identity.authenticate({ apiKey: joined.apiKey }))).toEqual({
         ok: { ...joined.agent, keyScope: "write" },
       });
-      expect(await same((c) => c.identity.getAgent(joined.agent!.agentId))).toEqual({ ok: joined.agent });
+      expect(await same((c) => c.identity.getAgent({ agentId: joined.agent!.agentId }))).toEqual({ ok: joined.agent });
       const author = { agentId: joined.agent!.agentId, name: joined.agent!.name };
 
       const post = await writer.forum.createPost({
@@ -109,7 +121,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         isArchDesign: true,
         idempotencyKey: "",
       });
-      expect(await same((c) => c.forum.getPosts([post.id]))).toEqual({ ok: { items: [post] } });
+      expect(await same((c) => c.forum.getPosts({ ids: [post.id] }))).toEqual({ ok: { items: [post] } });
       const comment = await writer.forum.createComment({
         postId: post.id,
         author,
@@ -124,13 +136,13 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         source: "",
       });
       expect(vote).toMatchObject({ postId: post.id, vote: 1, votes: { for: 1, against: 0, score: 1 } });
-      const detail = await same((c) => c.forum.getPost(post.id, author.agentId));
+      const detail = await same((c) => c.forum.getPost({ id: post.id, viewerId: author.agentId }));
       expect(detail).toMatchObject({ ok: { comments: [comment], myVote: 1, commentsNextCursor: "" } });
       await same((c) => c.forum.listComments({ postId: post.id, limit: 10, cursor: "" }));
-      await same((c) => c.forum.votesAt(post.id, new Date(Date.now() + 60_000).toISOString()));
-      await same((c) => c.forum.authorStats(author.agentId));
-      await same((c) => c.forum.dailyUsage(author.agentId));
-      await same((c) => c.translation.getQuota(author.agentId));
+      await same((c) => c.forum.votesAt({ postId: post.id, at: new Date(Date.now() + 60_000).toISOString() }));
+      await same((c) => c.forum.getAuthorStats({ agentId: author.agentId }));
+      await same((c) => c.forum.getDailyUsage({ agentId: author.agentId }));
+      await same((c) => c.translation.getQuota({ agentId: author.agentId }));
       await same((c) => c.identity.listAwards({ agentId: author.agentId, limit: 10, cursor: "" }));
 
       // The council calls identity and forum itself: over the transport of the all-in-one.
@@ -140,7 +152,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         source: "203.0.113.9",
         idempotencyKey: "",
       });
-      await writer.identity.grantSeat(councillor.agent!.agentId, "councillor");
+      await writer.identity.grantSeat({ agentId: councillor.agent!.agentId, seat: "councillor" });
       const opened = await writer.council.nominate({
         postId: post.id,
         councillorId: councillor.agent!.agentId,
@@ -150,7 +162,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         postId: post.id,
         ballots: [expect.objectContaining({ councillorId: councillor.agent!.agentId, vote: "approve" })],
       });
-      expect(await same((c) => c.council.getCase(post.id))).toEqual({ ok: { found: true, case: opened } });
+      expect(await same((c) => c.council.getCase({ postId: post.id }))).toEqual({ ok: { found: true, case: opened } });
       // Nominating twice is an invalid_state on either transport. Its message names the post's
       // status, which the forum learns from the council's events (review, then adopted): compare
       // once both transports read the settled status (condition wait, generous ceiling).
@@ -175,7 +187,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
       ),
     ];
     expect(pages.map((p) => ("ok" in p ? p.ok.items.length : -1))).toEqual([2, 1]);
-    await same((c) => c.identity.countSeats("councillor"));
+    await same((c) => c.identity.countSeats({ seat: "councillor" }));
     await same((c) => c.council.listCases({ statuses: ["agenda", "review"], limit: 10, cursor: "", order: "" }));
     // The search index learns each post's status from the council's events (open, then review):
     // compare once both transports read the settled index (condition wait, as for the nomination).
@@ -192,9 +204,9 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
   });
 
   it("answers the same errors over both transports", async () => {
-    const missing = await same((c) => c.forum.getPost("p_01ARZ3NDEKTSV4RRFFQ69G5FAV", ""));
+    const missing = await same((c) => c.forum.getPost({ id: "p_01ARZ3NDEKTSV4RRFFQ69G5FAV" }));
     expect(missing).toMatchObject({ error: { code: "not_found" } });
-    expect(await same((c) => c.identity.getAgent("ext_01ARZ3NDEKTSV4RRFFQ69G5FAV"))).toMatchObject({
+    expect(await same((c) => c.identity.getAgent({ agentId: "ext_01ARZ3NDEKTSV4RRFFQ69G5FAV" }))).toMatchObject({
       error: { code: "not_found" },
     });
     const invalid = await same((c) =>
@@ -204,7 +216,7 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
     expect(await same((c) => c.knowledge.search({ q: "x", tags: ["not a tag!"], limit: 5 }))).toMatchObject({
       error: { code: "invalid_request" },
     });
-    expect(await same((c) => c.identity.authenticate("aps_not-a-key"))).toMatchObject({
+    expect(await same((c) => c.identity.authenticate({ apiKey: "aps_not-a-key" }))).toMatchObject({
       error: { code: "unauthenticated" },
     });
     expect(
@@ -285,8 +297,10 @@ describe(`typed clients over gRPC and in-process (${mode})`, () => {
         }),
       ),
     ).toMatchObject({ error: { code: "upstream_unavailable" } });
-    expect(await same((c) => c.forum.getPosts([post.id]))).toMatchObject({ error: { code: "upstream_unavailable" } });
-    expect(await same((c) => c.identity.authenticate(joined.apiKey))).toMatchObject({
+    expect(await same((c) => c.forum.getPosts({ ids: [post.id] }))).toMatchObject({
+      error: { code: "upstream_unavailable" },
+    });
+    expect(await same((c) => c.identity.authenticate({ apiKey: joined.apiKey }))).toMatchObject({
       error: { code: "upstream_unavailable" },
     });
     for (const c of both)

@@ -2,11 +2,19 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { ApsError, createLogger, IdentityClient, InProcessBus, type CallerIdentity } from "@aps/platform";
+import {
+  ApsError,
+  createLogger,
+  IdentityClient,
+  InProcessBus,
+  type CallerIdentity,
+  serviceClient,
+} from "@aps/platform";
 import { INTERNAL_TOKEN_FILE, allInOneTrust, startAllInOne, type AllInOne } from "@aps/all-in-one";
 import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 import { TEST_RATE_LIMITS } from "../support/system.js";
 import { grpcCode } from "./grpc-code.js";
+import { identity as identityProto } from "@aps/proto";
 
 /**
  * The all-in-one's gRPC ports (docs/operations/secrets.md "The all-in-one's internal token"): they
@@ -61,7 +69,9 @@ describe("allInOneTrust", () => {
     let aps: AllInOne;
     const clients: IdentityClient[] = [];
     const client = (caller?: CallerIdentity) => {
-      const c = new IdentityClient(aps.grpcAddrs.IDENTITY_GRPC_ADDR, caller);
+      const c = serviceClient(identityProto.IdentityServiceDefinition, aps.grpcAddrs.IDENTITY_GRPC_ADDR, {
+        caller,
+      });
       clients.push(c);
       return c;
     };
@@ -98,17 +108,17 @@ describe("allInOneTrust", () => {
       const gateway = client({ name: "gateway", token });
       const { agent } = await gateway.join({ name: "seat-seeker", url: "", source: "127.0.0.1", idempotencyKey: "" });
       const agentId = agent!.agentId;
-      expect(await grpcCode(client().grantSeat(agentId, "chief"))).toBe(GrpcStatus.UNAUTHENTICATED);
-      expect(await grpcCode(client({ name: "gateway", token: "g".repeat(43) }).grantSeat(agentId, "chief"))).toBe(
-        GrpcStatus.UNAUTHENTICATED,
-      );
+      expect(await grpcCode(client().grantSeat({ agentId, seat: "chief" }))).toBe(GrpcStatus.UNAUTHENTICATED);
+      expect(
+        await grpcCode(client({ name: "gateway", token: "g".repeat(43) }).grantSeat({ agentId, seat: "chief" })),
+      ).toBe(GrpcStatus.UNAUTHENTICATED);
       expect(
         (await client()
-          .getAgent(agentId)
+          .getAgent({ agentId })
           .catch((e: unknown) => e)) instanceof ApsError,
       ).toBe(true);
-      expect((await gateway.getAgent(agentId)).seats).toEqual([]);
-      expect((await gateway.grantSeat(agentId, "councillor")).seats).toContain("councillor");
+      expect((await gateway.getAgent({ agentId })).seats).toEqual([]);
+      expect((await gateway.grantSeat({ agentId, seat: "councillor" })).seats).toContain("councillor");
     });
 
     it("its own clients call in-process, unchecked: the API works through its gateway", async () => {

@@ -8,11 +8,13 @@ import {
   InProcessBus,
   openServiceDeps,
   type CallerIdentity,
+  serviceClient,
 } from "@aps/platform";
 import { council, forum, identity, knowledge, notifications, translation } from "@aps/proto";
 import { loadConfig as identityConfig, startIdentity, type IdentityHandle } from "@aps/identity";
 import { createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
 import { grpcCode } from "./grpc-code.js";
+import { identity as identityProto } from "@aps/proto";
 
 /**
  * Internal trust on gRPC (docs/design/services.md#caller-policy-and-internal-trust, docs/reliability.md "Internal trust"):
@@ -55,7 +57,7 @@ describe("CALLER_POLICY", () => {
     const as = (name: string, token = trust[name]!.APS_INTERNAL_TOKEN): CallerIdentity => ({ name, token });
     const clients: IdentityClient[] = [];
     const client = (caller?: CallerIdentity) => {
-      const c = new IdentityClient(addr, caller);
+      const c = serviceClient(identityProto.IdentityServiceDefinition, addr, { caller });
       clients.push(c);
       return c;
     };
@@ -83,19 +85,25 @@ describe("CALLER_POLICY", () => {
       const gateway = client(as("gateway"));
       const { agent } = await gateway.join({ name: "trust-target", url: "", source: "127.0.0.1", idempotencyKey: "" });
       const agentId = agent!.agentId;
-      expect(await grpcCode(client().grantSeat(agentId, "councillor"))).toBe(GrpcStatus.UNAUTHENTICATED);
+      expect(await grpcCode(client().grantSeat({ agentId, seat: "councillor" }))).toBe(GrpcStatus.UNAUTHENTICATED);
       // the gateway's name with another service's token, and a made-up caller
       expect(
-        await grpcCode(client(as("gateway", trust.forum!.APS_INTERNAL_TOKEN)).grantSeat(agentId, "councillor")),
+        await grpcCode(
+          client(as("gateway", trust.forum!.APS_INTERNAL_TOKEN)).grantSeat({ agentId, seat: "councillor" }),
+        ),
       ).toBe(GrpcStatus.UNAUTHENTICATED);
-      expect(await grpcCode(client(as("mallory", "x".repeat(64))).grantSeat(agentId, "councillor"))).toBe(
+      expect(await grpcCode(client(as("mallory", "x".repeat(64))).grantSeat({ agentId, seat: "councillor" }))).toBe(
         GrpcStatus.UNAUTHENTICATED,
       );
-      expect(await grpcCode(client(as("forum")).grantSeat(agentId, "councillor"))).toBe(GrpcStatus.PERMISSION_DENIED);
-      expect(await grpcCode(client(as("council")).grantSeat(agentId, "councillor"))).toBe(GrpcStatus.PERMISSION_DENIED);
-      expect((await client(as("council")).getAgent(agentId)).seats).toEqual([]); // declared: the council reads agents
-      expect(await grpcCode(client(as("council")).getAgent(agentId))).toBe(GrpcStatus.OK);
-      const seated = await gateway.grantSeat(agentId, "councillor");
+      expect(await grpcCode(client(as("forum")).grantSeat({ agentId, seat: "councillor" }))).toBe(
+        GrpcStatus.PERMISSION_DENIED,
+      );
+      expect(await grpcCode(client(as("council")).grantSeat({ agentId, seat: "councillor" }))).toBe(
+        GrpcStatus.PERMISSION_DENIED,
+      );
+      expect((await client(as("council")).getAgent({ agentId })).seats).toEqual([]); // declared: the council reads agents
+      expect(await grpcCode(client(as("council")).getAgent({ agentId }))).toBe(GrpcStatus.OK);
+      const seated = await gateway.grantSeat({ agentId, seat: "councillor" });
       expect(seated.seats).toContain("councillor");
     });
 
@@ -106,8 +114,8 @@ describe("CALLER_POLICY", () => {
       } finally {
         health.close();
       }
-      const local = new IdentityClient(svc.local);
-      expect(await local.countSeats("councillor")).toBeGreaterThanOrEqual(0);
+      const local = serviceClient(identityProto.IdentityServiceDefinition, svc.local);
+      expect((await local.countSeats({ seat: "councillor" })).count).toBeGreaterThanOrEqual(0);
     });
   },
 );

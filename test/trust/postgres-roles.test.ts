@@ -1,7 +1,8 @@
 import pg from "pg";
-import { createLogger, ForumClient, InProcessBus, openServiceDeps } from "@aps/platform";
+import { createLogger, InProcessBus, openServiceDeps, serviceClient } from "@aps/platform";
 import { forumLimits, loadConfig as forumConfig, startForum, type ForumHandle } from "@aps/forum";
 import { ADMIN_DATABASE_URL, hasPostgres, uniqueSuffix } from "@aps/testkit";
+import { forum as forumProto } from "@aps/proto";
 
 /**
  * One PostgreSQL role per service on its own schema (docs/design/services.md#caller-policy-and-internal-trust, docs/
@@ -70,14 +71,14 @@ const real = await hasPostgres();
         listenAddr: cfg.FORUM_LISTEN_ADDR,
         limits: forumLimits(cfg),
       });
-      const client = new ForumClient(forum.local);
+      const client = serviceClient(forumProto.ForumServiceDefinition, forum.local);
       const page = await client.listPosts({
         kind: "all",
         sort: "new",
         limit: 10,
         cursor: "",
         authorId: "",
-      } as Parameters<ForumClient["listPosts"]>[0]);
+      });
       expect(page.items).toEqual([]);
       const c = new pg.Client({ connectionString: url(role("forum")) });
       await c.connect();

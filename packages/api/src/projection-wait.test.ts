@@ -16,7 +16,7 @@ describe("awaitCaseProjection", () => {
   it("answers once the projection reaches the revision, looking again with back-off", async () => {
     let looks = 0;
     // the projection lands between the 5th and the 6th look
-    const forum = { getCaseRevision: async () => (++looks > 5 ? 3 : 1) };
+    const forum = { getCaseRevision: async () => ({ revision: ++looks > 5 ? 3 : 1 }) };
     const before = await count("reached");
     const t = Date.now();
     expect(await awaitCaseProjection(forum, "p_1", 3, log)).toBe("reached");
@@ -34,11 +34,13 @@ describe("awaitCaseProjection", () => {
   it("answers anyway after the budget (late) or when the forum fails (failed), counted", async () => {
     const [late, failed] = [await count("late"), await count("failed")];
     const t = Date.now();
-    expect(await awaitCaseProjection({ getCaseRevision: async () => 1 }, "p_2", 2, log, 150)).toBe("late");
+    expect(await awaitCaseProjection({ getCaseRevision: async () => ({ revision: 1 }) }, "p_2", 2, log, 150)).toBe(
+      "late",
+    );
     expect(Date.now() - t).toBeGreaterThanOrEqual(145);
     expect(Date.now() - t).toBeLessThan(scaled(1_000));
     const down = {
-      getCaseRevision: async (): Promise<number> => {
+      getCaseRevision: async (): Promise<{ revision: number }> => {
         throw new Error("unavailable");
       },
     };

@@ -34,7 +34,7 @@ export async function awaitCaseProjection(
   let result: "reached" | "late" | "failed" = "late";
   try {
     for (let i = 0; ; i++) {
-      if (revision <= 0 || (await forum.getCaseRevision(postId)) >= revision) {
+      if (revision <= 0 || (await forum.getCaseRevision({ postId })).revision >= revision) {
         result = "reached";
         break;
       }

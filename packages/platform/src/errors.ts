@@ -186,3 +186,13 @@ export function fromServiceError(err: unknown): ApsError {
   }
   return new ApsError("internal", "internal error", undefined, { cause: err });
 }
+
+/**
+ * True when a client call failed because the service does not implement the method (gRPC
+ * UNIMPLEMENTED, carried as the ApsError's `cause`): a replica of the release before, during a
+ * rolling update (docs/design/votes-and-heat.md#gateway-batching).
+ */
+export function isUnimplemented(err: unknown): boolean {
+  const cause = err instanceof ApsError ? err.cause : err;
+  return (cause as { code?: unknown } | undefined)?.code === GrpcStatus.UNIMPLEMENTED;
+}

@@ -34,6 +34,9 @@ export const LIMITS = {
   grpcMessageBytes: 32 * 1024 * 1024,
 } as const;
 
+/** Most votes in one CastVotes call (docs/design/votes-and-heat.md#gateway-batching); the forum refuses a larger batch as `invalid_request`. */
+export const CAST_VOTES_MAX = 64;
+
 /** The first `max` code points of `s` (a surrogate pair is never split). */
 export function firstCodePoints(s: string, max: number): string {
   if (s.length <= max) return s;

@@ -1,7 +1,6 @@
 import { fileURLToPath } from "node:url";
 import {
-  ForumClient,
-  IdentityClient,
+  serviceClient,
   startService,
   systemClock,
   type Clock,
@@ -14,7 +13,7 @@ import {
   PLATFORM_MIGRATIONS_DIR,
   type BallotSealing,
 } from "@aps/platform";
-import { council, type forum, type identity as identityProto } from "@aps/proto";
+import { council, forum as forumProto, identity as identityProto } from "@aps/proto";
 import { loadConfig, type CouncilConfig } from "./config.js";
 import { CouncilRepository } from "./store/repository.js";
 import { councilHandlers } from "./grpc/handlers.js";
@@ -30,7 +29,7 @@ export interface CouncilOptions {
   /** The identity service: its gRPC address, or in the all-in-one its in-process endpoint (docs/design/services.md#in-process-transport). */
   identityAddr: ServiceTarget<typeof identityProto.IdentityServiceDefinition>;
   /** The forum: its gRPC address, or in the all-in-one its in-process endpoint. */
-  forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
+  forumAddr: ServiceTarget<typeof forumProto.ForumServiceDefinition>;
   /** COUNCIL_DEADLINE in ms. */
   deadlineMs: number;
   /** LAST_CALL_MS: how long a decided outcome waits before it is final (0: final at once). */
@@ -58,8 +57,14 @@ export interface CouncilHandle {
  * cases from before revisions (docs/design/council.md#the-forums-projection-of-the-case), the `post_on_agenda` consumer and the deadline scheduler.
  */
 export async function startCouncil(deps: ServiceDeps, opts: CouncilOptions): Promise<CouncilHandle> {
-  const identity = new IdentityClient(opts.identityAddr, deps.trust?.caller, deps.callDeadlineMs);
-  const forum = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
+  const identity = serviceClient(identityProto.IdentityServiceDefinition, opts.identityAddr, {
+    caller: deps.trust?.caller,
+    deadlineMs: deps.callDeadlineMs,
+  });
+  const forum = serviceClient(forumProto.ForumServiceDefinition, opts.forumAddr, {
+    caller: deps.trust?.caller,
+    deadlineMs: deps.callDeadlineMs,
+  });
   return startService(deps, {
     migrationsDir: MIGRATIONS_DIR,
     listenAddr: opts.listenAddr,

@@ -31,7 +31,7 @@ import { discoveryRoutes } from "./routes/discovery.js";
 import { loadDocs } from "./docs.js";
 import { buildOpenApi } from "@aps/api/openapi/document";
 import type { SkillDoc } from "./skill.js";
-import { AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache } from "./cache/auth-cache.js";
+import { AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache, keyResolverOf } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { ReadinessCheck, readyzHandler } from "@aps/api/http/readiness";
 import { apiReferenceRoutes, webRoutes } from "@aps/web";
@@ -123,7 +123,8 @@ export function createApp(deps: AppDeps): Express {
   const rateLimiter =
     deps.rateLimiter ?? new RequestRateLimiter({ keyedPerMinute: 600, anonPerMinute: 300 }, { kind: "memory" });
   const auth =
-    deps.authCache ?? new AuthCache(deps.identity, { ttlMs: AUTH_TTL_WITHOUT_EVENTS_MS, maxEntries: 10_000 });
+    deps.authCache ??
+    new AuthCache(keyResolverOf(deps.identity), { ttlMs: AUTH_TTL_WITHOUT_EVENTS_MS, maxEntries: 10_000 });
   // an OAuth access token resolves wherever an API key does (docs/design/edge.md#authentication)
   const keys = new OAuthKeyResolver(auth, deps.oauth, deps.identity);
   const reads = deps.readCache ?? new ReadCache({ ttlMs: 1_000, maxBytes: 8 * 1024 * 1024 });

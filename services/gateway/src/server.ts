@@ -20,15 +20,10 @@ import {
   drainHttpServer,
   trackConnections,
   type TrackedConnections,
-  CouncilClient,
-  ForumClient,
-  IdentityClient,
-  KnowledgeClient,
-  NotificationsClient,
-  TranslationClient,
+  serviceClient,
 } from "@aps/platform";
 import { MemoryIdempotencyStore, PgIdempotencyStore } from "./http/idempotency-store.js";
-import type {
+import {
   council as councilProto,
   forum as forumProto,
   identity as identityProto,
@@ -45,7 +40,12 @@ import { loadSkill } from "./skill.js";
 import { answerClientError } from "./http/client-error.js";
 import { mcpOrigins } from "./mcp/route.js";
 import { isLoopbackOnly } from "@aps/api/http/client-source";
-import { AUTH_TTL_FOLLOWING_EVENTS_MS, AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache } from "./cache/auth-cache.js";
+import {
+  AUTH_TTL_FOLLOWING_EVENTS_MS,
+  AUTH_TTL_WITHOUT_EVENTS_MS,
+  AuthCache,
+  keyResolverOf,
+} from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
 import { subscribeInvalidation } from "./cache/invalidation.js";
 
@@ -57,6 +57,16 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.
 
 /** Schema of the gateway's tables in a shared database (docs/design/services.md#one-schema-per-service). */
 export const GATEWAY_SCHEMA = "gateway";
+
+/**
+ * Deadlines of the translation calls that may generate (an engine at work), ms: 28 s, below the
+ * gateway's 30 s request timeout; its other calls keep `GRPC_DEADLINE_MS`.
+ */
+export const TRANSLATION_DEADLINES_MS = {
+  translatePost: 28_000,
+  translateTitles: 28_000,
+  translateDocument: 28_000,
+} as const;
 
 /** A running gateway. */
 export interface GatewayHandle {
@@ -172,9 +182,18 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
   // it only subscribes: no stream settings, an existing stream is left as it is
   const ownBus = cfg.NATS_URL ? await JetStreamBus.connect(natsConnectionOf("gateway", cfg, log)) : undefined;
   const bus = ownBus ?? opts.bus;
-  const identity = new IdentityClient(local.identity ?? cfg.IDENTITY_GRPC_ADDR, caller, cfg.GRPC_DEADLINE_MS);
+  /** How every client of this gateway calls: as `gateway`, with the process's deadline (docs/design/services.md#typed-clients). */
+  const calls = { caller, deadlineMs: cfg.GRPC_DEADLINE_MS };
+  const identity = serviceClient(
+    identityProto.IdentityServiceDefinition,
+    local.identity ?? cfg.IDENTITY_GRPC_ADDR,
+    calls,
+  );
   const authTtlMs = cfg.AUTH_CACHE_TTL_MS ?? (bus ? AUTH_TTL_FOLLOWING_EVENTS_MS : AUTH_TTL_WITHOUT_EVENTS_MS);
-  const authCache = new AuthCache(identity, { ttlMs: authTtlMs, maxEntries: cfg.AUTH_CACHE_MAX_ENTRIES });
+  const authCache = new AuthCache(keyResolverOf(identity), {
+    ttlMs: authTtlMs,
+    maxEntries: cfg.AUTH_CACHE_MAX_ENTRIES,
+  });
   const readCache = new ReadCache({ ttlMs: cfg.READ_CACHE_TTL_MS, maxBytes: cfg.READ_CACHE_MAX_BYTES });
   let invalidation: Subscription | undefined;
   if (bus) invalidation = await subscribeInvalidation(bus, readCache, authCache, log, oauth);
@@ -183,18 +202,22 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
       { authTtlMs, readTtlMs: cfg.READ_CACHE_TTL_MS },
       "no event bus: cached authentications and reads expire by their TTLs only",
     );
-  const forum = new ForumClient(local.forum ?? cfg.FORUM_GRPC_ADDR, caller, cfg.GRPC_DEADLINE_MS);
-  const council = new CouncilClient(local.council ?? cfg.COUNCIL_GRPC_ADDR, caller, cfg.GRPC_DEADLINE_MS);
-  const knowledge = new KnowledgeClient(local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR, caller, cfg.GRPC_DEADLINE_MS);
-  const translation = new TranslationClient(
-    local.translation ?? cfg.TRANSLATION_GRPC_ADDR,
-    caller,
-    cfg.GRPC_DEADLINE_MS,
+  const forum = serviceClient(forumProto.ForumServiceDefinition, local.forum ?? cfg.FORUM_GRPC_ADDR, calls);
+  const council = serviceClient(councilProto.CouncilServiceDefinition, local.council ?? cfg.COUNCIL_GRPC_ADDR, calls);
+  const knowledge = serviceClient(
+    knowledgeProto.KnowledgeServiceDefinition,
+    local.knowledge ?? cfg.KNOWLEDGE_GRPC_ADDR,
+    calls,
   );
-  const notifications = new NotificationsClient(
+  const translation = serviceClient(
+    translationProto.TranslationServiceDefinition,
+    local.translation ?? cfg.TRANSLATION_GRPC_ADDR,
+    { ...calls, methodDeadlinesMs: TRANSLATION_DEADLINES_MS },
+  );
+  const notifications = serviceClient(
+    notificationsProto.NotificationsServiceDefinition,
     local.notifications ?? cfg.NOTIFICATIONS_GRPC_ADDR,
-    caller,
-    cfg.GRPC_DEADLINE_MS,
+    calls,
   );
   const sseStreams = new SseStreams(
     {

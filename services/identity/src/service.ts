@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import {
   DEFAULT_ALLOWED_PORTS,
-  ForumClient,
+  serviceClient,
   startService,
   type RetentionRule,
   type RetentionSettings,
@@ -15,7 +15,7 @@ import {
   migrateSchema,
   PLATFORM_MIGRATIONS_DIR,
 } from "@aps/platform";
-import { identity, type forum } from "@aps/proto";
+import { identity, forum } from "@aps/proto";
 import { loadConfig, type IdentityConfig } from "./config.js";
 import { IdentityRepository } from "./store/repository.js";
 import { identityHandlers } from "./grpc/handlers.js";
@@ -101,7 +101,10 @@ export function identityRetentionRules(s: RetentionSettings): RetentionRule[] {
  */
 export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): Promise<IdentityHandle> {
   const clock = opts.clock ?? systemClock;
-  const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
+  const forumClient = serviceClient(forum.ForumServiceDefinition, opts.forumAddr, {
+    caller: deps.trust?.caller,
+    deadlineMs: deps.callDeadlineMs,
+  });
   let owners: OwnerVerifier | undefined;
   const svc = await startService(deps, {
     migrationsDir: MIGRATIONS_DIR,

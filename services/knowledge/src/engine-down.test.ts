@@ -1,9 +1,10 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { ApsError, createLogger, HealthClient, InProcessBus, KnowledgeClient } from "@aps/platform";
+import { ApsError, createLogger, HealthClient, InProcessBus, KnowledgeClient, serviceClient } from "@aps/platform";
 import { waitUntil } from "@aps/testkit";
 import { EmbeddedEngine, type SearchEngine } from "./engine.js";
 import { MeiliEngine } from "./meili.js";
 import { startKnowledge, type KnowledgeHandle } from "./service.js";
+import { knowledge as knowledgeProto } from "@aps/proto";
 
 /**
  * Knowledge starts while its search engine cannot be reached (docs/reliability.md):
@@ -34,7 +35,7 @@ describe("knowledge with its search engine down at start", () => {
       { bus: new InProcessBus(log), log },
       { listenAddr: "127.0.0.1:0", forumAddr: "127.0.0.1:1", engine },
     );
-    client = new KnowledgeClient(`127.0.0.1:${k.port}`);
+    client = serviceClient(knowledgeProto.KnowledgeServiceDefinition, `127.0.0.1:${k.port}`);
     health = new HealthClient(`127.0.0.1:${k.port}`);
   };
 

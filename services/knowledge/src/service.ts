@@ -1,7 +1,8 @@
 import {
   ApsError,
   databaseOptionsOf,
-  ForumClient,
+  serviceClient,
+  type ForumClient,
   migrateSchema,
   grpcServerTuningOf,
   internalTrustOf,
@@ -19,7 +20,7 @@ import {
   type ServiceTarget,
   type Subscription,
 } from "@aps/platform";
-import { knowledge, type forum } from "@aps/proto";
+import { knowledge, forum } from "@aps/proto";
 import { loadConfig, type KnowledgeConfig } from "./config.js";
 import { MIGRATIONS_DIR } from "./store/postgres-engine.js";
 import { EmbeddedEngine, type KnowledgeDoc, type SearchEngine, type TextSource } from "./engine.js";
@@ -116,7 +117,10 @@ export async function startKnowledge(
 ): Promise<KnowledgeHandle> {
   const { bus, log } = deps;
   const engine = opts.engine ?? new EmbeddedEngine();
-  const forumClient = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
+  const forumClient = serviceClient(forum.ForumServiceDefinition, opts.forumAddr, {
+    caller: deps.trust?.caller,
+    deadlineMs: deps.callDeadlineMs,
+  });
   const docs = docsDocuments(opts.docsDir);
   engine.useTexts?.(textsOf(docs, forumClient));
   /** Furthest status seen per recently named post (events may arrive before the forum's record; bounded). */
@@ -259,7 +263,7 @@ function textsOf(docs: KnowledgeDoc[], forumClient: ForumClient): TextSource {
       if (page !== undefined) out.set(id, page);
       else if (id.startsWith("p_")) posts.push(id);
     }
-    if (posts.length > 0) for (const p of (await forumClient.getPosts(posts)).items) out.set(p.id, p.body);
+    if (posts.length > 0) for (const p of (await forumClient.getPosts({ ids: posts })).items) out.set(p.id, p.body);
     return out;
   };
 }

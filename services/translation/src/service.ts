@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import {
   DEFAULT_RETENTION,
-  ForumClient,
+  serviceClient,
   migrate,
   RetentionJob,
   type RetentionRule,
@@ -24,7 +24,7 @@ import {
   retentionOf,
   type ApsGrpcService,
 } from "@aps/platform";
-import { translation, type forum as forumProto } from "@aps/proto";
+import { translation, forum as forumProto } from "@aps/proto";
 import { loadConfig, translationQuotas, type TranslationConfig } from "./config.js";
 import { engineFromConfig } from "./engines/index.js";
 import type { TranslationEngine } from "./engines/types.js";
@@ -93,7 +93,10 @@ export async function startTranslation(
   opts: TranslationOptions,
 ): Promise<TranslationHandle> {
   await migrate(deps.db, MIGRATIONS_DIR, deps.log);
-  const forum = new ForumClient(opts.forumAddr, deps.trust?.caller, deps.callDeadlineMs);
+  const forum = serviceClient(forumProto.ForumServiceDefinition, opts.forumAddr, {
+    caller: deps.trust?.caller,
+    deadlineMs: deps.callDeadlineMs,
+  });
   const translator = new Translator(new TranslationRepository(deps.db.pool), forum, opts.engine, {
     dailyQuota: opts.dailyQuota,
     ...(opts.sourceQuota !== undefined ? { sourceQuota: opts.sourceQuota } : {}),

@@ -112,7 +112,7 @@ export class Translator {
 
   /** Post `postId` in `lang` for `caller` (agentId "" = anonymous). Throws not_found for an unknown post. */
   async post(postId: string, lang: Lang, caller: TranslationCaller): Promise<TranslatedPost> {
-    const detail = await this.forum.getPost(postId, "");
+    const detail = await this.forum.getPost({ id: postId });
     const p = detail.post!;
     const version = versionOf(p.title, p.body);
     const sourceLang = detectLang(`${p.title}\n\n${p.body}`);
@@ -134,7 +134,7 @@ export class Translator {
     lang: Lang,
     caller: TranslationCaller,
   ): Promise<{ items: TranslatedPost[]; missing: string[] }> {
-    const posts = (await this.forum.getPosts(ids)).items;
+    const posts = (await this.forum.getPosts({ ids })).items;
     const byId = new Map(posts.map((p) => [p.id, p]));
     const out = new Map<string, TranslatedPost>();
     const todo: { p: forum.Post; version: string; sourceLang: Lang }[] = [];

@@ -26,7 +26,7 @@ export const grantSeat = defineRoute({
   ok: { status: 200, description: "the agent", schema: Agent },
   codes: [...OWNER],
   async handle({ body }, { identity, auth }) {
-    const agent = await identity.grantSeat(body.agentId, body.seat);
+    const agent = await identity.grantSeat({ agentId: body.agentId, seat: body.seat });
     auth.dropAgent(agent.agentId);
     return renderedAgent(agent);
   },

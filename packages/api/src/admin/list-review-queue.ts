@@ -1,6 +1,7 @@
 import { issueCursor, openCursor } from "../http/cursor.js";
 import { reviewQuery } from "../openapi/requests.js";
 import { ReviewQueue } from "../openapi/responses.js";
+import { lookUpAgents } from "../http/render.js";
 import { defineRoute } from "../route.js";
 import { OWNER } from "./owner.js";
 import { reviewItem } from "./review.js";
@@ -41,7 +42,10 @@ export const listReviewQueue = defineRoute({
   async handle({ query: q }, { forum, identity }) {
     const list = { name: "GET /v1/admin/review" };
     const page = await forum.listReviewQueue({ limit: q.limit, cursor: openCursor(list, q.cursor) });
-    const agents = await identity.getAgents([...new Set(page.items.map((i) => i.authorId))]);
+    const agents = await lookUpAgents(
+      identity,
+      page.items.map((i) => i.authorId),
+    );
     return {
       items: page.items.map((i) => reviewItem(i, agents.get(i.authorId))),
       nextCursor: issueCursor(list, page.nextCursor),

@@ -66,7 +66,9 @@ export const recordReview = defineRoute({
     let author = null;
     if (body.decision === "suspend_author") {
       // dropped whatever identity answers: a 503 still means suspended, only not yet announced
-      author = adminAgent(await identity.suspendAgent(d.authorId, reason).finally(() => auth.dropAgent(d.authorId)));
+      author = adminAgent(
+        await identity.suspendAgent({ agentId: d.authorId, reason }).finally(() => auth.dropAgent(d.authorId)),
+      );
     }
     return {
       id,

@@ -21,7 +21,7 @@ export const reinstateAgent = defineRoute({
   ok: { status: 200, description: "the agent", schema: AdminAgent },
   codes: [...OWNER],
   async handle({ params: { agentId } }, { identity, auth }) {
-    const agent = await identity.reinstateAgent(agentId);
+    const agent = await identity.reinstateAgent({ agentId });
     auth.dropAgent(agentId);
     return adminAgent(agent);
   },

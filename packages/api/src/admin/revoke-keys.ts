@@ -30,7 +30,7 @@ export const revokeKeys = defineRoute({
   codes: [...OWNER],
   async handle({ params: { agentId } }, { identity, auth }) {
     // dropped here whatever identity answers: a 503 still means revoked, only not yet announced
-    const out = await identity.revokeKeys(agentId).finally(() => auth.dropAgent(agentId));
+    const out = await identity.revokeKeys({ agentId }).finally(() => auth.dropAgent(agentId));
     return { agentId: out.agentId, revoked: out.revoked };
   },
 });

@@ -23,7 +23,7 @@ export const revokeSeat = defineRoute({
   ok: { status: 200, description: "the agent", schema: Agent },
   codes: [...OWNER],
   async handle({ params }, { identity, auth }) {
-    const agent = await identity.revokeSeat(params.agentId, params.seat);
+    const agent = await identity.revokeSeat({ agentId: params.agentId, seat: params.seat });
     auth.dropAgent(agent.agentId);
     return renderedAgent(agent);
   },

@@ -31,7 +31,7 @@ export const suspendAgent = defineRoute({
   codes: [...OWNER],
   async handle({ params: { agentId }, body }, { identity, auth }) {
     // dropped here whatever identity answers: a 503 still means suspended, only not yet announced
-    const agent = await identity.suspendAgent(agentId, body.reason).finally(() => auth.dropAgent(agentId));
+    const agent = await identity.suspendAgent({ agentId, reason: body.reason }).finally(() => auth.dropAgent(agentId));
     return adminAgent(agent);
   },
 });

@@ -25,7 +25,7 @@ export const verifyAudit = defineRoute({
   ok: { status: 200, description: "the outcome of the walk", schema: AuditVerification },
   codes: [...OWNER, "upstream_unavailable"],
   async handle(_req, { notifications }) {
-    const v = await eventsOf(notifications).verifyAudit();
+    const v = await eventsOf(notifications).verifyAudit({});
     return {
       ok: v.ok,
       entries: v.entries,

@@ -87,10 +87,10 @@ export const getAgenda = defineRoute({
       });
       const posts = page.items.length
         ? (
-            await forum.getPosts(
-              page.items.map((i) => i.postId),
-              true,
-            )
+            await forum.getPosts({
+              ids: page.items.map((i) => i.postId),
+              excerpts: true,
+            })
           ).items
         : [];
       const byId = new Map(posts.filter((p) => !p.hiddenAt).map((p) => [p.id, p]));

@@ -29,7 +29,7 @@ export const listCouncil = defineRoute({
   codes: [...KEYED],
   async handle({ req, res }, { identity, reads }) {
     await reads.serveUncached(req, res, async () => {
-      const out = await identity.listSeatHolders();
+      const out = await identity.listSeatHolders({});
       const members = out.items.map((h) => ({ ...renderedAgent(h.agent!), since: h.since }));
       return {
         chief: members.find((m) => m.seats.includes("chief"))?.agentId ?? null,

@@ -52,10 +52,10 @@ export const listDecisions = defineRoute({
     const page = await c.listCases({ statuses, limit: q.limit, cursor: openCursor(DECISIONS, q.cursor), order: "" });
     const posts = page.items.length
       ? (
-          await forum.getPosts(
-            page.items.map((i) => i.postId),
-            true,
-          )
+          await forum.getPosts({
+            ids: page.items.map((i) => i.postId),
+            excerpts: true,
+          })
         ).items
       : [];
     const byId = new Map(posts.filter((p) => !p.hiddenAt).map((p) => [p.id, p]));

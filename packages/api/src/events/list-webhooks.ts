@@ -14,7 +14,7 @@ export const listWebhooks = defineRoute({
   ok: { status: 200, description: "the webhooks", schema: WebhookList },
   codes: [...KEYED, "upstream_unavailable"],
   async handle({ caller: me }, { notifications }) {
-    const out = await eventsOf(notifications).listWebhooks(me.agentId);
+    const out = await eventsOf(notifications).listWebhooks({ agentId: me.agentId });
     return { items: out.items.map(renderWebhook) };
   },
 });

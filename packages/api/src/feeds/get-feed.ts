@@ -62,10 +62,10 @@ async function entries(name: FeedName, { forum, council }: RouteDeps): Promise<A
       order: "recently_closed",
     });
     if (page.items.length === 0) return [];
-    const posts = await forum.getPosts(
-      page.items.map((c) => c.postId),
-      true, // excerpts: bodies cut as the lists cut them
-    );
+    const posts = await forum.getPosts({
+      ids: page.items.map((c) => c.postId),
+      excerpts: true, // excerpts: bodies cut as the lists cut them
+    });
     const byId = new Map(posts.items.filter((p) => !p.hiddenAt).map((p) => [p.id, p]));
     return page.items.flatMap((c) => {
       const p = byId.get(c.postId);

@@ -37,7 +37,7 @@ export async function flag(
   const out = await f.flag({
     targetId,
     flaggerId: me.agentId,
-    flaggerSagacity: (await id.getAgent(me.agentId)).sagacity,
+    flaggerSagacity: (await id.getAgent({ agentId: me.agentId })).sagacity,
     reason: b.reason,
     text: b.text ?? "",
     source: requestSource(req, me.agentId),

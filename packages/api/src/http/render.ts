@@ -1,4 +1,5 @@
 import { BALLOT_POSITIONS, BALLOT_SEALINGS, LINK_TYPES, positionsSealedFor } from "@aps/platform";
+import type { IdentityClient } from "@aps/platform";
 import type { council, forum, identity } from "@aps/proto";
 import { caseRecords, caseTimeline } from "./render-case.js";
 import { oneOf } from "../route.js";
@@ -16,7 +17,7 @@ export function renderAgent(a: identity.Agent) {
   };
 }
 
-/** The verifications of some agents, by agent id (`IdentityClient.getVerifications`). */
+/** The verifications of some agents, by agent id (identity `GetVerifications`). */
 export type Verifications = Map<string, identity.Verification>;
 
 /**
@@ -38,11 +39,15 @@ export function withVerifiedAuthor<T extends { author: { agentId: string; name: 
  * unverified (docs/design/notifications.md#verified-owners).
  */
 export async function authorVerifications(
-  identity: { getVerifications(ids: string[]): Promise<Verifications> },
+  identity: Pick<IdentityClient, "getVerifications">,
   items: readonly { author?: { agentId: string } | null }[],
 ): Promise<Verifications> {
-  const ids = [...new Set(items.flatMap((i) => (i.author ? [i.author.agentId] : [])))].slice(0, 200);
-  return identity.getVerifications(ids).catch(() => new Map());
+  const agentIds = [...new Set(items.flatMap((i) => (i.author ? [i.author.agentId] : [])))].slice(0, 200);
+  if (agentIds.length === 0) return new Map();
+  return identity.getVerifications({ agentIds }).then(
+    (r) => new Map(r.items.map((v) => [v.agentId, v])),
+    () => new Map(),
+  );
 }
 
 /** Public JSON of a post's detail (`GET /posts/{id}`): the full body and its length in code points. */
@@ -231,10 +236,8 @@ export function renderCase(c: council.Case, names: ReadonlyMap<string, string>, 
   };
 }
 
-/** What the batch lookup of agents needs of the identity client (`IdentityClient.getAgents`, ≤ 200 ids a call). */
-export interface AgentLookup {
-  getAgents(ids: string[]): Promise<Map<string, identity.Agent>>;
-}
+/** What the batch lookup of agents needs of the identity client (`GetAgents`, ≤ 200 ids a call). */
+export type AgentLookup = Pick<IdentityClient, "getAgents">;
 
 /** Most agent ids one GetAgents call takes (identity's limit). */
 const AGENTS_PER_CALL = 200;
@@ -252,7 +255,12 @@ export async function lookUpAgents(
   const chunks: string[][] = [];
   for (let i = 0; i < distinct.length; i += AGENTS_PER_CALL) chunks.push(distinct.slice(i, i + AGENTS_PER_CALL));
   const maps = await Promise.all(
-    chunks.map((c) => identity.getAgents(c).catch(() => new Map<string, identity.Agent>())),
+    chunks.map((agentIds) =>
+      identity.getAgents({ agentIds }).then(
+        (r) => new Map(r.items.map((a) => [a.agentId, a])),
+        () => new Map<string, identity.Agent>(),
+      ),
+    ),
   );
   return new Map(maps.flatMap((m) => [...m]));
 }

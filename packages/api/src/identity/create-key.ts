@@ -55,7 +55,7 @@ export const createKey = defineRoute({
   ok: { status: 201, description: "the new key", schema: NewKey },
   codes: [...KEYED, "invalid_state"],
   async handle({ caller, body }, { identity }) {
-    const out = await identity.createKey(caller.agentId, body.scope);
+    const out = await identity.createKey({ agentId: caller.agentId, scope: body.scope });
     return { apiKey: out.apiKey, scope: "read" as const, createdAt: out.createdAt };
   },
 });

@@ -75,8 +75,8 @@ export const exportMe = defineRoute({
   async handle({ caller: me, res }, deps) {
     const agentId = me.agentId;
     // counted first: a refused export sends no byte of the stream
-    const { exportedAt } = await deps.identity.beginExport(agentId);
-    const agent = await deps.identity.getAgent(agentId);
+    const { exportedAt } = await deps.identity.beginExport({ agentId });
+    const agent = await deps.identity.getAgent({ agentId });
     res.status(200).type("application/x-ndjson; charset=utf-8");
     res.setHeader("Content-Disposition", `attachment; filename="aps-export-${agentId}.ndjson"`);
     res.setHeader("Cache-Control", "no-store");

@@ -36,7 +36,7 @@ export const getAgent = defineRoute({
   ok: { status: 200, description: "the profile", schema: AgentProfile },
   codes: [...KEYED, "not_found"],
   async handle({ params: { agentId } }, { identity, forum }) {
-    const [agent, stats] = await Promise.all([identity.getAgent(agentId), forum.authorStats(agentId)]);
+    const [agent, stats] = await Promise.all([identity.getAgent({ agentId }), forum.getAuthorStats({ agentId })]);
     return { ...renderedAgent(agent), counts: { posts: stats.posts, comments: stats.comments, votes: stats.votes } };
   },
 });

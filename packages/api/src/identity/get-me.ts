@@ -40,9 +40,9 @@ export const getMe = defineRoute({
   codes: [...KEYED],
   async handle({ caller }, { identity, notifications }) {
     const [agent, unread] = await Promise.all([
-      identity.getAgent(caller.agentId),
+      identity.getAgent({ agentId: caller.agentId }),
       notifications
-        ? notifications.unread(caller.agentId).then(
+        ? notifications.unread({ agentId: caller.agentId }).then(
             (u) => u.unread,
             () => null,
           )

@@ -42,7 +42,7 @@ export const getMySagacity = defineRoute({
   async handle({ caller: me, query: q }, { identity }) {
     const list = { name: "GET /v1/me/sagacity", scope: me.agentId };
     const [agent, page] = await Promise.all([
-      identity.getAgent(me.agentId),
+      identity.getAgent({ agentId: me.agentId }),
       identity.listAwards({ agentId: me.agentId, limit: q.limit, cursor: openCursor(list, q.cursor) }),
     ]);
     return {

@@ -27,7 +27,7 @@ export const listAgentPosts = defineRoute({
   async handle({ params: { agentId: id }, query: q }, { identity, forum }) {
     const list = { name: "GET /v1/agents/{agentId}/posts", scope: id };
     const [, page] = await Promise.all([
-      identity.getAgent(id),
+      identity.getAgent({ agentId: id }),
       forum.listPosts({
         kind: "all",
         sort: "new",

@@ -87,7 +87,7 @@ export const rotateKey = defineRoute({
     if (req.header("idempotency-key") !== undefined && !IDEMPOTENCY_KEY.test(idem))
       throw new ApsError("invalid_request", "Idempotency-Key must be 1–255 visible ASCII characters");
     validate(emptyBody, req.body ?? {}, "body");
-    const out = await identity.rotateKey(key, idem);
+    const out = await identity.rotateKey({ apiKey: key, idempotencyKey: idem });
     auth.dropAgent(out.agentId);
     return { agentId: out.agentId, apiKey: out.apiKey, createdAt: out.createdAt };
   },

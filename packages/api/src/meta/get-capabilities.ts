@@ -52,7 +52,7 @@ export const getCapabilities = defineRoute({
       !!translation,
       !!knowledge,
       !!notifications,
-      translation ? () => translation.listPairs() : undefined, // the engine's real pairs (docs/design/edge.md#index-405-and-404)
+      translation ? () => translation.listPairs({}) : undefined, // the engine's real pairs (docs/design/edge.md#index-405-and-404)
     );
     const engine = c.translation.engine;
     const engines = ["apertium", "libretranslate", "openai"] as const;

@@ -53,7 +53,7 @@ export const createComment = defineRoute({
   async handle({ params: { id }, body: b, caller: me, req, res }, { forum, identity, reads }) {
     // @mentions (docs/design/notifications.md#mentions): identity resolves the handles; never the author.
     const handles = mentionHandles(b.body);
-    const resolved = handles.length ? (await identity.resolveHandles(handles)).resolved : [];
+    const resolved = handles.length ? (await identity.resolveMentions({ handles })).resolved : [];
     const mentions = resolved.filter((m) => m.agentId !== me.agentId);
     const mentionIds = [...new Set(mentions.map((m) => m.agentId))];
     const c = await forum.createComment({

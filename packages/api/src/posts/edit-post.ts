@@ -32,7 +32,7 @@ export const editPost = defineRoute({
     const expectedRevision = ifMatchRevision(req, "post");
     // The council owns a case's status (docs/design/council.md#statuses-and-the-lifecycle-rule): a proposal it already holds is past `open`
     // even before the forum's projection catches up.
-    const kase = await council.getCase(id);
+    const kase = await council.getCase({ postId: id });
     if (kase.found && kase.case)
       throw new ApsError(
         "invalid_state",
@@ -41,7 +41,7 @@ export const editPost = defineRoute({
     // PROPOSAL_TEMPLATE=required holds a proposal's new body to the template too (docs/reference/proposing.md "Templates")
     if (b.body !== undefined && capabilities.proposalTemplate === "required") {
       // the post record alone (excerpted, no comments): only its kind is needed here
-      const [current] = (await forum.getPosts([id], true)).items;
+      const [current] = (await forum.getPosts({ ids: [id], excerpts: true })).items;
       if (current?.isArchDesign) checkSections(b.body, undefined, "required");
     }
     const p = await forum.editPost({

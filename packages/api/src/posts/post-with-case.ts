@@ -21,7 +21,7 @@ export interface PostWithCase {
  * has no such post).
  */
 export async function readPostWithCase(forumClient: ForumClient, id: string, viewerId = ""): Promise<PostWithCase> {
-  const detail = await forumClient.getPost(id, viewerId, true);
+  const detail = await forumClient.getPost({ id, viewerId, withEvents: true });
   const post = detail.post!;
   return { detail, post, kase: detail.case, status: post.status };
 }

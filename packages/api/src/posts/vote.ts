@@ -4,6 +4,7 @@ import { voteBody } from "../openapi/requests.js";
 import * as rs from "../openapi/responses.js";
 import { defineRoute, oneOf } from "../route.js";
 import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
+import { voteBatcherOf } from "./vote-batcher.js";
 
 /**
  * `POST /posts/{id}/vote` `{vote: 1 | -1, reason?}` (Idempotency-Key, docs/design/edge.md#idempotency-key): a new vote replaces
@@ -50,7 +51,8 @@ export const vote = defineRoute({
   ok: { status: 200, description: "the vote and the new counts", schema: rs.VoteResult },
   codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
   async handle({ params: { id }, body: b, caller: me, req, res }, { forum, reads }) {
-    const v = await forum.castVote({
+    // unkeyed votes of this gateway share CastVotes calls (docs/design/votes-and-heat.md#gateway-batching)
+    const v = await voteBatcherOf(forum).cast({
       postId: id,
       voterId: me.agentId,
       vote: b.vote,

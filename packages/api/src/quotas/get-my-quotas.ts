@@ -53,8 +53,8 @@ export const getMyQuotas = defineRoute({
     const translations = capabilities.translationEngine ? t : undefined;
     const [rate, usage, quota] = await Promise.all([
       rateLimiter.peek("keyed", me.agentId),
-      f.dailyUsage(me.agentId),
-      translations ? translations.getQuota(me.agentId) : Promise.resolve(undefined),
+      f.getDailyUsage({ agentId: me.agentId }),
+      translations ? translations.getQuota({ agentId: me.agentId }) : Promise.resolve(undefined),
     ]);
     return {
       agentId: me.agentId,

@@ -13,7 +13,7 @@ export function notificationsOf(n: NotificationsClient | undefined): Notificatio
 /** The post id of the path; 404 when it is not a post id or no such post exists (one batched forum read). */
 export async function existingPost(forum: ForumClient, raw: string): Promise<string> {
   const id = pathId("p_", raw, "post");
-  const found = await forum.getPosts([id], true);
+  const found = await forum.getPosts({ ids: [id], excerpts: true });
   if (found.items.length === 0) throw new ApsError("not_found", `post ${id} not found`);
   return id;
 }

@@ -1,13 +1,12 @@
 import { knowledge } from "@aps/proto";
 import { createLogger } from "../log.js";
-import { callMethod, channelDeadline, DEFAULT_DEADLINE_MS } from "./client.js";
-import { connect, type ServiceConnection } from "./connect.js";
+import { serviceClient, type ServiceClient } from "./connect.js";
 import { startGrpcServer, unary, type RunningGrpcServer } from "./server.js";
 
 /**
- * A connection's call deadline (`GRPC_DEADLINE_MS`, docs/design/tests.md#real-infrastructure-in-ci): the deadline a call
- * that names none carries is the one its connection was made with, else DEFAULT_DEADLINE_MS — over
- * gRPC and in-process alike. The stub records the deadline each call arrives with (ms left then).
+ * A client's call deadline (`GRPC_DEADLINE_MS`, docs/design/tests.md#real-infrastructure-in-ci): the deadline a call
+ * that names none carries is the one its client was made with (`serviceClient`'s `deadlineMs`), else
+ * DEFAULT_DEADLINE_MS — over gRPC (DeadlineChannel) and in-process alike. The stub records the deadline each call arrives with (ms left then).
  */
 const log = createLogger("call-deadline-test", "silent");
 type D = typeof knowledge.KnowledgeServiceDefinition;
@@ -25,7 +24,7 @@ const impl = {
 
 const CONFIGURED_MS = 1_500;
 let server: RunningGrpcServer;
-const conns: ServiceConnection<D>[] = [];
+const conns: ServiceClient<D>[] = [];
 
 beforeAll(async () => {
   server = await startGrpcServer(
@@ -50,16 +49,10 @@ afterAll(async () => {
  * A first call with a generous deadline of its own opens the channel (name resolution, connect):
  * on a loaded machine that alone took 1.3 s, past the 1.5 s under test.
  */
-async function leftOnArrival(conn: ServiceConnection<D>): Promise<number> {
-  await callMethod(
-    conn.methods,
-    knowledge.KnowledgeServiceDefinition,
-    "search",
-    { q: "x", tags: [], limit: 1 },
-    60_000,
-  );
+async function leftOnArrival(conn: ServiceClient<D>): Promise<number> {
+  await conn.search({ q: "x", limit: 1 }, { deadline: 60_000 });
   const before = left.length;
-  await callMethod(conn.methods, knowledge.KnowledgeServiceDefinition, "search", { q: "x", tags: [], limit: 1 });
+  await conn.search({ q: "x", limit: 1 });
   expect(left.length).toBe(before + 1);
   return left[before]!;
 }
@@ -69,17 +62,15 @@ describe.each([
   ["local", () => server.local(knowledge.KnowledgeServiceDefinition, impl)],
 ] as const)("calls over %s", (_name, target) => {
   it("carry the connection's deadline when one is configured, else the 10 s default", async () => {
-    const configured = connect<D>(target(), knowledge.KnowledgeServiceClient, undefined, CONFIGURED_MS);
+    const configured = serviceClient(knowledge.KnowledgeServiceDefinition, target(), { deadlineMs: CONFIGURED_MS });
     conns.push(configured);
-    expect(channelDeadline(configured.methods)).toBe(CONFIGURED_MS);
     const withConfigured = await leftOnArrival(configured);
     expect(withConfigured).toBeGreaterThan(0);
     expect(withConfigured).toBeLessThanOrEqual(CONFIGURED_MS);
 
-    // a fresh endpoint object (local) or client (grpc) with none configured keeps the default
-    const plain = connect<D>(target(), knowledge.KnowledgeServiceClient);
+    // a client with none configured keeps the default (DEFAULT_DEADLINE_MS, 10 s)
+    const plain = serviceClient(knowledge.KnowledgeServiceDefinition, target());
     conns.push(plain);
-    expect(channelDeadline(plain.methods)).toBe(DEFAULT_DEADLINE_MS);
     expect(await leftOnArrival(plain)).toBeGreaterThan(CONFIGURED_MS);
   });
 });

@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
-import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 
 /**
  * Internal trust, the caller's side (docs/design/services.md#caller-policy-and-internal-trust): every gRPC call a service
  * makes carries who it is (`aps-caller: <service>`) and its secret (`authorization: Bearer
- * <token>`); the called server checks both against its declared callers (caller-check.ts).
+ * <token>`, callerMiddleware in middleware.ts); the called server checks both against its declared callers (caller-check.ts).
  */
 
 /** Metadata key naming the calling deployable (`gateway`, `council`, …). */
@@ -23,21 +22,6 @@ export interface CallerIdentity {
 /** SHA-256 of `token` (32 bytes): what a server keeps of a caller's token (`APS_PEER_DIGESTS`). */
 export function tokenDigest(token: string): Buffer {
   return createHash("sha256").update(token, "utf8").digest();
-}
-
-/**
- * A grpc-js client interceptor that adds `aps-caller` and `authorization: Bearer <token>` of
- * `identity` to every call's metadata (set in the channel's options by `connect`).
- */
-export function callerInterceptor(identity: CallerIdentity): Interceptor {
-  return (options, nextCall) =>
-    new InterceptingCall(nextCall(options), {
-      start(metadata, listener, next) {
-        metadata.set(CALLER_METADATA_KEY, identity.name);
-        metadata.set(AUTHORIZATION_METADATA_KEY, `Bearer ${identity.token}`);
-        next(metadata, listener);
-      },
-    });
 }
 
 /** Most digests one caller may have at once: the current token's and, while it rotates, the next one's. */

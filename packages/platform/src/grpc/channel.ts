@@ -1,4 +1,5 @@
 import type { CallOptions, Metadata, ServiceError } from "@grpc/grpc-js";
+import type { TsProtoServiceDefinition } from "nice-grpc";
 
 /**
  * The part of a ts-proto message type the transports use: `fromPartial` builds a fresh message
@@ -32,6 +33,9 @@ export interface ServiceDefinitionLike {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
   readonly methods: { readonly [method: string]: MethodDefinition<any, any> };
 }
+
+/** A ts-proto generic service definition as both the transports and nice-grpc's `Client` read it. */
+export type ServiceDefinition = ServiceDefinitionLike & TsProtoServiceDefinition;
 
 /** Request type of a method definition (what its `fromPartial` returns). */
 export type RequestOf<M extends MethodDefinition<unknown, unknown>> = ReturnType<M["requestType"]["fromPartial"]>;

@@ -1,10 +1,9 @@
 import net from "node:net";
-import { knowledge } from "@aps/proto";
 import { waitUntil } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { ApsError } from "../errors.js";
-import { CouncilClient } from "../clients/council.js";
-import { KnowledgeClient } from "../clients/knowledge.js";
+import { council, knowledge } from "@aps/proto";
+import { serviceClient } from "./connect.js";
 import { LIVENESS_SERVICE, startGrpcServer, unary, type RunningGrpcServer } from "./server.js";
 import { HealthClient } from "./health.js";
 
@@ -85,13 +84,13 @@ describe("retries only for reads", () => {
   it("a read reaches a service that comes up after the call started; a write to it fails with upstream_unavailable", async () => {
     const port = await freePort();
     const addr = `127.0.0.1:${port}`;
-    const reader = new KnowledgeClient(addr);
-    const writer = new CouncilClient(addr);
+    const reader = serviceClient(knowledge.KnowledgeServiceDefinition, addr);
+    const writer = serviceClient(council.CouncilServiceDefinition, addr);
     let server: RunningGrpcServer | undefined;
     try {
       let readSettled = false;
       const read = reader.search({ q: "abc", tags: [], limit: 5 }).finally(() => (readSettled = true));
-      const write = writer.nominate({ postId: "p_x", councillor: undefined } as never).then(
+      const write = writer.nominate({ postId: "p_x" }).then(
         () => "resolved",
         (err: unknown) => (err instanceof ApsError ? err.code : String(err)),
       );

@@ -1,10 +1,9 @@
-import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { knowledge } from "@aps/proto";
 import { waitUntil } from "@aps/testkit";
 import { createLogger } from "../log.js";
 import { ApsError, CODE_METADATA_KEY, RETRY_AFTER_METADATA_KEY } from "../errors.js";
-import { callUnary } from "./client.js";
-import { connect, type ServiceConnection } from "./connect.js";
+import { serviceClient, type ServiceClient } from "./connect.js";
 import { startGrpcServer, unary, type RunningGrpcServer } from "./server.js";
 
 /**
@@ -65,7 +64,7 @@ const impl = {
   similar: unary<knowledge.SimilarRequest, knowledge.SearchResponse>(log, async () => ({ hits: [], total: 0 })),
 };
 
-async function start(): Promise<{ server: RunningGrpcServer; transports: Array<[string, ServiceConnection<D>]> }> {
+async function start(): Promise<{ server: RunningGrpcServer; transports: Array<[string, ServiceClient<D>]> }> {
   const server = await startGrpcServer(
     "127.0.0.1:0",
     [
@@ -80,22 +79,24 @@ async function start(): Promise<{ server: RunningGrpcServer; transports: Array<[
   return {
     server,
     transports: [
-      ["grpc", connect<D>(`127.0.0.1:${server.port}`, knowledge.KnowledgeServiceClient)],
-      ["local", connect<D>(server.local(knowledge.KnowledgeServiceDefinition, impl), knowledge.KnowledgeServiceClient)],
+      ["grpc", serviceClient(knowledge.KnowledgeServiceDefinition, `127.0.0.1:${server.port}`)],
+      [
+        "local",
+        serviceClient(knowledge.KnowledgeServiceDefinition, server.local(knowledge.KnowledgeServiceDefinition, impl)),
+      ],
     ],
   };
 }
 
-const search = (c: ServiceConnection<D>, q: string, deadlineMs?: number, tags: string[] = []) =>
-  callUnary(c.methods, c.methods.search, { q, tags, limit: 3 }, deadlineMs);
+const search = (c: ServiceClient<D>, q: string, deadlineMs?: number, tags: string[] = []) =>
+  c.search({ q, tags, limit: 3 }, deadlineMs === undefined ? {} : { deadline: deadlineMs });
 
-/** The raw callback error of one call (status, details, metadata), as a grpc-js client sees it. */
-const rawError = (c: ServiceConnection<D>, q: string) =>
-  new Promise<ServiceError>((resolve, reject) => {
-    c.methods.search({ q, tags: [], limit: 3 }, new Metadata(), { deadline: Date.now() + 5_000 }, (err) =>
-      err ? resolve(err) : reject(new Error("no error")),
-    );
-  });
+/** The gRPC failure under one call's ApsError (its `cause`: status, details, metadata), as a grpc-js client sees it. */
+const rawError = (c: ServiceClient<D>, q: string) =>
+  c.search({ q, tags: [], limit: 3 }).then(
+    () => Promise.reject(new Error("no error")),
+    (err: unknown) => (err as { cause: ServiceError }).cause,
+  );
 
 const apsError = (p: Promise<unknown>) =>
   p.then(
@@ -108,7 +109,7 @@ const apsError = (p: Promise<unknown>) =>
 
 describe("in-process transport vs gRPC: same answers", () => {
   let server: RunningGrpcServer;
-  let transports: Array<[string, ServiceConnection<D>]>;
+  let transports: Array<[string, ServiceClient<D>]>;
   beforeAll(async () => ({ server, transports } = await start()));
   afterAll(async () => {
     for (const [, c] of transports) c.close();
@@ -125,7 +126,7 @@ describe("in-process transport vs gRPC: same answers", () => {
   });
 
   it("the one known difference: absent scalars are proto3 defaults in-process, an internal error over gRPC (encode fails)", async () => {
-    const [[, grpc], [, local]] = transports as [[string, ServiceConnection<D>], [string, ServiceConnection<D>]];
+    const [[, grpc], [, local]] = transports as [[string, ServiceClient<D>], [string, ServiceClient<D>]];
     expect(await apsError(search(grpc, "sparse"))).toEqual({
       code: "internal",
       message: "internal error",

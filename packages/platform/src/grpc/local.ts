@@ -7,12 +7,16 @@ import {
   type ServiceError,
 } from "@grpc/grpc-js";
 import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
+import type { Client } from "nice-grpc";
+import type { CallOptions, ClientMiddleware, ClientMiddlewareCall, Metadata as NiceMetadata } from "nice-grpc-common";
 import { toServiceError } from "../errors.js";
+import { composeMiddleware, type ApsCallOptions, type DeadlineAt } from "./middleware.js";
 import type {
   Channel,
   MethodDefinition,
   RequestOf,
   ResponseOf,
+  ServiceDefinition,
   ServiceDefinitionLike,
   UnaryCallback,
   UnaryMethod,
@@ -98,7 +102,7 @@ function deadlineMs(d: Date | number | undefined): number {
 /**
  * Binds `implementation` (the handlers also served over gRPC) to an in-process endpoint governed
  * by `gate`. Each call: refused with UNAVAILABLE (no APS code: a transport failure, retried by
- * `callRead`) once the gate is closed; request copied through `fromPartial`; handler run with a
+ * retryMiddleware) once the gate is closed; request copied through `fromPartial`; handler run with a
  * minimal `ServerUnaryCall` (request, metadata, getPath, getPeer, getDeadline, cancelled +
  * "cancelled" event); answered DEADLINE_EXCEEDED when the caller's deadline passes first; errors
  * as `Error` with the handler's status, details and metadata; response copied through `fromPartial`.
@@ -222,4 +226,78 @@ function endSpan(span: Span, code: GrpcStatus): void {
   span.setAttribute("rpc.grpc.status_code", code);
   if (code !== GrpcStatus.OK) span.setStatus({ code: SpanStatusCode.ERROR, message: GrpcStatus[code] });
   span.end();
+}
+
+/**
+ * A typed client over `endpoint` (docs/design/services.md#in-process-transport): the same
+ * nice-grpc `Client` surface as over gRPC, each call going through `steps` (outermost first: the
+ * typed clients' CLIENT_MIDDLEWARE) around a direct call of the endpoint's method — request
+ * metadata copied, the call's deadline (`deadlineAt`, ms since the epoch) handed to the handler,
+ * an aborted `signal` answered with an AbortError at once. `defaults`: call options per method
+ * name, or `*` for all (the client's deadline, ms).
+ */
+export function localClient<D extends ServiceDefinition>(
+  endpoint: LocalEndpoint<D>,
+  steps: readonly ClientMiddleware<ApsCallOptions & DeadlineAt>[],
+  defaults: Readonly<Record<string, ApsCallOptions>>,
+): Client<D, ApsCallOptions> {
+  const middleware = composeMiddleware(steps);
+  const client: Record<string, (req: unknown, options?: CallOptions & ApsCallOptions) => Promise<unknown>> = {};
+  for (const [key, def] of Object.entries(endpoint.definition.methods)) {
+    const method = (endpoint.methods as Record<string, UnaryMethod<unknown, unknown>>)[key]!;
+    const descriptor = {
+      path: `/${endpoint.definition.fullName}/${def.name}`,
+      requestStream: false,
+      responseStream: false,
+      options: { ...(def.options?.idempotencyLevel ? { idempotencyLevel: def.options.idempotencyLevel } : {}) },
+    } as ClientMiddlewareCall<unknown, unknown>["method"];
+    // eslint-disable-next-line require-yield -- a unary step only returns (nice-grpc's contract)
+    async function* direct(
+      request: unknown,
+      options: CallOptions & Partial<DeadlineAt>,
+    ): AsyncGenerator<never, unknown> {
+      return await callDirect(method, request, options);
+    }
+    client[key] = async (request, options) => {
+      const call = { method: descriptor, requestStream: false, request, responseStream: false, next: direct } as const;
+      const run = middleware(call as ClientMiddlewareCall<unknown, unknown>, {
+        ...defaults["*"],
+        ...defaults[key],
+        ...options,
+      });
+      const result = await run.next();
+      if (!result.done || result.value === undefined)
+        throw new Error(`${descriptor.path}: a middleware did not return a message`);
+      return result.value;
+    };
+  }
+  return client as Client<D, ApsCallOptions>;
+}
+
+/** One call of an endpoint's method as a promise: settles with its answer, or an AbortError when `signal` aborts first. */
+function callDirect(
+  method: UnaryMethod<unknown, unknown>,
+  request: unknown,
+  options: CallOptions & Partial<DeadlineAt>,
+): Promise<unknown> {
+  const aborted = () => new DOMException("The operation was aborted", "AbortError");
+  const { signal } = options;
+  if (signal?.aborted) return Promise.reject(aborted());
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(aborted());
+    signal?.addEventListener("abort", onAbort, { once: true });
+    method(request, grpcMetadataOf(options.metadata), { deadline: options.deadlineAt ?? Infinity }, (err, res) => {
+      signal?.removeEventListener("abort", onAbort);
+      if (err) reject(err);
+      else resolve(res);
+    });
+  });
+}
+
+/** nice-grpc request metadata as the grpc-js Metadata a handler reads (string values; binary ones as Buffers). */
+function grpcMetadataOf(md: NiceMetadata | undefined): Metadata {
+  const out = new Metadata();
+  for (const [key, values] of md ?? [])
+    for (const v of values) out.add(key, typeof v === "string" ? v : Buffer.from(v));
+  return out;
 }

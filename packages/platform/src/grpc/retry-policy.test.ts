@@ -1,11 +1,13 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { council, forum, identity, knowledge, notifications, translation } from "@aps/proto";
-import type { ServiceDefinitionLike, UnaryCallback } from "./channel.js";
-import { callMethod, isRetriable } from "./client.js";
+import type { Channel, ServiceDefinitionLike, UnaryCallback } from "./channel.js";
+import { serviceClient } from "./connect.js";
+import { isRetriable, READ_RETRY_DELAYS_MS } from "./middleware.js";
+import { CODE_METADATA_KEY } from "../errors.js";
 
 /**
  * Retries are declared once per method in the .proto (`option idempotency_level =
- * NO_SIDE_EFFECTS`, docs/design/services.md#retries-declared-in-the-proto) and applied by one helper, callMethod. Every RPC of every
+ * NO_SIDE_EFFECTS`, docs/design/services.md#retries-declared-in-the-proto) and applied by one middleware, retryMiddleware. Every RPC of every
  * service is classified here by its verb, so a new RPC without the right declaration fails.
  */
 const SERVICES: ServiceDefinitionLike[] = [
@@ -52,35 +54,60 @@ describe("retry policy from the proto", () => {
     },
   );
 
-  /** A channel whose method fails with `failures` transport errors (UNAVAILABLE, no APS code), then answers. */
-  function flaky(failures: number) {
+  /**
+   * A forum client over an endpoint whose methods fail with `failures` transport errors
+   * (UNAVAILABLE, no APS code) — or, with `apsCode`, UNAVAILABLE answered by the service itself —
+   * then answer. `deadlineMs`: the client's deadline.
+   */
+  function flaky(failures: number, apsCode?: string, deadlineMs?: number) {
     const calls = { n: 0 };
     const method = (_req: unknown, _md: Metadata, _opts: unknown, cb: UnaryCallback<unknown>) => {
       calls.n++;
       if (calls.n <= failures) {
+        const metadata = new Metadata();
+        if (apsCode) metadata.set(CODE_METADATA_KEY, apsCode);
         const err: ServiceError = Object.assign(new Error("connect ECONNREFUSED"), {
           code: GrpcStatus.UNAVAILABLE,
           details: "connect ECONNREFUSED",
-          metadata: new Metadata(),
+          metadata,
         });
         cb(err, undefined);
       } else cb(null, { ok: true });
     };
-    return { calls, channel: new Proxy({}, { get: () => method }) };
+    const methods = new Proxy({}, { get: () => method }) as Channel<typeof forum.ForumServiceDefinition>;
+    const client = serviceClient(
+      forum.ForumServiceDefinition,
+      { definition: forum.ForumServiceDefinition, methods, serving: () => true },
+      { deadlineMs },
+    );
+    return { calls, client };
   }
 
+  it("never retries an UNAVAILABLE the service answered itself (it carries an APS code)", async () => {
+    const { calls, client } = flaky(1, "upstream_unavailable");
+    await expect(client.getDailyUsage({ agentId: "ext_1" })).rejects.toMatchObject({ code: "upstream_unavailable" });
+    expect(calls.n).toBe(1);
+  });
+
+  it("takes no pause that would end past the call's deadline: 250 ms, then answers at once", async () => {
+    const { calls, client } = flaky(5, undefined, 1_000);
+    const t = Date.now();
+    await expect(client.getDailyUsage({ agentId: "ext_1" })).rejects.toMatchObject({ code: "upstream_unavailable" });
+    // the first pause (250 ms) fits, the second (1 s) would end past the 1 s deadline
+    expect(calls.n).toBe(2);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(READ_RETRY_DELAYS_MS[0]! - 10);
+  });
+
   it("retries GetDailyUsage (a read the old wrappers never retried) after a transport failure", async () => {
-    const { calls, channel } = flaky(1);
-    await expect(
-      callMethod(channel as never, forum.ForumServiceDefinition, "getDailyUsage", { agentId: "ext_1" }),
-    ).resolves.toEqual({ ok: true });
+    const { calls, client } = flaky(1);
+    await expect(client.getDailyUsage({ agentId: "ext_1" })).resolves.toEqual({ ok: true });
     expect(calls.n).toBe(2);
   });
 
   it("never sends a write twice: CreateComment fails with the first transport failure", async () => {
-    const { calls, channel } = flaky(1);
+    const { calls, client } = flaky(1);
     await expect(
-      callMethod(channel as never, forum.ForumServiceDefinition, "createComment", {
+      client.createComment({
         postId: "p_1",
         author: undefined,
         body: "once",
@@ -95,9 +122,9 @@ describe("retry policy from the proto", () => {
   });
 
   it("sends an unkeyed CastVote again after a transport failure (a ballot is a state, docs/design/votes-and-heat.md#idempotent-castvote)", async () => {
-    const { calls, channel } = flaky(1);
+    const { calls, client } = flaky(1);
     await expect(
-      callMethod(channel as never, forum.ForumServiceDefinition, "castVote", {
+      client.castVote({
         postId: "p_1",
         voterId: "a",
         vote: 1,
@@ -113,9 +140,9 @@ describe("retry policy from the proto", () => {
   });
 
   it("retries a write that carries an Idempotency-Key (its service runs it once per key, docs/design/edge.md#idempotency-key)", async () => {
-    const { calls, channel } = flaky(1);
+    const { calls, client } = flaky(1);
     await expect(
-      callMethod(channel as never, forum.ForumServiceDefinition, "castVote", {
+      client.castVote({
         postId: "p_1",
         voterId: "a",
         vote: 1,

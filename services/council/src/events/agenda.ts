@@ -11,9 +11,9 @@ export function consumeAgenda(bus: EventBus, repo: CouncilRepository, identity: 
     durable: "council-agenda",
     handlers: {
       "forum.post_on_agenda": async (m) => {
-        const seats = await identity.countSeats("councillor");
+        const seats = (await identity.countSeats({ seat: "councillor" })).count;
         // a seated author is recused from its own case at its opening (docs/reference/council.md "Positions")
-        const authorSeated = (await identity.getAgent(m.authorId)).seats.includes("councillor");
+        const authorSeated = (await identity.getAgent({ agentId: m.authorId })).seats.includes("councillor");
         await repo.openFromAgenda(m.eventId, m.postId, m.authorId, seats, authorSeated);
       },
       // A nomination that raced the author's withdrawal closes as withdrawn too (docs/design/council.md#withdrawal).

@@ -39,7 +39,7 @@ export function caseActionHandlers(
   log: Logger,
 ): CaseActionHandlers {
   const actions = new CaseActions(repo);
-  const seatsOf = async (agentId: string) => (await identity.getAgent(agentId)).seats;
+  const seatsOf = async (agentId: string) => (await identity.getAgent({ agentId })).seats;
   async function requireCouncillor(agentId: string): Promise<void> {
     if (!(await seatsOf(agentId)).includes("councillor"))
       throw new ApsError("forbidden", "only a seated councillor may do this");
@@ -49,7 +49,7 @@ export function caseActionHandlers(
     return { idem, first: await repo.idempotent.replay(idem, council.Case) };
   }
   async function postOf(postId: string) {
-    const post = (await forum.getPosts([postId])).items[0];
+    const post = (await forum.getPosts({ ids: [postId] })).items[0];
     if (!post) throw new ApsError("not_found", `post ${postId} not found`);
     return post;
   }
@@ -100,7 +100,7 @@ export function caseActionHandlers(
       if (r.links.some((l) => l.postId === r.postId))
         throw new ApsError("invalid_request", "body.links: a proposal cannot link to itself");
       const targets = [...new Set(r.links.map((l) => l.postId))];
-      const { items } = await forum.getPosts([r.postId, ...targets]);
+      const { items } = await forum.getPosts({ ids: [r.postId, ...targets] });
       const post = items.find((p) => p.id === r.postId);
       if (!post) throw new ApsError("not_found", `post ${r.postId} not found`);
       if (post.author?.agentId !== r.authorId)
@@ -141,7 +141,7 @@ export function caseActionHandlers(
       await requireCouncillor(r.councillorId);
       if (r.duplicateOf === r.postId)
         throw new ApsError("invalid_request", "body.of: a post cannot be a duplicate of itself");
-      const { items } = await forum.getPosts([r.postId, r.duplicateOf]);
+      const { items } = await forum.getPosts({ ids: [r.postId, r.duplicateOf] });
       const post = items.find((p) => p.id === r.postId);
       if (!post) throw new ApsError("not_found", `post ${r.postId} not found`);
       if (!items.some((p) => p.id === r.duplicateOf))

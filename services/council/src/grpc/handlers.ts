@@ -69,7 +69,7 @@ export function councilHandlers(
    * is the owner a ballot counts for (docs/design/council.md#operator-diverse-adoption).
    */
   async function requireSeat(agentId: string, seat: "councillor" | "chief") {
-    const a = await identity.getAgent(agentId);
+    const a = await identity.getAgent({ agentId });
     if (!a.seats.includes(seat))
       throw new ApsError(
         "forbidden",
@@ -80,10 +80,10 @@ export function councilHandlers(
   /** Whether `agentId` holds a councillor's seat now: a seated author is recused at its case's opening. */
   async function seated(agentId: string): Promise<boolean> {
     if (!agentId) return false;
-    return (await identity.getAgent(agentId)).seats.includes("councillor");
+    return (await identity.getAgent({ agentId })).seats.includes("councillor");
   }
   async function requirePost(postId: string) {
-    const { items } = await forum.getPosts([postId]);
+    const { items } = await forum.getPosts({ ids: [postId] });
     const post = items[0];
     if (!post) throw new ApsError("not_found", `post ${postId} not found`);
     if (!post.isArchDesign) throw new ApsError("invalid_state", "free-discussion posts have no Council lifecycle");
@@ -112,7 +112,7 @@ export function councilHandlers(
           "forbidden",
           "you wrote this proposal: its author is recused from its Council case and cannot nominate it",
         );
-      const seats = await identity.countSeats("councillor");
+      const seats = (await identity.countSeats({ seat: "councillor" })).count;
       return repo.nominate(
         r.postId,
         post.author?.agentId ?? "",
@@ -139,7 +139,7 @@ export function councilHandlers(
         await repo.ensureAgendaCase(
           r.postId,
           authorId,
-          await identity.countSeats("councillor"),
+          (await identity.countSeats({ seat: "councillor" })).count,
           await seated(authorId),
         );
       }
@@ -149,7 +149,7 @@ export function councilHandlers(
         r.councillorId,
         r.vote,
         r.reason,
-        () => identity.countSeats("councillor"),
+        async () => (await identity.countSeats({ seat: "councillor" })).count,
         idem,
         me.verifiedDomain,
       );
@@ -209,7 +209,7 @@ export function councilHandlers(
         await repo.ensureAgendaCase(
           r.postId,
           r.agentId,
-          await identity.countSeats("councillor"),
+          (await identity.countSeats({ seat: "councillor" })).count,
           await seated(r.agentId),
         );
       }

@@ -1,9 +1,9 @@
 import {
-  ApsError,
   CAST_VOTES_MAX,
   createLogger,
-  ForumClient,
   migrate,
+  serviceClient,
+  type ForumClient,
   openDatabase,
   PLATFORM_MIGRATIONS_DIR,
   startGrpcServer,
@@ -19,9 +19,9 @@ import { forumHandlers } from "./handlers.js";
 /**
  * Votes sent together (docs/design/votes-and-heat.md#gateway-batching), on the real PostgreSQL, over gRPC and over the in-process
  * endpoint of the all-in-one: CastVotes casts each vote exactly as CastVote would and fails each
- * alone; a batch over CAST_VOTES_MAX is refused whole; and ForumClient sends the unkeyed votes
- * that arrive while its call is out as one CastVotes call (counted at the real handlers), a keyed
- * vote alone, and fails every vote of a call that failed as a whole.
+ * alone; a batch over CAST_VOTES_MAX is refused whole. The gateway's side, which sends the unkeyed
+ * votes that arrive while its call is out as one CastVotes call, is tested with its VoteBatcher
+ * (test/platform/vote-batcher.test.ts).
  */
 const log = createLogger("forum-cast-votes-test", "silent");
 const pgUp = await hasPostgres();
@@ -33,7 +33,6 @@ const ABSENT_POST = "p_00000000000000000000000000";
   let server: RunningGrpcServer;
   let viaGrpc: ForumClient;
   let viaLocal: ForumClient;
-  const calls = { castVote: 0, castVotes: 0, votesInBatches: 0 };
   const author = { agentId: "ag_author", name: "Author" };
   let repo: ForumRepository;
 
@@ -47,20 +46,7 @@ const ABSENT_POST = "p_00000000000000000000000000";
       { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 1_000, agendaSize: 10 },
       () => undefined,
     );
-    const real = forumHandlers(repo, log);
-    // the real handlers, counted
-    const handlers: forum.ForumServiceServer = {
-      ...real,
-      castVote: (call, cb) => {
-        calls.castVote++;
-        real.castVote(call, cb);
-      },
-      castVotes: (call, cb) => {
-        calls.castVotes++;
-        calls.votesInBatches += call.request.votes.length;
-        real.castVotes(call, cb);
-      },
-    };
+    const handlers = forumHandlers(repo, log);
     server = await startGrpcServer(
       "127.0.0.1:0",
       [
@@ -72,8 +58,8 @@ const ABSENT_POST = "p_00000000000000000000000000";
       ],
       log,
     );
-    viaGrpc = new ForumClient(`127.0.0.1:${server.port}`);
-    viaLocal = new ForumClient(server.local(forum.ForumServiceDefinition, handlers));
+    viaGrpc = serviceClient(forum.ForumServiceDefinition, `127.0.0.1:${server.port}`);
+    viaLocal = serviceClient(forum.ForumServiceDefinition, server.local(forum.ForumServiceDefinition, handlers));
   });
   afterAll(async () => {
     viaGrpc?.close();
@@ -131,108 +117,5 @@ const ABSENT_POST = "p_00000000000000000000000000";
       await expect(client().castVotes({ votes })).rejects.toMatchObject({ code: "invalid_request" });
       expect(await votesOn(post.id)).toBe(0);
     });
-  });
-
-  it("ForumClient sends the votes that arrive while its call is out as one CastVotes call; each fails alone", async () => {
-    const post = await repo.createPost(author, "Many at once", "body", false);
-    const before = { ...calls };
-    const n = 40;
-    const settled = await Promise.allSettled(
-      Array.from({ length: n }, (_, i) =>
-        viaGrpc.castVote(vote(i === 7 ? ABSENT_POST : post.id, `ag_${i}`, i % 3 === 0 ? -1 : 1)),
-      ),
-    );
-    const failed = settled.flatMap((s, i) => (s.status === "rejected" ? [[i, s.reason as unknown]] : []));
-    expect(failed.map(([i]) => i)).toEqual([7]);
-    expect(failed[0]![1]).toBeInstanceOf(ApsError);
-    expect(failed[0]![1]).toMatchObject({ code: "not_found" });
-    const sent = {
-      castVote: calls.castVote - before.castVote,
-      castVotes: calls.castVotes - before.castVotes,
-      votesInBatches: calls.votesInBatches - before.votesInBatches,
-    };
-    expect(sent.castVotes).toBeGreaterThanOrEqual(1);
-    expect(sent.castVote + sent.votesInBatches).toBe(n);
-    expect(sent.castVote + sent.castVotes).toBeLessThan(n);
-    expect(await votesOn(post.id)).toBe(n - 1);
-    const against = Array.from({ length: n }, (_, i) => i).filter((i) => i !== 7 && i % 3 === 0).length;
-    const last = await viaGrpc.castVote(vote(post.id, "ag_0", -1)); // a repeat: changes nothing, shows the tallies
-    expect(last.votes).toEqual({ for: n - 1 - against, against, score: n - 1 - 2 * against });
-  });
-
-  it("a keyed vote goes alone as CastVote (its key binds one call's outcome, docs/design/edge.md#idempotency-key)", async () => {
-    const post = await repo.createPost(author, "Keyed", "body", false);
-    const before = { ...calls };
-    await Promise.all(Array.from({ length: 5 }, (_, i) => viaGrpc.castVote(vote(post.id, `ag_k${i}`, 1, `key-${i}`))));
-    expect(calls.castVote - before.castVote).toBe(5);
-    expect(calls.castVotes - before.castVotes).toBe(0);
-    expect(await votesOn(post.id)).toBe(5);
-  });
-
-  it("a forum of the release before (the real handlers without CastVotes standing in for it) still gets every vote, one CastVote each", async () => {
-    const post = await repo.createPost(author, "Rolling update", "body", false);
-    const { castVotes: _absent, ...previousRelease } = forumHandlers(repo, log);
-    const counted = { castVote: 0 };
-    const old = await startGrpcServer(
-      "127.0.0.1:0",
-      [
-        {
-          name: forum.ForumServiceDefinition.fullName,
-          definition: forum.ForumServiceService,
-          implementation: {
-            ...previousRelease,
-            castVote: (
-              call: Parameters<typeof previousRelease.castVote>[0],
-              cb: Parameters<typeof previousRelease.castVote>[1],
-            ) => {
-              counted.castVote++;
-              previousRelease.castVote(call, cb);
-            },
-          },
-        },
-      ],
-      log,
-    );
-    const client = new ForumClient(`127.0.0.1:${old.port}`);
-    try {
-      const n = 30;
-      const answers = await Promise.all(
-        Array.from({ length: n }, (_, i) => client.castVote(vote(post.id, `ag_r${i}`, 1))),
-      );
-      expect(answers.every((a) => a.postId === post.id && a.vote === 1)).toBe(true);
-      expect(counted.castVote).toBe(n);
-      expect(await votesOn(post.id)).toBe(n);
-    } finally {
-      client.close();
-      await old.shutdown(1_000);
-    }
-  });
-
-  it("every vote of a call that failed as a whole fails with it (the forum is gone: upstream_unavailable)", async () => {
-    const post = await repo.createPost(author, "Gone", "body", false);
-    const gone = await startGrpcServer(
-      "127.0.0.1:0",
-      [
-        {
-          name: forum.ForumServiceDefinition.fullName,
-          definition: forum.ForumServiceService,
-          implementation: forumHandlers(repo, log),
-        },
-      ],
-      log,
-    );
-    const client = new ForumClient(`127.0.0.1:${gone.port}`);
-    try {
-      await gone.shutdown(0);
-      const settled = await Promise.allSettled(
-        Array.from({ length: 6 }, (_, i) => client.castVote(vote(post.id, `ag_g${i}`, 1))),
-      );
-      expect(settled.map((s) => s.status)).toEqual(Array(6).fill("rejected"));
-      for (const s of settled)
-        expect((s as PromiseRejectedResult).reason).toMatchObject({ code: "upstream_unavailable" });
-      expect(await votesOn(post.id)).toBe(0);
-    } finally {
-      client.close();
-    }
   });
 });

@@ -1,12 +1,17 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { gatewayCacheLookups } from "@aps/platform";
+import { gatewayCacheLookups, type IdentityClient } from "@aps/platform";
 import type { identity } from "@aps/proto";
 
-/** What resolves an API key to its agent: the identity service's client, or this cache in front of it. */
+/** What resolves an API key to its agent: the identity service (keyResolverOf), or this cache in front of it. */
 export interface KeyResolver {
   /** The agent owning `apiKey`; rejects with ApsError `unauthenticated` for an unknown or revoked key. */
   authenticate(apiKey: string): Promise<identity.Agent>;
+}
+
+/** The identity service's `Authenticate` as a KeyResolver (one call per key asked). */
+export function keyResolverOf(identity: Pick<IdentityClient, "authenticate">): KeyResolver {
+  return { authenticate: (apiKey) => identity.authenticate({ apiKey }) };
 }
 
 /** Tunables of the authentication cache (gateway config AUTH_CACHE_TTL_MS, AUTH_CACHE_MAX_ENTRIES). */

@@ -42,7 +42,7 @@ const SCOPE_TEXT: Record<OAuthScope, string> = {
 
 /** Who the identity service is to this module: an agent by id, fresh (suspension included). */
 export interface AgentSource {
-  getAgent(agentId: string): Promise<identity.Agent>;
+  getAgent(req: { agentId: string }): Promise<identity.Agent>;
 }
 
 /**
@@ -70,7 +70,7 @@ export class OAuthKeyResolver implements KeyResolver {
       );
     let agent: identity.Agent;
     try {
-      agent = await this.agents.getAgent(grant.agentId);
+      agent = await this.agents.getAgent({ agentId: grant.agentId });
     } catch (err) {
       if (err instanceof ApsError && err.code === "not_found")
         throw new ApsError("unauthenticated", "this OAuth access token's agent no longer exists");

@@ -103,7 +103,12 @@ export function consumeCaseClosed(
         let pageToken = "";
         do {
           // an event from before decidedAt existed has only closedAt (then the same instant)
-          const page = await forum.votesAt(m.postId, m.decidedAt || m.closedAt, pageToken, votesPageSize);
+          const page = await forum.votesAt({
+            postId: m.postId,
+            at: m.decidedAt || m.closedAt,
+            pageToken,
+            pageSize: votesPageSize,
+          });
           const awards: Award[] = page.votes
             .filter((v) => v.vote === sign || v.vote === -sign)
             .map((v) => ({

@@ -35,7 +35,7 @@ export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<
   /** Reads the post from the forum (the index keeps no body) and indexes it, or drops it when hidden; logged with `eventId`. */
   const indexPost = async (eventId: string, postId: string, status?: string) => {
     if (status) statusOf(postId, status);
-    const p = (await forum.getPosts([postId])).items[0];
+    const p = (await forum.getPosts({ ids: [postId] })).items[0];
     if (!p) throw new Error(`post ${postId} not found in the forum yet`);
     // A post the owner hid leaves the index, whatever event mentions it (docs/design/identity-and-abuse.md#hiding-posts-and-comments).
     if (p.hiddenAt) await engine.remove([p.id], eventId);
