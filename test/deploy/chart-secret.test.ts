@@ -236,7 +236,7 @@ const log = createLogger("chart-secret-test", "silent");
           () => GrpcStatus.OK,
           (err: unknown) => ((err as ApsError).cause as { code?: number } | undefined)?.code,
         );
-        expect(refused).toBe(GrpcStatus.UNAUTHENTICATED);
+        expect(await refused).toBe(GrpcStatus.UNAUTHENTICATED);
       } finally {
         genuine.close();
         forged.close();
