@@ -1,6 +1,5 @@
 import { Agent, createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Socket } from "node:net";
 import { drainHttpServer, trackConnections, type TrackedConnections } from "./http-drain.js";
 
 /**
