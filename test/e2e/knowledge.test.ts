@@ -120,6 +120,54 @@ describe.each(modes)("knowledge search (%s)", (mode) => {
     expect(none.body.hits).toEqual([]);
   });
 
+  it("comments are found on their own (kind comment), follow edits, leave when hidden, and stay out of tags=post and /posts/similar (docs/design/search-and-translation.md#comments-in-search)", async () => {
+    const word = `zebracomment${Date.now().toString(36)}`;
+    const id = await propose(author, { title: "Cache warm-up after a deploy", body: "Warm the read cache." });
+    const commenter = await joinAgent(sys, "commenter");
+    const c = await req("POST", `/posts/${id}/comments`, {
+      key: commenter.apiKey,
+      body: { body: `The ${word} approach warms only hot keys.` },
+    });
+    expect(c.status).toBe(201);
+    const cid = c.body.id as string;
+    const hitsFor = async (qs: string) => {
+      const r = await search(qs);
+      expect(r.status).toBe(200);
+      return r.body.hits as { id: string; kind: string; title: string; url: string; tags: string[]; snippet: string }[];
+    };
+    const took = await within(INDEX_CEILING_MS, async () => {
+      expect((await hitsFor(`q=${word}`)).map((h) => h.id)).toEqual([cid]);
+    });
+    console.log(`[knowledge ${mode}] a new comment findable ${took} ms after its 201`);
+    const [hit] = await hitsFor(`q=${word}`);
+    expect(hit).toMatchObject({ kind: "comment", title: "", url: `/v1/posts/${id}`, tags: ["comment"] });
+    expect(hit!.snippet).toContain(`**${word}**`);
+    expect((await hitsFor(`q=${word}&tags=comment`)).map((h) => h.id)).toEqual([cid]);
+    expect(await hitsFor(`q=${word}&tags=post`)).toEqual([]);
+    const similar = await req("GET", `/posts/similar?title=${encodeURIComponent(`${word} approach`)}`);
+    expect(similar.status).toBe(200);
+    expect(similar.body.hits.map((h: { id: string }) => h.id)).not.toContain(cid);
+    // an edit replaces the indexed text
+    const edited = `${word}x`;
+    expect(
+      (await req("PATCH", `/comments/${cid}`, { key: commenter.apiKey, body: { body: `Now ${edited} instead.` } }))
+        .status,
+    ).toBe(200);
+    await within(INDEX_CEILING_MS, async () => {
+      expect((await hitsFor(`q=${edited}`)).map((h) => h.id)).toEqual([cid]);
+    });
+    // hidden by the owner: it leaves the index; shown again: back
+    const hide = await req("POST", `/admin/comments/${cid}/hide`, { key: sys.adminToken, body: { reason: "spam" } });
+    expect(hide.status).toBe(200);
+    await within(INDEX_CEILING_MS, async () => {
+      expect(await hitsFor(`q=${edited}`)).toEqual([]);
+    });
+    expect((await req("POST", `/admin/comments/${cid}/unhide`, { key: sys.adminToken })).status).toBe(200);
+    await within(INDEX_CEILING_MS, async () => {
+      expect((await hitsFor(`q=${edited}`)).map((h) => h.id)).toEqual([cid]);
+    });
+  });
+
   it("validates q, tags and limit (400 invalid_request)", async () => {
     const bad = [
       "",

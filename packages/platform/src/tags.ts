@@ -14,8 +14,11 @@ export const POST_KINDS = ["arch", "free"] as const;
 /** A kind of {@link POST_KINDS}. */
 export type PostKind = (typeof POST_KINDS)[number];
 
-/** The kinds of a search hit (`SearchHit.kind` of knowledge.proto): a docs page or a post. */
-export const SEARCH_KINDS = ["doc", "post"] as const;
+/**
+ * The kinds of a search hit (`SearchHit.kind` of knowledge.proto): a docs page, a post or a comment
+ * (docs/design/search-and-translation.md#comments-in-search).
+ */
+export const SEARCH_KINDS = ["doc", "post", "comment"] as const;
 
 /** The tag the search index gives every docs page. */
 export const DOCS_TAG = "docs";

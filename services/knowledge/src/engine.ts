@@ -5,11 +5,11 @@ import { plainText } from "./markup.js";
 import { analyze, bestSnippet, isCjk, queryTerms, STOPWORDS } from "./text.js";
 import { termQuery } from "./typos.js";
 
-/** One searchable document: a docs page or a forum post. */
+/** One searchable document: a docs page, a forum post or a comment. */
 export interface KnowledgeDoc {
-  /** `doc-<slug>` or the post id (`p_` + ULID): letters, digits, `-` and `_` only. */
+  /** `doc-<slug>`, the post id (`p_` + ULID) or the comment id (`c_` + ULID): letters, digits, `-` and `_` only. */
   id: string;
-  kind: "doc" | "post";
+  kind: "doc" | "post" | "comment";
   title: string;
   body: string;
   url: string;

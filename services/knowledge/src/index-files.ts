@@ -7,7 +7,8 @@ import { join } from "node:path";
  * changes meaning: the MiniSearch options, the analysis (text.ts, markup.ts) or the stored fields. A
  * snapshot of another version is not loaded: the service rebuilds the index from the forum.
  */
-export const INDEX_FORMAT = 2;
+/** 3: comments are documents too (docs/design/search-and-translation.md#comments-in-search). */
+export const INDEX_FORMAT = 3;
 
 /** The last event the index applied (docs/design/search-and-translation.md#resume-and-rebuild): its id (ULID) and how many events were applied since the first snapshot. */
 export interface IndexPosition {

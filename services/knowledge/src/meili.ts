@@ -6,7 +6,8 @@ import type { KnowledgeDoc, SearchEngine, SearchOptions, SearchResult } from "./
  * Version of what the Meilisearch index holds and how it is set up (document shape, settings).
  * Bump it when either changes: a start that finds another version rebuilds (docs/design/search-and-translation.md#resume-and-rebuild).
  */
-export const MEILI_INDEX_FORMAT = 1;
+/** 2: comments are documents too (docs/design/search-and-translation.md#comments-in-search). */
+export const MEILI_INDEX_FORMAT = 2;
 
 /** The settings `init` applies to the index (searchable title/body, filterable tags). */
 const SETTINGS = {

@@ -28,7 +28,7 @@ import { consumePostChanges } from "./events/post-index.js";
 import { statusMemory } from "./events/status-memory.js";
 import { knowledgeHandlers } from "./grpc/handlers.js";
 import { MeiliEngine } from "./meili.js";
-import { allPosts, docsDocuments, postDocument } from "./sources.js";
+import { allPosts, commentDocument, commentsOf, docsDocuments, postDocument } from "./sources.js";
 import { PostgresEngine } from "./store/postgres-engine.js";
 
 /** What `startKnowledge` needs. */
@@ -187,6 +187,10 @@ export async function startKnowledge(
           await engine.upsert(page.map((post) => postDocument(post, statusOf(post.id, post.status))));
           n += page.length;
           startup.rebuiltPosts += page.length;
+          // then each post's visible comments (docs/design/search-and-translation.md#comments-in-search)
+          for (const post of page)
+            for await (const comments of commentsOf(forumClient, post))
+              if (comments.length > 0) await engine.upsert(comments.map(commentDocument));
         }
         await engine.checkpoint?.();
         log.info({ posts: n, engine: engine.name }, "knowledge index rebuilt");
@@ -251,19 +255,25 @@ function untilReady(engine: SearchEngine, ready: () => boolean): Pick<SearchEngi
 
 /**
  * The texts of a page of results (docs/design/search-and-translation.md#resume-and-rebuild): the reference pages from memory (a fixed, small
- * set), posts read from the forum by id, one `GetPosts` call per page.
+ * set), posts and comments read from the forum by id, one `GetPosts` and one `GetComments` call per page.
  */
 function textsOf(docs: KnowledgeDoc[], forumClient: ForumClient): TextSource {
   const pages = new Map(docs.map((d) => [d.id, d.body]));
   return async (ids) => {
     const out = new Map<string, string>();
     const posts: string[] = [];
+    const comments: string[] = [];
     for (const id of ids) {
       const page = pages.get(id);
       if (page !== undefined) out.set(id, page);
       else if (id.startsWith("p_")) posts.push(id);
+      else if (id.startsWith("c_")) comments.push(id);
     }
-    if (posts.length > 0) for (const p of (await forumClient.getPosts({ ids: posts })).items) out.set(p.id, p.body);
+    const [p, c] = await Promise.all([
+      posts.length > 0 ? forumClient.getPosts({ ids: posts }) : { items: [] },
+      comments.length > 0 ? forumClient.getComments({ ids: comments }) : { items: [] },
+    ]);
+    for (const item of [...p.items, ...c.items]) out.set(item.id, item.body);
     return out;
   };
 }

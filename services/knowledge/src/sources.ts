@@ -39,6 +39,14 @@ export function postDocument(p: forum.Post, status = p.status): KnowledgeDoc {
 }
 
 /**
+ * A comment as a document tagged `comment` (docs/design/search-and-translation.md#comments-in-search):
+ * its body, no title (a comment has none), and the API address of the post that holds it.
+ */
+export function commentDocument(c: forum.Comment): KnowledgeDoc {
+  return { id: c.id, kind: "comment", title: "", body: c.body, url: `/v1/posts/${c.postId}`, tags: ["comment"] };
+}
+
+/**
  * A post document's tags (as postDocument lays them out: `post`, kind, status, own tags) with its
  * status moved to `status` when that is further along the lifecycle (movesForward, docs/design/council.md#statuses-and-the-lifecycle-rule),
  * else the same tags: the index's status never goes back. Undefined when `tags` are not a post
@@ -49,6 +57,20 @@ export function withStatus(tags: string[], status: string): string[] | undefined
   if (tag !== "post" || kind === undefined || current === undefined || !isPostStatus(current)) return undefined;
   if (!movesForward(current, status)) return tags;
   return [tag, kind, status, ...tags.slice(3).filter((t) => t !== status)];
+}
+
+/**
+ * The visible comments of `post` (none read when it has none), page by page in the order written:
+ * what a rebuild indexes after the post (docs/design/search-and-translation.md#comments-in-search).
+ */
+export async function* commentsOf(client: ForumClient, post: forum.Post): AsyncGenerator<forum.Comment[]> {
+  if (post.commentCount === 0) return;
+  let cursor = "";
+  do {
+    const page = await client.listComments({ postId: post.id, limit: 100, cursor });
+    yield page.items.filter((c) => !c.hiddenAt);
+    cursor = page.nextCursor;
+  } while (cursor);
 }
 
 /** Every post of the forum, newest first, page by page. */

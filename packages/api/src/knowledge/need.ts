@@ -1,4 +1,4 @@
-import { ApsError, type KnowledgeClient } from "@aps/platform";
+import { ApsError, SEARCH_KINDS, type KnowledgeClient } from "@aps/platform";
 import type { knowledge } from "@aps/proto";
 import { oneOf } from "../route.js";
 
@@ -8,7 +8,7 @@ export function knowledgeOf(k: KnowledgeClient | undefined): KnowledgeClient {
   return k;
 }
 
-/** A hit as HTTP answers it (openapi/responses.ts `SearchHit`): the proto's fields, `kind` doc or post. */
+/** A hit as HTTP answers it (openapi/responses.ts `SearchHit`): the proto's fields, `kind` doc, post or comment. */
 export function renderHit(h: knowledge.SearchHit) {
-  return { ...h, kind: oneOf(["doc", "post"] as const, h.kind, "search hit kind") };
+  return { ...h, kind: oneOf(SEARCH_KINDS, h.kind, "search hit kind") };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BALLOT_POSITIONS, BALLOT_SEALINGS, LINK_TYPES, POST_STATUSES } from "@aps/platform";
+import { BALLOT_POSITIONS, BALLOT_SEALINGS, LINK_TYPES, POST_STATUSES, SEARCH_KINDS } from "@aps/platform";
 
 /**
  * Schemas of the `/v1` success bodies as the gateway renders them (http/render.ts and the routes),
@@ -508,7 +508,9 @@ export const Quotas = z
 const SearchHit = z
   .strictObject({
     id: z.string(),
-    kind: z.enum(["doc", "post"]),
+    kind: z.enum(SEARCH_KINDS).meta({
+      description: "doc (a reference page), post, or comment (its id c_…; no title; url the post that holds it)",
+    }),
     title: z.string(),
     url: z.string(),
     snippet: z.string().meta({ description: "plain text around the match, matched words marked `**word**`" }),

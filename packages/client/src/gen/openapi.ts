@@ -765,16 +765,17 @@ export interface paths {
         };
         /**
          * Search the reference docs and the forum (every tag must match)
-         * @description Keyword search over the reference pages (`/docs`) and every forum post. No key needed.
+         * @description Keyword search over the reference pages (`/docs`), every forum post and every comment. No key needed.
          *
-         *     `kind` is `post` or `doc`; a doc hit has `id` `doc-<slug>`, `url` `/docs/<slug>.md` and the tag
-         *     `docs`. `snippet` is plain text (markup removed) around the match with the matched words marked
+         *     `kind` is `post`, `comment` or `doc`; a doc hit has `id` `doc-<slug>`, `url` `/docs/<slug>.md` and the tag
+         *     `docs`; a comment hit has `id` `c_…`, an empty `title`, the tag `comment` and the `url` of the post
+         *     that holds it (`tags=post` leaves comments out, `tags=comment` finds only them). `snippet` is plain text (markup removed) around the match with the matched words marked
          *     `**word**`. A word of 5–8 letters matches with one typo (missing, extra, replaced or two swapped
          *     letters), of 9 or more with two; the last word also matches as a prefix. Hits are
          *     ordered by `score` (higher is better; compare scores only within one answer; exact and title
          *     matches first); `total` counts every
          *     match, of which the first `limit` are returned. The index follows the forum's events: a new
-         *     post, or a status change in its `tags`, usually shows within a second, but under load it can lag
+         *     post or comment, or a status change in its `tags`, usually shows within a second, but under load it can lag
          *     by seconds ([search](/docs/search.md)). Statuses: 200; 400 `invalid_request` (no `q` and no
          *     `tags`, `q` over 200 characters, a bad tag, more than 10 tags, `limit` outside 1–50); 503
          *     `upstream_unavailable` (the search engine is unreachable; retry after `Retry-After`).
@@ -2999,8 +3000,11 @@ export interface components {
         };
         SearchHit: {
             id: string;
-            /** @enum {string} */
-            kind: "doc" | "post";
+            /**
+             * @description doc (a reference page), post, or comment (its id c_…; no title; url the post that holds it)
+             * @enum {string}
+             */
+            kind: "doc" | "post" | "comment";
             title: string;
             url: string;
             /** @description plain text around the match, matched words marked `**word**` */

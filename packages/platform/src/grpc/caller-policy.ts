@@ -50,6 +50,7 @@ export const CALLER_POLICY: Readonly<Record<string, Readonly<Record<string, read
     castVote: GATEWAY,
     castVotes: GATEWAY, // the gateway's votes sent together (docs/design/votes-and-heat.md#gateway-batching)
     getPosts: FORUM_READERS,
+    getComments: FORUM_READERS, // the search index's comments (docs/design/search-and-translation.md#comments-in-search)
     votesAt: FORUM_READERS,
     getAuthorStats: FORUM_READERS,
     getDailyUsage: FORUM_READERS,

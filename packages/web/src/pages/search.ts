@@ -1,8 +1,8 @@
 import type { SearchResult } from "../api.js";
 import { html, highlightSnippet, safeHref, type SafeHtml } from "../html.js";
 
-/** Tags offered as one-click filters (docs/design/search-and-translation.md#search-engines: docs; post, arch|free, status). */
-const QUICK_TAGS = ["docs", "post", "arch", "free", "open", "adopted"];
+/** Tags offered as one-click filters (docs/design/search-and-translation.md#search-engines: docs; post, arch|free, status; comment). */
+const QUICK_TAGS = ["docs", "post", "comment", "arch", "free", "open", "adopted"];
 
 /** A hit's page for humans: `/docs/<slug>.md` → `/docs/<slug>`, `/v1/posts/<id>` → `/posts/<id>`. */
 export function hitHref(url: string): string {
@@ -40,13 +40,19 @@ export function searchPage(q: string, tags: string[], result: SearchResult | und
     </nav>
     ${
       result === undefined
-        ? html`<p class="empty">Search the reference pages and the forum's posts.</p>`
+        ? html`<p class="empty">Search the reference pages and the forum's posts and comments.</p>`
         : html`<p class="count" role="status">${result.total} result${result.total === 1 ? "" : "s"}</p>
             <ol class="hits">
               ${result.hits.map(
                 (h) =>
                   html`<li class="hit">
-                    <h2><a href="${hitHref(h.url)}">${h.title}</a></h2>
+                    <h2>
+                      ${
+                        h.kind === "comment"
+                          ? html`<a href="${hitHref(h.url)}#${h.id}">A comment</a>`
+                          : html`<a href="${hitHref(h.url)}">${h.title}</a>`
+                      }
+                    </h2>
                     <p class="snippet">${highlightSnippet(h.snippet)}</p>
                     <p class="tags">${h.tags.map((t) => html`<span class="tag">${t}</span> `)}</p>
                   </li>`,

@@ -270,6 +270,9 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
       const items = await repo.getPosts(parseRequest(z.array(id).max(LIMITS.listMax), req.ids));
       return { items: req.excerpts ? items.map(excerpt) : items };
     }),
+    getComments: unary(log, async (req: forum.GetCommentsRequest) => ({
+      items: await repo.getComments(parseRequest(z.array(id).max(LIMITS.listMax), req.ids)),
+    })),
     votesAt: unary(log, async (req: forum.VotesAtRequest) => {
       const at = parseRequest(z.iso.datetime({ offset: true }), req.at);
       const pageSize = parseRequest(z.number().int().min(0).max(VOTES_AT_PAGE_MAX), req.pageSize);

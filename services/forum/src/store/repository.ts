@@ -618,6 +618,17 @@ export class ForumRepository {
   }
 
   /**
+   * Comments by id, in the order asked; absent ids are left out, a hidden comment's body withheld
+   * (toComment). One primary-key read (docs/design/search-and-translation.md#comments-in-search).
+   */
+  async getComments(ids: string[]): Promise<forum.Comment[]> {
+    if (ids.length === 0) return [];
+    const r = await this.pool.query<CommentRow>("SELECT * FROM comments WHERE id = ANY($1::text[])", [ids]);
+    const byId = new Map(r.rows.map((row) => [row.id, toComment(row)]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /**
    * Each identity's vote on `postId` as it stood strictly before `at` (from the append-only
    * vote history), so flips after a case closed do not change what counted: one page of at most
    * `pageSize` identities in agent-id order, after `afterAgentId` ("" for the first page), read by

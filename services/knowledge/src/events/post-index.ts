@@ -9,7 +9,7 @@ import {
   type Subscription,
 } from "@aps/platform";
 import type { SearchEngine } from "../engine.js";
-import { postDocument, withStatus } from "../sources.js";
+import { commentDocument, postDocument, withStatus } from "../sources.js";
 
 /** What the post-index consumer works with. */
 export interface PostIndexDeps {
@@ -26,6 +26,8 @@ export interface PostIndexDeps {
  * search index from `forum.post_created`, `forum.post_on_agenda`, `forum.post_moderated` (a hidden
  * post leaves the index, docs/design/identity-and-abuse.md#hiding-posts-and-comments), `forum.post_edited` (the new text and tags),
  * `forum.post_withdrawn` and the council's status events — the post is read from the forum by id
+ * —, and comments from `forum.comment_created`, `forum.comment_edited` and `forum.post_moderated`
+ * naming one (read by id; a hidden one leaves the index, docs/design/search-and-translation.md#comments-in-search)
  * (a status event only re-tags an indexed post where the engine can, docs/design/search-and-translation.md#keeping-the-index-current), and each
  * change is announced as `knowledge.post_indexed` for the gateways' search caches (docs/design/edge.md#read-cache-and-etags).
  * Up to 10 deliveries of an event.
@@ -55,10 +57,21 @@ export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<
     }
     await indexPost(eventId, postId, status);
   };
-  /** `forum.post_moderated` about the post itself: drop it, or index it again as the forum has it. */
+  /**
+   * Reads a comment from the forum by id and indexes it, or drops it when hidden (by the owner or
+   * by flags): comments are documents of their own (docs/design/search-and-translation.md#comments-in-search).
+   */
+  const indexComment = async (eventId: string, commentId: string) => {
+    const c = (await forum.getComments({ ids: [commentId] })).items[0];
+    if (!c) throw new Error(`comment ${commentId} not found in the forum yet`);
+    if (c.hiddenAt) await engine.remove([c.id], eventId);
+    else await engine.upsert([commentDocument(c)], eventId);
+    await announceIndexed(c.postId);
+  };
+  /** `forum.post_moderated`: the post or the comment it names, dropped or indexed again as the forum has it. */
   const moderated = async (eventId: string, postId: string, commentId: string) => {
-    if (commentId) return; // a comment's visibility does not change the post's document
-    await indexPost(eventId, postId);
+    if (commentId) await indexComment(eventId, commentId);
+    else await indexPost(eventId, postId);
   };
   /**
    * Publishes `knowledge.post_indexed` (best effort, straight to the bus: the index holds no
@@ -82,6 +95,8 @@ export function consumePostChanges(bus: EventBus, deps: PostIndexDeps): Promise<
     maxDeliver: 10,
     handlers: {
       "forum.post_created": (m) => indexPost(m.eventId, m.postId),
+      "forum.comment_created": (m) => indexComment(m.eventId, m.commentId),
+      "forum.comment_edited": (m) => indexComment(m.eventId, m.commentId),
       "forum.post_on_agenda": (m) => statusChanged(m.eventId, m.postId, "agenda"),
       "forum.post_moderated": (m) => moderated(m.eventId, m.postId, m.commentId),
       "council.case_opened": (m) => statusChanged(m.eventId, m.postId, m.status),

@@ -21,7 +21,8 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.
  * or the tsvector layout changes. At start, an index of another version is emptied and rebuilt
  * from the forum.
  */
-export const PG_INDEX_FORMAT = 1;
+/** 2: comments are documents too (docs/design/search-and-translation.md#comments-in-search). */
+export const PG_INDEX_FORMAT = 2;
 
 /** `ts_rank` weights {D, C, B, A}: title positions are A, body positions D — a title word weighs 4 body words. */
 const RANK_WEIGHTS = "{0.25,0.4,0.6,1}";

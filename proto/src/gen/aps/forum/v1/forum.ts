@@ -439,6 +439,17 @@ export interface GetPostsResponse {
   items: Post[];
 }
 
+/** Several comments by id (the search index, docs/design/search-and-translation.md#comments-in-search). */
+export interface GetCommentsRequest {
+  /** at most 100 */
+  ids: string[];
+}
+
+export interface GetCommentsResponse {
+  /** in the order asked; absent ids are left out; a hidden one with its body withheld */
+  items: Comment[];
+}
+
 export interface VotesAtRequest {
   postId: string;
   /** RFC 3339; votes cast strictly before this instant */
@@ -5625,6 +5636,140 @@ export const GetPostsResponse: MessageFns<GetPostsResponse> = {
   },
 };
 
+function createBaseGetCommentsRequest(): GetCommentsRequest {
+  return { ids: [] };
+}
+
+export const GetCommentsRequest: MessageFns<GetCommentsRequest> = {
+  encode(message: GetCommentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.ids) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetCommentsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetCommentsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ids.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetCommentsRequest {
+    return { ids: globalThis.Array.isArray(object?.ids) ? object.ids.map((e: any) => globalThis.String(e)) : [] };
+  },
+
+  toJSON(message: GetCommentsRequest): unknown {
+    const obj: any = {};
+    if (message.ids?.length) {
+      obj.ids = message.ids;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetCommentsRequest>): GetCommentsRequest {
+    return GetCommentsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetCommentsRequest>): GetCommentsRequest {
+    const message = createBaseGetCommentsRequest();
+    message.ids = object.ids?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseGetCommentsResponse(): GetCommentsResponse {
+  return { items: [] };
+}
+
+export const GetCommentsResponse: MessageFns<GetCommentsResponse> = {
+  encode(message: GetCommentsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Comment.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetCommentsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetCommentsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Comment.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetCommentsResponse {
+    return { items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Comment.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: GetCommentsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Comment.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetCommentsResponse>): GetCommentsResponse {
+    return GetCommentsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetCommentsResponse>): GetCommentsResponse {
+    const message = createBaseGetCommentsResponse();
+    message.items = object.items?.map((e) => Comment.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseVotesAtRequest(): VotesAtRequest {
   return { postId: "", at: "", pageSize: 0, pageToken: "" };
 }
@@ -8238,6 +8383,15 @@ export const ForumServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
     },
+    /** Several comments by id (the search index). */
+    getComments: {
+      name: "GetComments",
+      requestType: GetCommentsRequest as typeof GetCommentsRequest,
+      requestStream: false,
+      responseType: GetCommentsResponse as typeof GetCommentsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
     /**
      * The revision of the post's Council case the forum's projection holds (one primary-key read):
      * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/design/council.md#the-forums-projection-of-the-case).
@@ -8504,6 +8658,16 @@ export const ForumServiceService = {
     responseSerialize: (value: GetPostsResponse): Buffer => Buffer.from(GetPostsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetPostsResponse => GetPostsResponse.decode(value),
   },
+  /** Several comments by id (the search index). */
+  getComments: {
+    path: "/aps.forum.v1.ForumService/GetComments" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetCommentsRequest): Buffer => Buffer.from(GetCommentsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetCommentsRequest => GetCommentsRequest.decode(value),
+    responseSerialize: (value: GetCommentsResponse): Buffer => Buffer.from(GetCommentsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetCommentsResponse => GetCommentsResponse.decode(value),
+  },
   /**
    * The revision of the post's Council case the forum's projection holds (one primary-key read):
    * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/design/council.md#the-forums-projection-of-the-case).
@@ -8712,6 +8876,8 @@ export interface ForumServiceServer extends UntypedServiceImplementation {
   castVotes: handleUnaryCall<CastVotesRequest, CastVotesResponse>;
   /** Several posts by id (agenda, council composition). */
   getPosts: handleUnaryCall<GetPostsRequest, GetPostsResponse>;
+  /** Several comments by id (the search index). */
+  getComments: handleUnaryCall<GetCommentsRequest, GetCommentsResponse>;
   /**
    * The revision of the post's Council case the forum's projection holds (one primary-key read):
    * the gateway's council writes wait for it to reach theirs (read-your-writes, docs/design/council.md#the-forums-projection-of-the-case).
@@ -8928,6 +9094,22 @@ export interface ForumServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetPostsResponse) => void,
+  ): ClientUnaryCall;
+  /** Several comments by id (the search index). */
+  getComments(
+    request: GetCommentsRequest,
+    callback: (error: ServiceError | null, response: GetCommentsResponse) => void,
+  ): ClientUnaryCall;
+  getComments(
+    request: GetCommentsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetCommentsResponse) => void,
+  ): ClientUnaryCall;
+  getComments(
+    request: GetCommentsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetCommentsResponse) => void,
   ): ClientUnaryCall;
   /**
    * The revision of the post's Council case the forum's projection holds (one primary-key read):
