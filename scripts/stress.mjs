@@ -20,7 +20,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ALONE, WAIT_IMAGE, allTestFiles } from "./suite.mjs";
+import { ALONE, ALONE_IMAGE, WAIT_IMAGE, allTestFiles } from "./suite.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -160,9 +160,10 @@ for (let i = 1; i <= o.runs; i++) {
   const env = { ...process.env, TEST_TIME_SCALE: process.env.TEST_TIME_SCALE ?? "auto", APS_TEST_OUTCOMES_OUT: out };
   // a plain jest run takes the main lane's process modes unless told otherwise; container suites
   // take the container modes (scripts/suite.mjs)
-  if (!o.suite && !env.APS_TEST_MODES && !files.some((f) => WAIT_IMAGE.includes(f)))
+  if (!o.suite && !env.APS_TEST_MODES && !files.some((f) => WAIT_IMAGE.includes(f) || ALONE_IMAGE.includes(f)))
     env.APS_TEST_MODES = "embedded,distributed";
-  const ordered = [...files.filter((f) => !ALONE.includes(f)), ...files.filter((f) => ALONE.includes(f))];
+  const alone = (f) => ALONE.includes(f) || ALONE_IMAGE.includes(f);
+  const ordered = [...files.filter((f) => !alone(f)), ...files.filter(alone)];
   const args = o.suite
     ? [join(root, "scripts/suite.mjs")]
     : [join(root, "scripts/suite.mjs"), "--runTestsByPath", ...ordered, ...o.jestArgs];

@@ -35,7 +35,7 @@ const tools = await chartTools();
 /**
  * The Deployments the roll restarts: those `REHEARSAL_ROLL` names (comma-separated), else every
  * one, PgBouncer's stand-in last (`npm run rehearsal`). Inside the whole suite (scripts/suite.mjs
- * sets APS_TEST_TIMINGS_OUT, and the wait lane runs this file once the image is built) the gateway
+ * sets APS_TEST_TIMINGS_OUT, and the alone lane runs this file once the image is built) the gateway
  * and forum only — the gateway's drain and the path of every write — which keeps CI within its
  * 25 minutes (docs/operations/rehearsal.md "In CI").
  */
@@ -255,6 +255,10 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
                 .join("\n")}`,
             );
         const unread = await verifyWritesEventually(load, baseUrl);
+        // one line, so the suite's summary of a failed run names what failed
+        expect(load.verdict(rollStart, appsRolled, unread)).toBe(
+          `0 of ${roll.total} requests failed; 0 acknowledged writes not read back`,
+        );
         expect({ failures: roll.failures, unread }).toEqual({ failures: [], unread: [] });
         console.log(
           `[rehearsal] acknowledged and read back: ${load.acked.posts.size} posts, ${[...load.acked.comments.values()].flat().length} comments, ${[...load.acked.votes.values()].reduce((n, v) => n + v.size, 0)} votes`,
@@ -323,6 +327,9 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
         natsFigures = { failed: s.failed, requests: s.total, lost: check.missing.length, events: check.total };
         console.log(
           `[rehearsal] NATS leader killed: answers from the kill on ${JSON.stringify(s.byAnswer)} (${s.resetRetried} sent again after a reset); events looked for ${check.total}, missing ${check.missing.length}`,
+        );
+        expect(`${load.verdict(killAt)}; ${check.missing.length} events missing`).toBe(
+          `0 of ${s.total} requests failed; 0 acknowledged writes not read back; 0 events missing`,
         );
         expect({ failures: s.failures, missing: check.missing.slice(0, 20) }).toEqual({ failures: [], missing: [] });
       } finally {

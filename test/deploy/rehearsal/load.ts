@@ -237,6 +237,23 @@ export class LoadGenerator {
     const resetRetried = os.filter((o) => o.resetRetried).length;
     return { total: os.length, failed: failures.length, byAnswer, failures: failures.slice(0, 20), resetRetried };
   }
+
+  /**
+   * One line for an assertion, so a failed run's one-line summary says what failed: "`failed` of
+   * `total` requests failed" followed by each kind of failure (op, status or error, problem code)
+   * with its count, most frequent first, then how many acknowledged writes were not read back.
+   */
+  verdict(since = 0, until = Infinity, unread: readonly string[] = []): string {
+    const os = this.outcomes.filter((o) => o.at >= since && o.at < until && failed(o));
+    const kinds = new Map<string, number>();
+    for (const o of os) {
+      const k = `${o.op} ${o.status ?? o.error}${o.problem ? ` ${o.problem.slice(0, 60)}` : ""}`;
+      kinds.set(k, (kinds.get(k) ?? 0) + 1);
+    }
+    const listed = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n}× ${k}`);
+    const total = this.outcomes.filter((o) => o.at >= since && o.at < until).length;
+    return `${os.length} of ${total} requests failed${listed.length ? ` (${listed.join("; ")})` : ""}; ${unread.length} acknowledged writes not read back${unread.length ? ` (${unread.slice(0, 3).join("; ")})` : ""}`;
+  }
 }
 
 /**
