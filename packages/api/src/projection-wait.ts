@@ -1,4 +1,4 @@
-import { caseProjectionWaits, zeroSeries, type ForumClient, type Logger } from "@aps/platform";
+import { caseProjectionWaits, inDryRun, zeroSeries, type ForumClient, type Logger } from "@aps/platform";
 
 // every result's series at 0 from the start: the dashboard reads 0, not "no data" (docs/observability.md "Dashboards")
 zeroSeries(caseProjectionWaits, { result: ["reached", "late", "failed"] });
@@ -21,7 +21,7 @@ const BACKOFF_MS = [3, 5, 8, 12, 16, 20, 25, 30, 40, 50];
  * then, or a forum that does not answer, is not an error — the write is committed and the post's
  * read shows it a moment later — so it resolves anyway, logged (warn) and counted in
  * `aps_case_projection_waits_total{result="late"|"failed"}` (`"reached"` otherwise). Resolves the
- * result. `revision` 0 (a council from before revisions) resolves at once as reached.
+ * result. `revision` 0 (a council from before revisions), or a dry run, resolves at once as reached.
  */
 export async function awaitCaseProjection(
   forum: Pick<ForumClient, "getCaseRevision">,
@@ -30,6 +30,8 @@ export async function awaitCaseProjection(
   log?: Logger,
   maxWaitMs = PROJECTION_WAIT_MS,
 ): Promise<"reached" | "late" | "failed"> {
+  // a dry run's write is never projected: nothing to wait for (docs/design/edge.md#dry-run)
+  if (inDryRun()) return "reached";
   const started = Date.now();
   let result: "reached" | "late" | "failed" = "late";
   try {

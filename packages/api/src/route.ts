@@ -15,6 +15,7 @@ import type { OAuthGrants } from "./identity/oauth-grants.js";
 import { callerOf, readOnlyRefusal, requireCaller, scopeRefusal } from "./http/locals.js";
 import type { CapabilityConfig, ReadinessSource } from "./meta/capabilities.js";
 import { pathId, validate } from "./http/validate.js";
+import { dryRunMiddleware, withoutDryRun } from "./http/dry-run.js";
 import type { Access, Operation } from "./openapi/operation.js";
 import type { ClientPackage } from "./meta/client-package.js";
 
@@ -235,7 +236,9 @@ export interface RouteDeclaration<
  *   on a keyed route declared `idempotent` (one whose service does not record its key by itself);
  * - `owner` guards every route of access `owner` (the owner's token, the exact lowercase path);
  *   without it those routes are not mounted at all, so their paths answer 404.
- * Omitted: the route runs without it.
+ * Omitted: the route runs without it. Every write (a method other than GET) also takes
+ * `?dryRun=true` (http/dry-run.ts, docs/design/edge.md#dry-run), after authentication and before
+ * idempotency.
  */
 export interface MountOptions {
   authenticate?: RequestHandler;
@@ -287,6 +290,8 @@ export function defineRoute<
       const before: RequestHandler[] = owner ? [...(options?.owner ?? [])] : [];
       if (options?.authenticate && !owner && !checksKeyItself && operation.codes.includes("unauthenticated"))
         before.push(options.authenticate);
+      const write = operation.method !== "get";
+      if (write) before.push(dryRunMiddleware);
       if (options?.idempotency && operation.idempotent && decl.access === "key" && !checksKeyItself)
         before.push(options.idempotency);
       router[operation.method as "get" | "post" | "put" | "patch" | "delete"](
@@ -306,7 +311,12 @@ export function defineRoute<
           ) as Record<string, string>;
           for (const [name, check] of Object.entries(ids ?? {}) as [string, readonly [string, string]][])
             params[name] = pathId(check[0], params[name], check[1]);
-          const query = validate(decl.query ?? NO_QUERY, req.query, "query", repeatable) as Infer<Q>;
+          const query = validate(
+            decl.query ?? NO_QUERY,
+            write ? withoutDryRun(req.query) : req.query,
+            "query",
+            repeatable,
+          ) as Infer<Q>;
           const body = (
             decl.body && !checksKeyItself && (req.body !== undefined || !decl.body.optional)
               ? validate(decl.body.schema, req.body, "body")

@@ -14,6 +14,7 @@ export * from "./db/functions.js";
 export * from "./db/paths.js";
 export * from "./db/idempotent-writes.js";
 export * from "./db/group-commit.js";
+export * from "./db/dry-run.js";
 export * from "./db/agent-records.js";
 export * from "./bus/types.js";
 export * from "./bus/memory.js";

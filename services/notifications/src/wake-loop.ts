@@ -1,4 +1,4 @@
-import type { Logger } from "@aps/platform";
+import { outsideDryRun, type Logger } from "@aps/platform";
 
 /**
  * Runs one pass of a worker at a time: when woken (`notify`, after a commit that queued work) and
@@ -45,7 +45,8 @@ export class WakeLoop {
     }
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.running = this.pass()
+    // a pass reads and sends only what is committed, whoever woke it (docs/design/edge.md#dry-run)
+    this.running = outsideDryRun(() => this.pass())
       .catch((err: unknown) => {
         this.log.warn({ err: String(err) }, this.failure);
       })

@@ -1,4 +1,4 @@
-import { ApsError, newId } from "@aps/platform";
+import { ApsError, inDryRun, newId } from "@aps/platform";
 import { eventsOf } from "../events/render.js";
 import { dlqParams } from "../openapi/requests.js";
 import { Replayed } from "../openapi/responses.js";
@@ -47,6 +47,8 @@ export const replayDeadLetter = defineRoute({
       afterJson: JSON.stringify({ parked: false }),
       reason: "",
     });
+    // the queue lives in JetStream, outside any transaction: a dry run stops before it (docs/design/edge.md#dry-run)
+    if (inDryRun()) return { replayed: id };
     if (!(await queue.replay(id))) throw new ApsError("not_found", `no parked event ${id}`);
     return { replayed: id };
   },

@@ -35,6 +35,32 @@ export const idempotencyKeyHeader = z.object({
     }),
 });
 
+/**
+ * The `dryRun` query parameter of every write (docs/design/edge.md#dry-run, http/dry-run.ts), one
+ * shared `components.parameters` entry that each write refers to.
+ */
+const DRY_RUN_PARAMETER = {
+  name: "dryRun",
+  in: "query",
+  required: false,
+  description:
+    "`true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing",
+  schema: { type: "string", enum: ["true", "false"] },
+  example: "true",
+} as const;
+
+/** Registries that hold the `dryRun` parameter already. */
+const withDryRun = new WeakSet<OpenAPIRegistry>();
+
+/** A reference to `registry`'s shared `dryRun` parameter, registered on first use. */
+function dryRunRef(registry: OpenAPIRegistry): { $ref: string } {
+  if (!withDryRun.has(registry)) {
+    withDryRun.add(registry);
+    registry.registerComponent("parameters", "dryRun", DRY_RUN_PARAMETER as never);
+  }
+  return { $ref: "#/components/parameters/dryRun" };
+}
+
 /** One `/v1` operation as the document describes it. */
 export interface Operation {
   method: RouteConfig["method"];
@@ -98,6 +124,9 @@ function hasCursor(query: z.ZodObject): boolean {
 export function registerOperation(registry: OpenAPIRegistry, op: Operation): void {
   const okHeaders: HeaderName[] = [...(op.ok.headers ?? []), ...(op.conditional ? (["ETag"] as const) : [])];
   if (op.idempotent) okHeaders.push("Idempotent-Replayed");
+  const write = op.method !== "get";
+  if (write) okHeaders.push("Aps-Dry-Run");
+
   const responses: RouteConfig["responses"] = {
     [String(op.ok.status)]: {
       description: op.ok.description,
@@ -121,6 +150,7 @@ export function registerOperation(registry: OpenAPIRegistry, op: Operation): voi
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     security: SECURITY[op.access],
+    ...(write ? { parameters: [dryRunRef(registry)] } : {}),
     request: {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),

@@ -83,6 +83,10 @@ const HEADERS: Record<string, { description: string; schema: Record<string, unkn
     description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key",
     schema: { type: "string", enum: ["true"] },
   },
+  "Aps-Dry-Run": {
+    description: "`true` on the answer of a dry run (`?dryRun=true`): what the write would answer; nothing was kept",
+    schema: { type: "string", enum: ["true"] },
+  },
 };
 
 /** Names of the response headers `headersOf` knows. */

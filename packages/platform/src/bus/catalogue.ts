@@ -1,4 +1,5 @@
 import { afterCommit, type Tx } from "../db/database.js";
+import { inDryRun } from "../db/dry-run.js";
 import { newId } from "../ids.js";
 import { ApsError } from "../errors.js";
 import { enqueueEvent, type OutboxRelay } from "./outbox.js";
@@ -56,6 +57,8 @@ export class EventOutbox {
    * replica has been told yet (docs/design/identity-and-abuse.md#suspension-and-revocation).
    */
   async announced(eventIds: readonly string[], what: string, timeoutMs = ANNOUNCE_WAIT_MS): Promise<void> {
+    // a dry run committed nothing, so there is nothing to announce (docs/design/edge.md#dry-run)
+    if (inDryRun()) return;
     if (!this.relay || (await this.relay.published(eventIds, timeoutMs))) return;
     throw new ApsError(
       "upstream_unavailable",
@@ -77,6 +80,7 @@ export class EventOutbox {
 
   /** Wakes the relay now: for events written by SQL of the service's own (the forum's `cast_votes`). */
   committed(): void {
+    if (inDryRun()) return;
     this.wake();
   }
 }

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { context, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { Tx } from "../db/database.js";
+import { outsideDryRun } from "../db/dry-run.js";
 import type { EventBus } from "./types.js";
 import type { Logger } from "../log.js";
 import { newId } from "../ids.js";
@@ -210,12 +211,15 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     // Outside any trace: a pass woken by a request must not run (and poll forever) in its trace;
     // each row's publish joins the trace recorded with it instead.
-    this.timer = setTimeout(
-      context.bind(ROOT_CONTEXT, () => {
-        this.timer = undefined;
-        this.running = this.loop().finally(() => (this.running = undefined));
-      }),
-      ms,
+    // and outside any dry run: a pass publishes only committed rows (docs/design/edge.md#dry-run)
+    this.timer = outsideDryRun(() =>
+      setTimeout(
+        context.bind(ROOT_CONTEXT, () => {
+          this.timer = undefined;
+          this.running = this.loop().finally(() => (this.running = undefined));
+        }),
+        ms,
+      ),
     );
   }
 

@@ -2,6 +2,7 @@ import pg from "pg";
 import type { Logger } from "../log.js";
 import { isDatabaseUnavailable } from "../errors.js";
 import { registerPool } from "../metrics.js";
+import { dryRunAware, inDryRun } from "./dry-run.js";
 
 /**
  * One service's PostgreSQL schema, reached through a `pg` pool whichever way APS runs: a
@@ -134,6 +135,8 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   });
   poolers.set(pool, pooler);
   wirePool(pool, opts);
+  // a dry run's queries go to a transaction it rolls back (docs/design/edge.md#dry-run)
+  dryRunAware(pool);
   try {
     await createSchema(pool, opts.schema);
     if (pooler === "transaction") await checkSearchPath(pool, opts.schema);
@@ -250,6 +253,8 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<
     await tx.query("COMMIT");
     const hooks = commitHooks.get(tx);
     commitHooks.delete(tx);
+    // in a dry run nothing was committed: nothing to signal (docs/design/edge.md#dry-run)
+    if (inDryRun()) return out;
     for (const hook of hooks ?? []) {
       try {
         hook();

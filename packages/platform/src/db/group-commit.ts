@@ -1,3 +1,5 @@
+import { inDryRun } from "./dry-run.js";
+
 /**
  * Group commit (docs/design/votes-and-heat.md#group-commits-in-the-forum; the forum's votes, the gateway's shared
  * rate-limit counts, docs/design/identity-and-abuse.md#counting-across-replicas): callers `submit` one item each; the
@@ -33,6 +35,8 @@ export class GroupCommit<T, R> {
 
   /** Queues `item` for the next batch; resolves with its result once that batch committed. */
   submit(item: T): Promise<R> {
+    // a dry run's item is written alone, in the dry run: a batch holds only real writes (docs/design/edge.md#dry-run)
+    if (inDryRun()) return this.writeOne(item);
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       if (!this.running) {

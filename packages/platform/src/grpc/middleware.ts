@@ -16,6 +16,7 @@ import {
 import { deadlineMiddleware } from "nice-grpc-client-middleware-deadline";
 import { CODE_METADATA_KEY, fromServiceError } from "../errors.js";
 import { AUTHORIZATION_METADATA_KEY, CALLER_METADATA_KEY, type CallerIdentity } from "./caller-auth.js";
+import { DRY_RUN_METADATA_KEY, inDryRun } from "../db/dry-run.js";
 
 /**
  * The nice-grpc middleware of every typed client (docs/design/services.md#typed-clients): a
@@ -214,16 +215,31 @@ export function callerMiddleware(identity: CallerIdentity): ClientMiddleware {
 }
 
 /**
+ * Marks every call made inside a dry run as one (`aps-dry-run: 1`), so the called service keeps
+ * nothing of it either (docs/design/edge.md#dry-run).
+ */
+export const dryRunMiddleware: ClientMiddleware = async function* <Req, Res>(
+  call: ClientMiddlewareCall<Req, Res>,
+  options: CallOptions,
+) {
+  if (!inDryRun()) return yield* call.next(call.request, options);
+  const metadata = Metadata(options.metadata);
+  metadata.set(DRY_RUN_METADATA_KEY, "1");
+  return yield* call.next(call.request, { ...options, metadata });
+};
+
+/**
  * The steps every typed client's calls go through, outermost first: errors as ApsError, the
  * deadline fixed as an instant, nice-grpc's deadline middleware (aborts the call when it passes:
- * DEADLINE_EXCEEDED, one deadline for every attempt), retries. The transport's own steps (trailers
- * and caller identity over gRPC) go inside.
+ * DEADLINE_EXCEEDED, one deadline for every attempt), retries, the dry-run mark. The transport's
+ * own steps (trailers and caller identity over gRPC) go inside.
  */
 export const CLIENT_MIDDLEWARE: readonly ClientMiddleware<ApsCallOptions & DeadlineAt>[] = [
   apsErrorMiddleware,
   deadlineAtMiddleware,
   deadlineMiddleware,
   retryMiddleware,
+  dryRunMiddleware,
 ];
 
 /** `steps` (outermost first) as one middleware. */

@@ -8,6 +8,7 @@ import {
 } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { ApsError, isDatabaseUnavailable, toServiceError } from "../errors.js";
+import { DRY_RUN_METADATA_KEY, runAsDryRun } from "../db/dry-run.js";
 import type { Logger } from "../log.js";
 import { LIMITS } from "../limits.js";
 import { grpcDuration, grpcHandled } from "../metrics.js";
@@ -175,6 +176,8 @@ export function logHandlerFault(log: Logger, err: unknown, method: string): void
  * Adapts an async handler to grpc-js's callback style. An ApsError becomes its gRPC status with
  * the stable code in metadata; anything else is logged and answered as INTERNAL without detail.
  * Counts every call in `aps_grpc_server_handled_total` / `aps_grpc_server_handling_seconds`.
+ * A call whose metadata holds `aps-dry-run: 1` runs as a dry run: whatever it wrote is rolled
+ * back once it has answered (docs/design/edge.md#dry-run).
  */
 export function unary<Req, Res>(
   log: Logger,
@@ -187,7 +190,8 @@ export function unary<Req, Res>(
       grpcHandled.inc(labels);
       grpcDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     };
-    fn(call.request, call).then(
+    const dryRun = call.metadata?.get(DRY_RUN_METADATA_KEY)[0] === "1";
+    (dryRun ? runAsDryRun(() => fn(call.request, call)) : fn(call.request, call)).then(
       (res) => {
         observe(0);
         callback(null, res);

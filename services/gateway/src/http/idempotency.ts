@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { RequestHandler } from "express";
 import { ApsError, type Logger } from "@aps/platform";
 import { callerOf, IDEMPOTENCY_KEY_LOCAL } from "@aps/api/http/locals";
+import { isDryRun } from "@aps/api/http/dry-run";
 import type { IdempotencyStore } from "./idempotency-store.js";
 
 /**
@@ -36,7 +37,8 @@ export function idempotency(records: IdempotencyStore, log: Logger): RequestHand
   return (req, res, next) => {
     const key = req.header("idempotency-key");
     const agent = callerOf(res);
-    if (req.method !== "POST" || key === undefined || !agent) {
+    // a dry run keeps no answer: its key stays free for the real write (docs/design/edge.md#dry-run)
+    if (req.method !== "POST" || key === undefined || !agent || isDryRun(res)) {
       next();
       return;
     }
