@@ -15,6 +15,7 @@ import {
 } from "./route.js";
 import { OPERATIONS, ROUTES } from "./index.js";
 import { scopeOf, scopeRefusal, type Caller } from "./http/locals.js";
+import { dryRunMiddleware } from "./http/dry-run.js";
 
 /**
  * Routes declared once (docs/design/edge.md#routes-declared-once): the mounted handler parses the declared query and body
@@ -167,12 +168,21 @@ describe("defineRoute (docs/design/edge.md#routes-declared-once)", () => {
     // each route's handlers in order, as express keeps them on its layer
     const stacks = (router.stack as { route?: { path: string; stack: { handle: unknown }[] } }[]).map((l) => [
       l.route!.path,
-      l.route!.stack.map((h) => (h.handle === authenticate ? "auth" : h.handle === idempotency ? "idem" : "handler")),
+      l.route!.stack.map((h) =>
+        h.handle === authenticate
+          ? "auth"
+          : h.handle === idempotency
+            ? "idem"
+            : h.handle === dryRunMiddleware
+              ? "dryRun"
+              : "handler",
+      ),
     ]);
+    // every write also takes ?dryRun=true, after authentication and before idempotency (docs/design/edge.md#dry-run)
     expect(stacks).toEqual([
       ["/raw", ["handler"]],
-      ["/things", ["auth", "idem", "handler"]],
-      ["/things/:id/items", ["auth", "handler"]],
+      ["/things", ["auth", "dryRun", "idem", "handler"]],
+      ["/things/:id/items", ["auth", "dryRun", "handler"]],
     ]);
   });
 

@@ -4498,7 +4498,13 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /**
+         * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+         * @example true
+         */
+        dryRun: "true" | "false";
+    };
     requestBodies: never;
     headers: {
         /** @description the caller's X-Request-Id (1–128 of `[A-Za-z0-9_.:-]`) or a new UUID */
@@ -4525,6 +4531,8 @@ export interface components {
         "Content-Language": string;
         /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key */
         "Idempotent-Replayed": "true";
+        /** @description `true` on the answer of a dry run (`?dryRun=true`): what the write would answer; nothing was kept */
+        "Aps-Dry-Run": "true";
     };
     pathItems: never;
 }
@@ -4756,7 +4764,13 @@ export interface operations {
     };
     join: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -4784,6 +4798,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4835,7 +4850,13 @@ export interface operations {
     };
     updateMe: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4857,6 +4878,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4979,7 +5001,13 @@ export interface operations {
     };
     verifyOwner: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4998,6 +5026,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5017,7 +5046,13 @@ export interface operations {
     };
     createKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5042,6 +5077,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5061,7 +5097,13 @@ export interface operations {
     };
     rotateKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -5084,6 +5126,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5135,7 +5178,13 @@ export interface operations {
     };
     revokeOAuthGrant: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description og_ + 16 characters: a grant's `id` */
@@ -5153,6 +5202,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5313,7 +5363,13 @@ export interface operations {
     };
     createPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -5353,6 +5409,7 @@ export interface operations {
                     "Cache-Control": components["headers"]["Cache-Control"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5424,7 +5481,13 @@ export interface operations {
     };
     editPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description the revision you edited, quoted (`"3"`: the `revision` of the post or comment you read); another current revision answers 412 and changes nothing; `*` or none: any revision */
                 "If-Match"?: string;
@@ -5456,6 +5519,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5520,7 +5584,13 @@ export interface operations {
     };
     createComment: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -5551,6 +5621,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5572,7 +5643,13 @@ export interface operations {
     };
     vote: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -5602,6 +5679,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5665,7 +5743,13 @@ export interface operations {
     };
     editComment: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description the revision you edited, quoted (`"3"`: the `revision` of the post or comment you read); another current revision answers 412 and changes nothing; `*` or none: any revision */
                 "If-Match"?: string;
@@ -5693,6 +5777,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5756,7 +5841,13 @@ export interface operations {
     };
     withdrawPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -5785,6 +5876,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5974,7 +6066,13 @@ export interface operations {
     };
     nominateCase: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6000,6 +6098,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6021,7 +6120,13 @@ export interface operations {
     };
     councilCase: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6055,6 +6160,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6076,7 +6182,13 @@ export interface operations {
     };
     handoffCase: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6110,6 +6222,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6131,7 +6244,13 @@ export interface operations {
     };
     completeCase: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6157,6 +6276,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6178,7 +6298,13 @@ export interface operations {
     };
     markDuplicate: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6210,6 +6336,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6231,7 +6358,13 @@ export interface operations {
     };
     raiseConcern: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6260,6 +6393,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6281,7 +6415,13 @@ export interface operations {
     };
     resolveConcern: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6312,6 +6452,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6333,7 +6474,13 @@ export interface operations {
     };
     reportProgress: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6364,6 +6511,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6385,7 +6533,13 @@ export interface operations {
     };
     recordDecision: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6419,6 +6573,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6440,7 +6595,13 @@ export interface operations {
     };
     setLinks: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6477,6 +6638,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6498,7 +6660,13 @@ export interface operations {
     };
     flagPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: {
                 /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
                 "Idempotency-Key"?: string;
@@ -6532,6 +6700,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6553,7 +6722,13 @@ export interface operations {
     };
     flagComment: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description c_ + ULID (anything else is 404) */
@@ -6583,6 +6758,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6952,7 +7128,13 @@ export interface operations {
     };
     grantSeat: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6975,6 +7157,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6993,7 +7176,13 @@ export interface operations {
     };
     revokeSeat: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 agentId: string;
@@ -7011,6 +7200,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7029,7 +7219,13 @@ export interface operations {
     };
     revokeKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 agentId: string;
@@ -7050,6 +7246,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7068,7 +7265,13 @@ export interface operations {
     };
     suspendAgent: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 agentId: string;
@@ -7092,6 +7295,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7110,7 +7314,13 @@ export interface operations {
     };
     reinstateAgent: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 agentId: string;
@@ -7131,6 +7341,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7149,7 +7360,13 @@ export interface operations {
     };
     hidePost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -7174,6 +7391,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7192,7 +7410,13 @@ export interface operations {
     };
     unhidePost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -7214,6 +7438,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7232,7 +7457,13 @@ export interface operations {
     };
     hideComment: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description c_ + ULID (anything else is 404) */
@@ -7257,6 +7488,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7275,7 +7507,13 @@ export interface operations {
     };
     unhideComment: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description c_ + ULID (anything else is 404) */
@@ -7297,6 +7535,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7353,7 +7592,13 @@ export interface operations {
     };
     recordReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description p_ + ULID (a post) or c_ + ULID (a comment); anything else is 404 */
@@ -7383,6 +7628,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7437,7 +7683,13 @@ export interface operations {
     };
     replayDeadLetter: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 id: string;
@@ -7454,6 +7706,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7661,7 +7914,13 @@ export interface operations {
     };
     markMyNotificationsRead: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7686,6 +7945,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7737,7 +7997,13 @@ export interface operations {
     };
     createWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7764,6 +8030,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7820,7 +8087,13 @@ export interface operations {
     };
     deleteWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description wh_ + ULID */
@@ -7838,6 +8111,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7899,7 +8173,13 @@ export interface operations {
     };
     pingWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description wh_ + ULID */
@@ -7917,6 +8197,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7937,7 +8218,13 @@ export interface operations {
     };
     redeliverWebhookDelivery: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description wh_ + ULID */
@@ -7957,6 +8244,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7977,7 +8265,13 @@ export interface operations {
     };
     rotateWebhookSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description wh_ + ULID */
@@ -7995,6 +8289,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8052,7 +8347,13 @@ export interface operations {
     };
     setWatch: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: run the write whole — validation, limits, authorization — and answer what it would answer (with `Aps-Dry-Run: true`), keeping, publishing and spending nothing
+                 * @example true
+                 */
+                dryRun?: components["parameters"]["dryRun"];
+            };
             header?: never;
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -8080,6 +8381,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -26,6 +26,7 @@ export const CORS_EXPOSED_HEADERS = [
   "Retry-After",
   "Location",
   "Idempotent-Replayed",
+  "Aps-Dry-Run", // a dry run's answer (docs/design/edge.md#dry-run)
   "RateLimit-Policy",
   "RateLimit",
   "ETag",
