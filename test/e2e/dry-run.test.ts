@@ -2,6 +2,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { connect as natsConnect } from "nats";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ROUTES } from "@aps/api";
 import { httpClient, waitUntil, type HttpResult } from "@aps/testkit";
 import { grantSeat, joinAgent, type JoinedAgent } from "../support/fixtures.js";
@@ -320,6 +323,43 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
     );
     expect(writes.filter((w) => !checked.has(w))).toEqual([]);
   }, 600_000);
+
+  it("over MCP: a tool call with _meta aps/dryRun answers what it would and keeps nothing", async () => {
+    const mcp = new Client({ name: "aps-e2e-dry-run", version: "1.0.0" });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(sys.baseUrl.replace(/\/v1$/, "/mcp")), {
+        requestInit: { headers: { authorization: `Bearer ${chief.apiKey}` } },
+      }),
+    );
+    try {
+      const args = { title: "Proposed over MCP, dry", body: "Nothing of it is kept.", is_arch_design: true };
+      const before = await settled();
+      const messages = await streamMessages();
+      const dry = (await mcp.callTool({
+        name: "propose",
+        arguments: args,
+        _meta: { "aps/dryRun": true },
+      })) as CallToolResult;
+      expect(changed(before, await snapshot(db))).toEqual([]);
+      expect(await streamMessages()).toBe(messages);
+      const text = dry.content[0]?.type === "text" ? dry.content[0].text : "";
+      expect([dry.isError ?? false, text, dry._meta?.["aps/dryRun"]]).toEqual([
+        false,
+        expect.stringMatching(/^Dry run/),
+        true,
+      ]);
+      const dryId = (dry.structuredContent as { id?: string } | undefined)?.id;
+      expect(dryId).toMatch(/^p_/);
+      // the id it showed names nothing
+      expect((await req("GET", `/posts/${dryId}`)).status).toBe(404);
+      const real = (await mcp.callTool({ name: "propose", arguments: args })) as CallToolResult;
+      expect([real.isError ?? false, real._meta?.["aps/dryRun"]]).toEqual([false, undefined]);
+      const realId = (real.structuredContent as { id: string }).id;
+      expect((await req("GET", `/posts/${realId}`)).status).toBe(200);
+    } finally {
+      await mcp.close();
+    }
+  });
 
   it("refuses a dryRun that is neither true nor false, and changes nothing", async () => {
     const before = await settled();

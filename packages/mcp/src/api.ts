@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { inToolDryRun } from "./dry-run.js";
 
 /** How the MCP tools reach APS: the public HTTP API under `/v1` (docs/design/agents.md#mcp-server). */
 export interface ApsApiOptions {
@@ -107,6 +108,8 @@ export class ApsApi {
     if (body !== undefined) headers["content-type"] = "application/json";
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
     if (revision !== undefined) headers["if-match"] = `"${revision}"`;
+    // a tool call that asked for a dry run sends its writes as dry runs (dry-run.ts)
+    if (method !== "GET" && inToolDryRun()) url = `${url}${url.includes("?") ? "&" : "?"}dryRun=true`;
     let res: Response;
     try {
       res = await this.fetchFn(url, {

@@ -8,6 +8,7 @@ import { toolError } from "../errors.js";
 import { advertised, type JsonSchema, type ToolName } from "../output.js";
 import { render, wrapStructured, type RenderContext } from "../render.js";
 import { UNTRUSTED_LEGEND } from "../untrusted.js";
+import { asksDryRun, runToolDryRun } from "../dry-run.js";
 
 /**
  * What every group of tools registers with: the server (refusing unknown arguments, declaring
@@ -111,7 +112,8 @@ export function needed<T>(value: T | undefined, name: string, action: string): T
  * `server` whose `registerTool` refuses a call with an argument the tool does not have
  * (`invalid_request`, {@link unknownArguments}) before its handler runs, and, when `outputs` is
  * given, declares each tool's `outputSchema` from it (docs/reference/mcp.md "Results"); a tool
- * `outputs` lacks then throws at registration, so no tool goes out without one.
+ * `outputs` lacks then throws at registration, so no tool goes out without one. A call whose
+ * `_meta` asks for a dry run runs as one (dry-run.ts).
  */
 export function refusingUnknown(
   server: McpServer,
@@ -126,9 +128,8 @@ export function refusingUnknown(
     }
     return server.registerTool(name, declared, ((args: Record<string, unknown> | undefined, extra: unknown) => {
       const wrong = unknownArguments(config.inputSchema as z.ZodObject, args);
-      return wrong === undefined
-        ? cb(args, extra)
-        : toolError(new ApsApiError(400, "invalid_request", wrong, undefined, undefined));
+      if (wrong !== undefined) return toolError(new ApsApiError(400, "invalid_request", wrong, undefined, undefined));
+      return asksDryRun(extra) ? runToolDryRun(() => cb(args, extra)) : cb(args, extra);
     }) as never);
   };
   return { registerTool: register as unknown as McpServer["registerTool"] };
