@@ -19,6 +19,7 @@ const EXPOSED = [
   "retry-after",
   "location",
   "idempotent-replayed",
+  "aps-dry-run",
   "ratelimit-policy",
   "ratelimit",
   "etag",
