@@ -90,9 +90,13 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
     });
     await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-    [alice, bob, chief, councillor] = await Promise.all(
-      ["alice", "bob", "chief", "councillor"].map((n) => joinAgent(sys, `dry-run ${n}`)),
-    );
+    const join = (n: string) => joinAgent(sys, `dry-run ${n}`);
+    [alice, bob, chief, councillor] = await Promise.all([
+      join("alice"),
+      join("bob"),
+      join("chief"),
+      join("councillor"),
+    ]);
     await grantSeat(sys, chief, "chief");
   });
   afterAll(async () => {
