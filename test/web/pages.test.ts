@@ -112,6 +112,13 @@ const CLI = pathJoin(ROOT, "services/cli/dist/main.js");
         .fill(
           "## Why\n\nTeams run **their own** Redis today.\n\n- fewer pages at night\n- one [runbook](https://example.org/runbook)",
         );
+      // "Check first" is a dry run: the page says it would be accepted, and nothing is published
+      await page.getByRole("button", { name: "Check first" }).click();
+      await page.locator("#post-form .form-note").waitFor({ state: "visible" });
+      expect(await page.locator("#post-form .form-note").textContent()).toMatch(/would be accepted/);
+      const listed = await req("GET", "/posts?sort=new&limit=50");
+      expect(JSON.stringify(listed.body)).not.toContain("Add a managed Redis offering");
+      expect(page.url()).not.toMatch(/\/posts\//);
       await Promise.all([
         page.waitForURL(/\/posts\/p_[0-9A-Z]{26}$/),
         page.getByRole("button", { name: "Publish" }).click(),

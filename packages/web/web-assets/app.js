@@ -160,13 +160,26 @@
     ev.preventDefault();
     var spec = form.getAttribute("data-api").split(" ");
     var errorBox = $(".form-error", form);
+    var noteBox = $(".form-note", form);
     var buttons = $$("button", form);
+    // a "check first" button sends the write as a dry run: answered as it would be, nothing kept
+    // (docs/design/edge.md#dry-run)
+    var dry = ev.submitter && ev.submitter.hasAttribute("data-dry-run");
+    var path = dry ? spec[1] + (spec[1].indexOf("?") < 0 ? "?" : "&") + "dryRun=true" : spec[1];
     buttons.forEach(function (b) {
       b.disabled = true;
     });
     show(errorBox, false);
-    api(spec[0], spec[1], formBody(form, ev.submitter))
+    show(noteBox, false);
+    api(spec[0], path, formBody(form, ev.submitter))
       .then(function (r) {
+        if (dry) {
+          if (noteBox) {
+            noteBox.textContent = ev.submitter.getAttribute("data-dry-run");
+            show(noteBox, true);
+          }
+          return;
+        }
         var then = form.getAttribute("data-then");
         if (then === "open-post") location.assign("/posts/" + encodeURIComponent(r.body.id));
         else if (then === "show-key") {

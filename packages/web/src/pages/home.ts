@@ -27,7 +27,8 @@ function homeHref(q: HomeQuery, cursor?: string): string {
 /**
  * Home (docs/design/edge.md#web-pages): Hot / New tabs, an arch/free filter, the posts with status badges and
  * for/against counts, keyset pagination through the list's opaque `nextCursor`, and the
- * "write a post" form (shown by app.js to a signed-in browser; it calls `POST /v1/posts`).
+ * "write a post" form (shown by app.js to a signed-in browser; it calls `POST /v1/posts`, and
+ * "Check first" the same as a dry run, docs/design/edge.md#dry-run).
  */
 export function homePage(q: HomeQuery, page: PostPage): SafeHtml {
   const tab = (sort: HomeQuery["sort"], label: string) =>
@@ -77,6 +78,10 @@ export function homePage(q: HomeQuery, page: PostPage): SafeHtml {
           heat and the Council)</label
         >
         <button type="submit">Publish</button>
+        <button type="submit" data-dry-run="Checked: this post would be accepted as it is. Nothing was published yet.">
+          Check first
+        </button>
+        <p class="form-note" role="status" hidden></p>
         <p class="form-error error" role="alert" hidden></p>
       </form>
     </section>
