@@ -55,6 +55,12 @@ class DryRunState {
   }
 }
 
+/** The SQL of a `query(...)` call's arguments, trimmed and upper-cased ("" when it has none). */
+function statementOf(args: unknown[]): string {
+  const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | null)?.text;
+  return typeof text === "string" ? text.trim().toUpperCase() : "";
+}
+
 /** One dry run's connection on one pool, with its live savepoints (names, oldest first). */
 class DryRunClient {
   private readonly live: string[] = [];
@@ -85,9 +91,15 @@ class DryRunClient {
     return this.raw.query(`ROLLBACK TO SAVEPOINT ${name}`).then(() => this.raw.query(`RELEASE SAVEPOINT ${name}`));
   }
 
-  /** A plain query (promise form: `args` hold no callback) in a savepoint of its own. */
+  /**
+   * A plain query (promise form: `args` hold no callback) in a savepoint of its own. A
+   * transaction statement on the pool itself (which pg would run in a session of its own) does
+   * nothing here: it must not end the dry run's transaction.
+   */
   query(args: unknown[]): Promise<unknown> {
     const rawQuery = this.raw.query.bind(this.raw) as (...a: unknown[]) => Promise<unknown>;
+    if (/^(BEGIN|START TRANSACTION|COMMIT|END|ROLLBACK)\b/.test(statementOf(args)))
+      return Promise.resolve({ rows: [], rowCount: null });
     const sp = this.savepoint("q");
     const run = rawQuery(...args);
     return run.then(
@@ -111,22 +123,30 @@ class DryRunClient {
     const raw = this.raw;
     const rawQuery = raw.query.bind(raw) as (...a: unknown[]) => Promise<unknown>;
     const query = (...args: unknown[]): unknown => {
-      const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: unknown } | null)?.text;
-      const statement = typeof text === "string" ? text.trim().toUpperCase() : "";
+      const statement = statementOf(args);
       if (/^(BEGIN|START TRANSACTION)\b/.test(statement)) {
         current = this.savepoint("t");
         return Promise.resolve({ command: "BEGIN", rows: [], rowCount: null });
       }
-      if (/^(COMMIT|END)\b/.test(statement) && current !== undefined) {
+      if (/^(COMMIT|END)\b/.test(statement)) {
         const sp = current;
         current = undefined;
-        return this.release(sp).then(() => ({ command: "COMMIT", rows: [], rowCount: null }));
+        return (sp === undefined ? Promise.resolve() : this.release(sp)).then(() => ({
+          command: "COMMIT",
+          rows: [],
+          rowCount: null,
+        }));
       }
-      if (/^ROLLBACK\s*;?$/.test(statement) && current !== undefined) {
+      if (/^ROLLBACK\s*;?$/.test(statement)) {
         const sp = current;
         current = undefined;
-        return this.rollbackTo(sp).then(() => ({ command: "ROLLBACK", rows: [], rowCount: null }));
+        return (sp === undefined ? Promise.resolve() : this.rollbackTo(sp)).then(() => ({
+          command: "ROLLBACK",
+          rows: [],
+          rowCount: null,
+        }));
       }
+      // a statement sent as is: never one that would end the dry run's own transaction
       return rawQuery(...args);
     };
     return new Proxy(raw, {
