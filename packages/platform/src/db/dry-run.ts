@@ -27,13 +27,18 @@ class DryRunState {
     let c = this.clients.get(pool);
     if (!c) {
       c = connect().then(async (raw) => {
+        const client = new DryRunClient(raw);
+        // a checked-out client has no pool listener: a connection lost while the dry run awaits
+        // something else must not crash the process (the next query fails instead)
+        raw.on("error", client.lost);
         try {
           await raw.query("BEGIN");
         } catch (err) {
+          raw.removeListener("error", client.lost);
           raw.release(err as Error);
           throw err;
         }
-        return new DryRunClient(raw);
+        return client;
       });
       this.clients.set(pool, c);
     }
@@ -47,9 +52,11 @@ class DryRunState {
       const client = await c.catch(() => undefined);
       if (!client) continue;
       await client.raw.query("ROLLBACK").then(
-        () => client.raw.release(),
-        (err: Error) => client.raw.release(err),
+        () => undefined,
+        (err: Error) => (client.broken ??= err),
       );
+      client.raw.removeListener("error", client.lost);
+      client.raw.release(client.broken);
     }
     this.clients.clear();
   }
@@ -65,6 +72,10 @@ function statementOf(args: unknown[]): string {
 class DryRunClient {
   private readonly live: string[] = [];
   private next = 0;
+  /** Why the connection broke, if it did: it is then destroyed rather than returned to the pool. */
+  broken: Error | undefined;
+  /** The connection's `error` listener while the dry run holds it. */
+  readonly lost = (err: Error) => void (this.broken = err);
   constructor(readonly raw: pg.PoolClient) {}
 
   /** A new savepoint's name, and the statement that makes it. */
