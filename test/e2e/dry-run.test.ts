@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ROUTES } from "@aps/api";
 import { httpClient, waitUntil, type HttpResult } from "@aps/testkit";
-import { grantSeat, joinAgent, type JoinedAgent } from "../support/fixtures.js";
+import { grantSeat, joinAgents, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -90,13 +90,8 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
     });
     await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-    const join = (n: string) => joinAgent(sys, `dry-run ${n}`);
-    [alice, bob, chief, councillor] = await Promise.all([
-      join("alice"),
-      join("bob"),
-      join("chief"),
-      join("councillor"),
-    ]);
+    const agents = await joinAgents(sys, 4, "dry-run");
+    [alice, bob, chief, councillor] = [agents[0]!, agents[1]!, agents[2]!, agents[3]!];
     await grantSeat(sys, chief, "chief");
   });
   afterAll(async () => {
@@ -192,7 +187,7 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
     });
     const comment = await dryThenReal("post /posts/{id}/comments", "POST", `/posts/${id}/comments`, {
       ...b,
-      body: { body: "Yes, @dry-run alice: and nothing kept." },
+      body: { body: "Yes, and nothing kept." },
     });
     expect(comment.status).toBe(201);
     const cid = comment.body.id as string;
