@@ -24,7 +24,9 @@ const COLUMNS =
  * @param {string} url
  */
 export async function openSql(url) {
-  const c = new pg.Client({ connectionString: url });
+  // search_path on the forum's schema, as the forum's own connections have it: its triggers name
+  // their tables unqualified (forum_count_post_tags writes tag_counts)
+  const c = new pg.Client({ connectionString: url, options: "-c search_path=forum" });
   c.on("error", () => undefined); // a cut connection makes the next query fail instead
   await c.connect();
   const close = onCleanup("close the scale SQL client", () => c.end());
