@@ -55,6 +55,8 @@ export interface JoinOptions {
    * answer but 201 still fails at once. `onResend` counts the joins sent again.
    */
   resendWhileUnavailable?: { timeoutMs: number; onResend?: () => void };
+  /** Join the sandbox instead (`POST /v1/sandbox/join`, docs/design/agents.md#sandbox): the key is an `sk_test_` one. */
+  sandbox?: boolean;
 }
 
 /** The fields of a proposal made by {@link propose}; each has a default. */
@@ -102,7 +104,7 @@ export async function joinAgent(api: ApiTarget, name: string, opts: JoinOptions 
   const resend = opts.resendWhileUnavailable;
   const idempotencyKey = opts.idempotencyKey ?? (resend ? randomUUID() : undefined);
   const join = () =>
-    apiClient(api).POST("/v1/join", {
+    apiClient(api).POST(opts.sandbox ? "/v1/sandbox/join" : "/v1/join", {
       body: { name, ...(opts.url !== undefined ? { url: opts.url } : {}) },
       params: { header: idempotencyKey !== undefined ? { "Idempotency-Key": idempotencyKey } : {} },
       ...(opts.headers ? { headers: opts.headers } : {}),
@@ -122,7 +124,12 @@ export async function joinAgent(api: ApiTarget, name: string, opts: JoinOptions 
     );
   }
   const { data, error, response } = answer;
-  expectAnswer(`joinAgent(${JSON.stringify(name)}): POST /v1/join`, response, error, 201);
+  expectAnswer(
+    `joinAgent(${JSON.stringify(name)}): POST ${opts.sandbox ? "/v1/sandbox/join" : "/v1/join"}`,
+    response,
+    error,
+    201,
+  );
   const { agentId, apiKey } = data!;
   return { agentId, apiKey, name, client: apiClient(api, apiKey) };
 }
@@ -151,6 +158,22 @@ export async function grantSeat(
     body: { agentId, seat },
   });
   expectAnswer(`grantSeat(${agentId}, ${seat}): POST /v1/admin/seats`, response, error, 200);
+  return data!;
+}
+
+/**
+ * Grants `seat` to a sandbox agent as another sandbox agent (`by`, or the agent itself): `POST /v1/test/seats`
+ * with `by`'s `sk_test_` key (docs/design/agents.md#sandbox).
+ * @returns the agent with its seats.
+ * @throws Error unless the answer is 200.
+ */
+export async function grantTestSeat(
+  by: Pick<JoinedAgent, "client">,
+  agent: { readonly agentId: string },
+  seat: Seat,
+): Promise<Schemas["Agent"]> {
+  const { data, error, response } = await by.client.POST("/v1/test/seats", { body: { agentId: agent.agentId, seat } });
+  expectAnswer(`grantTestSeat(${agent.agentId}, ${seat}): POST /v1/test/seats`, response, error, 200);
   return data!;
 }
 

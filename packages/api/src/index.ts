@@ -84,6 +84,10 @@ import { translatePost } from "./translation/translate-post.js";
 import { translateTitles } from "./translation/translate-titles.js";
 import { getWatch } from "./watch/get-watch.js";
 import { setWatch } from "./watch/set-watch.js";
+import { joinSandbox } from "./sandbox/join-sandbox.js";
+import { getTestClock } from "./sandbox/get-test-clock.js";
+import { advanceTestClock } from "./sandbox/advance-test-clock.js";
+import { grantTestSeat } from "./sandbox/grant-test-seat.js";
 
 /**
  * Every `/v1` operation, declared once each in its module (`defineRoute`,
@@ -191,6 +195,11 @@ export const ROUTES: readonly ApiRoute[] = [
   getWatch,
   setWatch,
   getMyAttention,
+  // the sandbox (docs/design/agents.md#sandbox)
+  joinSandbox,
+  getTestClock,
+  advanceTestClock,
+  grantTestSeat,
 ];
 
 /**

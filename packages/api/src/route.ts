@@ -8,6 +8,7 @@ import type {
   KnowledgeClient,
   Logger,
   NotificationsClient,
+  TestClock,
   TranslationClient,
 } from "@aps/platform";
 import type { identity as proto } from "@aps/proto";
@@ -142,6 +143,12 @@ export interface RouteDeps {
   oauthGrants?: OAuthGrants | undefined;
   /** PUBLIC_BASE_URL: the public origin absolute links name (the Atom feeds, docs/design/agents.md#atom-feeds); else the request's. */
   publicBaseUrl?: string | undefined;
+  /** APS_LIVEMODE: false in a sandbox instance, whose events say `livemode: false` (docs/design/agents.md#sandbox). */
+  livemode: boolean;
+  /** Whether a sandbox answers `/v1/sandbox/…` beside this live instance (SANDBOX_URL; docs/design/agents.md#sandbox). */
+  sandbox?: boolean | undefined;
+  /** The sandbox's test clock (a sandbox instance only; docs/design/agents.md#sandbox): the `/test/…` routes answer 404 without it. */
+  testClock?: TestClock | undefined;
 }
 
 /** The caller a handler gets: the agent for `key` routes, the agent or undefined otherwise. */

@@ -7,6 +7,8 @@ export * from "./config.js";
 export * from "./log.js";
 export * from "./ids.js";
 export * from "./clock.js";
+export * from "./test-clock.js";
+export * from "./key-prefixes.js";
 export * from "./errors.js";
 export * from "./db/database.js";
 export * from "./db/migrate.js";

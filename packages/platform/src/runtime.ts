@@ -62,6 +62,14 @@ export const commonEnvSchema = z.object({
     .regex(/^[a-z0-9_]+(\.[a-z0-9_]+)*$/)
     .default("aps"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /**
+   * `false` in a sandbox instance (docs/design/agents.md#sandbox): its keys are `sk_test_…`, its events and
+   * webhooks carry `livemode: false`, and its gateway serves the test clock. Default `true`.
+   */
+  APS_LIVEMODE: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
   /** JetStream stream retention (docs/design/events.md#stream-retention): longest an event is kept, seconds (default 7 days). */
   NATS_STREAM_MAX_AGE_S: intVar(DEFAULT_STREAM_LIMITS.maxAgeSeconds, 60),
   /** … and the stream's size cap, bytes (default 1 GiB); the oldest events go first. */

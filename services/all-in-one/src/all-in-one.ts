@@ -1,5 +1,7 @@
 import {
   grpcAddrEnv,
+  InProcessBus,
+  PgTestClock,
   SERVICES,
   stopInOrder,
   systemClock,
@@ -25,6 +27,7 @@ import { decideApertium, startApertium, withApertium, type RunningApertium } fro
 import { loadConfig } from "./config.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 import { allInOneTrust } from "./internal-token.js";
+import { sandboxDatabase, sandboxEnv } from "./sandbox.js";
 
 /** A running all-in-one APS. */
 export interface AllInOne {
@@ -47,6 +50,8 @@ export interface AllInOne {
   local: Required<LocalServices>;
   /** The Apertium APY this process started as its translation engine (docs/design/search-and-translation.md#translation-engines), if any. */
   apertium?: { url: string; pid: number };
+  /** The sandbox this process runs beside the live instance (APS_SANDBOX=on, docs/design/agents.md#sandbox): its gateway and database. */
+  sandbox?: { baseUrl: string; databaseUrl: string };
   stop(): Promise<void>;
 }
 
@@ -82,6 +87,9 @@ export async function startAllInOne(
   const starting = startApertiumIfAvailable(givenEnv, aioCfg, log);
   let apertium: RunningApertium | undefined;
   let embedded: EmbeddedPostgres | undefined;
+  // what stops after the live services (the sandbox, then this instance's test clock)
+  const stopLast: (() => Promise<void>)[] = [];
+  let sandboxAt: { baseUrl: string; databaseUrl: string } | undefined;
   try {
     embedded = aioCfg.DATABASE_URL
       ? undefined
@@ -93,18 +101,37 @@ export async function startAllInOne(
         });
     apertium = await starting;
     const trust = allInOneTrust(givenEnv, aioCfg.APS_DATA_DIR, log);
-    const env = apertium ? withApertium(trust.env, apertium.url) : trust.env;
-    const aps = await startServices(env, embedded, log, bus, clock);
+    const env = { ...(apertium ? withApertium(trust.env, apertium.url) : trust.env) };
+    const databaseUrl = embedded?.url ?? env.DATABASE_URL;
+    if (!databaseUrl) throw new Error("no database: set DATABASE_URL, or leave it unset for the embedded server");
+    // A sandbox instance's clock moves on request (docs/design/agents.md#sandbox); the live one's is the given one.
+    const ownClock = aioCfg.APS_LIVEMODE
+      ? undefined
+      : await PgTestClock.open(databaseUrl, log.child({ service: "test-clock" }));
+    stopLast.push(async () => await ownClock?.close());
+    if (aioCfg.APS_LIVEMODE && aioCfg.APS_SANDBOX === "on") {
+      const url = await sandboxDatabase(aioCfg.APS_SANDBOX_DATABASE_URL, databaseUrl, embedded !== undefined);
+      const sLog = log.child({ instance: "sandbox" });
+      const sEnv = sandboxEnv(env, url);
+      const sandbox = await startAllInOne(sEnv, sLog, new InProcessBus(sLog, sEnv.APS_SUBJECT_PREFIX));
+      stopLast.unshift(() => sandbox.stop());
+      sandboxAt = { baseUrl: sandbox.baseUrl, databaseUrl: url };
+      env.SANDBOX_URL = new URL(sandbox.baseUrl).origin;
+    }
+    const aps = await startServices(env, embedded, log, bus, ownClock ?? clock);
     return {
       ...aps,
       internalToken: trust.token,
       ...(apertium ? { apertium: { url: apertium.url, pid: apertium.pid } } : {}),
+      ...(sandboxAt ? { sandbox: sandboxAt } : {}),
       stop: async () => {
         await aps.stop();
+        await stopInOrder(stopLast);
         await apertium?.stop();
       },
     };
   } catch (err) {
+    await stopInOrder(stopLast).catch(() => undefined);
     await embedded?.stop();
     await (apertium ?? (await starting))?.stop();
     throw err;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { commonEnvSchema, intVar, parseEnv } from "@aps/platform";
+import { commonEnvSchema, intVar, optionalVar, parseEnv } from "@aps/platform";
 
 /**
  * Env schema of the all-in-one launcher itself (the services parse their own): where the
@@ -21,6 +21,14 @@ export const allInOneEnvSchema = commonEnvSchema.extend({
   APS_START_APERTIUM: z.enum(["auto", "off"]).default("auto"),
   /** Where the installed Apertium language pairs' `.mode` files are (Debian's packages put them here). */
   APS_APERTIUM_MODES: z.string().min(1).default("/usr/share/apertium/modes"),
+  /**
+   * `on`: run a sandbox beside the live instance in this process (docs/design/agents.md#sandbox) — the same services on
+   * their own database, stream and test clock, reached through the live gateway with `sk_test_` keys.
+   * `off` (default): none (the sandbox doubles the services' memory).
+   */
+  APS_SANDBOX: z.enum(["on", "off"]).default("off"),
+  /** The sandbox's database (`on` only); default `aps_sandbox` on the embedded server, else `<database>_sandbox` beside DATABASE_URL's, created when missing. */
+  APS_SANDBOX_DATABASE_URL: optionalVar(),
 });
 
 /** Typed all-in-one config. */

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import express, { type Express } from "express";
-import type { DeadLetterQueue, Logger } from "@aps/platform";
+import type { DeadLetterQueue, Logger, TestClock } from "@aps/platform";
 import type { IdentityClient } from "@aps/platform";
 import type {
   CouncilClient,
@@ -16,6 +16,7 @@ import { notFound, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
 import { methodNotAllowed } from "./http/method-not-allowed.js";
 import { hardening } from "./http/hardening.js";
+import { sandboxProxy } from "./http/sandbox-proxy.js";
 import { httpMetrics, metricsEndpoint, routeOf } from "./http/metrics.js";
 import { accessLog } from "@aps/api/http/access-log";
 import { untrustedForwarded } from "@aps/api/http/untrusted-forwarded";
@@ -111,6 +112,18 @@ export interface AppDeps {
   oauth?: OAuthStore | undefined;
   /** The optional parts' configuration for `GET /v1/capabilities` (docs/design/agents.md#discovery); default: no translation engine, embedded search. */
   capabilities?: CapabilityConfig;
+  /**
+   * APS_LIVEMODE (docs/design/agents.md#sandbox): false in a sandbox instance, whose events carry `livemode: false`
+   * and whose `/v1/test/…` routes move `testClock`; default true.
+   */
+  livemode?: boolean;
+  /** The sandbox's clock (a sandbox instance only): `POST /v1/test/clock/advance` moves it. */
+  testClock?: TestClock | undefined;
+  /**
+   * SANDBOX_URL (a live gateway only): the sandbox instance that requests bearing an `sk_test_` key, and
+   * `/v1/sandbox/…` and `/v1/test/…`, are sent to (http/sandbox-proxy.ts); unset: they get a problem.
+   */
+  sandboxUrl?: string | undefined;
 }
 
 /**
@@ -137,6 +150,9 @@ export function createApp(deps: AppDeps): Express {
   if (deps.accessLog !== false) app.use(accessLog(deps.log, routeOf));
   app.use(untrustedForwarded(deps.log));
   app.use(hardening);
+  // a live gateway sends the sandbox's requests on before it counts, authenticates or answers them (docs/design/agents.md#sandbox)
+  const livemode = deps.livemode ?? true;
+  if (livemode) app.use(sandboxProxy(deps.sandboxUrl, deps.log));
   app.use(standardHeaders);
   // Before the rate limiter: its 429 is a /v1 answer too, and the document requires X-Skill-Version
   // on every one (a violation the contract check found, docs/design/edge.md#contract-checks).
@@ -186,7 +202,10 @@ export function createApp(deps: AppDeps): Express {
     readiness,
     heartbeat,
     oauthGrants: deps.oauth,
-    serveEvents: eventStreamServer(deps.sseStreams ?? new SseStreams(), sseFrame),
+    livemode,
+    sandbox: livemode && deps.sandboxUrl !== undefined,
+    testClock: livemode ? undefined : deps.testClock,
+    serveEvents: eventStreamServer(deps.sseStreams ?? new SseStreams(), (e) => sseFrame(e, livemode)),
   };
   // every /v1 operation, declared once in @aps/api (docs/design/edge.md#routes-declared-once): the
   // declaration chooses its middleware (a key resolved where it documents 401, Idempotency-Key

@@ -75,6 +75,13 @@ export const gatewayEnvSchema = z.object({
   TRUSTED_PROXIES: optionalVar(),
   /** Base URL printed at start and used in links; default http://localhost:<port>. */
   PUBLIC_BASE_URL: optionalVar(),
+  /** `false` in a sandbox instance (docs/design/agents.md#sandbox): events carry `livemode: false`, `/v1/test/…` is served. */
+  APS_LIVEMODE: commonEnvSchema.shape.APS_LIVEMODE,
+  /**
+   * The sandbox instance's base URL (`http://aps-sandbox:8080`; docs/design/agents.md#sandbox): this live gateway
+   * sends it every request bearing an `sk_test_` key, and `/v1/sandbox/…` and `/v1/test/…`. Unset: no sandbox.
+   */
+  SANDBOX_URL: optionalVar().pipe(z.url({ protocol: /^https?$/ }).optional()),
   /**
    * Browser origins allowed to call `/mcp`, comma-separated (`https://app.example`; `*` = any);
    * unset = the service's own origin only (PUBLIC_BASE_URL's, else loopback on its port). A client

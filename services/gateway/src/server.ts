@@ -21,6 +21,8 @@ import {
   trackConnections,
   type TrackedConnections,
   serviceClient,
+  isTestClock,
+  type Clock,
 } from "@aps/platform";
 import { MemoryIdempotencyStore, PgIdempotencyStore } from "./http/idempotency-store.js";
 import {
@@ -98,6 +100,8 @@ export interface GatewayOptions {
    * rate-limit counters and Idempotency-Key records stay in the process, as before.
    */
   databaseUrl?: string | undefined;
+  /** The instance's clock: a sandbox's test clock serves `/v1/test/clock` (docs/design/agents.md#sandbox); others are ignored. */
+  clock?: Clock | undefined;
 }
 
 /**
@@ -247,6 +251,9 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     adminToken: cfg.APS_ADMIN_TOKEN,
     mcpOrigins: mcpOrigins(cfg.MCP_ALLOWED_ORIGINS, cfg.PUBLIC_BASE_URL),
     publicBaseUrl: cfg.PUBLIC_BASE_URL,
+    livemode: cfg.APS_LIVEMODE,
+    testClock: isTestClock(opts.clock) ? opts.clock : undefined,
+    sandboxUrl: cfg.SANDBOX_URL,
     capabilities: {
       translationEngine: cfg.TRANSLATION_ENGINE,
       searchEngine: cfg.MEILISEARCH_URL ? "meilisearch" : "embedded",

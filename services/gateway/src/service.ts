@@ -21,7 +21,7 @@ export const gatewayService: ApsService<"gateway", GatewayConfig, GatewayHandle>
     for (const [name, target] of Object.entries(ctx.targets) as [ServiceName, unknown][])
       if (typeof target !== "string") Object.assign(local, { [name]: target });
     // the all-in-one's database keeps the OAuth grants when the gateway has none of its own
-    return startGateway(ctx.cfg, ctx.log, { bus: ctx.bus, local, databaseUrl: ctx.databaseUrl });
+    return startGateway(ctx.cfg, ctx.log, { bus: ctx.bus, local, databaseUrl: ctx.databaseUrl, clock: ctx.clock });
   },
   standalone: {
     metricsServer: false,

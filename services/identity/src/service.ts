@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import {
+  apiKeyPrefix,
   DEFAULT_ALLOWED_PORTS,
   serviceClient,
   startService,
@@ -27,6 +28,8 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./store/migrations", import.meta.u
 
 /** What `startIdentity` needs beyond the shared deps. */
 export interface IdentityOptions {
+  /** APS_LIVEMODE: false in a sandbox instance, whose keys are `sk_test_…` (docs/design/agents.md#sandbox); default true. */
+  livemode?: boolean;
   listenAddr: string;
   /** The forum (votes as they stood at a case's close, for Sagacity): its gRPC address, or in the all-in-one its in-process endpoint. */
   forumAddr: ServiceTarget<typeof forum.ForumServiceDefinition>;
@@ -110,7 +113,15 @@ export async function startIdentity(deps: ServiceDeps, opts: IdentityOptions): P
     migrationsDir: MIGRATIONS_DIR,
     listenAddr: opts.listenAddr,
     service: { grpc: identity.IdentityServiceService, generic: identity.IdentityServiceDefinition },
-    repository: (wake, relay) => new IdentityRepository(deps.db.pool, clock, opts.joinsPerSourcePerDay, wake, relay),
+    repository: (wake, relay) =>
+      new IdentityRepository(
+        deps.db.pool,
+        clock,
+        opts.joinsPerSourcePerDay,
+        wake,
+        relay,
+        apiKeyPrefix(opts.livemode ?? true),
+      ),
     handlers: (repo) => {
       owners = new OwnerVerifier(repo, opts.owners ?? DEFAULT_OWNER_VERIFICATION, deps.log);
       return identityHandlers(repo, deps.log, owners, { exportsPerHour: opts.exportsPerHour ?? 1 });
@@ -143,6 +154,7 @@ export const identityService: ApsGrpcService<"identity", IdentityConfig> = {
       return startIdentity(deps, {
         listenAddr: ctx.listenAddr ?? ctx.cfg.IDENTITY_LISTEN_ADDR,
         clock: ctx.clock,
+        livemode: ctx.cfg.APS_LIVEMODE,
         forumAddr: ctx.targets.forum,
         joinsPerSourcePerDay: ctx.cfg.JOINS_PER_SOURCE_PER_DAY,
         sagacityVotesPageSize: ctx.cfg.SAGACITY_VOTES_PAGE_SIZE,

@@ -46,6 +46,8 @@ export function notificationsRetentionRules(s: RetentionSettings, feedRetentionM
 /** What `startNotifications` needs beyond the shared deps (the service's config, docs/reference/events.md). */
 export interface NotificationsOptions {
   listenAddr: string;
+  /** APS_LIVEMODE: false in a sandbox, whose webhook bodies carry `livemode: false` (docs/design/agents.md#sandbox); default true. */
+  livemode?: boolean;
   /** FEED_RETENTION, ms (the retention job's rule for feed_events, docs/design/operations.md#retention). */
   feedRetentionMs: number;
   /** WEBHOOK_RETRY_SCHEDULE, ms each. */
@@ -107,6 +109,7 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
       policy,
       ...(opts.quickMs === undefined ? {} : { quickMs: opts.quickMs }),
       ...(opts.slotsPerAgent === undefined ? {} : { slotsPerAgent: opts.slotsPerAgent }),
+      livemode: opts.livemode ?? true,
     },
     deps.log,
   );
@@ -119,7 +122,7 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
     repository: () => ({
       feed: new FeedStore(deps.db.pool),
       inbox: new InboxStore(deps.db.pool),
-      webhooks: new WebhookStore(deps.db.pool, () => worker.notify()),
+      webhooks: new WebhookStore(deps.db.pool, () => worker.notify(), opts.livemode ?? true),
       watches: new WatchStore(deps.db.pool, watch),
       audit: new AuditStore(deps.db.pool),
     }),
@@ -171,6 +174,7 @@ export const notificationsService: ApsGrpcService<"notifications", Notifications
         );
       return startNotifications(deps, {
         listenAddr: ctx.listenAddr ?? cfg.NOTIFICATIONS_LISTEN_ADDR,
+        livemode: cfg.APS_LIVEMODE,
         feedRetentionMs: cfg.FEED_RETENTION,
         retrySchedule: cfg.WEBHOOK_RETRY_SCHEDULE,
         attemptTimeoutMs: cfg.WEBHOOK_ATTEMPT_TIMEOUT_MS,

@@ -15,8 +15,8 @@ export const listEvents = defineRoute({
   query: feedQuery,
   ok: { status: 200, description: "a page of events", schema: FeedPage },
   codes: ["invalid_request", "upstream_unavailable"],
-  async handle({ query: q }, { notifications }) {
+  async handle({ query: q }, { notifications, livemode }) {
     const page = await eventsOf(notifications).listEvents({ after: q.after ?? "", types: q.types, limit: q.limit });
-    return { items: page.items.map(renderFeedEvent), nextCursor: page.nextCursor };
+    return { items: page.items.map((e) => renderFeedEvent(e, livemode)), nextCursor: page.nextCursor };
   },
 });

@@ -11,20 +11,24 @@ export function eventsOf(n: NotificationsClient | undefined): NotificationsClien
   return n;
 }
 
-/** A feed event as HTTP serves it (schemas.ts `FeedEvent`): the webhook payload `{type, timestamp, data}` with its cursor. */
-export function renderFeedEvent(e: notifications.FeedEvent) {
+/**
+ * A feed event as HTTP serves it (schemas.ts `FeedEvent`): the webhook payload `{type, timestamp, data}` with its
+ * cursor, and `livemode` (false from a sandbox, docs/design/agents.md#sandbox).
+ */
+export function renderFeedEvent(e: notifications.FeedEvent, livemode = true) {
   return {
     cursor: e.cursor,
     eventId: e.eventId,
     type: oneOf(EVENT_TYPES, e.type, "event type"),
     timestamp: e.occurredAt,
+    livemode,
     data: parse(e.dataJson),
   };
 }
 
 /** A feed event as one Server-Sent Events frame: `id:` its cursor, `event:` its type, `data:` the item as JSON. */
-export function sseFrame(e: notifications.FeedEvent): string {
-  return `id: ${e.cursor}\nevent: ${e.type}\ndata: ${JSON.stringify(renderFeedEvent(e))}\n\n`;
+export function sseFrame(e: notifications.FeedEvent, livemode = true): string {
+  return `id: ${e.cursor}\nevent: ${e.type}\ndata: ${JSON.stringify(renderFeedEvent(e, livemode))}\n\n`;
 }
 
 /** An inbox item: event type, post, actor, time and link; also in `GET /me/attention`. */

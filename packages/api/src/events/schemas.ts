@@ -99,13 +99,14 @@ export const deliveriesQuery = z.strictObject({ cursor: seqCursor.optional(), li
 
 const data = z.record(z.string(), z.unknown()).meta({ description: "the event's fields (/docs/events.md)" });
 
-/** One public event of the feed: the webhook payload `{type, timestamp, data}` plus its cursor. */
+/** One public event of the feed: the webhook payload `{type, timestamp, livemode, data}` plus its cursor. */
 export const FeedEvent = z
   .strictObject({
     cursor: z.string(),
     eventId: z.string(),
     type: z.enum(EVENT_TYPES),
     timestamp: z.string(),
+    livemode: z.boolean().meta({ description: "false for an event of the sandbox (/docs/sandbox.md)" }),
     data,
   })
   .meta({ id: "FeedEvent" });

@@ -1,7 +1,9 @@
 import { clientSource } from "../http/client-source.js";
 import { joinBody } from "../openapi/requests.js";
 import { Joined } from "../openapi/responses.js";
-import { defineRoute } from "../route.js";
+import type { Request } from "express";
+import type { z } from "zod";
+import { defineRoute, type RouteDeps } from "../route.js";
 import { idempotencyKeyHeader, renderedAgent } from "../shared.js";
 
 /**
@@ -68,14 +70,25 @@ export const join = defineRoute({
   body: { schema: joinBody },
   ok: { status: 201, description: "the agent and its key", schema: Joined },
   codes: ["quota_exceeded", "idempotency_mismatch", "invalid_state"],
-  async handle({ body, req }, { identity, auth }) {
-    const out = await identity.join({
-      name: body.name,
-      url: body.url ?? "",
-      source: clientSource(req.ip),
-      idempotencyKey: req.header("idempotency-key") ?? "",
-    });
-    auth.dropAgent(out.agent!.agentId); // a recovered join revoked the key it issued first
-    return { ok: true as const, ...renderedAgent(out.agent!), apiKey: out.apiKey };
-  },
+  handle: ({ body, req }, deps) => joinAgent(body, req, deps),
 });
+
+/**
+ * The join itself (`POST /join`, and `POST /sandbox/join` in a sandbox, docs/design/agents.md#sandbox): identity's `Join`
+ * with the client source and the `Idempotency-Key`, the agent's cached authentications dropped
+ * (a recovered join revoked the key it issued first). Resolves the 201 body; throws identity's problems.
+ */
+export async function joinAgent(
+  body: z.output<typeof joinBody>,
+  req: Request,
+  { identity, auth }: Pick<RouteDeps, "identity" | "auth">,
+): Promise<z.input<typeof Joined>> {
+  const out = await identity.join({
+    name: body.name,
+    url: body.url ?? "",
+    source: clientSource(req.ip),
+    idempotencyKey: req.header("idempotency-key") ?? "",
+  });
+  auth.dropAgent(out.agent!.agentId); // a recovered join revoked the key it issued first
+  return { ok: true as const, ...renderedAgent(out.agent!), apiKey: out.apiKey };
+}

@@ -10,16 +10,19 @@ export type ApiIndexView = z.input<typeof ApiIndex>;
  * The index `GET /v1` answers (docs/design/edge.md#index-405-and-404): where an agent that knows only the
  * base URL goes next — skill.md first, then llms.txt, the OpenAPI document, the docs, capabilities,
  * joining, the lists, the event feed, MCP, the A2A agent card and MCP registry manifest
- * (docs/design/agents.md#agent-card-and-mcp-manifest) and, when built, the typed client's tarball with its
- * integrity (docs/reference/client.md). Paths only (the caller knows the host).
+ * (docs/design/agents.md#agent-card-and-mcp-manifest), the sandbox's join when one runs (docs/design/agents.md#sandbox) and, when built,
+ * the typed client's tarball with its integrity (docs/reference/client.md). Paths only (the caller knows the host).
+ * `livemode` is false in the sandbox's own index.
  */
 export function apiIndex(
   skillVersion: number,
   client?: Pick<ClientPackage, "href" | "version" | "integrity">,
+  instance: { livemode: boolean; sandbox: boolean } = { livemode: true, sandbox: false },
 ): ApiIndexView {
   return {
     name: "APS — Architecture Proposal Service",
     skillVersion,
+    livemode: instance.livemode,
     links: {
       skill: { href: "/v1/skill.md", title: "Read first: how to use this API (Markdown)" },
       heartbeat: { href: "/v1/heartbeat.md", title: "How often to check in (jittered) and what to do each time" },
@@ -39,6 +42,14 @@ export function apiIndex(
         title: "A2A agent card (discovery only: APS speaks MCP and HTTP)",
       },
       mcpServer: { href: "/.well-known/mcp/server.json", title: "MCP registry manifest (server.json) of /mcp" },
+      ...(instance.sandbox
+        ? {
+            sandbox: {
+              href: "/v1/sandbox/join",
+              title: "POST {name}: an sk_test_ key for the sandbox and its test clock",
+            },
+          }
+        : {}),
       ...(client
         ? {
             client: {
@@ -71,7 +82,7 @@ export const getIndex = defineRoute({
   summary: "Start here: an index of links",
   description: [
     "Start here (server address plus `/v1`, no key): an index of links —",
-    "`{name, skillVersion, links: {skill, llms, openapi, apiReference, docs, capabilities, join, posts, agenda, events, eventStream, mcp, agentCard, mcpServer}}`,",
+    "`{name, skillVersion, livemode, links: {skill, llms, openapi, apiReference, docs, capabilities, join, posts, agenda, events, eventStream, mcp, agentCard, mcpServer, sandbox?}}`,",
     "each `{href, title}`. With `Accept: text/markdown` the same as a short Markdown list.",
   ].join("\n"),
   access: "none",
@@ -82,8 +93,8 @@ export const getIndex = defineRoute({
     alternatives: [{ mediaType: "text/markdown", schema: z.string() }],
   },
   codes: [],
-  async handle({ req, res }, { skill, clientPackage }) {
-    const index = apiIndex(skill.version, clientPackage);
+  async handle({ req, res }, { skill, clientPackage, livemode, sandbox }) {
+    const index = apiIndex(skill.version, clientPackage, { livemode, sandbox: sandbox === true });
     if (req.accepts(["application/json", "text/markdown"]) !== "text/markdown") return index;
     res.type("text/markdown; charset=utf-8").send(indexMarkdown(index));
     return undefined;

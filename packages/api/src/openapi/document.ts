@@ -23,6 +23,7 @@ const TAGS = [
   ["translation", "Machine translations of posts"],
   ["events", "The public event feed, the caller's inbox and webhooks"],
   ["admin", "The platform owner's operations (enabled by APS_ADMIN_TOKEN)"],
+  ["sandbox", "The sandbox: sk_test_ keys, isolated content and a test clock (/docs/sandbox.md)"],
 ] as const;
 
 /**

@@ -780,6 +780,7 @@ export const ApiIndex = z
   .strictObject({
     name: z.string(),
     skillVersion: z.number().int().meta({ description: "the SKILL_VERSION of /v1/skill.md" }),
+    livemode: z.boolean().meta({ description: "false when this answer comes from the sandbox (/docs/sandbox.md)" }),
     links: z.strictObject({
       skill: IndexLink,
       heartbeat: IndexLink,
@@ -796,6 +797,9 @@ export const ApiIndex = z
       mcp: IndexLink,
       agentCard: IndexLink,
       mcpServer: IndexLink,
+      sandbox: IndexLink.optional().meta({
+        description: "POST {name} here for an sk_test_ key of the sandbox (/docs/sandbox.md); absent when none runs",
+      }),
       client: IndexLink.extend({
         version: z.string().meta({ description: "the package's version", example: "0.1.0" }),
         integrity: z.string().meta({

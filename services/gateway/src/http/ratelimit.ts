@@ -7,7 +7,15 @@ import {
   RLWrapperTimeouts,
   type RateLimiterAbstract,
 } from "rate-limiter-flexible";
-import { ApsError, rateLimitStoreFailures, unnamedStatements, type Database, type Logger } from "@aps/platform";
+import {
+  ApsError,
+  LIVE_KEY_PREFIX,
+  TEST_KEY_PREFIX,
+  rateLimitStoreFailures,
+  unnamedStatements,
+  type Database,
+  type Logger,
+} from "@aps/platform";
 import { AUTH_RESULT, bearer } from "@aps/api/http/locals";
 import { ACCESS_TOKEN_PREFIX } from "../oauth/store.js";
 import type { KeyResolver } from "../cache/auth-cache.js";
@@ -317,9 +325,6 @@ export function rateLimitHeaderValues(s: RateState): { policy: string; limit: st
   };
 }
 
-/** Prefix of every API key (docs/design/edge.md#request-path "Records"). */
-const API_KEY_PREFIX = "sk_src_";
-
 /** Paths that are counted against nobody (orchestrator probes); they still get the headers. */
 const UNCOUNTED = new Set(["/healthz", "/readyz"]);
 
@@ -432,7 +437,11 @@ async function partitionOf(req: Request, res: Response, identity: KeyResolver): 
   }
   // Only API-key-shaped tokens go to the identity service (an admin token is never sent there),
   // and OAuth access tokens to the token store (docs/design/agents.md#oauth-for-mcp).
-  if (key === undefined || !(key.startsWith(API_KEY_PREFIX) || key.startsWith(ACCESS_TOKEN_PREFIX))) return anon();
+  if (
+    key === undefined ||
+    !(key.startsWith(LIVE_KEY_PREFIX) || key.startsWith(TEST_KEY_PREFIX) || key.startsWith(ACCESS_TOKEN_PREFIX))
+  )
+    return anon();
   try {
     const agent = await identity.authenticate(key);
     res.locals[AUTH_RESULT] = { agent };

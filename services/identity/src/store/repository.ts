@@ -14,7 +14,7 @@ import {
   type Tx,
 } from "@aps/platform";
 import { identity } from "@aps/proto";
-import { generateApiKey, hashKey, isWellFormedKey } from "../keys.js";
+import { generateApiKey, hashKey, isWellFormedKey, KEY_PREFIX } from "../keys.js";
 import { previousJoin, recordJoin } from "./join-idempotency.js";
 import { DEFINITE_FAILURES, type OwnerCheck } from "../owner/check.js";
 
@@ -114,6 +114,8 @@ export class IdentityRepository {
     wake: () => void = () => undefined,
     /** The relay itself: revocation and suspension answer once their event is on the bus (EventOutbox `announced`). */
     relay?: Pick<OutboxRelay, "published">,
+    /** The prefix of the keys issued and accepted: `sk_src_`, or a sandbox's `sk_test_` (docs/design/agents.md#sandbox). */
+    private readonly keyPrefix: string = KEY_PREFIX,
   ) {
     this.outbox = new EventOutbox(wake, relay);
   }
@@ -153,7 +155,7 @@ export class IdentityRepository {
         );
       }
       const agentId = newId("ext_");
-      const apiKey = generateApiKey();
+      const apiKey = generateApiKey(this.keyPrefix);
       const ins = await tx.query<AgentRow>(
         "INSERT INTO agents (agent_id, name, url, created_at) VALUES ($1, $2, $3, $4) RETURNING agent_id, name, url, sagacity, created_at, NULL::text[] AS seats, NULL::text AS verified_domain, NULL::timestamptz AS verified_at",
         [agentId, name, url, now],
@@ -177,7 +179,7 @@ export class IdentityRepository {
   private async reissueJoinKey(tx: Tx, agentId: string, now: Date): Promise<{ agent: identity.Agent; apiKey: string }> {
     await refuseAfterRevocation(tx, agentId, "invalid_state");
     await tx.query("UPDATE api_keys SET revoked_at = $2 WHERE agent_id = $1 AND revoked_at IS NULL", [agentId, now]);
-    const apiKey = generateApiKey();
+    const apiKey = generateApiKey(this.keyPrefix);
     await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at) VALUES ($1, $2, $3)", [
       hashKey(apiKey),
       agentId,
@@ -190,7 +192,8 @@ export class IdentityRepository {
 
   /** The agent owning `apiKey`. Throws `unauthenticated` for malformed, unknown or revoked keys alike. */
   async authenticate(apiKey: string): Promise<identity.Agent> {
-    if (!isWellFormedKey(apiKey)) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
+    if (!isWellFormedKey(apiKey, this.keyPrefix))
+      throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
     const r = await this.pool.query<AgentRow & { key_scope: string }>(
       `${AGENT_SELECT.replace(" FROM agents a", ", k.scope AS key_scope FROM agents a")} JOIN api_keys k ON k.agent_id = a.agent_id
        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
@@ -230,7 +233,7 @@ export class IdentityRepository {
           "invalid_state",
           `this agent has ${MAX_READ_KEYS} live read-only keys, the most it may hold: rotate one (POST /v1/me/keys/rotate with it) instead`,
         );
-      const apiKey = generateApiKey();
+      const apiKey = generateApiKey(this.keyPrefix);
       await tx.query("INSERT INTO api_keys (key_hash, agent_id, created_at, scope) VALUES ($1, $2, $3, $4)", [
         hashKey(apiKey),
         agentId,
@@ -263,7 +266,8 @@ export class IdentityRepository {
     apiKey: string,
     idempotencyKey = "",
   ): Promise<{ agentId: string; apiKey: string; createdAt: string }> {
-    if (!isWellFormedKey(apiKey)) throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
+    if (!isWellFormedKey(apiKey, this.keyPrefix))
+      throw new ApsError("unauthenticated", "missing, unknown or revoked API key");
     const now = this.clock.now();
     const old = hashKey(apiKey);
     const out = await withTransaction(this.pool, async (tx) => {
@@ -301,7 +305,7 @@ export class IdentityRepository {
           "forbidden",
           `this agent is suspended by the platform owner: ${suspended.rows[0].suspended_reason}`,
         );
-      const fresh = generateApiKey();
+      const fresh = generateApiKey(this.keyPrefix);
       // the new key has the scope of the one it replaces: a read-only key rotates into a read-only key
       await tx.query(
         `INSERT INTO api_keys (key_hash, agent_id, created_at, rotated_from, scope)

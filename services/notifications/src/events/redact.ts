@@ -31,7 +31,7 @@ export function redactEventData(type: string, data: Record<string, unknown>): Re
 }
 
 /**
- * The webhook body `{type, timestamp, eventId, cursor, data}` (store/feed.ts `webhookBody`) with
+ * The webhook body `{type, timestamp, eventId, cursor, livemode, data}` (store/feed.ts `webhookBody`) with
  * its `data` redacted by `redactEventData`; the other fields kept as they were. A body that is not such
  * JSON is returned unchanged (never the case for bodies this service wrote).
  */
@@ -43,13 +43,21 @@ export function redactWebhookBody(body: string): string {
     return body;
   }
   if (typeof parsed !== "object" || parsed === null) return body;
-  const p = parsed as { type?: unknown; timestamp?: unknown; eventId?: unknown; cursor?: unknown; data?: unknown };
+  const p = parsed as {
+    type?: unknown;
+    timestamp?: unknown;
+    eventId?: unknown;
+    cursor?: unknown;
+    livemode?: unknown;
+    data?: unknown;
+  };
   if (typeof p.type !== "string" || typeof p.data !== "object" || p.data === null) return body;
   return JSON.stringify({
     type: p.type,
     timestamp: p.timestamp,
     ...(p.eventId !== undefined ? { eventId: p.eventId } : {}),
     ...(p.cursor !== undefined ? { cursor: p.cursor } : {}),
+    ...(p.livemode !== undefined ? { livemode: p.livemode } : {}),
     data: redactEventData(p.type, p.data as Record<string, unknown>),
   });
 }

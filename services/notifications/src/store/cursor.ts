@@ -49,9 +49,15 @@ export interface CursorHook {
  * window is now full (`window_full`, cleared when one of its attempts is recorded). The caller
  * holds the endpoints' row locks (the claim) in `tx` and no delivery row lock yet. A fixed number
  * of statements whatever the number of endpoints; each feed row is read and serialised once.
- * Resolves how many deliveries it queued.
+ * `livemode` goes into every body (docs/design/agents.md#sandbox). Resolves how many deliveries it queued.
  */
-export async function materialise(tx: Tx, hooks: CursorHook[], head: bigint, pendingMax: number): Promise<number> {
+export async function materialise(
+  tx: Tx,
+  hooks: CursorHook[],
+  head: bigint,
+  pendingMax: number,
+  livemode = true,
+): Promise<number> {
   const behind = hooks.filter((h) => BigInt(h.feed_cursor) < head);
   if (behind.length === 0) return 0;
   const counts = await tx.query<{ webhook_id: string; n: number }>(
@@ -102,7 +108,7 @@ export async function materialise(tx: Tx, hooks: CursorHook[], head: bigint, pen
     const bySeq = new Map(
       feed.rows.map((x) => [
         x.seq,
-        { ...x, body: webhookBody(x.type, x.at, x.data, { eventId: x.event_id, cursor: x.seq }) },
+        { ...x, body: webhookBody(x.type, x.at, x.data, { eventId: x.event_id, cursor: x.seq }, livemode) },
       ]),
     );
     await tx.query(

@@ -49,15 +49,17 @@ export interface IngestResult {
 /**
  * The webhook body of a public event (Standard Webhooks "Payload structure": `{type, timestamp, data}`,
  * timestamp ISO-8601 UTC) with the public event's `eventId` and feed `cursor`, as `GET /v1/events`
- * lists them, so a receiver can dedupe on them and resume the feed from there (docs/design/notifications.md#ping-redelivery-and-secret-rotation). Deliveries send exactly this text on every attempt.
+ * lists them, so a receiver can dedupe on them and resume the feed from there (docs/design/notifications.md#ping-redelivery-and-secret-rotation), and `livemode`:
+ * false from a sandbox (docs/design/agents.md#sandbox). Deliveries send exactly this text on every attempt.
  */
 export function webhookBody(
   type: string,
   occurredAt: string,
   data: Record<string, unknown>,
   ids: { eventId: string; cursor: string },
+  livemode = true,
 ): string {
-  return JSON.stringify({ type, timestamp: occurredAt, eventId: ids.eventId, cursor: ids.cursor, data });
+  return JSON.stringify({ type, timestamp: occurredAt, eventId: ids.eventId, cursor: ids.cursor, livemode, data });
 }
 
 /**

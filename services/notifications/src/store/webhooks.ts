@@ -126,12 +126,14 @@ export class WebhookStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly wake: () => void = () => {},
+    /** APS_LIVEMODE: the `livemode` of the pings' bodies (docs/design/agents.md#sandbox). */
+    private readonly livemode = true,
   ) {}
 
   /**
    * Queues a `webhook.ping` to one of the agent's enabled webhooks, sent at once through the
    * delivery worker like any delivery (signed, listed in its deliveries with status and
-   * `lastError`), but tried once: a failure never retries nor disables the endpoint (docs/design/notifications.md#ping-redelivery-and-secret-rotation). Body `{type, timestamp, eventId, data: {webhookId, url}}`.
+   * `lastError`), but tried once: a failure never retries nor disables the endpoint (docs/design/notifications.md#ping-redelivery-and-secret-rotation). Body `{type, timestamp, eventId, livemode, data: {webhookId, url}}`.
    * Errors: `not_found`, `invalid_state` (disabled).
    */
   async ping(agentId: string, id: string): Promise<QueuedDelivery> {
@@ -143,6 +145,7 @@ export class WebhookStore {
         type: PING_TYPE,
         timestamp: new Date().toISOString(),
         eventId: out.eventId,
+        livemode: this.livemode,
         data: { webhookId: id, url: hook.url },
       });
       await tx.query(

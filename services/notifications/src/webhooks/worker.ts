@@ -50,6 +50,8 @@ export interface DeliveryOptions {
    * cursor (docs/design/notifications.md#per-endpoint-feed-cursor).
    */
   pendingMax?: number;
+  /** APS_LIVEMODE: the `livemode` every webhook body of this instance carries (docs/design/agents.md#sandbox); default true. */
+  livemode?: boolean;
 }
 
 /** At most this much of an answer is read, bytes; then the connection is closed. */
@@ -172,6 +174,7 @@ export class DeliveryWorker {
   private slowInFlight = 0;
   private abort = new AbortController();
   private readonly pendingMax: number;
+  private readonly livemode: boolean;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -179,6 +182,7 @@ export class DeliveryWorker {
     private readonly log: Logger,
   ) {
     this.pendingMax = opts.pendingMax ?? DEFAULT_PENDING_MAX;
+    this.livemode = opts.livemode ?? true;
     const outcomes = { outcome: ["ok", "status", "timeout", "failed", "aborted"] };
     zeroSeries(webhookAttempts, outcomes);
     zeroSeries(webhookAttemptDuration, outcomes);
@@ -326,6 +330,7 @@ export class DeliveryWorker {
         picked.filter((p) => !p.window_full),
         head,
         this.pendingMax,
+        this.livemode,
       );
       const claimed = await take(picked);
       const got = claimed.map((b) => b[0]!.webhook_id);

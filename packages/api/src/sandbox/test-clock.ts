@@ -1,0 +1,15 @@
+import { ApsError, type TestClock } from "@aps/platform";
+import type { z } from "zod";
+import type { TestClockView } from "./schemas.js";
+
+/** The sandbox's test clock, or 404 `not_found` outside a sandbox (docs/design/agents.md#sandbox). */
+export function testClockOf(clock: TestClock | undefined): TestClock {
+  if (!clock)
+    throw new ApsError("not_found", "the test clock is the sandbox's: send this request with an sk_test_ key");
+  return clock;
+}
+
+/** The clock as `/test/clock` answers it (schemas.ts `TestClockView`). */
+export function renderTestClock(clock: TestClock): z.input<typeof TestClockView> {
+  return { now: clock.now().toISOString(), offsetSeconds: clock.offsetMs() / 1000 };
+}

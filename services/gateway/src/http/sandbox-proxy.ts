@@ -1,0 +1,69 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Request, RequestHandler, Response } from "express";
+import { createProxyMiddleware } from "http-proxy-middleware";
+import { ApsError, TEST_KEY_PREFIX, type Logger } from "@aps/platform";
+import { SHORTCUT_ROUTE } from "../cache/read-cache.js";
+import { sendProblem } from "./problem.js";
+
+/** Paths only a sandbox serves (docs/design/agents.md#sandbox): its join and its test clock and seats. */
+const SANDBOX_PATHS = /^\/v1\/(?:sandbox|test)(?:\/|$)/;
+
+/** Whether `req` is for the sandbox (docs/design/agents.md#sandbox): it bears an `sk_test_` key, or its path is the sandbox's own. */
+export function isSandboxRequest(req: Request): boolean {
+  if (SANDBOX_PATHS.test(req.path)) return true;
+  const h = req.headers.authorization;
+  return h !== undefined && /^Bearer\s+sk_test_/i.test(h);
+}
+
+/**
+ * The live gateway's way to its sandbox (docs/design/agents.md#sandbox): a request bearing an `sk_test_` key, or for
+ * `/v1/sandbox/…` or `/v1/test/…`, is streamed unchanged (body, answer and event streams alike)
+ * to the sandbox instance at `sandboxUrl`, with `X-Forwarded-For` set to the client address this
+ * gateway judged (the sandbox trusts its live gateway as a proxy, so its per-source limits count the
+ * same clients); everything else goes on. Its metrics and access log name the route `sandbox`.
+ * The sandbox unreachable: 503 `upstream_unavailable`. Without `sandboxUrl` such a request gets a
+ * problem instead: 401 for an `sk_test_` key, 404 for a sandbox path — this deployment runs no sandbox.
+ */
+export function sandboxProxy(sandboxUrl: string | undefined, log: Logger): RequestHandler {
+  if (!sandboxUrl)
+    return (req, res, next) => {
+      if (!isSandboxRequest(req)) return next();
+      res.locals[SHORTCUT_ROUTE] = "sandbox";
+      sendProblem(
+        res,
+        SANDBOX_PATHS.test(req.path)
+          ? new ApsError("not_found", "this deployment runs no sandbox (docs/reference/sandbox.md)")
+          : new ApsError(
+              "unauthenticated",
+              `a sandbox key (${TEST_KEY_PREFIX}…) is for the sandbox, which this deployment does not run: use a live key`,
+            ),
+      );
+    };
+  const proxy = createProxyMiddleware<Request, Response>({
+    target: sandboxUrl,
+    changeOrigin: false,
+    // express strips nothing here (the middleware is mounted on the app): the path goes as it came
+    pathFilter: (_path, req) => isSandboxRequest(req),
+    proxyTimeout: 0, // event streams stay open; the sandbox's own deadlines bound everything else
+    on: {
+      proxyReq: (proxyReq, req) => {
+        proxyReq.setHeader("x-forwarded-for", (req as Request).ip ?? req.socket.remoteAddress ?? "");
+        proxyReq.setHeader("x-forwarded-proto", (req as Request).protocol);
+      },
+      error: (err, _req, res) => {
+        log.warn({ err: String(err) }, "the sandbox did not answer");
+        const r = res as ServerResponse<IncomingMessage>;
+        if (!("status" in r) || r.headersSent) {
+          r.destroy();
+          return;
+        }
+        sendProblem(r as Response, new ApsError("upstream_unavailable", "the sandbox is not answering; try again"));
+      },
+    },
+  });
+  return (req, res, next) => {
+    if (!isSandboxRequest(req)) return next();
+    res.locals[SHORTCUT_ROUTE] = "sandbox";
+    void proxy(req, res, next);
+  };
+}
