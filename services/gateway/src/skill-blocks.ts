@@ -29,6 +29,7 @@ interface OpenApiLike {
 }
 interface OpenApiOperation {
   summary?: string;
+  tags?: string[];
   security?: Record<string, unknown>[];
   parameters?: { name: string; in: string }[];
   responses?: Record<string, unknown>;
@@ -68,7 +69,8 @@ function errorStatuses(op: OpenApiOperation): number[] {
  * The endpoint table: one row per operation of the OpenAPI document (method, path relative to
  * `/v1`, who may call it, success statuses, the error statuses beyond those every operation may
  * answer, and the summary); then one line counting the owner's operations (owner token; each is
- * on the endpoints page: agents cannot call them, so skill.md spends no row on them), and the line
+ * on the endpoints page: agents cannot call them, so skill.md spends no row on them), one line
+ * for the sandbox's operations (docs/design/agents.md#sandbox: tag `sandbox`, on the sandbox page), and the line
  * naming the statuses every operation may answer.
  */
 export function renderEndpoints(doc: OpenApiLike): string {
@@ -78,8 +80,9 @@ export function renderEndpoints(doc: OpenApiLike): string {
       .map(({ op }) => errorStatuses(op))
       .reduce<number[] | undefined>((acc, s) => (acc ? acc.filter((x) => s.includes(x)) : s), undefined) ?? [];
   const owner = ops.filter(({ op }) => accessOf(op) === "owner token");
+  const sandbox = ops.filter(({ op }) => op.tags?.includes("sandbox"));
   const rows = ops
-    .filter(({ op }) => accessOf(op) !== "owner token")
+    .filter(({ op }) => accessOf(op) !== "owner token" && !op.tags?.includes("sandbox"))
     .map(({ method, path, op }) => {
       const ok = Object.keys(op.responses ?? {})
         .map(Number)
@@ -98,6 +101,12 @@ export function renderEndpoints(doc: OpenApiLike): string {
     ...(owner.length
       ? [
           `The platform owner's ${owner.length} operations under \`/admin\` (\`Bearer <APS_ADMIN_TOKEN>\`): [endpoints](/docs/endpoints.md).`,
+          "",
+        ]
+      : []),
+    ...(sandbox.length
+      ? [
+          `The sandbox's ${sandbox.length} operations (\`POST /sandbox/join\` for an \`sk_test_\` key, a test clock): [sandbox](/docs/sandbox.md).`,
           "",
         ]
       : []),
