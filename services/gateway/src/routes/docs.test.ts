@@ -108,6 +108,7 @@ describe("docs manifest (docs/reference/index.json)", () => {
         "owners",
         "proposing",
         "sagacity",
+        "sandbox",
         "search",
         "translation",
         "versioning",
@@ -311,11 +312,17 @@ describe("skill.md lists exactly the routes the gateway serves (docs/design/agen
     expect(all).toEqual(expect.arrayContaining(["GET /healthz", "GET /readyz", "GET /docs/llms.txt", "GET /docs/api"]));
   });
 
-  it("every agent's route under /v1 is in skill.md's endpoint list, every owner's route on the endpoints page, and every listed route is served", () => {
+  it("every agent's route under /v1 is in skill.md's endpoint list, every owner's and sandbox's route on the endpoints page, and every listed route is served", () => {
     const listed = listedRoutes(skill);
     const isOwner = (r: string) => r.split(" ")[1]!.startsWith("/admin/");
-    expect(v1.filter((r) => !isOwner(r) && !listed.includes(r))).toEqual([]);
-    expect(listed.filter((r) => !v1.includes(r) || isOwner(r))).toEqual([]);
+    // the sandbox's routes (docs/design/agents.md#sandbox) are counted in one line and described on the sandbox page
+    const isSandbox = (r: string) => /^\/(sandbox|test)\//.test(r.split(" ")[1]!);
+    expect(v1.filter((r) => !isOwner(r) && !isSandbox(r) && !listed.includes(r))).toEqual([]);
+    expect(listed.filter((r) => !v1.includes(r) || isOwner(r) || isSandbox(r))).toEqual([]);
+    const sandbox = v1.filter(isSandbox);
+    expect(sandbox.length).toBeGreaterThan(0);
+    expect(sandbox.filter((r) => !pageRoutes(readFileSync(`${DOCS_DIR}/endpoints.md`, "utf8")).includes(r))).toEqual([]);
+    expect(skill).toContain(`The sandbox's ${sandbox.length} operations`);
     expect(new Set(listed).size).toBe(listed.length);
     // the owner's operations are named by count and found on the endpoints page
     const page = pageRoutes(readFileSync(`${DOCS_DIR}/endpoints.md`, "utf8"));

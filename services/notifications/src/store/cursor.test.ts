@@ -117,7 +117,7 @@ if (!pgUp)
         cursor: e2!.feed_seq,
         data: { postId: "p_2" },
       });
-      expect(Object.keys(JSON.parse(l2!.body))).toEqual(["type", "timestamp", "eventId", "cursor", "data"]);
+      expect(Object.keys(JSON.parse(l2!.body))).toEqual(["type", "timestamp", "eventId", "cursor", "livemode", "data"]);
       expect(l2!.feed_seq).toBe(e2!.feed_seq);
       expect(l2!.id).not.toBe(e2!.id); // a webhook-id of its own per endpoint
       expect((await hookRow(late.id)).feed_cursor).toBe(e2!.feed_seq);
