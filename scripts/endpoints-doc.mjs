@@ -114,7 +114,10 @@ function tables(doc, op) {
     ["query", "Query parameter"],
     ["header", "Header"],
   ]) {
-    const ps = (op.parameters ?? []).filter((p) => p.in === where);
+    // shared parameters are references (components.parameters); `dryRun`, on every write, is on the http page
+    const ps = (op.parameters ?? [])
+      .map((p) => (p.$ref ? doc.components.parameters[p.$ref.split("/").pop()] : p))
+      .filter((p) => p && p.in === where && p.name !== "dryRun");
     if (!ps.length) continue;
     out.push(
       [

@@ -317,9 +317,10 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
     );
     await dryThenReal("post /me/keys/rotate", "POST", "/me/keys/rotate", a);
 
-    const writes = ROUTES.filter((r) => r.operation.method !== "get" && !r.continues).map(
-      (r) => `${r.operation.method} ${r.operation.path}`,
-    );
+    // the sandbox's own writes run in a sandbox, where test/e2e/sandbox.test.ts checks their dry runs
+    const writes = ROUTES.filter(
+      (r) => r.operation.method !== "get" && !r.continues && r.operation.tag !== "sandbox",
+    ).map((r) => `${r.operation.method} ${r.operation.path}`);
     expect(writes.filter((w) => !checked.has(w))).toEqual([]);
   }, 600_000);
 

@@ -234,5 +234,24 @@ describe.each(modes)("sandbox (%s)", (mode) => {
       expect([r.status, r.body.code]).toEqual([400, "invalid_request"]);
     }
     expect(expectStatus(await req("GET", "/test/clock"), 200, "clock").offsetSeconds).toBe(before.offsetSeconds);
+
+    // the sandbox's writes as dry runs (docs/design/edge.md#dry-run): the answer they would give, nothing kept
+    const dryJoin = await req("POST", "/sandbox/join?dryRun=true", { body: { name: "never joined" } });
+    expect([dryJoin.status, dryJoin.headers.get("aps-dry-run")]).toEqual([201, "true"]);
+    expect(dryJoin.body.apiKey).toMatch(/^sk_test_/);
+    expect((await req("GET", `/agents/${dryJoin.body.agentId}`, { key: sandboxAgent.apiKey })).status).toBe(404);
+    const dryAdvance = await req("POST", "/test/clock/advance?dryRun=true", {
+      key: sandboxAgent.apiKey,
+      body: { seconds: 60 },
+    });
+    expect([dryAdvance.status, dryAdvance.headers.get("aps-dry-run")]).toEqual([200, "true"]);
+    expect(dryAdvance.body.offsetSeconds).toBe(before.offsetSeconds + 60);
+    expect(expectStatus(await req("GET", "/test/clock"), 200, "clock").offsetSeconds).toBe(before.offsetSeconds);
+    const drySeat = await req("POST", "/test/seats?dryRun=true", {
+      key: sandboxAgent.apiKey,
+      body: { agentId: sandboxAgent.agentId, seat: "chief" },
+    });
+    expect([drySeat.status, [...drySeat.body.seats].sort()]).toEqual([200, ["chief", "councillor"]]);
+    expect(expectStatus(await req("GET", "/me", { key: sandboxAgent.apiKey }), 200, "me").seats).toEqual([]);
   });
 });

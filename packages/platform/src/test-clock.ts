@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { Clock } from "./clock.js";
 import { migrate } from "./db/migrate.js";
+import { inDryRun } from "./db/dry-run.js";
 import { openDatabase, type Database } from "./db/database.js";
 import type { Logger } from "./log.js";
 
@@ -24,10 +25,11 @@ export interface TestClock extends Clock {
   offsetMs(): number;
   /**
    * Moves the clock forward by `ms` (an integer, 1 … MAX_CLOCK_ADVANCE_MS) for every process of
-   * the instance, and resolves with the new now (UTC) once it is stored. Throws RangeError on a
-   * bad `ms`, and the database's error when it cannot be stored (nothing moved then).
+   * the instance, and resolves with the new now (UTC) and offset (ms) once it is stored. In a dry
+   * run (docs/design/edge.md#dry-run) nothing moves and it resolves what an advance would give. Throws
+   * RangeError on a bad `ms`, and the database's error when it cannot be stored (nothing moved then).
    */
-  advance(ms: number): Promise<Date>;
+  advance(ms: number): Promise<{ now: Date; offsetMs: number }>;
 }
 
 /** Whether `c` is a sandbox's test clock (it has `advance`). */
@@ -79,9 +81,10 @@ export class PgTestClock implements TestClock {
     return this.offset;
   }
 
-  async advance(ms: number): Promise<Date> {
+  async advance(ms: number): Promise<{ now: Date; offsetMs: number }> {
     if (!Number.isInteger(ms) || ms < 1 || ms > MAX_CLOCK_ADVANCE_MS)
       throw new RangeError(`an advance is a whole number of ms from 1 to ${MAX_CLOCK_ADVANCE_MS}`);
+    if (inDryRun()) return { now: new Date(Date.now() + this.offset + ms), offsetMs: this.offset + ms };
     const r = await this.db.pool.query<{ offset_ms: string }>(
       `WITH moved AS (
          UPDATE test_clock SET offset_ms = offset_ms + $1, advanced_at = now() RETURNING offset_ms
@@ -90,7 +93,7 @@ export class PgTestClock implements TestClock {
       [ms],
     );
     this.raise(Number(r.rows[0]!.offset_ms));
-    return this.now();
+    return { now: this.now(), offsetMs: this.offset };
   }
 
   /** Stops listening and closes the clock's connections; `now()` keeps the last offset. */

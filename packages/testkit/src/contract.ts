@@ -40,14 +40,19 @@ interface ParameterObject {
   } & Record<string, unknown>;
 }
 interface OperationObject {
-  parameters?: ParameterObject[];
+  /** Each inline, or a reference to a shared one (`#/components/parameters/<name>`). */
+  parameters?: (ParameterObject | { $ref: string })[];
   requestBody?: { required?: boolean; content?: Record<string, MediaType> };
   security?: Record<string, string[]>[];
   responses: Record<string, ResponseObject>;
 }
 interface OpenApi {
   paths: Record<string, Record<string, OperationObject>>;
-  components?: { headers?: Record<string, HeaderObject>; responses?: Record<string, ResponseObject> };
+  components?: {
+    headers?: Record<string, HeaderObject>;
+    responses?: Record<string, ResponseObject>;
+    parameters?: Record<string, ParameterObject>;
+  };
 }
 
 /** A request as the validator sees it: query, headers and the body's text (undefined: none or unreadable). */
@@ -165,7 +170,10 @@ export class ContractValidator {
     const out: string[] = [];
     const match = t.re.exec(full)!;
     const query = new URLSearchParams(rawQuery);
-    (op.parameters ?? []).forEach((p, i) => {
+    (op.parameters ?? []).forEach((given, i) => {
+      // a shared parameter is a reference to components.parameters (`dryRun`, `idempotencyKey`)
+      const p = "$ref" in given ? this.doc.components?.parameters?.[given.$ref.split("/").pop()!] : given;
+      if (!p) return;
       let values: string[];
       if (p.in === "path") {
         const raw = match[t.names.indexOf(p.name) + 1] ?? "";

@@ -31,7 +31,7 @@ interface OpenApiOperation {
   summary?: string;
   tags?: string[];
   security?: Record<string, unknown>[];
-  parameters?: { name: string; in: string }[];
+  parameters?: { name?: string; in?: string; $ref?: string }[];
   responses?: Record<string, unknown>;
 }
 
@@ -89,7 +89,11 @@ export function renderEndpoints(doc: OpenApiLike): string {
         .filter((s) => s < 400)
         .sort((a, b) => a - b);
       const extra = errorStatuses(op).filter((s) => !common.includes(s));
-      const idem = (op.parameters ?? []).some((p) => p.in === "header" && p.name === "Idempotency-Key");
+      // the header is the shared components.parameters entry `idempotencyKey` (openapi/operation.ts)
+      const idem = (op.parameters ?? []).some(
+        (p) =>
+          p.$ref === "#/components/parameters/idempotencyKey" || (p.in === "header" && p.name === "Idempotency-Key"),
+      );
       const summary = (op.summary ?? "").replace(/\|/g, "\\|");
       return `| ${method} | \`${path}\` | ${accessOf(op)}${idem ? ", idem." : ""} | ${ok.join(", ")} | ${extra.join(", ") || "–"} | ${summary} |`;
     });

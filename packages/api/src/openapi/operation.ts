@@ -22,19 +22,6 @@ export const ifMatchHeader = z.object({
     }),
 });
 
-/** The `Idempotency-Key` request header (docs/design/edge.md#idempotency-key), as the middleware checks it. */
-export const idempotencyKeyHeader = z.object({
-  "Idempotency-Key": z
-    .string()
-    .regex(/^[\x21-\x7e]{1,255}$/)
-    .optional()
-    .meta({
-      description:
-        "1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)",
-      example: "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f",
-    }),
-});
-
 /**
  * The `dryRun` query parameter of every write (docs/design/edge.md#dry-run, http/dry-run.ts), one
  * shared `components.parameters` entry that each write refers to.
@@ -49,16 +36,35 @@ const DRY_RUN_PARAMETER = {
   example: "true",
 } as const;
 
-/** Registries that hold the `dryRun` parameter already. */
-const withDryRun = new WeakSet<OpenAPIRegistry>();
+/**
+ * The `Idempotency-Key` header of every idempotent operation (docs/design/edge.md#idempotency-key), one shared
+ * `components.parameters` entry, as the `idempotencyKeyHeader` guard (shared.ts) checks it (the document stays under its size cap).
+ */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)",
+  schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
+  example: "3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f",
+} as const;
 
-/** A reference to `registry`'s shared `dryRun` parameter, registered on first use. */
-function dryRunRef(registry: OpenAPIRegistry): { $ref: string } {
-  if (!withDryRun.has(registry)) {
-    withDryRun.add(registry);
-    registry.registerComponent("parameters", "dryRun", DRY_RUN_PARAMETER as never);
+/** The shared parameters, by component name. */
+const SHARED_PARAMETERS = { dryRun: DRY_RUN_PARAMETER, idempotencyKey: IDEMPOTENCY_KEY_PARAMETER } as const;
+
+/** Registries that hold each shared parameter already. */
+const registered = new WeakMap<OpenAPIRegistry, Set<string>>();
+
+/** A reference to `registry`'s shared parameter `name`, registered on first use. */
+function parameterRef(registry: OpenAPIRegistry, name: keyof typeof SHARED_PARAMETERS): { $ref: string } {
+  let names = registered.get(registry);
+  if (!names) registered.set(registry, (names = new Set()));
+  if (!names.has(name)) {
+    names.add(name);
+    registry.registerComponent("parameters", name, SHARED_PARAMETERS[name] as never);
   }
-  return { $ref: "#/components/parameters/dryRun" };
+  return { $ref: `#/components/parameters/${name}` };
 }
 
 /** One `/v1` operation as the document describes it. */
@@ -150,11 +156,18 @@ export function registerOperation(registry: OpenAPIRegistry, op: Operation): voi
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     security: SECURITY[op.access],
-    ...(write ? { parameters: [dryRunRef(registry)] } : {}),
+    ...(write || op.idempotent
+      ? {
+          parameters: [
+            ...(write ? [parameterRef(registry, "dryRun")] : []),
+            ...(op.idempotent ? [parameterRef(registry, "idempotencyKey")] : []),
+          ],
+        }
+      : {}),
     request: {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),
-      ...(op.idempotent ? { headers: idempotencyKeyHeader } : op.ifMatch ? { headers: ifMatchHeader } : {}),
+      ...(!op.idempotent && op.ifMatch ? { headers: ifMatchHeader } : {}),
       ...(op.body
         ? {
             body: {

@@ -770,10 +770,12 @@ export const TemplateList = z
   .meta({ id: "TemplateList" });
 
 /** One link of the API index: where and what. */
-const IndexLink = z.strictObject({
-  href: z.string().meta({ description: "a path on this server", example: "/v1/skill.md" }),
-  title: z.string(),
-});
+const IndexLink = z
+  .strictObject({
+    href: z.string().meta({ description: "a path on this server", example: "/v1/skill.md" }),
+    title: z.string(),
+  })
+  .meta({ id: "IndexLink" });
 
 /** `GET /v1`: where an agent starts from the base URL alone (docs/design/edge.md#index-405-and-404). */
 export const ApiIndex = z

@@ -1,6 +1,6 @@
 import { defineRoute } from "../route.js";
 import { advanceBody, TestClockView } from "./schemas.js";
-import { renderTestClock, testClockOf } from "./test-clock.js";
+import { testClockOf } from "./test-clock.js";
 
 /**
  * `POST /test/clock/advance {seconds}` (docs/design/agents.md#sandbox): moves the sandbox's clock forward for every
@@ -26,8 +26,7 @@ export const advanceTestClock = defineRoute({
   ok: { status: 200, description: "the sandbox's clock, moved", schema: TestClockView },
   codes: ["unauthenticated", "not_found"],
   async handle({ body }, { testClock }) {
-    const clock = testClockOf(testClock);
-    await clock.advance(body.seconds * 1000);
-    return renderTestClock(clock);
+    const moved = await testClockOf(testClock).advance(body.seconds * 1000);
+    return { now: moved.now.toISOString(), offsetSeconds: moved.offsetMs / 1000 };
   },
 });

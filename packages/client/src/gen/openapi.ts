@@ -2180,126 +2180,21 @@ export interface components {
             /** @description false when this answer comes from the sandbox (/docs/sandbox.md) */
             livemode: boolean;
             links: {
-                skill: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                heartbeat: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                llms: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                openapi: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                apiReference: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                docs: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                capabilities: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                join: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                posts: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                agenda: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                events: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                eventStream: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                mcp: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                agentCard: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
-                mcpServer: {
-                    /**
-                     * @description a path on this server
-                     * @example /v1/skill.md
-                     */
-                    href: string;
-                    title: string;
-                };
+                skill: components["schemas"]["IndexLink"];
+                heartbeat: components["schemas"]["IndexLink"];
+                llms: components["schemas"]["IndexLink"];
+                openapi: components["schemas"]["IndexLink"];
+                apiReference: components["schemas"]["IndexLink"];
+                docs: components["schemas"]["IndexLink"];
+                capabilities: components["schemas"]["IndexLink"];
+                join: components["schemas"]["IndexLink"];
+                posts: components["schemas"]["IndexLink"];
+                agenda: components["schemas"]["IndexLink"];
+                events: components["schemas"]["IndexLink"];
+                eventStream: components["schemas"]["IndexLink"];
+                mcp: components["schemas"]["IndexLink"];
+                agentCard: components["schemas"]["IndexLink"];
+                mcpServer: components["schemas"]["IndexLink"];
                 /** @description POST {name} here for an sk_test_ key of the sandbox (/docs/sandbox.md); absent when none runs */
                 sandbox?: {
                     /**
@@ -2329,6 +2224,14 @@ export interface components {
                     integrity: string;
                 };
             };
+        };
+        IndexLink: {
+            /**
+             * @description a path on this server
+             * @example /v1/skill.md
+             */
+            href: string;
+            title: string;
         };
         SkillVersion: {
             version: number;
@@ -4625,6 +4528,11 @@ export interface components {
          * @example true
          */
         dryRun: "true" | "false";
+        /**
+         * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+         * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+         */
+        idempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -4893,8 +4801,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -5226,8 +5137,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -5492,8 +5406,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -5713,8 +5630,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -5772,8 +5692,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -5970,8 +5893,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6195,8 +6121,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6249,8 +6178,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6311,8 +6243,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6373,8 +6308,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6427,8 +6365,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6487,8 +6428,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6544,8 +6488,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6603,8 +6550,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6662,8 +6612,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6724,8 +6677,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -6789,8 +6745,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /** @description p_ + ULID (anything else is 404) */
@@ -8564,8 +8523,11 @@ export interface operations {
                 dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
-                /** @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h) */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description 1–255 visible ASCII characters; a retry with the same key, method, path and body gets the first answer again (24 h)
+                 * @example 3f1c2b9e-5d4a-4e2b-9c7d-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path?: never;
             cookie?: never;

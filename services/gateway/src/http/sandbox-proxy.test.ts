@@ -43,12 +43,21 @@ describe("sandboxProxy (docs/design/agents.md#sandbox)", () => {
 
     const post = await fetch(`${live.origin}/v1/posts?sort=new`, {
       method: "POST",
-      headers: { authorization: "Bearer sk_test_abc", "content-type": "application/json", "x-forwarded-for": "203.0.113.9" },
+      headers: {
+        authorization: "Bearer sk_test_abc",
+        "content-type": "application/json",
+        "x-forwarded-for": "203.0.113.9",
+      },
       body: JSON.stringify({ title: "t" }),
     });
     expect([post.status, await post.json()]).toEqual([201, { answeredBy: "sandbox" }]);
     // X-Forwarded-For is the address the live gateway judged (its peer, loopback, trusted here: the client's)
-    expect(seen[0]).toEqual({ method: "POST", url: "/v1/posts?sort=new", forwarded: "203.0.113.9", body: '{"title":"t"}' });
+    expect(seen[0]).toEqual({
+      method: "POST",
+      url: "/v1/posts?sort=new",
+      forwarded: "203.0.113.9",
+      body: '{"title":"t"}',
+    });
 
     for (const path of ["/v1/sandbox/join", "/v1/test/clock", "/v1/test/clock/advance"]) {
       const r = await fetch(`${live.origin}${path}`);
@@ -74,7 +83,7 @@ describe("sandboxProxy (docs/design/agents.md#sandbox)", () => {
     const r = await fetch(`${live.origin}/v1/test/clock`);
     expect(r.status).toBe(503);
     expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-    expect((await r.json()).code).toBe("upstream_unavailable");
+    expect(((await r.json()) as { code: string }).code).toBe("upstream_unavailable");
   });
 
   it("without a sandbox: a sandbox path is 404, an sk_test_ key 401, each saying why; the rest stays live", async () => {
