@@ -17,6 +17,8 @@ const ALLOWED: Record<string, string> = {
   "services/gateway/src/server.ts":
     "the gateway only subscribes (cache invalidation): natsConnectionOf, no stream settings",
   "services/all-in-one/src/main.ts": "the all-in-one makes the one in-process bus its services share",
+  "services/all-in-one/src/all-in-one.ts":
+    "the sandbox beside the live instance gets an in-process bus of its own (docs/design/agents.md#sandbox)",
 };
 
 function sources(dir: string): string[] {

@@ -172,8 +172,13 @@ export class ContractValidator {
     const query = new URLSearchParams(rawQuery);
     (op.parameters ?? []).forEach((given, i) => {
       // a shared parameter is a reference to components.parameters (`dryRun`, `idempotencyKey`)
-      const p = "$ref" in given ? this.doc.components?.parameters?.[given.$ref.split("/").pop()!] : given;
+      const shared = "$ref" in given ? given.$ref.split("/").pop()! : undefined;
+      const p = shared !== undefined ? this.doc.components?.parameters?.[shared] : (given as ParameterObject);
       if (!p) return;
+      const schemaAt =
+        shared !== undefined
+          ? `openapi#/components/parameters/${esc(shared)}/schema`
+          : `${pointer}/parameters/${i}/schema`;
       let values: string[];
       if (p.in === "path") {
         const raw = match[t.names.indexOf(p.name) + 1] ?? "";
@@ -200,7 +205,7 @@ export class ContractValidator {
         return;
       }
       const value = values.length > 1 ? values : coerce(values[0]!, types);
-      const validate = this.compile(`${pointer}/parameters/${i}/schema`);
+      const validate = this.compile(schemaAt);
       if (p.schema && !validate(value))
         out.push(`${p.in} parameter ${p.name}: ${this.ajv.errorsText(validate.errors)}`);
     });

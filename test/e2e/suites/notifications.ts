@@ -447,7 +447,8 @@ export function notificationsSuite(host: SuiteHost): void {
             expect(g.headers["content-type"]).toMatch(/application\/json/);
             const payload = JSON.parse(g.body);
             // (docs/design/notifications.md#ping-redelivery-and-secret-rotation): the public event's eventId and feed cursor ride along
-            expect(Object.keys(payload).sort()).toEqual(["cursor", "data", "eventId", "timestamp", "type"]);
+            expect(Object.keys(payload).sort()).toEqual(["cursor", "data", "eventId", "livemode", "timestamp", "type"]);
+            expect(payload.livemode).toBe(true); // a live instance's (docs/design/agents.md#sandbox)
           }
           expect(new Set(created.map((g) => g.id)).size).toBe(N);
           const sorted = (xs: number[]) => xs.sort((x, y) => x - y);
