@@ -27,7 +27,7 @@ import { decideApertium, startApertium, withApertium, type RunningApertium } fro
 import { loadConfig } from "./config.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 import { allInOneTrust } from "./internal-token.js";
-import { sandboxDatabase, sandboxEnv } from "./sandbox.js";
+import { ensureDatabase, sandboxDatabase, sandboxEnv } from "./sandbox.js";
 
 /** A running all-in-one APS. */
 export interface AllInOne {
@@ -104,7 +104,9 @@ export async function startAllInOne(
     const env = { ...(apertium ? withApertium(trust.env, apertium.url) : trust.env) };
     const databaseUrl = embedded?.url ?? env.DATABASE_URL;
     if (!databaseUrl) throw new Error("no database: set DATABASE_URL, or leave it unset for the embedded server");
-    // A sandbox instance's clock moves on request (docs/design/agents.md#sandbox); the live one's is the given one.
+    // A sandbox instance creates its database when missing and its clock moves on request
+    // (docs/design/agents.md#sandbox); the live one's clock is the given one.
+    if (!aioCfg.APS_LIVEMODE && !embedded) await ensureDatabase(databaseUrl);
     const ownClock = aioCfg.APS_LIVEMODE
       ? undefined
       : await PgTestClock.open(databaseUrl, log.child({ service: "test-clock" }));

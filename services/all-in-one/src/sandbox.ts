@@ -39,11 +39,31 @@ export function sandboxEnv(live: NodeJS.ProcessEnv, databaseUrl: string): NodeJS
  * `aps_sandbox` on the embedded server, else `<database>_sandbox` beside DATABASE_URL's. The
  * database is created when missing (the role needs CREATEDB then). Rejects when the server refuses.
  */
-export async function sandboxDatabase(given: string | undefined, liveUrl: string, embedded: boolean): Promise<string> {
+export async function sandboxDatabase(
+  given: string | undefined,
+  liveUrl: string,
+  embedded: boolean,
+): Promise<string> {
   if (given) return given;
   const url = new URL(liveUrl);
   const name = embedded ? SANDBOX_DATABASE : `${decodeURIComponent(url.pathname.slice(1)) || "postgres"}_sandbox`;
-  const client = new pg.Client({ connectionString: liveUrl });
+  url.pathname = `/${encodeURIComponent(name)}`;
+  await ensureDatabase(url.toString());
+  return url.toString();
+}
+
+/**
+ * Creates the database `url` names when it does not exist, connecting to the server's `postgres`
+ * database with the same credentials (the role needs CREATEDB then); a sandbox instance does so at
+ * start (docs/design/agents.md#sandbox). Rejects when the server refuses.
+ */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  if (!name || name === "postgres") return;
+  const admin = new URL(url);
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
   try {
     const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
@@ -56,6 +76,4 @@ export async function sandboxDatabase(given: string | undefined, liveUrl: string
   } finally {
     await client.end();
   }
-  url.pathname = `/${encodeURIComponent(name)}`;
-  return url.toString();
 }
