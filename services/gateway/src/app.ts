@@ -16,7 +16,7 @@ import { notFound, standardHeaders } from "./http/middleware.js";
 import { problemHandler } from "./http/problem.js";
 import { methodNotAllowed } from "./http/method-not-allowed.js";
 import { hardening } from "./http/hardening.js";
-import { sandboxProxy } from "./http/sandbox-proxy.js";
+import { refuseTestKeys, sandboxProxy } from "./http/sandbox-proxy.js";
 import { httpMetrics, metricsEndpoint, routeOf } from "./http/metrics.js";
 import { accessLog } from "@aps/api/http/access-log";
 import { untrustedForwarded } from "@aps/api/http/untrusted-forwarded";
@@ -152,7 +152,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(hardening);
   // a live gateway sends the sandbox's requests on before it counts, authenticates or answers them (docs/design/agents.md#sandbox)
   const livemode = deps.livemode ?? true;
-  if (livemode) app.use(sandboxProxy(deps.sandboxUrl, deps.log));
+  if (livemode && deps.sandboxUrl) app.use(sandboxProxy(deps.sandboxUrl, deps.log));
   app.use(standardHeaders);
   // Before the rate limiter: its 429 is a /v1 answer too, and the document requires X-Skill-Version
   // on every one (a violation the contract check found, docs/design/edge.md#contract-checks).
@@ -163,6 +163,8 @@ export function createApp(deps: AppDeps): Express {
   // the web pages' own /v1 calls carry this process's secret and are not counted again (docs/design/edge.md#web-pages)
   const pageCallSecret = randomBytes(24).toString("base64url");
   app.use(rateLimit(rateLimiter, keys, deps.log, pageCallSecret));
+  // no sandbox here: an sk_test_ key is refused saying why (docs/design/agents.md#sandbox)
+  if (livemode && !deps.sandboxUrl) app.use(refuseTestKeys);
   // An anonymous GET a route already answered from a fresh cache entry: the same answer without
   // the /v1 router (docs/design/edge.md#read-cache-shortcut); anything else goes on.
   app.use((req, res, next) => {

@@ -5,7 +5,10 @@ import type { TestClockView } from "./schemas.js";
 /** The sandbox's test clock, or 404 `not_found` outside a sandbox (docs/design/agents.md#sandbox). */
 export function testClockOf(clock: TestClock | undefined): TestClock {
   if (!clock)
-    throw new ApsError("not_found", "the test clock is the sandbox's: send this request with an sk_test_ key");
+    throw new ApsError(
+      "not_found",
+      "this deployment runs no sandbox: /v1/sandbox/… and /v1/test/… answer only where the operator runs one (GET /v1 lists links.sandbox then)",
+    );
   return clock;
 }
 

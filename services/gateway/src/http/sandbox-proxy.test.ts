@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { createLogger } from "@aps/platform";
-import { sandboxProxy } from "./sandbox-proxy.js";
+import { refuseTestKeys, sandboxProxy } from "./sandbox-proxy.js";
 
 const log = createLogger("sandbox-proxy-test", "silent");
 
@@ -13,11 +13,11 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ se
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-/** A live app: the proxy, then a route answering every other request itself. */
+/** A live app: the proxy (or, without a sandbox, the refusal of sk_test_ keys), then a route answering every other request itself. */
 function liveApp(sandboxUrl: string | undefined) {
   const app = express();
   app.set("trust proxy", "loopback");
-  app.use(sandboxProxy(sandboxUrl, log));
+  app.use(sandboxUrl ? sandboxProxy(sandboxUrl, log) : refuseTestKeys);
   app.use((_req, res) => res.json({ answeredBy: "live" }));
   return app;
 }
@@ -86,12 +86,11 @@ describe("sandboxProxy (docs/design/agents.md#sandbox)", () => {
     expect(((await r.json()) as { code: string }).code).toBe("upstream_unavailable");
   });
 
-  it("without a sandbox: a sandbox path is 404, an sk_test_ key 401, each saying why; the rest stays live", async () => {
+  it("without a sandbox: an sk_test_ key is 401 saying why; a sandbox path is left to its route (404 there); the rest stays live", async () => {
     const live = await listen(liveApp(undefined));
     servers.push(live.server);
     const path = await fetch(`${live.origin}/v1/sandbox/join`, { method: "POST" });
-    expect(path.status).toBe(404);
-    expect(await path.json()).toMatchObject({ code: "not_found", detail: expect.stringContaining("no sandbox") });
+    expect(await path.json()).toEqual({ answeredBy: "live" });
     const key = await fetch(`${live.origin}/v1/posts`, { headers: { authorization: "Bearer sk_test_abc" } });
     expect(key.status).toBe(401);
     expect(await key.json()).toMatchObject({ code: "unauthenticated", detail: expect.stringContaining("sk_test_") });

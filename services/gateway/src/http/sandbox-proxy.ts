@@ -21,24 +21,9 @@ export function isSandboxRequest(req: Request): boolean {
  * to the sandbox instance at `sandboxUrl`, with `X-Forwarded-For` set to the client address this
  * gateway judged (the sandbox trusts its live gateway as a proxy, so its per-source limits count the
  * same clients); everything else goes on. Its metrics and access log name the route `sandbox`.
- * The sandbox unreachable: 503 `upstream_unavailable`. Without `sandboxUrl` such a request gets a
- * problem instead: 401 for an `sk_test_` key, 404 for a sandbox path — this deployment runs no sandbox.
+ * The sandbox unreachable: 503 `upstream_unavailable`.
  */
-export function sandboxProxy(sandboxUrl: string | undefined, log: Logger): RequestHandler {
-  if (!sandboxUrl)
-    return (req, res, next) => {
-      if (!isSandboxRequest(req)) return next();
-      res.locals[SHORTCUT_ROUTE] = "sandbox";
-      sendProblem(
-        res,
-        SANDBOX_PATHS.test(req.path)
-          ? new ApsError("not_found", "this deployment runs no sandbox (docs/reference/sandbox.md)")
-          : new ApsError(
-              "unauthenticated",
-              `a sandbox key (${TEST_KEY_PREFIX}…) is for the sandbox, which this deployment does not run: use a live key`,
-            ),
-      );
-    };
+export function sandboxProxy(sandboxUrl: string, log: Logger): RequestHandler {
   const proxy = createProxyMiddleware<Request, Response>({
     target: sandboxUrl,
     changeOrigin: false,
@@ -67,3 +52,20 @@ export function sandboxProxy(sandboxUrl: string | undefined, log: Logger): Reque
     void proxy(req, res, next);
   };
 }
+
+/**
+ * A live gateway without a sandbox (docs/design/agents.md#sandbox): a request bearing an `sk_test_` key gets 401
+ * `unauthenticated` saying why, after the standard headers and the rate limiter (so the answer has
+ * them all). The sandbox's own paths are left to their routes, which answer 404 outside a sandbox.
+ */
+export const refuseTestKeys: RequestHandler = (req, res, next) => {
+  const h = req.headers.authorization;
+  if (h === undefined || !/^Bearer\s+sk_test_/i.test(h)) return next();
+  sendProblem(
+    res,
+    new ApsError(
+      "unauthenticated",
+      `a sandbox key (${TEST_KEY_PREFIX}…) is for the sandbox, which this deployment does not run: use a live key`,
+    ),
+  );
+};
