@@ -68,4 +68,20 @@ describe("createApsClient", () => {
       message: "HTTP 404 not_found: no such post",
     });
   });
+
+  it("holds a write's body to the document's fields (a type error for an unknown one) and keeps the answer typed", async () => {
+    const client = createApsClient({ baseUrl: url, token: "sk_src_x" });
+    const sent = seen.length;
+    const post = client.POST("/v1/posts", {
+      // @ts-expect-error -- `priority` is no field of POST /posts (the API answers 400): the call does not compile
+      body: { title: "t", body: "b", is_arch_design: true, priority: 1 },
+    });
+    const vote = await client.POST("/v1/posts/{id}/vote", { params: { path: { id: "p_1" } }, body: { vote: 1 } });
+    // the answer stays typed per path: `votes.for` is a number of the VoteResult schema
+    const tally: number | undefined = vote.data?.votes.for;
+    expect(tally).toBeUndefined(); // the stub answers 404
+    await post;
+    // the type check is the test; at run time the body goes as given
+    expect(seen.slice(sent).map((r) => `${r.method} ${r.url}`)).toEqual(["POST /v1/posts", "POST /v1/posts/p_1/vote"]);
+  });
 });

@@ -1,11 +1,59 @@
-import createClient, { type Client } from "openapi-fetch";
+import createClient, { type Client, type FetchResponse, type MaybeOptionalInit } from "openapi-fetch";
 import type { components, paths } from "./gen/openapi.js";
 
 /** The schemas of the document (`components.schemas`), e.g. `Schemas["Post"]`. */
 export type Schemas = components["schemas"];
 
-/** A client of the `/v1` API: `client.GET("/v1/posts/{id}", { params: { path: { id } } })`. */
-export type ApsClient = Client<paths, "application/json">;
+/** The methods whose requests carry a JSON body. */
+type BodyMethod = "post" | "put" | "patch" | "delete";
+
+/** The request body the document declares for `Method` on `Path` (never when it declares none). */
+type DeclaredBody<Path extends keyof paths, Method extends BodyMethod> =
+  NonNullable<MaybeOptionalInit<paths[Path], Method>> extends { body?: infer B } ? NonNullable<B> : never;
+
+/**
+ * `never` for each top-level field of the given `body` that the document does not declare: a body
+ * with a field the API would refuse (400, "unknown field") does not compile. openapi-fetch infers
+ * the init from the argument, so TypeScript's own excess-property check never runs on it.
+ */
+type NoUnknownFields<Init, Declared> = Init extends { body: infer Given }
+  ? Given extends readonly unknown[]
+    ? unknown
+    : Given extends object
+      ? { body: { [K in Exclude<keyof Given, keyof Declared>]: never } }
+      : unknown
+  : unknown;
+
+/**
+ * openapi-fetch's method of `Method` (its `ClientMethod`, written out), with the body held to the
+ * document's fields ({@link NoUnknownFields}); the answer is typed per path as before.
+ */
+type StrictBodyMethod<Method extends BodyMethod> = <
+  Path extends PathsWith<Method>,
+  Init extends MaybeOptionalInit<paths[Path], Method>,
+>(
+  url: Path,
+  ...init: {} extends Init
+    ? [(Init & NoUnknownFields<Init, DeclaredBody<Path, Method>> & { [key: string]: unknown })?]
+    : [Init & NoUnknownFields<Init, DeclaredBody<Path, Method>> & { [key: string]: unknown }]
+) => Promise<FetchResponse<Extract<paths[Path][Method], Record<string | number, unknown>>, Init, "application/json">>;
+
+/** The paths that have `Method`. */
+type PathsWith<Method extends BodyMethod> = {
+  [P in keyof paths]: paths[P][Method] extends undefined | never ? never : P;
+}[keyof paths];
+
+/**
+ * A client of the `/v1` API: `client.GET("/v1/posts/{id}", { params: { path: { id } } })`. A write's
+ * `body` may hold only the fields the document declares (`{…, priority: 1}` is a type error, as the
+ * API answers it 400).
+ */
+export type ApsClient = Omit<Client<paths, "application/json">, "POST" | "PUT" | "PATCH" | "DELETE"> & {
+  POST: StrictBodyMethod<"post">;
+  PUT: StrictBodyMethod<"put">;
+  PATCH: StrictBodyMethod<"patch">;
+  DELETE: StrictBodyMethod<"delete">;
+};
 
 /** Options of {@link createApsClient}. */
 export interface ApsClientOptions {
@@ -36,10 +84,12 @@ export function apiOrigin(baseUrl: string): string {
 export function createApsClient(opts: ApsClientOptions): ApsClient {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  return createClient<paths, "application/json">({
+  const client = createClient<paths, "application/json">({
     baseUrl: apiOrigin(opts.baseUrl),
     headers,
     // Late-bound, so a fetch installed after the client was made (instrumentation) is used.
     fetch: opts.fetch ?? ((request: Request) => globalThis.fetch(request)),
   });
+  // the same object: ApsClient only narrows what a write's body may hold (NoUnknownFields)
+  return client as unknown as ApsClient;
 }
