@@ -222,6 +222,30 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{/* Env shared by every application container. */}}
 {{- define "aps.commonEnv" -}}
 {{- $root := . -}}
+{{ include "aps.podEnv" . }}
+- name: LOG_LEVEL
+  value: {{ .Values.config.logLevel | quote }}
+{{ include "aps.streamEnv" (dict "root" . "stream" .Values.config.natsStream "prefix" .Values.config.subjectPrefix) }}
+{{- include "aps.retentionEnv" . }}
+- name: APS_DATA_DIR
+  value: /tmp/aps-data
+{{- range $name, $c := .Values.components }}
+{{- if and $c.enabled (eq $c.protocol "grpc") }}
+{{- /* a headless Service: every pod's address on its container port, balanced round_robin by the client (docs/design/services.md#balancing-and-connection-age) */}}
+- name: {{ upper $name }}_GRPC_ADDR
+  {{- if $c.service.headless }}
+  value: {{ printf "dns:///%s:%v" (include "aps.componentName" (dict "root" $root "name" $name)) $c.port | quote }}
+  {{- else }}
+  value: {{ printf "%s:%v" (include "aps.componentName" (dict "root" $root "name" $name)) $c.service.port | quote }}
+  {{- end }}
+{{- end }}
+{{- end }}
+{{- include "aps.natsUrlEnv" . }}
+{{- include "aps.otelEnv" . }}
+{{- end }}
+
+{{/* POD_NAME and POD_NAMESPACE from the downward API (OTEL_RESOURCE_ATTRIBUTES refers to them). */}}
+{{- define "aps.podEnv" -}}
 - name: POD_NAME
   valueFrom:
     fieldRef:
@@ -230,18 +254,23 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
-- name: LOG_LEVEL
-  value: {{ .Values.config.logLevel | quote }}
+{{- end }}
+
+{{/* The JetStream stream and subject prefix of an instance and its stream settings. Call with (dict "root" $ "stream" "APS" "prefix" "aps"). */}}
+{{- define "aps.streamEnv" -}}
 - name: NATS_STREAM
-  value: {{ .Values.config.natsStream | quote }}
+  value: {{ .stream | quote }}
 - name: NATS_ACK_WAIT_MS
-  value: {{ .Values.config.natsAckWaitMs | int | toString | quote }}
+  value: {{ .root.Values.config.natsAckWaitMs | int | toString | quote }}
 - name: NATS_STREAM_REPLICAS
-  value: {{ .Values.config.natsStreamReplicas | int | toString | quote }}
+  value: {{ .root.Values.config.natsStreamReplicas | int | toString | quote }}
 - name: APS_SUBJECT_PREFIX
-  value: {{ .Values.config.subjectPrefix | quote }}
+  value: {{ .prefix | quote }}
+{{- end }}
+
+{{/* Retention of the tables that only grow (docs/retention.md, docs/design/operations.md#retention). Starts with a newline. */}}
+{{- define "aps.retentionEnv" -}}
 {{- with .Values.config.retention }}
-{{- /* retention of the tables that only grow (docs/retention.md, docs/design/operations.md#retention) */}}
 - name: RETENTION_INTERVAL_MS
   value: {{ .intervalMs | int | toString | quote }}
 - name: RETENTION_BATCH_SIZE
@@ -265,19 +294,10 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 - name: RETENTION_EXPIRED
   value: {{ .expired | quote }}
 {{- end }}
-- name: APS_DATA_DIR
-  value: /tmp/aps-data
-{{- range $name, $c := .Values.components }}
-{{- if and $c.enabled (eq $c.protocol "grpc") }}
-{{- /* a headless Service: every pod's address on its container port, balanced round_robin by the client (docs/design/services.md#balancing-and-connection-age) */}}
-- name: {{ upper $name }}_GRPC_ADDR
-  {{- if $c.service.headless }}
-  value: {{ printf "dns:///%s:%v" (include "aps.componentName" (dict "root" $root "name" $name)) $c.port | quote }}
-  {{- else }}
-  value: {{ printf "%s:%v" (include "aps.componentName" (dict "root" $root "name" $name)) $c.service.port | quote }}
-  {{- end }}
 {{- end }}
-{{- end }}
+
+{{/* NATS_URL: the in-chart NATS, or the Secret's. Starts with a newline. */}}
+{{- define "aps.natsUrlEnv" -}}
 {{- if .Values.nats.deployed.enabled }}
 - name: NATS_URL
   value: {{ printf "nats://%s:4222" (include "aps.natsHost" .) | quote }}
@@ -288,6 +308,10 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
       name: {{ include "aps.secretName" . }}
       key: {{ include "aps.secretKey" (dict "root" . "key" "NATS_URL") }}
 {{- end }}
+{{- end }}
+
+{{/* The OpenTelemetry exporter (otel.endpoint), or the SDK off. Starts with a newline. */}}
+{{- define "aps.otelEnv" -}}
 {{- if .Values.otel.endpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ .Values.otel.endpoint | quote }}
@@ -383,9 +407,10 @@ or an existingSecret that carries it) or deployed by this chart — exactly one.
 {{/*
 Internal trust (docs/design/services.md#caller-policy-and-internal-trust): the generated secrets of every enabled component,
 as YAML {key: value}: APS_INTERNAL_TOKEN_<NAME> (its gRPC token), NATS_PASSWORD_<NAME> (in-chart
-NATS), POSTGRES_PASSWORD_<NAME> (its role aps_<name> on the in-chart PostgreSQL), and
-NATS_PASSWORD_OPERATOR. Each is read back from the live Secret when it exists, else random (or
-derived from internalTrust.seed, for reproducible renders in tests only). Computed once per render
+NATS), POSTGRES_PASSWORD_<NAME> (its role aps_<name> on the in-chart PostgreSQL), the sandbox's
+NATS_PASSWORD_SANDBOX and POSTGRES_PASSWORD_SANDBOX (sandbox.enabled), and NATS_PASSWORD_OPERATOR.
+Each is read back from the live Secret when it exists, else random (or derived from
+internalTrust.seed, for reproducible renders in tests only). Computed once per render
 (kept in .Values._apsTrust): secret.yaml and components.yaml must see the same values.
 */}}
 {{- define "aps.trustSecrets" -}}
@@ -405,6 +430,15 @@ derived from internalTrust.seed, for reproducible renders in tests only). Comput
 {{- if and $c.database $.Values.postgresql.deployed.enabled }}
 {{- $keys = append $keys (printf "POSTGRES_PASSWORD_%s" (upper $name)) }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- if .Values.sandbox.enabled }}
+{{- /* the sandbox's NATS user and PostgreSQL role (sandbox.yaml); no gRPC token: its services call each other in-process */}}
+{{- if .Values.nats.deployed.enabled }}
+{{- $keys = append $keys "NATS_PASSWORD_SANDBOX" }}
+{{- end }}
+{{- if .Values.postgresql.deployed.enabled }}
+{{- $keys = append $keys "POSTGRES_PASSWORD_SANDBOX" }}
 {{- end }}
 {{- end }}
 {{- if .Values.nats.deployed.enabled }}
@@ -443,11 +477,11 @@ derived from internalTrust.seed, for reproducible renders in tests only). Comput
 {{/*
 NATS permissions of component .name as JSON: the same lists as natsPermissions() in
 packages/platform/src/bus/nats-permissions.ts (test/ops/helm.test.ts compares them).
-Call with (dict "root" $ "name" "forum").
+Call with (dict "root" $ "name" "forum"), and "prefix" / "stream" for another instance's (the sandbox's).
 */}}
 {{- define "aps.natsPermissions" -}}
-{{- $p := .root.Values.config.subjectPrefix }}
-{{- $s := .root.Values.config.natsStream }}
+{{- $p := .prefix | default .root.Values.config.subjectPrefix }}
+{{- $s := .stream | default .root.Values.config.natsStream }}
 {{- $durables := dict "forum" (list "forum-status" "forum-case-projection") "identity" (list "identity-sagacity") "council" (list "council-agenda") "knowledge" (list "knowledge-index") "notifications" (list "notifications-feed" "notifications-audit") }}
 {{- $js := list "$JS.API.INFO" (printf "$JS.API.STREAM.INFO.%s" $s) "$JS.API.CONSUMER.>" (printf "$JS.ACK.%s.>" $s) }}
 {{- if eq .name "gateway" }}
@@ -566,4 +600,9 @@ Call with (dict "root" $ "key" "DATABASE_URL").
 {{- else -}}
 {{- .key -}}
 {{- end -}}
+{{- end }}
+
+{{/* The sandbox Service's URL, the gateway's SANDBOX_URL (sandbox.enabled, docs/design/agents.md#sandbox). */}}
+{{- define "aps.sandboxUrl" -}}
+{{- printf "http://%s:%v" (include "aps.componentName" (dict "root" . "name" "sandbox")) .Values.sandbox.port -}}
 {{- end }}
