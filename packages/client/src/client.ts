@@ -33,14 +33,14 @@ type StrictBodyMethod<Method extends BodyMethod> = <
   Init extends MaybeOptionalInit<paths[Path], Method>,
 >(
   url: Path,
-  ...init: {} extends Init
+  ...init: Record<never, never> extends Init
     ? [(Init & NoUnknownFields<Init, DeclaredBody<Path, Method>> & { [key: string]: unknown })?]
     : [Init & NoUnknownFields<Init, DeclaredBody<Path, Method>> & { [key: string]: unknown }]
 ) => Promise<FetchResponse<Extract<paths[Path][Method], Record<string | number, unknown>>, Init, "application/json">>;
 
 /** The paths that have `Method`. */
 type PathsWith<Method extends BodyMethod> = {
-  [P in keyof paths]: paths[P][Method] extends undefined | never ? never : P;
+  [P in keyof paths]: paths[P][Method] extends undefined ? never : P;
 }[keyof paths];
 
 /**

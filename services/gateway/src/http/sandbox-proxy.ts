@@ -32,8 +32,8 @@ export function sandboxProxy(sandboxUrl: string, log: Logger): RequestHandler {
     proxyTimeout: 0, // event streams stay open; the sandbox's own deadlines bound everything else
     on: {
       proxyReq: (proxyReq, req) => {
-        proxyReq.setHeader("x-forwarded-for", (req as Request).ip ?? req.socket.remoteAddress ?? "");
-        proxyReq.setHeader("x-forwarded-proto", (req as Request).protocol);
+        proxyReq.setHeader("x-forwarded-for", req.ip ?? req.socket.remoteAddress ?? "");
+        proxyReq.setHeader("x-forwarded-proto", req.protocol);
       },
       error: (err, _req, res) => {
         log.warn({ err: String(err) }, "the sandbox did not answer");
