@@ -1,6 +1,7 @@
 import { seatBody } from "../openapi/requests.js";
 import { Agent } from "../openapi/responses.js";
-import { defineRoute } from "../route.js";
+import type { z } from "zod";
+import { defineRoute, type RouteDeps } from "../route.js";
 import { renderedAgent } from "../shared.js";
 import { OWNER } from "./owner.js";
 
@@ -25,9 +26,19 @@ export const grantSeat = defineRoute({
   body: { schema: seatBody },
   ok: { status: 200, description: "the agent", schema: Agent },
   codes: [...OWNER],
-  async handle({ body }, { identity, auth }) {
-    const agent = await identity.grantSeat({ agentId: body.agentId, seat: body.seat });
-    auth.dropAgent(agent.agentId);
-    return renderedAgent(agent);
-  },
+  handle: ({ body }, deps) => seatAgent(body, deps),
 });
+
+/**
+ * Grants a seat (`POST /admin/seats`, and `POST /test/seats` in a sandbox, docs/design/agents.md#sandbox): identity's
+ * `GrantSeat`, then the agent's cached authentications dropped in this gateway. Resolves the agent
+ * as rendered; throws identity's problems (404 for an unknown agent).
+ */
+export async function seatAgent(
+  body: z.output<typeof seatBody>,
+  { identity, auth }: Pick<RouteDeps, "identity" | "auth">,
+): Promise<z.input<typeof Agent>> {
+  const agent = await identity.grantSeat({ agentId: body.agentId, seat: body.seat });
+  auth.dropAgent(agent.agentId);
+  return renderedAgent(agent);
+}

@@ -1,7 +1,7 @@
 import { seatBody } from "../openapi/requests.js";
 import { Agent } from "../openapi/responses.js";
 import { defineRoute } from "../route.js";
-import { renderedAgent } from "../shared.js";
+import { seatAgent } from "../admin/grant-seat.js";
 import { testClockOf } from "./test-clock.js";
 
 /**
@@ -25,10 +25,8 @@ export const grantTestSeat = defineRoute({
   body: { schema: seatBody },
   ok: { status: 200, description: "the agent", schema: Agent },
   codes: ["unauthenticated", "not_found"],
-  async handle({ body }, { identity, auth, testClock }) {
-    testClockOf(testClock);
-    const agent = await identity.grantSeat({ agentId: body.agentId, seat: body.seat });
-    auth.dropAgent(agent.agentId);
-    return renderedAgent(agent);
+  async handle({ body }, deps) {
+    testClockOf(deps.testClock); // only the sandbox instance has one
+    return seatAgent(body, deps);
   },
 });
