@@ -775,6 +775,211 @@ function checkGolden(name: string, rendered: string) {
       }, 120_000);
     });
 
+    describe("the sandbox (sandbox.enabled, docs/design/agents.md#sandbox)", () => {
+      const seeded = ["--set", "internalTrust.seed=sandbox-render-only", "--set", "postgresql.deployed.password=x"];
+      const ON = ["--set", "sandbox.enabled=true"];
+      /** Whether a NetworkPolicy peer's podSelector selects a pod with these labels. */
+      const selects = (peer: any, labels: Record<string, string>) =>
+        !peer.namespaceSelector && !peer.ipBlock && subset(peer.podSelector?.matchLabels ?? {}, labels);
+      /** The ports a policy's rules let through to (egress) or from (ingress) a pod with these labels. */
+      const portsFor = (rules: any[], side: "to" | "from", labels: Record<string, string>) =>
+        rules
+          .filter((r) => (r[side] ?? []).some((peer: any) => selects(peer, labels)))
+          .flatMap((r) => r.ports.map((pt: any) => pt.port));
+      const podLabels = (ms: Manifest[], name: string) => find(ms, "Deployment", name).spec.template.metadata.labels;
+      let off: Manifest[] = [];
+      let offText = "";
+      let on: Manifest[] = [];
+      beforeAll(async () => {
+        offText = await helmRun(templateArgs(seeded));
+        off = parseManifests(offText);
+        on = parseManifests(await helmRun(templateArgs([...seeded, ...ON])));
+      }, 120_000);
+
+      it("disabled (the default): nothing of it renders and the gateway has no SANDBOX_URL", () => {
+        expect(offText).not.toMatch(/sandbox/i);
+        expect(off.filter((m) => m.metadata.labels?.["app.kubernetes.io/component"] === "sandbox")).toEqual([]);
+        expect(envOf(find(off, "Deployment", "aps-gateway")).SANDBOX_URL).toBeUndefined();
+        expect(Object.keys(find(off, "Secret", "aps").stringData!).filter((k) => /SANDBOX/.test(k))).toEqual([]);
+      });
+
+      it("enabled: the all-in-one with APS_LIVEMODE=false on its own database, stream and prefix, behind a Service the gateway's SANDBOX_URL names", () => {
+        for (const m of on) validateAgainstSchema(m);
+        expect(on.flatMap(unknownFields)).toEqual([]);
+        expect(invariants(on)).toEqual([]);
+        const sandbox = find(on, "Deployment", "aps-sandbox");
+        const gw = find(on, "Deployment", "aps-gateway");
+        const env = envOf(sandbox);
+        const value = (k: string) => env[k]?.value;
+        expect(sandbox.spec.replicas).toBe(1);
+        expect(container(sandbox).args).toEqual(["services/all-in-one/dist/main.js"]);
+        expect(container(sandbox).image).toBe(container(gw).image);
+        expect(value("APS_LIVEMODE")).toBe("false");
+        // a stream and a subject prefix of its own, no subject of the live stream's
+        expect([value("NATS_STREAM"), value("APS_SUBJECT_PREFIX")]).toEqual(["APS_SANDBOX", "aps_sandbox"]);
+        expect([envOf(gw).NATS_STREAM.value, envOf(gw).APS_SUBJECT_PREFIX.value]).toEqual(["APS", "aps"]);
+        expect(value("NATS_URL")).toBe(envOf(gw).NATS_URL.value);
+        // its own database on the release's PostgreSQL, as its own role
+        expect(value("DATABASE_URL")).toBe(
+          "postgresql://aps_sandbox:$(POSTGRES_PASSWORD)@aps-postgresql:5432/aps_sandbox",
+        );
+        expect(env.POSTGRES_PASSWORD.valueFrom.secretKeyRef).toEqual({ name: "aps", key: "POSTGRES_PASSWORD_SANDBOX" });
+        for (const d of byKind(on, "Deployment").filter((x) => envOf(x).DATABASE_URL?.value))
+          if (d !== sandbox) expect(envOf(d).DATABASE_URL.value).toMatch(/@aps-postgresql:5432\/aps$/);
+        // it migrates as it starts: no migration Job covers it
+        expect(value("DATABASE_MIGRATIONS")).toBe("apply");
+        expect(value("DATABASE_POOLER")).toBe("none");
+        // its search index in its own database, never the live Meilisearch; no admin token; no live gRPC address
+        expect(value("KNOWLEDGE_ENGINE")).toBe("postgres");
+        expect(
+          Object.keys(env).filter((k) => /^MEILI|_GRPC_ADDR$|^APS_ADMIN_TOKEN$|^APS_INTERNAL_TOKEN$/.test(k)),
+        ).toEqual([]);
+        // the live gateway's HTTP settings: listening on every interface, trusting the pods that forward to it
+        expect([value("HOST"), value("PORT"), value("TRUSTED_PROXIES")]).toEqual([
+          "0.0.0.0",
+          "8080",
+          envOf(gw).TRUSTED_PROXIES.value,
+        ]);
+        // the gateway's probes, security contexts and scheduling
+        for (const probe of ["startupProbe", "livenessProbe", "readinessProbe"])
+          expect([probe, container(sandbox)[probe].httpGet]).toEqual([probe, container(gw)[probe].httpGet]);
+        expect(container(sandbox).securityContext).toEqual(container(gw).securityContext);
+        expect(sandbox.spec.template.spec.securityContext).toEqual(gw.spec.template.spec.securityContext);
+        expect(sandbox.spec.template.spec.topologySpreadConstraints[0].labelSelector.matchLabels).toEqual(
+          sandbox.spec.selector.matchLabels,
+        );
+        // the gateway streams sk_test_ requests to its Service
+        const svc = find(on, "Service", "aps-sandbox");
+        expect(subset(svc.spec.selector, podLabels(on, "aps-sandbox"))).toBe(true);
+        expect(svc.spec.ports).toEqual([{ name: "http", port: 8080, targetPort: "http", protocol: "TCP" }]);
+        expect(envOf(gw).SANDBOX_URL.value).toBe(`http://${svc.metadata.name}:${svc.spec.ports[0].port}`);
+        expect(
+          Object.values(envOf(find(on, "Deployment", "aps-forum"))).some((e: any) => e.name === "SANDBOX_URL"),
+        ).toBe(false);
+      });
+
+      it("its NATS user may use its own prefix and stream only: every deployable's natsPermissions() on them", () => {
+        const conf = find(on, "ConfigMap", "aps-nats").data!["nats.conf"]!;
+        const line = /\{ user: "sandbox", password: \$NATS_PASSWORD_SANDBOX, permissions: (\{.*\}) \}/.exec(conf);
+        expect(line).not.toBeNull();
+        const perms = JSON.parse(line![1]!) as { publish: { allow: string[] }; subscribe: { allow: string[] } };
+        const union = (side: "publish" | "subscribe") =>
+          [...new Set(COMPONENTS.flatMap((n) => natsPermissions(n, "aps_sandbox", "APS_SANDBOX")[side].allow))].sort();
+        expect([...perms.publish.allow].sort()).toEqual(union("publish"));
+        expect([...perms.subscribe.allow].sort()).toEqual(union("subscribe"));
+        const all = [...perms.publish.allow, ...perms.subscribe.allow];
+        expect(all.filter((subject) => subject.startsWith("aps.") || /\.APS(\.|$)/.test(subject))).toEqual([]);
+        const env = envOf(find(on, "Deployment", "aps-sandbox"));
+        expect(env.NATS_USER.value).toBe("sandbox");
+        expect(env.NATS_PASSWORD.valueFrom.secretKeyRef).toEqual({ name: "aps", key: "NATS_PASSWORD_SANDBOX" });
+        // the NATS server reads its password, and restarts to load the user
+        expect(envOf(find(on, "StatefulSet", "aps-nats")).NATS_PASSWORD_SANDBOX).toBeDefined();
+        const checksum = (ms: Manifest[]) =>
+          find(ms, "StatefulSet", "aps-nats").spec.template.metadata.annotations["checksum/config"];
+        expect(checksum(on)).not.toBe(checksum(off));
+        const secret = find(on, "Secret", "aps").stringData!;
+        expect(
+          Object.keys(secret)
+            .filter((k) => /SANDBOX/.test(k))
+            .sort(),
+        ).toEqual(["NATS_PASSWORD_SANDBOX", "POSTGRES_PASSWORD_SANDBOX"]);
+      });
+
+      it("its role and database are made by its init container, and enabling it leaves the PostgreSQL StatefulSet as it was", () => {
+        const [init] = find(on, "Deployment", "aps-sandbox").spec.template.spec.initContainers;
+        expect(init.image).toBe(container(find(on, "StatefulSet", "aps-postgresql")).image);
+        const script = init.args.join("\n");
+        for (const sql of [
+          "CREATE ROLE aps_sandbox LOGIN",
+          "ALTER ROLE aps_sandbox",
+          "CREATE DATABASE %I OWNER aps_sandbox",
+        ])
+          expect(script).toContain(sql);
+        const env = Object.fromEntries(init.env.map((e: any) => [e.name, e]));
+        expect(env.SANDBOX_DATABASE.value).toBe("aps_sandbox");
+        expect(env.SANDBOX_PASSWORD.valueFrom.secretKeyRef.key).toBe("POSTGRES_PASSWORD_SANDBOX");
+        expect(env.PGPASSWORD.valueFrom.secretKeyRef.key).toBe("POSTGRES_PASSWORD");
+        expect(find(on, "StatefulSet", "aps-postgresql").spec).toEqual(find(off, "StatefulSet", "aps-postgresql").spec);
+      });
+
+      it("network policy: the gateway reaches it, it reaches PostgreSQL, NATS and public HTTPS — never the live gRPC services", () => {
+        const sandboxPod = podLabels(on, "aps-sandbox");
+        const gatewayPod = podLabels(on, "aps-gateway");
+        // gateway → sandbox: the gateway's egress and the sandbox's ingress both allow it
+        expect(portsFor(find(on, "NetworkPolicy", "aps-gateway").spec.egress, "to", sandboxPod)).toEqual([8080]);
+        expect(portsFor(find(off, "NetworkPolicy", "aps-gateway").spec.egress, "to", sandboxPod)).toEqual([]);
+        const policy = find(on, "NetworkPolicy", "aps-sandbox");
+        expect(subset(policy.spec.podSelector.matchLabels, sandboxPod)).toBe(true);
+        expect(portsFor(policy.spec.ingress, "from", gatewayPod)).toEqual([8080]);
+        expect(portsFor(policy.spec.ingress, "from", podLabels(on, "aps-forum"))).toEqual([]);
+        // its egress: DNS, its database and NATS directly, webhooks and owner checks over public HTTPS
+        const egress = policy.spec.egress.flatMap((r: any) => r.ports.map((pt: any) => pt.port));
+        expect([...new Set(egress)].sort()).toEqual([443, 4222, 53, 5432].sort());
+        const https = policy.spec.egress.find((r: any) => r.ports.some((pt: any) => pt.port === 443));
+        expect(https.to[0].ipBlock.except).toEqual(expect.arrayContaining(["10.0.0.0/8", "169.254.0.0/16"]));
+        expect(portsFor(policy.spec.egress, "to", podLabels(on, "aps-forum"))).toEqual([]);
+        // PostgreSQL and NATS admit it; it is no `app` pod, so no live gRPC service admits it
+        for (const dep of ["aps-postgresql", "aps-nats"])
+          expect([dep, portsFor(find(on, "NetworkPolicy", dep).spec.ingress, "from", sandboxPod).length]).toEqual([
+            dep,
+            1,
+          ]);
+        expect(portsFor(find(on, "NetworkPolicy", "aps-forum").spec.ingress, "from", sandboxPod)).toEqual([]);
+        expect(sandboxPod["aps.dev/tier"]).toBe("sandbox");
+      });
+
+      it("migrates itself on an upgrade (no Job of its own) and counts in the connection budget", async () => {
+        const upgrade = parseManifests(await helmRun(templateArgs([...seeded, ...ON, "--is-upgrade"])));
+        const jobs = byKind(upgrade, "Job").map((j) => j.metadata.labels!["aps.dev/migrates"]);
+        expect(jobs.length).toBeGreaterThan(0);
+        expect(jobs).not.toContain("sandbox");
+        expect(envOf(find(upgrade, "Deployment", "aps-forum")).DATABASE_MIGRATIONS.value).toBe("verify");
+        expect(envOf(find(upgrade, "Deployment", "aps-sandbox")).DATABASE_MIGRATIONS.value).toBe("apply");
+        let stderr = "";
+        await helmRun(templateArgs([...ON, "--set", "sandbox.replicas=3"])).catch((e) => (stderr = e.stderr));
+        expect(stderr).toMatch(/connection budget exceeded: .*sandbox \(7×3 \+ 2\)×3\) = 106 > /);
+      }, 120_000);
+
+      it("beside an external PostgreSQL: <database>_sandbox on its server, or the existing Secret's SANDBOX_DATABASE_URL", async () => {
+        const external = parseManifests(
+          await helmRun(
+            templateArgs([
+              ...ON,
+              "--set",
+              "postgresql.deployed.enabled=false",
+              "--set",
+              "postgresql.external.url=postgresql://u:p%40ss@db.example:5432/apsdb?sslmode=require",
+            ]),
+          ),
+        );
+        for (const m of external) validateAgainstSchema(m);
+        expect(invariants(external)).toEqual([]);
+        expect(find(external, "Secret", "aps").stringData!.SANDBOX_DATABASE_URL).toBe(
+          "postgresql://u:p%40ss@db.example:5432/apsdb_sandbox?sslmode=require",
+        );
+        const env = envOf(find(external, "Deployment", "aps-sandbox"));
+        expect(env.DATABASE_URL.valueFrom.secretKeyRef).toEqual({ name: "aps", key: "SANDBOX_DATABASE_URL" });
+        expect(find(external, "Deployment", "aps-sandbox").spec.template.spec.initContainers).toBeUndefined();
+        const prod = parseManifests(await helmRun(templateArgs(["-f", PROD_VALUES, ...ON])));
+        expect(envOf(find(prod, "Deployment", "aps-sandbox")).DATABASE_URL.valueFrom.secretKeyRef).toEqual({
+          name: "aps-secrets",
+          key: "SANDBOX_DATABASE_URL",
+        });
+        expect(envOf(find(prod, "Deployment", "aps-gateway")).SANDBOX_URL.value).toBe("http://aps-sandbox:8080");
+        expect(invariants(prod)).toEqual([]);
+        let stderr = "";
+        await helmRun(
+          templateArgs([
+            ...ON,
+            "--set",
+            "postgresql.deployed.enabled=false",
+            ...DB_COMPONENTS.flatMap((n) => ["--set", `postgresql.external.perService.${n}=postgresql://u@db/${n}`]),
+          ]),
+        ).catch((e) => (stderr = e.stderr));
+        expect(stderr).toMatch(/sandbox\.enabled: its database goes beside postgresql\.external\.url/);
+      }, 120_000);
+    });
+
     it("the gateway learns the translation engine the translation component runs (GET /v1/capabilities, docs/design/agents.md#discovery)", async () => {
       const none = parseManifests(await helmRun(templateArgs([])));
       expect(envOf(find(none, "Deployment", "aps-gateway")).TRANSLATION_ENGINE).toBeUndefined();
@@ -1126,6 +1331,9 @@ function checkGolden(name: string, rendered: string) {
         await failsWith(["--set", "defaults.pdb.minAvaliable=1"], /minAvaliable|additional properties/i);
         await failsWith(["--set", "config.natsAckWaitMs=500"], /natsAckWaitMs/);
         await failsWith(["--set", "config.eventStreams.perSource=50"], /perSource/);
+        await failsWith(["--set", "sandbox.replcias=2"], /replcias|additional properties/i);
+        // no HPA or PDB for the sandbox (sandbox.yaml)
+        await failsWith(["--set", "sandbox.autoscaling.enabled=true"], /autoscaling|additional properties/i);
       });
 
       it("renders with external URLs only (no existingSecret) into the chart's Secret", async () => {
