@@ -10,7 +10,10 @@ const tools = await chartTools();
 const skipReason = "skipReason" in tools ? tools.skipReason : undefined;
 const render = (args: string[] = []) => renderChart(tools as Tools, args);
 
-/** Every optional workload on: the in-chart Meilisearch, PgBouncer and the backup CronJob. */
+/**
+ * Every optional workload on: the in-chart Meilisearch, PgBouncer, the backup CronJob and the sandbox
+ * (its init container runs the PostgreSQL image; its connections need a larger max_connections).
+ */
 const EVERYTHING = [
   "--set",
   "meilisearch.deployed.enabled=true",
@@ -18,6 +21,10 @@ const EVERYTHING = [
   "pgbouncer.enabled=true",
   "--set",
   "postgresql.deployed.backup.enabled=true",
+  "--set",
+  "sandbox.enabled=true",
+  "--set",
+  "postgresql.maxConnections=150",
 ];
 
 /** Each pod spec of the manifests, named `<Kind>/<name>`. */
@@ -49,8 +56,9 @@ const imagesOf = (spec: any): string[] =>
         "imagePullSecrets[0].name=app-only",
       ]);
       const pods = podSpecs(ms);
-      // the APS components, PostgreSQL, NATS, Meilisearch, PgBouncer, the backup and the test pods
-      expect(pods.length).toBeGreaterThanOrEqual(13);
+      // the APS components, the sandbox, PostgreSQL, NATS, Meilisearch, PgBouncer, the backup and the test pods
+      expect(pods.length).toBeGreaterThanOrEqual(14);
+      expect(pods.map(([n]) => n)).toContain("Deployment/aps-sandbox");
       for (const kind of ["Deployment", "StatefulSet", "CronJob", "Pod"])
         expect({ kind, some: pods.some(([n]) => n.startsWith(`${kind}/`)) }).toEqual({ kind, some: true });
       const wrong = pods.flatMap(([name, spec]) => [

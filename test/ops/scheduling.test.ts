@@ -21,9 +21,13 @@ function pods(ms: Manifest[]): PodOwner[] {
     return [];
   });
 }
+/** An APS pod (the components, their migration Jobs and the sandbox), not a dependency's. */
 const isApp = (p: PodOwner, ms: Manifest[]) =>
-  ms.find((m) => m.metadata.name === p.name && m.kind === p.kind)!.spec.template?.metadata?.labels?.["aps.dev/tier"] ===
-  "app";
+  ["app", "sandbox"].includes(
+    ms.find((m) => m.metadata.name === p.name && m.kind === p.kind)!.spec.template?.metadata?.labels?.["aps.dev/tier"],
+  );
+/** The sandbox on (it is placed as the components are); its connections need a larger max_connections beside PgBouncer. */
+const sandbox = ["--set", "sandbox.enabled=true", "--set", "postgresql.maxConnections=150"];
 
 (skipReason ? describe.skip : describe)(
   skipReason
@@ -35,6 +39,7 @@ const isApp = (p: PodOwner, ms: Manifest[]) =>
     it("global.scheduling places every dependency pod, the APS pods and Jobs take defaults' priorityClassName", async () => {
       const ms = await renderChart(tools as Tools, [
         ...backup,
+        ...sandbox,
         "--is-upgrade",
         "--set",
         "global.scheduling.nodeSelector.pool=infra",
@@ -67,6 +72,7 @@ const isApp = (p: PodOwner, ms: Manifest[]) =>
           tol: [{ key: "dedicated", operator: "Exists" }],
         });
       expect(apps.filter((p) => p.kind === "Job").length).toBeGreaterThanOrEqual(5);
+      expect(apps.map((p) => p.name)).toContain("aps-sandbox");
       for (const p of apps)
         expect({ name: p.name, prio: p.pod.priorityClassName }).toEqual({ name: p.name, prio: "apps" });
     });
@@ -99,6 +105,7 @@ const isApp = (p: PodOwner, ms: Manifest[]) =>
 
     it("mounts a CA bundle every APS container trusts, and extra volumes, in the pods and the migration Jobs", async () => {
       const ms = await renderChart(tools as Tools, [
+        ...sandbox,
         "--is-upgrade",
         "--set",
         "global.caBundle.configMap=corp-ca",
@@ -114,7 +121,7 @@ const isApp = (p: PodOwner, ms: Manifest[]) =>
         "defaults.extraVolumeMounts[0].mountPath=/extra",
       ]);
       const apps = pods(ms).filter((p) => isApp(p, ms));
-      expect(apps.length).toBeGreaterThanOrEqual(12); // 7 Deployments and the migration Jobs
+      expect(apps.length).toBeGreaterThanOrEqual(13); // 7 Deployments, the migration Jobs and the sandbox
       for (const { name, pod } of apps) {
         const c = pod.containers[0];
         const env = Object.fromEntries(c.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
