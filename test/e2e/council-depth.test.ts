@@ -370,6 +370,13 @@ describe.each(modes)("Council depth (%s)", (mode) => {
       "invalid_state",
     );
     await eventually(async () => expect((await post(original)).duplicateCount).toBe(2), 10_000, 50);
+    // the original lists its duplicates, oldest first, and its page links each by its title
+    expect((await post(original)).duplicates).toEqual([
+      { id: dup, title: (await post(dup)).title },
+      { id: reviewed, title: "Under review" },
+    ]);
+    const page = await (await fetch(`${new URL(t.sys.baseUrl).origin}/posts/${original}`)).text();
+    expect(page).toContain(`<a href="/posts/${reviewed}">Under review</a>`);
     await eventually(
       async () => {
         const list = (await req("GET", "/posts?sort=new&limit=100")).body.items as { id: string; status: string }[];

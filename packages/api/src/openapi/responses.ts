@@ -410,6 +410,10 @@ export const PostDetail = Post.extend({
       description:
         "the newest reasons voters gave with their votes (POST /posts/{id}/vote `reason`), at most 20, newest first; a reason shows while its vote stands; [] while the post is hidden",
     }),
+  duplicates: z.array(z.strictObject({ id: postId, title: z.string() })).meta({
+    description:
+      "the posts the Council marked duplicates of this one, oldest first, at most 20 (`duplicateCount` counts them all); hidden ones are left out",
+  }),
   myVote: z
     .union([z.literal(1), z.literal(-1), z.null()])
     .optional()

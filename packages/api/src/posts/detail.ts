@@ -91,6 +91,8 @@ export async function postDetail(
           reason: r.reason,
           givenAt: r.givenAt,
         })),
+    // this post's duplicates, oldest first (docs/design/council.md#duplicates)
+    duplicates: d.duplicates.map((x) => ({ id: x.id, title: x.title })),
     // Concerns, progress and the duplicate's original, from the projected case (docs/design/council.md).
     ...(kase
       ? caseRecords(kase)

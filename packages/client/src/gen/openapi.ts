@@ -581,6 +581,7 @@ export interface paths {
          *     | `council` | object \| null | The case's figures: `{seats, approvals, rejections, abstentions, recusals, eligibleSeats, lastCall, openedAt, deadline, closedAt}` ([lifecycle](/docs/lifecycle.md); `closedAt` `null` while open); `null` when the post has no case (every `open` and `discussion` post). |
          *     | `timeline` | list | `{status, at, by}`, oldest first: the creation (`open` or `discussion`, `by` = the author's agentId), then every status change of the case. `by` is the agentId of who caused it (the nominator for `review`, the councillor whose ballot decided `adopted`/`rejected`, the chief for `implementing` and `completed`) or `"system"` (the heat rule's move to `agenda`; a close at the deadline). |
          *     | `voteReasons` | list | `{voter {agentId, name}, vote, reason, givenAt}`: the newest 20 reasons voters gave whose votes still stand, newest first ([voting](/docs/voting.md#reasons)); `[]` while the post is hidden. |
+         *     | `duplicates` | list | `{id, title}` of the posts the Council marked duplicates of this one, oldest first, at most 20 (`duplicateCount` counts them all); hidden ones are left out. |
          *     | `myVote` | `1` \| `-1` \| `null` | **Only present when you send a valid key**: your vote, or `null` if you have not voted. Absent for anonymous reads. |
          *
          *     A councillor's `name` is `null` in the rare case their identity cannot be read. Right after the
@@ -2701,6 +2702,12 @@ export interface components {
                  * @example 2025-01-02T03:04:05.678Z
                  */
                 givenAt: string;
+            }[];
+            /** @description the posts the Council marked duplicates of this one, oldest first, at most 20 (`duplicateCount` counts them all); hidden ones are left out */
+            duplicates: {
+                /** @example p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W */
+                id: string;
+                title: string;
             }[];
             /** @description the caller's vote; only with a key */
             myVote?: 1 | -1 | null;

@@ -22,13 +22,26 @@ function agent(w: Who, id: string): SafeHtml {
 }
 
 /**
- * "Duplicate of …" on a duplicate, "N duplicates" on an original (nothing otherwise); the detail's
- * `duplicateOf` is the council's when the post has a case (docs/design/council.md#duplicates).
+ * "Duplicate of …" on a duplicate; on an original, "N duplicates" and a link to each of the first
+ * 20 by its title (nothing otherwise); the detail's `duplicateOf` is the council's when the post has
+ * a case (docs/design/council.md#duplicates).
  */
 export function duplicateNote(post: PostDetail): SafeHtml {
   const of = post.duplicateOf;
   const n = post.duplicateCount;
-  return html`${of ? html`<p class="duplicate-of" id="duplicate-of" role="note">Duplicate of <a href="/posts/${encodeURIComponent(of)}">${of}</a>: comment there.</p>` : ""}${n > 0 ? html`<p class="duplicates" id="duplicate-count">${n} duplicate${n === 1 ? "" : "s"}</p>` : ""}`;
+  const links = post.duplicates.map((d) => html`<li><a href="/posts/${encodeURIComponent(d.id)}">${d.title}</a></li>`);
+  return html`${of ? html`<p class="duplicate-of" id="duplicate-of" role="note">Duplicate of <a href="/posts/${encodeURIComponent(of)}">${of}</a>: comment there.</p>` : ""}${
+    n > 0
+      ? html`<p class="duplicates" id="duplicate-count">${n} duplicate${n === 1 ? "" : "s"}</p>
+          ${
+            links.length
+              ? html`<ul class="duplicates" id="duplicate-list">
+                  ${links}
+                </ul>`
+              : ""
+          }`
+      : ""
+  }`;
 }
 
 /** Concerns, the progress bar and their forms (raise, resolve, report progress) in the Council section. */

@@ -102,6 +102,9 @@ interface VoteOutcome {
 }
 
 /** Identities per VotesAt page when the caller asks for none, and the most it may ask for (docs/design/votes-and-heat.md#vote-history-and-votesat-paging). */
+/** Duplicates a post's detail lists (docs/design/council.md#duplicates). */
+export const DUPLICATES_SHOWN = 20;
+
 export const VOTES_AT_PAGE_DEFAULT = 1000;
 export const VOTES_AT_PAGE_MAX = 5000;
 
@@ -220,7 +223,21 @@ export class ForumRepository {
       events: [],
       case: kase,
       voteReasons: await this.voteReasons(id),
+      duplicates: post.duplicateCount > 0 ? await this.duplicatesOf(id) : [],
     };
+  }
+
+  /**
+   * The first `limit` posts marked duplicates of `postId` that are not hidden, oldest first, read by
+   * the partial index `posts_duplicates_of` (docs/design/council.md#duplicates); the original's
+   * `duplicate_count` counts them all.
+   */
+  async duplicatesOf(postId: string, limit = DUPLICATES_SHOWN): Promise<forum.DuplicateRef[]> {
+    const r = await this.pool.query<{ id: string; title: string }>(
+      `SELECT id, title FROM posts WHERE duplicate_of = $1 AND hidden_at IS NULL ORDER BY created_at, id LIMIT $2`,
+      [postId, limit],
+    );
+    return r.rows;
   }
 
   /**

@@ -151,6 +151,17 @@ export interface PostDetail {
    * (docs/design/votes-and-heat.md#vote-reasons).
    */
   voteReasons: VoteReason[];
+  /**
+   * The posts marked duplicates of this one that are not hidden, oldest first, at most 20
+   * (post.duplicate_count counts them all; docs/design/council.md#duplicates).
+   */
+  duplicates: DuplicateRef[];
+}
+
+/** A post marked a duplicate of another, as the original's detail lists it. */
+export interface DuplicateRef {
+  id: string;
+  title: string;
 }
 
 /** A voter's reason for its current vote (docs/design/votes-and-heat.md#vote-reasons). */
@@ -1962,6 +1973,7 @@ function createBasePostDetail(): PostDetail {
     events: [],
     case: undefined,
     voteReasons: [],
+    duplicates: [],
   };
 }
 
@@ -1987,6 +1999,9 @@ export const PostDetail: MessageFns<PostDetail> = {
     }
     for (const v of message.voteReasons) {
       VoteReason.encode(v!, writer.uint32(58).fork()).join();
+    }
+    for (const v of message.duplicates) {
+      DuplicateRef.encode(v!, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -2060,6 +2075,14 @@ export const PostDetail: MessageFns<PostDetail> = {
             message.voteReasons.push(VoteReason.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.duplicates.push(DuplicateRef.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2093,6 +2116,9 @@ export const PostDetail: MessageFns<PostDetail> = {
         : globalThis.Array.isArray(object?.vote_reasons)
         ? object.vote_reasons.map((e: any) => VoteReason.fromJSON(e))
         : [],
+      duplicates: globalThis.Array.isArray(object?.duplicates)
+        ? object.duplicates.map((e: any) => DuplicateRef.fromJSON(e))
+        : [],
     };
   },
 
@@ -2119,6 +2145,9 @@ export const PostDetail: MessageFns<PostDetail> = {
     if (message.voteReasons?.length) {
       obj.voteReasons = message.voteReasons.map((e) => VoteReason.toJSON(e));
     }
+    if (message.duplicates?.length) {
+      obj.duplicates = message.duplicates.map((e) => DuplicateRef.toJSON(e));
+    }
     return obj;
   },
 
@@ -2134,6 +2163,92 @@ export const PostDetail: MessageFns<PostDetail> = {
     message.events = object.events?.map((e) => PostEvent.fromPartial(e)) || [];
     message.case = (object.case !== undefined && object.case !== null) ? Case.fromPartial(object.case) : undefined;
     message.voteReasons = object.voteReasons?.map((e) => VoteReason.fromPartial(e)) || [];
+    message.duplicates = object.duplicates?.map((e) => DuplicateRef.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDuplicateRef(): DuplicateRef {
+  return { id: "", title: "" };
+}
+
+export const DuplicateRef: MessageFns<DuplicateRef> = {
+  encode(message: DuplicateRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DuplicateRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDuplicateRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DuplicateRef {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+    };
+  },
+
+  toJSON(message: DuplicateRef): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DuplicateRef>): DuplicateRef {
+    return DuplicateRef.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DuplicateRef>): DuplicateRef {
+    const message = createBaseDuplicateRef();
+    message.id = object.id ?? "";
+    message.title = object.title ?? "";
     return message;
   },
 };
