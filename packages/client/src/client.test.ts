@@ -76,12 +76,21 @@ describe("createApsClient", () => {
       // @ts-expect-error -- `priority` is no field of POST /posts (the API answers 400): the call does not compile
       body: { title: "t", body: "b", is_arch_design: true, priority: 1 },
     });
+    // neither `is_arch_design` nor its alias: the API answers 400, so the call does not compile
+    // @ts-expect-error -- is_arch_design (or isArchDesign) is required
+    const missing = client.POST("/v1/posts", { body: { title: "t", body: "b" } });
+    const alias = client.POST("/v1/posts", { body: { title: "t", body: "b", isArchDesign: false } });
     const vote = await client.POST("/v1/posts/{id}/vote", { params: { path: { id: "p_1" } }, body: { vote: 1 } });
     // the answer stays typed per path: `votes.for` is a number of the VoteResult schema
     const tally: number | undefined = vote.data?.votes.for;
     expect(tally).toBeUndefined(); // the stub answers 404
-    await post;
+    await Promise.all([post, missing, alias]);
     // the type check is the test; at run time the body goes as given
-    expect(seen.slice(sent).map((r) => `${r.method} ${r.url}`)).toEqual(["POST /v1/posts", "POST /v1/posts/p_1/vote"]);
+    expect(
+      seen
+        .slice(sent)
+        .map((r) => `${r.method} ${r.url}`)
+        .sort(),
+    ).toEqual(["POST /v1/posts", "POST /v1/posts", "POST /v1/posts", "POST /v1/posts/p_1/vote"]);
   });
 });

@@ -25,8 +25,31 @@ type NoUnknownFields<Init, Declared> = Init extends { body: infer Given }
   : unknown;
 
 /**
+ * Body fields the document requires under either of two names, which OpenAPI states in words and
+ * openapi-typescript types as both optional: `POST /v1/posts` needs `is_arch_design` (or its alias
+ * `isArchDesign`, docs/reference/proposing.md). By path and method: the names, then the one a type error names.
+ */
+interface EitherRequired {
+  "/v1/posts": { post: ["is_arch_design" | "isArchDesign", "is_arch_design"] };
+}
+
+/** `{ body: { <name>: … } }` when the given `body` holds neither name of {@link EitherRequired}: the call does not compile. */
+type NeedsEither<Path, Method, Init> = Path extends keyof EitherRequired
+  ? Method extends keyof EitherRequired[Path]
+    ? EitherRequired[Path][Method] extends [infer Names, infer Canonical extends string]
+      ? Init extends { body: infer Given }
+        ? [Names & keyof Given] extends [never]
+          ? { body: { [K in Canonical]: boolean } }
+          : unknown
+        : unknown
+      : unknown
+    : unknown
+  : unknown;
+
+/**
  * openapi-fetch's method of `Method` (its `ClientMethod`, written out), with the body held to the
- * document's fields ({@link NoUnknownFields}); the answer is typed per path as before.
+ * document's fields ({@link NoUnknownFields}) and its either-named required fields ({@link NeedsEither});
+ * the answer is typed per path as before.
  */
 type StrictBodyMethod<Method extends BodyMethod> = <
   Path extends PathsWith<Method>,
@@ -34,8 +57,16 @@ type StrictBodyMethod<Method extends BodyMethod> = <
 >(
   url: Path,
   ...init: Record<never, never> extends Init
-    ? [(Init & NoUnknownFields<Init, DeclaredBody<Path, Method>> & { [key: string]: unknown })?]
-    : [Init & NoUnknownFields<Init, DeclaredBody<Path, Method>> & { [key: string]: unknown }]
+    ? [
+        (Init &
+          NoUnknownFields<Init, DeclaredBody<Path, Method>> &
+          NeedsEither<Path, Method, Init> & { [key: string]: unknown })?,
+      ]
+    : [
+        Init &
+          NoUnknownFields<Init, DeclaredBody<Path, Method>> &
+          NeedsEither<Path, Method, Init> & { [key: string]: unknown },
+      ]
 ) => Promise<FetchResponse<Extract<paths[Path][Method], Record<string | number, unknown>>, Init, "application/json">>;
 
 /** The paths that have `Method`. */
