@@ -141,12 +141,15 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
    * publishes nothing, and answers as the real request does (status; for a 2xx, the same fields).
    * Resolves the real answer.
    */
+  /** The dry run's answer of the last {@link dryThenReal}, for its predicted effects. */
+  let lastDry: HttpResult | undefined;
   async function dryThenReal(op: string, method: string, path: string, call: Call = {}): Promise<HttpResult> {
     const key = call.admin ? sys.adminToken : call.key;
     const before = await settled();
     const messages = await streamMessages();
     const sep = path.includes("?") ? "&" : "?";
     const dry = await req(method, `${path}${sep}dryRun=true`, { key, body: call.body });
+    lastDry = dry;
     const after = await snapshot(db);
     expect({ op, changed: changed(before, after), messages: await streamMessages() }).toEqual({
       op,
@@ -181,6 +184,11 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
     });
     expect(post.status).toBe(201);
     const id = post.body.id as string;
+    // the predicted effects (Aps-Dry-Run-Effects): what today's limit leaves after the write, as it then did
+    const quotas = async (key: string) => (await req("GET", "/me/quotas", { key })).body;
+    expect(lastDry!.headers.get("aps-dry-run-effects")).toBe(
+      `posts-remaining=${(await quotas(alice.apiKey)).posts.remaining}`,
+    );
     await dryThenReal("patch /posts/{id}", "PATCH", `/posts/${id}`, {
       ...a,
       body: { title: "Dry runs for every write" },
@@ -190,6 +198,9 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
       body: { body: "Yes, and nothing kept." },
     });
     expect(comment.status).toBe(201);
+    expect(lastDry!.headers.get("aps-dry-run-effects")).toBe(
+      `comments-remaining=${(await quotas(bob.apiKey)).comments.remaining}`,
+    );
     const cid = comment.body.id as string;
     await dryThenReal("patch /comments/{id}", "PATCH", `/comments/${cid}`, {
       ...b,
@@ -197,6 +208,8 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
     });
     const vote = await dryThenReal("post /posts/{id}/vote", "POST", `/posts/${id}/vote`, { ...b, body: { vote: 1 } });
     expect(vote.status).toBe(200);
+    // one +1 of the default three the agenda needs: it would not move the post (the sandbox test has the move)
+    expect(lastDry!.headers.get("aps-dry-run-effects")).toBe("agenda=?0");
     await dryThenReal("put /posts/{id}/watch", "PUT", `/posts/${id}/watch`, { ...b, body: { level: "watching" } });
     await dryThenReal("post /me/notifications/read", "POST", "/me/notifications/read", {
       ...a,

@@ -20,6 +20,7 @@ const EXPOSED = [
   "location",
   "idempotent-replayed",
   "aps-dry-run",
+  "aps-dry-run-effects",
   "ratelimit-policy",
   "ratelimit",
   "etag",

@@ -100,8 +100,12 @@ describe.each(modes)("sandbox (%s)", (mode) => {
 
     // propose; three +1s put it on the sandbox's agenda
     const id = await propose(author, { title: `Sandbox rehearsal ${WORD}`, body: `Rehearse the Council. ${WORD}` });
-    for (const c of council)
+    for (const [i, c] of council.entries()) {
+      // a dry run first predicts whether this +1 puts the post on the agenda: only the third does
+      const dry = await req("POST", `/posts/${id}/vote?dryRun=true`, { key: c.apiKey, body: { vote: 1 } });
+      expect([dry.status, dry.headers.get("aps-dry-run-effects")]).toEqual([200, `agenda=?${i === 2 ? 1 : 0}`]);
       expectStatus(await req("POST", `/posts/${id}/vote`, { key: c.apiKey, body: { vote: 1 } }), 200, "vote");
+    }
     await eventually(async () => {
       const agenda = expectStatus(await req("GET", "/agenda", { key: author.apiKey }), 200, "sandbox agenda");
       expect((agenda.items as { id: string }[]).map((i) => i.id)).toContain(id);

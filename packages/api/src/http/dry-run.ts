@@ -15,6 +15,32 @@ export const DRY_RUN_PARAMETER = "dryRun";
 /** The answer header of a dry run: its value is `true`. */
 export const DRY_RUN_HEADER = "Aps-Dry-Run";
 
+/** The answer header of a dry run that names what the write would also do (docs/design/edge.md#dry-run). */
+export const DRY_RUN_EFFECTS_HEADER = "Aps-Dry-Run-Effects";
+
+/**
+ * The predicted effects of a dry run beside its answer (docs/design/edge.md#dry-run): `agenda`, a vote that
+ * would move the post onto the agenda; `posts-remaining` and `comments-remaining`, what today's
+ * limit would leave after the write.
+ */
+export interface DryRunEffects {
+  agenda?: boolean;
+  "posts-remaining"?: number;
+  "comments-remaining"?: number;
+}
+
+/**
+ * Sets `Aps-Dry-Run-Effects` on a dry run's answer: a Structured Fields dictionary (RFC 9651 §3.2)
+ * of `effects`, booleans as `?1`/`?0`, integers as they are. Nothing on a request that is not a dry run.
+ */
+export function setDryRunEffects(res: Response, effects: DryRunEffects): void {
+  if (!isDryRun(res)) return;
+  const members = Object.entries(effects)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => (typeof v === "boolean" ? `${k}=?${v ? 1 : 0}` : `${k}=${Math.max(0, Math.trunc(v as number))}`));
+  if (members.length) res.setHeader(DRY_RUN_EFFECTS_HEADER, members.join(", "));
+}
+
 /** `res.locals` key: true on a dry run. */
 const DRY_RUN_LOCAL = "dryRun";
 

@@ -87,6 +87,11 @@ const HEADERS: Record<string, { description: string; schema: Record<string, unkn
     description: "`true` on the answer of a dry run (`?dryRun=true`): what the write would answer; nothing was kept",
     schema: { type: "string", enum: ["true"] },
   },
+  "Aps-Dry-Run-Effects": {
+    description:
+      "on a dry run's answer, what the write would also do, as a Structured Fields dictionary (RFC 9651): `agenda=?1` a vote that would put the post on the Council's agenda; `posts-remaining`, `comments-remaining` what today's limit would leave",
+    schema: string,
+  },
 };
 
 /** Names of the response headers `headersOf` knows. */

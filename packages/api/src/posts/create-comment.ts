@@ -1,3 +1,4 @@
+import { isDryRun, setDryRunEffects } from "../http/dry-run.js";
 import { mentionHandles } from "@aps/platform";
 import { requestSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/locals.js";
@@ -48,7 +49,12 @@ export const createComment = defineRoute({
   params: postParams,
   ids: { id: POST_ID },
   body: { schema: commentBody },
-  ok: { status: 201, description: "the comment and whom its @handles named", schema: rs.CreatedComment },
+  ok: {
+    status: 201,
+    description: "the comment and whom its @handles named",
+    schema: rs.CreatedComment,
+    headers: ["Aps-Dry-Run-Effects"],
+  },
   codes: [...KEYED, ...IDEMPOTENT, "not_found", "quota_exceeded", "invalid_state"],
   async handle({ params: { id }, body: b, caller: me, req, res }, { forum, identity, reads }) {
     // @mentions (docs/design/notifications.md#mentions): identity resolves the handles; never the author.
@@ -67,6 +73,13 @@ export const createComment = defineRoute({
       source: requestSource(req, me.agentId),
     });
     reads.invalidatePost(id);
+    // a dry run also says what today's limit would leave (docs/design/edge.md#dry-run)
+    if (isDryRun(res)) {
+      const usage = await forum.getDailyUsage({ agentId: me.agentId });
+      setDryRunEffects(res, {
+        "comments-remaining": (usage.comments?.limit ?? 0) - (usage.comments?.used ?? 0) - 1,
+      });
+    }
     return renderComment(c);
   },
 });

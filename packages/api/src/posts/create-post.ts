@@ -1,3 +1,4 @@
+import { isDryRun, setDryRunEffects } from "../http/dry-run.js";
 import { idempotencyKeyOf } from "../http/locals.js";
 import { archDesignOf, postBody } from "../openapi/requests.js";
 import * as rs from "../openapi/responses.js";
@@ -44,7 +45,12 @@ export const createPost = defineRoute({
   access: "key",
   idempotent: true,
   body: { schema: postBody },
-  ok: { status: 201, description: "the post", schema: rs.CreatedPost, headers: ["Location"] },
+  ok: {
+    status: 201,
+    description: "the post",
+    schema: rs.CreatedPost,
+    headers: ["Location", "Aps-Dry-Run-Effects"],
+  },
   codes: [...KEYED, ...IDEMPOTENT, "quota_exceeded", "missing_sections"],
   async handle({ body: b, caller: me, res }, { forum, reads, capabilities }) {
     const arch = archDesignOf(b);
@@ -59,6 +65,11 @@ export const createPost = defineRoute({
     });
     reads.invalidatePost(p.id);
     res.location(`/v1/posts/${p.id}`);
+    // a dry run also says what today's limit would leave (docs/design/edge.md#dry-run)
+    if (isDryRun(res)) {
+      const usage = await forum.getDailyUsage({ agentId: me.agentId });
+      setDryRunEffects(res, { "posts-remaining": (usage.posts?.limit ?? 0) - (usage.posts?.used ?? 0) - 1 });
+    }
     return { ...renderedPost(p), ...(missing ? { missingSections: missing } : {}) };
   },
 });

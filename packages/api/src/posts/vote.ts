@@ -1,3 +1,4 @@
+import { setDryRunEffects } from "../http/dry-run.js";
 import { requestSource } from "../http/client-source.js";
 import { idempotencyKeyOf } from "../http/locals.js";
 import { voteBody } from "../openapi/requests.js";
@@ -48,7 +49,12 @@ export const vote = defineRoute({
   params: postParams,
   ids: { id: POST_ID },
   body: { schema: voteBody },
-  ok: { status: 200, description: "the vote and the new counts", schema: rs.VoteResult },
+  ok: {
+    status: 200,
+    description: "the vote and the new counts",
+    schema: rs.VoteResult,
+    headers: ["Aps-Dry-Run-Effects"],
+  },
   codes: [...KEYED, ...IDEMPOTENT, "not_found", "invalid_state"],
   async handle({ params: { id }, body: b, caller: me, req, res }, { forum, reads }) {
     // unkeyed votes of this gateway share CastVotes calls (docs/design/votes-and-heat.md#gateway-batching)
@@ -68,6 +74,8 @@ export const vote = defineRoute({
     reads.invalidatePost(id);
     // the forum answers the vote cast and the counts after it; anything else is a fault between the services (500)
     if (!v.votes) throw new Error("forum CastVote answered no counts");
+    // a dry run also says whether the vote would put the post on the agenda (docs/design/edge.md#dry-run)
+    setDryRunEffects(res, { agenda: v.movedToAgenda });
     return { postId: v.postId, vote: oneOf([1, -1] as const, v.vote, "vote"), votes: v.votes, castAt: v.castAt };
   },
 });

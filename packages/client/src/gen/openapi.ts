@@ -4569,6 +4569,8 @@ export interface components {
         "Idempotent-Replayed": "true";
         /** @description `true` on the answer of a dry run (`?dryRun=true`): what the write would answer; nothing was kept */
         "Aps-Dry-Run": "true";
+        /** @description on a dry run's answer, what the write would also do, as a Structured Fields dictionary (RFC 9651): `agenda=?1` a vote that would put the post on the Council's agenda; `posts-remaining`, `comments-remaining` what today's limit would leave */
+        "Aps-Dry-Run-Effects": string;
     };
     pathItems: never;
 }
@@ -5453,6 +5455,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     Location: components["headers"]["Location"];
+                    "Aps-Dry-Run-Effects": components["headers"]["Aps-Dry-Run-Effects"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
@@ -5668,6 +5671,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run-Effects": components["headers"]["Aps-Dry-Run-Effects"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;
@@ -5729,6 +5733,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Aps-Dry-Run-Effects": components["headers"]["Aps-Dry-Run-Effects"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "Aps-Dry-Run": components["headers"]["Aps-Dry-Run"];
                     [name: string]: unknown;

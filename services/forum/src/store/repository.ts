@@ -99,6 +99,8 @@ interface VoteOutcome {
   changed: boolean;
   tally_for: number;
   tally_against: number;
+  /** The heat rule fired: one vote's statement (`cast_vote`) says so; a batch's leave it undefined. */
+  moved_to_agenda?: boolean;
 }
 
 /** Identities per VotesAt page when the caller asks for none, and the most it may ask for (docs/design/votes-and-heat.md#vote-history-and-votesat-paging). */
@@ -534,6 +536,7 @@ export class ForumRepository {
         vote,
         votes: { for: row.tally_for, against: row.tally_against, score: row.tally_for - row.tally_against },
         castAt: occurredAt,
+        movedToAgenda: row.moved_to_agenda === true,
       };
     };
     // a keyed vote, or one with a reason, runs alone in a transaction (with its outcome, with its reason)
@@ -564,7 +567,7 @@ export class ForumRepository {
     const r = await (tx ?? this.pool).query<VoteOutcome>({
       // unnamed behind PgBouncer in transaction mode (docs/design/operations.md#connection-budget-and-pgbouncer)
       name: namedStatement(this.pool, "forum.cast_vote"),
-      text: "SELECT post_found, changed, tally_for, tally_against FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8::jsonb, $9::jsonb)",
+      text: "SELECT post_found, changed, tally_for, tally_against, moved_to_agenda FROM cast_vote($1, $2, $3::smallint, $4, $5, $6, $7, $8::jsonb, $9::jsonb)",
       values: [
         v.postId,
         v.voterId,

@@ -27,6 +27,7 @@ export const CORS_EXPOSED_HEADERS = [
   "Location",
   "Idempotent-Replayed",
   "Aps-Dry-Run", // a dry run's answer (docs/design/edge.md#dry-run)
+  "Aps-Dry-Run-Effects", // what a dry run's write would also do (docs/design/edge.md#dry-run)
   "RateLimit-Policy",
   "RateLimit",
   "ETag",

@@ -427,6 +427,11 @@ export interface CastVoteResponse {
   vote: number;
   votes: VoteCounts | undefined;
   castAt: string;
+  /**
+   * This vote put the post on the agenda (the heat rule fired). Set by CastVote, one vote in its
+   * own statement, as every keyed, reasoned and dry-run vote is; CastVotes' outcomes leave it false.
+   */
+  movedToAgenda: boolean;
 }
 
 export interface GetCaseRevisionRequest {
@@ -5333,7 +5338,7 @@ export const CastVotesResponse: MessageFns<CastVotesResponse> = {
 };
 
 function createBaseCastVoteResponse(): CastVoteResponse {
-  return { postId: "", vote: 0, votes: undefined, castAt: "" };
+  return { postId: "", vote: 0, votes: undefined, castAt: "", movedToAgenda: false };
 }
 
 export const CastVoteResponse: MessageFns<CastVoteResponse> = {
@@ -5349,6 +5354,9 @@ export const CastVoteResponse: MessageFns<CastVoteResponse> = {
     }
     if (message.castAt !== "") {
       writer.uint32(34).string(message.castAt);
+    }
+    if (message.movedToAgenda !== false) {
+      writer.uint32(40).bool(message.movedToAgenda);
     }
     return writer;
   },
@@ -5398,6 +5406,14 @@ export const CastVoteResponse: MessageFns<CastVoteResponse> = {
             message.castAt = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.movedToAgenda = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5424,6 +5440,11 @@ export const CastVoteResponse: MessageFns<CastVoteResponse> = {
         : isSet(object.cast_at)
         ? globalThis.String(object.cast_at)
         : "",
+      movedToAgenda: isSet(object.movedToAgenda)
+        ? globalThis.Boolean(object.movedToAgenda)
+        : isSet(object.moved_to_agenda)
+        ? globalThis.Boolean(object.moved_to_agenda)
+        : false,
     };
   },
 
@@ -5441,6 +5462,9 @@ export const CastVoteResponse: MessageFns<CastVoteResponse> = {
     if (message.castAt !== "") {
       obj.castAt = message.castAt;
     }
+    if (message.movedToAgenda !== false) {
+      obj.movedToAgenda = message.movedToAgenda;
+    }
     return obj;
   },
 
@@ -5455,6 +5479,7 @@ export const CastVoteResponse: MessageFns<CastVoteResponse> = {
       ? VoteCounts.fromPartial(object.votes)
       : undefined;
     message.castAt = object.castAt ?? "";
+    message.movedToAgenda = object.movedToAgenda ?? false;
     return message;
   },
 };
