@@ -39,11 +39,7 @@ export function sandboxEnv(live: NodeJS.ProcessEnv, databaseUrl: string): NodeJS
  * `aps_sandbox` on the embedded server, else `<database>_sandbox` beside DATABASE_URL's. The
  * database is created when missing (the role needs CREATEDB then). Rejects when the server refuses.
  */
-export async function sandboxDatabase(
-  given: string | undefined,
-  liveUrl: string,
-  embedded: boolean,
-): Promise<string> {
+export async function sandboxDatabase(given: string | undefined, liveUrl: string, embedded: boolean): Promise<string> {
   if (given) return given;
   const url = new URL(liveUrl);
   const name = embedded ? SANDBOX_DATABASE : `${decodeURIComponent(url.pathname.slice(1)) || "postgres"}_sandbox`;

@@ -321,7 +321,9 @@ describe("skill.md lists exactly the routes the gateway serves (docs/design/agen
     expect(listed.filter((r) => !v1.includes(r) || isOwner(r) || isSandbox(r))).toEqual([]);
     const sandbox = v1.filter(isSandbox);
     expect(sandbox.length).toBeGreaterThan(0);
-    expect(sandbox.filter((r) => !pageRoutes(readFileSync(`${DOCS_DIR}/endpoints.md`, "utf8")).includes(r))).toEqual([]);
+    expect(sandbox.filter((r) => !pageRoutes(readFileSync(`${DOCS_DIR}/endpoints.md`, "utf8")).includes(r))).toEqual(
+      [],
+    );
     expect(skill).toContain(`The sandbox's ${sandbox.length} operations`);
     expect(new Set(listed).size).toBe(listed.length);
     // the owner's operations are named by count and found on the endpoints page
