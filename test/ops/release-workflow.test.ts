@@ -50,4 +50,20 @@ describe("the release workflow", () => {
     expect(chart).toMatch(/helm package charts\/aps/);
     expect(chart).toMatch(/helm push .* "oci:\/\//);
   });
+
+  it("publishes the typed client to npm at the release's version, with provenance, after building and testing it", () => {
+    expect(wf.jobs.client!.permissions["id-token"]).toBe("write");
+    expect(using("client", "actions/setup-node")!.with).toMatchObject({ "registry-url": "https://registry.npmjs.org" });
+    const run = steps("client")
+      .map((s) => s.run ?? "")
+      .join("\n");
+    expect(run).toMatch(/npm version "\$\{version\}" --no-git-tag-version --workspace @aps\/client/);
+    expect(run.indexOf("turbo run build --filter=@aps/client")).toBeLessThan(run.indexOf("npm publish"));
+    expect(run).toMatch(/npm publish --workspace @aps\/client --provenance --access public/);
+    const publish = steps("client").find((s) => s.run?.includes("npm publish"))!;
+    expect(publish.env!.NODE_AUTH_TOKEN).toBe("${{ secrets.NPM_TOKEN }}");
+    // what it publishes is a public package
+    const pkg = JSON.parse(readFileSync(join(ROOT, "packages/client/package.json"), "utf8")) as { private?: boolean };
+    expect(pkg.private).not.toBe(true);
+  });
 });
