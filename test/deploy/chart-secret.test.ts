@@ -84,6 +84,42 @@ const log = createLogger("chart-secret-test", "silent");
         await admin(`DROP ROLE IF EXISTS ${prefix}${owner}`).catch(() => undefined);
     });
 
+    it("--sandbox: the sandbox's NATS user, and a role owning a database of its own that its URL reaches (docs/design/agents.md#sandbox)", async () => {
+      const u = new URL(ADMIN_DATABASE_URL);
+      const out = await run(process.execPath, [
+        CLI,
+        "chart-secret",
+        "--database",
+        `${u.hostname}:${u.port || 5432}/${dbName}`,
+        "--role-prefix",
+        prefix,
+        "--nats-users",
+        "--sandbox",
+      ]);
+      const YAML = (tools as Tools).requireTool("yaml");
+      const s = (YAML.parse(out.stdout) as { stringData: Record<string, string> }).stringData;
+      expect(s.NATS_USER_SANDBOX).toBe("sandbox");
+      expect(s.NATS_PASSWORD_SANDBOX).toMatch(/^[0-9a-f]{64}$/);
+      const url = new URL(s.SANDBOX_DATABASE_URL!);
+      expect([url.username, url.pathname]).toEqual([`${prefix}sandbox`, `/${dbName}_sandbox`]);
+      // its SQL, as the server's admin: the sandbox's statements only (the others ran in beforeAll's run)
+      const own = out.stderr.split("\n").filter((l) => /sandbox/.test(l) && !l.startsWith("--"));
+      expect(own).toHaveLength(2);
+      for (const statement of own) await admin(statement);
+      try {
+        const c = new pg.Client({ connectionString: url.toString() });
+        await c.connect();
+        try {
+          await c.query("CREATE TABLE t (x int)"); // its own database: it may create what it needs
+        } finally {
+          await c.end();
+        }
+      } finally {
+        await admin(`DROP DATABASE IF EXISTS ${dbName}_sandbox WITH (FORCE)`).catch(() => undefined);
+        await admin(`DROP ROLE IF EXISTS ${prefix}sandbox`).catch(() => undefined);
+      }
+    }, 60_000);
+
     it("holds every Secret key the production render requires (existingSecret, internal trust on)", async () => {
       const ms = await renderChart(tools as Tools, [
         "-f",

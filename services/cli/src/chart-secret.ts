@@ -11,7 +11,9 @@ import { generateTrustEnv } from "@aps/platform/trust-env";
  * role `aps_<name>` per schema owner with its URL (`<NAME>_DATABASE_URL`; through `--pooler`, with
  * `<NAME>_DATABASE_MIGRATION_URL` to the server) and, on stderr, the SQL
  * that creates the roles and sets each one's `search_path` to its schema (the rule that works
- * behind any pooler). Every secret is fresh random (32 bytes, hex); nothing is written to disk.
+ * behind any pooler); with `--sandbox`, the sandbox's keys (docs/design/agents.md#sandbox): its NATS user, and a
+ * role owning a database of its own (`<database>_sandbox`, `SANDBOX_DATABASE_URL`, always the server
+ * itself). Every secret is fresh random (32 bytes, hex); nothing is written to disk.
  */
 
 /** The deployables that own a schema (topology's `database: true`, the chart's too). */
@@ -53,6 +55,12 @@ export interface ChartSecretOptions {
    * the knowledge role may not, having no CREATE on the database). Default `meilisearch`.
    */
   searchEngine?: "meilisearch" | "postgres";
+  /**
+   * The chart's `sandbox.enabled` (docs/design/agents.md#sandbox): with `natsUsers`, NATS_USER_SANDBOX and
+   * NATS_PASSWORD_SANDBOX; with `database`, SANDBOX_DATABASE_URL for role `<prefix>sandbox` on
+   * `<database>_sandbox`, which the SQL creates (run by a role that may create databases).
+   */
+  sandbox?: boolean;
 }
 
 const hex32 = () => randomBytes(32).toString("hex");
@@ -77,6 +85,10 @@ export function chartSecret(opts: ChartSecretOptions = {}): ChartSecret {
       data[`NATS_USER_${N}`] = c;
       data[`NATS_PASSWORD_${N}`] = hex32();
     }
+  }
+  if (opts.sandbox && opts.natsUsers) {
+    data.NATS_USER_SANDBOX = "sandbox";
+    data.NATS_PASSWORD_SANDBOX = hex32();
   }
   if (opts.natsUrl) data.NATS_URL = opts.natsUrl;
   if (opts.meilisearchUrl) data.MEILISEARCH_URL = opts.meilisearchUrl;
@@ -108,6 +120,17 @@ export function chartSecret(opts: ChartSecretOptions = {}): ChartSecret {
       if (owner === "knowledge") sql.push(`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA ${owner};`);
     }
     sql.unshift(`-- run once as the database owner on ${db} (psql -d ${db}); the roles own their schema only`);
+    if (opts.sandbox) {
+      // the sandbox's own database, owned by its role; never through the pooler (docs/design/agents.md#sandbox)
+      const role = `${prefix}sandbox`;
+      const password = hex32();
+      data.SANDBOX_DATABASE_URL = `postgresql://${role}:${password}@${host}:${port}/${db}_sandbox`;
+      sql.push(
+        `-- the sandbox: as a role that may create databases`,
+        `CREATE ROLE ${role} LOGIN PASSWORD '${password}';`,
+        `CREATE DATABASE "${db}_sandbox" OWNER ${role};`,
+      );
+    }
   }
   const yaml = [
     "apiVersion: v1",
@@ -125,7 +148,7 @@ export function chartSecret(opts: ChartSecretOptions = {}): ChartSecret {
 
 /**
  * `aps chart-secret [--name N] [--namespace NS] [--database host:port/db] [--pooler host:port] [--role-prefix P]
- * [--nats-url URL] [--nats-users] [--meilisearch-url URL] [--search-engine meilisearch|postgres]`: YAML on stdout,
+ * [--nats-url URL] [--nats-users] [--meilisearch-url URL] [--search-engine meilisearch|postgres] [--sandbox]`: YAML on stdout,
  * SQL on stderr. Throws on an unknown option or search engine.
  */
 export function chartSecretCommand(args: string[]): void {
@@ -141,6 +164,7 @@ export function chartSecretCommand(args: string[]): void {
       "nats-users": { type: "boolean" },
       "role-prefix": { type: "string" },
       "search-engine": { type: "string" },
+      sandbox: { type: "boolean" },
     },
     strict: true,
   });
@@ -156,6 +180,7 @@ export function chartSecretCommand(args: string[]): void {
     ...(values["nats-url"] !== undefined ? { natsUrl: values["nats-url"] } : {}),
     ...(values["meilisearch-url"] !== undefined ? { meilisearchUrl: values["meilisearch-url"] } : {}),
     natsUsers: values["nats-users"] === true,
+    sandbox: values.sandbox === true,
     ...(values["role-prefix"] !== undefined ? { rolePrefix: values["role-prefix"] } : {}),
   });
   process.stdout.write(out.yaml);
