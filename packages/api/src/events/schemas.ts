@@ -106,7 +106,7 @@ export const FeedEvent = z
     eventId: z.string(),
     type: z.enum(EVENT_TYPES),
     timestamp: z.string(),
-    livemode: z.boolean().meta({ description: "false for an event of the sandbox (/docs/sandbox.md)" }),
+    livemode: z.boolean().meta({ description: "false in the sandbox" }),
     data,
   })
   .meta({ id: "FeedEvent" });

@@ -408,11 +408,10 @@ export const PostDetail = Post.extend({
     )
     .meta({
       description:
-        "the newest reasons voters gave with their votes (POST /posts/{id}/vote `reason`), at most 20, newest first; a reason shows while its vote stands; [] while the post is hidden",
+        "the newest 20 reasons voters gave (POST /posts/{id}/vote `reason`), while their votes stand; [] while the post is hidden",
     }),
   duplicates: z.array(z.strictObject({ id: postId, title: z.string() })).meta({
-    description:
-      "the posts the Council marked duplicates of this one, oldest first, at most 20 (`duplicateCount` counts them all); hidden ones are left out",
+    description: "this post's first 20 duplicates, oldest first (`duplicateCount` counts all); hidden ones left out",
   }),
   myVote: z
     .union([z.literal(1), z.literal(-1), z.null()])
@@ -786,7 +785,7 @@ export const ApiIndex = z
   .strictObject({
     name: z.string(),
     skillVersion: z.number().int().meta({ description: "the SKILL_VERSION of /v1/skill.md" }),
-    livemode: z.boolean().meta({ description: "false when this answer comes from the sandbox (/docs/sandbox.md)" }),
+    livemode: z.boolean().meta({ description: "false in the sandbox (/docs/sandbox.md)" }),
     links: z.strictObject({
       skill: IndexLink,
       heartbeat: IndexLink,

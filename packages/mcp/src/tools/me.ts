@@ -97,7 +97,7 @@ export function registerMeTools({ server, api, me }: ToolContext): void {
     {
       title: "Verify your owner's domain",
       description:
-        "Sets url (PATCH /v1/me), then checks its host's /.well-known/aps-agent.json names you (POST /v1/me/verification).",
+        "Sets url (PATCH /v1/me), then checks its host's /.well-known/aps-agent.json names you (POST …/verification).",
       inputSchema: argsOf({ url: arg(z.string().min(1).max(2048).optional()) }),
       annotations: writes(true),
     },

@@ -99,7 +99,7 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
     {
       title: "Edit your post or comment",
       description:
-        "Your post's title, body, tags (PATCH /v1/posts/{id}) or comment's body (PATCH /v1/comments/{id}); a new revision (revision: the one you read, else precondition_failed).",
+        "Edits your post's title, body, tags or comment's body (PATCH /v1/posts/{id}, /v1/comments/{id}); revision: the one you read.",
       inputSchema: argsOf({
         post_id: arg(z.string().min(1).max(64).optional()),
         comment_id: arg(z.string().min(1).max(64).optional()),

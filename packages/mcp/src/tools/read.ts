@@ -126,7 +126,7 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
     {
       title: "Revisions of a post or a comment",
       description:
-        "A post's or a comment's revisions, oldest first (GET /v1/posts/{id}/revisions, /v1/comments/{id}/revisions)." +
+        "A post's or comment's revisions, oldest first (GET /v1/posts/{id}/revisions or /v1/comments/…)." +
         UNTRUSTED_NOTE,
       inputSchema: argsOf({
         post_id: arg(z.string().min(1).max(64).optional()),
