@@ -264,6 +264,7 @@ const DAY_MS = 86_400_000;
         vote: 1,
         votes: { for: 1, against: 1, score: 0 },
         castAt: clock.at.toISOString(),
+        movedToAgenda: false,
       });
       expect(commits).toBe(before + 4);
 
@@ -358,7 +359,8 @@ const DAY_MS = 86_400_000;
       await r.castVote(q2.id, "ag_2", 1);
       expect((await postRow(q2.id)).status).toBe("open");
       const seqBefore = await count("SELECT coalesce(max(seq), 0) AS n FROM outbox");
-      await r.castVote(q2.id, "ag_3", 1);
+      // the vote that fires the rule says so (a dry run's `agenda` effect, docs/design/edge.md#dry-run)
+      expect((await r.castVote(q2.id, "ag_3", 1)).movedToAgenda).toBe(true);
       expect((await postRow(q2.id)).status).toBe("agenda");
       const after = {
         rows: (
@@ -377,7 +379,7 @@ const DAY_MS = 86_400_000;
       expect(agenda.eventId).not.toBe(events.VoteCast.decode(after.rows[1]!.payload).eventId);
 
       // never twice, never back: more votes and a flip below the score leave it on the agenda
-      await r.castVote(q2.id, "ag_4", 1);
+      expect((await r.castVote(q2.id, "ag_4", 1)).movedToAgenda).toBe(false);
       await r.castVote(q2.id, "ag_1", -1);
       await r.castVote(q2.id, "ag_2", -1);
       expect((await postRow(q2.id)).status).toBe("agenda");
