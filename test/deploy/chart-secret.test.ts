@@ -55,27 +55,38 @@ const log = createLogger("chart-secret-test", "silent");
       }
     };
 
-    beforeAll(async () => {
+    /**
+     * `aps chart-secret --database <the test server>/<database> --role-prefix <rolePrefix> …more`:
+     * the printed Secret's kind and keys, and the SQL it wrote to stderr.
+     */
+    const chartSecretOn = async (database: string, rolePrefix: string, more: string[] = []) => {
       const u = new URL(ADMIN_DATABASE_URL);
-      await admin(`CREATE DATABASE ${dbName}`);
       const out = await run(process.execPath, [
         CLI,
         "chart-secret",
         "--database",
-        `${u.hostname}:${u.port || 5432}/${dbName}`,
+        `${u.hostname}:${u.port || 5432}/${database}`,
         "--role-prefix",
-        prefix,
+        rolePrefix,
+        ...more,
+      ]);
+      const YAML = (tools as Tools).requireTool("yaml");
+      const secret = YAML.parse(out.stdout) as { kind: string; stringData: Record<string, string> };
+      return { kind: secret.kind, data: secret.stringData, sql: out.stderr };
+    };
+
+    beforeAll(async () => {
+      await admin(`CREATE DATABASE ${dbName}`);
+      const out = await chartSecretOn(dbName, prefix, [
         "--nats-users",
         "--nats-url",
         "nats://nats-0.nats:4222,nats://nats-1.nats:4222",
         "--meilisearch-url",
         "http://meilisearch:7700",
       ]);
-      const YAML = (tools as Tools).requireTool("yaml");
-      const secret = YAML.parse(out.stdout) as { kind: string; stringData: Record<string, string> };
-      expect(secret.kind).toBe("Secret");
-      data = secret.stringData;
-      sql = out.stderr;
+      expect(out.kind).toBe("Secret");
+      data = out.data;
+      sql = out.sql;
     }, 60_000);
 
     afterAll(async () => {
@@ -85,25 +96,14 @@ const log = createLogger("chart-secret-test", "silent");
     });
 
     it("--sandbox: the sandbox's NATS user, and a role owning a database of its own that its URL reaches (docs/design/agents.md#sandbox)", async () => {
-      const u = new URL(ADMIN_DATABASE_URL);
-      const out = await run(process.execPath, [
-        CLI,
-        "chart-secret",
-        "--database",
-        `${u.hostname}:${u.port || 5432}/${dbName}`,
-        "--role-prefix",
-        prefix,
-        "--nats-users",
-        "--sandbox",
-      ]);
-      const YAML = (tools as Tools).requireTool("yaml");
-      const s = (YAML.parse(out.stdout) as { stringData: Record<string, string> }).stringData;
+      const out = await chartSecretOn(dbName, prefix, ["--nats-users", "--sandbox"]);
+      const s = out.data;
       expect(s.NATS_USER_SANDBOX).toBe("sandbox");
       expect(s.NATS_PASSWORD_SANDBOX).toMatch(/^[0-9a-f]{64}$/);
       const url = new URL(s.SANDBOX_DATABASE_URL!);
       expect([url.username, url.pathname]).toEqual([`${prefix}sandbox`, `/${dbName}_sandbox`]);
       // its SQL, as the server's admin: the sandbox's statements only (the others ran in beforeAll's run)
-      const own = out.stderr.split("\n").filter((l) => /sandbox/.test(l) && !l.startsWith("--"));
+      const own = out.sql.split("\n").filter((l) => /sandbox/.test(l) && !l.startsWith("--"));
       expect(own).toHaveLength(2);
       for (const statement of own) await admin(statement);
       try {
@@ -193,27 +193,16 @@ const log = createLogger("chart-secret-test", "silent");
     }, 120_000);
 
     it("--search-engine postgres: knowledge gets a role and URLs, and its SQL creates pg_trgm so that role migrates the search index", async () => {
-      const u = new URL(ADMIN_DATABASE_URL);
       const pgDb = `${dbName}_pg`;
       const pgPrefix = `${prefix}pg_`;
       await admin(`CREATE DATABASE ${pgDb}`);
       try {
-        const out = await run(process.execPath, [
-          CLI,
-          "chart-secret",
-          "--database",
-          `${u.hostname}:${u.port || 5432}/${pgDb}`,
-          "--role-prefix",
-          pgPrefix,
-          "--search-engine",
-          "postgres",
-        ]);
-        const YAML = (tools as Tools).requireTool("yaml");
-        const pgData = (YAML.parse(out.stdout) as { stringData: Record<string, string> }).stringData;
+        const out = await chartSecretOn(pgDb, pgPrefix, ["--search-engine", "postgres"]);
+        const pgData = out.data;
         // the chart with search.engine postgres refers to KNOWLEDGE_DATABASE_URL (aps.component merges database: true)
         expect(pgData.KNOWLEDGE_DATABASE_URL).toContain(`${pgPrefix}knowledge:`);
-        expect(out.stderr).toContain("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA knowledge;");
-        await admin(out.stderr, pgDb);
+        expect(out.sql).toContain("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA knowledge;");
+        await admin(out.sql, pgDb);
         // the knowledge role has no CREATE on the database: without the extension made for it, its
         // migration failed with "permission denied to create extension pg_trgm"
         await migrateSchema("knowledge", { ...identityConfig({}), DATABASE_URL: pgData.KNOWLEDGE_DATABASE_URL! }, log, [

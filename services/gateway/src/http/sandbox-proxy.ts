@@ -8,11 +8,18 @@ import { sendProblem } from "./problem.js";
 /** Paths only a sandbox serves (docs/design/agents.md#sandbox): its join and its test clock and seats. */
 const SANDBOX_PATHS = /^\/v1\/(?:sandbox|test)(?:\/|$)/;
 
+/** `Authorization: Bearer sk_test_…`: a sandbox's key (TEST_KEY_PREFIX). */
+const TEST_BEARER = new RegExp(`^Bearer\\s+${TEST_KEY_PREFIX}`, "i");
+
+/** Whether `req` bears a sandbox's `sk_test_` key (docs/design/agents.md#sandbox). */
+function bearsTestKey(req: Request): boolean {
+  const h = req.headers.authorization;
+  return h !== undefined && TEST_BEARER.test(h);
+}
+
 /** Whether `req` is for the sandbox (docs/design/agents.md#sandbox): it bears an `sk_test_` key, or its path is the sandbox's own. */
 export function isSandboxRequest(req: Request): boolean {
-  if (SANDBOX_PATHS.test(req.path)) return true;
-  const h = req.headers.authorization;
-  return h !== undefined && /^Bearer\s+sk_test_/i.test(h);
+  return SANDBOX_PATHS.test(req.path) || bearsTestKey(req);
 }
 
 /**
@@ -59,8 +66,7 @@ export function sandboxProxy(sandboxUrl: string, log: Logger): RequestHandler {
  * them all). The sandbox's own paths are left to their routes, which answer 404 outside a sandbox.
  */
 export const refuseTestKeys: RequestHandler = (req, res, next) => {
-  const h = req.headers.authorization;
-  if (h === undefined || !/^Bearer\s+sk_test_/i.test(h)) return next();
+  if (!bearsTestKey(req)) return next();
   sendProblem(
     res,
     new ApsError(
