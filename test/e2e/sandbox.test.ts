@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { createLogger } from "@aps/platform";
 import { createTestDatabase, deleteTestStream, eventually, httpClient, type TestDatabase } from "@aps/testkit";
 import { expectStatus, grantTestSeat, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
@@ -282,5 +283,26 @@ describe.each(modes)("sandbox (%s)", (mode) => {
     } finally {
       await mcp.close();
     }
+  });
+});
+
+/**
+ * Stopping the all-in-one with its sandbox: on the embedded server the sandbox's database sits
+ * beside the live one's, so the server stops after the sandbox. Stopped first, it cut the
+ * sandbox's connections mid-query, and a stray error of that cut crashed this file in a CI run
+ * after its tests had passed.
+ */
+describe.each(modes.filter((m) => m === "embedded"))("stopping the all-in-one with its sandbox (%s)", (mode) => {
+  it("stops the live services, then the sandbox, then the embedded server: no connection is cut", async () => {
+    const lines: string[] = [];
+    const log = createLogger("aps-test", "warn", { write: (line: string) => void lines.push(line) });
+    const sys = await startSystem(mode, { env: { APS_SANDBOX: "on" }, log });
+    try {
+      const agent = await joinAgent(sys, "sandbox agent at the stop", { sandbox: true });
+      await propose(agent, { title: "Written just before the stop" });
+    } finally {
+      await sys.stop();
+    }
+    expect(lines.filter((l) => /terminating connection|connection lost/i.test(l))).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@
  *   slowest files (of N, S s in all): then the 25 slowest, seconds each
  *
  * With `APS_TEST_TIMINGS_OUT=<file>`, the counts and each file's seconds are also written there as
- * JSON (`{ passed, failed, skipped, crashed: [file], failures: ["<file> › <name>: <error>"],
+ * JSON (`{ passed, failed, skipped, crashed: ["<file>: <error>"], failures: ["<file> › <name>: <error>"],
  * files: { "<file>": seconds } }`), so
  * scripts/suite.mjs can sum its lanes and list their slowest files together.
  *
@@ -143,7 +143,8 @@ class SummaryReporter {
           passed: results.numPassedTests,
           failed,
           skipped,
-          crashed: crashed.map((r) => path.relative(this.rootDir, r.testFilePath)),
+          // each with its first error line, so the suite's summary says why (CI's log keeps only its end)
+          crashed: crashed.map((r) => `${path.relative(this.rootDir, r.testFilePath)}: ${firstLine(r)}`),
           failures,
           files: Object.fromEntries(timed.map((t) => [t.file, t.s])),
         }),

@@ -11,6 +11,7 @@ import {
   SERVICES,
   type Clock,
   type DeployableName,
+  type Logger,
 } from "@aps/platform";
 import { startAllInOne, type AllInOne } from "@aps/all-in-one";
 import {
@@ -100,6 +101,8 @@ export interface SystemOptions {
   dataDir?: string;
   /** One clock for every service (modes `embedded` and `real` only: they run in jest). */
   clock?: Clock;
+  /** The services' logger (modes `embedded` and `real` only); default: level warn to stdout. */
+  log?: Logger;
   /**
    * Processes per deployable (`{ forum: 2, gateway: 2 }`), mode `distributed` only: passed as
    * `REPLICAS_<NAME>` to deploy/local/start.mjs (docs/design/operations.md#local-replicas); `processes` then
@@ -316,7 +319,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
     const template = process.env.APS_TEST_PG_TEMPLATE;
     if (ownDir && template) env.APS_EMBEDDED_PG_TEMPLATE ??= template;
     if (mode === "embedded") {
-      const log = createLogger("aps-test", "warn");
+      const log = opts.log ?? createLogger("aps-test", "warn");
       const aps = await startAllInOne({ ...env, APS_DATA_DIR: dataDir }, log, new InProcessBus(log), {
         clock: opts.clock,
       });
@@ -361,7 +364,7 @@ async function startSystemUnchecked(mode: Mode, opts: SystemOptions): Promise<Sy
   };
   const dropStream = () => deleteTestStream(names.stream);
   if (mode === "real") {
-    const log = createLogger("aps-test", "warn");
+    const log = opts.log ?? createLogger("aps-test", "warn");
     const aps = await startAllInOne(realEnv, log, new InProcessBus(log), { clock: opts.clock });
     return {
       mode,

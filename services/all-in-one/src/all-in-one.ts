@@ -87,7 +87,7 @@ export async function startAllInOne(
   const starting = startApertiumIfAvailable(givenEnv, aioCfg, log);
   let apertium: RunningApertium | undefined;
   let embedded: EmbeddedPostgres | undefined;
-  // what stops after the live services (the sandbox, then this instance's test clock)
+  // what stops after the live services and before the embedded server (the sandbox, then this instance's test clock)
   const stopLast: (() => Promise<void>)[] = [];
   let sandboxAt: { baseUrl: string; databaseUrl: string } | undefined;
   try {
@@ -120,15 +120,18 @@ export async function startAllInOne(
       sandboxAt = { baseUrl: sandbox.baseUrl, databaseUrl: url };
       env.SANDBOX_URL = new URL(sandbox.baseUrl).origin;
     }
-    const aps = await startServices(env, embedded, log, bus, ownClock ?? clock);
+    const aps = await startServices(env, embedded?.url, log, bus, ownClock ?? clock);
     return {
       ...aps,
       internalToken: trust.token,
       ...(apertium ? { apertium: { url: apertium.url, pid: apertium.pid } } : {}),
       ...(sandboxAt ? { sandbox: sandboxAt } : {}),
+      // the live services, then the sandbox and the clock (both on the embedded server when there
+      // is one), then that server: stopped first, it cut the sandbox's connections mid-query
       stop: async () => {
         await aps.stop();
         await stopInOrder(stopLast);
+        await embedded?.stop();
         await apertium?.stop();
       },
     };
@@ -199,16 +202,18 @@ const DEFINITIONS: { [N in ServiceName]: ApsService<N, any, StartedGrpcService<N
  * then the gateway, each from its one definition (docs/design/services.md#one-service-contract) with the same context: the env
  * as given, this process's bus, clock and database (embedded, or DATABASE_URL), small pools on the
  * embedded server, a loopback port chosen by the OS, and the in-process endpoints of the services
- * started before it. On a failed start, what was started is stopped (reverse order) and the error passed on.
+ * started before it (`embeddedUrl`: the embedded server's URL, when there is one). On a failed start, what was
+ * started is stopped (reverse order) and the error passed on. `stop()` stops the services and the bus,
+ * not the embedded server.
  */
 async function startServices(
   env: NodeJS.ProcessEnv,
-  embedded: EmbeddedPostgres | undefined,
+  embeddedUrl: string | undefined,
   log: Logger,
   bus: EventBus,
   clock: Clock,
 ): Promise<Omit<AllInOne, "internalToken">> {
-  const databaseUrl = embedded?.url ?? env.DATABASE_URL;
+  const databaseUrl = embeddedUrl ?? env.DATABASE_URL;
   const local: Partial<LocalEndpoints> = {};
   const started: StartedService[] = [];
   const start = <N extends ServiceName | "gateway", Cfg extends { LOG_LEVEL: string }, H extends StartedService>(
@@ -225,7 +230,7 @@ async function startServices(
       ...grpc,
     });
   const startService = <N extends ServiceName>(name: N): Promise<StartedGrpcService<N>> =>
-    start(DEFINITIONS[name], { listenAddr: "127.0.0.1:0", pool: embedded ? EMBEDDED_POOLS[name] : undefined });
+    start(DEFINITIONS[name], { listenAddr: "127.0.0.1:0", pool: embeddedUrl ? EMBEDDED_POOLS[name] : undefined });
   const stopAll = () => stopInOrder([...started].reverse().map((s) => () => s.stop()));
   const grpcAddrs = {} as Record<GrpcAddrEnv, string>;
   try {
@@ -245,10 +250,10 @@ async function startServices(
       grpcAddrs,
       local: local as Required<LocalServices>,
       stop: async () => {
-        // reverse start order: a service stops after everything that calls it
+        // reverse start order: a service stops after everything that calls it; the embedded
+        // server is the caller's to stop
         await stopAll();
         await bus.close();
-        await embedded?.stop();
       },
     };
   } catch (err) {
