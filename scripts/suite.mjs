@@ -18,7 +18,8 @@
 //   node scripts/suite.mjs                 all lanes
 //   node scripts/suite.mjs <jest args…>    one plain jest run with those arguments (no lanes)
 //
-// Environment: APS_TEST_IMAGE_READY=<file> makes the wait lane's container part wait until the file
+// Environment: APS_SUITE_TIMES_OUT=<file> writes every file's seconds there (JSON, slowest first);
+// APS_TEST_IMAGE_READY=<file> makes the wait lane's container part wait until the file
 // exists (.ci/run writes "ok" there when the image build ends, anything else when it failed);
 // APS_TEST_ALONE_AFTER=<file> makes the alone lane wait until that file exists (.ci/run writes it
 // when the jobs it runs beside the suite have ended), so "alone" holds on a busy CI machine too.
@@ -324,6 +325,9 @@ async function lanes() {
       process.env.APS_TEST_FAILURES_OUT,
       [...crashed.map((c) => `crashed: ${c}`), ...failures.map((f) => `failed: ${f}`)].join("\n") + "\n",
     );
+  // every file's seconds, for the next change to the lanes (docs/design/tests.md#the-lanes)
+  if (process.env.APS_SUITE_TIMES_OUT)
+    writeFileSync(process.env.APS_SUITE_TIMES_OUT, JSON.stringify(Object.fromEntries(files), null, 1) + "\n");
   process.exit(runs.some((r) => r.code !== 0) ? 1 : 0);
 }
 
