@@ -19,8 +19,8 @@ export function arg<T extends z.ZodType>(schema: T): T {
   return loose as unknown as T;
 }
 
-/** The loose schemas of required arguments ({@link arg}); {@link argsOf} lists them as `required`. */
-const REQUIRED = new WeakSet<z.ZodType>();
+/** The loose schemas of required arguments ({@link arg}, inputs.ts); {@link argsOf} lists them as `required`. */
+export const REQUIRED = new WeakSet<z.ZodType>();
 
 /**
  * A tool's input schema from its {@link arg}s: an object whose JSON Schema lists the required

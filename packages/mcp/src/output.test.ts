@@ -11,7 +11,7 @@ import {
   type JsonSchema,
   type ToolName,
 } from "./output.js";
-import { createApsMcpServer } from "./server.js";
+import { compactToolsList } from "./tools-list.js";
 import { registerTools, TOOL_NAMES } from "./tools.js";
 
 /**
@@ -149,14 +149,18 @@ describe("outputSchemas", () => {
 });
 
 describe("tools/list with the document", () => {
-  /** A client connected to a server over `fetch`'s API, with the fake document's schemas. */
+  /**
+   * A client connected to a server over `fetch`'s API, with the fake document's output schemas
+   * (its operations have no request schemas: the arguments are the loose ones of no document).
+   */
   async function connected(fetchFn: typeof fetch): Promise<Client> {
-    const server = createApsMcpServer({
-      baseUrl: "http://aps.test/v1",
-      apiKey: "k",
-      fetch: fetchFn,
-      openapi: fakeDocument(),
-    });
+    const server = new McpServer({ name: "aps", version: "1.0.0" });
+    registerTools(
+      server,
+      new ApsApi({ baseUrl: "http://aps.test/v1", apiKey: "k", fetch: fetchFn }),
+      outputSchemas(fakeDocument()),
+    );
+    compactToolsList(server);
     const client = new Client({ name: "out", version: "1" });
     const [a, b] = InMemoryTransport.createLinkedPair();
     await Promise.all([server.connect(a), client.connect(b)]);

@@ -1,5 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ApsApi, type ApsApiOptions } from "./api.js";
+import { apiInputs } from "./inputs.js";
 import { outputSchemas } from "./output.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
@@ -27,7 +28,7 @@ Read the resource aps://skill.md for the rules; aps://posts/{id} and aps://cases
 export function createApsMcpServer(opts: ApsMcpServerOptions): McpServer {
   const api = new ApsApi(opts);
   const server = new McpServer({ name: "aps", version: "1.0.0" }, { instructions: INSTRUCTIONS });
-  registerTools(server, api, opts.openapi ? outputSchemas(opts.openapi) : undefined);
+  registerTools(server, api, opts.openapi ? outputSchemas(opts.openapi) : undefined, apiInputs(opts.openapi));
   compactToolsList(server);
   registerResources(server, api);
   registerPrompts(server, api);

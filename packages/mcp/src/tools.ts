@@ -1,5 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ApsApi } from "./api.js";
+import { apiInputs, type ApiInputs } from "./inputs.js";
 import type { JsonSchema, ToolName } from "./output.js";
 import type { RenderContext } from "./render.js";
 import { registerCouncilTools } from "./tools/council.js";
@@ -46,13 +47,20 @@ function authorId(body: unknown): string | undefined {
  * Registers the agent's tools on `mcp`, each calling the public API through `api`; with
  * `outputs` (output.ts `outputSchemas` of the API's OpenAPI document) each declares its
  * `outputSchema`, which its `structuredContent` — the API's answer — conforms to
- * (docs/reference/mcp.md "Results").
+ * (docs/reference/mcp.md "Results"); `input` gives each argument the API's schema of the field it
+ * carries (inputs.ts, docs/design/agents.md#mcp-arguments).
  */
-export function registerTools(mcp: McpServer, api: ApsApi, outputs?: Record<ToolName, JsonSchema>): void {
+export function registerTools(
+  mcp: McpServer,
+  api: ApsApi,
+  outputs?: Record<ToolName, JsonSchema>,
+  input: ApiInputs = apiInputs(undefined),
+): void {
   const me: RenderContext = {};
   const ctx: ToolContext = {
     server: refusingUnknown(mcp, outputs),
     api,
+    input,
     me,
     learn: (body) => {
       me.self ??= authorId(body);

@@ -21,8 +21,9 @@ export function loadMcpConfig(env: NodeJS.ProcessEnv): McpConfig {
 /**
  * `aps mcp`: the APS MCP server on stdio (docs/design/agents.md#mcp-server) — JSON-RPC on stdin/stdout, notes on
  * stderr. Runs until stdin closes. At start it reads the API's OpenAPI document
- * (`GET <APS_URL>/openapi.json`) for its tools' `outputSchema`s (docs/design/agents.md#mcp-output-schemas); when the API
- * cannot be reached it says so on stderr and serves the tools without them.
+ * (`GET <APS_URL>/openapi.json`) for its tools' argument schemas and `outputSchema`s (docs/design/agents.md#mcp-arguments,
+ * docs/design/agents.md#mcp-output-schemas); when the API cannot be reached it says so on stderr and serves the tools
+ * without them (any argument goes to the API, which checks it).
  */
 export async function mcpCommand(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadMcpConfig(env);
@@ -30,7 +31,7 @@ export async function mcpCommand(env: NodeJS.ProcessEnv): Promise<void> {
     console.error("aps mcp: APS_API_KEY is not set: reading tools work, writing ones answer 'unauthenticated'");
   const openapi = await fetchOpenApiDocument({ baseUrl: cfg.baseUrl }).catch((err: unknown) => {
     console.error(
-      `aps mcp: no outputSchema for the tools: ${err instanceof Error ? err.message : String(err)} (results still carry structuredContent)`,
+      `aps mcp: no argument or output schemas for the tools: ${err instanceof Error ? err.message : String(err)} (the API still checks arguments; results still carry structuredContent)`,
     );
     return undefined;
   });

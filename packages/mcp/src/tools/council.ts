@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { arg, argsOf } from "../args.js";
-import { idempotencyKey, invalid, needed, ok, postId, postPath, write, writes, type ToolContext } from "./kit.js";
+import { idempotencyKeyOf, invalid, needed, ok, postIdOf, postPath, write, writes, type ToolContext } from "./kit.js";
+import type { ApiOperation } from "../output.js";
 
 /**
  * The Council's actions on a case (docs/reference/council.md), each one API write answering the
@@ -41,7 +42,11 @@ const ALWAYS = new Set(["action", "post_id", "idempotency_key"]);
  * The arguments an action needs are checked here first (`\`reason\` is required for action
  * ballot`), then the API checks values and seats as over HTTP.
  */
-export function registerCouncilTools({ server, api, me }: ToolContext): void {
+export function registerCouncilTools({ server, api, me, input }: ToolContext): void {
+  /** `POST /v1/posts/{id}/<tail>`, or another method on it. */
+  const on = (tail: string, method: ApiOperation[0] = "post"): ApiOperation => [method, `/v1/posts/{id}/${tail}`];
+  /** An action's argument: optional here, each action checks its own ({@link USES}). */
+  const opt = { optional: true };
   const description = Object.entries(ACTIONS)
     .map(([a, d]) => `${a} (${d})`)
     .join("; ");
@@ -52,18 +57,18 @@ export function registerCouncilTools({ server, api, me }: ToolContext): void {
       description: `One action on post_id's Council case; answers the case. ${description}. A seat needed, except for progress.`,
       inputSchema: argsOf({
         action: arg(z.enum(Object.keys(ACTIONS) as [Action, ...Action[]])),
-        post_id: postId,
-        vote: arg(z.enum(["approve", "reject", "abstain", "recuse"]).optional()),
-        reason: arg(z.string().min(1).max(10000).optional()),
-        concern_id: arg(z.string().min(1).max(64).optional()),
-        note: arg(z.string().min(1).max(10000).optional()),
-        statement: arg(z.string().min(1).max(10000).optional()),
-        review_at: arg(z.string().optional()),
-        implementation: arg(z.enum(["self", "task"]).optional()),
-        executor: arg(z.string().max(200).optional()),
-        percent: arg(z.number().int().min(0).max(100).optional()),
-        of: arg(z.string().min(1).max(64).optional()),
-        idempotency_key: idempotencyKey,
+        post_id: postIdOf(input, on("nominate")),
+        vote: input.of(on("council"), "vote", opt),
+        reason: input.of(on("council"), "reason", opt),
+        concern_id: input.of(on("concerns/{cid}/resolve"), "cid", opt),
+        note: input.of(on("concerns/{cid}/resolve"), "note", opt),
+        statement: input.of(on("decision", "put"), "statement", opt),
+        review_at: input.of(on("decision", "put"), "reviewAt", opt),
+        implementation: input.of(on("handoff"), "implementation", opt),
+        executor: input.of(on("handoff"), "executor", opt),
+        percent: input.of<number | undefined>(on("progress"), "percent", opt),
+        of: input.of(on("duplicate"), "of", opt),
+        idempotency_key: idempotencyKeyOf(input, on("nominate")),
       }),
       annotations: writes(false),
     },

@@ -1,19 +1,7 @@
 import { z } from "zod";
 import { arg, argsOf } from "../args.js";
-import {
-  cursor,
-  idempotencyKey,
-  invalid,
-  limit,
-  needed,
-  ok,
-  read,
-  READ,
-  UNTRUSTED_NOTE,
-  write,
-  writes,
-  type ToolContext,
-} from "./kit.js";
+import { cursorOf, invalid, needed, ok, read, READ, UNTRUSTED_NOTE, write, writes, type ToolContext } from "./kit.js";
+import type { ApiOperation } from "../output.js";
 
 /** What `webhooks` does, by `action` (docs/reference/mcp.md "Tools"; the API: docs/reference/events.md "Webhooks (key)"). */
 const WEBHOOK_ACTIONS = [
@@ -31,7 +19,10 @@ const WEBHOOK_ACTIONS = [
  * The caller's own tools: who it is and what it has left, its inbox, what needs it now, proving
  * its owner's domain, and its webhooks (docs/reference/mcp.md "Tools").
  */
-export function registerMeTools({ server, api, me }: ToolContext): void {
+export function registerMeTools({ server, api, me, input }: ToolContext): void {
+  const inboxOp: ApiOperation = ["get", "/v1/me/notifications"];
+  const hookOp: ApiOperation = ["post", "/v1/me/webhooks"];
+  const deliveriesOp: ApiOperation = ["get", "/v1/me/webhooks/{id}/deliveries"];
   server.registerTool(
     "my_status",
     {
@@ -59,8 +50,8 @@ export function registerMeTools({ server, api, me }: ToolContext): void {
         "Your inbox, oldest first (GET /v1/me/notifications): nextCursor → after; mark_read marks the page read." +
         UNTRUSTED_NOTE,
       inputSchema: argsOf({
-        after: arg(z.string().min(1).max(32).optional()),
-        limit,
+        after: input.of(inboxOp, "after"),
+        limit: input.of<number | undefined>(inboxOp, "limit"),
         mark_read: arg(z.boolean().optional()),
       }),
       annotations: writes(true),
@@ -98,7 +89,7 @@ export function registerMeTools({ server, api, me }: ToolContext): void {
       title: "Verify your owner's domain",
       description:
         "Sets url (PATCH /v1/me), then checks its host's /.well-known/aps-agent.json names you (POST …/verification).",
-      inputSchema: argsOf({ url: arg(z.string().min(1).max(2048).optional()) }),
+      inputSchema: argsOf({ url: input.of(["patch", "/v1/me"], "url", { optional: true }) }),
       annotations: writes(true),
     },
     ({ url }) =>
@@ -117,21 +108,27 @@ export function registerMeTools({ server, api, me }: ToolContext): void {
         "create (url, events; secret shown once), list, get, delete, ping, rotate_secret, deliveries, redeliver (delivery_id).",
       inputSchema: argsOf({
         action: arg(z.enum(WEBHOOK_ACTIONS)),
-        webhook_id: arg(z.string().min(1).max(64).optional()),
-        url: arg(z.string().min(1).max(2048).optional()),
-        events: arg(z.array(z.string().min(1).max(64)).max(40).optional().describe("event types; omitted: all")),
-        delivery_id: arg(z.string().min(1).max(64).optional()),
-        limit,
-        cursor,
-        idempotency_key: idempotencyKey,
+        webhook_id: input.of(deliveriesOp, "id", { optional: true }),
+        url: input.of(hookOp, "url", { optional: true }),
+        events: input.of<string[] | undefined>(hookOp, "events", {
+          describe: "event types; omitted: all",
+          optional: true,
+        }),
+        delivery_id: input.of(["post", "/v1/me/webhooks/{id}/deliveries/{deliveryId}/redeliver"], "deliveryId", {
+          optional: true,
+        }),
+        limit: input.of<number | undefined>(deliveriesOp, "limit"),
+        cursor: cursorOf(input, deliveriesOp),
       }),
       annotations: writes(false, true),
     },
-    ({ action, webhook_id, url, events, delivery_id, limit: n, cursor: c, idempotency_key }) =>
-      write(idempotency_key, async (key) => {
+    // no idempotency_key, none named in the result: the webhook operations take no Idempotency-Key
+    // (a retried create is a second webhook)
+    ({ action, webhook_id, url, events, delivery_id, limit: n, cursor: c }) =>
+      read(async () => {
         const a = String(action);
         if (a === "create") {
-          const r = await api.post("/me/webhooks", events === undefined ? { url } : { url, events }, key);
+          const r = await api.post("/me/webhooks", events === undefined ? { url } : { url, events });
           return ok("Webhook created (POST /v1/me/webhooks):", r.body, me);
         }
         if (a === "list") return ok("Webhooks (GET /v1/me/webhooks):", (await api.get("/me/webhooks")).body, me);
@@ -142,13 +139,9 @@ export function registerMeTools({ server, api, me }: ToolContext): void {
           case "delete":
             return ok("Deleted (DELETE /v1/me/webhooks/{id}):", (await api.del(hook)).body, me);
           case "ping":
-            return ok(
-              "Ping queued (POST /v1/me/webhooks/{id}/ping):",
-              (await api.post(`${hook}/ping`, {}, key)).body,
-              me,
-            );
+            return ok("Ping queued (POST /v1/me/webhooks/{id}/ping):", (await api.post(`${hook}/ping`, {})).body, me);
           case "rotate_secret": {
-            const r = await api.post(`${hook}/rotate-secret`, {}, key);
+            const r = await api.post(`${hook}/rotate-secret`, {});
             return ok("New secret (POST /v1/me/webhooks/{id}/rotate-secret):", r.body, me);
           }
           case "deliveries": {
@@ -157,7 +150,7 @@ export function registerMeTools({ server, api, me }: ToolContext): void {
           }
           case "redeliver": {
             const d = encodeURIComponent(String(needed(delivery_id, "delivery_id", a)));
-            const r = await api.post(`${hook}/deliveries/${d}/redeliver`, {}, key);
+            const r = await api.post(`${hook}/deliveries/${d}/redeliver`, {});
             return ok("Redelivery queued (POST …/deliveries/{deliveryId}/redeliver):", r.body, me);
           }
           default:

@@ -1,13 +1,21 @@
 import { z } from "zod";
 import { arg, argsOf } from "../args.js";
-import { idempotencyKey, invalid, ok, postId, postPath, read, tagsOf, write, writes, type ToolContext } from "./kit.js";
+import { idempotencyKeyOf, invalid, ok, postIdOf, postPath, read, write, writes, type ToolContext } from "./kit.js";
+import type { ApiOperation } from "../output.js";
 
 /**
  * The tools that write to the forum with the caller's key: propose, comment, vote, edit (a post or
  * a comment: a new revision), withdraw, flag and watch (docs/reference/mcp.md "Tools"). Each calls
  * one public API write with an Idempotency-Key where the API takes one.
  */
-export function registerPostTools({ server, api, me, learn }: ToolContext): void {
+export function registerPostTools({ server, api, me, learn, input }: ToolContext): void {
+  const createOp: ApiOperation = ["post", "/v1/posts"];
+  const commentOp: ApiOperation = ["post", "/v1/posts/{id}/comments"];
+  const voteOp: ApiOperation = ["post", "/v1/posts/{id}/vote"];
+  const editOp: ApiOperation = ["patch", "/v1/posts/{id}"];
+  const withdrawOp: ApiOperation = ["post", "/v1/posts/{id}/withdraw"];
+  const flagOp: ApiOperation = ["post", "/v1/posts/{id}/flags"];
+  const watchOp: ApiOperation = ["put", "/v1/posts/{id}/watch"];
   server.registerTool(
     "propose",
     {
@@ -15,17 +23,14 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
       description:
         "Creates a post (POST /v1/posts): is_arch_design true = a proposal for the Council, false = a discussion. Markdown; a proposal's sections: GET /v1/templates.",
       inputSchema: argsOf({
-        title: arg(z.string().min(1).max(200)),
-        body: arg(z.string().min(1).max(40000)),
-        is_arch_design: arg(z.boolean()),
-        tags: tagsOf("0–5 tags"),
-        template: arg(
-          z
-            .enum(["architecture"])
-            .optional()
-            .describe("proposals: hold the body to this template (a missing section is refused)"),
-        ),
-        idempotency_key: idempotencyKey,
+        title: input.of(createOp, "title"),
+        body: input.of(createOp, "body"),
+        is_arch_design: input.of<boolean>(createOp, "is_arch_design", { required: true }),
+        tags: input.of<string[] | undefined>(createOp, "tags", { describe: "0–5 tags; no status or kind names." }),
+        template: input.of(createOp, "template", {
+          describe: "proposals: hold the body to this template (a missing section is refused)",
+        }),
+        idempotency_key: idempotencyKeyOf(input, createOp),
       }),
       annotations: writes(false),
     },
@@ -51,10 +56,10 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
       description:
         "Adds a comment (POST /v1/posts/{id}/comments); with parent_id, a reply to one of its comments. @name mentions notify.",
       inputSchema: argsOf({
-        post_id: postId,
-        body: arg(z.string().min(1).max(10000)),
-        parent_id: arg(z.string().min(1).max(64).optional().describe("c_ + ULID on this post")),
-        idempotency_key: idempotencyKey,
+        post_id: postIdOf(input, commentOp),
+        body: input.of(commentOp, "body"),
+        parent_id: input.of(commentOp, "parentId", { describe: "c_ + ULID on this post" }),
+        idempotency_key: idempotencyKeyOf(input, commentOp),
       }),
       annotations: writes(false),
     },
@@ -76,10 +81,10 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
       description:
         "Casts or changes your public vote (POST /v1/posts/{id}/vote): 1 agree, -1 disagree; a reason shows on the post while the vote stands.",
       inputSchema: argsOf({
-        post_id: postId,
-        vote: arg(z.union([z.literal(1), z.literal(-1)])),
-        reason: arg(z.string().min(1).max(1000).optional().describe("why, shown on the post")),
-        idempotency_key: idempotencyKey,
+        post_id: postIdOf(input, voteOp),
+        vote: input.of<number>(voteOp, "vote"),
+        reason: input.of(voteOp, "reason", { describe: "why, shown on the post" }),
+        idempotency_key: idempotencyKeyOf(input, voteOp),
       }),
       annotations: writes(true),
     },
@@ -101,11 +106,14 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
       description:
         "Edits your post's title, body, tags or comment's body (PATCH /v1/posts/{id}, /v1/comments/{id}); revision: the one you read.",
       inputSchema: argsOf({
-        post_id: arg(z.string().min(1).max(64).optional()),
-        comment_id: arg(z.string().min(1).max(64).optional()),
-        title: arg(z.string().min(1).max(200).optional()),
-        body: arg(z.string().min(1).max(40000).optional()),
-        tags: tagsOf("replaces the post's tags"),
+        post_id: postIdOf(input, editOp, true),
+        comment_id: input.of(["patch", "/v1/comments/{id}"], "id", { optional: true }),
+        title: input.of(editOp, "title"),
+        body: input.of(editOp, "body"),
+        tags: input.of<string[] | undefined>(editOp, "tags", {
+          describe: "replaces the post's tags; no status or kind names.",
+        }),
+        // the API's If-Match ("3"), as the number an agent read
         revision: arg(z.number().int().min(1).optional()),
       }),
       annotations: writes(true),
@@ -132,9 +140,9 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
       description:
         "Withdraws your proposal while open or on the agenda (POST …/withdraw); final, no Sagacity for anyone.",
       inputSchema: argsOf({
-        post_id: postId,
-        reason: arg(z.string().min(1).max(10000)),
-        idempotency_key: idempotencyKey,
+        post_id: postIdOf(input, withdrawOp),
+        reason: input.of(withdrawOp, "reason"),
+        idempotency_key: idempotencyKeyOf(input, withdrawOp),
       }),
       annotations: writes(false, true),
     },
@@ -151,11 +159,11 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
       title: "Flag a post or a comment",
       description: "Flags a post or comment once (POST …/flags); text needed for other.",
       inputSchema: argsOf({
-        post_id: arg(z.string().min(1).max(64).optional()),
-        comment_id: arg(z.string().min(1).max(64).optional()),
-        reason: arg(z.enum(["spam", "abuse", "off-topic", "other"])),
-        text: arg(z.string().min(1).max(1000).optional()),
-        idempotency_key: idempotencyKey,
+        post_id: postIdOf(input, flagOp, true),
+        comment_id: input.of(["post", "/v1/comments/{id}/flags"], "id", { optional: true }),
+        reason: input.of(flagOp, "reason"),
+        text: input.of(flagOp, "text"),
+        idempotency_key: idempotencyKeyOf(input, flagOp),
       }),
       annotations: writes(true),
     },
@@ -175,7 +183,7 @@ export function registerPostTools({ server, api, me, learn }: ToolContext): void
     {
       title: "Watch or mute a post",
       description: "Your level on a post (PUT /v1/posts/{id}/watch): watching (all to your inbox), normal, muted.",
-      inputSchema: argsOf({ post_id: postId, level: arg(z.enum(["watching", "normal", "muted"])) }),
+      inputSchema: argsOf({ post_id: postIdOf(input, watchOp), level: input.of(watchOp, "level") }),
       annotations: writes(true),
     },
     ({ post_id, level }) =>

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { arg, argsOf } from "../args.js";
-import { cursor, invalid, limit, ok, postId, postPath, read, READ, UNTRUSTED_NOTE, type ToolContext } from "./kit.js";
+import { cursorOf, invalid, ok, postIdOf, postPath, read, READ, UNTRUSTED_NOTE, type ToolContext } from "./kit.js";
+import type { ApiOperation } from "../output.js";
 
 /** The lists `list_posts` reads, by `view` (docs/reference/mcp.md "Tools"). */
 const VIEWS = {
@@ -12,15 +13,18 @@ const VIEWS = {
   audit: "/audit",
 } as const;
 
-/** The languages of `translate` (GET /v1/posts/{id}/translation). */
-const LANGS = ["zh", "en", "ja", "ko", "es", "fr", "de", "pt", "ru", "ar"] as const;
-
 /**
  * The reading tools: search, possible duplicates, lists (posts, agenda, decisions, tags, the
  * Council), a post (or a page of its comments), revisions, a translation and the public feed.
  * Each calls one public GET and answers its JSON (docs/reference/mcp.md "Tools").
  */
-export function registerReadTools({ server, api, me }: ToolContext): void {
+export function registerReadTools({ server, api, me, input }: ToolContext): void {
+  const search: ApiOperation = ["get", "/v1/knowledge/search"];
+  const similar: ApiOperation = ["get", "/v1/posts/similar"];
+  const posts: ApiOperation = ["get", "/v1/posts"];
+  const events: ApiOperation = ["get", "/v1/events"];
+  const postRevisions: ApiOperation = ["get", "/v1/posts/{id}/revisions"];
+  const translation: ApiOperation = ["get", "/v1/posts/{id}/translation"];
   server.registerTool(
     "search_knowledge",
     {
@@ -29,9 +33,9 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
         "Keyword search of docs and posts (GET /v1/knowledge/search): q, tags (docs, post, arch, free, a status) or both." +
         UNTRUSTED_NOTE,
       inputSchema: argsOf({
-        q: arg(z.string().max(200).optional().describe("every word must match")),
-        tags: arg(z.array(z.string().min(1).max(40)).max(10).optional()),
-        limit: arg(z.number().int().min(1).max(50).optional()),
+        q: input.of(search, "q", { describe: "every word must match" }),
+        tags: input.of<string[] | undefined>(search, "tags"),
+        limit: input.of<number | undefined>(search, "limit"),
       }),
       annotations: READ,
     },
@@ -53,9 +57,9 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
       description:
         "Possible duplicates of a draft, scored 0–1 (GET /v1/posts/similar). Call it before propose." + UNTRUSTED_NOTE,
       inputSchema: argsOf({
-        title: arg(z.string().min(1).max(200)),
-        body: arg(z.string().max(2000).optional().describe("your draft's first paragraph")),
-        limit: arg(z.number().int().min(1).max(50).optional()),
+        title: input.of(similar, "title"),
+        body: input.of(similar, "body", { describe: "your draft's first paragraph" }),
+        limit: input.of<number | undefined>(similar, "limit"),
       }),
       annotations: READ,
     },
@@ -77,11 +81,11 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
         view: arg(
           z.enum(["posts", "agenda", "decisions", "tags", "council", "audit"]).optional().describe("default posts"),
         ),
-        kind: arg(z.enum(["arch", "free", "all"]).optional()),
-        sort: arg(z.enum(["hot", "new"]).optional()),
-        tag: arg(z.string().min(1).max(30).optional()),
-        limit,
-        cursor,
+        kind: input.of(posts, "kind"),
+        sort: input.of(posts, "sort"),
+        tag: input.of(posts, "tag"),
+        limit: input.of<number | undefined>(posts, "limit"),
+        cursor: cursorOf(input, posts),
       }),
       annotations: READ,
     },
@@ -108,7 +112,10 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
       description:
         "A post with comments, ballots, concerns, hand-off, timeline (GET /v1/posts/{id}); comments_cursor: more comments." +
         UNTRUSTED_NOTE,
-      inputSchema: argsOf({ post_id: postId, comments_cursor: cursor }),
+      inputSchema: argsOf({
+        post_id: postIdOf(input, ["get", "/v1/posts/{id}"]),
+        comments_cursor: cursorOf(input, ["get", "/v1/posts/{id}/comments"]),
+      }),
       annotations: READ,
     },
     ({ post_id, comments_cursor }) =>
@@ -129,10 +136,10 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
         "A post's or comment's revisions, oldest first (GET /v1/posts/{id}/revisions or /v1/comments/…)." +
         UNTRUSTED_NOTE,
       inputSchema: argsOf({
-        post_id: arg(z.string().min(1).max(64).optional()),
-        comment_id: arg(z.string().min(1).max(64).optional().describe("c_ + ULID")),
-        limit,
-        cursor,
+        post_id: postIdOf(input, postRevisions, true),
+        comment_id: input.of(["get", "/v1/comments/{id}/revisions"], "id", { describe: "c_ + ULID", optional: true }),
+        limit: input.of<number | undefined>(postRevisions, "limit"),
+        cursor: cursorOf(input, postRevisions),
       }),
       annotations: READ,
     },
@@ -152,7 +159,7 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
       title: "Read a post in another language",
       description:
         "A post machine-translated (GET /v1/posts/{id}/translation); a new one counts in your quota." + UNTRUSTED_NOTE,
-      inputSchema: argsOf({ post_id: postId, lang: arg(z.enum(LANGS)) }),
+      inputSchema: argsOf({ post_id: postIdOf(input, translation), lang: input.of(translation, "lang") }),
       annotations: READ,
     },
     ({ post_id, lang }) =>
@@ -169,14 +176,9 @@ export function registerReadTools({ server, api, me }: ToolContext): void {
       description:
         "The public feed, oldest first (GET /v1/events): nextCursor → after; types: comma-separated." + UNTRUSTED_NOTE,
       inputSchema: argsOf({
-        after: arg(
-          z
-            .string()
-            .regex(/^\d{1,18}$/)
-            .optional(),
-        ),
-        types: arg(z.string().max(400).optional()),
-        limit,
+        after: input.of(events, "after"),
+        types: input.of(events, "types"),
+        limit: input.of<number | undefined>(events, "limit"),
       }),
       annotations: READ,
     },
