@@ -9,3 +9,5 @@ export * as events from "./gen/aps/events/v1/events.js";
 export * as knowledge from "./gen/aps/knowledge/v1/knowledge.js";
 export * as translation from "./gen/aps/translation/v1/translation.js";
 export * as notifications from "./gen/aps/notifications/v1/notifications.js";
+/** Who may call which gRPC method, from each rpc's `(aps.options.v1.caller_policy)` (proto/scripts/caller-policy.mjs). */
+export { CALLER_POLICY } from "./gen/caller-policy.js";

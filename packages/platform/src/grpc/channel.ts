@@ -18,8 +18,12 @@ export interface MethodDefinition<Req, Res> {
   readonly responseType: MessageType<Res>;
   readonly requestStream: false;
   readonly responseStream: false;
-  /** Method options from the .proto; `idempotencyLevel` decides retries (client.ts isRetriable, docs/design/services.md#retries-declared-in-the-proto). */
-  readonly options?: { readonly idempotencyLevel?: string };
+  /**
+   * Method options from the .proto; `idempotencyLevel` decides retries (client.ts isRetriable,
+   * docs/design/services.md#retries-declared-in-the-proto). Custom options (the caller policy) come
+   * encoded in `_unknownFields`: read from the generated CALLER_POLICY instead.
+   */
+  readonly options?: { readonly idempotencyLevel?: string; readonly _unknownFields?: unknown };
 }
 
 /**

@@ -5794,7 +5794,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Casts or changes a councillor's ballot while the case is agenda or review; may close the case. */
     castBallot: {
@@ -5803,7 +5803,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Chief only: adopted → implementing. */
     recordHandoff: {
@@ -5812,7 +5812,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Chief only: implementing → completed. */
     complete: {
@@ -5821,7 +5821,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     getCase: {
       name: "GetCase",
@@ -5829,7 +5829,10 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: GetCaseResponse as typeof GetCaseResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     listCases: {
       name: "ListCases",
@@ -5837,7 +5840,10 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: ListCasesResponse as typeof ListCasesResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Councillor: a blocking concern on an open case (agenda or review). FAILED_PRECONDITION otherwise. */
     raiseConcern: {
@@ -5846,7 +5852,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /**
      * The concern's raiser or the chief: resolves it; when it was the last open one, a decisive
@@ -5858,7 +5864,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** The ext_ executor named at hand-off, or the chief: a progress update while implementing. */
     reportProgress: {
@@ -5867,7 +5873,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /**
      * Councillor: marks a post (open, agenda, review or a free discussion) a duplicate of another;
@@ -5879,7 +5885,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /**
      * The chief, or the councillor whose ballot decided it: writes (or rewrites) a decided case's
@@ -5892,7 +5898,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: Case as typeof Case,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /**
      * The author: replaces an architecture proposal's typed links while it is open, on the agenda or
@@ -5905,7 +5911,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: SetLinksResponse as typeof SetLinksResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /**
      * Closes every case whose deadline has passed, now; a second call closes nothing more. Each
@@ -5918,7 +5924,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: CloseDueResponse as typeof CloseDueResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /**
      * The author withdraws: an open case closes as "withdrawn" (no Sagacity); an open proposal
@@ -5931,7 +5937,7 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: WithdrawResponse as typeof WithdrawResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Open cases awaiting this councillor's ballot, nearest deadline first (docs/design/agents.md#attention). */
     listPendingBallots: {
@@ -5940,7 +5946,10 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: ListPendingBallotsResponse as typeof ListPendingBallotsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Unresolved concerns on this author's open cases, oldest first (docs/design/agents.md#attention). */
     listOpenConcerns: {
@@ -5949,7 +5958,10 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: ListOpenConcernsResponse as typeof ListOpenConcernsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Implementing cases whose progress update from this executor is due (docs/design/agents.md#attention). */
     listProgressDue: {
@@ -5958,7 +5970,10 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: ListProgressDueResponse as typeof ListProgressDueResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Cases in their last call, nearest end first: all of them for a councillor, else the caller's own. */
     listLastCalls: {
@@ -5967,7 +5982,10 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: ListLastCallsResponse as typeof ListLastCallsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Decisions whose review date has passed, oldest first: all of them for a councillor, else the caller's own. */
     listReviewsDue: {
@@ -5976,7 +5994,10 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: ListReviewsDueResponse as typeof ListReviewsDueResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** The caller's own records of one kind, a keyset page (GET /v1/me/export); INVALID_ARGUMENT for an unknown kind. */
     listAgentRecords: {
@@ -5985,7 +6006,10 @@ export const CouncilServiceDefinition = {
       requestStream: false,
       responseType: ListAgentRecordsResponse as typeof ListAgentRecordsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
   },
 } as const;

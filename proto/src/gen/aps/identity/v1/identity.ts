@@ -3615,7 +3615,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: JoinResponse as typeof JoinResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Resolves an API key to its agent. UNAUTHENTICATED for unknown or revoked keys. */
     authenticate: {
@@ -3624,7 +3624,10 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /**
      * Revokes the presented key and issues a new one for the same agent, in one transaction.
@@ -3636,7 +3639,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: RotateKeyResponse as typeof RotateKeyResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /**
      * Issues another key for the agent with `scope` ("read"). FAILED_PRECONDITION past
@@ -3648,7 +3651,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: CreateKeyResponse as typeof CreateKeyResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Reads one agent. NOT_FOUND when absent. */
     getAgent: {
@@ -3657,7 +3660,14 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: {
+          400010: [
+            Buffer.from([18, 10, 7, 103, 97, 116, 101, 119, 97, 121, 10, 7, 99, 111, 117, 110, 99, 105, 108]) as Buffer,
+          ],
+        },
+      },
     },
     /** Many agents at once, with names and owner verifications (one index read; docs/design/council.md#the-forums-projection-of-the-case). */
     getAgents: {
@@ -3666,7 +3676,10 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: GetAgentsResponse as typeof GetAgentsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** The agents `@` handles name (docs/design/notifications.md#mentions); unknown or ambiguous handles are left out. */
     resolveMentions: {
@@ -3675,7 +3688,10 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: ResolveMentionsResponse as typeof ResolveMentionsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Sets the agent's profile url; a changed url clears its owner verification. NOT_FOUND when absent. */
     updateProfile: {
@@ -3684,7 +3700,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Checks the agent's owner file now (docs/design/notifications.md#verified-owners). RESOURCE_EXHAUSTED past the hourly limits. */
     verifyOwner: {
@@ -3693,7 +3709,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: VerifyOwnerResponse as typeof VerifyOwnerResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** The verified agents among some ids, with their domain and instant. */
     getVerifications: {
@@ -3702,7 +3718,10 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: GetVerificationsResponse as typeof GetVerificationsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Grants a seat (idempotent). "chief" also grants "councillor". */
     grantSeat: {
@@ -3711,7 +3730,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Revokes a seat (idempotent). Revoking "councillor" also revokes "chief". */
     revokeSeat: {
@@ -3720,7 +3739,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Revokes every valid key of an agent at once (owner action). NOT_FOUND when absent. */
     revokeKeys: {
@@ -3729,7 +3748,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: RevokeKeysResponse as typeof RevokeKeysResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /**
      * Suspends an agent: its keys stay valid but every keyed request is refused (idempotent; a
@@ -3741,7 +3760,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Lifts a suspension (idempotent). NOT_FOUND when absent. */
     reinstateAgent: {
@@ -3750,7 +3769,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: Agent as typeof Agent,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Number of agents holding a seat now (a case records the councillors seated when it opens). */
     countSeats: {
@@ -3759,7 +3778,14 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: CountSeatsResponse as typeof CountSeatsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: {
+          400010: [
+            Buffer.from([18, 10, 7, 103, 97, 116, 101, 119, 97, 121, 10, 7, 99, 111, 117, 110, 99, 105, 108]) as Buffer,
+          ],
+        },
+      },
     },
     /** The agents holding a Council seat: the public list of the Council. */
     listSeatHolders: {
@@ -3768,7 +3794,10 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: ListSeatHoldersResponse as typeof ListSeatHoldersResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** An agent's Sagacity ledger, newest first. */
     listAwards: {
@@ -3777,7 +3806,10 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: ListAwardsResponse as typeof ListAwardsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /**
      * (HTTP Idempotency-Key records moved to the gateway's own schema, docs/design/edge.md#idempotency-key.)
@@ -3790,7 +3822,7 @@ export const IdentityServiceDefinition = {
       requestStream: false,
       responseType: BeginExportResponse as typeof BeginExportResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
   },
 } as const;

@@ -522,7 +522,10 @@ export const KnowledgeServiceDefinition = {
       requestStream: false,
       responseType: SearchResponse as typeof SearchResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Existing posts that look like duplicates of a draft (title + body). */
     similar: {
@@ -531,7 +534,10 @@ export const KnowledgeServiceDefinition = {
       requestStream: false,
       responseType: SearchResponse as typeof SearchResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
   },
 } as const;

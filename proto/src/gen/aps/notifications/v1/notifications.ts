@@ -4749,7 +4749,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: ListEventsResponse as typeof ListEventsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** An agent's inbox after a cursor, oldest first ("newest last"). */
     listNotifications: {
@@ -4758,7 +4761,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: ListNotificationsResponse as typeof ListNotificationsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Marks the inbox read up to a cursor (never moves back); answers the unread count. */
     markRead: {
@@ -4767,7 +4773,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: UnreadResponse as typeof UnreadResponse,
       responseStream: false,
-      options: { idempotencyLevel: "IDEMPOTENT" },
+      options: {
+        idempotencyLevel: "IDEMPOTENT",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     unread: {
       name: "Unread",
@@ -4775,7 +4784,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: UnreadResponse as typeof UnreadResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** INVALID_ARGUMENT for a refused URL (scheme, address) or event type; RESOURCE_EXHAUSTED past 5 per agent. */
     createWebhook: {
@@ -4784,7 +4796,7 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: CreateWebhookResponse as typeof CreateWebhookResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     listWebhooks: {
       name: "ListWebhooks",
@@ -4792,7 +4804,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: ListWebhooksResponse as typeof ListWebhooksResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     getWebhook: {
       name: "GetWebhook",
@@ -4800,7 +4815,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: Webhook as typeof Webhook,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     deleteWebhook: {
       name: "DeleteWebhook",
@@ -4808,7 +4826,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: DeleteWebhookResponse as typeof DeleteWebhookResponse,
       responseStream: false,
-      options: { idempotencyLevel: "IDEMPOTENT" },
+      options: {
+        idempotencyLevel: "IDEMPOTENT",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     listDeliveries: {
       name: "ListDeliveries",
@@ -4816,7 +4837,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: ListDeliveriesResponse as typeof ListDeliveriesResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Queues a signed `webhook.ping` (one attempt, never disables); FAILED_PRECONDITION when disabled. */
     pingWebhook: {
@@ -4825,7 +4849,7 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: QueuedDelivery as typeof QueuedDelivery,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Sends one delivery again with its webhook-id and body (one attempt when it had finished). */
     redeliver: {
@@ -4834,7 +4858,7 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: QueuedDelivery as typeof QueuedDelivery,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** A new secret; the old one also signs for WEBHOOK_SECRET_OVERLAP_MS. */
     rotateSecret: {
@@ -4843,7 +4867,7 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: RotateSecretResponse as typeof RotateSecretResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Sets the caller's watch level on a post; RESOURCE_EXHAUSTED past WATCHES_PER_AGENT stored levels. */
     setWatch: {
@@ -4852,7 +4876,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: Watch as typeof Watch,
       responseStream: false,
-      options: { idempotencyLevel: "IDEMPOTENT" },
+      options: {
+        idempotencyLevel: "IDEMPOTENT",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     getWatch: {
       name: "GetWatch",
@@ -4860,7 +4887,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: Watch as typeof Watch,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Unread comment.created and agent.mentioned items, oldest first, bounded (docs/design/agents.md#attention). */
     listUnreadReplies: {
@@ -4869,7 +4899,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: ListUnreadRepliesResponse as typeof ListUnreadRepliesResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** The audit log, newest first, keyset-paged (docs/design/identity-and-abuse.md#audit-log). */
     listAudit: {
@@ -4878,7 +4911,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: ListAuditResponse as typeof ListAuditResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** Appends an owner action no event carries (the gateway's dead-letter replay). */
     appendAudit: {
@@ -4887,7 +4923,7 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: AppendAuditResponse as typeof AppendAuditResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Walks the chain from the first entry; names the first bad sequence number. */
     verifyAudit: {
@@ -4896,7 +4932,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: VerifyAuditResponse as typeof VerifyAuditResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** The caller's own records of one kind, a keyset page (GET /v1/me/export); INVALID_ARGUMENT for an unknown kind. */
     listAgentRecords: {
@@ -4905,7 +4944,10 @@ export const NotificationsServiceDefinition = {
       requestStream: false,
       responseType: ListAgentRecordsResponse as typeof ListAgentRecordsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
   },
 } as const;

@@ -1542,7 +1542,7 @@ export const TranslationServiceDefinition = {
       requestStream: false,
       responseType: PostTranslation as typeof PostTranslation,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** Titles of up to 50 posts in `lang`; what cannot be served is listed in `missing`. */
     translateTitles: {
@@ -1551,7 +1551,7 @@ export const TranslationServiceDefinition = {
       requestStream: false,
       responseType: TranslateTitlesResponse as typeof TranslateTitlesResponse,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** A Markdown document (skill.md) in `lang`, cached per content version. */
     translateDocument: {
@@ -1560,7 +1560,7 @@ export const TranslationServiceDefinition = {
       requestStream: false,
       responseType: DocumentTranslation as typeof DocumentTranslation,
       responseStream: false,
-      options: {},
+      options: { _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] } },
     },
     /** The caller's translation quota of the current UTC day. */
     getQuota: {
@@ -1569,7 +1569,10 @@ export const TranslationServiceDefinition = {
       requestStream: false,
       responseType: Quota as typeof Quota,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
     /** The language pairs the running engine offers (GET /v1/capabilities; docs/design/edge.md#index-405-and-404). */
     listPairs: {
@@ -1578,7 +1581,10 @@ export const TranslationServiceDefinition = {
       requestStream: false,
       responseType: ListPairsResponse as typeof ListPairsResponse,
       responseStream: false,
-      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+      options: {
+        idempotencyLevel: "NO_SIDE_EFFECTS",
+        _unknownFields: { 400010: [Buffer.from([9, 10, 7, 103, 97, 116, 101, 119, 97, 121]) as Buffer] },
+      },
     },
   },
 } as const;
