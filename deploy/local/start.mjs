@@ -11,6 +11,7 @@
 // Prints "APS ready at <base url>" once the gateway's /readyz answers 200.
 // APS_TOPOLOGY_PLAN=1 prints the processes it would start (JSON) and exits: test/ops/service-list.test.ts.
 // SIGTERM/SIGINT stop every child gracefully (the gateway first, then the services).
+// APS_NODE_ARGS passes Node flags to every process (a profile of each: `--cpu-prof --cpu-prof-dir=<dir>`).
 // Internal trust (docs/design/services.md#caller-policy-and-internal-trust): each process gets a random APS_INTERNAL_TOKEN per run and the
 // digests of the others' (APS_PEER_DIGESTS), so every gRPC call carries and is checked for its caller.
 // Replicas (docs/design/operations.md#local-replicas): REPLICAS_<NAME>=N (REPLICAS_FORUM=2, REPLICAS_GATEWAY=2;
@@ -141,8 +142,10 @@ for (const d of deployables.filter((x) => !(x.name in ports)).sort((a, b) => a.d
 const gatewayPort = ports[GATEWAY.name][0];
 
 const children = [];
+/** APS_NODE_ARGS: Node flags for every process, space-separated (`--cpu-prof --cpu-prof-dir=/tmp/prof`, which NODE_OPTIONS refuses). */
+const nodeArgs = (env.APS_NODE_ARGS ?? "").split(" ").filter(Boolean);
 function run(p, extra) {
-  const child = spawn(process.execPath, [p.script], {
+  const child = spawn(process.execPath, [...nodeArgs, p.script], {
     cwd: root,
     env: { ...env, ...extra },
     stdio: ["ignore", "pipe", "pipe"],
