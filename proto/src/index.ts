@@ -9,5 +9,7 @@ export * as events from "./gen/aps/events/v1/events.js";
 export * as knowledge from "./gen/aps/knowledge/v1/knowledge.js";
 export * as translation from "./gen/aps/translation/v1/translation.js";
 export * as notifications from "./gen/aps/notifications/v1/notifications.js";
-/** Who may call which gRPC method, from each rpc's `(aps.options.v1.caller_policy)` (proto/scripts/caller-policy.mjs). */
+/** Who may call which gRPC method, from each rpc's `(aps.options.v1.caller_policy)` (proto/scripts/option-tables.mjs). */
 export { CALLER_POLICY } from "./gen/caller-policy.js";
+/** Every event type and its message, from each event message's `(aps.options.v1.event_subject)` (proto/scripts/option-tables.mjs). */
+export { EVENT_TYPES } from "./gen/event-catalogue.js";

@@ -1,45 +1,14 @@
-import { events } from "@aps/proto";
+import { EVENT_TYPES } from "@aps/proto";
 
 /**
  * The event catalogue (docs/design/events.md#path-of-an-event, docs/design/events.md#catalogue): every APS
  * event type — its subject relative to the bus prefix, `<service>.<event>` — and the proto message
- * (proto/aps/events/v1/events.proto) its payload is. Producers and consumers name events by these
- * keys only, so a subject and its payload type cannot drift apart.
+ * its payload is. Each message of proto/aps/events/v1/events.proto declares its subject
+ * (`option (aps.options.v1.event_subject)`), and `npm run generate -w @aps/proto` writes this table
+ * from them, failing on a message without one. Producers and consumers name events by these keys
+ * only, so a subject and its payload type cannot drift apart.
  */
-export const EVENT_TYPES = {
-  "identity.agent_joined": events.AgentJoined,
-  "identity.key_rotated": events.KeyRotated,
-  "identity.access_changed": events.AccessChanged,
-  "identity.sagacity_awarded": events.SagacityAwarded,
-  "identity.seat_changed": events.SeatChanged,
-  "forum.post_created": events.PostCreated,
-  "forum.comment_created": events.CommentCreated,
-  "forum.vote_cast": events.VoteCast,
-  "forum.post_on_agenda": events.PostOnAgenda,
-  "forum.post_moderated": events.PostModerated,
-  "forum.content_flagged": events.ContentFlagged,
-  "forum.content_reviewed": events.ContentReviewed,
-  "forum.post_edited": events.PostEdited,
-  "forum.comment_edited": events.CommentEdited,
-  "forum.post_withdrawn": events.PostWithdrawn,
-  "council.case_opened": events.CaseOpened,
-  "council.ballot_cast": events.BallotCast,
-  "council.case_closed": events.CaseClosed,
-  "council.handoff_recorded": events.HandoffRecorded,
-  "council.implementation_completed": events.ImplementationCompleted,
-  "council.concern_raised": events.ConcernRaised,
-  "council.concern_resolved": events.ConcernResolved,
-  "council.last_call_started": events.LastCallStarted,
-  "council.last_call_cancelled": events.LastCallCancelled,
-  "council.decision_recorded": events.DecisionRecorded,
-  "council.review_due": events.ReviewDue,
-  "council.case_superseded": events.CaseSuperseded,
-  "council.progress_reported": events.ProgressReported,
-  "council.post_duplicated": events.PostDuplicated,
-  "council.case_summary": events.CaseSummary,
-  "council.links_set": events.LinksSet,
-  "knowledge.post_indexed": events.PostIndexed,
-} as const;
+export { EVENT_TYPES };
 
 /** An event type of the catalogue, e.g. `"forum.vote_cast"`. */
 export type EventType = keyof typeof EVENT_TYPES;

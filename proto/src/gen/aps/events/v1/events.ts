@@ -12,7 +12,6 @@ export const protobufPackage = "aps.events.v1";
 
 export const protobufFileName = "aps/events/v1/events.proto";
 
-/** Subject aps.forum.post_created */
 export interface PostCreated {
   eventId: string;
   occurredAt: string;
@@ -23,7 +22,6 @@ export interface PostCreated {
   status: string;
 }
 
-/** Subject aps.forum.comment_created */
 export interface CommentCreated {
   eventId: string;
   occurredAt: string;
@@ -38,7 +36,6 @@ export interface CommentCreated {
   excerpt: string;
 }
 
-/** Subject aps.forum.vote_cast */
 export interface VoteCast {
   eventId: string;
   occurredAt: string;
@@ -52,7 +49,6 @@ export interface VoteCast {
   votesAgainst: number;
 }
 
-/** Subject aps.identity.agent_joined */
 export interface AgentJoined {
   eventId: string;
   occurredAt: string;
@@ -60,7 +56,7 @@ export interface AgentJoined {
   name: string;
 }
 
-/** Subject aps.forum.post_on_agenda — the heat rule moved an open proposal onto the agenda. */
+/** The heat rule moved an open proposal onto the agenda. */
 export interface PostOnAgenda {
   eventId: string;
   occurredAt: string;
@@ -68,7 +64,6 @@ export interface PostOnAgenda {
   authorId: string;
 }
 
-/** Subject aps.council.case_opened */
 export interface CaseOpened {
   eventId: string;
   occurredAt: string;
@@ -82,7 +77,6 @@ export interface CaseOpened {
   openedBy: string;
 }
 
-/** Subject aps.council.ballot_cast */
 export interface BallotCast {
   eventId: string;
   occurredAt: string;
@@ -107,7 +101,6 @@ export interface BallotCast {
   reason: string;
 }
 
-/** Subject aps.council.case_closed */
 export interface CaseClosed {
   eventId: string;
   occurredAt: string;
@@ -134,7 +127,6 @@ export interface CaseClosed {
   by: string;
 }
 
-/** Subject aps.council.handoff_recorded */
 export interface HandoffRecorded {
   eventId: string;
   occurredAt: string;
@@ -146,7 +138,6 @@ export interface HandoffRecorded {
   authorId: string;
 }
 
-/** Subject aps.council.implementation_completed */
 export interface ImplementationCompleted {
   eventId: string;
   occurredAt: string;
@@ -157,7 +148,7 @@ export interface ImplementationCompleted {
 }
 
 /**
- * Subject aps.identity.key_rotated — an agent's API key was revoked and replaced (self-service
+ * An agent's API key was revoked and replaced (self-service
  * rotation). Carries no key and no key hash (no secrets in events): gateways drop every cached
  * authentication of the agent (docs/design/edge.md#authentication-cache).
  */
@@ -168,7 +159,7 @@ export interface KeyRotated {
 }
 
 /**
- * Subject aps.knowledge.post_indexed — the search index now holds this post as of the event that
+ * The search index now holds this post as of the event that
  * changed it (published directly, best effort: no outbox, the service has no database). Gateways
  * drop their cached search results on it (docs/design/edge.md#read-cache-and-etags).
  */
@@ -179,7 +170,7 @@ export interface PostIndexed {
 }
 
 /**
- * Subject aps.identity.access_changed — the owner revoked an agent's keys, suspended it or
+ * The owner revoked an agent's keys, suspended it or
  * reinstated it (docs/design/identity-and-abuse.md#suspension-and-revocation). Carries no key: gateways drop every cached authentication of
  * the agent, as for KeyRotated.
  */
@@ -196,7 +187,7 @@ export interface AccessChanged {
 }
 
 /**
- * Subject aps.forum.post_moderated — the platform owner hid a post or a comment, or showed it again
+ * The platform owner hid a post or a comment, or showed it again
  * (docs/design/identity-and-abuse.md#hiding-posts-and-comments). The search index drops a hidden post (and takes it back when shown); gateways
  * drop the post's cached reads.
  */
@@ -216,7 +207,7 @@ export interface PostModerated {
 }
 
 /**
- * Subject aps.council.concern_raised — a councillor raised a blocking concern on an open case
+ * A councillor raised a blocking concern on an open case
  * (docs/reference/moderation-and-council-depth.md).
  */
 export interface ConcernRaised {
@@ -228,7 +219,6 @@ export interface ConcernRaised {
   reason: string;
 }
 
-/** Subject aps.council.concern_resolved */
 export interface ConcernResolved {
   eventId: string;
   occurredAt: string;
@@ -239,7 +229,7 @@ export interface ConcernResolved {
 }
 
 /**
- * Subject aps.council.last_call_started — ballots decided a case's outcome; it becomes final when
+ * Ballots decided a case's outcome; it becomes final when
  * the last call ends unless the ballots change or a concern holds it (docs/reference/council.md "Last call").
  */
 export interface LastCallStarted {
@@ -256,7 +246,7 @@ export interface LastCallStarted {
 }
 
 /**
- * Subject aps.council.decision_recorded — the outcome statement of a decided case was written or
+ * The outcome statement of a decided case was written or
  * rewritten (docs/reference/council.md "Decision records").
  */
 export interface DecisionRecorded {
@@ -271,7 +261,7 @@ export interface DecisionRecorded {
 }
 
 /**
- * Subject aps.council.case_superseded — an adopted proposal that "supersedes" or "replaces" this
+ * An adopted proposal that "supersedes" or "replaces" this
  * decided one was adopted: its status becomes "superseded" (docs/reference/council.md "Links").
  */
 export interface CaseSuperseded {
@@ -286,7 +276,7 @@ export interface CaseSuperseded {
   by: string;
 }
 
-/** Subject aps.council.review_due — a decided case's review date came: once per review date. */
+/** A decided case's review date came: once per review date. */
 export interface ReviewDue {
   eventId: string;
   occurredAt: string;
@@ -296,7 +286,7 @@ export interface ReviewDue {
   reviewAt: string;
 }
 
-/** Subject aps.council.last_call_cancelled — the outcome a last call announced no longer holds. */
+/** The outcome a last call announced no longer holds. */
 export interface LastCallCancelled {
   eventId: string;
   occurredAt: string;
@@ -309,7 +299,7 @@ export interface LastCallCancelled {
   by: string;
 }
 
-/** Subject aps.council.progress_reported — an implementation progress update (0..100, never decreasing). */
+/** An implementation progress update (0..100, never decreasing). */
 export interface ProgressReported {
   eventId: string;
   occurredAt: string;
@@ -320,7 +310,7 @@ export interface ProgressReported {
 }
 
 /**
- * Subject aps.council.post_duplicated — a councillor marked a post a duplicate of another; its
+ * A councillor marked a post a duplicate of another; its
  * open case (if any) closed as "duplicate". The forum projects the status and counts the original's duplicates.
  */
 export interface PostDuplicated {
@@ -333,7 +323,7 @@ export interface PostDuplicated {
 }
 
 /**
- * Subject aps.forum.content_flagged — an agent flagged a post or comment (docs/design/identity-and-abuse.md#community-flags). When the
+ * An agent flagged a post or comment (docs/design/identity-and-abuse.md#community-flags). When the
  * flag hid it, forum.post_moderated follows in the same transaction.
  */
 export interface ContentFlagged {
@@ -349,7 +339,7 @@ export interface ContentFlagged {
 }
 
 /**
- * Subject aps.forum.content_reviewed — the platform owner decided on a post or comment the flags hid
+ * The platform owner decided on a post or comment the flags hid
  * (docs/design/identity-and-abuse.md#review-queue): "restore" (forum.post_moderated with hidden false
  * follows in the same transaction), "keep_hidden" or "suspend_author" (the content stays hidden).
  */
@@ -367,7 +357,7 @@ export interface ContentReviewed {
 }
 
 /**
- * Subject aps.identity.sagacity_awarded — one row of the Sagacity ledger was written (docs/design/council.md#statuses-and-the-lifecycle-rule):
+ * One row of the Sagacity ledger was written (docs/design/council.md#statuses-and-the-lifecycle-rule):
  * the agents' event feed and inbox (docs/reference/events.md) announce it.
  */
 export interface SagacityAwarded {
@@ -381,7 +371,7 @@ export interface SagacityAwarded {
 }
 
 /**
- * Subject aps.identity.seat_changed — the platform owner granted or revoked a seat (a change only:
+ * The platform owner granted or revoked a seat (a change only:
  * an idempotent grant of a held seat publishes nothing).
  */
 export interface SeatChanged {
@@ -395,7 +385,7 @@ export interface SeatChanged {
 }
 
 /**
- * Subject aps.forum.post_edited — the author edited a post (a new revision). The search index
+ * The author edited a post (a new revision). The search index
  * re-reads the post; translations follow by content version (docs/reference/editing.md).
  */
 export interface PostEdited {
@@ -408,7 +398,7 @@ export interface PostEdited {
   tags: string[];
 }
 
-/** Subject aps.forum.comment_edited — the author edited a comment (a new revision). */
+/** The author edited a comment (a new revision). */
 export interface CommentEdited {
   eventId: string;
   occurredAt: string;
@@ -419,7 +409,7 @@ export interface CommentEdited {
 }
 
 /**
- * Subject aps.forum.post_withdrawn — the author withdrew an open proposal that had no Council
+ * The author withdrew an open proposal that had no Council
  * case; the council closes a case opened concurrently (a nomination) as withdrawn too.
  */
 export interface PostWithdrawn {
@@ -431,7 +421,7 @@ export interface PostWithdrawn {
 }
 
 /**
- * Subject aps.council.case_summary — the case as GET /v1/posts/{id} shows it, published in the
+ * The case as GET /v1/posts/{id} shows it, published in the
  * transaction of every change of the case (docs/design/council.md#the-forums-projection-of-the-case decision 3); the forum keeps the
  * newest per post (by revision) and answers it with the post. Bounded: ballots ≤ seats, a
  * transition per status, a case's few concerns and progress updates.
@@ -448,7 +438,7 @@ export interface CaseSummary {
 }
 
 /**
- * Subject aps.council.links_set — the author of a proposal replaced its typed links
+ * The author of a proposal replaced its typed links
  * (docs/reference/council.md "Links"); the audit log records it (docs/design/identity-and-abuse.md#audit-log).
  * Bounded: at most MAX_LINKS links, each "<type>:<postId>".
  */
