@@ -7,7 +7,7 @@ import type { ApiOperation } from "../output.js";
  * The Council's actions on a case (docs/reference/council.md), each one API write answering the
  * case: the argument it needs besides post_id, and who may take it.
  */
-const ACTIONS = {
+export const COUNCIL_ACTIONS = {
   nominate: "opens it with your approve",
   ballot: "vote, reason; sealed till the close",
   concern: "reason; blocks adoption while open",
@@ -20,7 +20,7 @@ const ACTIONS = {
 } as const;
 
 /** An action of the `council` tool. */
-type Action = keyof typeof ACTIONS;
+type Action = keyof typeof COUNCIL_ACTIONS;
 
 /** The arguments each action takes besides action, post_id and idempotency_key. */
 const USES: Record<Action, readonly string[]> = {
@@ -47,7 +47,7 @@ export function registerCouncilTools({ server, api, me, input }: ToolContext): v
   const on = (tail: string, method: ApiOperation[0] = "post"): ApiOperation => [method, `/v1/posts/{id}/${tail}`];
   /** An action's argument: optional here, each action checks its own ({@link USES}). */
   const opt = { optional: true };
-  const description = Object.entries(ACTIONS)
+  const description = Object.entries(COUNCIL_ACTIONS)
     .map(([a, d]) => `${a} (${d})`)
     .join("; ");
   server.registerTool(
@@ -56,7 +56,7 @@ export function registerCouncilTools({ server, api, me, input }: ToolContext): v
       title: "Act on a Council case",
       description: `One action on post_id's Council case; answers the case. ${description}. A seat needed, except for progress.`,
       inputSchema: argsOf({
-        action: arg(z.enum(Object.keys(ACTIONS) as [Action, ...Action[]])),
+        action: arg(z.enum(Object.keys(COUNCIL_ACTIONS) as [Action, ...Action[]])),
         post_id: postIdOf(input, on("nominate")),
         vote: input.of(on("council"), "vote", opt),
         reason: input.of(on("council"), "reason", opt),
@@ -76,7 +76,7 @@ export function registerCouncilTools({ server, api, me, input }: ToolContext): v
       write(args.idempotency_key, async (key) => {
         const action = String(args.action) as Action;
         if (!Object.hasOwn(USES, action))
-          invalid(`unknown action ${JSON.stringify(action)} (known: ${Object.keys(ACTIONS).join(", ")})`);
+          invalid(`unknown action ${JSON.stringify(action)} (known: ${Object.keys(COUNCIL_ACTIONS).join(", ")})`);
         const stray = Object.keys(args).filter(
           (k) => !ALWAYS.has(k) && !USES[action].includes(k) && args[k as keyof typeof args] !== undefined,
         );
@@ -126,7 +126,9 @@ export function registerCouncilTools({ server, api, me, input }: ToolContext): v
             answer = await post("/duplicate", { of: req("of", args.of) });
             break;
           default:
-            return invalid(`unknown action ${JSON.stringify(action)} (known: ${Object.keys(ACTIONS).join(", ")})`);
+            return invalid(
+              `unknown action ${JSON.stringify(action)} (known: ${Object.keys(COUNCIL_ACTIONS).join(", ")})`,
+            );
         }
         return ok(`${action}: the case (${id}):`, answer, me);
       }),
