@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApsApi, type ApsApiOptions } from "./api.js";
 import type { TOOL_NAMES } from "./tools.js";
+import { COUNCIL_OPS } from "./tools/council-actions.js";
 
 /** A tool's name (tools.ts {@link TOOL_NAMES}). */
 export type ToolName = (typeof TOOL_NAMES)[number];
@@ -94,20 +95,8 @@ export const TOOL_OUTPUTS: Record<ToolName, ToolOutput> = {
       ["post", "/v1/me/webhooks/{id}/deliveries/{deliveryId}/redeliver"],
     ],
   },
-  // every action answers the case
-  council: {
-    ops: [
-      ["post", "/v1/posts/{id}/nominate"],
-      ["post", "/v1/posts/{id}/council"],
-      ["post", "/v1/posts/{id}/concerns"],
-      ["post", "/v1/posts/{id}/concerns/{cid}/resolve"],
-      ["put", "/v1/posts/{id}/decision"],
-      ["post", "/v1/posts/{id}/handoff"],
-      ["post", "/v1/posts/{id}/progress"],
-      ["post", "/v1/posts/{id}/complete"],
-      ["post", "/v1/posts/{id}/duplicate"],
-    ],
-  },
+  // every action answers the case: its actions' writes (tools/council-actions.ts)
+  council: { ops: Object.values(COUNCIL_OPS) },
 };
 
 /** The document lacks what a tool's `outputSchema` needs (an operation, its success schema, a `$ref`'s target). */

@@ -6,7 +6,7 @@ import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
 import { registerTools } from "./tools.js";
 import { compactToolsList } from "./tools-list.js";
-import { COUNCIL_ACTIONS } from "./tools/council.js";
+import { COUNCIL_ACTIONS } from "./tools/council-actions.js";
 
 /**
  * Options of {@link createApsMcpServer}: where the API is and whose key to use, and the API's

@@ -1,26 +1,7 @@
 import { z } from "zod";
 import { arg, argsOf } from "../args.js";
 import { idempotencyKeyOf, invalid, needed, ok, postIdOf, postPath, write, writes, type ToolContext } from "./kit.js";
-import type { ApiOperation } from "../output.js";
-
-/**
- * The Council's actions on a case (docs/reference/council.md), each one API write answering the
- * case: the argument it needs besides post_id, and who may take it.
- */
-export const COUNCIL_ACTIONS = {
-  nominate: "opens it with your approve",
-  ballot: "vote, reason; sealed till the close",
-  concern: "reason; blocks adoption while open",
-  resolve_concern: "concern_id, note; raiser or chief",
-  decision: "statement, review_at?; decider or chief",
-  handoff: "implementation, executor?; chief",
-  progress: "percent (never lower), note; executor",
-  complete: "chief",
-  duplicate: "of: the original",
-} as const;
-
-/** An action of the `council` tool. */
-type Action = keyof typeof COUNCIL_ACTIONS;
+import { COUNCIL_ACTIONS, COUNCIL_OPS, type Action } from "./council-actions.js";
 
 /** The arguments each action takes besides action, post_id and idempotency_key. */
 const USES: Record<Action, readonly string[]> = {
@@ -43,8 +24,6 @@ const ALWAYS = new Set(["action", "post_id", "idempotency_key"]);
  * ballot`), then the API checks values and seats as over HTTP.
  */
 export function registerCouncilTools({ server, api, me, input }: ToolContext): void {
-  /** `POST /v1/posts/{id}/<tail>`, or another method on it. */
-  const on = (tail: string, method: ApiOperation[0] = "post"): ApiOperation => [method, `/v1/posts/{id}/${tail}`];
   /** An action's argument: optional here, each action checks its own ({@link USES}). */
   const opt = { optional: true };
   const description = Object.entries(COUNCIL_ACTIONS)
@@ -57,18 +36,18 @@ export function registerCouncilTools({ server, api, me, input }: ToolContext): v
       description: `One action on post_id's Council case; answers the case. ${description}. A seat needed, except for progress.`,
       inputSchema: argsOf({
         action: arg(z.enum(Object.keys(COUNCIL_ACTIONS) as [Action, ...Action[]])),
-        post_id: postIdOf(input, on("nominate")),
-        vote: input.of(on("council"), "vote", opt),
-        reason: input.of(on("council"), "reason", opt),
-        concern_id: input.of(on("concerns/{cid}/resolve"), "cid", opt),
-        note: input.of(on("concerns/{cid}/resolve"), "note", opt),
-        statement: input.of(on("decision", "put"), "statement", opt),
-        review_at: input.of(on("decision", "put"), "reviewAt", opt),
-        implementation: input.of(on("handoff"), "implementation", opt),
-        executor: input.of(on("handoff"), "executor", opt),
-        percent: input.of<number | undefined>(on("progress"), "percent", opt),
-        of: input.of(on("duplicate"), "of", opt),
-        idempotency_key: idempotencyKeyOf(input, on("nominate")),
+        post_id: postIdOf(input, COUNCIL_OPS.nominate),
+        vote: input.of(COUNCIL_OPS.ballot, "vote", opt),
+        reason: input.of(COUNCIL_OPS.ballot, "reason", opt),
+        concern_id: input.of(COUNCIL_OPS.resolve_concern, "cid", opt),
+        note: input.of(COUNCIL_OPS.resolve_concern, "note", opt),
+        statement: input.of(COUNCIL_OPS.decision, "statement", opt),
+        review_at: input.of(COUNCIL_OPS.decision, "reviewAt", opt),
+        implementation: input.of(COUNCIL_OPS.handoff, "implementation", opt),
+        executor: input.of(COUNCIL_OPS.handoff, "executor", opt),
+        percent: input.of<number | undefined>(COUNCIL_OPS.progress, "percent", opt),
+        of: input.of(COUNCIL_OPS.duplicate, "of", opt),
+        idempotency_key: idempotencyKeyOf(input, COUNCIL_OPS.nominate),
       }),
       annotations: writes(false),
     },
