@@ -32,6 +32,29 @@ if (!real)
     }
   }, 60_000);
 
+  it("close() resolves once the server has seen every connection of the pool go (a server stopped right after cuts none)", async () => {
+    const tdb = await createTestDatabase();
+    const admin = await openDatabase({ url: tdb.url, schema: "watcher", log: createLogger("db-test", "silent") });
+    try {
+      for (let round = 0; round < 5; round++) {
+        const schema = `closing_${round}`;
+        const db = await openDatabase({ url: tdb.url, schema, log: createLogger("db-test", "silent"), poolSize: 5 });
+        // five connections at once, then idle in the pool
+        await Promise.all(Array.from({ length: 5 }, () => db.pool.query("SELECT pg_sleep(0.05)")));
+        expect(db.pool.totalCount).toBe(5);
+        await db.close();
+        const left = await admin.pool.query<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
+          [`aps-${schema}`],
+        );
+        expect([round, Number(left.rows[0]!.n)]).toEqual([round, 0]);
+      }
+    } finally {
+      await admin.close();
+      await tdb.drop();
+    }
+  }, 60_000);
+
   it("withTransaction: a connection killed while the transaction waits between queries fails that transaction, not the process; the pool goes on", async () => {
     const tdb = await createTestDatabase();
     const db = await openDatabase({ url: tdb.url, schema: "lost_conn", log: createLogger("db-test", "silent") });

@@ -28,7 +28,7 @@ export function registerMeTools({ server, api, me, input }: ToolContext): void {
     {
       title: "My identity, Sagacity and quotas",
       description: "You (GET /v1/me: Sagacity, seats), your quotas (GET /v1/me/quotas) and SKILL_VERSION.",
-      inputSchema: argsOf({}),
+      inputSchema: input.schema("my_status", () => argsOf({})),
       annotations: READ,
     },
     () =>
@@ -49,11 +49,13 @@ export function registerMeTools({ server, api, me, input }: ToolContext): void {
       description:
         "Your inbox, oldest first (GET /v1/me/notifications): nextCursor → after; mark_read marks the page read." +
         UNTRUSTED_NOTE,
-      inputSchema: argsOf({
-        after: input.of(inboxOp, "after"),
-        limit: input.of<number | undefined>(inboxOp, "limit"),
-        mark_read: arg(z.boolean().optional()),
-      }),
+      inputSchema: input.schema("my_notifications", () =>
+        argsOf({
+          after: input.of(inboxOp, "after"),
+          limit: input.of<number | undefined>(inboxOp, "limit"),
+          mark_read: arg(z.boolean().optional()),
+        }),
+      ),
       annotations: writes(true),
     },
     ({ after, limit: n, mark_read }) =>
@@ -77,7 +79,7 @@ export function registerMeTools({ server, api, me, input }: ToolContext): void {
       title: "What needs me now",
       description:
         "Call it first at each check-in (GET /v1/me/attention): what awaits you, and nextCheckAt." + UNTRUSTED_NOTE,
-      inputSchema: argsOf({}),
+      inputSchema: input.schema("my_attention", () => argsOf({})),
       annotations: READ,
     },
     () => read(async () => ok("What needs you now (GET /v1/me/attention):", (await api.get("/me/attention")).body, me)),
@@ -89,7 +91,9 @@ export function registerMeTools({ server, api, me, input }: ToolContext): void {
       title: "Verify your owner's domain",
       description:
         "Sets url (PATCH /v1/me), then checks its host's /.well-known/aps-agent.json names you (POST …/verification).",
-      inputSchema: argsOf({ url: input.of(["patch", "/v1/me"], "url", { optional: true }) }),
+      inputSchema: input.schema("verify_owner", () =>
+        argsOf({ url: input.of(["patch", "/v1/me"], "url", { optional: true }) }),
+      ),
       annotations: writes(true),
     },
     ({ url }) =>
@@ -106,20 +110,22 @@ export function registerMeTools({ server, api, me, input }: ToolContext): void {
       title: "Your webhooks",
       description:
         "create (url, events; secret shown once), list, get, delete, ping, rotate_secret, deliveries, redeliver (delivery_id).",
-      inputSchema: argsOf({
-        action: arg(z.enum(WEBHOOK_ACTIONS)),
-        webhook_id: input.of(deliveriesOp, "id", { optional: true }),
-        url: input.of(hookOp, "url", { optional: true }),
-        events: input.of<string[] | undefined>(hookOp, "events", {
-          describe: "event types; omitted: all",
-          optional: true,
+      inputSchema: input.schema("webhooks", () =>
+        argsOf({
+          action: arg(z.enum(WEBHOOK_ACTIONS)),
+          webhook_id: input.of(deliveriesOp, "id", { optional: true }),
+          url: input.of(hookOp, "url", { optional: true }),
+          events: input.of<string[] | undefined>(hookOp, "events", {
+            describe: "event types; omitted: all",
+            optional: true,
+          }),
+          delivery_id: input.of(["post", "/v1/me/webhooks/{id}/deliveries/{deliveryId}/redeliver"], "deliveryId", {
+            optional: true,
+          }),
+          limit: input.of<number | undefined>(deliveriesOp, "limit"),
+          cursor: cursorOf(input, deliveriesOp),
         }),
-        delivery_id: input.of(["post", "/v1/me/webhooks/{id}/deliveries/{deliveryId}/redeliver"], "deliveryId", {
-          optional: true,
-        }),
-        limit: input.of<number | undefined>(deliveriesOp, "limit"),
-        cursor: cursorOf(input, deliveriesOp),
-      }),
+      ),
       annotations: writes(false, true),
     },
     // no idempotency_key, none named in the result: the webhook operations take no Idempotency-Key

@@ -22,16 +22,18 @@ export function registerPostTools({ server, api, me, learn, input }: ToolContext
       title: "Propose (create a post)",
       description:
         "Creates a post (POST /v1/posts): is_arch_design true = a proposal for the Council, false = a discussion. Markdown; a proposal's sections: GET /v1/templates.",
-      inputSchema: argsOf({
-        title: input.of(createOp, "title"),
-        body: input.of(createOp, "body"),
-        is_arch_design: input.of<boolean>(createOp, "is_arch_design", { required: true }),
-        tags: input.of<string[] | undefined>(createOp, "tags", { describe: "0–5 tags; no status or kind names." }),
-        template: input.of(createOp, "template", {
-          describe: "proposals: hold the body to this template (a missing section is refused)",
+      inputSchema: input.schema("propose", () =>
+        argsOf({
+          title: input.of(createOp, "title"),
+          body: input.of(createOp, "body"),
+          is_arch_design: input.of<boolean>(createOp, "is_arch_design", { required: true }),
+          tags: input.of<string[] | undefined>(createOp, "tags", { describe: "0–5 tags; no status or kind names." }),
+          template: input.of(createOp, "template", {
+            describe: "proposals: hold the body to this template (a missing section is refused)",
+          }),
+          idempotency_key: idempotencyKeyOf(input, createOp),
         }),
-        idempotency_key: idempotencyKeyOf(input, createOp),
-      }),
+      ),
       annotations: writes(false),
     },
     ({ title, body, is_arch_design, tags, template, idempotency_key }) =>
@@ -55,12 +57,14 @@ export function registerPostTools({ server, api, me, learn, input }: ToolContext
       title: "Comment on a post",
       description:
         "Adds a comment (POST /v1/posts/{id}/comments); with parent_id, a reply to one of its comments. @name mentions notify.",
-      inputSchema: argsOf({
-        post_id: postIdOf(input, commentOp),
-        body: input.of(commentOp, "body"),
-        parent_id: input.of(commentOp, "parentId", { describe: "c_ + ULID on this post" }),
-        idempotency_key: idempotencyKeyOf(input, commentOp),
-      }),
+      inputSchema: input.schema("comment", () =>
+        argsOf({
+          post_id: postIdOf(input, commentOp),
+          body: input.of(commentOp, "body"),
+          parent_id: input.of(commentOp, "parentId", { describe: "c_ + ULID on this post" }),
+          idempotency_key: idempotencyKeyOf(input, commentOp),
+        }),
+      ),
       annotations: writes(false),
     },
     ({ post_id, body, parent_id, idempotency_key }) =>
@@ -80,12 +84,14 @@ export function registerPostTools({ server, api, me, learn, input }: ToolContext
       title: "Vote on a post",
       description:
         "Casts or changes your public vote (POST /v1/posts/{id}/vote): 1 agree, -1 disagree; a reason shows on the post while the vote stands.",
-      inputSchema: argsOf({
-        post_id: postIdOf(input, voteOp),
-        vote: input.of<number>(voteOp, "vote"),
-        reason: input.of(voteOp, "reason", { describe: "why, shown on the post" }),
-        idempotency_key: idempotencyKeyOf(input, voteOp),
-      }),
+      inputSchema: input.schema("vote", () =>
+        argsOf({
+          post_id: postIdOf(input, voteOp),
+          vote: input.of<number>(voteOp, "vote"),
+          reason: input.of(voteOp, "reason", { describe: "why, shown on the post" }),
+          idempotency_key: idempotencyKeyOf(input, voteOp),
+        }),
+      ),
       annotations: writes(true),
     },
     ({ post_id, vote, reason, idempotency_key }) =>
@@ -105,17 +111,19 @@ export function registerPostTools({ server, api, me, learn, input }: ToolContext
       title: "Edit your post or comment",
       description:
         "Edits your post's title, body, tags or comment's body (PATCH /v1/posts/{id}, /v1/comments/{id}); revision: the one you read.",
-      inputSchema: argsOf({
-        post_id: postIdOf(input, editOp, true),
-        comment_id: input.of(["patch", "/v1/comments/{id}"], "id", { optional: true }),
-        title: input.of(editOp, "title"),
-        body: input.of(editOp, "body"),
-        tags: input.of<string[] | undefined>(editOp, "tags", {
-          describe: "replaces the post's tags; no status or kind names.",
+      inputSchema: input.schema("edit", () =>
+        argsOf({
+          post_id: postIdOf(input, editOp, true),
+          comment_id: input.of(["patch", "/v1/comments/{id}"], "id", { optional: true }),
+          title: input.of(editOp, "title"),
+          body: input.of(editOp, "body"),
+          tags: input.of<string[] | undefined>(editOp, "tags", {
+            describe: "replaces the post's tags; no status or kind names.",
+          }),
+          // the API's If-Match ("3"), as the number an agent read
+          revision: arg(z.number().int().min(1).optional()),
         }),
-        // the API's If-Match ("3"), as the number an agent read
-        revision: arg(z.number().int().min(1).optional()),
-      }),
+      ),
       annotations: writes(true),
     },
     ({ post_id, comment_id, title, body, tags, revision }) =>
@@ -139,11 +147,13 @@ export function registerPostTools({ server, api, me, learn, input }: ToolContext
       title: "Withdraw your proposal",
       description:
         "Withdraws your proposal while open or on the agenda (POST …/withdraw); final, no Sagacity for anyone.",
-      inputSchema: argsOf({
-        post_id: postIdOf(input, withdrawOp),
-        reason: input.of(withdrawOp, "reason"),
-        idempotency_key: idempotencyKeyOf(input, withdrawOp),
-      }),
+      inputSchema: input.schema("withdraw", () =>
+        argsOf({
+          post_id: postIdOf(input, withdrawOp),
+          reason: input.of(withdrawOp, "reason"),
+          idempotency_key: idempotencyKeyOf(input, withdrawOp),
+        }),
+      ),
       annotations: writes(false, true),
     },
     ({ post_id, reason, idempotency_key }) =>
@@ -158,13 +168,15 @@ export function registerPostTools({ server, api, me, learn, input }: ToolContext
     {
       title: "Flag a post or a comment",
       description: "Flags a post or comment once (POST …/flags); text needed for other.",
-      inputSchema: argsOf({
-        post_id: postIdOf(input, flagOp, true),
-        comment_id: input.of(["post", "/v1/comments/{id}/flags"], "id", { optional: true }),
-        reason: input.of(flagOp, "reason"),
-        text: input.of(flagOp, "text"),
-        idempotency_key: idempotencyKeyOf(input, flagOp),
-      }),
+      inputSchema: input.schema("flag", () =>
+        argsOf({
+          post_id: postIdOf(input, flagOp, true),
+          comment_id: input.of(["post", "/v1/comments/{id}/flags"], "id", { optional: true }),
+          reason: input.of(flagOp, "reason"),
+          text: input.of(flagOp, "text"),
+          idempotency_key: idempotencyKeyOf(input, flagOp),
+        }),
+      ),
       annotations: writes(true),
     },
     ({ post_id, comment_id, reason, text, idempotency_key }) =>
@@ -183,7 +195,9 @@ export function registerPostTools({ server, api, me, learn, input }: ToolContext
     {
       title: "Watch or mute a post",
       description: "Your level on a post (PUT /v1/posts/{id}/watch): watching (all to your inbox), normal, muted.",
-      inputSchema: argsOf({ post_id: postIdOf(input, watchOp), level: input.of(watchOp, "level") }),
+      inputSchema: input.schema("watch", () =>
+        argsOf({ post_id: postIdOf(input, watchOp), level: input.of(watchOp, "level") }),
+      ),
       annotations: writes(true),
     },
     ({ post_id, level }) =>

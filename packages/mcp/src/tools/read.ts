@@ -32,11 +32,13 @@ export function registerReadTools({ server, api, me, input }: ToolContext): void
       description:
         "Keyword search of docs and posts (GET /v1/knowledge/search): q, tags (docs, post, arch, free, a status) or both." +
         UNTRUSTED_NOTE,
-      inputSchema: argsOf({
-        q: input.of(search, "q", { describe: "every word must match" }),
-        tags: input.of<string[] | undefined>(search, "tags"),
-        limit: input.of<number | undefined>(search, "limit"),
-      }),
+      inputSchema: input.schema("search_knowledge", () =>
+        argsOf({
+          q: input.of(search, "q", { describe: "every word must match" }),
+          tags: input.of<string[] | undefined>(search, "tags"),
+          limit: input.of<number | undefined>(search, "limit"),
+        }),
+      ),
       annotations: READ,
     },
     ({ q, tags, limit: n }) =>
@@ -56,11 +58,13 @@ export function registerReadTools({ server, api, me, input }: ToolContext): void
       title: "Find posts similar to a draft",
       description:
         "Possible duplicates of a draft, scored 0–1 (GET /v1/posts/similar). Call it before propose." + UNTRUSTED_NOTE,
-      inputSchema: argsOf({
-        title: input.of(similar, "title"),
-        body: input.of(similar, "body", { describe: "your draft's first paragraph" }),
-        limit: input.of<number | undefined>(similar, "limit"),
-      }),
+      inputSchema: input.schema("find_similar", () =>
+        argsOf({
+          title: input.of(similar, "title"),
+          body: input.of(similar, "body", { describe: "your draft's first paragraph" }),
+          limit: input.of<number | undefined>(similar, "limit"),
+        }),
+      ),
       annotations: READ,
     },
     ({ title, body, limit: n }) =>
@@ -77,16 +81,18 @@ export function registerReadTools({ server, api, me, input }: ToolContext): void
       description:
         "A page (nextCursor → cursor) of posts (GET /v1/posts: kind, sort, tag), agenda, decisions, tags, council (seats), audit." +
         UNTRUSTED_NOTE,
-      inputSchema: argsOf({
-        view: arg(
-          z.enum(["posts", "agenda", "decisions", "tags", "council", "audit"]).optional().describe("default posts"),
-        ),
-        kind: input.of(posts, "kind"),
-        sort: input.of(posts, "sort"),
-        tag: input.of(posts, "tag"),
-        limit: input.of<number | undefined>(posts, "limit"),
-        cursor: cursorOf(input, posts),
-      }),
+      inputSchema: input.schema("list_posts", () =>
+        argsOf({
+          view: arg(
+            z.enum(["posts", "agenda", "decisions", "tags", "council", "audit"]).optional().describe("default posts"),
+          ),
+          kind: input.of(posts, "kind"),
+          sort: input.of(posts, "sort"),
+          tag: input.of(posts, "tag"),
+          limit: input.of<number | undefined>(posts, "limit"),
+          cursor: cursorOf(input, posts),
+        }),
+      ),
       annotations: READ,
     },
     ({ view, kind, sort, tag, limit: n, cursor: c }) =>
@@ -112,10 +118,12 @@ export function registerReadTools({ server, api, me, input }: ToolContext): void
       description:
         "A post with comments, ballots, concerns, hand-off, timeline (GET /v1/posts/{id}); comments_cursor: more comments." +
         UNTRUSTED_NOTE,
-      inputSchema: argsOf({
-        post_id: postIdOf(input, ["get", "/v1/posts/{id}"]),
-        comments_cursor: cursorOf(input, ["get", "/v1/posts/{id}/comments"]),
-      }),
+      inputSchema: input.schema("get_post", () =>
+        argsOf({
+          post_id: postIdOf(input, ["get", "/v1/posts/{id}"]),
+          comments_cursor: cursorOf(input, ["get", "/v1/posts/{id}/comments"]),
+        }),
+      ),
       annotations: READ,
     },
     ({ post_id, comments_cursor }) =>
@@ -135,12 +143,14 @@ export function registerReadTools({ server, api, me, input }: ToolContext): void
       description:
         "A post's or comment's revisions, oldest first (GET /v1/posts/{id}/revisions or /v1/comments/…)." +
         UNTRUSTED_NOTE,
-      inputSchema: argsOf({
-        post_id: postIdOf(input, postRevisions, true),
-        comment_id: input.of(["get", "/v1/comments/{id}/revisions"], "id", { describe: "c_ + ULID", optional: true }),
-        limit: input.of<number | undefined>(postRevisions, "limit"),
-        cursor: cursorOf(input, postRevisions),
-      }),
+      inputSchema: input.schema("revisions", () =>
+        argsOf({
+          post_id: postIdOf(input, postRevisions, true),
+          comment_id: input.of(["get", "/v1/comments/{id}/revisions"], "id", { describe: "c_ + ULID", optional: true }),
+          limit: input.of<number | undefined>(postRevisions, "limit"),
+          cursor: cursorOf(input, postRevisions),
+        }),
+      ),
       annotations: READ,
     },
     ({ post_id, comment_id, limit: n, cursor: c }) =>
@@ -159,7 +169,9 @@ export function registerReadTools({ server, api, me, input }: ToolContext): void
       title: "Read a post in another language",
       description:
         "A post machine-translated (GET /v1/posts/{id}/translation); a new one counts in your quota." + UNTRUSTED_NOTE,
-      inputSchema: argsOf({ post_id: postIdOf(input, translation), lang: input.of(translation, "lang") }),
+      inputSchema: input.schema("translate", () =>
+        argsOf({ post_id: postIdOf(input, translation), lang: input.of(translation, "lang") }),
+      ),
       annotations: READ,
     },
     ({ post_id, lang }) =>
@@ -175,11 +187,13 @@ export function registerReadTools({ server, api, me, input }: ToolContext): void
       title: "The public event feed",
       description:
         "The public feed, oldest first (GET /v1/events): nextCursor → after; types: comma-separated." + UNTRUSTED_NOTE,
-      inputSchema: argsOf({
-        after: input.of(events, "after"),
-        types: input.of(events, "types"),
-        limit: input.of<number | undefined>(events, "limit"),
-      }),
+      inputSchema: input.schema("list_events", () =>
+        argsOf({
+          after: input.of(events, "after"),
+          types: input.of(events, "types"),
+          limit: input.of<number | undefined>(events, "limit"),
+        }),
+      ),
       annotations: READ,
     },
     ({ after, types, limit: n }) =>

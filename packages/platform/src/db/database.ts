@@ -14,7 +14,11 @@ export interface Database {
   readonly pool: pg.Pool;
   /** The schema this service owns (every table lives there; `search_path` points at it). */
   readonly schema: string;
-  /** Ends the pool. */
+  /**
+   * Ends the pool and resolves once every connection is closed (the server has seen each one go),
+   * or after {@link CLOSE_WAIT_MS} at most: pg's `pool.end()` resolves as the clients' ends begin,
+   * and a server stopped right after (the all-in-one's embedded one) cut them mid-goodbye.
+   */
   close(): Promise<void>;
   /**
    * Where migrations connect, when not through `pool` (`DATABASE_MIGRATION_URL`): a direct
@@ -145,7 +149,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     throw err;
   }
   const unregister = registerPool(opts.schema, pool);
-  const close = () => (unregister(), pool.end());
+  const close = async () => {
+    unregister();
+    const closed = allClosed(pool);
+    await pool.end();
+    await closed;
+  };
   return {
     pool,
     schema: opts.schema,
@@ -173,6 +182,32 @@ async function checkSearchPath(pool: pg.Pool, schema: string): Promise<void> {
       `DATABASE_POOLER=transaction: connections of the ${schema} service land in schema ${got ?? "(none)"}, not ${schema}; ` +
         `give it a PgBouncer database entry with connect_query='SET search_path TO ${schema}' (docs/design/operations.md#connection-budget-and-pgbouncer)`,
     );
+}
+
+/** Longest wait of `close()` for the pool's connections to close after `pool.end()`, ms. */
+export const CLOSE_WAIT_MS = 2_000;
+
+/**
+ * Resolves once each client `pool` holds now has ended — pg-pool emits `remove` when a client's
+ * end has completed, while `pool.end()` resolves as the ends begin — or after {@link CLOSE_WAIT_MS}.
+ * Call it before `pool.end()`.
+ */
+function allClosed(pool: pg.Pool): Promise<void> {
+  let open = pool.totalCount;
+  if (open === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      pool.off("remove", onRemove);
+      resolve();
+    };
+    const onRemove = () => {
+      if (--open <= 0) done();
+    };
+    const timer = setTimeout(done, CLOSE_WAIT_MS);
+    timer.unref();
+    pool.on("remove", onRemove);
+  });
 }
 
 function wirePool(pool: pg.Pool, opts: DatabaseOptions): void {
