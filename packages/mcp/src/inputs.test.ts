@@ -110,6 +110,17 @@ describe("apiInputs", () => {
     );
   });
 
+  it("builds a tool's input schema once per document, and again for another document", () => {
+    const doc = document();
+    let builds = 0;
+    const build = () => (builds++, argsOf({ title: apiInputs(doc).of(["post", "/v1/things"], "title") }));
+    const first = apiInputs(doc).schema("make_thing", build);
+    expect(apiInputs(doc).schema("make_thing", build)).toBe(first);
+    expect(builds).toBe(1);
+    expect(apiInputs(document()).schema("make_thing", build)).not.toBe(first);
+    expect(builds).toBe(2);
+  });
+
   it("without a document, an argument is any optional value with the tool's description", () => {
     const json = listed({ title: apiInputs(undefined).of(["post", "/v1/things"], "title", { describe: "a title" }) });
     expect(json.properties).toEqual({ title: { description: "a title" } });
