@@ -1,6 +1,7 @@
 // npm run events:table — writes the event table of docs/design/events.md "Event table", between
 // `<!-- events:begin -->` and `<!-- events:end -->`: every event type of the catalogue
-// (`EVENT_TYPES`, generated from the proto into proto/src/gen/event-catalogue.ts and re-exported by packages/platform/src/bus/event-types.ts, read from the built @aps/platform), its
+// (`EVENT_TYPES`, generated from the proto into proto/src/gen/event-catalogue.ts, re-exported by
+// packages/platform/src/bus/event-types.ts and read from the built @aps/platform), its
 // proto message, and who consumes it — found in the services' sources, not written by hand:
 //   - a durable consumer is a call `consumeEvents(bus, { durable, handlers })`: its name is the
 //     `durable` string (or a string constant of the file), its event types the keys of `handlers`

@@ -35,7 +35,8 @@ export function registerReadTools({ server, api, me, input }: ToolContext): void
       inputSchema: input.schema("search_knowledge", () =>
         argsOf({
           q: input.of(search, "q", { describe: "every word must match" }),
-          tags: input.of<string[] | undefined>(search, "tags"),
+          // the API takes a comma-separated string; an array is joined below
+          tags: input.of<string | string[] | undefined>(search, "tags"),
           limit: input.of<number | undefined>(search, "limit"),
         }),
       ),
