@@ -8,11 +8,12 @@ import { ROOT } from "../support/system.js";
  * Tables the schema declares with options of its own, written by proto/scripts/option-tables.mjs:
  * the caller policy on each rpc (`option (aps.options.v1.caller_policy)`,
  * docs/design/services.md#caller-policy-and-internal-trust) and the event catalogue on each event message
- * (`option (aps.options.v1.event_subject)`, docs/design/events.md#catalogue). A declaration missing or
- * off the rule fails the generation by name; a changed declaration changes the table.
+ * of its publisher's .proto (`option (aps.options.v1.event_subject)`, docs/design/events.md#catalogue).
+ * A declaration missing or off the rule fails the generation by name; a changed declaration changes
+ * the table.
  */
 const SCRIPT = join(ROOT, "proto/scripts/option-tables.mjs");
-const EVENTS = "events/v1/events.proto";
+const TABLE = "src/gen/option-tables.ts";
 
 describe("proto/scripts/option-tables.mjs", () => {
   let dir: string;
@@ -33,34 +34,41 @@ describe("proto/scripts/option-tables.mjs", () => {
   };
   const run = () => spawnSync(process.execPath, [SCRIPT, dir], { encoding: "utf8" });
 
-  it("writes the committed tables from the schema as it is", () => {
+  it("writes the committed table from the schema as it is", () => {
     const r = run();
     expect([r.status, r.stderr]).toEqual([0, ""]);
-    for (const table of ["caller-policy.ts", "event-catalogue.ts"])
-      expect(readFileSync(join(dir, "src/gen", table), "utf8")).toBe(
-        readFileSync(join(ROOT, "proto/src/gen", table), "utf8"),
-      );
+    expect(readFileSync(join(dir, TABLE), "utf8")).toBe(readFileSync(join(ROOT, "proto", TABLE), "utf8"));
   });
 
-  it("fails naming an event message without a subject, or with one off <service>.<snake_case name>", () => {
-    edit(EVENTS, `  option (aps.options.v1.event_subject) = "council.links_set";\n`, "");
-    edit(EVENTS, `"forum.vote_cast"`, `"forum.votes_cast"`);
-    edit(EVENTS, `"identity.agent_joined"`, `"billing.agent_joined"`);
+  it("fails naming an event whose subject is off <its file's service>.<snake_case name>", () => {
+    edit("forum/v1/forum.proto", `"forum.vote_cast"`, `"forum.votes_cast"`);
+    edit("identity/v1/identity.proto", `"identity.agent_joined"`, `"billing.agent_joined"`);
+    edit("council/v1/council.proto", `"council.links_set"`, `"forum.links_set"`);
     const r = run();
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain("aps.events.v1.LinksSet declares no subject");
-    expect(r.stderr).toContain('aps.events.v1.VoteCast: subject "forum.votes_cast" is not <service>.vote_cast');
+    expect(r.stderr).toContain('aps.forum.v1.VoteCast: subject "forum.votes_cast" is not forum.vote_cast');
     expect(r.stderr).toContain(
-      'aps.events.v1.AgentJoined: subject "billing.agent_joined" is not <service>.agent_joined',
+      'aps.identity.v1.AgentJoined: subject "billing.agent_joined" is not identity.agent_joined',
     );
+    expect(r.stderr).toContain('aps.council.v1.LinksSet: subject "forum.links_set" is not council.links_set');
   });
 
-  it("writes a moved event under its new service", () => {
-    edit(EVENTS, `"knowledge.post_indexed"`, `"forum.post_indexed"`);
+  it("lists a message as an event by its subject alone, and a moved event under its new service", () => {
+    edit("council/v1/council.proto", `  option (aps.options.v1.event_subject) = "council.links_set";\n`, "");
+    const knowledge = readFileSync(join(dir, "aps/knowledge/v1/knowledge.proto"), "utf8");
+    const block = /\nmessage PostIndexed \{[^}]*\}\n/.exec(knowledge)![0];
+    edit("knowledge/v1/knowledge.proto", block, "\n");
+    edit(
+      "forum/v1/forum.proto",
+      "\nmessage AuthorRef {",
+      `${block.replace("knowledge.post_indexed", "forum.post_indexed")}\nmessage AuthorRef {`,
+    );
     expect(run().status).toBe(0);
-    const table = readFileSync(join(dir, "src/gen/event-catalogue.ts"), "utf8");
-    expect(table).toContain('"forum.post_indexed": events.PostIndexed,');
+    const table = readFileSync(join(dir, TABLE), "utf8");
+    expect(table).toContain('"forum.post_indexed": forum.PostIndexed,');
+    expect(table).toContain("  PostIndexed: forum.PostIndexed,");
     expect(table).not.toContain("knowledge.post_indexed");
+    expect(table).not.toMatch(/links_set|LinksSet/);
   });
 
   it("fails naming an rpc that declares no callers", () => {
@@ -84,8 +92,6 @@ describe("proto/scripts/option-tables.mjs", () => {
 
     edit("forum/v1/forum.proto", `{callers: ["council", "bob"]}`, `{callers: ["council", "gateway"]}`);
     expect(run().status).toBe(0);
-    expect(readFileSync(join(dir, "src/gen/caller-policy.ts"), "utf8")).toContain(
-      'withdrawPost: ["council", "gateway"],',
-    );
+    expect(readFileSync(join(dir, TABLE), "utf8")).toContain('withdrawPost: ["council", "gateway"],');
   });
 });

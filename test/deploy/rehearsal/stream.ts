@@ -68,7 +68,7 @@ export class RehearsalStream {
 
   /**
    * Every post_created, comment_created and vote_cast event the stream holds, decoded
-   * (`events.proto`), read with an ordered consumer from the first to the last message there is;
+   * (the services' event messages), read with an ordered consumer from the first to the last message there is;
    * rejects when the read stalls for 60 s.
    */
   async forumEvents(): Promise<ForumEvents> {

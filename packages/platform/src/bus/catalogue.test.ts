@@ -9,7 +9,7 @@ import { InProcessBus } from "./memory.js";
 import type { BusEvent } from "./types.js";
 
 /**
- * The event catalogue (docs/design/events.md#catalogue): it names every message of proto/aps/events once; typed
+ * The event catalogue (docs/design/events.md#catalogue): it names every event message of the protos once; typed
  * consumers subscribe to exactly the types they handle and get decoded messages; the typed
  * producer writes outbox rows that decode to what it was given and wakes the relay only after a
  * commit (on the real PostgreSQL).
@@ -19,8 +19,8 @@ const pgUp = await hasPostgres();
 if (!pgUp) console.warn("!! catalogue.test.ts: NO POSTGRESQL — the EventOutbox suite is SKIPPED");
 
 describe("the event catalogue", () => {
-  it("names every event message of proto/aps/events exactly once, under <service>.<snake_case name>", () => {
-    // every exported message type of the events package (a value with encode/decode/fromPartial)
+  it("names every event message exactly once, under <service>.<snake_case name>", () => {
+    // every message of `events` (a value with encode/decode/fromPartial)
     const messages = Object.entries(events).filter(
       ([, v]) => typeof v === "object" && v !== null && "encode" in v && "decode" in v && "fromPartial" in v,
     );

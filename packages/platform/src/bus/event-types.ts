@@ -3,9 +3,9 @@ import { EVENT_TYPES } from "@aps/proto";
 /**
  * The event catalogue (docs/design/events.md#path-of-an-event, docs/design/events.md#catalogue): every APS
  * event type — its subject relative to the bus prefix, `<service>.<event>` — and the proto message
- * its payload is. Each message of proto/aps/events/v1/events.proto declares its subject
- * (`option (aps.options.v1.event_subject)`), and `npm run generate -w @aps/proto` writes this table
- * from them, failing on a message without one. Producers and consumers name events by these keys
+ * its payload is. An event is a message of its publisher's .proto (`proto/aps/<service>/v1/`) that
+ * declares its subject (`option (aps.options.v1.event_subject)`), and `npm run generate -w
+ * @aps/proto` writes this table from them, failing on a subject off `<service>.<snake_case name>`. Producers and consumers name events by these keys
  * only, so a subject and its payload type cannot drift apart.
  */
 export { EVENT_TYPES };

@@ -11,7 +11,7 @@ export interface BusEvent {
   subject: string;
   /** ULID; published as `Nats-Msg-Id` so the bus drops duplicates within its window. */
   eventId: string;
-  /** Protobuf-encoded payload (messages of proto/aps/events). */
+  /** Protobuf-encoded payload (an event message of the publisher's .proto, docs/design/events.md#catalogue). */
   payload: Uint8Array;
   /** Extra headers: `traceparent`/`tracestate` (W3C trace context), `aps-event-type`. */
   headers: Record<string, string>;

@@ -10,7 +10,7 @@ import {
   type Database,
   type EventBus,
 } from "@aps/platform";
-import { events } from "@aps/proto";
+import { events, forum } from "@aps/proto";
 import {
   createTestDatabase,
   eventually,
@@ -102,7 +102,7 @@ if (setups.length === 0) console.warn("!! votes-relay.test.ts: NO POSTGRESQL rea
           { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 3, agendaSize: 10 },
           () => relay.notify(),
         );
-        const received: events.VoteCast[] = [];
+        const received: forum.VoteCast[] = [];
         const sub = await bus.consume({
           durable: "votes-order-check",
           subjects: [`${bus.prefix}.forum.vote_cast`],

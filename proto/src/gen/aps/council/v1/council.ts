@@ -453,6 +453,239 @@ export interface ListAgentRecordsResponse {
   nextCursor: string;
 }
 
+export interface CaseOpened {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  /** "agenda" | "review" */
+  status: string;
+  seats: number;
+  deadline: string;
+  /** agentId or "system" */
+  openedBy: string;
+}
+
+export interface BallotCast {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  councillorId: string;
+  /** the position: "approve" | "reject" | "abstain" | "recuse" */
+  vote: string;
+  approvals: number;
+  rejections: number;
+  abstentions: number;
+  recusals: number;
+  /**
+   * the case's sealing ("off" | "until_vote" | "until_closed", docs/reference/council.md "Sealed
+   * ballots"): unless "off", the public event shows neither the position nor the counts
+   */
+  sealing: string;
+  /** the post's author */
+  authorId: string;
+  /** the councillor's position before this ballot; "" for a first ballot */
+  previousVote: string;
+  /** the ballot's reason ("" none); sealed like the position */
+  reason: string;
+}
+
+export interface CaseClosed {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  /** "adopted" | "rejected" | "withdrawn" | "lapsed" (no Sagacity for withdrawn or lapsed) */
+  outcome: string;
+  closedAt: string;
+  approvals: number;
+  rejections: number;
+  seats: number;
+  abstentions: number;
+  recusals: number;
+  /**
+   * the instant the outcome was announced: the start of the last call that decided the case, else
+   * closed_at; public votes as they stood strictly before it earn or cost Sagacity (docs/reference/sagacity.md)
+   */
+  decidedAt: string;
+  /** concerns unresolved at a deadline close (then "rejected") */
+  openConcerns: string[];
+  /** outcome "withdrawn": the author's reason */
+  reason: string;
+  /** who closed it: a councillor, the author (withdrawn) or "system" */
+  by: string;
+}
+
+export interface HandoffRecorded {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  implementation: string;
+  executor: string;
+  by: string;
+  /** the post's author */
+  authorId: string;
+}
+
+export interface ImplementationCompleted {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  by: string;
+  /** the post's author */
+  authorId: string;
+}
+
+/**
+ * A councillor raised a blocking concern on an open case
+ * (docs/reference/moderation-and-council-depth.md).
+ */
+export interface ConcernRaised {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  concernId: string;
+  by: string;
+  reason: string;
+}
+
+export interface ConcernResolved {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  concernId: string;
+  by: string;
+  note: string;
+}
+
+/**
+ * Ballots decided a case's outcome; it becomes final when
+ * the last call ends unless the ballots change or a concern holds it (docs/reference/council.md "Last call").
+ */
+export interface LastCallStarted {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  /** "adopted" | "rejected": what the case closes as when the last call ends */
+  outcome: string;
+  /** RFC 3339, UTC */
+  endsAt: string;
+  /** the councillor whose ballot (or resolution) decided it */
+  by: string;
+}
+
+/**
+ * The outcome statement of a decided case was written or
+ * rewritten (docs/reference/council.md "Decision records").
+ */
+export interface DecisionRecorded {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  statement: string;
+  /** RFC 3339, UTC; "" for none */
+  reviewAt: string;
+  by: string;
+}
+
+/**
+ * An adopted proposal that "supersedes" or "replaces" this
+ * decided one was adopted: its status becomes "superseded" (docs/reference/council.md "Links").
+ */
+export interface CaseSuperseded {
+  eventId: string;
+  occurredAt: string;
+  /** the superseded proposal */
+  postId: string;
+  authorId: string;
+  /** the adopted proposal */
+  supersededBy: string;
+  /** who closed the superseding case: a councillor or "system" */
+  by: string;
+}
+
+/** A decided case's review date came: once per review date. */
+export interface ReviewDue {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  /** RFC 3339, UTC */
+  reviewAt: string;
+}
+
+/** The outcome a last call announced no longer holds. */
+export interface LastCallCancelled {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  /** the outcome that was announced */
+  outcome: string;
+  /** "concern_raised" | "ballots_changed" */
+  reason: string;
+  by: string;
+}
+
+/** An implementation progress update (0..100, never decreasing). */
+export interface ProgressReported {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  percent: number;
+  note: string;
+  by: string;
+}
+
+/**
+ * A councillor marked a post a duplicate of another; its
+ * open case (if any) closed as "duplicate". The forum projects the status and counts the original's duplicates.
+ */
+export interface PostDuplicated {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  duplicateOf: string;
+  by: string;
+  authorId: string;
+}
+
+/**
+ * The case as GET /v1/posts/{id} shows it, published in the
+ * transaction of every change of the case (docs/design/council.md#the-forums-projection-of-the-case decision 3); the forum keeps the
+ * newest per post (by revision) and answers it with the post. Bounded: ballots ≤ seats, a
+ * transition per status, a case's few concerns and progress updates.
+ */
+export interface CaseSummary {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** the case's revision: 1 at the first summary, +1 per change */
+  revision: number;
+  /** its revision equals `revision` */
+  case: Case | undefined;
+  authorId: string;
+}
+
+/**
+ * The author of a proposal replaced its typed links
+ * (docs/reference/council.md "Links"); the audit log records it (docs/design/identity-and-abuse.md#audit-log).
+ * Bounded: at most MAX_LINKS links, each "<type>:<postId>".
+ */
+export interface LinksSet {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** the author */
+  by: string;
+  /** the links now, "<type>:<postId>", sorted */
+  links: string[];
+  /** the links before, same form */
+  previous: string[];
+}
+
 function createBaseBallot(): Ballot {
   return { councillorId: "", vote: "", reason: "", castAt: "" };
 }
@@ -5775,6 +6008,3032 @@ export const ListAgentRecordsResponse: MessageFns<ListAgentRecordsResponse> = {
     const message = createBaseListAgentRecordsResponse();
     message.records = object.records?.map((e) => e) || [];
     message.nextCursor = object.nextCursor ?? "";
+    return message;
+  },
+};
+
+function createBaseCaseOpened(): CaseOpened {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", status: "", seats: 0, deadline: "", openedBy: "" };
+}
+
+export const CaseOpened: MessageFns<CaseOpened> = {
+  encode(message: CaseOpened, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.seats !== 0) {
+      writer.uint32(48).int32(message.seats);
+    }
+    if (message.deadline !== "") {
+      writer.uint32(58).string(message.deadline);
+    }
+    if (message.openedBy !== "") {
+      writer.uint32(66).string(message.openedBy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CaseOpened {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCaseOpened();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.seats = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.deadline = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.openedBy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CaseOpened {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      seats: isSet(object.seats) ? globalThis.Number(object.seats) : 0,
+      deadline: isSet(object.deadline) ? globalThis.String(object.deadline) : "",
+      openedBy: isSet(object.openedBy)
+        ? globalThis.String(object.openedBy)
+        : isSet(object.opened_by)
+        ? globalThis.String(object.opened_by)
+        : "",
+    };
+  },
+
+  toJSON(message: CaseOpened): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.seats !== 0) {
+      obj.seats = Math.round(message.seats);
+    }
+    if (message.deadline !== "") {
+      obj.deadline = message.deadline;
+    }
+    if (message.openedBy !== "") {
+      obj.openedBy = message.openedBy;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CaseOpened>): CaseOpened {
+    return CaseOpened.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CaseOpened>): CaseOpened {
+    const message = createBaseCaseOpened();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.status = object.status ?? "";
+    message.seats = object.seats ?? 0;
+    message.deadline = object.deadline ?? "";
+    message.openedBy = object.openedBy ?? "";
+    return message;
+  },
+};
+
+function createBaseBallotCast(): BallotCast {
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    councillorId: "",
+    vote: "",
+    approvals: 0,
+    rejections: 0,
+    abstentions: 0,
+    recusals: 0,
+    sealing: "",
+    authorId: "",
+    previousVote: "",
+    reason: "",
+  };
+}
+
+export const BallotCast: MessageFns<BallotCast> = {
+  encode(message: BallotCast, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.councillorId !== "") {
+      writer.uint32(34).string(message.councillorId);
+    }
+    if (message.vote !== "") {
+      writer.uint32(42).string(message.vote);
+    }
+    if (message.approvals !== 0) {
+      writer.uint32(48).int32(message.approvals);
+    }
+    if (message.rejections !== 0) {
+      writer.uint32(56).int32(message.rejections);
+    }
+    if (message.abstentions !== 0) {
+      writer.uint32(64).int32(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      writer.uint32(72).int32(message.recusals);
+    }
+    if (message.sealing !== "") {
+      writer.uint32(82).string(message.sealing);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(482).string(message.authorId);
+    }
+    if (message.previousVote !== "") {
+      writer.uint32(490).string(message.previousVote);
+    }
+    if (message.reason !== "") {
+      writer.uint32(498).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BallotCast {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBallotCast();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.councillorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.vote = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.approvals = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.rejections = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.abstentions = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.recusals = reader.int32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.sealing = reader.string();
+            continue;
+          }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 61: {
+            if (tag !== 490) {
+              break;
+            }
+
+            message.previousVote = reader.string();
+            continue;
+          }
+          case 62: {
+            if (tag !== 498) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BallotCast {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      councillorId: isSet(object.councillorId)
+        ? globalThis.String(object.councillorId)
+        : isSet(object.councillor_id)
+        ? globalThis.String(object.councillor_id)
+        : "",
+      vote: isSet(object.vote) ? globalThis.String(object.vote) : "",
+      approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
+      rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
+      abstentions: isSet(object.abstentions) ? globalThis.Number(object.abstentions) : 0,
+      recusals: isSet(object.recusals) ? globalThis.Number(object.recusals) : 0,
+      sealing: isSet(object.sealing) ? globalThis.String(object.sealing) : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      previousVote: isSet(object.previousVote)
+        ? globalThis.String(object.previousVote)
+        : isSet(object.previous_vote)
+        ? globalThis.String(object.previous_vote)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: BallotCast): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.councillorId !== "") {
+      obj.councillorId = message.councillorId;
+    }
+    if (message.vote !== "") {
+      obj.vote = message.vote;
+    }
+    if (message.approvals !== 0) {
+      obj.approvals = Math.round(message.approvals);
+    }
+    if (message.rejections !== 0) {
+      obj.rejections = Math.round(message.rejections);
+    }
+    if (message.abstentions !== 0) {
+      obj.abstentions = Math.round(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      obj.recusals = Math.round(message.recusals);
+    }
+    if (message.sealing !== "") {
+      obj.sealing = message.sealing;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.previousVote !== "") {
+      obj.previousVote = message.previousVote;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BallotCast>): BallotCast {
+    return BallotCast.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BallotCast>): BallotCast {
+    const message = createBaseBallotCast();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.councillorId = object.councillorId ?? "";
+    message.vote = object.vote ?? "";
+    message.approvals = object.approvals ?? 0;
+    message.rejections = object.rejections ?? 0;
+    message.abstentions = object.abstentions ?? 0;
+    message.recusals = object.recusals ?? 0;
+    message.sealing = object.sealing ?? "";
+    message.authorId = object.authorId ?? "";
+    message.previousVote = object.previousVote ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseCaseClosed(): CaseClosed {
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    authorId: "",
+    outcome: "",
+    closedAt: "",
+    approvals: 0,
+    rejections: 0,
+    seats: 0,
+    abstentions: 0,
+    recusals: 0,
+    decidedAt: "",
+    openConcerns: [],
+    reason: "",
+    by: "",
+  };
+}
+
+export const CaseClosed: MessageFns<CaseClosed> = {
+  encode(message: CaseClosed, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(42).string(message.outcome);
+    }
+    if (message.closedAt !== "") {
+      writer.uint32(50).string(message.closedAt);
+    }
+    if (message.approvals !== 0) {
+      writer.uint32(56).int32(message.approvals);
+    }
+    if (message.rejections !== 0) {
+      writer.uint32(64).int32(message.rejections);
+    }
+    if (message.seats !== 0) {
+      writer.uint32(72).int32(message.seats);
+    }
+    if (message.abstentions !== 0) {
+      writer.uint32(80).int32(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      writer.uint32(88).int32(message.recusals);
+    }
+    if (message.decidedAt !== "") {
+      writer.uint32(98).string(message.decidedAt);
+    }
+    for (const v of message.openConcerns) {
+      writer.uint32(322).string(v!);
+    }
+    if (message.reason !== "") {
+      writer.uint32(162).string(message.reason);
+    }
+    if (message.by !== "") {
+      writer.uint32(170).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CaseClosed {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCaseClosed();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.closedAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.approvals = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.rejections = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.seats = reader.int32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.abstentions = reader.int32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.recusals = reader.int32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.decidedAt = reader.string();
+            continue;
+          }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.openConcerns.push(reader.string());
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CaseClosed {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      closedAt: isSet(object.closedAt)
+        ? globalThis.String(object.closedAt)
+        : isSet(object.closed_at)
+        ? globalThis.String(object.closed_at)
+        : "",
+      approvals: isSet(object.approvals) ? globalThis.Number(object.approvals) : 0,
+      rejections: isSet(object.rejections) ? globalThis.Number(object.rejections) : 0,
+      seats: isSet(object.seats) ? globalThis.Number(object.seats) : 0,
+      abstentions: isSet(object.abstentions) ? globalThis.Number(object.abstentions) : 0,
+      recusals: isSet(object.recusals) ? globalThis.Number(object.recusals) : 0,
+      decidedAt: isSet(object.decidedAt)
+        ? globalThis.String(object.decidedAt)
+        : isSet(object.decided_at)
+        ? globalThis.String(object.decided_at)
+        : "",
+      openConcerns: globalThis.Array.isArray(object?.openConcerns)
+        ? object.openConcerns.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.open_concerns)
+        ? object.open_concerns.map((e: any) => globalThis.String(e))
+        : [],
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: CaseClosed): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.closedAt !== "") {
+      obj.closedAt = message.closedAt;
+    }
+    if (message.approvals !== 0) {
+      obj.approvals = Math.round(message.approvals);
+    }
+    if (message.rejections !== 0) {
+      obj.rejections = Math.round(message.rejections);
+    }
+    if (message.seats !== 0) {
+      obj.seats = Math.round(message.seats);
+    }
+    if (message.abstentions !== 0) {
+      obj.abstentions = Math.round(message.abstentions);
+    }
+    if (message.recusals !== 0) {
+      obj.recusals = Math.round(message.recusals);
+    }
+    if (message.decidedAt !== "") {
+      obj.decidedAt = message.decidedAt;
+    }
+    if (message.openConcerns?.length) {
+      obj.openConcerns = message.openConcerns;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CaseClosed>): CaseClosed {
+    return CaseClosed.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CaseClosed>): CaseClosed {
+    const message = createBaseCaseClosed();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.outcome = object.outcome ?? "";
+    message.closedAt = object.closedAt ?? "";
+    message.approvals = object.approvals ?? 0;
+    message.rejections = object.rejections ?? 0;
+    message.seats = object.seats ?? 0;
+    message.abstentions = object.abstentions ?? 0;
+    message.recusals = object.recusals ?? 0;
+    message.decidedAt = object.decidedAt ?? "";
+    message.openConcerns = object.openConcerns?.map((e) => e) || [];
+    message.reason = object.reason ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseHandoffRecorded(): HandoffRecorded {
+  return { eventId: "", occurredAt: "", postId: "", implementation: "", executor: "", by: "", authorId: "" };
+}
+
+export const HandoffRecorded: MessageFns<HandoffRecorded> = {
+  encode(message: HandoffRecorded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.implementation !== "") {
+      writer.uint32(34).string(message.implementation);
+    }
+    if (message.executor !== "") {
+      writer.uint32(42).string(message.executor);
+    }
+    if (message.by !== "") {
+      writer.uint32(50).string(message.by);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(482).string(message.authorId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HandoffRecorded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHandoffRecorded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.implementation = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.executor = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HandoffRecorded {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      implementation: isSet(object.implementation) ? globalThis.String(object.implementation) : "",
+      executor: isSet(object.executor) ? globalThis.String(object.executor) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+    };
+  },
+
+  toJSON(message: HandoffRecorded): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.implementation !== "") {
+      obj.implementation = message.implementation;
+    }
+    if (message.executor !== "") {
+      obj.executor = message.executor;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<HandoffRecorded>): HandoffRecorded {
+    return HandoffRecorded.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<HandoffRecorded>): HandoffRecorded {
+    const message = createBaseHandoffRecorded();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.implementation = object.implementation ?? "";
+    message.executor = object.executor ?? "";
+    message.by = object.by ?? "";
+    message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBaseImplementationCompleted(): ImplementationCompleted {
+  return { eventId: "", occurredAt: "", postId: "", by: "", authorId: "" };
+}
+
+export const ImplementationCompleted: MessageFns<ImplementationCompleted> = {
+  encode(message: ImplementationCompleted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.by !== "") {
+      writer.uint32(34).string(message.by);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(482).string(message.authorId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImplementationCompleted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImplementationCompleted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImplementationCompleted {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ImplementationCompleted): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ImplementationCompleted>): ImplementationCompleted {
+    return ImplementationCompleted.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ImplementationCompleted>): ImplementationCompleted {
+    const message = createBaseImplementationCompleted();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.by = object.by ?? "";
+    message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBaseConcernRaised(): ConcernRaised {
+  return { eventId: "", occurredAt: "", postId: "", concernId: "", by: "", reason: "" };
+}
+
+export const ConcernRaised: MessageFns<ConcernRaised> = {
+  encode(message: ConcernRaised, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.concernId !== "") {
+      writer.uint32(34).string(message.concernId);
+    }
+    if (message.by !== "") {
+      writer.uint32(42).string(message.by);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConcernRaised {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConcernRaised();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.concernId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConcernRaised {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      concernId: isSet(object.concernId)
+        ? globalThis.String(object.concernId)
+        : isSet(object.concern_id)
+        ? globalThis.String(object.concern_id)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ConcernRaised): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.concernId !== "") {
+      obj.concernId = message.concernId;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ConcernRaised>): ConcernRaised {
+    return ConcernRaised.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ConcernRaised>): ConcernRaised {
+    const message = createBaseConcernRaised();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.concernId = object.concernId ?? "";
+    message.by = object.by ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseConcernResolved(): ConcernResolved {
+  return { eventId: "", occurredAt: "", postId: "", concernId: "", by: "", note: "" };
+}
+
+export const ConcernResolved: MessageFns<ConcernResolved> = {
+  encode(message: ConcernResolved, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.concernId !== "") {
+      writer.uint32(34).string(message.concernId);
+    }
+    if (message.by !== "") {
+      writer.uint32(42).string(message.by);
+    }
+    if (message.note !== "") {
+      writer.uint32(50).string(message.note);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConcernResolved {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConcernResolved();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.concernId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConcernResolved {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      concernId: isSet(object.concernId)
+        ? globalThis.String(object.concernId)
+        : isSet(object.concern_id)
+        ? globalThis.String(object.concern_id)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+    };
+  },
+
+  toJSON(message: ConcernResolved): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.concernId !== "") {
+      obj.concernId = message.concernId;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ConcernResolved>): ConcernResolved {
+    return ConcernResolved.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ConcernResolved>): ConcernResolved {
+    const message = createBaseConcernResolved();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.concernId = object.concernId ?? "";
+    message.by = object.by ?? "";
+    message.note = object.note ?? "";
+    return message;
+  },
+};
+
+function createBaseLastCallStarted(): LastCallStarted {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", outcome: "", endsAt: "", by: "" };
+}
+
+export const LastCallStarted: MessageFns<LastCallStarted> = {
+  encode(message: LastCallStarted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(42).string(message.outcome);
+    }
+    if (message.endsAt !== "") {
+      writer.uint32(50).string(message.endsAt);
+    }
+    if (message.by !== "") {
+      writer.uint32(58).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LastCallStarted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLastCallStarted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.endsAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LastCallStarted {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      endsAt: isSet(object.endsAt)
+        ? globalThis.String(object.endsAt)
+        : isSet(object.ends_at)
+        ? globalThis.String(object.ends_at)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: LastCallStarted): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.endsAt !== "") {
+      obj.endsAt = message.endsAt;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LastCallStarted>): LastCallStarted {
+    return LastCallStarted.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LastCallStarted>): LastCallStarted {
+    const message = createBaseLastCallStarted();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.outcome = object.outcome ?? "";
+    message.endsAt = object.endsAt ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseDecisionRecorded(): DecisionRecorded {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", statement: "", reviewAt: "", by: "" };
+}
+
+export const DecisionRecorded: MessageFns<DecisionRecorded> = {
+  encode(message: DecisionRecorded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.statement !== "") {
+      writer.uint32(42).string(message.statement);
+    }
+    if (message.reviewAt !== "") {
+      writer.uint32(50).string(message.reviewAt);
+    }
+    if (message.by !== "") {
+      writer.uint32(58).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DecisionRecorded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDecisionRecorded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.statement = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reviewAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DecisionRecorded {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      statement: isSet(object.statement) ? globalThis.String(object.statement) : "",
+      reviewAt: isSet(object.reviewAt)
+        ? globalThis.String(object.reviewAt)
+        : isSet(object.review_at)
+        ? globalThis.String(object.review_at)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: DecisionRecorded): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.statement !== "") {
+      obj.statement = message.statement;
+    }
+    if (message.reviewAt !== "") {
+      obj.reviewAt = message.reviewAt;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DecisionRecorded>): DecisionRecorded {
+    return DecisionRecorded.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DecisionRecorded>): DecisionRecorded {
+    const message = createBaseDecisionRecorded();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.statement = object.statement ?? "";
+    message.reviewAt = object.reviewAt ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseCaseSuperseded(): CaseSuperseded {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", supersededBy: "", by: "" };
+}
+
+export const CaseSuperseded: MessageFns<CaseSuperseded> = {
+  encode(message: CaseSuperseded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.supersededBy !== "") {
+      writer.uint32(42).string(message.supersededBy);
+    }
+    if (message.by !== "") {
+      writer.uint32(50).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CaseSuperseded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCaseSuperseded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.supersededBy = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CaseSuperseded {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      supersededBy: isSet(object.supersededBy)
+        ? globalThis.String(object.supersededBy)
+        : isSet(object.superseded_by)
+        ? globalThis.String(object.superseded_by)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: CaseSuperseded): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.supersededBy !== "") {
+      obj.supersededBy = message.supersededBy;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CaseSuperseded>): CaseSuperseded {
+    return CaseSuperseded.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CaseSuperseded>): CaseSuperseded {
+    const message = createBaseCaseSuperseded();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.supersededBy = object.supersededBy ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseReviewDue(): ReviewDue {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", reviewAt: "" };
+}
+
+export const ReviewDue: MessageFns<ReviewDue> = {
+  encode(message: ReviewDue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.reviewAt !== "") {
+      writer.uint32(42).string(message.reviewAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewDue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewDue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reviewAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewDue {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      reviewAt: isSet(object.reviewAt)
+        ? globalThis.String(object.reviewAt)
+        : isSet(object.review_at)
+        ? globalThis.String(object.review_at)
+        : "",
+    };
+  },
+
+  toJSON(message: ReviewDue): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.reviewAt !== "") {
+      obj.reviewAt = message.reviewAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReviewDue>): ReviewDue {
+    return ReviewDue.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReviewDue>): ReviewDue {
+    const message = createBaseReviewDue();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.reviewAt = object.reviewAt ?? "";
+    return message;
+  },
+};
+
+function createBaseLastCallCancelled(): LastCallCancelled {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", outcome: "", reason: "", by: "" };
+}
+
+export const LastCallCancelled: MessageFns<LastCallCancelled> = {
+  encode(message: LastCallCancelled, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(42).string(message.outcome);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    if (message.by !== "") {
+      writer.uint32(58).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LastCallCancelled {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLastCallCancelled();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LastCallCancelled {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: LastCallCancelled): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LastCallCancelled>): LastCallCancelled {
+    return LastCallCancelled.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LastCallCancelled>): LastCallCancelled {
+    const message = createBaseLastCallCancelled();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.outcome = object.outcome ?? "";
+    message.reason = object.reason ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseProgressReported(): ProgressReported {
+  return { eventId: "", occurredAt: "", postId: "", percent: 0, note: "", by: "" };
+}
+
+export const ProgressReported: MessageFns<ProgressReported> = {
+  encode(message: ProgressReported, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.percent !== 0) {
+      writer.uint32(32).int32(message.percent);
+    }
+    if (message.note !== "") {
+      writer.uint32(42).string(message.note);
+    }
+    if (message.by !== "") {
+      writer.uint32(50).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProgressReported {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProgressReported();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.percent = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProgressReported {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      percent: isSet(object.percent) ? globalThis.Number(object.percent) : 0,
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+    };
+  },
+
+  toJSON(message: ProgressReported): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.percent !== 0) {
+      obj.percent = Math.round(message.percent);
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ProgressReported>): ProgressReported {
+    return ProgressReported.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ProgressReported>): ProgressReported {
+    const message = createBaseProgressReported();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.percent = object.percent ?? 0;
+    message.note = object.note ?? "";
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBasePostDuplicated(): PostDuplicated {
+  return { eventId: "", occurredAt: "", postId: "", duplicateOf: "", by: "", authorId: "" };
+}
+
+export const PostDuplicated: MessageFns<PostDuplicated> = {
+  encode(message: PostDuplicated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.duplicateOf !== "") {
+      writer.uint32(34).string(message.duplicateOf);
+    }
+    if (message.by !== "") {
+      writer.uint32(42).string(message.by);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(50).string(message.authorId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostDuplicated {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostDuplicated();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.duplicateOf = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostDuplicated {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      duplicateOf: isSet(object.duplicateOf)
+        ? globalThis.String(object.duplicateOf)
+        : isSet(object.duplicate_of)
+        ? globalThis.String(object.duplicate_of)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+    };
+  },
+
+  toJSON(message: PostDuplicated): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.duplicateOf !== "") {
+      obj.duplicateOf = message.duplicateOf;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostDuplicated>): PostDuplicated {
+    return PostDuplicated.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostDuplicated>): PostDuplicated {
+    const message = createBasePostDuplicated();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.duplicateOf = object.duplicateOf ?? "";
+    message.by = object.by ?? "";
+    message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBaseCaseSummary(): CaseSummary {
+  return { eventId: "", occurredAt: "", postId: "", revision: 0, case: undefined, authorId: "" };
+}
+
+export const CaseSummary: MessageFns<CaseSummary> = {
+  encode(message: CaseSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(32).int64(message.revision);
+    }
+    if (message.case !== undefined) {
+      Case.encode(message.case, writer.uint32(42).fork()).join();
+    }
+    if (message.authorId !== "") {
+      writer.uint32(50).string(message.authorId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CaseSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCaseSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.revision = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.case = Case.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CaseSummary {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+      case: isSet(object.case) ? Case.fromJSON(object.case) : undefined,
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CaseSummary): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    if (message.case !== undefined) {
+      obj.case = Case.toJSON(message.case);
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CaseSummary>): CaseSummary {
+    return CaseSummary.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CaseSummary>): CaseSummary {
+    const message = createBaseCaseSummary();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.revision = object.revision ?? 0;
+    message.case = (object.case !== undefined && object.case !== null) ? Case.fromPartial(object.case) : undefined;
+    message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBaseLinksSet(): LinksSet {
+  return { eventId: "", occurredAt: "", postId: "", by: "", links: [], previous: [] };
+}
+
+export const LinksSet: MessageFns<LinksSet> = {
+  encode(message: LinksSet, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.by !== "") {
+      writer.uint32(34).string(message.by);
+    }
+    for (const v of message.links) {
+      writer.uint32(42).string(v!);
+    }
+    for (const v of message.previous) {
+      writer.uint32(50).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LinksSet {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLinksSet();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.links.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.previous.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LinksSet {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      links: globalThis.Array.isArray(object?.links) ? object.links.map((e: any) => globalThis.String(e)) : [],
+      previous: globalThis.Array.isArray(object?.previous) ? object.previous.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: LinksSet): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.links?.length) {
+      obj.links = message.links;
+    }
+    if (message.previous?.length) {
+      obj.previous = message.previous;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LinksSet>): LinksSet {
+    return LinksSet.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LinksSet>): LinksSet {
+    const message = createBaseLinksSet();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.by = object.by ?? "";
+    message.links = object.links?.map((e) => e) || [];
+    message.previous = object.previous?.map((e) => e) || [];
     return message;
   },
 };

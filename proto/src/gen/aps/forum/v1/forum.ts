@@ -671,6 +671,141 @@ export interface ListAgentRecordsResponse {
   nextCursor: string;
 }
 
+export interface PostCreated {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  title: string;
+  isArchDesign: boolean;
+  status: string;
+}
+
+export interface CommentCreated {
+  eventId: string;
+  occurredAt: string;
+  commentId: string;
+  postId: string;
+  authorId: string;
+  /** the post's author (the notifications service addresses its inbox without a read) */
+  postAuthorId: string;
+  /** agents the comment @-mentions (at most 10, never the author; docs/design/notifications.md#mentions) */
+  mentionedIds: string[];
+  /** the comment's first LIMITS.eventExcerptChars code points (docs/reference/events.md) */
+  excerpt: string;
+}
+
+export interface VoteCast {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  voterId: string;
+  /** 1 | -1 */
+  vote: number;
+  /** 0 when this is the first vote */
+  previousVote: number;
+  votesFor: number;
+  votesAgainst: number;
+}
+
+/** The heat rule moved an open proposal onto the agenda. */
+export interface PostOnAgenda {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+}
+
+/**
+ * The platform owner hid a post or a comment, or showed it again
+ * (docs/design/identity-and-abuse.md#hiding-posts-and-comments). The search index drops a hidden post (and takes it back when shown); gateways
+ * drop the post's cached reads.
+ */
+export interface PostModerated {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** "" when the post itself was moderated */
+  commentId: string;
+  hidden: boolean;
+  /** "owner", or "system" when flags hid it (docs/design/identity-and-abuse.md#community-flags) */
+  by: string;
+  /** the hide's reason; "" when shown again */
+  reason: string;
+  /** the hide's reason before the change; "" when it was shown */
+  previousReason: string;
+}
+
+/**
+ * An agent flagged a post or comment (docs/design/identity-and-abuse.md#community-flags). When the
+ * flag hid it, forum.post_moderated follows in the same transaction.
+ */
+export interface ContentFlagged {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** "" when the post itself was flagged */
+  commentId: string;
+  flaggerId: string;
+  reason: string;
+  counted: boolean;
+  hidden: boolean;
+}
+
+/**
+ * The platform owner decided on a post or comment the flags hid
+ * (docs/design/identity-and-abuse.md#review-queue): "restore" (forum.post_moderated with hidden false
+ * follows in the same transaction), "keep_hidden" or "suspend_author" (the content stays hidden).
+ */
+export interface ContentReviewed {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  /** "" when the post itself was reviewed */
+  commentId: string;
+  authorId: string;
+  /** "restore" | "keep_hidden" | "suspend_author" */
+  decision: string;
+  /** the owner's reason ("" for a restore given none) */
+  reason: string;
+}
+
+/**
+ * The author edited a post (a new revision). The search index
+ * re-reads the post; translations follow by content version (docs/reference/editing.md).
+ */
+export interface PostEdited {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  editorId: string;
+  revision: number;
+  title: string;
+  tags: string[];
+}
+
+/** The author edited a comment (a new revision). */
+export interface CommentEdited {
+  eventId: string;
+  occurredAt: string;
+  commentId: string;
+  postId: string;
+  editorId: string;
+  revision: number;
+}
+
+/**
+ * The author withdrew an open proposal that had no Council
+ * case; the council closes a case opened concurrently (a nomination) as withdrawn too.
+ */
+export interface PostWithdrawn {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+  authorId: string;
+  reason: string;
+}
+
 function createBaseAuthorRef(): AuthorRef {
   return { agentId: "", name: "" };
 }
@@ -8418,6 +8553,1866 @@ export const ListAgentRecordsResponse: MessageFns<ListAgentRecordsResponse> = {
     const message = createBaseListAgentRecordsResponse();
     message.records = object.records?.map((e) => e) || [];
     message.nextCursor = object.nextCursor ?? "";
+    return message;
+  },
+};
+
+function createBasePostCreated(): PostCreated {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", title: "", isArchDesign: false, status: "" };
+}
+
+export const PostCreated: MessageFns<PostCreated> = {
+  encode(message: PostCreated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.title !== "") {
+      writer.uint32(42).string(message.title);
+    }
+    if (message.isArchDesign !== false) {
+      writer.uint32(48).bool(message.isArchDesign);
+    }
+    if (message.status !== "") {
+      writer.uint32(58).string(message.status);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostCreated {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostCreated();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.isArchDesign = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostCreated {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      isArchDesign: isSet(object.isArchDesign)
+        ? globalThis.Boolean(object.isArchDesign)
+        : isSet(object.is_arch_design)
+        ? globalThis.Boolean(object.is_arch_design)
+        : false,
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+    };
+  },
+
+  toJSON(message: PostCreated): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.isArchDesign !== false) {
+      obj.isArchDesign = message.isArchDesign;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostCreated>): PostCreated {
+    return PostCreated.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostCreated>): PostCreated {
+    const message = createBasePostCreated();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.title = object.title ?? "";
+    message.isArchDesign = object.isArchDesign ?? false;
+    message.status = object.status ?? "";
+    return message;
+  },
+};
+
+function createBaseCommentCreated(): CommentCreated {
+  return {
+    eventId: "",
+    occurredAt: "",
+    commentId: "",
+    postId: "",
+    authorId: "",
+    postAuthorId: "",
+    mentionedIds: [],
+    excerpt: "",
+  };
+}
+
+export const CommentCreated: MessageFns<CommentCreated> = {
+  encode(message: CommentCreated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(26).string(message.commentId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(34).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(42).string(message.authorId);
+    }
+    if (message.postAuthorId !== "") {
+      writer.uint32(482).string(message.postAuthorId);
+    }
+    for (const v of message.mentionedIds) {
+      writer.uint32(490).string(v!);
+    }
+    if (message.excerpt !== "") {
+      writer.uint32(498).string(message.excerpt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CommentCreated {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCommentCreated();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.postAuthorId = reader.string();
+            continue;
+          }
+          case 61: {
+            if (tag !== 490) {
+              break;
+            }
+
+            message.mentionedIds.push(reader.string());
+            continue;
+          }
+          case 62: {
+            if (tag !== 498) {
+              break;
+            }
+
+            message.excerpt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CommentCreated {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      postAuthorId: isSet(object.postAuthorId)
+        ? globalThis.String(object.postAuthorId)
+        : isSet(object.post_author_id)
+        ? globalThis.String(object.post_author_id)
+        : "",
+      mentionedIds: globalThis.Array.isArray(object?.mentionedIds)
+        ? object.mentionedIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.mentioned_ids)
+        ? object.mentioned_ids.map((e: any) => globalThis.String(e))
+        : [],
+      excerpt: isSet(object.excerpt) ? globalThis.String(object.excerpt) : "",
+    };
+  },
+
+  toJSON(message: CommentCreated): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.postAuthorId !== "") {
+      obj.postAuthorId = message.postAuthorId;
+    }
+    if (message.mentionedIds?.length) {
+      obj.mentionedIds = message.mentionedIds;
+    }
+    if (message.excerpt !== "") {
+      obj.excerpt = message.excerpt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CommentCreated>): CommentCreated {
+    return CommentCreated.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CommentCreated>): CommentCreated {
+    const message = createBaseCommentCreated();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.commentId = object.commentId ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.postAuthorId = object.postAuthorId ?? "";
+    message.mentionedIds = object.mentionedIds?.map((e) => e) || [];
+    message.excerpt = object.excerpt ?? "";
+    return message;
+  },
+};
+
+function createBaseVoteCast(): VoteCast {
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    voterId: "",
+    vote: 0,
+    previousVote: 0,
+    votesFor: 0,
+    votesAgainst: 0,
+  };
+}
+
+export const VoteCast: MessageFns<VoteCast> = {
+  encode(message: VoteCast, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.voterId !== "") {
+      writer.uint32(34).string(message.voterId);
+    }
+    if (message.vote !== 0) {
+      writer.uint32(40).int32(message.vote);
+    }
+    if (message.previousVote !== 0) {
+      writer.uint32(48).int32(message.previousVote);
+    }
+    if (message.votesFor !== 0) {
+      writer.uint32(56).int32(message.votesFor);
+    }
+    if (message.votesAgainst !== 0) {
+      writer.uint32(64).int32(message.votesAgainst);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VoteCast {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVoteCast();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.voterId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.vote = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.previousVote = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.votesFor = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.votesAgainst = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VoteCast {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      voterId: isSet(object.voterId)
+        ? globalThis.String(object.voterId)
+        : isSet(object.voter_id)
+        ? globalThis.String(object.voter_id)
+        : "",
+      vote: isSet(object.vote) ? globalThis.Number(object.vote) : 0,
+      previousVote: isSet(object.previousVote)
+        ? globalThis.Number(object.previousVote)
+        : isSet(object.previous_vote)
+        ? globalThis.Number(object.previous_vote)
+        : 0,
+      votesFor: isSet(object.votesFor)
+        ? globalThis.Number(object.votesFor)
+        : isSet(object.votes_for)
+        ? globalThis.Number(object.votes_for)
+        : 0,
+      votesAgainst: isSet(object.votesAgainst)
+        ? globalThis.Number(object.votesAgainst)
+        : isSet(object.votes_against)
+        ? globalThis.Number(object.votes_against)
+        : 0,
+    };
+  },
+
+  toJSON(message: VoteCast): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.voterId !== "") {
+      obj.voterId = message.voterId;
+    }
+    if (message.vote !== 0) {
+      obj.vote = Math.round(message.vote);
+    }
+    if (message.previousVote !== 0) {
+      obj.previousVote = Math.round(message.previousVote);
+    }
+    if (message.votesFor !== 0) {
+      obj.votesFor = Math.round(message.votesFor);
+    }
+    if (message.votesAgainst !== 0) {
+      obj.votesAgainst = Math.round(message.votesAgainst);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<VoteCast>): VoteCast {
+    return VoteCast.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<VoteCast>): VoteCast {
+    const message = createBaseVoteCast();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.voterId = object.voterId ?? "";
+    message.vote = object.vote ?? 0;
+    message.previousVote = object.previousVote ?? 0;
+    message.votesFor = object.votesFor ?? 0;
+    message.votesAgainst = object.votesAgainst ?? 0;
+    return message;
+  },
+};
+
+function createBasePostOnAgenda(): PostOnAgenda {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "" };
+}
+
+export const PostOnAgenda: MessageFns<PostOnAgenda> = {
+  encode(message: PostOnAgenda, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostOnAgenda {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostOnAgenda();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostOnAgenda {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+    };
+  },
+
+  toJSON(message: PostOnAgenda): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostOnAgenda>): PostOnAgenda {
+    return PostOnAgenda.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostOnAgenda>): PostOnAgenda {
+    const message = createBasePostOnAgenda();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    return message;
+  },
+};
+
+function createBasePostModerated(): PostModerated {
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    commentId: "",
+    hidden: false,
+    by: "",
+    reason: "",
+    previousReason: "",
+  };
+}
+
+export const PostModerated: MessageFns<PostModerated> = {
+  encode(message: PostModerated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(34).string(message.commentId);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(40).bool(message.hidden);
+    }
+    if (message.by !== "") {
+      writer.uint32(50).string(message.by);
+    }
+    if (message.reason !== "") {
+      writer.uint32(58).string(message.reason);
+    }
+    if (message.previousReason !== "") {
+      writer.uint32(66).string(message.previousReason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostModerated {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostModerated();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.previousReason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostModerated {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      previousReason: isSet(object.previousReason)
+        ? globalThis.String(object.previousReason)
+        : isSet(object.previous_reason)
+        ? globalThis.String(object.previous_reason)
+        : "",
+    };
+  },
+
+  toJSON(message: PostModerated): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.previousReason !== "") {
+      obj.previousReason = message.previousReason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostModerated>): PostModerated {
+    return PostModerated.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostModerated>): PostModerated {
+    const message = createBasePostModerated();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.commentId = object.commentId ?? "";
+    message.hidden = object.hidden ?? false;
+    message.by = object.by ?? "";
+    message.reason = object.reason ?? "";
+    message.previousReason = object.previousReason ?? "";
+    return message;
+  },
+};
+
+function createBaseContentFlagged(): ContentFlagged {
+  return {
+    eventId: "",
+    occurredAt: "",
+    postId: "",
+    commentId: "",
+    flaggerId: "",
+    reason: "",
+    counted: false,
+    hidden: false,
+  };
+}
+
+export const ContentFlagged: MessageFns<ContentFlagged> = {
+  encode(message: ContentFlagged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(34).string(message.commentId);
+    }
+    if (message.flaggerId !== "") {
+      writer.uint32(42).string(message.flaggerId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    if (message.counted !== false) {
+      writer.uint32(56).bool(message.counted);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(64).bool(message.hidden);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContentFlagged {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContentFlagged();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.flaggerId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.counted = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContentFlagged {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      flaggerId: isSet(object.flaggerId)
+        ? globalThis.String(object.flaggerId)
+        : isSet(object.flagger_id)
+        ? globalThis.String(object.flagger_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      counted: isSet(object.counted) ? globalThis.Boolean(object.counted) : false,
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+    };
+  },
+
+  toJSON(message: ContentFlagged): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.flaggerId !== "") {
+      obj.flaggerId = message.flaggerId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.counted !== false) {
+      obj.counted = message.counted;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ContentFlagged>): ContentFlagged {
+    return ContentFlagged.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ContentFlagged>): ContentFlagged {
+    const message = createBaseContentFlagged();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.commentId = object.commentId ?? "";
+    message.flaggerId = object.flaggerId ?? "";
+    message.reason = object.reason ?? "";
+    message.counted = object.counted ?? false;
+    message.hidden = object.hidden ?? false;
+    return message;
+  },
+};
+
+function createBaseContentReviewed(): ContentReviewed {
+  return { eventId: "", occurredAt: "", postId: "", commentId: "", authorId: "", decision: "", reason: "" };
+}
+
+export const ContentReviewed: MessageFns<ContentReviewed> = {
+  encode(message: ContentReviewed, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(34).string(message.commentId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(42).string(message.authorId);
+    }
+    if (message.decision !== "") {
+      writer.uint32(50).string(message.decision);
+    }
+    if (message.reason !== "") {
+      writer.uint32(58).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContentReviewed {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContentReviewed();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.decision = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContentReviewed {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      decision: isSet(object.decision) ? globalThis.String(object.decision) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ContentReviewed): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.decision !== "") {
+      obj.decision = message.decision;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ContentReviewed>): ContentReviewed {
+    return ContentReviewed.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ContentReviewed>): ContentReviewed {
+    const message = createBaseContentReviewed();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.commentId = object.commentId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.decision = object.decision ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBasePostEdited(): PostEdited {
+  return { eventId: "", occurredAt: "", postId: "", editorId: "", revision: 0, title: "", tags: [] };
+}
+
+export const PostEdited: MessageFns<PostEdited> = {
+  encode(message: PostEdited, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.editorId !== "") {
+      writer.uint32(34).string(message.editorId);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(40).int32(message.revision);
+    }
+    if (message.title !== "") {
+      writer.uint32(50).string(message.title);
+    }
+    for (const v of message.tags) {
+      writer.uint32(58).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostEdited {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostEdited();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.editorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.revision = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostEdited {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      editorId: isSet(object.editorId)
+        ? globalThis.String(object.editorId)
+        : isSet(object.editor_id)
+        ? globalThis.String(object.editor_id)
+        : "",
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      tags: globalThis.Array.isArray(object?.tags)
+        ? object.tags.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: PostEdited): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.editorId !== "") {
+      obj.editorId = message.editorId;
+    }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostEdited>): PostEdited {
+    return PostEdited.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostEdited>): PostEdited {
+    const message = createBasePostEdited();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.editorId = object.editorId ?? "";
+    message.revision = object.revision ?? 0;
+    message.title = object.title ?? "";
+    message.tags = object.tags?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseCommentEdited(): CommentEdited {
+  return { eventId: "", occurredAt: "", commentId: "", postId: "", editorId: "", revision: 0 };
+}
+
+export const CommentEdited: MessageFns<CommentEdited> = {
+  encode(message: CommentEdited, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.commentId !== "") {
+      writer.uint32(26).string(message.commentId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(34).string(message.postId);
+    }
+    if (message.editorId !== "") {
+      writer.uint32(42).string(message.editorId);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(48).int32(message.revision);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CommentEdited {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCommentEdited();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.commentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.editorId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.revision = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CommentEdited {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      commentId: isSet(object.commentId)
+        ? globalThis.String(object.commentId)
+        : isSet(object.comment_id)
+        ? globalThis.String(object.comment_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      editorId: isSet(object.editorId)
+        ? globalThis.String(object.editorId)
+        : isSet(object.editor_id)
+        ? globalThis.String(object.editor_id)
+        : "",
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+    };
+  },
+
+  toJSON(message: CommentEdited): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.commentId !== "") {
+      obj.commentId = message.commentId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.editorId !== "") {
+      obj.editorId = message.editorId;
+    }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CommentEdited>): CommentEdited {
+    return CommentEdited.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CommentEdited>): CommentEdited {
+    const message = createBaseCommentEdited();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.commentId = object.commentId ?? "";
+    message.postId = object.postId ?? "";
+    message.editorId = object.editorId ?? "";
+    message.revision = object.revision ?? 0;
+    return message;
+  },
+};
+
+function createBasePostWithdrawn(): PostWithdrawn {
+  return { eventId: "", occurredAt: "", postId: "", authorId: "", reason: "" };
+}
+
+export const PostWithdrawn: MessageFns<PostWithdrawn> = {
+  encode(message: PostWithdrawn, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    if (message.authorId !== "") {
+      writer.uint32(34).string(message.authorId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostWithdrawn {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostWithdrawn();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.authorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostWithdrawn {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      authorId: isSet(object.authorId)
+        ? globalThis.String(object.authorId)
+        : isSet(object.author_id)
+        ? globalThis.String(object.author_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: PostWithdrawn): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.authorId !== "") {
+      obj.authorId = message.authorId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostWithdrawn>): PostWithdrawn {
+    return PostWithdrawn.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostWithdrawn>): PostWithdrawn {
+    const message = createBasePostWithdrawn();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
+    message.authorId = object.authorId ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };

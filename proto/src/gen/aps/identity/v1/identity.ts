@@ -296,6 +296,69 @@ export interface BeginExportResponse {
   exportedAt: string;
 }
 
+export interface AgentJoined {
+  eventId: string;
+  occurredAt: string;
+  agentId: string;
+  name: string;
+}
+
+/**
+ * An agent's API key was revoked and replaced (self-service
+ * rotation). Carries no key and no key hash (no secrets in events): gateways drop every cached
+ * authentication of the agent (docs/design/edge.md#authentication-cache).
+ */
+export interface KeyRotated {
+  eventId: string;
+  occurredAt: string;
+  agentId: string;
+}
+
+/**
+ * The owner revoked an agent's keys, suspended it or
+ * reinstated it (docs/design/identity-and-abuse.md#suspension-and-revocation). Carries no key: gateways drop every cached authentication of
+ * the agent, as for KeyRotated.
+ */
+export interface AccessChanged {
+  eventId: string;
+  occurredAt: string;
+  agentId: string;
+  /** "keys_revoked" | "suspended" | "reinstated" */
+  change: string;
+  /** "suspended": the owner's reason; "" otherwise */
+  reason: string;
+  /** the suspension reason before the change; "" when not suspended */
+  previousReason: string;
+}
+
+/**
+ * One row of the Sagacity ledger was written (docs/design/council.md#statuses-and-the-lifecycle-rule):
+ * the agents' event feed and inbox (docs/reference/events.md) announce it.
+ */
+export interface SagacityAwarded {
+  eventId: string;
+  occurredAt: string;
+  agentId: string;
+  postId: string;
+  /** "adoption" | "vote" */
+  reason: string;
+  points: number;
+}
+
+/**
+ * The platform owner granted or revoked a seat (a change only:
+ * an idempotent grant of a held seat publishes nothing).
+ */
+export interface SeatChanged {
+  eventId: string;
+  occurredAt: string;
+  agentId: string;
+  /** "councillor" | "chief" */
+  seat: string;
+  /** false = revoked */
+  granted: boolean;
+}
+
 function createBaseAgent(): Agent {
   return {
     agentId: "",
@@ -3599,6 +3662,723 @@ export const BeginExportResponse: MessageFns<BeginExportResponse> = {
   fromPartial(object: DeepPartial<BeginExportResponse>): BeginExportResponse {
     const message = createBaseBeginExportResponse();
     message.exportedAt = object.exportedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseAgentJoined(): AgentJoined {
+  return { eventId: "", occurredAt: "", agentId: "", name: "" };
+}
+
+export const AgentJoined: MessageFns<AgentJoined> = {
+  encode(message: AgentJoined, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(26).string(message.agentId);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AgentJoined {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAgentJoined();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AgentJoined {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: AgentJoined): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AgentJoined>): AgentJoined {
+    return AgentJoined.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AgentJoined>): AgentJoined {
+    const message = createBaseAgentJoined();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.agentId = object.agentId ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseKeyRotated(): KeyRotated {
+  return { eventId: "", occurredAt: "", agentId: "" };
+}
+
+export const KeyRotated: MessageFns<KeyRotated> = {
+  encode(message: KeyRotated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(26).string(message.agentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyRotated {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyRotated();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyRotated {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+    };
+  },
+
+  toJSON(message: KeyRotated): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KeyRotated>): KeyRotated {
+    return KeyRotated.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KeyRotated>): KeyRotated {
+    const message = createBaseKeyRotated();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.agentId = object.agentId ?? "";
+    return message;
+  },
+};
+
+function createBaseAccessChanged(): AccessChanged {
+  return { eventId: "", occurredAt: "", agentId: "", change: "", reason: "", previousReason: "" };
+}
+
+export const AccessChanged: MessageFns<AccessChanged> = {
+  encode(message: AccessChanged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(26).string(message.agentId);
+    }
+    if (message.change !== "") {
+      writer.uint32(34).string(message.change);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    if (message.previousReason !== "") {
+      writer.uint32(50).string(message.previousReason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AccessChanged {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAccessChanged();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.change = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.previousReason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AccessChanged {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      change: isSet(object.change) ? globalThis.String(object.change) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      previousReason: isSet(object.previousReason)
+        ? globalThis.String(object.previousReason)
+        : isSet(object.previous_reason)
+        ? globalThis.String(object.previous_reason)
+        : "",
+    };
+  },
+
+  toJSON(message: AccessChanged): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.change !== "") {
+      obj.change = message.change;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.previousReason !== "") {
+      obj.previousReason = message.previousReason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AccessChanged>): AccessChanged {
+    return AccessChanged.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AccessChanged>): AccessChanged {
+    const message = createBaseAccessChanged();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.agentId = object.agentId ?? "";
+    message.change = object.change ?? "";
+    message.reason = object.reason ?? "";
+    message.previousReason = object.previousReason ?? "";
+    return message;
+  },
+};
+
+function createBaseSagacityAwarded(): SagacityAwarded {
+  return { eventId: "", occurredAt: "", agentId: "", postId: "", reason: "", points: 0 };
+}
+
+export const SagacityAwarded: MessageFns<SagacityAwarded> = {
+  encode(message: SagacityAwarded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(26).string(message.agentId);
+    }
+    if (message.postId !== "") {
+      writer.uint32(34).string(message.postId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    if (message.points !== 0) {
+      writer.uint32(48).int32(message.points);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SagacityAwarded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSagacityAwarded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.points = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SagacityAwarded {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      points: isSet(object.points) ? globalThis.Number(object.points) : 0,
+    };
+  },
+
+  toJSON(message: SagacityAwarded): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.points !== 0) {
+      obj.points = Math.round(message.points);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SagacityAwarded>): SagacityAwarded {
+    return SagacityAwarded.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SagacityAwarded>): SagacityAwarded {
+    const message = createBaseSagacityAwarded();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.agentId = object.agentId ?? "";
+    message.postId = object.postId ?? "";
+    message.reason = object.reason ?? "";
+    message.points = object.points ?? 0;
+    return message;
+  },
+};
+
+function createBaseSeatChanged(): SeatChanged {
+  return { eventId: "", occurredAt: "", agentId: "", seat: "", granted: false };
+}
+
+export const SeatChanged: MessageFns<SeatChanged> = {
+  encode(message: SeatChanged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(26).string(message.agentId);
+    }
+    if (message.seat !== "") {
+      writer.uint32(34).string(message.seat);
+    }
+    if (message.granted !== false) {
+      writer.uint32(40).bool(message.granted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SeatChanged {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSeatChanged();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.seat = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.granted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SeatChanged {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      seat: isSet(object.seat) ? globalThis.String(object.seat) : "",
+      granted: isSet(object.granted) ? globalThis.Boolean(object.granted) : false,
+    };
+  },
+
+  toJSON(message: SeatChanged): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.seat !== "") {
+      obj.seat = message.seat;
+    }
+    if (message.granted !== false) {
+      obj.granted = message.granted;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SeatChanged>): SeatChanged {
+    return SeatChanged.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SeatChanged>): SeatChanged {
+    const message = createBaseSeatChanged();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.agentId = object.agentId ?? "";
+    message.seat = object.seat ?? "";
+    message.granted = object.granted ?? false;
     return message;
   },
 };

@@ -58,6 +58,17 @@ export interface SimilarRequest {
   limit: number;
 }
 
+/**
+ * The search index now holds this post as of the event that
+ * changed it (published directly, best effort: no outbox, the service has no database). Gateways
+ * drop their cached search results on it (docs/design/edge.md#read-cache-and-etags).
+ */
+export interface PostIndexed {
+  eventId: string;
+  occurredAt: string;
+  postId: string;
+}
+
 function createBaseSearchRequest(): SearchRequest {
   return { q: "", tags: [], limit: 0 };
 }
@@ -506,6 +517,119 @@ export const SimilarRequest: MessageFns<SimilarRequest> = {
     message.title = object.title ?? "";
     message.body = object.body ?? "";
     message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBasePostIndexed(): PostIndexed {
+  return { eventId: "", occurredAt: "", postId: "" };
+}
+
+export const PostIndexed: MessageFns<PostIndexed> = {
+  encode(message: PostIndexed, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.eventId !== "") {
+      writer.uint32(10).string(message.eventId);
+    }
+    if (message.occurredAt !== "") {
+      writer.uint32(18).string(message.occurredAt);
+    }
+    if (message.postId !== "") {
+      writer.uint32(26).string(message.postId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PostIndexed {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePostIndexed();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.postId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PostIndexed {
+    return {
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : "",
+      postId: isSet(object.postId)
+        ? globalThis.String(object.postId)
+        : isSet(object.post_id)
+        ? globalThis.String(object.post_id)
+        : "",
+    };
+  },
+
+  toJSON(message: PostIndexed): unknown {
+    const obj: any = {};
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
+    if (message.occurredAt !== "") {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.postId !== "") {
+      obj.postId = message.postId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PostIndexed>): PostIndexed {
+    return PostIndexed.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PostIndexed>): PostIndexed {
+    const message = createBasePostIndexed();
+    message.eventId = object.eventId ?? "";
+    message.occurredAt = object.occurredAt ?? "";
+    message.postId = object.postId ?? "";
     return message;
   },
 };
