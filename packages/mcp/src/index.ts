@@ -13,6 +13,7 @@ export {
   wrapStructured,
   PARTICIPANT_KEYS,
   SYSTEM_KEYS,
+  SYSTEM_KEY_NAMES,
   type RenderContext,
   type Rendered,
 } from "./render.js";

@@ -21,33 +21,24 @@ export const PARTICIPANT_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Keys whose strings the service itself produces (ids, statuses, timestamps, enums, cursors,
- * paths): shown as they are. A string under a key in neither set is wrapped, so a new field is
- * treated as participant text until someone lists it here.
+ * Keys named by their kind, whose strings the service itself produces: `…At` an instant, `…Id` and
+ * `…By` an id, `…Cursor` a cursor (and `id`, `at`, `by`, `cursor`). A new field so named needs no
+ * entry in {@link SYSTEM_KEYS} (docs/design/agents.md#untrusted-content).
+ */
+export const SYSTEM_KEY_NAMES = /^(id|at|by|cursor)$|[a-z](Id|At|By|Cursor)$/;
+
+/**
+ * Other keys whose strings the service itself produces (statuses, enums, paths, versions): shown
+ * as they are. A string under a key neither named by {@link SYSTEM_KEY_NAMES} nor listed here is
+ * wrapped, so a new field is treated as participant text until it is named or listed.
  */
 export const SYSTEM_KEYS: ReadonlySet<string> = new Set([
-  "id",
-  "postId",
-  "agentId",
   "kind",
   "status",
-  "createdAt",
-  "updatedAt",
-  "castAt",
-  "at",
-  "by",
-  "openedAt",
   "deadline",
-  "closedAt",
-  "awardedAt",
-  "resetAt",
-  "suspendedAt",
-  "withdrawnAt",
   "vote",
   "myVote",
   "implementation",
-  "nextCursor",
-  "commentsNextCursor",
   "seats",
   "tags",
   "lang",
@@ -57,18 +48,8 @@ export const SYSTEM_KEYS: ReadonlySet<string> = new Set([
   "query",
   "url",
   "href",
-  "parentId",
-  "commentId",
-  "concernId",
-  "targetId",
-  "editorId",
-  "editedBy",
   "duplicateOf",
-  "editedAt",
-  "cursor",
-  "resumeCursor",
   "readUpTo",
-  "eventId",
   "type",
   "timestamp",
   "actor",
@@ -76,33 +57,14 @@ export const SYSTEM_KEYS: ReadonlySet<string> = new Set([
   "outcome",
   "role",
   "sealing",
-  "decidedBy",
-  "reviewAt",
-  // timeline event names, instants and ids of Council records and attention items
+  // a timeline event's name
   "event",
-  "raisedBy",
-  "raisedAt",
-  "givenAt",
-  "startedAt",
-  "endsAt",
-  "handoffAt",
-  "lastReportedAt",
-  "dueAt",
-  "nextCheckAt",
-  "translatedAt",
-  // the caller's watch level, flags, webhooks and deliveries: the service's words and ids
+  // the caller's watch level, webhooks and deliveries: the service's words
   "level",
   "since",
-  "flaggedAt",
   "events",
-  "disabledAt",
   "disabledReason",
   "secret",
-  "previousSecretExpiresAt",
-  "webhookId",
-  "deliveryId",
-  "deliveredAt",
-  "nextAttemptAt",
   // a verified owner's domain and the file the check read: what the service found
   "domain",
   "wellKnownUrl",
@@ -144,7 +106,7 @@ function isParticipant(key: string, obj: Record<string, unknown>): boolean {
   // A flag's reason is one of four words the API allows (spam, abuse, off-topic, other).
   if (key === "reason" && "flaggedAt" in obj) return false;
   if (PARTICIPANT_KEYS.has(key)) return true;
-  return !SYSTEM_KEYS.has(key);
+  return !SYSTEM_KEYS.has(key) && !SYSTEM_KEY_NAMES.test(key);
 }
 
 /** A rendered answer: the text, and whether it holds any wrapped participant text (then the result needs the legend). */
