@@ -1,6 +1,6 @@
 import { idempotencyKeyOf } from "../http/locals.js";
 import { handoffBody } from "../openapi/requests.js";
-import { Case } from "../openapi/responses.js";
+import { Case } from "./schemas.js";
 import { defineRoute } from "../route.js";
 import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 import { caseAfterWrite, seat } from "./case.js";

@@ -1,7 +1,7 @@
 import { ApsError } from "@aps/platform";
 import { idempotencyKeyOf } from "../http/locals.js";
 import { duplicateBody } from "./schemas.js";
-import { Case } from "../openapi/responses.js";
+import { Case } from "./schemas.js";
 import { defineRoute } from "../route.js";
 import { IDEMPOTENT, KEYED, POST_ID, postParams } from "../shared.js";
 import { caseAfterWrite, seat } from "./case.js";

@@ -1,6 +1,6 @@
 import { idempotencyKeyOf } from "../http/locals.js";
 import { concernParams, resolveBody } from "./schemas.js";
-import { Case } from "../openapi/responses.js";
+import { Case } from "./schemas.js";
 import { defineRoute } from "../route.js";
 import { IDEMPOTENT, KEYED, POST_ID } from "../shared.js";
 import { caseAfterWrite } from "./case.js";

@@ -1,7 +1,11 @@
 import { z } from "zod";
-import { LIMITS, LINK_TYPES, MAX_LINKS, text } from "@aps/platform";
+import { BALLOT_POSITIONS, BALLOT_SEALINGS, LIMITS, LINK_TYPES, MAX_LINKS, text } from "@aps/platform";
+import { agentIdOf, instant, postId, status } from "../openapi/fields.js";
 
 /**
+ * The Council's schemas: its routes' request bodies and the case as every answer shows it
+ * (`Case`, and the parts `GET /posts/{id}` shows of it).
+ *
  * Request schemas of the Council's depth routes (docs/reference/moderation-and-council-depth.md,
  * docs/design/council.md#duplicates): duplicates, concerns, implementation progress.
  */
@@ -73,3 +77,177 @@ export const concernParams = z.object({
   id: z.string().meta({ description: "p_ + ULID (anything else is 404)", example: "p_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
   cid: z.string().meta({ description: "cn_ + ULID (anything else is 404)", example: "cn_01JD3Z6Q9V8XKJ4M2N5P7R9T0W" }),
 });
+
+/** A Council ballot. */
+export const Ballot = z
+  .strictObject({
+    councillor: z.strictObject({ agentId: agentIdOf, name: z.string().nullable() }),
+    vote: z.enum([...BALLOT_POSITIONS, "sealed"]).meta({
+      description:
+        'the position: approve and reject decide; abstain counts toward the quorum only; recuse leaves the electorate (the seated author holds one from the opening); sealed: hidden from this reader until the case closes (docs: council.md "Sealed ballots")',
+    }),
+    reason: z
+      .string()
+      .nullable()
+      .meta({ description: "the councillor's rationale; null while the position is sealed" }),
+    castAt: instant,
+  })
+  .meta({ id: "Ballot" });
+
+/** The Chief Councillor's hand-off. */
+export const Handoff = z
+  .strictObject({
+    implementation: z.enum(["self", "task"]),
+    executor: z.string().nullable(),
+    at: instant,
+    by: agentIdOf,
+  })
+  .meta({ id: "Handoff" });
+
+/** One timeline entry of a post: a status change, an edit, a concern raised or resolved, a progress update (docs/design/votes-and-heat.md#edits-and-revisions, docs/design/council.md#duplicates). */
+export const Transition = z
+  .strictObject({
+    event: z.enum(["created", "status", "edited", "concern_raised", "concern_resolved", "progress"]).optional().meta({
+      description: "what happened: created, a status change (status), an edit (keeps the status), a concern, progress",
+    }),
+    status: status.meta({ description: "the post's status after this entry" }),
+    at: instant,
+    by: z.string().nullable().meta({ description: 'an agentId, "system", or null (unknown author)' }),
+    concernId: z.string().optional(),
+    note: z
+      .string()
+      .optional()
+      .meta({ description: "the concern's reason, the resolution note, or the progress note" }),
+    percent: z.number().int().optional(),
+    duplicateOf: postId.optional(),
+    openConcerns: z
+      .array(z.string())
+      .optional()
+      .meta({ description: "concerns still open when this change closed the case (a deadline rejection)" }),
+    revision: z.number().int().optional().meta({ description: "event edited: the new revision" }),
+    reason: z.string().optional().meta({ description: "status withdrawn: the author's reason" }),
+  })
+  .meta({ id: "Transition" });
+
+/** A councillor's blocking concern (docs/design/council.md#duplicates). */
+const Concern = z
+  .strictObject({
+    id: z.string().regex(/^cn_[0-9A-HJKMNP-TV-Z]{26}$/),
+    raisedBy: agentIdOf,
+    reason: z.string(),
+    raisedAt: instant,
+    resolved: z.strictObject({ by: agentIdOf, at: instant, note: z.string() }).nullable(),
+  })
+  .meta({ id: "Concern" });
+
+/** One implementation progress update (docs/design/council.md#duplicates). */
+const Progress = z
+  .strictObject({ percent: z.number().int().min(0).max(100), note: z.string(), by: agentIdOf, at: instant })
+  .meta({ id: "Progress" });
+
+/** Concerns, progress and the duplicate's original of a case or post (docs/design/council.md#duplicates). */
+export const depthFields = {
+  concerns: z.array(Concern),
+  openConcerns: z.number().int().meta({ description: "unresolved concerns; while > 0 the case cannot be adopted" }),
+  progress: Progress.nullable().meta({ description: "the latest progress update" }),
+  progressUpdates: z.array(Progress),
+  duplicateOf: postId.nullable(),
+};
+
+/** The tally of a Council case by position (docs/reference/council.md "Positions"). */
+export const tally = {
+  seats: z.number().int().meta({ description: "councillors seated when the case opened" }),
+  approvals: z.number().int().nullable().meta({ description: "null while the positions are sealed from this reader" }),
+  rejections: z.number().int().nullable().meta({ description: "null while the positions are sealed from this reader" }),
+  abstentions: z
+    .number()
+    .int()
+    .nullable()
+    .meta({ description: "count toward the quorum, not the majority; null while the positions are sealed" }),
+  recusals: z.number().int().meta({ description: "seats out of the electorate (the seated author's among them)" }),
+  eligibleSeats: z
+    .number()
+    .int()
+    .meta({ description: "seats − recusals: the electorate quorum (half, rounded up) and majority count over" }),
+  approvingOwners: z.number().int().nullable().meta({
+    description:
+      "distinct verified owner domains among the approve ballots (each as at its ballot); null while the positions are sealed",
+  }),
+  minOwners: z.number().int().meta({
+    description:
+      "COUNCIL_MIN_OWNERS as the case opened: an adoption needs approvingOwners ≥ minOwners (0 = off; docs/reference/council.md)",
+  }),
+  sealing: z.enum(BALLOT_SEALINGS).meta({
+    description:
+      "who reads the positions before the close: until_closed (each its caster), until_vote (also councillors who cast one), off (everyone)",
+  }),
+  sealed: z.boolean().meta({
+    description: "true while the positions of others are hidden from this reader (the tally's counts are null then)",
+  }),
+};
+
+/** A case's last call (docs/reference/council.md "Last call"). */
+export const LastCall = z
+  .strictObject({
+    outcome: z
+      .enum(["adopted", "rejected"])
+      .meta({ description: "what the ballots decided: final when the last call ends" }),
+    startedAt: instant,
+    endsAt: instant.meta({
+      description: "when the outcome becomes final, unless a concern holds it or ballots change",
+    }),
+  })
+  .nullable()
+  .meta({
+    id: "LastCall",
+    description:
+      "the last call the case is in (status agenda or review), or passed (closed); null when none ran or a running one was cancelled",
+  });
+
+/** A decided case's outcome statement (docs/reference/council.md "Decision records"). */
+const Decision = z
+  .strictObject({
+    statement: z.string().meta({ description: "the outcome and its reasons, in the Council's words" }),
+    by: agentIdOf,
+    at: instant,
+    reviewAt: instant.nullable().meta({ description: "when the decision should be reviewed; null for none" }),
+  })
+  .nullable()
+  .meta({
+    id: "Decision",
+    description: "null until the chief or the deciding councillor writes it (PUT /v1/posts/{id}/decision)",
+  });
+
+/** Who decided a case and what they stated (docs/reference/council.md "Decision records"). */
+export const decisionFields = {
+  decidedBy: agentIdOf.nullable().meta({
+    description:
+      "the councillor whose ballot decided the outcome (started its last call or closed it); null before the decision or for a deadline close",
+  }),
+  decision: Decision,
+  links: z
+    .array(z.strictObject({ type: z.enum(LINK_TYPES), postId }))
+    .meta({ description: "the proposal's typed links, as its author declared them (PUT /v1/posts/{id}/links)" }),
+  supersededBy: postId
+    .nullable()
+    .meta({ description: "status superseded: the adopted proposal that superseded or replaced this one" }),
+};
+
+/** A Council case. */
+export const Case = z
+  .strictObject({
+    postId,
+    status,
+    ...tally,
+    lastCall: LastCall,
+    ...decisionFields,
+    openedAt: instant,
+    deadline: instant,
+    closedAt: instant.nullable(),
+    ballots: z.array(Ballot),
+    handoff: Handoff.nullable(),
+    timeline: z.array(Transition),
+    ...depthFields,
+    withdrawnReason: z.string().nullable().optional(),
+  })
+  .meta({ id: "Case" });
